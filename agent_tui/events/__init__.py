@@ -1,0 +1,17 @@
+"""Events: the schema every other layer speaks (the bottom floor; imports nothing of ours)."""
+
+from agent_tui.events.model import (
+    EVENT_TYPES,
+    PAYLOADS,
+    Event,
+    EventValidationError,
+    event_from_dict,
+    event_from_json,
+    log_line_json_schema,
+    make_payload,
+)
+
+__all__ = [
+    "EVENT_TYPES", "PAYLOADS", "Event", "EventValidationError", "event_from_dict",
+    "event_from_json", "log_line_json_schema", "make_payload",
+]

@@ -1,0 +1,23 @@
+"""The event store: append-only JSONL logs, one per session (imports only `events`)."""
+
+from agent_tui.store.errors import (
+    EventLogDecodeError,
+    EventLogError,
+    EventLogSequenceError,
+    EventLogTornTailError,
+)
+from agent_tui.store.index import LineIndex
+from agent_tui.store.jsonl import (
+    EventStore,
+    JsonlEventLog,
+    JsonlFileEventStore,
+    ReplayMode,
+    TailRepair,
+    iter_lines,
+)
+
+__all__ = [
+    "EventLogDecodeError", "EventLogError", "EventLogSequenceError", "EventLogTornTailError",
+    "EventStore", "JsonlEventLog", "JsonlFileEventStore", "LineIndex", "ReplayMode", "TailRepair",
+    "iter_lines",
+]

@@ -1,0 +1,288 @@
+"""One session's JSONL event log, and the store that keeps one log per session.
+
+Invariants:
+- a line is written with a single `write` of the whole serialized event plus `\\n`, so a reader
+  sees either the whole line or (after a crash) a torn tail without a newline;
+- `append` takes exactly `last_sequence + 1`; anything else raises `EventLogSequenceError` and
+  writes nothing; a failed write leaves `last_sequence` unchanged, so a retry reuses it;
+- appending after a torn tail is refused until `repair()` cuts it off (and reports what it cut);
+- `replay()` yields events in file order, checking that each sequence is exactly one more than
+  the line before; a corrupt complete line raises `EventLogDecodeError(path, line, reason)`;
+  a torn final line is skipped (`skip-trailing-partial`) or is an error (`strict`);
+- a missing file replays as empty.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+import anyio
+
+from agent_tui.events import Event, EventValidationError, event_from_json
+from agent_tui.store.errors import (
+    EventLogDecodeError,
+    EventLogSequenceError,
+    EventLogTornTailError,
+)
+from agent_tui.store.index import LineIndex
+
+ReplayMode = Literal["skip-trailing-partial", "strict"]
+_CHUNK = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class TailRepair:
+    """What `repair()` cut off the end of a log."""
+
+    path: Path
+    line_number: int
+    bytes_removed: int
+
+    def describe(self) -> str:
+        return (
+            f"{self.path}:{self.line_number}: repaired a torn final line "
+            f"({self.bytes_removed} bytes without a newline were cut off)"
+        )
+
+
+def iter_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield `(offset, line_without_newline, complete)` for the bytes `[start, end)` of `path`.
+
+    Reads in 4 MiB chunks, so memory stays flat for any file size. Only the last line can be
+    incomplete (no newline before `end`).
+    """
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        remaining = None if end is None else end - start
+        carry = b""
+        offset = start
+        while True:
+            size = _CHUNK if remaining is None else min(_CHUNK, remaining)
+            data = handle.read(size) if size else b""
+            if remaining is not None:
+                remaining -= len(data)
+            if not data:
+                break
+            if carry:
+                data = carry + data
+            lines = data.split(b"\n")
+            carry = lines.pop()
+            for line in lines:
+                yield offset, line, True
+                offset += len(line) + 1
+        if carry:
+            yield offset, carry, False
+
+
+class JsonlEventLog:
+    """The log of one session: append, replay and random access by line.
+
+    Args:
+        path: where the log lives (`<sessions-dir>/<sessionId>.jsonl`); need not exist yet.
+        fsync: flush every append to disk, not only to the OS (slower; survives power loss).
+    """
+
+    def __init__(self, path: Path | str, *, fsync: bool = False) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self._fd: int | None = None
+        self._index = LineIndex(self.path)
+        self._last_sequence: int | None = None
+
+    # -- reading -----------------------------------------------------------------------------
+    @property
+    def index(self) -> LineIndex:
+        return self._index
+
+    def __len__(self) -> int:
+        """Complete lines in the log (as of the last refresh)."""
+        return self._index.line_count
+
+    def refresh(self) -> int:
+        """Look for lines appended by another writer; returns how many are new."""
+        return self._index.extend()
+
+    def read(self, n: int) -> Event:
+        """Event on line `n` (0-based) without reading the lines before it."""
+        line = self._index.read_line(n)
+        try:
+            return event_from_json(line)
+        except EventValidationError as error:
+            raise EventLogDecodeError(self.path, n + 1, error.reason) from None
+
+    def replay(
+        self,
+        mode: ReplayMode = "skip-trailing-partial",
+        *,
+        start_line: int = 0,
+    ) -> Iterator[Event]:
+        """Yield every event in order, checking the sequence chain.
+
+        Args:
+            mode: `skip-trailing-partial` ignores a final line without a newline; `strict`
+                raises `EventLogDecodeError` for it.
+            start_line: begin at this 0-based line (the chain is checked from there on).
+        """
+        if not self.path.exists():
+            return
+        start = 0
+        if start_line:
+            self._index.extend()
+            if start_line >= self._index.line_count:
+                return
+            start = self._index.line_span(start_line)[0]
+        line_number = start_line
+        previous: int | None = None
+        path = self.path
+        for _offset, line, complete in iter_lines(path, start):
+            line_number += 1
+            if not complete:
+                if mode == "strict":
+                    raise EventLogDecodeError(path, line_number, "torn final line (no newline)")
+                return
+            try:
+                event = event_from_json(line)
+            except EventValidationError as error:
+                raise EventLogDecodeError(path, line_number, error.reason) from None
+            if previous is None:
+                if start_line == 0 and event.sequence != 1:
+                    raise EventLogDecodeError(
+                        path, line_number, f"sequence {event.sequence}: a log starts at 1"
+                    )
+            elif event.sequence != previous + 1:
+                raise EventLogDecodeError(
+                    path, line_number,
+                    f"sequence {event.sequence} follows {previous} (expected {previous + 1})",
+                )
+            previous = event.sequence
+            yield event
+
+    # -- writing -----------------------------------------------------------------------------
+    @property
+    def last_sequence(self) -> int:
+        """Sequence of the last complete event (0 for an empty log)."""
+        if self._last_sequence is None:
+            self._index.extend()
+            count = self._index.line_count
+            self._last_sequence = self.read(count - 1).sequence if count else 0
+        return self._last_sequence
+
+    def torn_tail(self) -> int:
+        """Bytes after the last newline (0 when the log ends cleanly)."""
+        self._index.extend()
+        return self._index.size - self._index.complete_bytes()
+
+    def repair(self) -> TailRepair | None:
+        """Cut off a torn final line. Returns what was removed, or None if the tail was clean."""
+        torn = self.torn_tail()
+        if not torn:
+            return None
+        keep = self._index.complete_bytes()
+        line_number = self._index.line_count + 1
+        self.close()
+        os.truncate(self.path, keep)
+        self._index = LineIndex(self.path)
+        self._last_sequence = None
+        return TailRepair(self.path, line_number, torn)
+
+    def append(self, event: Event) -> None:
+        """Write one event as one line. See the module invariants for what is refused."""
+        expected = self.last_sequence + 1
+        if event.sequence != expected:
+            raise EventLogSequenceError(self.path, expected, event.sequence)
+        if self._fd is None:
+            torn = self.torn_tail()
+            if torn:
+                raise EventLogTornTailError(self.path, self._index.line_count + 1, torn)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        data = event.to_json() + b"\n"
+        written = os.write(self._fd, data)
+        if written != len(data):
+            # A short write (disk full mid-line): cut the partial line so the log stays whole.
+            self.close()
+            self._index.extend()
+            os.truncate(self.path, self._index.complete_bytes())
+            self._index = LineIndex(self.path)
+            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
+        if self.fsync:
+            os.fsync(self._fd)
+        self._last_sequence = event.sequence
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> JsonlEventLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class EventStore(Protocol):
+    """Where the engine persists events. `append` must raise if the event was not stored."""
+
+    async def append(self, event: Event) -> None: ...
+
+    def last_sequence(self, session_id: str) -> int: ...
+
+    def replay(self, session_id: str) -> Iterator[Event]: ...
+
+    def repair(self, session_id: str) -> TailRepair | None: ...
+
+
+class JsonlFileEventStore:
+    """One `JsonlEventLog` per session under a sessions directory.
+
+    Appends to one session are serialized by a per-session lock; different sessions write in
+    parallel. Args:
+        root: the sessions directory (created on first append).
+    """
+
+    def __init__(self, root: Path | str, *, fsync: bool = False) -> None:
+        self.root = Path(root)
+        self.fsync = fsync
+        self._logs: dict[str, JsonlEventLog] = {}
+        self._locks: dict[str, anyio.Lock] = {}
+
+    def path_for(self, session_id: str) -> Path:
+        if not session_id or "/" in session_id or session_id.startswith("."):
+            raise ValueError(f"not a usable session id: {session_id!r}")
+        return self.root / f"{session_id}.jsonl"
+
+    def log(self, session_id: str) -> JsonlEventLog:
+        log = self._logs.get(session_id)
+        if log is None:
+            log = self._logs[session_id] = JsonlEventLog(self.path_for(session_id), fsync=self.fsync)
+        return log
+
+    async def append(self, event: Event) -> None:
+        lock = self._locks.get(event.session_id)
+        if lock is None:
+            lock = self._locks[event.session_id] = anyio.Lock()
+        async with lock:
+            self.log(event.session_id).append(event)
+
+    def last_sequence(self, session_id: str) -> int:
+        return self.log(session_id).last_sequence
+
+    def replay(self, session_id: str, mode: ReplayMode = "skip-trailing-partial") -> Iterator[Event]:
+        return self.log(session_id).replay(mode)
+
+    def repair(self, session_id: str) -> TailRepair | None:
+        return self.log(session_id).repair()
+
+    def session_ids(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(path.stem for path in self.root.glob("*.jsonl"))
+
+    def close(self) -> None:
+        for log in self._logs.values():
+            log.close()
