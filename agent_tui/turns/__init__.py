@@ -1,0 +1,47 @@
+"""The turn registry and the event sink (seed 001): liveness, stopping, waiting, phase frames.
+
+Imports nothing from the rest of `agent_tui`; the engine and the dashboard import from here.
+"""
+
+from agent_tui.turns.frames import (
+    EndReasonKind,
+    Fatal,
+    Frame,
+    FrameBody,
+    FrameError,
+    FrameFamily,
+    Phase,
+    ResponseMeta,
+    RuntimeEvent,
+    Transition,
+    family_of,
+    is_turn_end,
+)
+from agent_tui.turns.registry import (
+    Attached,
+    Complete,
+    Compressing,
+    EndReason,
+    Fail,
+    Interrupt,
+    NoActiveTurn,
+    PendingInput,
+    Running,
+    Start,
+    StopHandle,
+    SubmitResult,
+    TurnCommand,
+    TurnRecord,
+    TurnRegistry,
+    TurnState,
+    WaitOutcome,
+)
+from agent_tui.turns.sink import EventSink, FrameListener, FrameStream
+
+__all__ = [
+    "Attached", "Complete", "Compressing", "EndReason", "EndReasonKind", "EventSink", "Fail",
+    "Fatal", "Frame", "FrameBody", "FrameError", "FrameFamily", "FrameListener", "FrameStream",
+    "Interrupt", "NoActiveTurn", "PendingInput", "Phase", "ResponseMeta", "Running",
+    "RuntimeEvent", "Start", "StopHandle", "SubmitResult", "Transition", "TurnCommand",
+    "TurnRecord", "TurnRegistry", "TurnState", "WaitOutcome", "family_of", "is_turn_end",
+]

@@ -1,0 +1,138 @@
+"""What a model sees: the transcript, rebuilt from events, and the context-window preflight.
+
+Invariants:
+- the transcript is a pure function of the session's events (`TranscriptBuilder.apply`), so a
+  live session and one hydrated from its log give the model the same input;
+- the model sees tool output and message text, never sequences, ids or envelopes;
+- token estimates and compaction are deterministic: the same transcript gives the same numbers
+  and the same summary, byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from agent_tui.engine.provider import Message
+from agent_tui.events import Event
+
+DEFAULT_INSTRUCTIONS = (
+    "You are a coding agent working inside one directory. Use the tools to read, search, edit and "
+    "run commands there; paths are relative to that directory. Answer briefly when done."
+)
+_PER_MESSAGE = 4
+_SUMMARY_ITEM = 160
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: cheap, deterministic, close enough for a preflight."""
+    return (len(text) + 3) // 4
+
+
+@dataclass(frozen=True)
+class TokenEstimate:
+    instruction: int
+    transcript: int
+    tools: int
+
+    @property
+    def total(self) -> int:
+        return self.instruction + self.transcript + self.tools
+
+    def as_payload(self) -> dict[str, int]:
+        return {"instruction": self.instruction, "transcript": self.transcript, "tools": self.tools}
+
+
+class TranscriptBuilder:
+    """Folds a session's events into the messages a model is given."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._open_assistant = False
+
+    def apply(self, event: Event) -> None:
+        kind = event.type
+        payload = event.payload
+        if kind == "model.delta":
+            if self._open_assistant and self.messages and self.messages[-1].role == "assistant":
+                last = self.messages[-1]
+                self.messages[-1] = Message("assistant", last.text + payload["text"])
+            else:
+                self.messages.append(Message("assistant", payload["text"]))
+                self._open_assistant = True
+        elif kind == "context.built":
+            self._open_assistant = False
+        elif kind == "user.message":
+            self.messages.append(Message("user", payload["content"]))
+            self._open_assistant = False
+        elif kind == "tool.completed":
+            self.messages.append(
+                Message("tool", payload["result"], payload["toolCallId"], payload["tool"])
+            )
+            self._open_assistant = False
+        elif kind == "tool.failed":
+            text = f"error ({payload['errorCode']}): {payload['message']}"
+            self.messages.append(Message("tool", text, payload["toolCallId"], payload["tool"]))
+            self._open_assistant = False
+        elif kind == "subagent.delivered":
+            text = (
+                f"[sub-agent {payload['agentName']} ({payload['childSessionId']}) "
+                f"{payload['status']}] {payload['text']}"
+            )
+            self.messages.append(Message("user", text))
+            self._open_assistant = False
+        elif kind == "context.compacted":
+            self.messages = [Message("user", payload["summary"])]
+            self._open_assistant = False
+
+
+class ContextBuilder:
+    """Assembles each model call's input and decides whether it fits.
+
+    Args:
+        instructions: the system text every call starts with.
+        tool_schemas: what the model is told about the tools (counts toward the window).
+    """
+
+    def __init__(
+        self, instructions: str = DEFAULT_INSTRUCTIONS, tool_schemas: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
+        self.instructions = instructions
+        self.tool_schemas = tuple(tool_schemas)
+        self._instruction_tokens = estimate_tokens(instructions) + _PER_MESSAGE
+        self._tool_tokens = estimate_tokens(orjson.dumps(list(self.tool_schemas)).decode()) if tool_schemas else 0
+
+    def estimate(self, messages: Iterable[Message]) -> TokenEstimate:
+        transcript = sum(estimate_tokens(message.text) + _PER_MESSAGE for message in messages)
+        return TokenEstimate(self._instruction_tokens, transcript, self._tool_tokens)
+
+    def request_messages(self, messages: Sequence[Message]) -> tuple[Message, ...]:
+        return (Message("system", self.instructions), *messages)
+
+    def compact(self, messages: Sequence[Message]) -> str:
+        """A deterministic summary that replaces the whole transcript.
+
+        It keeps the latest user request whole (the model must still know what to do), and one
+        clipped line for each earlier message, newest first, while they fit a fixed budget.
+        """
+        latest_user = next((m.text for m in reversed(messages) if m.role == "user"), "")
+        lines = [f"[compacted {len(messages)} earlier messages]", f"Current request: {latest_user}"]
+        budget = 2_000
+        earlier: list[str] = []
+        for message in reversed(messages):
+            label = message.role if message.tool is None else f"tool {message.tool}"
+            text = " ".join(message.text.split())
+            if len(text) > _SUMMARY_ITEM:
+                text = text[: _SUMMARY_ITEM - 1] + "…"
+            line = f"- {label}: {text}"
+            if budget - len(line) < 0:
+                break
+            budget -= len(line)
+            earlier.append(line)
+        if earlier:
+            lines.append("Recent history (newest last):")
+            lines.extend(reversed(earlier))
+        return "\n".join(lines)

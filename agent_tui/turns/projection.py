@@ -1,0 +1,93 @@
+"""One projection for live and replay: phase frames are a pure function of the log.
+
+`command_for(event)` is the only mapping from stored events to registry commands. The engine
+feeds it every event it stores (so the live sink's frames come from it), and `frames_from_log`
+feeds it a log through a fresh registry and sink (so replay's frames come from it too). The two
+are therefore equal by construction, and tests check that they are.
+
+    turn.started → start · context.built → executing · context.compacted → compress ·
+    turn.completed → end (final → done, max_steps → maxSteps, cancelled → aborted, error → error)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agent_tui.events import Event
+from agent_tui.turns.frames import Frame, FrameError, ResponseMeta, Transition
+from agent_tui.turns.registry import (
+    Complete,
+    Compressing,
+    Fail,
+    Interrupt,
+    Running,
+    Start,
+    TurnCommand,
+    TurnRegistry,
+)
+from agent_tui.turns.sink import EventSink
+
+
+def command_for(event: Event) -> TurnCommand | None:
+    """The registry command a stored event stands for, or None for events that move no phase."""
+    kind = event.type
+    if kind == "context.built":
+        tokens = event.payload["tokens"]
+        total = tokens["instruction"] + tokens["transcript"] + tokens["tools"]
+        return Running(ResponseMeta(prompt_tokens=total))
+    if kind == "turn.started":
+        return Start()
+    if kind == "context.compacted":
+        return Compressing()
+    if kind == "turn.completed":
+        stop = event.payload["stopReason"]
+        if stop == "final":
+            return Complete("done")
+        if stop == "max_steps":
+            return Complete("maxSteps")
+        if stop == "cancelled":
+            return Interrupt()
+        code = event.payload.get("errorCode") or "unknown"
+        return Fail(FrameError(code, describe_error(code)))
+    return None
+
+
+_ERROR_TEXT = {
+    "context_overflow": "the context did not fit the model's window, even compacted",
+    "provider_failure": "the model provider failed",
+    "store_failure": "the event store failed",
+    "unknown": "the turn ended with an unknown error",
+}
+
+
+def describe_error(code: str) -> str:
+    return _ERROR_TEXT.get(code, code)
+
+
+def frames_from_log(events: Iterable[Event]) -> list[Frame]:
+    """Replay events (of any number of sessions) through a fresh registry; return the phase frames."""
+    sink = EventSink()
+    registry = TurnRegistry(sink)
+    frames: list[Frame] = []
+    sink.subscribe(lambda frame: frames.append(frame) if frame.family == "transition" else None)
+    for event in events:
+        command = command_for(event)
+        if command is None:
+            continue
+        session_id = event.session_id
+        if isinstance(command, Start):
+            if not sink.is_attached(session_id):
+                sink.attach(session_id)
+            registry.claim(session_id, turn_id=event.turn_id or "")
+        registry.transition(session_id, command)
+    return frames
+
+
+def transition_dict(frame: Frame) -> dict[str, str]:
+    """A phase frame as `replay --dump frames` prints it."""
+    body = frame.body
+    assert isinstance(body, Transition)
+    out = {"sessionId": frame.session_id, "turnId": body.turn_id, "to": body.to}
+    if body.reason is not None:
+        out["reason"] = body.reason
+    return out

@@ -1,0 +1,405 @@
+"""The turn registry: is this session running, stop it and what it spawned, wait for it, which phase.
+
+Invariants this module guarantees:
+- two orthogonal axes: `state` (`running | complete | interrupt | error`) is the only thing
+  liveness reads; `reason` exists on terminal records only;
+- at most one running record per session: `claim` returns False while one exists, and a
+  terminal record is replaced by a fresh one (with fresh `ended`/`delivered` events);
+- every state change goes through the one `transition(session_id, command)`; a command for an
+  unknown session, or a phase command for a record that is no longer running, is a no-op;
+- phase frames go out through the sink only, from here: start → `start` (with the turn id),
+  running → `executing` (with `responded`), compressing → `compress`, and each of complete /
+  interrupt / fail → exactly one `end` (reason done | maxSteps / aborted / error + error);
+- settling is idempotent: only a running record settles; it writes state and reason, sends one
+  `end` frame, wakes `wait`ers, and drops this session's finished child records (live ones stay);
+- `wait` projects lossily: complete → completed, interrupt and error → failed; a record with a
+  parent returns only once its result was delivered (`mark_delivered`), never before it ended;
+- the session tree (lineage: child → parent, set by `claim`) outlives reclaimed records, so
+  `stop_children` reaches every running descendant even through a finished middle session, and
+  `dispose` removes a whole subtree; each armed running record is stopped at most once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias, assert_never
+
+import anyio
+
+from agent_tui.turns.frames import EndReasonKind, FrameError, ResponseMeta, Transition
+from agent_tui.turns.sink import EventSink
+
+TurnState = Literal["running", "complete", "interrupt", "error"]
+WaitOutcome = Literal["completed", "failed", "timeout"]
+StopHandle = Callable[[], None]
+
+
+@dataclass(frozen=True, slots=True)
+class EndReason:
+    """Why a turn ended; `error` is set only for `kind="error"`."""
+
+    kind: EndReasonKind
+    error: FrameError | None = None
+
+
+# -- commands: the only way to move a record ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """The turn begins (send after `sink.attach`, or the `start` frame is dropped)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A model call (step) begins; `responded` carries model/usage meta when known."""
+
+    responded: ResponseMeta | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Compressing:
+    """The transcript is being compacted before a model call."""
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    reason: Literal["done", "maxSteps"]
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """The turn was stopped (user, parent, cancellation)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    error: FrameError
+
+
+TurnCommand: TypeAlias = Start | Running | Compressing | Complete | Interrupt | Fail
+
+
+# -- steer input -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PendingInput:
+    """User input sent while a turn runs; `id` is made by the client and echoed on `user_input`."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Attached:
+    """`submit` found a running turn and queued the input for its next step boundary."""
+
+    turn_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoActiveTurn:
+    """`submit` found no running turn; the caller should start one with the input."""
+
+
+SubmitResult: TypeAlias = Attached | NoActiveTurn
+
+
+# -- records -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """A read-only snapshot of one session's current (or last) turn record."""
+
+    session_id: str
+    turn_id: str
+    parent_session_id: str | None
+    agent_name: str | None
+    state: TurnState
+    reason: EndReason | None
+    armed: bool
+    stopping: bool
+    delivered: bool
+    pending_inputs: int
+
+
+@dataclass(eq=False, slots=True)
+class _Record:
+    session_id: str
+    turn_id: str
+    parent_session_id: str | None
+    agent_name: str | None
+    state: TurnState = "running"
+    reason: EndReason | None = None
+    ended: anyio.Event = field(default_factory=anyio.Event)
+    delivered: anyio.Event = field(default_factory=anyio.Event)
+    pending: list[PendingInput] = field(default_factory=list)
+    stop: StopHandle | None = None
+    stopping: bool = False
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+    def snapshot(self) -> TurnRecord:
+        return TurnRecord(
+            session_id=self.session_id,
+            turn_id=self.turn_id,
+            parent_session_id=self.parent_session_id,
+            agent_name=self.agent_name,
+            state=self.state,
+            reason=self.reason,
+            armed=self.stop is not None,
+            stopping=self.stopping,
+            delivered=self.delivered.is_set(),
+            pending_inputs=len(self.pending),
+        )
+
+
+class TurnRegistry:
+    """The authority on which session runs which turn, in which phase, under which parent.
+
+    Args:
+        sink: where phase frames are emitted (the registry is its only source of `transition`
+            frames).
+    """
+
+    def __init__(self, sink: EventSink) -> None:
+        self._sink = sink
+        self._records: dict[str, _Record] = {}
+        self._lineage: dict[str, str] = {}  # child session → parent session
+
+    # -- birth ---------------------------------------------------------------------------------
+
+    def claim(
+        self,
+        session_id: str,
+        *,
+        turn_id: str,
+        parent_session_id: str | None = None,
+        agent_name: str | None = None,
+    ) -> bool:
+        """Register a new running turn for `session_id`, before anything is written to disk.
+
+        Returns:
+            False if the session already has a running turn (the caller raises `TurnConflict`);
+            True otherwise, with a fresh record replacing any terminal one.
+        """
+        current = self._records.get(session_id)
+        if current is not None and current.running:
+            return False
+        self._records[session_id] = _Record(session_id, turn_id, parent_session_id, agent_name)
+        if parent_session_id is not None:
+            self._lineage[session_id] = parent_session_id
+        return True
+
+    # -- the one transition ----------------------------------------------------------------------
+
+    def transition(self, session_id: str, command: TurnCommand) -> bool:
+        """Apply `command` to the session's record and send its frame.
+
+        Returns:
+            True if the command took effect (a frame was sent); False for an unknown session, a
+            record that is no longer running, or a terminal command after the turn settled.
+        """
+        record = self._records.get(session_id)
+        if record is None or not record.running:
+            return False
+        match command:
+            case Start():
+                self._frame(record, Transition("start", record.turn_id))
+            case Running(responded=responded):
+                self._frame(record, Transition("executing", record.turn_id, responded=responded))
+            case Compressing():
+                self._frame(record, Transition("compress", record.turn_id))
+            case Complete(reason=reason):
+                self._settle(record, "complete", EndReason(reason))
+            case Interrupt():
+                self._settle(record, "interrupt", EndReason("aborted"))
+            case Fail(error=error):
+                self._settle(record, "error", EndReason("error", error))
+            case _:
+                assert_never(command)
+        return True
+
+    def _frame(self, record: _Record, transition: Transition) -> None:
+        self._sink.emit(record.session_id, transition)
+
+    def _settle(self, record: _Record, state: TurnState, reason: EndReason) -> None:
+        record.state = state
+        record.reason = reason
+        self._frame(record, Transition("end", record.turn_id, reason.kind, reason.error))
+        record.ended.set()
+        for child_id in self._child_ids(record.session_id):
+            child = self._records.get(child_id)
+            if child is not None and not child.running:
+                del self._records[child_id]
+
+    # -- steer input -----------------------------------------------------------------------------
+
+    def submit(self, session_id: str, pending: PendingInput) -> SubmitResult:
+        """Attach `pending` to the session's running turn, or say there is none."""
+        record = self._records.get(session_id)
+        if record is None or not record.running:
+            return NoActiveTurn()
+        record.pending.append(pending)
+        return Attached(record.turn_id)
+
+    def drain(self, session_id: str) -> list[PendingInput]:
+        """Take every input submitted since the last drain (oldest first)."""
+        record = self._records.get(session_id)
+        if record is None:
+            return []
+        taken, record.pending = record.pending, []
+        return taken
+
+    # -- waiting ---------------------------------------------------------------------------------
+
+    async def wait(self, session_id: str, timeout: float | None = None) -> WaitOutcome | None:
+        """Wait until the session's current turn ends (and, for a child, is delivered).
+
+        Args:
+            session_id: the session to wait for.
+            timeout: seconds; None waits without limit.
+
+        Returns:
+            None for an unknown session; "timeout" if the limit passed first; otherwise
+            "completed" for a complete turn and "failed" for an interrupted or failed one (and for
+            a record disposed before it ended).
+        """
+        record = self._records.get(session_id)
+        if record is None:
+            return None
+        if not self._settled_for_wait(record):
+            with anyio.move_on_after(math.inf if timeout is None else timeout):
+                await record.ended.wait()
+                if record.parent_session_id is not None:
+                    await record.delivered.wait()
+            # Checked again rather than trusting the scope: a zero timeout on a turn that ended
+            # meanwhile still reports the outcome.
+            if not self._settled_for_wait(record):
+                return "timeout"
+        return "completed" if record.state == "complete" else "failed"
+
+    @staticmethod
+    def _settled_for_wait(record: _Record) -> bool:
+        return record.ended.is_set() and (
+            record.parent_session_id is None or record.delivered.is_set()
+        )
+
+    def mark_delivered(self, session_id: str) -> None:
+        """The session's result reached its parent's mailbox: release `wait`. Unknown: no-op."""
+        record = self._records.get(session_id)
+        if record is not None:
+            record.delivered.set()
+
+    # -- stopping --------------------------------------------------------------------------------
+
+    def arm(self, session_id: str, stop: StopHandle) -> None:
+        """Register how to stop the session's running turn (right after it is spawned)."""
+        record = self._records.get(session_id)
+        if record is not None:
+            record.stop = stop
+
+    def running_children(self, parent_session_id: str) -> int:
+        """How many direct child sessions of `parent_session_id` have a running turn."""
+        return sum(
+            1
+            for child_id in self._child_ids(parent_session_id)
+            if (child := self._records.get(child_id)) is not None and child.running
+        )
+
+    def stop_children(self, parent_session_id: str) -> int:
+        """Stop every running, armed, not-yet-stopping descendant of `parent_session_id`.
+
+        Returns:
+            How many stop handles were called (a record already stopping is not counted again).
+        """
+        targets = [
+            record
+            for session_id in self._descendant_ids(parent_session_id)
+            if (record := self._records.get(session_id)) is not None
+            and record.running
+            and record.stop is not None
+            and not record.stopping
+        ]
+        for record in targets:
+            record.stopping = True
+        # Handles run after marking, so a handle that re-enters the registry sees them stopping.
+        for record in targets:
+            assert record.stop is not None
+            record.stop()
+        return len(targets)
+
+    # -- cleanup ---------------------------------------------------------------------------------
+
+    def dispose(self, session_id: str) -> None:
+        """Forget the session and every session below it (records and lineage).
+
+        Running turns are not stopped (call `stop_children` first); anyone waiting on a disposed
+        record is released and gets "failed" unless it had completed.
+        """
+        doomed = [session_id, *self._descendant_ids(session_id)]
+        for sid in doomed:
+            record = self._records.pop(sid, None)
+            if record is not None:
+                record.ended.set()
+                record.delivered.set()
+        for sid in doomed:
+            self._lineage.pop(sid, None)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def state(self, session_id: str) -> TurnState | None:
+        record = self._records.get(session_id)
+        return None if record is None else record.state
+
+    def reason(self, session_id: str) -> EndReason | None:
+        record = self._records.get(session_id)
+        return None if record is None else record.reason
+
+    def turn_id(self, session_id: str) -> str | None:
+        record = self._records.get(session_id)
+        return None if record is None else record.turn_id
+
+    def is_running(self, session_id: str) -> bool:
+        record = self._records.get(session_id)
+        return record is not None and record.running
+
+    def parent_of(self, session_id: str) -> str | None:
+        """The session's parent, as learned by `claim`; kept after its record is reclaimed."""
+        return self._lineage.get(session_id)
+
+    def children(self, parent_session_id: str) -> list[str]:
+        """Direct child sessions of `parent_session_id`, in the order they were first claimed.
+
+        This is the session tree, not the records: a finished child whose record was dropped
+        when the parent settled is still listed (until `dispose`).
+        """
+        return list(self._child_ids(parent_session_id))
+
+    def record(self, session_id: str) -> TurnRecord | None:
+        record = self._records.get(session_id)
+        return None if record is None else record.snapshot()
+
+    def _child_ids(self, parent_session_id: str) -> Iterator[str]:
+        return (
+            child for child, parent in list(self._lineage.items()) if parent == parent_session_id
+        )
+
+    def _descendant_ids(self, session_id: str) -> list[str]:
+        found: list[str] = []
+        seen = {session_id}
+        frontier = [session_id]
+        while frontier:
+            parent = frontier.pop(0)
+            for child in self._child_ids(parent):
+                if child not in seen:
+                    seen.add(child)
+                    found.append(child)
+                    frontier.append(child)
+        return found
