@@ -1,0 +1,50 @@
+"""agent-tui: a terminal dashboard for many coding agents, and the engine it embeds.
+
+The public names load lazily, so `agent-tui --help` does not import the engine or Textual.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "SessionEngine": "agent_tui.engine.engine",
+    "TurnHandle": "agent_tui.engine.engine",
+    "TurnFsm": "agent_tui.engine.fsm",
+    "IllegalTransition": "agent_tui.engine.fsm",
+    "TurnConflict": "agent_tui.engine.errors",
+    "EventStoreFailure": "agent_tui.engine.errors",
+    "JsonlFileEventStore": "agent_tui.store.jsonl",
+    "JsonlEventLog": "agent_tui.store.jsonl",
+    "EventLogDecodeError": "agent_tui.store.errors",
+    "EventLogSequenceError": "agent_tui.store.errors",
+    "ScriptedProvider": "agent_tui.engine.scripted",
+    "TurnRegistry": "agent_tui.turns.registry",
+    "EventSink": "agent_tui.turns.sink",
+    "PermissionEngine": "agent_tui.engine.permissions",
+    "ToolRouter": "agent_tui.engine.tools.router",
+    "project_state": "agent_tui.reducer.state",
+    "apply_event": "agent_tui.reducer.state",
+    "frames_from_log": "agent_tui.turns.projection",
+    "Event": "agent_tui.events.model",
+    "SubAgents": "agent_tui.runtime.subagents",
+    "ScenarioRun": "agent_tui.runtime.runner",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_tui' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -1,0 +1,5 @@
+import sys
+
+from agent_tui.cli import main
+
+sys.exit(main())

@@ -1,0 +1,187 @@
+"""The `agent-tui` command line (SPEC §6).
+
+Heavy imports (Textual, pydantic models, the engine) happen inside the subcommands, so
+`agent-tui --help` answers at once. Every expected failure is one sentence on stderr and an exit
+status; a Python traceback is never what a user sees for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CORRUPT = 3
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agent-tui",
+        description=(
+            "Watch many coding agents at once: a live session tree, one approval queue, stop "
+            "controls, and a replay scrubber over their JSONL logs. With no command, opens the "
+            "dashboard on a built-in demo."
+        ),
+    )
+    parser.add_argument(
+        "--sessions-dir", type=Path, default=None,
+        help="where the demo writes its logs (default: a fresh temporary directory)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run a scenario headlessly, writing one log per session")
+    run.add_argument("scenario", type=Path, help="scenario JSON file (see README, 'Scenarios')")
+    run.add_argument("--sessions-dir", type=Path, required=True, dest="run_sessions_dir",
+                     help="directory for the session logs")
+    run.add_argument("--approve", choices=("allow", "deny"), default="deny",
+                     help="how the user answers every permission ask (default: deny)")
+    run.add_argument("--workspace", type=Path, default=None,
+                     help="where the scenario's directories are copied (default: a temp dir)")
+    run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+
+    replay = commands.add_parser("replay", help="scrub through recorded sessions, or dump them")
+    replay.add_argument("path", type=Path, help="a session log (.jsonl) or a sessions directory")
+    replay.add_argument("--follow", "-f", action="store_true", help="tail the logs as they grow")
+    replay.add_argument("--dump", choices=("events", "transcript", "frames", "state"),
+                        help="write a deterministic view to stdout instead of opening the UI")
+    replay.add_argument("--strict", action="store_true",
+                        help="treat a torn final line as corrupt instead of skipping it")
+
+    demo = commands.add_parser("demo", help="run the built-in demo headlessly (no UI)")
+    demo.add_argument("--sessions-dir", type=Path, default=None, dest="demo_sessions_dir")
+    demo.add_argument("--approve", choices=("allow", "deny"), default="allow")
+
+    commands.add_parser("schema", help="print the JSON Schema of one event-log line")
+    return parser
+
+
+def _fail(message: str, status: int = EXIT_FAILED) -> int:
+    print(f"agent-tui: {message}", file=sys.stderr)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _cmd_run(args.scenario, args.run_sessions_dir, args.approve, args.workspace, args.quiet)
+        if args.command == "replay":
+            return _cmd_replay(args.path, args.dump, args.strict, args.follow)
+        if args.command == "schema":
+            return _cmd_schema()
+        if args.command == "demo":
+            from agent_tui.demo import demo_scenario_path
+
+            return _cmd_run(demo_scenario_path(), args.demo_sessions_dir or _fresh_dir(), args.approve, None, False)
+        return _cmd_dashboard(args.sessions_dir)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+
+
+def _silence_stdout() -> None:
+    """The reader went away (`| head`): stop writing, and let exit not complain about it."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _fresh_dir() -> Path:
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="agent-tui-sessions-"))
+
+
+def _cmd_schema() -> int:
+    import orjson
+
+    from agent_tui.events import log_line_json_schema
+
+    sys.stdout.buffer.write(orjson.dumps(log_line_json_schema(), option=orjson.OPT_INDENT_2) + b"\n")
+    return EXIT_OK
+
+
+def _cmd_run(scenario_path: Path, sessions_dir: Path, approve: str, workspace: Path | None, quiet: bool) -> int:
+    import anyio
+
+    from agent_tui.engine.permissions import StaticPrompter
+    from agent_tui.engine.scenario import ScenarioError, load_scenario
+    from agent_tui.engine.errors import EventStoreFailure
+    from agent_tui.runtime.console import EventPrinter
+    from agent_tui.runtime.runner import ScenarioRun
+
+    try:
+        scenario = load_scenario(scenario_path)
+        run = ScenarioRun(
+            scenario, base_dir=scenario_path.resolve().parent, sessions_dir=sessions_dir,
+            prompter=StaticPrompter(approve), workspace_root=workspace,
+        )
+    except ScenarioError as error:
+        return _fail(str(error), EXIT_USAGE)
+    except OSError as error:
+        return _fail(f"{error.filename or sessions_dir}: {error.strerror or error}")
+    printer = EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path)
+    run.subscribe(printer)
+
+    async def go():  # type: ignore[no-untyped-def]
+        async with run.engine:
+            return await run.play()
+
+    try:
+        result = anyio.run(go)
+    except EventStoreFailure as error:
+        return _fail(f"{error} ({error.__cause__})")
+    finally:
+        run.close()
+    printer.summary(result, sessions_dir)
+    for line in result.errors:
+        print(f"agent-tui: {line}", file=sys.stderr)
+    return EXIT_OK if result.all_ended else EXIT_FAILED
+
+
+def _cmd_replay(path: Path, dump: str | None, strict: bool, follow: bool) -> int:
+    from agent_tui.replay.sources import ReplaySourceError, log_files
+    from agent_tui.store import EventLogDecodeError
+
+    try:
+        files = log_files(path)
+    except ReplaySourceError as error:
+        return _fail(str(error), EXIT_USAGE)
+    if dump is None:
+        from agent_tui.tui.app import run_replay
+
+        return run_replay(files, follow=follow)
+    from agent_tui.replay.dump import write_dump
+    from agent_tui.replay.sources import replay_all
+
+    mode = "strict" if strict else "skip-trailing-partial"
+    out = sys.stdout.buffer
+    try:
+        write_dump(dump, replay_all(path, mode), out)  # type: ignore[arg-type]
+    except EventLogDecodeError as error:
+        out.flush()
+        print(str(error), file=sys.stderr)
+        return EXIT_CORRUPT
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    except OSError as error:
+        return _fail(f"{error.filename or path}: {error.strerror or error}")
+    out.flush()
+    return EXIT_OK
+
+
+def _cmd_dashboard(sessions_dir: Path | None) -> int:
+    from agent_tui.tui.app import run_dashboard
+
+    return run_dashboard(sessions_dir or _fresh_dir())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Plain-text progress for the headless runner: one line per thing a person wants to see."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from agent_tui.events import Event
+
+if TYPE_CHECKING:
+    from agent_tui.runtime.runner import RunResult
+
+
+class EventPrinter:
+    """A listener for `SessionEngine.subscribe` that prints a readable run log.
+
+    Args:
+        out: where to print.
+        quiet: print nothing per event (only `summary`).
+        names: maps a session id to its agent path (root first).
+    """
+
+    def __init__(self, out: TextIO, *, quiet: bool, names: Callable[[str], tuple[str, ...]]) -> None:
+        self.out = out
+        self.quiet = quiet
+        self.names = names
+        self._text: dict[str, str] = {}
+        self.events = 0
+
+    def _say(self, event: Event, text: str) -> None:
+        who = " › ".join(self.names(event.session_id)) or event.session_id
+        self.out.write(f"[{who}] {text}\n")
+
+    def __call__(self, event: Event) -> None:
+        self.events += 1
+        if self.quiet:
+            return
+        payload = event.payload
+        kind = event.type
+        if kind == "model.delta":
+            self._text[event.session_id] = self._text.get(event.session_id, "") + payload["text"]
+            return
+        text = self._text.pop(event.session_id, "")
+        if text.strip():
+            self._say(event, f"says: {' '.join(text.split())}")
+        if kind == "turn.started":
+            self._say(event, f"turn started: {payload['promptPreview']}")
+        elif kind == "user.message" and payload.get("steered"):
+            self._say(event, f"steered: {payload['content']}")
+        elif kind == "context.compacted":
+            self._say(event, f"compacted context {payload['beforeTokens']} → {payload['afterTokens']} tokens")
+        elif kind == "model.tool_call_requested":
+            self._say(event, f"wants {payload['tool']} {_short(payload['args'])}")
+        elif kind == "permission.resolved":
+            reason = f" ({payload['reason']})" if payload.get("reason") else ""
+            self._say(event, f"permission {payload['decision']} by {payload['actor']}{reason}")
+        elif kind == "tool.completed":
+            code = f" exit {payload['exitCode']}" if payload.get("exitCode") is not None else ""
+            self._say(event, f"{payload['tool']} done{code}: {_short(payload['result'])}")
+        elif kind == "tool.failed":
+            self._say(event, f"{payload['tool']} failed ({payload['errorCode']}): {payload['message']}")
+        elif kind == "subagent.delivered":
+            self._say(event, f"got {payload['agentName']}'s result ({payload['status']}): {_short(payload['text'])}")
+        elif kind == "turn.completed":
+            code = f"/{payload['errorCode']}" if payload.get("errorCode") else ""
+            self._say(event, f"turn ended: {payload['stopReason']}{code}")
+        self.out.flush()
+
+    def summary(self, result: RunResult, sessions_dir: Path) -> None:
+        counts: dict[str, int] = {}
+        for reason in result.stop_reasons.values():
+            key = reason or "unfinished"
+            counts[key] = counts.get(key, 0) + 1
+        ends = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+        self.out.write(
+            f"{len(result.stop_reasons)} sessions, {self.events} events ({ends}); logs in {sessions_dir}\n"
+        )
+        self.out.flush()
+
+
+def _short(value: object, limit: int = 70) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,143 @@
+"""Running a scenario: workspace copies, the scripted provider, the engine, sub-agents.
+
+Both the headless `agent-tui run` and the dashboard's demo start runs through `ScenarioRun`, so
+what the dashboard shows is exactly what the headless runner writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from agent_tui.engine.engine import SessionEngine, TurnHandle
+from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
+from agent_tui.engine.scenario import Scenario, ScenarioError
+from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events import Event
+from agent_tui.runtime.subagents import SubAgents
+from agent_tui.runtime.workspace import Workspace
+from agent_tui.store import JsonlFileEventStore
+from agent_tui.turns import EventSink, TurnRegistry
+
+RULES_FILE = ".agent-tui/permissions.json"
+
+
+@dataclass
+class RunResult:
+    """How each session's turns ended (`None`: the turn never ended, e.g. the store failed)."""
+
+    stop_reasons: dict[str, str | None] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def all_ended(self) -> bool:
+        return not self.errors and all(reason is not None for reason in self.stop_reasons.values())
+
+
+class ScenarioRun:
+    """Everything one scenario run needs, built but not started.
+
+    Args:
+        scenario: the parsed scenario.
+        base_dir: where the scenario file lives (its `cwd`s are relative to it).
+        sessions_dir: where the logs go.
+        prompter: who answers `ask` (headless: a fixed answer; the dashboard: the user).
+        workspace_root: where scratch copies go (a temporary directory if not given).
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        base_dir: Path,
+        sessions_dir: Path,
+        prompter: Prompter | None,
+        workspace_root: Path | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.workspace = Workspace(base_dir, workspace_root)
+        self.cwds: list[Path] = []
+        for index, session in enumerate(scenario.sessions):
+            try:
+                self.cwds.append(self.workspace.prepare(session.cwd))
+            except OSError as error:
+                raise ScenarioError(
+                    str(base_dir), f"sessions[{index}].cwd", f"{session.cwd!r}: {error}"
+                ) from None
+        self.store = JsonlFileEventStore(sessions_dir)
+        self.sink = EventSink()
+        self.registry = TurnRegistry(self.sink)
+        self.provider = ScriptedProvider(
+            max_context_tokens=scenario.maxContextTokens, agents=scenario.agents
+        )
+        rules = self.cwds[0] / RULES_FILE if self.cwds else None
+        self.permissions = PermissionEngine(scenario.policy or DEFAULT_POLICY, rules_path=rules)
+        self.engine = SessionEngine(
+            self.store, self.provider, registry=self.registry, sink=self.sink,
+            permissions=self.permissions, prompter=prompter, max_steps=scenario.maxSteps,
+        )
+        self.subagents = SubAgents(
+            self.engine, max_background=scenario.maxBackground, max_depth=scenario.maxDepth,
+            policies={name: agent.policy for name, agent in scenario.agents.items() if agent.policy},
+        )
+        self.provider.on_cancel = lambda sid, tid: self.engine.cancel_turn(sid, tid) and None
+        self.provider.on_steer = lambda sid, text: self.engine.submit(sid, text) and None
+        self.handles: list[TurnHandle] = []
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        return self.engine.subscribe(listener)
+
+    async def play(self) -> RunResult:
+        """Create every scenario session, run its turn, and wait for every turn (children too).
+
+        Must run inside `async with run.engine`.
+        """
+        result = RunResult()
+
+        def record(event: Event) -> None:
+            if event.type == "turn.started":
+                result.stop_reasons[event.session_id] = None
+            elif event.type == "turn.completed":
+                result.stop_reasons[event.session_id] = event.payload["stopReason"]
+
+        unsubscribe = self.engine.subscribe(record)
+        try:
+            async with anyio.create_task_group() as group:
+                for session, cwd in zip(self.scenario.sessions, self.cwds, strict=True):
+                    group.start_soon(self._play_session, session, cwd, result)
+            await self.wait_idle(result)
+        finally:
+            unsubscribe()
+        return result
+
+    async def _play_session(self, session, cwd: Path, result: RunResult) -> None:  # type: ignore[no-untyped-def]
+        if session.startDelayMs:
+            await anyio.sleep(session.startDelayMs / 1000)
+        session_id = await self.engine.create_session(
+            cwd, title=session.title, agent_name=session.agentName
+        )
+        self.provider.assign(session_id, session.steps)
+        handle = self.engine.start_turn(session_id, session.prompt)
+        self.handles.append(handle)
+        await handle.wait()
+
+    async def wait_idle(self, result: RunResult | None = None) -> None:
+        """Wait until no turn of any session is running (children included)."""
+        seen: set[int] = set()
+        while True:
+            running = [info.turn for info in self.engine.sessions() if info.turn is not None]
+            running += [handle for handle in self.handles if id(handle) not in seen]
+            if not running:
+                return
+            for turn in running:
+                await turn.wait()
+                if id(turn) not in seen:
+                    seen.add(id(turn))
+                    if result is not None and turn.error is not None:
+                        result.errors.append(f"{turn.session_id}: {turn.error}")
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,43 @@
+"""Scratch workspaces: a scenario's directories are copied before a run, never changed in place."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+
+class Workspace:
+    """Copies of the scenario's `cwd` directories under one scratch root.
+
+    Args:
+        base_dir: the directory relative paths in the scenario are taken from (the scenario file's).
+        root: where the copies go (a fresh temporary directory if not given).
+    """
+
+    def __init__(self, base_dir: Path, root: Path | None = None) -> None:
+        self.base_dir = base_dir
+        self.root = root if root is not None else Path(tempfile.mkdtemp(prefix="agent-tui-"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._copies: dict[Path, Path] = {}
+
+    def prepare(self, cwd: str) -> Path:
+        """The scratch copy of `cwd` (copied once; sessions with the same cwd share it)."""
+        source = (self.base_dir / cwd).resolve()
+        copy = self._copies.get(source)
+        if copy is not None:
+            return copy
+        name = source.name or "workspace"
+        copy = self.root / name
+        suffix = 1
+        while copy.exists():
+            suffix += 1
+            copy = self.root / f"{name}-{suffix}"
+        if source.is_dir():
+            shutil.copytree(source, copy, symlinks=True)
+        elif source.exists():
+            raise NotADirectoryError(f"cwd {cwd!r} is not a directory ({source})")
+        else:
+            copy.mkdir(parents=True)
+        self._copies[source] = copy
+        return copy
