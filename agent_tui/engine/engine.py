@@ -105,6 +105,8 @@ class SessionInfo:
     turn: TurnHandle | None = None
     mailbox: deque[Delivery] = field(default_factory=deque)
     permissions: PermissionEngine | None = None  # a per-agent policy, if any
+    # Serializes commits: tool output streams (stdout, stderr) commit from concurrent tasks.
+    commit_lock: anyio.Lock = field(default_factory=lambda: anyio.Lock(fast_acquire=True))
 
     @property
     def agent_path(self) -> tuple[str, ...]:
@@ -157,7 +159,9 @@ class TurnHandle:
         self.step = 0
         self.open_calls: dict[str, _OpenCall] = {}
         self.done = anyio.Event()
+        self.lockstep = False
         self._wakeup: anyio.Event | None = None
+        self._drained: anyio.Event | None = None
 
     @property
     def session_id(self) -> str:
@@ -183,18 +187,40 @@ class TurnHandle:
         await self.done.wait()
         return self.stop_reason
 
-    async def events(self) -> AsyncIterator[Event]:
-        """Every event this turn stored, in order; raises the turn's `EventStoreFailure`."""
-        while True:
-            while self.outbox:
-                yield self.outbox.popleft()
-            if self.done.is_set():
-                break
-            self._wakeup = anyio.Event()
-            await self._wakeup.wait()
-            self._wakeup = None
+    async def events(self, *, lockstep: bool = False) -> AsyncIterator[Event]:
+        """Every event this turn stored, in order; raises the turn's `EventStoreFailure`.
+
+        With `lockstep`, the turn waits after storing each event until this iterator is asked
+        for the next one, as a plain generator would: a consumer that cancels on seeing an event
+        stops the turn before anything after it is stored.
+        """
+        self.lockstep = lockstep
+        try:
+            while True:
+                while self.outbox:
+                    yield self.outbox.popleft()
+                    if not self.outbox and self._drained is not None:
+                        self._drained.set()
+                if self.done.is_set():
+                    break
+                self._wakeup = anyio.Event()
+                await self._wakeup.wait()
+                self._wakeup = None
+        finally:
+            self.release()
         if self.error is not None:
             raise self.error
+
+    def release(self) -> None:
+        """Stop waiting for a consumer (it left): the turn runs on at its own pace."""
+        self.lockstep = False
+        if self._drained is not None:
+            self._drained.set()
+
+    async def _await_consumer(self) -> None:
+        if self.lockstep and self.outbox:
+            self._drained = anyio.Event()
+            await self._drained.wait()
 
 
 class _Cancelled(Exception):
@@ -383,6 +409,16 @@ class SessionEngine:
 
     # -- the store -----------------------------------------------------------------------------
     async def _commit(self, info: SessionInfo, turn_id: str | None, kind: str, **fields: Any) -> Event:
+        async with info.commit_lock:
+            event = await self._store(info, turn_id, kind, fields)
+        turn = info.turn
+        if turn is not None and turn.turn_id == turn_id:
+            turn._push(event)
+            if turn.lockstep:
+                await turn._await_consumer()
+        return event
+
+    async def _store(self, info: SessionInfo, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Event:
         sequence = info.last_sequence + 1
         event = Event(
             id=f"evt_{info.id.removeprefix('sess_')}_{sequence}",
@@ -398,9 +434,6 @@ class SessionEngine:
         except Exception as error:
             raise EventStoreFailure(info.id, sequence, kind) from error
         self._track(info, event)
-        turn = info.turn
-        if turn is not None and turn.turn_id == turn_id:
-            turn._push(event)
         for listener in tuple(self._listeners):
             listener(event)
         if turn_id is not None:
@@ -435,13 +468,15 @@ class SessionEngine:
         are still written before this returns, so the log stays whole.
         """
         handle = self.start_turn(session_id, text, input_id=input_id)
+        handle.lockstep = True
         finished = False
         try:
-            async for event in handle.events():
+            async for event in handle.events(lockstep=True):
                 yield event
             finished = True
         finally:
             if not finished:
+                handle.release()
                 handle.cancel()
                 with anyio.CancelScope(shield=True):
                     await handle.done.wait()

@@ -1,0 +1,129 @@
+"""The chains of SPEC §1 as a checker: every rule a session log must obey, in one pass.
+
+`chain_violations(events)` returns readable violations (empty when the log is well-formed); the
+tests run it on real logs of generated scenarios. Rules:
+
+- sequences start at 1 and rise by exactly one; `session.created` first and only there, with
+  `turnId` null; every other event has a `turnId`;
+- a turn is `turn.started, user.message, …, turn.completed`; turns do not overlap; each started
+  turn ends with exactly one `turn.completed` (an unfinished last turn is reported only when
+  `complete=True`); a `final` turn has at least one `model.delta`;
+- a tool call: `model.tool_call_requested` → [`permission.requested` → `permission.resolved`
+  (`ask` by `policy`, then `allow`/`deny` by `user`/`system`) → `tool.started` only after an
+  `allow` → `tool.delta`* ] → exactly one `tool.completed`/`tool.failed`; a denied call is never
+  started; every call is answered before the next `context.built` and before `turn.completed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from agent_tui.events.model import Event
+
+
+@dataclass
+class _Call:
+    tool: str
+    requested: bool = False
+    decisions: list[tuple[str, str]] = field(default_factory=list)
+    started: bool = False
+    answered: bool = False
+
+
+@dataclass
+class _SessionCheck:
+    last_sequence: int = 0
+    turn: str | None = None
+    turn_events: int = 0
+    deltas: int = 0
+    calls: dict[str, _Call] = field(default_factory=dict)
+
+
+def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[str]:
+    """Check the events of any number of sessions (each session's events in sequence order)."""
+    problems: list[str] = []
+    sessions: dict[str, _SessionCheck] = {}
+
+    def bad(event: Event, message: str) -> None:
+        problems.append(f"{event.session_id}#{event.sequence} {event.type}: {message}")
+
+    for event in events:
+        check = sessions.setdefault(event.session_id, _SessionCheck())
+        if event.sequence != check.last_sequence + 1:
+            bad(event, f"sequence follows {check.last_sequence}")
+        check.last_sequence = event.sequence
+        kind = event.type
+        payload = event.payload
+        if kind == "session.created":
+            if event.sequence != 1 or event.turn_id is not None:
+                bad(event, "session.created must be #1 with turnId null")
+            continue
+        if event.turn_id is None:
+            bad(event, "turnId is null outside session.created")
+            continue
+        if kind == "turn.started":
+            if check.turn is not None:
+                bad(event, f"turn {check.turn} is still open")
+            check.turn, check.turn_events, check.deltas = event.turn_id, 0, 0
+            check.calls.clear()
+            continue
+        if check.turn != event.turn_id:
+            bad(event, f"belongs to turn {event.turn_id}, open turn is {check.turn}")
+            continue
+        check.turn_events += 1
+        if check.turn_events == 1 and kind != "user.message":
+            bad(event, "a turn's second event must be user.message")
+        call = check.calls.get(payload.get("toolCallId", "")) if "toolCallId" in payload else None
+        if kind == "context.built":
+            _unanswered(check, event, bad)
+        elif kind == "model.delta":
+            check.deltas += 1
+        elif kind == "model.tool_call_requested":
+            if payload["toolCallId"] in check.calls:
+                bad(event, "tool call id requested twice")
+            check.calls[payload["toolCallId"]] = _Call(payload["tool"], requested=True)
+        elif kind in ("permission.requested", "permission.resolved", "tool.started", "tool.delta",
+                      "tool.completed", "tool.failed"):
+            if call is None:
+                bad(event, "for a tool call that was not requested")
+                continue
+            if call.answered:
+                bad(event, "after the call was answered")
+            if kind == "permission.resolved":
+                decision, actor = payload["decision"], payload["actor"]
+                if decision == "ask" and (actor != "policy" or call.decisions):
+                    bad(event, "`ask` must be the policy's first answer")
+                if call.decisions and call.decisions[-1][0] != "ask":
+                    bad(event, "resolved again after a final decision")
+                call.decisions.append((decision, actor))
+            elif kind == "tool.started":
+                if not call.decisions or call.decisions[-1][0] != "allow":
+                    bad(event, "started without an allow")
+                call.started = True
+            elif kind == "tool.delta" and not call.started:
+                bad(event, "output before tool.started")
+            elif kind in ("tool.completed", "tool.failed"):
+                if kind == "tool.completed" and not call.started:
+                    bad(event, "completed without tool.started")
+                denied = bool(call.decisions) and call.decisions[-1][0] == "deny"
+                if denied and (call.started or payload.get("errorCode") not in ("permission_denied", "cancelled")):
+                    bad(event, "a denied call must fail with permission_denied (or cancelled)")
+                call.answered = True
+        elif kind == "turn.completed":
+            _unanswered(check, event, bad)
+            if payload["stopReason"] == "final" and check.deltas == 0:
+                bad(event, "a final turn without model.delta")
+            check.turn = None
+    if complete:
+        for session_id, check in sessions.items():
+            if check.turn is not None:
+                problems.append(f"{session_id}: turn {check.turn} never completed")
+    return problems
+
+
+def _unanswered(check: _SessionCheck, event: Event, bad) -> None:  # type: ignore[no-untyped-def]
+    for call_id, call in check.calls.items():
+        if not call.answered:
+            bad(event, f"tool call {call_id} ({call.tool}) is unanswered")
+    check.calls = {k: v for k, v in check.calls.items() if not v.answered}

@@ -1,0 +1,76 @@
+"""Builders for engine tests: real stores in tmp_path, scripted providers, scenario steps."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.permissions import PermissionEngine, PolicyConfig, StaticPrompter
+from agent_tui.engine.provider import ModelRequest, ProviderChunk, StepDone, TextDelta
+from agent_tui.engine.scenario import Step
+from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events import Event
+from agent_tui.store import JsonlFileEventStore
+
+ALLOW_ALL = PolicyConfig(default="allow")
+
+
+def fixed_clock() -> str:
+    return "2026-11-29T00:00:00.000Z"
+
+
+def steps(*specs: dict[str, Any]) -> list[Step]:
+    return [Step.model_validate(spec) for spec in specs]
+
+
+def make_engine(
+    tmp_path: Path,
+    provider: Any = None,
+    *,
+    policy: PolicyConfig | None = ALLOW_ALL,
+    approve: str | None = "allow",
+    store: Any = None,
+    **kwargs: Any,
+) -> SessionEngine:
+    store = store if store is not None else JsonlFileEventStore(tmp_path / "sessions")
+    provider = provider if provider is not None else ScriptedProvider()
+    return SessionEngine(
+        store,
+        provider,
+        permissions=PermissionEngine(policy),
+        prompter=StaticPrompter(approve) if approve else None,
+        clock=fixed_clock,
+        **kwargs,
+    )
+
+
+def workspace(tmp_path: Path) -> Path:
+    cwd = tmp_path / "work"
+    cwd.mkdir(exist_ok=True)
+    return cwd
+
+
+async def collect(iterator: AsyncIterator[Event]) -> list[Event]:
+    return [event async for event in iterator]
+
+
+def types(events: Sequence[Event]) -> list[str]:
+    return [event.type for event in events]
+
+
+class EndlessProvider:
+    """A provider that keeps streaming, ignoring cancellation (the seed's stubborn provider)."""
+
+    max_context_tokens = 100_000
+
+    def __init__(self, chunks: int = 50) -> None:
+        self.chunks = chunks
+        self.yielded = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
+        for index in range(self.chunks):
+            self.yielded += 1
+            yield TextDelta(f"chunk{index} ")
+        yield StepDone()
