@@ -74,3 +74,41 @@ class EndlessProvider:
             self.yielded += 1
             yield TextDelta(f"chunk{index} ")
         yield StepDone()
+
+
+class HeldPrompter:
+    """A prompter that holds every ask until the test answers it (a user who has not looked yet)."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.requests: list[Any] = []
+        self.asked = anyio.Event()
+        self._answers: dict[str, Any] = {}
+        self._events: dict[str, Any] = {}
+        self.withdrawn: list[str] = []
+
+    async def ask(self, request: Any) -> Any:
+        import anyio
+
+        self.requests.append(request)
+        self._events[request.request_id] = anyio.Event()
+        self.asked.set()
+        try:
+            await self._events[request.request_id].wait()
+        except anyio.get_cancelled_exc_class():
+            self.withdrawn.append(request.request_id)
+            raise
+        return self._answers[request.request_id]
+
+    def answer(self, request: Any, answer: Any) -> None:
+        self._answers[request.request_id] = answer
+        self._events[request.request_id].set()
+
+    async def next_request(self) -> Any:
+        import anyio
+
+        while not [r for r in self.requests if r.request_id not in self._answers]:
+            self.asked = anyio.Event()
+            await self.asked.wait()
+        return [r for r in self.requests if r.request_id not in self._answers][0]
