@@ -52,18 +52,35 @@ class TranscriptBuilder:
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self._open_assistant = False
+        self._chars = 0  # characters of all message texts, kept in step (the preflight's input)
+
+    @property
+    def tokens(self) -> int:
+        """Estimated tokens of the whole transcript, without re-reading it."""
+        return (self._chars + 3) // 4 + _PER_MESSAGE * len(self.messages)
 
     def apply(self, event: Event) -> None:
         kind = event.type
         payload = event.payload
         if kind == "model.delta":
+            text = payload["text"]
+            self._chars += len(text)
             if self._open_assistant and self.messages and self.messages[-1].role == "assistant":
                 last = self.messages[-1]
-                self.messages[-1] = Message("assistant", last.text + payload["text"])
+                self.messages[-1] = Message("assistant", last.text + text)
             else:
-                self.messages.append(Message("assistant", payload["text"]))
+                self.messages.append(Message("assistant", text))
                 self._open_assistant = True
-        elif kind == "context.built":
+            return
+        before = len(self.messages)
+        self._apply_other(kind, payload)
+        if kind == "context.compacted":
+            self._chars = len(payload["summary"])
+        else:
+            self._chars += sum(len(message.text) for message in self.messages[before:])
+
+    def _apply_other(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind == "context.built":
             self._open_assistant = False
         elif kind == "user.message":
             self.messages.append(Message("user", payload["content"]))
@@ -106,8 +123,12 @@ class ContextBuilder:
         self._tool_tokens = estimate_tokens(orjson.dumps(list(self.tool_schemas)).decode()) if tool_schemas else 0
 
     def estimate(self, messages: Iterable[Message]) -> TokenEstimate:
-        transcript = sum(estimate_tokens(message.text) + _PER_MESSAGE for message in messages)
-        return TokenEstimate(self._instruction_tokens, transcript, self._tool_tokens)
+        transcript = sum(len(message.text) for message in messages)
+        count = len(messages) if isinstance(messages, Sequence) else sum(1 for _ in messages)
+        return self.estimate_tokens((transcript + 3) // 4 + _PER_MESSAGE * count)
+
+    def estimate_tokens(self, transcript_tokens: int) -> TokenEstimate:
+        return TokenEstimate(self._instruction_tokens, transcript_tokens, self._tool_tokens)
 
     def request_messages(self, messages: Sequence[Message]) -> tuple[Message, ...]:
         return (Message("system", self.instructions), *messages)

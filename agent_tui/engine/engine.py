@@ -25,17 +25,17 @@ from __future__ import annotations
 
 import itertools
 import secrets
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
 
-from agent_tui.engine.context import ContextBuilder, TranscriptBuilder
+from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilder, TranscriptBuilder
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict, UnknownSession
 from agent_tui.engine.fsm import TurnFsm
 from agent_tui.engine.permissions import (
@@ -45,6 +45,7 @@ from agent_tui.engine.permissions import (
     Prompter,
 )
 from agent_tui.engine.provider import (
+    Message,
     ModelProvider,
     ModelRequest,
     StepDone,
@@ -70,8 +71,55 @@ EventListener = Callable[[Event], None]
 PREVIEW_CHARS = 80
 
 
+_second_cache: tuple[int, str] = (-1, "")
+
+
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """UTC time with milliseconds, e.g. `2026-11-29T22:17:03.120Z` (formatted once per second)."""
+    global _second_cache
+    now = time.time()
+    second = int(now)
+    if _second_cache[0] != second:
+        _second_cache = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+    return f"{_second_cache[1]}.{int((now - second) * 1000):03d}Z"
+
+
+class CommitGate:
+    """A mutex that costs nothing when free (anyio's Lock checkpoints even then).
+
+    Commits of one session are serialized through it: a tool's stdout and stderr pumps commit
+    from two tasks. Ownership passes straight to the next waiter, in arrival order.
+    """
+
+    __slots__ = ("_busy", "_waiters")
+
+    def __init__(self) -> None:
+        self._busy = False
+        self._waiters: deque[anyio.Event] = deque()
+
+    async def __aenter__(self) -> None:
+        if not self._busy:
+            self._busy = True
+            return
+        handed = anyio.Event()
+        self._waiters.append(handed)
+        try:
+            await handed.wait()
+        except BaseException:
+            if handed.is_set():
+                self._release()  # it was ours already: pass it on
+            else:
+                self._waiters.remove(handed)
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        if self._waiters:
+            self._waiters.popleft().set()
+        else:
+            self._busy = False
 
 
 def _new_id(prefix: str) -> str:
@@ -106,7 +154,7 @@ class SessionInfo:
     mailbox: deque[Delivery] = field(default_factory=deque)
     permissions: PermissionEngine | None = None  # a per-agent policy, if any
     # Serializes commits: tool output streams (stdout, stderr) commit from concurrent tasks.
-    commit_lock: anyio.Lock = field(default_factory=lambda: anyio.Lock(fast_acquire=True))
+    commit_lock: CommitGate = field(default_factory=lambda: CommitGate())
 
     @property
     def agent_path(self) -> tuple[str, ...]:
@@ -269,6 +317,7 @@ class SessionEngine:
         self.max_steps = max_steps
         self.clock = clock
         self._instructions = instructions
+        self._builder: ContextBuilder | None = None
         self._sessions: dict[str, SessionInfo] = {}
         self._listeners: list[EventListener] = []
         self._task_group: TaskGroup | None = None
@@ -627,7 +676,7 @@ class SessionEngine:
 
     async def _steps(self, turn: TurnHandle) -> tuple[str, str | None]:
         info = turn.session
-        builder = ContextBuilder(self._instructions or ContextBuilder().instructions, self.router.schemas())
+        builder = self._context_builder()
         limit = self.provider.max_context_tokens
         while True:
             if turn.step >= self.max_steps:
@@ -635,22 +684,19 @@ class SessionEngine:
             await self._boundary(turn)
             turn.step += 1
             step = turn.step
-            messages = info.transcript.messages
-            estimate = builder.estimate(messages)
+            transcript = info.transcript
+            estimate = builder.estimate_tokens(transcript.tokens)
             if estimate.total > limit:
-                summary = builder.compact(messages)
-                before = estimate.total
-                after = builder.estimate([]).total + builder.estimate(
-                    [type(messages[0])("user", summary)] if messages else []
-                ).transcript
+                summary = builder.compact(transcript.messages)
+                after = builder.estimate([Message("user", summary)])
                 await self._commit(
-                    info, turn.turn_id, "context.compacted", step=step, beforeTokens=before,
-                    afterTokens=after, summary=summary,
+                    info, turn.turn_id, "context.compacted", step=step,
+                    beforeTokens=estimate.total, afterTokens=after.total, summary=summary,
                 )
-                messages = info.transcript.messages
-                estimate = builder.estimate(messages)
+                estimate = builder.estimate_tokens(transcript.tokens)
                 if estimate.total > limit:
                     return "error", "context_overflow"
+            messages = transcript.messages
             await self._commit(
                 info, turn.turn_id, "context.built", step=step, tokens=estimate.as_payload(),
                 maxContextTokens=limit,
@@ -813,6 +859,13 @@ class SessionEngine:
             args=dict(args), agent_path=self.agent_path(turn.session_id), warning=warning,
         )
         return await self.prompter.ask(request)
+
+    def _context_builder(self) -> ContextBuilder:
+        schemas = self.router.schemas()
+        builder = self._builder
+        if builder is None or builder.tool_schemas != tuple(schemas):
+            builder = self._builder = ContextBuilder(self._instructions or DEFAULT_INSTRUCTIONS, schemas)
+        return builder
 
     def agent_path(self, session_id: str) -> tuple[str, ...]:
         """Names from the root session down to this one (`lead › explorer › grep-helper`)."""

@@ -93,7 +93,7 @@ class ScriptedProvider:
             yield ToolCall(call.tool, dict(call.args))
         yield StepDone(
             model=self.model,
-            prompt_tokens=sum(len(m.text) for m in request.messages) // 4,
+            prompt_tokens=len(request.messages),
             completion_tokens=sum(len(t) for t in step.text) // 4,
         )
 

@@ -14,6 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,8 +22,9 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 import anyio
+import orjson
 
-from agent_tui.events import Event, EventValidationError, event_from_json
+from agent_tui.events import Event, EventValidationError, event_from_dict, event_from_json
 from agent_tui.store.errors import (
     EventLogDecodeError,
     EventLogSequenceError,
@@ -78,6 +80,25 @@ def iter_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[t
             yield offset, carry, False
 
 
+def _line_batches(path: Path, start: int) -> Iterator[tuple[list[bytes], bytes]]:
+    """Like `iter_lines` from `start` to the end, a chunk's complete lines at a time (for replay's
+    inner loop). Yields `(lines, torn)`; `torn` is non-empty only in the last item."""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        carry = b""
+        while True:
+            data = handle.read(_CHUNK)
+            if not data:
+                break
+            if carry:
+                data = carry + data
+            lines = data.split(b"\n")
+            carry = lines.pop()
+            yield lines, b""
+        if carry:
+            yield [], carry
+
+
 class JsonlEventLog:
     """The log of one session: append, replay and random access by line.
 
@@ -92,6 +113,7 @@ class JsonlEventLog:
         self._fd: int | None = None
         self._index = LineIndex(self.path)
         self._last_sequence: int | None = None
+        self._end = 0  # file size after our last append (valid while `_fd` is open)
 
     # -- reading -----------------------------------------------------------------------------
     @property
@@ -132,34 +154,32 @@ class JsonlEventLog:
         start = 0
         if start_line:
             self._index.extend()
-            if start_line >= self._index.line_count:
+            if start_line > self._index.line_count:
                 return
-            start = self._index.line_span(start_line)[0]
+            if start_line == self._index.line_count:
+                start = self._index.complete_bytes()  # only a torn tail (if any) is left
+            else:
+                start = self._index.line_span(start_line)[0]
+        # 0 = the first line of a replay that starts mid-log: any sequence may begin it.
+        expected = 0 if start_line else 1
         line_number = start_line
-        previous: int | None = None
         path = self.path
-        for _offset, line, complete in iter_lines(path, start):
-            line_number += 1
-            if not complete:
-                if mode == "strict":
-                    raise EventLogDecodeError(path, line_number, "torn final line (no newline)")
-                return
-            try:
-                event = event_from_json(line)
-            except EventValidationError as error:
-                raise EventLogDecodeError(path, line_number, error.reason) from None
-            if previous is None:
-                if start_line == 0 and event.sequence != 1:
-                    raise EventLogDecodeError(
-                        path, line_number, f"sequence {event.sequence}: a log starts at 1"
-                    )
-            elif event.sequence != previous + 1:
-                raise EventLogDecodeError(
-                    path, line_number,
-                    f"sequence {event.sequence} follows {previous} (expected {previous + 1})",
-                )
-            previous = event.sequence
-            yield event
+        loads = orjson.loads
+        from_dict = event_from_dict
+        for lines, torn in _line_batches(path, start):
+            for line in lines:
+                line_number += 1
+                try:
+                    event = from_dict(loads(line))
+                except (orjson.JSONDecodeError, EventValidationError) as error:
+                    raise EventLogDecodeError(path, line_number, _reason(error)) from None
+                sequence = event.sequence
+                if sequence != expected and expected:
+                    raise EventLogDecodeError(path, line_number, _chain_break(sequence, expected))
+                expected = sequence + 1
+                yield event
+            if torn and mode == "strict":
+                raise EventLogDecodeError(path, line_number + 1, "torn final line (no newline)")
 
     # -- writing -----------------------------------------------------------------------------
     @property
@@ -190,7 +210,12 @@ class JsonlEventLog:
         return TailRepair(self.path, line_number, torn)
 
     def append(self, event: Event) -> None:
-        """Write one event as one line. See the module invariants for what is refused."""
+        """Write one event as one line. See the module invariants for what is refused.
+
+        If the write fails part-way (a short write on a full disk) or `fsync` fails, the bytes of
+        this append are cut off again before the error propagates, so the log stays whole and a
+        retry with the same sequence works.
+        """
         expected = self.last_sequence + 1
         if event.sequence != expected:
             raise EventLogSequenceError(self.path, expected, event.sequence)
@@ -200,18 +225,30 @@ class JsonlEventLog:
                 raise EventLogTornTailError(self.path, self._index.line_count + 1, torn)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._end = os.fstat(self._fd).st_size
         data = event.to_json() + b"\n"
-        written = os.write(self._fd, data)
-        if written != len(data):
-            # A short write (disk full mid-line): cut the partial line so the log stays whole.
-            self.close()
-            self._index.extend()
-            os.truncate(self.path, self._index.complete_bytes())
-            self._index = LineIndex(self.path)
-            raise OSError(f"short write to {self.path} ({written} of {len(data)} bytes)")
-        if self.fsync:
-            os.fsync(self._fd)
+        try:
+            written = os.write(self._fd, data)
+            if written != len(data):
+                raise OSError(
+                    errno.ENOSPC, f"short write to {self.path} ({written} of {len(data)} bytes)"
+                )
+            if self.fsync:
+                os.fsync(self._fd)
+        except BaseException:
+            self._undo_append()
+            raise
+        self._end += len(data)
         self._last_sequence = event.sequence
+
+    def _undo_append(self) -> None:
+        """Cut the file back to where it ended before the failed append (we are its only writer)."""
+        self.close()
+        self._last_sequence = None  # re-read from the file if the cut below fails too
+        try:
+            os.truncate(self.path, self._end)
+        except OSError:
+            pass
 
     def close(self) -> None:
         if self._fd is not None:
@@ -223,6 +260,18 @@ class JsonlEventLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, EventValidationError):
+        return error.reason
+    return f"invalid JSON ({error.args[0]})"
+
+
+def _chain_break(sequence: int, expected: int) -> str:
+    if expected == 1:
+        return f"sequence {sequence}: a log starts at 1"
+    return f"sequence {sequence} follows {expected - 1} (expected {expected})"
 
 
 class EventStore(Protocol):
@@ -240,8 +289,8 @@ class EventStore(Protocol):
 class JsonlFileEventStore:
     """One `JsonlEventLog` per session under a sessions directory.
 
-    Appends to one session are serialized by a per-session lock; different sessions write in
-    parallel. Args:
+    Appends are synchronous writes inside an async method, so appends from tasks on one event
+    loop never interleave. Args:
         root: the sessions directory (created on first append).
     """
 
@@ -249,7 +298,6 @@ class JsonlFileEventStore:
         self.root = Path(root)
         self.fsync = fsync
         self._logs: dict[str, JsonlEventLog] = {}
-        self._locks: dict[str, anyio.Lock] = {}
 
     def path_for(self, session_id: str) -> Path:
         if not session_id or "/" in session_id or session_id.startswith("."):
@@ -263,11 +311,9 @@ class JsonlFileEventStore:
         return log
 
     async def append(self, event: Event) -> None:
-        lock = self._locks.get(event.session_id)
-        if lock is None:
-            lock = self._locks[event.session_id] = anyio.Lock()
-        async with lock:
-            self.log(event.session_id).append(event)
+        # `JsonlEventLog.append` never awaits, so on one event loop appends cannot interleave:
+        # no lock is needed (and one would cost a loop checkpoint per event).
+        self.log(event.session_id).append(event)
 
     def last_sequence(self, session_id: str) -> int:
         return self.log(session_id).last_sequence

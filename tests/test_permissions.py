@@ -1,0 +1,341 @@
+"""Permissions: the shell classifier, the policy order, remembered answers and the rules file."""
+
+from __future__ import annotations
+
+import anyio
+import orjson
+import pytest
+
+from agent_tui.engine.permissions import (
+    DEFAULT_POLICY,
+    PermissionAnswer,
+    PermissionEngine,
+    PermissionRequest,
+    PermissionRulesError,
+    PolicyConfig,
+    Prompter,
+    StaticPrompter,
+    classify_shell,
+    riskiest,
+    shell_programs,
+)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# -- the classifier ----------------------------------------------------------------------------
+
+CLASSIFIED = [
+    # read-only
+    ("ls src/foo.py", "read"),
+    ("ls -la", "read"),
+    ("cat README.md", "read"),
+    ("grep -rn TODO src", "read"),
+    ("git status", "read"),
+    ("git log --oneline -5", "read"),
+    ("git diff HEAD~1", "read"),
+    ("git -C sub status", "read"),
+    ("git branch", "read"),
+    ("pwd", "read"),
+    ("head -n 20 a.txt", "read"),
+    ("wc -l *.py", "read"),
+    ("find . -name '*.py'", "read"),
+    ("ls 2>&1 | grep foo | sort | uniq -c", "read"),
+    ("echo hi > /dev/null", "read"),  # a redirect to /dev/null destroys nothing
+    ("cat a 2>/dev/null", "read"),
+    ("sed -n '1,10p' file", "read"),
+    ("echo 'a; rm -rf x'", "read"),  # quoted: not a second command
+    ("cd src && ls", "read"),
+    ("for f in *.py; do wc -l $f; done", "read"),
+    ("echo $((1 + 2))", "read"),  # arithmetic runs nothing
+    ("/bin/ls", "read"),
+    ("ls # rm -rf x", "read"),  # a comment
+    # write
+    ("mkdir -p build", "write"),
+    ("touch a.txt", "write"),
+    ("echo hi >> log.txt", "write"),
+    ("git add -A && git commit -m 'msg'", "write"),
+    ("cp -n a b", "write"),
+    ("ls | tee -a out.txt", "write"),
+    # destructive
+    ("rm x", "destructive"),
+    ("rm -rf build", "destructive"),
+    ("ls; rm -rf x", "destructive"),
+    ("mv a b", "destructive"),
+    ("mv src/foo.py src/bar.py", "destructive"),
+    ("cat a > b", "destructive"),
+    (": > important.log", "destructive"),
+    ("echo x >| f", "destructive"),
+    ("make &> build.log", "destructive"),
+    ("truncate -s 0 f", "destructive"),
+    ("dd if=/dev/zero of=disk.img bs=1M count=1", "destructive"),
+    ("find . -delete", "destructive"),
+    ("find . -name '*.o' -exec rm {} \\;", "destructive"),
+    ("find . -exec grep x {} \\; -delete", "destructive"),  # the escaped ; ends -exec only
+    ("shred secret.txt", "destructive"),
+    ("sed -i 's/a/b/' f.txt", "destructive"),
+    ("perl -pi -e 's/a/b/' f", "destructive"),
+    ("git reset --hard HEAD~1", "destructive"),
+    ("git clean -fdx", "destructive"),
+    ("git push --force origin main", "destructive"),
+    ("git push -f", "destructive"),
+    ("git push origin +main", "destructive"),
+    ("git checkout -- src/foo.py", "destructive"),
+    ("git rebase -i HEAD~3", "destructive"),
+    ("git commit --amend -m x", "destructive"),
+    ("git branch -D topic", "destructive"),
+    ("echo ok && sudo rm -rf /", "destructive"),
+    ("ls | xargs rm", "destructive"),
+    ("sh -c 'rm -rf x'", "destructive"),
+    ("bash -lc \"ls; rm x\"", "destructive"),
+    ("echo \"$(rm x)\"", "destructive"),  # substitution inside double quotes still runs
+    ("echo `rm x`", "destructive"),
+    ("ls\nrm x", "destructive"),  # a newline separates commands
+    ("ls # fine\nrm -rf x", "destructive"),  # the comment ends at the newline
+    ("(cd /tmp; rm -rf x)", "destructive"),
+    ("tar xzf archive.tgz", "destructive"),
+    ("cp a b", "destructive"),  # cp may overwrite b
+    ("timeout 5 rm x", "destructive"),
+    ("env FOO=1 rm x", "destructive"),
+    ("docker rm -f web", "destructive"),
+    ("kubectl delete pod web", "destructive"),
+    # network
+    ("curl https://example.com", "network"),
+    ("wget https://example.com/x.tar.gz", "network"),
+    ("ssh host ls", "network"),
+    ("scp a host:b", "network"),
+    ("git push", "network"),
+    ("git push origin main", "network"),
+    ("git pull --rebase", "network"),
+    ("git fetch origin", "network"),
+    ("git clone https://github.com/x/y", "network"),
+    ("pip install requests", "network"),
+    ("python -m pip install requests", "network"),
+    ("npm install", "network"),
+    ("npx create-react-app x", "network"),
+    ("nc -l 8080", "network"),
+    ("echo $(curl x)", "network"),
+    ("curl x | sh", "network"),  # network ranks above the execute of `| sh`
+    ("cat <(curl -s x)", "network"),
+    ("sudo apt-get install -y jq", "network"),
+    # execute
+    ("sudo ls", "execute"),
+    ("python script.py", "execute"),
+    ("make test", "execute"),
+    ("pytest -q", "execute"),
+    ("npm run build", "execute"),
+    ("cat install.sh | bash", "execute"),
+    ("./ls", "execute"),  # a local program named like a read-only one
+    ("$EDITOR notes.txt", "execute"),
+    ("echo 'unbalanced", "execute"),
+    ("ls $(echo 'x", "execute"),
+    ("ls >", "execute"),
+    ("frobnicate --all", "execute"),
+]
+
+
+@pytest.mark.parametrize(("cmd", "risk"), CLASSIFIED, ids=[cmd for cmd, _ in CLASSIFIED])
+def test_classify_shell(cmd: str, risk: str) -> None:
+    assert classify_shell(cmd) == risk
+
+
+def test_classifier_table_is_large_enough() -> None:
+    assert len(CLASSIFIED) >= 40
+    assert {risk for _, risk in CLASSIFIED} == {
+        "read", "write", "execute", "network", "destructive"
+    }
+
+
+def test_compound_command_takes_the_most_dangerous_part() -> None:
+    assert riskiest("read", "write", "execute") == "execute"
+    assert riskiest("execute", "network") == "network"
+    assert riskiest("network", "destructive", "read") == "destructive"
+    assert classify_shell("ls && curl x && rm y") == "destructive"
+    assert classify_shell("ls || make") == "execute"
+
+
+def test_shell_programs_carry_subcommands_and_wrapped_programs() -> None:
+    assert shell_programs("ls -la src") == ("ls",)
+    assert shell_programs("ls; rm x") == ("ls", "rm")
+    assert shell_programs("git push origin main") == ("git push",)
+    assert shell_programs("sudo rm x") == ("rm", "sudo")
+    assert shell_programs("echo 'unbalanced") == ("echo 'unbalanced",)
+
+
+# -- the policy order --------------------------------------------------------------------------
+
+
+def test_by_tool_beats_by_risk_beats_default_beats_ask() -> None:
+    policy = PolicyConfig(
+        byTool={"shell": "deny"}, byRisk={"read": "allow", "write": "ask"}, default="deny"
+    )
+    engine = PermissionEngine(policy)
+    by_tool = engine.evaluate("s1", "shell", {"cmd": "ls"}, "read")
+    assert (by_tool.decision, by_tool.policy) == ("deny", "byTool.shell")
+    by_risk = engine.evaluate("s1", "read_file", {"path": "a"}, "read")
+    assert (by_risk.decision, by_risk.policy) == ("allow", "byRisk.read")
+    default = engine.evaluate("s1", "write_file", {"path": "a"}, "network")
+    assert (default.decision, default.policy) == ("deny", "default")
+    nothing = PermissionEngine(PolicyConfig()).evaluate("s1", "read_file", {"path": "a"}, "read")
+    assert (nothing.decision, nothing.policy) == ("ask", None)
+
+
+def test_default_policy_allows_reads_and_warns_before_destruction() -> None:
+    engine = PermissionEngine()
+    assert engine.policy == DEFAULT_POLICY
+    read = engine.evaluate("s1", "shell", {"cmd": "ls src/foo.py"}, "read")
+    assert (read.decision, read.policy, read.warning) == ("allow", "byRisk.read", None)
+    for risk in ("write", "execute", "network"):
+        verdict = engine.evaluate("s1", "shell", {"cmd": "x"}, risk)
+        assert (verdict.decision, verdict.warning) == ("ask", None)
+    destructive = engine.evaluate("s1", "shell", {"cmd": "mv src/foo.py src/bar.py"}, "destructive")
+    assert destructive.decision == "ask"
+    assert destructive.warning is not None and "mv src/foo.py src/bar.py" in destructive.warning
+
+
+def test_policy_from_a_scenario_dict() -> None:
+    policy = PolicyConfig.model_validate({"byTool": {"shell": "allow"}, "default": "ask"})
+    verdict = PermissionEngine(policy).evaluate("s", "shell", {"cmd": "rm x"}, "destructive")
+    assert verdict.policy == "byTool.shell"
+    with pytest.raises(ValueError):
+        PolicyConfig.model_validate({"byRisk": {"danger": "allow"}})
+
+
+# -- remembered answers ------------------------------------------------------------------------
+
+
+def test_session_answer_covers_the_same_program_only() -> None:
+    engine = PermissionEngine(PolicyConfig())
+    engine.remember("s1", "shell", {"cmd": "ls src"}, "read", PermissionAnswer("allow", "session"))
+    again = engine.evaluate("s1", "shell", {"cmd": "ls -la other"}, "read")
+    assert (again.decision, again.policy) == ("allow", "session:shell")
+    assert engine.evaluate("s1", "shell", {"cmd": "rm x"}, "destructive").decision == "ask"
+    assert engine.evaluate("s1", "shell", {"cmd": "ls; rm x"}, "destructive").decision == "ask"
+    assert engine.evaluate("s1", "shell", {"cmd": "cat x"}, "read").decision == "ask"
+    assert engine.evaluate("s2", "shell", {"cmd": "ls src"}, "read").decision == "ask"
+    engine.forget_session("s1")
+    assert engine.evaluate("s1", "shell", {"cmd": "ls src"}, "read").decision == "ask"
+
+
+def test_session_answer_for_other_tools_covers_the_tool_at_that_risk() -> None:
+    engine = PermissionEngine()
+    engine.remember("s1", "write_file", {"path": "a"}, "write", PermissionAnswer("deny", "session"))
+    verdict = engine.evaluate("s1", "write_file", {"path": "b", "content": ""}, "write")
+    assert (verdict.decision, verdict.policy) == ("deny", "session:write_file")
+    assert engine.evaluate("s1", "edit_file", {"path": "b"}, "write").decision == "ask"
+
+
+def test_once_remembers_nothing(tmp_path) -> None:
+    rules = tmp_path / ".agent-tui" / "permissions.json"
+    engine = PermissionEngine(rules_path=rules)
+    engine.remember("s1", "write_file", {"path": "a"}, "write", PermissionAnswer("allow"))
+    assert engine.evaluate("s1", "write_file", {"path": "a"}, "write").decision == "ask"
+    assert not rules.exists()
+
+
+def test_always_rules_are_written_to_a_readable_file_and_read_by_a_new_engine(tmp_path) -> None:
+    rules = tmp_path / ".agent-tui" / "permissions.json"
+    first = PermissionEngine(rules_path=rules)
+    first.remember(
+        "s1", "shell", {"cmd": "git push origin main"}, "network",
+        PermissionAnswer("allow", "always"),
+    )
+    first.remember("s1", "write_file", {"path": "a"}, "write", PermissionAnswer("deny", "always"))
+    text = rules.read_text()
+    assert text.endswith("\n") and "\n  " in text  # pretty-printed, for people to edit
+    document = orjson.loads(text)
+    assert document["version"] == 1
+    assert document["rules"][0] == {
+        "tool": "shell", "risk": "network", "programs": ["git push"], "decision": "allow",
+        "example": "git push origin main",
+    }
+
+    second = PermissionEngine(rules_path=rules)
+    verdict = second.evaluate("other-session", "shell", {"cmd": "git push"}, "network")
+    assert (verdict.decision, verdict.policy) == ("allow", "always:shell")
+    assert second.evaluate("s", "shell", {"cmd": "git fetch"}, "network").decision == "ask"
+    denied = second.evaluate("s", "write_file", {"path": "z"}, "write")
+    assert (denied.decision, denied.policy) == ("deny", "always:write_file")
+
+    # answering again for the same key replaces the rule instead of piling up duplicates
+    second.remember("s", "write_file", {"path": "a"}, "write", PermissionAnswer("allow", "always"))
+    assert [rule.decision for rule in PermissionEngine(rules_path=rules).rules()] == [
+        "allow", "allow",
+    ]
+
+
+def test_session_answers_come_before_always_rules(tmp_path) -> None:
+    engine = PermissionEngine(rules_path=tmp_path / "permissions.json")
+    engine.remember("s1", "shell", {"cmd": "ls"}, "read", PermissionAnswer("allow", "always"))
+    engine.remember("s1", "shell", {"cmd": "ls"}, "read", PermissionAnswer("deny", "session"))
+    assert engine.evaluate("s1", "shell", {"cmd": "ls"}, "read").policy == "session:shell"
+    assert engine.evaluate("s2", "shell", {"cmd": "ls"}, "read").policy == "always:shell"
+
+
+def test_hand_edited_rules_are_picked_up_and_deny_wins(tmp_path) -> None:
+    rules = tmp_path / "permissions.json"
+    engine = PermissionEngine(PolicyConfig(), rules_path=rules)
+    assert engine.evaluate("s", "shell", {"cmd": "cat a"}, "read").decision == "ask"
+    rules.write_text(
+        '{"version": 1, "rules": [\n'
+        '  {"tool": "shell", "risk": "read", "decision": "allow"},\n'
+        '  {"tool": "shell", "programs": ["cat"], "decision": "deny"}\n'
+        "]}\n"
+    )
+    assert engine.evaluate("s", "shell", {"cmd": "ls"}, "read").decision == "allow"
+    assert engine.evaluate("s", "shell", {"cmd": "cat a"}, "read").decision == "deny"
+    assert engine.evaluate("s", "shell", {"cmd": "rm a"}, "destructive").decision == "ask"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{not json", "invalid JSON"),
+        ('{"rules": [{"tool": "shell", "decision": "maybe"}]}', "rules[0].decision"),
+        ('{"rules": [{"tool": "shell", "decison": "allow"}]}', "rules[0]"),
+        ('["shell"]', "Input should be"),
+    ],
+)
+def test_malformed_rules_file_is_a_clear_error_naming_the_file(tmp_path, content, reason) -> None:
+    rules = tmp_path / "permissions.json"
+    rules.write_text(content)
+    with pytest.raises(PermissionRulesError) as caught:
+        PermissionEngine(rules_path=rules)
+    assert str(rules) in str(caught.value)
+    assert reason in str(caught.value)
+
+
+def test_rules_file_broken_later_fails_evaluate_with_the_same_error(tmp_path) -> None:
+    rules = tmp_path / "permissions.json"
+    engine = PermissionEngine(rules_path=rules)
+    rules.write_text('{"rules": 5}')
+    with pytest.raises(PermissionRulesError, match="permissions.json: rules"):
+        engine.evaluate("s", "shell", {"cmd": "ls"}, "read")
+
+
+def test_always_without_a_rules_file_lasts_for_the_engine() -> None:
+    engine = PermissionEngine()
+    engine.remember("s1", "shell", {"cmd": "make"}, "execute", PermissionAnswer("allow", "always"))
+    assert engine.evaluate("s2", "shell", {"cmd": "make test"}, "execute").policy == "always:shell"
+    assert PermissionEngine().evaluate("s2", "shell", {"cmd": "make"}, "execute").decision == "ask"
+
+
+# -- prompters ---------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_static_prompter_answers_every_request_the_same() -> None:
+    prompter = StaticPrompter("deny")
+    assert isinstance(prompter, Prompter)
+    request = PermissionRequest(
+        session_id="s", turn_id="t", request_id="r", tool_call_id="c", tool="shell",
+        risk="destructive", args_preview='cmd="rm x"', args={"cmd": "rm x"}, agent_path=("lead",),
+        warning="careful",
+    )
+    answers = [await prompter.ask(request) for _ in range(2)]
+    assert answers == [PermissionAnswer("deny", "once"), PermissionAnswer("deny", "once")]
+    assert prompter.asked == [request, request]
+    await anyio.sleep(0)
