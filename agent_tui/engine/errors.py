@@ -8,7 +8,7 @@ class EventStoreFailure(RuntimeError):
 
     def __init__(self, session_id: str, sequence: int, event_type: str) -> None:
         super().__init__(
-            f"could not store {event_type} #{sequence} of session {session_id}; the turn stopped"
+            f"could not store {event_type} #{sequence} of session {session_id}"
         )
         self.session_id = session_id
         self.sequence = sequence

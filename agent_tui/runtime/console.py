@@ -72,6 +72,10 @@ class EventPrinter:
         for reason in result.stop_reasons.values():
             key = reason or "unfinished"
             counts[key] = counts.get(key, 0) + 1
+        if not counts:
+            self.out.write(f"no session started; logs in {sessions_dir}\n")
+            self.out.flush()
+            return
         ends = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
         self.out.write(
             f"{len(result.stop_reasons)} sessions, {self.events} events ({ends}); logs in {sessions_dir}\n"

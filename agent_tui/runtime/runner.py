@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 
 from agent_tui.engine.engine import SessionEngine, TurnHandle
+from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
 from agent_tui.engine.scenario import Scenario, ScenarioError
 from agent_tui.engine.scripted import ScriptedProvider
@@ -65,7 +66,8 @@ class ScenarioRun:
                 self.cwds.append(self.workspace.prepare(session.cwd))
             except OSError as error:
                 raise ScenarioError(
-                    str(base_dir), f"sessions[{index}].cwd", f"{session.cwd!r}: {error}"
+                    str(base_dir), f"sessions[{index}].cwd",
+                    f"{session.cwd!r}: {error.strerror or error} ({error.filename or session.cwd})",
                 ) from None
         self.store = JsonlFileEventStore(sessions_dir)
         self.sink = EventSink()
@@ -116,9 +118,13 @@ class ScenarioRun:
     async def _play_session(self, session, cwd: Path, result: RunResult) -> None:  # type: ignore[no-untyped-def]
         if session.startDelayMs:
             await anyio.sleep(session.startDelayMs / 1000)
-        session_id = await self.engine.create_session(
-            cwd, title=session.title, agent_name=session.agentName
-        )
+        try:
+            session_id = await self.engine.create_session(
+                cwd, title=session.title, agent_name=session.agentName
+            )
+        except EventStoreFailure as failure:
+            result.errors.append(f"{failure} ({failure.__cause__})")
+            return
         self.provider.assign(session_id, session.steps)
         handle = self.engine.start_turn(session_id, session.prompt)
         self.handles.append(handle)
@@ -137,7 +143,9 @@ class ScenarioRun:
                 if id(turn) not in seen:
                     seen.add(id(turn))
                     if result is not None and turn.error is not None:
-                        result.errors.append(f"{turn.session_id}: {turn.error}")
+                        cause = turn.error.__cause__
+                        detail = f" ({cause})" if cause is not None else ""
+                        result.errors.append(f"{turn.error}{detail}")
 
     def close(self) -> None:
         self.store.close()

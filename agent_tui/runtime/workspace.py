@@ -33,11 +33,10 @@ class Workspace:
         while copy.exists():
             suffix += 1
             copy = self.root / f"{name}-{suffix}"
-        if source.is_dir():
-            shutil.copytree(source, copy, symlinks=True)
-        elif source.exists():
-            raise NotADirectoryError(f"cwd {cwd!r} is not a directory ({source})")
-        else:
-            copy.mkdir(parents=True)
+        if not source.exists():
+            raise FileNotFoundError(2, "no such directory", str(source))
+        if not source.is_dir():
+            raise NotADirectoryError(20, "not a directory", str(source))
+        shutil.copytree(source, copy, symlinks=True)
         self._copies[source] = copy
         return copy

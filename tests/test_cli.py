@@ -1,0 +1,173 @@
+"""The command line as a user meets it: real scenario files, real logs, exit codes, no tracebacks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agent_tui.events.chains import chain_violations
+from agent_tui.replay.sources import replay_all
+
+SCENARIO = {
+    "maxContextTokens": 8000,
+    "sessions": [
+        {"title": "lead", "cwd": "ws", "prompt": "Rename src/foo.py to bar.py",
+         "steps": [
+             {"text": ["I'll check ", "first."], "toolCalls": [{"tool": "shell", "args": {"cmd": "ls src/foo.py"}}]},
+             {"text": ["Renaming."], "toolCalls": [{"tool": "shell", "args": {"cmd": "mv src/foo.py src/bar.py"}}]},
+             {"text": ["Done."]},
+         ]},
+        {"title": "helper", "cwd": "ws", "prompt": "spawn", "steps": [
+            {"text": ["spawning"], "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "explorer", "prompt": "look"}}]},
+            {"text": ["ok"]}]},
+    ],
+    "agents": {"explorer": {"steps": [{"text": ["Found 3 files."]}]}},
+}
+
+
+def agent_tui(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agent_tui", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    (tmp_path / "ws" / "src").mkdir(parents=True)
+    (tmp_path / "ws" / "src" / "foo.py").write_text("x = 1\n")
+    path = tmp_path / "scenario.json"
+    path.write_bytes(orjson.dumps(SCENARIO))
+    return path
+
+
+@pytest.fixture
+def sessions(tmp_path: Path, scenario: Path) -> Path:
+    out = tmp_path / "sessions"
+    result = agent_tui("run", str(scenario), "--sessions-dir", str(out), "--approve", "allow")
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_run_writes_well_formed_logs_and_leaves_the_scenario_alone(tmp_path: Path, scenario: Path, sessions: Path) -> None:
+    assert len(list(sessions.glob("*.jsonl"))) == 3
+    assert chain_violations(list(replay_all(sessions, "strict"))) == []
+    assert (tmp_path / "ws" / "src" / "foo.py").exists()  # the run worked on a scratch copy
+
+
+def test_run_with_deny_denies_the_destructive_mv(tmp_path: Path, scenario: Path) -> None:
+    out = tmp_path / "denied"
+    result = agent_tui("run", str(scenario), "--sessions-dir", str(out))
+    assert result.returncode == 0
+    events = list(replay_all(out))
+    failed = [e.payload for e in events if e.type == "tool.failed"]
+    assert any(f["errorCode"] == "permission_denied" and f["tool"] == "shell" for f in failed)
+
+
+@pytest.mark.parametrize("kind", ["events", "transcript", "frames", "state"])
+def test_dumps_are_deterministic(sessions: Path, kind: str) -> None:
+    first = agent_tui("replay", str(sessions), "--dump", kind)
+    second = agent_tui("replay", str(sessions), "--dump", kind)
+    assert first.returncode == 0 and first.stdout and first.stdout == second.stdout
+    if kind == "state":
+        state = orjson.loads(first.stdout)
+        assert [s["sessionId"] for s in state["sessions"]] == sorted(s["sessionId"] for s in state["sessions"])
+        assert {s["status"] for s in state["sessions"]} == {"completed"}
+        child = next(s for s in state["sessions"] if s["parentSessionId"])
+        assert child["agentName"] == "explorer"
+    if kind == "transcript":
+        lines = [orjson.loads(line) for line in first.stdout.splitlines()]
+        assert {"sessionId", "turnId", "role", "text"} <= set(lines[0])
+        assert any(line["role"] == "assistant" and line["text"] == "I'll check first." for line in lines)
+        assert any(line["role"] == "tool" and "toolCallId" in line for line in lines)
+    if kind == "frames":
+        frames = [orjson.loads(line) for line in first.stdout.splitlines()]
+        assert frames[0]["to"] == "start" and frames[-1]["to"] == "end" and frames[-1]["reason"] == "done"
+
+
+def test_events_dump_is_sessions_in_id_order_each_in_sequence(sessions: Path) -> None:
+    out = agent_tui("replay", str(sessions), "--dump", "events").stdout.splitlines()
+    keys = [(e["sessionId"], e["sequence"]) for e in map(orjson.loads, out)]
+    assert keys == sorted(keys)
+
+
+def _one_log(sessions: Path) -> Path:
+    return sorted(sessions.glob("*.jsonl"))[0]
+
+
+def test_torn_final_line_is_skipped_or_strictly_an_error(sessions: Path) -> None:
+    log = _one_log(sessions)
+    lines = log.read_bytes().count(b"\n")
+    with open(log, "ab") as handle:
+        handle.write(b'{"v":1,"id":"torn"')
+    ok = agent_tui("replay", str(log), "--dump", "events")
+    assert ok.returncode == 0 and len(ok.stdout.splitlines()) == lines
+    strict = agent_tui("replay", str(log), "--dump", "events", "--strict")
+    assert strict.returncode == 3
+    assert strict.stderr.strip().startswith(f"{log}:{lines + 1}: ")
+    assert "Traceback" not in strict.stderr
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda line: b"not json at all", "invalid JSON"),
+        (lambda line: line.replace(b'"type":"', b'"type":"bogus.'), "unknown event type"),
+        (lambda line: line.replace(b'"sequence":', b'"sequence":1', 1), "sequence"),
+        (lambda line: line.replace(b'"payload":{', b'"payload":{"zzz":1,', 1), "zzz"),
+    ],
+)
+def test_a_bad_complete_line_stops_the_dump_with_file_and_line(sessions: Path, mutate, reason: str) -> None:  # type: ignore[no-untyped-def]
+    log = _one_log(sessions)
+    lines = log.read_bytes().splitlines()
+    lines[3] = mutate(lines[3])
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    for strict in ([], ["--strict"]):
+        result = agent_tui("replay", str(log), "--dump", "state", *strict)
+        assert result.returncode == 3
+        assert result.stderr.startswith(f"{log}:4: ") and reason in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_bad_scenarios_say_where(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(orjson.dumps({"sessions": [{"prompt": "x", "steps": [{"text": ["a"]}, {"text": ["b"]},
+                                                                        {"text": "not a list"}]}]}))
+    result = agent_tui("run", str(bad), "--sessions-dir", str(tmp_path / "s"))
+    assert result.returncode == 2
+    assert "sessions[0].steps[2].text: Input should be a valid list" in result.stderr
+    bad.write_text("{ nope")
+    assert "not valid JSON" in agent_tui("run", str(bad), "--sessions-dir", str(tmp_path / "s")).stderr
+    missing = agent_tui("run", str(tmp_path / "missing.json"), "--sessions-dir", str(tmp_path / "s"))
+    assert missing.returncode == 2 and "missing.json: no such file" in missing.stderr
+    bad.write_bytes(orjson.dumps({"sessions": [{"prompt": "x", "cwd": "nowhere", "steps": [{"text": ["a"]}]}]}))
+    nowhere = agent_tui("run", str(bad), "--sessions-dir", str(tmp_path / "s"))
+    assert nowhere.returncode == 2 and "sessions[0].cwd" in nowhere.stderr
+    for result in (missing, nowhere):
+        assert "Traceback" not in result.stderr
+
+
+def test_replay_of_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
+    result = agent_tui("replay", str(tmp_path / "nope"), "--dump", "events")
+    assert result.returncode == 2 and "no such file or directory" in result.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = agent_tui("replay", str(empty), "--dump", "events")
+    assert result.returncode == 2 and "no session logs" in result.stderr
+
+
+def test_unwritable_sessions_dir_is_a_clear_error(tmp_path: Path, scenario: Path) -> None:
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x")
+    result = agent_tui("run", str(scenario), "--sessions-dir", str(blocker / "sessions"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "file-not-dir" in result.stderr
+
+
+def test_schema_prints_a_json_schema_of_every_event_type() -> None:
+    result = agent_tui("schema")
+    schema = orjson.loads(result.stdout)
+    assert schema["$schema"].endswith("2020-12/schema")
+    assert "model.delta" in result.stdout and "turn.completed" in result.stdout
