@@ -268,113 +268,196 @@ def _describe(error: ValidationError, prefix: str = "") -> str:
 
 # -- fast structural check ---------------------------------------------------------------------
 # Replay validates every line of logs with millions of events, and pydantic costs several times a
-# JSON decode per object. So each payload model is compiled once into a table of
-# (field, accepted types or values, required) and checked by `_fits`; only a payload that fails the
-# fast check goes through pydantic (strict) to produce the error message. The tables are derived
-# from the models, so the schema has one source.
+# JSON decode per object. So each payload model is compiled once into a small straight-line
+# function (generated source, as `dataclasses` does) that answers "does this fit?" without
+# allocating; only an object that fails it goes the slow way (`_reject`, then pydantic in strict
+# mode) to produce the error message. The checks are derived from the models, so the schema has
+# one source, and a property test holds them to pydantic's strict verdict.
 
-_Check = tuple[str, "tuple[type, ...] | frozenset[Any] | _Compiled", bool]
+_MISSING = object()
 
 
 class _Compiled:
-    __slots__ = ("fields", "names", "required")
+    """The fast check of one payload model: `check(data) -> bool`, and the field names in order."""
+
+    __slots__ = ("check", "model", "names", "nested", "order", "required")
 
     def __init__(self, model: type[BaseModel]) -> None:
-        self.fields: list[tuple[str, Any, bool, bool]] = []
-        for name, info in model.model_fields.items():
+        self.model = model
+        self.order: tuple[str, ...] = tuple(model.model_fields)
+        self.names = frozenset(self.order)
+        self.required = frozenset(
+            name for name, info in model.model_fields.items() if info.is_required()
+        )
+        self.nested: dict[str, _Compiled] = {}
+        self.check = self._generate()
+
+    def _generate(self) -> Any:
+        namespace: dict[str, Any] = {"_MISSING": _MISSING}
+        fetch, tests = [], []
+        optional = 0
+        for k, (name, info) in enumerate(self.model.model_fields.items()):
             accepted, nullable = _accepted(info.annotation)
-            self.fields.append((name, accepted, info.is_required(), nullable))
-        self.names = frozenset(model.model_fields)
-        self.required = frozenset(name for name, _, required, _ in self.fields if required)
+            test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
+            if isinstance(accepted, _Compiled):
+                self.nested[name] = accepted
+            if nullable:
+                test = f"v{k} is not None and ({test})"
+            if info.is_required():
+                fetch.append(f"        v{k} = data[{name!r}]")
+                tests += [f"    if {test}:", "        return False"]
+            else:
+                optional += 1
+                tests += [
+                    f"    v{k} = data.get({name!r}, _MISSING)",
+                    f"    if v{k} is not _MISSING:",
+                    "        present += 1",
+                    f"        if {test}:",
+                    "            return False",
+                ]
+        lines = ["def check(data):", "    if type(data) is not dict:", "        return False"]
+        if fetch:
+            lines += ["    try:", *fetch, "    except KeyError:", "        return False"]
+        if optional:
+            lines.append("    present = 0")
+        lines += tests
+        lines.append(f"    return len(data) == {len(self.required)}{' + present' if optional else ''}")
+        exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
+        return namespace["check"]
+
+
+def _value_test(var: str, accepted: Any, namespace: dict[str, Any], suffix: str) -> str:
+    """Python source that is true when `var` does NOT fit `accepted`."""
+    if isinstance(accepted, _Compiled):
+        namespace["_check" + suffix] = accepted.check
+        return f"not _check{suffix}({var})"
+    if isinstance(accepted, frozenset):
+        # Check the type first: an unhashable value (a list) must fail, not raise.
+        namespace["_values" + suffix] = accepted
+        types = {type(value) for value in accepted}
+        if len(types) == 1:
+            namespace["_type" + suffix] = types.pop()
+            return f"type({var}) is not _type{suffix} or {var} not in _values{suffix}"
+        namespace["_types" + suffix] = frozenset(types)
+        return f"type({var}) not in _types{suffix} or {var} not in _values{suffix}"
+    if accepted is dict:
+        return f"type({var}) is not dict or any(type(key) is not str for key in {var})"
+    return f"type({var}) is not {accepted.__name__}"
 
 
 def _accepted(annotation: Any) -> tuple[Any, bool]:
+    """What a field accepts: a type, a frozenset of literal values or a nested model; and nullable."""
     args = get_args(annotation)
     origin = get_origin(annotation)
     if origin in (Union, UnionType):
         inner = [arg for arg in args if arg is not type(None)]
+        if len(inner) != 1:
+            raise TypeError(f"no fast check for {annotation!r}")
         accepted, _ = _accepted(inner[0])
         return accepted, len(inner) < len(args)
     if origin is Literal:
         return frozenset(args), False
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return _Compiled(annotation), False
-    if origin is dict or annotation is dict:
-        return (dict,), False
-    if annotation is bool:
-        return (bool,), False
-    if annotation in (int, str):
-        return (annotation,), False
+    if origin is dict and args and args[0] is str and args[1] is Any:
+        return dict, False
+    if annotation in (bool, int, str):
+        return annotation, False
     raise TypeError(f"no fast check for {annotation!r}")
 
 
 def _fits(compiled: _Compiled, data: Any) -> bool:
-    if type(data) is not dict:
-        return False
-    keys = data.keys()
-    if not (compiled.required <= keys and keys <= compiled.names):
-        return False
-    for name, accepted, _required, nullable in compiled.fields:
-        if name not in data:
-            continue
-        value = data[name]
-        if value is None:
-            if not nullable:
-                return False
-        elif type(accepted) is tuple:
-            if type(value) not in accepted:
-                return False
-        elif type(accepted) is frozenset:
-            if type(value) is bool or value not in accepted:
-                return False
-        elif not _fits(accepted, value):
-            return False
-    return True
+    return compiled.check(data)
 
 
 _COMPILED = {name: _Compiled(model) for name, model in PAYLOADS.items()}
+_CHECKS = {name: compiled.check for name, compiled in _COMPILED.items()}
 _ENVELOPE_KEYS = frozenset({"v", "id", "sessionId", "turnId", "sequence", "ts", "type", "payload"})
 _ENVELOPE_REQUIRED = _ENVELOPE_KEYS - {"v"}
 
 
 def event_from_dict(data: Any) -> Event:
     """Validate one decoded log line. Raises `EventValidationError` with a one-line reason."""
-    if type(data) is not dict:
-        raise EventValidationError(f"expected a JSON object, got {type(data).__name__}")
-    type_name = data.get("type")
-    compiled = _COMPILED.get(type_name) if type(type_name) is str else None
-    if compiled is None:
-        raise EventValidationError(f"unknown event type {type_name!r}")
-    keys = data.keys()
-    if not (_ENVELOPE_REQUIRED <= keys and keys <= _ENVELOPE_KEYS):
-        missing = sorted(_ENVELOPE_REQUIRED - keys)
-        if missing:
-            raise EventValidationError(f"{missing[0]}: field required")
-        raise EventValidationError(f"unexpected field {sorted(keys - _ENVELOPE_KEYS)[0]!r}")
-    if data.get("v", SCHEMA_VERSION) != SCHEMA_VERSION:
-        raise EventValidationError(f"unsupported schema version {data.get('v')!r}")
-    session_id = data["sessionId"]
-    turn_id = data["turnId"]
-    sequence = data["sequence"]
-    event_id = data["id"]
-    ts = data["ts"]
-    if type(session_id) is not str or type(event_id) is not str or type(ts) is not str:
-        raise EventValidationError("id, sessionId and ts must be strings")
-    if turn_id is not None and type(turn_id) is not str:
-        raise EventValidationError("turnId: must be a string or null")
-    if type(sequence) is not int or sequence < 1:
-        raise EventValidationError(f"sequence: expected an integer >= 1, got {sequence!r}")
-    payload = data["payload"]
-    if not _fits(compiled, payload):
+    # The fast path only decides "valid" (replay runs it per line, so it avoids set operations
+    # and keyword calls); `_reject` finds out what is wrong.
+    if type(data) is dict:
         try:
-            PAYLOADS[type_name].model_validate(payload, strict=True)
-        except ValidationError as error:
-            raise EventValidationError(_describe(error, "payload.")) from None
-        raise EventValidationError("payload: does not fit its schema")  # pragma: no cover
-    return Event(
-        id=event_id, session_id=session_id, turn_id=turn_id, sequence=sequence, ts=ts,
-        type=type_name, payload=payload,
-    )
+            type_name = data["type"]
+            event_id = data["id"]
+            session_id = data["sessionId"]
+            turn_id = data["turnId"]
+            sequence = data["sequence"]
+            ts = data["ts"]
+            payload = data["payload"]
+        except KeyError:
+            raise _reject(data) from None
+        # All seven required keys are there, so the key set is right iff the only other is `v`.
+        size = len(data)
+        if (
+            (size == 7 or (size == 8 and type(data.get("v")) is int and data["v"] == SCHEMA_VERSION))
+            and type(type_name) is str
+            and type(event_id) is str
+            and type(session_id) is str
+            and type(ts) is str
+            and (turn_id is None or type(turn_id) is str)
+            and type(sequence) is int
+            and sequence >= 1
+            and (check := _CHECKS.get(type_name)) is not None
+            and check(payload)
+        ):
+            # Event's fields set directly: a keyword call costs as much as the checks above.
+            event = _new_event(Event)
+            event.id = event_id
+            event.session_id = session_id
+            event.turn_id = turn_id
+            event.sequence = sequence
+            event.ts = ts
+            event.type = type_name
+            event.payload = payload
+            return event
+    raise _reject(data)
+
+
+_new_event = object.__new__
+
+
+def _reject(data: Any) -> EventValidationError:
+    """The reason `data` is not an event, naming the first field that is wrong."""
+    if type(data) is not dict:
+        return EventValidationError(f"expected a JSON object, got {type(data).__name__}")
+    if "type" not in data:
+        return EventValidationError("type: field required")
+    type_name = data["type"]
+    if type(type_name) is not str or type_name not in _COMPILED:
+        return EventValidationError(f"type: unknown event type {type_name!r}")
+    keys = data.keys()
+    missing = sorted(_ENVELOPE_REQUIRED - keys)
+    if missing:
+        return EventValidationError(f"{missing[0]}: field required")
+    extra = sorted(str(key) for key in keys - _ENVELOPE_KEYS)
+    if extra:
+        return EventValidationError(f"{extra[0]}: unexpected field")
+    if "v" in data and (type(data["v"]) is not int or data["v"] != SCHEMA_VERSION):
+        return EventValidationError(f"v: unsupported schema version {data['v']!r}")
+    for name in ("id", "sessionId", "ts"):
+        if type(data[name]) is not str:
+            return EventValidationError(f"{name}: expected a string, got {_json_type(data[name])}")
+    if data["turnId"] is not None and type(data["turnId"]) is not str:
+        return EventValidationError(f"turnId: expected a string or null, got {_json_type(data['turnId'])}")
+    sequence = data["sequence"]
+    if type(sequence) is not int or sequence < 1:
+        return EventValidationError(f"sequence: expected an integer >= 1, got {sequence!r}")
+    try:
+        PAYLOADS[type_name].model_validate(data["payload"], strict=True)
+    except ValidationError as error:
+        return EventValidationError(_describe(error, "payload."))
+    return EventValidationError("payload: does not fit its schema")  # pragma: no cover
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+             dict: "object", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def event_from_json(line: bytes | str) -> Event:
@@ -389,19 +472,32 @@ def event_from_json(line: bytes | str) -> Event:
 def make_payload(type_name: str, **fields: Any) -> dict[str, Any]:
     """Build and validate the payload of a `type_name` event, as the JSON-ready dict it is stored as.
 
-    Fields left as `None` are dropped, so the stored line carries only what is known.
+    Fields left as `None` are dropped, so the stored line carries only what is known. Keys come
+    out in model order (nested models too) whatever order they were given in, so equal payloads
+    serialize to equal bytes.
     """
     compiled = _COMPILED.get(type_name)
     if compiled is None:
         raise EventValidationError(f"unknown event type {type_name!r}")
     payload = {key: value for key, value in fields.items() if value is not None}
-    if not _fits(compiled, payload):
-        try:
-            model = PAYLOADS[type_name].model_validate(payload)
-        except ValidationError as error:
-            raise EventValidationError(_describe(error, f"{type_name}.")) from None
-        payload = model.model_dump(mode="json", exclude_none=True)
-    return payload
+    if compiled.check(payload):
+        return _in_model_order(compiled, payload)
+    try:
+        model = compiled.model.model_validate(payload)
+    except ValidationError as error:
+        raise EventValidationError(_describe(error, f"{type_name}.")) from None
+    # exclude_unset: like the fast path, store what was given, not the model's defaults.
+    return model.model_dump(mode="json", exclude_none=True, exclude_unset=True)
+
+
+def _in_model_order(compiled: _Compiled, payload: dict[str, Any]) -> dict[str, Any]:
+    ordered = {}
+    for name in compiled.order:
+        if name in payload:
+            value = payload[name]
+            nested = compiled.nested.get(name)
+            ordered[name] = _in_model_order(nested, value) if nested and value is not None else value
+    return ordered
 
 
 def log_line_json_schema() -> dict[str, Any]:

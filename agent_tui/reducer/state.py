@@ -487,7 +487,11 @@ def _turn_of(state: DashboardState, session: SessionView, event: Event) -> TurnV
         if turns:
             return _writable(turns, len(turns) - 1)
         turn_id = ""
-    for index in range(len(turns) - 1, -1, -1):
+    # Newest first: an event for an earlier turn is rare (the closing of an interrupted turn). A
+    # start opens a new turn unless it repeats the last one, so it never scans: a log of many
+    # turns folds in linear time.
+    oldest = max(len(turns) - 1, 0) if event.type == "turn.started" else 0
+    for index in range(len(turns) - 1, oldest - 1, -1):
         if turns[index].turn_id == turn_id:
             return _writable(turns, index)
     return _open_turn(state, session, turn_id, event.sequence)

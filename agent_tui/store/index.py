@@ -19,7 +19,7 @@ from bisect import bisect_left
 from pathlib import Path
 
 BLOCK = 64 * 1024
-_READ = 128 * BLOCK  # 8 MiB per read while indexing
+_READ = 16 * BLOCK  # 1 MiB per read while indexing: small enough to stay in cache for `count`
 
 
 class LineIndex:
@@ -37,6 +37,7 @@ class LineIndex:
         self._tail_newlines = 0  # newlines in the partial block after `_indexed`
         self._size = 0
         self._last_byte_newline = True
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the indexed file
         self.extend()
 
     @property
@@ -72,28 +73,32 @@ class LineIndex:
             self._reset()
             return 0
         try:
-            size = os.fstat(fd).st_size
-            if size < self._size:  # truncated or replaced: start over
+            stat = os.fstat(fd)
+            size = stat.st_size
+            identity = (stat.st_dev, stat.st_ino)
+            if size < self._size or identity != self._identity:  # truncated or replaced: start over
                 self._reset()
                 before = 0
+            self._identity = identity
             position = self._indexed
             tail = 0
+            cumulative = self._cumulative
             while position < size:
                 data = os.pread(fd, min(_READ, size - position), position)
-                if not data:
-                    break
                 full = len(data) - len(data) % BLOCK
-                start = 0
-                while start < full:
-                    self._cumulative.append(
-                        (self._cumulative[-1] if self._cumulative else 0)
-                        + data.count(b"\n", start, start + BLOCK)
-                    )
-                    start += BLOCK
+                total = cumulative[-1] if cumulative else 0
+                for start in range(0, full, BLOCK):
+                    total += data.count(b"\n", start, start + BLOCK)
+                    cumulative.append(total)
                 self._indexed = position + full
-                tail = data.count(b"\n", full)
                 position += len(data)
-            self._tail_newlines = tail if position > self._indexed else 0
+                if full < len(data) or not data:
+                    # A partial block is the end of what can be read now (a short read included):
+                    # count it as the tail and index no further, so blocks stay aligned.
+                    tail = data.count(b"\n", full)
+                    size = position
+                    break
+            self._tail_newlines = tail
             self._size = size
             if size:
                 self._last_byte_newline = os.pread(fd, 1, size - 1) == b"\n"
@@ -107,20 +112,50 @@ class LineIndex:
         self._tail_newlines = 0
         self._size = 0
         self._last_byte_newline = True
+        self._identity = None
 
-    def _newline_offset(self, fd: int, k: int) -> int:
-        """Offset of the k-th newline (1-based) in the file."""
-        block = bisect_left(self._cumulative, k)
+    def _find_newline(self, fd: int, k: int) -> tuple[int, bytes, int]:
+        """Find the k-th newline (1-based) of the file.
+
+        Returns `(block_start, block, position)`: the bytes of the block that holds it and its
+        position in them, so the caller can often cut the line out without another read. Counts
+        from whichever end of the block is nearer.
+        """
+        cumulative = self._cumulative
+        block = bisect_left(cumulative, k)
+        before = cumulative[block - 1] if block else 0
+        inside = (cumulative[block] if block < len(cumulative) else self.line_count) - before
         start = block * BLOCK
-        before = self._cumulative[block - 1] if block else 0
-        end = min(start + BLOCK, self._size)
-        data = os.pread(fd, end - start, start)
-        position = -1
-        for _ in range(k - before):
-            position = data.find(b"\n", position + 1)
+        data = os.pread(fd, min(BLOCK, self._size - start), start)
+        wanted = k - before
+        if wanted <= inside - wanted:
+            position = -1
+            for _ in range(wanted):
+                position = data.find(b"\n", position + 1)
+                if position < 0:
+                    break
+        else:
+            position = len(data)
+            for _ in range(inside - wanted + 1):
+                position = data.rfind(b"\n", 0, position)
+                if position < 0:
+                    break
         if position < 0:
-            raise IndexError(k)
-        return start + position
+            raise IndexError(f"newline {k} not where the index says: {self.path} changed")
+        return start, data, position
+
+    def _line(self, fd: int, n: int) -> tuple[int, int, bytes | None]:
+        """`(start, end, text)` of line `n`; `text` (without newline) is None if not yet read."""
+        if n == 0:
+            block_start, data, position = 0, os.pread(fd, min(BLOCK, self._size), 0), -1
+        else:
+            block_start, data, position = self._find_newline(fd, n)
+        start = block_start + position + 1
+        stop = data.find(b"\n", position + 1)
+        if stop >= 0:
+            return start, block_start + stop + 1, data[position + 1:stop]
+        block_start, _data, stop = self._find_newline(fd, n + 1)  # a line longer than its block
+        return start, block_start + stop + 1, None
 
     def line_span(self, n: int) -> tuple[int, int]:
         """Byte span `[start, end)` of line `n` (0-based), the end including its newline."""
@@ -128,17 +163,20 @@ class LineIndex:
             raise IndexError(f"line {n} out of range (0..{self.line_count - 1})")
         fd = os.open(self.path, os.O_RDONLY)
         try:
-            start = 0 if n == 0 else self._newline_offset(fd, n) + 1
-            end = self._newline_offset(fd, n + 1) + 1
+            start, end, _text = self._line(fd, n)
         finally:
             os.close(fd)
         return start, end
 
     def read_line(self, n: int) -> bytes:
         """The bytes of line `n` (0-based), without its newline."""
-        start, end = self.line_span(n)
+        if not 0 <= n < self.line_count:
+            raise IndexError(f"line {n} out of range (0..{self.line_count - 1})")
         fd = os.open(self.path, os.O_RDONLY)
         try:
-            return os.pread(fd, end - start - 1, start)
+            start, end, text = self._line(fd, n)
+            if text is None:
+                text = os.pread(fd, end - start - 1, start)
         finally:
             os.close(fd)
+        return text

@@ -21,10 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-import anyio
 import orjson
 
-from agent_tui.events import Event, EventValidationError, event_from_dict, event_from_json
+from agent_tui.events import (
+    Event,
+    EventValidationError,
+    event_from_dict,
+    event_from_json,
+)
 from agent_tui.store.errors import (
     EventLogDecodeError,
     EventLogSequenceError,

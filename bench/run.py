@@ -1,0 +1,39 @@
+"""Every benchmark in one command: `python bench/run.py [--events N]`.
+
+Prints one table: each figure beside a baseline measured in the same run and the target it must
+meet. Exits 1 if a target is missed, so the numbers cannot silently rot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine  # noqa: E402
+from bench_log import Row, bench_log, format_table  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000, help="events in the generated log")
+    parser.add_argument("--turns", type=int, default=2_000, help="turns in the engine benchmark")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
+        rows = bench_log(args.events, Path(tmp))
+    for name, rate, base, _verdict in bench_engine(args.turns):
+        informational = "lockstep" in name  # paced by its consumer, one handoff per event
+        rows.append(Row(
+            name=name, measured=rate, baseline=base, ratio=rate / base,
+            target="informational" if informational else f">= {TARGET_EVENTS_PER_SECOND:,} ev/s",
+            passed=informational or rate >= TARGET_EVENTS_PER_SECOND, unit="ev/s",
+        ))
+    print(format_table(rows))
+    return 0 if all(row.passed for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
