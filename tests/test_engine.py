@@ -267,3 +267,42 @@ class TestSteps:
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
             assert type(engine.submit(sid, "hi")).__name__ == "NoActiveTurn"
+
+
+class TestConcurrency:
+    async def test_fifty_sessions_run_concurrently_and_every_log_is_gap_free(self, tmp_path: Path) -> None:
+        provider = ScriptedProvider()
+        engine = make_engine(tmp_path, provider)
+        async with engine:
+            sids = []
+            for index in range(50):
+                sid = await engine.create_session(workspace(tmp_path))
+                provider.assign(sid, steps(
+                    {"text": [f"s{index} ", "reads"], "delayMs": 1 + index % 3,
+                     "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]},
+                    {"text": ["done ", "now"], "delayMs": 1},
+                ))
+                sids.append(sid)
+            handles = [engine.start_turn(sid, "go") for sid in sids]
+            assert [await handle.wait() for handle in handles] == ["final"] * 50
+        for sid in sids:
+            log = stored(tmp_path, sid)
+            assert [e.sequence for e in log] == list(range(1, len(log) + 1))
+            assert chain_violations(log) == []
+
+
+async def test_steered_input_is_echoed_as_a_user_input_frame(tmp_path: Path) -> None:
+    provider = ScriptedProvider()
+    engine = make_engine(tmp_path, provider)
+    provider.on_steer = lambda sid, text: engine.submit(sid, text, input_id="in_7") and None
+    frames = []
+    engine.sink.subscribe(frames.append)
+    async with engine:
+        sid = await engine.create_session(workspace(tmp_path))
+        provider.assign(sid, steps({"text": ["a"], "steer": "more", "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]},
+                                   {"text": ["b"]}))
+        events = await collect(engine.run_turn(sid, "go"))
+    echoes = [f.body for f in frames if f.family == "event" and f.body.kind == "user_input"]
+    assert [dict(e.data) for e in echoes] == [{"inputId": "in_7", "text": "more", "turnId": events[0].turn_id}]
+    order = [f.family if f.family != "transition" else f.body.to for f in frames]
+    assert order.index("event") < order.index("executing", order.index("executing") + 1)
