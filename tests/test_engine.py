@@ -306,3 +306,21 @@ async def test_steered_input_is_echoed_as_a_user_input_frame(tmp_path: Path) -> 
     assert [dict(e.data) for e in echoes] == [{"inputId": "in_7", "text": "more", "turnId": events[0].turn_id}]
     order = [f.family if f.family != "transition" else f.body.to for f in frames]
     assert order.index("event") < order.index("executing", order.index("executing") + 1)
+
+
+async def test_cancelling_the_engine_itself_closes_every_running_turn(tmp_path: Path) -> None:
+    provider = ScriptedProvider()
+    engine = make_engine(tmp_path, provider)
+    sids = []
+    with anyio.move_on_after(0.3):
+        async with engine:
+            for _ in range(3):
+                sid = await engine.create_session(workspace(tmp_path))
+                provider.assign(sid, steps({"text": ["slow"] * 50, "delayMs": 50}))
+                engine.start_turn(sid, "go")
+                sids.append(sid)
+            await anyio.sleep(10)
+    for sid in sids:
+        log = stored(tmp_path, sid)
+        assert log[-1].type == "turn.completed" and log[-1].payload["stopReason"] == "cancelled"
+        assert chain_violations(log) == []

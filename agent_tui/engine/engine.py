@@ -607,16 +607,22 @@ class SessionEngine:
         await self._commit(info, turn.turn_id, "turn.started", promptPreview=turn.text[:PREVIEW_CHARS])
         await self._commit(info, turn.turn_id, "user.message", content=turn.text, inputId=turn.input_id)
         stop_reason, error_code = "cancelled", None
-        with anyio.CancelScope() as scope:
-            turn.scope = scope
-            if turn.cancel_requested:
-                scope.cancel()
-            try:
-                stop_reason, error_code = await self._steps(turn)
-            except _Cancelled:
-                stop_reason = "cancelled"
+        shutdown: BaseException | None = None
+        try:
+            with anyio.CancelScope() as scope:
+                turn.scope = scope
+                if turn.cancel_requested:
+                    scope.cancel()
+                try:
+                    stop_reason, error_code = await self._steps(turn)
+                except _Cancelled:
+                    stop_reason = "cancelled"
+        except anyio.get_cancelled_exc_class() as cancelled:
+            # Cancelled from outside the turn (the engine's task group is shutting down): close
+            # the turn like any cancelled one, then let the cancellation go on.
+            shutdown = cancelled
         turn.scope = None
-        if scope.cancelled_caught or turn.cancel_requested:
+        if shutdown is not None or scope.cancelled_caught or turn.cancel_requested:
             stop_reason, error_code = "cancelled", None
             # Stopping a turn stops everything it spawned, however deep.
             self.registry.stop_children(info.id)
@@ -625,11 +631,13 @@ class SessionEngine:
             await self._commit(
                 info, turn.turn_id, "turn.completed", stopReason=stop_reason, errorCode=error_code
             )
-        turn.stop_reason = stop_reason
-        turn.error_code = error_code
-        turn.fsm.finish(stop_reason)
-        for extension in self.extensions:
-            await extension.turn_ended(self, turn)
+            turn.stop_reason = stop_reason
+            turn.error_code = error_code
+            turn.fsm.finish(stop_reason)
+            for extension in self.extensions:
+                await extension.turn_ended(self, turn)
+        if shutdown is not None:
+            raise shutdown
 
     async def _answer_open_calls(self, turn: TurnHandle, stop_reason: str) -> None:
         info = turn.session
