@@ -156,7 +156,7 @@ def _cmd_replay(path: Path, dump: str | None, strict: bool, follow: bool) -> int
     if dump is None:
         from agent_tui.tui.app import run_replay
 
-        return run_replay(files, follow=follow)
+        return run_replay(files, follow=follow, sessions_dir=path if path.is_dir() else None)
     from agent_tui.replay.dump import write_dump
     from agent_tui.replay.sources import replay_all
 

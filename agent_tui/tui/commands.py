@@ -1,0 +1,48 @@
+"""The command palette's own provider: whatever the current screen offers (jump, stop, …).
+
+Screens list their commands with `palette_commands()`; this provider only matches and runs them,
+so the live dashboard and the replay offer what makes sense for each. Theme switching and the
+other system commands come from Textual's own provider, which the app keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+MAX_DISCOVERED = 20
+
+
+@dataclass(frozen=True)
+class PaletteCommand:
+    """One palette entry. `discover`: listed before the user types anything."""
+
+    name: str
+    help: str
+    run: Callable[[], Any]
+    discover: bool = True
+
+
+class ScreenCommands(Provider):
+    """Offers the commands of the screen the palette was opened from."""
+
+    def _commands(self) -> list[PaletteCommand]:
+        offer = getattr(self.screen, "palette_commands", None)
+        return list(offer()) if offer is not None else []
+
+    async def discover(self) -> Hits:
+        shown = 0
+        for command in self._commands():
+            if command.discover and shown < MAX_DISCOVERED:
+                shown += 1
+                yield DiscoveryHit(command.name, command.run, help=command.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for command in self._commands():
+            score = matcher.match(command.name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(command.name), command.run, help=command.help)

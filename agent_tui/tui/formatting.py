@@ -1,0 +1,279 @@
+"""How dashboard things look as text: glyphs, badges and the lines of a session's transcript.
+
+Every colour here is a theme variable (`$success`, `$warning`, `$error`, `$accent`, …) inside
+Textual `Content` styles, so a theme change recolours everything; nothing names a colour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.content import Content
+
+from agent_tui.reducer import (
+    DashboardState,
+    Message,
+    PermissionView,
+    SessionView,
+    ToolCallView,
+    TurnView,
+)
+
+STATUS_GLYPH = {
+    "idle": "○",
+    "running": "●",
+    "completed": "✓",
+    "cancelled": "■",
+    "failed": "✗",
+}
+STATUS_STYLE = {
+    "idle": "$text-muted",
+    "running": "bold $accent",
+    "completed": "$success",
+    "cancelled": "$warning",
+    "failed": "$error",
+}
+PHASE_STYLE = {
+    "start": "$text-secondary",
+    "executing": "$text-accent",
+    "compress": "$text-warning",
+    "end": "$text-muted",
+}
+RISK_STYLE = {
+    "read": "$text-muted",
+    "write": "$text-warning",
+    "execute": "$text-warning",
+    "network": "$text-warning",
+    "destructive": "bold $text-error",
+}
+PATH_SEPARATOR = " › "
+OUTPUT_TAIL_LINES = 4
+MUTED = "$text-muted"
+
+
+def agent_path_text(path: Iterable[str]) -> str:
+    """`lead › explorer › grep-helper`."""
+    return PATH_SEPARATOR.join(path)
+
+
+def risk_content(risk: str | None) -> Content:
+    if not risk:
+        return Content.styled("risk ?", MUTED)
+    return Content.styled(risk, RISK_STYLE.get(risk, MUTED))
+
+
+def compact_count(value: int) -> str:
+    """1234 → `1.2k`; small numbers as they are."""
+    if value >= 10_000:
+        return f"{value // 1000}k"
+    if value >= 1_000:
+        return f"{value / 1000:.1f}k"
+    return str(value)
+
+
+def tail_lines(text: str, count: int = OUTPUT_TAIL_LINES) -> list[str]:
+    lines = [line.rstrip() for line in text.rstrip("\n").splitlines()]
+    return lines[-count:] if len(lines) > count else lines
+
+
+# -- a session's header and transcript ---------------------------------------------------------
+
+
+def session_header(state: DashboardState, session: SessionView) -> Content:
+    """Who the session is, how it is doing, where it runs."""
+    status = session.status
+    parts: list[Content | str | tuple[str, str]] = [
+        (session.display_name, "bold"),
+        "  ",
+        (f"{STATUS_GLYPH[status]} {status}", STATUS_STYLE[status]),
+    ]
+    turn = session.turns[-1] if session.turns else None
+    if turn is not None:
+        parts += [(" · ", MUTED), (turn.phase, PHASE_STYLE[turn.phase])]
+        if turn.step is not None:
+            parts += [(" · ", MUTED), f"step {turn.step}"]
+        if turn.tokens is not None and turn.max_context_tokens:
+            parts += [
+                (" · ", MUTED),
+                f"{compact_count(turn.tokens)}/{compact_count(turn.max_context_tokens)} tok",
+            ]
+    if session.pending:
+        parts += [(" · ", MUTED), (f"⚑ {len(session.pending)} waiting", "bold $warning")]
+    path = state.agent_path(session.session_id)
+    second: list[Content | str | tuple[str, str]] = []
+    if len(path) > 1:
+        second += [(agent_path_text(path), "$text-accent"), (" · ", MUTED)]
+    second.append(
+        (f"{len(session.turns)} turn{'s' if len(session.turns) != 1 else ''} · "
+         f"{session.event_count} events · {session.session_id}", MUTED)
+    )
+    third = Content.styled(f"cwd {session.cwd}", MUTED) if session.cwd else Content("")
+    return Content("\n").join(
+        [Content.assemble(*parts), Content.assemble(*second), third]
+    )
+
+
+def turn_content(
+    turn: TurnView, number: int, session: SessionView, width: int | None = None
+) -> Content:
+    """One turn: a header rule, then its messages and tool calls in order.
+
+    Tool lines (arguments, output) are cut to `width` cells with `…` instead of wrapping, so
+    a call stays a compact block; the model's and the user's words wrap.
+    """
+    lines: list[Content] = [_turn_rule(turn, number)]
+    shown: set[str] = set()
+    for message in turn.messages:
+        lines += _message_lines(message, turn, session, shown, width)
+    for call in turn.tool_calls.values():
+        if call.call_id not in shown and call.status in ("requested", "asking", "running"):
+            lines += tool_call_lines(call, width)
+    if turn.stop_reason is not None and turn.stop_reason != "final":
+        lines.append(_turn_end_line(turn))
+    return Content("\n").join(lines)
+
+
+def turn_summary(turn: TurnView, number: int) -> Content:
+    """A finished turn in one line: its rule and its prompt."""
+    return Content.assemble(_turn_rule(turn, number), ("  ", ""), (turn.prompt_preview, MUTED))
+
+
+def _turn_rule(turn: TurnView, number: int) -> Content:
+    bits = [f"turn {number}"]
+    if turn.stop_reason is None:
+        bits.append(turn.phase)
+    else:
+        bits.append(turn.stop_reason + (f" ({turn.error_code})" if turn.error_code else ""))
+    if turn.steps:
+        bits.append(f"{turn.steps} step{'s' if turn.steps != 1 else ''}")
+    if turn.usage is not None:
+        bits.append(
+            f"{compact_count(turn.usage.prompt_tokens)} in / "
+            f"{compact_count(turn.usage.completion_tokens)} out"
+        )
+    elif turn.tokens is not None:
+        bits.append(f"{compact_count(turn.tokens)} tok")
+    if turn.compactions:
+        bits.append(f"compacted ×{turn.compactions}")
+    return Content.styled("── " + " · ".join(bits), "$text-muted bold")
+
+
+def _turn_end_line(turn: TurnView) -> Content:
+    if turn.stop_reason == "cancelled":
+        return Content.styled("■ turn cancelled", "$text-warning")
+    if turn.stop_reason == "max_steps":
+        return Content.styled("■ stopped at the step limit", "$text-warning")
+    code = f": {turn.error_code}" if turn.error_code else ""
+    return Content.styled(f"✗ turn failed{code}", "bold $text-error")
+
+
+def _message_lines(
+    message: Message, turn: TurnView, session: SessionView, shown: set[str], width: int | None
+) -> list[Content]:
+    role = message.role
+    if role == "user":
+        label = "❯ (steered) " if message.steered else "❯ "
+        return [Content.assemble((label, "bold $text-accent"), (message.text, "bold"))]
+    if role == "assistant":
+        if not message.text:
+            return []
+        return [Content.assemble(("◆ ", "$text-primary"), message.text)]
+    if role == "subagent":
+        delivery = next(
+            (d for d in session.deliveries if d.child_session_id == message.ref), None
+        )
+        name = delivery.agent_name if delivery is not None else (message.ref or "sub-agent")
+        ok = delivery is None or delivery.status == "completed"
+        status = delivery.status if delivery is not None else "delivered"
+        return [
+            Content.assemble(
+                ("↳ ", MUTED), (name, "bold"), " ",
+                (status, "$text-success" if ok else "$text-error"), (": ", MUTED), message.text,
+            )
+        ]
+    call = turn.tool_calls.get(message.ref or "")
+    if call is None:
+        return [Content.assemble(("  ⚙ ", MUTED), message.text)]
+    shown.add(call.call_id)
+    return tool_call_lines(call, width)
+
+
+def fit(content: Content, width: int | None) -> Content:
+    """`content` cut to `width` cells with a trailing `…` (unchanged when it fits or no width)."""
+    if width is None or content.cell_length <= width:
+        return content
+    return content.truncate(width, ellipsis=True)
+
+
+def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Content]:
+    """A tool call as 2+ lines: name and arguments; risk, decision, outcome; output tail."""
+    preview = call.args_preview or _args_text(call)
+    head = Content.assemble(("  ⚙ ", MUTED), (call.tool or "tool", "bold"), " ", (preview, MUTED))
+    lines = [fit(head, width)]
+    meta: list[Content | str | tuple[str, str]] = ["    ", risk_content(call.risk)]
+    decision = decision_text(call)
+    if decision is not None:
+        meta += [(" · ", MUTED), decision]
+    outcome = _outcome(call)
+    if outcome is not None:
+        meta += [(" · ", MUTED), outcome]
+    lines.append(Content.assemble(*meta))
+    if call.status == "failed" and call.message:
+        lines.append(Content.assemble("    ", (call.message, "$text-error")))
+    body = call.output if call.status == "running" else (call.result or call.output or "")
+    for line in tail_lines(body):
+        lines.append(fit(Content.assemble(("    │ ", MUTED), (line, "$foreground-muted")), width))
+    if call.truncated:
+        lines.append(Content.styled("    │ (output truncated)", MUTED))
+    return lines
+
+
+def _args_text(call: ToolCallView) -> str:
+    return " ".join(f"{key}={value!r}" for key, value in call.args.items())
+
+
+def decision_text(call: ToolCallView) -> Content | None:
+    """`allowed by policy`, `denied by you`, `waiting for approval`, …"""
+    if call.status == "asking":
+        return Content.styled("⚑ waiting for approval", "bold $text-warning")
+    final = next((d for d in reversed(call.decisions) if d[0] != "ask"), None)
+    if final is None:
+        return None
+    decision, actor = final
+    who = {"user": "you", "policy": "policy", "system": "system"}.get(actor, actor)
+    asked = any(d[0] == "ask" for d in call.decisions)
+    if decision == "allow":
+        text = f"allowed by {who}" + (" (asked)" if asked and actor != "user" else "")
+        return Content.styled(text, "$text-success")
+    return Content.styled(f"denied by {who}", "$text-error")
+
+
+def _outcome(call: ToolCallView) -> Content | None:
+    if call.status == "running":
+        return Content.styled("running…", "$text-accent")
+    if call.status == "completed":
+        if call.exit_code is None:
+            return Content.styled("done", "$text-success")
+        style = "$text-success" if call.exit_code == 0 else "$text-error"
+        return Content.styled(f"exit {call.exit_code}", style)
+    if call.status in ("failed", "denied") and call.error_code and call.error_code != "permission_denied":
+        return Content.styled(f"✗ {call.error_code}", "$text-error")
+    return None
+
+
+# -- the approval queue ------------------------------------------------------------------------
+
+
+def approval_prompt(state: DashboardState, view: PermissionView, number: int) -> Content:
+    """A queue entry: agent path; tool, risk and arguments; the warning of a destructive call."""
+    head = Content.assemble(
+        (f"{number}. ", MUTED),
+        (agent_path_text(state.agent_path(view.session_id)), "bold"),
+        ("  ", ""), (view.tool, "bold $text-accent"), (" · ", MUTED), risk_content(view.risk),
+    )
+    lines = [head, Content.styled(view.args_preview or "(no arguments)", "$foreground-muted")]
+    if view.risk == "destructive" or view.reason:
+        warning = view.reason or "destructive: it can delete or overwrite data"
+        style = "$text-error" if view.risk == "destructive" else "$text-warning"
+        lines.append(Content.styled("⚠ " + warning, style))
+    return Content("\n").join(lines)

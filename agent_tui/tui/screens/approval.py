@@ -1,0 +1,140 @@
+"""The approval modal: one permission request in full, and the four ways to answer it.
+
+Opened only by the user (enter on the approval queue). `y` allow once, `s` allow for this
+session, `!` always allow, `n` deny; `escape` closes without answering. The dashboard closes it
+with a notification if the request is withdrawn while it is open.
+"""
+
+from __future__ import annotations
+
+import orjson
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.reducer import DashboardState, PermissionView
+from agent_tui.tui.formatting import MUTED, agent_path_text, risk_content
+
+_ANSWERS = {
+    "allow-once": PermissionAnswer("allow", "once"),
+    "allow-session": PermissionAnswer("allow", "session"),
+    "allow-always": PermissionAnswer("allow", "always"),
+    "deny": PermissionAnswer("deny", "once"),
+}
+
+
+RECORDED_NOTE = "Recorded log: this request is shown as it was; it cannot be answered here."
+
+
+class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
+    """Shows a pending request; dismisses with the user's answer, or None when closed.
+
+    Args:
+        state: the dashboard state the request is in (for the agent path and full arguments).
+        view: the pending request.
+        answerable: False when nobody waits for the answer (a recorded log): the buttons are
+            hidden and `note` says why.
+        position: (n, of) in the queue, for the title.
+        note: the explanation shown instead of the buttons.
+    """
+
+    BINDINGS = [
+        Binding("y", "answer('allow-once')", "Allow once"),
+        Binding("s", "answer('allow-session')", "Allow for session"),
+        Binding("exclamation_mark", "answer('allow-always')", "Always allow", key_display="!"),
+        Binding("n", "answer('deny')", "Deny"),
+        Binding("escape", "close", "Close"),
+    ]
+
+    def __init__(
+        self, state: DashboardState, view: PermissionView, *, answerable: bool,
+        position: tuple[int, int] = (1, 1), note: str = RECORDED_NOTE,
+    ) -> None:
+        super().__init__()
+        self.view = view
+        self.answerable = answerable
+        self._path = agent_path_text(state.agent_path(view.session_id))
+        self._args = _full_args(state, view)
+        self._position = position
+        self._note = note
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.view.session_id, self.view.request_id)
+
+    def compose(self) -> ComposeResult:
+        view = self.view
+        number, total = self._position
+        with Vertical(id="approval-dialog") as dialog:
+            dialog.border_title = f"Approval {number} of {total}"
+            yield Static(
+                Content.assemble(
+                    ("Run ", "bold"), (view.tool, "bold $text-accent"), ("?  ", "bold"),
+                    risk_content(view.risk),
+                ),
+                id="approval-title",
+            )
+            yield Static(Content.assemble(("asked by ", MUTED), (self._path, "bold")), id="approval-path")
+            if view.risk == "destructive" or view.reason:
+                warning = view.reason or "destructive: it can delete or overwrite data"
+                yield Static(Content.assemble(("⚠ ", "bold"), warning), id="approval-warning",
+                             classes="-destructive" if view.risk == "destructive" else "")
+            with VerticalScroll(id="approval-args"):
+                yield Static(Content.styled(self._args, "$foreground"))
+            yield Static(
+                Content.styled(
+                    f"{view.session_id} · {view.turn_id} · {view.request_id}"
+                    + (f" · policy {view.policy}" if view.policy else ""),
+                    MUTED,
+                ),
+                id="approval-ids",
+            )
+            if self.answerable:
+                with Horizontal(id="approval-buttons"):
+                    yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
+                    yield Button("This session  s", id="allow-session", variant="primary", compact=True)
+                    yield Button("Always  !", id="allow-always", variant="warning", compact=True)
+                    yield Button("Deny  n", id="deny", variant="error", compact=True)
+                yield Static(Content.styled("esc closes without answering", MUTED), id="approval-hint")
+            else:
+                yield Static(Content.styled(f"{self._note}  esc closes", MUTED), id="approval-hint")
+
+    def on_mount(self) -> None:
+        if self.answerable:
+            self.query_one("#allow-once", Button).focus()
+
+    def action_answer(self, choice: str) -> None:
+        if self.answerable:
+            self.dismiss(_ANSWERS[choice])
+        else:
+            self.notify("A recorded request cannot be answered.", severity="warning")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def withdraw(self) -> None:
+        """The engine stopped waiting: close without an answer."""
+        self.dismiss(None)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id in _ANSWERS:
+            self.action_answer(event.button.id)
+
+
+def _full_args(state: DashboardState, view: PermissionView) -> str:
+    session = state.sessions.get(view.session_id)
+    if session is not None:
+        for turn in reversed(session.turns):
+            if turn.turn_id == view.turn_id:
+                call = turn.tool_calls.get(view.tool_call_id)
+                if call is not None and call.args:
+                    return orjson.dumps(call.args, option=orjson.OPT_INDENT_2).decode()
+                break
+    return view.args_preview or "(no arguments)"

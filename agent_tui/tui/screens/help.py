@@ -1,0 +1,111 @@
+"""The help screen: the keys, and what phases, statuses and risks mean."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from agent_tui.tui.formatting import PHASE_STYLE, RISK_STYLE, STATUS_GLYPH, STATUS_STYLE
+
+MUTED = "$text-muted"
+KEY = "bold $text-accent"
+
+_KEYS: list[tuple[str, list[tuple[str, str]]]] = [
+    ("Everywhere", [
+        ("↑ ↓ enter", "move in the tree, the detail or the approval queue"),
+        ("tab shift+tab", "next / previous panel"),
+        ("a", "go to the approval queue (oldest request first)"),
+        ("f", "follow: keep the newest line in view (replay: tail the logs)"),
+        ("ctrl+p", "command palette: jump to or stop a session, themes, …"),
+        ("? f1", "this help"),
+        ("q", "quit; running turns are stopped and logged as cancelled"),
+    ]),
+    ("Live dashboard", [
+        ("enter", "on the queue: open the request"),
+        ("x", "stop the selected agent and everything it spawned"),
+        ("X", "stop every session (asks first)"),
+        ("i", "steer the selected session's running turn"),
+    ]),
+    ("Approval", [
+        ("y", "allow once"),
+        ("s", "allow for this session (same tool, same kind of call)"),
+        ("!", "always allow (saved in the workspace's rules file)"),
+        ("n", "deny"),
+        ("esc", "close without answering; the agent keeps waiting"),
+    ]),
+    ("Replay", [
+        ("← →", "one event back / forward"),
+        ("shift+← → pgup pgdn", "100 events back / forward"),
+        ("home end", "first / last event"),
+        ("space", "play / pause"),
+        ("+ -", "play faster / slower"),
+        ("f", "tail the logs; the cursor stays at the end"),
+    ]),
+]
+
+_PHASES = {
+    "start": "the turn began: prompt stored, no model call yet",
+    "executing": "a model call (step) is building context, streaming or running tools",
+    "compress": "the context was too big and is being compacted before the call",
+    "end": "the turn is over (see its status)",
+}
+_STATUSES = {
+    "idle": "no turn yet",
+    "running": "a turn is under way",
+    "completed": "the last turn ended with a final answer (or the step limit)",
+    "cancelled": "the last turn was stopped",
+    "failed": "the last turn ended in an error (provider, context, store)",
+}
+_RISKS = {
+    "read": "reads files or lists them; allowed by default",
+    "write": "writes or edits files in the session's workspace; asks",
+    "execute": "runs a program or starts a sub-agent; asks",
+    "network": "reaches the network; asks",
+    "destructive": "deletes, moves over, truncates or rewrites history; asks, with a warning",
+}
+
+
+def _help_content() -> Content:
+    lines: list[Content] = []
+    for title, keys in _KEYS:
+        lines.append(Content.styled(title, "bold underline"))
+        for key, what in keys:
+            lines.append(Content.assemble((f"  {key:<21}", KEY), what))
+        lines.append(Content(""))
+    lines.append(Content.styled("Phases (the badge after a session's name)", "bold underline"))
+    for phase, what in _PHASES.items():
+        lines.append(Content.assemble("  ", (f"{phase:<12}", PHASE_STYLE[phase]), what))
+    lines.append(Content(""))
+    lines.append(Content.styled("Statuses", "bold underline"))
+    for status, what in _STATUSES.items():
+        lines.append(
+            Content.assemble("  ", (f"{STATUS_GLYPH[status]} {status:<10}", STATUS_STYLE[status]), what)
+        )
+    lines.append(Content(""))
+    lines.append(Content.styled("Risks (what a tool call may do)", "bold underline"))
+    for risk, what in _RISKS.items():
+        lines.append(Content.assemble("  ", (f"{risk:<12}", RISK_STYLE[risk]), what))
+    lines.append(Content(""))
+    lines.append(Content.styled(
+        "A tree line reads: status, name, phase, step (sN), and ⚑N approvals waiting.", MUTED,
+    ))
+    return Content("\n").join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and vocabulary; any of escape, q, ? or f1 closes it."""
+
+    BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-dialog") as dialog:
+            dialog.border_title = "agent-tui help"
+            dialog.border_subtitle = "esc closes"
+            yield Static(_help_content(), id="help-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

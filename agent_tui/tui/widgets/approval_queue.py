@@ -1,0 +1,93 @@
+"""The approval queue: every pending permission request across sessions, oldest first.
+
+Each entry names the agent path, the tool, its risk and arguments (a destructive call shows its
+warning). Enter on an entry asks the screen to open it; nothing here answers anything.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.content import Content
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from agent_tui.reducer import DashboardState, PermissionView
+from agent_tui.tui.formatting import approval_prompt
+from agent_tui.tui.messages import ApprovalChosen
+
+_EMPTY_ID = "-none-"
+_SEPARATOR = "\x1f"
+
+
+def queue_key(view: PermissionView) -> str:
+    return f"{view.session_id}{_SEPARATOR}{view.request_id}"
+
+
+class ApprovalQueue(OptionList):
+    """Pending approvals; the highlight survives updates while its entry is still there."""
+
+    DEFAULT_CSS = """
+    ApprovalQueue {
+        & > .option-list--option { padding: 0 1; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._keys: tuple[object, ...] | None = None
+        self._views: dict[str, PermissionView] = {}
+
+    @property
+    def count(self) -> int:
+        return len(self._views)
+
+    def show_state(self, state: DashboardState) -> None:
+        """Rebuild the entries if the pending set (or a label in it) changed."""
+        pending = state.pending_permissions()
+        keys = tuple((queue_key(v), state.agent_path(v.session_id)) for v in pending)
+        if keys == self._keys:
+            return
+        self._keys = keys
+        highlighted = self.highlighted_option.id if self.highlighted_option is not None else None
+        self._views = {queue_key(view): view for view in pending}
+        if pending:
+            options: list[Option | None] = []
+            for number, view in enumerate(pending, 1):
+                if number > 1:
+                    options.append(None)  # a separator line between entries
+                options.append(Option(approval_prompt(state, view, number), id=queue_key(view)))
+        else:
+            options = [Option(Content.styled("No pending approvals.", "$text-muted"),
+                              id=_EMPTY_ID, disabled=True)]
+        self.set_options(options)
+        self.border_title = f"Approvals ({len(pending)})" if pending else "Approvals"
+        self.set_class(bool(pending), "-pending")
+        if not pending:
+            return
+        if highlighted in self._views:
+            self.highlighted = self.get_option_index(highlighted)
+        else:
+            self.highlighted = 0
+
+    def first(self) -> PermissionView | None:
+        """The oldest pending request."""
+        return next(iter(self._views.values()), None)
+
+    def current(self) -> PermissionView | None:
+        """The highlighted request (or the oldest)."""
+        option = self.highlighted_option
+        if option is not None and option.id in self._views:
+            return self._views[option.id]
+        return self.first()
+
+    def focus_first(self) -> None:
+        self.focus()
+        if self._views:
+            self.highlighted = 0
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        view = self._views.get(event.option.id or "")
+        if view is not None:
+            self.post_message(ApprovalChosen(view.session_id, view.request_id))

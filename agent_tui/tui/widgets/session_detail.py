@@ -1,0 +1,161 @@
+"""The selected session's detail: a header, then its turns (messages and tool calls).
+
+Three fixed parts, so a streaming turn re-renders only itself: the header, the finished turns
+(rebuilt only when that list changes) and the last turn (rebuilt when the session has new
+events). While `follow` is on and the view is at the bottom, it stays at the bottom as the text
+grows; scrolling up pauses that until the user is back at the bottom.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.reactive import var
+from textual.widgets import Static
+
+from agent_tui.reducer import DashboardState, SessionView
+from agent_tui.tui.formatting import session_header, turn_content, turn_summary
+
+FULL_TURNS = 8
+"""The last this-many finished turns are shown in full."""
+SUMMARY_TURNS = 40
+"""Before those, this many more get one line each; anything older is only counted."""
+
+
+class SessionDetail(VerticalScroll):
+    """What one session said and did."""
+
+    DEFAULT_CSS = """
+    SessionDetail {
+        & > #detail-header { padding: 0 1 1 1; }
+        & > #detail-history { padding: 0 1; }
+        & > #detail-current { padding: 0 1; }
+    }
+    """
+
+    follow: var[bool] = var(True)
+    """Keep the newest output in view."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.can_focus = True
+        self._session_id: str | None = None
+        self._header_key: object = None
+        self._history_key: object = None
+        self._current_key: object = None
+        self._width: int | None = None
+        self._pinned = True  # at the bottom, and the user has not scrolled up since
+        self._last: tuple[DashboardState, str | None] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.styled("Waiting for the first session…", "$text-muted"), id="detail-header")
+        yield Static("", id="detail-history")
+        yield Static("", id="detail-current")
+
+    @property
+    def session_id(self) -> str | None:
+        return self._session_id
+
+    def show(self, state: DashboardState, session_id: str | None) -> None:
+        """Show `session_id` as it is in `state` (re-rendering only the parts that changed)."""
+        self._last = (state, session_id)
+        session = state.sessions.get(session_id or "")
+        width = self._line_width()
+        if width != self._width:
+            self._width = width
+            self._history_key = self._current_key = None
+        switched = session_id != self._session_id
+        if switched:
+            self._session_id = session_id
+            self._header_key = self._history_key = self._current_key = None
+        changed = self._render_session(state, session)
+        if self.follow and changed and (self._pinned or switched):
+            self._pinned = True
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+
+    def _render_session(self, state: DashboardState, session: SessionView | None) -> bool:
+        header = self.query_one("#detail-header", Static)
+        history = self.query_one("#detail-history", Static)
+        current = self.query_one("#detail-current", Static)
+        if session is None:
+            key = ("empty", len(state.sessions))
+            if key == self._header_key:
+                return False
+            self._header_key = key
+            text = "No session selected." if state.sessions else "Waiting for the first session…"
+            header.update(Content.styled(text, "$text-muted"))
+            history.update("")
+            history.display = False
+            current.update("")
+            return True
+        changed = False
+        header_key = (
+            session.last_sequence, session.event_count, len(session.pending),
+            state.agent_path(session.session_id),
+        )
+        if header_key != self._header_key:
+            self._header_key = header_key
+            header.update(session_header(state, session))
+            changed = True
+        if self._render_history(history, session):
+            changed = True
+        turns = session.turns
+        current_key = (id(turns[-1]), session.last_sequence) if turns else None
+        if current_key != self._current_key:
+            self._current_key = current_key
+            if turns:
+                current.update(turn_content(turns[-1], len(turns), session, self._width))
+            else:
+                current.update(Content.styled("No turn yet.", "$text-muted"))
+            changed = True
+        return changed
+
+    def _render_history(self, history: Static, session: SessionView) -> bool:
+        finished = session.turns[:-1]
+        full_from = max(0, len(finished) - FULL_TURNS)
+        first = max(0, full_from - SUMMARY_TURNS)
+        # Finished turns never change (a valid log ends a turn with its last event), and a
+        # replay fold rebuilds them as new objects: key them by id and end, not identity.
+        key = tuple((turn.turn_id, turn.ended_sequence) for turn in finished[first:])
+        if key == self._history_key:
+            return False
+        self._history_key = key
+        parts: list[Content] = []
+        if first:
+            parts.append(Content.styled(f"… {first} earlier turns", "$text-muted"))
+        summaries = [
+            turn_summary(turn, first + index + 1)
+            for index, turn in enumerate(finished[first:full_from])
+        ]
+        if summaries:
+            parts.append(Content("\n").join(summaries))
+        parts += [
+            turn_content(turn, full_from + index + 1, session, self._width)
+            for index, turn in enumerate(finished[full_from:])
+        ]
+        # One blank line between turns, and one before the current turn.
+        history.update(Content("\n\n").join(parts) + "\n" if parts else Content(""))
+        history.display = bool(parts)
+        return True
+
+    def _line_width(self) -> int | None:
+        # The panel's inner width, less the text's own padding and the scrollbar.
+        width = self.size.width - 3
+        return width if width > 10 else None
+
+    def on_resize(self) -> None:
+        if self._last is not None and self._line_width() != self._width:
+            self.show(*self._last)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value >= self.max_scroll_y - 1:
+            self._pinned = True
+        elif new_value < old_value:
+            self._pinned = False  # the user scrolled up: stop following until they come back
+
+    def watch_follow(self, follow: bool) -> None:
+        if follow:
+            self._pinned = True
+            self.scroll_end(animate=False)

@@ -1,0 +1,512 @@
+"""The Textual dashboard: what a user sees (snapshots), and what their keys do (behaviour).
+
+Snapshots read the fixture logs in `tests/sample-logs/` (fixed ids and times, see its
+`regenerate.py`), so they are byte-stable. Behaviour tests drive real things: a real
+`SessionEngine` running a scenario that waits on approvals, real log files in `tmp_path`.
+
+    /tmp/venv/bin/python -m pytest tests/test_tui.py                     # check
+    /tmp/venv/bin/python -m pytest tests/test_tui.py --snapshot-update   # accept new looks
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import pytest
+from pytest_textual_snapshot import SVGImageExtension
+from syrupy import SnapshotAssertion
+from textual.pilot import Pilot
+
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.events import Event
+from agent_tui.reducer import project_state
+from agent_tui.replay.sources import replay_all
+from agent_tui.tui import timeline as timeline_module
+from agent_tui.tui.app import AgentTuiApp, ReplayApp
+from agent_tui.tui.live import LiveRun
+from agent_tui.tui.screens.approval import ApprovalScreen
+from agent_tui.tui.timeline import ReplayTimeline
+
+SAMPLES = Path(__file__).parent / "sample-logs"
+LIVE_LOGS = SAMPLES / "live"
+COMPLETE_LOGS = SAMPLES / "complete"
+
+# -- snapshots live in tests/snapshots/ -------------------------------------------------------
+
+
+class _SnapshotsDir(SVGImageExtension):
+    @classmethod
+    def dirname(cls, *, test_location):  # type: ignore[no-untyped-def,override]
+        return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
+
+
+class _Assertion(SnapshotAssertion):
+    def use_extension(self, extension_class=None):  # type: ignore[no-untyped-def]
+        if extension_class is SVGImageExtension:
+            extension_class = _SnapshotsDir
+        return super().use_extension(extension_class)
+
+
+@pytest.fixture
+def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    snapshot.__class__ = _Assertion
+    return snapshot
+
+
+# -- the app states snapshots and screenshots share -------------------------------------------
+
+
+def sample_events(name: str) -> list[Event]:
+    return list(replay_all(SAMPLES / name))
+
+
+def dashboard_app() -> AgentTuiApp:
+    """Seven sessions mid-run: lead waits on a destructive mv, a nested helper on a shell call."""
+    return AgentTuiApp(events=sample_events("live"), live=False)
+
+
+def replay_app() -> ReplayApp:
+    """The whole fixture run in the scrubber (it opens at the end)."""
+    return ReplayApp(sorted(COMPLETE_LOGS.glob("*.jsonl")))
+
+
+async def settle(pilot: Pilot) -> None:
+    """Let workers, timers and refreshes finish (the replay loads in a thread)."""
+    await pilot.pause()
+    screen = pilot.app.screen_stack[0]
+    if isinstance(pilot.app, ReplayApp):
+        for _ in range(200):
+            if getattr(screen, "timeline", None) is not None and screen.scrubber.loading is None:
+                break
+            await pilot.pause(0.02)
+    await pilot.pause()
+
+
+def press(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+        await settle(pilot)
+
+    return run_before
+
+
+def arm(pilot: Pilot) -> LiveRun:
+    """Make the fixture dashboard live-like: a (not started) run whose prompter waits on every
+    pending approval of the fixture, as the engine's would; so the approval modal has buttons and
+    the stop keys act."""
+    app = pilot.app
+    assert isinstance(app, AgentTuiApp)
+    screen = app.dashboard
+    live = LiveRun(SAMPLES / "scenario.json", SAMPLES / "unused", app.post_message)
+    state = screen.state
+    for view in state.pending_permissions():
+        live.prompter.park(PermissionRequest(
+            session_id=view.session_id, turn_id=view.turn_id, request_id=view.request_id,
+            tool_call_id=view.tool_call_id, tool=view.tool, risk=view.risk or "execute",  # type: ignore[arg-type]
+            args_preview=view.args_preview, args={}, agent_path=state.agent_path(view.session_id),
+            warning=view.reason,
+        ))
+    screen.live = live
+    return live
+
+
+def armed_then(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        arm(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+        await settle(pilot)
+
+    return run_before
+
+
+@dataclass(frozen=True)
+class Scene:
+    """An app in a fixed state: built by `app`, at `size`, after `run_before`."""
+
+    app: Callable[[], AgentTuiApp | ReplayApp]
+    size: tuple[int, int]
+    run_before: Callable[[Pilot], Awaitable[None]]
+
+
+SCENES: dict[str, Scene] = {
+    "dashboard_80x24": Scene(dashboard_app, (80, 24), press()),
+    "dashboard_120x40": Scene(dashboard_app, (120, 40), press()),
+    "dashboard_200x50": Scene(dashboard_app, (200, 50), press()),
+    "dashboard_nested_helper": Scene(dashboard_app, (100, 30), press("down", "down")),
+    "approval": Scene(dashboard_app, (100, 30), armed_then("a", "enter")),
+    "approval_recorded": Scene(dashboard_app, (100, 30), press("a", "down", "enter")),
+    "help": Scene(dashboard_app, (100, 30), press("question_mark")),
+    "stop_all_confirm": Scene(dashboard_app, (100, 30), armed_then("X")),
+    "command_palette": Scene(dashboard_app, (100, 30), press("ctrl+p", *"jump")),
+    "replay_start": Scene(replay_app, (100, 30), press("home")),
+    "replay_middle": Scene(replay_app, (100, 30), press("home", "pagedown", "right", "right")),
+    "replay_end": Scene(replay_app, (100, 30), press()),
+}
+"""Also read by scripts/screenshots.py, so the README's pictures are these exact states."""
+
+
+def snap(snap_compare, name: str) -> bool:  # type: ignore[no-untyped-def]
+    scene = SCENES[name]
+    return snap_compare(scene.app(), terminal_size=scene.size, run_before=scene.run_before)
+
+
+# -- snapshots ---------------------------------------------------------------------------------
+
+
+class TestDashboardLooks:
+    def test_80x24_stays_readable(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "dashboard_80x24")
+
+    def test_120x40(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "dashboard_120x40")
+
+    def test_200x50_puts_the_queue_in_a_third_column(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "dashboard_200x50")
+
+    def test_nested_sub_agent_selected(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "dashboard_nested_helper")
+
+
+class TestApprovalModalLooks:
+    def test_destructive_request_shows_its_warning(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "approval")
+
+    def test_a_recorded_request_only_shows(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "approval_recorded")
+
+
+class TestHelpLooks:
+    def test_help_screen(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "help")
+
+
+class TestStopAllLooks:
+    def test_stop_all_asks_first(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "stop_all_confirm")
+
+
+class TestCommandPaletteLooks:
+    def test_palette_finds_sessions(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "command_palette")
+
+
+class TestReplayLooks:
+    def test_at_start(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "replay_start")
+
+    def test_in_the_middle(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "replay_middle")
+
+    def test_at_end(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "replay_end")
+
+
+# -- a live engine waiting on approvals --------------------------------------------------------
+
+WAITING_SCENARIO = {
+    "maxContextTokens": 8000,
+    "policy": {
+        "byTool": {"spawn_agent": "allow", "wait_agent": "allow"},
+        "byRisk": {"read": "allow", "write": "ask", "execute": "ask", "network": "ask",
+                   "destructive": "ask"},
+    },
+    "sessions": [
+        {"title": "alpha", "agentName": "alpha", "cwd": "ws", "prompt": "Delegate a write.",
+         "steps": [
+             {"text": ["Spawning."], "toolCalls": [
+                 {"tool": "spawn_agent", "args": {"agentName": "child", "prompt": "Write it."}}]},
+             {"text": ["Waiting."], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+             {"text": ["Done."]},
+         ]},
+        {"title": "gamma", "agentName": "gamma", "cwd": "ws", "startDelayMs": 50,
+         "prompt": "Write a note.",
+         "steps": [
+             {"text": ["Writing."], "toolCalls": [
+                 {"tool": "write_file", "args": {"path": "note.txt", "content": "hi\n"}}]},
+             {"text": ["Wrote it."]},
+         ]},
+    ],
+    "agents": {
+        "child": {"steps": [
+            {"text": ["Writing."], "toolCalls": [
+                {"tool": "write_file", "args": {"path": "child.txt", "content": "x\n"}}]},
+            {"text": ["Child done."]},
+        ]},
+    },
+}
+
+
+@pytest.fixture
+def waiting_app(tmp_path: Path) -> AgentTuiApp:
+    """A live dashboard whose run parks on two approvals (the child's and gamma's writes)."""
+    (tmp_path / "ws").mkdir()
+    scenario = tmp_path / "scenario.json"
+    scenario.write_bytes(orjson.dumps(WAITING_SCENARIO))
+    return AgentTuiApp(
+        scenario_path=scenario, sessions_dir=tmp_path / "sessions",
+        workspace_root=tmp_path / "scratch",
+    )
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str, seconds: float = 5) -> None:
+    for _ in range(int(seconds / 0.02)):
+        if condition():
+            await pilot.pause()
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def live_of(app: AgentTuiApp) -> LiveRun:
+    assert app.live is not None
+    return app.live
+
+
+def session_named(app: AgentTuiApp, name: str) -> str:
+    state = live_of(app).state
+    return next(sid for sid, s in state.sessions.items() if s.display_name == name)
+
+
+def stop_reasons(app: AgentTuiApp) -> dict[str, str | None]:
+    state = live_of(app).state
+    return {s.display_name: s.turns[-1].stop_reason for s in state.sessions.values() if s.turns}
+
+
+async def two_waiting(pilot: Pilot) -> None:
+    app = pilot.app
+    assert isinstance(app, AgentTuiApp)
+    await wait_for(pilot, lambda: len(live_of(app).prompter.waiting()) == 2, "two approvals")
+    await wait_for(pilot, lambda: app.dashboard.queue.count == 2, "the queue to show both")
+
+
+@pytest.mark.anyio
+class TestApprovals:
+    @pytest.mark.parametrize(
+        ("key", "expected"),
+        [
+            ("y", PermissionAnswer("allow", "once")),
+            ("s", PermissionAnswer("allow", "session")),
+            ("exclamation_mark", PermissionAnswer("allow", "always")),
+            ("n", PermissionAnswer("deny", "once")),
+        ],
+    )
+    async def test_answer_resolves_the_prompters_future(
+        self, waiting_app: AgentTuiApp, key: str, expected: PermissionAnswer
+    ) -> None:
+        app = waiting_app
+        async with app.run_test(size=(100, 30)) as pilot:
+            await two_waiting(pilot)
+            oldest = app.dashboard.queue.first()
+            assert oldest is not None
+            future = live_of(app).prompter.future(oldest.session_id, oldest.request_id)
+            assert future is not None and not future.done()
+            await pilot.press("a", "enter")
+            assert isinstance(app.screen, ApprovalScreen)
+            assert app.screen.key == (oldest.session_id, oldest.request_id)
+            await pilot.press(key)
+            await wait_for(pilot, future.done, "the answer")
+            assert future.result() == expected
+            await wait_for(pilot, lambda: app.dashboard.queue.count == 1, "the entry to leave")
+            await pilot.press("q")
+
+    async def test_escape_closes_without_answering(self, waiting_app: AgentTuiApp) -> None:
+        app = waiting_app
+        async with app.run_test(size=(100, 30)) as pilot:
+            await two_waiting(pilot)
+            await pilot.press("a", "enter")
+            assert isinstance(app.screen, ApprovalScreen)
+            await pilot.press("escape")
+            assert not isinstance(app.screen, ApprovalScreen)
+            assert len(live_of(app).prompter.waiting()) == 2
+            await pilot.press("q")
+
+    async def test_a_withdrawn_request_leaves_the_queue_and_closes_its_modal(
+        self, waiting_app: AgentTuiApp
+    ) -> None:
+        app = waiting_app
+        async with app.run_test(size=(100, 30)) as pilot:
+            await two_waiting(pilot)
+            await pilot.press("a", "enter")
+            modal = app.screen
+            assert isinstance(modal, ApprovalScreen)
+            session_id = modal.view.session_id
+            run = live_of(app).run
+            assert run is not None
+            assert run.engine.cancel_turn(session_id)
+            await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), "the modal to close")
+            keys = {(v.session_id, v.request_id) for v in live_of(app).state.pending_permissions()}
+            assert modal.key not in keys
+            assert app.dashboard.queue.count == 1
+            assert any("withdrawn" in n.message for n in app._notifications)
+            await pilot.press("q")
+
+
+@pytest.mark.anyio
+class TestStop:
+    async def test_x_stops_the_selected_agent_and_what_it_spawned(
+        self, waiting_app: AgentTuiApp
+    ) -> None:
+        app = waiting_app
+        async with app.run_test(size=(100, 30)) as pilot:
+            await two_waiting(pilot)
+            alpha = session_named(app, "alpha")
+            app.dashboard.select_session(alpha)
+            await pilot.pause()
+            await pilot.press("x")
+            await wait_for(
+                pilot,
+                lambda: stop_reasons(app).get("alpha") == "cancelled"
+                and stop_reasons(app).get("child") == "cancelled",
+                "alpha and its child to end",
+            )
+            assert stop_reasons(app)["gamma"] is None  # still waiting on its approval
+            assert [r.agent_path for r in live_of(app).prompter.waiting()] == [("gamma",)]
+            assert any("Stopped 2 turns" in n.message for n in app._notifications)
+            await pilot.press("q")
+
+    async def test_quit_ends_every_running_turn_in_the_log(
+        self, waiting_app: AgentTuiApp, tmp_path: Path
+    ) -> None:
+        app = waiting_app
+        async with app.run_test(size=(100, 30)) as pilot:
+            await two_waiting(pilot)
+            await pilot.press("q")
+            await pilot.pause()
+        ends = {}
+        for path in (tmp_path / "sessions").glob("*.jsonl"):
+            events = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+            name = events[0]["payload"]["agentName"]
+            ends[name] = [e["payload"]["stopReason"] for e in events if e["type"] == "turn.completed"]
+        assert ends == {"alpha": ["cancelled"], "child": ["cancelled"], "gamma": ["cancelled"]}
+
+
+@pytest.mark.anyio
+class TestThemes:
+    async def test_a_theme_change_recolours_the_tree(self) -> None:
+        app = dashboard_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            tree = app.dashboard.tree
+            before = tree.get_component_rich_style("session-tree--running", partial=True)
+            label_before = str(tree.cursor_node.label.spans) if tree.cursor_node else ""
+            app.theme = "textual-light"
+            await settle(pilot)
+            await pilot.pause(0.05)
+            after = tree.get_component_rich_style("session-tree--running", partial=True)
+            assert after.color != before.color
+            assert tree.cursor_node is not None
+            assert str(tree.cursor_node.label.spans) != label_before
+
+
+# -- replay ------------------------------------------------------------------------------------
+
+
+def detail_text(app: AgentTuiApp | ReplayApp) -> str:
+    from textual.widgets import Static
+
+    screen = app.screen_stack[0]
+    return "\n".join(
+        str(widget.content) for widget in screen.query("#detail Static").results(Static)
+    )
+
+
+@pytest.mark.anyio
+class TestReplayKeys:
+    async def test_keys_move_the_cursor_and_the_detail_follows(self) -> None:
+        app = replay_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            total = screen.timeline.total if screen.timeline else 0
+            assert total > 150 and screen.position == total
+            await pilot.press("home")
+            assert screen.position == 0
+            await pilot.press("right", "right", "right", "right")
+            assert screen.position == 4
+            before = detail_text(app)
+            await pilot.press("pagedown")
+            assert screen.position == 104
+            assert detail_text(app) != before
+            await pilot.press("shift+left", "left")
+            assert screen.position == 3
+            await pilot.press("end")
+            assert screen.position == total
+            await pilot.press("right")
+            assert screen.position == total
+
+    async def test_space_plays_forward_at_a_steady_rate(self) -> None:
+        app = replay_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            await pilot.press("home", "space")
+            assert screen.playing
+            await pilot.pause(0.5)
+            await pilot.press("space")
+            assert not screen.playing
+            assert 3 <= screen.position <= 20  # 20 events/s for about half a second
+
+    async def test_a_corrupt_line_is_reported_and_earlier_events_still_show(
+        self, tmp_path: Path
+    ) -> None:
+        for path in COMPLETE_LOGS.glob("*.jsonl"):
+            shutil.copy(path, tmp_path / path.name)
+        victim = tmp_path / sorted(p.name for p in COMPLETE_LOGS.glob("*.jsonl"))[2]
+        lines = victim.read_bytes().splitlines(keepends=True)
+        lines[9] = b'{"v":1, this is not json\n'
+        victim.write_bytes(b"".join(lines))
+        app = ReplayApp(sorted(tmp_path.glob("*.jsonl")))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            assert len(screen.errors) == 1
+            assert screen.errors[0].startswith(f"{victim}:10: invalid JSON")
+            assert screen.summary_error.startswith(f"{victim}:10:")
+            session_id = victim.stem
+            assert screen.state.sessions[session_id].last_sequence == 9
+
+    async def test_follow_picks_up_appended_lines_and_new_logs(self, tmp_path: Path) -> None:
+        logs = sorted(COMPLETE_LOGS.glob("*.jsonl"))
+        first, second = logs[0], logs[1]
+        lines = first.read_bytes().splitlines(keepends=True)
+        grown = tmp_path / first.name
+        grown.write_bytes(b"".join(lines[:5]))
+        app = ReplayApp([grown], follow=True, watch_dir=tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            assert screen.position == 5
+            with grown.open("ab") as handle:
+                handle.write(b"".join(lines[5:]))
+            await wait_for(pilot, lambda: screen.position == len(lines), "the appended lines")
+            shutil.copy(second, tmp_path / second.name)
+            expected = len(lines) + len(second.read_bytes().splitlines())
+            await wait_for(pilot, lambda: screen.position == expected, "the new log")
+            assert second.stem in screen.state.sessions
+
+
+class TestTimeline:
+    def test_state_at_any_position_equals_folding_the_prefix(self, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+        monkeypatch.setattr(timeline_module, "CHECKPOINT_EVERY", 7)
+        events = sorted(sample_events("complete"), key=timeline_module.event_order)
+        timeline = ReplayTimeline(events)
+        for position in [len(events), 0, 1, 6, 7, 8, 50, 49, 120, 13, 14, len(events) - 1, 3]:
+            assert timeline.state_at(position) == project_state(events[:position]), position
+
+    def test_late_events_are_inserted_in_order(self) -> None:
+        events = sorted(sample_events("complete"), key=timeline_module.event_order)
+        timeline = ReplayTimeline(events[::2])
+        timeline.state_at(timeline.total)
+        timeline.extend(events[1::2])
+        assert timeline.events == events
+        assert timeline.state_at(len(events)) == project_state(events)
