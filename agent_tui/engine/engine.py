@@ -27,7 +27,7 @@ import itertools
 import secrets
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +130,7 @@ def _new_id(prefix: str) -> str:
 class _OpenCall:
     call_id: str
     tool: str
+    args: dict[str, Any] = field(default_factory=dict)
     stage: str = "requested"  # requested → asking → running
     request_id: str | None = None
 
@@ -543,6 +544,15 @@ class SessionEngine:
         turn.cancel()
         return True
 
+    def deliver(self, parent_id: str, delivery: Delivery) -> bool:
+        """Put a child's result in its parent's mailbox (taken at the parent's next step
+        boundary). False if the parent is not known to this engine."""
+        parent = self._sessions.get(parent_id)
+        if parent is None:
+            return False
+        parent.mailbox.append(delivery)
+        return True
+
     def stop_subtree(self, session_id: str) -> int:
         """Stop the session's running turn and every running descendant. Returns how many."""
         stopped = 1 if self.cancel_turn(session_id) else 0
@@ -745,14 +755,13 @@ class SessionEngine:
                     await self._commit(info, turn.turn_id, "model.delta", text=chunk.text)
                     deltas += 1
                 elif isinstance(chunk, ToolCall):
-                    call = _OpenCall(_new_id("call"), chunk.tool)
+                    call = _OpenCall(_new_id("call"), chunk.tool, dict(chunk.args))
                     turn.open_calls[call.call_id] = call
                     await self._commit(
                         info, turn.turn_id, "model.tool_call_requested", toolCallId=call.call_id,
-                        tool=chunk.tool, args=dict(chunk.args),
+                        tool=chunk.tool, args=call.args,
                     )
                     calls.append(call)
-                    call.args = dict(chunk.args)  # type: ignore[attr-defined]
                 elif isinstance(chunk, StepDone):
                     pass
         except (_Cancelled, EventStoreFailure, anyio.get_cancelled_exc_class()):
@@ -773,7 +782,7 @@ class SessionEngine:
 
     async def _tool_call(self, turn: TurnHandle, call: _OpenCall) -> None:
         info = turn.session
-        args: dict[str, Any] = getattr(call, "args", {})
+        args = call.args
         if turn.cancel_requested:
             raise _Cancelled
         try:
@@ -891,6 +900,3 @@ class EngineExtension:
     async def turn_ended(self, engine: SessionEngine, turn: TurnHandle) -> None:  # pragma: no cover
         return None
 
-
-def iter_sessions(engine: SessionEngine) -> Iterable[SessionInfo]:
-    return engine.sessions()

@@ -116,9 +116,7 @@ class SubAgents(EngineExtension):
         text = _final_text(turn)
         outcome = ChildOutcome(child.id, child.agent_name or child.id, status, text)
         self.outcomes[child.id] = outcome
-        parent = engine._sessions.get(child.parent_id)
-        if parent is not None:
-            parent.mailbox.append(Delivery(child.id, outcome.agent_name, status, text))
+        engine.deliver(child.parent_id, Delivery(child.id, outcome.agent_name, status, text))
         engine.registry.mark_delivered(child.id)
 
     # -- waiting ---------------------------------------------------------------------------
