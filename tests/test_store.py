@@ -4,6 +4,7 @@ sessions, and failed writes that leave the log whole (SPEC §1)."""
 
 from __future__ import annotations
 
+import copy
 import errno
 import os
 import random
@@ -12,11 +13,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_tui.events import Event, make_payload
+from agent_tui.events import (
+    EVENT_TYPES,
+    PAYLOADS,
+    Event,
+    EventValidationError,
+    event_from_dict,
+    make_payload,
+)
+from agent_tui.events.model import _BUILD_WITH_V, _BUILD_WITHOUT_V
 from agent_tui.store import (
     EventLogDecodeError,
     EventLogSequenceError,
@@ -29,6 +39,7 @@ from agent_tui.store import (
 )
 from agent_tui.store import index as index_module
 from agent_tui.store import jsonl as jsonl_module
+from tests.conftest import SAMPLE_PAYLOADS, build_event
 
 
 def write_log(path: Path, events: list[Event]) -> JsonlEventLog:
@@ -463,3 +474,140 @@ class TestFailedWrites:
         await store.append(events[1])
         await store.append(events[2])
         assert list(store.replay("sess_test", "strict")) == events
+
+
+# -- replay's fast path against the general check ----------------------------------------------
+# Replay checks a decoded line with a generated builder per event type (agent_tui.events.model)
+# and asks `event_from_dict` only about what the builder refuses. The builder may refuse a valid
+# line (it then takes the slow path), but must never accept one `event_from_dict` rejects, nor
+# build a different event.
+
+NEAR_MISS = [
+    0, 1, -1, 3, 2**63, True, False, None, "", "x", 1.0, 3.0, 0.5, [], {}, ["stdout"], {"k": 1},
+    "stdout", "stderr", "ask", "allow", "user", "read", "final", "completed", "permission_denied",
+    "provider_failure", {"promptTokens": 1, "completionTokens": 2},
+    {"instruction": 1, "transcript": 2, "tools": 3}, {"promptTokens": 1}, [{"text": "x"}],
+]
+ENVELOPE = ("v", "id", "sessionId", "turnId", "sequence", "ts", "type", "payload")
+
+
+@st.composite
+def decoded_lines(draw: st.DrawFn) -> Any:
+    """A line as `orjson.loads` gives it: a valid event of some type, changed a little or not."""
+    type_name = draw(st.sampled_from(EVENT_TYPES))
+    payload = copy.deepcopy(SAMPLE_PAYLOADS[type_name])
+    for name in sorted(payload):
+        if draw(st.integers(0, 3)) == 0:  # optional fields dropped, required ones too (invalid)
+            del payload[name]
+    data: dict[str, Any] = {
+        "v": 1, "id": "evt_3", "sessionId": "sess_test", "turnId": draw(st.sampled_from(["turn_1", None])),
+        "sequence": 3, "ts": "2026-11-29T22:17:03.120Z", "type": type_name, "payload": payload,
+    }
+    for _ in range(draw(st.integers(0, 2))):
+        target = draw(st.sampled_from(["payload", "payload", "envelope", "nested"]))
+        value = copy.deepcopy(draw(st.sampled_from(NEAR_MISS) | st.sampled_from(EVENT_TYPES)))
+        action = draw(st.sampled_from(["set", "set", "drop", "add"]))
+        where = data if target == "envelope" else payload
+        if target == "nested":
+            nested = [v for v in payload.values() if isinstance(v, dict)]
+            if not nested:
+                continue
+            where = nested[0]
+        names = sorted(where) or ["x"]
+        name = draw(st.sampled_from(names))
+        if action == "set":
+            where[name] = value
+        elif action == "drop":
+            where.pop(name, None)
+        else:
+            where[draw(st.sampled_from(["extra", "v", "status"]))] = value
+    if draw(st.integers(0, 5)) == 0:
+        data = copy.deepcopy(draw(st.sampled_from(NEAR_MISS)))  # not even an object
+    return orjson.loads(orjson.dumps(data))
+
+
+def general_verdict(data: Any) -> Event | None:
+    try:
+        return event_from_dict(data)
+    except EventValidationError:
+        return None
+
+
+@settings(max_examples=600, deadline=None)
+@given(data=decoded_lines(), expected=st.sampled_from([3, 4]))
+def test_the_replay_builders_accept_only_what_event_from_dict_accepts(data: Any, expected: int) -> None:
+    general = general_verdict(data)
+    for builders in (_BUILD_WITH_V, _BUILD_WITHOUT_V):
+        try:
+            built = builders[data["type"]](data, expected)
+        except Exception:  # noqa: BLE001 - refused: replay asks event_from_dict
+            continue
+        assert general is not None, data
+        assert built == general and built.sequence == expected
+        assert built.to_json() == general.to_json()
+
+
+@pytest.mark.parametrize("type_name", EVENT_TYPES)
+@pytest.mark.parametrize("turn_id", ["turn_1", None])
+def test_lines_as_append_writes_them_take_the_fast_path(type_name: str, turn_id: str | None) -> None:
+    model = PAYLOADS[type_name]
+    optional = {name: None for name, info in model.model_fields.items() if not info.is_required()}
+    for fields in ({}, optional):  # every field, and only the required ones
+        event = build_event(5, type_name, turn_id=turn_id, **fields)
+        data = orjson.loads(event.to_json())
+        assert _BUILD_WITH_V[type_name](data, 5) == event
+        del data["v"]
+        assert _BUILD_WITHOUT_V[type_name](data, 5) == event
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=decoded_lines())
+def test_replay_names_the_same_error_as_event_from_dict(tmp_path: Path, data: Any) -> None:
+    head = [build_event(1, "session.created"), build_event(2)]
+    path = tmp_path / "sess_fast.jsonl"
+    path.write_bytes(lines_of(head) + orjson.dumps(data) + b"\n" + lines_of([build_event(4)]))
+    general = general_verdict(data)
+    if general is not None and general.sequence == 3:
+        assert list(JsonlEventLog(path).replay("strict")) == [*head, general, build_event(4)]
+        return
+    seen: list[Event] = []
+    with pytest.raises(EventLogDecodeError) as caught:
+        for event in JsonlEventLog(path).replay("strict"):
+            seen.append(event)
+    assert seen == head
+    assert caught.value.line_number == 3
+    if general is None:
+        with pytest.raises(EventValidationError) as reason:
+            event_from_dict(data)
+        assert caught.value.reason == reason.value.reason
+    else:
+        assert "(expected 3)" in caught.value.reason
+
+
+def test_a_log_without_v_replays_the_same(tmp_path: Path, make_session) -> None:
+    events = make_session(40)
+    lines = [orjson.loads(event.to_json()) for event in events]
+    for n in range(10, 20):  # a stretch without `v`, as another writer may leave it out
+        del lines[n]["v"]
+    path = tmp_path / "sess_test.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    assert list(JsonlEventLog(path).replay("strict")) == events
+    assert list(JsonlEventLog(path).replay("strict", start_line=15)) == events[15:]
+
+
+@pytest.mark.parametrize("batch", [1, 5, 64, 1000])
+def test_replay_reads_in_any_batch_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make_session, batch: int
+) -> None:
+    monkeypatch.setattr(jsonl_module, "_BATCH", batch)
+    events = make_session(30)
+    events[7] = build_event(
+        8, "tool.completed", result="y" * 3000, toolCallId="c", tool="shell"
+    )  # a line longer than many reads
+    path = tmp_path / "sess_test.jsonl"
+    path.write_bytes(lines_of(events) + b'{"torn')
+    assert list(JsonlEventLog(path).replay()) == events
+    assert list(JsonlEventLog(path).replay(start_line=7)) == events[7:]
+    with pytest.raises(EventLogDecodeError) as caught:
+        list(JsonlEventLog(path).replay("strict"))
+    assert caught.value.line_number == 31

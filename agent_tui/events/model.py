@@ -10,6 +10,7 @@ Invariants this module guarantees:
 
 from __future__ import annotations
 
+import sys
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -275,6 +276,7 @@ def _describe(error: ValidationError, prefix: str = "") -> str:
 # one source, and a property test holds them to pydantic's strict verdict.
 
 _MISSING = object()
+_new_event = object.__new__
 
 
 class _Compiled:
@@ -376,6 +378,177 @@ _ENVELOPE_KEYS = frozenset({"v", "id", "sessionId", "turnId", "sequence", "ts", 
 _ENVELOPE_REQUIRED = _ENVELOPE_KEYS - {"v"}
 
 
+# -- the decoded-line fast path (replay) -------------------------------------------------------
+# `event_from_dict` takes any Python object. A replayed line is what `orjson.loads` returned: a
+# tree of exactly dict (with str keys), list, str, int, float, bool and None. For such values
+# cheaper operations imply several of the checks above, so replay uses one generated function per
+# event type ("builder") that checks the envelope and the payload and builds the `Event` in one
+# go, with as few interpreter steps as it can:
+# - a successful `value["key"]` means `value` is a dict (a list, str or scalar raises TypeError),
+#   and a dict's keys are all str, so `dict[str, Any]` needs only the type check;
+# - `value + ""` raises TypeError unless `value` is a str;
+# - `value in {"read", "write"}` is False for every non-str value or raises TypeError (list,
+#   dict), so a literal of strings needs no separate type check;
+# - `sequence ^ expected` is 0 only for the int `expected` itself, given `expected >= 2` (a float
+#   raises TypeError; `true` is 1);
+# - `v is _ONE`: orjson gives the cached small int for 1; any other 1 just takes the slow path.
+# A builder may refuse more than `event_from_dict` does, never less: whatever it does not accept
+# (including a sequence other than `expected`) it signals by raising (`_Rejected`, KeyError,
+# TypeError), and the caller asks the general path, which either says what is wrong or accepts
+# the line. So error messages have one source, and a test holds the builders to
+# `event_from_dict` on decoded JSON.
+
+
+class _Rejected(Exception):
+    """A decoded line the fast path does not accept; the general path says why."""
+
+
+_ONE = 1
+
+
+def _json_field(
+    var: str, accepted: Any, nullable: bool, namespace: dict[str, Any], suffix: str
+) -> tuple[str | None, str | None]:
+    """How a builder checks one decoded value: (a condition true when it does NOT fit, or a
+    statement that raises when it does not fit); one of the two is None."""
+    if accepted is str:
+        statement = f'{var} + ""'
+        return None, (f"if {var} is not None: {statement}" if nullable else statement)
+    if isinstance(accepted, _Compiled):
+        namespace["_json_check" + suffix] = _json_check(accepted)
+        test = f"not _json_check{suffix}({var})"
+    elif isinstance(accepted, frozenset) and all(type(value) is str for value in accepted):
+        namespace["_values" + suffix] = accepted
+        test = f"{var} not in _values{suffix}"
+    elif accepted is dict:
+        test = f"type({var}) is not dict"
+    else:
+        test = _value_test(var, accepted, namespace, suffix)
+    return (f"({var} is not None and ({test}))" if nullable else f"({test})"), None
+
+
+def _json_fields(
+    compiled: _Compiled, var: str, namespace: dict[str, Any]
+) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Source for the fields of the decoded dict `var` of model `compiled`: fetches of the required
+    fields (KeyError/TypeError when absent), conditions and raising statements checking them, and
+    the lines checking the optional ones (counting the present ones in `present`)."""
+    fetch: list[str] = []
+    tests: list[str] = []
+    statements: list[str] = []
+    optional: list[str] = []
+    for k, (name, info) in enumerate(compiled.model.model_fields.items()):
+        value = f"{var}_{k}"
+        accepted, nullable = _accepted(info.annotation)
+        test, statement = _json_field(value, accepted, nullable, namespace, f"_{var}_{k}")
+        if info.is_required():
+            fetch.append(f"{value} = {var}[{name!r}]")
+            if test:
+                tests.append(test)
+            else:
+                statements.append(statement)  # type: ignore[arg-type]
+        else:
+            optional += [
+                f"{value} = {var}.get({name!r}, _MISSING)",
+                f"if {value} is not _MISSING:",
+                "    present += 1",
+            ]
+            optional += [f"    if {test}:", "        raise _Rejected"] if test else [f"    {statement}"]
+    return fetch, tests, statements, optional
+
+
+def _size_check(var: str, required: int, optional: list[str], indent: str) -> list[str]:
+    """The key-count check of a dict with optional fields whose required ones were all fetched."""
+    return [
+        f"{indent}if len({var}) != {required}:",
+        f"{indent}    present = 0",
+        *(f"{indent}    {line}" for line in optional),
+        f"{indent}    if len({var}) != {required} + present:",
+        f"{indent}        raise _Rejected",
+    ]
+
+
+def _json_check(compiled: _Compiled) -> Any:
+    """`check(value) -> bool` of a nested model, for a value decoded from JSON."""
+    namespace: dict[str, Any] = {"_MISSING": _MISSING, "_Rejected": _Rejected}
+    fetch, tests, statements, optional = _json_fields(compiled, "d", namespace)
+    required = len(compiled.required)
+    if not optional:
+        tests.append(f"len(d) != {required}")
+    lines = ["def check(d):", "    try:", *(f"        {line}" for line in fetch)]
+    lines += ["        if " + " or ".join(tests) + ":", "            return False"]
+    lines += [f"        {line}" for line in statements]
+    if optional:
+        lines += _size_check("d", required, optional, "        ")
+    lines += ["    except (_Rejected, KeyError, TypeError):", "        return False", "    return True"]
+    exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
+    return namespace["check"]
+
+
+# The envelope fields, and the builders' names for them.
+_ENVELOPE_V = (
+    ("v", "v"), ("id", "event_id"), ("sessionId", "session_id"), ("turnId", "turn_id"),
+    ("sequence", "sequence"), ("ts", "ts"), ("payload", "p"),
+)
+
+
+def _json_builder(type_name: str, compiled: _Compiled, with_v: bool) -> Any:
+    """`build(data, expected) -> Event` for decoded lines of `type_name` with (or without) `v`,
+    whose sequence must be `expected` (an int >= 2; anything else makes every line raise)."""
+    namespace: dict[str, Any] = {
+        "_MISSING": _MISSING, "_Rejected": _Rejected, "_new_event": _new_event, "_Event": Event,
+        "_TYPE": type_name, "_ONE": _ONE,
+    }
+    fetch, tests, statements, optional = _json_fields(compiled, "p", namespace)
+    required = len(compiled.required)
+    checks = ["sequence ^ expected", f"len(data) != {8 if with_v else 7}"]
+    if with_v:  # `v` must be the integer 1: `true` and `1.0` are not (see event_from_dict)
+        checks.insert(0, "v is not _ONE")
+    if not optional:
+        checks.append(f"len(p) != {required}")
+    lines = [
+        "def build(data, expected):",
+        # Plain subscripts: cheaper than one `itemgetter` call and unpacking its tuple.
+        *(f"    {name} = data[{key!r}]" for key, name in _ENVELOPE_V[0 if with_v else 1 :]),
+        *(f"    {line}" for line in fetch),
+        "    if " + " or ".join(checks + tests) + ":",
+        "        raise _Rejected",
+        '    event_id + ""',
+        '    session_id + ""',
+        '    ts + ""',
+        "    if turn_id is not None:",
+        '        turn_id + ""',
+        *(f"    {line}" for line in statements),
+    ]
+    if optional:
+        lines += _size_check("p", required, optional, "    ")
+    lines += [
+        "    event = _new_event(_Event)",
+        "    event.id = event_id",
+        "    event.session_id = session_id",
+        "    event.turn_id = turn_id",
+        "    event.sequence = sequence",
+        "    event.ts = ts",
+        "    event.type = _TYPE",
+        "    event.payload = p",
+        "    return event",
+    ]
+    exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
+    return namespace["build"]
+
+
+def _json_builders(with_v: bool) -> dict[str, Any]:
+    # Keyed by the interned type names, so `event.type` of a replayed event is one shared string.
+    return {
+        sys.intern(name): _json_builder(sys.intern(name), compiled, with_v)
+        for name, compiled in _COMPILED.items()
+    }
+
+
+_BUILD_WITH_V = _json_builders(True)  # the writer always writes `v`
+_BUILD_WITHOUT_V = _json_builders(False)
+
+
 def event_from_dict(data: Any) -> Event:
     """Validate one decoded log line. Raises `EventValidationError` with a one-line reason."""
     # The fast path only decides "valid" (replay runs it per line, so it avoids set operations
@@ -417,8 +590,6 @@ def event_from_dict(data: Any) -> Event:
             return event
     raise _reject(data)
 
-
-_new_event = object.__new__
 
 
 def _reject(data: Any) -> EventValidationError:

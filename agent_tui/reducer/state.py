@@ -29,12 +29,12 @@ in proportion to the sessions and the running turns, not to the whole history.
 from __future__ import annotations
 
 from bisect import insort
-from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
 
 from agent_tui.events import Event
+from agent_tui.events.model import Actor, Decision
 
 Phase = Literal["start", "executing", "compress", "end"]
 SessionStatus = Literal["idle", "running", "completed", "cancelled", "failed"]
@@ -132,13 +132,16 @@ class ToolCallView:
     message: str | None = None
     result: str | None = None
     truncated: bool = False
-    _out_parts: list[str] = field(default_factory=list, repr=False)
+    # Output parts: a list while the call runs; once it ended, the kept output as one string
+    # (see `_seal_output`).
+    _out_parts: list[str] | str = field(default_factory=list, repr=False)
     _out_len: int = field(default=0, repr=False)
 
     @property
     def output(self) -> str:
         """The last 2,000 characters of the streamed output, stdout and stderr as interleaved."""
-        text = "".join(self._out_parts)
+        parts = self._out_parts
+        text = parts if type(parts) is str else "".join(parts)
         return text[-OUTPUT_CHARS:] if len(text) > OUTPUT_CHARS else text
 
     def _copy(self) -> ToolCallView:
@@ -186,8 +189,12 @@ class TurnView:
     # The model call being streamed keeps its deltas as a list (`_open`, None between calls); a
     # delta is one list append. When the call ends its text joins `_text_head` (the earlier calls'
     # text, cut to TEXT_CHARS) and becomes one assistant entry of `_closed`.
+    # `_closed` holds the entries flat, four items each (role, text, steered, ref; at most
+    # MAX_MESSAGES entries), in a tuple replaced on each entry: copies share it, and a full replay
+    # keeps hundreds of thousands of entries without as many objects for the garbage collector to
+    # count and scan. Entries become `Message`s when `messages` is read.
     _text_head: str = field(default="", repr=False)
-    _closed: deque[Message] = field(default_factory=lambda: deque(maxlen=MAX_MESSAGES), repr=False)
+    _closed: tuple[Any, ...] = field(default=(), repr=False)
     _open: list[str] | None = field(default=None, repr=False)
 
     @property
@@ -201,7 +208,8 @@ class TurnView:
     @property
     def messages(self) -> list[Message]:
         """The turn's conversation in order, its last 200 entries (a new list on each read)."""
-        out = list(self._closed)
+        closed = self._closed
+        out = [_tuple_new(Message, closed[k : k + 4]) for k in range(0, len(closed), 4)]
         if self._open is not None:
             out.append(Message("assistant", "".join(self._open)))
             if len(out) > MAX_MESSAGES:
@@ -229,7 +237,7 @@ class TurnView:
         new.started_sequence = self.started_sequence
         new.ended_sequence = self.ended_sequence
         new._text_head = self._text_head
-        new._closed = self._closed.copy()
+        new._closed = self._closed
         new._open = None if self._open is None else self._open[:]
         return new
 
@@ -399,6 +407,13 @@ class DashboardState:
 
 _new = object.__new__
 _tuple_new = tuple.__new__  # builds a Message without NamedTuple's Python-level __new__
+_NOTHING: Any = object()  # equal to no id
+# One shared tuple per valid (decision, actor): `decisions` entries of a long replay then add no
+# objects for the garbage collector to count.
+_PAIRS = {
+    (decision, actor): (decision, actor)
+    for decision in get_args(Decision) for actor in get_args(Actor)
+}
 
 
 def _tree_order(session: SessionView) -> tuple[str, str]:
@@ -428,9 +443,96 @@ def project_state(events: Iterable[Event]) -> DashboardState:
     Returns:
         A fresh `DashboardState`.
     """
+    # This is `apply_event` on each event, unrolled into one loop that keeps in local variables
+    # what consecutive events share (a log is long runs of one session, and of deltas of one model
+    # call or one tool call):
+    # - the current session, found again only when the session id changes; its `event_count` and
+    #   `last_sequence` are written when the run ends (no handler reads them), and the state's
+    #   count once at the end (nobody sees the state before it is returned);
+    # - `text`, the `_open` list of the session's last turn, whose id is `text_turn`: while only
+    #   deltas come, `apply_event`'s fast-path test for a model delta (last turn, its open model
+    #   call, same turn id) reduces to comparing the turn id;
+    # - `call`, the tool call a tool delta last took `apply_event`'s fast path to (turn `call_turn`,
+    #   id `call_id`): the same reasoning for tool deltas.
+    # Both are reset (to `_NOTHING`, which equals no id) by every event that goes to a handler:
+    # only handlers change a session's turns, a turn's open model call or its tool calls.
     state = DashboardState()
-    for event in events:
-        apply_event(state, event)
+    sessions = state.sessions
+    handlers = _HANDLERS
+    session: SessionView | None = None
+    session_id: Any = _NOTHING
+    count = mark = 0  # events folded; and before the current session's run
+    last: Event | None = None
+    text: list[str] = []
+    text_turn: Any = _NOTHING
+    call: ToolCallView | None = None
+    call_turn: Any = _NOTHING
+    call_id: Any = _NOTHING
+    for count, event in enumerate(events, 1):  # noqa: B007 - `count` is used after the loop
+        if event.session_id != session_id:
+            if session is not None:
+                session.event_count += count - 1 - mark
+                session.last_sequence = last.sequence  # type: ignore[union-attr]
+            mark = count - 1
+            session_id = event.session_id
+            try:
+                session = sessions[session_id]
+            except KeyError:
+                session = _new_session(state, event)
+            text_turn = call_turn = _NOTHING
+        last = event
+        kind = event.type
+        if kind == "model.delta":
+            if event.turn_id == text_turn:
+                text.append(event.payload["text"])
+                continue
+            turns = session.turns  # type: ignore[union-attr]
+            if turns:
+                turn = turns[-1]
+                current = turn._open
+                if current is not None and turn.turn_id == event.turn_id:
+                    current.append(event.payload["text"])
+                    text = current
+                    text_turn = turn.turn_id
+                    continue
+        elif kind == "tool.delta":
+            payload = event.payload
+            found = None
+            if event.turn_id == call_turn and payload["toolCallId"] == call_id:
+                found = call
+            else:
+                turns = session.turns  # type: ignore[union-attr]
+                if turns:
+                    turn = turns[-1]
+                    if turn.stop_reason is None and turn.turn_id == event.turn_id:
+                        found = turn.tool_calls.get(payload["toolCallId"])
+                        if found is not None:
+                            call = found
+                            call_turn = turn.turn_id
+                            call_id = payload["toolCallId"]
+            if found is not None:  # `_add_output(found, payload["text"])`, inlined
+                output = payload["text"]
+                try:
+                    found._out_parts.append(output)  # type: ignore[union-attr]
+                except AttributeError:
+                    found._out_parts = [found._out_parts, output]  # type: ignore[list-item]
+                size = found._out_len + len(output)
+                if size > 2 * OUTPUT_CHARS:
+                    kept = "".join(found._out_parts)[-OUTPUT_CHARS:]
+                    found._out_parts = [kept]
+                    size = len(kept)
+                found._out_len = size
+                continue
+        text_turn = call_turn = _NOTHING
+        try:
+            handler = handlers[kind]
+        except KeyError:  # a type this reducer does not know: counted, otherwise ignored
+            continue
+        handler(state, session, event)
+    if session is not None:
+        session.event_count += count - mark
+        session.last_sequence = last.sequence  # type: ignore[union-attr]
+    state.event_count = count
     return state
 
 
@@ -452,8 +554,10 @@ def apply_event(state: DashboardState, event: Event) -> DashboardState:
     session.event_count += 1
     session.last_sequence = event.sequence
     kind = event.type
+    # Fast paths for the two commonest events: a delta continuing the model call being streamed,
+    # and output of a known tool call of the running turn (what `_on_model_delta` and
+    # `_on_tool_delta` do in that case, without their call).
     if kind == "model.delta":
-        # Fast path for the commonest event: a delta continuing the model call being streamed.
         turns = session.turns
         if turns:
             turn = turns[-1]
@@ -461,6 +565,26 @@ def apply_event(state: DashboardState, event: Event) -> DashboardState:
             if current is not None and turn.turn_id == event.turn_id:
                 current.append(event.payload["text"])
                 return state
+    elif kind == "tool.delta":
+        turns = session.turns
+        if turns:
+            turn = turns[-1]
+            if turn.stop_reason is None and turn.turn_id == event.turn_id:
+                payload = event.payload
+                call = turn.tool_calls.get(payload["toolCallId"])
+                if call is not None:  # `_add_output(call, payload["text"])`, inlined
+                    output = payload["text"]
+                    try:
+                        call._out_parts.append(output)  # type: ignore[union-attr]
+                    except AttributeError:
+                        call._out_parts = [call._out_parts, output]  # type: ignore[list-item]
+                    size = call._out_len + len(output)
+                    if size > 2 * OUTPUT_CHARS:
+                        kept = "".join(call._out_parts)[-OUTPUT_CHARS:]
+                        call._out_parts = [kept]
+                        size = len(kept)
+                    call._out_len = size
+                    return state
     try:
         handler = _HANDLERS[kind]
     except KeyError:  # a type this reducer does not know: counted, otherwise ignored
@@ -511,9 +635,56 @@ def _open_turn(
     # that died while asking) can never be answered, so they leave the queue.
     if session.pending:
         _drop_pending(state, session, None)
-    turn = TurnView(turn_id, started_sequence=sequence)
+    turn = _new_turn(turn_id, sequence)
     session.turns.append(turn)
     return turn
+
+
+# The views the fold creates most often, built field by field: the same as
+# `TurnView(turn_id, started_sequence=sequence)` and `ToolCallView(call_id, tool)` (a test holds
+# them to it) without the generated `__init__` and its default factories.
+
+
+def _new_turn(turn_id: str, sequence: int) -> TurnView:
+    turn = _new(TurnView)
+    turn.turn_id = turn_id
+    turn.prompt_preview = ""
+    turn.phase = "start"
+    turn.stop_reason = None
+    turn.error_code = None
+    turn.step = None
+    turn.steps = 0
+    turn.tokens = None
+    turn.max_context_tokens = None
+    turn.compactions = 0
+    turn.tool_calls = {}
+    turn.usage = None
+    turn.started_sequence = sequence
+    turn.ended_sequence = None
+    turn._text_head = ""
+    turn._closed = ()
+    turn._open = None
+    return turn
+
+
+def _new_call(call_id: str, tool: str) -> ToolCallView:
+    call = _new(ToolCallView)
+    call.call_id = call_id
+    call.tool = tool
+    call.args = {}
+    call.args_preview = ""
+    call.risk = None
+    call.status = "requested"
+    call.decisions = []
+    call.request_id = None
+    call.exit_code = None
+    call.error_code = None
+    call.message = None
+    call.result = None
+    call.truncated = False
+    call._out_parts = []
+    call._out_len = 0
+    return call
 
 
 def _drop_pending(state: DashboardState, session: SessionView, turn_id: str | None) -> None:
@@ -525,28 +696,41 @@ def _drop_pending(state: DashboardState, session: SessionView, turn_id: str | No
 
 
 def _tool_call(turn: TurnView, call_id: str, tool: str) -> ToolCallView:
+    """The call `call_id` of `turn`, created if new; learns its tool name if it had none.
+
+    Handlers look the call up themselves first and come here only when it is missing or has no
+    tool name yet."""
     call = turn.tool_calls.get(call_id)
     if call is None:
-        call = turn.tool_calls[call_id] = ToolCallView(call_id, tool)
+        call = turn.tool_calls[call_id] = _new_call(call_id, tool)
     elif tool and not call.tool:
         call.tool = tool
     return call
+
+
+_CLOSED_ITEMS = 4 * MAX_MESSAGES  # `TurnView._closed` never holds more (4 items per entry)
 
 
 def _close_assistant(turn: TurnView) -> None:
     parts = turn._open
     if parts is not None:
         text = "".join(parts)
-        turn._closed.append(_tuple_new(Message, ("assistant", text, False, None)))
+        closed = turn._closed
+        if len(closed) == _CLOSED_ITEMS:
+            closed = closed[4:]
+        turn._closed = closed + ("assistant", text, False, None)
         head = turn._text_head + text
         turn._text_head = head[-TEXT_CHARS:] if len(head) > TEXT_CHARS else head
         turn._open = None
 
 
-def _add_message(turn: TurnView, message: Message) -> None:
+def _add_message(turn: TurnView, role: str, text: str, steered: bool, ref: str | None) -> None:
     if turn._open is not None:
         _close_assistant(turn)
-    turn._closed.append(message)
+    closed = turn._closed
+    if len(closed) == _CLOSED_ITEMS:
+        closed = closed[4:]
+    turn._closed = closed + (role, text, steered, ref)
 
 
 # -- one small handler per event type ----------------------------------------------------------
@@ -588,7 +772,12 @@ def _link_parent(state: DashboardState, session: SessionView, parent: str | None
 
 
 def _on_turn_started(state: DashboardState, session: SessionView, event: Event) -> None:
-    turn = _turn_of(state, session, event)
+    turns = session.turns
+    turn_id = event.turn_id
+    if turn_id is not None and (not turns or turns[-1].turn_id != turn_id):
+        turn = _open_turn(state, session, turn_id, event.sequence)  # what `_turn_of` would do
+    else:
+        turn = _turn_of(state, session, event)
     turn.prompt_preview = event.payload["promptPreview"]
 
 
@@ -599,7 +788,7 @@ def _on_user_message(state: DashboardState, session: SessionView, event: Event) 
         turn = _turn_of(state, session, event)
     payload = event.payload
     _add_message(
-        turn, _tuple_new(Message, ("user", payload["content"], bool(payload.get("steered")), None))
+        turn, "user", payload["content"], bool(payload.get("steered")), None
     )
 
 
@@ -646,7 +835,9 @@ def _on_tool_call_requested(state: DashboardState, session: SessionView, event: 
     if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
         turn = _turn_of(state, session, event)
     payload = event.payload
-    call = _tool_call(turn, payload["toolCallId"], payload["tool"])
+    call = turn.tool_calls.get(payload["toolCallId"])
+    if call is None or not call.tool:
+        call = _tool_call(turn, payload["toolCallId"], payload["tool"])
     call.args = payload["args"]
 
 
@@ -656,7 +847,9 @@ def _on_permission_requested(state: DashboardState, session: SessionView, event:
     if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
         turn = _turn_of(state, session, event)
     payload = event.payload
-    call = _tool_call(turn, payload["toolCallId"], payload["tool"])
+    call = turn.tool_calls.get(payload["toolCallId"])
+    if call is None or not call.tool:
+        call = _tool_call(turn, payload["toolCallId"], payload["tool"])
     call.request_id = payload["requestId"]
     call.risk = payload["risk"]
     call.args_preview = payload["argsPreview"]
@@ -668,13 +861,15 @@ def _on_permission_resolved(state: DashboardState, session: SessionView, event: 
     if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
         turn = _turn_of(state, session, event)
     payload = event.payload
-    call = _tool_call(turn, payload["toolCallId"], "")
+    call = turn.tool_calls.get(payload["toolCallId"])
+    if call is None:
+        call = _tool_call(turn, payload["toolCallId"], "")
     decision = payload["decision"]
     request_id = payload["requestId"]
-    call.decisions.append((decision, payload["actor"]))
+    pair = (decision, payload["actor"])
+    call.decisions.append(_PAIRS.get(pair, pair))
     if call.request_id is None:
         call.request_id = request_id
-    key = (session.session_id, request_id)
     if decision == "ask":
         call.status = "asking"
         state.asked_count += 1
@@ -683,14 +878,16 @@ def _on_permission_resolved(state: DashboardState, session: SessionView, event: 
             call.args_preview, payload.get("reason"), payload.get("policy"), event.sequence,
             state.asked_count,
         )
+        key = (session.session_id, request_id)
         session.pending.pop(request_id, None)  # a repeated ask goes to the back of the queue
         state._pending.pop(key, None)
         session.pending[request_id] = view
         state._pending[key] = view
         return
     if session.pending and session.pending.pop(request_id, None) is not None:
-        state._pending.pop(key, None)
-    if call.status == "requested" or call.status == "asking":
+        state._pending.pop((session.session_id, request_id), None)
+    status = call.status
+    if status == "requested" or status == "asking":
         call.status = "running" if decision == "allow" else "denied"
 
 
@@ -700,9 +897,12 @@ def _on_tool_started(state: DashboardState, session: SessionView, event: Event) 
     if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
         turn = _turn_of(state, session, event)
     payload = event.payload
-    call = _tool_call(turn, payload["toolCallId"], payload["tool"])
+    call = turn.tool_calls.get(payload["toolCallId"])
+    if call is None or not call.tool:
+        call = _tool_call(turn, payload["toolCallId"], payload["tool"])
     call.args_preview = payload["argsPreview"]
-    if call.status != "completed" and call.status != "failed":
+    status = call.status
+    if status != "completed" and status != "failed":
         call.status = "running"
 
 
@@ -716,22 +916,33 @@ def _on_tool_delta(state: DashboardState, session: SessionView, event: Event) ->
     if call is None:
         call = _tool_call(turn, payload["toolCallId"], "")
         call.status = "running"
-    text = payload["text"]
-    parts = call._out_parts
-    parts.append(text)
+    _add_output(call, payload["text"])
+
+
+def _add_output(call: ToolCallView, text: str) -> None:
+    # Parts are joined and cut only when they hold twice the kept length: amortized O(1).
+    try:
+        call._out_parts.append(text)  # type: ignore[union-attr]
+    except AttributeError:  # output after the call ended (tolerated): a list again
+        call._out_parts = [call._out_parts, text]  # type: ignore[list-item]
     size = call._out_len + len(text)
     if size > 2 * OUTPUT_CHARS:
-        kept = "".join(parts)[-OUTPUT_CHARS:]
+        kept = "".join(call._out_parts)[-OUTPUT_CHARS:]
         call._out_parts = [kept]
         size = len(kept)
     call._out_len = size
 
 
 def _seal_output(call: ToolCallView) -> None:
-    # A finished call's output will not grow: keep it as one string (cheaper to copy and read).
-    kept = call.output
-    call._out_parts = [kept]
-    call._out_len = len(kept)
+    # A finished call's output will not grow: keep it as one string, cut to what `output` shows
+    # (cheaper to copy and read, and no list for the garbage collector to count and scan).
+    parts = call._out_parts
+    if type(parts) is list:
+        kept = "".join(parts)
+        if len(kept) > OUTPUT_CHARS:
+            kept = kept[-OUTPUT_CHARS:]
+        call._out_parts = kept
+        call._out_len = len(kept)
 
 
 def _settle_call(state: DashboardState, session: SessionView, call: ToolCallView) -> None:
@@ -747,7 +958,9 @@ def _on_tool_completed(state: DashboardState, session: SessionView, event: Event
     if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
         turn = _turn_of(state, session, event)
     payload = event.payload
-    call = _tool_call(turn, payload["toolCallId"], payload["tool"])
+    call = turn.tool_calls.get(payload["toolCallId"])
+    if call is None or not call.tool:
+        call = _tool_call(turn, payload["toolCallId"], payload["tool"])
     result = payload["result"]
     if len(result) > RESULT_CHARS:
         result = result[:RESULT_CHARS]
@@ -755,11 +968,10 @@ def _on_tool_completed(state: DashboardState, session: SessionView, event: Event
     call.result = result
     call.exit_code = payload.get("exitCode")
     call.truncated = bool(payload.get("truncated"))
-    if len(call._out_parts) > 1:
-        _seal_output(call)
+    _seal_output(call)
     if session.pending:
         _settle_call(state, session, call)
-    _add_message(turn, _tuple_new(Message, ("tool", result, False, call.call_id)))
+    _add_message(turn, "tool", result, False, call.call_id)
 
 
 def _on_tool_failed(state: DashboardState, session: SessionView, event: Event) -> None:
@@ -773,11 +985,10 @@ def _on_tool_failed(state: DashboardState, session: SessionView, event: Event) -
     call.status = "denied" if code == "permission_denied" else "failed"
     call.error_code = code
     call.message = payload["message"]
-    if len(call._out_parts) > 1:
-        _seal_output(call)
+    _seal_output(call)
     if session.pending:
         _settle_call(state, session, call)
-    _add_message(turn, _tuple_new(Message, ("tool", payload["message"], False, call.call_id)))
+    _add_message(turn, "tool", payload["message"], False, call.call_id)
 
 
 def _on_subagent_delivered(state: DashboardState, session: SessionView, event: Event) -> None:
@@ -793,7 +1004,7 @@ def _on_subagent_delivered(state: DashboardState, session: SessionView, event: E
     session.deliveries.append(DeliveryView(
         child, payload["agentName"], payload["status"], text, turn.turn_id, event.sequence
     ))
-    _add_message(turn, _tuple_new(Message, ("subagent", text, False, child)))
+    _add_message(turn, "subagent", text, False, child)
 
 
 def _on_turn_completed(state: DashboardState, session: SessionView, event: Event) -> None:
@@ -808,7 +1019,7 @@ def _on_turn_completed(state: DashboardState, session: SessionView, event: Event
     turn.error_code = payload.get("errorCode")
     usage = payload.get("usage")
     if usage is not None:
-        turn.usage = Usage(usage["promptTokens"], usage["completionTokens"])
+        turn.usage = _tuple_new(Usage, (usage["promptTokens"], usage["completionTokens"]))
     turn.ended_sequence = event.sequence
     turn.phase = "end"
     if session.pending:

@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import orjson
 
@@ -29,6 +29,7 @@ from agent_tui.events import (
     event_from_dict,
     event_from_json,
 )
+from agent_tui.events.model import _BUILD_WITH_V, _BUILD_WITHOUT_V
 from agent_tui.store.errors import (
     EventLogDecodeError,
     EventLogSequenceError,
@@ -38,6 +39,7 @@ from agent_tui.store.index import LineIndex
 
 ReplayMode = Literal["skip-trailing-partial", "strict"]
 _CHUNK = 4 * 1024 * 1024
+_BATCH = 128 * 1024  # replay's reads: small enough to stay in the CPU cache while decoded
 
 
 @dataclass(frozen=True)
@@ -86,21 +88,31 @@ def iter_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[t
 
 def _line_batches(path: Path, start: int) -> Iterator[tuple[list[bytes], bytes]]:
     """Like `iter_lines` from `start` to the end, a chunk's complete lines at a time (for replay's
-    inner loop). Yields `(lines, torn)`; `torn` is non-empty only in the last item."""
+    inner loop). Yields `(lines, torn)`; `torn` is non-empty only in the last item.
+
+    Chunks are small (`_BATCH`) so that a chunk's lines are still in the CPU cache when they are
+    decoded; a line longer than a chunk is collected piecewise and joined once.
+    """
     with open(path, "rb") as handle:
         handle.seek(start)
-        carry = b""
+        read = handle.read
+        pieces: list[bytes] = []  # the start of a line that no chunk so far has ended
         while True:
-            data = handle.read(_CHUNK)
+            data = read(_BATCH)
             if not data:
                 break
-            if carry:
-                data = carry + data
             lines = data.split(b"\n")
-            carry = lines.pop()
-            yield lines, b""
-        if carry:
-            yield [], carry
+            rest = lines.pop()
+            if pieces and lines:
+                pieces.append(lines[0])
+                lines[0] = b"".join(pieces)
+                pieces = []
+            if rest:
+                pieces.append(rest)
+            if lines:
+                yield lines, b""
+        if pieces:
+            yield [], b"".join(pieces)
 
 
 class JsonlEventLog:
@@ -164,26 +176,40 @@ class JsonlEventLog:
                 start = self._index.complete_bytes()  # only a torn tail (if any) is left
             else:
                 start = self._index.line_span(start_line)[0]
-        # 0 = the first line of a replay that starts mid-log: any sequence may begin it.
-        expected = 0 if start_line else 1
-        line_number = start_line
+        # `expected` is the sequence the next line must have, an int >= 2 once a first line was
+        # accepted. The first line has no `expected` for the fast path (the builders need it >= 2),
+        # so it is checked by `_check_line` against `first`: 1, or any sequence when the replay
+        # starts mid-log. Each line is either accepted with sequence `expected` or ends the
+        # replay, so the next line's number is `expected + offset`: no line counter in the loop.
+        expected: int | None = None
+        first = None if start_line else 1
+        offset = 0
         path = self.path
         loads = orjson.loads
-        from_dict = event_from_dict
+        # One generated function per event type checks a decoded line completely and builds its
+        # Event (see `agent_tui.events.model`); whatever it does not accept, a chain break
+        # included, raises and goes to `_check_line`, which names the error or, for a valid line
+        # the fast path does not take (the first one, one without `v`), returns its event.
+        build = _BUILD_WITH_V
         for lines, torn in _line_batches(path, start):
             for line in lines:
-                line_number += 1
                 try:
-                    event = from_dict(loads(line))
-                except (orjson.JSONDecodeError, EventValidationError) as error:
-                    raise EventLogDecodeError(path, line_number, _reason(error)) from None
-                sequence = event.sequence
-                if sequence != expected and expected:
-                    raise EventLogDecodeError(path, line_number, _chain_break(sequence, expected))
-                expected = sequence + 1
+                    data = loads(line)
+                    event = build[data["type"]](data, expected)
+                except Exception:  # noqa: BLE001 - `_check_line` checks the line again
+                    if expected is None:
+                        line_number = start_line + 1
+                        event, build = _check_line(path, line, line_number, first)
+                    else:
+                        line_number = expected + offset
+                        event, build = _check_line(path, line, line_number, expected)
+                    expected = event.sequence
+                    offset = line_number - expected
+                expected += 1
                 yield event
             if torn and mode == "strict":
-                raise EventLogDecodeError(path, line_number + 1, "torn final line (no newline)")
+                line_number = start_line + 1 if expected is None else expected + offset
+                raise EventLogDecodeError(path, line_number, "torn final line (no newline)")
 
     # -- writing -----------------------------------------------------------------------------
     @property
@@ -266,10 +292,23 @@ class JsonlEventLog:
         self.close()
 
 
-def _reason(error: Exception) -> str:
-    if isinstance(error, EventValidationError):
-        return error.reason
-    return f"invalid JSON ({error.args[0]})"
+def _check_line(
+    path: Path, line: bytes, line_number: int, expected: int | None
+) -> tuple[Event, dict[str, Any]]:
+    """The slow path of `replay()`: the event on a line the fast path did not accept, and the
+    builders for the lines after it; raises `EventLogDecodeError` for a bad line or chain break."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError as error:
+        raise EventLogDecodeError(path, line_number, f"invalid JSON ({error.args[0]})") from None
+    try:
+        event = event_from_dict(data)
+    except EventValidationError as error:
+        raise EventLogDecodeError(path, line_number, error.reason) from None
+    if expected is not None and event.sequence != expected:
+        raise EventLogDecodeError(path, line_number, _chain_break(event.sequence, expected))
+    # A log without `v` (valid, but not what `append` writes) gets the builders for that shape.
+    return event, (_BUILD_WITH_V if "v" in data else _BUILD_WITHOUT_V)
 
 
 def _chain_break(sequence: int, expected: int) -> str:
