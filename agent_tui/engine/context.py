@@ -50,14 +50,28 @@ class TranscriptBuilder:
     """Folds a session's events into the messages a model is given."""
 
     def __init__(self) -> None:
-        self.messages: list[Message] = []
+        self._messages: list[Message] = []
         self._open_assistant = False
+        # The open assistant message's text, in the pieces the deltas brought. `_messages[-1]`
+        # holds it joined only when `_stale` is False: joining on every delta would be quadratic.
+        self._parts: list[str] = []
+        self._stale = False
         self._chars = 0  # characters of all message texts, kept in step (the preflight's input)
+
+    @property
+    def messages(self) -> list[Message]:
+        if self._stale:
+            self._join()
+        return self._messages
+
+    def _join(self) -> None:
+        self._messages[-1] = Message("assistant", "".join(self._parts))
+        self._stale = False
 
     @property
     def tokens(self) -> int:
         """Estimated tokens of the whole transcript, without re-reading it."""
-        return (self._chars + 3) // 4 + _PER_MESSAGE * len(self.messages)
+        return (self._chars + 3) // 4 + _PER_MESSAGE * len(self._messages)
 
     def apply(self, event: Event) -> None:
         kind = event.type
@@ -65,44 +79,47 @@ class TranscriptBuilder:
         if kind == "model.delta":
             text = payload["text"]
             self._chars += len(text)
-            if self._open_assistant and self.messages and self.messages[-1].role == "assistant":
-                last = self.messages[-1]
-                self.messages[-1] = Message("assistant", last.text + text)
+            if self._open_assistant:
+                self._parts.append(text)
+                self._stale = True
             else:
-                self.messages.append(Message("assistant", text))
+                self._messages.append(Message("assistant", text))
+                self._parts = [text]
                 self._open_assistant = True
             return
-        before = len(self.messages)
+        if self._stale:
+            self._join()
+        before = len(self._messages)
         self._apply_other(kind, payload)
         if kind == "context.compacted":
             self._chars = len(payload["summary"])
         else:
-            self._chars += sum(len(message.text) for message in self.messages[before:])
+            self._chars += sum(len(message.text) for message in self._messages[before:])
 
     def _apply_other(self, kind: str, payload: dict[str, Any]) -> None:
         if kind == "context.built":
             self._open_assistant = False
         elif kind == "user.message":
-            self.messages.append(Message("user", payload["content"]))
+            self._messages.append(Message("user", payload["content"]))
             self._open_assistant = False
         elif kind == "tool.completed":
-            self.messages.append(
+            self._messages.append(
                 Message("tool", payload["result"], payload["toolCallId"], payload["tool"])
             )
             self._open_assistant = False
         elif kind == "tool.failed":
             text = f"error ({payload['errorCode']}): {payload['message']}"
-            self.messages.append(Message("tool", text, payload["toolCallId"], payload["tool"]))
+            self._messages.append(Message("tool", text, payload["toolCallId"], payload["tool"]))
             self._open_assistant = False
         elif kind == "subagent.delivered":
             text = (
                 f"[sub-agent {payload['agentName']} ({payload['childSessionId']}) "
                 f"{payload['status']}] {payload['text']}"
             )
-            self.messages.append(Message("user", text))
+            self._messages.append(Message("user", text))
             self._open_assistant = False
         elif kind == "context.compacted":
-            self.messages = [Message("user", payload["summary"])]
+            self._messages = [Message("user", payload["summary"])]
             self._open_assistant = False
 
 

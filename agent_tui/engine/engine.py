@@ -71,17 +71,19 @@ EventListener = Callable[[Event], None]
 PREVIEW_CHARS = 80
 
 
+_MILLIS = tuple(f".{milli:03d}Z" for milli in range(1000))
 _second_cache: tuple[int, str] = (-1, "")
 
 
 def _now() -> str:
     """UTC time with milliseconds, e.g. `2026-11-29T22:17:03.120Z` (formatted once per second)."""
     global _second_cache
-    now = time.time()
-    second = int(now)
-    if _second_cache[0] != second:
-        _second_cache = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
-    return f"{_second_cache[1]}.{int((now - second) * 1000):03d}Z"
+    second, milli = divmod(time.time_ns() // 1_000_000, 1000)
+    cached_second, text = _second_cache
+    if cached_second != second:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _second_cache = (second, text)
+    return text + _MILLIS[milli]
 
 
 class CommitGate:
@@ -91,15 +93,15 @@ class CommitGate:
     from two tasks. Ownership passes straight to the next waiter, in arrival order.
     """
 
-    __slots__ = ("_busy", "_waiters")
+    __slots__ = ("busy", "_waiters")
 
     def __init__(self) -> None:
-        self._busy = False
+        self.busy = False
         self._waiters: deque[anyio.Event] = deque()
 
     async def __aenter__(self) -> None:
-        if not self._busy:
-            self._busy = True
+        if not self.busy:
+            self.busy = True
             return
         handed = anyio.Event()
         self._waiters.append(handed)
@@ -119,7 +121,7 @@ class CommitGate:
         if self._waiters:
             self._waiters.popleft().set()
         else:
-            self._busy = False
+            self.busy = False
 
 
 def _new_id(prefix: str) -> str:
@@ -156,6 +158,10 @@ class SessionInfo:
     permissions: PermissionEngine | None = None  # a per-agent policy, if any
     # Serializes commits: tool output streams (stdout, stderr) commit from concurrent tasks.
     commit_lock: CommitGate = field(default_factory=lambda: CommitGate())
+    event_id_prefix: str = ""  # `evt_<session id without "sess_">_`, the sequence follows
+
+    def __post_init__(self) -> None:
+        self.event_id_prefix = f"evt_{self.id.removeprefix('sess_')}_"
 
     @property
     def agent_path(self) -> tuple[str, ...]:
@@ -459,8 +465,16 @@ class SessionEngine:
 
     # -- the store -----------------------------------------------------------------------------
     async def _commit(self, info: SessionInfo, turn_id: str | None, kind: str, **fields: Any) -> Event:
-        async with info.commit_lock:
-            event = await self._store(info, turn_id, kind, fields)
+        gate = info.commit_lock
+        if gate.busy:
+            async with gate:
+                event = await self._store(info, turn_id, kind, fields)
+        else:  # the usual case, taken without the two coroutine calls of `async with`
+            gate.busy = True
+            try:
+                event = await self._store(info, turn_id, kind, fields)
+            finally:
+                gate._release()
         turn = info.turn
         if turn is not None and turn.turn_id == turn_id:
             turn._push(event)
@@ -471,7 +485,7 @@ class SessionEngine:
     async def _store(self, info: SessionInfo, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Event:
         sequence = info.last_sequence + 1
         event = Event(
-            id=f"evt_{info.id.removeprefix('sess_')}_{sequence}",
+            id=f"{info.event_id_prefix}{sequence}",
             session_id=info.id,
             turn_id=turn_id,
             sequence=sequence,
@@ -484,8 +498,9 @@ class SessionEngine:
         except Exception as error:
             raise EventStoreFailure(info.id, sequence, kind) from error
         self._track(info, event)
-        for listener in tuple(self._listeners):
-            listener(event)
+        if self._listeners:
+            for listener in tuple(self._listeners):
+                listener(event)
         if turn_id is not None:
             command = command_for(event)
             if command is not None:
