@@ -759,6 +759,7 @@ class SessionEngine:
         info = turn.session
         calls: list[_OpenCall] = []
         deltas = 0
+        finished = False
         stream = self.provider.stream(request)
         try:
             async for chunk in stream:
@@ -779,13 +780,14 @@ class SessionEngine:
                     calls.append(call)
                 elif isinstance(chunk, StepDone):
                     pass
+            finished = True
         except (_Cancelled, EventStoreFailure, anyio.get_cancelled_exc_class()):
             raise
         except Exception:
             return calls, deltas, True
         finally:
             aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
+            if aclose is not None and not finished:  # a stream run to its end has nothing to close
                 with anyio.CancelScope(shield=True):
                     try:
                         await aclose()
