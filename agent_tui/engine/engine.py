@@ -54,7 +54,7 @@ from agent_tui.engine.provider import (
 )
 from agent_tui.engine.tools.base import ToolContext, ToolError
 from agent_tui.engine.tools.router import ToolRouter
-from agent_tui.events import Event, make_payload
+from agent_tui.events import Event, payload_from
 from agent_tui.store import EventStore, TailRepair
 from agent_tui.turns import (
     EventSink,
@@ -491,7 +491,7 @@ class SessionEngine:
             sequence=sequence,
             ts=self.clock(),
             type=kind,
-            payload=make_payload(kind, **fields),
+            payload=payload_from(kind, fields),
         )
         try:
             await self.store.append(event)

@@ -9,9 +9,11 @@ from agent_tui.events.model import (
     event_from_json,
     log_line_json_schema,
     make_payload,
+    payload_from,
 )
 
 __all__ = [
     "EVENT_TYPES", "PAYLOADS", "Event", "EventValidationError", "event_from_dict",
     "event_from_json", "log_line_json_schema", "make_payload",
+    "payload_from",
 ]

@@ -279,10 +279,14 @@ _MISSING = object()
 _new_event = object.__new__
 
 
+class _Rejected(Exception):
+    """A value a fast path does not accept; the general path says why (or accepts it after all)."""
+
+
 class _Compiled:
     """The fast check of one payload model: `check(data) -> bool`, and the field names in order."""
 
-    __slots__ = ("check", "model", "names", "nested", "order", "required")
+    __slots__ = ("check", "make", "model", "names", "order", "required")
 
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
@@ -291,8 +295,8 @@ class _Compiled:
         self.required = frozenset(
             name for name, info in model.model_fields.items() if info.is_required()
         )
-        self.nested: dict[str, _Compiled] = {}
         self.check = self._generate()
+        self.make = self._generate_make()
 
     def _generate(self) -> Any:
         namespace: dict[str, Any] = {"_MISSING": _MISSING}
@@ -301,8 +305,6 @@ class _Compiled:
         for k, (name, info) in enumerate(self.model.model_fields.items()):
             accepted, nullable = _accepted(info.annotation)
             test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
-            if isinstance(accepted, _Compiled):
-                self.nested[name] = accepted
             if nullable:
                 test = f"v{k} is not None and ({test})"
             if info.is_required():
@@ -326,6 +328,42 @@ class _Compiled:
         lines.append(f"    return len(data) == {len(self.required)}{' + present' if optional else ''}")
         exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
         return namespace["check"]
+
+
+    def _generate_make(self) -> Any:
+        """`make(fields) -> payload` for the writer (`make_payload`): the given fields checked, in
+        model order (nested models too), `None`s dropped. Raises (`_Rejected`, KeyError) for what
+        it does not take as it is; the pydantic path then coerces it or says what is wrong."""
+        namespace: dict[str, Any] = {"_MISSING": _MISSING, "_Rejected": _Rejected}
+        lines = ["def make(f):", "    out = {}"]
+        given = [0]  # how many keys of `f` the fields account for (the rest are unknown keys)
+        for k, (name, info) in enumerate(self.model.model_fields.items()):
+            accepted, _ = _accepted(info.annotation)
+            value = f"v{k}"
+            if isinstance(accepted, _Compiled):  # its own `make` checks and orders it
+                namespace[f"_make_{k}"] = accepted.make
+                test = f"type(v{k}) is not dict"
+                value = f"_make_{k}(v{k})"
+            else:
+                test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
+            if info.is_required():
+                given[0] += 1
+                lines += [f"    v{k} = f[{name!r}]", f"    if {test}:", "        raise _Rejected",
+                          f"    out[{name!r}] = {value}"]
+            else:
+                lines += [
+                    f"    v{k} = f.get({name!r}, _MISSING)",
+                    f"    if v{k} is not _MISSING:",
+                    "        given += 1",
+                    f"        if v{k} is not None:",
+                    f"            if {test}:",
+                    "                raise _Rejected",
+                    f"            out[{name!r}] = {value}",
+                ]
+        lines.insert(2, f"    given = {given[0]}")
+        lines += ["    if len(f) != given:", "        raise _Rejected", "    return out"]
+        exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
+        return namespace["make"]
 
 
 def _value_test(var: str, accepted: Any, namespace: dict[str, Any], suffix: str) -> str:
@@ -368,10 +406,6 @@ def _accepted(annotation: Any) -> tuple[Any, bool]:
     raise TypeError(f"no fast check for {annotation!r}")
 
 
-def _fits(compiled: _Compiled, data: Any) -> bool:
-    return compiled.check(data)
-
-
 _COMPILED = {name: _Compiled(model) for name, model in PAYLOADS.items()}
 _CHECKS = {name: compiled.check for name, compiled in _COMPILED.items()}
 _ENVELOPE_KEYS = frozenset({"v", "id", "sessionId", "turnId", "sequence", "ts", "type", "payload"})
@@ -397,10 +431,6 @@ _ENVELOPE_REQUIRED = _ENVELOPE_KEYS - {"v"}
 # TypeError), and the caller asks the general path, which either says what is wrong or accepts
 # the line. So error messages have one source, and a test holds the builders to
 # `event_from_dict` on decoded JSON.
-
-
-class _Rejected(Exception):
-    """A decoded line the fast path does not accept; the general path says why."""
 
 
 _ONE = 1
@@ -647,28 +677,25 @@ def make_payload(type_name: str, **fields: Any) -> dict[str, Any]:
     out in model order (nested models too) whatever order they were given in, so equal payloads
     serialize to equal bytes.
     """
+    return payload_from(type_name, fields)
+
+
+def payload_from(type_name: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """`make_payload` for fields already in a dict (the engine's path: no second copy)."""
     compiled = _COMPILED.get(type_name)
     if compiled is None:
         raise EventValidationError(f"unknown event type {type_name!r}")
+    try:
+        return compiled.make(fields)
+    except (_Rejected, KeyError, TypeError):
+        pass
     payload = {key: value for key, value in fields.items() if value is not None}
-    if compiled.check(payload):
-        return _in_model_order(compiled, payload)
     try:
         model = compiled.model.model_validate(payload)
     except ValidationError as error:
         raise EventValidationError(_describe(error, f"{type_name}.")) from None
     # exclude_unset: like the fast path, store what was given, not the model's defaults.
     return model.model_dump(mode="json", exclude_none=True, exclude_unset=True)
-
-
-def _in_model_order(compiled: _Compiled, payload: dict[str, Any]) -> dict[str, Any]:
-    ordered = {}
-    for name in compiled.order:
-        if name in payload:
-            value = payload[name]
-            nested = compiled.nested.get(name)
-            ordered[name] = _in_model_order(nested, value) if nested and value is not None else value
-    return ordered
 
 
 def log_line_json_schema() -> dict[str, Any]:
