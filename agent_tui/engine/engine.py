@@ -90,7 +90,9 @@ class CommitGate:
     """A mutex that costs nothing when free (anyio's Lock checkpoints even then).
 
     Commits of one session are serialized through it: a tool's stdout and stderr pumps commit
-    from two tasks. Ownership passes straight to the next waiter, in arrival order.
+    from two tasks. Ownership passes straight to the next waiter, in arrival order. Take it with
+    `if gate.busy: await gate.wait_turn()` / `else: gate.busy = True`, so the free case costs no
+    coroutine, and give it back with `release()`.
     """
 
     __slots__ = ("busy", "_waiters")
@@ -99,25 +101,20 @@ class CommitGate:
         self.busy = False
         self._waiters: deque[anyio.Event] = deque()
 
-    async def __aenter__(self) -> None:
-        if not self.busy:
-            self.busy = True
-            return
+    async def wait_turn(self) -> None:
+        """Wait until the gate is handed to us (call only while it is `busy`)."""
         handed = anyio.Event()
         self._waiters.append(handed)
         try:
             await handed.wait()
         except BaseException:
             if handed.is_set():
-                self._release()  # it was ours already: pass it on
+                self.release()  # it was ours already: pass it on
             else:
                 self._waiters.remove(handed)
             raise
 
-    async def __aexit__(self, *exc: object) -> None:
-        self._release()
-
-    def _release(self) -> None:
+    def release(self) -> None:
         if self._waiters:
             self._waiters.popleft().set()
         else:
@@ -465,46 +462,42 @@ class SessionEngine:
 
     # -- the store -----------------------------------------------------------------------------
     async def _commit(self, info: SessionInfo, turn_id: str | None, kind: str, **fields: Any) -> Event:
+        """Store one event (append, then keep the engine's state in step), then show it."""
         gate = info.commit_lock
         if gate.busy:
-            async with gate:
-                event = await self._store(info, turn_id, kind, fields)
-        else:  # the usual case, taken without the two coroutine calls of `async with`
+            await gate.wait_turn()
+        else:
             gate.busy = True
+        try:
+            sequence = info.last_sequence + 1
+            event = Event(
+                id=f"{info.event_id_prefix}{sequence}",
+                session_id=info.id,
+                turn_id=turn_id,
+                sequence=sequence,
+                ts=self.clock(),
+                type=kind,
+                payload=payload_from(kind, fields),
+            )
             try:
-                event = await self._store(info, turn_id, kind, fields)
-            finally:
-                gate._release()
+                await self.store.append(event)
+            except Exception as error:
+                raise EventStoreFailure(info.id, sequence, kind) from error
+            self._track(info, event)
+            if self._listeners:
+                for listener in tuple(self._listeners):
+                    listener(event)
+            if turn_id is not None:
+                command = command_for(event)
+                if command is not None:
+                    self.registry.transition(info.id, command)
+        finally:
+            gate.release()
         turn = info.turn
         if turn is not None and turn.turn_id == turn_id:
             turn._push(event)
             if turn.lockstep:
                 await turn._await_consumer()
-        return event
-
-    async def _store(self, info: SessionInfo, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Event:
-        sequence = info.last_sequence + 1
-        event = Event(
-            id=f"{info.event_id_prefix}{sequence}",
-            session_id=info.id,
-            turn_id=turn_id,
-            sequence=sequence,
-            ts=self.clock(),
-            type=kind,
-            payload=payload_from(kind, fields),
-        )
-        try:
-            await self.store.append(event)
-        except Exception as error:
-            raise EventStoreFailure(info.id, sequence, kind) from error
-        self._track(info, event)
-        if self._listeners:
-            for listener in tuple(self._listeners):
-                listener(event)
-        if turn_id is not None:
-            command = command_for(event)
-            if command is not None:
-                self.registry.transition(info.id, command)
         return event
 
     # -- turns ---------------------------------------------------------------------------------
