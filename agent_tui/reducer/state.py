@@ -599,6 +599,16 @@ def _new_session(state: DashboardState, event: Event) -> SessionView:
     return session
 
 
+def _turn_for(state: DashboardState, session: SessionView, event: Event) -> TurnView:
+    """The turn `event` belongs to, writable: nearly always the session's last, unfinished one."""
+    turns = session.turns
+    if turns:
+        turn = turns[-1]
+        if turn.stop_reason is None and turn.turn_id == event.turn_id:
+            return turn
+    return _turn_of(state, session, event)
+
+
 def _turn_of(state: DashboardState, session: SessionView, event: Event) -> TurnView:
     """The slow path of finding an event's turn, writable.
 
@@ -734,8 +744,7 @@ def _add_message(turn: TurnView, role: str, text: str, steered: bool, ref: str |
 
 
 # -- one small handler per event type ----------------------------------------------------------
-# Each takes (state, session, event); the turn lookup's fast path (the session's last turn) is
-# inlined because nearly every event belongs to it.
+# Each takes (state, session, event) and finds its turn with `_turn_for`.
 
 
 def _on_session_created(state: DashboardState, session: SessionView, event: Event) -> None:
@@ -782,10 +791,7 @@ def _on_turn_started(state: DashboardState, session: SessionView, event: Event) 
 
 
 def _on_user_message(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     payload = event.payload
     _add_message(
         turn, "user", payload["content"], bool(payload.get("steered")), None
@@ -793,10 +799,7 @@ def _on_user_message(state: DashboardState, session: SessionView, event: Event) 
 
 
 def _on_context_built(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     if turn._open is not None:
         _close_assistant(turn)
     payload = event.payload
@@ -809,19 +812,13 @@ def _on_context_built(state: DashboardState, session: SessionView, event: Event)
 
 
 def _on_context_compacted(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     turn.compactions += 1
     turn.phase = "compress"
 
 
 def _on_model_delta(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     current = turn._open
     if current is None:
         turn._open = [event.payload["text"]]
@@ -830,10 +827,7 @@ def _on_model_delta(state: DashboardState, session: SessionView, event: Event) -
 
 
 def _on_tool_call_requested(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     payload = event.payload
     call = turn.tool_calls.get(payload["toolCallId"])
     if call is None or not call.tool:
@@ -842,10 +836,7 @@ def _on_tool_call_requested(state: DashboardState, session: SessionView, event: 
 
 
 def _on_permission_requested(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     payload = event.payload
     call = turn.tool_calls.get(payload["toolCallId"])
     if call is None or not call.tool:
@@ -856,10 +847,7 @@ def _on_permission_requested(state: DashboardState, session: SessionView, event:
 
 
 def _on_permission_resolved(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     payload = event.payload
     call = turn.tool_calls.get(payload["toolCallId"])
     if call is None:
@@ -892,10 +880,7 @@ def _on_permission_resolved(state: DashboardState, session: SessionView, event: 
 
 
 def _on_tool_started(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     payload = event.payload
     call = turn.tool_calls.get(payload["toolCallId"])
     if call is None or not call.tool:
@@ -907,10 +892,7 @@ def _on_tool_started(state: DashboardState, session: SessionView, event: Event) 
 
 
 def _on_tool_delta(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     payload = event.payload
     call = turn.tool_calls.get(payload["toolCallId"])
     if call is None:
@@ -953,10 +935,7 @@ def _settle_call(state: DashboardState, session: SessionView, call: ToolCallView
 
 
 def _on_tool_completed(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     payload = event.payload
     call = turn.tool_calls.get(payload["toolCallId"])
     if call is None or not call.tool:
@@ -975,10 +954,7 @@ def _on_tool_completed(state: DashboardState, session: SessionView, event: Event
 
 
 def _on_tool_failed(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     payload = event.payload
     call = _tool_call(turn, payload["toolCallId"], payload["tool"])
     code = payload["errorCode"]
@@ -992,10 +968,7 @@ def _on_tool_failed(state: DashboardState, session: SessionView, event: Event) -
 
 
 def _on_subagent_delivered(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     payload = event.payload
     text = payload["text"]
     if len(text) > RESULT_CHARS:
@@ -1008,10 +981,7 @@ def _on_subagent_delivered(state: DashboardState, session: SessionView, event: E
 
 
 def _on_turn_completed(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    turn = turns[-1] if turns else None
-    if turn is None or turn.stop_reason is not None or turn.turn_id != event.turn_id:
-        turn = _turn_of(state, session, event)
+    turn = _turn_for(state, session, event)
     if turn._open is not None:
         _close_assistant(turn)
     payload = event.payload
