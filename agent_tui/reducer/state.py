@@ -510,18 +510,8 @@ def project_state(events: Iterable[Event]) -> DashboardState:
                             call = found
                             call_turn = turn.turn_id
                             call_id = payload["toolCallId"]
-            if found is not None:  # `_add_output(found, payload["text"])`, inlined
-                output = payload["text"]
-                try:
-                    found._out_parts.append(output)  # type: ignore[union-attr]
-                except AttributeError:
-                    found._out_parts = [found._out_parts, output]  # type: ignore[list-item]
-                size = found._out_len + len(output)
-                if size > 2 * OUTPUT_CHARS:
-                    kept = "".join(found._out_parts)[-OUTPUT_CHARS:]
-                    found._out_parts = [kept]
-                    size = len(kept)
-                found._out_len = size
+            if found is not None:
+                _add_output(found, payload["text"])
                 continue
         text_turn = call_turn = _NOTHING
         try:
@@ -572,18 +562,8 @@ def apply_event(state: DashboardState, event: Event) -> DashboardState:
             if turn.stop_reason is None and turn.turn_id == event.turn_id:
                 payload = event.payload
                 call = turn.tool_calls.get(payload["toolCallId"])
-                if call is not None:  # `_add_output(call, payload["text"])`, inlined
-                    output = payload["text"]
-                    try:
-                        call._out_parts.append(output)  # type: ignore[union-attr]
-                    except AttributeError:
-                        call._out_parts = [call._out_parts, output]  # type: ignore[list-item]
-                    size = call._out_len + len(output)
-                    if size > 2 * OUTPUT_CHARS:
-                        kept = "".join(call._out_parts)[-OUTPUT_CHARS:]
-                        call._out_parts = [kept]
-                        size = len(kept)
-                    call._out_len = size
+                if call is not None:
+                    _add_output(call, payload["text"])
                     return state
     try:
         handler = _HANDLERS[kind]
