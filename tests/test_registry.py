@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import anyio
 import pytest
 
@@ -52,6 +55,19 @@ class Harness:
 
     def ends(self, session_id: str) -> list[Transition]:
         return [t for t in self.transitions(session_id) if t.to == "end"]
+
+    @asynccontextmanager
+    async def waiting(self, session_id: str, settle: float) -> AsyncIterator[list[str | None]]:
+        """Run the body while a `wait` on the session is pending; yield its outcome once set."""
+        outcome: list[str | None] = []
+
+        async def waiter() -> None:
+            outcome.append(await self.registry.wait(session_id, timeout=2))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiter)
+            await anyio.sleep(settle)
+            yield outcome
 
 
 @pytest.fixture
@@ -200,14 +216,7 @@ class TestWait:
     @pytest.mark.anyio
     async def test_wait_blocks_until_the_end_and_says_completed(self, h: Harness) -> None:
         h.begin("s1", "t1")
-        outcome: list[str | None] = []
-
-        async def waiter() -> None:
-            outcome.append(await h.registry.wait("s1", timeout=2))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(waiter)
-            await anyio.sleep(0.02)
+        async with h.waiting("s1", settle=0.02) as outcome:
             assert outcome == []  # still blocked while running
             h.registry.transition("s1", Complete("done"))
         assert outcome == ["completed"]
@@ -246,14 +255,7 @@ class TestWait:
         h.registry.transition("child", Complete("done"))
         # Ended but not delivered: still waiting.
         assert await h.registry.wait("child", timeout=0.02) == "timeout"
-        outcome: list[str | None] = []
-
-        async def waiter() -> None:
-            outcome.append(await h.registry.wait("child", timeout=2))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(waiter)
-            await anyio.sleep(0.02)
+        async with h.waiting("child", settle=0.02) as outcome:
             assert outcome == []
             h.registry.mark_delivered("child")
         assert outcome == ["completed"]
@@ -271,14 +273,7 @@ class TestWait:
     @pytest.mark.anyio
     async def test_dispose_releases_a_waiter(self, h: Harness) -> None:
         h.begin("s1", "t1")
-        outcome: list[str | None] = []
-
-        async def waiter() -> None:
-            outcome.append(await h.registry.wait("s1", timeout=2))
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(waiter)
-            await anyio.sleep(0.01)
+        async with h.waiting("s1", settle=0.01) as outcome:
             h.registry.dispose("s1")
         assert outcome == ["failed"]
 

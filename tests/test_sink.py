@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import anyio
 import pytest
 
@@ -24,6 +27,22 @@ def anyio_backend() -> str:
 async def read_all(stream) -> list[Frame]:
     with anyio.fail_after(2):
         return [frame async for frame in stream]
+
+
+@asynccontextmanager
+async def reading(stream) -> AsyncIterator[list[Frame]]:
+    """Run the body while a reader is already blocked on `stream`; yield the frames it gets."""
+    got: list[Frame] = []
+
+    async def reader() -> None:
+        async for frame in stream:
+            got.append(frame)
+
+    with anyio.fail_after(2):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            await anyio.sleep(0.01)
+            yield got
 
 
 class TestFrames:
@@ -85,20 +104,11 @@ class TestOrder:
     async def test_reader_waiting_before_emits_gets_them_in_order(self) -> None:
         sink = EventSink()
         stream = sink.attach("s1")
-        got: list[Frame] = []
-
-        async def reader() -> None:
-            async for frame in stream:
-                got.append(frame)
-
-        with anyio.fail_after(2):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(reader)
-                await anyio.sleep(0.01)
-                for i in range(5):
-                    sink.emit("s1", RuntimeEvent("tick", {"i": i}))
-                    await anyio.sleep(0)
-                sink.emit("s1", Transition("end", "t1", reason="done"))
+        async with reading(stream) as got:
+            for i in range(5):
+                sink.emit("s1", RuntimeEvent("tick", {"i": i}))
+                await anyio.sleep(0)
+            sink.emit("s1", Transition("end", "t1", reason="done"))
         assert [f.body.data["i"] for f in got[:-1]] == [0, 1, 2, 3, 4]
         assert is_turn_end(got[-1])
 
@@ -141,17 +151,8 @@ class TestDropping:
     async def test_detach_wakes_a_blocked_reader(self) -> None:
         sink = EventSink()
         stream = sink.attach("s1")
-        got: list[Frame] = []
-
-        async def reader() -> None:
-            async for frame in stream:
-                got.append(frame)
-
-        with anyio.fail_after(2):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(reader)
-                await anyio.sleep(0.01)
-                sink.detach("s1")
+        async with reading(stream) as got:
+            sink.detach("s1")
         assert got == []
 
     @pytest.mark.anyio
