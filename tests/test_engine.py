@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict
+from agent_tui.engine.provider import StepDone, TextDelta
 from agent_tui.engine.fsm import IllegalTransition, TurnFsm
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events.chains import chain_violations
@@ -146,6 +147,47 @@ class TestCancel:
         log = stored(tmp_path, sid)
         assert log[-1].type == "turn.completed" and log[-1].payload["stopReason"] == "cancelled"
         assert chain_violations(log) == []
+
+
+class _ClassStream:
+    """A provider stream that is not an async generator and holds a connection until `aclose`."""
+
+    def __init__(self, owner: _ConnectionProvider) -> None:
+        self.owner = owner
+        self.items = [TextDelta("hi"), StepDone()]
+        owner.open += 1
+
+    def __aiter__(self) -> _ClassStream:
+        return self
+
+    async def __anext__(self) -> TextDelta | StepDone:
+        if not self.items:
+            raise StopAsyncIteration
+        return self.items.pop(0)
+
+    async def aclose(self) -> None:
+        self.owner.open -= 1
+
+
+class _ConnectionProvider:
+    max_context_tokens = 100_000
+
+    def __init__(self) -> None:
+        self.open = 0
+
+    def stream(self, request: object) -> _ClassStream:
+        return _ClassStream(self)
+
+
+class TestStreams:
+    async def test_a_stream_that_is_not_a_generator_is_closed_after_a_normal_end(self, tmp_path: Path) -> None:
+        provider = _ConnectionProvider()
+        engine = make_engine(tmp_path, provider)
+        async with engine:
+            sid = await engine.create_session(workspace(tmp_path))
+            events = await collect(engine.run_turn(sid, "go"))
+        assert events[-1].payload["stopReason"] == "final"
+        assert provider.open == 0
 
 
 class TestFailures:

@@ -60,6 +60,7 @@ class TranscriptBuilder:
 
     @property
     def messages(self) -> list[Message]:
+        """The transcript so far (the builder's own list: read it again after more events)."""
         if self._stale:
             self._join()
         return self._messages

@@ -23,6 +23,7 @@ their events from an outbox, so no cancel scope ever spans a `yield`.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import secrets
 import time
@@ -779,8 +780,10 @@ class SessionEngine:
         except Exception:
             return calls, deltas, True
         finally:
+            # An async generator run to its end has nothing left to close; any other iterator
+            # may hold a connection until `aclose`.
             aclose = getattr(stream, "aclose", None)
-            if aclose is not None and not finished:  # a stream run to its end has nothing to close
+            if aclose is not None and not (finished and inspect.isasyncgen(stream)):
                 with anyio.CancelScope(shield=True):
                     try:
                         await aclose()
