@@ -319,6 +319,29 @@ class TestApprovals:
             await wait_for(pilot, lambda: app.dashboard.queue.count == 1, "the entry to leave")
             await pilot.press("q")
 
+    async def test_a_twice_answers_one_request_after_another(self, waiting_app: AgentTuiApp) -> None:
+        # The toast says "a, then a or enter": `a` goes to the queue, `a` again opens the
+        # highlighted request; after an answer the same two keys reach the next one.
+        app = waiting_app
+        async with app.run_test(size=(100, 30)) as pilot:
+            await two_waiting(pilot)
+            prompter = live_of(app).prompter
+            await pilot.press("a")
+            assert app.dashboard.queue.has_focus and not isinstance(app.screen, ApprovalScreen)
+            for remaining in (1, 0):
+                oldest = app.dashboard.queue.first()
+                assert oldest is not None
+                await pilot.press("a")
+                assert isinstance(app.screen, ApprovalScreen)
+                assert app.screen.key == (oldest.session_id, oldest.request_id)
+                await pilot.press("y")
+                await wait_for(
+                    pilot,
+                    lambda r=remaining: len(prompter.waiting()) == r and app.dashboard.queue.count == r,
+                    "the answer to land and the queue to show it",
+                )
+            await pilot.press("q")
+
     async def test_escape_closes_without_answering(self, waiting_app: AgentTuiApp) -> None:
         app = waiting_app
         async with app.run_test(size=(100, 30)) as pilot:

@@ -160,7 +160,7 @@ class AgentTuiApp(_AgentTuiBase):
         self._last_ask_toast = now
         self.notify(
             f"{agent_path_text(request.agent_path)}: {request.tool} ({request.risk})",
-            title="Approval needed · press a",
+            title="Approval needed · a, then a or enter",
             severity="warning" if request.risk == "destructive" else "information",
             timeout=4,
         )

@@ -18,7 +18,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     ("Everywhere", [
         ("↑ ↓ enter", "move in the tree, the detail or the approval queue"),
         ("tab shift+tab", "next / previous panel"),
-        ("a", "go to the approval queue (oldest request first)"),
+        ("a", "approval queue, oldest first; again: open it"),
         ("f", "follow: keep the newest line in view (replay: tail the logs)"),
         ("ctrl+p", "command palette: jump to or stop a session, themes, …"),
         ("? f1", "this help"),

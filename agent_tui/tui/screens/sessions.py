@@ -123,10 +123,17 @@ class SessionsScreen(Screen[None]):
         self.notify("A recorded request cannot be answered.", severity="warning")
 
     def action_focus_approvals(self) -> None:
+        """`a`: go to the queue (oldest first); pressed again there, open the highlighted one."""
         queue = self.queue
-        queue.focus_first()
         if queue.count == 0:
+            queue.focus()
             self.notify("No approvals are waiting.", timeout=3)
+            return
+        view = queue.current() if queue.has_focus else None
+        if view is not None:
+            self.open_approval(view.session_id, view.request_id)
+        else:
+            queue.focus_first()
 
     def action_open_next_approval(self) -> None:
         view = self.queue.first()
