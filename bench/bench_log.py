@@ -181,17 +181,6 @@ def write_log(path: Path, events: int, *, seed: int = 1) -> int:
 # -- timing ------------------------------------------------------------------------------------
 
 
-def best_of(run: Callable[[], Any], repeats: int = REPEATS) -> float:
-    """Best wall time of `repeats` runs, in seconds (garbage collection left on, as in real use)."""
-    best = float("inf")
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def interleaved_best(runs: dict[str, Callable[[], Any]], repeats: int = REPEATS) -> dict[str, float]:
     """Best wall time of each run, in seconds, running them in turn `repeats` times."""
     best = dict.fromkeys(runs, float("inf"))
@@ -202,6 +191,11 @@ def interleaved_best(runs: dict[str, Callable[[], Any]], repeats: int = REPEATS)
             run()
             best[name] = min(best[name], time.perf_counter() - started)
     return best
+
+
+def best_of(run: Callable[[], Any], repeats: int = REPEATS) -> float:
+    """Best wall time of `repeats` runs, in seconds (garbage collection left on, as in real use)."""
+    return interleaved_best({"run": run}, repeats)["run"]
 
 
 def _drain(events: Iterable[Any]) -> int:

@@ -284,14 +284,13 @@ class _Rejected(Exception):
 
 
 class _Compiled:
-    """The fast check of one payload model: `check(data) -> bool`, and the field names in order."""
+    """The fast paths of one payload model: `check(data) -> bool` for a reader, and
+    `make(fields) -> payload` for the writer."""
 
-    __slots__ = ("check", "make", "model", "names", "order", "required")
+    __slots__ = ("check", "make", "model", "required")
 
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
-        self.order: tuple[str, ...] = tuple(model.model_fields)
-        self.names = frozenset(self.order)
         self.required = frozenset(
             name for name, info in model.model_fields.items() if info.is_required()
         )
@@ -329,14 +328,13 @@ class _Compiled:
         exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
         return namespace["check"]
 
-
     def _generate_make(self) -> Any:
         """`make(fields) -> payload` for the writer (`make_payload`): the given fields checked, in
         model order (nested models too), `None`s dropped. Raises (`_Rejected`, KeyError) for what
         it does not take as it is; the pydantic path then coerces it or says what is wrong."""
         namespace: dict[str, Any] = {"_MISSING": _MISSING, "_Rejected": _Rejected}
         lines = ["def make(f):", "    out = {}"]
-        given = [0]  # how many keys of `f` the fields account for (the rest are unknown keys)
+        required = 0  # keys `f` must have; `given` counts the optional ones it has on top
         for k, (name, info) in enumerate(self.model.model_fields.items()):
             accepted, _ = _accepted(info.annotation)
             value = f"v{k}"
@@ -347,7 +345,7 @@ class _Compiled:
             else:
                 test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
             if info.is_required():
-                given[0] += 1
+                required += 1
                 lines += [f"    v{k} = f[{name!r}]", f"    if {test}:", "        raise _Rejected",
                           f"    out[{name!r}] = {value}"]
             else:
@@ -360,7 +358,8 @@ class _Compiled:
                     "                raise _Rejected",
                     f"            out[{name!r}] = {value}",
                 ]
-        lines.insert(2, f"    given = {given[0]}")
+        lines.insert(2, f"    given = {required}")
+        # Any other key of `f` is one no field accounts for: unknown, so not ours to take.
         lines += ["    if len(f) != given:", "        raise _Rejected", "    return out"]
         exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
         return namespace["make"]

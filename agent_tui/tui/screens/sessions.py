@@ -129,11 +129,11 @@ class SessionsScreen(Screen[None]):
             queue.focus()
             self.notify("No approvals are waiting.", timeout=3)
             return
-        view = queue.current() if queue.has_focus else None
-        if view is not None:
-            self.open_approval(view.session_id, view.request_id)
-        else:
+        view = queue.current() if queue.has_focus else None  # never None while entries wait
+        if view is None:
             queue.focus_first()
+        else:
+            self.open_approval(view.session_id, view.request_id)
 
     def action_open_next_approval(self) -> None:
         view = self.queue.first()
