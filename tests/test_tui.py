@@ -79,10 +79,13 @@ async def settle(pilot: Pilot) -> None:
     await pilot.pause()
     screen = pilot.app.screen_stack[0]
     if isinstance(pilot.app, ReplayApp):
+        # Not `timeline`: the loading thread sets it before the screen has shown it. Then a
+        # moment for the refresh after which the detail scrolls.
         for _ in range(200):
-            if getattr(screen, "timeline", None) is not None and screen.scrubber.loading is None:
+            if getattr(screen, "loaded", False):
                 break
             await pilot.pause(0.02)
+        await pilot.pause(0.1)
     await pilot.pause()
 
 

@@ -73,7 +73,8 @@ class ReplayScreen(SessionsScreen):
         self.watch_dir = watch_dir
         self.following = follow
         self.start_at_end = start_at_end
-        self.timeline: ReplayTimeline | None = None
+        self.timeline: ReplayTimeline | None = None  # set by the loading thread
+        self.loaded = False  # True once the screen has shown the loaded timeline
         self.readers: dict[Path, LogReader] = {}
         self.position = 0
         self.playing = False
@@ -121,6 +122,7 @@ class ReplayScreen(SessionsScreen):
         self.scrubber.loading = None
         self._report(message.errors)
         self._move_to(timeline.total if (self.start_at_end or self.following) else 0)
+        self.loaded = True
         if self.following:
             self._follow()
 
