@@ -27,28 +27,47 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
-        "--sessions-dir", type=Path, default=None,
+        "--sessions-dir",
+        type=Path,
+        default=None,
         help="where the demo writes its logs (default: a fresh temporary directory)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = commands.add_parser("run", help="run a scenario headlessly, writing one log per session")
     run.add_argument("scenario", type=Path, help="scenario JSON file (see README, 'Scenarios')")
-    run.add_argument("--sessions-dir", type=Path, required=True, dest="run_sessions_dir",
-                     help="directory for the session logs")
-    run.add_argument("--approve", choices=("allow", "deny"), default="deny",
-                     help="how the user answers every permission ask (default: deny)")
-    run.add_argument("--workspace", type=Path, default=None,
-                     help="where the scenario's directories are copied (default: a temp dir)")
+    run.add_argument(
+        "--sessions-dir",
+        type=Path,
+        required=True,
+        dest="run_sessions_dir",
+        help="directory for the session logs",
+    )
+    run.add_argument(
+        "--approve",
+        choices=("allow", "deny"),
+        default="deny",
+        help="how the user answers every permission ask (default: deny)",
+    )
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        default=None,
+        help="where the scenario's directories are copied (default: a temp dir)",
+    )
     run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
 
     replay = commands.add_parser("replay", help="scrub through recorded sessions, or dump them")
     replay.add_argument("path", type=Path, help="a session log (.jsonl) or a sessions directory")
     replay.add_argument("--follow", "-f", action="store_true", help="tail the logs as they grow")
-    replay.add_argument("--dump", choices=("events", "transcript", "frames", "state"),
-                        help="write a deterministic view to stdout instead of opening the UI")
-    replay.add_argument("--strict", action="store_true",
-                        help="treat a torn final line as corrupt instead of skipping it")
+    replay.add_argument(
+        "--dump",
+        choices=("events", "transcript", "frames", "state"),
+        help="write a deterministic view to stdout instead of opening the UI",
+    )
+    replay.add_argument(
+        "--strict", action="store_true", help="treat a torn final line as corrupt instead of skipping it"
+    )
 
     demo = commands.add_parser("demo", help="run the built-in demo headlessly (no UI)")
     demo.add_argument("--sessions-dir", type=Path, default=None, dest="demo_sessions_dir")
@@ -75,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             from agent_tui.demo import demo_scenario_path
 
-            return _cmd_run(demo_scenario_path(), args.demo_sessions_dir or _fresh_dir(), args.approve, None, False)
+            return _cmd_run(
+                demo_scenario_path(), args.demo_sessions_dir or _fresh_dir(), args.approve, None, False
+            )
         return _cmd_dashboard(args.sessions_dir)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
@@ -107,20 +128,25 @@ def _cmd_schema() -> int:
     return EXIT_OK
 
 
-def _cmd_run(scenario_path: Path, sessions_dir: Path, approve: str, workspace: Path | None, quiet: bool) -> int:
+def _cmd_run(
+    scenario_path: Path, sessions_dir: Path, approve: str, workspace: Path | None, quiet: bool
+) -> int:
     import anyio
 
+    from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.engine.permissions import StaticPrompter
     from agent_tui.engine.scenario import ScenarioError, load_scenario
-    from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.runtime.console import EventPrinter
     from agent_tui.runtime.runner import ScenarioRun
 
     try:
         scenario = load_scenario(scenario_path)
         run = ScenarioRun(
-            scenario, base_dir=scenario_path.resolve().parent, sessions_dir=sessions_dir,
-            prompter=StaticPrompter(approve), workspace_root=workspace,
+            scenario,
+            base_dir=scenario_path.resolve().parent,
+            sessions_dir=sessions_dir,
+            prompter=StaticPrompter(approve),
+            workspace_root=workspace,
         )
     except ScenarioError as error:
         return _fail(str(error), EXIT_USAGE)

@@ -67,14 +67,19 @@ def bench_engine(turns: int = 1_000, repeats: int = 3) -> list[tuple[str, float,
     """Returns rows: (name, engine events/s, baseline events/s, verdict). Each figure is the best of
     `repeats` runs, so a busy machine slows the run less than it slows one unlucky pass."""
     rows = []
-    for consume, name in ((False, "engine: start_turn (dashboard path)"), (True, "engine: run_turn iterator (lockstep)")):
+    for consume, name in (
+        (False, "engine: start_turn (dashboard path)"),
+        (True, "engine: run_turn iterator (lockstep)"),
+    ):
         rate = base_rate = 0.0
         for _ in range(repeats):
             root = Path(tempfile.mkdtemp(prefix="bench-engine-"))
             try:
                 count, elapsed = anyio.run(_run_engine, root, turns, consume)
-                sample = [orjson.loads(line) for line in
-                          next((root / "sessions").glob("*.jsonl")).read_bytes().splitlines()]
+                sample = [
+                    orjson.loads(line)
+                    for line in next((root / "sessions").glob("*.jsonl")).read_bytes().splitlines()
+                ]
                 base = _baseline(root, sample)
             finally:
                 shutil.rmtree(root, ignore_errors=True)
@@ -90,4 +95,6 @@ def bench_engine(turns: int = 1_000, repeats: int = 3) -> list[tuple[str, float,
 
 if __name__ == "__main__":
     for name, rate, base, verdict in bench_engine():
-        print(f"{name:40} {rate:12,.0f} ev/s  baseline {base:12,.0f} ev/s  ratio {rate / base:5.2f}  {verdict}")
+        print(
+            f"{name:40} {rate:12,.0f} ev/s  baseline {base:12,.0f} ev/s  ratio {rate / base:5.2f}  {verdict}"
+        )

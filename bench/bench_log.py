@@ -63,10 +63,43 @@ class Row:
 
 # -- the log -----------------------------------------------------------------------------------
 
-_WORDS = (
-    "the file list shows three modules and a test folder so I will read the main one first then "
-    "rename the helper and update every import that refers to it before running the tests again"
-).split()
+_WORDS = [
+    "the",
+    "file",
+    "list",
+    "shows",
+    "three",
+    "modules",
+    "and",
+    "a",
+    "test",
+    "folder",
+    "so",
+    "I",
+    "will",
+    "read",
+    "the",
+    "main",
+    "one",
+    "first",
+    "then",
+    "rename",
+    "the",
+    "helper",
+    "and",
+    "update",
+    "every",
+    "import",
+    "that",
+    "refers",
+    "to",
+    "it",
+    "before",
+    "running",
+    "the",
+    "tests",
+    "again",
+]
 
 
 def _text(rng: random.Random, low: int, high: int) -> str:
@@ -83,48 +116,88 @@ def _turn(rng: random.Random, turn: int) -> Iterator[tuple[str, str | None, dict
     steps = rng.randint(1, 3)
     for step in range(1, steps + 1):
         transcript += rng.randint(100, 900)
-        yield "context.built", turn_id, {
-            "step": step,
-            "tokens": {"instruction": 1200, "transcript": transcript, "tools": 850},
-            "maxContextTokens": 200_000,
-        }
+        yield (
+            "context.built",
+            turn_id,
+            {
+                "step": step,
+                "tokens": {"instruction": 1200, "transcript": transcript, "tools": 850},
+                "maxContextTokens": 200_000,
+            },
+        )
         for _ in range(rng.randint(3, 12)):
             yield "model.delta", turn_id, {"text": _text(rng, 1, 8) + " "}
         if step == steps:
             break
         for call in range(rng.randint(1, 2)):
             call_id = f"call_{turn}_{step}_{call}"
-            tool, args, risk = rng.choice((
-                ("read_file", {"path": "src/foo.py"}, "read"),
-                ("shell", {"cmd": "pytest -q tests/test_foo.py"}, "execute"),
-                ("edit_file", {"path": "src/foo.py", "old": "foo", "new": "bar"}, "write"),
-            ))
+            tool, args, risk = rng.choice(
+                (
+                    ("read_file", {"path": "src/foo.py"}, "read"),
+                    ("shell", {"cmd": "pytest -q tests/test_foo.py"}, "execute"),
+                    ("edit_file", {"path": "src/foo.py", "old": "foo", "new": "bar"}, "write"),
+                )
+            )
             preview = orjson.dumps(args).decode()[:80]
             yield "model.tool_call_requested", turn_id, {"toolCallId": call_id, "tool": tool, "args": args}
-            yield "permission.requested", turn_id, {
-                "requestId": f"perm_{call_id}", "toolCallId": call_id, "tool": tool, "risk": risk,
-                "argsPreview": preview,
-            }
+            yield (
+                "permission.requested",
+                turn_id,
+                {
+                    "requestId": f"perm_{call_id}",
+                    "toolCallId": call_id,
+                    "tool": tool,
+                    "risk": risk,
+                    "argsPreview": preview,
+                },
+            )
             if risk == "read":
-                yield "permission.resolved", turn_id, {
-                    "requestId": f"perm_{call_id}", "toolCallId": call_id, "decision": "allow",
-                    "actor": "policy", "policy": "default",
-                }
+                yield (
+                    "permission.resolved",
+                    turn_id,
+                    {
+                        "requestId": f"perm_{call_id}",
+                        "toolCallId": call_id,
+                        "decision": "allow",
+                        "actor": "policy",
+                        "policy": "default",
+                    },
+                )
             else:
-                yield "permission.resolved", turn_id, {
-                    "requestId": f"perm_{call_id}", "toolCallId": call_id, "decision": "ask",
-                    "actor": "policy", "policy": "default",
-                }
+                yield (
+                    "permission.resolved",
+                    turn_id,
+                    {
+                        "requestId": f"perm_{call_id}",
+                        "toolCallId": call_id,
+                        "decision": "ask",
+                        "actor": "policy",
+                        "policy": "default",
+                    },
+                )
                 decision = "allow" if rng.random() < 0.9 else "deny"
-                yield "permission.resolved", turn_id, {
-                    "requestId": f"perm_{call_id}", "toolCallId": call_id, "decision": decision,
-                    "actor": "user", "remember": "once",
-                }
+                yield (
+                    "permission.resolved",
+                    turn_id,
+                    {
+                        "requestId": f"perm_{call_id}",
+                        "toolCallId": call_id,
+                        "decision": decision,
+                        "actor": "user",
+                        "remember": "once",
+                    },
+                )
                 if decision == "deny":
-                    yield "tool.failed", turn_id, {
-                        "toolCallId": call_id, "tool": tool, "errorCode": "permission_denied",
-                        "message": "the user denied this call",
-                    }
+                    yield (
+                        "tool.failed",
+                        turn_id,
+                        {
+                            "toolCallId": call_id,
+                            "tool": tool,
+                            "errorCode": "permission_denied",
+                            "message": "the user denied this call",
+                        },
+                    )
                     continue
             yield "tool.started", turn_id, {"toolCallId": call_id, "tool": tool, "argsPreview": preview}
             chunks = [_text(rng, 8, 30) + "\n" for _ in range(rng.randint(1, 6))]
@@ -133,13 +206,25 @@ def _turn(rng: random.Random, turn: int) -> Iterator[tuple[str, str | None, dict
             result = "".join(chunks)
             if rng.random() < 0.0005:  # now and then a huge output: a line longer than an index block
                 result = result * (100_000 // len(result) + 1)
-            yield "tool.completed", turn_id, {
-                "toolCallId": call_id, "tool": tool, "result": result, "exitCode": 0, "truncated": False,
-            }
-    yield "turn.completed", turn_id, {
-        "stopReason": "final",
-        "usage": {"promptTokens": transcript + 2050, "completionTokens": rng.randint(20, 400)},
-    }
+            yield (
+                "tool.completed",
+                turn_id,
+                {
+                    "toolCallId": call_id,
+                    "tool": tool,
+                    "result": result,
+                    "exitCode": 0,
+                    "truncated": False,
+                },
+            )
+    yield (
+        "turn.completed",
+        turn_id,
+        {
+            "stopReason": "final",
+            "usage": {"promptTokens": transcript + 2050, "completionTokens": rng.randint(20, 400)},
+        },
+    )
 
 
 def _session(rng: random.Random) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
@@ -163,10 +248,21 @@ def write_log(path: Path, events: int, *, seed: int = 1) -> int:
                 break
             millis = base_ms + sequence * 37
             ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}Z"
-            batch.append(dumps({
-                "v": 1, "id": f"evt_bench_{sequence}", "sessionId": SESSION_ID, "turnId": turn_id,
-                "sequence": sequence, "ts": ts, "type": kind, "payload": payload,
-            }) + b"\n")
+            batch.append(
+                dumps(
+                    {
+                        "v": 1,
+                        "id": f"evt_bench_{sequence}",
+                        "sessionId": SESSION_ID,
+                        "turnId": turn_id,
+                        "sequence": sequence,
+                        "ts": ts,
+                        "type": kind,
+                        "payload": payload,
+                    }
+                )
+                + b"\n"
+            )
             if len(batch) >= 10_000:
                 data = b"".join(batch)
                 handle.write(data)
@@ -245,7 +341,9 @@ def _child_peak_mb(mode: str, path: Path) -> float:
     """Peak RSS in MB of a fresh interpreter doing `mode` (VmHWM / ru_maxrss are in KiB on Linux)."""
     output = subprocess.run(
         [sys.executable, "-c", _CHILD, mode, str(path), str(Path(__file__).resolve().parent)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return int(output.strip().splitlines()[-1]) / 1024
 
@@ -259,8 +357,10 @@ def bench_log(events: int, workdir: Path) -> list[Row]:
     path = workdir / f"{SESSION_ID}.jsonl"
     started = time.perf_counter()
     size = write_log(path, events)
-    print(f"wrote {events:,} events, {size / 2**20:,.1f} MiB in {time.perf_counter() - started:.1f} s",
-          file=sys.stderr)
+    print(
+        f"wrote {events:,} events, {size / 2**20:,.1f} MiB in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
     rows: list[Row] = []
 
     # 1. the sparse index against a bare newline count
@@ -270,8 +370,17 @@ def bench_log(events: int, workdir: Path) -> list[Row]:
     count_s = best_of(lambda: data.count(b"\n"))
     index_s = best_of(lambda: LineIndex(path))
     assert LineIndex(path).line_count == events
-    rows.append(Row("LineIndex(path) build", index_s * 1e3, count_s * 1e3, index_s / count_s,
-                    "<= 2.5x", index_s / count_s <= 2.5, "ms"))
+    rows.append(
+        Row(
+            "LineIndex(path) build",
+            index_s * 1e3,
+            count_s * 1e3,
+            index_s / count_s,
+            "<= 2.5x",
+            index_s / count_s <= 2.5,
+            "ms",
+        )
+    )
 
     # 2. replay against a bare decode loop, in events per second
     def bare() -> None:
@@ -290,28 +399,73 @@ def bench_log(events: int, workdir: Path) -> list[Row]:
     best = interleaved_best(timed, REPLAY_REPEATS)
     bare_rate = events / best["bare"]
     replay_rate = events / best["replay"]
-    rows.append(Row("replay() events/s", replay_rate, bare_rate, replay_rate / bare_rate,
-                    ">= 0.40x", replay_rate / bare_rate >= 0.40, "ev/s"))
+    rows.append(
+        Row(
+            "replay() events/s",
+            replay_rate,
+            bare_rate,
+            replay_rate / bare_rate,
+            ">= 0.40x",
+            replay_rate / bare_rate >= 0.40,
+            "ev/s",
+        )
+    )
     for label, _fold in folds:
         reduce_rate = events / best[label]
         ratio = reduce_rate / bare_rate
         if label == "project_state":  # the target: the whole log replayed to the final state
-            rows.append(Row(f"replay() -> {label} events/s", reduce_rate, bare_rate, ratio,
-                            ">= 0.40x", ratio >= 0.40, "ev/s"))
+            rows.append(
+                Row(
+                    f"replay() -> {label} events/s",
+                    reduce_rate,
+                    bare_rate,
+                    ratio,
+                    ">= 0.40x",
+                    ratio >= 0.40,
+                    "ev/s",
+                )
+            )
         else:  # the live dashboard's path, one event at a time: reported beside it
-            rows.append(Row(f"replay() -> {label} events/s", reduce_rate, bare_rate, ratio,
-                            "informational", True, "ev/s"))
+            rows.append(
+                Row(
+                    f"replay() -> {label} events/s",
+                    reduce_rate,
+                    bare_rate,
+                    ratio,
+                    "informational",
+                    True,
+                    "ev/s",
+                )
+            )
     data = b""  # let the child processes below have the memory
     gc.collect()
 
     # 3. peak memory of a full replay (and reducer) in a child process
     imports_mb = _child_peak_mb("imports", path)
     replay_mb = _child_peak_mb("replay", path)
-    rows.append(Row("replay() peak RSS (child)", replay_mb, imports_mb, replay_mb / imports_mb,
-                    "<= 400 MB", replay_mb <= 400, "MB"))
+    rows.append(
+        Row(
+            "replay() peak RSS (child)",
+            replay_mb,
+            imports_mb,
+            replay_mb / imports_mb,
+            "<= 400 MB",
+            replay_mb <= 400,
+            "MB",
+        )
+    )
     reducer_mb = _child_peak_mb("reducer", path)
-    rows.append(Row("replay() -> project_state peak RSS", reducer_mb, imports_mb, reducer_mb / imports_mb,
-                    "<= 400 MB", reducer_mb <= 400, "MB"))
+    rows.append(
+        Row(
+            "replay() -> project_state peak RSS",
+            reducer_mb,
+            imports_mb,
+            reducer_mb / imports_mb,
+            "<= 400 MB",
+            reducer_mb <= 400,
+            "MB",
+        )
+    )
 
     # 4. random access against pread of the same span with known offsets
     rng = random.Random(7)
@@ -337,8 +491,17 @@ def bench_log(events: int, workdir: Path) -> list[Row]:
 
     read_s = best_of(random_reads) / RANDOM_READS
     pread_s = best_of(known_offsets) / RANDOM_READS
-    rows.append(Row(f"read(n) mean of {RANDOM_READS:,} random", read_s * 1e6, pread_s * 1e6,
-                    read_s / pread_s, "<= 1000 us", read_s * 1e6 <= 1000, "us"))
+    rows.append(
+        Row(
+            f"read(n) mean of {RANDOM_READS:,} random",
+            read_s * 1e6,
+            pread_s * 1e6,
+            read_s / pread_s,
+            "<= 1000 us",
+            read_s * 1e6 <= 1000,
+            "us",
+        )
+    )
     log.close()
     return rows
 
@@ -347,14 +510,20 @@ def format_table(rows: list[Row]) -> str:
     header = ("benchmark", "measured", "baseline", "ratio", "target", "result")
     lines = [tuple(header)]
     for row in rows:
-        lines.append((
-            row.name, f"{row.measured:,.1f} {row.unit}", f"{row.baseline:,.1f} {row.unit}",
-            f"{row.ratio:.2f}x", row.target, row.verdict,
-        ))
+        lines.append(
+            (
+                row.name,
+                f"{row.measured:,.1f} {row.unit}",
+                f"{row.baseline:,.1f} {row.unit}",
+                f"{row.ratio:.2f}x",
+                row.target,
+                row.verdict,
+            )
+        )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = []
     for k, line in enumerate(lines):
-        out.append("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip())
+        out.append("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=False)).rstrip())
         if k == 0:
             out.append("  ".join("-" * width for width in widths))
     return "\n".join(out)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine  # noqa: E402
-from bench_log import Row, bench_log, format_table  # noqa: E402
+from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
+from bench_log import Row, bench_log, format_table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,11 +26,17 @@ def main(argv: list[str] | None = None) -> int:
         rows = bench_log(args.events, Path(tmp))
     for name, rate, base, verdict in bench_engine(args.turns):
         informational = verdict == "informational"
-        rows.append(Row(
-            name=name, measured=rate, baseline=base, ratio=rate / base,
-            target="informational" if informational else f">= {TARGET_EVENTS_PER_SECOND:,} ev/s",
-            passed=verdict != "FAIL", unit="ev/s",
-        ))
+        rows.append(
+            Row(
+                name=name,
+                measured=rate,
+                baseline=base,
+                ratio=rate / base,
+                target="informational" if informational else f">= {TARGET_EVENTS_PER_SECOND:,} ev/s",
+                passed=verdict != "FAIL",
+                unit="ev/s",
+            )
+        )
     print(format_table(rows))
     return 0 if all(row.passed for row in rows) else 1
 

@@ -13,53 +13,86 @@ from agent_tui.events import Event, make_payload
 # One valid payload per event type, every optional field filled in.
 SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
     "session.created": {
-        "cwd": "/work/demo", "client": "tests", "parentSessionId": "sess_parent",
-        "agentName": "explorer", "title": "lead",
+        "cwd": "/work/demo",
+        "client": "tests",
+        "parentSessionId": "sess_parent",
+        "agentName": "explorer",
+        "title": "lead",
     },
     "turn.started": {"promptPreview": "Rename src/foo.py to bar.py"},
     "user.message": {"content": "Rename src/foo.py to bar.py", "inputId": "in_1", "steered": True},
     "context.built": {
-        "step": 1, "tokens": {"instruction": 120, "transcript": 3400, "tools": 800},
+        "step": 1,
+        "tokens": {"instruction": 120, "transcript": 3400, "tools": 800},
         "maxContextTokens": 8000,
     },
     "context.compacted": {"step": 2, "beforeTokens": 9000, "afterTokens": 2100, "summary": "so far"},
     "model.delta": {"text": "I'll check first. ✓"},
     "model.tool_call_requested": {
-        "toolCallId": "call_1", "tool": "shell", "args": {"cmd": "ls src", "timeoutMs": 500},
+        "toolCallId": "call_1",
+        "tool": "shell",
+        "args": {"cmd": "ls src", "timeoutMs": 500},
     },
     "permission.requested": {
-        "requestId": "perm_1", "toolCallId": "call_1", "tool": "shell", "risk": "destructive",
+        "requestId": "perm_1",
+        "toolCallId": "call_1",
+        "tool": "shell",
+        "risk": "destructive",
         "argsPreview": "mv src/foo.py src/bar.py",
     },
     "permission.resolved": {
-        "requestId": "perm_1", "toolCallId": "call_1", "decision": "allow", "actor": "user",
-        "policy": "default", "reason": "looks fine", "remember": "session",
+        "requestId": "perm_1",
+        "toolCallId": "call_1",
+        "decision": "allow",
+        "actor": "user",
+        "policy": "default",
+        "reason": "looks fine",
+        "remember": "session",
     },
     "tool.started": {"toolCallId": "call_1", "tool": "shell", "argsPreview": "ls src"},
     "tool.delta": {"toolCallId": "call_1", "stream": "stderr", "text": "foo.py\n"},
     "tool.completed": {
-        "toolCallId": "call_1", "tool": "shell", "result": "foo.py\n", "exitCode": 0,
+        "toolCallId": "call_1",
+        "tool": "shell",
+        "result": "foo.py\n",
+        "exitCode": 0,
         "truncated": False,
     },
     "tool.failed": {
-        "toolCallId": "call_2", "tool": "write_file", "errorCode": "permission_denied",
+        "toolCallId": "call_2",
+        "tool": "write_file",
+        "errorCode": "permission_denied",
         "message": "denied by the user",
     },
     "subagent.delivered": {
-        "childSessionId": "sess_child", "agentName": "explorer", "status": "completed",
+        "childSessionId": "sess_child",
+        "agentName": "explorer",
+        "status": "completed",
         "text": "Found 3 files.",
     },
     "turn.completed": {
-        "stopReason": "error", "errorCode": "provider_failure",
+        "stopReason": "error",
+        "errorCode": "provider_failure",
         "usage": {"promptTokens": 4200, "completionTokens": 120},
     },
 }
 
 # The event types of one ordinary turn, in log order (after `session.created`).
 TURN_TYPES = (
-    "turn.started", "user.message", "context.built", "model.delta", "model.delta",
-    "model.tool_call_requested", "permission.requested", "permission.resolved", "tool.started",
-    "tool.delta", "tool.completed", "context.built", "model.delta", "turn.completed",
+    "turn.started",
+    "user.message",
+    "context.built",
+    "model.delta",
+    "model.delta",
+    "model.tool_call_requested",
+    "permission.requested",
+    "permission.resolved",
+    "tool.started",
+    "tool.delta",
+    "tool.completed",
+    "context.built",
+    "model.delta",
+    "turn.completed",
 )
 
 
@@ -96,9 +129,15 @@ def build_session(count: int, *, session_id: str = "sess_test", first: int = 1) 
         fields: dict[str, Any] = {}
         if type_name == "model.delta":
             fields["text"] = f"chunk {sequence} of turn {turn} "
-        events.append(build_event(
-            sequence, type_name, session_id=session_id, turn_id=f"turn_{turn + 1}", **fields,
-        ))
+        events.append(
+            build_event(
+                sequence,
+                type_name,
+                session_id=session_id,
+                turn_id=f"turn_{turn + 1}",
+                **fields,
+            )
+        )
     return events
 
 

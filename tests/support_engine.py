@@ -111,4 +111,4 @@ class HeldPrompter:
         while not [r for r in self.requests if r.request_id not in self._answers]:
             self.asked = anyio.Event()
             await self.asked.wait()
-        return [r for r in self.requests if r.request_id not in self._answers][0]
+        return next(r for r in self.requests if r.request_id not in self._answers)

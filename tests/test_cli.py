@@ -15,23 +15,45 @@ from agent_tui.replay.sources import replay_all
 SCENARIO = {
     "maxContextTokens": 8000,
     "sessions": [
-        {"title": "lead", "cwd": "ws", "prompt": "Rename src/foo.py to bar.py",
-         "steps": [
-             {"text": ["I'll check ", "first."], "toolCalls": [{"tool": "shell", "args": {"cmd": "ls src/foo.py"}}]},
-             {"text": ["Renaming."], "toolCalls": [{"tool": "shell", "args": {"cmd": "mv src/foo.py src/bar.py"}}]},
-             {"text": ["Done."]},
-         ]},
-        {"title": "helper", "cwd": "ws", "prompt": "spawn", "steps": [
-            {"text": ["spawning"], "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "explorer", "prompt": "look"}}]},
-            {"text": ["ok"]}]},
+        {
+            "title": "lead",
+            "cwd": "ws",
+            "prompt": "Rename src/foo.py to bar.py",
+            "steps": [
+                {
+                    "text": ["I'll check ", "first."],
+                    "toolCalls": [{"tool": "shell", "args": {"cmd": "ls src/foo.py"}}],
+                },
+                {
+                    "text": ["Renaming."],
+                    "toolCalls": [{"tool": "shell", "args": {"cmd": "mv src/foo.py src/bar.py"}}],
+                },
+                {"text": ["Done."]},
+            ],
+        },
+        {
+            "title": "helper",
+            "cwd": "ws",
+            "prompt": "spawn",
+            "steps": [
+                {
+                    "text": ["spawning"],
+                    "toolCalls": [
+                        {"tool": "spawn_agent", "args": {"agentName": "explorer", "prompt": "look"}}
+                    ],
+                },
+                {"text": ["ok"]},
+            ],
+        },
     ],
     "agents": {"explorer": {"steps": [{"text": ["Found 3 files."]}]}},
 }
 
 
 def agent_tui(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent_tui", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "agent_tui", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 @pytest.fixture
@@ -51,7 +73,9 @@ def sessions(tmp_path: Path, scenario: Path) -> Path:
     return out
 
 
-def test_run_writes_well_formed_logs_and_leaves_the_scenario_alone(tmp_path: Path, scenario: Path, sessions: Path) -> None:
+def test_run_writes_well_formed_logs_and_leaves_the_scenario_alone(
+    tmp_path: Path, scenario: Path, sessions: Path
+) -> None:
     assert len(list(sessions.glob("*.jsonl"))) == 3
     assert chain_violations(list(replay_all(sessions, "strict"))) == []
     assert (tmp_path / "ws" / "src" / "foo.py").exists()  # the run worked on a scratch copy
@@ -73,7 +97,9 @@ def test_dumps_are_deterministic(sessions: Path, kind: str) -> None:
     assert first.returncode == 0 and first.stdout and first.stdout == second.stdout
     if kind == "state":
         state = orjson.loads(first.stdout)
-        assert [s["sessionId"] for s in state["sessions"]] == sorted(s["sessionId"] for s in state["sessions"])
+        assert [s["sessionId"] for s in state["sessions"]] == sorted(
+            s["sessionId"] for s in state["sessions"]
+        )
         assert {s["status"] for s in state["sessions"]} == {"completed"}
         child = next(s for s in state["sessions"] if s["parentSessionId"])
         assert child["agentName"] == "explorer"
@@ -133,8 +159,15 @@ def test_a_bad_complete_line_stops_the_dump_with_file_and_line(sessions: Path, m
 
 def test_bad_scenarios_say_where(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_bytes(orjson.dumps({"sessions": [{"prompt": "x", "steps": [{"text": ["a"]}, {"text": ["b"]},
-                                                                        {"text": "not a list"}]}]}))
+    bad.write_bytes(
+        orjson.dumps(
+            {
+                "sessions": [
+                    {"prompt": "x", "steps": [{"text": ["a"]}, {"text": ["b"]}, {"text": "not a list"}]}
+                ]
+            }
+        )
+    )
     result = agent_tui("run", str(bad), "--sessions-dir", str(tmp_path / "s"))
     assert result.returncode == 2
     assert "sessions[0].steps[2].text: Input should be a valid list" in result.stderr
@@ -142,7 +175,9 @@ def test_bad_scenarios_say_where(tmp_path: Path) -> None:
     assert "not valid JSON" in agent_tui("run", str(bad), "--sessions-dir", str(tmp_path / "s")).stderr
     missing = agent_tui("run", str(tmp_path / "missing.json"), "--sessions-dir", str(tmp_path / "s"))
     assert missing.returncode == 2 and "missing.json: no such file" in missing.stderr
-    bad.write_bytes(orjson.dumps({"sessions": [{"prompt": "x", "cwd": "nowhere", "steps": [{"text": ["a"]}]}]}))
+    bad.write_bytes(
+        orjson.dumps({"sessions": [{"prompt": "x", "cwd": "nowhere", "steps": [{"text": ["a"]}]}]})
+    )
     nowhere = agent_tui("run", str(bad), "--sessions-dir", str(tmp_path / "s"))
     assert nowhere.returncode == 2 and "sessions[0].cwd" in nowhere.stderr
     for result in (missing, nowhere):

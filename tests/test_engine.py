@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict
-from agent_tui.engine.provider import StepDone, TextDelta
 from agent_tui.engine.fsm import IllegalTransition, TurnFsm
+from agent_tui.engine.provider import StepDone, TextDelta
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
@@ -36,7 +36,11 @@ class TestHappyPath:
             provider.assign(sid, steps({"text": ["hi", " there"]}))
             events = await collect(engine.run_turn(sid, "hello"))
         assert types(events) == [
-            "turn.started", "user.message", "context.built", "model.delta", "model.delta",
+            "turn.started",
+            "user.message",
+            "context.built",
+            "model.delta",
+            "model.delta",
             "turn.completed",
         ]
         assert [e.sequence for e in events] == [2, 3, 4, 5, 6, 7]
@@ -125,7 +129,9 @@ class TestCancel:
         assert deltas == ["chunk0 ", "chunk1 ", "chunk2 "]
         assert events[-1].payload["stopReason"] == "cancelled"
 
-    async def test_scripted_cancel_after_chunks_keeps_streaming_but_nothing_leaks(self, tmp_path: Path) -> None:
+    async def test_scripted_cancel_after_chunks_keeps_streaming_but_nothing_leaks(
+        self, tmp_path: Path
+    ) -> None:
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider)
         provider.on_cancel = lambda sid, tid: engine.cancel_turn(sid, tid) and None
@@ -180,7 +186,9 @@ class _ConnectionProvider:
 
 
 class TestStreams:
-    async def test_a_stream_that_is_not_a_generator_is_closed_after_a_normal_end(self, tmp_path: Path) -> None:
+    async def test_a_stream_that_is_not_a_generator_is_closed_after_a_normal_end(
+        self, tmp_path: Path
+    ) -> None:
         provider = _ConnectionProvider()
         engine = make_engine(tmp_path, provider)
         async with engine:
@@ -191,7 +199,9 @@ class TestStreams:
 
 
 class TestFailures:
-    async def test_provider_failure_ends_the_turn_with_error_and_the_next_turn_works(self, tmp_path: Path) -> None:
+    async def test_provider_failure_ends_the_turn_with_error_and_the_next_turn_works(
+        self, tmp_path: Path
+    ) -> None:
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider)
         async with engine:
@@ -203,7 +213,9 @@ class TestFailures:
         assert second[-1].payload["stopReason"] == "final"
         assert chain_violations(stored(tmp_path, sid)) == []
 
-    async def test_store_failing_on_fourth_append_keeps_sequences_and_retry_continues(self, tmp_path: Path) -> None:
+    async def test_store_failing_on_fourth_append_keeps_sequences_and_retry_continues(
+        self, tmp_path: Path
+    ) -> None:
         class FlakyStore(JsonlFileEventStore):
             appends = 0
 
@@ -238,10 +250,16 @@ class TestTurnFsm:
     @pytest.mark.parametrize(
         ("path", "target"),
         [
-            ((), "completed"), ((), "cancelled"), ((), "failed"), ((), "idle"),
-            (("running",), "running"), (("running",), "idle"),
-            (("running", "completed"), "running"), (("running", "completed"), "failed"),
-            (("running", "cancelled"), "completed"), (("running", "failed"), "running"),
+            ((), "completed"),
+            ((), "cancelled"),
+            ((), "failed"),
+            ((), "idle"),
+            (("running",), "running"),
+            (("running",), "idle"),
+            (("running", "completed"), "running"),
+            (("running", "completed"), "failed"),
+            (("running", "cancelled"), "completed"),
+            (("running", "failed"), "running"),
             (("running", "failed"), "idle"),
         ],
     )
@@ -254,8 +272,10 @@ class TestTurnFsm:
             fsm.move(target)  # type: ignore[arg-type]
         assert fsm.state == before
 
-    @pytest.mark.parametrize(("reason", "state"), [("final", "completed"), ("max_steps", "completed"),
-                                                  ("cancelled", "cancelled"), ("error", "failed")])
+    @pytest.mark.parametrize(
+        ("reason", "state"),
+        [("final", "completed"), ("max_steps", "completed"), ("cancelled", "cancelled"), ("error", "failed")],
+    )
     def test_legal_moves(self, reason: str, state: str) -> None:
         fsm = TurnFsm()
         fsm.start()
@@ -282,13 +302,22 @@ class TestSteps:
         provider.on_steer = lambda sid, text: engine.submit(sid, text, input_id="in_1") and None
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
-            provider.assign(sid, steps(
-                {"text": ["looking"], "steer": "also check tests", "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]},
-                {"text": ["ok, tests too"]},
-            ))
+            provider.assign(
+                sid,
+                steps(
+                    {
+                        "text": ["looking"],
+                        "steer": "also check tests",
+                        "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}],
+                    },
+                    {"text": ["ok, tests too"]},
+                ),
+            )
             events = await collect(engine.run_turn(sid, "look"))
         steered = [e for e in events if e.type == "user.message" and e.payload.get("steered")]
-        assert [e.payload for e in steered] == [{"content": "also check tests", "inputId": "in_1", "steered": True}]
+        assert [e.payload for e in steered] == [
+            {"content": "also check tests", "inputId": "in_1", "steered": True}
+        ]
         built = [i for i, e in enumerate(events) if e.type == "context.built"]
         assert built[0] < events.index(steered[0]) < built[1]
 
@@ -319,11 +348,17 @@ class TestConcurrency:
             sids = []
             for index in range(50):
                 sid = await engine.create_session(workspace(tmp_path))
-                provider.assign(sid, steps(
-                    {"text": [f"s{index} ", "reads"], "delayMs": 1 + index % 3,
-                     "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]},
-                    {"text": ["done ", "now"], "delayMs": 1},
-                ))
+                provider.assign(
+                    sid,
+                    steps(
+                        {
+                            "text": [f"s{index} ", "reads"],
+                            "delayMs": 1 + index % 3,
+                            "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}],
+                        },
+                        {"text": ["done ", "now"], "delayMs": 1},
+                    ),
+                )
                 sids.append(sid)
             handles = [engine.start_turn(sid, "go") for sid in sids]
             assert [await handle.wait() for handle in handles] == ["final"] * 50
@@ -341,11 +376,18 @@ async def test_steered_input_is_echoed_as_a_user_input_frame(tmp_path: Path) -> 
     engine.sink.subscribe(frames.append)
     async with engine:
         sid = await engine.create_session(workspace(tmp_path))
-        provider.assign(sid, steps({"text": ["a"], "steer": "more", "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]},
-                                   {"text": ["b"]}))
+        provider.assign(
+            sid,
+            steps(
+                {"text": ["a"], "steer": "more", "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]},
+                {"text": ["b"]},
+            ),
+        )
         events = await collect(engine.run_turn(sid, "go"))
     echoes = [f.body for f in frames if f.family == "event" and f.body.kind == "user_input"]
-    assert [dict(e.data) for e in echoes] == [{"inputId": "in_7", "text": "more", "turnId": events[0].turn_id}]
+    assert [dict(e.data) for e in echoes] == [
+        {"inputId": "in_7", "text": "more", "turnId": events[0].turn_id}
+    ]
     order = [f.family if f.family != "transition" else f.body.to for f in frames]
     assert order.index("event") < order.index("executing", order.index("executing") + 1)
 

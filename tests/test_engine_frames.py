@@ -29,7 +29,9 @@ def record_frames(engine) -> list[Frame]:  # type: ignore[no-untyped-def]
 
 
 def phases(frames: list[Frame]) -> list[str]:
-    return [f.body.to + (f":{f.body.reason}" if f.body.reason else "") for f in frames if f.family == "transition"]
+    return [
+        f.body.to + (f":{f.body.reason}" if f.body.reason else "") for f in frames if f.family == "transition"
+    ]
 
 
 async def test_a_turn_sends_start_executing_per_call_and_one_end(tmp_path: Path) -> None:
@@ -38,8 +40,12 @@ async def test_a_turn_sends_start_executing_per_call_and_one_end(tmp_path: Path)
     frames = record_frames(engine)
     async with engine:
         sid = await engine.create_session(workspace(tmp_path))
-        provider.assign(sid, steps({"text": ["a"], "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]},
-                                   {"text": ["b"]}))
+        provider.assign(
+            sid,
+            steps(
+                {"text": ["a"], "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]}, {"text": ["b"]}
+            ),
+        )
         events = await collect(engine.run_turn(sid, "go"))
     assert phases(frames) == ["start", "executing", "executing", "end:done"]
     start = frames[0].body
@@ -47,8 +53,9 @@ async def test_a_turn_sends_start_executing_per_call_and_one_end(tmp_path: Path)
     executing = [f.body for f in frames if f.family == "transition" and f.body.to == "executing"]
     assert all(e.responded is not None and e.responded.prompt_tokens > 0 for e in executing)
     log = list(JsonlEventLog(tmp_path / "sessions" / f"{sid}.jsonl").replay())
-    assert [transition_dict(f) for f in frames if f.family == "transition"] == \
-        [transition_dict(f) for f in frames_from_log(log)]
+    assert [transition_dict(f) for f in frames if f.family == "transition"] == [
+        transition_dict(f) for f in frames_from_log(log)
+    ]
 
 
 async def test_max_steps_ends_with_reason_max_steps(tmp_path: Path) -> None:
@@ -57,8 +64,12 @@ async def test_max_steps_ends_with_reason_max_steps(tmp_path: Path) -> None:
     frames = record_frames(engine)
     async with engine:
         sid = await engine.create_session(workspace(tmp_path))
-        provider.assign(sid, steps({"text": ["a"], "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]},
-                                   {"text": ["b"]}))
+        provider.assign(
+            sid,
+            steps(
+                {"text": ["a"], "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]}, {"text": ["b"]}
+            ),
+        )
         await collect(engine.run_turn(sid, "go"))
     assert phases(frames)[-1] == "end:maxSteps"
 
@@ -71,8 +82,13 @@ async def test_compaction_sends_a_compress_frame(tmp_path: Path) -> None:
     frames = record_frames(engine)
     async with engine:
         sid = await engine.create_session(cwd)
-        provider.assign(sid, steps({"text": ["x"], "toolCalls": [{"tool": "read_file", "args": {"path": "big.txt"}}]},
-                                   {"text": ["y"]}))
+        provider.assign(
+            sid,
+            steps(
+                {"text": ["x"], "toolCalls": [{"tool": "read_file", "args": {"path": "big.txt"}}]},
+                {"text": ["y"]},
+            ),
+        )
         await collect(engine.run_turn(sid, "go"))
     assert phases(frames) == ["start", "executing", "compress", "executing", "end:done"]
 

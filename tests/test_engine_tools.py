@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_tui.engine.permissions import PermissionAnswer, PolicyConfig
+from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog
@@ -52,13 +52,26 @@ class TestToolChain:
         engine = make_engine(tmp_path, provider, policy=None)  # default policy: read is allowed
         async with engine:
             sid = await engine.create_session(cwd)
-            provider.assign(sid, steps({"text": ["reading"], "toolCalls": [call("read_file", path="a.txt")]},
-                                       {"text": ["done"]}))
+            provider.assign(
+                sid,
+                steps(
+                    {"text": ["reading"], "toolCalls": [call("read_file", path="a.txt")]}, {"text": ["done"]}
+                ),
+            )
             events = await collect(engine.run_turn(sid, "read a.txt"))
         assert types(events) == [
-            "turn.started", "user.message", "context.built", "model.delta",
-            "model.tool_call_requested", "permission.requested", "permission.resolved",
-            "tool.started", "tool.completed", "context.built", "model.delta", "turn.completed",
+            "turn.started",
+            "user.message",
+            "context.built",
+            "model.delta",
+            "model.tool_call_requested",
+            "permission.requested",
+            "permission.resolved",
+            "tool.started",
+            "tool.completed",
+            "context.built",
+            "model.delta",
+            "turn.completed",
         ]
         resolved = events[6].payload
         assert resolved["decision"] == "allow" and resolved["actor"] == "policy"
@@ -72,10 +85,17 @@ class TestToolChain:
         engine = make_engine(tmp_path, provider, policy=None, approve="allow")
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
-            provider.assign(sid, steps({"text": ["writing"], "toolCalls": [call("write_file", path="b.txt", content="hi")]},
-                                       {"text": ["done"]}))
+            provider.assign(
+                sid,
+                steps(
+                    {"text": ["writing"], "toolCalls": [call("write_file", path="b.txt", content="hi")]},
+                    {"text": ["done"]},
+                ),
+            )
             events = await collect(engine.run_turn(sid, "write"))
-        resolutions = [(e.payload["decision"], e.payload["actor"]) for e in events if e.type == "permission.resolved"]
+        resolutions = [
+            (e.payload["decision"], e.payload["actor"]) for e in events if e.type == "permission.resolved"
+        ]
         assert resolutions == [("ask", "policy"), ("allow", "user")]
         assert (tmp_path / "work" / "b.txt").read_text() == "hi"
 
@@ -84,8 +104,13 @@ class TestToolChain:
         engine = make_engine(tmp_path, provider, policy=None, approve="deny")
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
-            provider.assign(sid, steps({"text": ["deleting"], "toolCalls": [call("shell", cmd="touch x && rm x")]},
-                                       {"text": ["ok"]}))
+            provider.assign(
+                sid,
+                steps(
+                    {"text": ["deleting"], "toolCalls": [call("shell", cmd="touch x && rm x")]},
+                    {"text": ["ok"]},
+                ),
+            )
             events = await collect(engine.run_turn(sid, "clean"))
         assert "tool.started" not in types(events)
         failed = [e.payload for e in events if e.type == "tool.failed"]
@@ -95,24 +120,38 @@ class TestToolChain:
 
     async def test_policy_deny_by_tool(self, tmp_path: Path) -> None:
         provider = ScriptedProvider()
-        engine = make_engine(tmp_path, provider, policy=PolicyConfig(byTool={"list_dir": "deny"}, default="allow"))
+        engine = make_engine(
+            tmp_path, provider, policy=PolicyConfig(byTool={"list_dir": "deny"}, default="allow")
+        )
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
-            provider.assign(sid, steps({"text": ["x"], "toolCalls": [call("list_dir", path=".")]}, {"text": ["y"]}))
+            provider.assign(
+                sid, steps({"text": ["x"], "toolCalls": [call("list_dir", path=".")]}, {"text": ["y"]})
+            )
             events = await collect(engine.run_turn(sid, "go"))
         resolved = [e.payload for e in events if e.type == "permission.resolved"]
-        assert resolved == [{"requestId": resolved[0]["requestId"], "toolCallId": resolved[0]["toolCallId"],
-                             "decision": "deny", "actor": "policy", "policy": "byTool.list_dir"}]
+        assert resolved == [
+            {
+                "requestId": resolved[0]["requestId"],
+                "toolCallId": resolved[0]["toolCallId"],
+                "decision": "deny",
+                "actor": "policy",
+                "policy": "byTool.list_dir",
+            }
+        ]
 
     async def test_unknown_tool_and_bad_arguments_are_readable_tool_failures(self, tmp_path: Path) -> None:
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider)
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
-            provider.assign(sid, steps(
-                {"text": ["x"], "toolCalls": [call("teleport", to="mars"), call("read_file", wrong=1)]},
-                {"text": ["y"]},
-            ))
+            provider.assign(
+                sid,
+                steps(
+                    {"text": ["x"], "toolCalls": [call("teleport", to="mars"), call("read_file", wrong=1)]},
+                    {"text": ["y"]},
+                ),
+            )
             events = await collect(engine.run_turn(sid, "go"))
         failed = [e.payload for e in events if e.type == "tool.failed"]
         assert [f["errorCode"] for f in failed] == ["not_found", "unknown"]
@@ -120,21 +159,35 @@ class TestToolChain:
         assert events[-1].payload["stopReason"] == "final"
         assert chain_violations(log_of(tmp_path, sid)) == []
 
-    async def test_several_calls_in_one_step_each_answered_once_before_the_next_call(self, tmp_path: Path) -> None:
+    async def test_several_calls_in_one_step_each_answered_once_before_the_next_call(
+        self, tmp_path: Path
+    ) -> None:
         cwd = workspace(tmp_path)
         (cwd / "a.txt").write_text("a")
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider)
         async with engine:
             sid = await engine.create_session(cwd)
-            provider.assign(sid, steps(
-                {"text": ["x"], "toolCalls": [call("read_file", path="a.txt"), call("list_dir", path="."),
-                                              call("read_file", path="../escape")]},
-                {"text": ["y"]},
-            ))
+            provider.assign(
+                sid,
+                steps(
+                    {
+                        "text": ["x"],
+                        "toolCalls": [
+                            call("read_file", path="a.txt"),
+                            call("list_dir", path="."),
+                            call("read_file", path="../escape"),
+                        ],
+                    },
+                    {"text": ["y"]},
+                ),
+            )
             events = await collect(engine.run_turn(sid, "go"))
-        answers = [e.payload["errorCode"] if e.type == "tool.failed" else "ok"
-                   for e in events if e.type in ("tool.completed", "tool.failed")]
+        answers = [
+            e.payload["errorCode"] if e.type == "tool.failed" else "ok"
+            for e in events
+            if e.type in ("tool.completed", "tool.failed")
+        ]
         assert answers == ["ok", "ok", "path_unsafe"]
         assert chain_violations(log_of(tmp_path, sid)) == []
 
@@ -143,8 +196,13 @@ class TestToolChain:
         engine = make_engine(tmp_path, provider)
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
-            provider.assign(sid, steps({"text": ["x"], "toolCalls": [call("shell", cmd="echo out; echo err >&2; exit 3")]},
-                                       {"text": ["y"]}))
+            provider.assign(
+                sid,
+                steps(
+                    {"text": ["x"], "toolCalls": [call("shell", cmd="echo out; echo err >&2; exit 3")]},
+                    {"text": ["y"]},
+                ),
+            )
             events = await collect(engine.run_turn(sid, "go"))
         deltas = [(e.payload["stream"], e.payload["text"]) for e in events if e.type == "tool.delta"]
         assert ("stdout", "out\n") in deltas and ("stderr", "err\n") in deltas
@@ -154,15 +212,21 @@ class TestToolChain:
 
 
 class TestCancelDuringTools:
-    async def test_cancel_while_asking_resolves_deny_by_system_and_ends_cancelled(self, tmp_path: Path) -> None:
+    async def test_cancel_while_asking_resolves_deny_by_system_and_ends_cancelled(
+        self, tmp_path: Path
+    ) -> None:
         prompter = HeldPrompter()
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider, policy=None, approve=None)
         engine.prompter = prompter
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
-            provider.assign(sid, steps({"text": ["x"], "toolCalls": [call("write_file", path="f", content="c")]},
-                                       {"text": ["y"]}))
+            provider.assign(
+                sid,
+                steps(
+                    {"text": ["x"], "toolCalls": [call("write_file", path="f", content="c")]}, {"text": ["y"]}
+                ),
+            )
             handle = engine.start_turn(sid, "go")
             request = await prompter.next_request()
             assert request.agent_path == (sid,)
@@ -171,21 +235,29 @@ class TestCancelDuringTools:
         assert prompter.withdrawn == [request.request_id]
         log = log_of(tmp_path, sid)
         resolved = [e.payload for e in log if e.type == "permission.resolved"]
-        assert [(r["decision"], r["actor"], r.get("reason")) for r in resolved][-1] == ("deny", "system", "cancelled")
+        assert [(r["decision"], r["actor"], r.get("reason")) for r in resolved][-1] == (
+            "deny",
+            "system",
+            "cancelled",
+        )
         failed = [e.payload for e in log if e.type == "tool.failed"]
         assert [f["errorCode"] for f in failed] == ["cancelled"]
         assert "tool.started" not in types(log)
         assert log[-1].payload["stopReason"] == "cancelled"
         assert chain_violations(log) == []
 
-    async def test_cancel_during_a_long_shell_ends_within_a_second_and_leaves_no_process(self, tmp_path: Path) -> None:
+    async def test_cancel_during_a_long_shell_ends_within_a_second_and_leaves_no_process(
+        self, tmp_path: Path
+    ) -> None:
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider)
         pidfile = tmp_path / "work" / "pids"
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
             cmd = "sleep 30 & echo $! > pids; echo $$ >> pids; sleep 30"
-            provider.assign(sid, steps({"text": ["x"], "toolCalls": [call("shell", cmd=cmd)]}, {"text": ["y"]}))
+            provider.assign(
+                sid, steps({"text": ["x"], "toolCalls": [call("shell", cmd=cmd)]}, {"text": ["y"]})
+            )
             handle = engine.start_turn(sid, "go")
             with anyio.fail_after(10):
                 while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
@@ -215,8 +287,13 @@ class TestContextWindow:
             engine = make_engine(root, provider)
             async with engine:
                 sid = await engine.create_session(cwd, session_id="sess_fixed")
-                provider.assign(sid, steps({"text": ["x"], "toolCalls": [call("read_file", path="big.txt")]},
-                                           {"text": ["summarised"]}))
+                provider.assign(
+                    sid,
+                    steps(
+                        {"text": ["x"], "toolCalls": [call("read_file", path="big.txt")]},
+                        {"text": ["summarised"]},
+                    ),
+                )
                 return await collect(engine.run_turn(sid, "read it"))
 
         first = await run_once(tmp_path / "one")
@@ -227,9 +304,13 @@ class TestContextWindow:
         assert payload["afterTokens"] < 3000 < payload["beforeTokens"]
         assert payload == next(e for e in second if e.type == "context.compacted").payload
         assert first[-1].payload["stopReason"] == "final"
-        assert types(first).index("context.compacted") < len(first) - 1 - types(first)[::-1].index("context.built")
+        assert types(first).index("context.compacted") < len(first) - 1 - types(first)[::-1].index(
+            "context.built"
+        )
 
-    async def test_overflow_that_compaction_cannot_fix_ends_without_calling_the_model(self, tmp_path: Path) -> None:
+    async def test_overflow_that_compaction_cannot_fix_ends_without_calling_the_model(
+        self, tmp_path: Path
+    ) -> None:
         provider = ScriptedProvider(max_context_tokens=200)
         engine = make_engine(tmp_path, provider)
         async with engine:

@@ -29,9 +29,14 @@ ENVELOPE_FIELDS = ("id", "sessionId", "turnId", "sequence", "ts", "type", "paylo
 
 def line_dict(type_name: str, payload: Any, **envelope: Any) -> dict[str, Any]:
     data = {
-        "v": 1, "id": "evt_1", "sessionId": "sess_1",
+        "v": 1,
+        "id": "evt_1",
+        "sessionId": "sess_1",
         "turnId": None if type_name == "session.created" else "turn_1",
-        "sequence": 7, "ts": "2026-11-29T22:17:03.120Z", "type": type_name, "payload": payload,
+        "sequence": 7,
+        "ts": "2026-11-29T22:17:03.120Z",
+        "type": type_name,
+        "payload": payload,
     }
     data.update(envelope)
     return data
@@ -54,8 +59,13 @@ class TestRoundTrip:
     ) -> None:
         payload = make_payload(type_name, **sample_payloads[type_name])
         event = Event(
-            id="evt_1", session_id="sess_1", turn_id="turn_1", sequence=3,
-            ts="2026-11-29T22:17:03.120Z", type=type_name, payload=payload,
+            id="evt_1",
+            session_id="sess_1",
+            turn_id="turn_1",
+            sequence=3,
+            ts="2026-11-29T22:17:03.120Z",
+            type=type_name,
+            payload=payload,
         )
         line = event.to_json()
         back = event_from_json(line)
@@ -68,7 +78,8 @@ class TestRoundTrip:
     def test_only_required_fields_are_enough(self, type_name: str, sample_payloads) -> None:
         model = PAYLOADS[type_name]
         required = {
-            name: value for name, value in sample_payloads[type_name].items()
+            name: value
+            for name, value in sample_payloads[type_name].items()
             if model.model_fields[name].is_required()
         }
         payload = make_payload(type_name, **required)
@@ -100,7 +111,9 @@ class TestCanonicalJson:
         forward = make_payload("tool.delta", toolCallId="c", stream="stdout", text="x")
         backward = make_payload("tool.delta", text="x", stream="stdout", toolCallId="c")
         nested = make_payload(
-            "context.built", maxContextTokens=9, tokens={"tools": 1, "transcript": 2, "instruction": 3},
+            "context.built",
+            maxContextTokens=9,
+            tokens={"tools": 1, "transcript": 2, "instruction": 3},
             step=1,
         )
         assert orjson.dumps(forward) == orjson.dumps(backward)
@@ -109,9 +122,7 @@ class TestCanonicalJson:
         assert list(nested["tokens"]) == ["instruction", "transcript", "tools"]
 
     def test_none_fields_are_dropped_and_defaults_are_not_invented(self) -> None:
-        payload = make_payload(
-            "session.created", cwd="/w", client="c", parentSessionId=None, title=None
-        )
+        payload = make_payload("session.created", cwd="/w", client="c", parentSessionId=None, title=None)
         assert payload == {"cwd": "/w", "client": "c"}
         # The validating (coercing) path stores what was given, like the fast path.
         coerced = make_payload("tool.completed", toolCallId="c", tool="t", result="r", exitCode="0")
@@ -121,8 +132,10 @@ class TestCanonicalJson:
 class TestRejections:
     def test_an_unknown_type_is_named(self) -> None:
         assert "unknown event type 'turn.cancelled'" in reason_of(line_dict("turn.cancelled", {}))
-        assert reason_of({k: v for k, v in line_dict("model.delta", {"text": ""}).items() if k != "type"}) \
+        assert (
+            reason_of({k: v for k, v in line_dict("model.delta", {"text": ""}).items() if k != "type"})
             == "type: field required"
+        )
 
     @pytest.mark.parametrize("field", [f for f in ENVELOPE_FIELDS if f != "type"])
     def test_a_missing_envelope_field_is_named(self, field: str) -> None:
@@ -136,8 +149,16 @@ class TestRejections:
     @pytest.mark.parametrize(
         ("field", "value"),
         [
-            ("sequence", "7"), ("sequence", True), ("sequence", 0), ("sequence", 7.0),
-            ("id", 1), ("sessionId", None), ("ts", 1.5), ("turnId", 3), ("v", 2), ("v", True),
+            ("sequence", "7"),
+            ("sequence", True),
+            ("sequence", 0),
+            ("sequence", 7.0),
+            ("id", 1),
+            ("sessionId", None),
+            ("ts", 1.5),
+            ("turnId", 3),
+            ("v", 2),
+            ("v", True),
             ("v", "1"),
         ],
     )
@@ -151,8 +172,12 @@ class TestRejections:
             ("model.delta", "text", None, "payload.text"),
             ("context.built", "step", True, "payload.step"),
             ("context.built", "step", 1.0, "payload.step"),
-            ("context.built", "tokens", {"instruction": 1, "transcript": 2, "tools": "3"},
-             "payload.tokens.tools"),
+            (
+                "context.built",
+                "tokens",
+                {"instruction": 1, "transcript": 2, "tools": "3"},
+                "payload.tokens.tools",
+            ),
             ("permission.requested", "risk", "weird", "payload.risk"),
             ("permission.requested", "risk", ["read"], "payload.risk"),
             ("permission.resolved", "remember", "forever", "payload.remember"),
@@ -187,8 +212,9 @@ class TestRejections:
 
     def test_make_payload_names_the_type_and_field(self) -> None:
         with pytest.raises(EventValidationError, match=r"^permission.requested.risk:"):
-            make_payload("permission.requested", requestId="r", toolCallId="c", tool="t",
-                         risk="weird", argsPreview="")
+            make_payload(
+                "permission.requested", requestId="r", toolCallId="c", tool="t", risk="weird", argsPreview=""
+            )
         with pytest.raises(EventValidationError, match="unknown event type"):
             make_payload("turn.cancelled")
         with pytest.raises(EventValidationError, match=r"^model.tool_call_requested.args"):
@@ -226,7 +252,9 @@ class TestJsonSchema:
                     assert isinstance(node[key], list) and node[key]
 
     @pytest.mark.parametrize("type_name", EVENT_TYPES)
-    def test_the_schema_accepts_good_lines_and_rejects_bad_ones(self, type_name: str, sample_payloads) -> None:
+    def test_the_schema_accepts_good_lines_and_rejects_bad_ones(
+        self, type_name: str, sample_payloads
+    ) -> None:
         schema = log_line_json_schema()
         good = line_dict(type_name, sample_payloads[type_name])
         assert conforms(schema, schema, good)
@@ -263,9 +291,12 @@ def walk(node: Any):
 
 
 _JSON_TYPES = {
-    "object": lambda v: isinstance(v, dict), "string": lambda v: isinstance(v, str),
-    "integer": lambda v: type(v) is int, "boolean": lambda v: type(v) is bool,
-    "null": lambda v: v is None, "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: type(v) is int,
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+    "array": lambda v: isinstance(v, list),
     "number": lambda v: type(v) in (int, float),
 }
 
@@ -303,8 +334,11 @@ def conforms(root: dict[str, Any], schema: dict[str, Any], value: Any) -> bool:
 # -- the fast check against pydantic strict ----------------------------------------------------
 
 json_scalars = (
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6)
 )
 json_values = st.recursive(
     json_scalars,
@@ -360,10 +394,37 @@ valid_lines = st.sampled_from(EVENT_TYPES).flatmap(
 
 # Near misses: values of every JSON type, and the literals and shapes our fields accept.
 NEAR_MISSES: list[Any] = [
-    0, 1, -1, 2**63 - 1, True, False, None, "", "7", 1.0, 0.5, [], {}, ["read"], {1: 2},
-    "read", "weird", "allow", "ask", "policy", "once", "final", "error", "stdout", "completed",
-    "unknown", "timeout", "provider_failure", "permission_denied",
-    {"promptTokens": 1, "completionTokens": 2}, {"instruction": 1, "transcript": 2, "tools": 3},
+    0,
+    1,
+    -1,
+    2**63 - 1,
+    True,
+    False,
+    None,
+    "",
+    "7",
+    1.0,
+    0.5,
+    [],
+    {},
+    ["read"],
+    {1: 2},
+    "read",
+    "weird",
+    "allow",
+    "ask",
+    "policy",
+    "once",
+    "final",
+    "error",
+    "stdout",
+    "completed",
+    "unknown",
+    "timeout",
+    "provider_failure",
+    "permission_denied",
+    {"promptTokens": 1, "completionTokens": 2},
+    {"instruction": 1, "transcript": 2, "tools": 3},
     {"cmd": "ls"},
 ]
 field_values = json_values | st.sampled_from([v for v in NEAR_MISSES if v != {1: 2}])
@@ -446,8 +507,10 @@ class TestFastCheckAgreesWithPydantic:
         # same keys, same order (nested too), Nones dropped, whatever order the fields came in.
         type_name, payload = line
         given = _reversed_dicts(payload)
-        slow = PAYLOADS[type_name].model_validate(given).model_dump(
-            mode="json", exclude_none=True, exclude_unset=True
+        slow = (
+            PAYLOADS[type_name]
+            .model_validate(given)
+            .model_dump(mode="json", exclude_none=True, exclude_unset=True)
         )
         assert orjson.dumps(make_payload(type_name, **given)) == orjson.dumps(slow)
 

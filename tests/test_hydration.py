@@ -27,10 +27,19 @@ def anyio_backend() -> str:
 
 SLOW_SCENARIO = {
     "sessions": [
-        {"title": f"s{i}", "cwd": "work", "prompt": f"task {i}",
-         "steps": [{"text": [f"chunk {n} " for n in range(40)], "delayMs": 25,
-                    "toolCalls": [{"tool": "shell", "args": {"cmd": "sleep 5"}}]},
-                   {"text": ["done"]}]}
+        {
+            "title": f"s{i}",
+            "cwd": "work",
+            "prompt": f"task {i}",
+            "steps": [
+                {
+                    "text": [f"chunk {n} " for n in range(40)],
+                    "delayMs": 25,
+                    "toolCalls": [{"tool": "shell", "args": {"cmd": "sleep 5"}}],
+                },
+                {"text": ["done"]},
+            ],
+        }
         for i in range(3)
     ],
     "policy": {"default": "allow"},
@@ -43,9 +52,21 @@ def start_run(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
     scenario.write_bytes(orjson.dumps(SLOW_SCENARIO))
     sessions = tmp_path / "sessions"
     process = subprocess.Popen(
-        [sys.executable, "-m", "agent_tui", "run", str(scenario), "--sessions-dir", str(sessions),
-         "--workspace", str(tmp_path / "scratch"), "--quiet"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "agent_tui",
+            "run",
+            str(scenario),
+            "--sessions-dir",
+            str(sessions),
+            "--workspace",
+            str(tmp_path / "scratch"),
+            "--quiet",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     return process, sessions
 
@@ -105,10 +126,13 @@ async def test_hydrated_transcript_equals_the_live_one(tmp_path: Path) -> None:
 
     async with engine:
         sid = await engine.create_session(tmp_path / "work")
-        provider.assign(sid, steps(
-            {"text": ["reading"], "toolCalls": [{"tool": "read_file", "args": {"path": "a.txt"}}]},
-            {"text": ["it says alpha"]},
-        ))
+        provider.assign(
+            sid,
+            steps(
+                {"text": ["reading"], "toolCalls": [{"tool": "read_file", "args": {"path": "a.txt"}}]},
+                {"text": ["it says alpha"]},
+            ),
+        )
         await collect(engine.run_turn(sid, "what is in a.txt?"))
         live = list(engine.session(sid).transcript.messages)
     fresh = make_engine(tmp_path, ScriptedProvider())

@@ -10,10 +10,18 @@ import pytest
 import agent_tui
 
 BELOW_TUI = [
-    "agent_tui.events", "agent_tui.events.chains", "agent_tui.store", "agent_tui.engine.engine",
-    "agent_tui.engine.permissions", "agent_tui.engine.tools.router", "agent_tui.turns",
-    "agent_tui.turns.projection", "agent_tui.runtime.runner", "agent_tui.runtime.subagents",
-    "agent_tui.reducer", "agent_tui.replay.dump",
+    "agent_tui.events",
+    "agent_tui.events.chains",
+    "agent_tui.store",
+    "agent_tui.engine.engine",
+    "agent_tui.engine.permissions",
+    "agent_tui.engine.tools.router",
+    "agent_tui.turns",
+    "agent_tui.turns.projection",
+    "agent_tui.runtime.runner",
+    "agent_tui.runtime.subagents",
+    "agent_tui.reducer",
+    "agent_tui.replay.dump",
 ]
 
 

@@ -90,8 +90,8 @@ CLASSIFIED = [
     ("echo ok && sudo rm -rf /", "destructive"),
     ("ls | xargs rm", "destructive"),
     ("sh -c 'rm -rf x'", "destructive"),
-    ("bash -lc \"ls; rm x\"", "destructive"),
-    ("echo \"$(rm x)\"", "destructive"),  # substitution inside double quotes still runs
+    ('bash -lc "ls; rm x"', "destructive"),
+    ('echo "$(rm x)"', "destructive"),  # substitution inside double quotes still runs
     ("echo `rm x`", "destructive"),
     ("ls\nrm x", "destructive"),  # a newline separates commands
     ("ls # fine\nrm -rf x", "destructive"),  # the comment ends at the newline
@@ -144,9 +144,7 @@ def test_classify_shell(cmd: str, risk: str) -> None:
 
 def test_classifier_table_is_large_enough() -> None:
     assert len(CLASSIFIED) >= 40
-    assert {risk for _, risk in CLASSIFIED} == {
-        "read", "write", "execute", "network", "destructive"
-    }
+    assert {risk for _, risk in CLASSIFIED} == {"read", "write", "execute", "network", "destructive"}
 
 
 def test_compound_command_takes_the_most_dangerous_part() -> None:
@@ -169,9 +167,7 @@ def test_shell_programs_carry_subcommands_and_wrapped_programs() -> None:
 
 
 def test_by_tool_beats_by_risk_beats_default_beats_ask() -> None:
-    policy = PolicyConfig(
-        byTool={"shell": "deny"}, byRisk={"read": "allow", "write": "ask"}, default="deny"
-    )
+    policy = PolicyConfig(byTool={"shell": "deny"}, byRisk={"read": "allow", "write": "ask"}, default="deny")
     engine = PermissionEngine(policy)
     by_tool = engine.evaluate("s1", "shell", {"cmd": "ls"}, "read")
     assert (by_tool.decision, by_tool.policy) == ("deny", "byTool.shell")
@@ -240,7 +236,10 @@ def test_always_rules_are_written_to_a_readable_file_and_read_by_a_new_engine(tm
     rules = tmp_path / ".agent-tui" / "permissions.json"
     first = PermissionEngine(rules_path=rules)
     first.remember(
-        "s1", "shell", {"cmd": "git push origin main"}, "network",
+        "s1",
+        "shell",
+        {"cmd": "git push origin main"},
+        "network",
         PermissionAnswer("allow", "always"),
     )
     first.remember("s1", "write_file", {"path": "a"}, "write", PermissionAnswer("deny", "always"))
@@ -249,7 +248,10 @@ def test_always_rules_are_written_to_a_readable_file_and_read_by_a_new_engine(tm
     document = orjson.loads(text)
     assert document["version"] == 1
     assert document["rules"][0] == {
-        "tool": "shell", "risk": "network", "programs": ["git push"], "decision": "allow",
+        "tool": "shell",
+        "risk": "network",
+        "programs": ["git push"],
+        "decision": "allow",
         "example": "git push origin main",
     }
 
@@ -263,7 +265,8 @@ def test_always_rules_are_written_to_a_readable_file_and_read_by_a_new_engine(tm
     # answering again for the same key replaces the rule instead of piling up duplicates
     second.remember("s", "write_file", {"path": "a"}, "write", PermissionAnswer("allow", "always"))
     assert [rule.decision for rule in PermissionEngine(rules_path=rules).rules()] == [
-        "allow", "allow",
+        "allow",
+        "allow",
     ]
 
 
@@ -312,7 +315,7 @@ def test_rules_file_broken_later_fails_evaluate_with_the_same_error(tmp_path) ->
     rules = tmp_path / "permissions.json"
     engine = PermissionEngine(rules_path=rules)
     rules.write_text('{"rules": 5}')
-    with pytest.raises(PermissionRulesError, match="permissions.json: rules"):
+    with pytest.raises(PermissionRulesError, match=r"permissions\.json: rules"):
         engine.evaluate("s", "shell", {"cmd": "ls"}, "read")
 
 
@@ -331,8 +334,15 @@ async def test_static_prompter_answers_every_request_the_same() -> None:
     prompter = StaticPrompter("deny")
     assert isinstance(prompter, Prompter)
     request = PermissionRequest(
-        session_id="s", turn_id="t", request_id="r", tool_call_id="c", tool="shell",
-        risk="destructive", args_preview='cmd="rm x"', args={"cmd": "rm x"}, agent_path=("lead",),
+        session_id="s",
+        turn_id="t",
+        request_id="r",
+        tool_call_id="c",
+        tool="shell",
+        risk="destructive",
+        args_preview='cmd="rm x"',
+        args={"cmd": "rm x"},
+        agent_path=("lead",),
         warning="careful",
     )
     answers = [await prompter.ask(request) for _ in range(2)]

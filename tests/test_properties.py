@@ -19,21 +19,23 @@ from agent_tui.runtime.runner import ScenarioRun
 from agent_tui.turns.projection import frames_from_log, transition_dict
 
 DECISIONS = st.sampled_from(["allow", "deny", "ask"])
-TOOL_CALLS = st.sampled_from([
-    {"tool": "read_file", "args": {"path": "notes.txt"}},
-    {"tool": "read_file", "args": {"path": "missing.txt"}},
-    {"tool": "read_file", "args": {"path": "../outside.txt"}},
-    {"tool": "list_dir", "args": {"path": "."}},
-    {"tool": "grep", "args": {"pattern": "alpha"}},
-    {"tool": "write_file", "args": {"path": "out.txt", "content": "x"}},
-    {"tool": "edit_file", "args": {"path": "notes.txt", "old": "zzz", "new": "y"}},
-    {"tool": "shell", "args": {"cmd": "echo hi; echo err >&2"}},
-    {"tool": "shell", "args": {"cmd": "rm -f out.txt"}},
-    {"tool": "no_such_tool", "args": {}},
-    {"tool": "read_file", "args": {"wrong": 1}},
-    {"tool": "spawn_agent", "args": {"agentName": "helper", "prompt": "help"}},
-    {"tool": "wait_agent", "args": {}},
-])
+TOOL_CALLS = st.sampled_from(
+    [
+        {"tool": "read_file", "args": {"path": "notes.txt"}},
+        {"tool": "read_file", "args": {"path": "missing.txt"}},
+        {"tool": "read_file", "args": {"path": "../outside.txt"}},
+        {"tool": "list_dir", "args": {"path": "."}},
+        {"tool": "grep", "args": {"pattern": "alpha"}},
+        {"tool": "write_file", "args": {"path": "out.txt", "content": "x"}},
+        {"tool": "edit_file", "args": {"path": "notes.txt", "old": "zzz", "new": "y"}},
+        {"tool": "shell", "args": {"cmd": "echo hi; echo err >&2"}},
+        {"tool": "shell", "args": {"cmd": "rm -f out.txt"}},
+        {"tool": "no_such_tool", "args": {}},
+        {"tool": "read_file", "args": {"wrong": 1}},
+        {"tool": "spawn_agent", "args": {"agentName": "helper", "prompt": "help"}},
+        {"tool": "wait_agent", "args": {}},
+    ]
+)
 TEXT = st.lists(st.sampled_from(["a", "bc ", "def ", "ok. "]), min_size=1, max_size=3)
 
 
@@ -64,8 +66,9 @@ def scenarios(draw: Any) -> dict[str, Any]:
         {"title": f"s{i}", "cwd": "work", "prompt": f"task {i}", "steps": draw(script())}
         for i in range(draw(st.integers(1, 3)))
     ]
-    policy = {"byRisk": {risk: draw(DECISIONS) for risk in
-                         ("read", "write", "execute", "network", "destructive")}}
+    policy = {
+        "byRisk": {risk: draw(DECISIONS) for risk in ("read", "write", "execute", "network", "destructive")}
+    }
     return {
         "sessions": sessions,
         "agents": {"helper": {"steps": draw(script())}},
@@ -83,8 +86,11 @@ async def run_scenario(spec: dict[str, Any], approve: str, root: Path) -> tuple[
     (root / "outside.txt").write_text("secret")
     sessions = root / "sessions"
     run = ScenarioRun(
-        Scenario.model_validate(spec), base_dir=root, sessions_dir=sessions,
-        prompter=StaticPrompter(approve), workspace_root=root / "scratch",
+        Scenario.model_validate(spec),
+        base_dir=root,
+        sessions_dir=sessions,
+        prompter=StaticPrompter(approve),
+        workspace_root=root / "scratch",
     )
     live: list[dict] = []
     run.sink.subscribe(

@@ -54,16 +54,25 @@ class SessionLog:
         self.sequence = 0
         if created:
             self.emit(
-                "session.created", None, cwd=cwd, client="test", parentSessionId=parent,
-                agentName=agent, title=title,
+                "session.created",
+                None,
+                cwd=cwd,
+                client="test",
+                parentSessionId=parent,
+                agentName=agent,
+                title=title,
             )
 
     def emit(self, kind: str, turn_id: str | None, **fields: object) -> Event:
         self.sequence += 1
         event = Event(
-            id=f"evt_{self.session_id}_{self.sequence}", session_id=self.session_id,
-            turn_id=turn_id, sequence=self.sequence, ts=ts(self.clock + self.sequence),
-            type=kind, payload=make_payload(kind, **fields),
+            id=f"evt_{self.session_id}_{self.sequence}",
+            session_id=self.session_id,
+            turn_id=turn_id,
+            sequence=self.sequence,
+            ts=ts(self.clock + self.sequence),
+            type=kind,
+            payload=make_payload(kind, **fields),
         )
         decoded = event_from_json(event.to_json())
         self.events.append(decoded)
@@ -73,14 +82,23 @@ class SessionLog:
 
     def request(self, turn_id: str, call_id: str, tool: str, risk: str, preview: str = "") -> None:
         self.emit(
-            "permission.requested", turn_id, requestId="req_" + call_id, toolCallId=call_id,
-            tool=tool, risk=risk, argsPreview=preview,
+            "permission.requested",
+            turn_id,
+            requestId="req_" + call_id,
+            toolCallId=call_id,
+            tool=tool,
+            risk=risk,
+            argsPreview=preview,
         )
 
     def resolve(self, turn_id: str, call_id: str, decision: str, actor: str) -> Event:
         return self.emit(
-            "permission.resolved", turn_id, requestId="req_" + call_id, toolCallId=call_id,
-            decision=decision, actor=actor,
+            "permission.resolved",
+            turn_id,
+            requestId="req_" + call_id,
+            toolCallId=call_id,
+            decision=decision,
+            actor=actor,
         )
 
     def simple_turn(self, turn_id: str, prompt: str, *chunks: str, stop: str = "final") -> None:
@@ -94,19 +112,33 @@ class SessionLog:
     def allowed_call(self, turn_id: str, call_id: str, tool: str, args: dict, *out: str) -> None:
         self.emit("model.tool_call_requested", turn_id, toolCallId=call_id, tool=tool, args=args)
         self.emit(
-            "permission.requested", turn_id, requestId="req_" + call_id, toolCallId=call_id,
-            tool=tool, risk="read", argsPreview=str(args),
+            "permission.requested",
+            turn_id,
+            requestId="req_" + call_id,
+            toolCallId=call_id,
+            tool=tool,
+            risk="read",
+            argsPreview=str(args),
         )
         self.emit(
-            "permission.resolved", turn_id, requestId="req_" + call_id, toolCallId=call_id,
-            decision="allow", actor="policy",
+            "permission.resolved",
+            turn_id,
+            requestId="req_" + call_id,
+            toolCallId=call_id,
+            decision="allow",
+            actor="policy",
         )
         self.emit("tool.started", turn_id, toolCallId=call_id, tool=tool, argsPreview=str(args))
         for text in out:
             self.emit("tool.delta", turn_id, toolCallId=call_id, stream="stdout", text=text)
         self.emit(
-            "tool.completed", turn_id, toolCallId=call_id, tool=tool, result="".join(out),
-            exitCode=0, truncated=False,
+            "tool.completed",
+            turn_id,
+            toolCallId=call_id,
+            tool=tool,
+            result="".join(out),
+            exitCode=0,
+            truncated=False,
         )
 
 
@@ -145,27 +177,49 @@ class TestApprovalHappyPath:
         args = {"cmd": "mv src/foo.py src/bar.py"}
         log.emit("model.tool_call_requested", t, toolCallId="call_1", tool="shell", args=args)
         log.emit(
-            "permission.requested", t, requestId="req_1", toolCallId="call_1", tool="shell",
-            risk="destructive", argsPreview="mv src/foo.py src/bar.py",
+            "permission.requested",
+            t,
+            requestId="req_1",
+            toolCallId="call_1",
+            tool="shell",
+            risk="destructive",
+            argsPreview="mv src/foo.py src/bar.py",
         )
         log.emit(
-            "permission.resolved", t, requestId="req_1", toolCallId="call_1", decision="ask",
-            actor="policy", reason="moves a file over another",
+            "permission.resolved",
+            t,
+            requestId="req_1",
+            toolCallId="call_1",
+            decision="ask",
+            actor="policy",
+            reason="moves a file over another",
         )
         log.emit(
-            "permission.resolved", t, requestId="req_1", toolCallId="call_1", decision="allow",
-            actor="user", remember="once",
+            "permission.resolved",
+            t,
+            requestId="req_1",
+            toolCallId="call_1",
+            decision="allow",
+            actor="user",
+            remember="once",
         )
         log.emit("tool.started", t, toolCallId="call_1", tool="shell", argsPreview="mv …")
         log.emit("tool.delta", t, toolCallId="call_1", stream="stdout", text="renamed\n")
         log.emit(
-            "tool.completed", t, toolCallId="call_1", tool="shell", result="renamed\n",
-            exitCode=0, truncated=False,
+            "tool.completed",
+            t,
+            toolCallId="call_1",
+            tool="shell",
+            result="renamed\n",
+            exitCode=0,
+            truncated=False,
         )
         log.emit("context.built", t, step=2, tokens=tokens(700), maxContextTokens=8000)
         log.emit("model.delta", t, text=" Done.")
         log.emit(
-            "turn.completed", t, stopReason="final",
+            "turn.completed",
+            t,
+            stopReason="final",
             usage={"promptTokens": 1200, "completionTokens": 40},
         )
         return log
@@ -188,10 +242,17 @@ class TestApprovalHappyPath:
         assert status == "asking"
         assert pending == [
             PermissionView(
-                session_id="sess_lead", turn_id="turn_1", request_id="req_1",
-                tool_call_id="call_1", tool="shell", risk="destructive",
-                args_preview="mv src/foo.py src/bar.py", reason="moves a file over another",
-                policy=None, sequence=9, order=1,
+                session_id="sess_lead",
+                turn_id="turn_1",
+                request_id="req_1",
+                tool_call_id="call_1",
+                tool="shell",
+                risk="destructive",
+                args_preview="mv src/foo.py src/bar.py",
+                reason="moves a file over another",
+                policy=None,
+                sequence=9,
+                order=1,
             )
         ]
         assert state.sessions["sess_lead"].pending == {}
@@ -223,7 +284,10 @@ class TestApprovalHappyPath:
         assert call.risk == "destructive"
         assert call.decisions == [("ask", "policy"), ("allow", "user")]
         assert (call.status, call.exit_code, call.result, call.output) == (
-            "completed", 0, "renamed\n", "renamed\n",
+            "completed",
+            0,
+            "renamed\n",
+            "renamed\n",
         )
 
     def test_live_fold_and_replay_agree(self) -> None:
@@ -288,8 +352,13 @@ class TestToolOutput:
         assert call.output == whole[-OUTPUT_CHARS:]
 
         log.emit(
-            "tool.completed", t, toolCallId="c", tool="shell", result="R" * 5000 + "tail",
-            exitCode=2, truncated=True,
+            "tool.completed",
+            t,
+            toolCallId="c",
+            tool="shell",
+            result="R" * 5000 + "tail",
+            exitCode=2,
+            truncated=True,
         )
         call = project_state(log.events).sessions["sess_out"].turns[0].tool_calls["c"]
         assert call.output == whole[-OUTPUT_CHARS:]
@@ -329,13 +398,19 @@ class TestToolOutput:
         log.resolve(t, "c", "ask", "policy")
         log.resolve(t, "c", "deny", "user")
         log.emit(
-            "tool.failed", t, toolCallId="c", tool="shell", errorCode="permission_denied",
+            "tool.failed",
+            t,
+            toolCallId="c",
+            tool="shell",
+            errorCode="permission_denied",
             message="the user denied it",
         )
         state = project_state(log.events)
         call = state.sessions["sess_d"].turns[0].tool_calls["c"]
         assert (call.status, call.error_code, call.message) == (
-            "denied", "permission_denied", "the user denied it",
+            "denied",
+            "permission_denied",
+            "the user denied it",
         )
         assert state.pending_permissions() == []
         assert state.sessions["sess_d"].turns[0].messages[-1] == Message(
@@ -359,7 +434,11 @@ class TestTurnEnds:
         assert len(project_state(log.events).pending_permissions()) == 1
         log.resolve(t, "c", "deny", "system")
         log.emit(
-            "tool.failed", t, toolCallId="c", tool="write_file", errorCode="cancelled",
+            "tool.failed",
+            t,
+            toolCallId="c",
+            tool="write_file",
+            errorCode="cancelled",
             message="cancelled",
         )
         log.emit("turn.completed", t, stopReason="cancelled")
@@ -432,8 +511,12 @@ def family() -> tuple[SessionLog, SessionLog, SessionLog]:
     tester = SessionLog("sess_aa_tester", clock=20, parent="sess_lead", agent="tester")
     tester.simple_turn("turn_t", "run tests", "All green.")
     lead.emit(
-        "subagent.delivered", "turn_l", childSessionId="sess_zz_explorer", agentName="explorer",
-        status="completed", text="Found 3 files.",
+        "subagent.delivered",
+        "turn_l",
+        childSessionId="sess_zz_explorer",
+        agentName="explorer",
+        status="completed",
+        text="Found 3 files.",
     )
     lead.emit("model.delta", "turn_l", text="Both done.")
     lead.emit("turn.completed", "turn_l", stopReason="final")
@@ -450,7 +533,9 @@ class TestSessionTree:
         assert state.agent_path("sess_aa_tester") == ("lead", "tester")
         delivery = state.sessions["sess_lead"].deliveries[0]
         assert (delivery.child_session_id, delivery.agent_name, delivery.status) == (
-            "sess_zz_explorer", "explorer", "completed",
+            "sess_zz_explorer",
+            "explorer",
+            "completed",
         )
         assert state.sessions["sess_lead"].turns[0].messages[0] == Message(
             "subagent", "Found 3 files.", False, "sess_zz_explorer"
@@ -467,9 +552,9 @@ class TestSessionTree:
 
     def test_interleaved_live_arrival_gives_the_same_tree(self) -> None:
         lead, explorer, tester = family()
-        mixed = [e for trio in zip(tester.events, lead.events, explorer.events) for e in trio]
-        mixed += tester.events[len(mixed) // 3:] + lead.events[len(mixed) // 3:]
-        mixed += explorer.events[len(mixed) // 3:]
+        mixed = [e for trio in zip(tester.events, lead.events, explorer.events, strict=False) for e in trio]
+        mixed += tester.events[len(mixed) // 3 :] + lead.events[len(mixed) // 3 :]
+        mixed += explorer.events[len(mixed) // 3 :]
         assert sorted(e.id for e in mixed) == sorted(
             e.id for e in lead.events + explorer.events + tester.events
         )
@@ -512,12 +597,21 @@ class TestPendingAcrossSessions:
         def ask(log: SessionLog, request: str) -> None:
             turn = "t_" + log.session_id
             log.emit(
-                "permission.requested", turn, requestId=request, toolCallId="c" + request,
-                tool="write_file", risk="write", argsPreview=request,
+                "permission.requested",
+                turn,
+                requestId=request,
+                toolCallId="c" + request,
+                tool="write_file",
+                risk="write",
+                argsPreview=request,
             )
             log.emit(
-                "permission.resolved", turn, requestId=request, toolCallId="c" + request,
-                decision="ask", actor="policy",
+                "permission.resolved",
+                turn,
+                requestId=request,
+                toolCallId="c" + request,
+                decision="ask",
+                actor="policy",
             )
 
         state = project_state(a.events + b.events)
@@ -529,11 +623,17 @@ class TestPendingAcrossSessions:
         pending = state.pending_permissions()
         assert [(p.request_id, p.order) for p in pending] == [("r1", 1), ("r2", 2), ("r3", 3)]
         assert [state.agent_path(p.session_id) for p in pending] == [
-            ("lead", "writer"), ("lead",), ("lead", "writer"),
+            ("lead", "writer"),
+            ("lead",),
+            ("lead", "writer"),
         ]
         allow = b.emit(
-            "permission.resolved", "t_sess_b", requestId="r1", toolCallId="cr1",
-            decision="allow", actor="user",
+            "permission.resolved",
+            "t_sess_b",
+            requestId="r1",
+            toolCallId="cr1",
+            decision="allow",
+            actor="user",
         )
         apply_event(state, allow)
         assert [p.request_id for p in state.pending_permissions()] == ["r2", "r3"]
@@ -551,33 +651,52 @@ class TestStateDump:
         assert state.to_state_dump() == {
             "sessions": [
                 {
-                    "sessionId": "sess_0_idle", "parentSessionId": None, "agentName": None,
-                    "cwd": "/elsewhere", "status": "idle", "turns": [],
+                    "sessionId": "sess_0_idle",
+                    "parentSessionId": None,
+                    "agentName": None,
+                    "cwd": "/elsewhere",
+                    "status": "idle",
+                    "turns": [],
                 },
                 {
-                    "sessionId": "sess_aa_tester", "parentSessionId": "sess_lead",
-                    "agentName": "tester", "cwd": "/work/demo", "status": "completed",
+                    "sessionId": "sess_aa_tester",
+                    "parentSessionId": "sess_lead",
+                    "agentName": "tester",
+                    "cwd": "/work/demo",
+                    "status": "completed",
                     "turns": [{"turnId": "turn_t", "stopReason": "final"}],
                 },
                 {
-                    "sessionId": "sess_lead", "parentSessionId": None, "agentName": None,
-                    "cwd": "/work/demo", "status": "running",
+                    "sessionId": "sess_lead",
+                    "parentSessionId": None,
+                    "agentName": None,
+                    "cwd": "/work/demo",
+                    "status": "running",
                     "turns": [{"turnId": "turn_l", "stopReason": None}],
                 },
                 {
-                    "sessionId": "sess_zz_explorer", "parentSessionId": "sess_lead",
-                    "agentName": "explorer", "cwd": "/work/demo", "status": "completed",
+                    "sessionId": "sess_zz_explorer",
+                    "parentSessionId": "sess_lead",
+                    "agentName": "explorer",
+                    "cwd": "/work/demo",
+                    "status": "completed",
                     "turns": [{"turnId": "turn_e", "stopReason": "final"}],
                 },
             ]
         }
         first = state.to_state_dump()["sessions"][0]
         assert list(first) == [
-            "sessionId", "parentSessionId", "agentName", "cwd", "status", "turns",
+            "sessionId",
+            "parentSessionId",
+            "agentName",
+            "cwd",
+            "status",
+            "turns",
         ]
 
     def test_same_events_same_bytes_whatever_the_session_order(self) -> None:
         lead, explorer, tester = family()
+
         def dump(state: DashboardState) -> bytes:
             return orjson.dumps(state.to_state_dump())
 
@@ -639,17 +758,27 @@ SAMPLE_PAYLOADS: dict[str, dict] = {
     "model.delta": {"text": "late"},
     "model.tool_call_requested": {"toolCallId": "c", "tool": "ls", "args": {}},
     "permission.requested": {
-        "requestId": "r", "toolCallId": "c", "tool": "ls", "risk": "read", "argsPreview": "",
+        "requestId": "r",
+        "toolCallId": "c",
+        "tool": "ls",
+        "risk": "read",
+        "argsPreview": "",
     },
     "permission.resolved": {
-        "requestId": "r", "toolCallId": "c", "decision": "ask", "actor": "policy",
+        "requestId": "r",
+        "toolCallId": "c",
+        "decision": "ask",
+        "actor": "policy",
     },
     "tool.started": {"toolCallId": "c", "tool": "ls", "argsPreview": ""},
     "tool.delta": {"toolCallId": "c", "stream": "stdout", "text": "o"},
     "tool.completed": {"toolCallId": "c", "tool": "ls", "result": "r", "truncated": False},
     "tool.failed": {"toolCallId": "c", "tool": "ls", "errorCode": "timeout", "message": "m"},
     "subagent.delivered": {
-        "childSessionId": "k", "agentName": "a", "status": "failed", "text": "t",
+        "childSessionId": "k",
+        "agentName": "a",
+        "status": "failed",
+        "text": "t",
     },
     "turn.completed": {"stopReason": "error"},
 }
@@ -657,9 +786,7 @@ SAMPLE_PAYLOADS: dict[str, dict] = {
 
 @pytest.mark.parametrize("kind", sorted(SAMPLE_PAYLOADS))
 @pytest.mark.parametrize("turn_id", ["turn_1", None])
-def test_any_late_event_for_a_finished_turn_stays_out_of_copies(
-    kind: str, turn_id: str | None
-) -> None:
+def test_any_late_event_for_a_finished_turn_stays_out_of_copies(kind: str, turn_id: str | None) -> None:
     log = SessionLog("sess_late")
     log.simple_turn("turn_1", "x", "done")
     before = project_state(log.events)
@@ -693,21 +820,33 @@ class TestLazyViews:
         assert session.turns[0].text == "half a sentence"
         assert state.agent_path("sess_mid") == ("sess_mid",)
 
+        apply_event(state, log.emit("tool.delta", "turn_9", toolCallId="c", stream="stderr", text="e"))
         apply_event(
-            state, log.emit("tool.delta", "turn_9", toolCallId="c", stream="stderr", text="e")
+            state,
+            log.emit(
+                "tool.completed",
+                "turn_9",
+                toolCallId="c",
+                tool="grep",
+                result="r",
+                truncated=False,
+            ),
         )
-        apply_event(state, log.emit(
-            "tool.completed", "turn_9", toolCallId="c", tool="grep", result="r", truncated=False,
-        ))
         apply_event(state, log.emit("turn.completed", "turn_9", stopReason="final"))
         call = session.turns[0].tool_calls["c"]
         assert (call.tool, call.status, call.output, call.result) == ("grep", "completed", "e", "r")
         assert session.status == "completed"
         assert state.to_state_dump() == {
-            "sessions": [{
-                "sessionId": "sess_mid", "parentSessionId": None, "agentName": None, "cwd": None,
-                "status": "completed", "turns": [{"turnId": "turn_9", "stopReason": "final"}],
-            }]
+            "sessions": [
+                {
+                    "sessionId": "sess_mid",
+                    "parentSessionId": None,
+                    "agentName": None,
+                    "cwd": None,
+                    "status": "completed",
+                    "turns": [{"turnId": "turn_9", "stopReason": "final"}],
+                }
+            ]
         }
 
     def test_a_late_header_fills_in_the_session(self) -> None:
@@ -715,7 +854,11 @@ class TestLazyViews:
         body = SessionLog("sess_kid", created=False)
         apply_event(state, body.emit("turn.started", "t", promptPreview="x"))
         header = Event(
-            id="evt_h", session_id="sess_kid", turn_id=None, sequence=1, ts=ts(0),
+            id="evt_h",
+            session_id="sess_kid",
+            turn_id=None,
+            sequence=1,
+            ts=ts(0),
             type="session.created",
             payload=make_payload(
                 "session.created", cwd="/w", client="c", parentSessionId="sess_p", agentName="kid"
@@ -731,17 +874,28 @@ class TestLazyViews:
         odd = [
             ("user.message", None, {"content": "no turn"}),
             ("tool.started", "t", {"toolCallId": "c", "tool": "ls", "argsPreview": ""}),
-            ("permission.resolved", "t",
-             {"requestId": "r", "toolCallId": "c", "decision": "allow", "actor": "user"}),
+            (
+                "permission.resolved",
+                "t",
+                {"requestId": "r", "toolCallId": "c", "decision": "allow", "actor": "user"},
+            ),
             ("turn.completed", "t", {"stopReason": "final"}),
             ("turn.completed", "t", {"stopReason": "error"}),
             ("turn.started", "t", {"promptPreview": "again?"}),
         ]
         for i, (kind, turn, fields) in enumerate(odd, start=1):
-            apply_event(state, Event(
-                id=f"e{i}", session_id="s", turn_id=turn, sequence=i, ts=ts(i), type=kind,
-                payload=make_payload(kind, **fields),
-            ))
+            apply_event(
+                state,
+                Event(
+                    id=f"e{i}",
+                    session_id="s",
+                    turn_id=turn,
+                    sequence=i,
+                    ts=ts(i),
+                    type=kind,
+                    payload=make_payload(kind, **fields),
+                ),
+            )
         session = state.sessions["s"]
         assert [t.turn_id for t in session.turns] == ["", "t"]
         assert session.turns[1].stop_reason == "error"
@@ -765,59 +919,84 @@ def fixed(required: dict, optional: dict | None = None) -> st.SearchStrategy[dic
 PAYLOAD_STRATEGIES: dict[str, st.SearchStrategy[dict]] = {
     "session.created": fixed(
         {"cwd": st.just("/w"), "client": st.just("t")},
-        {"parentSessionId": st.sampled_from(SESSIONS), "agentName": st.sampled_from(["a", "b"]),
-         "title": st.just("lead")},
+        {
+            "parentSessionId": st.sampled_from(SESSIONS),
+            "agentName": st.sampled_from(["a", "b"]),
+            "title": st.just("lead"),
+        },
     ),
     "turn.started": fixed({"promptPreview": st.text(max_size=4)}),
     "user.message": fixed({"content": texts}, {"steered": st.booleans()}),
-    "context.built": fixed({
-        "step": small, "tokens": fixed({"instruction": small, "transcript": small, "tools": small}),
-        "maxContextTokens": small,
-    }),
+    "context.built": fixed(
+        {
+            "step": small,
+            "tokens": fixed({"instruction": small, "transcript": small, "tools": small}),
+            "maxContextTokens": small,
+        }
+    ),
     "context.compacted": fixed(
         {"step": small, "beforeTokens": small, "afterTokens": small, "summary": st.just("s")}
     ),
     "model.delta": fixed({"text": texts}),
     "model.tool_call_requested": fixed(
-        {"toolCallId": st.sampled_from(CALLS), "tool": st.just("shell"),
-         "args": st.just({"cmd": "ls"})}
+        {"toolCallId": st.sampled_from(CALLS), "tool": st.just("shell"), "args": st.just({"cmd": "ls"})}
     ),
-    "permission.requested": fixed({
-        "requestId": st.sampled_from(REQUESTS), "toolCallId": st.sampled_from(CALLS),
-        "tool": st.just("shell"), "risk": st.sampled_from(["read", "destructive"]),
-        "argsPreview": st.just("ls"),
-    }),
+    "permission.requested": fixed(
+        {
+            "requestId": st.sampled_from(REQUESTS),
+            "toolCallId": st.sampled_from(CALLS),
+            "tool": st.just("shell"),
+            "risk": st.sampled_from(["read", "destructive"]),
+            "argsPreview": st.just("ls"),
+        }
+    ),
     "permission.resolved": fixed(
-        {"requestId": st.sampled_from(REQUESTS), "toolCallId": st.sampled_from(CALLS),
-         "decision": st.sampled_from(["ask", "allow", "deny"]),
-         "actor": st.sampled_from(["policy", "user", "system"])},
+        {
+            "requestId": st.sampled_from(REQUESTS),
+            "toolCallId": st.sampled_from(CALLS),
+            "decision": st.sampled_from(["ask", "allow", "deny"]),
+            "actor": st.sampled_from(["policy", "user", "system"]),
+        },
         {"reason": st.just("careful"), "policy": st.just("default")},
     ),
     "tool.started": fixed(
-        {"toolCallId": st.sampled_from(CALLS), "tool": st.just("shell"),
-         "argsPreview": st.just("ls")}
+        {"toolCallId": st.sampled_from(CALLS), "tool": st.just("shell"), "argsPreview": st.just("ls")}
     ),
-    "tool.delta": fixed({
-        "toolCallId": st.sampled_from(CALLS), "stream": st.sampled_from(["stdout", "stderr"]),
-        "text": texts,
-    }),
+    "tool.delta": fixed(
+        {
+            "toolCallId": st.sampled_from(CALLS),
+            "stream": st.sampled_from(["stdout", "stderr"]),
+            "text": texts,
+        }
+    ),
     "tool.completed": fixed(
-        {"toolCallId": st.sampled_from(CALLS), "tool": st.just("shell"), "result": texts,
-         "truncated": st.booleans()},
+        {
+            "toolCallId": st.sampled_from(CALLS),
+            "tool": st.just("shell"),
+            "result": texts,
+            "truncated": st.booleans(),
+        },
         {"exitCode": small},
     ),
-    "tool.failed": fixed({
-        "toolCallId": st.sampled_from(CALLS), "tool": st.just("shell"),
-        "errorCode": st.sampled_from(["permission_denied", "timeout"]), "message": st.just("m"),
-    }),
-    "subagent.delivered": fixed({
-        "childSessionId": st.sampled_from(SESSIONS), "agentName": st.just("a"),
-        "status": st.sampled_from(["completed", "failed"]), "text": texts,
-    }),
+    "tool.failed": fixed(
+        {
+            "toolCallId": st.sampled_from(CALLS),
+            "tool": st.just("shell"),
+            "errorCode": st.sampled_from(["permission_denied", "timeout"]),
+            "message": st.just("m"),
+        }
+    ),
+    "subagent.delivered": fixed(
+        {
+            "childSessionId": st.sampled_from(SESSIONS),
+            "agentName": st.just("a"),
+            "status": st.sampled_from(["completed", "failed"]),
+            "text": texts,
+        }
+    ),
     "turn.completed": fixed(
         {"stopReason": st.sampled_from(["final", "cancelled", "error", "max_steps"])},
-        {"errorCode": st.just("unknown"),
-         "usage": fixed({"promptTokens": small, "completionTokens": small})},
+        {"errorCode": st.just("unknown"), "usage": fixed({"promptTokens": small, "completionTokens": small})},
     ),
 }
 
@@ -839,11 +1018,20 @@ def event_logs(draw: st.DrawFn) -> list[Event]:
     for session_id, turn_id, (kind, payload) in raws:
         sequences[session_id] += 1
         seq = sequences[session_id]
-        events.append(event_from_dict({
-            "v": 1, "id": f"evt_{session_id}_{seq}", "sessionId": session_id,
-            "turnId": None if kind == "session.created" else turn_id, "sequence": seq,
-            "ts": ts(seq), "type": kind, "payload": payload,
-        }))
+        events.append(
+            event_from_dict(
+                {
+                    "v": 1,
+                    "id": f"evt_{session_id}_{seq}",
+                    "sessionId": session_id,
+                    "turnId": None if kind == "session.created" else turn_id,
+                    "sequence": seq,
+                    "ts": ts(seq),
+                    "type": kind,
+                    "payload": payload,
+                }
+            )
+        )
     return events
 
 

@@ -49,7 +49,8 @@ class Harness:
 
     def transitions(self, session_id: str | None = None) -> list[Transition]:
         return [
-            f.body for f in self.frames
+            f.body
+            for f in self.frames
             if isinstance(f.body, Transition) and (session_id is None or f.session_id == session_id)
         ]
 
@@ -82,16 +83,16 @@ class TestClaim:
         assert h.registry.turn_id("s1") == "t1"
         assert h.registry.is_running("s1")
 
-    def test_claim_after_terminal_state_works_and_start_carries_new_turn_id(
-        self, h: Harness
-    ) -> None:
+    def test_claim_after_terminal_state_works_and_start_carries_new_turn_id(self, h: Harness) -> None:
         h.begin("s1", "t1")
         h.registry.transition("s1", Complete("done"))
         assert h.registry.claim("s1", turn_id="t2")
         h.sink.attach("s1")
         h.registry.transition("s1", Start())
         assert [(t.to, t.turn_id) for t in h.transitions("s1")] == [
-            ("start", "t1"), ("end", "t1"), ("start", "t2"),
+            ("start", "t1"),
+            ("end", "t1"),
+            ("start", "t2"),
         ]
         assert h.registry.state("s1") == "running"
         assert h.registry.reason("s1") is None
@@ -101,7 +102,9 @@ class TestClaim:
         record = h.registry.record("child")
         assert record is not None
         assert (record.parent_session_id, record.agent_name, record.state) == (
-            "p", "explorer", "running",
+            "p",
+            "explorer",
+            "running",
         )
         assert h.registry.parent_of("child") == "p"
         assert h.registry.children("p") == ["child"]
@@ -143,9 +146,7 @@ class TestTransitions:
             ),
         ],
     )
-    def test_each_terminal_command_twice_sends_one_end(
-        self, h: Harness, command, state, reason
-    ) -> None:
+    def test_each_terminal_command_twice_sends_one_end(self, h: Harness, command, state, reason) -> None:
         h.begin("s1", "t1")
         assert h.registry.transition("s1", command) is True
         assert h.registry.transition("s1", command) is False
@@ -223,9 +224,7 @@ class TestWait:
 
     @pytest.mark.anyio
     @pytest.mark.parametrize("command", [Fail(FrameError("unknown", "x")), Interrupt()])
-    async def test_wait_says_failed_for_a_failed_or_interrupted_turn(
-        self, h: Harness, command
-    ) -> None:
+    async def test_wait_says_failed_for_a_failed_or_interrupted_turn(self, h: Harness, command) -> None:
         h.begin("s1", "t1")
         h.registry.transition("s1", command)
         assert await h.registry.wait("s1", timeout=1) == "failed"
@@ -261,9 +260,7 @@ class TestWait:
         assert outcome == ["completed"]
 
     @pytest.mark.anyio
-    async def test_delivery_before_the_end_does_not_release_a_child_wait(
-        self, h: Harness
-    ) -> None:
+    async def test_delivery_before_the_end_does_not_release_a_child_wait(self, h: Harness) -> None:
         h.begin("child", "tc", parent_session_id="parent")
         h.registry.mark_delivered("child")
         assert await h.registry.wait("child", timeout=0.02) == "timeout"

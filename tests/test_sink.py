@@ -96,7 +96,12 @@ class TestOrder:
         frames = await read_all(stream)
         assert [f.body for f in frames] == bodies
         assert [f.family for f in frames] == [
-            "transition", "event", "transition", "fatal", "event", "transition",
+            "transition",
+            "event",
+            "transition",
+            "fatal",
+            "event",
+            "transition",
         ]
         assert all(f.session_id == "s1" for f in frames)
 
@@ -209,7 +214,8 @@ class TestTurnEnd:
         sink.emit("s1", Transition("end", "t2", reason="maxSteps"))
         assert [f.body.turn_id for f in await read_all(first)] == ["t1", "t1"]
         assert [(f.body.turn_id, f.body.reason) for f in await read_all(second)] == [
-            ("t2", None), ("t2", "maxSteps"),
+            ("t2", None),
+            ("t2", "maxSteps"),
         ]
 
 

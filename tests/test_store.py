@@ -120,7 +120,12 @@ class TestAppendAndReplay:
     def test_iter_lines_reports_offsets_and_the_torn_tail(self, tmp_path: Path) -> None:
         path = tmp_path / "raw.jsonl"
         path.write_bytes(b"ab\n\ncde\nfg")
-        assert list(iter_lines(path)) == [(0, b"ab", True), (3, b"", True), (4, b"cde", True), (8, b"fg", False)]
+        assert list(iter_lines(path)) == [
+            (0, b"ab", True),
+            (3, b"", True),
+            (4, b"cde", True),
+            (8, b"fg", False),
+        ]
         assert list(iter_lines(path, 3, 8)) == [(3, b"", True), (4, b"cde", True)]
         assert list(iter_lines(path, 4, 6)) == [(4, b"cd", False)]
 
@@ -238,8 +243,13 @@ def big_log(tmp_path_factory: pytest.TempPathFactory, make_session) -> tuple[Pat
         event = events[n]
         payload = make_payload("tool.completed", toolCallId="c", tool="shell", result="x" * size)
         events[n] = Event(
-            id=event.id, session_id=event.session_id, turn_id=event.turn_id,
-            sequence=event.sequence, ts=event.ts, type="tool.completed", payload=payload,
+            id=event.id,
+            session_id=event.session_id,
+            turn_id=event.turn_id,
+            sequence=event.sequence,
+            ts=event.ts,
+            type="tool.completed",
+            payload=payload,
         )
     path.write_bytes(lines_of(events))
     return path, events
@@ -259,7 +269,11 @@ class TestRandomAccess:
             starts.append(starts[-1] + len(line))
         picks = set(random.Random(3).sample(range(len(events)), 600))
         picks |= {0, 1, len(events) - 1, 776, 777, 778, 12_344, 12_345, 12_346, 29_998}
-        picks |= {n for n in range(len(events)) if starts[n] // index_module.BLOCK != starts[n + 1] // index_module.BLOCK}
+        picks |= {
+            n
+            for n in range(len(events))
+            if starts[n] // index_module.BLOCK != starts[n + 1] // index_module.BLOCK
+        }
         for n in sorted(picks):
             assert log.read(n) == replayed[n], n
             assert log.index.line_span(n) == (starts[n], starts[n + 1]), n
@@ -483,10 +497,37 @@ class TestFailedWrites:
 # build a different event.
 
 NEAR_MISS = [
-    0, 1, -1, 3, 2**63, True, False, None, "", "x", 1.0, 3.0, 0.5, [], {}, ["stdout"], {"k": 1},
-    "stdout", "stderr", "ask", "allow", "user", "read", "final", "completed", "permission_denied",
-    "provider_failure", {"promptTokens": 1, "completionTokens": 2},
-    {"instruction": 1, "transcript": 2, "tools": 3}, {"promptTokens": 1}, [{"text": "x"}],
+    0,
+    1,
+    -1,
+    3,
+    2**63,
+    True,
+    False,
+    None,
+    "",
+    "x",
+    1.0,
+    3.0,
+    0.5,
+    [],
+    {},
+    ["stdout"],
+    {"k": 1},
+    "stdout",
+    "stderr",
+    "ask",
+    "allow",
+    "user",
+    "read",
+    "final",
+    "completed",
+    "permission_denied",
+    "provider_failure",
+    {"promptTokens": 1, "completionTokens": 2},
+    {"instruction": 1, "transcript": 2, "tools": 3},
+    {"promptTokens": 1},
+    [{"text": "x"}],
 ]
 ENVELOPE = ("v", "id", "sessionId", "turnId", "sequence", "ts", "type", "payload")
 
@@ -500,8 +541,14 @@ def decoded_lines(draw: st.DrawFn) -> Any:
         if draw(st.integers(0, 3)) == 0:  # optional fields dropped, required ones too (invalid)
             del payload[name]
     data: dict[str, Any] = {
-        "v": 1, "id": "evt_3", "sessionId": "sess_test", "turnId": draw(st.sampled_from(["turn_1", None])),
-        "sequence": 3, "ts": "2026-11-29T22:17:03.120Z", "type": type_name, "payload": payload,
+        "v": 1,
+        "id": "evt_3",
+        "sessionId": "sess_test",
+        "turnId": draw(st.sampled_from(["turn_1", None])),
+        "sequence": 3,
+        "ts": "2026-11-29T22:17:03.120Z",
+        "type": type_name,
+        "payload": payload,
     }
     for _ in range(draw(st.integers(0, 2))):
         target = draw(st.sampled_from(["payload", "payload", "envelope", "nested"]))
@@ -540,7 +587,7 @@ def test_the_replay_builders_accept_only_what_event_from_dict_accepts(data: Any,
     for builders in (_BUILD_WITH_V, _BUILD_WITHOUT_V):
         try:
             built = builders[data["type"]](data, expected)
-        except Exception:  # noqa: BLE001 - refused: replay asks event_from_dict
+        except Exception:
             continue
         assert general is not None, data
         assert built == general and built.sequence == expected

@@ -10,7 +10,7 @@ import anyio
 import orjson
 import pytest
 
-from agent_tui.engine.permissions import PermissionAnswer, StaticPrompter
+from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import Scenario
 from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import apply_event, project_state
@@ -37,8 +37,11 @@ def make_run(tmp_path: Path, spec: dict[str, Any], prompter: Any = None) -> Scen
     for session in spec["sessions"]:
         session.setdefault("cwd", "work")
     return ScenarioRun(
-        Scenario.model_validate(spec), base_dir=tmp_path, sessions_dir=tmp_path / "sessions",
-        prompter=prompter or StaticPrompter("allow"), workspace_root=tmp_path / "scratch",
+        Scenario.model_validate(spec),
+        base_dir=tmp_path,
+        sessions_dir=tmp_path / "sessions",
+        prompter=prompter or StaticPrompter("allow"),
+        workspace_root=tmp_path / "scratch",
     )
 
 
@@ -54,18 +57,32 @@ def by_session(events: list) -> dict[str, list]:
 
 
 def tool_results(events: list, tool: str) -> list[dict[str, Any]]:
-    return [e.payload for e in events if e.type in ("tool.completed", "tool.failed") and e.payload["tool"] == tool]
+    return [
+        e.payload for e in events if e.type in ("tool.completed", "tool.failed") and e.payload["tool"] == tool
+    ]
 
 
-async def test_six_spawns_with_max_background_four_give_four_children_and_two_refusals(tmp_path: Path) -> None:
-    run = make_run(tmp_path, {
-        "maxBackground": 4,
-        "sessions": [{"title": "lead", "prompt": "fan out",
-                      "steps": [{"text": ["spawning"], "toolCalls": [spawn("worker")] * 6},
-                                {"text": ["waiting"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                                {"text": ["all done"]}]}],
-        "agents": {"worker": {"steps": [{"text": ["working ", "hard"], "delayMs": 50}]}},
-    })
+async def test_six_spawns_with_max_background_four_give_four_children_and_two_refusals(
+    tmp_path: Path,
+) -> None:
+    run = make_run(
+        tmp_path,
+        {
+            "maxBackground": 4,
+            "sessions": [
+                {
+                    "title": "lead",
+                    "prompt": "fan out",
+                    "steps": [
+                        {"text": ["spawning"], "toolCalls": [spawn("worker")] * 6},
+                        {"text": ["waiting"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                        {"text": ["all done"]},
+                    ],
+                }
+            ],
+            "agents": {"worker": {"steps": [{"text": ["working ", "hard"], "delayMs": 50}]}},
+        },
+    )
     async with run.engine:
         result = await run.play()
     assert result.all_ended
@@ -88,17 +105,35 @@ async def test_six_spawns_with_max_background_four_give_four_children_and_two_re
 
 
 async def test_wait_agent_before_and_after_delivery(tmp_path: Path) -> None:
-    run = make_run(tmp_path, {
-        "sessions": [{"title": "lead", "prompt": "delegate",
-                      "steps": [{"text": ["start"], "toolCalls": [spawn("slow")]},
-                                {"text": ["wait"], "toolCalls": [{"tool": "wait_agent", "args": {"agentName": "slow"}}]},
-                                {"text": ["again"], "toolCalls": [{"tool": "wait_agent", "args": {"agentName": "slow"}}]},
-                                {"text": ["done"]}]}],
-        "agents": {"slow": {"steps": [{"text": ["a", "b", "c"], "delayMs": 80}]}},
-    })
+    run = make_run(
+        tmp_path,
+        {
+            "sessions": [
+                {
+                    "title": "lead",
+                    "prompt": "delegate",
+                    "steps": [
+                        {"text": ["start"], "toolCalls": [spawn("slow")]},
+                        {
+                            "text": ["wait"],
+                            "toolCalls": [{"tool": "wait_agent", "args": {"agentName": "slow"}}],
+                        },
+                        {
+                            "text": ["again"],
+                            "toolCalls": [{"tool": "wait_agent", "args": {"agentName": "slow"}}],
+                        },
+                        {"text": ["done"]},
+                    ],
+                }
+            ],
+            "agents": {"slow": {"steps": [{"text": ["a", "b", "c"], "delayMs": 80}]}},
+        },
+    )
     async with run.engine:
         await run.play()
-    lead = next(evs for evs in by_session(events_of(tmp_path)).values() if evs[0].payload.get("title") == "lead")
+    lead = next(
+        evs for evs in by_session(events_of(tmp_path)).values() if evs[0].payload.get("title") == "lead"
+    )
     first, second = (orjson.loads(r["result"]) for r in tool_results(lead, "wait_agent"))
     assert first[0]["status"] == "completed" and first[0]["text"] == "abc"
     assert second == first  # a finished, delivered child still answers with its final status
@@ -107,16 +142,32 @@ async def test_wait_agent_before_and_after_delivery(tmp_path: Path) -> None:
 
 
 async def test_depth_limit_refuses_a_spawn_too_deep(tmp_path: Path) -> None:
-    run = make_run(tmp_path, {
-        "maxDepth": 2,
-        "sessions": [{"title": "root", "prompt": "go",
-                      "steps": [{"text": ["x"], "toolCalls": [spawn("nest")]},
-                                {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                                {"text": ["done"]}]}],
-        "agents": {"nest": {"steps": [{"text": ["x"], "toolCalls": [spawn("nest")]},
-                                      {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                                      {"text": ["done"]}]}},
-    })
+    run = make_run(
+        tmp_path,
+        {
+            "maxDepth": 2,
+            "sessions": [
+                {
+                    "title": "root",
+                    "prompt": "go",
+                    "steps": [
+                        {"text": ["x"], "toolCalls": [spawn("nest")]},
+                        {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                        {"text": ["done"]},
+                    ],
+                }
+            ],
+            "agents": {
+                "nest": {
+                    "steps": [
+                        {"text": ["x"], "toolCalls": [spawn("nest")]},
+                        {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                        {"text": ["done"]},
+                    ]
+                }
+            },
+        },
+    )
     async with run.engine:
         await run.play()
     sessions = by_session(events_of(tmp_path))
@@ -126,13 +177,23 @@ async def test_depth_limit_refuses_a_spawn_too_deep(tmp_path: Path) -> None:
 
 
 async def test_children_outlive_a_finished_parent_turn_and_deliver_at_its_next_turn(tmp_path: Path) -> None:
-    run = make_run(tmp_path, {
-        "sessions": [{"title": "lead", "prompt": "fire and forget",
-                      "steps": [{"text": ["spawned"], "toolCalls": [spawn("slow")]},
-                                {"text": ["my turn is over"]},
-                                {"text": ["got it"]}]}],
-        "agents": {"slow": {"steps": [{"text": ["late ", "result"], "delayMs": 150}]}},
-    })
+    run = make_run(
+        tmp_path,
+        {
+            "sessions": [
+                {
+                    "title": "lead",
+                    "prompt": "fire and forget",
+                    "steps": [
+                        {"text": ["spawned"], "toolCalls": [spawn("slow")]},
+                        {"text": ["my turn is over"]},
+                        {"text": ["got it"]},
+                    ],
+                }
+            ],
+            "agents": {"slow": {"steps": [{"text": ["late ", "result"], "delayMs": 150}]}},
+        },
+    )
     async with run.engine:
         await run.play()  # waits for every turn, the child's too
         lead_id = next(s.id for s in run.engine.sessions() if s.title == "lead")
@@ -142,26 +203,46 @@ async def test_children_outlive_a_finished_parent_turn_and_deliver_at_its_next_t
         events = await collect(run.engine.run_turn(lead_id, "what did it say?"))
     delivered = [e.payload for e in events if e.type == "subagent.delivered"]
     assert [d["text"] for d in delivered] == ["late result"]
-    assert events.index(next(e for e in events if e.type == "subagent.delivered")) < \
-        events.index(next(e for e in events if e.type == "context.built"))
+    assert events.index(next(e for e in events if e.type == "subagent.delivered")) < events.index(
+        next(e for e in events if e.type == "context.built")
+    )
 
 
 TREE = {
     "maxBackground": 10,
     "maxDepth": 3,
-    "sessions": [{"title": "root", "prompt": "build a tree",
-                  "steps": [{"text": ["fan"], "toolCalls": [spawn("l1")] * 3},
-                            {"text": ["wait"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                            {"text": ["done"]}]}],
+    "sessions": [
+        {
+            "title": "root",
+            "prompt": "build a tree",
+            "steps": [
+                {"text": ["fan"], "toolCalls": [spawn("l1")] * 3},
+                {"text": ["wait"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                {"text": ["done"]},
+            ],
+        }
+    ],
     "agents": {
-        "l1": {"steps": [{"text": ["fan"], "toolCalls": [spawn("l2")] * 3},
-                         {"text": ["wait"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                         {"text": ["done"]}]},
-        "l2": {"steps": [{"text": ["fan"], "toolCalls": [spawn("l3")] * 2},
-                         {"text": ["wait"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                         {"text": ["done"]}]},
-        "l3": {"steps": [{"text": ["sleeping"], "toolCalls": [{"tool": "shell", "args": {"cmd": "sleep 30"}}]},
-                         {"text": ["never"]}]},
+        "l1": {
+            "steps": [
+                {"text": ["fan"], "toolCalls": [spawn("l2")] * 3},
+                {"text": ["wait"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                {"text": ["done"]},
+            ]
+        },
+        "l2": {
+            "steps": [
+                {"text": ["fan"], "toolCalls": [spawn("l3")] * 2},
+                {"text": ["wait"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                {"text": ["done"]},
+            ]
+        },
+        "l3": {
+            "steps": [
+                {"text": ["sleeping"], "toolCalls": [{"tool": "shell", "args": {"cmd": "sleep 30"}}]},
+                {"text": ["never"]},
+            ]
+        },
     },
 }
 
@@ -170,22 +251,28 @@ async def test_stop_children_on_a_three_level_tree_of_thirty_agents(tmp_path: Pa
     run = make_run(tmp_path, TREE)
     live = DashboardState()
     run.subscribe(lambda event: apply_event(live, event))
-    async with run.engine:
-        async with anyio.create_task_group() as group:
-            group.start_soon(run.play)
-            with anyio.fail_after(20):
-                while sum(1 for s in run.engine.sessions() if s.turn is not None) < 31 or \
-                        sum(1 for e in live.sessions.values()
-                            for t in e.turns for c in t.tool_calls.values()
-                            if c.tool == "shell" and c.status == "running") < 18:
-                    await anyio.sleep(0.02)
-            root_id = next(s.id for s in run.engine.sessions() if s.parent_id is None)
-            started = time.monotonic()
-            stopped = run.engine.registry.stop_children(root_id)
-            with anyio.fail_after(5):
-                while sum(1 for s in run.engine.sessions() if s.turn is not None and s.parent_id) > 0:
-                    await anyio.sleep(0.01)
-            elapsed = time.monotonic() - started
+    async with run.engine, anyio.create_task_group() as group:
+        group.start_soon(run.play)
+        with anyio.fail_after(20):
+            while (
+                sum(1 for s in run.engine.sessions() if s.turn is not None) < 31
+                or sum(
+                    1
+                    for e in live.sessions.values()
+                    for t in e.turns
+                    for c in t.tool_calls.values()
+                    if c.tool == "shell" and c.status == "running"
+                )
+                < 18
+            ):
+                await anyio.sleep(0.02)
+        root_id = next(s.id for s in run.engine.sessions() if s.parent_id is None)
+        started = time.monotonic()
+        stopped = run.engine.registry.stop_children(root_id)
+        with anyio.fail_after(5):
+            while sum(1 for s in run.engine.sessions() if s.turn is not None and s.parent_id) > 0:
+                await anyio.sleep(0.01)
+        elapsed = time.monotonic() - started
     assert stopped == 30
     assert elapsed < 1.0
     events = events_of(tmp_path)
@@ -199,8 +286,9 @@ async def test_stop_children_on_a_three_level_tree_of_thirty_agents(tmp_path: Pa
     # The reducer builds the same tree from the logs alone as it did live.
     replayed = project_state(events)
     assert replayed.to_state_dump() == live.to_state_dump()
-    assert {sid: sorted(replayed.children(sid)) for sid in replayed.sessions} == \
-        {sid: sorted(live.children(sid)) for sid in live.sessions}
+    assert {sid: sorted(replayed.children(sid)) for sid in replayed.sessions} == {
+        sid: sorted(live.children(sid)) for sid in live.sessions
+    }
     root = replayed.roots()
     assert len(root) == 1 and len(replayed.children(root[0])) == 3
     assert sorted(len(replayed.children(c)) for c in replayed.children(root[0])) == [3, 3, 3]
@@ -208,27 +296,51 @@ async def test_stop_children_on_a_three_level_tree_of_thirty_agents(tmp_path: Pa
 
 async def test_a_stopped_childs_pending_permission_is_withdrawn(tmp_path: Path) -> None:
     prompter = HeldPrompter()
-    run = make_run(tmp_path, {
-        "policy": {"byRisk": {"read": "allow", "write": "ask", "execute": "allow"}},
-        "sessions": [{"title": "lead", "agentName": "lead", "prompt": "delegate",
-                      "steps": [{"text": ["x"], "toolCalls": [spawn("explorer")]},
-                                {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                                {"text": ["done"]}]}],
-        "agents": {"explorer": {"steps": [{"text": ["writing"], "toolCalls": [
-            {"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}]}, {"text": ["ok"]}]}},
-    }, prompter=prompter)
-    async with run.engine:
-        async with anyio.create_task_group() as group:
-            group.start_soon(run.play)
-            request = await prompter.next_request()
-            assert request.agent_path == ("lead", "explorer")
-            lead_id = next(s.id for s in run.engine.sessions() if s.parent_id is None)
-            assert run.engine.stop_subtree(lead_id) == 2
+    run = make_run(
+        tmp_path,
+        {
+            "policy": {"byRisk": {"read": "allow", "write": "ask", "execute": "allow"}},
+            "sessions": [
+                {
+                    "title": "lead",
+                    "agentName": "lead",
+                    "prompt": "delegate",
+                    "steps": [
+                        {"text": ["x"], "toolCalls": [spawn("explorer")]},
+                        {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                        {"text": ["done"]},
+                    ],
+                }
+            ],
+            "agents": {
+                "explorer": {
+                    "steps": [
+                        {
+                            "text": ["writing"],
+                            "toolCalls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}],
+                        },
+                        {"text": ["ok"]},
+                    ]
+                }
+            },
+        },
+        prompter=prompter,
+    )
+    async with run.engine, anyio.create_task_group() as group:
+        group.start_soon(run.play)
+        request = await prompter.next_request()
+        assert request.agent_path == ("lead", "explorer")
+        lead_id = next(s.id for s in run.engine.sessions() if s.parent_id is None)
+        assert run.engine.stop_subtree(lead_id) == 2
     assert prompter.withdrawn == [request.request_id]
     sessions = by_session(events_of(tmp_path))
     child = next(evs for evs in sessions.values() if evs[0].payload.get("parentSessionId"))
     resolved = [e.payload for e in child if e.type == "permission.resolved"]
-    assert (resolved[-1]["decision"], resolved[-1]["actor"], resolved[-1]["reason"]) == ("deny", "system", "cancelled")
+    assert (resolved[-1]["decision"], resolved[-1]["actor"], resolved[-1]["reason"]) == (
+        "deny",
+        "system",
+        "cancelled",
+    )
     assert [e.payload["stopReason"] for e in child if e.type == "turn.completed"] == ["cancelled"]
     assert not (tmp_path / "scratch" / "work" / "x.txt").exists()
     assert chain_violations(events_of(tmp_path)) == []

@@ -63,14 +63,16 @@ def snapshot(directory: Path) -> dict[str, Any]:
 
 def make_ctx(cwd: Path, recorder: Recorder | None = None, budget: int = 32_000) -> ToolContext:
     return ToolContext(
-        cwd=cwd, session_id="sess_1", turn_id="turn_1", tool_call_id="call_1",
-        on_output=recorder or Recorder(), output_budget=budget,
+        cwd=cwd,
+        session_id="sess_1",
+        turn_id="turn_1",
+        tool_call_id="call_1",
+        on_output=recorder or Recorder(),
+        output_budget=budget,
     )
 
 
-async def call(
-    router: ToolRouter, ctx: ToolContext, name: str, **args: Any
-) -> ToolResult:
+async def call(router: ToolRouter, ctx: ToolContext, name: str, **args: Any) -> ToolResult:
     tool, parsed = router.parse(name, args)
     return await router.run(tool, parsed, ctx)
 
@@ -134,9 +136,7 @@ def test_resolve_under_accepts_inside_paths_and_symlinks_that_stay_inside(worksp
     assert missing.value.code == "not_found"
 
 
-def test_a_parent_swapped_for_a_symlink_after_the_check_is_refused(
-    workspace: Path, outside: Path
-) -> None:
+def test_a_parent_swapped_for_a_symlink_after_the_check_is_refused(workspace: Path, outside: Path) -> None:
     (workspace / "sub").mkdir()
     (workspace / "sub" / "secret.txt").write_text("inside\n")
     resolved = resolve_under(workspace, "sub/secret.txt", must_exist=True)
@@ -152,9 +152,7 @@ def test_a_parent_swapped_for_a_symlink_after_the_check_is_refused(
     assert snapshot(outside) == before
 
 
-def test_a_file_swapped_for_a_symlink_after_the_check_is_refused(
-    workspace: Path, outside: Path
-) -> None:
+def test_a_file_swapped_for_a_symlink_after_the_check_is_refused(workspace: Path, outside: Path) -> None:
     resolved = resolve_under(workspace, "notes.txt", must_exist=True)
     (workspace / "notes.txt").unlink()
     (workspace / "notes.txt").symlink_to(outside / "secret.txt")
@@ -165,9 +163,7 @@ def test_a_file_swapped_for_a_symlink_after_the_check_is_refused(
     assert snapshot(outside) == before
 
 
-def test_the_opened_descriptor_reports_its_real_path_for_the_recheck(
-    workspace: Path, outside: Path
-) -> None:
+def test_the_opened_descriptor_reports_its_real_path_for_the_recheck(workspace: Path, outside: Path) -> None:
     # The second guard of open_resolved: the kernel's own name for the open file.
     fd = os.open(outside / "secret.txt", os.O_RDONLY)
     try:
@@ -375,9 +371,14 @@ async def test_shell_streams_stdout_and_stderr_in_order_before_returning(workspa
     result = await call(ToolRouter(), make_ctx(workspace, recorder), "shell", cmd=cmd)
     assert result.ok and result.exit_code == 0
     assert recorder.chunks == [
-        ("stdout", "one\n"), ("stderr", "two\n"), ("stdout", "three\ntail"),
+        ("stdout", "one\n"),
+        ("stderr", "two\n"),
+        ("stdout", "three\ntail"),
     ] or recorder.chunks == [
-        ("stdout", "one\n"), ("stderr", "two\n"), ("stdout", "three\n"), ("stdout", "tail"),
+        ("stdout", "one\n"),
+        ("stderr", "two\n"),
+        ("stdout", "three\n"),
+        ("stdout", "tail"),
     ]
     assert result.text == "one\ntwo\nthree\ntail"
 
@@ -396,9 +397,7 @@ async def test_shell_never_enters_on_output_twice_at_once(workspace: Path) -> No
         chunks.append((stream, text))
         inside = False
 
-    ctx = ToolContext(
-        cwd=workspace, session_id="s", turn_id="t", tool_call_id="c", on_output=on_output
-    )
+    ctx = ToolContext(cwd=workspace, session_id="s", turn_id="t", tool_call_id="c", on_output=on_output)
     cmd = "for i in 1 2 3 4 5 6 7 8 9 10; do echo out$i; echo err$i >&2; sleep 0.01; done"
     tool = ToolRouter().get("shell")
     result = await tool.run(tool.Args(cmd=cmd), ctx)  # straight to the tool, no router lock
@@ -435,8 +434,11 @@ async def test_shell_timeout_kills_the_whole_group_quickly(workspace: Path) -> N
     recorder = Recorder()
     started = time.monotonic()
     result = await call(
-        ToolRouter(), make_ctx(workspace, recorder), "shell",
-        cmd="echo $$; sleep 5 & sleep 5", timeoutMs=200,
+        ToolRouter(),
+        make_ctx(workspace, recorder),
+        "shell",
+        cmd="echo $$; sleep 5 & sleep 5",
+        timeoutMs=200,
     )
     elapsed = time.monotonic() - started
     assert (result.ok, result.error_code) == (False, "timeout")
@@ -450,9 +452,7 @@ async def test_shell_timeout_kills_the_whole_group_quickly(workspace: Path) -> N
 async def test_shell_leaves_no_background_job_behind_after_a_normal_exit(workspace: Path) -> None:
     recorder = Recorder()
     started = time.monotonic()
-    result = await call(
-        ToolRouter(), make_ctx(workspace, recorder), "shell", cmd="sleep 30 & echo $!"
-    )
+    result = await call(ToolRouter(), make_ctx(workspace, recorder), "shell", cmd="sleep 30 & echo $!")
     assert result.ok and time.monotonic() - started < 2.0
     background = int(result.text.strip())
     assert _wait_until(lambda: not _pid_alive(background))
@@ -471,7 +471,11 @@ async def test_cancelling_shell_kills_grandchildren_and_reraises(workspace: Path
     router = ToolRouter()
     ctx = make_ctx(workspace, recorder)
     ctx = ToolContext(
-        cwd=ctx.cwd, session_id="s", turn_id="t", tool_call_id="c", on_output=on_output,
+        cwd=ctx.cwd,
+        session_id="s",
+        turn_id="t",
+        tool_call_id="c",
+        on_output=on_output,
     )
     tool, args = router.parse("shell", {"cmd": "echo $$; sh -c 'sleep 30 & echo bg=$!; sleep 30'"})
     outcome: list[str] = []
@@ -519,13 +523,13 @@ def test_unknown_tool_and_bad_arguments_read_as_sentences() -> None:
         router.parse("delete_everything", {})
     assert unknown.value.code == "not_found"
     assert unknown.value.message == (
-        "unknown tool 'delete_everything'; available: read_file, list_dir, grep, write_file, "
-        "edit_file, shell"
+        "unknown tool 'delete_everything'; available: read_file, list_dir, grep, write_file, edit_file, shell"
     )
     with pytest.raises(ToolError) as missing:
         router.parse("read_file", {})
     assert (missing.value.code, missing.value.message) == (
-        "unknown", "bad arguments for read_file: path: Field required"
+        "unknown",
+        "bad arguments for read_file: path: Field required",
     )
     with pytest.raises(ToolError) as wrong:
         router.parse("read_file", {"path": "a", "offset": 0})
@@ -591,16 +595,18 @@ async def test_router_run_turns_failures_into_results(workspace: Path) -> None:
     with pytest.raises(ValueError):
         router.register(_Exploding())
     ctx = make_ctx(workspace, budget=500)
-    results = {what: await call(router, ctx, "explode", what=what)
-               for what in ("tool-error", "missing", "bug", "huge")}
-    assert (results["tool-error"].error_code, results["tool-error"].text) == (
-        "budget_exceeded", "too much"
-    )
+    results = {
+        what: await call(router, ctx, "explode", what=what)
+        for what in ("tool-error", "missing", "bug", "huge")
+    }
+    assert (results["tool-error"].error_code, results["tool-error"].text) == ("budget_exceeded", "too much")
     assert (results["missing"].error_code, results["missing"].text) == (
-        "not_found", "gone.txt: no such file or directory"
+        "not_found",
+        "gone.txt: no such file or directory",
     )
     assert (results["bug"].error_code, results["bug"].text) == (
-        "unknown", "explode failed: RuntimeError: boom"
+        "unknown",
+        "explode failed: RuntimeError: boom",
     )
     assert results["huge"].ok and results["huge"].truncated and len(results["huge"].text) < 600
 
@@ -615,9 +621,7 @@ async def test_a_failing_output_callback_is_the_engines_error_not_the_tools(
     async def on_output(stream: str, text: str) -> None:
         raise StoreBroke("disk full")
 
-    ctx = ToolContext(
-        cwd=workspace, session_id="s", turn_id="t", tool_call_id="c", on_output=on_output
-    )
+    ctx = ToolContext(cwd=workspace, session_id="s", turn_id="t", tool_call_id="c", on_output=on_output)
     router = ToolRouter()
     tool, args = router.parse("shell", {"cmd": "echo $$; sleep 30"})
     started = time.monotonic()

@@ -110,12 +110,20 @@ def arm(pilot: Pilot) -> LiveRun:
     live = LiveRun(SAMPLES / "scenario.json", SAMPLES / "unused", app.post_message)
     state = screen.state
     for view in state.pending_permissions():
-        live.prompter.park(PermissionRequest(
-            session_id=view.session_id, turn_id=view.turn_id, request_id=view.request_id,
-            tool_call_id=view.tool_call_id, tool=view.tool, risk=view.risk or "execute",  # type: ignore[arg-type]
-            args_preview=view.args_preview, args={}, agent_path=state.agent_path(view.session_id),
-            warning=view.reason,
-        ))
+        live.prompter.park(
+            PermissionRequest(
+                session_id=view.session_id,
+                turn_id=view.turn_id,
+                request_id=view.request_id,
+                tool_call_id=view.tool_call_id,
+                tool=view.tool,
+                risk=view.risk or "execute",  # type: ignore[arg-type]
+                args_preview=view.args_preview,
+                args={},
+                agent_path=state.agent_path(view.session_id),
+                warning=view.reason,
+            )
+        )
     screen.live = live
     return live
 
@@ -220,31 +228,50 @@ WAITING_SCENARIO = {
     "maxContextTokens": 8000,
     "policy": {
         "byTool": {"spawn_agent": "allow", "wait_agent": "allow"},
-        "byRisk": {"read": "allow", "write": "ask", "execute": "ask", "network": "ask",
-                   "destructive": "ask"},
+        "byRisk": {"read": "allow", "write": "ask", "execute": "ask", "network": "ask", "destructive": "ask"},
     },
     "sessions": [
-        {"title": "alpha", "agentName": "alpha", "cwd": "ws", "prompt": "Delegate a write.",
-         "steps": [
-             {"text": ["Spawning."], "toolCalls": [
-                 {"tool": "spawn_agent", "args": {"agentName": "child", "prompt": "Write it."}}]},
-             {"text": ["Waiting."], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-             {"text": ["Done."]},
-         ]},
-        {"title": "gamma", "agentName": "gamma", "cwd": "ws", "startDelayMs": 50,
-         "prompt": "Write a note.",
-         "steps": [
-             {"text": ["Writing."], "toolCalls": [
-                 {"tool": "write_file", "args": {"path": "note.txt", "content": "hi\n"}}]},
-             {"text": ["Wrote it."]},
-         ]},
+        {
+            "title": "alpha",
+            "agentName": "alpha",
+            "cwd": "ws",
+            "prompt": "Delegate a write.",
+            "steps": [
+                {
+                    "text": ["Spawning."],
+                    "toolCalls": [
+                        {"tool": "spawn_agent", "args": {"agentName": "child", "prompt": "Write it."}}
+                    ],
+                },
+                {"text": ["Waiting."], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                {"text": ["Done."]},
+            ],
+        },
+        {
+            "title": "gamma",
+            "agentName": "gamma",
+            "cwd": "ws",
+            "startDelayMs": 50,
+            "prompt": "Write a note.",
+            "steps": [
+                {
+                    "text": ["Writing."],
+                    "toolCalls": [{"tool": "write_file", "args": {"path": "note.txt", "content": "hi\n"}}],
+                },
+                {"text": ["Wrote it."]},
+            ],
+        },
     ],
     "agents": {
-        "child": {"steps": [
-            {"text": ["Writing."], "toolCalls": [
-                {"tool": "write_file", "args": {"path": "child.txt", "content": "x\n"}}]},
-            {"text": ["Child done."]},
-        ]},
+        "child": {
+            "steps": [
+                {
+                    "text": ["Writing."],
+                    "toolCalls": [{"tool": "write_file", "args": {"path": "child.txt", "content": "x\n"}}],
+                },
+                {"text": ["Child done."]},
+            ]
+        },
     },
 }
 
@@ -256,7 +283,8 @@ def waiting_app(tmp_path: Path) -> AgentTuiApp:
     scenario = tmp_path / "scenario.json"
     scenario.write_bytes(orjson.dumps(WAITING_SCENARIO))
     return AgentTuiApp(
-        scenario_path=scenario, sessions_dir=tmp_path / "sessions",
+        scenario_path=scenario,
+        sessions_dir=tmp_path / "sessions",
         workspace_root=tmp_path / "scratch",
     )
 
@@ -379,9 +407,7 @@ class TestApprovals:
 
 @pytest.mark.anyio
 class TestStop:
-    async def test_x_stops_the_selected_agent_and_what_it_spawned(
-        self, waiting_app: AgentTuiApp
-    ) -> None:
+    async def test_x_stops_the_selected_agent_and_what_it_spawned(self, waiting_app: AgentTuiApp) -> None:
         app = waiting_app
         async with app.run_test(size=(100, 30)) as pilot:
             await two_waiting(pilot)
@@ -391,8 +417,10 @@ class TestStop:
             await pilot.press("x")
             await wait_for(
                 pilot,
-                lambda: stop_reasons(app).get("alpha") == "cancelled"
-                and stop_reasons(app).get("child") == "cancelled",
+                lambda: (
+                    stop_reasons(app).get("alpha") == "cancelled"
+                    and stop_reasons(app).get("child") == "cancelled"
+                ),
                 "alpha and its child to end",
             )
             assert stop_reasons(app)["gamma"] is None  # still waiting on its approval
@@ -441,9 +469,7 @@ def detail_text(app: AgentTuiApp | ReplayApp) -> str:
     from textual.widgets import Static
 
     screen = app.screen_stack[0]
-    return "\n".join(
-        str(widget.content) for widget in screen.query("#detail Static").results(Static)
-    )
+    return "\n".join(str(widget.content) for widget in screen.query("#detail Static").results(Static))
 
 
 @pytest.mark.anyio
@@ -482,9 +508,7 @@ class TestReplayKeys:
             assert not screen.playing
             assert 3 <= screen.position <= 20  # 20 events/s for about half a second
 
-    async def test_a_corrupt_line_is_reported_and_earlier_events_still_show(
-        self, tmp_path: Path
-    ) -> None:
+    async def test_a_corrupt_line_is_reported_and_earlier_events_still_show(self, tmp_path: Path) -> None:
         for path in COMPLETE_LOGS.glob("*.jsonl"):
             shutil.copy(path, tmp_path / path.name)
         victim = tmp_path / sorted(p.name for p in COMPLETE_LOGS.glob("*.jsonl"))[2]

@@ -104,9 +104,7 @@ class TranscriptBuilder:
             self._messages.append(Message("user", payload["content"]))
             self._open_assistant = False
         elif kind == "tool.completed":
-            self._messages.append(
-                Message("tool", payload["result"], payload["toolCallId"], payload["tool"])
-            )
+            self._messages.append(Message("tool", payload["result"], payload["toolCallId"], payload["tool"]))
             self._open_assistant = False
         elif kind == "tool.failed":
             text = f"error ({payload['errorCode']}): {payload['message']}"
@@ -138,7 +136,9 @@ class ContextBuilder:
         self.instructions = instructions
         self.tool_schemas = tuple(tool_schemas)
         self._instruction_tokens = estimate_tokens(instructions) + _PER_MESSAGE
-        self._tool_tokens = estimate_tokens(orjson.dumps(list(self.tool_schemas)).decode()) if tool_schemas else 0
+        self._tool_tokens = (
+            estimate_tokens(orjson.dumps(list(self.tool_schemas)).decode()) if tool_schemas else 0
+        )
 
     def estimate(self, messages: Iterable[Message]) -> TokenEstimate:
         transcript = sum(len(message.text) for message in messages)

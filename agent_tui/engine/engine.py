@@ -96,7 +96,7 @@ class CommitGate:
     coroutine, and give it back with `release()`.
     """
 
-    __slots__ = ("busy", "_waiters")
+    __slots__ = ("_waiters", "busy")
 
     def __init__(self) -> None:
         self.busy = False
@@ -394,9 +394,14 @@ class SessionEngine:
             depth=parent.depth + 1 if parent is not None else 0,
         )
         await self._commit(
-            info, None, "session.created",
-            cwd=str(info.cwd), client=info.client, parentSessionId=parent_session_id,
-            agentName=agent_name, title=title,
+            info,
+            None,
+            "session.created",
+            cwd=str(info.cwd),
+            client=info.client,
+            parentSessionId=parent_session_id,
+            agentName=agent_name,
+            title=title,
         )
         self._sessions[session_id] = info
         return session_id
@@ -420,9 +425,13 @@ class SessionEngine:
                 payload = event.payload
                 parent = self._sessions.get(payload.get("parentSessionId") or "")
                 info = SessionInfo(
-                    id=session_id, cwd=Path(payload["cwd"]), client=payload["client"],
-                    parent_id=payload.get("parentSessionId"), agent_name=payload.get("agentName"),
-                    title=payload.get("title"), depth=parent.depth + 1 if parent else 0,
+                    id=session_id,
+                    cwd=Path(payload["cwd"]),
+                    client=payload["client"],
+                    parent_id=payload.get("parentSessionId"),
+                    agent_name=payload.get("agentName"),
+                    title=payload.get("title"),
+                    depth=parent.depth + 1 if parent else 0,
                 )
             self._track(info, event)
         if info is None:
@@ -454,12 +463,15 @@ class SessionEngine:
         turn_id = info.open_turn
         for call_id, tool in list(info.open_calls.items()):
             await self._commit(
-                info, turn_id, "tool.failed", toolCallId=call_id, tool=tool, errorCode="cancelled",
+                info,
+                turn_id,
+                "tool.failed",
+                toolCallId=call_id,
+                tool=tool,
+                errorCode="cancelled",
                 message="the turn was interrupted before this call finished",
             )
-        await self._commit(
-            info, turn_id, "turn.completed", stopReason="error", errorCode=info.close_code
-        )
+        await self._commit(info, turn_id, "turn.completed", stopReason="error", errorCode=info.close_code)
 
     # -- the store -----------------------------------------------------------------------------
     async def _commit(self, info: SessionInfo, turn_id: str | None, kind: str, **fields: Any) -> Event:
@@ -663,18 +675,29 @@ class SessionEngine:
         for call in list(turn.open_calls.values()):
             if call.stage == "asking":
                 await self._commit(
-                    info, turn.turn_id, "permission.resolved", requestId=call.request_id,
-                    toolCallId=call.call_id, decision="deny", actor="system",
+                    info,
+                    turn.turn_id,
+                    "permission.resolved",
+                    requestId=call.request_id,
+                    toolCallId=call.call_id,
+                    decision="deny",
+                    actor="system",
                     reason="cancelled" if stop_reason == "cancelled" else "turn ended",
                 )
             code = "cancelled" if stop_reason == "cancelled" else "unknown"
             message = (
                 "the turn was cancelled before this call finished"
-                if code == "cancelled" else "the turn ended before this call ran"
+                if code == "cancelled"
+                else "the turn ended before this call ran"
             )
             await self._commit(
-                info, turn.turn_id, "tool.failed", toolCallId=call.call_id, tool=call.tool,
-                errorCode=code, message=message,
+                info,
+                turn.turn_id,
+                "tool.failed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                errorCode=code,
+                message=message,
             )
         turn.open_calls.clear()
 
@@ -684,19 +707,30 @@ class SessionEngine:
         arrived = False
         for pending in self.registry.drain(info.id):
             await self._commit(
-                info, turn.turn_id, "user.message", content=pending.text, inputId=pending.id,
+                info,
+                turn.turn_id,
+                "user.message",
+                content=pending.text,
+                inputId=pending.id,
                 steered=True,
             )
             self.sink.emit(
                 info.id,
-                RuntimeEvent("user_input", {"inputId": pending.id, "text": pending.text, "turnId": turn.turn_id}),
+                RuntimeEvent(
+                    "user_input", {"inputId": pending.id, "text": pending.text, "turnId": turn.turn_id}
+                ),
             )
             arrived = True
         while info.mailbox:
             delivery = info.mailbox.popleft()
             await self._commit(
-                info, turn.turn_id, "subagent.delivered", childSessionId=delivery.child_session_id,
-                agentName=delivery.agent_name, status=delivery.status, text=delivery.text,
+                info,
+                turn.turn_id,
+                "subagent.delivered",
+                childSessionId=delivery.child_session_id,
+                agentName=delivery.agent_name,
+                status=delivery.status,
+                text=delivery.text,
             )
             arrived = True
         return arrived
@@ -717,20 +751,32 @@ class SessionEngine:
                 summary = builder.compact(transcript.messages)
                 after = builder.estimate([Message("user", summary)])
                 await self._commit(
-                    info, turn.turn_id, "context.compacted", step=step,
-                    beforeTokens=estimate.total, afterTokens=after.total, summary=summary,
+                    info,
+                    turn.turn_id,
+                    "context.compacted",
+                    step=step,
+                    beforeTokens=estimate.total,
+                    afterTokens=after.total,
+                    summary=summary,
                 )
                 estimate = builder.estimate_tokens(transcript.tokens)
                 if estimate.total > limit:
                     return "error", "context_overflow"
             messages = transcript.messages
             await self._commit(
-                info, turn.turn_id, "context.built", step=step, tokens=estimate.as_payload(),
+                info,
+                turn.turn_id,
+                "context.built",
+                step=step,
+                tokens=estimate.as_payload(),
                 maxContextTokens=limit,
             )
             request = ModelRequest(
-                session_id=info.id, turn_id=turn.turn_id, step=step,
-                messages=builder.request_messages(messages), tools=builder.tool_schemas,
+                session_id=info.id,
+                turn_id=turn.turn_id,
+                step=step,
+                messages=builder.request_messages(messages),
+                tools=builder.tool_schemas,
                 agent_name=info.agent_name,
             )
             calls, deltas, failed = await self._model_call(turn, request)
@@ -768,8 +814,12 @@ class SessionEngine:
                     call = _OpenCall(_new_id("call"), chunk.tool, dict(chunk.args))
                     turn.open_calls[call.call_id] = call
                     await self._commit(
-                        info, turn.turn_id, "model.tool_call_requested", toolCallId=call.call_id,
-                        tool=chunk.tool, args=call.args,
+                        info,
+                        turn.turn_id,
+                        "model.tool_call_requested",
+                        toolCallId=call.call_id,
+                        tool=chunk.tool,
+                        args=call.args,
                     )
                     calls.append(call)
                 elif isinstance(chunk, StepDone):
@@ -807,34 +857,57 @@ class SessionEngine:
         preview = self.router.preview(args)
         call.request_id = _new_id("perm")
         await self._commit(
-            info, turn.turn_id, "permission.requested", requestId=call.request_id,
-            toolCallId=call.call_id, tool=call.tool, risk=risk, argsPreview=preview,
+            info,
+            turn.turn_id,
+            "permission.requested",
+            requestId=call.request_id,
+            toolCallId=call.call_id,
+            tool=call.tool,
+            risk=risk,
+            argsPreview=preview,
         )
         permissions = info.permissions or self.permissions
         verdict = permissions.evaluate(info.id, call.tool, args, risk)
         if verdict.decision == "ask":
             await self._commit(
-                info, turn.turn_id, "permission.resolved", requestId=call.request_id,
-                toolCallId=call.call_id, decision="ask", actor="policy", policy=verdict.policy,
+                info,
+                turn.turn_id,
+                "permission.resolved",
+                requestId=call.request_id,
+                toolCallId=call.call_id,
+                decision="ask",
+                actor="policy",
+                policy=verdict.policy,
                 reason=verdict.warning or verdict.reason,
             )
             call.stage = "asking"
             answer = await self._ask(turn, call, risk, preview, args, verdict.warning)
             call.stage = "requested"
             await self._commit(
-                info, turn.turn_id, "permission.resolved", requestId=call.request_id,
-                toolCallId=call.call_id, decision=answer.decision,
+                info,
+                turn.turn_id,
+                "permission.resolved",
+                requestId=call.request_id,
+                toolCallId=call.call_id,
+                decision=answer.decision,
                 actor="user" if self.prompter is not None else "system",
-                remember=answer.remember if self.prompter is not None else None, reason=answer.reason,
+                remember=answer.remember if self.prompter is not None else None,
+                reason=answer.reason,
             )
             if self.prompter is not None:
                 permissions.remember(info.id, call.tool, args, risk, answer)
             allowed = answer.decision == "allow"
         else:
             await self._commit(
-                info, turn.turn_id, "permission.resolved", requestId=call.request_id,
-                toolCallId=call.call_id, decision=verdict.decision, actor="policy",
-                policy=verdict.policy, reason=verdict.reason,
+                info,
+                turn.turn_id,
+                "permission.resolved",
+                requestId=call.request_id,
+                toolCallId=call.call_id,
+                decision=verdict.decision,
+                actor="policy",
+                policy=verdict.policy,
+                reason=verdict.reason,
             )
             allowed = verdict.decision == "allow"
         if not allowed:
@@ -843,7 +916,11 @@ class SessionEngine:
         if turn.cancel_requested:
             raise _Cancelled
         await self._commit(
-            info, turn.turn_id, "tool.started", toolCallId=call.call_id, tool=call.tool,
+            info,
+            turn.turn_id,
+            "tool.started",
+            toolCallId=call.call_id,
+            tool=call.tool,
             argsPreview=preview,
         )
         call.stage = "running"
@@ -854,39 +931,70 @@ class SessionEngine:
             )
 
         context = ToolContext(
-            cwd=info.cwd, session_id=info.id, turn_id=turn.turn_id, tool_call_id=call.call_id,
+            cwd=info.cwd,
+            session_id=info.id,
+            turn_id=turn.turn_id,
+            tool_call_id=call.call_id,
             on_output=on_output,
         )
         result = await self.router.run(tool, parsed, context)
         turn.open_calls.pop(call.call_id, None)
         if result.ok:
             await self._commit(
-                info, turn.turn_id, "tool.completed", toolCallId=call.call_id, tool=call.tool,
-                result=result.text, exitCode=result.exit_code, truncated=result.truncated,
+                info,
+                turn.turn_id,
+                "tool.completed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                result=result.text,
+                exitCode=result.exit_code,
+                truncated=result.truncated,
             )
         else:
             await self._commit(
-                info, turn.turn_id, "tool.failed", toolCallId=call.call_id, tool=call.tool,
-                errorCode=result.error_code or "unknown", message=result.text,
+                info,
+                turn.turn_id,
+                "tool.failed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                errorCode=result.error_code or "unknown",
+                message=result.text,
             )
 
     async def _fail_call(self, turn: TurnHandle, call: _OpenCall, code: str, message: str) -> None:
         turn.open_calls.pop(call.call_id, None)
         await self._commit(
-            turn.session, turn.turn_id, "tool.failed", toolCallId=call.call_id, tool=call.tool,
-            errorCode=code, message=message,
+            turn.session,
+            turn.turn_id,
+            "tool.failed",
+            toolCallId=call.call_id,
+            tool=call.tool,
+            errorCode=code,
+            message=message,
         )
 
     async def _ask(
-        self, turn: TurnHandle, call: _OpenCall, risk: str, preview: str, args: Mapping[str, Any],
+        self,
+        turn: TurnHandle,
+        call: _OpenCall,
+        risk: str,
+        preview: str,
+        args: Mapping[str, Any],
         warning: str | None,
     ) -> PermissionAnswer:
         if self.prompter is None:
             return PermissionAnswer("deny", reason="no one to ask")
         request = PermissionRequest(
-            session_id=turn.session_id, turn_id=turn.turn_id, request_id=call.request_id or "",
-            tool_call_id=call.call_id, tool=call.tool, risk=risk, args_preview=preview,
-            args=dict(args), agent_path=self.agent_path(turn.session_id), warning=warning,
+            session_id=turn.session_id,
+            turn_id=turn.turn_id,
+            request_id=call.request_id or "",
+            tool_call_id=call.call_id,
+            tool=call.tool,
+            risk=risk,
+            args_preview=preview,
+            args=dict(args),
+            agent_path=self.agent_path(turn.session_id),
+            warning=warning,
         )
         return await self.prompter.ask(request)
 
@@ -912,4 +1020,3 @@ class EngineExtension:
 
     async def turn_ended(self, engine: SessionEngine, turn: TurnHandle) -> None:  # pragma: no cover
         return None
-

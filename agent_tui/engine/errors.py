@@ -7,9 +7,7 @@ class EventStoreFailure(RuntimeError):
     """The store refused an append. The original error is `__cause__`; no sequence was used."""
 
     def __init__(self, session_id: str, sequence: int, event_type: str) -> None:
-        super().__init__(
-            f"could not store {event_type} #{sequence} of session {session_id}"
-        )
+        super().__init__(f"could not store {event_type} #{sequence} of session {session_id}")
         self.session_id = session_id
         self.sequence = sequence
         self.event_type = event_type

@@ -29,6 +29,7 @@ from agent_tui.events.model import Decision, Remember, Risk
 
 __all__ = [
     "DEFAULT_POLICY",
+    "RISK_ORDER",
     "PermissionAnswer",
     "PermissionEngine",
     "PermissionRequest",
@@ -37,7 +38,6 @@ __all__ = [
     "PolicyConfig",
     "Prompter",
     "RememberKey",
-    "RISK_ORDER",
     "StaticPrompter",
     "Verdict",
     "classify_shell",
@@ -122,7 +122,9 @@ class StaticPrompter:
     """Answers every request the same way (`agent-tui run --approve allow|deny`)."""
 
     def __init__(
-        self, decision: Literal["allow", "deny"], remember: Remember = "once",
+        self,
+        decision: Literal["allow", "deny"],
+        remember: Remember = "once",
         reason: str | None = None,
     ) -> None:
         self.answer = PermissionAnswer(decision=decision, remember=remember, reason=reason)
@@ -290,9 +292,7 @@ class _RulesStore:
         data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(
-                prefix=".permissions-", suffix=".tmp", dir=self.path.parent
-            )
+            handle, temporary = tempfile.mkstemp(prefix=".permissions-", suffix=".tmp", dir=self.path.parent)
             try:
                 with os.fdopen(handle, "wb") as stream:
                     stream.write(data)
@@ -317,9 +317,7 @@ class PermissionEngine:
             `remember`, if it is broken later).
     """
 
-    def __init__(
-        self, policy: PolicyConfig | None = None, *, rules_path: Path | None = None
-    ) -> None:
+    def __init__(self, policy: PolicyConfig | None = None, *, rules_path: Path | None = None) -> None:
         self.policy = policy if policy is not None else DEFAULT_POLICY
         self.rules_path = rules_path
         self._rules = _RulesStore(rules_path)
@@ -351,7 +349,11 @@ class PermissionEngine:
         return verdict
 
     def remember(
-        self, session_id: str, tool: str, args: Mapping[str, Any] | BaseModel, risk: Risk,
+        self,
+        session_id: str,
+        tool: str,
+        args: Mapping[str, Any] | BaseModel,
+        risk: Risk,
         answer: PermissionAnswer,
     ) -> None:
         """Keep `answer` for later calls with the same key (see `RememberKey`).
@@ -367,9 +369,11 @@ class PermissionEngine:
             self._sessions.setdefault(session_id, {})[key] = answer.decision
             return
         rule = PermissionRule(
-            tool=tool, risk=risk,
+            tool=tool,
+            risk=risk,
             programs=list(key.programs) if key.programs is not None else None,
-            decision=answer.decision, example=_example(tool, _as_mapping(args)),
+            decision=answer.decision,
+            example=_example(tool, _as_mapping(args)),
         )
         self._rules.add(rule, key)
 

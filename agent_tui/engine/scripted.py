@@ -33,9 +33,9 @@ SteerHook = Callable[[str, str], Awaitable[None] | None]
 
 class ScriptedProvider:
     """Args:
-        max_context_tokens: the context window the engine preflights against.
-        agents: scripts for spawned children, by agent name.
-        model: the name reported in `StepDone` (shown as "executing" frame meta).
+    max_context_tokens: the context window the engine preflights against.
+    agents: scripts for spawned children, by agent name.
+    model: the name reported in `StepDone` (shown as "executing" frame meta).
     """
 
     def __init__(

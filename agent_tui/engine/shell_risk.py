@@ -14,9 +14,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable
 
 from agent_tui.events.model import Risk
 
@@ -50,16 +49,34 @@ _SUBST_LABEL = "$(…)"
 _MAX_DEPTH = 8
 
 _OPERATORS = (
-    ";;&", "&>>", ">>", "&&", "||", ";;", ";&", "&>", ">&", ">|", "<<<", "<<", "<>", "<&", "|&",
-    ";", "&", "|", "(", ")", "<", ">",
+    ";;&",
+    "&>>",
+    ">>",
+    "&&",
+    "||",
+    ";;",
+    ";&",
+    "&>",
+    ">&",
+    ">|",
+    "<<<",
+    "<<",
+    "<>",
+    "<&",
+    "|&",
+    ";",
+    "&",
+    "|",
+    "(",
+    ")",
+    "<",
+    ">",
 )
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "(", ")", ";;", ";&", ";;&"})
 _REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<", "<<", "<<<", "<>", "<&"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
-_SYSTEM_DIRS = frozenset(
-    {"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"}
-)
+_SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
 
 
 @dataclass
@@ -412,8 +429,7 @@ def _simple_command(segment: list[tuple[bool, str]], depth: int) -> _Analysis:
 
 
 _KEYWORDS = frozenset(
-    {"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "fi", "done", "esac",
-     "coproc"}
+    {"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "fi", "done", "esac", "coproc"}
 )
 _HEADERS = frozenset({"for", "select", "case", "in", "function"})
 
@@ -572,8 +588,24 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "timeout": _timeout,
     "watch": _wrap("read", frozenset({"-n", "--interval", "-q", "--equexit"})),
     "xargs": _wrap(
-        "read", frozenset({"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "--max-args",
-                           "--max-procs", "--delimiter", "--arg-file", "--max-lines"}),
+        "read",
+        frozenset(
+            {
+                "-I",
+                "-n",
+                "-P",
+                "-L",
+                "-d",
+                "-E",
+                "-s",
+                "-a",
+                "--max-args",
+                "--max-procs",
+                "--delimiter",
+                "--arg-file",
+                "--max-lines",
+            }
+        ),
     ),
     "command": _command_builtin,
     "builtin": _wrap("read"),
@@ -667,8 +699,7 @@ def _ln(args: list[str]) -> tuple[Risk, str]:
 
 def _rsync(args: list[str]) -> tuple[Risk, str]:
     destructive = any(
-        option.startswith("--delete") or option == "--remove-source-files"
-        for option in _options(args)
+        option.startswith("--delete") or option == "--remove-source-files" for option in _options(args)
     )
     return ("destructive" if destructive else "network"), ""
 
@@ -708,9 +739,7 @@ def _compressor(args: list[str]) -> tuple[Risk, str]:
     return "destructive", ""  # replaces the original file
 
 
-def _subcommand(
-    args: Sequence[str], with_value: frozenset[str] = frozenset()
-) -> tuple[str, list[str]]:
+def _subcommand(args: Sequence[str], with_value: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
     positionals = _positionals(args, with_value)
     if not positionals:
         return "", []
@@ -719,7 +748,10 @@ def _subcommand(
 
 
 def _table(
-    table: Mapping[str, Risk], *, default: Risk = "execute", empty: Risk = "read",
+    table: Mapping[str, Risk],
+    *,
+    default: Risk = "execute",
+    empty: Risk = "read",
     with_value: frozenset[str] = frozenset(),
 ) -> _Special:
     def classify(args: list[str]) -> tuple[Risk, str]:
@@ -736,9 +768,12 @@ def _words(risk: Risk, text: str) -> dict[str, Risk]:
 
 
 _NPM = {
-    **_words("network", "install i isntall add ci update up upgrade publish login adduser view v "
-             "info show outdated audit search dist-tag deprecate create init exec x doctor ping "
-             "fund"),
+    **_words(
+        "network",
+        "install i isntall add ci update up upgrade publish login adduser view v "
+        "info show outdated audit search dist-tag deprecate create init exec x doctor ping "
+        "fund",
+    ),
     **_words("destructive", "unpublish"),
     **_words("write", "uninstall remove rm r un unlink prune dedupe link version pack"),
     **_words("read", "ls list ll la root prefix bin help config get explain why --version -v"),
@@ -767,26 +802,38 @@ _CARGO = {
     **_words("write", "clean fmt remove rm new init"),
     **_words("read", "--version version metadata tree help"),
 }
-_GEM = {**_words("network", "install update push fetch"), **_words("write", "uninstall"),
-        **_words("read", "list")}
-_POETRY = {**_words("network", "add install update lock publish search"),
-           **_words("write", "remove"), **_words("read", "show check --version")}
-_CONDA = {**_words("network", "install create update upgrade search"),
-          **_words("write", "remove uninstall"), **_words("read", "list info")}
-_BREW = {**_words("network", "install upgrade update tap fetch reinstall"),
-         **_words("write", "uninstall remove rm untap cleanup"),
-         **_words("read", "list info search --version")}
+_GEM = {
+    **_words("network", "install update push fetch"),
+    **_words("write", "uninstall"),
+    **_words("read", "list"),
+}
+_POETRY = {
+    **_words("network", "add install update lock publish search"),
+    **_words("write", "remove"),
+    **_words("read", "show check --version"),
+}
+_CONDA = {
+    **_words("network", "install create update upgrade search"),
+    **_words("write", "remove uninstall"),
+    **_words("read", "list info"),
+}
+_BREW = {
+    **_words("network", "install upgrade update tap fetch reinstall"),
+    **_words("write", "uninstall remove rm untap cleanup"),
+    **_words("read", "list info search --version"),
+}
 _SYSTEM_PACKAGES = {
-    **_words("network", "install update upgrade dist-upgrade full-upgrade add download source "
-             "makecache"),
+    **_words("network", "install update upgrade dist-upgrade full-upgrade add download source makecache"),
     **_words("destructive", "remove purge autoremove del erase"),
     **_words("read", "list show search policy info"),
 }
 _BUNDLE = {**_words("network", "install update add"), **_words("read", "list show")}
-_COMPOSER = {**_words("network", "install require update create-project"),
-             **_words("write", "remove")}
-_PIPX = {**_words("network", "install upgrade run inject"), **_words("write", "uninstall"),
-         **_words("read", "list")}
+_COMPOSER = {**_words("network", "install require update create-project"), **_words("write", "remove")}
+_PIPX = {
+    **_words("network", "install upgrade run inject"),
+    **_words("write", "uninstall"),
+    **_words("read", "list"),
+}
 
 
 def _pip(args: list[str]) -> tuple[Risk, str]:
@@ -812,11 +859,19 @@ def _uv(args: list[str]) -> tuple[Risk, str]:
         return risk, f"pip {inner}".rstrip()
     if sub == "tool":
         action, _ = _subcommand(rest)
-        risk: Risk = {"install": "network", "run": "network", "upgrade": "network",
-                      "uninstall": "write", "list": "read"}.get(action, "execute")
+        risk: Risk = {
+            "install": "network",
+            "run": "network",
+            "upgrade": "network",
+            "uninstall": "write",
+            "list": "read",
+        }.get(action, "execute")
         return risk, f"tool {action}".rstrip()
-    table = {**_words("network", "add sync lock"), **_words("write", "remove venv init"),
-             **_words("read", "--version version tree")}
+    table = {
+        **_words("network", "add sync lock"),
+        **_words("write", "remove venv init"),
+        **_words("read", "--version version tree"),
+    }
     if sub == "python":
         action, _ = _subcommand(rest)
         return ("network" if action == "install" else "read"), "python"
@@ -827,11 +882,15 @@ def _go(args: list[str]) -> tuple[Risk, str]:
     sub, rest = _subcommand(args)
     if sub == "mod":
         action, _ = _subcommand(rest)
-        risk: Risk = {"init": "write", "graph": "read", "why": "read", "verify": "read",
-                      "edit": "write"}.get(action, "network")
+        risk: Risk = {"init": "write", "graph": "read", "why": "read", "verify": "read", "edit": "write"}.get(
+            action, "network"
+        )
         return risk, f"mod {action}".rstrip()
-    table = {**_words("network", "get install"), **_words("write", "fmt"),
-             **_words("read", "version env list doc help")}
+    table = {
+        **_words("network", "get install"),
+        **_words("write", "fmt"),
+        **_words("read", "version env list doc help"),
+    }
     return table.get(sub, "execute" if sub else "read"), sub
 
 
@@ -840,16 +899,28 @@ def _docker(args: list[str]) -> tuple[Risk, str]:
     sub, rest = _subcommand(args, with_value)
     label = sub
     action = sub
-    if sub in ("container", "image", "volume", "network", "system", "builder", "buildx", "plugin",
-               "context"):
+    if sub in ("container", "image", "volume", "network", "system", "builder", "buildx", "plugin", "context"):
         action, _ = _subcommand(rest)
         label = f"{sub} {action}".rstrip()
     if action in ("rm", "rmi", "prune", "remove", "delete"):
         return "destructive", label
     if action in ("pull", "push", "login", "search", "build"):
         return "network", label
-    if action in ("ps", "images", "inspect", "logs", "version", "info", "ls", "list", "history",
-                  "top", "stats", "diff", ""):
+    if action in (
+        "ps",
+        "images",
+        "inspect",
+        "logs",
+        "version",
+        "info",
+        "ls",
+        "list",
+        "history",
+        "top",
+        "stats",
+        "diff",
+        "",
+    ):
         return "read", label
     return "execute", label
 
@@ -871,8 +942,15 @@ def _remote_cli(args: list[str]) -> tuple[Risk, str]:
 def _git(args: list[str]) -> tuple[Risk, str]:
     index = 0
     while index < len(args) and args[index].startswith("-"):
-        with_value = args[index] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                     "--config-env", "--exec-path")
+        with_value = args[index] in (
+            "-C",
+            "-c",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--config-env",
+            "--exec-path",
+        )
         index += 2 if with_value else 1
     if index >= len(args):
         return "read", ""
@@ -884,8 +962,11 @@ def _git(args: list[str]) -> tuple[Risk, str]:
 
 
 def _git_push(args: list[str]) -> Risk:
-    forced = _has(args, "fd", ("--force", "--force-with-lease", "--force-if-includes",
-                               "--delete", "--mirror", "--prune"))
+    forced = _has(
+        args,
+        "fd",
+        ("--force", "--force-with-lease", "--force-if-includes", "--delete", "--mirror", "--prune"),
+    )
     refspec_rewrite = any(arg.startswith(("+", ":")) for arg in _positionals(args))
     return "destructive" if forced or refspec_rewrite else "network"
 
@@ -893,11 +974,22 @@ def _git_push(args: list[str]) -> Risk:
 def _git_branch(args: list[str]) -> Risk:
     if _has(args, "dDMCf", ("--delete", "--force")):
         return "destructive"
-    if _has(args, "mc", ("--move", "--copy", "--set-upstream-to", "--unset-upstream",
-                         "--edit-description")):
+    if _has(args, "mc", ("--move", "--copy", "--set-upstream-to", "--unset-upstream", "--edit-description")):
         return "write"
-    listing = _has(args, "alrv", ("--list", "--all", "--remotes", "--verbose", "--contains",
-                                  "--merged", "--no-merged", "--show-current"))
+    listing = _has(
+        args,
+        "alrv",
+        (
+            "--list",
+            "--all",
+            "--remotes",
+            "--verbose",
+            "--contains",
+            "--merged",
+            "--no-merged",
+            "--show-current",
+        ),
+    )
     return "read" if listing or not _positionals(args) else "write"
 
 
@@ -950,8 +1042,9 @@ def _git_remote(args: list[str]) -> Risk:
 
 
 def _git_config(args: list[str]) -> Risk:
-    reading = _has(args, "l", ("--get", "--get-all", "--get-regexp", "--list", "--show-origin",
-                               "--get-urlmatch"))
+    reading = _has(
+        args, "l", ("--get", "--get-all", "--get-regexp", "--list", "--show-origin", "--get-urlmatch")
+    )
     if reading or len(_positionals(args, frozenset({"-f", "--file", "--type"}))) <= 1:
         return "read"
     return "write"
@@ -959,13 +1052,19 @@ def _git_config(args: list[str]) -> Risk:
 
 _GitRule = Risk | Callable[[list[str]], Risk]
 _GIT: dict[str, _GitRule] = {
-    **_words("read", "status log diff show blame ls-files ls-tree rev-parse rev-list describe "
-             "shortlog grep cat-file help version whatchanged cherry count-objects for-each-ref "
-             "name-rev merge-base var check-ignore show-ref diff-tree diff-files diff-index "
-             "verify-commit request-pull show-branch range-diff"),
+    **_words(
+        "read",
+        "status log diff show blame ls-files ls-tree rev-parse rev-list describe "
+        "shortlog grep cat-file help version whatchanged cherry count-objects for-each-ref "
+        "name-rev merge-base var check-ignore show-ref diff-tree diff-files diff-index "
+        "verify-commit request-pull show-branch range-diff",
+    ),
     **_words("network", "pull fetch clone ls-remote submodule send-email lfs"),
-    **_words("write", "add stage commit merge cherry-pick revert init apply am notes bisect "
-             "format-patch pack-refs repack sparse-checkout gc"),
+    **_words(
+        "write",
+        "add stage commit merge cherry-pick revert init apply am notes bisect "
+        "format-patch pack-refs repack sparse-checkout gc",
+    ),
     **_words("destructive", "clean rm mv rebase filter-branch filter-repo prune replace"),
     "push": _git_push,
     "branch": _git_branch,
@@ -979,9 +1078,7 @@ _GIT: dict[str, _GitRule] = {
     "config": _git_config,
     "commit": lambda args: "destructive" if _has(args, "", ("--amend",)) else "write",
     "clean": lambda args: "read" if _has(args, "n", ("--dry-run",)) else "destructive",
-    "reflog": lambda args: (
-        "destructive" if _positionals(args)[:1] in (["expire"], ["delete"]) else "read"
-    ),
+    "reflog": lambda args: "destructive" if _positionals(args)[:1] in (["expire"], ["delete"]) else "read",
     "update-ref": lambda args: "destructive" if _has(args, "d") else "write",
     "worktree": lambda args: {"remove": "destructive", "prune": "destructive", "list": "read"}.get(
         (_positionals(args) or [""])[0], "write"
@@ -1013,8 +1110,21 @@ _SPECIAL: dict[str, _Special] = {
     "rsync": _rsync,
     "tar": _tar,
     "unzip": _unzip,
-    **{name: _compressor for name in ("gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz",
-                                      "lzma", "unlzma", "compress", "uncompress")},
+    **{
+        name: _compressor
+        for name in (
+            "gzip",
+            "gunzip",
+            "bzip2",
+            "bunzip2",
+            "xz",
+            "unxz",
+            "lzma",
+            "unlzma",
+            "compress",
+            "uncompress",
+        )
+    },
     "npm": _table(_NPM),
     "yarn": _table(_YARN, empty="network"),
     "pnpm": _table(_PNPM),
@@ -1035,36 +1145,62 @@ _SPECIAL: dict[str, _Special] = {
     "bundle": _table(_BUNDLE),
     "composer": _table(_COMPOSER),
     "brew": _table(_BREW),
-    **{name: _table(_SYSTEM_PACKAGES) for name in ("apt", "apt-get", "aptitude", "dnf", "yum",
-                                                    "apk", "zypper")},
+    **{
+        name: _table(_SYSTEM_PACKAGES)
+        for name in ("apt", "apt-get", "aptitude", "dnf", "yum", "apk", "zypper")
+    },
     "pacman": _pacman,
     "docker": _docker,
     "podman": _docker,
-    **{name: _remote_cli for name in ("kubectl", "helm", "oc", "gh", "glab", "hub", "aws",
-                                      "gcloud", "gsutil", "az", "rclone", "s3cmd", "terraform",
-                                      "tofu", "heroku", "flyctl", "vercel")},
+    **{
+        name: _remote_cli
+        for name in (
+            "kubectl",
+            "helm",
+            "oc",
+            "gh",
+            "glab",
+            "hub",
+            "aws",
+            "gcloud",
+            "gsutil",
+            "az",
+            "rclone",
+            "s3cmd",
+            "terraform",
+            "tofu",
+            "heroku",
+            "flyctl",
+            "vercel",
+        )
+    },
 }
 
 _SIMPLE: dict[str, Risk] = {
-    **_words("read", "ls ll dir vdir cat bat batcat head tail wc pwd echo printf grep egrep "
-             "fgrep rg ag ack fd fdfind tree stat file du df which whereis type less more most "
-             "diff cmp comm cut tr nl paste basename dirname realpath readlink date whoami id "
-             "groups uname hostname printenv true false test [ [[ seq jq md5sum sha1sum "
-             "sha224sum sha256sum sha384sum sha512sum b2sum cksum sum od hexdump hd strings "
-             "column fold rev tac expand unexpand fmt look join cd pushd popd dirs export unset "
-             "set alias unalias local declare typeset readonly shift read wait jobs sleep ps "
-             "pgrep pidof uptime free lsof locale tty logname yes : history help man info "
-             "whatis apropos tput clear getconf nproc arch lsblk cal factor expr bc numfmt shuf "
-             "base64 base32 zcat zless zmore zgrep bzcat xzcat zstdcat ldd nm objdump readelf "
-             "size locate w who last getent lscpu pstree ulimit umask return exit break "
-             "continue trap"),
-    **_words("write", "mkdir touch chmod chown chgrp mkfifo mknod patch split csplit zip "
-             "mktemp"),
-    **_words("destructive", "rm rmdir mv shred truncate unlink wipefs mkfs mke2fs fdisk sfdisk "
-             "parted srm blkdiscard"),
-    **_words("network", "curl wget ssh scp sftp ftp tftp lftp telnet nc ncat netcat socat ping "
-             "ping6 traceroute tracepath mtr dig nslookup host whois http https xh aria2c npx "
-             "bunx pnpx uvx mosh websocat grpcurl"),
+    **_words(
+        "read",
+        "ls ll dir vdir cat bat batcat head tail wc pwd echo printf grep egrep "
+        "fgrep rg ag ack fd fdfind tree stat file du df which whereis type less more most "
+        "diff cmp comm cut tr nl paste basename dirname realpath readlink date whoami id "
+        "groups uname hostname printenv true false test [ [[ seq jq md5sum sha1sum "
+        "sha224sum sha256sum sha384sum sha512sum b2sum cksum sum od hexdump hd strings "
+        "column fold rev tac expand unexpand fmt look join cd pushd popd dirs export unset "
+        "set alias unalias local declare typeset readonly shift read wait jobs sleep ps "
+        "pgrep pidof uptime free lsof locale tty logname yes : history help man info "
+        "whatis apropos tput clear getconf nproc arch lsblk cal factor expr bc numfmt shuf "
+        "base64 base32 zcat zless zmore zgrep bzcat xzcat zstdcat ldd nm objdump readelf "
+        "size locate w who last getent lscpu pstree ulimit umask return exit break "
+        "continue trap",
+    ),
+    **_words("write", "mkdir touch chmod chown chgrp mkfifo mknod patch split csplit zip mktemp"),
+    **_words(
+        "destructive",
+        "rm rmdir mv shred truncate unlink wipefs mkfs mke2fs fdisk sfdisk parted srm blkdiscard",
+    ),
+    **_words(
+        "network",
+        "curl wget ssh scp sftp ftp tftp lftp telnet nc ncat netcat socat ping "
+        "ping6 traceroute tracepath mtr dig nslookup host whois http https xh aria2c npx "
+        "bunx pnpx uvx mosh websocat grpcurl",
+    ),
 }
-
-

@@ -13,7 +13,13 @@ from agent_tui.events.model import (
 )
 
 __all__ = [
-    "EVENT_TYPES", "PAYLOADS", "Event", "EventValidationError", "event_from_dict",
-    "event_from_json", "log_line_json_schema", "make_payload",
+    "EVENT_TYPES",
+    "PAYLOADS",
+    "Event",
+    "EventValidationError",
+    "event_from_dict",
+    "event_from_json",
+    "log_line_json_schema",
+    "make_payload",
     "payload_from",
 ]

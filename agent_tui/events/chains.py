@@ -83,8 +83,14 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
             if payload["toolCallId"] in check.calls:
                 bad(event, "tool call id requested twice")
             check.calls[payload["toolCallId"]] = _Call(payload["tool"], requested=True)
-        elif kind in ("permission.requested", "permission.resolved", "tool.started", "tool.delta",
-                      "tool.completed", "tool.failed"):
+        elif kind in (
+            "permission.requested",
+            "permission.resolved",
+            "tool.started",
+            "tool.delta",
+            "tool.completed",
+            "tool.failed",
+        ):
             if call is None:
                 bad(event, "for a tool call that was not requested")
                 continue
@@ -107,7 +113,9 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
                 if kind == "tool.completed" and not call.started:
                     bad(event, "completed without tool.started")
                 denied = bool(call.decisions) and call.decisions[-1][0] == "deny"
-                if denied and (call.started or payload.get("errorCode") not in ("permission_denied", "cancelled")):
+                if denied and (
+                    call.started or payload.get("errorCode") not in ("permission_denied", "cancelled")
+                ):
                     bad(event, "a denied call must fail with permission_denied (or cancelled)")
                 call.answered = True
         elif kind == "turn.completed":

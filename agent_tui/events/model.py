@@ -24,8 +24,14 @@ Decision = Literal["allow", "deny", "ask"]
 Actor = Literal["policy", "user", "system"]
 Remember = Literal["once", "session", "always"]
 ToolErrorCode = Literal[
-    "permission_denied", "path_unsafe", "not_found", "io_error", "timeout", "cancelled",
-    "budget_exceeded", "unknown",
+    "permission_denied",
+    "path_unsafe",
+    "not_found",
+    "io_error",
+    "timeout",
+    "cancelled",
+    "budget_exceeded",
+    "unknown",
 ]
 StopReason = Literal["final", "cancelled", "error", "max_steps"]
 TurnErrorCode = Literal["context_overflow", "provider_failure", "store_failure", "unknown"]
@@ -190,7 +196,7 @@ class _EnvelopeBase(BaseModel):
 
 
 _ENVELOPES = [_typed(name, model) for name, model in PAYLOADS.items()]
-EventLine = Annotated[Union[tuple(_ENVELOPES)], Field(discriminator="type")]  # type: ignore[valid-type]
+EventLine = Annotated[tuple(_ENVELOPES), Field(discriminator="type")]  # type: ignore[valid-type]
 _LINE_ADAPTER: TypeAdapter[Any] = TypeAdapter(EventLine)
 
 
@@ -210,7 +216,7 @@ class Event:
     payload model for callers that want attributes.
     """
 
-    __slots__ = ("id", "session_id", "turn_id", "sequence", "ts", "type", "payload")
+    __slots__ = ("id", "payload", "sequence", "session_id", "ts", "turn_id", "type")
 
     def __init__(
         self,
@@ -291,9 +297,7 @@ class _Compiled:
 
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
-        self.required = frozenset(
-            name for name, info in model.model_fields.items() if info.is_required()
-        )
+        self.required = frozenset(name for name, info in model.model_fields.items() if info.is_required())
         self.check = self._generate()
         self.make = self._generate_make()
 
@@ -325,7 +329,7 @@ class _Compiled:
             lines.append("    present = 0")
         lines += tests
         lines.append(f"    return len(data) == {len(self.required)}{' + present' if optional else ''}")
-        exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
+        exec("\n".join(lines), namespace)
         return namespace["check"]
 
     def _generate_make(self) -> Any:
@@ -346,8 +350,12 @@ class _Compiled:
                 test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
             if info.is_required():
                 required += 1
-                lines += [f"    v{k} = f[{name!r}]", f"    if {test}:", "        raise _Rejected",
-                          f"    out[{name!r}] = {value}"]
+                lines += [
+                    f"    v{k} = f[{name!r}]",
+                    f"    if {test}:",
+                    "        raise _Rejected",
+                    f"    out[{name!r}] = {value}",
+                ]
             else:
                 lines += [
                     f"    v{k} = f.get({name!r}, _MISSING)",
@@ -361,7 +369,7 @@ class _Compiled:
         lines.insert(2, f"    given = {required}")
         # Any other key of `f` is one no field accounts for: unknown, so not ours to take.
         lines += ["    if len(f) != given:", "        raise _Rejected", "    return out"]
-        exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
+        exec("\n".join(lines), namespace)
         return namespace["make"]
 
 
@@ -510,14 +518,19 @@ def _json_check(compiled: _Compiled) -> Any:
     if optional:
         lines += _size_check("d", required, optional, "        ")
     lines += ["    except (_Rejected, KeyError, TypeError):", "        return False", "    return True"]
-    exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
+    exec("\n".join(lines), namespace)
     return namespace["check"]
 
 
 # The envelope fields, and the builders' names for them.
 _ENVELOPE_V = (
-    ("v", "v"), ("id", "event_id"), ("sessionId", "session_id"), ("turnId", "turn_id"),
-    ("sequence", "sequence"), ("ts", "ts"), ("payload", "p"),
+    ("v", "v"),
+    ("id", "event_id"),
+    ("sessionId", "session_id"),
+    ("turnId", "turn_id"),
+    ("sequence", "sequence"),
+    ("ts", "ts"),
+    ("payload", "p"),
 )
 
 
@@ -525,8 +538,12 @@ def _json_builder(type_name: str, compiled: _Compiled, with_v: bool) -> Any:
     """`build(data, expected) -> Event` for decoded lines of `type_name` with (or without) `v`,
     whose sequence must be `expected` (an int >= 2; anything else makes every line raise)."""
     namespace: dict[str, Any] = {
-        "_MISSING": _MISSING, "_Rejected": _Rejected, "_new_event": _new_event, "_Event": Event,
-        "_TYPE": type_name, "_ONE": _ONE,
+        "_MISSING": _MISSING,
+        "_Rejected": _Rejected,
+        "_new_event": _new_event,
+        "_Event": Event,
+        "_TYPE": type_name,
+        "_ONE": _ONE,
     }
     fetch, tests, statements, optional = _json_fields(compiled, "p", namespace)
     required = len(compiled.required)
@@ -562,7 +579,7 @@ def _json_builder(type_name: str, compiled: _Compiled, with_v: bool) -> Any:
         "    event.payload = p",
         "    return event",
     ]
-    exec("\n".join(lines), namespace)  # noqa: S102 - source built above from the model only
+    exec("\n".join(lines), namespace)
     return namespace["build"]
 
 
@@ -620,7 +637,6 @@ def event_from_dict(data: Any) -> Event:
     raise _reject(data)
 
 
-
 def _reject(data: Any) -> EventValidationError:
     """The reason `data` is not an event, naming the first field that is wrong."""
     if type(data) is not dict:
@@ -655,8 +671,15 @@ def _reject(data: Any) -> EventValidationError:
 
 
 def _json_type(value: Any) -> str:
-    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
-             dict: "object", type(None): "null"}
+    names = {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 

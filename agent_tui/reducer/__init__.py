@@ -26,7 +26,22 @@ from agent_tui.reducer.state import (
 )
 
 __all__ = [
-    "MAX_MESSAGES", "OUTPUT_CHARS", "RESULT_CHARS", "TEXT_CHARS", "DashboardState",
-    "DeliveryView", "Message", "PermissionView", "Phase", "Role", "SessionStatus", "SessionView",
-    "ToolCallView", "ToolStatus", "TurnView", "Usage", "apply_event", "project_state",
+    "MAX_MESSAGES",
+    "OUTPUT_CHARS",
+    "RESULT_CHARS",
+    "TEXT_CHARS",
+    "DashboardState",
+    "DeliveryView",
+    "Message",
+    "PermissionView",
+    "Phase",
+    "Role",
+    "SessionStatus",
+    "SessionView",
+    "ToolCallView",
+    "ToolStatus",
+    "TurnView",
+    "Usage",
+    "apply_event",
+    "project_state",
 ]

@@ -322,9 +322,7 @@ class DashboardState:
     # Derived indexes, kept in step with `sessions` by the handlers (so not compared):
     # parent id → child ids in tree order, and every pending approval in arrival order.
     _children: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
-    _pending: dict[tuple[str, str], PermissionView] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    _pending: dict[tuple[str, str], PermissionView] = field(default_factory=dict, compare=False, repr=False)
 
     def children(self, session_id: str) -> list[str]:
         """Ids of the sessions whose parentSessionId is `session_id`, oldest first."""
@@ -334,8 +332,7 @@ class DashboardState:
         """Ids of the sessions with no parent, or a parent this state has not seen, oldest first."""
         sessions = self.sessions
         found = [
-            s for s in sessions.values()
-            if s.parent_session_id is None or s.parent_session_id not in sessions
+            s for s in sessions.values() if s.parent_session_id is None or s.parent_session_id not in sessions
         ]
         found.sort(key=_tree_order)
         return [s.session_id for s in found]
@@ -368,9 +365,7 @@ class DashboardState:
 
     def running_count(self) -> int:
         """How many sessions have a turn that started and has not completed."""
-        return sum(
-            1 for s in self.sessions.values() if s.turns and s.turns[-1].stop_reason is None
-        )
+        return sum(1 for s in self.sessions.values() if s.turns and s.turns[-1].stop_reason is None)
 
     def to_state_dump(self) -> dict[str, Any]:
         """The `replay --dump state` object (SPEC §6): sessions by id, turns in order."""
@@ -382,9 +377,7 @@ class DashboardState:
                     "agentName": s.agent_name,
                     "cwd": s.cwd,
                     "status": s.status,
-                    "turns": [
-                        {"turnId": t.turn_id, "stopReason": t.stop_reason} for t in s.turns
-                    ],
+                    "turns": [{"turnId": t.turn_id, "stopReason": t.stop_reason} for t in s.turns],
                 }
                 for s in sorted(self.sessions.values(), key=_by_id)
             ]
@@ -411,8 +404,7 @@ _NOTHING: Any = object()  # equal to no id
 # One shared tuple per valid (decision, actor): `decisions` entries of a long replay then add no
 # objects for the garbage collector to count.
 _PAIRS = {
-    (decision, actor): (decision, actor)
-    for decision in get_args(Decision) for actor in get_args(Actor)
+    (decision, actor): (decision, actor) for decision in get_args(Decision) for actor in get_args(Actor)
 }
 
 
@@ -468,7 +460,7 @@ def project_state(events: Iterable[Event]) -> DashboardState:
     call: ToolCallView | None = None
     call_turn: Any = _NOTHING
     call_id: Any = _NOTHING
-    for count, event in enumerate(events, 1):  # noqa: B007 - `count` is used after the loop
+    for count, event in enumerate(events, 1):
         if event.session_id != session_id:
             if session is not None:
                 session.event_count += count - 1 - mark
@@ -618,9 +610,7 @@ def _writable(turns: list[TurnView], index: int) -> TurnView:
     return turn
 
 
-def _open_turn(
-    state: DashboardState, session: SessionView, turn_id: str, sequence: int
-) -> TurnView:
+def _open_turn(state: DashboardState, session: SessionView, turn_id: str, sequence: int) -> TurnView:
     # A session runs one turn at a time: approvals still pending from an earlier turn (a process
     # that died while asking) can never be answered, so they leave the queue.
     if session.pending:
@@ -773,9 +763,7 @@ def _on_turn_started(state: DashboardState, session: SessionView, event: Event) 
 def _on_user_message(state: DashboardState, session: SessionView, event: Event) -> None:
     turn = _turn_for(state, session, event)
     payload = event.payload
-    _add_message(
-        turn, "user", payload["content"], bool(payload.get("steered")), None
-    )
+    _add_message(turn, "user", payload["content"], bool(payload.get("steered")), None)
 
 
 def _on_context_built(state: DashboardState, session: SessionView, event: Event) -> None:
@@ -842,8 +830,16 @@ def _on_permission_resolved(state: DashboardState, session: SessionView, event: 
         call.status = "asking"
         state.asked_count += 1
         view = PermissionView(
-            session.session_id, turn.turn_id, request_id, call.call_id, call.tool, call.risk,
-            call.args_preview, payload.get("reason"), payload.get("policy"), event.sequence,
+            session.session_id,
+            turn.turn_id,
+            request_id,
+            call.call_id,
+            call.tool,
+            call.risk,
+            call.args_preview,
+            payload.get("reason"),
+            payload.get("policy"),
+            event.sequence,
             state.asked_count,
         )
         key = (session.session_id, request_id)
@@ -954,9 +950,9 @@ def _on_subagent_delivered(state: DashboardState, session: SessionView, event: E
     if len(text) > RESULT_CHARS:
         text = text[:RESULT_CHARS]
     child = payload["childSessionId"]
-    session.deliveries.append(DeliveryView(
-        child, payload["agentName"], payload["status"], text, turn.turn_id, event.sequence
-    ))
+    session.deliveries.append(
+        DeliveryView(child, payload["agentName"], payload["status"], text, turn.turn_id, event.sequence)
+    )
     _add_message(turn, "subagent", text, False, child)
 
 

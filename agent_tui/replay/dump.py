@@ -61,7 +61,10 @@ def transcript_lines(events: Iterable[Event]) -> Iterator[dict[str, Any]]:
 
 def _line(event: Event, role: str, text: str, tool_call_id: str | None = None) -> dict[str, Any]:
     line: dict[str, Any] = {
-        "sessionId": event.session_id, "turnId": event.turn_id, "role": role, "text": text,
+        "sessionId": event.session_id,
+        "turnId": event.turn_id,
+        "role": role,
+        "text": text,
     }
     if tool_call_id is not None:
         line["toolCallId"] = tool_call_id

@@ -61,7 +61,9 @@ class EventPrinter:
         elif kind == "tool.failed":
             self._say(event, f"{payload['tool']} failed ({payload['errorCode']}): {payload['message']}")
         elif kind == "subagent.delivered":
-            self._say(event, f"got {payload['agentName']}'s result ({payload['status']}): {_short(payload['text'])}")
+            self._say(
+                event, f"got {payload['agentName']}'s result ({payload['status']}): {_short(payload['text'])}"
+            )
         elif kind == "turn.completed":
             code = f"/{payload['errorCode']}" if payload.get("errorCode") else ""
             self._say(event, f"turn ended: {payload['stopReason']}{code}")

@@ -66,23 +66,29 @@ class ScenarioRun:
                 self.cwds.append(self.workspace.prepare(session.cwd))
             except OSError as error:
                 raise ScenarioError(
-                    str(base_dir), f"sessions[{index}].cwd",
+                    str(base_dir),
+                    f"sessions[{index}].cwd",
                     f"{session.cwd!r}: {error.strerror or error} ({error.filename or session.cwd})",
                 ) from None
         self.store = JsonlFileEventStore(sessions_dir)
         self.sink = EventSink()
         self.registry = TurnRegistry(self.sink)
-        self.provider = ScriptedProvider(
-            max_context_tokens=scenario.maxContextTokens, agents=scenario.agents
-        )
+        self.provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)
         rules = self.cwds[0] / RULES_FILE if self.cwds else None
         self.permissions = PermissionEngine(scenario.policy or DEFAULT_POLICY, rules_path=rules)
         self.engine = SessionEngine(
-            self.store, self.provider, registry=self.registry, sink=self.sink,
-            permissions=self.permissions, prompter=prompter, max_steps=scenario.maxSteps,
+            self.store,
+            self.provider,
+            registry=self.registry,
+            sink=self.sink,
+            permissions=self.permissions,
+            prompter=prompter,
+            max_steps=scenario.maxSteps,
         )
         self.subagents = SubAgents(
-            self.engine, max_background=scenario.maxBackground, max_depth=scenario.maxDepth,
+            self.engine,
+            max_background=scenario.maxBackground,
+            max_depth=scenario.maxDepth,
             policies={name: agent.policy for name, agent in scenario.agents.items() if agent.policy},
         )
         self.provider.on_cancel = lambda sid, tid: self.engine.cancel_turn(sid, tid) and None

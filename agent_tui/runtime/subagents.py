@@ -96,7 +96,9 @@ class SubAgents(EngineExtension):
                 f"{self.max_background}); wait for one with wait_agent first",
             )
         child_id = await engine.create_session(
-            parent.cwd, parent_session_id=parent_id, agent_name=agent_name,
+            parent.cwd,
+            parent_session_id=parent_id,
+            agent_name=agent_name,
             title=prompt[:60] or agent_name,
         )
         policy = self.policies.get(agent_name)
@@ -122,9 +124,7 @@ class SubAgents(EngineExtension):
     # -- waiting ---------------------------------------------------------------------------
     def _targets(self, parent_id: str, args: WaitArgs) -> list[str]:
         engine = self.engine
-        children = [
-            info.id for info in engine.sessions() if info.parent_id == parent_id
-        ]
+        children = [info.id for info in engine.sessions() if info.parent_id == parent_id]
         if args.sessionId is not None:
             if args.sessionId not in children:
                 raise ToolError("not_found", f"{args.sessionId} is not a sub-agent of this session")
@@ -148,13 +148,16 @@ class SubAgents(EngineExtension):
             outcome = self.outcomes.get(sid)
             if outcome is None:
                 answers.append(
-                    {"sessionId": sid, "agentName": self.engine.session(sid).agent_name,
-                     "status": "timeout"}
+                    {"sessionId": sid, "agentName": self.engine.session(sid).agent_name, "status": "timeout"}
                 )
             else:
                 answers.append(
-                    {"sessionId": sid, "agentName": outcome.agent_name, "status": outcome.status,
-                     "text": outcome.text}
+                    {
+                        "sessionId": sid,
+                        "agentName": outcome.agent_name,
+                        "status": outcome.status,
+                        "text": outcome.text,
+                    }
                 )
         return answers
 

@@ -17,7 +17,15 @@ from agent_tui.store.jsonl import (
 )
 
 __all__ = [
-    "EventLogDecodeError", "EventLogError", "EventLogSequenceError", "EventLogTornTailError",
-    "EventStore", "JsonlEventLog", "JsonlFileEventStore", "LineIndex", "ReplayMode", "TailRepair",
+    "EventLogDecodeError",
+    "EventLogError",
+    "EventLogSequenceError",
+    "EventLogTornTailError",
+    "EventStore",
+    "JsonlEventLog",
+    "JsonlFileEventStore",
+    "LineIndex",
+    "ReplayMode",
+    "TailRepair",
     "iter_lines",
 ]

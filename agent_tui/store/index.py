@@ -153,7 +153,7 @@ class LineIndex:
         start = block_start + position + 1
         stop = data.find(b"\n", position + 1)
         if stop >= 0:
-            return start, block_start + stop + 1, data[position + 1:stop]
+            return start, block_start + stop + 1, data[position + 1 : stop]
         block_start, _data, stop = self._find_newline(fd, n + 1)  # a line longer than its block
         return start, block_start + stop + 1, None
 

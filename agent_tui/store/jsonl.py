@@ -196,7 +196,7 @@ class JsonlEventLog:
                 try:
                     data = loads(line)
                     event = build[data["type"]](data, expected)
-                except Exception:  # noqa: BLE001 - `_check_line` checks the line again
+                except Exception:
                     if expected is None:
                         line_number = start_line + 1
                         event, build = _check_line(path, line, line_number, first)
@@ -260,9 +260,7 @@ class JsonlEventLog:
         try:
             written = os.write(self._fd, data)
             if written != len(data):
-                raise OSError(
-                    errno.ENOSPC, f"short write to {self.path} ({written} of {len(data)} bytes)"
-                )
+                raise OSError(errno.ENOSPC, f"short write to {self.path} ({written} of {len(data)} bytes)")
             if self.fsync:
                 os.fsync(self._fd)
         except BaseException:

@@ -205,8 +205,13 @@ class ReplayApp(_AgentTuiBase):
     """
 
     def __init__(
-        self, files: list[Path], *, follow: bool = False, watch_dir: Path | None = None,
-        start_at_end: bool = True, theme: str | None = None,
+        self,
+        files: list[Path],
+        *,
+        follow: bool = False,
+        watch_dir: Path | None = None,
+        start_at_end: bool = True,
+        theme: str | None = None,
     ) -> None:
         super().__init__(theme=theme)
         self._files = list(files)
@@ -216,7 +221,9 @@ class ReplayApp(_AgentTuiBase):
 
     def get_default_screen(self) -> Screen[None]:
         return ReplayScreen(
-            self._files, follow=self._follow, watch_dir=self._watch_dir,
+            self._files,
+            follow=self._follow,
+            watch_dir=self._watch_dir,
             start_at_end=self._start_at_end,
         )
 

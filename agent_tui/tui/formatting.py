@@ -104,18 +104,17 @@ def session_header(state: DashboardState, session: SessionView) -> Content:
     if len(path) > 1:
         second += [(agent_path_text(path), "$text-accent"), (" · ", MUTED)]
     second.append(
-        (f"{len(session.turns)} turn{'s' if len(session.turns) != 1 else ''} · "
-         f"{session.event_count} events · {session.session_id}", MUTED)
+        (
+            f"{len(session.turns)} turn{'s' if len(session.turns) != 1 else ''} · "
+            f"{session.event_count} events · {session.session_id}",
+            MUTED,
+        )
     )
     third = Content.styled(f"cwd {session.cwd}", MUTED) if session.cwd else Content("")
-    return Content("\n").join(
-        [Content.assemble(*parts), Content.assemble(*second), third]
-    )
+    return Content("\n").join([Content.assemble(*parts), Content.assemble(*second), third])
 
 
-def turn_content(
-    turn: TurnView, number: int, session: SessionView, width: int | None = None
-) -> Content:
+def turn_content(turn: TurnView, number: int, session: SessionView, width: int | None = None) -> Content:
     """One turn: a header rule, then its messages and tool calls in order.
 
     Tool lines (arguments, output) are cut to `width` cells with `…` instead of wrapping, so
@@ -179,16 +178,18 @@ def _message_lines(
             return []
         return [Content.assemble(("◆ ", "$text-primary"), message.text)]
     if role == "subagent":
-        delivery = next(
-            (d for d in session.deliveries if d.child_session_id == message.ref), None
-        )
+        delivery = next((d for d in session.deliveries if d.child_session_id == message.ref), None)
         name = delivery.agent_name if delivery is not None else (message.ref or "sub-agent")
         ok = delivery is None or delivery.status == "completed"
         status = delivery.status if delivery is not None else "delivered"
         return [
             Content.assemble(
-                ("↳ ", MUTED), (name, "bold"), " ",
-                (status, "$text-success" if ok else "$text-error"), (": ", MUTED), message.text,
+                ("↳ ", MUTED),
+                (name, "bold"),
+                " ",
+                (status, "$text-success" if ok else "$text-error"),
+                (": ", MUTED),
+                message.text,
             )
         ]
     call = turn.tool_calls.get(message.ref or "")
@@ -269,7 +270,10 @@ def approval_prompt(state: DashboardState, view: PermissionView, number: int) ->
     head = Content.assemble(
         (f"{number}. ", MUTED),
         (agent_path_text(state.agent_path(view.session_id)), "bold"),
-        ("  ", ""), (view.tool, "bold $text-accent"), (" · ", MUTED), risk_content(view.risk),
+        ("  ", ""),
+        (view.tool, "bold $text-accent"),
+        (" · ", MUTED),
+        risk_content(view.risk),
     )
     lines = [head, Content.styled(view.args_preview or "(no arguments)", "$foreground-muted")]
     if view.risk == "destructive" or view.reason:

@@ -38,7 +38,10 @@ class LiveRun:
     """
 
     def __init__(
-        self, scenario_path: Path, sessions_dir: Path, post: Callable[[Message], object],
+        self,
+        scenario_path: Path,
+        sessions_dir: Path,
+        post: Callable[[Message], object],
         workspace_root: Path | None = None,
     ) -> None:
         self.scenario_path = scenario_path
@@ -55,8 +58,10 @@ class LiveRun:
         """Build the run and play it to the end (raises what the scenario or store raise)."""
         scenario = load_scenario(self.scenario_path)
         run = ScenarioRun(
-            scenario, base_dir=self.scenario_path.resolve().parent,
-            sessions_dir=self.sessions_dir, prompter=self.prompter,
+            scenario,
+            base_dir=self.scenario_path.resolve().parent,
+            sessions_dir=self.sessions_dir,
+            prompter=self.prompter,
             workspace_root=self.workspace_root,
         )
         self.run = run

@@ -83,7 +83,8 @@ class LogReader:
                 expected = self.last_sequence + 1
                 if event.sequence != expected:
                     raise EventLogDecodeError(
-                        self.path, number + 1,
+                        self.path,
+                        number + 1,
                         f"sequence {event.sequence} follows {self.last_sequence} (expected {expected})",
                     )
                 new.append(event)

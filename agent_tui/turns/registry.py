@@ -287,9 +287,7 @@ class TurnRegistry:
 
     @staticmethod
     def _settled_for_wait(record: _Record) -> bool:
-        return record.ended.is_set() and (
-            record.parent_session_id is None or record.delivered.is_set()
-        )
+        return record.ended.is_set() and (record.parent_session_id is None or record.delivered.is_set())
 
     def mark_delivered(self, session_id: str) -> None:
         """The session's result reached its parent's mailbox: release `wait`. Unknown: no-op."""
@@ -387,9 +385,7 @@ class TurnRegistry:
         return None if record is None else record.snapshot()
 
     def _child_ids(self, parent_session_id: str) -> Iterator[str]:
-        return (
-            child for child, parent in list(self._lineage.items()) if parent == parent_session_id
-        )
+        return (child for child, parent in list(self._lineage.items()) if parent == parent_session_id)
 
     def _descendant_ids(self, session_id: str) -> list[str]:
         found: list[str] = []

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from agent_tui.events.model import Risk, ToolErrorCode
 
 __all__ = [
+    "TRUNCATION_MARKER",
     "BaseTool",
     "OutputCallback",
     "Risk",
@@ -32,7 +33,6 @@ __all__ = [
     "ToolError",
     "ToolErrorCode",
     "ToolResult",
-    "TRUNCATION_MARKER",
     "cut_to_budget",
 ]
 

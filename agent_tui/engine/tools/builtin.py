@@ -166,9 +166,7 @@ class ListDirTool(BaseTool):
     """List a directory: sorted names, `name/` for directories, `name@` for symlinks."""
 
     name = "list_dir"
-    description = (
-        "List a directory under the working directory. Directories end in '/', symlinks in '@'."
-    )
+    description = "List a directory under the working directory. Directories end in '/', symlinks in '@'."
     Args = ListDirArgs
     fixed_risk: Risk = "read"
 
@@ -200,9 +198,7 @@ class ListDirTool(BaseTool):
 
 # -- grep --------------------------------------------------------------------------------------
 
-_SKIPPED_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".agent-tui", "node_modules", "__pycache__", ".venv"}
-)
+_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", ".agent-tui", "node_modules", "__pycache__", ".venv"})
 _GREP_LINE_CAP = 400
 
 
@@ -334,8 +330,11 @@ class WriteFileTool(BaseTool):
         data = args.content.encode("utf-8")
         try:
             fd = open_resolved(
-                ctx.cwd, resolved, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK,
-                make_parents=True, display=args.path,
+                ctx.cwd,
+                resolved,
+                os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK,
+                make_parents=True,
+                display=args.path,
             )
         except OSError as error:
             raise os_error_to_tool_error(error, args.path) from None
@@ -411,7 +410,9 @@ _DEFAULT_TIMEOUT_MS = 120_000
 class ShellArgs(ToolArgs):
     cmd: str = Field(description="Command line run with /bin/sh -c in the working directory.")
     timeoutMs: int = Field(
-        default=_DEFAULT_TIMEOUT_MS, ge=1, le=3_600_000,
+        default=_DEFAULT_TIMEOUT_MS,
+        ge=1,
+        le=3_600_000,
         description="Kill the command after this many milliseconds (default 120000).",
     )
 
@@ -537,9 +538,7 @@ class ShellTool(BaseTool):
             so_far = output.text()
             if so_far:
                 message += "; output so far:\n" + so_far
-            return ToolResult(
-                ok=False, text=message, truncated=output.truncated, error_code="timeout"
-            )
+            return ToolResult(ok=False, text=message, truncated=output.truncated, error_code="timeout")
         return ToolResult(
             ok=True, text=output.text(), exit_code=process.returncode, truncated=output.truncated
         )

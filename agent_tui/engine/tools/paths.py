@@ -211,9 +211,7 @@ def open_under(
         (descriptor, resolved path).
     """
     resolved = resolve_under(cwd, user_path, must_exist=must_exist)
-    fd = open_resolved(
-        cwd, resolved, flags, mode=mode, make_parents=make_parents, display=user_path or "."
-    )
+    fd = open_resolved(cwd, resolved, flags, mode=mode, make_parents=make_parents, display=user_path or ".")
     return fd, resolved
 
 

@@ -117,13 +117,22 @@ class ToolRouter:
         return self.get(name).risk(parsed_args)
 
     def make_context(
-        self, *, cwd: Path, session_id: str, turn_id: str, tool_call_id: str,
+        self,
+        *,
+        cwd: Path,
+        session_id: str,
+        turn_id: str,
+        tool_call_id: str,
         on_output: OutputCallback,
     ) -> ToolContext:
         """A `ToolContext` carrying this router's output budget."""
         return ToolContext(
-            cwd=cwd, session_id=session_id, turn_id=turn_id, tool_call_id=tool_call_id,
-            on_output=on_output, output_budget=self.output_budget,
+            cwd=cwd,
+            session_id=session_id,
+            turn_id=turn_id,
+            tool_call_id=tool_call_id,
+            on_output=on_output,
+            output_budget=self.output_budget,
         )
 
     async def run(self, tool: Tool, parsed_args: BaseModel, ctx: ToolContext) -> ToolResult:
@@ -153,7 +162,10 @@ class ToolRouter:
         if len(result.text) > ctx.output_budget + _MARKER_ROOM:
             text, _ = cut_to_budget(result.text, ctx.output_budget)
             result = ToolResult(
-                ok=result.ok, text=text, exit_code=result.exit_code, truncated=True,
+                ok=result.ok,
+                text=text,
+                exit_code=result.exit_code,
+                truncated=True,
                 error_code=result.error_code,
             )
         return result

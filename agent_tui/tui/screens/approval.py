@@ -52,8 +52,13 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
     ]
 
     def __init__(
-        self, state: DashboardState, view: PermissionView, *, answerable: bool,
-        position: tuple[int, int] = (1, 1), note: str = RECORDED_NOTE,
+        self,
+        state: DashboardState,
+        view: PermissionView,
+        *,
+        answerable: bool,
+        position: tuple[int, int] = (1, 1),
+        note: str = RECORDED_NOTE,
     ) -> None:
         super().__init__()
         self.view = view
@@ -74,7 +79,9 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             dialog.border_title = f"Approval {number} of {total}"
             yield Static(
                 Content.assemble(
-                    ("Run ", "bold"), (view.tool, "bold $text-accent"), ("?  ", "bold"),
+                    ("Run ", "bold"),
+                    (view.tool, "bold $text-accent"),
+                    ("?  ", "bold"),
                     risk_content(view.risk),
                 ),
                 id="approval-title",
@@ -82,8 +89,11 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             yield Static(Content.assemble(("asked by ", MUTED), (self._path, "bold")), id="approval-path")
             if view.risk == "destructive" or view.reason:
                 warning = view.reason or "destructive: it can delete or overwrite data"
-                yield Static(Content.assemble(("⚠ ", "bold"), warning), id="approval-warning",
-                             classes="-destructive" if view.risk == "destructive" else "")
+                yield Static(
+                    Content.assemble(("⚠ ", "bold"), warning),
+                    id="approval-warning",
+                    classes="-destructive" if view.risk == "destructive" else "",
+                )
             with VerticalScroll(id="approval-args"):
                 yield Static(Content.styled(self._args, "$foreground"))
             yield Static(

@@ -118,11 +118,16 @@ class DashboardScreen(SessionsScreen):
         commands = super().palette_commands()
         if self.live is None:
             return commands
-        commands.insert(1, PaletteCommand("Stop all sessions", "Stop every running turn",
-                                          self.action_stop_all))
+        commands.insert(
+            1, PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all)
+        )
         for session_id, path in self._session_paths():
-            commands.append(PaletteCommand(
-                f"Stop {path}", f"Stop {path} and every sub-agent it spawned",
-                lambda sid=session_id: self.stop_session(sid), discover=False,
-            ))
+            commands.append(
+                PaletteCommand(
+                    f"Stop {path}",
+                    f"Stop {path} and every sub-agent it spawned",
+                    lambda sid=session_id: self.stop_session(sid),
+                    discover=False,
+                )
+            )
         return commands

@@ -15,36 +15,48 @@ MUTED = "$text-muted"
 KEY = "bold $text-accent"
 
 _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
-    ("Everywhere", [
-        ("↑ ↓ enter", "move in the tree, the detail or the approval queue"),
-        ("tab shift+tab", "next / previous panel"),
-        ("a", "approval queue, oldest first; again: open it"),
-        ("f", "follow: keep the newest line in view (replay: tail the logs)"),
-        ("ctrl+p", "command palette: jump to or stop a session, themes, …"),
-        ("? f1", "this help"),
-        ("q", "quit; running turns are stopped and logged as cancelled"),
-    ]),
-    ("Live dashboard", [
-        ("enter", "on the queue: open the request"),
-        ("x", "stop the selected agent and everything it spawned"),
-        ("X", "stop every session (asks first)"),
-        ("i", "steer the selected session's running turn"),
-    ]),
-    ("Approval", [
-        ("y", "allow once"),
-        ("s", "allow for this session (same tool, same kind of call)"),
-        ("!", "always allow (saved in the workspace's rules file)"),
-        ("n", "deny"),
-        ("esc", "close without answering; the agent keeps waiting"),
-    ]),
-    ("Replay", [
-        ("← →", "one event back / forward"),
-        ("shift+← → pgup pgdn", "100 events back / forward"),
-        ("home end", "first / last event"),
-        ("space", "play / pause"),
-        ("+ -", "play faster / slower"),
-        ("f", "tail the logs; the cursor stays at the end"),
-    ]),
+    (
+        "Everywhere",
+        [
+            ("↑ ↓ enter", "move in the tree, the detail or the approval queue"),
+            ("tab shift+tab", "next / previous panel"),
+            ("a", "approval queue, oldest first; again: open it"),
+            ("f", "follow: keep the newest line in view (replay: tail the logs)"),
+            ("ctrl+p", "command palette: jump to or stop a session, themes, …"),
+            ("? f1", "this help"),
+            ("q", "quit; running turns are stopped and logged as cancelled"),
+        ],
+    ),
+    (
+        "Live dashboard",
+        [
+            ("enter", "on the queue: open the request"),
+            ("x", "stop the selected agent and everything it spawned"),
+            ("X", "stop every session (asks first)"),
+            ("i", "steer the selected session's running turn"),
+        ],
+    ),
+    (
+        "Approval",
+        [
+            ("y", "allow once"),
+            ("s", "allow for this session (same tool, same kind of call)"),
+            ("!", "always allow (saved in the workspace's rules file)"),
+            ("n", "deny"),
+            ("esc", "close without answering; the agent keeps waiting"),
+        ],
+    ),
+    (
+        "Replay",
+        [
+            ("← →", "one event back / forward"),
+            ("shift+← → pgup pgdn", "100 events back / forward"),
+            ("home end", "first / last event"),
+            ("space", "play / pause"),
+            ("+ -", "play faster / slower"),
+            ("f", "tail the logs; the cursor stays at the end"),
+        ],
+    ),
 ]
 
 _PHASES = {
@@ -90,9 +102,12 @@ def _help_content() -> Content:
     for risk, what in _RISKS.items():
         lines.append(Content.assemble("  ", (f"{risk:<12}", RISK_STYLE[risk]), what))
     lines.append(Content(""))
-    lines.append(Content.styled(
-        "A tree line reads: status, name, phase, step (sN), and ⚑N approvals waiting.", MUTED,
-    ))
+    lines.append(
+        Content.styled(
+            "A tree line reads: status, name, phase, step (sN), and ⚑N approvals waiting.",
+            MUTED,
+        )
+    )
     return Content("\n").join(lines)
 
 

@@ -65,7 +65,11 @@ class ReplayScreen(SessionsScreen):
     ]
 
     def __init__(
-        self, files: list[Path], *, follow: bool = False, watch_dir: Path | None = None,
+        self,
+        files: list[Path],
+        *,
+        follow: bool = False,
+        watch_dir: Path | None = None,
         start_at_end: bool = True,
     ) -> None:
         super().__init__(_mode(len(files)))
@@ -130,8 +134,9 @@ class ReplayScreen(SessionsScreen):
         for error in errors:
             if error not in self.errors:
                 self.errors.append(error)
-                self.notify(error, title="Corrupt log: events up to this line are shown",
-                            severity="error", timeout=15)
+                self.notify(
+                    error, title="Corrupt log: events up to this line are shown", severity="error", timeout=15
+                )
         if self.errors:
             more = f" (+{len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
             self.summary_error = self.errors[0] + more

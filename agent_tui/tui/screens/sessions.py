@@ -106,7 +106,8 @@ class SessionsScreen(Screen[None]):
         session = self.state.sessions.get(session_id or "")
         detail.border_title = (
             "Detail · " + agent_path_text(self.state.agent_path(session.session_id))
-            if session is not None else "Detail"
+            if session is not None
+            else "Detail"
         )
 
     @on(SessionSelected)
@@ -157,7 +158,10 @@ class SessionsScreen(Screen[None]):
             return
         view = pending[index]
         modal = ApprovalScreen(
-            self.state, view, answerable=self.can_answer(view), position=(index + 1, len(pending)),
+            self.state,
+            view,
+            answerable=self.can_answer(view),
+            position=(index + 1, len(pending)),
             note=self.unanswerable_note,
         )
 
@@ -177,7 +181,8 @@ class SessionsScreen(Screen[None]):
             path = agent_path_text(self.state.agent_path(top.view.session_id))
             self.notify(
                 f"{path}: the {top.view.tool} request was withdrawn ({self.withdrawn_note}).",
-                title="Request withdrawn", severity="warning",
+                title="Request withdrawn",
+                severity="warning",
             )
 
     # -- follow, palette -----------------------------------------------------------------------
@@ -193,17 +198,22 @@ class SessionsScreen(Screen[None]):
     def palette_commands(self) -> list[PaletteCommand]:
         """What the command palette offers on this screen."""
         commands = [
-            PaletteCommand("Open next approval", "Open the oldest pending request",
-                           self.action_open_next_approval),
-            PaletteCommand("Toggle follow", "Keep the newest output in view (or stop)",
-                           self.action_toggle_follow),
+            PaletteCommand(
+                "Open next approval", "Open the oldest pending request", self.action_open_next_approval
+            ),
+            PaletteCommand(
+                "Toggle follow", "Keep the newest output in view (or stop)", self.action_toggle_follow
+            ),
             PaletteCommand("Help", "Keys, phases, statuses and risks", self.app.action_help),  # type: ignore[attr-defined]
         ]
         for session_id, path in self._session_paths():
-            commands.append(PaletteCommand(
-                f"Jump to {path}", f"Show {session_id} in the detail panel",
-                lambda sid=session_id: self.select_session(sid),
-            ))
+            commands.append(
+                PaletteCommand(
+                    f"Jump to {path}",
+                    f"Show {session_id} in the detail panel",
+                    lambda sid=session_id: self.select_session(sid),
+                )
+            )
         return commands
 
     def _session_paths(self) -> list[tuple[str, str]]:

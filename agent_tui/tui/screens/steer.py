@@ -29,8 +29,8 @@ class SteerScreen(ModalScreen[str | None]):
             dialog.border_title = f"Steer {self._agent_path}"
             yield Static(
                 Content.styled(
-                    "The running turn takes this in at its next step boundary.  enter sends, "
-                    "esc cancels", "$text-muted",
+                    "The running turn takes this in at its next step boundary.  enter sends, esc cancels",
+                    "$text-muted",
                 )
             )
             yield Input(placeholder="e.g. also update the docs", id="steer-input")

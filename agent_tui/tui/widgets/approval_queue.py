@@ -57,8 +57,9 @@ class ApprovalQueue(OptionList):
                     options.append(None)  # a separator line between entries
                 options.append(Option(approval_prompt(state, view, number), id=queue_key(view)))
         else:
-            options = [Option(Content.styled("No pending approvals.", "$text-muted"),
-                              id=_EMPTY_ID, disabled=True)]
+            options = [
+                Option(Content.styled("No pending approvals.", "$text-muted"), id=_EMPTY_ID, disabled=True)
+            ]
         self.set_options(options)
         self.border_title = f"Approvals ({len(pending)})" if pending else "Approvals"
         self.set_class(bool(pending), "-pending")

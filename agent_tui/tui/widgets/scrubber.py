@@ -45,13 +45,18 @@ class Scrubber(Widget):
             return Content.styled(self.loading, "$text-accent")
         play = ("▶ playing", "bold $text-success") if self.playing else ("‖ paused", MUTED)
         left = Content.assemble(
-            play, "  ",
-            (f"{self.position:,}", "bold"), (" / ", MUTED), f"{self.total:,}", "  ",
+            play,
+            "  ",
+            (f"{self.position:,}", "bold"),
+            (" / ", MUTED),
+            f"{self.total:,}",
+            "  ",
             (self.event_label or "start", "$text-accent"),
         )
         right = Content.assemble(
             ("follow ●" if self.follow else "follow ○", "$text-success" if self.follow else MUTED),
-            ("  ", ""), (f"{self.speed}/s", MUTED),
+            ("  ", ""),
+            (f"{self.speed}/s", MUTED),
         )
         bar_width = width - left.cell_length - right.cell_length - 4
         if bar_width < 8:
@@ -67,7 +72,8 @@ class Scrubber(Widget):
         if done == width:
             return Content.styled("━" * width, "$accent")
         return Content.assemble(
-            ("━" * done, "$accent"), ("╸", "$accent") if done else ("", ""),
+            ("━" * done, "$accent"),
+            ("╸", "$accent") if done else ("", ""),
             ("─" * (width - done - (1 if done else 0)), "$foreground-muted"),
         )
 

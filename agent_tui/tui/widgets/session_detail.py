@@ -91,7 +91,9 @@ class SessionDetail(VerticalScroll):
             return True
         changed = False
         header_key = (
-            session.last_sequence, session.event_count, len(session.pending),
+            session.last_sequence,
+            session.event_count,
+            len(session.pending),
             state.agent_path(session.session_id),
         )
         if header_key != self._header_key:
@@ -125,8 +127,7 @@ class SessionDetail(VerticalScroll):
         if first:
             parts.append(Content.styled(f"… {first} earlier turns", "$text-muted"))
         summaries = [
-            turn_summary(turn, first + index + 1)
-            for index, turn in enumerate(finished[first:full_from])
+            turn_summary(turn, first + index + 1) for index, turn in enumerate(finished[first:full_from])
         ]
         if summaries:
             parts.append(Content("\n").join(summaries))

@@ -93,8 +93,7 @@ class SessionTree(Tree[str]):
     def _rebuild(self, state: DashboardState, order: list[str]) -> None:
         self._restoring = True
         collapsed = {
-            sid for sid, node in self._session_nodes.items()
-            if node.allow_expand and not node.is_expanded
+            sid for sid, node in self._session_nodes.items() if node.allow_expand and not node.is_expanded
         }
         self.clear()
         self._session_nodes = {}

@@ -35,11 +35,18 @@ class SummaryBar(Static):
         self._key = key
         sep = (" · ", MUTED)
         parts: list[Content | str | tuple[str, str]] = [
-            ("agent-tui", "bold $text-accent"), (" " + self.mode, MUTED), "  ",
-            (f"● {running} running", "bold $text-accent" if running else MUTED), sep,
-            (f"⚑ {pending} approval{'s' if pending != 1 else ''}",
-             "bold $text-warning" if pending else MUTED), sep,
-            (f"{len(state.sessions)} session{'s' if len(state.sessions) != 1 else ''}", MUTED), sep,
+            ("agent-tui", "bold $text-accent"),
+            (" " + self.mode, MUTED),
+            "  ",
+            (f"● {running} running", "bold $text-accent" if running else MUTED),
+            sep,
+            (
+                f"⚑ {pending} approval{'s' if pending != 1 else ''}",
+                "bold $text-warning" if pending else MUTED,
+            ),
+            sep,
+            (f"{len(state.sessions)} session{'s' if len(state.sessions) != 1 else ''}", MUTED),
+            sep,
             (f"{state.event_count:,} events", MUTED),
         ]
         if note:
