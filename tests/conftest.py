@@ -18,6 +18,9 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
         "parentSessionId": "sess_parent",
         "agentName": "explorer",
         "title": "lead",
+        "provider": "openai",
+        "model": "gpt-4.1-mini",
+        "worktree": {"path": "/work/demo/.agent-tui/worktrees/x", "branch": "agent/x"},
     },
     "turn.started": {"promptPreview": "Rename src/foo.py to bar.py"},
     "user.message": {"content": "Rename src/foo.py to bar.py", "inputId": "in_1", "steered": True},
@@ -39,6 +42,8 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
         "tool": "shell",
         "risk": "destructive",
         "argsPreview": "mv src/foo.py src/bar.py",
+        "reason": "mv: moves over a file",
+        "warning": "overwrites src/bar.py",
     },
     "permission.resolved": {
         "requestId": "perm_1",
@@ -73,8 +78,10 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
     "turn.completed": {
         "stopReason": "error",
         "errorCode": "provider_failure",
-        "usage": {"promptTokens": 4200, "completionTokens": 120},
+        "usage": {"promptTokens": 4200, "completionTokens": 120, "cachedTokens": 4000},
     },
+    "model.retry": {"attempt": 1, "delayMs": 2000, "reason": "429 Too Many Requests"},
+    "source.record": {"format": "claude-code", "recordType": "summary", "data": {"summary": "x"}},
 }
 
 # The event types of one ordinary turn, in log order (after `session.created`).

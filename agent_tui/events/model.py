@@ -42,12 +42,20 @@ class _Payload(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+class Worktree(_Payload):
+    path: str
+    branch: str
+
+
 class SessionCreated(_Payload):
     cwd: str
     client: str
     parentSessionId: str | None = None
     agentName: str | None = None
     title: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    worktree: Worktree | None = None
 
 
 class TurnStarted(_Payload):
@@ -95,6 +103,8 @@ class PermissionRequested(_Payload):
     tool: str
     risk: Risk
     argsPreview: str
+    reason: str | None = None
+    warning: str | None = None
 
 
 class PermissionResolved(_Payload):
@@ -144,12 +154,29 @@ class SubagentDelivered(_Payload):
 class Usage(_Payload):
     promptTokens: int
     completionTokens: int
+    cachedTokens: int | None = None
 
 
 class TurnCompleted(_Payload):
     stopReason: StopReason
     errorCode: TurnErrorCode | None = None
     usage: Usage | None = None
+
+
+class ModelRetry(_Payload):
+    """A provider call failed in a way worth retrying; the engine waits `delayMs` and calls again."""
+
+    attempt: int
+    delayMs: int
+    reason: str
+
+
+class SourceRecord(_Payload):
+    """A record of an imported log that our vocabulary cannot say, kept as it was."""
+
+    format: str
+    recordType: str
+    data: dict[str, Any]
 
 
 PAYLOADS: dict[str, type[_Payload]] = {
@@ -168,6 +195,8 @@ PAYLOADS: dict[str, type[_Payload]] = {
     "tool.failed": ToolFailed,
     "subagent.delivered": SubagentDelivered,
     "turn.completed": TurnCompleted,
+    "model.retry": ModelRetry,
+    "source.record": SourceRecord,
 }
 EVENT_TYPES: tuple[str, ...] = tuple(PAYLOADS)
 
@@ -196,7 +225,7 @@ class _EnvelopeBase(BaseModel):
 
 
 _ENVELOPES = [_typed(name, model) for name, model in PAYLOADS.items()]
-EventLine = Annotated[tuple(_ENVELOPES), Field(discriminator="type")]  # type: ignore[valid-type]
+EventLine = Annotated[Union[tuple(_ENVELOPES)], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
 _LINE_ADAPTER: TypeAdapter[Any] = TypeAdapter(EventLine)
 
 
