@@ -11,7 +11,10 @@ tests run it on real logs of generated scenarios. Rules:
 - a tool call: `model.tool_call_requested` → [`permission.requested` → `permission.resolved`
   (`ask` by `policy`, then `allow`/`deny` by `user`/`system`) → `tool.started` only after an
   `allow` → `tool.delta`* ] → exactly one `tool.completed`/`tool.failed`; a denied call is never
-  started; every call is answered before the next `context.built` and before `turn.completed`.
+  started; every call is answered before the next `context.built` and before `turn.completed`;
+- imported sessions (`session.created.client` is not `agent-tui`) carry the permission pair only
+  where their source recorded a decision, so there `tool.started` may follow the request
+  directly; and a `source.record` that falls between their turns is session-level (turnId null).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class _Call:
 @dataclass
 class _SessionCheck:
     last_sequence: int = 0
+    imported: bool = False
     turn: str | None = None
     turn_events: int = 0
     deltas: int = 0
@@ -58,8 +62,11 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
         if kind == "session.created":
             if event.sequence != 1 or event.turn_id is not None:
                 bad(event, "session.created must be #1 with turnId null")
+            check.imported = payload.get("client") != "agent-tui"
             continue
         if event.turn_id is None:
+            if kind == "source.record" and check.imported and check.turn is None:
+                continue
             bad(event, "turnId is null outside session.created")
             continue
         if kind == "turn.started":
@@ -104,7 +111,9 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
                     bad(event, "resolved again after a final decision")
                 call.decisions.append((decision, actor))
             elif kind == "tool.started":
-                if not call.decisions or call.decisions[-1][0] != "allow":
+                if (call.decisions or not check.imported) and (
+                    not call.decisions or call.decisions[-1][0] != "allow"
+                ):
                     bad(event, "started without an allow")
                 call.started = True
             elif kind == "tool.delta" and not call.started:

@@ -1,12 +1,21 @@
-"""Where recorded sessions come from: one log file, or a sessions directory of them."""
+"""Where recorded sessions come from: one log file, or a sessions directory of them.
+
+`open_replay` also takes Claude Code and Codex logs (detected by content, mixed freely with ours)
+and the users' own default log folders: the importers convert those into our logs first, so
+everything after this module reads only our format.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from agent_tui.events import Event
 from agent_tui.store import JsonlEventLog, ReplayMode
+
+if TYPE_CHECKING:
+    from agent_tui.importers import ReplayInputs
 
 
 class ReplaySourceError(Exception):
@@ -29,3 +38,57 @@ def replay_all(path: Path, mode: ReplayMode = "skip-trailing-partial") -> Iterat
     """Every event of every log under `path`: sessions in id order, each in sequence order."""
     for file in log_files(path):
         yield from JsonlEventLog(file).replay(mode)
+
+
+def replay_files(files: list[Path], mode: ReplayMode = "skip-trailing-partial") -> Iterator[Event]:
+    """Every event of `files`: sessions in id order, each in sequence order."""
+    for file in sorted(files, key=lambda p: p.stem):
+        yield from JsonlEventLog(file).replay(mode)
+
+
+def open_replay(
+    path: Path | None,
+    *,
+    follow: bool = False,
+    tools: tuple[Literal["claude", "codex"], ...] = (),
+    since: str | None = None,
+) -> ReplayInputs:
+    """What `agent-tui replay` reads: our logs for PATH and/or the users' own Claude Code / Codex
+    sessions (`tools`, newest first, changed within `since`). Foreign logs are converted by the
+    importers (see `agent_tui.importers.materialize`); use the result as a context manager, so a
+    follower converting appended lines runs while the replay does.
+
+    Raises:
+        ReplaySourceError: nothing to replay, with the reason.
+    """
+    from agent_tui.importers import ImportInputError, replay_inputs
+    from agent_tui.importers.locations import TOOL_NAMES, default_dir, parse_since, recent_sessions
+
+    if since is not None and not tools:
+        raise ReplaySourceError("--since goes with --claude or --codex")
+    try:
+        window = parse_since(since) if since is not None else None
+    except ValueError as error:
+        raise ReplaySourceError(str(error)) from None
+    paths: list[Path] = []
+    if path is not None:
+        if path.is_dir() and not any(path.rglob("*.jsonl")):
+            log_files(path)  # raises the usual "no session logs" error
+        paths.append(path)
+    for tool in tools:
+        try:
+            found = recent_sessions(tool, window)
+        except FileNotFoundError:
+            raise ReplaySourceError(
+                f"{default_dir(tool)}: no such directory (is {TOOL_NAMES[tool]} installed here?)"
+            ) from None
+        if not found:
+            within = f" changed in the last {since}" if since else ""
+            raise ReplaySourceError(f"{default_dir(tool)}: no {TOOL_NAMES[tool]} sessions{within}")
+        paths += found
+    if not paths:
+        raise ReplaySourceError("give a PATH to replay, or --claude / --codex for your own sessions")
+    try:
+        return replay_inputs(paths, follow=follow)
+    except ImportInputError as error:
+        raise ReplaySourceError(str(error)) from None

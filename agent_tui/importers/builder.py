@@ -1,0 +1,378 @@
+"""One imported session being written as our events: sequences, ids, timestamps, turn chains.
+
+The importers decide what a source record means; a `SessionBuilder` turns that into events that
+obey the log's rules whatever the source did. Invariants:
+
+- `session.created` is sequence 1; sequences rise by one; event ids are `evt_<hash>_<sequence>`;
+- a timestamp never goes back within a session: an earlier (or missing) source time is clamped
+  to the last one written, so the replay's time order keeps each session's sequence order;
+- `session.created` waits for the first prompt (its first line becomes the title); what came
+  before it is held and written right after it, as session-level `source.record`s;
+- a turn is `turn.started, user.message, …, turn.completed`, closed exactly once
+  (`close_turn`): every tool call still open is answered first with `tool.failed{cancelled}`;
+  a `final` stop needs model text, so a turn without any ends `error/unknown` instead;
+- a tool call is requested once per turn, started at most once (just before its result when the
+  source shows nothing earlier), answered exactly once; a recorded denial is the pair
+  `permission.requested` → `permission.resolved{deny, user}` and then `tool.failed{permission_denied}`;
+- a `source.record` outside any turn has turnId null (a session-level record).
+
+Events are appended to the `out` list the builder was given; the importer hands them on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agent_tui.events import Event
+from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
+
+_new_event = object.__new__
+
+PREVIEW_CHARS = 80
+ARGS_PREVIEW_CHARS = 200
+NO_RESULT = "no result for this call was recorded in the source log"
+
+# What an argsPreview shows first, when the arguments have one of these keys.
+_PREVIEW_KEYS = ("command", "cmd", "pattern", "query", "url", "file_path", "path", "description", "input")
+
+
+def args_preview(args: dict[str, Any]) -> str:
+    """A short text of a call's arguments: its most telling field, else the compact JSON."""
+    for key in _PREVIEW_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            text = value
+            break
+        if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
+            text = " ".join(value)
+            break
+    else:
+        text = orjson.dumps(args).decode()
+    text = " ".join(text.split())
+    return text if len(text) <= ARGS_PREVIEW_CHARS else text[: ARGS_PREVIEW_CHARS - 1] + "…"
+
+
+def first_line(text: str, limit: int = PREVIEW_CHARS) -> str:
+    return text.strip()[:limit]
+
+
+@dataclass(slots=True)
+class _Call:
+    tool: str
+    args: dict[str, Any]
+    started: bool = False
+    answered: bool = False
+
+
+@dataclass(slots=True)
+class _Turn:
+    turn_id: str
+    deltas: int = 0
+    calls: dict[str, _Call] = field(default_factory=dict)
+    interrupted: bool = False
+    provider_error: bool = False
+    # usage per model call (a source may repeat a call's usage on several lines: the last wins)
+    usage: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ImportCounts:
+    """What an import read and wrote, for summaries and for tests that compare with the source."""
+
+    prompts: int = 0
+    tool_calls: int = 0
+    tool_results: int = 0
+    source_records: int = 0
+    events: int = 0
+
+    def add(self, other: ImportCounts) -> None:
+        self.prompts += other.prompts
+        self.tool_calls += other.tool_calls
+        self.tool_results += other.tool_results
+        self.source_records += other.source_records
+        self.events += other.events
+
+
+class SessionBuilder:
+    """The events of one imported session (see the module docstring for the rules it keeps).
+
+    Args:
+        session_id: our session id (from `ids.session_id_for`).
+        fmt: the source format's name, as `source.record` carries it (`claude-code`, `codex`).
+        out: where events are appended.
+        counts: the import's tally, shared by the sessions of one importer.
+    """
+
+    def __init__(self, session_id: str, fmt: str, out: list[Event], counts: ImportCounts) -> None:
+        self.session_id = session_id
+        self.format = fmt
+        self.out = out
+        self.counts = counts
+        self.sequence = 0
+        self.last_ts = ""
+        self._prefix = event_id_prefix(session_id)
+        self.header: dict[str, Any] | None = None  # session.created's payload, once known
+        self.title: str | None = None  # a title the source gave (before session.created)
+        self.created = False
+        self._held: list[tuple[str, str, dict[str, Any]]] = []
+        self.turn: _Turn | None = None
+        self.turns = 0
+
+    # -- writing -------------------------------------------------------------------------------
+    def _emit(self, kind: str, payload: dict[str, Any], ts: str, turn_id: str | None) -> Event:
+        if ts < self.last_ts:
+            ts = self.last_ts
+        self.last_ts = ts
+        self.sequence = sequence = self.sequence + 1
+        event = _new_event(Event)
+        event.id = self._prefix + str(sequence)
+        event.session_id = self.session_id
+        event.turn_id = turn_id
+        event.sequence = sequence
+        event.ts = ts
+        event.type = kind
+        event.payload = payload
+        self.out.append(event)
+        self.counts.events += 1
+        return event
+
+    def _in_turn(self, kind: str, payload: dict[str, Any], ts: str) -> None:
+        turn = self.turn
+        assert turn is not None
+        self._emit(kind, payload, ts, turn.turn_id)
+
+    # -- the session ---------------------------------------------------------------------------
+    def describe(self, cwd: str, client: str, **optional: Any) -> None:
+        """What `session.created` will say (`parentSessionId`, `agentName`, `title`, `model`, …)."""
+        header: dict[str, Any] = {"cwd": cwd, "client": client}
+        for key in ("parentSessionId", "agentName", "title", "provider", "model"):
+            value = optional.get(key)
+            if value:
+                header[key] = value
+        self.header = header
+
+    def create(self, ts: str, title: str | None = None) -> None:
+        """Write `session.created` (once), then the records held until now."""
+        if self.created:
+            return
+        header = dict(self.header or {"cwd": "", "client": self.format})
+        title = self.title or title
+        if title and "title" not in header:
+            header["title"] = title
+        ordered: dict[str, Any] = {
+            key: header[key]
+            for key in ("cwd", "client", "parentSessionId", "agentName", "title", "provider", "model")
+            if key in header
+        }
+        self.created = True
+        stamps = [stamp for stamp in (ts, *(held[0] for held in self._held)) if stamp]
+        self._emit("session.created", ordered, min(stamps) if stamps else EPOCH_TS, None)
+        held, self._held = self._held, []
+        for record_ts, record_type, data in held:
+            self.record(record_ts, record_type, data)
+
+    def finish(self) -> None:
+        """End of the source: create the session if only held records came, close the open turn."""
+        if not self.created and (self._held or self.header is not None):
+            self.create("")
+        if self.turn is not None:
+            self.close_turn(self.last_ts)
+
+    # -- turns ---------------------------------------------------------------------------------
+    def start_turn(self, turn_id: str, ts: str, prompt: str) -> None:
+        """A prompt: close the open turn (the source moved on), then `turn.started, user.message`."""
+        if not self.created:
+            self.create(ts, first_line(prompt, 60) or None)
+        if self.turn is not None:
+            self.close_turn(ts)
+        self.turn = _Turn(turn_id)
+        self.turns += 1
+        self.counts.prompts += 1
+        self._in_turn("turn.started", {"promptPreview": prompt[:PREVIEW_CHARS]}, ts)
+        self._in_turn("user.message", {"content": prompt}, ts)
+
+    def steer(self, ts: str, text: str) -> None:
+        """Input the source took into the running turn (not a new prompt)."""
+        self.counts.prompts += 1
+        self._in_turn("user.message", {"content": text, "steered": True}, ts)
+
+    def ensure_turn(self, turn_id: str, ts: str) -> bool:
+        """Open a turn with an empty prompt when model output comes with no prompt before it.
+
+        Returns True when it had to (the caller reports it)."""
+        if self.turn is not None:
+            return False
+        self.start_turn(turn_id, ts, "")
+        self.counts.prompts -= 1  # not a prompt of the source
+        return True
+
+    def mark_interrupted(self) -> None:
+        if self.turn is not None:
+            self.turn.interrupted = True
+
+    def mark_provider_error(self) -> None:
+        if self.turn is not None:
+            self.turn.provider_error = True
+
+    def add_usage(self, call_key: str, prompt: int, completion: int, cached: int) -> None:
+        if self.turn is not None:
+            self.turn.usage[call_key] = (prompt, completion, cached)
+
+    def close_turn(
+        self,
+        ts: str,
+        stop: str | None = None,
+        error_code: str | None = None,
+        usage: tuple[int, int, int] | None = None,
+    ) -> None:
+        """`turn.completed`, after answering every open call. Without `stop`, it is read off the
+        turn: interrupted → cancelled; a provider error → error; calls left open → error/unknown
+        (the source was cut off); model text → final; nothing → error/unknown."""
+        turn = self.turn
+        if turn is None:
+            return
+        left_open = [call_id for call_id, call in turn.calls.items() if not call.answered]
+        for call_id in left_open:
+            self.fail_call(ts, call_id, "cancelled", NO_RESULT)
+        if stop is None:
+            if turn.interrupted:
+                stop = "cancelled"
+            elif turn.provider_error:
+                stop, error_code = "error", "provider_failure"
+            elif left_open or turn.deltas == 0:
+                stop, error_code = "error", "unknown"
+            else:
+                stop = "final"
+        if stop == "final" and turn.deltas == 0:
+            stop, error_code = "error", "unknown"
+        payload: dict[str, Any] = {"stopReason": stop}
+        if stop == "error":
+            payload["errorCode"] = error_code or "unknown"
+        if usage is None and turn.usage:
+            prompt = completion = cached = 0
+            for call_prompt, call_completion, call_cached in turn.usage.values():
+                prompt += call_prompt
+                completion += call_completion
+                cached += call_cached
+            usage = (prompt, completion, cached)
+        if usage is not None:
+            payload["usage"] = {
+                "promptTokens": usage[0],
+                "completionTokens": usage[1],
+                "cachedTokens": usage[2],
+            }
+        self._in_turn("turn.completed", payload, ts)
+        self.turn = None
+
+    # -- what happens inside a turn ------------------------------------------------------------
+    def delta(self, ts: str, text: str) -> None:
+        turn = self.turn
+        assert turn is not None
+        turn.deltas += 1
+        self._emit("model.delta", {"text": text}, ts, turn.turn_id)
+
+    def has_call(self, call_id: str) -> bool:
+        return self.turn is not None and call_id in self.turn.calls
+
+    def call_tool(self, call_id: str) -> str:
+        assert self.turn is not None
+        return self.turn.calls[call_id].tool
+
+    def call_open(self, call_id: str) -> bool:
+        call = self.turn.calls.get(call_id) if self.turn is not None else None
+        return call is not None and not call.answered
+
+    def request_call(self, ts: str, call_id: str, tool: str, args: dict[str, Any]) -> None:
+        turn = self.turn
+        assert turn is not None
+        turn.calls[call_id] = _Call(tool, args)
+        self.counts.tool_calls += 1
+        self._emit(
+            "model.tool_call_requested",
+            {"toolCallId": call_id, "tool": tool, "args": args},
+            ts,
+            turn.turn_id,
+        )
+
+    def start_call(self, ts: str, call_id: str) -> None:
+        """`tool.started` for an open call not started yet (no-op otherwise)."""
+        turn = self.turn
+        call = turn.calls.get(call_id) if turn is not None else None
+        if call is None or call.started or call.answered:
+            return
+        call.started = True
+        payload = {"toolCallId": call_id, "tool": call.tool, "argsPreview": args_preview(call.args)}
+        self._in_turn("tool.started", payload, ts)
+
+    def complete_call(self, ts: str, call_id: str, result: str, exit_code: int | None = None) -> None:
+        self.start_call(ts, call_id)
+        call = self._answer(call_id)
+        payload: dict[str, Any] = {"toolCallId": call_id, "tool": call.tool, "result": result}
+        if exit_code is not None:
+            payload["exitCode"] = exit_code
+        payload["truncated"] = False
+        self._in_turn("tool.completed", payload, ts)
+
+    def fail_call(self, ts: str, call_id: str, code: str, message: str) -> None:
+        call = self._answer(call_id)
+        payload = {"toolCallId": call_id, "tool": call.tool, "errorCode": code, "message": message}
+        self._in_turn("tool.failed", payload, ts)
+
+    def deny_call(self, ts: str, call_id: str, risk: str, message: str, actor: str = "user") -> None:
+        """A denial the source recorded: the permission pair, then `tool.failed{permission_denied}`."""
+        turn = self.turn
+        assert turn is not None
+        call = turn.calls[call_id]
+        request_id = "perm_" + call_id
+        self._in_turn(
+            "permission.requested",
+            {
+                "requestId": request_id,
+                "toolCallId": call_id,
+                "tool": call.tool,
+                "risk": risk,
+                "argsPreview": args_preview(call.args),
+            },
+            ts,
+        )
+        self._in_turn(
+            "permission.resolved",
+            {"requestId": request_id, "toolCallId": call_id, "decision": "deny", "actor": actor},
+            ts,
+        )
+        self.fail_call(ts, call_id, "permission_denied", message)
+
+    def _answer(self, call_id: str) -> _Call:
+        assert self.turn is not None
+        call = self.turn.calls[call_id]
+        call.answered = True
+        self.counts.tool_results += 1
+        return call
+
+    def compacted(self, ts: str, before: int, after: int, summary: str) -> None:
+        turn = self.turn
+        assert turn is not None
+        payload = {"step": 0, "beforeTokens": before, "afterTokens": after, "summary": summary}
+        self._emit("context.compacted", payload, ts, turn.turn_id)
+
+    def delivered(self, ts: str, child_session_id: str, agent_name: str, failed: bool, text: str) -> None:
+        payload = {
+            "childSessionId": child_session_id,
+            "agentName": agent_name,
+            "status": "failed" if failed else "completed",
+            "text": text,
+        }
+        self._in_turn("subagent.delivered", payload, ts)
+
+    # -- what our vocabulary cannot say --------------------------------------------------------
+    def record(self, ts: str, record_type: str, data: dict[str, Any]) -> None:
+        """A `source.record` (in the open turn, else session-level); held until the session exists."""
+        if not self.created:
+            self._held.append((ts, record_type, data))
+            return
+        self.counts.source_records += 1
+        payload = {"format": self.format, "recordType": record_type, "data": data}
+        self._emit("source.record", payload, ts, self.turn.turn_id if self.turn is not None else None)

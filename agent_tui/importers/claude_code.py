@@ -1,0 +1,469 @@
+"""Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`) → our events.
+
+A pure, incremental converter: `feed(line_number, raw_line)` returns the events that line makes
+(of any of the sessions the file holds), `finish()` what the end of the file makes. Feeding the
+same lines gives the same events, so follow mode can feed appended lines as they come.
+
+How records map (every line is used, or kept as a `source.record` with its original type):
+- a user line that is a prompt (text, not a tool result, not meta, not a slash command or its
+  output) starts a turn; `[Request interrupted by user…]` ends the turn `cancelled`;
+- assistant `text` blocks → `model.delta`; `tool_use` → `model.tool_call_requested`; the
+  matching `tool_result` → `tool.started` + `tool.completed`, or `tool.failed` when `is_error`
+  (a rejection by the user is the recorded denial: `permission.requested/resolved{deny}` and
+  `tool.failed{permission_denied}`); a `progress` line for a call starts it earlier;
+- usage is summed per model call (message id) into `turn.completed`;
+- sub-agents: sidechain lines (`isSidechain`, in this file, or in `agent-<id>.jsonl` files of
+  newer versions) are child sessions `sess_<session>_agent-<id>` (or `_side-<root uuid>` for
+  old inline sidechains) with `parentSessionId` and the `Task`/`Agent` call's `subagent_type`
+  as `agentName`; the call's result is `subagent.delivered` in the parent, then its tool result;
+- `system` `compact_boundary` plus the summary line after it → `context.compacted`;
+- `thinking` blocks, `system` notes, `summary`, `file-history-snapshot`, `progress`, … →
+  `source.record` (thinking as recordType `thinking`);
+- a record type this module does not know → `source.record` and the warning
+  `FILE:LINE: unsupported Claude Code record 'xyz' (kept as source-specific)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from agent_tui.events import Event
+from agent_tui.importers.builder import ImportCounts, SessionBuilder
+from agent_tui.importers.ids import normalize_ts, safe_part, session_id_for
+
+FORMAT = "claude-code"
+CLIENT = "claude-code"
+TASK_TOOLS = frozenset({"Task", "Agent"})
+KNOWN_RECORDS = frozenset(
+    {
+        "summary",
+        "ai-title",
+        "custom-title",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+        "agent-setting",
+        "agent-name",
+        "pr-link",
+        "last-prompt",
+        "tag",
+        "mode",
+    }
+)
+TITLE_RECORDS = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
+_COMMAND_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-memory-input>",
+)
+_INTERRUPTED = "[Request interrupted by user"
+_USER_REJECTED = ("doesn't want to proceed", "doesn't want to take this action", "User rejected")
+_RISK = {
+    "Read": "read",
+    "Glob": "read",
+    "Grep": "read",
+    "LS": "read",
+    "NotebookRead": "read",
+    "TodoWrite": "read",
+    "Edit": "write",
+    "MultiEdit": "write",
+    "Write": "write",
+    "NotebookEdit": "write",
+    "WebFetch": "network",
+    "WebSearch": "network",
+}
+
+
+def risk_for(tool: str) -> str:
+    """The risk our schema needs for a denial: by the tool's kind (shell and unknown: execute)."""
+    return _RISK.get(tool, "execute")
+
+
+def block_text(content: Any) -> str:
+    """A message's or tool result's text: a string, or its text blocks joined (images noted)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return "" if content is None else orjson.dumps(content).decode()
+    parts = []
+    for block in content:
+        if isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif kind in ("image", "document"):
+                parts.append(f"[{kind}]")
+        elif isinstance(block, str):
+            parts.append(block)
+    return "\n".join(parts)
+
+
+class ClaudeCodeImporter:
+    """Converts the lines of one Claude Code log file.
+
+    Args:
+        label: how warnings name the file (`FILE` in `FILE:LINE: …`).
+        agent_hints: agent id → (agent type, description), from `agent-<id>.meta.json` files, for
+            sub-agent logs whose `Task` call is in another file.
+    """
+
+    format = FORMAT
+
+    def __init__(self, label: str, agent_hints: dict[str, tuple[str, str]] | None = None) -> None:
+        self.label = label
+        self.agent_hints = agent_hints or {}
+        self.out: list[Event] = []
+        self.warnings: list[str] = []
+        self.counts = ImportCounts()
+        self.sessions: dict[str, SessionBuilder] = {}
+        self._current: SessionBuilder | None = None  # the main session of the latest line
+        self._early: list[tuple[str, str, dict[str, Any], str | None]] = []  # before any session
+        self._side_roots: dict[str, str] = {}  # sidechain uuid → its child key
+        self._tasks: dict[
+            str, tuple[str, str, str, str]
+        ] = {}  # call id → (parent, type, description, prompt)
+        self._task_child: dict[str, str] = {}  # call id → child session id
+        self._compaction: tuple[SessionBuilder, str, dict[str, Any]] | None = None
+
+    # -- the interface -------------------------------------------------------------------------
+    def feed(self, line_number: int, raw: bytes | str) -> list[Event]:
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            self._warn(line_number, "not valid JSON (kept as source-specific)")
+            data = {
+                "type": "invalid-json",
+                "line": raw.decode(errors="replace") if isinstance(raw, bytes) else raw,
+            }
+        if type(data) is not dict:
+            self._warn(line_number, "not a JSON object (kept as source-specific)")
+            data = {"type": "not-an-object", "value": data}
+        self._line(line_number, data)
+        return self._take()
+
+    def finish(self) -> list[Event]:
+        self._flush_compaction()
+        if self._early:
+            target = self._current or next(iter(self.sessions.values()), None)
+            if target is None:
+                types = ", ".join(sorted({repr(record_type) for _, record_type, _, _ in self._early}))
+                self.warnings.append(
+                    f"{self.label}: no conversation in this log (only {types} records); nothing imported"
+                )
+            else:
+                early, self._early = self._early, []
+                for ts, record_type, record, _title in early:
+                    target.record(ts, record_type, record)
+        for builder in self.sessions.values():
+            builder.finish()
+        return self._take()
+
+    def _take(self) -> list[Event]:
+        events = self.out[:]
+        self.out.clear()
+        return events
+
+    def _warn(self, line_number: int, message: str) -> None:
+        self.warnings.append(f"{self.label}:{line_number}: {message}")
+
+    # -- routing -------------------------------------------------------------------------------
+    def _line(self, n: int, data: dict[str, Any]) -> None:
+        kind = data.get("type")
+        ts = normalize_ts(data.get("timestamp")) or ""
+        if self._compaction is not None and not data.get("isCompactSummary"):
+            self._flush_compaction()
+        builder = self._route(data)
+        if kind == "assistant" and builder is not None:
+            self._assistant(n, builder, ts, data)
+        elif kind == "user" and builder is not None:
+            self._user(n, builder, ts, data)
+        elif kind == "system" and builder is not None:
+            self._system(builder, ts, data)
+        else:
+            known = kind in KNOWN_RECORDS or kind in ("user", "assistant", "system")
+            if not known:
+                self._warn(n, f"unsupported Claude Code record {kind!r} (kept as source-specific)")
+            record_type = kind if isinstance(kind, str) else "unknown"
+            title_key = TITLE_RECORDS.get(record_type)
+            title = data.get(title_key) if title_key else None
+            if builder is None:
+                self._early.append((ts, record_type, data, title if isinstance(title, str) else None))
+                return
+            if isinstance(title, str) and not builder.created:
+                builder.title = title[:80]
+            if kind == "progress":
+                self._progress(builder, ts, data)
+            builder.record(ts, record_type, data)
+
+    def _route(self, data: dict[str, Any]) -> SessionBuilder | None:
+        """The session a line belongs to, created when new (None before any session is known)."""
+        source_session = data.get("sessionId")
+        if not isinstance(source_session, str) or not source_session:
+            return self._current
+        main_id = session_id_for(source_session)
+        if data.get("isSidechain"):
+            key = self._sidechain_key(data)
+            session_id = session_id_for(source_session, key)
+            builder = self.sessions.get(session_id)
+            if builder is None:
+                builder = self._new_session(session_id, data)
+                agent_type, description = self.agent_hints.get(key.removeprefix("agent-"), ("", ""))
+                builder.describe(
+                    str(data.get("cwd") or ""),
+                    CLIENT,
+                    parentSessionId=main_id,
+                    agentName=agent_type or "subagent",
+                    title=description,
+                )
+            return builder
+        builder = self.sessions.get(main_id)
+        if builder is None:
+            builder = self._new_session(main_id, data)
+            builder.describe(str(data.get("cwd") or ""), CLIENT)
+        self._current = builder
+        return builder
+
+    def _new_session(self, session_id: str, data: dict[str, Any]) -> SessionBuilder:
+        builder = SessionBuilder(session_id, FORMAT, self.out, self.counts)
+        self.sessions[session_id] = builder
+        if self._early and not data.get("isSidechain"):
+            early, self._early = self._early, []
+            for ts, record_type, record, title in early:
+                if title and builder.title is None:
+                    builder.title = title[:80]
+                builder.record(ts, record_type, record)
+        return builder
+
+    def _sidechain_key(self, data: dict[str, Any]) -> str:
+        agent = data.get("agentId")
+        uuid = data.get("uuid")
+        if isinstance(agent, str) and agent:
+            key = "agent-" + safe_part(agent)
+        else:
+            parent = data.get("parentUuid")
+            root = self._side_roots.get(parent) if isinstance(parent, str) else None
+            key = root if root is not None else "side-" + safe_part(str(uuid or "root"))
+        if isinstance(uuid, str):
+            self._side_roots[uuid] = key
+        return key
+
+    # -- assistant lines -----------------------------------------------------------------------
+    def _assistant(self, n: int, builder: SessionBuilder, ts: str, data: dict[str, Any]) -> None:
+        message = data.get("message")
+        if not isinstance(message, dict):
+            message = {}
+        if data.get("isApiErrorMessage"):
+            builder.record(ts, "assistant.api_error", data)
+            builder.mark_provider_error()
+            return
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        elif not isinstance(content, list):
+            content = []
+        turn_key = "turn_" + safe_part(str(data.get("uuid") or f"line-{n}"))
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "text":
+                text = block.get("text")
+                if isinstance(text, str) and text:
+                    self._ensure_turn(n, builder, turn_key, ts)
+                    builder.delta(ts, text)
+            elif kind == "tool_use":
+                self._ensure_turn(n, builder, turn_key, ts)
+                self._tool_use(builder, ts, block)
+            elif kind in ("thinking", "redacted_thinking"):
+                builder.record(ts, kind, block)
+            elif kind in ("server_tool_use", "web_search_tool_result", "mcp_tool_use", "mcp_tool_result"):
+                builder.record(ts, "assistant." + kind, block)
+            else:
+                self._warn(n, f"unsupported Claude Code content block {kind!r} (kept as source-specific)")
+                builder.record(
+                    ts, f"assistant.{kind}", block if isinstance(block, dict) else {"value": block}
+                )
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            prompt = sum(int(usage.get(key) or 0) for key in ("input_tokens", "cache_creation_input_tokens"))
+            cached = int(usage.get("cache_read_input_tokens") or 0)
+            key = str(message.get("id") or data.get("uuid") or n)
+            builder.add_usage(key, prompt + cached, int(usage.get("output_tokens") or 0), cached)
+
+    def _ensure_turn(self, n: int, builder: SessionBuilder, turn_key: str, ts: str) -> None:
+        if builder.ensure_turn(turn_key, ts):
+            self._warn(n, "assistant output with no prompt before it (its turn has an empty prompt)")
+
+    def _tool_use(self, builder: SessionBuilder, ts: str, block: dict[str, Any]) -> None:
+        call_id = str(block.get("id") or "")
+        tool = str(block.get("name") or "tool")
+        args = block.get("input")
+        if not isinstance(args, dict):
+            args = {"input": args}
+        if not call_id or builder.has_call(call_id):
+            builder.record(ts, "assistant.tool_use", block)  # a repeated block: kept, not requested twice
+            return
+        builder.request_call(ts, call_id, tool, args)
+        if tool in TASK_TOOLS:
+            self._tasks[call_id] = (
+                builder.session_id,
+                str(args.get("subagent_type") or "subagent"),
+                str(args.get("description") or ""),
+                str(args.get("prompt") or ""),
+            )
+
+    def _progress(self, builder: SessionBuilder, ts: str, data: dict[str, Any]) -> None:
+        for key in ("parentToolUseID", "toolUseID"):
+            call_id = data.get(key)
+            if isinstance(call_id, str) and builder.call_open(call_id):
+                builder.start_call(ts, call_id)
+                return
+
+    # -- user lines ----------------------------------------------------------------------------
+    def _user(self, n: int, builder: SessionBuilder, ts: str, data: dict[str, Any]) -> None:
+        message = data.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if data.get("isCompactSummary"):
+            self._compact_summary(builder, ts, data, block_text(content))
+            return
+        if data.get("isMeta"):
+            builder.record(ts, "user.meta", data)
+            return
+        if isinstance(content, list) and any(
+            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+        ):
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_result":
+                    self._tool_result(n, builder, ts, block, data)
+                elif block_text([block]).startswith(_INTERRUPTED):
+                    builder.mark_interrupted()
+                else:
+                    builder.record(ts, "user.content", block)
+            return
+        text = block_text(content)
+        stripped = text.lstrip()
+        if stripped.startswith(_INTERRUPTED):
+            builder.mark_interrupted()
+            builder.close_turn(ts)
+        elif stripped.startswith(_COMMAND_PREFIXES):
+            builder.record(ts, "user.command", data)
+        else:
+            if not builder.created and builder.header and "parentSessionId" in builder.header:
+                self._bind_child(builder, ts, text)
+            builder.start_turn("turn_" + safe_part(str(data.get("uuid") or f"line-{n}")), ts, text)
+
+    def _bind_child(self, child: SessionBuilder, ts: str, prompt: str) -> None:
+        """A sub-agent's first prompt: find the parent's Task call with that prompt (inline logs)."""
+        for call_id, (parent_id, agent_type, description, task_prompt) in self._tasks.items():
+            if task_prompt == prompt and call_id not in self._task_child:
+                self._task_child[call_id] = child.session_id
+                assert child.header is not None
+                child.header["agentName"] = agent_type
+                if description:
+                    child.header["title"] = description
+                parent = self.sessions.get(parent_id)
+                if parent is not None and parent.call_open(call_id):
+                    parent.start_call(ts, call_id)
+                return
+
+    def _tool_result(
+        self, n: int, builder: SessionBuilder, ts: str, block: dict[str, Any], data: dict[str, Any]
+    ) -> None:
+        call_id = str(block.get("tool_use_id") or "")
+        text = block_text(block.get("content"))
+        if not builder.call_open(call_id):
+            self._warn(
+                n, f"tool result for a call this log did not request ({call_id}) (kept as source-specific)"
+            )
+            builder.record(ts, "user.tool_result", block)
+            return
+        tool = builder.call_tool(call_id)
+        if tool in TASK_TOOLS:
+            self._deliver(builder, ts, call_id, data, text, bool(block.get("is_error")))
+        if not block.get("is_error"):
+            builder.complete_call(ts, call_id, text)
+        elif any(marker in text for marker in _USER_REJECTED):
+            builder.deny_call(ts, call_id, risk_for(tool), text)
+        elif text.startswith("Permission to use") and "denied" in text:
+            builder.deny_call(ts, call_id, risk_for(tool), text, actor="policy")
+        elif text.startswith(_INTERRUPTED):
+            builder.mark_interrupted()
+            builder.fail_call(ts, call_id, "cancelled", text)
+        else:
+            builder.fail_call(ts, call_id, "unknown", text)
+
+    def _deliver(
+        self, parent: SessionBuilder, ts: str, call_id: str, data: dict[str, Any], text: str, failed: bool
+    ) -> None:
+        """A Task/Agent call's result: the child's delivery to its parent (and the child's end)."""
+        task = self._tasks.pop(call_id, None)
+        agent_type = task[1] if task is not None else "subagent"
+        child_id = self._task_child.pop(call_id, None)
+        result = data.get("toolUseResult")
+        agent = result.get("agentId") if isinstance(result, dict) else None
+        agent = agent or data.get("agentId")
+        if isinstance(agent, str) and agent:
+            source_session = str(data.get("sessionId") or "")
+            child_id = session_id_for(source_session, "agent-" + safe_part(agent))
+        if child_id is None:
+            return
+        child = self.sessions.get(child_id)
+        if child is not None and child.turn is not None:
+            child.close_turn(ts)
+        parent.delivered(ts, child_id, agent_type, failed, text)
+
+    # -- system lines and compaction -----------------------------------------------------------
+    def _system(self, builder: SessionBuilder, ts: str, data: dict[str, Any]) -> None:
+        subtype = data.get("subtype")
+        if subtype == "compact_boundary":
+            self._flush_compaction()
+            self._compaction = (builder, ts, data)
+            return
+        builder.record(ts, f"system.{subtype}" if isinstance(subtype, str) else "system", data)
+
+    def _compact_summary(self, builder: SessionBuilder, ts: str, data: dict[str, Any], summary: str) -> None:
+        pending, self._compaction = self._compaction, None
+        if pending is None or pending[0] is not builder:
+            if pending is not None:
+                self._compaction = pending
+                self._flush_compaction()
+            builder.record(ts, "user.compact_summary", data)
+            return
+        self._compacted(builder, pending[1], pending[2], summary, data)
+
+    def _flush_compaction(self) -> None:
+        pending, self._compaction = self._compaction, None
+        if pending is not None:
+            self._compacted(pending[0], pending[1], pending[2], "", None)
+
+    def _compacted(
+        self,
+        builder: SessionBuilder,
+        ts: str,
+        boundary: dict[str, Any],
+        summary: str,
+        summary_line: dict[str, Any] | None,
+    ) -> None:
+        meta = boundary.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        before = meta.get("preTokens")
+        after = meta.get("postTokens")
+        if builder.turn is None:  # compaction outside any turn: kept as it came
+            builder.record(ts, "system.compact_boundary", boundary)
+            if summary_line is not None:
+                builder.record(ts, "user.compact_summary", summary_line)
+            return
+        builder.compacted(
+            ts,
+            before if type(before) is int else 0,
+            after if type(after) is int else 0,
+            summary,
+        )

@@ -1,0 +1,531 @@
+"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) → our events.
+
+A pure, incremental converter like the Claude Code one: `feed(line_number, raw_line)`, then
+`finish()`. Two shapes of line are read:
+- the current one, `{"timestamp", "type": session_meta|turn_context|response_item|event_msg|
+  compacted, "payload"}`;
+- the first releases' one: a header `{"id", "timestamp", …}`, then bare response items (no
+  timestamps: every event gets the header's time) and `{"record_type": "state"}` lines.
+
+How records map:
+- `session_meta` → `session.created` (`client: codex`, the provider; a spawned agent's
+  `source.subagent.thread_spawn` gives `parentSessionId` and its role as `agentName`); the
+  record itself is also kept as a `source.record`;
+- the user's prompt (`event_msg user_message`, or a user `message` item) starts a turn; the two
+  copies Codex writes of each prompt, answer and reasoning summary are matched and used once;
+  input taken while a turn runs (after `task_started`) is steered input;
+- assistant `message` items → `model.delta`; `function_call` / `custom_tool_call` /
+  `local_shell_call` → requested, and their `*_output` → started + completed (an exit code read
+  from the output), or the recorded denial (`rejected by user`) → the permission pair and
+  `tool.failed{permission_denied}`; `web_search_call` → a call answered at once;
+- `task_complete` / `turn_aborted` end the turn (`final` / `cancelled`); else the next prompt or
+  the end of the file does; usage is the growth of `token_count` totals over the turn;
+- `compacted` → `context.compacted`; `spawn_agent` results and `wait` results name children and
+  their final messages → `subagent.delivered`;
+- in a spawned agent's rollout, records older than its `session_meta` are history inherited from
+  its parent: kept as `source.record`s (`inherited.<type>`), not replayed as its own turns;
+- reasoning, turn contexts, snapshots, … → `source.record`; a type this module does not know →
+  kept, with `FILE:LINE: unsupported Codex record 'xyz' (kept as source-specific)`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from agent_tui.events import Event
+from agent_tui.importers.builder import ImportCounts, SessionBuilder
+from agent_tui.importers.ids import EPOCH_TS, normalize_ts, safe_part, session_id_for
+
+FORMAT = "codex"
+CLIENT = "codex"
+RESPONSE_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "ghost_snapshot",
+        "compaction",
+        "context_compaction",
+        "tool_search_call",
+        "tool_search_output",
+        "image_generation_call",
+    }
+)
+KEPT_EVENTS = frozenset(
+    {
+        "token_count",
+        "context_compacted",
+        "entered_review_mode",
+        "exited_review_mode",
+        "undo_completed",
+        "thread_rolled_back",
+        "thread_goal_updated",
+        "item_completed",
+        "patch_apply_end",
+        "mcp_tool_call_end",
+        "web_search_end",
+        "image_generation_end",
+        "exec_command_end",
+        "view_image_tool_call",
+        "collab_agent_spawn_end",
+        "collab_agent_interaction_end",
+        "collab_waiting_end",
+        "collab_close_end",
+        "collab_resume_end",
+        "collab_tool_call",
+        "dynamic_tool_call_request",
+        "dynamic_tool_call_response",
+        "guardian_assessment",
+        "sub_agent_activity",
+        "plan_update",
+        "warning",
+        "error",
+        "agent_reasoning_raw_content",
+    }
+)
+_CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md",
+    "<permissions",
+    "<INSTRUCTIONS>",
+)
+_EXIT_CODE = re.compile(r"^(?:Exit code|Process exited with code):? (-?\d+)", re.MULTILINE)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_RISK = {"apply_patch": "write", "shell": "execute", "exec_command": "execute", "local_shell": "execute"}
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content items (`input_text`, `output_text`, …; images noted)."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for item in content if isinstance(content, list) else ():
+        if isinstance(item, dict):
+            text = item.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+            elif str(item.get("type", "")).endswith("image"):
+                parts.append("[image]")
+    return "\n".join(parts)
+
+
+def output_text(output: Any) -> tuple[str, int | None, bool]:
+    """A tool output as (text, exit code if recorded, failed flag)."""
+    failed = False
+    if isinstance(output, dict):  # {content, success} in some releases
+        failed = output.get("success") is False
+        output = output.get("content", output.get("output", ""))
+    text = content_text(output) if not isinstance(output, str) else output
+    exit_code = None
+    if text.startswith("{") and '"output"' in text:  # {"output": …, "metadata": {"exit_code": …}}
+        try:
+            decoded = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            decoded = None
+        if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+            metadata = decoded.get("metadata")
+            code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+            return decoded["output"], code if type(code) is int else None, failed
+    match = _EXIT_CODE.search(text, 0, 300)
+    if match:
+        exit_code = int(match.group(1))
+    return text, exit_code, failed
+
+
+class CodexImporter:
+    """Converts the lines of one Codex rollout file.
+
+    Args:
+        label: how warnings name the file (`FILE` in `FILE:LINE: …`).
+    """
+
+    format = FORMAT
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.out: list[Event] = []
+        self.warnings: list[str] = []
+        self.counts = ImportCounts()
+        self.builder: SessionBuilder | None = None
+        self._early: list[tuple[str, str, dict[str, Any]]] = []
+        self._meta_ts = ""
+        self._inherits = False  # a spawned agent: older records are its parent's history
+        self._explicit_turns = False  # the rollout marks turn starts (task_started)
+        self._next_turn_id: str | None = None
+        # Codex writes each prompt, answer and reasoning summary twice (an item and an event):
+        # texts seen from one side wait here for their copy from the other.
+        self._copies: dict[str, list[str]] = {}
+        self._total: tuple[int, int, int] | None = None  # token_count totals (input, output, cached)
+        self._turn_base: tuple[int, int, int] | None = None
+        self._context_tokens = 0
+        self._compacted_last = False
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id → (tool, args), this turn
+        self._children: dict[str, str] = {}  # spawned thread id → agent name
+        self._delivered: set[str] = set()
+
+    @property
+    def sessions(self) -> dict[str, SessionBuilder]:
+        return {self.builder.session_id: self.builder} if self.builder is not None else {}
+
+    # -- the interface -------------------------------------------------------------------------
+    def feed(self, line_number: int, raw: bytes | str) -> list[Event]:
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            self._warn(line_number, "not valid JSON (kept as source-specific)")
+            text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+            self._record("", "invalid-json", {"line": text})
+            return self._take()
+        if type(data) is not dict:
+            self._warn(line_number, "not a JSON object (kept as source-specific)")
+            self._record("", "not-an-object", {"value": data})
+            return self._take()
+        self._line(line_number, data)
+        return self._take()
+
+    def finish(self) -> list[Event]:
+        if self.builder is None and self._early:
+            types = ", ".join(sorted({repr(record_type) for _, record_type, _ in self._early}))
+            self.warnings.append(
+                f"{self.label}: no session_meta in this log (only {types} records); nothing imported"
+            )
+        if self.builder is not None:
+            self._close(self.builder.last_ts)
+            self.builder.finish()
+        return self._take()
+
+    def _take(self) -> list[Event]:
+        events = self.out[:]
+        self.out.clear()
+        return events
+
+    def _warn(self, line_number: int, message: str) -> None:
+        self.warnings.append(f"{self.label}:{line_number}: {message}")
+
+    def _record(self, ts: str, record_type: str, data: dict[str, Any]) -> None:
+        if self.builder is None:
+            self._early.append((ts, record_type, data))
+        else:
+            self.builder.record(ts, record_type, data)
+
+    # -- routing -------------------------------------------------------------------------------
+    def _line(self, n: int, data: dict[str, Any]) -> None:
+        kind = data.get("type")
+        payload = data.get("payload")
+        if isinstance(kind, str) and isinstance(payload, dict):
+            ts = normalize_ts(data.get("timestamp")) or ""
+        elif self.builder is None and n == 1 and "id" in data and kind is None:
+            kind, payload, ts = "session_meta", data, normalize_ts(data.get("timestamp")) or EPOCH_TS
+        elif kind in RESPONSE_ITEMS:
+            kind, payload, ts = "response_item", data, ""
+        elif "record_type" in data:
+            self._record("", f"state.{data['record_type']}", data)
+            return
+        else:
+            self._warn(n, f"unsupported Codex record {kind!r} (kept as source-specific)")
+            self._record(normalize_ts(data.get("timestamp")) or "", str(kind), data)
+            return
+        if kind == "session_meta":
+            self._session_meta(ts, payload)
+            return
+        if self._inherits and ts and ts < self._meta_ts:
+            self._record(ts, f"inherited.{kind}", payload)
+            return
+        if kind == "response_item":
+            self._response_item(n, ts, payload)
+        elif kind == "event_msg":
+            self._event(n, ts, payload)
+        elif kind == "compacted":
+            self._compacted(ts, payload)
+        elif kind == "turn_context":
+            if self.builder is not None and not self.builder.created and self.builder.header is not None:
+                model = payload.get("model")
+                if isinstance(model, str):
+                    self.builder.header.setdefault("model", model)
+            self._record(ts, "turn_context", payload)
+        else:
+            self._warn(n, f"unsupported Codex record {kind!r} (kept as source-specific)")
+            self._record(ts, kind, payload)
+
+    def _session_meta(self, ts: str, meta: dict[str, Any]) -> None:
+        if self.builder is not None:
+            self._record(ts, "session_meta", meta)
+            return
+        thread = str(meta.get("id") or "unknown")
+        builder = self.builder = SessionBuilder(session_id_for(thread), FORMAT, self.out, self.counts)
+        parent = agent = None
+        source = meta.get("source")
+        sub = source.get("subagent") if isinstance(source, dict) else None
+        if isinstance(sub, dict):
+            spawn = sub.get("thread_spawn")
+            if isinstance(spawn, dict):
+                parent_thread = spawn.get("parent_thread_id")
+                parent = session_id_for(str(parent_thread)) if parent_thread else None
+                agent = spawn.get("agent_role") or spawn.get("agent_nickname") or "subagent"
+                self._inherits = True
+        elif isinstance(sub, str):
+            agent = sub
+        builder.describe(
+            str(meta.get("cwd") or ""),
+            CLIENT,
+            parentSessionId=parent,
+            agentName=agent,
+            provider=meta.get("model_provider"),
+            model=meta.get("model"),
+        )
+        self._meta_ts = ts
+        builder.record(ts, "session_meta", meta)
+        early, self._early = self._early, []
+        for record_ts, record_type, data in early:
+            builder.record(record_ts, record_type, data)
+
+    # -- copies ----------------------------------------------------------------------------------
+    def _first_copy(self, side: str, text: str) -> bool:
+        """True for the first of the two copies of `text` (`side` is "item" or "event")."""
+        other = "event" if side == "item" else "item"
+        waiting = self._copies.get(other)
+        if waiting and text in waiting:
+            waiting.remove(text)
+            return False
+        self._copies.setdefault(side, []).append(text)
+        return True
+
+    # -- turns -----------------------------------------------------------------------------------
+    def _prompt(self, n: int, ts: str, text: str, side: str) -> None:
+        builder = self._builder(ts)
+        if builder.turn is not None and self._explicit_turns and self._next_turn_id is None:
+            builder.steer(ts, text)
+            return
+        self._close(ts)
+        turn_id = self._next_turn_id or f"turn_L{n}"
+        self._next_turn_id = None
+        self._copies = {side: [text]}  # only this prompt's copy is still to come
+        builder.start_turn("turn_" + safe_part(turn_id.removeprefix("turn_")), ts, text)
+        self._turn_base = self._total
+        self._calls = {}
+
+    def _close(self, ts: str, stop: str | None = None) -> None:
+        builder = self.builder
+        if builder is None or builder.turn is None:
+            return
+        usage = None
+        if self._total is not None:
+            base = self._turn_base or (0, 0, 0)
+            usage = (self._total[0] - base[0], self._total[1] - base[1], self._total[2] - base[2])
+            if usage == (0, 0, 0):
+                usage = None
+        builder.close_turn(ts, stop, usage=usage)
+
+    def _builder(self, ts: str) -> SessionBuilder:
+        if self.builder is None:  # no session_meta came first: name the session after the file
+            self._session_meta(ts, {"id": self.label.rsplit("/", 1)[-1].removesuffix(".jsonl")})
+        assert self.builder is not None
+        return self.builder
+
+    def _in_turn(self, n: int, ts: str) -> SessionBuilder:
+        builder = self._builder(ts)
+        if builder.ensure_turn(f"turn_L{n}", ts):
+            self._turn_base = self._total
+            self._calls = {}
+            self._warn(n, "model output with no prompt before it (its turn has an empty prompt)")
+        return builder
+
+    # -- response items --------------------------------------------------------------------------
+    def _response_item(self, n: int, ts: str, item: dict[str, Any]) -> None:
+        kind = item.get("type")
+        if kind == "message":
+            role = item.get("role")
+            text = content_text(item.get("content"))
+            if role == "assistant":
+                if text and self._first_copy("item", text):
+                    self._in_turn(n, ts).delta(ts, text)
+            elif role == "user" and not text.lstrip().startswith(_CONTEXT_PREFIXES):
+                if self._first_copy("item", text):
+                    self._prompt(n, ts, text, "item")
+            else:
+                self._record(ts, f"message.{role}", item)
+        elif kind == "reasoning":
+            for part in item.get("summary") or ():
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    self._first_copy("item", part["text"])
+            self._record(ts, "reasoning", item)
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            self._tool_call(n, ts, item)
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            self._tool_output(n, ts, item)
+        elif kind == "web_search_call":
+            builder = self._in_turn(n, ts)
+            call_id = "ws_" + safe_part(str(item.get("id") or f"L{n}"))
+            action = item.get("action")
+            builder.request_call(ts, call_id, "web_search", action if isinstance(action, dict) else {})
+            builder.complete_call(ts, call_id, str(item.get("status") or "completed"))
+        elif kind in RESPONSE_ITEMS:
+            self._record(ts, str(kind), item)
+        else:
+            self._warn(n, f"unsupported Codex record 'response_item.{kind}' (kept as source-specific)")
+            self._record(ts, f"response_item.{kind}", item)
+
+    def _tool_call(self, n: int, ts: str, item: dict[str, Any]) -> None:
+        builder = self._in_turn(n, ts)
+        kind = item["type"]
+        call_id = str(item.get("call_id") or item.get("id") or f"call_L{n}")
+        if kind == "local_shell_call":
+            tool = "local_shell"
+            action = item.get("action")
+            args = action if isinstance(action, dict) else {}
+        elif kind == "custom_tool_call":
+            tool = str(item.get("name") or "tool")
+            args = {"input": item.get("input")}
+        else:
+            tool = str(item.get("name") or "tool")
+            raw = item.get("arguments")
+            try:
+                decoded = orjson.loads(raw) if isinstance(raw, str) else raw
+            except orjson.JSONDecodeError:
+                decoded = raw
+            args = decoded if isinstance(decoded, dict) else {"arguments": decoded}
+        if builder.has_call(call_id):
+            self._record(ts, f"response_item.{kind}", item)  # a repeated call: kept, not requested twice
+            return
+        builder.request_call(ts, call_id, tool, args)
+        self._calls[call_id] = (tool, args)
+
+    def _tool_output(self, n: int, ts: str, item: dict[str, Any]) -> None:
+        builder = self._builder(ts)
+        call_id = str(item.get("call_id") or "")
+        if not builder.call_open(call_id):
+            self._warn(
+                n, f"tool output for a call this log did not request ({call_id}) (kept as source-specific)"
+            )
+            self._record(ts, f"response_item.{item.get('type')}", item)
+            return
+        tool, args = self._calls.get(call_id, (builder.call_tool(call_id), {}))
+        text, exit_code, failed = output_text(item.get("output"))
+        if tool == "spawn_agent":
+            self._spawned(text, args)
+        elif tool in ("wait", "wait_agent"):
+            self._wait_result(builder, ts, text)
+        if "rejected by user" in text[:200]:
+            builder.deny_call(ts, call_id, _RISK.get(tool, "execute"), text)
+        elif failed:
+            builder.fail_call(ts, call_id, "unknown", text)
+        else:
+            builder.complete_call(ts, call_id, text, exit_code)
+
+    # -- sub-agents ------------------------------------------------------------------------------
+    def _spawned(self, text: str, args: dict[str, Any]) -> None:
+        """A spawn_agent result names the child thread (`{"agent_id": …}`, or its id in text)."""
+        try:
+            decoded = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            decoded = None
+        thread = decoded.get("agent_id") if isinstance(decoded, dict) else None
+        if not isinstance(thread, str):
+            match = _UUID.search(text)
+            thread = match.group(0) if match else None
+        if thread:
+            name = args.get("agent_type") or args.get("task_name") or args.get("role") or "subagent"
+            if isinstance(decoded, dict) and isinstance(decoded.get("nickname"), str) and name == "subagent":
+                name = decoded["nickname"]
+            self._children[thread] = str(name)
+
+    def _wait_result(self, builder: SessionBuilder, ts: str, text: str) -> None:
+        """A wait result: `{"status": {thread: {"completed": text} | {"errored": text} | …}}`."""
+        try:
+            decoded = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            return
+        statuses = decoded.get("status") if isinstance(decoded, dict) else None
+        if not isinstance(statuses, dict):
+            return
+        for thread, status in statuses.items():
+            if thread in self._delivered or not isinstance(status, dict):
+                continue
+            for key, failed in (("completed", False), ("errored", True)):
+                if key in status:
+                    self._delivered.add(thread)
+                    final = status[key]
+                    name = self._children.get(thread, "subagent")
+                    builder.delivered(
+                        ts, session_id_for(thread), name, failed, final if isinstance(final, str) else ""
+                    )
+
+    # -- events ----------------------------------------------------------------------------------
+    def _event(self, n: int, ts: str, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        builder = self.builder
+        if kind == "user_message":
+            text = str(event.get("message") or "")
+            if self._first_copy("event", text):
+                self._prompt(n, ts, text, "event")
+        elif kind == "agent_message":
+            text = str(event.get("message") or "")
+            if text and self._first_copy("event", text):
+                self._in_turn(n, ts).delta(ts, text)
+        elif kind == "agent_reasoning":
+            text = str(event.get("text") or "")
+            if self._first_copy("event", text):
+                self._record(ts, "reasoning", event)
+        elif kind in ("task_started", "turn_started"):
+            self._close(ts)
+            self._explicit_turns = True
+            self._next_turn_id = str(event.get("turn_id") or f"L{n}")
+            self._record(ts, f"event_msg.{kind}", event)
+        elif kind in ("task_complete", "turn_complete"):
+            self._close(ts, "final")
+        elif kind == "turn_aborted":
+            self._close(ts, "cancelled")
+            self._record(ts, "event_msg.turn_aborted", event)
+        elif kind == "token_count":
+            self._token_count(event)
+        elif kind == "context_compacted":
+            if not self._compacted_last:
+                self._compacted(ts, {"message": ""})
+            self._compacted_last = False
+            return
+        elif kind in KEPT_EVENTS:
+            if kind == "error" and builder is not None:
+                builder.mark_provider_error()
+            if kind == "exec_command_end" and builder is not None:
+                builder.start_call(ts, str(event.get("call_id") or ""))
+            if kind in ("collab_agent_spawn_end", "collab_tool_call"):
+                thread = event.get("new_thread_id")
+                if isinstance(thread, str):
+                    role = event.get("new_agent_role") or event.get("new_agent_nickname") or "subagent"
+                    self._children.setdefault(thread, str(role))
+            self._record(ts, f"event_msg.{kind}", event)
+        else:
+            self._warn(n, f"unsupported Codex record 'event_msg.{kind}' (kept as source-specific)")
+            self._record(ts, f"event_msg.{kind}", event)
+        self._compacted_last = False
+
+    def _token_count(self, event: dict[str, Any]) -> None:
+        info = event.get("info")
+        total = info.get("total_token_usage") if isinstance(info, dict) else None
+        if isinstance(total, dict):
+            self._total = (
+                int(total.get("input_tokens") or 0),
+                int(total.get("output_tokens") or 0),
+                int(total.get("cached_input_tokens") or 0),
+            )
+            last = info.get("last_token_usage")  # type: ignore[union-attr]
+            if isinstance(last, dict):
+                self._context_tokens = int(last.get("input_tokens") or 0)
+
+    def _compacted(self, ts: str, payload: dict[str, Any]) -> None:
+        builder = self.builder
+        summary = payload.get("message")
+        if builder is not None and builder.turn is not None:
+            builder.compacted(ts, self._context_tokens, 0, summary if isinstance(summary, str) else "")
+            self._compacted_last = True
+        else:
+            self._record(ts, "compacted", payload)

@@ -1,0 +1,285 @@
+"""Finding foreign logs and writing them as ours: `import_path(src, out_dir)`.
+
+Invariants:
+- a source is found by content (`detect_format`), never by name; a directory may mix Claude
+  Code, Codex and our own logs; a Claude Code session's sub-agent files (`agent-<id>.jsonl`
+  beside it, or under `<session>/subagents/`) are found with it;
+- the same sources give the same bytes: files are read in sorted order, every event comes from
+  a pure importer, and each session's log is written whole (`<out>/<sessionId>.jsonl`);
+- nothing is dropped without a word: every line the importers keep as source-specific, and every
+  file skipped, is a warning (`FILE:LINE: …` or `FILE: …`) in the report;
+- a final line without a newline is fed if it is a whole JSON value, else reported as torn and
+  left out (a writer that died mid-line).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import orjson
+
+from agent_tui.events import Event
+from agent_tui.importers.builder import ImportCounts, SessionBuilder
+from agent_tui.importers.claude_code import ClaudeCodeImporter
+from agent_tui.importers.codex import CodexImporter
+from agent_tui.importers.detect import Format, detect_format
+
+FORMAT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "agent-tui": "agent-tui"}
+
+
+class ImportInputError(Exception):
+    """The input cannot be imported at all (missing, or holds no log we know); one sentence."""
+
+
+class Importer(Protocol):
+    """What `ClaudeCodeImporter` and `CodexImporter` share."""
+
+    format: str
+    label: str
+    warnings: list[str]
+    counts: ImportCounts
+
+    @property
+    def sessions(self) -> dict[str, SessionBuilder]: ...
+
+    def feed(self, line_number: int, raw: bytes | str) -> list[Event]: ...
+
+    def finish(self) -> list[Event]: ...
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One foreign log to convert, with what its importer needs to know beside its lines."""
+
+    path: Path
+    format: Format
+    agent_hints: tuple[tuple[str, str, str], ...] = ()  # (agent id, agent type, description)
+
+    def importer(self) -> Importer:
+        label = str(self.path)
+        if self.format == "codex":
+            return CodexImporter(label)
+        hints = {agent: (kind, description) for agent, kind, description in self.agent_hints}
+        return ClaudeCodeImporter(label, hints)
+
+
+@dataclass
+class Discovered:
+    sources: list[SourceFile] = field(default_factory=list)
+    own_logs: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def discover(paths: list[Path]) -> Discovered:
+    """The foreign logs and our own logs under `paths` (files or directories)."""
+    found = Discovered()
+    seen: set[Path] = set()
+    for path in paths:
+        if not path.exists():
+            raise ImportInputError(f"{path}: no such file or directory")
+        if path.is_dir():
+            candidates = sorted(path.glob("*.jsonl")) + sorted(path.glob("*/subagents/*.jsonl"))
+            if not candidates:
+                candidates = sorted(path.rglob("*.jsonl"))
+        else:
+            candidates = [path, *_claude_companions(path)]
+        for file in candidates:
+            if file in seen:
+                continue
+            seen.add(file)
+            kind = detect_format(file)
+            if kind is None:
+                if path.is_file() and file == path:
+                    raise ImportInputError(f"{file}: not a Claude Code, Codex or agent-tui log")
+                found.warnings.append(f"{file}: not a Claude Code, Codex or agent-tui log (skipped)")
+            elif kind == "agent-tui":
+                found.own_logs.append(file)
+            else:
+                found.sources.append(
+                    SourceFile(file, kind, _agent_hints(file) if kind == "claude-code" else ())
+                )
+    return found
+
+
+def _claude_companions(path: Path) -> list[Path]:
+    """Sub-agent logs of the Claude Code session log `path` (a file given on its own)."""
+    if path.name.startswith("agent-") or path.suffix != ".jsonl":
+        return []
+    return sorted((path.parent / path.stem / "subagents").glob("agent-*.jsonl")) + [
+        sibling for sibling in sorted(path.parent.glob("agent-*.jsonl")) if _session_of(sibling) == path.stem
+    ]
+
+
+def _session_of(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            data = orjson.loads(handle.readline())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    session = data.get("sessionId") if isinstance(data, dict) else None
+    return session if isinstance(session, str) else None
+
+
+def _agent_hints(path: Path) -> tuple[tuple[str, str, str], ...]:
+    """(agent id, type, description) from `agent-<id>.meta.json` beside a sub-agent's log."""
+    if not path.name.startswith("agent-"):
+        return ()
+    meta = path.with_name(path.stem + ".meta.json")
+    try:
+        data = orjson.loads(meta.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return ()
+    if not isinstance(data, dict):
+        return ()
+    return (
+        (
+            path.stem.removeprefix("agent-"),
+            str(data.get("agentType") or ""),
+            str(data.get("description") or ""),
+        ),
+    )
+
+
+def source_lines(path: Path, start: int = 0) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, line without its newline, complete) from byte offset `start` (line 1 there)."""
+    with path.open("rb") as handle:
+        handle.seek(start)
+        for number, line in enumerate(handle, 1):
+            if line.endswith(b"\n"):
+                yield number, line[:-1], True
+            else:
+                yield number, line, False
+
+
+def feed_final(importer: Importer, number: int, line: bytes) -> list[Event]:
+    """A last line with no newline: fed if it is a whole JSON value, else reported torn."""
+    if not line.strip():
+        return []
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        importer.warnings.append(
+            f"{importer.label}:{number}: torn final line ({len(line)} bytes without a newline) left out"
+        )
+        return []
+    return importer.feed(number, line)
+
+
+class SessionLogWriter:
+    """Appends events to `<out_dir>/<sessionId>.jsonl`, one file per session.
+
+    A session belongs to the first source that wrote it: the same session id coming from another
+    source file (a copied session) is left out, and `conflicts` says so.
+
+    Args:
+        out_dir: where the logs go.
+        truncate: start each session's file empty the first time it is written (a fresh import)
+            instead of appending (follow mode keeps appending to what it wrote before).
+    """
+
+    def __init__(self, out_dir: Path, *, truncate: bool = True) -> None:
+        self.out_dir = out_dir
+        self.truncate = truncate
+        self.paths: dict[str, Path] = {}
+        self.owners: dict[str, str] = {}
+        self.conflicts: list[str] = []
+
+    def write(self, events: list[Event], source: str = "") -> None:
+        if not events:
+            return
+        batches: dict[str, list[bytes]] = {}
+        for event in events:
+            lines = batches.get(event.session_id)
+            if lines is None:
+                lines = batches[event.session_id] = []
+            lines.append(event.to_json())
+        for session_id, lines in batches.items():
+            owner = self.owners.setdefault(session_id, source)
+            if owner != source:
+                message = f"{source}: session {session_id} is also in {owner} (this copy left out)"
+                if message not in self.conflicts:
+                    self.conflicts.append(message)
+                continue
+            path = self.paths.get(session_id)
+            mode = "ab"
+            if path is None:
+                path = self.paths[session_id] = self.out_dir / f"{session_id}.jsonl"
+                mode = "wb" if self.truncate else "ab"
+            with path.open(mode) as handle:
+                handle.write(b"\n".join(lines) + b"\n")
+
+
+def convert_source(source: SourceFile, writer: SessionLogWriter) -> Importer:
+    """Convert one foreign log into our logs through `writer`; returns its importer."""
+    importer = source.importer()
+    label = str(source.path)
+    pending: list[Event] = []
+    feed = importer.feed
+    for number, line, complete in source_lines(source.path):
+        if complete:
+            if line and not line.isspace():
+                pending += feed(number, line)
+        else:
+            pending += feed_final(importer, number, line)
+        if len(pending) >= 4096:
+            writer.write(pending, label)
+            pending = []
+    pending += importer.finish()
+    writer.write(pending, label)
+    return importer
+
+
+@dataclass
+class ImportReport:
+    """What `import_path` did."""
+
+    written: list[Path] = field(default_factory=list)
+    copied: list[Path] = field(default_factory=list)
+    sources: dict[str, int] = field(default_factory=dict)
+    counts: ImportCounts = field(default_factory=ImportCounts)
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self, out_dir: Path) -> str:
+        made = ", ".join(f"{count} {FORMAT_NAMES[kind]}" for kind, count in sorted(self.sources.items()))
+        counts = self.counts
+        line = (
+            f"imported {made or 'no'} log{'s' if sum(self.sources.values()) != 1 else ''} into {out_dir}: "
+            f"{len(self.written)} sessions, {counts.prompts} prompts, {counts.tool_calls} tool calls, "
+            f"{counts.tool_results} results, {counts.source_records} source-specific records"
+        )
+        if self.copied:
+            line += f"; copied {len(self.copied)} agent-tui logs"
+        if self.warnings:
+            line += f"; {len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''}"
+        return line
+
+
+def import_path(src: Path, out_dir: Path) -> ImportReport:
+    """Write our logs for every log under `src` into `out_dir` (created if needed).
+
+    Raises:
+        ImportInputError: `src` is missing, or is a file no importer knows, or holds no log.
+    """
+    found = discover([src])
+    if not found.sources and not found.own_logs:
+        raise ImportInputError(f"{src}: no Claude Code, Codex or agent-tui logs found")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = ImportReport(warnings=list(found.warnings))
+    writer = SessionLogWriter(out_dir)
+    for source in found.sources:
+        importer = convert_source(source, writer)
+        report.warnings += importer.warnings
+        report.counts.add(importer.counts)
+        report.sources[source.format] = report.sources.get(source.format, 0) + 1
+    report.warnings += writer.conflicts
+    report.written = sorted(writer.paths.values())
+    for log in found.own_logs:
+        target = out_dir / log.name
+        if target.resolve() != log.resolve():
+            shutil.copyfile(log, target)
+        report.copied.append(target)
+    return report

@@ -1,0 +1,141 @@
+"""Following foreign logs while their tool still writes them: appended lines → our logs.
+
+A `ForeignTail` remembers how far one source file was read (the byte after its last complete
+line) and keeps that file's importer alive, so each `poll()` feeds only the lines appended since
+and appends the events they make to our logs in `out_dir`, which the replay scrubber follows like
+any of our logs. A line still being written (no newline yet) waits for the next poll.
+
+A `ForeignFollower` runs the polls in a thread, on file-system changes (and once a second in any
+case), and picks up new foreign logs that appear in the directories it was given. `stop()` ends
+it; our logs are left as written so far (the last turn of a running session stays open).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from watchfiles import watch
+
+from agent_tui.importers.convert import Importer, SessionLogWriter, SourceFile, discover
+
+
+class ForeignTail:
+    """One foreign log being followed.
+
+    Args:
+        source: the log.
+        writer: where its events go (shared by the tails of one replay).
+    """
+
+    def __init__(self, source: SourceFile, writer: SessionLogWriter) -> None:
+        self.source = source
+        self.writer = writer
+        self.importer: Importer = source.importer()
+        self.offset = 0
+        self.lines = 0
+
+    def poll(self) -> int:
+        """Feed the complete lines appended since the last poll; returns how many events it wrote."""
+        try:
+            size = self.source.path.stat().st_size
+        except OSError:
+            return 0
+        if size <= self.offset:
+            return 0
+        with self.source.path.open("rb") as handle:
+            handle.seek(self.offset)
+            chunk = handle.read(size - self.offset)
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            return 0
+        events = []
+        feed = self.importer.feed
+        for line in chunk[:end].split(b"\n"):
+            self.lines += 1
+            if line and not line.isspace():
+                events += feed(self.lines, line)
+        self.offset += end + 1
+        self.writer.write(events, str(self.source.path))
+        return len(events)
+
+
+class ForeignFollower:
+    """Polls foreign logs into `out_dir` from a thread.
+
+    Args:
+        sources: the logs to follow (each is read to its end by the first `catch_up`).
+        out_dir: where our logs are written.
+        roots: directories where new foreign logs may appear (they join when they do).
+        on_update: called (from the thread) after a poll that wrote events.
+    """
+
+    def __init__(
+        self,
+        sources: list[SourceFile],
+        out_dir: Path,
+        roots: list[Path] | None = None,
+        on_update: Callable[[], None] | None = None,
+    ) -> None:
+        self.out_dir = out_dir
+        self.writer = SessionLogWriter(out_dir, truncate=False)
+        self.tails = {source.path: ForeignTail(source, self.writer) for source in sources}
+        self.roots = list(roots or [])
+        self.on_update = on_update
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def warnings(self) -> list[str]:
+        found = [warning for tail in self.tails.values() for warning in tail.importer.warnings]
+        return found + self.writer.conflicts
+
+    def catch_up(self) -> int:
+        """One pass: new logs in the roots join, then every log is polled. Returns events written."""
+        with self._lock:
+            if self.roots:
+                try:
+                    found = discover(self.roots)
+                except Exception:  # a root that went away: keep following what we have
+                    found = None
+                for source in found.sources if found is not None else ():
+                    if source.path not in self.tails:
+                        self.tails[source.path] = ForeignTail(source, self.writer)
+            written = sum(tail.poll() for tail in list(self.tails.values()))
+        if written and self.on_update is not None:
+            self.on_update()
+        return written
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="agent-tui-import-follow", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        watched = sorted({tail.source.path.parent for tail in self.tails.values()} | set(self.roots))
+        watched = [path for path in watched if path.is_dir()]
+        try:
+            if not watched:
+                while not self._stop.wait(1.0):
+                    self.catch_up()
+                return
+            for _changes in watch(
+                *watched,
+                stop_event=self._stop,
+                rust_timeout=1000,
+                yield_on_timeout=True,
+                debounce=50,
+                step=25,
+            ):
+                self.catch_up()
+        except Exception:  # the watcher failed (a folder removed): fall back to polling
+            while not self._stop.wait(1.0):
+                self.catch_up()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None

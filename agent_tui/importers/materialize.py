@@ -1,0 +1,134 @@
+"""Foreign logs made replayable: converted into our logs that the scrubber and `--dump` read.
+
+`replay_inputs(paths, follow=…)` finds every log under `paths` (ours, Claude Code, Codex, mixed)
+and returns our log files to replay:
+- our own logs as they are;
+- a foreign log converted once into a cache folder keyed by its path, size and modification time
+  (`<user cache dir>/agent-tui/imports/<key>/`), so replaying it again reads the cache; the cache
+  is written to a temporary folder and renamed into place, so a crash never leaves half of one;
+- in follow mode, foreign logs are converted into a fresh temporary folder instead and a
+  `ForeignFollower` keeps appending to it as the sources grow; that folder is the one to watch
+  for new sessions (a sub-agent that starts later), and it is removed by `close()`.
+
+The same session id from two files is kept once (the first, in path order) with a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from agent_tui.importers.convert import (
+    ImportInputError,
+    SessionLogWriter,
+    SourceFile,
+    convert_source,
+    discover,
+)
+from agent_tui.importers.follow import ForeignFollower
+
+CACHE_VERSION = "1"
+"""Bumped when the importers change what they write, so old cache entries are not reused."""
+
+
+def cache_root() -> Path:
+    return Path(platformdirs.user_cache_dir("agent-tui")) / "imports"
+
+
+@dataclass
+class ReplayInputs:
+    """Our log files to replay, the folder to watch for new ones, and what was said on the way."""
+
+    files: list[Path]
+    watch_dir: Path | None = None
+    warnings: list[str] = field(default_factory=list)
+    follower: ForeignFollower | None = None
+    scratch: Path | None = None
+
+    def close(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+            self.follower = None
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+    def __enter__(self) -> ReplayInputs:
+        if self.follower is not None:
+            self.follower.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def replay_inputs(paths: list[Path], *, follow: bool = False) -> ReplayInputs:
+    """Our logs for everything under `paths`, converting foreign logs (see the module docstring).
+
+    Raises:
+        ImportInputError: a path is missing, or nothing under `paths` is a log we can read.
+    """
+    found = discover(paths)
+    if not found.sources and not found.own_logs:
+        where = ", ".join(str(path) for path in paths)
+        raise ImportInputError(f"{where}: no agent-tui, Claude Code or Codex logs found")
+    inputs = ReplayInputs(files=[], warnings=list(found.warnings))
+    if follow and found.sources:
+        scratch = Path(tempfile.mkdtemp(prefix="agent-tui-follow-"))
+        roots = [path for path in paths if path.is_dir()]
+        follower = ForeignFollower(found.sources, scratch, roots)
+        follower.catch_up()
+        inputs.follower, inputs.scratch, inputs.watch_dir = follower, scratch, scratch
+        inputs.warnings += follower.warnings
+        converted = sorted(scratch.glob("*.jsonl"))
+    else:
+        converted = []
+        for source in found.sources:
+            folder, warnings = _cached(source)
+            inputs.warnings += warnings
+            converted += sorted(folder.glob("*.jsonl"))
+    owners: dict[str, Path] = {}
+    for file in [*found.own_logs, *converted]:
+        if file.name in owners:
+            inputs.warnings.append(
+                f"{file}: session {file.stem} is also in {owners[file.name]} (this copy left out)"
+            )
+            continue
+        owners[file.name] = file
+        inputs.files.append(file)
+    inputs.files.sort(key=lambda path: path.stem)
+    if not found.sources and len(paths) == 1 and paths[0].is_dir():
+        inputs.watch_dir = paths[0]
+    return inputs
+
+
+def _cached(source: SourceFile) -> tuple[Path, list[str]]:
+    """The cache folder holding `source` converted (converting it first if needed), and its warnings."""
+    stat = source.path.stat()
+    key = hashlib.blake2b(
+        f"{CACHE_VERSION}\0{source.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{source.agent_hints}".encode(),
+        digest_size=12,
+    ).hexdigest()
+    folder = cache_root() / key
+    notes = folder / "warnings.txt"
+    if notes.is_file():
+        return folder, notes.read_text(encoding="utf-8").splitlines()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=key + ".", dir=folder.parent))
+    try:
+        importer = convert_source(source, SessionLogWriter(building))
+        (building / "warnings.txt").write_text("".join(w + "\n" for w in importer.warnings), encoding="utf-8")
+        try:
+            os.rename(building, folder)
+        except OSError:  # another process cached it first: use theirs
+            shutil.rmtree(building, ignore_errors=True)
+        return folder, importer.warnings
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
