@@ -1,4 +1,4 @@
-"""The `agent-tui` command line (SPEC §6).
+"""The `agent-tui` command line (its commands and options: README.md).
 
 Heavy imports (Textual, pydantic models, the engine) happen inside the subcommands, so
 `agent-tui --help` answers at once. Every expected failure is one sentence on stderr and an exit

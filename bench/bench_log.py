@@ -1,6 +1,6 @@
 """Benchmark of the JSONL event log: index, replay, memory and random access on one big log.
 
-A log is one session (SPEC §1): `session.created`, then turns of `turn.started`, `user.message`,
+A log is one session (docs/event-log.md): `session.created`, then turns of `turn.started`, `user.message`,
 one or more steps of `context.built` + `model.delta`s + tool chains (`model.tool_call_requested`,
 `permission.requested`/`resolved`, `tool.started`, `tool.delta`s, `tool.completed`/`tool.failed`),
 and `turn.completed`, with sequences 1, 2, 3, ... Each measured figure is compared with a bare

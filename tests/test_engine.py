@@ -1,4 +1,4 @@
-"""The session engine against real JSONL logs: the seed's cases and SPEC §2."""
+"""The session engine against real JSONL logs: plain turns, cancel, provider and store failures, preflight."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def stored(tmp_path: Path, session_id: str) -> list:
 
 
 class TestHappyPath:
-    async def test_sequences_and_types_follow_the_seed(self, tmp_path: Path) -> None:
+    async def test_a_plain_turn_stores_its_events_in_sequence(self, tmp_path: Path) -> None:
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider)
         async with engine:

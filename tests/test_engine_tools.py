@@ -1,4 +1,4 @@
-"""Tools and permissions inside real turns: the SPEC §1 tool chain, exactly, in the log."""
+"""Tools and permissions inside real turns: the tool-call chain of docs/event-log.md, exactly, in the log."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The event schema: round trips, rejections that name the field, the JSON Schema, and the fast
-structural check held to pydantic's strict verdict (SPEC §1)."""
+structural check held to pydantic's strict verdict (the format: docs/event-log.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property tests: for generated scenarios and policies, every log obeys SPEC §1's chains and the
+"""Property tests: for generated scenarios and policies, every log obeys the chains of the log format and the
 frames the live sink sent equal the frames projected from the log afterwards."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The JSONL event log on real files: append/replay, the sequence chain, torn tails and repair,
 corrupt lines named by file:line, random access through the sparse index, tailing, concurrent
-sessions, and failed writes that leave the log whole (SPEC §1)."""
+sessions, and failed writes that leave the log whole (docs/event-log.md)."""
 
 from __future__ import annotations
 

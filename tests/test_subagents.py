@@ -1,4 +1,4 @@
-"""Sub-agents (SPEC §4): spawn, wait, the mailbox, depth and background limits, stopping a tree."""
+"""Sub-agents: spawn, wait, the mailbox, depth and background limits, stopping a tree."""
 
 from __future__ import annotations
 

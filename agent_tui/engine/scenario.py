@@ -1,4 +1,4 @@
-"""Scenario files: the scripted provider's input (SPEC §5).
+"""Scenario files: the scripted provider's input (the format: README.md, "Running scenarios").
 
 A scenario that does not parse or does not fit is reported as `ScenarioError` with where it is
 wrong, e.g. `demo.json: sessions[0].steps[2].text: Input should be a valid list`.

@@ -1,4 +1,4 @@
-"""The shell command risk classifier (SPEC §2): what a `shell` call may do, from its words alone.
+"""The shell command risk classifier: what a `shell` call may do, from its words alone.
 
 Invariants:
 - `classify_shell` is a pure function of the command text; a command it cannot parse is

@@ -1,4 +1,4 @@
-"""The chains of SPEC §1 as a checker: every rule a session log must obey, in one pass.
+"""The log's chains as a checker: every rule a session log must obey (docs/event-log.md), in one pass.
 
 `chain_violations(events)` returns readable violations (empty when the log is well-formed); the
 tests run it on real logs of generated scenarios. Rules:

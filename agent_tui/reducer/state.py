@@ -368,7 +368,7 @@ class DashboardState:
         return sum(1 for s in self.sessions.values() if s.turns and s.turns[-1].stop_reason is None)
 
     def to_state_dump(self) -> dict[str, Any]:
-        """The `replay --dump state` object (SPEC §6): sessions by id, turns in order."""
+        """The `replay --dump state` object (its shape: README.md): sessions by id, turns in order."""
         return {
             "sessions": [
                 {

@@ -1,4 +1,4 @@
-"""Sub-agents (SPEC §4): `spawn_agent`, `wait_agent`, the parent's mailbox, and delivery.
+"""Sub-agents: `spawn_agent`, `wait_agent`, the parent's mailbox, and delivery.
 
 Invariants:
 - a child is a real session (its own log, `session.created{parentSessionId, agentName}`, its

@@ -1,6 +1,9 @@
-"""The turn registry and the event sink (seed 001): liveness, stopping, waiting, phase frames.
+"""The turn registry and the event sink: liveness, stopping, waiting, phase frames.
 
-Imports nothing from the rest of `agent_tui`; the engine and the dashboard import from here.
+The contract, in prose: docs/frames-and-registry.md.
+
+Imports only `agent_tui.events` from the rest of `agent_tui`; the engine and the dashboard import
+from here.
 """
 
 from agent_tui.turns.frames import (
