@@ -39,7 +39,7 @@ from agent_tui.events.model import Actor, Decision
 Phase = Literal["start", "executing", "compress", "end"]
 SessionStatus = Literal["idle", "running", "completed", "cancelled", "failed"]
 ToolStatus = Literal["requested", "asking", "running", "completed", "failed", "denied"]
-Role = Literal["user", "assistant", "tool", "subagent"]
+Role = Literal["user", "assistant", "tool", "subagent", "note"]
 
 TEXT_CHARS = 8_000
 """A turn keeps the last this-many characters of its assistant text."""
@@ -63,7 +63,9 @@ class Message(NamedTuple):
 
     `role` is `user` (with `steered` set for input absorbed mid-turn), `assistant` (one per model
     call that streamed text: its deltas joined), `tool` (a tool's result, or its failure message;
-    `ref` is the tool call id) or `subagent` (a child's delivery; `ref` is the child session id).
+    `ref` is the tool call id), `subagent` (a child's delivery; `ref` is the child session id) or
+    `note` (what an imported log kept that our vocabulary cannot say, or a model retry; `ref` is
+    its record type; a thinking block shows only its size).
     """
 
     role: Role
@@ -263,6 +265,7 @@ class SessionView:
     event_count: int = 0
     deliveries: list[DeliveryView] = field(default_factory=list)
     pending: dict[str, PermissionView] = field(default_factory=dict)
+    source_records: int = 0  # `source.record`s of an imported log (counted in the header)
 
     @property
     def status(self) -> SessionStatus:
@@ -305,6 +308,7 @@ class SessionView:
         new.event_count = self.event_count
         new.deliveries = self.deliveries[:]
         new.pending = self.pending.copy()
+        new.source_records = self.source_records
         return new
 
 
@@ -972,6 +976,40 @@ def _on_turn_completed(state: DashboardState, session: SessionView, event: Event
         _drop_pending(state, session, turn.turn_id)
 
 
+THINKING_RECORDS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+
+
+def _thinking_size(data: dict[str, Any]) -> int:
+    """Characters of a thinking/reasoning record's text (Claude Code and Codex shapes)."""
+    text = data.get("thinking", data.get("text"))
+    if isinstance(text, str):
+        return len(text)
+    parts = data.get("summary")
+    if not isinstance(parts, list):
+        return 0
+    return sum(len(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def _on_source_record(state: DashboardState, session: SessionView, event: Event) -> None:
+    session.source_records += 1
+    if event.turn_id is None:  # session-level (between an imported log's turns): counted only
+        return
+    turn = _turn_for(state, session, event)
+    record_type = event.payload["recordType"]
+    if record_type in THINKING_RECORDS:
+        text = f"thinking… ({_thinking_size(event.payload['data']):,} characters)"
+    else:
+        text = f"{event.payload['format']} {record_type}"
+    _add_message(turn, "note", text, False, record_type)
+
+
+def _on_model_retry(state: DashboardState, session: SessionView, event: Event) -> None:
+    turn = _turn_for(state, session, event)
+    payload = event.payload
+    text = f"retrying the model call (attempt {payload['attempt']}, after {payload['delayMs']} ms): {payload['reason']}"
+    _add_message(turn, "note", text, False, "model.retry")
+
+
 _Handler = Callable[[DashboardState, SessionView, Event], None]
 
 _HANDLERS: dict[str, _Handler] = {
@@ -990,4 +1028,6 @@ _HANDLERS: dict[str, _Handler] = {
     "tool.failed": _on_tool_failed,
     "subagent.delivered": _on_subagent_delivered,
     "turn.completed": _on_turn_completed,
+    "source.record": _on_source_record,
+    "model.retry": _on_model_retry,
 }

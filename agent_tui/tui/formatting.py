@@ -103,14 +103,18 @@ def session_header(state: DashboardState, session: SessionView) -> Content:
     second: list[Content | str | tuple[str, str]] = []
     if len(path) > 1:
         second += [(agent_path_text(path), "$text-accent"), (" · ", MUTED)]
+    kept = f" · {session.source_records} source-specific" if session.source_records else ""
     second.append(
         (
             f"{len(session.turns)} turn{'s' if len(session.turns) != 1 else ''} · "
-            f"{session.event_count} events · {session.session_id}",
+            f"{session.event_count} events{kept} · {session.session_id}",
             MUTED,
         )
     )
-    third = Content.styled(f"cwd {session.cwd}", MUTED) if session.cwd else Content("")
+    where = [f"cwd {session.cwd}"] if session.cwd else []
+    if session.client in ("claude-code", "codex"):
+        where.append(f"imported from {session.client}")
+    third = Content.styled(" · ".join(where), MUTED)
     return Content("\n").join([Content.assemble(*parts), Content.assemble(*second), third])
 
 
@@ -177,6 +181,8 @@ def _message_lines(
         if not message.text:
             return []
         return [Content.assemble(("◆ ", "$text-primary"), message.text)]
+    if role == "note":  # an imported log's source-specific record, or a model retry: dimmed
+        return [fit(Content.styled(f"  · {message.text}", "$text-muted italic"), width)]
     if role == "subagent":
         delivery = next((d for d in session.deliveries if d.child_session_id == message.ref), None)
         name = delivery.agent_name if delivery is not None else (message.ref or "sub-agent")
