@@ -11,6 +11,7 @@ from agent_tui.engine.errors import EventStoreFailure, TurnConflict
 from agent_tui.engine.fsm import IllegalTransition, TurnFsm
 from agent_tui.engine.provider import StepDone, TextDelta
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
 from tests.support_engine import EndlessProvider, collect, make_engine, steps, types, workspace
@@ -396,14 +397,27 @@ async def test_cancelling_the_engine_itself_closes_every_running_turn(tmp_path: 
     provider = ScriptedProvider()
     engine = make_engine(tmp_path, provider)
     sids = []
-    with anyio.move_on_after(0.3):
+    streaming: set[str] = set()
+    all_streaming = anyio.Event()
+
+    def on_event(event: Event) -> None:
+        if event.type == "model.delta":
+            streaming.add(event.session_id)
+            if len(streaming) == 3:
+                all_streaming.set()
+
+    with anyio.fail_after(30), anyio.CancelScope() as outside:
         async with engine:
+            engine.subscribe(on_event)
             for _ in range(3):
                 sid = await engine.create_session(workspace(tmp_path))
                 provider.assign(sid, steps({"text": ["slow"] * 50, "delayMs": 50}))
                 engine.start_turn(sid, "go")
                 sids.append(sid)
-            await anyio.sleep(10)
+            await all_streaming.wait()  # every turn is mid-stream, with 49 chunks to go
+            outside.cancel()
+            await anyio.sleep_forever()
+    assert outside.cancelled_caught
     for sid in sids:
         log = stored(tmp_path, sid)
         assert log[-1].type == "turn.completed" and log[-1].payload["stopReason"] == "cancelled"

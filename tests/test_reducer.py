@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterable
 
 import orjson
@@ -1083,24 +1081,3 @@ def test_apply_event_one_by_one_equals_project_state(events: list[Event]) -> Non
     orjson.dumps(folded.to_state_dump())  # JSON-ready
     asked = [p.order for p in folded.pending_permissions()]
     assert asked == sorted(asked)
-
-
-# -- layering -----------------------------------------------------------------------------------
-
-
-def test_the_reducer_never_imports_textual() -> None:
-    code = (
-        "import sys, agent_tui.reducer\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] == 'textual'"
-        " or (m.startswith('agent_tui.') and m.split('.')[1] not in ('events', 'reducer')))\n"
-        "assert not bad, bad\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-
-
-@pytest.mark.parametrize("kind", sorted(PAYLOAD_STRATEGIES))
-def test_every_event_type_has_a_handler(kind: str) -> None:
-    from agent_tui.reducer.state import _HANDLERS
-
-    assert kind in _HANDLERS

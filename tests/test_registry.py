@@ -58,16 +58,17 @@ class Harness:
         return [t for t in self.transitions(session_id) if t.to == "end"]
 
     @asynccontextmanager
-    async def waiting(self, session_id: str, settle: float) -> AsyncIterator[list[str | None]]:
+    async def waiting(self, session_id: str) -> AsyncIterator[list[str | None]]:
         """Run the body while a `wait` on the session is pending; yield its outcome once set."""
         outcome: list[str | None] = []
 
         async def waiter() -> None:
-            outcome.append(await self.registry.wait(session_id, timeout=2))
+            outcome.append(await self.registry.wait(session_id, timeout=10))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(waiter)
-            await anyio.sleep(settle)
+            # The waiter has run until it blocks in `wait` (or returned, if nothing is pending).
+            await anyio.wait_all_tasks_blocked()
             yield outcome
 
 
@@ -217,7 +218,7 @@ class TestWait:
     @pytest.mark.anyio
     async def test_wait_blocks_until_the_end_and_says_completed(self, h: Harness) -> None:
         h.begin("s1", "t1")
-        async with h.waiting("s1", settle=0.02) as outcome:
+        async with h.waiting("s1") as outcome:
             assert outcome == []  # still blocked while running
             h.registry.transition("s1", Complete("done"))
         assert outcome == ["completed"]
@@ -254,7 +255,7 @@ class TestWait:
         h.registry.transition("child", Complete("done"))
         # Ended but not delivered: still waiting.
         assert await h.registry.wait("child", timeout=0.02) == "timeout"
-        async with h.waiting("child", settle=0.02) as outcome:
+        async with h.waiting("child") as outcome:
             assert outcome == []
             h.registry.mark_delivered("child")
         assert outcome == ["completed"]
@@ -270,7 +271,7 @@ class TestWait:
     @pytest.mark.anyio
     async def test_dispose_releases_a_waiter(self, h: Harness) -> None:
         h.begin("s1", "t1")
-        async with h.waiting("s1", settle=0.01) as outcome:
+        async with h.waiting("s1") as outcome:
             h.registry.dispose("s1")
         assert outcome == ["failed"]
 

@@ -38,10 +38,11 @@ async def reading(stream) -> AsyncIterator[list[Frame]]:
         async for frame in stream:
             got.append(frame)
 
-    with anyio.fail_after(2):
+    with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
             tg.start_soon(reader)
-            await anyio.sleep(0.01)
+            # The reader has run until it waits for a frame (or ended, for a closed stream).
+            await anyio.wait_all_tasks_blocked()
             yield got
 
 

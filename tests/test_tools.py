@@ -15,6 +15,11 @@ from agent_tui.engine.tools.base import BaseTool, ToolContext, ToolError, ToolRe
 from agent_tui.engine.tools.paths import _fd_real_path, open_resolved, resolve_under
 from agent_tui.engine.tools.router import ToolRouter
 
+# Commands below sleep for 30 s. A call that ends in under half that did not wait for the sleep,
+# which is what these tests check; how quickly it ends is measured in bench/, not asserted here,
+# so a busy machine cannot fail them.
+NOT_WAITED_FOR = 15.0
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -355,7 +360,7 @@ def _group_gone(pgid: int) -> bool:
     return not _group_members_alive(pgid)
 
 
-def _wait_until(predicate, timeout: float = 2.0) -> bool:
+def _wait_until(predicate, timeout: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -430,20 +435,20 @@ async def test_shell_output_over_budget_keeps_head_and_tail(workspace: Path) -> 
 
 
 @pytest.mark.anyio
-async def test_shell_timeout_kills_the_whole_group_quickly(workspace: Path) -> None:
+async def test_shell_timeout_kills_the_whole_group(workspace: Path) -> None:
     recorder = Recorder()
     started = time.monotonic()
     result = await call(
         ToolRouter(),
         make_ctx(workspace, recorder),
         "shell",
-        cmd="echo $$; sleep 5 & sleep 5",
+        cmd="echo $$; sleep 30 & sleep 30",
         timeoutMs=200,
     )
     elapsed = time.monotonic() - started
     assert (result.ok, result.error_code) == (False, "timeout")
     assert "timed out after 200 ms" in result.text
-    assert elapsed < 2.0
+    assert elapsed < NOT_WAITED_FOR
     pgid = int(recorder.text("stdout").split()[0])
     assert _wait_until(lambda: _group_gone(pgid)), _group_members_alive(pgid)
 
@@ -453,7 +458,7 @@ async def test_shell_leaves_no_background_job_behind_after_a_normal_exit(workspa
     recorder = Recorder()
     started = time.monotonic()
     result = await call(ToolRouter(), make_ctx(workspace, recorder), "shell", cmd="sleep 30 & echo $!")
-    assert result.ok and time.monotonic() - started < 2.0
+    assert result.ok and time.monotonic() - started < NOT_WAITED_FOR
     background = int(result.text.strip())
     assert _wait_until(lambda: not _pid_alive(background))
 
@@ -494,7 +499,7 @@ async def test_cancelling_shell_kills_grandchildren_and_reraises(workspace: Path
             await ready.wait()
         cancelled_at = time.monotonic()
         group.cancel_scope.cancel()
-    assert time.monotonic() - cancelled_at < 1.0
+    assert time.monotonic() - cancelled_at < NOT_WAITED_FOR
     assert outcome == ["cancelled"]
     lines = recorder.text("stdout").split()
     pgid, grandchild = int(lines[0]), int(lines[1].removeprefix("bg="))
@@ -627,7 +632,7 @@ async def test_a_failing_output_callback_is_the_engines_error_not_the_tools(
     started = time.monotonic()
     with pytest.raises(StoreBroke, match="disk full"):
         await router.run(tool, args, ctx)
-    assert time.monotonic() - started < 2.0  # and the shell was killed, not waited for
+    assert time.monotonic() - started < NOT_WAITED_FOR  # the shell was killed, not waited for
 
 
 def test_preview_is_one_short_deterministic_line() -> None:
