@@ -13,8 +13,8 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "SessionEngine": "agent_tui.engine.engine",
     "TurnHandle": "agent_tui.engine.engine",
-    "TurnFsm": "agent_tui.engine.fsm",
-    "IllegalTransition": "agent_tui.engine.fsm",
+    "TurnFsm": "agent_tui.turns.turn_fsm",
+    "IllegalTransition": "agent_tui.turns.turn_fsm",
     "TurnConflict": "agent_tui.engine.errors",
     "EventStoreFailure": "agent_tui.engine.errors",
     "JsonlFileEventStore": "agent_tui.store.jsonl",

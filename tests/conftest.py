@@ -79,6 +79,7 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
         "stopReason": "error",
         "errorCode": "provider_failure",
         "usage": {"promptTokens": 4200, "completionTokens": 120, "cachedTokens": 4000},
+        "message": "401 Unauthorized: invalid api key",
     },
     "model.retry": {"attempt": 1, "delayMs": 2000, "reason": "429 Too Many Requests"},
     "source.record": {"format": "claude-code", "recordType": "summary", "data": {"summary": "x"}},

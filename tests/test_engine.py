@@ -8,12 +8,13 @@ import anyio
 import pytest
 
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict
-from agent_tui.engine.fsm import IllegalTransition, TurnFsm
 from agent_tui.engine.provider import StepDone, TextDelta
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
+from agent_tui.turns import EventSink
+from agent_tui.turns.turn_fsm import IllegalTransition, TurnFsm
 from tests.support_engine import EndlessProvider, collect, make_engine, steps, types, workspace
 
 pytestmark = pytest.mark.anyio
@@ -210,7 +211,11 @@ class TestFailures:
             provider.assign(sid, steps({"fail": "provider_failure"}, {"text": ["fine"]}))
             first = await collect(engine.run_turn(sid, "a"))
             second = await collect(engine.run_turn(sid, "b"))
-        assert first[-1].payload == {"stopReason": "error", "errorCode": "provider_failure"}
+        assert first[-1].payload == {
+            "stopReason": "error",
+            "errorCode": "provider_failure",
+            "message": "scripted provider_failure at step 1",
+        }
         assert second[-1].payload["stopReason"] == "final"
         assert chain_violations(stored(tmp_path, sid)) == []
 
@@ -371,7 +376,7 @@ class TestConcurrency:
 
 async def test_steered_input_is_echoed_as_a_user_input_frame(tmp_path: Path) -> None:
     provider = ScriptedProvider()
-    engine = make_engine(tmp_path, provider)
+    engine = make_engine(tmp_path, provider, sink=EventSink())
     provider.on_steer = lambda sid, text: engine.submit(sid, text, input_id="in_7") and None
     frames = []
     engine.sink.subscribe(frames.append)

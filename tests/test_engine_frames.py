@@ -10,7 +10,7 @@ import pytest
 from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
-from agent_tui.turns import Frame, is_turn_end
+from agent_tui.turns import EventSink, Frame, is_turn_end
 from agent_tui.turns.projection import frames_from_log, transition_dict
 from tests.support_engine import collect, make_engine, steps, workspace
 
@@ -36,7 +36,7 @@ def phases(frames: list[Frame]) -> list[str]:
 
 async def test_a_turn_sends_start_executing_per_call_and_one_end(tmp_path: Path) -> None:
     provider = ScriptedProvider()
-    engine = make_engine(tmp_path, provider)
+    engine = make_engine(tmp_path, provider, sink=EventSink())
     frames = record_frames(engine)
     async with engine:
         sid = await engine.create_session(workspace(tmp_path))
@@ -60,7 +60,7 @@ async def test_a_turn_sends_start_executing_per_call_and_one_end(tmp_path: Path)
 
 async def test_max_steps_ends_with_reason_max_steps(tmp_path: Path) -> None:
     provider = ScriptedProvider()
-    engine = make_engine(tmp_path, provider, max_steps=1)
+    engine = make_engine(tmp_path, provider, max_steps=1, sink=EventSink())
     frames = record_frames(engine)
     async with engine:
         sid = await engine.create_session(workspace(tmp_path))
@@ -78,7 +78,7 @@ async def test_compaction_sends_a_compress_frame(tmp_path: Path) -> None:
     cwd = workspace(tmp_path)
     (cwd / "big.txt").write_text("word " * 3000)
     provider = ScriptedProvider(max_context_tokens=3000)
-    engine = make_engine(tmp_path, provider)
+    engine = make_engine(tmp_path, provider, sink=EventSink())
     frames = record_frames(engine)
     async with engine:
         sid = await engine.create_session(cwd)
@@ -104,7 +104,7 @@ async def test_store_failure_sends_a_fatal_frame_and_one_end(tmp_path: Path) -> 
             await super().append(event)
 
     provider = ScriptedProvider()
-    engine = make_engine(tmp_path, provider, store=BrokenAfter(tmp_path / "sessions"))
+    engine = make_engine(tmp_path, provider, store=BrokenAfter(tmp_path / "sessions"), sink=EventSink())
     frames = record_frames(engine)
     async with engine:
         sid = await engine.create_session(workspace(tmp_path))
@@ -121,7 +121,7 @@ async def test_store_failure_sends_a_fatal_frame_and_one_end(tmp_path: Path) -> 
 @pytest.mark.parametrize("delay", [0.0, 0.001, 0.003, 0.006])
 async def test_cancel_racing_the_end_never_sends_two_end_frames(tmp_path: Path, delay: float) -> None:
     provider = ScriptedProvider()
-    engine = make_engine(tmp_path, provider)
+    engine = make_engine(tmp_path, provider, sink=EventSink())
     frames = record_frames(engine)
     async with engine:
         sid = await engine.create_session(workspace(tmp_path))
@@ -144,7 +144,7 @@ async def test_cancel_racing_the_end_never_sends_two_end_frames(tmp_path: Path, 
 
 async def test_stop_is_armed_in_the_registry(tmp_path: Path) -> None:
     provider = ScriptedProvider()
-    engine = make_engine(tmp_path, provider)
+    engine = make_engine(tmp_path, provider, sink=EventSink())
     async with engine:
         sid = await engine.create_session(workspace(tmp_path))
         provider.assign(sid, steps({"text": ["a", "b", "c"], "delayMs": 100}))

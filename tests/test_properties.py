@@ -16,6 +16,7 @@ from agent_tui.engine.scenario import Scenario
 from agent_tui.events.chains import chain_violations
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.runner import ScenarioRun
+from agent_tui.turns import EventSink
 from agent_tui.turns.projection import frames_from_log, transition_dict
 
 DECISIONS = st.sampled_from(["allow", "deny", "ask"])
@@ -91,9 +92,10 @@ async def run_scenario(spec: dict[str, Any], approve: str, root: Path) -> tuple[
         sessions_dir=sessions,
         prompter=StaticPrompter(approve),
         workspace_root=root / "scratch",
+        sink=(sink := EventSink()),
     )
     live: list[dict] = []
-    run.sink.subscribe(
+    sink.subscribe(
         lambda frame: live.append(transition_dict(frame)) if frame.family == "transition" else None
     )
     async with run.engine:

@@ -161,6 +161,7 @@ class TurnCompleted(_Payload):
     stopReason: StopReason
     errorCode: TurnErrorCode | None = None
     usage: Usage | None = None
+    message: str | None = None
 
 
 class ModelRetry(_Payload):

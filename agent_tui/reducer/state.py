@@ -12,8 +12,9 @@ Invariants this module guarantees:
   not seen, a turn event without `turn.started`, a tool event without its request are all
   tolerated (their views are created lazily with what is known); unknown event types are counted
   and otherwise ignored;
-- a turn's phase is the pure function of `agent_tui.turns.projection`: turn.started → start,
-  context.built → executing, context.compacted → compress, turn.completed → end;
+- a turn's phase is `agent_tui.events.turn_vocabulary.phase_for` of its latest phase event, and
+  a session's status is the `ENDINGS` row of its last turn's stop reason: the same tables the
+  registry's frames use;
 - the session tree (`roots`, `children`, `agent_path`) does not depend on the order in which
   sessions' logs were read: siblings and roots are ordered by (created ts, session id);
 - bounded memory per view: turn text keeps its last 8,000 characters, tool output its last 2,000,
@@ -34,9 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, get_args
 
 from agent_tui.events import Event
+from agent_tui.events.lineage import path_to_root
 from agent_tui.events.model import Actor, Decision
+from agent_tui.events.turn_vocabulary import ENDINGS, Phase, phase_for
 
-Phase = Literal["start", "executing", "compress", "end"]
 SessionStatus = Literal["idle", "running", "completed", "cancelled", "failed"]
 ToolStatus = Literal["requested", "asking", "running", "completed", "failed", "denied"]
 Role = Literal["user", "assistant", "tool", "subagent", "note"]
@@ -50,12 +52,6 @@ RESULT_CHARS = 2_000
 MAX_MESSAGES = 200
 """A turn keeps its last this-many messages."""
 
-_STATUS_OF_STOP: dict[str, SessionStatus] = {
-    "final": "completed",
-    "max_steps": "completed",
-    "cancelled": "cancelled",
-    "error": "failed",
-}
 
 
 class Message(NamedTuple):
@@ -276,7 +272,8 @@ class SessionView:
         stop = turns[-1].stop_reason
         if stop is None:
             return "running"
-        return _STATUS_OF_STOP.get(stop, "failed")
+        ending = ENDINGS.get(stop)
+        return ending.run_state if ending is not None else "failed"
 
     @property
     def phase(self) -> Phase | None:
@@ -347,19 +344,17 @@ class DashboardState:
         An ancestor known only by id (its log not read) appears as its id; a parent cycle in a
         corrupt log stops the walk instead of looping.
         """
-        names: list[str] = []
-        seen: set[str] = set()
-        current: str | None = session_id
-        while current is not None and current not in seen:
-            seen.add(current)
-            session = self.sessions.get(current)
-            if session is None:
-                names.append(current)
-                break
-            names.append(session.display_name)
-            current = session.parent_session_id
-        names.reverse()
-        return tuple(names)
+        sessions = self.sessions
+
+        def parent_of(sid: str) -> str | None:
+            session = sessions.get(sid)
+            return session.parent_session_id if session is not None else None
+
+        def label_of(sid: str) -> str:
+            session = sessions.get(sid)
+            return session.display_name if session is not None else sid
+
+        return path_to_root(session_id, parent_of, label_of)
 
     def pending_permissions(self) -> list[PermissionView]:
         """Every approval waiting for the user, across sessions, in the order they were asked."""
@@ -780,13 +775,13 @@ def _on_context_built(state: DashboardState, session: SessionView, event: Event)
     turn.steps += 1
     turn.tokens = tokens["instruction"] + tokens["transcript"] + tokens["tools"]
     turn.max_context_tokens = payload["maxContextTokens"]
-    turn.phase = "executing"
+    turn.phase = phase_for(event) or turn.phase
 
 
 def _on_context_compacted(state: DashboardState, session: SessionView, event: Event) -> None:
     turn = _turn_for(state, session, event)
     turn.compactions += 1
-    turn.phase = "compress"
+    turn.phase = phase_for(event) or turn.phase
 
 
 def _on_model_delta(state: DashboardState, session: SessionView, event: Event) -> None:
@@ -971,7 +966,7 @@ def _on_turn_completed(state: DashboardState, session: SessionView, event: Event
     if usage is not None:
         turn.usage = _tuple_new(Usage, (usage["promptTokens"], usage["completionTokens"]))
     turn.ended_sequence = event.sequence
-    turn.phase = "end"
+    turn.phase = phase_for(event) or turn.phase
     if session.pending:
         _drop_pending(state, session, turn.turn_id)
 

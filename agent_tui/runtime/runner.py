@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from agent_tui.engine.engine import SessionEngine, TurnHandle
+from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
 from agent_tui.engine.scenario import Scenario, ScenarioError
@@ -21,7 +21,7 @@ from agent_tui.events import Event
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.workspace import Workspace
 from agent_tui.store import JsonlFileEventStore
-from agent_tui.turns import EventSink, TurnRegistry
+from agent_tui.turns import EventSink
 
 RULES_FILE = ".agent-tui/permissions.json"
 
@@ -57,6 +57,7 @@ class ScenarioRun:
         sessions_dir: Path,
         prompter: Prompter | None,
         workspace_root: Path | None = None,
+        sink: EventSink | None = None,
     ) -> None:
         self.scenario = scenario
         self.workspace = Workspace(base_dir, workspace_root)
@@ -71,18 +72,15 @@ class ScenarioRun:
                     f"{session.cwd!r}: {error.strerror or error} ({error.filename or session.cwd})",
                 ) from None
         self.store = JsonlFileEventStore(sessions_dir)
-        self.sink = EventSink()
-        self.registry = TurnRegistry(self.sink)
         self.provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)
         rules = self.cwds[0] / RULES_FILE if self.cwds else None
         self.permissions = PermissionEngine(scenario.policy or DEFAULT_POLICY, rules_path=rules)
         self.engine = SessionEngine(
             self.store,
             self.provider,
-            registry=self.registry,
-            sink=self.sink,
             permissions=self.permissions,
             prompter=prompter,
+            sink=sink,
             max_steps=scenario.maxSteps,
         )
         self.subagents = SubAgents(
@@ -93,7 +91,6 @@ class ScenarioRun:
         )
         self.provider.on_cancel = lambda sid, tid: self.engine.cancel_turn(sid, tid) and None
         self.provider.on_steer = lambda sid, text: self.engine.submit(sid, text) and None
-        self.handles: list[TurnHandle] = []
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         return self.engine.subscribe(listener)
@@ -132,26 +129,29 @@ class ScenarioRun:
             result.errors.append(f"{failure} ({failure.__cause__})")
             return
         self.provider.assign(session_id, session.steps)
-        handle = self.engine.start_turn(session_id, session.prompt)
-        self.handles.append(handle)
-        await handle.wait()
+        await self.engine.start_turn(session_id, session.prompt).wait()
 
     async def wait_idle(self, result: RunResult | None = None) -> None:
-        """Wait until no turn of any session is running (children included)."""
-        seen: set[int] = set()
+        """Wait until no turn of any session is running (children included); then note in
+        `result` every session whose last turn failed outside the model (the store, a bug)."""
         while True:
-            running = [info.turn for info in self.engine.sessions() if info.turn is not None]
-            running += [handle for handle in self.handles if id(handle) not in seen]
-            if not running:
-                return
-            for turn in running:
+            unfinished = [
+                info.turn
+                for info in self.engine.sessions()
+                if info.turn is not None and not info.turn.done.is_set()
+            ]
+            if not unfinished:
+                break
+            for turn in unfinished:
                 await turn.wait()
-                if id(turn) not in seen:
-                    seen.add(id(turn))
-                    if result is not None and turn.error is not None:
-                        cause = turn.error.__cause__
-                        detail = f" ({cause})" if cause is not None else ""
-                        result.errors.append(f"{turn.error}{detail}")
+        if result is None:
+            return
+        for info in self.engine.sessions():
+            error = info.turn.error if info.turn is not None else None
+            if error is not None:
+                cause = error.__cause__
+                detail = f" ({cause})" if cause is not None else ""
+                result.errors.append(f"{error}{detail}")
 
     def close(self) -> None:
         self.store.close()

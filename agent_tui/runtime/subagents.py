@@ -26,6 +26,7 @@ from pydantic import Field
 from agent_tui.engine.engine import Delivery, EngineExtension, SessionEngine, TurnHandle
 from agent_tui.engine.permissions import PermissionEngine, PolicyConfig
 from agent_tui.engine.tools.base import BaseTool, ToolArgs, ToolContext, ToolError, ToolResult
+from agent_tui.events.turn_vocabulary import ENDINGS
 
 DEFAULT_WAIT_MS = 600_000
 
@@ -114,7 +115,8 @@ class SubAgents(EngineExtension):
         child = turn.session
         if child.parent_id is None:
             return
-        status = "completed" if turn.stop_reason in ("final", "max_steps") else "failed"
+        ending = ENDINGS.get(turn.stop_reason or "")
+        status = ending.delivery if ending is not None else "failed"
         text = _final_text(turn)
         outcome = ChildOutcome(child.id, child.agent_name or child.id, status, text)
         self.outcomes[child.id] = outcome

@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
-Phase = Literal["start", "executing", "compress", "end"]
-"""Where a transition frame moves the turn to."""
+from agent_tui.events.turn_vocabulary import EndReasonKind, Phase
 
-EndReasonKind = Literal["done", "maxSteps", "aborted", "error"]
-"""Why a turn ended; only `end` frames carry one."""
+__all__ = ["EndReasonKind", "Phase"]  # re-exported: where a frame moves a turn, and why it ended
 
 FrameFamily = Literal["transition", "event", "fatal"]
 

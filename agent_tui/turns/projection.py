@@ -5,8 +5,9 @@ feeds it every event it stores (so the live sink's frames come from it), and `fr
 feeds it a log through a fresh registry and sink (so replay's frames come from it too). The two
 are therefore equal by construction, and tests check that they are.
 
-    turn.started → start · context.built → executing · context.compacted → compress ·
-    turn.completed → end (final → done, max_steps → maxSteps, cancelled → aborted, error → error)
+Which event moves which phase, and how each stop reason ends a turn, are the tables of
+`agent_tui.events.turn_vocabulary` (`phase_for`, `ENDINGS`); this module only turns them into
+registry commands.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agent_tui.events import Event
+from agent_tui.events.turn_vocabulary import ending_for, phase_for
 from agent_tui.turns.frames import Frame, FrameError, ResponseMeta, Transition
 from agent_tui.turns.registry import (
     Complete,
@@ -30,26 +32,24 @@ from agent_tui.turns.sink import EventSink
 
 def command_for(event: Event) -> TurnCommand | None:
     """The registry command a stored event stands for, or None for events that move no phase."""
-    kind = event.type
-    if kind == "context.built":
+    phase = phase_for(event)
+    if phase is None:
+        return None
+    if phase == "executing":
         tokens = event.payload["tokens"]
         total = tokens["instruction"] + tokens["transcript"] + tokens["tools"]
         return Running(ResponseMeta(prompt_tokens=total))
-    if kind == "turn.started":
+    if phase == "start":
         return Start()
-    if kind == "context.compacted":
+    if phase == "compress":
         return Compressing()
-    if kind == "turn.completed":
-        stop = event.payload["stopReason"]
-        if stop == "final":
-            return Complete("done")
-        if stop == "max_steps":
-            return Complete("maxSteps")
-        if stop == "cancelled":
-            return Interrupt()
-        code = event.payload.get("errorCode") or "unknown"
-        return Fail(FrameError(code, describe_error(code)))
-    return None
+    reason = ending_for(event.payload["stopReason"]).end_reason
+    if reason == "done" or reason == "maxSteps":
+        return Complete(reason)
+    if reason == "aborted":
+        return Interrupt()
+    code = event.payload.get("errorCode") or "unknown"
+    return Fail(FrameError(code, describe_error(code)))
 
 
 _ERROR_TEXT = {

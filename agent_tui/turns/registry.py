@@ -2,7 +2,9 @@
 
 Invariants this module guarantees:
 - two orthogonal axes: `state` (`running | complete | interrupt | error`) is the only thing
-  liveness reads; `reason` exists on terminal records only;
+  liveness reads; `reason` exists on terminal records only. The state is not kept here: each
+  record holds its turn's `TurnFsm` (the engine's turn holds the same one) and the state is
+  read off it; the registry's commands are what move it;
 - at most one running record per session: `claim` returns False while one exists, and a
   terminal record is replaced by a fresh one (with fresh `ended`/`delivered` events);
 - every state change goes through the one `transition(session_id, command)`; a command for an
@@ -28,10 +30,17 @@ from typing import Literal, TypeAlias, assert_never
 
 import anyio
 
+from agent_tui.events.lineage import descendants
+from agent_tui.events.turn_vocabulary import (
+    REGISTRY_STATE_OF_RUN_STATE,
+    RegistryState,
+    TerminalRunState,
+)
 from agent_tui.turns.frames import EndReasonKind, FrameError, ResponseMeta, Transition
 from agent_tui.turns.sink import EventSink
+from agent_tui.turns.turn_fsm import TurnFsm
 
-TurnState = Literal["running", "complete", "interrupt", "error"]
+TurnState = RegistryState
 WaitOutcome = Literal["completed", "failed", "timeout"]
 StopHandle = Callable[[], None]
 
@@ -133,7 +142,7 @@ class _Record:
     turn_id: str
     parent_session_id: str | None
     agent_name: str | None
-    state: TurnState = "running"
+    fsm: TurnFsm = field(default_factory=TurnFsm)
     reason: EndReason | None = None
     ended: anyio.Event = field(default_factory=anyio.Event)
     delivered: anyio.Event = field(default_factory=anyio.Event)
@@ -143,7 +152,11 @@ class _Record:
 
     @property
     def running(self) -> bool:
-        return self.state == "running"
+        return not self.fsm.is_terminal
+
+    @property
+    def state(self) -> TurnState:
+        return REGISTRY_STATE_OF_RUN_STATE[self.fsm.state]
 
     def snapshot(self) -> TurnRecord:
         return TurnRecord(
@@ -173,6 +186,11 @@ class TurnRegistry:
         self._records: dict[str, _Record] = {}
         self._lineage: dict[str, str] = {}  # child session → parent session
 
+    @property
+    def sink(self) -> EventSink:
+        """Where this registry sends its phase frames."""
+        return self._sink
+
     # -- birth ---------------------------------------------------------------------------------
 
     def claim(
@@ -182,8 +200,12 @@ class TurnRegistry:
         turn_id: str,
         parent_session_id: str | None = None,
         agent_name: str | None = None,
+        fsm: TurnFsm | None = None,
     ) -> bool:
         """Register a new running turn for `session_id`, before anything is written to disk.
+
+        `fsm` is the turn's state machine (the engine passes the one its turn holds, so both
+        read one state); a fresh one is made if not given.
 
         Returns:
             False if the session already has a running turn (the caller raises `TurnConflict`);
@@ -192,7 +214,9 @@ class TurnRegistry:
         current = self._records.get(session_id)
         if current is not None and current.running:
             return False
-        self._records[session_id] = _Record(session_id, turn_id, parent_session_id, agent_name)
+        self._records[session_id] = _Record(
+            session_id, turn_id, parent_session_id, agent_name, fsm if fsm is not None else TurnFsm()
+        )
         if parent_session_id is not None:
             self._lineage[session_id] = parent_session_id
         return True
@@ -211,17 +235,19 @@ class TurnRegistry:
             return False
         match command:
             case Start():
+                if record.fsm.state == "idle":
+                    record.fsm.start()
                 self._frame(record, Transition("start", record.turn_id))
             case Running(responded=responded):
                 self._frame(record, Transition("executing", record.turn_id, responded=responded))
             case Compressing():
                 self._frame(record, Transition("compress", record.turn_id))
             case Complete(reason=reason):
-                self._settle(record, "complete", EndReason(reason))
+                self._settle(record, "completed", EndReason(reason))
             case Interrupt():
-                self._settle(record, "interrupt", EndReason("aborted"))
+                self._settle(record, "cancelled", EndReason("aborted"))
             case Fail(error=error):
-                self._settle(record, "error", EndReason("error", error))
+                self._settle(record, "failed", EndReason("error", error))
             case _:
                 assert_never(command)
         return True
@@ -229,8 +255,10 @@ class TurnRegistry:
     def _frame(self, record: _Record, transition: Transition) -> None:
         self._sink.emit(record.session_id, transition)
 
-    def _settle(self, record: _Record, state: TurnState, reason: EndReason) -> None:
-        record.state = state
+    def _settle(self, record: _Record, state: TerminalRunState, reason: EndReason) -> None:
+        if record.fsm.state == "idle":  # failed before its first event was stored
+            record.fsm.start()
+        record.fsm.move(state)
         record.reason = reason
         self._frame(record, Transition("end", record.turn_id, reason.kind, reason.error))
         record.ended.set()
@@ -388,14 +416,4 @@ class TurnRegistry:
         return (child for child, parent in list(self._lineage.items()) if parent == parent_session_id)
 
     def _descendant_ids(self, session_id: str) -> list[str]:
-        found: list[str] = []
-        seen = {session_id}
-        frontier = [session_id]
-        while frontier:
-            parent = frontier.pop(0)
-            for child in self._child_ids(parent):
-                if child not in seen:
-                    seen.add(child)
-                    found.append(child)
-                    frontier.append(child)
-        return found
+        return descendants(session_id, self._child_ids)

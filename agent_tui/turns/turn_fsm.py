@@ -1,16 +1,17 @@
-"""The per-turn state machine.
+"""The per-turn state machine: the one owner of a turn's run state.
 
 Invariants:
 - the only legal moves are `idle → running` and `running → completed | cancelled | failed`;
   every other move raises `IllegalTransition` and leaves the state unchanged;
-- terminal states have no way out: the next turn gets a new `TurnFsm`.
+- terminal states have no way out: the next turn gets a new `TurnFsm`;
+- the registry moves it (from the commands the stored events stand for) and everything else
+  reads it: the engine asks `is_terminal` to know whether a turn is still live, the registry
+  derives its own `running | complete | interrupt | error` state from it.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
-TurnPhase = Literal["idle", "running", "completed", "cancelled", "failed"]
+from agent_tui.events.turn_vocabulary import RunState, ending_for
 
 _LEGAL: dict[str, frozenset[str]] = {
     "idle": frozenset({"running"}),
@@ -18,13 +19,6 @@ _LEGAL: dict[str, frozenset[str]] = {
     "completed": frozenset(),
     "cancelled": frozenset(),
     "failed": frozenset(),
-}
-
-STOP_REASON_PHASE: dict[str, TurnPhase] = {
-    "final": "completed",
-    "max_steps": "completed",
-    "cancelled": "cancelled",
-    "error": "failed",
 }
 
 
@@ -43,17 +37,17 @@ class TurnFsm:
     __slots__ = ("_state",)
 
     def __init__(self) -> None:
-        self._state: TurnPhase = "idle"
+        self._state: RunState = "idle"
 
     @property
-    def state(self) -> TurnPhase:
+    def state(self) -> RunState:
         return self._state
 
     @property
     def is_terminal(self) -> bool:
         return not _LEGAL[self._state]
 
-    def move(self, target: TurnPhase) -> None:
+    def move(self, target: RunState) -> None:
         if target not in _LEGAL[self._state]:
             raise IllegalTransition(self._state, target)
         self._state = target
@@ -63,4 +57,4 @@ class TurnFsm:
 
     def finish(self, stop_reason: str) -> None:
         """Move to the terminal state a `turn.completed{stopReason}` stands for."""
-        self.move(STOP_REASON_PHASE[stop_reason])
+        self.move(ending_for(stop_reason).run_state)

@@ -1,0 +1,106 @@
+"""What the engine knows of each session, kept in step with the session's stored events.
+
+Invariants:
+- `SessionInfo.track(event)` is called for every event of the session, live or replayed from
+  its log, in sequence order; so a hydrated session knows exactly what a live one knew (last
+  sequence, transcript, the open turn and its open tool calls);
+- the cwd is fixed for the session's life.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent_tui.engine.commit_gate import CommitGate
+from agent_tui.engine.context import TranscriptBuilder
+from agent_tui.events import Event
+from agent_tui.store import TailRepair
+
+if TYPE_CHECKING:
+    from agent_tui.engine.permissions import PermissionEngine
+    from agent_tui.engine.turn_handle import TurnHandle
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A child's result waiting in its parent's mailbox."""
+
+    child_session_id: str
+    agent_name: str
+    status: str  # completed | failed
+    text: str
+
+
+@dataclass(eq=False)
+class SessionInfo:
+    """One session: identity, where it works, and the state its log implies."""
+
+    id: str
+    cwd: Path
+    client: str
+    parent_id: str | None = None
+    agent_name: str | None = None
+    title: str | None = None
+    depth: int = 0
+    last_sequence: int = 0
+    transcript: TranscriptBuilder = field(default_factory=TranscriptBuilder)
+    open_turn: str | None = None  # a turn started in the log and not completed
+    open_calls: dict[str, str] = field(default_factory=dict)  # call id → tool, of `open_turn`
+    close_code: str = "unknown"  # errorCode used when `open_turn` is closed later
+    turn: TurnHandle | None = None  # the current turn, or the last one until the next starts
+    mailbox: deque[Delivery] = field(default_factory=deque)
+    permissions: PermissionEngine | None = None  # a per-agent policy, if any
+    commit_gate: CommitGate = field(default_factory=CommitGate)
+    event_id_prefix: str = ""  # `evt_<session id without "sess_">_`, the sequence follows
+
+    def __post_init__(self) -> None:
+        self.event_id_prefix = f"evt_{self.id.removeprefix('sess_')}_"
+
+    @property
+    def live_turn(self) -> TurnHandle | None:
+        """The turn that is running now (its state machine is not terminal), if any."""
+        turn = self.turn
+        return turn if turn is not None and not turn.fsm.is_terminal else None
+
+    @property
+    def label(self) -> str:
+        """How the session is named in agent paths."""
+        return self.agent_name or self.title or self.id
+
+    def track(self, event: Event) -> None:
+        """Keep what the engine must know across turns in step with the stored events."""
+        self.last_sequence = event.sequence
+        self.transcript.apply(event)
+        kind = event.type
+        if kind == "turn.started":
+            self.open_turn = event.turn_id
+            self.open_calls.clear()
+            self.close_code = "unknown"
+        elif kind == "model.tool_call_requested":
+            self.open_calls[event.payload["toolCallId"]] = event.payload["tool"]
+        elif kind in ("tool.completed", "tool.failed"):
+            self.open_calls.pop(event.payload["toolCallId"], None)
+        elif kind == "turn.completed":
+            self.open_turn = None
+            self.open_calls.clear()
+
+
+@dataclass(frozen=True)
+class Hydration:
+    """What reopening a session from its log found."""
+
+    session_id: str
+    events: int
+    repair: TailRepair | None
+    closed_turn: str | None
+
+    def describe(self) -> str:
+        parts = [f"reopened {self.session_id} from {self.events} events"]
+        if self.repair is not None:
+            parts.append(self.repair.describe())
+        if self.closed_turn is not None:
+            parts.append(f"closed interrupted turn {self.closed_turn}")
+        return "; ".join(parts)

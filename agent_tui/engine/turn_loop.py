@@ -1,0 +1,552 @@
+"""The life of one turn: steps of model calls and tool calls, until the turn ends.
+
+Invariants:
+- every started turn ends with exactly one `turn.completed`, written shielded from cancellation
+  (a turn cancelled from outside, e.g. the engine shutting down, still closes its log);
+- every requested tool call is answered by exactly one `tool.completed`/`tool.failed` before the
+  next model call or the turn's end; `tool.started` only ever follows an `allow`;
+- the cancel guard runs before storing each chunk the model streams: nothing streamed after a
+  cancel reaches the log;
+- the model's failures never raise out of a turn: it ends `error/provider_failure` with the
+  model's message. Only the model call is guarded: a bug elsewhere (a listener, the store) is
+  not mistaken for the model's;
+- `model.retry` is stored for each retry the provider announces, before its first content;
+- usage the provider reports is summed over the turn's model calls onto `turn.completed`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from agent_tui.engine.clock import new_id
+from agent_tui.engine.errors import EventStoreFailure
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.engine.provider import (
+    Message,
+    ModelRequest,
+    ProviderChunk,
+    Retrying,
+    StepDone,
+    TextDelta,
+    ToolCall,
+)
+from agent_tui.engine.tools.base import ToolContext, ToolError
+from agent_tui.engine.turn_handle import OpenCall, TurnHandle
+from agent_tui.turns import Fail, FrameError
+from agent_tui.turns.frames import Fatal, RuntimeEvent
+
+if TYPE_CHECKING:
+    from agent_tui.engine.engine import SessionEngine
+
+PREVIEW_CHARS = 80
+
+
+class _Cancelled(Exception):
+    """Raised inside a turn when the cancel guard trips (no anyio cancellation involved)."""
+
+
+class _ModelFailed(Exception):
+    """The model call failed; the message is safe to store."""
+
+
+class _Usage:
+    """Token counts summed over a turn's model calls (only what the provider reported)."""
+
+    __slots__ = ("cached", "completion", "prompt", "reported")
+
+    def __init__(self) -> None:
+        self.prompt = self.completion = self.cached = 0
+        self.reported = False
+
+    def add(self, done: StepDone) -> None:
+        if done.prompt_tokens is None and done.completion_tokens is None:
+            return
+        self.reported = True
+        self.prompt += done.prompt_tokens or 0
+        self.completion += done.completion_tokens or 0
+        self.cached += done.cached_tokens or 0
+
+    def payload(self) -> dict[str, int] | None:
+        if not self.reported:
+            return None
+        out = {"promptTokens": self.prompt, "completionTokens": self.completion}
+        if self.cached:
+            out["cachedTokens"] = self.cached
+        return out
+
+
+class TurnLoop:
+    """Runs turns for one engine (it owns the store, the registry, the tools and the model)."""
+
+    def __init__(self, engine: SessionEngine) -> None:
+        self.engine = engine
+
+    # -- the task ------------------------------------------------------------------------------
+    async def run_to_end(self, turn: TurnHandle) -> None:
+        """The turn's task: run it, and whatever happens leave the registry and frames settled."""
+        engine = self.engine
+        info = turn.session
+        if engine.sends_frames:
+            engine.sink.attach(info.id)
+        try:
+            await self._run(turn)
+        except EventStoreFailure as failure:
+            turn.error = failure
+            info.close_code = "store_failure"
+            cause = failure.__cause__
+            message = f"{failure}: {cause}" if cause else str(failure)
+            engine.sink.emit(info.id, Fatal("store_failure", message))
+            engine.registry.transition(info.id, Fail(FrameError("store_failure", message)))
+        except BaseException as error:  # a bug must not kill the engine; it ends this turn
+            if isinstance(error, anyio.get_cancelled_exc_class()):
+                engine.registry.transition(info.id, Fail(FrameError("unknown", "engine shut down")))
+                raise
+            turn.error = error
+            engine.sink.emit(info.id, Fatal("unknown", repr(error)))
+            engine.registry.transition(info.id, Fail(FrameError("unknown", repr(error))))
+        finally:
+            if engine.sends_frames:
+                engine.sink.detach(info.id)
+            turn.finish()
+
+    async def _run(self, turn: TurnHandle) -> None:
+        engine = self.engine
+        info = turn.session
+        if info.open_turn is not None:
+            await engine.close_open_turn(info)
+        await engine.commit(info, turn.turn_id, "turn.started", promptPreview=turn.text[:PREVIEW_CHARS])
+        await engine.commit(info, turn.turn_id, "user.message", content=turn.text, inputId=turn.input_id)
+        stop_reason, error_code, message = "cancelled", None, None
+        usage = _Usage()
+        shutdown: BaseException | None = None
+        try:
+            with anyio.CancelScope() as scope:
+                turn.scope = scope
+                if turn.cancel_requested:
+                    scope.cancel()
+                try:
+                    stop_reason, error_code = await self._steps(turn, usage)
+                except _Cancelled:
+                    stop_reason = "cancelled"
+                except _ModelFailed as failure:
+                    stop_reason, error_code, message = "error", "provider_failure", str(failure) or None
+        except anyio.get_cancelled_exc_class() as cancelled:
+            # Cancelled from outside the turn (the engine's task group is shutting down): close
+            # the turn like any cancelled one, then let the cancellation go on.
+            shutdown = cancelled
+        turn.scope = None
+        if shutdown is not None or scope.cancelled_caught or turn.cancel_requested:
+            stop_reason, error_code, message = "cancelled", None, None
+            # Stopping a turn stops everything it spawned, however deep.
+            engine.registry.stop_children(info.id)
+        with anyio.CancelScope(shield=True):
+            await self._answer_open_calls(turn, stop_reason)
+            await engine.commit(
+                info,
+                turn.turn_id,
+                "turn.completed",
+                stopReason=stop_reason,
+                errorCode=error_code,
+                usage=usage.payload(),
+                message=message,
+            )
+            turn.stop_reason = stop_reason
+            turn.error_code = error_code
+            if not turn.fsm.is_terminal:  # the registry no longer tracks it (disposed)
+                turn.fsm.finish(stop_reason)
+            for extension in engine.extensions:
+                await extension.turn_ended(engine, turn)
+        if shutdown is not None:
+            raise shutdown
+
+    async def _answer_open_calls(self, turn: TurnHandle, stop_reason: str) -> None:
+        commit = self.engine.commit
+        info = turn.session
+        for call in list(turn.open_calls.values()):
+            if call.stage == "asking":
+                await commit(
+                    info,
+                    turn.turn_id,
+                    "permission.resolved",
+                    requestId=call.request_id,
+                    toolCallId=call.call_id,
+                    decision="deny",
+                    actor="system",
+                    reason="cancelled" if stop_reason == "cancelled" else "turn ended",
+                )
+            cancelled = stop_reason == "cancelled"
+            await commit(
+                info,
+                turn.turn_id,
+                "tool.failed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                errorCode="cancelled" if cancelled else "unknown",
+                message=(
+                    "the turn was cancelled before this call finished"
+                    if cancelled
+                    else "the turn ended before this call ran"
+                ),
+            )
+        turn.open_calls.clear()
+
+    # -- steps ---------------------------------------------------------------------------------
+    async def _absorb_arrivals(self, turn: TurnHandle) -> bool:
+        """At a step boundary, store steer input and sub-agent deliveries. True if any came."""
+        engine = self.engine
+        info = turn.session
+        arrived = False
+        for pending in engine.registry.drain(info.id):
+            await engine.commit(
+                info,
+                turn.turn_id,
+                "user.message",
+                content=pending.text,
+                inputId=pending.id,
+                steered=True,
+            )
+            engine.sink.emit(
+                info.id,
+                RuntimeEvent(
+                    "user_input", {"inputId": pending.id, "text": pending.text, "turnId": turn.turn_id}
+                ),
+            )
+            arrived = True
+        while info.mailbox:
+            delivery = info.mailbox.popleft()
+            await engine.commit(
+                info,
+                turn.turn_id,
+                "subagent.delivered",
+                childSessionId=delivery.child_session_id,
+                agentName=delivery.agent_name,
+                status=delivery.status,
+                text=delivery.text,
+            )
+            arrived = True
+        return arrived
+
+    async def _steps(self, turn: TurnHandle, usage: _Usage) -> tuple[str, str | None]:
+        engine = self.engine
+        info = turn.session
+        builder = engine.context_builder()
+        limit = engine.provider.max_context_tokens
+        while True:
+            if turn.step >= engine.max_steps:
+                return "max_steps", None
+            await self._absorb_arrivals(turn)
+            turn.step += 1
+            step = turn.step
+            transcript = info.transcript
+            estimate = builder.estimate_tokens(transcript.tokens)
+            if estimate.total > limit:
+                summary = builder.compact(transcript.messages)
+                after = builder.estimate([Message("user", summary)])
+                await engine.commit(
+                    info,
+                    turn.turn_id,
+                    "context.compacted",
+                    step=step,
+                    beforeTokens=estimate.total,
+                    afterTokens=after.total,
+                    summary=summary,
+                )
+                estimate = builder.estimate_tokens(transcript.tokens)
+                if estimate.total > limit:
+                    return "error", "context_overflow"
+            messages = transcript.messages
+            await engine.commit(
+                info,
+                turn.turn_id,
+                "context.built",
+                step=step,
+                tokens=estimate.as_payload(),
+                maxContextTokens=limit,
+            )
+            request = ModelRequest(
+                session_id=info.id,
+                turn_id=turn.turn_id,
+                step=step,
+                messages=builder.request_messages(messages),
+                tools=builder.tool_schemas,
+                agent_name=info.agent_name,
+            )
+            calls, deltas = await self._call_model(turn, request, usage)
+            for call in calls:
+                await self._run_tool_call(turn, call)
+            if calls:
+                continue
+            if deltas == 0:
+                await engine.commit(info, turn.turn_id, "model.delta", text="")
+            # The model answered: input that arrived meanwhile keeps the same turn going.
+            if await self._absorb_arrivals(turn):
+                if turn.step >= engine.max_steps:
+                    return "max_steps", None
+                continue
+            return "final", None
+
+    # -- the model call ------------------------------------------------------------------------
+    async def _call_model(
+        self, turn: TurnHandle, request: ModelRequest, usage: _Usage
+    ) -> tuple[list[OpenCall], int]:
+        """Stream one model call into the log. Raises `_ModelFailed` when the model failed."""
+        engine = self.engine
+        info = turn.session
+        calls: list[OpenCall] = []
+        deltas = 0
+        finished = False
+        stream = engine.provider.stream(request)
+        try:
+            while True:
+                chunk = await self._next_chunk(stream)
+                if chunk is None:
+                    break
+                if turn.cancel_requested:  # the guard: nothing streamed after a cancel is stored
+                    raise _Cancelled
+                if isinstance(chunk, TextDelta):
+                    if not chunk.text:
+                        continue
+                    await engine.commit(info, turn.turn_id, "model.delta", text=chunk.text)
+                    deltas += 1
+                elif isinstance(chunk, ToolCall):
+                    call = OpenCall(self._call_id(turn, chunk), chunk.tool, dict(chunk.args))
+                    turn.open_calls[call.call_id] = call
+                    await engine.commit(
+                        info,
+                        turn.turn_id,
+                        "model.tool_call_requested",
+                        toolCallId=call.call_id,
+                        tool=chunk.tool,
+                        args=call.args,
+                    )
+                    calls.append(call)
+                elif isinstance(chunk, Retrying):
+                    await engine.commit(
+                        info,
+                        turn.turn_id,
+                        "model.retry",
+                        attempt=chunk.attempt,
+                        delayMs=chunk.delay_ms,
+                        reason=chunk.reason,
+                    )
+                elif isinstance(chunk, StepDone):
+                    usage.add(chunk)
+            finished = True
+        finally:
+            # An async generator run to its end has nothing left to close; any other iterator
+            # may hold a connection until `aclose`.
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None and not (finished and inspect.isasyncgen(stream)):
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await aclose()
+                    except Exception:
+                        pass
+        if turn.cancel_requested:
+            raise _Cancelled
+        return calls, deltas
+
+    @staticmethod
+    async def _next_chunk(stream: AsyncIterator[ProviderChunk]) -> ProviderChunk | None:
+        """The model's next chunk (None at the end); its failure becomes `_ModelFailed`.
+
+        Only this await is the model's: what the engine does with a chunk (storing it, telling
+        listeners) runs outside, so its failures are never blamed on the model.
+        """
+        try:
+            return await anext(stream)
+        except StopAsyncIteration:
+            return None
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as error:
+            raise _ModelFailed(_failure_text(error)) from error
+
+    @staticmethod
+    def _call_id(turn: TurnHandle, chunk: ToolCall) -> str:
+        """The model's own id for the call (tool results go back under it), unless it gave none
+        or reused one of this turn's open calls."""
+        given = chunk.call_id
+        if given and given not in turn.open_calls:
+            return given
+        return new_id("call")
+
+    # -- tool calls ----------------------------------------------------------------------------
+    async def _run_tool_call(self, turn: TurnHandle, call: OpenCall) -> None:
+        engine = self.engine
+        commit = engine.commit
+        info = turn.session
+        router = engine.router
+        args = call.args
+        if turn.cancel_requested:
+            raise _Cancelled
+        try:
+            tool, parsed = router.parse(call.tool, args)
+        except ToolError as error:
+            await self._fail_call(turn, call, error.code, error.message)
+            return
+        risk = router.risk(call.tool, parsed)
+        assessment = _Assessment(risk)
+        preview = router.preview(args)
+        call.request_id = new_id("perm")
+        await commit(
+            info,
+            turn.turn_id,
+            "permission.requested",
+            requestId=call.request_id,
+            toolCallId=call.call_id,
+            tool=call.tool,
+            risk=risk,
+            argsPreview=preview,
+            reason=assessment.reason,
+            warning=assessment.warning,
+        )
+        permissions = info.permissions or engine.permissions
+        verdict = permissions.evaluate(info.id, call.tool, args, risk)
+        warning = assessment.warning or verdict.warning
+        if verdict.decision == "ask":
+            await commit(
+                info,
+                turn.turn_id,
+                "permission.resolved",
+                requestId=call.request_id,
+                toolCallId=call.call_id,
+                decision="ask",
+                actor="policy",
+                policy=verdict.policy,
+                reason=verdict.warning or verdict.reason,
+            )
+            call.stage = "asking"
+            answer = await self._ask(turn, call, risk, preview, args, warning, assessment.reason)
+            call.stage = "requested"
+            asked_someone = engine.prompter is not None
+            await commit(
+                info,
+                turn.turn_id,
+                "permission.resolved",
+                requestId=call.request_id,
+                toolCallId=call.call_id,
+                decision=answer.decision,
+                actor="user" if asked_someone else "system",
+                remember=answer.remember if asked_someone else None,
+                reason=answer.reason,
+            )
+            if asked_someone:
+                permissions.remember(info.id, call.tool, args, risk, answer)
+            allowed = answer.decision == "allow"
+        else:
+            await commit(
+                info,
+                turn.turn_id,
+                "permission.resolved",
+                requestId=call.request_id,
+                toolCallId=call.call_id,
+                decision=verdict.decision,
+                actor="policy",
+                policy=verdict.policy,
+                reason=verdict.reason,
+            )
+            allowed = verdict.decision == "allow"
+        if not allowed:
+            await self._fail_call(turn, call, "permission_denied", f"{call.tool} was denied permission")
+            return
+        if turn.cancel_requested:
+            raise _Cancelled
+        await commit(
+            info, turn.turn_id, "tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=preview
+        )
+        call.stage = "running"
+
+        async def on_output(stream: str, text: str) -> None:
+            await commit(info, turn.turn_id, "tool.delta", toolCallId=call.call_id, stream=stream, text=text)
+
+        context = ToolContext(
+            cwd=info.cwd,
+            session_id=info.id,
+            turn_id=turn.turn_id,
+            tool_call_id=call.call_id,
+            on_output=on_output,
+        )
+        result = await router.run(tool, parsed, context)
+        turn.open_calls.pop(call.call_id, None)
+        if result.ok:
+            await commit(
+                info,
+                turn.turn_id,
+                "tool.completed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                result=result.text,
+                exitCode=result.exit_code,
+                truncated=result.truncated,
+            )
+        else:
+            await commit(
+                info,
+                turn.turn_id,
+                "tool.failed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                errorCode=result.error_code or "unknown",
+                message=result.text,
+            )
+
+    async def _fail_call(self, turn: TurnHandle, call: OpenCall, code: str, message: str) -> None:
+        turn.open_calls.pop(call.call_id, None)
+        await self.engine.commit(
+            turn.session,
+            turn.turn_id,
+            "tool.failed",
+            toolCallId=call.call_id,
+            tool=call.tool,
+            errorCode=code,
+            message=message,
+        )
+
+    async def _ask(
+        self,
+        turn: TurnHandle,
+        call: OpenCall,
+        risk: str,
+        preview: str,
+        args: Mapping[str, Any],
+        warning: str | None,
+        reason: str | None,
+    ) -> PermissionAnswer:
+        engine = self.engine
+        if engine.prompter is None:
+            return PermissionAnswer("deny", reason="no one to ask")
+        request = PermissionRequest(
+            session_id=turn.session_id,
+            turn_id=turn.turn_id,
+            request_id=call.request_id or "",
+            tool_call_id=call.call_id,
+            tool=call.tool,
+            risk=risk,
+            args_preview=preview,
+            args=dict(args),
+            agent_path=engine.agent_path(turn.session_id),
+            warning=warning,
+            reason=reason,
+        )
+        return await engine.prompter.ask(request)
+
+
+class _Assessment:
+    """Until the router says why: a risk without a reason or warning."""
+
+    def __init__(self, risk: Any) -> None:
+        self.risk = risk
+        self.reason: str | None = None
+        self.warning: str | None = None
+
+
+def _failure_text(error: BaseException) -> str:
+    """What the log says of a model's failure: the provider's own message (adapters keep keys
+    out of it), or the exception's type when it has none."""
+    text = str(error).strip()
+    return text if text else type(error).__name__
