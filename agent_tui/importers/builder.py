@@ -236,7 +236,7 @@ class SessionBuilder:
             return
         left_open = [call_id for call_id, call in turn.calls.items() if not call.answered]
         for call_id in left_open:
-            self.fail_call(ts, call_id, "cancelled", NO_RESULT)
+            self.fail_call(ts, call_id, "cancelled", NO_RESULT, recorded=False)
         if stop is None:
             if turn.interrupted:
                 stop = "cancelled"
@@ -316,8 +316,9 @@ class SessionBuilder:
         payload["truncated"] = False
         self._in_turn("tool.completed", payload, ts)
 
-    def fail_call(self, ts: str, call_id: str, code: str, message: str) -> None:
-        call = self._answer(call_id)
+    def fail_call(self, ts: str, call_id: str, code: str, message: str, *, recorded: bool = True) -> None:
+        """`tool.failed`; `recorded` is False for a call the source left without a result."""
+        call = self._answer(call_id, recorded)
         payload = {"toolCallId": call_id, "tool": call.tool, "errorCode": code, "message": message}
         self._in_turn("tool.failed", payload, ts)
 
@@ -345,11 +346,11 @@ class SessionBuilder:
         )
         self.fail_call(ts, call_id, "permission_denied", message)
 
-    def _answer(self, call_id: str) -> _Call:
+    def _answer(self, call_id: str, recorded: bool = True) -> _Call:
         assert self.turn is not None
         call = self.turn.calls[call_id]
         call.answered = True
-        self.counts.tool_results += 1
+        self.counts.tool_results += recorded
         return call
 
     def compacted(self, ts: str, before: int, after: int, summary: str) -> None:

@@ -188,7 +188,13 @@ class ClaudeCodeImporter:
         elif kind == "system" and builder is not None:
             self._system(builder, ts, data)
         else:
-            known = kind in KNOWN_RECORDS or kind in ("user", "assistant", "system")
+            known = kind in KNOWN_RECORDS or kind in (
+                "user",
+                "assistant",
+                "system",
+                "invalid-json",
+                "not-an-object",
+            )
             if not known:
                 self._warn(n, f"unsupported Claude Code record {kind!r} (kept as source-specific)")
             record_type = kind if isinstance(kind, str) else "unknown"
@@ -228,6 +234,8 @@ class ClaudeCodeImporter:
         if builder is None:
             builder = self._new_session(main_id, data)
             builder.describe(str(data.get("cwd") or ""), CLIENT)
+        elif not builder.created and builder.header is not None and not builder.header["cwd"]:
+            builder.header["cwd"] = str(data.get("cwd") or "")  # a first record without a cwd
         self._current = builder
         return builder
 

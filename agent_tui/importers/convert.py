@@ -78,6 +78,7 @@ def discover(paths: list[Path]) -> Discovered:
     """The foreign logs and our own logs under `paths` (files or directories)."""
     found = Discovered()
     seen: set[Path] = set()
+    parents: dict[Path, dict[str, tuple[str, str]]] = {}
     for path in paths:
         if not path.exists():
             raise ImportInputError(f"{path}: no such file or directory")
@@ -99,9 +100,8 @@ def discover(paths: list[Path]) -> Discovered:
             elif kind == "agent-tui":
                 found.own_logs.append(file)
             else:
-                found.sources.append(
-                    SourceFile(file, kind, _agent_hints(file) if kind == "claude-code" else ())
-                )
+                hints = _agent_hints(file, parents) if kind == "claude-code" else ()
+                found.sources.append(SourceFile(file, kind, hints))
     return found
 
 
@@ -124,24 +124,64 @@ def _session_of(path: Path) -> str | None:
     return session if isinstance(session, str) else None
 
 
-def _agent_hints(path: Path) -> tuple[tuple[str, str, str], ...]:
-    """(agent id, type, description) from `agent-<id>.meta.json` beside a sub-agent's log."""
+def _agent_hints(
+    path: Path, parents: dict[Path, dict[str, tuple[str, str]]]
+) -> tuple[tuple[str, str, str], ...]:
+    """(agent id, type, description) of a sub-agent's log `agent-<id>.jsonl`: from the
+    `agent-<id>.meta.json` beside it, else from the `Task`/`Agent` call in its session's log."""
     if not path.name.startswith("agent-"):
         return ()
-    meta = path.with_name(path.stem + ".meta.json")
+    agent = path.stem.removeprefix("agent-")
     try:
-        data = orjson.loads(meta.read_bytes())
+        data = orjson.loads(path.with_name(path.stem + ".meta.json").read_bytes())
     except (OSError, orjson.JSONDecodeError):
+        data = None
+    if isinstance(data, dict) and data.get("agentType"):
+        return ((agent, str(data.get("agentType") or ""), str(data.get("description") or "")),)
+    session = _session_of(path)
+    if session is None:
         return ()
-    if not isinstance(data, dict):
-        return ()
-    return (
-        (
-            path.stem.removeprefix("agent-"),
-            str(data.get("agentType") or ""),
-            str(data.get("description") or ""),
-        ),
-    )
+    for parent in (path.parent / f"{session}.jsonl", path.parent.parent.parent / f"{session}.jsonl"):
+        if parent.is_file():
+            if parent not in parents:
+                parents[parent] = _task_agents(parent)
+            found = parents[parent].get(agent)
+            return ((agent, *found),) if found else ()
+    return ()
+
+
+def _task_agents(parent: Path) -> dict[str, tuple[str, str]]:
+    """agent id → (subagent_type, description) of the Task/Agent calls in a session's log."""
+    calls: dict[str, tuple[str, str]] = {}
+    agents: dict[str, tuple[str, str]] = {}
+    try:
+        lines = parent.read_bytes().split(b"\n")
+    except OSError:
+        return agents
+    for line in lines:
+        if b'"subagent_type"' not in line and b'"agentId"' not in line:
+            continue
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        content = (record.get("message") or {}).get("content") if isinstance(record, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+                args = block["input"]
+                if "subagent_type" in args:
+                    calls[str(block.get("id"))] = (
+                        str(args["subagent_type"]),
+                        str(args.get("description") or ""),
+                    )
+            elif block.get("type") == "tool_result" and str(block.get("tool_use_id")) in calls:
+                result = record.get("toolUseResult")
+                agent = (result.get("agentId") if isinstance(result, dict) else None) or record.get("agentId")
+                if isinstance(agent, str):
+                    agents[agent] = calls[str(block["tool_use_id"])]
+    return agents
 
 
 def source_lines(path: Path, start: int = 0) -> Iterator[tuple[int, bytes, bool]]:

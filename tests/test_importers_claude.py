@@ -1,0 +1,273 @@
+"""Claude Code logs → our logs: the chains hold, nothing is lost or invented, bytes are stable,
+`--dump transcript` reads as the conversation did, follow mode tails a growing log, and the
+scrubber shows an imported session with its sub-agent.
+
+The fixtures (tests/fixtures/claude_code/, see its README) are three CLI versions' shapes; the
+expected transcripts in tests/fixtures/expected/ were read line by line against the fixtures.
+If the replay screen changes (another issue reworks the scrubber), regenerate the snapshot with
+`--snapshot-update` and look at it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+from support_importers import EXPECTED, agent_tui, events_of, fixture_dirs, tree_bytes, types_count
+from test_tui import settle, snapshot  # noqa: F401 - the snapshot fixture stores under tests/snapshots
+
+from agent_tui.events.chains import chain_violations
+from agent_tui.importers import ClaudeCodeImporter, detect_format, import_path
+from agent_tui.importers.builder import NO_RESULT
+from agent_tui.importers.convert import SourceFile, discover
+from agent_tui.importers.follow import ForeignFollower
+from agent_tui.tui.app import ReplayApp
+
+CLAUDE = fixture_dirs("claude_code")
+V1, V20, V21 = CLAUDE
+
+
+def source_counts(folder: Path) -> tuple[int, int, int]:
+    """(prompts, tool calls, tool results) read straight off the fixture's lines."""
+    prompts = calls = results = 0
+    for path in sorted(folder.rglob("*.jsonl")):
+        for line in path.read_bytes().split(b"\n"):
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue  # the torn last line
+            message = record.get("message") or {}
+            content = message.get("content")
+            if record.get("type") == "assistant":
+                calls += sum(1 for block in content if block.get("type") == "tool_use")
+            elif record.get("type") == "user":
+                if isinstance(content, list) and any(b.get("type") == "tool_result" for b in content):
+                    results += sum(1 for b in content if b.get("type") == "tool_result")
+                    continue
+                text = content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
+                if record.get("isMeta") or record.get("isCompactSummary") or text.startswith(("[", "<")):
+                    continue
+                prompts += 1
+    return prompts, calls, results
+
+
+@pytest.mark.parametrize("folder", CLAUDE, ids=lambda p: p.name)
+class TestEachFixture:
+    def test_detected_by_content(self, folder: Path) -> None:
+        for path in folder.rglob("*.jsonl"):
+            assert detect_format(path) == "claude-code", path
+
+    def test_the_import_follows_the_chains(self, folder: Path, tmp_path: Path) -> None:
+        import_path(folder, tmp_path)
+        events = events_of(tmp_path)
+        assert events and chain_violations(events) == []
+        assert all(e.payload["client"] == "claude-code" for e in events if e.type == "session.created")
+
+    def test_counts_match_the_source(self, folder: Path, tmp_path: Path) -> None:
+        report = import_path(folder, tmp_path)
+        events = events_of(tmp_path)
+        prompts, calls, results = source_counts(folder)
+        assert (report.counts.prompts, report.counts.tool_calls, report.counts.tool_results) == (
+            prompts,
+            calls,
+            results,
+        )
+        answered = [e for e in events if e.type in ("tool.completed", "tool.failed")]
+        assert types_count(events, "turn.started") == prompts
+        assert types_count(events, "model.tool_call_requested") == calls
+        assert len([e for e in answered if e.payload.get("message") != NO_RESULT]) == results
+
+    def test_importing_twice_gives_the_same_bytes(self, folder: Path, tmp_path: Path) -> None:
+        import_path(folder, tmp_path / "a")
+        import_path(folder, tmp_path / "b")
+        first = tree_bytes(tmp_path / "a")
+        assert first and first == tree_bytes(tmp_path / "b")
+
+    def test_dump_transcript_reads_as_the_conversation_did(self, folder: Path, tmp_path: Path) -> None:
+        result = agent_tui("replay", str(folder), "--dump", "transcript", cache=tmp_path)
+        assert result.returncode == 0, result.stderr
+        expected = (EXPECTED / "claude_code" / f"{folder.name}.transcript.jsonl").read_text()
+        assert result.stdout == expected
+
+    def test_the_torn_last_line_is_reported_not_imported(self, folder: Path, tmp_path: Path) -> None:
+        report = import_path(folder, tmp_path)
+        torn = [w for w in report.warnings if "torn final line" in w]
+        main = next(p for p in sorted(folder.glob("*.jsonl")) if not p.name.startswith("agent-"))
+        content = main.read_bytes()
+        lines, tail = content.count(b"\n"), len(content) - content.rfind(b"\n") - 1
+        assert torn == [f"{main}:{lines + 1}: torn final line ({tail} bytes without a newline) left out"]
+
+
+class TestMapping:
+    def test_v1_inline_sidechain_is_a_child_session_delivered_to_its_parent(self, tmp_path: Path) -> None:
+        import_path(V1, tmp_path)
+        events = events_of(tmp_path)
+        created = {e.session_id: e.payload for e in events if e.type == "session.created"}
+        parent = "sess_5f0c2a51-7d1e-4b8a-9c3f-2e6d8a1b4c01"
+        (child,) = [sid for sid, p in created.items() if p.get("parentSessionId") == parent]
+        assert created[child]["agentName"] == "general-purpose"
+        assert created[child]["title"] == "Find DEFAULT_PORT uses"
+        (delivered,) = [e for e in events if e.type == "subagent.delivered"]
+        assert delivered.session_id == parent and delivered.payload["childSessionId"] == child
+        assert delivered.payload["status"] == "completed"
+
+    def test_a_rejected_edit_is_the_recorded_denial_and_the_interrupt_cancels_the_turn(
+        self, tmp_path: Path
+    ) -> None:
+        import_path(V1, tmp_path)
+        events = [e for e in events_of(tmp_path) if e.session_id.endswith("4c01")]
+        resolved = [e.payload for e in events if e.type == "permission.resolved"]
+        assert resolved == [
+            {
+                "requestId": "perm_toolu_01EditPort",
+                "toolCallId": "toolu_01EditPort",
+                "decision": "deny",
+                "actor": "user",
+            }
+        ]
+        failed = {e.payload["toolCallId"]: e.payload["errorCode"] for e in events if e.type == "tool.failed"}
+        assert failed == {"toolu_01ReadCfg": "unknown", "toolu_01EditPort": "permission_denied"}
+        stops = [e.payload["stopReason"] for e in events if e.type == "turn.completed"]
+        assert stops == ["cancelled", "final"]
+
+    def test_usage_is_summed_per_model_call_with_cached_tokens(self, tmp_path: Path) -> None:
+        import_path(V20, tmp_path)
+        main = [e for e in events_of(tmp_path) if e.session_id == "sess_9a3e77c2-1b5d-4e2f-8a6c-3d4e5f6a7b12"]
+        (end,) = [e for e in main if e.type == "turn.completed"]
+        # four model calls (msg_02B1 split over three lines counts once), 1024 prompt tokens each
+        assert end.payload["usage"] == {"promptTokens": 4096, "completionTokens": 240, "cachedTokens": 3600}
+
+    def test_compaction_and_thinking_and_unknown_records(self, tmp_path: Path) -> None:
+        import_path(V20, tmp_path)
+        events = events_of(tmp_path)
+        (compacted,) = [e.payload for e in events if e.type == "context.compacted"]
+        assert compacted["beforeTokens"] == 154212
+        assert compacted["summary"].endswith("shipped orders are not.")
+        kinds = [e.payload["recordType"] for e in events if e.type == "source.record"]
+        assert kinds.count("thinking") == 1
+        assert {"file-history-snapshot", "system.api_error", "queue-operation", "user.command"} <= set(kinds)
+
+    def test_unsupported_records_are_kept_and_reported_with_file_and_line(self, tmp_path: Path) -> None:
+        report = import_path(V21, tmp_path)
+        main = V21 / "c4d5e6f7-8a9b-4c0d-9e1f-2a3b4c5d6e23.jsonl"
+        assert (
+            f"{main}:10: unsupported Claude Code record 'worktree-state' (kept as source-specific)"
+            in report.warnings
+        )
+        kept = [
+            e
+            for e in events_of(tmp_path)
+            if e.type == "source.record" and e.payload["recordType"] == "worktree-state"
+        ]
+        assert len(kept) == 1 and kept[0].payload["data"]["worktree"]["branch"] == "changelog"
+
+    def test_a_line_that_is_not_json_is_kept_and_reported(self) -> None:
+        importer = ClaudeCodeImporter("x.jsonl")
+        importer.feed(
+            1,
+            b'{"type":"user","sessionId":"s1","cwd":"/w","uuid":"u1","message":{"role":"user","content":"hi"}}',
+        )
+        events = importer.feed(2, b"{not json")
+        assert importer.warnings == ["x.jsonl:2: not valid JSON (kept as source-specific)"]
+        assert [e.payload["recordType"] for e in events] == ["invalid-json"]
+
+    def test_detection_ignores_the_file_name(self, tmp_path: Path) -> None:
+        renamed = tmp_path / "notes.txt"
+        shutil.copy(next(V1.glob("*.jsonl")), renamed)
+        assert detect_format(renamed) == "claude-code"
+        assert discover([renamed]).sources == [SourceFile(renamed, "claude-code")]
+
+
+class TestCli:
+    def test_import_prints_warnings_and_a_summary(self, tmp_path: Path) -> None:
+        result = agent_tui("import", str(V21), "--out", str(tmp_path / "out"), cache=tmp_path)
+        assert result.returncode == 0
+        assert "unsupported Claude Code record 'worktree-state'" in result.stderr
+        assert result.stdout.startswith("imported 2 Claude Code logs into ")
+        assert "2 sessions, 2 prompts, 3 tool calls, 3 results" in result.stdout
+
+    def test_unusable_input_exits_2_with_one_sentence(self, tmp_path: Path) -> None:
+        (tmp_path / "notes.jsonl").write_text('{"hello": "world"}\n')
+        for src in (tmp_path / "missing", tmp_path / "notes.jsonl"):
+            result = agent_tui("import", str(src), "--out", str(tmp_path / "out"), cache=tmp_path)
+            assert result.returncode == 2 and "Traceback" not in result.stderr
+            assert result.stderr.count("\n") == 1
+
+    def test_replay_claude_reads_the_default_folder_newest_first(self, tmp_path: Path) -> None:
+        projects = tmp_path / "claude-home" / "projects" / "-home-dev-shop-api"
+        shutil.copytree(V20, projects)
+        home = {"CLAUDE_CONFIG_DIR": str(tmp_path / "claude-home")}
+        done = agent_tui("replay", "--claude", "--since", "1d", "--dump", "state", cache=tmp_path, env=home)
+        assert done.returncode == 0, done.stderr
+        state = orjson.loads(done.stdout)
+        assert [s["agentName"] for s in state["sessions"]] == [None, "Explore"]
+        old = tmp_path / "claude-home" / "projects" / "-old" / "0ld.jsonl"
+        old.parent.mkdir()
+        shutil.copy(next(V1.glob("*.jsonl")), old)
+        os.utime(old, (1_600_000_000, 1_600_000_000))
+        recent = agent_tui("replay", "--claude", "--since", "2d", "--dump", "state", cache=tmp_path, env=home)
+        assert len(orjson.loads(recent.stdout)["sessions"]) == 2  # the old session is left out
+        everything = agent_tui("replay", "--claude", "--dump", "state", cache=tmp_path, env=home)
+        assert len(orjson.loads(everything.stdout)["sessions"]) == 4
+        none = agent_tui(
+            "replay", "--codex", "--dump", "state", cache=tmp_path, env={"CODEX_HOME": str(tmp_path / "no")}
+        )
+        assert none.returncode == 2 and "no such directory" in none.stderr
+
+
+class TestFollow:
+    def _grow(self, source: Path, target: Path, lines: int) -> None:
+        content = source.read_bytes().split(b"\n")
+        target.write_bytes(b"\n".join(content[:lines]) + b"\n")
+
+    def test_appended_lines_grow_the_converted_log_as_a_prefix_of_the_full_import(
+        self, tmp_path: Path
+    ) -> None:
+        main = V20 / "9a3e77c2-1b5d-4e2f-8a6c-3d4e5f6a7b12.jsonl"
+        live = tmp_path / "live" / main.name
+        live.parent.mkdir()
+        self._grow(main, live, 4)
+        follower = ForeignFollower([SourceFile(live, "claude-code")], tmp_path / "out")
+        (tmp_path / "out").mkdir()
+        follower.catch_up()
+        log = tmp_path / "out" / "sess_9a3e77c2-1b5d-4e2f-8a6c-3d4e5f6a7b12.jsonl"
+        sizes = [log.stat().st_size]
+        for lines in (8, 12, 17):
+            self._grow(main, live, lines)
+            follower.catch_up()
+            sizes.append(log.stat().st_size)
+        assert sizes == sorted(sizes) and len(set(sizes)) == 4
+        import_path(live, tmp_path / "batch")
+        assert (tmp_path / "batch" / log.name).read_bytes().startswith(log.read_bytes())
+
+    def test_the_follower_thread_converts_lines_as_they_are_appended(self, tmp_path: Path) -> None:
+        main = V1 / "5f0c2a51-7d1e-4b8a-9c3f-2e6d8a1b4c01.jsonl"
+        live = tmp_path / "live" / main.name
+        live.parent.mkdir()
+        self._grow(main, live, 2)
+        (tmp_path / "out").mkdir()
+        updated = threading.Event()
+        follower = ForeignFollower([SourceFile(live, "claude-code")], tmp_path / "out", on_update=updated.set)
+        follower.catch_up()
+        updated.clear()
+        follower.start()
+        try:
+            self._grow(main, live, 6)
+            assert updated.wait(20), "the follower did not convert the appended lines"
+        finally:
+            follower.stop()
+        types = [e.type for e in events_of(tmp_path / "out")]
+        assert types.count("tool.completed") == 1
+
+
+class TestScrubberLooks:
+    def test_an_imported_session_with_its_sub_agent(self, snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        import_path(V21, tmp_path)
+        files = sorted(tmp_path.glob("*.jsonl"))
+
+        # The parent selected: its notes (kept records, dimmed), the delivery, the child in the tree.
+        assert snap_compare(ReplayApp(files), terminal_size=(110, 40), run_before=settle)
