@@ -4,8 +4,15 @@ Invariants:
 - the transcript is a pure function of the session's events (`TranscriptBuilder.apply`), so a
   live session and one hydrated from its log give the model the same input;
 - the model sees tool output and message text, never sequences, ids or envelopes;
+- an assistant message carries the tool calls it made (`model.tool_call_requested` of that
+  step, with their `toolCallId`s), so the next request has each call before its result;
 - token estimates and compaction are deterministic: the same transcript gives the same numbers
-  and the same summary, byte for byte.
+  and the same summary, byte for byte;
+- the preflight never counts less than the estimate: when the provider reported the prompt
+  tokens of the last call, the larger of (that count + an estimate of what was added since) and
+  the plain estimate is used, so an estimate that undercounts is corrected and a bogus report
+  never lets an overflow through. The report lives only in memory: a hydrated session starts
+  from the estimate.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from agent_tui.engine.provider import Message
+from agent_tui.engine.provider import Message, ToolCall
 from agent_tui.events import Event
 
 DEFAULT_INSTRUCTIONS = (
@@ -46,17 +53,37 @@ class TokenEstimate:
         return {"instruction": self.instruction, "transcript": self.transcript, "tools": self.tools}
 
 
+@dataclass(frozen=True)
+class ReportedPrompt:
+    """What the provider counted for the last call, beside our estimate of what it was given.
+
+    Args:
+        prompt_tokens: the provider's count of the whole prompt (instructions, tools, transcript).
+        transcript_tokens: `TranscriptBuilder.tokens` when that request was built.
+    """
+
+    prompt_tokens: int
+    transcript_tokens: int
+
+
+def _call_chars(call: ToolCall) -> int:
+    return len(call.tool) + len(orjson.dumps(call.args))
+
+
 class TranscriptBuilder:
     """Folds a session's events into the messages a model is given."""
 
     def __init__(self) -> None:
         self._messages: list[Message] = []
         self._open_assistant = False
-        # The open assistant message's text, in the pieces the deltas brought. `_messages[-1]`
-        # holds it joined only when `_stale` is False: joining on every delta would be quadratic.
+        # The open assistant message's text, in the pieces the deltas brought, and the tool calls
+        # of its step. `_messages[-1]` holds them joined only when `_stale` is False: joining on
+        # every delta would be quadratic.
         self._parts: list[str] = []
+        self._calls: list[ToolCall] = []
         self._stale = False
-        self._chars = 0  # characters of all message texts, kept in step (the preflight's input)
+        self._chars = 0  # characters of all messages and tool calls, kept in step (the preflight's input)
+        self.reported: ReportedPrompt | None = None
 
     @property
     def messages(self) -> list[Message]:
@@ -66,8 +93,17 @@ class TranscriptBuilder:
         return self._messages
 
     def _join(self) -> None:
-        self._messages[-1] = Message("assistant", "".join(self._parts))
+        self._messages[-1] = Message("assistant", "".join(self._parts), tool_calls=tuple(self._calls))
         self._stale = False
+
+    def record_prompt_tokens(self, prompt_tokens: int, transcript_tokens: int) -> None:
+        """Remember the provider's count of the last call's prompt (see `ContextBuilder.preflight`).
+
+        Args:
+            prompt_tokens: `StepDone.prompt_tokens` of the call.
+            transcript_tokens: `self.tokens` read when that call's request was built.
+        """
+        self.reported = ReportedPrompt(prompt_tokens, transcript_tokens)
 
     @property
     def tokens(self) -> int:
@@ -86,7 +122,19 @@ class TranscriptBuilder:
             else:
                 self._messages.append(Message("assistant", text))
                 self._parts = [text]
+                self._calls = []
                 self._open_assistant = True
+            return
+        if kind == "model.tool_call_requested":
+            call = ToolCall(payload["tool"], payload["args"], payload["toolCallId"])
+            self._chars += _call_chars(call)
+            if not self._open_assistant:
+                self._messages.append(Message("assistant", ""))
+                self._parts = []
+                self._calls = []
+                self._open_assistant = True
+            self._calls.append(call)
+            self._join()
             return
         if self._stale:
             self._join()
@@ -94,6 +142,7 @@ class TranscriptBuilder:
         self._apply_other(kind, payload)
         if kind == "context.compacted":
             self._chars = len(payload["summary"])
+            self.reported = None
         else:
             self._chars += sum(len(message.text) for message in self._messages[before:])
 
@@ -147,6 +196,24 @@ class ContextBuilder:
 
     def estimate_tokens(self, transcript_tokens: int) -> TokenEstimate:
         return TokenEstimate(self._instruction_tokens, transcript_tokens, self._tool_tokens)
+
+    def preflight(self, transcript: TranscriptBuilder) -> TokenEstimate:
+        """The tokens the next call will send, for the check against the model's window.
+
+        Without a report from the provider this is the estimate. With one (the last call's prompt
+        tokens, `TranscriptBuilder.record_prompt_tokens`), it is that count plus the estimate of
+        what the transcript gained since, when that is larger; the surplus is put on the
+        transcript, so `instruction` and `tools` stay the estimates they always are.
+        """
+        current = transcript.tokens
+        estimate = self.estimate_tokens(current)
+        reported = transcript.reported
+        if reported is None:
+            return estimate
+        measured = reported.prompt_tokens + max(0, current - reported.transcript_tokens)
+        if measured <= estimate.total:
+            return estimate
+        return self.estimate_tokens(measured - self._instruction_tokens - self._tool_tokens)
 
     def request_messages(self, messages: Sequence[Message]) -> tuple[Message, ...]:
         return (Message("system", self.instructions), *messages)

@@ -64,9 +64,15 @@ class EventPrinter:
             self._say(
                 event, f"got {payload['agentName']}'s result ({payload['status']}): {_short(payload['text'])}"
             )
+        elif kind == "model.retry":
+            delay = payload["delayMs"] / 1000
+            self._say(
+                event, f"model call failed ({payload['reason']}); retry {payload['attempt']} in {delay:g} s"
+            )
         elif kind == "turn.completed":
             code = f"/{payload['errorCode']}" if payload.get("errorCode") else ""
-            self._say(event, f"turn ended: {payload['stopReason']}{code}")
+            why = f": {payload['message']}" if payload.get("message") else ""
+            self._say(event, f"turn ended: {payload['stopReason']}{code}{why}{_usage(payload.get('usage'))}")
         self.out.flush()
 
     def summary(self, result: RunResult, sessions_dir: Path) -> None:
@@ -83,6 +89,13 @@ class EventPrinter:
             f"{len(result.stop_reasons)} sessions, {self.events} events ({ends}); logs in {sessions_dir}\n"
         )
         self.out.flush()
+
+
+def _usage(usage: dict[str, int] | None) -> str:
+    if not usage:
+        return ""
+    cached = f", {usage['cachedTokens']:,} cached" if usage.get("cachedTokens") else ""
+    return f" ({usage['promptTokens']:,} prompt + {usage['completionTokens']:,} completion tokens{cached})"
 
 
 def _short(value: object, limit: int = 70) -> str:

@@ -1,0 +1,203 @@
+"""`AnthropicMessagesProvider`: Claude through the Messages API, streamed, with `tool_use`.
+
+Built on the official `anthropic` SDK (`AsyncAnthropic`): the SDK owns the HTTP, the SSE parsing
+and the typed errors (an `error` event inside the stream included); this module owns the mapping
+to the provider port.
+
+Invariants:
+- text is yielded as its `text_delta`s arrive; a `tool_use` block's `input_json_delta` pieces are
+  joined and the call is yielded whole when its block stops, with the block's id as `call_id`;
+- the transcript is sent as alternating user/assistant turns: tool results (with the id of the
+  `tool_use` they answer) open the user turn that follows the assistant's calls, text that
+  arrived meanwhile follows them, and empty text blocks (which the API refuses) are left out;
+- the system prompt and the newest message carry a prompt-cache marker, so a long agent loop
+  reads its unchanged prefix from the cache; `StepDone.prompt_tokens` is the whole prompt
+  (`input_tokens` + cache reads + cache writes) and `cached_tokens` the cache reads;
+- a stream that ends without `message_stop` is incomplete, never a silent short answer;
+- the SDK's own retries are off: `with_retries` drives them, so each one is seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from anthropic import AsyncAnthropic
+
+from agent_tui.engine.provider import Message, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
+from agent_tui.providers.config import DEFAULT_ANTHROPIC_MAX_OUTPUT, NO_KEY, ModelSettings
+from agent_tui.providers.retry import Redactor, RetryPolicy, StreamIncomplete, with_retries
+from agent_tui.providers.tool_arguments import parse_arguments
+
+_CACHE = {"type": "ephemeral"}
+
+
+class AnthropicMessagesProvider:
+    """The provider port over the Messages API.
+
+    Args:
+        settings: the resolved model settings (model, base URL, limits).
+        api_key: the key (read from the environment by the factory); None for an endpoint that
+            needs none.
+        policy: retries and timeouts.
+        http_client: an `httpx2.AsyncClient` to use instead of the SDK's (tests, benchmarks).
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        api_key: str | None,
+        policy: RetryPolicy | None = None,
+        http_client: Any = None,
+    ) -> None:
+        self.settings = settings
+        self.model = settings.model
+        self.max_context_tokens = settings.prompt_budget
+        self.policy = policy or RetryPolicy()
+        self._redact = Redactor([api_key])
+        self._client = AsyncAnthropic(
+            api_key=api_key or NO_KEY,
+            base_url=settings.base_url,
+            max_retries=0,
+            timeout=self.policy.timeout(),
+            http_client=http_client,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
+        return with_retries(
+            lambda: self._attempt(request), vendor=self.name, policy=self.policy, redact=self._redact
+        )
+
+    def request_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The body of the request for `request` (what the server is sent)."""
+        system = "\n\n".join(m.text for m in request.messages if m.role == "system" and m.text)
+        params: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.settings.max_output_tokens or DEFAULT_ANTHROPIC_MAX_OUTPUT,
+            "messages": anthropic_messages(request.messages),
+            "stream": True,
+        }
+        if system:
+            params["system"] = [{"type": "text", "text": system, "cache_control": _CACHE}]
+        if request.tools:
+            params["tools"] = [
+                {
+                    "name": tool["name"],
+                    "description": tool.get("description", ""),
+                    "input_schema": tool.get("input_schema", {"type": "object", "properties": {}}),
+                }
+                for tool in request.tools
+            ]
+        if self.settings.temperature is not None:
+            params["temperature"] = self.settings.temperature
+        return params
+
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
+        response = await self._client.messages.create(**self.request_params(request))
+        try:
+            tools: dict[int, tuple[str | None, str, list[str]]] = {}
+            usage: dict[str, int] = {}
+            model: str | None = None
+            stopped = False
+            async for event in response:
+                kind = event.type
+                if kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        if delta.text:
+                            yield TextDelta(delta.text)
+                    elif delta.type == "input_json_delta" and event.index in tools:
+                        tools[event.index][2].append(delta.partial_json)
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "tool_use":
+                        tools[event.index] = (block.id, block.name, [])
+                    elif block.type == "text" and block.text:
+                        yield TextDelta(block.text)
+                elif kind == "content_block_stop":
+                    pending = tools.pop(event.index, None)
+                    if pending is not None:
+                        call_id, name, pieces = pending
+                        yield ToolCall(name, parse_arguments("".join(pieces)), call_id)
+                elif kind == "message_start":
+                    model = event.message.model
+                    _add_usage(usage, event.message.usage)
+                elif kind == "message_delta":
+                    _add_usage(usage, event.usage)
+                elif kind == "message_stop":
+                    stopped = True
+            if not stopped:
+                raise StreamIncomplete("the stream ended before the model finished its answer")
+            yield _step_done(model or self.model, usage)
+        finally:
+            await response.close()
+
+
+def _add_usage(usage: dict[str, int], reported: Any) -> None:
+    """Usage counts are cumulative: the latest value of each field wins."""
+    if reported is None:
+        return
+    for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        value = getattr(reported, name, None)
+        if isinstance(value, int):
+            usage[name] = value
+
+
+def _step_done(model: str, usage: Mapping[str, int]) -> StepDone:
+    if "input_tokens" not in usage and "output_tokens" not in usage:
+        return StepDone(model=model)
+    cached = usage.get("cache_read_input_tokens")
+    prompt = usage.get("input_tokens", 0) + (cached or 0) + usage.get("cache_creation_input_tokens", 0)
+    return StepDone(
+        model=model,
+        prompt_tokens=prompt,
+        completion_tokens=usage.get("output_tokens"),
+        cached_tokens=cached,
+    )
+
+
+def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The transcript as Messages turns (system text goes separately; see `request_params`)."""
+    turns: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for message in messages:
+        if message.role == "system":
+            continue
+        if message.role == "tool":
+            block = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id or "",
+                "content": message.text,
+            }
+            add("user", [block])
+        elif message.role == "assistant":
+            blocks: list[dict[str, Any]] = []
+            if message.text.strip():
+                blocks.append({"type": "text", "text": message.text})
+            blocks.extend(
+                {"type": "tool_use", "id": call.call_id or "", "name": call.tool, "input": dict(call.args)}
+                for call in message.tool_calls
+            )
+            add("assistant", blocks)
+        elif message.text.strip():
+            add("user", [{"type": "text", "text": message.text}])
+    if turns and turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": "(continue)"}]})
+    if turns:
+        last = turns[-1]["content"][-1]
+        turns[-1]["content"][-1] = {**last, "cache_control": _CACHE}
+    return turns

@@ -1,0 +1,401 @@
+"""Model settings: named profiles from a TOML file, the environment and command-line flags, merged.
+
+Precedence, setting by setting: command-line flag > environment > profile > built-in default.
+Every resolved setting remembers where it came from (`ModelSettings.sources`), which is what
+`agent-tui models` shows.
+
+Invariants:
+- keys never come from the file: a profile names the environment variable that holds its key
+  (`api_key_env`), and only `factory.build_provider` reads that variable. No error message and
+  no source ever repeats the value of a key field;
+- a problem in the file is a `ConfigError` reading `PATH:LINE: reason`; in the environment,
+  `VARIABLE: reason`; the file is read once, with `tomllib`;
+- `resolve_settings` returns None when no model is configured at all (no provider, model or
+  profile anywhere): the caller shows the demo instead.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent_tui.providers.toml_lines import KeyLines
+from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW, family_of
+
+PROVIDERS = ("openai", "anthropic")
+DEFAULT_MODEL = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}
+DEFAULT_BASE_URL = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+VENDOR_BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+DEFAULT_ANTHROPIC_MAX_OUTPUT = 8_192
+NO_KEY = "no-key-needed"  # what a custom endpoint that needs no key is sent (the SDKs insist on one)
+
+ENV_CONFIG = "AGENT_TUI_CONFIG"
+ENV_PROFILE = "AGENT_TUI_PROFILE"
+ENV_SETTINGS = {
+    "provider": "AGENT_TUI_PROVIDER",
+    "model": "AGENT_TUI_MODEL",
+    "base_url": "AGENT_TUI_BASE_URL",
+    "api_key_env": "AGENT_TUI_API_KEY_ENV",
+    "context_window": "AGENT_TUI_CONTEXT_WINDOW",
+    "max_output_tokens": "AGENT_TUI_MAX_OUTPUT_TOKENS",
+    "temperature": "AGENT_TUI_TEMPERATURE",
+}
+SETTINGS = tuple(ENV_SETTINGS)
+HOW_TO_CONFIGURE = (
+    "To use a real model, pass --provider openai|anthropic --model NAME (or --profile NAME), set "
+    "AGENT_TUI_PROVIDER and AGENT_TUI_MODEL, or add a profile to {path} (see the README, 'Real models')."
+)
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ConfigError(ValueError):
+    """A setting is wrong: the message is one line naming where (`PATH:LINE:` or the variable)."""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One `[profiles.NAME]` table, validated. `lines` maps each setting to its line."""
+
+    name: str
+    values: Mapping[str, Any]
+    line: int
+    lines: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The parsed config file (empty when the file does not exist)."""
+
+    path: Path
+    profiles: Mapping[str, Profile] = field(default_factory=dict)
+    default_profile: str | None = None
+    default_profile_line: int | None = None
+    exists: bool = False
+
+    def where(self, line: int | None) -> str:
+        return f"{self.path}:{line}" if line is not None else str(self.path)
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """Everything needed to talk to one model. `sources[setting]` says where each value came from."""
+
+    provider: str
+    model: str
+    base_url: str
+    api_key_env: str
+    context_window: int
+    max_output_tokens: int | None
+    temperature: float | None
+    profile: str | None
+    sources: dict[str, str]
+
+    @property
+    def custom_endpoint(self) -> bool:
+        """Not the vendor's own API (a local server or a gateway, which may need no key)."""
+        return self.base_url.rstrip("/") != DEFAULT_BASE_URL[self.provider]
+
+    @property
+    def prompt_budget(self) -> int:
+        """Tokens a request may use: the window less room for the answer (at most half of it)."""
+        reserve = min(self.max_output_tokens or 0, self.context_window // 2)
+        return self.context_window - reserve
+
+    def key_state(self, env: Mapping[str, str] = os.environ) -> str:
+        """`set` or `missing`: whether the key's variable holds something (never the key)."""
+        return "set" if env.get(self.api_key_env) else "missing"
+
+
+# -- the file ------------------------------------------------------------------------------------
+def config_path(env: Mapping[str, str] = os.environ) -> Path:
+    """`$AGENT_TUI_CONFIG`, else `config.toml` in the platform's config directory for agent-tui."""
+    override = env.get(ENV_CONFIG)
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("agent-tui")) / "config.toml"
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read and check the config file; a missing file is an empty config.
+
+    Raises:
+        ConfigError: the file cannot be read, is not TOML, or holds a bad setting.
+    """
+    path = path if path is not None else config_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Config(path)
+    except OSError as error:
+        raise ConfigError(f"{path}: {error.strerror or error}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(_decode_error(path, str(error))) from None
+    return _check(path, data, KeyLines(text))
+
+
+def _decode_error(path: Path, message: str) -> str:
+    match = re.search(r"\(at line (\d+), column (\d+)\)$", message)
+    if match is None:
+        match_end = re.search(r"\(at end of document\)$", message)
+        reason = message[: match_end.start()].strip() if match_end else message
+        return f"{path}: {reason} (at the end of the file)"
+    reason = message[: match.start()].strip()
+    return f"{path}:{match.group(1)}: {reason} (column {match.group(2)})"
+
+
+def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
+    def fail(line: int, reason: str) -> ConfigError:
+        return ConfigError(f"{path}:{line}: {reason}")
+
+    for key, value in data.items():
+        if key not in ("default_profile", "profiles") and not isinstance(value, dict):
+            raise fail(lines.line(key), f"unknown setting {key!r} (known at the top: default_profile)")
+    tables = data.get("profiles", {})
+    if not isinstance(tables, dict):
+        raise fail(lines.line("profiles"), "profiles must be a table of [profiles.NAME] tables")
+    profiles: dict[str, Profile] = {}
+    for name, table in tables.items():
+        where = lines.line("profiles", name)
+        if not isinstance(table, dict):
+            raise fail(where, f"profiles.{name} must be a table of settings")
+        values: dict[str, Any] = {}
+        key_lines: dict[str, int] = {}
+        for key, value in table.items():
+            line = lines.line("profiles", name, key)
+            try:
+                values[key] = check_setting(key, value)
+            except ValueError as error:
+                raise fail(line, f"profiles.{name}.{key}: {error}") from None
+            key_lines[key] = line
+        profiles[name] = Profile(name, values, where, key_lines)
+    default = data.get("default_profile")
+    default_line = lines.line("default_profile") if "default_profile" in data else None
+    if default is not None:
+        if not isinstance(default, str):
+            raise fail(lines.line("default_profile"), "default_profile must be a profile's name")
+        if default not in profiles:
+            raise fail(lines.line("default_profile"), f"default_profile {default!r}: {_no_profile(profiles)}")
+    return Config(path, profiles, default, default_line, exists=True)
+
+
+def _no_profile(profiles: Mapping[str, Any]) -> str:
+    known = ", ".join(sorted(profiles)) or "none"
+    return f"no such profile (profiles: {known})"
+
+
+# -- one value -----------------------------------------------------------------------------------
+def check_setting(key: str, value: Any) -> Any:
+    """The value of one setting, checked (and, for numbers, made the right type).
+
+    Raises:
+        ValueError: with a short reason; it never repeats the value of a key field.
+    """
+    if key == "api_key":
+        raise ValueError(
+            "keys are not read from the config file; put the NAME of the environment variable "
+            "that holds the key in api_key_env"
+        )
+    if key == "provider":
+        if value not in PROVIDERS:
+            raise ValueError(f"expected one of {', '.join(PROVIDERS)}, got {value!r}")
+        return value
+    if key == "model":
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("expected a model name")
+        return value.strip()
+    if key == "base_url":
+        if not isinstance(value, str) or not re.match(r"^https?://[^\s/]+", value):
+            raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
+        return value.rstrip("/")
+    if key == "api_key_env":
+        if not isinstance(value, str) or not _ENV_NAME.match(value):
+            raise ValueError(
+                "expected the NAME of an environment variable (like OPENAI_API_KEY), not the key itself"
+            )
+        return value
+    if key in ("context_window", "max_output_tokens"):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ValueError(f"expected a positive whole number of tokens, got {value!r}")
+        return value
+    if key == "temperature":
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not 0 <= value <= 2
+        ):
+            raise ValueError(f"expected a number from 0 to 2, got {value!r}")
+        return float(value)
+    raise ValueError(f"unknown setting (known: {', '.join(SETTINGS)})")
+
+
+def _from_env(key: str, text: str) -> Any:
+    if key in ("context_window", "max_output_tokens"):
+        try:
+            return check_setting(key, int(text))
+        except ValueError:
+            raise ValueError(f"expected a positive whole number of tokens, got {text!r}") from None
+    if key == "temperature":
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"expected a number from 0 to 2, got {text!r}") from None
+        return check_setting(key, number)
+    return check_setting(key, text)
+
+
+# -- merging -------------------------------------------------------------------------------------
+def resolve_settings(
+    config: Config,
+    *,
+    profile: str | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    env: Mapping[str, str] = os.environ,
+) -> ModelSettings | None:
+    """Merge flags, environment, profile and defaults into one model's settings.
+
+    Args:
+        config: the loaded config file.
+        profile, provider, model, base_url: the command-line flags (None: not given).
+        env: the environment to read `AGENT_TUI_*` (and the vendor's base-URL variable) from.
+
+    Returns:
+        The settings, or None when nothing names a model (the caller shows the demo).
+
+    Raises:
+        ConfigError: a flag or variable has a bad value, names a missing profile, or contradicts
+            the profile that was asked for.
+    """
+    layers: list[tuple[dict[str, Any], dict[str, str]]] = []
+    flags = {"provider": provider, "model": model, "base_url": base_url}
+    cli: dict[str, Any] = {}
+    for key, value in flags.items():
+        if value is not None:
+            cli[key] = _checked(f"--{key.replace('_', '-')}", key, value)
+    layers.append((cli, {key: f"--{key.replace('_', '-')}" for key in cli}))
+    from_env: dict[str, Any] = {}
+    for key, variable in ENV_SETTINGS.items():
+        text = env.get(variable, "").strip()
+        if text:
+            from_env[key] = _checked(variable, key, text, env_text=True)
+    layers.append((from_env, {key: f"env {ENV_SETTINGS[key]}" for key in from_env}))
+
+    chosen, chosen_source = _choose_profile(config, profile, env)
+    wanted = cli.get("provider", from_env.get("provider"))
+    if chosen is not None and wanted is not None and chosen.values.get("provider", wanted) != wanted:
+        if chosen_source.startswith("default_profile"):
+            chosen = None  # the default profile is for another provider: the flags win whole
+        else:
+            raise ConfigError(
+                f"{chosen_source}: profile {chosen.name!r} is for {chosen.values['provider']}, "
+                f"but the provider asked for is {wanted}"
+            )
+    if chosen is not None:
+        where = {key: f"profile {chosen.name} ({config.where(line)})" for key, line in chosen.lines.items()}
+        layers.append((dict(chosen.values), where))
+
+    def pick(key: str) -> tuple[Any, str] | None:
+        for values, sources in layers:
+            if key in values:
+                return values[key], sources[key]
+        return None
+
+    picked_provider = pick("provider")
+    picked_model = pick("model")
+    if picked_provider is None and picked_model is None and chosen is None:
+        return None
+    sources: dict[str, str] = {}
+    if picked_provider is not None:
+        resolved_provider, sources["provider"] = picked_provider
+    else:
+        assert picked_model is not None or chosen is not None
+        name = picked_model[0] if picked_model is not None else ""
+        resolved_provider = "anthropic" if name.lower().startswith("claude") else "openai"
+        sources["provider"] = "inferred from the model name" if name else "default"
+    if picked_model is not None:
+        resolved_model, sources["model"] = picked_model
+    else:
+        resolved_model, sources["model"] = DEFAULT_MODEL[resolved_provider], "default"
+
+    # The vendor's own variable (OPENAI_BASE_URL, ...) is a machine-wide default, not a choice
+    # made for agent-tui: it counts only when no flag, AGENT_TUI_BASE_URL or profile sets one.
+    vendor_variable = VENDOR_BASE_URL_ENV[resolved_provider]
+    vendor_url = env.get(vendor_variable, "").strip()
+    if vendor_url:
+        value = _checked(vendor_variable, "base_url", vendor_url, env_text=True)
+        layers.append(({"base_url": value}, {"base_url": f"env {vendor_variable}"}))
+    family = family_of(resolved_model)
+    defaults: dict[str, tuple[Any, str]] = {
+        "base_url": (DEFAULT_BASE_URL[resolved_provider], "default"),
+        "api_key_env": (DEFAULT_KEY_ENV[resolved_provider], "default"),
+        "context_window": (
+            (family.context_window, f"built-in table ({family.prefix}*)")
+            if family is not None
+            else (DEFAULT_CONTEXT_WINDOW, "default (a model the table does not know)")
+        ),
+        "max_output_tokens": (None, "default (the server decides)"),
+        "temperature": (None, "default (the server decides)"),
+    }
+    if resolved_provider == "anthropic":
+        limit = family.max_output_tokens if family is not None and family.max_output_tokens else None
+        defaults["max_output_tokens"] = (
+            (limit, f"built-in table ({family.prefix}*)")
+            if limit is not None and family is not None
+            else (DEFAULT_ANTHROPIC_MAX_OUTPUT, "default")
+        )
+    resolved: dict[str, Any] = {}
+    for key, default in defaults.items():
+        resolved[key], sources[key] = pick(key) or default
+    if chosen is not None:
+        sources["profile"] = chosen_source
+    return ModelSettings(
+        provider=resolved_provider,
+        model=resolved_model,
+        base_url=resolved["base_url"],
+        api_key_env=resolved["api_key_env"],
+        context_window=resolved["context_window"],
+        max_output_tokens=resolved["max_output_tokens"],
+        temperature=resolved["temperature"],
+        profile=chosen.name if chosen is not None else None,
+        sources=sources,
+    )
+
+
+def _checked(where: str, key: str, value: Any, *, env_text: bool = False) -> Any:
+    try:
+        return _from_env(key, value) if env_text else check_setting(key, value)
+    except ValueError as error:
+        raise ConfigError(f"{where}: {error}") from None
+
+
+def _choose_profile(config: Config, flag: str | None, env: Mapping[str, str]) -> tuple[Profile | None, str]:
+    name, source = flag, "--profile"
+    if name is None and env.get(ENV_PROFILE, "").strip():
+        name, source = env[ENV_PROFILE].strip(), f"env {ENV_PROFILE}"
+    if name is None and config.default_profile is not None:
+        name = config.default_profile
+        source = f"default_profile ({config.where(config.default_profile_line)})"
+    if name is None:
+        return None, ""
+    found = config.profiles.get(name)
+    if found is None:
+        raise ConfigError(f"{source}: {name!r}: {_no_profile(config.profiles)} in {config.path}")
+    return found, source

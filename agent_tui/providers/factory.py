@@ -1,0 +1,57 @@
+"""`build_provider`: resolved settings in, a ready model provider out (the only reader of API keys).
+
+Invariants:
+- the key is read from the environment variable the settings name, here and nowhere else, and
+  handed to the adapter, which keeps it out of every message it produces;
+- the vendor's own endpoint without a key is a `ConfigError` naming the variable (never a
+  failed request later); a custom endpoint (a local server) may need no key;
+- the vendor SDKs are imported only when a provider is built, so commands that never talk to a
+  model stay quick.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from agent_tui.engine.provider import ModelProvider
+from agent_tui.providers.config import ConfigError, ModelSettings
+from agent_tui.providers.retry import RetryPolicy
+
+
+def build_provider(
+    settings: ModelSettings,
+    env: Mapping[str, str] = os.environ,
+    *,
+    policy: RetryPolicy | None = None,
+    http_client: Any = None,
+) -> ModelProvider:
+    """The adapter for `settings.provider`, given its key from `env[settings.api_key_env]`.
+
+    Args:
+        settings: from `config.resolve_settings`.
+        env: where the key is read.
+        policy: retries and timeouts (the defaults when None).
+        http_client: an `httpx2.AsyncClient` for the SDK (tests and benchmarks use an in-process
+            transport).
+
+    Raises:
+        ConfigError: the vendor's endpoint and no key in the variable.
+    """
+    key = env.get(settings.api_key_env) or None
+    if key is None and not settings.custom_endpoint:
+        source = settings.sources.get("api_key_env", "default")
+        raise ConfigError(
+            f"{settings.api_key_env} is not set: {settings.provider} needs an API key in that "
+            f"environment variable (its name comes from: {source})"
+        )
+    if settings.provider == "openai":
+        from agent_tui.providers.openai_chat import OpenAIChatProvider
+
+        return OpenAIChatProvider(settings, api_key=key, policy=policy, http_client=http_client)
+    if settings.provider == "anthropic":
+        from agent_tui.providers.anthropic_messages import AnthropicMessagesProvider
+
+        return AnthropicMessagesProvider(settings, api_key=key, policy=policy, http_client=http_client)
+    raise ConfigError(f"unknown provider {settings.provider!r} (known: openai, anthropic)")

@@ -1,0 +1,251 @@
+"""One real agent turn, headless: `agent-tui run --prompt TEXT --cwd DIR` with a configured model.
+
+Invariants:
+- the turn works in the directory it is given, not in a copy (scenarios copy theirs): what
+  protects that directory is the permission policy, the default one asking before every write,
+  command, network call and destructive call, and `--approve` answering every ask (default deny);
+  "always" rules are read from `DIR/.agent-tui/permissions.json`;
+- the model is told the directory, its tools and the rules, plus the project's `AGENTS.md` (or
+  `CLAUDE.md`) (`providers.prompt`);
+- the turn ends with its `turn.completed` in the log whatever happens: a provider failure ends it
+  `error/provider_failure`, an interrupt (`interrupt()`, or Ctrl-C in the CLI) `cancelled`;
+  sub-agents it spawned are waited for, or stopped with it;
+- the provider's HTTP client is closed when the run ends.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import anyio
+
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
+from agent_tui.engine.provider import ModelProvider
+from agent_tui.events import Event
+from agent_tui.providers.config import ModelSettings, config_path
+from agent_tui.providers.factory import build_provider
+from agent_tui.providers.prompt import ProjectInstructions, project_instructions, system_prompt
+from agent_tui.providers.retry import RetryPolicy
+from agent_tui.runtime.subagents import SubAgents
+from agent_tui.store import JsonlFileEventStore
+
+RULES_FILE = ".agent-tui/permissions.json"
+
+
+@dataclass
+class PromptResult:
+    """How the turn ended. `message` is the reason the log gives for an error, when it gives one."""
+
+    session_id: str | None = None
+    stop_reason: str | None = None
+    error_code: str | None = None
+    message: str | None = None
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.stop_reason == "final"
+
+
+class PromptRun:
+    """A session in `cwd` driven by a real model, for one prompt.
+
+    Args:
+        settings: the resolved model settings.
+        prompt: what the user asks.
+        cwd: the real directory the agent works in.
+        sessions_dir: where the logs go.
+        prompter: who answers permission asks (headless: a fixed answer).
+        provider: the model (built from `settings` and `env` when None).
+        env: where the API key is read.
+        policy: retries and timeouts of the provider.
+        max_steps: model calls per turn before it ends `max_steps`.
+
+    Raises:
+        ConfigError: the provider cannot be built (no key for the vendor's endpoint).
+        NotADirectoryError, FileNotFoundError: `cwd` is not a directory.
+    """
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        *,
+        prompt: str,
+        cwd: Path,
+        sessions_dir: Path,
+        prompter: Prompter | None,
+        provider: ModelProvider | None = None,
+        env: Mapping[str, str] = os.environ,
+        policy: RetryPolicy | None = None,
+        max_steps: int = 250,
+    ) -> None:
+        cwd = cwd.resolve()
+        if not cwd.exists():
+            raise FileNotFoundError(2, "no such directory", str(cwd))
+        if not cwd.is_dir():
+            raise NotADirectoryError(20, "not a directory", str(cwd))
+        self.settings = settings
+        self.prompt = prompt
+        self.cwd = cwd
+        self.provider = provider if provider is not None else build_provider(settings, env, policy=policy)
+        self.store = JsonlFileEventStore(sessions_dir)
+        self.permissions = PermissionEngine(DEFAULT_POLICY, rules_path=cwd / RULES_FILE)
+        self.instructions: ProjectInstructions = project_instructions(cwd)
+        self.engine = self._engine(prompter, max_steps)
+        self.session_id: str | None = None
+        self._interrupted = False
+
+    def _engine(self, prompter: Prompter | None, max_steps: int) -> SessionEngine:
+        def make(instructions: str | None) -> SessionEngine:
+            engine = SessionEngine(
+                self.store,
+                self.provider,
+                permissions=self.permissions,
+                prompter=prompter,
+                max_steps=max_steps,
+                instructions=instructions,
+            )
+            SubAgents(engine)
+            return engine
+
+        # The prompt lists the tools, and the sub-agent tools exist only once `SubAgents` is
+        # installed on an engine: read them from one that is never started, then build the real
+        # engine with the finished prompt.
+        tools = make(None).router.schemas()
+        return make(system_prompt(self.cwd, tools, self.instructions))
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        return self.engine.subscribe(listener)
+
+    def interrupt(self) -> None:
+        """Stop the turn and everything it spawned (what Ctrl-C does)."""
+        self._interrupted = True
+        if self.session_id is not None:
+            self.engine.stop_subtree(self.session_id)
+
+    async def play(self, *, catch_interrupt: bool = False) -> PromptResult:
+        """Create the session, run the turn, wait for it and its sub-agents.
+
+        Args:
+            catch_interrupt: turn SIGINT into `interrupt()` (the CLI; only from the main thread).
+        """
+        result = PromptResult()
+
+        def record(event: Event) -> None:
+            if event.type == "turn.completed" and event.session_id == self.session_id:
+                result.stop_reason = event.payload["stopReason"]
+                result.error_code = event.payload.get("errorCode")
+                result.message = event.payload.get("message")
+
+        unsubscribe = self.engine.subscribe(record)
+        try:
+            async with self.engine, anyio.create_task_group() as group:
+                if catch_interrupt:
+                    group.start_soon(self._watch_interrupts)
+                self.session_id = await self.engine.create_session(self.cwd, title=self.prompt[:60])
+                result.session_id = self.session_id
+                handle = self.engine.start_turn(self.session_id, self.prompt)
+                if self._interrupted:
+                    handle.cancel()
+                await handle.wait()
+                await self._wait_children()
+                group.cancel_scope.cancel()
+        finally:
+            unsubscribe()
+            with anyio.CancelScope(shield=True):
+                aclose = getattr(self.provider, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        result.interrupted = self._interrupted
+        return result
+
+    async def _watch_interrupts(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                self.interrupt()
+
+    async def _wait_children(self) -> None:
+        while True:
+            running = [
+                info.turn
+                for info in self.engine.sessions()
+                if info.turn is not None and not info.turn.done.is_set()
+            ]
+            if not running:
+                return
+            for turn in running:
+                await turn.wait()
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def run_prompt(
+    *,
+    prompt: str,
+    cwd: Path,
+    sessions_dir: Path,
+    approve: str,
+    quiet: bool,
+    flags: Mapping[str, str | None],
+    out: TextIO,
+    err: TextIO,
+    env: Mapping[str, str] = os.environ,
+) -> int:
+    """`agent-tui run --prompt`: resolve the model, run the turn, print its events.
+
+    Returns the exit status: 0 when the turn ended `final`, 1 when it ended otherwise, 2 for a
+    bad setting or directory, 130 when interrupted.
+    """
+    from agent_tui.engine.errors import EventStoreFailure
+    from agent_tui.engine.permissions import StaticPrompter
+    from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, load_config, resolve_settings
+    from agent_tui.runtime.console import EventPrinter
+    from agent_tui.runtime.runner import RunResult
+
+    def fail(message: str, status: int) -> int:
+        print(f"agent-tui: {message}", file=err)
+        return status
+
+    if not cwd.is_dir():
+        return fail(f"{cwd}: {'not a directory' if cwd.exists() else 'no such directory'}", 2)
+    try:
+        config = load_config(config_path(env))
+        settings = resolve_settings(config, env=env, **flags)
+        if settings is None:
+            return fail(HOW_TO_CONFIGURE.format(path=config.path), 2)
+        run = PromptRun(
+            settings,
+            prompt=prompt,
+            cwd=cwd,
+            sessions_dir=sessions_dir,
+            prompter=StaticPrompter("allow" if approve == "allow" else "deny"),
+            env=env,
+        )
+    except ConfigError as error:
+        return fail(str(error), 2)
+    except OSError as error:
+        return fail(f"{error.filename or cwd}: {error.strerror or error}", 2)
+    if run.instructions.warning:
+        print(f"agent-tui: {run.instructions.warning}", file=err)
+    elif run.instructions.file and not quiet:
+        out.write(f"(the model reads {run.instructions.file} from {run.cwd})\n")
+    printer = EventPrinter(out, quiet=quiet, names=run.engine.agent_path)
+    run.subscribe(printer)
+    try:
+        result = anyio.run(lambda: run.play(catch_interrupt=True))
+    except EventStoreFailure as error:
+        return fail(f"{error} ({error.__cause__})", 1)
+    finally:
+        run.close()
+    summary = RunResult(stop_reasons={result.session_id: result.stop_reason} if result.session_id else {})
+    printer.summary(summary, sessions_dir)
+    if result.interrupted:
+        return 130
+    return 0 if result.ok else 1
