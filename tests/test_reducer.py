@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_tui.events import Event, event_from_dict, event_from_json, make_payload
+from agent_tui.events import Event, event_from_dict, event_from_json, payload_from
 from agent_tui.reducer import (
     OUTPUT_CHARS,
     RESULT_CHARS,
@@ -70,7 +70,7 @@ class SessionLog:
             sequence=self.sequence,
             ts=ts(self.clock + self.sequence),
             type=kind,
-            payload=make_payload(kind, **fields),
+            payload=payload_from(kind, fields),
         )
         decoded = event_from_json(event.to_json())
         self.events.append(decoded)
@@ -858,8 +858,8 @@ class TestLazyViews:
             sequence=1,
             ts=ts(0),
             type="session.created",
-            payload=make_payload(
-                "session.created", cwd="/w", client="c", parentSessionId="sess_p", agentName="kid"
+            payload=payload_from(
+                "session.created", dict(cwd="/w", client="c", parentSessionId="sess_p", agentName="kid")
             ),
         )
         apply_event(state, header)
@@ -891,7 +891,7 @@ class TestLazyViews:
                     sequence=i,
                     ts=ts(i),
                     type=kind,
-                    payload=make_payload(kind, **fields),
+                    payload=payload_from(kind, fields),
                 ),
             )
         session = state.sessions["s"]

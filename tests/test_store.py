@@ -24,9 +24,9 @@ from agent_tui.events import (
     Event,
     EventValidationError,
     event_from_dict,
-    make_payload,
+    payload_from,
 )
-from agent_tui.events.model import _BUILD_WITH_V, _BUILD_WITHOUT_V
+from agent_tui.events.validation import BUILDERS_WITH_V, BUILDERS_WITHOUT_V
 from agent_tui.store import (
     EventLogDecodeError,
     EventLogSequenceError,
@@ -241,7 +241,7 @@ def big_log(tmp_path_factory: pytest.TempPathFactory, make_session) -> tuple[Pat
     long_ones = {777: 70_000, 12_345: 200_000, 29_999: 65_536}
     for n, size in long_ones.items():
         event = events[n]
-        payload = make_payload("tool.completed", toolCallId="c", tool="shell", result="x" * size)
+        payload = payload_from("tool.completed", dict(toolCallId="c", tool="shell", result="x" * size))
         events[n] = Event(
             id=event.id,
             session_id=event.session_id,
@@ -584,7 +584,7 @@ def general_verdict(data: Any) -> Event | None:
 @given(data=decoded_lines(), expected=st.sampled_from([3, 4]))
 def test_the_replay_builders_accept_only_what_event_from_dict_accepts(data: Any, expected: int) -> None:
     general = general_verdict(data)
-    for builders in (_BUILD_WITH_V, _BUILD_WITHOUT_V):
+    for builders in (BUILDERS_WITH_V, BUILDERS_WITHOUT_V):
         try:
             built = builders[data["type"]](data, expected)
         except Exception:
@@ -602,9 +602,9 @@ def test_lines_as_append_writes_them_take_the_fast_path(type_name: str, turn_id:
     for fields in ({}, optional):  # every field, and only the required ones
         event = build_event(5, type_name, turn_id=turn_id, **fields)
         data = orjson.loads(event.to_json())
-        assert _BUILD_WITH_V[type_name](data, 5) == event
+        assert BUILDERS_WITH_V[type_name](data, 5) == event
         del data["v"]
-        assert _BUILD_WITHOUT_V[type_name](data, 5) == event
+        assert BUILDERS_WITHOUT_V[type_name](data, 5) == event
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -5,12 +5,9 @@ from agent_tui.events.model import (
     PAYLOADS,
     Event,
     EventValidationError,
-    event_from_dict,
-    event_from_json,
     log_line_json_schema,
-    make_payload,
-    payload_from,
 )
+from agent_tui.events.validation import event_from_dict, event_from_json, payload_from
 
 __all__ = [
     "EVENT_TYPES",
@@ -20,6 +17,5 @@ __all__ = [
     "event_from_dict",
     "event_from_json",
     "log_line_json_schema",
-    "make_payload",
     "payload_from",
 ]

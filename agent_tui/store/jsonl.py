@@ -29,7 +29,7 @@ from agent_tui.events import (
     event_from_dict,
     event_from_json,
 )
-from agent_tui.events.model import _BUILD_WITH_V, _BUILD_WITHOUT_V
+from agent_tui.events.validation import BUILDERS_WITH_V, BUILDERS_WITHOUT_V
 from agent_tui.store.errors import (
     EventLogDecodeError,
     EventLogSequenceError,
@@ -190,7 +190,7 @@ class JsonlEventLog:
         # Event (see `agent_tui.events.model`); whatever it does not accept, a chain break
         # included, raises and goes to `_check_line`, which names the error or, for a valid line
         # the fast path does not take (the first one, one without `v`), returns its event.
-        build = _BUILD_WITH_V
+        build = BUILDERS_WITH_V
         for lines, torn in _line_batches(path, start):
             for line in lines:
                 try:
@@ -306,7 +306,7 @@ def _check_line(
     if expected is not None and event.sequence != expected:
         raise EventLogDecodeError(path, line_number, _chain_break(event.sequence, expected))
     # A log without `v` (valid, but not what `append` writes) gets the builders for that shape.
-    return event, (_BUILD_WITH_V if "v" in data else _BUILD_WITHOUT_V)
+    return event, (BUILDERS_WITH_V if "v" in data else BUILDERS_WITHOUT_V)
 
 
 def _chain_break(sequence: int, expected: int) -> str:
