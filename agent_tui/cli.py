@@ -34,8 +34,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    run = commands.add_parser("run", help="run a scenario headlessly, writing one log per session")
-    run.add_argument("scenario", type=Path, help="scenario JSON file (see README, 'Scenarios')")
+    run = commands.add_parser(
+        "run",
+        help="run a scenario headlessly, or one real agent turn with --prompt, writing one log per session",
+    )
+    run.add_argument(
+        "scenario",
+        type=Path,
+        nargs="?",
+        help="scenario JSON file (see README, 'Scenarios'); not with --prompt",
+    )
+    run.add_argument("--prompt", default=None, help="run one turn of a real model on this prompt")
+    run.add_argument(
+        "--cwd",
+        type=Path,
+        default=None,
+        help="with --prompt: the directory the agent works in (the real one)",
+    )
+    _model_flags(run)
     run.add_argument(
         "--sessions-dir",
         type=Path,
@@ -74,7 +90,17 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--approve", choices=("allow", "deny"), default="allow")
 
     commands.add_parser("schema", help="print the JSON Schema of one event-log line")
+
+    models = commands.add_parser("models", help="list the model profiles and where each setting comes from")
+    _model_flags(models)
     return parser
+
+
+def _model_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", default=None, help="a profile of the config file")
+    parser.add_argument("--provider", choices=("openai", "anthropic"), default=None)
+    parser.add_argument("--model", default=None, help="the model's name, as the provider knows it")
+    parser.add_argument("--base-url", default=None, help="an OpenAI-compatible (or Anthropic) endpoint")
 
 
 def _fail(message: str, status: int = EXIT_FAILED) -> int:
@@ -86,7 +112,17 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":
+            if args.prompt is not None or args.cwd is not None:
+                return _cmd_run_prompt(args)
+            if args.scenario is None:
+                return _fail(
+                    "run needs a SCENARIO.json, or --prompt TEXT --cwd DIR for a real model", EXIT_USAGE
+                )
+            if any(getattr(args, flag) is not None for flag in ("profile", "provider", "model", "base_url")):
+                return _fail("--profile, --provider, --model and --base-url go with --prompt", EXIT_USAGE)
             return _cmd_run(args.scenario, args.run_sessions_dir, args.approve, args.workspace, args.quiet)
+        if args.command == "models":
+            return _cmd_models(args)
         if args.command == "replay":
             return _cmd_replay(args.path, args.dump, args.strict, args.follow)
         if args.command == "schema":
@@ -169,6 +205,47 @@ def _cmd_run(
     for line in result.errors:
         print(f"agent-tui: {line}", file=sys.stderr)
     return EXIT_OK if result.all_ended else EXIT_FAILED
+
+
+def _cmd_run_prompt(args: argparse.Namespace) -> int:
+    from agent_tui.runtime.prompt_run import run_prompt
+
+    if args.scenario is not None:
+        return _fail("give either a SCENARIO.json or --prompt, not both", EXIT_USAGE)
+    if args.prompt is None or args.cwd is None:
+        return _fail("a real-model run needs both --prompt TEXT and --cwd DIR", EXIT_USAGE)
+    if args.workspace is not None:
+        return _fail("--workspace is for scenarios; --cwd is the directory the agent works in", EXIT_USAGE)
+    return run_prompt(
+        prompt=args.prompt,
+        cwd=args.cwd,
+        sessions_dir=args.run_sessions_dir,
+        approve=args.approve,
+        quiet=args.quiet,
+        flags={
+            "profile": args.profile,
+            "provider": args.provider,
+            "model": args.model,
+            "base_url": args.base_url,
+        },
+        out=sys.stdout,
+        err=sys.stderr,
+    )
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from agent_tui.providers.config import ConfigError, load_config
+    from agent_tui.runtime.model_listing import models_report
+
+    try:
+        config = load_config()
+        report = models_report(
+            config, profile=args.profile, provider=args.provider, model=args.model, base_url=args.base_url
+        )
+    except ConfigError as error:
+        return _fail(str(error), EXIT_USAGE)
+    sys.stdout.write(report)
+    return EXIT_OK
 
 
 def _cmd_replay(path: Path, dump: str | None, strict: bool, follow: bool) -> int:
