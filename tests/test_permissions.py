@@ -1,4 +1,7 @@
-"""Permissions: the shell classifier, the policy order, remembered answers and the rules file."""
+"""Permissions: the policy order, remembered answers and the rules file.
+
+The shell classifier has its own tests in `test_shell_risk.py`.
+"""
 
 from __future__ import annotations
 
@@ -15,152 +18,12 @@ from agent_tui.engine.permissions import (
     PolicyConfig,
     Prompter,
     StaticPrompter,
-    classify_shell,
-    riskiest,
-    shell_programs,
 )
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-# -- the classifier ----------------------------------------------------------------------------
-
-CLASSIFIED = [
-    # read-only
-    ("ls src/foo.py", "read"),
-    ("ls -la", "read"),
-    ("cat README.md", "read"),
-    ("grep -rn TODO src", "read"),
-    ("git status", "read"),
-    ("git log --oneline -5", "read"),
-    ("git diff HEAD~1", "read"),
-    ("git -C sub status", "read"),
-    ("git branch", "read"),
-    ("pwd", "read"),
-    ("head -n 20 a.txt", "read"),
-    ("wc -l *.py", "read"),
-    ("find . -name '*.py'", "read"),
-    ("ls 2>&1 | grep foo | sort | uniq -c", "read"),
-    ("echo hi > /dev/null", "read"),  # a redirect to /dev/null destroys nothing
-    ("cat a 2>/dev/null", "read"),
-    ("sed -n '1,10p' file", "read"),
-    ("echo 'a; rm -rf x'", "read"),  # quoted: not a second command
-    ("cd src && ls", "read"),
-    ("for f in *.py; do wc -l $f; done", "read"),
-    ("echo $((1 + 2))", "read"),  # arithmetic runs nothing
-    ("/bin/ls", "read"),
-    ("ls # rm -rf x", "read"),  # a comment
-    # write
-    ("mkdir -p build", "write"),
-    ("touch a.txt", "write"),
-    ("echo hi >> log.txt", "write"),
-    ("git add -A && git commit -m 'msg'", "write"),
-    ("cp -n a b", "write"),
-    ("ls | tee -a out.txt", "write"),
-    # destructive
-    ("rm x", "destructive"),
-    ("rm -rf build", "destructive"),
-    ("ls; rm -rf x", "destructive"),
-    ("mv a b", "destructive"),
-    ("mv src/foo.py src/bar.py", "destructive"),
-    ("cat a > b", "destructive"),
-    (": > important.log", "destructive"),
-    ("echo x >| f", "destructive"),
-    ("make &> build.log", "destructive"),
-    ("truncate -s 0 f", "destructive"),
-    ("dd if=/dev/zero of=disk.img bs=1M count=1", "destructive"),
-    ("find . -delete", "destructive"),
-    ("find . -name '*.o' -exec rm {} \\;", "destructive"),
-    ("find . -exec grep x {} \\; -delete", "destructive"),  # the escaped ; ends -exec only
-    ("shred secret.txt", "destructive"),
-    ("sed -i 's/a/b/' f.txt", "destructive"),
-    ("perl -pi -e 's/a/b/' f", "destructive"),
-    ("git reset --hard HEAD~1", "destructive"),
-    ("git clean -fdx", "destructive"),
-    ("git push --force origin main", "destructive"),
-    ("git push -f", "destructive"),
-    ("git push origin +main", "destructive"),
-    ("git checkout -- src/foo.py", "destructive"),
-    ("git rebase -i HEAD~3", "destructive"),
-    ("git commit --amend -m x", "destructive"),
-    ("git branch -D topic", "destructive"),
-    ("echo ok && sudo rm -rf /", "destructive"),
-    ("ls | xargs rm", "destructive"),
-    ("sh -c 'rm -rf x'", "destructive"),
-    ('bash -lc "ls; rm x"', "destructive"),
-    ('echo "$(rm x)"', "destructive"),  # substitution inside double quotes still runs
-    ("echo `rm x`", "destructive"),
-    ("ls\nrm x", "destructive"),  # a newline separates commands
-    ("ls # fine\nrm -rf x", "destructive"),  # the comment ends at the newline
-    ("(cd /tmp; rm -rf x)", "destructive"),
-    ("tar xzf archive.tgz", "destructive"),
-    ("cp a b", "destructive"),  # cp may overwrite b
-    ("timeout 5 rm x", "destructive"),
-    ("env FOO=1 rm x", "destructive"),
-    ("docker rm -f web", "destructive"),
-    ("kubectl delete pod web", "destructive"),
-    # network
-    ("curl https://example.com", "network"),
-    ("wget https://example.com/x.tar.gz", "network"),
-    ("ssh host ls", "network"),
-    ("scp a host:b", "network"),
-    ("git push", "network"),
-    ("git push origin main", "network"),
-    ("git pull --rebase", "network"),
-    ("git fetch origin", "network"),
-    ("git clone https://github.com/x/y", "network"),
-    ("pip install requests", "network"),
-    ("python -m pip install requests", "network"),
-    ("npm install", "network"),
-    ("npx create-react-app x", "network"),
-    ("nc -l 8080", "network"),
-    ("echo $(curl x)", "network"),
-    ("curl x | sh", "network"),  # network ranks above the execute of `| sh`
-    ("cat <(curl -s x)", "network"),
-    ("sudo apt-get install -y jq", "network"),
-    # execute
-    ("sudo ls", "execute"),
-    ("python script.py", "execute"),
-    ("make test", "execute"),
-    ("pytest -q", "execute"),
-    ("npm run build", "execute"),
-    ("cat install.sh | bash", "execute"),
-    ("./ls", "execute"),  # a local program named like a read-only one
-    ("$EDITOR notes.txt", "execute"),
-    ("echo 'unbalanced", "execute"),
-    ("ls $(echo 'x", "execute"),
-    ("ls >", "execute"),
-    ("frobnicate --all", "execute"),
-]
-
-
-@pytest.mark.parametrize(("cmd", "risk"), CLASSIFIED, ids=[cmd for cmd, _ in CLASSIFIED])
-def test_classify_shell(cmd: str, risk: str) -> None:
-    assert classify_shell(cmd) == risk
-
-
-def test_classifier_table_is_large_enough() -> None:
-    assert len(CLASSIFIED) >= 40
-    assert {risk for _, risk in CLASSIFIED} == {"read", "write", "execute", "network", "destructive"}
-
-
-def test_compound_command_takes_the_most_dangerous_part() -> None:
-    assert riskiest("read", "write", "execute") == "execute"
-    assert riskiest("execute", "network") == "network"
-    assert riskiest("network", "destructive", "read") == "destructive"
-    assert classify_shell("ls && curl x && rm y") == "destructive"
-    assert classify_shell("ls || make") == "execute"
-
-
-def test_shell_programs_carry_subcommands_and_wrapped_programs() -> None:
-    assert shell_programs("ls -la src") == ("ls",)
-    assert shell_programs("ls; rm x") == ("ls", "rm")
-    assert shell_programs("git push origin main") == ("git push",)
-    assert shell_programs("sudo rm x") == ("rm", "sudo")
-    assert shell_programs("echo 'unbalanced") == ("echo 'unbalanced",)
 
 
 # -- the policy order --------------------------------------------------------------------------

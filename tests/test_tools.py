@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from agent_tui.engine.tools.base import BaseTool, ToolContext, ToolError, ToolResult
 from agent_tui.engine.tools.paths import _fd_real_path, open_resolved, resolve_under
 from agent_tui.engine.tools.router import ToolRouter
+from agent_tui.safety import RiskAssessment, assess_shell
 
 # Commands below sleep for 30 s. A call that ends in under half that did not wait for the sleep,
 # which is what these tests check; how quickly it ends is measured in bench/, not asserted here,
@@ -507,16 +508,34 @@ async def test_cancelling_shell_kills_grandchildren_and_reraises(workspace: Path
     assert not _pid_alive(grandchild)
 
 
-@pytest.mark.anyio
-async def test_shell_risk_comes_from_the_classifier() -> None:
+def test_shell_risk_and_reason_come_from_the_classifier() -> None:
     router = ToolRouter()
     for cmd, risk in [("ls src/foo.py", "read"), ("mv a b", "destructive"), ("curl x", "network")]:
         _, args = router.parse("shell", {"cmd": cmd})
         assert router.risk("shell", args) == risk
+        assert router.assess("shell", args) == assess_shell(cmd)
+    _, args = router.parse("shell", {"cmd": "sed 's/a/b/e' f"})
+    assert router.assess("shell", args) == RiskAssessment("execute", "`sed` script uses `e`: runs a command")
     _, args = router.parse("read_file", {"path": "a"})
     assert router.risk("read_file", args) == "read"
     _, args = router.parse("edit_file", {"path": "a", "old": "x", "new": "y"})
-    assert router.risk("edit_file", args) == "write"
+    assert router.assess("edit_file", args) == RiskAssessment("write")
+
+
+def test_write_file_over_an_existing_file_is_flagged_as_an_overwrite(workspace: Path) -> None:
+    router = ToolRouter()
+    (workspace / "notes.txt").write_text("keep me")
+    _, over = router.parse("write_file", {"path": "notes.txt", "content": "x"})
+    _, new = router.parse("write_file", {"path": "sub/new.txt", "content": "x"})
+    _, outside = router.parse("write_file", {"path": "../elsewhere.txt", "content": "x"})
+    assert router.assess("write_file", over, cwd=workspace) == RiskAssessment(
+        "write", "replaces the whole of notes.txt", "overwrites notes.txt"
+    )
+    assert router.assess("write_file", new, cwd=workspace) == RiskAssessment("write", "creates sub/new.txt")
+    assert router.assess("write_file", outside, cwd=workspace).warning is None
+    assert router.assess("write_file", over) == RiskAssessment("write")  # no cwd: nothing on disk to look at
+    assert router.risk("write_file", over) == "write"
+    assert (workspace / "notes.txt").read_text() == "keep me"
 
 
 # -- the router --------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Who may run what: the policy, the prompter port, and remembered answers.
 
-The shell classifier lives in `shell_risk.py`; it is re-exported here.
+The shell classifier lives in `agent_tui.safety`; it is re-exported here.
 
 Invariants this module guarantees:
 - `PermissionEngine.evaluate` decides in one fixed order: answers remembered for this session,
@@ -24,8 +24,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_tui.engine.shell_risk import RISK_ORDER, classify_shell, riskiest, shell_programs
 from agent_tui.events.model import Decision, Remember, Risk
+from agent_tui.safety import RISK_ORDER, classify_shell, riskiest, shell_programs
 
 __all__ = [
     "DEFAULT_POLICY",

@@ -7,6 +7,8 @@ Invariants this module guarantees:
   of the `tool.failed` error codes of the event log; the router turns it into a failed
   `ToolResult`, so a tool never has to build failure results by hand;
 - `ToolResult.text` is what the model reads: the output when `ok`, the message when not;
+- a tool's risk comes with a reason and, for overwrites, a warning (`assess`); `risk` is the
+  risk of that assessment, so the two never disagree;
 - tools never write events: they stream output through `ToolContext.on_output`, which the
   engine stores as `tool.delta`.
 """
@@ -21,12 +23,15 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from agent_tui.events.model import Risk, ToolErrorCode
+from agent_tui.safety import RiskAssessment
 
 __all__ = [
     "TRUNCATION_MARKER",
     "BaseTool",
     "OutputCallback",
     "Risk",
+    "RiskAssessment",
+    "RiskAssessor",
     "Tool",
     "ToolArgs",
     "ToolContext",
@@ -124,8 +129,20 @@ class Tool(Protocol):
         ...
 
 
+@runtime_checkable
+class RiskAssessor(Protocol):
+    """A tool that explains its risk: a reason, and a warning for overwrites.
+
+    `cwd` is the session's working directory when the caller knows it (a warning such as
+    "overwrites notes.txt" depends on what is on disk); None gives the assessment from the
+    arguments alone.
+    """
+
+    def assess(self, args: Any, cwd: Path | None) -> RiskAssessment: ...
+
+
 class BaseTool:
-    """Convenience base: a fixed risk and a schema derived from `Args`."""
+    """Convenience base: a fixed risk, a schema derived from `Args`, no reason by default."""
 
     name: ClassVar[str]
     description: ClassVar[str]
@@ -138,6 +155,9 @@ class BaseTool:
 
     def risk(self, args: Any) -> Risk:
         return self.fixed_risk
+
+    def assess(self, args: Any, cwd: Path | None) -> RiskAssessment:
+        return RiskAssessment(self.risk(args))
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:  # pragma: no cover - abstract
         raise NotImplementedError

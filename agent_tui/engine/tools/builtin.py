@@ -28,10 +28,10 @@ import anyio
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from agent_tui.engine.permissions import classify_shell
 from agent_tui.engine.tools.base import (
     BaseTool,
     Risk,
+    RiskAssessment,
     Tool,
     ToolArgs,
     ToolContext,
@@ -46,6 +46,7 @@ from agent_tui.engine.tools.paths import (
     os_error_to_tool_error,
     resolve_under,
 )
+from agent_tui.safety import assess_shell
 
 __all__ = [
     "EditFileTool",
@@ -321,6 +322,18 @@ class WriteFileTool(BaseTool):
     Args = WriteFileArgs
     fixed_risk: Risk = "write"
 
+    def assess(self, args: WriteFileArgs, cwd: Path | None) -> RiskAssessment:
+        """`write`; with a cwd, a file that exists already is flagged: "overwrites PATH"."""
+        if cwd is None:
+            return RiskAssessment("write")
+        try:
+            resolved = resolve_under(cwd, args.path, must_exist=False)
+        except ToolError as error:
+            return RiskAssessment("write", error.message)
+        if os.path.lexists(resolved):
+            return RiskAssessment("write", f"replaces the whole of {args.path}", f"overwrites {args.path}")
+        return RiskAssessment("write", f"creates {args.path}")
+
     async def run(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
         return await anyio.to_thread.run_sync(partial(self._write, args, ctx))
 
@@ -501,7 +514,11 @@ class ShellTool(BaseTool):
     Args = ShellArgs
 
     def risk(self, args: ShellArgs) -> Risk:
-        return classify_shell(args.cmd)
+        return assess_shell(args.cmd).risk
+
+    def assess(self, args: ShellArgs, cwd: Path | None) -> RiskAssessment:
+        """The classifier's risk and reason (`agent_tui.safety.assess_shell`)."""
+        return assess_shell(args.cmd)
 
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
         output = _ShellOutput(ctx.output_budget)

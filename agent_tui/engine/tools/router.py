@@ -11,7 +11,8 @@ Invariants this module guarantees:
 - a result never carries more than `ctx.output_budget` characters of output plus the
   truncation marker, even from a tool that ignores the budget;
 - `preview` is a pure function: the same arguments give the same one line of at most 120
-  characters.
+  characters;
+- `assess` and `risk` agree: `risk(name, args) == assess(name, args).risk`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from pydantic import BaseModel, ValidationError
 from agent_tui.engine.tools.base import (
     OutputCallback,
     Risk,
+    RiskAssessment,
+    RiskAssessor,
     Tool,
     ToolContext,
     ToolError,
@@ -113,8 +116,20 @@ class ToolRouter:
             raise ToolError("unknown", f"bad arguments for {name}: {_describe(error)}") from None
         return tool, parsed
 
+    def assess(self, name: str, parsed_args: BaseModel, *, cwd: Path | None = None) -> RiskAssessment:
+        """The risk of a parsed call, with its reason and warning (for `permission.requested`).
+
+        Args:
+            cwd: the session's working directory; with it, `write_file` onto an existing file
+                carries the warning "overwrites PATH".
+        """
+        tool = self.get(name)
+        if isinstance(tool, RiskAssessor):
+            return tool.assess(parsed_args, cwd)
+        return RiskAssessment(tool.risk(parsed_args))
+
     def risk(self, name: str, parsed_args: BaseModel) -> Risk:
-        return self.get(name).risk(parsed_args)
+        return self.assess(name, parsed_args).risk
 
     def make_context(
         self,

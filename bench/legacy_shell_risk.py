@@ -1,6 +1,10 @@
-"""The shell command risk classifier: what a `shell` call may do, from its words alone.
+"""The shell classifier this project used before `agent_tui.safety`: kept as the bench baseline.
 
-Invariants:
+A hand-written tokenizer (shlex plus a pre-pass for substitutions and heredocs) and per-program
+tables that call a command `read` unless they know it writes, runs or reaches out. It is not
+used by the application; `bench_shell_risk.py` times it beside the new classifier.
+
+Its contract was:
 - `classify_shell` is a pure function of the command text; a command it cannot parse is
   `execute`, never `read`;
 - a compound command (`;`, `&&`, `||`, `|`, `$(…)`, backticks, subshells, heredocs) is as risky

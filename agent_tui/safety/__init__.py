@@ -1,0 +1,12 @@
+"""Safety: how risky a tool call is, and why.
+
+The shell classifier parses a command line with tree-sitter-bash and calls it `read` only on
+proof (every command on the read-only allow-list, every option known to be read-only); the
+per-program rules are tables in `program_rules`, `git_rules`, `special_rules`, and the `sed` and
+`awk` checks in `sed_awk`. Nothing here imports the engine: the engine asks.
+"""
+
+from agent_tui.safety.assessment import RISK_ORDER, RiskAssessment, riskiest
+from agent_tui.safety.shell_risk import assess_shell, classify_shell, shell_programs
+
+__all__ = ["RISK_ORDER", "RiskAssessment", "assess_shell", "classify_shell", "riskiest", "shell_programs"]

@@ -1,0 +1,509 @@
+"""The shell parser adapter: a command line, through tree-sitter-bash, into simple commands.
+
+A `ParsedScript` is what the risk rules need and nothing more: every simple command found
+anywhere in the line (inside subshells, loops, substitutions and heredoc lines too), each as its
+words, the assignments before it and its redirections; the shell constructs the line uses beyond
+plain commands joined by `&&`, `||`, `;`, `|` and newlines; and the problems that make the line
+impossible to judge (syntax errors, missing tokens, control characters, nesting too deep).
+
+Invariants:
+- a `Word` is literal only when its value is known from the text alone: quotes removed,
+  backslash escapes resolved, no expansion of any kind (variables, command substitution,
+  arithmetic with variables, globs, braces, tilde, `$'…'`); otherwise `expansions` names the
+  kinds and `value` is the best reading we have;
+- nothing is dropped silently: a node the adapter does not know becomes a `Construct` (the
+  classifier lifts it to at least `execute`), and its children are still searched for commands;
+- a line with parse errors still yields the commands tree-sitter could make out, plus a problem,
+  so a broken line is never judged lower than the commands it visibly contains;
+- the tree-sitter parser is created once per thread and reused.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+__all__ = ["Assignment", "Construct", "ParsedScript", "Redirect", "SimpleCommand", "Word", "parse_shell"]
+
+_LANGUAGE = Language(tree_sitter_bash.language())
+_LOCAL = threading.local()
+_MAX_DEPTH = 120
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word. `value` has quotes removed; `source` is the word as written."""
+
+    value: str
+    source: str
+    expansions: frozenset[str] = frozenset()
+
+    @property
+    def literal(self) -> bool:
+        return not self.expansions
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """`NAME=value` (or `NAME+=value`, `NAME[i]=value`) before a command or on its own."""
+
+    name: str
+    value: Word
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """A redirection: the operator (`>`, `>>`, `<`, `2>&1` is `>&` with fd 2, `<<`, …)."""
+
+    operator: str
+    fd: str | None
+    target: Word | None  # None for heredocs and `>&-`-style closes
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """A simple command. `words` may be empty: a line of assignments or redirections only."""
+
+    words: tuple[Word, ...]
+    assignments: tuple[Assignment, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Construct:
+    """Shell syntax beyond plain commands: `what` names it for a reason ("a subshell `( … )`")."""
+
+    what: str
+
+
+@dataclass(slots=True)
+class ParsedScript:
+    commands: list[SimpleCommand] = field(default_factory=list)
+    constructs: list[Construct] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def parse_shell(text: str) -> ParsedScript:
+    """Parse a command line; never raises (problems are reported in the result)."""
+    script = ParsedScript()
+    control = _CONTROL.search(text)
+    if control is not None:
+        script.problems.append(f"control character {control.group()!r} in the command")
+    source = text.encode("utf-8", "surrogatepass")
+    tree = _parser().parse(source)
+    root = tree.root_node
+    walker = _Walker(source, script)
+    walker.statement(root, 0)
+    if root.has_error:
+        script.problems.append(_describe_error(root, source))
+    return script
+
+
+def _parser() -> Parser:
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = Parser(_LANGUAGE)
+    return parser
+
+
+def _describe_error(root: Node, source: bytes) -> str:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_missing:
+            return f"incomplete command: `{node.type}` is missing"
+        if node.is_error:
+            near = source[node.start_byte : node.end_byte].decode("utf-8", "replace").strip()
+            near = near if len(near) <= 20 else near[:19] + "…"
+            return f"syntax error near `{near}`" if near else "syntax error"
+        stack.extend(reversed([child for child in node.children if child.has_error]))
+    return "syntax error"
+
+
+# Statement nodes that only group other statements; the operators between them are harmless
+# except `&` (a background job), which the walker records.
+_CONTAINERS = frozenset({"program", "list", "pipeline"})
+_HARMLESS_TOKENS = frozenset({"&&", "||", ";", "|", "|&", "\n"})
+_CONSTRUCTS = {
+    "subshell": "a subshell `( … )`",
+    "compound_statement": "a group `{ … }`",
+    "negated_command": "a negation `!`",
+    "if_statement": "an `if` statement",
+    "while_statement": "a loop",
+    "for_statement": "a `for` loop",
+    "c_style_for_statement": "a `for` loop",
+    "case_statement": "a `case` statement",
+    "function_definition": "a function definition",
+    "test_command": "a test `[[ … ]]`",
+}
+_WORD_TYPES = frozenset(
+    {
+        "word",
+        "number",
+        "raw_string",
+        "string",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "brace_expression",
+        "ansi_c_string",
+        "translated_string",
+        "array",
+    }
+)
+_REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_ARITHMETIC_SAFE = frozenset(
+    {"number", "binary_expression", "unary_expression", "parenthesized_expression", "ternary_expression"}
+)
+
+
+class _Walker:
+    """One walk over a tree; fills the `ParsedScript` it was given."""
+
+    def __init__(self, source: bytes, script: ParsedScript) -> None:
+        self.source = source
+        self.script = script
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def construct(self, what: str) -> None:
+        self.script.constructs.append(Construct(what))
+
+    def too_deep(self, depth: int) -> bool:
+        if depth <= _MAX_DEPTH:
+            return False
+        if "nested too deep to judge" not in self.script.problems:
+            self.script.problems.append("nested too deep to judge")
+        return True
+
+    # -- statements ----------------------------------------------------------------------------
+
+    def statement(self, node: Node, depth: int) -> None:
+        if self.too_deep(depth):
+            return
+        kind = node.type
+        if kind in _CONTAINERS:
+            for child in node.children:
+                if child.is_named:
+                    self.statement(child, depth + 1)
+                elif child.type == "&":
+                    self.construct("a background job `&`")
+                elif child.type not in _HARMLESS_TOKENS:
+                    self.construct(f"the operator `{child.type}`")
+        elif kind == "command":
+            self.command(node, (), depth)
+        elif kind == "redirected_statement":
+            self.redirected(node, depth)
+        elif kind == "variable_assignment":
+            self.script.commands.append(SimpleCommand((), (self.assignment(node, depth),)))
+        elif kind == "variable_assignments":
+            assignments = tuple(
+                self.assignment(child, depth)
+                for child in node.children
+                if child.type == "variable_assignment"
+            )
+            self.script.commands.append(SimpleCommand((), assignments))
+        elif kind in ("declaration_command", "unset_command"):
+            words = tuple(self.declaration_word(child, depth) for child in node.children)
+            self.script.commands.append(SimpleCommand(words))
+        elif kind == "comment":
+            return
+        elif kind == "test_command":
+            self.test_command(node, depth)
+        elif kind == "ERROR":
+            self.anything(node, depth)
+        else:
+            if kind == "compound_statement" and node.child_count and node.children[0].type == "((":
+                self.construct("an arithmetic command `(( … ))`")
+            else:
+                self.construct(_CONSTRUCTS.get(kind, f"shell syntax `{kind}`"))
+            self.anything(node, depth)
+
+    def anything(self, node: Node, depth: int) -> None:
+        """Search every child for commands: statements, words, redirections."""
+        for child in node.children:
+            if not child.is_named:
+                if child.type == "&":
+                    self.construct("a background job `&`")
+                continue
+            kind = child.type
+            if kind in _WORD_TYPES:
+                self.word(child, depth + 1)
+            elif kind in _REDIRECT_TYPES:
+                self.script.commands.append(SimpleCommand((), (), (self.redirect(child, depth + 1),)))
+            elif kind in ("variable_name", "heredoc_body", "heredoc_content", "comment"):
+                continue
+            else:
+                self.statement(child, depth + 1)
+
+    def redirected(self, node: Node, depth: int) -> None:
+        body = node.child_by_field_name("body")
+        redirects = tuple(
+            self.redirect(child, depth + 1) for child in node.children if child.type in _REDIRECT_TYPES
+        )
+        for child in node.children:
+            if child.type == "ERROR":
+                self.anything(child, depth + 1)
+        if body is not None and body.type == "command":
+            self.command(body, redirects, depth + 1)
+            return
+        if body is not None:
+            self.statement(body, depth + 1)
+        self.script.commands.append(SimpleCommand((), (), redirects))
+
+    def command(self, node: Node, redirects: tuple[Redirect, ...], depth: int) -> None:
+        words: list[Word] = []
+        assignments: list[Assignment] = []
+        extra: list[Redirect] = []
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                assignments.append(self.assignment(child, depth))
+            elif kind == "command_name":
+                name = child.children[0] if child.child_count == 1 else child
+                words.append(self.word(name, depth + 1))
+            elif kind in _REDIRECT_TYPES:
+                extra.append(self.redirect(child, depth + 1))
+            elif kind == "comment":
+                continue
+            elif child.is_named:
+                words.append(self.word(child, depth + 1))
+            else:  # an anonymous token in argument position, e.g. the `$` of `$"…"`
+                text = self.text(child)
+                words.append(Word(text, text, frozenset({"other"})))
+        self.script.commands.append(SimpleCommand(tuple(words), tuple(assignments), redirects + tuple(extra)))
+
+    def declaration_word(self, node: Node, depth: int) -> Word:
+        if node.type == "variable_assignment":
+            assignment = self.assignment(node, depth)
+            value = assignment.value
+            return Word(f"{assignment.name}={value.value}", self.text(node), value.expansions)
+        if node.type == "variable_name" or not node.is_named:
+            text = self.text(node)
+            return Word(text, text)
+        return self.word(node, depth + 1)
+
+    def assignment(self, node: Node, depth: int) -> Assignment:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        name = self.text(name_node) if name_node is not None else ""
+        expansions: set[str] = set()
+        if name_node is not None and name_node.type == "subscript":
+            expansions.add("subscript")
+            self.anything(name_node, depth + 1)
+            base = name_node.child_by_field_name("name")
+            name = self.text(base) if base is not None else name
+        value = self.word(value_node, depth + 1) if value_node is not None else Word("", "")
+        if expansions:
+            value = Word(value.value, value.source, value.expansions | expansions)
+        return Assignment(name, value)
+
+    def test_command(self, node: Node, depth: int) -> None:
+        found = len(self.script.constructs)
+        literal = self.leaves_literal(node, depth)
+        if not literal and len(self.script.constructs) == found:
+            self.construct("a test `[ … ]` with expansions")
+
+    def leaves_literal(self, node: Node, depth: int) -> bool:
+        literal = True
+        for child in node.children:
+            if child.type in _WORD_TYPES:
+                literal = self.word(child, depth + 1).literal and literal
+            elif child.is_named and child.type != "test_operator":
+                literal = self.leaves_literal(child, depth + 1) and literal
+        return literal
+
+    # -- redirections --------------------------------------------------------------------------
+
+    def redirect(self, node: Node, depth: int) -> Redirect:
+        fd: str | None = None
+        operator = ""
+        target: Word | None = None
+        quoted = any(
+            child.type == "heredoc_start" and _quoted_delimiter(self.text(child)) for child in node.children
+        )
+        for child in node.children:
+            kind = child.type
+            if kind == "file_descriptor":
+                fd = self.text(child)
+            elif not child.is_named and not operator:
+                operator = child.type
+            elif kind == "heredoc_start":
+                operator = operator or "<<"
+            elif kind == "heredoc_body":
+                self.heredoc_body(child, quoted=quoted, depth=depth)
+            elif kind in _WORD_TYPES and target is None and node.type != "heredoc_redirect":
+                target = self.word(child, depth + 1)
+            elif kind in _REDIRECT_TYPES:
+                self.script.commands.append(SimpleCommand((), (), (self.redirect(child, depth + 1),)))
+            elif kind not in ("heredoc_end", "heredoc_content") and child.is_named:
+                self.statement(child, depth + 1)  # the rest of a heredoc's first line
+            elif not child.is_named and child.type == "&":
+                self.construct("a background job `&`")
+        text = self.text(node) if node.type != "heredoc_redirect" else operator
+        return Redirect(operator, fd, target, text)
+
+    def heredoc_body(self, node: Node, *, quoted: bool, depth: int) -> None:
+        if quoted:
+            return  # `<<'EOF'`: the body is data, nothing in it is expanded
+        for child in node.children:
+            if child.type in _WORD_TYPES:
+                word = self.word(child, depth + 1)
+                if not word.literal:
+                    self.construct("an expansion inside a heredoc")
+
+    # -- words ---------------------------------------------------------------------------------
+
+    def word(self, node: Node, depth: int) -> Word:
+        text = self.text(node)
+        if self.too_deep(depth):
+            return Word(text, text, frozenset({"other"}))
+        kind = node.type
+        if kind == "word":
+            return _bare_word(text)
+        if kind == "number":
+            return Word(text, text)
+        if kind == "raw_string":
+            return Word(text[1:-1], text)
+        if kind == "string":
+            return self.double_quoted(node, text, depth)
+        if kind == "concatenation":
+            return self.concatenation(node, text, depth)
+        if kind in ("simple_expansion", "expansion"):
+            self.anything(node, depth)
+            return Word(text, text, frozenset({"variable"}))
+        if kind in ("command_substitution", "process_substitution"):
+            self.construct(
+                "a command substitution" if kind == "command_substitution" else "a process substitution"
+            )
+            self.anything(node, depth)
+            return Word(text, text, frozenset({"substitution"}))
+        if kind == "arithmetic_expansion":
+            return Word(text, text, frozenset({self.arithmetic(node, depth)}))
+        if kind == "brace_expression":
+            return Word(text, text, frozenset({"brace"}))
+        if kind == "ansi_c_string":
+            return Word(text, text, frozenset({"ansi-c"}))
+        self.anything(node, depth)
+        return Word(text, text, frozenset({"other"}))
+
+    def arithmetic(self, node: Node, depth: int) -> str:
+        """`arithmetic` for numbers and operators only; `variable` when anything else is inside."""
+        pure = True
+        stack = [child for child in node.children if child.is_named]
+        while stack:
+            child = stack.pop()
+            if child.type not in _ARITHMETIC_SAFE:
+                pure = False
+            stack.extend(grandchild for grandchild in child.children if grandchild.is_named)
+        if not pure:
+            self.anything(node, depth)
+        return "arithmetic" if pure else "variable"
+
+    def double_quoted(self, node: Node, text: str, depth: int) -> Word:
+        parts: list[str] = []
+        expansions: set[str] = set()
+        for child in node.children:
+            kind = child.type
+            if kind == '"':
+                continue
+            if kind == "string_content":
+                parts.append(_unescape_double_quoted(self.text(child)))
+            elif child.is_named:
+                inner = self.word(child, depth + 1)
+                parts.append(inner.value)
+                expansions |= inner.expansions
+            else:  # a lone `$`: bash may still expand it (line continuations inside quotes)
+                parts.append(self.text(child))
+                expansions.add("other")
+        return Word("".join(parts), text, frozenset(expansions))
+
+    def concatenation(self, node: Node, text: str, depth: int) -> Word:
+        parts: list[str] = []
+        shape: list[str] = []  # unquoted characters as written; quoted ones as `x`
+        expansions: set[str] = set()
+        for child in node.children:
+            inner = (
+                self.word(child, depth + 1) if child.is_named else Word(self.text(child), self.text(child))
+            )
+            parts.append(inner.value)
+            expansions |= inner.expansions
+            shape.append(_shape(inner.source) if child.type == "word" else "x" * max(len(inner.value), 1))
+        if _BRACE.search("".join(shape)):
+            expansions.add("brace")
+        return Word("".join(parts), text, frozenset(expansions))
+
+
+def _quoted_delimiter(delimiter: str) -> bool:
+    return any(char in delimiter for char in "'\"\\")
+
+
+def _shape(source: str) -> str:
+    """An unquoted word with escaped characters masked, for finding brace expansions."""
+    return re.sub(r"\\.", "x", source, flags=re.DOTALL)
+
+
+def _bare_word(source: str) -> Word:
+    """An unquoted word: backslash escapes resolved; globs, braces, tilde and `$` noticed."""
+    if "\\" not in source and not any(char in _GLOB_CHARS or char in "{}~$(" for char in source):
+        return Word(source, source)
+    out: list[str] = []
+    expansions: set[str] = set()
+    index = 0
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            following = source[index + 1 : index + 2]
+            if following != "\n":
+                out.append(following)
+            index += 2
+            continue
+        if char in _GLOB_CHARS:
+            expansions.add("glob")
+        elif char == "$":
+            expansions.add("variable")
+        elif char == "(":
+            expansions.add("other")  # extended globs `@(…)`, `!(…)`
+        elif char == "~" and index == 0:
+            expansions.add("tilde")
+        out.append(char)
+        index += 1
+    if _BRACE.search(_shape(source)):
+        expansions.add("brace")
+    return Word("".join(out), source, frozenset(expansions))
+
+
+_DOUBLE_QUOTE_ESCAPES = frozenset('$`"\\')
+
+
+def _unescape_double_quoted(text: str) -> str:
+    """Inside double quotes a backslash escapes only `$`, a backquote, `"`, `\\` and newline."""
+    if "\\" not in text:
+        return text
+    out: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        following = text[index + 1 : index + 2]
+        if char == "\\" and following == "\n":
+            index += 2
+            continue
+        if char == "\\" and following in _DOUBLE_QUOTE_ESCAPES and following:
+            out.append(following)
+            index += 2
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
