@@ -37,6 +37,7 @@ from typing import Any, Literal, NamedTuple, get_args
 from agent_tui.events import Event
 from agent_tui.events.lineage import path_to_root
 from agent_tui.events.model import Actor, Decision
+from agent_tui.events.transcript_text import context_tokens_total
 from agent_tui.events.turn_vocabulary import ENDINGS, Phase, phase_for
 
 SessionStatus = Literal["idle", "running", "completed", "cancelled", "failed"]
@@ -696,7 +697,7 @@ def _on_context_built(state: DashboardState, session: SessionView, event: Event)
     tokens = payload["tokens"]
     turn.step = payload["step"]
     turn.steps += 1
-    turn.tokens = tokens["instruction"] + tokens["transcript"] + tokens["tools"]
+    turn.tokens = context_tokens_total(tokens)
     turn.max_context_tokens = payload["maxContextTokens"]
     turn.phase = phase_for(event) or turn.phase
 

@@ -12,6 +12,7 @@ from typing import Any, BinaryIO, Literal
 import orjson
 
 from agent_tui.events import Event
+from agent_tui.events.transcript_text import delivery_text, tool_failure_text
 from agent_tui.reducer import project_state
 from agent_tui.turns.projection import frames_from_log, transition_dict
 
@@ -50,12 +51,10 @@ def transcript_lines(events: Iterable[Event]) -> Iterator[dict[str, Any]]:
             yield _line(event, "tool", payload["result"], payload["toolCallId"])
         elif kind == "tool.failed":
             yield from flush()
-            text = f"error ({payload['errorCode']}): {payload['message']}"
-            yield _line(event, "tool", text, payload["toolCallId"])
+            yield _line(event, "tool", tool_failure_text(payload), payload["toolCallId"])
         elif kind == "subagent.delivered":
             yield from flush()
-            text = f"[sub-agent {payload['agentName']} ({payload['childSessionId']}) {payload['status']}] {payload['text']}"
-            yield _line(event, "user", text)
+            yield _line(event, "user", delivery_text(payload))
     yield from flush()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agent_tui.events import Event
+from agent_tui.events.transcript_text import context_tokens_total
 from agent_tui.events.turn_vocabulary import ending_for, phase_for
 from agent_tui.turns.frames import Frame, FrameError, ResponseMeta, Transition
 from agent_tui.turns.registry import (
@@ -36,9 +37,7 @@ def command_for(event: Event) -> TurnCommand | None:
     if phase is None:
         return None
     if phase == "executing":
-        tokens = event.payload["tokens"]
-        total = tokens["instruction"] + tokens["transcript"] + tokens["tools"]
-        return Running(ResponseMeta(prompt_tokens=total))
+        return Running(ResponseMeta(prompt_tokens=context_tokens_total(event.payload["tokens"])))
     if phase == "start":
         return Start()
     if phase == "compress":

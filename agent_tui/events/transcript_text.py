@@ -1,0 +1,31 @@
+"""The words a conversation shows for events that are not plain text, said once.
+
+Invariants:
+- the model (the engine's transcript), `replay --dump transcript` and anything else that turns
+  events into conversation text use these functions, so a failed tool or a sub-agent's result
+  reads the same everywhere;
+- `context_tokens_total` is the one sum of a `context.built` event's token parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def tool_failure_text(payload: Mapping[str, Any]) -> str:
+    """A `tool.failed` as the model and the transcript see it: `error (timeout): …`."""
+    return f"error ({payload['errorCode']}): {payload['message']}"
+
+
+def delivery_text(payload: Mapping[str, Any]) -> str:
+    """A `subagent.delivered` as its parent sees it: `[sub-agent explorer (sess_…) completed] …`."""
+    return (
+        f"[sub-agent {payload['agentName']} ({payload['childSessionId']}) {payload['status']}] "
+        f"{payload['text']}"
+    )
+
+
+def context_tokens_total(tokens: Mapping[str, int]) -> int:
+    """Instruction, transcript and tool tokens of one model call, added up."""
+    return tokens["instruction"] + tokens["transcript"] + tokens["tools"]
