@@ -17,14 +17,13 @@ Invariants:
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import anyio
 
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.errors import EventStoreFailure
-from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.engine.provider import (
     Message,
     ModelRequest,
@@ -34,7 +33,7 @@ from agent_tui.engine.provider import (
     TextDelta,
     ToolCall,
 )
-from agent_tui.engine.tools.base import ToolContext, ToolError
+from agent_tui.engine.tool_calls import Cancelled, ToolCallRunner
 from agent_tui.engine.turn_handle import OpenCall, TurnHandle
 from agent_tui.turns import Fail, FrameError
 from agent_tui.turns.frames import Fatal, RuntimeEvent
@@ -43,10 +42,6 @@ if TYPE_CHECKING:
     from agent_tui.engine.engine import SessionEngine
 
 PREVIEW_CHARS = 80
-
-
-class _Cancelled(Exception):
-    """Raised inside a turn when the cancel guard trips (no anyio cancellation involved)."""
 
 
 class _ModelFailed(Exception):
@@ -84,6 +79,7 @@ class TurnLoop:
 
     def __init__(self, engine: SessionEngine) -> None:
         self.engine = engine
+        self._tools = ToolCallRunner(engine)
 
     # -- the task ------------------------------------------------------------------------------
     async def run_to_end(self, turn: TurnHandle) -> None:
@@ -130,7 +126,7 @@ class TurnLoop:
                     scope.cancel()
                 try:
                     stop_reason, error_code = await self._steps(turn, usage)
-                except _Cancelled:
+                except Cancelled:
                     stop_reason = "cancelled"
                 except _ModelFailed as failure:
                     stop_reason, error_code, message = "error", "provider_failure", str(failure) or None
@@ -144,7 +140,7 @@ class TurnLoop:
             # Stopping a turn stops everything it spawned, however deep.
             engine.registry.stop_children(info.id)
         with anyio.CancelScope(shield=True):
-            await self._answer_open_calls(turn, stop_reason)
+            await self._tools.answer_open_calls(turn, stop_reason)
             await engine.commit(
                 info,
                 turn.turn_id,
@@ -162,37 +158,6 @@ class TurnLoop:
                 await extension.turn_ended(engine, turn)
         if shutdown is not None:
             raise shutdown
-
-    async def _answer_open_calls(self, turn: TurnHandle, stop_reason: str) -> None:
-        commit = self.engine.commit
-        info = turn.session
-        for call in list(turn.open_calls.values()):
-            if call.stage == "asking":
-                await commit(
-                    info,
-                    turn.turn_id,
-                    "permission.resolved",
-                    requestId=call.request_id,
-                    toolCallId=call.call_id,
-                    decision="deny",
-                    actor="system",
-                    reason="cancelled" if stop_reason == "cancelled" else "turn ended",
-                )
-            cancelled = stop_reason == "cancelled"
-            await commit(
-                info,
-                turn.turn_id,
-                "tool.failed",
-                toolCallId=call.call_id,
-                tool=call.tool,
-                errorCode="cancelled" if cancelled else "unknown",
-                message=(
-                    "the turn was cancelled before this call finished"
-                    if cancelled
-                    else "the turn ended before this call ran"
-                ),
-            )
-        turn.open_calls.clear()
 
     # -- steps ---------------------------------------------------------------------------------
     async def _absorb_arrivals(self, turn: TurnHandle) -> bool:
@@ -277,7 +242,7 @@ class TurnLoop:
             )
             calls, deltas = await self._call_model(turn, request, usage)
             for call in calls:
-                await self._run_tool_call(turn, call)
+                await self._tools.run(turn, call)
             if calls:
                 continue
             if deltas == 0:
@@ -306,7 +271,7 @@ class TurnLoop:
                 if chunk is None:
                     break
                 if turn.cancel_requested:  # the guard: nothing streamed after a cancel is stored
-                    raise _Cancelled
+                    raise Cancelled
                 if isinstance(chunk, TextDelta):
                     if not chunk.text:
                         continue
@@ -347,7 +312,7 @@ class TurnLoop:
                     except Exception:
                         pass
         if turn.cancel_requested:
-            raise _Cancelled
+            raise Cancelled
         return calls, deltas
 
     @staticmethod
@@ -374,175 +339,6 @@ class TurnLoop:
         if given and given not in turn.open_calls:
             return given
         return new_id("call")
-
-    # -- tool calls ----------------------------------------------------------------------------
-    async def _run_tool_call(self, turn: TurnHandle, call: OpenCall) -> None:
-        engine = self.engine
-        commit = engine.commit
-        info = turn.session
-        router = engine.router
-        args = call.args
-        if turn.cancel_requested:
-            raise _Cancelled
-        try:
-            tool, parsed = router.parse(call.tool, args)
-        except ToolError as error:
-            await self._fail_call(turn, call, error.code, error.message)
-            return
-        risk = router.risk(call.tool, parsed)
-        assessment = _Assessment(risk)
-        preview = router.preview(args)
-        call.request_id = new_id("perm")
-        await commit(
-            info,
-            turn.turn_id,
-            "permission.requested",
-            requestId=call.request_id,
-            toolCallId=call.call_id,
-            tool=call.tool,
-            risk=risk,
-            argsPreview=preview,
-            reason=assessment.reason,
-            warning=assessment.warning,
-        )
-        permissions = info.permissions or engine.permissions
-        verdict = permissions.evaluate(info.id, call.tool, args, risk)
-        warning = assessment.warning or verdict.warning
-        if verdict.decision == "ask":
-            await commit(
-                info,
-                turn.turn_id,
-                "permission.resolved",
-                requestId=call.request_id,
-                toolCallId=call.call_id,
-                decision="ask",
-                actor="policy",
-                policy=verdict.policy,
-                reason=verdict.warning or verdict.reason,
-            )
-            call.stage = "asking"
-            answer = await self._ask(turn, call, risk, preview, args, warning, assessment.reason)
-            call.stage = "requested"
-            asked_someone = engine.prompter is not None
-            await commit(
-                info,
-                turn.turn_id,
-                "permission.resolved",
-                requestId=call.request_id,
-                toolCallId=call.call_id,
-                decision=answer.decision,
-                actor="user" if asked_someone else "system",
-                remember=answer.remember if asked_someone else None,
-                reason=answer.reason,
-            )
-            if asked_someone:
-                permissions.remember(info.id, call.tool, args, risk, answer)
-            allowed = answer.decision == "allow"
-        else:
-            await commit(
-                info,
-                turn.turn_id,
-                "permission.resolved",
-                requestId=call.request_id,
-                toolCallId=call.call_id,
-                decision=verdict.decision,
-                actor="policy",
-                policy=verdict.policy,
-                reason=verdict.reason,
-            )
-            allowed = verdict.decision == "allow"
-        if not allowed:
-            await self._fail_call(turn, call, "permission_denied", f"{call.tool} was denied permission")
-            return
-        if turn.cancel_requested:
-            raise _Cancelled
-        await commit(
-            info, turn.turn_id, "tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=preview
-        )
-        call.stage = "running"
-
-        async def on_output(stream: str, text: str) -> None:
-            await commit(info, turn.turn_id, "tool.delta", toolCallId=call.call_id, stream=stream, text=text)
-
-        context = ToolContext(
-            cwd=info.cwd,
-            session_id=info.id,
-            turn_id=turn.turn_id,
-            tool_call_id=call.call_id,
-            on_output=on_output,
-        )
-        result = await router.run(tool, parsed, context)
-        turn.open_calls.pop(call.call_id, None)
-        if result.ok:
-            await commit(
-                info,
-                turn.turn_id,
-                "tool.completed",
-                toolCallId=call.call_id,
-                tool=call.tool,
-                result=result.text,
-                exitCode=result.exit_code,
-                truncated=result.truncated,
-            )
-        else:
-            await commit(
-                info,
-                turn.turn_id,
-                "tool.failed",
-                toolCallId=call.call_id,
-                tool=call.tool,
-                errorCode=result.error_code or "unknown",
-                message=result.text,
-            )
-
-    async def _fail_call(self, turn: TurnHandle, call: OpenCall, code: str, message: str) -> None:
-        turn.open_calls.pop(call.call_id, None)
-        await self.engine.commit(
-            turn.session,
-            turn.turn_id,
-            "tool.failed",
-            toolCallId=call.call_id,
-            tool=call.tool,
-            errorCode=code,
-            message=message,
-        )
-
-    async def _ask(
-        self,
-        turn: TurnHandle,
-        call: OpenCall,
-        risk: str,
-        preview: str,
-        args: Mapping[str, Any],
-        warning: str | None,
-        reason: str | None,
-    ) -> PermissionAnswer:
-        engine = self.engine
-        if engine.prompter is None:
-            return PermissionAnswer("deny", reason="no one to ask")
-        request = PermissionRequest(
-            session_id=turn.session_id,
-            turn_id=turn.turn_id,
-            request_id=call.request_id or "",
-            tool_call_id=call.call_id,
-            tool=call.tool,
-            risk=risk,
-            args_preview=preview,
-            args=dict(args),
-            agent_path=engine.agent_path(turn.session_id),
-            warning=warning,
-            reason=reason,
-        )
-        return await engine.prompter.ask(request)
-
-
-class _Assessment:
-    """Until the router says why: a risk without a reason or warning."""
-
-    def __init__(self, risk: Any) -> None:
-        self.risk = risk
-        self.reason: str | None = None
-        self.warning: str | None = None
 
 
 def _failure_text(error: BaseException) -> str:

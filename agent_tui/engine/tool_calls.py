@@ -1,0 +1,236 @@
+"""One tool call inside a turn: permission, the run, and exactly one result.
+
+Invariants:
+- a call goes `model.tool_call_requested` → `permission.requested` (with the risk, why, and any
+  warning) → `permission.resolved` (a first `ask` from the policy, then the user's or the
+  system's answer) → `tool.started` only after an allow → `tool.delta`* → exactly one
+  `tool.completed`/`tool.failed`; a denied call gets `tool.failed{permission_denied}` and never
+  runs;
+- calls still open when a turn ends are answered by `answer_open_calls`: a pending ask is
+  withdrawn (`permission.resolved{deny, system}`), and each call gets its `tool.failed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from agent_tui.engine.clock import new_id
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.engine.tools.base import ToolContext, ToolError
+from agent_tui.engine.turn_handle import OpenCall, TurnHandle
+
+if TYPE_CHECKING:
+    from agent_tui.engine.engine import SessionEngine
+
+
+class Cancelled(Exception):
+    """Raised inside a turn when the cancel guard trips (no anyio cancellation involved)."""
+
+
+class ToolCallRunner:
+    """Runs the tool calls of one engine's turns."""
+
+    def __init__(self, engine: SessionEngine) -> None:
+        self.engine = engine
+
+    async def answer_open_calls(self, turn: TurnHandle, stop_reason: str) -> None:
+        """At a turn's end, answer every call still open: a withdrawn ask, then its failure."""
+        commit = self.engine.commit
+        info = turn.session
+        for call in list(turn.open_calls.values()):
+            if call.stage == "asking":
+                await commit(
+                    info,
+                    turn.turn_id,
+                    "permission.resolved",
+                    requestId=call.request_id,
+                    toolCallId=call.call_id,
+                    decision="deny",
+                    actor="system",
+                    reason="cancelled" if stop_reason == "cancelled" else "turn ended",
+                )
+            cancelled = stop_reason == "cancelled"
+            await commit(
+                info,
+                turn.turn_id,
+                "tool.failed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                errorCode="cancelled" if cancelled else "unknown",
+                message=(
+                    "the turn was cancelled before this call finished"
+                    if cancelled
+                    else "the turn ended before this call ran"
+                ),
+            )
+        turn.open_calls.clear()
+
+    async def run(self, turn: TurnHandle, call: OpenCall) -> None:
+        """Ask permission for one call, run it if allowed, and store its one result."""
+        engine = self.engine
+        commit = engine.commit
+        info = turn.session
+        router = engine.router
+        args = call.args
+        if turn.cancel_requested:
+            raise Cancelled
+        try:
+            tool, parsed = router.parse(call.tool, args)
+        except ToolError as error:
+            await self._fail_call(turn, call, error.code, error.message)
+            return
+        risk = router.risk(call.tool, parsed)
+        assessment = _Assessment(risk)
+        preview = router.preview(args)
+        call.request_id = new_id("perm")
+        await commit(
+            info,
+            turn.turn_id,
+            "permission.requested",
+            requestId=call.request_id,
+            toolCallId=call.call_id,
+            tool=call.tool,
+            risk=risk,
+            argsPreview=preview,
+            reason=assessment.reason,
+            warning=assessment.warning,
+        )
+        permissions = info.permissions or engine.permissions
+        verdict = permissions.evaluate(info.id, call.tool, args, risk)
+        warning = assessment.warning or verdict.warning
+        if verdict.decision == "ask":
+            await commit(
+                info,
+                turn.turn_id,
+                "permission.resolved",
+                requestId=call.request_id,
+                toolCallId=call.call_id,
+                decision="ask",
+                actor="policy",
+                policy=verdict.policy,
+                reason=verdict.warning or verdict.reason,
+            )
+            call.stage = "asking"
+            answer = await self._ask(turn, call, risk, preview, args, warning, assessment.reason)
+            call.stage = "requested"
+            asked_someone = engine.prompter is not None
+            await commit(
+                info,
+                turn.turn_id,
+                "permission.resolved",
+                requestId=call.request_id,
+                toolCallId=call.call_id,
+                decision=answer.decision,
+                actor="user" if asked_someone else "system",
+                remember=answer.remember if asked_someone else None,
+                reason=answer.reason,
+            )
+            if asked_someone:
+                permissions.remember(info.id, call.tool, args, risk, answer)
+            allowed = answer.decision == "allow"
+        else:
+            await commit(
+                info,
+                turn.turn_id,
+                "permission.resolved",
+                requestId=call.request_id,
+                toolCallId=call.call_id,
+                decision=verdict.decision,
+                actor="policy",
+                policy=verdict.policy,
+                reason=verdict.reason,
+            )
+            allowed = verdict.decision == "allow"
+        if not allowed:
+            await self._fail_call(turn, call, "permission_denied", f"{call.tool} was denied permission")
+            return
+        if turn.cancel_requested:
+            raise Cancelled
+        await commit(
+            info, turn.turn_id, "tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=preview
+        )
+        call.stage = "running"
+
+        async def on_output(stream: str, text: str) -> None:
+            await commit(info, turn.turn_id, "tool.delta", toolCallId=call.call_id, stream=stream, text=text)
+
+        context = ToolContext(
+            cwd=info.cwd,
+            session_id=info.id,
+            turn_id=turn.turn_id,
+            tool_call_id=call.call_id,
+            on_output=on_output,
+        )
+        result = await router.run(tool, parsed, context)
+        turn.open_calls.pop(call.call_id, None)
+        if result.ok:
+            await commit(
+                info,
+                turn.turn_id,
+                "tool.completed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                result=result.text,
+                exitCode=result.exit_code,
+                truncated=result.truncated,
+            )
+        else:
+            await commit(
+                info,
+                turn.turn_id,
+                "tool.failed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                errorCode=result.error_code or "unknown",
+                message=result.text,
+            )
+
+    async def _fail_call(self, turn: TurnHandle, call: OpenCall, code: str, message: str) -> None:
+        turn.open_calls.pop(call.call_id, None)
+        await self.engine.commit(
+            turn.session,
+            turn.turn_id,
+            "tool.failed",
+            toolCallId=call.call_id,
+            tool=call.tool,
+            errorCode=code,
+            message=message,
+        )
+
+    async def _ask(
+        self,
+        turn: TurnHandle,
+        call: OpenCall,
+        risk: str,
+        preview: str,
+        args: Mapping[str, Any],
+        warning: str | None,
+        reason: str | None,
+    ) -> PermissionAnswer:
+        engine = self.engine
+        if engine.prompter is None:
+            return PermissionAnswer("deny", reason="no one to ask")
+        request = PermissionRequest(
+            session_id=turn.session_id,
+            turn_id=turn.turn_id,
+            request_id=call.request_id or "",
+            tool_call_id=call.call_id,
+            tool=call.tool,
+            risk=risk,
+            args_preview=preview,
+            args=dict(args),
+            agent_path=engine.agent_path(turn.session_id),
+            warning=warning,
+            reason=reason,
+        )
+        return await engine.prompter.ask(request)
+
+
+class _Assessment:
+    """Until the router says why: a risk without a reason or warning."""
+
+    def __init__(self, risk: Any) -> None:
+        self.risk = risk
+        self.reason: str | None = None
+        self.warning: str | None = None
