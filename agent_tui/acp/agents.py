@@ -1,0 +1,130 @@
+"""`AcpAgents`: the external ACP agents of one program (the dashboard, a test), as sessions of its engine.
+
+```python
+async with SessionEngine(store, provider, prompter=prompter) as engine:
+    async with AcpAgents(engine) as agents:
+        session = await agents.start(load_acp_agents()["claude"], cwd, prompt="Fix the tests")
+        await session.turn.wait()
+        session.prompt("Now the docs")      # a follow-up turn; stop it with session.cancel()
+```
+
+Invariants:
+- one task group owns every background task of every agent (its process pumps, its turns, its
+  terminals, its ordered writer); leaving the `async with` stops every running turn (each writes
+  its `turn.completed`), ends every agent process (its whole process group) and waits for all
+  of it, so no child process outlives the block;
+- a session appears in the log (`session.created{client: <agent name>}`) as soon as `start`
+  returns, before its program is even started: the first turn starts it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+import anyio
+from acp.connection import StreamObserver
+from anyio.abc import TaskGroup
+
+from agent_tui.acp.client import AcpAgentSession
+from agent_tui.acp.config import AcpAgentConfig
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.permissions import Prompter
+
+
+class AcpAgents:
+    """Args:
+    engine: the engine whose log, listeners, registry and permission policy the agents share.
+    prompter: who answers the agents' questions (default: the engine's, the dashboard's queue).
+    start_timeout: seconds an agent has to answer `initialize` and `session/new`.
+    cancel_timeout: seconds an agent has to answer a prompt after `session/cancel`.
+    env: where the variables named in an agent's `env` come from (default: our environment).
+    observers: called with every JSON-RPC message in either direction (tests validate them).
+    """
+
+    def __init__(
+        self,
+        engine: SessionEngine,
+        *,
+        prompter: Prompter | None = None,
+        start_timeout: float = 30.0,
+        cancel_timeout: float = 10.0,
+        env: dict[str, str] | None = None,
+        observers: list[StreamObserver] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.prompter = prompter if prompter is not None else engine.prompter
+        self.start_timeout = start_timeout
+        self.cancel_timeout = cancel_timeout
+        self.env = env if env is not None else dict(os.environ)
+        self.observers = list(observers or ())
+        self.sessions: dict[str, AcpAgentSession] = {}
+        self._group: TaskGroup | None = None
+
+    async def __aenter__(self) -> AcpAgents:
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        group = self._group
+        assert group is not None
+        try:
+            with anyio.CancelScope(shield=True):
+                await self.close_all()
+        finally:
+            self._group = None
+            result = await group.__aexit__(*exc)
+        return result
+
+    def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        """Run `fn(*args)` in the agents' task group."""
+        if self._group is None:
+            raise RuntimeError("use `async with AcpAgents(engine)` before starting agents")
+        self._group.start_soon(fn, *args)
+
+    async def start(
+        self,
+        config: AcpAgentConfig,
+        cwd: Path | str,
+        *,
+        prompt: str | None = None,
+        title: str | None = None,
+    ) -> AcpAgentSession:
+        """A new session for `config`'s agent in `cwd`; with `prompt`, its first turn starts too.
+
+        Raises:
+            RuntimeError: outside `async with`. `EventStoreFailure` if `session.created` cannot
+                be stored.
+        """
+        if self._group is None:
+            raise RuntimeError("use `async with AcpAgents(engine)` before starting agents")
+        session_id = await self.engine.create_session(
+            cwd, client=config.name, agent_name=config.name, title=title or (prompt or "")[:60] or None
+        )
+        session = AcpAgentSession(self, config, session_id)
+        await self._group.start(session.writer.serve)
+        self.sessions[session_id] = session
+        if prompt is not None:
+            session.prompt(prompt)
+        return session
+
+    def session(self, session_id: str) -> AcpAgentSession | None:
+        """The ACP-backed session with that id (None for our own agents' sessions)."""
+        return self.sessions.get(session_id)
+
+    async def close(self, session_id: str) -> None:
+        """Stop the session's turn and end its agent (its log stays)."""
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session.close()
+
+    async def close_all(self) -> None:
+        """Stop every turn and end every agent, all at once."""
+        sessions, self.sessions = list(self.sessions.values()), {}
+        async with anyio.create_task_group() as group:
+            for session in sessions:
+                group.start_soon(session.close)

@@ -1,0 +1,418 @@
+"""`AcpAgentSession`: one external ACP agent as one session of our tree.
+
+The agent runs as a subprocess over stdio (`AgentProcess`), speaks ACP through the SDK's
+client connection, and everything it does is written to our log (`AcpRecorder`), in the order
+it said it (`OrderedWriter`). Turns are `TurnHandle`s of the engine's own kind, claimed in the
+engine's registry, so `SessionEngine.cancel_turn`/`stop_subtree`, the listeners and the phase
+frames treat an ACP-backed session like any other.
+
+Invariants:
+- the agent is started by the session's first turn (after `turn.started` and `user.message`), so
+  a program that is missing, hangs in `initialize` (`start_timeout`), speaks another protocol
+  version, or refuses `session/new` ends that turn `error/provider_failure` with the reason;
+- a turn's end follows the prompt's answer: its `stopReason` (see `mapping`), or an error
+  response, or the agent's death (`AgentProcess.describe()`: its exit and stderr tail); a turn
+  never stays open in the log;
+- stop (`cancel()`, or the engine cancelling the turn) answers every permission question still
+  waiting `cancelled`, sends `session/cancel`, and waits `cancel_timeout` for the prompt's
+  answer; an agent that does not answer in time is killed and the turn ends `cancelled` saying so;
+- once the agent is gone, each later prompt ends at once `error/provider_failure` with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import acp
+import anyio
+from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
+from acp.core import ClientSideConnection
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    Implementation,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+)
+
+import agent_tui
+from agent_tui.acp.agent_process import AgentProcess, AgentStartError
+from agent_tui.acp.client_tools import ClientTools
+from agent_tui.acp.config import AcpAgentConfig
+from agent_tui.acp.endpoint import ClientEndpoint
+from agent_tui.acp.mapping import stop_reason_from_acp, usage_payload
+from agent_tui.acp.ordered import OrderedWriter
+from agent_tui.acp.permissions import AcpPermissionRequest, agent_options, choose_option
+from agent_tui.acp.recorder import AcpRecorder, OpenCall
+from agent_tui.engine.clock import new_id
+from agent_tui.engine.errors import TurnConflict
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.engine.turn_handle import TurnHandle
+
+if TYPE_CHECKING:
+    from agent_tui.acp.agents import AcpAgents
+
+T = TypeVar("T")
+AUTH_REQUIRED = -32000
+
+
+class AgentFailure(Exception):
+    """The agent cannot go on; the message is the reason, fit for the log and the tree."""
+
+
+class AcpTurn(TurnHandle):
+    """A turn of an ACP-backed session: cancelling it asks the agent to stop (`session/cancel`)."""
+
+    def __init__(self, session: AcpAgentSession, turn_id: str, text: str) -> None:
+        super().__init__(session.engine.session(session.session_id), turn_id, text, None)
+        self.stopping = anyio.Event()
+
+    def cancel(self) -> None:
+        self.cancel_requested = True
+        self.stopping.set()
+
+
+class AcpAgentSession:
+    """One external agent, its ACP session, and its session in our log (made by `AcpAgents.start`)."""
+
+    def __init__(self, hub: AcpAgents, config: AcpAgentConfig, session_id: str) -> None:
+        self.hub = hub
+        self.engine = hub.engine
+        self.config = config
+        self.session_id = session_id
+        self.cwd: Path = self.engine.session(session_id).cwd
+        self.writer = OrderedWriter()
+        self.recorder = AcpRecorder(self.engine, session_id, config.name)
+        self.tools = ClientTools(self)
+        self.process: AgentProcess | None = None
+        self.conn: ClientSideConnection | None = None
+        self.acp_session_id: str | None = None
+        self.failure: str | None = None
+        self.turn: AcpTurn | None = None
+        self._asks: set[anyio.CancelScope] = set()
+        self._auth_methods: list[str] = []
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def write(self, work: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """Run one piece of log writing in this session's order."""
+        return self.writer.run(work)
+
+    def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
+        self.hub.spawn(fn, *args)
+
+    # -- the public controls -------------------------------------------------------------------
+    def prompt(self, text: str) -> AcpTurn:
+        """Start a turn: send `text` as `session/prompt` (raises `TurnConflict` while one runs)."""
+        if self._closed:
+            raise AgentFailure(f"{self.name} was closed")
+        engine = self.engine
+        info = engine.session(self.session_id)
+        turn = AcpTurn(self, new_id("turn"), text)
+        if not engine.registry.claim(
+            self.session_id, turn_id=turn.turn_id, parent_session_id=info.parent_id,
+            agent_name=info.agent_name, fsm=turn.fsm,
+        ):  # fmt: skip
+            raise TurnConflict(self.session_id)
+        info.turn = turn
+        self.turn = turn
+        engine.registry.arm(self.session_id, turn.cancel)
+        self.spawn(self._drive, turn)
+        return turn
+
+    def cancel(self) -> bool:
+        """Stop the running turn (False when none runs)."""
+        turn = self.turn
+        if turn is None or turn.done.is_set() or turn.cancel_requested:
+            return False
+        turn.cancel()
+        return True
+
+    async def close(self) -> None:
+        """Stop the running turn, wait for its end, and end the agent's process."""
+        self._closed = True
+        turn = self.turn
+        if turn is not None:
+            turn.cancel()
+            await turn.wait()
+        if self.conn is not None:
+            try:
+                await self.conn.close()
+            except (ConnectionError, OSError):
+                pass  # the agent is gone already
+        if self.process is not None:
+            await self.process.close()
+        self.writer.close()
+
+    # -- a turn --------------------------------------------------------------------------------
+    async def _drive(self, turn: AcpTurn) -> None:
+        engine = self.engine
+        if engine.sends_frames:
+            engine.sink.attach(self.session_id)
+        try:
+            await self.write(lambda: self.recorder.begin_turn(turn))
+            ending = await self._converse(turn)
+            with anyio.CancelScope(shield=True):
+                await self._end(turn, *ending)
+        except BaseException as error:
+            with anyio.CancelScope(shield=True):
+                if self.recorder.turn is turn:  # not closed yet: close it, saying why
+                    await self._end(turn, "error", "unknown", f"agent-tui failed: {error!r}", None)
+            if not isinstance(error, Exception):
+                raise
+            turn.error = error
+        finally:
+            if engine.sends_frames:
+                engine.sink.detach(self.session_id)
+            turn.finish()
+
+    async def _end(
+        self, turn: AcpTurn, stop_reason: str, error_code: str | None, message: str | None, usage: Any
+    ) -> None:
+        for scope in list(self._asks):  # questions still waiting are withdrawn from the queue
+            scope.cancel()
+        await self.tools.stop_all("the turn ended")
+        await self.write(
+            lambda: self.recorder.end_turn(stop_reason, error_code=error_code, message=message, usage=usage)
+        )
+        turn.stop_reason = stop_reason
+        turn.error_code = error_code
+        if not turn.fsm.is_terminal:
+            turn.fsm.finish(stop_reason)
+
+    async def _converse(self, turn: AcpTurn) -> tuple[str, str | None, str | None, Any]:
+        """Boot if needed, send the prompt, and wait for its answer or a stop."""
+        if self.failure is not None:
+            return "error", "provider_failure", self.failure, None
+        try:
+            if self.conn is None:
+                await self._boot(turn)
+        except AgentFailure as failure:
+            self.failure = str(failure)
+            if turn.cancel_requested:
+                return "cancelled", None, f"stopped while {self.name} was starting", None
+            return "error", "provider_failure", self.failure, None
+        outcome: dict[str, Any] = {}
+        answered = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._ask, turn, outcome, answered)
+            await _first_of(answered.wait, turn.stopping.wait)
+            if not answered.is_set():
+                await self._stop(answered)
+                if not answered.is_set():
+                    group.cancel_scope.cancel()
+                    outcome = {"ending": ("cancelled", None, self._describe(), None)}
+        ending: tuple[str, str | None, str | None, Any] = outcome["ending"]
+        return ending
+
+    async def _ask(self, turn: AcpTurn, outcome: dict[str, Any], answered: anyio.Event) -> None:
+        conn = self.conn
+        assert conn is not None and self.acp_session_id is not None
+        try:
+            response = await conn.prompt(session_id=self.acp_session_id, prompt=[text_block(turn.text)])
+        except RequestError as error:
+            refusal = f"{self.name} answered the prompt with an error: {_error_text(error)}"
+            outcome["ending"] = ("error", "provider_failure", refusal, None)
+        except (ConnectionError, OSError):
+            await self._agent_gone()
+            outcome["ending"] = ("error", "provider_failure", self.failure or self._describe(), None)
+        else:
+            stop_reason, message = stop_reason_from_acp(response.stop_reason)
+            if turn.cancel_requested and stop_reason != "cancelled":
+                message = f"stopped, but {self.name} finished first ({response.stop_reason})"
+            outcome["ending"] = (stop_reason, None, message, usage_payload(response.usage))
+        answered.set()
+
+    async def _stop(self, answered: anyio.Event) -> None:
+        """Withdraw waiting questions, send `session/cancel`, wait for the prompt's answer."""
+        for scope in list(self._asks):
+            scope.cancel()
+        conn = self.conn
+        if conn is not None and self.acp_session_id is not None:
+            try:
+                await conn.cancel(session_id=self.acp_session_id)
+            except (ConnectionError, OSError):
+                pass
+        timeout = self.hub.cancel_timeout
+        with anyio.move_on_after(timeout):
+            await answered.wait()
+        if not answered.is_set() and self.process is not None:
+            self.process.fail(f"did not answer session/cancel within {timeout:g} s and was killed")
+            self.process.kill()
+            await self._agent_gone()
+
+    async def _agent_gone(self) -> None:
+        process = self.process
+        if process is not None:
+            with anyio.move_on_after(self.hub.cancel_timeout):
+                await process.exited.wait()
+            process.kill()
+        self.failure = self.failure or self._describe()
+
+    def _describe(self) -> str:
+        return self.process.describe() if self.process is not None else f"{self.name} is not running"
+
+    # -- starting the agent --------------------------------------------------------------------
+    async def _boot(self, turn: AcpTurn) -> None:
+        process = AgentProcess(self.config, self.cwd, self.hub.env)
+        try:
+            await process.start()
+        except AgentStartError as error:
+            raise AgentFailure(f"{self.name} could not start: {error}") from None
+        self.process = process
+        self.spawn(process.run)
+        endpoint = cast(acp.Client, ClientEndpoint(self))  # the methods an agent may call of us
+        conn = connect_to_agent(endpoint, process.writer, process.reader, observers=list(self.hub.observers))
+        self.conn = conn
+        try:
+            with anyio.fail_after(self.hub.start_timeout):
+                await _first_of(lambda: self._handshake(conn), turn.stopping.wait)
+        except TimeoutError:
+            process.fail(f"did not answer initialize and session/new within {self.hub.start_timeout:g} s")
+        except RequestError as error:
+            process.fail(self._refusal(error))
+        except (ConnectionError, OSError):
+            pass
+        if self.acp_session_id is None:
+            if turn.cancel_requested and process.fault is None:
+                process.fail("was stopped while starting")
+            process.kill()
+            await self._agent_gone()
+            raise AgentFailure(self.failure or self._describe())
+
+    async def _handshake(self, conn: ClientSideConnection) -> None:
+        process = self.process
+        assert process is not None
+        init = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+            ),
+            client_info=Implementation(name="agent-tui", title="agent-tui", version=agent_tui.__version__),
+        )
+        if init.protocol_version != PROTOCOL_VERSION:
+            process.fail(
+                f"speaks ACP protocol version {init.protocol_version}; agent-tui speaks version "
+                f"{PROTOCOL_VERSION} (update one of them)"
+            )
+            return
+        self._auth_methods = [method.name for method in init.auth_methods or ()]
+        created = await conn.new_session(cwd=str(self.cwd), mcp_servers=[])
+        await self.write(lambda: self.recorder.note("session/new", _started(init, created.session_id)))
+        self.acp_session_id = created.session_id
+
+    def _refusal(self, error: RequestError) -> str:
+        if error.code == AUTH_REQUIRED:
+            methods = ", ".join(self._auth_methods) or "see its documentation"
+            return f"needs you to log in first ({methods}): {_error_text(error)}"
+        return f"refused to start a session: {_error_text(error)}"
+
+    # -- questions from the agent --------------------------------------------------------------
+    async def permission(
+        self, tool_call: ToolCallUpdate, options: list[PermissionOption]
+    ) -> RequestPermissionResponse:
+        """`session/request_permission`: into our approval queue, with the agent's options."""
+        recorder = self.recorder
+        call = await self.write(lambda: recorder.ask_for_agent_call(tool_call))
+        choices = agent_options(options)
+        turn = recorder.turn
+        if turn is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        answer, actor = await self.ask_user(
+            call, dict(tool_call.raw_input or {}) if isinstance(tool_call.raw_input, dict) else {}, None,
+            options=choices, tool_call=tool_call,
+        )  # fmt: skip
+        option = choose_option(choices, answer) if actor == "user" else None
+        if call is not None:
+            if option is None and actor == "user" and answer.decision == "allow":
+                answer = PermissionAnswer("deny", reason="the agent offered no option to allow it")
+            decision = "allow" if option is not None and option.kind.startswith("allow") else "deny"
+            reason = f"chose {option.name!r}" if option is not None else answer.reason
+            remember = answer.remember if actor == "user" else None
+            await self.write(lambda: recorder.answer(call, decision, actor, remember=remember, reason=reason))
+        if option is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
+        )
+
+    async def ask_user(
+        self,
+        call: OpenCall | None,
+        args: dict[str, Any],
+        warning: str | None,
+        *,
+        options: tuple[Any, ...] = (),
+        tool_call: ToolCallUpdate | None = None,
+    ) -> tuple[PermissionAnswer, str]:
+        """Put one question to the prompter; (answer, actor). A stop withdraws it (`system`)."""
+        prompter = self.hub.prompter
+        turn = self.recorder.turn
+        if prompter is None or turn is None:
+            return PermissionAnswer("deny", reason="no one to ask"), "system"
+        fields: dict[str, Any] = {
+            "session_id": self.session_id,
+            "turn_id": turn.turn_id,
+            "request_id": call.request_id if call is not None and call.request_id else new_id("perm"),
+            "tool_call_id": call.call_id
+            if call is not None
+            else (tool_call.tool_call_id if tool_call else ""),
+            "tool": call.tool if call is not None else "other",
+            "risk": call.risk if call is not None else "execute",
+            "args_preview": call.title
+            if call is not None
+            else ((tool_call.title or "") if tool_call else ""),
+            "args": args,
+            "agent_path": self.engine.agent_path(self.session_id),
+            "warning": warning,
+        }
+        request = AcpPermissionRequest(**fields, options=options) if options else PermissionRequest(**fields)
+        with anyio.CancelScope() as scope:
+            self._asks.add(scope)
+            try:
+                return await prompter.ask(request), "user"
+            except Exception as error:
+                return PermissionAnswer("deny", reason=f"the question failed: {error}"), "system"
+            finally:
+                self._asks.discard(scope)
+        return PermissionAnswer("deny", reason="cancelled"), "system"
+
+
+async def _first_of(*waits: Callable[[], Awaitable[Any]]) -> None:
+    """Return as soon as one of `waits` returns; the others are cancelled. The first error any
+    of them raises is raised as it is (not wrapped in an exception group)."""
+    errors: list[Exception] = []
+    async with anyio.create_task_group() as group:
+
+        async def one(wait: Callable[[], Awaitable[Any]]) -> None:
+            try:
+                await wait()
+            except Exception as error:
+                errors.append(error)
+            group.cancel_scope.cancel()
+
+        for wait in waits:
+            group.start_soon(one, wait)
+    if errors:
+        raise errors[0]
+
+
+def _error_text(error: RequestError) -> str:
+    data = error.data
+    details = data.get("details") if isinstance(data, dict) else None
+    return f"{error} ({details})" if details else str(error)
+
+
+def _started(init: Any, session_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = {"sessionId": session_id, "protocolVersion": init.protocol_version}
+    if init.agent_info is not None:
+        data["agentInfo"] = init.agent_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data

@@ -1,0 +1,381 @@
+"""The file and terminal requests an external ACP agent makes of us, run as our own tool calls.
+
+`fs/read_text_file` is our `read_file`, `fs/write_text_file` our `write_file`, and a terminal
+(`terminal/create`, then `output`, `wait_for_exit`, `kill`, `release`) our `shell`: the same
+tools, under the same path rules (nothing outside the session's directory), through the same
+permission policy and the same approval queue as the calls of our own agents.
+
+Invariants:
+- each request is one tool call in the session's log with its whole chain: requested, the
+  permission pair (the policy's verdict, or its `ask` and the user's answer), started, output,
+  completed or failed; arguments that do not fit the tool fail without a permission question;
+- a request the user already allowed through the agent's own question (the same file in the
+  call's locations or input, the same command) is not asked about again (`policy: agent:<name>`);
+- a denied or failed request answers the agent with a JSON-RPC error saying why;
+- a terminal runs in the background; when its turn ends, every terminal still running is killed
+  (its process group), and its call ends `cancelled`;
+- output kept for `terminal/output` honours the agent's byte limit, cutting from the start at a
+  character boundary.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from acp import RequestError
+from acp.schema import (
+    CreateTerminalResponse,
+    EnvVariable,
+    KillTerminalResponse,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+)
+
+from agent_tui.acp.recorder import OpenCall
+from agent_tui.engine.clock import new_id
+from agent_tui.engine.permissions import PermissionRulesError, Verdict
+from agent_tui.engine.tools.base import ToolContext, ToolError, ToolResult
+from agent_tui.engine.tools.builtin import builtin_tools
+from agent_tui.engine.tools.paths import resolve_under
+from agent_tui.engine.tools.router import ToolRouter
+from agent_tui.events.model import Risk
+
+if TYPE_CHECKING:
+    from agent_tui.acp.client import AcpAgentSession
+
+OUTPUT_BUDGET = 1_000_000
+"""Characters of a file or a terminal's output an agent can get in one piece."""
+TERMINAL_TIMEOUT_MS = 3_600_000
+"""A terminal is killed after an hour (our shell tool's longest timeout)."""
+
+
+@dataclass(eq=False)
+class _Terminal:
+    terminal_id: str
+    call: OpenCall
+    byte_limit: int | None
+    output: str = ""
+    truncated: bool = False
+    exit_code: int | None = None
+    signal: str | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope | None = None
+    killed_by: str | None = None
+
+    def append(self, text: str) -> None:
+        self.output += text
+        limit = self.byte_limit
+        if limit is not None:
+            data = self.output.encode("utf-8")
+            if len(data) > limit:
+                self.output = data[len(data) - limit :].decode("utf-8", "ignore")
+                self.truncated = True
+
+    def exit_status(self) -> TerminalExitStatus | None:
+        if not self.done.is_set():
+            return None
+        return TerminalExitStatus(exit_code=self.exit_code, signal=self.signal)
+
+
+class ClientTools:
+    """Runs one ACP-backed session's file and terminal requests (see the module docstring)."""
+
+    def __init__(self, session: AcpAgentSession) -> None:
+        self.session = session
+        tools = [tool for tool in builtin_tools() if tool.name in ("read_file", "write_file", "shell")]
+        self.router = ToolRouter(tools, output_budget=OUTPUT_BUDGET)
+        self._terminals: dict[str, _Terminal] = {}
+
+    # -- files ---------------------------------------------------------------------------------
+    async def read_text_file(self, path: str, line: int | None, limit: int | None) -> ReadTextFileResponse:
+        args: dict[str, Any] = {"path": path}
+        if line is not None:
+            args["offset"] = line
+        if limit is not None:
+            args["limit"] = limit
+        result = await self._call("read_file", args, f"read {path}")
+        return ReadTextFileResponse(content=result.text)
+
+    async def write_text_file(self, path: str, content: str) -> WriteTextFileResponse:
+        await self._call("write_file", {"path": path, "content": content}, f"write {path}")
+        return WriteTextFileResponse()
+
+    async def _call(self, tool_name: str, args: dict[str, Any], title: str) -> ToolResult:
+        session = self.session
+        call, tool, parsed = await self._request(tool_name, args, title, args)
+        if not await self._permit(call, args):
+            raise _denied(call)
+        await session.write(lambda: session.recorder.start_own(call, title))
+        result = await self.router.run(tool, parsed, self._context(call, session.cwd, self._output_of(call)))
+        await session.write(
+            lambda: session.recorder.finish_own(
+                call, ok=result.ok, text=result.text, error_code=result.error_code, truncated=result.truncated
+            )
+        )
+        if not result.ok:
+            raise RequestError.internal_error({"details": result.text, "errorCode": result.error_code})
+        return result
+
+    # -- terminals -----------------------------------------------------------------------------
+    async def create_terminal(
+        self,
+        command: str,
+        args: list[str] | None,
+        env: list[EnvVariable] | None,
+        cwd: str | None,
+        output_byte_limit: int | None,
+    ) -> CreateTerminalResponse:
+        session = self.session
+        cmd = shlex.join([command, *args]) if args else command
+        if env:
+            cmd = "env " + " ".join(shlex.quote(f"{item.name}={item.value}") for item in env) + " " + cmd
+        logged: dict[str, Any] = {"cmd": cmd, "timeoutMs": TERMINAL_TIMEOUT_MS}
+        if cwd is not None:
+            logged["cwd"] = cwd
+        title = f"terminal: {cmd}" + (f" (in {cwd})" if cwd else "")
+        shell_args = {"cmd": cmd, "timeoutMs": TERMINAL_TIMEOUT_MS}
+        call, tool, parsed = await self._request("shell", shell_args, title, logged)
+        try:
+            workdir = resolve_under(session.cwd, cwd, must_exist=True) if cwd else session.cwd
+        except ToolError as error:
+            unsafe = error
+            await session.write(
+                lambda: session.recorder.finish_own(
+                    call, ok=False, text=unsafe.message, error_code=unsafe.code
+                )
+            )
+            raise RequestError.invalid_params({"details": unsafe.message}) from None
+        if not await self._permit(call, shell_args):
+            raise _denied(call)
+        terminal = _Terminal(new_id("term"), call, output_byte_limit)
+        self._terminals[terminal.terminal_id] = terminal
+        await session.write(lambda: session.recorder.start_own(call, cmd))
+        session.spawn(self._run_terminal, terminal, tool, parsed, workdir)
+        return CreateTerminalResponse(terminal_id=terminal.terminal_id)
+
+    async def _run_terminal(self, terminal: _Terminal, tool: Any, parsed: Any, workdir: Path) -> None:
+        session = self.session
+        call = terminal.call
+        output = self._output_of(call, terminal.append)
+        result: ToolResult | None = None
+        try:
+            with anyio.CancelScope() as scope:
+                terminal.scope = scope
+                result = await self.router.run(tool, parsed, self._context(call, workdir, output))
+        finally:
+            terminal.scope = None
+            with anyio.CancelScope(shield=True):
+                if result is None:
+                    terminal.signal = "SIGKILL"
+                    why = terminal.killed_by or "the turn ended"
+                    await session.write(
+                        lambda: session.recorder.finish_own(
+                            call, ok=False, text=f"the terminal was killed ({why})", error_code="cancelled"
+                        )
+                    )
+                else:
+                    code = result.exit_code
+                    if code is not None and code < 0:
+                        terminal.signal = _signal_name(-code)
+                    else:
+                        terminal.exit_code = code
+                    await session.write(
+                        lambda: session.recorder.finish_own(
+                            call,
+                            ok=result.ok,
+                            text=result.text,
+                            error_code=result.error_code,
+                            exit_code=result.exit_code,
+                            truncated=result.truncated,
+                        )
+                    )
+                terminal.done.set()
+
+    def _terminal(self, terminal_id: str) -> _Terminal:
+        terminal = self._terminals.get(terminal_id)
+        if terminal is None:
+            raise RequestError.invalid_params({"details": f"no terminal {terminal_id}"})
+        return terminal
+
+    async def terminal_output(self, terminal_id: str) -> TerminalOutputResponse:
+        terminal = self._terminal(terminal_id)
+        return TerminalOutputResponse(
+            output=terminal.output, truncated=terminal.truncated, exit_status=terminal.exit_status()
+        )
+
+    async def wait_for_terminal_exit(self, terminal_id: str) -> WaitForTerminalExitResponse:
+        terminal = self._terminal(terminal_id)
+        await terminal.done.wait()
+        return WaitForTerminalExitResponse(exit_code=terminal.exit_code, signal=terminal.signal)
+
+    async def kill_terminal(self, terminal_id: str) -> KillTerminalResponse:
+        await self._kill(self._terminal(terminal_id), "the agent killed it")
+        return KillTerminalResponse()
+
+    async def release_terminal(self, terminal_id: str) -> ReleaseTerminalResponse:
+        terminal = self._terminal(terminal_id)
+        await self._kill(terminal, "the agent released it")
+        self._terminals.pop(terminal_id, None)
+        return ReleaseTerminalResponse()
+
+    async def _kill(self, terminal: _Terminal, why: str) -> None:
+        if terminal.scope is not None and not terminal.done.is_set():
+            terminal.killed_by = why
+            terminal.scope.cancel()
+        await terminal.done.wait()
+
+    async def stop_all(self, why: str) -> None:
+        """Kill every terminal still running (a turn ends) and wait until each has ended."""
+        for terminal in list(self._terminals.values()):
+            await self._kill(terminal, why)
+
+    # -- shared steps --------------------------------------------------------------------------
+    async def _request(
+        self, tool_name: str, args: dict[str, Any], title: str, logged: dict[str, Any]
+    ) -> tuple[OpenCall, Any, Any]:
+        """Write the request; a call whose arguments do not fit fails at once (no question)."""
+        session = self.session
+        tool: Any = None
+        parsed: Any = None
+        risk: Risk = "read"
+        failure: ToolError | None = None
+        try:
+            tool, parsed = self.router.parse(tool_name, args)
+            risk = self.router.risk(tool_name, parsed)
+        except ToolError as error:
+            failure = error
+        call = await session.write(lambda: session.recorder.own_call(tool_name, logged, risk, title))
+        if call is None:
+            raise RequestError.invalid_request({"details": "no prompt is running in this session"})
+        if failure is not None:
+            bad = failure
+            await session.write(
+                lambda: session.recorder.finish_own(call, ok=False, text=bad.message, error_code=bad.code)
+            )
+            raise RequestError.invalid_params({"details": bad.message})
+        return call, tool, parsed
+
+    async def _permit(self, call: OpenCall, args: dict[str, Any]) -> bool:
+        """Decide like our engine does (policy, then the queue); True when allowed. A denied
+        call is answered in the log (`tool.failed{permission_denied}`) before this returns."""
+        allowed = await self._decide(call, args)
+        if not allowed:
+            session = self.session
+            await session.write(
+                lambda: session.recorder.finish_own(
+                    call, ok=False, text=f"{call.tool} was denied permission", error_code="permission_denied"
+                )
+            )
+        return allowed
+
+    async def _decide(self, call: OpenCall, args: dict[str, Any]) -> bool:
+        session = self.session
+        recorder = session.recorder
+        permissions = session.engine.permissions
+        try:
+            verdict = permissions.evaluate(session.session_id, call.tool, args, call.risk)
+        except PermissionRulesError as error:
+            verdict = Verdict("deny", "rules", reason=str(error))
+        if verdict.decision == "ask":
+            approved = self._approved(call, args)
+            if approved is not None:
+                verdict = Verdict("allow", f"agent:{session.name}", reason=approved)
+        if verdict.decision != "ask":
+            decision = verdict.decision
+            await session.write(
+                lambda: recorder.decide_own(
+                    call,
+                    decision,
+                    "policy",
+                    policy=verdict.policy,
+                    reason=verdict.reason,
+                    warning=verdict.warning,
+                )
+            )
+            return decision == "allow"
+        await session.write(
+            lambda: recorder.decide_own(
+                call,
+                "ask",
+                "policy",
+                policy=verdict.policy,
+                reason=verdict.reason,
+                warning=verdict.warning,
+                asking=True,
+            )
+        )
+        answer, actor = await session.ask_user(call, args, verdict.warning)
+        await session.write(
+            lambda: recorder.answer(
+                call,
+                answer.decision,
+                actor,
+                remember=answer.remember if actor == "user" else None,
+                reason=answer.reason,
+            )
+        )
+        if actor == "user":
+            try:
+                permissions.remember(session.session_id, call.tool, args, call.risk, answer)
+            except PermissionRulesError:
+                pass  # the answer still counts for this call; the rules file is reported elsewhere
+        return answer.decision == "allow"
+
+    def _approved(self, call: OpenCall, args: dict[str, Any]) -> str | None:
+        approvals = self.session.recorder.approvals
+        if call.tool == "write_file" and approvals.covers_path(str(args.get("path", ""))):
+            return "the user allowed the agent's call that writes this file"
+        if call.tool == "shell" and approvals.covers_command(str(args.get("cmd", ""))):
+            return "the user allowed the agent's call that runs this command"
+        return None
+
+    def _context(self, call: OpenCall, cwd: Path, on_output: Any) -> ToolContext:
+        session = self.session
+        turn = session.recorder.turn
+        return ToolContext(
+            cwd=cwd,
+            session_id=session.session_id,
+            turn_id=turn.turn_id if turn is not None else "",
+            tool_call_id=call.call_id,
+            on_output=on_output,
+            output_budget=OUTPUT_BUDGET,
+        )
+
+    def _output_of(
+        self, call: OpenCall, keep: Callable[[str], None] | None = None
+    ) -> Callable[[Any, str], Awaitable[None]]:
+        session = self.session
+
+        async def on_output(stream: Any, text: str) -> None:
+            if keep is not None:
+                keep(text)
+            await session.write(lambda: session.recorder.output(call, stream, text))
+
+        return on_output
+
+
+def _denied(call: OpenCall) -> RequestError:
+    return RequestError.internal_error(
+        {
+            "details": f"permission denied: the user did not allow {call.title}",
+            "errorCode": "permission_denied",
+        }
+    )
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

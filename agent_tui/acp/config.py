@@ -1,0 +1,180 @@
+"""External ACP agents declared in the config file: `[acp.NAME]` tables.
+
+```toml
+[acp.claude]
+command = "claude-code-acp"
+args = []
+env = ["ANTHROPIC_API_KEY"]
+```
+
+Invariants:
+- the file is the one model profiles live in (`$AGENT_TUI_CONFIG`, else `config.toml` in the
+  platform's config directory for agent-tui), read once with `tomllib`; a missing file declares
+  no agents;
+- `env` holds variable NAMES only: their values are taken from our environment when the agent
+  starts, never from the file, and a name that is not set is simply not passed on;
+- anything wrong is an `AcpConfigError` reading `PATH:LINE: reason`, naming the table or key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENV_CONFIG = "AGENT_TUI_CONFIG"
+_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEYS = ("command", "args", "env")
+_HEADER = re.compile(r"^\s*\[\s*acp\s*\.\s*(\"[^\"]*\"|'[^']*'|[A-Za-z0-9_-]+)\s*\]")
+_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
+_ANY_HEADER = re.compile(r"^\s*\[")
+
+
+class AcpConfigError(ValueError):
+    """An `[acp.NAME]` table cannot be used; the message reads `PATH:LINE: reason`."""
+
+
+@dataclass(frozen=True)
+class AcpAgentConfig:
+    """How to start one external ACP agent.
+
+    Attributes:
+        name: the table's name (`claude` for `[acp.claude]`); the log's `client` and the agent's
+            name in the tree.
+        command: the program to run (looked up on `PATH` when it has no `/`).
+        args: its arguments.
+        env: names of environment variables passed on to it (besides a minimal base of `HOME`,
+            `PATH`, `USER`, ...).
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+
+    def environment(self, source: Mapping[str, str] = os.environ) -> dict[str, str]:
+        """The named variables that are set in `source`, with their values."""
+        return {name: source[name] for name in self.env if name in source}
+
+    def missing_env(self, source: Mapping[str, str] = os.environ) -> list[str]:
+        """The named variables that are not set (mentioned when the agent fails to start)."""
+        return [name for name in self.env if name not in source]
+
+    def describe(self) -> str:
+        """The command line, as a person would type it."""
+        import shlex
+
+        return shlex.join([self.command, *self.args])
+
+
+def acp_config_path(env: Mapping[str, str] = os.environ) -> Path:
+    """`$AGENT_TUI_CONFIG`, else `config.toml` in the platform's config directory for agent-tui."""
+    override = env.get(ENV_CONFIG)
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("agent-tui")) / "config.toml"
+
+
+def load_acp_agents(path: Path | None = None) -> dict[str, AcpAgentConfig]:
+    """Read every `[acp.NAME]` table of the config file (other tables are not looked at).
+
+    Raises:
+        AcpConfigError: the file cannot be read, is not TOML, or an `[acp.NAME]` table is wrong.
+    """
+    path = path if path is not None else acp_config_path()
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError as error:
+        raise AcpConfigError(f"{path}:{_line_of_byte(path, error.start)}: not UTF-8 text") from None
+    except OSError as error:
+        raise AcpConfigError(f"{path}: {error.strerror or error}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        match = re.search(r"\(at line (\d+), column \d+\)$", str(error))
+        where = f"{path}:{match.group(1)}" if match else str(path)
+        reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)$", "", str(error))
+        raise AcpConfigError(f"{where}: {reason}") from None
+    lines = _AcpLines(text)
+    tables = data.get("acp", {})
+    if not isinstance(tables, dict):
+        raise AcpConfigError(f"{path}:{lines.line()}: acp must be a table of [acp.NAME] tables")
+    return {name: _agent(path, lines, name, table) for name, table in tables.items()}
+
+
+def _agent(path: Path, lines: _AcpLines, name: str, table: Any) -> AcpAgentConfig:
+    def fail(reason: str, key: str | None = None) -> AcpConfigError:
+        return AcpConfigError(f"{path}:{lines.line(name, key)}: {reason}")
+
+    if not _NAME.match(name):
+        raise fail(f"acp.{name}: an agent's name may use letters, digits, '-' and '_' only")
+    if not isinstance(table, dict):
+        raise fail(f"acp.{name} must be a table with command, args and env")
+    for key in table:
+        if key not in _KEYS:
+            raise fail(f"acp.{name}.{key}: unknown setting (known: {', '.join(_KEYS)})", key)
+    command = table.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise fail(f'acp.{name}.command: expected the program to run, e.g. "claude-code-acp"', "command")
+    args = table.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        raise fail(f"acp.{name}.args: expected a list of strings", "args")
+    env = table.get("env", [])
+    if not isinstance(env, list) or not all(isinstance(item, str) for item in env):
+        raise fail(f"acp.{name}.env: expected a list of environment variable names", "env")
+    for item in env:
+        if not _ENV_NAME.match(item):
+            raise fail(
+                f"acp.{name}.env: {item!r} is not a variable name (list names like "
+                '"ANTHROPIC_API_KEY"; values come from your environment)',
+                "env",
+            )
+    return AcpAgentConfig(name, command.strip(), tuple(args), tuple(env))
+
+
+class _AcpLines:
+    """Where `[acp.NAME]` tables and their keys start (1-based), for error messages."""
+
+    def __init__(self, text: str) -> None:
+        self._tables: dict[str, int] = {}
+        self._keys: dict[tuple[str, str], int] = {}
+        self._first: int | None = None
+        current: str | None = None
+        for number, line in enumerate(text.splitlines(), start=1):
+            header = _HEADER.match(line)
+            if header:
+                current = header.group(1).strip("\"'")
+                self._tables.setdefault(current, number)
+                self._first = self._first or number
+                continue
+            if _ANY_HEADER.match(line):
+                current = None
+                if re.match(r"^\s*\[\s*acp\s*\]", line):
+                    self._first = self._first or number
+                continue
+            assign = _ASSIGN.match(line)
+            if assign and current is not None:
+                self._keys.setdefault((current, assign.group(1)), number)
+
+    def line(self, name: str | None = None, key: str | None = None) -> int:
+        if name is not None and key is not None and (name, key) in self._keys:
+            return self._keys[(name, key)]
+        if name is not None and name in self._tables:
+            return self._tables[name]
+        return self._first or 1
+
+
+def _line_of_byte(path: Path, offset: int) -> int:
+    try:
+        return path.read_bytes()[:offset].count(b"\n") + 1
+    except OSError:
+        return 1

@@ -1,0 +1,74 @@
+"""`ClientEndpoint`: the ACP client methods an external agent calls, each handed to its session.
+
+Invariants:
+- a session update is queued on the session's writer before the handler awaits anything, so
+  updates reach the log in the order they arrived (the SDK runs each message in its own task);
+- every request the protocol lets an agent make of a client with our capabilities (permission,
+  files, terminals) is answered; extension methods are "method not found", extension
+  notifications are kept as `source.record`s.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from acp import RequestError
+from acp.schema import EnvVariable, PermissionOption, RequestPermissionResponse, ToolCallUpdate
+
+if TYPE_CHECKING:
+    from agent_tui.acp.client import AcpAgentSession
+
+
+class ClientEndpoint:
+    """The ACP `Client` the agent talks to: each method hands over to the session."""
+
+    def __init__(self, session: AcpAgentSession) -> None:
+        self.session = session
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        recorder = self.session.recorder
+        self.session.writer.submit(lambda: recorder.apply(update))  # queued first: arrival order
+
+    async def request_permission(
+        self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
+    ) -> RequestPermissionResponse:
+        return await self.session.permission(tool_call, options)
+
+    async def read_text_file(
+        self, path: str, session_id: str, limit: int | None = None, line: int | None = None, **kwargs: Any
+    ) -> Any:
+        return await self.session.tools.read_text_file(path, line, limit)
+
+    async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> Any:
+        return await self.session.tools.write_text_file(path, content)
+
+    async def create_terminal(
+        self,
+        command: str,
+        session_id: str,
+        args: list[str] | None = None,
+        cwd: str | None = None,
+        env: list[EnvVariable] | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        return await self.session.tools.create_terminal(command, args, env, cwd, output_byte_limit)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        return await self.session.tools.terminal_output(terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        return await self.session.tools.wait_for_terminal_exit(terminal_id)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        return await self.session.tools.kill_terminal(terminal_id)
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        return await self.session.tools.release_terminal(terminal_id)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        recorder = self.session.recorder
+        self.session.writer.submit(lambda: recorder.note(method, {"method": method, "params": params}))

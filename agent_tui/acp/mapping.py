@@ -1,0 +1,233 @@
+"""The vocabulary shared by both directions: ACP tool kinds and stop reasons against ours.
+
+Pure tables and functions, no I/O. `docs/acp.md` shows the same tables as prose; a test holds
+the two in step.
+
+Invariants:
+- every ACP tool kind has exactly one risk (`RISK_OF_KIND`), and an `execute` call whose raw
+  input names a command is classified by the same shell classifier as our own `shell` tool;
+- every ACP stop reason maps to one of our stop reasons, and each of ours but `error` maps back
+  (an error is a JSON-RPC error in ACP, not a stop reason);
+- text is taken from content blocks without loss where the block is text (text blocks, embedded
+  text resources); other blocks yield None and the caller keeps them as `source.record`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+from acp.schema import (
+    AudioContentBlock,
+    ContentToolCallContent,
+    EmbeddedResourceContentBlock,
+    FileEditToolCallContent,
+    ImageContentBlock,
+    ResourceContentBlock,
+    TerminalToolCallContent,
+    TextContentBlock,
+    TextResourceContents,
+    Usage,
+)
+
+from agent_tui.engine.permissions import classify_shell
+from agent_tui.events.model import Risk
+
+ContentBlock = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
+ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+
+RECORD_FORMAT = "acp"
+"""`source.record{format}` of everything an ACP agent sent that our events cannot say."""
+
+RISK_OF_KIND: dict[str, Risk] = {
+    "read": "read",
+    "search": "read",
+    "edit": "write",
+    "move": "write",
+    "delete": "destructive",
+    "execute": "execute",
+    "fetch": "network",
+    "think": "execute",
+    "switch_mode": "execute",
+    "other": "execute",
+}
+"""ACP `ToolKind` → our risk (an unknown or missing kind counts as `other`)."""
+
+KIND_OF_TOOL: dict[str, str] = {
+    "read_file": "read",
+    "list_dir": "search",
+    "grep": "search",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "shell": "execute",
+    "spawn_agent": "other",
+    "wait_agent": "other",
+}
+"""Our tool → ACP `ToolKind` (what `agent-tui acp` reports; unknown tools are `other`)."""
+
+STOP_REASON_OF_ACP: dict[str, tuple[str, str | None]] = {
+    "end_turn": ("final", None),
+    "max_tokens": ("final", "the agent's model reached its output token limit"),
+    "max_turn_requests": ("max_steps", None),
+    "refusal": ("final", "the agent refused to continue"),
+    "cancelled": ("cancelled", None),
+}
+"""ACP `StopReason` → (our `stopReason`, the `turn.completed.message` that says what it was)."""
+
+ACP_STOP_REASON: dict[str, str] = {
+    "final": "end_turn",
+    "cancelled": "cancelled",
+    "max_steps": "max_turn_requests",
+}
+"""Our `stopReason` → ACP `StopReason`; `error` has none: the prompt answers a JSON-RPC error."""
+
+COMMAND_KEYS = ("command", "cmd")
+PREVIEW_CHARS = 120
+
+
+def tool_name_for(kind: str | None) -> str:
+    """The `tool` our log gives an ACP tool call: its kind (`other` when it has none)."""
+    return kind if kind in RISK_OF_KIND else "other"
+
+
+def risk_for(kind: str | None, raw_input: Any) -> tuple[Risk, str]:
+    """The risk of an ACP tool call and a few words saying why.
+
+    An `execute` call whose raw input carries a command string is classified like our own
+    `shell` tool (so `rm -rf x` is destructive, `ls` is read); anything else by its kind.
+    """
+    name = tool_name_for(kind)
+    if name == "execute":
+        command = command_of(raw_input)
+        if command is not None:
+            return classify_shell(command), "classified from its command"
+    return RISK_OF_KIND[name], f"ACP tool kind {name}"
+
+
+def command_of(raw_input: Any) -> str | None:
+    """The command line an agent's raw tool input names (`command` or `cmd`), if any."""
+    if not isinstance(raw_input, Mapping):
+        return None
+    for key in COMMAND_KEYS:
+        value = raw_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
+            import shlex
+
+            return shlex.join(value)
+    return None
+
+
+def kind_for_tool(tool: str) -> str:
+    return KIND_OF_TOOL.get(tool, "other")
+
+
+def stop_reason_from_acp(stop_reason: str) -> tuple[str, str | None]:
+    """(our stop reason, message) for an ACP stop reason; an unknown one ends the turn `final`."""
+    return STOP_REASON_OF_ACP.get(stop_reason, ("final", f"the agent stopped: {stop_reason}"))
+
+
+def usage_payload(usage: Usage | None) -> dict[str, int] | None:
+    """ACP prompt usage as our `turn.completed.usage` (None when the agent reported none)."""
+    if usage is None:
+        return None
+    out = {"promptTokens": usage.input_tokens, "completionTokens": usage.output_tokens}
+    if usage.cached_read_tokens:
+        out["cachedTokens"] = usage.cached_read_tokens
+    return out
+
+
+def acp_usage(payload: Mapping[str, Any] | None) -> Usage | None:
+    """Our `turn.completed.usage` as ACP prompt usage."""
+    if not payload:
+        return None
+    prompt = int(payload.get("promptTokens", 0))
+    completion = int(payload.get("completionTokens", 0))
+    return Usage(
+        total_tokens=prompt + completion,
+        input_tokens=prompt,
+        output_tokens=completion,
+        cached_read_tokens=payload.get("cachedTokens"),
+    )
+
+
+# -- content ------------------------------------------------------------------------------------
+def text_of_block(block: ContentBlock) -> str | None:
+    """The text of a content block, or None for one that is not text (image, audio, link)."""
+    if isinstance(block, TextContentBlock):
+        return block.text
+    if isinstance(block, EmbeddedResourceContentBlock) and isinstance(block.resource, TextResourceContents):
+        return block.resource.text
+    return None
+
+
+def prompt_text(blocks: Iterable[ContentBlock]) -> str:
+    """A client's prompt as the one text our engine takes.
+
+    Text blocks are joined as they are; an embedded text resource is included under its URI;
+    a resource link is named by its URI (our tools can read it if it lies in the session's
+    directory). Images and audio are not supported (the server does not advertise them).
+    """
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            text = resource.text if isinstance(resource, TextResourceContents) else "(binary content)"
+            parts.append(f"\n<resource uri={resource.uri!r}>\n{text}\n</resource>\n")
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"@{block.uri}")
+    return "".join(parts)
+
+
+def text_of_tool_content(content: Iterable[ToolContent] | None) -> str:
+    """What a person reads of a tool call's content: its text, diffs as unified diffs.
+
+    Terminal references are named (`[terminal term_1]`); their output is the terminal's own
+    call in our log.
+    """
+    parts: list[str] = []
+    for item in content or ():
+        if isinstance(item, ContentToolCallContent):
+            text = text_of_block(item.content)
+            parts.append(text if text is not None else f"[{item.content.type}]")
+        elif isinstance(item, FileEditToolCallContent):
+            parts.append(unified_diff(item.path, item.old_text, item.new_text))
+        elif isinstance(item, TerminalToolCallContent):
+            parts.append(f"[terminal {item.terminal_id}]")
+    return "\n".join(part for part in parts if part)
+
+
+def unified_diff(path: str, old_text: str | None, new_text: str) -> str:
+    """A file edit as a unified diff (a new file when `old_text` is None)."""
+    old = (old_text or "").splitlines(keepends=True)
+    new = new_text.splitlines(keepends=True)
+    before = path if old_text is not None else "/dev/null"
+    lines = difflib.unified_diff(old, new, fromfile=before, tofile=path)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def as_sent(update: Any) -> dict[str, Any]:
+    """An SDK model as it was (or will be) on the wire: JSON names, no empty fields."""
+    data: dict[str, Any] = update.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return data
+
+
+def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """`text` on one line (whitespace runs collapsed), cut to `limit` characters with `…`."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def compact_json(value: Any) -> str:
+    return orjson.dumps(value, default=str).decode()

@@ -1,0 +1,116 @@
+"""Permission questions across ACP, both ways, in terms of our `Prompter`.
+
+Client side (an external agent asks us): the request reaches our one approval queue as an
+`AcpPermissionRequest`, a `PermissionRequest` that also carries the agent's own options. Whoever
+answers may pick one of them (`AcpPermissionAnswer.option_id`) or answer as for our own tools
+(allow/deny, once/session/always); `choose_option` maps the latter onto the agent's options.
+
+Server side (our engine asks the client): `SERVER_OPTIONS` are the options `agent-tui acp`
+offers, and `answer_for_option` turns the client's choice back into our answer.
+
+Invariants:
+- an answer never selects an option of the other family: an allow picks an `allow_*` option or
+  nothing, a deny a `reject_*` option or nothing (then the request is answered `cancelled`);
+- an explicitly chosen option id wins when the agent offered it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from acp.schema import PermissionOption
+
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOption:
+    """One option an ACP agent offers for a permission request."""
+
+    option_id: str
+    name: str
+    kind: str  # allow_once | allow_always | reject_once | reject_always
+
+
+@dataclass(frozen=True, slots=True)
+class AcpPermissionRequest(PermissionRequest):
+    """A request from an external ACP agent, with the agent's own options (in its order)."""
+
+    options: tuple[AgentOption, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AcpPermissionAnswer(PermissionAnswer):
+    """An answer that names one of the agent's options (`option_id`)."""
+
+    option_id: str | None = None
+
+
+_PREFERENCE: dict[tuple[str, bool], tuple[str, str]] = {
+    ("allow", True): ("allow_once", "allow_always"),
+    ("allow", False): ("allow_always", "allow_once"),
+    ("deny", True): ("reject_once", "reject_always"),
+    ("deny", False): ("reject_always", "reject_once"),
+}
+
+
+def agent_options(options: Sequence[PermissionOption]) -> tuple[AgentOption, ...]:
+    return tuple(AgentOption(option.option_id, option.name, option.kind) for option in options)
+
+
+def choose_option(options: Sequence[AgentOption], answer: PermissionAnswer) -> AgentOption | None:
+    """The agent's option that says what `answer` says, or None if it offered none that does.
+
+    `once` prefers the agent's `*_once` option, `session`/`always` its `*_always` option; either
+    falls back to the other of the same family.
+    """
+    if isinstance(answer, AcpPermissionAnswer) and answer.option_id is not None:
+        for option in options:
+            if option.option_id == answer.option_id:
+                return option
+    for kind in _PREFERENCE[(answer.decision, answer.remember == "once")]:
+        for option in options:
+            if option.kind == kind:
+                return option
+    return None
+
+
+def decision_of(option: AgentOption) -> str:
+    return "allow" if option.kind.startswith("allow") else "deny"
+
+
+def remember_of(option: AgentOption) -> str:
+    return "once" if option.kind.endswith("_once") else "session"
+
+
+# -- server side ---------------------------------------------------------------------------------
+SERVER_OPTIONS: tuple[PermissionOption, ...] = (
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_session", name="Allow for this session", kind="allow_always"),
+    PermissionOption(option_id="deny_once", name="Deny", kind="reject_once"),
+    PermissionOption(option_id="deny_session", name="Deny for this session", kind="reject_always"),
+)
+"""What `agent-tui acp` offers its client: the `always` kinds are remembered for the session."""
+
+_SERVER_ANSWERS: dict[str, PermissionAnswer] = {
+    "allow_once": PermissionAnswer("allow", "once"),
+    "allow_session": PermissionAnswer("allow", "session"),
+    "deny_once": PermissionAnswer("deny", "once"),
+    "deny_session": PermissionAnswer("deny", "session"),
+}
+
+
+def answer_for_option(option_id: str | None) -> PermissionAnswer:
+    """Our answer for the client's choice (None: it answered `cancelled`, which denies)."""
+    if option_id is None:
+        return PermissionAnswer("deny", reason="the client cancelled the request")
+    answer = _SERVER_ANSWERS.get(option_id)
+    if answer is None:
+        return PermissionAnswer("deny", reason=f"the client chose an unknown option {option_id!r}")
+    return answer
+
+
+def describe_request(request: PermissionRequest) -> str:
+    """The title a client shows for one of our permission requests."""
+    return f"{request.tool} {request.args_preview}".strip()

@@ -1,0 +1,451 @@
+"""What an external ACP agent says during a turn, written as our events (the mapping in `docs/acp.md`).
+
+`AcpRecorder` keeps one ACP-backed session's log: it opens and closes turns, turns each session
+update into events, and holds the chains of every tool call, the agent's own and the ones it asks
+us to run (files, terminals). Its methods must run on the session's `OrderedWriter`, so events
+are written in the order the agent sent them.
+
+Invariants:
+- every turn is `turn.started, user.message, …, turn.completed`; `context.built` (step 1) opens
+  the executing phase at the agent's first update, carrying the context use it last reported;
+- a tool call is requested once, started at most once and only after an `allow` (when the agent
+  did not ask, the pair records its own policy's decision: `actor: policy`,
+  `policy: agent:<name>`), and answered exactly once; `end_turn` answers every call still open
+  (`cancelled` when the turn was, `permission_denied` for a denied call, else `unknown`) and
+  withdraws an ask still waiting (`deny` by `system`);
+- nothing the agent sends is dropped: what our events cannot say is a `source.record`
+  (`format: acp`, the update as sent); thought chunks in a row become one record; records sent
+  between turns are written at the start of the next turn;
+- a `final` turn carries at least one `model.delta` (an empty one if the agent said nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+    UsageUpdate,
+)
+
+from agent_tui.acp.approvals import TurnApprovals
+from agent_tui.acp.mapping import (
+    RECORD_FORMAT,
+    as_sent,
+    compact_json,
+    one_line,
+    risk_for,
+    text_of_block,
+    text_of_tool_content,
+    tool_name_for,
+)
+from agent_tui.engine.clock import new_id
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.turn_handle import TurnHandle
+from agent_tui.events.model import Risk
+
+PREVIEW_CHARS = 80
+RESULT_CHARS = 32_000
+"""The most of a tool result our log keeps (the agent still gets all of it)."""
+
+
+@dataclass(eq=False)
+class OpenCall:
+    """A tool call of the current turn that has no result yet (the agent's, or one we run)."""
+
+    call_id: str
+    tool: str
+    title: str
+    risk: Risk
+    args: dict[str, Any]
+    own: bool = False  # a file or terminal request we run for the agent
+    request_id: str | None = None
+    asking: bool = False
+    decision: str | None = None  # the final allow/deny, once there is one
+    withdrawn: bool = False  # its question was withdrawn (a stop), not answered by the user
+    started: bool = False
+    text: str = ""  # the text content shown so far (sent as tool.delta)
+
+
+@dataclass
+class _TurnState:
+    turn: TurnHandle
+    executing: bool = False
+    deltas: int = 0
+    calls: dict[str, OpenCall] = field(default_factory=dict)
+    thought: list[str] = field(default_factory=list)
+
+
+class AcpRecorder:
+    """The event log of one ACP-backed session.
+
+    Args:
+        engine: the engine whose commit pipeline stores the events (and tells the listeners).
+        session_id: the session (created with `client` = the agent's name).
+        agent_name: the agent's name from the config (`policy: agent:<name>`).
+    """
+
+    def __init__(self, engine: SessionEngine, session_id: str, agent_name: str) -> None:
+        self.engine = engine
+        self.info = engine.session(session_id)
+        self.agent_name = agent_name
+        self._state: _TurnState | None = None
+        self._between_turns: list[tuple[str, dict[str, Any]]] = []
+        self._usage: tuple[int, int] | None = None
+        self.approvals = TurnApprovals(self.info.cwd)
+        self._answered: set[str] = set()  # this turn's calls that already have their result
+
+    @property
+    def turn(self) -> TurnHandle | None:
+        return self._state.turn if self._state is not None else None
+
+    def open_call(self, call_id: str) -> OpenCall | None:
+        state = self._state
+        return state.calls.get(call_id) if state is not None else None
+
+    async def commit(self, kind: str, **fields: Any) -> None:
+        """Store one event of the current turn."""
+        state = self._state
+        assert state is not None, "no turn is open"
+        await self.engine.commit(self.info, state.turn.turn_id, kind, **fields)
+
+    # -- turns ---------------------------------------------------------------------------------
+    async def begin_turn(self, turn: TurnHandle) -> None:
+        info = self.info
+        if info.open_turn is not None:
+            await self.engine.close_open_turn(info)
+        self._state = _TurnState(turn)
+        await self.commit("turn.started", promptPreview=turn.text[:PREVIEW_CHARS])
+        await self.commit("user.message", content=turn.text, inputId=turn.input_id)
+        self.approvals.clear()
+        self._answered.clear()
+        waiting, self._between_turns = self._between_turns, []
+        for record_type, data in waiting:
+            await self.commit("source.record", format=RECORD_FORMAT, recordType=record_type, data=data)
+
+    async def end_turn(
+        self,
+        stop_reason: str,
+        *,
+        error_code: str | None = None,
+        message: str | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> None:
+        state = self._state
+        if state is None:
+            return
+        await self._flush_thought()
+        cancelled = stop_reason == "cancelled"
+        for call in list(state.calls.values()):
+            withdrawn = call.asking
+            if withdrawn:
+                await self._resolve(call, "deny", "system", reason="cancelled" if cancelled else "turn ended")
+            if cancelled or withdrawn:
+                code, text = "cancelled", "the turn ended before this call finished"
+            elif call.decision == "deny":
+                code, text = "permission_denied", f"{call.tool} was denied permission"
+            else:
+                code, text = "unknown", "the agent did not report an end for this call"
+            await self._fail(call, code, text)
+        if stop_reason == "final" and state.deltas == 0:
+            await self.commit("model.delta", text="")
+        await self.commit(
+            "turn.completed", stopReason=stop_reason, errorCode=error_code, usage=usage, message=message
+        )
+        self._state = None
+
+    # -- session updates -----------------------------------------------------------------------
+    async def apply(self, update: Any) -> None:
+        """Write what one `session/update` says (see the mapping in `docs/acp.md`)."""
+        if isinstance(update, UsageUpdate):
+            self._usage = (update.used, update.size)
+        state = self._state
+        if state is None:
+            await self._record(as_sent(update))
+            return
+        if isinstance(update, AgentThoughtChunk):
+            text = text_of_block(update.content)
+            if text is not None:
+                await self._executing(state)
+                state.thought.append(text)
+                return
+        await self._flush_thought()
+        if isinstance(update, AgentMessageChunk):
+            text = text_of_block(update.content)
+            if text is not None:
+                await self._executing(state)
+                if text:
+                    await self.commit("model.delta", text=text)
+                    state.deltas += 1
+                return
+        elif isinstance(update, ToolCallStart | ToolCallProgress):
+            await self._executing(state)
+            await self._tool_update(state, update)
+            return
+        await self._record(as_sent(update))
+
+    async def note(self, record_type: str, data: dict[str, Any]) -> None:
+        """Keep something the agent said outside of session updates (its identity, a custom
+        notification) as a `source.record` (at the next turn's start if none is open)."""
+        if self._state is None:
+            self._between_turns.append((record_type, data))
+            return
+        await self._flush_thought()
+        await self.commit("source.record", format=RECORD_FORMAT, recordType=record_type, data=data)
+
+    async def _executing(self, state: _TurnState) -> None:
+        if state.executing:
+            return
+        state.executing = True
+        used, size = self._usage or (0, 0)
+        await self.commit(
+            "context.built",
+            step=1,
+            tokens={"instruction": 0, "transcript": used, "tools": 0},
+            maxContextTokens=size,
+        )
+
+    async def _flush_thought(self) -> None:
+        state = self._state
+        if state is None or not state.thought:
+            return
+        text, state.thought = "".join(state.thought), []
+        await self._record(
+            {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": text}}
+        )
+
+    async def _record(self, data: dict[str, Any]) -> None:
+        await self.note(str(data.get("sessionUpdate", "update")), data)
+
+    # -- the agent's tool calls ----------------------------------------------------------------
+    async def _tool_update(self, state: _TurnState, update: ToolCallStart | ToolCallProgress) -> None:
+        call = state.calls.get(update.tool_call_id)
+        if call is None:
+            if update.tool_call_id in self._answered:
+                await self._record(as_sent(update))  # more news of a call that already ended
+                return
+            call = await self._announce(state, update)
+        elif _carries_more_than_progress(update):
+            await self._record(as_sent(update))
+        text = text_of_tool_content(update.content) if update.content is not None else None
+        status = update.status
+        if status in ("in_progress", "completed") and not call.started and call.decision != "deny":
+            if call.asking:
+                await self._record(as_sent(update))  # it runs while its question waits: keep it
+                return
+            await self._start(call)
+        if text is not None and call.started and text != call.text and status not in ("completed", "failed"):
+            delta = text[len(call.text) :] if text.startswith(call.text) else "\n" + text
+            call.text = text
+            await self.commit("tool.delta", toolCallId=call.call_id, stream="stdout", text=delta)
+        if status == "completed" and call.decision != "deny":
+            await self._complete(call, text if text is not None else call.text, update.raw_output)
+        elif status in ("completed", "failed"):
+            code = "unknown"
+            if call.decision == "deny":
+                code = "cancelled" if call.withdrawn else "permission_denied"
+            await self._fail(call, code, text or call.text or f"the agent reports that {call.title} failed")
+
+    async def _announce(self, state: _TurnState, update: ToolCallStart | ToolCallUpdate) -> OpenCall:
+        data = as_sent(update)
+        args = {
+            key: value for key, value in data.items() if key not in ("sessionUpdate", "toolCallId", "status")
+        }
+        risk, reason = risk_for(update.kind, update.raw_input)
+        call = OpenCall(
+            call_id=update.tool_call_id,
+            tool=tool_name_for(update.kind),
+            title=update.title or tool_name_for(update.kind),
+            risk=risk,
+            args=args,
+        )
+        call.args.setdefault("riskReason", reason)
+        state.calls[call.call_id] = call
+        await self.commit(
+            "model.tool_call_requested", toolCallId=call.call_id, tool=call.tool, args=call.args
+        )
+        return call
+
+    async def _start(self, call: OpenCall) -> None:
+        if call.decision is None:  # it did not ask us: its own policy allowed it
+            await self._request(call, reason="the agent ran it without asking")
+            await self._resolve(
+                call, "allow", "policy", policy=f"agent:{self.agent_name}", reason="decided by the agent"
+            )
+        call.started = True
+        await self.commit(
+            "tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=one_line(call.title)
+        )
+
+    async def _complete(self, call: OpenCall, text: str, raw_output: Any) -> None:
+        if not call.started:
+            await self._start(call)
+        result = text or (compact_json(raw_output) if raw_output is not None else "")
+        state = self._state
+        assert state is not None
+        state.calls.pop(call.call_id, None)
+        self._answered.add(call.call_id)
+        exit_code = raw_output.get("exitCode") if isinstance(raw_output, dict) else None
+        await self.commit(
+            "tool.completed",
+            toolCallId=call.call_id,
+            tool=call.tool,
+            result=result[:RESULT_CHARS],
+            exitCode=exit_code if isinstance(exit_code, int) else None,
+            truncated=len(result) > RESULT_CHARS,
+        )
+
+    async def _fail(self, call: OpenCall, code: str, message: str) -> None:
+        state = self._state
+        assert state is not None
+        state.calls.pop(call.call_id, None)
+        self._answered.add(call.call_id)
+        await self.commit(
+            "tool.failed",
+            toolCallId=call.call_id,
+            tool=call.tool,
+            errorCode=code,
+            message=message[:RESULT_CHARS],
+        )
+
+    # -- permissions ---------------------------------------------------------------------------
+    async def ask_for_agent_call(self, tool_call: ToolCallUpdate) -> OpenCall | None:
+        """The agent asks about one of its calls: write the request and the policy's `ask`.
+
+        Returns the call, or None when no turn is open or the call was already decided (the
+        question is then kept as a `source.record` and put to the user all the same).
+        """
+        state = self._state
+        if state is None:
+            return None
+        await self._flush_thought()
+        await self._executing(state)
+        call = state.calls.get(tool_call.tool_call_id)
+        if call is None:
+            call = await self._announce(state, tool_call)
+        if call.decision is not None or call.started:
+            await self._record({"sessionUpdate": "request_permission", "toolCall": as_sent(tool_call)})
+            return None
+        await self._request(call, reason=call.args.get("riskReason"))
+        await self._resolve(call, "ask", "policy", policy=f"agent:{self.agent_name}", reason="the agent asks")
+        call.asking = True
+        return call
+
+    async def answer(
+        self,
+        call: OpenCall,
+        decision: str,
+        actor: str,
+        *,
+        remember: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """Write the final answer to `call`'s question (a no-op if the turn already ended it)."""
+        if self.open_call(call.call_id) is not call or not call.asking:
+            return
+        call.asking = False
+        call.withdrawn = actor == "system"
+        await self._resolve(call, decision, actor, remember=remember, reason=reason)
+        if decision == "allow" and not call.own:
+            self.approvals.note(call.args)
+
+    async def own_call(self, tool: str, args: dict[str, Any], risk: Risk, title: str) -> OpenCall | None:
+        """A file or terminal request of the agent, as a tool call of ours (None: no turn open)."""
+        state = self._state
+        if state is None:
+            return None
+        await self._flush_thought()
+        await self._executing(state)
+        call = OpenCall(new_id("call"), tool, title, risk, args, own=True)
+        state.calls[call.call_id] = call
+        await self.commit("model.tool_call_requested", toolCallId=call.call_id, tool=tool, args=args)
+        return call
+
+    async def decide_own(
+        self, call: OpenCall, decision: str, actor: str, *, policy: str | None, reason: str | None,
+        warning: str | None = None, remember: str | None = None, asking: bool = False,
+    ) -> None:  # fmt: skip
+        """The permission pair of one of our own calls (with `asking`, only the request and the
+        policy's `ask`; `answer` writes the user's decision later)."""
+        if call.request_id is None:
+            await self._request(call, reason=reason, warning=warning)
+        if asking:
+            await self._resolve(call, "ask", "policy", policy=policy, reason=warning or reason)
+            call.asking = True
+            return
+        await self._resolve(call, decision, actor, policy=policy, reason=reason, remember=remember)
+
+    async def start_own(self, call: OpenCall, preview: str) -> None:
+        call.started = True
+        await self.commit("tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=preview)
+
+    async def output(self, call: OpenCall, stream: str, text: str) -> None:
+        if self.open_call(call.call_id) is call and call.started:
+            await self.commit("tool.delta", toolCallId=call.call_id, stream=stream, text=text)
+
+    async def finish_own(
+        self, call: OpenCall, *, ok: bool, text: str, error_code: str | None = None,
+        exit_code: int | None = None, truncated: bool = False,
+    ) -> None:  # fmt: skip
+        """The end of one of our own calls (a no-op if the turn already answered it)."""
+        if self.open_call(call.call_id) is not call:
+            return
+        if ok:
+            state = self._state
+            assert state is not None
+            state.calls.pop(call.call_id, None)
+            await self.commit(
+                "tool.completed",
+                toolCallId=call.call_id,
+                tool=call.tool,
+                result=text[:RESULT_CHARS],
+                exitCode=exit_code,
+                truncated=truncated or len(text) > RESULT_CHARS,
+            )
+        else:
+            await self._fail(call, error_code or "unknown", text)
+
+    async def _request(self, call: OpenCall, *, reason: str | None, warning: str | None = None) -> None:
+        call.request_id = new_id("perm")
+        if warning is None and call.risk == "destructive" and not call.own:
+            warning = f"{call.title}: the agent's call can delete or overwrite data"
+        await self.commit(
+            "permission.requested",
+            requestId=call.request_id,
+            toolCallId=call.call_id,
+            tool=call.tool,
+            risk=call.risk,
+            argsPreview=one_line(call.title),
+            reason=reason,
+            warning=warning,
+        )
+
+    async def _resolve(
+        self, call: OpenCall, decision: str, actor: str, *, policy: str | None = None,
+        reason: str | None = None, remember: str | None = None,
+    ) -> None:  # fmt: skip
+        if decision != "ask":
+            call.decision = decision
+            call.asking = False
+        await self.commit(
+            "permission.resolved",
+            requestId=call.request_id,
+            toolCallId=call.call_id,
+            decision=decision,
+            actor=actor,
+            policy=policy,
+            reason=reason,
+            remember=remember,
+        )
+
+
+def _carries_more_than_progress(update: ToolCallStart | ToolCallProgress) -> bool:
+    """Whether an update of a known call says more than its status and text output."""
+    if update.title or update.kind or update.locations or update.raw_input is not None:
+        return True
+    return any(getattr(item, "type", "content") != "content" for item in update.content or ())

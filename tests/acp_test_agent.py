@@ -1,0 +1,300 @@
+"""A small ACP agent in the shape of the SDK's own examples, for the client's tests.
+
+Run as `python tests/acp_test_agent.py [--hang-initialize] [--protocol N]`. What a prompt does
+depends on its text:
+
+- `every update`: sends each kind of session update the protocol has, a tool call through all
+  its statuses (with text, diff and terminal content), asks permission with its own options,
+  reads and writes files and runs a terminal through the client, then ends the turn;
+- `crash`: writes a line to stderr and exits with status 3;
+- `garbage`: writes a line that is not JSON-RPC to stdout, then waits;
+- `ignore cancel`: streams one chunk, then never answers (not even a cancel);
+- `terminal: CMD`: runs `sh -c CMD` in a client terminal and says its exit code and output;
+- `spawn child`: starts `sleep 600` in its process group and says its pid, then ends the turn;
+- anything else: echoes the prompt back and ends the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    Agent,
+    InitializeResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    plan_entry,
+    run_agent,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    tool_terminal_ref,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.interfaces import Client
+from acp.schema import (
+    AgentPlanContentUpdate,
+    AgentPlanRemovedUpdate,
+    AvailableCommand,
+    AvailableCommandsUpdate,
+    ClientCapabilities,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    Implementation,
+    PermissionOption,
+    PlanUpdateMarkdown,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionInfoUpdate,
+    ToolCallLocation,
+    UsageUpdate,
+)
+
+
+class TestAgent(Agent):
+    _conn: Client
+
+    def __init__(self, *, hang_initialize: bool, protocol: int) -> None:
+        self.hang_initialize = hang_initialize
+        self.protocol = protocol
+        self.capabilities: ClientCapabilities | None = None
+        self.forever = asyncio.Event()
+
+    def on_connect(self, conn: Client) -> None:
+        self._conn = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        if self.hang_initialize:
+            await self.forever.wait()
+        self.capabilities = client_capabilities
+        return InitializeResponse(
+            protocol_version=self.protocol, agent_info=Implementation(name="test-agent", version="1.0")
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        self.cwd = cwd
+        return NewSessionResponse(session_id="test-session-1")
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self.cancelled = True
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        text = "".join(getattr(block, "text", "") for block in prompt)
+        say = self._conn.session_update
+        if text == "crash":
+            sys.stderr.write("fatal: out of cheese\n")
+            sys.stderr.flush()
+            os._exit(3)
+        if text == "garbage":
+            sys.stdout.buffer.write(b"this is not json\n")
+            sys.stdout.buffer.flush()
+            await self.forever.wait()
+        if text == "ignore cancel":
+            await say(session_id=session_id, update=update_agent_message_text("working on it"))
+            await self.forever.wait()
+        if text == "spawn child":
+            child = subprocess.Popen(["sleep", "600"])
+            await say(session_id=session_id, update=update_agent_message_text(f"child {child.pid}"))
+            return PromptResponse(stop_reason="end_turn")
+        if text.startswith("terminal: "):
+            await self._terminal(session_id, text.removeprefix("terminal: "))
+            return PromptResponse(stop_reason="end_turn")
+        if text == "every update":
+            await self._every_update(session_id)
+            return PromptResponse(stop_reason="end_turn")
+        await say(session_id=session_id, update=update_agent_message_text(f"echo: {text}"))
+        return PromptResponse(stop_reason="end_turn")
+
+    async def _terminal(self, session_id: str, command: str) -> None:
+        try:
+            terminal = await self._conn.create_terminal(
+                session_id=session_id, command="sh", args=["-c", command]
+            )
+        except RequestError as error:
+            await self._conn.session_update(
+                session_id=session_id, update=update_agent_message_text(f"refused: {error.data}")
+            )
+            return
+        status = await self._conn.wait_for_terminal_exit(
+            session_id=session_id, terminal_id=terminal.terminal_id
+        )
+        output = await self._conn.terminal_output(session_id=session_id, terminal_id=terminal.terminal_id)
+        await self._conn.release_terminal(session_id=session_id, terminal_id=terminal.terminal_id)
+        said = f"exit {status.exit_code}: {output.output}"
+        await self._conn.session_update(session_id=session_id, update=update_agent_message_text(said))
+
+    async def _every_update(self, session_id: str) -> None:
+        say = self._conn.session_update
+        await say(session_id=session_id, update=update_user_message_text("every update"))
+        await say(
+            session_id=session_id, update=UsageUpdate(session_update="usage_update", used=1200, size=200000)
+        )
+        await say(session_id=session_id, update=update_agent_thought_text("Let me "))
+        await say(session_id=session_id, update=update_agent_thought_text("think."))
+        await say(
+            session_id=session_id, update=update_plan([plan_entry("read the file"), plan_entry("edit it")])
+        )
+        await say(
+            session_id=session_id,
+            update=AgentPlanContentUpdate(
+                session_update="plan_update",
+                plan=PlanUpdateMarkdown(type="markdown", plan_id="p1", content="# Plan"),
+            ),
+        )
+        await say(
+            session_id=session_id, update=AgentPlanRemovedUpdate(session_update="plan_removed", plan_id="p1")
+        )
+        await say(
+            session_id=session_id,
+            update=AvailableCommandsUpdate(
+                session_update="available_commands_update",
+                available_commands=[AvailableCommand(name="review", description="Review the changes")],
+            ),
+        )
+        await say(
+            session_id=session_id,
+            update=CurrentModeUpdate(session_update="current_mode_update", current_mode_id="code"),
+        )
+        await say(
+            session_id=session_id,
+            update=ConfigOptionUpdate(
+                session_update="config_option_update",
+                config_options=[
+                    SessionConfigOptionSelect(
+                        type="select",
+                        id="model",
+                        name="Model",
+                        current_value="small",
+                        options=[SessionConfigSelectOption(value="small", name="Small")],
+                    )
+                ],
+            ),
+        )
+        await say(
+            session_id=session_id,
+            update=SessionInfoUpdate(session_update="session_info_update", title="Every update"),
+        )
+        await say(session_id=session_id, update=update_agent_message_text("Reading "))
+        await say(session_id=session_id, update=update_agent_message_text("the file."))
+
+        # A tool call the agent runs on its own: pending → in_progress (text) → completed.
+        await say(
+            session_id=session_id,
+            update=start_tool_call(
+                "t1", "List files", kind="execute", status="pending", raw_input={"command": "ls -la"}
+            ),
+        )
+        await say(
+            session_id=session_id,
+            update=update_tool_call(
+                "t1", status="in_progress", content=[tool_content(text_block("a.txt\n"))]
+            ),
+        )
+        await say(
+            session_id=session_id,
+            update=update_tool_call(
+                "t1",
+                status="completed",
+                content=[tool_content(text_block("a.txt\nb.txt\n"))],
+                raw_output={"exitCode": 0},
+            ),
+        )
+
+        # An edit it asks about first, with its own options; the answer decides how it ends.
+        path = os.path.join(self.cwd, "a.txt")
+        edit = start_tool_call(
+            "t2",
+            "Edit a.txt",
+            kind="edit",
+            status="pending",
+            locations=[ToolCallLocation(path=path)],
+            raw_input={"path": path, "content": "new\n"},
+        )
+        await say(session_id=session_id, update=edit)
+        options = [
+            PermissionOption(option_id="yes", name="Yes", kind="allow_once"),
+            PermissionOption(option_id="always", name="Always", kind="allow_always"),
+            PermissionOption(option_id="no", name="No", kind="reject_once"),
+        ]
+        tool_call = update_tool_call("t2", title="Edit a.txt", kind="edit", status="pending")
+        answer = await self._conn.request_permission(
+            session_id=session_id, tool_call=tool_call, options=options
+        )
+        allowed = getattr(answer.outcome, "option_id", None) in ("yes", "always")
+        if allowed:
+            await say(session_id=session_id, update=update_tool_call("t2", status="in_progress"))
+            before = await self._conn.read_text_file(session_id=session_id, path=path)
+            await self._conn.write_text_file(session_id=session_id, path=path, content="new\n")
+            await say(
+                session_id=session_id,
+                update=update_tool_call(
+                    "t2", status="completed", content=[tool_diff_content(path, "new\n", before.content)]
+                ),
+            )
+        else:
+            await say(session_id=session_id, update=update_tool_call("t2", status="failed"))
+
+        # A path outside the session's directory is refused by the client.
+        try:
+            await self._conn.read_text_file(session_id=session_id, path="/etc/hostname")
+            escaped = "read outside"
+        except RequestError as error:
+            escaped = f"refused: {error.data}"
+        await say(session_id=session_id, update=update_agent_message_text(f" {escaped}."))
+
+        # A terminal: its output and exit code come back from the client.
+        await say(
+            session_id=session_id, update=start_tool_call("t3", "Run echo", kind="execute", status="pending")
+        )
+        terminal = await self._conn.create_terminal(
+            session_id=session_id, command="echo", args=["hello", "terminal"]
+        )
+        await say(
+            session_id=session_id,
+            update=update_tool_call(
+                "t3", status="in_progress", content=[tool_terminal_ref(terminal.terminal_id)]
+            ),
+        )
+        exit_status = await self._conn.wait_for_terminal_exit(
+            session_id=session_id, terminal_id=terminal.terminal_id
+        )
+        output = await self._conn.terminal_output(session_id=session_id, terminal_id=terminal.terminal_id)
+        await self._conn.release_terminal(session_id=session_id, terminal_id=terminal.terminal_id)
+        await say(
+            session_id=session_id,
+            update=update_tool_call(
+                "t3",
+                status="completed",
+                content=[tool_content(text_block(output.output))],
+                raw_output={"exitCode": exit_status.exit_code},
+            ),
+        )
+        await say(session_id=session_id, update=update_agent_message_text(" Done."))
+
+
+async def main(argv: list[str]) -> None:
+    protocol = int(argv[argv.index("--protocol") + 1]) if "--protocol" in argv else PROTOCOL_VERSION
+    await run_agent(TestAgent(hang_initialize="--hang-initialize" in argv, protocol=protocol))
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:]))

@@ -1,0 +1,259 @@
+"""External ACP agents as sessions: the SDK-shaped test agent (`acp_test_agent.py`) as a subprocess.
+
+It sends every kind of session update, asks with its own options, uses the client's files and
+terminals, and misbehaves on request (crash, garbage on stdout, a hang on start, a cancel it
+never answers). Every message is checked against the SDK's schema (`WireValidator`); every log
+must keep the chains of our event log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from acp.schema import SessionNotification
+from acp_support import Harness, QueuePrompter, script_agent_config
+
+from agent_tui.acp.config import AcpAgentConfig
+from agent_tui.acp.permissions import AcpPermissionAnswer, AcpPermissionRequest
+from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.events import Event
+from agent_tui.events.chains import chain_violations
+
+pytestmark = pytest.mark.anyio
+
+EVERY_UPDATE_KIND = set(SessionNotification.model_fields["update"].annotation.__args__)  # type: ignore[union-attr]
+
+
+def payloads(log: list[Event], kind: str) -> list[dict]:
+    return [event.payload for event in log if event.type == kind]
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie waiting for its parent to reap it is gone for our purposes
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def answer_with_option(option_id: str):  # type: ignore[no-untyped-def]
+    def decide(request):  # type: ignore[no-untyped-def]
+        if isinstance(request, AcpPermissionRequest):
+            return AcpPermissionAnswer("allow", option_id=option_id)
+        return PermissionAnswer("allow")
+
+    return decide
+
+
+async def test_every_update_kind_is_kept_and_file_and_terminal_requests_run_as_our_calls(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("old\n")
+    prompter = QueuePrompter(answer_with_option("yes"))
+    async with Harness(tmp_path / "logs", prompter) as harness:
+        session = await harness.agents.start(script_agent_config(), workspace, prompt="every update")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+
+    validator = harness.validator
+    assert validator.problems == []
+    kinds = {update.model_fields["session_update"].annotation.__args__[0] for update in EVERY_UPDATE_KIND}
+    assert set(validator.updates) == kinds  # all thirteen, each parsed by the SDK's schema
+    for method in ("fs/read_text_file", "fs/write_text_file", "terminal/create", "terminal/output",
+                   "terminal/wait_for_exit", "terminal/release", "session/request_permission"):  # fmt: skip
+        assert validator.methods[method] >= 1, method
+    assert chain_violations(log) == []
+    assert log[0].payload["client"] == "test-agent"
+
+    # Message chunks are the model's text; what our events cannot say is kept as it was sent.
+    text = "".join(item["text"] for item in payloads(log, "model.delta"))
+    assert text.startswith("Reading the file.") and text.endswith(" Done.")
+    records = {item["recordType"]: item for item in payloads(log, "source.record")}
+    assert records["agent_thought_chunk"]["data"]["content"]["text"] == "Let me think."
+    assert records["plan"]["data"]["entries"][0]["content"] == "read the file"
+    for kind in ("user_message_chunk", "plan_update", "plan_removed", "available_commands_update",
+                 "current_mode_update", "config_option_update", "session_info_update", "usage_update"):  # fmt: skip
+        assert records[kind]["format"] == "acp", kind
+    [context] = payloads(log, "context.built")
+    assert context["tokens"]["transcript"] == 1200 and context["maxContextTokens"] == 200000
+
+    # The agent's own calls: kind → tool and risk; `ls -la` is classified like our shell.
+    requested = {item["toolCallId"]: item for item in payloads(log, "model.tool_call_requested")}
+    assert requested["t1"]["tool"] == "execute" and requested["t2"]["tool"] == "edit"
+    risks = {item["toolCallId"]: item["risk"] for item in payloads(log, "permission.requested")}
+    assert risks["t1"] == "read" and risks["t2"] == "write" and risks["t3"] == "execute"
+    completed = {item["toolCallId"]: item for item in payloads(log, "tool.completed")}
+    assert completed["t1"]["result"] == "a.txt\nb.txt\n"
+    assert completed["t2"]["result"].startswith("--- ") and "+new" in completed["t2"]["result"]
+
+    # The edit's question went to our prompter with the agent's own options; it chose "Yes".
+    [question] = [r for r in prompter.requests if isinstance(r, AcpPermissionRequest)]
+    assert [option.option_id for option in question.options] == ["yes", "always", "no"]
+    resolved = [p for p in payloads(log, "permission.resolved") if p["toolCallId"] == "t2"]
+    assert [(p["decision"], p["actor"]) for p in resolved] == [("ask", "policy"), ("allow", "user")]
+    assert resolved[-1]["reason"] == "chose 'Yes'"
+
+    # Its file and terminal requests ran as our own tools, under our policy and path rules.
+    ours = [
+        item for item in payloads(log, "model.tool_call_requested") if item["toolCallId"].startswith("call_")
+    ]
+    assert [item["tool"] for item in ours] == ["read_file", "write_file", "read_file", "shell"]
+    assert (workspace / "a.txt").read_text() == "new\n"
+    policies = {
+        p["toolCallId"]: p
+        for p in payloads(log, "permission.resolved")
+        if p["toolCallId"].startswith("call_")
+    }
+    write_call = ours[1]["toolCallId"]
+    assert policies[write_call]["policy"] == "agent:test-agent"  # the user allowed the edit already
+    outside = ours[2]["toolCallId"]
+    [escape] = [p for p in payloads(log, "tool.failed") if p["toolCallId"] == outside]
+    assert escape["errorCode"] == "path_unsafe"
+    assert "refused" in text
+    terminal = ours[3]["toolCallId"]
+    assert [p["text"] for p in payloads(log, "tool.delta") if p["toolCallId"] == terminal] == [
+        "hello terminal\n"
+    ]
+    [shell_done] = [p for p in payloads(log, "tool.completed") if p["toolCallId"] == terminal]
+    assert shell_done["exitCode"] == 0
+    assert policies[terminal]["policy"] == "byRisk.read"  # `echo` only prints: our policy allows reads
+
+
+@pytest.mark.parametrize(("decision", "said"), [("allow", "exit 7: out\n"), ("deny", "refused: ")])
+async def test_a_terminal_command_asks_like_our_shell(tmp_path: Path, decision: str, said: str) -> None:
+    prompter = QueuePrompter(lambda request: PermissionAnswer(decision))  # type: ignore[arg-type]
+    async with Harness(tmp_path / "logs", prompter) as harness:
+        session = await harness.agents.start(
+            script_agent_config(), tmp_path, prompt="terminal: python3 -c 'print(\"out\")'; exit 7"
+        )
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert harness.validator.problems == []
+    assert chain_violations(log) == []
+    [question] = prompter.requests
+    assert (question.tool, question.risk) == ("shell", "execute")
+    assert "".join(p["text"] for p in payloads(log, "model.delta")).startswith(said)
+    if decision == "deny":
+        [failed] = payloads(log, "tool.failed")
+        assert failed["errorCode"] == "permission_denied"
+    else:
+        [done] = payloads(log, "tool.completed")
+        assert done["exitCode"] == 7
+
+
+async def test_denying_through_the_agents_options_fails_its_call(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("old\n")
+    prompter = QueuePrompter(lambda request: PermissionAnswer("deny"))
+    async with Harness(tmp_path / "logs", prompter) as harness:
+        session = await harness.agents.start(script_agent_config(), workspace, prompt="every update")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert harness.validator.problems == []
+    assert chain_violations(log) == []
+    [failed] = [p for p in payloads(log, "tool.failed") if p["toolCallId"] == "t2"]
+    assert failed["errorCode"] == "permission_denied"
+    assert (workspace / "a.txt").read_text() == "old\n"
+    [answer] = [
+        p for p in payloads(log, "permission.resolved") if p["toolCallId"] == "t2" and p["actor"] == "user"
+    ]
+    assert answer["reason"] == "chose 'No'"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "args", "expected"),
+    [
+        ("crash", (), "test-agent exited with status 3; stderr: fatal: out of cheese"),
+        ("garbage", (), "test-agent wrote something that is not JSON-RPC to stdout: 'this is not json'"),
+        ("hello", ("--hang-initialize",), "test-agent did not answer initialize and session/new within 1 s"),
+        (
+            "hello",
+            ("--protocol", "2"),
+            "test-agent speaks ACP protocol version 2; agent-tui speaks version 1",
+        ),
+    ],
+)
+async def test_a_misbehaving_agent_ends_the_turn_with_the_reason(
+    tmp_path: Path, prompt: str, args: tuple[str, ...], expected: str
+) -> None:
+    start_timeout = 1.0 if "--hang-initialize" in args else 30.0
+    async with Harness(
+        tmp_path / "logs", QueuePrompter(lambda request: None), start_timeout=start_timeout
+    ) as harness:
+        session = await harness.agents.start(script_agent_config(*args), tmp_path, prompt=prompt)
+        assert await session.turn.wait() == "error"  # type: ignore[union-attr]
+        process = session.process
+        log = harness.log(session.session_id)
+    assert chain_violations(log) == []
+    [end] = payloads(log, "turn.completed")
+    assert end["errorCode"] == "provider_failure"
+    assert end["message"].startswith(expected)
+    assert process is not None and process.process is not None
+    assert not alive(process.process.pid)
+
+
+async def test_an_agent_that_never_answers_a_cancel_is_killed(tmp_path: Path) -> None:
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None), cancel_timeout=1.0) as harness:
+        session = await harness.agents.start(script_agent_config(), tmp_path, prompt="ignore cancel")
+        await harness.watch.wait_for(lambda event: event.type == "model.delta")
+        assert session.cancel() is True
+        assert await session.turn.wait() == "cancelled"  # type: ignore[union-attr]
+        assert session.process is not None and session.process.process is not None
+        pid = session.process.process.pid
+        log = harness.log(session.session_id)
+        assert not alive(pid)
+    assert chain_violations(log) == []
+    [end] = payloads(log, "turn.completed")
+    assert end["message"].startswith("test-agent did not answer session/cancel within 1 s and was killed")
+
+
+async def test_a_program_that_is_not_there_is_reported(tmp_path: Path) -> None:
+    config = AcpAgentConfig("ghost", str(tmp_path / "no-such-agent"), env=("GHOST_API_KEY",))
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None), env={}) as harness:
+        session = await harness.agents.start(config, tmp_path, prompt="hi")
+        assert await session.turn.wait() == "error"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert chain_violations(log) == []
+    [end] = payloads(log, "turn.completed")
+    assert (
+        end["message"]
+        == f"ghost could not start: {tmp_path / 'no-such-agent'}: command not found (is it installed and on PATH?)"
+    )
+
+
+async def test_nothing_the_agent_started_outlives_the_agents_block(tmp_path: Path) -> None:
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None)) as harness:
+        session = await harness.agents.start(script_agent_config(), tmp_path, prompt="spawn child")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        [said] = [
+            event.payload["text"] for event in harness.log(session.session_id) if event.type == "model.delta"
+        ]
+        child = int(said.split()[-1])
+        assert session.process is not None and session.process.process is not None
+        agent = session.process.process.pid
+        assert alive(child) and alive(agent)
+    assert not alive(agent)
+    assert not alive(child)
+
+
+async def test_a_follow_up_prompt_reuses_the_running_agent(tmp_path: Path) -> None:
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None)) as harness:
+        session = await harness.agents.start(script_agent_config(), tmp_path, prompt="first")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        process = session.process
+        assert await session.prompt("second").wait() == "final"
+        assert session.process is process
+        log = harness.log(session.session_id)
+    assert [p["text"] for p in payloads(log, "model.delta")] == ["echo: first", "echo: second"]
+    assert harness.validator.methods["initialize"] == 1 and harness.validator.methods["session/prompt"] == 2
+    assert sys.executable  # the agent ran under this interpreter

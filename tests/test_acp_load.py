@@ -1,0 +1,128 @@
+"""`agent-tui acp` seen by a plain SDK client: version negotiation and `session/load` from our logs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp_support import Harness, QueuePrompter, WireValidator, server_config
+
+from agent_tui.engine.permissions import PermissionAnswer
+
+pytestmark = pytest.mark.anyio
+
+
+class Collector:
+    """The smallest ACP client: it keeps the session updates and allows every request."""
+
+    def __init__(self) -> None:
+        self.updates: list[Any] = []
+        self.first = anyio.Event()
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+        self.first.set()
+
+
+def scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "scenario.json"
+    steps = [
+        {"text": ["Listing."], "toolCalls": [{"tool": "shell", "args": {"cmd": "echo listed"}}]},
+        {"text": ["Listed."]},
+    ]
+    path.write_text(
+        json.dumps({"sessions": [{"prompt": "-", "steps": steps}], "policy": {"default": "allow"}})
+    )
+    return path
+
+
+def serve(tmp_path: Path, collector: Collector, validator: WireValidator):  # type: ignore[no-untyped-def]
+    args = [
+        "-m",
+        "agent_tui",
+        "acp",
+        "--scenario",
+        str(scenario(tmp_path)),
+        "--sessions-dir",
+        str(tmp_path / "server"),
+    ]
+    return spawn_agent_process(collector, sys.executable, *args, observers=[validator])  # type: ignore[arg-type]
+
+
+async def test_an_older_or_newer_client_gets_our_version_and_a_notice(tmp_path: Path) -> None:
+    validator = WireValidator()
+    async with serve(tmp_path, Collector(), validator) as (conn, process):
+        answer = await conn.initialize(protocol_version=PROTOCOL_VERSION + 1)
+        assert answer.protocol_version == PROTOCOL_VERSION
+        assert answer.agent_capabilities is not None and answer.agent_capabilities.load_session
+    notice = (await process.stderr.read()).decode()
+    assert f"asked for ACP protocol version {PROTOCOL_VERSION + 1}; agent-tui speaks version 1" in notice
+    assert validator.problems == []
+
+
+async def test_a_session_loads_from_our_log_and_replays_its_history(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    prompter = QueuePrompter(lambda request: PermissionAnswer("allow"))
+    async with Harness(tmp_path / "client", prompter) as harness:
+        first = await harness.agents.start(
+            server_config(scenario(tmp_path), tmp_path / "server"), workspace, prompt="List"
+        )
+        assert await first.turn.wait() == "final"  # type: ignore[union-attr]
+    session_id = first.acp_session_id
+    assert session_id is not None
+
+    collector = Collector()
+    validator = WireValidator()
+    async with serve(tmp_path, collector, validator) as (conn, _process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+        history = [(update.session_update, getattr(update, "status", None)) for update in collector.updates]
+        assert history == [
+            ("user_message_chunk", None),
+            ("agent_message_chunk", None),
+            ("tool_call", "pending"),
+            ("tool_call_update", "in_progress"),
+            ("tool_call_update", None),
+            ("tool_call_update", "completed"),
+            ("agent_message_chunk", None),
+        ]
+        assert collector.updates[0].content.text == "List"
+        assert collector.updates[-2].raw_output["result"] == "listed\n"
+        # The loaded session takes further prompts (the script is over: the scripted model says so).
+        collector.updates.clear()
+        answer = await conn.prompt(session_id=session_id, prompt=[text_block("More?")])
+        assert answer.stop_reason == "end_turn"
+        assert [update.content.text for update in collector.updates] == ["(end of script)"]
+
+        with pytest.raises(RequestError, match="Invalid params") as wrong_place:
+            await conn.load_session(cwd=str(tmp_path), session_id=session_id, mcp_servers=[])
+        assert "works in" in str(wrong_place.value.data)
+        with pytest.raises(RequestError) as unknown:
+            await conn.load_session(cwd=str(workspace), session_id="sess_000000000000", mcp_servers=[])
+        assert "no session sess_000000000000" in str(unknown.value.data)
+    assert validator.problems == []
+    assert [error["method"] for error in validator.errors] == ["session/load", "session/load"]
+
+
+async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "slow.json"
+    steps = [{"text": [f"{n} " for n in range(50)], "delayMs": 200}]
+    path.write_text(json.dumps({"sessions": [{"prompt": "-", "steps": steps}]}))
+    args = ["-m", "agent_tui", "acp", "--scenario", str(path), "--sessions-dir", str(tmp_path / "server")]
+    collector = Collector()
+    async with spawn_agent_process(collector, sys.executable, *args) as (conn, _process):  # type: ignore[arg-type]
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        async with anyio.create_task_group() as group:
+            group.start_soon(conn.prompt, session.session_id, [text_block("go")])
+            await collector.first.wait()
+            with pytest.raises(RequestError, match="Invalid request") as refused:
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("again")])
+            assert "already running" in str(refused.value.data)
+            await conn.cancel(session_id=session.session_id)

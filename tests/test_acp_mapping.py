@@ -1,0 +1,198 @@
+"""The ACP vocabulary (`agent_tui.acp.mapping`, `.permissions`, `.config`) and the test validator."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from acp.connection import StreamDirection, StreamEvent
+from acp.schema import (
+    EmbeddedResourceContentBlock,
+    ResourceContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+)
+from acp_support import WireValidator
+
+from agent_tui.acp.config import AcpConfigError, load_acp_agents
+from agent_tui.acp.mapping import (
+    KIND_OF_TOOL,
+    RISK_OF_KIND,
+    STOP_REASON_OF_ACP,
+    prompt_text,
+    risk_for,
+    stop_reason_from_acp,
+)
+from agent_tui.acp.permissions import (
+    AcpPermissionAnswer,
+    AgentOption,
+    answer_for_option,
+    choose_option,
+)
+from agent_tui.engine.permissions import PermissionAnswer
+
+DOC = (Path(__file__).parents[1] / "docs" / "acp.md").read_text()
+
+
+def doc_rows(header: str) -> list[list[str]]:
+    """The rows of the markdown table that starts with `header`, cells stripped of backticks."""
+    lines = DOC[DOC.index(header) :].splitlines()[2:]
+    rows = []
+    for line in lines:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip().replace("`", "") for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_kind_and_risk_table_in_the_docs_is_the_code() -> None:
+    rows = doc_rows("| ACP `kind` | our `tool` | risk |")
+    documented = {row[0].split(",")[0]: row[2].split(",")[0] for row in rows}
+    assert documented == RISK_OF_KIND
+
+
+def test_the_tool_to_kind_table_in_the_docs_is_the_code() -> None:
+    rows = doc_rows("| our tool | ACP `kind` |")
+    documented = {}
+    for tools, kind in rows:
+        for tool in tools.split(","):
+            if tool.strip() != "others":
+                documented[tool.strip()] = kind
+    assert documented == KIND_OF_TOOL
+
+
+def test_every_acp_stop_reason_is_documented() -> None:
+    for reason, (ours, _message) in STOP_REASON_OF_ACP.items():
+        assert re.search(rf"{reason}.*{ours}", DOC), reason
+
+
+@pytest.mark.parametrize(
+    ("kind", "raw_input", "risk"),
+    [
+        ("execute", {"command": "ls src"}, "read"),
+        ("execute", {"command": "rm -rf build"}, "destructive"),
+        ("execute", {"cmd": ["curl", "https://example.com"]}, "network"),
+        ("execute", None, "execute"),
+        ("delete", {"path": "x"}, "destructive"),
+        ("fetch", {"url": "https://example.com"}, "network"),
+        (None, None, "execute"),
+        ("a-kind-from-the-future", None, "execute"),
+    ],
+)
+def test_risk_of_an_agent_call(kind: str | None, raw_input: object, risk: str) -> None:
+    assert risk_for(kind, raw_input)[0] == risk
+
+
+def test_stop_reasons_map_with_a_message_where_ours_has_no_word() -> None:
+    assert stop_reason_from_acp("end_turn") == ("final", None)
+    assert stop_reason_from_acp("max_turn_requests") == ("max_steps", None)
+    assert stop_reason_from_acp("refusal") == ("final", "the agent refused to continue")
+    assert stop_reason_from_acp("something_new") == ("final", "the agent stopped: something_new")
+
+
+OPTIONS = (
+    AgentOption("a1", "Allow", "allow_once"),
+    AgentOption("a2", "Always", "allow_always"),
+    AgentOption("r1", "Reject", "reject_once"),
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "chosen"),
+    [
+        (PermissionAnswer("allow"), "a1"),
+        (PermissionAnswer("allow", "session"), "a2"),
+        (PermissionAnswer("allow", "always"), "a2"),
+        (PermissionAnswer("deny"), "r1"),
+        (PermissionAnswer("deny", "always"), "r1"),  # falls back within the deny family
+        (AcpPermissionAnswer("allow", option_id="a2"), "a2"),
+        (AcpPermissionAnswer("deny", option_id="gone"), "r1"),
+    ],
+)
+def test_an_answer_picks_the_agents_option(answer: PermissionAnswer, chosen: str) -> None:
+    option = choose_option(OPTIONS, answer)
+    assert option is not None and option.option_id == chosen
+
+
+def test_no_option_of_the_answers_family_picks_nothing() -> None:
+    assert choose_option(OPTIONS[:2], PermissionAnswer("deny")) is None
+    assert choose_option(OPTIONS[2:], PermissionAnswer("allow")) is None
+
+
+def test_the_servers_options_come_back_as_our_answers() -> None:
+    assert answer_for_option("allow_session") == PermissionAnswer("allow", "session")
+    assert answer_for_option("deny_once") == PermissionAnswer("deny", "once")
+    assert answer_for_option(None).decision == "deny"
+    assert answer_for_option("bogus").decision == "deny"
+
+
+def test_a_prompt_of_blocks_is_one_text() -> None:
+    blocks = [
+        TextContentBlock(type="text", text="Look at "),
+        ResourceContentBlock(type="resource_link", name="a", uri="file:///w/a.py"),
+        EmbeddedResourceContentBlock(
+            type="resource", resource=TextResourceContents(uri="file:///w/b.py", text="print(1)")
+        ),
+    ]
+    assert (
+        prompt_text(blocks)
+        == "Look at @file:///w/a.py\n<resource uri='file:///w/b.py'>\nprint(1)\n</resource>\n"
+    )
+
+
+# -- the config file ------------------------------------------------------------------------------
+def test_acp_tables_are_read_and_other_tables_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        'default_profile = "x"\n[profiles.x]\nprovider = "openai"\n\n'
+        '[acp.claude]\ncommand = "claude-code-acp"\nenv = ["ANTHROPIC_API_KEY"]\n\n'
+        '[acp.gemini]\ncommand = "gemini"\nargs = ["--experimental-acp"]\n'
+    )
+    agents = load_acp_agents(path)
+    assert list(agents) == ["claude", "gemini"]
+    assert agents["gemini"].describe() == "gemini --experimental-acp"
+    assert agents["claude"].environment({"ANTHROPIC_API_KEY": "k", "OTHER": "o"}) == {
+        "ANTHROPIC_API_KEY": "k"
+    }
+    assert agents["claude"].missing_env({}) == ["ANTHROPIC_API_KEY"]
+    assert load_acp_agents(tmp_path / "missing.toml") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[acp.x]\nargs = ["a"]\n', ":1: acp.x.command: expected the program to run"),
+        ('[acp.x]\ncommand = "a"\nargs = "b"\n', ":3: acp.x.args: expected a list of strings"),
+        (
+            '[acp.x]\ncommand = "a"\nenv = ["sk-secret=1"]\n',
+            ":3: acp.x.env: 'sk-secret=1' is not a variable name",
+        ),
+        ('[acp.x]\ncommand = "a"\ncwd = "/"\n', ":3: acp.x.cwd: unknown setting"),
+        ("[acp]\nx = 1\n", ":1: acp.x must be a table"),
+        ("[acp.x\n", ":1: "),
+    ],
+)
+def test_a_bad_agent_table_names_the_file_and_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(AcpConfigError) as error:
+        load_acp_agents(path)
+    assert str(error.value).startswith(f"{path}{message}")
+
+
+# -- the validator the other tests rely on -------------------------------------------------------
+def test_the_wire_validator_catches_what_the_schema_would_quietly_repair() -> None:
+    validator = WireValidator()
+    update = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x", "kind": "not-a-kind"}
+    validator(StreamEvent(StreamDirection.INCOMING, {"jsonrpc": "2.0", "method": "session/update",
+                                                    "params": {"sessionId": "s", "update": update}}))  # fmt: skip
+    validator(StreamEvent(StreamDirection.OUTGOING, {"jsonrpc": "2.0", "id": 1, "method": "session/prompt",
+                                                    "params": {"sessionId": "s"}}))  # fmt: skip
+    validator(
+        StreamEvent(StreamDirection.INCOMING, {"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "done"}})
+    )
+    assert len(validator.problems) == 3
+    assert "does not survive the schema unchanged" in validator.problems[0]
+    assert validator.problems[1].startswith("session/prompt: ")
+    assert validator.problems[2].startswith("session/prompt result: ")

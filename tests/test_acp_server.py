@@ -1,0 +1,228 @@
+"""`agent-tui acp` driven by our own ACP client, both real processes talking over stdio.
+
+The client side is `AcpAgents` on an engine (what the dashboard runs), the agent side is
+`python -m agent_tui acp --scenario FILE`. Every message between them goes through the SDK's
+schema models (`WireValidator`), and both logs must keep the chains of our event log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp_support import Harness, QueuePrompter, server_config
+
+from agent_tui.acp.permissions import AcpPermissionRequest
+from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.events import Event
+from agent_tui.events.chains import chain_violations
+from agent_tui.store import JsonlFileEventStore
+
+pytestmark = pytest.mark.anyio
+
+
+def write_scenario(tmp_path: Path, steps: list[dict[str, Any]], **extra: Any) -> Path:
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps({"sessions": [{"prompt": "(from the client)", "steps": steps}], **extra}))
+    return path
+
+
+def server_logs(directory: Path) -> list[Event]:
+    store = JsonlFileEventStore(directory)
+    events: list[Event] = []
+    for log in sorted(directory.glob("*.jsonl")):
+        events.extend(store.replay(log.stem))
+    store.close()
+    return events
+
+
+def types(events: list[Event]) -> list[str]:
+    return [event.type for event in events]
+
+
+WORK = [
+    {"text": ["Hello", " from", " agent-tui."], "toolCalls": [{"tool": "shell", "args": {"cmd": "ls"}}]},
+    {
+        "text": ["Writing."],
+        "toolCalls": [{"tool": "write_file", "args": {"path": "notes.txt", "content": "hi\n"}}],
+    },
+    {"text": ["Done."]},
+    {"text": ["Follow-up answer."]},
+]
+
+
+async def test_prompt_streams_text_and_tools_and_asks_through_the_prompter(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README").write_text("x\n")
+    scenario = write_scenario(tmp_path, WORK)
+    prompter = QueuePrompter(lambda request: PermissionAnswer("allow"))
+    async with Harness(tmp_path / "client", prompter) as harness:
+        session = await harness.agents.start(
+            server_config(scenario, tmp_path / "server"), workspace, prompt="Please take notes"
+        )
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        follow_up = session.prompt("And now?")
+        assert await follow_up.wait() == "final"
+        log = harness.log(session.session_id)
+
+    assert harness.validator.problems == []
+    assert harness.validator.pending == []
+    assert harness.validator.updates["agent_message_chunk"] == 6
+    assert harness.validator.updates["tool_call"] == 2
+    assert chain_violations(log) == []
+    assert log[0].payload["client"] == "agent-tui"
+    assert [event.payload["text"] for event in log if event.type == "model.delta"] == [
+        "Hello", " from", " agent-tui.", "Writing.", "Done.", "Follow-up answer.",
+    ]  # fmt: skip
+    turns = [event for event in log if event.type == "turn.completed"]
+    assert [turn.payload["stopReason"] for turn in turns] == ["final", "final"]
+
+    # `ls` is a read: the server's policy allowed it, and our log says the agent decided.
+    calls = [event for event in log if event.type == "model.tool_call_requested"]
+    assert [call.payload["tool"] for call in calls] == ["execute", "edit"]
+    resolved = [event.payload for event in log if event.type == "permission.resolved"]
+    assert resolved[0]["actor"] == "policy" and resolved[0]["policy"] == "agent:agent-tui"
+    assert [(item["decision"], item["actor"]) for item in resolved[1:]] == [
+        ("ask", "policy"),
+        ("allow", "user"),
+    ]
+
+    # The write asked the client; the question reached our prompter with the server's options.
+    [request] = prompter.requests
+    assert isinstance(request, AcpPermissionRequest)
+    assert request.risk == "write"
+    assert [option.kind for option in request.options] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
+    assert (workspace / "notes.txt").read_text() == "hi\n"
+
+    # The server wrote its own log of the same session, with the user's answer from our side.
+    served = server_logs(tmp_path / "server")
+    assert chain_violations(served) == []
+    assert served[0].session_id == session.acp_session_id
+    server_resolved = [
+        e.payload for e in served if e.type == "permission.resolved" and e.payload["actor"] == "user"
+    ]
+    assert [(item["decision"], item["remember"]) for item in server_resolved] == [("allow", "once")]
+
+
+async def test_the_client_log_dumps_and_replays_like_any_other(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    scenario = write_scenario(tmp_path, [{"text": ["Short answer."]}])
+    async with Harness(tmp_path / "client", QueuePrompter(lambda request: None)) as harness:
+        session = await harness.agents.start(
+            server_config(scenario, tmp_path / "server"), workspace, prompt="hi"
+        )
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_tui", "replay", str(tmp_path / "client"), "--dump", "state"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    [state] = json.loads(out.stdout)["sessions"]
+    assert state["agentName"] == "agent-tui"
+    assert [turn["stopReason"] for turn in state["turns"]] == ["final"]
+
+
+async def test_cancel_mid_stream_ends_both_turns_cancelled(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    chunks = [f"chunk {n} " for n in range(60)]
+    scenario = write_scenario(tmp_path, [{"text": chunks, "delayMs": 200}, {"text": ["Back again."]}])
+    async with Harness(tmp_path / "client", QueuePrompter(lambda request: None)) as harness:
+        session = await harness.agents.start(
+            server_config(scenario, tmp_path / "server"), workspace, prompt="Stream"
+        )
+        await harness.watch.wait_for(lambda event: event.type == "model.delta")
+        assert session.cancel() is True
+        assert await session.turn.wait() == "cancelled"  # type: ignore[union-attr]
+        again = session.prompt("Still there?")
+        assert await again.wait() == "final"
+        log = harness.log(session.session_id)
+
+    assert harness.validator.problems == []
+    assert harness.validator.methods["session/cancel"] == 1
+    assert chain_violations(log) == []
+    first_turn = log[: types(log).index("turn.completed") + 1]
+    assert 1 <= types(first_turn).count("model.delta") < len(chunks)
+    assert first_turn[-1].payload["stopReason"] == "cancelled"
+    assert log[-1].payload["stopReason"] == "final"
+    served = server_logs(tmp_path / "server")
+    assert chain_violations(served) == []
+    assert [e.payload["stopReason"] for e in served if e.type == "turn.completed"] == ["cancelled", "final"]
+
+
+async def test_cancel_while_a_question_waits_withdraws_it_on_both_sides(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    step = {
+        "text": ["Writing."],
+        "toolCalls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}],
+    }
+    scenario = write_scenario(tmp_path, [step])
+    prompter = QueuePrompter(lambda request: None)  # nobody answers
+    async with Harness(tmp_path / "client", prompter) as harness:
+        session = await harness.agents.start(
+            server_config(scenario, tmp_path / "server"), workspace, prompt="Write"
+        )
+        await prompter.asked.wait()
+        harness.engine.cancel_turn(session.session_id)  # what the dashboard's stop does
+        assert await session.turn.wait() == "cancelled"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+
+    assert prompter.withdrawn == 1
+    assert chain_violations(log) == []
+    resolved = [event.payload for event in log if event.type == "permission.resolved"]
+    assert (resolved[-1]["decision"], resolved[-1]["actor"]) == ("deny", "system")
+    [failed] = [event.payload for event in log if event.type == "tool.failed"]
+    assert failed["errorCode"] == "cancelled"
+    assert not (workspace / "x.txt").exists()
+    # The client answered the pending request `cancelled`, as the protocol asks.
+    [answer] = [m for m in harness.validator.methods if m == "session/request_permission"]
+    assert answer
+    served = server_logs(tmp_path / "server")
+    assert chain_violations(served) == []
+    assert [e.payload["stopReason"] for e in served if e.type == "turn.completed"] == ["cancelled"]
+
+
+async def test_a_killed_agent_closes_the_turn_with_the_reason(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    step = {
+        "text": ["Writing."],
+        "toolCalls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}],
+    }
+    scenario = write_scenario(tmp_path, [step])
+    prompter = QueuePrompter(lambda request: None)
+    async with Harness(tmp_path / "client", prompter) as harness:
+        session = await harness.agents.start(
+            server_config(scenario, tmp_path / "server"), workspace, prompt="Write"
+        )
+        await prompter.asked.wait()
+        assert session.process is not None and session.process.process is not None
+        os.kill(session.process.process.pid, signal.SIGKILL)
+        assert await session.turn.wait() == "error"  # type: ignore[union-attr]
+        later = session.prompt("Are you there?")
+        assert await later.wait() == "error"
+        log = harness.log(session.session_id)
+
+    assert chain_violations(log) == []
+    ends = [event.payload for event in log if event.type == "turn.completed"]
+    assert [end["errorCode"] for end in ends] == ["provider_failure", "provider_failure"]
+    assert "agent-tui was killed by SIGKILL" in ends[0]["message"]
+    assert ends[1]["message"] == ends[0]["message"]
+    assert prompter.withdrawn == 1
+    [failed] = [event.payload for event in log if event.type == "tool.failed"]
+    assert failed["errorCode"] == "cancelled"
