@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Literal
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -165,7 +166,11 @@ def _cmd_schema() -> int:
 
 
 def _cmd_run(
-    scenario_path: Path, sessions_dir: Path, approve: str, workspace: Path | None, quiet: bool
+    scenario_path: Path,
+    sessions_dir: Path,
+    approve: Literal["allow", "deny"],
+    workspace: Path | None,
+    quiet: bool,
 ) -> int:
     import anyio
 
@@ -173,7 +178,7 @@ def _cmd_run(
     from agent_tui.engine.permissions import StaticPrompter
     from agent_tui.engine.scenario import ScenarioError, load_scenario
     from agent_tui.runtime.console import EventPrinter
-    from agent_tui.runtime.runner import ScenarioRun
+    from agent_tui.runtime.runner import RunResult, ScenarioRun
 
     try:
         scenario = load_scenario(scenario_path)
@@ -191,7 +196,7 @@ def _cmd_run(
     printer = EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path)
     run.subscribe(printer)
 
-    async def go():  # type: ignore[no-untyped-def]
+    async def go() -> RunResult:
         async with run.engine:
             return await run.play()
 

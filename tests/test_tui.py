@@ -450,7 +450,7 @@ class TestThemes:
         app = dashboard_app()
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
-            tree = app.dashboard.tree
+            tree = app.dashboard.session_tree
             before = tree.get_component_rich_style("session-tree--running", partial=True)
             label_before = str(tree.cursor_node.label.spans) if tree.cursor_node else ""
             app.theme = "textual-light"

@@ -19,7 +19,7 @@ tests run it on real logs of generated scenarios. Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from agent_tui.events.model import Event
@@ -139,7 +139,7 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
     return problems
 
 
-def _unanswered(check: _SessionCheck, event: Event, bad) -> None:  # type: ignore[no-untyped-def]
+def _unanswered(check: _SessionCheck, event: Event, bad: Callable[[Event, str], None]) -> None:
     for call_id, call in check.calls.items():
         if not call.answered:
             bad(event, f"tool call {call_id} ({call.tool}) is unanswered")

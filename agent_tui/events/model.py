@@ -11,12 +11,12 @@ Reading and writing lines (validation, building payloads) is `validation.py`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Final, Literal, Union
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 
 Risk = Literal["read", "write", "execute", "network", "destructive"]
 Decision = Literal["allow", "deny", "ask"]
@@ -207,7 +207,7 @@ def _typed(type_name: str, payload: type[_Payload]) -> type[BaseModel]:
         "Event_" + type_name.replace(".", "_"),
         (_EnvelopeBase,),
         {
-            "__annotations__": {"type": Literal[type_name], "payload": payload},  # type: ignore[valid-type]
+            "__annotations__": {"type": Literal[type_name], "payload": payload},
             "__module__": __name__,
         },
     )
@@ -225,7 +225,8 @@ class _EnvelopeBase(BaseModel):
 
 
 _ENVELOPES = [_typed(name, model) for name, model in PAYLOADS.items()]
-EventLine = Annotated[Union[tuple(_ENVELOPES)], Field(discriminator="type")]  # type: ignore[valid-type]  # noqa: UP007
+# A union built at run time from PAYLOADS: real to pydantic, `Any` to a static type checker.
+EventLine: Any = Annotated[Union[tuple(_ENVELOPES)], Field(discriminator="type")]  # noqa: UP007
 _LINE_ADAPTER: TypeAdapter[Any] = TypeAdapter(EventLine)
 
 

@@ -15,7 +15,7 @@ import anyio
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
-from agent_tui.engine.scenario import Scenario, ScenarioError
+from agent_tui.engine.scenario import Scenario, ScenarioError, ScenarioSession
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.runtime.subagents import SubAgents
@@ -89,8 +89,16 @@ class ScenarioRun:
             max_depth=scenario.maxDepth,
             policies={name: agent.policy for name, agent in scenario.agents.items() if agent.policy},
         )
-        self.provider.on_cancel = lambda sid, tid: self.engine.cancel_turn(sid, tid) and None
-        self.provider.on_steer = lambda sid, text: self.engine.submit(sid, text) and None
+        self.provider.on_cancel = self._cancel_for_script
+        self.provider.on_steer = self._steer_for_script
+
+    def _cancel_for_script(self, session_id: str, turn_id: str) -> None:
+        """A step's `cancelAfterChunks`: the runner cancels the turn, as a user would."""
+        self.engine.cancel_turn(session_id, turn_id)
+
+    def _steer_for_script(self, session_id: str, text: str) -> None:
+        """A step's `steer`: the runner sends the running turn input, as a user would."""
+        self.engine.submit(session_id, text)
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         return self.engine.subscribe(listener)
@@ -118,7 +126,7 @@ class ScenarioRun:
             unsubscribe()
         return result
 
-    async def _play_session(self, session, cwd: Path, result: RunResult) -> None:  # type: ignore[no-untyped-def]
+    async def _play_session(self, session: ScenarioSession, cwd: Path, result: RunResult) -> None:
         if session.startDelayMs:
             await anyio.sleep(session.startDelayMs / 1000)
         try:

@@ -203,9 +203,8 @@ class JsonlEventLog:
                     else:
                         line_number = expected + offset
                         event, build = _check_line(path, line, line_number, expected)
-                    expected = event.sequence
-                    offset = line_number - expected
-                expected += 1
+                    offset = line_number - event.sequence
+                expected = event.sequence + 1  # the builder checked it is `expected` on its path
                 yield event
             if torn and mode == "strict":
                 line_number = start_line + 1 if expected is None else expected + offset

@@ -109,11 +109,20 @@ class ToolArgs(BaseModel):
 
 @runtime_checkable
 class Tool(Protocol):
-    """The port every tool implements (built-ins here, `spawn_agent`/`wait_agent` in the engine)."""
+    """The port every tool implements (built-ins here, `spawn_agent`/`wait_agent` in the engine).
 
-    name: str
-    description: str
-    Args: type[BaseModel]
+    `name`, `description` and `Args` are read-only: a tool class usually sets them as class
+    attributes (`BaseTool` declares them so).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def Args(self) -> type[BaseModel]: ...
 
     @property
     def input_schema(self) -> dict[str, Any]:

@@ -121,7 +121,7 @@ class ReadFileTool(BaseTool):
         "and `limit` (number of lines) read a window of a long file."
     )
     Args = ReadFileArgs
-    fixed_risk: Risk = "read"
+    fixed_risk = "read"
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         return await anyio.to_thread.run_sync(partial(self._read, args, ctx))
@@ -169,7 +169,7 @@ class ListDirTool(BaseTool):
     name = "list_dir"
     description = "List a directory under the working directory. Directories end in '/', symlinks in '@'."
     Args = ListDirArgs
-    fixed_risk: Risk = "read"
+    fixed_risk = "read"
 
     async def run(self, args: ListDirArgs, ctx: ToolContext) -> ToolResult:
         return await anyio.to_thread.run_sync(partial(self._list, args, ctx))
@@ -224,7 +224,7 @@ class GrepTool(BaseTool):
         "Prints 'path:line:text' for each matching line. Binary files are skipped."
     )
     Args = GrepArgs
-    fixed_risk: Risk = "read"
+    fixed_risk = "read"
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
         try:
@@ -320,7 +320,7 @@ class WriteFileTool(BaseTool):
         "Missing parent directories are created."
     )
     Args = WriteFileArgs
-    fixed_risk: Risk = "write"
+    fixed_risk = "write"
 
     def assess(self, args: WriteFileArgs, cwd: Path | None) -> RiskAssessment:
         """`write`; with a cwd, a file that exists already is flagged: "overwrites PATH"."""
@@ -383,7 +383,7 @@ class EditFileTool(BaseTool):
         "occur exactly once in the file; include surrounding lines to make it unique."
     )
     Args = EditFileArgs
-    fixed_risk: Risk = "write"
+    fixed_risk = "write"
 
     async def run(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
         return await anyio.to_thread.run_sync(partial(self._edit, args, ctx))

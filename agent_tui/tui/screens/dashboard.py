@@ -6,6 +6,8 @@ from recorded events) the same keys explain that nothing is running.
 
 from __future__ import annotations
 
+from functools import partial
+
 from textual.binding import Binding
 
 from agent_tui.engine.permissions import PermissionAnswer
@@ -57,7 +59,7 @@ class DashboardScreen(SessionsScreen):
 
     # -- stopping ------------------------------------------------------------------------------
     def action_stop_selected(self) -> None:
-        self.stop_session(self.tree.selected_id)
+        self.stop_session(self.session_tree.selected_id)
 
     def stop_session(self, session_id: str | None) -> None:
         """Stop a session's turn and its whole subtree; say how many turns were stopped."""
@@ -96,7 +98,7 @@ class DashboardScreen(SessionsScreen):
 
     # -- steering ------------------------------------------------------------------------------
     def action_steer(self) -> None:
-        session_id = self.tree.selected_id
+        session_id = self.session_tree.selected_id
         if self.live is None:
             self.notify(_READ_ONLY, severity="warning")
             return
@@ -126,7 +128,7 @@ class DashboardScreen(SessionsScreen):
                 PaletteCommand(
                     f"Stop {path}",
                     f"Stop {path} and every sub-agent it spawned",
-                    lambda sid=session_id: self.stop_session(sid),
+                    partial(self.stop_session, session_id),
                     discover=False,
                 )
             )

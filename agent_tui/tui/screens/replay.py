@@ -117,13 +117,13 @@ class ReplayScreen(SessionsScreen):
     def _progress(self, message: ReplayLoadProgress) -> None:
         if self.timeline is None:
             share = f" {100 * message.done // message.total}%" if message.total else ""
-            self.scrubber.loading = f"Loading logs… {message.stage} {message.done:,} events{share}"
+            self.scrubber.notice = f"Loading logs… {message.stage} {message.done:,} events{share}"
 
     @on(ReplayLoaded)
     def _loaded(self, message: ReplayLoaded) -> None:
         timeline = self.timeline
         assert timeline is not None
-        self.scrubber.loading = None
+        self.scrubber.notice = None
         self._report(message.errors)
         self._move_to(timeline.total if (self.start_at_end or self.following) else 0)
         self.loaded = True
@@ -146,7 +146,7 @@ class ReplayScreen(SessionsScreen):
             return
         error = event.worker.error
         if event.worker.group == "replay-load":
-            self.scrubber.loading = f"Could not load the logs: {error}"
+            self.scrubber.notice = f"Could not load the logs: {error}"
             self.notify(str(error), title="Could not load the logs", severity="error", timeout=30)
         elif event.worker.group == "replay-follow":
             self.following = False

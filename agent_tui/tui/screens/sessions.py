@@ -7,6 +7,7 @@ from and which actions make sense (stopping and answering only in the live dashb
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 
 from textual import on
 from textual.app import ComposeResult
@@ -65,15 +66,15 @@ class SessionsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._ready = True
-        self.tree.border_title = "Sessions"
+        self.session_tree.border_title = "Sessions"
         self.detail.border_title = "Detail"
         self.queue.border_title = "Approvals"
-        self.tree.focus()
+        self.session_tree.focus()
         self.show_state(self.state)
 
     # -- the widgets ---------------------------------------------------------------------------
     @property
-    def tree(self) -> SessionTree:
+    def session_tree(self) -> SessionTree:
         return self.query_one("#tree", SessionTree)
 
     @property
@@ -90,7 +91,7 @@ class SessionsScreen(Screen[None]):
         self.state = state
         if not self._ready:
             return
-        tree = self.tree
+        tree = self.session_tree
         tree.show_state(state)
         self._show_detail()
         self.queue.show_state(state)
@@ -101,7 +102,7 @@ class SessionsScreen(Screen[None]):
 
     def _show_detail(self) -> None:
         detail = self.detail
-        session_id = self.tree.selected_id
+        session_id = self.session_tree.selected_id
         detail.show(self.state, session_id)
         session = self.state.sessions.get(session_id or "")
         detail.border_title = (
@@ -192,8 +193,8 @@ class SessionsScreen(Screen[None]):
         self.notify(f"Follow {'on' if detail.follow else 'off'}.", timeout=2)
 
     def select_session(self, session_id: str) -> None:
-        if self.tree.select_session(session_id):
-            self.tree.focus()
+        if self.session_tree.select_session(session_id):
+            self.session_tree.focus()
 
     def palette_commands(self) -> list[PaletteCommand]:
         """What the command palette offers on this screen."""
@@ -211,7 +212,7 @@ class SessionsScreen(Screen[None]):
                 PaletteCommand(
                     f"Jump to {path}",
                     f"Show {session_id} in the detail panel",
-                    lambda sid=session_id: self.select_session(sid),
+                    partial(self.select_session, session_id),
                 )
             )
         return commands

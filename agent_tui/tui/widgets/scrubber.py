@@ -33,7 +33,9 @@ class Scrubber(Widget):
     playing: reactive[bool] = reactive(False)
     follow: reactive[bool] = reactive(False)
     speed: reactive[int] = reactive(20)
-    loading: reactive[str | None] = reactive("Loading logs…")
+    # What to show instead of the bar (loading progress, a load error); None shows the bar. Not
+    # `loading`: that is Textual's own flag, which covers the widget with a spinner.
+    notice: reactive[str | None] = reactive("Loading logs…")
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -41,8 +43,8 @@ class Scrubber(Widget):
 
     def render(self) -> Content:
         width = self.content_region.width or self.size.width
-        if self.loading is not None:
-            return Content.styled(self.loading, "$text-accent")
+        if self.notice is not None:
+            return Content.styled(self.notice, "$text-accent")
         play = ("▶ playing", "bold $text-success") if self.playing else ("‖ paused", MUTED)
         left = Content.assemble(
             play,

@@ -7,6 +7,8 @@ changes, and the node structure only when sessions appear, vanish (scrubbing bac
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from rich.style import Style
 from rich.text import Text
 from textual import on
@@ -194,7 +196,7 @@ def _label_key(session: SessionView) -> _LabelKey:
     return (session.display_name, session.status, session.phase, step, len(session.pending))
 
 
-def _depth_first(state: DashboardState):  # type: ignore[no-untyped-def]
+def _depth_first(state: DashboardState) -> Iterator[str]:
     stack = list(reversed(state.roots()))
     seen: set[str] = set()
     while stack:
