@@ -44,6 +44,7 @@ from acp import (
 )
 from acp.interfaces import Client
 from acp.schema import (
+    AgentCapabilities,
     AgentPlanContentUpdate,
     AgentPlanRemovedUpdate,
     AvailableCommand,
@@ -52,6 +53,7 @@ from acp.schema import (
     ConfigOptionUpdate,
     CurrentModeUpdate,
     Implementation,
+    LoadSessionResponse,
     PermissionOption,
     PlanUpdateMarkdown,
     SessionConfigOptionSelect,
@@ -85,8 +87,19 @@ class TestAgent(Agent):
             await self.forever.wait()
         self.capabilities = client_capabilities
         return InitializeResponse(
-            protocol_version=self.protocol, agent_info=Implementation(name="test-agent", version="1.0")
+            protocol_version=self.protocol,
+            agent_capabilities=AgentCapabilities(load_session=True),
+            agent_info=Implementation(name="test-agent", version="1.0"),
         )
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        self.cwd = cwd
+        say = self._conn.session_update
+        await say(session_id=session_id, update=update_user_message_text("(an earlier prompt)"))
+        await say(session_id=session_id, update=update_agent_message_text("(an earlier answer)"))
+        return LoadSessionResponse()
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any

@@ -257,3 +257,21 @@ async def test_a_follow_up_prompt_reuses_the_running_agent(tmp_path: Path) -> No
     assert [p["text"] for p in payloads(log, "model.delta")] == ["echo: first", "echo: second"]
     assert harness.validator.methods["initialize"] == 1 and harness.validator.methods["session/prompt"] == 2
     assert sys.executable  # the agent ran under this interpreter
+
+
+async def test_a_reopened_session_loads_the_agents_own_session(tmp_path: Path) -> None:
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None)) as harness:
+        session = await harness.agents.start(script_agent_config(), tmp_path, prompt="first")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        session_id = session.session_id
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None)) as harness:
+        again = await harness.agents.reopen(script_agent_config(), session_id)
+        assert await again.prompt("second").wait() == "final"
+        log = harness.log(session_id)
+    assert harness.validator.methods["session/load"] == 1 and harness.validator.methods["session/new"] == 0
+    assert harness.validator.problems == []
+    assert chain_violations(log) == []
+    # The history the agent replays is in our log already: only the new turn is added.
+    assert [p["text"] for p in payloads(log, "model.delta")] == ["echo: first", "echo: second"]
+    records = [p["recordType"] for p in payloads(log, "source.record")]
+    assert records == ["session/new", "session/load"]

@@ -169,7 +169,7 @@ def test_acp_tables_are_read_and_other_tables_ignored(tmp_path: Path) -> None:
             ":3: acp.x.env: 'sk-secret=1' is not a variable name",
         ),
         ('[acp.x]\ncommand = "a"\ncwd = "/"\n', ":3: acp.x.cwd: unknown setting"),
-        ("[acp]\nx = 1\n", ":1: acp.x must be a table"),
+        ("[acp]\nx = 1\n", ":2: acp.x must be a table"),
         ("[acp.x\n", ":1: "),
     ],
 )
@@ -196,3 +196,15 @@ def test_the_wire_validator_catches_what_the_schema_would_quietly_repair() -> No
     assert "does not survive the schema unchanged" in validator.problems[0]
     assert validator.problems[1].startswith("session/prompt: ")
     assert validator.problems[2].startswith("session/prompt result: ")
+
+
+def test_the_acp_package_does_not_import_the_dashboard() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, agent_tui.acp.agents, agent_tui.acp.serve, agent_tui.acp.server; "
+        "print(any(m == 'textual' or m.startswith(('textual.', 'agent_tui.tui')) for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -226,3 +226,59 @@ async def test_a_killed_agent_closes_the_turn_with_the_reason(tmp_path: Path) ->
     assert prompter.withdrawn == 1
     [failed] = [event.payload for event in log if event.type == "tool.failed"]
     assert failed["errorCode"] == "cancelled"
+
+
+async def test_model_flags_serve_a_real_model(tmp_path: Path) -> None:
+    from fake_model_server import FakeModelServer, Stream, openai_stream
+
+    from agent_tui.acp.config import AcpAgentConfig
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    with FakeModelServer() as model:
+        model.script(Stream(openai_stream(["Hello from ", "a real model."])))
+        args = (
+            "-m",
+            "agent_tui",
+            "acp",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            model.openai_url,
+        )
+        agent = AcpAgentConfig("agent-tui", sys.executable, (*args, "--sessions-dir", str(tmp_path / "server")),
+                               env=("AGENT_TUI_CONFIG",))  # fmt: skip
+        async with Harness(
+            tmp_path / "client", QueuePrompter(lambda request: None), env={"AGENT_TUI_CONFIG": str(config)}
+        ) as harness:
+            session = await harness.agents.start(agent, workspace, prompt="Say hello")
+            assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+            log = harness.log(session.session_id)
+        [request] = model.requests
+    assert "".join(p.payload["text"] for p in log if p.type == "model.delta") == "Hello from a real model."
+    assert request.body["model"] == "m"
+    assert request.body["messages"][-1]["content"] == "Say hello"
+    assert harness.validator.problems == []
+
+
+def test_without_a_model_the_server_says_how_to_configure_one(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "AGENT_TUI_CONFIG": str(config)}
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_tui", "acp"],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith("agent-tui: acp: ")
+    assert "--provider" in out.stderr and out.stderr.endswith(
+        "; or pass --scenario FILE for a scripted model\n"
+    )
+    assert out.stdout == ""

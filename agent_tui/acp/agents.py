@@ -112,6 +112,23 @@ class AcpAgents:
             session.prompt(prompt)
         return session
 
+    async def reopen(self, config: AcpAgentConfig, session_id: str) -> AcpAgentSession:
+        """An ACP-backed session of an earlier run, from its log: its next prompt starts the agent
+        again and, if the agent can (`loadSession`), loads the agent's own session, so the agent
+        remembers it; otherwise the agent starts a fresh session (the log says which).
+
+        Raises:
+            UnknownSession: no log for `session_id`. `EventLogDecodeError` for a corrupt log.
+        """
+        if self._group is None:
+            raise RuntimeError("use `async with AcpAgents(engine)` before starting agents")
+        await self.engine.open_session(session_id)
+        session = AcpAgentSession(self, config, session_id)
+        session.resume_from = session.recorder.agent_session_id()
+        await self._group.start(session.writer.serve)
+        self.sessions[session_id] = session
+        return session
+
     def session(self, session_id: str) -> AcpAgentSession | None:
         """The ACP-backed session with that id (None for our own agents' sessions)."""
         return self.sessions.get(session_id)

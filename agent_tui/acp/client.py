@@ -92,6 +92,7 @@ class AcpAgentSession:
         self.process: AgentProcess | None = None
         self.conn: ClientSideConnection | None = None
         self.acp_session_id: str | None = None
+        self.resume_from: str | None = None  # the agent's session to load at start (a reopened log)
         self.failure: str | None = None
         self.turn: AcpTurn | None = None
         self._asks: set[anyio.CancelScope] = set()
@@ -305,6 +306,18 @@ class AcpAgentSession:
             )
             return
         self._auth_methods = [method.name for method in init.auth_methods or ()]
+        earlier = self.resume_from
+        capabilities = init.agent_capabilities
+        if earlier is not None and capabilities is not None and capabilities.load_session:
+            # The agent replays the session's history; our log has it already.
+            self.recorder.paused = True
+            try:
+                await conn.load_session(cwd=str(self.cwd), session_id=earlier, mcp_servers=[])
+            finally:
+                await self.write(lambda: self.recorder.resume())
+            await self.write(lambda: self.recorder.note("session/load", _started(init, earlier)))
+            self.acp_session_id = earlier
+            return
         created = await conn.new_session(cwd=str(self.cwd), mcp_servers=[])
         await self.write(lambda: self.recorder.note("session/new", _started(init, created.session_id)))
         self.acp_session_id = created.session_id

@@ -8,9 +8,9 @@ env = ["ANTHROPIC_API_KEY"]
 ```
 
 Invariants:
-- the file is the one model profiles live in (`$AGENT_TUI_CONFIG`, else `config.toml` in the
-  platform's config directory for agent-tui), read once with `tomllib`; a missing file declares
-  no agents;
+- the file is the one model profiles live in (`providers.config.config_path`: `$AGENT_TUI_CONFIG`,
+  else `config.toml` in the platform's config directory), read once with `tomllib`; a missing
+  file declares no agents;
 - `env` holds variable NAMES only: their values are taken from our environment when the agent
   starts, never from the file, and a name that is not set is simply not passed on;
 - anything wrong is an `AcpConfigError` reading `PATH:LINE: reason`, naming the table or key.
@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ENV_CONFIG = "AGENT_TUI_CONFIG"
+from agent_tui.providers.config import config_path
+from agent_tui.providers.toml_lines import KeyLines
+
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = ("command", "args", "env")
-_HEADER = re.compile(r"^\s*\[\s*acp\s*\.\s*(\"[^\"]*\"|'[^']*'|[A-Za-z0-9_-]+)\s*\]")
-_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
-_ANY_HEADER = re.compile(r"^\s*\[")
 
 
 class AcpConfigError(ValueError):
@@ -73,13 +72,8 @@ class AcpAgentConfig:
 
 
 def acp_config_path(env: Mapping[str, str] = os.environ) -> Path:
-    """`$AGENT_TUI_CONFIG`, else `config.toml` in the platform's config directory for agent-tui."""
-    override = env.get(ENV_CONFIG)
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("agent-tui")) / "config.toml"
+    """The config file model profiles come from (one place decides where it is)."""
+    return config_path(env)
 
 
 def load_acp_agents(path: Path | None = None) -> dict[str, AcpAgentConfig]:
@@ -104,16 +98,17 @@ def load_acp_agents(path: Path | None = None) -> dict[str, AcpAgentConfig]:
         where = f"{path}:{match.group(1)}" if match else str(path)
         reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)$", "", str(error))
         raise AcpConfigError(f"{where}: {reason}") from None
-    lines = _AcpLines(text)
+    lines = KeyLines(text)
     tables = data.get("acp", {})
     if not isinstance(tables, dict):
-        raise AcpConfigError(f"{path}:{lines.line()}: acp must be a table of [acp.NAME] tables")
+        raise AcpConfigError(f"{path}:{lines.line('acp')}: acp must be a table of [acp.NAME] tables")
     return {name: _agent(path, lines, name, table) for name, table in tables.items()}
 
 
-def _agent(path: Path, lines: _AcpLines, name: str, table: Any) -> AcpAgentConfig:
+def _agent(path: Path, lines: KeyLines, name: str, table: Any) -> AcpAgentConfig:
     def fail(reason: str, key: str | None = None) -> AcpConfigError:
-        return AcpConfigError(f"{path}:{lines.line(name, key)}: {reason}")
+        where = ("acp", name, key) if key is not None else ("acp", name)
+        return AcpConfigError(f"{path}:{lines.line(*where)}: {reason}")
 
     if not _NAME.match(name):
         raise fail(f"acp.{name}: an agent's name may use letters, digits, '-' and '_' only")
@@ -139,38 +134,6 @@ def _agent(path: Path, lines: _AcpLines, name: str, table: Any) -> AcpAgentConfi
                 "env",
             )
     return AcpAgentConfig(name, command.strip(), tuple(args), tuple(env))
-
-
-class _AcpLines:
-    """Where `[acp.NAME]` tables and their keys start (1-based), for error messages."""
-
-    def __init__(self, text: str) -> None:
-        self._tables: dict[str, int] = {}
-        self._keys: dict[tuple[str, str], int] = {}
-        self._first: int | None = None
-        current: str | None = None
-        for number, line in enumerate(text.splitlines(), start=1):
-            header = _HEADER.match(line)
-            if header:
-                current = header.group(1).strip("\"'")
-                self._tables.setdefault(current, number)
-                self._first = self._first or number
-                continue
-            if _ANY_HEADER.match(line):
-                current = None
-                if re.match(r"^\s*\[\s*acp\s*\]", line):
-                    self._first = self._first or number
-                continue
-            assign = _ASSIGN.match(line)
-            if assign and current is not None:
-                self._keys.setdefault((current, assign.group(1)), number)
-
-    def line(self, name: str | None = None, key: str | None = None) -> int:
-        if name is not None and key is not None and (name, key) in self._keys:
-            return self._keys[(name, key)]
-        if name is not None and name in self._tables:
-            return self._tables[name]
-        return self._first or 1
 
 
 def _line_of_byte(path: Path, offset: int) -> int:

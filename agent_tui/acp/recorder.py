@@ -99,6 +99,7 @@ class AcpRecorder:
         self._usage: tuple[int, int] | None = None
         self.approvals = TurnApprovals(self.info.cwd)
         self._answered: set[str] = set()  # this turn's calls that already have their result
+        self.paused = False  # while the agent replays a loaded session's history (already logged)
 
     @property
     def turn(self) -> TurnHandle | None:
@@ -162,6 +163,8 @@ class AcpRecorder:
     # -- session updates -----------------------------------------------------------------------
     async def apply(self, update: Any) -> None:
         """Write what one `session/update` says (see the mapping in `docs/acp.md`)."""
+        if self.paused:
+            return
         if isinstance(update, UsageUpdate):
             self._usage = (update.used, update.size)
         state = self._state
@@ -188,6 +191,21 @@ class AcpRecorder:
             await self._tool_update(state, update)
             return
         await self._record(as_sent(update))
+
+    async def resume(self) -> None:
+        """Record updates again (queued on the writer after the replayed history)."""
+        self.paused = False
+
+    def agent_session_id(self) -> str | None:
+        """The agent's own session id, as the log last recorded it (`session/new` or `/load`)."""
+        found = None
+        for event in self.engine.store.replay(self.info.id):
+            if event.type == "source.record" and event.payload["recordType"] in (
+                "session/new",
+                "session/load",
+            ):
+                found = event.payload["data"].get("sessionId")
+        return found if isinstance(found, str) else None
 
     async def note(self, record_type: str, data: dict[str, Any]) -> None:
         """Keep something the agent said outside of session updates (its identity, a custom

@@ -156,7 +156,8 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
         settings = resolve_settings(load_config(), **flags)  # type: ignore[arg-type]
         if settings is None:
             raise ServerSetupError(
-                HOW_TO_CONFIGURE.format(path=config_path()) + "; or pass --scenario FILE for a scripted model"
+                HOW_TO_CONFIGURE.format(path=config_path()).rstrip(".")
+                + "; or pass --scenario FILE for a scripted model"
             )
         provider = build_provider(settings)
     except ConfigError as error:
