@@ -15,12 +15,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
 from bench_log import Row, bench_log, format_table
+from bench_shell_risk import bench_shell_risk
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000, help="events in the generated log")
     parser.add_argument("--turns", type=int, default=1_000, help="turns per engine benchmark run (best of 3)")
+    parser.add_argument("--commands", type=int, default=10_000, help="command lines, shell risk benchmark")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
         rows = bench_log(args.events, Path(tmp))
@@ -37,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
                 unit="ev/s",
             )
         )
+    rows.extend(bench_shell_risk(args.commands))
     print(format_table(rows))
     return 0 if all(row.passed for row in rows) else 1
 

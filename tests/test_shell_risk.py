@@ -20,6 +20,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tree_sitter import Language, Parser
 
+from agent_tui.events import Event, event_from_json, payload_from
+from agent_tui.reducer import project_state
 from agent_tui.safety import RISK_ORDER, assess_shell, classify_shell, riskiest, shell_programs
 
 READ = [
@@ -614,3 +616,80 @@ def test_commands_not_called_read_do_write_when_run(tmp_path: Path, cmd: str, cr
     assert classify_shell(cmd) != "read"
     _run(cmd, work)
     assert (work / created).exists()
+
+
+# -- the reason reaches the approval modal -----------------------------------------------------
+
+
+def _permission_log(reason: str) -> list[Event]:
+    session, turn = "sess_a", "turn_1"
+    chain = [
+        ("session.created", None, {"cwd": "/w", "client": "test"}),
+        ("turn.started", turn, {"promptPreview": "clean up"}),
+        ("permission.requested", turn, {"requestId": "req_1", "toolCallId": "call_1", "tool": "shell", "risk": "execute", "argsPreview": "cmd=…", "reason": reason}),
+        ("permission.resolved", turn, {"requestId": "req_1", "toolCallId": "call_1", "decision": "ask", "actor": "policy"}),
+    ]  # fmt: skip
+    events = []
+    for sequence, (kind, turn_id, fields) in enumerate(chain, start=1):
+        event = Event(
+            id=f"evt_{sequence}",
+            session_id=session,
+            turn_id=turn_id,
+            sequence=sequence,
+            ts=f"2026-11-29T00:00:{sequence:02d}.000Z",
+            type=kind,
+            payload=payload_from(kind, fields),
+        )
+        events.append(event_from_json(event.to_json()))
+    return events
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_reason_in_the_log_is_shown_in_the_approval_modal() -> None:
+    from textual.app import App
+    from textual.widgets import Static
+
+    from agent_tui.tui.screens.approval import ApprovalScreen
+
+    reason = assess_shell("sed 's/a/b/e' f").reason or ""
+    state = project_state(_permission_log(reason))
+    [view] = state.pending_permissions()
+    assert view.risk_reason == "`sed` script uses `e`: runs a command"
+
+    app: App[None] = App()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.push_screen(ApprovalScreen(state, view, answerable=False))
+        await pilot.pause()
+        shown = app.screen.query_one("#approval-reason", Static)
+        assert "`sed` script uses `e`: runs a command" in str(shown.render())
+
+
+# -- the documented examples stay true --------------------------------------------------------
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _documented_examples(path: Path) -> list[tuple[str, str]]:
+    """(example, risk) from every markdown table row that starts with a risk in backquotes."""
+    found = []
+    for line in path.read_text().splitlines():
+        cells = [cell.strip() for cell in line.replace("\\|", "\x00").split("|")[1:-1]]
+        if len(cells) < 2 or cells[0].strip("`") not in RISK_ORDER or not cells[0].startswith("`"):
+            continue
+        examples = cells[1] if path.name == "README.md" else cells[2]
+        for example in examples.split("`")[1::2]:
+            found.append((example.replace("\x00", "|"), cells[0].strip("`")))
+    return found
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/shell-risk.md"])
+def test_the_documented_examples_have_their_documented_risk(doc: str) -> None:
+    examples = _documented_examples(_ROOT / doc)
+    assert len(examples) >= 20
+    wrong = [(cmd, risk, assess_shell(cmd)) for cmd, risk in examples if classify_shell(cmd) != risk]
+    assert wrong == []

@@ -79,8 +79,9 @@ class Usage(NamedTuple):
 class PermissionView:
     """An approval waiting for the user: a tool call the policy answered with `ask`.
 
-    `reason` is the policy's reason/warning from that `ask`; `order` is the dashboard-wide arrival
-    number (1 for the first `ask` the state saw), which orders the approval queue.
+    `reason` is the policy's reason/warning from that `ask`; `risk_reason` says why the call has
+    its risk (from `permission.requested`); `order` is the dashboard-wide arrival number (1 for the
+    first `ask` the state saw), which orders the approval queue.
     """
 
     session_id: str
@@ -94,6 +95,7 @@ class PermissionView:
     policy: str | None
     sequence: int
     order: int
+    risk_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,7 @@ class ToolCallView:
     args: dict[str, Any] = field(default_factory=dict)
     args_preview: str = ""
     risk: str | None = None
+    risk_reason: str | None = None
     status: ToolStatus = "requested"
     decisions: list[tuple[str, str]] = field(default_factory=list)
     request_id: str | None = None
@@ -149,6 +152,7 @@ class ToolCallView:
         new.args = self.args
         new.args_preview = self.args_preview
         new.risk = self.risk
+        new.risk_reason = self.risk_reason
         new.status = self.status
         new.decisions = self.decisions[:]
         new.request_id = self.request_id
@@ -734,6 +738,7 @@ def _on_permission_requested(state: DashboardState, session: SessionView, event:
         call = _tool_call(turn, payload["toolCallId"], payload["tool"])
     call.request_id = payload["requestId"]
     call.risk = payload["risk"]
+    call.risk_reason = payload.get("reason")
     call.args_preview = payload["argsPreview"]
 
 
@@ -764,6 +769,7 @@ def _on_permission_resolved(state: DashboardState, session: SessionView, event: 
             payload.get("policy"),
             event.sequence,
             state.asked_count,
+            call.risk_reason,
         )
         key = (session.session_id, request_id)
         session.pending.pop(request_id, None)  # a repeated ask goes to the back of the queue

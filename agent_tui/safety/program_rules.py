@@ -51,7 +51,7 @@ _ALWAYS_READ_ONLY = """
     jobs wait sleep test [ md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum
     sum shasum md5 od hexdump hd strings grep egrep fgrep zgrep zcat bzcat xzcat look jq cal
     factor expr numfmt uptime free ps pgrep pidof w who last getent lscpu lsblk locale tput
-    clear getconf lsof
+    clear getconf lsof exit return
 """
 
 

@@ -27,27 +27,21 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from agent_tui.safety.shell_words import (
+    BRACE,
+    Word,
+    bare_word,
+    quoted_delimiter,
+    shape,
+    unescape_double_quoted,
+)
+
 __all__ = ["Assignment", "Construct", "ParsedScript", "Redirect", "SimpleCommand", "Word", "parse_shell"]
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _LOCAL = threading.local()
 _MAX_DEPTH = 120
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
-_GLOB_CHARS = frozenset("*?[")
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """One shell word. `value` has quotes removed; `source` is the word as written."""
-
-    value: str
-    source: str
-    expansions: frozenset[str] = frozenset()
-
-    @property
-    def literal(self) -> bool:
-        return not self.expansions
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +91,9 @@ def parse_shell(text: str) -> ParsedScript:
     control = _CONTROL.search(text)
     if control is not None:
         script.problems.append(f"control character {control.group()!r} in the command")
-    source = text.encode("utf-8", "surrogatepass")
+    # A final newline changes nothing the shell does, and spares tree-sitter-bash a slow path:
+    # a pipeline of three or more commands that ends the input costs it ~30x more to parse.
+    source = text.encode("utf-8", "surrogatepass") + b"\n"
     tree = _parser().parse(source)
     root = tree.root_node
     walker = _Walker(source, script)
@@ -332,7 +328,7 @@ class _Walker:
         operator = ""
         target: Word | None = None
         quoted = any(
-            child.type == "heredoc_start" and _quoted_delimiter(self.text(child)) for child in node.children
+            child.type == "heredoc_start" and quoted_delimiter(self.text(child)) for child in node.children
         )
         for child in node.children:
             kind = child.type
@@ -372,7 +368,7 @@ class _Walker:
             return Word(text, text, frozenset({"other"}))
         kind = node.type
         if kind == "word":
-            return _bare_word(text)
+            return bare_word(text)
         if kind == "number":
             return Word(text, text)
         if kind == "raw_string":
@@ -420,7 +416,7 @@ class _Walker:
             if kind == '"':
                 continue
             if kind == "string_content":
-                parts.append(_unescape_double_quoted(self.text(child)))
+                parts.append(unescape_double_quoted(self.text(child)))
             elif child.is_named:
                 inner = self.word(child, depth + 1)
                 parts.append(inner.value)
@@ -432,7 +428,7 @@ class _Walker:
 
     def concatenation(self, node: Node, text: str, depth: int) -> Word:
         parts: list[str] = []
-        shape: list[str] = []  # unquoted characters as written; quoted ones as `x`
+        masked: list[str] = []  # unquoted characters as written; quoted ones as `x`
         expansions: set[str] = set()
         for child in node.children:
             inner = (
@@ -440,70 +436,7 @@ class _Walker:
             )
             parts.append(inner.value)
             expansions |= inner.expansions
-            shape.append(_shape(inner.source) if child.type == "word" else "x" * max(len(inner.value), 1))
-        if _BRACE.search("".join(shape)):
+            masked.append(shape(inner.source) if child.type == "word" else "x" * max(len(inner.value), 1))
+        if BRACE.search("".join(masked)):
             expansions.add("brace")
         return Word("".join(parts), text, frozenset(expansions))
-
-
-def _quoted_delimiter(delimiter: str) -> bool:
-    return any(char in delimiter for char in "'\"\\")
-
-
-def _shape(source: str) -> str:
-    """An unquoted word with escaped characters masked, for finding brace expansions."""
-    return re.sub(r"\\.", "x", source, flags=re.DOTALL)
-
-
-def _bare_word(source: str) -> Word:
-    """An unquoted word: backslash escapes resolved; globs, braces, tilde and `$` noticed."""
-    if "\\" not in source and not any(char in _GLOB_CHARS or char in "{}~$(" for char in source):
-        return Word(source, source)
-    out: list[str] = []
-    expansions: set[str] = set()
-    index = 0
-    while index < len(source):
-        char = source[index]
-        if char == "\\":
-            following = source[index + 1 : index + 2]
-            if following != "\n":
-                out.append(following)
-            index += 2
-            continue
-        if char in _GLOB_CHARS:
-            expansions.add("glob")
-        elif char == "$":
-            expansions.add("variable")
-        elif char == "(":
-            expansions.add("other")  # extended globs `@(…)`, `!(…)`
-        elif char == "~" and index == 0:
-            expansions.add("tilde")
-        out.append(char)
-        index += 1
-    if _BRACE.search(_shape(source)):
-        expansions.add("brace")
-    return Word("".join(out), source, frozenset(expansions))
-
-
-_DOUBLE_QUOTE_ESCAPES = frozenset('$`"\\')
-
-
-def _unescape_double_quoted(text: str) -> str:
-    """Inside double quotes a backslash escapes only `$`, a backquote, `"`, `\\` and newline."""
-    if "\\" not in text:
-        return text
-    out: list[str] = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        following = text[index + 1 : index + 2]
-        if char == "\\" and following == "\n":
-            index += 2
-            continue
-        if char == "\\" and following in _DOUBLE_QUOTE_ESCAPES and following:
-            out.append(following)
-            index += 2
-            continue
-        out.append(char)
-        index += 1
-    return "".join(out)

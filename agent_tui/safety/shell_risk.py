@@ -140,16 +140,22 @@ def _simple(command: SimpleCommand, depth: int) -> Findings:
 def _redirect(redirect: Redirect) -> RiskAssessment | None:
     operator = redirect.operator
     target = redirect.target
-    if operator in ("<", "<<", "<<-", "<<<", ">&-", "<&-") or target is None:
-        return None
     shown = f"{redirect.fd or ''}{operator}"
-    if operator in (">&", "<&") and target.literal and (target.value.isdigit() or target.value == "-"):
-        return None
-    if operator == "<&":
-        return None
+    if target is None or operator in (">&-", "<&-"):
+        return None  # a heredoc (its body was searched for commands) or closing a descriptor
     if not target.literal:
+        if operator == "<<<":
+            return RiskAssessment("execute", f"`<<<` feeds `{target.source}`, a value not known here")
+        if operator in ("<", "<&"):
+            return RiskAssessment("execute", f"`{shown}` reads from `{target.source}`, a name not known here")
         risk: Risk = "write" if operator in (">>", "&>>") else "destructive"
         return RiskAssessment(risk, f"`{shown}` writes to `{target.source}`, a name not known here")
+    if target.value.startswith(("/dev/tcp/", "/dev/udp/")) and operator != "<<<":
+        return RiskAssessment("network", f"`{shown} {target.value}` opens a network connection")
+    if operator in ("<", "<<<", "<&") or (
+        operator == ">&" and (target.value.isdigit() or target.value == "-")
+    ):
+        return None
     if special_rules.harmless_target(target.value):
         return None
     if operator in (">>", "&>>"):

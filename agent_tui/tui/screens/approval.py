@@ -87,6 +87,8 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                 id="approval-title",
             )
             yield Static(Content.assemble(("asked by ", MUTED), (self._path, "bold")), id="approval-path")
+            if view.risk_reason:
+                yield Static(Content.assemble(("why ", MUTED), view.risk_reason), id="approval-reason")
             if view.risk == "destructive" or view.reason:
                 warning = view.reason or "destructive: it can delete or overwrite data"
                 yield Static(
