@@ -16,7 +16,9 @@ obey the log's rules whatever the source did. Invariants:
   `permission.requested` → `permission.resolved{deny, user}` and then `tool.failed{permission_denied}`;
 - a `source.record` outside any turn has turnId null (a session-level record).
 
-Events are appended to the `out` list the builder was given; the importer hands them on.
+A builder writes log lines (`LogLine`: our envelope as a dict, keys in the log's order) to the
+`out` list it was given: the import path serializes them as they are; `as_event` makes an
+`Event` of one for callers that want events (`Event.to_json()` of it gives the same bytes).
 """
 
 from __future__ import annotations
@@ -30,6 +32,42 @@ from agent_tui.events import Event
 from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
 
 _new_event = object.__new__
+
+LogLine = dict[str, Any]
+"""One event as a log line: `{"v", "id", "sessionId", "turnId", "sequence", "ts", "type", "payload"}`."""
+
+
+def as_event(line: LogLine) -> Event:
+    """The `Event` of a log line (its payload shared, not copied)."""
+    event = _new_event(Event)
+    event.id = line["id"]
+    event.session_id = line["sessionId"]
+    event.turn_id = line["turnId"]
+    event.sequence = line["sequence"]
+    event.ts = line["ts"]
+    event.type = line["type"]
+    event.payload = line["payload"]
+    return event
+
+
+class LineImporter:
+    """What both importers share: `feed`/`finish` give `Event`s of the log lines that
+    `feed_lines`/`finish_lines` (which each importer defines) make."""
+
+    def feed_lines(self, line_number: int, raw: bytes | str) -> list[LogLine]:
+        raise NotImplementedError
+
+    def finish_lines(self) -> list[LogLine]:
+        raise NotImplementedError
+
+    def feed(self, line_number: int, raw: bytes | str) -> list[Event]:
+        """The events one source line makes (of any session of the file)."""
+        return [as_event(line) for line in self.feed_lines(line_number, raw)]
+
+    def finish(self) -> list[Event]:
+        """The events the end of the source makes (open turns closed, held records written)."""
+        return [as_event(line) for line in self.finish_lines()]
+
 
 PREVIEW_CHARS = 80
 ARGS_PREVIEW_CHARS = 200
@@ -106,7 +144,7 @@ class SessionBuilder:
         counts: the import's tally, shared by the sessions of one importer.
     """
 
-    def __init__(self, session_id: str, fmt: str, out: list[Event], counts: ImportCounts) -> None:
+    def __init__(self, session_id: str, fmt: str, out: list[LogLine], counts: ImportCounts) -> None:
         self.session_id = session_id
         self.format = fmt
         self.out = out
@@ -122,22 +160,23 @@ class SessionBuilder:
         self.turns = 0
 
     # -- writing -------------------------------------------------------------------------------
-    def _emit(self, kind: str, payload: dict[str, Any], ts: str, turn_id: str | None) -> Event:
+    def _emit(self, kind: str, payload: dict[str, Any], ts: str, turn_id: str | None) -> None:
         if ts < self.last_ts:
             ts = self.last_ts
         self.last_ts = ts
         self.sequence = sequence = self.sequence + 1
-        event = _new_event(Event)
-        event.id = self._prefix + str(sequence)
-        event.session_id = self.session_id
-        event.turn_id = turn_id
-        event.sequence = sequence
-        event.ts = ts
-        event.type = kind
-        event.payload = payload
-        self.out.append(event)
-        self.counts.events += 1
-        return event
+        self.out.append(
+            {
+                "v": 1,
+                "id": self._prefix + str(sequence),
+                "sessionId": self.session_id,
+                "turnId": turn_id,
+                "sequence": sequence,
+                "ts": ts,
+                "type": kind,
+                "payload": payload,
+            }
+        )
 
     def _in_turn(self, kind: str, payload: dict[str, Any], ts: str) -> None:
         turn = self.turn
@@ -180,6 +219,7 @@ class SessionBuilder:
             self.create("")
         if self.turn is not None:
             self.close_turn(self.last_ts)
+        self.counts.events += self.sequence
 
     # -- turns ---------------------------------------------------------------------------------
     def start_turn(self, turn_id: str, ts: str, prompt: str) -> None:
@@ -305,16 +345,25 @@ class SessionBuilder:
             return
         call.started = True
         payload = {"toolCallId": call_id, "tool": call.tool, "argsPreview": args_preview(call.args)}
-        self._in_turn("tool.started", payload, ts)
+        self._emit("tool.started", payload, ts, turn.turn_id)  # type: ignore[union-attr]
 
     def complete_call(self, ts: str, call_id: str, result: str, exit_code: int | None = None) -> None:
-        self.start_call(ts, call_id)
-        call = self._answer(call_id)
-        payload: dict[str, Any] = {"toolCallId": call_id, "tool": call.tool, "result": result}
+        """`tool.completed` (after `tool.started`, when the call was not started yet)."""
+        turn = self.turn
+        assert turn is not None
+        call = turn.calls[call_id]
+        tool = call.tool
+        if not call.started:
+            call.started = True
+            started = {"toolCallId": call_id, "tool": tool, "argsPreview": args_preview(call.args)}
+            self._emit("tool.started", started, ts, turn.turn_id)
+        call.answered = True
+        self.counts.tool_results += 1
+        payload: dict[str, Any] = {"toolCallId": call_id, "tool": tool, "result": result}
         if exit_code is not None:
             payload["exitCode"] = exit_code
         payload["truncated"] = False
-        self._in_turn("tool.completed", payload, ts)
+        self._emit("tool.completed", payload, ts, turn.turn_id)
 
     def fail_call(self, ts: str, call_id: str, code: str, message: str, *, recorded: bool = True) -> None:
         """`tool.failed`; `recorded` is False for a call the source left without a result."""

@@ -29,8 +29,7 @@ from typing import Any
 
 import orjson
 
-from agent_tui.events import Event
-from agent_tui.importers.builder import ImportCounts, SessionBuilder
+from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, SessionBuilder
 from agent_tui.importers.ids import normalize_ts, safe_part, session_id_for
 
 FORMAT = "claude-code"
@@ -106,7 +105,17 @@ def block_text(content: Any) -> str:
     return "\n".join(parts)
 
 
-class ClaudeCodeImporter:
+_NOTHING: list[LogLine] = []  # what a line that makes no event returns (never written to)
+
+
+def _has_tool_result(content: list[Any]) -> bool:
+    for block in content:  # noqa: SIM110 - a loop is quicker than any() over a generator
+        if type(block) is dict and block.get("type") == "tool_result":
+            return True
+    return False
+
+
+class ClaudeCodeImporter(LineImporter):
     """Converts the lines of one Claude Code log file.
 
     Args:
@@ -120,7 +129,7 @@ class ClaudeCodeImporter:
     def __init__(self, label: str, agent_hints: dict[str, tuple[str, str]] | None = None) -> None:
         self.label = label
         self.agent_hints = agent_hints or {}
-        self.out: list[Event] = []
+        self.out: list[LogLine] = []
         self.warnings: list[str] = []
         self.counts = ImportCounts()
         self.sessions: dict[str, SessionBuilder] = {}
@@ -132,24 +141,51 @@ class ClaudeCodeImporter:
         ] = {}  # call id → (parent, type, description, prompt)
         self._task_child: dict[str, str] = {}  # call id → child session id
         self._compaction: tuple[SessionBuilder, str, dict[str, Any]] | None = None
+        self._ids: dict[str, str] = {}  # source session id → ours
+        self._current_source: str | None = None  # the source session id of `_current`
+        self._last_usage: Any = None
 
     # -- the interface -------------------------------------------------------------------------
-    def feed(self, line_number: int, raw: bytes | str) -> list[Event]:
+    def feed_lines(self, line_number: int, raw: bytes | str) -> list[LogLine]:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             self._warn(line_number, "not valid JSON (kept as source-specific)")
             data = {
                 "type": "invalid-json",
-                "line": raw.decode(errors="replace") if isinstance(raw, bytes) else raw,
+                "line": (raw.decode(errors="replace") if isinstance(raw, bytes) else raw).rstrip("\n"),
             }
         if type(data) is not dict:
             self._warn(line_number, "not a JSON object (kept as source-specific)")
             data = {"type": "not-an-object", "value": data}
-        self._line(line_number, data)
-        return self._take()
+        kind = data.get("type")
+        ts = data.get("timestamp")
+        if type(ts) is not str or len(ts) != 24 or ts[23] != "Z":  # the usual shape needs no work
+            ts = normalize_ts(ts) or ""
+        if self._compaction is not None and not data.get("isCompactSummary"):
+            self._flush_compaction()
+        builder = self._current
+        if (
+            builder is None
+            or data.get("sessionId") != self._current_source
+            or not builder.created
+            or data.get("isSidechain")
+        ):
+            builder = self._route(data)
+        if kind == "assistant" and builder is not None:
+            self._assistant(line_number, builder, ts, data)
+        elif kind == "user" and builder is not None:
+            self._user(line_number, builder, ts, data)
+        else:
+            self._other(line_number, builder, kind, ts, data)
+        out = self.out
+        if not out:
+            return _NOTHING
+        lines = out[:]
+        out.clear()
+        return lines
 
-    def finish(self) -> list[Event]:
+    def finish_lines(self) -> list[LogLine]:
         self._flush_compaction()
         if self._early:
             target = self._current or next(iter(self.sessions.values()), None)
@@ -166,26 +202,23 @@ class ClaudeCodeImporter:
             builder.finish()
         return self._take()
 
-    def _take(self) -> list[Event]:
-        events = self.out[:]
-        self.out.clear()
+    def _take(self) -> list[LogLine]:
+        out = self.out
+        if not out:
+            return _NOTHING
+        events = out[:]
+        out.clear()
         return events
 
     def _warn(self, line_number: int, message: str) -> None:
         self.warnings.append(f"{self.label}:{line_number}: {message}")
 
     # -- routing -------------------------------------------------------------------------------
-    def _line(self, n: int, data: dict[str, Any]) -> None:
-        kind = data.get("type")
-        ts = normalize_ts(data.get("timestamp")) or ""
-        if self._compaction is not None and not data.get("isCompactSummary"):
-            self._flush_compaction()
-        builder = self._route(data)
-        if kind == "assistant" and builder is not None:
-            self._assistant(n, builder, ts, data)
-        elif kind == "user" and builder is not None:
-            self._user(n, builder, ts, data)
-        elif kind == "system" and builder is not None:
+    def _other(
+        self, n: int, builder: SessionBuilder | None, kind: Any, ts: str, data: dict[str, Any]
+    ) -> None:
+        """A line that is not a user or assistant message: system lines, and records kept as they are."""
+        if kind == "system" and builder is not None:
             self._system(builder, ts, data)
         else:
             known = kind in KNOWN_RECORDS or kind in (
@@ -214,7 +247,9 @@ class ClaudeCodeImporter:
         source_session = data.get("sessionId")
         if not isinstance(source_session, str) or not source_session:
             return self._current
-        main_id = session_id_for(source_session)
+        main_id = self._ids.get(source_session)
+        if main_id is None:
+            main_id = self._ids[source_session] = session_id_for(source_session)
         if data.get("isSidechain"):
             key = self._sidechain_key(data)
             session_id = session_id_for(source_session, key)
@@ -237,6 +272,7 @@ class ClaudeCodeImporter:
         elif not builder.created and builder.header is not None and not builder.header["cwd"]:
             builder.header["cwd"] = str(data.get("cwd") or "")  # a first record without a cwd
         self._current = builder
+        self._current_source = source_session
         return builder
 
     def _new_session(self, session_id: str, data: dict[str, Any]) -> SessionBuilder:
@@ -277,16 +313,17 @@ class ClaudeCodeImporter:
             content = [{"type": "text", "text": content}]
         elif not isinstance(content, list):
             content = []
-        turn_key = "turn_" + safe_part(str(data.get("uuid") or f"line-{n}"))
         for block in content:
             kind = block.get("type") if isinstance(block, dict) else None
             if kind == "text":
                 text = block.get("text")
                 if isinstance(text, str) and text:
-                    self._ensure_turn(n, builder, turn_key, ts)
+                    if builder.turn is None:
+                        self._ensure_turn(n, builder, data, ts)
                     builder.delta(ts, text)
             elif kind == "tool_use":
-                self._ensure_turn(n, builder, turn_key, ts)
+                if builder.turn is None:
+                    self._ensure_turn(n, builder, data, ts)
                 self._tool_use(builder, ts, block)
             elif kind in ("thinking", "redacted_thinking"):
                 builder.record(ts, kind, block)
@@ -298,13 +335,20 @@ class ClaudeCodeImporter:
                     ts, f"assistant.{kind}", block if isinstance(block, dict) else {"value": block}
                 )
         usage = message.get("usage")
-        if isinstance(usage, dict):
-            prompt = sum(int(usage.get(key) or 0) for key in ("input_tokens", "cache_creation_input_tokens"))
-            cached = int(usage.get("cache_read_input_tokens") or 0)
-            key = str(message.get("id") or data.get("uuid") or n)
-            builder.add_usage(key, prompt + cached, int(usage.get("output_tokens") or 0), cached)
+        key = message.get("id") or data.get("uuid") or str(n)
+        if type(usage) is dict and builder.turn is not None and (key, usage) != self._last_usage:
+            self._last_usage = (key, usage)  # a call split over lines repeats its usage: read it once
+            get = usage.get
+            try:
+                cached = get("cache_read_input_tokens") or 0
+                prompt = (get("input_tokens") or 0) + (get("cache_creation_input_tokens") or 0) + cached
+                counted = (int(prompt), int(get("output_tokens") or 0), int(cached))
+            except (TypeError, ValueError):  # a usage that is not numbers: left out
+                return
+            builder.turn.usage[key] = counted
 
-    def _ensure_turn(self, n: int, builder: SessionBuilder, turn_key: str, ts: str) -> None:
+    def _ensure_turn(self, n: int, builder: SessionBuilder, data: dict[str, Any], ts: str) -> None:
+        turn_key = "turn_" + safe_part(str(data.get("uuid") or f"line-{n}"))
         if builder.ensure_turn(turn_key, ts):
             self._warn(n, "assistant output with no prompt before it (its turn has an empty prompt)")
 
@@ -343,9 +387,7 @@ class ClaudeCodeImporter:
         if data.get("isMeta"):
             builder.record(ts, "user.meta", data)
             return
-        if isinstance(content, list) and any(
-            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
-        ):
+        if isinstance(content, list) and _has_tool_result(content):
             for block in content:
                 if not isinstance(block, dict):
                     continue

@@ -35,8 +35,7 @@ from typing import Any
 
 import orjson
 
-from agent_tui.events import Event
-from agent_tui.importers.builder import ImportCounts, SessionBuilder
+from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, SessionBuilder
 from agent_tui.importers.ids import EPOCH_TS, normalize_ts, safe_part, session_id_for
 
 FORMAT = "codex"
@@ -141,7 +140,7 @@ def output_text(output: Any) -> tuple[str, int | None, bool]:
     return text, exit_code, failed
 
 
-class CodexImporter:
+class CodexImporter(LineImporter):
     """Converts the lines of one Codex rollout file.
 
     Args:
@@ -152,7 +151,7 @@ class CodexImporter:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self.out: list[Event] = []
+        self.out: list[LogLine] = []
         self.warnings: list[str] = []
         self.counts = ImportCounts()
         self.builder: SessionBuilder | None = None
@@ -177,7 +176,7 @@ class CodexImporter:
         return {self.builder.session_id: self.builder} if self.builder is not None else {}
 
     # -- the interface -------------------------------------------------------------------------
-    def feed(self, line_number: int, raw: bytes | str) -> list[Event]:
+    def feed_lines(self, line_number: int, raw: bytes | str) -> list[LogLine]:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -192,7 +191,7 @@ class CodexImporter:
         self._line(line_number, data)
         return self._take()
 
-    def finish(self) -> list[Event]:
+    def finish_lines(self) -> list[LogLine]:
         if self.builder is None and self._early:
             types = ", ".join(sorted({repr(record_type) for _, record_type, _ in self._early}))
             self.warnings.append(
@@ -203,7 +202,7 @@ class CodexImporter:
             self.builder.finish()
         return self._take()
 
-    def _take(self) -> list[Event]:
+    def _take(self) -> list[LogLine]:
         events = self.out[:]
         self.out.clear()
         return events

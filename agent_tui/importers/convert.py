@@ -14,16 +14,17 @@ Invariants:
 
 from __future__ import annotations
 
+import gc
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import orjson
 
 from agent_tui.events import Event
-from agent_tui.importers.builder import ImportCounts, SessionBuilder
+from agent_tui.importers.builder import ImportCounts, LogLine, SessionBuilder
 from agent_tui.importers.claude_code import ClaudeCodeImporter
 from agent_tui.importers.codex import CodexImporter
 from agent_tui.importers.detect import Format, detect_format
@@ -49,6 +50,10 @@ class Importer(Protocol):
     def feed(self, line_number: int, raw: bytes | str) -> list[Event]: ...
 
     def finish(self) -> list[Event]: ...
+
+    def feed_lines(self, line_number: int, raw: bytes | str) -> list[LogLine]: ...
+
+    def finish_lines(self) -> list[LogLine]: ...
 
 
 @dataclass(frozen=True)
@@ -195,7 +200,7 @@ def source_lines(path: Path, start: int = 0) -> Iterator[tuple[int, bytes, bool]
                 yield number, line, False
 
 
-def feed_final(importer: Importer, number: int, line: bytes) -> list[Event]:
+def feed_final(importer: Importer, number: int, line: bytes) -> list[LogLine]:
     """A last line with no newline: fed if it is a whole JSON value, else reported torn."""
     if not line.strip():
         return []
@@ -206,14 +211,33 @@ def feed_final(importer: Importer, number: int, line: bytes) -> list[Event]:
             f"{importer.label}:{number}: torn final line ({len(line)} bytes without a newline) left out"
         )
         return []
-    return importer.feed(number, line)
+    return importer.feed_lines(number, line)
+
+
+_NEWLINE = orjson.OPT_APPEND_NEWLINE
+_BUFFER = 1 << 20  # bytes buffered per session log before a write to the OS
+
+
+class _Discard:
+    """Where the events of a session that belongs to another source go."""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 class SessionLogWriter:
-    """Appends events to `<out_dir>/<sessionId>.jsonl`, one file per session.
+    """Appends events to `<out_dir>/<sessionId>.jsonl`, one file per session, each written
+    through as it comes (so memory stays flat on logs of any size).
 
     A session belongs to the first source that wrote it: the same session id coming from another
-    source file (a copied session) is left out, and `conflicts` says so.
+    source file (a copied session) is left out, and `conflicts` says so. Call `flush()` to make
+    what was written visible to readers, `close()` when done.
 
     Args:
         out_dir: where the logs go.
@@ -227,49 +251,92 @@ class SessionLogWriter:
         self.paths: dict[str, Path] = {}
         self.owners: dict[str, str] = {}
         self.conflicts: list[str] = []
+        self._handles: dict[str, Any] = {}
 
-    def write(self, events: list[Event], source: str = "") -> None:
-        if not events:
-            return
-        batches: dict[str, list[bytes]] = {}
-        for event in events:
-            lines = batches.get(event.session_id)
-            if lines is None:
-                lines = batches[event.session_id] = []
-            lines.append(event.to_json())
-        for session_id, lines in batches.items():
-            owner = self.owners.setdefault(session_id, source)
-            if owner != source:
-                message = f"{source}: session {session_id} is also in {owner} (this copy left out)"
-                if message not in self.conflicts:
-                    self.conflicts.append(message)
-                continue
+    def handle_for(self, session_id: str, source: str) -> Any:
+        """The open file `session_id`'s lines go to (a discarding one for another source's)."""
+        handle = self._handles.get(session_id)
+        return handle if handle is not None else self._open(session_id, source)
+
+    def write(self, lines: list[LogLine], source: str = "") -> None:
+        handles = self._handles
+        dumps = orjson.dumps
+        session_id: str | None = None
+        put: Any = None
+        for line in lines:
+            if line["sessionId"] != session_id:  # runs of one session: look its file up once
+                session_id = line["sessionId"]
+                handle = handles.get(session_id)
+                if handle is None:
+                    handle = self._open(session_id, source)
+                put = handle.write
+            put(dumps(line, option=_NEWLINE))
+
+    def _open(self, session_id: str, source: str) -> Any:
+        owner = self.owners.setdefault(session_id, source)
+        if owner != source:
+            message = f"{source}: session {session_id} is also in {owner} (this copy left out)"
+            if message not in self.conflicts:
+                self.conflicts.append(message)
+            handle: Any = _Discard()
+        else:
             path = self.paths.get(session_id)
             mode = "ab"
             if path is None:
                 path = self.paths[session_id] = self.out_dir / f"{session_id}.jsonl"
                 mode = "wb" if self.truncate else "ab"
-            with path.open(mode) as handle:
-                handle.write(b"\n".join(lines) + b"\n")
+            handle = path.open(mode, buffering=_BUFFER)
+        self._handles[session_id] = handle
+        return handle
+
+    def flush(self) -> None:
+        for handle in self._handles.values():
+            handle.flush()
+
+    def close(self) -> None:
+        handles, self._handles = self._handles, {}
+        for handle in handles.values():
+            handle.close()
 
 
 def convert_source(source: SourceFile, writer: SessionLogWriter) -> Importer:
     """Convert one foreign log into our logs through `writer`; returns its importer."""
+    # The cyclic garbage collector is paused for the loop: converting allocates millions of
+    # short-lived dicts that hold no cycles, and its passes over them would double the time.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _convert(source, writer)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _convert(source: SourceFile, writer: SessionLogWriter) -> Importer:
     importer = source.importer()
     label = str(source.path)
-    pending: list[Event] = []
-    feed = importer.feed
-    for number, line, complete in source_lines(source.path):
-        if complete:
-            if line and not line.isspace():
-                pending += feed(number, line)
-        else:
-            pending += feed_final(importer, number, line)
-        if len(pending) >= 4096:
-            writer.write(pending, label)
-            pending = []
-    pending += importer.finish()
-    writer.write(pending, label)
+    feed = importer.feed_lines
+    dumps = orjson.dumps
+    session_id: str | None = None
+    put: Any = None
+    try:
+        with source.path.open("rb") as handle:
+            # `writer.write` inlined: this loop runs once per source line. A line keeps its
+            # newline: the JSON decoder skips it, and copying the line would cost.
+            for number, line in enumerate(handle, 1):
+                if line[-1:] == b"\n":
+                    if line.isspace():
+                        continue
+                    for made in feed(number, line):
+                        if made["sessionId"] != session_id:
+                            session_id = made["sessionId"]
+                            put = writer.handle_for(session_id, label).write
+                        put(dumps(made, option=_NEWLINE))
+                else:
+                    writer.write(feed_final(importer, number, line), label)
+        writer.write(importer.finish_lines(), label)
+    finally:
+        writer.close()
     return importer
 
 

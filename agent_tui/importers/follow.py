@@ -51,13 +51,14 @@ class ForeignTail:
         if end < 0:
             return 0
         events = []
-        feed = self.importer.feed
+        feed = self.importer.feed_lines
         for line in chunk[:end].split(b"\n"):
             self.lines += 1
             if line and not line.isspace():
                 events += feed(self.lines, line)
         self.offset += end + 1
         self.writer.write(events, str(self.source.path))
+        self.writer.flush()
         return len(events)
 
 
@@ -139,3 +140,5 @@ class ForeignFollower:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+        with self._lock:
+            self.writer.close()
