@@ -75,7 +75,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
 
     replay = commands.add_parser("replay", help="scrub through recorded sessions, or dump them")
-    replay.add_argument("path", type=Path, help="a session log (.jsonl) or a sessions directory")
+    replay.add_argument(
+        "path",
+        type=Path,
+        nargs="?",
+        help="a session log (.jsonl) or a directory of them: ours, Claude Code's or Codex's",
+    )
+    replay.add_argument(
+        "--claude", action="store_true", help="your Claude Code sessions (~/.claude/projects)"
+    )
+    replay.add_argument("--codex", action="store_true", help="your Codex sessions (~/.codex/sessions)")
+    replay.add_argument(
+        "--since", default=None, help="with --claude/--codex: only sessions changed within, e.g. 2d"
+    )
     replay.add_argument("--follow", "-f", action="store_true", help="tail the logs as they grow")
     replay.add_argument(
         "--dump",
@@ -91,6 +103,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--approve", choices=("allow", "deny"), default="allow")
 
     commands.add_parser("schema", help="print the JSON Schema of one event-log line")
+
+    imports = commands.add_parser("import", help="convert Claude Code / Codex logs into agent-tui logs")
+    imports.add_argument("src", type=Path, help="a log file or a directory of logs")
+    imports.add_argument("--out", type=Path, required=True, help="directory for the converted logs")
 
     models = commands.add_parser("models", help="list the model profiles and where each setting comes from")
     _model_flags(models)
@@ -125,7 +141,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "models":
             return _cmd_models(args)
         if args.command == "replay":
-            return _cmd_replay(args.path, args.dump, args.strict, args.follow)
+            tools: tuple[Literal["claude", "codex"], ...] = ()
+            if args.claude:
+                tools += ("claude",)
+            if args.codex:
+                tools += ("codex",)
+            return _cmd_replay(args.path, args.dump, args.strict, args.follow, tools, args.since)
+        if args.command == "import":
+            return _cmd_import(args.src, args.out)
         if args.command == "schema":
             return _cmd_schema()
         if args.command == "demo":
@@ -253,35 +276,62 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_replay(path: Path, dump: str | None, strict: bool, follow: bool) -> int:
-    from agent_tui.replay.sources import ReplaySourceError, log_files
+def _cmd_replay(
+    path: Path | None,
+    dump: str | None,
+    strict: bool,
+    follow: bool,
+    tools: tuple[Literal["claude", "codex"], ...] = (),
+    since: str | None = None,
+) -> int:
+    from agent_tui.replay.sources import ReplaySourceError, open_replay
     from agent_tui.store import EventLogDecodeError
 
     try:
-        files = log_files(path)
+        inputs = open_replay(path, follow=follow and dump is None, tools=tools, since=since)
     except ReplaySourceError as error:
         return _fail(str(error), EXIT_USAGE)
-    if dump is None:
-        from agent_tui.tui.app import run_replay
-
-        return run_replay(files, follow=follow, sessions_dir=path if path.is_dir() else None)
-    from agent_tui.replay.dump import write_dump
-    from agent_tui.replay.sources import replay_all
-
-    mode = "strict" if strict else "skip-trailing-partial"
-    out = sys.stdout.buffer
-    try:
-        write_dump(dump, replay_all(path, mode), out)  # type: ignore[arg-type]
-    except EventLogDecodeError as error:
-        out.flush()
-        print(str(error), file=sys.stderr)
-        return EXIT_CORRUPT
-    except BrokenPipeError:
-        _silence_stdout()
-        return EXIT_OK
     except OSError as error:
         return _fail(f"{error.filename or path}: {error.strerror or error}")
-    out.flush()
+    for warning in inputs.warnings:
+        print(f"agent-tui: {warning}", file=sys.stderr)
+    with inputs:
+        if dump is None:
+            from agent_tui.tui.app import run_replay
+
+            return run_replay(inputs.files, follow=follow, sessions_dir=inputs.watch_dir)
+        from agent_tui.replay.dump import write_dump
+        from agent_tui.replay.sources import replay_files
+
+        mode = "strict" if strict else "skip-trailing-partial"
+        out = sys.stdout.buffer
+        try:
+            write_dump(dump, replay_files(inputs.files, mode), out)  # type: ignore[arg-type]
+        except EventLogDecodeError as error:
+            out.flush()
+            print(str(error), file=sys.stderr)
+            return EXIT_CORRUPT
+        except BrokenPipeError:
+            _silence_stdout()
+            return EXIT_OK
+        except OSError as error:
+            return _fail(f"{error.filename or path}: {error.strerror or error}")
+        out.flush()
+        return EXIT_OK
+
+
+def _cmd_import(src: Path, out_dir: Path) -> int:
+    from agent_tui.importers import ImportInputError, import_path
+
+    try:
+        report = import_path(src, out_dir)
+    except ImportInputError as error:
+        return _fail(str(error), EXIT_USAGE)
+    except OSError as error:
+        return _fail(f"{error.filename or src}: {error.strerror or error}")
+    for warning in report.warnings:
+        print(f"agent-tui: {warning}", file=sys.stderr)
+    print(report.summary(out_dir))
     return EXIT_OK
 
 

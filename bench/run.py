@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
+from bench_import import bench_import
 from bench_log import Row, bench_log, format_table
 from bench_shell_risk import bench_shell_risk
 
@@ -22,10 +23,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000, help="events in the generated log")
     parser.add_argument("--turns", type=int, default=1_000, help="turns per engine benchmark run (best of 3)")
+    parser.add_argument("--import-mb", type=float, default=100, help="size of the generated Claude Code log")
     parser.add_argument("--commands", type=int, default=10_000, help="command lines, shell risk benchmark")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
         rows = bench_log(args.events, Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="agent-tui-bench-import-") as tmp:
+        rows += bench_import(args.import_mb, Path(tmp))
     for name, rate, base, verdict in bench_engine(args.turns):
         informational = verdict == "informational"
         rows.append(
