@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
 from bench_import import bench_import
 from bench_log import Row, bench_log, format_table
+from bench_providers import TARGET_RATIO, bench_providers
 from bench_shell_risk import bench_shell_risk
 
 
@@ -41,6 +42,18 @@ def main(argv: list[str] | None = None) -> int:
                 target="informational" if informational else f">= {TARGET_EVENTS_PER_SECOND:,} ev/s",
                 passed=verdict != "FAIL",
                 unit="ev/s",
+            )
+        )
+    for name, overhead, scripted, verdict, _total in bench_providers():
+        rows.append(
+            Row(
+                name=name,
+                measured=overhead,
+                baseline=scripted,
+                ratio=overhead / scripted,
+                target=f"<= {TARGET_RATIO:g}x scripted µs/event",
+                passed=verdict != "FAIL",
+                unit="µs",
             )
         )
     rows.extend(bench_shell_risk(args.commands))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
+import signal
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -292,6 +296,31 @@ class TestRunWithARealModel:
         assert done.returncode == 0, done.stdout + done.stderr
         assert (cwd / "NOTES.md").read_text() == "hi\n"  # the real directory, not a copy
         assert "wants write_file" in done.stdout and "turn ended: final" in done.stdout
+
+    def test_ctrl_c_cancels_the_turn_closes_its_log_and_exits_130(self, tmp_path: Path) -> None:
+        cwd = project(tmp_path)
+        sessions = tmp_path / "s"
+        with FakeModelServer() as server:
+            server.script(Stream(openai_stream(["thinking ", "slowly"]), hold_after=2))
+            env = clean_env(AGENT_TUI_CONFIG=str(tmp_path / "none.toml"), OPENAI_API_KEY=FAKE_KEY)
+            command = [sys.executable, "-m", "agent_tui", "run", "--prompt", "go", "--cwd", str(cwd)]
+            command += ["--sessions-dir", str(sessions), "--provider", "openai", "--model", "m"]
+            command += ["--base-url", server.openai_url]
+            process = subprocess.Popen(
+                command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            try:
+                assert server.holding.wait(timeout=60), "the model call never started"
+                process.send_signal(signal.SIGINT)
+                out, err = process.communicate(timeout=60)
+            finally:
+                process.kill()
+            assert server.disconnected.wait(timeout=5)
+        assert process.returncode == 130, out + err
+        assert "turn ended: cancelled" in out and "Traceback" not in err
+        (log,) = sessions.glob("*.jsonl")
+        last = json.loads(log.read_text().splitlines()[-1])
+        assert (last["type"], last["payload"]["stopReason"]) == ("turn.completed", "cancelled")
 
     def test_bad_usage_is_one_line_and_status_2(self, tmp_path: Path) -> None:
         env = clean_env(AGENT_TUI_CONFIG=str(tmp_path / "none.toml"))

@@ -25,6 +25,7 @@ import orjson
 
 from agent_tui.engine.provider import Message, ToolCall
 from agent_tui.events import Event
+from agent_tui.events.transcript_text import delivery_text, tool_failure_text
 
 DEFAULT_INSTRUCTIONS = (
     "You are a coding agent working inside one directory. Use the tools to read, search, edit and "
@@ -156,14 +157,11 @@ class TranscriptBuilder:
             self._messages.append(Message("tool", payload["result"], payload["toolCallId"], payload["tool"]))
             self._open_assistant = False
         elif kind == "tool.failed":
-            text = f"error ({payload['errorCode']}): {payload['message']}"
+            text = tool_failure_text(payload)
             self._messages.append(Message("tool", text, payload["toolCallId"], payload["tool"]))
             self._open_assistant = False
         elif kind == "subagent.delivered":
-            text = (
-                f"[sub-agent {payload['agentName']} ({payload['childSessionId']}) "
-                f"{payload['status']}] {payload['text']}"
-            )
+            text = delivery_text(payload)
             self._messages.append(Message("user", text))
             self._open_assistant = False
         elif kind == "context.compacted":

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from anthropic import AsyncAnthropic
+from anthropic import AsyncAnthropic, AsyncStream
 
 from agent_tui.engine.provider import Message, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
 from agent_tui.providers.config import DEFAULT_ANTHROPIC_MAX_OUTPUT, NO_KEY, ModelSettings
-from agent_tui.providers.retry import Redactor, RetryPolicy, StreamIncomplete, with_retries
+from agent_tui.providers.retry import MalformedChunk, Redactor, RetryPolicy, StreamIncomplete, with_retries
 from agent_tui.providers.tool_arguments import parse_arguments
 
 _CACHE = {"type": "ephemeral"}
@@ -99,67 +99,101 @@ class AnthropicMessagesProvider:
         return params
 
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
-        response = await self._client.messages.create(**self.request_params(request))
+        # The SDK's generic `post` with `cast_to=object`: its HTTP, timeouts, typed errors (an
+        # `error` event included) and SSE decoding, each event handed over as the decoded JSON
+        # instead of built into the SDK's typed classes (see bench/bench_providers.py).
+        response = await self._client.post(
+            "/v1/messages",
+            cast_to=object,
+            body=self.request_params(request),
+            stream=True,
+            stream_cls=AsyncStream[object],
+        )
         try:
-            tools: dict[int, tuple[str | None, str, list[str]]] = {}
-            usage: dict[str, int] = {}
-            model: str | None = None
-            stopped = False
-            async for event in response:
-                kind = event.type
-                if kind == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta":
-                        if delta.text:
-                            yield TextDelta(delta.text)
-                    elif delta.type == "input_json_delta" and event.index in tools:
-                        tools[event.index][2].append(delta.partial_json)
-                elif kind == "content_block_start":
-                    block = event.content_block
-                    if block.type == "tool_use":
-                        tools[event.index] = (block.id, block.name, [])
-                    elif block.type == "text" and block.text:
-                        yield TextDelta(block.text)
-                elif kind == "content_block_stop":
-                    pending = tools.pop(event.index, None)
-                    if pending is not None:
-                        call_id, name, pieces = pending
-                        yield ToolCall(name, parse_arguments("".join(pieces)), call_id)
-                elif kind == "message_start":
-                    model = event.message.model
-                    _add_usage(usage, event.message.usage)
-                elif kind == "message_delta":
-                    _add_usage(usage, event.usage)
-                elif kind == "message_stop":
-                    stopped = True
-            if not stopped:
+            message = _Message()
+            while True:
+                try:  # `__anext__` rather than `async for`: one async generator less per chunk
+                    event = await response.__anext__()
+                except StopAsyncIteration:
+                    break
+                chunk = message.read(event)
+                if chunk is not None:
+                    yield chunk
+            if not message.stopped:
                 raise StreamIncomplete("the stream ended before the model finished its answer")
-            yield _step_done(model or self.model, usage)
+            yield message.step_done(self.model)
         finally:
             await response.close()
 
 
-def _add_usage(usage: dict[str, int], reported: Any) -> None:
-    """Usage counts are cumulative: the latest value of each field wins."""
-    if reported is None:
-        return
-    for name in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        value = getattr(reported, name, None)
-        if isinstance(value, int):
-            usage[name] = value
+class _Message:
+    """What one streamed message has said so far: its open tool blocks, usage, whether it stopped."""
 
+    __slots__ = ("model", "stopped", "tools", "usage")
 
-def _step_done(model: str, usage: Mapping[str, int]) -> StepDone:
-    if "input_tokens" not in usage and "output_tokens" not in usage:
-        return StepDone(model=model)
-    cached = usage.get("cache_read_input_tokens")
-    prompt = usage.get("input_tokens", 0) + (cached or 0) + usage.get("cache_creation_input_tokens", 0)
-    return StepDone(
-        model=model,
-        prompt_tokens=prompt,
-        completion_tokens=usage.get("output_tokens"),
-        cached_tokens=cached,
-    )
+    def __init__(self) -> None:
+        self.tools: dict[int, tuple[str | None, str, list[str]]] = {}
+        self.usage: dict[str, int] = {}
+        self.model: str | None = None
+        self.stopped = False
+
+    def read(self, event: Any) -> TextDelta | ToolCall | None:
+        """Take in one stream event; returns the chunk it completes, if any."""
+        try:
+            kind = event["type"]
+            if kind == "content_block_delta":
+                delta = event["delta"]
+                if delta["type"] == "text_delta":
+                    return TextDelta(delta["text"]) if delta["text"] else None
+                if delta["type"] == "input_json_delta" and event["index"] in self.tools:
+                    self.tools[event["index"]][2].append(delta["partial_json"])
+            elif kind == "content_block_start":
+                block = event["content_block"]
+                if block["type"] == "tool_use":
+                    self.tools[event["index"]] = (block.get("id"), block["name"], [])
+                elif block["type"] == "text" and block.get("text"):
+                    return TextDelta(block["text"])
+            elif kind == "content_block_stop":
+                pending = self.tools.pop(event["index"], None)
+                if pending is not None:
+                    call_id, name, pieces = pending
+                    return ToolCall(name, parse_arguments("".join(pieces)), call_id)
+            elif kind == "message_start":
+                self.model = event["message"].get("model")
+                self._add_usage(event["message"].get("usage"))
+            elif kind == "message_delta":
+                self._add_usage(event.get("usage"))
+            elif kind == "message_stop":
+                self.stopped = True
+            return None
+        except (AttributeError, TypeError, KeyError) as error:
+            raise MalformedChunk(f"an event not shaped like the Messages stream's ({error!r})") from None
+
+    def _add_usage(self, reported: Mapping[str, Any] | None) -> None:
+        """Usage counts are cumulative: the latest value of each field wins."""
+        for name in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ):
+            value = reported.get(name) if reported else None
+            if isinstance(value, int):
+                self.usage[name] = value
+
+    def step_done(self, fallback_model: str) -> StepDone:
+        model = self.model or fallback_model
+        usage = self.usage
+        if "input_tokens" not in usage and "output_tokens" not in usage:
+            return StepDone(model=model)
+        cached = usage.get("cache_read_input_tokens")
+        prompt = usage.get("input_tokens", 0) + (cached or 0) + usage.get("cache_creation_input_tokens", 0)
+        return StepDone(
+            model=model,
+            prompt_tokens=prompt,
+            completion_tokens=usage.get("output_tokens"),
+            cached_tokens=cached,
+        )
 
 
 def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -24,11 +24,11 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, AsyncStream
 
 from agent_tui.engine.provider import Message, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
 from agent_tui.providers.config import NO_KEY, ModelSettings
-from agent_tui.providers.retry import Redactor, RetryPolicy, StreamIncomplete, with_retries
+from agent_tui.providers.retry import MalformedChunk, Redactor, RetryPolicy, StreamIncomplete, with_retries
 from agent_tui.providers.tool_arguments import parse_arguments
 
 
@@ -122,64 +122,100 @@ class OpenAIChatProvider:
         return self._tools
 
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
-        response = await self._client.chat.completions.create(**self.request_params(request))
+        # The SDK's generic `post` (its way to reach any endpoint) with `cast_to=object`: its HTTP,
+        # timeouts, typed errors and SSE decoding, each event handed over as the decoded JSON
+        # instead of built into the SDK's typed classes, which costs several times what the
+        # whole engine spends on a chunk (see bench/bench_providers.py).
+        response = await self._client.post(
+            "/chat/completions",
+            cast_to=object,
+            body=self.request_params(request),
+            stream=True,
+            stream_cls=AsyncStream[object],
+        )
         try:
-            calls: dict[int, _PendingCall] = {}
-            finished = False
-            model: str | None = None
-            usage: Any = None
-            async for chunk in response:
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                model = chunk.model or model
-                for choice in chunk.choices:
-                    if choice.index:  # only one answer is asked for; ignore any other
-                        continue
-                    delta = choice.delta
-                    if delta is not None:
-                        text = delta.content or delta.refusal
-                        if text:
-                            yield TextDelta(text)
-                        if delta.tool_calls:
-                            _collect(calls, delta.tool_calls)
-                    if choice.finish_reason:
-                        finished = True
-            if not finished:
+            answer = _Answer()
+            while True:
+                try:  # `__anext__` rather than `async for`: one async generator less per chunk
+                    chunk = await response.__anext__()
+                except StopAsyncIteration:
+                    break
+                text = answer.read(chunk)
+                if text:
+                    yield TextDelta(text)
+            if not answer.finished:
                 raise StreamIncomplete("the stream ended before the model finished its answer")
-            for index in sorted(calls):
-                yield calls[index].finish()
-            yield _step_done(model or self.model, usage)
+            for index in sorted(answer.calls):
+                yield answer.calls[index].finish()
+            yield answer.step_done(self.model)
         finally:
             await response.close()
 
 
+class _Answer:
+    """What one streamed answer has said so far: its calls, whether it finished, its usage."""
+
+    __slots__ = ("calls", "finished", "model", "usage")
+
+    def __init__(self) -> None:
+        self.calls: dict[int, _PendingCall] = {}
+        self.finished = False
+        self.model: str | None = None
+        self.usage: Mapping[str, Any] | None = None
+
+    def read(self, chunk: Any) -> str | None:
+        """Take in one `chat.completion.chunk`; returns the text it adds (None: none)."""
+        try:
+            if chunk.get("usage"):
+                self.usage = chunk["usage"]
+            self.model = chunk.get("model") or self.model
+            text = None
+            for choice in chunk.get("choices") or ():
+                if choice.get("index"):  # only one answer is asked for; ignore any other
+                    continue
+                delta = choice.get("delta")
+                if delta:
+                    text = delta.get("content") or delta.get("refusal") or text
+                    pieces = delta.get("tool_calls")
+                    if pieces:
+                        _collect(self.calls, pieces)
+                if choice.get("finish_reason"):
+                    self.finished = True
+            return text
+        except (AttributeError, TypeError, KeyError) as error:
+            raise MalformedChunk(f"a chunk not shaped like a chat.completion.chunk ({error})") from None
+
+    def step_done(self, fallback_model: str) -> StepDone:
+        model = self.model or fallback_model
+        usage = self.usage
+        if not usage:
+            return StepDone(model=model)
+        details = usage.get("prompt_tokens_details") or {}
+        return StepDone(
+            model=model,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            cached_tokens=details.get("cached_tokens"),
+        )
+
+
 def _collect(calls: dict[int, _PendingCall], pieces: Sequence[Any]) -> None:
     for position, piece in enumerate(pieces):
-        index = piece.index if isinstance(piece.index, int) else position
+        index = piece.get("index")
+        if not isinstance(index, int):
+            index = position
         pending = calls.get(index)
         if pending is None:
             pending = calls[index] = _PendingCall()
-        if piece.id:
-            pending.call_id = piece.id
-        function = piece.function
-        if function is not None:
-            if function.name and not pending.name:  # some servers repeat the name in every piece
-                pending.name = function.name
-            if function.arguments:
-                pending.arguments.append(function.arguments)
-
-
-def _step_done(model: str, usage: Any) -> StepDone:
-    if usage is None:
-        return StepDone(model=model)
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    return StepDone(
-        model=model,
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        cached_tokens=cached,
-    )
+        if piece.get("id"):
+            pending.call_id = piece["id"]
+        function = piece.get("function")
+        if function:
+            name = function.get("name")
+            if name and not pending.name:  # some servers repeat the name in every piece
+                pending.name = name
+            if function.get("arguments"):
+                pending.arguments.append(function["arguments"])
 
 
 def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

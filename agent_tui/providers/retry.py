@@ -103,6 +103,10 @@ class StreamIncomplete(Exception):
     """The stream ended (cleanly, as far as HTTP goes) before the model said it was done."""
 
 
+class MalformedChunk(Exception):
+    """A stream event decoded as JSON but is not shaped like the API's events."""
+
+
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds the server asks us to wait: `retry-after-ms`, `retry-after` (seconds or a date)."""
     if not headers:
@@ -177,6 +181,13 @@ def classify(error: BaseException, vendor: str, redact: Redactor) -> Failure:
         message = f"{vendor} answered {reason}: {_clip(said)}"
         return Failure(redact(message), redact(reason), retryable, status, parse_retry_after(headers))
     name = type(error).__name__
+    said = server_message(getattr(error, "body", None)) if name == "APIError" else None
+    if said is not None:  # an error object in the middle of an OpenAI-style stream
+        kind = _error_type(getattr(error, "body", None)) or "error"
+        retryable = kind in ("server_error", "overloaded_error", "rate_limit_error")
+        return Failure(
+            redact(f"{vendor} reported an error: {_clip(said)}"), kind.replace("_", " "), retryable
+        )
     if name == "APITimeoutError" or isinstance(error, httpx2.TimeoutException):
         return Failure(f"{vendor}: the request timed out", "timed out", True)
     if name == "APIConnectionError" or isinstance(error, httpx2.TransportError | OSError):
@@ -185,7 +196,7 @@ def classify(error: BaseException, vendor: str, redact: Redactor) -> Failure:
         return Failure(redact(f"{vendor}: the connection failed{detail}"), "connection failed", True)
     if isinstance(error, StreamIncomplete):
         return Failure(redact(f"{vendor}: {error}"), "stream ended early", True)
-    if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
+    if isinstance(error, json.JSONDecodeError | UnicodeDecodeError | MalformedChunk):
         return Failure(
             redact(f"{vendor} sent a malformed stream chunk: {_clip(str(error))}"), "malformed", False
         )
