@@ -25,6 +25,8 @@ from agent_tui.importers import ClaudeCodeImporter, detect_format, import_path
 from agent_tui.importers.builder import NO_RESULT
 from agent_tui.importers.convert import SourceFile, discover
 from agent_tui.importers.follow import ForeignFollower
+from agent_tui.importers.materialize import replay_inputs
+from agent_tui.reducer import project_state
 from agent_tui.tui.app import ReplayApp
 
 CLAUDE = fixture_dirs("claude_code")
@@ -271,3 +273,55 @@ class TestScrubberLooks:
 
         # The parent selected: its notes (kept records, dimmed), the delivery, the child in the tree.
         assert snap_compare(ReplayApp(files), terminal_size=(110, 40), run_before=settle)
+
+
+class TestWrittenLogs:
+    def test_every_written_line_is_the_canonical_json_of_its_event(self, tmp_path: Path) -> None:
+        # The import writes its lines without building `Event`s; they must be the bytes that
+        # `Event.to_json()` gives, so readers and `--dump events` agree with the files.
+        import_path(V20, tmp_path)
+        for log in sorted(tmp_path.glob("*.jsonl")):
+            events = [e for e in events_of(tmp_path) if f"{e.session_id}.jsonl" == log.name]
+            assert log.read_bytes() == b"".join(e.to_json() + b"\n" for e in events)
+
+    def test_the_reducer_counts_kept_records_and_collapses_thinking(self, tmp_path: Path) -> None:
+        import_path(V20, tmp_path)
+        events = events_of(tmp_path)
+        state = project_state(events)
+        main = state.sessions["sess_9a3e77c2-1b5d-4e2f-8a6c-3d4e5f6a7b12"]
+        kept = sum(1 for e in events if e.type == "source.record" and e.session_id == main.session_id)
+        assert main.source_records == kept > 0
+        notes = [m.text for m in main.turns[0].messages if m.role == "note"]
+        assert "thinking… (57 characters)" in notes
+        assert "claude-code system.api_error" in notes
+
+
+@pytest.mark.anyio
+class TestFollowInTheScrubber:
+    async def test_the_scrubber_shows_lines_appended_to_a_claude_code_log(
+        self, tmp_path: Path, monkeypatch
+    ) -> None:  # type: ignore[no-untyped-def]
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        main = V1 / "5f0c2a51-7d1e-4b8a-9c3f-2e6d8a1b4c01.jsonl"
+        lines = main.read_bytes().split(b"\n")
+        live = tmp_path / "live" / main.name
+        live.parent.mkdir()
+        live.write_bytes(b"\n".join(lines[:3]) + b"\n")
+        with replay_inputs([live.parent], follow=True) as inputs:
+            app = ReplayApp(inputs.files, follow=True, watch_dir=inputs.watch_dir)
+            async with app.run_test() as pilot:
+                screen = app.screen_stack[0]
+                for _ in range(500):
+                    if getattr(screen, "loaded", False):
+                        break
+                    await pilot.pause(0.02)
+                timeline = screen.timeline  # type: ignore[attr-defined]
+                before = timeline.total
+                live.write_bytes(b"\n".join(lines[:12]) + b"\n")  # the tool calls and the sub-agent
+                for _ in range(1000):  # until the follower and the scrubber caught up
+                    await pilot.pause(0.02)
+                    if timeline.total > before and len(timeline.state_at(timeline.total).sessions) == 2:
+                        break
+                sessions = timeline.state_at(timeline.total).sessions
+        assert timeline.total > before
+        assert len(sessions) == 2  # the sub-agent's log appeared in the folder and joined
