@@ -150,6 +150,24 @@ class TestPrecedence:
         assert got is not None and got.prompt_budget == 32768 - 4096
 
 
+class TestTheReadmeExample:
+    def test_the_config_in_the_readme_loads_and_resolves(self, tmp_path: Path) -> None:
+        readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+        section = readme[readme.index("## Real models") :]
+        example = section[section.index("```toml\n") + 8 : section.index("```\n", section.index("```toml"))]
+        config = load_config(write(tmp_path, example))
+        assert sorted(config.profiles) == ["claude", "local", "router"]
+        router = resolve_settings(config, profile="router", env={})
+        assert router is not None and router.api_key_env == "OPENROUTER_API_KEY"
+        local = resolve_settings(config, env={})
+        assert local is not None and local.profile == "local" and local.api_key_env is None
+        bad = example.replace("context_window = 131072", "context_window = 'big'")
+        with pytest.raises(
+            ConfigError, match=r":8: profiles.router.context_window: expected a positive whole"
+        ):
+            load_config(write(tmp_path, bad))
+
+
 class TestErrors:
     @pytest.mark.parametrize(
         ("text", "expected"),
@@ -225,10 +243,25 @@ class TestErrors:
         with pytest.raises(ConfigError, match=r"^MY_ANTHROPIC_KEY is not set"):
             build_provider(got, {})
 
-    def test_a_local_endpoint_may_need_no_key(self, tmp_path: Path) -> None:
-        got = settings(tmp_path, env={})
+    def test_a_named_key_variable_that_is_empty_is_refused(self, tmp_path: Path) -> None:
+        got = settings(tmp_path, env={})  # the local profile names LOCAL_LLM_KEY
         assert got is not None and got.key_state({}) == "missing"
-        assert build_provider(got, {}).max_context_tokens == got.prompt_budget
+        with pytest.raises(ConfigError, match=r"^LOCAL_LLM_KEY is not set: openai at http://localhost"):
+            build_provider(got, {})
+
+    def test_a_custom_endpoint_gets_no_key_unless_one_is_named(self, tmp_path: Path) -> None:
+        env = {"OPENAI_API_KEY": FAKE_KEY}
+        text = "[profiles.x]\nbase_url = 'http://localhost:8000/v1'\n"
+        got = settings(tmp_path, text, profile="x", env=env)
+        assert got is not None and got.api_key_env is None and got.key_state(env) == "none"
+        assert build_provider(got, env).max_context_tokens == got.prompt_budget
+        named = settings(tmp_path, text, profile="x", env={**env, "AGENT_TUI_API_KEY_ENV": "OPENAI_API_KEY"})
+        assert named is not None and named.api_key_env == "OPENAI_API_KEY"
+        # The vendor's own base-URL variable pairs with the vendor's own key variable.
+        paired = resolve_settings(
+            load_config(tmp_path / "none.toml"), provider="openai", env={"OPENAI_BASE_URL": "http://gw:1/v1"}
+        )
+        assert paired is not None and paired.api_key_env == "OPENAI_API_KEY"
 
 
 class TestModelsCommand:
@@ -241,7 +274,7 @@ class TestModelsCommand:
         assert f"config file: {path} (2 profiles; default_profile: local)" in out
         assert "profile claude:" in out and "profile local (default):" in out
         assert "MY_ANTHROPIC_KEY: set" in out
-        assert "LOCAL_LLM_KEY: missing (fine for an endpoint that needs no key)" in out
+        assert re.search(r"LOCAL_LLM_KEY: missing +needed: set it to use this model", out)
         assert "qwen3-coder" in out and "env AGENT_TUI_MODEL" in out
         assert f"profile local ({path}:6)" in out  # base_url's line
         assert FAKE_KEY not in out + done.stderr
@@ -274,7 +307,7 @@ class TestRunWithARealModel:
                 ),
                 Stream(openai_stream(["Wrote NOTES.md."])),
             )
-            env = clean_env(AGENT_TUI_CONFIG=str(tmp_path / "none.toml"), OPENAI_API_KEY=FAKE_KEY)
+            env = clean_env(AGENT_TUI_CONFIG=str(tmp_path / "none.toml"))
             done = agent_tui(
                 "run",
                 "--prompt",
@@ -364,7 +397,12 @@ class TestKeysNeverLeak:
         cwd = project(tmp_path)
         sessions = tmp_path / "sessions"
         variable = "OPENAI_API_KEY" if vendor == "openai" else "ANTHROPIC_API_KEY"
-        env = clean_env(AGENT_TUI_CONFIG=str(tmp_path / "none.toml"), **{variable: FAKE_KEY})
+        # A custom endpoint gets a key only when its variable is named.
+        env = clean_env(
+            AGENT_TUI_CONFIG=str(tmp_path / "none.toml"),
+            AGENT_TUI_API_KEY_ENV=variable,
+            **{variable: FAKE_KEY},
+        )
         echo = f"key {FAKE_KEY} was refused"  # servers do quote keys back in their messages
         if vendor == "openai":
             error, stream = openai_error(429, echo), openai_stream

@@ -8,6 +8,9 @@ Invariants:
 - keys never come from the file: a profile names the environment variable that holds its key
   (`api_key_env`), and only `factory.build_provider` reads that variable. No error message and
   no source ever repeats the value of a key field;
+- a key goes only where it was meant to: the vendor's key variable is the default only for the
+  vendor's own endpoint (or the one its own `*_BASE_URL` variable names); a custom endpoint gets
+  no key unless `api_key_env` names one;
 - a problem in the file is a `ConfigError` reading `PATH:LINE: reason`; in the environment,
   `VARIABLE: reason`; the file is read once, with `tomllib`;
 - `resolve_settings` returns None when no model is configured at all (no provider, model or
@@ -90,7 +93,7 @@ class ModelSettings:
     provider: str
     model: str
     base_url: str
-    api_key_env: str
+    api_key_env: str | None
     context_window: int
     max_output_tokens: int | None
     temperature: float | None
@@ -109,7 +112,9 @@ class ModelSettings:
         return self.context_window - reserve
 
     def key_state(self, env: Mapping[str, str] = os.environ) -> str:
-        """`set` or `missing`: whether the key's variable holds something (never the key)."""
+        """`set`, `missing` or `none` (no key is sent): never the key itself."""
+        if self.api_key_env is None:
+            return "none"
         return "set" if env.get(self.api_key_env) else "missing"
 
 
@@ -343,9 +348,18 @@ def resolve_settings(
         value = _checked(vendor_variable, "base_url", vendor_url, env_text=True)
         layers.append(({"base_url": value}, {"base_url": f"env {vendor_variable}"}))
     family = family_of(resolved_model)
+    base_url, sources["base_url"] = pick("base_url") or (DEFAULT_BASE_URL[resolved_provider], "default")
+    # The vendor's key goes to the vendor's endpoint (or the one its own variable names), never
+    # by default to a server it was not made for.
+    vendors_endpoint = base_url == DEFAULT_BASE_URL[resolved_provider] or sources["base_url"] == (
+        f"env {vendor_variable}"
+    )
     defaults: dict[str, tuple[Any, str]] = {
-        "base_url": (DEFAULT_BASE_URL[resolved_provider], "default"),
-        "api_key_env": (DEFAULT_KEY_ENV[resolved_provider], "default"),
+        "api_key_env": (
+            (DEFAULT_KEY_ENV[resolved_provider], "default")
+            if vendors_endpoint
+            else (None, "default (a custom endpoint gets no key unless api_key_env names one)")
+        ),
         "context_window": (
             (family.context_window, f"built-in table ({family.prefix}*)")
             if family is not None
@@ -369,7 +383,7 @@ def resolve_settings(
     return ModelSettings(
         provider=resolved_provider,
         model=resolved_model,
-        base_url=resolved["base_url"],
+        base_url=base_url,
         api_key_env=resolved["api_key_env"],
         context_window=resolved["context_window"],
         max_output_tokens=resolved["max_output_tokens"],

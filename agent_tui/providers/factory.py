@@ -3,8 +3,9 @@
 Invariants:
 - the key is read from the environment variable the settings name, here and nowhere else, and
   handed to the adapter, which keeps it out of every message it produces;
-- the vendor's own endpoint without a key is a `ConfigError` naming the variable (never a
-  failed request later); a custom endpoint (a local server) may need no key;
+- a key variable that is named (by default, the vendor's, for the vendor's endpoint) but empty
+  is a `ConfigError` naming it, never a failed request later; with none named, no key is sent
+  (a local server);
 - the vendor SDKs are imported only when a provider is built, so commands that never talk to a
   model stay quick.
 """
@@ -27,7 +28,7 @@ def build_provider(
     policy: RetryPolicy | None = None,
     http_client: Any = None,
 ) -> ModelProvider:
-    """The adapter for `settings.provider`, given its key from `env[settings.api_key_env]`.
+    """The adapter for `settings.provider`, given its key from `env[settings.api_key_env]` (if any).
 
     Args:
         settings: from `config.resolve_settings`.
@@ -37,15 +38,17 @@ def build_provider(
             transport).
 
     Raises:
-        ConfigError: the vendor's endpoint and no key in the variable.
+        ConfigError: the key's variable is named but not set.
     """
-    key = env.get(settings.api_key_env) or None
-    if key is None and not settings.custom_endpoint:
-        source = settings.sources.get("api_key_env", "default")
-        raise ConfigError(
-            f"{settings.api_key_env} is not set: {settings.provider} needs an API key in that "
-            f"environment variable (its name comes from: {source})"
-        )
+    key = None
+    if settings.api_key_env is not None:
+        key = env.get(settings.api_key_env) or None
+        if key is None:
+            source = settings.sources.get("api_key_env", "default")
+            raise ConfigError(
+                f"{settings.api_key_env} is not set: {settings.provider} at {settings.base_url} needs "
+                f"an API key in that environment variable (its name comes from: {source})"
+            )
     if settings.provider == "openai":
         from agent_tui.providers.openai_chat import OpenAIChatProvider
 

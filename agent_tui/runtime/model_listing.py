@@ -61,21 +61,25 @@ def models_report(
             lines.append(f"  error: {error}")
             continue
         assert resolved is not None  # a chosen profile always resolves to settings
-        lines += _settings_lines(resolved, env)
+        lines += _settings_lines(resolved, env, show_profile=False)
     return "\n".join(lines) + "\n"
 
 
-def _settings_lines(settings: ModelSettings, env: Mapping[str, str]) -> list[str]:
+def _settings_lines(
+    settings: ModelSettings, env: Mapping[str, str], *, show_profile: bool = True
+) -> list[str]:
     rows: list[tuple[str, str, str]] = []
-    if settings.profile is not None:
+    if show_profile and settings.profile is not None:
         rows.append(("profile", settings.profile, settings.sources.get("profile", "")))
     for name in SETTINGS:
         value = getattr(settings, name)
         shown = "(not sent)" if value is None else str(value)
         rows.append((name, shown, settings.sources.get(name, "")))
     state = settings.key_state(env)
-    if state == "missing" and settings.custom_endpoint:
-        state = "missing (fine for an endpoint that needs no key)"
-    rows.append(("key", f"{settings.api_key_env}: {state}", "read from the environment only"))
+    if state == "none":
+        rows.append(("key", "none sent", settings.sources.get("api_key_env", "")))
+    else:
+        note = "read from the environment only" if state == "set" else "needed: set it to use this model"
+        rows.append(("key", f"{settings.api_key_env}: {state}", note))
     value_width = max(len(value) for _, value, _ in rows)
     return [f"  {name:<{_WIDTH}} {value:<{value_width}}  {source}".rstrip() for name, value, source in rows]
