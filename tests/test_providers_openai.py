@@ -193,6 +193,31 @@ class TestFailures:
         assert [c.reason for c in out] == ["connection failed"]
         assert failure is not None and "connection failed" in str(failure)
 
+    def test_an_error_object_in_the_stream_is_the_servers_word_and_a_server_error_is_retried(
+        self, server: FakeModelServer
+    ) -> None:
+        role = openai_stream(["x"])[0]
+        error = sse(
+            {"error": {"message": "The server had an error while processing", "type": "server_error"}}
+        )
+        server.script(Stream([role, error]), Stream(openai_stream(["ok"])))
+        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        assert failure is None
+        assert isinstance(out[0], Retrying) and out[0].reason == "server error"
+        server.script(
+            Stream([role, sse({"error": {"message": "Invalid prompt", "type": "invalid_request_error"}})])
+        )
+        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        assert out == [] and failure is not None
+        assert str(failure) == "openai reported an error: Invalid prompt"
+
+    def test_a_stream_that_goes_silent_times_out(self, server: FakeModelServer) -> None:
+        server.script(Stream(openai_stream(["never"]), hold_after=1))  # the role chunk, then nothing
+        policy = RetryPolicy(retries=0, read_timeout_s=0.3)
+        out, failure = run(chunks, provider_for("openai", server.openai_url, policy=policy))
+        assert out == []
+        assert failure is not None and "timed out" in str(failure)
+
 
 class TestThroughTheEngine:
     def test_a_tool_using_turn_sends_the_result_back_under_the_models_call_id(

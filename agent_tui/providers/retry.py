@@ -144,8 +144,9 @@ def server_message(body: object) -> str | None:
 
 
 def _error_type(body: object) -> str | None:
+    """`{"error": {"type": …}}`, or the inner `{"type": …, "message": …}` the SDK keeps as body."""
     if isinstance(body, Mapping):
-        error = body.get("error")
+        error = body.get("error", body)
         if isinstance(error, Mapping) and isinstance(error.get("type"), str):
             return str(error["type"])
     return None
