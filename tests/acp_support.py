@@ -8,6 +8,7 @@ models quietly replace some invalid values with defaults, and the round trip cat
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -181,11 +182,15 @@ class EventWatch:
 def server_config(scenario: Path, sessions_dir: Path) -> AcpAgentConfig:
     """`agent-tui acp --scenario FILE` as an external agent, started the way a user's config would."""
     args = ("-m", "agent_tui", "acp", "--scenario", str(scenario), "--sessions-dir", str(sessions_dir))
-    return AcpAgentConfig("agent-tui", sys.executable, args)
+    return AcpAgentConfig("agent-tui", sys.executable, args, env=PASS_ON)
 
 
 def script_agent_config(*extra: str) -> AcpAgentConfig:
-    return AcpAgentConfig("test-agent", sys.executable, (str(TEST_AGENT), *extra))
+    return AcpAgentConfig("test-agent", sys.executable, (str(TEST_AGENT), *extra), env=PASS_ON)
+
+
+PASS_ON = tuple(name for name in ("PYTHONPATH",) if name in os.environ)
+"""Agents started by the tests import the same packages as the tests (when PYTHONPATH is set)."""
 
 
 class Harness:

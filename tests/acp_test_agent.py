@@ -63,6 +63,9 @@ from acp.schema import (
     UsageUpdate,
 )
 
+# The (unstable) plan updates name their id `planId` from schema 1.19 on, `id` before.
+PLAN_ID = "plan_id" if "plan_id" in PlanUpdateMarkdown.model_fields else "id"
+
 
 class TestAgent(Agent):
     _conn: Client
@@ -170,11 +173,12 @@ class TestAgent(Agent):
             session_id=session_id,
             update=AgentPlanContentUpdate(
                 session_update="plan_update",
-                plan=PlanUpdateMarkdown(type="markdown", plan_id="p1", content="# Plan"),
+                plan=PlanUpdateMarkdown(type="markdown", content="# Plan", **{PLAN_ID: "p1"}),
             ),
         )
         await say(
-            session_id=session_id, update=AgentPlanRemovedUpdate(session_update="plan_removed", plan_id="p1")
+            session_id=session_id,
+            update=AgentPlanRemovedUpdate(session_update="plan_removed", **{PLAN_ID: "p1"}),
         )
         await say(
             session_id=session_id,

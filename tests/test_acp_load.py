@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,9 @@ from typing import Any
 import anyio
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
-from acp_support import Harness, QueuePrompter, WireValidator, server_config
+from acp.connection import StreamDirection, StreamEvent
+from acp.schema import SessionNotification
+from acp_support import PASS_ON, Harness, QueuePrompter, WireValidator, server_config
 
 from agent_tui.engine.permissions import PermissionAnswer
 
@@ -18,15 +21,25 @@ pytestmark = pytest.mark.anyio
 
 
 class Collector:
-    """The smallest ACP client: it keeps the session updates and allows every request."""
+    """The smallest ACP client. It keeps the session updates as they are read off the wire (an
+    observer of the connection), so an answer never overtakes the updates sent before it."""
 
     def __init__(self) -> None:
         self.updates: list[Any] = []
         self.first = anyio.Event()
 
+    def observe(self, event: StreamEvent) -> None:
+        message = event.message
+        if event.direction is StreamDirection.INCOMING and message.get("method") == "session/update":
+            self.updates.append(SessionNotification.model_validate(message["params"]).update)
+            self.first.set()
+
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        self.updates.append(update)
-        self.first.set()
+        return None
+
+
+def pass_on() -> dict[str, str]:
+    return {name: os.environ[name] for name in PASS_ON if name in os.environ}
 
 
 def scenario(tmp_path: Path) -> Path:
@@ -51,7 +64,9 @@ def serve(tmp_path: Path, collector: Collector, validator: WireValidator):  # ty
         "--sessions-dir",
         str(tmp_path / "server"),
     ]
-    return spawn_agent_process(collector, sys.executable, *args, observers=[validator])  # type: ignore[arg-type]
+    return spawn_agent_process(
+        collector, sys.executable, *args, env=pass_on(), observers=[collector.observe, validator]
+    )  # type: ignore[arg-type]
 
 
 async def test_an_older_or_newer_client_gets_our_version_and_a_notice(tmp_path: Path) -> None:
@@ -116,7 +131,12 @@ async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None
     path.write_text(json.dumps({"sessions": [{"prompt": "-", "steps": steps}]}))
     args = ["-m", "agent_tui", "acp", "--scenario", str(path), "--sessions-dir", str(tmp_path / "server")]
     collector = Collector()
-    async with spawn_agent_process(collector, sys.executable, *args) as (conn, _process):  # type: ignore[arg-type]
+    async with spawn_agent_process(
+        collector, sys.executable, *args, env=pass_on(), observers=[collector.observe]
+    ) as (
+        conn,
+        _process,
+    ):  # type: ignore[arg-type]
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
         async with anyio.create_task_group() as group:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp_support import Harness, QueuePrompter, server_config
+from acp_support import PASS_ON, Harness, QueuePrompter, server_config
 
 from agent_tui.acp.permissions import AcpPermissionRequest
 from agent_tui.engine.permissions import PermissionAnswer
@@ -251,9 +251,11 @@ async def test_model_flags_serve_a_real_model(tmp_path: Path) -> None:
             model.openai_url,
         )
         agent = AcpAgentConfig("agent-tui", sys.executable, (*args, "--sessions-dir", str(tmp_path / "server")),
-                               env=("AGENT_TUI_CONFIG",))  # fmt: skip
+                               env=("AGENT_TUI_CONFIG", *PASS_ON))  # fmt: skip
         async with Harness(
-            tmp_path / "client", QueuePrompter(lambda request: None), env={"AGENT_TUI_CONFIG": str(config)}
+            tmp_path / "client",
+            QueuePrompter(lambda request: None),
+            env={**os.environ, "AGENT_TUI_CONFIG": str(config)},
         ) as harness:
             session = await harness.agents.start(agent, workspace, prompt="Say hello")
             assert await session.turn.wait() == "final"  # type: ignore[union-attr]
@@ -269,6 +271,7 @@ def test_without_a_model_the_server_says_how_to_configure_one(tmp_path: Path) ->
     config = tmp_path / "config.toml"
     config.write_text("")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "AGENT_TUI_CONFIG": str(config)}
+    env.update({name: os.environ[name] for name in PASS_ON if name in os.environ})
     out = subprocess.run(
         [sys.executable, "-m", "agent_tui", "acp"],
         capture_output=True,

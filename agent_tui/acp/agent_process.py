@@ -200,7 +200,9 @@ class AgentProcess:
     async def close(self, grace: float = 2.0) -> None:
         """End the agent: close its stdin, SIGTERM its group, SIGKILL it after `grace` seconds.
 
-        Waits until the agent has exited and its pipes are read out (`run` returned).
+        Returns once the agent has exited and been reaped (`run` returned); whatever else runs in
+        its process group has been sent SIGKILL by then (the kernel ends it; signals are not
+        synchronous).
         """
         process = self.process
         if process is None:

@@ -16,6 +16,9 @@ Invariants:
 - stop (`cancel()`, or the engine cancelling the turn) answers every permission question still
   waiting `cancelled`, sends `session/cancel`, and waits `cancel_timeout` for the prompt's
   answer; an agent that does not answer in time is killed and the turn ends `cancelled` saying so;
+- session updates are taken off the wire as they are read (`_on_wire`), so the log keeps the
+  agent's order even where the SDK dispatches messages out of it, and a prompt's answer is never
+  written before the updates sent ahead of it;
 - once the agent is gone, each later prompt ends at once `error/provider_failure` with the reason.
 """
 
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import acp
 import anyio
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
+from acp.connection import StreamDirection, StreamEvent
 from acp.core import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -37,8 +41,10 @@ from acp.schema import (
     Implementation,
     PermissionOption,
     RequestPermissionResponse,
+    SessionNotification,
     ToolCallUpdate,
 )
+from pydantic import ValidationError
 
 import agent_tui
 from agent_tui.acp.agent_process import AgentProcess, AgentStartError
@@ -144,14 +150,15 @@ class AcpAgentSession:
         if turn is not None:
             turn.cancel()
             await turn.wait()
-        if self.conn is not None:
-            try:
+        try:
+            if self.conn is not None:
                 await self.conn.close()
-            except (ConnectionError, OSError):
-                pass  # the agent is gone already
-        if self.process is not None:
-            await self.process.close()
-        self.writer.close()
+        except Exception:
+            pass  # the agent is gone already, or its connection broke: it is ended below anyway
+        finally:
+            if self.process is not None:
+                await self.process.close()
+            self.writer.close()
 
     # -- a turn --------------------------------------------------------------------------------
     async def _drive(self, turn: AcpTurn) -> None:
@@ -271,7 +278,8 @@ class AcpAgentSession:
         self.process = process
         self.spawn(process.run)
         endpoint = cast(acp.Client, ClientEndpoint(self))  # the methods an agent may call of us
-        conn = connect_to_agent(endpoint, process.writer, process.reader, observers=list(self.hub.observers))
+        observers = [self._on_wire, *self.hub.observers]
+        conn = connect_to_agent(endpoint, process.writer, process.reader, observers=observers)
         self.conn = conn
         try:
             with anyio.fail_after(self.hub.start_timeout):
@@ -309,12 +317,12 @@ class AcpAgentSession:
         earlier = self.resume_from
         capabilities = init.agent_capabilities
         if earlier is not None and capabilities is not None and capabilities.load_session:
-            # The agent replays the session's history; our log has it already.
-            self.recorder.paused = True
+            # The agent replays the session's history before it answers; our log has it already.
+            self.writer.submit(lambda: self.recorder.pause(True))
             try:
                 await conn.load_session(cwd=str(self.cwd), session_id=earlier, mcp_servers=[])
             finally:
-                await self.write(lambda: self.recorder.resume())
+                await self.write(lambda: self.recorder.pause(False))
             await self.write(lambda: self.recorder.note("session/load", _started(init, earlier)))
             self.acp_session_id = earlier
             return
@@ -327,6 +335,26 @@ class AcpAgentSession:
             methods = ", ".join(self._auth_methods) or "see its documentation"
             return f"needs you to log in first ({methods}): {_error_text(error)}"
         return f"refused to start a session: {_error_text(error)}"
+
+    def _on_wire(self, event: StreamEvent) -> None:
+        """Take each session update off the wire as it is read, in wire order.
+
+        The SDK may hand messages to their handlers in another order than they were read (and
+        answers to our requests bypass its queue); here, every update is queued on the writer
+        before the message after it is even read, so an answer (a prompt's end) is never written
+        before the updates the agent sent ahead of it.
+        """
+        message = event.message
+        if event.direction is not StreamDirection.INCOMING or message.get("method") != "session/update":
+            return
+        params = message.get("params")
+        try:
+            update = SessionNotification.model_validate(params).update
+        except ValidationError as error:
+            data = {"params": params, "error": str(error).splitlines()[0]}
+            self.writer.submit(lambda: self.recorder.note("invalid session/update", data))
+            return
+        self.writer.submit(lambda: self.recorder.apply(update))
 
     # -- questions from the agent --------------------------------------------------------------
     async def permission(

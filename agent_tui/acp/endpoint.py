@@ -1,8 +1,8 @@
 """`ClientEndpoint`: the ACP client methods an external agent calls, each handed to its session.
 
 Invariants:
-- a session update is queued on the session's writer before the handler awaits anything, so
-  updates reach the log in the order they arrived (the SDK runs each message in its own task);
+- session updates are not taken here but off the wire, as they are read (`AcpAgentSession.
+  _on_wire`): the SDK may run handlers out of wire order, the log must not;
 - every request the protocol lets an agent make of a client with our capabilities (permission,
   files, terminals) is answered; extension methods are "method not found", extension
   notifications are kept as `source.record`s.
@@ -26,8 +26,7 @@ class ClientEndpoint:
         self.session = session
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        recorder = self.session.recorder
-        self.session.writer.submit(lambda: recorder.apply(update))  # queued first: arrival order
+        """Nothing to do: the session takes updates off the wire, in wire order (`_on_wire`)."""
 
     async def request_permission(
         self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any

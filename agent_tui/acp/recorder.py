@@ -192,9 +192,10 @@ class AcpRecorder:
             return
         await self._record(as_sent(update))
 
-    async def resume(self) -> None:
-        """Record updates again (queued on the writer after the replayed history)."""
-        self.paused = False
+    async def pause(self, paused: bool) -> None:
+        """Stop (or resume) writing session updates: a loaded session's replayed history is in
+        our log already. Queued on the writer, so it takes effect in arrival order."""
+        self.paused = paused
 
     def agent_session_id(self) -> str | None:
         """The agent's own session id, as the log last recorded it (`session/new` or `/load`)."""
