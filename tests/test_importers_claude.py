@@ -266,6 +266,25 @@ class TestFollow:
         assert types.count("tool.completed") == 1
 
 
+class TestFollowCompanions:
+    def test_a_sub_agent_log_that_appears_beside_a_followed_session_joins(self, tmp_path: Path) -> None:
+        session = "c4d5e6f7-8a9b-4c0d-9e1f-2a3b4c5d6e23"
+        live = tmp_path / "project"
+        live.mkdir()
+        shutil.copy(V21 / f"{session}.jsonl", live)
+        (tmp_path / "out").mkdir()
+        main = live / f"{session}.jsonl"
+        follower = ForeignFollower([SourceFile(main, "claude-code")], tmp_path / "out", roots=[main])
+        follower.catch_up()
+        assert [p.name for p in (tmp_path / "out").glob("*.jsonl")] == [f"sess_{session}.jsonl"]
+        shutil.copytree(V21 / session, live / session)  # the sub-agent starts writing its own log
+        assert follower.catch_up() > 0
+        child = tmp_path / "out" / f"sess_{session}_agent-a7f3c2.jsonl"
+        created = orjson.loads(child.read_bytes().split(b"\n")[0])
+        assert created["payload"]["agentName"] == "general-purpose"
+        assert follower.catch_up() == 0  # nothing new: nothing written, nothing read again
+
+
 class TestScrubberLooks:
     def test_an_imported_session_with_its_sub_agent(self, snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
         import_path(V21, tmp_path)

@@ -79,8 +79,9 @@ class Discovered:
     warnings: list[str] = field(default_factory=list)
 
 
-def discover(paths: list[Path]) -> Discovered:
-    """The foreign logs and our own logs under `paths` (files or directories)."""
+def discover(paths: list[Path], known: frozenset[Path] | set[Path] = frozenset()) -> Discovered:
+    """The foreign logs and our own logs under `paths` (files or directories), leaving out the
+    files in `known` (follow mode asks again and again, for the new ones)."""
     found = Discovered()
     seen: set[Path] = set()
     parents: dict[Path, dict[str, tuple[str, str]]] = {}
@@ -94,7 +95,7 @@ def discover(paths: list[Path]) -> Discovered:
         else:
             candidates = [path, *_claude_companions(path)]
         for file in candidates:
-            if file in seen:
+            if file in seen or file in known:
                 continue
             seen.add(file)
             kind = detect_format(file)

@@ -68,7 +68,8 @@ class ForeignFollower:
     Args:
         sources: the logs to follow (each is read to its end by the first `catch_up`).
         out_dir: where our logs are written.
-        roots: directories where new foreign logs may appear (they join when they do).
+        roots: where new foreign logs may appear, and join when they do: directories, and
+            Claude Code session logs (whose sub-agents' logs appear beside them).
         on_update: called (from the thread) after a poll that wrote events.
     """
 
@@ -98,7 +99,7 @@ class ForeignFollower:
         with self._lock:
             if self.roots:
                 try:
-                    found = discover(self.roots)
+                    found = discover(self.roots, known=set(self.tails))
                 except Exception:  # a root that went away: keep following what we have
                     found = None
                 for source in found.sources if found is not None else ():
@@ -115,7 +116,10 @@ class ForeignFollower:
             self._thread.start()
 
     def _run(self) -> None:
-        watched = sorted({tail.source.path.parent for tail in self.tails.values()} | set(self.roots))
+        watched = sorted(
+            {tail.source.path.parent for tail in self.tails.values()}
+            | {root if root.is_dir() else root.parent for root in self.roots}
+        )
         watched = [path for path in watched if path.is_dir()]
         try:
             if not watched:

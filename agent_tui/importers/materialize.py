@@ -81,8 +81,7 @@ def replay_inputs(paths: list[Path], *, follow: bool = False) -> ReplayInputs:
     inputs = ReplayInputs(files=[], warnings=list(found.warnings))
     if follow and found.sources:
         scratch = Path(tempfile.mkdtemp(prefix="agent-tui-follow-"))
-        roots = [path for path in paths if path.is_dir()]
-        follower = ForeignFollower(found.sources, scratch, roots)
+        follower = ForeignFollower(found.sources, scratch, list(paths))
         follower.catch_up()
         inputs.follower, inputs.scratch, inputs.watch_dir = follower, scratch, scratch
         inputs.warnings += follower.warnings
