@@ -124,7 +124,7 @@ class AcpAgents:
             raise RuntimeError("use `async with AcpAgents(engine)` before starting agents")
         await self.engine.open_session(session_id)
         session = AcpAgentSession(self, config, session_id)
-        session.resume_from = session.recorder.agent_session_id()
+        session.resume_from = _agent_session_id(self.engine, session_id)
         await self._group.start(session.writer.serve)
         self.sessions[session_id] = session
         return session
@@ -145,3 +145,12 @@ class AcpAgents:
         async with anyio.create_task_group() as group:
             for session in sessions:
                 group.start_soon(session.close)
+
+
+def _agent_session_id(engine: SessionEngine, session_id: str) -> str | None:
+    """The agent's own session id, as the log last recorded it (`session/new` or `session/load`)."""
+    found = None
+    for event in engine.store.replay(session_id):
+        if event.type == "source.record" and event.payload["recordType"] in ("session/new", "session/load"):
+            found = event.payload["data"].get("sessionId")
+    return found if isinstance(found, str) else None

@@ -34,15 +34,10 @@ from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.connection import StreamDirection, StreamEvent
 from acp.core import ClientSideConnection
 from acp.schema import (
-    AllowedOutcome,
     ClientCapabilities,
-    DeniedOutcome,
     FileSystemCapabilities,
     Implementation,
-    PermissionOption,
-    RequestPermissionResponse,
     SessionNotification,
-    ToolCallUpdate,
 )
 from pydantic import ValidationError
 
@@ -53,11 +48,10 @@ from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.acp.endpoint import ClientEndpoint
 from agent_tui.acp.mapping import stop_reason_from_acp, usage_payload
 from agent_tui.acp.ordered import OrderedWriter
-from agent_tui.acp.permissions import AcpPermissionRequest, agent_options, choose_option
-from agent_tui.acp.recorder import AcpRecorder, OpenCall
+from agent_tui.acp.questions import Questions
+from agent_tui.acp.recorder import AcpRecorder
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.errors import TurnConflict
-from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.engine.turn_handle import TurnHandle
 
 if TYPE_CHECKING:
@@ -101,7 +95,7 @@ class AcpAgentSession:
         self.resume_from: str | None = None  # the agent's session to load at start (a reopened log)
         self.failure: str | None = None
         self.turn: AcpTurn | None = None
-        self._asks: set[anyio.CancelScope] = set()
+        self.questions = Questions(self)
         self._auth_methods: list[str] = []
         self._closed = False
 
@@ -185,8 +179,7 @@ class AcpAgentSession:
     async def _end(
         self, turn: AcpTurn, stop_reason: str, error_code: str | None, message: str | None, usage: Any
     ) -> None:
-        for scope in list(self._asks):  # questions still waiting are withdrawn from the queue
-            scope.cancel()
+        self.questions.withdraw_all()  # questions still waiting leave the queue
         await self.tools.stop_all("the turn ended")
         await self.write(
             lambda: self.recorder.end_turn(stop_reason, error_code=error_code, message=message, usage=usage)
@@ -241,8 +234,7 @@ class AcpAgentSession:
 
     async def _stop(self, answered: anyio.Event) -> None:
         """Withdraw waiting questions, send `session/cancel`, wait for the prompt's answer."""
-        for scope in list(self._asks):
-            scope.cancel()
+        self.questions.withdraw_all()
         conn = self.conn
         if conn is not None and self.acp_session_id is not None:
             try:
@@ -355,76 +347,6 @@ class AcpAgentSession:
             self.writer.submit(lambda: self.recorder.note("invalid session/update", data))
             return
         self.writer.submit(lambda: self.recorder.apply(update))
-
-    # -- questions from the agent --------------------------------------------------------------
-    async def permission(
-        self, tool_call: ToolCallUpdate, options: list[PermissionOption]
-    ) -> RequestPermissionResponse:
-        """`session/request_permission`: into our approval queue, with the agent's options."""
-        recorder = self.recorder
-        call = await self.write(lambda: recorder.ask_for_agent_call(tool_call))
-        choices = agent_options(options)
-        turn = recorder.turn
-        if turn is None:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        answer, actor = await self.ask_user(
-            call, dict(tool_call.raw_input or {}) if isinstance(tool_call.raw_input, dict) else {}, None,
-            options=choices, tool_call=tool_call,
-        )  # fmt: skip
-        option = choose_option(choices, answer) if actor == "user" else None
-        if call is not None:
-            if option is None and actor == "user" and answer.decision == "allow":
-                answer = PermissionAnswer("deny", reason="the agent offered no option to allow it")
-            decision = "allow" if option is not None and option.kind.startswith("allow") else "deny"
-            reason = f"chose {option.name!r}" if option is not None else answer.reason
-            remember = answer.remember if actor == "user" else None
-            await self.write(lambda: recorder.answer(call, decision, actor, remember=remember, reason=reason))
-        if option is None:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
-        )
-
-    async def ask_user(
-        self,
-        call: OpenCall | None,
-        args: dict[str, Any],
-        warning: str | None,
-        *,
-        options: tuple[Any, ...] = (),
-        tool_call: ToolCallUpdate | None = None,
-    ) -> tuple[PermissionAnswer, str]:
-        """Put one question to the prompter; (answer, actor). A stop withdraws it (`system`)."""
-        prompter = self.hub.prompter
-        turn = self.recorder.turn
-        if prompter is None or turn is None:
-            return PermissionAnswer("deny", reason="no one to ask"), "system"
-        fields: dict[str, Any] = {
-            "session_id": self.session_id,
-            "turn_id": turn.turn_id,
-            "request_id": call.request_id if call is not None and call.request_id else new_id("perm"),
-            "tool_call_id": call.call_id
-            if call is not None
-            else (tool_call.tool_call_id if tool_call else ""),
-            "tool": call.tool if call is not None else "other",
-            "risk": call.risk if call is not None else "execute",
-            "args_preview": call.title
-            if call is not None
-            else ((tool_call.title or "") if tool_call else ""),
-            "args": args,
-            "agent_path": self.engine.agent_path(self.session_id),
-            "warning": warning,
-        }
-        request = AcpPermissionRequest(**fields, options=options) if options else PermissionRequest(**fields)
-        with anyio.CancelScope() as scope:
-            self._asks.add(scope)
-            try:
-                return await prompter.ask(request), "user"
-            except Exception as error:
-                return PermissionAnswer("deny", reason=f"the question failed: {error}"), "system"
-            finally:
-                self._asks.discard(scope)
-        return PermissionAnswer("deny", reason="cancelled"), "system"
 
 
 async def _first_of(*waits: Callable[[], Awaitable[Any]]) -> None:

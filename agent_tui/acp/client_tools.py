@@ -313,7 +313,7 @@ class ClientTools:
                 asking=True,
             )
         )
-        answer, actor = await session.ask_user(call, args, verdict.warning)
+        answer, actor = await session.questions.ask_user(call, args, verdict.warning)
         await session.write(
             lambda: recorder.answer(
                 call,

@@ -31,7 +31,7 @@ class ClientEndpoint:
     async def request_permission(
         self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
     ) -> RequestPermissionResponse:
-        return await self.session.permission(tool_call, options)
+        return await self.session.questions.permission(tool_call, options)
 
     async def read_text_file(
         self, path: str, session_id: str, limit: int | None = None, line: int | None = None, **kwargs: Any

@@ -29,6 +29,8 @@ from acp.schema import (
     TerminalToolCallContent,
     TextContentBlock,
     TextResourceContents,
+    ToolCallProgress,
+    ToolCallStart,
     Usage,
 )
 
@@ -231,3 +233,10 @@ def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 def compact_json(value: Any) -> str:
     return orjson.dumps(value, default=str).decode()
+
+
+def carries_more_than_progress(update: ToolCallStart | ToolCallProgress) -> bool:
+    """Whether an update of a known call says more than its status and text output."""
+    if update.title or update.kind or update.locations or update.raw_input is not None:
+        return True
+    return any(getattr(item, "type", "content") != "content" for item in update.content or ())

@@ -37,6 +37,7 @@ from agent_tui.acp.approvals import TurnApprovals
 from agent_tui.acp.mapping import (
     RECORD_FORMAT,
     as_sent,
+    carries_more_than_progress,
     compact_json,
     one_line,
     risk_for,
@@ -64,6 +65,7 @@ class OpenCall:
     risk: Risk
     args: dict[str, Any]
     own: bool = False  # a file or terminal request we run for the agent
+    risk_reason: str | None = None  # why it has its risk, in a few words
     request_id: str | None = None
     asking: bool = False
     decision: str | None = None  # the final allow/deny, once there is one
@@ -197,17 +199,6 @@ class AcpRecorder:
         our log already. Queued on the writer, so it takes effect in arrival order."""
         self.paused = paused
 
-    def agent_session_id(self) -> str | None:
-        """The agent's own session id, as the log last recorded it (`session/new` or `/load`)."""
-        found = None
-        for event in self.engine.store.replay(self.info.id):
-            if event.type == "source.record" and event.payload["recordType"] in (
-                "session/new",
-                "session/load",
-            ):
-                found = event.payload["data"].get("sessionId")
-        return found if isinstance(found, str) else None
-
     async def note(self, record_type: str, data: dict[str, Any]) -> None:
         """Keep something the agent said outside of session updates (its identity, a custom
         notification) as a `source.record` (at the next turn's start if none is open)."""
@@ -249,7 +240,7 @@ class AcpRecorder:
                 await self._record(as_sent(update))  # more news of a call that already ended
                 return
             call = await self._announce(state, update)
-        elif _carries_more_than_progress(update):
+        elif carries_more_than_progress(update):
             await self._record(as_sent(update))
         text = text_of_tool_content(update.content) if update.content is not None else None
         status = update.status
@@ -283,7 +274,7 @@ class AcpRecorder:
             risk=risk,
             args=args,
         )
-        call.args.setdefault("riskReason", reason)
+        call.risk_reason = reason
         state.calls[call.call_id] = call
         await self.commit(
             "model.tool_call_requested", toolCallId=call.call_id, tool=call.tool, args=call.args
@@ -350,7 +341,7 @@ class AcpRecorder:
         if call.decision is not None or call.started:
             await self._record({"sessionUpdate": "request_permission", "toolCall": as_sent(tool_call)})
             return None
-        await self._request(call, reason=call.args.get("riskReason"))
+        await self._request(call, reason=call.risk_reason)
         await self._resolve(call, "ask", "policy", policy=f"agent:{self.agent_name}", reason="the agent asks")
         call.asking = True
         return call
@@ -461,10 +452,3 @@ class AcpRecorder:
             reason=reason,
             remember=remember,
         )
-
-
-def _carries_more_than_progress(update: ToolCallStart | ToolCallProgress) -> bool:
-    """Whether an update of a known call says more than its status and text output."""
-    if update.title or update.kind or update.locations or update.raw_input is not None:
-        return True
-    return any(getattr(item, "type", "content") != "content" for item in update.content or ())
