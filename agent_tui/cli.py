@@ -110,6 +110,19 @@ def _parser() -> argparse.ArgumentParser:
 
     models = commands.add_parser("models", help="list the model profiles and where each setting comes from")
     _model_flags(models)
+
+    acp = commands.add_parser("acp", help="serve our engine as an ACP agent over stdio (for Zed, Toad, ...)")
+    acp.add_argument(
+        "--scenario", type=Path, default=None, help="use a scenario's scripted model (no network)"
+    )
+    acp.add_argument(
+        "--sessions-dir",
+        type=Path,
+        default=None,
+        dest="acp_sessions_dir",
+        help="where session logs are written and loaded from (default: agent-tui's data directory)",
+    )
+    _model_flags(acp)
     return parser
 
 
@@ -151,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_import(args.src, args.out)
         if args.command == "schema":
             return _cmd_schema()
+        if args.command == "acp":
+            return _cmd_acp(args)
         if args.command == "demo":
             from agent_tui.demo import demo_scenario_path
 
@@ -274,6 +289,18 @@ def _cmd_models(args: argparse.Namespace) -> int:
         return _fail(str(error), EXIT_USAGE)
     sys.stdout.write(report)
     return EXIT_OK
+
+
+def _cmd_acp(args: argparse.Namespace) -> int:
+    from agent_tui.acp.serve import ServerSetupError, default_sessions_dir, run_acp_server
+
+    flags = {key: getattr(args, key) for key in ("profile", "provider", "model", "base_url")}
+    try:
+        return run_acp_server(
+            args.acp_sessions_dir or default_sessions_dir(), scenario=args.scenario, flags=flags
+        )
+    except ServerSetupError as error:
+        return _fail(f"acp: {error}", EXIT_USAGE)
 
 
 def _cmd_replay(
