@@ -30,80 +30,19 @@ from typing import Any
 import orjson
 
 from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, SessionBuilder
+from agent_tui.importers.claude_code_words import (
+    CLIENT,
+    COMMAND_PREFIXES,
+    FORMAT,
+    INTERRUPTED,
+    KNOWN_RECORDS,
+    TASK_TOOLS,
+    TITLE_RECORDS,
+    USER_REJECTED,
+    block_text,
+    risk_for,
+)
 from agent_tui.importers.ids import normalize_ts, safe_part, session_id_for
-
-FORMAT = "claude-code"
-CLIENT = "claude-code"
-TASK_TOOLS = frozenset({"Task", "Agent"})
-KNOWN_RECORDS = frozenset(
-    {
-        "summary",
-        "ai-title",
-        "custom-title",
-        "file-history-snapshot",
-        "queue-operation",
-        "progress",
-        "attachment",
-        "agent-setting",
-        "agent-name",
-        "pr-link",
-        "last-prompt",
-        "tag",
-        "mode",
-    }
-)
-TITLE_RECORDS = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
-_COMMAND_PREFIXES = (
-    "<command-name>",
-    "<command-message>",
-    "<command-args>",
-    "<local-command-",
-    "<bash-input>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<user-memory-input>",
-)
-_INTERRUPTED = "[Request interrupted by user"
-_USER_REJECTED = ("doesn't want to proceed", "doesn't want to take this action", "User rejected")
-_RISK = {
-    "Read": "read",
-    "Glob": "read",
-    "Grep": "read",
-    "LS": "read",
-    "NotebookRead": "read",
-    "TodoWrite": "read",
-    "Edit": "write",
-    "MultiEdit": "write",
-    "Write": "write",
-    "NotebookEdit": "write",
-    "WebFetch": "network",
-    "WebSearch": "network",
-}
-
-
-def risk_for(tool: str) -> str:
-    """The risk our schema needs for a denial: by the tool's kind (shell and unknown: execute)."""
-    return _RISK.get(tool, "execute")
-
-
-def block_text(content: Any) -> str:
-    """A message's or tool result's text: a string, or its text blocks joined (images noted)."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return "" if content is None else orjson.dumps(content).decode()
-    parts = []
-    for block in content:
-        if isinstance(block, dict):
-            kind = block.get("type")
-            if kind == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-            elif kind in ("image", "document"):
-                parts.append(f"[{kind}]")
-        elif isinstance(block, str):
-            parts.append(block)
-    return "\n".join(parts)
-
 
 _NOTHING: list[LogLine] = []  # what a line that makes no event returns (never written to)
 
@@ -393,17 +332,17 @@ class ClaudeCodeImporter(LineImporter):
                     continue
                 if block.get("type") == "tool_result":
                     self._tool_result(n, builder, ts, block, data)
-                elif block_text([block]).startswith(_INTERRUPTED):
+                elif block_text([block]).startswith(INTERRUPTED):
                     builder.mark_interrupted()
                 else:
                     builder.record(ts, "user.content", block)
             return
         text = block_text(content)
         stripped = text.lstrip()
-        if stripped.startswith(_INTERRUPTED):
+        if stripped.startswith(INTERRUPTED):
             builder.mark_interrupted()
             builder.close_turn(ts)
-        elif stripped.startswith(_COMMAND_PREFIXES):
+        elif stripped.startswith(COMMAND_PREFIXES):
             builder.record(ts, "user.command", data)
         else:
             if not builder.created and builder.header and "parentSessionId" in builder.header:
@@ -440,11 +379,11 @@ class ClaudeCodeImporter(LineImporter):
             self._deliver(builder, ts, call_id, data, text, bool(block.get("is_error")))
         if not block.get("is_error"):
             builder.complete_call(ts, call_id, text)
-        elif any(marker in text for marker in _USER_REJECTED):
+        elif any(marker in text for marker in USER_REJECTED):
             builder.deny_call(ts, call_id, risk_for(tool), text)
         elif text.startswith("Permission to use") and "denied" in text:
             builder.deny_call(ts, call_id, risk_for(tool), text, actor="policy")
-        elif text.startswith(_INTERRUPTED):
+        elif text.startswith(INTERRUPTED):
             builder.mark_interrupted()
             builder.fail_call(ts, call_id, "cancelled", text)
         else:

@@ -1,7 +1,7 @@
 """Which tool wrote a JSONL file: ours, Claude Code or Codex, told by content, not by name.
 
-`detect_format(path)` reads the first complete lines (at most `SNIFF_BYTES`) and decides on the
-first line that is telling: an event of our schema; a Codex rollout line (`session_meta`,
+`detect_format(path)` reads lines from the start (at most `SNIFF_LINES` lines, `SNIFF_BYTES`
+bytes) and decides on the first line that is telling: an event of our schema; a Codex rollout line (`session_meta`,
 `response_item`, … with a `payload`, or the first releases' header and bare items); a Claude
 Code record (`user`, `assistant`, `summary`, … with Claude Code's envelope fields). It never
 raises for content: an unreadable, empty or unknown file gives None.
@@ -64,20 +64,21 @@ def detect_format(path: Path) -> Format | None:
     """The format of the log at `path`, or None (not a log we know, empty, or unreadable)."""
     try:
         with path.open("rb") as handle:
-            head = handle.read(SNIFF_BYTES)
+            budget = SNIFF_BYTES
+            for number in range(SNIFF_LINES):  # most logs tell on their first line: read no more
+                line = handle.readline(budget)
+                budget -= len(line)
+                if not line or (budget <= 0 and not line.endswith(b"\n")):
+                    return None
+                if not line.strip():
+                    continue
+                try:
+                    data = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                found = format_of_record(data, first=number == 0)
+                if found is not None:
+                    return found
     except OSError:
         return None
-    lines = head.split(b"\n")
-    if len(head) == SNIFF_BYTES:
-        lines.pop()  # may be cut in the middle
-    for number, line in enumerate(lines[:SNIFF_LINES]):
-        if not line.strip():
-            continue
-        try:
-            data = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        found = format_of_record(data, first=number == 0)
-        if found is not None:
-            return found
     return None

@@ -1,0 +1,84 @@
+"""The words of Claude Code's session logs: record and block types, markers, and how a block's
+text reads.
+
+Shared by the importer (`claude_code.py`); the names and texts follow what Claude Code writes
+(see docs/importing.md). Changing a marker here changes how an import reads old logs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+FORMAT = "claude-code"
+CLIENT = "claude-code"
+TASK_TOOLS = frozenset({"Task", "Agent"})
+KNOWN_RECORDS = frozenset(
+    {
+        "summary",
+        "ai-title",
+        "custom-title",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+        "agent-setting",
+        "agent-name",
+        "pr-link",
+        "last-prompt",
+        "tag",
+        "mode",
+    }
+)
+TITLE_RECORDS = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
+COMMAND_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-memory-input>",
+)
+INTERRUPTED = "[Request interrupted by user"
+USER_REJECTED = ("doesn't want to proceed", "doesn't want to take this action", "User rejected")
+RISK = {
+    "Read": "read",
+    "Glob": "read",
+    "Grep": "read",
+    "LS": "read",
+    "NotebookRead": "read",
+    "TodoWrite": "read",
+    "Edit": "write",
+    "MultiEdit": "write",
+    "Write": "write",
+    "NotebookEdit": "write",
+    "WebFetch": "network",
+    "WebSearch": "network",
+}
+
+
+def risk_for(tool: str) -> str:
+    """The risk our schema needs for a denial: by the tool's kind (shell and unknown: execute)."""
+    return RISK.get(tool, "execute")
+
+
+def block_text(content: Any) -> str:
+    """A message's or tool result's text: a string, or its text blocks joined (images noted)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return "" if content is None else orjson.dumps(content).decode()
+    parts = []
+    for block in content:
+        if isinstance(block, dict):
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif kind in ("image", "document"):
+                parts.append(f"[{kind}]")
+        elif isinstance(block, str):
+            parts.append(block)
+    return "\n".join(parts)

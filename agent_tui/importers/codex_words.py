@@ -1,0 +1,114 @@
+"""The words of Codex rollouts: record and event types, injected-context markers, and how a
+message's or a tool output's text reads.
+
+Shared by the importer (`codex.py`); the names follow codex-rs's rollout and protocol types
+(see docs/importing.md).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+FORMAT = "codex"
+CLIENT = "codex"
+RESPONSE_ITEMS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "ghost_snapshot",
+        "compaction",
+        "context_compaction",
+        "tool_search_call",
+        "tool_search_output",
+        "image_generation_call",
+    }
+)
+KEPT_EVENTS = frozenset(
+    {
+        "token_count",
+        "context_compacted",
+        "entered_review_mode",
+        "exited_review_mode",
+        "undo_completed",
+        "thread_rolled_back",
+        "thread_goal_updated",
+        "item_completed",
+        "patch_apply_end",
+        "mcp_tool_call_end",
+        "web_search_end",
+        "image_generation_end",
+        "exec_command_end",
+        "view_image_tool_call",
+        "collab_agent_spawn_end",
+        "collab_agent_interaction_end",
+        "collab_waiting_end",
+        "collab_close_end",
+        "collab_resume_end",
+        "collab_tool_call",
+        "dynamic_tool_call_request",
+        "dynamic_tool_call_response",
+        "guardian_assessment",
+        "sub_agent_activity",
+        "plan_update",
+        "warning",
+        "error",
+        "agent_reasoning_raw_content",
+    }
+)
+CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md",
+    "<permissions",
+    "<INSTRUCTIONS>",
+)
+EXIT_CODE = re.compile(r"^(?:Exit code|Process exited with code):? (-?\d+)", re.MULTILINE)
+THREAD_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+RISK = {"apply_patch": "write", "shell": "execute", "exec_command": "execute", "local_shell": "execute"}
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content items (`input_text`, `output_text`, …; images noted)."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for item in content if isinstance(content, list) else ():
+        if isinstance(item, dict):
+            text = item.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+            elif str(item.get("type", "")).endswith("image"):
+                parts.append("[image]")
+    return "\n".join(parts)
+
+
+def output_text(output: Any) -> tuple[str, int | None, bool]:
+    """A tool output as (text, exit code if recorded, failed flag)."""
+    failed = False
+    if isinstance(output, dict):  # {content, success} in some releases
+        failed = output.get("success") is False
+        output = output.get("content", output.get("output", ""))
+    text = content_text(output) if not isinstance(output, str) else output
+    exit_code = None
+    if text.startswith("{") and '"output"' in text:  # {"output": …, "metadata": {"exit_code": …}}
+        try:
+            decoded = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            decoded = None
+        if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+            metadata = decoded.get("metadata")
+            code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+            return decoded["output"], code if type(code) is int else None, failed
+    match = EXIT_CODE.search(text, 0, 300)
+    if match:
+        exit_code = int(match.group(1))
+    return text, exit_code, failed
