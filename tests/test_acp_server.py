@@ -285,3 +285,43 @@ def test_without_a_model_the_server_says_how_to_configure_one(tmp_path: Path) ->
         "; or pass --scenario FILE for a scripted model\n"
     )
     assert out.stdout == ""
+
+
+async def test_a_sub_agents_question_reaches_the_client_under_its_root_session(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    lead = [
+        {
+            "text": ["Delegating."],
+            "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "explorer", "prompt": "w"}}],
+        },
+        {"text": ["Waiting."], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+        {"text": ["All done."]},
+    ]
+    explorer = [
+        {
+            "text": ["Writing."],
+            "toolCalls": [{"tool": "write_file", "args": {"path": "e.txt", "content": "e"}}],
+        },
+        {"text": ["Wrote it."]},
+    ]
+    scenario = write_scenario(tmp_path, lead, agents={"explorer": {"steps": explorer}})
+    prompter = QueuePrompter(lambda request: PermissionAnswer("allow"))
+    async with Harness(tmp_path / "client", prompter) as harness:
+        session = await harness.agents.start(
+            server_config(scenario, tmp_path / "server"), workspace, prompt="Go"
+        )
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert harness.validator.problems == []
+    assert chain_violations(log) == []
+    assert (workspace / "e.txt").read_text() == "e"
+    titles = [request.args_preview for request in prompter.requests]
+    assert titles[0].startswith("spawn_agent")
+    assert titles[1].startswith("explorer › write_file")
+    served = server_logs(tmp_path / "server")
+    assert chain_violations(served) == []
+    assert {event.payload.get("agentName") for event in served if event.type == "session.created"} == {
+        None,
+        "explorer",
+    }
