@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from support_importers import EXPECTED, agent_tui, events_of, fixture_dirs, tree_bytes, types_count
+from support_importers import EXPECTED, FIXTURES, agent_tui, events_of, fixture_dirs, tree_bytes, types_count
 
 from agent_tui.events.chains import chain_violations
 from agent_tui.importers import CodexImporter, detect_format, import_path
@@ -214,3 +214,28 @@ class TestFollow:
         import_path(tmp_path / "whole.jsonl", tmp_path / "batch")
         assert (tmp_path / "batch" / log.name).read_bytes().startswith(after)
         assert follower.warnings == []
+
+
+class TestMixedFolder:
+    def test_a_folder_may_mix_codex_claude_code_and_our_own_logs(self, tmp_path: Path) -> None:
+        mixed = tmp_path / "mixed"
+        mixed.mkdir()
+        (rollout,) = LEGACY.glob("*.jsonl")
+        shutil.copy(rollout, mixed / "a.jsonl")
+        shutil.copy(
+            next((FIXTURES / "claude_code" / "v1.0-inline-sidechain").glob("*.jsonl")), mixed / "b.jsonl"
+        )
+        ours = sorted((Path(__file__).parent / "sample-logs" / "complete").glob("*.jsonl"))[0]
+        shutil.copy(ours, mixed / ours.name)
+        (mixed / "notes.jsonl").write_text('{"hello": "world"}\n')
+        result = agent_tui("replay", str(mixed), "--dump", "state", cache=tmp_path)
+        assert result.returncode == 0, result.stderr
+        clients = {s["sessionId"] for s in orjson.loads(result.stdout)["sessions"]}
+        assert {
+            "sess_0196a8f2-3c4d-7e5f-8a9b-0c1d2e3f4a51",
+            "sess_5f0c2a51-7d1e-4b8a-9c3f-2e6d8a1b4c01",
+            ours.stem,
+        } <= clients
+        assert (
+            f"{mixed / 'notes.jsonl'}: not a Claude Code, Codex or agent-tui log (skipped)" in result.stderr
+        )
