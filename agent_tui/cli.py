@@ -113,13 +113,18 @@ def _parser() -> argparse.ArgumentParser:
 
     acp = commands.add_parser("acp", help="serve our engine as an ACP agent over stdio (for Zed, Toad, ...)")
     acp.add_argument(
-        "--scenario", type=Path, default=None, help="use a scenario's scripted model (no network)"
+        "--scenario",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="use a scenario's scripted model (no network)",
     )
     acp.add_argument(
         "--sessions-dir",
         type=Path,
         default=None,
         dest="acp_sessions_dir",
+        metavar="DIR",
         help="where session logs are written and loaded from (default: agent-tui's data directory)",
     )
     _model_flags(acp)
