@@ -581,6 +581,7 @@ def _new_call(call_id: str, tool: str) -> ToolCallView:
     call.args = {}
     call.args_preview = ""
     call.risk = None
+    call.risk_reason = None
     call.status = "requested"
     call.decisions = []
     call.request_id = None
