@@ -10,7 +10,9 @@ Snapshots read the fixture logs in `tests/sample-logs/` (fixed ids and times, se
 
 from __future__ import annotations
 
+import atexit
 import shutil
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,13 +25,10 @@ from textual.pilot import Pilot
 
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.events import Event
-from agent_tui.reducer import project_state
 from agent_tui.replay.sources import replay_all
-from agent_tui.tui import timeline as timeline_module
 from agent_tui.tui.app import AgentTuiApp, ReplayApp
 from agent_tui.tui.live import LiveRun
 from agent_tui.tui.screens.approval import ApprovalScreen
-from agent_tui.tui.timeline import ReplayTimeline
 
 SAMPLES = Path(__file__).parent / "sample-logs"
 LIVE_LOGS = SAMPLES / "live"
@@ -72,6 +71,32 @@ def dashboard_app() -> AgentTuiApp:
 def replay_app() -> ReplayApp:
     """The whole fixture run in the scrubber (it opens at the end)."""
     return ReplayApp(sorted(COMPLETE_LOGS.glob("*.jsonl")))
+
+
+def corrupt_logs(directory: Path) -> Path:
+    """The fixture run copied to `directory` with line 10 of the lead's log not JSON; returns
+    that log."""
+    for path in COMPLETE_LOGS.glob("*.jsonl"):
+        shutil.copy(path, directory / path.name)
+    victim = directory / sorted(p.name for p in COMPLETE_LOGS.glob("*.jsonl"))[2]
+    lines = victim.read_bytes().splitlines(keepends=True)
+    lines[9] = b'{"v":1, this is not json\n'
+    victim.write_bytes(b"".join(lines))
+    return victim
+
+
+def corrupt_replay_app() -> ReplayApp:
+    """The fixture run with a corrupt line, from a scratch directory (removed at exit); what the
+    screen shows names files, not their directory, so the picture does not depend on it."""
+    directory = Path(tempfile.mkdtemp(prefix="agent-tui-corrupt-"))
+    atexit.register(shutil.rmtree, directory, True)
+    corrupt_logs(directory)
+    return ReplayApp(sorted(directory.glob("*.jsonl")))
+
+
+def indexing_replay_app() -> ReplayApp:
+    """The fixture run, its indexing held after 60 of its 182 events."""
+    return ReplayApp(sorted(COMPLETE_LOGS.glob("*.jsonl")), pause_indexing_after=60)
 
 
 async def settle(pilot: Pilot) -> None:
@@ -140,6 +165,41 @@ def armed_then(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
     return run_before
 
 
+def filtered(query: str) -> Callable[[Pilot], Awaitable[None]]:
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        await pilot.press("slash", *query, "enter")
+        screen = pilot.app.screen_stack[0]
+        await wait_for(pilot, lambda: getattr(screen, "matches", None) is not None, "the filter")
+        await settle(pilot)
+
+    return run_before
+
+
+async def on_the_corrupt_line(pilot: Pilot) -> None:
+    """At the corrupt line (reached with `e`), its notification dismissed."""
+    await settle(pilot)
+    app = pilot.app
+    assert isinstance(app, ReplayApp)
+    timeline = app.replay.timeline
+    assert timeline is not None
+    app.clear_notifications()
+    await pilot.press("home")
+    for _ in timeline.marks["failure"]:
+        await pilot.press("e")
+        if app.replay.position == timeline.errors[0][0] + 1:
+            break
+    await settle(pilot)
+
+
+async def held_indexing(pilot: Pilot) -> None:
+    """The first look at the end while indexing is held at 60 events: the progress bar shows."""
+    app = pilot.app
+    assert isinstance(app, ReplayApp)
+    await wait_for(pilot, lambda: app.replay.previewing and app.replay.scrubber.indexed == 60, "indexing")
+    await pilot.pause(0.1)
+
+
 @dataclass(frozen=True)
 class Scene:
     """An app in a fixed state: built by `app`, at `size`, after `run_before`."""
@@ -162,6 +222,9 @@ SCENES: dict[str, Scene] = {
     "replay_start": Scene(replay_app, (100, 30), press("home")),
     "replay_middle": Scene(replay_app, (100, 30), press("home", "pagedown", "right", "right")),
     "replay_end": Scene(replay_app, (100, 30), press()),
+    "replay_filter": Scene(replay_app, (100, 30), filtered("tool:shell")),
+    "replay_corrupt": Scene(corrupt_replay_app, (100, 30), on_the_corrupt_line),
+    "replay_indexing": Scene(indexing_replay_app, (100, 30), held_indexing),
 }
 """Also read by scripts/screenshots.py, so the README's pictures are these exact states."""
 
@@ -220,6 +283,15 @@ class TestReplayLooks:
 
     def test_at_end(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
         assert snap(snap_compare, "replay_end")
+
+    def test_a_filter_marks_its_matches_on_the_bar(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "replay_filter")
+
+    def test_a_corrupt_line_is_marked_and_named(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "replay_corrupt")
+
+    def test_while_indexing_a_progress_bar_shows(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "replay_indexing")
 
 
 # -- a live engine waiting on approvals --------------------------------------------------------
@@ -508,22 +580,30 @@ class TestReplayKeys:
             assert not screen.playing
             assert 3 <= screen.position <= 20  # 20 events/s for about half a second
 
-    async def test_a_corrupt_line_is_reported_and_earlier_events_still_show(self, tmp_path: Path) -> None:
-        for path in COMPLETE_LOGS.glob("*.jsonl"):
-            shutil.copy(path, tmp_path / path.name)
-        victim = tmp_path / sorted(p.name for p in COMPLETE_LOGS.glob("*.jsonl"))[2]
-        lines = victim.read_bytes().splitlines(keepends=True)
-        lines[9] = b'{"v":1, this is not json\n'
-        victim.write_bytes(b"".join(lines))
+    async def test_a_corrupt_line_is_reported_and_the_replay_goes_past_it(self, tmp_path: Path) -> None:
+        victim = corrupt_logs(tmp_path)
+        lines = victim.read_bytes().splitlines()
         app = ReplayApp(sorted(tmp_path.glob("*.jsonl")))
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
             screen = app.replay
             assert len(screen.errors) == 1
             assert screen.errors[0].startswith(f"{victim}:10: invalid JSON")
-            assert screen.summary_error.startswith(f"{victim}:10:")
+            assert screen.summary_error.startswith(f"{victim.name}:10:")
+            # The replay goes on past it: every other line of that log is on screen.
             session_id = victim.stem
-            assert screen.state.sessions[session_id].last_sequence == 9
+            assert screen.state.sessions[session_id].last_sequence == len(lines)
+            # It is a failure mark: `e` reaches it, and the scrubber names the file and line.
+            timeline = screen.timeline
+            assert timeline is not None
+            index = timeline.errors[0][0]
+            await pilot.press("home")
+            for _ in timeline.marks["failure"]:
+                await pilot.press("e")
+                if screen.position == index + 1:
+                    break
+            assert screen.position == index + 1
+            assert str(screen.scrubber.label).startswith(f"✗ {victim.name}:10: invalid JSON")
 
     async def test_follow_picks_up_appended_lines_and_new_logs(self, tmp_path: Path) -> None:
         logs = sorted(COMPLETE_LOGS.glob("*.jsonl"))
@@ -543,20 +623,3 @@ class TestReplayKeys:
             expected = len(lines) + len(second.read_bytes().splitlines())
             await wait_for(pilot, lambda: screen.position == expected, "the new log")
             assert second.stem in screen.state.sessions
-
-
-class TestTimeline:
-    def test_state_at_any_position_equals_folding_the_prefix(self, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-        monkeypatch.setattr(timeline_module, "CHECKPOINT_EVERY", 7)
-        events = sorted(sample_events("complete"), key=timeline_module.event_order)
-        timeline = ReplayTimeline(events)
-        for position in [len(events), 0, 1, 6, 7, 8, 50, 49, 120, 13, 14, len(events) - 1, 3]:
-            assert timeline.state_at(position) == project_state(events[:position]), position
-
-    def test_late_events_are_inserted_in_order(self) -> None:
-        events = sorted(sample_events("complete"), key=timeline_module.event_order)
-        timeline = ReplayTimeline(events[::2])
-        timeline.state_at(timeline.total)
-        timeline.extend(events[1::2])
-        assert timeline.events == events
-        assert timeline.state_at(len(events)) == project_state(events)

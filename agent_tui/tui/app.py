@@ -202,6 +202,8 @@ class ReplayApp(_AgentTuiBase):
         watch_dir: the sessions directory to pick new logs up from in follow mode.
         start_at_end: open at the last event (True) or the first.
         theme: a Textual theme name.
+        pause_indexing_after: hold indexing after this many events (tests and screenshots of
+            the indexing state; `replay.resume_indexing()` lets it go on).
     """
 
     def __init__(
@@ -212,12 +214,14 @@ class ReplayApp(_AgentTuiBase):
         watch_dir: Path | None = None,
         start_at_end: bool = True,
         theme: str | None = None,
+        pause_indexing_after: int | None = None,
     ) -> None:
         super().__init__(theme=theme)
         self._files = list(files)
         self._follow = follow
         self._watch_dir = watch_dir
         self._start_at_end = start_at_end
+        self._pause_indexing_after = pause_indexing_after
 
     def get_default_screen(self) -> Screen[None]:
         return ReplayScreen(
@@ -225,6 +229,7 @@ class ReplayApp(_AgentTuiBase):
             follow=self._follow,
             watch_dir=self._watch_dir,
             start_at_end=self._start_at_end,
+            pause_indexing_after=self._pause_indexing_after,
         )
 
     @property
@@ -247,14 +252,16 @@ def run_dashboard(sessions_dir: Path) -> int:
     return app.return_code or 0
 
 
-def run_replay(files: list[Path], follow: bool, *, sessions_dir: Path | None = None) -> int:
-    """`agent-tui replay PATH [--follow]`: the scrubber over `files`.
+def run_replay(
+    files: list[Path], follow: bool, *, sessions_dir: Path | None = None, from_start: bool = False
+) -> int:
+    """`agent-tui replay PATH [--follow] [--from-start]`: the scrubber over `files`.
 
-    `sessions_dir` (PATH when it is a directory) is where follow mode picks up new logs; without
-    it, it is guessed from `files`.
+    `sessions_dir` (PATH when it is a directory, even one that does not exist yet) is where
+    follow mode picks up new logs; without it, it is guessed from `files`.
     """
     watch_dir = sessions_dir if sessions_dir is not None else _sessions_dir_of(files)
-    app = ReplayApp(files, follow=follow, watch_dir=watch_dir)
+    app = ReplayApp(files, follow=follow, watch_dir=watch_dir, start_at_end=not from_start)
     app.run()
     return app.return_code or 0
 

@@ -2,18 +2,24 @@
 
 The engine reaches the UI only through these (and through the reducer's state): a permission
 request arrives as `PermissionAsked` carrying the request (its answer goes back through
-`TuiPrompter.answer`), a cancelled request as `PermissionWithdrawn`. The replay loader streams
-`ReplayLoadProgress` from its thread so the screen draws before the logs are read.
+`TuiPrompter.answer`), a cancelled request as `PermissionWithdrawn`. The replay's indexing thread
+posts `ReplayOpened` (a first look at the end, before indexing), `ReplayIndexing` (progress),
+`ReplayIndexed` and, while following, `ReplayAppended` and `ReplayNotice`: the screen draws at
+once and never waits for the logs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from array import array
+from dataclasses import dataclass
+from typing import Literal
 
 from textual.message import Message
 
 from agent_tui.engine.permissions import PermissionRequest
-from agent_tui.events import Event
+from agent_tui.reducer import DashboardState
+from agent_tui.replay.timeline import Timeline
+from agent_tui.replay.view import Snapshot
 
 
 @dataclass
@@ -54,30 +60,70 @@ class ScrubRequested(Message):
 
 
 @dataclass
-class ReplayLoadProgress(Message):
-    """The replay loader's progress (posted from its thread worker)."""
+class ReplayOpened(Message):
+    """The replay's logs are open and counted; `preview` is a first look at their end (or None)."""
 
-    stage: str
+    timeline: Timeline
+    preview: DashboardState | None
+
+
+@dataclass
+class ReplayIndexing(Message):
+    """How far indexing got (posted from its thread; a newer one replaces an older one)."""
+
     done: int
     total: int
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, ReplayLoadProgress)
+        return isinstance(message, ReplayIndexing)
 
 
 @dataclass
-class ReplayLoaded(Message):
-    """The replay loader finished: the timeline is ready (`errors` name each bad file:line)."""
+class ReplayIndexed(Message):
+    """Indexing reached the end of every log; `end` is the state there."""
 
-    errors: list[str] = field(default_factory=list)
+    end: Snapshot
 
 
 @dataclass
 class ReplayAppended(Message):
-    """Follow mode read new events from the logs (`errors`: lines it could not use)."""
+    """Following found new events (or rebuilt part of the timeline: `end.generation` says so);
+    `end` is the state at the new end. A newer one replaces an older one: it says all the older
+    one did."""
 
-    events: list[Event]
-    errors: list[str] = field(default_factory=list)
+    end: Snapshot
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ReplayAppended)
+
+
+@dataclass
+class ReplayNotice(Message):
+    """Something about the logs the user should know (a file truncated, replaced, unreadable)."""
+
+    text: str
+    severity: Literal["information", "warning", "error"] = "warning"
+
+
+@dataclass
+class ReplayFiltered(Message):
+    """A filter's matches among events `[start, end)` (event indices, in order), for the
+    timeline as it was in `generation`."""
+
+    query: str
+    matches: array[int]
+    generation: int
+    start: int
+    end: int
+
+
+@dataclass
+class ReplayPromptSubmitted(Message):
+    """The user typed a filter (`kind` "filter") or a place to go to ("goto"); `text` is None
+    when they closed the prompt instead."""
+
+    kind: Literal["filter", "goto"]
+    text: str | None
 
 
 @dataclass

@@ -1,33 +1,57 @@
 """The replay screen: the dashboard's panels over recorded logs, and a scrubber to move in time.
 
-Loading runs in a thread worker that streams progress, so the screen draws at once. Follow mode
-tails the logs with `watchfiles.awatch` (new session logs in a watched directory too) and keeps
-the cursor at the end when it was there. A corrupt log is one clear `file:line: reason` in a
-notification and in the summary bar; the events before the bad line still show.
+A thread worker opens the logs, posts a first look at their end (`preview_end`), then indexes
+them in batches of a few thousand events, posting progress; the screen draws at once and every
+key works while it runs (positions not indexed yet are simply not reachable). Following runs a
+`Follower` in a thread of its own; each change arrives as the state at the new end, already
+folded, so the screen's thread never parses a log line it did not ask for.
+
+The cursor is a position in the timeline (`agent_tui.replay.view`); a seek restores the nearest
+checkpoint and folds at most a few thousand events read from disk. Jumps, `g`o to and `/`
+filters move the cursor; with a filter on, stepping visits only the matching events.
 """
 
 from __future__ import annotations
 
+import gc
+import re
+import threading
+import time
+from array import array
+from bisect import bisect_left, bisect_right
 from pathlib import Path
+from typing import Literal
 
 from textual import on, work
 from textual.binding import Binding
+from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
-from watchfiles import awatch
 
-from agent_tui.replay.sources import ReplaySourceError, log_files
+from agent_tui.replay.bar import Cell, bar_cells
+from agent_tui.replay.filters import Filter, matching
+from agent_tui.replay.follow import Follower
+from agent_tui.replay.goto import GotoError, resolve
+from agent_tui.replay.kinds import Mark
+from agent_tui.replay.preview import preview_end
+from agent_tui.replay.timeline import BATCH, PollResult, Timeline
+from agent_tui.replay.view import Snapshot, TimelineView, end_snapshot
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.messages import (
     ReplayAppended,
-    ReplayLoaded,
-    ReplayLoadProgress,
+    ReplayFiltered,
+    ReplayIndexed,
+    ReplayIndexing,
+    ReplayNotice,
+    ReplayOpened,
+    ReplayPromptSubmitted,
     ScrubRequested,
 )
 from agent_tui.tui.screens.sessions import SessionsScreen
-from agent_tui.tui.timeline import LogReader, ReplayTimeline, load_timeline
+from agent_tui.tui.widgets.index_progress import IndexProgress
+from agent_tui.tui.widgets.replay_prompt import ReplayPrompt
 from agent_tui.tui.widgets.scrubber import Scrubber
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
@@ -35,6 +59,17 @@ BIG_STEP = 100
 SPEEDS = (5, 10, 20, 50, 100, 200, 500, 1000, 5000)
 DEFAULT_SPEED = 20
 TICKS_PER_SECOND = 20
+PROGRESS_SECONDS = 0.1
+_CURSOR_ACTIONS = {"step", "seek_start", "seek_end", "play_pause"}  # left to the prompt when open
+_WHERE = re.compile(r"^(?P<path>.+?)(?P<rest>:\d+: .*|: .*)$", re.S)
+_MARK_NAMES = {"turn": "turn start", "compress": "compression", "approval": "approval", "failure": "failure"}
+
+
+def _short(error: str) -> str:
+    """`FILE:LINE: reason` with the file's name instead of its whole path (the bars are narrow;
+    the notification says the whole path)."""
+    match = _WHERE.match(error)
+    return Path(match["path"]).name + match["rest"] if match else error
 
 
 def _mode(logs: int) -> str:
@@ -45,11 +80,12 @@ class ReplayScreen(SessionsScreen):
     """Scrub through recorded sessions.
 
     Args:
-        files: the session logs.
-        follow: tail the logs from the start.
-        watch_dir: a directory whose new `*.jsonl` files join the replay in follow mode (None:
-            only `files` are followed).
+        files: the session logs (may be empty when following a directory).
+        follow: tail the logs (and pick up new ones in `watch_dir`).
+        watch_dir: the directory whose new `*.jsonl` files join while following.
         start_at_end: open at the last event (True) or at the first.
+        pause_indexing_after: stop indexing after this many events until `resume_indexing()`
+            (for tests and screenshots of the indexing state).
     """
 
     BINDINGS = [
@@ -62,6 +98,17 @@ class ReplayScreen(SessionsScreen):
         Binding("space", "play_pause", "Play/pause", priority=True),
         Binding("plus,equals_sign", "speed(1)", "Faster", show=False),
         Binding("minus", "speed(-1)", "Slower", show=False),
+        Binding("right_square_bracket", "jump('turn', 1)", "Next turn", show=False),
+        Binding("left_square_bracket", "jump('turn', -1)", "Previous turn", show=False),
+        Binding("c", "jump('compress', 1)", "Compress", show=False),
+        Binding("C", "jump('compress', -1)", show=False),
+        Binding("p", "jump('approval', 1)", "Approval", show=False),
+        Binding("P", "jump('approval', -1)", show=False),
+        Binding("e", "jump('failure', 1)", "Error", show=False),
+        Binding("E", "jump('failure', -1)", show=False),
+        Binding("g", "prompt('goto')", "Go to"),
+        Binding("slash", "prompt('filter')", "Filter", key_display="/"),
+        Binding("escape", "clear_filter", show=False),
     ]
 
     def __init__(
@@ -71,123 +118,428 @@ class ReplayScreen(SessionsScreen):
         follow: bool = False,
         watch_dir: Path | None = None,
         start_at_end: bool = True,
+        pause_indexing_after: int | None = None,
     ) -> None:
         super().__init__(_mode(len(files)))
         self.files = list(files)
         self.watch_dir = watch_dir
         self.following = follow
         self.start_at_end = start_at_end
-        self.timeline: ReplayTimeline | None = None  # set by the loading thread
-        self.loaded = False  # True once the screen has shown the loaded timeline
-        self.readers: dict[Path, LogReader] = {}
+        self.timeline: Timeline | None = None  # set when the worker has opened the logs
+        self.view: TimelineView | None = None
         self.position = 0
+        self.at_end = start_at_end
+        self.indexing = True
+        self.previewing = False
+        self.loaded = False  # True once the indexed timeline is on screen
         self.playing = False
         self.speed = DEFAULT_SPEED
         self.errors: list[str] = []
+        self.filter: Filter | None = None
+        self.matches: array[int] | None = None
+        self.new_events = 0
+        self._known_total = 0  # the timeline's length when the cursor last was at its end
+        self._pause_after = pause_indexing_after
+        self._resume = threading.Event()
+        self._stopping = threading.Event()
+        self._follower: Follower | None = None
         self._play_timer: Timer | None = None
         self._carry = 0.0
+        self._bar_key: object = None
+        self._bar: list[Cell] = []
+        self._match_generation = -1
+        self._matched_upto = 0  # the filter's matches cover the events before this index
         self.withdrawn_note = "it is not pending at this point of the log"
 
     def compose_bottom(self) -> list[Widget]:
-        return [Scrubber(id="scrubber")]
+        return [IndexProgress(id="index-progress"), ReplayPrompt(id="replay-prompt"), Scrubber(id="scrubber")]
 
     @property
     def scrubber(self) -> Scrubber:
         return self.query_one("#scrubber", Scrubber)
 
+    @property
+    def prompt(self) -> ReplayPrompt:
+        return self.query_one("#replay-prompt", ReplayPrompt)
+
     def on_mount(self) -> None:
         super().on_mount()
-        self.scrubber.follow = self.following
-        self.scrubber.speed = self.speed
-        self._load()
+        scrubber = self.scrubber
+        scrubber.follow = self.following
+        scrubber.speed = self.speed
+        scrubber.label = Content.styled("opening the logs…", "$text-accent")
+        scrubber.cells_for = self._cells
+        self.query_one(IndexProgress).files = len(self.files)
+        self._index()
 
-    # -- loading -------------------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="replay-load", exit_on_error=False)
-    def _load(self) -> None:
-        readers = [LogReader(path) for path in self.files]
-        self.readers = {reader.path: reader for reader in readers}
+    def on_unmount(self) -> None:
+        self._stopping.set()
+        self._resume.set()
+        if self._follower is not None:
+            self._follower.stop()
 
-        def progress(stage: str, done: int, total: int) -> None:
-            self.post_message(ReplayLoadProgress(stage, done, total))
+    def resume_indexing(self) -> None:
+        """Let an indexing paused by `pause_indexing_after` go on."""
+        self._resume.set()
 
-        self.timeline, errors = load_timeline(readers, progress)
-        self.post_message(ReplayLoaded(errors))
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The cursor keys are priority bindings; while the prompt is open they are its own.
+        return not (action in _CURSOR_ACTIONS and self.is_mounted and self.prompt.is_open)
 
-    @on(ReplayLoadProgress)
-    def _progress(self, message: ReplayLoadProgress) -> None:
-        if self.timeline is None:
-            share = f" {100 * message.done // message.total}%" if message.total else ""
-            self.scrubber.notice = f"Loading logs… {message.stage} {message.done:,} events{share}"
+    # -- the worker threads --------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="replay-index", exit_on_error=False)
+    def _index(self) -> None:
+        timeline = Timeline(self.files, watch_dir=self.watch_dir)
+        preview = preview_end(timeline.files) if self.start_at_end and timeline.expected_total else None
+        self.post_message(ReplayOpened(timeline, preview))
+        shown = 0.0
+        while not self._stopping.is_set():
+            limit = BATCH
+            if self._pause_after is not None:
+                limit = min(limit, self._pause_after - timeline.total)
+                if limit <= 0:
+                    self.post_message(ReplayIndexing(timeline.total, timeline.expected_total))
+                    self._resume.wait()
+                    self._pause_after = None
+                    continue
+            if not timeline.index_some(limit):
+                break
+            now = time.monotonic()
+            if now - shown >= PROGRESS_SECONDS:
+                shown = now
+                self.post_message(ReplayIndexing(timeline.total, timeline.expected_total))
+        if not self._stopping.is_set():
+            self.post_message(ReplayIndexed(end_snapshot(timeline)))
 
-    @on(ReplayLoaded)
-    def _loaded(self, message: ReplayLoaded) -> None:
-        timeline = self.timeline
-        assert timeline is not None
-        self.scrubber.notice = None
-        self._report(message.errors)
-        self._move_to(timeline.total if (self.start_at_end or self.following) else 0)
-        self.loaded = True
-        if self.following:
-            self._follow()
+    @work(thread=True, exclusive=True, group="replay-follow", exit_on_error=False)
+    def _follow(self, timeline: Timeline) -> None:
+        def changed(result: PollResult) -> None:
+            for notice in result.notices:
+                self.post_message(ReplayNotice(notice))
+            self.post_message(ReplayAppended(end_snapshot(timeline)))
 
-    def _report(self, errors: list[str]) -> None:
-        for error in errors:
-            if error not in self.errors:
-                self.errors.append(error)
-                self.notify(
-                    error, title="Corrupt log: events up to this line are shown", severity="error", timeout=15
-                )
-        if self.errors:
-            more = f" (+{len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
-            self.summary_error = self.errors[0] + more
+        follower = self._follower = Follower(timeline, changed)
+        if not self._stopping.is_set():
+            follower.run()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state != WorkerState.ERROR:
             return
         error = event.worker.error
-        if event.worker.group == "replay-load":
-            self.scrubber.notice = f"Could not load the logs: {error}"
-            self.notify(str(error), title="Could not load the logs", severity="error", timeout=30)
+        if event.worker.group == "replay-index":
+            self.scrubber.label = Content.styled(f"Could not read the logs: {error}", "bold $text-error")
+            self.notify(str(error), title="Could not read the logs", severity="error", timeout=30)
         elif event.worker.group == "replay-follow":
-            self.following = False
-            self.scrubber.follow = False
+            self._set_following(False)
             self.notify(str(error), title="Follow stopped", severity="error", timeout=15)
 
-    # -- the cursor ----------------------------------------------------------------------------
-    def _move_to(self, position: int) -> None:
+    # -- what the workers report ---------------------------------------------------------------
+    @on(ReplayOpened)
+    def _opened(self, message: ReplayOpened) -> None:
+        timeline = self.timeline = message.timeline
+        self.view = TimelineView(timeline)
+        for problem in timeline.unreadable():
+            self._report(problem, "Unreadable log")
+        scrubber = self.scrubber
+        scrubber.total = timeline.expected_total
+        if message.preview is not None:
+            self.previewing = True
+            self.position = scrubber.position = timeline.expected_total
+            scrubber.label = Content.styled(
+                "the end of each log (a first look while indexing)", "$text-accent"
+            )
+            self.show_state(message.preview)
+        elif not self.files:
+            where = self.watch_dir or "the directory"
+            scrubber.label = Content.styled(f"waiting for logs in {where}…", "$text-accent")
+            self.notify(f"No logs in {where} yet: waiting for them.", timeout=5)
+        else:
+            self._move_to(0)
+
+    @on(ReplayIndexing)
+    def _indexing(self, message: ReplayIndexing) -> None:
+        self.query_one(IndexProgress).show_progress(message.done, message.total)
+        scrubber = self.scrubber
+        scrubber.indexed = message.done
+        scrubber.total = max(message.total, scrubber.total if self.previewing else 0)
+        if self.previewing:
+            scrubber.position = scrubber.total
+
+    @on(ReplayIndexed)
+    def _indexed(self, message: ReplayIndexed) -> None:
+        timeline = self.timeline
+        assert timeline is not None and self.view is not None
+        self.indexing = False
+        self.query_one(IndexProgress).display = False
+        # What indexing built lives as long as the screen: keep the collector from scanning it.
+        gc.collect()
+        gc.freeze()
+        self._report_errors()
+        if self.at_end:
+            self.previewing = False
+            self._show_end(message.end)
+        else:
+            self._move_to(self.position)
+        self.loaded = True
+        if self.following:
+            self._follow(timeline)
+
+    @on(ReplayAppended)
+    def _appended(self, message: ReplayAppended) -> None:
+        view = self.view
+        if view is None or self.indexing:
+            return
+        end = message.end
+        files = len(self.timeline.files) if self.timeline is not None else 0
+        if files != len(self.files) and self.timeline is not None:
+            self.files = [file.path for file in self.timeline.files]
+            self.mode = _mode(len(self.files))
+            self.query_one("#summary", SummaryBar).mode = self.mode
+        self._report_errors()
+        if self.matches is not None and self.filter is not None:
+            # New events are matched on their own; a rebuilt timeline is matched again whole.
+            same = end.generation == self._match_generation
+            self._filter(self.filter, self._matched_upto if same else 0)
+        if self.at_end and self.following:
+            self._show_end(end)
+            return
+        rewound = end.generation != view.generation_seen
+        if rewound:  # positions after the rebuilt part may have moved: stay on the same line
+            anchor = view.anchor()
+            self._move_to(self._position_of(anchor) if anchor is not None else self.position)
+        self.new_events = max(0, end.position - self._known_total)
+        self.scrubber.new_events = self.new_events
+        self.scrubber.total = end.position
+        self._redraw_bar()
+
+    @on(ReplayNotice)
+    def _notice(self, message: ReplayNotice) -> None:
+        self.notify(message.text, title="Logs changed", severity=message.severity, timeout=8)
+
+    def _report_errors(self) -> None:
         timeline = self.timeline
         if timeline is None:
             return
-        position = max(0, min(position, timeline.total))
-        self.position = position
-        state = timeline.state_at(position)
-        event = timeline.event_at(position)
+        for _index, error in list(timeline.errors)[len(self.errors) :]:
+            self._report(error, "Corrupt line: marked on the timeline, the replay goes on")
+
+    def _report(self, error: str, title: str) -> None:
+        if error in self.errors:
+            return
+        self.errors.append(error)
+        if len(self.errors) <= 3:
+            self.notify(error, title=title, severity="error", timeout=15)
+        more = f" (+{len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
+        self.summary_error = _short(self.errors[0]) + more
+        self.show_state(self.state)
+
+    # -- the cursor ----------------------------------------------------------------------------
+    def _show_end(self, end: Snapshot) -> None:
+        view = self.view
+        assert view is not None
+        view.adopt(end, self.session_tree.selected_id)
+        self.at_end = True
+        self.new_events = 0
+        self._show()
+
+    def _move_to(self, position: int) -> None:
+        view = self.view
+        timeline = self.timeline
+        if view is None or timeline is None:
+            return
+        if self.indexing and position >= timeline.expected_total and self.start_at_end:
+            return  # the end is the preview until indexing reaches it
+        self.previewing = False
+        view.seek(position, self.session_tree.selected_id)
+        self.at_end = not self.indexing and view.position >= timeline.total
+        if self.at_end:
+            self.new_events = 0
+        self._show()
+
+    def _show(self) -> None:
+        view = self.view
+        timeline = self.timeline
+        assert view is not None and timeline is not None
+        self.position = view.position
+        if self.at_end:
+            self._known_total = view.position
         scrubber = self.scrubber
-        scrubber.total = timeline.total
-        scrubber.position = position
+        scrubber.total = timeline.expected_total if self.indexing else timeline.total
+        scrubber.indexed = timeline.total
+        scrubber.position = view.position
+        scrubber.new_events = self.new_events
+        scrubber.label = self._label()
+        self.show_state(view.state)
+
+    def _label(self) -> Content:
+        view = self.view
+        timeline = self.timeline
+        assert view is not None and timeline is not None
+        if view.position == 0:
+            return Content.styled("start", "$text-accent")
+        error = timeline.error_at(view.position - 1)
+        if error is not None:
+            return Content.styled(f"✗ {_short(error)}", "bold $text-error")
+        event = view.event
         if event is None:
-            scrubber.event_label = "start"
-        else:
-            who = agent_path_text(state.agent_path(event.session_id)[-1:])
-            scrubber.event_label = f"{event.type} · {who} · {event.ts[11:23]}"
-        self.show_state(state)
+            return Content("")
+        who = agent_path_text(view.state.agent_path(event.session_id)[-1:])
+        return Content.styled(f"{event.type} · {who} · {event.ts[11:23]}", "$text-accent")
+
+    def _show_detail(self) -> None:
+        if self.view is not None:
+            self.view.hydrate(self.session_tree.selected_id)
+        super()._show_detail()
 
     def action_step(self, delta: int) -> None:
         self._pause()
-        self._move_to(self.position + delta)
+        matches = self.matches
+        if matches is None or not len(matches):
+            self._move_to(self.position + delta)
+            return
+        current = self.position - 1
+        if delta > 0:
+            k = min(len(matches) - 1, bisect_right(matches, current) + delta - 1)
+        else:
+            k = max(0, bisect_left(matches, current) + delta)
+        self._move_to(matches[k] + 1)
 
     def action_seek_start(self) -> None:
         self._pause()
-        self._move_to(0)
+        self._move_to(self.matches[0] + 1 if self.matches else 0)
 
     def action_seek_end(self) -> None:
         self._pause()
-        self._move_to(self.timeline.total if self.timeline is not None else 0)
+        timeline = self.timeline
+        if timeline is None:
+            return
+        if self.matches:
+            self._move_to(self.matches[-1] + 1)
+        elif self.indexing and self.start_at_end:
+            self.notify("The end shows once indexing reaches it.", timeout=3)
+        else:
+            self._move_to(timeline.total)
+
+    def action_jump(self, mark: Mark, direction: int) -> None:
+        self._pause()
+        timeline = self.timeline
+        if timeline is None:
+            return
+        with timeline.lock:
+            indices = timeline.marks[mark]
+            current = self.position - 1
+            if direction > 0:
+                k = bisect_right(indices, current)
+                target = indices[k] + 1 if k < len(indices) else None
+            else:
+                k = bisect_left(indices, current) - 1
+                target = indices[k] + 1 if k >= 0 else None
+        if target is None:
+            where = "later" if direction > 0 else "earlier"
+            self.notify(f"No {where} {_MARK_NAMES[mark]}.", timeout=2)
+            return
+        self._move_to(target)
 
     @on(ScrubRequested)
     def _scrub(self, message: ScrubRequested) -> None:
         self._pause()
         self._move_to(message.position)
+
+    def _position_of(self, anchor: tuple[int, int]) -> int:
+        assert self.timeline is not None
+        index = self.timeline.position_of(*anchor)
+        return index + 1 if index is not None else self.position
+
+    # -- the bar -------------------------------------------------------------------------------
+    def _cells(self, width: int) -> list[Cell]:
+        timeline = self.timeline
+        if timeline is None:
+            return [""] * width
+        total = self.scrubber.total
+        matched = -1 if self.matches is None else len(self.matches)
+        key = (width, total, timeline.total, timeline.generation, matched, len(timeline.errors))
+        if key != self._bar_key:
+            with timeline.lock:
+                marks: dict[str, array[int]] = {name: indices for name, indices in timeline.marks.items()}
+                marks["corrupt"] = array("I", (index for index, _error in timeline.errors))
+                self._bar = bar_cells(width, total, marks, self.matches)
+            self._bar_key = key
+        return self._bar
+
+    def _redraw_bar(self) -> None:
+        self.scrubber.revision += 1
+
+    # -- go to and filter ----------------------------------------------------------------------
+    def action_prompt(self, kind: Literal["filter", "goto"]) -> None:
+        self._pause()
+        value = self.filter.query if kind == "filter" and self.filter is not None else ""
+        self.prompt.open(kind, value)
+
+    @on(ReplayPromptSubmitted)
+    def _prompted(self, message: ReplayPromptSubmitted) -> None:
+        self.session_tree.focus()
+        text = message.text
+        if text is None or self.timeline is None:
+            return
+        if message.kind == "goto":
+            try:
+                position = resolve(
+                    self.timeline, text, selected=self.session_tree.selected_id, cursor=self.position
+                )
+            except GotoError as error:
+                self.notify(str(error), title="Go to", severity="warning", timeout=5)
+                return
+            self._move_to(position)
+        elif not text.strip():
+            self.action_clear_filter()
+        else:
+            self._filter(Filter.parse(text), 0)
+
+    @work(thread=True, exclusive=True, group="replay-filter", exit_on_error=False)
+    def _filter(self, flt: Filter, start: int) -> None:
+        timeline = self.timeline
+        assert timeline is not None
+        with timeline.lock:
+            generation, end = timeline.generation, timeline.total
+        found = matching(timeline, flt, start, end)
+        self.post_message(ReplayFiltered(flt.query, found, generation, start, end))
+
+    @on(ReplayFiltered)
+    def _filtered(self, message: ReplayFiltered) -> None:
+        first = self.filter is None or self.filter.query != message.query
+        if message.start and not first and self.matches is not None:
+            if message.generation != self._match_generation:
+                return  # matched against a timeline since rebuilt: a whole match follows
+            self.matches.extend(message.matches)
+        else:
+            self.matches = message.matches
+        matches = self.matches
+        self._match_generation = message.generation
+        self._matched_upto = message.end
+        self.filter = Filter.parse(message.query)
+        scrubber = self.scrubber
+        scrubber.filter_text = message.query
+        scrubber.matches = len(matches)
+        self._redraw_bar()
+        if not first:
+            return
+        if not len(matches):
+            self.notify(f"No event matches {message.query!r}.", timeout=4)
+            return
+        # The cursor goes to the matching event nearest to it.
+        current = self.position - 1
+        k = bisect_left(matches, current)
+        near = [matches[i] for i in (k - 1, k) if 0 <= i < len(matches)]
+        self._move_to(min(near, key=lambda index: (abs(index - current), index)) + 1)
+
+    def action_clear_filter(self) -> None:
+        if self.filter is None:
+            return
+        self.filter = None
+        self.matches = None
+        self.scrubber.filter_text = ""
+        self.scrubber.matches = 0
+        self._redraw_bar()
 
     # -- playing -------------------------------------------------------------------------------
     def action_play_pause(self) -> None:
@@ -231,61 +583,22 @@ class ReplayScreen(SessionsScreen):
 
     # -- follow --------------------------------------------------------------------------------
     def action_toggle_follow(self) -> None:
-        self.following = not self.following
-        self.scrubber.follow = self.following
+        self._set_following(not self.following)
         if self.following:
             self.notify("Following the logs: new events appear as they are written.", timeout=3)
-            if self.timeline is not None:
-                self._catch_up()
-                self._move_to(self.timeline.total)
-                self._follow()
+            timeline = self.timeline
+            if timeline is not None and not self.indexing:
+                self._show_end(end_snapshot(timeline))
+                self._follow(timeline)
         else:
-            self.workers.cancel_group(self, "replay-follow")
             self.notify("Follow off.", timeout=2)
 
-    @work(exclusive=True, group="replay-follow", exit_on_error=False)
-    async def _follow(self) -> None:
-        watched = {path.parent for path in self.files}
-        if self.watch_dir is not None:
-            watched.add(self.watch_dir)
-        self._catch_up()
-        async for _changes in awatch(*watched, debounce=50, step=25, recursive=False):
-            self._catch_up()
-
-    def _catch_up(self) -> None:
-        """Read what the logs gained since the last look (and logs new in the watched dir)."""
-        if self.watch_dir is not None:
-            try:
-                found = log_files(self.watch_dir)
-            except ReplaySourceError:  # the directory went away or has no logs: nothing to add
-                found = []
-            for path in found:
-                if path not in self.readers:
-                    self.files.append(path)
-                    self.readers[path] = LogReader(path)
-                    self.mode = _mode(len(self.files))
-                    self.query_one("#summary", SummaryBar).mode = self.mode
-        new = []
-        for reader in self.readers.values():
-            new += reader.read_new()
-        errors = [reader.error for reader in self.readers.values() if reader.error is not None]
-        if new or any(error not in self.errors for error in errors):
-            self.post_message(ReplayAppended(new, errors))
-
-    @on(ReplayAppended)
-    def _appended(self, message: ReplayAppended) -> None:
-        timeline = self.timeline
-        if timeline is None:
-            return
-        self._report(message.errors)
-        at_end = self.position >= timeline.total
-        anchor = timeline.event_at(self.position)
-        timeline.extend(message.events)
-        if at_end and self.following:
-            self._move_to(timeline.total)
-        else:
-            # Stay on the same event, wherever late arrivals were inserted.
-            self._move_to(timeline.position_of(anchor))
+    def _set_following(self, on: bool) -> None:
+        self.following = on
+        self.scrubber.follow = on
+        if not on and self._follower is not None:
+            self._follower.stop()
+            self._follower = None
 
     # -- palette -------------------------------------------------------------------------------
     def palette_commands(self) -> list[PaletteCommand]:
@@ -294,5 +607,7 @@ class ReplayScreen(SessionsScreen):
             PaletteCommand("Play / pause", "Play the recording forward", self.action_play_pause),
             PaletteCommand("Go to start", "Before the first event", self.action_seek_start),
             PaletteCommand("Go to end", "After the last event", self.action_seek_end),
+            PaletteCommand("Filter", "Show only events that match (/)", lambda: self.action_prompt("filter")),
+            PaletteCommand("Go to a time or sequence", "g", lambda: self.action_prompt("goto")),
         ]
         return commands

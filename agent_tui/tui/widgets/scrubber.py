@@ -1,27 +1,47 @@
-"""The replay scrubber: where the cursor is in the timeline, and a bar to click on.
+"""The replay scrubber: a bar over the whole timeline, and a status line for the cursor.
 
-One line: play state, `n / total`, the event at the cursor (type, agent, time), a progress bar,
-then the follow and speed flags. While the logs load it shows the loader's progress instead.
+Line 1, the bar: each cell stands for a stretch of events and shows its most telling mark (a
+corrupt line `!`, a failure `✗`, an approval `⚑`, a compression `◆`, a turn start `│`; while a
+filter is on, `┃` where events match); the part already played is bright, the part not indexed
+yet dotted, the cursor a `●` (or its cell's mark, highlighted). Clicking a cell moves there.
+
+Line 2: play state, `position / total`, the event at the cursor (type, agent, time; or
+`FILE:LINE: reason` on a corrupt line), the filter and its matches, new events that arrived while
+the cursor was elsewhere, follow and speed.
+
+The widget draws what it is told: the screen sets the reactive fields and `cells_for`, which
+gives the bar's cells for a width (see `agent_tui.replay.bar`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual import events
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from agent_tui.replay.bar import Cell
 from agent_tui.tui.messages import ScrubRequested
 
 MUTED = "$text-muted"
+_GLYPHS: dict[Cell, tuple[str, str]] = {
+    "corrupt": ("!", "bold $text-error"),
+    "failure": ("✗", "$text-error"),
+    "approval": ("⚑", "$text-warning"),
+    "compress": ("◆", "$text-secondary"),
+    "turn": ("│", ""),
+    "match": ("┃", "bold $text-accent"),
+}
 
 
 class Scrubber(Widget):
-    """Position, event at the cursor, and a clickable bar over the whole timeline."""
+    """Where the cursor is in the timeline; a bar to click on."""
 
     DEFAULT_CSS = """
     Scrubber {
-        height: 1;
+        height: 2;
         padding: 0 1;
         background: $panel;
     }
@@ -29,59 +49,78 @@ class Scrubber(Widget):
 
     position: reactive[int] = reactive(0)
     total: reactive[int] = reactive(0)
-    event_label: reactive[str] = reactive("")
+    indexed: reactive[int] = reactive(0)
+    """Events indexed so far (the bar is dotted past them)."""
+    label: reactive[Content] = reactive(Content(""))
     playing: reactive[bool] = reactive(False)
     follow: reactive[bool] = reactive(False)
     speed: reactive[int] = reactive(20)
-    # What to show instead of the bar (loading progress, a load error); None shows the bar. Not
-    # `loading`: that is Textual's own flag, which covers the widget with a spinner.
-    notice: reactive[str | None] = reactive("Loading logs…")
+    filter_text: reactive[str] = reactive("")
+    matches: reactive[int] = reactive(0)
+    new_events: reactive[int] = reactive(0)
+    revision: reactive[int] = reactive(0)
+    """Bumped by the screen when the bar's marks changed without the counts changing."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._bar_span: tuple[int, int] = (0, 0)
+        self.cells_for: Callable[[int], list[Cell]] | None = None
 
     def render(self) -> Content:
         width = self.content_region.width or self.size.width
-        if self.notice is not None:
-            return Content.styled(self.notice, "$text-accent")
+        return Content("\n").join([self._bar(width), self._status(width)])
+
+    def _bar(self, width: int) -> Content:
+        if width <= 0:
+            return Content("")
+        blank: list[Cell] = [""] * width
+        cells = self.cells_for(width) if self.cells_for is not None and self.total else blank
+        total = self.total
+        cursor = min(width - 1, self.position * width // total) if total and self.position else -1
+        indexed = self.indexed * width // total if total else 0
+        parts: list[tuple[str, str]] = []
+        filtering = bool(self.filter_text)
+        for cell, mark in enumerate(cells):
+            played = cell < cursor
+            if cell == cursor:  # the cursor: its cell's mark if it has one, else a dot
+                glyph = _GLYPHS[mark][0] if mark and mark != "turn" else "●"
+                parts.append((glyph, "bold reverse $accent" if glyph != "●" else "bold $accent"))
+            elif cell >= indexed and total:
+                parts.append(("┄", MUTED))
+            elif mark and mark != "turn":
+                glyph, style = _GLYPHS[mark]
+                parts.append((glyph, style if played or filtering else style + " dim"))
+            elif mark == "turn":
+                parts.append(("│", "$accent" if played else "$foreground-muted"))
+            else:
+                dim = filtering and not mark
+                parts.append(("━" if played and not dim else "─", "$accent" if played and not dim else MUTED))
+        return Content.assemble(*parts)
+
+    def _status(self, width: int) -> Content:
         play = ("▶ playing", "bold $text-success") if self.playing else ("‖ paused", MUTED)
         left = Content.assemble(
-            play,
-            "  ",
-            (f"{self.position:,}", "bold"),
-            (" / ", MUTED),
-            f"{self.total:,}",
-            "  ",
-            (self.event_label or "start", "$text-accent"),
+            play, "  ", (f"{self.position:,}", "bold"), (" / ", MUTED), f"{self.total:,}", "  ", self.label
         )
-        right = Content.assemble(
+        right: list[tuple[str, str]] = []
+        if self.filter_text:
+            count = f"{self.matches:,} match{'es' if self.matches != 1 else ''}"
+            right += [(f"/{self.filter_text} ", "$text-accent"), (count, MUTED), ("  ", "")]
+        if self.new_events:
+            right += [(f"+{self.new_events:,} new", "bold $text-warning"), ("  ", "")]
+        right += [
             ("follow ●" if self.follow else "follow ○", "$text-success" if self.follow else MUTED),
             ("  ", ""),
             (f"{self.speed}/s", MUTED),
-        )
-        bar_width = width - left.cell_length - right.cell_length - 4
-        if bar_width < 8:
-            self._bar_span = (0, 0)
-            return Content.assemble(left, "  ", right)
-        start = left.cell_length + 2
-        self._bar_span = (start, start + bar_width)
-        return Content.assemble(left, "  ", self._bar(bar_width), "  ", right)
-
-    def _bar(self, width: int) -> Content:
-        done = round(width * self.position / self.total) if self.total else 0
-        done = max(0, min(width, done))
-        if done == width:
-            return Content.styled("━" * width, "$accent")
-        return Content.assemble(
-            ("━" * done, "$accent"),
-            ("╸", "$accent") if done else ("", ""),
-            ("─" * (width - done - (1 if done else 0)), "$foreground-muted"),
-        )
+        ]
+        tail = Content.assemble(*right)
+        room = width - tail.cell_length - 2
+        if left.cell_length > room:
+            left = left.truncate(max(0, room), ellipsis=True)
+        gap = max(2, width - left.cell_length - tail.cell_length)
+        return Content.assemble(left, " " * gap, tail)
 
     def on_click(self, event: events.Click) -> None:
-        start, end = self._bar_span
+        width = self.content_region.width
         x = event.x - self.styles.padding.left
-        if end > start and start <= x < end and self.total:
-            fraction = (x - start + 0.5) / (end - start)
-            self.post_message(ScrubRequested(round(fraction * self.total)))
+        if event.y == 0 and width > 0 and 0 <= x < width and self.total:
+            self.post_message(ScrubRequested(round((x + 0.5) / width * self.total)))

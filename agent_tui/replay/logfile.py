@@ -1,0 +1,343 @@
+"""One session log as the replay timeline reads it: complete lines, in order, decoded leniently.
+
+Invariants:
+- only complete lines are read: a torn last line (no newline yet) waits for its newline;
+- lines are handed out once each, in file order, numbered from 0, with their byte offsets;
+- a line that is not an event, or that breaks the sequence chain, comes out as corrupt with its
+  reason, and reading goes on after it: a line is accepted when its sequence is one more than
+  the last accepted one, or (after a corrupt line) any sequence above it;
+- `changed()` tells whether the file was truncated, replaced or rewritten under the read offset
+  since the last read (size, inode, and the bytes just before the offset), so the timeline can
+  index it again from the start;
+- an unreadable file is not an exception: `error` says `FILE: reason` and it reads as empty.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from agent_tui.events import Event, EventValidationError, event_from_dict
+from agent_tui.store import LineIndex
+
+READ_BYTES = 256 * 1024
+"""How much one read takes while indexing or following (a longer line is read whole)."""
+_FINGERPRINT = 64
+
+
+Entry = tuple[int, int, int, str, "Event | None", "str | None"]
+"""One complete line: (line number from 0, byte offset, byte offset after its newline, timestamp,
+event, reason). A corrupt line has no event and a reason (`FILE:LINE: why`) and takes the
+timestamp of the line accepted before it, so it keeps its place in time. Plain tuples: the
+indexer makes one per line of every log."""
+
+
+_new_event = object.__new__
+
+
+def decode_trusted(line: bytes) -> Event | None:
+    """The event on a line the timeline already validated, without validating it again (about
+    half the cost of `decode_line`); None if the line is not even a JSON event any more."""
+    try:
+        data = orjson.loads(line)
+        event: Event = _new_event(Event)
+        event.id = data["id"]
+        event.session_id = data["sessionId"]
+        event.turn_id = data["turnId"]
+        event.sequence = data["sequence"]
+        event.ts = data["ts"]
+        event.type = data["type"]
+        event.payload = data["payload"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+    return event
+
+
+@dataclass(frozen=True, slots=True)
+class FileCursor:
+    """How far a file was read into the timeline: lines, byte offset, and its chain state."""
+
+    lines: int = 0
+    offset: int = 0
+    last_sequence: int = 0
+    resync: bool = False
+    last_ts: str = ""
+
+
+def decode_line(line: bytes) -> Event | str:
+    """The event on `line`, or why it is not one (one short sentence)."""
+    try:
+        return event_from_dict(orjson.loads(line))
+    except orjson.JSONDecodeError as error:
+        return f"invalid JSON ({error.args[0]})"
+    except EventValidationError as error:
+        return error.reason
+
+
+class LogFile:
+    """A log file the timeline indexes and follows.
+
+    Args:
+        path: the `.jsonl` file (it may not exist yet).
+        file_id: its number in the timeline (the tie-breaker of the merge order).
+    """
+
+    def __init__(self, path: Path, file_id: int) -> None:
+        self.path = path
+        self.file_id = file_id
+        self.error: str | None = None
+        self.index: LineIndex | None = None
+        self._read_fd: int | None = None
+        self._reset_reading()
+        self._open_index()
+
+    def _reset_reading(self) -> None:
+        self.lines = 0  # complete lines handed out
+        self.offset = 0  # the byte after them
+        self.last_sequence = 0
+        self.resync = False  # after a corrupt line, the next sequence need only be larger
+        self.last_ts = ""
+        self.session_id: str | None = None
+        self.parent_id: str | None = None
+        self.agent_name: str | None = None
+        self.title: str | None = None
+        self._identity: tuple[int, int] | None = None
+        self._fingerprint = b""
+        self._seen: tuple[int, int, int] | None = None  # (size, mtime, inode) at the last check
+
+    def _open_index(self) -> None:
+        try:
+            self.index = LineIndex(self.path)
+            self.error = None
+        except OSError as error:
+            self.index = None
+            self.error = f"{self.path}: {error.strerror or error}"
+
+    @property
+    def line_count(self) -> int:
+        """Complete lines on disk as of the last `refresh()` (at least the lines read)."""
+        return max(self.index.line_count if self.index is not None else 0, self.lines)
+
+    def refresh(self) -> None:
+        """Count lines appended since the last look (cheap: newline counting)."""
+        if self.index is None:
+            self._open_index()
+            return
+        try:
+            self.index.extend()
+        except OSError as error:
+            self.error = f"{self.path}: {error.strerror or error}"
+
+    def reset(self) -> None:
+        """Forget what was read: the file is read again from its first line."""
+        self.close()
+        self._reset_reading()
+        self._open_index()
+
+    def changed(self) -> str | None:
+        """Why what was read no longer matches the file (`truncated`, `replaced`, …), or None.
+
+        One `stat` when nothing changed; the bytes before the read offset are compared only when
+        the file's size or time moved.
+        """
+        if self.lines == 0 and self._identity is None:
+            return None
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return "removed"
+        except OSError:
+            return None  # unreadable for now: `error` says so on the next read
+        seen = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        if seen == self._seen:
+            return None
+        self._seen = seen
+        if self._identity is not None and (stat.st_dev, stat.st_ino) != self._identity:
+            return "replaced"
+        if stat.st_size < self.offset:
+            return "truncated"
+        if self._fingerprint:
+            try:
+                with open(self.path, "rb") as handle:
+                    handle.seek(self.offset - len(self._fingerprint))
+                    if handle.read(len(self._fingerprint)) != self._fingerprint:
+                        return "rewritten"
+            except OSError:
+                return None
+        return None
+
+    def has_more(self) -> bool:
+        """Whether bytes were appended after the read offset (a torn line counts)."""
+        try:
+            return os.stat(self.path).st_size > self.offset
+        except OSError:
+            return False
+
+    def read_entries(self, budget: int = READ_BYTES) -> list[Entry]:
+        """The next complete lines (about `budget` bytes of them), decoded; [] when none are new."""
+        chunk = self._read_complete(budget)
+        if not chunk:
+            return []
+        entries: list[Entry] = []
+        append = entries.append
+        loads = orjson.loads
+        from_dict = event_from_dict
+        number = self.lines
+        offset = self.offset
+        last = self.last_sequence
+        resync = self.resync
+        for line in chunk.split(b"\n")[:-1]:
+            end = offset + len(line) + 1
+            event: Event | None
+            try:
+                event = from_dict(loads(line))
+            except (orjson.JSONDecodeError, EventValidationError):
+                event = None
+            if event is not None:
+                sequence = event.sequence
+                if sequence == last + 1 or (resync and sequence > last):
+                    # Plain tuples: this loop runs once per line of every log.
+                    append((number, offset, end, event.ts, event, None))
+                    last = sequence
+                    resync = False
+                    number += 1
+                    offset = end
+                    continue
+            self.last_sequence = last
+            append(self._corrupt(number, offset, end, line, event, entries))
+            resync = True
+            number += 1
+            offset = end
+        if self.session_id is None:
+            first = next((entry[4] for entry in entries if entry[4] is not None), None)
+            if first is not None:
+                self._learn(first)
+        accepted = next((entry[4] for entry in reversed(entries) if entry[4] is not None), None)
+        if accepted is not None:
+            self.last_ts = accepted.ts
+        self.last_sequence = last
+        self.resync = resync
+        self.lines = number
+        self.offset = offset
+        self._fingerprint = chunk[-_FINGERPRINT:]
+        return entries
+
+    def _corrupt(
+        self, number: int, offset: int, end: int, line: bytes, event: Event | None, before: list[Entry]
+    ) -> Entry:
+        """The entry of a line that is not used: why, in `FILE:LINE: reason` form, and the
+        timestamp of the line accepted before it."""
+        if event is None:
+            reason = decode_line(line)
+            assert isinstance(reason, str)
+        elif self.last_sequence == 0:
+            reason = f"sequence {event.sequence}: a log starts at 1"
+        else:
+            last = self.last_sequence
+            reason = f"sequence {event.sequence} follows {last} (expected {last + 1})"
+        ts = next((entry[4].ts for entry in reversed(before) if entry[4] is not None), self.last_ts)
+        return (number, offset, end, ts, None, f"{self.path}:{number + 1}: {reason}")
+
+    def _learn(self, event: Event) -> None:
+        self.session_id = event.session_id
+        if event.type == "session.created":
+            payload = event.payload
+            self.parent_id = payload.get("parentSessionId")
+            self.agent_name = payload.get("agentName")
+            self.title = payload.get("title")
+
+    def _read_complete(self, budget: int) -> bytes:
+        """Bytes from the read offset to the end of the last complete line within `budget` (a
+        longer line is read whole); b"" if no complete line is there yet."""
+        try:
+            if os.stat(self.path).st_size <= self.offset:
+                return b""  # nothing new: one stat, no open
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return b""
+        except OSError as error:
+            self.error = f"{self.path}: {error.strerror or error}"
+            return b""
+        try:
+            stat = os.fstat(fd)
+            self._identity = (stat.st_dev, stat.st_ino)
+            data = os.pread(fd, min(budget, max(0, stat.st_size - self.offset)), self.offset)
+            end = data.rfind(b"\n")
+            pieces = [data]
+            read = len(data)
+            while end < 0 and data:  # one line longer than the budget: read until its newline
+                data = os.pread(fd, budget, self.offset + read)
+                pieces.append(data)
+                end = data.rfind(b"\n")
+                if end >= 0:
+                    end += read
+                read += len(data)
+            if len(pieces) > 1:
+                data = b"".join(pieces)
+        except OSError as error:
+            self.error = f"{self.path}: {error.strerror or error}"
+            return b""
+        finally:
+            os.close(fd)
+        self.error = None
+        return data[: end + 1] if end >= 0 else b""
+
+    def seek(self, cursor: FileCursor) -> None:
+        """Read on from `cursor` (a checkpoint's), as if the lines after it were never read."""
+        self.lines = cursor.lines
+        self.offset = cursor.offset
+        self.last_sequence = cursor.last_sequence
+        self.resync = cursor.resync
+        self.last_ts = cursor.last_ts
+        self._fingerprint = b""
+
+    def iter_lines_at(self, offset: int, count: int) -> Iterator[bytes]:
+        """`count` complete lines starting at byte `offset` (fewer if the file has fewer), read a
+        chunk at a time."""
+        if count <= 0:
+            return
+        # Guess the size from the average line so far; read on while the guess was short.
+        average = self.offset // self.lines + 1 if self.lines else 512
+        size = min(READ_BYTES * 4, max(4096, int(average * count * 1.25)))
+        fd = self._reader()
+        carry = b""
+        while count > 0:
+            data = os.pread(fd, size, offset)
+            if not data:
+                return
+            offset += len(data)
+            lines = (carry + data).split(b"\n") if carry else data.split(b"\n")
+            carry = lines.pop()
+            if len(lines) > count:
+                del lines[count:]
+            count -= len(lines)
+            yield from lines
+            size = max(size, 65536)
+
+    def _reader(self) -> int:
+        """A descriptor kept open for random reads (`pread` needs no seek, so threads share it)."""
+        if self._read_fd is None:
+            self._read_fd = os.open(self.path, os.O_RDONLY)
+        return self._read_fd
+
+    def close(self) -> None:
+        """Close the descriptor kept for reading (it is opened again when needed)."""
+        fd, self._read_fd = self._read_fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def read_lines_at(self, offset: int, count: int) -> list[bytes]:
+        """`count` complete lines starting at byte `offset` (fewer if the file has fewer)."""
+        return list(self.iter_lines_at(offset, count))
+
+    def read_line(self, number: int) -> bytes:
+        """Line `number` (0-based) through the sparse index: one small read, no scan."""
+        if self.index is None or number >= self.index.line_count:
+            self.refresh()
+        if self.index is None:
+            raise OSError(self.error or f"{self.path}: unreadable")
+        return self.index.read_line(number)

@@ -1,0 +1,40 @@
+"""The replay's indexing progress: what is being read, and a real progress bar.
+
+Shown while the indexing thread reads the logs (the screen already shows a first look at their
+end, and every key works); hidden once the timeline is complete.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Label, ProgressBar
+
+
+class IndexProgress(Horizontal):
+    """`Indexing 7 logs · 412,000 / 1,000,000 events  ━━━━━━━━━━━──────  41%`."""
+
+    DEFAULT_CSS = """
+    IndexProgress {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        & > Label { width: auto; color: $text-accent; padding-right: 2; }
+        & > ProgressBar { width: 1fr; }
+        & > ProgressBar > Bar { width: 1fr; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.files = 0
+
+    def compose(self) -> ComposeResult:
+        yield Label("Opening the logs…", id="index-label")
+        yield ProgressBar(total=None, show_eta=False, id="index-bar")
+
+    def show_progress(self, done: int, total: int) -> None:
+        """`done` of `total` events indexed."""
+        logs = f"{self.files} log{'s' if self.files != 1 else ''}"
+        self.query_one("#index-label", Label).update(f"Indexing {logs} · {done:,} / {total:,} events")
+        self.query_one("#index-bar", ProgressBar).update(total=max(total, 1), progress=done)
