@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
-from agent_tui.engine.tools.base import ToolContext, ToolError
+from agent_tui.engine.tools.base import Risk, ToolContext, ToolError
 from agent_tui.engine.turn_handle import OpenCall, TurnHandle
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ class ToolCallRunner:
         self,
         turn: TurnHandle,
         call: OpenCall,
-        risk: str,
+        risk: Risk,
         preview: str,
         args: Mapping[str, Any],
         warning: str | None,
