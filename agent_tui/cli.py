@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -24,15 +25,24 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Watch many coding agents at once: a live session tree, one approval queue, stop "
             "controls, and a replay scrubber over their JSONL logs. With no command, opens the "
-            "dashboard on a built-in demo."
+            "dashboard on the current directory with the configured model (the built-in demo "
+            "when none is configured)."
         ),
     )
+    from agent_tui import __version__
+
+    parser.add_argument("--version", action="version", version=f"agent-tui {__version__}")
     parser.add_argument(
         "--sessions-dir",
         type=Path,
         default=None,
-        help="where the demo writes its logs (default: a fresh temporary directory)",
+        help="where the logs go (default: the project's directory in agent-tui's data directory; "
+        "the demo: a fresh temporary directory)",
     )
+    parser.add_argument("--demo", action="store_true", help="open the built-in demo, even with a model")
+    parser.add_argument("--cwd", type=Path, default=None, help="the project directory (default: .)")
+    parser.add_argument("--prompt", default=None, help="start an agent with this prompt at launch")
+    _model_flags(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = commands.add_parser(
@@ -128,6 +138,10 @@ def _parser() -> argparse.ArgumentParser:
         help="where session logs are written and loaded from (default: agent-tui's data directory)",
     )
     _model_flags(acp)
+
+    sessions = commands.add_parser("sessions", help="list a project's stored sessions, newest first")
+    sessions.add_argument("--sessions-dir", type=Path, default=None, dest="list_sessions_dir")
+    sessions.add_argument("--cwd", type=Path, default=None, dest="list_cwd", help="the project (default: .)")
     return parser
 
 
@@ -177,7 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(
                 demo_scenario_path(), args.demo_sessions_dir or _fresh_dir(), args.approve, None, False
             )
-        return _cmd_dashboard(args.sessions_dir)
+        if args.command == "sessions":
+            return _cmd_sessions(args.list_sessions_dir, args.list_cwd)
+        return _cmd_dashboard(args)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except BrokenPipeError:
@@ -229,7 +245,7 @@ def _cmd_run(
             scenario,
             base_dir=scenario_path.resolve().parent,
             sessions_dir=sessions_dir,
-            prompter=StaticPrompter(approve),
+            prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
             workspace_root=workspace,
         )
     except ScenarioError as error:
@@ -367,10 +383,94 @@ def _cmd_import(src: Path, out_dir: Path) -> int:
     return EXIT_OK
 
 
-def _cmd_dashboard(sessions_dir: Path | None) -> int:
+NO_MODEL_NOTICE = (
+    "This is the built-in demo. To work on your own project, configure a model in "
+    "~/.config/agent-tui/config.toml or pass --provider openai|anthropic --model NAME "
+    "(README, 'Real models'); --demo opens the demo on purpose."
+)
+
+
+def _cmd_dashboard(args: argparse.Namespace) -> int:
+    from agent_tui.runtime.session_dirs import SessionsDirError, default_sessions_dir, ensure_writable
+
+    project = (args.cwd or Path.cwd()).expanduser().resolve()
+    if not project.is_dir():
+        return _fail(f"{project}: no such directory", EXIT_USAGE)
+    models: list[Any] = []
+    notice: str | None = None
+    if not args.demo:
+        from agent_tui.providers.config import ConfigError
+
+        try:
+            models, notice = _model_choices(args)
+        except ConfigError as error:
+            return _fail(str(error), EXIT_USAGE)
+    sessions_dir = args.sessions_dir or (default_sessions_dir(project) if models else _fresh_dir())
+    try:
+        ensure_writable(sessions_dir)
+    except SessionsDirError as error:
+        return _fail(str(error))
     from agent_tui.tui.app import run_dashboard
 
-    return run_dashboard(sessions_dir or _fresh_dir())
+    return run_dashboard(sessions_dir, project=project, models=models, prompt=args.prompt, notice=notice)
+
+
+def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
+    """The models the dashboard offers, the chosen one first; `([], notice)` when none is set up.
+
+    The chosen model's provider is built here, so a missing key is an error before the UI opens;
+    the config's other profiles are built when first picked in the new-agent form.
+
+    Raises:
+        ConfigError: a flag, variable or profile is wrong, or the chosen model's key is missing.
+    """
+    from agent_tui.providers.config import ConfigError, load_config, resolve_settings
+    from agent_tui.providers.factory import build_provider
+    from agent_tui.runtime.model_router import ModelChoice
+
+    config = load_config()
+    flags = {"provider": args.provider, "model": args.model, "base_url": args.base_url}
+    chosen = resolve_settings(config, profile=args.profile, **flags)
+    if chosen is None:
+        return [], NO_MODEL_NOTICE
+    provider = build_provider(chosen)
+    choices = [
+        ModelChoice(
+            chosen.profile or "default",
+            f"{chosen.provider} · {chosen.model}",
+            build=lambda: provider,
+            provider=chosen.provider,
+            model=chosen.model,
+        )
+    ]
+    for name in sorted(config.profiles):
+        if name == chosen.profile:
+            continue
+        try:
+            other = resolve_settings(config, profile=name)
+        except ConfigError:
+            continue  # a broken profile nobody asked for does not stop the dashboard
+        if other is not None:
+            choices.append(
+                ModelChoice(
+                    name,
+                    f"{other.provider} · {other.model}",
+                    build=partial(build_provider, other),
+                    provider=other.provider,
+                    model=other.model,
+                )
+            )
+    return choices, None
+
+
+def _cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
+    from agent_tui.runtime.session_dirs import default_sessions_dir, format_listing, list_stored_sessions
+
+    directory = sessions_dir or default_sessions_dir((cwd or Path.cwd()).expanduser().resolve())
+    if sessions_dir is not None and not directory.is_dir():
+        return _fail(f"{directory}: no such directory", EXIT_USAGE)
+    sys.stdout.write(format_listing(directory, list_stored_sessions(directory)))
+    return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

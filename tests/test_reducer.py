@@ -251,6 +251,7 @@ class TestApprovalHappyPath:
                 policy=None,
                 sequence=9,
                 order=1,
+                asked_ts="2026-11-29T00:00:09.000Z",
             )
         ]
         assert state.sessions["sess_lead"].pending == {}
@@ -662,7 +663,15 @@ class TestStateDump:
                     "agentName": "tester",
                     "cwd": "/work/demo",
                     "status": "completed",
-                    "turns": [{"turnId": "turn_t", "stopReason": "final"}],
+                    "turns": [
+                        {
+                            "turnId": "turn_t",
+                            "stopReason": "final",
+                            "startedAt": "2026-11-29T00:00:22.000Z",
+                            "endedAt": "2026-11-29T00:00:26.000Z",
+                            "durationMs": 4000,
+                        }
+                    ],
                 },
                 {
                     "sessionId": "sess_lead",
@@ -670,7 +679,15 @@ class TestStateDump:
                     "agentName": None,
                     "cwd": "/work/demo",
                     "status": "running",
-                    "turns": [{"turnId": "turn_l", "stopReason": None}],
+                    "turns": [
+                        {
+                            "turnId": "turn_l",
+                            "stopReason": None,
+                            "startedAt": "2026-11-29T00:00:02.000Z",
+                            "endedAt": None,
+                            "durationMs": None,
+                        }
+                    ],
                 },
                 {
                     "sessionId": "sess_zz_explorer",
@@ -678,7 +695,15 @@ class TestStateDump:
                     "agentName": "explorer",
                     "cwd": "/work/demo",
                     "status": "completed",
-                    "turns": [{"turnId": "turn_e", "stopReason": "final"}],
+                    "turns": [
+                        {
+                            "turnId": "turn_e",
+                            "stopReason": "final",
+                            "startedAt": "2026-11-29T00:00:12.000Z",
+                            "endedAt": "2026-11-29T00:00:16.000Z",
+                            "durationMs": 4000,
+                        }
+                    ],
                 },
             ]
         }
@@ -842,7 +867,16 @@ class TestLazyViews:
                     "agentName": None,
                     "cwd": None,
                     "status": "completed",
-                    "turns": [{"turnId": "turn_9", "stopReason": "final"}],
+                    "turns": [
+                        {
+                            "turnId": "turn_9",
+                            "stopReason": "final",
+                            # read from the middle: the turn starts at the first event seen
+                            "startedAt": "2026-11-29T00:02:22.000Z",
+                            "endedAt": "2026-11-29T00:02:25.000Z",
+                            "durationMs": 3000,
+                        }
+                    ],
                 }
             ]
         }

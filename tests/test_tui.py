@@ -13,7 +13,8 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,16 @@ class _Assertion(SnapshotAssertion):
 def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     snapshot.__class__ = _Assertion
     return snapshot
+
+
+@pytest.fixture(autouse=True)
+def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time is UTC: the pictures show the turns' clock times."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 # -- the app states snapshots and screenshots share -------------------------------------------
@@ -473,7 +484,7 @@ class TestApprovals:
             keys = {(v.session_id, v.request_id) for v in live_of(app).state.pending_permissions()}
             assert modal.key not in keys
             assert app.dashboard.queue.count == 1
-            assert any("withdrawn" in n.message for n in app._notifications)
+            assert any("withdrawn" in n.message for n in app.notices)
             await pilot.press("q")
 
 
@@ -497,7 +508,7 @@ class TestStop:
             )
             assert stop_reasons(app)["gamma"] is None  # still waiting on its approval
             assert [r.agent_path for r in live_of(app).prompter.waiting()] == [("gamma",)]
-            assert any("Stopped 2 turns" in n.message for n in app._notifications)
+            assert any("Stopped 2 turns" in n.message for n in app.notices)
             await pilot.press("q")
 
     async def test_quit_ends_every_running_turn_in_the_log(

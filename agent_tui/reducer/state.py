@@ -18,7 +18,12 @@ Invariants this module guarantees:
 - the session tree (`roots`, `children`, `agent_path`) does not depend on the order in which
   sessions' logs were read: siblings and roots are ordered by (created ts, session id);
 - bounded memory per view: turn text keeps its last 8,000 characters, tool output its last 2,000,
-  tool results their first 2,000, a turn's messages their last 200 entries.
+  tool results their first 2,000, a turn's messages their last 200 entries;
+- time comes only from event timestamps: a turn starts at its first event's `ts` (its
+  `turn.started`), ends at its `turn.completed`'s, and its approval wait sums, per request the
+  user was asked, the time from the `ask` to the answer. Timestamps are kept as the strings the log
+  holds and parsed only when an answer ends a wait or a caller asks for a duration, so the fold
+  of deltas pays nothing for them.
 
 Views are read-only outside this module. Values taken from event payloads (tool `args` dicts,
 texts) are shared, not copied; `PermissionView`, `DeliveryView`, `Message` and `Usage` are
@@ -32,6 +37,7 @@ from __future__ import annotations
 from bisect import insort
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, NamedTuple, get_args
 
 from agent_tui.events import Event
@@ -81,7 +87,8 @@ class PermissionView:
 
     `reason` is the policy's reason/warning from that `ask`; `risk_reason` says why the call has
     its risk (from `permission.requested`); `order` is the dashboard-wide arrival number (1 for the
-    first `ask` the state saw), which orders the approval queue.
+    first `ask` the state saw), which orders the approval queue; `asked_ts` is the `ts` of that
+    `ask` (how long the request has waited is measured from it).
     """
 
     session_id: str
@@ -96,6 +103,7 @@ class PermissionView:
     sequence: int
     order: int
     risk_reason: str | None = None
+    asked_ts: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +124,8 @@ class ToolCallView:
 
     `status` moves requested → asking (the policy asked the user) → running (allowed, or
     `tool.started`) → completed | failed; a denied call ends `denied`. `decisions` is every
-    `permission.resolved` in order as (decision, actor).
+    `permission.resolved` in order as (decision, actor); `answer_reason` is the reason the last
+    non-`ask` answer gave (e.g. that `--approve` answered for the user).
     """
 
     call_id: str
@@ -133,6 +142,7 @@ class ToolCallView:
     message: str | None = None
     result: str | None = None
     truncated: bool = False
+    answer_reason: str | None = None
     # Output parts: a list while the call runs; once it ended, the kept output as one string
     # (see `_seal_output`).
     _out_parts: list[str] | str = field(default_factory=list, repr=False)
@@ -161,6 +171,7 @@ class ToolCallView:
         new.message = self.message
         new.result = self.result
         new.truncated = self.truncated
+        new.answer_reason = self.answer_reason
         new._out_parts = self._out_parts[:]
         new._out_len = self._out_len
         return new
@@ -171,7 +182,9 @@ class TurnView:
     """One turn: its phase, steps, context size, text, messages and tool calls.
 
     `step`/`tokens`/`max_context_tokens` come from the last `context.built` (tokens is its total),
-    `steps` counts them; `stop_reason` is None while the turn has not completed.
+    `steps` counts them; `stop_reason` is None while the turn has not completed. `started_ts` is
+    the `ts` of the turn's first event, `ended_ts` that of its `turn.completed`;
+    `approval_wait_ms` is the time its answered requests waited for the user.
     """
 
     turn_id: str
@@ -188,6 +201,9 @@ class TurnView:
     usage: Usage | None = None
     started_sequence: int = 0
     ended_sequence: int | None = None
+    started_ts: str = ""
+    ended_ts: str | None = None
+    approval_wait_ms: int = 0
     # The model call being streamed keeps its deltas as a list (`_open`, None between calls); a
     # delta is one list append. When the call ends its text joins `_text_head` (the earlier calls'
     # text, cut to TEXT_CHARS) and becomes one assistant entry of `_closed`.
@@ -222,6 +238,13 @@ class TurnView:
     def finished(self) -> bool:
         return self.stop_reason is not None
 
+    @property
+    def duration_ms(self) -> int | None:
+        """From the turn's start to its `turn.completed` (None while it runs)."""
+        if self.ended_ts is None:
+            return None
+        return ms_between(self.started_ts, self.ended_ts)
+
     def _copy(self) -> TurnView:
         new = _new(TurnView)
         new.turn_id = self.turn_id
@@ -238,6 +261,9 @@ class TurnView:
         new.usage = self.usage
         new.started_sequence = self.started_sequence
         new.ended_sequence = self.ended_sequence
+        new.started_ts = self.started_ts
+        new.ended_ts = self.ended_ts
+        new.approval_wait_ms = self.approval_wait_ms
         new._text_head = self._text_head
         new._closed = self._closed
         new._open = None if self._open is None else self._open[:]
@@ -250,6 +276,7 @@ class SessionView:
 
     `created_seen` is False for a session known only from later events (a log read from the
     middle); its header fields are then None. `created_ts` is the ts of its first event seen.
+    `model` and `worktree_path`/`worktree_branch` are what `session.created` recorded, if anything.
     """
 
     session_id: str
@@ -260,6 +287,9 @@ class SessionView:
     client: str | None = None
     created_ts: str = ""
     created_seen: bool = False
+    model: str | None = None
+    worktree_path: str | None = None
+    worktree_branch: str | None = None
     turns: list[TurnView] = field(default_factory=list)
     last_sequence: int = 0
     event_count: int = 0
@@ -299,6 +329,9 @@ class SessionView:
         new.client = self.client
         new.created_ts = self.created_ts
         new.created_seen = self.created_seen
+        new.model = self.model
+        new.worktree_path = self.worktree_path
+        new.worktree_branch = self.worktree_branch
         # A finished turn is shared, not copied: every handler clones a finished turn before
         # writing to it, and the delta fast path writes only to a turn with an open model call.
         new.turns = [
@@ -380,7 +413,7 @@ class DashboardState:
                     "agentName": s.agent_name,
                     "cwd": s.cwd,
                     "status": s.status,
-                    "turns": [{"turnId": t.turn_id, "stopReason": t.stop_reason} for t in s.turns],
+                    "turns": [_turn_dump(t) for t in s.turns],
                 }
                 for s in sorted(self.sessions.values(), key=_by_id)
             ]
@@ -408,6 +441,32 @@ _tuple_new = tuple.__new__  # builds a Message without NamedTuple's Python-level
 _PAIRS = {
     (decision, actor): (decision, actor) for decision in get_args(Decision) for actor in get_args(Actor)
 }
+
+
+def _turn_dump(turn: TurnView) -> dict[str, Any]:
+    return {
+        "turnId": turn.turn_id,
+        "stopReason": turn.stop_reason,
+        "startedAt": turn.started_ts or None,
+        "endedAt": turn.ended_ts,
+        "durationMs": turn.duration_ms,
+    }
+
+
+def epoch_ms(ts: str) -> int | None:
+    """An event `ts` (`2026-11-29T22:17:03.120Z`) in milliseconds since the epoch; None if unreadable."""
+    try:
+        return int(datetime.fromisoformat(ts).timestamp() * 1000)
+    except (ValueError, TypeError):
+        return None
+
+
+def ms_between(start_ts: str, end_ts: str) -> int | None:
+    """Milliseconds from one event `ts` to another (never negative); None if either is unreadable."""
+    start, end = epoch_ms(start_ts), epoch_ms(end_ts)
+    if start is None or end is None:
+        return None
+    return max(0, end - start)
 
 
 def _tree_order(session: SessionView) -> tuple[str, str]:
@@ -527,7 +586,7 @@ def _turn_of(state: DashboardState, session: SessionView, event: Event) -> TurnV
     for index in range(len(turns) - 1, oldest - 1, -1):
         if turns[index].turn_id == turn_id:
             return _writable(turns, index)
-    return _open_turn(state, session, turn_id, event.sequence)
+    return _open_turn(state, session, turn_id, event.sequence, event.ts)
 
 
 def _writable(turns: list[TurnView], index: int) -> TurnView:
@@ -537,22 +596,22 @@ def _writable(turns: list[TurnView], index: int) -> TurnView:
     return turn
 
 
-def _open_turn(state: DashboardState, session: SessionView, turn_id: str, sequence: int) -> TurnView:
+def _open_turn(state: DashboardState, session: SessionView, turn_id: str, sequence: int, ts: str) -> TurnView:
     # A session runs one turn at a time: approvals still pending from an earlier turn (a process
     # that died while asking) can never be answered, so they leave the queue.
     if session.pending:
         _drop_pending(state, session, None)
-    turn = _new_turn(turn_id, sequence)
+    turn = _new_turn(turn_id, sequence, ts)
     session.turns.append(turn)
     return turn
 
 
 # The views the fold creates most often, built field by field: the same as
-# `TurnView(turn_id, started_sequence=sequence)` and `ToolCallView(call_id, tool)` (a test holds
+# `TurnView(turn_id, started_sequence=sequence, started_ts=ts)` and `ToolCallView(call_id, tool)` (a test holds
 # them to it) without the generated `__init__` and its default factories.
 
 
-def _new_turn(turn_id: str, sequence: int) -> TurnView:
+def _new_turn(turn_id: str, sequence: int, ts: str) -> TurnView:
     turn = _new(TurnView)
     turn.turn_id = turn_id
     turn.prompt_preview = ""
@@ -568,6 +627,9 @@ def _new_turn(turn_id: str, sequence: int) -> TurnView:
     turn.usage = None
     turn.started_sequence = sequence
     turn.ended_sequence = None
+    turn.started_ts = ts
+    turn.ended_ts = None
+    turn.approval_wait_ms = 0
     turn._text_head = ""
     turn._closed = ()
     turn._open = None
@@ -590,6 +652,7 @@ def _new_call(call_id: str, tool: str) -> ToolCallView:
     call.message = None
     call.result = None
     call.truncated = False
+    call.answer_reason = None
     call._out_parts = []
     call._out_len = 0
     return call
@@ -653,6 +716,11 @@ def _on_session_created(state: DashboardState, session: SessionView, event: Even
     session.title = payload.get("title")
     session.created_ts = event.ts
     session.created_seen = True
+    session.model = payload.get("model")
+    worktree = payload.get("worktree")
+    if worktree is not None:
+        session.worktree_path = worktree["path"]
+        session.worktree_branch = worktree["branch"]
     parent = payload.get("parentSessionId")
     if parent == session.session_id:  # a self-parent would make the tree infinite
         parent = None
@@ -682,7 +750,7 @@ def _on_turn_started(state: DashboardState, session: SessionView, event: Event) 
     turns = session.turns
     turn_id = event.turn_id
     if turn_id is not None and (not turns or turns[-1].turn_id != turn_id):
-        turn = _open_turn(state, session, turn_id, event.sequence)  # what `_turn_of` would do
+        turn = _open_turn(state, session, turn_id, event.sequence, event.ts)  # what `_turn_of` would do
     else:
         turn = _turn_of(state, session, event)
     turn.prompt_preview = event.payload["promptPreview"]
@@ -771,6 +839,7 @@ def _on_permission_resolved(state: DashboardState, session: SessionView, event: 
             event.sequence,
             state.asked_count,
             call.risk_reason,
+            event.ts,
         )
         key = (session.session_id, request_id)
         session.pending.pop(request_id, None)  # a repeated ask goes to the back of the queue
@@ -778,8 +847,14 @@ def _on_permission_resolved(state: DashboardState, session: SessionView, event: 
         session.pending[request_id] = view
         state._pending[key] = view
         return
-    if session.pending and session.pending.pop(request_id, None) is not None:
-        state._pending.pop((session.session_id, request_id), None)
+    if session.pending:
+        answered = session.pending.pop(request_id, None)
+        if answered is not None:
+            state._pending.pop((session.session_id, request_id), None)
+            waited = ms_between(answered.asked_ts, event.ts)
+            if waited:
+                turn.approval_wait_ms += waited
+    call.answer_reason = payload.get("reason")
     status = call.status
     if status == "requested" or status == "asking":
         call.status = "running" if decision == "allow" else "denied"
@@ -897,6 +972,7 @@ def _on_turn_completed(state: DashboardState, session: SessionView, event: Event
     if usage is not None:
         turn.usage = _tuple_new(Usage, (usage["promptTokens"], usage["completionTokens"]))
     turn.ended_sequence = event.sequence
+    turn.ended_ts = event.ts
     turn.phase = phase_for(event) or turn.phase
     if session.pending:
         _drop_pending(state, session, turn.turn_id)

@@ -1,42 +1,80 @@
 """The Textual apps: the live dashboard (`agent-tui`) and the replay scrubber (`agent-tui replay`).
 
-Both show the same panels over a `DashboardState` folded by the one reducer. The dashboard runs a
-scenario in a worker on the app's own event loop and redraws on a short timer when events came
-in (never once per event). For tests and screenshots either app can be built in a fixed state:
-`AgentTuiApp(events=[...], live=False)`, or `ReplayApp([fixture.jsonl])`.
+Both show the same panels over a `DashboardState` folded by the one reducer. The dashboard runs
+its engine in a worker on the app's own event loop and redraws on a short timer when events came
+in (never once per event), and once a second for the clocks. For tests and screenshots either
+app can be built in a fixed state: `AgentTuiApp(events=[...], live=False)` (its "now" is then
+the newest event's time), or `ReplayApp([fixture.jsonl])`.
+
+Attention: when a request arrives while the user looks elsewhere (another session, a dialog,
+another window), the terminal bell rings; the terminal's title always counts what waits
+(`(2) agent-tui`), and `A` opens the next waiting request from anywhere. Notifications go to the
+summary bar, never over the panels or a dialog. SIGTERM and SIGHUP (a closed terminal) leave the
+way `q` does: every running turn is stopped and logged, then the terminal is restored.
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import os
+import signal
+import sys
 import time
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 import agent_tui
 from agent_tui.events import Event
 from agent_tui.reducer import project_state
+from agent_tui.reducer.state import epoch_ms
+from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.tui.commands import ScreenCommands
-from agent_tui.tui.formatting import agent_path_text
+from agent_tui.tui.formatting import agent_path_text, short_path
 from agent_tui.tui.live import LiveRun
-from agent_tui.tui.messages import LiveRunFinished, PermissionAsked, PermissionWithdrawn
+from agent_tui.tui.messages import (
+    AgentStarted,
+    AgentStartFailed,
+    LiveRunFinished,
+    PermissionAsked,
+    PermissionWithdrawn,
+    WorkbenchReady,
+)
+from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.dashboard import DashboardScreen
 from agent_tui.tui.screens.help import HelpScreen
 from agent_tui.tui.screens.replay import ReplayScreen
+from agent_tui.tui.screens.sessions import SessionsScreen
+from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 DEFAULT_THEME = "tokyo-night"
 THEME_ENV = "AGENT_TUI_THEME"
 REFRESH_SECONDS = 1 / 12
 """How often the live dashboard redraws when events came in."""
-ASK_TOAST_GAP = 4.0
-"""Seconds after an "approval needed" notification during which more asks only update the queue."""
+TICK_SECONDS = 1.0
+"""How often running turns' durations and waiting requests' waits are redrawn."""
+TITLE = "agent-tui"
+MAX_NOTICES = 100
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One notification the app showed."""
+
+    message: str
+    title: str
+    severity: str
 
 
 def stylesheet_path() -> Path:
@@ -51,41 +89,113 @@ def stylesheet_path() -> Path:
 
 
 class _AgentTuiBase(App[int]):
-    """What both apps share: styles, theme, help, the command palette's screen commands."""
+    """What both apps share: styles, theme, help, notices, the next-request key, the palette."""
 
     CSS_PATH = str(stylesheet_path())
-    TITLE = "agent-tui"
+    TITLE = TITLE
     COMMANDS = App.COMMANDS | {ScreenCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("f1", "help", "Help", show=False),
+        Binding("A", "next_approval", "Next request", show=False),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (160, "-wide")]
 
     def __init__(self, *, theme: str | None = None) -> None:
         super().__init__()
         self._initial_theme = theme or os.environ.get(THEME_ENV) or DEFAULT_THEME
+        self.theme_warning: str | None = None
+        self.notices: deque[Notice] = deque(maxlen=MAX_NOTICES)
+        """The latest notifications, oldest first (the summary bar shows the newest)."""
 
     def on_mount(self) -> None:
         if self._initial_theme in self.available_themes:
             self.theme = self._initial_theme
+        else:
+            self.theme_warning = (
+                f"Unknown theme {self._initial_theme!r} (from ${THEME_ENV}); using {DEFAULT_THEME}. "
+                "The palette lists the themes."
+            )
+            self.theme = DEFAULT_THEME
+            self.call_after_refresh(self.notify, self.theme_warning, severity="warning", timeout=10)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    @property
+    def sessions_screen(self) -> SessionsScreen:
+        screen = self.screen_stack[0]
+        assert isinstance(screen, SessionsScreen)
+        return screen
+
+    # -- notices in the summary bar ------------------------------------------------------------
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Show a notification in the summary bar (never as a toast over the panels)."""
+        self.notices.append(Notice(message, title, severity))
+        try:
+            bar = self.screen_stack[0].query_one("#summary", SummaryBar)
+        except (IndexError, NoMatches):
+            return
+        bar.show_notice(message, title=title, severity=severity, timeout=timeout or 5)
+
+    def clear_notifications(self) -> None:
+        """Clear the notice in the summary bar too."""
+        super().clear_notifications()
+        try:
+            self.screen_stack[0].query_one("#summary", SummaryBar).clear_notice()
+        except (IndexError, NoMatches):
+            pass
+
+    # -- the next request, from anywhere -------------------------------------------------------
+    def action_next_approval(self) -> None:
+        """`A`: open the next waiting request (after the open one), wherever the user is."""
+        screen = self.sessions_screen
+        pending = screen.state.pending_permissions()
+        if not pending:
+            self.notify("No approvals are waiting.", timeout=3)
+            return
+        top = self.screen
+        after = top.key if isinstance(top, ApprovalScreen) else None
+        keys = [(v.session_id, v.request_id) for v in pending]
+        index = (keys.index(after) + 1) % len(keys) if after in keys else 0
+        view = pending[index]
+        while len(self.screen_stack) > 1:
+            if not isinstance(self.screen, ApprovalScreen | HelpScreen):
+                self.notify("Close this dialog first (esc), then press A.", severity="warning")
+                return
+            self.pop_screen()
+        screen.select_session(view.session_id)
+        screen.open_approval(view.session_id, view.request_id)
+
 
 class AgentTuiApp(_AgentTuiBase):
-    """The dashboard: a live scenario run, or (live=False) a fixed set of recorded events.
+    """The dashboard: a live run (the demo, or a project), or (live=False) recorded events.
 
     Args:
         events: events to show (folded once; for tests and screenshots).
-        live: run `scenario_path`, writing logs to `sessions_dir`.
-        scenario_path: the scenario (the built-in demo for `agent-tui`).
-        sessions_dir: where the live run's logs go.
-        workspace_root: where the scenario's directories are copied (a temp dir if None).
+        live: run something: the demo scenario `scenario_path`, or (no scenario) `project`.
+        scenario_path: the demo scenario.
+        sessions_dir: where the live run's logs go (a project's earlier logs are reopened).
+        workspace_root: where the demo's directories are copied (a temp dir if None).
         theme: a Textual theme name (default: $AGENT_TUI_THEME, else tokyo-night).
+        project: a project run's directory.
+        models: a project run's model choices, the default first.
+        prompt: start an agent with this prompt at launch.
+        notice: a sentence shown once the dashboard is up (e.g. how to configure a model).
+        clock: "now" in epoch milliseconds (default: the wall clock; for recorded events, the
+            newest event's time).
+        group_by_day: list root sessions newest first under a line per day (default: for a
+            project run).
     """
 
     def __init__(
@@ -97,21 +207,53 @@ class AgentTuiApp(_AgentTuiBase):
         sessions_dir: Path | None = None,
         workspace_root: Path | None = None,
         theme: str | None = None,
+        project: Path | None = None,
+        models: list[ModelChoice] | None = None,
+        prompt: str | None = None,
+        notice: str | None = None,
+        clock: Callable[[], int] | None = None,
+        group_by_day: bool | None = None,
     ) -> None:
         super().__init__(theme=theme)
         self.live: LiveRun | None = None
+        self._events = list(events or ())
+        self._project_run = False
         if live:
-            if scenario_path is None or sessions_dir is None:
-                raise ValueError("a live dashboard needs scenario_path and sessions_dir")
-            self.live = LiveRun(scenario_path, sessions_dir, self.post_message, workspace_root)
-            self._mode = f"live · {scenario_path.stem}"
+            if sessions_dir is None or (scenario_path is None and project is None):
+                raise ValueError("a live dashboard needs sessions_dir and a scenario_path or a project")
+            self.live = LiveRun(
+                scenario_path,
+                sessions_dir,
+                self.post_message,
+                workspace_root,
+                project=project,
+                models=models,
+                prompt=prompt,
+            )
+            if scenario_path is not None:
+                self._mode = f"live · {scenario_path.stem}"
+            else:
+                self._project_run = True
+                assert project is not None
+                self._mode = f"project · {short_path(project)}"
         else:
             self._mode = "recorded"
-        self._events = list(events or ())
-        self._last_ask_toast = -ASK_TOAST_GAP
+        if clock is None:
+            newest = max((epoch_ms(e.ts) or 0 for e in self._events), default=0)
+            clock = (lambda: newest) if not live else _wall_clock_ms
+        self.clock_ms = clock
+        if notice:
+            self._mode += " · no model configured"
+        if group_by_day is not None:
+            self._project_run = group_by_day
+        self._notice = notice
+        self.terminal_title = TITLE
+        self.bells = 0
+        self._leaving = False
 
     def get_default_screen(self) -> Screen[None]:
-        screen = DashboardScreen(self.live, self._mode)
+        location = short_path(self.live.sessions_dir) if self.live is not None else ""
+        screen = DashboardScreen(self.live, self._mode, group_by_day=self._project_run, location=location)
         if self.live is None:
             screen.state = project_state(self._events)
         return screen
@@ -127,50 +269,94 @@ class AgentTuiApp(_AgentTuiBase):
         if self.live is not None:
             self.set_interval(REFRESH_SECONDS, self._refresh_live)
             self._run_live()
+        self.set_interval(TICK_SECONDS, self._tick)
+        self._write_terminal("\x1b[22;0t")  # keep the terminal's own title, to restore on exit
+        self._show_title()
+        if self._notice:
+            self.notify(self._notice, title="No model configured", severity="warning", timeout=20)
+        if not self.is_headless:
+            loop = asyncio.get_running_loop()
+            for number in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(number, self._signalled, number)
 
     # -- the live run --------------------------------------------------------------------------
     @work(exclusive=True, group="live-run", exit_on_error=False)
     async def _run_live(self) -> None:
         assert self.live is not None
         try:
-            result = await self.live.play()
+            await self.live.play()
         except Exception as error:  # a bad scenario or a store failure: say so, keep the UI up
             self.post_message(LiveRunFinished("The run stopped.", error=f"{type(error).__name__}: {error}"))
-            return
-        reasons = [reason for reason in result.stop_reasons.values() if reason is not None]
-        summary = f"Run finished: {len(reasons)} turns ended"
-        counts = {reason: reasons.count(reason) for reason in sorted(set(reasons))}
-        if counts:
-            summary += " (" + ", ".join(f"{n} {reason}" for reason, n in counts.items()) + ")"
-        self.post_message(LiveRunFinished(summary + "."))
 
     def _refresh_live(self) -> None:
         live = self.live
         if live is not None and live.dirty:
             live.dirty = False
             self.dashboard.show_state(live.state)
+            self._show_title()
+
+    def _tick(self) -> None:
+        self.sessions_screen.tick()
 
     @on(PermissionAsked)
     def _asked(self, message: PermissionAsked) -> None:
         request = message.request
-        now = time.monotonic()
-        if now - self._last_ask_toast < ASK_TOAST_GAP and request.risk != "destructive":
-            self._refresh_live()  # the queue and the summary bar show it; one toast at a time
-            return
-        self._last_ask_toast = now
-        self.notify(
-            f"{agent_path_text(request.agent_path)}: {request.tool} ({request.risk})",
-            title="Approval needed · a, then a or enter",
-            severity="warning" if request.risk == "destructive" else "information",
-            timeout=4,
-        )
         self._refresh_live()
+        if self._elsewhere(request.session_id):
+            self.bells += 1
+            self.bell()
+            self.notify(
+                f"{agent_path_text(request.agent_path)}: {request.tool} ({request.risk})",
+                title="Approval needed · A opens it",
+                severity="warning" if request.risk == "destructive" else "information",
+                timeout=4,
+            )
+
+    def _elsewhere(self, session_id: str) -> bool:
+        """Whether the user is not looking at `session_id` on the dashboard right now."""
+        dashboard = self.screen_stack[0] if self.screen_stack else None
+        if not isinstance(dashboard, DashboardScreen) or not dashboard.is_mounted:
+            return True
+        selected = dashboard.session_tree.selected_id
+        return self.screen is not dashboard or not self.app_focus or selected != session_id
+
+    def _show_title(self) -> None:
+        pending = len(self.sessions_screen.state.pending_permissions())
+        title = f"({pending}) {TITLE}" if pending else TITLE
+        if title != self.terminal_title:
+            self.terminal_title = title
+            self._write_terminal(f"\x1b]2;{title}\x07")
+
+    def _write_terminal(self, sequence: str) -> None:
+        if not self.is_headless and self._driver is not None:
+            self._driver.write(sequence)
 
     @on(PermissionWithdrawn)
     def _withdrawn(self, message: PermissionWithdrawn) -> None:
         if self.live is not None:
             self.live.dirty = True
         self._refresh_live()
+
+    @on(WorkbenchReady)
+    def _workbench_ready(self, message: WorkbenchReady) -> None:
+        self._refresh_live()
+        for problem in message.problems:
+            self.notify(problem, title="A stored session was not reopened", severity="error", timeout=15)
+
+    @on(AgentStarted)
+    def _agent_started(self, message: AgentStarted) -> None:
+        self._refresh_live()
+        self.dashboard.agent_started(message.session_id)
+
+    @on(AgentStartFailed)
+    def _agent_start_failed(self, message: AgentStartFailed) -> None:
+        self.dashboard.draft = message.spec
+        self.notify(
+            f"{message.reason} (n reopens the form with your prompt)",
+            title="The agent did not start",
+            severity="error",
+            timeout=15,
+        )
 
     @on(LiveRunFinished)
     def _finished(self, message: LiveRunFinished) -> None:
@@ -181,16 +367,51 @@ class AgentTuiApp(_AgentTuiBase):
             self.notify(message.summary, title="Done", timeout=8)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "live-run" and event.state == WorkerState.ERROR:
+        if event.state != WorkerState.ERROR:
+            return
+        if event.worker.group == "live-run":
             self.notify(str(event.worker.error), title="The run failed", severity="error", timeout=30)
+        elif event.worker.group in ("new-agent", "close-session"):
+            self.notify(str(event.worker.error), title="That did not work", severity="error", timeout=15)
+
+    # -- leaving -------------------------------------------------------------------------------
+    def _signalled(self, number: int) -> None:
+        self.call_later(self.action_quit)
 
     async def action_quit(self) -> None:
+        """Stop every running turn (each logs its end), close the engine, restore the terminal."""
+        if self._leaving:
+            return
+        self._leaving = True
         live = self.live
-        if live is not None and not live.finished and live.running_turns():
-            self.notify("Stopping running turns…", timeout=2)
+        if live is not None:
+            if live.running_turns():
+                self.notify("Stopping running turns…", timeout=2)
             await live.shutdown()
         self.workers.cancel_group(self, "live-run")
+        if _terminal_gone():
+            # The terminal was closed (SIGHUP): the logs are closed now, and there is nothing to
+            # restore; Textual would block for ever trying to write its goodbye to it.
+            os._exit(0)
+        self._write_terminal("\x1b[23;0t")  # the terminal's own title again
         self.exit(0)
+
+
+def _wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _terminal_gone() -> bool:
+    """Whether the controlling terminal hung up (its window was closed)."""
+    import termios
+
+    try:
+        termios.tcgetattr(sys.__stdin__.fileno() if sys.__stdin__ is not None else 0)
+    except termios.error as error:
+        return error.args[0] == errno.EIO
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 class ReplayApp(_AgentTuiBase):
@@ -242,13 +463,31 @@ class ReplayApp(_AgentTuiBase):
 # -- entry points (agent_tui.cli) --------------------------------------------------------------
 
 
-def run_dashboard(sessions_dir: Path) -> int:
-    """`agent-tui`: the dashboard on the built-in demo, logging to `sessions_dir`."""
-    from agent_tui.demo import demo_scenario_path
+def run_dashboard(
+    sessions_dir: Path,
+    *,
+    project: Path | None = None,
+    models: list[ModelChoice] | None = None,
+    prompt: str | None = None,
+    notice: str | None = None,
+) -> int:
+    """`agent-tui`: the dashboard on `project` with `models`, or (no models) the built-in demo.
 
-    app = AgentTuiApp(scenario_path=demo_scenario_path(), sessions_dir=sessions_dir)
+    Returns the exit status; says where the logs are once the terminal is back.
+    """
+    if models:
+        app = AgentTuiApp(sessions_dir=sessions_dir, project=project, models=models, prompt=prompt)
+    else:
+        from agent_tui.demo import demo_scenario_path
+
+        app = AgentTuiApp(
+            scenario_path=demo_scenario_path(), sessions_dir=sessions_dir, prompt=prompt, notice=notice
+        )
     app.run()
-    print(f"agent-tui: session logs in {sessions_dir} (agent-tui replay {sessions_dir})")
+    try:
+        print(f"agent-tui: session logs in {sessions_dir} (agent-tui replay {sessions_dir})")
+    except OSError:  # the terminal is gone (closed window): nothing to tell
+        pass
     return app.return_code or 0
 
 

@@ -6,7 +6,9 @@ Textual `Content` styles, so a theme change recolours everything; nothing names 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from textual.content import Content
 
@@ -18,6 +20,7 @@ from agent_tui.reducer import (
     ToolCallView,
     TurnView,
 )
+from agent_tui.tui.timing import format_clock, format_duration, turn_timing, waited_ms
 
 STATUS_GLYPH = {
     "idle": "○",
@@ -71,6 +74,15 @@ def compact_count(value: int) -> str:
     return str(value)
 
 
+def short_path(path: str | Path) -> str:
+    """A path with the home directory written `~` (`/home/ann/src/app` → `~/src/app`)."""
+    text = str(path)
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~") and (text == home or text.startswith(home + os.sep)):
+        return "~" + text[len(home) :]
+    return text
+
+
 def tail_lines(text: str, count: int = OUTPUT_TAIL_LINES) -> list[str]:
     lines = [line.rstrip() for line in text.rstrip("\n").splitlines()]
     return lines[-count:] if len(lines) > count else lines
@@ -79,8 +91,8 @@ def tail_lines(text: str, count: int = OUTPUT_TAIL_LINES) -> list[str]:
 # -- a session's header and transcript ---------------------------------------------------------
 
 
-def session_header(state: DashboardState, session: SessionView) -> Content:
-    """Who the session is, how it is doing, where it runs."""
+def session_header(state: DashboardState, session: SessionView, now_ms: int | None = None) -> Content:
+    """Who the session is, how it is doing, how long its turn has taken, where it runs."""
     status = session.status
     parts: list[Content | str | tuple[str, str]] = [
         (session.display_name, "bold"),
@@ -97,8 +109,11 @@ def session_header(state: DashboardState, session: SessionView) -> Content:
                 (" · ", MUTED),
                 f"{compact_count(turn.tokens)}/{compact_count(turn.max_context_tokens)} tok",
             ]
-    if session.pending:
-        parts += [(" · ", MUTED), (f"⚑ {len(session.pending)} waiting", "bold $warning")]
+    oldest_ask = min((view.asked_ts for view in session.pending.values()), default=None)
+    if oldest_ask is not None:
+        waited = waited_ms(oldest_ask, now_ms)
+        since = f" {format_duration(waited)}" if waited is not None else ""
+        parts += [(" · ", MUTED), (f"⚑ {len(session.pending)} waiting{since}", "bold $warning")]
     path = state.agent_path(session.session_id)
     second: list[Content | str | tuple[str, str]] = []
     if len(path) > 1:
@@ -111,20 +126,36 @@ def session_header(state: DashboardState, session: SessionView) -> Content:
             MUTED,
         )
     )
-    where = [f"cwd {session.cwd}"] if session.cwd else []
+    lines = [Content.assemble(*parts), Content.assemble(*second)]
+    if turn is not None:
+        waiting_since = min(
+            (view.asked_ts for view in session.pending.values() if view.turn_id == turn.turn_id),
+            default=None,
+        )
+        timing = turn_timing(turn, now_ms, waiting_since)
+        lines.append(Content.styled(f"turn {len(session.turns)} {timing}", MUTED))
+    where: list[Content | str | tuple[str, str]] = []
+    if session.cwd:
+        where.append((f"cwd {short_path(session.cwd)}", MUTED))
+    if session.worktree_branch:
+        where += [(" · ", MUTED), ("⎇ " + session.worktree_branch, "$text-secondary")]
+    if session.model:
+        where += [(" · ", MUTED), (session.model, MUTED)]
     if session.client in ("claude-code", "codex"):
-        where.append(f"imported from {session.client}")
-    third = Content.styled(" · ".join(where), MUTED)
-    return Content("\n").join([Content.assemble(*parts), Content.assemble(*second), third])
+        where += [(" · ", MUTED), (f"imported from {session.client}", MUTED)]
+    lines.append(Content.assemble(*where))
+    return Content("\n").join(lines)
 
 
-def turn_content(turn: TurnView, number: int, session: SessionView, width: int | None = None) -> Content:
+def turn_content(
+    turn: TurnView, number: int, session: SessionView, width: int | None = None, now_ms: int | None = None
+) -> Content:
     """One turn: a header rule, then its messages and tool calls in order.
 
     Tool lines (arguments, output) are cut to `width` cells with `…` instead of wrapping, so
     a call stays a compact block; the model's and the user's words wrap.
     """
-    lines: list[Content] = [_turn_rule(turn, number)]
+    lines: list[Content] = [_turn_rule(turn, number, now_ms)]
     shown: set[str] = set()
     for message in turn.messages:
         lines += _message_lines(message, turn, session, shown, width)
@@ -136,12 +167,12 @@ def turn_content(turn: TurnView, number: int, session: SessionView, width: int |
     return Content("\n").join(lines)
 
 
-def turn_summary(turn: TurnView, number: int) -> Content:
+def turn_summary(turn: TurnView, number: int, now_ms: int | None = None) -> Content:
     """A finished turn in one line: its rule and its prompt."""
-    return Content.assemble(_turn_rule(turn, number), ("  ", ""), (turn.prompt_preview, MUTED))
+    return Content.assemble(_turn_rule(turn, number, now_ms), ("  ", ""), (turn.prompt_preview, MUTED))
 
 
-def _turn_rule(turn: TurnView, number: int) -> Content:
+def _turn_rule(turn: TurnView, number: int, now_ms: int | None) -> Content:
     bits = [f"turn {number}"]
     if turn.stop_reason is None:
         bits.append(turn.phase)
@@ -158,6 +189,10 @@ def _turn_rule(turn: TurnView, number: int) -> Content:
         bits.append(f"{compact_count(turn.tokens)} tok")
     if turn.compactions:
         bits.append(f"compacted ×{turn.compactions}")
+    if turn.started_ts:
+        bits.append(format_clock(turn.started_ts, now_ms))
+    if turn.ended_ts is not None and turn.duration_ms is not None:
+        bits.append(format_duration(turn.duration_ms))
     return Content.styled("── " + " · ".join(bits), "$text-muted bold")
 
 
@@ -248,6 +283,8 @@ def decision_text(call: ToolCallView) -> Content | None:
         return None
     decision, actor = final
     who = {"user": "you", "policy": "policy", "system": "system"}.get(actor, actor)
+    if actor == "user" and call.answer_reason and call.answer_reason.startswith("--approve"):
+        who = "--approve"  # the headless runner answered for the user
     asked = any(d[0] == "ask" for d in call.decisions)
     if decision == "allow":
         text = f"allowed by {who}" + (" (asked)" if asked and actor != "user" else "")
@@ -271,8 +308,11 @@ def _outcome(call: ToolCallView) -> Content | None:
 # -- the approval queue ------------------------------------------------------------------------
 
 
-def approval_prompt(state: DashboardState, view: PermissionView, number: int) -> Content:
-    """A queue entry: agent path; tool, risk and arguments; the warning of a destructive call."""
+def approval_prompt(
+    state: DashboardState, view: PermissionView, number: int, now_ms: int | None = None
+) -> Content:
+    """A queue entry: agent path; tool, risk, how long it has waited; arguments; a warning."""
+    waited = waited_ms(view.asked_ts, now_ms)
     head = Content.assemble(
         (f"{number}. ", MUTED),
         (agent_path_text(state.agent_path(view.session_id)), "bold"),
@@ -280,6 +320,7 @@ def approval_prompt(state: DashboardState, view: PermissionView, number: int) ->
         (view.tool, "bold $text-accent"),
         (" · ", MUTED),
         risk_content(view.risk),
+        (f" · {format_duration(waited)}", MUTED) if waited is not None else ("", ""),
     )
     lines = [head, Content.styled(view.args_preview or "(no arguments)", "$foreground-muted")]
     if view.risk == "destructive" or view.reason:

@@ -1,17 +1,25 @@
-"""`LiveRun`: a scenario running inside the dashboard, and the one state its events feed.
+"""`LiveRun`: the engine the dashboard drives, and the one state its events feed.
+
+Two kinds of run: the built-in demo (a scenario played in a scratch copy of its workspace) and a
+project (the user's own directory, a real model, the sessions stored for it before). Both end
+up as a `Workbench`, so new agents, follow-ups, stopping and leaving work the same way in both.
 
 Invariants:
 - every event the engine stores goes through `apply_event` into `state` (the same reducer the
-  replay uses), in store order; the listener only marks the state dirty, so the screen redraws
-  on its own timer, never once per event;
-- the run lives on the app's event loop (a Textual worker), so listener, prompter and UI share
-  one thread and need no locks;
-- `shutdown` stops every running turn through the engine (each writes its
-  `turn.completed{cancelled}`) and waits for them, before the worker is cancelled.
+  replay uses), in store order; stored sessions are folded in from their logs before the engine
+  reopens them. The listener only marks the state dirty, so the screen redraws on its own
+  timer, never once per event;
+- the engine lives on the app's event loop (a Textual worker), so listener, prompter and UI
+  share one thread and need no locks; it stays open after the demo's turns end, so finished
+  sessions can be continued, until `shutdown`;
+- `shutdown` stops every running turn (each writes its `turn.completed{cancelled}`), waits for
+  them, then lets the engine close; the demo's scratch workspace is removed then, unless the
+  caller chose where it goes.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,40 +30,72 @@ from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.engine.scenario import load_scenario
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, apply_event
+from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.runner import RunResult, ScenarioRun
+from agent_tui.runtime.workbench import AgentSpec, AgentStartError, SendRefused, Sent, Workbench
+from agent_tui.tui.messages import AgentStarted, AgentStartFailed, LiveRunFinished, WorkbenchReady
 from agent_tui.tui.prompter import TuiPrompter
-from agent_tui.turns.registry import Attached
 
 
 class LiveRun:
-    """A scenario the dashboard runs and controls.
+    """A run the dashboard shows and controls.
 
     Args:
-        scenario_path: the scenario file (the built-in demo for `agent-tui`).
-        sessions_dir: where the session logs go.
+        scenario_path: the demo scenario; None for a project run.
+        sessions_dir: where the session logs go (a project's earlier logs are reopened).
         post: delivers messages to the UI (the app's `post_message`).
-        workspace_root: where the scenario's directories are copied (a temp dir if None).
+        workspace_root: where the demo's directories are copied (a temp dir, removed on exit, if
+            None).
+        project: a project run's directory (the new-agent form's default).
+        models: a project run's models, the default first.
+        prompt: start an agent with this prompt once the run is up (`agent-tui --prompt`).
     """
 
     def __init__(
         self,
-        scenario_path: Path,
+        scenario_path: Path | None,
         sessions_dir: Path,
         post: Callable[[Message], object],
         workspace_root: Path | None = None,
+        *,
+        project: Path | None = None,
+        models: list[ModelChoice] | None = None,
+        prompt: str | None = None,
     ) -> None:
+        if scenario_path is None and (project is None or not models):
+            raise ValueError("a project run needs a project directory and at least one model")
         self.scenario_path = scenario_path
         self.sessions_dir = sessions_dir
         self.workspace_root = workspace_root
+        self.project = project
+        self.models = list(models or ())
+        self.prompt = prompt
+        self._post = post
         self.prompter = TuiPrompter(post)
         self.state = DashboardState()
         self.dirty = True
         self.run: ScenarioRun | None = None
+        self.workbench: Workbench | None = None
         self.finished = False
+        self._close_requested = False
+        # Made in `play`, on the loop that runs it (an anyio event needs a running loop).
+        self._closing: anyio.Event | None = None
+        self._closed: anyio.Event | None = None
+
+    @property
+    def is_demo(self) -> bool:
+        return self.scenario_path is not None
 
     # -- running -------------------------------------------------------------------------------
-    async def play(self) -> RunResult:
-        """Build the run and play it to the end (raises what the scenario or store raise)."""
+    def _build(self) -> Workbench:
+        if self.scenario_path is None:
+            assert self.project is not None
+            return Workbench.for_project(
+                project=self.project,
+                sessions_dir=self.sessions_dir,
+                models=self.models,
+                prompter=self.prompter,
+            )
         scenario = load_scenario(self.scenario_path)
         run = ScenarioRun(
             scenario,
@@ -65,14 +105,52 @@ class LiveRun:
             workspace_root=self.workspace_root,
         )
         self.run = run
-        unsubscribe = run.subscribe(self._on_event)
+        engine = run.engine
+        demo = ModelChoice("demo", "the demo's scripted model", build=lambda: engine.provider)
+        self.models = [demo]
+        self.project = run.cwds[0] if run.cwds else run.workspace.root
+        return Workbench(engine, project=self.project, sessions_dir=self.sessions_dir, models=[demo])
+
+    async def play(self) -> RunResult | None:
+        """Open the engine, reopen stored sessions, play the demo, and serve until `shutdown`.
+
+        Raises what building the run raises (a bad scenario, an unusable sessions directory).
+        """
+        self._closing, self._closed = anyio.Event(), anyio.Event()
+        if self._close_requested:
+            self._closing.set()
         try:
-            async with run.engine:
-                return await run.play()
+            workbench = self._build()
+        except BaseException:
+            self._closed.set()
+            self.finished = True
+            raise
+        self.workbench = workbench
+        unsubscribe = workbench.engine.subscribe(self._on_event)
+        result: RunResult | None = None
+        try:
+            async with workbench.engine:
+                problems = await workbench.hydrate(self._on_event)
+                self._post(WorkbenchReady(problems))
+                if self.prompt:
+                    await self.start_agent(AgentSpec(self.prompt, self.project or Path.cwd()))
+                if self.run is not None and not self._closing.is_set():
+                    result = await self.run.play()
+                    self._post(LiveRunFinished(_summary(result)))
+                await self._closing.wait()
         finally:
             unsubscribe()
-            run.close()
+            if self.run is not None:
+                self.run.close()
+                if self.workspace_root is None:
+                    shutil.rmtree(self.run.workspace.root, ignore_errors=True)
+            else:
+                with anyio.CancelScope(shield=True):
+                    await workbench.close_models()
+                workbench.close_store()
             self.finished = True
+            self._closed.set()
+        return result
 
     def _on_event(self, event: Event) -> None:
         apply_event(self.state, event)
@@ -87,31 +165,50 @@ class LiveRun:
 
     def stop_subtree(self, session_id: str) -> int:
         """Stop the session and every running descendant; how many turns were stopped."""
-        if self.run is None:
-            return 0
-        return self.run.engine.stop_subtree(session_id)
+        return self.workbench.stop_subtree(session_id) if self.workbench is not None else 0
 
     def stop_all(self) -> int:
         """Stop every running turn; how many were stopped."""
-        if self.run is None:
-            return 0
-        engine = self.run.engine
-        return sum(1 for info in engine.sessions() if engine.cancel_turn(info.id))
+        return self.workbench.stop_all() if self.workbench is not None else 0
 
     def running_turns(self) -> int:
-        if self.run is None:
-            return 0
-        return sum(1 for info in self.run.engine.sessions() if info.turn is not None)
+        return self.workbench.running_turns() if self.workbench is not None and not self.finished else 0
 
-    def steer(self, session_id: str, text: str) -> bool:
-        """Give a running turn more input. False when the session has no running turn."""
-        if self.run is None:
-            return False
-        return isinstance(self.run.engine.submit(session_id, text), Attached)
+    def send(self, session_id: str, text: str) -> Sent | SendRefused:
+        """Steer the session's running turn with `text`, or start its next turn."""
+        if self.workbench is None or self.finished:
+            return SendRefused("Nothing is running here: the engine is not open.")
+        return self.workbench.send(session_id, text)
 
-    async def shutdown(self, timeout: float = 3.0) -> None:
-        """Stop every turn and wait (up to `timeout` s) until each has logged its end."""
-        with anyio.move_on_after(timeout):
-            while not self.finished and self.running_turns():
-                self.stop_all()
-                await anyio.sleep(0.02)
+    async def start_agent(self, spec: AgentSpec) -> str | None:
+        """Start a new agent; the UI hears `AgentStarted` or `AgentStartFailed` (spec kept)."""
+        if self.workbench is None or self.finished:
+            self._post(AgentStartFailed(spec, "the engine is not open"))
+            return None
+        try:
+            session_id = await self.workbench.start_agent(spec)
+        except AgentStartError as error:
+            self._post(AgentStartFailed(spec, str(error)))
+            return None
+        self._post(AgentStarted(session_id))
+        return session_id
+
+    async def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop every turn, wait (up to `timeout` s) until each has logged its end, close the engine."""
+        self._close_requested = True
+        if self.workbench is not None and not self.finished:
+            await self.workbench.close(timeout)
+        if self._closing is not None:
+            self._closing.set()
+        if self._closed is not None:
+            with anyio.move_on_after(timeout):
+                await self._closed.wait()
+
+
+def _summary(result: RunResult) -> str:
+    reasons = [reason for reason in result.stop_reasons.values() if reason is not None]
+    summary = f"Demo finished: {len(reasons)} turn{'s' if len(reasons) != 1 else ''} ended"
+    counts = {reason: reasons.count(reason) for reason in sorted(set(reasons))}
+    if counts:
+        summary += " (" + ", ".join(f"{n} {reason}" for reason, n in counts.items()) + ")"
+    return summary + "."

@@ -5,13 +5,15 @@ request arrives as `PermissionAsked` carrying the request (its answer goes back 
 `TuiPrompter.answer`), a cancelled request as `PermissionWithdrawn`. The replay's indexing thread
 posts `ReplayOpened` (a first look at the end, before indexing), `ReplayIndexing` (progress),
 `ReplayIndexed` and, while following, `ReplayAppended` and `ReplayNotice`: the screen draws at
-once and never waits for the logs.
+once and never waits for the logs. The live run says when its stored sessions are reopened
+(`WorkbenchReady`) and how starting an agent went (`AgentStarted`, `AgentStartFailed`, which
+keeps what the user asked for).
 """
 
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from textual.message import Message
@@ -20,6 +22,7 @@ from agent_tui.engine.permissions import PermissionRequest
 from agent_tui.reducer import DashboardState
 from agent_tui.replay.timeline import Timeline
 from agent_tui.replay.view import Snapshot
+from agent_tui.runtime.workbench import AgentSpec
 
 
 @dataclass
@@ -42,6 +45,28 @@ class LiveRunFinished(Message):
 
     summary: str
     error: str | None = None
+
+
+@dataclass
+class WorkbenchReady(Message):
+    """The engine is open and the stored sessions are reopened (`problems`: logs that were not)."""
+
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AgentStarted(Message):
+    """A new agent's session exists and its first turn has started."""
+
+    session_id: str
+
+
+@dataclass
+class AgentStartFailed(Message):
+    """`spec` could not be started, for `reason` (the form reopens with it)."""
+
+    spec: AgentSpec
+    reason: str
 
 
 @dataclass

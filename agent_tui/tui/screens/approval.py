@@ -3,6 +3,11 @@
 Opened only by the user (enter on the approval queue). `y` allow once, `s` allow for this
 session, `!` always allow, `n` deny; `escape` closes without answering. The dashboard closes it
 with a notification if the request is withdrawn while it is open.
+
+What is asked is shown so it can be judged: a `write_file`/`edit_file` as a diff against the
+file as it is now (a new file all added, an overwrite marked as one, an edit that will fail
+says why), a `shell` call as its whole command with the reason it got its risk, anything else
+as its arguments.
 """
 
 from __future__ import annotations
@@ -13,12 +18,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.highlight import highlight
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent_tui.engine.permissions import PermissionAnswer
-from agent_tui.reducer import DashboardState, PermissionView
+from agent_tui.reducer import DashboardState, PermissionView, ToolCallView
+from agent_tui.runtime.change_preview import ChangePreview
 from agent_tui.tui.formatting import MUTED, agent_path_text, risk_content
+from agent_tui.tui.widgets.diff_view import DiffView
 
 _ANSWERS = {
     "allow-once": PermissionAnswer("allow", "once"),
@@ -41,6 +49,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             hidden and `note` says why.
         position: (n, of) in the queue, for the title.
         note: the explanation shown instead of the buttons.
+        preview: the change a write_file/edit_file would make now (None: show the arguments).
     """
 
     BINDINGS = [
@@ -49,6 +58,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         Binding("exclamation_mark", "answer('allow-always')", "Always allow", key_display="!"),
         Binding("n", "answer('deny')", "Deny"),
         Binding("escape", "close", "Close"),
+        Binding("A", "app.next_approval", "Next request"),
     ]
 
     def __init__(
@@ -59,12 +69,15 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         answerable: bool,
         position: tuple[int, int] = (1, 1),
         note: str = RECORDED_NOTE,
+        preview: ChangePreview | None = None,
     ) -> None:
         super().__init__()
         self.view = view
         self.answerable = answerable
+        self.preview = preview
         self._path = agent_path_text(state.agent_path(view.session_id))
-        self._args = _full_args(state, view)
+        self._call = _call_of(state, view)
+        self._args = _full_args(self._call, view)
         self._position = position
         self._note = note
 
@@ -75,29 +88,29 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
     def compose(self) -> ComposeResult:
         view = self.view
         number, total = self._position
-        with Vertical(id="approval-dialog") as dialog:
+        preview = self.preview
+        with Vertical(id="approval-dialog", classes="-diff" if preview is not None else "") as dialog:
             dialog.border_title = f"Approval {number} of {total}"
-            yield Static(
-                Content.assemble(
-                    ("Run ", "bold"),
-                    (view.tool, "bold $text-accent"),
-                    ("?  ", "bold"),
-                    risk_content(view.risk),
-                ),
-                id="approval-title",
-            )
+            yield Static(self._title(), id="approval-title")
             yield Static(Content.assemble(("asked by ", MUTED), (self._path, "bold")), id="approval-path")
             if view.risk_reason:
                 yield Static(Content.assemble(("why ", MUTED), view.risk_reason), id="approval-reason")
-            if view.risk == "destructive" or view.reason:
-                warning = view.reason or "destructive: it can delete or overwrite data"
+            warnings = self._warnings()
+            if warnings:
                 yield Static(
-                    Content.assemble(("⚠ ", "bold"), warning),
+                    Content("\n").join(Content.assemble(("⚠ ", "bold"), line) for line in warnings),
                     id="approval-warning",
                     classes="-destructive" if view.risk == "destructive" else "",
                 )
-            with VerticalScroll(id="approval-args"):
-                yield Static(Content.styled(self._args, "$foreground"))
+            if preview is not None and preview.kind not in ("fails", "unchanged"):
+                with VerticalScroll(id="approval-diff"):
+                    yield DiffView(preview)
+            elif self._command() is not None:
+                with VerticalScroll(id="approval-args"):
+                    yield Static(highlight(self._command() or "", language="bash"))
+            else:
+                with VerticalScroll(id="approval-args"):
+                    yield Static(Content.styled(self._args, "$foreground"))
             yield Static(
                 Content.styled(
                     f"{view.session_id} · {view.turn_id} · {view.request_id}"
@@ -115,6 +128,55 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                 yield Static(Content.styled("esc closes without answering", MUTED), id="approval-hint")
             else:
                 yield Static(Content.styled(f"{self._note}  esc closes", MUTED), id="approval-hint")
+
+    def _title(self) -> Content:
+        view, preview = self.view, self.preview
+        if preview is None:
+            return Content.assemble(
+                ("Run ", "bold"), (view.tool, "bold $text-accent"), ("?  ", "bold"), risk_content(view.risk)
+            )
+        verb = {"create": "Create", "overwrite": "Overwrite", "edit": "Edit"}.get(preview.kind, "Write")
+        parts: list[Content | str | tuple[str, str]] = [
+            (f"{verb} ", "bold"),
+            (preview.path, "bold $text-accent"),
+            ("?  ", "bold"),
+            (view.tool, MUTED),
+            (" · ", MUTED),
+            risk_content(view.risk),
+        ]
+        if preview.kind in ("create", "overwrite", "edit"):
+            added, removed = preview.counts()
+            parts += [
+                (" · ", MUTED),
+                (f"+{added}", "$text-success"),
+                (" ", ""),
+                (f"−{removed}", "$text-error"),
+            ]
+        if preview.kind == "create":
+            parts += [(" · new file", MUTED)]
+        return Content.assemble(*parts)
+
+    def _warnings(self) -> list[str]:
+        view, preview = self.view, self.preview
+        lines: list[str] = []
+        if preview is not None and preview.kind == "overwrite":
+            lines.append(f"overwrites the existing {preview.path} (its whole content is replaced)")
+        if preview is not None and preview.problem:
+            lines.append(preview.problem)
+        if preview is not None and preview.kind == "unchanged":
+            lines.append(f"{preview.path} already has exactly this content: nothing would change")
+        if view.reason:
+            lines.append(view.reason)
+        elif view.risk == "destructive":
+            lines.append("destructive: it can delete or overwrite data")
+        return lines
+
+    def _command(self) -> str | None:
+        call = self._call
+        if self.view.tool != "shell" or call is None:
+            return None
+        command = call.args.get("cmd")
+        return command if isinstance(command, str) else None
 
     def on_mount(self) -> None:
         if self.answerable:
@@ -140,13 +202,16 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             self.action_answer(event.button.id)
 
 
-def _full_args(state: DashboardState, view: PermissionView) -> str:
+def _call_of(state: DashboardState, view: PermissionView) -> ToolCallView | None:
     session = state.sessions.get(view.session_id)
     if session is not None:
         for turn in reversed(session.turns):
             if turn.turn_id == view.turn_id:
-                call = turn.tool_calls.get(view.tool_call_id)
-                if call is not None and call.args:
-                    return orjson.dumps(call.args, option=orjson.OPT_INDENT_2).decode()
-                break
+                return turn.tool_calls.get(view.tool_call_id)
+    return None
+
+
+def _full_args(call: ToolCallView | None, view: PermissionView) -> str:
+    if call is not None and call.args:
+        return orjson.dumps(call.args, option=orjson.OPT_INDENT_2).decode()
     return view.args_preview or "(no arguments)"

@@ -1,4 +1,5 @@
-"""The live dashboard: the shared panels, plus stopping, steering and answering approvals.
+"""The live dashboard: the shared panels, plus new agents, the composer, stopping, closing and
+answering approvals.
 
 Everything that acts on the run goes through the app's `LiveRun`; without one (a dashboard built
 from recorded events) the same keys explain that nothing is running.
@@ -6,18 +7,28 @@ from recorded events) the same keys explain that nothing is running.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
+from pathlib import Path
 
+from textual import on
 from textual.binding import Binding
+from textual.widget import Widget
 
 from agent_tui.engine.permissions import PermissionAnswer
-from agent_tui.reducer import PermissionView
+from agent_tui.reducer import DashboardState, PermissionView
+from agent_tui.runtime.change_preview import ChangePreview, preview_change
+from agent_tui.runtime.workbench import AgentSpec, SendRefused
+from agent_tui.runtime.worktrees import WorktreeError, uncommitted_changes
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.live import LiveRun
+from agent_tui.tui.messages import SessionSelected
+from agent_tui.tui.screens.close_session import CloseSessionScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
+from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
-from agent_tui.tui.screens.steer import SteerScreen
+from agent_tui.tui.widgets.composer import Composer
 
 _READ_ONLY = "This view shows recorded events: nothing is running here."
 
@@ -26,25 +37,85 @@ class DashboardScreen(SessionsScreen):
     """The live view of a run (or a static one of recorded events, when `live` is None).
 
     Args:
-        live: the running scenario, or None for a read-only view.
+        live: the run, or None for a read-only view.
         mode: shown in the summary bar.
+        group_by_day: list root sessions newest first under a line per day (a project run).
+        location: where the logs are (shown in the summary bar).
     """
 
     BINDINGS = [
+        Binding("n", "new_agent", "New agent"),
+        Binding("i", "compose", "Talk"),
         Binding("x", "stop_selected", "Stop"),
         Binding("X", "stop_all", "Stop all"),
-        Binding("i", "steer", "Steer", show=False),
+        Binding("delete", "close_selected", "Close", show=False),
     ]
 
-    def __init__(self, live: LiveRun | None, mode: str) -> None:
-        super().__init__(mode)
+    def __init__(
+        self, live: LiveRun | None, mode: str, *, group_by_day: bool = False, location: str = ""
+    ) -> None:
+        super().__init__(mode, group_by_day=group_by_day, location=location)
+        self._live: LiveRun | None = None
         self.live = live
+        self.draft: AgentSpec | None = None
+        """A new agent that failed to start: the form reopens with it."""
+
+    @property
+    def live(self) -> LiveRun | None:
+        """The run this screen controls (None: a read-only view of recorded events)."""
+        return self._live
+
+    @live.setter
+    def live(self, live: LiveRun | None) -> None:
+        self._live = live
         if live is not None:
             self.unanswerable_note = "The engine is not waiting for this answer (any more)."
+        if self._ready:
+            self._show_composer()
+
+    def compose_detail_bottom(self) -> Iterable[Widget]:
+        yield Composer(id="composer")
+
+    def now_ms(self) -> int | None:
+        clock = getattr(self.app, "clock_ms", None)
+        return clock() if clock is not None else None
+
+    def show_state(self, state: DashboardState) -> None:
+        super().show_state(state)
+        if self._ready:
+            self._show_composer()
+
+    @on(SessionSelected)
+    def _composer_follows_selection(self, event: SessionSelected) -> None:
+        self._show_composer()
+
+    def _show_composer(self) -> None:
+        composer = self.query_one("#composer", Composer)
+        composer.display = self.live is not None
+        if self.live is None:
+            return
+        session_id = self.session_tree.selected_id
+        session = self.state.sessions.get(session_id or "")
+        if session is None:
+            composer.show_target(None, "", False, 0)
+            return
+        path = agent_path_text(self.state.agent_path(session.session_id))
+        composer.show_target(session.session_id, path, session.status == "running", len(session.turns))
 
     # -- approvals -----------------------------------------------------------------------------
     def can_answer(self, view: PermissionView) -> bool:
         return self.live is not None and self.live.is_waiting(view.session_id, view.request_id)
+
+    def change_preview(self, view: PermissionView) -> ChangePreview | None:
+        session = self.state.sessions.get(view.session_id)
+        if self.live is None or session is None or not session.cwd:
+            return None
+        for turn in reversed(session.turns):
+            if turn.turn_id == view.turn_id:
+                call = turn.tool_calls.get(view.tool_call_id)
+                if call is not None:
+                    return preview_change(Path(session.cwd), call.tool, call.args)
+        return None
 
     def answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         path = agent_path_text(self.state.agent_path(view.session_id))
@@ -56,6 +127,64 @@ class DashboardScreen(SessionsScreen):
             return
         reach = {"once": "once", "session": "for this session", "always": "always"}[answer.remember]
         self.notify(f"Allowed {reach}: {path} · {view.tool}", timeout=2)
+
+    # -- new agents ----------------------------------------------------------------------------
+    def action_new_agent(self) -> None:
+        live = self.live
+        if live is None:
+            self.notify(_READ_ONLY, severity="warning")
+            return
+        if live.project is None:
+            self.notify("The engine is still starting; try again in a moment.", severity="warning")
+            return
+
+        def chosen(spec: AgentSpec | None) -> None:
+            if spec is not None:
+                self.draft = spec
+                self.run_worker(live.start_agent(spec), group="new-agent", exit_on_error=False)
+
+        self.app.push_screen(NewAgentScreen(live.project, live.models, self.draft), chosen)
+
+    def agent_started(self, session_id: str) -> None:
+        """The new agent runs: forget the draft, show it."""
+        self.draft = None
+        self.select_session(session_id)
+
+    # -- the composer --------------------------------------------------------------------------
+    def action_compose(self) -> None:
+        if self.live is None:
+            self.notify(_READ_ONLY, severity="warning")
+            return
+        self.query_one("#composer", Composer).input.focus()
+
+    @on(Composer.Left)
+    def _composer_left(self, message: Composer.Left) -> None:
+        message.stop()
+        self.session_tree.focus()
+
+    @on(Composer.Submitted)
+    def _composer_submitted(self, message: Composer.Submitted) -> None:
+        message.stop()
+        composer = message.composer
+        if self.live is None:
+            composer.failed(_READ_ONLY)
+            return
+        if message.session_id is None or message.session_id not in self.state.sessions:
+            composer.failed("Select a session in the tree first.")
+            return
+        if not message.text.strip():
+            composer.failed("Type something first.")
+            return
+        path = agent_path_text(self.state.agent_path(message.session_id))
+        outcome = self.live.send(message.session_id, message.text)
+        if isinstance(outcome, SendRefused):
+            composer.failed(outcome.reason)
+            return
+        composer.sent()
+        if outcome.how == "steered":
+            self.notify(f"Sent to {path}; it reads it at its next step.", timeout=3)
+        else:
+            self.notify(f"{path}: next turn started.", timeout=3)
 
     # -- stopping ------------------------------------------------------------------------------
     def action_stop_selected(self) -> None:
@@ -93,43 +222,95 @@ class DashboardScreen(SessionsScreen):
                 stopped = self.live.stop_all()
                 turns = "turn" if stopped == 1 else "turns"
                 self.notify(f"Stopped {stopped} {turns}.", title="Stop all")
+            self.session_tree.focus()
 
         self.app.push_screen(ConfirmScreen("Stop all sessions", question, "Stop all"), confirmed)
 
-    # -- steering ------------------------------------------------------------------------------
-    def action_steer(self) -> None:
-        session_id = self.session_tree.selected_id
-        if self.live is None:
+    # -- closing a session ---------------------------------------------------------------------
+    def action_close_selected(self) -> None:
+        self.close_session(self.session_tree.selected_id)
+
+    def close_session(self, session_id: str | None) -> None:
+        """Ask, then stop the session's subtree, forget it, and maybe remove its worktree."""
+        live = self.live
+        if live is None or live.workbench is None:
             self.notify(_READ_ONLY, severity="warning")
             return
-        if session_id is None:
+        session = self.state.sessions.get(session_id or "")
+        if session is None or session_id is None:
+            self.notify("Select a session to close.", severity="warning")
             return
+        workbench = live.workbench
+        worktree = workbench.worktree_path(session_id, session.worktree_path)
+        changes = None
+        if worktree is not None and worktree.exists():
+            try:
+                changes = uncommitted_changes(worktree)
+            except WorktreeError:
+                changes = None
+        elif worktree is not None:
+            worktree = None  # removed already: nothing to ask about
+        family = [session_id, *self._descendants(session_id)]
+        running = sum(1 for sid in family if self.state.sessions[sid].status == "running")
         path = agent_path_text(self.state.agent_path(session_id))
+        dialog = CloseSessionScreen(
+            path, running=running, worktree=worktree, branch=session.worktree_branch, changes=changes
+        )
 
-        def send(text: str | None) -> None:
-            if text and self.live is not None:
-                if self.live.steer(session_id, text):
-                    self.notify(f"Sent to {path}; it reads it at its next step.", timeout=3)
-                else:
-                    self.notify(f"{path} has no running turn to steer.", severity="warning")
+        async def close(choice: str) -> None:
+            problem = await workbench.dispose(session_id, remove=worktree if choice == "remove" else None)
+            self.hidden.update(family)
+            self.show_state(self.state)
+            if problem is not None:
+                self.notify(f"{path} closed; the worktree stays: {problem}", severity="error", timeout=10)
+            else:
+                removed = " and its worktree removed" if choice == "remove" else ""
+                self.notify(f"{path} closed{removed}; its log stays.", title="Close")
+            self.session_tree.focus()
 
-        self.app.push_screen(SteerScreen(path), send)
+        def chosen(choice: str | None) -> None:
+            if choice is not None:
+                self.run_worker(close(choice), group="close-session", exit_on_error=False)
+
+        self.app.push_screen(dialog, chosen)
+
+    def _descendants(self, session_id: str) -> list[str]:
+        found: list[str] = []
+        stack = self.state.children(session_id)
+        while stack:
+            child = stack.pop()
+            if child not in found:
+                found.append(child)
+                stack.extend(self.state.children(child))
+        return found
 
     # -- palette -------------------------------------------------------------------------------
     def palette_commands(self) -> list[PaletteCommand]:
         commands = super().palette_commands()
         if self.live is None:
             return commands
-        commands.insert(
-            1, PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all)
-        )
+        commands[1:1] = [
+            PaletteCommand("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
+            PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all),
+        ]
         for session_id, path in self._session_paths():
-            commands.append(
-                PaletteCommand(
-                    f"Stop {path}",
-                    f"Stop {path} and every sub-agent it spawned",
-                    partial(self.stop_session, session_id),
-                    discover=False,
+            session = self.state.sessions[session_id]
+            if session.status == "running":
+                commands.append(
+                    PaletteCommand(
+                        f"Stop {path}",
+                        f"Stop {path} and every sub-agent it spawned",
+                        partial(self.stop_session, session_id),
+                        discover=False,
+                    )
                 )
-            )
+            if session.parent_session_id is None:
+                commands.append(
+                    PaletteCommand(
+                        f"Close {path}",
+                        f"Take {path} out of the tree (its log stays)",
+                        partial(self.close_session, session_id),
+                        discover=False,
+                    )
+                )
         return commands

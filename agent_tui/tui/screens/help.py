@@ -21,8 +21,11 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("↑ ↓ enter", "move in the tree, the detail or the approval queue"),
             ("tab shift+tab", "next / previous panel"),
             ("a", "approval queue, oldest first; again: open it"),
+            ("A", "open the next waiting request, from anywhere"),
+            ("/", "filter the tree by name, prompt or directory (esc clears)"),
+            ("S", "state filter: needs me, running, failed, all"),
             ("f", "follow: keep the newest line in view (replay: tail the logs)"),
-            ("ctrl+p", "command palette: jump to or stop a session, themes, …"),
+            ("ctrl+p", "command palette: jump to, stop or close a session, themes, …"),
             ("? f1", "this help"),
             ("q", "quit; running turns are stopped and logged as cancelled"),
         ],
@@ -30,10 +33,13 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     (
         "Live dashboard",
         [
-            ("enter", "on the queue: open the request"),
+            ("n", "new agent: prompt, directory, model, own git worktree"),
+            ("i", "talk to the selected session (the composer under the detail)"),
+            ("enter", "in the composer: steer the running turn, or start the next one"),
+            ("shift+enter", "in the composer: a new line (also ctrl+j)"),
             ("x", "stop the selected agent and everything it spawned"),
             ("X", "stop every session (asks first)"),
-            ("i", "steer the selected session's running turn"),
+            ("delete", "close the selected session (asks; its worktree too)"),
         ],
     ),
     (
@@ -104,7 +110,8 @@ def _help_content() -> Content:
     lines.append(Content(""))
     lines.append(
         Content.styled(
-            "A tree line reads: status, name, phase, step (sN), and ⚑N approvals waiting.",
+            "A tree line reads: status, name (⎇: own worktree), ⚑ approvals waiting (⚑2: two) "
+            "and for how long, phase, and how long the current or last turn took.",
             MUTED,
         )
     )
@@ -114,7 +121,10 @@ def _help_content() -> Content:
 class HelpScreen(ModalScreen[None]):
     """Keys and vocabulary; any of escape, q, ? or f1 closes it."""
 
-    BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close")]
+    BINDINGS = [
+        Binding("escape,q,question_mark,f1", "close", "Close"),
+        Binding("A", "app.next_approval", "Next request", show=False),
+    ]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-dialog") as dialog:

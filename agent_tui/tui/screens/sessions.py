@@ -1,7 +1,10 @@
 """What the live dashboard and the replay share: session tree, detail and approval queue.
 
 A `SessionsScreen` shows one `DashboardState` (`show_state`); subclasses decide where states come
-from and which actions make sense (stopping and answering only in the live dashboard).
+from, what "now" is (`now_ms`: running turns and waiting requests are measured to it) and which
+actions make sense (stopping and answering only in the live dashboard). `/` filters the tree by
+text and `S` cycles a state filter (needs me, running, failed, all); `tick` redraws what the
+passing time changes.
 """
 
 from __future__ import annotations
@@ -9,24 +12,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import partial
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container
+from textual.containers import Container, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
 
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.reducer import DashboardState, PermissionView
+from agent_tui.runtime.change_preview import ChangePreview
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected
 from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen
+from agent_tui.tui.session_filter import next_state_filter, visible_sessions
 from agent_tui.tui.widgets.approval_queue import ApprovalQueue
 from agent_tui.tui.widgets.session_detail import SessionDetail
 from agent_tui.tui.widgets.session_tree import SessionTree
 from agent_tui.tui.widgets.summary_bar import SummaryBar
+
+STATE_FILTER_LABEL = {"needs-me": "needs me", "running": "running", "failed": "failed"}
 
 
 class SessionsScreen(Screen[None]):
@@ -34,31 +41,56 @@ class SessionsScreen(Screen[None]):
 
     Args:
         mode: shown in the summary bar ("live demo", "replay", …).
+        group_by_day: list root sessions newest first under a line per day.
+        location: where the logs are, shown in the summary bar.
     """
 
     BINDINGS = [
         Binding("a", "focus_approvals", "Approvals"),
         Binding("f", "toggle_follow", "Follow"),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("S", "cycle_state_filter", "State filter", show=False),
     ]
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, *, group_by_day: bool = False, location: str = "") -> None:
         super().__init__()
         self.mode = mode
+        self.location = location
         self.state = DashboardState()
         self.summary_note = ""
         self.summary_error = ""
+        self.filter_text = ""
+        self.state_filter = "all"
+        self.hidden: set[str] = set()
+        """Sessions left out of the tree (closed in the live dashboard), sub-agents included."""
+        self._group_by_day = group_by_day
         self._ready = False
+        self._selected_on_mount: str | None = None
         self.withdrawn_note = "its turn was stopped"
         self.unanswerable_note = RECORDED_NOTE
 
     def compose(self) -> ComposeResult:
-        yield SummaryBar(self.mode, id="summary")
+        bar = SummaryBar(self.mode, id="summary")
+        bar.location = self.location
+        yield bar
         with Container(id="main"):
-            yield SessionTree(id="tree")
-            yield SessionDetail(id="detail")
+            with Vertical(id="tree-pane"):
+                yield Input(placeholder="filter: name, prompt, cwd", id="tree-filter")
+                yield SessionTree(id="tree", group_by_day=self._group_by_day)
+            with Vertical(id="detail-pane"):
+                yield self.make_detail()
+                yield from self.compose_detail_bottom()
             yield ApprovalQueue(id="queue")
         yield from self.compose_bottom()
         yield Footer()
+
+    def make_detail(self) -> SessionDetail:
+        """The detail panel (the replay shows a lighter one)."""
+        return SessionDetail(id="detail")
+
+    def compose_detail_bottom(self) -> Iterable[Widget]:
+        """Widgets under the detail, inside its panel (the live dashboard's composer)."""
+        return ()
 
     def compose_bottom(self) -> Iterable[Widget]:
         """Widgets between the panels and the footer (the replay's scrubber)."""
@@ -66,11 +98,13 @@ class SessionsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._ready = True
-        self.session_tree.border_title = "Sessions"
-        self.detail.border_title = "Detail"
+        self.query_one("#detail-pane").border_title = "Detail"
         self.queue.border_title = "Approvals"
+        self._show_tree_title()
         self.session_tree.focus()
         self.show_state(self.state)
+        if self._selected_on_mount is not None:
+            self.select_session(self._selected_on_mount)
 
     # -- the widgets ---------------------------------------------------------------------------
     @property
@@ -85,27 +119,39 @@ class SessionsScreen(Screen[None]):
     def queue(self) -> ApprovalQueue:
         return self.query_one("#queue", ApprovalQueue)
 
+    @property
+    def summary(self) -> SummaryBar:
+        return self.query_one("#summary", SummaryBar)
+
+    def now_ms(self) -> int | None:
+        """The time running turns and waiting requests are measured to (None: not shown)."""
+        return None
+
     # -- state → screen ------------------------------------------------------------------------
     def show_state(self, state: DashboardState) -> None:
         """Show `state` everywhere; widgets re-render only what changed."""
         self.state = state
         if not self._ready:
             return
-        tree = self.session_tree
-        tree.show_state(state)
+        now = self.now_ms()
+        shown = visible_sessions(state, self.filter_text, self.state_filter, self.hidden)
+        self.session_tree.show_state(state, now_ms=now, shown=shown)
         self._show_detail()
-        self.queue.show_state(state)
-        self.query_one("#summary", SummaryBar).show_state(
-            state, note=self.summary_note, error=self.summary_error
-        )
+        self.queue.show_state(state, now)
+        self.summary.show_state(state, note=self.summary_note, error=self.summary_error)
+        self._show_tree_title(shown)
         self._close_withdrawn_approval()
 
+    def tick(self) -> None:
+        """Redraw what the passing time changes (live durations, waits)."""
+        if self._ready:
+            self.show_state(self.state)
+
     def _show_detail(self) -> None:
-        detail = self.detail
         session_id = self.session_tree.selected_id
-        detail.show(self.state, session_id)
+        self.detail.show(self.state, session_id, self.now_ms())
         session = self.state.sessions.get(session_id or "")
-        detail.border_title = (
+        self.query_one("#detail-pane").border_title = (
             "Detail · " + agent_path_text(self.state.agent_path(session.session_id))
             if session is not None
             else "Detail"
@@ -115,6 +161,70 @@ class SessionsScreen(Screen[None]):
     def _session_selected(self, event: SessionSelected) -> None:
         self._show_detail()
 
+    # -- filters -------------------------------------------------------------------------------
+    def _show_tree_title(self, shown: tuple[set[str], set[str]] | None = None) -> None:
+        pane = self.query_one("#tree-pane")
+        bits = ["Sessions"]
+        if self.state_filter != "all":
+            bits.append(STATE_FILTER_LABEL[self.state_filter])
+        if self.filter_text.strip():
+            bits.append(f"/{self.filter_text.strip()}")
+        if shown is not None and (self.filter_text.strip() or self.state_filter != "all"):
+            bits.append(f"{len(shown[0])} of {len(self.state.sessions) - len(self.hidden)}")
+        pane.border_title = " · ".join(bits)
+
+    def action_filter(self) -> None:
+        """`/`: type to filter the tree (enter or ↓ goes back to the tree, esc clears)."""
+        box = self.query_one("#tree-filter", Input)
+        box.add_class("-shown")
+        box.focus()
+
+    @on(Input.Changed, "#tree-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.filter_text = event.value
+        self.show_state(self.state)
+
+    @on(Input.Submitted, "#tree-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._leave_filter(keep=True)
+
+    def on_key(self, event: events.Key) -> None:
+        box = self.query_one("#tree-filter", Input)
+        if not box.has_focus:
+            return
+        if event.key == "escape":
+            event.stop()
+            self._leave_filter(keep=False)
+        elif event.key == "down":
+            event.stop()
+            self._leave_filter(keep=True)
+
+    def _leave_filter(self, *, keep: bool) -> None:
+        box = self.query_one("#tree-filter", Input)
+        if not keep:
+            box.value = ""
+            self.filter_text = ""
+            self.show_state(self.state)
+        box.set_class(bool(box.value), "-shown")
+        self.session_tree.focus()
+
+    def action_cycle_state_filter(self) -> None:
+        """`S`: show only sessions that need me, then running, then failed, then all again."""
+        self.state_filter = next_state_filter(self.state_filter)
+        self.show_state(self.state)
+        label = STATE_FILTER_LABEL.get(self.state_filter, "all sessions")
+        self.notify(f"Showing {label}.", timeout=2)
+
+    def clear_filters(self) -> None:
+        box = self.query_one("#tree-filter", Input)
+        box.value = ""
+        box.remove_class("-shown")
+        self.filter_text = ""
+        self.state_filter = "all"
+        self.show_state(self.state)
+
     # -- approvals -----------------------------------------------------------------------------
     def can_answer(self, view: PermissionView) -> bool:
         """Whether someone is waiting for this answer (only a live run)."""
@@ -123,6 +233,10 @@ class SessionsScreen(Screen[None]):
     def answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         """Deliver the user's answer (the live dashboard overrides this)."""
         self.notify("A recorded request cannot be answered.", severity="warning")
+
+    def change_preview(self, view: PermissionView) -> ChangePreview | None:
+        """What a write_file/edit_file would change now (only the live dashboard looks)."""
+        return None
 
     def action_focus_approvals(self) -> None:
         """`a`: go to the queue (oldest first); pressed again there, open the highlighted one."""
@@ -164,6 +278,7 @@ class SessionsScreen(Screen[None]):
             answerable=self.can_answer(view),
             position=(index + 1, len(pending)),
             note=self.unanswerable_note,
+            preview=self.change_preview(view),
         )
 
         def answered(answer: PermissionAnswer | None) -> None:
@@ -193,8 +308,20 @@ class SessionsScreen(Screen[None]):
         self.notify(f"Follow {'on' if detail.follow else 'off'}.", timeout=2)
 
     def select_session(self, session_id: str) -> None:
+        """Show `session_id` (clearing the filters if they hide it) and put the cursor on it.
+
+        A session the tree does not show yet (its first events are still on their way) is
+        selected as soon as it appears.
+        """
+        if not self._ready:
+            self._selected_on_mount = session_id
+            return
+        if session_id not in self.session_tree.visible_ids and session_id in self.state.sessions:
+            self.clear_filters()
         if self.session_tree.select_session(session_id):
             self.session_tree.focus()
+        else:
+            self.session_tree.want(session_id)
 
     def palette_commands(self) -> list[PaletteCommand]:
         """What the command palette offers on this screen."""
@@ -204,6 +331,10 @@ class SessionsScreen(Screen[None]):
             ),
             PaletteCommand(
                 "Toggle follow", "Keep the newest output in view (or stop)", self.action_toggle_follow
+            ),
+            PaletteCommand("Filter sessions", "Type to filter the tree (/)", self.action_filter),
+            PaletteCommand(
+                "Cycle state filter", "Needs me, running, failed, all (S)", self.action_cycle_state_filter
             ),
             PaletteCommand("Help", "Keys, phases, statuses and risks", self.app.action_help),  # type: ignore[attr-defined]
         ]

@@ -1,7 +1,7 @@
 """The approval queue: every pending permission request across sessions, oldest first.
 
-Each entry names the agent path, the tool, its risk and arguments (a destructive call shows its
-warning). Enter on an entry asks the screen to open it; nothing here answers anything.
+Each entry names the agent path, the tool, its risk, how long it has waited, and its arguments
+(a destructive call shows its warning). Enter on an entry asks the screen to open it; nothing here answers anything.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.formatting import approval_prompt
 from agent_tui.tui.messages import ApprovalChosen
+from agent_tui.tui.timing import format_duration, waited_ms
 
 _EMPTY_ID = "-none-"
 _SEPARATOR = "\x1f"
@@ -41,10 +42,13 @@ class ApprovalQueue(OptionList):
     def count(self) -> int:
         return len(self._views)
 
-    def show_state(self, state: DashboardState) -> None:
-        """Rebuild the entries if the pending set (or a label in it) changed."""
+    def show_state(self, state: DashboardState, now_ms: int | None = None) -> None:
+        """Rebuild the entries if the pending set (or a label in it, or a wait) changed."""
         pending = state.pending_permissions()
-        keys = tuple((queue_key(v), state.agent_path(v.session_id)) for v in pending)
+        keys = tuple(
+            (queue_key(v), state.agent_path(v.session_id), format_duration(waited_ms(v.asked_ts, now_ms)))
+            for v in pending
+        )
         if keys == self._keys:
             return
         self._keys = keys
@@ -55,7 +59,7 @@ class ApprovalQueue(OptionList):
             for number, view in enumerate(pending, 1):
                 if number > 1:
                     options.append(None)  # a separator line between entries
-                options.append(Option(approval_prompt(state, view, number), id=queue_key(view)))
+                options.append(Option(approval_prompt(state, view, number, now_ms), id=queue_key(view)))
         else:
             options = [
                 Option(Content.styled("No pending approvals.", "$text-muted"), id=_EMPTY_ID, disabled=True)

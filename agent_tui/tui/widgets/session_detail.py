@@ -1,6 +1,7 @@
 """The selected session's detail: a header, then its turns (messages and tool calls).
 
-Three fixed parts, so a streaming turn re-renders only itself: the header, the finished turns
+The header says who and where the session is and how long its turn has taken (live while it
+runs, measured to the `now_ms` the screen passes). Three fixed parts, so a streaming turn re-renders only itself: the header, the finished turns
 (rebuilt only when that list changes) and the last turn (rebuilt when the session has new
 events). While `follow` is on and the view is at the bottom, it stays at the bottom as the text
 grows; scrolling up pauses that until the user is back at the bottom.
@@ -46,7 +47,8 @@ class SessionDetail(VerticalScroll):
         self._current_key: object = None
         self._width: int | None = None
         self._pinned = True  # at the bottom, and the user has not scrolled up since
-        self._last: tuple[DashboardState, str | None] | None = None
+        self._last: tuple[DashboardState, str | None, int | None] | None = None
+        self._now_ms: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("Waiting for the first session…", "$text-muted"), id="detail-header")
@@ -57,9 +59,13 @@ class SessionDetail(VerticalScroll):
     def session_id(self) -> str | None:
         return self._session_id
 
-    def show(self, state: DashboardState, session_id: str | None) -> None:
-        """Show `session_id` as it is in `state` (re-rendering only the parts that changed)."""
-        self._last = (state, session_id)
+    def show(self, state: DashboardState, session_id: str | None, now_ms: int | None = None) -> None:
+        """Show `session_id` as it is in `state` (re-rendering only the parts that changed).
+
+        `now_ms` is what a running turn's duration and a waiting request's wait are measured to.
+        """
+        self._last = (state, session_id, now_ms)
+        self._now_ms = now_ms
         session = state.sessions.get(session_id or "")
         width = self._line_width()
         if width != self._width:
@@ -90,15 +96,17 @@ class SessionDetail(VerticalScroll):
             current.update("")
             return True
         changed = False
+        live = session.pending or session.status == "running"
         header_key = (
             session.last_sequence,
             session.event_count,
             len(session.pending),
             state.agent_path(session.session_id),
+            self._now_ms // 1000 if live and self._now_ms is not None else None,
         )
         if header_key != self._header_key:
             self._header_key = header_key
-            header.update(session_header(state, session))
+            header.update(session_header(state, session, self._now_ms))
             changed = True
         if self._render_history(history, session):
             changed = True
@@ -107,7 +115,7 @@ class SessionDetail(VerticalScroll):
         if current_key != self._current_key:
             self._current_key = current_key
             if turns:
-                current.update(turn_content(turns[-1], len(turns), session, self._width))
+                current.update(turn_content(turns[-1], len(turns), session, self._width, self._now_ms))
             else:
                 current.update(Content.styled("No turn yet.", "$text-muted"))
             changed = True
@@ -127,12 +135,13 @@ class SessionDetail(VerticalScroll):
         if first:
             parts.append(Content.styled(f"… {first} earlier turns", "$text-muted"))
         summaries = [
-            turn_summary(turn, first + index + 1) for index, turn in enumerate(finished[first:full_from])
+            turn_summary(turn, first + index + 1, self._now_ms)
+            for index, turn in enumerate(finished[first:full_from])
         ]
         if summaries:
             parts.append(Content("\n").join(summaries))
         parts += [
-            turn_content(turn, full_from + index + 1, session, self._width)
+            turn_content(turn, full_from + index + 1, session, self._width, self._now_ms)
             for index, turn in enumerate(finished[full_from:])
         ]
         # One blank line between turns, and one before the current turn.

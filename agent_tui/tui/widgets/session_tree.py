@@ -1,13 +1,14 @@
 """The session tree: root sessions and their sub-agents, one line each.
 
-A line reads `● lead executing s3 ⚑1`: status glyph (coloured), name, phase badge, model-call
-step, and how many approvals wait on that session. Labels are rebuilt only when what they show
-changes, and the node structure only when sessions appear, vanish (scrubbing back) or move.
+A line reads `● lead ⚑ 42s executing 1m12s`: status glyph (coloured), name (`⎇` when it works
+in its own worktree), the approvals waiting on it (`⚑`, `⚑2` for two) and how long the oldest
+has waited, phase badge, and how long its current (or last) turn has taken. With `group_by_day`, roots are listed
+newest first under a line per day. A filter (`shown`) keeps the matching sessions and, dimmed,
+their ancestors. Labels are rebuilt only when what they show changes, and the node structure
+only when sessions appear, vanish (scrubbing back), move, or the filter changes.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 from rich.style import Style
 from rich.text import Text
@@ -18,8 +19,12 @@ from textual.widgets.tree import TreeNode
 from agent_tui.reducer import DashboardState, SessionView
 from agent_tui.tui.formatting import STATUS_GLYPH
 from agent_tui.tui.messages import SessionSelected
+from agent_tui.tui.session_filter import group_roots_by_day
+from agent_tui.tui.timing import elapsed_ms, format_duration, waited_ms
 
-_LabelKey = tuple[str, str, str | None, int | None, int]
+_LabelKey = tuple[object, ...]
+_Shown = tuple[set[str], set[str]] | None
+_GROUP = "\x00group:"  # node data prefix of a day line (never a session id)
 
 
 class SessionTree(Tree[str]):
@@ -37,6 +42,9 @@ class SessionTree(Tree[str]):
         "session-tree--phase-end",
         "session-tree--step",
         "session-tree--pending",
+        "session-tree--time",
+        "session-tree--day",
+        "session-tree--context",
     }
 
     DEFAULT_CSS = """
@@ -52,19 +60,25 @@ class SessionTree(Tree[str]):
         & > .session-tree--phase-end { color: $foreground-muted; }
         & > .session-tree--step { color: $foreground-muted; }
         & > .session-tree--pending { color: $warning; text-style: bold; }
+        & > .session-tree--time { color: $foreground-muted; }
+        & > .session-tree--day { color: $text-muted; text-style: bold; }
+        & > .session-tree--context { color: $foreground-muted; text-style: dim; }
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, group_by_day: bool = False) -> None:
         super().__init__("sessions", id=id)
         self.show_root = False
         self.guide_depth = 3
+        self.group_by_day = group_by_day
         self.selected_id: str | None = None
         self._wanted_id: str | None = None
         self._session_nodes: dict[str, TreeNode[str]] = {}
-        self._shape: tuple[tuple[str, str | None], ...] = ()
+        self._shape: tuple[object, ...] = ()
         self._labels: dict[str, _LabelKey] = {}
         self._state: DashboardState | None = None
+        self._now_ms: int | None = None
+        self._shown: _Shown = None
         self._restoring = False
 
     def on_mount(self) -> None:
@@ -72,27 +86,62 @@ class SessionTree(Tree[str]):
 
     def _on_theme_changed(self, _theme: object) -> None:
         self._labels.clear()
+        self._shape = ()
         if self._state is not None:
-            self.call_after_refresh(self.show_state, self._state)
+            self.call_after_refresh(self.show_state, self._state, now_ms=self._now_ms, shown=self._shown)
+
+    @property
+    def visible_ids(self) -> list[str]:
+        """The sessions the tree shows, top to bottom (a filter's dimmed ancestors included)."""
+        return list(self._session_nodes)
 
     # -- state → nodes -------------------------------------------------------------------------
-    def show_state(self, state: DashboardState) -> None:
-        """Bring nodes and labels in line with `state`; keep the user's selection if possible."""
+    def show_state(self, state: DashboardState, *, now_ms: int | None = None, shown: _Shown = None) -> None:
+        """Bring nodes and labels in line with `state`; keep the user's selection if possible.
+
+        Args:
+            state: what to show.
+            now_ms: the time running turns and waiting approvals are measured to (None: no
+                live durations).
+            shown: `(matches, their ancestors)` of a filter, or None for every session.
+        """
         self._state = state
-        order = list(_depth_first(state))
-        shape = tuple((sid, state.sessions[sid].parent_session_id) for sid in order)
+        self._now_ms = now_ms
+        self._shown = shown
+        layout = self._layout(state, now_ms, shown)
+        shape = tuple(layout)
         if shape != self._shape:
-            self._rebuild(state, order)
+            self._rebuild(state, layout)
             self._shape = shape
+        context = shown[1] if shown is not None else set()
         for session_id, node in self._session_nodes.items():
             session = state.sessions[session_id]
-            key = _label_key(session)
+            dim = session_id in context
+            key = _label_key(session, now_ms, dim)
             if self._labels.get(session_id) != key:
                 self._labels[session_id] = key
-                node.set_label(self._label(session))
-        self._settle_selection(state, order)
+                node.set_label(self._label(session, now_ms, dim))
+        self._settle_selection(state, list(self._session_nodes))
 
-    def _rebuild(self, state: DashboardState, order: list[str]) -> None:
+    def _layout(
+        self, state: DashboardState, now_ms: int | None, shown: _Shown
+    ) -> list[tuple[str, str | None]]:
+        """Depth-first `(node data, parent data)`: day lines (when grouping) and sessions."""
+        allowed = None if shown is None else shown[0] | shown[1]
+        roots = [sid for sid in state.roots() if allowed is None or sid in allowed]
+        layout: list[tuple[str, str | None]] = []
+        if self.group_by_day:
+            for label, day_roots in group_roots_by_day(state, roots, now_ms):
+                group = _GROUP + label
+                layout.append((group, None))
+                for root in day_roots:
+                    layout += _subtree(state, root, group, allowed)
+        else:
+            for root in roots:
+                layout += _subtree(state, root, None, allowed)
+        return layout
+
+    def _rebuild(self, state: DashboardState, layout: list[tuple[str, str | None]]) -> None:
         self._restoring = True
         collapsed = {
             sid for sid, node in self._session_nodes.items() if node.allow_expand and not node.is_expanded
@@ -100,18 +149,25 @@ class SessionTree(Tree[str]):
         self.clear()
         self._session_nodes = {}
         self._labels = {}
-        for session_id in order:
-            session = state.sessions[session_id]
-            parent_id = session.parent_session_id
-            parent = self._session_nodes.get(parent_id) if parent_id is not None else None
-            under = parent if parent is not None else self.root
-            label = self._label(session)
-            if state.children(session_id):
-                node = under.add(label, data=session_id, expand=session_id not in collapsed)
+        groups: dict[str, TreeNode[str]] = {}
+        parents = {parent for _, parent in layout if parent is not None}
+        for data, parent_data in layout:
+            if data.startswith(_GROUP):
+                label = Text(
+                    data[len(_GROUP) :], self.get_component_rich_style("session-tree--day", partial=True)
+                )
+                groups[data] = self.root.add(label, data=data, expand=True)
+                continue
+            under: TreeNode[str] = self.root
+            if parent_data is not None:
+                under = groups.get(parent_data) or self._session_nodes.get(parent_data) or self.root
+            session = state.sessions[data]
+            label = self._label(session, self._now_ms, False)
+            if data in parents:
+                node = under.add(label, data=data, expand=data not in collapsed)
             else:
-                node = under.add_leaf(label, data=session_id)
-            self._session_nodes[session_id] = node
-            self._labels[session_id] = _label_key(session)
+                node = under.add_leaf(label, data=data)
+            self._session_nodes[data] = node
         self.call_after_refresh(self._restore_cursor)
 
     def _restore_cursor(self) -> None:
@@ -125,10 +181,9 @@ class SessionTree(Tree[str]):
         self._restoring = False
 
     def _settle_selection(self, state: DashboardState, order: list[str]) -> None:
-        sessions = state.sessions
-        if self._wanted_id in sessions:
+        if self._wanted_id in self._session_nodes:
             target: str | None = self._wanted_id
-        elif self.selected_id in sessions:
+        elif self.selected_id in self._session_nodes:
             target = self.selected_id
         else:
             target = order[0] if order else None
@@ -141,7 +196,7 @@ class SessionTree(Tree[str]):
                 self.post_message(SessionSelected(target))
 
     def select_session(self, session_id: str) -> bool:
-        """Move the cursor to a session (the command palette's "jump to"). False if unknown."""
+        """Move the cursor to a session (the command palette's "jump to"). False if not shown."""
         node = self._session_nodes.get(session_id)
         if node is None:
             return False
@@ -155,6 +210,10 @@ class SessionTree(Tree[str]):
             self.post_message(SessionSelected(session_id))
         self.call_after_refresh(self.move_cursor, node)
         return True
+
+    def want(self, session_id: str) -> None:
+        """Select `session_id` as soon as a state shows it."""
+        self._wanted_id = session_id
 
     @on(Tree.NodeHighlighted)
     def _highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
@@ -172,37 +231,71 @@ class SessionTree(Tree[str]):
         event.stop()
 
     # -- labels --------------------------------------------------------------------------------
-    def _label(self, session: SessionView) -> Text:
+    def _label(self, session: SessionView, now_ms: int | None, dim: bool) -> Text:
         style = self.get_component_rich_style
         status = session.status
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(STATUS_GLYPH[status], style(f"session-tree--{status}", partial=True))
         text.append(" ")
         text.append(session.display_name, Style(bold=status == "running"))
+        if session.worktree_branch:
+            text.append(" ⎇", style("session-tree--time", partial=True))
         if session.pending:
-            text.append(f" ⚑{len(session.pending)}", style("session-tree--pending", partial=True))
+            count = len(session.pending)
+            waited = _oldest_wait(session, now_ms)
+            flag = "⚑" if count == 1 else f"⚑{count}"
+            text.append(f" {flag}{waited}", style("session-tree--pending", partial=True))
         phase = session.phase
         if phase is not None:
             text.append(" ")
             text.append(phase, style(f"session-tree--phase-{phase}", partial=True))
-            step = session.turns[-1].step
-            if step is not None and phase != "end":
-                text.append(f" s{step}", style("session-tree--step", partial=True))
+        duration = _duration(session, now_ms)
+        if duration:
+            text.append(f" {duration}", style("session-tree--time", partial=True))
+        if dim:
+            text.stylize(style("session-tree--context", partial=True))
         return text
 
 
-def _label_key(session: SessionView) -> _LabelKey:
-    step = session.turns[-1].step if session.turns else None
-    return (session.display_name, session.status, session.phase, step, len(session.pending))
+def _oldest_wait(session: SessionView, now_ms: int | None) -> str:
+    oldest = min((view.asked_ts for view in session.pending.values()), default=None)
+    waited = waited_ms(oldest, now_ms) if oldest is not None else None
+    return f" {format_duration(waited)}" if waited is not None else ""
 
 
-def _depth_first(state: DashboardState) -> Iterator[str]:
-    stack = list(reversed(state.roots()))
+def _duration(session: SessionView, now_ms: int | None) -> str:
+    if not session.turns:
+        return ""
+    elapsed = elapsed_ms(session.turns[-1], now_ms)
+    return format_duration(elapsed) if elapsed is not None else ""
+
+
+def _label_key(session: SessionView, now_ms: int | None, dim: bool) -> _LabelKey:
+    return (
+        session.display_name,
+        session.status,
+        session.phase,
+        len(session.pending),
+        _oldest_wait(session, now_ms) if session.pending else "",
+        _duration(session, now_ms),
+        session.worktree_branch,
+        dim,
+    )
+
+
+def _subtree(
+    state: DashboardState, root: str, parent: str | None, allowed: set[str] | None
+) -> list[tuple[str, str | None]]:
+    """`root` and its shown descendants, depth first, as `(session id, parent data)`."""
+    out: list[tuple[str, str | None]] = []
+    stack: list[tuple[str, str | None]] = [(root, parent)]
     seen: set[str] = set()
     while stack:
-        session_id = stack.pop()
+        session_id, under = stack.pop()
         if session_id in seen or session_id not in state.sessions:
             continue
         seen.add(session_id)
-        yield session_id
-        stack.extend(reversed(state.children(session_id)))
+        out.append((session_id, under))
+        children = [c for c in state.children(session_id) if allowed is None or c in allowed]
+        stack.extend((child, session_id) for child in reversed(children))
+    return out

@@ -1,35 +1,64 @@
-"""The top line: what this view is, and the counts a user watches (running, approvals, events)."""
+"""The top line: what this view is, the counts a user watches, where the logs go, and notices.
+
+Notifications are shown here, at the right end of the line, instead of as toasts over the
+panels: a notice never covers the detail's first lines, the approval queue or a dialog. The
+newest notice replaces the one before, unless that one is more severe and still showing (a
+warning is not pushed aside by a passing remark); each clears itself after its timeout.
+"""
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.content import Content
+from textual.timer import Timer
 from textual.widgets import Static
 
 from agent_tui.reducer import DashboardState
 
 MUTED = "$text-muted"
+NOTICE_RANK = {"information": 0, "warning": 1, "error": 2}
+NOTICE_STYLE = {
+    "information": ("●", "$text-accent"),
+    "warning": ("▲", "$text-warning"),
+    "error": ("✗", "$text-error"),
+}
 
 
-class SummaryBar(Static):
-    """`agent-tui · live demo   ● 3 running   ⚑ 2 approvals   138 events`."""
+class SummaryBar(Horizontal):
+    """`agent-tui · live demo   ● 3 running · ⚑ 2 approvals · 7 sessions · 138 events   <notice>`."""
 
     DEFAULT_CSS = """
     SummaryBar {
         height: 1;
         padding: 0 1;
         background: $panel;
+        & > #summary-counts { width: 1fr; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+        & > #summary-notice { width: auto; max-width: 70%; height: 1; text-wrap: nowrap;
+                              text-overflow: ellipsis; padding-left: 2; display: none; }
+        & > #summary-notice.-shown { display: block; }
     }
     """
 
     def __init__(self, mode: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.mode = mode
+        self.location = ""
+        """Where the logs are (`~/.local/share/agent-tui/projects/x`), shown after the counts."""
+        self.notice: str = ""
+        self._notice_rank = 0
         self._key: object = None
+        self._timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="summary-counts")
+        yield Static(id="summary-notice")
 
     def show_state(self, state: DashboardState, *, note: str = "", error: str = "") -> None:
         running = state.running_count()
         pending = len(state.pending_permissions())
-        key = (self.mode, running, pending, state.event_count, len(state.sessions), note, error)
+        sessions = len(state.sessions)
+        key = (self.mode, running, pending, state.event_count, sessions, note, error, self.location)
         if key == self._key:
             return
         self._key = key
@@ -45,12 +74,41 @@ class SummaryBar(Static):
                 "bold $text-warning" if pending else MUTED,
             ),
             sep,
-            (f"{len(state.sessions)} session{'s' if len(state.sessions) != 1 else ''}", MUTED),
+            (f"{sessions} session{'s' if sessions != 1 else ''}", MUTED),
             sep,
             (f"{state.event_count:,} events", MUTED),
         ]
         if note:
             parts += [sep, (note, MUTED)]
+        if self.location:
+            parts += [sep, (self.location, MUTED)]
         if error:
             parts += ["   ", ("⚠ " + error, "bold $text-error")]
-        self.update(Content.assemble(*parts))
+        self.query_one("#summary-counts", Static).update(Content.assemble(*parts))
+
+    def show_notice(
+        self, message: str, *, title: str = "", severity: str = "information", timeout: float = 5
+    ) -> None:
+        """Show a notice at the right end for `timeout` seconds (see the module docstring)."""
+        rank = NOTICE_RANK.get(severity, 0)
+        if self.notice and rank < self._notice_rank:
+            return
+        self._notice_rank = rank
+        glyph, style = NOTICE_STYLE.get(severity, NOTICE_STYLE["information"])
+        text = " ".join(message.split())
+        self.notice = f"{title}: {text}" if title else text
+        parts: list[Content | str | tuple[str, str]] = [(glyph + " ", style)]
+        if title:
+            parts += [(title, f"bold {style}"), (": ", MUTED)]
+        parts.append(text)
+        widget = self.query_one("#summary-notice", Static)
+        widget.update(Content.assemble(*parts))
+        widget.add_class("-shown")
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(max(1.0, timeout), self.clear_notice)
+
+    def clear_notice(self) -> None:
+        self.notice = ""
+        self._notice_rank = 0
+        self.query_one("#summary-notice", Static).remove_class("-shown")

@@ -1,0 +1,247 @@
+"""Where a project's session logs live, and what is in them, read cheaply.
+
+Invariants:
+- a project's sessions directory is a pure function of the project's resolved path:
+  `<user data dir>/projects/<directory name>-<12 hex digits of its path's SHA-256>`, so the same
+  project always finds its earlier sessions, and two projects with the same name never share;
+- `ensure_writable` either leaves a directory we can create files in, or raises
+  `SessionsDirError` whose message is `DIR: reason` (nothing half-made is left behind);
+- listing never parses a whole log: it reads the first two lines (who, and the first prompt) and
+  the last complete line (when, and how it ended), so a directory of long logs lists at once. A
+  log that cannot be read is listed with the reason instead of being skipped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+APP_NAME = "agent-tui"
+TAIL_BYTES = 65_536
+"""How far from a log's end the last complete line is looked for."""
+
+
+class SessionsDirError(Exception):
+    """A sessions directory that cannot be used; the message is `DIR: reason`."""
+
+
+def default_sessions_dir(project: Path, data_dir: Path | None = None) -> Path:
+    """The sessions directory of `project` under the platform's data directory.
+
+    Args:
+        project: the project directory (resolved here).
+        data_dir: the base (default: `platformdirs.user_data_dir("agent-tui")`).
+    """
+    if data_dir is None:
+        import platformdirs
+
+        data_dir = Path(platformdirs.user_data_dir(APP_NAME))
+    resolved = project.resolve()
+    digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:12]
+    name = resolved.name or "root"
+    return data_dir / "projects" / f"{name}-{digest}"
+
+
+def ensure_writable(directory: Path) -> None:
+    """Create `directory` if needed and prove a file can be made in it.
+
+    Raises:
+        SessionsDirError: `DIR: Permission denied` (or the OS's reason) when it cannot be used.
+    """
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".agent-tui-probe-{os.getpid()}"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        probe.unlink()
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise SessionsDirError(f"{directory}: {reason}") from None
+
+
+@dataclass(frozen=True)
+class StoredSession:
+    """One log of a sessions directory, as far as its first and last lines tell.
+
+    `status` is `idle` (no turn yet), `completed`/`cancelled`/`failed` (how its last turn
+    ended), `interrupted` (the log stops inside a turn: the process died or is still writing)
+    or `unreadable` (then `problem` says why).
+    """
+
+    session_id: str
+    path: Path
+    created_ts: str
+    last_ts: str
+    agent_name: str | None
+    title: str | None
+    cwd: str | None
+    parent_session_id: str | None
+    first_prompt: str | None
+    status: str
+    worktree_branch: str | None = None
+    model: str | None = None
+    problem: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.agent_name or self.title or self.session_id
+
+
+_STATUS_OF_STOP = {
+    "final": "completed",
+    "max_steps": "completed",
+    "cancelled": "cancelled",
+    "error": "failed",
+}
+
+
+def read_stored_session(path: Path) -> StoredSession:
+    """What the first two and the last complete line of one log say."""
+    session_id = path.stem
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline()
+            second = handle.readline()
+            last_line = _last_complete_line(handle, os.fstat(handle.fileno()).st_size)
+    except OSError as error:
+        return _unreadable(path, error.strerror or str(error))
+    try:
+        header = orjson.loads(first)
+        created = header["payload"] if header.get("type") == "session.created" else {}
+        last = orjson.loads(last_line or first)
+        following = orjson.loads(second) if second.endswith(b"\n") else None
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        return _unreadable(path, "not a session log (its first or last line is not an event)")
+    prompt = None
+    if following is not None and following.get("type") == "turn.started":
+        prompt = following.get("payload", {}).get("promptPreview")
+    worktree = created.get("worktree") or {}
+    return StoredSession(
+        session_id=header.get("sessionId", session_id),
+        path=path,
+        created_ts=header.get("ts", ""),
+        last_ts=last.get("ts", ""),
+        agent_name=created.get("agentName"),
+        title=created.get("title"),
+        cwd=created.get("cwd"),
+        parent_session_id=created.get("parentSessionId"),
+        first_prompt=prompt,
+        status=_status_of_last(last),
+        worktree_branch=worktree.get("branch"),
+        model=created.get("model"),
+    )
+
+
+def _unreadable(path: Path, problem: str) -> StoredSession:
+    return StoredSession(path.stem, path, "", "", None, None, None, None, None, "unreadable", problem=problem)
+
+
+def _last_complete_line(handle: BinaryIO, size: int) -> bytes | None:
+    """The last line that ends in a newline (a torn tail after it is ignored), read from the end."""
+    span = TAIL_BYTES
+    while True:
+        start = max(0, size - span)
+        handle.seek(start)
+        tail = handle.read(size - start)
+        end = tail.rfind(b"\n")
+        if end < 0:
+            return None
+        line_start = tail.rfind(b"\n", 0, end) + 1
+        if line_start > 0 or start == 0:
+            return tail[line_start:end]
+        span *= 4  # a line longer than what was read: read further back
+
+
+def _status_of_last(last: dict[str, Any]) -> str:
+    kind = last.get("type")
+    if kind == "session.created":
+        return "idle"
+    if kind == "turn.completed":
+        return _STATUS_OF_STOP.get(last.get("payload", {}).get("stopReason"), "failed")
+    return "interrupted"
+
+
+CLOSED_FILE = "closed.txt"
+"""In a sessions directory: the ids of sessions closed in the dashboard, one a line."""
+
+
+def closed_sessions(directory: Path) -> set[str]:
+    """Sessions closed in the dashboard (they are not reopened; their logs stay)."""
+    try:
+        text = (directory / CLOSED_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return set()
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def mark_closed(directory: Path, session_ids: Iterable[str]) -> None:
+    """Add `session_ids` to the directory's closed list (appending: earlier entries stay)."""
+    with (directory / CLOSED_FILE).open("a", encoding="utf-8") as handle:
+        for session_id in session_ids:
+            handle.write(session_id + "\n")
+
+
+def list_stored_sessions(directory: Path) -> list[StoredSession]:
+    """Every log of `directory`, newest activity first (ties: session id)."""
+    if not directory.is_dir():
+        return []
+    found = [read_stored_session(path) for path in directory.glob("*.jsonl")]
+    found.sort(key=lambda s: s.session_id)
+    found.sort(key=lambda s: s.last_ts, reverse=True)
+    return found
+
+
+def local_day(ts: str) -> str:
+    """The local calendar day of an event `ts`, `YYYY-MM-DD` (empty if unreadable)."""
+    try:
+        return datetime.fromisoformat(ts).astimezone().strftime("%Y-%m-%d")
+    except ValueError:
+        return ""
+
+
+def group_by_day(sessions: Iterable[StoredSession]) -> list[tuple[str, list[StoredSession]]]:
+    """Consecutive sessions of the same local day of last activity, in the order given."""
+    groups: list[tuple[str, list[StoredSession]]] = []
+    for session in sessions:
+        day = local_day(session.last_ts)
+        if groups and groups[-1][0] == day:
+            groups[-1][1].append(session)
+        else:
+            groups.append((day, [session]))
+    return groups
+
+
+def format_listing(directory: Path, sessions: list[StoredSession]) -> str:
+    """`agent-tui sessions`: one line per session under a line per day, newest first."""
+    if not sessions:
+        return f"no sessions in {directory}\n"
+    lines = [f"{len(sessions)} session{'s' if len(sessions) != 1 else ''} in {directory}"]
+    for day, group in group_by_day(sessions):
+        lines.append("")
+        lines.append(day or "(no date)")
+        for session in group:
+            lines.append("  " + _listing_line(session))
+    return "\n".join(lines) + "\n"
+
+
+def _listing_line(session: StoredSession) -> str:
+    if session.problem is not None:
+        return f"{session.session_id}  unreadable: {session.problem}"
+    try:
+        when = datetime.fromisoformat(session.last_ts).astimezone().strftime("%H:%M")
+    except ValueError:
+        when = "--:--"
+    name = session.name
+    if session.parent_session_id:
+        name += f" (sub-agent of {session.parent_session_id})"
+    if session.worktree_branch:
+        name += f" [{session.worktree_branch}]"
+    prompt = f"  {session.first_prompt!r}" if session.first_prompt else ""
+    return f"{when}  {session.session_id}  {session.status:<11} {name}{prompt}"

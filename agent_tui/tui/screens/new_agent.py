@@ -1,0 +1,162 @@
+"""The "new agent" form: a prompt, where it works, which model, and (in a git repository) its own
+worktree.
+
+`ctrl+s` (or the Start button) starts it, `esc` closes without starting. The form checks what it
+can before it closes (a prompt, a directory that exists, a repository for a worktree) and says
+what is wrong under the fields; it dismisses with an `AgentSpec`, and the dashboard starts it.
+Whether the directory is a git repository is asked off the UI thread as the path is typed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
+
+from agent_tui.runtime.model_router import ModelChoice
+from agent_tui.runtime.workbench import AgentSpec
+from agent_tui.runtime.worktrees import repo_root
+from agent_tui.tui.formatting import short_path
+
+MUTED = "$text-muted"
+
+
+class NewAgentScreen(ModalScreen[AgentSpec | None]):
+    """Dismisses with what to start, or None.
+
+    Args:
+        directory: the default directory (the project).
+        models: the model choices, the default first.
+        draft: a spec to fill the form with (one that failed to start, so nothing is retyped).
+    """
+
+    BINDINGS = [
+        Binding("ctrl+s", "start", "Start", priority=True),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, directory: Path, models: list[ModelChoice], draft: AgentSpec | None = None) -> None:
+        super().__init__()
+        self._directory = draft.cwd if draft is not None else directory
+        self._models = models
+        self._draft = draft
+        self.repository: Path | None = None
+
+    def compose(self) -> ComposeResult:
+        draft = self._draft
+        with Vertical(id="new-agent-dialog") as dialog:
+            dialog.border_title = "New agent"
+            dialog.border_subtitle = "enter: new line · tab: next field · ctrl+s starts · esc closes"
+            yield Label("Prompt", classes="field-label")
+            yield TextArea(
+                draft.prompt if draft is not None else "",
+                id="new-agent-prompt",
+                soft_wrap=True,
+                placeholder="What should the agent do? (several lines are fine)",
+            )
+            with Horizontal(classes="field-row"):
+                yield Label("Directory", classes="field-label")
+                yield Input(short_path(self._directory), id="new-agent-dir", compact=True)
+            with Horizontal(classes="field-row"):
+                yield Label("Model", classes="field-label")
+                yield Select(
+                    [(f"{choice.name} · {choice.label}", choice.name) for choice in self._models],
+                    value=(draft.model if draft is not None and draft.model else self._models[0].name),
+                    allow_blank=False,
+                    id="new-agent-model",
+                    compact=True,
+                )
+            with Horizontal(classes="field-row"):
+                yield Label("Name", classes="field-label")
+                yield Input(
+                    draft.name if draft is not None else "",
+                    placeholder="optional: made from the prompt",
+                    id="new-agent-name",
+                    compact=True,
+                )
+            yield Checkbox(
+                "Own worktree: a new branch under .agent-tui/worktrees/",
+                value=draft.own_worktree if draft is not None else False,
+                id="new-agent-worktree",
+                disabled=True,
+                compact=True,
+            )
+            yield Static(Content.styled("Checking the directory…", MUTED), id="new-agent-repo")
+            yield Static("", id="new-agent-error")
+            with Horizontal(id="new-agent-buttons"):
+                yield Button("Start  ctrl+s", id="new-agent-start", variant="primary", compact=True)
+                yield Button("Cancel  esc", id="new-agent-cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#new-agent-prompt", TextArea).focus()
+        self._check_directory(self.directory)
+
+    @property
+    def directory(self) -> Path:
+        return Path(self.query_one("#new-agent-dir", Input).value.strip() or ".").expanduser()
+
+    @on(Input.Changed, "#new-agent-dir")
+    def _directory_changed(self, event: Input.Changed) -> None:
+        self._check_directory(self.directory)
+
+    @work(exclusive=True, group="repo-check", thread=True)
+    def _check_directory(self, directory: Path) -> None:
+        root = repo_root(directory) if directory.is_dir() else None
+        self.app.call_from_thread(self._show_repository, directory, root)
+
+    def _show_repository(self, directory: Path, root: Path | None) -> None:
+        if directory != self.directory:
+            return  # the path changed again; a newer check is on its way
+        self.repository = root
+        box = self.query_one("#new-agent-worktree", Checkbox)
+        note = self.query_one("#new-agent-repo", Static)
+        box.disabled = root is None
+        if root is None:
+            box.value = False
+            what = "no such directory" if not directory.is_dir() else "not a git repository"
+            note.update(Content.styled(f"{what}: the agent works in the directory itself", MUTED))
+        else:
+            note.update(Content.styled(f"git repository {short_path(root)}", MUTED))
+
+    # -- starting --------------------------------------------------------------------------------
+    def spec(self) -> AgentSpec | str:
+        """What the form says, or why it cannot start."""
+        prompt = self.query_one("#new-agent-prompt", TextArea).text.strip()
+        if not prompt:
+            return "Write a prompt first."
+        directory = self.directory
+        if not directory.is_dir():
+            return f"{directory}: no such directory."
+        worktree = self.query_one("#new-agent-worktree", Checkbox).value
+        model = self.query_one("#new-agent-model", Select).value
+        return AgentSpec(
+            prompt=prompt,
+            cwd=directory.resolve(),
+            name=self.query_one("#new-agent-name", Input).value.strip(),
+            model=model if isinstance(model, str) else None,
+            own_worktree=bool(worktree),
+        )
+
+    def action_start(self) -> None:
+        spec = self.spec()
+        if isinstance(spec, str):
+            self.query_one("#new-agent-error", Static).update(Content.styled("✗ " + spec, "$text-error"))
+            return
+        self.dismiss(spec)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "new-agent-start":
+            self.action_start()
+        else:
+            self.action_cancel()

@@ -1,0 +1,408 @@
+"""What the workbench tests share: a project in a fake home, fixed-time logs, scripted models.
+
+`recorded_project(home)` builds the same dashboard state every time: a project `~/shop` (a real
+git repository with a real `src/auth.py`, so diffs and the new-agent form have something real to
+read) and sessions of yesterday and today with fixed ids and timestamps, one of them waiting on
+an `edit_file` of that file. Paths are shown with `~`, so the pictures do not depend on where the
+fake home is.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from agent_tui.engine.permissions import PermissionRequest
+from agent_tui.engine.scenario import AgentScript, Step
+from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events import Event, event_from_json, payload_from
+from agent_tui.runtime.model_router import ModelChoice
+from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.live import LiveRun
+
+WORKTREE = "fix-login-4f2a9c"
+AUTH_PY = '''"""Login checks for the shop."""
+
+import hmac
+
+from shop.passwords import hash_password
+from shop.users import find_user
+
+
+def check_login(name: str, password: str) -> bool:
+    user = find_user(name)
+    if user.password == password:
+        return True
+    return False
+'''
+EDIT_OLD = "    if user.password == password:\n        return True\n    return False\n"
+EDIT_NEW = (
+    "    if user is None:\n"
+    "        return False\n"
+    "    return hmac.compare_digest(user.password_hash, hash_password(password))\n"
+)
+
+
+def git(directory: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(directory), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def make_project(root: Path) -> Path:
+    """A small git repository `root/shop` with one commit (made once; reused if there)."""
+    project = root / "shop"
+    if (project / ".git").exists():
+        return project
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "auth.py").write_text(AUTH_PY)
+    (project / "README.md").write_text("# shop\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "first")
+    worktree = project / ".agent-tui" / "worktrees" / WORKTREE / "src"
+    worktree.mkdir(parents=True)
+    (worktree / "auth.py").write_text(AUTH_PY)
+    (project / ".agent-tui" / "worktrees" / ".gitignore").write_text("*\n")
+    return project
+
+
+def fake_home(base: Path) -> Path:
+    """`base/home` as $HOME, with the project in it."""
+    home = base / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["HOME"] = str(home)
+    make_project(home)
+    return home
+
+
+# -- fixed-time logs ---------------------------------------------------------------------------
+
+NOW = datetime(2026, 11, 30, 14, 20, 0, tzinfo=UTC)
+
+
+def at(hour: int, minute: int, second: int = 0, *, day: int = 30) -> datetime:
+    return datetime(2026, 11, day, hour, minute, second, tzinfo=UTC)
+
+
+class Log:
+    """One session's events at given times (ids and sequences fixed)."""
+
+    def __init__(self, session_id: str, when: datetime, **created: Any) -> None:
+        self.session_id = session_id
+        self.events: list[Event] = []
+        self.when = when
+        self.emit("session.created", None, client="agent-tui", **created)
+
+    def emit(self, kind: str, turn_id: str | None, *, after: float = 0, **fields: Any) -> Event:
+        self.when += timedelta(seconds=after)
+        sequence = len(self.events) + 1
+        event = Event(
+            id=f"evt_{self.session_id[5:]}_{sequence}",
+            session_id=self.session_id,
+            turn_id=turn_id,
+            sequence=sequence,
+            ts=self.when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.when.microsecond // 1000:03d}Z",
+            type=kind,
+            payload=payload_from(kind, {key: value for key, value in fields.items() if value is not None}),
+        )
+        decoded = event_from_json(event.to_json())
+        self.events.append(decoded)
+        return decoded
+
+    def start(self, turn_id: str, prompt: str, *, after: float = 0) -> None:
+        self.emit("turn.started", turn_id, after=after, promptPreview=prompt[:80])
+        self.emit("user.message", turn_id, content=prompt)
+
+    def step(self, turn_id: str, step: int, *chunks: str, after: float = 1) -> None:
+        tokens = {"instruction": 900, "transcript": 300 * step, "tools": 700}
+        self.emit("context.built", turn_id, after=after, step=step, tokens=tokens, maxContextTokens=128000)
+        for chunk in chunks:
+            self.emit("model.delta", turn_id, after=0.4, text=chunk)
+
+    def tool(
+        self,
+        turn_id: str,
+        call: str,
+        tool: str,
+        args: dict[str, Any],
+        risk: str,
+        preview: str,
+        *,
+        ask: float | None = None,
+        result: str | None = "ok",
+        reason: str | None = None,
+    ) -> None:
+        """A tool call: allowed by policy, or (ask=seconds) asked and allowed by the user after that
+        long; `result=None` leaves it waiting."""
+        self.emit("model.tool_call_requested", turn_id, toolCallId=call, tool=tool, args=args)
+        request = {"requestId": "perm_" + call, "toolCallId": call}
+        self.emit(
+            "permission.requested",
+            turn_id,
+            tool=tool,
+            risk=risk,
+            argsPreview=preview,
+            reason=reason,
+            **request,
+        )
+        if ask is None:
+            self.emit("permission.resolved", turn_id, decision="allow", actor="policy", **request)
+        else:
+            self.emit("permission.resolved", turn_id, decision="ask", actor="policy", **request)
+            if result is None:
+                return
+            self.emit("permission.resolved", turn_id, after=ask, decision="allow", actor="user", **request)
+        if result is None:
+            return
+        self.emit("tool.started", turn_id, toolCallId=call, tool=tool, argsPreview=preview)
+        self.emit(
+            "tool.completed", turn_id, after=0.5, toolCallId=call, tool=tool, result=result, truncated=False
+        )
+
+    def end(self, turn_id: str, stop: str = "final", *, after: float = 1, **fields: Any) -> None:
+        usage = {"promptTokens": 2100, "completionTokens": 180}
+        self.emit("turn.completed", turn_id, after=after, stopReason=stop, usage=usage, **fields)
+
+
+def recorded_project(home: Path) -> list[Event]:
+    """The sessions of `~/shop`: yesterday's refactor; today's tests, docs, login fix and lint."""
+    shop = str(home / "shop")
+    worktree = str(home / "shop" / ".agent-tui" / "worktrees" / WORKTREE)
+    logs: list[Log] = []
+
+    refactor = Log(
+        "sess_0a1b2c3d4e5f",
+        at(16, 2, 0, day=29),
+        cwd=shop,
+        agentName="refactor-db",
+        title="Move the queries into repository classes",
+        model="gpt-4.1-mini",
+    )
+    refactor.start("turn_r1", "Move the SQL queries into repository classes", after=2)
+    refactor.step("turn_r1", 1, "Done: three repositories, tests green.", after=3)
+    refactor.end("turn_r1", after=440)
+    refactor.start("turn_r2", "Now add docstrings to them", after=1200)
+    refactor.step("turn_r2", 1, "Added.", after=2)
+    refactor.end("turn_r2", after=60)
+    logs.append(refactor)
+
+    tests = Log(
+        "sess_1b2c3d4e5f6a",
+        at(13, 40, 0),
+        cwd=shop,
+        agentName="add-tests",
+        title="Add tests for the cart",
+        model="gpt-4.1-mini",
+    )
+    tests.start("turn_t1", "Add tests for the cart totals", after=1)
+    tests.step("turn_t1", 1, "Writing tests/test_cart.py.")
+    tests.tool(
+        "turn_t1",
+        "call_t1",
+        "write_file",
+        {"path": "tests/test_cart.py", "content": "def test_total(): ..."},
+        "write",
+        'path="tests/test_cart.py"',
+        ask=12,
+        result="created tests/test_cart.py (21 bytes)",
+    )
+    tests.step("turn_t1", 2, "Added 4 tests; they pass.", after=150)
+    tests.end("turn_t1", after=20)
+    logs.append(tests)
+
+    docs = Log(
+        "sess_2c3d4e5f6a7b", at(13, 55, 0), cwd=shop, agentName="docs", title="Docs", model="claude-sonnet-4"
+    )
+    docs.start("turn_d1", "Document the checkout API", after=1)
+    docs.step("turn_d1", 1)
+    docs.end("turn_d1", "error", after=19, errorCode="provider_failure")
+    logs.append(docs)
+
+    login = Log(
+        "sess_3d4e5f6a7b8c",
+        at(14, 10, 0),
+        cwd=worktree,
+        agentName="fix-login",
+        title="Fix the login check",
+        model="gpt-4.1-mini",
+        worktree={"path": worktree, "branch": f"agent-tui/{WORKTREE}"},
+    )
+    login.start("turn_l1", "Fix the login check: it compares plain-text passwords", after=1)
+    login.step("turn_l1", 1, "I'll read the login handler first.")
+    login.tool(
+        "turn_l1",
+        "call_l1",
+        "read_file",
+        {"path": "src/auth.py"},
+        "read",
+        'path="src/auth.py"',
+        result=AUTH_PY,
+    )
+    login.step("turn_l1", 2, "Let an explorer find every caller.", after=2)
+    login.tool(
+        "turn_l1",
+        "call_l2",
+        "spawn_agent",
+        {"agentName": "explorer", "prompt": "Find callers of check_login"},
+        "execute",
+        'agentName="explorer"',
+        ask=30,
+        result='{"sessionId":"sess_4e5f6a7b8c9d"}',
+    )
+    logs.append(login)
+
+    explorer = Log(
+        "sess_4e5f6a7b8c9d",
+        login.when,
+        cwd=worktree,
+        agentName="explorer",
+        title="Find callers of check_login",
+        parentSessionId=login.session_id,
+    )
+    explorer.start("turn_e1", "Find callers of check_login", after=1)
+    explorer.step("turn_e1", 1, "Searching.")
+    explorer.tool(
+        "turn_e1",
+        "call_e1",
+        "shell",
+        {"cmd": "grep -rn check_login src tests | sort"},
+        "execute",
+        'cmd="grep -rn check_login src tests | sort"',
+        ask=0,
+        result=None,
+        reason="runs grep and sort",
+    )
+    logs.append(explorer)
+
+    login.step("turn_l1", 3, "Replacing the plain comparison with a constant-time hash check.", after=400)
+    login.tool(
+        "turn_l1",
+        "call_l3",
+        "edit_file",
+        {"path": "src/auth.py", "old": EDIT_OLD, "new": EDIT_NEW},
+        "write",
+        'path="src/auth.py"',
+        ask=0,
+        result=None,
+    )
+
+    lint = Log(
+        "sess_5f6a7b8c9d0e", at(14, 19, 0), cwd=shop, agentName="lint", title="Lint", model="gpt-4.1-mini"
+    )
+    lint.start("turn_n1", "Fix the lint warnings in src/", after=1)
+    lint.step("turn_n1", 1, "Running ruff.")
+    lint.tool(
+        "turn_n1",
+        "call_n1",
+        "shell",
+        {"cmd": "ruff check src"},
+        "read",
+        'cmd="ruff check src"',
+        result="All checks passed!",
+    )
+    lint.step("turn_n1", 2, "No warnings left; ", after=1)
+    lint.when = NOW  # the newest event: "now" for a recorded view
+    lint.emit("model.delta", "turn_n1", text="checking the tests too.")
+    logs.append(lint)
+    events = [event for log in logs for event in log.events]
+    events.sort(key=lambda e: (e.ts, e.session_id, e.sequence))
+    return events
+
+
+# -- apps --------------------------------------------------------------------------------------
+
+
+def showcase_models() -> list[ModelChoice]:
+    """Model choices for pictures (never built: nothing is run)."""
+
+    def unused() -> Any:
+        raise AssertionError("a picture never runs a model")
+
+    return [
+        ModelChoice(
+            "default", "openai · gpt-4.1-mini", build=unused, provider="openai", model="gpt-4.1-mini"
+        ),
+        ModelChoice(
+            "claude",
+            "anthropic · claude-sonnet-4",
+            build=unused,
+            provider="anthropic",
+            model="claude-sonnet-4",
+        ),
+    ]
+
+
+def recorded_app(base: Path) -> AgentTuiApp:
+    """The project's recorded state as the live dashboard shows it (see `arm_project`)."""
+    home = fake_home(base)
+    return AgentTuiApp(events=recorded_project(home), live=False, group_by_day=True)
+
+
+def arm_project(pilot: Pilot) -> LiveRun:
+    """Make the recorded dashboard live-like: a (never started) project run whose prompter waits
+    on each pending request, so the composer shows and approvals have buttons."""
+    app = pilot.app
+    assert isinstance(app, AgentTuiApp)
+    screen = app.dashboard
+    home = Path(os.environ["HOME"])
+    sessions = home / ".local" / "share" / "agent-tui" / "projects" / "shop-5d41402abc4b"
+    live = LiveRun(None, sessions, app.post_message, project=home / "shop", models=showcase_models())
+    state = screen.state
+    for view in state.pending_permissions():
+        live.prompter.park(
+            PermissionRequest(
+                session_id=view.session_id,
+                turn_id=view.turn_id,
+                request_id=view.request_id,
+                tool_call_id=view.tool_call_id,
+                tool=view.tool,
+                risk=view.risk or "execute",  # type: ignore[arg-type]
+                args_preview=view.args_preview,
+                args={},
+                agent_path=state.agent_path(view.session_id),
+                warning=view.reason,
+            )
+        )
+    screen.live = live
+    screen.summary.location = "~/.local/share/agent-tui/projects/shop-5d41402abc4b"
+    screen.summary.mode = "project · ~/shop"
+    screen.show_state(state)
+    return live
+
+
+def scripted_models(provider: ScriptedProvider) -> list[ModelChoice]:
+    return [ModelChoice("scripted", "scripted test model", build=lambda: provider)]
+
+
+def agent_script(*steps: Step) -> AgentScript:
+    return AgentScript(steps=list(steps))
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str, seconds: float = 10) -> None:
+    """Wait (on the app's loop) until `condition()`; fail naming `what` after `seconds`."""
+    for _ in range(int(seconds / 0.02)):
+        if condition():
+            await pilot.pause()
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def type_text(pilot: Pilot, text: str, *, newline: str = "shift+enter") -> None:
+    """Type `text`; a newline is `newline` (the composer: shift+enter; a plain TextArea: enter)."""
+    for char in text:
+        await pilot.press({" ": "space", "\n": newline}.get(char, char))
+
+
+Run = Callable[[Pilot], Awaitable[None]]

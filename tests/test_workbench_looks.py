@@ -1,0 +1,162 @@
+"""What the workbench looks like: snapshots of the dashboard on a project, the new-agent form,
+the composer, a diff approval and the filter, at 80x24, 120x40 and 200x50.
+
+The states come from `support_workbench.recorded_project` (fixed ids and times, a project in a
+fake home), so the pictures are byte-stable; `scripts/screenshots.py` draws the README's
+pictures from these same scenes.
+
+    .venv/bin/python -m pytest tests/test_workbench_looks.py                     # check
+    .venv/bin/python -m pytest tests/test_workbench_looks.py --snapshot-update   # accept new looks
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from pytest_textual_snapshot import SVGImageExtension
+from support_workbench import arm_project, recorded_app, type_text, wait_for
+from syrupy import SnapshotAssertion
+from textual.pilot import Pilot
+
+from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.screens.new_agent import NewAgentScreen
+
+SCENE_BASE: Path | None = None
+"""Where scenes make their fake home (a test's tmp_path; a fresh temp dir if unset)."""
+
+
+def project_app() -> AgentTuiApp:
+    base = SCENE_BASE if SCENE_BASE is not None else Path(tempfile.mkdtemp(prefix="agent-tui-scene-"))
+    return recorded_app(base)
+
+
+def session_id(app: AgentTuiApp, name: str) -> str:
+    state = app.dashboard.state
+    return next(sid for sid, s in state.sessions.items() if s.display_name == name)
+
+
+async def settle(pilot: Pilot) -> None:
+    await pilot.pause()
+    await pilot.pause(0.05)
+    await pilot.pause()
+
+
+def armed(
+    select: str | None = None, *keys: str, typed: str = "", newline: str = "shift+enter"
+) -> Callable[[Pilot], Awaitable[None]]:
+    """Arm the project dashboard, select a session by name, press `keys`, type `typed`."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        arm_project(pilot)
+        app = pilot.app
+        assert isinstance(app, AgentTuiApp)
+        if select is not None:
+            app.dashboard.select_session(session_id(app, select))
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+        if typed:
+            await type_text(pilot, typed, newline=newline)
+        if isinstance(app.screen, NewAgentScreen):
+            form = app.screen
+            await wait_for(pilot, lambda: form.repository is not None, "the repository check")
+        await settle(pilot)
+
+    return run_before
+
+
+@dataclass(frozen=True)
+class Scene:
+    app: Callable[[], AgentTuiApp]
+    size: tuple[int, int]
+    run_before: Callable[[Pilot], Awaitable[None]]
+
+
+SCENES: dict[str, Scene] = {
+    "workbench_80x24": Scene(project_app, (80, 24), armed("fix-login")),
+    "workbench_120x40": Scene(project_app, (120, 40), armed("fix-login")),
+    "workbench_200x50": Scene(project_app, (200, 50), armed("fix-login")),
+    "new_agent_form": Scene(
+        project_app,
+        (120, 40),
+        armed(None, "n", typed="Add a logout endpoint.\nWith a test.", newline="enter"),
+    ),
+    "composer": Scene(project_app, (120, 40), armed("add-tests", "i", typed="Also cover the empty cart")),
+    "diff_approval": Scene(project_app, (120, 40), armed("fix-login", "A", "A")),
+    "filter": Scene(project_app, (120, 40), armed(None, "slash", typed="login")),
+}
+"""Also read by scripts/screenshots.py."""
+
+
+@pytest.fixture(autouse=True)
+def _pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time is UTC (the pictures show clock times) and the fake home is the test's own."""
+    global SCENE_BASE
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("HOME", os.environ.get("HOME", "/"))  # restored after the test
+    time.tzset()
+    SCENE_BASE = tmp_path
+    yield
+    SCENE_BASE = None
+    time.tzset()
+
+
+class _SnapshotsDir(SVGImageExtension):
+    @classmethod
+    def dirname(cls, *, test_location):  # type: ignore[no-untyped-def,override]
+        return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
+
+
+class _Assertion(SnapshotAssertion):
+    def use_extension(self, extension_class=None):  # type: ignore[no-untyped-def]
+        if extension_class is SVGImageExtension:
+            extension_class = _SnapshotsDir
+        return super().use_extension(extension_class)
+
+
+@pytest.fixture
+def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    snapshot.__class__ = _Assertion
+    return snapshot
+
+
+def snap(snap_compare, name: str) -> bool:  # type: ignore[no-untyped-def]
+    scene = SCENES[name]
+    return snap_compare(scene.app(), terminal_size=scene.size, run_before=scene.run_before)
+
+
+class TestWorkbenchLooks:
+    def test_80x24_stays_readable(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "workbench_80x24")
+
+    def test_120x40_groups_by_day_and_shows_times(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "workbench_120x40")
+
+    def test_200x50(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "workbench_200x50")
+
+
+class TestFormsLooks:
+    def test_new_agent_form(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "new_agent_form")
+
+    def test_composer_on_a_finished_session(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "composer")
+
+
+class TestApprovalLooks:
+    def test_edit_request_shows_its_diff(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "diff_approval")
+
+
+class TestFilterLooks:
+    def test_filter_by_text(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, "filter")
