@@ -3,18 +3,21 @@
     .venv/bin/python bench/bench_dashboard_memory.py [--events N] [--agents N]
 
 The dashboard (a real `AgentTuiApp` on a project, a real engine writing real logs, the scripted
-model) runs the agents to the end; then, measured with `tracemalloc` after a full collection:
+model) runs each agent's first turn, then a follow-up turn of each (sent as the composer sends
+it). After each half, with `tracemalloc` and a full collection, it measures:
 
-- retained: what the whole dashboard process holds more than it did before the first agent
-  started (state, engine, widgets, logs' bookkeeping);
+- retained: what the dashboard holds more than before the first agent started (state, engine,
+  widgets, the logs' bookkeeping);
 - reducer: the size of the reducer's own state for the same events, folded separately from the
   logs on disk: the baseline, what the dashboard must hold to show them;
 - transcripts: the engine's transcripts (every session's whole conversation, kept so a
   follow-up turn can send it to the model), their objects and text.
 
-What is left after the reducer and the transcripts is what the dashboard holds per event beyond
-what it shows. The target is under 64 bytes an event: a buffer of events (an `Event` object is
-several hundred bytes) would blow it at once.
+The figure that must stay small is what the dashboard grew by over the second half beyond what
+the reducer and the transcripts grew by, per event of that half: the first half pays the fixed
+costs (widgets, Textual's render caches), which do not grow with events. The target is under 64
+bytes an event: a buffer of events (one `Event` with its payload is several hundred bytes) would
+miss it at once.
 """
 
 from __future__ import annotations
