@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import copy
+import os
+import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from agent_tui.events import Event, payload_from
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _local_time_is_utc() -> None:
+    """The dashboard shows clock times in local time: every test (and snapshot) sees UTC."""
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+
 
 # One valid payload per event type, every optional field filled in.
 SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
