@@ -38,6 +38,10 @@ def make_app(tmp_path: Path, provider: ScriptedProvider, *, prompt: str | None =
     )
 
 
+def detail_text(app: AgentTuiApp) -> str:
+    return "\n".join(str(widget.content) for widget in app.dashboard.query("#detail Static").results())
+
+
 def log_of(app: AgentTuiApp, session_id: str) -> list[dict]:  # type: ignore[type-arg]
     assert app.live is not None
     path = app.live.sessions_dir / f"{session_id}.jsonl"
@@ -83,8 +87,7 @@ class TestNewAgent:
             deltas = [e["payload"]["text"] for e in events if e["type"] == "model.delta"]
             assert deltas[0] == "Looking "
             assert events[2]["payload"]["content"] == "Fix the flaky test.\nThen say so."
-            detail = "\n".join(str(w.content) for w in app.dashboard.query("#detail Static").results())
-            assert "Looking at it now." in detail
+            await wait_for(pilot, lambda: "Looking at it now." in detail_text(app), "the words in the detail")
             await pilot.press("q")
 
     async def test_an_empty_prompt_keeps_the_form_open_and_says_why(self, tmp_path: Path) -> None:
@@ -293,16 +296,20 @@ class TestWorktrees:
             assert branch in git(project, "branch", "--list", branch)
             session = live.state.sessions[sid]
             assert session.worktree_branch == branch
-            label = str(app.dashboard.session_tree._session_nodes[sid].label)
-            assert "⎇" in label
+            tree = app.dashboard.session_tree
+            await wait_for(pilot, lambda: sid in tree.visible_ids, "the agent in the tree")
+            assert "⎇" in str(tree._session_nodes[sid].label)
 
             await pilot.press("delete")
             dialog = app.screen
             assert isinstance(dialog, CloseSessionScreen)
             await pilot.press("r")
-            await wait_for(pilot, lambda: not worktree.exists(), "the worktree to go")
+            await wait_for(
+                pilot,
+                lambda: not worktree.exists() and sid not in tree.visible_ids,
+                "the session and its worktree to go",
+            )
             assert branch in git(project, "branch", "--list", branch)  # the branch is kept
-            assert sid not in app.dashboard.session_tree.visible_ids
             await pilot.press("q")
 
 
@@ -319,8 +326,9 @@ class TestRestart:
         second = ScriptedProvider()
         app = make_app(tmp_path, second)
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(pilot, lambda: named(app, "fix-it") == sid, "the earlier session")
-            assert app.dashboard.session_tree.visible_ids == [sid]
+            await wait_for(
+                pilot, lambda: app.dashboard.session_tree.visible_ids == [sid], "the earlier session"
+            )
             assert status(app, "fix-it") == "completed"
             app.dashboard.select_session(sid)
             await pilot.pause()
@@ -448,7 +456,11 @@ class TestSmallThings:
         app = make_app(tmp_path, provider, prompt="Fix it")
         async with app.run_test(size=(160, 40)) as pilot:
             await wait_for(pilot, lambda: status(app, "fix-it") == "completed", "the turn")
-            counts = str(app.dashboard.summary.query_one("#summary-counts").content)
-            assert "1 session ·" in counts and "1 sessions" not in counts
-            assert str(tmp_path / "sessions").replace(str(Path.home()), "~") in counts
+
+            def counts() -> str:
+                return str(app.dashboard.summary.query_one("#summary-counts").content)
+
+            await wait_for(pilot, lambda: "1 session ·" in counts(), "the summary")
+            assert "1 sessions" not in counts()
+            assert str(tmp_path / "sessions").replace(str(Path.home()), "~") in counts()
             await pilot.press("q")
