@@ -254,3 +254,40 @@ class TestLeaving:
         terminal.hang_up()
         terminal.wait_until(terminal.exited, "agent-tui to exit", seconds=30)
         assert_every_turn_ended(sessions)
+
+
+class TestProjectRun:
+    def test_a_real_model_run_on_a_project_is_kept_and_listed_for_the_next_run(self, tmp_path: Path) -> None:
+        from tests.fake_model_server import FakeModelServer, Stream, openai_stream
+
+        project = tmp_path / "shop"
+        project.mkdir()
+        env = clean_env(tmp_path)
+        with FakeModelServer() as server:
+            server.script(Stream(openai_stream(["Hi", " there."])))
+            model = ["--provider", "openai", "--model", "test-model", "--base-url", server.openai_url]
+            terminal = Terminal(["--cwd", str(project), *model, "--prompt", "Say hi"], env)
+            try:
+                sessions = tmp_path / "data" / "agent-tui" / "projects"
+                terminal.wait_until(
+                    lambda: any(ends == (1, ["final"]) for ends in _all_turn_ends(sessions).values()),
+                    "the agent's turn to end",
+                )
+                terminal.wait_until(lambda: b"say-hi" in terminal.output, "the agent in the tree")
+                os.kill(terminal.pid, signal.SIGTERM)
+                terminal.wait_until(terminal.exited, "agent-tui to exit", seconds=30)
+                assert terminal.status == 0
+            finally:
+                terminal.close()
+        listing = agent_tui_cli("sessions", "--cwd", str(project), env=env)
+        assert listing.returncode == 0
+        lines = listing.stdout.splitlines()
+        assert lines[0].startswith("1 session in ") and "completed   say-hi  'Say hi'" in listing.stdout
+        assert server.requests[0].body["messages"][-1] == {"role": "user", "content": "Say hi"}
+
+
+def _all_turn_ends(projects: Path) -> dict[str, tuple[int, list[str]]]:
+    ends: dict[str, tuple[int, list[str]]] = {}
+    for directory in projects.glob("*") if projects.is_dir() else []:
+        ends.update(turn_ends(directory))
+    return ends
