@@ -98,7 +98,15 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--since", default=None, help="with --claude/--codex: only sessions changed within, e.g. 2d"
     )
-    replay.add_argument("--follow", "-f", action="store_true", help="tail the logs as they grow")
+    replay.add_argument(
+        "--follow",
+        "-f",
+        action="store_true",
+        help="tail the logs as they grow (a directory may be empty or not exist yet: it waits)",
+    )
+    replay.add_argument(
+        "--from-start", action="store_true", help="open at the first event instead of the last"
+    )
     replay.add_argument(
         "--dump",
         choices=("events", "transcript", "frames", "state"),
@@ -178,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
                 tools += ("claude",)
             if args.codex:
                 tools += ("codex",)
-            return _cmd_replay(args.path, args.dump, args.strict, args.follow, tools, args.since)
+            return _cmd_replay(
+                args.path, args.dump, args.strict, args.follow, tools, args.since, args.from_start
+            )
         if args.command == "import":
             return _cmd_import(args.src, args.out)
         if args.command == "schema":
@@ -331,10 +341,15 @@ def _cmd_replay(
     follow: bool,
     tools: tuple[Literal["claude", "codex"], ...] = (),
     since: str | None = None,
+    from_start: bool = False,
 ) -> int:
     from agent_tui.replay.sources import ReplaySourceError, open_replay
     from agent_tui.store import EventLogDecodeError
 
+    if follow and dump is None and not tools and path is not None and _awaited_dir(path):
+        from agent_tui.tui.app import run_replay
+
+        return run_replay([], follow=True, sessions_dir=path, from_start=from_start)
     try:
         inputs = open_replay(path, follow=follow and dump is None, tools=tools, since=since)
     except ReplaySourceError as error:
@@ -347,7 +362,9 @@ def _cmd_replay(
         if dump is None:
             from agent_tui.tui.app import run_replay
 
-            return run_replay(inputs.files, follow=follow, sessions_dir=inputs.watch_dir)
+            return run_replay(
+                inputs.files, follow=follow, sessions_dir=inputs.watch_dir, from_start=from_start
+            )
         from agent_tui.replay.dump import write_dump
         from agent_tui.replay.sources import replay_files
 
@@ -366,6 +383,13 @@ def _cmd_replay(
             return _fail(f"{error.filename or path}: {error.strerror or error}")
         out.flush()
         return EXIT_OK
+
+
+def _awaited_dir(path: Path) -> bool:
+    """A sessions directory to wait in: missing (and not named like a log), or holding no logs."""
+    if not path.exists():
+        return path.suffix != ".jsonl"
+    return path.is_dir() and not any(path.rglob("*.jsonl"))
 
 
 def _cmd_import(src: Path, out_dir: Path) -> int:

@@ -93,9 +93,9 @@ class LogFile:
         self.index: LineIndex | None = None
         self._read_fd: int | None = None
         self._reset_reading()
-        self._open_index()
 
     def _reset_reading(self) -> None:
+        self.caught_up = False  # the last read reached the end of the file as it was then
         self.lines = 0  # complete lines handed out
         self.offset = 0  # the byte after them
         self.last_sequence = 0
@@ -123,7 +123,7 @@ class LogFile:
         return max(self.index.line_count if self.index is not None else 0, self.lines)
 
     def refresh(self) -> None:
-        """Count lines appended since the last look (cheap: newline counting)."""
+        """Count the file's lines (the first time) or those appended since (newline counting)."""
         if self.index is None:
             self._open_index()
             return
@@ -133,10 +133,10 @@ class LogFile:
             self.error = f"{self.path}: {error.strerror or error}"
 
     def reset(self) -> None:
-        """Forget what was read: the file is read again from its first line."""
+        """Forget what was read: the file is read again from its first line (and counted again)."""
         self.close()
         self._reset_reading()
-        self._open_index()
+        self.index = None
 
     def changed(self) -> str | None:
         """Why what was read no longer matches the file (`truncated`, `replaced`, …), or None.
@@ -255,6 +255,7 @@ class LogFile:
         longer line is read whole); b"" if no complete line is there yet."""
         try:
             if os.stat(self.path).st_size <= self.offset:
+                self.caught_up = True
                 return b""  # nothing new: one stat, no open
             fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
@@ -265,6 +266,7 @@ class LogFile:
         try:
             stat = os.fstat(fd)
             self._identity = (stat.st_dev, stat.st_ino)
+            self.caught_up = stat.st_size - self.offset <= budget
             data = os.pread(fd, min(budget, max(0, stat.st_size - self.offset)), self.offset)
             end = data.rfind(b"\n")
             pieces = [data]
@@ -329,6 +331,23 @@ class LogFile:
         fd, self._read_fd = self._read_fd, None
         if fd is not None:
             os.close(fd)
+
+    def read_tail(self, size: int) -> tuple[bytes, list[bytes]]:
+        """The first line, and the complete lines within the last `size` bytes (the first line
+        not among them unless the file is that short): a look at the end with no index."""
+        fd = self._reader()
+        end = os.fstat(fd).st_size
+        start = max(0, end - size)
+        data = os.pread(fd, end - start, start)
+        if start:
+            data = data[data.find(b"\n") + 1 :]
+        lines = data.split(b"\n")[:-1]
+        if not start:
+            return (lines[0] if lines else b""), lines[1:]
+        head = os.pread(fd, 65536, 0)
+        while b"\n" not in head and len(head) < start:
+            head += os.pread(fd, 65536, len(head))
+        return head.split(b"\n", 1)[0], lines
 
     def read_lines_at(self, offset: int, count: int) -> list[bytes]:
         """`count` complete lines starting at byte `offset` (fewer if the file has fewer)."""

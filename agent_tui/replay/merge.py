@@ -118,11 +118,13 @@ class Merger:
             self._fill()
         return self._heap[0] if self._heap else None
 
-    def pull(self, limit: int) -> list[tuple[LogFile, list[Entry]]]:
+    def pull(self, limit: int, *, look_again: bool = True) -> list[tuple[LogFile, list[Entry]]]:
         """Up to about `limit` lines in merge order, as runs of consecutive lines of one file;
-        [] when every file has been read to its end."""
+        [] when every file has been read to its end. Without `look_again`, only what the files
+        held when they were last looked at (`peek`) is merged: a follower takes what arrives
+        meanwhile at its next poll, rather than chasing the writers."""
         heap = self._heap
-        if not heap:
+        if not heap and look_again:
             self._fill()
         runs: list[tuple[LogFile, list[Entry]]] = []
         files = self._files
@@ -151,7 +153,9 @@ class Merger:
                     stale = True
             runs.append((file, run))
             taken += len(run)
-            if not buffer:
+            if not buffer and not file.caught_up:
+                # More of it was on disk at the last read: read on, or the merge order would
+                # break. (Lines appended since are new arrivals: the next pull takes them.)
                 self._load(file)  # still queued: this refills the buffer without a push
             if stale:
                 self._settle(file, buffer)

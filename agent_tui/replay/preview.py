@@ -3,8 +3,8 @@
 `preview_end` folds each log's first line (its `session.created`: name, parent) and its last
 lines from a turn start on, in timestamp order: the sessions, their tree, their current turns and
 the turns just before them are as the full fold will show them; the turn and event counts cover
-only the lines read. It reads a bounded number of lines whatever the size of the logs, through
-each file's sparse line index.
+only the lines read. It reads a bounded number of bytes at the end of each log, whatever its size, and
+needs no index (it is what shows while the logs are counted and indexed).
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.replay.logfile import LogFile, decode_line
 
-PREVIEW_EVENTS = 20_000
+PREVIEW_EVENTS = 4_000
 """About how many lines a preview reads, over all files."""
-_MIN_PER_FILE = 200
+_MIN_PER_FILE = 100
+_BYTES_PER_LINE = 320  # a typical line; the preview reads the last count×this bytes
 
 
 def preview_end(files: Sequence[LogFile], budget: int = PREVIEW_EVENTS) -> DashboardState:
@@ -34,18 +35,13 @@ def preview_end(files: Sequence[LogFile], budget: int = PREVIEW_EVENTS) -> Dashb
 
 
 def _tail(file: LogFile, count: int) -> list[tuple[str, int, int, Event]]:
-    index = file.index
-    if index is None or index.line_count == 0:
-        return []
-    total = index.line_count
-    first = max(0, total - count)
     try:
-        events = _decode(file.read_lines_at(index.line_span(first)[0], total - first))
-        head = _decode([file.read_line(0)]) if first else []
-    except (OSError, IndexError):
+        head, lines = file.read_tail(count * _BYTES_PER_LINE)
+    except OSError:
         return []
+    events = _decode(lines)
     start = next((k for k, event in enumerate(events) if event.type == "turn.started"), 0)
-    created = [event for event in head + events[:start] if event.type == "session.created"]
+    created = [event for event in _decode([head]) + events[:start] if event.type == "session.created"]
     kept = created[:1] + events[start:]
     return [(event.ts, file.file_id, event.sequence, event) for event in kept]
 

@@ -46,8 +46,12 @@ from agent_tui.replay.kinds import CORRUPT, KIND_NAMES, MARK_OF_KIND, MARKS, UNK
 from agent_tui.replay.logfile import Entry, FileCursor, LogFile, decode_line
 from agent_tui.replay.merge import START_KEY, Key, Merger
 
-CHECKPOINT_EVERY = 4_000
+CHECKPOINT_EVERY = 2_000
 """Events between checkpoints: a seek folds at most this many."""
+CHECKPOINT_EVERY_MANY_LOGS = 4_000
+"""The same over more than `MANY_LOGS` logs: a checkpoint keeps a small record per session, and
+its restore rebuilds each running turn, so many sessions make checkpoints dearer."""
+MANY_LOGS = 16
 BATCH = 4_096
 """Events folded per hold of the lock while indexing."""
 _KIND_CODE = {name: code for code, name in enumerate(KIND_NAMES)}
@@ -75,12 +79,15 @@ class Timeline:
     Args:
         paths: the log files (in session-id order: that order breaks timestamp ties).
         watch_dir: a directory whose new `*.jsonl` files join when following.
-        every: events between checkpoints.
+        every: events between checkpoints (default: by the number of logs, see above).
     """
 
     def __init__(
-        self, paths: Iterable[Path], *, watch_dir: Path | None = None, every: int = CHECKPOINT_EVERY
+        self, paths: Iterable[Path], *, watch_dir: Path | None = None, every: int | None = None
     ) -> None:
+        paths = list(paths)
+        if every is None:
+            every = CHECKPOINT_EVERY if len(paths) <= MANY_LOGS else CHECKPOINT_EVERY_MANY_LOGS
         self.lock = threading.RLock()
         self.every = every
         self.watch_dir = watch_dir
@@ -135,6 +142,11 @@ class Timeline:
         """`FILE: reason` for each file that cannot be read now."""
         return [file.error for file in self.files if file.error is not None]
 
+    def count_lines(self) -> None:
+        """Count every file's lines (its sparse line index: newline counting), for progress."""
+        for file in list(self.files):
+            file.refresh()
+
     @property
     def expected_total(self) -> int:
         """Events the files hold as far as their line indexes know (for progress)."""
@@ -171,10 +183,11 @@ class Timeline:
         return self.errors[k][1] if k < len(self.errors) and self.errors[k][0] == index else None
 
     # -- indexing ------------------------------------------------------------------------------
-    def index_some(self, limit: int = BATCH) -> int:
-        """Fold up to `limit` more lines into the timeline; returns how many (0: all read)."""
+    def index_some(self, limit: int = BATCH, *, look_again: bool = True) -> int:
+        """Fold up to `limit` more lines into the timeline; returns how many (0: all read).
+        Without `look_again`, only lines the files held at the last look (see `Merger.pull`)."""
         with self.lock:
-            runs = self._merger.pull(limit)
+            runs = self._merger.pull(limit, look_again=look_again)
             before = self.total
             self._ingest(runs)
             return self.total - before
@@ -409,7 +422,9 @@ class Timeline:
                 for file in changed:
                     file.reset()
                 self._merger.reset()
-        while self.index_some():
+        with self.lock:
+            self._merger.peek()  # look at every file once: this poll folds what it saw
+        while self.index_some(look_again=False):
             if on_progress is not None:
                 on_progress()
         with self.lock:

@@ -23,8 +23,9 @@ from agent_tui.replay.kinds import CORRUPT
 from agent_tui.replay.logfile import decode_trusted
 from agent_tui.replay.timeline import Timeline
 
-FULL_TURNS = 9
-"""Turns of the selected session shown whole: the detail's last 8 finished ones and the current."""
+FULL_TURNS = 3
+"""Turns of the selected session made whole on every seek (the current one and the two before
+it: what a detail panel usually shows; it asks for more when it shows more)."""
 
 
 @dataclass(frozen=True)
@@ -138,11 +139,11 @@ class TimelineView:
                 self.hydrate(selected)
             return self.state
 
-    def hydrate(self, session_id: str | None) -> None:
-        """Make the last `full_turns` turns of `session_id` whole (the detail shows them)."""
+    def hydrate(self, session_id: str | None, last: int | None = None) -> None:
+        """Make the last `last` (default `full_turns`) turns of `session_id` whole."""
         if session_id is not None:
             with self.timeline.lock:
-                self._hydrate(session_id, self.full_turns)
+                self._hydrate(session_id, self.full_turns if last is None else last)
 
     def _hydrate(self, session_id: str, last: int) -> None:
         mark = self._marks.get(session_id)

@@ -55,9 +55,13 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     (
         "Replay",
         [
-            ("← →", "one event back / forward"),
+            ("← →", "one event back / forward (with a filter: one match)"),
             ("shift+← → pgup pgdn", "100 events back / forward"),
             ("home end", "first / last event"),
+            ("] [", "next / previous turn start"),
+            ("c C  p P  e E", "next / previous compression, approval, failure or corrupt line"),
+            ("g", "go to a time (22:17:05), a sequence (57, explorer:57) or a position (#1200)"),
+            ("/", "filter: words, session:NAME, type:tool.failed, tool:shell; esc clears it"),
             ("space", "play / pause"),
             ("+ -", "play faster / slower"),
             ("f", "tail the logs; the cursor stays at the end"),

@@ -51,8 +51,10 @@ from agent_tui.tui.messages import (
 )
 from agent_tui.tui.screens.sessions import SessionsScreen
 from agent_tui.tui.widgets.index_progress import IndexProgress
+from agent_tui.tui.widgets.replay_detail import ReplayDetail
 from agent_tui.tui.widgets.replay_prompt import ReplayPrompt
 from agent_tui.tui.widgets.scrubber import Scrubber
+from agent_tui.tui.widgets.session_detail import SessionDetail
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 BIG_STEP = 100
@@ -60,6 +62,7 @@ SPEEDS = (5, 10, 20, 50, 100, 200, 500, 1000, 5000)
 DEFAULT_SPEED = 20
 TICKS_PER_SECOND = 20
 PROGRESS_SECONDS = 0.1
+FIRST_PAINT_WAIT = 1.0
 _CURSOR_ACTIONS = {"step", "seek_start", "seek_end", "play_pause"}  # left to the prompt when open
 _WHERE = re.compile(r"^(?P<path>.+?)(?P<rest>:\d+: .*|: .*)$", re.S)
 _MARK_NAMES = {"turn": "turn start", "compress": "compression", "approval": "approval", "failure": "failure"}
@@ -135,12 +138,15 @@ class ReplayScreen(SessionsScreen):
         self.playing = False
         self.speed = DEFAULT_SPEED
         self.errors: list[str] = []
+        self._error_set: set[str] = set()
+        self._errors_seen = 0
         self.filter: Filter | None = None
         self.matches: array[int] | None = None
         self.new_events = 0
         self._known_total = 0  # the timeline's length when the cursor last was at its end
         self._pause_after = pause_indexing_after
         self._resume = threading.Event()
+        self._first_paint = threading.Event()
         self._stopping = threading.Event()
         self._follower: Follower | None = None
         self._play_timer: Timer | None = None
@@ -150,6 +156,15 @@ class ReplayScreen(SessionsScreen):
         self._match_generation = -1
         self._matched_upto = 0  # the filter's matches cover the events before this index
         self.withdrawn_note = "it is not pending at this point of the log"
+
+    def make_detail(self) -> SessionDetail:
+        detail = ReplayDetail(id="detail")
+        detail.hydrate = self._hydrate_turns
+        return detail
+
+    def _hydrate_turns(self, session_id: str, turns: int) -> None:
+        if self.view is not None:
+            self.view.hydrate(session_id, turns)
 
     def compose_bottom(self) -> list[Widget]:
         return [IndexProgress(id="index-progress"), ReplayPrompt(id="replay-prompt"), Scrubber(id="scrubber")]
@@ -175,6 +190,7 @@ class ReplayScreen(SessionsScreen):
     def on_unmount(self) -> None:
         self._stopping.set()
         self._resume.set()
+        self._first_paint.set()
         if self._follower is not None:
             self._follower.stop()
 
@@ -190,8 +206,13 @@ class ReplayScreen(SessionsScreen):
     @work(thread=True, exclusive=True, group="replay-index", exit_on_error=False)
     def _index(self) -> None:
         timeline = Timeline(self.files, watch_dir=self.watch_dir)
-        preview = preview_end(timeline.files) if self.start_at_end and timeline.expected_total else None
+        preview = preview_end(timeline.files) if self.start_at_end and self.files else None
         self.post_message(ReplayOpened(timeline, preview))
+        # Let the first screen paint before counting and folding take their share of the
+        # interpreter.
+        self._first_paint.wait(FIRST_PAINT_WAIT)
+        timeline.count_lines()
+        self.post_message(ReplayIndexing(0, timeline.expected_total))
         shown = 0.0
         while not self._stopping.is_set():
             limit = BATCH
@@ -238,8 +259,6 @@ class ReplayScreen(SessionsScreen):
     def _opened(self, message: ReplayOpened) -> None:
         timeline = self.timeline = message.timeline
         self.view = TimelineView(timeline)
-        for problem in timeline.unreadable():
-            self._report(problem, "Unreadable log")
         scrubber = self.scrubber
         scrubber.total = timeline.expected_total
         if message.preview is not None:
@@ -255,6 +274,7 @@ class ReplayScreen(SessionsScreen):
             self.notify(f"No logs in {where} yet: waiting for them.", timeout=5)
         else:
             self._move_to(0)
+        self.call_after_refresh(self._first_paint.set)
 
     @on(ReplayIndexing)
     def _indexing(self, message: ReplayIndexing) -> None:
@@ -263,7 +283,7 @@ class ReplayScreen(SessionsScreen):
         scrubber.indexed = message.done
         scrubber.total = max(message.total, scrubber.total if self.previewing else 0)
         if self.previewing:
-            scrubber.position = scrubber.total
+            self.position = scrubber.position = scrubber.total
 
     @on(ReplayIndexed)
     def _indexed(self, message: ReplayIndexed) -> None:
@@ -320,12 +340,19 @@ class ReplayScreen(SessionsScreen):
         timeline = self.timeline
         if timeline is None:
             return
-        for _index, error in list(timeline.errors)[len(self.errors) :]:
+        for problem in timeline.unreadable():
+            self._report(problem, "Unreadable log")
+        errors = timeline.errors
+        if len(errors) < self._errors_seen:  # rebuilt: look at them all again (seen ones are skipped)
+            self._errors_seen = 0
+        for _index, error in list(errors[self._errors_seen :]):
             self._report(error, "Corrupt line: marked on the timeline, the replay goes on")
+        self._errors_seen = len(errors)
 
     def _report(self, error: str, title: str) -> None:
-        if error in self.errors:
+        if error in self._error_set:
             return
+        self._error_set.add(error)
         self.errors.append(error)
         if len(self.errors) <= 3:
             self.notify(error, title=title, severity="error", timeout=15)
@@ -375,6 +402,8 @@ class ReplayScreen(SessionsScreen):
         view = self.view
         timeline = self.timeline
         assert view is not None and timeline is not None
+        if timeline.total == 0 and not timeline.files and self.following:
+            return Content.styled(f"waiting for logs in {self.watch_dir or 'the directory'}…", "$text-accent")
         if view.position == 0:
             return Content.styled("start", "$text-accent")
         error = timeline.error_at(view.position - 1)

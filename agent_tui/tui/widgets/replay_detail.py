@@ -1,0 +1,102 @@
+"""The replay's session detail: only as much of a session's history as the panel shows.
+
+The live dashboard's detail renders a session's last finished turns whole (and a line for each
+of many more); a seek in a replay lands on a different turn list every time, and laying all of
+that out costs tens of milliseconds although the panel shows its last screenful. This detail
+renders the current turn and, going back, only the finished turns that fill what the panel has
+left above it; scrolling to its top brings in earlier turns a panel's height at a time (the view
+stays where it was).
+The turns it will show whole are asked for through `hydrate` first (the replay keeps older turns
+as header copies until then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.content import Content
+from textual.widgets import Static
+
+from agent_tui.reducer import SessionView
+from agent_tui.replay.view import FULL_TURNS
+from agent_tui.tui.formatting import turn_content
+from agent_tui.tui.widgets.session_detail import SessionDetail
+
+HYDRATE_STEP = 4
+"""Turns made whole at a time when the panel needs more than a seek gave it."""
+
+
+def _lines(content: Content, width: int | None) -> int:
+    """About how many lines `content` takes at `width` (wrapping estimated per line)."""
+    if width is None:
+        return content.plain.count("\n") + 1
+    return sum(max(1, -(-len(line) // width)) for line in content.plain.split("\n"))
+
+
+class ReplayDetail(SessionDetail):
+    """A `SessionDetail` that renders the history only as far back as the panel shows."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.hydrate: Callable[[str, int], None] | None = None
+        """`hydrate(session_id, turns)`: make that session's last `turns` turns whole."""
+        self._more = 0  # extra lines of history the user scrolled up for
+        self._hidden = 0  # finished turns not rendered
+        self._newest: object = None  # the newest finished turn rendered (a seek elsewhere resets)
+        self._grow_from: float | None = None
+
+    def _render_history(self, history: Static, session: SessionView) -> bool:
+        finished = session.turns[:-1]
+        newest = (session.session_id, finished[-1].turn_id) if finished else None
+        if newest != self._newest:
+            self._newest = newest
+            self._more = 0
+        width = self._width
+        # What is left of the panel under the header (3 lines) and above the current turn.
+        current = (
+            turn_content(session.turns[-1], len(session.turns), session, width) if session.turns else None
+        )
+        below = _lines(current, width) if current is not None else 0
+        room = max(3, self.size.height - 3 - below) + self._more
+        parts: list[Content] = []
+        used = 0
+        count = 0
+        hydrated = FULL_TURNS  # the seek made these whole
+        for index in range(len(finished) - 1, -1, -1):
+            if used >= room:
+                break
+            if self.hydrate is not None and count + 2 > hydrated:
+                hydrated = count + 2 + HYDRATE_STEP  # this turn, the current one, a few more
+                self.hydrate(session.session_id, hydrated)
+            turn = finished[index]
+            content = turn_content(turn, index + 1, session, width)
+            parts.append(content)
+            used += _lines(content, width) + 1
+            count += 1
+        parts.reverse()
+        self._hidden = len(finished) - count
+        shown = finished[self._hidden :]
+        key = (self._hidden, tuple((t.turn_id, t.ended_sequence, len(t.messages)) for t in shown))
+        if key == self._history_key:
+            return False
+        self._history_key = key
+        if self._hidden:
+            earlier = f"… {self._hidden} earlier turn{'s' if self._hidden != 1 else ''} (scroll up for more)"
+            parts.insert(0, Content.styled(earlier, "$text-muted"))
+        history.update(Content("\n\n").join(parts) + "\n" if parts else Content(""))
+        history.display = bool(parts)
+        return True
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value and self._hidden and self._last is not None:
+            self._more += max(10, self.size.height)
+            self._grow_from = self.max_scroll_y
+            self.show(*self._last)
+            self.call_after_refresh(self._keep_place)
+
+    def _keep_place(self) -> None:
+        # Earlier turns went in above: scroll down by what they added, so the view stays.
+        if self._grow_from is not None:
+            self.scroll_to(y=max(0.0, self.max_scroll_y - self._grow_from), animate=False, immediate=True)
+            self._grow_from = None

@@ -1,0 +1,210 @@
+"""The replay screen as a user drives it: jumps, go to, filters, keys while indexing, following.
+
+Real logs (the fixture run, copies in `tmp_path`) and, for following, a real `agent-tui run`
+subprocess writing into a directory that does not exist yet when the scrubber opens.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_tui import COMPLETE_LOGS, SAMPLES, replay_app, settle, wait_for
+from textual.widgets import Static
+
+from agent_tui.reducer import project_state
+from agent_tui.replay.sources import replay_all
+from agent_tui.tui.app import ReplayApp
+
+
+def label(app: ReplayApp) -> str:
+    return str(app.replay.scrubber.label)
+
+
+@pytest.mark.anyio
+class TestJumps:
+    async def test_brackets_go_from_turn_start_to_turn_start(self) -> None:
+        app = replay_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            timeline = screen.timeline
+            assert timeline is not None
+            starts = [index + 1 for index in timeline.marks["turn"]]
+            await pilot.press("home")
+            for expected in starts[:3]:
+                await pilot.press("right_square_bracket")
+                assert screen.position == expected
+                assert label(app).startswith("turn.started")
+            await pilot.press("left_square_bracket")
+            assert screen.position == starts[1]
+
+    async def test_e_and_p_reach_failures_and_approvals(self) -> None:
+        app = replay_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            timeline = screen.timeline
+            assert timeline is not None
+            await pilot.press("home", "e")
+            assert screen.position == timeline.marks["failure"][0] + 1
+            assert label(app).startswith("turn.completed")  # release-notes failed
+            await pilot.press("p")
+            assert screen.position == timeline.marks["approval"][0] + 1
+            assert label(app).startswith("permission.resolved")
+            await pilot.press("E")
+            assert screen.position == timeline.marks["failure"][0] + 1
+            await pilot.press("E")  # none earlier: the cursor stays, a note says so
+            assert screen.position == timeline.marks["failure"][0] + 1
+            assert any("No earlier failure" in n.message for n in app.notices)
+
+    async def test_g_goes_to_a_sequence_a_time_and_a_position(self) -> None:
+        app = replay_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            lead = screen.session_tree.selected_id
+            assert lead is not None
+            await pilot.press("g", *"12", "enter")
+            event = screen.view.event if screen.view is not None else None
+            assert event is not None and (event.session_id, event.sequence) == (lead, 12)
+            await pilot.press("g", *"#40", "enter")
+            assert screen.position == 40
+            await pilot.press("g", *"22:17:05", "enter")
+            event = screen.view.event if screen.view is not None else None
+            assert event is not None and event.ts >= "2026-11-29T22:17:05"
+            before = screen.position
+            await pilot.press("g", *"nonsense", "enter")
+            assert screen.position == before
+            assert any("not a time" in n.message for n in app.notices)
+
+
+@pytest.mark.anyio
+class TestFilter:
+    async def test_a_filter_keeps_the_cursor_on_matching_events(self) -> None:
+        app = replay_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            await pilot.press("home", "slash", *"tool:shell", "enter")
+            await wait_for(pilot, lambda: screen.matches is not None, "the filter")
+            matches = screen.matches
+            assert matches is not None and len(matches) > 2
+            assert screen.position == matches[0] + 1  # the nearest match to the start
+            await pilot.press("right", "right")
+            assert screen.position == matches[2] + 1
+            assert "shell" in str(screen.view.event.payload if screen.view and screen.view.event else "")
+            await pilot.press("left")
+            assert screen.position == matches[1] + 1
+            await pilot.press("escape")
+            assert screen.matches is None
+            await pilot.press("right")
+            assert screen.position == matches[1] + 2
+
+    async def test_typing_in_the_prompt_does_not_move_the_cursor(self) -> None:
+        app = replay_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            before = screen.position
+            await pilot.press("slash", "a", "left", "space", "home", "escape")
+            assert screen.position == before and screen.filter is None
+
+
+@pytest.mark.anyio
+class TestWhileIndexing:
+    async def test_keys_work_before_indexing_ends(self) -> None:
+        app = ReplayApp(sorted(COMPLETE_LOGS.glob("*.jsonl")), pause_indexing_after=60)
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = app.replay
+            await wait_for(pilot, lambda: screen.scrubber.indexed == 60, "indexing to hold")
+            assert screen.previewing and not screen.loaded
+            await pilot.press("home", "right", "right")
+            assert screen.position == 2
+            await pilot.press("pagedown")
+            assert screen.position == 60  # only what is indexed is reachable
+            screen.resume_indexing()
+            await wait_for(pilot, lambda: screen.loaded, "indexing to end")
+            assert screen.position == 60 and not screen.at_end
+            await pilot.press("end")
+            assert screen.position == 182
+
+
+@pytest.mark.anyio
+class TestFollow:
+    async def test_away_from_the_end_new_events_are_counted_not_followed(self, tmp_path: Path) -> None:
+        logs = sorted(COMPLETE_LOGS.glob("*.jsonl"))
+        lines = logs[0].read_bytes().splitlines(keepends=True)
+        grown = tmp_path / logs[0].name
+        grown.write_bytes(b"".join(lines[:3]))
+        app = ReplayApp([grown], follow=True, watch_dir=tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            await pilot.press("left")
+            assert screen.position == 2
+            with grown.open("ab") as handle:
+                handle.write(b"".join(lines[3:]))
+            await wait_for(pilot, lambda: screen.new_events == len(lines) - 3, "the new events to be counted")
+            assert screen.position == 2 and "+4 new" in str(screen.scrubber.render())
+            await pilot.press("end")
+            assert screen.position == len(lines) and screen.new_events == 0
+
+    async def test_an_empty_missing_directory_waits_then_shows_a_real_run(self, tmp_path: Path) -> None:
+        sessions = tmp_path / "sessions"  # does not exist yet
+        app = ReplayApp([], follow=True, watch_dir=sessions)
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = app.replay
+            await wait_for(pilot, lambda: screen.loaded, "the empty timeline")
+            assert "waiting for logs in" in label(app)
+            run = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "agent_tui",
+                    "run",
+                    str(SAMPLES / "scenario.json"),
+                    "--sessions-dir",
+                    str(sessions),
+                    "--approve",
+                    "allow",
+                    "--workspace",
+                    str(tmp_path / "workspace"),
+                    "-q",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+            try:
+                await wait_for(pilot, lambda: run.poll() is not None, "the run to end", seconds=60)
+            finally:
+                if run.poll() is None:
+                    run.kill()
+            output = run.stdout.read().decode() if run.stdout else ""
+            assert run.returncode == 0, output
+            final = project_state(replay_all(sessions))
+            await wait_for(
+                pilot,
+                lambda: screen.state.event_count == final.event_count and screen.at_end,
+                "the run's final state on screen",
+                seconds=10,
+            )
+            assert screen.state.to_state_dump() == final.to_state_dump()
+            assert screen.position == final.event_count
+            assert len(screen.files) == len(final.sessions)
+            counts = screen.query_one("#summary-counts", Static)
+            assert f"{final.event_count:,} events" in str(counts.content)
+
+
+class TestCommandLine:
+    def test_only_follow_waits_for_a_directory_that_has_no_logs(self, tmp_path: Path) -> None:
+        from agent_tui.cli import EXIT_USAGE, _awaited_dir, main
+
+        missing = tmp_path / "not-yet"
+        assert _awaited_dir(missing) and _awaited_dir(tmp_path)
+        assert not _awaited_dir(tmp_path / "sess_x.jsonl")  # a missing log is a mistake, not a wait
+        (tmp_path / "sess_x.jsonl").write_bytes(b"")
+        assert not _awaited_dir(tmp_path)
+        assert main(["replay", str(missing)]) == EXIT_USAGE  # without --follow: an error, as before
