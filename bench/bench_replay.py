@@ -17,30 +17,30 @@ a baseline measured in the same run:
   p99, against a bare loop that only polls (every 50 ms) and reads the same files; target 300 ms
   at p99, with every event shown in the end.
 
-    python bench/bench_replay.py --events 1000000 [--quick] [--big]
+    python bench/bench_replay.py --events 1000000 [--quick] [--big] [--many]
+
+`--many` adds the same events in 200 logs (informational), `--big` the memory at 3x the events.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
-import random
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_log import SESSION_ID, Row, _session, format_table, write_log
+from bench_log import SESSION_ID, Row, format_table, write_log
+from replay_drive import write_sessions, written_note
 
-SEEKS = 200
+DRIVE = Path(__file__).resolve().parent / "replay_drive.py"
+
 FOLLOW_FILES = 200
 FOLLOW_RATE = 30_000  # events per second over all files, about what the live dashboard sustains
 FOLLOW_SECONDS = 8.0
@@ -52,192 +52,9 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
 
 
-def _peak_mb() -> float:
-    with open("/proc/self/status") as status:
-        return int(next(line.split()[1] for line in status if line.startswith("VmHWM:"))) / 1024
-
-
-# -- child processes ---------------------------------------------------------------------------
-
-
-async def _first_screen(paths: list[Path]) -> None:
-    from agent_tui.tui.app import ReplayApp
-
-    app = ReplayApp(paths)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.replay
-        while not (screen.previewing or screen.loaded):
-            await asyncio.sleep(0.002)
-        # Compose the frame now (pilot.pause would wait for the indexing thread to go idle).
-        await pilot._wait_for_screen()
-        screen._on_timer_update()
-        print("painted", flush=True)
-
-
-async def _painted(pilot: Any, act: Any) -> float:
-    """Seconds from `act()` to the frame composed: the screen's messages handled, its layout and
-    paint done (twice: the detail scrolls after the first refresh). Textual's own update timer,
-    at 60 Hz, would add up to 16 ms in a terminal."""
-    began = time.perf_counter()
-    act()
-    screen = pilot.app.screen
-    for _ in range(2):
-        await pilot._wait_for_screen()
-        screen._on_timer_update()
-    return time.perf_counter() - began
-
-
-async def _scrub(paths: list[Path]) -> dict[str, Any]:
-    from agent_tui.tui.app import ReplayApp
-
-    app = ReplayApp(paths)
-    started = time.perf_counter()
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.replay
-        while not screen.loaded:
-            await pilot.pause(0.02)
-        indexed = time.perf_counter() - started
-        assert screen.timeline is not None
-        total = screen.timeline.total
-        rng = random.Random(11)
-        seeks: list[float] = []
-        steps: list[float] = []
-        await pilot.pause()
-        for _ in range(SEEKS):
-            position = rng.randrange(total)
-            seeks.append(await _painted(pilot, partial(screen._move_to, position)))
-            steps.append(await _painted(pilot, partial(screen._move_to, position + 1)))
-            await pilot.pause(0)
-    return {"index_s": indexed, "total": total, "seeks": seeks, "steps": steps, "peak_mb": _peak_mb()}
-
-
-async def _follow(directory: Path, expected: int, seconds: float) -> dict[str, Any]:
-    """Follow `directory` (created by the writer later); every ~20 ms, after the screen has
-    painted, note how old the newest event on screen is."""
-    from agent_tui.tui.app import ReplayApp
-
-    lags: list[float] = []
-    app = ReplayApp([], follow=True, watch_dir=directory)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.replay
-        while not screen.loaded:
-            await pilot.pause(0.01)
-        print("ready", flush=True)
-        deadline = time.monotonic() + seconds + 20
-        while screen.position < _written(directory, expected) and time.monotonic() < deadline:
-            await pilot.pause(0.02)
-            event = screen.view.event if screen.view is not None else None
-            if event is not None and not _written(directory, 0):
-                lags.append(time.time() - _ts_seconds(event.ts))
-        seen = screen.position
-    return {"lags": lags, "seen": seen, "peak_mb": _peak_mb()}
-
-
-def _written(directory: Path, otherwise: int) -> int:
-    """How many events the writer wrote, once it has finished (it leaves a note); else `otherwise`."""
-    note = directory.with_name(directory.name + ".written")
-    return int(note.read_text() or otherwise) if note.exists() else otherwise
-
-
-def _bare_follow(directory: Path, expected: int, seconds: float) -> dict[str, Any]:
-    """The floor: poll the same files every 50 ms, read what was appended, note the newest ts."""
-    print("ready", flush=True)
-    offsets: dict[Path, int] = {}
-    lags: list[float] = []
-    seen = 0
-    deadline = time.monotonic() + seconds + 20
-    while seen < _written(directory, expected) and time.monotonic() < deadline:
-        newest = ""
-        for path in directory.glob("*.jsonl") if directory.is_dir() else ():
-            size = path.stat().st_size
-            start = offsets.get(path, 0)
-            if size > start:
-                with open(path, "rb") as handle:
-                    handle.seek(start)
-                    data = handle.read(size - start)
-                end = data.rfind(b"\n") + 1
-                offsets[path] = start + end
-                seen += data.count(b"\n", 0, end)
-                if end:
-                    last = data[data.rfind(b"\n", 0, end - 1) + 1 : end]
-                    newest = max(newest, json.loads(last)["ts"])
-        if newest and not _written(directory, 0):
-            lags.append(time.time() - _ts_seconds(newest))
-        time.sleep(0.05)
-    return {"lags": lags, "seen": seen}
-
-
-def _ts_seconds(ts: str) -> float:
-    from datetime import datetime
-
-    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-
-
-def _write_live(directory: Path, files: int, rate: int, seconds: float) -> int:
-    """Append events to `files` logs at `rate` events/s in all for `seconds`; returns how many."""
-    import orjson
-
-    directory.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(3)
-    sessions = [_session(random.Random(k)) for k in range(files)]
-    ids = [f"sess_live_{k:03d}" for k in range(files)]
-    fds = [os.open(directory / f"{sid}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) for sid in ids]
-    sequences = [0] * files
-    written = 0
-    tick = 0.01
-    started = time.monotonic()
-    try:
-        while time.monotonic() - started < seconds:
-            due = int((time.monotonic() - started + tick) * rate) - written
-            now = time.time()
-            ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
-            for _ in range(max(0, due)):
-                k = rng.randrange(files)
-                kind, turn_id, payload = next(sessions[k])
-                sequences[k] += 1
-                line = {
-                    "v": 1,
-                    "id": f"evt_{k}_{sequences[k]}",
-                    "sessionId": ids[k],
-                    "turnId": turn_id,
-                    "sequence": sequences[k],
-                    "ts": ts,
-                    "type": kind,
-                    "payload": payload,
-                }
-                os.write(fds[k], orjson.dumps(line) + b"\n")  # one write per event, as the engine
-                written += 1
-            time.sleep(tick)
-    finally:
-        for fd in fds:
-            os.close(fd)
-    return written
-
-
-def _child(argv: list[str]) -> None:
-    mode, *rest = argv
-    if mode == "first-screen":
-        asyncio.run(_first_screen([Path(p) for p in rest]))
-    elif mode == "scrub":
-        print(json.dumps(asyncio.run(_scrub([Path(p) for p in rest]))), flush=True)
-    elif mode == "follow":
-        print(json.dumps(asyncio.run(_follow(Path(rest[0]), int(rest[1]), float(rest[2])))), flush=True)
-    elif mode == "bare-follow":
-        print(json.dumps(_bare_follow(Path(rest[0]), int(rest[1]), float(rest[2]))), flush=True)
-    elif mode == "write":
-        print(_write_live(Path(rest[0]), int(rest[1]), int(rest[2]), float(rest[3])), flush=True)
-    elif mode == "project-state":
-        from agent_tui.reducer import project_state
-        from agent_tui.replay.sources import replay_files
-
-        started = time.perf_counter()
-        project_state(replay_files([Path(p) for p in rest]))
-        print(json.dumps({"seconds": time.perf_counter() - started}), flush=True)
-
-
 def _spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, __file__, "--child", *args],
+        [sys.executable, str(DRIVE), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -275,7 +92,7 @@ def _follow_figures(workdir: Path, seconds: float) -> tuple[dict[str, Any], dict
     for mode in ("follow", "bare-follow"):
         directory = workdir / f"{mode}-logs"
         shutil.rmtree(directory, ignore_errors=True)
-        directory.with_name(directory.name + ".written").unlink(missing_ok=True)
+        written_note(directory).unlink(missing_ok=True)
         expected = int(FOLLOW_RATE * seconds * 2)  # until the writer says how many it wrote
         watcher = _spawn(mode, str(directory), str(expected), str(seconds))
         assert watcher.stdout is not None
@@ -285,7 +102,7 @@ def _follow_figures(workdir: Path, seconds: float) -> tuple[dict[str, Any], dict
         if writer.returncode:
             raise RuntimeError(f"writer failed: {err}")
         written = int(out.strip())
-        note = directory.with_name(directory.name + ".written")
+        note = written_note(directory)
         note.with_suffix(".tmp").write_text(str(written))
         note.with_suffix(".tmp").replace(note)  # whole, or not there
         out, err = watcher.communicate()
@@ -295,8 +112,11 @@ def _follow_figures(workdir: Path, seconds: float) -> tuple[dict[str, Any], dict
     return results[0], results[1]
 
 
-def bench_replay(events: int, workdir: Path, *, quick: bool = False, big: bool = False) -> list[Row]:
-    """Measure the scrubber on a log of `events` events under `workdir` (written if missing)."""
+def bench_replay(
+    events: int, workdir: Path, *, quick: bool = False, big: bool = False, many: bool = False
+) -> list[Row]:
+    """Measure the scrubber on a log of `events` events under `workdir` (written if missing);
+    with `many`, also on the same number of events in 200 logs."""
     workdir.mkdir(parents=True, exist_ok=True)
     path = workdir / f"{SESSION_ID}.jsonl"
     if not path.exists() or path.read_bytes()[-1:] != b"\n" or _lines(path) != events:
@@ -382,6 +202,48 @@ def bench_replay(events: int, workdir: Path, *, quick: bool = False, big: bool =
             )
         )
 
+    if many:
+        paths = write_sessions(workdir / "many", events, FOLLOW_FILES)
+        first = _first_screen_seconds(paths)
+        rows.append(
+            Row(
+                f"replay first screen ({label} in 200 logs)",
+                first * 1e3,
+                floor * 1e3,
+                first / floor,
+                "informational",
+                True,
+                "ms",
+            )
+        )
+        scrub = _run_child("scrub", *map(str, paths))
+        seeks = [s * 1e3 for s in scrub["seeks"]]
+        step = _percentile([s * 1e3 for s in scrub["steps"]], 0.5)
+        for name, share in (("median", 0.5), ("p99", 0.99)):
+            value = _percentile(seeks, share)
+            rows.append(
+                Row(
+                    f"replay seek + paint, {name} (200 logs)",
+                    value,
+                    step,
+                    value / step,
+                    "informational",
+                    True,
+                    "ms",
+                )
+            )
+        rows.append(
+            Row(
+                f"replay scrubber peak RSS ({label} in 200 logs)",
+                scrub["peak_mb"],
+                base,
+                scrub["peak_mb"] / base,
+                "informational",
+                True,
+                "MB",
+            )
+        )
+
     seconds = 3.0 if quick else FOLLOW_SECONDS
     follow, bare = _follow_figures(workdir, seconds)
     written = follow["written"]
@@ -409,22 +271,19 @@ def _lines(path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "--child":
-        _child(argv[1:])
-        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="100,000 events and a short follow")
     parser.add_argument("--big", action="store_true", help="also the memory at 3x the events (slow)")
+    parser.add_argument("--many", action="store_true", help="also the same events in 200 logs (slow)")
     parser.add_argument("--workdir", type=Path, default=None, help="default: a temporary directory")
     args = parser.parse_args(argv)
     events = 100_000 if args.quick else args.events
     if args.workdir is not None:
-        rows = bench_replay(events, args.workdir, quick=args.quick, big=args.big)
+        rows = bench_replay(events, args.workdir, quick=args.quick, big=args.big, many=args.many)
     else:
         with tempfile.TemporaryDirectory(prefix="bench_replay_") as tmp:
-            rows = bench_replay(events, Path(tmp), quick=args.quick, big=args.big)
+            rows = bench_replay(events, Path(tmp), quick=args.quick, big=args.big, many=args.many)
     print(format_table(rows))
     return 0 if all(row.passed for row in rows) else 1
 

@@ -18,6 +18,7 @@ from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
 from bench_import import bench_import
 from bench_log import Row, bench_log, format_table
 from bench_providers import TARGET_RATIO, bench_providers
+from bench_replay import bench_replay
 from bench_shell_risk import bench_shell_risk
 
 
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
         rows = bench_log(args.events, Path(tmp))
+        rows += bench_replay(args.events, Path(tmp), quick=args.events < 1_000_000)  # same log
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-import-") as tmp:
         rows += bench_import(args.import_mb, Path(tmp))
     for name, rate, base, verdict in bench_engine(args.turns):

@@ -7,7 +7,7 @@ logs in the watched directory; it reports every change through `on_change`.
 Why polling and not file-system events: the logs of agents that run elsewhere arrive through
 shared directories (NFS, SMB, sshfs, synced folders), where inotify-style events do not see
 writes made by other machines. A stat per file per tick costs about a microsecond, so 200 logs
-cost well under a millisecond a tick. The loop ticks every `ACTIVE_SECONDS` while logs grow, and
+cost about a millisecond a tick. The loop ticks every `ACTIVE_SECONDS` while logs grow, and
 slows down to `IDLE_SECONDS` when nothing changed for a while.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from agent_tui.replay.timeline import PollResult, Timeline
 
-ACTIVE_SECONDS = 0.05
+ACTIVE_SECONDS = 0.025
 IDLE_SECONDS = 0.25
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import orjson
 
 from agent_tui.events import Event, EventValidationError, event_from_dict
+from agent_tui.events.validation import BUILDERS_WITH_V
 from agent_tui.store import LineIndex
 
 READ_BYTES = 256 * 1024
@@ -190,9 +191,24 @@ class LogFile:
         offset = self.offset
         last = self.last_sequence
         resync = self.resync
+        build = BUILDERS_WITH_V
         for line in chunk.split(b"\n")[:-1]:
             end = offset + len(line) + 1
             event: Event | None
+            try:
+                # The fast path: one generated check-and-build per type, for the line that comes
+                # next in the chain (`expected` >= 2). Anything else takes the full check below.
+                data = loads(line)
+                event = build[data["type"]](data, last + 1)
+            except Exception:
+                event = None
+            if event is not None:
+                append((number, offset, end, event.ts, event, None))
+                last = event.sequence
+                resync = False
+                number += 1
+                offset = end
+                continue
             try:
                 event = from_dict(loads(line))
             except (orjson.JSONDecodeError, EventValidationError):

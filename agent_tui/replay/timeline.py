@@ -7,9 +7,10 @@ Invariants:
   each file: never the events themselves;
 - the order is the merge order of `agent_tui.replay.merge` (timestamp, causal, stable) and never
   reorders one file's lines;
-- every `every` events there is a `Checkpoint` (see `agent_tui.replay.checkpoints`): the state at
-  any position is the nearest checkpoint at or before it plus the events after it, read from disk
-  again, and equals `project_state` of the first p events;
+- every `every` events there is a `Checkpoint` (see `agent_tui.replay.checkpoints`; the spacing
+  widens once there are many logs): the state at any position is the nearest checkpoint at or
+  before it plus the events after it, read from disk again, and equals `project_state` of the
+  first p events;
 - a corrupt line keeps its place (kind `CORRUPT`, a failure mark, `FILE:LINE: reason` in
   `errors`) and folds as nothing: the events after it replay;
 - indexing (`index_some`) and following (`poll`) change the timeline under `lock`, a few thousand
@@ -46,14 +47,15 @@ from agent_tui.replay.kinds import CORRUPT, KIND_NAMES, MARK_OF_KIND, MARKS, UNK
 from agent_tui.replay.logfile import Entry, FileCursor, LogFile, decode_line
 from agent_tui.replay.merge import START_KEY, Key, Merger
 
-CHECKPOINT_EVERY = 2_000
+CHECKPOINT_EVERY = 1_000
 """Events between checkpoints: a seek folds at most this many."""
 CHECKPOINT_EVERY_MANY_LOGS = 4_000
 """The same over more than `MANY_LOGS` logs: a checkpoint keeps a small record per session, and
 its restore rebuilds each running turn, so many sessions make checkpoints dearer."""
 MANY_LOGS = 16
-BATCH = 4_096
-"""Events folded per hold of the lock while indexing."""
+BATCH = 1_024
+"""Events folded per hold of the lock while indexing or following: the screen waits at most
+that long (a few milliseconds) to read the timeline."""
 _KIND_CODE = {name: code for code, name in enumerate(KIND_NAMES)}
 _REFINED_TYPES = frozenset(name.split(":")[0] for name in KIND_NAMES if ":" in name)
 LATE_SLACK_MS = 1_000
@@ -79,17 +81,14 @@ class Timeline:
     Args:
         paths: the log files (in session-id order: that order breaks timestamp ties).
         watch_dir: a directory whose new `*.jsonl` files join when following.
-        every: events between checkpoints (default: by the number of logs, see above).
+        every: events between checkpoints (default: by the number of logs so far, see above).
     """
 
     def __init__(
         self, paths: Iterable[Path], *, watch_dir: Path | None = None, every: int | None = None
     ) -> None:
-        paths = list(paths)
-        if every is None:
-            every = CHECKPOINT_EVERY if len(paths) <= MANY_LOGS else CHECKPOINT_EVERY_MANY_LOGS
         self.lock = threading.RLock()
-        self.every = every
+        self._every = every
         self.watch_dir = watch_dir
         self.files: list[LogFile] = []
         self._by_path: dict[Path, LogFile] = {}
@@ -101,6 +100,7 @@ class Timeline:
         self.errors: list[tuple[int, str]] = []  # (event index, `FILE:LINE: reason`), in order
         self.irregular_at: dict[str, int] = {}  # session → the event that made it irregular
         self.checkpoints: list[Checkpoint] = [Checkpoint(0, START_KEY, (), DashboardState(), {})]
+        self._checkpoint_positions = [0]
         self._working = DashboardState()
         self._tracks: dict[str, SessionTrack] = {}
         self._last_entry: list[Entry | None] = []
@@ -141,6 +141,17 @@ class Timeline:
     def unreadable(self) -> list[str]:
         """`FILE: reason` for each file that cannot be read now."""
         return [file.error for file in self.files if file.error is not None]
+
+    @property
+    def every(self) -> int:
+        """Events between checkpoints from here on (more logs, sparser checkpoints)."""
+        if self._every is not None:
+            return self._every
+        return CHECKPOINT_EVERY if len(self.files) <= MANY_LOGS else CHECKPOINT_EVERY_MANY_LOGS
+
+    def checkpoint_before(self, position: int) -> int:
+        """The number of the last checkpoint at or before `position`."""
+        return max(0, bisect_right(self._checkpoint_positions, position) - 1)
 
     def count_lines(self) -> None:
         """Count every file's lines (its sparse line index: newline counting), for progress."""
@@ -185,9 +196,13 @@ class Timeline:
     # -- indexing ------------------------------------------------------------------------------
     def index_some(self, limit: int = BATCH, *, look_again: bool = True) -> int:
         """Fold up to `limit` more lines into the timeline; returns how many (0: all read).
-        Without `look_again`, only lines the files held at the last look (see `Merger.pull`)."""
+        Without `look_again`, only lines the files held at the last look (see `Merger.pull`).
+
+        Call it from one thread (the indexer/follower): reading and decoding happen outside the
+        lock (only that thread touches the files' read state and the merger), folding under it.
+        """
+        runs = self._merger.pull(limit, look_again=look_again)
         with self.lock:
-            runs = self._merger.pull(limit, look_again=look_again)
             before = self.total
             self._ingest(runs)
             return self.total - before
@@ -206,6 +221,7 @@ class Timeline:
         every = self.every
         file_of = self.file_of
         index = self.total
+        next_checkpoint = self._checkpoint_positions[-1] + every
         track: SessionTrack | None = None
         track_id: str | None = None
         for file, run in runs:
@@ -259,11 +275,12 @@ class Timeline:
                         if track.regular:
                             track.folded(sessions[session_id].turns, before, entry[0], entry[1])
                 index += 1
-                if index % every == 0:
+                if index >= next_checkpoint:
                     self._note_last(file_id, entry, last_event)
                     self.total = index
                     self.end_key = self._merger.key(file, entry)
                     self._checkpoint()
+                    next_checkpoint = index + every
             self._last_entry[file_id] = run[-1]
             if last_event is not None:
                 self._last_event[file_id] = last_event
@@ -294,6 +311,7 @@ class Timeline:
     def _checkpoint(self) -> None:
         files = tuple(self._cursor(file_id) for file_id in range(len(self.files)))
         self.checkpoints.append(make_checkpoint(self.total, self.end_key, files, self._working, self._tracks))
+        self._checkpoint_positions.append(self.total)
 
     def _make_irregular(self, session_id: str, track: SessionTrack, index: int) -> None:
         """Rebuild the session's turns whole from its lines so far; stop archiving them."""
@@ -356,6 +374,7 @@ class Timeline:
         Returns its position."""
         checkpoint = self.checkpoints[number]
         del self.checkpoints[number + 1 :]
+        del self._checkpoint_positions[number + 1 :]
         position = checkpoint.position
         del self.file_of[position:]
         del self.kinds[position:]
@@ -399,52 +418,54 @@ class Timeline:
 
     # -- following -----------------------------------------------------------------------------
     def poll(self, on_progress: Callable[[], None] | None = None) -> PollResult:
-        """Look for new logs and lines, fold them in; see the module docstring for the order."""
+        """Look for new logs and lines, fold them in; see the module docstring for the order.
+
+        From the indexing thread only: files are stat'ed, read and decoded outside the lock.
+        """
         result = PollResult()
-        with self.lock:
-            before = self.total
-            result.new_files = self._discover()
-            rewind: int | None = None
-            changed: list[LogFile] = []
-            for file in self.files:
-                reason = file.changed()
-                if reason is not None:
-                    result.notices.append(f"{file.path}: {reason}; indexed again from its start")
-                    number = self._checkpoint_before(file.file_id)
-                    rewind = number if rewind is None else min(rewind, number)
-                    changed.append(file)
-            if rewind is None:
-                first = self._merger.peek()
-                if first is not None and _late(first[0], self.end_key[0]):
-                    rewind = self._checkpoint_at_or_before((first[0], 0, -1))
-            if rewind is not None:
+        before = self.total
+        found = self._new_logs()
+        if found:
+            with self.lock:
+                for path in found:
+                    self._add_file(path)
+            result.new_files = len(found)
+        rewind: int | None = None
+        changed: list[LogFile] = []
+        for file in list(self.files):
+            reason = file.changed()
+            if reason is not None:
+                result.notices.append(f"{file.path}: {reason}; indexed again from its start")
+                changed.append(file)
+        if changed:
+            rewind = min(self._checkpoint_before(file.file_id) for file in changed)
+        else:
+            first = self._merger.peek()  # looks at every file once: this poll folds what it saw
+            if first is not None and _late(first[0], self.end_key[0]):
+                rewind = self._checkpoint_at_or_before((first[0], 0, -1))
+        if rewind is not None:
+            with self.lock:
                 result.rewound_to = self._rewind(rewind)
                 for file in changed:
                     file.reset()
                 self._merger.reset()
-        with self.lock:
-            self._merger.peek()  # look at every file once: this poll folds what it saw
+            self._merger.peek()
         while self.index_some(look_again=False):
             if on_progress is not None:
                 on_progress()
-        with self.lock:
-            result.added = max(0, self.total - before)
+        result.added = max(0, self.total - before)
         return result
 
-    def _discover(self) -> int:
+    def _new_logs(self) -> list[Path]:
+        """`*.jsonl` files of the watched directory that are not in the timeline yet."""
         directory = self.watch_dir
-        if directory is None or not directory.is_dir():
-            return 0
-        found = 0
         try:
+            if directory is None or not directory.is_dir():
+                return []
             paths = sorted(directory.glob("*.jsonl"), key=lambda p: p.stem)
         except OSError:
-            return 0
-        for path in paths:
-            if path not in self._by_path:
-                self._add_file(path)
-                found += 1
-        return found
+            return []
+        return [path for path in paths if path not in self._by_path]
 
 
 def _late(ts: str, newest: str) -> bool:

@@ -118,14 +118,16 @@ class TimelineView:
         with timeline.lock:
             position = max(0, min(position, timeline.total))
             every = timeline.every
+            number = timeline.checkpoint_before(position)
+            from_checkpoint = position - timeline.checkpoints[number].position
             forward = (
                 self._generation == timeline.generation
                 and self.position <= position
-                and position - self.position <= position % every + every // 4
+                and position - self.position <= from_checkpoint + every // 4
                 and position < self._base + 2 * every
             )
             if not forward:
-                self._restore(min(position // every, len(timeline.checkpoints) - 1))
+                self._restore(number)
             if position > self.position:
                 self._fold(position)
             elif position != self.position or self.event is None:

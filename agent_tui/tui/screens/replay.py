@@ -63,6 +63,7 @@ DEFAULT_SPEED = 20
 TICKS_PER_SECOND = 20
 PROGRESS_SECONDS = 0.1
 FIRST_PAINT_WAIT = 1.0
+FOLLOW_PAINT_SECONDS = 0.1
 _CURSOR_ACTIONS = {"step", "seek_start", "seek_end", "play_pause"}  # left to the prompt when open
 _WHERE = re.compile(r"^(?P<path>.+?)(?P<rest>:\d+: .*|: .*)$", re.S)
 _MARK_NAMES = {"turn": "turn start", "compress": "compression", "approval": "approval", "failure": "failure"}
@@ -150,6 +151,9 @@ class ReplayScreen(SessionsScreen):
         self._stopping = threading.Event()
         self._follower: Follower | None = None
         self._play_timer: Timer | None = None
+        self._pending_end: Snapshot | None = None
+        self._end_timer: Timer | None = None
+        self._last_end_shown = 0.0
         self._carry = 0.0
         self._bar_key: object = None
         self._bar: list[Cell] = []
@@ -306,13 +310,26 @@ class ReplayScreen(SessionsScreen):
 
     @on(ReplayAppended)
     def _appended(self, message: ReplayAppended) -> None:
+        # Following many busy logs, new ends arrive faster than a screen is worth redrawing:
+        # show at most one every FOLLOW_PAINT_SECONDS (the newest), and leave the interpreter to
+        # the thread that reads the logs in between.
+        self._pending_end = message.end
+        wait = self._last_end_shown + FOLLOW_PAINT_SECONDS - time.monotonic()
+        if wait <= 0:
+            self._take_end()
+        elif self._end_timer is None:
+            self._end_timer = self.set_timer(wait, self._take_end)
+
+    def _take_end(self) -> None:
+        self._end_timer = None
+        end, self._pending_end = self._pending_end, None
         view = self.view
-        if view is None or self.indexing:
+        if end is None or view is None or self.indexing:
             return
-        end = message.end
-        files = len(self.timeline.files) if self.timeline is not None else 0
-        if files != len(self.files) and self.timeline is not None:
-            self.files = [file.path for file in self.timeline.files]
+        self._last_end_shown = time.monotonic()
+        timeline = self.timeline
+        if timeline is not None and len(timeline.files) != len(self.files):
+            self.files = [file.path for file in timeline.files]
             self.mode = _mode(len(self.files))
             self.query_one("#summary", SummaryBar).mode = self.mode
         self._report_errors()

@@ -1,0 +1,264 @@
+"""What the replay benchmark's child processes do: drive the real app headless, or write logs.
+
+    python bench/replay_drive.py MODE ARGS...   (run by bench_replay.py, one process per figure)
+
+Modes: `first-screen PATHS` (print "painted" once the first content is composed),
+`scrub PATHS` (index, then seek; print JSON), `follow DIR` and `bare-follow DIR` (sample how old the
+newest event shown is while a writer appends; print JSON), `write DIR FILES RATE SECONDS` (append
+events with the current time; print how many), `project-state PATHS` (the plain reducer's time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_log import _session
+
+SEEKS = 200
+
+
+def _peak_mb() -> float:
+    with open("/proc/self/status") as status:
+        return int(next(line.split()[1] for line in status if line.startswith("VmHWM:"))) / 1024
+
+
+# -- child processes ---------------------------------------------------------------------------
+
+
+async def _first_screen(paths: list[Path]) -> None:
+    from agent_tui.tui.app import ReplayApp
+
+    app = ReplayApp(paths)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        while not (screen.previewing or screen.loaded):
+            await asyncio.sleep(0.002)
+        # Compose the frame now (pilot.pause would wait for the indexing thread to go idle).
+        await pilot._wait_for_screen()
+        screen._on_timer_update()
+        print("painted", flush=True)
+
+
+async def _painted(pilot: Any, act: Any) -> float:
+    """Seconds from `act()` to the frame composed: the screen's messages handled, its layout and
+    paint done (twice: the detail scrolls after the first refresh). Textual's own update timer,
+    at 60 Hz, would add up to 16 ms in a terminal."""
+    began = time.perf_counter()
+    act()
+    screen = pilot.app.screen
+    for _ in range(2):
+        await pilot._wait_for_screen()
+        screen._on_timer_update()
+    return time.perf_counter() - began
+
+
+async def _scrub(paths: list[Path]) -> dict[str, Any]:
+    from agent_tui.tui.app import ReplayApp
+
+    app = ReplayApp(paths)
+    started = time.perf_counter()
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        while not screen.loaded:
+            await pilot.pause(0.02)
+        indexed = time.perf_counter() - started
+        assert screen.timeline is not None
+        total = screen.timeline.total
+        rng = random.Random(11)
+        seeks: list[float] = []
+        steps: list[float] = []
+        await pilot.pause()
+        for _ in range(SEEKS):
+            position = rng.randrange(total)
+            seeks.append(await _painted(pilot, partial(screen._move_to, position)))
+            steps.append(await _painted(pilot, partial(screen._move_to, position + 1)))
+            await pilot.pause(0)
+    return {"index_s": indexed, "total": total, "seeks": seeks, "steps": steps, "peak_mb": _peak_mb()}
+
+
+async def _follow(directory: Path, expected: int, seconds: float) -> dict[str, Any]:
+    """Follow `directory` (created by the writer later); every ~20 ms, after the screen has
+    painted, note how old the newest event on screen is."""
+    from agent_tui.tui.app import ReplayApp
+
+    lags: list[float] = []
+    app = ReplayApp([], follow=True, watch_dir=directory)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        while not screen.loaded:
+            await pilot.pause(0.01)
+        print("ready", flush=True)
+        deadline = time.monotonic() + seconds + 20
+        while screen.position < _written(directory, expected) and time.monotonic() < deadline:
+            await pilot.pause(0.02)
+            event = screen.view.event if screen.view is not None else None
+            if event is not None and not _written(directory, 0):
+                lags.append(time.time() - _ts_seconds(event.ts))
+        seen = screen.position
+    return {"lags": lags, "seen": seen, "peak_mb": _peak_mb()}
+
+
+def written_note(directory: Path) -> Path:
+    """Where the benchmark notes how many events a writer into `directory` wrote, once it is done."""
+    return directory.with_name(directory.name + ".written")
+
+
+def _written(directory: Path, otherwise: int) -> int:
+    """How many events the writer wrote, once it has finished; else `otherwise`."""
+    note = written_note(directory)
+    return int(note.read_text() or otherwise) if note.exists() else otherwise
+
+
+def _bare_follow(directory: Path, expected: int, seconds: float) -> dict[str, Any]:
+    """The floor: poll the same files every 50 ms, read what was appended, note the newest ts."""
+    print("ready", flush=True)
+    offsets: dict[Path, int] = {}
+    lags: list[float] = []
+    seen = 0
+    deadline = time.monotonic() + seconds + 20
+    while seen < _written(directory, expected) and time.monotonic() < deadline:
+        newest = ""
+        for path in directory.glob("*.jsonl") if directory.is_dir() else ():
+            size = path.stat().st_size
+            start = offsets.get(path, 0)
+            if size > start:
+                with open(path, "rb") as handle:
+                    handle.seek(start)
+                    data = handle.read(size - start)
+                end = data.rfind(b"\n") + 1
+                offsets[path] = start + end
+                seen += data.count(b"\n", 0, end)
+                if end:
+                    last = data[data.rfind(b"\n", 0, end - 1) + 1 : end]
+                    newest = max(newest, json.loads(last)["ts"])
+        if newest and not _written(directory, 0):
+            lags.append(time.time() - _ts_seconds(newest))
+        time.sleep(0.05)
+    return {"lags": lags, "seen": seen}
+
+
+def _ts_seconds(ts: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+def write_sessions(directory: Path, events: int, files: int, *, seed: int = 1) -> list[Path]:
+    """`events` events over `files` session logs written side by side (children among them),
+    timestamps shared and often tied, as a busy multi-agent run would leave them."""
+    import orjson
+
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    sessions = [_session(random.Random(seed * 1000 + k)) for k in range(files)]
+    ids = [f"sess_bench_{k:03d}" for k in range(files)]
+    paths = [directory / f"{sid}.jsonl" for sid in ids]
+    buffers: list[list[bytes]] = [[] for _ in range(files)]
+    sequences = [0] * files
+    base_ms = 1_795_000_000_000
+    with contextlib.ExitStack() as stack:
+        handles = [stack.enter_context(open(path, "wb")) for path in paths]
+        for index in range(events):
+            k = rng.randrange(files)
+            kind, turn_id, payload = next(sessions[k])
+            sequences[k] += 1
+            if kind == "session.created":
+                payload = {"cwd": "/home/dev/project", "client": "bench", "agentName": f"agent-{k}"}
+                if k >= 10:
+                    payload["parentSessionId"] = ids[k % 10]
+            millis = base_ms + index * 37 // files
+            ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}Z"
+            line = {
+                "v": 1,
+                "id": f"evt_{k}_{sequences[k]}",
+                "sessionId": ids[k],
+                "turnId": turn_id,
+                "sequence": sequences[k],
+                "ts": ts,
+                "type": kind,
+                "payload": payload,
+            }
+            buffers[k].append(orjson.dumps(line) + b"\n")
+            if len(buffers[k]) >= 500:
+                handles[k].write(b"".join(buffers[k]))
+                buffers[k].clear()
+        for handle, buffer in zip(handles, buffers, strict=True):
+            handle.write(b"".join(buffer))
+    return paths
+
+
+def _write_live(directory: Path, files: int, rate: int, seconds: float) -> int:
+    """Append events to `files` logs at `rate` events/s in all for `seconds`; returns how many."""
+    import orjson
+
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(3)
+    sessions = [_session(random.Random(k)) for k in range(files)]
+    ids = [f"sess_live_{k:03d}" for k in range(files)]
+    fds = [os.open(directory / f"{sid}.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) for sid in ids]
+    sequences = [0] * files
+    written = 0
+    tick = 0.01
+    started = time.monotonic()
+    try:
+        while time.monotonic() - started < seconds:
+            due = int((time.monotonic() - started + tick) * rate) - written
+            now = time.time()
+            ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+            for _ in range(max(0, due)):
+                k = rng.randrange(files)
+                kind, turn_id, payload = next(sessions[k])
+                sequences[k] += 1
+                line = {
+                    "v": 1,
+                    "id": f"evt_{k}_{sequences[k]}",
+                    "sessionId": ids[k],
+                    "turnId": turn_id,
+                    "sequence": sequences[k],
+                    "ts": ts,
+                    "type": kind,
+                    "payload": payload,
+                }
+                os.write(fds[k], orjson.dumps(line) + b"\n")  # one write per event, as the engine
+                written += 1
+            time.sleep(tick)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return written
+
+
+def main(argv: list[str]) -> None:
+    mode, *rest = argv
+    if mode == "first-screen":
+        asyncio.run(_first_screen([Path(p) for p in rest]))
+    elif mode == "scrub":
+        print(json.dumps(asyncio.run(_scrub([Path(p) for p in rest]))), flush=True)
+    elif mode == "follow":
+        print(json.dumps(asyncio.run(_follow(Path(rest[0]), int(rest[1]), float(rest[2])))), flush=True)
+    elif mode == "bare-follow":
+        print(json.dumps(_bare_follow(Path(rest[0]), int(rest[1]), float(rest[2]))), flush=True)
+    elif mode == "write":
+        print(_write_live(Path(rest[0]), int(rest[1]), int(rest[2]), float(rest[3])), flush=True)
+    elif mode == "project-state":
+        from agent_tui.reducer import project_state
+        from agent_tui.replay.sources import replay_files
+
+        started = time.perf_counter()
+        project_state(replay_files([Path(p) for p in rest]))
+        print(json.dumps({"seconds": time.perf_counter() - started}), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
