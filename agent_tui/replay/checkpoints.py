@@ -25,9 +25,10 @@ checkpoints keep them whole (correct, only heavier).
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from agent_tui.events import Event
@@ -166,6 +167,31 @@ def fold_lines(
         if event is not None:
             apply_event(state, event)
     return state
+
+
+def fold_session(
+    sources: Sequence[tuple[LogFile, Sequence[int], set[int], int]], session_id: str
+) -> list[TurnView]:
+    """The turns of `session_id` folded from the first lines of some files, in timeline order.
+
+    Each source is (file, event index of each of its lines, its corrupt lines, how many of its
+    lines to read); the lines are streamed and merged by event index, so memory stays flat.
+    """
+
+    def lines(
+        file: LogFile, positions: Sequence[int], corrupt: set[int], count: int
+    ) -> Iterator[tuple[int, bytes]]:
+        for number, line in enumerate(file.iter_lines_at(0, count)):
+            if number not in corrupt:
+                yield positions[number], line
+
+    scratch = DashboardState()
+    for _index, line in heapq.merge(*(lines(*source) for source in sources)):
+        event = decode_trusted(line)
+        if event is not None and event.session_id == session_id:
+            apply_event(scratch, event)
+    session = scratch.sessions.get(session_id)
+    return session.turns if session is not None else []
 
 
 def make_checkpoint(

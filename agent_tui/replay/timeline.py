@@ -40,6 +40,7 @@ from agent_tui.replay.checkpoints import (
     Hydrator,
     SessionMark,
     SessionTrack,
+    fold_session,
     make_checkpoint,
     restore,
 )
@@ -325,48 +326,33 @@ class Timeline:
         """Every turn of `session_id` after the first `end` events, folded from disk (slow: for
         the rare sessions that stop being regular)."""
         files = {self.file_of[i] for i in range(end)} if end < 65_536 else set(range(len(self.files)))
-        scratch = DashboardState()
-        wanted = []
-        for file_id in files:
-            count = self.lines_of(file_id, end)
-            if count:
-                file = self.files[file_id]
-                lines = file.read_lines_at(0, count)
-                wanted += [
-                    (self._positions[file_id][n], line)
-                    for n, line in enumerate(lines)
-                    if n not in self._corrupt[file_id]
-                ]
-        wanted.sort(key=lambda item: item[0])
-        for _index, line in wanted:
-            event = decode_line(line)
-            if type(event) is not str and event.session_id == session_id:  # type: ignore[union-attr]
-                apply_event(scratch, event)  # type: ignore[arg-type]
-        session = scratch.sessions.get(session_id)
-        return session.turns if session is not None else []
+        sources = [
+            (
+                self.files[file_id],
+                self._positions[file_id],
+                self._corrupt[file_id],
+                self.lines_of(file_id, end),
+            )
+            for file_id in sorted(files)
+        ]
+        return fold_session(sources, session_id)
 
     # -- the end, for the screen ---------------------------------------------------------------
-    def marks_now(self) -> dict[str, SessionMark]:
-        """Each session's track as of the last event (for a snapshot of the end)."""
-        return {session_id: track.mark() for session_id, track in self._tracks.items()}
-
-    def working_copy(self) -> DashboardState:
-        """A copy of the fold at the end (regular sessions' archived turns left out)."""
-        return self._working.copy()
-
-    def cursors_now(self) -> dict[int, tuple[int, int]]:
-        """Per file: (lines in the timeline, byte offset after them)."""
-        out = {}
+    def end_parts(
+        self,
+    ) -> tuple[DashboardState, dict[str, SessionMark], dict[int, tuple[int, int]], Event | None]:
+        """At the end, for a snapshot (call under `lock`): a copy of the fold (regular sessions'
+        archived turns left out), each session's track, each file's (lines, byte offset) in the
+        timeline, and the last event (None when the timeline is empty or ends in a corrupt line)."""
+        marks = {session_id: track.mark() for session_id, track in self._tracks.items()}
+        cursors = {}
         for file_id in range(len(self.files)):
             cursor = self._cursor(file_id)
-            out[file_id] = (cursor.lines, cursor.offset)
-        return out
-
-    def last_event(self) -> Event | None:
-        """The last event folded (None if the timeline is empty or ends in a corrupt line)."""
-        if not self.total or self.kinds[self.total - 1] == CORRUPT:
-            return None
-        return self._last_event[self.file_of[self.total - 1]]
+            cursors[file_id] = (cursor.lines, cursor.offset)
+        last = None
+        if self.total and self.kinds[self.total - 1] != CORRUPT:
+            last = self._last_event[self.file_of[self.total - 1]]
+        return self._working.copy(), marks, cursors, last
 
     # -- rewinding -----------------------------------------------------------------------------
     def _rewind(self, number: int) -> int:

@@ -43,14 +43,11 @@ class Snapshot:
 def end_snapshot(timeline: Timeline) -> Snapshot:
     """The state after every event of `timeline` (call from the thread that indexes it)."""
     with timeline.lock:
-        marks = timeline.marks_now()
-        state = timeline.working_copy()
+        state, marks, lines, event = timeline.end_parts()
         for session_id, mark in marks.items():
             session = state.sessions.get(session_id)
             if session is not None and mark.regular:
                 session.turns = mark.archive[: mark.count] + session.turns
-        lines = timeline.cursors_now()
-        event = timeline.last_event()
         return Snapshot(timeline.generation, timeline.total, state, marks, lines, event)
 
 

@@ -1,0 +1,225 @@
+"""Where the replay's events come from: the indexing thread, and following.
+
+A thread worker opens the logs, posts a first look at their end (`preview_end`), waits for it to
+be painted, counts the logs' lines and indexes them in batches of about a thousand events,
+posting progress; every key works meanwhile (what is not indexed yet is simply not reachable).
+Following runs a `Follower` in a thread of its own; each change arrives as the state at the new
+end, already folded, so the screen's thread never parses a line it did not ask for. A followed
+end is redrawn at most every `FOLLOW_PAINT_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from textual import on, work
+from textual.content import Content
+from textual.worker import Worker, WorkerState
+
+from agent_tui.replay.follow import Follower
+from agent_tui.replay.preview import preview_end
+from agent_tui.replay.timeline import BATCH, PollResult, Timeline
+from agent_tui.replay.view import TimelineView, end_snapshot
+from agent_tui.tui.messages import (
+    ReplayAppended,
+    ReplayIndexed,
+    ReplayIndexing,
+    ReplayNotice,
+    ReplayOpened,
+)
+from agent_tui.tui.screens.replay_view import ReplayViewScreen, replay_mode
+from agent_tui.tui.widgets.index_progress import IndexProgress
+from agent_tui.tui.widgets.summary_bar import SummaryBar
+
+PROGRESS_SECONDS = 0.1
+FIRST_PAINT_WAIT = 1.0
+FOLLOW_PAINT_SECONDS = 0.1
+
+
+class ReplayFeedScreen(ReplayViewScreen):
+    """The replay screen's threads and what they report (see `ReplayScreen`)."""
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        scrubber = self.scrubber
+        scrubber.follow = self.following
+        scrubber.speed = self.speed
+        scrubber.label = Content.styled("opening the logs…", "$text-accent")
+        scrubber.cells_for = self._cells
+        self.query_one(IndexProgress).files = len(self.files)
+        self._index()
+
+    def on_unmount(self) -> None:
+        self._stopping.set()
+        self._resume.set()
+        self._first_paint.set()
+        if self._follower is not None:
+            self._follower.stop()
+
+    def resume_indexing(self) -> None:
+        """Let an indexing paused by `pause_indexing_after` go on."""
+        self._resume.set()
+
+    @work(thread=True, exclusive=True, group="replay-index", exit_on_error=False)
+    def _index(self) -> None:
+        timeline = Timeline(self.files, watch_dir=self.watch_dir)
+        preview = preview_end(timeline.files) if self.start_at_end and self.files else None
+        self.post_message(ReplayOpened(timeline, preview))
+        # Let the first screen paint before counting and folding take their share of the
+        # interpreter.
+        self._first_paint.wait(FIRST_PAINT_WAIT)
+        timeline.count_lines()
+        self.post_message(ReplayIndexing(0, timeline.expected_total))
+        shown = 0.0
+        while not self._stopping.is_set():
+            limit = BATCH
+            if self._pause_after is not None:
+                limit = min(limit, self._pause_after - timeline.total)
+                if limit <= 0:
+                    self.post_message(ReplayIndexing(timeline.total, timeline.expected_total))
+                    self._resume.wait()
+                    self._pause_after = None
+                    continue
+            if not timeline.index_some(limit):
+                break
+            now = time.monotonic()
+            if now - shown >= PROGRESS_SECONDS:
+                shown = now
+                self.post_message(ReplayIndexing(timeline.total, timeline.expected_total))
+        if not self._stopping.is_set():
+            self.post_message(ReplayIndexed(end_snapshot(timeline)))
+
+    @work(thread=True, exclusive=True, group="replay-follow", exit_on_error=False)
+    def _follow(self, timeline: Timeline) -> None:
+        def changed(result: PollResult) -> None:
+            for notice in result.notices:
+                self.post_message(ReplayNotice(notice))
+            self.post_message(ReplayAppended(end_snapshot(timeline)))
+
+        follower = self._follower = Follower(timeline, changed)
+        if not self._stopping.is_set():
+            follower.run()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        if event.worker.group == "replay-index":
+            self.scrubber.label = Content.styled(f"Could not read the logs: {error}", "bold $text-error")
+            self.notify(str(error), title="Could not read the logs", severity="error", timeout=30)
+        elif event.worker.group == "replay-follow":
+            self._set_following(False)
+            self.notify(str(error), title="Follow stopped", severity="error", timeout=15)
+
+    @on(ReplayOpened)
+    def _opened(self, message: ReplayOpened) -> None:
+        timeline = self.timeline = message.timeline
+        self.view = TimelineView(timeline)
+        scrubber = self.scrubber
+        scrubber.total = timeline.expected_total
+        if message.preview is not None:
+            self.previewing = True
+            self.position = scrubber.position = timeline.expected_total
+            scrubber.label = Content.styled(
+                "the end of each log (a first look while indexing)", "$text-accent"
+            )
+            self.show_state(message.preview)
+        elif not self.files:
+            where = self.watch_dir or "the directory"
+            scrubber.label = Content.styled(f"waiting for logs in {where}…", "$text-accent")
+            self.notify(f"No logs in {where} yet: waiting for them.", timeout=5)
+        else:
+            self._move_to(0)
+        self.call_after_refresh(self._first_paint.set)
+
+    @on(ReplayIndexing)
+    def _indexing(self, message: ReplayIndexing) -> None:
+        self.query_one(IndexProgress).show_progress(message.done, message.total)
+        scrubber = self.scrubber
+        scrubber.indexed = message.done
+        scrubber.total = max(message.total, scrubber.total if self.previewing else 0)
+        if self.previewing:
+            self.position = scrubber.position = scrubber.total
+
+    @on(ReplayIndexed)
+    def _indexed(self, message: ReplayIndexed) -> None:
+        timeline = self.timeline
+        assert timeline is not None and self.view is not None
+        self.indexing = False
+        self.query_one(IndexProgress).display = False
+        # What indexing built lives as long as the screen: keep the collector from scanning it.
+        gc.collect()
+        gc.freeze()
+        self._report_errors()
+        if self.at_end:
+            self.previewing = False
+            self._show_end(message.end)
+        else:
+            self._move_to(self.position)
+        self.loaded = True
+        if self.following:
+            self._follow(timeline)
+
+    @on(ReplayAppended)
+    def _appended(self, message: ReplayAppended) -> None:
+        # Following many busy logs, new ends arrive faster than a screen is worth redrawing:
+        # show at most one every FOLLOW_PAINT_SECONDS (the newest), and leave the interpreter to
+        # the thread that reads the logs in between.
+        self._pending_end = message.end
+        wait = self._last_end_shown + FOLLOW_PAINT_SECONDS - time.monotonic()
+        if wait <= 0:
+            self._take_end()
+        elif self._end_timer is None:
+            self._end_timer = self.set_timer(wait, self._take_end)
+
+    def _take_end(self) -> None:
+        self._end_timer = None
+        end, self._pending_end = self._pending_end, None
+        view = self.view
+        if end is None or view is None or self.indexing:
+            return
+        self._last_end_shown = time.monotonic()
+        timeline = self.timeline
+        if timeline is not None and len(timeline.files) != len(self.files):
+            self.files = [file.path for file in timeline.files]
+            self.mode = replay_mode(len(self.files))
+            self.query_one("#summary", SummaryBar).mode = self.mode
+        self._report_errors()
+        self.events_arrived(end.generation)
+        if self.at_end and self.following:
+            self._show_end(end)
+            return
+        rewound = end.generation != view.generation_seen
+        if rewound:  # positions after the rebuilt part may have moved: stay on the same line
+            anchor = view.anchor()
+            self._move_to(self._position_of(anchor) if anchor is not None else self.position)
+        self.new_events = max(0, end.position - self._known_total)
+        self.scrubber.new_events = self.new_events
+        self.scrubber.total = end.position
+        self._redraw_bar()
+
+    @on(ReplayNotice)
+    def events_arrived(self, generation: int) -> None:
+        """Following added events (`generation`: the timeline's, changed if it was rebuilt)."""
+
+    def _notice(self, message: ReplayNotice) -> None:
+        self.notify(message.text, title="Logs changed", severity=message.severity, timeout=8)
+
+    def action_toggle_follow(self) -> None:
+        self._set_following(not self.following)
+        if self.following:
+            self.notify("Following the logs: new events appear as they are written.", timeout=3)
+            timeline = self.timeline
+            if timeline is not None and not self.indexing:
+                self._show_end(end_snapshot(timeline))
+                self._follow(timeline)
+        else:
+            self.notify("Follow off.", timeout=2)
+
+    def _set_following(self, on: bool) -> None:
+        self.following = on
+        self.scrubber.follow = on
+        if not on and self._follower is not None:
+            self._follower.stop()
+            self._follower = None
