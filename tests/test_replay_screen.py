@@ -6,6 +6,7 @@ subprocess writing into a directory that does not exist yet when the scrubber op
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -130,6 +131,30 @@ class TestWhileIndexing:
             assert screen.position == 60 and not screen.at_end
             await pilot.press("end")
             assert screen.position == 182
+
+
+@pytest.mark.anyio
+class TestOpening:
+    async def test_from_start_opens_at_the_first_event(self) -> None:
+        app = ReplayApp(sorted(COMPLETE_LOGS.glob("*.jsonl")), start_at_end=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            assert screen.position == 0 and label(app) == "start"
+            await pilot.press("right")
+            assert screen.position == 1 and label(app).startswith("session.created")
+
+    async def test_an_unreadable_log_is_named_with_its_reason(self, tmp_path: Path) -> None:
+        good = [Path(shutil.copy(path, tmp_path)) for path in sorted(COMPLETE_LOGS.glob("*.jsonl"))]
+        unreadable = tmp_path / "sess_unreadable.jsonl"
+        unreadable.mkdir()  # fails to read like a file without permission, even for root
+        app = ReplayApp([*good, unreadable])
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            assert f"{unreadable}: Is a directory" in screen.errors
+            assert any("Is a directory" in n.message for n in app.notices)
+            assert screen.position == 182  # the other logs replay
 
 
 @pytest.mark.anyio

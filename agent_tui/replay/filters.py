@@ -58,9 +58,6 @@ class Filter:
         text = " ".join(words).lower() or None
         return cls(query.strip(), fields.get("session"), fields.get("type"), fields.get("tool"), text)
 
-    def describe(self) -> str:
-        return self.query
-
 
 def matching(
     timeline: Timeline,
