@@ -95,14 +95,20 @@ def test_the_state_at_any_cursor_equals_the_reducer_over_the_prefix(
     logs: tuple[list[SessionLog], list[list[bytes]]], every: int, batch: int, data: st.DataObject
 ) -> None:
     sessions, files = logs
+    # Some of each log is there when indexing starts; the rest is appended and followed.
+    cuts = [data.draw(st.integers(0, len(lines))) for lines in files]
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
-        for log, lines in zip(sessions, files, strict=True):
+        for log, lines, cut in zip(sessions, files, cuts, strict=True):
             path = Path(tmp) / f"{log.session_id}.jsonl"
-            path.write_bytes(b"".join(line + b"\n" for line in lines))
+            path.write_bytes(b"".join(line + b"\n" for line in lines[:cut]))
             paths.append(path)
         timeline = Timeline(paths, every=every)
         index_all(timeline, batch)
+        for path, lines, cut in zip(paths, files, cuts, strict=True):
+            with path.open("ab") as handle:
+                handle.write(b"".join(line + b"\n" for line in lines[cut:]))
+        timeline.poll()
         assert timeline.total == sum(len(lines) for lines in files)
         view = TimelineView(timeline)
         positions = data.draw(st.lists(st.integers(0, timeline.total), min_size=1, max_size=12))

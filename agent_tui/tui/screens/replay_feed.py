@@ -54,6 +54,7 @@ class ReplayFeedScreen(ReplayViewScreen):
         self._stopping.set()
         self._resume.set()
         self._first_paint.set()
+        gc.unfreeze()  # what indexing built may be collected again
         if self._follower is not None:
             self._follower.stop()
 
