@@ -339,8 +339,8 @@ class TestFollowInTheScrubber:
                 live.write_bytes(b"\n".join(lines[:12]) + b"\n")  # the tool calls and the sub-agent
                 for _ in range(1000):  # until the follower and the scrubber caught up
                     await pilot.pause(0.02)
-                    if timeline.total > before and len(timeline.state_at(timeline.total).sessions) == 2:
+                    if timeline.total > before and len(screen.state.sessions) == 2:  # type: ignore[attr-defined]
                         break
-                sessions = timeline.state_at(timeline.total).sessions
+                sessions = screen.state.sessions  # type: ignore[attr-defined]
         assert timeline.total > before
         assert len(sessions) == 2  # the sub-agent's log appeared in the folder and joined
