@@ -61,7 +61,7 @@ def types(events: Sequence[Event]) -> list[str]:
 
 
 class EndlessProvider:
-    """A provider that keeps streaming, ignoring cancellation : the engine's cancel guard must hold."""
+    """A provider that keeps streaming, ignoring cancellation: the engine's cancel guard must hold."""
 
     max_context_tokens = 100_000
 

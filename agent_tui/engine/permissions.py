@@ -100,6 +100,7 @@ class PermissionRequest:
     args: Mapping[str, Any]
     agent_path: tuple[str, ...]
     warning: str | None
+    reason: str | None = None  # why the call has its risk, in a few words
 
 
 @dataclass(frozen=True, slots=True)
