@@ -80,8 +80,8 @@ class ToolCallRunner:
         except ToolError as error:
             await self._fail_call(turn, call, error.code, error.message)
             return
-        risk = router.risk(call.tool, parsed)
-        assessment = _Assessment(risk)
+        assessment = router.assess(call.tool, parsed, cwd=info.cwd)
+        risk = assessment.risk
         preview = router.preview(args)
         call.request_id = new_id("perm")
         await commit(
@@ -225,12 +225,3 @@ class ToolCallRunner:
             reason=reason,
         )
         return await engine.prompter.ask(request)
-
-
-class _Assessment:
-    """Until the router says why: a risk without a reason or warning."""
-
-    def __init__(self, risk: Any) -> None:
-        self.risk = risk
-        self.reason: str | None = None
-        self.warning: str | None = None
