@@ -405,8 +405,8 @@ class SessionEngine:
         doomed = [session_id, *descendants(session_id, lambda sid: children.get(sid, ()))]
         self.registry.dispose(session_id)
         for sid in doomed:
-            info = sessions.get(sid)
-            if info is not None and info.live_turn is None:
+            doomed_info = sessions.get(sid)
+            if doomed_info is not None and doomed_info.live_turn is None:
                 del sessions[sid]
             self.permissions.forget_session(sid)
 
