@@ -22,6 +22,7 @@ from agent_tui.reducer.state import (
     TurnView,
     Usage,
     apply_event,
+    epoch_ms,
     project_state,
 )
 
@@ -43,5 +44,6 @@ __all__ = [
     "TurnView",
     "Usage",
     "apply_event",
+    "epoch_ms",
     "project_state",
 ]
