@@ -224,7 +224,7 @@ class TestThroughTheEngine:
         self, server: FakeModelServer, tmp_path: Path
     ) -> None:
         server.script(
-            Stream(openai_stream(["Looking."], [LIST_DIR], usage=(300, 20, 0))),
+            Stream(openai_stream(["Looking."], [LIST_DIR], usage=(5000, 20, 0))),
             Stream(openai_stream(["It has README.md and src/."], usage=(400, 12, 256))),
         )
         result, events = play(prompt_run(tmp_path, "openai", server.openai_url))
@@ -249,7 +249,13 @@ class TestThroughTheEngine:
         assert str(tmp_path / "project") in second[0]["content"]
         ended = events[-1]
         assert ended.type == "turn.completed"
-        assert ended.payload["usage"] == {"promptTokens": 700, "completionTokens": 32, "cachedTokens": 256}
+        assert ended.payload["usage"] == {"promptTokens": 5400, "completionTokens": 32, "cachedTokens": 256}
+        # The log names the model; the second preflight starts from the 5,000 tokens the server
+        # counted for the first call (our estimate of that prompt is far smaller).
+        created = events[0]
+        assert (created.payload["provider"], created.payload["model"]) == ("openai", "test-model")
+        built = [e.payload["tokens"] for e in events if e.type == "context.built"]
+        assert sum(built[0].values()) < 5000 <= sum(built[1].values())
 
     def test_retries_are_stored_as_model_retry_events_before_the_first_delta(
         self, server: FakeModelServer, tmp_path: Path

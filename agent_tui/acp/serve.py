@@ -139,8 +139,8 @@ def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:
 
 
 def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProvider, Any]:
-    """A configured model; the system prompt is built for the directory the server runs in
-    (an editor starts it in the project), with that project's `AGENTS.md` or `CLAUDE.md`."""
+    """A configured model; each session's system prompt is built for the directory the client
+    opened it in, with that directory's `AGENTS.md` or `CLAUDE.md`."""
     from agent_tui.providers.config import (
         HOW_TO_CONFIGURE,
         ConfigError,
@@ -149,7 +149,7 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
         resolve_settings,
     )
     from agent_tui.providers.factory import build_provider
-    from agent_tui.providers.prompt import project_instructions, system_prompt
+    from agent_tui.providers.prompt import system_prompt
     from agent_tui.runtime.subagents import SubAgents
 
     try:
@@ -166,18 +166,14 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
     home = Path.cwd()
 
     def make(store: Any, agent: EngineAgent) -> SessionEngine:
-        def engine_with(instructions: str | None) -> SessionEngine:
-            engine = SessionEngine(
-                store,
-                provider,
-                permissions=PermissionEngine(DEFAULT_POLICY, rules_path=home / RULES_FILE),
-                prompter=agent.prompter,
-                instructions=instructions,
-            )
-            SubAgents(engine)
-            return engine
-
-        tools = engine_with(None).router.schemas()
-        return engine_with(system_prompt(home, tools, project_instructions(home)))
+        engine = SessionEngine(
+            store,
+            provider,
+            permissions=PermissionEngine(DEFAULT_POLICY, rules_path=home / RULES_FILE),
+            prompter=agent.prompter,
+            instructions=system_prompt,  # per session: the directory the client opened it in
+        )
+        SubAgents(engine)
+        return engine
 
     return agent, provider, make

@@ -17,8 +17,9 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -31,6 +32,8 @@ DEFAULT_INSTRUCTIONS = (
     "You are a coding agent working inside one directory. Use the tools to read, search, edit and "
     "run commands there; paths are relative to that directory. Answer briefly when done."
 )
+InstructionsFor = Callable[[Path, Sequence[Mapping[str, Any]]], str]
+"""The system text for a session: a function of its directory and the tools' schemas."""
 _PER_MESSAGE = 4
 _SUMMARY_ITEM = 160
 

@@ -23,7 +23,7 @@ How a turn runs (steps, model calls, tools, permissions) is `turn_loop.py`.
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from agent_tui.engine.clock import new_id, utc_now
-from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilder
+from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilder, InstructionsFor
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict, UnknownSession
 from agent_tui.engine.listeners import EventListener, ListenerFailure, Listeners
 from agent_tui.engine.permissions import PermissionEngine, Prompter
@@ -76,7 +76,10 @@ class SessionEngine:
         prompter: who answers `ask` (without one, asks are denied by `system`).
         client: recorded in `session.created`.
         max_steps: model calls per turn before it ends `max_steps`.
-        instructions: the system text every model call starts with.
+        instructions: the system text every model call starts with: one text for every session,
+            or a function of a session's directory and the tools' schemas (`system_prompt`), so
+            each session is told its own directory and reads its own `AGENTS.md`; it is asked
+            once per directory and tool set.
         clock: returns the `ts` of each event (tests pin it).
     """
 
@@ -92,7 +95,7 @@ class SessionEngine:
         prompter: Prompter | None = None,
         client: str = "agent-tui",
         max_steps: int = 250,
-        instructions: str | None = None,
+        instructions: str | InstructionsFor | None = None,
         clock: Callable[[], str] = utc_now,
     ) -> None:
         if registry is not None and sink is not None and registry.sink is not sink:
@@ -110,7 +113,8 @@ class SessionEngine:
         self.clock = clock
         self.instructions = instructions or DEFAULT_INSTRUCTIONS
         self.extensions: list[EngineExtension] = []
-        self._builder: ContextBuilder | None = None
+        self._builders: dict[Path | None, ContextBuilder] = {}
+        self._builder_schemas: tuple[Mapping[str, Any], ...] | None = None
         self._sessions: dict[str, SessionInfo] = {}
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
@@ -415,13 +419,28 @@ class SessionEngine:
         input_id = input_id or f"input_{next(self._input_ids)}"
         return self.registry.submit(session_id, PendingInput(input_id, text))
 
-    def context_builder(self) -> ContextBuilder:
-        """What assembles each model call (rebuilt when the tools change)."""
+    def context_builder(self, cwd: Path | None = None) -> ContextBuilder:
+        """What assembles each model call of a session working in `cwd` (rebuilt when the tools
+        change; one per directory when the instructions depend on it)."""
         schemas = tuple(self.router.schemas())
-        builder = self._builder
-        if builder is None or builder.tool_schemas != schemas:
-            builder = self._builder = ContextBuilder(self.instructions, schemas)
+        if schemas != self._builder_schemas:
+            self._builders.clear()
+            self._builder_schemas = schemas
+        instructions = self.instructions
+        key = cwd if callable(instructions) else None
+        builder = self._builders.get(key)
+        if builder is None:
+            text = instructions(cwd or Path.cwd(), schemas) if callable(instructions) else instructions
+            builder = self._builders[key] = ContextBuilder(text, schemas)
         return builder
+
+    def context_window(self, session_id: str) -> int:
+        """The context window of the model that answers `session_id` (providers that route
+        sessions to several models say it per session with `window_for`)."""
+        window_for = getattr(self.provider, "window_for", None)
+        if window_for is not None:
+            return int(window_for(session_id))
+        return self.provider.max_context_tokens
 
 
 class EngineExtension:

@@ -65,6 +65,7 @@ class TurnHandle:
         self.error: BaseException | None = None
         self.step = 0
         self.open_calls: dict[str, OpenCall] = {}
+        self.call_ids: set[str] = set()  # every tool-call id this turn has stored
         self.done = anyio.Event()
         self.lockstep = False
         self._wakeup: anyio.Event | None = None

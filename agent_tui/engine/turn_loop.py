@@ -198,8 +198,8 @@ class TurnLoop:
     async def _steps(self, turn: TurnHandle, usage: _Usage) -> tuple[str, str | None]:
         engine = self.engine
         info = turn.session
-        builder = engine.context_builder()
-        limit = engine.provider.max_context_tokens
+        builder = engine.context_builder(info.cwd)
+        limit = engine.context_window(info.id)
         while True:
             if turn.step >= engine.max_steps:
                 return "max_steps", None
@@ -207,7 +207,7 @@ class TurnLoop:
             turn.step += 1
             step = turn.step
             transcript = info.transcript
-            estimate = builder.estimate_tokens(transcript.tokens)
+            estimate = builder.preflight(transcript)
             if estimate.total > limit:
                 summary = builder.compact(transcript.messages)
                 after = builder.estimate([Message("user", summary)])
@@ -220,10 +220,11 @@ class TurnLoop:
                     afterTokens=after.total,
                     summary=summary,
                 )
-                estimate = builder.estimate_tokens(transcript.tokens)
+                estimate = builder.preflight(transcript)
                 if estimate.total > limit:
                     return "error", "context_overflow"
             messages = transcript.messages
+            sent_tokens = transcript.tokens
             await engine.commit(
                 info,
                 turn.turn_id,
@@ -240,7 +241,9 @@ class TurnLoop:
                 tools=builder.tool_schemas,
                 agent_name=info.agent_name,
             )
-            calls, deltas = await self._call_model(turn, request, usage)
+            calls, deltas, prompt_tokens = await self._call_model(turn, request, usage)
+            if prompt_tokens is not None:
+                transcript.record_prompt_tokens(prompt_tokens, sent_tokens)
             for call in calls:
                 await self._tools.run(turn, call)
             if calls:
@@ -257,14 +260,23 @@ class TurnLoop:
     # -- the model call ------------------------------------------------------------------------
     async def _call_model(
         self, turn: TurnHandle, request: ModelRequest, usage: _Usage
-    ) -> tuple[list[OpenCall], int]:
-        """Stream one model call into the log. Raises `_ModelFailed` when the model failed."""
+    ) -> tuple[list[OpenCall], int, int | None]:
+        """Stream one model call into the log. Raises `_ModelFailed` when the model failed.
+
+        Returns:
+            The tool calls asked for, how many deltas were stored, and the prompt tokens the
+            provider counted for this call (None when it did not say).
+        """
         engine = self.engine
         info = turn.session
         calls: list[OpenCall] = []
         deltas = 0
+        prompt_tokens: int | None = None
         finished = False
-        stream = engine.provider.stream(request)
+        try:
+            stream = engine.provider.stream(request)
+        except Exception as error:  # e.g. a provider that cannot be built for this session
+            raise _ModelFailed(_failure_text(error)) from error
         try:
             while True:
                 chunk = await self._next_chunk(stream)
@@ -300,6 +312,8 @@ class TurnLoop:
                     )
                 elif isinstance(chunk, StepDone):
                     usage.add(chunk)
+                    if chunk.prompt_tokens is not None:
+                        prompt_tokens = chunk.prompt_tokens
             finished = True
         finally:
             # An async generator run to its end has nothing left to close; any other iterator
@@ -313,7 +327,7 @@ class TurnLoop:
                         pass
         if turn.cancel_requested:
             raise Cancelled
-        return calls, deltas
+        return calls, deltas, prompt_tokens
 
     @staticmethod
     async def _next_chunk(stream: AsyncIterator[ProviderChunk]) -> ProviderChunk | None:
@@ -334,11 +348,12 @@ class TurnLoop:
     @staticmethod
     def _call_id(turn: TurnHandle, chunk: ToolCall) -> str:
         """The model's own id for the call (tool results go back under it), unless it gave none
-        or reused one of this turn's open calls."""
+        or reused one this turn already stored (ids must name one call each in the log and in
+        what the model is sent back)."""
         given = chunk.call_id
-        if given and given not in turn.open_calls:
-            return given
-        return new_id("call")
+        call_id = given if given and given not in turn.call_ids else new_id("call")
+        turn.call_ids.add(call_id)
+        return call_id
 
 
 def _failure_text(error: BaseException) -> str:

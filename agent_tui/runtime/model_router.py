@@ -7,8 +7,8 @@ Invariants:
   its session's choice; a sub-agent, which nobody chose a model for, uses its root session's;
   a session with no choice (reopened from a log of an unknown model) uses the default, the first
   choice;
-- `max_context_tokens` is the default choice's window: the engine asks it once per call without
-  saying for which session (see the README, "Models").
+- `window_for(session_id)` is the window of the model that answers that session (the engine
+  asks it once per model call); `max_context_tokens` is the default choice's.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from agent_tui.engine.provider import ModelProvider, ModelRequest, ProviderChunk
+from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW
 
 
 @dataclass(eq=False)
@@ -77,6 +78,16 @@ class ProviderRouter:
     @max_context_tokens.setter
     def max_context_tokens(self, tokens: int) -> None:
         self._window = tokens
+
+    def window_for(self, session_id: str) -> int:
+        """The context window of the model that answers `session_id` (what was set here, if
+        anything, overrides it; a model that cannot be built yet reports the default's)."""
+        if self._window is not None:
+            return self._window
+        try:
+            return self.choice_for(session_id).get().max_context_tokens
+        except Exception:  # building it fails again, with its message, when the call is made
+            return DEFAULT_CONTEXT_WINDOW
 
     def assign(self, session_id: str, choice: ModelChoice) -> None:
         """Send `session_id`'s calls (and its sub-agents') to `choice`."""

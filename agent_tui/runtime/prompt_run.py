@@ -102,23 +102,16 @@ class PromptRun:
         self._interrupted = False
 
     def _engine(self, prompter: Prompter | None, max_steps: int) -> SessionEngine:
-        def make(instructions: str | None) -> SessionEngine:
-            engine = SessionEngine(
-                self.store,
-                self.provider,
-                permissions=self.permissions,
-                prompter=prompter,
-                max_steps=max_steps,
-                instructions=instructions,
-            )
-            SubAgents(engine)
-            return engine
-
-        # The prompt lists the tools, and the sub-agent tools exist only once `SubAgents` is
-        # installed on an engine: read them from one that is never started, then build the real
-        # engine with the finished prompt.
-        tools = make(None).router.schemas()
-        return make(system_prompt(self.cwd, tools, self.instructions))
+        engine = SessionEngine(
+            self.store,
+            self.provider,
+            permissions=self.permissions,
+            prompter=prompter,
+            max_steps=max_steps,
+            instructions=system_prompt,  # per session: its directory, its tools, its AGENTS.md
+        )
+        SubAgents(engine)
+        return engine
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         return self.engine.subscribe(listener)
@@ -148,7 +141,12 @@ class PromptRun:
             async with self.engine, anyio.create_task_group() as group:
                 if catch_interrupt:
                     group.start_soon(self._watch_interrupts)
-                self.session_id = await self.engine.create_session(self.cwd, title=self.prompt[:60])
+                self.session_id = await self.engine.create_session(
+                    self.cwd,
+                    title=self.prompt[:60],
+                    provider=self.settings.provider,
+                    model=self.settings.model,
+                )
                 result.session_id = self.session_id
                 handle = self.engine.start_turn(self.session_id, self.prompt)
                 if self._interrupted:

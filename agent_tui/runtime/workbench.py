@@ -30,7 +30,7 @@ from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event
-from agent_tui.providers.prompt import project_instructions, system_prompt
+from agent_tui.providers.prompt import system_prompt
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
 from agent_tui.runtime.session_dirs import (
     StoredSession,
@@ -138,22 +138,15 @@ class Workbench:
         router = ProviderRouter(models, parent_of)
         permissions = PermissionEngine(DEFAULT_POLICY, rules_path=project / RULES_FILE)
 
-        def make(instructions: str | None) -> SessionEngine:
-            engine = SessionEngine(
-                store,
-                router,
-                permissions=permissions,
-                prompter=prompter,
-                max_steps=max_steps,
-                instructions=instructions,
-            )
-            SubAgents(engine)
-            return engine
-
-        # The prompt lists the tools, and the sub-agent tools exist once `SubAgents` is installed:
-        # read them from an engine that is never started, then build the real one with the prompt.
-        tools = make(None).router.schemas()
-        engine = make(system_prompt(project, tools, project_instructions(project)))
+        engine = SessionEngine(
+            store,
+            router,
+            permissions=permissions,
+            prompter=prompter,
+            max_steps=max_steps,
+            instructions=system_prompt,  # per session: its directory (or worktree), tools, AGENTS.md
+        )
+        SubAgents(engine)
         engine_box.append(engine)
         return cls(engine, project=project, sessions_dir=sessions_dir, models=models, router=router)
 
