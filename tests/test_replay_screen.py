@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from replay_logs import SessionLog
 from test_tui import COMPLETE_LOGS, SAMPLES, replay_app, settle, wait_for
 from textual.widgets import Static
 
@@ -233,3 +234,26 @@ class TestCommandLine:
         (tmp_path / "sess_x.jsonl").write_bytes(b"")
         assert not _awaited_dir(tmp_path)
         assert main(["replay", str(missing)]) == EXIT_USAGE  # without --follow: an error, as before
+
+
+@pytest.mark.anyio
+class TestRecordedTime:
+    async def test_a_turn_running_at_the_cursor_shows_how_long_it_had_run_then(self, tmp_path: Path) -> None:
+        log = SessionLog("sess_clock")
+        log.created(0)
+        log.add("turn.started", "turn_1", {"promptPreview": "count"}, 1_000)
+        log.add("user.message", "turn_1", {"content": "count"}, 1_000)
+        log.add("model.delta", "turn_1", {"text": "one"}, 46_000)
+        log.add("model.delta", "turn_1", {"text": " two"}, 76_000)
+        log.write(tmp_path)
+        app = ReplayApp([tmp_path / "sess_clock.jsonl"])
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+
+            def header() -> str:
+                return "\n".join(str(w.content) for w in screen.query("#detail Static").results())
+
+            await wait_for(pilot, lambda: "1m15s" in header(), "75 s at the last event")
+            await pilot.press("left")  # one event back: the first delta, 45 s in
+            await wait_for(pilot, lambda: "45s" in header() and "1m15s" not in header(), "45 s")

@@ -18,11 +18,8 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
 
-from agent_tui.replay.bar import Cell, bar_cells
-from agent_tui.replay.filters import Filter
-from agent_tui.replay.follow import Follower
-from agent_tui.replay.timeline import Timeline
-from agent_tui.replay.view import Snapshot, TimelineView
+from agent_tui.reducer import epoch_ms
+from agent_tui.replay import Cell, Filter, Follower, Snapshot, Timeline, TimelineView, bar_cells
 from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.screens.sessions import SessionsScreen
 from agent_tui.tui.widgets.index_progress import IndexProgress
@@ -176,6 +173,12 @@ class ReplayViewScreen(SessionsScreen):
         scrubber.new_events = self.new_events
         scrubber.label = self._label()
         self.show_state(view.state)
+
+    def now_ms(self) -> int | None:
+        """A recorded view's clock is the event under the cursor: a turn still running there shows
+        how long it had run by then, the same at every replay of the log."""
+        event = self.view.event if self.view is not None else None
+        return epoch_ms(event.ts) if event is not None else None
 
     def _label(self) -> Content:
         view = self.view
