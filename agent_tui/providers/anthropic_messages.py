@@ -25,54 +25,21 @@ from typing import Any
 from anthropic import AsyncAnthropic, AsyncStream
 
 from agent_tui.engine.provider import Message, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
-from agent_tui.providers.config import DEFAULT_ANTHROPIC_MAX_OUTPUT, NO_KEY, ModelSettings
-from agent_tui.providers.retry import MalformedChunk, Redactor, RetryPolicy, StreamIncomplete, with_retries
+from agent_tui.providers.config import DEFAULT_ANTHROPIC_MAX_OUTPUT
+from agent_tui.providers.retry import MalformedChunk, StreamIncomplete
 from agent_tui.providers.tool_arguments import parse_arguments
+from agent_tui.providers.vendor_provider import VendorProvider
 
 _CACHE = {"type": "ephemeral"}
 
 
-class AnthropicMessagesProvider:
-    """The provider port over the Messages API.
-
-    Args:
-        settings: the resolved model settings (model, base URL, limits).
-        api_key: the key (read from the environment by the factory); None for an endpoint that
-            needs none.
-        policy: retries and timeouts.
-        http_client: an `httpx2.AsyncClient` to use instead of the SDK's (tests, benchmarks).
-    """
+class AnthropicMessagesProvider(VendorProvider):
+    """The provider port over the Messages API (see `VendorProvider` for the arguments)."""
 
     name = "anthropic"
 
-    def __init__(
-        self,
-        settings: ModelSettings,
-        *,
-        api_key: str | None,
-        policy: RetryPolicy | None = None,
-        http_client: Any = None,
-    ) -> None:
-        self.settings = settings
-        self.model = settings.model
-        self.max_context_tokens = settings.prompt_budget
-        self.policy = policy or RetryPolicy()
-        self._redact = Redactor([api_key])
-        self._client = AsyncAnthropic(
-            api_key=api_key or NO_KEY,
-            base_url=settings.base_url,
-            max_retries=0,
-            timeout=self.policy.timeout(),
-            http_client=http_client,
-        )
-
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
-        return with_retries(
-            lambda: self._attempt(request), vendor=self.name, policy=self.policy, redact=self._redact
-        )
+    def _make_client(self, **options: Any) -> AsyncAnthropic:
+        return AsyncAnthropic(**options)
 
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
         """The body of the request for `request` (what the server is sent)."""

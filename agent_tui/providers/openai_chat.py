@@ -27,9 +27,10 @@ from typing import Any
 from openai import AsyncOpenAI, AsyncStream
 
 from agent_tui.engine.provider import Message, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
-from agent_tui.providers.config import NO_KEY, ModelSettings
-from agent_tui.providers.retry import MalformedChunk, Redactor, RetryPolicy, StreamIncomplete, with_retries
+from agent_tui.providers.config import ModelSettings
+from agent_tui.providers.retry import MalformedChunk, StreamIncomplete
 from agent_tui.providers.tool_arguments import parse_arguments
+from agent_tui.providers.vendor_provider import VendorProvider
 
 
 @dataclass
@@ -42,52 +43,21 @@ class _PendingCall:
         return ToolCall(self.name, parse_arguments("".join(self.arguments)), self.call_id)
 
 
-class OpenAIChatProvider:
-    """The provider port over Chat Completions.
-
-    Args:
-        settings: the resolved model settings (model, base URL, limits).
-        api_key: the key (read from the environment by the factory); None for an endpoint that
-            needs none.
-        policy: retries and timeouts.
-        http_client: an `httpx2.AsyncClient` to use instead of the SDK's (tests, benchmarks).
-    """
+class OpenAIChatProvider(VendorProvider):
+    """The provider port over Chat Completions (see `VendorProvider` for the arguments)."""
 
     name = "openai"
 
-    def __init__(
-        self,
-        settings: ModelSettings,
-        *,
-        api_key: str | None,
-        policy: RetryPolicy | None = None,
-        http_client: Any = None,
-    ) -> None:
-        self.settings = settings
-        self.model = settings.model
-        self.max_context_tokens = settings.prompt_budget
-        self.policy = policy or RetryPolicy()
-        self._redact = Redactor([api_key])
-        self._client = AsyncOpenAI(
-            api_key=api_key or NO_KEY,
-            base_url=settings.base_url,
-            max_retries=0,
-            timeout=self.policy.timeout(),
-            http_client=http_client,
-        )
+    def __init__(self, settings: ModelSettings, **options: Any) -> None:
+        super().__init__(settings, **options)
         # OpenAI's own API wants `max_completion_tokens` (its reasoning models refuse
         # `max_tokens`); compatible servers know `max_tokens` far more widely.
         self._max_tokens_field = "max_tokens" if settings.custom_endpoint else "max_completion_tokens"
         self._tools_for: tuple[Mapping[str, Any], ...] | None = None
         self._tools: list[dict[str, Any]] = []
 
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
-        return with_retries(
-            lambda: self._attempt(request), vendor=self.name, policy=self.policy, redact=self._redact
-        )
+    def _make_client(self, **options: Any) -> AsyncOpenAI:
+        return AsyncOpenAI(**options)
 
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
         """The body of the request for `request` (what the server is sent)."""
