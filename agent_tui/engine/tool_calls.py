@@ -36,34 +36,18 @@ class ToolCallRunner:
 
     async def answer_open_calls(self, turn: TurnHandle, stop_reason: str) -> None:
         """At a turn's end, answer every call still open: a withdrawn ask, then its failure."""
-        commit = self.engine.commit
-        info = turn.session
+        cancelled = stop_reason == "cancelled"
         for call in list(turn.open_calls.values()):
             if call.stage == "asking":
-                await commit(
-                    info,
-                    turn.turn_id,
-                    "permission.resolved",
-                    requestId=call.request_id,
-                    toolCallId=call.call_id,
-                    decision="deny",
-                    actor="system",
-                    reason="cancelled" if stop_reason == "cancelled" else "turn ended",
+                await self._resolve(
+                    turn, call, "deny", "system", reason="cancelled" if cancelled else "turn ended"
                 )
-            cancelled = stop_reason == "cancelled"
-            await commit(
-                info,
-                turn.turn_id,
-                "tool.failed",
-                toolCallId=call.call_id,
-                tool=call.tool,
-                errorCode="cancelled" if cancelled else "unknown",
-                message=(
-                    "the turn was cancelled before this call finished"
-                    if cancelled
-                    else "the turn ended before this call ran"
-                ),
-            )
+            if cancelled:
+                await self._fail_call(
+                    turn, call, "cancelled", "the turn was cancelled before this call finished"
+                )
+            else:
+                await self._fail_call(turn, call, "unknown", "the turn ended before this call ran")
         turn.open_calls.clear()
 
     async def run(self, turn: TurnHandle, call: OpenCall) -> None:
@@ -100,29 +84,18 @@ class ToolCallRunner:
         verdict = permissions.evaluate(info.id, call.tool, args, risk)
         warning = assessment.warning or verdict.warning
         if verdict.decision == "ask":
-            await commit(
-                info,
-                turn.turn_id,
-                "permission.resolved",
-                requestId=call.request_id,
-                toolCallId=call.call_id,
-                decision="ask",
-                actor="policy",
-                policy=verdict.policy,
-                reason=verdict.warning or verdict.reason,
+            await self._resolve(
+                turn, call, "ask", "policy", policy=verdict.policy, reason=verdict.warning or verdict.reason
             )
             call.stage = "asking"
             answer = await self._ask(turn, call, risk, preview, args, warning, assessment.reason)
             call.stage = "requested"
             asked_someone = engine.prompter is not None
-            await commit(
-                info,
-                turn.turn_id,
-                "permission.resolved",
-                requestId=call.request_id,
-                toolCallId=call.call_id,
-                decision=answer.decision,
-                actor="user" if asked_someone else "system",
+            await self._resolve(
+                turn,
+                call,
+                answer.decision,
+                "user" if asked_someone else "system",
                 remember=answer.remember if asked_someone else None,
                 reason=answer.reason,
             )
@@ -130,16 +103,8 @@ class ToolCallRunner:
                 permissions.remember(info.id, call.tool, args, risk, answer)
             allowed = answer.decision == "allow"
         else:
-            await commit(
-                info,
-                turn.turn_id,
-                "permission.resolved",
-                requestId=call.request_id,
-                toolCallId=call.call_id,
-                decision=verdict.decision,
-                actor="policy",
-                policy=verdict.policy,
-                reason=verdict.reason,
+            await self._resolve(
+                turn, call, verdict.decision, "policy", policy=verdict.policy, reason=verdict.reason
             )
             allowed = verdict.decision == "allow"
         if not allowed:
@@ -163,28 +128,35 @@ class ToolCallRunner:
             on_output=on_output,
         )
         result = await router.run(tool, parsed, context)
+        if not result.ok:
+            await self._fail_call(turn, call, result.error_code or "unknown", result.text)
+            return
         turn.open_calls.pop(call.call_id, None)
-        if result.ok:
-            await commit(
-                info,
-                turn.turn_id,
-                "tool.completed",
-                toolCallId=call.call_id,
-                tool=call.tool,
-                result=result.text,
-                exitCode=result.exit_code,
-                truncated=result.truncated,
-            )
-        else:
-            await commit(
-                info,
-                turn.turn_id,
-                "tool.failed",
-                toolCallId=call.call_id,
-                tool=call.tool,
-                errorCode=result.error_code or "unknown",
-                message=result.text,
-            )
+        await commit(
+            info,
+            turn.turn_id,
+            "tool.completed",
+            toolCallId=call.call_id,
+            tool=call.tool,
+            result=result.text,
+            exitCode=result.exit_code,
+            truncated=result.truncated,
+        )
+
+    async def _resolve(
+        self, turn: TurnHandle, call: OpenCall, decision: str, actor: str, **fields: Any
+    ) -> None:
+        """Store one `permission.resolved` of `call`'s request."""
+        await self.engine.commit(
+            turn.session,
+            turn.turn_id,
+            "permission.resolved",
+            requestId=call.request_id,
+            toolCallId=call.call_id,
+            decision=decision,
+            actor=actor,
+            **fields,
+        )
 
     async def _fail_call(self, turn: TurnHandle, call: OpenCall, code: str, message: str) -> None:
         turn.open_calls.pop(call.call_id, None)
