@@ -34,9 +34,10 @@ FLOORS: dict[str, int] = {
     "providers": 3,
     "runtime": 4,
     "acp": 5,
-    "tui": 6,
-    "cli": 7,
-    "__main__": 8,  # `python -m agent_tui`: runs the CLI
+    "ports": 6,  # what the dashboard may use of the engine and the runtime
+    "tui": 7,
+    "cli": 8,
+    "__main__": 9,  # `python -m agent_tui`: runs the CLI
 }
 """Each part of `agent_tui` (a package, or a top-level module) and its floor: a part may import
 only parts on lower floors, never one on its own floor or above."""

@@ -1,1 +1,35 @@
-"""Reading recorded sessions: finding logs, dumping them, and (in the dashboard) scrubbing them."""
+"""Reading recorded sessions: finding logs, dumping them, and (in the dashboard) scrubbing them.
+
+The names below are what the replay scrubber uses: the lazy `Timeline` over many logs and the
+`TimelineView` of one position in it, the bar's cells, filters, `g`'s targets and follow mode.
+The CLI's `--dump` views and log sources are imported from their modules (`replay.dump`,
+`replay.sources`), which the dashboard never needs.
+"""
+
+from agent_tui.replay.bar import Cell, bar_cells
+from agent_tui.replay.filters import Filter, matching
+from agent_tui.replay.follow import Follower
+from agent_tui.replay.goto import GotoError, goto_position
+from agent_tui.replay.kinds import Mark
+from agent_tui.replay.preview import preview_end
+from agent_tui.replay.timeline import INDEX_BATCH, PollResult, Timeline
+from agent_tui.replay.view import FULL_TURNS, Snapshot, TimelineView, end_snapshot
+
+__all__ = [
+    "FULL_TURNS",
+    "INDEX_BATCH",
+    "Cell",
+    "Filter",
+    "Follower",
+    "GotoError",
+    "Mark",
+    "PollResult",
+    "Snapshot",
+    "Timeline",
+    "TimelineView",
+    "bar_cells",
+    "end_snapshot",
+    "goto_position",
+    "matching",
+    "preview_end",
+]

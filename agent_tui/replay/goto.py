@@ -6,7 +6,7 @@
   the session with that agent name, title or id prefix;
 - `#1200`: position 1,200 (that many events applied).
 
-`resolve` answers with a position, or raises `GotoError` with a sentence for the user.
+`goto_position` answers with a position, or raises `GotoError` with a sentence for the user.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class GotoError(ValueError):
     """What was typed cannot be found or understood (the message says which)."""
 
 
-def resolve(timeline: Timeline, text: str, *, selected: str | None, cursor: int) -> int:
+def goto_position(timeline: Timeline, text: str, *, selected: str | None, cursor: int) -> int:
     """The position `text` names (see the module docstring)."""
     text = text.strip()
     if not text:

@@ -54,7 +54,7 @@ CHECKPOINT_EVERY_MANY_LOGS = 4_000
 """The same over more than `MANY_LOGS` logs: a checkpoint keeps a small record per session, and
 its restore rebuilds each running turn, so many sessions make checkpoints dearer."""
 MANY_LOGS = 16
-BATCH = 1_024
+INDEX_BATCH = 1_024
 """Events folded per hold of the lock while indexing or following: the screen waits at most
 that long (a few milliseconds) to read the timeline."""
 _KIND_CODE = {name: code for code, name in enumerate(KIND_NAMES)}
@@ -195,7 +195,7 @@ class Timeline:
         return self.errors[k][1] if k < len(self.errors) and self.errors[k][0] == index else None
 
     # -- indexing ------------------------------------------------------------------------------
-    def index_some(self, limit: int = BATCH, *, look_again: bool = True) -> int:
+    def index_some(self, limit: int = INDEX_BATCH, *, look_again: bool = True) -> int:
         """Fold up to `limit` more lines into the timeline; returns how many (0: all read).
         Without `look_again`, only lines the files held at the last look (see `Merger.pull`).
 

@@ -4,43 +4,30 @@ Both show the same panels over a `DashboardState` folded by the one reducer. The
 its engine in a worker on the app's own event loop and redraws on a short timer when events came
 in (never once per event), and once a second for the clocks. For tests and screenshots either
 app can be built in a fixed state: `AgentTuiApp(events=[...], live=False)` (its "now" is then
-the newest event's time), or `ReplayApp([fixture.jsonl])`.
+the newest event's time), or `ReplayApp([fixture.jsonl])`. What both share (theme, help,
+notices, `A` for the next request) is `AgentTuiBase`.
 
 Attention: when a request arrives while the user looks elsewhere (another session, a dialog,
-another window), the terminal bell rings; the terminal's title always counts what waits
-(`(2) agent-tui`), and `A` opens the next waiting request from anywhere. Notifications go to the
-summary bar, never over the panels or a dialog. SIGTERM and SIGHUP (a closed terminal) leave the
-way `q` does: every running turn is stopped and logged, then the terminal is restored.
+another window), the terminal bell rings and the summary bar says so; the terminal's title
+always counts what waits (`(2) agent-tui`, see `terminal.py`). SIGTERM and SIGHUP (a closed
+terminal) leave the way `q` does: every running turn is stopped and logged, then the terminal
+is restored.
 """
 
 from __future__ import annotations
 
-import asyncio
-import errno
 import os
-import signal
-import sys
-import time
-from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from textual import on, work
-from textual.app import App
-from textual.binding import Binding
-from textual.css.query import NoMatches
-from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-import agent_tui
 from agent_tui.events import Event
-from agent_tui.reducer import project_state
-from agent_tui.reducer.state import epoch_ms
-from agent_tui.runtime.model_router import ModelChoice
-from agent_tui.tui.commands import ScreenCommands
+from agent_tui.ports import ModelChoice, demo_scenario_path
+from agent_tui.reducer import epoch_ms, project_state
+from agent_tui.tui.app_base import TITLE, AgentTuiBase
 from agent_tui.tui.formatting import agent_path_text, short_path
 from agent_tui.tui.live import LiveRun
 from agent_tui.tui.messages import (
@@ -51,134 +38,18 @@ from agent_tui.tui.messages import (
     PermissionWithdrawn,
     WorkbenchReady,
 )
-from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.dashboard import DashboardScreen
-from agent_tui.tui.screens.help import HelpScreen
 from agent_tui.tui.screens.replay import ReplayScreen
-from agent_tui.tui.screens.sessions import SessionsScreen
-from agent_tui.tui.widgets.summary_bar import SummaryBar
+from agent_tui.tui.terminal import TerminalTitle, on_leave_signals, terminal_gone
+from agent_tui.tui.timing import now_epoch_ms
 
-DEFAULT_THEME = "tokyo-night"
-THEME_ENV = "AGENT_TUI_THEME"
 REFRESH_SECONDS = 1 / 12
 """How often the live dashboard redraws when events came in."""
 TICK_SECONDS = 1.0
 """How often running turns' durations and waiting requests' waits are redrawn."""
-TITLE = "agent-tui"
-MAX_NOTICES = 100
 
 
-@dataclass(frozen=True)
-class Notice:
-    """One notification the app showed."""
-
-    message: str
-    title: str
-    severity: str
-
-
-def stylesheet_path() -> Path:
-    """`app.tcss`: inside the package when installed from a wheel, else the repo's `styles/`."""
-    try:
-        packaged = Path(str(resources.files("agent_tui") / "styles" / "app.tcss"))
-    except (ModuleNotFoundError, TypeError):  # pragma: no cover - namespace oddities
-        packaged = Path(agent_tui.__file__).parent / "styles" / "app.tcss"
-    if packaged.is_file():
-        return packaged
-    return Path(agent_tui.__file__).resolve().parent.parent / "styles" / "app.tcss"
-
-
-class _AgentTuiBase(App[int]):
-    """What both apps share: styles, theme, help, notices, the next-request key, the palette."""
-
-    CSS_PATH = str(stylesheet_path())
-    TITLE = TITLE
-    COMMANDS = App.COMMANDS | {ScreenCommands}
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("f1", "help", "Help", show=False),
-        Binding("A", "next_approval", "Next request", show=False),
-    ]
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (160, "-wide")]
-
-    def __init__(self, *, theme: str | None = None) -> None:
-        super().__init__()
-        self._initial_theme = theme or os.environ.get(THEME_ENV) or DEFAULT_THEME
-        self.theme_warning: str | None = None
-        self.notices: deque[Notice] = deque(maxlen=MAX_NOTICES)
-        """The latest notifications, oldest first (the summary bar shows the newest)."""
-
-    def on_mount(self) -> None:
-        if self._initial_theme in self.available_themes:
-            self.theme = self._initial_theme
-        else:
-            self.theme_warning = (
-                f"Unknown theme {self._initial_theme!r} (from ${THEME_ENV}); using {DEFAULT_THEME}. "
-                "The palette lists the themes."
-            )
-            self.theme = DEFAULT_THEME
-            self.call_after_refresh(self.notify, self.theme_warning, severity="warning", timeout=10)
-
-    def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
-
-    @property
-    def sessions_screen(self) -> SessionsScreen:
-        screen = self.screen_stack[0]
-        assert isinstance(screen, SessionsScreen)
-        return screen
-
-    # -- notices in the summary bar ------------------------------------------------------------
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None:
-        """Show a notification in the summary bar (never as a toast over the panels)."""
-        self.notices.append(Notice(message, title, severity))
-        try:
-            bar = self.screen_stack[0].query_one("#summary", SummaryBar)
-        except (IndexError, NoMatches):
-            return
-        bar.show_notice(message, title=title, severity=severity, timeout=timeout or 5)
-
-    def clear_notifications(self) -> None:
-        """Clear the notice in the summary bar too."""
-        super().clear_notifications()
-        try:
-            self.screen_stack[0].query_one("#summary", SummaryBar).clear_notice()
-        except (IndexError, NoMatches):
-            pass
-
-    # -- the next request, from anywhere -------------------------------------------------------
-    def action_next_approval(self) -> None:
-        """`A`: open the next waiting request (after the open one), wherever the user is."""
-        screen = self.sessions_screen
-        pending = screen.state.pending_permissions()
-        if not pending:
-            self.notify("No approvals are waiting.", timeout=3)
-            return
-        top = self.screen
-        after = top.key if isinstance(top, ApprovalScreen) else None
-        keys = [(v.session_id, v.request_id) for v in pending]
-        index = (keys.index(after) + 1) % len(keys) if after in keys else 0
-        view = pending[index]
-        while len(self.screen_stack) > 1:
-            if not isinstance(self.screen, ApprovalScreen | HelpScreen):
-                self.notify("Close this dialog first (esc), then press A.", severity="warning")
-                return
-            self.pop_screen()
-        screen.select_session(view.session_id)
-        screen.open_approval(view.session_id, view.request_id)
-
-
-class AgentTuiApp(_AgentTuiBase):
+class AgentTuiApp(AgentTuiBase):
     """The dashboard: a live run (the demo, or a project), or (live=False) recorded events.
 
     Args:
@@ -240,14 +111,14 @@ class AgentTuiApp(_AgentTuiBase):
             self._mode = "recorded"
         if clock is None:
             newest = max((epoch_ms(e.ts) or 0 for e in self._events), default=0)
-            clock = (lambda: newest) if not live else _wall_clock_ms
+            clock = (lambda: newest) if not live else now_epoch_ms
         self.clock_ms = clock
         if notice:
             self._mode += " · no model configured"
         if group_by_day is not None:
             self._project_run = group_by_day
         self._notice = notice
-        self.terminal_title = TITLE
+        self.window_title = TerminalTitle(TITLE, self._write_terminal)
         self.bells = 0
         self._leaving = False
 
@@ -257,6 +128,11 @@ class AgentTuiApp(_AgentTuiBase):
         if self.live is None:
             screen.state = project_state(self._events)
         return screen
+
+    @property
+    def terminal_title(self) -> str:
+        """The terminal window's title as last shown."""
+        return self.window_title.text
 
     @property
     def dashboard(self) -> DashboardScreen:
@@ -270,14 +146,12 @@ class AgentTuiApp(_AgentTuiBase):
             self.set_interval(REFRESH_SECONDS, self._refresh_live)
             self._run_live()
         self.set_interval(TICK_SECONDS, self._tick)
-        self._write_terminal("\x1b[22;0t")  # keep the terminal's own title, to restore on exit
+        self.window_title.save()
         self._show_title()
         if self._notice:
             self.notify(self._notice, title="No model configured", severity="warning", timeout=20)
         if not self.is_headless:
-            loop = asyncio.get_running_loop()
-            for number in (signal.SIGTERM, signal.SIGHUP):
-                loop.add_signal_handler(number, self._signalled, number)
+            on_leave_signals(self._signalled)
 
     # -- the live run --------------------------------------------------------------------------
     @work(exclusive=True, group="live-run", exit_on_error=False)
@@ -321,11 +195,7 @@ class AgentTuiApp(_AgentTuiBase):
         return self.screen is not dashboard or not self.app_focus or selected != session_id
 
     def _show_title(self) -> None:
-        pending = len(self.sessions_screen.state.pending_permissions())
-        title = f"({pending}) {TITLE}" if pending else TITLE
-        if title != self.terminal_title:
-            self.terminal_title = title
-            self._write_terminal(f"\x1b]2;{title}\x07")
+        self.window_title.show(len(self.sessions_screen.state.pending_permissions()))
 
     def _write_terminal(self, sequence: str) -> None:
         if not self.is_headless and self._driver is not None:
@@ -389,32 +259,15 @@ class AgentTuiApp(_AgentTuiBase):
                 self.notify("Stopping running turns…", timeout=2)
             await live.shutdown()
         self.workers.cancel_group(self, "live-run")
-        if _terminal_gone():
+        if terminal_gone():
             # The terminal was closed (SIGHUP): the logs are closed now, and there is nothing to
             # restore; Textual would block for ever trying to write its goodbye to it.
             os._exit(0)
-        self._write_terminal("\x1b[23;0t")  # the terminal's own title again
+        self.window_title.restore()
         self.exit(0)
 
 
-def _wall_clock_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def _terminal_gone() -> bool:
-    """Whether the controlling terminal hung up (its window was closed)."""
-    import termios
-
-    try:
-        termios.tcgetattr(sys.__stdin__.fileno() if sys.__stdin__ is not None else 0)
-    except termios.error as error:
-        return error.args[0] == errno.EIO
-    except (OSError, ValueError):
-        return False
-    return False
-
-
-class ReplayApp(_AgentTuiBase):
+class ReplayApp(AgentTuiBase):
     """The replay scrubber over recorded session logs.
 
     Args:
@@ -478,8 +331,6 @@ def run_dashboard(
     if models:
         app = AgentTuiApp(sessions_dir=sessions_dir, project=project, models=models, prompt=prompt)
     else:
-        from agent_tui.demo import demo_scenario_path
-
         app = AgentTuiApp(
             scenario_path=demo_scenario_path(), sessions_dir=sessions_dir, prompt=prompt, notice=notice
         )

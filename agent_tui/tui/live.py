@@ -26,13 +26,20 @@ from pathlib import Path
 import anyio
 from textual.message import Message
 
-from agent_tui.engine.permissions import PermissionAnswer
-from agent_tui.engine.scenario import load_scenario
 from agent_tui.events import Event
+from agent_tui.ports import (
+    AgentSpec,
+    AgentStartError,
+    ModelChoice,
+    PermissionAnswer,
+    RunResult,
+    ScenarioRun,
+    SendRefused,
+    Sent,
+    Workbench,
+    load_scenario,
+)
 from agent_tui.reducer import DashboardState, apply_event
-from agent_tui.runtime.model_router import ModelChoice
-from agent_tui.runtime.runner import RunResult, ScenarioRun
-from agent_tui.runtime.workbench import AgentSpec, AgentStartError, SendRefused, Sent, Workbench
 from agent_tui.tui.messages import AgentStarted, AgentStartFailed, LiveRunFinished, WorkbenchReady
 from agent_tui.tui.prompter import TuiPrompter
 

@@ -18,11 +18,9 @@ from typing import Literal
 
 from textual.message import Message
 
-from agent_tui.engine.permissions import PermissionRequest
+from agent_tui.ports import AgentSpec, PermissionRequest
 from agent_tui.reducer import DashboardState
-from agent_tui.replay.timeline import Timeline
-from agent_tui.replay.view import Snapshot
-from agent_tui.runtime.workbench import AgentSpec
+from agent_tui.replay import Snapshot, Timeline
 
 
 @dataclass

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.ports import PermissionAnswer, PermissionRequest, Prompter
 from agent_tui.tui.messages import PermissionAsked, PermissionWithdrawn
 
 RequestKey = tuple[str, str]
@@ -31,7 +31,7 @@ class _Waiting:
     future: asyncio.Future[PermissionAnswer]
 
 
-class TuiPrompter:
+class TuiPrompter(Prompter):
     """A `Prompter` whose answers come from the approval queue.
 
     Args:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agent_tui.reducer import TurnView
-from agent_tui.reducer.state import epoch_ms
+from agent_tui.reducer import TurnView, epoch_ms
 
 
 def format_duration(ms: int | None) -> str:

@@ -22,9 +22,8 @@ from textual.highlight import highlight
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.ports import ChangePreview, PermissionAnswer
 from agent_tui.reducer import DashboardState, PermissionView, ToolCallView
-from agent_tui.runtime.change_preview import ChangePreview
 from agent_tui.tui.formatting import MUTED, agent_path_text, risk_content
 from agent_tui.tui.widgets.diff_view import DiffView
 

@@ -15,11 +15,16 @@ from textual import on
 from textual.binding import Binding
 from textual.widget import Widget
 
-from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.ports import (
+    AgentSpec,
+    ChangePreview,
+    PermissionAnswer,
+    SendRefused,
+    WorktreeError,
+    preview_change,
+    uncommitted_changes,
+)
 from agent_tui.reducer import DashboardState, PermissionView
-from agent_tui.runtime.change_preview import ChangePreview, preview_change
-from agent_tui.runtime.workbench import AgentSpec, SendRefused
-from agent_tui.runtime.worktrees import WorktreeError, uncommitted_changes
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.live import LiveRun

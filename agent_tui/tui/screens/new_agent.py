@@ -19,9 +19,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 
-from agent_tui.runtime.model_router import ModelChoice
-from agent_tui.runtime.workbench import AgentSpec
-from agent_tui.runtime.worktrees import repo_root
+from agent_tui.ports import AgentSpec, ModelChoice, repo_root
 from agent_tui.tui.formatting import short_path
 
 MUTED = "$text-muted"

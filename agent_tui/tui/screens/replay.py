@@ -14,9 +14,7 @@ from typing import Literal
 from textual import on, work
 from textual.binding import Binding
 
-from agent_tui.replay.filters import Filter, matching
-from agent_tui.replay.goto import GotoError, resolve
-from agent_tui.replay.kinds import Mark
+from agent_tui.replay import Filter, GotoError, Mark, goto_position, matching
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.messages import ReplayFiltered, ReplayPromptSubmitted, ScrubRequested
 from agent_tui.tui.screens.replay_feed import ReplayFeedScreen
@@ -135,7 +133,7 @@ class ReplayScreen(ReplayFeedScreen):
             return
         if message.kind == "goto":
             try:
-                position = resolve(
+                position = goto_position(
                     self.timeline, text, selected=self.session_tree.selected_id, cursor=self.position
                 )
             except GotoError as error:

@@ -17,10 +17,15 @@ from textual import on, work
 from textual.content import Content
 from textual.worker import Worker, WorkerState
 
-from agent_tui.replay.follow import Follower
-from agent_tui.replay.preview import preview_end
-from agent_tui.replay.timeline import BATCH, PollResult, Timeline
-from agent_tui.replay.view import TimelineView, end_snapshot
+from agent_tui.replay import (
+    INDEX_BATCH,
+    Follower,
+    PollResult,
+    Timeline,
+    TimelineView,
+    end_snapshot,
+    preview_end,
+)
 from agent_tui.tui.messages import (
     ReplayAppended,
     ReplayIndexed,
@@ -74,7 +79,7 @@ class ReplayFeedScreen(ReplayViewScreen):
         self.post_message(ReplayIndexing(0, timeline.expected_total))
         shown = 0.0
         while not self._stopping.is_set():
-            limit = BATCH
+            limit = INDEX_BATCH
             if self._pause_after is not None:
                 limit = min(limit, self._pause_after - timeline.total)
                 if limit <= 0:

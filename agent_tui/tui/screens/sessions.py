@@ -20,9 +20,8 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 
-from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.ports import ChangePreview, PermissionAnswer
 from agent_tui.reducer import DashboardState, PermissionView
-from agent_tui.runtime.change_preview import ChangePreview
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.highlight import guess_language, highlight
 from textual.widgets import Static
 
-from agent_tui.runtime.change_preview import ChangePreview, DiffLine
+from agent_tui.ports import ChangePreview, DiffLine
 
 MAX_DIFF_LINES = 2_000
 """A longer diff is cut (the rest is counted), so a huge write cannot stall the dialog."""

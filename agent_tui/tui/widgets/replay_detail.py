@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from agent_tui.reducer import SessionView
-from agent_tui.replay.view import FULL_TURNS
+from agent_tui.replay import FULL_TURNS
 from agent_tui.tui.formatting import turn_content
 from agent_tui.tui.widgets.session_detail import SessionDetail
 

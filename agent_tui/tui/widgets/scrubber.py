@@ -22,7 +22,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from agent_tui.replay.bar import Cell
+from agent_tui.replay import Cell
 from agent_tui.tui.messages import ScrubRequested
 
 MUTED = "$text-muted"

@@ -1,0 +1,62 @@
+"""What the dashboard may use of the engine and the runtime: this module is the whole surface.
+
+The TUI (`agent_tui/tui/`) imports from the engine, the turn registry and the runtime only
+through the names below; the rest of those packages may change shape without the dashboard
+noticing. The reducer, the replay and the event schema, which the dashboard also reads, are
+imported through their packages (`agent_tui.reducer`, `agent_tui.replay`, `agent_tui.events`).
+`tests/test_tui_surface.py` holds the TUI to this.
+
+Invariants:
+- nothing here imports Textual: the ports are plain Python, usable by any front end (a second
+  UI, a test) the same way;
+- every name is re-exported unchanged (no wrappers, no second name for one thing), so a type
+  seen through this module is the very type the engine and the runtime use.
+
+The groups:
+- permissions: the engine asks a `Prompter` (`ask(PermissionRequest) -> PermissionAnswer`);
+  the dashboard's approval queue is one;
+- steering: a running turn accepts more input (`Attached`) or there is none (`NoActiveTurn`);
+- the workbench: starting agents (`AgentSpec`, `AgentStartError`), sending them text (`Sent`,
+  `SendRefused`), the model to run them on (`ModelChoice`);
+- the demo: a scenario (`load_scenario`, `demo_scenario_path`) played by a `ScenarioRun`,
+  which returns a `RunResult`;
+- changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
+  `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
+  `WorktreeError`).
+"""
+
+from __future__ import annotations
+
+from agent_tui.demo import demo_scenario_path
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, Prompter
+from agent_tui.engine.scenario import load_scenario
+from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
+from agent_tui.runtime.model_router import ModelChoice
+from agent_tui.runtime.runner import RunResult, ScenarioRun
+from agent_tui.runtime.workbench import AgentSpec, AgentStartError, SendRefused, Sent, Workbench
+from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
+from agent_tui.turns import Attached, NoActiveTurn
+
+__all__ = [
+    "AgentSpec",
+    "AgentStartError",
+    "Attached",
+    "ChangePreview",
+    "DiffLine",
+    "ModelChoice",
+    "NoActiveTurn",
+    "PermissionAnswer",
+    "PermissionRequest",
+    "Prompter",
+    "RunResult",
+    "ScenarioRun",
+    "SendRefused",
+    "Sent",
+    "Workbench",
+    "WorktreeError",
+    "demo_scenario_path",
+    "load_scenario",
+    "preview_change",
+    "repo_root",
+    "uncommitted_changes",
+]

@@ -1,0 +1,146 @@
+"""`AgentTuiBase`: what the dashboard and the replay scrubber share, whatever they show.
+
+Both apps load the one stylesheet, pick a theme (`$AGENT_TUI_THEME`, else tokyo-night; an
+unknown name falls back with a warning rather than failing), open the help on `?`/F1, and list
+their screens in the command palette. Notifications go to the summary bar of the bottom screen,
+never as toasts over the panels or a dialog; the app keeps the latest `MAX_NOTICES` of them.
+`A` opens the next waiting request from anywhere: it closes the help or an approval on top
+first, and refuses (with a notice) to throw away any other dialog.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+from textual.css.query import NoMatches
+from textual.notifications import SeverityLevel
+
+from agent_tui.tui.commands import ScreenCommands
+from agent_tui.tui.screens.approval import ApprovalScreen
+from agent_tui.tui.screens.help import HelpScreen
+from agent_tui.tui.screens.sessions import SessionsScreen
+from agent_tui.tui.widgets.summary_bar import SummaryBar
+
+DEFAULT_THEME = "tokyo-night"
+THEME_ENV = "AGENT_TUI_THEME"
+TITLE = "agent-tui"
+MAX_NOTICES = 100
+
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+"""The `agent_tui` package directory (this module is `agent_tui/tui/app_base.py`)."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One notification the app showed."""
+
+    message: str
+    title: str
+    severity: str
+
+
+def stylesheet_path() -> Path:
+    """`app.tcss`: inside the package when installed from a wheel, else the repo's `styles/`."""
+    try:
+        packaged = Path(str(resources.files("agent_tui") / "styles" / "app.tcss"))
+    except (ModuleNotFoundError, TypeError):  # pragma: no cover - namespace oddities
+        packaged = _PACKAGE_DIR / "styles" / "app.tcss"
+    if packaged.is_file():
+        return packaged
+    return _PACKAGE_DIR.parent / "styles" / "app.tcss"
+
+
+class AgentTuiBase(App[int]):
+    """What both apps share: styles, theme, help, notices, the next-request key, the palette."""
+
+    CSS_PATH = str(stylesheet_path())
+    TITLE = TITLE
+    COMMANDS = App.COMMANDS | {ScreenCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("f1", "help", "Help", show=False),
+        Binding("A", "next_approval", "Next request", show=False),
+    ]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (160, "-wide")]
+
+    def __init__(self, *, theme: str | None = None) -> None:
+        super().__init__()
+        self._initial_theme = theme or os.environ.get(THEME_ENV) or DEFAULT_THEME
+        self.theme_warning: str | None = None
+        self.notices: deque[Notice] = deque(maxlen=MAX_NOTICES)
+        """The latest notifications, oldest first (the summary bar shows the newest)."""
+
+    def on_mount(self) -> None:
+        if self._initial_theme in self.available_themes:
+            self.theme = self._initial_theme
+        else:
+            self.theme_warning = (
+                f"Unknown theme {self._initial_theme!r} (from ${THEME_ENV}); using {DEFAULT_THEME}. "
+                "The palette lists the themes."
+            )
+            self.theme = DEFAULT_THEME
+            self.call_after_refresh(self.notify, self.theme_warning, severity="warning", timeout=10)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    @property
+    def sessions_screen(self) -> SessionsScreen:
+        screen = self.screen_stack[0]
+        assert isinstance(screen, SessionsScreen)
+        return screen
+
+    # -- notices in the summary bar ------------------------------------------------------------
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Show a notification in the summary bar (never as a toast over the panels)."""
+        self.notices.append(Notice(message, title, severity))
+        try:
+            bar = self.screen_stack[0].query_one("#summary", SummaryBar)
+        except (IndexError, NoMatches):
+            return
+        bar.show_notice(message, title=title, severity=severity, timeout=timeout or 5)
+
+    def clear_notifications(self) -> None:
+        """Clear the notice in the summary bar too."""
+        super().clear_notifications()
+        try:
+            self.screen_stack[0].query_one("#summary", SummaryBar).clear_notice()
+        except (IndexError, NoMatches):
+            pass
+
+    # -- the next request, from anywhere -------------------------------------------------------
+    def action_next_approval(self) -> None:
+        """`A`: open the next waiting request (after the open one), wherever the user is."""
+        screen = self.sessions_screen
+        pending = screen.state.pending_permissions()
+        if not pending:
+            self.notify("No approvals are waiting.", timeout=3)
+            return
+        top = self.screen
+        after = top.key if isinstance(top, ApprovalScreen) else None
+        keys = [(v.session_id, v.request_id) for v in pending]
+        index = (keys.index(after) + 1) % len(keys) if after in keys else 0
+        view = pending[index]
+        while len(self.screen_stack) > 1:
+            if not isinstance(self.screen, ApprovalScreen | HelpScreen):
+                self.notify("Close this dialog first (esc), then press A.", severity="warning")
+                return
+            self.pop_screen()
+        screen.select_session(view.session_id)
+        screen.open_approval(view.session_id, view.request_id)
