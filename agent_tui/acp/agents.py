@@ -93,8 +93,13 @@ class AcpAgents:
         *,
         prompt: str | None = None,
         title: str | None = None,
+        agent_name: str | None = None,
+        **created: Any,
     ) -> AcpAgentSession:
         """A new session for `config`'s agent in `cwd`; with `prompt`, its first turn starts too.
+
+        `agent_name` is its name in the tree (default: the agent's); `created` are further
+        `session.created` fields (`worktree={"path", "branch"}`).
 
         Raises:
             RuntimeError: outside `async with`. `EventStoreFailure` if `session.created` cannot
@@ -103,7 +108,11 @@ class AcpAgents:
         if self._group is None:
             raise RuntimeError("use `async with AcpAgents(engine)` before starting agents")
         session_id = await self.engine.create_session(
-            cwd, client=config.name, agent_name=config.name, title=title or (prompt or "")[:60] or None
+            cwd,
+            client=config.name,
+            agent_name=agent_name or config.name,
+            title=title or (prompt or "")[:60] or None,
+            **created,
         )
         session = AcpAgentSession(self, config, session_id)
         await self._group.start(session.writer.serve)

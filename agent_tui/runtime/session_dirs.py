@@ -88,6 +88,7 @@ class StoredSession:
     worktree_branch: str | None = None
     model: str | None = None
     problem: str | None = None
+    client: str | None = None
 
     @property
     def name(self) -> str:
@@ -136,6 +137,7 @@ def read_stored_session(path: Path) -> StoredSession:
         status=_status_of_last(last),
         worktree_branch=worktree.get("branch"),
         model=created.get("model"),
+        client=created.get("client"),
     )
 
 

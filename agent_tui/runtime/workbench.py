@@ -12,13 +12,18 @@ Invariants:
 - `start_agent` leaves nothing behind on failure: a worktree made for a session that could not
   be created is removed again;
 - `close` cancels every running turn, sub-agents included, and returns once each has stored
-  its `turn.completed` (or the timeout passed).
+  its `turn.completed` (or the timeout passed);
+- a session run by an external agent (`AgentSpec.acp`, see `ExternalAgents`) is a session of the
+  same engine: the tree, the approval queue, stop and close treat it like our own; `send` gives
+  it the next prompt (it cannot be steered mid-turn), and a stored one is reopened by its agent
+  when that agent is still configured (else it is shown but not continued).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,9 +33,11 @@ import anyio
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
+from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event
 from agent_tui.providers.prompt import system_prompt
+from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
 from agent_tui.runtime.session_dirs import (
     StoredSession,
@@ -57,6 +64,7 @@ class AgentSpec:
         name: its name in the tree (empty: made from the prompt's first words).
         model: a `ModelChoice` name (None: the default).
         own_worktree: work in a new git worktree of `cwd`'s repository, on a new branch.
+        acp: run it by this external (ACP) agent instead of our engine (`model` is not used).
     """
 
     prompt: str
@@ -64,6 +72,7 @@ class AgentSpec:
     name: str = ""
     model: str | None = None
     own_worktree: bool = False
+    acp: str | None = None
 
 
 class AgentStartError(Exception):
@@ -97,8 +106,10 @@ class Workbench:
         engine: the engine (not yet entered).
         project: the project directory (the new-agent form's default directory).
         sessions_dir: where the logs are.
-        models: what agents can be started with, the default first.
+        models: what agents can be started with, the default first (may be empty when
+            `external` offers agents).
         router: routes sessions to their model (None: every session uses `engine.provider`).
+        external: agents run by programs of their own (ACP agents), or None.
     """
 
     def __init__(
@@ -109,13 +120,17 @@ class Workbench:
         sessions_dir: Path,
         models: list[ModelChoice],
         router: ProviderRouter | None = None,
+        external: ExternalAgents | None = None,
     ) -> None:
         self.engine = engine
         self.project = project
         self.sessions_dir = sessions_dir
         self.models = list(models)
         self.router = router
+        self.external = external
         self.worktrees: dict[str, Worktree] = {}
+        self.not_continued: dict[str, str] = {}
+        """Stored sessions shown but not reopened, with the reason (an agent no longer configured)."""
 
     @classmethod
     def for_project(
@@ -126,16 +141,20 @@ class Workbench:
         models: list[ModelChoice],
         prompter: Prompter | None,
         max_steps: int = 250,
+        external: ExternalAgents | None = None,
     ) -> Workbench:
         """A workbench with its own engine: logs in `sessions_dir`, the project's rules file, and
-        the coding-agent prompt for the project (its tools, rules and `AGENTS.md`)."""
+        the coding-agent prompt for the project (its tools, rules and `AGENTS.md`).
+
+        With no `models` (only external agents configured), our own agents cannot be started,
+        and a stored one that is continued ends its turn saying no model is configured."""
         store = JsonlFileEventStore(sessions_dir)
         engine_box: list[SessionEngine] = []
 
         def parent_of(session_id: str) -> str | None:
             return engine_box[0].session(session_id).parent_id if engine_box else None
 
-        router = ProviderRouter(models, parent_of)
+        router = ProviderRouter(models or [_no_model()], parent_of)
         permissions = PermissionEngine(DEFAULT_POLICY, rules_path=project / RULES_FILE)
 
         engine = SessionEngine(
@@ -148,7 +167,30 @@ class Workbench:
         )
         SubAgents(engine)
         engine_box.append(engine)
-        return cls(engine, project=project, sessions_dir=sessions_dir, models=models, router=router)
+        return cls(
+            engine,
+            project=project,
+            sessions_dir=sessions_dir,
+            models=models,
+            router=router,
+            external=external,
+        )
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[Workbench]:
+        """The engine open (and the external agents served on it) while inside; leaving stops
+        every turn and ends every external agent's process."""
+        async with self.engine:
+            if self.external is None:
+                yield self
+                return
+            async with self.external.serve(self.engine):
+                yield self
+
+    def external_agents(self) -> list[tuple[str, str]]:
+        """`(name, command line)` of each external agent the form offers."""
+        external = self.external
+        return [(name, external.describe(name)) for name in external.names()] if external else []
 
     # -- reopening stored sessions -------------------------------------------------------------
     async def hydrate(self, fold: Callable[[Event], None]) -> list[str]:
@@ -176,6 +218,11 @@ class Workbench:
                 continue
             for event in events:
                 fold(event)
+            if self._is_external(session):
+                problem = await self._reopen_external(session)
+                if problem is not None:
+                    problems.append(problem)
+                continue
             try:
                 await self.engine.open_session(session.session_id)
             except Exception as error:
@@ -183,6 +230,23 @@ class Workbench:
                 continue
             self._remember_model(session)
         return problems
+
+    def _is_external(self, session: StoredSession) -> bool:
+        """Whether the session was run by an external agent (its `client` is not our engine)."""
+        return session.parent_session_id is None and session.client not in (None, self.engine.client)
+
+    async def _reopen_external(self, session: StoredSession) -> str | None:
+        name = session.client or ""
+        external = self.external
+        if external is None or name not in external.names():
+            reason = f"it was run by {name}, which is not an ACP agent of the config file"
+            self.not_continued[session.session_id] = reason
+            return None
+        try:
+            await external.reopen(name, session.session_id)
+        except Exception as error:
+            return f"{session.path}: could not be reopened: {error}"
+        return None
 
     def _remember_model(self, session: StoredSession) -> None:
         if self.router is None or session.model is None:
@@ -197,6 +261,8 @@ class Workbench:
         for choice in self.models:
             if choice.name == name:
                 return choice
+        if not self.models:
+            raise AgentStartError("no model is configured: choose an ACP agent, or configure a model")
         return self.models[0]
 
     async def start_agent(self, spec: AgentSpec) -> str:
@@ -207,12 +273,18 @@ class Workbench:
                 session could not be stored.
         """
         prompt = spec.prompt.strip()
-        if not prompt:
+        if not prompt and spec.acp is None:  # an external agent may start idle, for the composer
             raise AgentStartError("the prompt is empty")
         cwd = spec.cwd.expanduser().resolve()
         if not cwd.is_dir():
             raise AgentStartError(f"{cwd}: no such directory")
-        name = spec.name.strip() or name_from_prompt(prompt)
+        if spec.acp is not None:
+            self._check_external(spec.acp)
+            choice = None
+            name = spec.name.strip() or spec.acp
+        else:
+            choice = self.choice(spec.model)
+            name = spec.name.strip() or name_from_prompt(prompt)
         worktree: Worktree | None = None
         if spec.own_worktree:
             try:
@@ -220,7 +292,9 @@ class Workbench:
             except WorktreeError as error:
                 raise AgentStartError(f"no worktree: {error}") from None
             cwd = worktree.cwd
-        choice = self.choice(spec.model)
+        if choice is None:
+            assert spec.acp is not None
+            return await self._start_external(spec.acp, prompt, cwd, name, worktree)
         extra: dict[str, Any] = {}
         if choice.provider is not None:
             extra["provider"] = choice.provider
@@ -241,6 +315,31 @@ class Workbench:
         self.engine.start_turn(session_id, prompt)
         return session_id
 
+    def _check_external(self, agent: str) -> None:
+        names = self.external.names() if self.external is not None else []
+        if agent not in names:
+            configured = f" (configured: {', '.join(names)})" if names else " (none is configured)"
+            raise AgentStartError(f"no ACP agent named {agent!r}{configured}")
+
+    async def _start_external(
+        self, agent: str, prompt: str, cwd: Path, name: str, worktree: Worktree | None
+    ) -> str:
+        assert self.external is not None
+        created: dict[str, Any] = {}
+        if worktree is not None:
+            created["worktree"] = {"path": str(worktree.path), "branch": worktree.branch}
+        try:
+            session_id = await self.external.start(
+                agent, cwd, prompt=prompt or None, agent_name=name, title=prompt[:60] or None, created=created
+            )
+        except Exception as error:
+            if worktree is not None:
+                await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
+            raise AgentStartError(f"could not start {agent}: {error}") from None
+        if worktree is not None:
+            self.worktrees[session_id] = worktree
+        return session_id
+
     # -- talking to sessions -------------------------------------------------------------------
     def is_running(self, session_id: str) -> bool:
         try:
@@ -253,10 +352,14 @@ class Workbench:
         text = text.strip()
         if not text:
             return SendRefused("There is nothing to send.")
+        if session_id in self.not_continued:
+            return SendRefused(f"This session cannot be continued: {self.not_continued[session_id]}.")
         try:
             info = self.engine.session(session_id)
         except UnknownSession:
             return SendRefused("This session is not open in this dashboard (it could not be reopened).")
+        if self.external is not None and self.external.owns(session_id):
+            return self._send_external(session_id, info, text)
         if info.live_turn is not None and isinstance(self.engine.submit(session_id, text), Attached):
             return Sent("steered")
         try:
@@ -265,6 +368,19 @@ class Workbench:
             return SendRefused("Its turn is just ending; send again in a moment.")
         except RuntimeError as error:  # the engine is closed (the dashboard is leaving)
             return SendRefused(f"The engine is not running: {error}.")
+        return Sent("started")
+
+    def _send_external(self, session_id: str, info: SessionInfo, text: str) -> Sent | SendRefused:
+        assert self.external is not None
+        name = info.agent_name or info.client
+        if info.live_turn is not None:
+            return SendRefused(f"{name} is working on its turn; send this when it ends, or stop it (x).")
+        try:
+            self.external.prompt(session_id, text)
+        except TurnConflict:
+            return SendRefused("Its turn is just ending; send again in a moment.")
+        except ExternalAgentGone as gone:
+            return SendRefused(f"{name} is not running any more: {gone}. Start it again with n.")
         return Sent("started")
 
     # -- stopping ------------------------------------------------------------------------------
@@ -331,6 +447,9 @@ class Workbench:
             while any(self.is_running(sid) for sid in family):
                 engine.stop_subtree(session_id)
                 await anyio.sleep(0.02)
+        if self.external is not None and self.external.owns(session_id):
+            with anyio.CancelScope(shield=True):
+                await self.external.close(session_id)  # its process ends; its log stays
         engine.dispose_session(session_id)
         self.worktrees.pop(session_id, None)
         mark_closed(self.sessions_dir, sorted(family))
@@ -341,6 +460,15 @@ class Workbench:
         except WorktreeError as error:
             return str(error)
         return None
+
+
+def _no_model() -> ModelChoice:
+    """What our own agents run on when no model is configured: every call says so."""
+
+    def refuse() -> ModelProvider:
+        raise ProviderFailure("no model is configured for agent-tui's own agents (README, 'Real models')")
+
+    return ModelChoice("none", "no model configured", build=refuse)
 
 
 def _unfinished(info: SessionInfo) -> bool:
