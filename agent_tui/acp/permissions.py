@@ -4,6 +4,8 @@ Client side (an external agent asks us): the request reaches our one approval qu
 `AcpPermissionRequest`, a `PermissionRequest` that also carries the agent's own options. Whoever
 answers may pick one of them (`AcpPermissionAnswer.option_id`) or answer as for our own tools
 (allow/deny, once/session/always); `choose_option` maps the latter onto the agent's options.
+(Those three types are plain data defined with the workbench's `ExternalAgents` port, so the
+dashboard can show and answer such a question without loading the ACP SDK.)
 
 Server side (our engine asks the client): `SERVER_OPTIONS` are the options `agent-tui acp`
 offers, and `answer_for_option` turns the client's choice back into our answer.
@@ -17,35 +19,24 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from acp.schema import PermissionOption
 
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.runtime.external_agents import AcpPermissionAnswer, AcpPermissionRequest, AgentOption
 
-
-@dataclass(frozen=True, slots=True)
-class AgentOption:
-    """One option an ACP agent offers for a permission request."""
-
-    option_id: str
-    name: str
-    kind: str  # allow_once | allow_always | reject_once | reject_always
-
-
-@dataclass(frozen=True, slots=True)
-class AcpPermissionRequest(PermissionRequest):
-    """A request from an external ACP agent, with the agent's own options (in its order)."""
-
-    options: tuple[AgentOption, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class AcpPermissionAnswer(PermissionAnswer):
-    """An answer that names one of the agent's options (`option_id`)."""
-
-    option_id: str | None = None
-
+__all__ = [
+    "SERVER_OPTIONS",
+    "AcpPermissionAnswer",
+    "AcpPermissionRequest",
+    "AgentOption",
+    "agent_options",
+    "answer_for_option",
+    "choose_option",
+    "decision_of",
+    "describe_request",
+    "remember_of",
+]
 
 _PREFERENCE: dict[tuple[str, bool], tuple[str, str]] = {
     ("allow", True): ("allow_once", "allow_always"),

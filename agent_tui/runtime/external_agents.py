@@ -14,16 +14,47 @@ Invariants:
   starts the first turn when given a prompt;
 - `prompt` raises `TurnConflict` while the session's turn runs (an external agent cannot be
   steered) and `ExternalAgentGone` when its agent cannot take prompts any more.
+
+An external agent's question reaches the prompter as an `AcpPermissionRequest`: a
+`PermissionRequest` that also carries the agent's own options (`AgentOption`: an id, the name the
+agent gives it, and its kind: `allow_once`, `allow_always`, `reject_once` or `reject_always`).
+An `AcpPermissionAnswer` may pick one of them by id; a plain `PermissionAnswer` is mapped onto
+them by kind (`agent_tui.acp.permissions.choose_option`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOption:
+    """One option an ACP agent offers for a permission request."""
+
+    option_id: str
+    name: str
+    kind: str  # allow_once | allow_always | reject_once | reject_always
+
+
+@dataclass(frozen=True, slots=True)
+class AcpPermissionRequest(PermissionRequest):
+    """A request from an external ACP agent, with the agent's own options (in its order)."""
+
+    options: tuple[AgentOption, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AcpPermissionAnswer(PermissionAnswer):
+    """An answer that names one of the agent's options (`option_id`)."""
+
+    option_id: str | None = None
 
 
 class ExternalAgentGone(Exception):
