@@ -1,5 +1,5 @@
-"""The "new agent" form: a prompt, where it works, which model, and (in a git repository) its own
-worktree.
+"""The "new agent" form: a prompt, where it works, which model (or which ACP agent of the config
+file: "ACP: claude" after the models), and (in a git repository) its own worktree.
 
 `ctrl+s` (or the Start button) starts it, `esc` closes without starting. The form checks what it
 can before it closes (a prompt, a directory that exists, a repository for a worktree) and says
@@ -23,6 +23,8 @@ from agent_tui.ports import AgentSpec, ModelChoice, repo_root
 from agent_tui.tui.formatting import short_path
 
 MUTED = "$text-muted"
+RunsOn = tuple[str, str]
+"""A value of the model list: `("model", profile name)` or `("acp", agent name)`."""
 
 
 class NewAgentScreen(ModalScreen[AgentSpec | None]):
@@ -32,6 +34,8 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         directory: the default directory (the project).
         models: the model choices, the default first.
         draft: a spec to fill the form with (one that failed to start, so nothing is retyped).
+        agents: `(name, command line)` of the ACP agents it can start instead, listed after the
+            models.
     """
 
     BINDINGS = [
@@ -39,12 +43,34 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         Binding("escape", "cancel", "Cancel"),
     ]
 
-    def __init__(self, directory: Path, models: list[ModelChoice], draft: AgentSpec | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        models: list[ModelChoice],
+        draft: AgentSpec | None = None,
+        agents: list[tuple[str, str]] | None = None,
+    ) -> None:
         super().__init__()
         self._directory = draft.cwd if draft is not None else directory
         self._models = models
+        self._agents = list(agents or ())
         self._draft = draft
         self.repository: Path | None = None
+
+    def _runs_on(self) -> list[tuple[str, RunsOn]]:
+        entries = [(f"{choice.name} · {choice.label}", ("model", choice.name)) for choice in self._models]
+        entries += [(f"ACP: {name} · {command}", ("acp", name)) for name, command in self._agents]
+        return entries
+
+    def _drafted(self, entries: list[tuple[str, RunsOn]]) -> RunsOn:
+        draft = self._draft
+        wanted: RunsOn | None = None
+        if draft is not None and draft.acp:
+            wanted = ("acp", draft.acp)
+        elif draft is not None and draft.model:
+            wanted = ("model", draft.model)
+        values = [value for _, value in entries]
+        return wanted if wanted in values else values[0]
 
     def compose(self) -> ComposeResult:
         draft = self._draft
@@ -63,9 +89,10 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                 yield Input(short_path(self._directory), id="new-agent-dir", compact=True)
             with Horizontal(classes="field-row"):
                 yield Label("Model", classes="field-label")
+                entries = self._runs_on()
                 yield Select(
-                    [(f"{choice.name} · {choice.label}", choice.name) for choice in self._models],
-                    value=(draft.model if draft is not None and draft.model else self._models[0].name),
+                    entries,
+                    value=self._drafted(entries),
                     allow_blank=False,
                     id="new-agent-model",
                     compact=True,
@@ -132,13 +159,15 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         if not directory.is_dir():
             return f"{directory}: no such directory."
         worktree = self.query_one("#new-agent-worktree", Checkbox).value
-        model = self.query_one("#new-agent-model", Select).value
+        runs_on = self.query_one("#new-agent-model", Select).value
+        kind, name = runs_on if isinstance(runs_on, tuple) else ("model", None)
         return AgentSpec(
             prompt=prompt,
             cwd=directory.resolve(),
             name=self.query_one("#new-agent-name", Input).value.strip(),
-            model=model if isinstance(model, str) else None,
+            model=name if kind == "model" else None,
             own_worktree=bool(worktree),
+            acp=name if kind == "acp" else None,
         )
 
     def action_start(self) -> None:
