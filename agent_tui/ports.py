@@ -14,10 +14,13 @@ Invariants:
 
 The groups:
 - permissions: the engine asks a `Prompter` (`ask(PermissionRequest) -> PermissionAnswer`);
-  the dashboard's approval queue is one;
+  the dashboard's approval queue is one; an external (ACP) agent's question is an
+  `AcpPermissionRequest` carrying the agent's own `AgentOption`s, and an `AcpPermissionAnswer`
+  picks one;
 - steering: a running turn accepts more input (`Attached`) or there is none (`NoActiveTurn`);
 - the workbench: starting agents (`AgentSpec`, `AgentStartError`), sending them text (`Sent`,
-  `SendRefused`), the model to run them on (`ModelChoice`);
+  `SendRefused`), the model to run them on (`ModelChoice`), or the external agents that run
+  some of them instead (`ExternalAgents`, ACP agents of the config file);
 - the demo: a scenario (`load_scenario`, `demo_scenario_path`) played by a `ScenarioRun`,
   which returns a `RunResult`;
 - changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
@@ -31,6 +34,12 @@ from agent_tui.demo import demo_scenario_path
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, Prompter
 from agent_tui.engine.scenario import load_scenario
 from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
+from agent_tui.runtime.external_agents import (
+    AcpPermissionAnswer,
+    AcpPermissionRequest,
+    AgentOption,
+    ExternalAgents,
+)
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.runner import RunResult, ScenarioRun
 from agent_tui.runtime.workbench import AgentSpec, AgentStartError, SendRefused, Sent, Workbench
@@ -38,11 +47,15 @@ from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_ch
 from agent_tui.turns import Attached, NoActiveTurn
 
 __all__ = [
+    "AcpPermissionAnswer",
+    "AcpPermissionRequest",
+    "AgentOption",
     "AgentSpec",
     "AgentStartError",
     "Attached",
     "ChangePreview",
     "DiffLine",
+    "ExternalAgents",
     "ModelChoice",
     "NoActiveTurn",
     "PermissionAnswer",
