@@ -1,0 +1,276 @@
+"""The built-in tools that only look: `read_file`, `list_dir` and `grep`.
+
+Invariants:
+- every path goes through `paths.resolve_under` / `paths.open_resolved`: nothing outside the
+  session cwd is read or listed, and symlinks are never followed out;
+- a FIFO or device is refused, never opened in a way that could hang (`open_regular`); a file
+  with a NUL byte in its first 8 KiB is binary and not shown;
+- a result carries at most `ctx.output_budget` characters of output (plus a marker saying what
+  was cut) and says so with `truncated=True`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import IO, Annotated
+
+import anyio
+from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
+
+from agent_tui.engine.tools.base import (
+    BaseTool,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    cut_to_budget,
+)
+from agent_tui.engine.tools.paths import (
+    display_path,
+    open_under,
+    os_error_to_tool_error,
+)
+
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK  # NONBLOCK: opening a FIFO must not hang the tool
+_BINARY_SNIFF = 8192  # a NUL byte in this many leading bytes marks a binary file
+
+
+def open_regular(ctx: ToolContext, user_path: str, flags: int) -> tuple[int, Path]:
+    """Open an existing regular file under the cwd, or raise a readable ToolError."""
+    try:
+        fd, resolved = open_under(ctx.cwd, user_path, flags, must_exist=True)
+    except OSError as error:
+        raise os_error_to_tool_error(error, user_path) from None
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        os.close(fd)
+        raise ToolError("io_error", f"{user_path}: is a directory; use list_dir")
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ToolError("io_error", f"{user_path}: not a regular file")
+    return fd, resolved
+
+
+def _lines(stream: IO[bytes], cap: int) -> Iterator[bytes]:
+    """Lines of a binary stream, each cut to `cap` bytes (the rest of a longer line is skipped)."""
+    while True:
+        line = stream.readline(cap)
+        if not line:
+            return
+        if len(line) == cap and not line.endswith(b"\n"):
+            while True:
+                more = stream.readline(cap)
+                if not more or more.endswith(b"\n") or len(more) < cap:
+                    break
+        yield line
+
+
+# -- read_file ---------------------------------------------------------------------------------
+
+
+_Positive = Annotated[int, Field(ge=1)]
+
+
+class ReadFileArgs(ToolArgs):
+    path: str = Field(description="File to read, relative to the working directory.")
+    offset: _Positive | SkipJsonSchema[None] = Field(
+        default=None, description="First line to return, counting from 1 (default 1)."
+    )
+    limit: _Positive | SkipJsonSchema[None] = Field(
+        default=None, description="Most lines to return (default: to the end of the file)."
+    )
+
+
+class ReadFileTool(BaseTool):
+    """Read a text file, optionally a window of lines (`offset` is 1-based).
+
+    Invalid UTF-8 is shown with replacement characters; a binary file (a NUL byte in its first
+    8 KiB) is not shown at all, only its size.
+    """
+
+    name = "read_file"
+    description = (
+        "Read a text file under the working directory. Optional `offset` (first line, 1-based) "
+        "and `limit` (number of lines) read a window of a long file."
+    )
+    Args = ReadFileArgs
+    fixed_risk = "read"
+
+    async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+        return await anyio.to_thread.run_sync(partial(self._read, args, ctx))
+
+    def _read(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+        fd, _ = open_regular(ctx, args.path, _READ_FLAGS)
+        start = args.offset or 1
+        budget = ctx.output_budget
+        cap = budget * 4 + 4  # a line this long decodes to more than the budget
+        chunks: list[str] = []
+        size = 0
+        seen = 0
+        truncated = False
+        with os.fdopen(fd, "rb") as stream:
+            if b"\x00" in stream.peek(_BINARY_SNIFF)[:_BINARY_SNIFF]:
+                size_bytes = os.fstat(stream.fileno()).st_size
+                return ToolResult(ok=True, text=f"(binary file, {size_bytes} bytes; not shown)")
+            for seen, raw in enumerate(_lines(stream, cap), start=1):
+                if seen < start:
+                    continue
+                if args.limit is not None and seen >= start + args.limit:
+                    break
+                text = raw.decode("utf-8", errors="replace")
+                chunks.append(text)
+                size += len(text)
+                if size > budget:
+                    truncated = True
+                    break
+        if not chunks and start > 1:
+            return ToolResult(ok=True, text=f"(no lines: {args.path} has {seen} lines)")
+        text, cut = cut_to_budget("".join(chunks), budget)
+        return ToolResult(ok=True, text=text, truncated=truncated or cut)
+
+
+# -- list_dir ----------------------------------------------------------------------------------
+
+
+class ListDirArgs(ToolArgs):
+    path: str = Field(description="Directory to list, relative to the working directory ('.').")
+
+
+class ListDirTool(BaseTool):
+    """List a directory: sorted names, `name/` for directories, `name@` for symlinks."""
+
+    name = "list_dir"
+    description = "List a directory under the working directory. Directories end in '/', symlinks in '@'."
+    Args = ListDirArgs
+    fixed_risk = "read"
+
+    async def run(self, args: ListDirArgs, ctx: ToolContext) -> ToolResult:
+        return await anyio.to_thread.run_sync(partial(self._list, args, ctx))
+
+    def _list(self, args: ListDirArgs, ctx: ToolContext) -> ToolResult:
+        try:
+            fd, _ = open_under(ctx.cwd, args.path, os.O_RDONLY | os.O_DIRECTORY, must_exist=True)
+        except OSError as error:
+            raise os_error_to_tool_error(error, args.path) from None
+        try:
+            names = []
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_symlink():
+                        names.append(entry.name + "@")
+                    elif entry.is_dir(follow_symlinks=False):
+                        names.append(entry.name + "/")
+                    else:
+                        names.append(entry.name)
+        finally:
+            os.close(fd)
+        if not names:
+            return ToolResult(ok=True, text="(empty directory)")
+        text, truncated = cut_to_budget("\n".join(sorted(names)) + "\n", ctx.output_budget)
+        return ToolResult(ok=True, text=text, truncated=truncated)
+
+
+# -- grep --------------------------------------------------------------------------------------
+
+_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", ".agent-tui", "node_modules", "__pycache__", ".venv"})
+_GREP_LINE_CAP = 400
+
+
+class GrepArgs(ToolArgs):
+    pattern: str = Field(description="Python regular expression searched in each line.")
+    path: str = Field(
+        default=".", description="File or directory to search (default: the working directory)."
+    )
+
+
+class GrepTool(BaseTool):
+    """Search files for a Python regular expression; prints `path:line:text` per match.
+
+    Binary files (a NUL byte in the first 8 KiB), symlinks, and version-control / dependency
+    directories (`.git`, `node_modules`, `.venv`, ...) met during the walk are skipped. The walk
+    is in sorted order and stops once the output budget is spent.
+    """
+
+    name = "grep"
+    description = (
+        "Search text files under the working directory for a Python regular expression. "
+        "Prints 'path:line:text' for each matching line. Binary files are skipped."
+    )
+    Args = GrepArgs
+    fixed_risk = "read"
+
+    async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
+        try:
+            regex = re.compile(args.pattern)
+        except re.error as error:
+            raise ToolError("unknown", f"invalid pattern {args.pattern!r}: {error}") from None
+        return await anyio.to_thread.run_sync(partial(self._grep, regex, args, ctx))
+
+    def _grep(self, regex: re.Pattern[str], args: GrepArgs, ctx: ToolContext) -> ToolResult:
+        try:
+            fd, resolved = open_under(ctx.cwd, args.path, _READ_FLAGS, must_exist=True)
+        except OSError as error:
+            raise os_error_to_tool_error(error, args.path) from None
+        out = _GrepOutput(ctx.output_budget)
+        base = display_path(ctx.cwd, resolved)
+        try:
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                self._walk(fd, base, regex, out)
+            else:
+                self._search(os.dup(fd), base, regex, out)
+        finally:
+            os.close(fd)
+        if not out.lines:
+            return ToolResult(ok=True, text=f"no matches for {args.pattern!r}")
+        text, cut = cut_to_budget("".join(out.lines), ctx.output_budget)
+        return ToolResult(ok=True, text=text, truncated=out.full or cut)
+
+    def _walk(self, top_fd: int, base: str, regex: re.Pattern[str], out: _GrepOutput) -> None:
+        for dirpath, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=top_fd):
+            dirnames[:] = sorted(name for name in dirnames if name not in _SKIPPED_DIRS)
+            for name in sorted(filenames):
+                try:
+                    fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+                except OSError:
+                    continue  # a symlink (refused by O_NOFOLLOW) or unreadable: skip it
+                self._search(fd, os.path.normpath(os.path.join(base, dirpath, name)), regex, out)
+                if out.full:
+                    return
+
+    def _search(self, fd: int, shown: str, regex: re.Pattern[str], out: _GrepOutput) -> None:
+        with os.fdopen(fd, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
+            if b"\x00" in stream.peek(_BINARY_SNIFF)[:_BINARY_SNIFF]:
+                return
+            for number, raw in enumerate(_lines(stream, 1 << 20), start=1):
+                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                if regex.search(line):
+                    if len(line) > _GREP_LINE_CAP:
+                        line = line[:_GREP_LINE_CAP] + "…"
+                    out.add(f"{shown}:{number}:{line}\n")
+                    if out.full:
+                        return
+
+
+class _GrepOutput:
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.lines: list[str] = []
+        self.size = 0
+        self.full = False
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        self.size += len(line)
+        if self.size > self.budget:
+            self.full = True
+
+
+# -- write_file / edit_file --------------------------------------------------------------------

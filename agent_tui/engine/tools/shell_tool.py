@@ -1,0 +1,188 @@
+"""The built-in `shell` tool: one command line, run by `/bin/sh -c` in the session cwd.
+
+Invariants:
+- the command runs in its own process group; when `run` returns, raises or is cancelled, that
+  whole group has been sent SIGKILL and the shell reaped, so nothing it started (background
+  jobs, grandchildren) outlives the call;
+- every chunk it printed within `ctx.output_budget` has been passed to `ctx.on_output` before
+  `run` returns; the result says when output was cut (`truncated=True`);
+- its risk is the shell classifier's (`agent_tui.safety.assess_shell`), never assumed.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import Field
+
+from agent_tui.engine.tools.base import (
+    BaseTool,
+    Risk,
+    RiskAssessment,
+    ToolArgs,
+    ToolContext,
+    ToolError,
+    ToolResult,
+)
+from agent_tui.safety import assess_shell
+
+_DRAIN_GRACE_S = 1.0
+_DEFAULT_TIMEOUT_MS = 120_000
+
+
+class ShellArgs(ToolArgs):
+    cmd: str = Field(description="Command line run with /bin/sh -c in the working directory.")
+    timeoutMs: int = Field(
+        default=_DEFAULT_TIMEOUT_MS,
+        ge=1,
+        le=3_600_000,
+        description="Kill the command after this many milliseconds (default 120000).",
+    )
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already gone (PermissionError: only zombies left, on some systems)
+
+
+class _ShellOutput:
+    """Budgeted capture of a command's combined output.
+
+    The first `budget` characters are streamed and kept (head); the last `budget` characters
+    are kept too (tail), so a cut result shows both the start and the end, where errors and
+    summaries usually are.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.head: list[str] = []
+        self.head_size = 0
+        self.tail = ""
+        self.total = 0
+        # stdout and stderr are pumped by two tasks, but the engine stores deltas one at a time
+        self._delivering = anyio.Lock()
+
+    async def deliver(self, stream: Any, text: str, ctx: ToolContext) -> None:
+        async with self._delivering:
+            await self._deliver(stream, text, ctx)
+
+    async def _deliver(self, stream: Any, text: str, ctx: ToolContext) -> None:
+        self.total += len(text)
+        self.tail = (self.tail + text)[-self.budget :] if self.budget > 0 else ""
+        room = self.budget - self.head_size
+        if room <= 0:
+            return
+        shown = text[:room]
+        self.head.append(shown)
+        self.head_size += len(shown)
+        # Shielded: a chunk is either delivered whole or not at all, even under cancellation.
+        with anyio.CancelScope(shield=True):
+            await ctx.on_output(stream, shown)
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > self.budget
+
+    def text(self) -> str:
+        if not self.truncated:
+            return "".join(self.head)
+        keep_head = self.budget // 2
+        keep_tail = self.budget - keep_head
+        head = "".join(self.head)[:keep_head]
+        tail = self.tail[-keep_tail:] if keep_tail else ""
+        cut = self.total - len(head) - len(tail)
+        return f"{head}\n[output truncated: {cut} characters cut]\n{tail}"
+
+
+class ShellTool(BaseTool):
+    """Run a shell command in the session cwd, streaming its output.
+
+    A non-zero exit status is still a successful call (`ok=True`, the status in `exit_code`): the
+    model reads the status and the output and decides what to do. `exit_code` is negative when a
+    signal ended the shell (Python's convention). Only a timeout (`error_code="timeout"`) or a
+    failure to start the shell is a failed result.
+
+    Process lifetime: the command runs as `/bin/sh -c CMD` in a new session (its own process
+    group). When the shell exits, anything it left running in that group is killed, so the call
+    ends when the shell does; on timeout, and when the awaiting task is cancelled, the whole
+    group gets SIGKILL in a shielded `finally`, the shell is reaped and the cancellation goes on.
+    stdin is `/dev/null`.
+
+    Output: stdout and stderr are read concurrently; each chunk (decoded as UTF-8) is awaited on
+    `ctx.on_output`, one call at a time, in arrival order, until `ctx.output_budget` characters
+    were streamed (later output is still read, but not streamed). The result text is the
+    combined output; past the budget it keeps the first and the last half of the budget.
+    """
+
+    name = "shell"
+    description = (
+        "Run a command with /bin/sh -c in the working directory and return its combined "
+        "stdout and stderr and its exit code. Optional timeoutMs (default 120000)."
+    )
+    Args = ShellArgs
+
+    def risk(self, args: ShellArgs) -> Risk:
+        return assess_shell(args.cmd).risk
+
+    def assess(self, args: ShellArgs, cwd: Path | None) -> RiskAssessment:
+        """The classifier's risk and reason (`agent_tui.safety.assess_shell`)."""
+        return assess_shell(args.cmd)
+
+    async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
+        output = _ShellOutput(ctx.output_budget)
+        try:
+            process = await anyio.open_process(
+                ["/bin/sh", "-c", args.cmd],
+                cwd=ctx.cwd,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise ToolError(
+                "io_error", f"cannot start /bin/sh in {ctx.cwd}: {error.strerror or error}"
+            ) from None
+        pgid = process.pid  # a new session: the shell leads its own process group
+        try:
+            with anyio.move_on_after(args.timeoutMs / 1000) as deadline:
+                async with anyio.create_task_group() as pumps:
+                    assert process.stdout is not None and process.stderr is not None
+                    pumps.start_soon(_pump, process.stdout, "stdout", output, ctx)
+                    pumps.start_soon(_pump, process.stderr, "stderr", output, ctx)
+                    await process.wait()
+                    # Left-over background jobs would hold the pipes open: end them with the
+                    # shell. A daemon that left the group gets a grace period, then we stop
+                    # reading.
+                    _kill_group(pgid)
+                    pumps.cancel_scope.deadline = anyio.current_time() + _DRAIN_GRACE_S
+        finally:
+            with anyio.CancelScope(shield=True):
+                _kill_group(pgid)
+                await process.aclose()
+        if deadline.cancelled_caught:
+            message = f"command timed out after {args.timeoutMs} ms and was killed"
+            so_far = output.text()
+            if so_far:
+                message += "; output so far:\n" + so_far
+            return ToolResult(ok=False, text=message, truncated=output.truncated, error_code="timeout")
+        return ToolResult(
+            ok=True, text=output.text(), exit_code=process.returncode, truncated=output.truncated
+        )
+
+
+async def _pump(stream: Any, name: str, output: _ShellOutput, ctx: ToolContext) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    async for chunk in stream:
+        text = decoder.decode(chunk)
+        if text:
+            await output.deliver(name, text, ctx)
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        await output.deliver(name, tail, ctx)
