@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import orjson
 
 from agent_tui.events import Event
+from agent_tui.events.wording import counted
 from agent_tui.importers.builder import ImportCounts, LogLine, SessionBuilder
 from agent_tui.importers.claude_code import ClaudeCodeImporter
 from agent_tui.importers.codex import CodexImporter
@@ -356,13 +357,13 @@ class ImportReport:
         counts = self.counts
         line = (
             f"imported {made or 'no'} log{'s' if sum(self.sources.values()) != 1 else ''} into {out_dir}: "
-            f"{len(self.written)} sessions, {counts.prompts} prompts, {counts.tool_calls} tool calls, "
+            f"{counted(len(self.written), 'session')}, {counted(counts.prompts, 'prompt')}, {counted(counts.tool_calls, 'tool call')}, "
             f"{counts.tool_results} results, {counts.source_records} source-specific records"
         )
         if self.copied:
             line += f"; copied {len(self.copied)} agent-tui logs"
         if self.warnings:
-            line += f"; {len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''}"
+            line += f"; {counted(len(self.warnings), 'warning')}"
         return line
 
 

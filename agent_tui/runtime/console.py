@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from agent_tui.events import Event
+from agent_tui.events.wording import counted
 
 if TYPE_CHECKING:
     from agent_tui.runtime.runner import RunResult
@@ -86,7 +87,8 @@ class EventPrinter:
             return
         ends = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
         self.out.write(
-            f"{len(result.stop_reasons)} sessions, {self.events} events ({ends}); logs in {sessions_dir}\n"
+            f"{counted(len(result.stop_reasons), 'session')}, {counted(self.events, 'event')} ({ends}); "
+            f"logs in {sessions_dir}\n"
         )
         self.out.flush()
 

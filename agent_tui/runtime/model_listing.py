@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from agent_tui.events.wording import counted
 from agent_tui.providers.config import (
     HOW_TO_CONFIGURE,
     SETTINGS,
@@ -39,7 +40,7 @@ def models_report(
     lines = [f"config file: {where}"]
     if config.exists:
         default = f"; default_profile: {config.default_profile}" if config.default_profile else ""
-        lines[0] += f" ({count} profile{'s' if count != 1 else ''}{default})"
+        lines[0] += f" ({counted(count, 'profile')}{default})"
     lines += ["", "in use now (what `agent-tui run` uses with these flags and this environment):"]
     try:
         current = resolve_settings(

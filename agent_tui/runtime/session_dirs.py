@@ -23,6 +23,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from agent_tui.events.wording import counted
+
 APP_NAME = "agent-tui"
 TAIL_BYTES = 65_536
 """How far from a log's end the last complete line is looked for."""
@@ -224,7 +226,7 @@ def format_listing(directory: Path, sessions: list[StoredSession]) -> str:
     """`agent-tui sessions`: one line per session under a line per day, newest first."""
     if not sessions:
         return f"no sessions in {directory}\n"
-    lines = [f"{len(sessions)} session{'s' if len(sessions) != 1 else ''} in {directory}"]
+    lines = [f"{counted(len(sessions), 'session')} in {directory}"]
     for day, group in group_by_day(sessions):
         lines.append("")
         lines.append(day or "(no date)")

@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
 
+from agent_tui.events.wording import counted
 from agent_tui.reducer import epoch_ms
 from agent_tui.replay import Cell, Filter, Follower, Snapshot, Timeline, TimelineView, bar_cells
 from agent_tui.tui.formatting import agent_path_text
@@ -41,7 +42,7 @@ def _short(error: str) -> str:
 
 def replay_mode(logs: int) -> str:
     """The summary bar's `replay · 7 logs`."""
-    return f"replay · {logs} log{'s' if logs != 1 else ''}"
+    return f"replay · {counted(logs, 'log')}"
 
 
 class ReplayViewScreen(SessionsScreen):

@@ -10,6 +10,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, ProgressBar
 
+from agent_tui.events.wording import counted
+
 
 class IndexProgress(Horizontal):
     """`Indexing 7 logs · 412,000 / 1,000,000 events  ━━━━━━━━━━━──────  41%`."""
@@ -35,6 +37,6 @@ class IndexProgress(Horizontal):
 
     def show_progress(self, done: int, total: int) -> None:
         """`done` of `total` events indexed."""
-        logs = f"{self.files} log{'s' if self.files != 1 else ''}"
+        logs = f"{counted(self.files, 'log')}"
         self.query_one("#index-label", Label).update(f"Indexing {logs} · {done:,} / {total:,} events")
         self.query_one("#index-bar", ProgressBar).update(total=max(total, 1), progress=done)

@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Static
 
+from agent_tui.events.wording import counted
 from agent_tui.reducer import DashboardState
 
 MUTED = "$text-muted"
@@ -70,11 +71,11 @@ class SummaryBar(Horizontal):
             (f"● {running} running", "bold $text-accent" if running else MUTED),
             sep,
             (
-                f"⚑ {pending} approval{'s' if pending != 1 else ''}",
+                f"⚑ {counted(pending, 'approval')}",
                 "bold $text-warning" if pending else MUTED,
             ),
             sep,
-            (f"{sessions} session{'s' if sessions != 1 else ''}", MUTED),
+            (f"{counted(sessions, 'session')}", MUTED),
             sep,
             (f"{state.event_count:,} events", MUTED),
         ]
