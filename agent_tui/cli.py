@@ -42,6 +42,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo", action="store_true", help="open the built-in demo, even with a model")
     parser.add_argument("--cwd", type=Path, default=None, help="the project directory (default: .)")
     parser.add_argument("--prompt", default=None, help="start an agent with this prompt at launch")
+    parser.add_argument(
+        "--agent",
+        default=None,
+        metavar="NAME",
+        help="start the ACP agent [acp.NAME] of the config file at launch (with --prompt, if given)",
+    )
     _model_flags(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -422,21 +428,55 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
         return _fail(f"{project}: no such directory", EXIT_USAGE)
     models: list[Any] = []
     notice: str | None = None
+    external: Any = None
+    if args.demo and args.agent is not None:
+        return _fail("--agent runs an agent on your project, not in the demo (leave out --demo)", EXIT_USAGE)
     if not args.demo:
         from agent_tui.providers.config import ConfigError
 
         try:
+            external = _acp_agents(args.agent)
             models, notice = _model_choices(args)
         except ConfigError as error:
             return _fail(str(error), EXIT_USAGE)
-    sessions_dir = args.sessions_dir or (default_sessions_dir(project) if models else _fresh_dir())
+        except ValueError as error:  # an [acp.NAME] table, or --agent, is wrong
+            return _fail(str(error), EXIT_USAGE)
+    has_agents = external is not None and bool(external.names())
+    sessions_dir = args.sessions_dir or (
+        default_sessions_dir(project) if models or has_agents else _fresh_dir()
+    )
     try:
         ensure_writable(sessions_dir)
     except SessionsDirError as error:
         return _fail(str(error))
     from agent_tui.tui.app import run_dashboard
 
-    return run_dashboard(sessions_dir, project=project, models=models, prompt=args.prompt, notice=notice)
+    return run_dashboard(
+        sessions_dir,
+        project=project,
+        models=models,
+        prompt=args.prompt,
+        notice=notice,
+        external=external if has_agents else None,
+        agent=args.agent,
+    )
+
+
+def _acp_agents(wanted: str | None) -> Any:
+    """The ACP agents of the config file, for the dashboard (`AcpWorkbenchAgents`).
+
+    Raises:
+        ValueError: an `[acp.NAME]` table is wrong (`PATH:LINE: reason`), or `wanted` is not one
+            of them (the message lists those that are).
+    """
+    from agent_tui.acp.config import acp_config_path, load_acp_agents
+    from agent_tui.acp.workbench_agents import AcpWorkbenchAgents, unknown_agent_message
+
+    path = acp_config_path()
+    configs = load_acp_agents(path)
+    if wanted is not None and wanted not in configs:
+        raise ValueError(unknown_agent_message(wanted, configs, path))
+    return AcpWorkbenchAgents(configs, where=path)
 
 
 def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:

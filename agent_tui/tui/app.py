@@ -25,7 +25,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from agent_tui.events import Event
-from agent_tui.ports import ModelChoice, demo_scenario_path
+from agent_tui.ports import ExternalAgents, ModelChoice, demo_scenario_path
 from agent_tui.reducer import epoch_ms, project_state
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
 from agent_tui.tui.formatting import agent_path_text, short_path
@@ -62,6 +62,8 @@ class AgentTuiApp(AgentTuiBase):
         project: a project run's directory.
         models: a project run's model choices, the default first.
         prompt: start an agent with this prompt at launch.
+        external: external (ACP) agents the new-agent form offers besides the models.
+        agent: start this external agent at launch (with `prompt`, if given).
         notice: a sentence shown once the dashboard is up (e.g. how to configure a model).
         clock: "now" in epoch milliseconds (default: the wall clock; for recorded events, the
             newest event's time).
@@ -81,6 +83,8 @@ class AgentTuiApp(AgentTuiBase):
         project: Path | None = None,
         models: list[ModelChoice] | None = None,
         prompt: str | None = None,
+        external: ExternalAgents | None = None,
+        agent: str | None = None,
         notice: str | None = None,
         clock: Callable[[], int] | None = None,
         group_by_day: bool | None = None,
@@ -100,6 +104,8 @@ class AgentTuiApp(AgentTuiBase):
                 project=project,
                 models=models,
                 prompt=prompt,
+                external=external,
+                agent=agent,
             )
             if scenario_path is not None:
                 self._mode = f"live · {scenario_path.stem}"
@@ -323,13 +329,23 @@ def run_dashboard(
     models: list[ModelChoice] | None = None,
     prompt: str | None = None,
     notice: str | None = None,
+    external: ExternalAgents | None = None,
+    agent: str | None = None,
 ) -> int:
-    """`agent-tui`: the dashboard on `project` with `models`, or (no models) the built-in demo.
+    """`agent-tui`: the dashboard on `project` with `models` and the `external` agents, or (none of
+    either) the built-in demo; `agent` starts that external agent at launch.
 
     Returns the exit status; says where the logs are once the terminal is back.
     """
-    if models:
-        app = AgentTuiApp(sessions_dir=sessions_dir, project=project, models=models, prompt=prompt)
+    if models or (external is not None and external.names()):
+        app = AgentTuiApp(
+            sessions_dir=sessions_dir,
+            project=project,
+            models=models,
+            prompt=prompt,
+            external=external,
+            agent=agent,
+        )
     else:
         app = AgentTuiApp(
             scenario_path=demo_scenario_path(), sessions_dir=sessions_dir, prompt=prompt, notice=notice

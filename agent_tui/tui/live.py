@@ -3,6 +3,8 @@
 Two kinds of run: the built-in demo (a scenario played in a scratch copy of its workspace) and a
 project (the user's own directory, a real model, the sessions stored for it before). Both end
 up as a `Workbench`, so new agents, follow-ups, stopping and leaving work the same way in both.
+External (ACP) agents of the config file run beside our own in either, as sessions of the same
+engine; a project run needs a model or at least one of them.
 
 Invariants:
 - every event the engine stores goes through `apply_event` into `state` (the same reducer the
@@ -13,8 +15,10 @@ Invariants:
   share one thread and need no locks; it stays open after the demo's turns end, so finished
   sessions can be continued, until `shutdown`;
 - `shutdown` stops every running turn (each writes its `turn.completed{cancelled}`), waits for
-  them, then lets the engine close; the demo's scratch workspace is removed then, unless the
-  caller chose where it goes.
+  them, then lets the engine close (and every external agent's process end); the demo's scratch
+  workspace is removed then, unless the caller chose where it goes;
+- `end_notes` holds, per session, the message its last turn ended with (a provider's error, an
+  agent's exit status and stderr tail), until its next turn starts.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from agent_tui.events import Event
 from agent_tui.ports import (
     AgentSpec,
     AgentStartError,
+    ExternalAgents,
     ModelChoice,
     PermissionAnswer,
     RunResult,
@@ -56,6 +61,9 @@ class LiveRun:
         project: a project run's directory (the new-agent form's default).
         models: a project run's models, the default first.
         prompt: start an agent with this prompt once the run is up (`agent-tui --prompt`).
+        external: the external (ACP) agents the form offers besides the models.
+        agent: start this external agent once the run is up (`agent-tui --agent`), with
+            `prompt` if given (else it waits for its first prompt from the composer).
     """
 
     def __init__(
@@ -68,15 +76,20 @@ class LiveRun:
         project: Path | None = None,
         models: list[ModelChoice] | None = None,
         prompt: str | None = None,
+        external: ExternalAgents | None = None,
+        agent: str | None = None,
     ) -> None:
-        if scenario_path is None and (project is None or not models):
-            raise ValueError("a project run needs a project directory and at least one model")
+        if scenario_path is None and (project is None or not (models or (external and external.names()))):
+            raise ValueError("a project run needs a project directory and a model or an external agent")
         self.scenario_path = scenario_path
         self.sessions_dir = sessions_dir
         self.workspace_root = workspace_root
         self.project = project
         self.models = list(models or ())
         self.prompt = prompt
+        self.external = external
+        self.agent = agent
+        self.end_notes: dict[str, str] = {}
         self._post = post
         self.prompter = TuiPrompter(post)
         self.state = DashboardState()
@@ -102,6 +115,7 @@ class LiveRun:
                 sessions_dir=self.sessions_dir,
                 models=self.models,
                 prompter=self.prompter,
+                external=self.external,
             )
         scenario = load_scenario(self.scenario_path)
         run = ScenarioRun(
@@ -116,7 +130,13 @@ class LiveRun:
         demo = ModelChoice("demo", "the demo's scripted model", build=lambda: engine.provider)
         self.models = [demo]
         self.project = run.cwds[0] if run.cwds else run.workspace.root
-        return Workbench(engine, project=self.project, sessions_dir=self.sessions_dir, models=[demo])
+        return Workbench(
+            engine,
+            project=self.project,
+            sessions_dir=self.sessions_dir,
+            models=[demo],
+            external=self.external,
+        )
 
     async def play(self) -> RunResult | None:
         """Open the engine, reopen stored sessions, play the demo, and serve until `shutdown`.
@@ -136,11 +156,13 @@ class LiveRun:
         unsubscribe = workbench.engine.subscribe(self._on_event)
         result: RunResult | None = None
         try:
-            async with workbench.engine:
+            async with workbench.serving():
                 problems = await workbench.hydrate(self._on_event)
                 self._post(WorkbenchReady(problems))
-                if self.prompt:
-                    await self.start_agent(AgentSpec(self.prompt, self.project or Path.cwd()))
+                if self.prompt or self.agent:
+                    await self.start_agent(
+                        AgentSpec(self.prompt or "", self.project or Path.cwd(), acp=self.agent)
+                    )
                 if self.run is not None and not self._closing.is_set():
                     result = await self.run.play()
                     self._post(LiveRunFinished(_summary(result)))
@@ -162,6 +184,14 @@ class LiveRun:
     def _on_event(self, event: Event) -> None:
         apply_event(self.state, event)
         self.dirty = True
+        if event.type == "turn.started":
+            self.end_notes.pop(event.session_id, None)
+        elif event.type == "turn.completed" and event.payload.get("message"):
+            self.end_notes[event.session_id] = event.payload["message"]
+
+    def external_agents(self) -> list[tuple[str, str]]:
+        """`(name, command line)` of each external agent the new-agent form offers."""
+        return self.workbench.external_agents() if self.workbench is not None else []
 
     # -- controls ------------------------------------------------------------------------------
     def is_waiting(self, session_id: str, request_id: str) -> bool:

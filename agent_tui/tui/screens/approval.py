@@ -1,7 +1,9 @@
 """The approval modal: one permission request in full, and the four ways to answer it.
 
 Opened only by the user (enter on the approval queue). `y` allow once, `s` allow for this
-session, `!` always allow, `n` deny; `escape` closes without answering. The dashboard closes it
+session, `!` always allow, `n` deny; `escape` closes without answering. A question from an
+external (ACP) agent offers that agent's own options instead, as buttons under its names, picked
+with `1`, `2`, … (the four keys still work: they pick the agent's option of that kind). The dashboard closes it
 with a notification if the request is withdrawn while it is open.
 
 What is asked is shown so it can be judged: a `write_file`/`edit_file` as a diff against the
@@ -21,8 +23,9 @@ from textual.content import Content
 from textual.highlight import highlight
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+from textual.widgets.button import ButtonVariant
 
-from agent_tui.ports import ChangePreview, PermissionAnswer
+from agent_tui.ports import AcpPermissionAnswer, AgentOption, ChangePreview, PermissionAnswer
 from agent_tui.reducer import DashboardState, PermissionView, ToolCallView
 from agent_tui.tui.formatting import MUTED, agent_path_text, risk_content
 from agent_tui.tui.widgets.diff_view import DiffView
@@ -36,6 +39,12 @@ _ANSWERS = {
 
 
 RECORDED_NOTE = "Recorded log: this request is shown as it was; it cannot be answered here."
+OPTION_VARIANTS: dict[str, ButtonVariant] = {
+    "allow_once": "success",
+    "allow_always": "primary",
+    "reject_once": "error",
+}
+"""How each kind of an agent's option looks (`reject_always` and unknown kinds: `warning`)."""
 
 
 class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
@@ -49,6 +58,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         position: (n, of) in the queue, for the title.
         note: the explanation shown instead of the buttons.
         preview: the change a write_file/edit_file would make now (None: show the arguments).
+        options: an external agent's own options for this question (empty: ours).
     """
 
     BINDINGS = [
@@ -58,6 +68,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         Binding("n", "answer('deny')", "Deny"),
         Binding("escape", "close", "Close"),
         Binding("A", "app.next_approval", "Next request"),
+        *(Binding(str(n), f"option({n})", f"Option {n}", show=False) for n in range(1, 10)),
     ]
 
     def __init__(
@@ -69,11 +80,13 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         position: tuple[int, int] = (1, 1),
         note: str = RECORDED_NOTE,
         preview: ChangePreview | None = None,
+        options: tuple[AgentOption, ...] = (),
     ) -> None:
         super().__init__()
         self.view = view
         self.answerable = answerable
         self.preview = preview
+        self.options = options
         self._path = agent_path_text(state.agent_path(view.session_id))
         self._call = _call_of(state, view)
         self._args = _full_args(self._call, view)
@@ -118,7 +131,22 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                 ),
                 id="approval-ids",
             )
-            if self.answerable:
+            if self.answerable and self.options:
+                with Horizontal(id="approval-buttons"):
+                    for number, option in enumerate(self.options[:9], start=1):
+                        yield Button(
+                            f"{option.name}  {number}",
+                            id=f"option-{number}",
+                            variant=OPTION_VARIANTS.get(option.kind, "warning"),
+                            compact=True,
+                        )
+                yield Static(
+                    Content.styled(
+                        f"the agent's own options: 1–{min(len(self.options), 9)} · esc closes", MUTED
+                    ),
+                    id="approval-hint",
+                )
+            elif self.answerable:
                 with Horizontal(id="approval-buttons"):
                     yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
                     yield Button("This session  s", id="allow-session", variant="primary", compact=True)
@@ -179,13 +207,20 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
 
     def on_mount(self) -> None:
         if self.answerable:
-            self.query_one("#allow-once", Button).focus()
+            self.query_one("#approval-buttons Button", Button).focus()
 
     def action_answer(self, choice: str) -> None:
         if self.answerable:
             self.dismiss(_ANSWERS[choice])
         else:
             self.notify("A recorded request cannot be answered.", severity="warning")
+
+    def action_option(self, number: int) -> None:
+        """Pick the agent's `number`-th option (1-based)."""
+        if not self.answerable:
+            self.notify("A recorded request cannot be answered.", severity="warning")
+        elif 1 <= number <= len(self.options):
+            self.dismiss(option_answer(self.options[number - 1]))
 
     def action_close(self) -> None:
         self.dismiss(None)
@@ -199,6 +234,16 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         event.stop()
         if event.button.id in _ANSWERS:
             self.action_answer(event.button.id)
+        elif event.button.id and event.button.id.startswith("option-"):
+            self.action_option(int(event.button.id.removeprefix("option-")))
+
+
+def option_answer(option: AgentOption) -> AcpPermissionAnswer:
+    """The answer that picks `option`: an allow or a deny, once or for the session, by its kind."""
+    once = option.kind.endswith("_once")
+    if option.kind.startswith("allow"):
+        return AcpPermissionAnswer("allow", "once" if once else "session", option_id=option.option_id)
+    return AcpPermissionAnswer("deny", "once" if once else "session", option_id=option.option_id)
 
 
 def _call_of(state: DashboardState, view: PermissionView) -> ToolCallView | None:

@@ -16,6 +16,8 @@ from textual.binding import Binding
 from textual.widget import Widget
 
 from agent_tui.ports import (
+    AcpPermissionRequest,
+    AgentOption,
     AgentSpec,
     ChangePreview,
     PermissionAnswer,
@@ -86,6 +88,9 @@ class DashboardScreen(SessionsScreen):
         return clock() if clock is not None else None
 
     def show_state(self, state: DashboardState) -> None:
+        if self._ready:  # the messages turns ended with (a live run's), under the tree and detail
+            notes = self.live.end_notes if self.live is not None else {}
+            self.session_tree.end_notes = self.detail.end_notes = notes
         super().show_state(state)
         if self._ready:
             self._show_composer()
@@ -110,6 +115,10 @@ class DashboardScreen(SessionsScreen):
     # -- approvals -----------------------------------------------------------------------------
     def can_answer(self, view: PermissionView) -> bool:
         return self.live is not None and self.live.is_waiting(view.session_id, view.request_id)
+
+    def agent_options(self, view: PermissionView) -> tuple[AgentOption, ...]:
+        request = self.live.prompter.request(view.session_id, view.request_id) if self.live else None
+        return request.options if isinstance(request, AcpPermissionRequest) else ()
 
     def change_preview(self, view: PermissionView) -> ChangePreview | None:
         session = self.state.sessions.get(view.session_id)
@@ -148,7 +157,8 @@ class DashboardScreen(SessionsScreen):
                 self.draft = spec
                 self.run_worker(live.start_agent(spec), group="new-agent", exit_on_error=False)
 
-        self.app.push_screen(NewAgentScreen(live.project, live.models, self.draft), chosen)
+        form = NewAgentScreen(live.project, live.models, self.draft, agents=live.external_agents())
+        self.app.push_screen(form, chosen)
 
     def agent_started(self, session_id: str) -> None:
         """The new agent runs: forget the draft, show it."""

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 
-from agent_tui.ports import ChangePreview, PermissionAnswer
+from agent_tui.ports import AgentOption, ChangePreview, PermissionAnswer
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text
@@ -237,6 +237,10 @@ class SessionsScreen(Screen[None]):
         """What a write_file/edit_file would change now (only the live dashboard looks)."""
         return None
 
+    def agent_options(self, view: PermissionView) -> tuple[AgentOption, ...]:
+        """The options an external agent offers for this request (only a live run knows them)."""
+        return ()
+
     def action_focus_approvals(self) -> None:
         """`a`: go to the queue (oldest first); pressed again there, open the highlighted one."""
         queue = self.queue
@@ -278,6 +282,7 @@ class SessionsScreen(Screen[None]):
             position=(index + 1, len(pending)),
             note=self.unanswerable_note,
             preview=self.change_preview(view),
+            options=self.agent_options(view),
         )
 
         def answered(answer: PermissionAnswer | None) -> None:

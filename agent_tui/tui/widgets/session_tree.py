@@ -2,13 +2,17 @@
 
 A line reads `● lead ⚑ 42s executing 1m12s`: status glyph (coloured), name (`⎇` when it works
 in its own worktree), the approvals waiting on it (`⚑`, `⚑2` for two) and how long the oldest
-has waited, phase badge, and how long its current (or last) turn has taken. With `group_by_day`, roots are listed
+has waited, phase badge, and how long its current (or last) turn has taken; once the turn has
+ended, the message it ended with, if any (`end_notes`: an agent's exit and stderr tail, a
+provider's error), in the status's colour, cut to the line. With `group_by_day`, roots are listed
 newest first under a line per day. A filter (`shown`) keeps the matching sessions and, dimmed,
 their ancestors. Labels are rebuilt only when what they show changes, and the node structure
 only when sessions appear, vanish (scrubbing back), move, or the filter changes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from rich.style import Style
 from rich.text import Text
@@ -80,6 +84,8 @@ class SessionTree(Tree[str]):
         self._now_ms: int | None = None
         self._shown: _Shown = None
         self._restoring = False
+        self.end_notes: Mapping[str, str] = {}
+        """Session id → the message its last turn ended with (a live run keeps them)."""
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme_changed)
@@ -117,7 +123,7 @@ class SessionTree(Tree[str]):
         for session_id, node in self._session_nodes.items():
             session = state.sessions[session_id]
             dim = session_id in context
-            key = _label_key(session, now_ms, dim)
+            key = (*_label_key(session, now_ms, dim), self._note(session))
             if self._labels.get(session_id) != key:
                 self._labels[session_id] = key
                 node.set_label(self._label(session, now_ms, dim))
@@ -252,9 +258,18 @@ class SessionTree(Tree[str]):
         duration = _duration(session, now_ms)
         if duration:
             text.append(f" {duration}", style("session-tree--time", partial=True))
+        note = self._note(session)
+        if note:
+            kind = "failed" if status == "failed" else "time"
+            text.append(f" {note}", style(f"session-tree--{kind}", partial=True))
         if dim:
             text.stylize(style("session-tree--context", partial=True))
         return text
+
+    def _note(self, session: SessionView) -> str | None:
+        if session.status == "running":
+            return None
+        return self.end_notes.get(session.session_id)
 
 
 def _oldest_wait(session: SessionView, now_ms: int | None) -> str:
