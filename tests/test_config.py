@@ -329,6 +329,7 @@ class TestRunWithARealModel:
         assert done.returncode == 0, done.stdout + done.stderr
         assert (cwd / "NOTES.md").read_text() == "hi\n"  # the real directory, not a copy
         assert "wants write_file" in done.stdout and "turn ended: final" in done.stdout
+        assert "\n1 session, " in done.stdout  # one, not "1 sessions"
 
     def test_ctrl_c_cancels_the_turn_closes_its_log_and_exits_130(self, tmp_path: Path) -> None:
         cwd = project(tmp_path)
