@@ -8,12 +8,14 @@ from agent_tui.events.model import (
     log_line_json_schema,
 )
 from agent_tui.events.validation import event_from_dict, event_from_json, payload_from
+from agent_tui.events.wording import counted
 
 __all__ = [
     "EVENT_TYPES",
     "PAYLOADS",
     "Event",
     "EventValidationError",
+    "counted",
     "event_from_dict",
     "event_from_json",
     "log_line_json_schema",

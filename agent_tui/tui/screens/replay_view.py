@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
 
-from agent_tui.events.wording import counted
+from agent_tui.events import counted
 from agent_tui.reducer import epoch_ms
 from agent_tui.replay import Cell, Filter, Follower, Snapshot, Timeline, TimelineView, bar_cells
 from agent_tui.tui.formatting import agent_path_text

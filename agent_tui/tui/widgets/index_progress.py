@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Label, ProgressBar
 
-from agent_tui.events.wording import counted
+from agent_tui.events import counted
 
 
 class IndexProgress(Horizontal):

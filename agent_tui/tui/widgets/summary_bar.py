@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Static
 
-from agent_tui.events.wording import counted
+from agent_tui.events import counted
 from agent_tui.reducer import DashboardState
 
 MUTED = "$text-muted"
