@@ -31,23 +31,13 @@ import orjson
 from agent_tui.events import Event
 from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
 
-_new_event = object.__new__
-
 LogLine = dict[str, Any]
 """One event as a log line: `{"v", "id", "sessionId", "turnId", "sequence", "ts", "type", "payload"}`."""
 
 
 def as_event(line: LogLine) -> Event:
     """The `Event` of a log line (its payload shared, not copied)."""
-    event = _new_event(Event)
-    event.id = line["id"]
-    event.session_id = line["sessionId"]
-    event.turn_id = line["turnId"]
-    event.sequence = line["sequence"]
-    event.ts = line["ts"]
-    event.type = line["type"]
-    event.payload = line["payload"]
-    return event
+    return Event.from_checked(line)
 
 
 class LineImporter:

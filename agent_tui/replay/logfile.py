@@ -37,25 +37,13 @@ timestamp of the line accepted before it, so it keeps its place in time. Plain t
 indexer makes one per line of every log."""
 
 
-_new_event = object.__new__
-
-
 def decode_trusted(line: bytes) -> Event | None:
     """The event on a line the timeline already validated, without validating it again (about
     half the cost of `decode_line`); None if the line is not even a JSON event any more."""
     try:
-        data = orjson.loads(line)
-        event: Event = _new_event(Event)
-        event.id = data["id"]
-        event.session_id = data["sessionId"]
-        event.turn_id = data["turnId"]
-        event.sequence = data["sequence"]
-        event.ts = data["ts"]
-        event.type = data["type"]
-        event.payload = data["payload"]
+        return Event.from_checked(orjson.loads(line))
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
-    return event
 
 
 @dataclass(frozen=True, slots=True)
