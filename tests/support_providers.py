@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.provider import Message, ModelProvider, ModelRequest, ProviderFailure
@@ -26,6 +27,13 @@ from tests.support_engine import make_engine
 FAKE_KEY = "sk-test-Zq8sW3cXv9LpR4tYk2NdQe7M"
 # Retries as many as the real policy would do in spirit, but with waits of a millisecond.
 FAST = RetryPolicy(retries=2, base_delay_s=0.001, max_delay_s=0.004, connect_timeout_s=5, read_timeout_s=10)
+
+
+@pytest.fixture(name="server")
+def fake_model_server() -> Iterator[FakeModelServer]:
+    """`server`: the fake model server on loopback, for one test (import this to use it)."""
+    with FakeModelServer() as running:
+        yield running
 
 
 def settings_for(
@@ -149,7 +157,10 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def agent_tui(*args: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def agent_tui(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real command in a subprocess (`env`: its whole environment; None: the tests' own)."""
     return subprocess.run(
         [sys.executable, "-m", "agent_tui", *args],
         capture_output=True,

@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from support_tui import park_pending
 from textual.pilot import Pilot
 
-from agent_tui.engine.permissions import PermissionRequest
 from agent_tui.engine.scenario import AgentScript, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event, event_from_json, payload_from
@@ -358,26 +358,11 @@ def arm_project(pilot: Pilot) -> LiveRun:
     home = Path(os.environ["HOME"])
     sessions = home / ".local" / "share" / "agent-tui" / "projects" / "shop-5d41402abc4b"
     live = LiveRun(None, sessions, app.post_message, project=home / "shop", models=showcase_models())
-    state = screen.state
-    for view in state.pending_permissions():
-        live.prompter.park(
-            PermissionRequest(
-                session_id=view.session_id,
-                turn_id=view.turn_id,
-                request_id=view.request_id,
-                tool_call_id=view.tool_call_id,
-                tool=view.tool,
-                risk=view.risk or "execute",  # type: ignore[arg-type]
-                args_preview=view.args_preview,
-                args={},
-                agent_path=state.agent_path(view.session_id),
-                warning=view.reason,
-            )
-        )
+    park_pending(live, screen.state)
     screen.live = live
     screen.summary.location = "~/.local/share/agent-tui/projects/shop-5d41402abc4b"
     screen.summary.mode = "project · ~/shop"
-    screen.show_state(state)
+    screen.show_state(screen.state)
     return live
 
 

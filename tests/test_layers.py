@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from support_imports import PACKAGE_ROOT, imported_module, module_name
 
 import agent_tui
-
-PACKAGE_ROOT = Path(agent_tui.__file__).resolve().parent
 
 FLOORS: dict[str, int] = {
     "events": 0,
@@ -81,31 +80,18 @@ def package_modules() -> list[Path]:
     return modules
 
 
-def module_name(path: Path) -> str:
-    relative = path.relative_to(PACKAGE_ROOT.parent).with_suffix("")
-    names = list(relative.parts)
-    if names[-1] == "__init__":
-        names.pop()
-    return ".".join(names)
-
-
 def imports_in(source: str, module: str, *, is_package: bool, path: str = "<source>") -> list[Import]:
     """Every module that `source` (the text of module `module`) imports, as absolute names.
 
     Relative imports are resolved against the module's package. `from agent_tui import Name`
     counts as importing the module that `agent_tui` loads `Name` from (its lazy public names).
     """
-    package = module.split(".") if is_package else module.split(".")[:-1]
     found: list[Import] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [Import(path, node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - node.level + 1]
-                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            else:
-                target = node.module or ""
+            target = imported_module(node, module, is_package=is_package)
             if target == "agent_tui":
                 for alias in node.names:
                     lazy = agent_tui._EXPORTS.get(alias.name)

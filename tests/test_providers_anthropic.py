@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-import pytest
 
 from agent_tui.engine.provider import Message, Retrying, StepDone, TextDelta, ToolCall
 from agent_tui.events.chains import chain_violations
@@ -24,11 +23,12 @@ from tests.fake_model_server import (
     anthropic_stream,
     sse,
 )
-from tests.support_providers import (
+from tests.support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
     FAKE_KEY,
     FAST,
     cancel_on_first_delta,
     chunks,
+    fake_model_server,
     play,
     prompt_run,
     provider_for,
@@ -36,16 +36,6 @@ from tests.support_providers import (
 )
 
 LIST_DIR = ("toolu_01LstD1r", "list_dir", ['{"path"', ': "."}'])
-
-
-@pytest.fixture
-def server():
-    with FakeModelServer() as fake:
-        yield fake
-
-
-def run(coro_fn, *args):  # type: ignore[no-untyped-def]
-    return anyio.run(coro_fn, *args)
 
 
 def overloaded() -> bytes:
@@ -57,7 +47,7 @@ class TestStreams:
         self, server: FakeModelServer
     ) -> None:
         server.script(Stream(anthropic_stream(["Hel", "lo"], usage=(25, 9, 0))))
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert failure is None
         assert out == [
             TextDelta("Hel"),
@@ -72,7 +62,7 @@ class TestStreams:
         tools = (
             {"name": "list_dir", "description": "List a directory.", "input_schema": {"type": "object"}},
         )
-        run(
+        anyio.run(
             chunks,
             provider_for("anthropic", server.anthropic_url),
             request(Message("system", "be brief"), Message("user", "hi"), tools=tools),
@@ -100,7 +90,7 @@ class TestStreams:
     ) -> None:
         calls = [LIST_DIR, ("toolu_02Rd", "read_file", ['{"path": "src/', 'app.py", "li', 'mit": 5}'])]
         server.script(Stream(anthropic_stream(["Let me look."], calls, usage=(40, 30, 2000))))
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert failure is None
         assert out == [
             TextDelta("Let me look."),
@@ -114,14 +104,14 @@ class TestStreams:
         self, server: FakeModelServer
     ) -> None:
         server.script(Stream(anthropic_stream([], [("toolu_x", "list_dir", ['{"path": '])])))
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert failure is None
         assert out[0] == ToolCall("list_dir", {NOT_JSON: '{"path": '}, "toolu_x")
 
     def test_a_stream_without_message_stop_is_incomplete(self, server: FakeModelServer) -> None:
         frames = anthropic_stream(["cut"])
         server.script(Stream(frames[:-1]))  # everything but message_stop, then a clean end
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert out == [TextDelta("cut")]
         assert failure is not None and "ended before the model finished" in str(failure)
 
@@ -151,7 +141,7 @@ class TestFailures:
         self, server: FakeModelServer
     ) -> None:
         server.script(Status(401, anthropic_error(f"invalid x-api-key {FAKE_KEY}")))
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert out == []
         assert failure is not None and failure.status_code == 401
         assert "401 Unauthorized: invalid x-api-key" in str(failure)
@@ -167,7 +157,7 @@ class TestFailures:
             ),
             Stream(anthropic_stream(["fine now"])),
         )
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert failure is None
         assert out[0] == Retrying(attempt=1, delay_ms=0, reason="429 Too Many Requests")
         assert out[1] == TextDelta("fine now")
@@ -175,28 +165,28 @@ class TestFailures:
     def test_an_overloaded_error_event_before_any_content_is_retried(self, server: FakeModelServer) -> None:
         start = anthropic_stream(["x"])[0]
         server.script(Stream([start, overloaded()]), Stream(anthropic_stream(["recovered"])))
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert failure is None
         assert isinstance(out[0], Retrying) and out[0].reason == "overloaded error"
         assert out[1] == TextDelta("recovered")
 
     def test_529_overloaded_until_the_retries_run_out(self, server: FakeModelServer) -> None:
         server.script(*[Status(529, anthropic_error("Overloaded", "overloaded_error"))] * 3)
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert [(c.attempt, c.reason) for c in out] == [(1, "529 Overloaded"), (2, "529 Overloaded")]
         assert failure is not None and "gave up after 2 retries" in str(failure)
         assert len(server.requests) == FAST.retries + 1
 
     def test_500_until_the_retries_run_out(self, server: FakeModelServer) -> None:
         server.script(*[Status(500, anthropic_error("Internal server error", "api_error"))] * 3)
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert len(out) == FAST.retries
         assert failure is not None and "500 Internal Server Error: Internal server error" in str(failure)
 
     def test_a_connection_dropped_mid_stream_fails_without_a_retry(self, server: FakeModelServer) -> None:
         frames = anthropic_stream(["one ", "two ", "three"])
         server.script(Stream(frames, drop_after=5))  # start, block start, ping, two deltas
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert out == [TextDelta("one "), TextDelta("two ")]
         assert failure is not None and "after the answer had begun" in str(failure)
         assert len(server.requests) == 1
@@ -205,7 +195,7 @@ class TestFailures:
         frames = anthropic_stream(["fine", "more"])
         bad = b"event: content_block_delta\ndata: {broken\n\n"
         server.script(Stream([*frames[:4], bad, *frames[4:]]))
-        out, failure = run(chunks, provider_for("anthropic", server.anthropic_url))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert out == [TextDelta("fine")]
         assert failure is not None and "malformed stream chunk" in str(failure)
         assert len(server.requests) == 1
@@ -274,7 +264,9 @@ class TestThroughTheEngine:
     ) -> None:
         # message_start, block start, ping, one delta; then open and silent.
         server.script(Stream(anthropic_stream(["first ", "second "]), hold_after=4))
-        events, saw_close = run(cancel_on_first_delta, server, "anthropic", server.anthropic_url, tmp_path)
+        events, saw_close = anyio.run(
+            cancel_on_first_delta, server, "anthropic", server.anthropic_url, tmp_path
+        )
         assert saw_close, "the server did not see the client close the stream within 1 s"
         assert events[-1].payload["stopReason"] == "cancelled"
         assert [e.payload["text"] for e in events if e.type == "model.delta"] == ["first "]

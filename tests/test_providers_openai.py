@@ -16,11 +16,12 @@ from agent_tui.events.chains import chain_violations
 from agent_tui.providers.retry import RetryPolicy
 from agent_tui.providers.tool_arguments import NOT_JSON
 from tests.fake_model_server import FakeModelServer, Status, Stream, openai_error, openai_stream, sse
-from tests.support_providers import (
+from tests.support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
     FAKE_KEY,
     FAST,
     cancel_on_first_delta,
     chunks,
+    fake_model_server,
     play,
     prompt_run,
     provider_for,
@@ -30,22 +31,12 @@ from tests.support_providers import (
 LIST_DIR = ("call_Lst8fJ2", "list_dir", ['{"pa', 'th": ', '"."}'])
 
 
-@pytest.fixture
-def server():
-    with FakeModelServer() as fake:
-        yield fake
-
-
-def run(coro_fn, *args):  # type: ignore[no-untyped-def]
-    return anyio.run(coro_fn, *args)
-
-
 class TestStreams:
     def test_plain_text_arrives_as_deltas_then_one_step_done_with_usage(
         self, server: FakeModelServer
     ) -> None:
         server.script(Stream(openai_stream(["Hel", "lo", " there"], usage=(42, 3, 0))))
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert failure is None
         assert out[:3] == [TextDelta("Hel"), TextDelta("lo"), TextDelta(" there")]
         assert out[3] == StepDone(
@@ -60,7 +51,9 @@ class TestStreams:
         tools = (
             {"name": "list_dir", "description": "List a directory.", "input_schema": {"type": "object"}},
         )
-        run(chunks, provider_for("openai", server.openai_url), request(Message("user", "hi"), tools=tools))
+        anyio.run(
+            chunks, provider_for("openai", server.openai_url), request(Message("user", "hi"), tools=tools)
+        )
         sent = server.requests[0]
         assert sent.path == "/v1/chat/completions"
         assert sent.headers["authorization"] == f"Bearer {FAKE_KEY}"
@@ -87,7 +80,7 @@ class TestStreams:
         server.script(
             Stream(openai_stream(["Let me look."], calls, usage=(900, 40, 768), interleave=interleave))
         )
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert failure is None
         assert out == [
             TextDelta("Let me look."),
@@ -102,7 +95,7 @@ class TestStreams:
         self, server: FakeModelServer
     ) -> None:
         server.script(Stream(openai_stream([], [("call_x", "list_dir", ['{"path": '])])))
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert failure is None
         assert out[0] == ToolCall("list_dir", {NOT_JSON: '{"path": '}, "call_x")
 
@@ -112,7 +105,7 @@ class TestStreams:
         frames = openai_stream(["never"])
         unfinished = [frames[0], sse("[DONE]")]  # the role chunk, then the end: no finish_reason
         server.script(Stream(unfinished), Stream(openai_stream(["whole"])))
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert failure is None
         assert isinstance(out[0], Retrying)
         assert (out[0].attempt, out[0].reason) == (1, "stream ended early")
@@ -125,7 +118,7 @@ class TestFailures:
     ) -> None:
         echoed = f"Incorrect API key provided: {FAKE_KEY}. You can find your API key in your account."
         server.script(Status(401, openai_error(401, echoed)))
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert out == []
         assert failure is not None and failure.status_code == 401
         assert "401 Unauthorized: Incorrect API key provided" in str(failure)
@@ -139,7 +132,7 @@ class TestFailures:
             Status(429, openai_error(429, "Rate limit reached", "requests"), {"Retry-After": "0"}),
             Stream(openai_stream(["fine now"])),
         )
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert failure is None
         assert out[0] == Retrying(attempt=1, delay_ms=0, reason="429 Too Many Requests")
         assert out[1] == TextDelta("fine now")
@@ -149,13 +142,13 @@ class TestFailures:
         self, server: FakeModelServer
     ) -> None:
         server.script(Status(429, openai_error(429, "Rate limit reached"), {"Retry-After": "3600"}))
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert out == []
         assert failure is not None and "asks to wait 3600 s" in str(failure)
 
     def test_500_is_retried_until_the_retries_run_out(self, server: FakeModelServer) -> None:
         server.script(*[Status(500, openai_error(500, "The server had an error", "server_error"))] * 3)
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert [type(c) for c in out] == [Retrying, Retrying]
         assert [c.attempt for c in out] == [1, 2]
         assert failure is not None and "gave up after 2 retries" in str(failure)
@@ -164,14 +157,14 @@ class TestFailures:
 
     def test_a_connection_dropped_mid_stream_fails_without_a_retry(self, server: FakeModelServer) -> None:
         server.script(Stream(openai_stream(["one ", "two ", "three"]), drop_after=3))
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert out == [TextDelta("one "), TextDelta("two ")]
         assert failure is not None and "after the answer had begun" in str(failure)
         assert len(server.requests) == 1
 
     def test_a_connection_dropped_before_any_content_is_retried(self, server: FakeModelServer) -> None:
         server.script(Stream(openai_stream(["x"]), drop_after=1), Stream(openai_stream(["again"])))
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert failure is None
         assert isinstance(out[0], Retrying) and out[0].reason == "connection failed"
         assert out[1] == TextDelta("again")
@@ -179,7 +172,7 @@ class TestFailures:
     def test_a_malformed_chunk_fails_the_call(self, server: FakeModelServer) -> None:
         frames = openai_stream(["fine"])
         server.script(Stream([frames[0], frames[1], b"data: {not json at all\n\n", *frames[2:]]))
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert out == [TextDelta("fine")]
         assert failure is not None and "malformed stream chunk" in str(failure)
         assert len(server.requests) == 1
@@ -189,7 +182,7 @@ class TestFailures:
         url = closed.openai_url
         closed._httpd.server_close()
         policy = RetryPolicy(retries=1, base_delay_s=0.001, connect_timeout_s=2)
-        out, failure = run(chunks, provider_for("openai", url, policy=policy))
+        out, failure = anyio.run(chunks, provider_for("openai", url, policy=policy))
         assert [c.reason for c in out] == ["connection failed"]
         assert failure is not None and "connection failed" in str(failure)
 
@@ -201,20 +194,20 @@ class TestFailures:
             {"error": {"message": "The server had an error while processing", "type": "server_error"}}
         )
         server.script(Stream([role, error]), Stream(openai_stream(["ok"])))
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert failure is None
         assert isinstance(out[0], Retrying) and out[0].reason == "server error"
         server.script(
             Stream([role, sse({"error": {"message": "Invalid prompt", "type": "invalid_request_error"}})])
         )
-        out, failure = run(chunks, provider_for("openai", server.openai_url))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert out == [] and failure is not None
         assert str(failure) == "openai reported an error: Invalid prompt"
 
     def test_a_stream_that_goes_silent_times_out(self, server: FakeModelServer) -> None:
         server.script(Stream(openai_stream(["never"]), hold_after=1))  # the role chunk, then nothing
         policy = RetryPolicy(retries=0, read_timeout_s=0.3)
-        out, failure = run(chunks, provider_for("openai", server.openai_url, policy=policy))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url, policy=policy))
         assert out == []
         assert failure is not None and "timed out" in str(failure)
 
@@ -333,7 +326,7 @@ class TestThroughTheEngine:
     ) -> None:
         # The stream sends one delta, then stays open and silent (a slow model).
         server.script(Stream(openai_stream(["first ", "second ", "third"]), hold_after=2))
-        events, saw_close = run(cancel_on_first_delta, server, "openai", server.openai_url, tmp_path)
+        events, saw_close = anyio.run(cancel_on_first_delta, server, "openai", server.openai_url, tmp_path)
         # Waited for while the provider's client is still open: only closing the stream can
         # have made the server see the connection go.
         assert saw_close, "the server did not see the client close the stream within 1 s"

@@ -15,16 +15,15 @@ import shutil
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 import pytest
-from pytest_textual_snapshot import SVGImageExtension
-from syrupy import SnapshotAssertion
+from support_tui import Scene, detail_text, park_pending, snap, snapshot  # noqa: F401 - snapshot: where pictures go
+from support_workbench import wait_for
 from textual.pilot import Pilot
 
-from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
 from agent_tui.replay.sources import replay_all
 from agent_tui.tui.app import AgentTuiApp, ReplayApp
@@ -34,27 +33,6 @@ from agent_tui.tui.screens.approval import ApprovalScreen
 SAMPLES = Path(__file__).parent / "sample-logs"
 LIVE_LOGS = SAMPLES / "live"
 COMPLETE_LOGS = SAMPLES / "complete"
-
-# -- snapshots live in tests/snapshots/ -------------------------------------------------------
-
-
-class _SnapshotsDir(SVGImageExtension):
-    @classmethod
-    def dirname(cls, *, test_location):  # type: ignore[no-untyped-def,override]
-        return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
-
-
-class _Assertion(SnapshotAssertion):
-    def use_extension(self, extension_class=None):  # type: ignore[no-untyped-def]
-        if extension_class is SVGImageExtension:
-            extension_class = _SnapshotsDir
-        return super().use_extension(extension_class)
-
-
-@pytest.fixture
-def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    snapshot.__class__ = _Assertion
-    return snapshot
 
 
 @pytest.fixture(autouse=True)
@@ -144,22 +122,7 @@ def arm(pilot: Pilot) -> LiveRun:
     assert isinstance(app, AgentTuiApp)
     screen = app.dashboard
     live = LiveRun(SAMPLES / "scenario.json", SAMPLES / "unused", app.post_message)
-    state = screen.state
-    for view in state.pending_permissions():
-        live.prompter.park(
-            PermissionRequest(
-                session_id=view.session_id,
-                turn_id=view.turn_id,
-                request_id=view.request_id,
-                tool_call_id=view.tool_call_id,
-                tool=view.tool,
-                risk=view.risk or "execute",  # type: ignore[arg-type]
-                args_preview=view.args_preview,
-                args={},
-                agent_path=state.agent_path(view.session_id),
-                warning=view.reason,
-            )
-        )
+    park_pending(live, screen.state)
     screen.live = live
     return live
 
@@ -211,15 +174,6 @@ async def held_indexing(pilot: Pilot) -> None:
     await pilot.pause(0.1)
 
 
-@dataclass(frozen=True)
-class Scene:
-    """An app in a fixed state: built by `app`, at `size`, after `run_before`."""
-
-    app: Callable[[], AgentTuiApp | ReplayApp]
-    size: tuple[int, int]
-    run_before: Callable[[Pilot], Awaitable[None]]
-
-
 SCENES: dict[str, Scene] = {
     "dashboard_80x24": Scene(dashboard_app, (80, 24), press()),
     "dashboard_120x40": Scene(dashboard_app, (120, 40), press()),
@@ -240,69 +194,64 @@ SCENES: dict[str, Scene] = {
 """Also read by scripts/screenshots.py, so the README's pictures are these exact states."""
 
 
-def snap(snap_compare, name: str) -> bool:  # type: ignore[no-untyped-def]
-    scene = SCENES[name]
-    return snap_compare(scene.app(), terminal_size=scene.size, run_before=scene.run_before)
-
-
 # -- snapshots ---------------------------------------------------------------------------------
 
 
 class TestDashboardLooks:
     def test_80x24_stays_readable(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "dashboard_80x24")
+        assert snap(snap_compare, SCENES["dashboard_80x24"])
 
     def test_120x40(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "dashboard_120x40")
+        assert snap(snap_compare, SCENES["dashboard_120x40"])
 
     def test_200x50_puts_the_queue_in_a_third_column(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "dashboard_200x50")
+        assert snap(snap_compare, SCENES["dashboard_200x50"])
 
     def test_nested_sub_agent_selected(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "dashboard_nested_helper")
+        assert snap(snap_compare, SCENES["dashboard_nested_helper"])
 
 
 class TestApprovalModalLooks:
     def test_destructive_request_shows_its_warning(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "approval")
+        assert snap(snap_compare, SCENES["approval"])
 
     def test_a_recorded_request_only_shows(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "approval_recorded")
+        assert snap(snap_compare, SCENES["approval_recorded"])
 
 
 class TestHelpLooks:
     def test_help_screen(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "help")
+        assert snap(snap_compare, SCENES["help"])
 
 
 class TestStopAllLooks:
     def test_stop_all_asks_first(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "stop_all_confirm")
+        assert snap(snap_compare, SCENES["stop_all_confirm"])
 
 
 class TestCommandPaletteLooks:
     def test_palette_finds_sessions(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "command_palette")
+        assert snap(snap_compare, SCENES["command_palette"])
 
 
 class TestReplayLooks:
     def test_at_start(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "replay_start")
+        assert snap(snap_compare, SCENES["replay_start"])
 
     def test_in_the_middle(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "replay_middle")
+        assert snap(snap_compare, SCENES["replay_middle"])
 
     def test_at_end(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "replay_end")
+        assert snap(snap_compare, SCENES["replay_end"])
 
     def test_a_filter_marks_its_matches_on_the_bar(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "replay_filter")
+        assert snap(snap_compare, SCENES["replay_filter"])
 
     def test_a_corrupt_line_is_marked_and_named(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "replay_corrupt")
+        assert snap(snap_compare, SCENES["replay_corrupt"])
 
     def test_while_indexing_a_progress_bar_shows(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "replay_indexing")
+        assert snap(snap_compare, SCENES["replay_indexing"])
 
 
 # -- a live engine waiting on approvals --------------------------------------------------------
@@ -370,15 +319,6 @@ def waiting_app(tmp_path: Path) -> AgentTuiApp:
         sessions_dir=tmp_path / "sessions",
         workspace_root=tmp_path / "scratch",
     )
-
-
-async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str, seconds: float = 5) -> None:
-    for _ in range(int(seconds / 0.02)):
-        if condition():
-            await pilot.pause()
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def live_of(app: AgentTuiApp) -> LiveRun:
@@ -546,13 +486,6 @@ class TestThemes:
 
 
 # -- replay ------------------------------------------------------------------------------------
-
-
-def detail_text(app: AgentTuiApp | ReplayApp) -> str:
-    from textual.widgets import Static
-
-    screen = app.screen_stack[0]
-    return "\n".join(str(widget.content) for widget in screen.query("#detail Static").results(Static))
 
 
 @pytest.mark.anyio

@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from support_imports import PACKAGE_ROOT, imported_module, module_name
 
-import agent_tui
 import agent_tui.ports
 
-PACKAGE_ROOT = Path(agent_tui.__file__).resolve().parent
 TUI_ROOT = PACKAGE_ROOT / "tui"
 
 PUBLIC_SURFACE = ("agent_tui.ports", "agent_tui.reducer", "agent_tui.replay", "agent_tui.events")
@@ -40,18 +39,13 @@ class TuiImport(NamedTuple):
 
 def tui_imports(source: str, module: str, *, is_package: bool, where: str = "<source>") -> list[TuiImport]:
     """Every import of agent-tui in `source` (module `module`), relative ones made absolute."""
-    package = module.split(".") if is_package else module.split(".")[:-1]
     found: list[TuiImport] = []
     for node in ast.walk(ast.parse(source)):
         at = f"{where}:{getattr(node, 'lineno', 0)}"
         if isinstance(node, ast.Import):
             found += [TuiImport(at, alias.name, None) for alias in node.names if _ours(alias.name)]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package[: len(package) - node.level + 1]
-                target = ".".join([*base, *(node.module.split(".") if node.module else [])])
-            else:
-                target = node.module or ""
+            target = imported_module(node, module, is_package=is_package)
             if _ours(target):
                 found += [TuiImport(at, target, alias.name) for alias in node.names]
     return found
@@ -77,13 +71,6 @@ def problems_of(found: TuiImport) -> list[str]:
 
 def tui_modules() -> list[Path]:
     return sorted(TUI_ROOT.rglob("*.py"))
-
-
-def module_name(path: Path) -> str:
-    names = list(path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts)
-    if names[-1] == "__init__":
-        names.pop()
-    return ".".join(names)
 
 
 def all_tui_imports() -> list[TuiImport]:

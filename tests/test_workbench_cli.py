@@ -9,7 +9,6 @@ import pty
 import select
 import signal
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -19,23 +18,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-import agent_tui
+from agent_tui import __version__
 from agent_tui.reducer import project_state
 from agent_tui.replay.sources import replay_all
 from agent_tui.tui.formatting import decision_text
+from tests.support_providers import agent_tui
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def agent_tui_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_tui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
 
 
 def clean_env(tmp_path: Path) -> dict[str, str]:
@@ -57,8 +46,8 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
 
 class TestCommands:
     def test_version(self) -> None:
-        result = agent_tui_cli("--version")
-        assert (result.returncode, result.stdout) == (0, f"agent-tui {agent_tui.__version__}\n")
+        result = agent_tui("--version")
+        assert (result.returncode, result.stdout) == (0, f"agent-tui {__version__}\n")
 
     def test_sessions_lists_a_directory_newest_first(self, tmp_path: Path) -> None:
         scenario = tmp_path / "s.json"
@@ -74,10 +63,8 @@ class TestCommands:
             for name, delay in (("first", 0), ("second", 1100))
         ]
         scenario.write_bytes(orjson.dumps({"sessions": sessions}))
-        assert (
-            agent_tui_cli("run", str(scenario), "--sessions-dir", str(tmp_path / "out"), "-q").returncode == 0
-        )
-        result = agent_tui_cli("sessions", "--sessions-dir", str(tmp_path / "out"))
+        assert agent_tui("run", str(scenario), "--sessions-dir", str(tmp_path / "out"), "-q").returncode == 0
+        result = agent_tui("sessions", "--sessions-dir", str(tmp_path / "out"))
         assert result.returncode == 0
         lines = result.stdout.splitlines()
         assert lines[0] == f"2 sessions in {tmp_path / 'out'}"
@@ -87,14 +74,14 @@ class TestCommands:
 
     def test_sessions_of_a_project_with_none_yet(self, tmp_path: Path) -> None:
         env = clean_env(tmp_path)
-        result = agent_tui_cli("sessions", "--cwd", str(tmp_path), env=env)
+        result = agent_tui("sessions", "--cwd", str(tmp_path), env=env)
         assert result.returncode == 0
         assert result.stdout.startswith(f"no sessions in {tmp_path / 'data' / 'agent-tui' / 'projects'}/")
 
     def test_a_sessions_dir_that_cannot_be_written_is_an_error_before_the_ui(self, tmp_path: Path) -> None:
         blocker = tmp_path / "a-file"
         blocker.write_text("in the way")
-        result = agent_tui_cli("--demo", "--sessions-dir", str(blocker / "sessions"), env=clean_env(tmp_path))
+        result = agent_tui("--demo", "--sessions-dir", str(blocker / "sessions"), env=clean_env(tmp_path))
         assert result.returncode == 1
         assert result.stderr == f"agent-tui: {blocker / 'sessions'}: Not a directory\n"
         assert result.stdout == ""  # the UI never opened
@@ -107,8 +94,7 @@ class TestCommands:
         scenario.write_bytes(orjson.dumps({"sessions": [{"prompt": "p", "cwd": "ws", "steps": steps}]}))
         out = tmp_path / "out"
         assert (
-            agent_tui_cli("run", str(scenario), "--sessions-dir", str(out), "--approve", "allow").returncode
-            == 0
+            agent_tui("run", str(scenario), "--sessions-dir", str(out), "--approve", "allow").returncode == 0
         )
         state = project_state(replay_all(out))
         (session,) = state.sessions.values()
@@ -279,7 +265,7 @@ class TestProjectRun:
                 assert terminal.status == 0
             finally:
                 terminal.close()
-        listing = agent_tui_cli("sessions", "--cwd", str(project), env=env)
+        listing = agent_tui("sessions", "--cwd", str(project), env=env)
         assert listing.returncode == 0
         lines = listing.stdout.splitlines()
         assert lines[0].startswith("1 session in ") and "completed   say-hi  'Say hi'" in listing.stdout

@@ -15,13 +15,11 @@ import os
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from pytest_textual_snapshot import SVGImageExtension
+from support_tui import Scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
 from support_workbench import arm_project, recorded_app, type_text, wait_for
-from syrupy import SnapshotAssertion
 from textual.pilot import Pilot
 
 from agent_tui.tui.app import AgentTuiApp
@@ -73,13 +71,6 @@ def armed(
     return run_before
 
 
-@dataclass(frozen=True)
-class Scene:
-    app: Callable[[], AgentTuiApp]
-    size: tuple[int, int]
-    run_before: Callable[[Pilot], Awaitable[None]]
-
-
 SCENES: dict[str, Scene] = {
     "workbench_80x24": Scene(project_app, (80, 24), armed("fix-login")),
     "workbench_120x40": Scene(project_app, (120, 40), armed("fix-login")),
@@ -109,54 +100,30 @@ def _pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     time.tzset()
 
 
-class _SnapshotsDir(SVGImageExtension):
-    @classmethod
-    def dirname(cls, *, test_location):  # type: ignore[no-untyped-def,override]
-        return str(Path(test_location.filepath).parent / "snapshots" / test_location.basename)
-
-
-class _Assertion(SnapshotAssertion):
-    def use_extension(self, extension_class=None):  # type: ignore[no-untyped-def]
-        if extension_class is SVGImageExtension:
-            extension_class = _SnapshotsDir
-        return super().use_extension(extension_class)
-
-
-@pytest.fixture
-def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    snapshot.__class__ = _Assertion
-    return snapshot
-
-
-def snap(snap_compare, name: str) -> bool:  # type: ignore[no-untyped-def]
-    scene = SCENES[name]
-    return snap_compare(scene.app(), terminal_size=scene.size, run_before=scene.run_before)
-
-
 class TestWorkbenchLooks:
     def test_80x24_stays_readable(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "workbench_80x24")
+        assert snap(snap_compare, SCENES["workbench_80x24"])
 
     def test_120x40_groups_by_day_and_shows_times(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "workbench_120x40")
+        assert snap(snap_compare, SCENES["workbench_120x40"])
 
     def test_200x50(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "workbench_200x50")
+        assert snap(snap_compare, SCENES["workbench_200x50"])
 
 
 class TestFormsLooks:
     def test_new_agent_form(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "new_agent_form")
+        assert snap(snap_compare, SCENES["new_agent_form"])
 
     def test_composer_on_a_finished_session(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "composer")
+        assert snap(snap_compare, SCENES["composer"])
 
 
 class TestApprovalLooks:
     def test_edit_request_shows_its_diff(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "diff_approval")
+        assert snap(snap_compare, SCENES["diff_approval"])
 
 
 class TestFilterLooks:
     def test_filter_by_text(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
-        assert snap(snap_compare, "filter")
+        assert snap(snap_compare, SCENES["filter"])

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
 import pytest
+from support_tui import detail_text, log_of
 from support_workbench import type_text, wait_for
 from textual.widgets import Input, Select
 
@@ -19,15 +19,9 @@ from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from tests.fake_model_server import FakeModelServer, Stream, anthropic_stream, openai_stream
-from tests.support_providers import provider_for
+from tests.support_providers import fake_model_server, provider_for  # noqa: F401 - the `server` fixture
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def server():  # type: ignore[no-untyped-def]
-    with FakeModelServer() as running:
-        yield running
 
 
 def choices(server: FakeModelServer) -> list[ModelChoice]:
@@ -59,16 +53,6 @@ def make_app(tmp_path: Path, server: FakeModelServer) -> AgentTuiApp:
 def session(app: AgentTuiApp, name: str):  # type: ignore[no-untyped-def]
     assert app.live is not None
     return next((s for s in app.live.state.sessions.values() if s.display_name == name), None)
-
-
-def detail_text(app: AgentTuiApp) -> str:
-    return "\n".join(str(widget.content) for widget in app.dashboard.query("#detail Static").results())
-
-
-def log_of(app: AgentTuiApp, session_id: str) -> list[dict]:  # type: ignore[type-arg]
-    assert app.live is not None
-    path = app.live.sessions_dir / f"{session_id}.jsonl"
-    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
 
 
 async def start_from_the_form(

@@ -4,8 +4,6 @@ timestamps, so the live fold, the replay fold and `--dump state` agree.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
@@ -13,6 +11,7 @@ from support_workbench import NOW, Log, at, recorded_project
 
 from agent_tui.reducer import DashboardState, apply_event, project_state
 from agent_tui.tui.timing import format_clock, format_duration, turn_timing
+from tests.support_providers import agent_tui
 
 
 def a_turn_with_a_wait() -> Log:
@@ -98,22 +97,9 @@ def test_dump_state_of_a_real_run_carries_the_times(tmp_path: Path) -> None:
             {"sessions": [{"prompt": "hi", "cwd": "ws", "steps": [{"text": ["a", "b"], "delayMs": 20}]}]}
         )
     )
-    run = [
-        sys.executable,
-        "-m",
-        "agent_tui",
-        "run",
-        str(scenario),
-        "--sessions-dir",
-        str(tmp_path / "out"),
-        "-q",
-    ]
-    assert subprocess.run(run, capture_output=True).returncode == 0
-    dump = subprocess.run(
-        [sys.executable, "-m", "agent_tui", "replay", str(tmp_path / "out"), "--dump", "state"],
-        capture_output=True,
-        check=True,
-    )
+    assert agent_tui("run", str(scenario), "--sessions-dir", str(tmp_path / "out"), "-q").returncode == 0
+    dump = agent_tui("replay", str(tmp_path / "out"), "--dump", "state")
+    assert dump.returncode == 0, dump.stderr
     (turn,) = orjson.loads(dump.stdout)["sessions"][0]["turns"]
     assert turn["startedAt"] <= turn["endedAt"]
     assert turn["durationMs"] >= 20  # the scripted model waited 20 ms between its two chunks

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
 import pytest
+from support_tui import detail_text, log_of
 from support_workbench import agent_script, git, scripted_models, type_text, wait_for
 from textual.widgets import Checkbox, Input, TextArea
 
@@ -38,16 +38,6 @@ def make_app(tmp_path: Path, provider: ScriptedProvider, *, prompt: str | None =
     )
 
 
-def detail_text(app: AgentTuiApp) -> str:
-    return "\n".join(str(widget.content) for widget in app.dashboard.query("#detail Static").results())
-
-
-def log_of(app: AgentTuiApp, session_id: str) -> list[dict]:  # type: ignore[type-arg]
-    assert app.live is not None
-    path = app.live.sessions_dir / f"{session_id}.jsonl"
-    return [orjson.loads(line) for line in path.read_bytes().splitlines()]
-
-
 def named(app: AgentTuiApp, name: str) -> str | None:
     assert app.live is not None
     return next((sid for sid, s in app.live.state.sessions.items() if s.display_name == name), None)
@@ -59,8 +49,32 @@ def status(app: AgentTuiApp, name: str) -> str | None:
     return app.live.state.sessions[sid].status if sid else None
 
 
+def completed_after(app: AgentTuiApp, name: str, turns: int) -> bool:
+    """Whether the session called `name` has had `turns` turns and the last one completed."""
+    sid = named(app, name)
+    return (
+        app.live is not None
+        and sid is not None
+        and len(app.live.state.sessions[sid].turns) == turns
+        and status(app, name) == "completed"
+    )
+
+
 def tool(name: str, **args: object) -> ScriptedToolCall:
     return ScriptedToolCall(tool=name, args=args)
+
+
+async def next_request(pilot, app: AgentTuiApp, what: str) -> ApprovalScreen:  # type: ignore[no-untyped-def]
+    """Wait until one request waits and no modal is open (the last answer went through), open it."""
+    live = app.live
+    assert live is not None
+    await wait_for(
+        pilot, lambda: len(live.prompter.waiting()) == 1 and not isinstance(app.screen, ApprovalScreen), what
+    )
+    await pilot.press("A")
+    modal = app.screen
+    assert isinstance(modal, ApprovalScreen)
+    return modal
 
 
 async def ready(pilot, app: AgentTuiApp) -> None:  # type: ignore[no-untyped-def]
@@ -125,15 +139,7 @@ class TestComposer:
             assert composer.input.has_focus
             await type_text(pilot, "And the docs?")
             await pilot.press("enter")
-            await wait_for(
-                pilot,
-                lambda: (
-                    app.live is not None
-                    and len(app.live.state.sessions[sid].turns) == 2
-                    and status(app, "fix-it") == "completed"
-                ),
-                "turn 2",
-            )
+            await wait_for(pilot, lambda: completed_after(app, "fix-it", 2), "turn 2")
             assert composer.text == ""
             events = log_of(app, sid)
             started = [e for e in events if e["type"] == "turn.started"]
@@ -197,38 +203,19 @@ class TestDiffApprovals:
         provider = ScriptedProvider(agents={"fix-it": agent_script(*steps)})
         app = make_app(tmp_path, provider, prompt="Fix it")
         async with app.run_test(size=(120, 40)) as pilot:
-            assert app.live is not None
-            live = app.live
-            await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the edit request")
-            await pilot.press("A")
-            modal = app.screen
-            assert isinstance(modal, ApprovalScreen) and modal.preview is not None
-            assert modal.preview.kind == "edit"
+            modal = await next_request(pilot, app, "the edit request")
+            assert modal.preview is not None and modal.preview.kind == "edit"
             assert modal.preview.unified_text() == (
                 "@@ -1,5 +1,5 @@\n def hello():\n-    return 'hi'\n+    return 'hello'\n \n \n print(hello())\n"
             )
             assert "Edit src/app.py" in str(modal.query_one("#approval-title").content)
             await pilot.press("y")
-            await wait_for(
-                pilot,
-                lambda: len(live.prompter.waiting()) == 1 and not isinstance(app.screen, ApprovalScreen),
-                "the overwrite request",
-            )
-            await pilot.press("A")
-            modal = app.screen
-            assert isinstance(modal, ApprovalScreen) and modal.preview is not None
-            assert modal.preview.kind == "overwrite"
+            modal = await next_request(pilot, app, "the overwrite request")
+            assert modal.preview is not None and modal.preview.kind == "overwrite"
             assert "overwrites the existing README.md" in str(modal.query_one("#approval-warning").content)
             await pilot.press("y")
-            await wait_for(
-                pilot,
-                lambda: len(live.prompter.waiting()) == 1 and not isinstance(app.screen, ApprovalScreen),
-                "the new-file request",
-            )
-            await pilot.press("A")
-            modal = app.screen
-            assert isinstance(modal, ApprovalScreen) and modal.preview is not None
-            assert modal.preview.kind == "create"
+            modal = await next_request(pilot, app, "the new-file request")
+            assert modal.preview is not None and modal.preview.kind == "create"
             assert modal.preview.unified_text() == "@@ -0,0 +1,2 @@\n+line 1\n+line 2\n"
             await pilot.press("y")
             await wait_for(pilot, lambda: status(app, "fix-it") == "completed", "the turn")
@@ -243,12 +230,8 @@ class TestDiffApprovals:
         )
         app = make_app(tmp_path, provider, prompt="Fix it")
         async with app.run_test(size=(120, 40)) as pilot:
-            assert app.live is not None
-            live = app.live
-            await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the shell request")
-            await pilot.press("A")
-            modal = app.screen
-            assert isinstance(modal, ApprovalScreen) and modal.preview is None
+            modal = await next_request(pilot, app, "the shell request")
+            assert modal.preview is None
             shown = "".join(str(w.content) for w in modal.query("#approval-args Static").results())
             assert command in shown
             await pilot.press("n", "q")
@@ -335,15 +318,7 @@ class TestRestart:
             await pilot.press("i")
             await type_text(pilot, "Again please")
             await pilot.press("enter")
-            await wait_for(
-                pilot,
-                lambda: (
-                    app.live is not None
-                    and len(app.live.state.sessions[sid].turns) == 2
-                    and status(app, "fix-it") == "completed"
-                ),
-                "turn 2 in the new process",
-            )
+            await wait_for(pilot, lambda: completed_after(app, "fix-it", 2), "turn 2 in the new process")
             events = log_of(app, sid)
             assert [e["sequence"] for e in events] == list(range(1, len(events) + 1))
             assert [e["payload"]["stopReason"] for e in events if e["type"] == "turn.completed"] == [
