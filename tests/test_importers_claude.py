@@ -310,7 +310,7 @@ class TestWrittenLogs:
         main = state.sessions["sess_9a3e77c2-1b5d-4e2f-8a6c-3d4e5f6a7b12"]
         kept = sum(1 for e in events if e.type == "source.record" and e.session_id == main.session_id)
         assert main.source_records == kept > 0
-        notes = [m.text for m in main.turns[0].messages if m.role == "note"]
+        notes = [m.text for m in main.turns[0].transcript if m.role == "note"]
         assert "thinking… (57 characters)" in notes
         assert "claude-code system.api_error" in notes
 

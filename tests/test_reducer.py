@@ -15,9 +15,9 @@ from agent_tui.reducer import (
     RESULT_CHARS,
     TEXT_CHARS,
     DashboardState,
-    Message,
     PermissionView,
-    Usage,
+    TranscriptEntry,
+    TurnUsage,
     apply_event,
     project_state,
 )
@@ -268,16 +268,16 @@ class TestApprovalHappyPath:
         assert turn.prompt_preview == "Rename src/foo.py to bar.py"
         assert (turn.stop_reason, turn.error_code) == ("final", None)
         assert (turn.step, turn.steps, turn.tokens, turn.max_context_tokens) == (2, 2, 700, 8000)
-        assert turn.usage == Usage(1200, 40)
+        assert turn.usage == TurnUsage(1200, 40)
         assert (turn.started_sequence, turn.ended_sequence) == (2, 16)
         assert turn.text == "Renaming now. Done."
-        assert [(m.role, m.text) for m in turn.messages] == [
+        assert [(m.role, m.text) for m in turn.transcript] == [
             ("user", "Rename src/foo.py to bar.py"),
             ("assistant", "Renaming now."),
             ("tool", "renamed\n"),
             ("assistant", " Done."),
         ]
-        assert turn.messages[2].ref == "call_1"
+        assert turn.transcript[2].ref == "call_1"
         call = turn.tool_calls["call_1"]
         assert call.args == {"cmd": "mv src/foo.py src/bar.py"}
         assert call.risk == "destructive"
@@ -384,9 +384,9 @@ class TestToolOutput:
             log.emit("model.delta", t, text=chunk)
         turn = project_state(log.events).sessions["sess_long"].turns[0]
         assert turn.text == "".join(chunks)[-TEXT_CHARS:]
-        assert len(turn.messages) == 200
-        assert turn.messages[-1] == Message("assistant", chunks[-1])
-        assert turn.messages[0] == Message("assistant", chunks[50])
+        assert len(turn.transcript) == 200
+        assert turn.transcript[-1] == TranscriptEntry("assistant", chunks[-1])
+        assert turn.transcript[0] == TranscriptEntry("assistant", chunks[50])
 
     def test_a_denied_call_never_runs(self) -> None:
         log = SessionLog("sess_d")
@@ -412,7 +412,7 @@ class TestToolOutput:
             "the user denied it",
         )
         assert state.pending_permissions() == []
-        assert state.sessions["sess_d"].turns[0].messages[-1] == Message(
+        assert state.sessions["sess_d"].turns[0].transcript[-1] == TranscriptEntry(
             "tool", "the user denied it", False, "c"
         )
 
@@ -475,7 +475,7 @@ class TestTurnEnds:
         assert (session.status, session.phase) == ("failed", "end")
         turn = session.turns[0]
         assert (turn.stop_reason, turn.error_code, turn.text) == ("error", "provider_failure", "")
-        assert turn.messages == [Message("user", "x")]
+        assert turn.transcript == [TranscriptEntry("user", "x")]
 
         log.emit("turn.started", "turn_2", promptPreview="again")
         assert project_state(log.events).sessions["sess_f"].status == "running"
@@ -486,7 +486,7 @@ class TestTurnEnds:
         session = project_state(log.events).sessions["sess_f"]
         assert session.status == "completed"
         assert [turn.turn_id for turn in session.turns] == ["turn_1", "turn_2"]
-        assert session.turns[1].messages[0] == Message("user", "and more", True)
+        assert session.turns[1].transcript[0] == TranscriptEntry("user", "and more", True)
 
     def test_max_steps_counts_as_completed(self) -> None:
         log = SessionLog("sess_m")
@@ -536,7 +536,7 @@ class TestSessionTree:
             "explorer",
             "completed",
         )
-        assert state.sessions["sess_lead"].turns[0].messages[0] == Message(
+        assert state.sessions["sess_lead"].turns[0].transcript[0] == TranscriptEntry(
             "subagent", "Found 3 files.", False, "sess_zz_explorer"
         )
 
@@ -1075,7 +1075,7 @@ def assert_same_views(one: DashboardState, two: DashboardState) -> None:
     assert one.running_count() == two.running_count()
     for session_id, session in one.sessions.items():
         for mine, theirs in zip(session.turns, two.sessions[session_id].turns, strict=True):
-            assert (mine.text, mine.messages) == (theirs.text, theirs.messages)
+            assert (mine.text, mine.transcript) == (theirs.text, theirs.transcript)
             for call_id, call in mine.tool_calls.items():
                 assert call.output == theirs.tool_calls[call_id].output
 

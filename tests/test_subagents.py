@@ -13,8 +13,7 @@ import pytest
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import Scenario
 from agent_tui.events.chains import chain_violations
-from agent_tui.reducer import apply_event, project_state
-from agent_tui.reducer.state import DashboardState
+from agent_tui.reducer import DashboardState, apply_event, project_state
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.runner import ScenarioRun
 from tests.support_engine import HeldPrompter, collect

@@ -1,49 +1,51 @@
 """The reducer: events → dashboard state, pure, shared by the live view and the replay scrubber.
 
 It stands on `agent_tui.events` only (never Textual, never the runtime), so the TUI and the
-headless `replay --dump state` fold logs the same way.
+headless `replay --dump state` fold logs the same way. Import from here: `views` holds what the
+dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_events` and
+`tool_events` what each event type does, `timestamps` the durations read from event times.
 """
 
-from agent_tui.reducer.state import (
-    MAX_MESSAGES,
+from agent_tui.events.turn_vocabulary import Phase
+from agent_tui.reducer.fold import apply_event, project_state
+from agent_tui.reducer.timestamps import epoch_ms, ms_between
+from agent_tui.reducer.views import (
+    MAX_TRANSCRIPT_ENTRIES,
     OUTPUT_CHARS,
     RESULT_CHARS,
     TEXT_CHARS,
     DashboardState,
     DeliveryView,
-    Message,
     PermissionView,
-    Phase,
-    Role,
     SessionStatus,
     SessionView,
     ToolCallView,
     ToolStatus,
+    TranscriptEntry,
+    TranscriptRole,
+    TurnUsage,
     TurnView,
-    Usage,
-    apply_event,
-    epoch_ms,
-    project_state,
 )
 
 __all__ = [
-    "MAX_MESSAGES",
+    "MAX_TRANSCRIPT_ENTRIES",
     "OUTPUT_CHARS",
     "RESULT_CHARS",
     "TEXT_CHARS",
     "DashboardState",
     "DeliveryView",
-    "Message",
     "PermissionView",
     "Phase",
-    "Role",
     "SessionStatus",
     "SessionView",
     "ToolCallView",
     "ToolStatus",
+    "TranscriptEntry",
+    "TranscriptRole",
+    "TurnUsage",
     "TurnView",
-    "Usage",
     "apply_event",
     "epoch_ms",
+    "ms_between",
     "project_state",
 ]

@@ -12,12 +12,13 @@ from pathlib import Path
 
 from textual.content import Content
 
+from agent_tui.events import counted
 from agent_tui.reducer import (
     DashboardState,
-    Message,
     PermissionView,
     SessionView,
     ToolCallView,
+    TranscriptEntry,
     TurnView,
 )
 from agent_tui.tui.timing import format_clock, format_duration, turn_timing, waited_ms
@@ -121,7 +122,7 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
     kept = f" · {session.source_records} source-specific" if session.source_records else ""
     second.append(
         (
-            f"{len(session.turns)} turn{'s' if len(session.turns) != 1 else ''} · "
+            f"{counted(len(session.turns), 'turn')} · "
             f"{session.event_count} events{kept} · {session.session_id}",
             MUTED,
         )
@@ -157,8 +158,8 @@ def turn_content(
     """
     lines: list[Content] = [_turn_rule(turn, number, now_ms)]
     shown: set[str] = set()
-    for message in turn.messages:
-        lines += _message_lines(message, turn, session, shown, width)
+    for entry in turn.transcript:
+        lines += _entry_lines(entry, turn, session, shown, width)
     for call in turn.tool_calls.values():
         if call.call_id not in shown and call.status in ("requested", "asking", "running"):
             lines += tool_call_lines(call, width)
@@ -179,7 +180,7 @@ def _turn_rule(turn: TurnView, number: int, now_ms: int | None) -> Content:
     else:
         bits.append(turn.stop_reason + (f" ({turn.error_code})" if turn.error_code else ""))
     if turn.steps:
-        bits.append(f"{turn.steps} step{'s' if turn.steps != 1 else ''}")
+        bits.append(f"{counted(turn.steps, 'step')}")
     if turn.usage is not None:
         bits.append(
             f"{compact_count(turn.usage.prompt_tokens)} in / "
@@ -205,8 +206,8 @@ def _turn_end_line(turn: TurnView) -> Content:
     return Content.styled(f"✗ turn failed{code}", "bold $text-error")
 
 
-def _message_lines(
-    message: Message, turn: TurnView, session: SessionView, shown: set[str], width: int | None
+def _entry_lines(
+    message: TranscriptEntry, turn: TurnView, session: SessionView, shown: set[str], width: int | None
 ) -> list[Content]:
     role = message.role
     if role == "user":

@@ -76,7 +76,7 @@ class ReplayDetail(SessionDetail):
         parts.reverse()
         self._hidden = len(finished) - count
         shown = finished[self._hidden :]
-        key = (self._hidden, tuple((t.turn_id, t.ended_sequence, len(t.messages)) for t in shown))
+        key = (self._hidden, tuple((t.turn_id, t.ended_sequence, len(t.transcript)) for t in shown))
         if key == self._history_key:
             return False
         self._history_key = key

@@ -1,0 +1,196 @@
+"""How the events of a session and its turns change the views (everything but tool calls).
+
+One small handler per event type, each `(state, session, event) -> None`, collected in
+`TURN_HANDLERS`. Invariants:
+- a turn's phase is `phase_for` of its latest phase event, the same function the registry's
+  frames use; a session's status follows from its last turn's stop reason (`SessionView.status`);
+- a handler tolerates what a log read from the middle lacks: it never raises on a valid event,
+  whatever came before it (see `turn_writes.turn_for`);
+- time comes only from event timestamps: a turn starts at its first event's `ts`, ends at its
+  `turn.completed`'s; timestamps are kept as the log's strings, never parsed here;
+- `session.created` links the session into the tree at its place in (created ts, session id)
+  order; a session that names itself as its parent is a root.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from typing import Any
+
+from agent_tui.events import Event
+from agent_tui.events.transcript_text import context_tokens_total
+from agent_tui.events.turn_vocabulary import phase_for
+from agent_tui.reducer.turn_writes import (
+    Handler,
+    add_entry,
+    close_assistant,
+    drop_pending,
+    open_turn,
+    turn_for,
+    turn_of,
+)
+from agent_tui.reducer.views import (
+    RESULT_CHARS,
+    DashboardState,
+    DeliveryView,
+    SessionView,
+    TurnUsage,
+    new_named_tuple,
+    tree_order,
+)
+
+
+def _on_session_created(state: DashboardState, session: SessionView, event: Event) -> None:
+    payload = event.payload
+    session.cwd = payload["cwd"]
+    session.client = payload["client"]
+    session.agent_name = payload.get("agentName")
+    session.title = payload.get("title")
+    session.created_ts = event.ts
+    session.created_seen = True
+    session.model = payload.get("model")
+    worktree = payload.get("worktree")
+    if worktree is not None:
+        session.worktree_path = worktree["path"]
+        session.worktree_branch = worktree["branch"]
+    parent = payload.get("parentSessionId")
+    if parent == session.session_id:  # a self-parent would make the tree infinite
+        parent = None
+    _link_parent(state, session, parent)
+
+
+def _link_parent(state: DashboardState, session: SessionView, parent: str | None) -> None:
+    session_id = session.session_id
+    old = session.parent_session_id
+    if old is not None:
+        siblings = state._children.get(old)
+        if siblings is not None and session_id in siblings:
+            siblings.remove(session_id)
+            if not siblings:
+                del state._children[old]
+    session.parent_session_id = parent
+    if parent is not None:
+        sessions = state.sessions
+        insort(state._children.setdefault(parent, []), session_id, key=lambda sid: tree_order(sessions[sid]))
+
+
+def _on_turn_started(state: DashboardState, session: SessionView, event: Event) -> None:
+    turns = session.turns
+    turn_id = event.turn_id
+    if turn_id is not None and (not turns or turns[-1].turn_id != turn_id):
+        turn = open_turn(state, session, turn_id, event.sequence, event.ts)  # what `turn_of` would do
+    else:
+        turn = turn_of(state, session, event)
+    turn.prompt_preview = event.payload["promptPreview"]
+
+
+def _on_user_message(state: DashboardState, session: SessionView, event: Event) -> None:
+    turn = turn_for(state, session, event)
+    payload = event.payload
+    add_entry(turn, "user", payload["content"], bool(payload.get("steered")), None)
+
+
+def _on_context_built(state: DashboardState, session: SessionView, event: Event) -> None:
+    turn = turn_for(state, session, event)
+    close_assistant(turn)
+    payload = event.payload
+    turn.step = payload["step"]
+    turn.steps += 1
+    turn.tokens = context_tokens_total(payload["tokens"])
+    turn.max_context_tokens = payload["maxContextTokens"]
+    turn.phase = phase_for(event) or turn.phase
+
+
+def _on_context_compacted(state: DashboardState, session: SessionView, event: Event) -> None:
+    turn = turn_for(state, session, event)
+    turn.compactions += 1
+    turn.phase = phase_for(event) or turn.phase
+
+
+def _on_model_delta(state: DashboardState, session: SessionView, event: Event) -> None:
+    # The fold appends a delta of the call being streamed itself (its fast path): this is the
+    # first delta of a model call, or one for a turn that is not the session's running one.
+    turn = turn_for(state, session, event)
+    current = turn._open
+    if current is None:
+        turn._open = [event.payload["text"]]
+    else:
+        current.append(event.payload["text"])
+
+
+def _on_subagent_delivered(state: DashboardState, session: SessionView, event: Event) -> None:
+    turn = turn_for(state, session, event)
+    payload = event.payload
+    text = payload["text"]
+    if len(text) > RESULT_CHARS:
+        text = text[:RESULT_CHARS]
+    child = payload["childSessionId"]
+    session.deliveries.append(
+        DeliveryView(child, payload["agentName"], payload["status"], text, turn.turn_id, event.sequence)
+    )
+    add_entry(turn, "subagent", text, False, child)
+
+
+def _on_turn_completed(state: DashboardState, session: SessionView, event: Event) -> None:
+    turn = turn_for(state, session, event)
+    close_assistant(turn)
+    payload = event.payload
+    turn.stop_reason = payload["stopReason"]
+    turn.error_code = payload.get("errorCode")
+    usage = payload.get("usage")
+    if usage is not None:
+        turn.usage = new_named_tuple(TurnUsage, (usage["promptTokens"], usage["completionTokens"]))
+    turn.ended_sequence = event.sequence
+    turn.ended_ts = event.ts
+    turn.phase = phase_for(event) or turn.phase
+    if session.pending:  # its questions can no longer be answered
+        drop_pending(state, session, turn.turn_id)
+
+
+THINKING_RECORDS = frozenset({"thinking", "redacted_thinking", "reasoning"})
+"""The `source.record` types that are a model's thinking: shown as their size only."""
+
+
+def _thinking_size(data: dict[str, Any]) -> int:
+    """Characters of a thinking/reasoning record's text (Claude Code and Codex shapes)."""
+    text = data.get("thinking", data.get("text"))
+    if isinstance(text, str):
+        return len(text)
+    parts = data.get("summary")
+    if not isinstance(parts, list):
+        return 0
+    return sum(len(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def _on_source_record(state: DashboardState, session: SessionView, event: Event) -> None:
+    session.source_records += 1
+    if event.turn_id is None:  # session-level (between an imported log's turns): counted only
+        return
+    turn = turn_for(state, session, event)
+    record_type = event.payload["recordType"]
+    if record_type in THINKING_RECORDS:
+        text = f"thinking… ({_thinking_size(event.payload['data']):,} characters)"
+    else:
+        text = f"{event.payload['format']} {record_type}"
+    add_entry(turn, "note", text, False, record_type)
+
+
+def _on_model_retry(state: DashboardState, session: SessionView, event: Event) -> None:
+    turn = turn_for(state, session, event)
+    payload = event.payload
+    text = f"retrying the model call (attempt {payload['attempt']}, after {payload['delayMs']} ms): {payload['reason']}"
+    add_entry(turn, "note", text, False, "model.retry")
+
+
+TURN_HANDLERS: dict[str, Handler] = {
+    "session.created": _on_session_created,
+    "turn.started": _on_turn_started,
+    "user.message": _on_user_message,
+    "context.built": _on_context_built,
+    "context.compacted": _on_context_compacted,
+    "model.delta": _on_model_delta,
+    "subagent.delivered": _on_subagent_delivered,
+    "turn.completed": _on_turn_completed,
+    "source.record": _on_source_record,
+    "model.retry": _on_model_retry,
+}

@@ -1,0 +1,420 @@
+"""What the dashboard shows: the views the reducer's fold builds, and their read-only questions.
+
+Invariants this module guarantees:
+- views are read-only outside the reducer. `PermissionView`, `DeliveryView`, `TranscriptEntry`
+  and `TurnUsage` are immutable; values taken from event payloads (tool `args` dicts, texts) are
+  shared, not copied;
+- bounded memory per view: turn text keeps its last 8,000 characters (`TEXT_CHARS`), tool output
+  its last 2,000 (`OUTPUT_CHARS`), tool results and deliveries their first 2,000
+  (`RESULT_CHARS`), a turn's transcript its last 200 entries (`MAX_TRANSCRIPT_ENTRIES`);
+- `DashboardState.copy()` is independent of the original (folding events into either never
+  changes the other) and equal to it. It shares finished turns between the copies (copy-on-write:
+  the fold clones a finished turn before writing to it), so a checkpoint costs in proportion to
+  the sessions and the running turns, not to the whole history. The copies are generated from
+  the dataclass fields (`field_copy`), so a new field is copied without a line written for it;
+- equality (`==`) compares every session, turn and tool call; the derived indexes of
+  `DashboardState` (children, pending approvals) are kept out of it;
+- the session tree (`roots`, `children`, `agent_path`) does not depend on the order in which
+  sessions' logs were read: siblings and roots are ordered by (created ts, session id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+from agent_tui.events.lineage import path_to_root
+from agent_tui.events.turn_vocabulary import ENDINGS, DeliveryStatus, Phase, RunState
+from agent_tui.reducer.field_copy import compiled_copy
+from agent_tui.reducer.timestamps import ms_between
+
+SessionStatus = RunState
+"""A session's status: its last turn's run state (`idle` before its first turn)."""
+ToolStatus = Literal["requested", "asking", "running", "completed", "failed", "denied"]
+TranscriptRole = Literal["user", "assistant", "tool", "subagent", "note"]
+
+TEXT_CHARS = 8_000
+"""A turn keeps the last this-many characters of its assistant text."""
+OUTPUT_CHARS = 2_000
+"""A tool call keeps the last this-many characters of its streamed output."""
+RESULT_CHARS = 2_000
+"""A tool result (and a delivery's text) keeps its first this-many characters."""
+MAX_TRANSCRIPT_ENTRIES = 200
+"""A turn keeps its last this-many transcript entries."""
+
+
+class TranscriptEntry(NamedTuple):
+    """One entry of a turn's transcript, as the dashboard shows it.
+
+    `role` is `user` (with `steered` set for input absorbed mid-turn), `assistant` (one per model
+    call that streamed text: its deltas joined), `tool` (a tool's result, or its failure message;
+    `ref` is the tool call id), `subagent` (a child's delivery; `ref` is the child session id) or
+    `note` (what an imported log kept that our vocabulary cannot say, or a model retry; `ref` is
+    its record type; a thinking block shows only its size).
+    """
+
+    role: TranscriptRole
+    text: str
+    steered: bool = False
+    ref: str | None = None
+
+
+class TurnUsage(NamedTuple):
+    """The tokens a turn's model calls used, as its `turn.completed` reported them."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class PermissionView(NamedTuple):
+    """An approval waiting for the user: a tool call the policy answered with `ask`.
+
+    `reason` is the policy's reason/warning from that `ask`; `risk_reason` says why the call has
+    its risk (from `permission.requested`); `order` is the dashboard-wide arrival number (1 for the
+    first `ask` the state saw), which orders the approval queue; `asked_ts` is the `ts` of that
+    `ask` (how long the request has waited is measured from it).
+
+    A named tuple rather than a frozen dataclass: the fold builds one per `ask`, and a frozen
+    dataclass's `__init__` costs ten times a tuple's.
+    """
+
+    session_id: str
+    turn_id: str
+    request_id: str
+    tool_call_id: str
+    tool: str
+    risk: str | None
+    args_preview: str
+    reason: str | None
+    policy: str | None
+    sequence: int
+    order: int
+    risk_reason: str | None = None
+    asked_ts: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryView:
+    """A child's result as its parent's turn took it in (`subagent.delivered`)."""
+
+    child_session_id: str
+    agent_name: str
+    status: DeliveryStatus
+    text: str
+    turn_id: str
+    sequence: int
+
+
+@dataclass(slots=True)
+class ToolCallView:
+    """One tool call, from the model's request to its result.
+
+    `status` moves requested → asking (the policy asked the user) → running (allowed, or
+    `tool.started`) → completed | failed; a denied call ends `denied`. `decisions` is every
+    `permission.resolved` in order as (decision, actor); `answer_reason` is the reason the last
+    non-`ask` answer gave (e.g. that `--approve` answered for the user).
+    """
+
+    call_id: str
+    tool: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+    args_preview: str = ""
+    risk: str | None = None
+    risk_reason: str | None = None
+    status: ToolStatus = "requested"
+    decisions: list[tuple[str, str]] = field(default_factory=list)
+    request_id: str | None = None
+    exit_code: int | None = None
+    error_code: str | None = None
+    message: str | None = None
+    result: str | None = None
+    truncated: bool = False
+    answer_reason: str | None = None
+    # Output parts: a list while the call runs; once it ended, the kept output as one string
+    # (see `tool_events.seal_output`).
+    _out_parts: list[str] | str = field(default_factory=list, repr=False)
+    _out_len: int = field(default=0, repr=False)
+
+    @property
+    def output(self) -> str:
+        """The last 2,000 characters of the streamed output, stdout and stderr as interleaved."""
+        parts = self._out_parts
+        text = parts if type(parts) is str else "".join(parts)
+        return text[-OUTPUT_CHARS:] if len(text) > OUTPUT_CHARS else text
+
+
+@dataclass(slots=True)
+class TurnView:
+    """One turn: its phase, steps, context size, text, transcript and tool calls.
+
+    `phase` is `phase_for` of the turn's latest phase event. `step`/`tokens`/`max_context_tokens`
+    come from the last `context.built` (tokens is its total), `steps` counts them; `stop_reason`
+    is None while the turn has not completed. `started_ts` is the `ts` of the turn's first event,
+    `ended_ts` that of its `turn.completed`; `approval_wait_ms` is the time its answered requests
+    waited for the user.
+    """
+
+    turn_id: str
+    prompt_preview: str = ""
+    phase: Phase = "start"
+    stop_reason: str | None = None
+    error_code: str | None = None
+    step: int | None = None
+    steps: int = 0
+    tokens: int | None = None
+    max_context_tokens: int | None = None
+    compactions: int = 0
+    tool_calls: dict[str, ToolCallView] = field(default_factory=dict)
+    usage: TurnUsage | None = None
+    started_sequence: int = 0
+    ended_sequence: int | None = None
+    started_ts: str = ""
+    ended_ts: str | None = None
+    approval_wait_ms: int = 0
+    # The model call being streamed keeps its deltas as a list (`_open`, None between calls); a
+    # delta is one list append. When the call ends its text joins `_text_head` (the earlier calls'
+    # text, cut to TEXT_CHARS) and becomes one assistant entry of `_closed`.
+    # `_closed` holds the entries flat, four items each (role, text, steered, ref; at most
+    # MAX_TRANSCRIPT_ENTRIES entries), in a tuple replaced on each entry: copies share it, and a
+    # full replay keeps hundreds of thousands of entries without as many objects for the garbage
+    # collector to count and scan. Entries become `TranscriptEntry`s when `transcript` is read.
+    _text_head: str = field(default="", repr=False)
+    _closed: tuple[Any, ...] = field(default=(), repr=False)
+    _open: list[str] | None = field(default=None, repr=False)
+
+    @property
+    def text(self) -> str:
+        """The turn's assistant text, every delta joined, cut to its last 8,000 characters."""
+        text = self._text_head
+        if self._open is not None:
+            text += "".join(self._open)
+        return text[-TEXT_CHARS:] if len(text) > TEXT_CHARS else text
+
+    @property
+    def transcript(self) -> list[TranscriptEntry]:
+        """The turn's transcript in order, its last 200 entries (a new list on each read)."""
+        closed = self._closed
+        out = [new_named_tuple(TranscriptEntry, closed[k : k + 4]) for k in range(0, len(closed), 4)]
+        if self._open is not None:
+            out.append(TranscriptEntry("assistant", "".join(self._open)))
+            if len(out) > MAX_TRANSCRIPT_ENTRIES:
+                del out[0]
+        return out
+
+    @property
+    def finished(self) -> bool:
+        return self.stop_reason is not None
+
+    @property
+    def duration_ms(self) -> int | None:
+        """From the turn's start to its `turn.completed` (None while it runs)."""
+        if self.ended_ts is None:
+            return None
+        return ms_between(self.started_ts, self.ended_ts)
+
+
+@dataclass(slots=True)
+class SessionView:
+    """One session: its header, its turns, its deliveries and its pending approvals.
+
+    `created_seen` is False for a session known only from later events (a log read from the
+    middle); its header fields are then None. `created_ts` is the ts of its first event seen.
+    `model` and `worktree_path`/`worktree_branch` are what `session.created` recorded, if anything.
+    """
+
+    session_id: str
+    parent_session_id: str | None = None
+    agent_name: str | None = None
+    title: str | None = None
+    cwd: str | None = None
+    client: str | None = None
+    created_ts: str = ""
+    created_seen: bool = False
+    model: str | None = None
+    worktree_path: str | None = None
+    worktree_branch: str | None = None
+    turns: list[TurnView] = field(default_factory=list)
+    last_sequence: int = 0
+    event_count: int = 0
+    deliveries: list[DeliveryView] = field(default_factory=list)
+    pending: dict[str, PermissionView] = field(default_factory=dict)
+    source_records: int = 0  # `source.record`s of an imported log (counted in the header)
+
+    @property
+    def status(self) -> SessionStatus:
+        """idle (no turn yet), running, or how the last turn ended."""
+        turns = self.turns
+        if not turns:
+            return "idle"
+        stop = turns[-1].stop_reason
+        if stop is None:
+            return "running"
+        ending = ENDINGS.get(stop)
+        return ending.run_state if ending is not None else "failed"
+
+    @property
+    def phase(self) -> Phase | None:
+        """The current (or last) turn's phase; None before the first turn."""
+        return self.turns[-1].phase if self.turns else None
+
+    @property
+    def display_name(self) -> str:
+        """agentName, else title, else the session id."""
+        return self.agent_name or self.title or self.session_id
+
+
+@dataclass(slots=True)
+class DashboardState:
+    """Everything the dashboard shows, as a fold of the event logs.
+
+    `sessions` is in first-seen order; `asked_count` is the global arrival counter of `ask`
+    resolutions. Equality compares every session, turn and tool call.
+    """
+
+    sessions: dict[str, SessionView] = field(default_factory=dict)
+    event_count: int = 0
+    asked_count: int = 0
+    # Derived indexes, kept in step with `sessions` by the fold (so not compared): parent id →
+    # child ids in tree order, and every pending approval in arrival order.
+    _children: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    _pending: dict[tuple[str, str], PermissionView] = field(default_factory=dict, compare=False, repr=False)
+
+    def children(self, session_id: str) -> list[str]:
+        """Ids of the sessions whose parentSessionId is `session_id`, oldest first."""
+        return list(self._children.get(session_id, ()))
+
+    def roots(self) -> list[str]:
+        """Ids of the sessions with no parent, or a parent this state has not seen, oldest first."""
+        sessions = self.sessions
+        found = [
+            s for s in sessions.values() if s.parent_session_id is None or s.parent_session_id not in sessions
+        ]
+        found.sort(key=tree_order)
+        return [s.session_id for s in found]
+
+    def agent_path(self, session_id: str) -> tuple[str, ...]:
+        """Names from the root down to `session_id` (agentName, else title, else id).
+
+        An ancestor known only by id (its log not read) appears as its id; a parent cycle in a
+        corrupt log stops the walk instead of looping.
+        """
+        sessions = self.sessions
+
+        def parent_of(sid: str) -> str | None:
+            session = sessions.get(sid)
+            return session.parent_session_id if session is not None else None
+
+        def label_of(sid: str) -> str:
+            session = sessions.get(sid)
+            return session.display_name if session is not None else sid
+
+        return path_to_root(session_id, parent_of, label_of)
+
+    def pending_permissions(self) -> list[PermissionView]:
+        """Every approval waiting for the user, across sessions, in the order they were asked."""
+        pending = list(self._pending.values())
+        pending.sort(key=_asked_order)
+        return pending
+
+    def running_count(self) -> int:
+        """How many sessions have a turn that started and has not completed."""
+        return sum(1 for s in self.sessions.values() if s.turns and s.turns[-1].stop_reason is None)
+
+    def to_state_dump(self) -> dict[str, Any]:
+        """The `replay --dump state` object (its shape: README.md): sessions by id, turns in order."""
+        return {
+            "sessions": [
+                {
+                    "sessionId": s.session_id,
+                    "parentSessionId": s.parent_session_id,
+                    "agentName": s.agent_name,
+                    "cwd": s.cwd,
+                    "status": s.status,
+                    "turns": [_turn_dump(t) for t in s.turns],
+                }
+                for s in sorted(self.sessions.values(), key=_by_id)
+            ]
+        }
+
+    def copy(self) -> DashboardState:
+        """An independent copy: folding events into either never changes the other.
+
+        Finished turns and payload values are shared (see the module docstring); everything the
+        fold may still write to is copied.
+        """
+        return _copy_state(self)
+
+
+new_named_tuple = tuple.__new__
+"""`new_named_tuple(cls, values)`: a NamedTuple of `values` without its Python-level `__new__`."""
+
+
+def tree_order(session: SessionView) -> tuple[str, str]:
+    """Where a session stands among its siblings (and the roots): oldest first."""
+    return (session.created_ts, session.session_id)
+
+
+def _by_id(session: SessionView) -> str:
+    return session.session_id
+
+
+def _asked_order(view: PermissionView) -> int:
+    return view.order
+
+
+def _turn_dump(turn: TurnView) -> dict[str, Any]:
+    return {
+        "turnId": turn.turn_id,
+        "stopReason": turn.stop_reason,
+        "startedAt": turn.started_ts or None,
+        "endedAt": turn.ended_ts,
+        "durationMs": turn.duration_ms,
+    }
+
+
+# -- copies: what each may still be written to is the copy's own; the rest is shared -----------
+
+
+def _own_parts(parts: list[str] | str | None) -> list[str] | str | None:
+    return parts[:] if parts is not None else None
+
+
+copy_tool_call = compiled_copy(
+    ToolCallView,
+    fresh={"decisions": list.copy, "_out_parts": _own_parts},
+    shared=("args",),  # a payload value: never written to
+)
+
+
+def _own_tool_calls(calls: dict[str, ToolCallView]) -> dict[str, ToolCallView]:
+    return {key: copy_tool_call(call) for key, call in calls.items()}
+
+
+copy_turn = compiled_copy(TurnView, fresh={"tool_calls": _own_tool_calls, "_open": _own_parts})
+"""An independent copy of a turn (the fold's copy-on-write of a finished turn)."""
+
+
+def _own_turns(turns: list[TurnView]) -> list[TurnView]:
+    # A finished turn is shared, not copied: the fold clones a finished turn before writing to
+    # it, and the delta fast path writes only to a turn with an open model call.
+    return [
+        turn if turn.stop_reason is not None and turn._open is None else copy_turn(turn) for turn in turns
+    ]
+
+
+copy_session = compiled_copy(
+    SessionView, fresh={"turns": _own_turns, "deliveries": list.copy, "pending": dict.copy}
+)
+
+
+def _own_sessions(sessions: dict[str, SessionView]) -> dict[str, SessionView]:
+    return {key: copy_session(session) for key, session in sessions.items()}
+
+
+def _own_children(children: dict[str, list[str]]) -> dict[str, list[str]]:
+    return {key: ids[:] for key, ids in children.items()}
+
+
+_copy_state = compiled_copy(
+    DashboardState, fresh={"sessions": _own_sessions, "_children": _own_children, "_pending": dict.copy}
+)
