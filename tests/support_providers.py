@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from agent_tui.engine.permissions import StaticPrompter
-from agent_tui.engine.provider import Message, ModelProvider, ModelRequest, ProviderFailure
+from agent_tui.engine.provider import ModelMessage, ModelProvider, ModelRequest, ProviderFailure
 from agent_tui.events import Event
 from agent_tui.providers.config import DEFAULT_KEY_ENV, ModelSettings
 from agent_tui.providers.factory import build_provider
@@ -56,8 +56,8 @@ def provider_for(vendor: str, base_url: str, *, policy: RetryPolicy = FAST) -> M
     return build_provider(settings_for(vendor, base_url), {DEFAULT_KEY_ENV[vendor]: FAKE_KEY}, policy=policy)
 
 
-def request(*messages: Message, tools: tuple[dict[str, Any], ...] = ()) -> ModelRequest:
-    messages = messages or (Message("system", "be brief"), Message("user", "hello"))
+def request(*messages: ModelMessage, tools: tuple[dict[str, Any], ...] = ()) -> ModelRequest:
+    messages = messages or (ModelMessage("system", "be brief"), ModelMessage("user", "hello"))
     return ModelRequest("sess_t", "turn_t", 1, tuple(messages), tools)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 
-from agent_tui.engine.provider import Message, Retrying, StepDone, TextDelta, ToolCall
+from agent_tui.engine.provider import ModelMessage, Retrying, StepDone, TextDelta, ToolCall
 from agent_tui.events.chains import chain_violations
 from agent_tui.providers.anthropic_messages import anthropic_messages
 from agent_tui.providers.tool_arguments import NOT_JSON
@@ -65,7 +65,7 @@ class TestStreams:
         anyio.run(
             chunks,
             provider_for("anthropic", server.anthropic_url),
-            request(Message("system", "be brief"), Message("user", "hi"), tools=tools),
+            request(ModelMessage("system", "be brief"), ModelMessage("user", "hi"), tools=tools),
         )
         sent = server.requests[0]
         assert sent.path == "/v1/messages"
@@ -121,11 +121,11 @@ class TestTranscript:
         call = ToolCall("list_dir", {"path": "."}, "toolu_1")
         turns = anthropic_messages(
             [
-                Message("system", "sys"),
-                Message("user", "look"),
-                Message("assistant", "", tool_calls=(call,)),
-                Message("tool", "a\nb", "toolu_1", "list_dir"),
-                Message("user", "and hurry"),
+                ModelMessage("system", "sys"),
+                ModelMessage("user", "look"),
+                ModelMessage("assistant", "", tool_calls=(call,)),
+                ModelMessage("tool", "a\nb", "toolu_1", "list_dir"),
+                ModelMessage("user", "and hurry"),
             ]
         )
         assert [t["role"] for t in turns] == ["user", "assistant", "user"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_tui.engine.provider import Message, Retrying, StepDone, TextDelta, ToolCall
+from agent_tui.engine.provider import ModelMessage, Retrying, StepDone, TextDelta, ToolCall
 from agent_tui.events.chains import chain_violations
 from agent_tui.providers.retry import RetryPolicy
 from agent_tui.providers.tool_arguments import NOT_JSON
@@ -52,7 +52,9 @@ class TestStreams:
             {"name": "list_dir", "description": "List a directory.", "input_schema": {"type": "object"}},
         )
         anyio.run(
-            chunks, provider_for("openai", server.openai_url), request(Message("user", "hi"), tools=tools)
+            chunks,
+            provider_for("openai", server.openai_url),
+            request(ModelMessage("user", "hi"), tools=tools),
         )
         sent = server.requests[0]
         assert sent.path == "/v1/chat/completions"

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from agent_tui.engine.context import ContextBuilder, TranscriptBuilder
-from agent_tui.engine.provider import Message, ToolCall
+from agent_tui.engine.provider import ModelMessage, ToolCall
 from agent_tui.providers.prompt import INSTRUCTIONS_LIMIT, project_instructions, system_prompt
 from tests.conftest import build_event
 
@@ -40,8 +40,8 @@ class TestToolCallsInTheTranscript:
     def test_an_assistant_message_carries_its_steps_calls_before_their_results(self) -> None:
         messages = fold(*STEP_WITH_TWO_CALLS).messages
         assert messages == [
-            Message("user", "look around"),
-            Message(
+            ModelMessage("user", "look around"),
+            ModelMessage(
                 "assistant",
                 "Let me look.",
                 tool_calls=(
@@ -49,9 +49,9 @@ class TestToolCallsInTheTranscript:
                     ToolCall("read_file", {"path": "x"}, "call_b"),
                 ),
             ),
-            Message("tool", "x\n", "call_a", "list_dir"),
-            Message("tool", "error (not_found): x: gone", "call_b", "read_file"),
-            Message("assistant", "Done."),
+            ModelMessage("tool", "x\n", "call_a", "list_dir"),
+            ModelMessage("tool", "error (not_found): x: gone", "call_b", "read_file"),
+            ModelMessage("assistant", "Done."),
         ]
 
     def test_a_step_with_calls_and_no_text_gets_an_empty_assistant_message(self) -> None:
@@ -61,7 +61,7 @@ class TestToolCallsInTheTranscript:
             ("model.tool_call_requested", {"toolCallId": "call_a", "tool": "list_dir", "args": {}}),
             ("tool.completed", {"toolCallId": "call_a", "tool": "list_dir", "result": "ok"}),
         ).messages
-        assert messages[1] == Message("assistant", "", tool_calls=(ToolCall("list_dir", {}, "call_a"),))
+        assert messages[1] == ModelMessage("assistant", "", tool_calls=(ToolCall("list_dir", {}, "call_a"),))
 
     def test_the_fold_is_the_same_however_often_the_messages_are_read(self) -> None:
         once = fold(*STEP_WITH_TWO_CALLS)

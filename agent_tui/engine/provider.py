@@ -30,8 +30,8 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
-class Message:
-    """One entry of the transcript a model sees.
+class ModelMessage:
+    """One entry of the transcript a model sees (the dashboard's own is `reducer.TranscriptEntry`).
 
     Tool output comes back as `role="tool"` with the `tool_call_id` it answers; an assistant
     message carries the `tool_calls` it made (with the ids the results refer to).
@@ -44,12 +44,15 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
 
 
+Message = ModelMessage  # the old name, until engine/turn_loop.py and engine/context.py use the new one
+
+
 @dataclass(frozen=True)
 class ModelRequest:
     session_id: str
     turn_id: str
     step: int
-    messages: tuple[Message, ...]
+    messages: tuple[ModelMessage, ...]
     tools: tuple[Mapping[str, Any], ...] = ()
     agent_name: str | None = None
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from anthropic import AsyncAnthropic, AsyncStream
 
-from agent_tui.engine.provider import Message, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
+from agent_tui.engine.provider import ModelMessage, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
 from agent_tui.providers.config import DEFAULT_ANTHROPIC_MAX_OUTPUT
 from agent_tui.providers.retry import MalformedChunk, StreamIncomplete
 from agent_tui.providers.tool_arguments import parse_arguments
@@ -163,7 +163,7 @@ class _Message:
         )
 
 
-def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def anthropic_messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
     """The transcript as Messages turns (system text goes separately; see `request_params`)."""
     turns: list[dict[str, Any]] = []
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from openai import AsyncOpenAI, AsyncStream
 
-from agent_tui.engine.provider import Message, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
+from agent_tui.engine.provider import ModelMessage, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
 from agent_tui.providers.config import ModelSettings
 from agent_tui.providers.retry import MalformedChunk, StreamIncomplete
 from agent_tui.providers.tool_arguments import parse_arguments
@@ -188,7 +188,7 @@ def _collect(calls: dict[int, _PendingCall], pieces: Sequence[Any]) -> None:
                 pending.arguments.append(function["arguments"])
 
 
-def openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def openai_messages(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
     """The transcript as Chat Completions messages: each assistant tool call before its result."""
     out: list[dict[str, Any]] = []
     for message in messages:
