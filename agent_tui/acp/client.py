@@ -126,7 +126,7 @@ class AcpAgentSession:
         info.turn = turn
         self.turn = turn
         engine.registry.arm(self.session_id, turn.cancel)
-        self.spawn(self._drive, turn)
+        self.spawn(self._run_turn, turn)
         return turn
 
     def cancel(self) -> bool:
@@ -155,7 +155,9 @@ class AcpAgentSession:
             self.writer.close()
 
     # -- a turn --------------------------------------------------------------------------------
-    async def _drive(self, turn: AcpTurn) -> None:
+    async def _run_turn(self, turn: AcpTurn) -> None:
+        """Run `turn` to its end: record its start, converse with the agent, record how it ended
+        (our own failure too), whatever stops it."""
         engine = self.engine
         if engine.sends_frames:
             engine.sink.attach(self.session_id)

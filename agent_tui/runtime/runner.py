@@ -120,13 +120,15 @@ class ScenarioRun:
         try:
             async with anyio.create_task_group() as group:
                 for session, cwd in zip(self.scenario.sessions, self.cwds, strict=True):
-                    group.start_soon(self._play_session, session, cwd, result)
+                    group.start_soon(self._run_scenario_session, session, cwd, result)
             await self.wait_idle(result)
         finally:
             unsubscribe()
         return result
 
-    async def _play_session(self, session: ScenarioSession, cwd: Path, result: RunResult) -> None:
+    async def _run_scenario_session(self, session: ScenarioSession, cwd: Path, result: RunResult) -> None:
+        """Create one session of the scenario (after its start delay), hand the scripted provider
+        its steps, and run its turn to the end; a store failure is noted in `result`."""
         if session.startDelayMs:
             await anyio.sleep(session.startDelayMs / 1000)
         try:
