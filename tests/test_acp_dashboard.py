@@ -215,7 +215,9 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
         os.kill(session.process.process.pid, signal.SIGKILL)
         await wait_for(pilot, lambda: status(app, sid) == "failed", "the failure", AGENT_START)
         await wait_for(
-            pilot, lambda: "served was killed by SIGKILL" in tree_line(app, sid), "the tree's reason"
+            pilot,
+            lambda: "✗ served end" in tree_line(app, sid) and "was killed by SIGKILL" in tree_line(app, sid),
+            "the tree's reason",
         )
         assert "served was killed by SIGKILL" in detail_text(app)
         assert not live.prompter.waiting() and app.dashboard.queue.count == 0

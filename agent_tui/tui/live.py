@@ -48,6 +48,9 @@ from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.tui.messages import AgentStarted, AgentStartFailed, LiveRunFinished, WorkbenchReady
 from agent_tui.tui.prompter import TuiPrompter
 
+OUR_CLIENT = "agent-tui"
+"""The `client` our engine writes in `session.created` (before the engine is built)."""
+
 
 class LiveRun:
     """A run the dashboard shows and controls.
@@ -184,10 +187,13 @@ class LiveRun:
     def _on_event(self, event: Event) -> None:
         apply_event(self.state, event)
         self.dirty = True
-        if event.type == "turn.started":
-            self.end_notes.pop(event.session_id, None)
-        elif event.type == "turn.completed" and event.payload.get("message"):
-            self.end_notes[event.session_id] = event.payload["message"]
+        note_turn_end(self.end_notes, event)
+
+    def is_external(self, client: str | None) -> bool:
+        """Whether a session whose log names `client` is run by an external (ACP) agent (which
+        cannot be steered mid-turn): another program than our engine."""
+        ours = self.workbench.engine.client if self.workbench is not None else OUR_CLIENT
+        return client not in (None, ours)
 
     def external_agents(self) -> list[tuple[str, str]]:
         """`(name, command line)` of each external agent the new-agent form offers."""
@@ -240,6 +246,14 @@ class LiveRun:
         if self._closed is not None:
             with anyio.move_on_after(timeout):
                 await self._closed.wait()
+
+
+def note_turn_end(notes: dict[str, str], event: Event) -> None:
+    """Keep in `notes` the message each session's last turn ended with (see `LiveRun.end_notes`)."""
+    if event.type == "turn.started":
+        notes.pop(event.session_id, None)
+    elif event.type == "turn.completed" and event.payload.get("message"):
+        notes[event.session_id] = event.payload["message"]
 
 
 def _summary(result: RunResult) -> str:

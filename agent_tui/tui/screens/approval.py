@@ -3,7 +3,9 @@
 Opened only by the user (enter on the approval queue). `y` allow once, `s` allow for this
 session, `!` always allow, `n` deny; `escape` closes without answering. A question from an
 external (ACP) agent offers that agent's own options instead, as buttons under its names, picked
-with `1`, `2`, … (the four keys still work: they pick the agent's option of that kind). The dashboard closes it
+with `1`, `2`, … (the four keys still work: they pick the agent's option of that kind); its
+call is shown by its title and the input the agent gave it (a command as a command, an edit
+with a diff as a diff, when the dashboard made a preview of it). The dashboard closes it
 with a notification if the request is withdrawn while it is open.
 
 What is asked is shown so it can be judged: a `write_file`/`edit_file` as a diff against the
@@ -89,7 +91,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         self.options = options
         self._path = agent_path_text(state.agent_path(view.session_id))
         self._call = _call_of(state, view)
-        self._args = _full_args(self._call, view)
+        self._args = _agent_call_text(self._call) if options else _full_args(self._call, view)
         self._position = position
         self._note = note
 
@@ -200,14 +202,24 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
 
     def _command(self) -> str | None:
         call = self._call
-        if self.view.tool != "shell" or call is None:
+        if call is None:
             return None
-        command = call.args.get("cmd")
+        if self.options:  # an agent's call: its raw input may name a command (execute)
+            raw = call.args.get("rawInput")
+            command = raw.get("command") if isinstance(raw, dict) else None
+            if isinstance(command, list) and all(isinstance(part, str) for part in command):
+                command = " ".join(command)
+            return command if isinstance(command, str) else None
+        command = call.args.get("cmd") if self.view.tool == "shell" else None
         return command if isinstance(command, str) else None
 
     def on_mount(self) -> None:
-        if self.answerable:
-            self.query_one("#approval-buttons Button", Button).focus()
+        if not self.answerable:
+            return
+        # An agent's options may put "always" first: the focus (enter) goes to a one-time allow.
+        once = [n for n, option in enumerate(self.options[:9], start=1) if option.kind == "allow_once"]
+        selector = f"#option-{once[0]}" if once else "#approval-buttons Button"
+        self.query_one(selector, Button).focus()
 
     def action_answer(self, choice: str) -> None:
         if self.answerable:
@@ -253,6 +265,20 @@ def _call_of(state: DashboardState, view: PermissionView) -> ToolCallView | None
             if turn.turn_id == view.turn_id:
                 return turn.tool_calls.get(view.tool_call_id)
     return None
+
+
+def _agent_call_text(call: ToolCallView | None) -> str:
+    """An external agent's call as the user needs it: its title, then the input it was given."""
+    if call is None:
+        return "(the agent did not describe the call)"
+    args = call.args
+    title = args.get("title")
+    raw = args.get("rawInput")
+    shown = (
+        raw if raw not in (None, {}) else {k: v for k, v in args.items() if k not in ("title", "toolCallId")}
+    )
+    body = orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode()
+    return f"{title}\n{body}" if isinstance(title, str) and title else body
 
 
 def _full_args(call: ToolCallView | None, view: PermissionView) -> str:

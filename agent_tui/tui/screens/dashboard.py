@@ -7,9 +7,10 @@ from recorded events) the same keys explain that nothing is running.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from textual import on
 from textual.binding import Binding
@@ -110,7 +111,13 @@ class DashboardScreen(SessionsScreen):
             composer.show_target(None, "", False, 0)
             return
         path = agent_path_text(self.state.agent_path(session.session_id))
-        composer.show_target(session.session_id, path, session.status == "running", len(session.turns))
+        composer.show_target(
+            session.session_id,
+            path,
+            session.status == "running",
+            len(session.turns),
+            steerable=not self.live.is_external(session.client),
+        )
 
     # -- approvals -----------------------------------------------------------------------------
     def can_answer(self, view: PermissionView) -> bool:
@@ -128,7 +135,7 @@ class DashboardScreen(SessionsScreen):
             if turn.turn_id == view.turn_id:
                 call = turn.tool_calls.get(view.tool_call_id)
                 if call is not None:
-                    return preview_change(Path(session.cwd), call.tool, call.args)
+                    return preview_change(Path(session.cwd), *_as_our_change(call.tool, call.args))
         return None
 
     def answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
@@ -329,3 +336,20 @@ class DashboardScreen(SessionsScreen):
                     )
                 )
         return commands
+
+
+def _as_our_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    """An external agent's call that carries a diff (ACP `content: [{type: diff, path, oldText,
+    newText}]`) as the `write_file`/`edit_file` it amounts to, so it is previewed like ours."""
+    content = args.get("content")
+    diffs = (
+        [item for item in content if isinstance(item, dict) and item.get("type") == "diff"]
+        if isinstance(content, list)
+        else []
+    )
+    if tool in ("write_file", "edit_file") or len(diffs) != 1 or not isinstance(diffs[0].get("path"), str):
+        return tool, args
+    diff = diffs[0]
+    if not diff.get("oldText"):
+        return "write_file", {"path": diff["path"], "content": diff.get("newText") or ""}
+    return "edit_file", {"path": diff["path"], "old": diff["oldText"], "new": diff.get("newText") or ""}

@@ -2,7 +2,9 @@
 
 It talks to the selected session: on a running turn, `enter` steers it (the turn reads the text
 at its next step); on an idle or finished session, `enter` starts its next turn, which sees the
-whole transcript. `shift+enter` or `ctrl+j` adds a line; `escape` goes back to the tree.
+whole transcript. An external (ACP) agent takes text only between turns: while its turn runs,
+the hint says so (and `enter` is refused, the text kept). `shift+enter` or `ctrl+j` adds a line;
+`escape` goes back to the tree.
 
 Invariant: the text is never lost. `enter` only posts `Composer.Submitted`; the screen decides,
 and the box is cleared only by `sent()`. A send that fails calls `failed(reason)`, which keeps
@@ -83,6 +85,7 @@ class Composer(Vertical):
         self.session_id: str | None = None
         self.reason: str | None = None
         self._hint = Content("")
+        self._shown_note: tuple[object, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static(id="composer-note")
@@ -98,13 +101,23 @@ class Composer(Vertical):
     def text(self) -> str:
         return self.input.text
 
-    def show_target(self, session_id: str | None, agent_path: str, running: bool, turns: int) -> None:
-        """Say what enter will do for the selected session (the typed text stays as it is)."""
+    def show_target(
+        self, session_id: str | None, agent_path: str, running: bool, turns: int, *, steerable: bool = True
+    ) -> None:
+        """Say what enter will do for the selected session (the typed text stays as it is).
+
+        `steerable` is False for an agent that takes text only between turns (an ACP agent)."""
         if session_id != self.session_id:
             self.session_id = session_id
             self.reason = None
         if session_id is None:
             hint = Content.styled("Select a session to talk to it.", MUTED)
+        elif running and not steerable:
+            hint = Content.assemble(
+                ("send once this turn ends · ", MUTED),
+                ("x ", "bold"),
+                ("stops it", MUTED),
+            )
         elif running:
             hint = Content.assemble(
                 ("enter ", "bold"),
@@ -131,6 +144,11 @@ class Composer(Vertical):
         self._note(self._hint, error=False)
 
     def _note(self, content: Content, *, error: bool) -> None:
+        # The dashboard asks on every redraw; an update lays the screen out again, so only on a change.
+        shown = (content.plain, tuple(content.spans), error)
+        if shown == self._shown_note:
+            return
+        self._shown_note = shown
         note = self.query_one("#composer-note", Static)
         note.update(content)
         note.set_class(error, "-error")

@@ -269,7 +269,9 @@ class SessionTree(Tree[str]):
     def _note(self, session: SessionView) -> str | None:
         if session.status == "running":
             return None
-        return self.end_notes.get(session.session_id)
+        note = self.end_notes.get(session.session_id)
+        # "gemini exited with status 1" on gemini's own line: the name is there already.
+        return note.removeprefix(f"{session.display_name} ") if note else None
 
 
 def _oldest_wait(session: SessionView, now_ms: int | None) -> str:
