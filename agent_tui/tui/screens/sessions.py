@@ -65,6 +65,7 @@ class SessionsScreen(Screen[None]):
         self._group_by_day = group_by_day
         self._ready = False
         self._selected_on_mount: str | None = None
+        self._titles: dict[str, str] = {}  # the border title last set on each pane
         self.withdrawn_note = "its turn was stopped"
         self.unanswerable_note = RECORDED_NOTE
 
@@ -97,7 +98,7 @@ class SessionsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._ready = True
-        self.query_one("#detail-pane").border_title = "Detail"
+        self._set_title("#detail-pane", "Detail")
         self.queue.border_title = "Approvals"
         self._show_tree_title()
         self.session_tree.focus()
@@ -150,10 +151,11 @@ class SessionsScreen(Screen[None]):
         session_id = self.session_tree.selected_id
         self.detail.show(self.state, session_id, self.now_ms())
         session = self.state.sessions.get(session_id or "")
-        self.query_one("#detail-pane").border_title = (
+        self._set_title(
+            "#detail-pane",
             "Detail · " + agent_path_text(self.state.agent_path(session.session_id))
             if session is not None
-            else "Detail"
+            else "Detail",
         )
 
     @on(SessionSelected)
@@ -161,8 +163,13 @@ class SessionsScreen(Screen[None]):
         self._show_detail()
 
     # -- filters -------------------------------------------------------------------------------
+    def _set_title(self, selector: str, title: str) -> None:
+        # Setting a border title repaints the whole pane, children included: only on a change.
+        if self._titles.get(selector) != title:
+            self._titles[selector] = title
+            self.query_one(selector).border_title = title
+
     def _show_tree_title(self, shown: tuple[set[str], set[str]] | None = None) -> None:
-        pane = self.query_one("#tree-pane")
         bits = ["Sessions"]
         if self.state_filter != "all":
             bits.append(STATE_FILTER_LABEL[self.state_filter])
@@ -170,7 +177,7 @@ class SessionsScreen(Screen[None]):
             bits.append(f"/{self.filter_text.strip()}")
         if shown is not None and (self.filter_text.strip() or self.state_filter != "all"):
             bits.append(f"{len(shown[0])} of {len(self.state.sessions) - len(self.hidden)}")
-        pane.border_title = " · ".join(bits)
+        self._set_title("#tree-pane", " · ".join(bits))
 
     def action_filter(self) -> None:
         """`/`: type to filter the tree (enter or ↓ goes back to the tree, esc clears)."""

@@ -21,6 +21,7 @@ from textual.widgets import Static
 
 from agent_tui.reducer import DashboardState, SessionView
 from agent_tui.tui.formatting import session_header, turn_content, turn_summary
+from agent_tui.tui.widgets.transcript_lines import TranscriptLines
 
 FULL_TURNS = 8
 """The last this-many finished turns are shown in full."""
@@ -57,9 +58,11 @@ class SessionDetail(VerticalScroll):
         """Session id → the message its last turn ended with (a live run keeps them)."""
 
     def compose(self) -> ComposeResult:
-        yield Static(Content.styled("Waiting for the first session…", "$text-muted"), id="detail-header")
-        yield Static("", id="detail-history")
-        yield Static("", id="detail-current")
+        yield TranscriptLines(
+            Content.styled("Waiting for the first session…", "$text-muted"), id="detail-header"
+        )
+        yield TranscriptLines(id="detail-history")
+        yield TranscriptLines(id="detail-current")
 
     @property
     def session_id(self) -> str | None:
@@ -87,9 +90,9 @@ class SessionDetail(VerticalScroll):
             self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
     def _render_session(self, state: DashboardState, session: SessionView | None) -> bool:
-        header = self.query_one("#detail-header", Static)
-        history = self.query_one("#detail-history", Static)
-        current = self.query_one("#detail-current", Static)
+        header = self.query_one("#detail-header", TranscriptLines)
+        history = self.query_one("#detail-history", TranscriptLines)
+        current = self.query_one("#detail-current", TranscriptLines)
         if session is None:
             key = ("empty", len(state.sessions))
             if key == self._header_key:

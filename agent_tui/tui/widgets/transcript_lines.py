@@ -1,0 +1,202 @@
+"""`TranscriptLines`: text shown as a `Static` shows it, each line wrapped once, only visible rows painted.
+
+A `Static` wraps its whole text twice on every update (once to measure its height, once to
+paint), although a streaming turn only grows at its end and the panel shows a screenful of it.
+This widget holds its text as a list of lines (each a `Content`, wrapped on its own, exactly as a
+`Static` wraps each line of the joined text), and:
+- wraps a line only when it is new or changed (same text and same styles at the same place
+  reuse the rendered rows), or when the width, the widget's styles or the theme change;
+- measures its height as the sum of its lines' heights;
+- paints a row from the rows of the line that holds it: Textual asks only for the rows the
+  screen shows, so a paint costs what is visible, not the transcript's length; the rows of
+  lines out of sight are dropped once `KEPT_LINES` lines newer than them were painted, and
+  wrapped again if they come back into view;
+- when an update keeps the height, repaints only the rows that changed, without a layout.
+It looks exactly like a `Static` of the lines joined by newlines, and `content` is that text
+(joined when asked). While the user selects text in it, it paints as a plain `Static` does
+(selection offsets run over the whole text).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.cache import LRUCache
+from textual.content import Content
+from textual.geometry import Region, Size
+from textual.strip import Strip
+from textual.visual import Visual, VisualType
+from textual.widgets import Static
+
+KEPT_LINES = 256
+"""Lines whose rendered rows are kept (the most recently wrapped or painted)."""
+
+_LineKey = tuple[str, tuple[object, ...]]
+_RowsKey = tuple[_LineKey, int]  # a line, and how many text lines come before it
+
+
+def _line_key(line: Content) -> _LineKey:
+    # `Content.__eq__` compares the text only: two lines are the same when styles match too.
+    return (line.plain, tuple(line.spans))
+
+
+def _moved_down(strips: list[Strip], lines: int) -> list[Strip]:
+    """`strips` of a line rendered alone, as rows of the whole text where `lines` text lines
+    come first: each cell's selection offset `(x, y)` becomes `(x, y + lines)`."""
+    if not lines:
+        return strips
+    moved: list[Strip] = []
+    for strip in strips:
+        segments = []
+        for text, style, control in strip:
+            if style is not None and style._meta:
+                offset = style.meta.get("offset")
+                if offset is not None:
+                    style = style + Style.from_meta({"offset": (offset[0], offset[1] + lines)})
+            segments.append(Segment(text, style, control))
+        moved.append(Strip(segments, strip.cell_length))
+    return moved
+
+
+class TranscriptLines(Static):
+    """A `Static` for long, growing text (see the module docstring).
+
+    `wrapped` counts the lines wrapped since the widget was made: what tests count to prove an
+    update re-rendered only what changed.
+    """
+
+    def __init__(self, content: Content | None = None, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self._lines: list[Content] = []
+        self._keys: list[_LineKey] = []
+        self._joined: Content | None = None
+        # Measured at one look (width, visual style, theme): per line, its rows' key and height.
+        self._look: tuple[object, ...] | None = None
+        self._row_keys: list[_RowsKey] = []
+        self._heights: dict[_RowsKey, int] = {}
+        self._starts: list[int] = []  # the first row of each line
+        self._height = 0
+        self._measured = False  # `_starts` fits the lines shown
+        self._rows: LRUCache[_RowsKey, list[Strip]] = LRUCache(KEPT_LINES)
+        self.wrapped = 0
+        if content is not None:
+            self.update(content)
+
+    # -- what it shows -------------------------------------------------------------------------
+    @property
+    def content(self) -> VisualType:
+        """The lines joined by newlines (what a `Static` would have been given)."""
+        if self._joined is None:
+            self._joined = Content("\n").join(self._lines)
+        return self._joined
+
+    @content.setter
+    def content(self, content: VisualType) -> None:
+        self.update(content)
+
+    @property
+    def visual(self) -> Visual:
+        return self.render()
+
+    def render(self) -> Content:
+        content = self.content
+        assert isinstance(content, Content)
+        return content
+
+    def update(self, content: VisualType = "", *, layout: bool = True) -> None:
+        """Show `content` (a `Content` or plain text), one line per line of it."""
+        text = content if isinstance(content, Content) else Content(str(content))
+        self.show_lines(text.split("\n", allow_blank=True))
+
+    def show_lines(self, lines: Sequence[Content]) -> None:
+        """Show `lines` (a line may hold line breaks); unchanged lines keep their rendered rows."""
+        keys = [_line_key(line) for line in lines]
+        if keys == self._keys:
+            return
+        before = (self._row_keys, self._starts, self._height) if self._measured else None
+        self._lines = list(lines)
+        self._keys = keys
+        self._joined = None
+        self._measured = False
+        if before is None or self._look is None or not self.is_mounted:
+            self.refresh(layout=True)
+            return
+        width = self._look[0]
+        assert isinstance(width, int)
+        self._measure(width)
+        old_keys, old_starts, old_height = before
+        if self._height != old_height:
+            self.refresh(layout=True)
+            return
+        changed = [
+            Region(0, start, width, self._heights[key])
+            for index, (key, start) in enumerate(zip(self._row_keys, self._starts, strict=True))
+            if index >= len(old_keys) or old_keys[index] != key or old_starts[index] != start
+        ]
+        if changed:
+            self.refresh(*changed)
+
+    # -- measuring and painting ----------------------------------------------------------------
+    def _measure(self, width: int) -> None:
+        """Wrap the lines not measured yet at `width`; note where each line starts."""
+        look = (width, self.visual_style, self.app.theme)
+        if look == self._look and self._measured:
+            return
+        if look != self._look:
+            self._look = look
+            self._heights = {}
+            self._rows.clear()
+        heights: dict[_RowsKey, int] = {}
+        row_keys: list[_RowsKey] = []
+        starts: list[int] = []
+        height = 0
+        before = 0  # text lines (newline-separated) before this line
+        for key, line in zip(self._keys, self._lines, strict=True):
+            row_key = (key, before)
+            rows = self._heights.get(row_key)
+            if rows is None:
+                rows = len(self._wrap(row_key, line, width))
+            heights[row_key] = rows
+            row_keys.append(row_key)
+            starts.append(height)
+            height += rows
+            before += key[0].count("\n") + 1
+        self._heights = heights
+        self._row_keys = row_keys
+        self._starts = starts
+        self._height = height
+        self._measured = True
+
+    def _wrap(self, row_key: _RowsKey, line: Content, width: int) -> list[Strip]:
+        strips = _moved_down(Visual.to_strips(self, line, width, None, self.visual_style), row_key[1])
+        self._rows[row_key] = strips
+        self.wrapped += 1
+        return strips
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if not width:
+            return 0
+        self._measure(width)
+        return self._height
+
+    def render_line(self, y: int) -> Strip:
+        if self.text_selection is not None:
+            return super().render_line(y)
+        width = self.size.width
+        self._measure(width)
+        index = bisect_right(self._starts, y) - 1
+        if index < 0 or y >= self._height:
+            return Strip.blank(width, self.visual_style.rich_style)
+        row_key = self._row_keys[index]
+        rows = self._rows.get(row_key)
+        if rows is None:
+            rows = self._wrap(row_key, self._lines[index], width)
+        return rows[y - self._starts[index]]
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._look = None
+        self._measured = False
