@@ -3,8 +3,9 @@
     .venv/bin/python scripts/screenshots.py [--out screenshots]
 
 The states come from `SCENES` in tests/test_tui.py (fixture logs in tests/sample-logs/) and in
-tests/test_workbench_looks.py (a project in a fake home, fixed times), so a picture in the README
-is exactly what `tests/snapshots/` holds for that state. Local time is UTC here, as in the tests.
+tests/test_workbench_looks.py and tests/test_acp_looks.py (a project in a fake home, fixed
+times), so a picture in the README is exactly what `tests/snapshots/` holds for that state. Local
+time is UTC here, as in the tests.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ PICTURES = {
     "diff-approval.svg": ("test_workbench_looks.py", "diff_approval"),
     "composer.svg": ("test_workbench_looks.py", "composer"),
     "filter.svg": ("test_workbench_looks.py", "filter"),
+    "acp-agents.svg": ("test_acp_looks.py", "acp_tree_100x30"),
+    "acp-approval.svg": ("test_acp_looks.py", "acp_approval"),
 }
 """Screenshot file → (test module, scene name)."""
 

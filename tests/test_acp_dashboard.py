@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from acp_support import PASS_ON, TEST_AGENT, WireValidator
+from support_tui import detail_text
 from support_workbench import scripted_models, type_text, wait_for
 from textual.widgets import Button, Select
 from textual.widgets.tree import TreeNode
@@ -26,7 +27,7 @@ from textual.widgets.tree import TreeNode
 from agent_tui.acp.config import load_acp_agents
 from agent_tui.acp.workbench_agents import AcpWorkbenchAgents
 from agent_tui.engine.scripted import ScriptedProvider
-from agent_tui.events import event_from_json
+from agent_tui.events import Event, event_from_json
 from agent_tui.events.chains import chain_violations
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.screens.approval import ApprovalScreen
@@ -117,10 +118,6 @@ def turns(app: AgentTuiApp, sid: str) -> int:
     return len(state_of(app).sessions[sid].turns)
 
 
-def detail_text(app: AgentTuiApp) -> str:
-    return "\n".join(str(widget.content) for widget in app.dashboard.query("#detail Static").results())
-
-
 def tree_line(app: AgentTuiApp, sid: str) -> str:
     def find(node: TreeNode[str]) -> TreeNode[str] | None:
         if node.data == sid:
@@ -132,7 +129,7 @@ def tree_line(app: AgentTuiApp, sid: str) -> str:
     return str(node.label)
 
 
-def log_of(app: AgentTuiApp, sid: str) -> list[Any]:
+def events_of(app: AgentTuiApp, sid: str) -> list[Event]:
     path = app.live.sessions_dir / f"{sid}.jsonl"  # type: ignore[union-attr]
     return [event_from_json(line) for line in path.read_bytes().splitlines()]
 
@@ -229,7 +226,7 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
         assert composer.reason is not None and "served was killed by SIGKILL" in composer.reason
         await pilot.press("escape", "q")
 
-    log = log_of(app, sid)
+    log = events_of(app, sid)
     assert chain_violations(log) == []
     assert validator.problems == []
     assert log[0].payload["client"] == "served"
@@ -261,7 +258,7 @@ async def test_agent_flag_starts_the_agent_and_its_death_shows_its_stderr(
         assert line.startswith("✗ test-agent") and "stderr: fatal: out of cheese" in line
         assert "stderr: fatal: out of cheese" in detail_text(app)
         await pilot.press("q")
-    assert chain_violations(log_of(app, sid)) == []
+    assert chain_violations(events_of(app, sid)) == []
     assert validator.problems == []
 
 
@@ -283,7 +280,7 @@ async def test_agent_flag_without_a_prompt_opens_a_session_waiting_for_the_compo
         await pilot.press("escape", "q")
     assert process.exited.is_set()  # leaving the dashboard ended the agent
     assert validator.problems == []
-    log = log_of(app, sid)
+    log = events_of(app, sid)
     assert [e.type for e in log][:3] == ["session.created", "turn.started", "user.message"]
     assert "echo me" in "".join(e.payload["text"] for e in log if e.type == "model.delta")
 
