@@ -277,3 +277,23 @@ def _all_turn_ends(projects: Path) -> dict[str, tuple[int, list[str]]]:
     for directory in projects.glob("*") if projects.is_dir() else []:
         ends.update(turn_ends(directory))
     return ends
+
+
+class TestTypingInARealTerminal:
+    def test_ctrl_s_right_after_the_prompt_starts_the_agent_with_it(self, demo) -> None:  # type: ignore[no-untyped-def]
+        # A terminal delivers the typed words and ctrl+s in one burst; the form must read the
+        # prompt after the prompt box has taken every key (it once said "Write a prompt first").
+        terminal, sessions, _ = demo
+        before = set(sessions.glob("*.jsonl"))
+        mark = len(terminal.output)
+        os.write(terminal.fd, b"n")
+        terminal.wait_until(lambda: b"should the agent do" in terminal.output[mark:], "the new-agent form")
+        os.write(terminal.fd, b"Add a NOTES.md file\x13")  # \x13 is ctrl+s
+
+        def started() -> bool:
+            return any(
+                b"Add a NOTES.md file" in path.read_bytes() for path in set(sessions.glob("*.jsonl")) - before
+            )
+
+        terminal.wait_until(started, "a session started with the typed prompt")
+        assert b"Write a prompt first" not in terminal.output

@@ -39,7 +39,9 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
     """
 
     BINDINGS = [
-        Binding("ctrl+s", "start", "Start", priority=True),
+        # Not a priority binding: it must reach the screen after the keys typed before it, which
+        # the prompt box handles in its own queue (a paste then ctrl+s would start without it).
+        Binding("ctrl+s", "start", "Start"),
         Binding("escape", "cancel", "Cancel"),
     ]
 
