@@ -226,13 +226,13 @@ class TestFollow:
 
 class TestCommandLine:
     def test_only_follow_waits_for_a_directory_that_has_no_logs(self, tmp_path: Path) -> None:
-        from agent_tui.cli import EXIT_USAGE, _awaited_dir, main
+        from agent_tui.cli import EXIT_USAGE, awaited_dir, main
 
         missing = tmp_path / "not-yet"
-        assert _awaited_dir(missing) and _awaited_dir(tmp_path)
-        assert not _awaited_dir(tmp_path / "sess_x.jsonl")  # a missing log is a mistake, not a wait
+        assert awaited_dir(missing) and awaited_dir(tmp_path)
+        assert not awaited_dir(tmp_path / "sess_x.jsonl")  # a missing log is a mistake, not a wait
         (tmp_path / "sess_x.jsonl").write_bytes(b"")
-        assert not _awaited_dir(tmp_path)
+        assert not awaited_dir(tmp_path)
         assert main(["replay", str(missing)]) == EXIT_USAGE  # without --follow: an error, as before
 
 

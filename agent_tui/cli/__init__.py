@@ -1,0 +1,84 @@
+"""The `agent-tui` command line (its commands and options: README.md).
+
+Heavy imports (Textual, pydantic models, the engine) happen inside the subcommands, so
+`agent-tui --help` answers at once. Every expected failure is one sentence on stderr and an exit
+status; a Python traceback is never what a user sees for bad input.
+
+The package: `parser` (the arguments), `commands` (the headless commands), `dashboard` (the
+dashboard command), `status` (exit statuses and how failures are said); `main` dispatches.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from agent_tui.cli.commands import (
+    awaited_dir,
+    cmd_acp,
+    cmd_import,
+    cmd_models,
+    cmd_replay,
+    cmd_run,
+    cmd_run_prompt,
+    cmd_schema,
+    cmd_sessions,
+)
+from agent_tui.cli.dashboard import cmd_dashboard
+from agent_tui.cli.parser import build_parser
+from agent_tui.cli.status import (
+    EXIT_CORRUPT,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    fail,
+    fresh_dir,
+    silence_stdout,
+)
+
+__all__ = ["EXIT_CORRUPT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "awaited_dir", "main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            if args.prompt is not None or args.cwd is not None:
+                return cmd_run_prompt(args)
+            if args.scenario is None:
+                return fail(
+                    "run needs a SCENARIO.json, or --prompt TEXT --cwd DIR for a real model", EXIT_USAGE
+                )
+            if any(getattr(args, flag) is not None for flag in ("profile", "provider", "model", "base_url")):
+                return fail("--profile, --provider, --model and --base-url go with --prompt", EXIT_USAGE)
+            return cmd_run(args.scenario, args.run_sessions_dir, args.approve, args.workspace, args.quiet)
+        if args.command == "models":
+            return cmd_models(args)
+        if args.command == "replay":
+            tools: tuple[Literal["claude", "codex"], ...] = ()
+            if args.claude:
+                tools += ("claude",)
+            if args.codex:
+                tools += ("codex",)
+            return cmd_replay(
+                args.path, args.dump, args.strict, args.follow, tools, args.since, args.from_start
+            )
+        if args.command == "import":
+            return cmd_import(args.src, args.out)
+        if args.command == "schema":
+            return cmd_schema()
+        if args.command == "acp":
+            return cmd_acp(args)
+        if args.command == "demo":
+            from agent_tui.demo import demo_scenario_path
+
+            return cmd_run(
+                demo_scenario_path(), args.demo_sessions_dir or fresh_dir(), args.approve, None, False
+            )
+        if args.command == "sessions":
+            return cmd_sessions(args.list_sessions_dir, args.list_cwd)
+        return cmd_dashboard(args)
+    except KeyboardInterrupt:
+        return fail("interrupted", 130)
+    except BrokenPipeError:
+        silence_stdout()
+        return EXIT_OK

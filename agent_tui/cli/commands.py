@@ -1,0 +1,206 @@
+"""The headless commands: `run`, `models`, `acp`, `replay`, `import`, `schema`, `sessions`.
+
+Each imports what it needs when it runs, and turns every expected failure into one line on
+stderr and an exit status (`agent_tui.cli.status`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Literal
+
+from agent_tui.cli.status import EXIT_CORRUPT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, silence_stdout
+
+
+def cmd_schema() -> int:
+    import orjson
+
+    from agent_tui.events import log_line_json_schema
+
+    sys.stdout.buffer.write(orjson.dumps(log_line_json_schema(), option=orjson.OPT_INDENT_2) + b"\n")
+    return EXIT_OK
+
+
+def cmd_run(
+    scenario_path: Path,
+    sessions_dir: Path,
+    approve: Literal["allow", "deny"],
+    workspace: Path | None,
+    quiet: bool,
+) -> int:
+    import anyio
+
+    from agent_tui.engine.errors import EventStoreFailure
+    from agent_tui.engine.permissions import StaticPrompter
+    from agent_tui.engine.scenario import ScenarioError, load_scenario
+    from agent_tui.runtime.console import EventPrinter
+    from agent_tui.runtime.runner import RunResult, ScenarioRun
+
+    try:
+        scenario = load_scenario(scenario_path)
+        run = ScenarioRun(
+            scenario,
+            base_dir=scenario_path.resolve().parent,
+            sessions_dir=sessions_dir,
+            prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
+            workspace_root=workspace,
+        )
+    except ScenarioError as error:
+        return fail(str(error), EXIT_USAGE)
+    except OSError as error:
+        return fail(f"{error.filename or sessions_dir}: {error.strerror or error}")
+    printer = EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path)
+    run.subscribe(printer)
+
+    async def go() -> RunResult:
+        async with run.engine:
+            return await run.play()
+
+    try:
+        result = anyio.run(go)
+    except EventStoreFailure as error:
+        return fail(f"{error} ({error.__cause__})")
+    finally:
+        run.close()
+    printer.summary(result, sessions_dir)
+    for line in result.errors:
+        print(f"agent-tui: {line}", file=sys.stderr)
+    return EXIT_OK if result.all_ended else EXIT_FAILED
+
+
+def cmd_run_prompt(args: argparse.Namespace) -> int:
+    from agent_tui.runtime.prompt_run import run_prompt
+
+    if args.scenario is not None:
+        return fail("give either a SCENARIO.json or --prompt, not both", EXIT_USAGE)
+    if args.prompt is None or args.cwd is None:
+        return fail("a real-model run needs both --prompt TEXT and --cwd DIR", EXIT_USAGE)
+    if args.workspace is not None:
+        return fail("--workspace is for scenarios; --cwd is the directory the agent works in", EXIT_USAGE)
+    return run_prompt(
+        prompt=args.prompt,
+        cwd=args.cwd,
+        sessions_dir=args.run_sessions_dir,
+        approve=args.approve,
+        quiet=args.quiet,
+        flags={
+            "profile": args.profile,
+            "provider": args.provider,
+            "model": args.model,
+            "base_url": args.base_url,
+        },
+        out=sys.stdout,
+        err=sys.stderr,
+    )
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from agent_tui.providers.config import ConfigError, load_config
+    from agent_tui.runtime.model_listing import models_report
+
+    try:
+        config = load_config()
+        report = models_report(
+            config, profile=args.profile, provider=args.provider, model=args.model, base_url=args.base_url
+        )
+    except ConfigError as error:
+        return fail(str(error), EXIT_USAGE)
+    sys.stdout.write(report)
+    return EXIT_OK
+
+
+def cmd_acp(args: argparse.Namespace) -> int:
+    from agent_tui.acp.serve import ServerSetupError, default_sessions_dir, run_acp_server
+
+    flags = {key: getattr(args, key) for key in ("profile", "provider", "model", "base_url")}
+    try:
+        return run_acp_server(
+            args.acp_sessions_dir or default_sessions_dir(), scenario=args.scenario, flags=flags
+        )
+    except ServerSetupError as error:
+        return fail(f"acp: {error}", EXIT_USAGE)
+
+
+def cmd_replay(
+    path: Path | None,
+    dump: str | None,
+    strict: bool,
+    follow: bool,
+    tools: tuple[Literal["claude", "codex"], ...] = (),
+    since: str | None = None,
+    from_start: bool = False,
+) -> int:
+    from agent_tui.replay.sources import ReplaySourceError, open_replay
+    from agent_tui.store import EventLogDecodeError
+
+    if follow and dump is None and not tools and path is not None and awaited_dir(path):
+        from agent_tui.tui.app import run_replay
+
+        return run_replay([], follow=True, sessions_dir=path, from_start=from_start)
+    try:
+        inputs = open_replay(path, follow=follow and dump is None, tools=tools, since=since)
+    except ReplaySourceError as error:
+        return fail(str(error), EXIT_USAGE)
+    except OSError as error:
+        return fail(f"{error.filename or path}: {error.strerror or error}")
+    for warning in inputs.warnings:
+        print(f"agent-tui: {warning}", file=sys.stderr)
+    with inputs:
+        if dump is None:
+            from agent_tui.tui.app import run_replay
+
+            return run_replay(
+                inputs.files, follow=follow, sessions_dir=inputs.watch_dir, from_start=from_start
+            )
+        from agent_tui.replay.dump import write_dump
+        from agent_tui.replay.sources import replay_files
+
+        mode = "strict" if strict else "skip-trailing-partial"
+        out = sys.stdout.buffer
+        try:
+            write_dump(dump, replay_files(inputs.files, mode), out)  # type: ignore[arg-type]
+        except EventLogDecodeError as error:
+            out.flush()
+            print(str(error), file=sys.stderr)
+            return EXIT_CORRUPT
+        except BrokenPipeError:
+            silence_stdout()
+            return EXIT_OK
+        except OSError as error:
+            return fail(f"{error.filename or path}: {error.strerror or error}")
+        out.flush()
+        return EXIT_OK
+
+
+def awaited_dir(path: Path) -> bool:
+    """A sessions directory to wait in: missing (and not named like a log), or holding no logs."""
+    if not path.exists():
+        return path.suffix != ".jsonl"
+    return path.is_dir() and not any(path.rglob("*.jsonl"))
+
+
+def cmd_import(src: Path, out_dir: Path) -> int:
+    from agent_tui.importers import ImportInputError, import_path
+
+    try:
+        report = import_path(src, out_dir)
+    except ImportInputError as error:
+        return fail(str(error), EXIT_USAGE)
+    except OSError as error:
+        return fail(f"{error.filename or src}: {error.strerror or error}")
+    for warning in report.warnings:
+        print(f"agent-tui: {warning}", file=sys.stderr)
+    print(report.summary(out_dir))
+    return EXIT_OK
+
+
+def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
+    from agent_tui.runtime.session_dirs import default_sessions_dir, format_listing, list_stored_sessions
+
+    directory = sessions_dir or default_sessions_dir((cwd or Path.cwd()).expanduser().resolve())
+    if sessions_dir is not None and not directory.is_dir():
+        return fail(f"{directory}: no such directory", EXIT_USAGE)
+    sys.stdout.write(format_listing(directory, list_stored_sessions(directory)))
+    return EXIT_OK

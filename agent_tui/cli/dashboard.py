@@ -1,0 +1,123 @@
+"""The dashboard command: the demo, or the workbench on a project with its models and ACP agents."""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from agent_tui.cli.status import EXIT_USAGE, fail, fresh_dir
+
+NO_MODEL_NOTICE = (
+    "This is the built-in demo. To work on your own project, configure a model in "
+    "~/.config/agent-tui/config.toml or pass --provider openai|anthropic --model NAME "
+    "(README, 'Real models'); --demo opens the demo on purpose."
+)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from agent_tui.runtime.session_dirs import SessionsDirError, default_sessions_dir, ensure_writable
+
+    project = (args.cwd or Path.cwd()).expanduser().resolve()
+    if not project.is_dir():
+        return fail(f"{project}: no such directory", EXIT_USAGE)
+    models: list[Any] = []
+    notice: str | None = None
+    external: Any = None
+    if args.demo and args.agent is not None:
+        return fail("--agent runs an agent on your project, not in the demo (leave out --demo)", EXIT_USAGE)
+    if not args.demo:
+        from agent_tui.providers.config import ConfigError
+
+        try:
+            external = _acp_agents(args.agent)
+            models, notice = _model_choices(args)
+        except ConfigError as error:
+            return fail(str(error), EXIT_USAGE)
+        except ValueError as error:  # an [acp.NAME] table, or --agent, is wrong
+            return fail(str(error), EXIT_USAGE)
+    has_agents = external is not None and bool(external.names())
+    sessions_dir = args.sessions_dir or (
+        default_sessions_dir(project) if models or has_agents else fresh_dir()
+    )
+    try:
+        ensure_writable(sessions_dir)
+    except SessionsDirError as error:
+        return fail(str(error))
+    from agent_tui.tui.app import run_dashboard
+
+    return run_dashboard(
+        sessions_dir,
+        project=project,
+        models=models,
+        prompt=args.prompt,
+        notice=notice,
+        external=external if has_agents else None,
+        agent=args.agent,
+    )
+
+
+def _acp_agents(wanted: str | None) -> Any:
+    """The ACP agents of the config file, for the dashboard (`AcpWorkbenchAgents`).
+
+    Raises:
+        ValueError: an `[acp.NAME]` table is wrong (`PATH:LINE: reason`), or `wanted` is not one
+            of them (the message lists those that are).
+    """
+    from agent_tui.acp.config import acp_config_path, load_acp_agents
+    from agent_tui.acp.workbench_agents import AcpWorkbenchAgents, unknown_agent_message
+
+    path = acp_config_path()
+    configs = load_acp_agents(path)
+    if wanted is not None and wanted not in configs:
+        raise ValueError(unknown_agent_message(wanted, configs, path))
+    return AcpWorkbenchAgents(configs, where=path)
+
+
+def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
+    """The models the dashboard offers, the chosen one first; `([], notice)` when none is set up.
+
+    The chosen model's provider is built here, so a missing key is an error before the UI opens;
+    the config's other profiles are built when first picked in the new-agent form.
+
+    Raises:
+        ConfigError: a flag, variable or profile is wrong, or the chosen model's key is missing.
+    """
+    from agent_tui.providers.config import ConfigError, load_config, resolve_settings
+    from agent_tui.providers.factory import build_provider
+    from agent_tui.runtime.model_router import ModelChoice
+
+    config = load_config()
+    flags = {"provider": args.provider, "model": args.model, "base_url": args.base_url}
+    chosen = resolve_settings(config, profile=args.profile, **flags)
+    if chosen is None:
+        return [], NO_MODEL_NOTICE
+    provider = build_provider(chosen)
+    choices = [
+        ModelChoice(
+            chosen.profile or "default",
+            f"{chosen.provider} · {chosen.model}",
+            build=lambda: provider,
+            provider=chosen.provider,
+            model=chosen.model,
+        )
+    ]
+    for name in sorted(config.profiles):
+        if name == chosen.profile:
+            continue
+        try:
+            other = resolve_settings(config, profile=name)
+        except ConfigError:
+            continue  # a broken profile nobody asked for does not stop the dashboard
+        if other is not None:
+            choices.append(
+                ModelChoice(
+                    name,
+                    f"{other.provider} · {other.model}",
+                    build=partial(build_provider, other),
+                    provider=other.provider,
+                    model=other.model,
+                )
+            )
+    return choices, None

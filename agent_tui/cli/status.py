@@ -1,0 +1,30 @@
+"""Exit statuses of the command line and how a failure is said: one line on stderr."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CORRUPT = 3
+
+
+def fail(message: str, status: int = EXIT_FAILED) -> int:
+    print(f"agent-tui: {message}", file=sys.stderr)
+    return status
+
+
+def silence_stdout() -> None:
+    """The reader went away (`| head`): stop writing, and let exit not complain about it."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def fresh_dir() -> Path:
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="agent-tui-sessions-"))
