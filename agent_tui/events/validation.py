@@ -8,6 +8,9 @@ Invariants this module guarantees:
   accepts (they may send a line to the slow path, never accept more); the slow path gives every
   error message, so messages have one source. Property tests hold both;
 - `payload_from` stores what was given (fields left `None` are dropped), keys in model order.
+
+It runs a little over our usual length because the code generators and the functions they feed
+share private compiled tables; split, each half would reach into the other's.
 """
 
 from __future__ import annotations

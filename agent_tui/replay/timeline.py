@@ -21,6 +21,9 @@ Following: new logs in the watched directory join; appended complete lines are m
 event that arrives more than `LATE_SLACK_MS` older than the newest one shown, or a file that was
 truncated or replaced, makes the timeline index again from the checkpoint before it (events less
 late than that keep the order they arrived in).
+
+It runs a little over our usual length: indexing and following write the same arrays under the
+same lock, and splitting them would put that lock's rules in two places.
 """
 
 from __future__ import annotations
