@@ -87,7 +87,32 @@ class SessionDetail(VerticalScroll):
         changed = self._render_session(state, session)
         if self.follow and changed and (self._pinned or switched):
             self._pinned = True
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+            self._keep_at_end()
+
+    def _keep_at_end(self) -> None:
+        """Scroll to the end the text will have once laid out, so the layout that grows it
+        paints it scrolled (one paint, not a paint and then a scroll); if the parts are not
+        measured yet, scroll once the layout is done."""
+        height = 0
+        for part in self.query(TranscriptLines):
+            if not part.display:
+                continue
+            measured = part.measured_height
+            if measured is None:
+                self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+                return
+            height += measured + part.styles.gutter.height + part.styles.margin.height
+        end = max(0, height - (self.container_size.height - self.scrollbar_size_horizontal))
+        if end != self.scroll_y:
+            self.set_reactive(SessionDetail.scroll_y, end)
+            self.set_reactive(SessionDetail.scroll_target_y, end)
+            self.vertical_scrollbar.position = end
+            self.refresh(layout=True)
+        self.call_after_refresh(self._check_at_end)
+
+    def _check_at_end(self) -> None:
+        if self.follow and self._pinned and self.scroll_y != self.max_scroll_y:
+            self.scroll_end(animate=False, immediate=True)  # the guess was off (a new width)
 
     def _render_session(self, state: DashboardState, session: SessionView | None) -> bool:
         header = self.query_one("#detail-header", TranscriptLines)

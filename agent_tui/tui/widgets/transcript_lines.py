@@ -139,6 +139,15 @@ class TranscriptLines(Static):
         if changed:
             self.refresh(*changed)
 
+    @property
+    def measured_height(self) -> int | None:
+        """Its content height at its current width, if the lines shown are measured at it (a
+        container can then place itself before the layout does)."""
+        look = self._look
+        if not self._measured or look is None or look[0] != self.size.width:
+            return None
+        return self._height
+
     # -- measuring and painting ----------------------------------------------------------------
     def _measure(self, width: int) -> None:
         """Wrap the lines not measured yet at `width`; note where each line starts."""
