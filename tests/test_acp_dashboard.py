@@ -31,7 +31,7 @@ from agent_tui.events import Event, event_from_json
 from agent_tui.events.chains import chain_violations
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.screens.approval import ApprovalScreen
-from agent_tui.tui.screens.new_agent import NewAgentScreen
+from agent_tui.tui.screens.new_agent import AcpEntry, NewAgentScreen
 from agent_tui.tui.widgets.composer import Composer
 
 pytestmark = pytest.mark.anyio
@@ -159,7 +159,7 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
         select = form.query_one("#new-agent-model", Select)
         labels = [str(label) for label, _ in select._options]
         assert labels[1].startswith("ACP: served · ") and "agent_tui acp --scenario" in labels[1]
-        select.value = ("acp", "served")
+        select.value = AcpEntry("served")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: session_named(app, "served") is not None, "the session", AGENT_START)
         sid = session_named(app, "served")

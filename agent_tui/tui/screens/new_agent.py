@@ -9,6 +9,7 @@ Whether the directory is a git repository is asked off the UI thread as the path
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual import on, work
@@ -23,8 +24,16 @@ from agent_tui.ports import AgentSpec, ModelChoice, repo_root
 from agent_tui.tui.formatting import short_path
 
 MUTED = "$text-muted"
-RunsOn = tuple[str, str]
-"""A value of the model list: `("model", profile name)` or `("acp", agent name)`."""
+
+
+@dataclass(frozen=True)
+class AcpEntry:
+    """The model list's value for an ACP agent (a model's value is its profile name)."""
+
+    name: str
+
+
+RunsOn = str | AcpEntry
 
 
 class NewAgentScreen(ModalScreen[AgentSpec | None]):
@@ -60,17 +69,17 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         self.repository: Path | None = None
 
     def _runs_on(self) -> list[tuple[str, RunsOn]]:
-        entries = [(f"{choice.name} · {choice.label}", ("model", choice.name)) for choice in self._models]
-        entries += [(f"ACP: {name} · {command}", ("acp", name)) for name, command in self._agents]
+        entries: list[tuple[str, RunsOn]] = [(f"{c.name} · {c.label}", c.name) for c in self._models]
+        entries += [(f"ACP: {name} · {command}", AcpEntry(name)) for name, command in self._agents]
         return entries
 
     def _drafted(self, entries: list[tuple[str, RunsOn]]) -> RunsOn:
         draft = self._draft
         wanted: RunsOn | None = None
         if draft is not None and draft.acp:
-            wanted = ("acp", draft.acp)
+            wanted = AcpEntry(draft.acp)
         elif draft is not None and draft.model:
-            wanted = ("model", draft.model)
+            wanted = draft.model
         values = [value for _, value in entries]
         return wanted if wanted in values else values[0]
 
@@ -162,14 +171,13 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             return f"{directory}: no such directory."
         worktree = self.query_one("#new-agent-worktree", Checkbox).value
         runs_on = self.query_one("#new-agent-model", Select).value
-        kind, name = runs_on if isinstance(runs_on, tuple) else ("model", None)
         return AgentSpec(
             prompt=prompt,
             cwd=directory.resolve(),
             name=self.query_one("#new-agent-name", Input).value.strip(),
-            model=name if kind == "model" else None,
+            model=runs_on if isinstance(runs_on, str) else None,
             own_worktree=bool(worktree),
-            acp=name if kind == "acp" else None,
+            acp=runs_on.name if isinstance(runs_on, AcpEntry) else None,
         )
 
     def action_start(self) -> None:
