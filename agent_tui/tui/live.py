@@ -30,7 +30,7 @@ from pathlib import Path
 import anyio
 from textual.message import Message
 
-from agent_tui.events import Event
+from agent_tui.events import Event, counted
 from agent_tui.ports import (
     AgentSpec,
     AgentStartError,
@@ -258,7 +258,7 @@ def note_turn_end(notes: dict[str, str], event: Event) -> None:
 
 def _summary(result: RunResult) -> str:
     reasons = [reason for reason in result.stop_reasons.values() if reason is not None]
-    summary = f"Demo finished: {len(reasons)} turn{'s' if len(reasons) != 1 else ''} ended"
+    summary = f"Demo finished: {counted(len(reasons), 'turn')} ended"
     counts = {reason: reasons.count(reason) for reason in sorted(set(reasons))}
     if counts:
         summary += " (" + ", ".join(f"{n} {reason}" for reason, n in counts.items()) + ")"
