@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -285,20 +286,41 @@ async def test_agent_flag_without_a_prompt_opens_a_session_waiting_for_the_compo
     assert "echo me" in "".join(e.payload["text"] for e in log if e.type == "model.delta")
 
 
-def test_an_unknown_agent_name_is_one_line_naming_the_configured_ones(tmp_path: Path) -> None:
-    import subprocess
-
-    config = write_config(tmp_path)
+def launch(tmp_path: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`agent-tui --cwd tmp_path ARGS` with `config` as the config file (no terminal)."""
     env = {**os.environ, "AGENT_TUI_CONFIG": str(config), "HOME": str(tmp_path)}
-    out = subprocess.run(
-        [sys.executable, "-m", "agent_tui", "--cwd", str(tmp_path), "--agent", "claude"],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
-    assert out.returncode == 2
+    command = [sys.executable, "-m", "agent_tui", "--cwd", str(tmp_path), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+
+
+def test_an_unknown_agent_name_is_one_line_naming_the_configured_ones(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    out = launch(tmp_path, config, "--agent", "claude")
+    assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == (
         f"agent-tui: no ACP agent named 'claude' in {config} (configured: served, test-agent)\n"
     )
-    assert out.stdout == ""
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    out = launch(tmp_path, empty, "--agent", "claude")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert (
+        out.stderr
+        == f"agent-tui: no ACP agent named 'claude': {empty} declares none (add an [acp.claude] table)\n"
+    )
+
+
+def test_a_wrong_acp_table_is_named_by_file_and_line_before_the_dashboard_opens(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[acp.claude]\ncommand = "claude-code-acp"\nenv = "ANTHROPIC_API_KEY"\n')
+    out = launch(tmp_path, config)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert (
+        out.stderr
+        == f"agent-tui: {config}:3: acp.claude.env: expected a list of environment variable names\n"
+    )
+    out = launch(tmp_path, write_config(tmp_path), "--demo", "--agent", "served")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert (
+        out.stderr == "agent-tui: --agent runs an agent on your project, not in the demo (leave out --demo)\n"
+    )
