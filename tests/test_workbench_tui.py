@@ -104,6 +104,13 @@ class TestNewAgent:
             await wait_for(pilot, lambda: "Looking at it now." in detail_text(app), "the words in the detail")
             await pilot.press("q")
 
+    async def test_a_project_with_no_sessions_says_how_to_start_one(self, tmp_path: Path) -> None:
+        app = make_app(tmp_path, ScriptedProvider())
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot, app)
+            await wait_for(pilot, lambda: "Press n to start an agent" in detail_text(app), "the hint")
+            await pilot.press("q")
+
     async def test_an_empty_prompt_keeps_the_form_open_and_says_why(self, tmp_path: Path) -> None:
         app = make_app(tmp_path, ScriptedProvider())
         async with app.run_test(size=(120, 40)) as pilot:

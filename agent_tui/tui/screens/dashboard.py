@@ -37,6 +37,7 @@ from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
 from agent_tui.tui.widgets.composer import Composer
+from agent_tui.tui.widgets.session_detail import SessionDetail
 
 _READ_ONLY = "This view shows recorded events: nothing is running here."
 
@@ -80,6 +81,9 @@ class DashboardScreen(SessionsScreen):
             self.unanswerable_note = "The engine is not waiting for this answer (any more)."
         if self._ready:
             self._show_composer()
+
+    def make_detail(self) -> SessionDetail:
+        return SessionDetail(id="detail", empty_text="No sessions yet. Press n to start an agent.")
 
     def compose_detail_bottom(self) -> Iterable[Widget]:
         yield Composer(id="composer")

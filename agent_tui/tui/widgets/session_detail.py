@@ -43,9 +43,11 @@ class SessionDetail(VerticalScroll):
     follow: var[bool] = var(True)
     """Keep the newest output in view."""
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, empty_text: str = "Waiting for the first session…") -> None:
         super().__init__(id=id)
         self.can_focus = True
+        self.empty_text = empty_text
+        """What shows before there is any session."""
         self._session_id: str | None = None
         self._header_key: object = None
         self._history_key: object = None
@@ -58,9 +60,7 @@ class SessionDetail(VerticalScroll):
         """Session id → the message its last turn ended with (a live run keeps them)."""
 
     def compose(self) -> ComposeResult:
-        yield TranscriptLines(
-            Content.styled("Waiting for the first session…", "$text-muted"), id="detail-header"
-        )
+        yield TranscriptLines(Content.styled(self.empty_text, "$text-muted"), id="detail-header")
         yield TranscriptLines(id="detail-history")
         yield TranscriptLines(id="detail-current")
 
@@ -123,7 +123,7 @@ class SessionDetail(VerticalScroll):
             if key == self._header_key:
                 return False
             self._header_key = key
-            text = "No session selected." if state.sessions else "Waiting for the first session…"
+            text = "No session selected." if state.sessions else self.empty_text
             header.update(Content.styled(text, "$text-muted"))
             history.update("")
             history.display = False
