@@ -142,8 +142,10 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
         where += [(" · ", MUTED), ("⎇ " + session.worktree_branch, "$text-secondary")]
     if session.model:
         where += [(" · ", MUTED), (session.model, MUTED)]
-    if session.client in ("claude-code", "codex"):
-        where += [(" · ", MUTED), (f"imported from {session.client}", MUTED)]
+    if session.client and session.client != "agent-tui":
+        # Another tool wrote this session: an imported Claude Code or Codex log, or an ACP agent
+        # (whose name may be "codex" too, so the line says who, not how).
+        where += [(" · ", MUTED), (f"via {session.client}", MUTED)]
     lines.append(Content.assemble(*where))
     return Content("\n").join(lines)
 
