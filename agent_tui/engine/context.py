@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from agent_tui.engine.provider import Message, ToolCall
+from agent_tui.engine.provider import ModelMessage, ToolCall
 from agent_tui.events import Event
 from agent_tui.events.transcript_text import delivery_text, tool_failure_text
 
@@ -78,7 +78,7 @@ class TranscriptBuilder:
     """Folds a session's events into the messages a model is given."""
 
     def __init__(self) -> None:
-        self._messages: list[Message] = []
+        self._messages: list[ModelMessage] = []
         self._open_assistant = False
         # The open assistant message's text, in the pieces the deltas brought, and the tool calls
         # of its step. `_messages[-1]` holds them joined only when `_stale` is False: joining on
@@ -90,14 +90,14 @@ class TranscriptBuilder:
         self.reported: ReportedPrompt | None = None
 
     @property
-    def messages(self) -> list[Message]:
+    def messages(self) -> list[ModelMessage]:
         """The transcript so far (the builder's own list: read it again after more events)."""
         if self._stale:
             self._join()
         return self._messages
 
     def _join(self) -> None:
-        self._messages[-1] = Message("assistant", "".join(self._parts), tool_calls=tuple(self._calls))
+        self._messages[-1] = ModelMessage("assistant", "".join(self._parts), tool_calls=tuple(self._calls))
         self._stale = False
 
     def record_prompt_tokens(self, prompt_tokens: int, transcript_tokens: int) -> None:
@@ -124,7 +124,7 @@ class TranscriptBuilder:
                 self._parts.append(text)
                 self._stale = True
             else:
-                self._messages.append(Message("assistant", text))
+                self._messages.append(ModelMessage("assistant", text))
                 self._parts = [text]
                 self._calls = []
                 self._open_assistant = True
@@ -133,7 +133,7 @@ class TranscriptBuilder:
             call = ToolCall(payload["tool"], payload["args"], payload["toolCallId"])
             self._chars += _call_chars(call)
             if not self._open_assistant:
-                self._messages.append(Message("assistant", ""))
+                self._messages.append(ModelMessage("assistant", ""))
                 self._parts = []
                 self._calls = []
                 self._open_assistant = True
@@ -154,21 +154,23 @@ class TranscriptBuilder:
         if kind == "context.built":
             self._open_assistant = False
         elif kind == "user.message":
-            self._messages.append(Message("user", payload["content"]))
+            self._messages.append(ModelMessage("user", payload["content"]))
             self._open_assistant = False
         elif kind == "tool.completed":
-            self._messages.append(Message("tool", payload["result"], payload["toolCallId"], payload["tool"]))
+            self._messages.append(
+                ModelMessage("tool", payload["result"], payload["toolCallId"], payload["tool"])
+            )
             self._open_assistant = False
         elif kind == "tool.failed":
             text = tool_failure_text(payload)
-            self._messages.append(Message("tool", text, payload["toolCallId"], payload["tool"]))
+            self._messages.append(ModelMessage("tool", text, payload["toolCallId"], payload["tool"]))
             self._open_assistant = False
         elif kind == "subagent.delivered":
             text = delivery_text(payload)
-            self._messages.append(Message("user", text))
+            self._messages.append(ModelMessage("user", text))
             self._open_assistant = False
         elif kind == "context.compacted":
-            self._messages = [Message("user", payload["summary"])]
+            self._messages = [ModelMessage("user", payload["summary"])]
             self._open_assistant = False
 
 
@@ -190,7 +192,7 @@ class ContextBuilder:
             estimate_tokens(orjson.dumps(list(self.tool_schemas)).decode()) if tool_schemas else 0
         )
 
-    def estimate(self, messages: Iterable[Message]) -> TokenEstimate:
+    def estimate(self, messages: Iterable[ModelMessage]) -> TokenEstimate:
         transcript = sum(len(message.text) for message in messages)
         count = len(messages) if isinstance(messages, Sequence) else sum(1 for _ in messages)
         return self.estimate_tokens((transcript + 3) // 4 + _PER_MESSAGE * count)
@@ -216,10 +218,10 @@ class ContextBuilder:
             return estimate
         return self.estimate_tokens(measured - self._instruction_tokens - self._tool_tokens)
 
-    def request_messages(self, messages: Sequence[Message]) -> tuple[Message, ...]:
-        return (Message("system", self.instructions), *messages)
+    def request_messages(self, messages: Sequence[ModelMessage]) -> tuple[ModelMessage, ...]:
+        return (ModelMessage("system", self.instructions), *messages)
 
-    def compact(self, messages: Sequence[Message]) -> str:
+    def compact(self, messages: Sequence[ModelMessage]) -> str:
         """A deterministic summary that replaces the whole transcript.
 
         It keeps the latest user request whole (the model must still know what to do), and one

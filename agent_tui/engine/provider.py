@@ -44,9 +44,6 @@ class ModelMessage:
     tool_calls: tuple[ToolCall, ...] = ()
 
 
-Message = ModelMessage  # the old name, until engine/turn_loop.py and engine/context.py use the new one
-
-
 @dataclass(frozen=True)
 class ModelRequest:
     session_id: str

@@ -25,7 +25,7 @@ import anyio
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.provider import (
-    Message,
+    ModelMessage,
     ModelRequest,
     ProviderChunk,
     Retrying,
@@ -48,7 +48,7 @@ class _ModelFailed(Exception):
     """The model call failed; the message is safe to store."""
 
 
-class _Usage:
+class UsageTotals:
     """Token counts summed over a turn's model calls (only what the provider reported)."""
 
     __slots__ = ("cached", "completion", "prompt", "reported")
@@ -117,7 +117,7 @@ class TurnLoop:
         await engine.commit(info, turn.turn_id, "turn.started", promptPreview=turn.text[:PREVIEW_CHARS])
         await engine.commit(info, turn.turn_id, "user.message", content=turn.text, inputId=turn.input_id)
         stop_reason, error_code, message = "cancelled", None, None
-        usage = _Usage()
+        usage = UsageTotals()
         shutdown: BaseException | None = None
         try:
             with anyio.CancelScope() as scope:
@@ -125,7 +125,7 @@ class TurnLoop:
                 if turn.cancel_requested:
                     scope.cancel()
                 try:
-                    stop_reason, error_code = await self._steps(turn, usage)
+                    stop_reason, error_code = await self._run_steps(turn, usage)
                 except Cancelled:
                     stop_reason = "cancelled"
                 except _ModelFailed as failure:
@@ -195,7 +195,13 @@ class TurnLoop:
             arrived = True
         return arrived
 
-    async def _steps(self, turn: TurnHandle, usage: _Usage) -> tuple[str, str | None]:
+    async def _run_steps(self, turn: TurnHandle, usage: UsageTotals) -> tuple[str, str | None]:
+        """Model call, then its tool calls, step after step, until the turn ends.
+
+        Returns:
+            The stop reason and error code the turn ends with (`final`, `max_steps`, or
+            `error/context_overflow`); a cancel or the model's failure raise instead.
+        """
         engine = self.engine
         info = turn.session
         builder = engine.context_builder(info.cwd)
@@ -210,7 +216,7 @@ class TurnLoop:
             estimate = builder.preflight(transcript)
             if estimate.total > limit:
                 summary = builder.compact(transcript.messages)
-                after = builder.estimate([Message("user", summary)])
+                after = builder.estimate([ModelMessage("user", summary)])
                 await engine.commit(
                     info,
                     turn.turn_id,
@@ -259,7 +265,7 @@ class TurnLoop:
 
     # -- the model call ------------------------------------------------------------------------
     async def _call_model(
-        self, turn: TurnHandle, request: ModelRequest, usage: _Usage
+        self, turn: TurnHandle, request: ModelRequest, usage: UsageTotals
     ) -> tuple[list[OpenCall], int, int | None]:
         """Stream one model call into the log. Raises `_ModelFailed` when the model failed.
 
