@@ -28,7 +28,6 @@ from textual.pilot import Pilot
 from agent_tui.events import Event
 from agent_tui.ports import AcpPermissionRequest, AgentOption
 from agent_tui.tui.app import AgentTuiApp
-from agent_tui.tui.live import note_turn_end
 
 SCENE_BASE: Path | None = None
 """Where scenes make their fake home (a test's tmp_path; a fresh temp dir if unset)."""
@@ -158,7 +157,7 @@ async def settle(pilot: Pilot) -> None:
 
 def armed(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
     """A live-like dashboard: claude's question waits with its own options, the end messages of
-    the turns are kept as a live run keeps them, claude is selected; then `keys`."""
+    the turns in the log, claude is selected; then `keys`."""
 
     async def run_before(pilot: Pilot) -> None:
         await settle(pilot)
@@ -182,8 +181,6 @@ def armed(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
                 options=CLAUDE_OPTIONS,
             )
         )
-        for event in side_by_side(Path(os.environ["HOME"])):
-            note_turn_end(live.end_notes, event)
         app.dashboard.show_state(state)
         app.dashboard.select_session(CLAUDE)
         await settle(pilot)

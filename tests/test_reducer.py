@@ -452,6 +452,21 @@ class TestTurnEnds:
         assert session.turns[0].text == "Let me "
         assert state.to_state_dump()["sessions"][0]["status"] == "cancelled"
 
+    def test_the_message_a_turn_ended_with_stays_with_that_turn(self) -> None:
+        log = SessionLog("sess_m")
+        log.emit("turn.started", "turn_1", promptPreview="x")
+        log.emit(
+            "turn.completed",
+            "turn_1",
+            stopReason="error",
+            errorCode="provider_failure",
+            message="401: bad key",
+        )
+        log.emit("turn.started", "turn_2", promptPreview="y")
+        state = project_state(log.events)
+        first, second = state.sessions["sess_m"].turns
+        assert (first.end_message, second.end_message) == ("401: bad key", None)
+
     def test_turn_end_clears_an_approval_left_pending(self) -> None:
         log = SessionLog("sess_c")
         t = "turn_1"

@@ -89,7 +89,7 @@ def rich_events() -> list[Event]:
     )
     lead.emit(
         "turn.completed", t1, stopReason="error", errorCode="provider_failure",
-        usage={"promptTokens": 10, "completionTokens": 2},
+        usage={"promptTokens": 10, "completionTokens": 2}, message="429: slow down",
     )  # fmt: skip
     t2 = "turn_2"
     lead.emit("turn.started", t2, promptPreview="second")

@@ -137,6 +137,7 @@ def _on_turn_completed(state: DashboardState, session: SessionView, event: Event
     payload = event.payload
     turn.stop_reason = payload["stopReason"]
     turn.error_code = payload.get("errorCode")
+    turn.end_message = payload.get("message")
     usage = payload.get("usage")
     if usage is not None:
         turn.usage = new_named_tuple(TurnUsage, (usage["promptTokens"], usage["completionTokens"]))

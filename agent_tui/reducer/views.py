@@ -149,7 +149,9 @@ class TurnView:
 
     `phase` is `phase_for` of the turn's latest phase event. `step`/`tokens`/`max_context_tokens`
     come from the last `context.built` (tokens is its total), `steps` counts them; `stop_reason`
-    is None while the turn has not completed. `started_ts` is the `ts` of the turn's first event,
+    is None while the turn has not completed, and `end_message` is what its `turn.completed` said
+    of the end, if anything (a provider's error, an ACP agent's exit status and stderr tail).
+    `started_ts` is the `ts` of the turn's first event,
     `ended_ts` that of its `turn.completed`; `approval_wait_ms` is the time its answered requests
     waited for the user.
     """
@@ -159,6 +161,7 @@ class TurnView:
     phase: Phase = "start"
     stop_reason: str | None = None
     error_code: str | None = None
+    end_message: str | None = None
     step: int | None = None
     steps: int = 0
     tokens: int | None = None

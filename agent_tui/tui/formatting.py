@@ -167,6 +167,9 @@ def turn_content(
             lines += tool_call_lines(call, width)
     if turn.stop_reason is not None and turn.stop_reason != "final":
         lines.append(_turn_end_line(turn))
+    if turn.end_message:
+        style = "$text-error" if turn.stop_reason == "error" else "$text-muted"
+        lines.append(Content.styled(f"  {turn.end_message}", style))
     return Content("\n").join(lines)
 
 

@@ -9,21 +9,22 @@ engine; a project run needs a model or at least one of them.
 Invariants:
 - every event the engine stores goes through `apply_event` into `state` (the same reducer the
   replay uses), in store order; stored sessions are folded in from their logs before the engine
-  reopens them. The listener only marks the state dirty, so the screen redraws on its own
-  timer, never once per event;
+  reopens them. The listener marks the state dirty; the screen redraws from it on the app's
+  timer, never once per event. While events keep the loop busy that timer comes late (it waits
+  its turn behind every running turn), so once a redraw is due (`redraw_every`) the listener
+  redraws itself: the screen keeps its rate under any load;
 - the engine lives on the app's event loop (a Textual worker), so listener, prompter and UI
   share one thread and need no locks; it stays open after the demo's turns end, so finished
   sessions can be continued, until `shutdown`;
 - `shutdown` stops every running turn (each writes its `turn.completed{cancelled}`), waits for
   them, then lets the engine close (and every external agent's process end); the demo's scratch
-  workspace is removed then, unless the caller chose where it goes;
-- `end_notes` holds, per session, the message its last turn ended with (a provider's error, an
-  agent's exit status and stderr tail), until its next turn starts.
+  workspace is removed then, unless the caller chose where it goes.
 """
 
 from __future__ import annotations
 
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -92,11 +93,13 @@ class LiveRun:
         self.prompt = prompt
         self.external = external
         self.agent = agent
-        self.end_notes: dict[str, str] = {}
         self._post = post
         self.prompter = TuiPrompter(post)
         self.state = DashboardState()
         self.dirty = True
+        self._redraw: Callable[[], None] | None = None
+        self._redraw_seconds = 0.0
+        self._redraw_due = 0.0
         self.run: ScenarioRun | None = None
         self.workbench: Workbench | None = None
         self.finished = False
@@ -184,10 +187,26 @@ class LiveRun:
             self._closed.set()
         return result
 
+    def redraw_every(self, seconds: float, redraw: Callable[[], None]) -> None:
+        """Have the listener call `redraw` (which shows `state` and clears `dirty`) when events
+        keep coming and the last redraw is `seconds` old (see the module docstring)."""
+        self._redraw_seconds = seconds
+        self._redraw = redraw
+
     def _on_event(self, event: Event) -> None:
         apply_event(self.state, event)
-        self.dirty = True
-        note_turn_end(self.end_notes, event)
+        if not self.dirty:  # redrawn since the last event: the next redraw is due a period on
+            self.dirty = True
+            self._redraw_due = time.monotonic() + self._redraw_seconds
+        elif self._redraw is not None and time.monotonic() >= self._redraw_due:
+            self._redraw_due = time.monotonic() + self._redraw_seconds
+            try:
+                self._redraw()
+            except Exception:
+                # Not raised here (the engine would drop this listener): stop redrawing from
+                # events, and leave the state dirty so the app's timer redraws and reports it.
+                self._redraw = None
+                self.dirty = True
 
     def is_external(self, client: str | None) -> bool:
         """Whether a session whose log names `client` is run by an external (ACP) agent (which
@@ -246,14 +265,6 @@ class LiveRun:
         if self._closed is not None:
             with anyio.move_on_after(timeout):
                 await self._closed.wait()
-
-
-def note_turn_end(notes: dict[str, str], event: Event) -> None:
-    """Keep in `notes` the message each session's last turn ended with (see `LiveRun.end_notes`)."""
-    if event.type == "turn.started":
-        notes.pop(event.session_id, None)
-    elif event.type == "turn.completed" and event.payload.get("message"):
-        notes[event.session_id] = event.payload["message"]
 
 
 def _summary(result: RunResult) -> str:

@@ -93,9 +93,6 @@ class DashboardScreen(SessionsScreen):
         return clock() if clock is not None else None
 
     def show_state(self, state: DashboardState) -> None:
-        if self._ready:  # the messages turns ended with (a live run's), under the tree and detail
-            notes = self.live.end_notes if self.live is not None else {}
-            self.session_tree.end_notes = self.detail.end_notes = notes
         super().show_state(state)
         if self._ready:
             self._show_composer()

@@ -1,17 +1,16 @@
 """The selected session's detail: a header, then its turns (messages and tool calls).
 
 The header says who and where the session is and how long its turn has taken (live while it
-runs, measured to the `now_ms` the screen passes). Three fixed parts, so a streaming turn re-renders only itself: the header, the finished turns
-(rebuilt only when that list changes) and the last turn (rebuilt when the session has new
-events). A turn that ended with a message (`end_notes`: an agent's exit status and stderr tail, a
-provider's error) shows it under its last line. While `follow` is on and the view is at the
+runs, measured to the `now_ms` the screen passes). Three fixed parts, so a streaming turn
+re-renders only itself: the header, the finished turns (rebuilt only when that list changes) and
+the last turn (rebuilt when the session has new events). A turn that ended with a message (the
+reducer's `end_message`: an agent's exit status and stderr tail, a provider's error) shows it
+under its last line, live and in a replay alike. While `follow` is on and the view is at the
 bottom, it stays at the bottom as the text grows; scrolling up pauses that until the user is
 back at the bottom.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -56,8 +55,6 @@ class SessionDetail(VerticalScroll):
         self._pinned = True  # at the bottom, and the user has not scrolled up since
         self._last: tuple[DashboardState, str | None, int | None] | None = None
         self._now_ms: int | None = None
-        self.end_notes: Mapping[str, str] = {}
-        """Session id → the message its last turn ended with (a live run keeps them)."""
 
     def compose(self) -> ComposeResult:
         yield TranscriptLines(Content.styled(self.empty_text, "$text-muted"), id="detail-header")
@@ -145,16 +142,11 @@ class SessionDetail(VerticalScroll):
         if self._render_history(history, session):
             changed = True
         turns = session.turns
-        note = self.end_notes.get(session.session_id) if turns and turns[-1].stop_reason else None
-        current_key = (id(turns[-1]), session.last_sequence, note) if turns else None
+        current_key = (id(turns[-1]), session.last_sequence) if turns else None
         if current_key != self._current_key:
             self._current_key = current_key
             if turns:
-                content = turn_content(turns[-1], len(turns), session, self._width, self._now_ms)
-                if note:
-                    style = "$text-error" if turns[-1].stop_reason == "error" else "$text-muted"
-                    content = Content("\n").join([content, Content.styled(f"  {note}", style)])
-                current.update(content)
+                current.update(turn_content(turns[-1], len(turns), session, self._width, self._now_ms))
             else:
                 current.update(Content.styled("No turn yet.", "$text-muted"))
             changed = True

@@ -3,16 +3,14 @@
 A line reads `● lead ⚑ 42s executing 1m12s`: status glyph (coloured), name (`⎇` when it works
 in its own worktree), the approvals waiting on it (`⚑`, `⚑2` for two) and how long the oldest
 has waited, phase badge, and how long its current (or last) turn has taken; once the turn has
-ended, the message it ended with, if any (`end_notes`: an agent's exit and stderr tail, a
-provider's error), in the status's colour, cut to the line. With `group_by_day`, roots are listed
+ended, the message it ended with, if any (the turn's `end_message`: an agent's exit and stderr
+tail, a provider's error), in the status's colour, cut to the line. With `group_by_day`, roots are listed
 newest first under a line per day. A filter (`shown`) keeps the matching sessions and, dimmed,
 their ancestors. Labels are rebuilt only when what they show changes, and the node structure
 only when sessions appear, vanish (scrubbing back), move, or the filter changes.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 from rich.style import Style
 from rich.text import Text
@@ -84,7 +82,6 @@ class SessionTree(Tree[str]):
         self._now_ms: int | None = None
         self._shown: _Shown = None
         self._restoring = False
-        self.end_notes: Mapping[str, str] = {}
         """Session id → the message its last turn ended with (a live run keeps them)."""
 
     def on_mount(self) -> None:
@@ -269,7 +266,7 @@ class SessionTree(Tree[str]):
     def _note(self, session: SessionView) -> str | None:
         if session.status == "running":
             return None
-        note = self.end_notes.get(session.session_id)
+        note = session.turns[-1].end_message if session.turns else None
         # "gemini exited with status 1" on gemini's own line: the name is there already.
         return note.removeprefix(f"{session.display_name} ") if note else None
 
