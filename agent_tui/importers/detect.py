@@ -15,6 +15,7 @@ from typing import Any, Literal
 import orjson
 
 from agent_tui.events.model import EVENT_TYPES
+from agent_tui.importers.claude_code_words import KNOWN_RECORDS
 
 Format = Literal["agent-tui", "claude-code", "codex"]
 SNIFF_BYTES = 256 * 1024
@@ -25,20 +26,7 @@ _CODEX_ENVELOPE = frozenset({"session_meta", "response_item", "event_msg", "turn
 _CODEX_ITEMS = frozenset(
     {"message", "reasoning", "function_call", "function_call_output", "local_shell_call"}
 )
-_CLAUDE_TYPES = frozenset(
-    {
-        "user",
-        "assistant",
-        "system",
-        "summary",
-        "ai-title",
-        "custom-title",
-        "file-history-snapshot",
-        "queue-operation",
-        "progress",
-        "attachment",
-    }
-)
+_CLAUDE_TYPES = frozenset({"user", "assistant", "system"}) | KNOWN_RECORDS
 _CLAUDE_KEYS = ("sessionId", "uuid", "leafUuid", "messageId", "parentUuid")
 
 
