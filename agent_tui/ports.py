@@ -33,6 +33,7 @@ from __future__ import annotations
 from agent_tui.demo import demo_scenario_path
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, Prompter
 from agent_tui.engine.scenario import load_scenario
+from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent
 from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
 from agent_tui.runtime.external_agents import (
     AcpPermissionAnswer,
@@ -42,7 +43,7 @@ from agent_tui.runtime.external_agents import (
 )
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.runner import RunResult, ScenarioRun
-from agent_tui.runtime.workbench import AgentSpec, AgentStartError, SendRefused, Sent, Workbench
+from agent_tui.runtime.workbench import Workbench
 from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
 from agent_tui.turns import Attached, NoActiveTurn
 

@@ -21,10 +21,8 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +35,7 @@ from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event
 from agent_tui.providers.prompt import system_prompt
+from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent, name_from_prompt
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
 from agent_tui.runtime.session_dirs import (
@@ -50,53 +49,9 @@ from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
 from agent_tui.turns.registry import Attached
 
+__all__ = ["AgentSpec", "AgentStartError", "SendRefused", "Sent", "Workbench", "name_from_prompt"]
+
 RULES_FILE = Path(".agent-tui") / "permissions.json"
-NAME_WORDS = 3
-
-
-@dataclass(frozen=True)
-class AgentSpec:
-    """What the new-agent form asks for.
-
-    Args:
-        prompt: the first turn's text.
-        cwd: where the agent works (default in the form: the project).
-        name: its name in the tree (empty: made from the prompt's first words).
-        model: a `ModelChoice` name (None: the default).
-        own_worktree: work in a new git worktree of `cwd`'s repository, on a new branch.
-        acp: run it by this external (ACP) agent instead of our engine (`model` is not used).
-    """
-
-    prompt: str
-    cwd: Path
-    name: str = ""
-    model: str | None = None
-    own_worktree: bool = False
-    acp: str | None = None
-
-
-class AgentStartError(Exception):
-    """The agent could not be started; the message says why in one sentence."""
-
-
-@dataclass(frozen=True)
-class Sent:
-    """`send` handed the text over: `steered` into the running turn, or `started` a new turn."""
-
-    how: str  # steered | started
-
-
-@dataclass(frozen=True)
-class SendRefused:
-    """`send` could not hand the text over; `reason` is one sentence for the user."""
-
-    reason: str
-
-
-def name_from_prompt(prompt: str) -> str:
-    """`Fix the login bug in auth.py` → `fix-the-login`."""
-    words = re.findall(r"[A-Za-z0-9]+", prompt.lower())[:NAME_WORDS]
-    return "-".join(words)[:24] or "agent"
 
 
 class Workbench:
