@@ -150,6 +150,7 @@ class AgentTuiApp(AgentTuiBase):
         super().on_mount()
         if self.live is not None:
             self.set_interval(REFRESH_SECONDS, self._refresh_live)
+            self.live.redraw_every(REFRESH_SECONDS, self._refresh_live)
             self._run_live()
         self.set_interval(TICK_SECONDS, self._tick)
         self.window_title.save()

@@ -8,9 +8,9 @@ This widget holds its text as a list of lines (each a `Content`, wrapped on its 
   reuse the rendered rows), or when the width, the widget's styles or the theme change;
 - measures its height as the sum of its lines' heights;
 - paints a row from the rows of the line that holds it: Textual asks only for the rows the
-  screen shows, so a paint costs what is visible, not the transcript's length; the rows of
-  lines out of sight are dropped once `KEPT_LINES` lines newer than them were painted, and
-  wrapped again if they come back into view;
+  screen shows, so a paint costs what is visible, not the transcript's length; it keeps the
+  rows of the `KEPT_LINES` lines shown that were wrapped or painted last (and of no line no
+  longer shown), wrapping a line again if it comes back into view;
 - when an update keeps the height, repaints only the rows that changed, without a layout.
 It looks exactly like a `Static` of the lines joined by newlines, and `content` is that text
 (joined when asked). While the user selects text in it, it paints as a plain `Static` does
@@ -31,8 +31,8 @@ from textual.strip import Strip
 from textual.visual import Visual, VisualType
 from textual.widgets import Static
 
-KEPT_LINES = 256
-"""Lines whose rendered rows are kept (the most recently wrapped or painted)."""
+KEPT_LINES = 96
+"""Lines whose rendered rows are kept, of those shown (the most recently wrapped or painted)."""
 
 _LineKey = tuple[str, tuple[object, ...]]
 _RowsKey = tuple[_LineKey, int]  # a line, and how many text lines come before it
@@ -175,6 +175,10 @@ class TranscriptLines(Static):
             before += key[0].count("\n") + 1
         self._heights = heights
         self._row_keys = row_keys
+        # Drop the rows of lines no longer shown (a header's last version); the cache has no
+        # `__iter__`, hence `keys()`.
+        for gone in [key for key in self._rows.keys() if key not in heights]:  # noqa: SIM118
+            self._rows.discard(gone)
         self._starts = starts
         self._height = height
         self._measured = True
