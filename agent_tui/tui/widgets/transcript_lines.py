@@ -5,7 +5,8 @@ paint), although a streaming turn only grows at its end and the panel shows a sc
 This widget holds its text as a list of lines (each a `Content`, wrapped on its own, exactly as a
 `Static` wraps each line of the joined text), and:
 - wraps a line only when it is new or changed (same text and same styles at the same place
-  reuse the rendered rows), or when the width, the widget's styles or the theme change;
+  reuse the rendered rows), or when what wrapping depends on changes: the width, the widget's
+  colours and text styles, the theme;
 - measures its height as the sum of its lines' heights;
 - paints a row from the rows of the line that holds it: Textual asks only for the rows the
   screen shows, so a paint costs what is visible, not the transcript's length; it keeps the
@@ -121,12 +122,14 @@ class TranscriptLines(Static):
         self._keys = keys
         self._joined = None
         self._measured = False
-        if before is None or self._look is None or not self.is_mounted:
+        width = self.size.width if self.is_mounted else 0
+        if not width:
             self.refresh(layout=True)
             return
-        width = self._look[0]
-        assert isinstance(width, int)
-        self._measure(width)
+        self._measure(width)  # now, so a container can place itself (`measured_height`)
+        if before is None:
+            self.refresh(layout=True)
+            return
         old_keys, old_starts, old_height = before
         if self._height != old_height:
             self.refresh(layout=True)
@@ -151,7 +154,17 @@ class TranscriptLines(Static):
     # -- measuring and painting ----------------------------------------------------------------
     def _measure(self, width: int) -> None:
         """Wrap the lines not measured yet at `width`; note where each line starts."""
-        look = (width, self.visual_style, self.app.theme)
+        styles = self.styles
+        look = (
+            width,
+            self.visual_style,
+            self.app.theme,
+            styles.text_wrap,
+            styles.text_overflow,
+            styles.text_align,
+            styles.line_pad,
+            styles.content_align,
+        )
         if look == self._look and self._measured:
             return
         if look != self._look:
@@ -208,8 +221,3 @@ class TranscriptLines(Static):
         if rows is None:
             rows = self._wrap(row_key, self._lines[index], width)
         return rows[y - self._starts[index]]
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._look = None
-        self._measured = False
