@@ -96,10 +96,11 @@ class LiveRun:
         self._post = post
         self.prompter = TuiPrompter(post)
         self.state = DashboardState()
-        self.dirty = True
         self._redraw: Callable[[], None] | None = None
         self._redraw_seconds = 0.0
-        self._redraw_due = 0.0
+        self._redrawn_at = float("-inf")  # when the screen last showed `state`
+        self._changed = False  # events came since
+        self._asked = True  # someone asked for a redraw (the first one, to begin with)
         self.run: ScenarioRun | None = None
         self.workbench: Workbench | None = None
         self.finished = False
@@ -187,26 +188,41 @@ class LiveRun:
             self._closed.set()
         return result
 
+    @property
+    def dirty(self) -> bool:
+        """Whether the screen should redraw from `state` now: it was asked to, or events came
+        since the last redraw and that redraw is at least half a period old (so a timer tick
+        that comes late, just after the listener redrew, does not redraw again)."""
+        if self._asked:
+            return True
+        return self._changed and time.monotonic() - self._redrawn_at >= self._redraw_seconds / 2
+
+    @dirty.setter
+    def dirty(self, dirty: bool) -> None:
+        """`True` asks for a redraw; `False` says the screen now shows `state`."""
+        if dirty:
+            self._asked = True
+        else:
+            self._asked = self._changed = False
+            self._redrawn_at = time.monotonic()
+
     def redraw_every(self, seconds: float, redraw: Callable[[], None]) -> None:
-        """Have the listener call `redraw` (which shows `state` and clears `dirty`) when events
-        keep coming and the last redraw is `seconds` old (see the module docstring)."""
+        """Have the listener call `redraw` (which shows `state` if `dirty`, and clears it) when
+        events keep coming and the last redraw is `seconds` old (see the module docstring)."""
         self._redraw_seconds = seconds
         self._redraw = redraw
 
     def _on_event(self, event: Event) -> None:
         apply_event(self.state, event)
-        if not self.dirty:  # redrawn since the last event: the next redraw is due a period on
-            self.dirty = True
-            self._redraw_due = time.monotonic() + self._redraw_seconds
-        elif self._redraw is not None and time.monotonic() >= self._redraw_due:
-            self._redraw_due = time.monotonic() + self._redraw_seconds
+        self._changed = True
+        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._redraw_seconds:
             try:
                 self._redraw()
             except Exception:
                 # Not raised here (the engine would drop this listener): stop redrawing from
-                # events, and leave the state dirty so the app's timer redraws and reports it.
+                # events, and ask for a redraw, so the app's timer redraws and reports it.
                 self._redraw = None
-                self.dirty = True
+                self._asked = True
 
     def is_external(self, client: str | None) -> bool:
         """Whether a session whose log names `client` is run by an external (ACP) agent (which
