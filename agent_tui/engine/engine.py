@@ -43,6 +43,7 @@ from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import TurnLoop
 from agent_tui.events import Event, payload_from
 from agent_tui.events.lineage import descendants, path_to_root
+from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT
 from agent_tui.store import EventStore
 from agent_tui.turns import EventSink, PendingInput, TurnRegistry
 from agent_tui.turns.projection import command_for
@@ -303,9 +304,9 @@ class SessionEngine:
             except Exception as error:
                 raise EventStoreFailure(info.id, sequence, kind) from error
             info.track(event)
-            if self._listeners:
+            if self._listeners.registered:  # a list check, not a method call: once per event
                 self._listeners.tell(event)
-            if turn_id is not None:
+            if turn_id is not None and kind in PHASE_OF_EVENT:  # most events move no phase
                 command = command_for(event)
                 if command is not None:
                     self.registry.transition(info.id, command)

@@ -44,32 +44,34 @@ class ListenerFailure:
 class Listeners:
     """The subscribed listeners, called in subscription order."""
 
-    __slots__ = ("_listeners", "failures")
+    __slots__ = ("failures", "registered")
 
     def __init__(self) -> None:
-        self._listeners: list[EventListener] = []
+        self.registered: list[
+            EventListener
+        ] = []  # read-only outside: `add` and the returned remover change it
         self.failures: deque[ListenerFailure] = deque(maxlen=MAX_FAILURES)
 
     def __bool__(self) -> bool:
-        return bool(self._listeners)
+        return bool(self.registered)
 
     def add(self, listener: EventListener) -> Callable[[], None]:
-        self._listeners.append(listener)
+        self.registered.append(listener)
 
         def remove() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            if listener in self.registered:
+                self.registered.remove(listener)
 
         return remove
 
     def tell(self, event: Event) -> None:
         """Call every listener with `event`; detach (and record) any that raises."""
-        for listener in tuple(self._listeners):
+        for listener in tuple(self.registered):
             try:
                 listener(event)
             except Exception as error:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
+                if listener in self.registered:
+                    self.registered.remove(listener)
                 failure = ListenerFailure(listener, error, event.session_id, event.type, event.sequence)
                 self.failures.append(failure)
                 log.error("%s", failure.describe(), exc_info=error)

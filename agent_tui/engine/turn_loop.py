@@ -17,7 +17,6 @@ Invariants:
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import anyio
@@ -27,7 +26,6 @@ from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.provider import (
     ModelMessage,
     ModelRequest,
-    ProviderChunk,
     Retrying,
     StepDone,
     TextDelta,
@@ -285,9 +283,17 @@ class TurnLoop:
             raise _ModelFailed(_failure_text(error)) from error
         try:
             while True:
-                chunk = await self._next_chunk(stream)
-                if chunk is None:
+                # Only this await is the model's: what the engine does with a chunk (storing it,
+                # telling listeners) runs outside the `try`, so its failures are never blamed on
+                # the model. (Inline, not a helper: it runs once per streamed chunk.)
+                try:
+                    chunk = await anext(stream)
+                except StopAsyncIteration:
                     break
+                except anyio.get_cancelled_exc_class():
+                    raise
+                except Exception as error:
+                    raise _ModelFailed(_failure_text(error)) from error
                 if turn.cancel_requested:  # the guard: nothing streamed after a cancel is stored
                     raise Cancelled
                 if isinstance(chunk, TextDelta):
@@ -334,22 +340,6 @@ class TurnLoop:
         if turn.cancel_requested:
             raise Cancelled
         return calls, deltas, prompt_tokens
-
-    @staticmethod
-    async def _next_chunk(stream: AsyncIterator[ProviderChunk]) -> ProviderChunk | None:
-        """The model's next chunk (None at the end); its failure becomes `_ModelFailed`.
-
-        Only this await is the model's: what the engine does with a chunk (storing it, telling
-        listeners) runs outside, so its failures are never blamed on the model.
-        """
-        try:
-            return await anext(stream)
-        except StopAsyncIteration:
-            return None
-        except anyio.get_cancelled_exc_class():
-            raise
-        except Exception as error:
-            raise _ModelFailed(_failure_text(error)) from error
 
     @staticmethod
     def _call_id(turn: TurnHandle, chunk: ToolCall) -> str:
