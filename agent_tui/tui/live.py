@@ -18,11 +18,14 @@ Invariants:
   sessions can be continued, until `shutdown`;
 - `shutdown` stops every running turn (each writes its `turn.completed{cancelled}`), waits for
   them, then lets the engine close (and every external agent's process end); the demo's scratch
-  workspace is removed then, unless the caller chose where it goes.
+  workspace is removed then, unless the caller chose where it goes;
+- what exists once the run is up is kept out of the garbage collector's passes until the run
+  ends (see `_keep_out_of_collections`).
 """
 
 from __future__ import annotations
 
+import gc
 import shutil
 import time
 from collections.abc import Callable
@@ -165,6 +168,7 @@ class LiveRun:
         try:
             async with workbench.serving():
                 problems = await workbench.hydrate(self._on_event)
+                _keep_out_of_collections()
                 self._post(WorkbenchReady(problems))
                 if self.prompt or self.agent:
                     await self.start_agent(
@@ -175,6 +179,7 @@ class LiveRun:
                     self._post(LiveRunFinished(_summary(result)))
                 await self._closing.wait()
         finally:
+            gc.unfreeze()
             unsubscribe()
             if self.run is not None:
                 self.run.close()
@@ -190,9 +195,10 @@ class LiveRun:
 
     @property
     def dirty(self) -> bool:
-        """Whether the screen should redraw from `state` now: it was asked to, or events came
-        since the last redraw and that redraw is at least half a period old (so a timer tick
-        that comes late, just after the listener redrew, does not redraw again)."""
+        """Whether the screen should redraw from `state` now: it was asked to (or a permission
+        request came in), or events came since the last redraw and that redraw is at least half a
+        period old (so a timer tick that comes late, just after the listener redrew, does not
+        redraw again)."""
         if self._asked:
             return True
         return self._changed and time.monotonic() - self._redrawn_at >= self._redraw_seconds / 2
@@ -215,6 +221,8 @@ class LiveRun:
     def _on_event(self, event: Event) -> None:
         apply_event(self.state, event)
         self._changed = True
+        if event.type == "permission.requested":
+            self._asked = True  # a question for the user is shown at once (bell, title, queue)
         if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._redraw_seconds:
             try:
                 self._redraw()
@@ -281,6 +289,16 @@ class LiveRun:
         if self._closed is not None:
             with anyio.move_on_after(timeout):
                 await self._closed.wait()
+
+
+def _keep_out_of_collections() -> None:
+    """What exists once the run is up (the screens, the engine, the stored sessions' state) lives
+    as long as the run: move it out of the collector's way (`gc.freeze`), so its full passes
+    scan only what the run made since (with 100 agents streaming, they stall the screen about a
+    third as long). Garbage is collected first, so nothing dead is kept; `play` unfreezes when
+    the run ends."""
+    gc.collect()
+    gc.freeze()
 
 
 def _summary(result: RunResult) -> str:
