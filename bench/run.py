@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_dashboard_memory import dashboard_rows
 from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
 from bench_import import bench_import
+from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
 from bench_providers import TARGET_RATIO, bench_providers
 from bench_replay import bench_replay
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     rows.extend(bench_shell_risk(args.commands))
     rows.extend(dashboard_rows())  # always 100,000 events: the caches need that many to settle
+    rows.extend(live_dashboard_rows())  # 100 agents streaming as fast as the engine goes
     print(format_table(rows))
     return 0 if all(row.passed for row in rows) else 1
 

@@ -195,13 +195,13 @@ class LiveRun:
 
     @property
     def dirty(self) -> bool:
-        """Whether the screen should redraw from `state` now: it was asked to (or a permission
-        request came in), or events came since the last redraw and that redraw is at least half a
-        period old (so a timer tick that comes late, just after the listener redrew, does not
-        redraw again)."""
+        """Whether the screen should redraw from `state` now: it was asked to (or a tool call
+        now waits for the user's answer), or events came since the last redraw and that redraw
+        is a period old. So there is one redraw a period, whoever calls: under load the listener
+        (it runs at every event), when events stop the app's timer (at its next tick)."""
         if self._asked:
             return True
-        return self._changed and time.monotonic() - self._redrawn_at >= self._redraw_seconds / 2
+        return self._changed and time.monotonic() - self._redrawn_at >= self._redraw_seconds
 
     @dirty.setter
     def dirty(self, dirty: bool) -> None:
@@ -221,7 +221,7 @@ class LiveRun:
     def _on_event(self, event: Event) -> None:
         apply_event(self.state, event)
         self._changed = True
-        if event.type == "permission.requested":
+        if event.type == "permission.resolved" and event.payload.get("decision") == "ask":
             self._asked = True  # a question for the user is shown at once (bell, title, queue)
         if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._redraw_seconds:
             try:
