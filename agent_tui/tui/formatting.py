@@ -158,6 +158,14 @@ def turn_content(
     Tool lines (arguments, output) are cut to `width` cells with `…` instead of wrapping, so
     a call stays a compact block; the model's and the user's words wrap.
     """
+    return Content("\n").join(turn_lines(turn, number, session, width, now_ms))
+
+
+def turn_lines(
+    turn: TurnView, number: int, session: SessionView, width: int | None = None, now_ms: int | None = None
+) -> list[Content]:
+    """`turn_content` as a list of its lines (a message's text may hold line breaks), for a view
+    that renders each line once and keeps it while the turn grows."""
     lines: list[Content] = [_turn_rule(turn, number, now_ms)]
     shown: set[str] = set()
     for entry in turn.transcript:
@@ -170,7 +178,7 @@ def turn_content(
     if turn.end_message:
         style = "$text-error" if turn.stop_reason == "error" else "$text-muted"
         lines.append(Content.styled(f"  {turn.end_message}", style))
-    return Content("\n").join(lines)
+    return lines
 
 
 def turn_summary(turn: TurnView, number: int, now_ms: int | None = None) -> Content:

@@ -19,7 +19,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from agent_tui.reducer import DashboardState, SessionView
-from agent_tui.tui.formatting import session_header, turn_content, turn_summary
+from agent_tui.tui.formatting import session_header, turn_content, turn_lines, turn_summary
 from agent_tui.tui.widgets.transcript_lines import TranscriptLines
 
 FULL_TURNS = 8
@@ -146,7 +146,7 @@ class SessionDetail(VerticalScroll):
         if current_key != self._current_key:
             self._current_key = current_key
             if turns:
-                current.update(turn_content(turns[-1], len(turns), session, self._width, self._now_ms))
+                current.show_lines(turn_lines(turns[-1], len(turns), session, self._width, self._now_ms))
             else:
                 current.update(Content.styled("No turn yet.", "$text-muted"))
             changed = True

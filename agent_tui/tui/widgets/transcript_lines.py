@@ -2,8 +2,8 @@
 
 A `Static` wraps its whole text twice on every update (once to measure its height, once to
 paint), although a streaming turn only grows at its end and the panel shows a screenful of it.
-This widget holds its text as a list of lines (each a `Content`, wrapped on its own, exactly as a
-`Static` wraps each line of the joined text), and:
+This widget holds its text as a list of lines (each a `Content` without line breaks, wrapped on
+its own, exactly as a `Static` wraps each line of the joined text), and:
 - wraps a line only when it is new or changed (same text and same styles at the same place
   reuse the rendered rows), or when what wrapping depends on changes: the width, the widget's
   colours and text styles, the theme;
@@ -36,7 +36,7 @@ KEPT_LINES = 96
 """Lines whose rendered rows are kept, of those shown (the most recently wrapped or painted)."""
 
 _LineKey = tuple[str, tuple[object, ...]]
-_RowsKey = tuple[_LineKey, int]  # a line, and how many text lines come before it
+_RowsKey = tuple[_LineKey, int]  # a line, and its index
 
 
 def _line_key(line: Content) -> _LineKey:
@@ -109,16 +109,21 @@ class TranscriptLines(Static):
 
     def update(self, content: VisualType = "", *, layout: bool = True) -> None:
         """Show `content` (a `Content` or plain text), one line per line of it."""
-        text = content if isinstance(content, Content) else Content(str(content))
-        self.show_lines(text.split("\n", allow_blank=True))
+        self.show_lines([content if isinstance(content, Content) else Content(str(content))])
 
     def show_lines(self, lines: Sequence[Content]) -> None:
-        """Show `lines` (a line may hold line breaks); unchanged lines keep their rendered rows."""
+        """Show `lines`, one under the other (one that holds line breaks is split at them, so a
+        growing message re-wraps only its last line); unchanged lines keep their rendered rows."""
+        lines = [
+            part
+            for line in lines
+            for part in (line.split("\n", allow_blank=True) if "\n" in line.plain else (line,))
+        ]
         keys = [_line_key(line) for line in lines]
         if keys == self._keys:
             return
         before = (self._row_keys, self._starts, self._height) if self._measured else None
-        self._lines = list(lines)
+        self._lines = lines
         self._keys = keys
         self._joined = None
         self._measured = False
@@ -175,9 +180,8 @@ class TranscriptLines(Static):
         row_keys: list[_RowsKey] = []
         starts: list[int] = []
         height = 0
-        before = 0  # text lines (newline-separated) before this line
-        for key, line in zip(self._keys, self._lines, strict=True):
-            row_key = (key, before)
+        for index, (key, line) in enumerate(zip(self._keys, self._lines, strict=True)):
+            row_key = (key, index)
             rows = self._heights.get(row_key)
             if rows is None:
                 rows = len(self._wrap(row_key, line, width))
@@ -185,7 +189,6 @@ class TranscriptLines(Static):
             row_keys.append(row_key)
             starts.append(height)
             height += rows
-            before += key[0].count("\n") + 1
         self._heights = heights
         self._row_keys = row_keys
         # Drop the rows of lines no longer shown (a header's last version); the cache has no
