@@ -53,10 +53,9 @@ def _moved_down(strips: list[Strip], lines: int) -> list[Strip]:
     for strip in strips:
         segments = []
         for text, style, control in strip:
-            if style is not None and style._meta:
-                offset = style.meta.get("offset")
-                if offset is not None:
-                    style = style + Style.from_meta({"offset": (offset[0], offset[1] + lines)})
+            offset = style.meta.get("offset") if style is not None else None
+            if style is not None and offset is not None:
+                style = style + Style.from_meta({"offset": (offset[0], offset[1] + lines)})
             segments.append(Segment(text, style, control))
         moved.append(Strip(segments, strip.cell_length))
     return moved
@@ -108,7 +107,7 @@ class TranscriptLines(Static):
         return content
 
     def update(self, content: VisualType = "", *, layout: bool = True) -> None:
-        """Show `content` (a `Content` or plain text), one line per line of it."""
+        """Show `content` (a `Content`, or plain text: no markup), one line per line of it."""
         self.show_lines([content if isinstance(content, Content) else Content(str(content))])
 
     def show_lines(self, lines: Sequence[Content]) -> None:
