@@ -1,4 +1,5 @@
-"""A live redraw repaints only what the new events changed, and only what is on screen.
+"""A live redraw repaints only what the new events changed, and only what is on screen; the live
+run's listener keeps the redraws coming at their rate.
 
 The dashboard is shown the way the live run shows it: each event folded into the screen's state
 by the reducer, then `show_state`. A hook counts what the paint after it renders: the tree rows
@@ -12,14 +13,18 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 from textual.strip import Strip
 
+from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event, payload_from
+from agent_tui.ports import ModelChoice
 from agent_tui.reducer import apply_event
 from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.live import LiveRun
 from agent_tui.tui.widgets.session_tree import SessionTree
 from agent_tui.tui.widgets.transcript_lines import TranscriptLines
 
@@ -178,3 +183,48 @@ class TestIncrementalPaint:
             # Only rows on screen are painted: at most the panel's height, of 200+ rows.
             assert 0 < paints.detail_rows["detail-current"] <= detail.size.height
             assert set(paints.tree_rows) <= {LEAD}
+
+
+class TestRedrawPacing:
+    """The live run's listener redraws on its own once a redraw is due (the app's timer comes
+    late under load); periods here are 0 or an hour, so nothing depends on the clock."""
+
+    def live_run(self, tmp_path: Path) -> LiveRun:
+        choice = ModelChoice("scripted", "tests", build=ScriptedProvider)
+        return LiveRun(None, tmp_path / "sessions", lambda message: None, project=tmp_path, models=[choice])
+
+    def test_the_listener_redraws_once_a_period_and_an_ask_redraws_at_once(self, tmp_path: Path) -> None:
+        live = self.live_run(tmp_path)
+        redraws: list[int] = []
+
+        def redraw() -> None:
+            if live.dirty:
+                live.dirty = False
+                redraws.append(live.state.event_count)
+
+        live.redraw_every(3600, redraw)
+        lead, _helper = two_sessions()
+        for event in lead.events[:10]:
+            live._on_event(event)
+        assert redraws == [1]  # the first event, then nothing for an hour
+        assert not live.dirty  # events came, but the last redraw is not a period old
+        live.dirty = True  # asked for (the app does, e.g. when a request is withdrawn)
+        assert live.dirty
+
+        live.redraw_every(0, redraw)
+        for event in lead.events[10:13]:
+            live._on_event(event)
+        assert redraws == [1, 11, 12, 13]
+
+    def test_a_redraw_that_raises_does_not_cost_the_listener(self, tmp_path: Path) -> None:
+        live = self.live_run(tmp_path)
+
+        def broken() -> None:
+            raise RuntimeError("a widget bug")
+
+        live.redraw_every(0, broken)
+        lead, _helper = two_sessions()
+        for event in lead.events[:5]:
+            live._on_event(event)  # the engine would drop a listener that raised
+        assert live.state.event_count == 5  # every event still folded
+        assert live.dirty  # so the app's timer redraws, and meets (and reports) the error
