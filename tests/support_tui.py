@@ -12,7 +12,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,3 +109,17 @@ def log_of(app: AgentTuiApp, session_id: str) -> list[dict[str, Any]]:
     assert app.live is not None
     path = app.live.sessions_dir / f"{session_id}.jsonl"
     return [orjson.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def pin_scene(
+    module_globals: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """For a module's autouse fixture: local time is UTC (the pictures show clock times), HOME is
+    restored after the test, and the module's `SCENE_BASE` is the test's own directory."""
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("HOME", os.environ.get("HOME", "/"))  # restored after the test
+    time.tzset()
+    module_globals["SCENE_BASE"] = tmp_path
+    yield
+    module_globals["SCENE_BASE"] = None
+    time.tzset()

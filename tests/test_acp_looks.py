@@ -12,16 +12,14 @@ a fake home), so the pictures are byte-stable; `scripts/screenshots.py` draws th
 
 from __future__ import annotations
 
-import os
 import tempfile
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support_tui import Scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
+from support_tui import Scene, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
 from support_workbench import Log, arm_project, at, fake_home
 from textual.pilot import Pilot
 
@@ -202,14 +200,7 @@ SCENES: dict[str, Scene] = {
 @pytest.fixture(autouse=True)
 def _pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Local time is UTC (the pictures show clock times) and the fake home is the test's own."""
-    global SCENE_BASE
-    monkeypatch.setenv("TZ", "UTC")
-    monkeypatch.setenv("HOME", os.environ.get("HOME", "/"))  # restored after the test
-    time.tzset()
-    SCENE_BASE = tmp_path
-    yield
-    SCENE_BASE = None
-    time.tzset()
+    yield from pin_scene(globals(), tmp_path, monkeypatch)
 
 
 class TestAcpAgentsLook:

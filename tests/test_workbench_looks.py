@@ -11,14 +11,12 @@ pictures from these same scenes.
 
 from __future__ import annotations
 
-import os
 import tempfile
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support_tui import Scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
+from support_tui import Scene, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
 from support_workbench import arm_project, recorded_app, type_text, wait_for
 from textual.pilot import Pilot
 
@@ -90,14 +88,7 @@ SCENES: dict[str, Scene] = {
 @pytest.fixture(autouse=True)
 def _pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Local time is UTC (the pictures show clock times) and the fake home is the test's own."""
-    global SCENE_BASE
-    monkeypatch.setenv("TZ", "UTC")
-    monkeypatch.setenv("HOME", os.environ.get("HOME", "/"))  # restored after the test
-    time.tzset()
-    SCENE_BASE = tmp_path
-    yield
-    SCENE_BASE = None
-    time.tzset()
+    yield from pin_scene(globals(), tmp_path, monkeypatch)
 
 
 class TestWorkbenchLooks:
