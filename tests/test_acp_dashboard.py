@@ -179,6 +179,9 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
             "Deny  3",
             "Deny for this session  4",
         ]
+        await pilot.pause()
+        dialog = modal.query_one("#approval-dialog").region
+        assert all(dialog.contains_region(b.region) for b in modal.query(Button).results())  # none cut off
         await pilot.press("1")
         await wait_for(pilot, lambda: status(app, sid) == "completed", "turn 1", AGENT_START)
         assert (tmp_path / "project" / "notes.txt").read_text() == "hi\n"

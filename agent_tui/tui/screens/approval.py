@@ -134,14 +134,20 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                 id="approval-ids",
             )
             if self.answerable and self.options:
-                with Horizontal(id="approval-buttons"):
-                    for number, option in enumerate(self.options[:9], start=1):
-                        yield Button(
-                            f"{option.name}  {number}",
-                            id=f"option-{number}",
-                            variant=OPTION_VARIANTS.get(option.kind, "warning"),
-                            compact=True,
-                        )
+                options = list(enumerate(self.options[:9], start=1))
+                # Agents name their options at length ("Allow for this session"): more than three
+                # go two to a row, so none is cut off at the modal's edge.
+                per_row = 2 if len(options) > 3 else len(options)
+                with Vertical(id="approval-buttons"):
+                    for first in range(0, len(options), per_row):
+                        with Horizontal(classes="option-row"):
+                            for number, option in options[first : first + per_row]:
+                                yield Button(
+                                    f"{option.name}  {number}",
+                                    id=f"option-{number}",
+                                    variant=OPTION_VARIANTS.get(option.kind, "warning"),
+                                    compact=True,
+                                )
                 yield Static(
                     Content.styled(
                         f"the agent's own options: 1–{min(len(self.options), 9)} · esc closes", MUTED
