@@ -157,7 +157,6 @@ def _ts_seconds(ts: str) -> float:
 def write_sessions(directory: Path, events: int, files: int, *, seed: int = 1) -> list[Path]:
     """`events` events over `files` session logs written side by side (children among them),
     timestamps shared and often tied, as a busy multi-agent run would leave them."""
-    import orjson
 
     directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
@@ -179,17 +178,7 @@ def write_sessions(directory: Path, events: int, files: int, *, seed: int = 1) -
                     payload["parentSessionId"] = ids[k % 10]
             millis = base_ms + index * 37 // files
             ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}Z"
-            line = {
-                "v": 1,
-                "id": f"evt_{k}_{sequences[k]}",
-                "sessionId": ids[k],
-                "turnId": turn_id,
-                "sequence": sequences[k],
-                "ts": ts,
-                "type": kind,
-                "payload": payload,
-            }
-            buffers[k].append(orjson.dumps(line) + b"\n")
+            buffers[k].append(_log_line(ids[k], k, sequences[k], ts, kind, turn_id, payload))
             if len(buffers[k]) >= 500:
                 handles[k].write(b"".join(buffers[k]))
                 buffers[k].clear()
@@ -198,9 +187,27 @@ def write_sessions(directory: Path, events: int, files: int, *, seed: int = 1) -
     return paths
 
 
+def _log_line(
+    session_id: str, k: int, sequence: int, ts: str, kind: str, turn_id: str | None, payload: dict
+) -> bytes:
+    """One event as the bytes of its log line (newline included)."""
+    import orjson
+
+    line = {
+        "v": 1,
+        "id": f"evt_{k}_{sequence}",
+        "sessionId": session_id,
+        "turnId": turn_id,
+        "sequence": sequence,
+        "ts": ts,
+        "type": kind,
+        "payload": payload,
+    }
+    return orjson.dumps(line) + b"\n"
+
+
 def _write_live(directory: Path, files: int, rate: int, seconds: float) -> int:
     """Append events to `files` logs at `rate` events/s in all for `seconds`; returns how many."""
-    import orjson
 
     directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(3)
@@ -220,17 +227,8 @@ def _write_live(directory: Path, files: int, rate: int, seconds: float) -> int:
                 k = rng.randrange(files)
                 kind, turn_id, payload = next(sessions[k])
                 sequences[k] += 1
-                line = {
-                    "v": 1,
-                    "id": f"evt_{k}_{sequences[k]}",
-                    "sessionId": ids[k],
-                    "turnId": turn_id,
-                    "sequence": sequences[k],
-                    "ts": ts,
-                    "type": kind,
-                    "payload": payload,
-                }
-                os.write(fds[k], orjson.dumps(line) + b"\n")  # one write per event, as the engine
+                line = _log_line(ids[k], k, sequences[k], ts, kind, turn_id, payload)
+                os.write(fds[k], line)  # one write per event, as the engine
                 written += 1
             time.sleep(tick)
     finally:
