@@ -93,7 +93,11 @@ def parse_shell(text: str) -> ParsedScript:
         script.problems.append(f"control character {control.group()!r} in the command")
     # A final newline changes nothing the shell does, and spares tree-sitter-bash a slow path:
     # a pipeline of three or more commands that ends the input costs it ~30x more to parse.
-    source = text.encode("utf-8", "surrogatepass") + b"\n"
+    # Except after a backslash: there it would make a line continuation and could hide an error
+    # the line as given has (a heredoc whose delimiter line ends in `\`).
+    source = text.encode("utf-8", "surrogatepass")
+    if not source.endswith(b"\\"):
+        source += b"\n"
     tree = _parser().parse(source)
     root = tree.root_node
     walker = _Walker(source, script)
