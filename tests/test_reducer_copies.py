@@ -1,4 +1,4 @@
-"""The reducer's copies and constructors cover every field of every view.
+"""The reducer's copies and constructors: they cover every field of every view, and a copy is its own.
 
 `DashboardState.copy()` and the fold's constructors of turns and tool calls are generated from
 the dataclass fields (`agent_tui.reducer.field_copy`), not written out. These tests hold them to
@@ -6,6 +6,10 @@ that: a copy equals its original on every field (derived indexes included), owns
 may still write to, and the fold's constructors equal the dataclass constructors. The sample
 state sets every field of every view away from its default, so a copy that dropped or reset a
 field would be seen (a new field must be set by the sample too: the first test says which).
+
+A copy is also independent of its original: folding the rest of a log into either leaves the
+other as it was, including for a late event of a turn that already finished (copies share
+finished turns, so the fold must clone one before writing to it).
 """
 
 from __future__ import annotations
@@ -15,40 +19,19 @@ from typing import Any
 
 import pytest
 
-from agent_tui.events import Event, event_from_json, payload_from
-from agent_tui.reducer import DashboardState, SessionView, ToolCallView, TurnView, project_state
+from agent_tui.events import Event
+from agent_tui.reducer import DashboardState, SessionView, ToolCallView, TurnView, apply_event, project_state
 from agent_tui.reducer.field_copy import compiled_copy, compiled_new
 from agent_tui.reducer.tool_events import new_tool_call
 from agent_tui.reducer.turn_writes import new_turn
+from tests.support_reducer import SessionLog, approved_rename_log, tokens
 
 VIEWS = (DashboardState, SessionView, TurnView, ToolCallView)
 
 
-class Log:
-    """One session's events, each through its JSON line and back, one second apart."""
-
-    def __init__(self, session_id: str, start: int) -> None:
-        self.session_id = session_id
-        self.clock = start
-        self.events: list[Event] = []
-
-    def emit(self, kind: str, turn_id: str | None, **fields: Any) -> None:
-        self.clock += 1
-        event = Event(
-            id=f"evt_{self.session_id}_{len(self.events) + 1}",
-            session_id=self.session_id,
-            turn_id=turn_id,
-            sequence=len(self.events) + 1,
-            ts=f"2026-11-29T10:{self.clock // 60:02d}:{self.clock % 60:02d}.000Z",
-            type=kind,
-            payload=payload_from(kind, fields),
-        )
-        self.events.append(event_from_json(event.to_json()))
-
-
 def rich_events() -> list[Event]:
     """A lead with a finished turn and a running one, and a child it delivered from."""
-    lead = Log("sess_lead", 0)
+    lead = SessionLog("sess_lead", created=False)
     lead.emit(
         "session.created", None, cwd="/w", client="test", agentName="lead", title="Lead", model="m1",
         worktree={"path": "/w/.wt/lead", "branch": "agent/lead"},
@@ -98,7 +81,7 @@ def rich_events() -> list[Event]:
         "permission.resolved", t2, requestId="req_3", toolCallId="call_3", decision="ask", actor="policy"
     )
     lead.emit("model.delta", t2, text="Still streaming")
-    kid = Log("sess_kid", 5)
+    kid = SessionLog("sess_kid", clock=5, created=False)
     kid.emit("session.created", None, cwd="/w", client="test", parentSessionId="sess_lead", agentName="kid")
     return lead.events + kid.events
 
@@ -208,3 +191,101 @@ class TestGeneratedFromTheFields:
 
         with pytest.raises(TypeError, match="not a mutable dataclass"):
             compiled_new(Frozen, ("name",))
+
+
+# -- folding into a copy or its original --------------------------------------------------------
+
+
+class TestCopy:
+    def test_a_copy_is_independent_both_ways(self) -> None:
+        log = approved_rename_log()
+        cut = 9  # after the ask: a pending approval, an open tool call, an open model call
+        original = project_state(log.events[:cut])
+        snapshot = original.copy()
+        assert snapshot == original and snapshot is not original
+        assert len(snapshot.pending_permissions()) == 1
+
+        for event in log.events[cut:]:
+            apply_event(snapshot, event)
+        assert original == project_state(log.events[:cut])
+        assert len(original.pending_permissions()) == 1
+        assert snapshot == project_state(log.events)
+
+        again = original.copy()
+        for event in log.events[cut:]:
+            apply_event(original, event)
+        assert again == project_state(log.events[:cut])
+        assert again.pending_permissions()[0].request_id == "req_1"
+        assert again.sessions["sess_lead"].turns[0].tool_calls["call_1"].status == "asking"
+
+    def test_a_late_event_for_a_finished_turn_does_not_leak_into_a_copy(self) -> None:
+        log = SessionLog("sess_late")
+        log.simple_turn("turn_1", "x", "done")
+        state = project_state(log.events)
+        snapshot = state.copy()
+        late = log.emit("model.delta", "turn_1", text=" and more")
+        also = log.emit("tool.delta", "turn_1", toolCallId="c", stream="stdout", text="o")
+        apply_event(state, late)
+        apply_event(state, also)
+        assert state.sessions["sess_late"].turns[0].text == "done and more"
+        assert snapshot.sessions["sess_late"].turns[0].text == "done"
+        assert snapshot.sessions["sess_late"].turns[0].tool_calls == {}
+        # and the other way round, from a copy taken while the late model call is open
+        second = state.copy()
+        apply_event(state, log.emit("model.delta", "turn_1", text="!"))
+        assert second.sessions["sess_late"].turns[0].text == "done and more"
+        assert state.sessions["sess_late"].turns[0].text == "done and more!"
+
+
+# A valid payload for every event type a turn may bring late (any but `session.created`).
+LATE_PAYLOADS: dict[str, dict] = {
+    "turn.started": {"promptPreview": "again"},
+    "user.message": {"content": "late", "steered": True},
+    "context.built": {"step": 9, "tokens": tokens(50), "maxContextTokens": 10},
+    "context.compacted": {"step": 9, "beforeTokens": 9, "afterTokens": 1, "summary": "s"},
+    "model.delta": {"text": "late"},
+    "model.tool_call_requested": {"toolCallId": "c", "tool": "ls", "args": {}},
+    "permission.requested": {
+        "requestId": "r",
+        "toolCallId": "c",
+        "tool": "ls",
+        "risk": "read",
+        "argsPreview": "",
+    },
+    "permission.resolved": {
+        "requestId": "r",
+        "toolCallId": "c",
+        "decision": "ask",
+        "actor": "policy",
+    },
+    "tool.started": {"toolCallId": "c", "tool": "ls", "argsPreview": ""},
+    "tool.delta": {"toolCallId": "c", "stream": "stdout", "text": "o"},
+    "tool.completed": {"toolCallId": "c", "tool": "ls", "result": "r", "truncated": False},
+    "tool.failed": {"toolCallId": "c", "tool": "ls", "errorCode": "timeout", "message": "m"},
+    "subagent.delivered": {
+        "childSessionId": "k",
+        "agentName": "a",
+        "status": "failed",
+        "text": "t",
+    },
+    "turn.completed": {"stopReason": "error"},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LATE_PAYLOADS))
+@pytest.mark.parametrize("turn_id", ["turn_1", None])
+def test_any_late_event_for_a_finished_turn_stays_out_of_copies(kind: str, turn_id: str | None) -> None:
+    log = SessionLog("sess_late")
+    log.simple_turn("turn_1", "x", "done")
+    before = project_state(log.events)
+    late = log.emit(kind, turn_id, **LATE_PAYLOADS[kind])
+
+    state = project_state(log.events[:-1])
+    snapshot = state.copy()
+    apply_event(state, late)
+    assert snapshot == before
+    assert state == project_state(log.events)
+
+    other = state.copy()
+    apply_event(state, log.emit(kind, turn_id, **LATE_PAYLOADS[kind]))
+    assert other == project_state(log.events[:-1])
