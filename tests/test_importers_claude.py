@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import threading
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support_importers import EXPECTED, agent_tui, events_of, fixture_dirs, tree_bytes, types_count
 from test_tui import settle, snapshot  # noqa: F401 - the snapshot fixture stores under tests/snapshots
 
@@ -26,6 +29,7 @@ from agent_tui.importers.builder import NO_RESULT
 from agent_tui.importers.convert import SourceFile, discover
 from agent_tui.importers.follow import ForeignFollower
 from agent_tui.importers.materialize import replay_inputs
+from agent_tui.importers.source_lines import BLOCK_SIZE, SourceLines
 from agent_tui.reducer import project_state
 from agent_tui.tui.app import ReplayApp
 
@@ -313,6 +317,53 @@ class TestWrittenLogs:
         notes = [m.text for m in main.turns[0].transcript if m.role == "note"]
         assert "thinking… (57 characters)" in notes
         assert "claude-code system.api_error" in notes
+
+
+class TestReadingLines:
+    @settings(max_examples=200, deadline=None)
+    @given(
+        data=st.lists(st.sampled_from([b"{}", b"a", b"\n", b"\r\n", b" ", b"\xff"]), max_size=40),
+        size=st.integers(1, 9),
+    )
+    def test_blocks_split_into_the_lines_a_binary_file_gives(self, data: list[bytes], size: int) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "log.jsonl"
+            path.write_bytes(b"".join(data))
+            with path.open("rb") as handle:
+                expected = list(enumerate(handle, 1))
+            with path.open("rb", buffering=0) as handle:
+                lines = SourceLines(handle, block_size=size)
+                got = [(number, bytes(line)) for number, line in lines]
+        torn = [line for _, line in expected if not line.endswith(b"\n")]
+        assert got == [(number, line) for number, line in expected if line.endswith(b"\n")]
+        assert lines.tail == (torn[0] if torn else b"")
+        assert lines.next_number == len(expected) + (0 if torn else 1)
+
+    def test_blank_lines_crlf_and_a_line_longer_than_a_block_import_as_their_lines_fed_one_by_one(
+        self, tmp_path: Path
+    ) -> None:
+        main = next(V20.glob("9a3e*.jsonl"))
+        *lines, torn = main.read_bytes().split(b"\n")
+        record = orjson.loads(lines[3])
+        record["padding"] = "é→" * BLOCK_SIZE  # three blocks of UTF-8
+        lines[3] = orjson.dumps(record)
+        lines[5] += b"\r"
+        lines[6:6] = [b"", b"  \t\r"]
+        source = tmp_path / "src" / main.name
+        source.parent.mkdir()
+        source.write_bytes(b"\n".join([*lines, torn]))
+        report = import_path(source, tmp_path / "out")
+
+        importer = ClaudeCodeImporter(str(source))
+        events = [e for n, line in enumerate(lines, 1) if line.strip() for e in importer.feed(n, line)]
+        events += importer.finish()
+        written = tree_bytes(tmp_path / "out")
+        assert written == {
+            f"{session}.jsonl": b"".join(e.to_json() + b"\n" for e in events if e.session_id == session)
+            for session in {e.session_id for e in events}
+        }
+        assert report.warnings[:-1] == importer.warnings
+        assert report.warnings[-1].startswith(f"{source}:{len(lines) + 1}: torn final line")
 
 
 @pytest.mark.anyio

@@ -35,6 +35,16 @@ LogLine = dict[str, Any]
 """One event as a log line: `{"v", "id", "sessionId", "turnId", "sequence", "ts", "type", "payload"}`."""
 
 
+RawLine = bytes | memoryview | str
+"""One source line as an importer takes it (a memoryview when the import reads blocks of the file)."""
+
+
+def raw_text(raw: RawLine) -> str:
+    """A source line as text (bytes that are not UTF-8 replaced), for a record that keeps a line
+    that is not JSON."""
+    return raw if isinstance(raw, str) else bytes(raw).decode(errors="replace")
+
+
 def as_event(line: LogLine) -> Event:
     """The `Event` of a log line (its payload shared, not copied)."""
     return Event.from_checked(line)
@@ -44,13 +54,13 @@ class LineImporter:
     """What both importers share: `feed`/`finish` give `Event`s of the log lines that
     `feed_lines`/`finish_lines` (which each importer defines) make."""
 
-    def feed_lines(self, line_number: int, raw: bytes | str) -> list[LogLine]:
+    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
         raise NotImplementedError
 
     def finish_lines(self) -> list[LogLine]:
         raise NotImplementedError
 
-    def feed(self, line_number: int, raw: bytes | str) -> list[Event]:
+    def feed(self, line_number: int, raw: RawLine) -> list[Event]:
         """The events one source line makes (of any session of the file)."""
         return [as_event(line) for line in self.feed_lines(line_number, raw)]
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, SessionBuilder
+from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, RawLine, SessionBuilder, raw_text
 from agent_tui.importers.claude_code_words import (
     CLIENT,
     COMMAND_PREFIXES,
@@ -85,15 +85,12 @@ class ClaudeCodeImporter(LineImporter):
         self._last_usage: Any = None
 
     # -- the interface -------------------------------------------------------------------------
-    def feed_lines(self, line_number: int, raw: bytes | str) -> list[LogLine]:
+    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             self._warn(line_number, "not valid JSON (kept as source-specific)")
-            data = {
-                "type": "invalid-json",
-                "line": (raw.decode(errors="replace") if isinstance(raw, bytes) else raw).rstrip("\n"),
-            }
+            data = {"type": "invalid-json", "line": raw_text(raw).rstrip("\n")}
         if type(data) is not dict:
             self._warn(line_number, "not a JSON object (kept as source-specific)")
             data = {"type": "not-an-object", "value": data}

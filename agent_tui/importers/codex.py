@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, SessionBuilder
+from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, RawLine, SessionBuilder, raw_text
 from agent_tui.importers.codex_words import (
     CLIENT,
     CONTEXT_PREFIXES,
@@ -85,13 +85,12 @@ class CodexImporter(LineImporter):
         return {self.builder.session_id: self.builder} if self.builder is not None else {}
 
     # -- the interface -------------------------------------------------------------------------
-    def feed_lines(self, line_number: int, raw: bytes | str) -> list[LogLine]:
+    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             self._warn(line_number, "not valid JSON (kept as source-specific)")
-            text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
-            self._record("", "invalid-json", {"line": text})
+            self._record("", "invalid-json", {"line": raw_text(raw)})
             return self._take()
         if type(data) is not dict:
             self._warn(line_number, "not a JSON object (kept as source-specific)")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gc
 import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,10 +24,11 @@ import orjson
 
 from agent_tui.events import Event
 from agent_tui.events.wording import counted
-from agent_tui.importers.builder import ImportCounts, LogLine, SessionBuilder
+from agent_tui.importers.builder import ImportCounts, LogLine, RawLine, SessionBuilder
 from agent_tui.importers.claude_code import ClaudeCodeImporter
 from agent_tui.importers.codex import CodexImporter
 from agent_tui.importers.detect import Format, detect_format
+from agent_tui.importers.source_lines import SourceLines
 
 FORMAT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "agent-tui": "agent-tui"}
 
@@ -48,11 +48,11 @@ class Importer(Protocol):
     @property
     def sessions(self) -> dict[str, SessionBuilder]: ...
 
-    def feed(self, line_number: int, raw: bytes | str) -> list[Event]: ...
+    def feed(self, line_number: int, raw: RawLine) -> list[Event]: ...
 
     def finish(self) -> list[Event]: ...
 
-    def feed_lines(self, line_number: int, raw: bytes | str) -> list[LogLine]: ...
+    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]: ...
 
     def finish_lines(self) -> list[LogLine]: ...
 
@@ -191,17 +191,6 @@ def _task_agents(parent: Path) -> dict[str, tuple[str, str]]:
     return agents
 
 
-def source_lines(path: Path, start: int = 0) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, line without its newline, complete) from byte offset `start` (line 1 there)."""
-    with path.open("rb") as handle:
-        handle.seek(start)
-        for number, line in enumerate(handle, 1):
-            if line.endswith(b"\n"):
-                yield number, line[:-1], True
-            else:
-                yield number, line, False
-
-
 def feed_final(importer: Importer, number: int, line: bytes) -> list[LogLine]:
     """A last line with no newline: fed if it is a whole JSON value, else reported torn."""
     if not line.strip():
@@ -322,20 +311,20 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> Importer:
     session_id: str | None = None
     put: Any = None
     try:
-        with source.path.open("rb") as handle:
+        with source.path.open("rb", buffering=0) as handle:
+            lines = SourceLines(handle)
             # `writer.write` inlined: this loop runs once per source line. A line keeps its
             # newline: the JSON decoder skips it, and copying the line would cost.
-            for number, line in enumerate(handle, 1):
-                if line[-1:] == b"\n":
-                    if line.isspace():
-                        continue
-                    for made in feed(number, line):
-                        if made["sessionId"] != session_id:
-                            session_id = made["sessionId"]
-                            put = writer.handle_for(session_id, label).write
-                        put(dumps(made, option=_NEWLINE))
-                else:
-                    writer.write(feed_final(importer, number, line), label)
+            for number, line in lines:
+                if line[0] <= 32 and line.tobytes().isspace():  # every whitespace byte is <= 32
+                    continue
+                for made in feed(number, line):
+                    if made["sessionId"] != session_id:
+                        session_id = made["sessionId"]
+                        put = writer.handle_for(session_id, label).write
+                    put(dumps(made, option=_NEWLINE))
+            if lines.tail:
+                writer.write(feed_final(importer, lines.next_number, lines.tail), label)
         writer.write(importer.finish_lines(), label)
     finally:
         writer.close()
