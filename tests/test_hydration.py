@@ -140,3 +140,59 @@ async def test_hydrated_transcript_equals_the_live_one(tmp_path: Path) -> None:
         report = await fresh.open_session(sid)
         assert report.repair is None and report.closed_turn is None
         assert fresh.session(sid).transcript.messages == live
+
+
+async def test_a_log_cut_while_an_approval_was_pending_reopens_with_the_ask_withdrawn(tmp_path: Path) -> None:
+    """The process died while the user was being asked: reopening withdraws that ask (so no
+    approval waits forever in a dashboard that replays the log), fails the call, ends the turn."""
+    from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, PolicyConfig
+    from agent_tui.reducer.fold import project_state
+    from tests.support_engine import steps
+
+    (tmp_path / "work").mkdir()
+    crashed = tmp_path / "crashed"
+    crashed.mkdir()
+
+    class CopyTheLogWhenAsked:
+        """The crash: the log as it is on disk while the question is open."""
+
+        async def ask(self, request: PermissionRequest) -> PermissionAnswer:
+            name = f"{request.session_id}.jsonl"
+            (crashed / name).write_bytes((tmp_path / "sessions" / name).read_bytes())
+            return PermissionAnswer("deny")
+
+    engine = make_engine(tmp_path, policy=PolicyConfig(default="ask"), approve=None)
+    engine.prompter = CopyTheLogWhenAsked()
+    provider = engine.provider
+    async with engine:
+        sid = await engine.create_session(tmp_path / "work")
+        provider.assign(
+            sid,
+            steps(
+                {
+                    "text": ["writing"],
+                    "toolCalls": [{"tool": "write_file", "args": {"path": "a", "content": "x"}}],
+                }
+            ),
+        )
+        await collect(engine.run_turn(sid, "write a"))
+
+    cut = list(JsonlEventLog(crashed / f"{sid}.jsonl").replay("strict"))
+    assert cut[-1].type == "permission.resolved" and cut[-1].payload["decision"] == "ask"
+    assert [view.request_id for view in project_state(cut).pending_permissions()] != []
+
+    fresh = make_engine(tmp_path, ScriptedProvider(), store=JsonlFileEventStore(crashed))
+    async with fresh:
+        report = await fresh.open_session(sid)
+        assert report.closed_turn == cut[-1].turn_id
+    events = list(JsonlEventLog(crashed / f"{sid}.jsonl").replay("strict"))
+    added = events[len(cut) :]
+    assert [(e.type, e.payload.get("decision"), e.payload.get("actor")) for e in added] == [
+        ("permission.resolved", "deny", "system"),
+        ("tool.failed", None, None),
+        ("turn.completed", None, None),
+    ]
+    assert added[0].payload["reason"] == "interrupted"
+    assert added[1].payload["errorCode"] == "cancelled"
+    assert chain_violations(events) == []
+    assert project_state(events).pending_permissions() == []

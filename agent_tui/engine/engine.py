@@ -38,6 +38,7 @@ from agent_tui.engine.listeners import EventListener, ListenerFailure, Listeners
 from agent_tui.engine.permissions import PermissionEngine, Prompter
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo
+from agent_tui.engine.tool_calls import INTERRUPTED
 from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import TurnLoop
@@ -265,16 +266,7 @@ class SessionEngine:
     async def close_open_turn(self, info: SessionInfo) -> None:
         """Close a turn the log started but never completed (a crash, a failed store)."""
         turn_id = info.open_turn
-        for call_id, tool in list(info.open_calls.items()):
-            await self.commit(
-                info,
-                turn_id,
-                "tool.failed",
-                toolCallId=call_id,
-                tool=tool,
-                errorCode="cancelled",
-                message="the turn was interrupted before this call finished",
-            )
+        await self._loop.tools.answer_open_calls(info, turn_id, INTERRUPTED)
         await self.commit(info, turn_id, "turn.completed", stopReason="error", errorCode=info.close_code)
 
     # -- the commit pipeline -------------------------------------------------------------------

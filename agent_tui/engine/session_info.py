@@ -4,6 +4,9 @@ Invariants:
 - `SessionInfo.track(event)` is called for every event of the session, live or replayed from
   its log, in sequence order; so a hydrated session knows exactly what a live one knew (last
   sequence, transcript, the open turn and its open tool calls);
+- the open tool calls (`open_calls`: what was asked, how far each got) are owned here and only
+  here, derived from the stored events: the turn loop and the tool runner read them after each
+  commit and never keep a copy, so a call is open exactly while the log says so;
 - the cwd is fixed for the session's life.
 """
 
@@ -12,16 +15,35 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from agent_tui.engine.commit_gate import CommitGate
 from agent_tui.engine.context import TranscriptBuilder
 from agent_tui.events import Event
+from agent_tui.events.model import CALL_PROGRESS_TYPES
 from agent_tui.store import TailRepair
 
 if TYPE_CHECKING:
     from agent_tui.engine.permissions import PermissionEngine
     from agent_tui.engine.turn_handle import TurnHandle
+
+
+CallStage = Literal["requested", "asking", "running"]
+
+
+@dataclass(eq=False)
+class OpenCall:
+    """A tool call the model asked for that has no result yet, as its stored events tell it.
+
+    `stage` is `asking` between the policy's `ask` and the final answer, `running` after
+    `tool.started`, else `requested`; `request_id` is its permission request's, once made.
+    """
+
+    call_id: str
+    tool: str
+    args: dict[str, Any] = field(default_factory=dict)
+    stage: CallStage = "requested"
+    request_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,7 +70,7 @@ class SessionInfo:
     last_sequence: int = 0
     transcript: TranscriptBuilder = field(default_factory=TranscriptBuilder)
     open_turn: str | None = None  # a turn started in the log and not completed
-    open_calls: dict[str, str] = field(default_factory=dict)  # call id → tool, of `open_turn`
+    open_calls: dict[str, OpenCall] = field(default_factory=dict)  # by call id, of `open_turn`
     close_code: str = "unknown"  # errorCode used when `open_turn` is closed later
     turn: TurnHandle | None = None  # the current turn, or the last one until the next starts
     mailbox: deque[Delivery] = field(default_factory=deque)
@@ -80,9 +102,21 @@ class SessionInfo:
             self.open_calls.clear()
             self.close_code = "unknown"
         elif kind == "model.tool_call_requested":
-            self.open_calls[event.payload["toolCallId"]] = event.payload["tool"]
-        elif kind in ("tool.completed", "tool.failed"):
-            self.open_calls.pop(event.payload["toolCallId"], None)
+            payload = event.payload
+            call_id = payload["toolCallId"]
+            self.open_calls[call_id] = OpenCall(call_id, payload["tool"], payload.get("args") or {})
+        elif kind in CALL_PROGRESS_TYPES:
+            call = self.open_calls.get(event.payload["toolCallId"])
+            if call is None:
+                return
+            if kind == "permission.requested":
+                call.request_id = event.payload["requestId"]
+            elif kind == "permission.resolved":
+                call.stage = "asking" if event.payload["decision"] == "ask" else "requested"
+            elif kind == "tool.started":
+                call.stage = "running"
+            elif kind != "tool.delta":  # tool.completed, tool.failed: the call is answered
+                del self.open_calls[call.call_id]
         elif kind == "turn.completed":
             self.open_turn = None
             self.open_calls.clear()

@@ -6,22 +6,43 @@ Invariants:
   system's answer) → `tool.started` only after an allow → `tool.delta`* → exactly one
   `tool.completed`/`tool.failed`; a denied call gets `tool.failed{permission_denied}` and never
   runs;
-- calls still open when a turn ends are answered by `answer_open_calls`: a pending ask is
-  withdrawn (`permission.resolved{deny, system}`), and each call gets its `tool.failed`.
+- calls still open when a turn ends (or when a reopened log shows a turn that never ended) are
+  answered by `answer_open_calls`: a pending ask is withdrawn (`permission.resolved{deny,
+  system}`), and each call gets its `tool.failed`;
+- what a call is (its id, tool, args) and how far it got (its stage, its request id) is read
+  from `SessionInfo.open_calls`, which the stored events keep; nothing here keeps a copy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.engine.session_info import OpenCall, SessionInfo
 from agent_tui.engine.tools.base import Risk, ToolContext, ToolError
-from agent_tui.engine.turn_handle import OpenCall, TurnHandle
+from agent_tui.engine.turn_handle import TurnHandle
 
 if TYPE_CHECKING:
     from agent_tui.engine.engine import SessionEngine
+
+
+@dataclass(frozen=True)
+class CallEnding:
+    """How the calls still open at a turn's end are answered: `tool.failed{code, message}`,
+    after withdrawing a pending ask with `withdrawn` as its reason."""
+
+    code: str
+    message: str
+    withdrawn: str
+
+
+CANCELLED = CallEnding("cancelled", "the turn was cancelled before this call finished", "cancelled")
+TURN_ENDED = CallEnding("unknown", "the turn ended before this call ran", "turn ended")
+INTERRUPTED = CallEnding("cancelled", "the turn was interrupted before this call finished", "interrupted")
+"""A turn a reopened log shows unfinished: the process that ran it stopped."""
 
 
 class Cancelled(Exception):
@@ -34,21 +55,12 @@ class ToolCallRunner:
     def __init__(self, engine: SessionEngine) -> None:
         self.engine = engine
 
-    async def answer_open_calls(self, turn: TurnHandle, stop_reason: str) -> None:
-        """At a turn's end, answer every call still open: a withdrawn ask, then its failure."""
-        cancelled = stop_reason == "cancelled"
-        for call in list(turn.open_calls.values()):
+    async def answer_open_calls(self, info: SessionInfo, turn_id: str | None, ending: CallEnding) -> None:
+        """Answer every call of `info`'s open turn: withdraw a pending ask, then fail the call."""
+        for call in list(info.open_calls.values()):
             if call.stage == "asking":
-                await self._resolve(
-                    turn, call, "deny", "system", reason="cancelled" if cancelled else "turn ended"
-                )
-            if cancelled:
-                await self._fail_call(
-                    turn, call, "cancelled", "the turn was cancelled before this call finished"
-                )
-            else:
-                await self._fail_call(turn, call, "unknown", "the turn ended before this call ran")
-        turn.open_calls.clear()
+                await self._resolve(info, turn_id, call, "deny", "system", reason=ending.withdrawn)
+            await self._fail_call(info, turn_id, call, ending.code, ending.message)
 
     async def run(self, turn: TurnHandle, call: OpenCall) -> None:
         """Ask permission for one call, run it if allowed, and store its one result."""
@@ -62,17 +74,16 @@ class ToolCallRunner:
         try:
             tool, parsed = router.parse(call.tool, args)
         except ToolError as error:
-            await self._fail_call(turn, call, error.code, error.message)
+            await self._fail_call(info, turn.turn_id, call, error.code, error.message)
             return
         assessment = router.assess(call.tool, parsed, cwd=info.cwd)
         risk = assessment.risk
         preview = router.preview(args)
-        call.request_id = new_id("perm")
         await commit(
             info,
             turn.turn_id,
             "permission.requested",
-            requestId=call.request_id,
+            requestId=new_id("perm"),
             toolCallId=call.call_id,
             tool=call.tool,
             risk=risk,
@@ -85,14 +96,19 @@ class ToolCallRunner:
         warning = assessment.warning or verdict.warning
         if verdict.decision == "ask":
             await self._resolve(
-                turn, call, "ask", "policy", policy=verdict.policy, reason=verdict.warning or verdict.reason
+                info,
+                turn.turn_id,
+                call,
+                "ask",
+                "policy",
+                policy=verdict.policy,
+                reason=verdict.warning or verdict.reason,
             )
-            call.stage = "asking"
             answer = await self._ask(turn, call, risk, preview, args, warning, assessment.reason)
-            call.stage = "requested"
             asked_someone = engine.prompter is not None
             await self._resolve(
-                turn,
+                info,
+                turn.turn_id,
                 call,
                 answer.decision,
                 "user" if asked_someone else "system",
@@ -104,18 +120,25 @@ class ToolCallRunner:
             allowed = answer.decision == "allow"
         else:
             await self._resolve(
-                turn, call, verdict.decision, "policy", policy=verdict.policy, reason=verdict.reason
+                info,
+                turn.turn_id,
+                call,
+                verdict.decision,
+                "policy",
+                policy=verdict.policy,
+                reason=verdict.reason,
             )
             allowed = verdict.decision == "allow"
         if not allowed:
-            await self._fail_call(turn, call, "permission_denied", f"{call.tool} was denied permission")
+            await self._fail_call(
+                info, turn.turn_id, call, "permission_denied", f"{call.tool} was denied permission"
+            )
             return
         if turn.cancel_requested:
             raise Cancelled
         await commit(
             info, turn.turn_id, "tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=preview
         )
-        call.stage = "running"
 
         async def on_output(stream: str, text: str) -> None:
             await commit(info, turn.turn_id, "tool.delta", toolCallId=call.call_id, stream=stream, text=text)
@@ -129,9 +152,8 @@ class ToolCallRunner:
         )
         result = await router.run(tool, parsed, context)
         if not result.ok:
-            await self._fail_call(turn, call, result.error_code or "unknown", result.text)
+            await self._fail_call(info, turn.turn_id, call, result.error_code or "unknown", result.text)
             return
-        turn.open_calls.pop(call.call_id, None)
         await commit(
             info,
             turn.turn_id,
@@ -144,12 +166,12 @@ class ToolCallRunner:
         )
 
     async def _resolve(
-        self, turn: TurnHandle, call: OpenCall, decision: str, actor: str, **fields: Any
+        self, info: SessionInfo, turn_id: str | None, call: OpenCall, decision: str, actor: str, **fields: Any
     ) -> None:
         """Store one `permission.resolved` of `call`'s request."""
         await self.engine.commit(
-            turn.session,
-            turn.turn_id,
+            info,
+            turn_id,
             "permission.resolved",
             requestId=call.request_id,
             toolCallId=call.call_id,
@@ -158,11 +180,12 @@ class ToolCallRunner:
             **fields,
         )
 
-    async def _fail_call(self, turn: TurnHandle, call: OpenCall, code: str, message: str) -> None:
-        turn.open_calls.pop(call.call_id, None)
+    async def _fail_call(
+        self, info: SessionInfo, turn_id: str | None, call: OpenCall, code: str, message: str
+    ) -> None:
         await self.engine.commit(
-            turn.session,
-            turn.turn_id,
+            info,
+            turn_id,
             "tool.failed",
             toolCallId=call.call_id,
             tool=call.tool,

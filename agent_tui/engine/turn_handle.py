@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -25,19 +24,6 @@ from agent_tui.turns.turn_fsm import TurnFsm
 
 if TYPE_CHECKING:
     from agent_tui.engine.session_info import SessionInfo
-
-CallStage = Literal["requested", "asking", "running"]
-
-
-@dataclass(eq=False)
-class OpenCall:
-    """A tool call the model asked for that has no result yet."""
-
-    call_id: str
-    tool: str
-    args: dict[str, Any] = field(default_factory=dict)
-    stage: CallStage = "requested"
-    request_id: str | None = None
 
 
 class TurnHandle:
@@ -64,7 +50,6 @@ class TurnHandle:
         self.error_code: str | None = None
         self.error: BaseException | None = None
         self.step = 0
-        self.open_calls: dict[str, OpenCall] = {}
         self.call_ids: set[str] = set()  # every tool-call id this turn has stored
         self.done = anyio.Event()
         self.lockstep = False

@@ -31,8 +31,9 @@ from agent_tui.engine.provider import (
     TextDelta,
     ToolCall,
 )
-from agent_tui.engine.tool_calls import Cancelled, ToolCallRunner
-from agent_tui.engine.turn_handle import OpenCall, TurnHandle
+from agent_tui.engine.session_info import OpenCall
+from agent_tui.engine.tool_calls import CANCELLED, TURN_ENDED, Cancelled, ToolCallRunner
+from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.turns import Fail, FrameError
 from agent_tui.turns.frames import Fatal, RuntimeEvent
 
@@ -77,7 +78,7 @@ class TurnLoop:
 
     def __init__(self, engine: SessionEngine) -> None:
         self.engine = engine
-        self._tools = ToolCallRunner(engine)
+        self.tools = ToolCallRunner(engine)
 
     # -- the task ------------------------------------------------------------------------------
     async def run_to_end(self, turn: TurnHandle) -> None:
@@ -138,7 +139,8 @@ class TurnLoop:
             # Stopping a turn stops everything it spawned, however deep.
             engine.registry.stop_children(info.id)
         with anyio.CancelScope(shield=True):
-            await self._tools.answer_open_calls(turn, stop_reason)
+            ending = CANCELLED if stop_reason == "cancelled" else TURN_ENDED
+            await self.tools.answer_open_calls(info, turn.turn_id, ending)
             await engine.commit(
                 info,
                 turn.turn_id,
@@ -249,7 +251,7 @@ class TurnLoop:
             if prompt_tokens is not None:
                 transcript.record_prompt_tokens(prompt_tokens, sent_tokens)
             for call in calls:
-                await self._tools.run(turn, call)
+                await self.tools.run(turn, call)
             if calls:
                 continue
             if deltas == 0:
@@ -302,17 +304,16 @@ class TurnLoop:
                     await engine.commit(info, turn.turn_id, "model.delta", text=chunk.text)
                     deltas += 1
                 elif isinstance(chunk, ToolCall):
-                    call = OpenCall(self._call_id(turn, chunk), chunk.tool, dict(chunk.args))
-                    turn.open_calls[call.call_id] = call
+                    call_id = self._call_id(turn, chunk)
                     await engine.commit(
                         info,
                         turn.turn_id,
                         "model.tool_call_requested",
-                        toolCallId=call.call_id,
+                        toolCallId=call_id,
                         tool=chunk.tool,
-                        args=call.args,
+                        args=dict(chunk.args),
                     )
-                    calls.append(call)
+                    calls.append(info.open_calls[call_id])  # the call as stored
                 elif isinstance(chunk, Retrying):
                     await engine.commit(
                         info,

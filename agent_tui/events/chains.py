@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from agent_tui.events.model import Event
+from agent_tui.events.model import CALL_PROGRESS_TYPES, Event
 
 
 @dataclass
@@ -90,14 +90,7 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
             if payload["toolCallId"] in check.calls:
                 bad(event, "tool call id requested twice")
             check.calls[payload["toolCallId"]] = _Call(payload["tool"], requested=True)
-        elif kind in (
-            "permission.requested",
-            "permission.resolved",
-            "tool.started",
-            "tool.delta",
-            "tool.completed",
-            "tool.failed",
-        ):
+        elif kind in CALL_PROGRESS_TYPES:
             if call is None:
                 bad(event, "for a tool call that was not requested")
                 continue

@@ -199,6 +199,17 @@ PAYLOADS: dict[str, type[_Payload]] = {
     "source.record": SourceRecord,
 }
 EVENT_TYPES: tuple[str, ...] = tuple(PAYLOADS)
+CALL_PROGRESS_TYPES: frozenset[str] = frozenset(
+    {
+        "permission.requested",
+        "permission.resolved",
+        "tool.started",
+        "tool.delta",
+        "tool.completed",
+        "tool.failed",
+    }
+)
+"""What happens to a tool call after `model.tool_call_requested`: each of these names its call."""
 
 
 def _typed(type_name: str, payload: type[_Payload]) -> type[BaseModel]:
