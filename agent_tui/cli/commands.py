@@ -11,7 +11,15 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from agent_tui.cli.status import EXIT_CORRUPT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, silence_stdout
+from agent_tui.cli.status import (
+    EXIT_CORRUPT,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    fail,
+    sessions_dir_error,
+    silence_stdout,
+)
 
 
 def cmd_schema() -> int:
@@ -40,6 +48,12 @@ def cmd_run(
 
     try:
         scenario = load_scenario(scenario_path)
+    except ScenarioError as error:
+        return fail(str(error), EXIT_USAGE)
+    problem = sessions_dir_error(sessions_dir)
+    if problem is not None:
+        return fail(problem)
+    try:
         run = ScenarioRun(
             scenario,
             base_dir=scenario_path.resolve().parent,
@@ -79,6 +93,9 @@ def cmd_run_prompt(args: argparse.Namespace) -> int:
         return fail("a real-model run needs both --prompt TEXT and --cwd DIR", EXIT_USAGE)
     if args.workspace is not None:
         return fail("--workspace is for scenarios; --cwd is the directory the agent works in", EXIT_USAGE)
+    problem = sessions_dir_error(args.run_sessions_dir)
+    if problem is not None:
+        return fail(problem, EXIT_USAGE)
     return run_prompt(
         prompt=args.prompt,
         cwd=args.cwd,

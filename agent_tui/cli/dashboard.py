@@ -7,7 +7,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agent_tui.cli.status import EXIT_USAGE, fail, fresh_dir
+from agent_tui.cli.status import EXIT_USAGE, fail, fresh_dir, sessions_dir_error
 
 NO_MODEL_NOTICE = (
     "This is the built-in demo. To work on your own project, configure a model in "
@@ -17,7 +17,7 @@ NO_MODEL_NOTICE = (
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    from agent_tui.runtime.session_dirs import SessionsDirError, default_sessions_dir, ensure_writable
+    from agent_tui.runtime.session_dirs import default_sessions_dir
 
     project = (args.cwd or Path.cwd()).expanduser().resolve()
     if not project.is_dir():
@@ -41,10 +41,9 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     sessions_dir = args.sessions_dir or (
         default_sessions_dir(project) if models or has_agents else fresh_dir()
     )
-    try:
-        ensure_writable(sessions_dir)
-    except SessionsDirError as error:
-        return fail(str(error))
+    problem = sessions_dir_error(sessions_dir)
+    if problem is not None:
+        return fail(problem)
     from agent_tui.tui.app import run_dashboard
 
     return run_dashboard(

@@ -24,6 +24,20 @@ def silence_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+def sessions_dir_error(directory: Path) -> str | None:
+    """Why `directory` cannot hold session logs (`DIR: reason`), or None once it can (created if
+    needed): asked before a run starts, so a bad `--sessions-dir` is one line, not a failed store."""
+    from agent_tui.runtime.session_dirs import SessionsDirError, ensure_writable
+
+    if directory.exists() and not directory.is_dir():
+        return f"{directory}: Not a directory"
+    try:
+        ensure_writable(directory)
+    except SessionsDirError as error:
+        return str(error)
+    return None
+
+
 def fresh_dir() -> Path:
     import tempfile
 
