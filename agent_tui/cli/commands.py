@@ -7,6 +7,7 @@ stderr and an exit status (`agent_tui.cli.status`).
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 from typing import Literal
@@ -78,6 +79,8 @@ def cmd_run(
         return fail(f"{error} ({error.__cause__})")
     finally:
         run.close()
+        if workspace is None:  # our own scratch copies: nobody was told where they are
+            shutil.rmtree(run.workspace.root, ignore_errors=True)
     printer.summary(result, sessions_dir)
     for line in result.errors:
         print(f"agent-tui: {line}", file=sys.stderr)

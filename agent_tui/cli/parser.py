@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--workspace",
         type=Path,
         default=None,
-        help="where the scenario's directories are copied (default: a temp dir)",
+        help="where the scenario's directories are copied and kept (default: a temporary copy, removed after)",
     )
     run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
 
