@@ -1,5 +1,6 @@
 """A `--sessions-dir` that cannot hold logs: every command that writes logs says so in one line
-before anything runs (no traceback, no half-started run), as the dashboard does.
+before anything runs (no traceback, no half-started run), as the dashboard does; and
+`sessions --cwd` of a project that does not exist says so rather than listing nothing.
 
 Run as a user runs them: real subprocesses. The unusable directory is one under a regular file,
 which fails for root too (permissions do not stop root).
@@ -76,3 +77,13 @@ def test_a_bad_scenario_is_said_before_the_directory_is_made(tmp_path: Path) -> 
     result = agent_tui("run", str(bad), "--sessions-dir", str(sessions), env=clean_env())
     assert result.returncode == 2 and result.stderr.startswith(f"agent-tui: {bad}")
     assert not sessions.exists()
+
+
+def test_sessions_of_a_project_that_does_not_exist_is_an_error_not_an_empty_list(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-project"
+    result = agent_tui("sessions", "--cwd", str(missing), env=clean_env(XDG_DATA_HOME=str(tmp_path / "data")))
+    assert (result.returncode, result.stderr, result.stdout) == (
+        2,
+        f"agent-tui: {missing}: no such directory\n",
+        "",
+    )
