@@ -1,10 +1,14 @@
-"""The help screen: the keys, and what phases, statuses and risks mean."""
+"""The help screen: the keys, and what phases, statuses and risks mean.
+
+Each row is a label column and a description column, so a description too long for a narrow
+terminal wraps under itself, never under the keys.
+"""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -91,35 +95,39 @@ _RISKS = {
 }
 
 
-def _help_content() -> Content:
-    lines: list[Content] = []
+Row = tuple[Content, Content, bool] | Content
+"""A heading or note (one Content), or (label, description, is_key): keys get a wider label."""
+
+
+def _rows() -> list[Row]:
+    """The help, top to bottom."""
+    rows: list[Row] = []
     for title, keys in _KEYS:
-        lines.append(Content.styled(title, "bold underline"))
-        for key, what in keys:
-            lines.append(Content.assemble((f"  {key:<21}", KEY), what))
-        lines.append(Content(""))
-    lines.append(Content.styled("Phases (the badge after a session's name)", "bold underline"))
-    for phase, what in _PHASES.items():
-        lines.append(Content.assemble("  ", (f"{phase:<12}", PHASE_STYLE[phase]), what))
-    lines.append(Content(""))
-    lines.append(Content.styled("Statuses", "bold underline"))
-    for status, what in _STATUSES.items():
-        lines.append(
-            Content.assemble("  ", (f"{STATUS_GLYPH[status]} {status:<10}", STATUS_STYLE[status]), what)
-        )
-    lines.append(Content(""))
-    lines.append(Content.styled("Risks (what a tool call may do)", "bold underline"))
-    for risk, what in _RISKS.items():
-        lines.append(Content.assemble("  ", (f"{risk:<12}", RISK_STYLE[risk]), what))
-    lines.append(Content(""))
-    lines.append(
+        rows.append(Content.styled(title, "bold underline"))
+        rows += [(Content.styled(key, KEY), Content(what), True) for key, what in keys]
+        rows.append(Content(""))
+    rows.append(Content.styled("Phases (the badge after a session's name)", "bold underline"))
+    rows += [
+        (Content.styled(phase, PHASE_STYLE[phase]), Content(what), False) for phase, what in _PHASES.items()
+    ]
+    rows.append(Content(""))
+    rows.append(Content.styled("Statuses", "bold underline"))
+    rows += [
+        (Content.styled(f"{STATUS_GLYPH[status]} {status}", STATUS_STYLE[status]), Content(what), False)
+        for status, what in _STATUSES.items()
+    ]
+    rows.append(Content(""))
+    rows.append(Content.styled("Risks (what a tool call may do)", "bold underline"))
+    rows += [(Content.styled(risk, RISK_STYLE[risk]), Content(what), False) for risk, what in _RISKS.items()]
+    rows.append(Content(""))
+    rows.append(
         Content.styled(
             "A tree line reads: status, name (⎇: own worktree), ⚑ approvals waiting (⚑2: two) "
             "and for how long, phase, and how long the current or last turn took.",
             MUTED,
         )
     )
-    return Content("\n").join(lines)
+    return rows
 
 
 class HelpScreen(ModalScreen[None]):
@@ -134,7 +142,14 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-dialog") as dialog:
             dialog.border_title = "agent-tui help"
             dialog.border_subtitle = "esc closes"
-            yield Static(_help_content(), id="help-text")
+            for row in _rows():
+                if isinstance(row, Content):
+                    yield Static(row, classes="help-line")
+                    continue
+                label, what, is_key = row
+                with Horizontal(classes="help-row"):  # a long description wraps under itself
+                    yield Static(label, classes="help-label" + (" help-key" if is_key else ""))
+                    yield Static(what, classes="help-what")
 
     def action_close(self) -> None:
         self.dismiss(None)
