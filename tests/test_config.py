@@ -20,6 +20,7 @@ from agent_tui.providers.config import (
 )
 from agent_tui.providers.factory import build_provider
 from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW
+from agent_tui.store import JsonlEventLog
 from tests.fake_model_server import (
     FakeModelServer,
     Status,
@@ -330,6 +331,15 @@ class TestRunWithARealModel:
         assert (cwd / "NOTES.md").read_text() == "hi\n"  # the real directory, not a copy
         assert "wants write_file" in done.stdout and "turn ended: final" in done.stdout
         assert "\n1 session, " in done.stdout  # one, not "1 sessions"
+        # The flag answered, not a person: the log says so (the dashboard shows "by --approve").
+        assert "permission allow by user (--approve allow)" in done.stdout
+        (log,) = (tmp_path / "s").glob("*.jsonl")
+        answers = [
+            event.payload
+            for event in JsonlEventLog(log).replay("strict")
+            if event.type == "permission.resolved" and event.payload["decision"] != "ask"
+        ]
+        assert [(a["actor"], a.get("reason")) for a in answers] == [("user", "--approve allow")]
 
     def test_ctrl_c_cancels_the_turn_closes_its_log_and_exits_130(self, tmp_path: Path) -> None:
         cwd = project(tmp_path)

@@ -20,7 +20,7 @@ import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Literal, TextIO
 
 import anyio
 
@@ -213,6 +213,7 @@ def run_prompt(
 
     if not cwd.is_dir():
         return fail(f"{cwd}: {'not a directory' if cwd.exists() else 'no such directory'}", 2)
+    decision: Literal["allow", "deny"] = "allow" if approve == "allow" else "deny"
     try:
         config = load_config(config_path(env))
         settings = resolve_settings(config, env=env, **flags)
@@ -223,7 +224,7 @@ def run_prompt(
             prompt=prompt,
             cwd=cwd,
             sessions_dir=sessions_dir,
-            prompter=StaticPrompter("allow" if approve == "allow" else "deny"),
+            prompter=StaticPrompter(decision, reason=f"--approve {decision}"),
             env=env,
         )
     except ConfigError as error:
