@@ -126,10 +126,19 @@ def _one_log(sessions: Path) -> Path:
 def test_torn_final_line_is_skipped_or_strictly_an_error(sessions: Path) -> None:
     log = _one_log(sessions)
     lines = log.read_bytes().count(b"\n")
+    clean = agent_tui("replay", str(log), "--dump", "events")
+    assert clean.returncode == 0 and clean.stderr == ""
+    torn = b'{"v":1,"id":"torn"'
     with open(log, "ab") as handle:
-        handle.write(b'{"v":1,"id":"torn"')
+        handle.write(torn)
     ok = agent_tui("replay", str(log), "--dump", "events")
     assert ok.returncode == 0 and len(ok.stdout.splitlines()) == lines
+    # left out, but said: one line naming the file and line, the exit status unchanged
+    assert ok.stderr == (
+        f"{log}:{lines + 1}: a torn final line ({len(torn)} bytes without a newline) was left out\n"
+    )
+    for kind in ("transcript", "frames", "state"):  # every view reads the same logs
+        assert agent_tui("replay", str(log), "--dump", kind).stderr == ok.stderr
     strict = agent_tui("replay", str(log), "--dump", "events", "--strict")
     assert strict.returncode == 3
     assert strict.stderr.strip().startswith(f"{log}:{lines + 1}: ")

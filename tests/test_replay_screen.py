@@ -178,6 +178,22 @@ class TestFollow:
             await pilot.press("end")
             assert screen.position == len(lines) and screen.new_events == 0
 
+    async def test_a_followed_log_cut_short_is_said_and_indexed_again(self, tmp_path: Path) -> None:
+        lines = sorted(COMPLETE_LOGS.glob("*.jsonl"))[0].read_bytes().splitlines(keepends=True)
+        log = tmp_path / "sess_cut.jsonl"
+        log.write_bytes(b"".join(lines))
+        app = ReplayApp([log], follow=True, watch_dir=tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            log.write_bytes(b"".join(lines[:3]))
+            await wait_for(
+                pilot,
+                lambda: any(f"{log}: truncated" in n.message for n in app.notices),
+                "the notice that the log was truncated",
+            )
+            await wait_for(pilot, lambda: screen.position == 3, "the log indexed again")
+
     async def test_an_empty_missing_directory_waits_then_shows_a_real_run(self, tmp_path: Path) -> None:
         sessions = tmp_path / "sessions"  # does not exist yet
         app = ReplayApp([], follow=True, watch_dir=sessions)
@@ -257,3 +273,65 @@ class TestRecordedTime:
             await wait_for(pilot, lambda: "1m15s" in header(), "75 s at the last event")
             await pilot.press("left")  # one event back: the first delta, 45 s in
             await wait_for(pilot, lambda: "45s" in header() and "1m15s" not in header(), "45 s")
+
+
+def crashed_log(directory: Path, *, finished: bool) -> tuple[Path, int, bytes]:
+    """A log whose writer died mid-line, inside its turn or (`finished`) after it ended; returns
+    the log, the torn line's number and its bytes."""
+    log = SessionLog("sess_crash")
+    log.created(0)
+    log.add("turn.started", "turn_1", {"promptPreview": "count"}, 1_000)
+    log.add("user.message", "turn_1", {"content": "count"}, 1_000)
+    log.add("model.delta", "turn_1", {"text": "one"}, 2_000)
+    if finished:
+        log.add("turn.completed", "turn_1", {"stopReason": "final"}, 3_000)
+    path = log.write(directory)
+    torn = log.add("model.delta", "turn_1", {"text": " two"}, 4_000)[:41]
+    with path.open("ab") as handle:
+        handle.write(torn)
+    return path, len(log.lines), torn
+
+
+@pytest.mark.anyio
+class TestTornTail:
+    async def test_a_crashed_log_says_where_it_was_torn_and_that_its_turn_never_completed(
+        self, tmp_path: Path
+    ) -> None:
+        path, line, torn = crashed_log(tmp_path, finished=False)
+        app = ReplayApp([path])
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            notice = (
+                f"{path}:{line}: a torn final line ({len(torn)} bytes without a newline) was left out; "
+                "the log ends there: its last turn never completed"
+            )
+            assert screen.errors == [notice]
+            assert any(n.message == notice for n in app.notices)
+            assert screen.summary_error.startswith(f"{path.name}:{line}: a torn final line")
+            assert screen.position == line - 1  # the complete lines all replay
+
+    async def test_a_torn_line_after_a_finished_turn_is_only_named(self, tmp_path: Path) -> None:
+        path, line, torn = crashed_log(tmp_path, finished=True)
+        app = ReplayApp([path])
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            assert app.replay.errors == [
+                f"{path}:{line}: a torn final line ({len(torn)} bytes without a newline) was left out"
+            ]
+
+    async def test_following_a_line_still_being_written_is_not_called_torn(self, tmp_path: Path) -> None:
+        path, line, torn = crashed_log(tmp_path, finished=False)
+        app = ReplayApp([path], follow=True, watch_dir=tmp_path)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            assert screen.position == line - 1 and screen.errors == []
+            whole = SessionLog("sess_crash", sequence=line - 1).add(
+                "model.delta", "turn_1", {"text": " two"}, 4_000
+            )
+            assert whole.startswith(torn)
+            with path.open("ab") as handle:  # the writer finishes its line
+                handle.write(whole[len(torn) :] + b"\n")
+            await wait_for(pilot, lambda: screen.position == line, "the finished line")
+            assert screen.errors == [] and not any("torn" in n.message for n in app.notices)

@@ -191,6 +191,11 @@ def cmd_replay(
         except OSError as error:
             return fail(f"{error.filename or path}: {error.strerror or error}")
         out.flush()
+        if not strict:  # strict mode stopped at a torn line already; otherwise say what was left out
+            from agent_tui.replay.torn import torn_tails
+
+            for tail in torn_tails(inputs.files):
+                print(tail.describe(), file=sys.stderr)
         return EXIT_OK
 
 

@@ -13,6 +13,7 @@ from agent_tui.replay.goto import GotoError, goto_position
 from agent_tui.replay.kinds import Mark
 from agent_tui.replay.preview import preview_end
 from agent_tui.replay.timeline import INDEX_BATCH, PollResult, Timeline
+from agent_tui.replay.torn import torn_tail_notices
 from agent_tui.replay.view import FULL_TURNS, Snapshot, TimelineView, end_snapshot
 
 __all__ = [
@@ -32,4 +33,5 @@ __all__ = [
     "goto_position",
     "matching",
     "preview_end",
+    "torn_tail_notices",
 ]

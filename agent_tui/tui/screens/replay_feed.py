@@ -25,6 +25,7 @@ from agent_tui.replay import (
     TimelineView,
     end_snapshot,
     preview_end,
+    torn_tail_notices,
 )
 from agent_tui.tui.messages import (
     ReplayAppended,
@@ -158,6 +159,9 @@ class ReplayFeedScreen(ReplayViewScreen):
         gc.collect()
         gc.freeze()
         self._report_errors()
+        if not self.following:  # followed, the bytes after the last newline may be a line being written
+            for notice in torn_tail_notices(timeline.files, message.end.state):
+                self._report(notice, "Torn final line: left out (the writer stopped mid-line)")
         if self.at_end:
             self.previewing = False
             self._show_end(message.end)
@@ -205,10 +209,10 @@ class ReplayFeedScreen(ReplayViewScreen):
         self.scrubber.total = end.position
         self._redraw_bar()
 
-    @on(ReplayNotice)
     def events_arrived(self, generation: int) -> None:
         """Following added events (`generation`: the timeline's, changed if it was rebuilt)."""
 
+    @on(ReplayNotice)
     def _notice(self, message: ReplayNotice) -> None:
         self.notify(message.text, title="Logs changed", severity=message.severity, timeout=8)
 
