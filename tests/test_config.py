@@ -195,7 +195,14 @@ class TestErrors:
                 'default_profile = "nope"\n[profiles.a]\nmodel = "m"\n',
                 ":1: default_profile 'nope': no such profile",
             ),
-            ('default-profile = "a"\n', ":1: unknown setting 'default-profile'"),
+            (
+                'default-profile = "a"\n',
+                r":1: unknown setting 'default-profile' \(known at the top: default_profile, profiles, acp\)$",
+            ),
+            (
+                '[profiles.a]\nmodel = "m"\n\n[profile.b]\nmodel = "m"\n',
+                r":4: unknown table 'profile' \(known at the top: default_profile, profiles, acp\)$",
+            ),
             ("profiles = 3\n", ":1: profiles must be a table"),
             (
                 "[profiles]\nlocal = { provider = 'openai', context_window = 'big' }\n",
@@ -294,6 +301,18 @@ class TestModelsCommand:
             done.stderr
             == f"agent-tui: {path}:2: profiles.a.context_window: expected a positive whole number of tokens, got 'x'\n"
         )
+
+    def test_a_file_that_is_not_toml_reads_the_same_from_every_command(self, tmp_path: Path) -> None:
+        path = write(tmp_path, "[profiles.a]\nmodel = \n")
+        env = clean_env(AGENT_TUI_CONFIG=str(path))
+        expected = f"agent-tui: {path}:2: Invalid value (column 9)\n"
+        models = agent_tui("models", env=env)
+        dashboard = agent_tui("--cwd", str(tmp_path), env=env)  # fails before the UI would open
+        run = agent_tui(
+            "run", "--prompt", "hi", "--cwd", str(tmp_path), "--sessions-dir", str(tmp_path / "s"), env=env
+        )
+        assert [models.stderr, dashboard.stderr, run.stderr] == [expected] * 3
+        assert [models.returncode, dashboard.returncode, run.returncode] == [2, 2, 2]
 
 
 class TestRunWithARealModel:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_tui.providers.config import config_path
+from agent_tui.providers.config import config_path, toml_error_message
 from agent_tui.providers.toml_lines import KeyLines
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -94,10 +94,7 @@ def load_acp_agents(path: Path | None = None) -> dict[str, AcpAgentConfig]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        match = re.search(r"\(at line (\d+), column \d+\)$", str(error))
-        where = f"{path}:{match.group(1)}" if match else str(path)
-        reason = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)$", "", str(error))
-        raise AcpConfigError(f"{where}: {reason}") from None
+        raise AcpConfigError(toml_error_message(path, error)) from None
     lines = KeyLines(text)
     tables = data.get("acp", {})
     if not isinstance(tables, dict):

@@ -11,8 +11,9 @@ Invariants:
 - a key goes only where it was meant to: the vendor's key variable is the default only for the
   vendor's own endpoint (or the one its own `*_BASE_URL` variable names); a custom endpoint gets
   no key unless `api_key_env` names one;
-- a problem in the file is a `ConfigError` reading `PATH:LINE: reason`; in the environment,
-  `VARIABLE: reason`; the file is read once, with `tomllib`;
+- a problem in the file is a `ConfigError` reading `PATH:LINE: reason` (a TOML syntax error
+  adds `(column N)`, in the same words wherever the file is read: `toml_error_message`); in the
+  environment, `VARIABLE: reason`; the file is read once, with `tomllib`;
 - `resolve_settings` returns None when no model is configured at all (no provider, model or
   profile anywhere): the caller shows the demo instead.
 """
@@ -150,11 +151,14 @@ def load_config(path: Path | None = None) -> Config:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(_decode_error(path, str(error))) from None
+        raise ConfigError(toml_error_message(path, error)) from None
     return _check(path, data, KeyLines(text))
 
 
-def _decode_error(path: Path, message: str) -> str:
+def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
+    """The one way a file that is not TOML is said, by every reader of the config file:
+    `PATH:LINE: reason (column N)`, or `PATH: reason (at the end of the file)`."""
+    message = str(error)
     match = re.search(r"\(at line (\d+), column (\d+)\)$", message)
     if match is None:
         match_end = re.search(r"\(at end of document\)$", message)
@@ -164,13 +168,19 @@ def _decode_error(path: Path, message: str) -> str:
     return f"{path}:{match.group(1)}: {reason} (column {match.group(2)})"
 
 
+TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp")
+"""Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`)."""
+
+
 def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
     def fail(line: int, reason: str) -> ConfigError:
         return ConfigError(f"{path}:{line}: {reason}")
 
     for key, value in data.items():
-        if key not in ("default_profile", "profiles") and not isinstance(value, dict):
-            raise fail(lines.line(key), f"unknown setting {key!r} (known at the top: default_profile)")
+        if key not in TOP_LEVEL_KEYS:
+            what = "table" if isinstance(value, dict) else "setting"
+            known = ", ".join(TOP_LEVEL_KEYS)
+            raise fail(lines.line(key), f"unknown {what} {key!r} (known at the top: {known})")
     tables = data.get("profiles", {})
     if not isinstance(tables, dict):
         raise fail(lines.line("profiles"), "profiles must be a table of [profiles.NAME] tables")

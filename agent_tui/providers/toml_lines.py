@@ -42,7 +42,8 @@ class KeyLines:
             header = _HEADER.match(line)
             if header:
                 table = _parts(header.group(1))
-                self._lines.setdefault(table, number)
+                for end in range(1, len(table) + 1):  # `[a.b]` is where `a` is first seen too
+                    self._lines.setdefault(table[:end], number)
                 continue
             assign = _ASSIGN.match(line)
             if assign:
