@@ -72,6 +72,32 @@ class TestCommands:
         assert ["second" in named[0], "first" in named[1]] == [True, True]
         assert "'do second'" in named[0]
 
+    def test_sessions_marks_the_ones_closed_in_the_dashboard(self, tmp_path: Path) -> None:
+        from agent_tui.runtime.session_dirs import mark_closed
+
+        scenario = tmp_path / "s.json"
+        (tmp_path / "ws").mkdir()
+        sessions = [
+            {"agentName": name, "prompt": f"do {name}", "cwd": "ws", "steps": [{"text": ["ok"]}]}
+            for name in ("kept", "gone")
+        ]
+        scenario.write_bytes(orjson.dumps({"sessions": sessions}))
+        out = tmp_path / "out"
+        assert agent_tui("run", str(scenario), "--sessions-dir", str(out), "-q").returncode == 0
+        before = agent_tui("sessions", "--sessions-dir", str(out)).stdout
+        assert "closed" not in before  # no column while nothing is closed
+        state = project_state(replay_all(out))
+        gone = next(s.session_id for s in state.sessions.values() if s.agent_name == "gone")
+        mark_closed(out, [gone])  # what closing it in the dashboard writes
+        result = agent_tui("sessions", "--sessions-dir", str(out))
+        assert result.returncode == 0
+        lines = result.stdout.splitlines()
+        assert lines[0] == f"2 sessions in {out} (1 closed: the dashboard does not reopen them)"
+        (closed,) = [line for line in lines if " gone " in line]
+        (kept,) = [line for line in lines if " kept " in line]
+        assert "completed   closed gone  'do gone'" in closed
+        assert "completed          kept  'do kept'" in kept
+
     def test_sessions_of_a_project_with_none_yet(self, tmp_path: Path) -> None:
         env = clean_env(tmp_path)
         result = agent_tui("sessions", "--cwd", str(tmp_path), env=env)

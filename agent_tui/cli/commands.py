@@ -222,7 +222,12 @@ def cmd_import(src: Path, out_dir: Path) -> int:
 
 
 def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
-    from agent_tui.runtime.session_dirs import default_sessions_dir, format_listing, list_stored_sessions
+    from agent_tui.runtime.session_dirs import (
+        closed_sessions,
+        default_sessions_dir,
+        format_listing,
+        list_stored_sessions,
+    )
 
     project = (cwd or Path.cwd()).expanduser().resolve()
     if sessions_dir is None and not project.is_dir():  # as the dashboard says it for --cwd
@@ -230,5 +235,6 @@ def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
     directory = sessions_dir or default_sessions_dir(project)
     if sessions_dir is not None and not directory.is_dir():
         return fail(f"{directory}: no such directory", EXIT_USAGE)
-    sys.stdout.write(format_listing(directory, list_stored_sessions(directory)))
+    listing = format_listing(directory, list_stored_sessions(directory), closed_sessions(directory))
+    sys.stdout.write(listing)
     return EXIT_OK

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -222,22 +222,34 @@ def group_by_day(sessions: Iterable[StoredSession]) -> list[tuple[str, list[Stor
     return groups
 
 
-def format_listing(directory: Path, sessions: list[StoredSession]) -> str:
-    """`agent-tui sessions`: one line per session under a line per day, newest first."""
+def format_listing(directory: Path, sessions: list[StoredSession], closed: Collection[str] = ()) -> str:
+    """`agent-tui sessions`: one line per session under a line per day, newest first.
+
+    Args:
+        closed: the ids of sessions closed in the dashboard (`closed_sessions`): their lines say
+            `closed` in a column of their own (there only when some listed session is closed).
+    """
     if not sessions:
         return f"no sessions in {directory}\n"
-    lines = [f"{counted(len(sessions), 'session')} in {directory}"]
+    shut = {session.session_id for session in sessions if session.session_id in closed}
+    header = f"{counted(len(sessions), 'session')} in {directory}"
+    if shut:
+        header += f" ({len(shut)} closed: the dashboard does not reopen them)"
+    lines = [header]
     for day, group in group_by_day(sessions):
         lines.append("")
         lines.append(day or "(no date)")
         for session in group:
-            lines.append("  " + _listing_line(session))
+            mark = None if not shut else "closed" if session.session_id in shut else ""
+            lines.append("  " + _listing_line(session, mark))
     return "\n".join(lines) + "\n"
 
 
-def _listing_line(session: StoredSession) -> str:
+def _listing_line(session: StoredSession, closed_mark: str | None = None) -> str:
+    """One session's line; `closed_mark` (`closed` or blank) is a column of its own when given."""
+    mark = "" if closed_mark is None else f"{closed_mark:<7}"
     if session.problem is not None:
-        return f"{session.session_id}  unreadable: {session.problem}"
+        return f"{session.session_id}  {mark}unreadable: {session.problem}"
     try:
         when = datetime.fromisoformat(session.last_ts).astimezone().strftime("%H:%M")
     except ValueError:
@@ -248,4 +260,4 @@ def _listing_line(session: StoredSession) -> str:
     if session.worktree_branch:
         name += f" [{session.worktree_branch}]"
     prompt = f"  {session.first_prompt!r}" if session.first_prompt else ""
-    return f"{when}  {session.session_id}  {session.status:<11} {name}{prompt}"
+    return f"{when}  {session.session_id}  {session.status:<11} {mark}{name}{prompt}"
