@@ -215,3 +215,33 @@ def test_schema_prints_a_json_schema_of_every_event_type() -> None:
     schema = orjson.loads(result.stdout)
     assert schema["$schema"].endswith("2020-12/schema")
     assert "model.delta" in result.stdout and "turn.completed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "s.json", "--sessions-dir", "out"],
+        ["replay", "logs"],
+        ["demo"],
+        ["schema"],
+        ["import", "src", "--out", "out"],
+        ["models"],
+        ["acp"],
+        ["sessions"],
+    ],
+)
+def test_an_unknown_flag_is_said_with_the_subcommands_own_usage(tmp_path: Path, command: list[str]) -> None:
+    result = agent_tui(*command, "--frob", cwd=tmp_path)
+    name = command[0]
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"usage: agent-tui {name} [-h]"), result.stderr
+    assert result.stderr.endswith(f"agent-tui {name}: error: unrecognized arguments: --frob\n")
+
+
+def test_a_stray_argument_is_the_subcommands_error_and_a_top_level_one_the_top_levels() -> None:
+    stray = agent_tui("schema", "extra")
+    assert stray.returncode == 2
+    assert stray.stderr.endswith("agent-tui schema: error: unrecognized arguments: extra\n")
+    top = agent_tui("--frob")
+    assert top.returncode == 2 and top.stderr.startswith("usage: agent-tui [-h]")
+    assert top.stderr.endswith("agent-tui: error: unrecognized arguments: --frob\n")

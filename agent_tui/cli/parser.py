@@ -3,7 +3,22 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+
+
+class SubcommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: an argument it does not know is its own error, said with its own
+    usage. (Plain argparse hands such arguments up to the top-level parser, which answered
+    `agent-tui replay --frob` with the usage of `agent-tui`.)"""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="start the ACP agent [acp.NAME] of the config file at launch (with --prompt, if given)",
     )
     model_flags(parser)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
 
     run = commands.add_parser(
         "run",
@@ -61,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         dest="run_sessions_dir",
+        metavar="DIR",
         help="directory for the session logs",
     )
     run.add_argument(
@@ -110,7 +126,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     demo = commands.add_parser("demo", help="run the built-in demo headlessly (no UI)")
-    demo.add_argument("--sessions-dir", type=Path, default=None, dest="demo_sessions_dir")
+    demo.add_argument(
+        "--sessions-dir",
+        type=Path,
+        default=None,
+        dest="demo_sessions_dir",
+        metavar="DIR",
+        help="where the logs go (default: a fresh temporary directory)",
+    )
     demo.add_argument("--approve", choices=("allow", "deny"), default="allow")
 
     commands.add_parser("schema", help="print the JSON Schema of one event-log line")
@@ -141,8 +164,17 @@ def build_parser() -> argparse.ArgumentParser:
     model_flags(acp)
 
     sessions = commands.add_parser("sessions", help="list a project's stored sessions, newest first")
-    sessions.add_argument("--sessions-dir", type=Path, default=None, dest="list_sessions_dir")
-    sessions.add_argument("--cwd", type=Path, default=None, dest="list_cwd", help="the project (default: .)")
+    sessions.add_argument(
+        "--sessions-dir",
+        type=Path,
+        default=None,
+        dest="list_sessions_dir",
+        metavar="DIR",
+        help="a sessions directory (default: the project's)",
+    )
+    sessions.add_argument(
+        "--cwd", type=Path, default=None, dest="list_cwd", metavar="DIR", help="the project (default: .)"
+    )
     return parser
 
 
