@@ -80,7 +80,9 @@ _PREVIEW_KEYS = ("command", "cmd", "pattern", "query", "url", "file_path", "path
 def args_preview(args: dict[str, Any]) -> str:
     """A short text of a call's arguments: its most telling field, else the compact JSON."""
     for key in _PREVIEW_KEYS:
-        value = args.get(key)
+        if key not in args:
+            continue
+        value = args[key]
         if isinstance(value, str) and value:
             text = value
             break

@@ -16,7 +16,8 @@ How records map (every line is used, or kept as a `source.record` with its origi
   newer versions) are child sessions `sess_<session>_agent-<id>` (or `_side-<root uuid>` for
   old inline sidechains) with `parentSessionId` and the `Task`/`Agent` call's `subagent_type`
   as `agentName`; the call's result is `subagent.delivered` in the parent, then its tool result;
-- `system` `compact_boundary` plus the summary line after it → `context.compacted`;
+- `system` `compact_boundary` plus the summary line after it → `context.compacted` (see
+  `claude_code_compaction.py`);
 - `thinking` blocks, `system` notes, `summary`, `file-history-snapshot`, `progress`, … →
   `source.record` (thinking as recordType `thinking`);
 - a record type this module does not know → `source.record` and the warning
@@ -30,6 +31,7 @@ from typing import Any
 import orjson
 
 from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, RawLine, SessionBuilder, raw_text
+from agent_tui.importers.claude_code_compaction import Compactions
 from agent_tui.importers.claude_code_words import (
     CLIENT,
     COMMAND_PREFIXES,
@@ -79,10 +81,11 @@ class ClaudeCodeImporter(LineImporter):
             str, tuple[str, str, str, str]
         ] = {}  # call id → (parent, type, description, prompt)
         self._task_child: dict[str, str] = {}  # call id → child session id
-        self._compaction: tuple[SessionBuilder, str, dict[str, Any]] | None = None
+        self._compactions = Compactions()
         self._ids: dict[str, str] = {}  # source session id → ours
         self._current_source: str | None = None  # the source session id of `_current`
-        self._last_usage: Any = None
+        self._usage_key: Any = None  # the model call whose usage was read last, and that usage
+        self._usage: dict[str, Any] | None = None
 
     # -- the interface -------------------------------------------------------------------------
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
@@ -98,8 +101,8 @@ class ClaudeCodeImporter(LineImporter):
         ts = data.get("timestamp")
         if type(ts) is not str or len(ts) != 24 or ts[23] != "Z":  # the usual shape needs no work
             ts = normalize_ts(ts) or ""
-        if self._compaction is not None and not data.get("isCompactSummary"):
-            self._flush_compaction()
+        if self._compactions.waiting is not None and not data.get("isCompactSummary"):
+            self._compactions.flush()
         builder = self._current
         if (
             builder is None
@@ -122,7 +125,7 @@ class ClaudeCodeImporter(LineImporter):
         return lines
 
     def finish_lines(self) -> list[LogLine]:
-        self._flush_compaction()
+        self._compactions.flush()
         if self._early:
             target = self._current or next(iter(self.sessions.values()), None)
             if target is None:
@@ -271,9 +274,12 @@ class ClaudeCodeImporter(LineImporter):
                     ts, f"assistant.{kind}", block if isinstance(block, dict) else {"value": block}
                 )
         usage = message.get("usage")
+        if type(usage) is not dict or builder.turn is None:
+            return
         key = message.get("id") or data.get("uuid") or str(n)
-        if type(usage) is dict and builder.turn is not None and (key, usage) != self._last_usage:
-            self._last_usage = (key, usage)  # a call split over lines repeats its usage: read it once
+        if key != self._usage_key or usage != self._usage:  # a call split over lines repeats its usage
+            self._usage_key = key
+            self._usage = usage
             get = usage.get
             try:
                 cached = get("cache_read_input_tokens") or 0
@@ -318,7 +324,7 @@ class ClaudeCodeImporter(LineImporter):
         message = data.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if data.get("isCompactSummary"):
-            self._compact_summary(builder, ts, data, block_text(content))
+            self._compactions.summary(builder, ts, data, block_text(content))
             return
         if data.get("isMeta"):
             builder.record(ts, "user.meta", data)
@@ -406,50 +412,10 @@ class ClaudeCodeImporter(LineImporter):
             child.close_turn(ts)
         parent.delivered(ts, child_id, agent_type, failed, text)
 
-    # -- system lines and compaction -----------------------------------------------------------
+    # -- system lines ----------------------------------------------------------------------------
     def _system(self, builder: SessionBuilder, ts: str, data: dict[str, Any]) -> None:
         subtype = data.get("subtype")
         if subtype == "compact_boundary":
-            self._flush_compaction()
-            self._compaction = (builder, ts, data)
+            self._compactions.boundary(builder, ts, data)
             return
         builder.record(ts, f"system.{subtype}" if isinstance(subtype, str) else "system", data)
-
-    def _compact_summary(self, builder: SessionBuilder, ts: str, data: dict[str, Any], summary: str) -> None:
-        pending, self._compaction = self._compaction, None
-        if pending is None or pending[0] is not builder:
-            if pending is not None:
-                self._compaction = pending
-                self._flush_compaction()
-            builder.record(ts, "user.compact_summary", data)
-            return
-        self._compacted(builder, pending[1], pending[2], summary, data)
-
-    def _flush_compaction(self) -> None:
-        pending, self._compaction = self._compaction, None
-        if pending is not None:
-            self._compacted(pending[0], pending[1], pending[2], "", None)
-
-    def _compacted(
-        self,
-        builder: SessionBuilder,
-        ts: str,
-        boundary: dict[str, Any],
-        summary: str,
-        summary_line: dict[str, Any] | None,
-    ) -> None:
-        meta = boundary.get("compactMetadata")
-        meta = meta if isinstance(meta, dict) else {}
-        before = meta.get("preTokens")
-        after = meta.get("postTokens")
-        if builder.turn is None:  # compaction outside any turn: kept as it came
-            builder.record(ts, "system.compact_boundary", boundary)
-            if summary_line is not None:
-                builder.record(ts, "user.compact_summary", summary_line)
-            return
-        builder.compacted(
-            ts,
-            before if type(before) is int else 0,
-            after if type(after) is int else 0,
-            summary,
-        )
