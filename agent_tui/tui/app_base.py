@@ -6,6 +6,9 @@ their screens in the command palette. Notifications go to the summary bar of the
 never as toasts over the panels or a dialog; the app keeps the latest `MAX_NOTICES` of them.
 `A` opens the next waiting request from anywhere: it closes the help or an approval on top
 first, and refuses (with a notice) to throw away any other dialog.
+
+The footer always says how to quit and get help: `q` and `?`, or, while the focus is in a text
+box (where those keys type), `ctrl+q` and `f1`, which work everywhere.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from agent_tui.tui.commands import ScreenCommands
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.help import HelpScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
+from agent_tui.tui.text_entry import types
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 DEFAULT_THEME = "tokyo-night"
@@ -65,7 +69,12 @@ class AgentTuiBase(App[int]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help", key_display="?"),
+        # The first of a key's bindings whose action is enabled runs: in a text box the shown
+        # one, elsewhere the hidden one (`check_action`).
+        Binding("f1", "help_in_text", "Help"),
         Binding("f1", "help", "Help", show=False),
+        Binding("ctrl+q", "quit_in_text", "Quit", priority=True),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
         Binding("A", "next_approval", "Next request", show=False),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (160, "-wide")]
@@ -88,9 +97,21 @@ class AgentTuiBase(App[int]):
             self.theme = DEFAULT_THEME
             self.call_after_refresh(self.notify, self.theme_warning, severity="warning", timeout=10)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("help_in_text", "quit_in_text"):
+            # A dialog has no footer of its own: the one under it is the screen's, unchanged.
+            return not self.screen.is_modal and types(self.focused, "q")
+        return True
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_help_in_text(self) -> None:
+        self.action_help()
+
+    async def action_quit_in_text(self) -> None:
+        await self.run_action("quit")
 
     @property
     def sessions_screen(self) -> SessionsScreen:

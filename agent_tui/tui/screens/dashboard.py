@@ -56,7 +56,7 @@ class DashboardScreen(SessionsScreen):
         Binding("n", "new_agent", "New agent"),
         Binding("i", "compose", "Talk"),
         Binding("x", "stop_selected", "Stop"),
-        Binding("X", "stop_all", "Stop all"),
+        Binding("X", "stop_all", "Stop all", show=False),
         Binding("delete", "close_selected", "Close", show=False),
     ]
 

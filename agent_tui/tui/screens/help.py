@@ -30,8 +30,8 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("S", "state filter: needs me, running, failed, all"),
             ("f", "follow: keep the newest line in view (replay: tail the logs)"),
             ("ctrl+p", "command palette: jump to, stop or close a session, themes, …"),
-            ("? f1", "this help"),
-            ("q", "quit; running turns are stopped and logged as cancelled"),
+            ("? f1", "this help (in a text box, where ? and q type: f1, ctrl+q)"),
+            ("q ctrl+q", "quit; running turns are stopped and logged as cancelled"),
         ],
     ),
     (

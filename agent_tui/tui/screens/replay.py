@@ -60,6 +60,9 @@ class ReplayScreen(ReplayFeedScreen):
         Binding("g", "prompt('goto')", "Go to"),
         Binding("slash", "prompt('filter')", "Filter", key_display="/"),
         Binding("escape", "clear_filter", show=False),
+        # In the footer, following the logs matters more here than the queue of recorded requests.
+        Binding("a", "focus_approvals", "Approvals", show=False),
+        Binding("f", "toggle_follow", "Follow"),
     ]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -5,6 +5,9 @@ from, what "now" is (`now_ms`: running turns and waiting requests are measured t
 actions make sense (stopping and answering only in the live dashboard). `/` filters the tree by
 text and `S` cycles a state filter (needs me, running, failed, all); `tick` redraws what the
 passing time changes.
+
+The footer shows the most used keys, in its compact form below `COMPACT_FOOTER_BELOW` columns,
+so that quit and help fit at 80; the others (`f`, `S`, …) are in the help and the palette.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from agent_tui.tui.widgets.session_tree import SessionTree
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 STATE_FILTER_LABEL = {"needs-me": "needs me", "running": "running", "failed": "failed"}
+COMPACT_FOOTER_BELOW = 100
+"""Narrower than this many columns, the footer leaves out the spaces around its keys."""
 
 
 class SessionsScreen(Screen[None]):
@@ -46,7 +51,7 @@ class SessionsScreen(Screen[None]):
 
     BINDINGS = [
         Binding("a", "focus_approvals", "Approvals"),
-        Binding("f", "toggle_follow", "Follow"),
+        Binding("f", "toggle_follow", "Follow", show=False),
         Binding("slash", "filter", "Filter", key_display="/"),
         Binding("S", "cycle_state_filter", "State filter", show=False),
     ]
@@ -95,6 +100,9 @@ class SessionsScreen(Screen[None]):
     def compose_bottom(self) -> Iterable[Widget]:
         """Widgets between the panels and the footer (the replay's scrubber)."""
         return ()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
 
     def on_mount(self) -> None:
         self._ready = True
