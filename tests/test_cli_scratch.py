@@ -66,3 +66,28 @@ def test_the_headless_demo_leaves_no_scratch_copy(tmp_path: Path) -> None:
     result = agent_tui("demo", "--sessions-dir", str(tmp_path / "out"), env=env)
     assert result.returncode == 0, result.stderr
     assert list(tmp.iterdir()) == []
+
+
+def test_a_scenario_refused_while_its_copies_are_made_leaves_none(tmp_path: Path) -> None:
+    tmp, env = private_tmp(tmp_path)
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(orjson.dumps({"sessions": [{"prompt": "p", "cwd": "nope", "steps": [{"text": ["x"]}]}]}))
+    result = agent_tui("run", str(bad), "--sessions-dir", str(tmp_path / "out"), env=env)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"agent-tui: {tmp_path}: sessions[0].cwd: 'nope': no such directory ({tmp_path / 'nope'})\n"
+    )
+    assert list(tmp.iterdir()) == []
+
+
+def test_a_broken_rules_file_is_named_where_it_is_and_leaves_no_copy(tmp_path: Path) -> None:
+    tmp, env = private_tmp(tmp_path)
+    path = scenario(tmp_path)
+    rules = tmp_path / "ws" / ".agent-tui" / "permissions.json"
+    rules.parent.mkdir()
+    rules.write_text("not json\n")
+    result = agent_tui("run", str(path), "--sessions-dir", str(tmp_path / "out"), env=env)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"agent-tui: {rules}: invalid JSON (")  # the user's file, not the copy
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert list(tmp.iterdir()) == []

@@ -7,7 +7,6 @@ stderr and an exit status (`agent_tui.cli.status`).
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 from typing import Literal
@@ -79,8 +78,7 @@ def cmd_run(
         return fail(f"{error} ({error.__cause__})")
     finally:
         run.close()
-        if workspace is None:  # our own scratch copies: nobody was told where they are
-            shutil.rmtree(run.workspace.root, ignore_errors=True)
+        run.workspace.remove()  # our own scratch copies (nobody was told where); --workspace stays
     printer.summary(result, sessions_dir)
     for line in result.errors:
         print(f"agent-tui: {line}", file=sys.stderr)

@@ -14,7 +14,7 @@ import anyio
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import EventStoreFailure
-from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
+from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, PermissionRulesError, Prompter
 from agent_tui.engine.scenario import Scenario, ScenarioError, ScenarioSession
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
@@ -66,6 +66,7 @@ class ScenarioRun:
             try:
                 self.cwds.append(self.workspace.prepare(session.cwd))
             except OSError as error:
+                self.workspace.remove()  # nobody gets this run to remove it later
                 raise ScenarioError(
                     str(base_dir),
                     f"sessions[{index}].cwd",
@@ -74,7 +75,13 @@ class ScenarioRun:
         self.store = JsonlFileEventStore(sessions_dir)
         self.provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)
         rules = self.cwds[0] / RULES_FILE if self.cwds else None
-        self.permissions = PermissionEngine(scenario.policy or DEFAULT_POLICY, rules_path=rules)
+        try:
+            self.permissions = PermissionEngine(scenario.policy or DEFAULT_POLICY, rules_path=rules)
+        except PermissionRulesError as error:
+            self.workspace.remove()
+            # Named where the user can fix it: the scenario's directory, not the scratch copy.
+            source = (base_dir / scenario.sessions[0].cwd).resolve() / RULES_FILE
+            raise ScenarioError(str(source), "", error.reason) from None
         self.engine = SessionEngine(
             self.store,
             self.provider,
