@@ -248,10 +248,8 @@ class ClaudeCodeImporter(LineImporter):
             builder.mark_provider_error()
             return
         content = message.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        elif not isinstance(content, list):
-            content = []
+        if type(content) is not list:
+            content = [{"type": "text", "text": content}] if isinstance(content, str) else []
         for block in content:
             kind = block.get("type") if isinstance(block, dict) else None
             if kind == "text":

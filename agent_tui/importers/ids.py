@@ -16,10 +16,13 @@ import re
 from datetime import UTC, datetime
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_SAFE = re.compile(r"[A-Za-z0-9_.]([A-Za-z0-9_.-]*[A-Za-z0-9_.])?")  # what safe_part keeps as it is
 
 
 def safe_part(source_id: str) -> str:
     """`source_id` with every run of unsafe characters replaced by `-` (never empty)."""
+    if _SAFE.fullmatch(source_id):  # the usual id (a uuid): nothing to replace or strip
+        return source_id
     return _UNSAFE.sub("-", source_id).strip("-") or "x"
 
 

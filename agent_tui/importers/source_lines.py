@@ -5,7 +5,8 @@ Invariants:
   order, numbered from 1 (or from `first_number`); the line keeps its newline and is a
   `memoryview` over the block of the file it lies in (orjson decodes a memoryview as it decodes
   bytes), so a line costs no copy of its own;
-- a line longer than a block is joined whole before it is yielded, however long it is;
+- a line that straddles blocks is joined whole (the only copy made) before it is yielded,
+  however long it is;
 - whatever follows the last newline (a final line torn by a writer that died mid-line) is never
   yielded: once the iteration ends, `tail` holds it (empty when the file ends with a newline)
   and `next_number` is its number;
@@ -44,26 +45,28 @@ class SourceLines:
         read = self.handle.read
         size = self.block_size
         number = self.next_number
-        carry: list[bytes] = []  # the start of a line that goes on in the next block
+        carry: list[memoryview] = []  # the start of a line that goes on in this block
         while block := read(size):
-            last = block.rfind(b"\n")
-            if last < 0:
-                carry.append(block)
-                continue
-            if carry:
-                carry.append(block)
-                block = b"".join(carry)
-                last = block.rfind(b"\n")
-                carry = []
             view = memoryview(block)
-            find = block.find
             start = 0
+            if carry:  # only the line that straddles two blocks is copied, to join its parts
+                first = block.find(b"\n")
+                if first < 0:
+                    carry.append(view)
+                    continue
+                start = first + 1
+                carry.append(view[:start])
+                yield number, memoryview(b"".join(carry))
+                number += 1
+                carry = []
+            last = block.rfind(b"\n")
+            find = block.find
             while start <= last:
                 end = find(b"\n", start) + 1
                 yield number, view[start:end]
                 number += 1
                 start = end
             if start < len(block):
-                carry.append(block[start:])
+                carry.append(view[start:])
         self.tail = b"".join(carry)
         self.next_number = number
