@@ -19,6 +19,7 @@ from textual.widgets._footer import FooterKey
 
 from agent_tui.tui.app import AgentTuiApp, ReplayApp
 from agent_tui.tui.screens.help import HelpScreen
+from agent_tui.tui.widgets.composer import Composer
 
 SAMPLES = Path(__file__).parent / "sample-logs"
 NARROW = (80, 24)
@@ -174,3 +175,34 @@ async def test_the_footer_reads_as_painted() -> None:
         await settle(pilot)
         text = footer_text(app)
         assert text.rstrip().endswith("^p palette") and len(text) == 80
+
+
+class TestSlashInATextBox:
+    """`/` types in a text box, so the footer does not offer it as the filter there."""
+
+    async def test_the_composer_types_it_and_the_footer_leaves_it_out(self, tmp_path: Path) -> None:
+        app = workbench(tmp_path)
+        async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)
+            arm_project(pilot)
+            await settle(pilot)
+            assert_shows(app, "/ Filter")
+            await pilot.press("i")
+            await settle(pilot)
+            assert "/ Filter" not in footer_text(app)
+            await pilot.press("slash")
+            await settle(pilot)
+            assert app.query_one(Composer).text == "/"
+            await pilot.press("escape")
+            await settle(pilot)
+            assert_shows(app, "/ Filter")
+
+    async def test_the_replay_prompt_leaves_out_filter_and_go_to(self) -> None:
+        app = ReplayApp(sorted((SAMPLES / "complete").glob("*.jsonl")))
+        async with app.run_test(size=NARROW) as pilot:
+            await wait_for(pilot, lambda: app.replay.loaded, "the replay")
+            assert_shows(app, "/ Filter", "g Go to")
+            await pilot.press("slash")
+            await settle(pilot)
+            text = footer_text(app)
+            assert "/ Filter" not in text and "g Go to" not in text

@@ -67,7 +67,9 @@ class ReplayScreen(ReplayFeedScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The cursor keys are priority bindings; while the prompt is open they are its own.
-        return not (action in _CURSOR_ACTIONS and self.is_mounted and self.prompt.is_open)
+        if action in _CURSOR_ACTIONS and self.is_mounted and self.prompt.is_open:
+            return False
+        return super().check_action(action, parameters)
 
     def action_step(self, delta: int) -> None:
         self._pause()

@@ -30,12 +30,15 @@ from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected
 from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen
 from agent_tui.tui.session_filter import next_state_filter, visible_sessions
+from agent_tui.tui.text_entry import types
 from agent_tui.tui.widgets.approval_queue import ApprovalQueue
 from agent_tui.tui.widgets.session_detail import SessionDetail
 from agent_tui.tui.widgets.session_tree import SessionTree
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 STATE_FILTER_LABEL = {"needs-me": "needs me", "running": "running", "failed": "failed"}
+SLASH_ACTIONS = {"filter", "prompt"}
+"""The actions bound to `/` (here, and in the replay)."""
 COMPACT_FOOTER_BELOW = 100
 """Narrower than this many columns, the footer leaves out the spaces around its keys."""
 
@@ -100,6 +103,11 @@ class SessionsScreen(Screen[None]):
     def compose_bottom(self) -> Iterable[Widget]:
         """Widgets between the panels and the footer (the replay's scrubber)."""
         return ()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # In a text box `/` types; Textual keeps it in the footer (it does not know `slash` is a
+        # character), so the screen leaves it out.
+        return not (action in SLASH_ACTIONS and types(self.focused, "/"))
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
