@@ -40,8 +40,8 @@ from agent_tui.importers.claude_code_words import (
     KNOWN_RECORDS,
     TASK_TOOLS,
     TITLE_RECORDS,
-    USER_REJECTED,
     block_text,
+    is_rejection,
     risk_for,
 )
 from agent_tui.importers.ids import normalize_ts, safe_part, session_id_for
@@ -380,7 +380,7 @@ class ClaudeCodeImporter(LineImporter):
             self._deliver(builder, ts, call_id, data, text, bool(block.get("is_error")))
         if not block.get("is_error"):
             builder.complete_call(ts, call_id, text)
-        elif any(marker in text for marker in USER_REJECTED):
+        elif is_rejection(text):
             builder.deny_call(ts, call_id, risk_for(tool), text)
         elif text.startswith("Permission to use") and "denied" in text:
             builder.deny_call(ts, call_id, risk_for(tool), text, actor="policy")

@@ -60,6 +60,14 @@ RISK = {
 }
 
 
+def is_rejection(text: str) -> bool:
+    """Whether a failed call's result says the user turned the call down."""
+    for marker in USER_REJECTED:  # noqa: SIM110 - a loop is quicker than any() over a generator
+        if marker in text:
+            return True
+    return False
+
+
 def risk_for(tool: str) -> str:
     """The risk our schema needs for a denial: by the tool's kind (shell and unknown: execute)."""
     return RISK.get(tool, "execute")
