@@ -8,6 +8,10 @@ tail, a provider's error), in the status's colour, cut to the line. With `group_
 newest first under a line per day. A filter (`shown`) keeps the matching sessions and, dimmed,
 their ancestors. Labels are rebuilt only when what they show changes, and the node structure
 only when sessions appear, vanish (scrubbing back), move, or the filter changes.
+
+A line too long for the tree is cut with `…` when it is drawn: first the end message, then the
+name, so the status, approvals, phase and time stay in view (a line that cannot keep them is cut
+at its end).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from agent_tui.tui.timing import elapsed_ms, format_duration, waited_ms
 _LabelKey = tuple[object, ...]
 _Shown = tuple[set[str], set[str]] | None
 _GROUP = "\x00group:"  # node data prefix of a day line (never a session id)
+MIN_NAME_CELLS = 6
+"""A name is cut to no fewer cells than this (with its `…`); below that the line is cut at its end."""
 
 
 class SessionTree(Tree[str]):
@@ -78,6 +84,7 @@ class SessionTree(Tree[str]):
         self._session_nodes: dict[str, TreeNode[str]] = {}
         self._shape: tuple[object, ...] = ()
         self._labels: dict[str, _LabelKey] = {}
+        self._parts: dict[str, tuple[int, int, int]] = {}  # a label's name start and end, note start
         self._state: DashboardState | None = None
         self._now_ms: int | None = None
         self._shown: _Shown = None
@@ -240,7 +247,9 @@ class SessionTree(Tree[str]):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(STATUS_GLYPH[status], style(f"session-tree--{status}", partial=True))
         text.append(" ")
+        name_start = len(text)
         text.append(session.display_name, Style(bold=status == "running"))
+        name_end = len(text)
         if session.worktree_branch:
             text.append(" ⎇", style("session-tree--time", partial=True))
         if session.pending:
@@ -255,6 +264,7 @@ class SessionTree(Tree[str]):
         duration = _duration(session, now_ms)
         if duration:
             text.append(f" {duration}", style("session-tree--time", partial=True))
+        self._parts[session.session_id] = (name_start, name_end, len(text))
         note = self._note(session)
         if note:
             kind = "failed" if status == "failed" else "time"
@@ -263,12 +273,49 @@ class SessionTree(Tree[str]):
             text.stylize(style("session-tree--context", partial=True))
         return text
 
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        """The label, cut with `…` to the room its line has (see the module docstring)."""
+        text = super().render_label(node, base_style, style)
+        depth = 0
+        parent = node.parent
+        while parent is not None and parent is not self.root:
+            depth += 1
+            parent = parent.parent
+        room = self.scrollable_content_region.width - depth * self.guide_depth
+        if room <= 0 or text.cell_len <= room:
+            return text
+        parts = self._parts.get(node.data or "")
+        if parts is None:
+            return _cut(text, room)
+        prefix = len(text) - len(node.label)  # the expand/collapse icon
+        name_start, name_end, note_start = (prefix + offset for offset in parts)
+        return _fit(text, room, name_start, name_end, note_start)
+
     def _note(self, session: SessionView) -> str | None:
         if session.status == "running":
             return None
         note = session.turns[-1].end_message if session.turns else None
         # "gemini exited with status 1" on gemini's own line: the name is there already.
         return note.removeprefix(f"{session.display_name} ") if note else None
+
+
+def _cut(text: Text, room: int) -> Text:
+    cut = text.copy()
+    cut.truncate(room, overflow="ellipsis")
+    return cut
+
+
+def _fit(text: Text, room: int, name_start: int, name_end: int, note_start: int) -> Text:
+    """`text` in `room` cells: its note (from `note_start`) cut or dropped, then its name
+    (`name_start`:`name_end`) cut, so what follows the name stays whole."""
+    head = text[:note_start]
+    if head.cell_len < room:
+        return Text.assemble(head, _cut(text[note_start:], room - head.cell_len))
+    fixed = head.cell_len - text[name_start:name_end].cell_len
+    if room - fixed < MIN_NAME_CELLS:
+        return _cut(head, room)
+    name = _cut(text[name_start:name_end], room - fixed)
+    return Text.assemble(text[:name_start], name, text[name_end:note_start])
 
 
 def _oldest_wait(session: SessionView, now_ms: int | None) -> str:
