@@ -11,6 +11,7 @@ If the replay screen changes (another issue reworks the scrubber), regenerate th
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -28,6 +29,7 @@ from agent_tui.importers import ClaudeCodeImporter, detect_format, import_path
 from agent_tui.importers.builder import NO_RESULT
 from agent_tui.importers.convert import SourceFile, discover
 from agent_tui.importers.follow import ForeignFollower
+from agent_tui.importers.ids import safe_part
 from agent_tui.importers.materialize import replay_inputs
 from agent_tui.importers.source_lines import BLOCK_SIZE, SourceLines
 from agent_tui.reducer import project_state
@@ -364,6 +366,21 @@ class TestReadingLines:
         }
         assert report.warnings[:-1] == importer.warnings
         assert report.warnings[-1].startswith(f"{source}:{len(lines) + 1}: torn final line")
+
+
+class TestIds:
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(alphabet="ab9_.- /\n\u00e9\u212a", max_size=12))
+    def test_an_id_part_is_its_safe_runs_joined_by_dashes(self, source_id: str) -> None:
+        # The rule: every run of characters outside [A-Za-z0-9_.-] becomes '-', dashes at the
+        # ends go, and an empty result is 'x' (an id that is already safe comes back as it is).
+        expected = re.sub(r"[^A-Za-z0-9_.-]+", "-", source_id).strip("-") or "x"
+        assert safe_part(source_id) == expected
+
+    def test_a_uuid_is_kept_and_unsafe_characters_are_replaced(self) -> None:
+        assert safe_part("b3e1c0de-0001-4000-8000-000000000001") == "b3e1c0de-0001-4000-8000-000000000001"
+        assert safe_part("-a b/c-") == "a-b-c"
+        assert safe_part("\u00e9") == "x"
 
 
 @pytest.mark.anyio

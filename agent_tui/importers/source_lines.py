@@ -13,7 +13,7 @@ Invariants:
 - the lines split at `\\n` only, exactly as iterating a binary file does.
 
 Reading blocks and slicing views is what makes it cheap: a buffered `readline` copies each line
-into a bytes object of its own, which costs about a third of decoding it.
+into a bytes object of its own, which costs about half as much as decoding the line.
 """
 
 from __future__ import annotations
