@@ -6,6 +6,7 @@ Textual `Content` styles, so a theme change recolours everything; nothing names 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,6 +22,7 @@ from agent_tui.reducer import (
     TranscriptEntry,
     TurnView,
 )
+from agent_tui.tui.hanging import hang
 from agent_tui.tui.timing import format_clock, format_duration, turn_timing, waited_ms
 
 STATUS_GLYPH = {
@@ -322,10 +324,23 @@ def _outcome(call: ToolCallView) -> Content | None:
 # -- the approval queue ------------------------------------------------------------------------
 
 
+WRITE_PREVIEW_LINES = 3
+"""A `write_file` entry in the queue shows this many lines of the content, spaces kept."""
+
+
 def approval_prompt(
-    state: DashboardState, view: PermissionView, number: int, now_ms: int | None = None
+    state: DashboardState,
+    view: PermissionView,
+    number: int,
+    now_ms: int | None = None,
+    width: int | None = None,
 ) -> Content:
-    """A queue entry: agent path; tool, risk, how long it has waited; arguments; a warning."""
+    """A queue entry: agent path; tool, risk, how long it has waited; arguments; a warning.
+
+    The lines after the first start under the agent path, and with `width` every line is
+    wrapped to it with its continuation rows under its text. A `write_file` shows the first
+    lines of its content as they are (the one-line preview squeezes their indentation).
+    """
     waited = waited_ms(view.asked_ts, now_ms)
     head = Content.assemble(
         (f"{number}. ", MUTED),
@@ -336,9 +351,39 @@ def approval_prompt(
         risk_content(view.risk),
         (f" · {format_duration(waited)}", MUTED) if waited is not None else ("", ""),
     )
-    lines = [head, Content.styled(view.args_preview or "(no arguments)", "$foreground-muted")]
+    indent = " " * len(f"{number}. ")
+    write = _written_file(state, view)
+    body: list[Content] = []
+    if write is None:
+        body.append(Content.styled(view.args_preview or "(no arguments)", "$foreground-muted"))
+    else:
+        path, content = write
+        body.append(Content.styled(f"path={json.dumps(path, ensure_ascii=False)}", "$foreground-muted"))
+        written = content.splitlines() or [""]
+        room = None if width is None else width - len(indent)
+        for line in written[:WRITE_PREVIEW_LINES]:
+            body.append(fit(Content.assemble(("│ ", MUTED), (line, "$foreground-muted")), room))
+        if len(written) > WRITE_PREVIEW_LINES:
+            body.append(
+                Content.styled(f"│ … {counted(len(written) - WRITE_PREVIEW_LINES, 'more line')}", MUTED)
+            )
     if view.risk == "destructive" or view.reason:
         warning = view.reason or "destructive: it can delete or overwrite data"
         style = "$text-error" if view.risk == "destructive" else "$text-warning"
-        lines.append(Content.styled("⚠ " + warning, style))
+        body.append(Content.styled("⚠ " + warning, style))
+    lines = [head, *(Content(indent) + line for line in body)]
+    if width is not None:
+        lines = [row for line in lines for row in hang(line, width)]
     return Content("\n").join(lines)
+
+
+def _written_file(state: DashboardState, view: PermissionView) -> tuple[str, str] | None:
+    """A `write_file` request's path and content, if the state has the call's arguments."""
+    session = state.sessions.get(view.session_id)
+    if view.tool != "write_file" or session is None:
+        return None
+    turn = next((t for t in reversed(session.turns) if t.turn_id == view.turn_id), None)
+    call = turn.tool_calls.get(view.tool_call_id) if turn is not None else None
+    args = call.args if call is not None else {}
+    path, content = args.get("path"), args.get("content")
+    return (path, content) if isinstance(path, str) and isinstance(content, str) else None

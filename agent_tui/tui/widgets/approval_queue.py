@@ -1,7 +1,8 @@
 """The approval queue: every pending permission request across sessions, oldest first.
 
 Each entry names the agent path, the tool, its risk, how long it has waited, and its arguments
-(a destructive call shows its warning). Enter on an entry asks the screen to open it; nothing here answers anything.
+(a destructive call shows its warning); entries are wrapped to the list's width here, so their
+continuation rows hang under their text, and again when the width changes. Enter on an entry asks the screen to open it; nothing here answers anything.
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ class ApprovalQueue(OptionList):
         super().__init__(id=id)
         self._keys: tuple[object, ...] | None = None
         self._views: dict[str, PermissionView] = {}
+        self._last: tuple[DashboardState, int | None] | None = None
+
+    def _text_width(self) -> int | None:
+        # An entry's text: the list's width, less its scrollbar and the entries' padding.
+        width = self.scrollable_content_region.width - 2
+        return width if width > 10 else None
+
+    def on_resize(self) -> None:
+        if self._last is not None:
+            self.show_state(*self._last)
 
     @property
     def count(self) -> int:
@@ -44,8 +55,10 @@ class ApprovalQueue(OptionList):
 
     def show_state(self, state: DashboardState, now_ms: int | None = None) -> None:
         """Rebuild the entries if the pending set (or a label in it, or a wait) changed."""
+        self._last = (state, now_ms)
         pending = state.pending_permissions()
-        keys = tuple(
+        width = self._text_width()
+        keys = (width,) + tuple(
             (queue_key(v), state.agent_path(v.session_id), format_duration(waited_ms(v.asked_ts, now_ms)))
             for v in pending
         )
@@ -59,7 +72,8 @@ class ApprovalQueue(OptionList):
             for number, view in enumerate(pending, 1):
                 if number > 1:
                     options.append(None)  # a separator line between entries
-                options.append(Option(approval_prompt(state, view, number, now_ms), id=queue_key(view)))
+                prompt = approval_prompt(state, view, number, now_ms, width)
+                options.append(Option(prompt, id=queue_key(view)))
         else:
             options = [
                 Option(Content.styled("No pending approvals.", "$text-muted"), id=_EMPTY_ID, disabled=True)

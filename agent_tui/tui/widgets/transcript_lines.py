@@ -13,8 +13,9 @@ its own, exactly as a `Static` wraps each line of the joined text), and:
   rows of the `KEPT_LINES` lines shown that were wrapped or painted last (and of no line no
   longer shown), wrapping a line again if it comes back into view;
 - when an update keeps the height, repaints only the rows that changed, without a layout.
-It looks exactly like a `Static` of the lines joined by newlines, and `content` is that text
-(joined when asked). While the user selects text in it, it paints as a plain `Static` does
+It looks like a `Static` of the lines joined by newlines, but for one thing: a wrapped line's
+continuation rows hang under its text (`hanging.py`), so `◆ a long answer` or `    risk · …`
+does not run on at column 0. `content` is that text (joined when asked). While the user selects text in it, it paints as a plain `Static` does
 (selection offsets run over the whole text).
 """
 
@@ -32,6 +33,8 @@ from textual.strip import Strip
 from textual.visual import Visual, VisualType
 from textual.widgets import Static
 
+from agent_tui.tui.hanging import hang_rows
+
 KEPT_LINES = 96
 """Lines whose rendered rows are kept, of those shown (the most recently wrapped or painted)."""
 
@@ -44,10 +47,11 @@ def _line_key(line: Content) -> _LineKey:
     return (line.plain, tuple(line.spans))
 
 
-def _moved_down(strips: list[Strip], lines: int) -> list[Strip]:
-    """`strips` of a line rendered alone, as rows of the whole text where `lines` text lines
-    come first: each cell's selection offset `(x, y)` becomes `(x, y + lines)`."""
-    if not lines:
+def _moved_down(strips: list[Strip], lines: int, chars: int = 0) -> list[Strip]:
+    """`strips` of a line (or of its part from character `chars` on) rendered alone, as rows of
+    the whole text where `lines` text lines come first: each cell's selection offset `(x, y)`
+    becomes `(x + chars, y + lines)`."""
+    if not lines and not chars:
         return strips
     moved: list[Strip] = []
     for strip in strips:
@@ -55,7 +59,7 @@ def _moved_down(strips: list[Strip], lines: int) -> list[Strip]:
         for text, style, control in strip:
             offset = style.meta.get("offset") if style is not None else None
             if style is not None and offset is not None:
-                style = style + Style.from_meta({"offset": (offset[0], offset[1] + lines)})
+                style = style + Style.from_meta({"offset": (offset[0] + chars, offset[1] + lines)})
             segments.append(Segment(text, style, control))
         moved.append(Strip(segments, strip.cell_length))
     return moved
@@ -199,7 +203,18 @@ class TranscriptLines(Static):
         self._measured = True
 
     def _wrap(self, row_key: _RowsKey, line: Content, width: int) -> list[Strip]:
-        strips = _moved_down(Visual.to_strips(self, line, width, None, self.visual_style), row_key[1])
+        hung = hang_rows(line, width)
+        if hung is None:
+            strips = _moved_down(Visual.to_strips(self, line, width, None, self.visual_style), row_key[1])
+        else:
+            indent, rows = hung
+            blank = Strip.blank(indent, self.visual_style.rich_style)
+            strips = []
+            for offset, row in rows:
+                room = width - indent if offset else width
+                painted = Visual.to_strips(self, row, room, None, self.visual_style)[0]
+                moved = _moved_down([painted], row_key[1], offset)[0]
+                strips.append(Strip.join([blank, moved]) if offset else moved)
         self._rows[row_key] = strips
         self.wrapped += 1
         return strips

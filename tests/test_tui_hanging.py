@@ -1,0 +1,93 @@
+"""Wrapped lines hang under their text: the detail's answers and tool lines, the approval queue's
+entries; a write waiting in the queue shows its content's first lines with their indentation.
+
+Read as painted at 80x24 on the workbench (lint selected, two requests waiting), and from
+the queue's text for a write built from a real log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support_reducer import SessionLog, fold
+from support_workbench import arm_project, recorded_app
+from textual.content import Content
+from textual.pilot import Pilot
+from textual.widget import Widget
+
+from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.formatting import approval_prompt
+from agent_tui.tui.hanging import hang
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    yield
+
+
+def rows(widget: Widget) -> list[str]:
+    """A widget's rows as painted, trailing blanks dropped."""
+    return [widget.render_line(y).text.rstrip() for y in range(widget.size.height)]
+
+
+def row_after(lines: list[str], start: str) -> str:
+    index = next(i for i, line in enumerate(lines) if line.startswith(start))
+    return lines[index + 1]
+
+
+async def armed_workbench(pilot: Pilot) -> AgentTuiApp:
+    app = pilot.app
+    assert isinstance(app, AgentTuiApp)
+    await pilot.pause()
+    arm_project(pilot)
+    await pilot.pause(0.05)
+    await pilot.pause()
+    return app
+
+
+async def test_a_wrapped_answer_continues_under_its_text(tmp_path: Path) -> None:
+    app = recorded_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await armed_workbench(pilot)
+        lines = [
+            line
+            for part in ("#detail-history", "#detail-current")
+            for line in rows(app.screen.query_one(part))
+        ]
+        assert row_after(lines, "◆ No warnings left; checking") == "  too."
+        assert row_after(lines, "── turn 1 · executing") == "   tok · 14:19:01"
+
+
+async def test_a_wrapped_queue_entry_continues_under_the_agent_path(tmp_path: Path) -> None:
+    app = recorded_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await armed_workbench(pilot)
+        lines = rows(app.dashboard.queue)
+        assert row_after(lines, " 1. fix-login › explorer  shell") == "    9m21s"
+        assert row_after(lines, "    9m21s") == '    cmd="grep -rn check_login src tests |'
+        assert row_after(lines, '    cmd="grep') == '    sort"'
+
+
+def test_a_tool_line_continues_under_its_indent() -> None:
+    line = Content("    execute · allowed by you · ✗ cancelled")
+    assert [row.plain for row in hang(line, 34)] == ["    execute · allowed by you · ✗", "    cancelled"]
+
+
+def test_a_waiting_write_shows_its_content_lines_as_they_are() -> None:
+    log = SessionLog("sess_docs", agent="docs")
+    log.emit("turn.started", "turn_1", promptPreview="usage")
+    log.emit("user.message", "turn_1", content="usage")
+    args = {"path": "USAGE.md", "content": "# Usage\n\n    python src/app.py\n"}
+    log.emit("model.tool_call_requested", "turn_1", toolCallId="call_1", tool="write_file", args=args)
+    preview = 'path="USAGE.md" content="# Usage\\n\\n python src/app.py\\n"'  # as squeezed
+    log.request("turn_1", "call_1", "write_file", "write", preview=preview)
+    log.resolve("turn_1", "call_1", "ask", "policy")
+    state = fold(log.events)
+    (view,) = state.pending_permissions()
+    lines = approval_prompt(state, view, 1, width=40).plain.splitlines()
+    assert lines[1:] == ['   path="USAGE.md"', "   │ # Usage", "   │ ", "   │     python src/app.py"]
