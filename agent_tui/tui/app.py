@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from textual import on, work
+from textual import events, on, work
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -254,6 +254,13 @@ class AgentTuiApp(AgentTuiBase):
     # -- leaving -------------------------------------------------------------------------------
     def _signalled(self, number: int) -> None:
         self.call_later(self.action_quit)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self._leaving and isinstance(event, events.Key | events.Paste):
+            # Keys that came in the same burst as the quit are for no one: a screen they opened
+            # (`n` after `q`) would be built while the app is being taken down.
+            return
+        await super().on_event(event)
 
     async def action_quit(self) -> None:
         """Stop every running turn (each logs its end), close the engine, restore the terminal."""

@@ -36,6 +36,7 @@ from agent_tui.tui.screens.close_session import CloseSessionScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
+from agent_tui.tui.text_entry import focus_now
 from agent_tui.tui.widgets.composer import Composer
 from agent_tui.tui.widgets.session_detail import SessionDetail
 
@@ -54,7 +55,7 @@ class DashboardScreen(SessionsScreen):
 
     BINDINGS = [
         Binding("n", "new_agent", "New agent"),
-        Binding("i", "compose", "Talk"),
+        Binding("i", "compose", "Talk", priority=True),  # opens a text box: see TEXT_BOX_OPENERS
         Binding("x", "stop_selected", "Stop"),
         Binding("X", "stop_all", "Stop all", show=False),
         Binding("delete", "close_selected", "Close", show=False),
@@ -178,12 +179,12 @@ class DashboardScreen(SessionsScreen):
         if self.live is None:
             self.notify(_READ_ONLY, severity="warning")
             return
-        self.query_one("#composer", Composer).input.focus()
+        focus_now(self.query_one("#composer", Composer).input)
 
     @on(Composer.Left)
     def _composer_left(self, message: Composer.Left) -> None:
         message.stop()
-        self.session_tree.focus()
+        focus_now(self.session_tree)
 
     @on(Composer.Submitted)
     def _composer_submitted(self, message: Composer.Submitted) -> None:

@@ -57,8 +57,8 @@ class ReplayScreen(ReplayFeedScreen):
         Binding("P", "jump('approval', -1)", show=False),
         Binding("e", "jump('failure', 1)", "Error", show=False),
         Binding("E", "jump('failure', -1)", show=False),
-        Binding("g", "prompt('goto')", "Go to"),
-        Binding("slash", "prompt('filter')", "Filter", key_display="/"),
+        Binding("g", "prompt('goto')", "Go to", priority=True),  # text boxes: see TEXT_BOX_OPENERS
+        Binding("slash", "prompt('filter')", "Filter", key_display="/", priority=True),
         Binding("escape", "clear_filter", show=False),
         # In the footer, following the logs matters more here than the queue of recorded requests.
         Binding("a", "focus_approvals", "Approvals", show=False),

@@ -30,15 +30,17 @@ from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected
 from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen
 from agent_tui.tui.session_filter import next_state_filter, visible_sessions
-from agent_tui.tui.text_entry import types
+from agent_tui.tui.text_entry import focus_now, types
 from agent_tui.tui.widgets.approval_queue import ApprovalQueue
 from agent_tui.tui.widgets.session_detail import SessionDetail
 from agent_tui.tui.widgets.session_tree import SessionTree
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 STATE_FILTER_LABEL = {"needs-me": "needs me", "running": "running", "failed": "failed"}
-SLASH_ACTIONS = {"filter", "prompt"}
-"""The actions bound to `/` (here, and in the replay)."""
+TEXT_BOX_OPENERS = {"compose", "filter", "prompt"}
+"""Actions of printable keys (`i`, `/`, `g`) that open a text box. Their bindings are priority
+ones, run as the app reads the key, so the keys after them in one burst already find the box
+focused and are typed there, not run as commands; in a text box they are not commands at all."""
 COMPACT_FOOTER_BELOW = 100
 """Narrower than this many columns, the footer leaves out the spaces around its keys."""
 
@@ -55,7 +57,7 @@ class SessionsScreen(Screen[None]):
     BINDINGS = [
         Binding("a", "focus_approvals", "Approvals"),
         Binding("f", "toggle_follow", "Follow", show=False),
-        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("slash", "filter", "Filter", key_display="/", priority=True),
         Binding("S", "cycle_state_filter", "State filter", show=False),
     ]
 
@@ -105,9 +107,9 @@ class SessionsScreen(Screen[None]):
         return ()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # In a text box `/` types; Textual keeps it in the footer (it does not know `slash` is a
-        # character), so the screen leaves it out.
-        return not (action in SLASH_ACTIONS and types(self.focused, "/"))
+        # In a text box these keys type. (Textual would keep `/` in the footer there: it does not
+        # know `slash` is a character.)
+        return not (action in TEXT_BOX_OPENERS and types(self.focused, "/"))
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
@@ -199,7 +201,7 @@ class SessionsScreen(Screen[None]):
         """`/`: type to filter the tree (enter or ↓ goes back to the tree, esc clears)."""
         box = self.query_one("#tree-filter", Input)
         box.add_class("-shown")
-        box.focus()
+        focus_now(box)
 
     @on(Input.Changed, "#tree-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -230,7 +232,7 @@ class SessionsScreen(Screen[None]):
             self.filter_text = ""
             self.show_state(self.state)
         box.set_class(bool(box.value), "-shown")
-        self.session_tree.focus()
+        focus_now(self.session_tree)
 
     def action_cycle_state_filter(self) -> None:
         """`S`: show only sessions that need me, then running, then failed, then all again."""

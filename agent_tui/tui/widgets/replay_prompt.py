@@ -12,6 +12,7 @@ from textual import events
 from textual.widgets import Input
 
 from agent_tui.tui.messages import ReplayPromptSubmitted
+from agent_tui.tui.text_entry import focus_now
 
 PLACEHOLDERS = {
     "filter": "filter: words, session:NAME, type:tool.failed, tool:shell  (enter: apply, empty: clear)",
@@ -42,7 +43,7 @@ class ReplayPrompt(Input):
         self.placeholder = PLACEHOLDERS[kind]
         self.value = value
         self.add_class("-open")
-        self.focus()
+        focus_now(self)
 
     @property
     def is_open(self) -> bool:

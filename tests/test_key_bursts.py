@@ -1,0 +1,116 @@
+"""Keys that arrive in one burst (a fast typist, a paste, a terminal sending several at once).
+
+A key that opens a text box moves the focus before the next key is handled, so the rest of the
+burst is typed there instead of running as commands (`q` quitting, `x` stopping an agent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support_workbench import arm_project, recorded_app, wait_for
+from textual import events
+from textual.app import App
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.widgets.composer import Composer
+from agent_tui.tui.widgets.replay_prompt import ReplayPrompt
+
+NARROW = (80, 24)
+SAMPLES = Path(__file__).parent / "sample-logs"
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    yield
+
+
+def burst(app: App[object], text: str, first: str | None = None) -> None:
+    """Queue `first` (a key name) and then `text`, character by character, all before any is handled."""
+    keys = ([(first, None)] if first else []) + [("space" if c == " " else c, c) for c in text]
+    for key, character in keys:
+        app.post_message(events.Key(key, character))
+
+
+async def settle(pilot: Pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+
+
+class TestABurstAfterAKeyThatOpensATextBox:
+    async def test_i_then_text_types_it_all_into_the_composer(self, tmp_path: Path) -> None:
+        app = recorded_app(tmp_path)
+        async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)
+            arm_project(pilot)
+            await settle(pilot)
+            burst(app, "quick question, next", first="i")
+            await settle(pilot)
+            assert app.is_running
+            assert app.screen is app.screen_stack[0]  # no dialog opened by the `n`s
+            assert app.screen.query_one(Composer).text == "quick question, next"
+
+    async def test_slash_then_text_types_it_all_into_the_tree_filter(self, tmp_path: Path) -> None:
+        app = recorded_app(tmp_path)
+        async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)
+            burst(app, "quiet fix", first="slash")
+            await settle(pilot)
+            assert app.is_running and app.screen is app.screen_stack[0]
+            assert app.screen.query_one("#tree-filter", Input).value == "quiet fix"
+
+    async def test_in_the_replay_g_and_slash_then_text_type_into_the_prompt(self) -> None:
+        app = ReplayApp(sorted((SAMPLES / "complete").glob("*.jsonl")))
+        async with app.run_test(size=NARROW) as pilot:
+            await wait_for(pilot, lambda: app.replay.loaded, "the replay")
+            burst(app, "12", first="g")
+            await settle(pilot)
+            prompt = app.screen.query_one(ReplayPrompt)
+            assert (prompt.kind, prompt.value) == ("goto", "12")
+            await pilot.press("escape")
+            await settle(pilot)
+            burst(app, "quit", first="slash")
+            await settle(pilot)
+            assert app.is_running
+            assert (prompt.kind, prompt.value) == ("filter", "quit")
+
+    async def test_in_the_composer_the_opening_keys_are_typed_not_run(self, tmp_path: Path) -> None:
+        app = recorded_app(tmp_path)
+        async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)
+            arm_project(pilot)
+            await settle(pilot)
+            await pilot.press("i")
+            await settle(pilot)
+            burst(app, "i/g i")
+            await settle(pilot)
+            assert app.screen.query_one(Composer).text == "i/g i"
+            assert not app.screen.query_one("#tree-filter", Input).has_focus
+
+
+class TestABurstAfterQuit:
+    async def test_keys_after_q_open_nothing_while_the_app_closes(self, tmp_path: Path) -> None:
+        app = recorded_app(tmp_path)
+        opened: list[str] = []
+        push = app.push_screen
+
+        def recording_push(screen: Any, *args: Any, **kwargs: Any) -> Any:
+            opened.append(type(screen).__name__)
+            return push(screen, *args, **kwargs)
+
+        async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)
+            arm_project(pilot)  # a live run: quitting waits for it to shut down
+            await settle(pilot)
+            app.push_screen = recording_push  # type: ignore[method-assign]
+            burst(app, "n?", first="q")
+            await settle(pilot)
+        assert app.return_code == 0
+        assert opened == []
