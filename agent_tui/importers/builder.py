@@ -191,7 +191,7 @@ class SessionBuilder:
         header: dict[str, Any] = {"cwd": cwd, "client": client}
         for key in ("parentSessionId", "agentName", "title", "provider", "model"):
             value = optional.get(key)
-            if value:
+            if value and type(value) is str:  # the source record, kept, still holds any other value
                 header[key] = value
         self.header = header
 

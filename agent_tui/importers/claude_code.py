@@ -160,7 +160,7 @@ class ClaudeCodeImporter(LineImporter):
         if kind == "system" and builder is not None:
             self._system(builder, ts, data)
         else:
-            known = kind in KNOWN_RECORDS or kind in (
+            known = (type(kind) is str and kind in KNOWN_RECORDS) or kind in (
                 "user",
                 "assistant",
                 "system",
@@ -240,21 +240,24 @@ class ClaudeCodeImporter(LineImporter):
 
     # -- assistant lines -----------------------------------------------------------------------
     def _assistant(self, n: int, builder: SessionBuilder, ts: str, data: dict[str, Any]) -> None:
-        message = data.get("message")
-        if not isinstance(message, dict):
-            message = {}
         if data.get("isApiErrorMessage"):
             builder.record(ts, "assistant.api_error", data)
             builder.mark_provider_error()
             return
+        message = data.get("message")
+        if type(message) is not dict:
+            message = {}
         content = message.get("content")
         if type(content) is not list:
-            content = [{"type": "text", "text": content}] if isinstance(content, str) else []
+            if not isinstance(content, str):  # no message, or content that is neither blocks nor text
+                self._warn(n, "assistant line with no message content (kept as source-specific)")
+                builder.record(ts, "assistant", data)
+                return
+            content = [{"type": "text", "text": content}]
         for block in content:
             kind = block.get("type") if isinstance(block, dict) else None
-            if kind == "text":
-                text = block.get("text")
-                if isinstance(text, str) and text:
+            if kind == "text" and isinstance(text := block.get("text"), str):
+                if text:
                     if builder.turn is None:
                         self._ensure_turn(n, builder, data, ts)
                     builder.delta(ts, text)
@@ -267,14 +270,17 @@ class ClaudeCodeImporter(LineImporter):
             elif kind in ("server_tool_use", "web_search_tool_result", "mcp_tool_use", "mcp_tool_result"):
                 builder.record(ts, "assistant." + kind, block)
             else:
-                self._warn(n, f"unsupported Claude Code content block {kind!r} (kept as source-specific)")
+                shape = "text block with no text" if kind == "text" else f"content block {kind!r}"
+                self._warn(n, f"unsupported Claude Code {shape} (kept as source-specific)")
                 builder.record(
                     ts, f"assistant.{kind}", block if isinstance(block, dict) else {"value": block}
                 )
         usage = message.get("usage")
         if type(usage) is not dict or builder.turn is None:
             return
-        key = message.get("id") or data.get("uuid") or str(n)
+        key = message.get("id") or data.get("uuid")
+        if type(key) is not str:  # no id to count the call by: the line is a call of its own
+            key = str(n)
         if key != self._usage_key or usage != self._usage:  # a call split over lines repeats its usage
             self._usage_key = key
             self._usage = usage
@@ -283,7 +289,8 @@ class ClaudeCodeImporter(LineImporter):
                 cached = get("cache_read_input_tokens") or 0
                 prompt = (get("input_tokens") or 0) + (get("cache_creation_input_tokens") or 0) + cached
                 counted = (int(prompt), int(get("output_tokens") or 0), int(cached))
-            except (TypeError, ValueError):  # a usage that is not numbers: left out
+            except (TypeError, ValueError):
+                self._warn(n, "usage that is not numbers (left out of the turn's usage)")
                 return
             builder.turn.usage[key] = counted
 
@@ -341,6 +348,8 @@ class ClaudeCodeImporter(LineImporter):
         text = block_text(content)
         stripped = text.lstrip()
         if stripped.startswith(INTERRUPTED):
+            if builder.turn is None:  # nothing running to interrupt: kept as it came
+                builder.record(ts, "user.interrupted", data)
             builder.mark_interrupted()
             builder.close_turn(ts)
         elif stripped.startswith(COMMAND_PREFIXES):

@@ -45,6 +45,7 @@ from agent_tui.importers.codex_words import (
     THREAD_ID,
     content_text,
     output_text,
+    unreadable,
 )
 from agent_tui.importers.ids import EPOCH_TS, normalize_ts, safe_part, session_id_for
 
@@ -118,6 +119,11 @@ class CodexImporter(LineImporter):
     def _warn(self, line_number: int, message: str) -> None:
         self.warnings.append(f"{self.label}:{line_number}: {message}")
 
+    def _malformed(self, n: int, ts: str, record_type: str, data: dict[str, Any], what: str) -> None:
+        """A record of a known type but the wrong shape: kept as it is, and reported."""
+        self._warn(n, f"Codex {record_type} {what} (kept as source-specific)")
+        self._record(ts, record_type, data)
+
     def _record(self, ts: str, record_type: str, data: dict[str, Any]) -> None:
         if self.builder is None:
             self._early.append((ts, record_type, data))
@@ -132,7 +138,7 @@ class CodexImporter(LineImporter):
             ts = normalize_ts(data.get("timestamp")) or ""
         elif self.builder is None and n == 1 and "id" in data and kind is None:
             kind, payload, ts = "session_meta", data, normalize_ts(data.get("timestamp")) or EPOCH_TS
-        elif kind in RESPONSE_ITEMS:
+        elif type(kind) is str and kind in RESPONSE_ITEMS:
             kind, payload, ts = "response_item", data, ""
         elif "record_type" in data:
             self._record("", f"state.{data['record_type']}", data)
@@ -251,7 +257,11 @@ class CodexImporter(LineImporter):
         kind = item.get("type")
         if kind == "message":
             role = item.get("role")
-            text = content_text(item.get("content"))
+            content = item.get("content")
+            if unreadable(content):
+                self._malformed(n, ts, f"message.{role}", item, "whose content is not text")
+                return
+            text = content_text(content)
             if role == "assistant":
                 if text and self._first_copy("item", text):
                     self._in_turn(n, ts).delta(ts, text)
@@ -261,7 +271,8 @@ class CodexImporter(LineImporter):
             else:
                 self._record(ts, f"message.{role}", item)
         elif kind == "reasoning":
-            for part in item.get("summary") or ():
+            summary = item.get("summary")
+            for part in summary if isinstance(summary, list) else ():
                 if isinstance(part, dict) and isinstance(part.get("text"), str):
                     self._first_copy("item", part["text"])
             self._record(ts, "reasoning", item)
@@ -275,8 +286,8 @@ class CodexImporter(LineImporter):
             action = item.get("action")
             builder.request_call(ts, call_id, "web_search", action if isinstance(action, dict) else {})
             builder.complete_call(ts, call_id, str(item.get("status") or "completed"))
-        elif kind in RESPONSE_ITEMS:
-            self._record(ts, str(kind), item)
+        elif type(kind) is str and kind in RESPONSE_ITEMS:
+            self._record(ts, kind, item)
         else:
             self._warn(n, f"unsupported Codex record 'response_item.{kind}' (kept as source-specific)")
             self._record(ts, f"response_item.{kind}", item)
@@ -370,17 +381,17 @@ class CodexImporter(LineImporter):
     def _event(self, n: int, ts: str, event: dict[str, Any]) -> None:
         kind = event.get("type")
         builder = self.builder
-        if kind == "user_message":
-            text = str(event.get("message") or "")
-            if self._first_copy("event", text):
-                self._prompt(n, ts, text, "event")
-        elif kind == "agent_message":
-            text = str(event.get("message") or "")
-            if text and self._first_copy("event", text):
-                self._in_turn(n, ts).delta(ts, text)
-        elif kind == "agent_reasoning":
-            text = str(event.get("text") or "")
-            if self._first_copy("event", text):
+        if kind in ("user_message", "agent_message", "agent_reasoning"):
+            text = event.get("text" if kind == "agent_reasoning" else "message")
+            if type(text) is not str:
+                self._malformed(n, ts, f"event_msg.{kind}", event, "whose text is not a string")
+            elif kind == "user_message":
+                if self._first_copy("event", text):
+                    self._prompt(n, ts, text, "event")
+            elif kind == "agent_message":
+                if text and self._first_copy("event", text):
+                    self._in_turn(n, ts).delta(ts, text)
+            elif self._first_copy("event", text):
                 self._record(ts, "reasoning", event)
         elif kind in ("task_started", "turn_started"):
             self._close(ts)
@@ -388,18 +399,22 @@ class CodexImporter(LineImporter):
             self._next_turn_id = str(event.get("turn_id") or f"L{n}")
             self._record(ts, f"event_msg.{kind}", event)
         elif kind in ("task_complete", "turn_complete"):
+            if builder is None or builder.turn is None:  # no turn to end: kept as it came
+                self._record(ts, f"event_msg.{kind}", event)
             self._close(ts, "final")
         elif kind == "turn_aborted":
             self._close(ts, "cancelled")
             self._record(ts, "event_msg.turn_aborted", event)
         elif kind == "token_count":
-            self._token_count(event)
+            if not self._token_count(event):
+                self._warn(n, "token_count with counts that are not numbers (kept as source-specific)")
+                self._record(ts, "event_msg.token_count", event)
         elif kind == "context_compacted":
             if not self._compacted_last:
                 self._compacted(ts, {"message": ""})
             self._compacted_last = False
             return
-        elif kind in KEPT_EVENTS:
+        elif type(kind) is str and kind in KEPT_EVENTS:
             if kind == "error" and builder is not None:
                 builder.mark_provider_error()
             if kind == "exec_command_end" and builder is not None:
@@ -415,18 +430,25 @@ class CodexImporter(LineImporter):
             self._record(ts, f"event_msg.{kind}", event)
         self._compacted_last = False
 
-    def _token_count(self, event: dict[str, Any]) -> None:
+    def _token_count(self, event: dict[str, Any]) -> bool:
+        """Read the totals (False, and nothing read, when a count is not a number)."""
         info = event.get("info")
         total = info.get("total_token_usage") if isinstance(info, dict) else None
         if isinstance(total, dict):
-            self._total = (
-                int(total.get("input_tokens") or 0),
-                int(total.get("output_tokens") or 0),
-                int(total.get("cached_input_tokens") or 0),
-            )
             last = info.get("last_token_usage")  # type: ignore[union-attr]
-            if isinstance(last, dict):
-                self._context_tokens = int(last.get("input_tokens") or 0)
+            try:
+                totals = (
+                    int(total.get("input_tokens") or 0),
+                    int(total.get("output_tokens") or 0),
+                    int(total.get("cached_input_tokens") or 0),
+                )
+                context = int(last.get("input_tokens") or 0) if isinstance(last, dict) else None
+            except (TypeError, ValueError):
+                return False
+            self._total = totals
+            if context is not None:
+                self._context_tokens = context
+        return True
 
     def _compacted(self, ts: str, payload: dict[str, Any]) -> None:
         builder = self.builder

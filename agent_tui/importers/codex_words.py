@@ -91,6 +91,20 @@ def content_text(content: Any) -> str:
     return "\n".join(parts)
 
 
+def unreadable(content: Any) -> bool:
+    """Whether a message's content has an item `content_text` cannot read (it would be lost)."""
+    if isinstance(content, str):
+        return False
+    if not isinstance(content, list):
+        return True
+    for item in content:
+        if not isinstance(item, dict):
+            return True
+        if not isinstance(item.get("text"), str) and not str(item.get("type", "")).endswith("image"):
+            return True
+    return False
+
+
 def output_text(output: Any) -> tuple[str, int | None, bool]:
     """A tool output as (text, exit code if recorded, failed flag)."""
     failed = False

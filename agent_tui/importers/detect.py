@@ -35,6 +35,8 @@ def format_of_record(data: Any, first: bool) -> Format | None:
     if type(data) is not dict:
         return None
     kind = data.get("type")
+    if kind is not None and type(kind) is not str:  # a type that is not a name tells nothing
+        return None
     if kind in _OURS and "sequence" in data and "payload" in data and "sessionId" in data:
         return "agent-tui"
     if kind in _CODEX_ENVELOPE and "payload" in data:
