@@ -215,6 +215,27 @@ class TestFollow:
         assert (tmp_path / "batch" / log.name).read_bytes().startswith(after)
         assert follower.warnings == []
 
+    def test_a_line_that_is_not_json_gives_the_same_bytes_in_bulk_and_in_follow_mode(
+        self, tmp_path: Path
+    ) -> None:
+        live = tmp_path / "live.jsonl"
+        live.write_bytes(
+            b'{"timestamp":"2025-09-24T09:00:00.000Z","type":"session_meta","payload":{"id":"t1","cwd":"/w"}}\n'
+            b'{"timestamp":"2025-09-24T09:00:01.000Z","type":"event_msg","payload":{"type":"user_message","message":"hi"}}\n'
+            b"{not json\n"
+            b'{"timestamp":"2025-09-24T09:00:02.000Z","type":"event_msg","payload":{"type":"agent_message","message":"hello"}}\n'
+            b'{"timestamp":"2025-09-24T09:00:03.000Z","type":"event_msg","payload":{"type":"task_complete"}}\n'
+        )
+        (tmp_path / "follow").mkdir()
+        follower = ForeignFollower([SourceFile(live, "codex")], tmp_path / "follow")
+        follower.catch_up()
+        follower.stop()
+        import_path(live, tmp_path / "bulk")
+        assert tree_bytes(tmp_path / "follow") == tree_bytes(tmp_path / "bulk")
+        (kept,) = [e for e in events_of(tmp_path / "bulk") if e.payload.get("recordType") == "invalid-json"]
+        assert kept.payload["data"] == {"line": "{not json"}
+        assert follower.warnings == [f"{live}:3: not valid JSON (kept as source-specific)"]
+
 
 class TestMixedFolder:
     def test_a_folder_may_mix_codex_claude_code_and_our_own_logs(self, tmp_path: Path) -> None:

@@ -91,7 +91,7 @@ class CodexImporter(LineImporter):
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
             self._warn(line_number, "not valid JSON (kept as source-specific)")
-            self._record("", "invalid-json", {"line": raw_text(raw)})
+            self._record("", "invalid-json", {"line": raw_text(raw).rstrip("\n")})
             return self._take()
         if type(data) is not dict:
             self._warn(line_number, "not a JSON object (kept as source-specific)")

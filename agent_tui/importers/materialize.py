@@ -33,7 +33,7 @@ from agent_tui.importers.convert import (
 )
 from agent_tui.importers.follow import ForeignFollower
 
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"
 """Bumped when the importers change what they write, so old cache entries are not reused."""
 
 
