@@ -7,7 +7,8 @@ Invariants:
 - the same sources give the same bytes: files are read in sorted order, every event comes from
   a pure importer, and each session's log is written whole (`<out>/<sessionId>.jsonl`);
 - nothing is dropped without a word: every line the importers keep as source-specific, and every
-  file skipped, is a warning (`FILE:LINE: …` or `FILE: …`) in the report;
+  file skipped, is a warning (`FILE:LINE: …` or `FILE: …`) in the report; an importer that fails
+  on a line (a bug) raises `ImportLineError` naming `FILE:LINE`, never a bare exception;
 - a final line without a newline is fed if it is a whole JSON value, else reported as torn and
   left out (a writer that died mid-line).
 """
@@ -35,6 +36,22 @@ FORMAT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "agent-tui": "ag
 
 class ImportInputError(Exception):
     """The input cannot be imported at all (missing, or holds no log we know); one sentence."""
+
+
+class ImportLineError(ImportInputError):
+    """An importer failed on a line (a record shape it did not foresee): where, and what it said.
+
+    Args:
+        path: the source log.
+        line_number: the line being converted, or None when the end of the file was.
+        error: what the importer raised.
+    """
+
+    def __init__(self, path: Path, line_number: int | None, error: Exception) -> None:
+        where = f"{path}:{line_number}" if line_number is not None else f"{path}: at the end of the file"
+        super().__init__(f"{where}: could not be imported ({type(error).__name__}: {error})")
+        self.path = path
+        self.line_number = line_number
 
 
 class Importer(Protocol):
@@ -310,6 +327,7 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> Importer:
     dumps = orjson.dumps
     session_id: str | None = None
     put: Any = None
+    number: int | None = 0
     try:
         with source.path.open("rb", buffering=0) as handle:
             lines = SourceLines(handle)
@@ -324,8 +342,14 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> Importer:
                         put = writer.handle_for(session_id, label).write
                     put(dumps(made, option=_NEWLINE))
             if lines.tail:
-                writer.write(feed_final(importer, lines.next_number, lines.tail), label)
+                number = lines.next_number
+                writer.write(feed_final(importer, number, lines.tail), label)
+        number = None
         writer.write(importer.finish_lines(), label)
+    except OSError:
+        raise
+    except Exception as error:  # an importer's bug: said as where it happened, not a traceback
+        raise ImportLineError(source.path, number, error) from error
     finally:
         writer.close()
     return importer

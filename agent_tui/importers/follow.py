@@ -18,7 +18,7 @@ from pathlib import Path
 
 from watchfiles import watch
 
-from agent_tui.importers.convert import Importer, SessionLogWriter, SourceFile, discover
+from agent_tui.importers.convert import Importer, ImportLineError, SessionLogWriter, SourceFile, discover
 
 
 class ForeignTail:
@@ -35,9 +35,15 @@ class ForeignTail:
         self.importer: Importer = source.importer()
         self.offset = 0
         self.lines = 0
+        self.failed = False  # the importer failed on a line: this log is no longer followed
 
     def poll(self) -> int:
-        """Feed the complete lines appended since the last poll; returns how many events it wrote."""
+        """Feed the complete lines appended since the last poll; returns how many events it wrote.
+
+        An importer that fails on a line (a bug) stops the following of this log, with a warning
+        naming the line (`ImportLineError`'s words); what was written before stays."""
+        if self.failed:
+            return 0
         try:
             size = self.source.path.stat().st_size
         except OSError:
@@ -52,10 +58,15 @@ class ForeignTail:
             return 0
         events = []
         feed = self.importer.feed_lines
-        for line in chunk[:end].split(b"\n"):
-            self.lines += 1
-            if line and not line.isspace():
-                events += feed(self.lines, line)
+        try:
+            for line in chunk[:end].split(b"\n"):
+                self.lines += 1
+                if line and not line.isspace():
+                    events += feed(self.lines, line)
+        except Exception as error:
+            self.failed = True
+            failure = ImportLineError(self.source.path, self.lines, error)
+            self.importer.warnings.append(f"{failure} (no longer followed)")
         self.offset += end + 1
         self.writer.write(events, str(self.source.path))
         self.writer.flush()
