@@ -21,7 +21,7 @@ How records map:
 - `task_complete` / `turn_aborted` end the turn (`final` / `cancelled`); else the next prompt or
   the end of the file does; usage is the growth of `token_count` totals over the turn;
 - `compacted` → `context.compacted`; `spawn_agent` results and `wait` results name children and
-  their final messages → `subagent.delivered`;
+  their final messages → `subagent.delivered` (`codex_subagents.py`);
 - in a spawned agent's rollout, records older than its `session_meta` are history inherited from
   its parent: kept as `source.record`s (`inherited.<type>`), not replayed as its own turns;
 - reasoning, turn contexts, snapshots, … → `source.record`; a type this module does not know →
@@ -35,6 +35,7 @@ from typing import Any
 import orjson
 
 from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, RawLine, SessionBuilder, raw_text
+from agent_tui.importers.codex_subagents import CodexChildren
 from agent_tui.importers.codex_words import (
     CLIENT,
     CONTEXT_PREFIXES,
@@ -42,7 +43,6 @@ from agent_tui.importers.codex_words import (
     KEPT_EVENTS,
     RESPONSE_ITEMS,
     RISK,
-    THREAD_ID,
     content_text,
     output_text,
     unreadable,
@@ -78,8 +78,7 @@ class CodexImporter(LineImporter):
         self._context_tokens = 0
         self._compacted_last = False
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id → (tool, args), this turn
-        self._children: dict[str, str] = {}  # spawned thread id → agent name
-        self._delivered: set[str] = set()
+        self._children = CodexChildren()
 
     @property
     def sessions(self) -> dict[str, SessionBuilder]:
@@ -329,53 +328,15 @@ class CodexImporter(LineImporter):
         tool, args = self._calls.get(call_id, (builder.call_tool(call_id), {}))
         text, exit_code, failed = output_text(item.get("output"))
         if tool == "spawn_agent":
-            self._spawned(text, args)
+            self._children.spawned(text, args)
         elif tool in ("wait", "wait_agent"):
-            self._wait_result(builder, ts, text)
+            self._children.wait_result(builder, ts, text)
         if "rejected by user" in text[:200]:
             builder.deny_call(ts, call_id, RISK.get(tool, "execute"), text)
         elif failed:
             builder.fail_call(ts, call_id, "unknown", text)
         else:
             builder.complete_call(ts, call_id, text, exit_code)
-
-    # -- sub-agents ------------------------------------------------------------------------------
-    def _spawned(self, text: str, args: dict[str, Any]) -> None:
-        """A spawn_agent result names the child thread (`{"agent_id": …}`, or its id in text)."""
-        try:
-            decoded = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            decoded = None
-        thread = decoded.get("agent_id") if isinstance(decoded, dict) else None
-        if not isinstance(thread, str):
-            match = THREAD_ID.search(text)
-            thread = match.group(0) if match else None
-        if thread:
-            name = args.get("agent_type") or args.get("task_name") or args.get("role") or "subagent"
-            if isinstance(decoded, dict) and isinstance(decoded.get("nickname"), str) and name == "subagent":
-                name = decoded["nickname"]
-            self._children[thread] = str(name)
-
-    def _wait_result(self, builder: SessionBuilder, ts: str, text: str) -> None:
-        """A wait result: `{"status": {thread: {"completed": text} | {"errored": text} | …}}`."""
-        try:
-            decoded = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            return
-        statuses = decoded.get("status") if isinstance(decoded, dict) else None
-        if not isinstance(statuses, dict):
-            return
-        for thread, status in statuses.items():
-            if thread in self._delivered or not isinstance(status, dict):
-                continue
-            for key, failed in (("completed", False), ("errored", True)):
-                if key in status:
-                    self._delivered.add(thread)
-                    final = status[key]
-                    name = self._children.get(thread, "subagent")
-                    builder.delivered(
-                        ts, session_id_for(thread), name, failed, final if isinstance(final, str) else ""
-                    )
 
     # -- events ----------------------------------------------------------------------------------
     def _event(self, n: int, ts: str, event: dict[str, Any]) -> None:
@@ -420,10 +381,7 @@ class CodexImporter(LineImporter):
             if kind == "exec_command_end" and builder is not None:
                 builder.start_call(ts, str(event.get("call_id") or ""))
             if kind in ("collab_agent_spawn_end", "collab_tool_call"):
-                thread = event.get("new_thread_id")
-                if isinstance(thread, str):
-                    role = event.get("new_agent_role") or event.get("new_agent_nickname") or "subagent"
-                    self._children.setdefault(thread, str(role))
+                self._children.announced(event)
             self._record(ts, f"event_msg.{kind}", event)
         else:
             self._warn(n, f"unsupported Codex record 'event_msg.{kind}' (kept as source-specific)")
