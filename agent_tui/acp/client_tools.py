@@ -40,7 +40,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from agent_tui.acp.recorder import OpenCall
+from agent_tui.acp.acp_call import AcpCall
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import PermissionRulesError, Verdict
 from agent_tui.engine.tools.base import ToolContext, ToolError, ToolResult
@@ -61,7 +61,7 @@ TERMINAL_TIMEOUT_MS = 3_600_000
 @dataclass(eq=False)
 class _Terminal:
     terminal_id: str
-    call: OpenCall
+    call: AcpCall
     byte_limit: int | None
     output: str = ""
     truncated: bool = False
@@ -241,7 +241,7 @@ class ClientTools:
     # -- shared steps --------------------------------------------------------------------------
     async def _request(
         self, tool_name: str, args: dict[str, Any], title: str, logged: dict[str, Any]
-    ) -> tuple[OpenCall, Any, Any]:
+    ) -> tuple[AcpCall, Any, Any]:
         """Write the request; a call whose arguments do not fit fails at once (no question)."""
         session = self.session
         tool: Any = None
@@ -264,7 +264,7 @@ class ClientTools:
             raise RequestError.invalid_params({"details": bad.message})
         return call, tool, parsed
 
-    async def _permit(self, call: OpenCall, args: dict[str, Any]) -> bool:
+    async def _permit(self, call: AcpCall, args: dict[str, Any]) -> bool:
         """Decide like our engine does (policy, then the queue); True when allowed. A denied
         call is answered in the log (`tool.failed{permission_denied}`) before this returns."""
         allowed = await self._decide(call, args)
@@ -277,7 +277,7 @@ class ClientTools:
             )
         return allowed
 
-    async def _decide(self, call: OpenCall, args: dict[str, Any]) -> bool:
+    async def _decide(self, call: AcpCall, args: dict[str, Any]) -> bool:
         session = self.session
         recorder = session.recorder
         permissions = session.engine.permissions
@@ -330,7 +330,7 @@ class ClientTools:
                 pass  # the answer still counts for this call; the rules file is reported elsewhere
         return answer.decision == "allow"
 
-    def _approved(self, call: OpenCall, args: dict[str, Any]) -> str | None:
+    def _approved(self, call: AcpCall, args: dict[str, Any]) -> str | None:
         approvals = self.session.recorder.approvals
         if call.tool == "write_file" and approvals.covers_path(str(args.get("path", ""))):
             return "the user allowed the agent's call that writes this file"
@@ -338,7 +338,7 @@ class ClientTools:
             return "the user allowed the agent's call that runs this command"
         return None
 
-    def _context(self, call: OpenCall, cwd: Path, on_output: Any) -> ToolContext:
+    def _context(self, call: AcpCall, cwd: Path, on_output: Any) -> ToolContext:
         session = self.session
         turn = session.recorder.turn
         return ToolContext(
@@ -351,7 +351,7 @@ class ClientTools:
         )
 
     def _output_of(
-        self, call: OpenCall, keep: Callable[[str], None] | None = None
+        self, call: AcpCall, keep: Callable[[str], None] | None = None
     ) -> Callable[[Any, str], Awaitable[None]]:
         session = self.session
 
@@ -363,7 +363,7 @@ class ClientTools:
         return on_output
 
 
-def _denied(call: OpenCall) -> RequestError:
+def _denied(call: AcpCall) -> RequestError:
     return RequestError.internal_error(
         {
             "details": f"permission denied: the user did not allow {call.title}",

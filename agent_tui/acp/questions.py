@@ -26,9 +26,9 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from agent_tui.acp.acp_call import AcpCall
 from agent_tui.acp.mapping import as_sent
 from agent_tui.acp.permissions import AcpPermissionRequest, agent_options, choose_option
-from agent_tui.acp.recorder import OpenCall
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 
@@ -78,7 +78,7 @@ class Questions:
 
     async def ask_user(
         self,
-        call: OpenCall | None,
+        call: AcpCall | None,
         args: dict[str, Any],
         warning: str | None,
         *,

@@ -13,6 +13,8 @@ Invariants:
   `policy: agent:<name>`), and answered exactly once; `end_turn` answers every call still open
   (`cancelled` when the turn was, `permission_denied` for a denied call, else `unknown`) and
   withdraws an ask still waiting (`deny` by `system`);
+- whether a call is open, and how far it got, is read from the session's `open_calls` (derived
+  from the stored events), never kept here; an `AcpCall` adds only what ACP knows (`acp_call.py`);
 - nothing the agent sends is dropped: what our events cannot say is a `source.record`
   (`format: acp`, the update as sent); thought chunks in a row become one record; records sent
   between turns are written at the start of the next turn;
@@ -33,6 +35,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from agent_tui.acp.acp_call import AcpCall
 from agent_tui.acp.approvals import TurnApprovals
 from agent_tui.acp.mapping import (
     RECORD_FORMAT,
@@ -55,31 +58,12 @@ RESULT_CHARS = 32_000
 """The most of a tool result our log keeps (the agent still gets all of it)."""
 
 
-@dataclass(eq=False)
-class OpenCall:
-    """A tool call of the current turn that has no result yet (the agent's, or one we run)."""
-
-    call_id: str
-    tool: str
-    title: str
-    risk: Risk
-    args: dict[str, Any]
-    own: bool = False  # a file or terminal request we run for the agent
-    risk_reason: str | None = None  # why it has its risk, in a few words
-    request_id: str | None = None
-    asking: bool = False
-    decision: str | None = None  # the final allow/deny, once there is one
-    withdrawn: bool = False  # its question was withdrawn (a stop), not answered by the user
-    started: bool = False
-    text: str = ""  # the text content shown so far (sent as tool.delta)
-
-
 @dataclass
 class _TurnState:
     turn: TurnHandle
     executing: bool = False
     deltas: int = 0
-    calls: dict[str, OpenCall] = field(default_factory=dict)
+    calls: dict[str, AcpCall] = field(default_factory=dict)  # by id, answered ones too
     thought: list[str] = field(default_factory=list)
 
 
@@ -107,9 +91,11 @@ class AcpRecorder:
     def turn(self) -> TurnHandle | None:
         return self._state.turn if self._state is not None else None
 
-    def open_call(self, call_id: str) -> OpenCall | None:
+    def open_call(self, call_id: str) -> AcpCall | None:
+        """The call `call_id` of the current turn while the log has it open."""
         state = self._state
-        return state.calls.get(call_id) if state is not None else None
+        call = state.calls.get(call_id) if state is not None else None
+        return call if call is not None and self.info.open_calls.get(call_id) is call.logged else None
 
     async def commit(self, kind: str, **fields: Any) -> None:
         """Store one event of the current turn."""
@@ -144,7 +130,7 @@ class AcpRecorder:
             return
         await self._flush_thought()
         cancelled = stop_reason == "cancelled"
-        for call in list(state.calls.values()):
+        for call in [state.calls[call_id] for call_id in self.info.open_calls]:
             withdrawn = call.asking
             if withdrawn:
                 await self._resolve(call, "deny", "system", reason="cancelled" if cancelled else "turn ended")
@@ -234,7 +220,7 @@ class AcpRecorder:
 
     # -- the agent's tool calls ----------------------------------------------------------------
     async def _tool_update(self, state: _TurnState, update: ToolCallStart | ToolCallProgress) -> None:
-        call = state.calls.get(update.tool_call_id)
+        call = self.open_call(update.tool_call_id)
         if call is None:
             if update.tool_call_id in self._answered:
                 await self._record(as_sent(update))  # more news of a call that already ended
@@ -261,44 +247,39 @@ class AcpRecorder:
                 code = "cancelled" if call.withdrawn else "permission_denied"
             await self._fail(call, code, text or call.text or f"the agent reports that {call.title} failed")
 
-    async def _announce(self, state: _TurnState, update: ToolCallStart | ToolCallUpdate) -> OpenCall:
+    async def _announce(self, state: _TurnState, update: ToolCallStart | ToolCallUpdate) -> AcpCall:
         data = as_sent(update)
         args = {
             key: value for key, value in data.items() if key not in ("sessionUpdate", "toolCallId", "status")
         }
         risk, reason = risk_for(update.kind, update.raw_input)
-        call = OpenCall(
-            call_id=update.tool_call_id,
-            tool=tool_name_for(update.kind),
-            title=update.title or tool_name_for(update.kind),
-            risk=risk,
-            args=args,
-        )
-        call.risk_reason = reason
-        state.calls[call.call_id] = call
-        await self.commit(
-            "model.tool_call_requested", toolCallId=call.call_id, tool=call.tool, args=call.args
-        )
+        tool = tool_name_for(update.kind)
+        return await self._open(state, update.tool_call_id, tool, update.title or tool, risk, args, reason)
+
+    async def _open(
+        self, state: _TurnState, call_id: str, tool: str, title: str, risk: Risk, args: dict[str, Any],
+        risk_reason: str | None = None, *, own: bool = False,
+    ) -> AcpCall:  # fmt: skip
+        """Request a call in the log and keep what ACP adds to the log's record of it."""
+        await self.commit("model.tool_call_requested", toolCallId=call_id, tool=tool, args=args)
+        call = AcpCall(self.info.open_calls[call_id], title, risk, args, own=own, risk_reason=risk_reason)
+        state.calls[call_id] = call
         return call
 
-    async def _start(self, call: OpenCall) -> None:
+    async def _start(self, call: AcpCall) -> None:
         if call.decision is None:  # it did not ask us: its own policy allowed it
             await self._request(call, reason="the agent ran it without asking")
             await self._resolve(
                 call, "allow", "policy", policy=f"agent:{self.agent_name}", reason="decided by the agent"
             )
-        call.started = True
         await self.commit(
             "tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=one_line(call.title)
         )
 
-    async def _complete(self, call: OpenCall, text: str, raw_output: Any) -> None:
+    async def _complete(self, call: AcpCall, text: str, raw_output: Any) -> None:
         if not call.started:
             await self._start(call)
         result = text or (compact_json(raw_output) if raw_output is not None else "")
-        state = self._state
-        assert state is not None
-        state.calls.pop(call.call_id, None)
         self._answered.add(call.call_id)
         exit_code = raw_output.get("exitCode") if isinstance(raw_output, dict) else None
         await self.commit(
@@ -310,10 +291,7 @@ class AcpRecorder:
             truncated=len(result) > RESULT_CHARS,
         )
 
-    async def _fail(self, call: OpenCall, code: str, message: str) -> None:
-        state = self._state
-        assert state is not None
-        state.calls.pop(call.call_id, None)
+    async def _fail(self, call: AcpCall, code: str, message: str) -> None:
         self._answered.add(call.call_id)
         await self.commit(
             "tool.failed",
@@ -324,7 +302,7 @@ class AcpRecorder:
         )
 
     # -- permissions ---------------------------------------------------------------------------
-    async def ask_for_agent_call(self, tool_call: ToolCallUpdate) -> OpenCall | None:
+    async def ask_for_agent_call(self, tool_call: ToolCallUpdate) -> AcpCall | None:
         """The agent asks about one of its calls: write the request and the policy's `ask`.
 
         Returns the call, or None when no turn is open or the call was already decided (the
@@ -335,7 +313,7 @@ class AcpRecorder:
             return None
         await self._flush_thought()
         await self._executing(state)
-        call = state.calls.get(tool_call.tool_call_id)
+        call = self.open_call(tool_call.tool_call_id)
         if call is None:
             call = await self._announce(state, tool_call)
         if call.decision is not None or call.started:
@@ -343,12 +321,11 @@ class AcpRecorder:
             return None
         await self._request(call, reason=call.risk_reason)
         await self._resolve(call, "ask", "policy", policy=f"agent:{self.agent_name}", reason="the agent asks")
-        call.asking = True
         return call
 
     async def answer(
         self,
-        call: OpenCall,
+        call: AcpCall,
         decision: str,
         actor: str,
         *,
@@ -358,26 +335,22 @@ class AcpRecorder:
         """Write the final answer to `call`'s question (a no-op if the turn already ended it)."""
         if self.open_call(call.call_id) is not call or not call.asking:
             return
-        call.asking = False
         call.withdrawn = actor == "system"
         await self._resolve(call, decision, actor, remember=remember, reason=reason)
         if decision == "allow" and not call.own:
             self.approvals.note(call.args)
 
-    async def own_call(self, tool: str, args: dict[str, Any], risk: Risk, title: str) -> OpenCall | None:
+    async def own_call(self, tool: str, args: dict[str, Any], risk: Risk, title: str) -> AcpCall | None:
         """A file or terminal request of the agent, as a tool call of ours (None: no turn open)."""
         state = self._state
         if state is None:
             return None
         await self._flush_thought()
         await self._executing(state)
-        call = OpenCall(new_id("call"), tool, title, risk, args, own=True)
-        state.calls[call.call_id] = call
-        await self.commit("model.tool_call_requested", toolCallId=call.call_id, tool=tool, args=args)
-        return call
+        return await self._open(state, new_id("call"), tool, title, risk, args, own=True)
 
     async def decide_own(
-        self, call: OpenCall, decision: str, actor: str, *, policy: str | None, reason: str | None,
+        self, call: AcpCall, decision: str, actor: str, *, policy: str | None, reason: str | None,
         warning: str | None = None, remember: str | None = None, asking: bool = False,
     ) -> None:  # fmt: skip
         """The permission pair of one of our own calls (with `asking`, only the request and the
@@ -386,29 +359,24 @@ class AcpRecorder:
             await self._request(call, reason=reason, warning=warning)
         if asking:
             await self._resolve(call, "ask", "policy", policy=policy, reason=warning or reason)
-            call.asking = True
             return
         await self._resolve(call, decision, actor, policy=policy, reason=reason, remember=remember)
 
-    async def start_own(self, call: OpenCall, preview: str) -> None:
-        call.started = True
+    async def start_own(self, call: AcpCall, preview: str) -> None:
         await self.commit("tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=preview)
 
-    async def output(self, call: OpenCall, stream: str, text: str) -> None:
+    async def output(self, call: AcpCall, stream: str, text: str) -> None:
         if self.open_call(call.call_id) is call and call.started:
             await self.commit("tool.delta", toolCallId=call.call_id, stream=stream, text=text)
 
     async def finish_own(
-        self, call: OpenCall, *, ok: bool, text: str, error_code: str | None = None,
+        self, call: AcpCall, *, ok: bool, text: str, error_code: str | None = None,
         exit_code: int | None = None, truncated: bool = False,
     ) -> None:  # fmt: skip
         """The end of one of our own calls (a no-op if the turn already answered it)."""
         if self.open_call(call.call_id) is not call:
             return
         if ok:
-            state = self._state
-            assert state is not None
-            state.calls.pop(call.call_id, None)
             await self.commit(
                 "tool.completed",
                 toolCallId=call.call_id,
@@ -420,13 +388,12 @@ class AcpRecorder:
         else:
             await self._fail(call, error_code or "unknown", text)
 
-    async def _request(self, call: OpenCall, *, reason: str | None, warning: str | None = None) -> None:
-        call.request_id = new_id("perm")
+    async def _request(self, call: AcpCall, *, reason: str | None, warning: str | None = None) -> None:
         if warning is None and call.risk == "destructive" and not call.own:
             warning = f"{call.title}: the agent's call can delete or overwrite data"
         await self.commit(
             "permission.requested",
-            requestId=call.request_id,
+            requestId=new_id("perm"),
             toolCallId=call.call_id,
             tool=call.tool,
             risk=call.risk,
@@ -436,12 +403,9 @@ class AcpRecorder:
         )
 
     async def _resolve(
-        self, call: OpenCall, decision: str, actor: str, *, policy: str | None = None,
+        self, call: AcpCall, decision: str, actor: str, *, policy: str | None = None,
         reason: str | None = None, remember: str | None = None,
     ) -> None:  # fmt: skip
-        if decision != "ask":
-            call.decision = decision
-            call.asking = False
         await self.commit(
             "permission.resolved",
             requestId=call.request_id,

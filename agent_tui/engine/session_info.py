@@ -5,8 +5,8 @@ Invariants:
   its log, in sequence order; so a hydrated session knows exactly what a live one knew (last
   sequence, transcript, the open turn and its open tool calls);
 - the open tool calls (`open_calls`: what was asked, how far each got) are owned here and only
-  here, derived from the stored events: the turn loop and the tool runner read them after each
-  commit and never keep a copy, so a call is open exactly while the log says so;
+  here, derived from the stored events: the turn loop, the tool runner and the ACP recorder read
+  them after each commit and never keep a copy, so a call is open exactly while the log says so;
 - the cwd is fixed for the session's life.
 """
 
@@ -36,7 +36,8 @@ class OpenCall:
     """A tool call the model asked for that has no result yet, as its stored events tell it.
 
     `stage` is `asking` between the policy's `ask` and the final answer, `running` after
-    `tool.started`, else `requested`; `request_id` is its permission request's, once made.
+    `tool.started`, else `requested`; `request_id` is its permission request's, once made;
+    `decision` is the final answer (`allow` or `deny`), None before one.
     """
 
     call_id: str
@@ -44,6 +45,7 @@ class OpenCall:
     args: dict[str, Any] = field(default_factory=dict)
     stage: CallStage = "requested"
     request_id: str | None = None
+    decision: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,10 @@ class SessionInfo:
             if kind == "permission.requested":
                 call.request_id = event.payload["requestId"]
             elif kind == "permission.resolved":
-                call.stage = "asking" if event.payload["decision"] == "ask" else "requested"
+                decision = event.payload["decision"]
+                call.stage = "asking" if decision == "ask" else "requested"
+                if decision != "ask":
+                    call.decision = decision
             elif kind == "tool.started":
                 call.stage = "running"
             elif kind != "tool.delta":  # tool.completed, tool.failed: the call is answered
