@@ -11,6 +11,7 @@ depends on its text:
 - `ignore cancel`: streams one chunk, then never answers (not even a cancel);
 - `terminal: CMD`: runs `sh -c CMD` in a client terminal and says its exit code and output;
 - `spawn child`: starts `sleep 600` in its process group and says its pid, then ends the turn;
+- `ask late`: runs a tool call to its end, then asks permission for that same call;
 - anything else: echoes the prompt back and ends the turn.
 """
 
@@ -133,6 +134,15 @@ class TestAgent(Agent):
             return PromptResponse(stop_reason="end_turn")
         if text.startswith("terminal: "):
             await self._terminal(session_id, text.removeprefix("terminal: "))
+            return PromptResponse(stop_reason="end_turn")
+        if text == "ask late":
+            await say(session_id=session_id, update=start_tool_call("t1", "List files", kind="read"))
+            await say(session_id=session_id, update=update_tool_call("t1", status="completed"))
+            options = [PermissionOption(option_id="yes", name="Yes", kind="allow_once")]
+            await self._conn.request_permission(
+                session_id=session_id, tool_call=update_tool_call("t1", title="List files"), options=options
+            )
+            await say(session_id=session_id, update=update_agent_message_text("done"))
             return PromptResponse(stop_reason="end_turn")
         if text == "every update":
             await self._every_update(session_id)

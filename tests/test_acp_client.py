@@ -160,6 +160,23 @@ async def test_denying_through_the_agents_options_fails_its_call(tmp_path: Path)
     assert answer["reason"] == "chose 'No'"
 
 
+async def test_a_question_about_a_call_that_already_ended_is_kept_not_requested_again(tmp_path: Path) -> None:
+    """The agent asks about a call it already finished: the question is kept as it came, and
+    the call is not requested a second time (its id would name two calls)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    prompter = QueuePrompter(lambda request: PermissionAnswer("allow"))
+    async with Harness(tmp_path / "logs", prompter) as harness:
+        session = await harness.agents.start(script_agent_config(), workspace, prompt="ask late")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert harness.validator.problems == []
+    assert chain_violations(log) == []
+    assert [p["toolCallId"] for p in payloads(log, "model.tool_call_requested")] == ["t1"]
+    kept = [p for p in payloads(log, "source.record") if p["recordType"] == "request_permission"]
+    assert [k["data"]["toolCall"]["toolCallId"] for k in kept] == ["t1"]
+
+
 @pytest.mark.parametrize(
     ("prompt", "args", "expected"),
     [
