@@ -190,10 +190,10 @@ def cmd_replay(
             return fail(f"{error.filename or path}: {error.strerror or error}")
         out.flush()
         if not strict:  # strict mode stopped at a torn line already; otherwise say what was left out
-            from agent_tui.replay.torn import torn_tails
+            from agent_tui.replay.torn import left_out, torn_lines
 
-            for tail in torn_tails(inputs.files):
-                print(tail.describe(), file=sys.stderr)
+            for tail in torn_lines(inputs.files):
+                print(left_out(tail), file=sys.stderr)
         return EXIT_OK
 
 

@@ -12,43 +12,30 @@ bytes after its last newline may be a line still being written, and they wait fo
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from agent_tui.reducer import DashboardState
 from agent_tui.replay.logfile import LogFile
-from agent_tui.store import LineIndex
+from agent_tui.store import LineIndex, TornLine
 
 
-@dataclass(frozen=True)
-class TornTail:
-    """The torn last line of a log: which file, its 1-based line number, how many bytes."""
-
-    path: Path
-    line_number: int
-    size: int
-
-    def describe(self) -> str:
-        return (
-            f"{self.path}:{self.line_number}: a torn final line "
-            f"({self.size} bytes without a newline) was left out"
-        )
+def left_out(torn: TornLine) -> str:
+    """How a reader says it left `torn` out."""
+    return f"{torn.path}:{torn.line_number}: a torn final line ({torn.size} bytes without a newline) was left out"
 
 
-def torn_tail(index: LineIndex) -> TornTail | None:
+def torn_line(index: LineIndex) -> TornLine | None:
     """The torn tail of the file `index` counts (looking at what was appended first), or None."""
     index.extend()
-    if not index.has_torn_tail:
-        return None
-    return TornTail(index.path, index.line_count + 1, index.size - index.complete_bytes())
+    return index.torn_line()
 
 
-def torn_tails(paths: Iterable[Path]) -> list[TornTail]:
+def torn_lines(paths: Iterable[Path]) -> list[TornLine]:
     """The torn tails of `paths`, in their order (an unreadable file is left to its reader)."""
     found = []
     for path in paths:
         try:
-            tail = torn_tail(LineIndex(path))
+            tail = torn_line(LineIndex(path))
         except OSError:
             continue
         if tail is not None:
@@ -65,7 +52,7 @@ def torn_tail_notices(files: Iterable[LogFile], end: DashboardState) -> list[str
         if file.index is None:
             continue  # unreadable: reported as such
         try:
-            tail = torn_tail(file.index)
+            tail = torn_line(file.index)
         except OSError:
             continue
         if tail is None:
@@ -74,5 +61,5 @@ def torn_tail_notices(files: Iterable[LogFile], end: DashboardState) -> list[str
         turns = session.turns if session is not None else []
         unfinished = bool(turns) and turns[-1].stop_reason is None
         why = "; the log ends there: its last turn never completed" if unfinished else ""
-        notices.append(tail.describe() + why)
+        notices.append(left_out(tail) + why)
     return notices

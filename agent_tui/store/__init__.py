@@ -6,7 +6,7 @@ from agent_tui.store.errors import (
     EventLogSequenceError,
     EventLogTornTailError,
 )
-from agent_tui.store.index import LineIndex
+from agent_tui.store.index import LineIndex, TornLine
 from agent_tui.store.jsonl import (
     EventStore,
     JsonlEventLog,
@@ -27,5 +27,6 @@ __all__ = [
     "LineIndex",
     "ReplayMode",
     "TailRepair",
+    "TornLine",
     "iter_lines",
 ]

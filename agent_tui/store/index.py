@@ -5,7 +5,9 @@ Invariants:
   speed of `bytes.count`, so opening a log of millions of events is cheap;
 - `line_span(n)` finds line `n` by bisecting the per-block counts and scanning one block, so
   random access costs one small read, not a scan from the start;
-- `extend()` indexes only bytes appended since the last call (tailing a growing log).
+- `extend()` indexes only bytes appended since the last call (tailing a growing log);
+- `torn_line()` is the one place that says where a torn final line is and how long it is (the
+  store refuses to append after it and repairs it; readers report it as left out).
 
 A dense offset array would cost 8 bytes and one Python-level step per line; the block counts cost
 8 bytes per 64 KiB and one `count` call per block.
@@ -16,10 +18,20 @@ from __future__ import annotations
 import os
 from array import array
 from bisect import bisect_left
+from dataclasses import dataclass
 from pathlib import Path
 
 BLOCK = 64 * 1024
 _READ = 16 * BLOCK  # 1 MiB per read while indexing: small enough to stay in cache for `count`
+
+
+@dataclass(frozen=True)
+class TornLine:
+    """Bytes after a file's last newline: its 1-based line number and its size in bytes."""
+
+    path: Path
+    line_number: int
+    size: int
 
 
 class LineIndex:
@@ -55,6 +67,12 @@ class LineIndex:
     def has_torn_tail(self) -> bool:
         """True when the file ends in bytes that are not followed by a newline."""
         return self._size > 0 and not self._last_byte_newline
+
+    def torn_line(self) -> TornLine | None:
+        """The torn final line of what was indexed by the last `extend()`, or None."""
+        if not self.has_torn_tail:
+            return None
+        return TornLine(self.path, self.line_count + 1, self._size - self.complete_bytes())
 
     def complete_bytes(self) -> int:
         """Byte offset just past the last complete line."""

@@ -35,7 +35,7 @@ from agent_tui.store.errors import (
     EventLogSequenceError,
     EventLogTornTailError,
 )
-from agent_tui.store.index import LineIndex
+from agent_tui.store.index import LineIndex, TornLine
 
 ReplayMode = Literal["skip-trailing-partial", "strict"]
 _CHUNK = 4 * 1024 * 1024
@@ -222,21 +222,25 @@ class JsonlEventLog:
 
     def torn_tail(self) -> int:
         """Bytes after the last newline (0 when the log ends cleanly)."""
+        torn = self.torn_line()
+        return torn.size if torn is not None else 0
+
+    def torn_line(self) -> TornLine | None:
+        """The torn final line, if the log ends in one (what was appended is looked at first)."""
         self._index.extend()
-        return self._index.size - self._index.complete_bytes()
+        return self._index.torn_line()
 
     def repair(self) -> TailRepair | None:
         """Cut off a torn final line. Returns what was removed, or None if the tail was clean."""
-        torn = self.torn_tail()
-        if not torn:
+        torn = self.torn_line()
+        if torn is None:
             return None
         keep = self._index.complete_bytes()
-        line_number = self._index.line_count + 1
         self.close()
         os.truncate(self.path, keep)
         self._index = LineIndex(self.path)
         self._last_sequence = None
-        return TailRepair(self.path, line_number, torn)
+        return TailRepair(self.path, torn.line_number, torn.size)
 
     def append(self, event: Event) -> None:
         """Write one event as one line. See the module invariants for what is refused.
@@ -249,9 +253,9 @@ class JsonlEventLog:
         if event.sequence != expected:
             raise EventLogSequenceError(self.path, expected, event.sequence)
         if self._fd is None:
-            torn = self.torn_tail()
-            if torn:
-                raise EventLogTornTailError(self.path, self._index.line_count + 1, torn)
+            torn = self.torn_line()
+            if torn is not None:
+                raise EventLogTornTailError(self.path, torn.line_number, torn.size)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             self._end = os.fstat(self._fd).st_size
