@@ -17,6 +17,7 @@ from agent_tui.cli.status import (
     EXIT_OK,
     EXIT_USAGE,
     fail,
+    fail_os,
     sessions_dir_error,
     silence_stdout,
 )
@@ -64,7 +65,7 @@ def cmd_run(
     except ScenarioError as error:
         return fail(str(error), EXIT_USAGE)
     except OSError as error:
-        return fail(f"{error.filename or sessions_dir}: {error.strerror or error}")
+        return fail_os(error, sessions_dir)
     printer = EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path)
     run.subscribe(printer)
 
@@ -162,7 +163,7 @@ def cmd_replay(
     except ReplaySourceError as error:
         return fail(str(error), EXIT_USAGE)
     except OSError as error:
-        return fail(f"{error.filename or path}: {error.strerror or error}")
+        return fail_os(error, path)
     for warning in inputs.warnings:
         print(f"agent-tui: {warning}", file=sys.stderr)
     with inputs:
@@ -187,7 +188,7 @@ def cmd_replay(
             silence_stdout()
             return EXIT_OK
         except OSError as error:
-            return fail(f"{error.filename or path}: {error.strerror or error}")
+            return fail_os(error, path)
         out.flush()
         if not strict:  # strict mode stopped at a torn line already; otherwise say what was left out
             from agent_tui.replay.torn import left_out, torn_lines
@@ -212,7 +213,7 @@ def cmd_import(src: Path, out_dir: Path) -> int:
     except ImportInputError as error:
         return fail(str(error), EXIT_USAGE)
     except OSError as error:
-        return fail(f"{error.filename or src}: {error.strerror or error}")
+        return fail_os(error, src)
     for warning in report.warnings:
         print(f"agent-tui: {warning}", file=sys.stderr)
     print(report.summary(out_dir))

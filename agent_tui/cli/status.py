@@ -16,6 +16,11 @@ def fail(message: str, status: int = EXIT_FAILED) -> int:
     return status
 
 
+def fail_os(error: OSError, where: object, status: int = EXIT_FAILED) -> int:
+    """`fail` with an OS error in one line: the file it names (else `where`) and its reason."""
+    return fail(f"{error.filename or where}: {error.strerror or error}", status)
+
+
 def silence_stdout() -> None:
     """The reader went away (`| head`): stop writing, and let exit not complain about it."""
     import os
