@@ -6,6 +6,7 @@ import copy
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,3 +193,11 @@ def make_event() -> Callable[..., Event]:
 def make_session() -> Callable[..., list[Event]]:
     """`make_session(count, *, session_id=..., first=1)`: a valid run of one session's events."""
     return build_session
+
+
+@pytest.fixture
+def home_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$HOME is `tmp_path/home` for the test (the dashboard reads and writes under it)."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    return home

@@ -374,6 +374,13 @@ def agent_script(*steps: Step) -> AgentScript:
     return AgentScript(steps=list(steps))
 
 
+async def settle(pilot: Pilot) -> None:
+    """Let the app handle what is queued, then its timers and refreshes."""
+    await pilot.pause()
+    await pilot.pause(0.05)
+    await pilot.pause()
+
+
 async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str, seconds: float = 10) -> None:
     """Wait (on the app's loop) until `condition()`; fail naming `what` after `seconds`."""
     for _ in range(int(seconds / 0.02)):

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from support_tui import Scene, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
-from support_workbench import Log, arm_project, at, fake_home
+from support_workbench import Log, arm_project, at, fake_home, settle
 from textual.pilot import Pilot
 
 from agent_tui.events import Event
@@ -145,12 +145,6 @@ def acp_app() -> AgentTuiApp:
     base = SCENE_BASE if SCENE_BASE is not None else Path(tempfile.mkdtemp(prefix="agent-tui-scene-"))
     home = fake_home(base)
     return AgentTuiApp(events=side_by_side(home), live=False, group_by_day=True)
-
-
-async def settle(pilot: Pilot) -> None:
-    await pilot.pause()
-    await pilot.pause(0.05)
-    await pilot.pause()
 
 
 def armed(*keys: str) -> Callable[[Pilot], Awaitable[None]]:

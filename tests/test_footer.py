@@ -7,13 +7,11 @@ command-palette key (docked right) over whatever runs under it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support_workbench import arm_project, recorded_app, wait_for
+from support_workbench import arm_project, recorded_app, settle, wait_for
 from textual.app import App
-from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey
 
@@ -24,15 +22,9 @@ from agent_tui.tui.widgets.composer import Composer
 SAMPLES = Path(__file__).parent / "sample-logs"
 NARROW = (80, 24)
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("home_in_tmp")]
 QUIT_AND_HELP = ("q Quit", "? Help")
 QUIT_AND_HELP_IN_TEXT = ("^q Quit", "f1 Help")  # where q and ? type
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    yield
 
 
 def footer_text(app: App[object]) -> str:
@@ -57,12 +49,6 @@ def assert_shows(app: App[object], *wanted: str) -> None:
     text = footer_text(app)
     missing = [key for key in wanted if key not in text]
     assert not missing, f"{missing} not in the footer: {text!r}"
-
-
-async def settle(pilot: Pilot) -> None:
-    await pilot.pause()
-    await pilot.pause(0.05)
-    await pilot.pause()
 
 
 def workbench(tmp_path: Path) -> AgentTuiApp:

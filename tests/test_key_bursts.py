@@ -6,15 +6,13 @@ burst is typed there instead of running as commands (`q` quitting, `x` stopping 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support_workbench import arm_project, recorded_app, wait_for
+from support_workbench import arm_project, recorded_app, settle, wait_for
 from textual import events
 from textual.app import App
-from textual.pilot import Pilot
 from textual.widgets import Input
 
 from agent_tui.tui.app import ReplayApp
@@ -23,13 +21,7 @@ from agent_tui.tui.widgets.replay_prompt import ReplayPrompt
 
 NARROW = (80, 24)
 SAMPLES = Path(__file__).parent / "sample-logs"
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    yield
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("home_in_tmp")]
 
 
 def burst(app: App[object], text: str, first: str | None = None) -> None:
@@ -37,11 +29,6 @@ def burst(app: App[object], text: str, first: str | None = None) -> None:
     keys = ([(first, None)] if first else []) + [("space" if c == " " else c, c) for c in text]
     for key, character in keys:
         app.post_message(events.Key(key, character))
-
-
-async def settle(pilot: Pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
 
 
 class TestABurstAfterAKeyThatOpensATextBox:

@@ -6,7 +6,6 @@ Read as painted at 80x24 (the narrow tree), from the fixture dashboard and the w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,7 @@ from agent_tui.tui.app import AgentTuiApp
 
 SAMPLES = Path(__file__).parent / "sample-logs"
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True)
-def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    yield
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("home_in_tmp")]
 
 
 async def tree_lines(pilot: Pilot) -> dict[str, str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from support_tui import Scene, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
-from support_workbench import arm_project, recorded_app, type_text, wait_for
+from support_workbench import arm_project, recorded_app, settle, type_text, wait_for
 from textual.pilot import Pilot
 
 from agent_tui.tui.app import AgentTuiApp
@@ -35,12 +35,6 @@ def project_app() -> AgentTuiApp:
 def session_id(app: AgentTuiApp, name: str) -> str:
     state = app.dashboard.state
     return next(sid for sid, s in state.sessions.items() if s.display_name == name)
-
-
-async def settle(pilot: Pilot) -> None:
-    await pilot.pause()
-    await pilot.pause(0.05)
-    await pilot.pause()
 
 
 def armed(
