@@ -171,13 +171,18 @@ class AgentTuiApp(AgentTuiBase):
 
     def _refresh_live(self) -> None:
         live = self.live
+        if not self.is_running:
+            return  # closing: the screens are being taken down (their widgets may be gone)
         if live is not None and live.dirty:
             live.dirty = False
             self.dashboard.show_state(live.state)
             self._show_title()
 
     def _tick(self) -> None:
-        self.sessions_screen.tick()
+        # The app's timers stop only after its screens are taken down, so a tick can fall while
+        # the close has removed the tree but not yet the screen.
+        if self.is_running:
+            self.sessions_screen.tick()
 
     @on(PermissionAsked)
     def _asked(self, message: PermissionAsked) -> None:
