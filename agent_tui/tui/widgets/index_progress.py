@@ -39,4 +39,8 @@ class IndexProgress(Horizontal):
         """`done` of `total` events indexed."""
         logs = f"{counted(self.files, 'log')}"
         self.query_one("#index-label", Label).update(f"Indexing {logs} · {done:,} / {total:,} events")
-        self.query_one("#index-bar", ProgressBar).update(total=max(total, 1), progress=done)
+        # The bar rounds its fill to the half cells of its width when it is set, and a longer
+        # label narrows it: set it once the new label is laid out, or it keeps the old width's
+        # rounding (one half cell off, depending on when the message came).
+        bar = self.query_one("#index-bar", ProgressBar)
+        self.call_after_refresh(bar.update, total=max(total, 1), progress=done)
