@@ -1,5 +1,6 @@
-"""Wrapped lines hang under their text: the detail's answers and tool lines, the approval queue's
-entries; a write waiting in the queue shows its content's first lines with their indentation.
+"""Wrapped lines hang under their text: the detail's answers and tool lines, a model retry's
+reason, the approval queue's entries; a write waiting in the queue shows its content's first
+lines with their indentation.
 
 Read as painted at 80x24 on the workbench (lint selected, two requests waiting), and from
 the queue's text for a write built from a real log.
@@ -18,7 +19,7 @@ from textual.pilot import Pilot
 from textual.widget import Widget
 
 from agent_tui.tui.app import AgentTuiApp
-from agent_tui.tui.formatting import approval_prompt
+from agent_tui.tui.formatting import approval_prompt, turn_lines
 from agent_tui.tui.hanging import hang
 
 pytestmark = pytest.mark.anyio
@@ -91,3 +92,18 @@ def test_a_waiting_write_shows_its_content_lines_as_they_are() -> None:
     (view,) = state.pending_permissions()
     lines = approval_prompt(state, view, 1, width=40).plain.splitlines()
     assert lines[1:] == ['   path="USAGE.md"', "   │ # Usage", "   │ ", "   │     python src/app.py"]
+
+
+def test_a_model_retry_says_why_in_full_under_its_text() -> None:
+    log = SessionLog("sess_slow", agent="slow")
+    log.emit("turn.started", "turn_1", promptPreview="go")
+    log.emit("user.message", "turn_1", content="go")
+    reason = "RateLimitError: 429 slow down (Retry-After: 20 s)"
+    log.emit("model.retry", "turn_1", attempt=1, delayMs=20000, reason=reason)
+    state = fold(log.events)
+    session = state.sessions["sess_slow"]
+    (turn,) = session.turns
+    (line,) = [line for line in turn_lines(turn, 1, session, width=40) if "retrying" in line.plain]
+    rows = [row.plain for row in hang(line, 40)]
+    assert " ".join(row.strip() for row in rows[1:]).endswith("(Retry-After: 20 s)")  # not cut
+    assert all(row.startswith("    ") for row in rows[1:])  # under the text, after `  · `

@@ -232,8 +232,9 @@ def _entry_lines(
         if not message.text:
             return []
         return [Content.assemble(("◆ ", "$text-primary"), message.text)]
-    if role == "note":  # an imported log's source-specific record, or a model retry: dimmed
-        return [fit(Content.styled(f"  · {message.text}", "$text-muted italic"), width)]
+    if role == "note":  # dimmed: an imported log's own record (cut to one line), or a model retry
+        note = Content.styled(f"  · {message.text}", "$text-muted italic")
+        return [note if message.ref == "model.retry" else fit(note, width)]  # why a turn is slow
     if role == "subagent":
         delivery = next((d for d in session.deliveries if d.child_session_id == message.ref), None)
         name = delivery.agent_name if delivery is not None else (message.ref or "sub-agent")
