@@ -159,7 +159,8 @@ class TestFailures:
         )
         out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
         assert failure is None
-        assert out[0] == Retrying(attempt=1, delay_ms=0, reason="429 Too Many Requests")
+        reason = "429 Too Many Requests: Number of requests has exceeded your rate limit"
+        assert out[0] == Retrying(attempt=1, delay_ms=0, reason=reason)
         assert out[1] == TextDelta("fine now")
 
     def test_an_overloaded_error_event_before_any_content_is_retried(self, server: FakeModelServer) -> None:

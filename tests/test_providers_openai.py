@@ -136,9 +136,23 @@ class TestFailures:
         )
         out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert failure is None
-        assert out[0] == Retrying(attempt=1, delay_ms=0, reason="429 Too Many Requests")
+        assert out[0] == Retrying(attempt=1, delay_ms=0, reason="429 Too Many Requests: Rate limit reached")
         assert out[1] == TextDelta("fine now")
         assert len(server.requests) == 2
+
+    def test_a_429_for_a_spent_quota_ends_the_call_at_once_with_the_servers_words(
+        self, server: FakeModelServer
+    ) -> None:
+        spent = openai_error(
+            429, "You exceeded your current quota, please check your plan.", "insufficient_quota"
+        )
+        spent["error"]["code"] = "insufficient_quota"
+        server.script(Status(429, spent), Stream(openai_stream(["never sent"])))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
+        assert out == []  # no retry: waiting does not refill a quota
+        assert failure is not None and failure.status_code == 429
+        assert "429 Too Many Requests: You exceeded your current quota" in str(failure)
+        assert len(server.requests) == 1
 
     def test_a_retry_after_longer_than_the_policy_allows_ends_the_call_instead_of_hanging(
         self, server: FakeModelServer
@@ -265,8 +279,8 @@ class TestThroughTheEngine:
         kinds = [e.type for e in events]
         retries = [e for e in events if e.type == "model.retry"]
         assert [(e.payload["attempt"], e.payload["reason"]) for e in retries] == [
-            (1, "429 Too Many Requests"),
-            (2, "503 Service Unavailable"),
+            (1, "429 Too Many Requests: Rate limit reached"),
+            (2, "503 Service Unavailable: overloaded"),
         ]
         assert retries[0].payload["delayMs"] == 0
         built = kinds.index("context.built")

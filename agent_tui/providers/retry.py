@@ -2,10 +2,11 @@
 
 Invariants:
 - a call is retried only before its first chunk reached the engine (nothing stored is ever
-  repeated), and only for what a later try can fix: 408, 409, 429, 5xx (and an `overloaded` or
-  rate-limit error event), a connection that failed or broke, a timeout, a stream that ended
+  repeated), and only for what a later try can fix: 408, 409, 429 (not a spent quota), 5xx (and
+  an `overloaded` or rate-limit error event), a connection that failed or broke, a timeout, a stream that ended
   before the model finished; at most `RetryPolicy.retries` times;
-- before each wait the adapter yields `Retrying(attempt, delay_ms, reason)`; the wait is the
+- before each wait the adapter yields `Retrying(attempt, delay_ms, reason)` (the status and the
+  server's words); the wait is the
   server's `Retry-After` (or `retry-after-ms`) when it sent one, else exponential backoff with
   jitter; a `Retry-After` longer than `max_retry_after_s` ends the call instead of hanging a turn;
 - the vendor SDKs' own retries are off (`max_retries=0`) so every retry is seen and stored;
@@ -33,6 +34,9 @@ from agent_tui.engine.provider import ProviderChunk, ProviderFailure, Retrying
 
 _KEY_SHAPES = re.compile(r"\b(?:sk|sk-ant|sk-proj|key)[-_][A-Za-z0-9_\-*.]{6,}")
 _MESSAGE_LIMIT = 500
+_REASON_LIMIT = 200
+QUOTA_SPENT = frozenset({"insufficient_quota", "billing_error", "credit_balance_too_low"})
+"""Error types and codes of a 429 that no wait fixes (OpenAI's spent quota, a billing limit)."""
 
 
 @dataclass(frozen=True)
@@ -143,18 +147,18 @@ def server_message(body: object) -> str | None:
     return None
 
 
-def _error_type(body: object) -> str | None:
-    """`{"error": {"type": …}}`, or the inner `{"type": …, "message": …}` the SDK keeps as body."""
+def _error_field(body: object, name: str) -> str | None:
+    """`{"error": {name: …}}`, or the inner `{"type": …, "message": …}` the SDK keeps as body."""
     if isinstance(body, Mapping):
         error = body.get("error", body)
-        if isinstance(error, Mapping) and isinstance(error.get("type"), str):
-            return str(error["type"])
+        if isinstance(error, Mapping) and isinstance(error.get(name), str):
+            return str(error[name])
     return None
 
 
-def _clip(text: str) -> str:
+def _clip(text: str, limit: int = _MESSAGE_LIMIT) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def classify(error: BaseException, vendor: str, redact: Redactor) -> Failure:
@@ -169,22 +173,27 @@ def classify(error: BaseException, vendor: str, redact: Redactor) -> Failure:
     response = getattr(error, "response", None)
     if isinstance(status, int) and response is not None:
         body = getattr(error, "body", None)
-        kind = _error_type(body)
+        kind = _error_field(body, "type")
         said = server_message(body) or getattr(error, "message", None) or str(error)
         if status >= 400:
             phrase = _phrase(status)
-            retryable = status in (408, 409, 429) or status >= 500
-            reason = f"{status} {phrase}"
+            # A 429 for an exhausted quota or credit is no rate limit: waiting does not fix it.
+            spent = QUOTA_SPENT & {kind, _error_field(body, "code")}
+            retryable = (status in (408, 409, 429) and not spent) or status >= 500
+            answer = f"{status} {phrase}"
         else:  # an error event inside a stream that began with 200 (Anthropic's `overloaded_error`)
             retryable = kind in ("overloaded_error", "rate_limit_error", "api_error")
-            reason = kind.replace("_", " ") if kind else "error event"
+            answer = kind.replace("_", " ") if kind else "error event"
+        message = f"{vendor} answered {answer}: {_clip(said)}"
+        # The retry's reason carries the server's words too (which limit was hit, what is down).
+        said_more = said.casefold() not in answer.casefold()
+        reason = f"{answer}: {_clip(said, _REASON_LIMIT)}" if said_more else answer
         headers = getattr(response, "headers", None)
-        message = f"{vendor} answered {reason}: {_clip(said)}"
         return Failure(redact(message), redact(reason), retryable, status, parse_retry_after(headers))
     name = type(error).__name__
     said = server_message(getattr(error, "body", None)) if name == "APIError" else None
     if said is not None:  # an error object in the middle of an OpenAI-style stream
-        kind = _error_type(getattr(error, "body", None)) or "error"
+        kind = _error_field(getattr(error, "body", None), "type") or "error"
         retryable = kind in ("server_error", "overloaded_error", "rate_limit_error")
         return Failure(
             redact(f"{vendor} reported an error: {_clip(said)}"), kind.replace("_", " "), retryable
