@@ -1,7 +1,9 @@
 """Keys that arrive in one burst (a fast typist, a paste, a terminal sending several at once).
 
 A key that opens a text box moves the focus before the next key is handled, so the rest of the
-burst is typed there instead of running as commands (`q` quitting, `x` stopping an agent).
+burst is typed there instead of running as commands (`q` quitting, `x` stopping an agent); the
+new-agent form is mounted, its prompt focused, before the keys typed after `n` are read. `escape`
+leaves a text box before the next key too, and nothing read after `q` runs.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import pytest
 from support_workbench import arm_project, recorded_app, settle, wait_for
 from textual import events
 from textual.app import App
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.widgets.composer import Composer
 from agent_tui.tui.widgets.replay_prompt import ReplayPrompt
 
@@ -43,6 +46,18 @@ class TestABurstAfterAKeyThatOpensATextBox:
             assert app.is_running
             assert app.screen is app.screen_stack[0]  # no dialog opened by the `n`s
             assert app.screen.query_one(Composer).text == "quick question, next"
+
+    async def test_n_then_text_types_it_all_into_the_new_agents_prompt(self, tmp_path: Path) -> None:
+        app = recorded_app(tmp_path)
+        async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)
+            arm_project(pilot)
+            await settle(pilot)
+            burst(app, "fix the quick bug", first="n")
+            await settle(pilot)
+            assert app.is_running
+            assert isinstance(app.screen, NewAgentScreen)
+            assert app.screen.query_one("#new-agent-prompt", TextArea).text == "fix the quick bug"
 
     async def test_slash_then_text_types_it_all_into_the_tree_filter(self, tmp_path: Path) -> None:
         app = recorded_app(tmp_path)
@@ -80,6 +95,34 @@ class TestABurstAfterAKeyThatOpensATextBox:
             await settle(pilot)
             assert app.screen.query_one(Composer).text == "i/g i"
             assert not app.screen.query_one("#tree-filter", Input).has_focus
+
+
+class TestABurstAfterEscape:
+    """`escape` leaves a text box for the tree before the next key: the rest are commands again."""
+
+    async def test_escape_then_a_leaves_the_composer_and_opens_the_queue(self, tmp_path: Path) -> None:
+        app = recorded_app(tmp_path)
+        async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)
+            arm_project(pilot)
+            await settle(pilot)
+            burst(app, "draft", first="i")
+            await settle(pilot)
+            burst(app, "a", first="escape")
+            await settle(pilot)
+            assert app.screen.query_one(Composer).text == "draft"  # kept, and no `a` typed in it
+            assert app.dashboard.queue.has_focus
+
+    async def test_escape_then_a_clears_the_tree_filter_and_opens_the_queue(self, tmp_path: Path) -> None:
+        app = recorded_app(tmp_path)
+        async with app.run_test(size=NARROW) as pilot:
+            await settle(pilot)
+            burst(app, "fix", first="slash")
+            await settle(pilot)
+            burst(app, "a", first="escape")
+            await settle(pilot)
+            assert app.screen.query_one("#tree-filter", Input).value == ""
+            assert app.dashboard.queue.has_focus
 
 
 class TestABurstAfterQuit:

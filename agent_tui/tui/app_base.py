@@ -67,7 +67,10 @@ class AgentTuiBase(App[int]):
     TITLE = TITLE
     COMMANDS = App.COMMANDS | {ScreenCommands}
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
+        # Run as the app reads the key (priority), like the keys that open a text box, so a key
+        # typed after `q` in one burst never runs first (`n` opening a form while the app
+        # closes). In a text box it is refused and `q` types.
+        Binding("q", "quit_outside_text", "Quit", priority=True),
         Binding("question_mark", "help", "Help", key_display="?"),
         # The first of a key's bindings whose action is enabled runs: in a text box the shown
         # one, elsewhere the hidden one (`check_action`).
@@ -101,6 +104,12 @@ class AgentTuiBase(App[int]):
         if action in ("help_in_text", "quit_in_text"):
             # A dialog has no footer of its own: the one under it is the screen's, unchanged.
             return not self.screen.is_modal and types(self.focused, "q")
+        if action == "quit_outside_text":
+            if not types(self.focused, "q"):
+                return True
+            # Refused (None: still shown) in a dialog's text box: the footer under a dialog is
+            # the screen's, unchanged.
+            return None if self.screen.is_modal else False
         return True
 
     def action_help(self) -> None:
@@ -111,6 +120,9 @@ class AgentTuiBase(App[int]):
         self.action_help()
 
     async def action_quit_in_text(self) -> None:
+        await self.run_action("quit")
+
+    async def action_quit_outside_text(self) -> None:
         await self.run_action("quit")
 
     @property

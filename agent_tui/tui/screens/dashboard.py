@@ -54,7 +54,7 @@ class DashboardScreen(SessionsScreen):
     """
 
     BINDINGS = [
-        Binding("n", "new_agent", "New agent"),
+        Binding("n", "new_agent", "New agent", priority=True),  # opens a text box: TEXT_BOX_OPENERS
         Binding("i", "compose", "Talk", priority=True),  # opens a text box: see TEXT_BOX_OPENERS
         Binding("x", "stop_selected", "Stop"),
         Binding("X", "stop_all", "Stop all", show=False),
@@ -152,7 +152,7 @@ class DashboardScreen(SessionsScreen):
         self.notify(f"Allowed {reach}: {path} · {view.tool}", timeout=2)
 
     # -- new agents ----------------------------------------------------------------------------
-    def action_new_agent(self) -> None:
+    async def action_new_agent(self) -> None:
         live = self.live
         if live is None:
             self.notify(_READ_ONLY, severity="warning")
@@ -167,7 +167,9 @@ class DashboardScreen(SessionsScreen):
                 self.run_worker(live.start_agent(spec), group="new-agent", exit_on_error=False)
 
         form = NewAgentScreen(live.project, live.models, self.draft, agents=live.external_agents())
-        self.app.push_screen(form, chosen)
+        # Waited for (the app reads no key meanwhile): the keys typed right after `n` go to the
+        # form's prompt, which has the focus once the form is mounted.
+        await self.app.push_screen(form, chosen)
 
     def agent_started(self, session_id: str) -> None:
         """The new agent runs: forget the draft, show it."""
@@ -181,10 +183,16 @@ class DashboardScreen(SessionsScreen):
             return
         focus_now(self.query_one("#composer", Composer).input)
 
-    @on(Composer.Left)
-    def _composer_left(self, message: Composer.Left) -> None:
-        message.stop()
-        focus_now(self.session_tree)
+    def text_box_to_leave(self) -> Widget | None:
+        composer = self.query_one("#composer", Composer).input
+        return composer if composer.has_focus else super().text_box_to_leave()
+
+    def action_leave_text_box(self) -> None:
+        """`escape` in the composer: back to the tree (the typed text stays)."""
+        if self.query_one("#composer", Composer).input.has_focus:
+            focus_now(self.session_tree)
+        else:
+            super().action_leave_text_box()
 
     @on(Composer.Submitted)
     def _composer_submitted(self, message: Composer.Submitted) -> None:

@@ -22,6 +22,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static, Text
 
 from agent_tui.ports import AgentSpec, ModelChoice, repo_root
 from agent_tui.tui.formatting import short_path
+from agent_tui.tui.text_entry import focus_now
 
 MUTED = "$text-muted"
 
@@ -130,7 +131,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                 yield Button("Cancel  esc", id="new-agent-cancel", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one("#new-agent-prompt", TextArea).focus()
+        focus_now(self.query_one("#new-agent-prompt", TextArea))  # before the keys typed after `n`
         self._check_directory(self.directory)
 
     @property

@@ -37,10 +37,10 @@ from agent_tui.tui.widgets.session_tree import SessionTree
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 STATE_FILTER_LABEL = {"needs-me": "needs me", "running": "running", "failed": "failed"}
-TEXT_BOX_OPENERS = {"compose", "filter", "prompt"}
-"""Actions of printable keys (`i`, `/`, `g`) that open a text box. Their bindings are priority
-ones, run as the app reads the key, so the keys after them in one burst already find the box
-focused and are typed there, not run as commands; in a text box they are not commands at all."""
+TEXT_BOX_OPENERS = {"compose", "filter", "prompt", "new_agent"}
+"""Actions of printable keys (`i`, `/`, `g`, `n`) that open a text box. Their bindings are
+priority ones, run as the app reads the key, so the keys after them in one burst already find the
+box focused and are typed there, not run as commands; in a text box they are not commands at all."""
 COMPACT_FOOTER_BELOW = 100
 """Narrower than this many columns, the footer leaves out the spaces around its keys."""
 
@@ -59,6 +59,9 @@ class SessionsScreen(Screen[None]):
         Binding("f", "toggle_follow", "Follow", show=False),
         Binding("slash", "filter", "Filter", key_display="/", priority=True),
         Binding("S", "cycle_state_filter", "State filter", show=False),
+        # Priority, like the keys that open a text box: the keys after `escape` in one burst
+        # already find the focus back on the tree (and run as commands), none is typed in the box.
+        Binding("escape", "leave_text_box", "Back", show=False, priority=True),
     ]
 
     def __init__(self, mode: str, *, group_by_day: bool = False, location: str = "") -> None:
@@ -109,7 +112,18 @@ class SessionsScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # In a text box these keys type. (Textual would keep `/` in the footer there: it does not
         # know `slash` is a character.)
+        if action == "leave_text_box":
+            return self.text_box_to_leave() is not None
         return not (action in TEXT_BOX_OPENERS and types(self.focused, "/"))
+
+    def text_box_to_leave(self) -> Widget | None:
+        """The focused text box that `escape` leaves for the tree (the tree filter), if any."""
+        box = self.query_one("#tree-filter", Input)
+        return box if box.has_focus else None
+
+    def action_leave_text_box(self) -> None:
+        """`escape` in the tree filter: clear it, back to the tree."""
+        self._leave_filter(keep=False)
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
@@ -216,12 +230,7 @@ class SessionsScreen(Screen[None]):
 
     def on_key(self, event: events.Key) -> None:
         box = self.query_one("#tree-filter", Input)
-        if not box.has_focus:
-            return
-        if event.key == "escape":
-            event.stop()
-            self._leave_filter(keep=False)
-        elif event.key == "down":
+        if box.has_focus and event.key == "down":
             event.stop()
             self._leave_filter(keep=True)
 

@@ -4,7 +4,8 @@ It talks to the selected session: on a running turn, `enter` steers it (the turn
 at its next step); on an idle or finished session, `enter` starts its next turn, which sees the
 whole transcript. An external (ACP) agent takes text only between turns: while its turn runs,
 the hint says so (and `enter` is refused, the text kept). `shift+enter` or `ctrl+j` adds a line;
-`escape` goes back to the tree.
+`escape` goes back to the tree (the screen's priority binding, so the keys after it in a burst
+are not typed here).
 
 Invariant: the text is never lost. `enter` only posts `Composer.Submitted`; the screen decides,
 and the box is cleared only by `sent()`. A send that fails calls `failed(reason)`, which keeps
@@ -32,16 +33,7 @@ class ComposerInput(TextArea):
     class Submit(Message):
         """`enter` was pressed."""
 
-    @dataclass
-    class Leave(Message):
-        """`escape` was pressed: the user is done here (the typed text stays)."""
-
     async def _on_key(self, event: events.Key) -> None:
-        if event.key == "escape":
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Leave())
-            return
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -153,14 +145,6 @@ class Composer(Vertical):
         note.update(content)
         note.set_class(error, "-error")
 
-    @dataclass
-    class Left(Message):
-        """The user pressed escape in the composer (the screen moves the focus on)."""
-
     def on_composer_input_submit(self, message: ComposerInput.Submit) -> None:
         message.stop()
         self.post_message(self.Submitted(self, self.session_id, self.input.text))
-
-    def on_composer_input_leave(self, message: ComposerInput.Leave) -> None:
-        message.stop()
-        self.post_message(self.Left())
