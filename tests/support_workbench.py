@@ -381,6 +381,14 @@ async def settle(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def armed(pilot: Pilot) -> LiveRun:
+    """The recorded dashboard once it has settled, armed (`arm_project`) and settled again."""
+    await settle(pilot)
+    live = arm_project(pilot)
+    await settle(pilot)
+    return live
+
+
 async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str, seconds: float = 10) -> None:
     """Wait (on the app's loop) until `condition()`; fail naming `what` after `seconds`."""
     for _ in range(int(seconds / 0.02)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support_workbench import arm_project, recorded_app, settle, wait_for
+from support_workbench import armed, recorded_app, settle, wait_for
 from textual.app import App
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey
@@ -65,9 +65,7 @@ class TestEveryScreenSaysHowToQuitAndGetHelp:
     async def test_the_workbench(self, tmp_path: Path) -> None:
         app = workbench(tmp_path)
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
-            await settle(pilot)
+            await armed(pilot)
             assert_shows(app, *QUIT_AND_HELP, "n New agent", "i Talk", "a Approvals", "x Stop")
 
     async def test_the_replay(self) -> None:
@@ -79,8 +77,7 @@ class TestEveryScreenSaysHowToQuitAndGetHelp:
     async def test_dialogs_have_no_footer_of_their_own_so_the_screens_shows(self, tmp_path: Path) -> None:
         app = workbench(tmp_path)
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
+            await armed(pilot)
             for open_it in ("question_mark", "A", "n"):
                 await pilot.press(open_it)
                 await settle(pilot)
@@ -96,8 +93,7 @@ class TestInATextBox:
     async def test_the_composer(self, tmp_path: Path) -> None:
         app = workbench(tmp_path)
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
+            await armed(pilot)
             await pilot.press("i")
             await settle(pilot)
             assert_shows(app, *QUIT_AND_HELP_IN_TEXT)
@@ -125,8 +121,7 @@ class TestInATextBox:
     async def test_ctrl_q_quits_from_the_composer(self, tmp_path: Path) -> None:
         app = workbench(tmp_path)
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
+            await armed(pilot)
             await pilot.press("i")
             await settle(pilot)
             await pilot.press("ctrl+q")
@@ -139,9 +134,7 @@ class TestKeysLeftOutOfTheFooter:
     async def test_are_in_the_help_and_the_palette(self, tmp_path: Path) -> None:
         app = workbench(tmp_path)
         async with app.run_test(size=(200, 50)) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
-            await settle(pilot)
+            await armed(pilot)
             footer = footer_text(app)
             for key in ("X Stop all", "f Follow", "S State"):
                 assert key not in footer
@@ -169,9 +162,7 @@ class TestSlashInATextBox:
     async def test_the_composer_types_it_and_the_footer_leaves_it_out(self, tmp_path: Path) -> None:
         app = workbench(tmp_path)
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
-            await settle(pilot)
+            await armed(pilot)
             assert_shows(app, "/ Filter")
             await pilot.press("i")
             await settle(pilot)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support_workbench import arm_project, recorded_app, settle, wait_for
+from support_workbench import armed, recorded_app, settle, wait_for
 from textual import events
 from textual.app import App
 from textual.widgets import Input, TextArea
@@ -38,9 +38,7 @@ class TestABurstAfterAKeyThatOpensATextBox:
     async def test_i_then_text_types_it_all_into_the_composer(self, tmp_path: Path) -> None:
         app = recorded_app(tmp_path)
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
-            await settle(pilot)
+            await armed(pilot)
             burst(app, "quick question, next", first="i")
             await settle(pilot)
             assert app.is_running
@@ -50,9 +48,7 @@ class TestABurstAfterAKeyThatOpensATextBox:
     async def test_n_then_text_types_it_all_into_the_new_agents_prompt(self, tmp_path: Path) -> None:
         app = recorded_app(tmp_path)
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
-            await settle(pilot)
+            await armed(pilot)
             burst(app, "fix the quick bug", first="n")
             await settle(pilot)
             assert app.is_running
@@ -86,9 +82,7 @@ class TestABurstAfterAKeyThatOpensATextBox:
     async def test_in_the_composer_the_opening_keys_are_typed_not_run(self, tmp_path: Path) -> None:
         app = recorded_app(tmp_path)
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
-            await settle(pilot)
+            await armed(pilot)
             await pilot.press("i")
             await settle(pilot)
             burst(app, "i/g i")
@@ -103,9 +97,7 @@ class TestABurstAfterEscape:
     async def test_escape_then_a_leaves_the_composer_and_opens_the_queue(self, tmp_path: Path) -> None:
         app = recorded_app(tmp_path)
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)
-            await settle(pilot)
+            await armed(pilot)
             burst(app, "draft", first="i")
             await settle(pilot)
             burst(app, "a", first="escape")
@@ -136,9 +128,7 @@ class TestABurstAfterQuit:
             return push(screen, *args, **kwargs)
 
         async with app.run_test(size=NARROW) as pilot:
-            await settle(pilot)
-            arm_project(pilot)  # a live run: quitting waits for it to shut down
-            await settle(pilot)
+            await armed(pilot)  # a live run: quitting waits for it to shut down
             app.push_screen = recording_push  # type: ignore[method-assign]
             burst(app, "n?", first="q")
             await settle(pilot)

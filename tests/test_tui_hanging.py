@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from support_reducer import SessionLog, fold
-from support_workbench import arm_project, recorded_app
+from support_workbench import armed, recorded_app
 from textual.content import Content
 from textual.pilot import Pilot
 from textual.widget import Widget
@@ -44,10 +44,7 @@ def row_after(lines: list[str], start: str) -> str:
 async def armed_workbench(pilot: Pilot) -> AgentTuiApp:
     app = pilot.app
     assert isinstance(app, AgentTuiApp)
-    await pilot.pause()
-    arm_project(pilot)
-    await pilot.pause(0.05)
-    await pilot.pause()
+    await armed(pilot)
     return app
 
 
