@@ -13,7 +13,6 @@ import pytest
 from support_workbench import armed, recorded_app, settle, wait_for
 from textual.app import App
 from textual.widgets import Footer, Static
-from textual.widgets._footer import FooterKey
 
 from agent_tui.tui.app import AgentTuiApp, ReplayApp
 from agent_tui.tui.screens.help import HelpScreen
@@ -33,13 +32,13 @@ def footer_text(app: App[object]) -> str:
     footer = screen.query_one(Footer)
     area = footer.region
     row = [" "] * area.width
-    keys = list(footer.query(FooterKey))
+    keys = list(footer.query("FooterKey"))  # by its name: Textual does not export the class
     keys.sort(key=lambda key: key.has_class("-command-palette"))  # painted last, over the rest
     for key in keys:
         shown = key.content_region.intersection(area)
         if not shown.width:
             continue
-        text = key.render().plain[shown.x - key.content_region.x :][: shown.width]
+        text = str(key.render())[shown.x - key.content_region.x :][: shown.width]
         start = shown.x - area.x
         row[start : start + len(text)] = text
     return "".join(row)
