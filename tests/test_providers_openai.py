@@ -7,11 +7,12 @@ and `PromptRun`) what the log holds and how the turn ends. Retry waits are a mil
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from agent_tui.engine.provider import ModelMessage, Retrying, StepDone, TextDelta, ToolCall
+from agent_tui.engine.provider import ModelMessage, ProviderFailure, Retrying, StepDone, TextDelta, ToolCall
 from agent_tui.events.chains import chain_violations
 from agent_tui.providers.retry import RetryPolicy
 from agent_tui.providers.tool_arguments import NOT_JSON
@@ -112,6 +113,33 @@ class TestStreams:
         assert isinstance(out[0], Retrying)
         assert (out[0].attempt, out[0].reason) == (1, "stream ended early")
         assert out[1] == TextDelta("whole")
+
+    def test_a_server_that_refuses_stream_options_is_asked_again_without_it_and_never_again(
+        self, server: FakeModelServer
+    ) -> None:
+        refused = openai_error(400, "Unrecognized request argument supplied: stream_options")
+        server.script(
+            Status(400, refused),
+            Stream(openai_stream(["first"], usage=None)),
+            Stream(openai_stream(["second"], usage=None)),
+        )
+        provider = provider_for("openai", server.openai_url)
+
+        async def two_calls() -> list[tuple[list[Any], ProviderFailure | None]]:
+            return [await chunks(provider), await chunks(provider)]
+
+        (first, failure), (second, again) = anyio.run(two_calls)
+        assert failure is None and again is None
+        assert first[0] == TextDelta("first") and not any(isinstance(c, Retrying) for c in first)
+        assert first[-1] == StepDone(model="gpt-4.1-mini-2025-04-14")  # no usage: none was asked for
+        assert second[0] == TextDelta("second")
+        assert ["stream_options" in sent.body for sent in server.requests] == [True, False, False]
+
+    def test_another_bad_request_is_not_asked_again(self, server: FakeModelServer) -> None:
+        server.script(Status(400, openai_error(400, "Invalid value for 'temperature'")))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
+        assert out == [] and failure is not None and failure.status_code == 400
+        assert len(server.requests) == 1
 
 
 class TestFailures:

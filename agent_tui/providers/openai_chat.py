@@ -14,6 +14,9 @@ Invariants:
 - one `StepDone` ends each call, with the usage of the stream's final chunk
   (`stream_options.include_usage`), cached tokens from `prompt_tokens_details.cached_tokens`;
 - a stream that ends without a `finish_reason` is incomplete, never a silent short answer;
+- a server that refuses `stream_options` (a 400 naming it: some gateways and older vLLM or
+  Azure versions) is asked again without it, at once, and never sent it again; its turns then
+  have no usage;
 - the SDK's own retries are off: `with_retries` drives them, so each one is seen.
 """
 
@@ -24,7 +27,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openai import AsyncOpenAI, AsyncStream
+from openai import AsyncOpenAI, AsyncStream, BadRequestError
 
 from agent_tui.engine.provider import ModelMessage, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
 from agent_tui.providers.config import ModelSettings
@@ -55,6 +58,7 @@ class OpenAIChatProvider(VendorProvider):
         self._max_tokens_field = "max_tokens" if settings.custom_endpoint else "max_completion_tokens"
         self._tools_for: tuple[Mapping[str, Any], ...] | None = None
         self._tools: list[dict[str, Any]] = []
+        self._usage_option = True  # False once the server refused `stream_options`
 
     def _make_client(self, **options: Any) -> AsyncOpenAI:
         return AsyncOpenAI(**options)
@@ -65,8 +69,9 @@ class OpenAIChatProvider(VendorProvider):
             "model": self.model,
             "messages": openai_messages(request.messages),
             "stream": True,
-            "stream_options": {"include_usage": True},
         }
+        if self._usage_option:
+            params["stream_options"] = {"include_usage": True}
         if request.tools:
             params["tools"] = self._tool_params(request.tools)
         if self.settings.max_output_tokens is not None:
@@ -92,17 +97,13 @@ class OpenAIChatProvider(VendorProvider):
         return self._tools
 
     async def _attempt(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
-        # The SDK's generic `post` (its way to reach any endpoint) with `cast_to=object`: its HTTP,
-        # timeouts, typed errors and SSE decoding, each event handed over as the decoded JSON
-        # instead of built into the SDK's typed classes, which costs several times what the
-        # whole engine spends on a chunk (see bench/bench_providers.py).
-        response = await self._client.post(
-            "/chat/completions",
-            cast_to=object,
-            body=self.request_params(request),
-            stream=True,
-            stream_cls=AsyncStream[object],
-        )
+        try:
+            response = await self._post(request)
+        except BadRequestError as error:
+            if not (self._usage_option and "stream_options" in str(error)):
+                raise
+            self._usage_option = False
+            response = await self._post(request)
         try:
             answer = _Answer()
             while True:
@@ -120,6 +121,19 @@ class OpenAIChatProvider(VendorProvider):
             yield answer.step_done(self.model)
         finally:
             await response.close()
+
+    async def _post(self, request: ModelRequest) -> AsyncStream[object]:
+        # The SDK's generic `post` (its way to reach any endpoint) with `cast_to=object`: its HTTP,
+        # timeouts, typed errors and SSE decoding, each event handed over as the decoded JSON
+        # instead of built into the SDK's typed classes, which costs several times what the
+        # whole engine spends on a chunk (see bench/bench_providers.py).
+        return await self._client.post(
+            "/chat/completions",
+            cast_to=object,
+            body=self.request_params(request),
+            stream=True,
+            stream_cls=AsyncStream[object],
+        )
 
 
 class _Answer:
