@@ -14,7 +14,7 @@ import pytest
 
 from agent_tui.engine.provider import ModelMessage, ProviderFailure, Retrying, StepDone, TextDelta, ToolCall
 from agent_tui.events.chains import chain_violations
-from agent_tui.providers.retry import RetryPolicy
+from agent_tui.providers.retry import Redactor, RetryPolicy, classify
 from agent_tui.providers.tool_arguments import NOT_JSON
 from tests.fake_model_server import FakeModelServer, Status, Stream, openai_error, openai_stream, sse
 from tests.support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
@@ -254,6 +254,19 @@ class TestFailures:
         out, failure = anyio.run(chunks, provider_for("openai", server.openai_url, policy=policy))
         assert out == []
         assert failure is not None and "timed out" in str(failure)
+
+    def test_a_key_that_the_reasons_cut_would_split_is_redacted_whole(self) -> None:
+        key = "gw0123456789abcdefSECRET"  # not shaped like a key: only the exact match finds it
+
+        class Unavailable(Exception):
+            status_code = 503
+            response = object()
+            body = {"error": {"message": "z" * 183 + " " + key + " tail", "type": "server_error"}}
+
+        failure = classify(Unavailable(), "openai", Redactor([key]))
+        assert failure.retryable
+        assert "gw0123" not in failure.reason and "gw0123" not in failure.message
+        assert "[redacted]" in failure.message
 
 
 class TestThroughTheEngine:

@@ -156,8 +156,10 @@ def _error_field(body: object, name: str) -> str | None:
     return None
 
 
-def _clip(text: str, limit: int = _MESSAGE_LIMIT) -> str:
-    text = " ".join(text.split())
+def _clip(text: str, redact: Redactor, limit: int = _MESSAGE_LIMIT) -> str:
+    """`text` redacted, on one line, cut to `limit` characters. Redacted first: a cut through a
+    key would leave its first part, which the redactor no longer recognises."""
+    text = " ".join(redact(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -184,10 +186,10 @@ def classify(error: BaseException, vendor: str, redact: Redactor) -> Failure:
         else:  # an error event inside a stream that began with 200 (Anthropic's `overloaded_error`)
             retryable = kind in ("overloaded_error", "rate_limit_error", "api_error")
             answer = kind.replace("_", " ") if kind else "error event"
-        message = f"{vendor} answered {answer}: {_clip(said)}"
+        message = f"{vendor} answered {answer}: {_clip(said, redact)}"
         # The retry's reason carries the server's words too (which limit was hit, what is down).
         said_more = said.casefold() not in answer.casefold()
-        reason = f"{answer}: {_clip(said, _REASON_LIMIT)}" if said_more else answer
+        reason = f"{answer}: {_clip(said, redact, _REASON_LIMIT)}" if said_more else answer
         headers = getattr(response, "headers", None)
         return Failure(redact(message), redact(reason), retryable, status, parse_retry_after(headers))
     name = type(error).__name__
@@ -196,21 +198,25 @@ def classify(error: BaseException, vendor: str, redact: Redactor) -> Failure:
         kind = _error_field(getattr(error, "body", None), "type") or "error"
         retryable = kind in ("server_error", "overloaded_error", "rate_limit_error")
         return Failure(
-            redact(f"{vendor} reported an error: {_clip(said)}"), kind.replace("_", " "), retryable
+            redact(f"{vendor} reported an error: {_clip(said, redact)}"), kind.replace("_", " "), retryable
         )
     if name == "APITimeoutError" or isinstance(error, httpx2.TimeoutException):
         return Failure(f"{vendor}: the request timed out", "timed out", True)
     if name == "APIConnectionError" or isinstance(error, httpx2.TransportError | OSError):
         cause = (error.__cause__ or error.__context__) if name == "APIConnectionError" else error
-        detail = f" ({type(cause).__name__}: {_clip(str(cause))})" if cause is not None and str(cause) else ""
+        detail = (
+            f" ({type(cause).__name__}: {_clip(str(cause), redact)})"
+            if cause is not None and str(cause)
+            else ""
+        )
         return Failure(redact(f"{vendor}: the connection failed{detail}"), "connection failed", True)
     if isinstance(error, StreamIncomplete):
         return Failure(redact(f"{vendor}: {error}"), "stream ended early", True)
     if isinstance(error, json.JSONDecodeError | UnicodeDecodeError | MalformedChunk):
         return Failure(
-            redact(f"{vendor} sent a malformed stream chunk: {_clip(str(error))}"), "malformed", False
+            redact(f"{vendor} sent a malformed stream chunk: {_clip(str(error), redact)}"), "malformed", False
         )
-    return Failure(redact(f"{vendor}: {name}: {_clip(str(error))}"), name, False)
+    return Failure(redact(f"{vendor}: {name}: {_clip(str(error), redact)}"), name, False)
 
 
 def _phrase(status: int) -> str:
