@@ -18,6 +18,7 @@ from textual.app import App
 from textual.widgets import Input, TextArea
 
 from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.screens.help import HelpScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.widgets.composer import Composer
 from agent_tui.tui.widgets.replay_prompt import ReplayPrompt
@@ -134,3 +135,25 @@ class TestABurstAfterQuit:
             await settle(pilot)
         assert app.return_code == 0
         assert opened == []
+
+
+class TestQInADialog:
+    """`q` quits from the screens; in a dialog it is the dialog's (the help closes) or nothing."""
+
+    async def test_q_closes_the_help_and_does_nothing_in_a_request(self, tmp_path: Path) -> None:
+        app = recorded_app(tmp_path)
+        async with app.run_test(size=NARROW) as pilot:
+            await armed(pilot)
+            await pilot.press("question_mark")
+            await settle(pilot)
+            assert isinstance(app.screen, HelpScreen)
+            await pilot.press("q")
+            await settle(pilot)
+            assert app.is_running and app.screen is app.screen_stack[0]
+            await pilot.press("A")
+            await settle(pilot)
+            request = app.screen
+            assert request.is_modal
+            await pilot.press("q")
+            await settle(pilot)
+            assert app.is_running and app.screen is request

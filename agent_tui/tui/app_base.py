@@ -105,11 +105,12 @@ class AgentTuiBase(App[int]):
             # A dialog has no footer of its own: the one under it is the screen's, unchanged.
             return not self.screen.is_modal and types(self.focused, "q")
         if action == "quit_outside_text":
-            if not types(self.focused, "q"):
-                return True
-            # Refused (None: still shown) in a dialog's text box: the footer under a dialog is
-            # the screen's, unchanged.
-            return None if self.screen.is_modal else False
+            if self.screen.is_modal:
+                # Refused in a dialog, where `q` is the dialog's (the help closes on it) or types,
+                # as a plain binding of the app never reached it; None: the footer under the
+                # dialog (the screen's) still shows it, dimmed.
+                return None
+            return not types(self.focused, "q")
         return True
 
     def action_help(self) -> None:
