@@ -148,6 +148,14 @@ class TestFailures:
         assert FAKE_KEY not in str(failure)
         assert len(server.requests) == 1
 
+    def test_a_429_for_a_billing_limit_ends_the_call_at_once(self, server: FakeModelServer) -> None:
+        spent = anthropic_error("Your credit balance is too low to access the API.", "billing_error")
+        server.script(Status(429, spent), Stream(anthropic_stream(["never sent"])))
+        out, failure = anyio.run(chunks, provider_for("anthropic", server.anthropic_url))
+        assert out == [] and failure is not None and failure.status_code == 429
+        assert "Your credit balance is too low" in str(failure)
+        assert len(server.requests) == 1
+
     def test_429_with_retry_after_is_retried_then_succeeds(self, server: FakeModelServer) -> None:
         server.script(
             Status(
