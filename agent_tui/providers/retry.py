@@ -2,13 +2,13 @@
 
 Invariants:
 - a call is retried only before its first chunk reached the engine (nothing stored is ever
-  repeated), and only for what a later try can fix: 408, 409, 429 (not a spent quota), 5xx (and
-  an `overloaded` or rate-limit error event), a connection that failed or broke, a timeout, a stream that ended
-  before the model finished; at most `RetryPolicy.retries` times;
+  repeated), and only for what a later try can fix: 408, 409, 429 (not a spent quota), 5xx
+  (and an `overloaded` or rate-limit error event), a connection that failed or broke, a
+  timeout, a stream that ended before the model finished; at most `RetryPolicy.retries` times;
 - before each wait the adapter yields `Retrying(attempt, delay_ms, reason)` (the status and the
-  server's words); the wait is the
-  server's `Retry-After` (or `retry-after-ms`) when it sent one, else exponential backoff with
-  jitter; a `Retry-After` longer than `max_retry_after_s` ends the call instead of hanging a turn;
+  server's words); the wait is the server's `Retry-After` (or `retry-after-ms`) when it sent
+  one, else exponential backoff with jitter; a `Retry-After` longer than `max_retry_after_s`
+  ends the call instead of hanging a turn;
 - the vendor SDKs' own retries are off (`max_retries=0`) so every retry is seen and stored;
 - every message that leaves here went through `Redactor`: the API key never appears in a
   failure, a retry reason, or anything the engine stores.
