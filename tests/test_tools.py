@@ -663,3 +663,5 @@ def test_preview_is_one_short_deterministic_line() -> None:
     assert long.startswith('path="x.py" content="line\\nline')
     assert preview({"b": {"z": 1, "a": [1, 2]}}) == preview({"b": {"a": [1, 2], "z": 1}})
     assert preview({}) == ""
+    assert preview({"old_text": "    return x"}) == 'old_text="    return x"'  # indentation kept
+    assert preview({"a\nb": 1}) == "a b=1"  # one line whatever the keys hold

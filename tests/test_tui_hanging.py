@@ -82,7 +82,9 @@ def test_a_waiting_write_shows_its_content_lines_as_they_are() -> None:
     log.emit("user.message", "turn_1", content="usage")
     args = {"path": "USAGE.md", "content": "# Usage\n\n    python src/app.py\n"}
     log.emit("model.tool_call_requested", "turn_1", toolCallId="call_1", tool="write_file", args=args)
-    preview = 'path="USAGE.md" content="# Usage\\n\\n python src/app.py\\n"'  # as squeezed
+    preview = (
+        'path="USAGE.md" content="# Usage\\n\\n python src/app.py\\n"'  # as older logs hold it (squeezed)
+    )
     log.request("turn_1", "call_1", "write_file", "write", preview=preview)
     log.resolve("turn_1", "call_1", "ask", "policy")
     state = fold(log.events)

@@ -189,14 +189,17 @@ class ToolRouter:
     def preview(args: Mapping[str, Any]) -> str:
         """One line summarizing arguments: `key=value` pairs, values as compact JSON.
 
-        Keys keep their order; whitespace runs collapse to one space; the line is cut to 120
-        characters with a trailing `…`. E.g. `cmd="ls src/foo.py"`.
+        Keys keep their order; values keep their spaces (an edit's indentation), their line
+        breaks written `\n` as JSON writes them; the line is cut to 120 characters with a
+        trailing `…`. E.g. `cmd="ls src/foo.py"`.
         """
         parts = []
         for key, value in args.items():
             rendered = orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS).decode()
             parts.append(f"{key}={rendered}")
-        line = " ".join(" ".join(parts).split())
+        line = " ".join(parts)
+        if not line.isprintable():  # only a key can hold a raw control character (JSON escapes)
+            line = "".join(char if char.isprintable() else " " for char in line)
         if len(line) > PREVIEW_LIMIT:
             line = line[: PREVIEW_LIMIT - 1] + "…"
         return line
