@@ -184,15 +184,8 @@ class DashboardScreen(SessionsScreen):
         focus_now(self.query_one("#composer", Composer).input)
 
     def text_box_to_leave(self) -> Widget | None:
-        composer = self.query_one("#composer", Composer).input
+        composer = self.query_one("#composer", Composer).input  # escape keeps its text
         return composer if composer.has_focus else super().text_box_to_leave()
-
-    def action_leave_text_box(self) -> None:
-        """`escape` in the composer: back to the tree (the typed text stays)."""
-        if self.query_one("#composer", Composer).input.has_focus:
-            focus_now(self.session_tree)
-        else:
-            super().action_leave_text_box()
 
     @on(Composer.Submitted)
     def _composer_submitted(self, message: Composer.Submitted) -> None:

@@ -122,8 +122,11 @@ class SessionsScreen(Screen[None]):
         return box if box.has_focus else None
 
     def action_leave_text_box(self) -> None:
-        """`escape` in the tree filter: clear it, back to the tree."""
-        self._leave_filter(keep=False)
+        """`escape`: back to the tree; from the tree filter, cleared (other boxes keep their text)."""
+        if self.text_box_to_leave() is self.query_one("#tree-filter", Input):
+            self._leave_filter(keep=False)
+        else:
+            focus_now(self.session_tree)
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
