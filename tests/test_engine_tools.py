@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 
 import anyio
+import anyio.abc
+import anyio.lowlevel
 import pytest
 
 from agent_tui.engine.permissions import PolicyConfig
@@ -43,6 +45,16 @@ def alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"
+
+
+def assert_all_gone(pidfile: Path) -> None:
+    """Every process whose pid the command wrote to `pidfile` is gone (or a zombie)."""
+    for pid in map(int, pidfile.read_text().split()):
+        # SIGKILL was sent before the turn ended; the kernel may take a moment to finish it.
+        deadline = time.monotonic() + 10.0
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not alive(pid), f"process {pid} outlived the turn"
 
 
 def call(tool: str, **args: object) -> dict:
@@ -271,15 +283,42 @@ class TestCancelDuringTools:
             engine.cancel_turn(sid)
             assert await handle.wait() == "cancelled"
             assert time.monotonic() - started < NOT_WAITED_FOR
-        for pid in map(int, pidfile.read_text().split()):
-            # SIGKILL was sent before the turn ended; the kernel may take a moment to finish it.
-            deadline = time.monotonic() + 10.0
-            while alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.01)
-            assert not alive(pid), f"process {pid} outlived the turn"
+        assert_all_gone(pidfile)
         log = log_of(tmp_path, sid)
         assert [e.payload["errorCode"] for e in log if e.type == "tool.failed"] == ["cancelled"]
         assert chain_violations(log) == []
+
+    async def test_a_cancel_while_the_shell_is_still_starting_kills_its_group(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # The shell runs (and starts its background job) before `open_process` has returned
+        # to us; a cancel landing in that gap must still reach the whole group.
+        provider = ScriptedProvider()
+        engine = make_engine(tmp_path, provider)
+        pidfile = tmp_path / "work" / "pids"
+        open_process = anyio.open_process
+        sid = ""
+
+        async def open_then_cancel(*args: object, **kwargs: object) -> anyio.abc.Process:
+            process = await open_process(*args, **kwargs)  # type: ignore[arg-type]
+            while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+                await anyio.sleep(0.02)
+            engine.cancel_turn(sid)
+            await anyio.lowlevel.checkpoint()  # where the cancel arrives, before we return
+            return process
+
+        monkeypatch.setattr(anyio, "open_process", open_then_cancel)
+        async with engine:
+            sid = await engine.create_session(workspace(tmp_path))
+            cmd = "sleep 30 & echo $! > pids; echo $$ >> pids; sleep 30"
+            provider.assign(
+                sid, steps({"text": ["x"], "toolCalls": [call("shell", cmd=cmd)]}, {"text": ["y"]})
+            )
+            with anyio.fail_after(NOT_WAITED_FOR):
+                assert await engine.start_turn(sid, "go").wait() == "cancelled"
+        assert_all_gone(pidfile)
+        log = log_of(tmp_path, sid)
+        assert [e.payload["errorCode"] for e in log if e.type == "tool.failed"] == ["cancelled"]
 
 
 class TestContextWindow:

@@ -75,18 +75,21 @@ class AgentProcess:
         environment = default_environment()
         environment.update(self.config.environment(self._env_source))
         try:
-            self.process = await asyncio.create_subprocess_exec(
-                self.config.command,
-                *self.config.args,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=self.cwd,
-                env=environment,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-                limit=STDIO_LIMIT,
-            )
+            # Shielded: a cancel while the program is being started would lose the only handle
+            # on it (its group would run on); it is taken at the caller's next await instead.
+            with anyio.CancelScope(shield=True):
+                self.process = await asyncio.create_subprocess_exec(
+                    self.config.command,
+                    *self.config.args,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=self.cwd,
+                    env=environment,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                    limit=STDIO_LIMIT,
+                )
         except FileNotFoundError:
             raise AgentStartError(
                 f"{self.config.command}: command not found (is it installed and on PATH?)"

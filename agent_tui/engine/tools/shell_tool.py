@@ -139,12 +139,16 @@ class ShellTool(BaseTool):
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
         output = _ShellOutput(ctx.output_budget)
         try:
-            process = await anyio.open_process(
-                ["/bin/sh", "-c", args.cmd],
-                cwd=ctx.cwd,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+            # Shielded: the shell may already run before `open_process` returns, and a cancel
+            # landing in between would leave its group running with nobody to kill it. The
+            # cancel is taken at the first await below, where the `finally` kills the group.
+            with anyio.CancelScope(shield=True):
+                process = await anyio.open_process(
+                    ["/bin/sh", "-c", args.cmd],
+                    cwd=ctx.cwd,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
         except OSError as error:
             raise ToolError(
                 "io_error", f"cannot start /bin/sh in {ctx.cwd}: {error.strerror or error}"
