@@ -193,6 +193,12 @@ def test_bad_scenarios_say_where(tmp_path: Path) -> None:
         assert "Traceback" not in result.stderr
 
 
+def test_a_scenario_run_without_a_sessions_dir_says_it_needs_one(tmp_path: Path, scenario: Path) -> None:
+    result = agent_tui("run", str(scenario), cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == "agent-tui: a scenario run needs --sessions-dir DIR for its logs\n"
+
+
 def test_replay_of_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
     result = agent_tui("replay", str(tmp_path / "nope"), "--dump", "events")
     assert result.returncode == 2 and "no such file or directory" in result.stderr

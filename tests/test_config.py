@@ -20,6 +20,7 @@ from agent_tui.providers.config import (
 )
 from agent_tui.providers.factory import build_provider
 from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW
+from agent_tui.runtime.session_dirs import default_sessions_dir
 from agent_tui.store import JsonlEventLog
 from tests.fake_model_server import (
     FakeModelServer,
@@ -359,6 +360,39 @@ class TestRunWithARealModel:
             if event.type == "permission.resolved" and event.payload["decision"] != "ask"
         ]
         assert [(a["actor"], a.get("reason")) for a in answers] == [("user", "--approve allow")]
+
+    def test_without_a_sessions_dir_the_run_is_kept_with_the_projects_sessions(self, tmp_path: Path) -> None:
+        # Where the dashboard on that project (and `agent-tui sessions`) looks for its sessions,
+        # so a headless run can be continued there.
+        cwd = project(tmp_path)
+        env = clean_env(
+            AGENT_TUI_CONFIG=str(tmp_path / "none.toml"),
+            OPENAI_API_KEY=FAKE_KEY,
+            XDG_DATA_HOME=str(tmp_path / "data"),
+        )
+        with FakeModelServer() as server:
+            server.script(Stream(openai_stream(["Nothing to do."])))
+            model = ["--provider", "openai", "--model", "m", "--base-url", server.openai_url]
+            done = agent_tui("run", "--prompt", "Look around", "--cwd", str(cwd), *model, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        sessions = default_sessions_dir(cwd, tmp_path / "data" / "agent-tui")
+        assert f"logs in {sessions}" in done.stdout
+        assert len(list(sessions.glob("*.jsonl"))) == 1
+        listing = agent_tui("sessions", "--cwd", str(cwd), env=env)
+        assert listing.returncode == 0 and listing.stdout.startswith("1 session in ")
+        assert "'Look around'" in listing.stdout
+
+    def test_a_missing_cwd_creates_no_sessions_dir(self, tmp_path: Path) -> None:
+        env = clean_env(
+            AGENT_TUI_CONFIG=str(tmp_path / "none.toml"),
+            OPENAI_API_KEY=FAKE_KEY,
+            XDG_DATA_HOME=str(tmp_path / "data"),
+        )
+        model = ["--provider", "openai", "--model", "m"]
+        done = agent_tui("run", "--prompt", "hi", "--cwd", str(tmp_path / "nowhere"), *model, env=env)
+        assert done.returncode == 2
+        assert done.stderr == f"agent-tui: {tmp_path / 'nowhere'}: no such directory\n"
+        assert not (tmp_path / "data").exists()
 
     def test_ctrl_c_cancels_the_turn_closes_its_log_and_exits_130(self, tmp_path: Path) -> None:
         cwd = project(tmp_path)

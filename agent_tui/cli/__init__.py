@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
             if any(getattr(args, flag) is not None for flag in ("profile", "provider", "model", "base_url")):
                 return fail("--profile, --provider, --model and --base-url go with --prompt", EXIT_USAGE)
+            if args.run_sessions_dir is None:
+                return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
             return cmd_run(args.scenario, args.run_sessions_dir, args.approve, args.workspace, args.quiet)
         if args.command == "models":
             return cmd_models(args)

@@ -95,9 +95,10 @@ def cmd_run_prompt(args: argparse.Namespace) -> int:
         return fail("a real-model run needs both --prompt TEXT and --cwd DIR", EXIT_USAGE)
     if args.workspace is not None:
         return fail("--workspace is for scenarios; --cwd is the directory the agent works in", EXIT_USAGE)
-    problem = sessions_dir_error(args.run_sessions_dir)
-    if problem is not None:
-        return fail(problem, EXIT_USAGE)
+    if args.run_sessions_dir is not None:
+        problem = sessions_dir_error(args.run_sessions_dir)
+        if problem is not None:
+            return fail(problem, EXIT_USAGE)
     return run_prompt(
         prompt=args.prompt,
         cwd=args.cwd,

@@ -74,10 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--sessions-dir",
         type=Path,
-        required=True,
+        default=None,
         dest="run_sessions_dir",
         metavar="DIR",
-        help="directory for the session logs",
+        help="directory for the session logs (needed for a scenario; with --prompt the default is "
+        "the project's own, where the dashboard and `agent-tui sessions` find them)",
     )
     run.add_argument(
         "--approve",

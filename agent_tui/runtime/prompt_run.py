@@ -188,7 +188,7 @@ def run_prompt(
     *,
     prompt: str,
     cwd: Path,
-    sessions_dir: Path,
+    sessions_dir: Path | None,
     approve: str,
     quiet: bool,
     flags: Mapping[str, str | None],
@@ -206,6 +206,7 @@ def run_prompt(
     from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, load_config, resolve_settings
     from agent_tui.runtime.console import EventPrinter
     from agent_tui.runtime.runner import RunResult
+    from agent_tui.runtime.session_dirs import SessionsDirError, default_sessions_dir, ensure_writable
 
     def fail(message: str, status: int) -> int:
         print(f"agent-tui: {message}", file=err)
@@ -219,6 +220,10 @@ def run_prompt(
         settings = resolve_settings(config, env=env, **flags)
         if settings is None:
             return fail(HOW_TO_CONFIGURE.format(path=config.path), 2)
+        if sessions_dir is None:
+            # The project's own: the dashboard on that project lists the run, to continue it.
+            sessions_dir = default_sessions_dir(cwd)
+            ensure_writable(sessions_dir)
         run = PromptRun(
             settings,
             prompt=prompt,
@@ -227,7 +232,7 @@ def run_prompt(
             prompter=StaticPrompter(decision, reason=f"--approve {decision}"),
             env=env,
         )
-    except ConfigError as error:
+    except (ConfigError, SessionsDirError) as error:
         return fail(str(error), 2)
     except OSError as error:
         return fail(f"{error.filename or cwd}: {error.strerror or error}", 2)
