@@ -269,14 +269,21 @@ def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Conten
     preview = call.args_preview or _args_text(call)
     head = Content.assemble(("  ⚙ ", MUTED), (call.tool or "tool", "bold"), " ", (preview, MUTED))
     lines = [fit(head, width)]
-    meta: list[Content | str | tuple[str, str]] = ["    ", risk_content(call.risk)]
+    # No risk: a call from another tool's log (ours is never judged there), or one that failed
+    # before it was judged (unknown tool, bad arguments). Nothing to show, rather than "risk ?".
+    parts = [risk_content(call.risk)] if call.risk else []
     decision = decision_text(call)
     if decision is not None:
-        meta += [(" · ", MUTED), decision]
+        parts.append(decision)
     outcome = _outcome(call)
     if outcome is not None:
-        meta += [(" · ", MUTED), outcome]
-    lines.append(Content.assemble(*meta))
+        parts.append(outcome)
+    if not parts:
+        parts.append(Content.styled(call.status, MUTED))
+    meta: list[Content | tuple[str, str]] = [parts[0]]
+    for part in parts[1:]:
+        meta += [(" · ", MUTED), part]
+    lines.append(Content.assemble("    ", *meta))
     if call.status == "failed" and call.message:
         lines.append(Content.assemble("    ", (call.message, "$text-error")))
     body = call.output if call.status == "running" else (call.result or call.output or "")
