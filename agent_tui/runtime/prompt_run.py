@@ -10,7 +10,9 @@ Invariants:
 - the turn ends with its `turn.completed` in the log whatever happens: a provider failure ends it
   `error/provider_failure`, an interrupt (`interrupt()`, or Ctrl-C in the CLI) `cancelled`;
   sub-agents it spawned are waited for, or stopped with it;
-- the provider's HTTP client is closed when the run ends.
+- the provider's HTTP client is closed when the run ends;
+- without a sessions directory of its own, the log goes with the project's sessions
+  (`session_dirs.default_sessions_dir`), where the dashboard opened on that project lists it.
 """
 
 from __future__ import annotations
@@ -197,6 +199,9 @@ def run_prompt(
     env: Mapping[str, str] = os.environ,
 ) -> int:
     """`agent-tui run --prompt`: resolve the model, run the turn, print its events.
+
+    `sessions_dir`: where the log goes; None for the project's own sessions directory, made
+    once the directory and the model settings are known to be good.
 
     Returns the exit status: 0 when the turn ended `final`, 1 when it ended otherwise, 2 for a
     bad setting or directory, 130 when interrupted.
