@@ -316,6 +316,15 @@ class TestModelsCommand:
         assert [models.returncode, dashboard.returncode, run.returncode] == [2, 2, 2]
 
 
+def env_with_data_home(tmp_path: Path) -> dict[str, str]:
+    """No config file, the fake key, and the platform data directory under `tmp_path / "data"`."""
+    return clean_env(
+        AGENT_TUI_CONFIG=str(tmp_path / "none.toml"),
+        OPENAI_API_KEY=FAKE_KEY,
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
+
+
 class TestRunWithARealModel:
     def test_run_prompt_works_in_the_real_directory_and_prints_its_events(self, tmp_path: Path) -> None:
         cwd = project(tmp_path)
@@ -365,11 +374,7 @@ class TestRunWithARealModel:
         # Where the dashboard on that project (and `agent-tui sessions`) looks for its sessions,
         # so a headless run can be continued there.
         cwd = project(tmp_path)
-        env = clean_env(
-            AGENT_TUI_CONFIG=str(tmp_path / "none.toml"),
-            OPENAI_API_KEY=FAKE_KEY,
-            XDG_DATA_HOME=str(tmp_path / "data"),
-        )
+        env = env_with_data_home(tmp_path)
         with FakeModelServer() as server:
             server.script(Stream(openai_stream(["Nothing to do."])))
             model = ["--provider", "openai", "--model", "m", "--base-url", server.openai_url]
@@ -383,11 +388,7 @@ class TestRunWithARealModel:
         assert "'Look around'" in listing.stdout
 
     def test_a_missing_cwd_creates_no_sessions_dir(self, tmp_path: Path) -> None:
-        env = clean_env(
-            AGENT_TUI_CONFIG=str(tmp_path / "none.toml"),
-            OPENAI_API_KEY=FAKE_KEY,
-            XDG_DATA_HOME=str(tmp_path / "data"),
-        )
+        env = env_with_data_home(tmp_path)
         model = ["--provider", "openai", "--model", "m"]
         done = agent_tui("run", "--prompt", "hi", "--cwd", str(tmp_path / "nowhere"), *model, env=env)
         assert done.returncode == 2

@@ -12,6 +12,7 @@ import anyio.lowlevel
 import pytest
 
 from agent_tui.engine.permissions import PolicyConfig
+from agent_tui.engine.scenario import Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog
@@ -45,6 +46,21 @@ def alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"
+
+
+LONG_SHELL_WRITING_PIDS = "sleep 30 & echo $! > pids; echo $$ >> pids; sleep 30"
+"""A shell with a background job, both writing their pids to `pids` and running for 30 s."""
+
+
+def long_shell_then_answer() -> list[Step]:
+    """Model steps: call `LONG_SHELL_WRITING_PIDS`, then answer."""
+    return steps({"text": ["x"], "toolCalls": [call("shell", cmd=LONG_SHELL_WRITING_PIDS)]}, {"text": ["y"]})
+
+
+async def both_pids_written(pidfile: Path) -> None:
+    """Poll until `LONG_SHELL_WRITING_PIDS` has written both pids (the file is the only signal)."""
+    while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+        await anyio.sleep(0.02)
 
 
 def assert_all_gone(pidfile: Path) -> None:
@@ -271,14 +287,10 @@ class TestCancelDuringTools:
         pidfile = tmp_path / "work" / "pids"
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
-            cmd = "sleep 30 & echo $! > pids; echo $$ >> pids; sleep 30"
-            provider.assign(
-                sid, steps({"text": ["x"], "toolCalls": [call("shell", cmd=cmd)]}, {"text": ["y"]})
-            )
+            provider.assign(sid, long_shell_then_answer())
             handle = engine.start_turn(sid, "go")
             with anyio.fail_after(10):
-                while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
-                    await anyio.sleep(0.02)
+                await both_pids_written(pidfile)
             started = time.monotonic()
             engine.cancel_turn(sid)
             assert await handle.wait() == "cancelled"
@@ -301,8 +313,7 @@ class TestCancelDuringTools:
 
         async def open_then_cancel(*args: object, **kwargs: object) -> anyio.abc.Process:
             process = await open_process(*args, **kwargs)  # type: ignore[arg-type]
-            while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
-                await anyio.sleep(0.02)
+            await both_pids_written(pidfile)
             engine.cancel_turn(sid)
             await anyio.lowlevel.checkpoint()  # where the cancel arrives, before we return
             return process
@@ -310,15 +321,13 @@ class TestCancelDuringTools:
         monkeypatch.setattr(anyio, "open_process", open_then_cancel)
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
-            cmd = "sleep 30 & echo $! > pids; echo $$ >> pids; sleep 30"
-            provider.assign(
-                sid, steps({"text": ["x"], "toolCalls": [call("shell", cmd=cmd)]}, {"text": ["y"]})
-            )
+            provider.assign(sid, long_shell_then_answer())
             with anyio.fail_after(NOT_WAITED_FOR):
                 assert await engine.start_turn(sid, "go").wait() == "cancelled"
         assert_all_gone(pidfile)
         log = log_of(tmp_path, sid)
         assert [e.payload["errorCode"] for e in log if e.type == "tool.failed"] == ["cancelled"]
+        assert chain_violations(log) == []
 
 
 class TestContextWindow:
