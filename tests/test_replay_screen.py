@@ -114,6 +114,17 @@ class TestFilter:
             await pilot.press("slash", "a", "left", "space", "home", "escape")
             assert screen.position == before and screen.filter is None
 
+    @pytest.mark.parametrize("key", ["g", "slash"])
+    @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
+    async def test_what_is_typed_in_the_prompt_shows(self, key: str, size: tuple[int, int]) -> None:
+        app = replay_app()
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await pilot.press(key, *"12:3")
+            prompt = app.replay.prompt
+            assert prompt.has_focus and prompt.content_region.height == 1
+            assert "12:3" in prompt.render_line(0).text
+
 
 @pytest.mark.anyio
 class TestWhileIndexing:

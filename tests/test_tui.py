@@ -188,6 +188,7 @@ SCENES: dict[str, Scene] = {
     "replay_middle": Scene(replay_app, (100, 30), press("home", "pagedown", "right", "right")),
     "replay_end": Scene(replay_app, (100, 30), press()),
     "replay_filter": Scene(replay_app, (100, 30), filtered("tool:shell")),
+    "replay_goto_typing": Scene(replay_app, (100, 30), press("g", *"22:17")),
     "replay_corrupt": Scene(corrupt_replay_app, (100, 30), on_the_corrupt_line),
     "replay_indexing": Scene(indexing_replay_app, (100, 30), held_indexing),
 }
@@ -246,6 +247,9 @@ class TestReplayLooks:
 
     def test_a_filter_marks_its_matches_on_the_bar(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
         assert snap(snap_compare, SCENES["replay_filter"])
+
+    def test_the_go_to_box_shows_what_is_typed(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, SCENES["replay_goto_typing"])
 
     def test_a_corrupt_line_is_marked_and_named(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
         assert snap(snap_compare, SCENES["replay_corrupt"])

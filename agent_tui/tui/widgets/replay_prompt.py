@@ -23,8 +23,10 @@ PLACEHOLDERS = {
 class ReplayPrompt(Input):
     """The filter / go-to input above the scrubber."""
 
+    # Input's own `:focus` rule gives it a tall border, which outranks a plain type selector: on
+    # a one-row box that left no row for the text. The focused state is named here as well.
     DEFAULT_CSS = """
-    ReplayPrompt {
+    ReplayPrompt, ReplayPrompt:focus {
         display: none;
         height: 1;
         border: none;
