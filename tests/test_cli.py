@@ -251,3 +251,50 @@ def test_a_stray_argument_is_the_subcommands_error_and_a_top_level_one_the_top_l
     top = agent_tui("--frob")
     assert top.returncode == 2 and top.stderr.startswith("usage: agent-tui [-h]")
     assert top.stderr.endswith("agent-tui: error: unrecognized arguments: --frob\n")
+
+
+SHARED_BEFORE_AND_AFTER = [
+    (["--cwd", "proj"], "sessions", "list_cwd", Path("proj")),
+    (["--sessions-dir", "logs"], "sessions", "list_sessions_dir", Path("logs")),
+    (["--sessions-dir", "logs"], "run", "run_sessions_dir", Path("logs")),
+    (["--sessions-dir", "logs"], "demo", "demo_sessions_dir", Path("logs")),
+    (["--sessions-dir", "logs"], "acp", "acp_sessions_dir", Path("logs")),
+    (["--cwd", "proj"], "run", "cwd", Path("proj")),
+    (["--prompt", "hi"], "run", "prompt", "hi"),
+    (["--provider", "openai"], "run", "provider", "openai"),
+    (["--model", "m"], "models", "model", "m"),
+    (["--profile", "p"], "acp", "profile", "p"),
+    (["--base-url", "http://127.0.0.1:9"], "run", "base_url", "http://127.0.0.1:9"),
+]
+
+
+@pytest.mark.parametrize(("option", "command", "dest", "value"), SHARED_BEFORE_AND_AFTER)
+def test_a_shared_option_means_the_same_before_and_after_the_command(
+    option: list[str], command: str, dest: str, value: object
+) -> None:
+    from agent_tui.cli.parser import parse_arguments
+
+    before = parse_arguments([*option, command])
+    after = parse_arguments([command, *option])
+    assert getattr(before, dest) == getattr(after, dest) == value
+
+
+def test_a_shared_option_after_the_command_wins_over_the_one_before() -> None:
+    from agent_tui.cli.parser import parse_arguments
+
+    args = parse_arguments(["--model", "outer", "run", "--model", "inner"])
+    assert args.model == "inner"
+    assert parse_arguments(["run"]).model is None and parse_arguments(["sessions"]).list_cwd is None
+
+
+def test_a_shared_option_before_a_command_that_does_not_take_it_is_a_usage_error() -> None:
+    result = agent_tui("--provider", "openai", "replay", "logs")
+    assert result.returncode == 2
+    assert result.stderr.endswith("agent-tui: error: --provider does not go with `replay`\n")
+
+
+def test_sessions_dir_before_sessions_lists_that_directory(sessions: Path) -> None:
+    before = agent_tui("--sessions-dir", str(sessions), "sessions")
+    after = agent_tui("sessions", "--sessions-dir", str(sessions))
+    assert before.returncode == after.returncode == 0
+    assert before.stdout == after.stdout and "lead" in before.stdout

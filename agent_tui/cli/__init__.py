@@ -24,7 +24,7 @@ from agent_tui.cli.commands import (
     cmd_sessions,
 )
 from agent_tui.cli.dashboard import cmd_dashboard
-from agent_tui.cli.parser import build_parser
+from agent_tui.cli.parser import parse_arguments
 from agent_tui.cli.status import (
     EXIT_CORRUPT,
     EXIT_FAILED,
@@ -39,7 +39,7 @@ __all__ = ["EXIT_CORRUPT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "awaited_dir"
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
     try:
         if args.command == "run":
             if args.prompt is not None or args.cwd is not None:

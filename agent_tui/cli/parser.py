@@ -1,4 +1,13 @@
-"""The `agent-tui` argument parser: every command, option and its help text."""
+"""The `agent-tui` argument parser: every command, option and its help text.
+
+Invariants:
+- an option that belongs to several commands (`--cwd`, `--sessions-dir`, `--prompt`,
+  `--profile`, `--provider`, `--model`, `--base-url`) means the same before and after the command's name:
+  `agent-tui --cwd DIR sessions` is `agent-tui sessions --cwd DIR`; given in both places, the one
+  after the command wins;
+- such an option given before a command that does not take it is a usage error naming both,
+  never silently ignored.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +28,49 @@ class SubcommandParser(argparse.ArgumentParser):
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
+
+
+SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
+    # top-level dest: (the option, {command: the dest that command keeps it in}); None is the dashboard.
+    "cwd": ("--cwd", {None: "cwd", "run": "cwd", "sessions": "list_cwd"}),
+    "sessions_dir": (
+        "--sessions-dir",
+        {
+            None: "sessions_dir",
+            "run": "run_sessions_dir",
+            "demo": "demo_sessions_dir",
+            "acp": "acp_sessions_dir",
+            "sessions": "list_sessions_dir",
+        },
+    ),
+    "prompt": ("--prompt", {None: "prompt", "run": "prompt"}),
+    **{
+        dest: (flag, {None: dest, "run": dest, "models": dest, "acp": dest})
+        for dest, flag in (
+            ("profile", "--profile"),
+            ("provider", "--provider"),
+            ("model", "--model"),
+            ("base_url", "--base-url"),
+        )
+    },
+}
+"""The options every command that has them shares with the top level."""
+
+
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse a command line, reading a shared option given before the command as if after it."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for top, (flag, dests) in SHARED_OPTIONS.items():
+        given_before = getattr(args, top)
+        own = dests.get(args.command)
+        if own is None:
+            if given_before is not None:
+                parser.error(f"{flag} does not go with `{args.command}`")
+            continue
+        if getattr(args, own, None) is None:
+            setattr(args, own, given_before)
+    return args
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="start the ACP agent [acp.NAME] of the config file at launch (with --prompt, if given)",
     )
-    model_flags(parser)
+    model_flags(parser, default=None)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
 
     run = commands.add_parser(
@@ -63,18 +115,20 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         help="scenario JSON file (see README, 'Scenarios'); not with --prompt",
     )
-    run.add_argument("--prompt", default=None, help="run one turn of a real model on this prompt")
+    run.add_argument(
+        "--prompt", default=argparse.SUPPRESS, help="run one turn of a real model on this prompt"
+    )
     run.add_argument(
         "--cwd",
         type=Path,
-        default=None,
+        default=argparse.SUPPRESS,
         help="with --prompt: the directory the agent works in (the real one)",
     )
     model_flags(run)
     run.add_argument(
         "--sessions-dir",
         type=Path,
-        default=None,
+        default=argparse.SUPPRESS,
         dest="run_sessions_dir",
         metavar="DIR",
         help="directory for the session logs (needed for a scenario; with --prompt the default is "
@@ -130,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--sessions-dir",
         type=Path,
-        default=None,
+        default=argparse.SUPPRESS,
         dest="demo_sessions_dir",
         metavar="DIR",
         help="where the logs go (default: a fresh temporary directory)",
@@ -157,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     acp.add_argument(
         "--sessions-dir",
         type=Path,
-        default=None,
+        default=argparse.SUPPRESS,
         dest="acp_sessions_dir",
         metavar="DIR",
         help="where session logs are written and loaded from (default: agent-tui's data directory)",
@@ -168,19 +222,30 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument(
         "--sessions-dir",
         type=Path,
-        default=None,
+        default=argparse.SUPPRESS,
         dest="list_sessions_dir",
         metavar="DIR",
         help="a sessions directory (default: the project's)",
     )
     sessions.add_argument(
-        "--cwd", type=Path, default=None, dest="list_cwd", metavar="DIR", help="the project (default: .)"
+        "--cwd",
+        type=Path,
+        default=argparse.SUPPRESS,
+        dest="list_cwd",
+        metavar="DIR",
+        help="the project (default: .)",
     )
     return parser
 
 
-def model_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", default=None, help="a profile of the config file")
-    parser.add_argument("--provider", choices=("openai", "anthropic"), default=None)
-    parser.add_argument("--model", default=None, help="the model's name, as the provider knows it")
-    parser.add_argument("--base-url", default=None, help="an OpenAI-compatible (or Anthropic) endpoint")
+def model_flags(parser: argparse.ArgumentParser, default: object = argparse.SUPPRESS) -> None:
+    """The model options; a command's copies leave an absent one unset (`parse_arguments`)."""
+    parser.add_argument("--profile", default=default, help="a profile of the config file")
+    parser.add_argument(
+        "--provider",
+        choices=("openai", "anthropic"),
+        default=default,
+        help="the vendor's API: openai (any OpenAI-compatible server) or anthropic",
+    )
+    parser.add_argument("--model", default=default, help="the model's name, as the provider knows it")
+    parser.add_argument("--base-url", default=default, help="an OpenAI-compatible (or Anthropic) endpoint")
