@@ -298,3 +298,25 @@ def test_sessions_dir_before_sessions_lists_that_directory(sessions: Path) -> No
     after = agent_tui("sessions", "--sessions-dir", str(sessions))
     assert before.returncode == after.returncode == 0
     assert before.stdout == after.stdout and "lead" in before.stdout
+
+
+def test_every_command_says_what_it_does_and_every_option_has_help() -> None:
+    import argparse
+
+    from agent_tui.cli.parser import build_parser
+
+    parser = build_parser()
+    (commands,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in [("agent-tui", parser), *commands.choices.items()]:
+        if sub is not parser:
+            assert sub.description, f"`agent-tui {name} --help` has no description line"
+        for action in sub._actions:
+            if action.option_strings and not isinstance(action, argparse._HelpAction):
+                assert action.help, f"{name} {action.option_strings[0]} has no help text"
+    import re
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    headings = {line.lstrip("#").strip() for line in readme.splitlines() if line.startswith("#")}
+    helps = " ".join(a.help or "" for sub in [parser, *commands.choices.values()] for a in sub._actions)
+    named = re.findall(r"README, '([^']+)'", helps)
+    assert named and set(named) <= headings

@@ -105,15 +105,19 @@ def build_parser() -> argparse.ArgumentParser:
     model_flags(parser, default=None)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
 
-    run = commands.add_parser(
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        """A subcommand whose `--help` opens with the line `agent-tui --help` lists it by."""
+        return commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
+
+    run = command(
         "run",
-        help="run a scenario headlessly, or one real agent turn with --prompt, writing one log per session",
+        "run a scenario headlessly, or one real agent turn with --prompt, writing one log per session",
     )
     run.add_argument(
         "scenario",
         type=Path,
         nargs="?",
-        help="scenario JSON file (see README, 'Scenarios'); not with --prompt",
+        help="scenario JSON file (see README, 'Running scenarios headlessly'); not with --prompt",
     )
     run.add_argument(
         "--prompt", default=argparse.SUPPRESS, help="run one turn of a real model on this prompt"
@@ -148,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
 
-    replay = commands.add_parser("replay", help="scrub through recorded sessions, or dump them")
+    replay = command("replay", "scrub through recorded sessions, or dump them")
     replay.add_argument(
         "path",
         type=Path,
@@ -180,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="treat a torn final line as corrupt instead of skipping it"
     )
 
-    demo = commands.add_parser("demo", help="run the built-in demo headlessly (no UI)")
+    demo = command("demo", "run the built-in demo headlessly (no UI)")
     demo.add_argument(
         "--sessions-dir",
         type=Path,
@@ -189,18 +193,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where the logs go (default: a fresh temporary directory)",
     )
-    demo.add_argument("--approve", choices=("allow", "deny"), default="allow")
+    demo.add_argument(
+        "--approve",
+        choices=("allow", "deny"),
+        default="allow",
+        help="how the user answers every permission ask (default: allow)",
+    )
 
-    commands.add_parser("schema", help="print the JSON Schema of one event-log line")
+    command("schema", "print the JSON Schema of one event-log line")
 
-    imports = commands.add_parser("import", help="convert Claude Code / Codex logs into agent-tui logs")
+    imports = command("import", "convert Claude Code / Codex logs into agent-tui logs")
     imports.add_argument("src", type=Path, help="a log file or a directory of logs")
     imports.add_argument("--out", type=Path, required=True, help="directory for the converted logs")
 
-    models = commands.add_parser("models", help="list the model profiles and where each setting comes from")
+    models = command("models", "list the model profiles and where each setting comes from")
     model_flags(models)
 
-    acp = commands.add_parser("acp", help="serve our engine as an ACP agent over stdio (for Zed, Toad, ...)")
+    acp = command("acp", "serve our engine as an ACP agent over stdio (for Zed, Toad, ...)")
     acp.add_argument(
         "--scenario",
         type=Path,
@@ -218,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     model_flags(acp)
 
-    sessions = commands.add_parser("sessions", help="list a project's stored sessions, newest first")
+    sessions = command("sessions", "list a project's stored sessions, newest first")
     sessions.add_argument(
         "--sessions-dir",
         type=Path,
