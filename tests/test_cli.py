@@ -141,7 +141,7 @@ def test_torn_final_line_is_skipped_or_strictly_an_error(sessions: Path) -> None
         assert agent_tui("replay", str(log), "--dump", kind).stderr == ok.stderr
     strict = agent_tui("replay", str(log), "--dump", "events", "--strict")
     assert strict.returncode == 3
-    assert strict.stderr.strip().startswith(f"{log}:{lines + 1}: ")
+    assert strict.stderr.strip().startswith(f"agent-tui: {log}:{lines + 1}: ")
     assert "Traceback" not in strict.stderr
 
 
@@ -162,7 +162,7 @@ def test_a_bad_complete_line_stops_the_dump_with_file_and_line(sessions: Path, m
     for strict in ([], ["--strict"]):
         result = agent_tui("replay", str(log), "--dump", "state", *strict)
         assert result.returncode == 3
-        assert result.stderr.startswith(f"{log}:4: ") and reason in result.stderr
+        assert result.stderr.startswith(f"agent-tui: {log}:4: ") and reason in result.stderr
         assert "Traceback" not in result.stderr
 
 

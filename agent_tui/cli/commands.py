@@ -183,8 +183,7 @@ def cmd_replay(
             write_dump(dump, replay_files(inputs.files, mode), out)  # type: ignore[arg-type]
         except EventLogDecodeError as error:
             out.flush()
-            print(str(error), file=sys.stderr)
-            return EXIT_CORRUPT
+            return fail(str(error), EXIT_CORRUPT)
         except BrokenPipeError:
             silence_stdout()
             return EXIT_OK
