@@ -285,6 +285,35 @@ class TestRecordedTime:
             await pilot.press("left")  # one event back: the first delta, 45 s in
             await wait_for(pilot, lambda: "45s" in header() and "1m15s" not in header(), "45 s")
 
+    async def test_following_at_the_end_a_running_turn_s_time_goes_on_between_events(
+        self, tmp_path: Path
+    ) -> None:
+        from replay_logs import BASE_MS
+
+        log = SessionLog("sess_live")
+        log.created(0)
+        log.add("turn.started", "turn_1", {"promptPreview": "count"}, 1_000)
+        log.add("user.message", "turn_1", {"content": "count"}, 1_000)
+        log.add("model.delta", "turn_1", {"text": "one"}, 46_000)
+        log.write(tmp_path)
+        app = ReplayApp([tmp_path / "sess_live.jsonl"], follow=True, watch_dir=tmp_path)
+        now = [BASE_MS + 61_000]
+        app.clock_ms = lambda: now[0]  # type: ignore[attr-defined]
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+
+            def header() -> str:
+                return "\n".join(str(w.content) for w in screen.query("#detail Static").results())
+
+            await wait_for(
+                pilot, lambda: "1m00s" in header(), "the clock's minute, not the last event's 45 s"
+            )
+            now[0] += 60_000  # no new event: the time still goes on
+            await wait_for(pilot, lambda: "2m00s" in header(), "the next tick")
+            await pilot.press("left")  # away from the end: the recorded time at the cursor again
+            await wait_for(pilot, lambda: "2m00s" not in header(), "the cursor's time")
+
 
 def crashed_log(directory: Path, *, finished: bool) -> tuple[Path, int, bytes]:
     """A log whose writer died mid-line, inside its turn or (`finished`) after it ended; returns

@@ -23,6 +23,7 @@ from agent_tui.reducer import epoch_ms
 from agent_tui.replay import Cell, Filter, Follower, Snapshot, Timeline, TimelineView, bar_cells
 from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.screens.sessions import SessionsScreen
+from agent_tui.tui.timing import now_epoch_ms
 from agent_tui.tui.widgets.index_progress import IndexProgress
 from agent_tui.tui.widgets.replay_detail import ReplayDetail
 from agent_tui.tui.widgets.replay_prompt import ReplayPrompt
@@ -38,6 +39,10 @@ def _short(error: str) -> str:
     the notification says the whole path)."""
     match = _WHERE.match(error)
     return Path(match["path"]).name + match["rest"] if match else error
+
+
+FOLLOW_TICK_SECONDS = 1.0
+"""How often a followed replay at its end redraws the passing time (running turns, waits)."""
 
 
 def replay_mode(logs: int) -> str:
@@ -175,11 +180,25 @@ class ReplayViewScreen(SessionsScreen):
         scrubber.label = self._label()
         self.show_state(view.state)
 
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(FOLLOW_TICK_SECONDS, self._follow_tick)
+
     def now_ms(self) -> int | None:
         """A recorded view's clock is the event under the cursor: a turn still running there shows
-        how long it had run by then, the same at every replay of the log."""
+        how long it had run by then, the same at every replay of the log. Following at the end,
+        it is the wall clock instead: the logs are being written now, so a running turn's time and
+        a request's wait go on between their events."""
         event = self.view.event if self.view is not None else None
-        return epoch_ms(event.ts) if event is not None else None
+        at = epoch_ms(event.ts) if event is not None else None
+        if self.following and self.at_end:
+            clock = getattr(self.app, "clock_ms", None) or now_epoch_ms
+            return max(clock(), at or 0)
+        return at
+
+    def _follow_tick(self) -> None:
+        if self.following and self.at_end and self.view is not None:
+            self.tick()
 
     def _label(self) -> Content:
         view = self.view
