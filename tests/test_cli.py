@@ -320,3 +320,15 @@ def test_every_command_says_what_it_does_and_every_option_has_help() -> None:
     helps = " ".join(a.help or "" for sub in [parser, *commands.choices.values()] for a in sub._actions)
     named = re.findall(r"README, '([^']+)'", helps)
     assert named and set(named) <= headings
+
+
+def test_the_demo_s_docs_agent_edits_the_readme_it_was_asked_to(tmp_path: Path) -> None:
+    from agent_tui.demo import demo_scenario_path
+
+    workspace = tmp_path / "ws"
+    args = ("--sessions-dir", str(tmp_path / "logs"), "--workspace", str(workspace), "--approve", "allow")
+    result = agent_tui("run", str(demo_scenario_path()), *args, "--quiet")
+    assert result.returncode == 0, result.stderr
+    readmes = list(workspace.rglob("README.md"))
+    assert any("## Usage" in readme.read_text() for readme in readmes)
+    assert not list(workspace.rglob("USAGE.md"))
