@@ -452,7 +452,7 @@ class TestStop:
             )
             assert stop_reasons(app)["gamma"] is None  # still waiting on its approval
             assert [r.agent_path for r in live_of(app).prompter.waiting()] == [("gamma",)]
-            assert any("Stopped 2 turns" in n.message for n in app.notices)
+            assert any(n.message == "Stopped alpha and 1 agent it spawned." for n in app.notices)
             await pilot.press("q")
 
     async def test_quit_ends_every_running_turn_in_the_log(
@@ -571,3 +571,17 @@ class TestReplayKeys:
             expected = len(lines) + len(second.read_bytes().splitlines())
             await wait_for(pilot, lambda: screen.position == expected, "the new log")
             assert second.stem in screen.state.sessions
+
+
+@pytest.mark.parametrize(
+    ("stopped", "was_running", "sentence"),
+    [
+        (1, True, "Stopped lead."),
+        (3, True, "Stopped lead and 2 agents it spawned."),
+        (1, False, "Stopped 1 agent lead spawned."),
+    ],
+)
+def test_a_stop_says_what_it_stopped(stopped: int, was_running: bool, sentence: str) -> None:
+    from agent_tui.tui.screens.dashboard import stopped_sentence
+
+    assert stopped_sentence("lead", stopped, was_running) == sentence

@@ -16,6 +16,7 @@ from textual import on
 from textual.binding import Binding
 from textual.widget import Widget
 
+from agent_tui.events import counted
 from agent_tui.ports import (
     AcpPermissionRequest,
     AgentOption,
@@ -224,10 +225,11 @@ class DashboardScreen(SessionsScreen):
             self.notify("Select a session to stop.", severity="warning")
             return
         path = agent_path_text(self.state.agent_path(session_id))
+        session = self.state.sessions.get(session_id)
+        was_running = session is not None and session.status == "running"
         stopped = self.live.stop_subtree(session_id)
         if stopped:
-            turns = "turn" if stopped == 1 else "turns"
-            self.notify(f"Stopped {stopped} {turns}: {path} and what it spawned.", title="Stop")
+            self.notify(stopped_sentence(path, stopped, was_running), title="Stop")
         else:
             self.notify(f"Nothing is running under {path}.", timeout=3)
 
@@ -356,3 +358,13 @@ def _as_our_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str
     if not diff.get("oldText"):
         return "write_file", {"path": diff["path"], "content": diff.get("newText") or ""}
     return "edit_file", {"path": diff["path"], "old": diff["oldText"], "new": diff.get("newText") or ""}
+
+
+def stopped_sentence(path: str, stopped: int, was_running: bool) -> str:
+    """What a stop did: `Stopped lead.`, `Stopped lead and 2 agents it spawned.`, or (the agent
+    itself had finished) `Stopped 2 agents lead spawned.`"""
+    spawned = stopped - 1 if was_running else stopped
+    agents = counted(spawned, "agent")
+    if not was_running:
+        return f"Stopped {agents} {path} spawned."
+    return f"Stopped {path} and {agents} it spawned." if spawned else f"Stopped {path}."
