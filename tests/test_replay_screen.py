@@ -105,6 +105,15 @@ class TestFilter:
             await pilot.press("right")
             assert screen.position == matches[1] + 2
 
+    async def test_at_the_start_the_detail_says_no_event_happened_yet(self) -> None:
+        app = replay_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            await pilot.press("home")
+            header = app.replay.query_one("#detail-header")
+            await wait_for(pilot, lambda: "No event yet" in str(header.render()), "the start's words")
+            assert "Waiting" not in str(header.render())
+
     async def test_typing_in_the_prompt_does_not_move_the_cursor(self) -> None:
         app = replay_app()
         async with app.run_test(size=(100, 30)) as pilot:

@@ -33,11 +33,15 @@ def _lines(content: Content, width: int | None) -> int:
     return sum(max(1, -(-len(line) // width)) for line in content.plain.split("\n"))
 
 
+NOTHING_YET = "No event yet at this point of the logs."
+"""The detail before the first event (the cursor at the start, or logs still awaited)."""
+
+
 class ReplayDetail(SessionDetail):
     """A `SessionDetail` that renders the history only as far back as the panel shows."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        super().__init__(id=id, empty_text=NOTHING_YET)
         self.hydrate: Callable[[str, int], None] | None = None
         """`hydrate(session_id, turns)`: make that session's last `turns` turns whole."""
         self._more = 0  # extra lines of history the user scrolled up for
