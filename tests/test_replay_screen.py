@@ -43,6 +43,24 @@ class TestJumps:
             await pilot.press("left_square_bracket")
             assert screen.position == starts[1]
 
+    async def test_home_and_end_scroll_the_detail_when_it_has_focus(self) -> None:
+        app = replay_app()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            screen = app.replay
+            end = screen.position
+            screen.detail.focus()
+            await pilot.pause()
+            assert screen.detail.max_scroll_y > 0
+            await pilot.press("home")
+            await wait_for(pilot, lambda: screen.detail.scroll_y == 0, "the detail's top")
+            assert screen.position == end  # the timeline stayed
+            await pilot.press("end")
+            await wait_for(pilot, lambda: screen.detail.scroll_y == screen.detail.max_scroll_y, "its bottom")
+            screen.session_tree.focus()
+            await pilot.press("home")
+            assert screen.position == 0
+
     async def test_e_and_p_reach_failures_and_approvals(self) -> None:
         app = replay_app()
         async with app.run_test(size=(100, 30)) as pilot:

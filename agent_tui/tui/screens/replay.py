@@ -24,6 +24,7 @@ BIG_STEP = 100
 SPEEDS = (5, 10, 20, 50, 100, 200, 500, 1000, 5000)
 TICKS_PER_SECOND = 20
 _CURSOR_ACTIONS = {"step", "seek_start", "seek_end", "play_pause"}  # left to the prompt when open
+_DETAIL_ACTIONS = {"seek_start", "seek_end"}  # home / end: the detail's own top and bottom when it has focus
 _MARK_NAMES = {"turn": "turn start", "compress": "compression", "approval": "approval", "failure": "failure"}
 
 
@@ -68,6 +69,8 @@ class ReplayScreen(ReplayFeedScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The cursor keys are priority bindings; while the prompt is open they are its own.
         if action in _CURSOR_ACTIONS and self.is_mounted and self.prompt.is_open:
+            return False
+        if action in _DETAIL_ACTIONS and self.is_mounted and self.detail.has_focus:
             return False
         return super().check_action(action, parameters)
 
