@@ -41,3 +41,14 @@ def test_a_call_that_failed_before_it_was_judged_shows_its_error_and_message() -
 
 def test_a_call_not_judged_yet_says_so() -> None:
     assert second_line(ToolCallView("call_3", tool="shell")) == "    requested"
+
+
+def test_a_requested_call_s_arguments_read_as_they_will_once_it_runs() -> None:
+    from agent_tui.events import args_preview
+
+    args = {"path": "src/a.py", "old": "x = 'y'\n", "count": 2}
+    requested = ToolCallView("call_4", tool="edit_file", args=args)
+    running = ToolCallView("call_4", tool="edit_file", args=args, args_preview=args_preview(args))
+    first = tool_call_lines(requested)[0].plain
+    assert first == tool_call_lines(running)[0].plain
+    assert first == '  ⚙ edit_file path="src/a.py" old="x = \'y\'\\n" count=2'

@@ -1,5 +1,6 @@
 """Events: the schema every other layer speaks (the bottom floor; imports nothing of ours)."""
 
+from agent_tui.events.args_preview import args_preview
 from agent_tui.events.model import (
     EVENT_TYPES,
     PAYLOADS,
@@ -15,6 +16,7 @@ __all__ = [
     "PAYLOADS",
     "Event",
     "EventValidationError",
+    "args_preview",
     "counted",
     "event_from_dict",
     "event_from_json",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from textual.content import Content
 
-from agent_tui.events import counted
+from agent_tui.events import args_preview, counted
 from agent_tui.reducer import (
     DashboardState,
     PermissionView,
@@ -295,7 +295,7 @@ def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Conten
 
 
 def _args_text(call: ToolCallView) -> str:
-    return " ".join(f"{key}={value!r}" for key, value in call.args.items())
+    return args_preview(call.args)
 
 
 def decision_text(call: ToolCallView) -> Content | None:

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-import orjson
 from pydantic import BaseModel, ValidationError
 
 from agent_tui.engine.tools.base import (
@@ -39,10 +38,10 @@ from agent_tui.engine.tools.base import (
     cut_to_budget,
 )
 from agent_tui.engine.tools.paths import os_error_to_tool_error
+from agent_tui.events.args_preview import args_preview
 
-__all__ = ["PREVIEW_LIMIT", "ToolRouter"]
+__all__ = ["ToolRouter"]
 
-PREVIEW_LIMIT = 120
 # Tools append their own truncation marker (and shell a timeout notice) past the budget.
 _MARKER_ROOM = 200
 
@@ -187,22 +186,8 @@ class ToolRouter:
 
     @staticmethod
     def preview(args: Mapping[str, Any]) -> str:
-        """One line summarizing arguments: `key=value` pairs, values as compact JSON.
-
-        Keys keep their order; values keep their spaces (an edit's indentation), their line
-        breaks written `\n` as JSON writes them; the line is cut to 120 characters with a
-        trailing `…`. E.g. `cmd="ls src/foo.py"`.
-        """
-        parts = []
-        for key, value in args.items():
-            rendered = orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS).decode()
-            parts.append(f"{key}={rendered}")
-        line = " ".join(parts)
-        if not line.isprintable():  # only a key can hold a raw control character (JSON escapes)
-            line = "".join(char if char.isprintable() else " " for char in line)
-        if len(line) > PREVIEW_LIMIT:
-            line = line[: PREVIEW_LIMIT - 1] + "…"
-        return line
+        """One line summarizing arguments (`agent_tui.events.args_preview`)."""
+        return args_preview(args)
 
 
 def _failure(tool: Tool, error: Exception) -> ToolResult:
