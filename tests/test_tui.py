@@ -174,6 +174,19 @@ async def held_indexing(pilot: Pilot) -> None:
     await pilot.pause(0.1)
 
 
+async def notices_listed(pilot: Pilot) -> None:
+    """Two notices, one far wider than the screen, then `N`: both whole, newest first."""
+    await settle(pilot)
+    pilot.app.notify("Stopped alpha and 1 agent it spawned.", title="Stop")
+    pilot.app.notify(
+        "sess_7f3a9c2e.jsonl:18: a torn final line (4,212 bytes without a newline) was left out; the "
+        "session's last turn never completed, so it shows as running until its writer comes back",
+        severity="warning",
+    )
+    await pilot.press("N")
+    await settle(pilot)
+
+
 SCENES: dict[str, Scene] = {
     "dashboard_80x24": Scene(dashboard_app, (80, 24), press()),
     "dashboard_120x40": Scene(dashboard_app, (120, 40), press()),
@@ -184,6 +197,7 @@ SCENES: dict[str, Scene] = {
     "help": Scene(dashboard_app, (100, 30), press("question_mark")),
     "stop_all_confirm": Scene(dashboard_app, (100, 30), armed_then("X")),
     "command_palette": Scene(dashboard_app, (100, 30), press("ctrl+p", *"jump")),
+    "notices": Scene(dashboard_app, (80, 24), notices_listed),
     "replay_start": Scene(replay_app, (100, 30), press("home")),
     "replay_middle": Scene(replay_app, (100, 30), press("home", "pagedown", "right", "right")),
     "replay_end": Scene(replay_app, (100, 30), press()),
@@ -233,6 +247,11 @@ class TestStopAllLooks:
 class TestCommandPaletteLooks:
     def test_palette_finds_sessions(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
         assert snap(snap_compare, SCENES["command_palette"])
+
+
+class TestNoticesLooks:
+    def test_notices_are_listed_whole(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, SCENES["notices"])
 
 
 class TestReplayLooks:

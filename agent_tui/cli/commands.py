@@ -165,15 +165,19 @@ def cmd_replay(
         return fail(str(error), EXIT_USAGE)
     except OSError as error:
         return fail_os(error, path)
-    for warning in inputs.warnings:
-        print(f"agent-tui: {warning}", file=sys.stderr)
     with inputs:
-        if dump is None:
+        if dump is None:  # the scrubber shows the warnings as notices (N lists them)
             from agent_tui.tui.app import run_replay
 
             return run_replay(
-                inputs.files, follow=follow, sessions_dir=inputs.watch_dir, from_start=from_start
+                inputs.files,
+                follow=follow,
+                sessions_dir=inputs.watch_dir,
+                from_start=from_start,
+                warnings=list(inputs.warnings),
             )
+        for warning in inputs.warnings:
+            print(f"agent-tui: {warning}", file=sys.stderr)
         from agent_tui.replay.dump import write_dump
         from agent_tui.replay.sources import replay_files
 

@@ -297,6 +297,8 @@ class ReplayApp(AgentTuiBase):
         theme: a Textual theme name.
         pause_indexing_after: hold indexing after this many events (tests and screenshots of
             the indexing state; `replay.resume_indexing()` lets it go on).
+        warnings: what opening the logs found (a file skipped, a duplicate log), shown as
+            notices once the scrubber is up, so they are read while it runs, not after it.
     """
 
     def __init__(
@@ -308,8 +310,10 @@ class ReplayApp(AgentTuiBase):
         start_at_end: bool = True,
         theme: str | None = None,
         pause_indexing_after: int | None = None,
+        warnings: list[str] | None = None,
     ) -> None:
         super().__init__(theme=theme)
+        self._warnings = list(warnings or [])
         self._files = list(files)
         self._follow = follow
         self._watch_dir = watch_dir
@@ -324,6 +328,11 @@ class ReplayApp(AgentTuiBase):
             start_at_end=self._start_at_end,
             pause_indexing_after=self._pause_indexing_after,
         )
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        for warning in self._warnings:
+            self.call_after_refresh(self.notify, warning, severity="warning", timeout=10)
 
     @property
     def replay(self) -> ReplayScreen:
@@ -372,7 +381,12 @@ def run_dashboard(
 
 
 def run_replay(
-    files: list[Path], follow: bool, *, sessions_dir: Path | None = None, from_start: bool = False
+    files: list[Path],
+    follow: bool,
+    *,
+    sessions_dir: Path | None = None,
+    from_start: bool = False,
+    warnings: list[str] | None = None,
 ) -> int:
     """`agent-tui replay PATH [--follow] [--from-start]`: the scrubber over `files`.
 
@@ -380,7 +394,7 @@ def run_replay(
     follow mode picks up new logs; without it, it is guessed from `files`.
     """
     watch_dir = sessions_dir if sessions_dir is not None else _sessions_dir_of(files)
-    app = ReplayApp(files, follow=follow, watch_dir=watch_dir, start_at_end=not from_start)
+    app = ReplayApp(files, follow=follow, watch_dir=watch_dir, start_at_end=not from_start, warnings=warnings)
     app.run()
     return app.return_code or 0
 

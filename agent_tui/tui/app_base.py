@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -25,8 +24,10 @@ from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 
 from agent_tui.tui.commands import ScreenCommands
+from agent_tui.tui.notice import Notice
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.help import HelpScreen
+from agent_tui.tui.screens.notices import NoticesScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
 from agent_tui.tui.text_entry import types
 from agent_tui.tui.widgets.summary_bar import SummaryBar
@@ -38,15 +39,6 @@ MAX_NOTICES = 100
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 """The `agent_tui` package directory (this module is `agent_tui/tui/app_base.py`)."""
-
-
-@dataclass(frozen=True)
-class Notice:
-    """One notification the app showed."""
-
-    message: str
-    title: str
-    severity: str
 
 
 def stylesheet_path() -> Path:
@@ -79,6 +71,7 @@ class AgentTuiBase(App[int]):
         Binding("ctrl+q", "quit_in_text", "Quit", priority=True),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
         Binding("A", "next_approval", "Next request", show=False),
+        Binding("N", "notices", "Notices", show=False),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (160, "-wide")]
 
@@ -116,6 +109,11 @@ class AgentTuiBase(App[int]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_notices(self) -> None:
+        """`N`: every notice of this run, whole (the top line cuts them and lets them go)."""
+        if not isinstance(self.screen, NoticesScreen):
+            self.push_screen(NoticesScreen(self.notices))
 
     def action_help_in_text(self) -> None:
         self.action_help()

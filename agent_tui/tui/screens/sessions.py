@@ -378,6 +378,7 @@ class SessionsScreen(Screen[None]):
                 "Cycle state filter", "Needs me, running, failed, all (S)", self.action_cycle_state_filter
             ),
             PaletteCommand("Help", "Keys, phases, statuses and risks", self.app.action_help),  # type: ignore[attr-defined]
+            PaletteCommand("Notices", "Every notice of this run, whole (N)", self.app.action_notices),  # type: ignore[attr-defined]
         ]
         for session_id, path in self._session_paths():
             commands.append(
