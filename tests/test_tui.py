@@ -22,6 +22,7 @@ import pytest
 from support_tui import Scene, detail_text, park_pending, snap, snapshot  # noqa: F401 - snapshot: where pictures go
 from support_workbench import wait_for
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
@@ -29,6 +30,8 @@ from agent_tui.replay.sources import replay_all
 from agent_tui.tui.app import AgentTuiApp, ReplayApp
 from agent_tui.tui.live import LiveRun
 from agent_tui.tui.screens.approval import ApprovalScreen
+from agent_tui.tui.screens.confirm import ConfirmScreen
+from agent_tui.tui.screens.replay import TICKS_PER_SECOND
 
 SAMPLES = Path(__file__).parent / "sample-logs"
 LIVE_LOGS = SAMPLES / "live"
@@ -196,6 +199,7 @@ SCENES: dict[str, Scene] = {
     "approval_recorded": Scene(dashboard_app, (100, 30), press("a", "down", "enter")),
     "help": Scene(dashboard_app, (100, 30), press("question_mark")),
     "stop_all_confirm": Scene(dashboard_app, (100, 30), armed_then("X")),
+    "quit_confirm": Scene(dashboard_app, (100, 30), armed_then("q")),
     "command_palette": Scene(dashboard_app, (100, 30), press("ctrl+p", *"jump")),
     "notices": Scene(dashboard_app, (80, 24), notices_listed),
     "replay_start": Scene(replay_app, (100, 30), press("home")),
@@ -242,6 +246,11 @@ class TestHelpLooks:
 class TestStopAllLooks:
     def test_stop_all_asks_first(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
         assert snap(snap_compare, SCENES["stop_all_confirm"])
+
+
+class TestQuitLooks:
+    def test_quit_with_agents_running_asks_first(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+        assert snap(snap_compare, SCENES["quit_confirm"])
 
 
 class TestCommandPaletteLooks:
@@ -480,7 +489,14 @@ class TestStop:
         app = waiting_app
         async with app.run_test(size=(100, 30)) as pilot:
             await two_waiting(pilot)
-            await pilot.press("q")
+            await pilot.press("q")  # agents run and requests wait: it asks first, as X does
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+            question = str(app.screen.query_one("#confirm-question", Static).render())
+            assert question.startswith("3 agents are running and 2 requests are waiting.")
+            await pilot.press("n")  # staying stops nothing
+            assert not isinstance(app.screen, ConfirmScreen) and app.is_running
+            assert stop_reasons(app)["alpha"] is None
+            await pilot.press("q", "y")
             await pilot.pause()
         ends = {}
         for path in (tmp_path / "sessions").glob("*.jsonl"):
@@ -541,11 +557,18 @@ class TestReplayKeys:
             await settle(pilot)
             screen = app.replay
             await pilot.press("home", "space")
-            assert screen.playing
-            await pilot.pause(0.5)
+            assert screen.playing and screen._play_timer is not None
+            screen._play_timer.pause()  # its ticks by hand: counted, not timed
+            start = screen.position
+            for _ in range(TICKS_PER_SECOND):  # one second's ticks: 20 events at 20/s
+                screen._tick()
+            assert screen.position - start == 20
+            await pilot.press("plus")  # faster: whole events per tick, the fraction carried over
+            for _ in range(TICKS_PER_SECOND):
+                screen._tick()
+            assert screen.position - start == 20 + screen.speed
             await pilot.press("space")
             assert not screen.playing
-            assert 3 <= screen.position <= 20  # 20 events/s for about half a second
 
     async def test_a_corrupt_line_is_reported_and_the_replay_goes_past_it(self, tmp_path: Path) -> None:
         victim = corrupt_logs(tmp_path)

@@ -24,9 +24,9 @@ from textual import events, on, work
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from agent_tui.events import Event
+from agent_tui.events import Event, counted
 from agent_tui.ports import ExternalAgents, ModelChoice, demo_scenario_path
-from agent_tui.reducer import epoch_ms, project_state
+from agent_tui.reducer import DashboardState, epoch_ms, project_state
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
 from agent_tui.tui.formatting import agent_path_text, short_path
 from agent_tui.tui.live import LiveRun
@@ -38,6 +38,7 @@ from agent_tui.tui.messages import (
     PermissionWithdrawn,
     WorkbenchReady,
 )
+from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.dashboard import DashboardScreen
 from agent_tui.tui.screens.replay import ReplayScreen
 from agent_tui.tui.terminal import TerminalTitle, on_leave_signals, terminal_gone
@@ -257,6 +258,23 @@ class AgentTuiApp(AgentTuiBase):
             self.notify(str(event.worker.error), title="That did not work", severity="error", timeout=15)
 
     # -- leaving -------------------------------------------------------------------------------
+    async def request_quit(self) -> None:
+        """`q` with agents running or requests waiting asks first, as `X` does: quitting stops
+        them. A signal, and the answer `y`, quit at once."""
+        dashboard = self.dashboard
+        question = quit_question(dashboard.state) if dashboard.live is not None else None
+        if question is None or self._leaving:
+            await self.run_action("quit")
+            return
+        if isinstance(self.screen, ConfirmScreen):
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.call_later(self.action_quit)
+
+        self.push_screen(ConfirmScreen("Quit", question, "Quit"), confirmed)
+
     def _signalled(self, number: int) -> None:
         self.call_later(self.action_quit)
 
@@ -413,3 +431,20 @@ def _sessions_dir_of(files: list[Path]) -> Path | None:
     if len(files) > 1:
         return directory
     return directory if sorted(directory.glob("*.jsonl")) == sorted(files) else None
+
+
+def quit_question(state: DashboardState) -> str | None:
+    """What quitting would stop, as a question (None: nothing runs, nothing waits)."""
+    running = state.running_count()
+    waiting = len(state.pending_permissions())
+    if not running and not waiting:
+        return None
+    parts = []
+    if running:
+        parts.append(f"{counted(running, 'agent')} {'is' if running == 1 else 'are'} running")
+    if waiting:
+        parts.append(f"{counted(waiting, 'request')} {'is' if waiting == 1 else 'are'} waiting")
+    return (
+        f"{' and '.join(parts).capitalize()}. Quitting stops every turn (each log ends with the "
+        "turn cancelled). Quit?"
+    )

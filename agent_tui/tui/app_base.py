@@ -119,9 +119,13 @@ class AgentTuiBase(App[int]):
         self.action_help()
 
     async def action_quit_in_text(self) -> None:
-        await self.run_action("quit")
+        await self.request_quit()
 
     async def action_quit_outside_text(self) -> None:
+        await self.request_quit()
+
+    async def request_quit(self) -> None:
+        """`q` / `ctrl+q`: quit (the live dashboard asks first when quitting would stop agents)."""
         await self.run_action("quit")
 
     @property

@@ -32,7 +32,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("ctrl+p", "command palette: jump to, stop or close a session, themes, …"),
             ("N", "notices: every notification of this run, whole"),
             ("? f1", "this help (in a text box, where ? and q type: f1, ctrl+q)"),
-            ("q ctrl+q", "quit; running turns are stopped and logged as cancelled"),
+            ("q ctrl+q", "quit (asks while agents run); running turns are logged as cancelled"),
         ],
     ),
     (
