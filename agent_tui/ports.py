@@ -25,7 +25,9 @@ The groups:
   which returns a `RunResult`;
 - changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
-  `WorktreeError`).
+  `WorktreeError`);
+- exports: a session tree written as a document (`write_export`, `ExportFailed`) into the user's
+  exports directory (`exports_dir`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 from agent_tui.demo import demo_scenario_path
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, Prompter
 from agent_tui.engine.scenario import load_scenario
+from agent_tui.export import ExportFailed, write_export
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent
 from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
 from agent_tui.runtime.external_agents import (
@@ -43,6 +46,7 @@ from agent_tui.runtime.external_agents import (
 )
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.runner import RunResult, ScenarioRun
+from agent_tui.runtime.session_dirs import exports_dir
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
 from agent_tui.turns import Attached, NoActiveTurn
@@ -56,6 +60,7 @@ __all__ = [
     "Attached",
     "ChangePreview",
     "DiffLine",
+    "ExportFailed",
     "ExternalAgents",
     "ModelChoice",
     "NoActiveTurn",
@@ -69,8 +74,10 @@ __all__ = [
     "Workbench",
     "WorktreeError",
     "demo_scenario_path",
+    "exports_dir",
     "load_scenario",
     "preview_change",
     "repo_root",
     "uncommitted_changes",
+    "write_export",
 ]

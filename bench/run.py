@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_dashboard_memory import dashboard_rows
 from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
+from bench_export import bench_export
 from bench_import import bench_import
 from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     rows.extend(bench_providers())
     rows.extend(bench_shell_risk(args.commands))
+    rows.extend(bench_export())  # a 10,000-event session
     rows.extend(dashboard_rows())  # always 100,000 events: the caches need that many to settle
     rows.extend(live_dashboard_rows())  # 100 agents streaming as fast as the engine goes
     print(format_table(rows))

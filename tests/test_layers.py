@@ -30,6 +30,7 @@ FLOORS: dict[str, int] = {
     "reducer": 1,
     "engine": 2,
     "replay": 2,
+    "export": 2,
     "providers": 3,
     "runtime": 4,
     "acp": 5,

@@ -76,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(
                 demo_scenario_path(), args.demo_sessions_dir or fresh_dir(), args.approve, None, False
             )
+        if args.command == "export":
+            from agent_tui.cli.export_command import cmd_export
+
+            return cmd_export(
+                args.target, args.export_format, args.out, args.export_sessions_dir, args.export_cwd
+            )
         if args.command == "sessions":
             return cmd_sessions(args.list_sessions_dir, args.list_cwd)
         return cmd_dashboard(args)

@@ -32,7 +32,7 @@ class SubcommandParser(argparse.ArgumentParser):
 
 SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
     # top-level dest: (the option, {command: the dest that command keeps it in}); None is the dashboard.
-    "cwd": ("--cwd", {None: "cwd", "run": "cwd", "sessions": "list_cwd"}),
+    "cwd": ("--cwd", {None: "cwd", "run": "cwd", "sessions": "list_cwd", "export": "export_cwd"}),
     "sessions_dir": (
         "--sessions-dir",
         {
@@ -41,6 +41,7 @@ SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
             "demo": "demo_sessions_dir",
             "acp": "acp_sessions_dir",
             "sessions": "list_sessions_dir",
+            "export": "export_sessions_dir",
         },
     ),
     "prompt": ("--prompt", {None: "prompt", "run": "prompt"}),
@@ -241,6 +242,37 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=argparse.SUPPRESS,
         dest="list_cwd",
+        metavar="DIR",
+        help="the project (default: .)",
+    )
+
+    export = command("export", "write a session and its sub-agents as Markdown, HTML or JSON")
+    export.add_argument(
+        "target", metavar="LOG|SESSION_ID", help="a session log, or a session's id (or its start)"
+    )
+    export.add_argument(
+        "--format",
+        choices=("md", "html", "json"),
+        default="md",
+        dest="export_format",
+        help="md (the default), html (one self-contained file that works offline) or json",
+    )
+    export.add_argument(
+        "--out", type=Path, default=None, metavar="FILE", help="write here instead of to stdout"
+    )
+    export.add_argument(
+        "--sessions-dir",
+        type=Path,
+        default=argparse.SUPPRESS,
+        dest="export_sessions_dir",
+        metavar="DIR",
+        help="where to look a session id up (default: the project's)",
+    )
+    export.add_argument(
+        "--cwd",
+        type=Path,
+        default=argparse.SUPPRESS,
+        dest="export_cwd",
         metavar="DIR",
         help="the project (default: .)",
     )

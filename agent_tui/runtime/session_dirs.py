@@ -34,6 +34,15 @@ class SessionsDirError(Exception):
     """A sessions directory that cannot be used; the message is `DIR: reason`."""
 
 
+def exports_dir(data_dir: Path | None = None) -> Path:
+    """Where the dashboard writes the sessions it exports: `exports/` in agent-tui's data dir."""
+    if data_dir is None:
+        import platformdirs
+
+        data_dir = Path(platformdirs.user_data_dir(APP_NAME))
+    return data_dir / "exports"
+
+
 def default_sessions_dir(project: Path, data_dir: Path | None = None) -> Path:
     """The sessions directory of `project` under the platform's data directory.
 

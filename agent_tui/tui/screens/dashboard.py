@@ -90,6 +90,9 @@ class DashboardScreen(SessionsScreen):
     def compose_detail_bottom(self) -> Iterable[Widget]:
         yield Composer(id="composer")
 
+    def log_of(self, session_id: str) -> Path | None:
+        return self.live.sessions_dir / f"{session_id}.jsonl" if self.live is not None else None
+
     def now_ms(self) -> int | None:
         clock = getattr(self.app, "clock_ms", None)
         return clock() if clock is not None else None

@@ -184,6 +184,12 @@ class ReplayViewScreen(SessionsScreen):
         super().on_mount()
         self.set_interval(FOLLOW_TICK_SECONDS, self._follow_tick)
 
+    def log_of(self, session_id: str) -> Path | None:
+        found = next((path for path in self.files if path.stem == session_id), None)
+        if found is None and self.watch_dir is not None:  # a log that appeared while following
+            found = self.watch_dir / f"{session_id}.jsonl"
+        return found
+
     def now_ms(self) -> int | None:
         """A recorded view's clock is the event under the cursor: a turn still running there shows
         how long it had run by then, the same at every replay of the log. Following at the end,

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
+from pathlib import Path
+from typing import Literal
 
-from textual import events, on
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
@@ -23,7 +25,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 
-from agent_tui.ports import AgentOption, ChangePreview, PermissionAnswer
+from agent_tui.ports import (
+    AgentOption,
+    ChangePreview,
+    ExportFailed,
+    PermissionAnswer,
+    exports_dir,
+    write_export,
+)
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text
@@ -380,6 +389,18 @@ class SessionsScreen(Screen[None]):
             PaletteCommand("Help", "Keys, phases, statuses and risks", self.app.action_help),  # type: ignore[attr-defined]
             PaletteCommand("Notices", "Every notice of this run, whole (N)", self.app.action_notices),  # type: ignore[attr-defined]
         ]
+        formats: tuple[tuple[Literal["md", "html"], str], ...] = (
+            ("md", "Markdown"),
+            ("html", "HTML (one file, works offline)"),
+        )
+        for fmt, what in formats:
+            commands.append(
+                PaletteCommand(
+                    f"Export session as {what.split(' ')[0]}",
+                    f"The selected session and its sub-agents as {what}",
+                    partial(self.export_selected, fmt),
+                )
+            )
         for session_id, path in self._session_paths():
             commands.append(
                 PaletteCommand(
@@ -389,6 +410,32 @@ class SessionsScreen(Screen[None]):
                 )
             )
         return commands
+
+    # -- export --------------------------------------------------------------------------------
+    def log_of(self, session_id: str) -> Path | None:
+        """The log of `session_id` on disk (None: this view has none, e.g. events given in memory)."""
+        return None
+
+    def export_selected(self, fmt: Literal["md", "html"] = "md") -> None:
+        """Write the selected session and its sub-agents into the exports directory."""
+        session_id = self.session_tree.selected_id
+        if session_id is None:
+            self.notify("Select a session to export.", severity="warning")
+            return
+        log = self.log_of(session_id)
+        if log is None or not log.is_file():
+            self.notify("This view has no log on disk to export.", severity="warning")
+            return
+        self._export(log, fmt)
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def _export(self, log: Path, fmt: Literal["md", "html"]) -> None:
+        try:
+            written = write_export(log, exports_dir(), fmt)
+        except ExportFailed as error:
+            self.app.call_from_thread(self.notify, f"Export failed: {error}", severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"Exported to {written}", title="Export", timeout=10)
 
     def _session_paths(self) -> list[tuple[str, str]]:
         state = self.state

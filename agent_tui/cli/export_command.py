@@ -1,0 +1,58 @@
+"""`agent-tui export LOG|SESSION_ID [--format md|html|json] [--out FILE]`: a session tree as a
+document. A session id is looked up in the project's sessions directory (or `--sessions-dir`);
+the document goes to stdout, or to `--out` (written whole, then moved into place, so a failed
+export never leaves half a file)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from agent_tui.cli.status import EXIT_CORRUPT, EXIT_OK, EXIT_USAGE, fail, fail_os, silence_stdout
+
+
+def cmd_export(target: str, fmt: str, out: Path | None, sessions_dir: Path | None, cwd: Path | None) -> int:
+    from agent_tui.export import ExportSourceError, export_session, find_log
+    from agent_tui.runtime.session_dirs import default_sessions_dir
+    from agent_tui.store import EventLogDecodeError
+
+    directory = sessions_dir
+    if directory is None:
+        project = (cwd or Path.cwd()).expanduser().resolve()
+        directory = default_sessions_dir(project)
+    try:
+        log = find_log(target, directory)
+        document = export_session(log, fmt)  # type: ignore[arg-type]
+    except ExportSourceError as error:
+        return fail(str(error), EXIT_USAGE)
+    except EventLogDecodeError as error:
+        return fail(str(error), EXIT_CORRUPT)
+    except OSError as error:
+        return fail_os(error, target)
+    if out is None:
+        try:
+            sys.stdout.buffer.write(document)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            silence_stdout()
+        return EXIT_OK
+    try:
+        _write_whole(out, document)
+    except OSError as error:
+        return fail_os(error, out)
+    print(f"agent-tui: {log.stem} exported to {out}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    directory = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
