@@ -8,7 +8,21 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-__version__ = "0.1.0"
+DISTRIBUTION = "agent-tui-dashboard"
+"""The name agent-tui is installed under (`pip install agent-tui-dashboard`); the command is `agent-tui`."""
+
+
+def _installed_version() -> str:
+    """The version the installed distribution declares (pyproject.toml is its one source)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
+
+__version__ = _installed_version()
 
 _EXPORTS: dict[str, str] = {
     "SessionEngine": "agent_tui.engine.engine",

@@ -332,3 +332,12 @@ def test_the_demo_s_docs_agent_edits_the_readme_it_was_asked_to(tmp_path: Path) 
     readmes = list(workspace.rglob("README.md"))
     assert any("## Usage" in readme.read_text() for readme in readmes)
     assert not list(workspace.rglob("USAGE.md"))
+
+
+def test_version_is_the_installed_distribution_s() -> None:
+    from importlib.metadata import version
+
+    from agent_tui import DISTRIBUTION, __version__
+
+    assert DISTRIBUTION == "agent-tui-dashboard" and __version__ == version(DISTRIBUTION)
+    assert agent_tui("--version").stdout == f"agent-tui {__version__}\n"
