@@ -7,6 +7,7 @@ from agent_tui.events.model import (
     EventValidationError,
     log_line_json_schema,
 )
+from agent_tui.events.terminal_text import visible, visible_json, visible_runs
 from agent_tui.events.validation import event_from_dict, event_from_json, payload_from
 from agent_tui.events.wording import counted
 
@@ -20,4 +21,7 @@ __all__ = [
     "event_from_json",
     "log_line_json_schema",
     "payload_from",
+    "visible",
+    "visible_json",
+    "visible_runs",
 ]
