@@ -13,6 +13,8 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from agent_tui.events import visible
+
 MAX_DISCOVERED = 20
 
 
@@ -38,11 +40,12 @@ class ScreenCommands(Provider):
         for command in self._commands():
             if command.discover and shown < MAX_DISCOVERED:
                 shown += 1
-                yield DiscoveryHit(command.name, command.run, help=command.help)
+                yield DiscoveryHit(visible(command.name), command.run, help=visible(command.help))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for command in self._commands():
-            score = matcher.match(command.name)
+            name = visible(command.name)  # a session's name comes from its log
+            score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(command.name), command.run, help=command.help)
+                yield Hit(score, matcher.highlight(name), command.run, help=visible(command.help))

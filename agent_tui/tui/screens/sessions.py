@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 
+from agent_tui.events import visible
 from agent_tui.ports import AgentOption, ChangePreview, PermissionAnswer
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
@@ -202,7 +203,7 @@ class SessionsScreen(Screen[None]):
         # Setting a border title repaints the whole pane, children included: only on a change.
         if self._titles.get(selector) != title:
             self._titles[selector] = title
-            self.query_one(selector).border_title = title
+            self.query_one(selector).border_title = visible(title)
 
     def _show_tree_title(self, shown: tuple[set[str], set[str]] | None = None) -> None:
         bits = ["Sessions"]
