@@ -149,7 +149,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                         with Horizontal(classes="option-row"):
                             for number, option in options[first : first + per_row]:
                                 yield Button(
-                                    visible(f"{option.name}  {number}"),
+                                    marked(f"{option.name}  {number}"),  # text, not markup
                                     id=f"option-{number}",
                                     variant=OPTION_VARIANTS.get(option.kind, "warning"),
                                     compact=True,

@@ -9,7 +9,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from agent_tui.events import visible
 from agent_tui.tui.marked import marked
 
 
@@ -35,7 +34,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog") as dialog:
-            dialog.border_title = visible(self._dialog_title)
+            dialog.border_title = marked(self._dialog_title)
             yield Static(marked(self._question), id="confirm-question")
             with Horizontal(id="confirm-buttons"):
                 yield Button(f"{self._confirm}  y", id="confirm-yes", variant="error", compact=True)
