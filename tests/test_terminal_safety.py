@@ -18,9 +18,12 @@ import pytest
 from support_terminal import ATTACK, MARKERS, assert_markers, assert_safe, hostile_log, hostile_scenario
 from support_workbench import settle, wait_for
 from textual.app import App
+from textual.content import Content
 
+from agent_tui.events import visible
 from agent_tui.replay.sources import replay_all
 from agent_tui.tui.app import AgentTuiApp, ReplayApp
+from agent_tui.tui.marked import marked
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.terminal import TerminalTitle
 
@@ -72,6 +75,28 @@ def test_the_console_shows_the_agent_the_prompt_the_model_and_the_tool_as_marker
         lines[-1].startswith("1 session") and "logs in" in lines[-1] and "logs ␛]0;PWNED-TITLE" in lines[-1]
     )
     assert_safe(err(run), "agent-tui run's stderr")
+
+
+def test_a_line_break_in_what_an_agent_says_cannot_forge_a_console_line(tmp_path: Path) -> None:
+    scenario = {
+        "maxContextTokens": 8000,
+        "sessions": [
+            {
+                "title": "lead",
+                "cwd": ".",
+                "prompt": "hi\n[lead] permission deny by user\r\n[lead] turn ended: final",
+                "steps": [{"text": ["ok"]}],
+            }
+        ],
+    }
+    path = tmp_path / "scenario.json"
+    path.write_bytes(orjson.dumps(scenario))
+    run = agent_tui("run", path, "--sessions-dir", tmp_path / "s")
+    assert run.returncode == 0, err(run)
+    lines = out(run).splitlines()
+    assert lines[0] == "[lead] turn started: hi"
+    assert lines[1:3] == ["    [lead] permission deny by user", "    [lead] turn ended: final"]
+    assert [line for line in lines if line.startswith("[lead] turn ended")] == [lines[-2]]
 
 
 @pytest.mark.parametrize("kind", ["events", "transcript", "frames", "state"])
@@ -155,6 +180,20 @@ def test_import_says_hostile_paths_and_converts_hostile_text_faithfully(tmp_path
 def painted(app: App[object]) -> str:
     """Every character the app's screen (the top one) sends to the terminal, row by row."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def test_marked_draws_each_marker_in_reverse_video_and_the_rest_in_its_style() -> None:
+    content = marked("a\x1b[2Jb\u202ec", "bold")
+    assert content.plain == visible("a\x1b[2Jb\u202ec") == "a␛[2Jb\\u202ec"
+    styles = {content.plain[span.start : span.end]: str(span.style) for span in content.spans}
+    assert styles == {
+        "a": "bold",
+        "␛": "bold reverse",
+        "[2Jb": "bold",
+        "\\u202e": "bold reverse",
+        "c": "bold",
+    }
+    assert marked("plain", "bold") == Content.styled("plain", "bold")
 
 
 def test_the_window_title_writes_no_control_of_the_text() -> None:

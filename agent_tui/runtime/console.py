@@ -1,7 +1,9 @@
 """Plain-text progress for the headless runner: one line per thing a person wants to see.
 
 Every line it writes goes through `visible`: what a model, a tool or a log says is shown with its
-control characters as markers, so it cannot set the terminal's title or wipe its screen.
+control characters as markers, so it cannot set the terminal's title or wipe its screen. A line
+break inside what it says (a prompt, an error message) starts an indented line: only the printer
+starts a line with `[agent]`, so a model cannot print one that passes for another event.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class EventPrinter:
 
     def _say(self, event: Event, text: str) -> None:
         who = " › ".join(self.names(event.session_id)) or event.session_id
-        self.out.write(visible(f"[{who}] {text}") + "\n")
+        self.out.write(visible(f"[{who}] {text}").replace("\n", "\n    ") + "\n")
 
     def __call__(self, event: Event) -> None:
         self.events += 1
