@@ -174,6 +174,20 @@ def test_import_says_hostile_paths_and_converts_hostile_text_faithfully(tmp_path
     assert any(orjson.loads(line)["text"] == "imported " + ATTACK for line in dump.stdout.splitlines())
 
 
+def test_models_shows_a_configured_name_with_markers(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    escaped = ATTACK.encode("unicode_escape").decode().replace("\\x", "\\u00")  # TOML's escapes
+    config.write_text(f'[profiles.evil]\nprovider = "openai"\nmodel = "gpt {escaped}"\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "agent_tui", "models"],
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "AGENT_TUI_CONFIG": str(config)},
+    )
+    assert result.returncode == 0, err(result)
+    assert_markers(out(result), "agent-tui models", ("gpt ␛]0;PWNED-TITLE␇", "\\x9b2J", "\\u202eevil␍OVER"))
+
+
 # -- the dashboard and the replay --------------------------------------------------------------
 
 
