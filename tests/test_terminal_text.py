@@ -26,6 +26,9 @@ def obeyed(character: str) -> bool:
     return category in ("Cc", "Cs") or character in BIDI
 
 
+UNSAFE = [chr(code) for code in range(0x110000) if obeyed(chr(code))]
+"""Every character a terminal may obey, by Unicode's categories."""
+
 # Text with every kind of character hypothesis finds, surrogates included, and plenty of the
 # characters that matter here.
 hostile = st.lists(
@@ -65,11 +68,16 @@ def test_safe_text_comes_back_as_it_is(text: str) -> None:
 
 
 def test_every_unsafe_character_has_its_own_marker_and_is_said_unsafe() -> None:
-    unsafe = [chr(code) for code in range(0x110000) if obeyed(chr(code))]
-    assert unsafe == [chr(code) for code in range(0x110000) if is_unsafe(chr(code))]
-    markers = [marker(c) for c in unsafe]
+    assert [chr(code) for code in range(0x110000) if is_unsafe(chr(code))] == UNSAFE
+    markers = [marker(c) for c in UNSAFE]
     assert len(set(markers)) == len(markers)
     assert not [m for m in markers if any(obeyed(c) for c in m)]
+
+
+def test_each_unsafe_character_is_caught_in_ascii_and_in_wider_text() -> None:
+    for character in UNSAFE:
+        for before, after in (("a", "b"), ("é — ", " … ›"), ("中", "\U0001f600")):
+            assert visible(before + character + after) == before + marker(character) + after
 
 
 def test_the_markers_a_user_reads() -> None:
@@ -84,7 +92,11 @@ def test_the_markers_a_user_reads() -> None:
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(st.characters(codec="utf-8")),
-        lambda inner: st.lists(inner) | st.dictionaries(st.text(st.characters(codec="utf-8")), inner),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(st.text(st.characters(codec="utf-8")), inner, max_size=4)
+        ),
+        max_leaves=12,
     )
 )
 def test_json_keeps_its_value_and_shows_no_control(value: object) -> None:

@@ -18,6 +18,7 @@ from agent_tui.cli.status import (
     EXIT_USAGE,
     fail,
     fail_os,
+    say,
     sessions_dir_error,
     silence_stdout,
 )
@@ -82,7 +83,7 @@ def cmd_run(
         run.workspace.remove()  # our own scratch copies (nobody was told where); --workspace stays
     printer.summary(result, sessions_dir)
     for line in result.errors:
-        print(f"agent-tui: {line}", file=sys.stderr)
+        say(f"agent-tui: {line}", sys.stderr)
     return EXIT_OK if result.all_ended else EXIT_FAILED
 
 
@@ -127,7 +128,9 @@ def cmd_models(args: argparse.Namespace) -> int:
         )
     except ConfigError as error:
         return fail(str(error), EXIT_USAGE)
-    sys.stdout.write(report)
+    from agent_tui.events import visible
+
+    sys.stdout.write(visible(report))
     return EXIT_OK
 
 
@@ -177,7 +180,7 @@ def cmd_replay(
                 warnings=list(inputs.warnings),
             )
         for warning in inputs.warnings:
-            print(f"agent-tui: {warning}", file=sys.stderr)
+            say(f"agent-tui: {warning}", sys.stderr)
         from agent_tui.replay.dump import write_dump
         from agent_tui.replay.sources import replay_files
 
@@ -198,7 +201,7 @@ def cmd_replay(
             from agent_tui.replay.torn import left_out, torn_lines
 
             for tail in torn_lines(inputs.files):
-                print(left_out(tail), file=sys.stderr)
+                say(left_out(tail), sys.stderr)
         return EXIT_OK
 
 
@@ -219,8 +222,8 @@ def cmd_import(src: Path, out_dir: Path) -> int:
     except OSError as error:
         return fail_os(error, src)
     for warning in report.warnings:
-        print(f"agent-tui: {warning}", file=sys.stderr)
-    print(report.summary(out_dir))
+        say(f"agent-tui: {warning}", sys.stderr)
+    say(report.summary(out_dir))
     return EXIT_OK
 
 
@@ -239,5 +242,5 @@ def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
     if sessions_dir is not None and not directory.is_dir():
         return fail(f"{directory}: no such directory", EXIT_USAGE)
     listing = format_listing(directory, list_stored_sessions(directory), closed_sessions(directory))
-    sys.stdout.write(listing)
+    say(listing.removesuffix("\n"))
     return EXIT_OK

@@ -1,9 +1,15 @@
-"""Exit statuses of the command line and how a failure is said: one line on stderr."""
+"""Exit statuses of the command line and how a failure is said: one line on stderr.
+
+`say` is how every command writes a line that may hold what a log, a file name or an agent said:
+its control characters are shown as markers (`agent_tui.events.terminal_text`), never obeyed by
+the terminal. `fail` says its message that way.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TextIO
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -11,8 +17,15 @@ EXIT_USAGE = 2
 EXIT_CORRUPT = 3
 
 
+def say(line: str, out: TextIO | None = None) -> None:
+    """Write `line` and a newline to `out` (stdout by default), its control characters visible."""
+    from agent_tui.events.terminal_text import visible
+
+    print(visible(line), file=out or sys.stdout)
+
+
 def fail(message: str, status: int = EXIT_FAILED) -> int:
-    print(f"agent-tui: {message}", file=sys.stderr)
+    say(f"agent-tui: {message}", sys.stderr)
     return status
 
 

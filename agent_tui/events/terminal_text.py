@@ -17,7 +17,8 @@ Invariants:
   picture (ESC `␛`, carriage return `␍`, NUL `␀`, …), DEL `␡`, the rest their escape
   (`\\x9b`, `\\u202e`, `\\udc80`). The one exception: CR LF, a line ending, is shown as the newline
   it ends with.
-- Text with nothing unsafe in it comes back as the same object (the common case costs a search).
+- Text with nothing unsafe in it comes back as the same object, and finding that out is cheap
+  (its UTF-8 bytes are checked with `bytes.translate` and a find, not a regular expression).
 - `visible_json(data)` is the same guard for JSON bytes (`--dump`): the unsafe characters that
   JSON allows raw inside a string (DEL, C1, bidi) become `\\u` escapes, so the bytes decode to the
   same value and show nothing a terminal obeys. (orjson escapes C0 itself.)
@@ -33,6 +34,13 @@ _UNSAFE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u206
 
 _JSON_UNSAFE = re.compile(b"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
 """The unsafe characters JSON may carry raw (DEL, C1, bidi), as their UTF-8 bytes."""
+_MULTIBYTE_UNSAFE = tuple(
+    map(re.compile, (b"\xc2[\x80-\x9f]", b"\xe2\x80[\xaa-\xae]", b"\xe2\x81[\xa6-\xa9]"))
+)
+"""C1 and bidi controls as their UTF-8 bytes (one pattern each: a literal prefix is found fast)."""
+
+_SINGLE_BYTE_UNSAFE = bytes([*range(0x09), *range(0x0B, 0x20), 0x7F])
+"""The unsafe characters that are one byte in UTF-8 (C0 but tab and newline, DEL)."""
 
 _NAMED = {"\x7f": "\u2421"}  # DEL: ␡
 
@@ -73,9 +81,27 @@ def visible_runs(text: str) -> Iterator[tuple[str, bool]]:
         yield text[start:], False
 
 
+def _is_clean(text: str) -> bool:
+    """Whether `text` holds nothing unsafe, CR LF included (the fast check before the search)."""
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    if len(data.translate(None, _SINGLE_BYTE_UNSAFE)) != len(data):
+        return False
+    return _no_multibyte_unsafe(data)
+
+
+def _no_multibyte_unsafe(data: bytes) -> bool:
+    """No C1 or bidi control in UTF-8 `data` (their first bytes are 0xC2 and 0xE2)."""
+    if data.isascii() or (b"\xc2" not in data and b"\xe2" not in data):
+        return True
+    return not any(pattern.search(data) for pattern in _MULTIBYTE_UNSAFE)
+
+
 def visible(text: str) -> str:
     """`text` with every unsafe character shown as its marker (CR LF as a newline)."""
-    if _UNSAFE.search(text) is None:
+    if _is_clean(text):
         return text
     return "".join(piece for piece, _ in visible_runs(text))
 
@@ -86,6 +112,6 @@ def visible_json(data: bytes) -> bytes:
     Valid only for JSON (UTF-8) whose C0 controls are escaped already, as orjson writes it; these
     characters can stand only inside a string there, where an escape means the same character.
     """
-    if _JSON_UNSAFE.search(data) is None:
+    if b"\x7f" not in data and _no_multibyte_unsafe(data):
         return data
     return _JSON_UNSAFE.sub(lambda found: f"\\u{ord(found.group().decode()):04x}".encode(), data)

@@ -1,7 +1,9 @@
 """`agent-tui replay --dump`: deterministic, UI-free views of recorded sessions.
 
 The same input gives the same bytes: nothing here reads a clock, and every view is a function of
-the events in (session id, sequence) order.
+the events in (session id, sequence) order. Every line is JSON whose control characters are
+escapes (`visible_json`), so a log's escape sequences reach a terminal as text, never as commands;
+the decoded values are the log's own, byte for byte.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any, BinaryIO, Literal
 
 import orjson
 
-from agent_tui.events import Event
+from agent_tui.events import Event, visible_json
 from agent_tui.events.transcript_text import delivery_text, tool_failure_text
 from agent_tui.reducer import project_state
 from agent_tui.turns.projection import frames_from_log, transition_dict
@@ -74,14 +76,14 @@ def write_dump(kind: DumpKind, events: Iterable[Event], out: BinaryIO) -> None:
     """Write one dump view of `events` to `out` (bytes)."""
     if kind == "events":
         for event in events:
-            out.write(event.to_json() + b"\n")
+            out.write(visible_json(event.to_json()) + b"\n")
     elif kind == "transcript":
         for line in transcript_lines(events):
-            out.write(orjson.dumps(line) + b"\n")
+            out.write(visible_json(orjson.dumps(line)) + b"\n")
     elif kind == "frames":
         for frame in frames_from_log(events):
-            out.write(orjson.dumps(transition_dict(frame)) + b"\n")
+            out.write(visible_json(orjson.dumps(transition_dict(frame))) + b"\n")
     elif kind == "state":
-        out.write(orjson.dumps(project_state(events).to_state_dump()) + b"\n")
+        out.write(visible_json(orjson.dumps(project_state(events).to_state_dump())) + b"\n")
     else:  # pragma: no cover - argparse restricts the choices
         raise ValueError(kind)

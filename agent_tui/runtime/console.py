@@ -1,4 +1,10 @@
-"""Plain-text progress for the headless runner: one line per thing a person wants to see."""
+"""Plain-text progress for the headless runner: one line per thing a person wants to see.
+
+Every line it writes goes through `visible`: what a model, a tool or a log says is shown with its
+control characters as markers, so it cannot set the terminal's title or wipe its screen. A line
+break inside what it says (a prompt, an error message) starts an indented line: only the printer
+starts a line with `[agent]`, so a model cannot print one that passes for another event.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from agent_tui.events import Event
+from agent_tui.events import Event, visible
 from agent_tui.events.wording import counted
 
 if TYPE_CHECKING:
@@ -31,7 +37,7 @@ class EventPrinter:
 
     def _say(self, event: Event, text: str) -> None:
         who = " › ".join(self.names(event.session_id)) or event.session_id
-        self.out.write(f"[{who}] {text}\n")
+        self.out.write(visible(f"[{who}] {text}").replace("\n", "\n    ") + "\n")
 
     def __call__(self, event: Event) -> None:
         self.events += 1
@@ -82,13 +88,16 @@ class EventPrinter:
             key = reason or "unfinished"
             counts[key] = counts.get(key, 0) + 1
         if not counts:
-            self.out.write(f"no session started; logs in {sessions_dir}\n")
+            self.out.write(visible(f"no session started; logs in {sessions_dir}") + "\n")
             self.out.flush()
             return
         ends = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
         self.out.write(
-            f"{counted(len(result.stop_reasons), 'session')}, {counted(self.events, 'event')} ({ends}); "
-            f"logs in {sessions_dir}\n"
+            visible(
+                f"{counted(len(result.stop_reasons), 'session')}, {counted(self.events, 'event')} "
+                f"({ends}); logs in {sessions_dir}"
+            )
+            + "\n"
         )
         self.out.flush()
 

@@ -208,13 +208,14 @@ def run_prompt(
     """
     from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.engine.permissions import StaticPrompter
+    from agent_tui.events import visible
     from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, load_config, resolve_settings
     from agent_tui.runtime.console import EventPrinter
     from agent_tui.runtime.runner import RunResult
     from agent_tui.runtime.session_dirs import SessionsDirError, default_sessions_dir, ensure_writable
 
     def fail(message: str, status: int) -> int:
-        print(f"agent-tui: {message}", file=err)
+        print(visible(f"agent-tui: {message}"), file=err)
         return status
 
     if not cwd.is_dir():
@@ -242,9 +243,9 @@ def run_prompt(
     except OSError as error:
         return fail(f"{error.filename or cwd}: {error.strerror or error}", 2)
     if run.instructions.warning:
-        print(f"agent-tui: {run.instructions.warning}", file=err)
+        print(visible(f"agent-tui: {run.instructions.warning}"), file=err)
     elif run.instructions.file and not quiet:
-        out.write(f"(the model reads {run.instructions.file} from {run.cwd})\n")
+        out.write(visible(f"(the model reads {run.instructions.file} from {run.cwd})") + "\n")
     printer = EventPrinter(out, quiet=quiet, names=run.engine.agent_path)
     run.subscribe(printer)
     try:

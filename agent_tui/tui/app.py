@@ -24,7 +24,7 @@ from textual import events, on, work
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from agent_tui.events import Event, counted
+from agent_tui.events import Event, counted, visible
 from agent_tui.ports import ExternalAgents, ModelChoice, demo_scenario_path
 from agent_tui.reducer import DashboardState, epoch_ms, project_state
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
@@ -392,7 +392,7 @@ def run_dashboard(
         )
     app.run()
     try:
-        print(f"agent-tui: session logs in {sessions_dir} (agent-tui replay {sessions_dir})")
+        print(visible(f"agent-tui: session logs in {sessions_dir} (agent-tui replay {sessions_dir})"))
     except OSError:  # the terminal is gone (closed window): nothing to tell
         pass
     return app.return_code or 0

@@ -1,7 +1,8 @@
 """The command palette's own provider: whatever the current screen offers (jump, stop, …).
 
 Screens list their commands with `palette_commands()`; this provider only matches and runs them,
-so the live dashboard and the replay offer what makes sense for each. Theme switching and the
+so the live dashboard and the replay offer what makes sense for each. A command's name and help
+may hold a session's name (from its log): they are shown as text (`visible`), never as markup. Theme switching and the
 other system commands come from Textual's own provider, which the app keeps.
 """
 
@@ -12,6 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.markup import escape
+
+from agent_tui.events import visible
 
 MAX_DISCOVERED = 20
 
@@ -38,11 +43,14 @@ class ScreenCommands(Provider):
         for command in self._commands():
             if command.discover and shown < MAX_DISCOVERED:
                 shown += 1
-                yield DiscoveryHit(command.name, command.run, help=command.help)
+                yield DiscoveryHit(
+                    Content(visible(command.name)), command.run, help=escape(visible(command.help))
+                )
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for command in self._commands():
-            score = matcher.match(command.name)
+            name = visible(command.name)  # a session's name comes from its log
+            score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(command.name), command.run, help=command.help)
+                yield Hit(score, matcher.highlight(name), command.run, help=escape(visible(command.help)))

@@ -2,6 +2,10 @@
 
 Every colour here is a theme variable (`$success`, `$warning`, `$error`, `$accent`, …) inside
 Textual `Content` styles, so a theme change recolours everything; nothing names a colour.
+
+Every string that comes from a log (names, titles, paths, prompts, what a model or a tool said,
+error messages) enters a `Content` through `marked`, so its control characters are markers on the
+screen, never commands to the terminal.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from agent_tui.reducer import (
     TurnView,
 )
 from agent_tui.tui.hanging import hang
+from agent_tui.tui.marked import marked
 from agent_tui.tui.timing import format_clock, format_duration, turn_timing, waited_ms
 
 STATUS_GLYPH = {
@@ -65,7 +70,7 @@ def agent_path_text(path: Iterable[str]) -> str:
 def risk_content(risk: str | None) -> Content:
     if not risk:
         return Content.styled("risk ?", MUTED)
-    return Content.styled(risk, RISK_STYLE.get(risk, MUTED))
+    return marked(risk, RISK_STYLE.get(risk, MUTED))
 
 
 def compact_count(value: int) -> str:
@@ -98,7 +103,7 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
     """Who the session is, how it is doing, how long its turn has taken, where it runs."""
     status = session.status
     parts: list[Content | str | tuple[str, str]] = [
-        (session.display_name, "bold"),
+        marked(session.display_name, "bold"),
         "  ",
         (f"{STATUS_GLYPH[status]} {status}", STATUS_STYLE[status]),
     ]
@@ -120,10 +125,10 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
     path = state.agent_path(session.session_id)
     second: list[Content | str | tuple[str, str]] = []
     if len(path) > 1:
-        second += [(agent_path_text(path), "$text-accent"), (" · ", MUTED)]
+        second += [marked(agent_path_text(path), "$text-accent"), (" · ", MUTED)]
     kept = f" · {session.source_records} source-specific" if session.source_records else ""
     second.append(
-        (
+        marked(
             f"{counted(len(session.turns), 'turn')} · "
             f"{session.event_count} events{kept} · {session.session_id}",
             MUTED,
@@ -139,15 +144,15 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
         lines.append(Content.styled(f"turn {len(session.turns)} {timing}", MUTED))
     where: list[Content | str | tuple[str, str]] = []
     if session.cwd:
-        where.append((f"cwd {short_path(session.cwd)}", MUTED))
+        where.append(marked(f"cwd {short_path(session.cwd)}", MUTED))
     if session.worktree_branch:
-        where += [(" · ", MUTED), ("⎇ " + session.worktree_branch, "$text-secondary")]
+        where += [(" · ", MUTED), marked("⎇ " + session.worktree_branch, "$text-secondary")]
     if session.model:
-        where += [(" · ", MUTED), (session.model, MUTED)]
+        where += [(" · ", MUTED), marked(session.model, MUTED)]
     if session.client and session.client != "agent-tui":
         # Another tool wrote this session: an imported Claude Code or Codex log, or an ACP agent
         # (whose name may be "codex" too, so the line says who, not how).
-        where += [(" · ", MUTED), (f"via {session.client}", MUTED)]
+        where += [(" · ", MUTED), marked(f"via {session.client}", MUTED)]
     lines.append(Content.assemble(*where))
     return Content("\n").join(lines)
 
@@ -179,13 +184,13 @@ def turn_lines(
         lines.append(_turn_end_line(turn))
     if turn.end_message:
         style = "$text-error" if turn.stop_reason == "error" else "$text-muted"
-        lines.append(Content.styled(f"  {turn.end_message}", style))
+        lines.append(marked(f"  {turn.end_message}", style))
     return lines
 
 
 def turn_summary(turn: TurnView, number: int, now_ms: int | None = None) -> Content:
     """A finished turn in one line: its rule and its prompt."""
-    return Content.assemble(_turn_rule(turn, number, now_ms), ("  ", ""), (turn.prompt_preview, MUTED))
+    return Content.assemble(_turn_rule(turn, number, now_ms), ("  ", ""), marked(turn.prompt_preview, MUTED))
 
 
 def _turn_rule(turn: TurnView, number: int, now_ms: int | None) -> Content:
@@ -209,7 +214,7 @@ def _turn_rule(turn: TurnView, number: int, now_ms: int | None) -> Content:
         bits.append(format_clock(turn.started_ts, now_ms))
     if turn.ended_ts is not None and turn.duration_ms is not None:
         bits.append(format_duration(turn.duration_ms))
-    return Content.styled("── " + " · ".join(bits), "$text-muted bold")
+    return marked("── " + " · ".join(bits), "$text-muted bold")
 
 
 def _turn_end_line(turn: TurnView) -> Content:
@@ -218,7 +223,7 @@ def _turn_end_line(turn: TurnView) -> Content:
     if turn.stop_reason == "max_steps":
         return Content.styled("■ stopped at the step limit", "$text-warning")
     code = f": {turn.error_code}" if turn.error_code else ""
-    return Content.styled(f"✗ turn failed{code}", "bold $text-error")
+    return marked(f"✗ turn failed{code}", "bold $text-error")
 
 
 def _entry_lines(
@@ -227,13 +232,13 @@ def _entry_lines(
     role = message.role
     if role == "user":
         label = "❯ (steered) " if message.steered else "❯ "
-        return [Content.assemble((label, "bold $text-accent"), (message.text, "bold"))]
+        return [Content.assemble((label, "bold $text-accent"), marked(message.text, "bold"))]
     if role == "assistant":
         if not message.text:
             return []
-        return [Content.assemble(("◆ ", "$text-primary"), message.text)]
+        return [Content.assemble(("◆ ", "$text-primary"), marked(message.text))]
     if role == "note":  # dimmed: an imported log's own record (cut to one line), or a model retry
-        note = Content.styled(f"  · {message.text}", "$text-muted italic")
+        note = marked(f"  · {message.text}", "$text-muted italic")
         return [note if message.ref == "model.retry" else fit(note, width)]  # why a turn is slow
     if role == "subagent":
         delivery = next((d for d in session.deliveries if d.child_session_id == message.ref), None)
@@ -243,16 +248,16 @@ def _entry_lines(
         return [
             Content.assemble(
                 ("↳ ", MUTED),
-                (name, "bold"),
+                marked(name, "bold"),
                 " ",
-                (status, "$text-success" if ok else "$text-error"),
+                marked(status, "$text-success" if ok else "$text-error"),
                 (": ", MUTED),
-                message.text,
+                marked(message.text),
             )
         ]
     call = turn.tool_calls.get(message.ref or "")
     if call is None:
-        return [Content.assemble(("  ⚙ ", MUTED), message.text)]
+        return [Content.assemble(("  ⚙ ", MUTED), marked(message.text))]
     shown.add(call.call_id)
     return tool_call_lines(call, width)
 
@@ -267,7 +272,7 @@ def fit(content: Content, width: int | None) -> Content:
 def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Content]:
     """A tool call as 2+ lines: name and arguments; risk, decision, outcome; output tail."""
     preview = call.args_preview or _args_text(call)
-    head = Content.assemble(("  ⚙ ", MUTED), (call.tool or "tool", "bold"), " ", (preview, MUTED))
+    head = Content.assemble(("  ⚙ ", MUTED), marked(call.tool or "tool", "bold"), " ", marked(preview, MUTED))
     lines = [fit(head, width)]
     # No risk: a call from another tool's log (ours is never judged there), or one that failed
     # before it was judged (unknown tool, bad arguments). Nothing to show, rather than "risk ?".
@@ -279,16 +284,16 @@ def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Conten
     if outcome is not None:
         parts.append(outcome)
     if not parts:
-        parts.append(Content.styled(call.status, MUTED))
+        parts.append(marked(call.status, MUTED))
     meta: list[Content | tuple[str, str]] = [parts[0]]
     for part in parts[1:]:
         meta += [(" · ", MUTED), part]
     lines.append(Content.assemble("    ", *meta))
     if call.status == "failed" and call.message:
-        lines.append(Content.assemble("    ", (call.message, "$text-error")))
+        lines.append(Content.assemble("    ", marked(call.message, "$text-error")))
     body = call.output if call.status == "running" else (call.result or call.output or "")
     for line in tail_lines(body):
-        lines.append(fit(Content.assemble(("    │ ", MUTED), (line, "$foreground-muted")), width))
+        lines.append(fit(Content.assemble(("    │ ", MUTED), marked(line, "$foreground-muted")), width))
     if call.truncated:
         lines.append(Content.styled("    │ (output truncated)", MUTED))
     return lines
@@ -312,8 +317,8 @@ def decision_text(call: ToolCallView) -> Content | None:
     asked = any(d[0] == "ask" for d in call.decisions)
     if decision == "allow":
         text = f"allowed by {who}" + (" (asked)" if asked and actor != "user" else "")
-        return Content.styled(text, "$text-success")
-    return Content.styled(f"denied by {who}", "$text-error")
+        return marked(text, "$text-success")
+    return marked(f"denied by {who}", "$text-error")
 
 
 def _outcome(call: ToolCallView) -> Content | None:
@@ -325,7 +330,7 @@ def _outcome(call: ToolCallView) -> Content | None:
         style = "$text-success" if call.exit_code == 0 else "$text-error"
         return Content.styled(f"exit {call.exit_code}", style)
     if call.status in ("failed", "denied") and call.error_code and call.error_code != "permission_denied":
-        return Content.styled(f"✗ {call.error_code}", "$text-error")
+        return marked(f"✗ {call.error_code}", "$text-error")
     return None
 
 
@@ -352,9 +357,9 @@ def approval_prompt(
     waited = waited_ms(view.asked_ts, now_ms)
     head = Content.assemble(
         (f"{number}. ", MUTED),
-        (agent_path_text(state.agent_path(view.session_id)), "bold"),
+        marked(agent_path_text(state.agent_path(view.session_id)), "bold"),
         ("  ", ""),
-        (view.tool, "bold $text-accent"),
+        marked(view.tool, "bold $text-accent"),
         (" · ", MUTED),
         risk_content(view.risk),
         (f" · {format_duration(waited)}", MUTED) if waited is not None else ("", ""),
@@ -363,14 +368,14 @@ def approval_prompt(
     write = _written_file(state, view)
     body: list[Content] = []
     if write is None:
-        body.append(Content.styled(view.args_preview or "(no arguments)", "$foreground-muted"))
+        body.append(marked(view.args_preview or "(no arguments)", "$foreground-muted"))
     else:
         path, content = write
-        body.append(Content.styled(f"path={json.dumps(path, ensure_ascii=False)}", "$foreground-muted"))
+        body.append(marked(f"path={json.dumps(path, ensure_ascii=False)}", "$foreground-muted"))
         written = content.splitlines() or [""]
         room = None if width is None else width - len(indent)
         for line in written[:WRITE_PREVIEW_LINES]:
-            body.append(fit(Content.assemble(("│ ", MUTED), (line, "$foreground-muted")), room))
+            body.append(fit(Content.assemble(("│ ", MUTED), marked(line, "$foreground-muted")), room))
         if len(written) > WRITE_PREVIEW_LINES:
             body.append(
                 Content.styled(f"│ … {counted(len(written) - WRITE_PREVIEW_LINES, 'more line')}", MUTED)
@@ -378,7 +383,7 @@ def approval_prompt(
     if view.risk == "destructive" or view.reason:
         warning = view.reason or "destructive: it can delete or overwrite data"
         style = "$text-error" if view.risk == "destructive" else "$text-warning"
-        body.append(Content.styled("⚠ " + warning, style))
+        body.append(marked("⚠ " + warning, style))
     lines = [head, *(Content(indent) + line for line in body)]
     if width is not None:
         lines = [row for line in lines for row in hang(line, width)]

@@ -3,7 +3,8 @@
 - `TerminalTitle` saves the terminal's own title (the xterm title stack) before it changes it,
   counts the requests that wait in it (`(2) agent-tui`), and restores it on the way out. It
   writes only when the text changes, through the writer it is given (the app's driver; nothing
-  in a headless app).
+  in a headless app), and the text it writes has its control characters as markers (`visible`):
+  no BEL or ESC in it can end the title early and start a sequence of its own.
 - SIGTERM and SIGHUP (a closed terminal window) are handed to a callback on the app's event
   loop, so they leave the way `q` does rather than killing the process mid-write.
 - `terminal_gone` tells a terminal that hung up (its attributes can no longer be read: EIO)
@@ -17,6 +18,8 @@ import errno
 import signal
 import sys
 from collections.abc import Callable
+
+from agent_tui.events import visible
 
 LEAVE_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 """The signals that end a dashboard run the way `q` does."""
@@ -45,7 +48,7 @@ class TerminalTitle:
         text = f"({pending}) {self.name}" if pending else self.name
         if text != self.text:
             self.text = text
-            self._write(f"\x1b]2;{text}\x07")
+            self._write(f"\x1b]2;{visible(text)}\x07")
 
     def restore(self) -> None:
         """The terminal's own title again."""

@@ -27,9 +27,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
+from agent_tui.events import visible
 from agent_tui.ports import AcpPermissionAnswer, AgentOption, ChangePreview, PermissionAnswer
 from agent_tui.reducer import DashboardState, PermissionView, ToolCallView
 from agent_tui.tui.formatting import MUTED, agent_path_text, risk_content
+from agent_tui.tui.marked import marked
 from agent_tui.tui.widgets.diff_view import DiffView
 
 _ANSWERS = {
@@ -106,13 +108,17 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         with Vertical(id="approval-dialog", classes="-diff" if preview is not None else "") as dialog:
             dialog.border_title = f"Approval {number} of {total}"
             yield Static(self._title(), id="approval-title")
-            yield Static(Content.assemble(("asked by ", MUTED), (self._path, "bold")), id="approval-path")
+            yield Static(
+                Content.assemble(("asked by ", MUTED), marked(self._path, "bold")), id="approval-path"
+            )
             if view.risk_reason:
-                yield Static(Content.assemble(("why ", MUTED), view.risk_reason), id="approval-reason")
+                yield Static(
+                    Content.assemble(("why ", MUTED), marked(view.risk_reason)), id="approval-reason"
+                )
             warnings = self._warnings()
             if warnings:
                 yield Static(
-                    Content("\n").join(Content.assemble(("⚠ ", "bold"), line) for line in warnings),
+                    Content("\n").join(Content.assemble(("⚠ ", "bold"), marked(line)) for line in warnings),
                     id="approval-warning",
                     classes="-destructive" if view.risk == "destructive" else "",
                 )
@@ -121,12 +127,12 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                     yield DiffView(preview)
             elif self._command() is not None:
                 with VerticalScroll(id="approval-args"):
-                    yield Static(highlight(self._command() or "", language="bash"))
+                    yield Static(highlight(visible(self._command() or ""), language="bash"))
             else:
                 with VerticalScroll(id="approval-args"):
-                    yield Static(Content.styled(self._args, "$foreground"))
+                    yield Static(marked(self._args, "$foreground"))
             yield Static(
-                Content.styled(
+                marked(
                     f"{view.session_id} · {view.turn_id} · {view.request_id}"
                     + (f" · policy {view.policy}" if view.policy else ""),
                     MUTED,
@@ -143,7 +149,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                         with Horizontal(classes="option-row"):
                             for number, option in options[first : first + per_row]:
                                 yield Button(
-                                    f"{option.name}  {number}",
+                                    marked(f"{option.name}  {number}"),  # text, not markup
                                     id=f"option-{number}",
                                     variant=OPTION_VARIANTS.get(option.kind, "warning"),
                                     compact=True,
@@ -168,14 +174,17 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         view, preview = self.view, self.preview
         if preview is None:
             return Content.assemble(
-                ("Run ", "bold"), (view.tool, "bold $text-accent"), ("?  ", "bold"), risk_content(view.risk)
+                ("Run ", "bold"),
+                marked(view.tool, "bold $text-accent"),
+                ("?  ", "bold"),
+                risk_content(view.risk),
             )
         verb = {"create": "Create", "overwrite": "Overwrite", "edit": "Edit"}.get(preview.kind, "Write")
         parts: list[Content | str | tuple[str, str]] = [
             (f"{verb} ", "bold"),
-            (preview.path, "bold $text-accent"),
+            marked(preview.path, "bold $text-accent"),
             ("?  ", "bold"),
-            (view.tool, MUTED),
+            marked(view.tool, MUTED),
             (" · ", MUTED),
             risk_content(view.risk),
         ]
@@ -280,10 +289,10 @@ def _agent_call_text(call: ToolCallView | None) -> str:
     args = call.args
     title = args.get("title")
     raw = args.get("rawInput")
-    shown = (
+    given = (
         raw if raw not in (None, {}) else {k: v for k, v in args.items() if k not in ("title", "toolCallId")}
     )
-    body = orjson.dumps(shown, option=orjson.OPT_INDENT_2).decode()
+    body = orjson.dumps(given, option=orjson.OPT_INDENT_2).decode()
     return f"{title}\n{body}" if isinstance(title, str) and title else body
 
 

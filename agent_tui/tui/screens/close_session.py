@@ -13,11 +13,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from agent_tui.tui.formatting import short_path
+from agent_tui.tui.marked import marked
 
 
 class CloseSessionScreen(ModalScreen[str | None]):
@@ -68,7 +68,7 @@ class CloseSessionScreen(ModalScreen[str | None]):
                 lines.append(f"Removing it deletes {self._changes} uncommitted change(s) there.")
         with Vertical(id="close-dialog") as dialog:
             dialog.border_title = "Close session"
-            yield Static(Content("\n".join(lines)), id="close-question")
+            yield Static(marked("\n".join(lines)), id="close-question")
             with Horizontal(id="close-buttons"):
                 if self._worktree is not None:
                     yield Button("Remove worktree  r", id="close-remove", variant="error", compact=True)

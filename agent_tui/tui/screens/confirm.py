@@ -6,9 +6,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from agent_tui.tui.marked import marked
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -33,8 +34,8 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog") as dialog:
-            dialog.border_title = self._dialog_title
-            yield Static(Content(self._question), id="confirm-question")
+            dialog.border_title = marked(self._dialog_title)
+            yield Static(marked(self._question), id="confirm-question")
             with Horizontal(id="confirm-buttons"):
                 yield Button(f"{self._confirm}  y", id="confirm-yes", variant="error", compact=True)
                 yield Button("Cancel  n", id="confirm-no", compact=True)

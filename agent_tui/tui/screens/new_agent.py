@@ -22,6 +22,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static, Text
 
 from agent_tui.ports import AgentSpec, ModelChoice, repo_root
 from agent_tui.tui.formatting import short_path
+from agent_tui.tui.marked import marked
 from agent_tui.tui.text_entry import focus_now
 
 MUTED = "$text-muted"
@@ -159,7 +160,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             what = "no such directory" if not directory.is_dir() else "not a git repository"
             note.update(Content.styled(f"{what}: the agent works in the directory itself", MUTED))
         else:
-            note.update(Content.styled(f"git repository {short_path(root)}", MUTED))
+            note.update(marked(f"git repository {short_path(root)}", MUTED))
 
     # -- starting --------------------------------------------------------------------------------
     def spec(self) -> AgentSpec | str:
@@ -184,7 +185,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
     def action_start(self) -> None:
         spec = self.spec()
         if isinstance(spec, str):
-            self.query_one("#new-agent-error", Static).update(Content.styled("✗ " + spec, "$text-error"))
+            self.query_one("#new-agent-error", Static).update(marked("✗ " + spec, "$text-error"))
             return
         self.dismiss(spec)
 

@@ -16,6 +16,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from agent_tui.tui.marked import marked
 from agent_tui.tui.notice import Notice
 from agent_tui.tui.widgets.summary_bar import NOTICE_STYLE
 
@@ -27,8 +28,8 @@ def notice_line(notice: Notice) -> Content:
     glyph, style = NOTICE_STYLE.get(notice.severity, NOTICE_STYLE["information"])
     parts: list[Content | str | tuple[str, str]] = [(glyph + " ", style)]
     if notice.title:
-        parts += [(notice.title, f"bold {style}"), (": ", MUTED)]
-    parts.append(notice.message)
+        parts += [marked(notice.title, f"bold {style}"), (": ", MUTED)]
+    parts.append(marked(notice.message))  # a notice may quote a log, a file name, an error
     return Content.assemble(*parts)
 
 

@@ -27,6 +27,7 @@ from agent_tui.replay import (
     preview_end,
     torn_tail_notices,
 )
+from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import (
     ReplayAppended,
     ReplayIndexed,
@@ -113,7 +114,7 @@ class ReplayFeedScreen(ReplayViewScreen):
             return
         error = event.worker.error
         if event.worker.group == "replay-index":
-            self.scrubber.label = Content.styled(f"Could not read the logs: {error}", "bold $text-error")
+            self.scrubber.label = marked(f"Could not read the logs: {error}", "bold $text-error")
             self.notify(str(error), title="Could not read the logs", severity="error", timeout=30)
         elif event.worker.group == "replay-follow":
             self._set_following(False)
@@ -134,7 +135,7 @@ class ReplayFeedScreen(ReplayViewScreen):
             self.show_state(message.preview)
         elif not self.files:
             where = self.watch_dir or "the directory"
-            scrubber.label = Content.styled(f"waiting for logs in {where}…", "$text-accent")
+            scrubber.label = marked(f"waiting for logs in {where}…", "$text-accent")
             self.notify(f"No logs in {where} yet: waiting for them.", timeout=5)
         else:
             self._move_to(0)

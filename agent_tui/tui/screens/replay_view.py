@@ -22,6 +22,7 @@ from agent_tui.events import counted
 from agent_tui.reducer import epoch_ms
 from agent_tui.replay import Cell, Filter, Follower, Snapshot, Timeline, TimelineView, bar_cells
 from agent_tui.tui.formatting import agent_path_text
+from agent_tui.tui.marked import marked
 from agent_tui.tui.screens.sessions import SessionsScreen
 from agent_tui.tui.timing import now_epoch_ms
 from agent_tui.tui.widgets.index_progress import IndexProgress
@@ -211,17 +212,17 @@ class ReplayViewScreen(SessionsScreen):
         timeline = self.timeline
         assert view is not None and timeline is not None
         if timeline.total == 0 and not timeline.files and self.following:
-            return Content.styled(f"waiting for logs in {self.watch_dir or 'the directory'}…", "$text-accent")
+            return marked(f"waiting for logs in {self.watch_dir or 'the directory'}…", "$text-accent")
         if view.position == 0:
             return Content.styled("start", "$text-accent")
         error = timeline.error_at(view.position - 1)
         if error is not None:
-            return Content.styled(f"✗ {_short(error)}", "bold $text-error")
+            return marked(f"✗ {_short(error)}", "bold $text-error")
         event = view.event
         if event is None:
             return Content("")
         who = agent_path_text(view.state.agent_path(event.session_id)[-1:])
-        return Content.styled(f"{event.type} · {who} · {event.ts[11:23]}", "$text-accent")
+        return marked(f"{event.type} · {who} · {event.ts[11:23]}", "$text-accent")
 
     def _show_detail(self) -> None:
         if self.view is not None:

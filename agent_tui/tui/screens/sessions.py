@@ -36,6 +36,7 @@ from agent_tui.ports import (
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text
+from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected
 from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen
 from agent_tui.tui.session_filter import next_state_filter, visible_sessions
@@ -211,7 +212,7 @@ class SessionsScreen(Screen[None]):
         # Setting a border title repaints the whole pane, children included: only on a change.
         if self._titles.get(selector) != title:
             self._titles[selector] = title
-            self.query_one(selector).border_title = title
+            self.query_one(selector).border_title = marked(title)  # text, not markup
 
     def _show_tree_title(self, shown: tuple[set[str], set[str]] | None = None) -> None:
         bits = ["Sessions"]

@@ -23,6 +23,8 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
+from agent_tui.tui.marked import marked
+
 MUTED = "$text-muted"
 
 
@@ -113,12 +115,12 @@ class Composer(Vertical):
         elif running:
             hint = Content.assemble(
                 ("enter ", "bold"),
-                (f"steers {agent_path} at its next step · shift+enter new line", MUTED),
+                marked(f"steers {agent_path} at its next step · shift+enter new line", MUTED),
             )
         else:
             hint = Content.assemble(
                 ("enter ", "bold"),
-                (f"starts turn {turns + 1} of {agent_path} · shift+enter new line", MUTED),
+                marked(f"starts turn {turns + 1} of {agent_path} · shift+enter new line", MUTED),
             )
         self._hint = hint
         if self.reason is None:
@@ -127,7 +129,7 @@ class Composer(Vertical):
     def failed(self, reason: str) -> None:
         """The text could not be sent: keep it, and say why."""
         self.reason = reason
-        self._note(Content.assemble(("✗ not sent: ", "bold"), reason), error=True)
+        self._note(Content.assemble(("✗ not sent: ", "bold"), marked(reason)), error=True)
 
     def sent(self) -> None:
         """The text was handed over: clear the box."""
@@ -137,10 +139,10 @@ class Composer(Vertical):
 
     def _note(self, content: Content, *, error: bool) -> None:
         # The dashboard asks on every redraw; an update lays the screen out again, so only on a change.
-        shown = (content.plain, tuple(content.spans), error)
-        if shown == self._shown_note:
+        key = (content.plain, tuple(content.spans), error)
+        if key == self._shown_note:
             return
-        self._shown_note = shown
+        self._shown_note = key
         note = self.query_one("#composer-note", Static)
         note.update(content)
         note.set_class(error, "-error")

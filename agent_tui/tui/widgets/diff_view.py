@@ -4,7 +4,8 @@ The lines come from `ChangePreview.lines()`; the old and the new text are each h
 whole (so a multi-line string is coloured right) by Textual's highlighter, with the language
 guessed from the file name, then the diff picks its lines out of them. Every colour is a theme
 variable: added lines sit on `$success-muted`, removed ones on `$error-muted`. A new file is all
-added lines.
+added lines. A line's control characters are shown as markers (`visible`), never sent to the
+terminal; the lines are the diff's own (`str.splitlines`), so a bare carriage return ends one.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from textual.content import Content
 from textual.highlight import guess_language, highlight
 from textual.widgets import Static
 
+from agent_tui.events import visible
 from agent_tui.ports import ChangePreview, DiffLine
+from agent_tui.tui.marked import marked
 
 MAX_DIFF_LINES = 2_000
 """A longer diff is cut (the rest is counted), so a huge write cannot stall the dialog."""
@@ -23,7 +26,8 @@ MUTED = "$text-muted"
 def _highlighted_lines(text: str, language: str) -> list[Content]:
     if not text:
         return []
-    return highlight(text, language=language).split("\n", allow_blank=True)
+    lines = "\n".join(visible(line) for line in text.splitlines())  # numbered as the diff numbers them
+    return highlight(lines, language=language).split("\n", allow_blank=True)
 
 
 def diff_content(preview: ChangePreview) -> Content:
@@ -44,7 +48,7 @@ def diff_content(preview: ChangePreview) -> Content:
 def _line(line: DiffLine, old: list[Content], new: list[Content], width: int, longest: int) -> Content:
     """One diff line; added and removed lines are padded to `longest`, so their bands align."""
     if line.kind == "hunk":
-        return Content.styled(line.text, f"bold {MUTED}")
+        return marked(line.text, f"bold {MUTED}")
     if line.kind == "add":
         number, sign, source, background = line.new_number, "+", new, "on $success-muted"
     elif line.kind == "remove":
@@ -52,7 +56,7 @@ def _line(line: DiffLine, old: list[Content], new: list[Content], width: int, lo
     else:
         number, sign, source, background = line.new_number, " ", new, ""
     assert number is not None
-    body = source[number - 1] if number - 1 < len(source) else Content(line.text)
+    body = source[number - 1] if number - 1 < len(source) else marked(line.text)
     if background:
         body = body.pad_right(max(0, longest - body.cell_length) + 1).stylize_before(background)
         sign_part = Content.styled(f"{sign} ", f"bold {background}")

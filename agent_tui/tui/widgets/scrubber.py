@@ -23,6 +23,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from agent_tui.replay import Cell
+from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import ScrubRequested
 
 MUTED = "$text-muted"
@@ -107,10 +108,10 @@ class Scrubber(Widget):
         left = Content.assemble(
             play, "  ", (f"{self.position:,}", "bold"), (" / ", MUTED), f"{self.total:,}", "  ", self.label
         )
-        right: list[tuple[str, str]] = []
+        right: list[Content | tuple[str, str]] = []
         if self.filter_text:
             count = f"{self.matches:,} match{'es' if self.matches != 1 else ''}"
-            right += [(f"/{self.filter_text} ", "$text-accent"), (count, MUTED), ("  ", "")]
+            right += [marked(f"/{self.filter_text} ", "$text-accent"), (count, MUTED), ("  ", "")]
         if self.new_events:
             right += [(f"+{self.new_events:,} new", "bold $text-warning"), ("  ", "")]
         right += [

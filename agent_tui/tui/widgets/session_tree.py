@@ -22,6 +22,7 @@ from textual import on
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from agent_tui.events import visible
 from agent_tui.reducer import DashboardState, SessionView
 from agent_tui.tui.formatting import STATUS_GLYPH
 from agent_tui.tui.messages import SessionSelected
@@ -164,7 +165,8 @@ class SessionTree(Tree[str]):
         for data, parent_data in layout:
             if data.startswith(_GROUP):
                 label = Text(
-                    data[len(_GROUP) :], self.get_component_rich_style("session-tree--day", partial=True)
+                    visible(data[len(_GROUP) :]),
+                    self.get_component_rich_style("session-tree--day", partial=True),
                 )
                 groups[data] = self.root.add(label, data=data, expand=True)
                 continue
@@ -248,7 +250,7 @@ class SessionTree(Tree[str]):
         text.append(STATUS_GLYPH[status], style(f"session-tree--{status}", partial=True))
         text.append(" ")
         name_start = len(text)
-        text.append(session.display_name, Style(bold=status == "running"))
+        text.append(visible(session.display_name), Style(bold=status == "running"))
         name_end = len(text)
         if session.worktree_branch:
             text.append(" ⎇", style("session-tree--time", partial=True))
@@ -268,7 +270,7 @@ class SessionTree(Tree[str]):
         note = self._note(session)
         if note:
             kind = "failed" if status == "failed" else "time"
-            text.append(f" {note}", style(f"session-tree--{kind}", partial=True))
+            text.append(visible(f" {note}"), style(f"session-tree--{kind}", partial=True))
         if dim:
             text.stylize(style("session-tree--context", partial=True))
         return text

@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from agent_tui.events import counted
 from agent_tui.reducer import DashboardState
+from agent_tui.tui.marked import marked
 
 MUTED = "$text-muted"
 NOTICE_RANK = {"information": 0, "warning": 1, "error": 2}
@@ -66,7 +67,7 @@ class SummaryBar(Horizontal):
         sep = (" · ", MUTED)
         parts: list[Content | str | tuple[str, str]] = [
             ("agent-tui", "bold $text-accent"),
-            (" " + self.mode, MUTED),
+            marked(" " + self.mode, MUTED),
             "  ",
             (f"● {running} running", "bold $text-accent" if running else MUTED),
             sep,
@@ -80,11 +81,11 @@ class SummaryBar(Horizontal):
             (f"{state.event_count:,} events", MUTED),
         ]
         if note:
-            parts += [sep, (note, MUTED)]
+            parts += [sep, marked(note, MUTED)]
         if self.location:
-            parts += [sep, (self.location, MUTED)]
+            parts += [sep, marked(self.location, MUTED)]
         if error:
-            parts += ["   ", ("⚠ " + error, "bold $text-error")]
+            parts += ["   ", marked("⚠ " + error, "bold $text-error")]
         self.query_one("#summary-counts", Static).update(Content.assemble(*parts))
 
     def show_notice(
@@ -100,8 +101,8 @@ class SummaryBar(Horizontal):
         self.notice = f"{title}: {text}" if title else text
         parts: list[Content | str | tuple[str, str]] = [(glyph + " ", style)]
         if title:
-            parts += [(title, f"bold {style}"), (": ", MUTED)]
-        parts.append(text)
+            parts += [marked(title, f"bold {style}"), (": ", MUTED)]
+        parts.append(marked(text))
         widget = self.query_one("#summary-notice", Static)
         widget.update(Content.assemble(*parts))
         widget.add_class("-shown")
