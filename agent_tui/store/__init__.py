@@ -5,6 +5,8 @@ from agent_tui.store.errors import (
     EventLogError,
     EventLogSequenceError,
     EventLogTornTailError,
+    EventLogWriteError,
+    SessionLockedError,
 )
 from agent_tui.store.index import LineIndex, TornLine
 from agent_tui.store.jsonl import (
@@ -15,18 +17,23 @@ from agent_tui.store.jsonl import (
     TailRepair,
     iter_lines,
 )
+from agent_tui.store.lock import LockHolder, read_holder
 
 __all__ = [
     "EventLogDecodeError",
     "EventLogError",
     "EventLogSequenceError",
     "EventLogTornTailError",
+    "EventLogWriteError",
     "EventStore",
     "JsonlEventLog",
     "JsonlFileEventStore",
     "LineIndex",
+    "LockHolder",
     "ReplayMode",
+    "SessionLockedError",
     "TailRepair",
     "TornLine",
     "iter_lines",
+    "read_holder",
 ]

@@ -1,0 +1,79 @@
+"""A second process that writes a stored session, for the tests of the store's one-writer lock.
+
+Run as `python -m tests.store_writer SESSIONS_DIR SESSION_ID`; it answers one line per command
+on stdin, so a test drives two of them in step without sleeping:
+
+- `read`: open the store afresh and read the session's last sequence (`last N`);
+- `append K`: append K `model.delta` events after the sequence read last, as an engine that
+  read the log earlier would (`wrote FIRST LAST`, `refused MESSAGE` or `error MESSAGE`);
+- `hold`: like `append 1`, then stop answering (the test kills it);
+- `release`: close the store, letting go of the lock (`released`);
+- `quit`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from agent_tui.events import Event, payload_from
+from agent_tui.store import JsonlFileEventStore, SessionLockedError
+
+
+def delta(session_id: str, sequence: int) -> Event:
+    return Event(
+        id=f"evt_{session_id}_{sequence}",
+        session_id=session_id,
+        turn_id="turn_1",
+        sequence=sequence,
+        ts="2026-12-01T10:02:00.000Z",
+        type="model.delta",
+        payload=payload_from("model.delta", {"text": f"from pid {os.getpid()} #{sequence}"}),
+    )
+
+
+def main() -> None:
+    root, session_id = Path(sys.argv[1]), sys.argv[2]
+    store = JsonlFileEventStore(root)
+    last = 0
+
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    def append(count: int) -> str:
+        nonlocal last
+        first = last + 1
+        try:
+            for sequence in range(first, first + count):
+                store.log(session_id).append(delta(session_id, sequence))
+                last = sequence
+        except SessionLockedError as error:
+            return f"refused {error}"
+        except Exception as error:
+            return f"error {type(error).__name__}: {error}"
+        return f"wrote {first} {last}"
+
+    for command in sys.stdin:
+        words = command.split()
+        if words[0] == "read":
+            store.close()
+            store = JsonlFileEventStore(root)
+            last = store.last_sequence(session_id)
+            say(f"last {last}")
+        elif words[0] == "append":
+            say(append(int(words[1])))
+        elif words[0] == "hold":
+            say(append(1))
+            sys.stdin.read()  # until killed
+        elif words[0] == "release":
+            store.close()
+            say("released")
+        elif words[0] == "quit":
+            break
+    store.close()
+
+
+if __name__ == "__main__":
+    main()
