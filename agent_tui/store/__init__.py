@@ -15,6 +15,7 @@ from agent_tui.store.jsonl import (
     JsonlFileEventStore,
     ReplayMode,
     TailRepair,
+    foreign_session,
     iter_lines,
 )
 from agent_tui.store.lock import LockHolder, read_holder
@@ -34,6 +35,7 @@ __all__ = [
     "SessionLockedError",
     "TailRepair",
     "TornLine",
+    "foreign_session",
     "iter_lines",
     "read_holder",
 ]
