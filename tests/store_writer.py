@@ -1,11 +1,12 @@
 """A second process that writes a stored session, for the tests of the store's one-writer lock.
 
-Run as `python -m tests.store_writer SESSIONS_DIR SESSION_ID`; it answers one line per command
-on stdin, so a test drives two of them in step without sleeping:
+Run as `python -m tests.store_writer SESSIONS_DIR SESSION_ID` (`Writer` starts one); it answers
+one line per command on stdin, so a test drives two of them in step without sleeping:
 
 - `read`: open the store afresh and read the session's last sequence (`last N`);
 - `append K`: append K `model.delta` events after the sequence read last, as an engine that
   read the log earlier would (`wrote FIRST LAST`, `refused MESSAGE` or `error MESSAGE`);
+- `claim`: take the session's lock without writing (`claimed`, or `refused MESSAGE`);
 - `hold`: like `append 1`, then stop answering (the test kills it);
 - `release`: close the store, letting go of the lock (`released`);
 - `quit`.
@@ -14,11 +15,49 @@ on stdin, so a test drives two of them in step without sleeping:
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 from agent_tui.events import Event, payload_from
 from agent_tui.store import JsonlFileEventStore, SessionLockedError
+
+
+class Writer:
+    """A `tests.store_writer` process on one session, driven line by line."""
+
+    def __init__(self, root: Path, session_id: str = "sess_test") -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.store_writer", str(root), session_id],
+            cwd=Path(__file__).resolve().parent.parent,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.pid = self.process.pid
+
+    def send(self, command: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+
+    def answer(self) -> str:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert line, f"writer {self.pid} ended (exit {self.process.poll()})"
+        return line.rstrip("\n")
+
+    def ask(self, command: str) -> str:
+        self.send(command)
+        return self.answer()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
 
 
 def delta(session_id: str, sequence: int) -> Event:
@@ -64,6 +103,13 @@ def main() -> None:
             say(f"last {last}")
         elif words[0] == "append":
             say(append(int(words[1])))
+        elif words[0] == "claim":
+            try:
+                store.claim(session_id)
+            except SessionLockedError as error:
+                say(f"refused {error}")
+            else:
+                say("claimed")
         elif words[0] == "hold":
             say(append(1))
             sys.stdin.read()  # until killed

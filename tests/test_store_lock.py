@@ -25,46 +25,10 @@ from agent_tui.store import (
 )
 from agent_tui.store.lock import lock_path
 from tests.conftest import build_event, build_session
+from tests.store_writer import Writer
 
 REPO = Path(__file__).resolve().parent.parent
 SESSION = "sess_test"
-
-
-class Writer:
-    """A `tests.store_writer` process on one session, driven line by line."""
-
-    def __init__(self, root: Path, session_id: str = SESSION) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.store_writer", str(root), session_id],
-            cwd=REPO,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.pid = self.process.pid
-
-    def send(self, command: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-
-    def answer(self) -> str:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        assert line, f"writer {self.pid} ended (exit {self.process.poll()})"
-        return line.rstrip("\n")
-
-    def ask(self, command: str) -> str:
-        self.send(command)
-        return self.answer()
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=30)
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                stream.close()
 
 
 @pytest.fixture
