@@ -168,7 +168,8 @@ async def test_a_prompt_on_a_session_another_process_holds_is_refused_naming_it(
         before = log.read_bytes()
         async with serve(tmp_path, Collector(), WireValidator()) as (conn, _process):
             await conn.initialize(protocol_version=PROTOCOL_VERSION)
-            await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])  # reading is fine
+            # Reading it is fine: only writing waits for the lock.
+            await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
             with pytest.raises(RequestError, match="Invalid request") as refused:
                 await conn.prompt(session_id=session_id, prompt=[text_block("More?")])
             assert f"is open in agent-tui pid {holder.pid} since " in str(refused.value.data)

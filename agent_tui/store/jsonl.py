@@ -1,8 +1,9 @@
 """One session's JSONL event log, and the store that keeps one log per session.
 
 Invariants:
-- a line is written with a single `write` of the whole serialized event plus `\\n`, so a reader
-  sees either the whole line or (after a crash) a torn tail without a newline;
+- a line is written with a single `write` of the whole serialized event plus `\\n` (a short
+  write is finished by the next one, or undone), so a reader sees either the whole line or a
+  torn tail without a newline (after a crash, or for a moment);
 - `append` takes exactly `last_sequence + 1`; anything else raises `EventLogSequenceError` and
   writes nothing; a failed write leaves `last_sequence` unchanged, so a retry reuses it;
 - appending after a torn tail is refused until `repair()` cuts it off (and reports what it cut);
