@@ -7,6 +7,7 @@ one line per command on stdin, so a test drives two of them in step without slee
 - `append K`: append K `model.delta` events after the sequence read last, as an engine that
   read the log earlier would (`wrote FIRST LAST`, `refused MESSAGE` or `error MESSAGE`);
 - `claim`: take the session's lock without writing (`claimed`, or `refused MESSAGE`);
+- `spawn`: start `sleep 600` letting it inherit every descriptor it can (`child PID`);
 - `hold`: like `append 1`, then stop answering (the test kills it);
 - `release`: close the store, letting go of the lock (`released`);
 - `quit`.
@@ -110,6 +111,9 @@ def main() -> None:
                 say(f"refused {error}")
             else:
                 say("claimed")
+        elif words[0] == "spawn":  # a child that keeps every descriptor it can (a tool's command)
+            child = subprocess.Popen(["sleep", "600"], close_fds=False)
+            say(f"child {child.pid}")
         elif words[0] == "hold":
             say(append(1))
             sys.stdin.read()  # until killed

@@ -327,3 +327,53 @@ def test_an_undo_never_cuts_bytes_this_append_did_not_write(
     with pytest.raises(EventLogSequenceError):
         log.append(build_event(4))
     log.close()
+
+
+def test_a_program_the_holder_started_does_not_keep_the_session_locked(tmp_path: Path, writers) -> None:
+    root = tmp_path / "sessions"
+    start_log(root)
+    holder = writers(root)
+    assert holder.ask("claim") == "claimed"
+    child = int(holder.ask("spawn").split()[1])
+    try:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.process.wait(timeout=30)
+        os.kill(child, 0)  # the child lives on
+        store = JsonlFileEventStore(root)
+        store.claim(SESSION)  # but holds no lock: the descriptor closed when it started
+        store.close()
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_link_planted_at_the_lock_path_is_never_written_through(tmp_path: Path, link: str) -> None:
+    root = tmp_path / "sessions"
+    path = start_log(root)
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    planted = lock_path(path)
+    if link == "symbolic":
+        planted.symlink_to(victim)
+    else:
+        os.link(victim, planted)
+    log = JsonlEventLog(path)
+    with pytest.raises(EventLogWriteError) as caught:
+        log.append(build_event(2))
+    assert str(caught.value).startswith(f"{planted}: ")
+    assert victim.read_text() == "keep me\n"
+    assert sequences(path) == [1]
+
+
+def test_a_symbolic_link_in_place_of_the_log_is_not_appended_through(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    victim = tmp_path / "empty.txt"  # empty: reads as an empty log, so only the open refuses
+    victim.write_text("")
+    (root / f"{SESSION}.jsonl").symlink_to(victim)
+    log = JsonlEventLog(root / f"{SESSION}.jsonl")
+    with pytest.raises(EventLogWriteError) as caught:
+        log.append(build_event(1, "session.created"))
+    assert str(caught.value) == f"{root / SESSION}.jsonl: Too many levels of symbolic links"
+    log.close()
+    assert victim.read_text() == ""

@@ -148,3 +148,32 @@ async def test_a_session_being_written_elsewhere_at_start_is_shown_and_left_alon
         assert path.read_bytes() == before  # its torn line was not cut, nothing was added
     finally:
         holder.close()
+
+
+async def test_a_session_left_alone_at_start_says_so_once_its_writer_is_gone(tmp_path: Path) -> None:
+    sid = await one_session(tmp_path)
+    path = tmp_path / "sessions" / f"{sid}.jsonl"
+    holder = Writer(tmp_path / "sessions", sid)
+    try:
+        assert holder.ask("claim") == "claimed"
+        with open(path, "ab") as handle:
+            handle.write(b'{"v":1,"id":"evt_x"')  # a line half-way written by the holder
+        workbench = Workbench.for_project(
+            project=tmp_path / "project",
+            sessions_dir=tmp_path / "sessions",
+            models=scripted_models(ScriptedProvider()),
+            prompter=None,
+        )
+        async with workbench.serving():
+            assert await workbench.hydrate(lambda event: None) == []
+            assert sid in workbench.held_elsewhere
+            assert holder.ask("release") == "released"
+            refused = workbench.send(sid, "Again")
+            assert isinstance(refused, SendRefused)
+            assert refused.reason.startswith(f"This session was open in agent-tui pid {holder.pid} since ")
+            assert "open the dashboard again" in refused.reason
+            assert workbench.engine.store.holder(sid) is None  # type: ignore[attr-defined]
+            assert holder.ask("claim") == "claimed"  # the look let go at once
+        workbench.close_store()
+    finally:
+        holder.close()

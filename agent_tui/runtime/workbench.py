@@ -366,9 +366,14 @@ class Workbench:
     def _held_refusal(self, session_id: str, where: str) -> SendRefused:
         """For a session left closed at start because another process was writing it."""
         store = self.engine.store
-        holder = store.holder(session_id) if isinstance(store, JsonlFileEventStore) else None
-        if holder is not None:
-            return SendRefused(_held_sentence(f"open in {holder.describe()}"))
+        if isinstance(store, JsonlFileEventStore):
+            try:
+                store.claim(session_id)  # only to see whether it is still held: let go at once
+            except SessionLockedError as error:
+                return SendRefused(_held_sentence(error.where))
+            except EventLogError:
+                pass
+            store.release(session_id)
         return SendRefused(
             f"This session was {where} when this dashboard opened it; "
             "open the dashboard again to continue it here."
@@ -471,7 +476,7 @@ class Workbench:
 
 def _held_sentence(where: str) -> str:
     """The refusal of a follow-up on a session another process writes (`where`: who, since when)."""
-    return f"This session is {where}; one process writes a session at a time: continue it there, or close it there first."
+    return f"This session is {where}; one process writes a session at a time: continue it there, or quit that agent-tui first."
 
 
 def _lock_refusal(error: BaseException) -> SessionLockedError | None:

@@ -54,8 +54,8 @@ class EventLogWriteError(EventLogError, OSError):
     `[Errno 28] …`. Nothing of the failed append is left in the log.
     """
 
-    def __init__(self, path: Path | str, error_number: int) -> None:
-        OSError.__init__(self, error_number, os.strerror(error_number), str(path))
+    def __init__(self, path: Path | str, error_number: int, reason: str | None = None) -> None:
+        OSError.__init__(self, error_number, reason or os.strerror(error_number), str(path))
         self.path = Path(path)
 
     def __str__(self) -> str:

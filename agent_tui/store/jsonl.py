@@ -315,7 +315,9 @@ class JsonlEventLog:
             if torn is not None:
                 raise EventLogTornTailError(self.path, torn.line_number, torn.size)
             try:
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                self._fd = os.open(
+                    self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644
+                )
             except OSError as error:
                 raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
             self._end = os.fstat(self._fd).st_size

@@ -12,7 +12,10 @@ Invariants:
   a lock checks that the file it locked is still the one at the path (else it tries again), so a
   removed file never lets two processes hold "the" lock at once;
 - the descriptor is not inherited by programs the process starts (`O_CLOEXEC`), so a shell
-  command of a tool cannot keep a session locked after agent-tui exits.
+  command of a tool cannot keep a session locked after agent-tui exits;
+- the lock file is opened without following a symbolic link (`O_NOFOLLOW`) and written only when
+  it is a regular file with one name, so a link planted at its path cannot make agent-tui
+  overwrite the file it points to.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import weakref
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from stat import S_ISREG
 
 import orjson
 
@@ -134,6 +138,13 @@ def _release(path: Path, fd: int) -> None:
     os.close(fd)
 
 
+def _plain(fd: int) -> bool:
+    """A regular file with no other name: writing who holds it can never clobber another file
+    (a hard link to it planted at the lock's path; a symbolic one is refused by `O_NOFOLLOW`)."""
+    stat = os.fstat(fd)
+    return S_ISREG(stat.st_mode) and stat.st_nlink == 1
+
+
 def _identity(fd: int) -> tuple[int, int]:
     stat = os.fstat(fd)
     return stat.st_dev, stat.st_ino
@@ -168,7 +179,7 @@ class SessionLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         while True:
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
             except OSError as error:
                 raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
             try:
@@ -185,6 +196,9 @@ class SessionLock:
             except FileNotFoundError:
                 same = None
             if same is not None and (same.st_dev, same.st_ino) == _identity(fd):
+                if not _plain(fd):
+                    os.close(fd)
+                    raise EventLogWriteError(self.path, errno.EPERM, "not a plain file of its own (a link?)")
                 break
             os.close(fd)  # its holder removed it while letting go: lock the file now at the path
         holder = LockHolder(pid=os.getpid(), host=socket.gethostname(), since=datetime.now(UTC).isoformat())
