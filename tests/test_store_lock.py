@@ -377,3 +377,30 @@ def test_a_symbolic_link_in_place_of_the_log_is_not_appended_through(tmp_path: P
     assert str(caught.value) == f"{root / SESSION}.jsonl: Too many levels of symbolic links"
     log.close()
     assert victim.read_text() == ""
+
+
+def test_two_headless_runs_on_one_sessions_directory_both_finish(tmp_path: Path) -> None:
+    import orjson
+
+    scenario = tmp_path / "scenario.json"
+    steps = [
+        {"text": ["Listing."], "toolCalls": [{"tool": "shell", "args": {"cmd": "echo listed"}}]},
+        {"text": ["Done."]},
+    ]
+    scenario.write_bytes(
+        orjson.dumps({"sessions": [{"prompt": "go", "steps": steps}] * 2, "policy": {"default": "allow"}})
+    )
+    root = tmp_path / "sessions"
+    command = [sys.executable, "-m", "agent_tui", "run", str(scenario), "--sessions-dir", str(root)]
+    runs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
+    for run in runs:
+        _out, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+    logs = sorted(root.glob("*.jsonl"))
+    assert len(logs) == 4
+    for log in logs:
+        numbers = sequences(log)
+        assert numbers == list(range(1, len(numbers) + 1))
+    assert list(root.glob("*.lock")) == []  # each run let go of its sessions when it ended
