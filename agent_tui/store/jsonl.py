@@ -291,7 +291,10 @@ class JsonlEventLog:
             return None
         keep = self._index.complete_bytes()
         self._close_fd()
-        os.truncate(self.path, keep)
+        try:
+            os.truncate(self.path, keep)
+        except OSError as error:
+            raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
         self._index = LineIndex(self.path)
         self._last_sequence = None
         return TailRepair(self.path, torn.line_number, torn.size)

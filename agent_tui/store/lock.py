@@ -176,7 +176,10 @@ class SessionLock:
         """
         if self._fd is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise EventLogWriteError(self.path.parent, error.errno or errno.EIO) from None
         while True:
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
