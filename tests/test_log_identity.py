@@ -68,6 +68,13 @@ def test_a_line_of_another_session_is_a_file_line_error_in_the_store(tmp_path: P
     assert caught.value.line_number == 1
 
 
+def test_the_store_never_writes_an_event_into_another_sessions_log(tmp_path: Path) -> None:
+    log = JsonlEventLog(tmp_path / "sess_test.jsonl")
+    with pytest.raises(ValueError, match="an event of session 'sess_other' does not go in this log"):
+        log.append(build_session(1, session_id="sess_other")[0])
+    assert not (tmp_path / "sess_test.jsonl").exists()
+
+
 def test_a_line_of_another_session_is_corrupt_in_the_timeline_not_a_session(logs: Path) -> None:
     path = a_log(logs)
     line = stray_line(path)
