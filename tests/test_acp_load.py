@@ -146,3 +146,36 @@ async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None
                 await conn.prompt(session_id=session.session_id, prompt=[text_block("again")])
             assert "already running" in str(refused.value.data)
             await conn.cancel(session_id=session.session_id)
+
+
+async def test_a_prompt_on_a_session_another_process_holds_is_refused_naming_it(tmp_path: Path) -> None:
+    from tests.store_writer import Writer
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    prompter = QueuePrompter(lambda request: PermissionAnswer("allow"))
+    async with Harness(tmp_path / "client", prompter) as harness:
+        first = await harness.agents.start(
+            server_config(scenario(tmp_path), tmp_path / "server"), workspace, prompt="List"
+        )
+        assert await first.turn.wait() == "final"  # type: ignore[union-attr]
+    session_id = first.acp_session_id
+    assert session_id is not None
+    log = tmp_path / "server" / f"{session_id}.jsonl"
+    holder = Writer(tmp_path / "server", session_id)
+    try:
+        assert holder.ask("claim") == "claimed"
+        before = log.read_bytes()
+        async with serve(tmp_path, Collector(), WireValidator()) as (conn, _process):
+            await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            # Reading it is fine: only writing waits for the lock.
+            await conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+            with pytest.raises(RequestError, match="Invalid request") as refused:
+                await conn.prompt(session_id=session_id, prompt=[text_block("More?")])
+            assert f"is open in agent-tui pid {holder.pid} since " in str(refused.value.data)
+            assert log.read_bytes() == before
+            assert holder.ask("release") == "released"
+            answer = await conn.prompt(session_id=session_id, prompt=[text_block("More?")])
+            assert answer.stop_reason == "end_turn"
+    finally:
+        holder.close()

@@ -50,7 +50,7 @@ from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.engine.scenario import Scenario
 from agent_tui.engine.scripted import ScriptedProvider
-from agent_tui.store import EventLogDecodeError
+from agent_tui.store import EventLogDecodeError, JsonlFileEventStore, SessionLockedError
 
 
 class ClientPrompter:
@@ -177,7 +177,7 @@ class EngineAgent:
             raise RequestError.invalid_params(
                 {"details": f"no session {session_id} in the sessions directory"}
             ) from None
-        except (EventLogDecodeError, ValueError) as error:
+        except (EventLogDecodeError, SessionLockedError, ValueError) as error:
             raise RequestError.invalid_params({"details": f"cannot load {session_id}: {error}"}) from None
         info = engine.session(session_id)
         if info.cwd != directory:
@@ -201,6 +201,11 @@ class EngineAgent:
         if translator is None:
             raise RequestError.invalid_params({"details": f"unknown session {session_id}"})
         text = prompt_text(prompt)
+        if isinstance(engine.store, JsonlFileEventStore):  # one writer per session: say who has it
+            try:
+                engine.store.claim(session_id)
+            except SessionLockedError as error:
+                raise RequestError.invalid_request({"details": str(error)}) from None
         ending: dict[str, Any] = {"stopReason": "cancelled"}
         try:
             async for event in engine.run_turn(session_id, text):

@@ -214,11 +214,15 @@ def awaited_dir(path: Path) -> bool:
 
 def cmd_import(src: Path, out_dir: Path) -> int:
     from agent_tui.importers import ImportInputError, import_path
+    from agent_tui.replay.sources import check_log
+    from agent_tui.store import EventLogDecodeError
 
     try:
-        report = import_path(src, out_dir)
+        report = import_path(src, out_dir, check_own_log=check_log)
     except ImportInputError as error:
         return fail(str(error), EXIT_USAGE)
+    except EventLogDecodeError as error:  # a corrupt agent-tui log: nothing was written
+        return fail(f"{error} (nothing was imported)", EXIT_CORRUPT)
     except OSError as error:
         return fail_os(error, src)
     for warning in report.warnings:

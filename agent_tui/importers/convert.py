@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -134,11 +135,12 @@ def _claude_companions(path: Path) -> list[Path]:
     if path.name.startswith("agent-") or path.suffix != ".jsonl":
         return []
     return sorted((path.parent / path.stem / "subagents").glob("agent-*.jsonl")) + [
-        sibling for sibling in sorted(path.parent.glob("agent-*.jsonl")) if _session_of(sibling) == path.stem
+        sibling for sibling in sorted(path.parent.glob("agent-*.jsonl")) if session_of(sibling) == path.stem
     ]
 
 
-def _session_of(path: Path) -> str | None:
+def session_of(path: Path) -> str | None:
+    """The `sessionId` of the first line of `path` (None if there is none to read)."""
     try:
         with path.open("rb") as handle:
             data = orjson.loads(handle.readline())
@@ -162,7 +164,7 @@ def _agent_hints(
         data = None
     if isinstance(data, dict) and data.get("agentType"):
         return ((agent, str(data.get("agentType") or ""), str(data.get("description") or "")),)
-    session = _session_of(path)
+    session = session_of(path)
     if session is None:
         return ()
     for parent in (path.parent / f"{session}.jsonl", path.parent.parent.parent / f"{session}.jsonl"):
@@ -380,8 +382,17 @@ class ImportReport:
         return line
 
 
-def import_path(src: Path, out_dir: Path) -> ImportReport:
+def import_path(
+    src: Path, out_dir: Path, *, check_own_log: Callable[[Path], tuple[int, str] | None] | None = None
+) -> ImportReport:
     """Write our logs for every log under `src` into `out_dir` (created if needed).
+
+    Args:
+        check_own_log: reads one of our logs through and raises for a corrupt line (naming
+            `FILE:LINE`); when the log ends in a torn line it returns the byte length of its
+            complete lines (only those are copied) and the warning that says so, else None.
+            Every log is checked before anything is written, so a corrupt one leaves `out_dir`
+            untouched. None copies them unchecked.
 
     Raises:
         ImportInputError: `src` is missing, or is a file no importer knows, or holds no log.
@@ -389,6 +400,7 @@ def import_path(src: Path, out_dir: Path) -> ImportReport:
     found = discover([src])
     if not found.sources and not found.own_logs:
         raise ImportInputError(f"{src}: no Claude Code, Codex or agent-tui logs found")
+    complete = {log: check_own_log(log) for log in found.own_logs} if check_own_log is not None else {}
     out_dir.mkdir(parents=True, exist_ok=True)
     report = ImportReport(warnings=list(found.warnings))
     writer = SessionLogWriter(out_dir)
@@ -402,6 +414,23 @@ def import_path(src: Path, out_dir: Path) -> ImportReport:
     for log in found.own_logs:
         target = out_dir / log.name
         if target.resolve() != log.resolve():
-            shutil.copyfile(log, target)
+            torn = complete.get(log)
+            if torn is None:
+                shutil.copyfile(log, target)
+            else:
+                _copy_start(log, target, torn[0])
+                report.warnings.append(torn[1])
         report.copied.append(target)
     return report
+
+
+def _copy_start(source: Path, target: Path, size: int) -> None:
+    """The first `size` bytes of `source` into `target`."""
+    with source.open("rb") as reading, target.open("wb") as writing:
+        remaining = size
+        while remaining > 0:
+            chunk = reading.read(min(remaining, 1 << 20))
+            if not chunk:
+                break
+            writing.write(chunk)
+            remaining -= len(chunk)

@@ -10,7 +10,9 @@ and returns our log files to replay:
   `ForeignFollower` keeps appending to it as the sources grow; that folder is the one to watch
   for new sessions (a sub-agent that starts later), and it is removed by `close()`.
 
-The same session id from two files is kept once (the first, in path order) with a warning.
+The same session from two files (the same log in two folders, or a copy beside it under another
+name) is read once, with a warning naming both files: the one named `<sessionId>.jsonl` is kept,
+else the first in path order.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from agent_tui.importers.convert import (
     SourceFile,
     convert_source,
     discover,
+    session_of,
 )
 from agent_tui.importers.follow import ForeignFollower
 
@@ -92,19 +95,33 @@ def replay_inputs(paths: list[Path], *, follow: bool = False) -> ReplayInputs:
             folder, warnings = _cached(source)
             inputs.warnings += warnings
             converted += sorted(folder.glob("*.jsonl"))
-    owners: dict[str, Path] = {}
-    for file in [*found.own_logs, *converted]:
-        if file.name in owners:
-            inputs.warnings.append(
-                f"{file}: session {file.stem} is also in {owners[file.name]} (this copy left out)"
-            )
-            continue
-        owners[file.name] = file
-        inputs.files.append(file)
+    inputs.files, duplicates = once_per_session([*found.own_logs, *converted])
+    inputs.warnings += duplicates
     inputs.files.sort(key=lambda path: path.stem)
     if not found.sources and len(paths) == 1 and paths[0].is_dir():
         inputs.watch_dir = paths[0]
     return inputs
+
+
+def once_per_session(files: list[Path]) -> tuple[list[Path], list[str]]:
+    """`files` with each session's log once, and a warning naming both files for each copy left
+    out. A log's session is its first line's `sessionId` (its file name when that is unreadable);
+    of two logs of one session the one named `<sessionId>.jsonl` is kept, else the first given."""
+    groups: dict[str, list[Path]] = {}
+    for file in files:
+        groups.setdefault(session_of(file) or file.stem, []).append(file)
+    kept: list[Path] = []
+    warnings: list[str] = []
+    for session_id, group in groups.items():
+        named = [file for file in group if file.stem == session_id]
+        keep = (named or group)[0]
+        kept.append(keep)
+        warnings += [
+            f"{file}: session {session_id} is also in {keep} (this copy left out)"
+            for file in group
+            if file != keep
+        ]
+    return sorted(kept, key=files.index), warnings
 
 
 def _cached(source: SourceFile) -> tuple[Path, list[str]]:

@@ -3,7 +3,8 @@
 Invariants:
 - only complete lines are read: a torn last line (no newline yet) waits for its newline;
 - lines are handed out once each, in file order, numbered from 0, with their byte offsets;
-- a line that is not an event, or that breaks the sequence chain, comes out as corrupt with its
+- a line that is not an event, that belongs to another session than the file's name says
+  (`<sessionId>.jsonl`), or that breaks the sequence chain, comes out as corrupt with its
   reason, and reading goes on after it: a line is accepted when its sequence is one more than
   the last accepted one, or (after a corrupt line) any sequence above it;
 - `changed()` tells whether the file was truncated, replaced or rewritten under the read offset
@@ -23,7 +24,7 @@ import orjson
 
 from agent_tui.events import Event, EventValidationError, event_from_dict
 from agent_tui.events.validation import BUILDERS_WITH_V
-from agent_tui.store import LineIndex
+from agent_tui.store import LineIndex, foreign_session
 
 READ_BYTES = 256 * 1024
 """How much one read takes while indexing or following (a longer line is read whole)."""
@@ -180,6 +181,7 @@ class LogFile:
         last = self.last_sequence
         resync = self.resync
         build = BUILDERS_WITH_V
+        session = self.path.stem
         for line in chunk.split(b"\n")[:-1]:
             end = offset + len(line) + 1
             event: Event | None
@@ -190,7 +192,7 @@ class LogFile:
                 event = build[data["type"]](data, last + 1)
             except Exception:
                 event = None
-            if event is not None:
+            if event is not None and event.session_id == session:
                 append((number, offset, end, event.ts, event, None))
                 last = event.sequence
                 resync = False
@@ -201,7 +203,7 @@ class LogFile:
                 event = from_dict(loads(line))
             except (orjson.JSONDecodeError, EventValidationError):
                 event = None
-            if event is not None:
+            if event is not None and event.session_id == session:
                 sequence = event.sequence
                 if sequence == last + 1 or (resync and sequence > last):
                     # Plain tuples: this loop runs once per line of every log.
@@ -238,6 +240,8 @@ class LogFile:
         if event is None:
             reason = decode_line(line)
             assert isinstance(reason, str)
+        elif event.session_id != self.path.stem:
+            reason = foreign_session(event.session_id, self.path.stem)
         elif self.last_sequence == 0:
             reason = f"sequence {event.sequence}: a log starts at 1"
         else:

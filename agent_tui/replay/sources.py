@@ -46,6 +46,25 @@ def replay_files(files: list[Path], mode: ReplayMode = "skip-trailing-partial") 
         yield from JsonlEventLog(file).replay(mode)
 
 
+def check_log(path: Path) -> tuple[int, str] | None:
+    """Read our log at `path` through, as `import` does before copying it.
+
+    Returns:
+        None for a whole log; for one that ends in a torn line, the byte length of its complete
+        lines and the warning that it was left out.
+
+    Raises:
+        EventLogDecodeError: a corrupt line (`FILE:LINE: reason`), another session's included.
+    """
+    from agent_tui.replay.torn import left_out
+
+    log = JsonlEventLog(path)
+    for _event in log.replay():
+        pass
+    torn = log.torn_line()
+    return None if torn is None else (log.index.complete_bytes(), left_out(torn))
+
+
 def open_replay(
     path: Path | None,
     *,

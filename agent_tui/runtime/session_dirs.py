@@ -8,7 +8,8 @@ Invariants:
   `SessionsDirError` whose message is `DIR: reason` (nothing half-made is left behind);
 - listing never parses a whole log: it reads the first two lines (who, and the first prompt) and
   the last complete line (when, and how it ended), so a directory of long logs lists at once. A
-  log that cannot be read is listed with the reason instead of being skipped silently.
+  log that cannot be read is listed with the reason instead of being skipped silently, and so is
+  one whose first line is of another session than its name says (a copy, or a stray line).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from agent_tui.events.wording import counted
+from agent_tui.store import foreign_session
 
 APP_NAME = "agent-tui"
 TAIL_BYTES = 65_536
@@ -131,6 +133,9 @@ def read_stored_session(path: Path) -> StoredSession:
         following = orjson.loads(second) if second.endswith(b"\n") else None
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return _unreadable(path, "not a session log (its first or last line is not an event)")
+    found = header.get("sessionId")
+    if found != session_id:
+        return _unreadable(path, _not_its_session(path, found))
     prompt = None
     if following is not None and following.get("type") == "turn.started":
         prompt = following.get("payload", {}).get("promptPreview")
@@ -150,6 +155,15 @@ def read_stored_session(path: Path) -> StoredSession:
         model=created.get("model"),
         client=created.get("client"),
     )
+
+
+def _not_its_session(path: Path, found: object) -> str:
+    """Why a log whose first line is of another session is left out: a copy, or a stray line."""
+    if isinstance(found, str) and found and "/" not in found and path.with_name(f"{found}.jsonl").is_file():
+        return (
+            f"a copy of session {found}, which is in {path.with_name(f'{found}.jsonl')} (this copy left out)"
+        )
+    return f"line 1: {foreign_session(str(found), path.stem)}"
 
 
 def _unreadable(path: Path, problem: str) -> StoredSession:

@@ -9,6 +9,11 @@ Invariants:
   reason and left out, never dropped silently;
 - `send` never loses text: it steers the running turn, or starts the session's next turn, or
   returns a `SendRefused` saying why it could do neither (the caller keeps the text);
+- one writer per session: `send` first makes this process the session's writer (the store's
+  lock); a session another agent-tui process holds is refused with who holds it and since when,
+  one that another process wrote after this dashboard read it is refused too (it would need
+  reading again), and a session that was being written elsewhere when `hydrate` ran is shown but
+  not reopened in this engine (nothing is written for it). `dispose` and `close_store` let go;
 - `start_agent` leaves nothing behind on failure: a worktree made for a session that could not
   be created is removed again;
 - `close` cancels every running turn, sub-agents included, and returns once each has stored
@@ -46,7 +51,7 @@ from agent_tui.runtime.session_dirs import (
 )
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
-from agent_tui.store import JsonlEventLog, JsonlFileEventStore
+from agent_tui.store import EventLogError, JsonlEventLog, JsonlFileEventStore, SessionLockedError
 from agent_tui.turns.registry import Attached
 
 __all__ = ["AgentSpec", "AgentStartError", "SendRefused", "Sent", "Workbench", "name_from_prompt"]
@@ -86,6 +91,9 @@ class Workbench:
         self.worktrees: dict[str, Worktree] = {}
         self.not_continued: dict[str, str] = {}
         """Stored sessions shown but not reopened, with the reason (an agent no longer configured)."""
+        self.held_elsewhere: dict[str, str] = {}
+        """Stored sessions another process was writing when they were reopened (who, since when):
+        shown, but not open in this engine."""
 
     @classmethod
     def for_project(
@@ -181,6 +189,10 @@ class Workbench:
             try:
                 await self.engine.open_session(session.session_id)
             except Exception as error:
+                locked = _lock_refusal(error)
+                if locked is not None:  # another process writes it now: shown, not continued here
+                    self.held_elsewhere[session.session_id] = locked.where
+                    continue
                 problems.append(f"{session.path}: could not be reopened: {error}")
                 continue
             self._remember_model(session)
@@ -312,7 +324,13 @@ class Workbench:
         try:
             info = self.engine.session(session_id)
         except UnknownSession:
+            held = self.held_elsewhere.get(session_id)
+            if held is not None:
+                return self._held_refusal(session_id, held)
             return SendRefused("This session is not open in this dashboard (it could not be reopened).")
+        refused = self._claim(session_id, info)
+        if refused is not None:
+            return refused
         if self.external is not None and self.external.owns(session_id):
             return self._send_external(session_id, info, text)
         if info.live_turn is not None and isinstance(self.engine.submit(session_id, text), Attached):
@@ -324,6 +342,42 @@ class Workbench:
         except RuntimeError as error:  # the engine is closed (the dashboard is leaving)
             return SendRefused(f"The engine is not running: {error}.")
         return Sent("started")
+
+    def _claim(self, session_id: str, info: SessionInfo) -> SendRefused | None:
+        """Make this process the session's one writer before anything is sent, or say why not:
+        another process holds it (named), or wrote to it after this dashboard read it."""
+        store = self.engine.store
+        if not isinstance(store, JsonlFileEventStore):
+            return None
+        try:
+            store.claim(session_id)
+        except SessionLockedError as error:
+            return SendRefused(_held_sentence(error.where))
+        except EventLogError as error:
+            return SendRefused(f"Its log cannot be written: {error}.")
+        if store.last_sequence(session_id) != info.last_sequence:
+            store.release(session_id)  # not ours to continue: let the other process have it
+            return SendRefused(
+                "Another agent-tui process wrote to this session after this dashboard opened it; "
+                "open the dashboard again to continue it with what was written."
+            )
+        return None
+
+    def _held_refusal(self, session_id: str, where: str) -> SendRefused:
+        """For a session left closed at start because another process was writing it."""
+        store = self.engine.store
+        if isinstance(store, JsonlFileEventStore):
+            try:
+                store.claim(session_id)  # only to see whether it is still held: let go at once
+            except SessionLockedError as error:
+                return SendRefused(_held_sentence(error.where))
+            except EventLogError:
+                pass
+            store.release(session_id)
+        return SendRefused(
+            f"This session was {where} when this dashboard opened it; "
+            "open the dashboard again to continue it here."
+        )
 
     def _send_external(self, session_id: str, info: SessionInfo, text: str) -> Sent | SendRefused:
         assert self.external is not None
@@ -406,6 +460,9 @@ class Workbench:
             with anyio.CancelScope(shield=True):
                 await self.external.close(session_id)  # its process ends; its log stays
         engine.dispose_session(session_id)
+        if isinstance(engine.store, JsonlFileEventStore):
+            for sid in family:
+                engine.store.release(sid)  # another process may write them now
         self.worktrees.pop(session_id, None)
         mark_closed(self.sessions_dir, sorted(family))
         if remove is None:
@@ -415,6 +472,21 @@ class Workbench:
         except WorktreeError as error:
             return str(error)
         return None
+
+
+def _held_sentence(where: str) -> str:
+    """The refusal of a follow-up on a session another process writes (`where`: who, since when)."""
+    return f"This session is {where}; one process writes a session at a time: continue it there, or quit that agent-tui first."
+
+
+def _lock_refusal(error: BaseException) -> SessionLockedError | None:
+    """The `SessionLockedError` behind `error` (itself, or a cause of it), if any."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, SessionLockedError):
+            return seen
+        seen = seen.__cause__
+    return None
 
 
 def _no_model() -> ModelChoice:

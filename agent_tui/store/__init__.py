@@ -5,6 +5,8 @@ from agent_tui.store.errors import (
     EventLogError,
     EventLogSequenceError,
     EventLogTornTailError,
+    EventLogWriteError,
+    SessionLockedError,
 )
 from agent_tui.store.index import LineIndex, TornLine
 from agent_tui.store.jsonl import (
@@ -13,20 +15,27 @@ from agent_tui.store.jsonl import (
     JsonlFileEventStore,
     ReplayMode,
     TailRepair,
+    foreign_session,
     iter_lines,
 )
+from agent_tui.store.lock import LockHolder, read_holder
 
 __all__ = [
     "EventLogDecodeError",
     "EventLogError",
     "EventLogSequenceError",
     "EventLogTornTailError",
+    "EventLogWriteError",
     "EventStore",
     "JsonlEventLog",
     "JsonlFileEventStore",
     "LineIndex",
+    "LockHolder",
     "ReplayMode",
+    "SessionLockedError",
     "TailRepair",
     "TornLine",
+    "foreign_session",
     "iter_lines",
+    "read_holder",
 ]

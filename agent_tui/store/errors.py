@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_tui.store.lock import LockHolder
 
 
 class EventLogError(Exception):
@@ -40,3 +45,36 @@ class EventLogTornTailError(EventLogError):
         self.path = Path(path)
         self.line_number = line_number
         self.size = size
+
+
+class EventLogWriteError(EventLogError, OSError):
+    """The OS refused to write a log (or its lock file): `FILE: No space left on device`.
+
+    An `OSError` too (`errno`, `strerror`, `filename`), said in plain words rather than as
+    `[Errno 28] …`. Nothing of the failed append is left in the log.
+    """
+
+    def __init__(self, path: Path | str, error_number: int, reason: str | None = None) -> None:
+        OSError.__init__(self, error_number, reason or os.strerror(error_number), str(path))
+        self.path = Path(path)
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.strerror}"
+
+
+class SessionLockedError(EventLogError):
+    """Another process writes this session (it holds the session's lock); nothing was written.
+
+    `where` is the holder in words (`open in agent-tui pid 4242 since 10:02`), for a sentence at
+    the edge: the dashboard's composer, or the headless run's one line.
+    """
+
+    def __init__(self, path: Path | str, holder: LockHolder | None) -> None:
+        self.path = Path(path)
+        self.holder = holder
+        self.where = (
+            f"open in {holder.describe()}" if holder is not None else "open in another agent-tui process"
+        )
+        super().__init__(
+            f"{self.path}: session {self.path.stem} is {self.where} (one process writes a session at a time)"
+        )

@@ -1,15 +1,25 @@
 """One session's JSONL event log, and the store that keeps one log per session.
 
 Invariants:
-- a line is written with a single `write` of the whole serialized event plus `\\n`, so a reader
-  sees either the whole line or (after a crash) a torn tail without a newline;
+- a line is written with a single `write` of the whole serialized event plus `\\n` (a short
+  write is finished by the next one, or undone), so a reader sees either the whole line or a
+  torn tail without a newline (after a crash, or for a moment);
 - `append` takes exactly `last_sequence + 1`; anything else raises `EventLogSequenceError` and
   writes nothing; a failed write leaves `last_sequence` unchanged, so a retry reuses it;
 - appending after a torn tail is refused until `repair()` cuts it off (and reports what it cut);
 - `replay()` yields events in file order, checking that each sequence is exactly one more than
   the line before; a corrupt complete line raises `EventLogDecodeError(path, line, reason)`;
   a torn final line is skipped (`skip-trailing-partial`) or is an error (`strict`);
-- a missing file replays as empty.
+- a missing file replays as empty;
+- one writer per session: the first append (or a `repair` that cuts) takes the session's lock
+  (`agent_tui.store.lock`) and reads the tail again under it; a second process gets
+  `SessionLockedError` naming the holder and writes nothing; `close()` lets go. Replay and the
+  other reads never lock;
+- undoing a failed append cuts only bytes this append wrote (checked against them), back to the
+  end of this process's last verified append: never another writer's line;
+- a write the OS refuses raises `EventLogWriteError`: `FILE: No space left on device`;
+- every line's `sessionId` is the log's (its file name without `.jsonl`): a line of another
+  session is a corrupt line (`EventLogDecodeError`), not an event of a session nobody started.
 """
 
 from __future__ import annotations
@@ -34,8 +44,10 @@ from agent_tui.store.errors import (
     EventLogDecodeError,
     EventLogSequenceError,
     EventLogTornTailError,
+    EventLogWriteError,
 )
 from agent_tui.store.index import LineIndex, TornLine
+from agent_tui.store.lock import LockHolder, SessionLock, read_holder
 
 ReplayMode = Literal["skip-trailing-partial", "strict"]
 _CHUNK = 4 * 1024 * 1024
@@ -119,17 +131,20 @@ class JsonlEventLog:
     """The log of one session: append, replay and random access by line.
 
     Args:
-        path: where the log lives (`<sessions-dir>/<sessionId>.jsonl`); need not exist yet.
+        path: where the log lives (`<sessions-dir>/<sessionId>.jsonl`: its name says whose
+            session it holds); need not exist yet.
         fsync: flush every append to disk, not only to the OS (slower; survives power loss).
     """
 
     def __init__(self, path: Path | str, *, fsync: bool = False) -> None:
         self.path = Path(path)
+        self.session_id = self.path.stem
         self.fsync = fsync
         self._fd: int | None = None
         self._index = LineIndex(self.path)
-        self._last_sequence: int | None = None
+        self._last_sequence: int | None = None  # cached only while the lock is held
         self._end = 0  # file size after our last append (valid while `_fd` is open)
+        self._lock = SessionLock(self.path)
 
     # -- reading -----------------------------------------------------------------------------
     @property
@@ -148,9 +163,12 @@ class JsonlEventLog:
         """Event on line `n` (0-based) without reading the lines before it."""
         line = self._index.read_line(n)
         try:
-            return event_from_json(line)
+            event = event_from_json(line)
         except EventValidationError as error:
             raise EventLogDecodeError(self.path, n + 1, error.reason) from None
+        if event.session_id != self.session_id:
+            raise EventLogDecodeError(self.path, n + 1, foreign_session(event.session_id, self.session_id))
+        return event
 
     def replay(
         self,
@@ -185,6 +203,7 @@ class JsonlEventLog:
         first = None if start_line else 1
         offset = 0
         path = self.path
+        session = self.session_id
         loads = orjson.loads
         # One generated function per event type checks a decoded line completely and builds its
         # Event (see `agent_tui.events.model`); whatever it does not accept, a chain break
@@ -196,13 +215,15 @@ class JsonlEventLog:
                 try:
                     data = loads(line)
                     event = build[data["type"]](data, expected)
+                    if event.session_id != session:
+                        raise LookupError  # another session's line: `_check_line` names it
                 except Exception:
                     if expected is None:
                         line_number = start_line + 1
-                        event, build = _check_line(path, line, line_number, first)
+                        event, build = _check_line(path, line, line_number, first, session)
                     else:
                         line_number = expected + offset
-                        event, build = _check_line(path, line, line_number, expected)
+                        event, build = _check_line(path, line, line_number, expected, session)
                     offset = line_number - event.sequence
                 expected = event.sequence + 1  # the builder checked it is `expected` on its path
                 yield event
@@ -213,12 +234,38 @@ class JsonlEventLog:
     # -- writing -----------------------------------------------------------------------------
     @property
     def last_sequence(self) -> int:
-        """Sequence of the last complete event (0 for an empty log)."""
-        if self._last_sequence is None:
+        """Sequence of the last complete event (0 for an empty log).
+
+        Read from the file again whenever this log does not hold the session's lock (another
+        process may have written since); cached while it does (nobody else can write then).
+        """
+        if self._last_sequence is None or not self._lock.held:
             self._index.extend()
             count = self._index.line_count
-            self._last_sequence = self.read(count - 1).sequence if count else 0
+            last = self.read(count - 1).sequence if count else 0
+            if not self._lock.held:
+                return last
+            self._last_sequence = last
         return self._last_sequence
+
+    @property
+    def locked(self) -> bool:
+        """Whether this log holds its session's writer lock."""
+        return self._lock.held
+
+    def claim(self) -> None:
+        """Become the session's one writer: take its lock (kept until `close()`) and read the
+        tail again, since another process may have written before it let go.
+
+        Raises:
+            SessionLockedError: another process holds the lock; it is named.
+        """
+        if self._lock.held:
+            return
+        self._lock.acquire()
+        self._close_fd()
+        self._index.extend()
+        self._last_sequence = None
 
     def torn_tail(self) -> int:
         """Bytes after the last newline (0 when the log ends cleanly)."""
@@ -231,13 +278,23 @@ class JsonlEventLog:
         return self._index.torn_line()
 
     def repair(self) -> TailRepair | None:
-        """Cut off a torn final line. Returns what was removed, or None if the tail was clean."""
+        """Cut off a torn final line. Returns what was removed, or None if the tail was clean.
+
+        Cutting is writing: it takes the session's lock first (`SessionLockedError` when another
+        process holds it: that torn line may be its append under way), and looks again under it.
+        """
+        if self.torn_line() is None:
+            return None
+        self.claim()
         torn = self.torn_line()
         if torn is None:
             return None
         keep = self._index.complete_bytes()
-        self.close()
-        os.truncate(self.path, keep)
+        self._close_fd()
+        try:
+            os.truncate(self.path, keep)
+        except OSError as error:
+            raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
         self._index = LineIndex(self.path)
         self._last_sequence = None
         return TailRepair(self.path, torn.line_number, torn.size)
@@ -245,10 +302,14 @@ class JsonlEventLog:
     def append(self, event: Event) -> None:
         """Write one event as one line. See the module invariants for what is refused.
 
-        If the write fails part-way (a short write on a full disk) or `fsync` fails, the bytes of
-        this append are cut off again before the error propagates, so the log stays whole and a
-        retry with the same sequence works.
+        The first append takes the session's lock (`claim`). If the write fails part-way (a full
+        disk) or `fsync` fails, the bytes of this append are cut off again before
+        `EventLogWriteError` (the OS's reason in words, naming the file) is raised, so the log
+        stays whole and a retry with the same sequence works.
         """
+        if event.session_id != self.session_id:
+            raise ValueError(f"{self.path}: an event of session {event.session_id!r} does not go in this log")
+        self.claim()
         expected = self.last_sequence + 1
         if event.sequence != expected:
             raise EventLogSequenceError(self.path, expected, event.sequence)
@@ -256,35 +317,62 @@ class JsonlEventLog:
             torn = self.torn_line()
             if torn is not None:
                 raise EventLogTornTailError(self.path, torn.line_number, torn.size)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                self._fd = os.open(
+                    self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644
+                )
+            except OSError as error:
+                raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
             self._end = os.fstat(self._fd).st_size
         data = event.to_json() + b"\n"
         try:
             written = os.write(self._fd, data)
-            if written != len(data):
-                raise OSError(errno.ENOSPC, f"short write to {self.path} ({written} of {len(data)} bytes)")
+            while written < len(data):  # a short write: the next one says why (or finishes)
+                more = os.write(self._fd, data[written:])
+                if more <= 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                written += more
             if self.fsync:
                 os.fsync(self._fd)
-        except BaseException:
-            self._undo_append()
+        except BaseException as error:
+            self._undo_append(data)
+            if isinstance(error, OSError):
+                raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
             raise
         self._end += len(data)
         self._last_sequence = event.sequence
 
-    def _undo_append(self) -> None:
-        """Cut the file back to where it ended before the failed append (we are its only writer)."""
-        self.close()
+    def _undo_append(self, data: bytes) -> None:
+        """Cut the file back to where this process's last verified append ended, but only when
+        what lies after that point is a prefix of `data` (what this append wrote): another
+        writer's bytes are never cut, whatever happened."""
+        fd, end = self._fd, self._end
         self._last_sequence = None  # re-read from the file if the cut below fails too
+        if fd is None:
+            return
         try:
-            os.truncate(self.path, self._end)
+            size = os.fstat(fd).st_size
+            if end < size <= end + len(data):
+                with open(self.path, "rb") as handle:
+                    handle.seek(end)
+                    ours = handle.read(size - end) == data[: size - end]
+                if ours:
+                    os.ftruncate(fd, end)
         except OSError:
             pass
+        finally:
+            self._close_fd()
 
-    def close(self) -> None:
+    def _close_fd(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def close(self) -> None:
+        """Close the file and let go of the session's lock (another process may write it now)."""
+        self._close_fd()
+        self._lock.release()
+        self._last_sequence = None
 
     def __enter__(self) -> JsonlEventLog:
         return self
@@ -294,7 +382,7 @@ class JsonlEventLog:
 
 
 def _check_line(
-    path: Path, line: bytes, line_number: int, expected: int | None
+    path: Path, line: bytes, line_number: int, expected: int | None, session: str
 ) -> tuple[Event, dict[str, Any]]:
     """The slow path of `replay()`: the event on a line the fast path did not accept, and the
     builders for the lines after it; raises `EventLogDecodeError` for a bad line or chain break."""
@@ -306,10 +394,17 @@ def _check_line(
         event = event_from_dict(data)
     except EventValidationError as error:
         raise EventLogDecodeError(path, line_number, error.reason) from None
+    if event.session_id != session:
+        raise EventLogDecodeError(path, line_number, foreign_session(event.session_id, session))
     if expected is not None and event.sequence != expected:
         raise EventLogDecodeError(path, line_number, _chain_break(event.sequence, expected))
     # A log without `v` (valid, but not what `append` writes) gets the builders for that shape.
     return event, (BUILDERS_WITH_V if "v" in data else BUILDERS_WITHOUT_V)
+
+
+def foreign_session(found: str, session: str) -> str:
+    """Why a line of session `found` is corrupt in the log of `session` (one short sentence)."""
+    return f"sessionId {found!r} is not this log's session {session!r} (a log is named <sessionId>.jsonl)"
 
 
 def _chain_break(sequence: int, expected: int) -> str:
@@ -334,7 +429,8 @@ class JsonlFileEventStore:
     """One `JsonlEventLog` per session under a sessions directory.
 
     Appends are synchronous writes inside an async method, so appends from tasks on one event
-    loop never interleave. Args:
+    loop never interleave; appends from other processes are kept out by each session's lock,
+    taken at its first append and held until `release` or `close`. Args:
         root: the sessions directory (created on first append).
     """
 
@@ -368,11 +464,31 @@ class JsonlFileEventStore:
     def repair(self, session_id: str) -> TailRepair | None:
         return self.log(session_id).repair()
 
+    def claim(self, session_id: str) -> None:
+        """Become the session's one writer now (its lock, the tail read again); see
+        `JsonlEventLog.claim`. Raises `SessionLockedError` naming the process that holds it."""
+        self.log(session_id).claim()
+
+    def holder(self, session_id: str) -> LockHolder | None:
+        """The other process that holds the session's lock, or None (this store holds it, or
+        nobody does). Takes no lock."""
+        log = self._logs.get(session_id)
+        if log is not None and log.locked:
+            return None
+        return read_holder(self.path_for(session_id))
+
+    def release(self, session_id: str) -> None:
+        """Let go of the session's lock (and close its file): another process may write it now."""
+        log = self._logs.pop(session_id, None)
+        if log is not None:
+            log.close()
+
     def session_ids(self) -> list[str]:
         if not self.root.is_dir():
             return []
         return sorted(path.stem for path in self.root.glob("*.jsonl"))
 
     def close(self) -> None:
+        """Close every log and let go of every session's lock."""
         for log in self._logs.values():
             log.close()
