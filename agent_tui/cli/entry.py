@@ -18,6 +18,9 @@ Invariants:
   restarts anything; when the restart itself fails, the keys are still moved to the vault and
   out of `os.environ` (children do not get them), and one line on stderr says that our own
   `/proc` entry still shows them;
+- a process holding keys makes itself not dumpable (`keep_out_debuggers`), so a command of the
+  same user cannot read its memory either (root and `CAP_SYS_PTRACE` can: the sandbox's own
+  process tree is what stops those);
 - a bad `$AGENT_TUI_SECRETS_FD` is one sentence and exit status 2, never a traceback.
 """
 
@@ -32,7 +35,7 @@ from typing import NoReturn
 from agent_tui.cli.status import EXIT_USAGE
 from agent_tui.engine import vault
 
-__all__ = ["keys_to_move", "run"]
+__all__ = ["keep_out_debuggers", "keys_to_move", "run"]
 
 
 def run() -> NoReturn:
@@ -49,6 +52,8 @@ def run() -> NoReturn:
         moved = keys_to_move(os.environ)
         if moved:
             _restart_without(moved, args)
+    if vault.held_names():
+        keep_out_debuggers()
     from agent_tui.cli import main
 
     sys.exit(main(args))
@@ -72,6 +77,25 @@ def _config_key_names(env: Mapping[str, str]) -> set[str]:
     except ConfigError:
         pass  # the command that reads the file says what is wrong with it
     return names
+
+
+def keep_out_debuggers() -> bool:
+    """Make this process not dumpable (Linux): a process of the same user, a tool's command
+    among them, can then neither trace it nor read its `/proc/<pid>/mem` or `environ`, where
+    the held keys are. Root, or anyone with `CAP_SYS_PTRACE`, still can. Returns whether it
+    was done."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+_PR_SET_DUMPABLE = 4
 
 
 class _HandOverError(Exception):

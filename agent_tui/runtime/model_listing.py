@@ -15,7 +15,6 @@ from collections.abc import Mapping
 
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.events.wording import counted
-from agent_tui.runtime.shell_settings import sandbox_state
 from agent_tui.providers.config import (
     HOW_TO_CONFIGURE,
     SETTINGS,
@@ -24,6 +23,7 @@ from agent_tui.providers.config import (
     ModelSettings,
     resolve_settings,
 )
+from agent_tui.runtime.shell_settings import sandbox_state
 
 _WIDTH = 18
 
