@@ -213,3 +213,17 @@ def test_a_process_holding_keys_can_make_itself_not_dumpable() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout == "True 0\n"
+
+
+@pytest.mark.anyio
+async def test_the_dashboard_says_in_its_top_line_that_commands_run_without_a_sandbox() -> None:
+    from agent_tui.tui.app import AgentTuiApp
+    from agent_tui.tui.widgets.summary_bar import SummaryBar
+
+    warning = "Shell commands run without a sandbox: bwrap was not found on PATH (Debian package: bubblewrap)."
+    app = AgentTuiApp(events=[], live=False, warning=warning)
+    async with app.run_test(size=(200, 30)) as pilot:
+        await pilot.pause()
+        bar = app.screen_stack[0].query_one("#summary", SummaryBar)
+        assert bar.notice == f"No sandbox: {warning}"
+        assert [n.message for n in app.notices].count(warning) == 1

@@ -52,7 +52,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         models=models,
         prompt=args.prompt,
         notice=notice,
-        warning=_sandbox_warning(),
+        # The demo's scripted commands need no sandbox; its top line keeps how to configure a model.
+        warning=_sandbox_warning() if models or has_agents else None,
         external=external if has_agents else None,
         agent=args.agent,
     )

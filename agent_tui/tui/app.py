@@ -162,7 +162,8 @@ class AgentTuiApp(AgentTuiBase):
         if self._notice:
             self.notify(self._notice, title="No model configured", severity="warning", timeout=20)
         if self._warning:
-            self.notify(self._warning, title="No sandbox", severity="warning", timeout=20)
+            # After the first refresh: the summary bar that shows it is up by then.
+            self.call_after_refresh(self.notify, self._warning, title="No sandbox", severity="warning", timeout=20)
         if not self.is_headless:
             on_leave_signals(self._signalled)
 
