@@ -55,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         setup = shell_setup_for(load_config())
     except ConfigError as error:
         return fail(str(error), EXIT_USAGE)
+    if setup.sandbox:
+        from agent_tui.engine.tools.sandbox import sandbox_status
+
+        sandbox_status()  # probed here, once, rather than inside the first command's event loop
     with use_shell_setup(setup):
         return _dispatch(args)
 
