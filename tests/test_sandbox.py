@@ -251,15 +251,17 @@ def git(*args: str, cwd: Path) -> str:
     return done.stdout
 
 
-@pytest.fixture
-def worktree(tmp_path: Path) -> tuple[Path, Path]:
-    """A repository with one commit and a linked worktree of it beside it: (repo, worktree)."""
+@pytest.fixture(params=["beside", "inside"])
+def worktree(tmp_path: Path, request: pytest.FixtureRequest) -> tuple[Path, Path]:
+    """A repository with one commit and a linked worktree of it: (repo, worktree). The worktree
+    is beside the repository, or inside it where the workbench puts its own."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git("init", "-q", "-b", "main", cwd=repo)
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first", cwd=repo)
-    git("worktree", "add", "-q", "-b", "agent/x", str(tmp_path / "wt"), cwd=repo)
-    return repo, tmp_path / "wt"
+    place = tmp_path / "wt" if request.param == "beside" else repo / ".agent-tui" / "worktrees" / "x"
+    git("worktree", "add", "-q", "-b", "agent/x", str(place), cwd=repo)
+    return repo, place
 
 
 async def test_git_commit_works_in_a_worktree_session(
