@@ -140,6 +140,26 @@ async def test_a_command_sees_its_own_processes_only(tmp_path: Path) -> None:
     assert ppid == "ppid=1"
 
 
+async def test_the_sockets_of_your_session_are_hidden(tmp_path: Path) -> None:
+    # A socket answers on a read-only mount too: the session bus, gpg-agent and ssh-agent under
+    # /run/user must not be there at all. One of our own is made there when we may (root).
+    made: Path | None = None
+    server: socket.socket | None = None
+    if os.access("/run/user", os.W_OK):
+        made = Path(f"/run/user/agent-tui-test-{uuid.uuid4().hex[:8]}")
+        made.mkdir()
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(made / "bus"))
+        server.listen()
+    try:
+        result = await shell("ls -A /run/user | wc -l; ls -A /run/dbus 2>/dev/null | wc -l", tmp_path)
+    finally:
+        if server is not None and made is not None:
+            server.close()
+            shutil.rmtree(made)
+    assert result.text.split() == ["0", "0"], result.text
+
+
 class Listener:
     """A loopback TCP server that counts the connections it accepts."""
 

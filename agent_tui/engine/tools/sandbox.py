@@ -17,6 +17,9 @@ Invariants:
   belong to it (a hostile `.git` file naming another directory gets nothing); in every such git
   directory `hooks/` and `config` stay read-only, so a command cannot plant code git would run
   later outside the sandbox;
+- the sockets of the user's session (`/run/user`, `/run/dbus`) and of container engines
+  (`docker.sock`, ...) are hidden: read-only does not stop a connection to a socket, and
+  those would let a command act outside the sandbox; other sockets on the file system are not;
 - no value of the environment is ever put on bwrap's command line (it is in `/proc/*/cmdline`).
 """
 
@@ -31,6 +34,16 @@ from pathlib import Path
 __all__ = ["SandboxStatus", "git_dirs", "probe_sandbox", "sandbox_status", "sandboxed_argv"]
 
 PROBE_TIMEOUT_S = 10.0
+HIDDEN_DIRS = ("/run/user", "/run/dbus")
+"""Where the sockets of your session live (D-Bus, gpg-agent, ssh-agent, the keyring): a socket
+on a read-only mount still answers, so these are replaced by empty directories."""
+HIDDEN_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/podman/podman.sock",
+    "/run/containerd/containerd.sock",
+)
+"""Container engines' sockets (root on the machine for whoever can talk to them)."""
 _NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 
 
@@ -92,6 +105,12 @@ def sandboxed_argv(bwrap: str, command: list[str], cwd: Path, *, network: bool) 
     cwd = cwd.resolve()
     args = [bwrap, *_base(network)]
     writable, protected = git_dirs(cwd)
+    for hidden in HIDDEN_DIRS:
+        if Path(hidden).is_dir() and not cwd.is_relative_to(hidden):
+            args += ["--tmpfs", hidden]
+    for socket in HIDDEN_SOCKETS:
+        if Path(socket).exists() and not Path(socket).is_symlink():
+            args += ["--ro-bind", "/dev/null", socket]
     for path in sorted({cwd, *writable}, key=lambda path: len(path.parts)):  # outer ones first
         args += ["--bind", str(path), str(path)]
     for path in protected:
