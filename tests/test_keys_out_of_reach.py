@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,16 @@ import pytest
 from agent_tui.events import Event
 from agent_tui.store import JsonlEventLog
 from tests.fake_model_server import FakeModelServer, Stream, openai_stream
-from tests.support_providers import FAKE_KEY, clean_env
+from tests.support_providers import clean_env
 
-TOKEN = "tok-test-Hq3LmX8vRz2Wn5Kp"
-PASSWORD = "pw-test-Jd7Fs1Qa9Zx4Cv6B"
-HARMLESS_LOOKING = "llm-test-Ub2Yt6Gh8Ne3Ro1S"
+# Made afresh by each test process: without the sandbox a command can read the environment of
+# every process of ours, and another test may be running one with keys of its own right now.
+FAKE_KEY = f"sk-test-{uuid.uuid4().hex}"
+TOKEN = f"tok-test-{uuid.uuid4().hex}"
+PASSWORD = f"pw-test-{uuid.uuid4().hex}"
+HARMLESS_LOOKING = f"llm-test-{uuid.uuid4().hex}"
 """The value of `LLM_AUTH`, which only the config file says is a key."""
-INCLUDED = "inc-test-Pm4Wq7Ls2Dk9Hj5T"
+INCLUDED = f"inc-test-{uuid.uuid4().hex}"
 SECRETS = (FAKE_KEY, TOKEN, PASSWORD, HARMLESS_LOOKING)
 
 MEMORY_SCAN = """import os, re
