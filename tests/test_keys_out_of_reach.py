@@ -290,3 +290,20 @@ def test_a_bad_hand_over_descriptor_is_one_sentence(tmp_path: Path) -> None:
         done.stderr
         == f"agent-tui: $AGENT_TUI_SECRETS_FD: file descriptor {read_fd} does not hold agent-tui's keys\n"
     )
+
+
+def test_the_restart_does_not_run_a_repositorys_own_agent_tui(tmp_path: Path) -> None:
+    # The console script restarts `python -m agent_tui` in the current directory, a repository
+    # we do not trust: one with an `agent_tui` package of its own must not stand in for ours.
+    script = Path(sys.executable).parent / "agent-tui"
+    assert script.exists(), f"the console script {script} is not installed (pip install -e .)"
+    hostile = tmp_path / "repo"
+    (hostile / "agent_tui").mkdir(parents=True)
+    marker = tmp_path / "hijacked"
+    (hostile / "agent_tui" / "__init__.py").write_text("")
+    (hostile / "agent_tui" / "__main__.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    env = clean_env(OPENAI_API_KEY=FAKE_KEY)
+    done = subprocess.run([str(script), "schema"], capture_output=True, text=True, env=env, cwd=hostile, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)  # our schema, from our agent_tui
+    assert not marker.exists()
