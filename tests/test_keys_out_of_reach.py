@@ -303,7 +303,9 @@ def test_the_restart_does_not_run_a_repositorys_own_agent_tui(tmp_path: Path) ->
     (hostile / "agent_tui" / "__init__.py").write_text("")
     (hostile / "agent_tui" / "__main__.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
     env = clean_env(OPENAI_API_KEY=FAKE_KEY)
-    done = subprocess.run([str(script), "schema"], capture_output=True, text=True, env=env, cwd=hostile, timeout=60)
+    done = subprocess.run(
+        [str(script), "schema"], capture_output=True, text=True, env=env, cwd=hostile, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert orjson.loads(done.stdout)  # our schema, from our agent_tui
     assert not marker.exists()

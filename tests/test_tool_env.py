@@ -220,10 +220,25 @@ async def test_the_dashboard_says_in_its_top_line_that_commands_run_without_a_sa
     from agent_tui.tui.app import AgentTuiApp
     from agent_tui.tui.widgets.summary_bar import SummaryBar
 
-    warning = "Shell commands run without a sandbox: bwrap was not found on PATH (Debian package: bubblewrap)."
+    warning = (
+        "Shell commands run without a sandbox: bwrap was not found on PATH (Debian package: bubblewrap)."
+    )
     app = AgentTuiApp(events=[], live=False, warning=warning)
     async with app.run_test(size=(200, 30)) as pilot:
         await pilot.pause()
         bar = app.screen_stack[0].query_one("#summary", SummaryBar)
         assert bar.notice == f"No sandbox: {warning}"
         assert [n.message for n in app.notices].count(warning) == 1
+
+
+def test_main_in_process_never_restarts_or_takes_the_keys(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_tui.cli import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-in-process")
+    pid = os.getpid()
+    assert main(["schema"]) == 0  # had it restarted, this test process would be gone
+    assert os.getpid() == pid and os.environ["OPENAI_API_KEY"] == "sk-test-in-process"
+    assert "OPENAI_API_KEY" not in vault.held_names()
+    assert capsys.readouterr().out.startswith("{")

@@ -163,7 +163,9 @@ class AgentTuiApp(AgentTuiBase):
             self.notify(self._notice, title="No model configured", severity="warning", timeout=20)
         if self._warning:
             # After the first refresh: the summary bar that shows it is up by then.
-            self.call_after_refresh(self.notify, self._warning, title="No sandbox", severity="warning", timeout=20)
+            self.call_after_refresh(
+                self.notify, self._warning, title="No sandbox", severity="warning", timeout=20
+            )
         if not self.is_headless:
             on_leave_signals(self._signalled)
 

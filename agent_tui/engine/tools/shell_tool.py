@@ -143,10 +143,14 @@ class ShellTool(BaseTool):
     def __init__(self, setup: ShellSetup | None = None) -> None:
         self._setup = setup
 
-    def command_line(self, args: ShellArgs, cwd: Path) -> list[str]:
+    @property
+    def setup(self) -> ShellSetup:
+        """The setup a call made now runs with: the tool's own, else the context's."""
+        return self._setup or current_shell_setup()
+
+    def command_line(self, args: ShellArgs, cwd: Path, setup: ShellSetup) -> list[str]:
         """What is started for this call: `/bin/sh -c CMD`, inside bwrap when sandboxed."""
         argv = ["/bin/sh", "-c", args.cmd]
-        setup = self._setup or current_shell_setup()
         if not setup.sandbox:
             return argv
         status = sandbox_status()
@@ -163,15 +167,16 @@ class ShellTool(BaseTool):
 
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
         output = _ShellOutput(ctx.output_budget)
+        setup = self.setup
         try:
             # Shielded: the shell may already run before `open_process` returns, and a cancel
             # landing in between would leave its group running with nobody to kill it. The
             # cancel is taken at the first await below, where the `finally` kills the group.
             with anyio.CancelScope(shield=True):
                 process = await anyio.open_process(
-                    self.command_line(args, ctx.cwd),
+                    self.command_line(args, ctx.cwd, setup),
                     cwd=ctx.cwd,
-                    env=shell_environment(self._setup or current_shell_setup()),
+                    env=shell_environment(setup),
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,
                 )
