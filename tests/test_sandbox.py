@@ -353,3 +353,16 @@ def test_a_missing_or_broken_bwrap_is_a_sentence(tmp_path: Path) -> None:
     refused = probe_sandbox(str(broken))
     assert not refused.available
     assert refused.problem == f"{broken} does not work here: bwrap: No permissions to create new namespace"
+
+
+async def test_even_a_job_that_left_the_process_group_ends_with_the_sandbox(tmp_path: Path) -> None:
+    # Outside the sandbox `setsid` puts a job out of the group's reach; inside, it is still in
+    # the sandbox's PID namespace, which ends when the shell does.
+    marker = f"{uuid.uuid4().int % 10_000}.{uuid.uuid4().int % 1000:03d}9"
+    cmd = (
+        f"setsid sleep {marker} > /dev/null 2>&1 < /dev/null & "
+        f"until pgrep -f 'sleep {marker}' > /dev/null; do sleep 0.01; done; echo left"
+    )
+    result = await shell(cmd, tmp_path)
+    assert result.ok and result.text == "left\n"
+    assert gone(f"sleep\0{marker}"), host_pids_running(f"sleep\0{marker}")
