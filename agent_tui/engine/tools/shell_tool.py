@@ -124,7 +124,8 @@ class ShellTool(BaseTool):
 
     Environment and sandbox: `setup` (default: `current_shell_setup()` at each call) says which
     variables pass and whether the sandbox is wanted; in the sandbox the group holds bwrap and
-    everything inside it, and a command ended by signal N reports exit status 128+N (bwrap's
+    everything inside it (and when the shell ends, the sandbox's PID namespace ends with every
+    process in it, even one that left the group), and a command ended by signal N reports exit status 128+N (bwrap's
     way), where an unsandboxed one reports -N.
 
     Output: stdout and stderr are read concurrently; each chunk (decoded as UTF-8) is awaited on
