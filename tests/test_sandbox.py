@@ -366,3 +366,27 @@ async def test_even_a_job_that_left_the_process_group_ends_with_the_sandbox(tmp_
     result = await shell(cmd, tmp_path)
     assert result.ok and result.text == "left\n"
     assert gone(f"sleep\0{marker}"), host_pids_running(f"sleep\0{marker}")
+
+
+async def test_in_a_plain_repository_commits_work_and_hooks_stay_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git("init", "-q", "-b", "main", cwd=repo)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    cmd = (
+        "echo 'touch pwned' > .git/hooks/post-commit; echo hook=$?; "
+        "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m inside && echo committed"
+    )
+    result = await shell(cmd, repo)
+    assert "hook=2" in result.text and "committed" in result.text, result.text
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
+    assert git_log(repo) == "inside"
+
+
+def git_log(repo: Path) -> str:
+    done = subprocess.run(
+        ["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
