@@ -1,5 +1,5 @@
-import sys
+"""`python -m agent_tui`: the same entry as the `agent-tui` command (`agent_tui.cli.entry`)."""
 
-from agent_tui.cli import main
+from agent_tui.cli.entry import run
 
-sys.exit(main())
+run()

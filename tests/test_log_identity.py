@@ -98,7 +98,9 @@ def test_dump_stops_at_a_line_of_another_session_with_file_and_line(logs: Path) 
     for target in (path, logs):
         result = agent_tui("replay", str(target), "--dump", "state")
         assert result.returncode == 3, result.stderr
-        assert result.stderr.startswith(f"agent-tui: {path}:{line}: sessionId 'sess_ghost' is not this log's session")
+        assert result.stderr.startswith(
+            f"agent-tui: {path}:{line}: sessionId 'sess_ghost' is not this log's session"
+        )
         assert "sess_ghost" not in result.stdout  # no phantom session in what was dumped
         assert "Traceback" not in result.stderr
 

@@ -31,6 +31,7 @@ import orjson
 from acp.transports import default_environment
 
 from agent_tui.acp.config import AcpAgentConfig
+from agent_tui.engine.vault import ENVIRONMENT
 
 STDIO_LIMIT = 50 * 1024 * 1024
 """The longest line read from the agent's stdout (bytes)."""
@@ -53,7 +54,7 @@ class AgentProcess:
     def __init__(self, config: AcpAgentConfig, cwd: Path, env: dict[str, str] | None = None) -> None:
         self.config = config
         self.cwd = cwd
-        self._env_source = env if env is not None else dict(os.environ)
+        self._env_source = env if env is not None else dict(ENVIRONMENT)
         self.process: asyncio.subprocess.Process | None = None
         self.reader = asyncio.StreamReader(limit=STDIO_LIMIT)
         self.fault: str | None = None

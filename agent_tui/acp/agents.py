@@ -19,7 +19,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from agent_tui.acp.client import AcpAgentSession
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import Prompter
+from agent_tui.engine.vault import ENVIRONMENT
 
 
 class AcpAgents:
@@ -58,7 +58,7 @@ class AcpAgents:
         self.prompter = prompter if prompter is not None else engine.prompter
         self.start_timeout = start_timeout
         self.cancel_timeout = cancel_timeout
-        self.env = env if env is not None else dict(os.environ)
+        self.env = env if env is not None else dict(ENVIRONMENT)
         self.observers = list(observers or ())
         self.sessions: dict[str, AcpAgentSession] = {}
         self._group: TaskGroup | None = None

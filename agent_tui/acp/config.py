@@ -12,13 +12,13 @@ Invariants:
   else `config.toml` in the platform's config directory), read once with `tomllib`; a missing
   file declares no agents;
 - `env` holds variable NAMES only: their values are taken from our environment when the agent
-  starts, never from the file, and a name that is not set is simply not passed on;
+  starts (`engine.vault.ENVIRONMENT`: the keys agent-tui holds count as set; an agent gets only
+  the keys it names), never from the file, and a name that is not set is simply not passed on;
 - anything wrong is an `AcpConfigError` reading `PATH:LINE: reason`, naming the table or key.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.config import config_path, toml_error_message
 from agent_tui.providers.toml_lines import KeyLines
 
@@ -56,11 +57,11 @@ class AcpAgentConfig:
     args: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
 
-    def environment(self, source: Mapping[str, str] = os.environ) -> dict[str, str]:
+    def environment(self, source: Mapping[str, str] = ENVIRONMENT) -> dict[str, str]:
         """The named variables that are set in `source`, with their values."""
         return {name: source[name] for name in self.env if name in source}
 
-    def missing_env(self, source: Mapping[str, str] = os.environ) -> list[str]:
+    def missing_env(self, source: Mapping[str, str] = ENVIRONMENT) -> list[str]:
         """The named variables that are not set (mentioned when the agent fails to start)."""
         return [name for name in self.env if name not in source]
 
@@ -71,7 +72,7 @@ class AcpAgentConfig:
         return shlex.join([self.command, *self.args])
 
 
-def acp_config_path(env: Mapping[str, str] = os.environ) -> Path:
+def acp_config_path(env: Mapping[str, str] = ENVIRONMENT) -> Path:
     """The config file model profiles come from (one place decides where it is)."""
     return config_path(env)
 

@@ -10,6 +10,7 @@ dashboard command), `status` (exit statuses and how failures are said); `main` d
 
 from __future__ import annotations
 
+import argparse
 from typing import Literal
 
 from agent_tui.cli.commands import (
@@ -38,8 +39,31 @@ from agent_tui.cli.status import (
 __all__ = ["EXIT_CORRUPT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "awaited_dir", "main"]
 
 
+_RUNS_TOOLS = ("run", "demo", "acp", None)
+"""The commands that run shell commands (None: the dashboard)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
+    if args.command not in _RUNS_TOOLS:
+        return _dispatch(args)
+    from agent_tui.engine.tools.shell_setup import use_shell_setup
+    from agent_tui.providers.config import ConfigError, load_config
+    from agent_tui.runtime.shell_settings import shell_setup_for
+
+    try:
+        setup = shell_setup_for(load_config())
+    except ConfigError as error:
+        return fail(str(error), EXIT_USAGE)
+    if setup.sandbox:
+        from agent_tui.engine.tools.sandbox import sandbox_status
+
+        sandbox_status()  # probed here, once, rather than inside the first command's event loop
+    with use_shell_setup(setup):
+        return _dispatch(args)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command == "run":
             if args.prompt is not None or args.cwd is not None:

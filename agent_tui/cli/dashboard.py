@@ -52,9 +52,22 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         models=models,
         prompt=args.prompt,
         notice=notice,
+        # The demo's scripted commands need no sandbox; its top line keeps how to configure a model.
+        warning=_sandbox_warning() if models or has_agents else None,
         external=external if has_agents else None,
         agent=args.agent,
     )
+
+
+def _sandbox_warning() -> str | None:
+    """The top line's warning when shell commands cannot run in the sandbox the config wants."""
+    from agent_tui.providers.config import ConfigError, load_config
+    from agent_tui.runtime.shell_settings import sandbox_problem
+
+    try:
+        return sandbox_problem(load_config())
+    except ConfigError:  # `main` already refused a broken file; nothing more to say here
+        return None
 
 
 def _acp_agents(wanted: str | None) -> Any:

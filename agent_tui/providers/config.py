@@ -21,14 +21,14 @@ Invariants:
 from __future__ import annotations
 
 import math
-import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.toml_lines import KeyLines
 from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW, family_of
 
@@ -82,6 +82,20 @@ class Config:
     default_profile: str | None = None
     default_profile_line: int | None = None
     exists: bool = False
+    shell_include: tuple[str, ...] = ()
+    """`[shell_env] include`: variables passed to shell commands although their names look secret."""
+    sandbox_enabled: bool = True
+    """`[sandbox] enabled`: run shell commands in the sandbox where the machine has one."""
+    sandbox_line: int | None = None
+    """The line of `enabled` in `[sandbox]`, when the file sets it."""
+
+    def key_variables(self) -> frozenset[str]:
+        """Every `api_key_env` the profiles name (the variables that hold model keys)."""
+        return frozenset(
+            profile.values["api_key_env"]
+            for profile in self.profiles.values()
+            if "api_key_env" in profile.values
+        )
 
     def where(self, line: int | None) -> str:
         return f"{self.path}:{line}" if line is not None else str(self.path)
@@ -112,7 +126,7 @@ class ModelSettings:
         reserve = min(self.max_output_tokens or 0, self.context_window // 2)
         return self.context_window - reserve
 
-    def key_state(self, env: Mapping[str, str] = os.environ) -> str:
+    def key_state(self, env: Mapping[str, str] = ENVIRONMENT) -> str:
         """`set`, `missing` or `none` (no key is sent): never the key itself."""
         if self.api_key_env is None:
             return "none"
@@ -120,7 +134,7 @@ class ModelSettings:
 
 
 # -- the file ------------------------------------------------------------------------------------
-def config_path(env: Mapping[str, str] = os.environ) -> Path:
+def config_path(env: Mapping[str, str] = ENVIRONMENT) -> Path:
     """`$AGENT_TUI_CONFIG`, else `config.toml` in the platform's config directory for agent-tui."""
     override = env.get(ENV_CONFIG)
     if override:
@@ -168,7 +182,7 @@ def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
     return f"{path}:{match.group(1)}: {reason} (column {match.group(2)})"
 
 
-TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp")
+TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp", "shell_env", "sandbox")
 """Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`)."""
 
 
@@ -206,7 +220,56 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
             raise fail(lines.line("default_profile"), "default_profile must be a profile's name")
         if default not in profiles:
             raise fail(lines.line("default_profile"), f"default_profile {default!r}: {_no_profile(profiles)}")
-    return Config(path, profiles, default, default_line, exists=True)
+    include = _shell_include(data, lines, fail)
+    sandbox_enabled, sandbox_line = _sandbox(data, lines, fail)
+    return Config(
+        path,
+        profiles,
+        default,
+        default_line,
+        exists=True,
+        shell_include=include,
+        sandbox_enabled=sandbox_enabled,
+        sandbox_line=sandbox_line,
+    )
+
+
+def _shell_include(
+    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
+) -> tuple[str, ...]:
+    """`[shell_env] include = ["NAME", ...]`, checked."""
+    table = data.get("shell_env", {})
+    if not isinstance(table, dict):
+        raise fail(lines.line("shell_env"), 'shell_env must be a table: [shell_env] include = ["NAME"]')
+    for key in table:
+        if key != "include":
+            raise fail(lines.line("shell_env", key), f"shell_env.{key}: unknown setting (known: include)")
+    include = table.get("include", [])
+    line = lines.line("shell_env", "include")
+    if not isinstance(include, list) or not all(isinstance(name, str) for name in include):
+        raise fail(line, "shell_env.include: expected a list of environment variable names")
+    for name in include:
+        if not _ENV_NAME.match(name):
+            raise fail(line, f"shell_env.include: {name!r} is not a variable name (list names, not values)")
+    return tuple(include)
+
+
+def _sandbox(
+    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
+) -> tuple[bool, int | None]:
+    """`[sandbox] enabled = true|false`, checked, with its line."""
+    table = data.get("sandbox", {})
+    if not isinstance(table, dict):
+        raise fail(lines.line("sandbox"), "sandbox must be a table: [sandbox] enabled = false")
+    for key in table:
+        if key != "enabled":
+            raise fail(lines.line("sandbox", key), f"sandbox.{key}: unknown setting (known: enabled)")
+    if "enabled" not in table:
+        return True, None
+    line = lines.line("sandbox", "enabled")
+    if not isinstance(table["enabled"], bool):
+        raise fail(line, f"sandbox.enabled: expected true or false, got {table['enabled']!r}")
+    return table["enabled"], line
 
 
 def _no_profile(profiles: Mapping[str, Any]) -> str:
@@ -283,7 +346,7 @@ def resolve_settings(
     provider: str | None = None,
     model: str | None = None,
     base_url: str | None = None,
-    env: Mapping[str, str] = os.environ,
+    env: Mapping[str, str] = ENVIRONMENT,
 ) -> ModelSettings | None:
     """Merge flags, environment, profile and defaults into one model's settings.
 

@@ -1,8 +1,9 @@
 """`build_provider`: resolved settings in, a ready model provider out (the only reader of API keys).
 
 Invariants:
-- the key is read from the environment variable the settings name, here and nowhere else, and
-  handed to the adapter, which keeps it out of every message it produces;
+- the key is read from the environment variable the settings name, here and nowhere else (by
+  default through `engine.vault.ENVIRONMENT`, which still has the keys the start-up took out
+  of the process environment), and handed to the adapter, which keeps it out of every message it produces;
 - a key variable that is named (by default, the vendor's, for the vendor's endpoint) but empty
   is a `ConfigError` naming it, never a failed request later; with none named, no key is sent
   (a local server);
@@ -12,18 +13,18 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from agent_tui.engine.provider import ModelProvider
+from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.config import ConfigError, ModelSettings
 from agent_tui.providers.retry import RetryPolicy
 
 
 def build_provider(
     settings: ModelSettings,
-    env: Mapping[str, str] = os.environ,
+    env: Mapping[str, str] = ENVIRONMENT,
     *,
     policy: RetryPolicy | None = None,
     http_client: Any = None,

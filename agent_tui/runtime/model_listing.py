@@ -4,14 +4,16 @@ Invariants:
 - a key is shown only as `set` or `missing` (with the NAME of its variable), never its value;
 - the listing never fails on one bad profile: a profile that cannot be resolved shows its
   error in place, and the rest is still listed;
-- "in use now" is exactly what `agent-tui run` would use with the same flags and environment.
+- "in use now" is exactly what `agent-tui run` would use with the same flags and environment;
+- its first lines say where shell commands run (`shell_settings.sandbox_state`): in the sandbox,
+  or why not.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
+from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.events.wording import counted
 from agent_tui.providers.config import (
     HOW_TO_CONFIGURE,
@@ -21,6 +23,7 @@ from agent_tui.providers.config import (
     ModelSettings,
     resolve_settings,
 )
+from agent_tui.runtime.shell_settings import sandbox_state
 
 _WIDTH = 18
 
@@ -32,7 +35,7 @@ def models_report(
     provider: str | None = None,
     model: str | None = None,
     base_url: str | None = None,
-    env: Mapping[str, str] = os.environ,
+    env: Mapping[str, str] = ENVIRONMENT,
 ) -> str:
     """The text `agent-tui models` prints (ends with a newline)."""
     count = len(config.profiles)
@@ -41,6 +44,7 @@ def models_report(
     if config.exists:
         default = f"; default_profile: {config.default_profile}" if config.default_profile else ""
         lines[0] += f" ({counted(count, 'profile')}{default})"
+    lines.append(f"sandbox: {sandbox_state(config)}")
     lines += ["", "in use now (what `agent-tui run` uses with these flags and this environment):"]
     try:
         current = resolve_settings(

@@ -17,7 +17,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ import anyio
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
 from agent_tui.engine.provider import ModelProvider
+from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.events import Event
 from agent_tui.providers.config import ModelSettings, config_path
 from agent_tui.providers.factory import build_provider
@@ -83,7 +83,7 @@ class PromptRun:
         sessions_dir: Path,
         prompter: Prompter | None,
         provider: ModelProvider | None = None,
-        env: Mapping[str, str] = os.environ,
+        env: Mapping[str, str] = ENVIRONMENT,
         policy: RetryPolicy | None = None,
         max_steps: int = 250,
     ) -> None:
@@ -196,7 +196,7 @@ def run_prompt(
     flags: Mapping[str, str | None],
     out: TextIO,
     err: TextIO,
-    env: Mapping[str, str] = os.environ,
+    env: Mapping[str, str] = ENVIRONMENT,
 ) -> int:
     """`agent-tui run --prompt`: resolve the model, run the turn, print its events.
 

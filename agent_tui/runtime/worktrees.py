@@ -21,6 +21,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_tui.engine.tools.shell_setup import ShellSetup
+from agent_tui.engine.tools.tool_env import shell_environment
+
 WORKTREES_DIR = Path(".agent-tui") / "worktrees"
 BRANCH_PREFIX = "agent-tui/"
 GIT_TIMEOUT = 60.0
@@ -48,6 +51,7 @@ def _git(directory: Path, *args: str) -> str:
             text=True,
             timeout=GIT_TIMEOUT,
             stdin=subprocess.DEVNULL,
+            env=shell_environment(ShellSetup()),  # the shell's hardened git, and no keys
         )
     except FileNotFoundError:
         raise WorktreeError("git is not installed (or not on PATH)") from None

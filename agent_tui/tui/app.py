@@ -66,6 +66,8 @@ class AgentTuiApp(AgentTuiBase):
         external: external (ACP) agents the new-agent form offers besides the models.
         agent: start this external agent at launch (with `prompt`, if given).
         notice: a sentence shown once the dashboard is up (e.g. how to configure a model).
+        warning: a sentence shown once in the top line when the dashboard is up (e.g. that shell
+            commands run without a sandbox).
         clock: "now" in epoch milliseconds (default: the wall clock; for recorded events, the
             newest event's time).
         group_by_day: list root sessions newest first under a line per day (default: for a
@@ -87,6 +89,7 @@ class AgentTuiApp(AgentTuiBase):
         external: ExternalAgents | None = None,
         agent: str | None = None,
         notice: str | None = None,
+        warning: str | None = None,
         clock: Callable[[], int] | None = None,
         group_by_day: bool | None = None,
     ) -> None:
@@ -125,6 +128,7 @@ class AgentTuiApp(AgentTuiBase):
         if group_by_day is not None:
             self._project_run = group_by_day
         self._notice = notice
+        self._warning = warning
         self.window_title = TerminalTitle(TITLE, self._write_terminal)
         self.bells = 0
         self._leaving = False
@@ -158,6 +162,11 @@ class AgentTuiApp(AgentTuiBase):
         self._show_title()
         if self._notice:
             self.notify(self._notice, title="No model configured", severity="warning", timeout=20)
+        if self._warning:
+            # After the first refresh: the summary bar that shows it is up by then.
+            self.call_after_refresh(
+                self.notify, self._warning, title="No sandbox", severity="warning", timeout=20
+            )
         if not self.is_headless:
             on_leave_signals(self._signalled)
 
@@ -369,6 +378,7 @@ def run_dashboard(
     models: list[ModelChoice] | None = None,
     prompt: str | None = None,
     notice: str | None = None,
+    warning: str | None = None,
     external: ExternalAgents | None = None,
     agent: str | None = None,
 ) -> int:
@@ -385,10 +395,15 @@ def run_dashboard(
             prompt=prompt,
             external=external,
             agent=agent,
+            warning=warning,
         )
     else:
         app = AgentTuiApp(
-            scenario_path=demo_scenario_path(), sessions_dir=sessions_dir, prompt=prompt, notice=notice
+            scenario_path=demo_scenario_path(),
+            sessions_dir=sessions_dir,
+            prompt=prompt,
+            notice=notice,
+            warning=warning,
         )
     app.run()
     try:

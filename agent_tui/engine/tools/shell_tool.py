@@ -6,7 +6,10 @@ Invariants:
   jobs, grandchildren) outlives the call;
 - every chunk it printed within `ctx.output_budget` has been passed to `ctx.on_output` before
   `run` returns; the result says when output was cut (`truncated=True`);
-- its risk is the shell classifier's (`agent_tui.safety.assess_shell`), never assumed.
+- its risk is the shell classifier's (`agent_tui.safety.assess_shell`), never assumed;
+- the command gets `tool_env.shell_environment`: no key, no secret-looking variable unless the
+  setup includes it, git hardened; with the setup's sandbox on and bwrap working, it runs in
+  the sandbox (`sandbox.py`), with the network only when its risk is `network`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from agent_tui.engine.tools.base import (
     ToolError,
     ToolResult,
 )
+from agent_tui.engine.tools.sandbox import sandbox_status, sandboxed_argv
+from agent_tui.engine.tools.shell_setup import ShellSetup, current_shell_setup
+from agent_tui.engine.tools.tool_env import shell_environment
 from agent_tui.safety import assess_shell
 
 _DRAIN_GRACE_S = 1.0
@@ -116,6 +122,12 @@ class ShellTool(BaseTool):
     group gets SIGKILL in a shielded `finally`, the shell is reaped and the cancellation goes on.
     stdin is `/dev/null`.
 
+    Environment and sandbox: `setup` (default: `current_shell_setup()` at each call) says which
+    variables pass and whether the sandbox is wanted; in the sandbox the group holds bwrap and
+    everything inside it (and when the shell ends, the sandbox's PID namespace ends with every
+    process in it, even one that left the group), and a command ended by signal N reports exit status 128+N (bwrap's
+    way), where an unsandboxed one reports -N.
+
     Output: stdout and stderr are read concurrently; each chunk (decoded as UTF-8) is awaited on
     `ctx.on_output`, one call at a time, in arrival order, until `ctx.output_budget` characters
     were streamed (later output is still read, but not streamed). The result text is the
@@ -129,6 +141,24 @@ class ShellTool(BaseTool):
     )
     Args = ShellArgs
 
+    def __init__(self, setup: ShellSetup | None = None) -> None:
+        self._setup = setup
+
+    @property
+    def setup(self) -> ShellSetup:
+        """The setup a call made now runs with: the tool's own, else the context's."""
+        return self._setup or current_shell_setup()
+
+    def command_line(self, args: ShellArgs, cwd: Path, setup: ShellSetup) -> list[str]:
+        """What is started for this call: `/bin/sh -c CMD`, inside bwrap when sandboxed."""
+        argv = ["/bin/sh", "-c", args.cmd]
+        if not setup.sandbox:
+            return argv
+        status = sandbox_status()
+        if status.bwrap is None:
+            return argv
+        return sandboxed_argv(status.bwrap, argv, cwd, network=self.risk(args) == "network")
+
     def risk(self, args: ShellArgs) -> Risk:
         return assess_shell(args.cmd).risk
 
@@ -138,14 +168,16 @@ class ShellTool(BaseTool):
 
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
         output = _ShellOutput(ctx.output_budget)
+        setup = self.setup
         try:
             # Shielded: the shell may already run before `open_process` returns, and a cancel
             # landing in between would leave its group running with nobody to kill it. The
             # cancel is taken at the first await below, where the `finally` kills the group.
             with anyio.CancelScope(shield=True):
                 process = await anyio.open_process(
-                    ["/bin/sh", "-c", args.cmd],
+                    self.command_line(args, ctx.cwd, setup),
                     cwd=ctx.cwd,
+                    env=shell_environment(setup),
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,
                 )

