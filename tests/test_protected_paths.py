@@ -49,7 +49,7 @@ def shell(cmd: str, cwd: Path, **extra: object) -> tuple[str, tuple[str, ...]] |
         ("echo > ./.git/x", "repository"),
         ("cd sub && echo > ../.git/x", "repository"),
         ("sh -c 'cd sub; printf x >> ../.agent-tui/permissions.json'", "permissions"),
-        ("bash -lc \"echo x | tee -a .git/hooks/pre-push\"", "repository"),
+        ('bash -lc "echo x | tee -a .git/hooks/pre-push"', "repository"),
         ("python3 -c \"open('.git/hooks/pre-commit', 'w').write('x')\"", "repository"),
         ("install -m 755 x --target-directory=.git/hooks", "repository"),
         ("rm -rf .git", "repository"),
@@ -154,7 +154,11 @@ def test_every_allow_becomes_a_question_and_a_deny_stays(repo: Path, tmp_path: P
     engine.remember("s1", "shell", {"cmd": "rm -rf .git"}, "destructive", PermissionAnswer("deny", "always"))
     cmd = {"cmd": "rm -rf .git"}
     verdict = engine.evaluate(
-        "s1", "shell", cmd, "destructive", protected=engine.protected_change("shell", cmd, "destructive", repo)
+        "s1",
+        "shell",
+        cmd,
+        "destructive",
+        protected=engine.protected_change("shell", cmd, "destructive", repo),
     )
     assert verdict.decision == "deny"
 

@@ -151,7 +151,8 @@ class _Areas:
             for git_dir in repository.git_dirs:
                 roots[str(git_dir)] = "repository"
             for base in {repository.root, repository.main_root, Path(self.cwd)}:
-                for name, kind in ((GIT, "repository"), (OWN, "permissions")):
+                links: tuple[tuple[str, Kind], ...] = ((GIT, "repository"), (OWN, "permissions"))
+                for name, kind in links:
                     link = base / name
                     if os.path.islink(link):
                         roots[os.path.realpath(link)] = kind
@@ -243,14 +244,14 @@ def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:
         if any(char in _SCRIPT for char in named):
             continue  # a script in a word: its own words are among these
         for candidate in _spellings(named):
-            kind = areas.judge(candidate, bases)
-            if kind is not None:
-                found.setdefault(named, kind)
+            judged = areas.judge(candidate, bases)
+            if judged is not None:
+                found.setdefault(named, judged)
                 break
     for match in _NAMED.finditer(cmd):
-        kind = "repository" if match.group().startswith(GIT) else "permissions"
         if not any(match.group() in named for named in found):
-            found.setdefault(_token_around(cmd, match.start(), match.end()), kind)
+            text_kind: Kind = "repository" if match.group().startswith(GIT) else "permissions"
+            found.setdefault(_token_around(cmd, match.start(), match.end()), text_kind)
     for command in commands:
         if _git_subcommand([word.value for word in command.words]) == "config":
             found.setdefault("git config", "repository")
