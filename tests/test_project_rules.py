@@ -280,3 +280,51 @@ def test_always_answers_go_to_the_users_file_never_to_the_project(tmp_path: Path
     # The user's rules directory is protected from the agent.
     cmd = {"cmd": f"echo '{{}}' > {user_rules_path(project, data)}"}
     assert again.protected_change("shell", cmd, "write", project) is not None
+
+
+def test_a_real_model_run_needs_the_flag_too(tmp_path: Path) -> None:
+    from fake_model_server import FakeModelServer, Stream, openai_stream
+
+    cwd = tmp_path / "project"
+    (cwd / ".agent-tui").mkdir(parents=True)
+    (cwd / ".agent-tui" / "permissions.json").write_bytes(orjson.dumps(ALLOW_ALL))
+    env = clean_env(XDG_DATA_HOME=str(tmp_path / "data"), AGENT_TUI_CONFIG=str(tmp_path / "none.toml"))
+    for flags in ([], ["--trust-project-rules"]):
+        with FakeModelServer() as server:
+            call = ("call_1", "shell", ['{"cmd": "touch ran"}'])
+            server.script(Stream(openai_stream([], [call])), Stream(openai_stream(["Done."])))
+            model = ["--provider", "openai", "--model", "m", "--base-url", server.openai_url]
+            done = agent_tui(
+                "run", "--prompt", "go", "--cwd", str(cwd), "--sessions-dir", str(tmp_path / "s"),
+                *model, *flags, env=env,
+            )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (cwd / "ran").exists() == bool(flags), done.stdout
+        assert ("ignored until you accept them" in done.stderr) != bool(flags)
+
+
+def test_acp_accepts_the_project_rules_with_the_flag(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cwd = tmp_path / "project"
+    (cwd / ".agent-tui").mkdir(parents=True)
+    (cwd / ".agent-tui" / "permissions.json").write_bytes(orjson.dumps(ALLOW_ALL))
+    scenario = tmp_path / "s.json"
+    scenario.write_bytes(
+        orjson.dumps({"sessions": [{"prompt": "p", "cwd": ".", "steps": [{"text": ["x"]}]}]})
+    )
+    env = clean_env(XDG_DATA_HOME=str(tmp_path / "data"))
+    accepted = tmp_path / "data" / "agent-tui" / "permissions" / "accepted-project-rules.json"
+    for flags in ([], ["--trust-project-rules"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_tui", "acp", "--scenario", str(scenario), "--sessions-dir",
+             str(tmp_path / "s"), *flags],
+            cwd=cwd, env=env, input="", capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert accepted.exists() == bool(flags)
+        assert ("ignored until you accept them" in done.stderr) != bool(flags)
+    assert list(orjson.loads(accepted.read_bytes())["accepted"]) == [
+        str(cwd.resolve() / ".agent-tui" / "permissions.json")
+    ]

@@ -230,7 +230,9 @@ class AgentTuiApp(AgentTuiBase):
 
     @on(ProjectRulesWaiting)
     def _project_rules_waiting(self, message: ProjectRulesWaiting) -> None:
-        self.notify(
+        # After the next refresh: at start-up the summary bar may not be drawn yet.
+        self.call_after_refresh(
+            self.notify,
             f"{short_path(message.state.path)} is ignored until you accept it.",
             title="This project ships permission rules · R reviews them",
             severity="warning",
