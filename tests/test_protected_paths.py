@@ -168,3 +168,11 @@ def test_the_rules_file_itself_is_protected(tmp_path: Path, repo: Path) -> None:
     engine = PermissionEngine(rules_path=rules)
     cmd = f"echo '{{}}' > {rules}"
     assert engine.protected_change("shell", {"cmd": cmd}, assess_shell(cmd).risk, repo) is not None
+
+
+@pytest.mark.parametrize(
+    "cmd", ["echo x > \ud800.txt", "echo '\x00' > a", "cat <<EOF > .git/x\nhi\nEOF", "echo $((", "((("]
+)
+def test_odd_lines_never_raise(repo: Path, cmd: str) -> None:
+    shell(cmd, repo)  # a verdict, whatever it is, and no exception
+    assert shell("cat <<EOF > .git/x\nhi\nEOF", repo) is not None

@@ -176,7 +176,11 @@ class _Areas:
             named = os.path.expanduser(named)
         for base in bases:
             joined = os.path.join(base, named)
-            for path in (os.path.normpath(joined), os.path.realpath(joined)):
+            try:
+                real = os.path.realpath(joined)
+            except (OSError, ValueError):  # not a name a file can have (a lone surrogate)
+                real = joined
+            for path in (os.path.normpath(joined), real):
                 kind = self.kind_of(path)
                 if kind is not None:
                     return kind
