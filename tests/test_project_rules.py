@@ -328,3 +328,43 @@ def test_acp_accepts_the_project_rules_with_the_flag(tmp_path: Path) -> None:
     assert list(orjson.loads(accepted.read_bytes())["accepted"]) == [
         str(cwd.resolve() / ".agent-tui" / "permissions.json")
     ]
+
+
+@pytest.mark.anyio
+async def test_the_users_rules_broken_mid_run_deny_the_next_call_and_the_turn_ends(tmp_path: Path) -> None:
+    from agent_tui.engine.engine import SessionEngine
+    from agent_tui.engine.permissions import PermissionAnswer, StaticPrompter
+    from agent_tui.engine.scenario import ScriptedToolCall, Step
+    from agent_tui.engine.scripted import ScriptedProvider
+    from agent_tui.store import JsonlFileEventStore
+
+    project = tmp_path / "project"
+    project.mkdir()
+    data = tmp_path / "data"
+    permissions = permission_engine(PolicyConfig(), project=project, data_dir=data)
+    permissions.remember("s", "shell", {"cmd": "touch x"}, "write", PermissionAnswer("allow", "always"))
+    rules = user_rules_path(project, data)
+    # The agent breaks the user's rules file (a protected path: asked, and allowed here by the
+    # user), then runs a command its rule would have allowed.
+    calls = [f"printf '{{\"rules\": 5}}' > {rules}", "touch x"]
+    steps = [
+        Step(text=[f"{n}"], toolCalls=[ScriptedToolCall(tool="shell", args={"cmd": c})])
+        for n, c in enumerate(calls)
+    ]
+    provider = ScriptedProvider()
+    engine = SessionEngine(
+        JsonlFileEventStore(tmp_path / "sessions"),
+        provider,
+        permissions=permissions,
+        prompter=StaticPrompter("allow"),
+    )
+    async with engine:
+        sid = await engine.create_session(project)
+        provider.assign(sid, [*steps, Step(text=["done"])])
+        await engine.start_turn(sid, "go").wait()
+    found = events(tmp_path / "sessions")
+    answers = resolutions(found)
+    assert [(a["decision"], a["actor"]) for a in answers] == [("allow", "user"), ("deny", "system")]
+    assert f"{rules}: rules: " in answers[1]["reason"]
+    assert not (project / "x").exists()
+    assert [e.payload["stopReason"] for e in found if e.type == "turn.completed"] == ["final"]
