@@ -54,6 +54,16 @@ def shell(cmd: str, cwd: Path, **extra: object) -> tuple[str, tuple[str, ...]] |
         ("install -m 755 x --target-directory=.git/hooks", "repository"),
         ("rm -rf .git", "repository"),
         ("mkdir -p .agent-tui && touch .agent-tui/permissions.json", "permissions"),
+        ('cd "$(git rev-parse --git-dir)" && echo x > hooks/pre-commit', "repository"),
+        ("echo x > $(git rev-parse --git-path hooks)/pre-commit", "repository"),
+        ("dd if=x of=.git/config", "repository"),
+        ("git --git-dir=.git config user.name x", "repository"),
+        ("tar -C .git -xf hooks.tar", "repository"),
+        ("pushd .git; echo x > config; popd", "repository"),
+        ("echo x > .g\\it/hooks/pre-commit", "repository"),  # an escape the text search misses
+        ('echo x > ".g""it/hooks/pre-commit"', "repository"),
+        ("mv .git .git-old", "repository"),
+        ("git config --global core.hooksPath ~/hooks", "repository"),
     ],
 )
 def test_shell_commands_that_name_a_protected_path(repo: Path, cmd: str, kind: str) -> None:

@@ -17,7 +17,8 @@ Invariants:
 - `write_file`/`edit_file` are judged by their `path`; `shell` by every word and redirection
   target of every command it holds (scripts inside `sh -c '…'` too, words resolved from the cwd
   and from each directory it `cd`s into, `~` from `$HOME`), by a plain-text search for a
-  protected name, and by `git config` (which writes `.git/config` without naming it); a
+  protected name, by `git config` (which writes `.git/config` without naming it) and by asking
+  git for its directory (`git rev-parse --git-dir`, whose answer the line may write to); a
   `shell` line the classifier proved read-only is never a change;
 - this sees what a call names: a path built while the command runs (a variable, a program's
   own logic) is not seen here; the classifier's risk still applies to such a call.
@@ -50,6 +51,8 @@ Kind = Literal["permissions", "repository"]
 # A protected name in plain text: `.git` or `.agent-tui` as a whole path component (so
 # `.gitignore`, `.github` and `repo.git` do not count), or the user's rules directory.
 _NAMED = re.compile(r"(?<![\w.-])\.(?:git|agent-tui)(?![\w.-])|agent-tui[/\\]permissions(?![\w.-])")
+# Asking git where its directory is, in a line that changes something: the path is computed.
+_GIT_DIR_QUERY = re.compile(r"--(?:absolute-)?git-(?:dir|common-dir|path)(?![\w-])")
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
 _MAX_SHOWN = 3
 _SCRIPT = frozenset(" \t\n;&|<>()`")
@@ -259,6 +262,9 @@ def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:
     for command in commands:
         if _git_subcommand([word.value for word in command.words]) == "config":
             found.setdefault("git config", "repository")
+    query = _GIT_DIR_QUERY.search(cmd)
+    if query is not None:
+        found.setdefault(query.group(), "repository")
     if not found:
         return None
     kinds = set(found.values())

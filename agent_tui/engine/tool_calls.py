@@ -102,8 +102,7 @@ class ToolCallRunner:
             verdict = permissions.evaluate(info.id, call.tool, args, risk, protected=protected)
         except PermissionRulesError as error:  # the rules cannot be read now: no rule allows it
             verdict = Verdict("deny", "rules", reason=f"the permission rules cannot be used: {error}")
-        if verdict.warning != warning:
-            warning = _joined(warning, verdict.warning)
+        warning = _joined(protected.warning if protected else None, assessment.warning or verdict.warning)
         if verdict.decision == "ask":
             await self._resolve(
                 info,
