@@ -82,6 +82,8 @@ class TestProjectRulesQuestion:
                 pilot, lambda: any("ships permission rules" in n for n in notices(app)), "the notice"
             )
             assert not isinstance(app.screen, ProjectRulesScreen)  # nothing popped up on its own
+            palette = [command.name for command in app.dashboard.palette_commands()]
+            assert "Review the project's rules file…" in palette
             await pilot.press("R")
             modal = app.screen
             assert isinstance(modal, ProjectRulesScreen)
@@ -109,6 +111,17 @@ class TestProjectRulesQuestion:
                 ("user", None),
                 ("policy", "project:shell"),
             ]
+            palette = [command.name for command in app.dashboard.palette_commands()]
+            assert "Review the project's rules file…" not in palette
+            # Changed afterwards, it is announced again (as the next request would do).
+            told = len([n for n in notices(app) if "ships permission rules" in n])
+            (project / ".agent-tui" / "permissions.json").write_text('{"rules": []}')
+            live.check_project_rules()
+            await wait_for(
+                pilot,
+                lambda: len([n for n in notices(app) if "ships permission rules" in n]) > told,
+                "a new notice",
+            )
             await pilot.press("q")
 
     async def test_a_file_changed_after_it_was_shown_is_not_accepted(

@@ -359,6 +359,16 @@ class DashboardScreen(SessionsScreen):
             PaletteCommand("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
             PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all),
         ]
+        rules = self.live.project_rules()
+        if rules is not None and rules.needs_acceptance:
+            commands.insert(
+                1,
+                PaletteCommand(
+                    "Review the project's rules file…",
+                    f"{short_path(rules.path)} is ignored until you accept it (R)",
+                    self.action_project_rules,
+                ),
+            )
         for session_id, path in self._session_paths():
             session = self.state.sessions[session_id]
             if session.status == "running":
