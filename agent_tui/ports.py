@@ -16,7 +16,8 @@ The groups:
 - permissions: the engine asks a `Prompter` (`ask(PermissionRequest) -> PermissionAnswer`);
   the dashboard's approval queue is one; an external (ACP) agent's question is an
   `AcpPermissionRequest` carrying the agent's own `AgentOption`s, and an `AcpPermissionAnswer`
-  picks one;
+  picks one; a rules file the project ships waits for the user's acceptance
+  (`ProjectRulesState`, its `PermissionRule`s; `Workbench.accept_project_rules`);
 - steering: a running turn accepts more input (`Attached`) or there is none (`NoActiveTurn`);
 - the workbench: starting agents (`AgentSpec`, `AgentStartError`), sending them text (`Sent`,
   `SendRefused`), the model to run them on (`ModelChoice`), or the external agents that run
@@ -33,7 +34,14 @@ The groups:
 from __future__ import annotations
 
 from agent_tui.demo import demo_scenario_path
-from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, Prompter
+from agent_tui.engine.permissions import (
+    PermissionAnswer,
+    PermissionRequest,
+    PermissionRule,
+    PermissionRulesError,
+    Prompter,
+)
+from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.scenario import load_scenario
 from agent_tui.export import ExportFailed, write_export
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent
@@ -66,6 +74,9 @@ __all__ = [
     "NoActiveTurn",
     "PermissionAnswer",
     "PermissionRequest",
+    "PermissionRule",
+    "PermissionRulesError",
+    "ProjectRulesState",
     "Prompter",
     "RunResult",
     "ScenarioRun",

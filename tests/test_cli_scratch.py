@@ -82,12 +82,27 @@ def test_a_scenario_refused_while_its_copies_are_made_leaves_none(tmp_path: Path
 
 def test_a_broken_rules_file_is_named_where_it_is_and_leaves_no_copy(tmp_path: Path) -> None:
     tmp, env = private_tmp(tmp_path)
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    path = scenario(tmp_path)
+    rules = tmp_path / "ws" / ".agent-tui" / "permissions.json"
+    rules.parent.mkdir()
+    rules.write_text("not json\n")
+    out = str(tmp_path / "out")
+    result = agent_tui("run", str(path), "--sessions-dir", out, "--trust-project-rules", env=env)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"agent-tui: {rules}: invalid JSON (")  # the user's file, not the copy
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert list(tmp.iterdir()) == []
+
+
+def test_a_broken_rules_file_nobody_trusted_is_ignored_and_named(tmp_path: Path) -> None:
+    tmp, env = private_tmp(tmp_path)
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
     path = scenario(tmp_path)
     rules = tmp_path / "ws" / ".agent-tui" / "permissions.json"
     rules.parent.mkdir()
     rules.write_text("not json\n")
     result = agent_tui("run", str(path), "--sessions-dir", str(tmp_path / "out"), env=env)
-    assert result.returncode == 2
-    assert result.stderr.startswith(f"agent-tui: {rules}: invalid JSON (")  # the user's file, not the copy
-    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith(f"agent-tui: {rules}: ignored: invalid JSON (")
     assert list(tmp.iterdir()) == []

@@ -281,8 +281,11 @@ class ClientTools:
         session = self.session
         recorder = session.recorder
         permissions = session.engine.permissions
+        protected = permissions.protected_change(call.tool, args, call.risk, session.cwd)
         try:
-            verdict = permissions.evaluate(session.session_id, call.tool, args, call.risk)
+            verdict = permissions.evaluate(
+                session.session_id, call.tool, args, call.risk, protected=protected
+            )
         except PermissionRulesError as error:
             verdict = Verdict("deny", "rules", reason=str(error))
         if verdict.decision == "ask":

@@ -22,12 +22,11 @@ import acp
 
 from agent_tui.acp.server import EngineAgent
 from agent_tui.engine.engine import SessionEngine
-from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine
+from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, PermissionRulesError, PolicyConfig
 from agent_tui.engine.provider import ModelProvider
 
 STDIO_LIMIT = 50 * 1024 * 1024
 """The longest JSON-RPC line read from the client (bytes)."""
-RULES_FILE = ".agent-tui/permissions.json"
 
 
 class ServerSetupError(Exception):
@@ -69,12 +68,20 @@ async def serve_stdio(agent: EngineAgent, engine: SessionEngine) -> None:
 
 
 def run_acp_server(
-    sessions_dir: Path, *, scenario: Path | None = None, flags: Mapping[str, str | None] | None = None
+    sessions_dir: Path,
+    *,
+    scenario: Path | None = None,
+    flags: Mapping[str, str | None] | None = None,
+    trust_project_rules: bool = False,
 ) -> int:
     """Build the engine for a scenario or a configured model and serve it; the exit status.
 
+    The permission rules are the user's for the directory the server runs in, plus that
+    directory's own rules file once accepted (`trust_project_rules` accepts it as it is now).
+
     Raises:
-        ServerSetupError: a bad scenario, a bad setting, or no model at all.
+        ServerSetupError: a bad scenario, a bad setting, a rules file that is not valid, or no
+            model at all.
     """
     import anyio
 
@@ -87,10 +94,12 @@ def run_acp_server(
         agent, provider, make_engine = _scripted(scenario)
     else:
         agent, provider, make_engine = _real_model(flags)
+    policy = agent.scenario.policy if agent.scenario is not None else None
+    permissions = _permissions(policy, trust_project_rules, keep_rules=scenario is None)
     store = JsonlFileEventStore(sessions_dir)
 
     async def main() -> None:
-        engine: SessionEngine = make_engine(store, agent)
+        engine: SessionEngine = make_engine(store, agent, permissions)
         try:
             async with engine:
                 await serve_stdio(agent, engine)
@@ -119,11 +128,11 @@ def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:
     agent = EngineAgent(scenario=scenario)
     provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)
 
-    def make(store: Any, agent: EngineAgent) -> SessionEngine:
+    def make(store: Any, agent: EngineAgent, permissions: PermissionEngine) -> SessionEngine:
         engine = SessionEngine(
             store,
             provider,
-            permissions=PermissionEngine(scenario.policy or DEFAULT_POLICY),
+            permissions=permissions,
             prompter=agent.prompter,
             max_steps=scenario.maxSteps,
         )
@@ -163,13 +172,12 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
     except ConfigError as error:
         raise ServerSetupError(str(error)) from None
     agent = EngineAgent()
-    home = Path.cwd()
 
-    def make(store: Any, agent: EngineAgent) -> SessionEngine:
+    def make(store: Any, agent: EngineAgent, permissions: PermissionEngine) -> SessionEngine:
         engine = SessionEngine(
             store,
             provider,
-            permissions=PermissionEngine(DEFAULT_POLICY, rules_path=home / RULES_FILE),
+            permissions=permissions,
             prompter=agent.prompter,
             instructions=system_prompt,  # per session: the directory the client opened it in
         )
@@ -177,3 +185,22 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
         return engine
 
     return agent, provider, make
+
+
+def _permissions(
+    policy: PolicyConfig | None, trust_project_rules: bool, *, keep_rules: bool
+) -> PermissionEngine:
+    """The user's rules for the server's directory, and its own rules file once accepted (a
+    scripted model's "always" answers last for the run: `keep_rules` False)."""
+    from agent_tui.runtime.permission_files import permission_engine, project_rules_notice
+
+    try:
+        permissions = permission_engine(policy or DEFAULT_POLICY, project=Path.cwd(), keep_rules=keep_rules)
+        if trust_project_rules and permissions.project_rules is not None:
+            permissions.project_rules.accept_current()
+    except PermissionRulesError as error:
+        raise ServerSetupError(str(error)) from None
+    notice = project_rules_notice(permissions)
+    if notice is not None:
+        print(f"agent-tui: {notice}", file=sys.stderr)
+    return permissions

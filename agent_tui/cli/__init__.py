@@ -76,7 +76,14 @@ def _dispatch(args: argparse.Namespace) -> int:
                 return fail("--profile, --provider, --model and --base-url go with --prompt", EXIT_USAGE)
             if args.run_sessions_dir is None:
                 return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
-            return cmd_run(args.scenario, args.run_sessions_dir, args.approve, args.workspace, args.quiet)
+            return cmd_run(
+                args.scenario,
+                args.run_sessions_dir,
+                args.approve,
+                args.workspace,
+                args.quiet,
+                trust_project_rules=args.trust_project_rules,
+            )
         if args.command == "models":
             return cmd_models(args)
         if args.command == "replay":

@@ -39,6 +39,8 @@ def cmd_run(
     approve: Literal["allow", "deny"],
     workspace: Path | None,
     quiet: bool,
+    *,
+    trust_project_rules: bool = False,
 ) -> int:
     import anyio
 
@@ -62,11 +64,15 @@ def cmd_run(
             sessions_dir=sessions_dir,
             prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
             workspace_root=workspace,
+            trust_project_rules=trust_project_rules,
         )
     except ScenarioError as error:
         return fail(str(error), EXIT_USAGE)
     except OSError as error:
         return fail_os(error, sessions_dir)
+    notice = run.project_rules_notice()
+    if notice is not None:
+        print(f"agent-tui: {notice}", file=sys.stderr)
     printer = EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path)
     run.subscribe(printer)
 
@@ -114,6 +120,7 @@ def cmd_run_prompt(args: argparse.Namespace) -> int:
         },
         out=sys.stdout,
         err=sys.stderr,
+        trust_project_rules=args.trust_project_rules,
     )
 
 
@@ -140,7 +147,10 @@ def cmd_acp(args: argparse.Namespace) -> int:
     flags = {key: getattr(args, key) for key in ("profile", "provider", "model", "base_url")}
     try:
         return run_acp_server(
-            args.acp_sessions_dir or default_sessions_dir(), scenario=args.scenario, flags=flags
+            args.acp_sessions_dir or default_sessions_dir(),
+            scenario=args.scenario,
+            flags=flags,
+            trust_project_rules=args.acp_trust_project_rules,
         )
     except ServerSetupError as error:
         return fail(f"acp: {error}", EXIT_USAGE)

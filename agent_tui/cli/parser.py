@@ -74,6 +74,12 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+TRUST_HELP = (
+    "accept the project's own rules file (.agent-tui/permissions.json) as it is now; a file "
+    "changed later must be accepted again (default: it is ignored until accepted)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agent-tui",
@@ -145,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="deny",
         help="how the user answers every permission ask (default: deny)",
     )
+    run.add_argument("--trust-project-rules", action="store_true", help=TRUST_HELP)
     run.add_argument(
         "--workspace",
         type=Path,
@@ -225,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="acp_sessions_dir",
         metavar="DIR",
         help="where session logs are written and loaded from (default: agent-tui's data directory)",
+    )
+    acp.add_argument(
+        "--trust-project-rules", action="store_true", dest="acp_trust_project_rules", help=TRUST_HELP
     )
     model_flags(acp)
 

@@ -4,8 +4,12 @@ The shell classifier lives in `agent_tui.safety`; it is re-exported here.
 
 Invariants this module guarantees:
 - `PermissionEngine.evaluate` decides in one fixed order: answers remembered for this session,
-  then "always" rules from the rules file, then the policy `byTool`, `byRisk`, `default`, and
+  then the user's "always" rules, then the project's own rules file if the user accepted its
+  content (`engine.project_rules`), then the policy `byTool`, `byRisk`, `default`, and
   finally `ask`; the `Verdict` names the rule that decided (`policy`);
+- a call that would change a protected path (`engine.protected_paths`: `.git/`, `.agent-tui/`,
+  the user's rules) is never allowed by any of those: it is asked (policy `protected`), with a
+  warning saying what it changes; only a person's answer lets it run;
 - a remembered answer covers only calls with the same key: the tool, the risk, and for `shell`
   the set of program names in the command, so "allow `ls` for this session" never allows `rm`;
 - the rules file is plain, pretty-printed JSON a person can edit; it is re-read when it changes
@@ -16,16 +20,20 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_tui.engine.protected_paths import ProtectedChange, protected_change
 from agent_tui.events.model import Decision, Remember, Risk
 from agent_tui.safety import RISK_ORDER, classify_shell, riskiest, shell_programs
+
+if TYPE_CHECKING:
+    from agent_tui.engine.project_rules import ProjectRules
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -37,10 +45,12 @@ __all__ = [
     "PermissionRulesError",
     "PolicyConfig",
     "Prompter",
+    "ProtectedChange",
     "RememberKey",
     "StaticPrompter",
     "Verdict",
     "classify_shell",
+    "parse_rules",
     "riskiest",
     "shell_programs",
 ]
@@ -75,9 +85,10 @@ DEFAULT_POLICY = PolicyConfig(
 class Verdict:
     """The engine's decision on one call, and which rule made it.
 
-    `policy` is `session:<tool>`, `always:<tool>`, `byTool.<tool>`, `byRisk.<risk>`,
-    `default`, or None when nothing matched (then `decision` is `ask`). `warning` is set when a
-    destructive call is put to the user.
+    `policy` is `session:<tool>`, `always:<tool>`, `project:<tool>` (an accepted project
+    rule), `byTool.<tool>`, `byRisk.<risk>`, `default`, `protected` (a protected path: always
+    asked), or None when nothing matched (then `decision` is `ask`). `warning` is set when a
+    destructive call or a protected change is put to the user.
     """
 
     decision: Decision
@@ -199,7 +210,27 @@ class _RulesFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: Literal[1] = 1
+    project: str | None = None  # whose rules these are (the user's files name their project)
     rules: list[PermissionRule] = Field(default_factory=list)
+
+
+def parse_rules(path: Path, raw: bytes) -> list[PermissionRule]:
+    """The rules of a rules file's bytes (an empty file has none).
+
+    Raises:
+        PermissionRulesError: not JSON, or not a rules file; the message names `path` and the
+            field (`rules[0].decision: …`).
+    """
+    if not raw.strip():
+        return []
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise PermissionRulesError(path, f"invalid JSON ({error.args[0]})") from None
+    try:
+        return list(_RulesFile.model_validate(data).rules)
+    except ValidationError as error:
+        raise PermissionRulesError(path, _describe(error)) from None
 
 
 def _as_mapping(args: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
@@ -223,16 +254,26 @@ def _example(tool: str, args: Mapping[str, Any]) -> str:
     return text if len(text) <= 120 else text[:119] + "…"
 
 
+def _first_match(rules: Sequence[PermissionRule], key: RememberKey) -> PermissionRule | None:
+    """The rule that decides `key`: a matching deny before a matching allow."""
+    matching = [rule for rule in rules if rule.matches(key)]
+    if not matching:
+        return None
+    denials = [rule for rule in matching if rule.decision == "deny"]
+    return denials[0] if denials else matching[0]
+
+
 class _RulesStore:
     """The "always" rules: a JSON file re-read when it changes, or memory when there is none."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, project: str | None = None) -> None:
         self.path = path
+        self.project = project
         self._rules: list[PermissionRule] = []
-        self._signature: tuple[int, int, int] | None = None
+        self._signature: tuple[int, int, int, int] | None = None
         self.reload_if_changed()
 
-    def _stat(self) -> tuple[int, int, int] | None:
+    def _stat(self) -> tuple[int, int, int, int] | None:
         if self.path is None:
             return None
         try:
@@ -241,7 +282,7 @@ class _RulesStore:
             return None
         except OSError as error:
             raise PermissionRulesError(self.path, f"cannot read ({error.strerror})") from None
-        return (info.st_mtime_ns, info.st_size, info.st_ino)
+        return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
 
     def reload_if_changed(self) -> list[PermissionRule]:
         if self.path is None:
@@ -258,23 +299,10 @@ class _RulesStore:
             raw = self.path.read_bytes()
         except OSError as error:
             raise PermissionRulesError(self.path, f"cannot read ({error.strerror})") from None
-        if not raw.strip():
-            return []
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError as error:
-            raise PermissionRulesError(self.path, f"invalid JSON ({error.args[0]})") from None
-        try:
-            return list(_RulesFile.model_validate(data).rules)
-        except ValidationError as error:
-            raise PermissionRulesError(self.path, _describe(error)) from None
+        return parse_rules(self.path, raw)
 
     def match(self, key: RememberKey) -> PermissionRule | None:
-        matching = [rule for rule in self.reload_if_changed() if rule.matches(key)]
-        if not matching:
-            return None
-        denials = [rule for rule in matching if rule.decision == "deny"]
-        return denials[0] if denials else matching[0]
+        return _first_match(self.reload_if_changed(), key)
 
     def add(self, rule: PermissionRule, key: RememberKey) -> None:
         rules = [existing for existing in self.reload_if_changed() if not existing.same_key(key)]
@@ -286,8 +314,10 @@ class _RulesStore:
 
     def _write(self, rules: list[PermissionRule]) -> None:
         assert self.path is not None
-        document = {
-            "version": 1,
+        document: dict[str, Any] = {"version": 1}
+        if self.project is not None:
+            document["project"] = self.project
+        document |= {
             "rules": [rule.model_dump(exclude_none=True) for rule in rules],
         }
         data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
@@ -310,24 +340,82 @@ class PermissionEngine:
 
     Args:
         policy: the static policy; `DEFAULT_POLICY` when None.
-        rules_path: the "always" rules file (e.g. `<workspace>/.agent-tui/permissions.json`).
-            Without one, "always" answers last as long as this engine, for every session.
+        rules_path: the user's "always" rules file for this project (kept in the user's data,
+            never in the project). Without one, "always" answers last as long as this engine,
+            for every session.
+        project: whose rules `rules_path` holds (written into the file, for a person reading it).
+        project_rules: the project's own rules file (`ProjectRules`), applied only while the
+            user has accepted its content; None: there is none.
+        protected_roots: more places no rule may let a call change (the user's rules
+            directory); `rules_path` and the acceptances file are always among them.
 
     Raises:
         PermissionRulesError: the rules file exists but is not valid (also from `evaluate` and
             `remember`, if it is broken later).
     """
 
-    def __init__(self, policy: PolicyConfig | None = None, *, rules_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        policy: PolicyConfig | None = None,
+        *,
+        rules_path: Path | None = None,
+        project: str | None = None,
+        project_rules: ProjectRules | None = None,
+        protected_roots: Sequence[Path] = (),
+    ) -> None:
         self.policy = policy if policy is not None else DEFAULT_POLICY
         self.rules_path = rules_path
-        self._rules = _RulesStore(rules_path)
+        self.project_rules = project_rules
+        self._rules = _RulesStore(rules_path, project)
         self._sessions: dict[str, dict[RememberKey, Literal["allow", "deny"]]] = {}
+        roots = list(protected_roots)
+        if rules_path is not None:
+            roots.append(rules_path)
+        if project_rules is not None:
+            roots.append(project_rules.accepted.path)
+        self.protected_roots = tuple(roots)
+
+    def with_policy(self, policy: PolicyConfig) -> PermissionEngine:
+        """An engine with another policy (a sub-agent's) that shares these rules: the same
+        "always" rules (file or memory), project rules and protected places."""
+        other = PermissionEngine(policy, project_rules=self.project_rules)
+        other.rules_path = self.rules_path
+        other._rules = self._rules
+        other.protected_roots = self.protected_roots
+        return other
+
+    def protected_change(
+        self, tool: str, args: Mapping[str, Any] | BaseModel, risk: Risk, cwd: Path | None
+    ) -> ProtectedChange | None:
+        """Whether the call would change a protected path (`engine.protected_paths`)."""
+        return protected_change(tool, _as_mapping(args), risk, cwd, extra_roots=self.protected_roots)
 
     def evaluate(
-        self, session_id: str, tool: str, args: Mapping[str, Any] | BaseModel, risk: Risk
+        self,
+        session_id: str,
+        tool: str,
+        args: Mapping[str, Any] | BaseModel,
+        risk: Risk,
+        *,
+        protected: ProtectedChange | None = None,
     ) -> Verdict:
-        """Decide on one call: session answers, "always" rules, byTool, byRisk, default, ask."""
+        """Decide on one call: session answers, the user's "always" rules, the accepted project
+        rules, byTool, byRisk, default, ask. A `protected` change is never allowed by any of
+        them: an allow becomes an `ask` with the change's warning (a deny stays a deny)."""
+        verdict = self._decide(session_id, tool, args, risk)
+        if protected is None:
+            return verdict
+        if verdict.decision == "deny":
+            return verdict
+        decided = f"; {verdict.policy} would allow it" if verdict.decision == "allow" else ""
+        return Verdict(
+            "ask",
+            "protected",
+            reason=f"a protected path is asked about every time{decided}",
+            warning=protected.warning,
+        )
+
+    def _decide(self, session_id: str, tool: str, args: Mapping[str, Any] | BaseModel, risk: Risk) -> Verdict:
         key = RememberKey.of(tool, args, risk)
         remembered = self._sessions.get(session_id, {}).get(key)
         if remembered is not None:
@@ -336,6 +424,11 @@ class PermissionEngine:
         if rule is not None:
             where = f"rule in {self.rules_path}" if self.rules_path else "remembered always"
             return Verdict(rule.decision, f"always:{tool}", reason=where)
+        if self.project_rules is not None:
+            rule = _first_match(self.project_rules.active(), key)
+            if rule is not None:
+                where = f"accepted project rule in {self.project_rules.path}"
+                return Verdict(rule.decision, f"project:{tool}", reason=where)
         policy = self.policy
         if tool in policy.byTool:
             verdict = Verdict(policy.byTool[tool], f"byTool.{tool}")

@@ -6,6 +6,10 @@ Invariants:
   system's answer) → `tool.started` only after an allow → `tool.delta`* → exactly one
   `tool.completed`/`tool.failed`; a denied call gets `tool.failed{permission_denied}` and never
   runs;
+- a call that would change a protected path carries the change's warning in its
+  `permission.requested` and is asked (`engine.protected_paths`); rules that cannot be read
+  when the call is decided deny it (`permission.resolved{deny, system, policy: rules}` with a
+  reason naming the file and the field), and the turn goes on;
 - calls still open when a turn ends (or when a reopened log shows a turn that never ended) are
   answered by `answer_open_calls`: a pending ask is withdrawn (`permission.resolved{deny,
   system}`), and each call gets its `tool.failed`;
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, PermissionRulesError, Verdict
 from agent_tui.engine.session_info import OpenCall, SessionInfo
 from agent_tui.engine.tools.base import Risk, ToolContext, ToolError
 from agent_tui.engine.turn_handle import TurnHandle
@@ -79,6 +83,9 @@ class ToolCallRunner:
         assessment = router.assess(call.tool, parsed, cwd=info.cwd)
         risk = assessment.risk
         preview = router.preview(args)
+        permissions = info.permissions or engine.permissions
+        protected = permissions.protected_change(call.tool, parsed, risk, info.cwd)
+        warning = _joined(protected.warning if protected else None, assessment.warning)
         await commit(
             info,
             turn.turn_id,
@@ -89,11 +96,13 @@ class ToolCallRunner:
             risk=risk,
             argsPreview=preview,
             reason=assessment.reason,
-            warning=assessment.warning,
+            warning=warning,
         )
-        permissions = info.permissions or engine.permissions
-        verdict = permissions.evaluate(info.id, call.tool, args, risk)
-        warning = assessment.warning or verdict.warning
+        try:
+            verdict = permissions.evaluate(info.id, call.tool, args, risk, protected=protected)
+        except PermissionRulesError as error:  # the rules cannot be read now: no rule allows it
+            verdict = Verdict("deny", "rules", reason=f"the permission rules cannot be used: {error}")
+        warning = _joined(protected.warning if protected else None, assessment.warning or verdict.warning)
         if verdict.decision == "ask":
             await self._resolve(
                 info,
@@ -116,7 +125,10 @@ class ToolCallRunner:
                 reason=answer.reason,
             )
             if asked_someone:
-                permissions.remember(info.id, call.tool, args, risk, answer)
+                try:
+                    permissions.remember(info.id, call.tool, args, risk, answer)
+                except PermissionRulesError:
+                    pass  # the answer still decides this call; the next one meets the same error
             allowed = answer.decision == "allow"
         else:
             await self._resolve(
@@ -124,7 +136,7 @@ class ToolCallRunner:
                 turn.turn_id,
                 call,
                 verdict.decision,
-                "policy",
+                "system" if verdict.policy == "rules" else "policy",
                 policy=verdict.policy,
                 reason=verdict.reason,
             )
@@ -220,3 +232,12 @@ class ToolCallRunner:
             reason=reason,
         )
         return await engine.prompter.ask(request)
+
+
+def _joined(*warnings: str | None) -> str | None:
+    """Warnings that are set, in order, without repeats, as one line."""
+    kept: list[str] = []
+    for warning in warnings:
+        if warning and warning not in kept:
+            kept.append(warning)
+    return "; ".join(kept) or None

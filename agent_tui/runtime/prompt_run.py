@@ -4,7 +4,8 @@ Invariants:
 - the turn works in the directory it is given, not in a copy (scenarios copy theirs): what
   protects that directory is the permission policy, the default one asking before every write,
   command, network call and destructive call, and `--approve` answering every ask (default deny);
-  "always" rules are read from `DIR/.agent-tui/permissions.json`;
+  "always" rules are the user's for the project (`runtime.permission_files`), and
+  `DIR/.agent-tui/permissions.json` applies only once accepted (`--trust-project-rules`);
 - the model is told the directory, its tools and the rules, plus the project's `AGENTS.md` (or
   `CLAUDE.md`) (`providers.prompt`);
 - the turn ends with its `turn.completed` in the log whatever happens: a provider failure ends it
@@ -26,7 +27,7 @@ from typing import Literal, TextIO
 import anyio
 
 from agent_tui.engine.engine import SessionEngine
-from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
+from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.events import Event
@@ -34,10 +35,9 @@ from agent_tui.providers.config import ModelSettings, config_path
 from agent_tui.providers.factory import build_provider
 from agent_tui.providers.prompt import ProjectInstructions, project_instructions, system_prompt
 from agent_tui.providers.retry import RetryPolicy
+from agent_tui.runtime.permission_files import permission_engine, project_rules_notice
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.store import JsonlFileEventStore
-
-RULES_FILE = ".agent-tui/permissions.json"
 
 
 @dataclass
@@ -68,9 +68,13 @@ class PromptRun:
         env: where the API key is read.
         policy: retries and timeouts of the provider.
         max_steps: model calls per turn before it ends `max_steps`.
+        trust_project_rules: accept `cwd`'s own rules file as it is now.
+        data_dir: the user data directory the rules are kept in (the platform's by default).
 
     Raises:
         ConfigError: the provider cannot be built (no key for the vendor's endpoint).
+        PermissionRulesError: the user's rules file, or a trusted project rules file, is not
+            valid.
         NotADirectoryError, FileNotFoundError: `cwd` is not a directory.
     """
 
@@ -86,18 +90,22 @@ class PromptRun:
         env: Mapping[str, str] = ENVIRONMENT,
         policy: RetryPolicy | None = None,
         max_steps: int = 250,
+        trust_project_rules: bool = False,
+        data_dir: Path | None = None,
     ) -> None:
         cwd = cwd.resolve()
         if not cwd.exists():
             raise FileNotFoundError(2, "no such directory", str(cwd))
         if not cwd.is_dir():
             raise NotADirectoryError(20, "not a directory", str(cwd))
+        self.permissions = permission_engine(DEFAULT_POLICY, project=cwd, data_dir=data_dir)
+        if trust_project_rules and self.permissions.project_rules is not None:
+            self.permissions.project_rules.accept_current()
         self.settings = settings
         self.prompt = prompt
         self.cwd = cwd
         self.provider = provider if provider is not None else build_provider(settings, env, policy=policy)
         self.store = JsonlFileEventStore(sessions_dir)
-        self.permissions = PermissionEngine(DEFAULT_POLICY, rules_path=cwd / RULES_FILE)
         self.instructions: ProjectInstructions = project_instructions(cwd)
         self.engine = self._engine(prompter, max_steps)
         self.session_id: str | None = None
@@ -197,6 +205,7 @@ def run_prompt(
     out: TextIO,
     err: TextIO,
     env: Mapping[str, str] = ENVIRONMENT,
+    trust_project_rules: bool = False,
 ) -> int:
     """`agent-tui run --prompt`: resolve the model, run the turn, print its events.
 
@@ -207,7 +216,7 @@ def run_prompt(
     bad setting or directory, 130 when interrupted.
     """
     from agent_tui.engine.errors import EventStoreFailure
-    from agent_tui.engine.permissions import StaticPrompter
+    from agent_tui.engine.permissions import PermissionRulesError, StaticPrompter
     from agent_tui.events import visible
     from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, load_config, resolve_settings
     from agent_tui.runtime.console import EventPrinter
@@ -237,11 +246,15 @@ def run_prompt(
             sessions_dir=sessions_dir,
             prompter=StaticPrompter(decision, reason=f"--approve {decision}"),
             env=env,
+            trust_project_rules=trust_project_rules,
         )
-    except (ConfigError, SessionsDirError) as error:
+    except (ConfigError, SessionsDirError, PermissionRulesError) as error:
         return fail(str(error), 2)
     except OSError as error:
         return fail(f"{error.filename or cwd}: {error.strerror or error}", 2)
+    notice = project_rules_notice(run.permissions)
+    if notice is not None:
+        print(f"agent-tui: {notice}", file=err)
     if run.instructions.warning:
         print(visible(f"agent-tui: {run.instructions.warning}"), file=err)
     elif run.instructions.file and not quiet:

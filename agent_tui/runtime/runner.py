@@ -14,16 +14,15 @@ import anyio
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import EventStoreFailure
-from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, PermissionRulesError, Prompter
+from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionRulesError, Prompter
 from agent_tui.engine.scenario import Scenario, ScenarioError, ScenarioSession
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
+from agent_tui.runtime.permission_files import PROJECT_RULES_FILE, permission_engine, project_rules_notice
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.workspace import Workspace
 from agent_tui.store import JsonlFileEventStore
 from agent_tui.turns import EventSink
-
-RULES_FILE = ".agent-tui/permissions.json"
 
 
 @dataclass
@@ -47,6 +46,9 @@ class ScenarioRun:
         sessions_dir: where the logs go.
         prompter: who answers `ask` (headless: a fixed answer; the dashboard: the user).
         workspace_root: where scratch copies go (a temporary directory if not given).
+        trust_project_rules: accept the project's own rules file as it is now
+            (`--trust-project-rules`); otherwise it is used only if accepted before.
+        data_dir: the user data directory the rules are kept in (the platform's by default).
     """
 
     def __init__(
@@ -58,6 +60,8 @@ class ScenarioRun:
         prompter: Prompter | None,
         workspace_root: Path | None = None,
         sink: EventSink | None = None,
+        trust_project_rules: bool = False,
+        data_dir: Path | None = None,
     ) -> None:
         self.scenario = scenario
         self.workspace = Workspace(base_dir, workspace_root)
@@ -74,14 +78,26 @@ class ScenarioRun:
                 ) from None
         self.store = JsonlFileEventStore(sessions_dir)
         self.provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)
-        rules = self.cwds[0] / RULES_FILE if self.cwds else None
+        # A run on scratch copies keeps its "always" answers for the run; the scenario
+        # directory's rules file is read from the copy, and used once the user accepted it.
+        project = (base_dir / scenario.sessions[0].cwd).resolve() if scenario.sessions else base_dir
+        self.project = project
         try:
-            self.permissions = PermissionEngine(scenario.policy or DEFAULT_POLICY, rules_path=rules)
+            self.permissions = permission_engine(
+                scenario.policy or DEFAULT_POLICY,
+                project=project,
+                read_from=self.cwds[0] if self.cwds else None,
+                data_dir=data_dir,
+                keep_rules=False,
+            )
+            if trust_project_rules and self.permissions.project_rules is not None:
+                self.permissions.project_rules.accept_current()
         except PermissionRulesError as error:
             self.workspace.remove()
             # Named where the user can fix it: the scenario's directory, not the scratch copy.
-            source = (base_dir / scenario.sessions[0].cwd).resolve() / RULES_FILE
-            raise ScenarioError(str(source), "", error.reason) from None
+            copy = self.cwds[0] if self.cwds else project
+            shown = project / error.path.relative_to(copy) if error.path.is_relative_to(copy) else error.path
+            raise ScenarioError(str(shown), "", error.reason) from None
         self.engine = SessionEngine(
             self.store,
             self.provider,
@@ -98,6 +114,11 @@ class ScenarioRun:
         )
         self.provider.on_cancel = self._cancel_for_script
         self.provider.on_steer = self._steer_for_script
+
+    def project_rules_notice(self) -> str | None:
+        """What to tell the user about the scenario directory's own rules file, if not used."""
+        shown = self.project / PROJECT_RULES_FILE
+        return project_rules_notice(self.permissions, shown_as=shown)
 
     def _cancel_for_script(self, session_id: str, turn_id: str) -> None:
         """A step's `cancelAfterChunks`: the runner cancels the turn, as a user would."""

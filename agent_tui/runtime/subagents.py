@@ -104,9 +104,7 @@ class SubAgents(EngineExtension):
         )
         policy = self.policies.get(agent_name)
         if policy is not None:
-            engine.session(child_id).permissions = PermissionEngine(
-                policy, rules_path=getattr(engine.permissions, "rules_path", None)
-            )
+            engine.session(child_id).permissions = engine.permissions.with_policy(policy)
         engine.start_turn(child_id, prompt)
         return child_id
 

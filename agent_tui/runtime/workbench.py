@@ -21,7 +21,9 @@ Invariants:
 - a session run by an external agent (`AgentSpec.acp`, see `ExternalAgents`) is a session of the
   same engine: the tree, the approval queue, stop and close treat it like our own; `send` gives
   it the next prompt (it cannot be steered mid-turn), and a stored one is reopened by its agent
-  when that agent is still configured (else it is shown but not continued).
+  when that agent is still configured (else it is shown but not continued);
+- the project's own rules file is applied only once the user accepted its content
+  (`accept_project_rules`, the dashboard's question); until then `project_rules` says it waits.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ import anyio
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import TurnConflict, UnknownSession
-from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, Prompter
+from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
+from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event
@@ -43,6 +46,7 @@ from agent_tui.providers.prompt import system_prompt
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent, name_from_prompt
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
+from agent_tui.runtime.permission_files import permission_engine
 from agent_tui.runtime.session_dirs import (
     StoredSession,
     closed_sessions,
@@ -55,8 +59,6 @@ from agent_tui.store import EventLogError, JsonlEventLog, JsonlFileEventStore, S
 from agent_tui.turns.registry import Attached
 
 __all__ = ["AgentSpec", "AgentStartError", "SendRefused", "Sent", "Workbench", "name_from_prompt"]
-
-RULES_FILE = Path(".agent-tui") / "permissions.json"
 
 
 class Workbench:
@@ -105,9 +107,12 @@ class Workbench:
         prompter: Prompter | None,
         max_steps: int = 250,
         external: ExternalAgents | None = None,
+        data_dir: Path | None = None,
     ) -> Workbench:
-        """A workbench with its own engine: logs in `sessions_dir`, the project's rules file, and
-        the coding-agent prompt for the project (its tools, rules and `AGENTS.md`).
+        """A workbench with its own engine: logs in `sessions_dir`, the user's rules for the
+        project (kept under `data_dir`, the platform's user data directory by default), the
+        project's own rules file once accepted, and the coding-agent prompt for the project
+        (its tools, rules and `AGENTS.md`).
 
         With no `models` (only external agents configured), our own agents cannot be started,
         and a stored one that is continued ends its turn saying no model is configured."""
@@ -118,7 +123,7 @@ class Workbench:
             return engine_box[0].session(session_id).parent_id if engine_box else None
 
         router = ProviderRouter(models or [_no_model()], parent_of)
-        permissions = PermissionEngine(DEFAULT_POLICY, rules_path=project / RULES_FILE)
+        permissions = permission_engine(DEFAULT_POLICY, project=project, data_dir=data_dir)
 
         engine = SessionEngine(
             store,
@@ -154,6 +159,22 @@ class Workbench:
         """`(name, command line)` of each external agent the form offers."""
         external = self.external
         return [(name, external.describe(name)) for name in external.names()] if external else []
+
+    # -- the project's own rules file ----------------------------------------------------------
+    def project_rules(self) -> ProjectRulesState | None:
+        """The project's own rules file as it is now (None: this engine reads none)."""
+        project_rules = self.engine.permissions.project_rules
+        return project_rules.state() if project_rules is not None else None
+
+    def accept_project_rules(self, digest: str) -> bool:
+        """Accept the project's rules file if it still has the content the user was shown
+        (`digest`); False if it changed since (then it stays ignored).
+
+        Raises:
+            PermissionRulesError: the acceptance cannot be written.
+        """
+        project_rules = self.engine.permissions.project_rules
+        return project_rules is not None and project_rules.accept(digest)
 
     # -- reopening stored sessions -------------------------------------------------------------
     async def hydrate(self, fold: Callable[[Event], None]) -> list[str]:

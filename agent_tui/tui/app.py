@@ -36,6 +36,7 @@ from agent_tui.tui.messages import (
     LiveRunFinished,
     PermissionAsked,
     PermissionWithdrawn,
+    ProjectRulesWaiting,
     WorkbenchReady,
 )
 from agent_tui.tui.screens.confirm import ConfirmScreen
@@ -198,6 +199,8 @@ class AgentTuiApp(AgentTuiBase):
     def _asked(self, message: PermissionAsked) -> None:
         request = message.request
         self._refresh_live()
+        if self.live is not None:
+            self.live.check_project_rules()  # a rules file changed during the run asks again
         if self._elsewhere(request.session_id):
             self.bells += 1
             self.bell()
@@ -234,6 +237,17 @@ class AgentTuiApp(AgentTuiBase):
         self._refresh_live()
         for problem in message.problems:
             self.notify(problem, title="A stored session was not reopened", severity="error", timeout=15)
+
+    @on(ProjectRulesWaiting)
+    def _project_rules_waiting(self, message: ProjectRulesWaiting) -> None:
+        # After the next refresh: at start-up the summary bar may not be drawn yet.
+        self.call_after_refresh(
+            self.notify,
+            f"{short_path(message.state.path)} is ignored until you accept it.",
+            title="This project ships permission rules · R reviews them",
+            severity="warning",
+            timeout=20,
+        )
 
     @on(AgentStarted)
     def _agent_started(self, message: AgentStarted) -> None:

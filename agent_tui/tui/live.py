@@ -41,6 +41,7 @@ from agent_tui.ports import (
     ExternalAgents,
     ModelChoice,
     PermissionAnswer,
+    ProjectRulesState,
     RunResult,
     ScenarioRun,
     SendRefused,
@@ -49,7 +50,13 @@ from agent_tui.ports import (
     load_scenario,
 )
 from agent_tui.reducer import DashboardState, apply_event
-from agent_tui.tui.messages import AgentStarted, AgentStartFailed, LiveRunFinished, WorkbenchReady
+from agent_tui.tui.messages import (
+    AgentStarted,
+    AgentStartFailed,
+    LiveRunFinished,
+    ProjectRulesWaiting,
+    WorkbenchReady,
+)
 from agent_tui.tui.prompter import TuiPrompter
 
 OUR_CLIENT = "agent-tui"
@@ -111,6 +118,7 @@ class LiveRun:
         # Made in `play`, on the loop that runs it (an anyio event needs a running loop).
         self._closing: anyio.Event | None = None
         self._closed: anyio.Event | None = None
+        self._rules_told: str | None = None  # the digest of the project rules last announced
 
     @property
     def is_demo(self) -> bool:
@@ -171,6 +179,7 @@ class LiveRun:
                 problems = await workbench.hydrate(self._on_event)
                 thresholds = _keep_out_of_collections()
                 self._post(WorkbenchReady(problems))
+                self.check_project_rules()
                 if self.prompt or self.agent:
                     await self.start_agent(
                         AgentSpec(self.prompt or "", self.project or Path.cwd(), acp=self.agent)
@@ -246,6 +255,23 @@ class LiveRun:
         return self.workbench.external_agents() if self.workbench is not None else []
 
     # -- controls ------------------------------------------------------------------------------
+    # -- the project's own rules file ----------------------------------------------------------
+    def project_rules(self) -> ProjectRulesState | None:
+        """The project's rules file as it is now (None: no run yet, or it reads none)."""
+        return self.workbench.project_rules() if self.workbench is not None else None
+
+    def check_project_rules(self) -> None:
+        """Post `ProjectRulesWaiting` when the project's rules file waits for the user's answer
+        and this content was not announced yet (so a changed file is announced again)."""
+        state = self.project_rules()
+        if state is not None and state.needs_acceptance and state.digest != self._rules_told:
+            self._rules_told = state.digest
+            self._post(ProjectRulesWaiting(state))
+
+    def accept_project_rules(self, digest: str) -> bool:
+        """Accept the project's rules file if it still has that content."""
+        return self.workbench is not None and self.workbench.accept_project_rules(digest)
+
     def is_waiting(self, session_id: str, request_id: str) -> bool:
         return self.prompter.request(session_id, request_id) is not None
 

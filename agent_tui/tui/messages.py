@@ -18,7 +18,7 @@ from typing import Literal
 
 from textual.message import Message
 
-from agent_tui.ports import AgentSpec, PermissionRequest
+from agent_tui.ports import AgentSpec, PermissionRequest, ProjectRulesState
 from agent_tui.reducer import DashboardState
 from agent_tui.replay import Snapshot, Timeline
 
@@ -50,6 +50,13 @@ class WorkbenchReady(Message):
     """The engine is open and the stored sessions are reopened (`problems`: logs that were not)."""
 
     problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ProjectRulesWaiting(Message):
+    """The project ships a rules file the user has not accepted (as it is now)."""
+
+    state: ProjectRulesState
 
 
 @dataclass

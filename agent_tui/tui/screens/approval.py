@@ -120,7 +120,9 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                 yield Static(
                     Content("\n").join(Content.assemble(("⚠ ", "bold"), marked(line)) for line in warnings),
                     id="approval-warning",
-                    classes="-destructive" if view.risk == "destructive" else "",
+                    classes="-destructive"
+                    if view.risk == "destructive" or view.policy == "protected"
+                    else "",
                 )
             if preview is not None and preview.kind not in ("fails", "unchanged"):
                 with VerticalScroll(id="approval-diff"):

@@ -23,6 +23,8 @@ from agent_tui.ports import (
     AgentSpec,
     ChangePreview,
     PermissionAnswer,
+    PermissionRulesError,
+    ProjectRulesState,
     SendRefused,
     WorktreeError,
     preview_change,
@@ -30,12 +32,13 @@ from agent_tui.ports import (
 )
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
-from agent_tui.tui.formatting import agent_path_text
+from agent_tui.tui.formatting import agent_path_text, short_path
 from agent_tui.tui.live import LiveRun
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.screens.close_session import CloseSessionScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
+from agent_tui.tui.screens.project_rules import ProjectRulesScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
 from agent_tui.tui.text_entry import focus_now
 from agent_tui.tui.widgets.composer import Composer
@@ -60,6 +63,7 @@ class DashboardScreen(SessionsScreen):
         Binding("x", "stop_selected", "Stop"),
         Binding("X", "stop_all", "Stop all", show=False),
         Binding("delete", "close_selected", "Close", show=False),
+        Binding("R", "project_rules", "Project rules", show=False),
     ]
 
     def __init__(
@@ -236,6 +240,43 @@ class DashboardScreen(SessionsScreen):
         else:
             self.notify(f"Nothing is running under {path}.", timeout=3)
 
+    # -- the project's own rules file ----------------------------------------------------------
+    def action_project_rules(self) -> None:
+        """Open the project-rules question, if the project's rules file waits for an answer."""
+        if self.live is None:
+            self.notify(_READ_ONLY, severity="warning")
+            return
+        state = self.live.project_rules()
+        if state is None or not state.needs_acceptance:
+            accepted = state is not None and state.accepted
+            self.notify(
+                "The project's rules file is accepted."
+                if accepted
+                else "No project rules wait for an answer.",
+                timeout=3,
+            )
+            return
+        self.app.push_screen(ProjectRulesScreen(state), partial(self._project_rules_answered, state))
+
+    def _project_rules_answered(self, state: ProjectRulesState, accept: bool | None) -> None:
+        if not accept or self.live is None:
+            if accept is False:
+                self.notify(f"{short_path(state.path)} stays ignored.", timeout=3)
+            return
+        try:
+            accepted = self.live.accept_project_rules(state.digest or "")
+        except PermissionRulesError as error:
+            self.notify(str(error), title="Not accepted", severity="error", timeout=15)
+            return
+        if accepted:
+            self.notify(f"{short_path(state.path)} is accepted: its rules apply now.", title="Project rules")
+        else:
+            self.notify(
+                f"{short_path(state.path)} changed since it was shown; it stays ignored (R shows it again).",
+                severity="warning",
+                timeout=10,
+            )
+
     def action_stop_all(self) -> None:
         if self.live is None:
             self.notify(_READ_ONLY, severity="warning")
@@ -323,6 +364,16 @@ class DashboardScreen(SessionsScreen):
             PaletteCommand("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
             PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all),
         ]
+        rules = self.live.project_rules()
+        if rules is not None and rules.needs_acceptance:
+            commands.insert(
+                1,
+                PaletteCommand(
+                    "Review the project's rules file…",
+                    f"{short_path(rules.path)} is ignored until you accept it (R)",
+                    self.action_project_rules,
+                ),
+            )
         for session_id, path in self._session_paths():
             session = self.state.sessions[session_id]
             if session.status == "running":

@@ -45,6 +45,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("x", "stop the selected agent and everything it spawned"),
             ("X", "stop every session (asks first)"),
             ("delete", "close the selected session (asks; its worktree too)"),
+            ("R", "review the rules file the project ships (ignored until accepted)"),
         ],
     ),
     (
@@ -52,7 +53,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("y", "allow once"),
             ("s", "allow for this session (same tool, same kind of call)"),
-            ("!", "always allow (saved in the workspace's rules file)"),
+            ("!", "always allow (saved in your own rules for the project)"),
             ("n", "deny"),
             ("esc", "close without answering; the agent keeps waiting"),
         ],

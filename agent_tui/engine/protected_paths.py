@@ -1,0 +1,323 @@
+"""Protected paths: what no rule, remembered answer or policy may let a tool call change.
+
+Two kinds of places run or decide things later, so a write there is more than a write:
+agent-tui's own permission files (`.agent-tui/` in a project, and the user's rules directory),
+and a repository's machinery (`.git/`: hooks run code, config names programs). A call that
+would change them is put to the user every time, with a warning saying which kind it is.
+
+Invariants:
+- `protected_change` is a pure function of the call, the session's directory and what is on
+  disk now; it never raises;
+- a path is protected when its real path (symlinks followed, `..` applied, from the session's
+  directory) or its plain spelling has a component `.git` or `.agent-tui` (except inside a
+  worktree's checkout under `.agent-tui/worktrees/NAME/`, whose own `.git` and `.agent-tui`
+  are protected in their turn), or lies under an extra root: where a `.git` file or symlink
+  points (a worktree's git directory and the repository's common directory), and the user's
+  rules directory given by the caller;
+- `write_file`/`edit_file` are judged by their `path`; `shell` by every word and redirection
+  target of every command it holds (scripts inside `sh -c '…'` too, words resolved from the cwd
+  and from each directory it `cd`s into, `~` from `$HOME`), by a plain-text search for a
+  protected name, by `git config` (which writes `.git/config` without naming it) and by asking
+  git for its directory (`git rev-parse --git-dir`, whose answer the line may write to); a
+  `shell` line the classifier proved read-only is never a change;
+- this sees what a call names: a path built while the command runs (a variable, a program's
+  own logic) is not seen here; the classifier's risk still applies to such a call.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from agent_tui.events.model import Risk
+from agent_tui.safety import shell_commands
+
+__all__ = ["FILE_WRITERS", "ProtectedChange", "Repository", "find_repository", "protected_change"]
+
+FILE_WRITERS = frozenset({"write_file", "edit_file"})
+"""The file tools whose `path` argument is written."""
+
+GIT = ".git"
+OWN = ".agent-tui"
+WORKTREES = "worktrees"
+
+Kind = Literal["permissions", "repository"]
+
+# A protected name in plain text: `.git` or `.agent-tui` as a whole path component (so
+# `.gitignore`, `.github` and `repo.git` do not count), or the user's rules directory.
+_NAMED = re.compile(r"(?<![\w.-])\.(?:git|agent-tui)(?![\w.-])|agent-tui[/\\]permissions(?![\w.-])")
+# Asking git where its directory is, in a line that changes something: the path is computed.
+_GIT_DIR_QUERY = re.compile(r"--(?:absolute-)?git-(?:dir|common-dir|path)(?![\w-])")
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+_MAX_SHOWN = 3
+_SCRIPT = frozenset(" \t\n;&|<>()`")
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectedChange:
+    """A call that would change a protected path: which kind, and the paths as the call named them."""
+
+    kind: Kind
+    paths: tuple[str, ...]
+
+    @property
+    def warning(self) -> str:
+        shown = ", ".join(self.paths[:_MAX_SHOWN]) + (" …" if len(self.paths) > _MAX_SHOWN else "")
+        if self.kind == "permissions":
+            return (
+                f"changes agent-tui's permissions ({shown}): such a write is asked every time, "
+                "whatever the rules say"
+            )
+        return (
+            f"changes the repository's machinery ({shown}): hooks and git config run code "
+            "later; such a write is asked every time, whatever the rules say"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Repository:
+    """The git repository a directory is in: its root, and its git directories (real paths).
+
+    For a worktree, `root` is the worktree, `main_root` the repository it belongs to, and
+    `git_dirs` holds both the worktree's own git directory and the common one.
+    """
+
+    root: Path
+    main_root: Path
+    git_dirs: tuple[Path, ...]
+
+
+def find_repository(directory: Path) -> Repository | None:
+    """The repository `directory` is in, read from the files (no `git` is run); None if none."""
+    current = os.path.realpath(directory)
+    while True:
+        dot_git = os.path.join(current, GIT)
+        if os.path.lexists(dot_git):
+            return _repository_at(Path(current), Path(dot_git))
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _repository_at(root: Path, dot_git: Path) -> Repository:
+    if os.path.isdir(dot_git):
+        real = Path(os.path.realpath(dot_git))
+        return Repository(root, _main_of(real, root), (real,))
+    target = _gitdir_of(dot_git)
+    if target is None:
+        return Repository(root, root, ())
+    dirs = [target]
+    common = _common_of(target)
+    if common is not None and common != target:
+        dirs.append(common)
+    return Repository(root, _main_of(dirs[-1], root), tuple(dirs))
+
+
+def _main_of(git_dir: Path, fallback: Path) -> Path:
+    return git_dir.parent if git_dir.name == GIT else fallback
+
+
+def _gitdir_of(dot_git: Path) -> Path | None:
+    """Where a `.git` file (`gitdir: PATH`) points, as a real path."""
+    try:
+        text = dot_git.read_text(encoding="utf-8", errors="replace")[:4096]
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("gitdir:"):
+            return Path(os.path.realpath(os.path.join(dot_git.parent, line[len("gitdir:") :].strip())))
+    return None
+
+
+def _common_of(git_dir: Path) -> Path | None:
+    try:
+        text = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return Path(os.path.realpath(os.path.join(git_dir, text))) if text else None
+
+
+class _Areas:
+    """The protected areas as seen from one session directory."""
+
+    def __init__(self, cwd: Path, extra: Sequence[Path]) -> None:
+        self.cwd = os.path.realpath(cwd)
+        roots: dict[str, Kind] = {os.path.realpath(path): "permissions" for path in extra}
+        repository = find_repository(Path(self.cwd))
+        if repository is not None:
+            for git_dir in repository.git_dirs:
+                roots[str(git_dir)] = "repository"
+            for base in {repository.root, repository.main_root, Path(self.cwd)}:
+                links: tuple[tuple[str, Kind], ...] = ((GIT, "repository"), (OWN, "permissions"))
+                for name, kind in links:
+                    link = base / name
+                    if os.path.islink(link):
+                        roots[os.path.realpath(link)] = kind
+        self.roots = roots
+
+    def kind_of(self, path: str) -> Kind | None:
+        """The kind of protected area `path` (absolute) is in, or None."""
+        kind = _by_components(path)
+        if kind is not None:
+            return kind
+        for root, root_kind in self.roots.items():
+            if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
+                return root_kind
+        return None
+
+    def judge(self, named: str, bases: Iterable[str]) -> Kind | None:
+        """Whether the word `named`, taken from any of `bases`, is a protected path."""
+        if not named or "\x00" in named:
+            return None
+        if named.startswith("~"):
+            named = os.path.expanduser(named)
+        for base in bases:
+            joined = os.path.join(base, named)
+            try:
+                real = os.path.realpath(joined)
+            except (OSError, ValueError):  # not a name a file can have (a lone surrogate)
+                real = joined
+            for path in (os.path.normpath(joined), real):
+                kind = self.kind_of(path)
+                if kind is not None:
+                    return kind
+        return None
+
+
+def _by_components(path: str) -> Kind | None:
+    parts = path.split(os.sep)
+    index = 0
+    while index < len(parts):
+        part = parts[index]
+        if part == GIT:
+            return "repository"
+        if part == OWN:
+            # `.agent-tui/worktrees/NAME/…` is a worktree's checkout: look on inside it.
+            if index + 3 < len(parts) and parts[index + 1] == WORKTREES:
+                index += 3
+                continue
+            return "permissions"
+        index += 1
+    return None
+
+
+def protected_change(
+    tool: str,
+    args: Mapping[str, Any],
+    risk: Risk,
+    cwd: Path | None,
+    *,
+    extra_roots: Sequence[Path] = (),
+) -> ProtectedChange | None:
+    """The protected paths this call would change, or None (see the module contract).
+
+    Args:
+        tool, args, risk: the call, as parsed and assessed.
+        cwd: the session's directory (None: nothing is protected, there is nothing to resolve).
+        extra_roots: more directories of agent-tui's own (the user's rules directory).
+    """
+    if cwd is None:
+        return None
+    areas = _Areas(cwd, extra_roots)
+    if tool in FILE_WRITERS:
+        path = args.get("path")
+        if not isinstance(path, str):
+            return None
+        kind = areas.judge(path, [areas.cwd])
+        return ProtectedChange(kind, (path,)) if kind is not None else None
+    if tool == "shell":
+        cmd = args.get("cmd")
+        if not isinstance(cmd, str) or risk == "read":
+            return None
+        return _shell_change(cmd, areas)
+    return None
+
+
+def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:
+    commands = shell_commands(cmd)
+    bases = [areas.cwd]
+    for command in commands:
+        words = [word.value for word in command.words]
+        if len(words) >= 2 and os.path.basename(words[0]) == "cd":
+            bases.append(os.path.join(areas.cwd, os.path.expanduser(words[1])))
+    found: dict[str, Kind] = {}
+    for named in _named_words(cmd, commands):
+        if any(char in _SCRIPT for char in named):
+            continue  # a script in a word: its own words are among these
+        for candidate in _spellings(named):
+            judged = areas.judge(candidate, bases)
+            if judged is not None:
+                found.setdefault(named, judged)
+                break
+    for match in _NAMED.finditer(cmd):
+        if not any(match.group() in named for named in found):
+            text_kind: Kind = "repository" if match.group().startswith(GIT) else "permissions"
+            found.setdefault(_token_around(cmd, match.start(), match.end()), text_kind)
+    for command in commands:
+        if _git_subcommand([word.value for word in command.words]) == "config":
+            found.setdefault("git config", "repository")
+    query = _GIT_DIR_QUERY.search(cmd)
+    if query is not None:
+        found.setdefault(query.group(), "repository")
+    if not found:
+        return None
+    kinds = set(found.values())
+    kind: Kind = "permissions" if "permissions" in kinds else "repository"
+    return ProtectedChange(kind, tuple(found))
+
+
+def _named_words(cmd: str, commands: Sequence[Any]) -> Iterator[str]:
+    """Every word a program gets and every redirection target, then the line's plain tokens
+    (the parser may not list a word that follows a redirection)."""
+    for command in commands:
+        for word in command.words[1:]:
+            yield word.value
+        for redirect in command.redirects:
+            if redirect.target is not None:
+                yield redirect.target.value
+        for assignment in command.assignments:
+            yield assignment.value.value
+    try:
+        tokens = shlex.split(cmd, comments=False)
+    except ValueError:
+        tokens = cmd.split()
+    for token in tokens:
+        yield token.lstrip("<>&|;0123456789") if token[:1].isdigit() or token[:1] in "<>" else token
+
+
+def _spellings(word: str) -> Iterator[str]:
+    """The word, and the value of `--option=VALUE` / `NAME=VALUE` / `-oVALUE` forms."""
+    yield word
+    if "=" in word:
+        yield word.split("=", 1)[1]
+    if word.startswith("-") and not word.startswith("--") and len(word) > 2:
+        yield word[2:]
+
+
+def _token_around(text: str, start: int, end: int) -> str:
+    while start > 0 and not text[start - 1].isspace() and text[start - 1] not in "'\"=<>;|&(":
+        start -= 1
+    while end < len(text) and not text[end].isspace() and text[end] not in "'\";|&)":
+        end += 1
+    return text[start:end]
+
+
+def _git_subcommand(words: Sequence[str]) -> str | None:
+    if not words or os.path.basename(words[0]) != "git":
+        return None
+    index = 1
+    while index < len(words):
+        word = words[index]
+        if word in _GIT_VALUE_OPTIONS:
+            index += 2
+        elif word.startswith("-"):
+            index += 1
+        else:
+            return word
+    return None
