@@ -15,6 +15,7 @@ from textual.app import App
 from textual.widgets import Footer, Static
 
 from agent_tui.tui.app import AgentTuiApp, ReplayApp
+from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.help import HelpScreen
 from agent_tui.tui.widgets.composer import Composer
 
@@ -123,7 +124,9 @@ class TestInATextBox:
             await armed(pilot)
             await pilot.press("i")
             await settle(pilot)
-            await pilot.press("ctrl+q")
+            await pilot.press("ctrl+q")  # agents run there: it asks first, as q does
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+            await pilot.press("y")
             await wait_for(pilot, lambda: app.return_code == 0, "quit")
 
 
