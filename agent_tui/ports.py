@@ -23,6 +23,9 @@ The groups:
   some of them instead (`ExternalAgents`, ACP agents of the config file);
 - the demo: a scenario (`load_scenario`, `demo_scenario_path`) played by a `ScenarioRun`,
   which returns a `RunResult`;
+- leaving: the signals that end a run the way `q` does (`LEAVE_SIGNALS`), heard on the event
+  loop (`listen_for_stop_signals`, the same mechanism the headless commands use), and the exit
+  status a signal gives (`exit_status`);
 - changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
   `WorktreeError`).
@@ -43,11 +46,13 @@ from agent_tui.runtime.external_agents import (
 )
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.runner import RunResult, ScenarioRun
+from agent_tui.runtime.stop_signals import LEAVE_SIGNALS, exit_status, listen_for_stop_signals
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
 from agent_tui.turns import Attached, NoActiveTurn
 
 __all__ = [
+    "LEAVE_SIGNALS",
     "AcpPermissionAnswer",
     "AcpPermissionRequest",
     "AgentOption",
@@ -69,6 +74,8 @@ __all__ = [
     "Workbench",
     "WorktreeError",
     "demo_scenario_path",
+    "exit_status",
+    "listen_for_stop_signals",
     "load_scenario",
     "preview_change",
     "repo_root",

@@ -11,7 +11,7 @@ Attention: when a request arrives while the user looks elsewhere (another sessio
 another window), the terminal bell rings and the summary bar says so; the terminal's title
 always counts what waits (`(2) agent-tui`, see `terminal.py`). SIGTERM and SIGHUP (a closed
 terminal) leave the way `q` does: every running turn is stopped and logged, then the terminal
-is restored.
+is restored, and the run exits 128 + the signal's number (143, 129).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from agent_tui.events import Event
-from agent_tui.ports import ExternalAgents, ModelChoice, demo_scenario_path
+from agent_tui.ports import ExternalAgents, ModelChoice, demo_scenario_path, exit_status
 from agent_tui.reducer import epoch_ms, project_state
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
 from agent_tui.tui.formatting import agent_path_text, short_path
@@ -127,6 +127,7 @@ class AgentTuiApp(AgentTuiBase):
         self.window_title = TerminalTitle(TITLE, self._write_terminal)
         self.bells = 0
         self._leaving = False
+        self._left_on: int | None = None  # the signal the run is leaving on (SIGTERM, SIGHUP)
 
     def get_default_screen(self) -> Screen[None]:
         location = short_path(self.live.sessions_dir) if self.live is not None else ""
@@ -258,6 +259,8 @@ class AgentTuiApp(AgentTuiBase):
 
     # -- leaving -------------------------------------------------------------------------------
     def _signalled(self, number: int) -> None:
+        if self._left_on is None:
+            self._left_on = number
         self.call_later(self.action_quit)
 
     async def on_event(self, event: events.Event) -> None:
@@ -281,9 +284,13 @@ class AgentTuiApp(AgentTuiBase):
         if terminal_gone():
             # The terminal was closed (SIGHUP): the logs are closed now, and there is nothing to
             # restore; Textual would block for ever trying to write its goodbye to it.
-            os._exit(0)
+            os._exit(self._exit_status())
         self.window_title.restore()
-        self.exit(0)
+        self.exit(return_code=self._exit_status())
+
+    def _exit_status(self) -> int:
+        """0 after `q`; 128 + the signal's number after SIGTERM or SIGHUP."""
+        return exit_status(self._left_on) if self._left_on is not None else 0
 
 
 class ReplayApp(AgentTuiBase):

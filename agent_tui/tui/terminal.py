@@ -5,21 +5,20 @@
   writes only when the text changes, through the writer it is given (the app's driver; nothing
   in a headless app).
 - SIGTERM and SIGHUP (a closed terminal window) are handed to a callback on the app's event
-  loop, so they leave the way `q` does rather than killing the process mid-write.
+  loop (`listen_for_stop_signals`, as the headless commands hear theirs), so they leave the way
+  `q` does rather than killing the process mid-write; the run then exits 128 + the signal's
+  number, as a shell expects of a process a signal ended.
 - `terminal_gone` tells a terminal that hung up (its attributes can no longer be read: EIO)
   from one that is still there; after a hang-up nothing can be restored or written to it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import errno
-import signal
 import sys
 from collections.abc import Callable
 
-LEAVE_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-"""The signals that end a dashboard run the way `q` does."""
+from agent_tui.ports import LEAVE_SIGNALS, listen_for_stop_signals
 
 
 class TerminalTitle:
@@ -54,9 +53,7 @@ class TerminalTitle:
 
 def on_leave_signals(callback: Callable[[int], object]) -> None:
     """Call `callback(signal number)` on the running event loop for each of `LEAVE_SIGNALS`."""
-    loop = asyncio.get_running_loop()
-    for number in LEAVE_SIGNALS:
-        loop.add_signal_handler(number, callback, number)
+    listen_for_stop_signals(callback, LEAVE_SIGNALS)
 
 
 def terminal_gone() -> bool:
