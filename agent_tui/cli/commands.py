@@ -7,9 +7,10 @@ stderr and an exit status (`agent_tui.cli.status`).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agent_tui.cli.status import (
     EXIT_CORRUPT,
@@ -39,13 +40,21 @@ def cmd_run(
     workspace: Path | None,
     quiet: bool,
 ) -> int:
+    """`agent-tui run SCENARIO`: copy its directories, play it, print its events.
+
+    SIGINT, SIGTERM and SIGHUP stop it the same way, while it copies or while it runs: every
+    turn is cancelled (its log ends `turn.completed{cancelled}`, its shell's process group is
+    killed), the scratch copies are removed, and the status is 128 + the signal's number.
+    """
     import anyio
 
     from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.engine.permissions import StaticPrompter
     from agent_tui.engine.scenario import ScenarioError, load_scenario
     from agent_tui.runtime.console import EventPrinter
-    from agent_tui.runtime.runner import RunResult, ScenarioRun
+    from agent_tui.runtime.runner import RunResult, ScenarioRun, copy_directories
+    from agent_tui.runtime.stop_signals import listen_for_stop_signals
+    from agent_tui.runtime.workspace import CopyStopped, Workspace
 
     try:
         scenario = load_scenario(scenario_path)
@@ -54,36 +63,85 @@ def cmd_run(
     problem = sessions_dir_error(sessions_dir)
     if problem is not None:
         return fail(problem)
-    try:
-        run = ScenarioRun(
-            scenario,
-            base_dir=scenario_path.resolve().parent,
-            sessions_dir=sessions_dir,
-            prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
-            workspace_root=workspace,
-        )
-    except ScenarioError as error:
-        return fail(str(error), EXIT_USAGE)
-    except OSError as error:
-        return fail_os(error, sessions_dir)
-    printer = EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path)
-    run.subscribe(printer)
+    stopped_by: list[int] = []  # the first stop signal's number
+    parts: dict[str, Any] = {}  # what exists so far, for the signal handler and the cleanup
+
+    def on_signal(number: int) -> None:
+        if not stopped_by:
+            stopped_by.append(number)
+        if "workspace" in parts:
+            parts["workspace"].stop.set()
+        if "run" in parts:
+            parts["run"].stop()
 
     async def go() -> RunResult:
-        async with run.engine:
-            return await run.play()
+        undo = listen_for_stop_signals(on_signal)
+        try:
+            copies = parts["workspace"] = Workspace(scenario_path.resolve().parent, workspace)
+            if stopped_by:
+                copies.stop.set()
+            # In a worker thread, so a signal is heard while a big directory is copied.
+            await anyio.to_thread.run_sync(copy_directories, scenario, copies)
+            run = parts["run"] = ScenarioRun(
+                scenario,
+                base_dir=copies.base_dir,
+                sessions_dir=sessions_dir,
+                prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
+                workspace=copies,
+            )
+            for line in copies.skipped:
+                print(f"agent-tui: {line}", file=sys.stderr)
+            run.subscribe(parts.setdefault("printer", printer_for(run)))
+            if stopped_by:
+                run.stop()
+            async with run.engine:
+                return await run.play()
+        finally:
+            undo()
+
+    def printer_for(run: ScenarioRun) -> EventPrinter:
+        return EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path)
 
     try:
         result = anyio.run(go)
+    except ScenarioError as error:
+        return fail(str(error), EXIT_USAGE)
+    except CopyStopped:
+        return stopped(stopped_by[0] if stopped_by else signal.SIGINT)
     except EventStoreFailure as error:
-        return fail(f"{error} ({error.__cause__})")
+        return fail(store_failure(error))
+    except OSError as error:
+        return fail_os(error, sessions_dir)
     finally:
-        run.close()
-        run.workspace.remove()  # our own scratch copies (nobody was told where); --workspace stays
-    printer.summary(result, sessions_dir)
+        if "run" in parts:
+            parts["run"].close()
+        if "workspace" in parts:
+            parts["workspace"].remove()  # our own scratch copies (nobody was told where); --workspace stays
+    parts["printer"].summary(result, sessions_dir)
     for line in result.errors:
         print(f"agent-tui: {line}", file=sys.stderr)
+    if stopped_by:
+        return stopped(stopped_by[0])
     return EXIT_OK if result.all_ended else EXIT_FAILED
+
+
+def stopped(number: int) -> int:
+    """Say which signal stopped the run; its exit status (128 + its number)."""
+    from agent_tui.runtime.stop_signals import exit_status, signal_name
+
+    said = "interrupted" if number == signal.SIGINT else f"stopped by {signal_name(number)}"
+    try:
+        return fail(said, exit_status(number))
+    except OSError:  # stderr is gone with the terminal (SIGHUP)
+        return exit_status(number)
+
+
+def store_failure(error: BaseException) -> str:
+    """A failed store in one line: what failed, and the OS's reason in its own words."""
+    from agent_tui.runtime.os_errors import os_reason
+
+    cause = error.__cause__
+    return f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})"
 
 
 def cmd_run_prompt(args: argparse.Namespace) -> int:

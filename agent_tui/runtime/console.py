@@ -1,4 +1,9 @@
-"""Plain-text progress for the headless runner: one line per thing a person wants to see."""
+"""Plain-text progress for the headless runner: one line per thing a person wants to see.
+
+Invariants:
+- a write that fails (the terminal hung up, the reader of a pipe went away) silences the
+  printer for the rest of the run instead of failing the listener: the run, and its logs, go on.
+"""
 
 from __future__ import annotations
 
@@ -28,10 +33,22 @@ class EventPrinter:
         self.names = names
         self._text: dict[str, str] = {}
         self.events = 0
+        self.gone = False
+        """A write failed: the output is gone, nothing more is written."""
+
+    def _write(self, text: str, *, flush: bool = False) -> None:
+        if self.gone:
+            return
+        try:
+            self.out.write(text)
+            if flush:
+                self.out.flush()
+        except (OSError, ValueError):  # EIO after a hang-up, EPIPE, a closed file
+            self.gone = True
 
     def _say(self, event: Event, text: str) -> None:
         who = " › ".join(self.names(event.session_id)) or event.session_id
-        self.out.write(f"[{who}] {text}\n")
+        self._write(f"[{who}] {text}\n")
 
     def __call__(self, event: Event) -> None:
         self.events += 1
@@ -74,7 +91,7 @@ class EventPrinter:
             code = f"/{payload['errorCode']}" if payload.get("errorCode") else ""
             why = f": {payload['message']}" if payload.get("message") else ""
             self._say(event, f"turn ended: {payload['stopReason']}{code}{why}{_usage(payload.get('usage'))}")
-        self.out.flush()
+        self._write("", flush=True)
 
     def summary(self, result: RunResult, sessions_dir: Path) -> None:
         counts: dict[str, int] = {}
@@ -82,15 +99,14 @@ class EventPrinter:
             key = reason or "unfinished"
             counts[key] = counts.get(key, 0) + 1
         if not counts:
-            self.out.write(f"no session started; logs in {sessions_dir}\n")
-            self.out.flush()
+            self._write(f"no session started; logs in {sessions_dir}\n", flush=True)
             return
         ends = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
-        self.out.write(
+        self._write(
             f"{counted(len(result.stop_reasons), 'session')}, {counted(self.events, 'event')} ({ends}); "
-            f"logs in {sessions_dir}\n"
+            f"logs in {sessions_dir}\n",
+            flush=True,
         )
-        self.out.flush()
 
 
 def _usage(usage: dict[str, int] | None) -> str:
