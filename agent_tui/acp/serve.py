@@ -6,12 +6,18 @@ Invariants:
   `agent-tui run --prompt`); with neither, nothing starts and the error says how to configure one;
 - stdout carries JSON-RPC only: file descriptor 1 is pointed at stderr once the connection holds
   its own copy of the real stdout, so a stray `print` cannot corrupt the stream;
-- when the client closes the connection, every running turn is stopped and writes its
-  `turn.completed` before the process exits.
+- what comes in on stdin is judged before the SDK sees it (`StdioWire`): garbage is answered
+  with a JSON-RPC error, never a traceback; a stdout the client closed ends the server quietly,
+  a stdout closed from the start (`>&-`) is one line on stderr;
+- when the client closes the connection, or SIGINT, SIGTERM or SIGHUP comes, every running
+  turn is stopped and writes its `turn.completed` before the process exits (128 + the signal's
+  number after a signal);
+- what the SDK logs (a handler that failed) is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -21,6 +27,7 @@ from typing import Any, cast
 import acp
 
 from agent_tui.acp.server import EngineAgent
+from agent_tui.acp.stdio_wire import StdioWire, StdoutClosed
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine
 from agent_tui.engine.provider import ModelProvider
@@ -41,31 +48,80 @@ def default_sessions_dir() -> Path:
     return Path(platformdirs.user_data_dir("agent-tui")) / "sessions"
 
 
-def protect_stdout() -> Any:
-    """A binary file on the real stdout; file descriptor 1 and `sys.stdout` now go to stderr."""
-    sys.stdout.flush()
-    real = os.fdopen(os.dup(1), "wb", buffering=0)
+def protect_stdio() -> int:
+    """A descriptor on the real stdout; file descriptor 1 and `sys.stdout` now go to stderr.
+
+    Called before anything else opens a file: a descriptor 0 or 1 the process was started
+    without is filled (stdin with /dev/null: the input ends at once), so no file, pipe or event
+    loop opened later takes its number and gets read or written as stdin or stdout.
+
+    Raises:
+        StdoutClosed: file descriptor 1 is not open.
+    """
+    try:
+        os.fstat(0)
+    except OSError:
+        null = os.open(os.devnull, os.O_RDONLY)
+        if null != 0:
+            os.dup2(null, 0)
+            os.close(null)
+    if sys.stdout is not None:
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+    try:
+        real = os.dup(1)
+    except OSError:
+        os.dup2(2, 1)  # so no file opened later becomes "stdout"
+        raise StdoutClosed() from None
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return real
 
 
-async def serve_stdio(agent: EngineAgent, engine: SessionEngine) -> None:
-    """Serve `agent` over stdin/stdout until the client closes the connection (inside `async
-    with engine`); then stop every running turn."""
-    real_stdout = protect_stdout()
-    saved, sys.stdout = sys.stdout, real_stdout  # the SDK connects the pipe it finds there
-    try:
-        reader, writer = await acp.stdio_streams(limit=STDIO_LIMIT)
-    finally:
-        sys.stdout = saved
-    agent.engine = engine
-    try:
-        # EngineAgent implements the methods it supports; the SDK answers the rest "method not found".
-        await acp.run_agent(cast(acp.Agent, agent), writer, reader)
-    finally:
+class OneLineLog(logging.Handler):
+    """What the SDK logs, as one line on stderr: its message and the error's, no traceback."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        error = record.exc_info[1] if record.exc_info else None
+        why = f": {type(error).__name__}: {error}" if error is not None else ""
+        try:
+            print(f"agent-tui acp: {record.getMessage()}{why}", file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+
+
+async def serve_stdio(agent: EngineAgent, engine: SessionEngine, stdout: int) -> int | None:
+    """Serve `agent` over stdin and `stdout` (`protect_stdio`'s) until the client closes the
+    connection or a stop signal comes (inside `async with engine`); then stop every running turn.
+
+    Returns the stop signal's number, or None when the client ended the connection.
+    """
+    from agent_tui.runtime.stop_signals import listen_for_stop_signals
+
+    stopped_by: list[int] = []
+
+    def stop_everything() -> None:
         for info in engine.sessions():
             engine.stop_subtree(info.id)
+
+    def on_signal(number: int) -> None:
+        if not stopped_by:
+            stopped_by.append(number)
+        wire.end()
+
+    wire = await StdioWire.open(stdout, limit=STDIO_LIMIT, on_ending=stop_everything)
+    agent.engine = engine
+
+    undo = listen_for_stop_signals(on_signal)
+    try:
+        # EngineAgent implements the methods it supports; the SDK answers the rest "method not found".
+        await acp.run_agent(cast(acp.Agent, agent), wire)
+    finally:
+        undo()
+        stop_everything()
+    return stopped_by[0] if stopped_by else None
 
 
 def run_acp_server(
@@ -87,13 +143,21 @@ def run_acp_server(
         agent, provider, make_engine = _scripted(scenario)
     else:
         agent, provider, make_engine = _real_model(flags)
-    store = JsonlFileEventStore(sessions_dir)
+    from agent_tui.runtime.stop_signals import exit_status
 
-    async def main() -> None:
+    try:
+        stdout = protect_stdio()
+    except StdoutClosed:
+        raise ServerSetupError("stdout is closed; the client reads the answers there") from None
+    store = JsonlFileEventStore(sessions_dir)
+    sdk_log = logging.getLogger()
+    sdk_log.addHandler(OneLineLog())
+
+    async def main() -> int | None:
         engine: SessionEngine = make_engine(store, agent)
         try:
             async with engine:
-                await serve_stdio(agent, engine)
+                return await serve_stdio(agent, engine, stdout)
         finally:
             aclose = getattr(provider, "aclose", None)
             if aclose is not None:
@@ -101,10 +165,10 @@ def run_acp_server(
                     await aclose()
 
     try:
-        anyio.run(main)
+        number = anyio.run(main)
     finally:
         store.close()
-    return 0
+    return exit_status(number) if number is not None else 0
 
 
 def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:
