@@ -23,9 +23,9 @@ The groups:
   some of them instead (`ExternalAgents`, ACP agents of the config file);
 - the demo: a scenario (`load_scenario`, `demo_scenario_path`) played by a `ScenarioRun`,
   which returns a `RunResult`;
-- leaving: the signals that end a run the way `q` does (`LEAVE_SIGNALS`), heard on the event
-  loop (`listen_for_stop_signals`, the same mechanism the headless commands use), and the exit
-  status a signal gives (`exit_status`);
+- leaving: SIGTERM and SIGHUP end a run the way `q` does, heard on the event loop
+  (`listen_for_leave_signals`, the mechanism the headless commands use for theirs), and the
+  exit status a signal gives (`exit_status`);
 - changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
   `WorktreeError`).
@@ -46,13 +46,12 @@ from agent_tui.runtime.external_agents import (
 )
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.runner import RunResult, ScenarioRun
-from agent_tui.runtime.stop_signals import LEAVE_SIGNALS, exit_status, listen_for_stop_signals
+from agent_tui.runtime.stop_signals import exit_status, listen_for_leave_signals
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
 from agent_tui.turns import Attached, NoActiveTurn
 
 __all__ = [
-    "LEAVE_SIGNALS",
     "AcpPermissionAnswer",
     "AcpPermissionRequest",
     "AgentOption",
@@ -75,7 +74,7 @@ __all__ = [
     "WorktreeError",
     "demo_scenario_path",
     "exit_status",
-    "listen_for_stop_signals",
+    "listen_for_leave_signals",
     "load_scenario",
     "preview_change",
     "repo_root",

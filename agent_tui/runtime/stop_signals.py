@@ -65,3 +65,8 @@ def listen_for_stop_signals(
         before.clear()
 
     return undo
+
+
+def listen_for_leave_signals(callback: Callable[[int], object]) -> Callable[[], None]:
+    """`listen_for_stop_signals` for the dashboard: SIGTERM and SIGHUP (`LEAVE_SIGNALS`)."""
+    return listen_for_stop_signals(callback, LEAVE_SIGNALS)

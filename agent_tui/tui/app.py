@@ -25,7 +25,13 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from agent_tui.events import Event
-from agent_tui.ports import ExternalAgents, ModelChoice, demo_scenario_path, exit_status
+from agent_tui.ports import (
+    ExternalAgents,
+    ModelChoice,
+    demo_scenario_path,
+    exit_status,
+    listen_for_leave_signals,
+)
 from agent_tui.reducer import epoch_ms, project_state
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
 from agent_tui.tui.formatting import agent_path_text, short_path
@@ -40,7 +46,7 @@ from agent_tui.tui.messages import (
 )
 from agent_tui.tui.screens.dashboard import DashboardScreen
 from agent_tui.tui.screens.replay import ReplayScreen
-from agent_tui.tui.terminal import TerminalTitle, on_leave_signals, terminal_gone
+from agent_tui.tui.terminal import TerminalTitle, terminal_gone
 from agent_tui.tui.timing import now_epoch_ms
 
 REFRESH_SECONDS = 1 / 12
@@ -159,7 +165,7 @@ class AgentTuiApp(AgentTuiBase):
         if self._notice:
             self.notify(self._notice, title="No model configured", severity="warning", timeout=20)
         if not self.is_headless:
-            on_leave_signals(self._signalled)
+            listen_for_leave_signals(self._signalled)
 
     # -- the live run --------------------------------------------------------------------------
     @work(exclusive=True, group="live-run", exit_on_error=False)

@@ -5,7 +5,7 @@
   writes only when the text changes, through the writer it is given (the app's driver; nothing
   in a headless app).
 - SIGTERM and SIGHUP (a closed terminal window) are handed to a callback on the app's event
-  loop (`listen_for_stop_signals`, as the headless commands hear theirs), so they leave the way
+  loop (`ports.listen_for_leave_signals`, as the headless commands hear theirs), so they leave the way
   `q` does rather than killing the process mid-write; the run then exits 128 + the signal's
   number, as a shell expects of a process a signal ended.
 - `terminal_gone` tells a terminal that hung up (its attributes can no longer be read: EIO)
@@ -17,8 +17,6 @@ from __future__ import annotations
 import errno
 import sys
 from collections.abc import Callable
-
-from agent_tui.ports import LEAVE_SIGNALS, listen_for_stop_signals
 
 
 class TerminalTitle:
@@ -49,11 +47,6 @@ class TerminalTitle:
     def restore(self) -> None:
         """The terminal's own title again."""
         self._write("\x1b[23;0t")
-
-
-def on_leave_signals(callback: Callable[[int], object]) -> None:
-    """Call `callback(signal number)` on the running event loop for each of `LEAVE_SIGNALS`."""
-    listen_for_stop_signals(callback, LEAVE_SIGNALS)
 
 
 def terminal_gone() -> bool:

@@ -1,0 +1,155 @@
+"""`agent-tui acp` at the edges of its pipes: garbage in, stdout closed, redirected or gone.
+
+Real processes; what they must never do is print a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support_providers import clean_env
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+
+
+def scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "acp.json"
+    path.write_text(json.dumps({"sessions": [{"prompt": "(client)", "steps": [{"text": ["hi"]}]}]}))
+    return path
+
+
+def acp_command(tmp_path: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "agent_tui",
+        "acp",
+        "--scenario",
+        str(scenario(tmp_path)),
+        "--sessions-dir",
+        str(tmp_path / "sessions"),
+    ]
+
+
+def lines(*messages: Any) -> bytes:
+    return b"".join((m if isinstance(m, bytes) else json.dumps(m).encode()) + b"\n" for m in messages)
+
+
+def test_garbage_gets_json_rpc_errors_and_the_server_goes_on(tmp_path: Path) -> None:
+    garbage = [
+        b"this is not json",
+        b"{",
+        b"[1, 2]",
+        b'"a string"',
+        {"id": 2, "method": "initialize"},  # no "jsonrpc": "2.0"
+        {"jsonrpc": "2.0", "id": [3], "method": "initialize"},
+        {"jsonrpc": "2.0", "id": 4, "method": 5},
+        {"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": "x"},
+        {"jsonrpc": "2.0", "id": 6},
+        {"jsonrpc": "2.0", "id": 7, "error": "bad"},
+        {"jsonrpc": "2.0", "id": {"a": 1}, "result": {}},
+        {"jsonrpc": "2.0", "result": {}},
+        {"jsonrpc": "2.0", "id": 99, "result": {}},  # answers nothing we asked: ignored
+        {"jsonrpc": "2.0", "id": 8, "method": "no/such/method"},
+        {"jsonrpc": "2.0", "id": 9, "method": "session/prompt", "params": [1, 2]},
+        b"\xff\xfe not even utf-8",
+        b"",
+        INITIALIZE,
+    ]
+    done = subprocess.run(acp_command(tmp_path), input=lines(*garbage), capture_output=True, env=clean_env())
+    assert done.returncode == 0
+    assert b"Traceback" not in done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    codes = [(answer.get("id"), answer["error"]["code"]) for answer in answers if "error" in answer]
+    expected = [
+        (None, -32700),
+        (None, -32700),
+        (None, -32600),
+        (None, -32600),
+        (2, -32600),
+        (None, -32600),
+        (4, -32600),
+        (5, -32600),
+        (6, -32600),
+        (7, -32600),
+        (None, -32600),
+        (None, -32600),
+        (8, -32601),  # the SDK's own answer to a well-formed request it has no method for
+        (9, -32602),
+        (None, -32700),
+    ]
+    # Sorted: the SDK answers the requests it takes in tasks of their own, so not in line order.
+    assert sorted(codes, key=repr) == sorted(expected, key=repr)
+    (initialized,) = [answer for answer in answers if answer.get("id") == 1]
+    assert initialized["result"]["protocolVersion"] == 1
+    assert all(answer["jsonrpc"] == "2.0" for answer in answers)
+
+
+def test_stdout_redirected_to_a_file_gets_the_answers(tmp_path: Path) -> None:
+    out = tmp_path / "answers.jsonl"
+    with open(out, "wb") as file:
+        done = subprocess.run(
+            acp_command(tmp_path),
+            input=lines(INITIALIZE),
+            stdout=file,
+            stderr=subprocess.PIPE,
+            env=clean_env(),
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""
+    (answer,) = [json.loads(line) for line in out.read_bytes().splitlines()]
+    assert answer["id"] == 1 and "result" in answer
+
+
+@pytest.mark.parametrize("closed", ["stdout", "stdin"])
+def test_a_closed_descriptor_is_one_line_or_a_quiet_end(tmp_path: Path, closed: str) -> None:
+    command = " ".join(f"'{word}'" for word in acp_command(tmp_path))
+    redirect = ">&-" if closed == "stdout" else "<&-"
+    done = subprocess.run(
+        ["/bin/sh", "-c", f"exec {command} {redirect}"],
+        input=lines(INITIALIZE),
+        capture_output=True,
+        env=clean_env(),
+    )
+    assert b"Traceback" not in done.stderr
+    if closed == "stdout":
+        assert done.returncode == 2
+        assert done.stderr == b"agent-tui: acp: stdout is closed; the client reads the answers there\n"
+    else:  # no input: the end of the input at once
+        assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        acp_command(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(),
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    try:
+        process.stdin.write(lines(INITIALIZE))
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1
+        process.stdout.close()  # the client stops reading; its stdin stays open
+        new = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": str(tmp_path), "mcpServers": []},
+        }
+        process.stdin.write(lines(new))
+        process.stdin.flush()
+        assert process.wait(timeout=60) == 0  # the answer found no reader: the server ends
+        assert b"Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
