@@ -32,7 +32,7 @@ from tests.support_providers import FAKE_KEY, clean_env
 SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT]
 CHILDREN = "sleep 30 & echo $! >> pids; sleep 30 & echo $! >> pids; wait"
 """A shell call that runs until it is stopped, its two children's pids in `pids`."""
-SHELL_STEPS = [
+SHELL_STEPS: list[dict[str, Any]] = [
     {"text": ["Running."], "toolCalls": [{"tool": "shell", "args": {"cmd": CHILDREN}}]},
     {"text": ["Done."]},
 ]

@@ -117,7 +117,10 @@ def cmd_run(
             parts["run"].close()
         if "workspace" in parts:
             parts["workspace"].remove()  # our own scratch copies (nobody was told where); --workspace stays
-    parts["printer"].summary(result, sessions_dir)
+    printer = parts["printer"]
+    printer.summary(result, sessions_dir)
+    if printer.gone is not None and not stopped_by:  # after a hang-up there is no one to tell
+        print(f"agent-tui: stdout: {printer.gone} (the run went on; its logs are complete)", file=sys.stderr)
     for line in result.errors:
         print(f"agent-tui: {line}", file=sys.stderr)
     if stopped_by:

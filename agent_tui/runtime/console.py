@@ -1,8 +1,9 @@
 """Plain-text progress for the headless runner: one line per thing a person wants to see.
 
 Invariants:
-- a write that fails (the terminal hung up, the reader of a pipe went away) silences the
-  printer for the rest of the run instead of failing the listener: the run, and its logs, go on.
+- a write that fails (the terminal hung up, the reader of a pipe went away, a full disk)
+  silences the printer for the rest of the run instead of failing the listener: the run, and its
+  logs, go on; `gone` says why, for the command to say at the end.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from agent_tui.events import Event
 from agent_tui.events.wording import counted
+from agent_tui.runtime.os_errors import os_reason
 
 if TYPE_CHECKING:
     from agent_tui.runtime.runner import RunResult
@@ -33,18 +35,20 @@ class EventPrinter:
         self.names = names
         self._text: dict[str, str] = {}
         self.events = 0
-        self.gone = False
-        """A write failed: the output is gone, nothing more is written."""
+        self.gone: str | None = None
+        """Why a write failed (the output is gone, nothing more is written), in the system's words."""
 
     def _write(self, text: str, *, flush: bool = False) -> None:
-        if self.gone:
+        if self.gone is not None:
             return
         try:
             self.out.write(text)
             if flush:
                 self.out.flush()
-        except (OSError, ValueError):  # EIO after a hang-up, EPIPE, a closed file
-            self.gone = True
+        except OSError as error:  # EIO after a hang-up, EPIPE, ENOSPC
+            self.gone = os_reason(error)
+        except ValueError:  # a closed file
+            self.gone = "closed"
 
     def _say(self, event: Event, text: str) -> None:
         who = " › ".join(self.names(event.session_id)) or event.session_id

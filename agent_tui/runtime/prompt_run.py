@@ -266,6 +266,8 @@ def run_prompt(
         run.close()
     summary = RunResult(stop_reasons={result.session_id: result.stop_reason} if result.session_id else {})
     printer.summary(summary, sessions_dir)
+    if printer.gone is not None and result.signal is None:  # after a hang-up no one is there
+        print(f"agent-tui: stdout: {printer.gone} (the run went on; its log is complete)", file=err)
     if result.signal is not None:
         name = signal_name(result.signal)
         said = "interrupted" if name == "SIGINT" else f"stopped by {name}"
