@@ -249,3 +249,19 @@ def test_a_signal_during_the_copy_removes_it_and_exits_with_the_signal(tmp_path:
     assert process.returncode == 143, out + err
     assert err.splitlines()[-1] == "agent-tui: stopped by SIGTERM" and "Traceback" not in err
     assert list(tmp.iterdir()) == []
+
+
+def test_a_cwd_that_a_link_takes_out_of_the_scenarios_directory_is_refused(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("secret")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "work").symlink_to(home)  # what a hostile repository could ship
+    tmp, result = run_in(repo, "work")
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"agent-tui: {repo}: sessions[0].cwd: 'work': a link out of {repo} (to {home}), "
+        f"not a directory in it ({repo / 'work'})\n"
+    )
+    assert list(tmp.iterdir()) == []

@@ -15,7 +15,9 @@ Invariants of a copy (a scenario is the repository's, so its `cwd` may be hostil
   skipped (and said: `skipped`), and never opened, so a fifo cannot block the copy; a file is
   opened without following a link and without blocking;
 - a symbolic link is copied as a link, never followed; one that points outside the copied
-  directory is skipped (and said), so the copy gives nobody a way out to the real files;
+  directory is skipped (and said), so the copy gives nobody a way out to the real files; a `cwd`
+  written inside the scenario's directory that a link takes out of it is refused (a `cwd`
+  written as `../x` or `/x` is taken as written);
 - the copy is interruptible: `stop` (a `threading.Event`, set from a signal handler while the
   copy runs in a worker thread) is looked at between files and between blocks; then the partial
   copy is removed and `CopyStopped` raised.
@@ -134,10 +136,16 @@ class Workspace:
             OSError: reading or writing failed (nothing of this copy is left).
             CopyStopped: `stop` was set (nothing of this copy is left).
         """
-        source = (self.base_dir / cwd).resolve()
+        written = Path(os.path.normpath(self.base_dir / cwd))
+        source = written.resolve()
         copy = self._copies.get(source)
         if copy is not None:
             return copy
+        base = self.base_dir.resolve()
+        if _under(written, base) and not _under(source, base):
+            raise ScratchCopyError(
+                errno.EPERM, f"a link out of {base} (to {source}), not a directory in it", str(written)
+            )
         if not source.exists():
             raise FileNotFoundError(errno.ENOENT, "no such directory", str(source))
         if not source.is_dir():
@@ -256,13 +264,14 @@ def _refuse_system(source: Path) -> None:
             )
 
 
+def _under(path: Path, directory: Path) -> bool:
+    return path == directory or directory in path.parents
+
+
 def _inside(path: Path, directory: Path) -> bool:
     """Whether `path` (where a link points) stays under `directory`, read both as written and
     through the links on the way (`a/../b` where `a` is a link to `.` is not `b`)."""
-    for seen in (Path(os.path.normpath(path)), path.resolve()):
-        if seen != directory and directory not in seen.parents:
-            return False
-    return True
+    return all(_under(seen, directory) for seen in (Path(os.path.normpath(path)), path.resolve()))
 
 
 def _kind(mode: int) -> str:
