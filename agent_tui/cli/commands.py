@@ -10,7 +10,7 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from agent_tui.cli.status import (
     EXIT_CORRUPT,
@@ -52,9 +52,9 @@ def cmd_run(
     from agent_tui.engine.permissions import StaticPrompter
     from agent_tui.engine.scenario import ScenarioError, load_scenario
     from agent_tui.runtime.console import EventPrinter
-    from agent_tui.runtime.runner import RunResult, ScenarioRun, copy_directories
-    from agent_tui.runtime.stop_signals import listen_for_stop_signals
-    from agent_tui.runtime.workspace import CopyStopped, Workspace
+    from agent_tui.runtime.headless_scenario import HeadlessScenario
+    from agent_tui.runtime.runner import ScenarioRun
+    from agent_tui.runtime.workspace import CopyStopped
 
     try:
         scenario = load_scenario(scenario_path)
@@ -63,68 +63,42 @@ def cmd_run(
     problem = sessions_dir_error(sessions_dir)
     if problem is not None:
         return fail(problem)
-    stopped_by: list[int] = []  # the first stop signal's number
-    parts: dict[str, Any] = {}  # what exists so far, for the signal handler and the cleanup
-
-    def on_signal(number: int) -> None:
-        if not stopped_by:
-            stopped_by.append(number)
-        if "workspace" in parts:
-            parts["workspace"].stop.set()
-        if "run" in parts:
-            parts["run"].stop()
-
-    async def go() -> RunResult:
-        undo = listen_for_stop_signals(on_signal)
-        try:
-            copies = parts["workspace"] = Workspace(scenario_path.resolve().parent, workspace)
-            if stopped_by:
-                copies.stop.set()
-            # In a worker thread, so a signal is heard while a big directory is copied.
-            await anyio.to_thread.run_sync(copy_directories, scenario, copies)
-            run = parts["run"] = ScenarioRun(
-                scenario,
-                base_dir=copies.base_dir,
-                sessions_dir=sessions_dir,
-                prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
-                workspace=copies,
-            )
-            for line in copies.skipped:
-                print(f"agent-tui: {line}", file=sys.stderr)
-            run.subscribe(parts.setdefault("printer", printer_for(run)))
-            if stopped_by:
-                run.stop()
-            async with run.engine:
-                return await run.play()
-        finally:
-            undo()
+    printers: list[EventPrinter] = []
 
     def printer_for(run: ScenarioRun) -> EventPrinter:
-        return EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path)
+        for line in run.workspace.skipped:
+            print(f"agent-tui: {line}", file=sys.stderr)
+        printers.append(EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path))
+        return printers[0]
 
+    headless = HeadlessScenario(
+        scenario,
+        base_dir=scenario_path.resolve().parent,
+        sessions_dir=sessions_dir,
+        prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
+        workspace_root=workspace,
+        listener=printer_for,
+    )
     try:
-        result = anyio.run(go)
+        result = anyio.run(headless.play)
     except ScenarioError as error:
         return fail(str(error), EXIT_USAGE)
     except CopyStopped:
-        return stopped(stopped_by[0] if stopped_by else signal.SIGINT)
+        return stopped(headless.signal or signal.SIGINT)
     except EventStoreFailure as error:
         return fail(store_failure(error))
     except OSError as error:
         return fail_os(error, sessions_dir)
     finally:
-        if "run" in parts:
-            parts["run"].close()
-        if "workspace" in parts:
-            parts["workspace"].remove()  # our own scratch copies (nobody was told where); --workspace stays
-    printer = parts["printer"]
+        headless.close()
+    (printer,) = printers
     printer.summary(result, sessions_dir)
-    if printer.gone is not None and not stopped_by:  # after a hang-up there is no one to tell
+    if printer.gone is not None and headless.signal is None:  # after a hang-up no one is there
         print(f"agent-tui: stdout: {printer.gone} (the run went on; its logs are complete)", file=sys.stderr)
     for line in result.errors:
         print(f"agent-tui: {line}", file=sys.stderr)
-    if stopped_by:
-        return stopped(stopped_by[0])
+    if headless.signal is not None:
+        return stopped(headless.signal)
     return EXIT_OK if result.all_ended else EXIT_FAILED
 
 
