@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.support_providers import clean_env
+from tests.support_signals import SHELL_STEPS, assert_logs_closed, assert_stopped, start, wait_for_pids
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
 
@@ -153,3 +154,56 @@ def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> 
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+LONG_SHELL_STEPS = [json.loads(json.dumps(SHELL_STEPS[0]).replace("sleep 30", "sleep 300")), SHELL_STEPS[1]]
+"""Children that outlive the test's patience: only the server noticing the closed pipe ends them."""
+
+
+def test_a_client_that_closes_stdout_during_a_shell_call_stops_it(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    path = tmp_path / "shell.json"
+    script = {
+        "sessions": [{"prompt": "(client)", "steps": LONG_SHELL_STEPS}],
+        "policy": {"byTool": {"shell": "allow"}},
+    }
+    path.write_text(json.dumps(script))
+    sessions = tmp_path / "sessions"
+    process = start(
+        ["acp", "--scenario", str(path), "--sessions-dir", str(sessions)], clean_env(), stdin=subprocess.PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+
+    def ask(request: dict[str, Any]) -> dict[str, Any]:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(lines(request))
+        process.stdin.flush()
+        while (answer := json.loads(process.stdout.readline())).get("id") != request[
+            "id"
+        ] or "method" in answer:
+            pass
+        return answer
+
+    try:
+        ask(INITIALIZE)
+        new = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/new",
+            "params": {"cwd": str(work), "mcpServers": []},
+        }
+        session_id = ask(new)["result"]["sessionId"]
+        prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
+        process.stdin.write(lines({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt}))
+        process.stdin.flush()
+        pids = wait_for_pids(work / "pids", process)
+        process.stdout.close()  # the client went away; nothing is written while the shell runs
+        assert process.wait(timeout=60) == 0  # the closed pipe alone ended the server
+        assert b"Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert_logs_closed(sessions)
+    assert_stopped(pids)

@@ -11,9 +11,9 @@ Invariants:
   (-32700), one that is JSON but not such a message with an invalid request (-32600), both with
   the request's `id` when it has a usable one, else `null`, as JSON-RPC says; a line longer than
   the limit is a parse error too, and the reading goes on at the next line;
-- `send` never raises: once stdout is gone (the client closed it: EPIPE; a full disk; a closed
-  descriptor) nothing more is written, `gone` says why, and `receive` ends (`None`), so the
-  server stops its turns and exits as when the client closes stdin;
+- `send` never raises: once stdout is gone (the client closed it: EPIPE, noticed at once for a
+  pipe; a full disk; a closed descriptor) nothing more is written, `gone` says why, the turns
+  are stopped (`on_ending`) and `receive` ends (`None`): the server exits quietly;
 - when stdin closes, or `end()` is called (a signal), nothing new is taken in, `on_ending` is
   called (it stops the turns), every request under way is answered (a prompt with `cancelled`),
   and then `receive` ends; after `END_GRACE` seconds it ends whatever is still unanswered;
@@ -82,7 +82,7 @@ class StdioWire:
         mode = os.fstat(stdout).st_mode
         if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
             file = os.fdopen(stdout, "wb", buffering=0, closefd=False)
-            protocol = asyncio.streams.FlowControlMixin()  # what `drain` waits on
+            protocol = _StdoutProtocol(wire._lose)
             transport, _ = await wire._loop.connect_write_pipe(lambda: protocol, file)
             wire._writer = asyncio.StreamWriter(transport, protocol, None, wire._loop)
         return wire
@@ -201,9 +201,12 @@ class StdioWire:
                 self._lose(os_reason(error) if isinstance(error, OSError) else "closed")
 
     def _lose(self, why: str) -> None:
+        """Stdout is gone: stop the turns (no answer can reach the client) and end."""
         if self.gone is None:
             self.gone = why
-            self._ending = True
+            if not self._ending:
+                self._ending = True
+                self._on_ending()
             self._finish()
 
     async def close(self) -> None:
@@ -241,3 +244,16 @@ def _problem(message: dict[str, Any]) -> str | None:
     if "result" not in message:
         return "a response has a result or an error"
     return None
+
+
+class _StdoutProtocol(asyncio.streams.FlowControlMixin):
+    """Flow control for the stdout pipe (what `drain` waits on), and word when the client closes
+    its end: the pipe is watched, so that is known at once, not at the next write."""
+
+    def __init__(self, lost: Callable[[str], None]) -> None:
+        super().__init__()
+        self._lost = lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self._lost(os_reason(exc) if isinstance(exc, OSError) else "the client closed its end")
