@@ -207,3 +207,16 @@ def test_a_client_that_closes_stdout_during_a_shell_call_stops_it(tmp_path: Path
             process.wait()
     assert_logs_closed(sessions)
     assert_stopped(pids)
+
+
+def test_a_stdout_that_fails_otherwise_is_one_line_and_status_1(tmp_path: Path) -> None:
+    with open("/dev/full", "wb") as full:  # every write: ENOSPC
+        done = subprocess.run(
+            acp_command(tmp_path),
+            input=lines(INITIALIZE),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=clean_env(),
+        )
+    assert done.returncode == 1
+    assert done.stderr == b"agent-tui acp: stdout: No space left on device; the server stopped\n"

@@ -8,7 +8,8 @@ Invariants:
   its own copy of the real stdout, so a stray `print` cannot corrupt the stream;
 - what comes in on stdin is judged before the SDK sees it (`StdioWire`): garbage is answered
   with a JSON-RPC error, never a traceback; a stdout the client closed ends the server quietly,
-  a stdout closed from the start (`>&-`) is one line on stderr;
+  one that fails otherwise (a full disk) ends it with one line on stderr, and so does a stdout
+  closed from the start (`>&-`);
 - when the client closes the connection, or SIGINT, SIGTERM or SIGHUP comes, every running
   turn is stopped and writes its `turn.completed` before the process exits (128 + the signal's
   number after a signal);
@@ -92,13 +93,14 @@ class OneLineLog(logging.Handler):
             pass
 
 
-async def serve_stdio(agent: EngineAgent, engine: SessionEngine, stdout: int) -> int | None:
+async def serve_stdio(agent: EngineAgent, engine: SessionEngine, stdout: int) -> int:
     """Serve `agent` over stdin and `stdout` (`protect_stdio`'s) until the client closes the
     connection or a stop signal comes (inside `async with engine`); then stop every running turn.
 
-    Returns the stop signal's number, or None when the client ended the connection.
+    Returns the exit status: 0 when the client ended the connection, 128 + the signal's number
+    after a stop signal, 1 when stdout failed (said on stderr).
     """
-    from agent_tui.runtime.stop_signals import listen_for_stop_signals
+    from agent_tui.runtime.stop_signals import exit_status, listen_for_stop_signals
 
     stopped_by: list[int] = []
 
@@ -121,7 +123,12 @@ async def serve_stdio(agent: EngineAgent, engine: SessionEngine, stdout: int) ->
     finally:
         undo()
         stop_everything()
-    return stopped_by[0] if stopped_by else None
+    if stopped_by:
+        return exit_status(stopped_by[0])
+    if wire.gone is not None and not wire.client_left:  # a client that left needs no word
+        print(f"agent-tui acp: stdout: {wire.gone}; the server stopped", file=sys.stderr, flush=True)
+        return 1
+    return 0
 
 
 def run_acp_server(
@@ -143,8 +150,6 @@ def run_acp_server(
         agent, provider, make_engine = _scripted(scenario)
     else:
         agent, provider, make_engine = _real_model(flags)
-    from agent_tui.runtime.stop_signals import exit_status
-
     try:
         stdout = protect_stdio()
     except StdoutClosed:
@@ -153,7 +158,7 @@ def run_acp_server(
     sdk_log = logging.getLogger()
     sdk_log.addHandler(OneLineLog())
 
-    async def main() -> int | None:
+    async def main() -> int:
         engine: SessionEngine = make_engine(store, agent)
         try:
             async with engine:
@@ -165,10 +170,9 @@ def run_acp_server(
                     await aclose()
 
     try:
-        number = anyio.run(main)
+        return anyio.run(main)
     finally:
         store.close()
-    return exit_status(number) if number is not None else 0
 
 
 def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:

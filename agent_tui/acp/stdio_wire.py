@@ -12,8 +12,9 @@ Invariants:
   the request's `id` when it has a usable one, else `null`, as JSON-RPC says; a line longer than
   the limit is a parse error too, and the reading goes on at the next line;
 - `send` never raises: once stdout is gone (the client closed it: EPIPE, noticed at once for a
-  pipe; a full disk; a closed descriptor) nothing more is written, `gone` says why, the turns
-  are stopped (`on_ending`) and `receive` ends (`None`): the server exits quietly;
+  pipe; a full disk; a closed descriptor) nothing more is written, `gone` says why
+  (`client_left` when the client closed it), the turns are stopped (`on_ending`) and `receive`
+  ends (`None`);
 - when stdin closes, or `end()` is called (a signal), nothing new is taken in, `on_ending` is
   called (it stops the turns), every request under way is answered (a prompt with `cancelled`),
   and then `receive` ends; after `END_GRACE` seconds it ends whatever is still unanswered;
@@ -61,6 +62,9 @@ class StdioWire:
         self._on_ending = on_ending
         self.gone: str | None = None
         """Why stdout can no longer be written (None while it can)."""
+        self.client_left = False
+        """Stdout is gone because the client closed its end (nothing to say about that)."""
+        self._closing = False
         self._stdout = stdout
         self._loop = asyncio.get_running_loop()
         self._incoming: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -198,18 +202,23 @@ class StdioWire:
                     while view:
                         view = view[os.write(self._stdout, view) :]
             except (OSError, RuntimeError) as error:  # RuntimeError: the transport closed
-                self._lose(os_reason(error) if isinstance(error, OSError) else "closed")
+                self._lose(error)
 
-    def _lose(self, why: str) -> None:
-        """Stdout is gone: stop the turns (no answer can reach the client) and end."""
+    def _lose(self, error: BaseException | None) -> None:
+        """Stdout is gone (`error`; None: the pipe closed): stop the turns (no answer can reach
+        the client) and end."""
+        if self._closing:
+            return  # our own close
         if self.gone is None:
-            self.gone = why
+            self.client_left = error is None or isinstance(error, BrokenPipeError | ConnectionResetError)
+            self.gone = os_reason(error) if isinstance(error, OSError) else "the client closed its end"
             if not self._ending:
                 self._ending = True
                 self._on_ending()
             self._finish()
 
     async def close(self) -> None:
+        self._closing = True
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
@@ -250,10 +259,10 @@ class _StdoutProtocol(asyncio.streams.FlowControlMixin):
     """Flow control for the stdout pipe (what `drain` waits on), and word when the client closes
     its end: the pipe is watched, so that is known at once, not at the next write."""
 
-    def __init__(self, lost: Callable[[str], None]) -> None:
+    def __init__(self, lost: Callable[[BaseException | None], None]) -> None:
         super().__init__()
         self._lost = lost
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
-        self._lost(os_reason(exc) if isinstance(exc, OSError) else "the client closed its end")
+        self._lost(exc)
