@@ -108,13 +108,15 @@ def test_stdout_redirected_to_a_file_gets_the_answers(tmp_path: Path) -> None:
     assert answer["id"] == 1 and "result" in answer
 
 
-@pytest.mark.parametrize("closed", ["stdout", "stdin"])
+@pytest.mark.parametrize("closed", ["stdout", "stdin", "stderr"])
 def test_a_closed_descriptor_is_one_line_or_a_quiet_end(tmp_path: Path, closed: str) -> None:
     command = " ".join(f"'{word}'" for word in acp_command(tmp_path))
-    redirect = ">&-" if closed == "stdout" else "<&-"
+    redirect = {"stdout": ">&-", "stdin": "<&-", "stderr": "2>&-"}[closed]
+    # Another protocol version: the server says so on stderr, which must never end up on stdout.
+    other_version = {**INITIALIZE, "params": {"protocolVersion": 7}}
     done = subprocess.run(
         ["/bin/sh", "-c", f"exec {command} {redirect}"],
-        input=lines(INITIALIZE),
+        input=lines(b"garbage", other_version),
         capture_output=True,
         env=clean_env(),
     )
@@ -122,8 +124,12 @@ def test_a_closed_descriptor_is_one_line_or_a_quiet_end(tmp_path: Path, closed: 
     if closed == "stdout":
         assert done.returncode == 2
         assert done.stderr == b"agent-tui: acp: stdout is closed; the client reads the answers there\n"
-    else:  # no input: the end of the input at once
+    elif closed == "stdin":  # no input: the end of the input at once
         assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    else:
+        assert done.returncode == 0
+        answers = [json.loads(line) for line in done.stdout.splitlines()]  # JSON-RPC only
+        assert [answer["id"] for answer in answers] == [None, 1]
 
 
 def test_a_client_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> None:

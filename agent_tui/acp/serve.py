@@ -52,33 +52,38 @@ def default_sessions_dir() -> Path:
 def protect_stdio() -> int:
     """A descriptor on the real stdout; file descriptor 1 and `sys.stdout` now go to stderr.
 
-    Called before anything else opens a file: a descriptor 0 or 1 the process was started
-    without is filled (stdin with /dev/null: the input ends at once), so no file, pipe or event
-    loop opened later takes its number and gets read or written as stdin or stdout.
+    Called before anything else opens a file: a descriptor 0, 1 or 2 the process was started
+    without is filled with /dev/null (stdin: the input ends at once), so no file, pipe or event
+    loop opened later takes its number and gets read or written as stdin, stdout or stderr.
 
     Raises:
-        StdoutClosed: file descriptor 1 is not open.
+        StdoutClosed: file descriptor 1 was not open.
     """
-    try:
-        os.fstat(0)
-    except OSError:
-        null = os.open(os.devnull, os.O_RDONLY)
-        if null != 0:
-            os.dup2(null, 0)
+    closed = [fd for fd in (0, 1, 2) if not _is_open(fd)]
+    for fd in closed:
+        null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
             os.close(null)
+    if 1 in closed:
+        raise StdoutClosed()
     if sys.stdout is not None:
         try:
             sys.stdout.flush()
         except OSError:
             pass
-    try:
-        real = os.dup(1)
-    except OSError:
-        os.dup2(2, 1)  # so no file opened later becomes "stdout"
-        raise StdoutClosed() from None
+    real = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return real
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
 
 
 class OneLineLog(logging.Handler):
