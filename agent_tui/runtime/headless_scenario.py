@@ -10,7 +10,8 @@ Invariants:
   removed, `CopyStopped` is raised); during the run it stops every turn (`ScenarioRun.stop`), and
   `play` returns once every turn has ended and logged its `turn.completed{cancelled}`;
 - `close()` closes the store and removes the scratch copies this run made (a `--workspace` root
-  is the user's and stays), however `play` ended.
+  is the user's and stays); `play` does it before it stops listening for signals, however it
+  ended.
 """
 
 from __future__ import annotations
@@ -98,9 +99,11 @@ class HeadlessScenario:
             async with run.engine:
                 return await run.play()
         finally:
+            self.close()  # while the signals are still ours: a late one cannot leave the copies
             undo()
 
     def close(self) -> None:
+        """Close the store and remove our scratch copies (idempotent)."""
         if self.run is not None:
             self.run.close()
         if self.workspace is not None:
