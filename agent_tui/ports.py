@@ -24,6 +24,9 @@ The groups:
   some of them instead (`ExternalAgents`, ACP agents of the config file);
 - the demo: a scenario (`load_scenario`, `demo_scenario_path`) played by a `ScenarioRun`,
   which returns a `RunResult`;
+- leaving: SIGTERM and SIGHUP end a run the way `q` does, heard on the event loop
+  (`listen_for_leave_signals`, the mechanism the headless commands use for theirs), and the
+  exit status a signal gives (`exit_status`);
 - changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
   `WorktreeError`);
@@ -55,6 +58,7 @@ from agent_tui.runtime.external_agents import (
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.runner import RunResult, ScenarioRun
 from agent_tui.runtime.session_dirs import exports_dir
+from agent_tui.runtime.stop_signals import exit_status, listen_for_leave_signals
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
 from agent_tui.turns import Attached, NoActiveTurn
@@ -85,7 +89,9 @@ __all__ = [
     "Workbench",
     "WorktreeError",
     "demo_scenario_path",
+    "exit_status",
     "exports_dir",
+    "listen_for_leave_signals",
     "load_scenario",
     "preview_change",
     "repo_root",

@@ -341,3 +341,35 @@ def test_version_is_the_installed_distribution_s() -> None:
 
     assert DISTRIBUTION == "agent-tui-dashboard" and __version__ == version(DISTRIBUTION)
     assert agent_tui("--version").stdout == f"agent-tui {__version__}\n"
+
+
+def test_a_full_disk_under_stdout_is_said_in_plain_words_and_the_run_goes_on(
+    tmp_path: Path, scenario: Path
+) -> None:
+    out = tmp_path / "out"
+    with open("/dev/full", "w") as full:  # every write: ENOSPC
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_tui", "run", str(scenario), "--sessions-dir", str(out)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0
+    assert (
+        done.stderr == "agent-tui: stdout: No space left on device (the run went on; its logs are complete)\n"
+    )
+    events = list(replay_all(out))
+    assert events and chain_violations(events) == []
+
+
+def test_an_os_error_is_said_in_the_systems_words() -> None:
+    import errno
+
+    from agent_tui.runtime.os_errors import os_reason
+
+    # What the store raises for a short write: its own text, shown by str() as "[Errno 28] ...".
+    short = OSError(errno.ENOSPC, "short write to /x.jsonl (3 of 9 bytes)")
+    assert os_reason(short) == "No space left on device"
+    assert os_reason(PermissionError(errno.EACCES, "Permission denied", "/x")) == "Permission denied"
+    assert os_reason(OSError("no number")) == "no number"

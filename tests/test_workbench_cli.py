@@ -254,7 +254,7 @@ class TestLeaving:
         mark = len(terminal.output)
         os.kill(terminal.pid, number)
         terminal.wait_until(terminal.exited, "agent-tui to exit", seconds=30)
-        assert terminal.status == 0
+        assert terminal.status == 128 + number  # 143, 129: what a shell expects of a signalled run
         assert_every_turn_ended(sessions)
         terminal._reader.join(5)
         after = bytes(terminal.output[mark:])
@@ -265,6 +265,7 @@ class TestLeaving:
         terminal, sessions, _ = demo
         terminal.hang_up()
         terminal.wait_until(terminal.exited, "agent-tui to exit", seconds=30)
+        assert terminal.status == 128 + signal.SIGHUP
         assert_every_turn_ended(sessions)
 
 
@@ -288,7 +289,7 @@ class TestProjectRun:
                 terminal.wait_until(lambda: b"say-hi" in terminal.output, "the agent in the tree")
                 os.kill(terminal.pid, signal.SIGTERM)
                 terminal.wait_until(terminal.exited, "agent-tui to exit", seconds=30)
-                assert terminal.status == 0
+                assert terminal.status == 128 + signal.SIGTERM
             finally:
                 terminal.close()
         listing = agent_tui("sessions", "--cwd", str(project), env=env)

@@ -6,12 +6,19 @@ Invariants:
   `agent-tui run --prompt`); with neither, nothing starts and the error says how to configure one;
 - stdout carries JSON-RPC only: file descriptor 1 is pointed at stderr once the connection holds
   its own copy of the real stdout, so a stray `print` cannot corrupt the stream;
-- when the client closes the connection, every running turn is stopped and writes its
-  `turn.completed` before the process exits.
+- what comes in on stdin is judged before the SDK sees it (`StdioWire`): garbage is answered
+  with a JSON-RPC error, never a traceback; a stdout the client closed ends the server quietly,
+  one that fails otherwise (a full disk) ends it with one line on stderr, and so does a stdout
+  closed from the start (`>&-`);
+- when the client closes the connection, or SIGINT, SIGTERM or SIGHUP comes, every running
+  turn is stopped and writes its `turn.completed` before the process exits (128 + the signal's
+  number after a signal);
+- what the SDK logs (a handler that failed) is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -21,6 +28,7 @@ from typing import Any, cast
 import acp
 
 from agent_tui.acp.server import EngineAgent
+from agent_tui.acp.stdio_wire import StdioWire, StdoutClosed
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, PermissionRulesError, PolicyConfig
 from agent_tui.engine.provider import ModelProvider
@@ -40,31 +48,91 @@ def default_sessions_dir() -> Path:
     return Path(platformdirs.user_data_dir("agent-tui")) / "sessions"
 
 
-def protect_stdout() -> Any:
-    """A binary file on the real stdout; file descriptor 1 and `sys.stdout` now go to stderr."""
-    sys.stdout.flush()
-    real = os.fdopen(os.dup(1), "wb", buffering=0)
+def protect_stdio() -> int:
+    """A descriptor on the real stdout; file descriptor 1 and `sys.stdout` now go to stderr.
+
+    Called before anything else opens a file: a descriptor 0, 1 or 2 the process was started
+    without is filled with /dev/null (stdin: the input ends at once), so no file, pipe or event
+    loop opened later takes its number and gets read or written as stdin, stdout or stderr.
+
+    Raises:
+        StdoutClosed: file descriptor 1 was not open.
+    """
+    closed = [fd for fd in (0, 1, 2) if not _is_open(fd)]
+    for fd in closed:
+        null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    if 1 in closed:
+        raise StdoutClosed()
+    if sys.stdout is not None:
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+    real = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return real
 
 
-async def serve_stdio(agent: EngineAgent, engine: SessionEngine) -> None:
-    """Serve `agent` over stdin/stdout until the client closes the connection (inside `async
-    with engine`); then stop every running turn."""
-    real_stdout = protect_stdout()
-    saved, sys.stdout = sys.stdout, real_stdout  # the SDK connects the pipe it finds there
+def _is_open(fd: int) -> bool:
     try:
-        reader, writer = await acp.stdio_streams(limit=STDIO_LIMIT)
-    finally:
-        sys.stdout = saved
-    agent.engine = engine
-    try:
-        # EngineAgent implements the methods it supports; the SDK answers the rest "method not found".
-        await acp.run_agent(cast(acp.Agent, agent), writer, reader)
-    finally:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+class OneLineLog(logging.Handler):
+    """What the SDK logs, as one line on stderr: its message and the error's, no traceback."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        error = record.exc_info[1] if record.exc_info else None
+        why = f": {type(error).__name__}: {error}" if error is not None else ""
+        try:
+            print(f"agent-tui acp: {record.getMessage()}{why}", file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+
+
+async def serve_stdio(agent: EngineAgent, engine: SessionEngine, stdout: int) -> int:
+    """Serve `agent` over stdin and `stdout` (`protect_stdio`'s) until the client closes the
+    connection or a stop signal comes (inside `async with engine`); then stop every running turn.
+
+    Returns the exit status: 0 when the client ended the connection, 128 + the signal's number
+    after a stop signal, 1 when stdout failed (said on stderr).
+    """
+    from agent_tui.runtime.stop_signals import exit_status, listen_for_stop_signals
+
+    stopped_by: list[int] = []
+
+    def stop_everything() -> None:
         for info in engine.sessions():
             engine.stop_subtree(info.id)
+
+    def on_signal(number: int) -> None:
+        if not stopped_by:
+            stopped_by.append(number)
+        wire.end()
+
+    wire = await StdioWire.open(stdout, limit=STDIO_LIMIT, on_ending=stop_everything)
+    agent.engine = engine
+
+    undo = listen_for_stop_signals(on_signal)
+    try:
+        # EngineAgent implements the methods it supports; the SDK answers the rest "method not found".
+        await acp.run_agent(cast(acp.Agent, agent), wire)
+    finally:
+        undo()
+        stop_everything()
+    if stopped_by:
+        return exit_status(stopped_by[0])
+    if wire.gone is not None and not wire.client_left:  # a client that left needs no word
+        print(f"agent-tui acp: stdout: {wire.gone}; the server stopped", file=sys.stderr, flush=True)
+        return 1
+    return 0
 
 
 def run_acp_server(
@@ -96,13 +164,19 @@ def run_acp_server(
         agent, provider, make_engine = _real_model(flags)
     policy = agent.scenario.policy if agent.scenario is not None else None
     permissions = _permissions(policy, trust_project_rules, keep_rules=scenario is None)
+    try:
+        stdout = protect_stdio()
+    except StdoutClosed:
+        raise ServerSetupError("stdout is closed; the client reads the answers there") from None
     store = JsonlFileEventStore(sessions_dir)
+    sdk_log = logging.getLogger()
+    sdk_log.addHandler(OneLineLog())
 
-    async def main() -> None:
+    async def main() -> int:
         engine: SessionEngine = make_engine(store, agent, permissions)
         try:
             async with engine:
-                await serve_stdio(agent, engine)
+                return await serve_stdio(agent, engine, stdout)
         finally:
             aclose = getattr(provider, "aclose", None)
             if aclose is not None:
@@ -110,10 +184,9 @@ def run_acp_server(
                     await aclose()
 
     try:
-        anyio.run(main)
+        return anyio.run(main)
     finally:
         store.close()
-    return 0
 
 
 def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:

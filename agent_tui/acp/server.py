@@ -17,7 +17,7 @@ Invariants:
   answered `cancelled`) denies it, so our turn still ends with its `turn.completed`;
 - sub-agents' permission requests go to the client under the root session it knows, their
   title prefixed with the agent path;
-- nothing but JSON-RPC reaches stdout: stray writes to it go to stderr (`protect_stdout`).
+- nothing but JSON-RPC reaches stdout: stray writes to it go to stderr (`serve.protect_stdio`).
 """
 
 from __future__ import annotations

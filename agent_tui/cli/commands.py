@@ -7,6 +7,7 @@ stderr and an exit status (`agent_tui.cli.status`).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Literal
@@ -42,13 +43,21 @@ def cmd_run(
     *,
     trust_project_rules: bool = False,
 ) -> int:
+    """`agent-tui run SCENARIO`: copy its directories, play it, print its events.
+
+    SIGINT, SIGTERM and SIGHUP stop it the same way, while it copies or while it runs: every
+    turn is cancelled (its log ends `turn.completed{cancelled}`, its shell's process group is
+    killed), the scratch copies are removed, and the status is 128 + the signal's number.
+    """
     import anyio
 
     from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.engine.permissions import StaticPrompter
     from agent_tui.engine.scenario import ScenarioError, load_scenario
     from agent_tui.runtime.console import EventPrinter
-    from agent_tui.runtime.runner import RunResult, ScenarioRun
+    from agent_tui.runtime.headless_scenario import HeadlessScenario
+    from agent_tui.runtime.runner import ScenarioRun
+    from agent_tui.runtime.workspace import CopyStopped
 
     try:
         scenario = load_scenario(scenario_path)
@@ -57,40 +66,66 @@ def cmd_run(
     problem = sessions_dir_error(sessions_dir)
     if problem is not None:
         return fail(problem)
+    printers: list[EventPrinter] = []
+
+    def printer_for(run: ScenarioRun) -> EventPrinter:
+        for line in run.workspace.skipped:
+            say(f"agent-tui: {line}", sys.stderr)
+        notice = run.project_rules_notice()
+        if notice is not None:
+            say(f"agent-tui: {notice}", sys.stderr)
+        printers.append(EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path))
+        return printers[0]
+
+    headless = HeadlessScenario(
+        scenario,
+        base_dir=scenario_path.resolve().parent,
+        sessions_dir=sessions_dir,
+        prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
+        workspace_root=workspace,
+        listener=printer_for,
+        trust_project_rules=trust_project_rules,
+    )
     try:
-        run = ScenarioRun(
-            scenario,
-            base_dir=scenario_path.resolve().parent,
-            sessions_dir=sessions_dir,
-            prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
-            workspace_root=workspace,
-            trust_project_rules=trust_project_rules,
-        )
+        result = anyio.run(headless.play)
     except ScenarioError as error:
         return fail(str(error), EXIT_USAGE)
+    except CopyStopped:
+        return stopped(headless.signal or signal.SIGINT)
+    except EventStoreFailure as error:
+        return fail(store_failure(error))
     except OSError as error:
         return fail_os(error, sessions_dir)
-    notice = run.project_rules_notice()
-    if notice is not None:
-        print(f"agent-tui: {notice}", file=sys.stderr)
-    printer = EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path)
-    run.subscribe(printer)
-
-    async def go() -> RunResult:
-        async with run.engine:
-            return await run.play()
-
-    try:
-        result = anyio.run(go)
-    except EventStoreFailure as error:
-        return fail(f"{error} ({error.__cause__})")
     finally:
-        run.close()
-        run.workspace.remove()  # our own scratch copies (nobody was told where); --workspace stays
+        headless.close()
+    (printer,) = printers
     printer.summary(result, sessions_dir)
+    if printer.gone is not None and headless.signal is None:  # after a hang-up no one is there
+        print(f"agent-tui: stdout: {printer.gone} (the run went on; its logs are complete)", file=sys.stderr)
     for line in result.errors:
         say(f"agent-tui: {line}", sys.stderr)
+    if headless.signal is not None:
+        return stopped(headless.signal)
     return EXIT_OK if result.all_ended else EXIT_FAILED
+
+
+def stopped(number: int) -> int:
+    """Say which signal stopped the run; its exit status (128 + its number)."""
+    from agent_tui.runtime.stop_signals import exit_status, signal_name
+
+    said = "interrupted" if number == signal.SIGINT else f"stopped by {signal_name(number)}"
+    try:
+        return fail(said, exit_status(number))
+    except OSError:  # stderr is gone with the terminal (SIGHUP)
+        return exit_status(number)
+
+
+def store_failure(error: BaseException) -> str:
+    """A failed store in one line: what failed, and the OS's reason in its own words."""
+    from agent_tui.runtime.os_errors import os_reason
+
+    cause = error.__cause__
+    return f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})"
 
 
 def cmd_run_prompt(args: argparse.Namespace) -> int:

@@ -30,8 +30,11 @@ def fail(message: str, status: int = EXIT_FAILED) -> int:
 
 
 def fail_os(error: OSError, where: object, status: int = EXIT_FAILED) -> int:
-    """`fail` with an OS error in one line: the file it names (else `where`) and its reason."""
-    return fail(f"{error.filename or where}: {error.strerror or error}", status)
+    """`fail` with an OS error in one line: the file it names (else `where`) and its reason in
+    the system's words ("No space left on device")."""
+    from agent_tui.runtime.os_errors import os_reason
+
+    return fail(f"{error.filename or where}: {os_reason(error)}", status)
 
 
 def silence_stdout() -> None:

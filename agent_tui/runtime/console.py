@@ -4,6 +4,11 @@ Every line it writes goes through `visible`: what a model, a tool or a log says 
 control characters as markers, so it cannot set the terminal's title or wipe its screen. A line
 break inside what it says (a prompt, an error message) starts an indented line: only the printer
 starts a line with `[agent]`, so a model cannot print one that passes for another event.
+
+Invariants:
+- a write that fails (the terminal hung up, the reader of a pipe went away, a full disk)
+  silences the printer for the rest of the run instead of failing the listener: the run, and its
+  logs, go on; `gone` says why, for the command to say at the end.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from agent_tui.events import Event, visible
 from agent_tui.events.wording import counted
+from agent_tui.runtime.os_errors import os_reason
 
 if TYPE_CHECKING:
     from agent_tui.runtime.runner import RunResult
@@ -34,10 +40,24 @@ class EventPrinter:
         self.names = names
         self._text: dict[str, str] = {}
         self.events = 0
+        self.gone: str | None = None
+        """Why a write failed (the output is gone, nothing more is written), in the system's words."""
+
+    def _write(self, text: str, *, flush: bool = False) -> None:
+        if self.gone is not None:
+            return
+        try:
+            self.out.write(text)
+            if flush:
+                self.out.flush()
+        except OSError as error:  # EIO after a hang-up, EPIPE, ENOSPC
+            self.gone = os_reason(error)
+        except ValueError:  # a closed file
+            self.gone = "closed"
 
     def _say(self, event: Event, text: str) -> None:
         who = " › ".join(self.names(event.session_id)) or event.session_id
-        self.out.write(visible(f"[{who}] {text}").replace("\n", "\n    ") + "\n")
+        self._write(visible(f"[{who}] {text}").replace("\n", "\n    ") + "\n")
 
     def __call__(self, event: Event) -> None:
         self.events += 1
@@ -80,7 +100,7 @@ class EventPrinter:
             code = f"/{payload['errorCode']}" if payload.get("errorCode") else ""
             why = f": {payload['message']}" if payload.get("message") else ""
             self._say(event, f"turn ended: {payload['stopReason']}{code}{why}{_usage(payload.get('usage'))}")
-        self.out.flush()
+        self._write("", flush=True)
 
     def summary(self, result: RunResult, sessions_dir: Path) -> None:
         counts: dict[str, int] = {}
@@ -88,18 +108,17 @@ class EventPrinter:
             key = reason or "unfinished"
             counts[key] = counts.get(key, 0) + 1
         if not counts:
-            self.out.write(visible(f"no session started; logs in {sessions_dir}") + "\n")
-            self.out.flush()
+            self._write(visible(f"no session started; logs in {sessions_dir}") + "\n", flush=True)
             return
         ends = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
-        self.out.write(
+        self._write(
             visible(
                 f"{counted(len(result.stop_reasons), 'session')}, {counted(self.events, 'event')} "
                 f"({ends}); logs in {sessions_dir}"
             )
-            + "\n"
+            + "\n",
+            flush=True,
         )
-        self.out.flush()
 
 
 def _usage(usage: dict[str, int] | None) -> str:

@@ -9,8 +9,9 @@ Invariants:
 - the model is told the directory, its tools and the rules, plus the project's `AGENTS.md` (or
   `CLAUDE.md`) (`providers.prompt`);
 - the turn ends with its `turn.completed` in the log whatever happens: a provider failure ends it
-  `error/provider_failure`, an interrupt (`interrupt()`, or Ctrl-C in the CLI) `cancelled`;
-  sub-agents it spawned are waited for, or stopped with it;
+  `error/provider_failure`, an interrupt (`interrupt()`; in the CLI Ctrl-C, SIGTERM or SIGHUP,
+  `stop_signals`) `cancelled`; sub-agents it spawned are waited for, or stopped with it, their
+  shells' process groups killed; the CLI then exits 128 + the signal's number;
 - the provider's HTTP client is closed when the run ends;
 - without a sessions directory of its own, the log goes with the project's sessions
   (`session_dirs.default_sessions_dir`), where the dashboard opened on that project lists it.
@@ -18,7 +19,6 @@ Invariants:
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +35,9 @@ from agent_tui.providers.config import ModelSettings, config_path
 from agent_tui.providers.factory import build_provider
 from agent_tui.providers.prompt import ProjectInstructions, project_instructions, system_prompt
 from agent_tui.providers.retry import RetryPolicy
+from agent_tui.runtime.os_errors import os_reason
 from agent_tui.runtime.permission_files import permission_engine, project_rules_notice
+from agent_tui.runtime.stop_signals import exit_status, listen_for_stop_signals, signal_name
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.store import JsonlFileEventStore
 
@@ -49,6 +51,8 @@ class PromptResult:
     error_code: str | None = None
     message: str | None = None
     interrupted: bool = False
+    signal: int | None = None
+    """The signal that stopped the run (SIGINT, SIGTERM, SIGHUP), if one did."""
 
     @property
     def ok(self) -> bool:
@@ -110,6 +114,7 @@ class PromptRun:
         self.engine = self._engine(prompter, max_steps)
         self.session_id: str | None = None
         self._interrupted = False
+        self._signal: int | None = None
 
     def _engine(self, prompter: Prompter | None, max_steps: int) -> SessionEngine:
         engine = SessionEngine(
@@ -136,7 +141,8 @@ class PromptRun:
         """Create the session, run the turn, wait for it and its sub-agents.
 
         Args:
-            catch_interrupt: turn SIGINT into `interrupt()` (the CLI; only from the main thread).
+            catch_interrupt: turn SIGINT, SIGTERM and SIGHUP into `interrupt()` (the CLI; only
+                from the main thread).
         """
         result = PromptResult()
 
@@ -147,10 +153,9 @@ class PromptRun:
                 result.message = event.payload.get("message")
 
         unsubscribe = self.engine.subscribe(record)
+        undo = listen_for_stop_signals(self._signalled) if catch_interrupt else None
         try:
-            async with self.engine, anyio.create_task_group() as group:
-                if catch_interrupt:
-                    group.start_soon(self._watch_interrupts)
+            async with self.engine:
                 self.session_id = await self.engine.create_session(
                     self.cwd,
                     title=self.prompt[:60],
@@ -163,20 +168,22 @@ class PromptRun:
                     handle.cancel()
                 await handle.wait()
                 await self._wait_children()
-                group.cancel_scope.cancel()
         finally:
+            if undo is not None:
+                undo()
             unsubscribe()
             with anyio.CancelScope(shield=True):
                 aclose = getattr(self.provider, "aclose", None)
                 if aclose is not None:
                     await aclose()
         result.interrupted = self._interrupted
+        result.signal = self._signal
         return result
 
-    async def _watch_interrupts(self) -> None:
-        with anyio.open_signal_receiver(signal.SIGINT) as signals:
-            async for _ in signals:
-                self.interrupt()
+    def _signalled(self, number: int) -> None:
+        if self._signal is None:
+            self._signal = number
+        self.interrupt()
 
     async def _wait_children(self) -> None:
         while True:
@@ -187,6 +194,8 @@ class PromptRun:
             ]
             if not running:
                 return
+            if self._interrupted:  # a child that started while the stop went down the tree
+                self.interrupt()
             for turn in running:
                 await turn.wait()
 
@@ -213,7 +222,8 @@ def run_prompt(
     once the directory and the model settings are known to be good.
 
     Returns the exit status: 0 when the turn ended `final`, 1 when it ended otherwise, 2 for a
-    bad setting or directory, 130 when interrupted.
+    bad setting or directory, 128 + the signal's number when a signal stopped it (130 for
+    Ctrl-C, 143 for SIGTERM, 129 for SIGHUP).
     """
     from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.engine.permissions import PermissionRulesError, StaticPrompter
@@ -251,10 +261,10 @@ def run_prompt(
     except (ConfigError, SessionsDirError, PermissionRulesError) as error:
         return fail(str(error), 2)
     except OSError as error:
-        return fail(f"{error.filename or cwd}: {error.strerror or error}", 2)
+        return fail(f"{error.filename or cwd}: {os_reason(error)}", 2)
     notice = project_rules_notice(run.permissions)
     if notice is not None:
-        print(f"agent-tui: {notice}", file=err)
+        print(visible(f"agent-tui: {notice}"), file=err)
     if run.instructions.warning:
         print(visible(f"agent-tui: {run.instructions.warning}"), file=err)
     elif run.instructions.file and not quiet:
@@ -264,11 +274,22 @@ def run_prompt(
     try:
         result = anyio.run(lambda: run.play(catch_interrupt=True))
     except EventStoreFailure as error:
-        return fail(f"{error} ({error.__cause__})", 1)
+        cause = error.__cause__
+        return fail(f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})", 1)
     finally:
         run.close()
     summary = RunResult(stop_reasons={result.session_id: result.stop_reason} if result.session_id else {})
     printer.summary(summary, sessions_dir)
+    if printer.gone is not None and result.signal is None:  # after a hang-up no one is there
+        print(f"agent-tui: stdout: {printer.gone} (the run went on; its log is complete)", file=err)
+    if result.signal is not None:
+        name = signal_name(result.signal)
+        said = "interrupted" if name == "SIGINT" else f"stopped by {name}"
+        try:
+            fail(said, 0)
+        except OSError:  # stderr went with the terminal (SIGHUP)
+            pass
+        return exit_status(result.signal)
     if result.interrupted:
         return 130
     return 0 if result.ok else 1

@@ -37,6 +37,30 @@ class RunResult:
         return not self.errors and all(reason is not None for reason in self.stop_reasons.values())
 
 
+def copy_directories(scenario: Scenario, workspace: Workspace) -> list[Path]:
+    """The scratch copy of each session's `cwd` (copies made once, so a second call is free).
+
+    Raises:
+        ScenarioError: a `cwd` cannot be copied (the session named; the workspace removed).
+        CopyStopped: the workspace's `stop` was set (the workspace removed).
+    """
+    cwds: list[Path] = []
+    for index, session in enumerate(scenario.sessions):
+        try:
+            cwds.append(workspace.prepare(session.cwd))
+        except OSError as error:
+            workspace.remove()  # nobody gets this run to remove it later
+            raise ScenarioError(
+                str(workspace.base_dir),
+                f"sessions[{index}].cwd",
+                f"{session.cwd!r}: {error.strerror or error} ({error.filename or session.cwd})",
+            ) from None
+        except BaseException:
+            workspace.remove()
+            raise
+    return cwds
+
+
 class ScenarioRun:
     """Everything one scenario run needs, built but not started.
 
@@ -49,6 +73,8 @@ class ScenarioRun:
         trust_project_rules: accept the project's own rules file as it is now
             (`--trust-project-rules`); otherwise it is used only if accepted before.
         data_dir: the user data directory the rules are kept in (the platform's by default).
+        workspace: the scratch copies, made already (`copy_directories`, e.g. in a worker
+            thread the run's signals can stop); else they are made here.
     """
 
     def __init__(
@@ -62,20 +88,11 @@ class ScenarioRun:
         sink: EventSink | None = None,
         trust_project_rules: bool = False,
         data_dir: Path | None = None,
+        workspace: Workspace | None = None,
     ) -> None:
         self.scenario = scenario
-        self.workspace = Workspace(base_dir, workspace_root)
-        self.cwds: list[Path] = []
-        for index, session in enumerate(scenario.sessions):
-            try:
-                self.cwds.append(self.workspace.prepare(session.cwd))
-            except OSError as error:
-                self.workspace.remove()  # nobody gets this run to remove it later
-                raise ScenarioError(
-                    str(base_dir),
-                    f"sessions[{index}].cwd",
-                    f"{session.cwd!r}: {error.strerror or error} ({error.filename or session.cwd})",
-                ) from None
+        self.workspace = workspace if workspace is not None else Workspace(base_dir, workspace_root)
+        self.cwds = copy_directories(scenario, self.workspace)
         self.store = JsonlFileEventStore(sessions_dir)
         self.provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)
         # A run on scratch copies keeps its "always" answers for the run; the scenario
@@ -114,6 +131,8 @@ class ScenarioRun:
         )
         self.provider.on_cancel = self._cancel_for_script
         self.provider.on_steer = self._steer_for_script
+        self.stopped = False
+        self._waiting: set[anyio.CancelScope] = set()  # sessions still in their start delay
 
     def project_rules_notice(self) -> str | None:
         """What to tell the user about the scenario directory's own rules file, if not used."""
@@ -127,6 +146,15 @@ class ScenarioRun:
     def _steer_for_script(self, session_id: str, text: str) -> None:
         """A step's `steer`: the runner sends the running turn input, as a user would."""
         self.engine.submit(session_id, text)
+
+    def stop(self) -> None:
+        """Stop the run (a signal): every running turn and sub-agent is cancelled (each writes its
+        `turn.completed{cancelled}`), and no session that has not started yet starts."""
+        self.stopped = True
+        for waiting in self._waiting:
+            waiting.cancel()
+        for info in self.engine.sessions():
+            self.engine.stop_subtree(info.id)
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         return self.engine.subscribe(listener)
@@ -158,7 +186,14 @@ class ScenarioRun:
         """Create one session of the scenario (after its start delay), hand the scripted provider
         its steps, and run its turn to the end; a store failure is noted in `result`."""
         if session.startDelayMs:
-            await anyio.sleep(session.startDelayMs / 1000)
+            with anyio.CancelScope() as waiting:
+                self._waiting.add(waiting)
+                try:
+                    await anyio.sleep(session.startDelayMs / 1000)
+                finally:
+                    self._waiting.discard(waiting)
+        if self.stopped:
+            return
         try:
             session_id = await self.engine.create_session(
                 cwd, title=session.title, agent_name=session.agentName
@@ -167,7 +202,10 @@ class ScenarioRun:
             result.errors.append(f"{failure} ({failure.__cause__})")
             return
         self.provider.assign(session_id, session.steps)
-        await self.engine.start_turn(session_id, session.prompt).wait()
+        handle = self.engine.start_turn(session_id, session.prompt)
+        if self.stopped:  # stopped while the session was being created
+            handle.cancel()
+        await handle.wait()
 
     async def wait_idle(self, result: RunResult | None = None) -> None:
         """Wait until no turn of any session is running (children included); then note in
@@ -180,6 +218,8 @@ class ScenarioRun:
             ]
             if not unfinished:
                 break
+            if self.stopped:  # a child that started while the stop went down the tree
+                self.stop()
             for turn in unfinished:
                 await turn.wait()
         if result is None:

@@ -11,7 +11,7 @@ Attention: when a request arrives while the user looks elsewhere (another sessio
 another window), the terminal bell rings and the summary bar says so; the terminal's title
 always counts what waits (`(2) agent-tui`, see `terminal.py`). SIGTERM and SIGHUP (a closed
 terminal) leave the way `q` does: every running turn is stopped and logged, then the terminal
-is restored.
+is restored, and the run exits 128 + the signal's number (143, 129).
 """
 
 from __future__ import annotations
@@ -25,7 +25,13 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from agent_tui.events import Event, counted, visible
-from agent_tui.ports import ExternalAgents, ModelChoice, demo_scenario_path
+from agent_tui.ports import (
+    ExternalAgents,
+    ModelChoice,
+    demo_scenario_path,
+    exit_status,
+    listen_for_leave_signals,
+)
 from agent_tui.reducer import DashboardState, epoch_ms, project_state
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
 from agent_tui.tui.formatting import agent_path_text, short_path
@@ -42,7 +48,7 @@ from agent_tui.tui.messages import (
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.dashboard import DashboardScreen
 from agent_tui.tui.screens.replay import ReplayScreen
-from agent_tui.tui.terminal import TerminalTitle, on_leave_signals, terminal_gone
+from agent_tui.tui.terminal import TerminalTitle, terminal_gone
 from agent_tui.tui.timing import now_epoch_ms
 
 REFRESH_SECONDS = 1 / 12
@@ -133,6 +139,7 @@ class AgentTuiApp(AgentTuiBase):
         self.window_title = TerminalTitle(TITLE, self._write_terminal)
         self.bells = 0
         self._leaving = False
+        self._left_on: int | None = None  # the signal the run is leaving on (SIGTERM, SIGHUP)
 
     def get_default_screen(self) -> Screen[None]:
         location = short_path(self.live.sessions_dir) if self.live is not None else ""
@@ -169,7 +176,7 @@ class AgentTuiApp(AgentTuiBase):
                 self.notify, self._warning, title="No sandbox", severity="warning", timeout=20
             )
         if not self.is_headless:
-            on_leave_signals(self._signalled)
+            listen_for_leave_signals(self._signalled)
 
     # -- the live run --------------------------------------------------------------------------
     @work(exclusive=True, group="live-run", exit_on_error=False)
@@ -299,6 +306,8 @@ class AgentTuiApp(AgentTuiBase):
         self.push_screen(ConfirmScreen("Quit", question, "Quit"), confirmed)
 
     def _signalled(self, number: int) -> None:
+        if self._left_on is None:
+            self._left_on = number
         self.call_later(self.action_quit)
 
     async def on_event(self, event: events.Event) -> None:
@@ -322,9 +331,13 @@ class AgentTuiApp(AgentTuiBase):
         if terminal_gone():
             # The terminal was closed (SIGHUP): the logs are closed now, and there is nothing to
             # restore; Textual would block for ever trying to write its goodbye to it.
-            os._exit(0)
+            os._exit(self._exit_status())
         self.window_title.restore()
-        self.exit(0)
+        self.exit(return_code=self._exit_status())
+
+    def _exit_status(self) -> int:
+        """0 after `q`; 128 + the signal's number after SIGTERM or SIGHUP."""
+        return exit_status(self._left_on) if self._left_on is not None else 0
 
 
 class ReplayApp(AgentTuiBase):

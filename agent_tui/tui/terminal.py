@@ -6,23 +6,20 @@
   in a headless app), and the text it writes has its control characters as markers (`visible`):
   no BEL or ESC in it can end the title early and start a sequence of its own.
 - SIGTERM and SIGHUP (a closed terminal window) are handed to a callback on the app's event
-  loop, so they leave the way `q` does rather than killing the process mid-write.
+  loop (`ports.listen_for_leave_signals`, as the headless commands hear theirs), so they leave the way
+  `q` does rather than killing the process mid-write; the run then exits 128 + the signal's
+  number, as a shell expects of a process a signal ended.
 - `terminal_gone` tells a terminal that hung up (its attributes can no longer be read: EIO)
   from one that is still there; after a hang-up nothing can be restored or written to it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import errno
-import signal
 import sys
 from collections.abc import Callable
 
 from agent_tui.events import visible
-
-LEAVE_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-"""The signals that end a dashboard run the way `q` does."""
 
 
 class TerminalTitle:
@@ -53,13 +50,6 @@ class TerminalTitle:
     def restore(self) -> None:
         """The terminal's own title again."""
         self._write("\x1b[23;0t")
-
-
-def on_leave_signals(callback: Callable[[int], object]) -> None:
-    """Call `callback(signal number)` on the running event loop for each of `LEAVE_SIGNALS`."""
-    loop = asyncio.get_running_loop()
-    for number in LEAVE_SIGNALS:
-        loop.add_signal_handler(number, callback, number)
 
 
 def terminal_gone() -> bool:
