@@ -4,6 +4,7 @@ search over many files. Real scenario runs in a child process, a real engine, re
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -66,8 +67,9 @@ def test_catastrophic_patterns_end_at_once_and_leave_the_log_whole(tmp_path: Pat
     path.write_bytes(orjson.dumps(scenario))
     sessions = tmp_path / "sessions"
     # The timeout is the guard: with a backtracking engine this run would not end for days.
+    command = ["run", str(path), "--approve", "allow", "--sessions-dir", str(sessions)]
     done = subprocess.run(
-        [sys.executable, "-m", "agent_tui", "run", str(path), "--approve", "allow", "--sessions-dir", str(sessions)],
+        [sys.executable, "-m", "agent_tui", *command],
         capture_output=True,
         text=True,
         timeout=120,
@@ -185,3 +187,88 @@ async def test_the_event_loop_runs_while_grep_searches(
     assert block.searched == 20
     assert results[0].ok
     assert results[0].text.splitlines()[0] == "pkg00/mod000.py:2:    return 'needle'"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_sparse_file_of_a_terabyte_is_read_up_to_its_hole(tmp_path: Path, anyio_backend: str) -> None:
+    hole = tmp_path / "hole.txt"
+    hole.write_text("filler\n" * 2000 + "needle before the hole\n" * 10)
+    os.truncate(hole, 1 << 40)  # a terabyte of NUL bytes, taking no disk
+    (tmp_path / "plain.txt").write_text("a needle\n")
+
+    async def nothing(stream: str, text: str) -> None:
+        pass
+
+    ctx = ToolContext(cwd=tmp_path, session_id="s", turn_id="t", tool_call_id="c", on_output=nothing)
+    router = ToolRouter()
+    tool, args = router.parse("grep", {"pattern": "needle"})
+    with anyio.fail_after(GUARD):  # reading the whole hole would take many minutes
+        result = await router.run(tool, args, ctx)
+    assert result.ok and not result.truncated
+    before_the_hole = [f"hole.txt:{n}:needle before the hole" for n in range(2001, 2011)]
+    assert result.text.splitlines() == [*before_the_hole, "plain.txt:1:a needle"]
+
+
+async def run_grep(cwd: Path, pattern: str, path: str = ".") -> Any:
+    async def nothing(stream: str, text: str) -> None:
+        pass
+
+    ctx = ToolContext(cwd=cwd, session_id="s", turn_id="t", tool_call_id="c", on_output=nothing)
+    router = ToolRouter()
+    tool, args = router.parse("grep", {"pattern": pattern, "path": path})
+    with anyio.fail_after(GUARD):
+        return await router.run(tool, args, ctx)
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_tree_nested_hundreds_deep_is_walked_to_a_limit_and_leaks_nothing(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    root = tmp_path / "deep"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    for level in range(1, 151):  # (pytest cleans up recursively: much deeper would break it)
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+        if level in (10, 150):
+            note = os.open("note.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+            os.write(note, b"needle\n")
+            os.close(note)
+    os.close(fd)
+    before = open_fds()
+    result = await run_grep(root, "needle")
+    assert open_fds() == before
+    shown = "/".join(["d"] * 10) + "/note.txt:1:needle"
+    assert result.ok
+    assert result.text == f"{shown}\n[1 directory nested over 64 levels deep was not searched]\n"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_walk_is_sorted_files_first_and_follows_no_symlink(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("needle secret\n")
+    ws = tmp_path / "ws"
+    (ws / "b" / "d").mkdir(parents=True)
+    for name in ("z.txt", "a.txt", "b/c.txt", "b/d/e.txt"):
+        (ws / name).write_text(f"needle in {name}\n")
+    (ws / "b" / "link").symlink_to(outside)
+    (ws / "b" / "secret.txt").symlink_to(outside / "secret.txt")
+    result = await run_grep(ws, "needle")
+    assert result.text.splitlines() == [
+        "a.txt:1:needle in a.txt",
+        "z.txt:1:needle in z.txt",
+        "b/c.txt:1:needle in b/c.txt",
+        "b/d/e.txt:1:needle in b/d/e.txt",
+    ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -47,7 +48,21 @@ ATOMS = [
     "(a|b)", "(?:a|)", ".*", "x?", "|", r"\A", r"\z", "(?i)", "(?s)", "(?-m)", "(?m)", "(?i-m:a)",
     r"\C", "é", r"\pL", r"[\r]", r"\r", r"\n", "[^b]*", "a{2}", r"\d", "[[:space:]]", r"(?U)a+",
 ]  # fmt: skip
-TEXT_PIECES = [b"a", b"b", b"A", b"ab", b" ", b"\n", b"\r", b"\r\n", b"\xff", "é".encode(), b"\xc3", b"x", b"1"]
+TEXT_PIECES = [
+    b"a",
+    b"b",
+    b"A",
+    b"ab",
+    b" ",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\xff",
+    "é".encode(),
+    b"\xc3",
+    b"x",
+    b"1",
+]
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -180,3 +195,32 @@ def test_catastrophic_patterns_for_backtracking_find_nothing_at_once(pattern: st
     # Python's re takes exponential time on each of these lines; RE2 reads each byte once or so.
     data = (line + "\n").encode() * 1000
     assert search(pattern, data) == []
+
+
+class Endless(io.RawIOBase):
+    """A stream that never ends (a file another process keeps appending to)."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        line = b"match\n" * (len(buffer) // 6)
+        buffer[: len(line)] = line
+        return len(line)
+
+
+def test_at_most_the_size_given_is_read() -> None:
+    found = list(matching_lines(io.BufferedReader(Endless()), LinePattern.compile("match"), nothing, size=60))
+    assert found == [(n, "match") for n in range(1, 11)]
+
+
+def test_only_the_text_before_the_first_nul_byte_is_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(line_search, "CHUNK", 8)
+    data = b"match\nmatch\nmatch" + b"\x00" * 1000 + b"match\n"
+    stream = io.BytesIO(data)
+    assert list(matching_lines(stream, LinePattern.compile("match"), nothing)) == [
+        (1, "match"),
+        (2, "match"),
+        (3, "match"),
+    ]
+    assert stream.tell() == 24  # up to the chunk with the first NUL, and no further

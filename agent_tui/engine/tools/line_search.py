@@ -13,6 +13,8 @@ Invariants:
   line end (trailing `\\r`s and the `\\n`), as UTF-8 with each invalid byte read as U+FFFD. So
   `^` and `$` are the line's start and end. A line longer than `LINE_CAP` bytes is searched, and
   shown, in its first `LINE_CAP` bytes; the rest of it is skipped;
+- only the text before the first NUL byte is searched (the rest is binary), and at most the
+  size given is read;
 - the text is read `CHUNK` bytes at a time and one RE2 call never covers more than one span of
   at most `CHUNK` bytes of whole lines, or one line. `checkpoint()` runs before each read and
   each span, so a caller can stop the search (by raising from it) between any two calls;
@@ -254,18 +256,34 @@ def _spans(window: bytes) -> Iterator[bytes]:
 
 
 def matching_lines(
-    stream: IO[bytes], pattern: LinePattern, checkpoint: Callable[[], None]
+    stream: IO[bytes], pattern: LinePattern, checkpoint: Callable[[], None], size: int | None = None
 ) -> Iterator[tuple[int, str]]:
     """(line number from 1, line text) of each line of `stream` that `pattern` matches, in order.
 
+    At most `size` bytes are read (the file's size when it was opened: a file that keeps
+    growing cannot keep the search going), and only the text before the first NUL byte: the
+    rest is binary (a sparse file's hole is read one chunk into, not to its end).
     `checkpoint` is called before every read and every RE2 call; whatever it raises ends the
     search. Closing the iterator early (the output budget is spent) reads no further.
     """
+    left = size
+
+    def read() -> bytes:
+        """The next chunk; empty at the end, and after a NUL byte."""
+        nonlocal left
+        checkpoint()
+        want = CHUNK if left is None else min(CHUNK, left)
+        data = stream.read(want) if want > 0 else b""
+        left = None if left is None else left - len(data)
+        nul = data.find(b"\x00")
+        if nul != -1:
+            data, left = data[:nul], 0
+        return data
+
     before = 0  # lines wholly before `pending`
     pending = b""  # the start of a line whose end is not read yet (shorter than LINE_CAP)
     while True:
-        checkpoint()
-        data = stream.read(CHUNK)
+        data = read()
         buffer = pending + data if pending else data
         if not data:  # the end: what is pending is the last line, without a line end
             if buffer:
@@ -284,11 +302,10 @@ def matching_lines(
                 yield before + 1, text
             before += 1
             while first_end == -1:
-                checkpoint()
-                buffer = stream.read(CHUNK)
-                if not buffer:
+                more = read()
+                if not more:
                     return
-                first_end = buffer.find(b"\n")
+                buffer, first_end = more, more.find(b"\n")
             pending, buffer = b"", buffer[first_end + 1 :]
             last_end = buffer.rfind(b"\n")
             if last_end == -1:

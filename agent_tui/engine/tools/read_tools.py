@@ -192,6 +192,8 @@ class ListDirTool(BaseTool):
 
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", ".agent-tui", "node_modules", "__pycache__", ".venv"})
 _GREP_LINE_CAP = 400
+_MAX_DEPTH = 64  # levels of directories walked; each level holds one open directory
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class GrepArgs(ToolArgs):
@@ -244,41 +246,91 @@ class GrepTool(BaseTool):
                 self._walk(fd, base, pattern, out, checkpoint)
             else:
                 self._search(os.dup(fd), base, pattern, out, checkpoint)
-        except RecursionError:
-            raise ToolError("io_error", f"{args.path}: the directory tree is too deep to search") from None
         finally:
             os.close(fd)
+        deep = _too_deep_note(out.too_deep)
         if not out.lines:
-            return ToolResult(ok=True, text=f"no matches for {args.pattern!r}")
+            return ToolResult(ok=True, text=f"no matches for {args.pattern!r}{f' ({deep})' if deep else ''}")
         text, cut = cut_to_budget("".join(out.lines), ctx.output_budget)
+        if deep:
+            text += f"{'' if text.endswith(chr(10)) else chr(10)}[{deep}]\n"
         return ToolResult(ok=True, text=text, truncated=out.full or cut)
 
     def _walk(
         self, top_fd: int, base: str, pattern: LinePattern, out: _GrepOutput, checkpoint: Checkpoint
     ) -> None:
-        for dirpath, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=top_fd):
-            checkpoint()
-            kept = (name for name in dirnames if name not in _SKIPPED_DIRS)
-            dirnames[:] = sorted_in_steps(kept, checkpoint)
-            for name in sorted_in_steps(filenames, checkpoint):
+        """Depth first in sorted order, a directory's files before its subdirectories, holding one
+        open directory per level of the current path (at most `_MAX_DEPTH`)."""
+        stack: list[tuple[int, str, Iterator[str]]] = []  # (directory, its path, subdirectories left)
+
+        def enter(fd: int, path: str) -> None:
+            stack.append((fd, path, iter(())))  # first, so that it is closed if the search raises
+            stack[-1] = (fd, path, iter(self._search_dir(fd, path, base, pattern, out, checkpoint)))
+
+        try:
+            enter(os.dup(top_fd), ".")
+            while stack and not out.full:
+                dir_fd, dirpath, left = stack[-1]
+                name = next(left, None)
+                if name is None:
+                    os.close(dir_fd)
+                    stack.pop()
+                elif len(stack) >= _MAX_DEPTH:
+                    out.too_deep += 1
+                else:
+                    try:
+                        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+                    except OSError:
+                        continue  # swapped for a symlink since it was listed, or unreadable: skip it
+                    enter(fd, os.path.join(dirpath, name))
+        finally:
+            for dir_fd, _path, _left in stack:
+                os.close(dir_fd)
+
+    def _search_dir(
+        self,
+        dir_fd: int,
+        dirpath: str,
+        base: str,
+        pattern: LinePattern,
+        out: _GrepOutput,
+        checkpoint: Checkpoint,
+    ) -> list[str]:
+        """Search the files of one directory in sorted order; its subdirectories to walk, sorted."""
+        checkpoint()
+        files, dirs = [], []
+        with os.scandir(dir_fd) as entries:
+            for count, entry in enumerate(entries, start=1):
+                if count % _STEP == 0:
+                    checkpoint()
                 try:
-                    fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+                    is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
-                    continue  # a symlink (refused by O_NOFOLLOW) or unreadable: skip it
-                shown = os.path.normpath(os.path.join(base, dirpath, name))
-                self._search(fd, shown, pattern, out, checkpoint)
-                if out.full:
-                    return
+                    is_dir = False
+                if not is_dir:
+                    files.append(entry.name)
+                elif entry.name not in _SKIPPED_DIRS:
+                    dirs.append(entry.name)
+        for name in sorted_in_steps(files, checkpoint):
+            try:
+                fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            except OSError:
+                continue  # a symlink (refused by O_NOFOLLOW) or unreadable: skip it
+            self._search(fd, os.path.normpath(os.path.join(base, dirpath, name)), pattern, out, checkpoint)
+            if out.full:
+                return []
+        return sorted_in_steps(dirs, checkpoint)
 
     def _search(
         self, fd: int, shown: str, pattern: LinePattern, out: _GrepOutput, checkpoint: Checkpoint
     ) -> None:
         with os.fdopen(fd, "rb") as stream:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 return
             if b"\x00" in stream.peek(_BINARY_SNIFF)[:_BINARY_SNIFF]:
                 return
-            found = matching_lines(stream, pattern, checkpoint)
+            found = matching_lines(stream, pattern, checkpoint, size=info.st_size)
             try:
                 for number, line in found:
                     if len(line) > _GREP_LINE_CAP:
@@ -290,12 +342,23 @@ class GrepTool(BaseTool):
                 found.close()
 
 
+def _too_deep_note(count: int) -> str:
+    if not count:
+        return ""
+    one = count == 1
+    return (
+        f"{count} {'directory' if one else 'directories'} nested over {_MAX_DEPTH} levels deep "
+        f"{'was' if one else 'were'} not searched"
+    )
+
+
 class _GrepOutput:
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.lines: list[str] = []
         self.size = 0
         self.full = False
+        self.too_deep = 0  # subdirectories not walked: they nest deeper than _MAX_DEPTH
 
     def add(self, line: str) -> None:
         self.lines.append(line)
