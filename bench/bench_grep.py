@@ -45,7 +45,8 @@ def make_file(path: Path, megabytes: float) -> int:
     many match PATTERN."""
     rng = random.Random(19)
     target = int(megabytes * 1_000_000)
-    lines, size, matching = [], 0, 0
+    lines: list[str] = []
+    size = matching = 0
     while size < target:
         words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 12)))
         line = "    " * rng.randint(0, 3) + words

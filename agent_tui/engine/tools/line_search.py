@@ -28,7 +28,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -257,7 +257,7 @@ def _spans(window: bytes) -> Iterator[bytes]:
 
 def matching_lines(
     stream: IO[bytes], pattern: LinePattern, checkpoint: Callable[[], None], size: int | None = None
-) -> Iterator[tuple[int, str]]:
+) -> Generator[tuple[int, str], None, None]:
     """(line number from 1, line text) of each line of `stream` that `pattern` matches, in order.
 
     At most `size` bytes are read (the file's size when it was opened: a file that keeps
