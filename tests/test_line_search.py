@@ -224,3 +224,15 @@ def test_only_the_text_before_the_first_nul_byte_is_searched(monkeypatch: pytest
         (3, "match"),
     ]
     assert stream.tell() == 24  # up to the chunk with the first NUL, and no further
+
+
+def test_no_compiled_pattern_is_kept_after_its_search() -> None:
+    # re2.compile caches 128 patterns, each growing to megabytes of automaton as it searches;
+    # a model sending pattern after pattern must not pile them up (the cache is re2's own).
+    import re2
+
+    for n in range(5):
+        LinePattern.compile(f"(?:[ab]*a[ab]{{{n + 20}}}){{3}}!")
+    with pytest.raises(PatternError):
+        LinePattern.compile(r"(\w+\s*){200}!")
+    assert re2._Regexp._make.cache_info().currsize == 0

@@ -4,7 +4,8 @@ Invariants:
 - a pattern is compiled by RE2 (`google-re2`, module `re2`), never by Python's `re`, and there
   is no fallback to `re`: a search takes time linear in the text whatever the pattern, and RE2
   lets go of the GIL while it searches, so the event loop keeps running beside it. RE2 never
-  writes to the terminal (`log_errors=False`);
+  writes to the terminal (`log_errors=False`), and no compiled pattern outlives its search (the
+  module's cache of compiled patterns is emptied);
 - a pattern RE2 cannot take (a back-reference, a look-around, an atomic group, ...), one longer
   than `MAX_PATTERN_CHARS` or one compiling to more than `MAX_PROGRAM_SIZE` instructions is a
   `PatternError` whose one-sentence message says what is not supported and that the syntax is
@@ -148,6 +149,16 @@ class LinePattern:
     @classmethod
     def compile(cls, source: str) -> LinePattern:
         """Compile `source` with RE2, or raise `PatternError` saying why not."""
+        try:
+            return cls._compile(source)
+        finally:
+            # `re2.compile` keeps the last 128 patterns, each with up to 8 MiB of automaton
+            # built while searching: a model sending pattern after pattern would pile that
+            # up. Ours live only as long as their grep call.
+            re2.purge()
+
+    @classmethod
+    def _compile(cls, source: str) -> LinePattern:
         if len(source) > MAX_PATTERN_CHARS:
             raise PatternError(
                 f"invalid pattern {_shown(source)}: it is {len(source):,} characters long, "
