@@ -8,6 +8,7 @@ small so that spans, long lines and the ends of reads are all met.
 from __future__ import annotations
 
 import io
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -158,6 +159,9 @@ def test_re2_writes_nothing_to_the_terminal(capfd: pytest.CaptureFixture[str]) -
     for pattern in (r"(a)\1", "(?=x)", "(", "a{5000}"):
         with pytest.raises(PatternError):
             LinePattern.compile(pattern)
+    # A pattern whose DFA runs out of memory: RE2 would log "DFA out of memory" to stderr.
+    text = bytes(random.Random(1).choice(b"ab") for _ in range(1 << 16))
+    assert search("[ab]*a[ab]{900}!", text) == []
     captured = capfd.readouterr()
     assert (captured.out, captured.err) == ("", "")
 
