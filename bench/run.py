@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_dashboard_memory import dashboard_rows
 from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
 from bench_export import bench_export
+from bench_grep import bench_grep
 from bench_import import bench_import
 from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=1_000, help="turns per engine benchmark run (best of 3)")
     parser.add_argument("--import-mb", type=float, default=100, help="size of the generated Claude Code log")
     parser.add_argument("--commands", type=int, default=10_000, help="command lines, shell risk benchmark")
+    parser.add_argument("--grep-mb", type=float, default=10, help="size of the file the grep tool searches")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
         rows = bench_log(args.events, Path(tmp))
@@ -52,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(bench_providers())
     rows.extend(bench_shell_risk(args.commands))
     rows.extend(bench_export())  # a 10,000-event session
+    rows.extend(bench_grep(args.grep_mb))
     rows.extend(dashboard_rows())  # always 100,000 events: the caches need that many to settle
     rows.extend(live_dashboard_rows())  # 100 agents streaming as fast as the engine goes
     print(format_table(rows))

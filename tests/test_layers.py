@@ -49,6 +49,7 @@ LIBRARY_HOMES: dict[str, frozenset[str]] = {
     "acp": frozenset({"acp"}),
     "tree_sitter": frozenset({"safety"}),
     "tree_sitter_bash": frozenset({"safety"}),
+    "re2": frozenset({"engine"}),
 }
 """Third-party libraries with a room of their own, and the only parts that may import them."""
 

@@ -16,7 +16,11 @@ from dataclasses import dataclass
 
 __all__ = ["Word", "bare_word", "quoted_delimiter", "shape", "unescape_double_quoted"]
 
-BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+# `{…,…}` or `{…..…}` with no brace inside: a brace expansion. Written so that a search takes
+# time linear in the word (the look-ahead finds the closing brace once, the lazy run stops at
+# the first `,` or `..`): the plain `\{[^{}]*(?:,|\.\.)[^{}]*\}` backtracks quadratically on
+# `{,,,,…` with no `}`, and a model can send a command of megabytes.
+BRACE = re.compile(r"\{(?=[^{}]*\})[^{}]*?(?:,|\.\.)")
 _GLOB_CHARS = frozenset("*?[")
 
 

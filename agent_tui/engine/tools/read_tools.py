@@ -6,20 +6,23 @@ Invariants:
 - a FIFO or device is refused, never opened in a way that could hang (`open_regular`); a file
   with a NUL byte in its first 8 KiB is binary and not shown;
 - a result carries at most `ctx.output_budget` characters of output (plus a marker saying what
-  was cut) and says so with `truncated=True`.
+  was cut) and says so with `truncated=True`;
+- the work runs in a worker thread that a cancel stops between two steps (`worker`): a call
+  on a huge file, directory or tree never blocks the event loop, and a cancelled turn ends at
+  once;
+- `grep` patterns are RE2's (`line_search`), searched in time linear in the text: no pattern
+  can make a search take longer than reading the files does (within a constant factor).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import IO, Annotated
 
-import anyio
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
@@ -31,14 +34,17 @@ from agent_tui.engine.tools.base import (
     ToolResult,
     cut_to_budget,
 )
+from agent_tui.engine.tools.line_search import LinePattern, PatternError, matching_lines
 from agent_tui.engine.tools.paths import (
     display_path,
     open_under,
     os_error_to_tool_error,
 )
+from agent_tui.engine.tools.worker import Checkpoint, run_stoppable, sorted_in_steps
 
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK  # NONBLOCK: opening a FIFO must not hang the tool
 _BINARY_SNIFF = 8192  # a NUL byte in this many leading bytes marks a binary file
+_STEP = 4096  # lines read, or directory entries listed, between two checkpoints
 
 
 def open_regular(ctx: ToolContext, user_path: str, flags: int) -> tuple[int, Path]:
@@ -103,9 +109,9 @@ class ReadFileTool(BaseTool):
     fixed_risk = "read"
 
     async def run(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
-        return await anyio.to_thread.run_sync(partial(self._read, args, ctx))
+        return await run_stoppable(partial(self._read, args, ctx))
 
-    def _read(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+    def _read(self, args: ReadFileArgs, ctx: ToolContext, checkpoint: Checkpoint) -> ToolResult:
         fd, _ = open_regular(ctx, args.path, _READ_FLAGS)
         start = args.offset or 1
         budget = ctx.output_budget
@@ -119,6 +125,8 @@ class ReadFileTool(BaseTool):
                 size_bytes = os.fstat(stream.fileno()).st_size
                 return ToolResult(ok=True, text=f"(binary file, {size_bytes} bytes; not shown)")
             for seen, raw in enumerate(_lines(stream, cap), start=1):
+                if seen % _STEP == 0:
+                    checkpoint()
                 if seen < start:
                     continue
                 if args.limit is not None and seen >= start + args.limit:
@@ -151,9 +159,9 @@ class ListDirTool(BaseTool):
     fixed_risk = "read"
 
     async def run(self, args: ListDirArgs, ctx: ToolContext) -> ToolResult:
-        return await anyio.to_thread.run_sync(partial(self._list, args, ctx))
+        return await run_stoppable(partial(self._list, args, ctx))
 
-    def _list(self, args: ListDirArgs, ctx: ToolContext) -> ToolResult:
+    def _list(self, args: ListDirArgs, ctx: ToolContext, checkpoint: Checkpoint) -> ToolResult:
         try:
             fd, _ = open_under(ctx.cwd, args.path, os.O_RDONLY | os.O_DIRECTORY, must_exist=True)
         except OSError as error:
@@ -161,7 +169,9 @@ class ListDirTool(BaseTool):
         try:
             names = []
             with os.scandir(fd) as entries:
-                for entry in entries:
+                for count, entry in enumerate(entries, start=1):
+                    if count % _STEP == 0:
+                        checkpoint()
                     if entry.is_symlink():
                         names.append(entry.name + "@")
                     elif entry.is_dir(follow_symlinks=False):
@@ -172,7 +182,9 @@ class ListDirTool(BaseTool):
             os.close(fd)
         if not names:
             return ToolResult(ok=True, text="(empty directory)")
-        text, truncated = cut_to_budget("\n".join(sorted(names)) + "\n", ctx.output_budget)
+        text, truncated = cut_to_budget(
+            "\n".join(sorted_in_steps(names, checkpoint)) + "\n", ctx.output_budget
+        )
         return ToolResult(ok=True, text=text, truncated=truncated)
 
 
@@ -180,39 +192,49 @@ class ListDirTool(BaseTool):
 
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", ".agent-tui", "node_modules", "__pycache__", ".venv"})
 _GREP_LINE_CAP = 400
+_MAX_DEPTH = 64  # levels of directories walked; each level holds one open directory
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class GrepArgs(ToolArgs):
-    pattern: str = Field(description="Python regular expression searched in each line.")
+    pattern: str = Field(
+        description=(
+            "Regular expression searched in each line, in RE2 syntax: like Python's re, without "
+            "back-references or look-arounds."
+        )
+    )
     path: str = Field(
         default=".", description="File or directory to search (default: the working directory)."
     )
 
 
 class GrepTool(BaseTool):
-    """Search files for a Python regular expression; prints `path:line:text` per match.
+    """Search files for an RE2 regular expression; prints `path:line:text` per match.
 
     Binary files (a NUL byte in the first 8 KiB), symlinks, and version-control / dependency
     directories (`.git`, `node_modules`, `.venv`, ...) met during the walk are skipped. The walk
-    is in sorted order and stops once the output budget is spent.
+    is in sorted order and stops once the output budget is spent. A pattern RE2 cannot take
+    fails the call with a message saying what is not supported; there is no fallback to
+    Python's `re`, whose backtracking can take exponential time on one line.
     """
 
     name = "grep"
     description = (
-        "Search text files under the working directory for a Python regular expression. "
-        "Prints 'path:line:text' for each matching line. Binary files are skipped."
+        "Search text files under the working directory for a regular expression (RE2 syntax: "
+        "like Python's re, without back-references or look-arounds). Prints 'path:line:text' for "
+        "each matching line. Binary files are skipped."
     )
     Args = GrepArgs
     fixed_risk = "read"
 
     async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolResult:
-        try:
-            regex = re.compile(args.pattern)
-        except re.error as error:
-            raise ToolError("unknown", f"invalid pattern {args.pattern!r}: {error}") from None
-        return await anyio.to_thread.run_sync(partial(self._grep, regex, args, ctx))
+        return await run_stoppable(partial(self._grep, args, ctx))
 
-    def _grep(self, regex: re.Pattern[str], args: GrepArgs, ctx: ToolContext) -> ToolResult:
+    def _grep(self, args: GrepArgs, ctx: ToolContext, checkpoint: Checkpoint) -> ToolResult:
+        try:
+            pattern = LinePattern.compile(args.pattern)
+        except PatternError as error:
+            raise ToolError("unknown", error.message) from None
         try:
             fd, resolved = open_under(ctx.cwd, args.path, _READ_FLAGS, must_exist=True)
         except OSError as error:
@@ -221,42 +243,113 @@ class GrepTool(BaseTool):
         base = display_path(ctx.cwd, resolved)
         try:
             if stat.S_ISDIR(os.fstat(fd).st_mode):
-                self._walk(fd, base, regex, out)
+                self._walk(fd, base, pattern, out, checkpoint)
             else:
-                self._search(os.dup(fd), base, regex, out)
+                self._search(os.dup(fd), base, pattern, out, checkpoint)
         finally:
             os.close(fd)
+        deep = _too_deep_note(out.too_deep)
         if not out.lines:
-            return ToolResult(ok=True, text=f"no matches for {args.pattern!r}")
+            return ToolResult(ok=True, text=f"no matches for {args.pattern!r}{f' ({deep})' if deep else ''}")
         text, cut = cut_to_budget("".join(out.lines), ctx.output_budget)
+        if deep:
+            text += f"{'' if text.endswith(chr(10)) else chr(10)}[{deep}]\n"
         return ToolResult(ok=True, text=text, truncated=out.full or cut)
 
-    def _walk(self, top_fd: int, base: str, regex: re.Pattern[str], out: _GrepOutput) -> None:
-        for dirpath, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=top_fd):
-            dirnames[:] = sorted(name for name in dirnames if name not in _SKIPPED_DIRS)
-            for name in sorted(filenames):
-                try:
-                    fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-                except OSError:
-                    continue  # a symlink (refused by O_NOFOLLOW) or unreadable: skip it
-                self._search(fd, os.path.normpath(os.path.join(base, dirpath, name)), regex, out)
-                if out.full:
-                    return
+    def _walk(
+        self, top_fd: int, base: str, pattern: LinePattern, out: _GrepOutput, checkpoint: Checkpoint
+    ) -> None:
+        """Depth first in sorted order, a directory's files before its subdirectories, holding one
+        open directory per level of the current path (at most `_MAX_DEPTH`)."""
+        stack: list[tuple[int, str, Iterator[str]]] = []  # (directory, its path, subdirectories left)
 
-    def _search(self, fd: int, shown: str, regex: re.Pattern[str], out: _GrepOutput) -> None:
+        def enter(fd: int, path: str) -> None:
+            stack.append((fd, path, iter(())))  # first, so that it is closed if the search raises
+            stack[-1] = (fd, path, iter(self._search_dir(fd, path, base, pattern, out, checkpoint)))
+
+        try:
+            enter(os.dup(top_fd), ".")
+            while stack and not out.full:
+                dir_fd, dirpath, left = stack[-1]
+                name = next(left, None)
+                if name is None:
+                    os.close(dir_fd)
+                    stack.pop()
+                elif len(stack) >= _MAX_DEPTH:
+                    out.too_deep += 1
+                else:
+                    try:
+                        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+                    except OSError:
+                        continue  # swapped for a symlink since it was listed, or unreadable: skip it
+                    enter(fd, os.path.join(dirpath, name))
+        finally:
+            for dir_fd, _path, _left in stack:
+                os.close(dir_fd)
+
+    def _search_dir(
+        self,
+        dir_fd: int,
+        dirpath: str,
+        base: str,
+        pattern: LinePattern,
+        out: _GrepOutput,
+        checkpoint: Checkpoint,
+    ) -> list[str]:
+        """Search the files of one directory in sorted order; its subdirectories to walk, sorted."""
+        checkpoint()
+        files, dirs = [], []
+        with os.scandir(dir_fd) as entries:
+            for count, entry in enumerate(entries, start=1):
+                if count % _STEP == 0:
+                    checkpoint()
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                if not is_dir:
+                    files.append(entry.name)
+                elif entry.name not in _SKIPPED_DIRS:
+                    dirs.append(entry.name)
+        for name in sorted_in_steps(files, checkpoint):
+            try:
+                fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            except OSError:
+                continue  # a symlink (refused by O_NOFOLLOW) or unreadable: skip it
+            self._search(fd, os.path.normpath(os.path.join(base, dirpath, name)), pattern, out, checkpoint)
+            if out.full:
+                return []
+        return sorted_in_steps(dirs, checkpoint)
+
+    def _search(
+        self, fd: int, shown: str, pattern: LinePattern, out: _GrepOutput, checkpoint: Checkpoint
+    ) -> None:
         with os.fdopen(fd, "rb") as stream:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
                 return
             if b"\x00" in stream.peek(_BINARY_SNIFF)[:_BINARY_SNIFF]:
                 return
-            for number, raw in enumerate(_lines(stream, 1 << 20), start=1):
-                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                if regex.search(line):
+            found = matching_lines(stream, pattern, checkpoint, size=info.st_size)
+            try:
+                for number, line in found:
                     if len(line) > _GREP_LINE_CAP:
                         line = line[:_GREP_LINE_CAP] + "…"
                     out.add(f"{shown}:{number}:{line}\n")
                     if out.full:
                         return
+            finally:
+                found.close()
+
+
+def _too_deep_note(count: int) -> str:
+    if not count:
+        return ""
+    one = count == 1
+    return (
+        f"{count} {'directory' if one else 'directories'} nested over {_MAX_DEPTH} levels deep "
+        f"{'was' if one else 'were'} not searched"
+    )
 
 
 class _GrepOutput:
@@ -265,6 +358,7 @@ class _GrepOutput:
         self.lines: list[str] = []
         self.size = 0
         self.full = False
+        self.too_deep = 0  # subdirectories not walked: they nest deeper than _MAX_DEPTH
 
     def add(self, line: str) -> None:
         self.lines.append(line)
