@@ -27,7 +27,13 @@ from agent_tui.events.model import Risk
 from agent_tui.safety import git_rules, program_rules, sed_awk, special_rules, wrapper_rules
 from agent_tui.safety.assessment import Findings, RiskAssessment, worst
 from agent_tui.safety.options import scan
-from agent_tui.safety.shell_parse import Redirect, SimpleCommand, Word, parse_shell
+from agent_tui.safety.shell_parse import (
+    Redirect,
+    SimpleCommand,
+    Word,
+    parse_shell,
+    subscript_with_expansion,
+)
 
 __all__ = ["assess_shell", "classify_shell", "shell_programs"]
 
@@ -208,6 +214,8 @@ def _program(name: str, args: list[Word], depth: int) -> Findings:
         return wrapper_rules.declaration(name, args)
     values = [arg.value for arg in args]
     found = Findings(programs=[name])
+    if name in ("test", "[") and any(subscript_with_expansion(value) for value in values):
+        found.add("execute", f"`{name}` may expand a `NAME[…]` subscript, which can run a command")
     entry = program_rules.READ_ONLY.get(name)
     if name == "command":
         found.add("read", "`command -v` only looks a program up")
