@@ -7,6 +7,14 @@ per-program rules are tables in `program_rules`, `git_rules`, `special_rules`, a
 """
 
 from agent_tui.safety.assessment import RISK_ORDER, RiskAssessment, riskiest
-from agent_tui.safety.shell_risk import assess_shell, classify_shell, shell_programs
+from agent_tui.safety.shell_risk import RepositoryCheck, assess_shell, classify_shell, shell_programs
 
-__all__ = ["RISK_ORDER", "RiskAssessment", "assess_shell", "classify_shell", "riskiest", "shell_programs"]
+__all__ = [
+    "RISK_ORDER",
+    "RepositoryCheck",
+    "RiskAssessment",
+    "assess_shell",
+    "classify_shell",
+    "riskiest",
+    "shell_programs",
+]
