@@ -6,7 +6,8 @@ Invariants:
   jobs, grandchildren) outlives the call;
 - every chunk it printed within `ctx.output_budget` has been passed to `ctx.on_output` before
   `run` returns; the result says when output was cut (`truncated=True`);
-- its risk is the shell classifier's (`agent_tui.safety.assess_shell`), never assumed.
+- its risk is the shell classifier's (`agent_tui.safety.assess_shell`), never assumed; with the
+  session's cwd, git reads are checked against the repository's own config (`repository_check`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agent_tui.engine.tools.base import (
     ToolError,
     ToolResult,
 )
+from agent_tui.engine.tools.repository_check import repository_check
 from agent_tui.safety import assess_shell
 
 _DRAIN_GRACE_S = 1.0
@@ -133,8 +135,9 @@ class ShellTool(BaseTool):
         return assess_shell(args.cmd).risk
 
     def assess(self, args: ShellArgs, cwd: Path | None) -> RiskAssessment:
-        """The classifier's risk and reason (`agent_tui.safety.assess_shell`)."""
-        return assess_shell(args.cmd)
+        """The classifier's risk and reason (`agent_tui.safety.assess_shell`); with `cwd`, a
+        line of git reads is `execute` when the repository's config can run programs."""
+        return assess_shell(args.cmd, repository_check(cwd) if cwd is not None else None)
 
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
         output = _ShellOutput(ctx.output_budget)
