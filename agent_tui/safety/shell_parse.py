@@ -376,23 +376,25 @@ class _Walker:
         start = next((child for child in node.children if child.type == "heredoc_start"), None)
         end = next((child for child in node.children if child.type == "heredoc_end"), None)
         body = next((child for child in node.children if child.type == "heredoc_body"), None)
-        if start is None or end is None:
-            return  # an unfinished heredoc: the parse error says so
+        if start is None or end is None:  # an unfinished heredoc: the parse error says so
+            if body is not None:
+                self.heredocs.append((False, self.text(body), body, depth))
+            return
         written = self.text(start)
         delimiter = heredoc_delimiter(written)
-        if delimiter is None:
-            self.script.problems.append(f"the heredoc delimiter `{written}` is not a plain word")
-            return
         strip_tabs = operator == "<<-"
-        end_line = self.line_at(end.start_byte)
         first = self.line_start(body.start_byte if body is not None else end.start_byte)
         lines = self.source[first : self.line_start(end.start_byte)].decode("utf-8", "replace")
-        if _ended(end_line, delimiter, strip_tabs) is False or any(
+        if delimiter is None:
+            self.script.problems.append(f"the heredoc delimiter `{written}` is not a plain word")
+        elif not _ended(self.line_at(end.start_byte), delimiter, strip_tabs) or any(
             _ended(line, delimiter, strip_tabs) for line in lines.split("\n")[:-1]
         ):
             self.script.problems.append(f"cannot tell where the heredoc `{written}` ends")
-            return
-        self.heredocs.append((delimiter != written, lines, body, depth))
+            delimiter = None
+        # A body we could not judge is searched as if it expanded, so it never hides a command.
+        quoted = delimiter is not None and delimiter != written
+        self.heredocs.append((quoted, lines, body, depth))
 
     def line_start(self, offset: int) -> int:
         return self.source.rfind(b"\n", 0, offset) + 1
@@ -534,11 +536,10 @@ def heredoc_delimiter(written: str) -> str | None:
     `EOF`, `'EOF'`, `"EOF"` and `\\EOF` are plain; partly quoted words (`E"O"F`), `$'…'`, empty
     and other unusual delimiters are not: tree-sitter and bash may disagree about them.
     """
-    inner = written
     if len(written) >= 2 and written[0] == written[-1] and written[0] in "'\"":
-        inner = written[1:-1]
-    elif written.startswith("\\"):
-        inner = written[1:]
+        inner = written[1:-1]  # a blank is part of a quoted delimiter: `<<'END OF'`
+        return inner if _PLAIN_DELIMITER.fullmatch(inner.replace(" ", "_")) else None
+    inner = written[1:] if written.startswith("\\") else written
     return inner if _PLAIN_DELIMITER.fullmatch(inner) else None
 
 
