@@ -4,7 +4,7 @@ The sandbox is bubblewrap: the whole file system bound read-only, a fresh /dev a
 namespace unshared (no network, its own pids), and one scratch directory bound at the same path
 so paths mean the same inside and out. strace runs outside it, so nothing in the sandbox can
 reach the trace. All the lines run in one sandbox, one after another, each as
-`/bin/sh FILE` under `timeout` from a small driver script; the trace is split by the process
+`/bin/sh FILE` (or another shell) under `timeout` from a small driver script; the trace is split by the process
 tree under each line's shell.
 
 Invariants:
@@ -68,8 +68,10 @@ def _tool(name: str) -> str:
     return found
 
 
-def run_lines(sandbox: SandboxEnvironment, lines: list[tuple[str, Path]]) -> list[Behaviour]:
-    """Run each (command line, cwd) in the sandbox; what each one did, in order."""
+def run_lines(
+    sandbox: SandboxEnvironment, lines: list[tuple[str, Path]], shell: str = "/bin/sh"
+) -> list[Behaviour]:
+    """Run each (command line, cwd) with `shell` in the sandbox; what each one did, in order."""
     strace, bwrap = _tool("strace"), _tool("bwrap")
     timeout = _tool("timeout")
     scratch = sandbox.scratch
@@ -79,7 +81,7 @@ def run_lines(sandbox: SandboxEnvironment, lines: list[tuple[str, Path]]) -> lis
     for index, (cmd, cwd) in enumerate(lines):
         script = lines_dir / f"{index}.sh"
         script.write_text(cmd + "\n")
-        driver.append(f"cd '{cwd}' && {timeout} -s KILL 10 /bin/sh {script} </dev/null >/dev/null 2>&1")
+        driver.append(f"cd '{cwd}' && {timeout} -s KILL 10 {shell} {script} </dev/null >/dev/null 2>&1")
     driver.append("exit 0")  # a line may fail: that is its business
     (scratch / "driver.sh").write_text("\n".join(driver) + "\n")
     trace = scratch.parent / f"{scratch.name}.trace"
@@ -92,7 +94,7 @@ def run_lines(sandbox: SandboxEnvironment, lines: list[tuple[str, Path]]) -> lis
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, f"the sandbox failed: {done.stderr[-2000:]}"
-    return _split(trace.read_text(errors="replace"), lines_dir, len(lines))
+    return _split(trace.read_text(errors="replace"), lines_dir, len(lines), shell)
 
 
 def _setenv(env: dict[str, str]) -> list[str]:
@@ -102,7 +104,7 @@ def _setenv(env: dict[str, str]) -> list[str]:
     return out
 
 
-def _split(text: str, lines_dir: Path, count: int) -> list[Behaviour]:
+def _split(text: str, lines_dir: Path, count: int, shell: str) -> list[Behaviour]:
     """Assign every traced call to the line whose shell its process descends from."""
     calls = list(_calls(text))
     parent: dict[str, str] = {}
@@ -115,7 +117,7 @@ def _split(text: str, lines_dir: Path, count: int) -> list[Behaviour]:
                 parent[child] = pid
     line_of: dict[str, int] = {}
     behaviours = [Behaviour() for _ in range(count)]
-    pattern = re.compile(r'\["/bin/sh", "' + re.escape(str(lines_dir)) + r'/(\d+)\.sh"\]')
+    pattern = re.compile(r'\["' + re.escape(shell) + '", "' + re.escape(str(lines_dir)) + r'/(\d+)\.sh"\]')
     for pid, name, args in calls:
         if name == "execve":
             script = pattern.search(args)

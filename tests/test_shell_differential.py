@@ -120,6 +120,8 @@ _BODIES = [
     "EOF ",
     " EOF",
     "\tEOF",
+    "EO\\\nF",  # bash joins the two lines into the delimiter; sh does not
+    "x\\",
     "a$\\\n(hostid)",
     "`\nhostid\n`",
     "\\\\`hostid`",
@@ -257,7 +259,7 @@ _READ_PROGRAMS = set(READ_ONLY) | {"git", "sed", "awk", "find", "env"}
 def _named(line: str) -> set[str]:
     """The programs a line may start: those it names that are read-only ones, and its shell."""
     named = {label.split(" ")[0].rsplit("/", 1)[-1] for label in shell_programs(line)}
-    return (named & _READ_PROGRAMS) | {"sh", "dash"}
+    return (named & _READ_PROGRAMS) | {"sh", "dash", "bash"}
 
 
 def _misdeeds(line: str, behaviour: Behaviour) -> list[str]:
@@ -270,12 +272,13 @@ def _misdeeds(line: str, behaviour: Behaviour) -> list[str]:
 
 
 @pytest.mark.slow
-def test_every_line_judged_read_only_reads_when_run(scratch: SandboxEnvironment) -> None:
+@pytest.mark.parametrize("shell", ["/bin/sh", "/bin/bash"])  # the shell tool's, and the richer one
+def test_every_line_judged_read_only_reads_when_run(scratch: SandboxEnvironment, shell: str) -> None:
     reads = _judged_read(scratch)
     assert len(reads) >= 120, f"only {len(reads)} of {_LINES} generated lines were judged read"
     assert sum("<<" in line for line, _ in reads) >= 20  # heredocs and here-strings among them
     assert sum("git " in line for line, _ in reads) >= 15
-    behaviours = run_lines(scratch, reads)
+    behaviours = run_lines(scratch, reads, shell)
     wrong = {
         f"{line!r} in {cwd.name}": misdeeds
         for (line, cwd), behaviour in zip(reads, behaviours, strict=True)

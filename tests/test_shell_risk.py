@@ -48,6 +48,8 @@ READ = [
     ('cat <<"EOF"\n`rm -rf x`\nEOF', "read", "`cat`"),
     ("cat <<\\EOF\n`rm -rf x`\nEOF", "read", "`cat`"),
     ("cat <<-'EOF' | grep -c x\n\t`rm -rf x`\n\tEOF", "read", "`grep`"),
+    ("cat <<'EOF'\nEO\\\nF\nEOF", "read", "`cat`"),  # quoted: no line is joined
+    ("cat <<'END OF' | wc -l\nx\nEND OF", "read", "`wc`"),
     ("[[ 1 -eq 1 ]] && ls", "read", "`ls`"),
     ("echo 'a; rm -rf x'", "read", "`echo`"),
     ('echo "\\$(rm x)"', "read", "`echo`"),  # escaped: the text `$(rm x)`, not a substitution
@@ -322,7 +324,7 @@ EXPANSIONS = [
     ('grep a <<EOF\n"`touch m`"\nEOF', "execute", "an expansion inside a heredoc"),
     ("cat << EOF | grep x\n`touch m`\nEOF", "execute", "an expansion inside a heredoc"),
     ("cat <<EOF\n`\ntouch m\n`\nEOF", "execute", "an expansion inside a heredoc"),
-    ("cat <<EOF\na$\\\n(touch m)\nEOF", "execute", "an expansion inside a heredoc"),
+    ("cat <<EOF\na$\\\n(touch m)\nEOF", "execute", "ends in `\\`"),
     ("cat <<EOF\n\\\\`touch m`\nEOF", "execute", "not judged read"),
     ("cat <<EOF\n${x:=y}\nEOF", "execute", "an expansion inside a heredoc"),
     ("cat <<EOF\n$((x=1))\nEOF", "execute", "an expansion inside a heredoc"),
@@ -335,6 +337,12 @@ EXPANSIONS = [
     ("cat <<'EO'F\nEOF\ntouch m\n'EO'F", "execute", "cannot be judged"),
     ("cat <<'EOF'\nx\n EOF\ntouch m\nEOF", "execute", "cannot tell where the heredoc `'EOF'` ends"),
     ("cat <<'A' && cat <<'B'\nx\nA\ny\nB\ntouch m", "execute", "cannot be judged"),
+    (
+        "cat <<EOF\nEO\\\nF\ntouch m\nEOF",
+        "execute",
+        "a line of the heredoc `EOF` ends in `\\`",
+    ),  # bash: `EOF`
+    ("cat <<EOF\nEOF\\\n\ntouch m\nEOF", "execute", "cannot be judged"),
     # `[[ … ]]` and bash's `test` evaluate `NAME[…]` subscripts and arithmetic operands
     ("[[ 'a[$(touch m)]' -eq 1 ]] && ls", "execute", "an arithmetic test in `[[ … ]]`"),
     ("[[ x -lt 2 ]] && ls", "execute", "an arithmetic test"),

@@ -392,6 +392,11 @@ class _Walker:
         ):
             self.script.problems.append(f"cannot tell where the heredoc `{written}` ends")
             delimiter = None
+        elif delimiter == written and any(_continued(line) for line in lines.split("\n")[:-1]):
+            # bash joins a line ending in `\` to the next before it looks for the delimiter
+            # (`EO\` + `F` ends the body); sh does not: the two would end it in different places.
+            self.script.problems.append(f"a line of the heredoc `{written}` ends in `\\`")
+            delimiter = None
         # A body we could not judge is searched as if it expanded, so it never hides a command.
         quoted = delimiter is not None and delimiter != written
         self.heredocs.append((quoted, lines, body, depth))
@@ -541,6 +546,10 @@ def heredoc_delimiter(written: str) -> str | None:
         return inner if _PLAIN_DELIMITER.fullmatch(inner.replace(" ", "_")) else None
     inner = written[1:] if written.startswith("\\") else written
     return inner if _PLAIN_DELIMITER.fullmatch(inner) else None
+
+
+def _continued(line: str) -> bool:
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
 
 
 def _ended(line: str, delimiter: str, strip_tabs: bool) -> bool:
