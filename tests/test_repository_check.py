@@ -168,6 +168,18 @@ def test_a_bare_repository_as_the_directory_is_read(tmp_path: Path) -> None:
     assert assess(bare)[0] == "execute"
 
 
+def test_a_bare_repository_whose_objects_and_refs_are_files_is_still_found(tmp_path: Path) -> None:
+    bare = tmp_path / "evil"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(bare, "config", "core.fsmonitor", "touch /nonexistent/x")
+    for name in ("objects", "refs"):
+        subprocess.run(["rm", "-rf", str(bare / name)], check=True)
+        (bare / name).write_text("")
+        (bare / name).chmod(0o755)
+    assert git(bare, "rev-parse", "--git-dir").strip() == "."  # git still takes it for a repository
+    assert assess(bare)[0] == "execute"
+
+
 @pytest.mark.parametrize("version", ["2", "3", "4"])
 def test_a_submodule_of_the_index_is_read_even_without_gitmodules(tmp_path: Path, version: str) -> None:
     repo = repository(tmp_path / "repo")

@@ -297,7 +297,9 @@ def _candidates(cwd: Path) -> list[tuple[Path, Path | None]]:
 
 
 def _looks_like_git_dir(path: Path) -> bool:
-    return (path / "HEAD").exists() and ((path / "objects").is_dir() or (path / "refs").is_dir())
+    """Looser than git's own test (HEAD, and `objects` and `refs` it can enter; git takes an
+    executable file for either), so every directory git could use is looked at."""
+    return (path / "HEAD").exists() and ((path / "objects").exists() or (path / "refs").exists())
 
 
 def _gitdir_file(path: Path) -> Path | None:
@@ -417,7 +419,7 @@ def _submodules(look: _Look, common: Path, work_tree: Path | None, depth: int) -
         for directory, subdirectories, names in os.walk(modules):
             if "config" in names and look.reason is None:
                 _repository(look, Path(directory), None, depth + 1, what)
-            subdirectories.sort()
+            subdirectories[:] = sorted(set(subdirectories) - _NOT_MODULES)
             if look.reason is not None:
                 return
     if work_tree is None:
@@ -450,6 +452,7 @@ def _submodules(look: _Look, common: Path, work_tree: Path | None, depth: int) -
             return
 
 
+_NOT_MODULES = frozenset({"objects", "refs", "logs", "hooks", "info", "lfs", "worktrees"})
 _GITLINK = 0o160000
 _TYPE_MASK = 0o170000
 
