@@ -202,6 +202,49 @@ def test_submodules_under_modules_and_gitmodules_are_read(tmp_path: Path) -> Non
     assert assess(repo)[0] == "read"
     git(modules, "config", "diff.external", "touch /nonexistent/x")
     assert "diff.external" in assess(repo)[1]
+    git(modules, "config", "--unset", "diff.external")
+    _hook(modules / "hooks", "post-index-change", tmp_path / "ran")
+    assert assess(repo) == ("execute", "a submodule has a hook git may run on a read (post-index-change)")
+
+
+def _hook(directory: Path, name: str, marker: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    hook = directory / name
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+
+
+@pytest.mark.parametrize("cmd", ["diff", "status"])
+def test_a_hook_that_a_read_runs_is_execute(tmp_path: Path, cmd: str) -> None:
+    repo = repository(tmp_path / "repo")
+    marker = tmp_path / "ran"
+    (repo / "same.txt").write_text("unchanged\n")
+    git(repo, "add", "same.txt")
+    git(repo, "commit", "-q", "-m", "same")
+    _hook(repo / ".git" / "hooks", "post-index-change", marker)
+    os.utime(repo / "same.txt", (1, 1))  # a stale stat: git refreshes the index, runs the hook
+    assert runs_marker(repo, marker, (cmd,))
+    assert assess(repo, f"git {cmd}") == (
+        "execute",
+        "the repository has a hook git may run on a read (post-index-change)",
+    )
+
+
+def test_hooks_that_only_writes_run_keep_reads_read(tmp_path: Path) -> None:
+    repo = repository(tmp_path / "repo")
+    for name in ("pre-commit", "commit-msg", "post-checkout", "pre-push"):
+        _hook(repo / ".git" / "hooks", name, tmp_path / "ran")
+    (repo / ".git" / "hooks" / "post-index-change").write_text("not executable: git ignores it\n")
+    assert assess(repo)[0] == "read"
+
+
+def test_hooks_under_core_hooks_path_are_looked_at(tmp_path: Path) -> None:
+    repo = repository(tmp_path / "repo")
+    git(repo, "config", "core.hooksPath", ".husky")
+    _hook(repo / ".husky", "pre-commit", tmp_path / "ran")
+    assert assess(repo)[0] == "read"
+    _hook(repo / ".husky", "reference-transaction", tmp_path / "ran")
+    assert "(reference-transaction)" in assess(repo)[1]
 
 
 def test_a_key_not_known_to_be_harmless_is_execute(tmp_path: Path) -> None:

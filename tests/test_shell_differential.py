@@ -7,11 +7,13 @@ here-strings, substitutions, redirections, `[[ … ]]` tests, and git in every f
 `-C`, `--git-dir`, `-c`, `cd` first, `GIT_DIR=`). Each line is classified as the shell tool does
 (with the look at the session's repository) in one of two directories: a real repository with
 a hostile bare repository (`core.worktree=..`, `core.fsmonitor`) and a hostile nested repository
-inside it, or a repository whose own config has `core.fsmonitor`.
+inside it, a repository whose own config has `core.fsmonitor`, or one with only a
+`post-index-change` hook (which `git diff` runs when it refreshes the index).
 
 Every line judged `read` then runs in a bubblewrap sandbox (read-only file system but the
 scratch directory, no network, own pids) under strace (see `tests/shell_sandbox.py`): it must
-write nothing, start only the programs it names, and open no network socket. The environment
+write nothing (but git's refresh of its own index), start only the programs it names, and
+open no network socket. The environment
 is the one the shell tool's commands get for git (`GIT_OPTIONAL_LOCKS=0`, no global or system
 git config), without the config overrides that would hide a misjudged repository.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 from pathlib import Path
 
@@ -213,6 +216,8 @@ def _repository(path: Path) -> Path:
     _git(path, "commit", "-q", "-am", "second")
     (path / "b.txt").write_text("alpha\nbeta two\nchanged\n")  # a change for status and diff
     (path / "untracked.txt").write_text("new\n")
+    for name in ("notes.md", "data.json", "src/foo.py"):
+        os.utime(path / name, (1, 1))  # a stale stat: git refreshes its index (and runs hooks)
     return path
 
 
@@ -229,6 +234,10 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> SandboxEnvironment:
     _hostile(inner / ".git", marker)
     hostile = _repository(root / "hostile")
     _hostile(hostile / ".git", marker)
+    hooked = _repository(root / "hooked")  # no config at all, only a hook
+    hook = hooked / ".git" / "hooks" / "post-index-change"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\nhostid >/dev/null\n")
+    hook.chmod(0o755)
     (root / "home").mkdir()
     env = {
         "PATH": "/usr/bin:/bin",
@@ -247,7 +256,7 @@ def _judged_read(sandbox: SandboxEnvironment) -> list[tuple[str, Path]]:
     rng = random.Random(_SEED + 1)
     reads = []
     for line in generate(_LINES, marker):
-        cwd = sandbox.scratch / ("hostile" if rng.random() < 0.2 else "repo")
+        cwd = sandbox.scratch / rng.choice(["repo", "repo", "repo", "repo", "hostile", "hooked"])
         if assess_shell(line, repository_check(cwd)).risk == "read":
             reads.append((line, cwd))
     return reads
@@ -262,13 +271,24 @@ def _named(line: str) -> set[str]:
     return (named & _READ_PROGRAMS) | {"sh", "dash", "bash"}
 
 
+# `git diff` and `git status` refresh the stat cache of the index (`.git/index.lock`, renamed
+# over `.git/index`) even with GIT_OPTIONAL_LOCKS=0: git's own cache, no tracked content. That
+# is the one write a git read may do (and why a hook it runs then is a reason, see
+# repository_check).
+_INDEX_REFRESH = re.compile(
+    r'^(openat\(AT_FDCWD, "[^"]*/\.git/index\.lock", O_RDWR\|O_CREAT\|O_EXCL\|O_CLOEXEC, 0666\)'
+    r'|rename\("[^"]*/\.git/index\.lock", "[^"]*/\.git/index"\)'
+    r'|unlink\("[^"]*/\.git/index\.lock"\))'
+)
+
+
 def _misdeeds(line: str, behaviour: Behaviour) -> list[str]:
-    found = [f"started `{program}`" for program in sorted(behaviour.programs - _named(line))]
+    named = _named(line)
+    found = [f"started `{program}`" for program in sorted(behaviour.programs - named)]
     if behaviour.killed:
         found.append("still running at the time limit")
-    return (
-        found + [f"wrote: {call}" for call in behaviour.writes] + [f"network: {n}" for n in behaviour.network]
-    )
+    writes = [call for call in behaviour.writes if not ("git" in named and _INDEX_REFRESH.match(call))]
+    return found + [f"wrote: {call}" for call in writes] + [f"network: {n}" for n in behaviour.network]
 
 
 @pytest.mark.slow
@@ -301,6 +321,7 @@ def test_the_sandbox_sees_what_misjudged_lines_would_do(scratch: SandboxEnvironm
         ("echo x >> out.txt", repo, "wrote"),
         ("git status", hostile, "started `watch.sh`"),
         ("git --git-dir=evil --work-tree=. status", repo, "started `watch.sh`"),
+        ("git diff", scratch.scratch / "hooked", "started `post-index-change`"),
         ("python3 -c 'import socket; socket.socket().connect((\"127.0.0.1\", 9))'", repo, "network"),
     ]
     behaviours = run_lines(scratch, [(cmd, cwd) for cmd, cwd, _ in cases])

@@ -12,7 +12,10 @@ look the shell tool gives the classifier (`agent_tui.safety.RepositoryCheck`) be
 2. read each one's config files (`config` of the common directory, `config.worktree`, and every
    file named by `include.path` or `includeIf.*.path`, whatever the condition) with git's own
    parser, `git config --file FILE --no-includes --null --list`, run outside any repository;
-3. do the same for the submodules git looks into (`modules/` of the git directory, the paths of
+3. look at the hooks directory (`core.hooksPath` or `hooks/`): an executable hook that a read
+   can trigger (`post-index-change`: `git diff` and `git status` rewrite the index to refresh
+   its stat cache, and then run it) is a reason;
+4. do the same for the submodules git looks into (`modules/` of the git directory, the paths of
    `.gitmodules`, and every gitlink of the index).
 
 Invariants:
@@ -53,7 +56,6 @@ COMMAND_KEYS = (
     "core.askpass",
     "core.sshcommand",
     "core.gitproxy",
-    "core.hookspath",
     "core.alternaterefscommand",
     "pager.*",
     "diff.external",
@@ -130,96 +132,31 @@ HARMLESS_KEYS = (
     "extensions.objectformat",
     "extensions.refstorage",
     "extensions.preciousobjects",
-    "remote.*.url",
-    "remote.*.pushurl",
-    "remote.*.fetch",
-    "remote.*.push",
-    "remote.*.mirror",
-    "remote.*.tagopt",
-    "remote.*.prune",
-    "remote.*.prunetags",
-    "remote.*.skipdefaultupdate",
-    "remote.*.skipfetchall",
-    "remote.*.followremotehead",
-    "remote.pushdefault",
-    "branch.*.remote",
-    "branch.*.pushremote",
-    "branch.*.merge",
-    "branch.*.rebase",
-    "branch.*.description",
-    "branch.autosetupmerge",
-    "branch.autosetuprebase",
-    "branch.sort",
-    "user.name",
-    "user.email",
-    "user.signingkey",
-    "user.useconfigonly",
+    "core.hookspath",  # hooks run on commits, merges and checkouts, never on the reads
+    # Sections whose every command-running key is in COMMAND_KEYS (checked first).
+    "remote.*",
+    "branch.*",
+    "user.*",
     "author.*",
     "committer.*",
-    "submodule.*.url",
-    "submodule.*.active",
-    "submodule.*.branch",
-    "submodule.*.ignore",
-    "submodule.*.fetchrecursesubmodules",
-    "submodule.*.shallow",
-    "submodule.active",
-    "submodule.recurse",
-    "submodule.fetchjobs",
+    "submodule.*",
+    "diff.*",
+    "merge.*",
+    "log.*",
+    "pull.*",
+    "push.*",
+    "fetch.*",
+    "init.*",
+    "rebase.*",
+    "commit.*",
+    "tag.*",
     "lfs.repositoryformatversion",
     "lfs.url",
     "lfs.*.access",
     "lfs.locksverify",
-    "pull.rebase",
-    "pull.ff",
-    "push.default",
-    "push.autosetupremote",
-    "push.followtags",
-    "fetch.prune",
-    "fetch.prunetags",
-    "fetch.recursesubmodules",
-    "init.defaultbranch",
     "color.*",
     "column.*",
     "status.*",
-    "diff.renames",
-    "diff.algorithm",
-    "diff.mnemonicprefix",
-    "diff.noprefix",
-    "diff.context",
-    "diff.colormoved",
-    "diff.colormovedws",
-    "diff.statgraphwidth",
-    "diff.submodule",
-    "diff.ignoresubmodules",
-    "diff.wserrorhighlight",
-    "diff.indentheuristic",
-    "diff.interhunkcontext",
-    "diff.relative",
-    "diff.dirstat",
-    "diff.suppressblankempty",
-    "diff.renamelimit",
-    "diff.*.xfuncname",
-    "diff.*.funcname",
-    "diff.*.binary",
-    "diff.*.wordregex",
-    "log.date",
-    "log.decorate",
-    "log.abbrevcommit",
-    "log.follow",
-    "log.mailmap",
-    "log.showroot",
-    "log.graphcolors",
-    "log.excludedecoration",
-    "log.initialdecorationset",
-    "merge.conflictstyle",
-    "merge.ff",
-    "rebase.autosquash",
-    "rebase.autostash",
-    "rebase.updaterefs",
-    "commit.gpgsign",
-    "commit.verbose",
-    "tag.sort",
-    "tag.gpgsign",
     "gui.*",
     "i18n.*",
     "advice.*",
@@ -330,15 +267,77 @@ def _repository(look: _Look, git_dir: Path, work_tree: Path | None, depth: int, 
             named = Path()
         common = named if named.is_absolute() else git_dir / named
     files = [common / "config", git_dir / "config.worktree", common / "config.worktree"]
+    values: dict[str, str] = {}
     for path in dict.fromkeys(files):
         if path.exists():
-            values = _config_file(look, path, depth, what)
-            worktree = values.get("core.worktree")
-            if worktree and work_tree is None:
-                work_tree = Path(worktree) if Path(worktree).is_absolute() else git_dir / worktree
+            values.update(_config_file(look, path, depth, what))
+    worktree = values.get("core.worktree")
+    if worktree and work_tree is None:
+        work_tree = Path(worktree) if Path(worktree).is_absolute() else git_dir / worktree
     if look.reason is not None:
         return
+    hooks = values.get("core.hookspath")
+    if hooks:
+        hooks_dir = Path(os.path.expanduser(hooks))
+        hooks_dir = hooks_dir if hooks_dir.is_absolute() else (work_tree or git_dir) / hooks_dir
+    else:
+        hooks_dir = common / "hooks"
+    hook = _hook_run_by_reads(hooks_dir)
+    if hook is not None:
+        where = "the repository" if what.startswith("the repository") else "a submodule"
+        look.reason = f"{where} has a hook git may run on a read ({hook})"
+        return
     _submodules(look, common, work_tree, depth)
+
+
+# Hooks git runs only for commands that are never `read` (commits, merges, checkouts, pushes,
+# rebases, receiving); `fsmonitor-watchman` runs only when `core.fsmonitor` names it. Any other
+# executable hook (`post-index-change` runs whenever `git status` or `git diff` refreshes the
+# index, `reference-transaction` on ref updates, and names git may add) is a reason.
+_WRITE_ONLY_HOOKS = frozenset(
+    [
+        "applypatch-msg",
+        "pre-applypatch",
+        "post-applypatch",
+        "pre-commit",
+        "pre-merge-commit",
+        "prepare-commit-msg",
+        "commit-msg",
+        "post-commit",
+        "pre-rebase",
+        "post-checkout",
+        "post-merge",
+        "pre-push",
+        "pre-receive",
+        "update",
+        "proc-receive",
+        "post-receive",
+        "post-update",
+        "push-to-checkout",
+        "pre-auto-gc",
+        "post-rewrite",
+        "sendemail-validate",
+        "fsmonitor-watchman",
+        "p4-changelist",
+        "p4-prepare-changelist",
+        "p4-post-changelist",
+        "p4-pre-submit",
+    ]
+)
+
+
+def _hook_run_by_reads(hooks_dir: Path) -> str | None:
+    try:
+        names = sorted(os.listdir(hooks_dir))
+    except OSError:
+        return None  # no hooks directory: git runs no hook
+    for name in names:
+        if name.endswith(".sample") or name in _WRITE_ONLY_HOOKS:
+            continue
+        path = hooks_dir / name
+        if path.is_file() and os.access(path, os.X_OK):
+            return name
+    return None
 
 
 def _config_file(look: _Look, path: Path, depth: int, what: str) -> dict[str, str]:
@@ -360,7 +359,7 @@ def _config_file(look: _Look, path: Path, depth: int, what: str) -> dict[str, st
             included = Path(os.path.expanduser(value))
             included = included if included.is_absolute() else path.parent / included
             if included.exists():
-                _config_file(look, included, depth + 1, what)
+                values.update(_config_file(look, included, depth + 1, what))
             if look.reason is not None:
                 return values
             continue
