@@ -32,7 +32,8 @@ _GIT_ENV = {
 # (case, kind of workspace, command); `{m}` is the case's marker file. `ws` is a repository with
 # a hostile bare repository `evil` (core.worktree=.., core.fsmonitor) and a hostile nested
 # repository `hostile-inner` in it; `hostile` is a repository whose own .git/config has
-# core.fsmonitor; `textconv` selects a textconv driver from .gitattributes.
+# core.fsmonitor; `textconv` selects a textconv driver from .gitattributes; `hooked` has only
+# a post-index-change hook.
 ATTACKS = [
     ("backquote-in-heredoc", "ws", "cat <<EOF\nhi `touch {m}`\nEOF"),
     ("backquote-in-dash-heredoc", "ws", "cat <<-EOF\n\t`touch {m}`\n\tEOF"),
@@ -50,6 +51,7 @@ ATTACKS = [
     ("own-config-fsmonitor", "hostile", "git status"),
     ("own-config-diff", "hostile", "git diff"),
     ("own-config-textconv", "textconv", "git diff"),
+    ("hook-on-index-refresh", "hooked", "git diff"),
 ]
 
 
@@ -90,6 +92,12 @@ def _workspace(root: Path, kind: str, marker: Path) -> Path:
         _git(inner, "config", "core.fsmonitor", str(_program(inner / ".git" / "w.sh", marker, "exit 1")))
     elif kind == "hostile":
         _git(repo, "config", "core.fsmonitor", str(_program(repo / ".git" / "w.sh", marker, "exit 1")))
+    elif kind == "hooked":  # no config at all: a hook git runs when `git diff` refreshes the index
+        (path / "same.txt").write_text("same\n")
+        _git(path, "add", "same.txt")
+        _git(path, "commit", "-q", "-m", "same")
+        os.utime(path / "same.txt", (1, 1))
+        _program(repo / ".git" / "hooks" / "post-index-change", marker, "exit 0")
     elif kind == "textconv":
         (repo / ".gitattributes").write_text("*.txt diff=evil\n")
         _git(repo, "config", "diff.evil.textconv", str(_program(repo / ".git" / "c.sh", marker, 'cat "$1"')))
