@@ -102,6 +102,9 @@ _ARGUMENTS = {
     "cp": ["a.txt c.txt"],
     "file": ["a.txt", "-z a.txt"],
     "env": ["", "hostid"],
+    "declare": ["-i TZ='a[$(hostid)]'", "-x TZ=UTC", "-n TZ='a[`hostid`]'", "-a TZ='([$(hostid)]=1)'"],
+    "export": ["TZ=UTC", "LC_ALL='a[$(hostid)]'", "-p"],
+    "readonly": ["TZ=UTC"],
     "xargs": ["echo"],
     "git": ["status", "status --short", "log --oneline -3", "log -p -1", "diff", "diff --stat", "diff HEAD~1",
             "show --stat HEAD", "blame a.txt", "ls-files", "rev-parse HEAD", "grep -n one", "branch", "branch -a",
@@ -170,9 +173,36 @@ def _segment(rng: random.Random, marker: Path) -> str:
     return segment
 
 
+# Lines that once were, or nearly were, misjudged: always among the generated ones, so a
+# regression runs them (and is caught) whatever the seed draws.
+_KNOWN = [
+    "cat <<EOF\nhi `hostid`\nEOF",
+    "cat <<-EOF\n\t`hostid`\n\tEOF",
+    'grep a <<EOF\n"`hostid`"\nEOF',
+    "cat <<EOF | grep -c x\n`hostid`\nEOF",
+    "cat <<EOF\n`\nhostid\n`\nEOF",
+    "cat <<EOF\na$\\\n(hostid)\nEOF",
+    "cat <<EOF\nEO\\\nF\nhostid\nEOF",
+    'cat <<E"O"F\nEOF\nhostid\nE"O"F',
+    "cat <<$'EOF'\nEOF\nhostid\n$'EOF'",
+    "cat <<'A'\nx\nA\ncat <<B\n`hostid`\nB",
+    "[[ 'a[$(hostid)]' -eq 1 ]] && ls",
+    "[ -v 'a[$(hostid)]' ] && ls",
+    "declare -i LC_ALL='a[$(hostid)]'",
+    "declare -n TZ='a[$(hostid)]'; echo $TZ",
+    "git --git-dir=evil --work-tree=. diff",
+    "git --git-dir=evil --work-tree=. status",
+    "cd evil && git --work-tree=.. status",
+    "git -C hostile-inner status",
+    "cd hostile-inner && git status",
+    "git status",
+    "git diff",
+]
+
+
 def generate(count: int, marker: Path) -> list[str]:
     rng = random.Random(_SEED)
-    lines: list[str] = []
+    lines: list[str] = list(_KNOWN)
     while len(lines) < count:
         parts = [_segment(rng, marker) for _ in range(rng.choice([1, 1, 2, 3]))]
         line = parts[0]
@@ -262,7 +292,7 @@ def _judged_read(sandbox: SandboxEnvironment) -> list[tuple[str, Path]]:
     return reads
 
 
-_READ_PROGRAMS = set(READ_ONLY) | {"git", "sed", "awk", "find", "env"}
+_READ_PROGRAMS = set(READ_ONLY) | {"git", "sed", "awk", "find", "env", "declare", "export", "readonly"}
 
 
 def _named(line: str) -> set[str]:

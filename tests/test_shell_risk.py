@@ -79,6 +79,7 @@ READ = [
     ("which python3 && command -v git", "read", "`which`"),
     ("env", "read", "`env`"),
     ("export LC_ALL=C", "read", "`export`"),
+    ("declare -x TZ=UTC", "read", "`declare`"),
     # sed and awk that only print
     ("sed -n '1,10p' file", "read", "`sed`"),
     ("sed 's/old/new/g' file", "read", "`sed`"),
@@ -349,6 +350,11 @@ EXPANSIONS = [
     ("[ -v 'a[$(touch m)]' ] && ls", "execute", "a test of `NAME[…]`"),
     ("test -v 'a[`touch m`]'", "execute", "`test` may expand a `NAME[…]` subscript"),
     ("[[ -v 'a[$(touch m)]' ]] && ls", "execute", "a test of `NAME[…]`"),
+    # bash evaluates `declare -i` values as arithmetic, and `-n`/`-a` read subscripts
+    ("declare -i LC_ALL='a[$(touch m)]'", "execute", "`declare -i` changes how bash reads the values"),
+    ("typeset -n TZ=x", "execute", "`typeset -n` changes how bash reads the values"),
+    ("declare -a TZ='([$(touch m)]=1)'", "execute", "changes how bash reads the values"),
+    ("export TZ='a[$(touch m)]'", "execute", "whose subscript bash may expand"),
 ]
 
 UNPARSEABLE = [
