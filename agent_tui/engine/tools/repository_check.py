@@ -24,6 +24,7 @@ Invariants:
   that names a program gives "the repository's config can run commands (core.fsmonitor)", any
   other key not known to be harmless, a file that cannot be read, or more files than the bound
   gives a reason too, so the command is asked;
+- it never raises: a look that fails is a reason ("the repository cannot be checked (…)");
 - bounded: at most `_MAX_FILES` config files, `_MAX_DEPTH` levels of includes and submodules,
   files of at most `_MAX_BYTES`, and a time limit on each git run.
 """
@@ -202,12 +203,15 @@ def repository_check(cwd: Path) -> RepositoryCheck:
 def repository_config_risk(cwd: Path) -> str | None:
     """Why git run in `cwd` could run a program because of a repository's config, or None."""
     look = _Look()
-    environment_dir = os.environ.get("GIT_DIR")
-    candidates = [(Path(environment_dir), None)] if environment_dir else _candidates(Path(cwd))
-    for git_dir, work_tree in candidates:
-        _repository(look, git_dir, work_tree, depth=0, what="the repository's config")
-        if look.reason is not None:
-            return look.reason
+    try:
+        environment_dir = os.environ.get("GIT_DIR")
+        candidates = [(Path(environment_dir), None)] if environment_dir else _candidates(Path(cwd))
+        for git_dir, work_tree in candidates:
+            _repository(look, git_dir, work_tree, depth=0, what="the repository's config")
+            if look.reason is not None:
+                return look.reason
+    except (OSError, ValueError) as error:
+        return f"the repository cannot be checked ({error})"
     return None
 
 
@@ -241,7 +245,8 @@ def _looks_like_git_dir(path: Path) -> bool:
 
 def _gitdir_file(path: Path) -> Path | None:
     try:
-        text = path.read_text("utf-8", "replace")[:4096]
+        with path.open("rb") as file:
+            text = file.read(4096).decode("utf-8", "replace")
     except OSError:
         return None
     first = text.splitlines()[0] if text else ""
