@@ -45,6 +45,12 @@ READ = [
     ('cat <<< "hello"', "read", "`cat`"),
     ("cat <<EOF\nhello\nEOF", "read", "`cat`"),
     ("cat <<'EOF'\n$(rm -rf x) $HOME\nEOF", "read", "`cat`"),  # a quoted heredoc is data
+    ('cat <<"EOF"\n`rm -rf x`\nEOF', "read", "`cat`"),
+    ("cat <<\\EOF\n`rm -rf x`\nEOF", "read", "`cat`"),
+    ("cat <<-'EOF' | grep -c x\n\t`rm -rf x`\n\tEOF", "read", "`grep`"),
+    ("cat <<'EOF'\nEO\\\nF\nEOF", "read", "`cat`"),  # quoted: no line is joined
+    ("cat <<'END OF' | wc -l\nx\nEND OF", "read", "`wc`"),
+    ("[[ 1 -eq 1 ]] && ls", "read", "`ls`"),
     ("echo 'a; rm -rf x'", "read", "`echo`"),
     ('echo "\\$(rm x)"', "read", "`echo`"),  # escaped: the text `$(rm x)`, not a substitution
     ("echo $((1 + 2))", "read", "`echo`"),
@@ -73,6 +79,7 @@ READ = [
     ("which python3 && command -v git", "read", "`which`"),
     ("env", "read", "`env`"),
     ("export LC_ALL=C", "read", "`export`"),
+    ("declare -x TZ=UTC", "read", "`declare`"),
     # sed and awk that only print
     ("sed -n '1,10p' file", "read", "`sed`"),
     ("sed 's/old/new/g' file", "read", "`sed`"),
@@ -95,12 +102,12 @@ READ = [
     ("git diff -Oorderfile --no-ext-diff", "read", "`git diff`"),
     ("git show -p HEAD:src/app.py", "read", "`git show`"),
     ("git blame -L 10,20 file.py", "read", "`git blame`"),
-    ("git -C sub status", "read", "`git status`"),
     ("git --no-pager log --format='%h %s'", "read", "`git log`"),
     ("git branch", "read", "`git branch`"),
     ("git branch -a -v", "read", "`git branch`"),
     ("git branch --list --color=always 'feat/*'", "read", "`git branch`"),
-    ("git -C . branch --show-current", "read", "`git branch`"),
+    ("git branch --show-current", "read", "`git branch`"),
+    ("git status; cd src", "read", "`git status`"),  # git runs before the `cd`
     ("git tag --list 'v1.*'", "read", "`git tag`"),
     ("git remote -v", "read", "`git remote`"),
     ("git remote get-url origin", "read", "`git remote`"),
@@ -201,6 +208,20 @@ RUNS_ANOTHER_PROGRAM = [
     ("git log --frobnicate", "execute", "`--frobnicate` is not a known option"),
     ("git --unknown-option status", "execute", "not a known option"),
     ("git -- status", "execute", "`git --` before the command"),
+    # another repository brings its own config, which can run programs
+    ("git -C sub status", "execute", "`git -C` points git at another repository"),
+    ("git -C . branch --show-current", "execute", "`git -C` points git at another repository"),
+    ("git --git-dir=evil --work-tree=. diff", "execute", "`git --git-dir` points git at another"),
+    ("git --work-tree=.. status", "execute", "`git --work-tree` points git at another"),
+    ("git --bare log", "execute", "`git --bare` points git at another repository"),
+    ("git --git-d=evil log", "execute", "`git --git-d` points git at another"),  # a unique prefix
+    ("GIT_DIR=evil git log", "execute", "`GIT_DIR=` can change what runs"),
+    ("export GIT_DIR=evil; git status", "execute", "`GIT_DIR=` can change what runs"),
+    ("cd evil && git diff", "execute", "`git` after `cd` may use another repository"),
+    ("cd evil; git --no-pager log -1", "execute", "`git` after `cd` may use another repository"),
+    ("pushd evil && git status", "execute", "`git` after `pushd`"),
+    ("cd evil && nice git status", "execute", "runs another command"),
+    ("cd evil && ls | git status", "execute", "`git` after `cd`"),
     ("find . -exec echo {} \\;", "execute", "`find -exec` runs a command"),
     ("fd -e py -x wc -l", "execute", "`fd -x` runs a command on every match"),
     ("file -z archive.gz", "execute", "runs decompressors"),
@@ -298,6 +319,42 @@ EXPANSIONS = [
     ("find . -name *.py", "execute", "`find` gets `*.py`"),
     ("$EDITOR notes.txt", "execute", "the program `$EDITOR` is not known"),
     ("cat <<EOF\n$HOME\nEOF", "execute", "an expansion inside a heredoc"),
+    # heredoc bodies (unquoted delimiter) expand like double-quoted text, backquotes included
+    ("cat <<EOF\nhi `touch m`\nEOF", "execute", "an expansion inside a heredoc"),
+    ("cat <<-EOF\n\t`touch m`\n\tEOF", "execute", "an expansion inside a heredoc"),
+    ('grep a <<EOF\n"`touch m`"\nEOF', "execute", "an expansion inside a heredoc"),
+    ("cat << EOF | grep x\n`touch m`\nEOF", "execute", "an expansion inside a heredoc"),
+    ("cat <<EOF\n`\ntouch m\n`\nEOF", "execute", "an expansion inside a heredoc"),
+    ("cat <<EOF\na$\\\n(touch m)\nEOF", "execute", "ends in `\\`"),
+    ("cat <<EOF\n\\\\`touch m`\nEOF", "execute", "not judged read"),
+    ("cat <<EOF\n${x:=y}\nEOF", "execute", "an expansion inside a heredoc"),
+    ("cat <<EOF\n$((x=1))\nEOF", "execute", "an expansion inside a heredoc"),
+    ("cat <<EOF\n${x[$(rm m)]}\nEOF", "destructive", "`rm` deletes files"),
+    ("cat <<EOF\n`rm m`\nEOF", "destructive", "`rm` deletes files"),
+    ("cat <<EOF\nok\nEOF\ncat <<'X'\n`touch m`\nX", "execute", "an expansion inside a heredoc"),
+    # where bash ends a heredoc is where we end it, or the line is not judged
+    ('cat <<E"O"F\nEOF\ntouch m\nE"O"F', "execute", 'the heredoc delimiter `E"O"F` is not a plain'),
+    ("cat <<$'EOF'\nEOF\ntouch m\n$'EOF'", "execute", "is not a plain word"),
+    ("cat <<'EO'F\nEOF\ntouch m\n'EO'F", "execute", "cannot be judged"),
+    ("cat <<'EOF'\nx\n EOF\ntouch m\nEOF", "execute", "cannot tell where the heredoc `'EOF'` ends"),
+    ("cat <<'A' && cat <<'B'\nx\nA\ny\nB\ntouch m", "execute", "cannot be judged"),
+    (
+        "cat <<EOF\nEO\\\nF\ntouch m\nEOF",
+        "execute",
+        "a line of the heredoc `EOF` ends in `\\`",
+    ),  # bash: `EOF`
+    ("cat <<EOF\nEOF\\\n\ntouch m\nEOF", "execute", "cannot be judged"),
+    # `[[ … ]]` and bash's `test` evaluate `NAME[…]` subscripts and arithmetic operands
+    ("[[ 'a[$(touch m)]' -eq 1 ]] && ls", "execute", "an arithmetic test in `[[ … ]]`"),
+    ("[[ x -lt 2 ]] && ls", "execute", "an arithmetic test"),
+    ("[ -v 'a[$(touch m)]' ] && ls", "execute", "a test of `NAME[…]`"),
+    ("test -v 'a[`touch m`]'", "execute", "`test` may expand a `NAME[…]` subscript"),
+    ("[[ -v 'a[$(touch m)]' ]] && ls", "execute", "a test of `NAME[…]`"),
+    # bash evaluates `declare -i` values as arithmetic, and `-n`/`-a` read subscripts
+    ("declare -i LC_ALL='a[$(touch m)]'", "execute", "`declare -i` changes how bash reads the values"),
+    ("typeset -n TZ=x", "execute", "`typeset -n` changes how bash reads the values"),
+    ("declare -a TZ='([$(touch m)]=1)'", "execute", "changes how bash reads the values"),
+    ("export TZ='a[$(touch m)]'", "execute", "whose subscript bash may expand"),
 ]
 
 UNPARSEABLE = [

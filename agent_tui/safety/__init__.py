@@ -3,15 +3,18 @@
 The shell classifier parses a command line with tree-sitter-bash and calls it `read` only on
 proof (every command on the read-only allow-list, every option known to be read-only); the
 per-program rules are tables in `program_rules`, `git_rules`, `special_rules`, and the `sed` and
-`awk` checks in `sed_awk`. Nothing here imports the engine: the engine asks.
+`awk` checks in `sed_awk`. Nothing here imports the engine: the engine asks, and for git it may
+pass a `RepositoryCheck`, its look at the repository git will use (its config can run programs
+that no command line shows).
 """
 
 from agent_tui.safety.assessment import RISK_ORDER, RiskAssessment, riskiest
 from agent_tui.safety.shell_paths import shell_commands
-from agent_tui.safety.shell_risk import assess_shell, classify_shell, shell_programs
+from agent_tui.safety.shell_risk import RepositoryCheck, assess_shell, classify_shell, shell_programs
 
 __all__ = [
     "RISK_ORDER",
+    "RepositoryCheck",
     "RiskAssessment",
     "assess_shell",
     "classify_shell",

@@ -190,11 +190,15 @@ READ_ONLY: dict[str, OptionTable] = {
 }
 
 GLOBAL = OptionTable(
-    "-C= --no-pager -P --no-replace-objects --literal-pathspecs --glob-pathspecs "
-    "--noglob-pathspecs --icase-pathspecs --no-optional-locks --git-dir= --work-tree= "
-    "--namespace= --bare --version -v --help -h --html-path --man-path --info-path --no-advice",
+    "--no-pager -P --no-replace-objects --literal-pathspecs --glob-pathspecs "
+    "--noglob-pathspecs --icase-pathspecs --no-optional-locks "
+    "--namespace= --version -v --help -h --html-path --man-path --info-path --no-advice",
     {
         "-c= --config-env=": ("execute", "overrides configuration, which can name programs to run"),
+        "-C= --git-dir= --work-tree= --bare": (
+            "execute",
+            "points git at another repository, whose config can name programs to run",
+        ),
         "--exec-path=?": ("execute", "changes where git finds the programs it runs"),
         "-p --paginate": ("execute", "runs a pager program"),
     },

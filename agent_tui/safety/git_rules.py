@@ -5,8 +5,12 @@ the subcommand's own rule.
 
 Invariants:
 - `git` is `read` only for a read-only subcommand whose every option is listed in `git_options`, with no
-  global option that changes what runs (`-c`, `--config-env`, `--exec-path`, `-p`), and no
-  format that makes git run gpg (`%G…`, `--show-signature`);
+  global option that changes what runs (`-c`, `--config-env`, `--exec-path`, `-p`) or which
+  repository git uses (`-C`, `--git-dir`, `--work-tree`, `--bare`: another repository brings
+  its own config, which can name programs to run), and no format that makes git run gpg
+  (`%G…`, `--show-signature`);
+- the text alone cannot show what the repository's own config runs: the classifier's caller may
+  pass a check of the repository (`shell_risk.RepositoryCheck`), see `assess_shell`;
 - options that write (`--output`), run programs (`--ext-diff`, `--textconv`, `-O`, `--filters`)
   or open the manual in a pager (`--help`) carry their own risk;
 - `git branch NAME`, `git tag NAME`, `git config NAME VALUE` change the repository: `write`;

@@ -31,7 +31,7 @@ from agent_tui.safety.shell_words import (
     BRACE,
     Word,
     bare_word,
-    quoted_delimiter,
+    expanding_characters,
     shape,
     unescape_double_quoted,
 )
@@ -102,6 +102,7 @@ def parse_shell(text: str) -> ParsedScript:
     root = tree.root_node
     walker = _Walker(source, script)
     walker.statement(root, 0)
+    walker.finish()
     if root.has_error:
         script.problems.append(_describe_error(root, source))
     return script
@@ -174,6 +175,8 @@ class _Walker:
     def __init__(self, source: bytes, script: ParsedScript) -> None:
         self.source = source
         self.script = script
+        # (quoted delimiter, the body as bash reads it, tree-sitter's body node, depth)
+        self.heredocs: list[tuple[bool, str, Node | None, int]] = []
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -318,9 +321,16 @@ class _Walker:
 
     def leaves_literal(self, node: Node, depth: int) -> bool:
         literal = True
+        operator = next((child for child in node.children if child.type == "test_operator"), None)
+        arithmetic = operator is not None and self.text(operator) in ARITHMETIC_TESTS
         for child in node.children:
             if child.type in _WORD_TYPES:
-                literal = self.word(child, depth + 1).literal and literal
+                word = self.word(child, depth + 1)
+                literal = word.literal and literal
+                if word.literal and (arithmetic and not _INTEGER.fullmatch(word.value)):
+                    self.construct("an arithmetic test in `[[ … ]]` (its operands are evaluated)")
+                elif word.literal and subscript_with_expansion(word.value):
+                    self.construct("a test of `NAME[…]` (bash expands the subscript)")
             elif child.is_named and child.type != "test_operator":
                 literal = self.leaves_literal(child, depth + 1) and literal
         return literal
@@ -331,9 +341,6 @@ class _Walker:
         fd: str | None = None
         operator = ""
         target: Word | None = None
-        quoted = any(
-            child.type == "heredoc_start" and quoted_delimiter(self.text(child)) for child in node.children
-        )
         for child in node.children:
             kind = child.type
             if kind == "file_descriptor":
@@ -342,27 +349,94 @@ class _Walker:
                 operator = child.type
             elif kind == "heredoc_start":
                 operator = operator or "<<"
-            elif kind == "heredoc_body":
-                self.heredoc_body(child, quoted=quoted, depth=depth)
+            elif kind in ("heredoc_body", "heredoc_end", "heredoc_content"):
+                continue  # judged whole by `heredoc` below
             elif kind in _WORD_TYPES and target is None and node.type != "heredoc_redirect":
                 target = self.word(child, depth + 1)
             elif kind in _REDIRECT_TYPES:
                 self.script.commands.append(SimpleCommand((), (), (self.redirect(child, depth + 1),)))
-            elif kind not in ("heredoc_end", "heredoc_content") and child.is_named:
+            elif child.is_named:
                 self.statement(child, depth + 1)  # the rest of a heredoc's first line
-            elif not child.is_named and child.type == "&":
+            elif child.type == "&":
                 self.construct("a background job `&`")
+        if node.type == "heredoc_redirect":
+            self.heredoc(node, operator, depth)
         text = self.text(node) if node.type != "heredoc_redirect" else operator
         return Redirect(operator, fd, target, text)
 
-    def heredoc_body(self, node: Node, *, quoted: bool, depth: int) -> None:
-        if quoted:
-            return  # `<<'EOF'`: the body is data, nothing in it is expanded
-        for child in node.children:
-            if child.type in _WORD_TYPES:
-                word = self.word(child, depth + 1)
-                if not word.literal:
-                    self.construct("an expansion inside a heredoc")
+    def heredoc(self, node: Node, operator: str, depth: int) -> None:
+        """Check that bash ends the body where tree-sitter does, then search an expanding body.
+
+        bash ends a heredoc at the first line that is its delimiter after quote removal (with
+        leading tabs stripped for `<<-`). tree-sitter-bash compares the delimiter as written, so
+        `<<E"O"F` or `<<$'EOF'` would let it read lines as data that bash runs as commands: a
+        delimiter that is not a plain word, plainly quoted, is not judged, and neither is a body
+        in which bash would stop earlier than tree-sitter does.
+        """
+        start = next((child for child in node.children if child.type == "heredoc_start"), None)
+        end = next((child for child in node.children if child.type == "heredoc_end"), None)
+        body = next((child for child in node.children if child.type == "heredoc_body"), None)
+        if start is None or end is None:  # an unfinished heredoc: the parse error says so
+            if body is not None:
+                self.heredocs.append((False, self.text(body), body, depth))
+            return
+        written = self.text(start)
+        delimiter = heredoc_delimiter(written)
+        strip_tabs = operator == "<<-"
+        first = self.line_start(body.start_byte if body is not None else end.start_byte)
+        lines = self.source[first : self.line_start(end.start_byte)].decode("utf-8", "replace")
+        if delimiter is None:
+            self.script.problems.append(f"the heredoc delimiter `{written}` is not a plain word")
+        elif not _ended(self.line_at(end.start_byte), delimiter, strip_tabs) or any(
+            _ended(line, delimiter, strip_tabs) for line in lines.split("\n")[:-1]
+        ):
+            self.script.problems.append(f"cannot tell where the heredoc `{written}` ends")
+            delimiter = None
+        elif delimiter == written and any(_continued(line) for line in lines.split("\n")[:-1]):
+            # bash joins a line ending in `\` to the next before it looks for the delimiter
+            # (`EO\` + `F` ends the body); sh does not: the two would end it in different places.
+            self.script.problems.append(f"a line of the heredoc `{written}` ends in `\\`")
+            delimiter = None
+        # A body we could not judge is searched as if it expanded, so it never hides a command.
+        quoted = delimiter is not None and delimiter != written
+        self.heredocs.append((quoted, lines, body, depth))
+
+    def line_start(self, offset: int) -> int:
+        return self.source.rfind(b"\n", 0, offset) + 1
+
+    def line_at(self, offset: int) -> str:
+        start = self.line_start(offset)
+        stop = self.source.find(b"\n", offset)
+        return self.source[start : stop if stop >= 0 else len(self.source)].decode("utf-8", "replace")
+
+    def finish(self) -> None:
+        """Search the heredoc bodies once the whole line is read.
+
+        A body is data only when every heredoc of the line has a quoted delimiter: should
+        tree-sitter give a body to the wrong heredoc of a line, no unquoted body is ever taken
+        for a quoted one.
+        """
+        if all(quoted for quoted, _, _, _ in self.heredocs):
+            return
+        for _, text, body, depth in self.heredocs:
+            if expanding_characters(text):
+                self.construct("an expansion inside a heredoc")
+                for command in backquoted(text):
+                    self.nested(command, depth + 1)
+            if body is not None:
+                for child in body.children:
+                    if child.type in _WORD_TYPES:
+                        self.word(child, depth + 1)
+
+    def nested(self, text: str, depth: int) -> None:
+        """Search a piece of text bash runs as a command line (a backquoted heredoc part)."""
+        source = text.encode("utf-8", "surrogatepass") + b"\n"
+        root = _parser().parse(source).root_node
+        walker = _Walker(source, self.script)
+        walker.statement(root, depth)
+        walker.finish()
+        if root.has_error:
+            self.script.problems.append(_describe_error(root, source))
 
     # -- words ---------------------------------------------------------------------------------
 
@@ -420,7 +494,10 @@ class _Walker:
             if kind == '"':
                 continue
             if kind == "string_content":
-                parts.append(unescape_double_quoted(self.text(child)))
+                content = self.text(child)
+                parts.append(unescape_double_quoted(content))
+                if expanding_characters(content):  # tree-sitter left an expansion as text
+                    expansions.add("other")
             elif child.is_named:
                 inner = self.word(child, depth + 1)
                 parts.append(inner.value)
@@ -444,3 +521,63 @@ class _Walker:
         if BRACE.search("".join(masked)):
             expansions.add("brace")
         return Word("".join(parts), text, frozenset(expansions))
+
+
+ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def subscript_with_expansion(value: str) -> bool:
+    """`a[$(cmd)]`: bash's `test -v`, `[[ -v … ]]` and arithmetic expand such a subscript."""
+    return "[" in value and ("$" in value or "`" in value)
+
+
+_PLAIN_DELIMITER = re.compile(r"[A-Za-z0-9_.+\-]+")
+
+
+def heredoc_delimiter(written: str) -> str | None:
+    """The delimiter bash ends a heredoc at, for the plain forms only (None for any other).
+
+    `EOF`, `'EOF'`, `"EOF"` and `\\EOF` are plain; partly quoted words (`E"O"F`), `$'…'`, empty
+    and other unusual delimiters are not: tree-sitter and bash may disagree about them.
+    """
+    if len(written) >= 2 and written[0] == written[-1] and written[0] in "'\"":
+        inner = written[1:-1]  # a blank is part of a quoted delimiter: `<<'END OF'`
+        return inner if _PLAIN_DELIMITER.fullmatch(inner.replace(" ", "_")) else None
+    inner = written[1:] if written.startswith("\\") else written
+    return inner if _PLAIN_DELIMITER.fullmatch(inner) else None
+
+
+def _continued(line: str) -> bool:
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
+
+
+def _ended(line: str, delimiter: str, strip_tabs: bool) -> bool:
+    return (line.lstrip("\t") if strip_tabs else line) == delimiter
+
+
+def backquoted(text: str) -> list[str]:
+    """The command lines inside backquotes in heredoc text, with their escapes resolved."""
+    found: list[str] = []
+    index = 0
+    inside: list[str] | None = None
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            following = text[index + 1]
+            if inside is not None:
+                inside.append(following if following in "$`\\" else char + following)
+            index += 2
+            continue
+        if char == "`":
+            if inside is None:
+                inside = []
+            else:
+                found.append("".join(inside))
+                inside = None
+        elif inside is not None:
+            inside.append(char)
+        index += 1
+    if inside is not None:
+        found.append("".join(inside))  # bash reports the missing backquote; judge what is there
+    return found

@@ -15,21 +15,30 @@ Invariants:
   is not known to be harmless is at least `execute`; the commands inside are still classified,
   so none of this ever lowers a risk;
 - wrapping a command (`env`, `nice`, `timeout`, `xargs`, `sudo`, `sh -c`, `bash -lc`, `eval`,
-  `find -exec`, a subshell, a pipeline stage) never lowers its risk.
+  `find -exec`, a subshell, a pipeline stage) never lowers its risk;
+- git is `read` only in the session's own directory: after a `cd`, `pushd` or `popd` on the same
+  line it is at least `execute`, and when the caller gives a `RepositoryCheck`, a line of git
+  reads is `execute` if the repository's own config can run programs.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agent_tui.events.model import Risk
 from agent_tui.safety import git_rules, program_rules, sed_awk, special_rules, wrapper_rules
 from agent_tui.safety.assessment import Findings, RiskAssessment, worst
 from agent_tui.safety.options import scan
-from agent_tui.safety.shell_parse import Redirect, SimpleCommand, Word, parse_shell
+from agent_tui.safety.shell_parse import (
+    Redirect,
+    SimpleCommand,
+    Word,
+    parse_shell,
+    subscript_with_expansion,
+)
 
-__all__ = ["assess_shell", "classify_shell", "shell_programs"]
+__all__ = ["RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"]
 
 _MAX_DEPTH = 8
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
@@ -39,6 +48,7 @@ _NAME_EXPANSIONS = frozenset({"glob", "brace", "tilde", "arithmetic"})
 _SED = frozenset({"sed", "gsed"})
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
 _SUBCOMMAND_LABELS = frozenset(
     [
         "npm",
@@ -72,21 +82,40 @@ _SUBCOMMAND_LABELS = frozenset(
 )
 
 
-def assess_shell(cmd: str) -> RiskAssessment:
-    """The risk of a shell command line and the reason for it (see the module contract)."""
+RepositoryCheck = Callable[[], str | None]
+"""Looks at the repository git finds from the session's directory, without running git in it.
+
+Returns why that repository's own config can make git run a program ("the repository's config
+can run commands (core.fsmonitor)"), or None when its config was read and names nothing that
+runs (or there is no repository). It is called only for a line that would otherwise be `read`
+and runs a git subcommand.
+"""
+
+
+def assess_shell(cmd: str, repository: RepositoryCheck | None = None) -> RiskAssessment:
+    """The risk of a shell command line and the reason for it (see the module contract).
+
+    Args:
+        repository: the check of the session's repository; without it a git command is judged
+            by its text alone, as if the repository's config ran nothing.
+    """
     found = _line(cmd, 0)
     verdict = worst(found.assessments)
     if verdict is None:
         return RiskAssessment("execute", "empty command")
     if verdict.risk == "read":
+        if repository is not None and any(label.startswith("git ") for label in found.programs):
+            reason = repository()
+            if reason is not None:
+                return RiskAssessment("execute", reason)
         programs = ", ".join(f"`{name}`" for name in dict.fromkeys(found.programs))
         return RiskAssessment("read", f"only reads: {programs}" if programs else verdict.reason)
     return verdict
 
 
-def classify_shell(cmd: str) -> Risk:
-    """The risk of a shell command line (`assess_shell(cmd).risk`)."""
-    return assess_shell(cmd).risk
+def classify_shell(cmd: str, repository: RepositoryCheck | None = None) -> Risk:
+    """The risk of a shell command line (`assess_shell(cmd, repository).risk`)."""
+    return assess_shell(cmd, repository).risk
 
 
 def shell_programs(cmd: str) -> tuple[str, ...]:
@@ -115,8 +144,15 @@ def _line(cmd: str, depth: int) -> Findings:
         found.add("execute", f"cannot be judged: {problem}")
     for construct in dict.fromkeys(script.constructs):
         found.add("execute", f"uses {construct.what}: not judged read")
+    moved: str | None = None  # the `cd` that came before, if any
     for command in script.commands:
-        found.merge(_simple(command, depth))
+        judged = _simple(command, depth)
+        if moved is not None and any(label.startswith("git") for label in judged.programs):
+            judged.add("execute", f"`git` after `{moved}` may use another repository and its config")
+        moved = moved or next(
+            (word.value for word in command.words if word.value in _CHANGES_DIRECTORY), None
+        )
+        found.merge(judged)
     return found
 
 
@@ -208,6 +244,8 @@ def _program(name: str, args: list[Word], depth: int) -> Findings:
         return wrapper_rules.declaration(name, args)
     values = [arg.value for arg in args]
     found = Findings(programs=[name])
+    if name in ("test", "[") and any(subscript_with_expansion(value) for value in values):
+        found.add("execute", f"`{name}` may expand a `NAME[…]` subscript, which can run a command")
     entry = program_rules.READ_ONLY.get(name)
     if name == "command":
         found.add("read", "`command -v` only looks a program up")

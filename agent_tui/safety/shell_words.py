@@ -14,7 +14,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Word", "bare_word", "quoted_delimiter", "shape", "unescape_double_quoted"]
+__all__ = [
+    "Word",
+    "bare_word",
+    "expanding_characters",
+    "quoted_delimiter",
+    "shape",
+    "unescape_double_quoted",
+]
 
 # `{…,…}` or `{…..…}` with no brace inside: a brace expansion. Written so that a search takes
 # time linear in the word (the look-ahead finds the closing brace once, the lazy run stops at
@@ -48,7 +55,7 @@ def shape(source: str) -> str:
 
 def bare_word(source: str) -> Word:
     """An unquoted word: backslash escapes resolved; globs, braces, tilde and `$` noticed."""
-    if "\\" not in source and not any(char in _GLOB_CHARS or char in "{}~$(" for char in source):
+    if "\\" not in source and not any(char in _GLOB_CHARS or char in "{}~$(`" for char in source):
         return Word(source, source)
     out: list[str] = []
     expansions: set[str] = set()
@@ -65,6 +72,8 @@ def bare_word(source: str) -> Word:
             expansions.add("glob")
         elif char == "$":
             expansions.add("variable")
+        elif char == "`":
+            expansions.add("substitution")  # tree-sitter keeps some backquotes inside words
         elif char == "(":
             expansions.add("other")  # extended globs `@(…)`, `!(…)`
         elif char == "~" and index == 0:
@@ -98,3 +107,22 @@ def unescape_double_quoted(text: str) -> str:
         out.append(char)
         index += 1
     return "".join(out)
+
+
+def expanding_characters(text: str) -> bool:
+    """Whether bash would expand anything in `text` read as a heredoc body or double-quoted text.
+
+    There a backslash escapes `$`, a backquote, `\\` and a newline (which then disappears, so
+    `$\\<newline>(cmd)` is `$(cmd)`); any other `$` or backquote starts an expansion. A lone `$`
+    that bash would print as it is still counts: we leave no room for a misreading.
+    """
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char in "$`":
+            return True
+        index += 1
+    return False

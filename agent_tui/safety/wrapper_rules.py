@@ -17,13 +17,14 @@ import re
 from collections.abc import Callable, Sequence
 
 from agent_tui.safety.assessment import Findings
-from agent_tui.safety.shell_parse import Word
+from agent_tui.safety.shell_parse import Word, subscript_with_expansion
 
 __all__ = ["SHELLS", "WRAPPERS", "assignment_reason", "declaration", "env", "find", "shell", "wrapper"]
 
 ClassifyWords = Callable[[Sequence[Word], int], Findings]
 ClassifyScript = Callable[[str, int], Findings]
 
+_PLAIN_DECLARATION_FLAGS = frozenset("xrgp")
 _HARMLESS_NAME = re.compile(
     r"(LC_[A-Z_]+|LANG|LANGUAGE|TZ|TERM|COLUMNS|LINES|NO_COLOR|CLICOLOR|CLICOLOR_FORCE|FORCE_COLOR|"
     r"LS_COLORS|GREP_COLORS|TIME_STYLE|POSIXLY_CORRECT)"
@@ -209,7 +210,13 @@ def declaration(name: str, args: Sequence[Word]) -> Findings:
         if value.startswith("-") or value.startswith("+"):
             if "f" in value[1:]:
                 found.add("execute", f"`{name} {value}` deals in shell functions")
+            elif set(value[1:]) - _PLAIN_DECLARATION_FLAGS:
+                # `-i` evaluates values as arithmetic, `-n` makes names references, `-a`/`-A`
+                # read `([$(cmd)]=x)`: each can run a command hidden in a subscript
+                found.add("execute", f"`{name} {value}` changes how bash reads the values")
             continue
+        if subscript_with_expansion(value) or value.partition("=")[2].startswith("("):
+            found.add("execute", f"`{name}` gets `{value}`, whose subscript bash may expand")
         variable, equals, rest = value.partition("=")
         reason = assignment_reason(variable, Word(rest, rest, arg.expansions) if equals else None)
         if reason is not None:

@@ -6,7 +6,8 @@ Invariants:
   jobs, grandchildren) outlives the call;
 - every chunk it printed within `ctx.output_budget` has been passed to `ctx.on_output` before
   `run` returns; the result says when output was cut (`truncated=True`);
-- its risk is the shell classifier's (`agent_tui.safety.assess_shell`), never assumed;
+- its risk is the shell classifier's (`agent_tui.safety.assess_shell`), never assumed; with the
+  session's cwd, git reads are checked against the repository's own config (`repository_check`);
 - the command gets `tool_env.shell_environment`: no key, no secret-looking variable unless the
   setup includes it, git hardened; with the setup's sandbox on and bwrap working, it runs in
   the sandbox (`sandbox.py`), with the network only when its risk is `network`.
@@ -33,6 +34,7 @@ from agent_tui.engine.tools.base import (
     ToolError,
     ToolResult,
 )
+from agent_tui.engine.tools.repository_check import repository_check
 from agent_tui.engine.tools.sandbox import sandbox_status, sandboxed_argv
 from agent_tui.engine.tools.shell_setup import ShellSetup, current_shell_setup
 from agent_tui.engine.tools.tool_env import shell_environment
@@ -163,8 +165,9 @@ class ShellTool(BaseTool):
         return assess_shell(args.cmd).risk
 
     def assess(self, args: ShellArgs, cwd: Path | None) -> RiskAssessment:
-        """The classifier's risk and reason (`agent_tui.safety.assess_shell`)."""
-        return assess_shell(args.cmd)
+        """The classifier's risk and reason (`agent_tui.safety.assess_shell`); with `cwd`, a
+        line of git reads is `execute` when the repository's config can run programs."""
+        return assess_shell(args.cmd, repository_check(cwd) if cwd is not None else None)
 
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
         output = _ShellOutput(ctx.output_budget)
