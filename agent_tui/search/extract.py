@@ -1,0 +1,126 @@
+"""Which text of a log is searchable, and as what: one row per prompt, answer, call, output.
+
+A log line is read as a plain dict (no schema validation: the index must keep pace with
+`orjson.loads`); what it says becomes at most one row:
+
+| kind | from |
+|---|---|
+| `prompt` | `user.message` content |
+| `answer` | a run of consecutive `model.delta` texts (one model reply), at the run's first line |
+| `command` | `model.tool_call_requested`: the tool and its arguments (a shell command, file paths) |
+| `output` | `tool.completed` result, `tool.failed` message |
+| `agent` | `subagent.delivered`: what a sub-agent reported |
+| `summary` | `context.compacted` summary |
+| `error` | `turn.completed` message (a turn that failed) |
+
+Invariants:
+- a row names the line its text starts on (0-based, in the file) and the event's sequence and
+  turn, so a hit can be opened at that event;
+- an answer is one row however many deltas it streamed in, so a word split between two deltas
+  is found; while the log may still grow, the open answer is kept `pending`, and the caller
+  indexes it again from its first line when more lines come;
+- a line that is JSON but not an event this module understands (a wrong shape, missing fields)
+  yields nothing and is counted by the caller as corrupt; other event types yield nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Row:
+    """One searchable text of a log."""
+
+    line: int
+    sequence: int
+    turn_id: str
+    kind: str
+    text: str
+
+
+class NotAnEvent(ValueError):
+    """A JSON line without an event's shape (`type`, `sequence`, `payload`)."""
+
+
+def _args_text(tool: str, args: Any) -> str:
+    if not isinstance(args, dict):
+        return tool
+    parts = [tool]
+    for value in args.values():
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            parts.append(str(value))
+    return " ".join(parts)
+
+
+class RowBuilder:
+    """Turns one log's events, in order, into rows (`add`); `flush` ends the open answer."""
+
+    def __init__(self) -> None:
+        self.pending_line: int | None = None
+        """The first line of the open answer (None: no answer is open)."""
+        self._pending_sequence = 0
+        self._pending_turn = ""
+        self._pending_parts: list[str] = []
+
+    def add(self, line: int, event: Any) -> list[Row]:
+        """The rows that `event` (line `line`) completes. Raises NotAnEvent for a wrong shape."""
+        if not isinstance(event, dict):
+            raise NotAnEvent("not a JSON object")
+        kind = event.get("type")
+        payload = event.get("payload")
+        sequence = event.get("sequence")
+        if not isinstance(kind, str) or not isinstance(payload, dict) or not isinstance(sequence, int):
+            raise NotAnEvent("not an event (type, sequence and payload are needed)")
+        turn = event.get("turnId") or ""
+        if kind == "model.delta":
+            text = payload.get("text")
+            if isinstance(text, str):
+                if self.pending_line is None or turn != self._pending_turn:
+                    rows = self.flush()
+                    self.pending_line, self._pending_sequence, self._pending_turn = line, sequence, turn
+                    self._pending_parts.append(text)
+                    return rows
+                self._pending_parts.append(text)
+            return []
+        rows = self.flush()
+        text = None
+        if kind == "user.message":
+            row_kind, text = "prompt", payload.get("content")
+        elif kind == "model.tool_call_requested":
+            tool = payload.get("tool")
+            row_kind = "command"
+            text = _args_text(tool, payload.get("args")) if isinstance(tool, str) else None
+        elif kind == "tool.completed":
+            row_kind, text = "output", payload.get("result")
+        elif kind == "tool.failed":
+            row_kind, text = "output", payload.get("message")
+        elif kind == "subagent.delivered":
+            row_kind, text = "agent", payload.get("text")
+        elif kind == "context.compacted":
+            row_kind, text = "summary", payload.get("summary")
+        elif kind == "turn.completed":
+            row_kind, text = "error", payload.get("message")
+        else:
+            return rows
+        if isinstance(text, str) and text:
+            rows.append(Row(line, sequence, turn, row_kind, text))
+        return rows
+
+    def flush(self) -> list[Row]:
+        """The open answer as a row (if one is open), which closes it."""
+        if self.pending_line is None:
+            return []
+        row = Row(
+            self.pending_line,
+            self._pending_sequence,
+            self._pending_turn,
+            "answer",
+            "".join(self._pending_parts),
+        )
+        self.pending_line = None
+        self._pending_parts = []
+        return [row] if row.text else []

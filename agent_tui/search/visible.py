@@ -1,0 +1,27 @@
+"""Untrusted text made safe to print: control characters shown, never obeyed.
+
+A log holds what models and tools wrote; a line of it printed raw could move the cursor, retitle
+the window or hide what follows (ESC sequences, a bare carriage return, a backspace). Search
+results are such lines, so they pass through `visible` before they reach a terminal or a widget.
+
+Invariants:
+- every C0 control (U+0000–U+001F) except tab and newline, DEL (U+007F) and every C1 control
+  (U+0080–U+009F) is replaced by a visible escape (`\\x1b`, `\\r`, `\\x9b`); the result holds
+  none of them;
+- nothing else changes: printable text, tab and newline come out as they went in;
+- a backslash is left alone, so the output is for people to read, not to be decoded back.
+"""
+
+from __future__ import annotations
+
+_NAMED = {"\r": "\\r", "\b": "\\b", "\f": "\\f", "\v": "\\v", "\0": "\\0"}
+_CONTROLS = {
+    code: _NAMED.get(chr(code), f"\\x{code:02x}")
+    for code in (*range(0x00, 0x20), *range(0x7F, 0xA0))
+    if chr(code) not in "\t\n"
+}
+
+
+def visible(text: str) -> str:
+    """`text` with its control characters (but tab and newline) written as escapes."""
+    return text.translate(_CONTROLS)
