@@ -42,6 +42,9 @@ SCHEMA_VERSION = 1
 LINE_BITS = 32
 HEAD_BYTES = 4096
 """How much of a file's first line is hashed to tell a replaced file from a grown one."""
+TAIL_BYTES = 256
+"""How much before the place indexing resumes from is hashed, to tell a log rewritten in place
+(same first line, as long or longer) from one that grew."""
 READ_CHUNK = 8 << 20
 COUNT_CAP = 10_000
 """Matches are counted up to this many (a count beyond it is said as `10000+`)."""
@@ -59,6 +62,7 @@ CREATE TABLE files (
     resume_offset INTEGER NOT NULL,
     resume_line INTEGER NOT NULL,
     resume_corrupt INTEGER NOT NULL,
+    resume_tail TEXT NOT NULL,
     corrupt INTEGER NOT NULL,
     first_corrupt INTEGER,
     session_id TEXT,
@@ -158,6 +162,7 @@ class _Known:
     resume_offset: int
     resume_line: int
     resume_corrupt: int
+    resume_tail: str
     corrupt: int
     first_corrupt: int | None
     session_id: str | None
@@ -172,6 +177,12 @@ def _head_hash(handle: BinaryIO, size: int) -> str:
     if newline >= 0:
         first = first[: newline + 1]
     return hashlib.sha256(first).hexdigest()[:32]
+
+
+def _tail_hash(handle: BinaryIO, offset: int) -> str:
+    start = max(0, offset - TAIL_BYTES)
+    handle.seek(start)
+    return hashlib.sha256(handle.read(offset - start)).hexdigest()[:32]
 
 
 class SearchIndex:
@@ -317,7 +328,7 @@ class SearchIndex:
     def _load(self, key: str) -> _Known | None:
         row = self._db.execute(
             "SELECT id, size, mtime_ns, inode, head, offset, lines, resume_offset, resume_line,"
-            " resume_corrupt, corrupt, first_corrupt, session_id, agent_name, title"
+            " resume_corrupt, resume_tail, corrupt, first_corrupt, session_id, agent_name, title"
             " FROM files WHERE path = ?",
             (key,),
         ).fetchone()
@@ -342,7 +353,7 @@ class SearchIndex:
             db.execute("BEGIN IMMEDIATE")
             try:
                 known = self._load(key)  # again, inside the transaction: another process may have run
-                start = self._start(known, fresh, head, path, report)
+                start = self._start(handle, known, fresh, head, path, report)
                 read = self._index_from(handle, path, key, known, start, fresh, head, report)
                 db.execute("COMMIT")
             except BaseException:
@@ -351,12 +362,23 @@ class SearchIndex:
         return read
 
     def _start(
-        self, known: _Known | None, fresh: os.stat_result, head: str, path: Path, report: SyncReport
+        self,
+        handle: BinaryIO,
+        known: _Known | None,
+        fresh: os.stat_result,
+        head: str,
+        path: Path,
+        report: SyncReport,
     ) -> tuple[int, int, int]:
         """Where to read from: (byte offset, line, corrupt lines before it)."""
         if known is None:
             return 0, 0, 0
-        replaced = known.inode != fresh.st_ino or known.head != head or fresh.st_size < known.offset
+        replaced = (
+            known.inode != fresh.st_ino
+            or known.head != head
+            or fresh.st_size < known.offset
+            or _tail_hash(handle, known.resume_offset) != known.resume_tail
+        )
         if replaced:
             report.reindexed.append(path)
             return 0, 0, 0
@@ -378,7 +400,7 @@ class SearchIndex:
         if known is None:
             cursor = db.execute(
                 "INSERT INTO files (path, size, mtime_ns, inode, head, offset, lines, resume_offset,"
-                " resume_line, resume_corrupt, corrupt) VALUES (?, 0, 0, 0, '', 0, 0, 0, 0, 0, 0)",
+                " resume_line, resume_corrupt, resume_tail, corrupt) VALUES (?, 0, 0, 0, '', 0, 0, 0, 0, 0, '', 0)",
                 (key,),
             )
             file_id = int(cursor.lastrowid or 0)
@@ -440,7 +462,8 @@ class SearchIndex:
         report.indexed += 1
         db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, inode = ?, head = ?, offset = ?, lines = ?,"
-            " resume_offset = ?, resume_line = ?, resume_corrupt = ?, corrupt = ?, first_corrupt = ?,"
+            " resume_offset = ?, resume_line = ?, resume_corrupt = ?, resume_tail = ?, corrupt = ?,"
+            " first_corrupt = ?,"
             " session_id = ?, agent_name = ?, title = ? WHERE id = ?",
             (
                 fresh.st_size,
@@ -452,6 +475,7 @@ class SearchIndex:
                 pending_offset,
                 pending_line,
                 pending_corrupt,
+                _tail_hash(handle, pending_offset),
                 corrupt,
                 first_corrupt,
                 session_id if isinstance(session_id, str) else path.stem,
