@@ -9,6 +9,7 @@ lower case: what FTS5's `unicode61` does to ASCII), never with the index's code.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import sqlite3
@@ -20,10 +21,34 @@ import pytest
 
 from agent_tui.search import QueryError, SearchIndex, excerpt, parse_query, visible
 
-VOCABULARY = (
-    "deploy deployment staging stage src foo bar py import imports README test tests fix fixes "
-    "Fixed café parser parse ParseError main branch merge 2026 v1 x"
-).split()
+VOCABULARY = [
+    "deploy",
+    "deployment",
+    "staging",
+    "stage",
+    "src",
+    "foo",
+    "bar",
+    "py",
+    "import",
+    "imports",
+    "README",
+    "test",
+    "tests",
+    "fix",
+    "fixes",
+    "Fixed",
+    "café",
+    "parser",
+    "parse",
+    "ParseError",
+    "main",
+    "branch",
+    "merge",
+    "2026",
+    "v1",
+    "x",
+]
 SEPARATORS = (" ", " ", " ", ".", "/", "_", "-", "\n", ", ", ": ")
 
 
@@ -53,7 +78,7 @@ def _split(rng: random.Random, text: str) -> list[str]:
         else []
     )
     bounds = [0, *cuts, len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def event(
@@ -376,7 +401,7 @@ class TestKeptCurrent:
             assert indexed(index, query) == brute_force(expected_said, terms), query
 
     def test_a_log_that_is_gone_leaves_the_index(self, tmp_path: Path, index: SearchIndex) -> None:
-        files, said = write_histories(tmp_path, 4, sessions=3)
+        files, _said = write_histories(tmp_path, 4, sessions=3)
         index.sync(files)
         files[0].unlink()
         report = index.sync(files[1:])
@@ -468,7 +493,7 @@ class TestExcerpts:
     def test_control_characters_are_made_visible(self) -> None:
         hostile = "ok \x1b]0;owned\x07 \x1b[2J\r\x08\x9b31m\x7f tab\tand\nnewline"
         shown = visible(hostile)
-        assert not any(ord(ch) < 0x20 and ch not in "\t\n" or 0x7F <= ord(ch) < 0xA0 for ch in shown)
+        assert not any((ord(ch) < 0x20 and ch not in "\t\n") or 0x7F <= ord(ch) < 0xA0 for ch in shown)
         assert "\\x1b]0;owned\\x07" in shown and "\\r" in shown and "\\x9b" in shown and "\\x7f" in shown
         assert "\t" in shown and "\n" in shown
         query = parse_query("owned")
