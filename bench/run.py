@@ -20,6 +20,7 @@ from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
 from bench_providers import bench_providers
 from bench_replay import bench_replay
+from bench_search import bench_search
 from bench_shell_risk import bench_shell_risk
 
 
@@ -29,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=1_000, help="turns per engine benchmark run (best of 3)")
     parser.add_argument("--import-mb", type=float, default=100, help="size of the generated Claude Code log")
     parser.add_argument("--commands", type=int, default=10_000, help="command lines, shell risk benchmark")
+    parser.add_argument(
+        "--sessions", type=int, default=3_000, help="generated logs of 500 events, search benchmark"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
         rows = bench_log(args.events, Path(tmp))
@@ -50,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     rows.extend(bench_providers())
     rows.extend(bench_shell_risk(args.commands))
+    with tempfile.TemporaryDirectory(prefix="agent-tui-bench-search-") as tmp:
+        rows += bench_search(args.sessions, Path(tmp))
     rows.extend(dashboard_rows())  # always 100,000 events: the caches need that many to settle
     rows.extend(live_dashboard_rows())  # 100 agents streaming as fast as the engine goes
     print(format_table(rows))

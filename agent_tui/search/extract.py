@@ -25,19 +25,22 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+Row = tuple[int, int, str, str, str]
+"""One searchable text of a log: (rowid, sequence, turn id, kind, text); the rowid is the
+builder's `base` plus the line the text starts on."""
 
-@dataclass(frozen=True)
-class Row:
-    """One searchable text of a log."""
-
-    line: int
-    sequence: int
-    turn_id: str
-    kind: str
-    text: str
+_TEXT_OF: dict[str, tuple[str, str]] = {
+    "user.message": ("prompt", "content"),
+    "tool.completed": ("output", "result"),
+    "tool.failed": ("output", "message"),
+    "subagent.delivered": ("agent", "text"),
+    "context.compacted": ("summary", "summary"),
+    "turn.completed": ("error", "message"),
+}
+"""The event types whose payload holds one searchable text: (row kind, payload field)."""
+_NOTHING: list[Row] = []
 
 
 class NotAnEvent(ValueError):
@@ -57,9 +60,14 @@ def _args_text(tool: str, args: Any) -> str:
 
 
 class RowBuilder:
-    """Turns one log's events, in order, into rows (`add`); `flush` ends the open answer."""
+    """Turns one log's events, in order, into rows (`add`); `flush` ends the open answer.
 
-    def __init__(self) -> None:
+    Args:
+        base: added to a row's line to make its rowid.
+    """
+
+    def __init__(self, base: int = 0) -> None:
+        self.base = base
         self.pending_line: int | None = None
         """The first line of the open answer (None: no answer is open)."""
         self._pending_sequence = 0
@@ -67,15 +75,20 @@ class RowBuilder:
         self._pending_parts: list[str] = []
 
     def add(self, line: int, event: Any) -> list[Row]:
-        """The rows that `event` (line `line`) completes. Raises NotAnEvent for a wrong shape."""
-        if not isinstance(event, dict):
-            raise NotAnEvent("not a JSON object")
-        kind = event.get("type")
-        payload = event.get("payload")
-        sequence = event.get("sequence")
-        if not isinstance(kind, str) or not isinstance(payload, dict) or not isinstance(sequence, int):
+        """The rows that `event` (line `line`) completes (do not keep the list: it may be shared).
+
+        Raises:
+            NotAnEvent: the line is not an event's shape.
+        """
+        try:
+            kind = event["type"]
+            payload = event["payload"]
+            sequence = event["sequence"]
+            turn = event.get("turnId") or ""
+        except (TypeError, KeyError, IndexError, AttributeError):
+            raise NotAnEvent("not an event (type, sequence and payload are needed)") from None
+        if not isinstance(payload, dict) or not isinstance(sequence, int):
             raise NotAnEvent("not an event (type, sequence and payload are needed)")
-        turn = event.get("turnId") or ""
         if kind == "model.delta":
             text = payload.get("text")
             if isinstance(text, str):
@@ -85,42 +98,27 @@ class RowBuilder:
                     self._pending_parts.append(text)
                     return rows
                 self._pending_parts.append(text)
-            return []
-        rows = self.flush()
-        text = None
-        if kind == "user.message":
-            row_kind, text = "prompt", payload.get("content")
+            return _NOTHING
+        rows = self.flush() if self.pending_line is not None else []
+        field = _TEXT_OF.get(kind)
+        if field is not None:
+            row_kind, text = field[0], payload.get(field[1])
         elif kind == "model.tool_call_requested":
             tool = payload.get("tool")
             row_kind = "command"
             text = _args_text(tool, payload.get("args")) if isinstance(tool, str) else None
-        elif kind == "tool.completed":
-            row_kind, text = "output", payload.get("result")
-        elif kind == "tool.failed":
-            row_kind, text = "output", payload.get("message")
-        elif kind == "subagent.delivered":
-            row_kind, text = "agent", payload.get("text")
-        elif kind == "context.compacted":
-            row_kind, text = "summary", payload.get("summary")
-        elif kind == "turn.completed":
-            row_kind, text = "error", payload.get("message")
         else:
             return rows
         if isinstance(text, str) and text:
-            rows.append(Row(line, sequence, turn, row_kind, text))
+            rows.append((self.base + line, sequence, turn, row_kind, text))
         return rows
 
     def flush(self) -> list[Row]:
         """The open answer as a row (if one is open), which closes it."""
         if self.pending_line is None:
             return []
-        row = Row(
-            self.pending_line,
-            self._pending_sequence,
-            self._pending_turn,
-            "answer",
-            "".join(self._pending_parts),
-        )
+        text = "".join(self._pending_parts)
+        row = (self.base + self.pending_line, self._pending_sequence, self._pending_turn, "answer", text)
         self.pending_line = None
         self._pending_parts = []
-        return [row] if row.text else []
+        return [row] if text else []

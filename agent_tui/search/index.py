@@ -17,8 +17,9 @@ Invariants:
 - a line that is not JSON or not an event is skipped and counted (`FileStatus.corrupt`, the
   first one's line number); a torn last line (no newline yet) waits for its newline. Nothing
   in a log makes `sync` raise; an unreadable file is reported in `SyncReport.unreadable`;
-- each file is brought up to date in one `BEGIN IMMEDIATE` transaction that reads its record
-  again first, so two processes syncing one index never index a line twice;
+- files are brought up to date in `BEGIN IMMEDIATE` transactions (a batch of files each, one
+  savepoint per file) in which each file's record is read again first, so two processes syncing
+  one index never index a line twice;
 - an index of another schema version, or a file SQLite cannot read as a database, is deleted
   and built again from the logs (`SearchIndex.open`).
 """
@@ -46,6 +47,9 @@ TAIL_BYTES = 256
 """How much before the place indexing resumes from is hashed, to tell a log rewritten in place
 (same first line, as long or longer) from one that grew."""
 READ_CHUNK = 8 << 20
+BATCH_BYTES = 16 << 20
+"""Logs are indexed in transactions of about this many bytes read: FTS5 writes a segment per
+transaction, so many small ones (one per log) would cost more merging than the inserts."""
 COUNT_CAP = 10_000
 """Matches are counted up to this many (a count beyond it is said as `10000+`)."""
 
@@ -71,6 +75,7 @@ CREATE TABLE files (
 );
 CREATE VIRTUAL TABLE hits USING fts5(
     text, kind UNINDEXED, turn UNINDEXED, sequence UNINDEXED,
+    columnsize = 0,
     tokenize = 'unicode61 remove_diacritics 2'
 );
 """
@@ -177,6 +182,16 @@ def _head_hash(handle: BinaryIO, size: int) -> str:
     if newline >= 0:
         first = first[: newline + 1]
     return hashlib.sha256(first).hexdigest()[:32]
+
+
+def _unchanged(known: _Known, status: os.stat_result) -> bool:
+    """Whether a log is as it was indexed (then it is not even opened)."""
+    return (
+        known.inode == status.st_ino
+        and known.size == status.st_size
+        and known.mtime_ns == status.st_mtime_ns
+        and known.offset == status.st_size
+    )
 
 
 def _tail_hash(handle: BinaryIO, offset: int) -> str:
@@ -291,16 +306,39 @@ class SearchIndex:
         total = sum(
             max(0, status.st_size - self._resume_of(known.get(str(path.absolute())))) for path, status in plan
         )
-        done = 0
-        for number, (path, status) in enumerate(plan):
-            if stop is not None and stop():
-                break
-            try:
-                done += self._sync_file(path, status, report)
-            except OSError as error:
-                report.unreadable.append((path, error.strerror or str(error)))
-            if progress is not None:
-                progress(Progress(min(done, total), total, number + 1, len(plan)))
+        done = batch = 0
+        db = self._db
+        in_transaction = False
+        try:
+            for number, (path, status) in enumerate(plan):
+                if stop is not None and stop():
+                    break
+                known_now = self._load(str(path.absolute()))
+                if known_now is None or not _unchanged(known_now, status):
+                    if not in_transaction:
+                        db.execute("BEGIN IMMEDIATE")
+                        in_transaction = True
+                    db.execute("SAVEPOINT one_log")
+                    try:
+                        read = self._sync_file(path, report)
+                    except OSError as error:
+                        db.execute("ROLLBACK TO one_log")
+                        report.unreadable.append((path, error.strerror or str(error)))
+                        read = 0
+                    db.execute("RELEASE one_log")
+                    done += read
+                    batch += read
+                    if batch >= BATCH_BYTES:
+                        db.execute("COMMIT")
+                        in_transaction, batch = False, 0
+                if progress is not None:
+                    progress(Progress(min(done, total), total, number + 1, len(plan)))
+        except BaseException:
+            if in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        if in_transaction:
+            db.execute("COMMIT")
         report.corrupt = [status for status in self.files() if status.corrupt]
         return report
 
@@ -334,32 +372,17 @@ class SearchIndex:
         ).fetchone()
         return _Known(*row) if row is not None else None
 
-    def _sync_file(self, path: Path, status: os.stat_result, report: SyncReport) -> int:
-        """Index what is new in one log; the number of bytes read."""
+    def _sync_file(self, path: Path, report: SyncReport) -> int:
+        """Index what is new in one log (inside the caller's transaction); the bytes read."""
         key = str(path.absolute())
-        db = self._db
         with open(path, "rb") as handle:
             fresh = os.fstat(handle.fileno())
-            known = self._load(key)
-            if (
-                known is not None
-                and known.inode == fresh.st_ino
-                and known.size == fresh.st_size
-                and known.mtime_ns == fresh.st_mtime_ns
-                and known.offset == fresh.st_size
-            ):
-                return 0  # unchanged (the usual case): no read, no transaction
+            known = self._load(key)  # again, inside the transaction: another process may have run
+            if known is not None and _unchanged(known, fresh):
+                return 0
             head = _head_hash(handle, fresh.st_size)
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                known = self._load(key)  # again, inside the transaction: another process may have run
-                start = self._start(handle, known, fresh, head, path, report)
-                read = self._index_from(handle, path, key, known, start, fresh, head, report)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        return read
+            start = self._start(handle, known, fresh, head, path, report)
+            return self._index_from(handle, path, key, known, start, fresh, head, report)
 
     def _start(
         self,
@@ -412,7 +435,7 @@ class SearchIndex:
             first_corrupt = known.first_corrupt if offset else None
         base = file_id << LINE_BITS
         db.execute("DELETE FROM hits WHERE rowid >= ? AND rowid < ?", (base + line, base + (1 << LINE_BITS)))
-        builder = RowBuilder()
+        builder = RowBuilder(base)
         pending_offset = offset
         pending_corrupt = corrupt
         rows: list[Row] = []
@@ -448,7 +471,7 @@ class SearchIndex:
                 offset += len(raw) + 1
                 line += 1
             if len(rows) >= 20_000:
-                self._insert(base, rows)
+                self._insert(rows)
                 report.rows += len(rows)
                 rows = []
         if builder.pending_line is None:
@@ -456,7 +479,7 @@ class SearchIndex:
         else:
             pending_line = builder.pending_line
         rows.extend(builder.flush())
-        self._insert(base, rows)
+        self._insert(rows)
         report.rows += len(rows)
         report.bytes += read
         report.indexed += 1
@@ -486,11 +509,10 @@ class SearchIndex:
         )
         return read
 
-    def _insert(self, base: int, rows: list[Row]) -> None:
+    def _insert(self, rows: list[Row]) -> None:
         if rows:
             self._db.executemany(
-                "INSERT INTO hits (rowid, text, kind, turn, sequence) VALUES (?, ?, ?, ?, ?)",
-                [(base + row.line, row.text, row.kind, row.turn_id, row.sequence) for row in rows],
+                "INSERT INTO hits (rowid, sequence, turn, kind, text) VALUES (?, ?, ?, ?, ?)", rows
             )
 
     def files(self) -> list[FileStatus]:
