@@ -25,7 +25,10 @@ The groups:
   which returns a `RunResult`;
 - changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
-  `WorktreeError`).
+  `WorktreeError`);
+- search across sessions: the word index of a directory of logs (`SearchIndex` at
+  `index_path(DIR)`, its `Progress`, `SearchResults` of `Hit`s, `QueryError`, `SearchError`),
+  the line of a hit to show (`excerpt`) and control characters made harmless (`visible`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,17 @@ from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.runner import RunResult, ScenarioRun
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
+from agent_tui.search import (
+    Hit,
+    Progress,
+    QueryError,
+    SearchError,
+    SearchIndex,
+    SearchResults,
+    excerpt,
+    index_path,
+    visible,
+)
 from agent_tui.turns import Attached, NoActiveTurn
 
 __all__ = [
@@ -57,20 +71,29 @@ __all__ = [
     "ChangePreview",
     "DiffLine",
     "ExternalAgents",
+    "Hit",
     "ModelChoice",
     "NoActiveTurn",
     "PermissionAnswer",
     "PermissionRequest",
+    "Progress",
     "Prompter",
+    "QueryError",
     "RunResult",
     "ScenarioRun",
+    "SearchError",
+    "SearchIndex",
+    "SearchResults",
     "SendRefused",
     "Sent",
     "Workbench",
     "WorktreeError",
     "demo_scenario_path",
+    "excerpt",
+    "index_path",
     "load_scenario",
     "preview_change",
     "repo_root",
     "uncommitted_changes",
+    "visible",
 ]

@@ -27,7 +27,13 @@ TUI_ROOT = PACKAGE_ROOT / "tui"
 PUBLIC_SURFACE = ("agent_tui.ports", "agent_tui.reducer", "agent_tui.replay", "agent_tui.events")
 """The modules of agent-tui (outside `tui/` itself) that the dashboard may import from."""
 
-PORT_HOMES = ("agent_tui.engine", "agent_tui.runtime", "agent_tui.turns", "agent_tui.demo")
+PORT_HOMES = (
+    "agent_tui.engine",
+    "agent_tui.runtime",
+    "agent_tui.turns",
+    "agent_tui.demo",
+    "agent_tui.search",
+)
 """Where the names `agent_tui.ports` re-exports are defined."""
 
 

