@@ -10,6 +10,7 @@ lower case: what FTS5's `unicode61` does to ASCII), never with the index's code.
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import re
 import sqlite3
@@ -441,6 +442,48 @@ class TestKeptCurrent:
         report = index.sync([*files, missing])
         assert [path for path, _ in report.unreadable] == [missing]
         assert report.indexed == 2
+
+
+class TestHostileLogs:
+    def test_values_sqlite_cannot_hold_are_corrupt_lines_not_a_crash(
+        self, tmp_path: Path, index: SearchIndex
+    ) -> None:
+        log = tmp_path / "sess_h.jsonl"
+        bad = [
+            {"type": "user.message", "sequence": 2, "turnId": {"a": 1}, "payload": {"content": "dict turn"}},
+            {"type": "user.message", "sequence": 2**64 - 1, "payload": {"content": "huge sequence"}},
+            {"type": "user.message", "sequence": -1, "payload": {"content": "negative"}},
+            {"type": "user.message", "sequence": 3.5, "payload": {"content": "float"}},
+            {"type": "user.message", "sequence": 3, "payload": {"content": ["not", "text"]}},
+            {"type": ["x"], "sequence": 3, "payload": {}},
+        ]
+        log.write_bytes(
+            event("sess_h", 1, "session.created", {"cwd": "/w", "client": "t"}, None)
+            + b"".join(orjson.dumps(line) + b"\n" for line in bad)
+            + b'{"type": "user.message", "sequence": 1180591620717411303424, "payload": {"content": "big"}}\n'
+            + b"[" * 5000
+            + b"\n"  # nested deeper than the parser goes
+            + event("sess_h", 9, "user.message", {"content": "still here"})
+        )
+        report = index.sync([log])
+        assert report.corrupt[0].corrupt == 7  # all but the content that is no text (ignored)
+        assert indexed(index, "still") == {("sess_h", 9, "prompt")}
+        for word in ("dict", "huge", "negative", "float", "big", "text"):
+            assert indexed(index, word) == set(), word
+
+    def test_a_fifo_or_a_device_named_like_a_log_is_not_read(
+        self, tmp_path: Path, index: SearchIndex
+    ) -> None:
+        files, _ = write_histories(tmp_path, 12, sessions=1)
+        fifo = tmp_path / "sess_fifo.jsonl"
+        os.mkfifo(fifo)
+        device = tmp_path / "sess_zero.jsonl"
+        device.symlink_to("/dev/zero")
+        report = index.sync([*files, fifo, device])  # would block or never end if opened
+        assert sorted(report.unreadable) == sorted(
+            [(fifo, "not a regular file"), (device, "not a regular file")]
+        )
+        assert report.indexed == 1
 
 
 class TestTheIndexFile:

@@ -19,8 +19,10 @@ Invariants:
 - an answer is one row however many deltas it streamed in, so a word split between two deltas
   is found; while the log may still grow, the open answer is kept `pending`, and the caller
   indexes it again from its first line when more lines come;
-- a line that is JSON but not an event this module understands (a wrong shape, missing fields)
-  yields nothing and is counted by the caller as corrupt; other event types yield nothing.
+- a line that is JSON but not an event's shape (not an object; no `type`, `payload` object or
+  integer `sequence`; a `turnId` that is not a string) raises `NotAnEvent`, which the caller
+  counts as corrupt; an event type that holds no searchable text yields nothing;
+- every value in a row is a `str` or an `int` that fits SQLite, whatever the line held.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _TEXT_OF: dict[str, tuple[str, str]] = {
 }
 """The event types whose payload holds one searchable text: (row kind, payload field)."""
 _NOTHING: list[Row] = []
+MAX_SEQUENCE = 1 << 62
+"""A sequence beyond this is no event's (and would not fit SQLite's integers)."""
 
 
 class NotAnEvent(ValueError):
@@ -87,7 +91,12 @@ class RowBuilder:
             turn = event.get("turnId") or ""
         except (TypeError, KeyError, IndexError, AttributeError):
             raise NotAnEvent("not an event (type, sequence and payload are needed)") from None
-        if not isinstance(payload, dict) or not isinstance(sequence, int):
+        if (
+            not isinstance(payload, dict)
+            or not isinstance(sequence, int)
+            or not 0 <= sequence < MAX_SEQUENCE
+            or not isinstance(turn, str)
+        ):
             raise NotAnEvent("not an event (type, sequence and payload are needed)")
         if kind == "model.delta":
             text = payload.get("text")

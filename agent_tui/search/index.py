@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -299,6 +300,8 @@ class SearchIndex:
         for key, path in wanted.items():
             try:
                 status = os.stat(path)
+                if not stat.S_ISREG(status.st_mode):  # a FIFO or a device would block or never end
+                    raise OSError(0, "not a regular file")
             except OSError as error:
                 report.unreadable.append((path, error.strerror or str(error)))
                 if key in known:
@@ -378,7 +381,11 @@ class SearchIndex:
     def _sync_file(self, path: Path, report: SyncReport) -> int:
         """Index what is new in one log (inside the caller's transaction); the bytes read."""
         key = str(path.absolute())
-        with open(path, "rb") as handle:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO put in its place must not block
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.close(descriptor)
+            raise OSError(0, "not a regular file")
+        with open(descriptor, "rb") as handle:
             fresh = os.fstat(handle.fileno())
             known = self._load(key)  # again, inside the transaction: another process may have run
             if known is not None and _unchanged(known, fresh):
