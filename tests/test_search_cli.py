@@ -77,6 +77,14 @@ def test_prefixes_phrases_and_every_kind_of_text(tmp_path: Path, sessions: Path)
     assert {"prompt", "command", "output", "answer"} <= kinds
 
 
+def test_the_shared_options_go_before_the_command_too(tmp_path: Path, sessions: Path) -> None:
+    env = clean_env(XDG_DATA_HOME=str(tmp_path / "data"))
+    before = agent_tui("--sessions-dir", str(sessions), "search", "rename", env=env)
+    after = agent_tui("search", "rename", "--sessions-dir", str(sessions), env=env)
+    assert before.returncode == after.returncode == 0
+    assert before.stdout == after.stdout and "Rename src/foo.py" in before.stdout
+
+
 def test_no_matches_is_exit_1_with_a_sentence(tmp_path: Path, sessions: Path) -> None:
     result = search(tmp_path, "zebracorn", "--sessions-dir", str(sessions))
     assert (result.returncode, result.stdout, result.stderr) == (1, "No matches for 'zebracorn'.\n", "")

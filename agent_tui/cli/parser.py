@@ -250,7 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
         "words",
         nargs="+",
         metavar="TEXT",
-        help='words (all must occur), prefix* and "a phrase"; words, not arbitrary substrings',
+        help='words (all must occur), prefix* and "a phrase": whole words, not arbitrary substrings '
+        "(see README, 'Searching across sessions')",
     )
     search.add_argument(
         "--sessions-dir",
