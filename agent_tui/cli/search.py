@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agent_tui.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
+
+if TYPE_CHECKING:
+    from agent_tui.search import Progress, SearchResults
 
 MARK_ON = "\x1b[1;4m"
 MARK_OFF = "\x1b[22;24m"
@@ -85,10 +89,8 @@ def cmd_search(
     return EXIT_OK if results.hits else EXIT_FAILED
 
 
-def _progress_printer(err: TextIO):  # type: ignore[no-untyped-def]
+def _progress_printer(err: TextIO) -> Callable[[Progress], None] | None:
     """Progress on a terminal's stderr, for a sync that takes a while (nothing when piped)."""
-    from agent_tui.search import Progress
-
     if not err.isatty():
         return None
     started = time.monotonic()
@@ -108,10 +110,9 @@ def _progress_printer(err: TextIO):  # type: ignore[no-untyped-def]
     return progress
 
 
-def _print_results(results: object, out: TextIO, marks: bool) -> None:
-    from agent_tui.search import SearchResults, excerpt, visible
+def _print_results(results: SearchResults, out: TextIO, marks: bool) -> None:
+    from agent_tui.search import excerpt, visible
 
-    assert isinstance(results, SearchResults)
     hits = results.hits
     if not hits:
         out.write(f"No matches for {visible(results.query.text)!r}.\n")
