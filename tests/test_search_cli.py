@@ -104,6 +104,15 @@ def test_a_bad_query_is_one_line_not_a_traceback(
     assert (result.returncode, result.stdout, result.stderr) == (2, "", message)
 
 
+def test_a_limit_below_one_is_a_usage_error(tmp_path: Path, sessions: Path) -> None:
+    result = search(tmp_path, "foo", "--limit", "0", "--sessions-dir", str(sessions))
+    assert (result.returncode, result.stderr) == (2, "agent-tui: search: --limit 0: give at least 1\n")
+    result = search(tmp_path, "foo*", "--limit", "2", "--sessions-dir", str(sessions))
+    assert result.returncode == 0
+    assert len([line for line in result.stdout.splitlines() if line.startswith("    ")]) == 2
+    assert "(the first 2 shown)" in result.stdout
+
+
 def test_fts_operators_typed_are_words_not_syntax(tmp_path: Path, sessions: Path) -> None:
     for query in ("NEAR(foo bar)", "foo OR bar", "kind:prompt", "foo AND", "-foo", "^foo", "foo*bar"):
         result = search(tmp_path, "--sessions-dir", str(sessions), "--", query)

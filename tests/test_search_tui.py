@@ -19,6 +19,7 @@ import orjson
 import pytest
 from support_tui import Scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
 from support_workbench import type_text, wait_for
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
@@ -173,3 +174,21 @@ async def test_a_log_growing_while_the_screen_is_open_is_found(tmp_path: Path) -
         text = "".join(str(options.get_option_at_index(i).prompt) for i in range(options.option_count))
         assert "\x1b" not in text and "\x07" not in text
         assert "\\x1b]0;owned\\x07" in text
+
+
+@pytest.mark.anyio
+async def test_keys_typed_in_one_burst_after_F_are_typed_in_the_search_box(tmp_path: Path) -> None:
+    app = search_app(tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        for key, character in [
+            ("F", "F"),
+            *((c, c) for c in "quick"),
+            ("space", " "),
+            *((c, c) for c in "fix"),
+        ]:
+            app.post_message(events.Key(key, character))  # `q` would quit, `x` stop, were they commands
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen), "the search screen")
+        box = app.screen.query_one("#search-input", Input)
+        await wait_for(pilot, lambda: box.value == "quick fix", "the typed words")
+        assert app.is_running

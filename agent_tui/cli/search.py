@@ -43,6 +43,8 @@ def cmd_search(
     from agent_tui.runtime.session_dirs import default_sessions_dir
     from agent_tui.search import QueryError, SearchError, SearchIndex, index_path, parse_query
 
+    if limit < 1:
+        return fail(f"search: --limit {limit}: give at least 1", EXIT_USAGE)
     try:
         query = parse_query(" ".join(words))
     except QueryError as error:
