@@ -120,6 +120,15 @@ def test_fts_operators_typed_are_words_not_syntax(tmp_path: Path, sessions: Path
         assert "Traceback" not in result.stderr and "sqlite" not in result.stderr.lower(), query
 
 
+def test_an_index_that_cannot_be_made_is_one_line(tmp_path: Path, sessions: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("in the way")
+    env = clean_env(XDG_DATA_HOME=str(blocker / "data"))
+    result = agent_tui("search", "foo", "--sessions-dir", str(sessions), env=env)
+    assert result.returncode == 1
+    assert result.stderr == f"agent-tui: {blocker / 'data' / 'agent-tui' / 'search'}: Not a directory\n"
+
+
 def test_a_directory_that_is_not_there(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     result = search(tmp_path, "foo", "--sessions-dir", str(missing))

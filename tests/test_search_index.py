@@ -543,3 +543,42 @@ class TestExcerpts:
         parts = excerpt(hostile, query).visible_parts()
         assert all("\x1b" not in text for text, _ in parts)
         assert [text for text, mark in parts if mark] == ["owned"]
+
+
+def test_two_threads_syncing_at_once_index_each_line_once(tmp_path: Path) -> None:
+    import threading
+
+    files, said = write_histories(tmp_path, 21, sessions=12)
+    path = tmp_path / "search.sqlite3"
+    SearchIndex.open(path).close()
+    start = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with SearchIndex.open(path) as index:
+                start.wait()
+                index.sync(files)
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    with SearchIndex.open(path) as index:
+        hits = index.search("x", limit=10**6).hits
+        keys = [(hit.session_id, hit.sequence, hit.kind) for hit in hits]
+        assert len(keys) == len(set(keys))
+        assert set(keys) == brute_force(said, [Wanted(("x",), False)])
+
+
+def test_an_index_that_cannot_be_written_is_a_search_error(tmp_path: Path) -> None:
+    from agent_tui.search import SearchError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("in the way")
+    with pytest.raises(SearchError, match="a-file"):
+        SearchIndex.open(blocker / "search.sqlite3")

@@ -38,7 +38,7 @@ from typing import BinaryIO
 import orjson
 
 from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
-from agent_tui.search.query import Query, QueryError, parse_query
+from agent_tui.search.query import Query, parse_query
 
 SCHEMA_VERSION = 2
 LINE_BITS = 32
@@ -289,7 +289,22 @@ class SearchIndex:
     ) -> SyncReport:
         """Bring the index up to date with `files` (every log of the directory: one not listed
         leaves the index). `progress` is called now and then; `stop` returning True ends the
-        sync early (what was indexed stays)."""
+        sync early (what was indexed stays).
+
+        Raises:
+            SearchError: the index cannot be written (a full disk, a lock held for too long).
+        """
+        try:
+            return self._sync(files, progress, stop)
+        except sqlite3.Error as error:
+            raise SearchError(f"{self.path}: {error}") from None
+
+    def _sync(
+        self,
+        files: Sequence[Path],
+        progress: Callable[[Progress], None] | None,
+        stop: Callable[[], bool] | None,
+    ) -> SyncReport:
         report = SyncReport(files=len(files))
         wanted = {str(path.absolute()): path for path in files}
         known = self._known_paths()
@@ -540,21 +555,24 @@ class SearchIndex:
 
         Raises:
             QueryError: the query cannot be read.
+            SearchError: the index cannot be read.
         """
         parsed = parse_query(query) if isinstance(query, str) else query
-        expression = parsed.fts_expression()
         try:
-            found = self._db.execute(
-                "SELECT rowid, kind, turn, sequence, text FROM hits WHERE hits MATCH ?"
-                " ORDER BY rowid DESC LIMIT ?",
-                (expression, limit),
-            ).fetchall()
-            counted = self._db.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIMIT ?)",
-                (expression, COUNT_CAP + 1),
-            ).fetchone()[0]
-        except sqlite3.OperationalError as error:  # our own expressions are quoted: not expected
-            raise QueryError(f"{parsed.text!r} cannot be searched ({error})") from None
+            return self._search(parsed, limit)
+        except sqlite3.Error as error:  # our own expressions are quoted: the index's trouble, not the query's
+            raise SearchError(f"{self.path}: {error}") from None
+
+    def _search(self, parsed: Query, limit: int) -> SearchResults:
+        expression = parsed.fts_expression()
+        found = self._db.execute(
+            "SELECT rowid, kind, turn, sequence, text FROM hits WHERE hits MATCH ? ORDER BY rowid DESC LIMIT ?",
+            (expression, limit),
+        ).fetchall()
+        counted = self._db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIMIT ?)",
+            (expression, COUNT_CAP + 1),
+        ).fetchone()[0]
         files: dict[int, tuple[str, str | None, str | None, str | None]] = {}
         by_file: dict[int, list[Hit]] = {}
         for rowid, kind, turn, sequence, text in found:

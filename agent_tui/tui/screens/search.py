@@ -150,10 +150,13 @@ class SearchScreen(Screen[None]):
             return
         with index:
             while not self._stopping.is_set():
-                report = index.sync(self._logs(), progress=self._progressed, stop=self._stopping.is_set)
-                self.post_message(
-                    SearchSynced(report.rows, report.files, sum(s.corrupt for s in report.corrupt))
-                )
+                try:
+                    report = index.sync(self._logs(), progress=self._progressed, stop=self._stopping.is_set)
+                except SearchError as error:  # said, and tried again at the next look
+                    self.post_message(SearchSynced(0, 0, 0, problem=str(error)))
+                else:
+                    corrupt = sum(status.corrupt for status in report.corrupt)
+                    self.post_message(SearchSynced(report.rows, report.files, corrupt))
                 self._stopping.wait(POLL_SECONDS)
 
     def _progressed(self, progress: Progress) -> None:
