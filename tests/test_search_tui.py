@@ -26,6 +26,7 @@ from textual.widgets import Input, OptionList
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.screens.search import SearchScreen
 from agent_tui.tui.screens.search_replay import SearchReplayScreen
+from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 COMPLETE_LOGS = Path(__file__).parent / "sample-logs" / "complete"
 
@@ -130,6 +131,11 @@ async def test_type_see_results_and_open_the_scrubber_at_that_event(tmp_path: Pa
         assert event is not None
         assert (event.session_id, event.sequence) == (hit.session_id, hit.sequence)
         assert replay.session_tree.selected_id == hit.session_id
+        # Its notices show in its own summary bar (the dashboard's is under it).
+        await pilot.press("g", *"999999", "enter")
+        await wait_for(
+            pilot, lambda: "no sequence 999999" in replay.query_one("#summary", SummaryBar).notice, "a notice"
+        )
         await pilot.press("escape")
         assert app.screen is screen
         await pilot.press("escape", "escape")  # the results, the box, then the dashboard
