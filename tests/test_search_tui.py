@@ -198,3 +198,13 @@ async def test_keys_typed_in_one_burst_after_F_are_typed_in_the_search_box(tmp_p
         box = app.screen.query_one("#search-input", Input)
         await wait_for(pilot, lambda: box.value == "quick fix", "the typed words")
         assert app.is_running
+
+
+@pytest.mark.anyio
+async def test_without_a_directory_of_logs_F_says_so() -> None:
+    app = AgentTuiApp(events=[], live=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("F")
+        await pilot.pause()
+        assert app.screen is app.dashboard
+        assert app.notices[-1].message == "These sessions have no directory of logs to search."
