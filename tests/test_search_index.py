@@ -582,3 +582,23 @@ def test_an_index_that_cannot_be_written_is_a_search_error(tmp_path: Path) -> No
     blocker.write_text("in the way")
     with pytest.raises(SearchError, match="a-file"):
         SearchIndex.open(blocker / "search.sqlite3")
+
+
+def test_progress_counts_up_to_every_byte_and_log(tmp_path: Path) -> None:
+    from agent_tui.search import Progress
+
+    files, _ = write_histories(tmp_path, 30, sessions=9)
+    seen: list[Progress] = []
+    with SearchIndex.open(tmp_path / "search.sqlite3") as index:
+        index.sync(files, progress=seen.append)
+        assert [p.done_files for p in seen] == list(range(1, 10))
+        assert all(p.total_files == 9 for p in seen)
+        done = [p.done_bytes for p in seen]
+        assert done == sorted(done) and done[-1] == seen[-1].total_bytes == sum(
+            f.stat().st_size for f in files
+        )
+        stopped: list[Progress] = []
+        with files[0].open("ab") as handle:
+            handle.write(event("sess_x", 99, "user.message", {"content": "more"}))
+        index.sync(files, progress=stopped.append, stop=lambda: bool(stopped))
+        assert len(stopped) == 1  # the stop was heard before the second log

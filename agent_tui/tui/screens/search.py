@@ -16,6 +16,7 @@ Every text from a log passes through `visible`, so a log cannot send the termina
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,8 @@ POLL_SECONDS = 2.0
 TYPING_PAUSE = 0.15
 """How long after the last key a query is asked."""
 LIMIT = 200
+PROGRESS_SECONDS = 0.1
+"""The progress bar is moved at most this often."""
 MUTED = "$text-muted"
 MARKED = "bold reverse $text-accent"
 KIND_STYLE = {"prompt": "bold $text-primary", "answer": "$text-success", "error": "$text-error"}
@@ -112,6 +115,7 @@ class SearchScreen(Screen[None]):
         self._query_index: SearchIndex | None = None
         self._typing: Timer | None = None
         self._logs_note = ""
+        self._progress_shown = 0.0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search-pane"):
@@ -160,7 +164,11 @@ class SearchScreen(Screen[None]):
                 self._stopping.wait(POLL_SECONDS)
 
     def _progressed(self, progress: Progress) -> None:
-        self.post_message(SearchProgressed(progress))
+        # Called once per log: thousands of logs make thousands of calls; the bar needs a few.
+        now = time.monotonic()
+        if now - self._progress_shown >= PROGRESS_SECONDS or progress.done_files == progress.total_files:
+            self._progress_shown = now
+            self.post_message(SearchProgressed(progress))
 
     @on(SearchProgressed)
     def _show_progress(self, message: SearchProgressed) -> None:
