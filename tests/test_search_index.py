@@ -527,6 +527,11 @@ class TestExcerpts:
         marked = [text for text, mark in shown.visible_parts() if mark]
         assert marked == ["deploying", "foo.py"]
 
+    def test_a_phrase_over_a_line_break_marks_its_words(self) -> None:
+        shown = excerpt("nothing here\nrun the foo\nbar next", parse_query('"foo bar"'))
+        assert shown.line == 1
+        assert [text for text, mark in shown.visible_parts() if mark] == ["foo"]
+
     def test_a_long_line_is_clipped_around_the_match(self) -> None:
         query = parse_query("needle")
         shown = excerpt("a " * 500 + "needle" + " b" * 500, query, width=60)

@@ -6,6 +6,8 @@ matching words marked. Marking uses the same words as the index (`words`), so wh
 what matched.
 
 Invariants:
+- the line shown is the first where a term matches whole; failing that (a phrase over a line
+  break), the first holding one of the terms' words, those words marked;
 - `Excerpt.text` is one line (no newline) of the hit's text, at most about `width` characters;
   `marks` are (start, end) places in `Excerpt.text`, in order, not overlapping;
 - the text is returned raw: the caller passes it through `visible` before it reaches a screen
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_tui.search.query import Query
+from agent_tui.search.query import Query, Term
 from agent_tui.search.visible import visible
 from agent_tui.search.words import words
 
@@ -71,14 +73,28 @@ def _marks(line: str, query: Query) -> list[tuple[int, int]]:
     return marks
 
 
+def _word_by_word(query: Query) -> Query:
+    """`query` with each phrase taken apart into its words (the last keeps its prefix)."""
+    terms = tuple(
+        Term((word,), prefix=term.prefix and place == len(term.words) - 1)
+        for term in query.terms
+        for place, word in enumerate(term.words)
+    )
+    return Query(query.text, terms)
+
+
 def excerpt(text: str, query: Query, width: int = WIDTH) -> Excerpt:
     """The line of `text` to show for `query` (the first with a match, else the first line)."""
     lines = text.split("\n")
     chosen, marks = 0, []
-    for number, line in enumerate(lines):
-        found = _marks(line, query)
-        if found:
-            chosen, marks = number, found
+    # A phrase the index matched may run over a line break: then mark its words one by one.
+    for terms in (query, _word_by_word(query)):
+        for number, line in enumerate(lines):
+            found = _marks(line, terms)
+            if found:
+                chosen, marks = number, found
+                break
+        if marks:
             break
     line = lines[chosen]
     if len(line) <= width:
