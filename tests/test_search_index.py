@@ -544,6 +544,9 @@ class TestExcerpts:
         assert not any((ord(ch) < 0x20 and ch not in "\t\n") or 0x7F <= ord(ch) < 0xA0 for ch in shown)
         assert "\\x1b]0;owned\\x07" in shown and "\\r" in shown and "\\x9b" in shown and "\\x7f" in shown
         assert "\t" in shown and "\n" in shown
+        spoof = "rm -rf \u202e/ fdsa\u202c ok \u2066x\u2069 \u200f"
+        assert visible(spoof) == "rm -rf \\u202e/ fdsa\\u202c ok \\u2066x\\u2069 \\u200f"
+        assert visible("naïve café 日本語 🙂‍↕️") == "naïve café 日本語 🙂‍↕️"  # text stays text
         query = parse_query("owned")
         parts = excerpt(hostile, query).visible_parts()
         assert all("\x1b" not in text for text, _ in parts)

@@ -127,7 +127,9 @@ class SearchScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#search-pane").border_title = f"Search sessions · {self.sessions_dir.name}"
+        # Content, not a str: a directory's name is not markup.
+        title = Content(f"Search sessions · {visible(self.sessions_dir.name)}")
+        self.query_one("#search-pane").border_title = title
         focus_now(self.query_one("#search-input", Input))
         self._keep_current()
 
