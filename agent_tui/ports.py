@@ -31,7 +31,10 @@ The groups:
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
   `WorktreeError`);
 - exports: a session tree written as a document (`write_export`, `ExportFailed`) into the user's
-  exports directory (`exports_dir`).
+  exports directory (`exports_dir`);
+- search across sessions: the word index of a directory of logs (`SearchIndex` at
+  `index_path(DIR)`, its `Progress`, `SearchResults` of `Hit`s, `QueryError`, `SearchError`),
+  the line of a hit to show (`excerpt`).
 """
 
 from __future__ import annotations
@@ -61,6 +64,16 @@ from agent_tui.runtime.session_dirs import exports_dir
 from agent_tui.runtime.stop_signals import exit_status, listen_for_leave_signals
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
+from agent_tui.search import (
+    Hit,
+    Progress,
+    QueryError,
+    SearchError,
+    SearchIndex,
+    SearchResults,
+    excerpt,
+    index_path,
+)
 from agent_tui.turns import Attached, NoActiveTurn
 
 __all__ = [
@@ -74,23 +87,31 @@ __all__ = [
     "DiffLine",
     "ExportFailed",
     "ExternalAgents",
+    "Hit",
     "ModelChoice",
     "NoActiveTurn",
     "PermissionAnswer",
     "PermissionRequest",
     "PermissionRule",
     "PermissionRulesError",
+    "Progress",
     "ProjectRulesState",
     "Prompter",
+    "QueryError",
     "RunResult",
     "ScenarioRun",
+    "SearchError",
+    "SearchIndex",
+    "SearchResults",
     "SendRefused",
     "Sent",
     "Workbench",
     "WorktreeError",
     "demo_scenario_path",
+    "excerpt",
     "exit_status",
     "exports_dir",
+    "index_path",
     "listen_for_leave_signals",
     "load_scenario",
     "preview_change",

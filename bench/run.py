@@ -22,6 +22,7 @@ from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
 from bench_providers import bench_providers
 from bench_replay import bench_replay
+from bench_search import bench_search
 from bench_shell_risk import bench_shell_risk
 
 
@@ -32,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--import-mb", type=float, default=100, help="size of the generated Claude Code log")
     parser.add_argument("--commands", type=int, default=10_000, help="command lines, shell risk benchmark")
     parser.add_argument("--grep-mb", type=float, default=10, help="size of the file the grep tool searches")
+    parser.add_argument(
+        "--sessions", type=int, default=3_000, help="generated logs of 500 events, search benchmark"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
         rows = bench_log(args.events, Path(tmp))
@@ -55,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(bench_shell_risk(args.commands))
     rows.extend(bench_export())  # a 10,000-event session
     rows.extend(bench_grep(args.grep_mb))
+    with tempfile.TemporaryDirectory(prefix="agent-tui-bench-search-") as tmp:
+        rows += bench_search(args.sessions, Path(tmp))
     rows.extend(dashboard_rows())  # always 100,000 events: the caches need that many to settle
     rows.extend(live_dashboard_rows())  # 100 agents streaming as fast as the engine goes
     print(format_table(rows))

@@ -32,6 +32,7 @@ FLOORS: dict[str, int] = {
     "replay": 2,
     "export": 2,
     "providers": 3,
+    "search": 3,  # reads logs (store, replay's sources); the dashboard reaches it through ports
     "runtime": 4,
     "acp": 5,
     "ports": 6,  # what the dashboard may use of the engine and the runtime

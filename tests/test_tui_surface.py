@@ -33,6 +33,7 @@ PORT_HOMES = (
     "agent_tui.turns",
     "agent_tui.demo",
     "agent_tui.export",
+    "agent_tui.search",
 )
 """Where the names `agent_tui.ports` re-exports are defined."""
 

@@ -5,7 +5,8 @@ Heavy imports (Textual, pydantic models, the engine) happen inside the subcomman
 status; a Python traceback is never what a user sees for bad input.
 
 The package: `parser` (the arguments), `commands` (the headless commands), `dashboard` (the
-dashboard command), `status` (exit statuses and how failures are said); `main` dispatches.
+dashboard command), `search` (the search command), `status` (exit statuses and how failures are
+said); `main` dispatches.
 """
 
 from __future__ import annotations
@@ -115,6 +116,12 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
         if args.command == "sessions":
             return cmd_sessions(args.list_sessions_dir, args.list_cwd)
+        if args.command == "search":
+            from agent_tui.cli.search import cmd_search
+
+            return cmd_search(
+                args.words, args.search_sessions_dir, args.search_cwd, limit=args.limit, color=args.color
+            )
         return cmd_dashboard(args)
     except KeyboardInterrupt:
         return fail("interrupted", 130)

@@ -32,7 +32,10 @@ class SubcommandParser(argparse.ArgumentParser):
 
 SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
     # top-level dest: (the option, {command: the dest that command keeps it in}); None is the dashboard.
-    "cwd": ("--cwd", {None: "cwd", "run": "cwd", "sessions": "list_cwd", "export": "export_cwd"}),
+    "cwd": (
+        "--cwd",
+        {None: "cwd", "run": "cwd", "sessions": "list_cwd", "export": "export_cwd", "search": "search_cwd"},
+    ),
     "sessions_dir": (
         "--sessions-dir",
         {
@@ -42,6 +45,7 @@ SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
             "acp": "acp_sessions_dir",
             "sessions": "list_sessions_dir",
             "export": "export_sessions_dir",
+            "search": "search_sessions_dir",
         },
     ),
     "prompt": ("--prompt", {None: "prompt", "run": "prompt"}),
@@ -285,6 +289,40 @@ def build_parser() -> argparse.ArgumentParser:
         dest="export_cwd",
         metavar="DIR",
         help="the project (default: .)",
+    )
+
+    search = command("search", "find sessions by what was said in them: prompts, answers, commands, output")
+    search.add_argument(
+        "words",
+        nargs="+",
+        metavar="TEXT",
+        help='words (all must occur), prefix* and "a phrase": whole words, not arbitrary substrings '
+        "(see README, 'Searching across sessions')",
+    )
+    search.add_argument(
+        "--sessions-dir",
+        type=Path,
+        default=argparse.SUPPRESS,
+        dest="search_sessions_dir",
+        metavar="DIR",
+        help="a directory of logs: ours, Claude Code's or Codex's (default: the project's)",
+    )
+    search.add_argument(
+        "--cwd",
+        type=Path,
+        default=argparse.SUPPRESS,
+        dest="search_cwd",
+        metavar="DIR",
+        help="the project (default: .)",
+    )
+    search.add_argument(
+        "--limit", type=int, default=100, metavar="N", help="show at most N hits (default: 100)"
+    )
+    search.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="mark the matching words (default: on a terminal)",
     )
     return parser
 

@@ -79,6 +79,8 @@ class AgentTuiApp(AgentTuiBase):
             newest event's time).
         group_by_day: list root sessions newest first under a line per day (default: for a
             project run).
+        search_dir: the logs `F` searches when there is no live run (a live run's are its own);
+            `search_index` the index file (default: its usual place in the data directory).
     """
 
     def __init__(
@@ -99,8 +101,11 @@ class AgentTuiApp(AgentTuiBase):
         warning: str | None = None,
         clock: Callable[[], int] | None = None,
         group_by_day: bool | None = None,
+        search_dir: Path | None = None,
+        search_index: Path | None = None,
     ) -> None:
         super().__init__(theme=theme)
+        self.search_dir, self.search_index = search_dir, search_index
         self.live: LiveRun | None = None
         self._events = list(events or ())
         self._project_run = False

@@ -2,8 +2,9 @@
 
 Both apps load the one stylesheet, pick a theme (`$AGENT_TUI_THEME`, else tokyo-night; an
 unknown name falls back with a warning rather than failing), open the help on `?`/F1, and list
-their screens in the command palette. Notifications go to the summary bar of the bottom screen,
-never as toasts over the panels or a dialog; the app keeps the latest `MAX_NOTICES` of them.
+their screens in the command palette. Notifications go to the summary bar of the top-most screen
+that has one (the dashboard's, or a scrubber's opened over it), never as toasts over the panels or
+a dialog; the app keeps the latest `MAX_NOTICES` of them.
 `A` opens the next waiting request from anywhere: it closes the help or an approval on top
 first, and refuses (with a notice) to throw away any other dialog.
 
@@ -146,19 +147,26 @@ class AgentTuiBase(App[int]):
     ) -> None:
         """Show a notification in the summary bar (never as a toast over the panels)."""
         self.notices.append(Notice(message, title, severity))
-        try:
-            bar = self.screen_stack[0].query_one("#summary", SummaryBar)
-        except (IndexError, NoMatches):
-            return
-        bar.show_notice(message, title=title, severity=severity, timeout=timeout or 5)
+        bar = self._summary_bar()
+        if bar is not None:
+            bar.show_notice(message, title=title, severity=severity, timeout=timeout or 5)
 
     def clear_notifications(self) -> None:
         """Clear the notice in the summary bar too."""
         super().clear_notifications()
-        try:
-            self.screen_stack[0].query_one("#summary", SummaryBar).clear_notice()
-        except (IndexError, NoMatches):
-            pass
+        bar = self._summary_bar()
+        if bar is not None:
+            bar.clear_notice()
+
+    def _summary_bar(self) -> SummaryBar | None:
+        """The summary bar of the top-most screen that has one: the dashboard's, or that of a
+        scrubber opened over it (from a search result); a dialog has none."""
+        for screen in reversed(self.screen_stack):
+            try:
+                return screen.query_one("#summary", SummaryBar)
+            except NoMatches:
+                continue
+        return None
 
     # -- the next request, from anywhere -------------------------------------------------------
     def action_next_approval(self) -> None:

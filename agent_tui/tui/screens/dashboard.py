@@ -39,6 +39,7 @@ from agent_tui.tui.screens.close_session import CloseSessionScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.screens.project_rules import ProjectRulesScreen
+from agent_tui.tui.screens.search import SearchScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
 from agent_tui.tui.text_entry import focus_now
 from agent_tui.tui.widgets.composer import Composer
@@ -64,6 +65,7 @@ class DashboardScreen(SessionsScreen):
         Binding("X", "stop_all", "Stop all", show=False),
         Binding("delete", "close_selected", "Close", show=False),
         Binding("R", "project_rules", "Project rules", show=False),
+        Binding("F", "search", "Search", show=False, priority=True),  # opens a text box: TEXT_BOX_OPENERS
     ]
 
     def __init__(
@@ -356,11 +358,22 @@ class DashboardScreen(SessionsScreen):
         return found
 
     # -- palette -------------------------------------------------------------------------------
+    def action_search(self) -> None:
+        """`F`: search what was said in every session of the sessions directory."""
+        directory = self.live.sessions_dir if self.live is not None else getattr(self.app, "search_dir", None)
+        if directory is None:
+            self.notify("These sessions have no directory of logs to search.", timeout=4)
+            return
+        self.app.push_screen(SearchScreen(directory, getattr(self.app, "search_index", None)))
+
     def palette_commands(self) -> list[PaletteCommand]:
         commands = super().palette_commands()
+        commands.insert(
+            1, PaletteCommand("Search sessions…", "Find what was said in any session (F)", self.action_search)
+        )
         if self.live is None:
             return commands
-        commands[1:1] = [
+        commands[2:2] = [
             PaletteCommand("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
             PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all),
         ]

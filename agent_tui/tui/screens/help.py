@@ -46,6 +46,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("X", "stop every session (asks first)"),
             ("delete", "close the selected session (asks; its worktree too)"),
             ("R", "review the rules file the project ships (ignored until accepted)"),
+            ("F", "search what was said in any session; enter opens that event"),
         ],
     ),
     (

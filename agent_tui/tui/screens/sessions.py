@@ -47,8 +47,8 @@ from agent_tui.tui.widgets.session_tree import SessionTree
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 STATE_FILTER_LABEL = {"needs-me": "needs me", "running": "running", "failed": "failed"}
-TEXT_BOX_OPENERS = {"compose", "filter", "prompt", "new_agent"}
-"""Actions of printable keys (`i`, `/`, `g`, `n`) that open a text box. Their bindings are
+TEXT_BOX_OPENERS = {"compose", "filter", "prompt", "new_agent", "search"}
+"""Actions of printable keys (`i`, `/`, `g`, `n`, `F`) that open a text box. Their bindings are
 priority ones, run as the app reads the key, so the keys after them in one burst already find the
 box focused and are typed there, not run as commands; in a text box they are not commands at all."""
 COMPACT_FOOTER_BELOW = 100

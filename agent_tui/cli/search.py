@@ -1,0 +1,144 @@
+"""`agent-tui search TEXT [--cwd DIR | --sessions-dir DIR]`: find sessions by what was said.
+
+The logs of the directory (a project's, by default the current directory's; or any directory of
+logs, Claude Code's and Codex's included, converted as `replay` converts them) are brought into
+the search index first (only what they gained since the last search is read), then the query is
+answered from it: hits grouped by session and turn, newest session first, each with the event's
+sequence (for `g` in the scrubber) and the line that matched.
+
+Exit statuses: 0 when something matched, 1 when nothing did (or the index cannot be used), 2 for
+a query that cannot be read or a directory that is not there. Every line printed from a log goes
+through `visible` first, so a log cannot send the terminal escape sequences.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from agent_tui.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
+
+if TYPE_CHECKING:
+    from agent_tui.search import Progress, SearchResults
+
+MARK_ON = "\x1b[1;4m"
+MARK_OFF = "\x1b[22;24m"
+SHOWN_CORRUPT = 5
+"""At most this many logs with corrupt lines are named; the rest are counted."""
+PROGRESS_SECONDS = 0.5
+
+
+def cmd_search(
+    words: list[str],
+    sessions_dir: Path | None,
+    cwd: Path | None,
+    *,
+    limit: int,
+    color: str,
+) -> int:
+    from agent_tui.replay.sources import ReplaySourceError, open_replay
+    from agent_tui.runtime.session_dirs import default_sessions_dir
+    from agent_tui.search import QueryError, SearchError, SearchIndex, index_path, parse_query
+
+    if limit < 1:
+        return fail(f"search: --limit {limit}: give at least 1", EXIT_USAGE)
+    try:
+        query = parse_query(" ".join(words))
+    except QueryError as error:
+        return fail(f"search: {error}", EXIT_USAGE)
+    if sessions_dir is None:
+        project = (cwd or Path.cwd()).expanduser().resolve()
+        if not project.is_dir():
+            return fail(f"{project}: no such directory", EXIT_USAGE)
+        directory = default_sessions_dir(project)
+        if not directory.is_dir():
+            return fail(f"{project}: no sessions yet (looked in {directory})", EXIT_FAILED)
+    else:
+        directory = sessions_dir.expanduser()
+        if not directory.is_dir():
+            return fail(f"{directory}: no such directory", EXIT_USAGE)
+    try:
+        inputs = open_replay(directory)
+    except ReplaySourceError as error:
+        return fail(str(error), EXIT_FAILED)
+    for warning in inputs.warnings:
+        print(f"agent-tui: {warning}", file=sys.stderr)
+    with inputs:
+        try:
+            with SearchIndex.open(index_path(directory)) as index:
+                report = index.sync(inputs.files, progress=_progress_printer(sys.stderr))
+                results = index.search(query, limit=limit)
+        except SearchError as error:
+            return fail(str(error), EXIT_FAILED)
+    for path, reason in report.unreadable:
+        print(f"agent-tui: {path}: {reason} (not searched)", file=sys.stderr)
+    for status in report.corrupt[:SHOWN_CORRUPT]:
+        lines = "line" if status.corrupt == 1 else "lines"
+        print(
+            f"agent-tui: {status.path}:{status.first_corrupt}: {status.corrupt} corrupt {lines} skipped",
+            file=sys.stderr,
+        )
+    if len(report.corrupt) > SHOWN_CORRUPT:
+        print(
+            f"agent-tui: and {len(report.corrupt) - SHOWN_CORRUPT} more logs with corrupt lines",
+            file=sys.stderr,
+        )
+    marks = color == "always" or (color == "auto" and sys.stdout.isatty())
+    _print_results(results, sys.stdout, marks)
+    return EXIT_OK if results.hits else EXIT_FAILED
+
+
+def _progress_printer(err: TextIO) -> Callable[[Progress], None] | None:
+    """Progress on a terminal's stderr, for a sync that takes a while (nothing when piped)."""
+    if not err.isatty():
+        return None
+    started = time.monotonic()
+    shown = [0.0]
+
+    def progress(done: Progress) -> None:
+        now = time.monotonic()
+        if now - started < PROGRESS_SECONDS or now - shown[0] < 0.1:
+            return
+        shown[0] = now
+        percent = 100 * done.done_bytes // max(1, done.total_bytes)
+        err.write(f"\ragent-tui: indexing {done.done_files}/{done.total_files} logs, {percent}%\x1b[K")
+        if done.done_files == done.total_files:
+            err.write("\r\x1b[K")
+        err.flush()
+
+    return progress
+
+
+def _print_results(results: SearchResults, out: TextIO, marks: bool) -> None:
+    from agent_tui.events import visible
+    from agent_tui.search import excerpt
+
+    hits = results.hits
+    if not hits:
+        out.write(f"No matches for {visible(results.query.text)!r}.\n")
+        return
+    session = turn = None
+    sessions = 0
+    for hit in hits:
+        if hit.path != session:
+            session, turn = hit.path, None
+            sessions += 1
+            if sessions > 1:
+                out.write("\n")
+            name = visible(hit.session_name)
+            out.write(f"{name} · {visible(hit.session_id)} · {visible(str(hit.path))}\n")
+        if hit.turn_id != turn:
+            turn = hit.turn_id
+            out.write(f"  {visible(turn) or '(no turn)'}\n")
+        shown = excerpt(hit.text, results.query)
+        line = "".join(
+            f"{MARK_ON}{text}{MARK_OFF}" if marked and marks else text
+            for text, marked in shown.visible_parts()
+        )
+        out.write(f"    {hit.sequence:>6}  {hit.kind:<7}  {line}\n")
+    total = f"{results.total}+" if results.more else str(results.total)
+    shown_count = f" (the first {len(hits)} shown)" if len(hits) < results.total else ""
+    out.write(f"\n{total} matches{shown_count}. Open one: agent-tui replay LOG, then g and its sequence.\n")

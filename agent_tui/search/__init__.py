@@ -1,0 +1,44 @@
+"""Search across sessions: a word index (SQLite FTS5) over the text of a directory of logs.
+
+`SearchIndex.open(index_path(DIR))` opens the index of the logs in DIR (made, or made again, as
+needed); `sync(files)` reads what the logs gained since (only that); `search("words prefix*
+\\"a phrase\\"")` answers with hits grouped by log, each naming its session, turn and event so
+that the scrubber can open there. `excerpt` picks the line of a hit to show and where it
+matched (pass it through `agent_tui.events.visible` before printing it).
+
+The logs stay the source of truth: the index can be deleted at any time.
+"""
+
+from agent_tui.search.excerpt import Excerpt, excerpt
+from agent_tui.search.index import (
+    FileStatus,
+    Hit,
+    Progress,
+    SearchError,
+    SearchIndex,
+    SearchResults,
+    SyncReport,
+)
+from agent_tui.search.location import index_path
+from agent_tui.search.query import Query, QueryError, Term, parse_query
+from agent_tui.search.words import Word, fold, words
+
+__all__ = [
+    "Excerpt",
+    "FileStatus",
+    "Hit",
+    "Progress",
+    "Query",
+    "QueryError",
+    "SearchError",
+    "SearchIndex",
+    "SearchResults",
+    "SyncReport",
+    "Term",
+    "Word",
+    "excerpt",
+    "fold",
+    "index_path",
+    "parse_query",
+    "words",
+]

@@ -1,0 +1,592 @@
+"""The search index: an SQLite FTS5 table over the searchable text of a directory of logs.
+
+The logs stay the source of truth; the index is a cache of what they say, in one SQLite file
+(`index_path`), kept current by `SearchIndex.sync` and read by `SearchIndex.search`.
+
+Invariants:
+- per log file the index remembers its size, mtime, inode, a hash of its first line and the byte
+  offset indexed through (always the end of a complete line); `sync` reads only what was
+  appended after that offset. A log that shrank below it, has another inode or another first
+  line (truncated, replaced, rewritten) is indexed again from its start; a log that is gone
+  leaves the index;
+- a row's rowid is `file id << 32 | line`, so a file's rows are one rowid range (dropped in one
+  statement) and results come out grouped by file, newest file first;
+- an answer still open at the end of a log (its deltas may go on) is indexed, and on the next
+  `sync` indexed again from its first line together with what followed, so the index equals
+  one made from the whole log at once;
+- a line that is not JSON or not an event is skipped and counted (`FileStatus.corrupt`, the
+  first one's line number); a torn last line (no newline yet) waits for its newline. Nothing
+  in a log makes `sync` raise; an unreadable file is reported in `SyncReport.unreadable`;
+- files are brought up to date in `BEGIN IMMEDIATE` transactions (a batch of files each, one
+  savepoint per file) in which each file's record is read again first, so two processes syncing
+  one index never index a line twice;
+- an index of another schema version, or a file SQLite cannot read as a database, is deleted
+  and built again from the logs (`SearchIndex.open`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+
+from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
+from agent_tui.search.query import Query, parse_query
+
+SCHEMA_VERSION = 2
+LINE_BITS = 32
+HEAD_BYTES = 4096
+"""How much of a file's first line is hashed to tell a replaced file from a grown one."""
+TAIL_BYTES = 256
+"""How much before the place indexing resumes from is hashed, to tell a log rewritten in place
+(same first line, as long or longer) from one that grew."""
+READ_CHUNK = 8 << 20
+BATCH_BYTES = 16 << 20
+"""Logs are indexed in transactions of about this many bytes read: FTS5 writes a segment per
+transaction, so many small ones (one per log) would cost more merging than the inserts."""
+COUNT_CAP = 10_000
+"""Matches are counted up to this many (a count beyond it is said as `10000+`)."""
+
+_SCHEMA = """
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    inode INTEGER NOT NULL,
+    head TEXT NOT NULL,
+    offset INTEGER NOT NULL,
+    lines INTEGER NOT NULL,
+    resume_offset INTEGER NOT NULL,
+    resume_line INTEGER NOT NULL,
+    resume_corrupt INTEGER NOT NULL,
+    resume_tail TEXT NOT NULL,
+    corrupt INTEGER NOT NULL,
+    first_corrupt INTEGER,
+    session_id TEXT,
+    agent_name TEXT,
+    title TEXT
+);
+CREATE VIRTUAL TABLE hits USING fts5(
+    text, kind UNINDEXED, turn UNINDEXED, sequence UNINDEXED,
+    columnsize = 0,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+"""
+
+
+class SearchError(Exception):
+    """The index cannot be used (its file cannot be opened or written); one sentence."""
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """What the index knows of one log."""
+
+    path: Path
+    session_id: str | None
+    lines: int
+    corrupt: int
+    first_corrupt: int | None
+    """The 1-based line number of the first corrupt line, if any."""
+
+
+@dataclass
+class SyncReport:
+    """What one `sync` did."""
+
+    files: int = 0
+    indexed: int = 0
+    """Files that had something new (or were indexed again from their start)."""
+    reindexed: list[Path] = field(default_factory=list)
+    """Files found truncated or replaced, indexed again from their start."""
+    removed: int = 0
+    rows: int = 0
+    bytes: int = 0
+    corrupt: list[FileStatus] = field(default_factory=list)
+    """Every log with corrupt lines (all of them, not only the ones read this time)."""
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a `sync` is: bytes read of those to read, files looked at of all."""
+
+    done_bytes: int
+    total_bytes: int
+    done_files: int
+    total_files: int
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One searchable text that matched."""
+
+    path: Path
+    session_id: str
+    agent_name: str | None
+    title: str | None
+    turn_id: str
+    sequence: int
+    line: int
+    kind: str
+    text: str
+
+    @property
+    def session_name(self) -> str:
+        return self.agent_name or self.title or self.session_id
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    """The hits of one query, newest log first and in log order within a log."""
+
+    query: Query
+    hits: tuple[Hit, ...]
+    total: int
+    """How many texts matched (up to `COUNT_CAP`; see `more`)."""
+    more: bool = False
+    """More than `COUNT_CAP` matched."""
+
+
+@dataclass
+class _Known:
+    id: int
+    size: int
+    mtime_ns: int
+    inode: int
+    head: str
+    offset: int
+    lines: int
+    resume_offset: int
+    resume_line: int
+    resume_corrupt: int
+    resume_tail: str
+    corrupt: int
+    first_corrupt: int | None
+    session_id: str | None
+    agent_name: str | None
+    title: str | None
+
+
+def _head_hash(handle: BinaryIO, size: int) -> str:
+    handle.seek(0)
+    first = handle.read(min(size, HEAD_BYTES))
+    newline = first.find(b"\n")
+    if newline >= 0:
+        first = first[: newline + 1]
+    return hashlib.sha256(first).hexdigest()[:32]
+
+
+def _unchanged(known: _Known, status: os.stat_result) -> bool:
+    """Whether a log is as it was indexed (then it is not even opened)."""
+    return (
+        known.inode == status.st_ino
+        and known.size == status.st_size
+        and known.mtime_ns == status.st_mtime_ns
+        and known.offset == status.st_size
+    )
+
+
+def _tail_hash(handle: BinaryIO, offset: int) -> str:
+    start = max(0, offset - TAIL_BYTES)
+    handle.seek(start)
+    return hashlib.sha256(handle.read(offset - start)).hexdigest()[:32]
+
+
+class SearchIndex:
+    """The index of one directory of logs, in the SQLite file `path` (see the module docstring).
+
+    One instance belongs to one thread (SQLite connections do); another thread or process opens
+    its own on the same file.
+    """
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self._db = connection
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path) -> SearchIndex:
+        """Open (or create, or rebuild when stale or unreadable) the index in `path`.
+
+        Raises:
+            SearchError: its directory cannot be made, or the file cannot be opened.
+        """
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise SearchError(f"{path.parent}: {error.strerror or error}") from None
+        for attempt in (1, 2):
+            try:
+                connection = cls._connect(path)
+                return cls(connection, path)
+            except sqlite3.DatabaseError as error:
+                if attempt == 2:
+                    raise SearchError(f"{path}: cannot be used as a search index ({error})") from None
+                cls._remove(path)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _remove(path: Path) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(f"{path}{suffix}")
+            except FileNotFoundError:
+                pass
+            except OSError as error:
+                raise SearchError(f"{path}{suffix}: {error.strerror or error}") from None
+
+    @classmethod
+    def _connect(cls, path: Path) -> sqlite3.Connection:
+        connection = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version == SCHEMA_VERSION:
+                connection.execute("SELECT count(*) FROM files").fetchone()
+                return connection
+            connection.execute("BEGIN IMMEDIATE")
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:  # another process may have made it meanwhile
+                connection.execute("DROP TABLE IF EXISTS hits")
+                connection.execute("DROP TABLE IF EXISTS files")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
+                # Merge eight segments at a time, not four: about a tenth less work while building,
+                # and no slower to query.
+                connection.execute("INSERT INTO hits (hits, rank) VALUES ('automerge', 8)")
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- keeping it current ----------------------------------------------------------------------
+    def sync(
+        self,
+        files: Sequence[Path],
+        progress: Callable[[Progress], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> SyncReport:
+        """Bring the index up to date with `files` (every log of the directory: one not listed
+        leaves the index). `progress` is called now and then; `stop` returning True ends the
+        sync early (what was indexed stays).
+
+        Raises:
+            SearchError: the index cannot be written (a full disk, a lock held for too long).
+        """
+        try:
+            return self._sync(files, progress, stop)
+        except sqlite3.Error as error:
+            raise SearchError(f"{self.path}: {error}") from None
+
+    def _sync(
+        self,
+        files: Sequence[Path],
+        progress: Callable[[Progress], None] | None,
+        stop: Callable[[], bool] | None,
+    ) -> SyncReport:
+        report = SyncReport(files=len(files))
+        wanted = {str(path.absolute()): path for path in files}
+        known = self._known_paths()
+        for gone in set(known) - set(wanted):
+            self._drop(known[gone])
+            report.removed += 1
+        plan: list[tuple[Path, os.stat_result]] = []
+        for key, path in wanted.items():
+            try:
+                status = os.stat(path)
+                if not stat.S_ISREG(status.st_mode):  # a FIFO or a device would block or never end
+                    raise OSError(0, "not a regular file")
+            except OSError as error:
+                report.unreadable.append((path, error.strerror or str(error)))
+                if key in known:
+                    self._drop(known[key])
+                continue
+            plan.append((path, status))
+        plan.sort(key=lambda item: (item[1].st_mtime_ns, str(item[0])))  # the newest get the highest ids
+        total = sum(
+            max(0, status.st_size - self._resume_of(known.get(str(path.absolute())))) for path, status in plan
+        )
+        done = batch = 0
+        db = self._db
+        in_transaction = False
+        try:
+            for number, (path, status) in enumerate(plan):
+                if stop is not None and stop():
+                    break
+                known_now = self._load(str(path.absolute()))
+                if known_now is None or not _unchanged(known_now, status):
+                    if not in_transaction:
+                        db.execute("BEGIN IMMEDIATE")
+                        in_transaction = True
+                    db.execute("SAVEPOINT one_log")
+                    try:
+                        read = self._sync_file(path, report)
+                    except OSError as error:
+                        db.execute("ROLLBACK TO one_log")
+                        report.unreadable.append((path, error.strerror or str(error)))
+                        read = 0
+                    db.execute("RELEASE one_log")
+                    done += read
+                    batch += read
+                    if batch >= BATCH_BYTES:
+                        db.execute("COMMIT")
+                        in_transaction, batch = False, 0
+                if progress is not None:
+                    progress(Progress(min(done, total), total, number + 1, len(plan)))
+        except BaseException:
+            if in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        if in_transaction:
+            db.execute("COMMIT")
+        report.corrupt = [status for status in self.files() if status.corrupt]
+        return report
+
+    def _resume_of(self, file_id: int | None) -> int:
+        if file_id is None:
+            return 0
+        row = self._db.execute("SELECT resume_offset, size FROM files WHERE id = ?", (file_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _known_paths(self) -> dict[str, int]:
+        return {path: file_id for file_id, path in self._db.execute("SELECT id, path FROM files")}
+
+    def _drop(self, file_id: int) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            low = file_id << LINE_BITS
+            db.execute("DELETE FROM hits WHERE rowid >= ? AND rowid < ?", (low, low + (1 << LINE_BITS)))
+            db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _load(self, key: str) -> _Known | None:
+        row = self._db.execute(
+            "SELECT id, size, mtime_ns, inode, head, offset, lines, resume_offset, resume_line,"
+            " resume_corrupt, resume_tail, corrupt, first_corrupt, session_id, agent_name, title"
+            " FROM files WHERE path = ?",
+            (key,),
+        ).fetchone()
+        return _Known(*row) if row is not None else None
+
+    def _sync_file(self, path: Path, report: SyncReport) -> int:
+        """Index what is new in one log (inside the caller's transaction); the bytes read."""
+        key = str(path.absolute())
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO put in its place must not block
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.close(descriptor)
+            raise OSError(0, "not a regular file")
+        with open(descriptor, "rb") as handle:
+            fresh = os.fstat(handle.fileno())
+            known = self._load(key)  # again, inside the transaction: another process may have run
+            if known is not None and _unchanged(known, fresh):
+                return 0
+            head = _head_hash(handle, fresh.st_size)
+            start = self._start(handle, known, fresh, head, path, report)
+            return self._index_from(handle, path, key, known, start, fresh, head, report)
+
+    def _start(
+        self,
+        handle: BinaryIO,
+        known: _Known | None,
+        fresh: os.stat_result,
+        head: str,
+        path: Path,
+        report: SyncReport,
+    ) -> tuple[int, int, int]:
+        """Where to read from: (byte offset, line, corrupt lines before it)."""
+        if known is None:
+            return 0, 0, 0
+        replaced = (
+            known.inode != fresh.st_ino
+            or known.head != head
+            or fresh.st_size < known.offset
+            or _tail_hash(handle, known.resume_offset) != known.resume_tail
+        )
+        if replaced:
+            report.reindexed.append(path)
+            return 0, 0, 0
+        return known.resume_offset, known.resume_line, known.resume_corrupt
+
+    def _index_from(
+        self,
+        handle: BinaryIO,
+        path: Path,
+        key: str,
+        known: _Known | None,
+        start: tuple[int, int, int],
+        fresh: os.stat_result,
+        head: str,
+        report: SyncReport,
+    ) -> int:
+        db = self._db
+        offset, line, corrupt = start
+        if known is None:
+            cursor = db.execute(
+                "INSERT INTO files (path, size, mtime_ns, inode, head, offset, lines, resume_offset,"
+                " resume_line, resume_corrupt, resume_tail, corrupt) VALUES (?, 0, 0, 0, '', 0, 0, 0, 0, 0, '', 0)",
+                (key,),
+            )
+            file_id = int(cursor.lastrowid or 0)
+            session_id = agent_name = title = None
+            first_corrupt = None
+        else:
+            file_id = known.id
+            session_id, agent_name, title = known.session_id, known.agent_name, known.title
+            first_corrupt = known.first_corrupt if offset else None
+        base = file_id << LINE_BITS
+        db.execute("DELETE FROM hits WHERE rowid >= ? AND rowid < ?", (base + line, base + (1 << LINE_BITS)))
+        builder = RowBuilder(base)
+        pending_offset = offset
+        pending_corrupt = corrupt
+        rows: list[Row] = []
+        handle.seek(offset)
+        remaining = fresh.st_size - offset
+        carry = b""
+        read = 0
+        loads = orjson.loads
+        add = builder.add
+        while remaining > 0:
+            chunk = handle.read(min(READ_CHUNK, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+            read += len(chunk)
+            data = carry + chunk if carry else chunk
+            parts = data.split(b"\n")
+            carry = parts.pop()
+            for raw in parts:
+                try:
+                    event = loads(raw)
+                    rows.extend(add(line, event))
+                    if line == 0 and isinstance(event, dict) and event.get("type") == "session.created":
+                        session_id = event.get("sessionId")
+                        created = event.get("payload") or {}
+                        agent_name, title = created.get("agentName"), created.get("title")
+                except (orjson.JSONDecodeError, NotAnEvent, AttributeError, TypeError):
+                    corrupt += 1
+                    if first_corrupt is None:
+                        first_corrupt = line + 1
+                if builder.pending_line == line:
+                    pending_offset, pending_corrupt = offset, corrupt
+                offset += len(raw) + 1
+                line += 1
+            if len(rows) >= 20_000:
+                self._insert(rows)
+                report.rows += len(rows)
+                rows = []
+        if builder.pending_line is None:
+            pending_offset, pending_line, pending_corrupt = offset, line, corrupt
+        else:
+            pending_line = builder.pending_line
+        rows.extend(builder.flush())
+        self._insert(rows)
+        report.rows += len(rows)
+        report.bytes += read
+        report.indexed += 1
+        db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ?, inode = ?, head = ?, offset = ?, lines = ?,"
+            " resume_offset = ?, resume_line = ?, resume_corrupt = ?, resume_tail = ?, corrupt = ?,"
+            " first_corrupt = ?,"
+            " session_id = ?, agent_name = ?, title = ? WHERE id = ?",
+            (
+                fresh.st_size,
+                fresh.st_mtime_ns,
+                fresh.st_ino,
+                head,
+                offset,
+                line,
+                pending_offset,
+                pending_line,
+                pending_corrupt,
+                _tail_hash(handle, pending_offset),
+                corrupt,
+                first_corrupt,
+                session_id if isinstance(session_id, str) else path.stem,
+                agent_name if isinstance(agent_name, str) else None,
+                title if isinstance(title, str) else None,
+                file_id,
+            ),
+        )
+        return read
+
+    def _insert(self, rows: list[Row]) -> None:
+        if rows:
+            self._db.executemany(
+                "INSERT INTO hits (rowid, sequence, turn, kind, text) VALUES (?, ?, ?, ?, ?)", rows
+            )
+
+    def files(self) -> list[FileStatus]:
+        """Every log the index knows, in path order."""
+        return [
+            FileStatus(Path(path), session_id, lines, corrupt, first_corrupt)
+            for path, session_id, lines, corrupt, first_corrupt in self._db.execute(
+                "SELECT path, session_id, lines, corrupt, first_corrupt FROM files ORDER BY path"
+            )
+        ]
+
+    # -- asking it ---------------------------------------------------------------------------------
+    def search(self, query: str | Query, limit: int = 200) -> SearchResults:
+        """The texts matching `query` (see `agent_tui.search.query`), at most `limit` of them.
+
+        Raises:
+            QueryError: the query cannot be read.
+            SearchError: the index cannot be read.
+        """
+        parsed = parse_query(query) if isinstance(query, str) else query
+        try:
+            return self._search(parsed, limit)
+        except sqlite3.Error as error:  # our own expressions are quoted: the index's trouble, not the query's
+            raise SearchError(f"{self.path}: {error}") from None
+
+    def _search(self, parsed: Query, limit: int) -> SearchResults:
+        expression = parsed.fts_expression()
+        found = self._db.execute(
+            "SELECT rowid, kind, turn, sequence, text FROM hits WHERE hits MATCH ? ORDER BY rowid DESC LIMIT ?",
+            (expression, limit),
+        ).fetchall()
+        counted = self._db.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM hits WHERE hits MATCH ? LIMIT ?)",
+            (expression, COUNT_CAP + 1),
+        ).fetchone()[0]
+        files: dict[int, tuple[str, str | None, str | None, str | None]] = {}
+        by_file: dict[int, list[Hit]] = {}
+        for rowid, kind, turn, sequence, text in found:
+            file_id, line = rowid >> LINE_BITS, rowid & ((1 << LINE_BITS) - 1)
+            if file_id not in files:
+                row = self._db.execute(
+                    "SELECT path, session_id, agent_name, title FROM files WHERE id = ?", (file_id,)
+                ).fetchone()
+                if row is None:
+                    continue
+                files[file_id] = row
+            path, session_id, agent_name, title = files[file_id]
+            by_file.setdefault(file_id, []).append(
+                Hit(Path(path), session_id or "", agent_name, title, turn, int(sequence), line, kind, text)
+            )
+        hits = tuple(hit for file_id in by_file for hit in reversed(by_file[file_id]))
+        return SearchResults(parsed, hits, min(counted, COUNT_CAP), more=counted > COUNT_CAP)
