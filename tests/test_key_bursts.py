@@ -131,10 +131,10 @@ class TestABurstAfterQuit:
         async with app.run_test(size=NARROW) as pilot:
             await armed(pilot)  # a live run: quitting waits for it to shut down
             app.push_screen = recording_push  # type: ignore[method-assign]
-            burst(app, "n?", first="q")
+            burst(app, "yn?", first="q")  # agents run: q asks, y answers, then two stray keys
             await settle(pilot)
         assert app.return_code == 0
-        assert opened == []
+        assert opened == ["ConfirmScreen"]  # the question, and nothing the stray keys would open
 
 
 class TestQInADialog:

@@ -138,10 +138,10 @@ def test_the_session_listing_shows_names_prompts_and_the_directory_as_markers(
 def test_errors_and_warnings_name_a_hostile_path_and_line_as_markers(tmp_path: Path) -> None:
     directory = tmp_path / HOSTILE_NAME
     directory.mkdir()
-    log = hostile_log(directory, "ses_" + uuid.uuid4().hex[:6])
-    torn = log.with_name("torn " + ATTACK + ".jsonl")  # a file name may hold a CR too
-    torn.write_bytes(log.read_bytes() + b'{"v":1,"id":"evt_torn ' + ATTACK.encode() + b'"')
-    log.unlink()
+    # A log is named after its session, so the hostile file name is the session's own (a file
+    # name may hold a CR too, which a directory name here does not).
+    torn = hostile_log(directory, "ses_" + uuid.uuid4().hex[:6] + " torn " + ATTACK)
+    torn.write_bytes(torn.read_bytes() + b'{"v":1,"id":"evt_torn ' + ATTACK.encode() + b'"')
     result = agent_tui("replay", directory, "--dump", "events")
     assert result.returncode == 0, err(result)
     assert "torn" in err(result)
