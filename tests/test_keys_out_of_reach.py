@@ -10,6 +10,7 @@ the sandbox on and off; the log, what is printed and what the model is sent must
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -168,11 +169,15 @@ def test_in_the_sandbox_not_even_the_parents_memory_holds_a_key(tmp_path: Path) 
     (tmp_path / "ws" / "scan.py").write_text(MEMORY_SCAN)
     env = keyed_env(tmp_path, config(tmp_path, sandbox=True))
     sessions = tmp_path / "sessions"
-    path = scenario(tmp_path, [f"{sys.executable} scan.py"])
+    # A Python the sandbox can see: its own /tmp hides the one of a venv kept under /tmp.
+    python = Path(sys.base_prefix, "bin", "python3").resolve()
+    path = scenario(tmp_path, [f"{python} scan.py"])
     done = run(tmp_path, env, "run", str(path), "--sessions-dir", str(sessions), "--approve", "allow")
     assert done.returncode == 0, done.stderr
     (output,) = tool_outputs(sessions)
-    read, found = (int(part.split(": ")[1]) for part in output.strip().split(", "))
+    counts = re.fullmatch(r"regions read: (\d+), keys found: (\d+)", output.strip())
+    assert counts is not None, output
+    read, found = int(counts[1]), int(counts[2])
     assert read > 0 and found == 0, output
 
 

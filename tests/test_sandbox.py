@@ -192,9 +192,17 @@ def listener() -> Iterator[Listener]:
         server.close()
 
 
+PYTHON_OUTSIDE_TMP = Path(sys.base_prefix, "bin", "python3").resolve()
+"""A Python the sandbox can see: it hides /tmp behind its own, where a test's venv may be."""
+
+
 async def test_no_network_unless_the_call_is_classified_network(tmp_path: Path, listener: Listener) -> None:
-    connect = f"import socket; socket.create_connection(('127.0.0.1', {listener.port}), timeout=5); print('reached')"
-    cut_off = await shell(f'{sys.executable} -c "{connect}"', tmp_path)  # classified `execute`
+    connect = (
+        "import socket; print('started', flush=True); "
+        f"socket.create_connection(('127.0.0.1', {listener.port}), timeout=5); print('reached')"
+    )
+    cut_off = await shell(f'{PYTHON_OUTSIDE_TMP} -c "{connect}"', tmp_path)  # classified `execute`
+    assert "started" in cut_off.text, cut_off.text  # it ran, and then could not connect
     assert "reached" not in cut_off.text and cut_off.exit_code != 0
     assert listener.connections == 0
     # `git ls-remote URL` is classified `network`: its call keeps the network.
