@@ -211,6 +211,38 @@ async def test_no_network_unless_the_call_is_classified_network(tmp_path: Path, 
     assert listener.connections >= 1
 
 
+async def test_credential_stores_are_empty_except_for_an_allowed_network_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Outside /tmp, which the sandbox replaces with its own: there the stores would be unseen anyway.
+    outside = Path(tempfile.mkdtemp(prefix="agent-tui-test-home-", dir="/var/tmp"))
+    try:
+        await _credential_stores(outside, tmp_path, monkeypatch)
+    finally:
+        shutil.rmtree(outside)
+
+
+async def _credential_stores(outside: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = outside / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_test").write_text("ssh-private-key-xyz\n")
+    (home / ".netrc").write_text("machine example.org password netrc-secret-xyz\n")
+    real = outside / "dotfiles" / "aws"  # a store behind a link is emptied where it is
+    real.mkdir(parents=True)
+    (real / "credentials").write_text("aws-secret-xyz\n")
+    (home / ".aws").symlink_to(real)
+    monkeypatch.setenv("HOME", str(home))
+    work = tmp_path / "ws"
+    work.mkdir()
+    looked = await shell("cat ~/.ssh/id_test ~/.netrc ~/.aws/credentials; ls -A ~/.ssh ~/.aws", work)
+    assert "xyz" not in looked.text, looked.text
+    assert f"{home}/.ssh/id_test: No such file or directory" in looked.text  # emptied, as if never there
+    assert (home / ".ssh" / "id_test").read_text() == "ssh-private-key-xyz\n"  # untouched outside
+    # `curl` is a network call: allowed as one, it sees the stores (it may need them to log in).
+    fetched = await shell(f"curl -s file://{home}/.netrc file://{home}/.aws/credentials", work)
+    assert "netrc-secret-xyz" in fetched.text and "aws-secret-xyz" in fetched.text, fetched.text
+
+
 async def test_output_streams_and_the_exit_status_comes_back(tmp_path: Path) -> None:
     output = Output()
     result = await shell("echo one; echo two >&2; exit 3", tmp_path, output=output)

@@ -20,6 +20,9 @@ Invariants:
 - the sockets of the user's session (`/run/user`, `/run/dbus`) and of container engines
   (`docker.sock`, ...) are hidden: read-only does not stop a connection to a socket, and
   those would let a command act outside the sandbox; other sockets on the file system are not;
+  the credential stores under `$HOME` (`CREDENTIAL_STORES`: ~/.ssh, ~/.aws, ~/.netrc, ...) are
+  empty; a call allowed as `network` keeps the session's sockets and the credential stores (it
+  may need them to log in), never the container engines' sockets;
 - no value of the environment is ever put on bwrap's command line (it is in `/proc/*/cmdline`).
 """
 
@@ -45,6 +48,28 @@ HIDDEN_SOCKETS = (
     "/run/containerd/containerd.sock",
 )
 """Container engines' sockets (root on the machine for whoever can talk to them)."""
+CREDENTIAL_STORES = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".password-store",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".local/share/keyrings",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+)
+"""Where credentials live under `$HOME` (ssh and gpg keys, cloud and registry logins, git's stored
+passwords): a command that is not a `network` call sees them empty. A `network` call (`git
+push`, `pip install` from a private index), which the user allowed as such, sees them as they are,
+with the session's sockets (an ssh-agent), since that is what it needs to log in."""
 _NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 
 
@@ -123,9 +148,11 @@ def sandboxed_argv(bwrap: str, command: list[str], cwd: Path, *, network: bool) 
     cwd = cwd.resolve()
     args = [bwrap, *_base(network)]
     writable, protected = git_dirs(cwd)
-    for hidden in HIDDEN_DIRS:
-        if Path(hidden).is_dir() and not cwd.is_relative_to(hidden):
-            args += ["--tmpfs", hidden]
+    if not network:
+        for hidden in HIDDEN_DIRS:
+            if Path(hidden).is_dir() and not cwd.is_relative_to(hidden):
+                args += ["--tmpfs", hidden]
+        args += _hidden_credentials(cwd)
     for socket in HIDDEN_SOCKETS:
         if Path(socket).exists() and not Path(socket).is_symlink():
             args += ["--ro-bind", "/dev/null", socket]
@@ -137,6 +164,23 @@ def sandboxed_argv(bwrap: str, command: list[str], cwd: Path, *, network: bool) 
         else:  # a hooks/ that does not exist yet must not be creatable either
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
     return [*args, "--chdir", str(cwd), "--", *command]
+
+
+def _hidden_credentials(cwd: Path) -> list[str]:
+    """bwrap options that empty the credential stores under `$HOME` (`CREDENTIAL_STORES`)."""
+    home = os.environ.get("HOME")
+    if not home:
+        return []
+    args: list[str] = []
+    for name in CREDENTIAL_STORES:
+        path = Path(home, name).resolve()  # a store kept elsewhere behind a link is emptied there
+        if cwd.is_relative_to(path) or path.is_relative_to(cwd):
+            continue  # the session's own directory stays what it is
+        if path.is_dir():
+            args += ["--tmpfs", str(path)]
+        elif path.is_file():
+            args += ["--ro-bind", "/dev/null", str(path)]
+    return args
 
 
 def git_dirs(cwd: Path) -> tuple[list[Path], list[Path]]:
