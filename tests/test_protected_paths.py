@@ -186,3 +186,33 @@ def test_the_rules_file_itself_is_protected(tmp_path: Path, repo: Path) -> None:
 def test_odd_lines_never_raise(repo: Path, cmd: str) -> None:
     shell(cmd, repo)  # a verdict, whatever it is, and no exception
     assert shell("cat <<EOF > .git/x\nhi\nEOF", repo) is not None
+
+
+@pytest.mark.parametrize(
+    ("cmd", "kind"),
+    [
+        ("cp post-index-change .gi[t]/hooks/", "repository"),
+        ("cp permissions.json .agent-tu[i]/", "permissions"),
+        ("cd .g*t && echo x > glob4", "repository"),
+        ("cp x .{g,}it/hooks/", "repository"),
+        ("cp x .*/hooks/pre-commit", "repository"),
+        ("find . -maxdepth 1 -name '*it' -exec touch {}/f ;", "repository"),  # find matches dots
+    ],
+)
+def test_a_glob_or_brace_that_could_name_a_protected_path_is_one(repo: Path, cmd: str, kind: str) -> None:
+    found = shell(cmd, repo)
+    assert found is not None and found[0] == kind
+
+
+@pytest.mark.parametrize("cmd", ["rm -rf *", "cp x */", "cp x src/*.py out/", "echo {a,b}.txt", "ls -d */"])
+def test_a_glob_the_shell_cannot_expand_to_a_dot_name_is_ordinary(repo: Path, cmd: str) -> None:
+    assert shell(cmd, repo) is None  # the shell's `*` does not match a leading `.`
+
+
+def test_a_line_with_more_to_resolve_than_is_quick_is_asked_at_once(repo: Path) -> None:
+    found = shell("cd a; " * 5000 + "touch" + " x" * 5000, repo)
+    assert found is not None and "too long to check" in found[1][0]
+    found = shell(
+        "".join(f"cd d{n}; " for n in range(300)) + "touch " + " ".join(f"f{n}" for n in range(300)), repo
+    )
+    assert found is not None and "too many to check" in found[1][0]

@@ -442,3 +442,29 @@ def git_log(repo: Path) -> str:
         ["git", "log", "-1", "--format=%s"], cwd=repo, capture_output=True, text=True, check=True
     )
     return done.stdout.strip()
+
+
+async def test_a_call_judged_read_cannot_write_even_in_its_own_directory(tmp_path: Path) -> None:
+    # A command the classifier misjudged `read` (as once `env -vS'…'`) still changes nothing.
+    # Stand-in: the command line built for `ls` (judged `read`), running `touch` instead.
+    tool = ShellTool(SANDBOXED)
+    read_only = tool.command_line(tool.Args(cmd="ls"), tmp_path, SANDBOXED)
+    assert read_only[-4:] == ["--", "/bin/sh", "-c", "ls"]
+    done = subprocess.run(
+        [*read_only[:-3], "/bin/sh", "-c", "touch planted"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0 and "Read-only file system" in done.stderr
+    assert not (tmp_path / "planted").exists()
+
+
+async def test_a_command_cannot_swap_the_repository_s_git_directory_for_its_own(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    swap = (
+        "cp -a .git .g2 && mv .git .gold; mv .g2/hooks .git-hooks-x; "
+        "mkdir -p .git/modules/s/hooks; ls .gold .git/modules/s/hooks >/dev/null 2>&1; echo done"
+    )
+    result = await shell(swap, tmp_path)  # written as a write: the session's directory is writable
+    assert "done" in result.text
+    assert (tmp_path / ".git" / "HEAD").is_file() and not (tmp_path / ".gold").exists()  # not renamed
+    assert not (tmp_path / ".git" / "modules" / "s").exists()  # modules/ is read-only too
+    assert "Device or resource busy" in result.text or "Read-only" in result.text or "busy" in result.text

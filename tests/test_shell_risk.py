@@ -754,3 +754,40 @@ def test_the_documented_examples_have_their_documented_risk(doc: str) -> None:
     assert len(examples) >= 20
     wrong = [(cmd, risk, assess_shell(cmd)) for cmd, risk in examples if classify_shell(cmd) != risk]
     assert wrong == []
+
+
+@pytest.mark.parametrize(
+    ("cmd", "risk"),
+    [
+        # GNU env clusters short options and takes long ones by unique prefix: -S hides anywhere.
+        ("env -vS'touch x'", "execute"),
+        ("env -iS'sh -c id'", "execute"),
+        ("env --split='touch x'", "execute"),
+        ("env --sp='touch x'", "execute"),
+        ("env -0vS touch", "execute"),
+        ("env --frobnicate", "execute"),
+        ("env -x", "execute"),
+        ("env -uHOME", "read"),
+        ("env -u HOME -i", "read"),
+        ("env --unset=HOME --null", "read"),
+        ("env --ignore-env", "read"),
+        # bash's `jobs -x CMD` runs CMD
+        ("jobs -x touch x", "execute"),
+        ("jobs -lx ls", "execute"),
+        ("jobs -l", "read"),
+        ("jobs -p %1", "read"),
+    ],
+)
+def test_options_that_run_a_command_are_found_however_they_are_spelled(cmd: str, risk: str) -> None:
+    assert classify_shell(cmd) == risk
+
+
+def test_a_line_too_long_to_judge_is_asked_at_once() -> None:
+    from agent_tui.safety import assess_shell, shell_programs
+    from agent_tui.safety.shell_risk import MAX_JUDGED_LINE
+
+    line = "ls " + "a " * MAX_JUDGED_LINE
+    assessed = assess_shell(line)
+    assert assessed.risk == "execute" and "too long to judge" in assessed.reason
+    assert shell_programs(line) == (line,)  # a remembered answer covers only this very line
+    assert assess_shell("ls " + "a " * 10_000).risk == "read"  # below the limit, judged as ever

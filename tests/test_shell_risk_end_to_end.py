@@ -52,6 +52,9 @@ ATTACKS = [
     ("own-config-diff", "hostile", "git diff"),
     ("own-config-textconv", "textconv", "git diff"),
     ("hook-on-index-refresh", "hooked", "git diff"),
+    ("env-clustered-split", "ws", "env -vS'touch {m}'"),
+    ("env-split-by-prefix", "ws", "env --split='touch {m}'"),
+    ("env-ignore-and-split", "ws", "env -iS'sh -c \"touch {m}\"'"),
 ]
 
 

@@ -250,3 +250,22 @@ def test_main_in_process_never_restarts_or_takes_the_keys(
     assert os.getpid() == pid and os.environ["OPENAI_API_KEY"] == "sk-test-in-process"
     assert "OPENAI_API_KEY" not in vault.held_names()
     assert capsys.readouterr().out.startswith("{")
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("MYSQL_PWD", "hunter2"),
+        ("GITHUB_PAT", "ghp_x"),
+        ("SENTRY_DSN", "https://k@o1.ingest.example/1"),
+        ("PGPASS", "hunter2"),
+        ("NPM_AUTH", "x"),
+        ("DATABASE_URL", "postgres://app:hunter2@db.internal/app"),  # a URL with a password
+    ],
+)
+def test_secrets_under_other_names_are_left_out_too(name: str, value: str) -> None:
+    env = shell_environment(
+        ShellSetup(), {name: value, "PATH": "/usr/bin", "PWD": "/w", "SSH_AUTH_SOCK": "/s"}
+    )
+    assert name not in env
+    assert env["PATH"] == "/usr/bin" and env["PWD"] == "/w" and env["SSH_AUTH_SOCK"] == "/s"

@@ -62,7 +62,7 @@ def run() -> NoReturn:
 def keys_to_move(env: Mapping[str, str]) -> dict[str, str]:
     """The variables of `env` that hold keys (see the module docstring), with their values."""
     named = _config_key_names(env)
-    return {name: value for name, value in env.items() if vault.is_secret_name(name) or name in named}
+    return {name: value for name, value in env.items() if vault.is_secret(name, value) or name in named}
 
 
 def _config_key_names(env: Mapping[str, str]) -> set[str]:

@@ -20,12 +20,19 @@ Invariants:
   protected name, by `git config` (which writes `.git/config` without naming it) and by asking
   git for its directory (`git rev-parse --git-dir`, whose answer the line may write to); a
   `shell` line the classifier proved read-only is never a change;
+- a word with a glob or a brace (`.gi[t]`, `.g*t`, `.{g,}it`) is protected when one of its
+  spellings could be a protected component: the shell or the program expands it later, so it is
+  judged by what it could match, not by its letters (the shell's globs match a leading `.` only
+  when they spell it; `find`'s own patterns may match it anyway);
+- the work is bounded: a line over `MAX_JUDGED_LINE` characters, or with more words and `cd`s
+  than can be resolved quickly, is reported as a possible change (asked) without resolving it;
 - this sees what a call names: a path built while the command runs (a variable, a program's
   own logic) is not seen here; the classifier's risk still applies to such a call.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -55,6 +62,12 @@ _NAMED = re.compile(r"(?<![\w.-])\.(?:git|agent-tui)(?![\w.-])|agent-tui[/\\]per
 _GIT_DIR_QUERY = re.compile(r"--(?:absolute-)?git-(?:dir|common-dir|path)(?![\w-])")
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
 _MAX_SHOWN = 3
+MAX_JUDGED_LINE = 32_768
+"""A shell line longer than this is not resolved word by word: it is asked as a possible change."""
+_MAX_JUDGEMENTS = 20_000
+"""Words times the directories they are resolved from (each a `realpath`): past this, asked."""
+_MAX_BRACE_SPELLINGS = 64
+_GLOB = frozenset("*?[")
 _SCRIPT = frozenset(" \t\n;&|<>()`")
 
 
@@ -175,6 +188,9 @@ class _Areas:
         """Whether the word `named`, taken from any of `bases`, is a protected path."""
         if not named or "\x00" in named:
             return None
+        pattern_kind = _by_pattern(named)
+        if pattern_kind is not None:
+            return pattern_kind
         if named.startswith("~"):
             named = os.path.expanduser(named)
         for base in bases:
@@ -188,6 +204,41 @@ class _Areas:
                 if kind is not None:
                     return kind
         return None
+
+
+def _by_pattern(word: str, *, dot_explicit: bool = True) -> Kind | None:
+    """The kind of protected component a glob or brace word could name (see the contract).
+
+    `dot_explicit`: the word is the shell's to expand, and the shell matches a leading `.` only
+    when the pattern spells it (`*` is not `.git`); a pattern a program matches itself (`find
+    -name '*it'`) may match it anyway.
+    """
+    if not (_GLOB & set(word)) and "{" not in word:
+        return None
+    for spelling in _brace_spellings(word):
+        for part in spelling.split("/"):
+            if not part or (dot_explicit and not part.startswith(".")):
+                continue
+            if fnmatch.fnmatchcase(GIT, part) or part == GIT:
+                return "repository"
+            if fnmatch.fnmatchcase(OWN, part) or part == OWN:
+                return "permissions"
+    return None
+
+
+def _brace_spellings(word: str) -> list[str]:
+    """`word` with its `{a,b}` groups expanded as bash would (at most `_MAX_BRACE_SPELLINGS`)."""
+    spellings = [word]
+    expanded: list[str] = []
+    while spellings:
+        spelling = spellings.pop()
+        match = re.search(r"\{([^{}]*,[^{}]*)\}", spelling)
+        if match is None or len(expanded) + len(spellings) > _MAX_BRACE_SPELLINGS:
+            expanded.append(spelling)
+            continue
+        for choice in match.group(1).split(","):
+            spellings.append(spelling[: match.start()] + choice + spelling[match.end() :])
+    return expanded
 
 
 def _by_components(path: str) -> Kind | None:
@@ -240,14 +291,29 @@ def protected_change(
 
 
 def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:
+    if len(cmd) > MAX_JUDGED_LINE:
+        return ProtectedChange("repository", (f"a line of {len(cmd):,} characters, too long to check",))
     commands = shell_commands(cmd)
     bases = [areas.cwd]
     for command in commands:
         words = [word.value for word in command.words]
         if len(words) >= 2 and os.path.basename(words[0]) == "cd":
             bases.append(os.path.join(areas.cwd, os.path.expanduser(words[1])))
+    bases = list(dict.fromkeys(bases))
+    names = list(dict.fromkeys(_named_words(cmd, commands)))
+    if len(names) * len(bases) > _MAX_JUDGEMENTS:
+        return ProtectedChange(
+            "repository", (f"{len(names):,} words from {len(bases):,} directories, too many to check",)
+        )
     found: dict[str, Kind] = {}
-    for named in _named_words(cmd, commands):
+    for command in commands:
+        words = [word.value for word in command.words]
+        if words and os.path.basename(words[0]) == "find":  # find matches its own patterns
+            for word in words[1:]:
+                pattern_kind = _by_pattern(word, dot_explicit=False)
+                if pattern_kind is not None:
+                    found.setdefault(word, pattern_kind)
+    for named in names:
         if any(char in _SCRIPT for char in named):
             continue  # a script in a word: its own words are among these
         for candidate in _spellings(named):

@@ -28,6 +28,7 @@ __all__ = [
     "KNOWN_KEY_NAMES",
     "SECRETS_FD_ENV",
     "held_names",
+    "is_secret",
     "is_secret_name",
     "keep",
 ]
@@ -38,17 +39,31 @@ SECRETS_FD_ENV = "AGENT_TUI_SECRETS_FD"
 KNOWN_KEY_NAMES = frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"})
 """The vendors' own key variables: always held, whatever the pattern says."""
 
-_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL", re.IGNORECASE)
-_NOT_SECRET = re.compile(r"^GIT_CONFIG_KEY_[0-9]+$")  # a config key's name, paired with its value
+_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASS|CREDENTIAL", re.IGNORECASE)
+"""Codex's default exclusion, with `PASS` for `PASSWORD` and its shorter spellings (`PGPASS`)."""
+_SECRET_WORDS = frozenset({"PWD", "PAT", "DSN", "AUTH", "CREDS", "PRIVATE", "SIGNING"})
+"""Whole words of a name that say it holds a secret (`MYSQL_PWD`, `GITHUB_PAT`, `SENTRY_DSN`)."""
+_NOT_SECRET = re.compile(r"^(?:GIT_CONFIG_KEY_[0-9]+|PWD|OLDPWD|SSH_AUTH_SOCK)$")
+"""Names that match but hold none: a git setting's name, the working directory, a socket path."""
+_URL_WITH_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
+"""A value that is a URL carrying a password (`postgres://app:hunter2@db/app`), whatever its name."""
 
 _held: dict[str, str] = {}
 
 
 def is_secret_name(name: str) -> bool:
-    """A variable name that looks like it holds a secret (`*KEY*`, `*TOKEN*`, ... in any case)."""
+    """A variable name that looks like it holds a secret (`*KEY*`, `*TOKEN*`, `*PASS*`, … in any
+    case, or a whole word such as `PWD`, `PAT`, `DSN`, `AUTH`)."""
     if name in KNOWN_KEY_NAMES:
         return True
-    return _SECRET_NAME.search(name) is not None and _NOT_SECRET.match(name) is None
+    if _NOT_SECRET.match(name) is not None:
+        return False
+    return _SECRET_NAME.search(name) is not None or not _SECRET_WORDS.isdisjoint(name.upper().split("_"))
+
+
+def is_secret(name: str, value: str) -> bool:
+    """A variable that holds a secret: by its name (`is_secret_name`), or a URL with a password."""
+    return is_secret_name(name) or _URL_WITH_PASSWORD.match(value) is not None
 
 
 def keep(values: Mapping[str, str]) -> None:

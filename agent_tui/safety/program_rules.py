@@ -48,7 +48,7 @@ _ALWAYS_READ_ONLY = """
     ls dir vdir cat tac head tail wc nl rev fold fmt cut paste expand unexpand column comm join
     cmp diff tr seq yes pwd echo true false : basename dirname realpath readlink stat du df
     whoami id groups uname arch nproc tty logname printenv which whereis type cd pushd popd dirs
-    jobs wait sleep test [ md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum
+    wait sleep test [ md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum
     sum shasum md5 od hexdump hd strings grep egrep fgrep zgrep zcat bzcat xzcat look jq cal
     factor expr numfmt uptime free ps pgrep pidof w who last getent lscpu lsblk locale tput
     clear getconf lsof exit return
@@ -86,6 +86,8 @@ _WRITES_OUTPUT: tuple[Risk, str] = ("destructive", "writes its output to a file"
 
 READ_ONLY: dict[str, ReadOnly] = {
     **dict.fromkeys(_ALWAYS_READ_ONLY.split(), _ANY_OPTION),
+    # bash's `jobs -x CMD` runs CMD (with job ids replaced by their process groups).
+    "jobs": ReadOnly(OptionTable("-l -n -p -r -s", {"-x": ("execute", "`jobs -x` runs a command")})),
     "sort": ReadOnly(
         OptionTable(
             "-b --ignore-leading-blanks -d --dictionary-order -f --ignore-case -g "

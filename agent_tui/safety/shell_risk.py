@@ -41,6 +41,9 @@ from agent_tui.safety.shell_parse import (
 __all__ = ["RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"]
 
 _MAX_DEPTH = 8
+MAX_JUDGED_LINE = 32_768
+"""A longer line is not parsed: `execute`, asked (judging one costs time linear in its length, on
+the caller's thread, and no command a person reads in an approval is this long)."""
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
 # Expansions that only turn into file names or fixed text: harmless for a program none of whose
 # options writes or runs anything. Every other kind hides a value we cannot see.
@@ -99,6 +102,8 @@ def assess_shell(cmd: str, repository: RepositoryCheck | None = None) -> RiskAss
         repository: the check of the session's repository; without it a git command is judged
             by its text alone, as if the repository's config ran nothing.
     """
+    if len(cmd) > MAX_JUDGED_LINE:
+        return RiskAssessment("execute", f"a line of {len(cmd):,} characters is too long to judge")
     found = _line(cmd, 0)
     verdict = worst(found.assessments)
     if verdict is None:
@@ -125,6 +130,8 @@ def shell_programs(cmd: str) -> tuple[str, ...]:
     wrapped program (`sudo rm x` gives `rm` and `sudo`). A line that does not parse gives the
     whole line, so only the identical line matches.
     """
+    if len(cmd) > MAX_JUDGED_LINE:
+        return (cmd,)
     script = parse_shell(cmd)
     if script.problems:
         return (cmd,)

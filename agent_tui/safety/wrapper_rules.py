@@ -163,27 +163,73 @@ def shell(name: str, args: Sequence[Word], depth: int, script: ClassifyScript) -
     return found
 
 
+_ENV_LONG = {
+    # GNU env's long options: does it take a value (required), and is it the split string?
+    "ignore-environment": False,
+    "null": False,
+    "unset": True,
+    "chdir": True,
+    "split-string": True,
+    "block-signal": False,
+    "default-signal": False,
+    "ignore-signal": False,
+    "list-signal-handling": False,
+    "debug": False,
+    "help": False,
+    "version": False,
+}
+_ENV_SHORT_FLAGS = frozenset("i0v")
+_ENV_SHORT_VALUED = frozenset("uCS")
+
+
 def env(args: Sequence[Word], depth: int, classify: ClassifyWords, script: ClassifyScript) -> Findings:
-    """`env [OPTIONS] [NAME=VALUE…] [CMD…]`: prints the environment, or runs CMD with changes."""
+    """`env [OPTIONS] [NAME=VALUE…] [CMD…]`: prints the environment, or runs CMD with changes.
+
+    Options are read as GNU env reads them: short ones cluster (`-iS'cmd'` is `-i -S 'cmd'`),
+    long ones match by unique prefix (`--sp=` is `--split-string=`); `-S` runs its string as a
+    command line; an option not known here is not judged.
+    """
     found = Findings(programs=["env"])
     index = 0
     while index < len(args):
         value = args[index].value
-        if value in ("-u", "--unset", "-C", "--chdir"):
-            index += 2
-            continue
-        if value.startswith(("-S", "--split-string")):
-            if value in ("-S", "--split-string"):
-                text = args[index + 1].value if index + 1 < len(args) else ""
-            else:
-                text = value.split("=", 1)[1] if value.startswith("--") else value[2:]
-            found.add("execute", "`env -S` runs a command line")
-            found.merge(script(text, depth + 1))
-            return found
+        following = args[index + 1].value if index + 1 < len(args) else None
         if value == "--":
             index += 1
             break
+        if value.startswith("--"):
+            name, equals, attached = value[2:].partition("=")
+            matches = [option for option in _ENV_LONG if option.startswith(name)] if name else []
+            if name in _ENV_LONG:
+                matches = [name]
+            if len(matches) != 1:
+                found.add("execute", f"`env {value}`: an option not known here")
+                return found
+            (option,) = matches
+            takes_value = _ENV_LONG[option]
+            if option == "split-string":
+                text = attached if equals else (following or "")
+                found.add("execute", "`env -S` runs a command line")
+                found.merge(script(text, depth + 1))
+                return found
+            index += 1 if equals or not takes_value else 2
+            continue
         if value.startswith("-") and value != "-":
+            cluster = value[1:]
+            for position, letter in enumerate(cluster):
+                if letter in _ENV_SHORT_FLAGS:
+                    continue
+                if letter in _ENV_SHORT_VALUED:
+                    rest = cluster[position + 1 :]
+                    if letter == "S":
+                        text = rest if rest else (following or "")
+                        found.add("execute", "`env -S` runs a command line")
+                        found.merge(script(text, depth + 1))
+                        return found
+                    index += 0 if rest else 1  # the value is the rest of the word, or the next one
+                    break
+                found.add("execute", f"`env -{letter}`: an option not known here")
+                return found
             index += 1
             continue
         name, equals, rest = value.partition("=")

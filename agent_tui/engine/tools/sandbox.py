@@ -12,11 +12,13 @@ Invariants:
 - `sandboxed_argv` only builds a command line: the caller still starts it in a process group of
   its own and kills that group, which holds bwrap and everything inside (the namespace's pid 1
   takes every process in it down with it, and `--die-with-parent` ends it with us);
-- writable: the session's directory, and for a git worktree (or a directory inside a repository)
-  the repository's git directories, but only after the worktree's back-pointer proves they
-  belong to it (a hostile `.git` file naming another directory gets nothing); in every such git
-  directory `hooks/` and `config` stay read-only, so a command cannot plant code git would run
-  later outside the sandbox;
+- writable: nothing, for a call the classifier proved `read` (a misjudged one still changes
+  nothing); else the session's directory, and for a git worktree (or a directory inside a
+  repository) the repository's git directories, but only after the worktree's back-pointer
+  proves they belong to it (a hostile `.git` file naming another directory gets nothing); in
+  every such git directory `hooks/`, `config` and `modules/` stay read-only and the session's
+  own `.git` is a mount point that cannot be renamed or replaced, so a command cannot plant code
+  git would run later outside the sandbox;
 - the sockets of the user's session (`/run/user`, `/run/dbus`) and of container engines
   (`docker.sock`, ...) are hidden: read-only does not stop a connection to a socket, and
   those would let a command act outside the sandbox; other sockets on the file system are not;
@@ -143,11 +145,38 @@ def sandbox_status() -> SandboxStatus:
     return probe_sandbox()
 
 
-def sandboxed_argv(bwrap: str, command: list[str], cwd: Path, *, network: bool) -> list[str]:
-    """`command` run by bwrap in `cwd`, writable there only (see the module docstring)."""
+def sandboxed_argv(
+    bwrap: str, command: list[str], cwd: Path, *, network: bool, writable: bool = True
+) -> list[str]:
+    """`command` run by bwrap in `cwd`, writable there only (see the module docstring).
+
+    Args:
+        network: keep the network (a call classified `network`).
+        writable: False for a call the classifier proved `read`: then not even the session's
+            directory is writable, so a command misjudged `read` still cannot change anything.
+    """
     cwd = cwd.resolve()
-    args = [bwrap, *_base(network)]
-    writable, protected = git_dirs(cwd)
+    args = [bwrap, *_base(network), *_hiding(cwd, network)]
+    if not writable:
+        return [*args, "--ro-bind", str(cwd), str(cwd), "--chdir", str(cwd), "--", *command]
+    writable_dirs, protected = git_dirs(cwd)
+    for path in sorted({cwd, *writable_dirs}, key=lambda path: len(path.parts)):  # outer ones first
+        args += ["--bind", str(path), str(path)]
+    own = cwd / ".git"
+    if own.is_dir() and not own.is_symlink():
+        args += ["--bind", str(own), str(own)]  # a mount point: it cannot be renamed or replaced
+    for path in protected:
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+        else:  # a hooks/ that does not exist yet must not be creatable either
+            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    return [*args, "--chdir", str(cwd), "--", *command]
+
+
+def _hiding(cwd: Path, network: bool) -> list[str]:
+    """bwrap options that hide the sockets and (but for a network call) the session's sockets
+    and the credential stores."""
+    args: list[str] = []
     if not network:
         for hidden in HIDDEN_DIRS:
             if Path(hidden).is_dir() and not cwd.is_relative_to(hidden):
@@ -156,14 +185,7 @@ def sandboxed_argv(bwrap: str, command: list[str], cwd: Path, *, network: bool) 
     for socket in HIDDEN_SOCKETS:
         if Path(socket).exists() and not Path(socket).is_symlink():
             args += ["--ro-bind", "/dev/null", socket]
-    for path in sorted({cwd, *writable}, key=lambda path: len(path.parts)):  # outer ones first
-        args += ["--bind", str(path), str(path)]
-    for path in protected:
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
-        else:  # a hooks/ that does not exist yet must not be creatable either
-            args += ["--tmpfs", str(path), "--remount-ro", str(path)]
-    return [*args, "--chdir", str(cwd), "--", *command]
+    return args
 
 
 def _hidden_credentials(cwd: Path) -> list[str]:
@@ -204,7 +226,8 @@ def git_dirs(cwd: Path) -> tuple[list[Path], list[Path]]:
     writable = [path for path in found if not path.is_relative_to(cwd)]
     protected: list[Path] = []
     for path in found:
-        protected += [path / "hooks", path / "config"]
+        # hooks and config run code; modules/ holds the submodules' git dirs, with theirs
+        protected += [path / "hooks", path / "config", path / "modules"]
         if (path / "config.worktree").exists():
             protected.append(path / "config.worktree")
     return writable, protected

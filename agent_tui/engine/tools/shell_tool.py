@@ -159,7 +159,8 @@ class ShellTool(BaseTool):
         status = sandbox_status()
         if status.bwrap is None:
             return argv
-        return sandboxed_argv(status.bwrap, argv, cwd, network=self.risk(args) == "network")
+        risk = self.risk(args)
+        return sandboxed_argv(status.bwrap, argv, cwd, network=risk == "network", writable=risk != "read")
 
     def risk(self, args: ShellArgs) -> Risk:
         return assess_shell(args.cmd).risk

@@ -57,7 +57,9 @@ def shell_environment(setup: ShellSetup, source: Mapping[str, str] | None = None
     for name, value in source.items():
         if name in DROPPED:
             continue
-        if name in setup.include or not (vault.is_secret_name(name) or name in held or name in setup.hidden):
+        if name in setup.include or not (
+            vault.is_secret(name, value) or name in held or name in setup.hidden
+        ):
             env[name] = value
     for name in setup.include:
         if name in held and name not in DROPPED:
