@@ -426,9 +426,7 @@ class Workbench:
 
     def close_store(self) -> None:
         """Close the store's open log files (after the engine has closed)."""
-        close = getattr(self.engine.store, "close", None)
-        if close is not None:
-            close()
+        self.engine.store.close()
 
     async def close_models(self) -> None:
         """Close the HTTP clients of the models that were built."""
