@@ -19,6 +19,7 @@ import pytest
 from acp_support import EventWatch, QueuePrompter, WireValidator, server_config
 from support_workbench import git, make_project, scripted_models
 
+from agent_tui.acp.agent_process import AgentProcess
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.acp.workbench_agents import AcpWorkbenchAgents
 from agent_tui.engine.permissions import PermissionAnswer
@@ -140,6 +141,14 @@ async def test_an_unknown_agent_is_refused_naming_the_configured_ones(tmp_path: 
         with pytest.raises(AgentStartError, match=r"no ACP agent named 'nope' \(configured: served\)"):
             await bench.workbench.start_agent(AgentSpec("hi", bench.project, acp="nope"))
     assert not list((tmp_path / "sessions").glob("*.jsonl"))
+
+
+async def test_an_agent_program_that_cannot_start_raises_the_one_start_error(tmp_path: Path) -> None:
+    # The dashboard catches the workbench's `AgentStartError`; the program's own start raises it too.
+    missing = tmp_path / "no-such-agent"
+    process = AgentProcess(AcpAgentConfig(name="gone", command=str(missing)), tmp_path)
+    with pytest.raises(AgentStartError, match=r"no-such-agent: command not found"):
+        await process.start()
 
 
 async def test_without_models_only_acp_agents_start(tmp_path: Path) -> None:

@@ -1,19 +1,23 @@
-"""Regression tests for three engine bugs a review found: each failed before its fix.
+"""Regression tests for engine bugs a review found: each failed before its fix.
 
 - a turn started with `start_turn` (the dashboard's and the runner's path) kept every event it
   stored in a buffer nobody read;
 - an exception raised by a `subscribe` listener ended the turn as the model's failure;
-- `SessionEngine(store, provider, registry=r)` raised `AttributeError`.
+- `SessionEngine(store, provider, registry=r)` raised `AttributeError`;
+- a `SystemExit` or `KeyboardInterrupt` raised inside a turn was swallowed as the turn's bug.
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.provider import ModelRequest, ProviderChunk
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
@@ -133,3 +137,44 @@ class TestConstruction:
                 registry=TurnRegistry(EventSink()),
                 sink=EventSink(),
             )
+
+
+class ProcessEndingProvider:
+    """A model call that raises what the process itself gets (a Ctrl-C, an exit)."""
+
+    max_context_tokens = 100_000
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
+        raise self.error
+        yield  # pragma: no cover - makes this an async generator
+
+
+class TestProcessEndingErrors:
+    """Run with `anyio.run` (not the test's own loop): the error must leave the event loop."""
+
+    @pytest.mark.parametrize("error", [SystemExit(3), KeyboardInterrupt()], ids=["exit", "interrupt"])
+    def test_it_goes_on_up_after_settling_the_turn(self, tmp_path: Path, error: BaseException) -> None:
+        engine = make_engine(tmp_path, ProcessEndingProvider(error))
+        sessions: list[str] = []
+
+        async def main() -> None:
+            async with engine:
+                sid = await engine.create_session(workspace(tmp_path))
+                sessions.append(sid)
+                await engine.start_turn(sid, "go").wait()
+
+        with pytest.raises(BaseException) as raised:
+            anyio.run(main)
+        assert leaves(raised.value) == [error]  # alone, maybe inside the task group's group
+        [sid] = sessions
+        assert engine.registry.state(sid) == "error"
+
+
+def leaves(error: BaseException) -> list[BaseException]:
+    """The errors inside (nested) exception groups, or the error itself."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in leaves(inner)]
+    return [error]

@@ -14,6 +14,7 @@ import pytest
 from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.scenario import Step
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog
 from tests.support_engine import HeldPrompter, collect, make_engine, steps, types, workspace
@@ -112,6 +113,22 @@ class TestToolChain:
         second_request = provider.calls[1]
         assert any(m.role == "tool" and "alpha" in m.text for m in second_request.messages)
         assert not any("sequence" in m.text or "toolCallId" in m.text for m in second_request.messages)
+
+    async def test_the_routers_output_budget_is_the_one_a_turn_uses(self, tmp_path: Path) -> None:
+        cwd = workspace(tmp_path)
+        (cwd / "big.txt").write_text("x" * 5_001)
+        provider = ScriptedProvider()
+        engine = make_engine(tmp_path, provider, router=ToolRouter(output_budget=1_000))
+        async with engine:
+            sid = await engine.create_session(cwd)
+            provider.assign(
+                sid,
+                steps({"text": ["r"], "toolCalls": [call("read_file", path="big.txt")]}, {"text": ["ok"]}),
+            )
+            events = await collect(engine.run_turn(sid, "read big.txt"))
+        completed = next(event.payload for event in events if event.type == "tool.completed")
+        assert completed["truncated"] is True
+        assert completed["result"].count("x") == 1_000
 
     async def test_ask_then_user_allow_writes_two_resolutions(self, tmp_path: Path) -> None:
         provider = ScriptedProvider()

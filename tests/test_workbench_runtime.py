@@ -42,6 +42,7 @@ from agent_tui.runtime.worktrees import (
     repo_root,
     uncommitted_changes,
 )
+from tests.support_engine import HeldPrompter
 
 
 def line(session: str, sequence: int, ts: str, kind: str, payload: dict, turn: str | None = "t1") -> bytes:  # type: ignore[type-arg]
@@ -261,6 +262,41 @@ class TestWorkbench:
             if b"turn.completed" in raw
         ]
         assert stops == ["final", "final"]
+
+    async def test_dispose_and_close_stop_turns_held_at_an_ask_and_return_once_their_ends_are_stored(
+        self, tmp_path: Path
+    ) -> None:
+        write = ScriptedToolCall(tool="write_file", args={"path": "n.txt", "content": "x"})
+        provider = ScriptedProvider(
+            agents={"writer": agent_script(Step(text=["W."], toolCalls=[write]), Step(text=["Done."]))}
+        )
+        prompter = HeldPrompter()
+        workbench = Workbench.for_project(
+            project=tmp_path,
+            sessions_dir=tmp_path / "s",
+            models=scripted_models(provider),
+            prompter=prompter,
+            data_dir=tmp_path / "data",
+        )
+        async with workbench.engine:
+            sid = await workbench.start_agent(AgentSpec("Go", tmp_path, name="writer"))
+            other = await workbench.start_agent(AgentSpec("Go", tmp_path, name="writer"))
+            with anyio.fail_after(10):
+                while len(prompter.requests) < 2:  # both turns hold at their asks
+                    prompter.asked = anyio.Event()
+                    await prompter.asked.wait()
+            assert workbench.running_turns() == 2
+            # Disposing one waits for its end and leaves the other held.
+            assert await workbench.dispose(other) is None
+            assert workbench.running_turns() == 1 and not workbench.is_running(other)
+            assert await workbench.close()
+            assert workbench.running_turns() == 0
+            assert sorted(prompter.withdrawn) == sorted(r.request_id for r in prompter.requests)
+        workbench.close_store()
+        for session in (sid, other):
+            last = orjson.loads((tmp_path / "s" / f"{session}.jsonl").read_bytes().splitlines()[-1])
+            assert (last["type"], last["payload"]["stopReason"]) == ("turn.completed", "cancelled")
+        assert not (tmp_path / "n.txt").exists()
 
     async def test_hydrate_reopens_what_it_can_and_names_what_it_cannot(self, tmp_path: Path) -> None:
         sessions = tmp_path / "s"

@@ -32,16 +32,13 @@ from acp.transports import default_environment
 
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.engine.vault import ENVIRONMENT
+from agent_tui.runtime.agent_requests import AgentStartError
 
 STDIO_LIMIT = 50 * 1024 * 1024
 """The longest line read from the agent's stdout (bytes)."""
 STDERR_LINES = 20
 STDERR_LINE_CHARS = 300
 QUOTE_CHARS = 80
-
-
-class AgentStartError(Exception):
-    """The agent's program could not be started at all (not found, not executable)."""
 
 
 class AgentProcess:

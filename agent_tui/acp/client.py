@@ -42,7 +42,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 import agent_tui
-from agent_tui.acp.agent_process import AgentProcess, AgentStartError
+from agent_tui.acp.agent_process import AgentProcess
 from agent_tui.acp.client_tools import ClientTools
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.acp.endpoint import ClientEndpoint
@@ -53,6 +53,7 @@ from agent_tui.acp.recorder import AcpRecorder
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.errors import TurnConflict
 from agent_tui.engine.turn_handle import TurnHandle
+from agent_tui.runtime.agent_requests import AgentStartError
 
 if TYPE_CHECKING:
     from agent_tui.acp.agents import AcpAgents

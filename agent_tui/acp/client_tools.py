@@ -344,13 +344,12 @@ class ClientTools:
     def _context(self, call: AcpCall, cwd: Path, on_output: Any) -> ToolContext:
         session = self.session
         turn = session.recorder.turn
-        return ToolContext(
+        return self.router.make_context(
             cwd=cwd,
             session_id=session.session_id,
             turn_id=turn.turn_id if turn is not None else "",
             tool_call_id=call.call_id,
             on_output=on_output,
-            output_budget=OUTPUT_BUDGET,
         )
 
     def _output_of(

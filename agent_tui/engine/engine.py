@@ -137,10 +137,6 @@ class SessionEngine:
             group.cancel_scope.cancel()
         return await group.__aexit__(*exc)
 
-    def spawn_background(self, fn: Callable[..., Any], *args: Any) -> None:
-        """Run `fn(*args)` in the engine's task group (extensions use this for child turns)."""
-        self._group().start_soon(fn, *args)
-
     def _group(self) -> TaskGroup:
         if self._task_group is None:
             raise RuntimeError("use `async with SessionEngine(...)` before running turns")

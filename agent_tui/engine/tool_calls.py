@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, PermissionRulesError, Verdict
 from agent_tui.engine.session_info import OpenCall, SessionInfo
-from agent_tui.engine.tools.base import Risk, ToolContext, ToolError
+from agent_tui.engine.tools.base import Risk, ToolError
 from agent_tui.engine.turn_handle import TurnHandle
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ class ToolCallRunner:
         async def on_output(stream: str, text: str) -> None:
             await commit(info, turn.turn_id, "tool.delta", toolCallId=call.call_id, stream=stream, text=text)
 
-        context = ToolContext(
+        context = router.make_context(
             cwd=info.cwd,
             session_id=info.id,
             turn_id=turn.turn_id,

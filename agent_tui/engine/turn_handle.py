@@ -1,8 +1,7 @@
 """`TurnHandle`: one turn as its caller sees it: wait for it, cancel it, or read its events.
 
 Invariants:
-- the turn's run state is its `TurnFsm` (shared with the registry's record), nothing else:
-  `is_live` reads it;
+- the turn's run state is its `TurnFsm` (shared with the registry's record), nothing else;
 - a turn started with `start_turn` buffers nothing: its events reach the log and the engine's
   listeners, and the handle holds only the outcome (stop reason, error code, error). Only a turn
   started by `run_turn` (`streaming=True`) queues its events for `events()`, and the iterator
@@ -59,10 +58,6 @@ class TurnHandle:
     @property
     def session_id(self) -> str:
         return self.session.id
-
-    @property
-    def is_live(self) -> bool:
-        return not self.fsm.is_terminal
 
     def push(self, event: Event) -> None:
         """Queue a stored event for the reader (a no-op for a turn nobody streams)."""

@@ -11,7 +11,9 @@ Invariants:
   model's message. Only the model call is guarded: a bug elsewhere (a listener, the store) is
   not mistaken for the model's;
 - `model.retry` is stored for each retry the provider announces, before its first content;
-- usage the provider reports is summed over the turn's model calls onto `turn.completed`.
+- usage the provider reports is summed over the turn's model calls onto `turn.completed`;
+- a bug (an `Exception`) ends only its turn; `KeyboardInterrupt` and `SystemExit` settle the
+  turn's registry entry and frames, then go on up: they stop the process, not one turn.
 """
 
 from __future__ import annotations
@@ -103,6 +105,8 @@ class TurnLoop:
             turn.error = error
             engine.sink.emit(info.id, Fatal("unknown", repr(error)))
             engine.registry.transition(info.id, Fail(FrameError("unknown", repr(error))))
+            if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit: the process's
+                raise
         finally:
             if engine.sends_frames:
                 engine.sink.detach(info.id)

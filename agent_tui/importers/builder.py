@@ -259,10 +259,6 @@ class SessionBuilder:
         if self.turn is not None:
             self.turn.provider_error = True
 
-    def add_usage(self, call_key: str, prompt: int, completion: int, cached: int) -> None:
-        if self.turn is not None:
-            self.turn.usage[call_key] = (prompt, completion, cached)
-
     def close_turn(
         self,
         ts: str,

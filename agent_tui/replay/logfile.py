@@ -160,13 +160,6 @@ class LogFile:
                 return None
         return None
 
-    def has_more(self) -> bool:
-        """Whether bytes were appended after the read offset (a torn line counts)."""
-        try:
-            return os.stat(self.path).st_size > self.offset
-        except OSError:
-            return False
-
     def read_entries(self, budget: int = READ_BYTES) -> list[Entry]:
         """The next complete lines (about `budget` bytes of them), decoded; [] when none are new."""
         chunk = self._read_complete(budget)
@@ -356,10 +349,6 @@ class LogFile:
         while b"\n" not in head and len(head) < start:
             head += os.pread(fd, 65536, len(head))
         return head.split(b"\n", 1)[0], lines
-
-    def read_lines_at(self, offset: int, count: int) -> list[bytes]:
-        """`count` complete lines starting at byte `offset` (fewer if the file has fewer)."""
-        return list(self.iter_lines_at(offset, count))
 
     def read_line(self, number: int) -> bytes:
         """Line `number` (0-based) through the sparse index: one small read, no scan."""

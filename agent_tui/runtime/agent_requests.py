@@ -35,7 +35,11 @@ class AgentSpec:
 
 
 class AgentStartError(Exception):
-    """The agent could not be started; the message says why in one sentence."""
+    """The agent could not be started; the message says why in one sentence.
+
+    The one such error: the workbench raises it (no directory, no worktree, no such agent) and
+    so does starting an ACP agent's program (not found, not executable).
+    """
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import orjson
 from pydantic import Field
 
 from agent_tui.engine.engine import Delivery, EngineExtension, SessionEngine, TurnHandle
-from agent_tui.engine.permissions import PermissionEngine, PolicyConfig
+from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.tools.base import BaseTool, ToolArgs, ToolContext, ToolError, ToolResult
 from agent_tui.events.turn_vocabulary import ENDINGS
 
@@ -74,7 +74,6 @@ class SubAgents(EngineExtension):
         self.max_depth = max_depth
         self.policies = dict(policies or {})
         self.outcomes: dict[str, ChildOutcome] = {}
-        self._permission_engines: dict[str, PermissionEngine] = {}
         engine.router.register(_SpawnTool(self))
         engine.router.register(_WaitTool(self))
         engine.extensions.append(self)

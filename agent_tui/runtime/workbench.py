@@ -426,9 +426,7 @@ class Workbench:
 
     def close_store(self) -> None:
         """Close the store's open log files (after the engine has closed)."""
-        close = getattr(self.engine.store, "close", None)
-        if close is not None:
-            close()
+        self.engine.store.close()
 
     async def close_models(self) -> None:
         """Close the HTTP clients of the models that were built."""
@@ -438,9 +436,7 @@ class Workbench:
     async def close(self, timeout: float = 5.0) -> bool:
         """Stop every turn and wait until each has stored its end. False if time ran out."""
         with anyio.move_on_after(timeout):
-            while self.running_turns():
-                self.stop_all()
-                await anyio.sleep(0.02)
+            await _stop_until_ended(self.stop_all, self.engine.sessions)
             return True
         return False
 
@@ -474,9 +470,10 @@ class Workbench:
         engine = self.engine
         family = {session_id} | {sid for sid, _ in self._descendants(session_id)}
         with anyio.move_on_after(timeout):
-            while any(self.is_running(sid) for sid in family):
-                engine.stop_subtree(session_id)
-                await anyio.sleep(0.02)
+            await _stop_until_ended(
+                lambda: engine.stop_subtree(session_id),
+                lambda: [info for info in engine.sessions() if info.id in family],
+            )
         if self.external is not None and self.external.owns(session_id):
             with anyio.CancelScope(shield=True):
                 await self.external.close(session_id)  # its process ends; its log stays
@@ -517,6 +514,18 @@ def _no_model() -> ModelChoice:
         raise ProviderFailure("no model is configured for agent-tui's own agents (README, 'Real models')")
 
     return ModelChoice("none", "no model configured", build=refuse)
+
+
+async def _stop_until_ended(stop: Callable[[], object], sessions: Callable[[], list[SessionInfo]]) -> None:
+    """Stop, then await the end of every turn of `sessions` still writing; again while one is
+    (a turn may start while others end)."""
+    while True:
+        stop()
+        turns = [info.turn for info in sessions() if info.turn is not None and _unfinished(info)]
+        if not turns:
+            return
+        for turn in turns:
+            await turn.done.wait()
 
 
 def _unfinished(info: SessionInfo) -> bool:

@@ -424,6 +424,9 @@ class EventStore(Protocol):
 
     def repair(self, session_id: str) -> TailRepair | None: ...
 
+    def close(self) -> None:
+        """Let go of what the store holds (open files, session locks), once the engine is done."""
+
 
 class JsonlFileEventStore:
     """One `JsonlEventLog` per session under a sessions directory.

@@ -120,10 +120,6 @@ class LiveRun:
         self._closed: anyio.Event | None = None
         self._rules_told: str | None = None  # the digest of the project rules last announced
 
-    @property
-    def is_demo(self) -> bool:
-        return self.scenario_path is not None
-
     # -- running -------------------------------------------------------------------------------
     def _build(self) -> Workbench:
         if self.scenario_path is None:
