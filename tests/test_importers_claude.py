@@ -21,7 +21,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support_importers import EXPECTED, agent_tui, events_of, fixture_dirs, tree_bytes, types_count
+from support_importers import EXPECTED, agent_tui, events_of, fixture_dirs, logs_in, tree_bytes, types_count
 from test_tui import settle, snapshot  # noqa: F401 - the snapshot fixture stores under tests/snapshots
 
 from agent_tui.events.chains import chain_violations
@@ -42,7 +42,7 @@ V1, V20, V21 = CLAUDE
 def source_counts(folder: Path) -> tuple[int, int, int]:
     """(prompts, tool calls, tool results) read straight off the fixture's lines."""
     prompts = calls = results = 0
-    for path in sorted(folder.rglob("*.jsonl")):
+    for path in logs_in(folder):
         for line in path.read_bytes().split(b"\n"):
             try:
                 record = orjson.loads(line)
@@ -66,7 +66,7 @@ def source_counts(folder: Path) -> tuple[int, int, int]:
 @pytest.mark.parametrize("folder", CLAUDE, ids=lambda p: p.name)
 class TestEachFixture:
     def test_detected_by_content(self, folder: Path) -> None:
-        for path in folder.rglob("*.jsonl"):
+        for path in logs_in(folder):
             assert detect_format(path) == "claude-code", path
 
     def test_the_import_follows_the_chains(self, folder: Path, tmp_path: Path) -> None:
