@@ -149,7 +149,7 @@ async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None
 
 
 async def test_a_prompt_on_a_session_another_process_holds_is_refused_naming_it(tmp_path: Path) -> None:
-    from tests.store_writer import Writer
+    from store_writer import Writer
 
     workspace = tmp_path / "ws"
     workspace.mkdir()

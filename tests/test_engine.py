@@ -6,6 +6,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from support_engine import EndlessProvider, collect, make_engine, steps, types, workspace
 
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict
 from agent_tui.engine.provider import StepDone, TextDelta
@@ -15,7 +16,6 @@ from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
 from agent_tui.turns import EventSink
 from agent_tui.turns.turn_fsm import IllegalTransition, TurnFsm
-from tests.support_engine import EndlessProvider, collect, make_engine, steps, types, workspace
 
 pytestmark = pytest.mark.anyio
 

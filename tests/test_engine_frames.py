@@ -6,13 +6,13 @@ from pathlib import Path
 
 import anyio
 import pytest
+from support_engine import collect, make_engine, steps, workspace
 
 from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
 from agent_tui.turns import EventSink, Frame, is_turn_end
 from agent_tui.turns.projection import frames_from_log, transition_dict
-from tests.support_engine import collect, make_engine, steps, workspace
 
 pytestmark = pytest.mark.anyio
 

@@ -10,13 +10,13 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import pytest
+from support_engine import HeldPrompter, collect, make_engine, steps, types, workspace
 
 from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.scenario import Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog
-from tests.support_engine import HeldPrompter, collect, make_engine, steps, types, workspace
 
 # Commands below sleep for 30 s. A call that ends in under half that did not wait for the sleep,
 # which is what these tests check; how quickly it ends is measured in bench/, not asserted here,

@@ -18,13 +18,13 @@ import dataclasses
 from typing import Any
 
 import pytest
+from support_reducer import SessionLog, approved_rename_log, tokens
 
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, SessionView, ToolCallView, TurnView, apply_event, project_state
 from agent_tui.reducer.field_copy import compiled_copy, compiled_new
 from agent_tui.reducer.tool_events import new_tool_call
 from agent_tui.reducer.turn_writes import new_turn
-from tests.support_reducer import SessionLog, approved_rename_log, tokens
 
 VIEWS = (DashboardState, SessionView, TurnView, ToolCallView)
 

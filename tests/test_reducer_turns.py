@@ -9,10 +9,11 @@ with what is known.
 
 from __future__ import annotations
 
+from support_reducer import SessionLog, tokens, ts
+
 from agent_tui.events import Event, payload_from
 from agent_tui.reducer import TEXT_CHARS, DashboardState, TranscriptEntry, apply_event, project_state
 from agent_tui.turns.projection import command_for, frames_from_log
-from tests.support_reducer import SessionLog, tokens, ts
 
 # -- phases, text and transcript ----------------------------------------------------------------
 

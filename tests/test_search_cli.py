@@ -10,9 +10,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from support_providers import agent_tui, clean_env
 
 from agent_tui.runtime.session_dirs import default_sessions_dir
-from tests.support_providers import agent_tui, clean_env
 
 SCENARIO = Path(__file__).parent / "sample-logs" / "scenario.json"
 

@@ -17,6 +17,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support_events import SAMPLE_PAYLOADS, build_event
 
 from agent_tui.events import (
     EVENT_TYPES,
@@ -39,7 +40,6 @@ from agent_tui.store import (
 )
 from agent_tui.store import index as index_module
 from agent_tui.store import jsonl as jsonl_module
-from tests.conftest import SAMPLE_PAYLOADS, build_event
 
 
 def write_log(path: Path, events: list[Event]) -> JsonlEventLog:

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import orjson
 import pytest
+from support_engine import HeldPrompter, collect
 
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import Scenario
@@ -16,7 +17,6 @@ from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import DashboardState, apply_event, project_state
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.runner import ScenarioRun
-from tests.support_engine import HeldPrompter, collect
 
 # The sub-agents below run `sleep 30`. Stopping them in under half that did not wait for the
 # sleeps, which is what the test checks; how quickly it stops is not asserted here, so a busy

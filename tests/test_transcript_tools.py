@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from support_events import build_event
+
 from agent_tui.engine.context import ContextBuilder, TranscriptBuilder
 from agent_tui.engine.provider import ModelMessage, ToolCall
 from agent_tui.providers.prompt import INSTRUCTIONS_LIMIT, project_instructions, system_prompt
-from tests.conftest import build_event
 
 
 def fold(*specs: tuple[str, dict]) -> TranscriptBuilder:

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+from support_providers import agent_tui
 
 from agent_tui import __version__
 from agent_tui.reducer import project_state
 from agent_tui.replay.sources import replay_all
 from agent_tui.tui.formatting import decision_text
-from tests.support_providers import agent_tui
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -271,7 +271,7 @@ class TestLeaving:
 
 class TestProjectRun:
     def test_a_real_model_run_on_a_project_is_kept_and_listed_for_the_next_run(self, tmp_path: Path) -> None:
-        from tests.fake_model_server import FakeModelServer, Stream, openai_stream
+        from fake_model_server import FakeModelServer, Stream, openai_stream
 
         project = tmp_path / "shop"
         project.mkdir()

@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from store_writer import Writer
 from support_tui import log_of
 from support_workbench import agent_script, scripted_models, type_text, wait_for
 
@@ -18,7 +19,6 @@ from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.runtime.workbench import SendRefused, Workbench
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.widgets.composer import Composer
-from tests.store_writer import Writer
 
 pytestmark = pytest.mark.anyio
 
