@@ -146,7 +146,7 @@ class Log:
         """A tool call: allowed by policy, or (ask=seconds) asked and allowed by the user after that
         long; `result=None` leaves it waiting."""
         self.emit("model.tool_call_requested", turn_id, toolCallId=call, tool=tool, args=args)
-        request = {"requestId": "perm_" + call, "toolCallId": call}
+        request: dict[str, Any] = {"requestId": "perm_" + call, "toolCallId": call}
         self.emit(
             "permission.requested",
             turn_id,

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -469,6 +470,7 @@ class TestKeysNeverLeak:
             **{variable: FAKE_KEY},
         )
         echo = f"key {FAKE_KEY} was refused"  # servers do quote keys back in their messages
+        stream: Callable[[list[str]], list[bytes]]
         if vendor == "openai":
             error, stream = openai_error(429, echo), openai_stream
         else:

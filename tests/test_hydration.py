@@ -165,6 +165,7 @@ async def test_a_log_cut_while_an_approval_was_pending_reopens_with_the_ask_with
     engine = make_engine(tmp_path, policy=PolicyConfig(default="ask"), approve=None)
     engine.prompter = CopyTheLogWhenAsked()
     provider = engine.provider
+    assert isinstance(provider, ScriptedProvider)
     async with engine:
         sid = await engine.create_session(tmp_path / "work")
         provider.assign(

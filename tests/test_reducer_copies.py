@@ -104,7 +104,8 @@ def field_values(view: Any) -> dict[str, Any]:
 def test_the_sample_sets_every_field_of_every_view_away_from_its_default() -> None:
     state = project_state(rich_events())
     for cls in VIEWS:
-        defaults = field_values(cls(*(["x"] if cls in (SessionView, TurnView, ToolCallView) else [])))
+        args: list[Any] = ["x"] if cls in (SessionView, TurnView, ToolCallView) else []
+        defaults = field_values(cls(*args))
         seen = [field_values(view) for view in every_view(state) if type(view) is cls]
         never_set = [
             name for name in defaults if name not in ("session_id", "turn_id", "call_id")

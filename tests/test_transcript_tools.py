@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from support_events import build_event
 
@@ -19,7 +20,7 @@ def fold(*specs: tuple[str, dict]) -> TranscriptBuilder:
     return builder
 
 
-STEP_WITH_TWO_CALLS = (
+STEP_WITH_TWO_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("user.message", {"content": "look around", "inputId": None, "steered": None}),
     ("context.built", {"step": 1}),
     ("model.delta", {"text": "Let me "}),

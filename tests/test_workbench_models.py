@@ -50,14 +50,14 @@ def make_app(tmp_path: Path, server: FakeModelServer) -> AgentTuiApp:
     return AgentTuiApp(sessions_dir=tmp_path / "sessions", project=project, models=choices(server))
 
 
-def session(app: AgentTuiApp, name: str):  # type: ignore[no-untyped-def]
+def session(app: AgentTuiApp, name: str):
     assert app.live is not None
     return next((s for s in app.live.state.sessions.values() if s.display_name == name), None)
 
 
 async def start_from_the_form(
     pilot, app: AgentTuiApp, prompt: str, name: str, model: str | None = None
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     assert app.live is not None
     live = app.live
     await wait_for(pilot, lambda: live.workbench is not None, "the engine")

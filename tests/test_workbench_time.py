@@ -74,7 +74,7 @@ class TestWords:
         assert {ms: format_duration(ms) for ms in cases} == cases
         assert format_duration(None) == "?"
 
-    def test_clock_times_name_the_day_when_it_is_not_today(self, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def test_clock_times_name_the_day_when_it_is_not_today(self, monkeypatch) -> None:
         import time
 
         monkeypatch.setenv("TZ", "UTC")
