@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support_importers import EXPECTED, agent_tui, events_of, fixture_dirs, logs_in, tree_bytes, types_count
+from support_workbench import wait_for
 from test_tui import settle, snapshot  # noqa: F401 - the snapshot fixture stores under tests/snapshots
 
 from agent_tui.events.chains import chain_violations
@@ -398,17 +399,16 @@ class TestFollowInTheScrubber:
             app = ReplayApp(inputs.files, follow=True, watch_dir=inputs.watch_dir)
             async with app.run_test() as pilot:
                 screen = app.screen_stack[0]
-                for _ in range(500):
-                    if getattr(screen, "loaded", False):
-                        break
-                    await pilot.pause(0.02)
+                await wait_for(pilot, lambda: bool(getattr(screen, "loaded", False)), "the replay to load")
                 timeline = screen.timeline  # type: ignore[attr-defined]
                 before = timeline.total
                 live.write_bytes(b"\n".join(lines[:12]) + b"\n")  # the tool calls and the sub-agent
-                for _ in range(1000):  # until the follower and the scrubber caught up
-                    await pilot.pause(0.02)
-                    if timeline.total > before and len(screen.state.sessions) == 2:  # type: ignore[attr-defined]
-                        break
+                await wait_for(
+                    pilot,
+                    lambda: timeline.total > before and len(screen.state.sessions) == 2,  # type: ignore[attr-defined]
+                    "the follower and the scrubber to catch up",
+                    seconds=20,
+                )
                 sessions = screen.state.sessions  # type: ignore[attr-defined]
         assert timeline.total > before
         assert len(sessions) == 2  # the sub-agent's log appeared in the folder and joined

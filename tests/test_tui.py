@@ -21,7 +21,7 @@ import orjson
 import pytest
 from rich.text import Text
 from support_tui import Scene, detail_text, park_pending, snap, snapshot  # noqa: F401 - snapshot: where pictures go
-from support_workbench import wait_for
+from support_workbench import repainted, wait_for
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -98,14 +98,11 @@ async def settle(pilot: Pilot) -> None:
     await pilot.pause()
     screen = pilot.app.screen_stack[0]
     if isinstance(pilot.app, ReplayApp):
-        # Not `timeline`: the loading thread sets it before the screen has shown it. Then a
-        # moment for the refresh after which the detail scrolls.
-        for _ in range(200):
-            if getattr(screen, "loaded", False):
-                break
-            await pilot.pause(0.02)
-        await pilot.pause(0.1)
-    await pilot.pause()
+        # Not `timeline`: the loading thread sets it before the screen has shown it.
+        await wait_for(pilot, lambda: bool(getattr(screen, "loaded", False)), "the replay to load")
+    # Then the refresh that shows it, and what that refresh asked for (the detail's scroll).
+    await repainted(pilot)
+    await repainted(pilot)
 
 
 def press(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
@@ -176,7 +173,8 @@ async def held_indexing(pilot: Pilot) -> None:
     app = pilot.app
     assert isinstance(app, ReplayApp)
     await wait_for(pilot, lambda: app.replay.previewing and app.replay.scrubber.indexed == 60, "indexing")
-    await pilot.pause(0.1)
+    await repainted(pilot)  # the progress bar drawn
+    await repainted(pilot)
 
 
 async def notices_listed(pilot: Pilot) -> None:
@@ -512,7 +510,6 @@ class TestStop:
         assert ends == {"alpha": ["cancelled"], "child": ["cancelled"], "gamma": ["cancelled"]}
 
 
-@pytest.mark.anyio
 def cursor_spans(tree: SessionTree) -> str:
     """The styles of the tree's cursor row label (a `Text`: the tree builds its labels so)."""
     node = tree.cursor_node
@@ -520,6 +517,7 @@ def cursor_spans(tree: SessionTree) -> str:
     return str(node.label.spans)
 
 
+@pytest.mark.anyio
 class TestThemes:
     async def test_a_theme_change_recolours_the_tree(self) -> None:
         app = dashboard_app()
@@ -530,7 +528,7 @@ class TestThemes:
             label_before = cursor_spans(tree)
             app.theme = "textual-light"
             await settle(pilot)
-            await pilot.pause(0.05)
+            await repainted(pilot, tree)
             after = tree.get_component_rich_style("session-tree--running", partial=True)
             assert after.color != before.color
             assert cursor_spans(tree) != label_before
