@@ -58,9 +58,11 @@ def long_shell_then_answer() -> list[Step]:
 
 
 async def both_pids_written(pidfile: Path) -> None:
-    """Poll until `LONG_SHELL_WRITING_PIDS` has written both pids (the file is the only signal)."""
-    while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
-        await anyio.sleep(0.02)
+    """Poll until `LONG_SHELL_WRITING_PIDS` has written both pids (the file is the only signal);
+    fail, rather than hang, if they never come."""
+    with anyio.fail_after(30):
+        while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+            await anyio.sleep(0.02)
 
 
 def assert_all_gone(pidfile: Path) -> None:
