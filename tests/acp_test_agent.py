@@ -97,7 +97,12 @@ class TestAgent(Agent):
         )
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> LoadSessionResponse:
         self.cwd = cwd
         say = self._conn.session_update
@@ -106,7 +111,11 @@ class TestAgent(Agent):
         return LoadSessionResponse()
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
     ) -> NewSessionResponse:
         self.cwd = cwd
         return NewSessionResponse(session_id="test-session-1")
@@ -114,7 +123,7 @@ class TestAgent(Agent):
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         self.cancelled = True
 
-    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         text = "".join(getattr(block, "text", "") for block in prompt)
         say = self._conn.session_update
         if text == "crash":
@@ -176,6 +185,7 @@ class TestAgent(Agent):
         )
         await say(session_id=session_id, update=update_agent_thought_text("Let me "))
         await say(session_id=session_id, update=update_agent_thought_text("think."))
+        plan_id: dict[str, Any] = {PLAN_ID: "p1"}  # the field's name differs across ACP versions
         await say(
             session_id=session_id, update=update_plan([plan_entry("read the file"), plan_entry("edit it")])
         )
@@ -183,12 +193,12 @@ class TestAgent(Agent):
             session_id=session_id,
             update=AgentPlanContentUpdate(
                 session_update="plan_update",
-                plan=PlanUpdateMarkdown(type="markdown", content="# Plan", **{PLAN_ID: "p1"}),
+                plan=PlanUpdateMarkdown(type="markdown", content="# Plan", **plan_id),
             ),
         )
         await say(
             session_id=session_id,
-            update=AgentPlanRemovedUpdate(session_update="plan_removed", **{PLAN_ID: "p1"}),
+            update=AgentPlanRemovedUpdate(session_update="plan_removed", **plan_id),
         )
         await say(
             session_id=session_id,
@@ -320,7 +330,9 @@ class TestAgent(Agent):
 
 async def main(argv: list[str]) -> None:
     protocol = int(argv[argv.index("--protocol") + 1]) if "--protocol" in argv else PROTOCOL_VERSION
-    await run_agent(TestAgent(hang_initialize="--hang-initialize" in argv, protocol=protocol))
+    hang = "--hang-initialize" in argv
+    # The test agent answers only the calls the tests make (no authenticate, modes, ...).
+    await run_agent(TestAgent(hang_initialize=hang, protocol=protocol))  # type: ignore[abstract]
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A second process that writes a stored session, for the tests of the store's one-writer lock.
 
-Run as `python -m tests.store_writer SESSIONS_DIR SESSION_ID` (`Writer` starts one); it answers
+Run from tests/ as `python -m store_writer SESSIONS_DIR SESSION_ID` (`Writer` starts one); it answers
 one line per command on stdin, so a test drives two of them in step without sleeping:
 
 - `read`: open the store afresh and read the session's last sequence (`last N`);
@@ -25,12 +25,12 @@ from agent_tui.store import JsonlFileEventStore, SessionLockedError
 
 
 class Writer:
-    """A `tests.store_writer` process on one session, driven line by line."""
+    """A `store_writer` process on one session, driven line by line."""
 
     def __init__(self, root: Path, session_id: str = "sess_test") -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.store_writer", str(root), session_id],
-            cwd=Path(__file__).resolve().parent.parent,
+            [sys.executable, "-m", "store_writer", str(root), session_id],
+            cwd=Path(__file__).resolve().parent,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

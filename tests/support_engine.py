@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import PermissionEngine, PolicyConfig, StaticPrompter
@@ -30,7 +30,7 @@ def make_engine(
     provider: Any = None,
     *,
     policy: PolicyConfig | None = ALLOW_ALL,
-    approve: str | None = "allow",
+    approve: Literal["allow", "deny"] | None = "allow",
     store: Any = None,
     **kwargs: Any,
 ) -> SessionEngine:

@@ -18,6 +18,15 @@ def fixture_dirs(tool: str) -> list[Path]:
     return sorted(path for path in (FIXTURES / tool).iterdir() if path.is_dir())
 
 
+def logs_in(folder: Path) -> list[Path]:
+    """The fixture's `.jsonl` logs, failing (not passing vacuously) when there are none or one is empty."""
+    logs = sorted(folder.rglob("*.jsonl"))
+    assert logs, f"{folder}: no .jsonl logs in the fixture folder"
+    empty = [path for path in logs if path.stat().st_size == 0]
+    assert not empty, f"empty fixture logs: {empty}"
+    return logs
+
+
 def agent_tui(*args: str, cache: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The real command, in a subprocess, with its cache under `cache` (and `env` added)."""
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), **(env or {})}

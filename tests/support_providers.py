@@ -11,6 +11,8 @@ from typing import Any
 
 import anyio
 import pytest
+from fake_model_server import FakeModelServer
+from support_engine import make_engine
 
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.provider import ModelMessage, ModelProvider, ModelRequest, ProviderFailure
@@ -20,8 +22,6 @@ from agent_tui.providers.factory import build_provider
 from agent_tui.providers.retry import RetryPolicy
 from agent_tui.runtime.prompt_run import PromptResult, PromptRun
 from agent_tui.store import JsonlEventLog
-from tests.fake_model_server import FakeModelServer
-from tests.support_engine import make_engine
 
 # A key no server issues, distinctive enough that finding it anywhere means it leaked.
 FAKE_KEY = "sk-test-Zq8sW3cXv9LpR4tYk2NdQe7M"

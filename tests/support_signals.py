@@ -14,9 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from support_providers import clean_env
+
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog
-from tests.support_providers import clean_env
 
 CHILDREN = "sleep 30 & echo $! >> pids; sleep 30 & echo $! >> pids; wait"
 """A shell call that runs until it is stopped, its two children's pids in `pids`."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from support_tui import park_pending
 from textual.pilot import Pilot
+from textual.widget import Widget
 
 from agent_tui.engine.scenario import AgentScript, Step
 from agent_tui.engine.scripted import ScriptedProvider
@@ -146,7 +147,7 @@ class Log:
         """A tool call: allowed by policy, or (ask=seconds) asked and allowed by the user after that
         long; `result=None` leaves it waiting."""
         self.emit("model.tool_call_requested", turn_id, toolCallId=call, tool=tool, args=args)
-        request = {"requestId": "perm_" + call, "toolCallId": call}
+        request: dict[str, Any] = {"requestId": "perm_" + call, "toolCallId": call}
         self.emit(
             "permission.requested",
             turn_id,
@@ -374,11 +375,27 @@ def agent_script(*steps: Step) -> AgentScript:
     return AgentScript(steps=list(steps))
 
 
+async def repainted(pilot: Pilot, widget: Widget | None = None) -> None:
+    """Wait until `widget` (by default the top screen) has been refreshed since this call, and
+    what was queued before that refresh has run: the screen shows what came before it. An app
+    that is closing (or a widget taken down) refreshes nothing more: that ends the wait too."""
+    app = pilot.app
+    target = widget if widget is not None else app.screen
+    done: list[bool] = []
+    target.call_after_refresh(done.append, True)
+
+    def refreshed_or_gone() -> bool:
+        return bool(done) or not app.is_running or not target.is_attached
+
+    await wait_for(pilot, refreshed_or_gone, f"{target} to refresh")
+
+
 async def settle(pilot: Pilot) -> None:
-    """Let the app handle what is queued, then its timers and refreshes."""
+    """Let the app handle what is queued, then the refresh that shows it, and what that refresh
+    asked to run after it (a scroll to the end, say)."""
     await pilot.pause()
-    await pilot.pause(0.05)
-    await pilot.pause()
+    await repainted(pilot)
+    await repainted(pilot)
 
 
 async def armed(pilot: Pilot) -> LiveRun:

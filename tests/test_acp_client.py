@@ -33,8 +33,8 @@ def payloads(log: list[Event], kind: str) -> list[dict]:
     return [event.payload for event in log if event.type == kind]
 
 
-def answer_with_option(option_id: str):  # type: ignore[no-untyped-def]
-    def decide(request):  # type: ignore[no-untyped-def]
+def answer_with_option(option_id: str):
+    def decide(request):
         if isinstance(request, AcpPermissionRequest):
             return AcpPermissionAnswer("allow", option_id=option_id)
         return PermissionAnswer("allow")

@@ -54,7 +54,7 @@ def scenario(tmp_path: Path) -> Path:
     return path
 
 
-def serve(tmp_path: Path, collector: Collector, validator: WireValidator):  # type: ignore[no-untyped-def]
+def serve(tmp_path: Path, collector: Collector, validator: WireValidator):
     args = [
         "-m",
         "agent_tui",
@@ -65,8 +65,12 @@ def serve(tmp_path: Path, collector: Collector, validator: WireValidator):  # ty
         str(tmp_path / "server"),
     ]
     return spawn_agent_process(
-        collector, sys.executable, *args, env=pass_on(), observers=[collector.observe, validator]
-    )  # type: ignore[arg-type]
+        collector,  # type: ignore[arg-type]  # a partial client: only the calls these tests get
+        sys.executable,
+        *args,
+        env=pass_on(),
+        observers=[collector.observe, validator],
+    )
 
 
 async def test_an_older_or_newer_client_gets_our_version_and_a_notice(tmp_path: Path) -> None:
@@ -132,15 +136,23 @@ async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None
     args = ["-m", "agent_tui", "acp", "--scenario", str(path), "--sessions-dir", str(tmp_path / "server")]
     collector = Collector()
     async with spawn_agent_process(
-        collector, sys.executable, *args, env=pass_on(), observers=[collector.observe]
+        collector,  # type: ignore[arg-type]  # a partial client: only the calls these tests get
+        sys.executable,
+        *args,
+        env=pass_on(),
+        observers=[collector.observe],
     ) as (
         conn,
         _process,
-    ):  # type: ignore[arg-type]
+    ):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
         async with anyio.create_task_group() as group:
-            group.start_soon(conn.prompt, session.session_id, [text_block("go")])
+
+            async def prompt() -> None:
+                await conn.prompt(session.session_id, [text_block("go")])
+
+            group.start_soon(prompt)
             await collector.first.wait()
             with pytest.raises(RequestError, match="Invalid request") as refused:
                 await conn.prompt(session_id=session.session_id, prompt=[text_block("again")])
@@ -149,7 +161,7 @@ async def test_a_second_prompt_while_one_runs_is_refused(tmp_path: Path) -> None
 
 
 async def test_a_prompt_on_a_session_another_process_holds_is_refused_naming_it(tmp_path: Path) -> None:
-    from tests.store_writer import Writer
+    from store_writer import Writer
 
     workspace = tmp_path / "ws"
     workspace.mkdir()

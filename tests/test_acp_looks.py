@@ -198,8 +198,8 @@ def _pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 class TestAcpAgentsLook:
-    def test_ours_and_two_acp_agents_side_by_side(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_ours_and_two_acp_agents_side_by_side(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["acp_tree_100x30"])
 
-    def test_an_acp_question_offers_the_agents_own_options(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_an_acp_question_offers_the_agents_own_options(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["acp_approval"])

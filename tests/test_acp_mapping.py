@@ -128,7 +128,7 @@ def test_the_servers_options_come_back_as_our_answers() -> None:
 
 
 def test_a_prompt_of_blocks_is_one_text() -> None:
-    blocks = [
+    blocks: list[TextContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock] = [
         TextContentBlock(type="text", text="Look at "),
         ResourceContentBlock(type="resource_link", name="a", uri="file:///w/a.py"),
         EmbeddedResourceContentBlock(

@@ -46,7 +46,7 @@ def types(events: list[Event]) -> list[str]:
     return [event.type for event in events]
 
 
-WORK = [
+WORK: list[dict[str, Any]] = [
     {"text": ["Hello", " from", " agent-tui."], "toolCalls": [{"tool": "shell", "args": {"cmd": "ls"}}]},
     {
         "text": ["Writing."],
@@ -290,7 +290,7 @@ def test_without_a_model_the_server_says_how_to_configure_one(tmp_path: Path) ->
 async def test_a_sub_agents_question_reaches_the_client_under_its_root_session(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    lead = [
+    lead: list[dict[str, Any]] = [
         {
             "text": ["Delegating."],
             "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "explorer", "prompt": "w"}}],
@@ -298,7 +298,7 @@ async def test_a_sub_agents_question_reaches_the_client_under_its_root_session(t
         {"text": ["Waiting."], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
         {"text": ["All done."]},
     ]
-    explorer = [
+    explorer: list[dict[str, Any]] = [
         {
             "text": ["Writing."],
             "toolCalls": [{"tool": "write_file", "args": {"path": "e.txt", "content": "e"}}],

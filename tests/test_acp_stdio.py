@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.support_providers import clean_env
-from tests.support_signals import (
+from support_providers import clean_env
+from support_signals import (
     SHELL_STEPS,
     assert_logs_closed,
     assert_stopped,

@@ -212,7 +212,7 @@ async def test_a_stored_acp_session_is_reopened_by_its_agent(tmp_path: Path) -> 
 
 
 async def test_allowing_from_the_queue_answers_the_agents_own_option(tmp_path: Path) -> None:
-    write = [
+    write: list[dict[str, Any]] = [
         {
             "text": ["Writing."],
             "toolCalls": [{"tool": "write_file", "args": {"path": "n.txt", "content": "n"}}],

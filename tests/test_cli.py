@@ -154,7 +154,7 @@ def test_torn_final_line_is_skipped_or_strictly_an_error(sessions: Path) -> None
         (lambda line: line.replace(b'"payload":{', b'"payload":{"zzz":1,', 1), "zzz"),
     ],
 )
-def test_a_bad_complete_line_stops_the_dump_with_file_and_line(sessions: Path, mutate, reason: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_complete_line_stops_the_dump_with_file_and_line(sessions: Path, mutate, reason: str) -> None:
     log = _one_log(sessions)
     lines = log.read_bytes().splitlines()
     lines[3] = mutate(lines[3])

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from support_providers import agent_tui, clean_env
 
 from agent_tui.runtime.workspace import CopyStopped, Workspace
-from tests.support_providers import agent_tui, clean_env
 
 
 def scenario(tmp_path: Path) -> Path:

@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-
-from tests.support_providers import agent_tui, clean_env
+from support_providers import agent_tui, clean_env
 
 
 def blocked(tmp_path: Path) -> Path:

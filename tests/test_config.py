@@ -8,9 +8,20 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fake_model_server import (
+    FakeModelServer,
+    Status,
+    Stream,
+    anthropic_error,
+    anthropic_stream,
+    openai_error,
+    openai_stream,
+)
+from support_providers import FAKE_KEY, agent_tui, clean_env, project
 
 from agent_tui.providers.config import (
     ConfigError,
@@ -22,16 +33,6 @@ from agent_tui.providers.factory import build_provider
 from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW
 from agent_tui.runtime.session_dirs import default_sessions_dir
 from agent_tui.store import JsonlEventLog
-from tests.fake_model_server import (
-    FakeModelServer,
-    Status,
-    Stream,
-    anthropic_error,
-    anthropic_stream,
-    openai_error,
-    openai_stream,
-)
-from tests.support_providers import FAKE_KEY, agent_tui, clean_env, project
 
 CONFIG = """\
 default_profile = "local"
@@ -469,6 +470,7 @@ class TestKeysNeverLeak:
             **{variable: FAKE_KEY},
         )
         echo = f"key {FAKE_KEY} was refused"  # servers do quote keys back in their messages
+        stream: Callable[[list[str]], list[bytes]]
         if vendor == "openai":
             error, stream = openai_error(429, echo), openai_stream
         else:

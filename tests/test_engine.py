@@ -6,6 +6,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from support_engine import EndlessProvider, collect, make_engine, steps, types, workspace
+from support_frames import as_event, as_transition
 
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict
 from agent_tui.engine.provider import StepDone, TextDelta
@@ -13,11 +15,15 @@ from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
-from agent_tui.turns import EventSink
+from agent_tui.turns import EventSink, Frame
 from agent_tui.turns.turn_fsm import IllegalTransition, TurnFsm
-from tests.support_engine import EndlessProvider, collect, make_engine, steps, types, workspace
 
 pytestmark = pytest.mark.anyio
+
+
+def dropped(result: object) -> None:
+    """A provider hook that calls the engine returns nothing (what the call returned is not the hook's)."""
+    return None
 
 
 @pytest.fixture
@@ -136,7 +142,7 @@ class TestCancel:
     ) -> None:
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider)
-        provider.on_cancel = lambda sid, tid: engine.cancel_turn(sid, tid) and None
+        provider.on_cancel = lambda sid, tid: dropped(engine.cancel_turn(sid, tid))
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
             provider.assign(sid, steps({"text": ["a", "b", "c", "d"], "cancelAfterChunks": 2}))
@@ -162,7 +168,7 @@ class _ClassStream:
 
     def __init__(self, owner: _ConnectionProvider) -> None:
         self.owner = owner
-        self.items = [TextDelta("hi"), StepDone()]
+        self.items: list[TextDelta | StepDone] = [TextDelta("hi"), StepDone()]
         owner.open += 1
 
     def __aiter__(self) -> _ClassStream:
@@ -225,7 +231,7 @@ class TestFailures:
         class FlakyStore(JsonlFileEventStore):
             appends = 0
 
-            async def append(self, event):  # type: ignore[no-untyped-def]
+            async def append(self, event):
                 FlakyStore.appends += 1
                 if FlakyStore.appends == 4:
                     raise OSError(28, "No space left on device")
@@ -305,7 +311,7 @@ class TestSteps:
     async def test_steer_is_absorbed_at_the_next_step_boundary(self, tmp_path: Path) -> None:
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider)
-        provider.on_steer = lambda sid, text: engine.submit(sid, text, input_id="in_1") and None
+        provider.on_steer = lambda sid, text: dropped(engine.submit(sid, text, input_id="in_1"))
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
             provider.assign(
@@ -330,7 +336,7 @@ class TestSteps:
     async def test_input_after_the_final_answer_keeps_the_turn_going(self, tmp_path: Path) -> None:
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider)
-        provider.on_steer = lambda sid, text: engine.submit(sid, text) and None
+        provider.on_steer = lambda sid, text: dropped(engine.submit(sid, text))
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
             provider.assign(sid, steps({"text": ["done"], "steer": "one more thing"}, {"text": ["did it"]}))
@@ -377,8 +383,8 @@ class TestConcurrency:
 async def test_steered_input_is_echoed_as_a_user_input_frame(tmp_path: Path) -> None:
     provider = ScriptedProvider()
     engine = make_engine(tmp_path, provider, sink=EventSink())
-    provider.on_steer = lambda sid, text: engine.submit(sid, text, input_id="in_7") and None
-    frames = []
+    provider.on_steer = lambda sid, text: dropped(engine.submit(sid, text, input_id="in_7"))
+    frames: list[Frame] = []
     engine.sink.subscribe(frames.append)
     async with engine:
         sid = await engine.create_session(workspace(tmp_path))
@@ -390,11 +396,11 @@ async def test_steered_input_is_echoed_as_a_user_input_frame(tmp_path: Path) -> 
             ),
         )
         events = await collect(engine.run_turn(sid, "go"))
-    echoes = [f.body for f in frames if f.family == "event" and f.body.kind == "user_input"]
+    echoes = [as_event(f) for f in frames if f.family == "event" and as_event(f).kind == "user_input"]
     assert [dict(e.data) for e in echoes] == [
         {"inputId": "in_7", "text": "more", "turnId": events[0].turn_id}
     ]
-    order = [f.family if f.family != "transition" else f.body.to for f in frames]
+    order = [f.family if f.family != "transition" else as_transition(f).to for f in frames]
     assert order.index("event") < order.index("executing", order.index("executing") + 1)
 
 

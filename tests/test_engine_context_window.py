@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from support_engine import make_engine, workspace
 
 from agent_tui.engine.provider import ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
 from agent_tui.events.chains import chain_violations
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
-from tests.support_engine import make_engine, workspace
 
 
 class RecordingModel:

@@ -6,13 +6,15 @@ from pathlib import Path
 
 import anyio
 import pytest
+from support_engine import collect, make_engine, steps, workspace
+from support_frames import as_transition
 
 from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
 from agent_tui.turns import EventSink, Frame, is_turn_end
+from agent_tui.turns.frames import Fatal
 from agent_tui.turns.projection import frames_from_log, transition_dict
-from tests.support_engine import collect, make_engine, steps, workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +24,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def record_frames(engine) -> list[Frame]:  # type: ignore[no-untyped-def]
+def record_frames(engine) -> list[Frame]:
     frames: list[Frame] = []
     engine.sink.subscribe(frames.append)
     return frames
@@ -30,7 +32,9 @@ def record_frames(engine) -> list[Frame]:  # type: ignore[no-untyped-def]
 
 def phases(frames: list[Frame]) -> list[str]:
     return [
-        f.body.to + (f":{f.body.reason}" if f.body.reason else "") for f in frames if f.family == "transition"
+        as_transition(f).to + (f":{as_transition(f).reason}" if as_transition(f).reason else "")
+        for f in frames
+        if f.family == "transition"
     ]
 
 
@@ -48,10 +52,12 @@ async def test_a_turn_sends_start_executing_per_call_and_one_end(tmp_path: Path)
         )
         events = await collect(engine.run_turn(sid, "go"))
     assert phases(frames) == ["start", "executing", "executing", "end:done"]
-    start = frames[0].body
+    start = as_transition(frames[0])
     assert start.turn_id == events[0].turn_id
-    executing = [f.body for f in frames if f.family == "transition" and f.body.to == "executing"]
-    assert all(e.responded is not None and e.responded.prompt_tokens > 0 for e in executing)
+    executing = [
+        as_transition(f) for f in frames if f.family == "transition" and as_transition(f).to == "executing"
+    ]
+    assert all(e.responded is not None and (e.responded.prompt_tokens or 0) > 0 for e in executing)
     log = list(JsonlEventLog(tmp_path / "sessions" / f"{sid}.jsonl").replay())
     assert [transition_dict(f) for f in frames if f.family == "transition"] == [
         transition_dict(f) for f in frames_from_log(log)
@@ -97,7 +103,7 @@ async def test_store_failure_sends_a_fatal_frame_and_one_end(tmp_path: Path) -> 
     class BrokenAfter(JsonlFileEventStore):
         left = 4
 
-        async def append(self, event):  # type: ignore[no-untyped-def]
+        async def append(self, event):
             BrokenAfter.left -= 1
             if BrokenAfter.left < 0:
                 raise OSError(28, "No space left on device")
@@ -111,10 +117,10 @@ async def test_store_failure_sends_a_fatal_frame_and_one_end(tmp_path: Path) -> 
         provider.assign(sid, steps({"text": ["a", "b", "c"]}))
         with pytest.raises(EventStoreFailure):
             await collect(engine.run_turn(sid, "go"))
-    fatal = [f.body for f in frames if f.family == "fatal"]
+    fatal = [f.body for f in frames if isinstance(f.body, Fatal)]
     assert len(fatal) == 1 and fatal[0].code == "store_failure" and "No space left" in fatal[0].message
     ends = [f for f in frames if is_turn_end(f)]
-    assert len(ends) == 1 and ends[0].body.reason == "error"
+    assert len(ends) == 1 and as_transition(ends[0]).reason == "error"
     assert engine.registry.state(sid) == "error"
 
 
@@ -136,7 +142,7 @@ async def test_cancel_racing_the_end_never_sends_two_end_frames(tmp_path: Path, 
     per_turn: dict[str, int] = {}
     for frame in frames:
         if is_turn_end(frame):
-            per_turn[frame.body.turn_id] = per_turn.get(frame.body.turn_id, 0) + 1
+            per_turn[as_transition(frame).turn_id] = per_turn.get(as_transition(frame).turn_id, 0) + 1
     assert len(per_turn) == 30 and set(per_turn.values()) == {1}
     log = list(JsonlEventLog(tmp_path / "sessions" / f"{sid}.jsonl").replay())
     assert sum(e.type == "turn.completed" for e in log) == 30

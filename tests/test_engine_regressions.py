@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from support_engine import collect, make_engine, steps, types, workspace
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.provider import ModelRequest, ProviderChunk
@@ -23,7 +24,6 @@ from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
 from agent_tui.turns import EventSink, TurnRegistry
-from tests.support_engine import collect, make_engine, steps, types, workspace
 
 pytestmark = pytest.mark.anyio
 

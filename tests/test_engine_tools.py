@@ -10,6 +10,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import pytest
+from support_engine import HeldPrompter, collect, make_engine, steps, types, workspace
 
 from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.scenario import Step
@@ -17,7 +18,6 @@ from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog
-from tests.support_engine import HeldPrompter, collect, make_engine, steps, types, workspace
 
 # Commands below sleep for 30 s. A call that ends in under half that did not wait for the sleep,
 # which is what these tests check; how quickly it ends is measured in bench/, not asserted here,
@@ -59,9 +59,11 @@ def long_shell_then_answer() -> list[Step]:
 
 
 async def both_pids_written(pidfile: Path) -> None:
-    """Poll until `LONG_SHELL_WRITING_PIDS` has written both pids (the file is the only signal)."""
-    while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
-        await anyio.sleep(0.02)
+    """Poll until `LONG_SHELL_WRITING_PIDS` has written both pids (the file is the only signal);
+    fail, rather than hang, if they never come."""
+    with anyio.fail_after(30):
+        while not (pidfile.exists() and len(pidfile.read_text().split()) == 2):
+            await anyio.sleep(0.02)
 
 
 def assert_all_gone(pidfile: Path) -> None:

@@ -8,6 +8,7 @@ command-palette key (docked right) over whatever runs under it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support_workbench import armed, recorded_app, settle, wait_for
@@ -27,7 +28,7 @@ QUIT_AND_HELP = ("q Quit", "? Help")
 QUIT_AND_HELP_IN_TEXT = ("^q Quit", "f1 Help")  # where q and ? type
 
 
-def footer_text(app: App[object]) -> str:
+def footer_text(app: App[Any]) -> str:
     """The footer row as the user sees it (of the top screen that has a footer)."""
     screen = next(s for s in reversed(app.screen_stack) if s.query(Footer))
     footer = screen.query_one(Footer)
@@ -45,7 +46,7 @@ def footer_text(app: App[object]) -> str:
     return "".join(row)
 
 
-def assert_shows(app: App[object], *wanted: str) -> None:
+def assert_shows(app: App[Any], *wanted: str) -> None:
     text = footer_text(app)
     missing = [key for key in wanted if key not in text]
     assert not missing, f"{missing} not in the footer: {text!r}"

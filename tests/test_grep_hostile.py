@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import orjson
 import pytest
+from support_engine import make_engine, steps, workspace
 
 from agent_tui.engine.tools import read_tools
 from agent_tui.engine.tools.base import ToolContext
@@ -21,7 +22,6 @@ from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.events.chains import chain_violations
 from agent_tui.replay.sources import replay_all
 from agent_tui.store import JsonlEventLog
-from tests.support_engine import make_engine, steps, workspace
 
 # How long a blocked step may hold before the test gives up; never reached when all is well
 # (every wait below is for an event), so a busy machine cannot fail the tests.

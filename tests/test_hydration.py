@@ -11,11 +11,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from support_engine import collect, make_engine
 
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events.chains import chain_violations
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
-from tests.support_engine import collect, make_engine
 
 pytestmark = pytest.mark.anyio
 
@@ -122,7 +122,7 @@ async def test_hydrated_transcript_equals_the_live_one(tmp_path: Path) -> None:
     engine = make_engine(tmp_path, provider)
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "a.txt").write_text("alpha\n")
-    from tests.support_engine import steps
+    from support_engine import steps
 
     async with engine:
         sid = await engine.create_session(tmp_path / "work")
@@ -145,9 +145,10 @@ async def test_hydrated_transcript_equals_the_live_one(tmp_path: Path) -> None:
 async def test_a_log_cut_while_an_approval_was_pending_reopens_with_the_ask_withdrawn(tmp_path: Path) -> None:
     """The process died while the user was being asked: reopening withdraws that ask (so no
     approval waits forever in a dashboard that replays the log), fails the call, ends the turn."""
+    from support_engine import steps
+
     from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, PolicyConfig
     from agent_tui.reducer.fold import project_state
-    from tests.support_engine import steps
 
     (tmp_path / "work").mkdir()
     crashed = tmp_path / "crashed"
@@ -164,6 +165,7 @@ async def test_a_log_cut_while_an_approval_was_pending_reopens_with_the_ask_with
     engine = make_engine(tmp_path, policy=PolicyConfig(default="ask"), approve=None)
     engine.prompter = CopyTheLogWhenAsked()
     provider = engine.provider
+    assert isinstance(provider, ScriptedProvider)
     async with engine:
         sid = await engine.create_session(tmp_path / "work")
         provider.assign(

@@ -21,7 +21,8 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support_importers import EXPECTED, agent_tui, events_of, fixture_dirs, tree_bytes, types_count
+from support_importers import EXPECTED, agent_tui, events_of, fixture_dirs, logs_in, tree_bytes, types_count
+from support_workbench import wait_for
 from test_tui import settle, snapshot  # noqa: F401 - the snapshot fixture stores under tests/snapshots
 
 from agent_tui.events.chains import chain_violations
@@ -42,14 +43,14 @@ V1, V20, V21 = CLAUDE
 def source_counts(folder: Path) -> tuple[int, int, int]:
     """(prompts, tool calls, tool results) read straight off the fixture's lines."""
     prompts = calls = results = 0
-    for path in sorted(folder.rglob("*.jsonl")):
+    for path in logs_in(folder):
         for line in path.read_bytes().split(b"\n"):
             try:
                 record = orjson.loads(line)
             except orjson.JSONDecodeError:
                 continue  # the torn last line
             message = record.get("message") or {}
-            content = message.get("content")
+            content = message.get("content") or []
             if record.get("type") == "assistant":
                 calls += sum(1 for block in content if block.get("type") == "tool_use")
             elif record.get("type") == "user":
@@ -66,7 +67,7 @@ def source_counts(folder: Path) -> tuple[int, int, int]:
 @pytest.mark.parametrize("folder", CLAUDE, ids=lambda p: p.name)
 class TestEachFixture:
     def test_detected_by_content(self, folder: Path) -> None:
-        for path in folder.rglob("*.jsonl"):
+        for path in logs_in(folder):
             assert detect_format(path) == "claude-code", path
 
     def test_the_import_follows_the_chains(self, folder: Path, tmp_path: Path) -> None:
@@ -292,7 +293,7 @@ class TestFollowCompanions:
 
 
 class TestScrubberLooks:
-    def test_an_imported_session_with_its_sub_agent(self, snap_compare, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    def test_an_imported_session_with_its_sub_agent(self, snap_compare, tmp_path: Path) -> None:
         import_path(V21, tmp_path)
         files = sorted(tmp_path.glob("*.jsonl"))
 
@@ -387,7 +388,7 @@ class TestIds:
 class TestFollowInTheScrubber:
     async def test_the_scrubber_shows_lines_appended_to_a_claude_code_log(
         self, tmp_path: Path, monkeypatch
-    ) -> None:  # type: ignore[no-untyped-def]
+    ) -> None:
         monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
         main = V1 / "5f0c2a51-7d1e-4b8a-9c3f-2e6d8a1b4c01.jsonl"
         lines = main.read_bytes().split(b"\n")
@@ -398,17 +399,16 @@ class TestFollowInTheScrubber:
             app = ReplayApp(inputs.files, follow=True, watch_dir=inputs.watch_dir)
             async with app.run_test() as pilot:
                 screen = app.screen_stack[0]
-                for _ in range(500):
-                    if getattr(screen, "loaded", False):
-                        break
-                    await pilot.pause(0.02)
+                await wait_for(pilot, lambda: bool(getattr(screen, "loaded", False)), "the replay to load")
                 timeline = screen.timeline  # type: ignore[attr-defined]
                 before = timeline.total
                 live.write_bytes(b"\n".join(lines[:12]) + b"\n")  # the tool calls and the sub-agent
-                for _ in range(1000):  # until the follower and the scrubber caught up
-                    await pilot.pause(0.02)
-                    if timeline.total > before and len(screen.state.sessions) == 2:  # type: ignore[attr-defined]
-                        break
+                await wait_for(
+                    pilot,
+                    lambda: timeline.total > before and len(screen.state.sessions) == 2,  # type: ignore[attr-defined]
+                    "the follower and the scrubber to catch up",
+                    seconds=20,
+                )
                 sessions = screen.state.sessions  # type: ignore[attr-defined]
         assert timeline.total > before
         assert len(sessions) == 2  # the sub-agent's log appeared in the folder and joined

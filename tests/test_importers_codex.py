@@ -22,7 +22,7 @@ LEGACY, MID, MULTI = CODEX
 _CONTEXT = ("<environment_context>", "<user_instructions>")
 
 
-def records(folder: Path) -> list[dict]:  # type: ignore[type-arg]
+def records(folder: Path) -> list[dict]:
     """Every complete record of the fixture's rollouts, as (payload-level) dicts."""
     found = []
     for path in sorted(folder.rglob("*.jsonl")):

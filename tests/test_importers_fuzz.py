@@ -143,7 +143,8 @@ def _used_without_event(record: dict[str, Any], events: list[Event]) -> bool:
         content = message.get("content") if isinstance(message, dict) else None
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         return isinstance(blocks, list) and all(block == {"type": "text", "text": ""} for block in blocks)
-    item = record.get("payload") if isinstance(record.get("payload"), dict) else record
+    payload = record.get("payload")
+    item = payload if isinstance(payload, dict) else record
     kind = item.get("type")
     if kind == "token_count":
         return True

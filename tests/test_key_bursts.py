@@ -28,7 +28,7 @@ SAMPLES = Path(__file__).parent / "sample-logs"
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("home_in_tmp")]
 
 
-def burst(app: App[object], text: str, first: str | None = None) -> None:
+def burst(app: App[Any], text: str, first: str | None = None) -> None:
     """Queue `first` (a key name) and then `text`, character by character, all before any is handled."""
     keys = ([(first, None)] if first else []) + [("space" if c == " " else c, c) for c in text]
     for key, character in keys:

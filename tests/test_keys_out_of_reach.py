@@ -19,11 +19,11 @@ from typing import Any
 
 import orjson
 import pytest
+from fake_model_server import FakeModelServer, Stream, openai_stream
+from support_providers import clean_env
 
 from agent_tui.events import Event
 from agent_tui.store import JsonlEventLog
-from tests.fake_model_server import FakeModelServer, Stream, openai_stream
-from tests.support_providers import clean_env
 
 # Made afresh by each test process: without the sandbox a command can read the environment of
 # every process of ours, and another test may be running one with keys of its own right now.

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from support_events import build_session
 
 from agent_tui.replay.logfile import LogFile
 from agent_tui.runtime.session_dirs import list_stored_sessions
 from agent_tui.store import EventLogDecodeError, JsonlEventLog
-from tests.conftest import build_session
 
 SAMPLES = Path(__file__).resolve().parent / "sample-logs" / "complete"
 

@@ -24,7 +24,7 @@ from agent_tui.events.chains import chain_violations
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.permission_files import permission_engine, project_key, user_rules_path
 
-ALLOW_ALL = {"version": 1, "rules": [{"tool": "shell", "decision": "allow"}]}
+ALLOW_ALL: dict[str, Any] = {"version": 1, "rules": [{"tool": "shell", "decision": "allow"}]}
 
 
 def shell(cmd: str) -> dict[str, Any]:
@@ -156,7 +156,7 @@ def test_an_agent_allowed_to_write_is_still_asked_about_protected_paths(tmp_path
     found = events(sessions)
     asked = [e.payload for e in found if e.type == "permission.resolved" and e.payload["decision"] == "ask"]
     assert [a["policy"] for a in asked] == ["protected"] * 4
-    warnings = [e.payload.get("warning") for e in found if e.type == "permission.requested"]
+    warnings = [str(e.payload.get("warning")) for e in found if e.type == "permission.requested"]
     assert "changes agent-tui's permissions (.agent-tui/permissions.json)" in warnings[0]
     assert "changes the repository's machinery (.git/hooks/pre-commit)" in warnings[1]
     assert "repository's machinery (.git/hooks/post-checkout)" in warnings[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from hypothesis import HealthCheck, given, settings
@@ -80,7 +80,9 @@ def scenarios(draw: Any) -> dict[str, Any]:
     }
 
 
-async def run_scenario(spec: dict[str, Any], approve: str, root: Path) -> tuple[list[dict], Path]:
+async def run_scenario(
+    spec: dict[str, Any], approve: Literal["allow", "deny"], root: Path
+) -> tuple[list[dict], Path]:
     work = root / "work"
     work.mkdir(exist_ok=True)
     (work / "notes.txt").write_text("alpha\nbeta\n")
@@ -108,7 +110,7 @@ async def run_scenario(spec: dict[str, Any], approve: str, root: Path) -> tuple[
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=scenarios(), approve=st.sampled_from(["allow", "deny"]))
 def test_generated_runs_obey_the_chains_and_live_frames_equal_log_frames(
-    spec: dict[str, Any], approve: str
+    spec: dict[str, Any], approve: Literal["allow", "deny"]
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

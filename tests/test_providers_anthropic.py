@@ -9,12 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-
-from agent_tui.engine.provider import ModelMessage, Retrying, StepDone, TextDelta, ToolCall
-from agent_tui.events.chains import chain_violations
-from agent_tui.providers.anthropic_messages import anthropic_messages
-from agent_tui.providers.tool_arguments import NOT_JSON
-from tests.fake_model_server import (
+from fake_model_server import (
     ANTHROPIC_MODEL,
     FakeModelServer,
     Status,
@@ -23,7 +18,7 @@ from tests.fake_model_server import (
     anthropic_stream,
     sse,
 )
-from tests.support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
+from support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
     FAKE_KEY,
     FAST,
     cancel_on_first_delta,
@@ -34,6 +29,11 @@ from tests.support_providers import (  # noqa: F401 - fake_model_server: the `se
     provider_for,
     request,
 )
+
+from agent_tui.engine.provider import ModelMessage, Retrying, StepDone, TextDelta, ToolCall
+from agent_tui.events.chains import chain_violations
+from agent_tui.providers.anthropic_messages import anthropic_messages
+from agent_tui.providers.tool_arguments import NOT_JSON
 
 LIST_DIR = ("toolu_01LstD1r", "list_dir", ['{"path"', ': "."}'])
 

@@ -11,13 +11,8 @@ from typing import Any
 
 import anyio
 import pytest
-
-from agent_tui.engine.provider import ModelMessage, ProviderFailure, Retrying, StepDone, TextDelta, ToolCall
-from agent_tui.events.chains import chain_violations
-from agent_tui.providers.retry import Redactor, RetryPolicy, classify
-from agent_tui.providers.tool_arguments import NOT_JSON
-from tests.fake_model_server import FakeModelServer, Status, Stream, openai_error, openai_stream, sse
-from tests.support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
+from fake_model_server import FakeModelServer, Status, Stream, openai_error, openai_stream, sse
+from support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
     FAKE_KEY,
     FAST,
     cancel_on_first_delta,
@@ -28,6 +23,11 @@ from tests.support_providers import (  # noqa: F401 - fake_model_server: the `se
     provider_for,
     request,
 )
+
+from agent_tui.engine.provider import ModelMessage, ProviderFailure, Retrying, StepDone, TextDelta, ToolCall
+from agent_tui.events.chains import chain_violations
+from agent_tui.providers.retry import Redactor, RetryPolicy, classify
+from agent_tui.providers.tool_arguments import NOT_JSON
 
 LIST_DIR = ("call_Lst8fJ2", "list_dir", ['{"pa', 'th": ', '"."}'])
 

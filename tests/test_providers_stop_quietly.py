@@ -18,9 +18,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-
-from tests.fake_model_server import FakeModelServer, Stream, anthropic_stream, openai_stream
-from tests.support_providers import cancel_on_first_delta, fake_model_server  # noqa: F401 - fixture
+from fake_model_server import FakeModelServer, Stream, anthropic_stream, openai_stream
+from support_providers import cancel_on_first_delta, fake_model_server  # noqa: F401 - fixture
 
 # Each stream sends its first text delta, then stays open and silent; the turn is cancelled on
 # that delta, so the engine stops with the SDK's generators suspended between chunks.

@@ -18,13 +18,13 @@ import dataclasses
 from typing import Any
 
 import pytest
+from support_reducer import SessionLog, approved_rename_log, tokens
 
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, SessionView, ToolCallView, TurnView, apply_event, project_state
 from agent_tui.reducer.field_copy import compiled_copy, compiled_new
 from agent_tui.reducer.tool_events import new_tool_call
 from agent_tui.reducer.turn_writes import new_turn
-from tests.support_reducer import SessionLog, approved_rename_log, tokens
 
 VIEWS = (DashboardState, SessionView, TurnView, ToolCallView)
 
@@ -104,7 +104,8 @@ def field_values(view: Any) -> dict[str, Any]:
 def test_the_sample_sets_every_field_of_every_view_away_from_its_default() -> None:
     state = project_state(rich_events())
     for cls in VIEWS:
-        defaults = field_values(cls(*(["x"] if cls in (SessionView, TurnView, ToolCallView) else [])))
+        args: list[Any] = ["x"] if cls in (SessionView, TurnView, ToolCallView) else []
+        defaults = field_values(cls(*args))
         seen = [field_values(view) for view in every_view(state) if type(view) is cls]
         never_set = [
             name for name in defaults if name not in ("session_id", "turn_id", "call_id")

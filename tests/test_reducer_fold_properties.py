@@ -12,10 +12,10 @@ from __future__ import annotations
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support_reducer import fold, tree, ts
 
 from agent_tui.events import Event, event_from_dict
 from agent_tui.reducer import DashboardState, apply_event, project_state
-from tests.support_reducer import fold, tree, ts
 
 SESSIONS = ("sess_a", "sess_b", "sess_c")
 TURNS = ("turn_1", "turn_2", "turn_3")

@@ -9,9 +9,9 @@ events, whatever their session order.
 from __future__ import annotations
 
 import orjson
+from support_reducer import SessionLog, fold, tree
 
 from agent_tui.reducer import DashboardState, TranscriptEntry, project_state
-from tests.support_reducer import SessionLog, fold, tree
 
 # -- the session tree ---------------------------------------------------------------------------
 

@@ -8,6 +8,8 @@ output (stdout and stderr interleaved, as they came) and the head of its result.
 
 from __future__ import annotations
 
+from support_reducer import SessionLog, approved_rename_log, fold
+
 from agent_tui.reducer import (
     OUTPUT_CHARS,
     RESULT_CHARS,
@@ -18,7 +20,6 @@ from agent_tui.reducer import (
     apply_event,
     project_state,
 )
-from tests.support_reducer import SessionLog, approved_rename_log, fold
 
 # -- approvals: one call's, and the queue across sessions ---------------------------------------
 

@@ -9,10 +9,12 @@ with what is known.
 
 from __future__ import annotations
 
+from support_frames import as_transition
+from support_reducer import SessionLog, tokens, ts
+
 from agent_tui.events import Event, payload_from
 from agent_tui.reducer import TEXT_CHARS, DashboardState, TranscriptEntry, apply_event, project_state
 from agent_tui.turns.projection import command_for, frames_from_log
-from tests.support_reducer import SessionLog, tokens, ts
 
 # -- phases, text and transcript ----------------------------------------------------------------
 
@@ -36,7 +38,7 @@ class TestPhases:
             apply_event(state, event)
             if command_for(event) is not None:
                 phases.append((event.turn_id, state.sessions["sess_p"].phase))
-        frames = [(f.body.turn_id, f.body.to) for f in frames_from_log(log.events)]
+        frames = [(as_transition(f).turn_id, as_transition(f).to) for f in frames_from_log(log.events)]
         # Pinned too, so the comparison cannot pass with both sides empty.
         assert [to for _, to in frames] == [
             "start", "executing", "compress", "executing", "end", "start", "executing", "end",

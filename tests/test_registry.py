@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import pytest
+from support_frames import as_transition
 
 from agent_tui.turns import (
     Attached,
@@ -42,7 +44,7 @@ class Harness:
         self.frames: list[Frame] = []
         self.sink.subscribe(self.frames.append)
 
-    def begin(self, session_id: str, turn_id: str, **claim_kwargs: str) -> None:
+    def begin(self, session_id: str, turn_id: str, **claim_kwargs: Any) -> None:
         assert self.registry.claim(session_id, turn_id=turn_id, **claim_kwargs)
         self.sink.attach(session_id)
         self.registry.transition(session_id, Start())
@@ -186,7 +188,7 @@ class TestTransitions:
         h.registry.transition("s1", Running())
         h.registry.transition("s1", Fail(FrameError("unknown", "boom")))
         with anyio.fail_after(2):
-            got = [f.body.to async for f in stream]
+            got = [as_transition(f).to async for f in stream]
         assert got == ["start", "executing", "end"]
 
 
@@ -350,7 +352,11 @@ class TestStopChildren:
     def test_a_stop_handle_that_interrupts_synchronously(self, h: Harness) -> None:
         h.begin("p", "tp")
         h.begin("c", "t1", parent_session_id="p")
-        h.registry.arm("c", lambda: h.registry.transition("c", Interrupt()))
+
+        def interrupt() -> None:
+            h.registry.transition("c", Interrupt())
+
+        h.registry.arm("c", interrupt)
         assert h.registry.stop_children("p") == 1
         assert h.registry.state("c") == "interrupt"
         assert [t.reason for t in h.ends("c")] == ["aborted"]

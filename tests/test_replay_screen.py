@@ -306,7 +306,7 @@ class TestRecordedTime:
             screen = app.replay
 
             def header() -> str:
-                return "\n".join(str(w.content) for w in screen.query("#detail Static").results())
+                return "\n".join(str(w.content) for w in screen.query("#detail Static").results(Static))
 
             await wait_for(pilot, lambda: "1m15s" in header(), "75 s at the last event")
             await pilot.press("left")  # one event back: the first delta, 45 s in
@@ -331,7 +331,7 @@ class TestRecordedTime:
             screen = app.replay
 
             def header() -> str:
-                return "\n".join(str(w.content) for w in screen.query("#detail Static").results())
+                return "\n".join(str(w.content) for w in screen.query("#detail Static").results(Static))
 
             await wait_for(
                 pilot, lambda: "1m00s" in header(), "the clock's minute, not the last event's 45 s"

@@ -291,8 +291,8 @@ async def test_a_cancel_kills_everything_inside(tmp_path: Path) -> None:
         group.start_soon(run)
         with anyio.fail_after(30):
             await output.seen.wait()
-        while len(host_pids_running(f"sleep\0{marker}")) < 2:
-            await anyio.sleep(0.02)
+            while len(host_pids_running(f"sleep\0{marker}")) < 2:
+                await anyio.sleep(0.02)
         group.cancel_scope.cancel()
     assert cancelled
     assert gone(f"sleep\0{marker}"), host_pids_running(f"sleep\0{marker}")

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from support_providers import agent_tui, clean_env
 
 from agent_tui.runtime.session_dirs import default_sessions_dir
-from tests.support_providers import agent_tui, clean_env
 
 SCENARIO = Path(__file__).parent / "sample-logs" / "scenario.json"
 
@@ -34,7 +35,7 @@ def sessions(recorded: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def search(tmp_path: Path, *args: str, cwd: Path | None = None):  # type: ignore[no-untyped-def]
+def search(tmp_path: Path, *args: str, cwd: Path | None = None):
     return agent_tui("search", *args, env=clean_env(XDG_DATA_HOME=str(tmp_path / "data")), cwd=cwd)
 
 
@@ -53,7 +54,7 @@ def test_hits_are_listed_by_session_and_turn_with_the_event_sequence(tmp_path: P
     result = search(tmp_path, "rename", "src/foo.py", "--sessions-dir", str(sessions))
     assert result.returncode == 0, result.stderr
     lead = log_of(sessions, "lead")
-    prompt = next(e for e in events_of(lead) if e["type"] == "user.message")
+    prompt: dict[str, Any] = next(e for e in events_of(lead) if e["type"] == "user.message")
     lines = result.stdout.splitlines()
     header = f"lead · {lead.stem} · {lead}"
     assert header in lines
@@ -63,7 +64,7 @@ def test_hits_are_listed_by_session_and_turn_with_the_event_sequence(tmp_path: P
         str(prompt["sequence"]),
         "prompt",
         *str(prompt["payload"]["content"]).split(),
-    ]  # type: ignore[index]
+    ]
     assert lines[-1].startswith("1 matches.")
     assert "\x1b" not in result.stdout  # not a terminal: no marks
 

@@ -14,6 +14,7 @@ import os
 import random
 import re
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,9 +214,9 @@ def write_histories(directory: Path, seed: int, sessions: int) -> tuple[list[Pat
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> SearchIndex:
+def index(tmp_path: Path) -> Iterator[SearchIndex]:
     with SearchIndex.open(tmp_path / "index" / "search.sqlite3") as opened:
-        yield opened  # type: ignore[misc]
+        yield opened
 
 
 class TestAgainstBruteForce:

@@ -84,7 +84,7 @@ async def searched(pilot: Pilot, query: str) -> SearchScreen:
     return screen
 
 
-def typed(query: str):  # type: ignore[no-untyped-def]
+def typed(query: str):
     async def run_before(pilot: Pilot) -> None:
         await searched(pilot, query)
 
@@ -98,10 +98,10 @@ SCENES: dict[str, Scene] = {
 
 
 class TestLooks:
-    def test_80x24(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_80x24(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["search_80x24"])
 
-    def test_120x40(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_120x40(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["search_120x40"])
 
 

@@ -27,11 +27,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from shell_sandbox import Behaviour, SandboxEnvironment, run_lines
 
 from agent_tui.engine.tools.repository_check import repository_check
 from agent_tui.safety import assess_shell, shell_programs
 from agent_tui.safety.program_rules import READ_ONLY
-from tests.shell_sandbox import Behaviour, SandboxEnvironment, run_lines
 
 _SEED = 19
 _LINES = 600

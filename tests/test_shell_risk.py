@@ -599,7 +599,7 @@ def test_random_text_that_does_not_parse_is_never_read(text: str) -> None:
 
 
 def _rank(risk: str) -> int:
-    return RISK_ORDER.index(risk)  # type: ignore[arg-type]
+    return RISK_ORDER.index(risk)
 
 
 # -- real commands in a scratch directory ------------------------------------------------------

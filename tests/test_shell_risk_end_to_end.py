@@ -16,9 +16,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from support_providers import agent_tui, clean_env
 
 from agent_tui.replay.sources import replay_all
-from tests.support_providers import agent_tui, clean_env
 
 _GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 import pytest
+from support_frames import as_event, as_transition
 
 from agent_tui.turns import (
     EventSink,
@@ -17,6 +18,7 @@ from agent_tui.turns import (
     Transition,
     is_turn_end,
 )
+from agent_tui.turns.frames import FrameBody
 
 
 @pytest.fixture
@@ -84,7 +86,7 @@ class TestOrder:
     async def test_mixed_families_arrive_in_emit_order(self) -> None:
         sink = EventSink()
         stream = sink.attach("s1")
-        bodies = [
+        bodies: list[FrameBody] = [
             Transition("start", "t1"),
             RuntimeEvent("user_input", {"inputId": "in1", "text": "go", "turnId": "t1"}),
             Transition("executing", "t1"),
@@ -115,7 +117,7 @@ class TestOrder:
                 sink.emit("s1", RuntimeEvent("tick", {"i": i}))
                 await anyio.sleep(0)
             sink.emit("s1", Transition("end", "t1", reason="done"))
-        assert [f.body.data["i"] for f in got[:-1]] == [0, 1, 2, 3, 4]
+        assert [as_event(f).data["i"] for f in got[:-1]] == [0, 1, 2, 3, 4]
         assert is_turn_end(got[-1])
 
     @pytest.mark.anyio
@@ -126,8 +128,8 @@ class TestOrder:
         sink.emit("b", Transition("start", "tb"))
         sink.emit("b", Transition("end", "tb", reason="done"))
         sink.emit("a", Transition("end", "ta", reason="aborted"))
-        assert [f.body.turn_id for f in await read_all(a)] == ["ta", "ta"]
-        assert [f.body.turn_id for f in await read_all(b)] == ["tb", "tb"]
+        assert [as_transition(f).turn_id for f in await read_all(a)] == ["ta", "ta"]
+        assert [as_transition(f).turn_id for f in await read_all(b)] == ["tb", "tb"]
 
 
 class TestDropping:
@@ -141,7 +143,7 @@ class TestDropping:
         assert sink.emit("s1", RuntimeEvent("late", {})) is False
         assert sink.dropped == 2
         frames = await read_all(stream)
-        assert [f.body.kind for f in frames] == ["kept"]
+        assert [as_event(f).kind for f in frames] == ["kept"]
 
     @pytest.mark.anyio
     async def test_detach_lets_the_reader_drain_then_ends(self) -> None:
@@ -151,7 +153,7 @@ class TestDropping:
         sink.emit("s1", Transition("executing", "t1"))
         sink.detach("s1")
         assert not sink.is_attached("s1")
-        assert [f.body.to for f in await read_all(stream)] == ["start", "executing"]
+        assert [as_transition(f).to for f in await read_all(stream)] == ["start", "executing"]
 
     @pytest.mark.anyio
     async def test_detach_wakes_a_blocked_reader(self) -> None:
@@ -170,8 +172,8 @@ class TestDropping:
         sink.emit("s1", RuntimeEvent("for-new", {}))
         sink.detach("s1")
         assert old.closed
-        assert [f.body.kind for f in await read_all(old)] == ["for-old"]
-        assert [f.body.kind for f in await read_all(new)] == ["for-new"]
+        assert [as_event(f).kind for f in await read_all(old)] == ["for-old"]
+        assert [as_event(f).kind for f in await read_all(new)] == ["for-new"]
 
     @pytest.mark.anyio
     async def test_closing_an_old_stream_does_not_detach_its_replacement(self) -> None:
@@ -200,7 +202,7 @@ class TestTurnEnd:
         sink.emit("s1", RuntimeEvent("after-end", {}))
         assert stream.pending == 2  # nothing is queued behind the end frame
         frames = await read_all(stream)  # no detach: the end frame alone ends it
-        assert [f.body.to for f in frames] == ["start", "end"]
+        assert [as_transition(f).to for f in frames] == ["start", "end"]
         with pytest.raises(StopAsyncIteration):
             await stream.__anext__()
 
@@ -213,8 +215,8 @@ class TestTurnEnd:
         second = sink.attach("s1")
         sink.emit("s1", Transition("start", "t2"))
         sink.emit("s1", Transition("end", "t2", reason="maxSteps"))
-        assert [f.body.turn_id for f in await read_all(first)] == ["t1", "t1"]
-        assert [(f.body.turn_id, f.body.reason) for f in await read_all(second)] == [
+        assert [as_transition(f).turn_id for f in await read_all(first)] == ["t1", "t1"]
+        assert [(as_transition(f).turn_id, as_transition(f).reason) for f in await read_all(second)] == [
             ("t2", None),
             ("t2", "maxSteps"),
         ]
@@ -243,12 +245,12 @@ class TestListeners:
         second: list[str] = []
 
         def echo(frame: Frame) -> None:
-            first.append(frame.body.kind)
-            if frame.body.kind == "ping":
+            first.append(as_event(frame).kind)
+            if as_event(frame).kind == "ping":
                 sink.emit("s1", RuntimeEvent("pong", {}))
 
         sink.subscribe(echo)
-        sink.subscribe(lambda f: second.append(f.body.kind))
+        sink.subscribe(lambda f: second.append(as_event(f).kind))
         sink.emit("s1", RuntimeEvent("ping", {}))
         assert first == ["ping", "pong"]
         assert second == ["ping", "pong"]
@@ -262,7 +264,7 @@ class TestListeners:
             raise RuntimeError("boom")
 
         sink.subscribe(broken)
-        sink.subscribe(lambda f: seen.append(f.body.kind))
+        sink.subscribe(lambda f: seen.append(as_event(f).kind))
         assert sink.emit("s1", RuntimeEvent("ok", {})) is True
         assert seen == ["ok"]
 

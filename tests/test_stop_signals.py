@@ -17,10 +17,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-
-from tests.fake_model_server import FakeModelServer, Stream, openai_stream
-from tests.support_providers import FAKE_KEY
-from tests.support_signals import (
+from fake_model_server import FakeModelServer, Stream, openai_stream
+from support_providers import FAKE_KEY
+from support_signals import (
     CHILDREN,
     SHELL_STEPS,
     acp_server,

@@ -17,6 +17,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support_events import SAMPLE_PAYLOADS, build_event
 
 from agent_tui.events import (
     EVENT_TYPES,
@@ -39,7 +40,6 @@ from agent_tui.store import (
 )
 from agent_tui.store import index as index_module
 from agent_tui.store import jsonl as jsonl_module
-from tests.conftest import SAMPLE_PAYLOADS, build_event
 
 
 def write_log(path: Path, events: list[Event]) -> JsonlEventLog:
@@ -598,7 +598,9 @@ def test_the_replay_builders_accept_only_what_event_from_dict_accepts(data: Any,
 @pytest.mark.parametrize("turn_id", ["turn_1", None])
 def test_lines_as_append_writes_them_take_the_fast_path(type_name: str, turn_id: str | None) -> None:
     model = PAYLOADS[type_name]
-    optional = {name: None for name, info in model.model_fields.items() if not info.is_required()}
+    optional: dict[str, Any] = {
+        name: None for name, info in model.model_fields.items() if not info.is_required()
+    }
     for fields in ({}, optional):  # every field, and only the required ones
         event = build_event(5, type_name, turn_id=turn_id, **fields)
         data = orjson.loads(event.to_json())

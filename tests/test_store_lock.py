@@ -14,6 +14,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from store_writer import Writer
+from support_events import build_event, build_session
 
 from agent_tui.store import (
     EventLogSequenceError,
@@ -24,8 +26,6 @@ from agent_tui.store import (
     read_holder,
 )
 from agent_tui.store.lock import lock_path
-from tests.conftest import build_event, build_session
-from tests.store_writer import Writer
 
 REPO = Path(__file__).resolve().parent.parent
 SESSION = "sess_test"

@@ -9,14 +9,15 @@ from typing import Any
 import anyio
 import orjson
 import pytest
+from support_engine import HeldPrompter, collect
 
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import Scenario
+from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import DashboardState, apply_event, project_state
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.runner import ScenarioRun
-from tests.support_engine import HeldPrompter, collect
 
 # The sub-agents below run `sleep 30`. Stopping them in under half that did not wait for the
 # sleeps, which is what the test checks; how quickly it stops is not asserted here, so a busy
@@ -254,7 +255,11 @@ TREE = {
 async def test_stop_children_on_a_three_level_tree_of_thirty_agents(tmp_path: Path) -> None:
     run = make_run(tmp_path, TREE)
     live = DashboardState()
-    run.subscribe(lambda event: apply_event(live, event))
+
+    def follow(event: Event) -> None:
+        apply_event(live, event)
+
+    run.subscribe(follow)
     async with run.engine, anyio.create_task_group() as group:
         group.start_soon(run.play)
         with anyio.fail_after(20):

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -191,7 +192,7 @@ def test_models_shows_a_configured_name_with_markers(tmp_path: Path) -> None:
 # -- the dashboard and the replay --------------------------------------------------------------
 
 
-def painted(app: App[object]) -> str:
+def painted(app: App[Any]) -> str:
     """Every character the app's screen (the top one) sends to the terminal, row by row."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support_providers import clean_env
 
 from agent_tui.engine import vault
 from agent_tui.engine.tools.base import ToolContext
@@ -17,7 +18,6 @@ from agent_tui.engine.tools.shell_tool import ShellTool
 from agent_tui.engine.tools.tool_env import shell_environment
 from agent_tui.providers.config import ConfigError, load_config
 from agent_tui.runtime.shell_settings import shell_setup_for
-from tests.support_providers import clean_env
 
 
 @pytest.fixture

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+
+from support_events import build_event
 
 from agent_tui.engine.context import ContextBuilder, TranscriptBuilder
 from agent_tui.engine.provider import ModelMessage, ToolCall
 from agent_tui.providers.prompt import INSTRUCTIONS_LIMIT, project_instructions, system_prompt
-from tests.conftest import build_event
 
 
 def fold(*specs: tuple[str, dict]) -> TranscriptBuilder:
@@ -18,7 +20,7 @@ def fold(*specs: tuple[str, dict]) -> TranscriptBuilder:
     return builder
 
 
-STEP_WITH_TWO_CALLS = (
+STEP_WITH_TWO_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("user.message", {"content": "look around", "inputId": None, "steered": None}),
     ("context.built", {"step": 1}),
     ("model.delta", {"text": "Let me "}),

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from rich.text import Text
 from support_tui import Scene, detail_text, park_pending, snap, snapshot  # noqa: F401 - snapshot: where pictures go
-from support_workbench import wait_for
+from support_workbench import repainted, wait_for
 from textual.pilot import Pilot
 from textual.widgets import Static
 
@@ -32,6 +33,7 @@ from agent_tui.tui.live import LiveRun
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.replay import TICKS_PER_SECOND
+from agent_tui.tui.widgets.session_tree import SessionTree
 
 SAMPLES = Path(__file__).parent / "sample-logs"
 LIVE_LOGS = SAMPLES / "live"
@@ -96,14 +98,11 @@ async def settle(pilot: Pilot) -> None:
     await pilot.pause()
     screen = pilot.app.screen_stack[0]
     if isinstance(pilot.app, ReplayApp):
-        # Not `timeline`: the loading thread sets it before the screen has shown it. Then a
-        # moment for the refresh after which the detail scrolls.
-        for _ in range(200):
-            if getattr(screen, "loaded", False):
-                break
-            await pilot.pause(0.02)
-        await pilot.pause(0.1)
-    await pilot.pause()
+        # Not `timeline`: the loading thread sets it before the screen has shown it.
+        await wait_for(pilot, lambda: bool(getattr(screen, "loaded", False)), "the replay to load")
+    # Then the refresh that shows it, and what that refresh asked for (the detail's scroll).
+    await repainted(pilot)
+    await repainted(pilot)
 
 
 def press(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
@@ -174,7 +173,8 @@ async def held_indexing(pilot: Pilot) -> None:
     app = pilot.app
     assert isinstance(app, ReplayApp)
     await wait_for(pilot, lambda: app.replay.previewing and app.replay.scrubber.indexed == 60, "indexing")
-    await pilot.pause(0.1)
+    await repainted(pilot)  # the progress bar drawn
+    await repainted(pilot)
 
 
 async def notices_listed(pilot: Pilot) -> None:
@@ -217,72 +217,72 @@ SCENES: dict[str, Scene] = {
 
 
 class TestDashboardLooks:
-    def test_80x24_stays_readable(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_80x24_stays_readable(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["dashboard_80x24"])
 
-    def test_120x40(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_120x40(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["dashboard_120x40"])
 
-    def test_200x50_puts_the_queue_in_a_third_column(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_200x50_puts_the_queue_in_a_third_column(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["dashboard_200x50"])
 
-    def test_nested_sub_agent_selected(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_nested_sub_agent_selected(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["dashboard_nested_helper"])
 
 
 class TestApprovalModalLooks:
-    def test_destructive_request_shows_its_warning(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_destructive_request_shows_its_warning(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["approval"])
 
-    def test_a_recorded_request_only_shows(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_a_recorded_request_only_shows(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["approval_recorded"])
 
 
 class TestHelpLooks:
-    def test_help_screen(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_help_screen(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["help"])
 
 
 class TestStopAllLooks:
-    def test_stop_all_asks_first(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_stop_all_asks_first(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["stop_all_confirm"])
 
 
 class TestQuitLooks:
-    def test_quit_with_agents_running_asks_first(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_quit_with_agents_running_asks_first(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["quit_confirm"])
 
 
 class TestCommandPaletteLooks:
-    def test_palette_finds_sessions(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_palette_finds_sessions(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["command_palette"])
 
 
 class TestNoticesLooks:
-    def test_notices_are_listed_whole(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_notices_are_listed_whole(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["notices"])
 
 
 class TestReplayLooks:
-    def test_at_start(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_at_start(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["replay_start"])
 
-    def test_in_the_middle(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_in_the_middle(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["replay_middle"])
 
-    def test_at_end(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_at_end(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["replay_end"])
 
-    def test_a_filter_marks_its_matches_on_the_bar(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_a_filter_marks_its_matches_on_the_bar(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["replay_filter"])
 
-    def test_the_go_to_box_shows_what_is_typed(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_the_go_to_box_shows_what_is_typed(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["replay_goto_typing"])
 
-    def test_a_corrupt_line_is_marked_and_named(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_a_corrupt_line_is_marked_and_named(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["replay_corrupt"])
 
-    def test_while_indexing_a_progress_bar_shows(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_while_indexing_a_progress_bar_shows(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["replay_indexing"])
 
 
@@ -421,9 +421,13 @@ class TestApprovals:
                 assert isinstance(app.screen, ApprovalScreen)
                 assert app.screen.key == (oldest.session_id, oldest.request_id)
                 await pilot.press("y")
+
+                def landed(r: int = remaining) -> bool:
+                    return len(prompter.waiting()) == r and app.dashboard.queue.count == r
+
                 await wait_for(
                     pilot,
-                    lambda r=remaining: len(prompter.waiting()) == r and app.dashboard.queue.count == r,
+                    landed,
                     "the answer to land and the queue to show it",
                 )
             await pilot.press("q")
@@ -506,6 +510,13 @@ class TestStop:
         assert ends == {"alpha": ["cancelled"], "child": ["cancelled"], "gamma": ["cancelled"]}
 
 
+def cursor_spans(tree: SessionTree) -> str:
+    """The styles of the tree's cursor row label (a `Text`: the tree builds its labels so)."""
+    node = tree.cursor_node
+    assert node is not None and isinstance(node.label, Text)
+    return str(node.label.spans)
+
+
 @pytest.mark.anyio
 class TestThemes:
     async def test_a_theme_change_recolours_the_tree(self) -> None:
@@ -514,14 +525,13 @@ class TestThemes:
             await settle(pilot)
             tree = app.dashboard.session_tree
             before = tree.get_component_rich_style("session-tree--running", partial=True)
-            label_before = str(tree.cursor_node.label.spans) if tree.cursor_node else ""
+            label_before = cursor_spans(tree)
             app.theme = "textual-light"
             await settle(pilot)
-            await pilot.pause(0.05)
+            await repainted(pilot, tree)
             after = tree.get_component_rich_style("session-tree--running", partial=True)
             assert after.color != before.color
-            assert tree.cursor_node is not None
-            assert str(tree.cursor_node.label.spans) != label_before
+            assert cursor_spans(tree) != label_before
 
 
 # -- replay ------------------------------------------------------------------------------------

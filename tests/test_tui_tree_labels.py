@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support_workbench import recorded_app
+from support_workbench import recorded_app, settle
 from textual.pilot import Pilot
 
 from agent_tui.replay.sources import replay_all
@@ -22,8 +22,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("home_in_tmp")]
 
 async def tree_lines(pilot: Pilot) -> dict[str, str]:
     """Session name → its tree line as painted (guides included, trailing blanks dropped)."""
-    await pilot.pause()
-    await pilot.pause(0.05)
+    await settle(pilot)
     app = pilot.app
     assert isinstance(app, AgentTuiApp)
     tree = app.dashboard.session_tree

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+from support_providers import agent_tui
 
 from agent_tui import __version__
 from agent_tui.reducer import project_state
 from agent_tui.replay.sources import replay_all
 from agent_tui.tui.formatting import decision_text
-from tests.support_providers import agent_tui
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -228,7 +228,7 @@ def turn_ends(sessions: Path) -> dict[str, tuple[int, list[str]]]:
 
 
 @pytest.fixture
-def demo(tmp_path: Path):  # type: ignore[no-untyped-def]
+def demo(tmp_path: Path):
     sessions = tmp_path / "sessions"
     env = clean_env(tmp_path)
     terminal = Terminal(["--sessions-dir", str(sessions)], env)
@@ -248,7 +248,7 @@ def assert_every_turn_ended(sessions: Path) -> None:
 
 class TestLeaving:
     @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP])
-    def test_a_signal_ends_every_turn_and_restores_the_terminal(self, demo, number: int) -> None:  # type: ignore[no-untyped-def]
+    def test_a_signal_ends_every_turn_and_restores_the_terminal(self, demo, number: int) -> None:
         terminal, sessions, tmp_path = demo
         assert b"no model configured" in terminal.output  # the demo says a model can be configured
         mark = len(terminal.output)
@@ -261,7 +261,7 @@ class TestLeaving:
         assert b"\x1b[?1049l" in after  # left the alternate screen: the terminal is restored
         assert list((tmp_path / "tmp").glob("agent-tui-*")) == []  # the demo's scratch workspace is gone
 
-    def test_a_closed_terminal_ends_every_turn(self, demo) -> None:  # type: ignore[no-untyped-def]
+    def test_a_closed_terminal_ends_every_turn(self, demo) -> None:
         terminal, sessions, _ = demo
         terminal.hang_up()
         terminal.wait_until(terminal.exited, "agent-tui to exit", seconds=30)
@@ -271,7 +271,7 @@ class TestLeaving:
 
 class TestProjectRun:
     def test_a_real_model_run_on_a_project_is_kept_and_listed_for_the_next_run(self, tmp_path: Path) -> None:
-        from tests.fake_model_server import FakeModelServer, Stream, openai_stream
+        from fake_model_server import FakeModelServer, Stream, openai_stream
 
         project = tmp_path / "shop"
         project.mkdir()
@@ -307,7 +307,7 @@ def _all_turn_ends(projects: Path) -> dict[str, tuple[int, list[str]]]:
 
 
 class TestTypingInARealTerminal:
-    def test_ctrl_s_right_after_the_prompt_starts_the_agent_with_it(self, demo) -> None:  # type: ignore[no-untyped-def]
+    def test_ctrl_s_right_after_the_prompt_starts_the_agent_with_it(self, demo) -> None:
         # A terminal delivers the typed words and ctrl+s in one burst; the form must read the
         # prompt after the prompt box has taken every key (it once said "Write a prompt first").
         terminal, sessions, _ = demo

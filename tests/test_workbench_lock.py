@@ -10,15 +10,16 @@ import signal
 from pathlib import Path
 
 import pytest
+from store_writer import Writer
 from support_tui import log_of
 from support_workbench import agent_script, scripted_models, type_text, wait_for
+from textual.widgets import Static
 
 from agent_tui.engine.scenario import Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.runtime.workbench import SendRefused, Workbench
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.widgets.composer import Composer
-from tests.store_writer import Writer
 
 pytestmark = pytest.mark.anyio
 
@@ -74,7 +75,7 @@ async def test_a_follow_up_on_a_session_another_process_holds_is_refused_with_th
             assert composer.reason is not None
             assert composer.reason.startswith(f"This session is open in agent-tui pid {holder.pid} since ")
             assert "one process writes a session at a time" in composer.reason
-            note = str(composer.query_one("#composer-note").content)
+            note = str(composer.query_one("#composer-note", Static).content)
             assert "not sent" in note and f"pid {holder.pid}" in note
             assert log_of(app, sid) == before  # nothing was written
 

@@ -86,29 +86,29 @@ def _pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 class TestWorkbenchLooks:
-    def test_80x24_stays_readable(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_80x24_stays_readable(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["workbench_80x24"])
 
-    def test_120x40_groups_by_day_and_shows_times(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_120x40_groups_by_day_and_shows_times(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["workbench_120x40"])
 
-    def test_200x50(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_200x50(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["workbench_200x50"])
 
 
 class TestFormsLooks:
-    def test_new_agent_form(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_new_agent_form(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["new_agent_form"])
 
-    def test_composer_on_a_finished_session(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_composer_on_a_finished_session(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["composer"])
 
 
 class TestApprovalLooks:
-    def test_edit_request_shows_its_diff(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_edit_request_shows_its_diff(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["diff_approval"])
 
 
 class TestFilterLooks:
-    def test_filter_by_text(self, snap_compare) -> None:  # type: ignore[no-untyped-def]
+    def test_filter_by_text(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["filter"])

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fake_model_server import FakeModelServer, Stream, anthropic_stream, openai_stream
+from support_providers import fake_model_server, provider_for  # noqa: F401 - the `server` fixture
 from support_tui import detail_text, log_of
 from support_workbench import type_text, wait_for
 from textual.widgets import Input, Select
@@ -18,8 +20,6 @@ from textual.widgets import Input, Select
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.screens.new_agent import NewAgentScreen
-from tests.fake_model_server import FakeModelServer, Stream, anthropic_stream, openai_stream
-from tests.support_providers import fake_model_server, provider_for  # noqa: F401 - the `server` fixture
 
 pytestmark = pytest.mark.anyio
 
@@ -50,14 +50,14 @@ def make_app(tmp_path: Path, server: FakeModelServer) -> AgentTuiApp:
     return AgentTuiApp(sessions_dir=tmp_path / "sessions", project=project, models=choices(server))
 
 
-def session(app: AgentTuiApp, name: str):  # type: ignore[no-untyped-def]
+def session(app: AgentTuiApp, name: str):
     assert app.live is not None
     return next((s for s in app.live.state.sessions.values() if s.display_name == name), None)
 
 
 async def start_from_the_form(
     pilot, app: AgentTuiApp, prompt: str, name: str, model: str | None = None
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     assert app.live is not None
     live = app.live
     await wait_for(pilot, lambda: live.workbench is not None, "the engine")

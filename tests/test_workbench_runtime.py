@@ -5,6 +5,7 @@ model router and the workbench itself, each on real files, real git and a real e
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -45,7 +46,7 @@ from agent_tui.runtime.worktrees import (
 from tests.support_engine import HeldPrompter
 
 
-def line(session: str, sequence: int, ts: str, kind: str, payload: dict, turn: str | None = "t1") -> bytes:  # type: ignore[type-arg]
+def line(session: str, sequence: int, ts: str, kind: str, payload: dict, turn: str | None = "t1") -> bytes:
     event = {
         "v": 1,
         "id": f"evt_{session}_{sequence}",
@@ -196,7 +197,7 @@ class _Named:
         self.max_context_tokens = window
         self.seen: list[str] = []
 
-    async def stream(self, request: ModelRequest):  # type: ignore[no-untyped-def]
+    async def stream(self, request: ModelRequest):
         self.seen.append(request.session_id)
         yield TextDelta(self.name)
         yield StepDone()
@@ -207,8 +208,12 @@ class TestModelRouter:
         fast, smart = _Named("fast", 8000), _Named("smart", 200_000)
         built: list[str] = []
 
-        def build(provider: _Named):  # type: ignore[no-untyped-def]
-            return lambda: built.append(provider.name) or provider
+        def build(provider: _Named) -> Callable[[], _Named]:
+            def built_once() -> _Named:
+                built.append(provider.name)
+                return provider
+
+            return built_once
 
         choices = [ModelChoice("fast", "f", build(fast)), ModelChoice("smart", "s", build(smart))]
         parents = {"child": "root", "grandchild": "child"}

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+from support_providers import agent_tui
 from support_workbench import NOW, Log, at, recorded_project
 
 from agent_tui.reducer import DashboardState, apply_event, project_state
 from agent_tui.tui.timing import format_clock, format_duration, turn_timing
-from tests.support_providers import agent_tui
 
 
 def a_turn_with_a_wait() -> Log:
@@ -74,7 +74,7 @@ class TestWords:
         assert {ms: format_duration(ms) for ms in cases} == cases
         assert format_duration(None) == "?"
 
-    def test_clock_times_name_the_day_when_it_is_not_today(self, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def test_clock_times_name_the_day_when_it_is_not_today(self, monkeypatch) -> None:
         import time
 
         monkeypatch.setenv("TZ", "UTC")

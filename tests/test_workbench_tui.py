@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support_tui import detail_text, log_of
 from support_workbench import agent_script, git, scripted_models, type_text, wait_for
-from textual.widgets import Checkbox, Input, TextArea
+from textual.widgets import Checkbox, Input, Static, TextArea
 
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.engine.scenario import ScriptedToolCall, Step
@@ -64,7 +64,7 @@ def tool(name: str, **args: object) -> ScriptedToolCall:
     return ScriptedToolCall(tool=name, args=args)
 
 
-async def next_request(pilot, app: AgentTuiApp, what: str) -> ApprovalScreen:  # type: ignore[no-untyped-def]
+async def next_request(pilot, app: AgentTuiApp, what: str) -> ApprovalScreen:
     """Wait until one request waits and no modal is open (the last answer went through), open it."""
     live = app.live
     assert live is not None
@@ -77,7 +77,7 @@ async def next_request(pilot, app: AgentTuiApp, what: str) -> ApprovalScreen:  #
     return modal
 
 
-async def ready(pilot, app: AgentTuiApp) -> None:  # type: ignore[no-untyped-def]
+async def ready(pilot, app: AgentTuiApp) -> None:
     assert app.live is not None
     live = app.live
     await wait_for(pilot, lambda: live.workbench is not None and live.project is not None, "the engine")
@@ -117,7 +117,7 @@ class TestNewAgent:
             await ready(pilot, app)
             await pilot.press("n", "ctrl+s")
             assert isinstance(app.screen, NewAgentScreen)
-            assert "Write a prompt first" in str(app.screen.query_one("#new-agent-error").content)
+            assert "Write a prompt first" in str(app.screen.query_one("#new-agent-error", Static).content)
             await pilot.press("escape")
             assert not isinstance(app.screen, NewAgentScreen)
             assert app.live is not None and not app.live.state.sessions
@@ -193,7 +193,7 @@ class TestComposer:
             composer = app.dashboard.query_one("#composer", Composer)
             assert composer.text == "One more thing"
             assert composer.reason is not None and "engine is not open" in composer.reason
-            assert "not sent" in str(composer.query_one("#composer-note").content)
+            assert "not sent" in str(composer.query_one("#composer-note", Static).content)
             await pilot.press("escape", "q")
 
 
@@ -215,11 +215,13 @@ class TestDiffApprovals:
             assert modal.preview.unified_text() == (
                 "@@ -1,5 +1,5 @@\n def hello():\n-    return 'hi'\n+    return 'hello'\n \n \n print(hello())\n"
             )
-            assert "Edit src/app.py" in str(modal.query_one("#approval-title").content)
+            assert "Edit src/app.py" in str(modal.query_one("#approval-title", Static).content)
             await pilot.press("y")
             modal = await next_request(pilot, app, "the overwrite request")
             assert modal.preview is not None and modal.preview.kind == "overwrite"
-            assert "overwrites the existing README.md" in str(modal.query_one("#approval-warning").content)
+            assert "overwrites the existing README.md" in str(
+                modal.query_one("#approval-warning", Static).content
+            )
             await pilot.press("y")
             modal = await next_request(pilot, app, "the new-file request")
             assert modal.preview is not None and modal.preview.kind == "create"
@@ -239,7 +241,7 @@ class TestDiffApprovals:
         async with app.run_test(size=(120, 40)) as pilot:
             modal = await next_request(pilot, app, "the shell request")
             assert modal.preview is None
-            shown = "".join(str(w.content) for w in modal.query("#approval-args Static").results())
+            shown = "".join(str(w.content) for w in modal.query("#approval-args Static").results(Static))
             assert command in shown
             await pilot.press("n", "q")
 
@@ -440,7 +442,7 @@ class TestSmallThings:
             await wait_for(pilot, lambda: status(app, "fix-it") == "completed", "the turn")
 
             def counts() -> str:
-                return str(app.dashboard.summary.query_one("#summary-counts").content)
+                return str(app.dashboard.summary.query_one("#summary-counts", Static).content)
 
             await wait_for(pilot, lambda: "1 session ·" in counts(), "the summary")
             assert "1 sessions" not in counts()
