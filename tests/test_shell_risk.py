@@ -788,6 +788,6 @@ def test_a_line_too_long_to_judge_is_asked_at_once() -> None:
 
     line = "ls " + "a " * MAX_JUDGED_LINE
     assessed = assess_shell(line)
-    assert assessed.risk == "execute" and "too long to judge" in assessed.reason
+    assert assessed.risk == "execute" and "too long to judge" in (assessed.reason or "")
     assert shell_programs(line) == (line,)  # a remembered answer covers only this very line
     assert assess_shell("ls " + "a " * 10_000).risk == "read"  # below the limit, judged as ever

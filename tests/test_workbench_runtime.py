@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import orjson
 import pytest
+from support_engine import HeldPrompter
 from support_workbench import agent_script, git, make_project, scripted_models
 
 from agent_tui.engine.provider import ModelRequest, StepDone, TextDelta
@@ -43,7 +44,6 @@ from agent_tui.runtime.worktrees import (
     repo_root,
     uncommitted_changes,
 )
-from tests.support_engine import HeldPrompter
 
 
 def line(session: str, sequence: int, ts: str, kind: str, payload: dict, turn: str | None = "t1") -> bytes:
