@@ -5,9 +5,7 @@ export never leaves half a file)."""
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from agent_tui.cli.status import EXIT_CORRUPT, EXIT_OK, EXIT_USAGE, fail, fail_os, silence_stdout
@@ -17,6 +15,7 @@ def cmd_export(target: str, fmt: str, out: Path | None, sessions_dir: Path | Non
     from agent_tui.export import ExportSourceError, export_session, find_log
     from agent_tui.runtime.session_dirs import default_sessions_dir
     from agent_tui.store import EventLogDecodeError
+    from agent_tui.store.whole_file import write_whole
 
     directory = sessions_dir
     if directory is None:
@@ -39,20 +38,8 @@ def cmd_export(target: str, fmt: str, out: Path | None, sessions_dir: Path | Non
             silence_stdout()
         return EXIT_OK
     try:
-        _write_whole(out, document)
+        write_whole(out, document)
     except OSError as error:
         return fail_os(error, out)
     print(f"agent-tui: {log.stem} exported to {out}", file=sys.stderr)
     return EXIT_OK
-
-
-def _write_whole(path: Path, data: bytes) -> None:
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -19,7 +19,6 @@ Invariants this module guarantees:
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent_tui.engine.protected_paths import ProtectedChange, protected_change
 from agent_tui.events.model import Decision, Remember, Risk
 from agent_tui.safety import RISK_ORDER, classify_shell, riskiest, shell_programs
+from agent_tui.store.whole_file import write_whole
 
 if TYPE_CHECKING:
     from agent_tui.engine.project_rules import ProjectRules
@@ -322,15 +322,7 @@ class _RulesStore:
         }
         data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".permissions-", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(data)
-                os.replace(temporary, self.path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
+            write_whole(self.path, data)
         except OSError as error:
             raise PermissionRulesError(self.path, f"cannot write ({error.strerror})") from None
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
 from agent_tui.engine.permissions import PermissionRule, PermissionRulesError, parse_rules
+from agent_tui.store.whole_file import write_whole
 
 __all__ = ["AcceptedRules", "ProjectRules", "ProjectRulesState"]
 
@@ -73,15 +73,7 @@ class AcceptedRules:
         accepted[key] = digest
         data = orjson.dumps({"version": 1, "accepted": accepted}, option=orjson.OPT_INDENT_2) + b"\n"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".accepted-", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(data)
-                os.replace(temporary, self.path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
+            write_whole(self.path, data)
         except OSError as error:
             raise PermissionRulesError(self.path, f"cannot write ({error.strerror})") from None
 

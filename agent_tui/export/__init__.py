@@ -8,9 +8,7 @@ The export holds what the logs hold, with control characters made visible, and n
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Literal
 
@@ -20,6 +18,7 @@ from agent_tui.export.json_document import to_json
 from agent_tui.export.markdown import to_markdown
 from agent_tui.export.sources import ExportSourceError, find_log, session_events, tree_logs
 from agent_tui.store import EventLogDecodeError
+from agent_tui.store.whole_file import write_whole
 
 __all__ = [
     "FORMATS",
@@ -80,16 +79,8 @@ def write_export(log: Path, directory: Path, fmt: ExportFormat = "md") -> Path:
         roots = read_tree(log)
         name = roots[0].name if roots else log.stem
         data = render(roots, fmt)
-        directory.mkdir(parents=True, exist_ok=True)
         target = directory / f"{_UNSAFE_NAME.sub('-', name).strip('-')[:40] or 'session'}-{log.stem}.{fmt}"
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(data)
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_whole(target, data)
     except EventLogDecodeError as error:
         raise ExportFailed(str(error)) from None
     except OSError as error:
