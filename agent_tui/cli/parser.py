@@ -243,22 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     model_flags(acp)
 
     sessions = command("sessions", "list a project's stored sessions, newest first")
-    sessions.add_argument(
-        "--sessions-dir",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="list_sessions_dir",
-        metavar="DIR",
-        help="a sessions directory (default: the project's)",
-    )
-    sessions.add_argument(
-        "--cwd",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="list_cwd",
-        metavar="DIR",
-        help="the project (default: .)",
-    )
+    project_flags(sessions, "list", "a sessions directory (default: the project's)")
 
     export = command("export", "write a session and its sub-agents as Markdown, HTML or JSON")
     export.add_argument(
@@ -274,22 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--out", type=Path, default=None, metavar="FILE", help="write here instead of to stdout"
     )
-    export.add_argument(
-        "--sessions-dir",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="export_sessions_dir",
-        metavar="DIR",
-        help="where to look a session id up (default: the project's)",
-    )
-    export.add_argument(
-        "--cwd",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="export_cwd",
-        metavar="DIR",
-        help="the project (default: .)",
-    )
+    project_flags(export, "export", "where to look a session id up (default: the project's)")
 
     search = command("search", "find sessions by what was said in them: prompts, answers, commands, output")
     search.add_argument(
@@ -299,21 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
         help='words (all must occur), prefix* and "a phrase": whole words, not arbitrary substrings '
         "(see README, 'Searching across sessions')",
     )
-    search.add_argument(
-        "--sessions-dir",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="search_sessions_dir",
-        metavar="DIR",
-        help="a directory of logs: ours, Claude Code's or Codex's (default: the project's)",
-    )
-    search.add_argument(
-        "--cwd",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="search_cwd",
-        metavar="DIR",
-        help="the project (default: .)",
+    project_flags(
+        search, "search", "a directory of logs: ours, Claude Code's or Codex's (default: the project's)"
     )
     search.add_argument(
         "--limit", type=int, default=100, metavar="N", help="show at most N hits (default: 100)"
@@ -325,6 +282,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="mark the matching words (default: on a terminal)",
     )
     return parser
+
+
+def project_flags(parser: argparse.ArgumentParser, prefix: str, sessions_help: str) -> None:
+    """A command's `--sessions-dir DIR` and `--cwd DIR`, kept as `PREFIX_sessions_dir` and
+    `PREFIX_cwd`; left unset when absent, so the top level's count (`parse_arguments`)."""
+    parser.add_argument(
+        "--sessions-dir",
+        type=Path,
+        default=argparse.SUPPRESS,
+        dest=f"{prefix}_sessions_dir",
+        metavar="DIR",
+        help=sessions_help,
+    )
+    parser.add_argument(
+        "--cwd",
+        type=Path,
+        default=argparse.SUPPRESS,
+        dest=f"{prefix}_cwd",
+        metavar="DIR",
+        help="the project (default: .)",
+    )
 
 
 def model_flags(parser: argparse.ArgumentParser, default: object = argparse.SUPPRESS) -> None:
