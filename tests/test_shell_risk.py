@@ -790,4 +790,13 @@ def test_a_line_too_long_to_judge_is_asked_at_once() -> None:
     assessed = assess_shell(line)
     assert assessed.risk == "execute" and "too long to judge" in (assessed.reason or "")
     assert shell_programs(line) == (line,)  # a remembered answer covers only this very line
-    assert assess_shell("ls " + "a " * 10_000).risk == "read"  # below the limit, judged as ever
+    assert assess_shell("ls " + "a " * 3_000).risk == "read"  # below the limit, judged as ever
+
+
+@pytest.mark.parametrize("unit", ["a|", "a <<E\n"])
+def test_lines_the_parser_would_take_long_over_are_not_parsed(unit: str) -> None:
+    from agent_tui.safety import assess_shell
+
+    line = unit * 300  # under the length limit, over the count of pipes or heredocs
+    assessed = assess_shell(line)
+    assert assessed.risk == "execute" and "too many to judge" in (assessed.reason or "")

@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from agent_tui.events.model import Risk
 from agent_tui.safety import shell_commands
+from agent_tui.safety.shell_parse import MAX_PIPES
 
 __all__ = ["FILE_WRITERS", "ProtectedChange", "Repository", "find_repository", "protected_change"]
 
@@ -62,7 +63,7 @@ _NAMED = re.compile(r"(?<![\w.-])\.(?:git|agent-tui)(?![\w.-])|agent-tui[/\\]per
 _GIT_DIR_QUERY = re.compile(r"--(?:absolute-)?git-(?:dir|common-dir|path)(?![\w-])")
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
 _MAX_SHOWN = 3
-MAX_JUDGED_LINE = 32_768
+MAX_JUDGED_LINE = 8_192
 """A shell line longer than this is not resolved word by word: it is asked as a possible change."""
 _MAX_JUDGEMENTS = 20_000
 """Words times the directories they are resolved from (each a `realpath`): past this, asked."""
@@ -293,6 +294,8 @@ def protected_change(
 def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:
     if len(cmd) > MAX_JUDGED_LINE:
         return ProtectedChange("repository", (f"a line of {len(cmd):,} characters, too long to check",))
+    if cmd.count("|") > MAX_PIPES:
+        return ProtectedChange("repository", (f"a line of more than {MAX_PIPES} pipes, too many to check",))
     commands = shell_commands(cmd)
     bases = [areas.cwd]
     for command in commands:

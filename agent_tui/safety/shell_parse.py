@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -85,9 +86,28 @@ class ParsedScript:
     problems: list[str] = field(default_factory=list)
 
 
+MAX_PIPES = 256
+"""More `|` than this and a line is not parsed (a problem, so not `read`): tree-sitter-bash takes
+time quadratic in a pipeline's length (8,000 characters of `a|a|…` cost a second), and no command
+a person reads in an approval pipes through hundreds of programs."""
+MAX_HEREDOCS = 64
+"""Likewise for `<<`: heredocs waiting for their bodies cost the parser time out of proportion."""
+
+
+@lru_cache(maxsize=64)
 def parse_shell(text: str) -> ParsedScript:
-    """Parse a command line; never raises (problems are reported in the result)."""
+    """Parse a command line; never raises (problems are reported in the result).
+
+    The result is cached by text (the classifier, the remembered-answer key and the protected-path
+    check each ask for the same line) and must not be changed by its callers.
+    """
     script = ParsedScript()
+    if text.count("|") > MAX_PIPES:
+        script.problems.append(f"more than {MAX_PIPES} pipes, too many to judge")
+        return script
+    if text.count("<<") > MAX_HEREDOCS:
+        script.problems.append(f"more than {MAX_HEREDOCS} heredocs, too many to judge")
+        return script
     control = _CONTROL.search(text)
     if control is not None:
         script.problems.append(f"control character {control.group()!r} in the command")

@@ -41,7 +41,7 @@ from agent_tui.safety.shell_parse import (
 __all__ = ["RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"]
 
 _MAX_DEPTH = 8
-MAX_JUDGED_LINE = 32_768
+MAX_JUDGED_LINE = 8_192
 """A longer line is not parsed: `execute`, asked (judging one costs time linear in its length, on
 the caller's thread, and no command a person reads in an approval is this long)."""
 _SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin"})
