@@ -35,10 +35,11 @@ FLOORS: dict[str, int] = {
     "search": 3,  # reads logs (store, replay's sources); the dashboard reaches it through ports
     "runtime": 4,
     "acp": 5,
-    "ports": 6,  # what the dashboard may use of the engine and the runtime
-    "tui": 7,
-    "cli": 8,
-    "__main__": 9,  # `python -m agent_tui`: runs the CLI
+    "bus": 6,  # hosts and attached dashboards: runs the runtime's agents, publishes their events
+    "ports": 7,  # what the dashboard may use of the engine and the runtime
+    "tui": 8,
+    "cli": 9,
+    "__main__": 10,  # `python -m agent_tui`: runs the CLI
 }
 """Each part of `agent_tui` (a package, or a top-level module) and its floor: a part may import
 only parts on lower floors, never one on its own floor or above."""
@@ -51,6 +52,7 @@ LIBRARY_HOMES: dict[str, frozenset[str]] = {
     "tree_sitter": frozenset({"safety"}),
     "tree_sitter_bash": frozenset({"safety"}),
     "re2": frozenset({"engine"}),
+    "nats": frozenset({"bus"}),
 }
 """Third-party libraries with a room of their own, and the only parts that may import them."""
 
