@@ -14,7 +14,9 @@ tests run it on real logs of generated scenarios. Rules:
   started; every call is answered before the next `context.built` and before `turn.completed`;
 - imported sessions (`session.created.client` is not `agent-tui`) carry the permission pair only
   where their source recorded a decision, so there `tool.started` may follow the request
-  directly; and a `source.record` that falls between their turns is session-level (turnId null).
+  directly; and a `source.record` that falls between their turns is session-level (turnId null);
+- `turn.rewound` (files of an earlier turn put back) falls between turns, with turnId null, and
+  names a turn of the session that was started before it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class _SessionCheck:
     turn_events: int = 0
     deltas: int = 0
     calls: dict[str, _Call] = field(default_factory=dict)
+    started: set[str] = field(default_factory=set)
 
 
 def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[str]:
@@ -67,12 +70,19 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
         if event.turn_id is None:
             if kind == "source.record" and check.imported and check.turn is None:
                 continue
+            if kind == "turn.rewound":
+                if check.turn is not None:
+                    bad(event, f"a rewind while turn {check.turn} is open")
+                if payload["rewoundTurnId"] not in check.started:
+                    bad(event, f"rewinds turn {payload['rewoundTurnId']}, which this log never started")
+                continue
             bad(event, "turnId is null outside session.created")
             continue
         if kind == "turn.started":
             if check.turn is not None:
                 bad(event, f"turn {check.turn} is still open")
             check.turn, check.turn_events, check.deltas = event.turn_id, 0, 0
+            check.started.add(event.turn_id)
             check.calls.clear()
             continue
         if check.turn != event.turn_id:

@@ -44,6 +44,8 @@ class _Payload(BaseModel):
 class Worktree(_Payload):
     path: str
     branch: str
+    baseBranch: str | None = None
+    baseCommit: str | None = None
 
 
 class SessionCreated(_Payload):
@@ -163,6 +165,23 @@ class TurnCompleted(_Payload):
     message: str | None = None
 
 
+class RewoundFile(_Payload):
+    """One file a rewind wrote back: `restored` (its content before the turn), `removed` (the turn
+    created it), or `skipped` (a protected path, or a kind of file a rewind does not write)."""
+
+    path: str
+    action: Literal["restored", "removed", "skipped"]
+
+
+class TurnRewound(_Payload):
+    """The files of an earlier turn were put back as they were before it. `incomplete` says
+    what the rewind could not undo (shell changes outside git, skipped files), when anything."""
+
+    rewoundTurnId: str
+    files: list[RewoundFile]
+    incomplete: str | None = None
+
+
 class ModelRetry(_Payload):
     """A provider call failed in a way worth retrying; the engine waits `delayMs` and calls again."""
 
@@ -197,6 +216,7 @@ PAYLOADS: dict[str, type[_Payload]] = {
     "turn.completed": TurnCompleted,
     "model.retry": ModelRetry,
     "source.record": SourceRecord,
+    "turn.rewound": TurnRewound,
 }
 EVENT_TYPES: tuple[str, ...] = tuple(PAYLOADS)
 CALL_PROGRESS_TYPES: frozenset[str] = frozenset(

@@ -56,6 +56,15 @@ class _Rejected(Exception):
     """A value a fast path does not accept; the general path says why (or accepts it after all)."""
 
 
+class _ListOf:
+    """A field holding a list of one nested model (`list[Model]`)."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: _Compiled) -> None:
+        self.item = item
+
+
 class _Compiled:
     """The fast paths of one payload model: `check(data) -> bool` for a reader, and
     `make(fields) -> payload` for the writer."""
@@ -113,6 +122,10 @@ class _Compiled:
                 namespace[f"_make_{k}"] = accepted.make
                 test = f"type(v{k}) is not dict"
                 value = f"_make_{k}(v{k})"
+            elif isinstance(accepted, _ListOf):  # each item made (checked, ordered) by its model
+                namespace[f"_make_{k}"] = accepted.item.make
+                test = f"type(v{k}) is not list"
+                value = f"[_make_{k}(item) for item in v{k}]"
             else:
                 test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
             if info.is_required():
@@ -145,6 +158,9 @@ def _value_test(var: str, accepted: Any, namespace: dict[str, Any], suffix: str)
     if isinstance(accepted, _Compiled):
         namespace["_check" + suffix] = accepted.check
         return f"not _check{suffix}({var})"
+    if isinstance(accepted, _ListOf):
+        namespace["_check" + suffix] = accepted.item.check
+        return f"type({var}) is not list or not all(map(_check{suffix}, {var}))"
     if isinstance(accepted, frozenset):
         # Check the type first: an unhashable value (a list) must fail, not raise.
         namespace["_values" + suffix] = accepted
@@ -175,6 +191,8 @@ def _accepted(annotation: Any) -> tuple[Any, bool]:
         return _Compiled(annotation), False
     if origin is dict and args and args[0] is str and args[1] is Any:
         return dict, False
+    if origin is list and len(args) == 1 and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+        return _ListOf(_Compiled(args[0])), False
     if annotation in (bool, int, str):
         return annotation, False
     raise TypeError(f"no fast check for {annotation!r}")
@@ -221,6 +239,9 @@ def _json_field(
     if isinstance(accepted, _Compiled):
         namespace["_json_check" + suffix] = _json_check(accepted)
         test = f"not _json_check{suffix}({var})"
+    elif isinstance(accepted, _ListOf):
+        namespace["_json_check" + suffix] = _json_check(accepted.item)
+        test = f"type({var}) is not list or not all(map(_json_check{suffix}, {var}))"
     elif isinstance(accepted, frozenset) and all(type(value) is str for value in accepted):
         namespace["_values" + suffix] = accepted
         test = f"{var} not in _values{suffix}"
@@ -280,7 +301,8 @@ def _json_check(compiled: _Compiled) -> Any:
     if not optional:
         tests.append(f"len(d) != {required}")
     lines = ["def check(d):", "    try:", *(f"        {line}" for line in fetch)]
-    lines += ["        if " + " or ".join(tests) + ":", "            return False"]
+    if tests:
+        lines += ["        if " + " or ".join(tests) + ":", "            return False"]
     lines += [f"        {line}" for line in statements]
     if optional:
         lines += _size_check("d", required, optional, "        ")

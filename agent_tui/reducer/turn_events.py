@@ -183,6 +183,25 @@ def _on_model_retry(state: DashboardState, session: SessionView, event: Event) -
     add_entry(turn, "note", text, False, "model.retry")
 
 
+def _on_turn_rewound(state: DashboardState, session: SessionView, event: Event) -> None:
+    """A rewind (between turns): a note at the end of the session's last turn, naming the turn
+    and what was put back."""
+    if not session.turns:
+        return
+    payload = event.payload
+    number = next(
+        (i for i, turn in enumerate(session.turns, 1) if turn.turn_id == payload["rewoundTurnId"]), None
+    )
+    which = f"turn {number}" if number is not None else payload["rewoundTurnId"]
+    files = payload["files"]
+    done = ", ".join(f"{item['action']} {item['path']}" for item in files[:6])
+    more = f" and {len(files) - 6} more" if len(files) > 6 else ""
+    text = f"rewound {which}: " + (done + more if files else "no file had changed")
+    if payload.get("incomplete"):
+        text += f" (not undone: {payload['incomplete']})"
+    add_entry(turn_of(state, session, event), "note", text, False, "turn.rewound")
+
+
 TURN_HANDLERS: dict[str, Handler] = {
     "session.created": _on_session_created,
     "turn.started": _on_turn_started,
@@ -194,4 +213,5 @@ TURN_HANDLERS: dict[str, Handler] = {
     "turn.completed": _on_turn_completed,
     "source.record": _on_source_record,
     "model.retry": _on_model_retry,
+    "turn.rewound": _on_turn_rewound,
 }

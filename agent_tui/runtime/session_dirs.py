@@ -26,6 +26,7 @@ import orjson
 
 from agent_tui.events.wording import counted
 from agent_tui.store import foreign_session
+from agent_tui.store.whole_file import write_whole
 
 APP_NAME = "agent-tui"
 TAIL_BYTES = 65_536
@@ -213,6 +214,21 @@ def mark_closed(directory: Path, session_ids: Iterable[str]) -> None:
     with (directory / CLOSED_FILE).open("a", encoding="utf-8") as handle:
         for session_id in session_ids:
             handle.write(session_id + "\n")
+
+
+def reopen_closed(directory: Path, session_ids: Iterable[str]) -> None:
+    """Take `session_ids` off the directory's closed list (the file is rewritten whole).
+
+    Raises:
+        OSError: the list cannot be written.
+    """
+    gone = set(session_ids)
+    try:
+        lines = (directory / CLOSED_FILE).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return
+    kept = [line for line in lines if line.strip() and line.strip() not in gone]
+    write_whole(directory / CLOSED_FILE, "".join(line + "\n" for line in kept).encode("utf-8"))
 
 
 def list_stored_sessions(directory: Path) -> list[StoredSession]:

@@ -10,7 +10,12 @@ Invariants:
 - every git failure is a `WorktreeError` whose message is git's own words (never a traceback);
   a failed `git worktree add` leaves nothing behind;
 - removal (`git worktree remove --force`) deletes the checkout and keeps the branch, so anything
-  committed there survives; what was not committed is gone, which is why callers ask first.
+  committed there survives; what was not committed is gone, which is why callers ask first;
+- a worktree knows where it came from: the branch the repository had checked out when it was
+  made (`base_branch`, None on a detached `HEAD`) and that commit (`base_commit`), which the
+  review diffs against and merges back into;
+- `git` runs every command with the shell's hardened environment (no keys, no pager, no
+  fsmonitor), never reads a terminal, and its failures are `WorktreeError`s in git's words.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import re
 import secrets
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,26 +47,50 @@ class Worktree:
     path: Path
     branch: str
     cwd: Path
+    base_branch: str | None = None
+    base_commit: str | None = None
 
 
-def _git(directory: Path, *args: str) -> str:
+def git_bytes(
+    directory: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = True
+) -> subprocess.CompletedProcess[bytes]:
+    """Run `git -C directory ARGS` (hardened environment, plus `env`); raw bytes out.
+
+    Raises:
+        WorktreeError: git is missing, took too long, or (with `check`) failed.
+    """
+    environment = shell_environment(ShellSetup())  # the shell's hardened git, and no keys
+    if env:
+        environment.update(env)
     try:
         done = subprocess.run(
             ["git", "-C", str(directory), *args],
             capture_output=True,
-            text=True,
             timeout=GIT_TIMEOUT,
             stdin=subprocess.DEVNULL,
-            env=shell_environment(ShellSetup()),  # the shell's hardened git, and no keys
+            env=environment,
         )
     except FileNotFoundError:
         raise WorktreeError("git is not installed (or not on PATH)") from None
     except subprocess.TimeoutExpired:
         raise WorktreeError(f"git {args[0]} took longer than {GIT_TIMEOUT:.0f} s") from None
-    if done.returncode != 0:
-        message = " ".join(done.stderr.split()) or f"git {args[0]} failed ({done.returncode})"
-        raise WorktreeError(message)
-    return done.stdout.strip()
+    if check and done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace") or done.stdout.decode("utf-8", "replace")
+        raise WorktreeError(" ".join(said.split()) or f"git {args[0]} failed ({done.returncode})")
+    return done
+
+
+def git(directory: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """`git -C directory ARGS`'s output as text, stripped (see `git_bytes`)."""
+    return git_bytes(directory, *args, env=env).stdout.decode("utf-8", "replace").strip()
+
+
+def current_branch(directory: Path) -> str | None:
+    """The branch checked out at `directory` (None: a detached `HEAD`, or no repository)."""
+    try:
+        return git(directory, "symbolic-ref", "--quiet", "--short", "HEAD") or None
+    except WorktreeError:
+        return None
 
 
 def repo_root(directory: Path) -> Path | None:
@@ -68,7 +98,7 @@ def repo_root(directory: Path) -> Path | None:
     if not directory.is_dir():
         return None
     try:
-        return Path(_git(directory, "rev-parse", "--show-toplevel")).resolve()
+        return Path(git(directory, "rev-parse", "--show-toplevel")).resolve()
     except WorktreeError:
         return None
 
@@ -102,19 +132,28 @@ def create_worktree(directory: Path, name: str) -> Worktree:
         ignore.write_text("*\n", encoding="utf-8")
     path = parent / slug
     branch = BRANCH_PREFIX + slug
-    _git(root, "worktree", "add", "--quiet", "-b", branch, str(path), "HEAD")
-    return Worktree(repo=root, path=path, branch=branch, cwd=path / directory.relative_to(root))
+    base_branch = current_branch(root)
+    base_commit = git(root, "rev-parse", "--verify", "HEAD^{commit}")
+    git(root, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit)
+    return Worktree(
+        repo=root,
+        path=path,
+        branch=branch,
+        cwd=path / directory.relative_to(root),
+        base_branch=base_branch,
+        base_commit=base_commit,
+    )
 
 
 def uncommitted_changes(path: Path) -> int:
     """How many files `git status` lists as changed or new in the worktree at `path`."""
-    output = _git(path, "status", "--porcelain", "--untracked-files=all")
+    output = git(path, "status", "--porcelain", "--untracked-files=all")
     return len([line for line in output.splitlines() if line.strip()])
 
 
 def main_repo_of(path: Path) -> Path:
     """The main working copy a linked worktree belongs to."""
-    common = Path(_git(path, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+    common = Path(git(path, "rev-parse", "--path-format=absolute", "--git-common-dir"))
     return common.parent
 
 
@@ -127,4 +166,4 @@ def remove_worktree(path: Path) -> None:
     if not path.exists():
         raise WorktreeError(f"{path}: the worktree is not there any more")
     repo = main_repo_of(path)
-    _git(repo, "worktree", "remove", "--force", str(path))
+    git(repo, "worktree", "remove", "--force", str(path))

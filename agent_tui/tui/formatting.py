@@ -239,7 +239,8 @@ def _entry_lines(
         return [Content.assemble(("◆ ", "$text-primary"), marked(message.text))]
     if role == "note":  # dimmed: an imported log's own record (cut to one line), or a model retry
         note = marked(f"  · {message.text}", "$text-muted italic")
-        return [note if message.ref == "model.retry" else fit(note, width)]  # why a turn is slow
+        whole = message.ref in ("model.retry", "turn.rewound")  # why a turn is slow; what a rewind did
+        return [note if whole else fit(note, width)]
     if role == "subagent":
         delivery = next((d for d in session.deliveries if d.child_session_id == message.ref), None)
         name = delivery.agent_name if delivery is not None else (message.ref or "sub-agent")

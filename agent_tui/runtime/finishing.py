@@ -1,0 +1,121 @@
+"""The words of finishing a session's work: the requests the workbench's actions take, the
+refusal they raise, and what a session's log says about its place and its turns.
+
+Invariants:
+- requests and results are frozen dataclasses of plain values, so a front end in another
+  process (an attached dashboard) can send and receive them as they are;
+- `FinishRefused` is the one refusal of those actions; its message is a sentence for the user,
+  and nothing was changed when it is raised (except where its message says so);
+- `read_facts` reads the session's log from the store and nothing else: where it works (its
+  directory, its worktree and where that started), its first prompt, and each turn's prompt and
+  the shell commands it ran.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_tui.store import EventStore
+
+
+class FinishRefused(Exception):
+    """A review action that was not done; the message says why."""
+
+
+@dataclass(frozen=True)
+class CommitRequest:
+    session_id: str
+    message: str
+
+
+@dataclass(frozen=True)
+class MergeRequest:
+    session_id: str
+    message: str | None = None
+    """The merge commit's message (None: one naming the branch and the prompt)."""
+
+
+@dataclass(frozen=True)
+class DiscardRequest:
+    session_id: str
+
+
+@dataclass(frozen=True)
+class RewindRequest:
+    session_id: str
+    turn_id: str
+    allow_protected: bool = False
+    """The user allowed writing back protected paths (`.git/`, `.agent-tui/`) too."""
+
+
+@dataclass(frozen=True)
+class TurnFacts:
+    turn_id: str
+    number: int
+    prompt: str
+    shell_commands: tuple[str, ...] = ()
+    rewound: bool = False
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    session_id: str
+    cwd: Path
+    prompt: str
+    worktree_path: Path | None = None
+    worktree_branch: str | None = None
+    base_branch: str | None = None
+    base_commit: str | None = None
+    turns: tuple[TurnFacts, ...] = field(default_factory=tuple)
+
+    def turn(self, turn_id: str) -> TurnFacts | None:
+        return next((turn for turn in self.turns if turn.turn_id == turn_id), None)
+
+
+def read_facts(store: EventStore, session_id: str) -> SessionFacts:
+    """What the session's log says (see the module contract).
+
+    Raises:
+        FinishRefused: the log cannot be read, or does not start with `session.created`.
+    """
+    cwd: Path | None = None
+    worktree: dict[str, str] = {}
+    turns: list[TurnFacts] = []
+    prompts: dict[str, str] = {}
+    commands: dict[str, list[str]] = {}
+    rewound: set[str] = set()
+    try:
+        for event in store.replay(session_id):
+            payload = event.payload
+            kind = event.type
+            if kind == "session.created":
+                cwd = Path(payload["cwd"])
+                worktree = payload.get("worktree") or {}
+            elif kind == "user.message" and event.turn_id is not None and event.turn_id not in prompts:
+                prompts[event.turn_id] = payload["content"]
+                turns.append(TurnFacts(event.turn_id, len(turns) + 1, payload["content"]))
+            elif kind == "model.tool_call_requested" and payload["tool"] == "shell" and event.turn_id:
+                command = payload["args"].get("cmd")
+                if isinstance(command, str):
+                    commands.setdefault(event.turn_id, []).append(command)
+            elif kind == "turn.rewound":
+                rewound.add(payload["rewoundTurnId"])
+    except Exception as error:
+        raise FinishRefused(f"the log of {session_id} cannot be read: {error}") from None
+    if cwd is None:
+        raise FinishRefused(f"the log of {session_id} does not say where it works")
+    path = worktree.get("path")
+    return SessionFacts(
+        session_id,
+        cwd,
+        turns[0].prompt if turns else "",
+        worktree_path=Path(path) if path else None,
+        worktree_branch=worktree.get("branch"),
+        base_branch=worktree.get("baseBranch"),
+        base_commit=worktree.get("baseCommit"),
+        turns=tuple(
+            TurnFacts(t.turn_id, t.number, t.prompt, tuple(commands.get(t.turn_id, ())), t.turn_id in rewound)
+            for t in turns
+        ),
+    )

@@ -1,0 +1,347 @@
+"""Reviewing an agent's work, and finishing it: the diff against its base, commit, merge, discard.
+
+Invariants:
+- the diff is computed, never applied: a worktree session's whole change (what it committed on
+  its branch and what it has not committed yet, new files included) against the commit its branch
+  started from (the merge base with the branch it came from), or a directory session's change
+  since its first turn started (that turn's snapshot; `HEAD` when none was recorded). The
+  current tree is read through a temporary index, so the user's index is never touched;
+- diffs never run a program of the repository's: no external diff, no textconv, no hooks;
+- `commit_worktree` commits everything in the agent's own worktree, and only there;
+- `merge_worktree` merges the agent's branch into the branch it came from, or refuses and says
+  why before anything changes: the agent's worktree has uncommitted changes; the checkout of that
+  branch has uncommitted changes (never stashed, never touched) or untracked files the merge would
+  overwrite; the merge conflicts (found first with `git merge-tree`, which writes no file). A
+  merge that fails anyway is aborted, so no half-merge (`MERGE_HEAD`) is ever left. When no
+  checkout has that branch, the branch is moved with a compare-and-swap `update-ref`;
+- `discard_worktree` removes the agent's worktree and deletes its branch (the caller asks first).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agent_tui.runtime.turn_records import snapshot_tree
+from agent_tui.runtime.worktrees import (
+    WorktreeError,
+    current_branch,
+    git,
+    git_bytes,
+    main_repo_of,
+    remove_worktree,
+)
+
+MAX_FILES = 500
+"""Files a review shows; the rest are counted."""
+MAX_DIFF_CHARS = 400_000
+"""Characters of one file's diff a review keeps (a generated file would fill the screen)."""
+NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
+"""No hook of the repository runs for what agent-tui commits or merges."""
+
+FileStatus = Literal["added", "modified", "deleted", "type changed"]
+_STATUS: dict[str, FileStatus] = {"A": "added", "M": "modified", "D": "deleted", "T": "type changed"}
+
+
+class ReviewRefused(Exception):
+    """A commit, merge or discard that was not made; the message says why (nothing changed)."""
+
+
+@dataclass(frozen=True)
+class ReviewFile:
+    """One changed file: its path (from the working copy's root), how, and its unified diff."""
+
+    path: str
+    status: FileStatus
+    diff: str
+    added: int
+    removed: int
+    binary: bool = False
+
+
+@dataclass(frozen=True)
+class Review:
+    """A session's whole change, file by file."""
+
+    session_id: str
+    kind: Literal["worktree", "directory"]
+    root: Path
+    base: str
+    """The commit or tree the change is against."""
+    base_label: str
+    """The base in words (`main at 1a2b3c4`, `the start of its first turn`)."""
+    files: tuple[ReviewFile, ...]
+    more_files: int = 0
+    branch: str | None = None
+    base_branch: str | None = None
+    uncommitted: int = 0
+    """Files changed in the worktree and not committed yet."""
+    message: str = ""
+    """A commit message, from the session's prompt."""
+
+    @property
+    def can_finish(self) -> bool:
+        """Whether commit, merge and discard apply (a worktree's; a directory session's work is
+        finished in the user's own checkout)."""
+        return self.kind == "worktree"
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    commit: str
+    files: int
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    into: str
+    commit: str
+    fast_forward: bool
+    checkout: Path | None
+
+
+def commit_message(prompt: str) -> str:
+    """A commit message from a prompt: its first line (cut to 72) as the subject, and the whole
+    prompt as the body when there is more."""
+    text = prompt.strip()
+    if not text:
+        return "Work of an agent"
+    first = text.splitlines()[0].strip()
+    subject = first if len(first) <= 72 else first[:71].rstrip() + "…"
+    return subject if text == subject else f"{subject}\n\n{text}"
+
+
+def review_worktree(
+    session_id: str, path: Path, branch: str, base_branch: str | None, base_commit: str | None, prompt: str
+) -> Review:
+    """The worktree's whole change against where its branch started.
+
+    Raises:
+        WorktreeError: git failed, or the worktree is gone.
+    """
+    if not path.is_dir():
+        raise WorktreeError(f"{path}: the worktree is not there any more")
+    base_branch = base_branch or current_branch(main_repo_of(path))
+    base = base_commit
+    if base_branch is not None:
+        try:
+            base = git(path, "merge-base", f"refs/heads/{base_branch}", "HEAD")
+        except WorktreeError:
+            base = base_commit
+    if base is None:
+        base = git(path, "rev-parse", "HEAD")
+    files, more = _diff(path, base, snapshot_tree(path))
+    uncommitted = len(
+        [line for line in git(path, "status", "--porcelain", "--untracked-files=all").splitlines() if line]
+    )
+    label = f"{base_branch} at {base[:7]}" if base_branch else f"{base[:7]}"
+    return Review(
+        session_id,
+        "worktree",
+        path,
+        base,
+        label,
+        files,
+        more,
+        branch=branch,
+        base_branch=base_branch,
+        uncommitted=uncommitted,
+        message=commit_message(prompt),
+    )
+
+
+def review_directory(session_id: str, root: Path, since_tree: str | None, prompt: str) -> Review:
+    """A directory session's change since its first turn started (`since_tree`), or since `HEAD`."""
+    base = since_tree or git(root, "rev-parse", "HEAD")
+    label = "the start of its first turn" if since_tree else f"HEAD at {base[:7]}"
+    files, more = _diff(root, base, snapshot_tree(root))
+    return Review(session_id, "directory", root, base, label, files, more, message=commit_message(prompt))
+
+
+def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int]:
+    options = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+    listing = git_bytes(root, "diff", *options, "--name-status", "-z", base, tree).stdout.split(b"\0")
+    pairs = [(listing[i], listing[i + 1]) for i in range(0, len(listing) - 1, 2)]
+    changed = [(status.decode()[:1], os.fsdecode(name)) for status, name in pairs if status]
+    counts = git_bytes(root, "diff", *options, "--numstat", "-z", base, tree).stdout
+    numbers: dict[str, tuple[int, int, bool]] = {}
+    for record in counts.split(b"\0"):
+        parts = record.split(b"\t", 2)
+        if len(parts) == 3:
+            binary = parts[0] == b"-"
+            numbers[os.fsdecode(parts[2])] = (
+                0 if binary else int(parts[0]),
+                0 if binary else int(parts[1]),
+                binary,
+            )
+    files: list[ReviewFile] = []
+    for status, name in changed[:MAX_FILES]:
+        patch = git_bytes(root, "diff", *options, base, tree, "--", name).stdout.decode("utf-8", "replace")
+        if len(patch) > MAX_DIFF_CHARS:
+            patch = patch[:MAX_DIFF_CHARS] + f"\n[diff cut at {MAX_DIFF_CHARS:,} characters]\n"
+        added, removed, binary = numbers.get(name, (0, 0, False))
+        files.append(ReviewFile(name, _STATUS.get(status, "modified"), patch, added, removed, binary))
+    return tuple(files), max(len(changed) - MAX_FILES, 0)
+
+
+def commit_worktree(path: Path, message: str) -> CommitResult:
+    """Commit every change of the worktree at `path` (new files included) with `message`.
+
+    Raises:
+        ReviewRefused: nothing to commit, an empty message, or git refused (its words).
+    """
+    if not message.strip():
+        raise ReviewRefused("the commit message is empty")
+    try:
+        git(path, "add", "-A", "--", ".")
+        staged = git(path, "diff", "--cached", "--name-only", "-z")
+        if not staged:
+            raise ReviewRefused("there is nothing to commit: the worktree has no uncommitted change")
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
+            handle.write(message.rstrip() + "\n")
+        try:
+            git(path, *NO_HOOKS, "commit", "--quiet", "--no-verify", "-F", handle.name)
+        finally:
+            os.unlink(handle.name)
+        commit = git(path, "rev-parse", "HEAD")
+    except WorktreeError as error:
+        raise ReviewRefused(f"git did not commit: {error}") from None
+    return CommitResult(commit, len([name for name in staged.split("\0") if name]))
+
+
+def merge_worktree(path: Path, branch: str, base_branch: str | None, message: str) -> MergeResult:
+    """Merge the worktree's branch into the branch it came from (see the module contract).
+
+    Raises:
+        ReviewRefused: why it was not merged; nothing was changed.
+    """
+    if base_branch is None:
+        raise ReviewRefused("its worktree was made from a detached HEAD: there is no branch to merge into")
+    try:
+        repo = main_repo_of(path)
+        if git(path, "status", "--porcelain", "--untracked-files=all"):
+            raise ReviewRefused("the agent's worktree has uncommitted changes: commit them first (c)")
+        ours = git(repo, "rev-parse", "--verify", f"refs/heads/{base_branch}^{{commit}}")
+        theirs = git(repo, "rev-parse", "--verify", f"refs/heads/{branch}^{{commit}}")
+    except WorktreeError as error:
+        raise ReviewRefused(str(error)) from None
+    if _is_ancestor(repo, theirs, ours):
+        raise ReviewRefused(f"{branch} has nothing that {base_branch} does not have already")
+    checkout = _checkout_of(repo, base_branch)
+    if checkout is not None:
+        listing = git_bytes(checkout, "status", "--porcelain", "-z", "--untracked-files=no").stdout
+        dirty = [os.fsdecode(entry[3:]) for entry in listing.split(b"\0") if entry[2:3] == b" "]
+        if dirty:
+            shown = ", ".join(dirty[:3]) + (" …" if len(dirty) > 3 else "")
+            raise ReviewRefused(
+                f"your checkout of {base_branch} ({checkout}) has uncommitted changes ({shown}): "
+                "commit them or put them away yourself, then merge again; agent-tui never stashes "
+                "or touches them"
+            )
+    merged = git_bytes(
+        repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False
+    )
+    lines = merged.stdout.decode("utf-8", "replace").splitlines()
+    if merged.returncode == 1:
+        conflicted = [line for line in lines[1:] if line]
+        shown = ", ".join(conflicted[:5]) + (" …" if len(conflicted) > 5 else "")
+        raise ReviewRefused(
+            f"merging {branch} into {base_branch} conflicts in {shown}: nothing was merged; "
+            f"resolve it in the worktree (merge {base_branch} there) and try again"
+        )
+    if merged.returncode != 0 or not lines:
+        said = " ".join(merged.stderr.decode("utf-8", "replace").split())
+        raise ReviewRefused(f"git merge-tree failed: {said or merged.returncode}")
+    fast_forward = _is_ancestor(repo, ours, theirs)
+    if checkout is not None:
+        _merge_in(checkout, ours, theirs, branch, base_branch, message)
+    else:
+        _move_branch(repo, ours, theirs, lines[0], base_branch, message, fast_forward)
+    commit = git(repo, "rev-parse", f"refs/heads/{base_branch}")
+    return MergeResult(base_branch, commit, fast_forward, checkout)
+
+
+def _is_ancestor(repo: Path, older: str, newer: str) -> bool:
+    return git_bytes(repo, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
+
+
+def _checkout_of(repo: Path, branch: str) -> Path | None:
+    """The working copy (main or linked) that has `branch` checked out, if any."""
+    current: Path | None = None
+    for line in git(repo, "worktree", "list", "--porcelain").splitlines():
+        if line.startswith("worktree "):
+            current = Path(line[len("worktree ") :])
+        elif line == f"branch refs/heads/{branch}" and current is not None:
+            return current
+    return None
+
+
+def _merge_in(checkout: Path, ours: str, theirs: str, branch: str, base_branch: str, message: str) -> None:
+    # Collisions with untracked files: git would refuse too, but say it in our words, first.
+    incoming = git_bytes(checkout, "diff", "--name-only", "-z", "--no-renames", ours, theirs).stdout
+    untracked = set(
+        git_bytes(checkout, "ls-files", "--others", "--exclude-standard", "-z").stdout.split(b"\0")
+    ) - {b""}
+    clash = [os.fsdecode(name) for name in incoming.split(b"\0") if name and name in untracked]
+    if clash:
+        raise ReviewRefused(
+            f"the merge would overwrite untracked files of your checkout ({', '.join(clash[:3])}): "
+            "move them away yourself, then merge again"
+        )
+    head = git(checkout, "rev-parse", "HEAD")
+    if head != ours:
+        raise ReviewRefused(f"{base_branch} moved while merging; try again")
+    done = git_bytes(
+        checkout,
+        *NO_HOOKS,
+        "merge",
+        "--quiet",
+        "--no-verify",
+        "--no-edit",
+        "-m",
+        message,
+        theirs,
+        check=False,
+    )
+    if done.returncode != 0:
+        if git_bytes(checkout, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False).returncode == 0:
+            git_bytes(checkout, "merge", "--abort", check=False)
+        said = " ".join((done.stderr or done.stdout).decode("utf-8", "replace").split())
+        raise ReviewRefused(f"git did not merge {branch}: {said}; nothing was merged")
+
+
+def _move_branch(
+    repo: Path, ours: str, theirs: str, tree: str, base_branch: str, message: str, fast_forward: bool
+) -> None:
+    if fast_forward:
+        new = theirs
+    else:
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
+            handle.write(message.rstrip() + "\n")
+        try:
+            new = git(repo, "commit-tree", tree, "-p", ours, "-p", theirs, "-F", handle.name)
+        finally:
+            os.unlink(handle.name)
+    try:
+        git(repo, "update-ref", "-m", "agent-tui: merge", f"refs/heads/{base_branch}", new, ours)
+    except WorktreeError as error:
+        raise ReviewRefused(f"{base_branch} was not moved: {error}") from None
+
+
+def discard_worktree(path: Path, branch: str | None) -> None:
+    """Remove the worktree at `path` and delete its branch (everything the agent did there).
+
+    Raises:
+        ReviewRefused: git refused (its words).
+    """
+    try:
+        repo = main_repo_of(path) if path.exists() else None
+        if path.exists():
+            remove_worktree(path)
+        if branch and repo is not None:
+            git(repo, "branch", "-D", "--quiet", branch)
+    except WorktreeError as error:
+        raise ReviewRefused(str(error)) from None

@@ -1,0 +1,234 @@
+"""Rewinding a turn through the workbench, on real scripted runs: file-tool writes without git,
+shell changes with git, what outside git cannot be undone, protected paths, and the
+`turn.rewound` event in a log the chain checker accepts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from support_workbench import agent_script, git, scripted_models
+
+from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.scenario import ScriptedToolCall, Step
+from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events import Event, event_from_json
+from agent_tui.events.chains import chain_violations
+from agent_tui.reducer import project_state
+from agent_tui.runtime.finishing import FinishRefused, RewindRequest
+from agent_tui.runtime.turn_records import undo_dir
+from agent_tui.runtime.workbench import AgentSpec, Workbench
+
+pytestmark = pytest.mark.anyio
+
+
+def call(tool: str, **args: str) -> ScriptedToolCall:
+    return ScriptedToolCall(tool=tool, args=args)
+
+
+def turns(*tool_calls: list[ScriptedToolCall]) -> ScriptedProvider:
+    steps: list[Step] = []
+    for calls in tool_calls:
+        steps += [Step(text=["Working."], toolCalls=calls), Step(text=["Done."])]
+    return ScriptedProvider(agents={"agent": agent_script(*steps)})
+
+
+def workbench_for(tmp_path: Path, project: Path, provider: ScriptedProvider) -> Workbench:
+    return Workbench.for_project(
+        project=project,
+        sessions_dir=tmp_path / "sessions",
+        models=scripted_models(provider),
+        prompter=StaticPrompter("allow"),
+        data_dir=tmp_path / "data",
+    )
+
+
+async def idle(workbench: Workbench, session_id: str) -> None:
+    with anyio.fail_after(20):
+        while workbench.is_running(session_id):
+            await anyio.sleep(0.01)
+
+
+def log_of(tmp_path: Path, session_id: str) -> list[Event]:
+    raw = (tmp_path / "sessions" / f"{session_id}.jsonl").read_bytes()
+    return [event_from_json(line) for line in raw.splitlines()]
+
+
+async def test_a_file_tool_write_is_rewound_without_git_and_the_shell_change_is_named(tmp_path: Path) -> None:
+    project = tmp_path / "plain"
+    project.mkdir()
+    (project / "keep.txt").write_bytes(b"original\r\nbytes \xff\n")
+    (project / "edit.txt").write_text("alpha beta\n")
+    provider = turns(
+        [
+            call("write_file", path="keep.txt", content="overwritten\n"),
+            call("write_file", path="sub/new.txt", content="new\n"),
+            call("edit_file", path="edit.txt", old="beta", new="gamma"),
+            call("shell", cmd="echo shell > by-shell.txt"),
+        ]
+    )
+    workbench = workbench_for(tmp_path, project, provider)
+    async with workbench.engine:
+        sid = await workbench.start_agent(AgentSpec("Change things", project, name="agent"))
+        await idle(workbench, sid)
+        assert (project / "keep.txt").read_text() == "overwritten\n"
+        assert (project / "edit.txt").read_text() == "alpha gamma\n"
+        turn = workbench.facts(sid).turns[0]
+        plan = await workbench.rewind_plan(RewindRequest(sid, turn.turn_id))
+        assert [(f.shown, f.action) for f in plan.files] == [
+            ("edit.txt", "restored"),
+            ("keep.txt", "restored"),
+            ("sub/new.txt", "removed"),
+        ]
+        assert any("echo shell > by-shell.txt" in note and "outside git" in note for note in plan.notes)
+        result = await workbench.rewind(RewindRequest(sid, turn.turn_id))
+        assert (project / "keep.txt").read_bytes() == b"original\r\nbytes \xff\n"
+        assert (project / "edit.txt").read_text() == "alpha beta\n"
+        assert not (project / "sub" / "new.txt").exists()
+        assert (project / "by-shell.txt").exists()  # what the shell did stays, and is said
+        assert result.incomplete is not None and "1 shell command ran" in result.incomplete
+        await workbench.close()
+    workbench.close_store()
+    events = log_of(tmp_path, sid)
+    assert chain_violations(events) == []
+    rewound = [e for e in events if e.type == "turn.rewound"]
+    assert len(rewound) == 1 and rewound[0].turn_id is None
+    assert rewound[0].payload["rewoundTurnId"] == turn.turn_id
+    assert rewound[0].payload["files"] == [
+        {"path": "edit.txt", "action": "restored"},
+        {"path": "keep.txt", "action": "restored"},
+        {"path": "sub/new.txt", "action": "removed"},
+    ]
+    assert "shell command" in rewound[0].payload["incomplete"]
+    # The contents were kept beside the log, not in it.
+    assert b"original" not in (tmp_path / "sessions" / f"{sid}.jsonl").read_bytes()
+    assert any(undo_dir(tmp_path / "sessions", sid).joinpath("blobs").iterdir())
+    # The dashboard shows the rewind as a note at the end of the session.
+    session = project_state(events).sessions[sid]
+    notes = [entry.text for entry in session.turns[-1].transcript if entry.role == "note"]
+    assert notes and notes[-1].startswith(
+        "rewound turn 1: restored edit.txt, restored keep.txt, removed sub/new.txt"
+    )
+
+
+async def test_a_shell_change_is_rewound_in_git_from_the_turns_snapshot(tmp_path: Path) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    (project / "data.txt").write_text("v1\n")
+    (project / "run.sh").write_text("#!/bin/sh\n")
+    (project / "run.sh").chmod(0o755)
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "first")
+    (project / "wip.txt").write_text("the user's uncommitted file\n")  # not the agent's: untouched
+    index_before = (project / ".git" / "index").read_bytes()
+    provider = turns(
+        [
+            call("shell", cmd="echo v2 > data.txt && rm run.sh && echo made > made.txt"),
+            call("write_file", path="tool.txt", content="by the tool\n"),
+        ],
+        [call("shell", cmd="echo v3 > data.txt")],
+    )
+    workbench = workbench_for(tmp_path, project, provider)
+    async with workbench.engine:
+        sid = await workbench.start_agent(AgentSpec("Change things", project, name="agent"))
+        await idle(workbench, sid)
+        assert workbench.send(sid, "Again").how == "started"  # type: ignore[union-attr]
+        await idle(workbench, sid)
+        first, second = workbench.facts(sid).turns
+        plan = await workbench.rewind_plan(RewindRequest(sid, first.turn_id))
+        assert [(f.shown, f.action, f.changed_since) for f in plan.files] == [
+            ("data.txt", "restored", True),  # the second turn changed it again
+            ("made.txt", "removed", False),
+            ("run.sh", "restored", False),
+            ("tool.txt", "removed", False),
+        ]
+        assert plan.notes == ()
+        result = await workbench.rewind(RewindRequest(sid, first.turn_id))
+        assert result.incomplete is None
+        assert (project / "data.txt").read_text() == "v1\n"
+        assert (project / "run.sh").read_text() == "#!/bin/sh\n" and (
+            project / "run.sh"
+        ).stat().st_mode & 0o111
+        assert not (project / "made.txt").exists() and not (project / "tool.txt").exists()
+        assert (project / "wip.txt").read_text() == "the user's uncommitted file\n"
+        assert (project / ".git" / "index").read_bytes() == index_before
+        assert git(project, "stash", "list") == ""
+        # Rewinding the second turn now: its file is put back to what the second turn found.
+        await workbench.rewind(RewindRequest(sid, second.turn_id))
+        assert (project / "data.txt").read_text() == "v2\n"
+        await workbench.close()
+    workbench.close_store()
+    events = log_of(tmp_path, sid)
+    assert chain_violations(events) == []
+    assert [e.payload["rewoundTurnId"] for e in events if e.type == "turn.rewound"] == [
+        first.turn_id,
+        second.turn_id,
+    ]
+
+
+async def test_protected_paths_are_written_back_only_when_allowed(tmp_path: Path) -> None:
+    project = tmp_path / "plain"
+    (project / ".agent-tui").mkdir(parents=True)
+    rules = project / ".agent-tui" / "permissions.toml"
+    rules.write_text("# the project's rules\n")
+    provider = turns([call("write_file", path=".agent-tui/permissions.toml", content="# changed\n")])
+    workbench = workbench_for(tmp_path, project, provider)
+    async with workbench.engine:
+        sid = await workbench.start_agent(AgentSpec("Change the rules", project, name="agent"))
+        await idle(workbench, sid)
+        assert rules.read_text() == "# changed\n"
+        turn = workbench.facts(sid).turns[0]
+        plan = await workbench.rewind_plan(RewindRequest(sid, turn.turn_id))
+        assert [f.shown for f in plan.protected] == [".agent-tui/permissions.toml"]
+        result = await workbench.rewind(RewindRequest(sid, turn.turn_id))
+        assert [(f.path, f.action) for f in result.files] == [(".agent-tui/permissions.toml", "skipped")]
+        assert result.incomplete is not None and "protected paths were left" in result.incomplete
+        assert rules.read_text() == "# changed\n"
+        result = await workbench.rewind(RewindRequest(sid, turn.turn_id, allow_protected=True))
+        assert [(f.path, f.action) for f in result.files] == [(".agent-tui/permissions.toml", "restored")]
+        assert rules.read_text() == "# the project's rules\n"
+        await workbench.close()
+    workbench.close_store()
+    assert chain_violations(log_of(tmp_path, sid)) == []
+
+
+async def test_a_rewind_is_refused_while_a_turn_runs_and_for_an_unknown_turn(tmp_path: Path) -> None:
+    project = tmp_path / "plain"
+    project.mkdir()
+    provider = turns([call("write_file", path="a.txt", content="a\n")])
+    workbench = workbench_for(tmp_path, project, provider)
+    async with workbench.engine:
+        sid = await workbench.start_agent(AgentSpec("Write", project, name="agent"))
+        with pytest.raises(FinishRefused, match="is running"):
+            await workbench.rewind(RewindRequest(sid, "turn_x"))
+        await idle(workbench, sid)
+        with pytest.raises(FinishRefused, match="has no turn turn_x"):
+            await workbench.rewind(RewindRequest(sid, "turn_x"))
+        await workbench.close()
+    workbench.close_store()
+
+
+async def test_a_symlinked_directory_planted_after_the_turn_is_not_followed_out(tmp_path: Path) -> None:
+    project = tmp_path / "plain"
+    project.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    provider = turns([call("write_file", path="sub/a.txt", content="a\n")])
+    workbench = workbench_for(tmp_path, project, provider)
+    async with workbench.engine:
+        sid = await workbench.start_agent(AgentSpec("Write", project, name="agent"))
+        await idle(workbench, sid)
+        # Someone swaps the directory for a symlink out of the project, with a file of the same name.
+        (project / "sub" / "a.txt").unlink()
+        (project / "sub").rmdir()
+        (outside / "a.txt").write_text("precious\n")
+        (project / "sub").symlink_to(outside)
+        turn = workbench.facts(sid).turns[0]
+        result = await workbench.rewind(RewindRequest(sid, turn.turn_id))
+        assert [(f.path, f.action) for f in result.files] == [("sub/a.txt", "skipped")]
+        assert (outside / "a.txt").read_text() == "precious\n"
+        await workbench.close()
+    workbench.close_store()
