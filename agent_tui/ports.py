@@ -30,6 +30,11 @@ The groups:
 - changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
   `WorktreeError`);
+- finishing the work: a session's whole change (`Workbench.review` → `Review` of `ReviewFile`s),
+  committed (`CommitRequest` → `CommitResult`), merged (`MergeRequest` → `MergeResult`) or
+  discarded (`DiscardRequest`); a turn rewound (`RewindRequest` → `RewindPlan`, `RewindResult`);
+  a closed session reopened (`Workbench.closed`, `StoredSession`, `Workbench.reopen`); what a
+  log says of a session's turns (`SessionFacts`, `TurnFacts`); every refusal a `FinishRefused`;
 - exports: a session tree written as a document (`write_export`, `ExportFailed`) into the user's
   exports directory (`exports_dir`);
 - search across sessions: the word index of a directory of logs (`SearchIndex` at
@@ -58,9 +63,20 @@ from agent_tui.runtime.external_agents import (
     AgentOption,
     ExternalAgents,
 )
+from agent_tui.runtime.finishing import (
+    CommitRequest,
+    DiscardRequest,
+    FinishRefused,
+    MergeRequest,
+    RewindRequest,
+    SessionFacts,
+    TurnFacts,
+)
 from agent_tui.runtime.model_router import ModelChoice
+from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
+from agent_tui.runtime.rewind import PlannedFile, RewindPlan, RewindResult
 from agent_tui.runtime.runner import RunResult, ScenarioRun
-from agent_tui.runtime.session_dirs import exports_dir
+from agent_tui.runtime.session_dirs import StoredSession, exports_dir
 from agent_tui.runtime.stop_signals import exit_status, listen_for_leave_signals
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
@@ -84,20 +100,32 @@ __all__ = [
     "AgentStartError",
     "Attached",
     "ChangePreview",
+    "CommitRequest",
+    "CommitResult",
     "DiffLine",
+    "DiscardRequest",
     "ExportFailed",
     "ExternalAgents",
+    "FinishRefused",
     "Hit",
+    "MergeRequest",
+    "MergeResult",
     "ModelChoice",
     "NoActiveTurn",
     "PermissionAnswer",
     "PermissionRequest",
     "PermissionRule",
     "PermissionRulesError",
+    "PlannedFile",
     "Progress",
     "ProjectRulesState",
     "Prompter",
     "QueryError",
+    "Review",
+    "ReviewFile",
+    "RewindPlan",
+    "RewindRequest",
+    "RewindResult",
     "RunResult",
     "ScenarioRun",
     "SearchError",
@@ -105,6 +133,9 @@ __all__ = [
     "SearchResults",
     "SendRefused",
     "Sent",
+    "SessionFacts",
+    "StoredSession",
+    "TurnFacts",
     "Workbench",
     "WorktreeError",
     "demo_scenario_path",

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from agent_tui.runtime.change_preview import MAX_PREVIEW_BYTES, ChangeKind, ChangePreview
 from agent_tui.runtime.turn_records import snapshot_tree
 from agent_tui.runtime.worktrees import (
     WorktreeError,
@@ -60,6 +61,16 @@ class ReviewFile:
     added: int
     removed: int
     binary: bool = False
+    old_text: str | None = None
+    """The file at the base and now (None: too big or not text: then `diff` is what is shown)."""
+    new_text: str | None = None
+
+    def preview(self) -> ChangePreview | None:
+        """The change as the approval dialog's diff shows one (None: show `diff` instead)."""
+        if self.old_text is None or self.new_text is None:
+            return None
+        kind: ChangeKind = "create" if self.status == "added" else "edit"
+        return ChangePreview(self.path, kind, self.old_text, self.new_text)
 
 
 @dataclass(frozen=True)
@@ -183,8 +194,25 @@ def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int
         if len(patch) > MAX_DIFF_CHARS:
             patch = patch[:MAX_DIFF_CHARS] + f"\n[diff cut at {MAX_DIFF_CHARS:,} characters]\n"
         added, removed, binary = numbers.get(name, (0, 0, False))
-        files.append(ReviewFile(name, _STATUS.get(status, "modified"), patch, added, removed, binary))
+        old = None if binary else _text_at(root, base, name)
+        new = None if binary else _text_at(root, tree, name)
+        files.append(
+            ReviewFile(name, _STATUS.get(status, "modified"), patch, added, removed, binary, old, new)
+        )
     return tuple(files), max(len(changed) - MAX_FILES, 0)
+
+
+def _text_at(root: Path, tree: str, name: str) -> str | None:
+    """The file `name` of `tree` as text ("" when absent; None when too big or not UTF-8)."""
+    done = git_bytes(root, "cat-file", "blob", f"{tree}:{name}", check=False)
+    if done.returncode != 0:
+        return ""
+    if len(done.stdout) > MAX_PREVIEW_BYTES:
+        return None
+    try:
+        return done.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def commit_worktree(path: Path, message: str) -> CommitResult:

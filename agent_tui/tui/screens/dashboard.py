@@ -1,5 +1,5 @@
-"""The live dashboard: the shared panels, plus new agents, the composer, stopping, closing and
-answering approvals.
+"""The live dashboard: the shared panels, plus new agents, the composer, stopping, closing,
+reviewing and reopening sessions, and answering approvals.
 
 Everything that acts on the run goes through the app's `LiveRun`; without one (a dashboard built
 from recorded events) the same keys explain that nothing is running.
@@ -22,6 +22,7 @@ from agent_tui.ports import (
     AgentOption,
     AgentSpec,
     ChangePreview,
+    FinishRefused,
     PermissionAnswer,
     PermissionRulesError,
     ProjectRulesState,
@@ -30,7 +31,7 @@ from agent_tui.ports import (
     preview_change,
     uncommitted_changes,
 )
-from agent_tui.reducer import DashboardState, PermissionView
+from agent_tui.reducer import DashboardState, PermissionView, apply_event
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text, short_path
 from agent_tui.tui.live import LiveRun
@@ -39,6 +40,8 @@ from agent_tui.tui.screens.close_session import CloseSessionScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.screens.project_rules import ProjectRulesScreen
+from agent_tui.tui.screens.reopen import ReopenScreen
+from agent_tui.tui.screens.review import ReviewScreen
 from agent_tui.tui.screens.search import SearchScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
 from agent_tui.tui.text_entry import focus_now
@@ -66,6 +69,8 @@ class DashboardScreen(SessionsScreen):
         Binding("delete", "close_selected", "Close", show=False),
         Binding("R", "project_rules", "Project rules", show=False),
         Binding("F", "search", "Search", show=False, priority=True),  # opens a text box: TEXT_BOX_OPENERS
+        Binding("D", "review_selected", "Review", show=False),
+        Binding("O", "reopen", "Reopen", show=False),
     ]
 
     def __init__(
@@ -357,6 +362,85 @@ class DashboardScreen(SessionsScreen):
                 stack.extend(self.state.children(child))
         return found
 
+    # -- reviewing and reopening ---------------------------------------------------------------
+    def action_review_selected(self) -> None:
+        self.review_session(self.session_tree.selected_id)
+
+    def review_session(self, session_id: str | None) -> None:
+        """`D`: the session's whole change, to commit, merge, discard or rewind."""
+        live = self.live
+        if live is None or live.workbench is None:
+            self.notify(_READ_ONLY, severity="warning")
+            return
+        if session_id is None or session_id not in self.state.sessions:
+            self.notify("Select a session to review.", severity="warning")
+            return
+        self.run_worker(self._open_review(session_id), group="review", exclusive=True, exit_on_error=False)
+
+    async def _open_review(self, session_id: str) -> None:
+        workbench = self.live.workbench if self.live is not None else None
+        if workbench is None:
+            return
+        path = agent_path_text(self.state.agent_path(session_id))
+        try:
+            review = await workbench.review(session_id)
+            turns = list(workbench.facts(session_id).turns)
+        except FinishRefused as error:
+            self.notify(str(error), title=f"No review of {path}", severity="warning", timeout=10)
+            return
+        screen = ReviewScreen(workbench, review, path, turns)
+
+        def closed(_: None) -> None:
+            if "discarded" in screen.finished:
+                self.hidden.update([session_id, *self._descendants(session_id)])
+            self.show_state(self.state)
+            self.session_tree.focus()
+
+        self.app.push_screen(screen, closed)
+
+    def action_reopen(self) -> None:
+        """`O`: pick a closed session and bring it back into the tree."""
+        live = self.live
+        if live is None or live.workbench is None:
+            self.notify(_READ_ONLY, severity="warning")
+            return
+        closed = live.workbench.closed()
+        if not closed:
+            self.notify("No session of this project is closed.", timeout=3)
+            return
+
+        def picked(session_id: str | None) -> None:
+            if session_id is not None:
+                self.run_worker(self._reopen(session_id), group="reopen", exit_on_error=False)
+
+        self.app.push_screen(ReopenScreen(closed), picked)
+
+    async def _reopen(self, session_id: str) -> None:
+        live = self.live
+        if live is None or live.workbench is None:
+            return
+        known = set(self.state.sessions)  # closed in this run: its events are folded already
+
+        def fold(event: Any) -> None:
+            if event.session_id not in known:
+                apply_event(live.state, event)
+
+        try:
+            problems = await live.workbench.reopen(session_id, fold)
+        except FinishRefused as error:
+            self.notify(str(error), title="Not reopened", severity="error", timeout=10)
+            return
+        self.hidden.difference_update([session_id, *self._descendants(session_id)])
+        self.show_state(self.state)
+        self.select_session(session_id)
+        path = agent_path_text(self.state.agent_path(session_id))
+        if problems:
+            self.notify(
+                "; ".join(problems), title=f"{path} reopened, in part", severity="warning", timeout=15
+            )
+        else:
+            self.notify(f"{path} is back in the tree.", title="Reopen")
+
     # -- palette -------------------------------------------------------------------------------
     def action_search(self) -> None:
         """`F`: search what was said in every session of the sessions directory."""
@@ -376,6 +460,11 @@ class DashboardScreen(SessionsScreen):
         commands[2:2] = [
             PaletteCommand("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
             PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all),
+            PaletteCommand(
+                "Reopen a closed session…",
+                "Bring a closed session back into the tree (O)",
+                self.action_reopen,
+            ),
         ]
         rules = self.live.project_rules()
         if rules is not None and rules.needs_acceptance:
@@ -399,6 +488,14 @@ class DashboardScreen(SessionsScreen):
                     )
                 )
             if session.parent_session_id is None:
+                commands.append(
+                    PaletteCommand(
+                        f"Review {path}",
+                        f"{path}'s whole change: commit, merge, discard, rewind a turn (D)",
+                        partial(self.review_session, session_id),
+                        discover=False,
+                    )
+                )
                 commands.append(
                     PaletteCommand(
                         f"Close {path}",

@@ -45,6 +45,8 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("x", "stop the selected agent and everything it spawned"),
             ("X", "stop every session (asks first)"),
             ("delete", "close the selected session (asks; its worktree too)"),
+            ("D", "review its whole change: commit, merge, discard, rewind a turn"),
+            ("O", "reopen a closed session"),
             ("R", "review the rules file the project ships (ignored until accepted)"),
             ("F", "search what was said in any session; enter opens that event"),
         ],

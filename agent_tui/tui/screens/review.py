@@ -1,0 +1,351 @@
+"""The review screen: a session's whole change against its base, file by file, and what finishes it.
+
+On the left the changed files (`A` added, `M` modified, `D` deleted, with `+added −removed`);
+on the right the highlighted diff of the highlighted file (the approval dialog's diff view).
+Keys: `c` commit (the message prefilled from the session's prompt, editable), `m` merge into the
+branch it came from, `d` discard (asks first), `w` rewind a turn (pick it, see what it writes
+back, confirm; protected paths are asked about on their own), `r` reads the change again,
+`escape` goes back. Commit, merge and discard are a worktree session's; a directory session's
+change is shown (and its turns can be rewound) but is finished in the user's own checkout.
+
+Every action goes through the workbench's finishing API (`Workbench.commit`, ...); a refusal is
+shown whole as a notice, and nothing was changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from agent_tui.ports import (
+    CommitRequest,
+    DiscardRequest,
+    FinishRefused,
+    MergeRequest,
+    Review,
+    ReviewFile,
+    RewindPlan,
+    RewindRequest,
+    TurnFacts,
+    Workbench,
+)
+from agent_tui.tui.formatting import MUTED, short_path
+from agent_tui.tui.marked import marked
+from agent_tui.tui.screens.confirm import ConfirmScreen
+from agent_tui.tui.screens.review_dialogs import CommitMessageScreen, TurnPickScreen, rewind_question
+from agent_tui.tui.widgets.diff_view import DiffView
+
+_MARK = {"added": ("A", "$text-success"), "modified": ("M", "$text-warning"), "deleted": ("D", "$text-error")}
+
+
+def file_label(item: ReviewFile) -> Content:
+    """One line of the file list: `A path +3 −1`."""
+    mark, style = _MARK.get(item.status, ("T", MUTED))
+    counts = "binary" if item.binary else f"+{item.added} −{item.removed}"
+    return Content.assemble((mark + " ", f"bold {style}"), marked(item.path), (f"  {counts}", MUTED))
+
+
+def review_title(review: Review, agent_path: str) -> Content:
+    """The top line: whose change, where, against what, how big."""
+    added = sum(item.added for item in review.files)
+    removed = sum(item.removed for item in review.files)
+    count = len(review.files) + review.more_files
+    files = f"{count} file{'s' if count != 1 else ''}"
+    where = (
+        f"worktree {short_path(review.root)} ({review.branch})"
+        if review.kind == "worktree"
+        else f"directory {short_path(review.root)}"
+    )
+    parts: list[Content | tuple[str, str] | str] = [
+        ("Review ", "bold"),
+        marked(agent_path, "bold $text-accent"),
+        (" · ", MUTED),
+        f"{files} +{added} −{removed}",
+    ]
+    if review.uncommitted:
+        parts += [(" · ", MUTED), (f"{review.uncommitted} uncommitted", "$text-warning")]
+    parts += [(" · against ", MUTED), marked(review.base_label), (" · ", MUTED), marked(where)]
+    return Content.assemble(*parts)
+
+
+class ReviewScreen(Screen[None]):
+    """A session's change, and commit / merge / discard / rewind.
+
+    Args:
+        workbench: whose actions finish it.
+        review: the change as read when the screen was opened.
+        agent_path: whom it is (`lead`), for the title and notices.
+        turns: the session's turns (for rewinding one).
+    """
+
+    BINDINGS = [
+        Binding("escape", "close", "Back"),
+        Binding("c", "commit", "Commit"),
+        Binding("m", "merge", "Merge"),
+        Binding("d", "discard", "Discard"),
+        Binding("w", "rewind", "Rewind"),
+        Binding("r", "reload", "Reload"),
+    ]
+
+    DEFAULT_CSS = """
+    ReviewScreen { layout: vertical; }
+    #review-title { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    #review-body { height: 1fr; }
+    #review-files { width: 36%; min-width: 28; max-width: 60; text-wrap: nowrap; text-overflow: ellipsis; height: 1fr; border: round $primary-muted; }
+    #review-files:focus { border: round $primary; }
+    #review-diff { width: 1fr; height: 1fr; border: round $primary-muted; }
+    #review-diff:focus { border: round $primary; }
+    #review-empty { color: $text-muted; padding: 1 2; }
+    """
+
+    def __init__(self, workbench: Workbench, review: Review, agent_path: str, turns: list[TurnFacts]) -> None:
+        super().__init__()
+        self.workbench = workbench
+        self.review = review
+        self.agent_path = agent_path
+        self.turns = turns
+        self.shown_file: str | None = None
+        self.finished: list[str] = []
+        """What was done here (`committed`, `merged`, `discarded`, `rewound`), for tests."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(review_title(self.review, self.agent_path), id="review-title")
+        with Horizontal(id="review-body"):
+            yield OptionList(id="review-files")
+            with VerticalScroll(id="review-diff"):
+                yield Vertical(id="review-diff-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._show_review()
+        self.query_one("#review-files", OptionList).focus()
+
+    # -- showing ---------------------------------------------------------------------------------
+    def _show_review(self) -> None:
+        review = self.review
+        self.query_one("#review-title", Static).update(review_title(review, self.agent_path))
+        files = self.query_one("#review-files", OptionList)
+        files.border_title = "Files"
+        files.clear_options()
+        files.add_options([Option(file_label(item), id=item.path) for item in review.files])
+        if review.more_files:
+            files.add_option(Option(Content.styled(f"… {review.more_files} more", MUTED), disabled=True))
+        if review.files:
+            files.highlighted = 0
+            self._show_file(review.files[0])
+        else:
+            self._show_nothing()
+
+    def _show_nothing(self) -> None:
+        self.shown_file = None
+        diff = self.query_one("#review-diff", VerticalScroll)
+        diff.border_title = "No change"
+        body = self.query_one("#review-diff-body", Vertical)
+        body.remove_children()
+        text = f"Nothing differs from {self.review.base_label}."
+        body.mount(Static(marked(text), id="review-empty"))
+
+    def _show_file(self, item: ReviewFile) -> None:
+        self.shown_file = item.path
+        diff = self.query_one("#review-diff", VerticalScroll)
+        diff.border_title = marked(item.path)
+        diff.border_subtitle = item.status
+        body = self.query_one("#review-diff-body", Vertical)
+        body.remove_children()
+        preview = item.preview()
+        if preview is not None:
+            body.mount(DiffView(preview))
+        elif item.binary:
+            body.mount(Static(Content.styled("A binary file: no diff to show.", MUTED), id="review-empty"))
+        else:
+            body.mount(Static(marked(item.diff or "(too big to show)"), id="review-empty"))
+        diff.scroll_home(animate=False)
+
+    @on(OptionList.OptionHighlighted, "#review-files")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        chosen = next((item for item in self.review.files if item.path == event.option.id), None)
+        if chosen is not None and chosen.path != self.shown_file:
+            self._show_file(chosen)
+
+    @on(OptionList.OptionSelected, "#review-files")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self.query_one("#review-diff", VerticalScroll).focus()
+
+    # -- acting ----------------------------------------------------------------------------------
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def _refused(self, error: FinishRefused, what: str) -> None:
+        self.notify(str(error), title=f"Not {what}", severity="error", timeout=15)
+
+    @work(exclusive=True, group="review-reload", exit_on_error=False)
+    async def action_reload(self) -> None:
+        try:
+            self.review = await self.workbench.review(self.review.session_id)
+        except FinishRefused as error:
+            self._refused(error, "read again")
+            return
+        self._show_review()
+
+    def _needs_worktree(self) -> bool:
+        if self.review.can_finish:
+            return True
+        self.notify(
+            "This session works in your own directory: commit or undo its changes there yourself "
+            "(w rewinds one of its turns).",
+            severity="warning",
+            timeout=8,
+        )
+        return False
+
+    def action_commit(self) -> None:
+        if not self._needs_worktree():
+            return
+
+        def written(message: str | None) -> None:
+            if message is not None:
+                self._run(self._commit(message))
+
+        self.app.push_screen(CommitMessageScreen(self.review.message), written)
+
+    async def _commit(self, message: str) -> None:
+        try:
+            done = await self.workbench.commit(CommitRequest(self.review.session_id, message))
+        except FinishRefused as error:
+            self._refused(error, "committed")
+            return
+        self.finished.append("committed")
+        self.notify(f"Committed {done.files} file(s) as {done.commit[:7]}.", title="Commit")
+        await self._reread()
+
+    def action_merge(self) -> None:
+        if not self._needs_worktree():
+            return
+        review = self.review
+        into = review.base_branch or "the branch it came from"
+        question = (
+            f"Merge {review.branch} into {into}? Only into a checkout with no uncommitted change; "
+            "a conflict merges nothing."
+        )
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._run(self._merge())
+
+        self.app.push_screen(ConfirmScreen("Merge", question, "Merge"), confirmed)
+
+    async def _merge(self) -> None:
+        try:
+            done = await self.workbench.merge(MergeRequest(self.review.session_id))
+        except FinishRefused as error:
+            self._refused(error, "merged")
+            return
+        self.finished.append("merged")
+        how = "fast-forwarded" if done.fast_forward else f"merged as {done.commit[:7]}"
+        self.notify(f"{self.review.branch} {how} into {done.into}.", title="Merge")
+        await self._reread()
+
+    def action_discard(self) -> None:
+        if not self._needs_worktree():
+            return
+        review = self.review
+        question = (
+            f"Discard everything {self.agent_path} did? Its worktree {short_path(review.root)} is "
+            f"removed and its branch {review.branch} deleted, committed work included; the session "
+            "is closed (its log stays)."
+        )
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._run(self._discard())
+
+        self.app.push_screen(ConfirmScreen("Discard", question, "Discard"), confirmed)
+
+    async def _discard(self) -> None:
+        try:
+            await self.workbench.discard(DiscardRequest(self.review.session_id))
+        except FinishRefused as error:
+            self._refused(error, "discarded")
+            return
+        self.finished.append("discarded")
+        self.notify(f"{self.agent_path} discarded: worktree removed, branch deleted.", title="Discard")
+        self.dismiss(None)
+
+    def action_rewind(self) -> None:
+        if not self.turns:
+            self.notify("This session has no turn to rewind.", timeout=4)
+            return
+
+        def picked(turn_id: str | None) -> None:
+            if turn_id is not None:
+                self._run(self._plan(turn_id))
+
+        self.app.push_screen(TurnPickScreen(self.turns), picked)
+
+    async def _plan(self, turn_id: str) -> None:
+        request = RewindRequest(self.review.session_id, turn_id)
+        try:
+            plan = await self.workbench.rewind_plan(request)
+        except FinishRefused as error:
+            self._refused(error, "rewound")
+            return
+        number = next((turn.number for turn in self.turns if turn.turn_id == turn_id), 0)
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._ask_protected(plan, number)
+
+        title, question = rewind_question(plan, number)
+        self.app.push_screen(ConfirmScreen(title, question, "Rewind"), confirmed)
+
+    def _ask_protected(self, plan: RewindPlan, number: int) -> None:
+        protected = plan.protected
+        if not protected:
+            self._run(self._rewind(plan, False))
+            return
+        names = ", ".join(item.shown for item in protected[:3])
+        question = (
+            f"It also writes protected paths back ({names}): they hold hooks, git config or "
+            "agent-tui's permissions. Write them too? (No: they are left as they are.)"
+        )
+
+        def answered(yes: bool | None) -> None:
+            self._run(self._rewind(plan, bool(yes)))
+
+        self.app.push_screen(ConfirmScreen("Protected paths", question, "Write them too"), answered)
+
+    async def _rewind(self, plan: RewindPlan, allow_protected: bool) -> None:
+        request = RewindRequest(plan.session_id, plan.turn_id, allow_protected=allow_protected)
+        try:
+            result = await self.workbench.rewind(request)
+        except FinishRefused as error:
+            self._refused(error, "rewound")
+            return
+        self.finished.append("rewound")
+        put_back = sum(1 for item in result.files if item.action != "skipped")
+        message = f"{put_back} file(s) put back."
+        if result.incomplete:
+            message += f" Not undone: {result.incomplete}."
+        self.notify(
+            message, title="Rewind", severity="warning" if result.incomplete else "information", timeout=10
+        )
+        await self._reread()
+
+    async def _reread(self) -> None:
+        try:
+            self.review = await self.workbench.review(self.review.session_id)
+        except FinishRefused:
+            return
+        self._show_review()
+
+    def _run(self, action: Awaitable[Any]) -> None:
+        self.run_worker(action, group="review-action", exclusive=True, exit_on_error=False)

@@ -1,0 +1,133 @@
+"""The review screen's small dialogs: the commit message, which turn to rewind, and the rewind's
+question (what it writes back, what it cannot undo).
+
+`CommitMessageScreen` dismisses with the message (`ctrl+s` or the button) or None (escape);
+`TurnPickScreen` with a turn id or None. `rewind_question` words a `RewindPlan` for a
+`ConfirmScreen`: each file with what happens to it, the ones changed again since (a later turn or
+the user: their change is replaced too), and every note of what stays undone.
+"""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, OptionList, TextArea
+from textual.widgets.option_list import Option
+
+from agent_tui.ports import RewindPlan, TurnFacts
+from agent_tui.tui.formatting import MUTED
+from agent_tui.tui.marked import marked
+
+_SHOWN_FILES = 8
+
+
+class CommitMessageScreen(ModalScreen[str | None]):
+    """The commit message, prefilled (from the session's prompt), to edit."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "commit", "Commit", priority=True),
+        Binding("escape", "cancel", "Cancel", priority=True),
+    ]
+    DEFAULT_CSS = """
+    #commit-dialog { width: 80; max-width: 96%; height: auto; max-height: 90%; border: round $primary;
+        background: $surface; padding: 0 1; }
+    #commit-message { height: 8; }
+    #commit-buttons { height: auto; align-horizontal: center; }
+    #commit-buttons Button { margin: 0 1; }
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="commit-dialog") as dialog:
+            dialog.border_title = "Commit the worktree"
+            dialog.border_subtitle = "ctrl+s commits · esc cancels"
+            yield TextArea(self.message, id="commit-message", soft_wrap=True, show_line_numbers=False)
+            with Horizontal(id="commit-buttons"):
+                yield Button("Commit  ctrl+s", id="commit-yes", variant="primary", compact=True)
+                yield Button("Cancel  esc", id="commit-no", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#commit-message", TextArea).focus()
+
+    def action_commit(self) -> None:
+        self.dismiss(self.query_one("#commit-message", TextArea).text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "commit-yes":
+            self.action_commit()
+        else:
+            self.dismiss(None)
+
+
+class TurnPickScreen(ModalScreen[str | None]):
+    """Which turn to rewind: every turn of the session, the last highlighted."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    #turn-pick { width: 80; max-width: 96%; height: auto; max-height: 80%; border: round $primary;
+        background: $surface; }
+    """
+
+    def __init__(self, turns: list[TurnFacts]) -> None:
+        super().__init__()
+        self.turns = turns
+
+    def compose(self) -> ComposeResult:
+        options = OptionList(
+            *(Option(self._label(turn), id=turn.turn_id) for turn in self.turns), id="turn-pick"
+        )
+        options.border_title = "Rewind which turn?"
+        options.border_subtitle = "enter rewinds · esc cancels"
+        yield options
+
+    @staticmethod
+    def _label(turn: TurnFacts) -> Content:
+        prompt = turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else "(no prompt)"
+        parts: list[Content | tuple[str, str]] = [(f"{turn.number:>3}  ", MUTED), marked(prompt[:70])]
+        if turn.rewound:
+            parts.append(("  (rewound)", MUTED))
+        return Content.assemble(*parts)
+
+    def on_mount(self) -> None:
+        options = self.query_one("#turn-pick", OptionList)
+        options.highlighted = len(self.turns) - 1 if self.turns else None
+        options.focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(OptionList.OptionSelected, "#turn-pick")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+
+def rewind_question(plan: RewindPlan, number: int) -> tuple[str, str]:
+    """The title and the question of a rewind's confirmation."""
+    title = f"Rewind turn {number}"
+    if not plan.files:
+        lines = ["No file that turn changed differs any more."]
+    else:
+        lines = ["Put these files back as they were before it?"]
+        for item in plan.files[:_SHOWN_FILES]:
+            mark = {"restored": "restore", "removed": "remove", "skipped": "skip"}[item.action]
+            extra = " (changed again since: that change goes too)" if item.changed_since else ""
+            extra += " (protected: asked next)" if item.protected and item.skip is None else ""
+            lines.append(f"  {mark} {item.shown}{extra}")
+        if len(plan.files) > _SHOWN_FILES:
+            lines.append(f"  … {len(plan.files) - _SHOWN_FILES} more")
+    for note in plan.notes:
+        lines.append(f"Not undone: {note}.")
+    return title, "\n".join(lines)

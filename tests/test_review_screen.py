@@ -1,0 +1,211 @@
+"""The review screen: its looks at 80x24 and 120x40 (a real worktree of a real repository, with
+pinned commit dates so the pictures are byte-stable), and its keys driving the workbench's real
+actions (commit with the prefilled message, merge, rewind) on a real scripted run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from support_tui import snapshot  # noqa: F401 - snapshot: where pictures go
+from support_workbench import agent_script, git, scripted_models
+from textual.app import App
+from textual.pilot import Pilot
+
+from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.scenario import ScriptedToolCall, Step
+from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.runtime.review import review_worktree
+from agent_tui.runtime.workbench import AgentSpec, Workbench
+from agent_tui.tui.app_base import stylesheet_path
+from agent_tui.tui.screens.confirm import ConfirmScreen
+from agent_tui.tui.screens.review import ReviewScreen, review_title
+from agent_tui.tui.screens.review_dialogs import CommitMessageScreen, TurnPickScreen
+
+BEFORE = '''"""Login checks for the shop."""
+
+from shop.users import find_user
+
+
+def check_login(name: str, password: str) -> bool:
+    user = find_user(name)
+    if user.password == password:
+        return True
+    return False
+'''
+AFTER = BEFORE.replace(
+    "    if user.password == password:\n        return True\n    return False\n",
+    "    if user is None:\n        return False\n    return hmac.compare_digest(user.password_hash, hash_password(password))\n",
+).replace("from shop.users", "import hmac\n\nfrom shop.passwords import hash_password\nfrom shop.users")
+
+
+@pytest.fixture(autouse=True)
+def pinned_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fixed identities and dates (so commit ids are the same every run), HOME in the test."""
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Tester")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "tester@example.com")
+        monkeypatch.setenv(f"GIT_{role}_DATE", "2026-11-30T12:00:00Z")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    yield
+
+
+class ReviewApp(App[None]):
+    CSS_PATH = str(stylesheet_path())
+
+    def __init__(self, screen: Any) -> None:
+        super().__init__()
+        self.review_screen = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.review_screen)
+
+
+def shop_with_a_worktree() -> tuple[Path, Path]:
+    """`~/shop` on main, and a worktree of it on `agent-tui/fix-login-4f2a9c` with the agent's
+    change: one file edited, one added, one deleted (not committed)."""
+    project = Path(os.environ["HOME"]) / "shop"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "auth.py").write_text(BEFORE)
+    (project / "OLD_NOTES.md").write_text("# old\n")
+    (project / "README.md").write_text("# shop\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "first")
+    worktree = project / ".agent-tui" / "worktrees" / "fix-login-4f2a9c"
+    git(project, "worktree", "add", "-q", "-b", "agent-tui/fix-login-4f2a9c", str(worktree))
+    (worktree / "src" / "auth.py").write_text(AFTER)
+    (worktree / "src" / "test_auth.py").write_text("def test_unknown_user():\n    assert True\n")
+    (worktree / "OLD_NOTES.md").unlink()
+    return project, worktree
+
+
+def scene_app() -> ReviewApp:
+    project, worktree = shop_with_a_worktree()
+    review = review_worktree(
+        "sess_fix",
+        worktree,
+        "agent-tui/fix-login-4f2a9c",
+        "main",
+        None,
+        "Fix the login check: compare hashes",
+    )
+    workbench = Workbench.for_project(
+        project=project,
+        sessions_dir=project.parent / "sessions",
+        models=scripted_models(ScriptedProvider()),
+        prompter=None,
+        data_dir=project.parent / "data",
+    )
+    return ReviewApp(ReviewScreen(workbench, review, "fix-login", []))
+
+
+async def settled(pilot: Pilot) -> None:
+    await pilot.pause()
+    await pilot.pause()
+
+
+class TestReviewLooks:
+    def test_80x24(self, snap_compare) -> None:
+        assert snap_compare(scene_app(), terminal_size=(80, 24), run_before=settled)
+
+    def test_120x40_on_the_second_file(self, snap_compare) -> None:
+        async def second(pilot: Pilot) -> None:
+            await settled(pilot)
+            await pilot.press("down")
+            await settled(pilot)
+
+        assert snap_compare(scene_app(), terminal_size=(120, 40), run_before=second)
+
+
+def test_the_files_and_the_title_say_what_changed_against_what() -> None:
+    _, worktree = shop_with_a_worktree()
+    review = review_worktree("s", worktree, "agent-tui/fix-login-4f2a9c", "main", None, "Fix it")
+    assert [(f.path, f.status) for f in review.files] == [
+        ("OLD_NOTES.md", "deleted"),
+        ("src/auth.py", "modified"),
+        ("src/test_auth.py", "added"),
+    ]
+    title = review_title(review, "fix-login").plain
+    assert title.endswith(
+        "worktree ~/shop/.agent-tui/worktrees/fix-login-4f2a9c (agent-tui/fix-login-4f2a9c)"
+    )
+    assert "against main at " in title and title.startswith(
+        "Review fix-login · 3 files +8 −4 · 3 uncommitted · against main at "
+    )
+
+
+async def until(pilot: Pilot, condition: Any, what: str) -> None:
+    with anyio.fail_after(20):
+        while not condition():
+            await pilot.pause(0.02)
+
+
+@pytest.mark.anyio
+async def test_the_keys_commit_with_the_prefilled_message_merge_and_rewind(tmp_path: Path) -> None:
+    project = Path(os.environ["HOME"]) / "repo"
+    project.mkdir()
+    (project / "notes.txt").write_text("one\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "first")
+    writes = [
+        ScriptedToolCall(tool="write_file", args={"path": "greet.py", "content": "print('hi')\n"}),
+        ScriptedToolCall(tool="shell", args={"cmd": "echo two >> notes.txt"}),
+    ]
+    provider = ScriptedProvider(
+        agents={"w": agent_script(Step(text=["W."], toolCalls=writes), Step(text=["Done."]))}
+    )
+    workbench = Workbench.for_project(
+        project=project,
+        sessions_dir=tmp_path / "sessions",
+        models=scripted_models(provider),
+        prompter=StaticPrompter("allow"),
+        data_dir=tmp_path / "data",
+    )
+    async with workbench.engine:
+        sid = await workbench.start_agent(
+            AgentSpec("Greet people\n\nIn greet.py.", project, name="w", own_worktree=True)
+        )
+        with anyio.fail_after(20):
+            while workbench.is_running(sid):
+                await anyio.sleep(0.01)
+        review = await workbench.review(sid)
+        screen = ReviewScreen(workbench, review, "w", list(workbench.facts(sid).turns))
+        app = ReviewApp(screen)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settled(pilot)
+            # Rewind the only turn: the worktree is as it was made.
+            await pilot.press("w")
+            await until(pilot, lambda: isinstance(app.screen, TurnPickScreen), "the turn list")
+            await pilot.press("enter")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the rewind question")
+            await pilot.press("y")
+            await until(pilot, lambda: "rewound" in screen.finished, "the rewind")
+            await until(pilot, lambda: screen.review.files == (), "the review read again")
+            assert not (review.root / "greet.py").exists()
+            assert (review.root / "notes.txt").read_text() == "one\n"
+            # Write something again, then commit it with the prefilled message.
+            (review.root / "greet.py").write_text("print('hello')\n")
+            await pilot.press("r")
+            await until(pilot, lambda: len(screen.review.files) == 1, "the review read again")
+            await pilot.press("c")
+            await until(pilot, lambda: isinstance(app.screen, CommitMessageScreen), "the message")
+            assert app.screen.query_one("TextArea").text == "Greet people\n\nGreet people\n\nIn greet.py."  # type: ignore[attr-defined]
+            await pilot.press("ctrl+s")
+            await until(pilot, lambda: "committed" in screen.finished, "the commit")
+            assert git(review.root, "log", "-1", "--format=%s").strip() == "Greet people"
+            await pilot.press("m")
+            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the merge question")
+            await pilot.press("y")
+            await until(pilot, lambda: "merged" in screen.finished, "the merge")
+            assert (project / "greet.py").read_text() == "print('hello')\n"
+        await workbench.close()
+    workbench.close_store()
