@@ -83,6 +83,11 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
     },
     "model.retry": {"attempt": 1, "delayMs": 2000, "reason": "429 Too Many Requests"},
     "source.record": {"format": "claude-code", "recordType": "summary", "data": {"summary": "x"}},
+    "turn.rewound": {
+        "rewoundTurnId": "turn_1",
+        "files": [{"path": "a.txt", "action": "restored"}, {"path": "b.txt", "action": "removed"}],
+        "incomplete": "1 shell command ran in this turn",
+    },
 }
 
 # The event types of one ordinary turn, in log order (after `session.created`).

@@ -50,7 +50,7 @@ def reason_of(data: Any) -> str:
 
 
 class TestRoundTrip:
-    def test_the_schema_has_the_seventeen_types_of_the_log_format(self) -> None:
+    def test_the_schema_has_the_eighteen_types_of_the_log_format(self) -> None:
         assert set(EVENT_TYPES) == {
             "session.created",
             "turn.started",
@@ -69,6 +69,7 @@ class TestRoundTrip:
             "turn.completed",
             "model.retry",
             "source.record",
+            "turn.rewound",
         }
         assert set(EVENT_TYPES) == set(PAYLOADS)
 
@@ -378,6 +379,8 @@ def value_strategy(annotation: Any) -> st.SearchStrategy[Any]:
         return payload_strategy(annotation)
     if origin is dict:
         return st.dictionaries(st.text(max_size=6), json_values, max_size=4)
+    if origin is list:
+        return st.lists(value_strategy(args[0]), max_size=3)
     if annotation is bool:
         return st.booleans()
     if annotation is int:
@@ -445,6 +448,13 @@ NEAR_MISSES: list[Any] = [
     {"promptTokens": 1, "completionTokens": 2},
     {"instruction": 1, "transcript": 2, "tools": 3},
     {"cmd": "ls"},
+    [{"path": "a", "action": "restored"}],
+    [{"path": "a", "action": "gone"}],
+    [{"path": 1, "action": "removed"}],
+    [{"path": "a"}],
+    [{"path": "a", "action": "skipped", "x": 1}],
+    ["a"],
+    [None],
 ]
 field_values = json_values | st.sampled_from([v for v in NEAR_MISSES if v != {1: 2}])
 
@@ -473,7 +483,7 @@ def mutated(draw: st.DrawFn, value: Any, model: type[BaseModel] | None, depth: i
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:
-    for candidate in (annotation, *get_args(annotation)):
+    for candidate in (annotation, *get_args(annotation), *(a for arg in get_args(annotation) for a in get_args(arg))):
         if isinstance(candidate, type) and issubclass(candidate, BaseModel):
             return candidate
     return None
@@ -545,9 +555,15 @@ class TestFastCheckAgreesWithPydantic:
             inner = _model_of(model.model_fields[name].annotation)
             if inner is not None:
                 nested = base[name]
+                listed = isinstance(nested, list)  # a list of models: change its first item
+                item = nested[0] if listed else nested
+
+                def put(changed: dict[str, Any], *, listed: bool = listed, nested: Any = nested) -> Any:
+                    return [changed, *nested[1:]] if listed else changed
+
                 for field in inner.model_fields:
-                    cases += [{**base, name: {**nested, field: value}} for value in NEAR_MISSES]
-                    cases.append({**base, name: {k: v for k, v in nested.items() if k != field}})
+                    cases += [{**base, name: put({**item, field: value})} for value in NEAR_MISSES]
+                    cases.append({**base, name: put({k: v for k, v in item.items() if k != field})})
         for payload in cases:
             expected = pydantic_accepts(type_name, payload)
             assert fast_accepts(line_dict(type_name, payload)) == expected, payload
