@@ -483,7 +483,11 @@ def mutated(draw: st.DrawFn, value: Any, model: type[BaseModel] | None, depth: i
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:
-    for candidate in (annotation, *get_args(annotation), *(a for arg in get_args(annotation) for a in get_args(arg))):
+    for candidate in (
+        annotation,
+        *get_args(annotation),
+        *(a for arg in get_args(annotation) for a in get_args(arg)),
+    ):
         if isinstance(candidate, type) and issubclass(candidate, BaseModel):
             return candidate
     return None

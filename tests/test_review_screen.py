@@ -209,3 +209,51 @@ async def test_the_keys_commit_with_the_prefilled_message_merge_and_rewind(tmp_p
             assert (project / "greet.py").read_text() == "print('hello')\n"
         await workbench.close()
     workbench.close_store()
+
+
+@pytest.mark.anyio
+async def test_D_opens_the_review_of_the_selected_session_and_O_reopens_a_closed_one(tmp_path: Path) -> None:
+    from support_workbench import wait_for
+
+    from agent_tui.tui.app import AgentTuiApp
+    from agent_tui.tui.screens.close_session import CloseSessionScreen
+    from agent_tui.tui.screens.reopen import ReopenScreen
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("# project\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "first")
+    write = ScriptedToolCall(tool="write_file", args={"path": "notes.txt", "content": "from the agent\n"})
+    provider = ScriptedProvider(agents={"isolated": agent_script(Step(text=["Writing."], toolCalls=[write]))})
+    app = AgentTuiApp(sessions_dir=tmp_path / "sessions", project=project, models=scripted_models(provider))
+    async with app.run_test(size=(120, 40)) as pilot:
+        live = app.live
+        assert live is not None
+        await wait_for(pilot, lambda: live.workbench is not None, "the engine")
+        sid = await live.workbench.start_agent(  # type: ignore[union-attr]
+            AgentSpec("Write notes", project, name="isolated", own_worktree=True)
+        )
+        await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the write request")
+        await pilot.press("A", "y")
+        await wait_for(pilot, lambda: live.state.sessions[sid].status == "completed", "the turn")
+        app.dashboard.select_session(sid)
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review")
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        assert [(f.path, f.status) for f in review.review.files] == [("notes.txt", "added")]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ReviewScreen), "the dashboard")
+        tree = app.dashboard.session_tree
+        await pilot.press("delete")
+        assert isinstance(app.screen, CloseSessionScreen)
+        await pilot.press("k")
+        await wait_for(pilot, lambda: sid not in tree.visible_ids, "the session to leave the tree")
+        await pilot.press("O")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReopenScreen), "the closed sessions")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: sid in tree.visible_ids, "the session back in the tree")
+        assert [info.id for info in live.workbench.engine.sessions()] == [sid]  # type: ignore[union-attr]
+        await pilot.press("q")
