@@ -6,7 +6,6 @@ shell commands.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import anyio
@@ -268,19 +267,37 @@ async def test_a_reopened_dashboard_does_not_reopen_until_asked(tmp_path: Path) 
     second.close_store()
 
 
-def test_hooks_of_the_repository_never_run_for_a_commit(tmp_path: Path) -> None:
-    from agent_tui.runtime.review import commit_worktree
-
+async def test_no_hook_of_the_repository_runs_for_a_commit_a_merge_or_a_discard(tmp_path: Path) -> None:
     project = repository(tmp_path)
-    hook = project / ".git" / "hooks" / "pre-commit"
-    hook.write_text(f"#!/bin/sh\ntouch {tmp_path}/hook-ran\nexit 1\n")
-    hook.chmod(0o755)
-    (project / "new.txt").write_text("n\n")
-    commit_worktree(project, "with a hook there")
-    assert not (tmp_path / "hook-ran").exists()
-    assert (
-        subprocess.run(
-            ["git", "-C", str(project), "log", "-1", "--format=%s"], capture_output=True, text=True
-        ).stdout
-        == "with a hook there\n"
-    )
+    marker = tmp_path / "hook-ran"
+    for name in (
+        "pre-commit",
+        "commit-msg",
+        "post-commit",
+        "pre-merge-commit",
+        "post-merge",
+        "reference-transaction",
+    ):
+        hook = project / ".git" / "hooks" / name
+        hook.write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
+        hook.chmod(0o755)
+    workbench = workbench_for(tmp_path, project, writer_script())
+    async with workbench.engine:
+        first = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
+        await idle(workbench, first)
+        if marker.exists():
+            marker.unlink()  # making the worktree ran git's own checkout hooks: not ours to judge
+        await workbench.commit(CommitRequest(first, "Agent work"))
+        git(project, "commit", "-q", "--allow-empty", "--no-verify", "-m", "main moves")  # a real merge
+        if marker.exists():
+            marker.unlink()  # the test's own commit
+        merged = await workbench.merge(MergeRequest(first))
+        assert not merged.fast_forward and merged.checkout == project
+        second = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
+        await idle(workbench, second)
+        if marker.exists():
+            marker.unlink()
+        await workbench.discard(DiscardRequest(second))
+        await workbench.close()
+    workbench.close_store()
+    assert not marker.exists(), marker.read_text()

@@ -336,7 +336,7 @@ def _merge_in(checkout: Path, ours: str, theirs: str, branch: str, base_branch: 
     )
     if done.returncode != 0:
         if git_bytes(checkout, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False).returncode == 0:
-            git_bytes(checkout, "merge", "--abort", check=False)
+            git_bytes(checkout, *NO_HOOKS, "merge", "--abort", check=False)
         said = " ".join((done.stderr or done.stdout).decode("utf-8", "replace").split())
         raise ReviewRefused(f"git did not merge {branch}: {said}; nothing was merged")
 
@@ -354,7 +354,7 @@ def _move_branch(
         finally:
             os.unlink(handle.name)
     try:
-        git(repo, "update-ref", "-m", "agent-tui: merge", f"refs/heads/{base_branch}", new, ours)
+        git(repo, *NO_HOOKS, "update-ref", "-m", "agent-tui: merge", f"refs/heads/{base_branch}", new, ours)
     except WorktreeError as error:
         raise ReviewRefused(f"{base_branch} was not moved: {error}") from None
 
@@ -370,6 +370,6 @@ def discard_worktree(path: Path, branch: str | None) -> None:
         if path.exists():
             remove_worktree(path)
         if branch and repo is not None:
-            git(repo, "branch", "-D", "--quiet", branch)
+            git(repo, *NO_HOOKS, "branch", "-D", "--quiet", branch)
     except WorktreeError as error:
         raise ReviewRefused(str(error)) from None
