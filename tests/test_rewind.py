@@ -18,6 +18,7 @@ from agent_tui.events import Event, event_from_json
 from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import project_state
 from agent_tui.runtime.finishing import FinishRefused, RewindRequest
+from agent_tui.runtime.session_dirs import read_stored_session
 from agent_tui.runtime.turn_records import undo_dir
 from agent_tui.runtime.workbench import AgentSpec, Workbench
 
@@ -111,6 +112,8 @@ async def test_a_file_tool_write_is_rewound_without_git_and_the_shell_change_is_
     assert notes and notes[-1].startswith(
         "rewound turn 1: restored edit.txt, restored keep.txt, removed sub/new.txt"
     )
+    # A rewind between turns does not make the session look interrupted in the listing.
+    assert read_stored_session(tmp_path / "sessions" / f"{sid}.jsonl").status == "completed"
 
 
 async def test_a_shell_change_is_rewound_in_git_from_the_turns_snapshot(tmp_path: Path) -> None:

@@ -124,13 +124,16 @@ def read_stored_session(path: Path) -> StoredSession:
         with path.open("rb") as handle:
             first = handle.readline()
             second = handle.readline()
-            last_line = _last_complete_line(handle, os.fstat(handle.fileno()).st_size)
+            size = os.fstat(handle.fileno()).st_size
+            last_line = _last_complete_line(handle, size)
+            ending_line = _last_turn_line(handle, size, last_line)
     except OSError as error:
         return _unreadable(path, error.strerror or str(error))
     try:
         header = orjson.loads(first)
         created = header["payload"] if header.get("type") == "session.created" else {}
         last = orjson.loads(last_line or first)
+        ending = orjson.loads(ending_line) if ending_line is not None else last
         following = orjson.loads(second) if second.endswith(b"\n") else None
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
         return _unreadable(path, "not a session log (its first or last line is not an event)")
@@ -151,7 +154,7 @@ def read_stored_session(path: Path) -> StoredSession:
         cwd=created.get("cwd"),
         parent_session_id=created.get("parentSessionId"),
         first_prompt=prompt,
-        status=_status_of_last(last),
+        status=_status_of_last(ending),
         worktree_branch=worktree.get("branch"),
         model=created.get("model"),
         client=created.get("client"),
@@ -185,6 +188,26 @@ def _last_complete_line(handle: BinaryIO, size: int) -> bytes | None:
         if line_start > 0 or start == 0:
             return tail[line_start:end]
         span *= 4  # a line longer than what was read: read further back
+
+
+_BETWEEN_TURNS = (b'"type":"turn.rewound"',)
+"""Events written between turns: the status is the last turn's, before them."""
+
+
+def _last_turn_line(handle: BinaryIO, size: int, last: bytes | None) -> bytes | None:
+    """The last complete line that is not written between turns (None: `last` is that line, or
+    none is found in the tail)."""
+    if last is None or not any(mark in last for mark in _BETWEEN_TURNS):
+        return None
+    start = max(0, size - TAIL_BYTES)
+    handle.seek(start)
+    lines = handle.read(size - start).split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first may be cut
+    for line in reversed(lines[:-1]):  # the part after the last newline is torn or empty
+        if line and not any(mark in line for mark in _BETWEEN_TURNS):
+            return line
+    return None
 
 
 def _status_of_last(last: dict[str, Any]) -> str:
