@@ -16,6 +16,10 @@ Invariants:
   files are never touched. The tree ids go into `records.jsonl`. git may prune such objects
   after its prune expiry (two weeks by default); a rewind then says the snapshot is gone;
 - recording never breaks a turn: a failure is kept in `problems` (and the turn goes on);
+- outside git it costs a dictionary lookup per event (whether a directory is in a repository is
+  read from the files once per session, no git is run); in git, two snapshots per turn, each a
+  `git add -A` from a copy of the index (its stat cache spares reading unchanged files), taken
+  on the event loop so that it is complete before the turn's first tool runs;
 - files over `MAX_CAPTURE_BYTES` are not captured (a rewind names them as not undone).
 """
 
@@ -32,9 +36,10 @@ from typing import Any, Literal
 
 import orjson
 
+from agent_tui.engine.protected_paths import find_repository
 from agent_tui.engine.tools.paths import resolve_under
 from agent_tui.events import Event
-from agent_tui.runtime.worktrees import WorktreeError, git, repo_root
+from agent_tui.runtime.worktrees import WorktreeError, git
 
 MAX_CAPTURE_BYTES = 8 * 1024 * 1024
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -130,7 +135,8 @@ class TurnRecorder:
     def _root(self, session_id: str) -> Path | None:
         if session_id not in self._roots:
             cwd = self._cwd(session_id)
-            self._roots[session_id] = repo_root(cwd) if cwd is not None else None
+            found = find_repository(cwd) if cwd is not None else None  # read from the files: no git run
+            self._roots[session_id] = found.root if found is not None else None
         return self._roots[session_id]
 
     def _snapshot(self, session_id: str, turn_id: str, at: str) -> None:
