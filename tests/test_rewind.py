@@ -17,6 +17,7 @@ from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event, event_from_json
 from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import project_state
+from agent_tui.replay.dump import transcript_lines
 from agent_tui.runtime.finishing import FinishRefused, RewindRequest
 from agent_tui.runtime.session_dirs import read_stored_session
 from agent_tui.runtime.turn_records import undo_dir
@@ -112,6 +113,10 @@ async def test_a_file_tool_write_is_rewound_without_git_and_the_shell_change_is_
     assert notes and notes[-1].startswith(
         "rewound turn 1: restored edit.txt, restored keep.txt, removed sub/new.txt"
     )
+    # `replay --dump transcript` reads it as the model does.
+    last = list(transcript_lines(events))[-1]
+    assert (last["role"], last["turnId"]) == ("user", None)
+    assert last["text"].startswith(f"[the user rewound turn {turn.turn_id}: ")
     # A rewind between turns does not make the session look interrupted in the listing.
     assert read_stored_session(tmp_path / "sessions" / f"{sid}.jsonl").status == "completed"
 
@@ -162,6 +167,10 @@ async def test_a_shell_change_is_rewound_in_git_from_the_turns_snapshot(tmp_path
         # Rewinding the second turn now: its file is put back to what the second turn found.
         await workbench.rewind(RewindRequest(sid, second.turn_id))
         assert (project / "data.txt").read_text() == "v2\n"
+        # The model is told, so its next turn does not count on what is gone.
+        said = [m.text for m in workbench.engine.session(sid).transcript.messages if m.role == "user"]
+        assert said[-1].startswith(f"[the user rewound turn {second.turn_id}: the files it changed are back")
+        assert "restored data.txt" in said[-1]
         await workbench.close()
     workbench.close_store()
     events = log_of(tmp_path, sid)

@@ -26,7 +26,7 @@ import orjson
 
 from agent_tui.engine.provider import ModelMessage, ToolCall
 from agent_tui.events import Event
-from agent_tui.events.transcript_text import delivery_text, tool_failure_text
+from agent_tui.events.transcript_text import delivery_text, rewind_text, tool_failure_text
 
 DEFAULT_INSTRUCTIONS = (
     "You are a coding agent working inside one directory. Use the tools to read, search, edit and "
@@ -168,6 +168,9 @@ class TranscriptBuilder:
         elif kind == "subagent.delivered":
             text = delivery_text(payload)
             self._messages.append(ModelMessage("user", text))
+            self._open_assistant = False
+        elif kind == "turn.rewound":
+            self._messages.append(ModelMessage("user", rewind_text(payload)))
             self._open_assistant = False
         elif kind == "context.compacted":
             self._messages = [ModelMessage("user", payload["summary"])]

@@ -26,6 +26,20 @@ def delivery_text(payload: Mapping[str, Any]) -> str:
     )
 
 
+def rewind_text(payload: Mapping[str, Any]) -> str:
+    """A `turn.rewound` as the model sees it, so it does not rely on files it wrote that are gone:
+    `[the user rewound turn turn_…: restored a.txt, removed b.txt; not undone: …]`."""
+    files = (
+        ", ".join(f"{item['action']} {item['path']}" for item in payload["files"]) or "no file had changed"
+    )
+    incomplete = payload.get("incomplete")
+    tail = f"; not undone: {incomplete}" if incomplete else ""
+    return (
+        f"[the user rewound turn {payload['rewoundTurnId']}: the files it changed are back as they "
+        f"were before it ({files}){tail}]"
+    )
+
+
 def context_tokens_total(tokens: Mapping[str, int]) -> int:
     """Instruction, transcript and tool tokens of one model call, added up."""
     return tokens["instruction"] + tokens["transcript"] + tokens["tools"]

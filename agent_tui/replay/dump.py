@@ -14,7 +14,7 @@ from typing import Any, BinaryIO, Literal
 import orjson
 
 from agent_tui.events import Event, visible_json
-from agent_tui.events.transcript_text import delivery_text, tool_failure_text
+from agent_tui.events.transcript_text import delivery_text, rewind_text, tool_failure_text
 from agent_tui.reducer import project_state
 from agent_tui.turns.projection import frames_from_log, transition_dict
 
@@ -57,6 +57,9 @@ def transcript_lines(events: Iterable[Event]) -> Iterator[dict[str, Any]]:
         elif kind == "subagent.delivered":
             yield from flush()
             yield _line(event, "user", delivery_text(payload))
+        elif kind == "turn.rewound":
+            yield from flush()
+            yield _line(event, "user", rewind_text(payload))
     yield from flush()
 
 
