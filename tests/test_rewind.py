@@ -77,6 +77,15 @@ async def test_a_file_tool_write_is_rewound_without_git_and_the_shell_change_is_
         await idle(workbench, sid)
         assert (project / "keep.txt").read_text() == "overwritten\n"
         assert (project / "edit.txt").read_text() == "alpha gamma\n"
+        # Outside git the review shows what the file tools wrote, against what was there before.
+        review = await workbench.review(sid)
+        assert [(f.path, f.status, f.binary) for f in review.files] == [
+            ("edit.txt", "modified", False),
+            ("keep.txt", "modified", True),  # it held bytes that are not UTF-8
+            ("sub/new.txt", "added", False),
+        ]
+        assert "shell changes are not seen" in review.base_label and not review.can_finish
+        assert "-alpha beta" in review.files[0].diff and "+alpha gamma" in review.files[0].diff
         turn = workbench.facts(sid).turns[0]
         plan = await workbench.rewind_plan(RewindRequest(sid, turn.turn_id))
         assert [(f.shown, f.action) for f in plan.files] == [
@@ -91,6 +100,7 @@ async def test_a_file_tool_write_is_rewound_without_git_and_the_shell_change_is_
         assert not (project / "sub" / "new.txt").exists()
         assert (project / "by-shell.txt").exists()  # what the shell did stays, and is said
         assert result.incomplete is not None and "1 shell command ran" in result.incomplete
+        assert (await workbench.review(sid)).files == ()
         await workbench.close()
     workbench.close_store()
     events = log_of(tmp_path, sid)

@@ -5,7 +5,8 @@ Invariants:
   its branch and what it has not committed yet, new files included) against the commit its branch
   started from (the merge base with the branch it came from), or a directory session's change
   since its first turn started (that turn's snapshot; `HEAD` when none was recorded). The
-  current tree is read through a temporary index, so the user's index is never touched;
+  current tree is read through a temporary index, so the user's index is never touched. Outside
+  git, the files its file tools wrote, against what they held before the session's first write;
 - diffs never run a program of the repository's: no external diff, no textconv, no hooks;
 - `commit_worktree` commits everything in the agent's own worktree, and only there;
 - `merge_worktree` merges the agent's branch into the branch it came from, or refuses and says
@@ -19,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import difflib
 import os
 import tempfile
 from dataclasses import dataclass
@@ -170,6 +172,45 @@ def review_directory(session_id: str, root: Path, since_tree: str | None, prompt
     label = "the start of its first turn" if since_tree else f"HEAD at {base[:7]}"
     files, more = _diff(root, base, snapshot_tree(root))
     return Review(session_id, "directory", root, base, label, files, more, message=commit_message(prompt))
+
+
+def review_written(session_id: str, cwd: Path, before: dict[Path, bytes | None], prompt: str) -> Review:
+    """A session outside git: what its file tools wrote, each file as it was before the first
+    write of the session (`before`: None, it did not exist) against the file now. What shell
+    commands changed is not known there, and the base label says so."""
+    files: list[ReviewFile] = []
+    for path in sorted(before):
+        old_bytes = before[path]
+        try:
+            new_bytes: bytes | None = path.read_bytes() if path.is_file() and not path.is_symlink() else None
+        except OSError:
+            new_bytes = None
+        if old_bytes == new_bytes:
+            continue
+        status: FileStatus = "added" if old_bytes is None else "deleted" if new_bytes is None else "modified"
+        old, new = _as_text(old_bytes), _as_text(new_bytes)
+        shown = os.path.relpath(path, cwd) if path.is_relative_to(cwd) else str(path)
+        added = removed = 0
+        diff = ""
+        if old is not None and new is not None:
+            lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), shown, shown, lineterm=""))
+            added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+            removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+            diff = "\n".join(lines)
+        files.append(ReviewFile(shown, status, diff, added, removed, old is None or new is None, old, new))
+    label = "the session's first writes (file tools only: outside git, shell changes are not seen)"
+    return Review(session_id, "directory", cwd, "", label, tuple(files), message=commit_message(prompt))
+
+
+def _as_text(data: bytes | None) -> str | None:
+    if data is None:
+        return ""
+    if len(data) > MAX_PREVIEW_BYTES:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int]:

@@ -218,3 +218,20 @@ def captured_bytes(sessions_dir: Path, session_id: str, blob: str) -> bytes:
         OSError: it is gone.
     """
     return (undo_dir(sessions_dir, session_id) / "blobs" / blob).read_bytes()
+
+
+def first_contents(sessions_dir: Path, session_id: str) -> dict[Path, bytes | None]:
+    """Each file the session's file tools wrote, as its first capture found it (None: it did
+    not exist); files whose content was not kept are left out."""
+    found: dict[Path, bytes | None] = {}
+    for record in read_records(sessions_dir, session_id):
+        if not isinstance(record, Capture) or record.path in found or record.too_big:
+            continue
+        if record.blob is None:
+            found[record.path] = None
+            continue
+        try:
+            found[record.path] = captured_bytes(sessions_dir, session_id, record.blob)
+        except OSError:
+            continue
+    return found

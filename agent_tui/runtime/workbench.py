@@ -73,6 +73,7 @@ from agent_tui.runtime.review import (
     merge_worktree,
     review_directory,
     review_worktree,
+    review_written,
 )
 from agent_tui.runtime.rewind import RewindError, RewindPlan, RewindResult, apply_rewind, plan_rewind
 from agent_tui.runtime.session_dirs import (
@@ -83,7 +84,7 @@ from agent_tui.runtime.session_dirs import (
     reopen_closed,
 )
 from agent_tui.runtime.subagents import SubAgents
-from agent_tui.runtime.turn_records import Snapshot, TurnRecorder, read_records
+from agent_tui.runtime.turn_records import Snapshot, TurnRecorder, first_contents, read_records
 from agent_tui.runtime.worktrees import (
     Worktree,
     WorktreeError,
@@ -572,9 +573,10 @@ class Workbench:
                 )
             root = repo_root(facts.cwd)
             if root is None:
-                raise FinishRefused(
-                    f"{facts.cwd} is not in a git repository: there is no base to review against "
-                    "(a turn's file writes can still be rewound)"
+                return await anyio.to_thread.run_sync(
+                    lambda: review_written(
+                        session_id, facts.cwd, first_contents(self.sessions_dir, session_id), facts.prompt
+                    )
                 )
             since = next(
                 (
