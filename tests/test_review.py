@@ -301,3 +301,26 @@ async def test_no_hook_of_the_repository_runs_for_a_commit_a_merge_or_a_discard(
         await workbench.close()
     workbench.close_store()
     assert not marker.exists(), marker.read_text()
+
+
+async def test_a_merge_that_would_overwrite_an_untracked_file_is_refused(tmp_path: Path) -> None:
+    project = repository(tmp_path)
+    workbench = workbench_for(tmp_path, project, writer_script())
+    async with workbench.engine:
+        sid = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
+        await idle(workbench, sid)
+        await workbench.commit(CommitRequest(sid, "Agent work"))
+        git(project, "commit", "-q", "--allow-empty", "-m", "main moves")
+        mine = b"my own greet.py, never added\n"
+        (project / "greet.py").write_bytes(mine)
+        main_before = git(project, "rev-parse", "main")
+        with pytest.raises(
+            FinishRefused, match=r"would overwrite untracked files of your checkout \(greet.py\)"
+        ):
+            await workbench.merge(MergeRequest(sid))
+        assert (project / "greet.py").read_bytes() == mine
+        assert git(project, "rev-parse", "main") == main_before
+        assert not (project / ".git" / "MERGE_HEAD").exists()
+        assert status(project) == "?? greet.py\n"
+        await workbench.close()
+    workbench.close_store()
