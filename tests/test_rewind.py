@@ -254,3 +254,26 @@ async def test_a_symlinked_directory_planted_after_the_turn_is_not_followed_out(
         assert (outside / "a.txt").read_text() == "precious\n"
         await workbench.close()
     workbench.close_store()
+
+
+def test_the_chain_checker_takes_a_rewind_only_between_turns_and_of_a_turn_it_saw() -> None:
+    from support_events import build_event
+
+    files = [{"path": "a.txt", "action": "restored"}]
+    log = [
+        build_event(1, "session.created"),
+        build_event(2, "turn.started", turn_id="turn_1"),
+        build_event(3, "user.message", turn_id="turn_1"),
+        build_event(4, "model.delta", turn_id="turn_1"),
+        build_event(5, "turn.completed", turn_id="turn_1", stopReason="final", errorCode=None, message=None),
+        build_event(6, "turn.rewound", turn_id=None, rewoundTurnId="turn_1", files=files),
+    ]
+    assert chain_violations(log) == []
+    unknown = build_event(6, "turn.rewound", turn_id=None, rewoundTurnId="turn_9", files=files)
+    assert chain_violations([*log[:5], unknown]) == [
+        "sess_test#6 turn.rewound: rewinds turn turn_9, which this log never started"
+    ]
+    inside = build_event(4, "turn.rewound", turn_id=None, rewoundTurnId="turn_1", files=files)
+    assert "sess_test#4 turn.rewound: a rewind while turn turn_1 is open" in chain_violations(
+        [*log[:3], inside]
+    )
