@@ -277,3 +277,38 @@ def test_the_chain_checker_takes_a_rewind_only_between_turns_and_of_a_turn_it_sa
     assert "sess_test#4 turn.rewound: a rewind while turn turn_1 is open" in chain_violations(
         [*log[:3], inside]
     )
+
+
+async def test_in_git_a_turn_of_file_tools_only_leaves_what_others_changed_meanwhile(tmp_path: Path) -> None:
+    from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+
+    project = tmp_path / "repo"
+    project.mkdir()
+    (project / "mine.txt").write_text("v1\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "first")
+
+    class EditsWhileAsked(StaticPrompter):
+        async def ask(self, request: PermissionRequest) -> PermissionAnswer:
+            (project / "mine.txt").write_text("the user's edit while the agent waited\n")
+            return await super().ask(request)
+
+    workbench = Workbench.for_project(
+        project=project,
+        sessions_dir=tmp_path / "sessions",
+        models=scripted_models(turns([call("write_file", path="agent.txt", content="a\n")])),
+        prompter=EditsWhileAsked("allow"),
+        data_dir=tmp_path / "data",
+    )
+    async with workbench.engine:
+        sid = await workbench.start_agent(AgentSpec("Write", project, name="agent"))
+        await idle(workbench, sid)
+        turn = workbench.facts(sid).turns[0]
+        plan = await workbench.rewind_plan(RewindRequest(sid, turn.turn_id))
+        assert [(f.shown, f.action) for f in plan.files] == [("agent.txt", "removed")]
+        await workbench.rewind(RewindRequest(sid, turn.turn_id))
+        assert not (project / "agent.txt").exists()
+        assert (project / "mine.txt").read_text() == "the user's edit while the agent waited\n"
+        await workbench.close()
+    workbench.close_store()

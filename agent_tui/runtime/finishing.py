@@ -56,6 +56,8 @@ class TurnFacts:
     prompt: str
     shell_commands: tuple[str, ...] = ()
     rewound: bool = False
+    spawned: bool = False
+    """Whether it started sub-agents (whose changes count as the turn's)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ def read_facts(store: EventStore, session_id: str) -> SessionFacts:
     prompts: dict[str, str] = {}
     commands: dict[str, list[str]] = {}
     rewound: set[str] = set()
+    spawning: set[str] = set()
     try:
         for event in store.replay(session_id):
             payload = event.payload
@@ -99,6 +102,8 @@ def read_facts(store: EventStore, session_id: str) -> SessionFacts:
                 command = payload["args"].get("cmd")
                 if isinstance(command, str):
                     commands.setdefault(event.turn_id, []).append(command)
+            elif kind == "model.tool_call_requested" and payload["tool"] == "spawn_agent" and event.turn_id:
+                spawning.add(event.turn_id)
             elif kind == "turn.rewound":
                 rewound.add(payload["rewoundTurnId"])
     except Exception as error:
@@ -115,7 +120,14 @@ def read_facts(store: EventStore, session_id: str) -> SessionFacts:
         base_branch=worktree.get("baseBranch"),
         base_commit=worktree.get("baseCommit"),
         turns=tuple(
-            TurnFacts(t.turn_id, t.number, t.prompt, tuple(commands.get(t.turn_id, ())), t.turn_id in rewound)
+            TurnFacts(
+                t.turn_id,
+                t.number,
+                t.prompt,
+                tuple(commands.get(t.turn_id, ())),
+                t.turn_id in rewound,
+                t.turn_id in spawning,
+            )
             for t in turns
         ),
     )

@@ -4,7 +4,9 @@ Invariants:
 - what a turn changed is, in a git working copy, every path whose content differs between the
   snapshots of its start and its end (`turn_records`), shell commands' changes included, plus the
   files its `write_file`/`edit_file` calls wrote that git ignores; outside git, only the files
-  those tools wrote. Before-contents come from the start snapshot, else from the capture the
+  those tools wrote. A turn that ran no shell command and started no sub-agent changed only what
+  its file tools wrote: other changes between its snapshots (the user's, another session's) are
+  not its own and are left alone. Before-contents come from the start snapshot, else from the capture the
   write made;
 - `plan_rewind` only reads; `apply_rewind` writes exactly the plan's files, each through the
   tools' own path checks (no symlink followed out of the working copy): a file that did not
@@ -106,12 +108,21 @@ class _Found:
 
 
 def plan_rewind(
-    sessions_dir: Path, session_id: str, turn_id: str, cwd: Path, shell_commands: Sequence[str] = ()
+    sessions_dir: Path,
+    session_id: str,
+    turn_id: str,
+    cwd: Path,
+    shell_commands: Sequence[str] = (),
+    *,
+    spawned: bool = False,
 ) -> RewindPlan:
     """What rewinding the turn would write (nothing is written).
 
     Args:
         shell_commands: the commands the turn's `shell` calls ran (from its log).
+        spawned: the turn started sub-agents. With neither, only its file tools changed files: a
+            file the snapshots show changed that those did not write was changed by someone else
+            meanwhile (the user, another session) and is left alone.
 
     Raises:
         RewindError: nothing was recorded for that turn (and it ran no file tool).
@@ -133,10 +144,15 @@ def plan_rewind(
     if found.start is not None:
         root = found.start.root
         try:
-            planned.update(_from_snapshots(found.start, found.end))
+            changed = _from_snapshots(found.start, found.end)
         except WorktreeError as error:
             notes.append(f"the git snapshot of the turn's start cannot be read ({error})")
             found.start = None
+        else:
+            if not shell_commands and not spawned:  # only its file tools wrote: keep what they wrote
+                written = {capture.path for capture in found.captures}
+                changed = {path: item for path, item in changed.items() if path in written}
+            planned.update(changed)
     if found.start is None and shell_commands:
         shown = ", ".join(f"`{command[:60]}`" for command in shell_commands[:3])
         more = " …" if len(shell_commands) > 3 else ""

@@ -663,7 +663,12 @@ class Workbench:
         try:
             return await anyio.to_thread.run_sync(
                 lambda: plan_rewind(
-                    self.sessions_dir, request.session_id, request.turn_id, facts.cwd, turn.shell_commands
+                    self.sessions_dir,
+                    request.session_id,
+                    request.turn_id,
+                    facts.cwd,
+                    turn.shell_commands,
+                    spawned=turn.spawned,
                 )
             )
         except (RewindError, WorktreeError) as error:
