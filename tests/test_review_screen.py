@@ -257,3 +257,55 @@ async def test_D_opens_the_review_of_the_selected_session_and_O_reopens_a_closed
         await wait_for(pilot, lambda: sid in tree.visible_ids, "the session back in the tree")
         assert [info.id for info in live.workbench.engine.sessions()] == [sid]  # type: ignore[union-attr]
         await pilot.press("q")
+
+
+@pytest.mark.anyio
+async def test_a_rewind_asks_on_its_own_before_writing_a_protected_path_back(tmp_path: Path) -> None:
+    project = tmp_path / "plain"
+    (project / ".agent-tui").mkdir(parents=True)
+    rules = project / ".agent-tui" / "permissions.toml"
+    rules.write_text("# the project's rules\n")
+    write = ScriptedToolCall(
+        tool="write_file", args={"path": ".agent-tui/permissions.toml", "content": "# x\n"}
+    )
+    provider = ScriptedProvider(
+        agents={"w": agent_script(Step(text=["W."], toolCalls=[write]), Step(text=["Done."]))}
+    )
+    workbench = Workbench.for_project(
+        project=project,
+        sessions_dir=tmp_path / "sessions",
+        models=scripted_models(provider),
+        prompter=StaticPrompter("allow"),
+        data_dir=tmp_path / "data",
+    )
+    async with workbench.engine:
+        sid = await workbench.start_agent(AgentSpec("Change the rules", project, name="w"))
+        with anyio.fail_after(20):
+            while workbench.is_running(sid):
+                await anyio.sleep(0.01)
+        screen = ReviewScreen(workbench, await workbench.review(sid), "w", list(workbench.facts(sid).turns))
+        app = ReviewApp(screen)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settled(pilot)
+            for allow, expected in (("n", "# x\n"), ("y", "# the project's rules\n")):
+                await pilot.press("w")
+                await until(pilot, lambda: isinstance(app.screen, TurnPickScreen), "the turn list")
+                await pilot.press("enter")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the rewind question")
+                question = str(app.screen.query_one("#confirm-question").render())
+                assert "restore .agent-tui/permissions.toml (protected: asked next)" in question
+                await pilot.press("y")
+                await until(
+                    pilot,
+                    lambda: (
+                        isinstance(app.screen, ConfirmScreen)
+                        and "protected paths" in str(app.screen.query_one("#confirm-question").render())
+                    ),
+                    "the protected question",
+                )
+                done = len(screen.finished)
+                await pilot.press(allow)
+                await until(pilot, lambda done=done: len(screen.finished) > done, "the rewind")
+                assert rules.read_text() == expected
+        await workbench.close()
+    workbench.close_store()
