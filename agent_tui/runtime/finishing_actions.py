@@ -1,0 +1,281 @@
+"""The workbench's actions that finish a session's work: review its change, commit, merge,
+discard, rewind a turn, reopen a closed session.
+
+`Workbench` takes them in (`FinishingActions` is one of its bases), so every front end calls the
+same methods on the workbench: the dashboard's review screen, and an attached dashboard by
+request. Invariants:
+- arguments and results are frozen dataclasses (`finishing`, `review`, `rewind`); a refusal is
+  a `FinishRefused` whose message says why, and then nothing was changed (a discard says when
+  the session was closed but its worktree stays);
+- git runs in a worker thread, never on the event loop, except the turn snapshots the recorder
+  takes (`turn_records`);
+- a rewind is made only by this process as the session's one writer, with no turn running, and
+  is stored as `turn.rewound` between turns (turnId null) after its files were written;
+- commit, merge and discard act only on a session's own worktree, never on the user's checkout
+  (a merge writes there only into a clean checkout of the branch the worktree came from).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from agent_tui.engine.errors import UnknownSession
+from agent_tui.events import Event
+from agent_tui.runtime.finishing import (
+    CommitRequest,
+    DiscardRequest,
+    FinishRefused,
+    MergeRequest,
+    RewindRequest,
+    SessionFacts,
+    read_facts,
+)
+from agent_tui.runtime.review import (
+    CommitResult,
+    MergeResult,
+    Review,
+    ReviewRefused,
+    commit_worktree,
+    discard_worktree,
+    merge_worktree,
+    review_directory,
+    review_worktree,
+    review_written,
+)
+from agent_tui.runtime.rewind import RewindError, RewindPlan, RewindResult, apply_rewind, plan_rewind
+from agent_tui.runtime.session_dirs import StoredSession, closed_sessions, list_stored_sessions, reopen_closed
+from agent_tui.runtime.turn_records import Snapshot, first_contents, read_records
+from agent_tui.runtime.worktrees import WorktreeError, repo_root
+
+if TYPE_CHECKING:
+    from agent_tui.engine.engine import SessionEngine
+    from agent_tui.engine.session_info import SessionInfo
+    from agent_tui.runtime.agent_requests import SendRefused
+
+
+class FinishingActions:
+    """The finishing actions of a `Workbench` (see the module contract)."""
+
+    engine: SessionEngine
+    sessions_dir: Path
+
+    if TYPE_CHECKING:  # what they use of the workbench
+
+        def is_running(self, session_id: str) -> bool: ...
+
+        def _claim(self, session_id: str, info: SessionInfo) -> SendRefused | None: ...
+
+        async def dispose(
+            self, session_id: str, *, remove: Path | None = None, timeout: float = 5.0
+        ) -> str | None: ...
+
+        async def _reopen_stored(
+            self, session: StoredSession, fold: Callable[[Event], None]
+        ) -> str | None: ...
+
+    def facts(self, session_id: str) -> SessionFacts:
+        """What the session's log says about its place and its turns.
+
+        Raises:
+            FinishRefused: its log cannot be read.
+        """
+        return read_facts(self.engine.store, session_id)
+
+    async def review(self, session_id: str) -> Review:
+        """The session's whole change, file by file (see `review`).
+
+        Raises:
+            FinishRefused: not in a git working copy, or git failed.
+        """
+        facts = self.facts(session_id)
+        try:
+            if facts.worktree_path is not None and facts.worktree_branch is not None:
+                return await anyio.to_thread.run_sync(
+                    lambda: review_worktree(
+                        session_id,
+                        facts.worktree_path,  # type: ignore[arg-type]
+                        facts.worktree_branch,  # type: ignore[arg-type]
+                        facts.base_branch,
+                        facts.base_commit,
+                        facts.prompt,
+                    )
+                )
+            root = repo_root(facts.cwd)
+            if root is None:
+                return await anyio.to_thread.run_sync(
+                    lambda: review_written(
+                        session_id, facts.cwd, first_contents(self.sessions_dir, session_id), facts.prompt
+                    )
+                )
+            since = next(
+                (
+                    record.tree
+                    for record in read_records(self.sessions_dir, session_id)
+                    if isinstance(record, Snapshot) and record.at == "start" and record.root == root
+                ),
+                None,
+            )
+            return await anyio.to_thread.run_sync(
+                lambda: review_directory(session_id, root, since, facts.prompt)
+            )
+        except WorktreeError as error:
+            raise FinishRefused(str(error)) from None
+
+    async def commit(self, request: CommitRequest) -> CommitResult:
+        """Commit everything in the session's worktree with the request's message.
+
+        Raises:
+            FinishRefused: no worktree, its turn is running, nothing to commit, or git refused.
+        """
+        path, _ = self._worktree_to_finish(request.session_id)
+        try:
+            return await anyio.to_thread.run_sync(commit_worktree, path, request.message)
+        except ReviewRefused as refused:
+            raise FinishRefused(str(refused)) from None
+
+    async def merge(self, request: MergeRequest) -> MergeResult:
+        """Merge the session's branch into the branch it came from (only into a clean checkout;
+        a conflict merges nothing).
+
+        Raises:
+            FinishRefused: why nothing was merged.
+        """
+        path, facts = self._worktree_to_finish(request.session_id)
+        assert facts.worktree_branch is not None
+        message = (
+            request.message
+            or f"Merge {facts.worktree_branch}: {facts.prompt.splitlines()[0][:60] if facts.prompt else ''}"
+        )
+        try:
+            return await anyio.to_thread.run_sync(
+                merge_worktree, path, facts.worktree_branch, facts.base_branch, message.strip()
+            )
+        except ReviewRefused as refused:
+            raise FinishRefused(str(refused)) from None
+
+    async def discard(self, request: DiscardRequest) -> None:
+        """Close the session (its log stays), remove its worktree and delete its branch.
+
+        Raises:
+            FinishRefused: no worktree, or git refused (the session is closed by then).
+        """
+        path, facts = self._worktree_to_finish(request.session_id, running_ok=True)
+        await self.dispose(request.session_id)
+        try:
+            await anyio.to_thread.run_sync(discard_worktree, path, facts.worktree_branch)
+        except ReviewRefused as refused:
+            raise FinishRefused(f"closed, but the worktree stays: {refused}") from None
+
+    def _worktree_to_finish(self, session_id: str, *, running_ok: bool = False) -> tuple[Path, SessionFacts]:
+        facts = self.facts(session_id)
+        if facts.worktree_path is None or facts.worktree_branch is None:
+            raise FinishRefused(
+                "this session works in your own directory, not in a worktree of its own: "
+                "commit or undo its changes there yourself (or rewind its turns)"
+            )
+        if not running_ok and self.is_running(session_id):
+            raise FinishRefused("its turn is running: stop it (x) or wait for it to end")
+        if not facts.worktree_path.is_dir():
+            raise FinishRefused(f"{facts.worktree_path}: the worktree is not there any more")
+        return facts.worktree_path, facts
+
+    async def rewind_plan(self, request: RewindRequest) -> RewindPlan:
+        """What rewinding the turn would write back (nothing is written).
+
+        Raises:
+            FinishRefused: the turn is unknown, or nothing was recorded for it.
+        """
+        facts = self.facts(request.session_id)
+        turn = facts.turn(request.turn_id)
+        if turn is None:
+            raise FinishRefused(f"the session has no turn {request.turn_id}")
+        try:
+            return await anyio.to_thread.run_sync(
+                lambda: plan_rewind(
+                    self.sessions_dir,
+                    request.session_id,
+                    request.turn_id,
+                    facts.cwd,
+                    turn.shell_commands,
+                    spawned=turn.spawned,
+                )
+            )
+        except (RewindError, WorktreeError) as error:
+            raise FinishRefused(str(error)) from None
+
+    async def rewind(self, request: RewindRequest) -> RewindResult:
+        """Put back the files the turn changed, then store `turn.rewound` (between turns).
+
+        Protected paths are written only with `request.allow_protected` (the user said yes).
+
+        Raises:
+            FinishRefused: a turn is running, the session is not open here or is another
+                process's, or nothing was recorded for the turn.
+        """
+        session_id = request.session_id
+        if self.is_running(session_id):
+            raise FinishRefused("a turn of this session is running: stop it (x) or wait for it to end")
+        try:
+            info = self.engine.session(session_id)
+        except UnknownSession:
+            raise FinishRefused("this session is not open in this dashboard") from None
+        refused = self._claim(session_id, info)
+        if refused is not None:
+            raise FinishRefused(refused.reason)
+        plan = await self.rewind_plan(request)
+        result = await anyio.to_thread.run_sync(
+            lambda: apply_rewind(plan, allow_protected=request.allow_protected)
+        )
+        await self.engine.commit(
+            info,
+            None,
+            "turn.rewound",
+            rewoundTurnId=request.turn_id,
+            files=[{"path": item.path, "action": item.action} for item in result.files],
+            incomplete=result.incomplete,
+        )
+        return result
+
+    def closed(self) -> list[StoredSession]:
+        """The sessions closed in the dashboard (roots only; their sub-agents come with them)."""
+        shut = closed_sessions(self.sessions_dir)
+        return [
+            session
+            for session in list_stored_sessions(self.sessions_dir)
+            if session.session_id in shut and session.parent_session_id not in shut
+        ]
+
+    async def reopen(self, session_id: str, fold: Callable[[Event], None]) -> list[str]:
+        """Take a closed session (and its sub-agents) off the closed list and open it again;
+        `fold` sees each of its stored events first.
+
+        Returns:
+            One `FILE: reason` line per log that could not be reopened.
+
+        Raises:
+            FinishRefused: it is not closed.
+        """
+        shut = closed_sessions(self.sessions_dir)
+        if session_id not in shut:
+            raise FinishRefused("that session is not closed")
+        stored = {session.session_id: session for session in list_stored_sessions(self.sessions_dir)}
+        family = [session_id]
+        for candidate in sorted(stored.values(), key=lambda s: (s.created_ts, s.session_id)):
+            if candidate.parent_session_id in family and candidate.session_id not in family:
+                family.append(candidate.session_id)
+        try:
+            reopen_closed(self.sessions_dir, family)
+        except OSError as error:
+            raise FinishRefused(f"{self.sessions_dir}: the closed list cannot be written: {error}") from None
+        problems: list[str] = []
+        for sid in family:
+            if sid not in stored:
+                continue
+            problem = await self._reopen_stored(stored[sid], fold)
+            if problem is not None:
+                problems.append(problem)
+        return problems
