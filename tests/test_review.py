@@ -324,3 +324,28 @@ async def test_a_merge_that_would_overwrite_an_untracked_file_is_refused(tmp_pat
         assert status(project) == "?? greet.py\n"
         await workbench.close()
     workbench.close_store()
+
+
+def test_hostile_file_names_are_reviewed_whole_and_shown_inert(tmp_path: Path) -> None:
+    from agent_tui.runtime.review import review_worktree
+    from agent_tui.runtime.worktrees import create_worktree
+    from agent_tui.tui.screens.review import file_label
+
+    project = repository(tmp_path)
+    worktree = create_worktree(project, "hostile")
+    names = ["-rf", "a b.txt", "new\nline.txt", "esc\x1b[31mred.txt", "ünï.txt", "--output=x"]
+    for name in names:
+        (worktree.path / name).write_text(f"content of {name!r}\n")
+    (worktree.path / "notes.txt").write_text("one\ntwo\nthree\n")
+    review = review_worktree(
+        "s", worktree.path, worktree.branch, worktree.base_branch, worktree.base_commit, "x"
+    )
+    by_path = {item.path: item for item in review.files}
+    assert set(by_path) == {*names, "notes.txt"}
+    for name in names:
+        assert by_path[name].status == "added" and by_path[name].new_text == f"content of {name!r}\n"
+        assert by_path[name].old_text == ""
+    assert by_path["notes.txt"].added == 1 and "+three" in by_path["notes.txt"].diff
+    label = file_label(by_path["esc\x1b[31mred.txt"]).plain
+    assert "\x1b" not in label  # the escape is shown as a marker, never sent to the terminal
+    assert status(project) == ""  # the user's checkout: nothing staged, nothing changed

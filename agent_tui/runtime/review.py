@@ -203,14 +203,7 @@ def review_written(session_id: str, cwd: Path, before: dict[Path, bytes | None],
 
 
 def _as_text(data: bytes | None) -> str | None:
-    if data is None:
-        return ""
-    if len(data) > MAX_PREVIEW_BYTES:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    return "" if data is None else _decoded(data)
 
 
 def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int]:
@@ -229,31 +222,74 @@ def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int
                 0 if binary else int(parts[1]),
                 binary,
             )
+    shown = changed[:MAX_FILES]
+    texts = _texts(root, [(rev, name) for _, name in shown for rev in (base, tree)])
     files: list[ReviewFile] = []
-    for status, name in changed[:MAX_FILES]:
-        patch = git_bytes(root, "diff", *options, base, tree, "--", name).stdout.decode("utf-8", "replace")
+    for status, name in shown:
+        added, removed, binary = numbers.get(name, (0, 0, False))
+        old = None if binary else texts.get((base, name))
+        new = None if binary else texts.get((tree, name))
+        if old is not None and new is not None:
+            patch = "\n".join(
+                difflib.unified_diff(
+                    old.splitlines(), new.splitlines(), f"a/{name}", f"b/{name}", lineterm=""
+                )
+            )
+        elif binary:
+            patch = ""
+        else:  # too big to keep whole: git's own patch, cut
+            patch = git_bytes(root, "diff", *options, base, tree, "--", name).stdout.decode(
+                "utf-8", "replace"
+            )
         if len(patch) > MAX_DIFF_CHARS:
             patch = patch[:MAX_DIFF_CHARS] + f"\n[diff cut at {MAX_DIFF_CHARS:,} characters]\n"
-        added, removed, binary = numbers.get(name, (0, 0, False))
-        old = None if binary else _text_at(root, base, name)
-        new = None if binary else _text_at(root, tree, name)
         files.append(
             ReviewFile(name, _STATUS.get(status, "modified"), patch, added, removed, binary, old, new)
         )
     return tuple(files), max(len(changed) - MAX_FILES, 0)
 
 
+def _texts(root: Path, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+    """The text of each `(tree, path)`: "" when absent, None when too big or not UTF-8. One
+    `git cat-file --batch` for them all (a path with a newline, which the batch cannot name, is
+    read on its own)."""
+    found: dict[tuple[str, str], str | None] = {}
+    batch = [(rev, name) for rev, name in wanted if "\n" not in name]
+    for rev, name in wanted:
+        if "\n" in name:
+            found[(rev, name)] = _text_at(root, rev, name)
+    if not batch:
+        return found
+    request = b"".join(f"{rev}:{name}\n".encode("utf-8", "surrogateescape") for rev, name in batch)
+    output = git_bytes(root, "cat-file", "--batch", input=request).stdout
+    at = 0
+    for key in batch:
+        end = output.index(b"\n", at)
+        header = output[at:end].split()
+        at = end + 1
+        if len(header) != 3 or header[1] != b"blob":  # `missing`, or not a file (a submodule)
+            found[key] = ""
+            continue
+        size = int(header[2])
+        data = output[at : at + size]
+        at += size + 1
+        found[key] = _decoded(data)
+    return found
+
+
+def _decoded(data: bytes) -> str | None:
+    if len(data) > MAX_PREVIEW_BYTES:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _text_at(root: Path, tree: str, name: str) -> str | None:
     """The file `name` of `tree` as text ("" when absent; None when too big or not UTF-8)."""
     done = git_bytes(root, "cat-file", "blob", f"{tree}:{name}", check=False)
-    if done.returncode != 0:
-        return ""
-    if len(done.stdout) > MAX_PREVIEW_BYTES:
-        return None
-    try:
-        return done.stdout.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    return _decoded(done.stdout) if done.returncode == 0 else ""
 
 
 def commit_worktree(path: Path, message: str) -> CommitResult:

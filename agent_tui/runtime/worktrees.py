@@ -52,9 +52,14 @@ class Worktree:
 
 
 def git_bytes(
-    directory: Path, *args: str, env: Mapping[str, str] | None = None, check: bool = True
+    directory: Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    input: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run `git -C directory ARGS` (hardened environment, plus `env`); raw bytes out.
+    """Run `git -C directory ARGS` (hardened environment, plus `env`, `input` on its stdin); raw
+    bytes out.
 
     Raises:
         WorktreeError: git is missing, took too long, or (with `check`) failed.
@@ -67,7 +72,8 @@ def git_bytes(
             ["git", "-C", str(directory), *args],
             capture_output=True,
             timeout=GIT_TIMEOUT,
-            stdin=subprocess.DEVNULL,
+            input=input,
+            stdin=subprocess.DEVNULL if input is None else None,
             env=environment,
         )
     except FileNotFoundError:
