@@ -44,6 +44,8 @@ from agent_tui.runtime.worktrees import WorktreeError, git
 MAX_CAPTURE_BYTES = 8 * 1024 * 1024
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
 RECORDS = "records.jsonl"
+MAX_PROBLEMS = 100
+"""Recording failures kept (the first ones; a full disk would repeat the same)."""
 
 
 def undo_dir(sessions_dir: Path, session_id: str) -> Path:
@@ -119,12 +121,17 @@ class TurnRecorder:
         elif kind in ("turn.started", "turn.completed") and event.turn_id is not None:
             at: Literal["start", "end"] = "start" if kind == "turn.started" else "end"
             self._guard(self._snapshot, event.session_id, event.turn_id, at)
+            if at == "end":  # what was kept for the turn's calls is not needed any more
+                session_id = event.session_id
+                self._asked = {key: path for key, path in self._asked.items() if key[0] != session_id}
+                self._captured = {key for key in self._captured if key[:2] != (session_id, event.turn_id)}
 
     def _guard(self, action: Any, *args: Any) -> None:
         try:
             action(*args)
         except (OSError, WorktreeError, ValueError) as error:
-            self.problems.append(f"{args[0]}: not recorded for rewinding: {error}")
+            if len(self.problems) < MAX_PROBLEMS:
+                self.problems.append(f"{args[0]}: not recorded for rewinding: {error}")
 
     def _cwd(self, session_id: str) -> Path | None:
         try:
