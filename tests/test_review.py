@@ -349,3 +349,19 @@ def test_hostile_file_names_are_reviewed_whole_and_shown_inert(tmp_path: Path) -
     label = file_label(by_path["esc\x1b[31mred.txt"]).plain
     assert "\x1b" not in label  # the escape is shown as a marker, never sent to the terminal
     assert status(project) == ""  # the user's checkout: nothing staged, nothing changed
+
+
+def test_a_symlink_the_agent_added_is_marked_as_one(tmp_path: Path) -> None:
+    from agent_tui.runtime.review import review_worktree
+    from agent_tui.runtime.worktrees import create_worktree
+    from agent_tui.tui.screens.review import file_label
+
+    project = repository(tmp_path)
+    worktree = create_worktree(project, "linker")
+    (worktree.path / "config").symlink_to("/etc/passwd")
+    review = review_worktree(
+        "s", worktree.path, worktree.branch, worktree.base_branch, worktree.base_commit, "x"
+    )
+    (link,) = review.files
+    assert (link.path, link.status, link.symlink, link.new_text) == ("config", "added", True, "/etc/passwd")
+    assert "(symlink)" in file_label(link).plain

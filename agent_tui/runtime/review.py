@@ -42,6 +42,7 @@ MAX_FILES = 500
 """Files a review shows; the rest are counted."""
 MAX_DIFF_CHARS = 400_000
 """Characters of one file's diff a review keeps (a generated file would fill the screen)."""
+SYMLINK_MODE = "120000"
 NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
 """No hook of the repository runs for what agent-tui commits or merges."""
 
@@ -66,6 +67,8 @@ class ReviewFile:
     old_text: str | None = None
     """The file at the base and now (None: too big or not text: then `diff` is what is shown)."""
     new_text: str | None = None
+    symlink: bool = False
+    """It is (or was) a symbolic link: its text is where it points."""
 
     def preview(self) -> ChangePreview | None:
         """The change as the approval dialog's diff shows one (None: show `diff` instead)."""
@@ -208,9 +211,18 @@ def _as_text(data: bytes | None) -> str | None:
 
 def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int]:
     options = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
-    listing = git_bytes(root, "diff", *options, "--name-status", "-z", base, tree).stdout.split(b"\0")
+    listing = git_bytes(root, "diff", *options, "--raw", "-z", base, tree).stdout.split(b"\0")
     pairs = [(listing[i], listing[i + 1]) for i in range(0, len(listing) - 1, 2)]
-    changed = [(status.decode()[:1], os.fsdecode(name)) for status, name in pairs if status]
+    changed: list[tuple[str, str]] = []
+    links: set[str] = set()
+    for raw, raw_name in pairs:
+        fields = raw.decode().split()  # `:old-mode new-mode old-id new-id status`
+        if len(fields) != 5:
+            continue
+        path = os.fsdecode(raw_name)
+        changed.append((fields[4][:1], path))
+        if SYMLINK_MODE in (fields[0].lstrip(":"), fields[1]):
+            links.add(path)
     counts = git_bytes(root, "diff", *options, "--numstat", "-z", base, tree).stdout
     numbers: dict[str, tuple[int, int, bool]] = {}
     for record in counts.split(b"\0"):
@@ -244,7 +256,9 @@ def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int
         if len(patch) > MAX_DIFF_CHARS:
             patch = patch[:MAX_DIFF_CHARS] + f"\n[diff cut at {MAX_DIFF_CHARS:,} characters]\n"
         files.append(
-            ReviewFile(name, _STATUS.get(status, "modified"), patch, added, removed, binary, old, new)
+            ReviewFile(
+                name, _STATUS.get(status, "modified"), patch, added, removed, binary, old, new, name in links
+            )
         )
     return tuple(files), max(len(changed) - MAX_FILES, 0)
 

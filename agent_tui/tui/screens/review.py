@@ -51,7 +51,11 @@ def file_label(item: ReviewFile) -> Content:
     """One line of the file list: `A path +3 −1`."""
     mark, style = _MARK.get(item.status, ("T", MUTED))
     counts = "binary" if item.binary else f"+{item.added} −{item.removed}"
-    return Content.assemble((mark + " ", f"bold {style}"), marked(item.path), (f"  {counts}", MUTED))
+    parts: list[Content | tuple[str, str]] = [(mark + " ", f"bold {style}"), marked(item.path)]
+    if item.symlink:  # where a link points matters more than its text: said, in warning colour
+        parts.append((" (symlink)", "bold $text-warning"))
+    parts.append((f"  {counts}", MUTED))
+    return Content.assemble(*parts)
 
 
 def review_title(review: Review, agent_path: str) -> Content:
@@ -158,7 +162,7 @@ class ReviewScreen(Screen[None]):
         self.shown_file = item.path
         diff = self.query_one("#review-diff", VerticalScroll)
         diff.border_title = marked(item.path)
-        diff.border_subtitle = item.status
+        diff.border_subtitle = f"{item.status} symbolic link" if item.symlink else item.status
         body = self.query_one("#review-diff-body", Vertical)
         body.remove_children()
         preview = item.preview()
