@@ -59,6 +59,7 @@ from agent_tui.runtime.external_agents import (
     ExternalAgents,
 )
 from agent_tui.runtime.model_router import ModelChoice
+from agent_tui.runtime.notify_command import NotifyCommand
 from agent_tui.runtime.runner import RunResult, ScenarioRun
 from agent_tui.runtime.session_dirs import exports_dir
 from agent_tui.runtime.stop_signals import exit_status, listen_for_leave_signals
@@ -90,6 +91,7 @@ __all__ = [
     "Hit",
     "ModelChoice",
     "NoActiveTurn",
+    "NotifyCommand",
     "PermissionAnswer",
     "PermissionRequest",
     "PermissionRule",
