@@ -1,4 +1,4 @@
-""""Allow for this session" survives reopening the session: a new engine (a new process) that
+""" "Allow for this session" survives reopening the session: a new engine (a new process) that
 reopens the log gives the user's session answers back, so the next turn is not asked again."""
 
 from __future__ import annotations
@@ -125,7 +125,9 @@ async def test_the_dialog_says_that_always_for_spawn_agent_allows_every_later_sp
             build_event(2, "turn.started", session_id=sid),
             build_event(3, "model.tool_call_requested", session_id=sid, tool=tool, args=args),
             build_event(4, "permission.requested", session_id=sid, tool=tool, risk="write"),
-            build_event(5, "permission.resolved", session_id=sid, decision="ask", actor="policy", remember=None),
+            build_event(
+                5, "permission.resolved", session_id=sid, decision="ask", actor="policy", remember=None
+            ),
         ]
 
     app: App[None] = App()

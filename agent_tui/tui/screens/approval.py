@@ -172,7 +172,9 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                 reach = answer_reach(view.tool)
                 if reach is not None:
                     yield Static(
-                        Content.assemble(("⚠ ", "bold"), marked(reach)), id="approval-reach", classes="-destructive"
+                        Content.assemble(("⚠ ", "bold"), marked(reach)),
+                        id="approval-reach",
+                        classes="-destructive",
                     )
                 yield Static(Content.styled("esc closes without answering", MUTED), id="approval-hint")
             else:
