@@ -32,6 +32,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_tui.engine.protected_paths import ProtectedChange, protected_change
+from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import Decision, Remember, Risk
 from agent_tui.safety import RISK_ORDER, classify_shell, riskiest, shell_programs
 from agent_tui.store.whole_file import write_whole
@@ -231,7 +232,7 @@ def parse_rules(path: Path, raw: bytes) -> list[PermissionRule]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
-        raise PermissionRulesError(path, f"invalid JSON ({error.args[0]})") from None
+        raise PermissionRulesError(path, json_problem(error)) from None
     try:
         return list(_RulesFile.model_validate(data).rules)
     except ValidationError as error:
