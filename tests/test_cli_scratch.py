@@ -99,7 +99,9 @@ def test_a_broken_rules_file_is_named_where_it_is_and_leaves_no_copy(tmp_path: P
     out = str(tmp_path / "out")
     result = agent_tui("run", str(path), "--sessions-dir", out, "--trust-project-rules", env=env)
     assert result.returncode == 2
-    assert result.stderr.startswith(f"agent-tui: {rules}: not JSON at column ")  # the user's file, not the copy
+    assert result.stderr.startswith(
+        f"agent-tui: {rules}: not JSON at column "
+    )  # the user's file, not the copy
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert list(tmp.iterdir()) == []
 

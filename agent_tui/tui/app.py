@@ -138,7 +138,7 @@ class AgentTuiApp(AgentTuiBase):
             else:
                 self._project_run = True
                 assert project is not None
-                self._mode = f"project · {short_path(project)}"
+                self._mode = project_mode(project, models or [])
         else:
             self._mode = "recorded"
         if clock is None:
@@ -518,6 +518,14 @@ def _sessions_dir_of(files: list[Path]) -> Path | None:
     if len(files) > 1:
         return directory
     return directory if sorted(directory.glob("*.jsonl")) == sorted(files) else None
+
+
+def project_mode(project: Path, models: list[ModelChoice]) -> str:
+    """What the top line says a project run is: its directory and the model new agents use."""
+    mode = f"project · {short_path(project)}"
+    if models:
+        mode += f" · {models[0].model or models[0].name}"
+    return mode
 
 
 def quit_question(state: DashboardState) -> str | None:
