@@ -3,17 +3,19 @@ session's turn headers use one clock format (the day in all of them, or in none)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from replay_logs import BASE_MS, SessionLog
 
 from agent_tui.events import event_from_json
-from agent_tui.reducer import project_state
+from agent_tui.reducer import SessionView, project_state
 from agent_tui.tui.formatting import MESSAGE_LINES, turn_lines, turn_summary
 
 DAY_MS = 86_400_000
 TRACEBACK = 'Traceback (most recent call last):\n  File "x.py", line 3, in <module>\nValueError: bad\n'
 
 
-def session_of(log: SessionLog):  # type: ignore[no-untyped-def]
+def session_of(log: SessionLog) -> SessionView:
     state = project_state([event_from_json(line) for line in log.lines])
     return state.sessions[log.session_id]
 
@@ -71,7 +73,7 @@ def test_one_session_uses_one_clock_format_in_its_turn_headers() -> None:
     assert later.split(" · ")[2].count(":") == 2
 
 
-def test_a_line_that_is_not_json_is_said_in_our_words_with_file_and_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_line_that_is_not_json_is_said_in_our_words_with_file_and_line(tmp_path: Path) -> None:
     import pytest
 
     from agent_tui.events import json_problem

@@ -4,11 +4,14 @@ the logs' path loses its beginning, never its end (the project's directory), eve
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support_workbench import arm_project, recorded_app, settle, wait_for
+from textual.app import App
 from textual.widgets import Static
 
+from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.widgets.summary_bar import elided_path
 
 pytestmark = pytest.mark.anyio
@@ -16,7 +19,8 @@ pytestmark = pytest.mark.anyio
 LOGS = "~/.local/share/agent-tui/projects/shop-5d41402abc4b"
 
 
-def top_line(app) -> str:  # type: ignore[no-untyped-def]
+def top_line(app: App[Any]) -> str:
+    assert isinstance(app, AgentTuiApp)
     return str(app.dashboard.summary.query_one("#summary-counts", Static).render())
 
 
