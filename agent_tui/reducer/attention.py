@@ -38,6 +38,8 @@ TEXT_CHARS = 160
 """The longest one piece of text (an agent's name, an error message) in a notification."""
 APP_NAME = "agent-tui"
 
+_WATCHED = frozenset({"session.created", "permission.requested", "permission.resolved", "turn.completed"})
+
 Kind = Literal["approval", "error", "finished", "budget"]
 KINDS: tuple[Kind, ...] = ("approval", "error", "finished", "budget")
 
@@ -130,8 +132,10 @@ class AttentionPolicy:
 
     def observe(self, event: Event) -> None:
         """Take in one stored event (every event, in store order)."""
-        payload = event.payload
         kind = event.type
+        if kind not in _WATCHED:  # most events (deltas, tool output): one set lookup
+            return
+        payload = event.payload
         if kind == "session.created":
             name = payload.get("agentName") or payload.get("title") or event.session_id
             self._sessions[event.session_id] = _Session(payload.get("parentSessionId"), str(name))

@@ -161,7 +161,8 @@ class AgentTuiApp(AgentTuiBase):
             report=self._notify_command_failed,
         )
         if self.live is not None:
-            self.live.observers.append(self._observe)
+            self.live.observers.append(self.attention.policy.observe)
+            self.live.on_hydrated.append(self.attention.policy.arm)  # what comes after is news
         self._leaving = False
         self._left_on: int | None = None  # the signal the run is leaving on (SIGTERM, SIGHUP)
 
@@ -229,12 +230,6 @@ class AgentTuiApp(AgentTuiBase):
             self.attention.tick()
 
     # -- attention while the user is away ------------------------------------------------------
-    def _observe(self, event: Event) -> None:
-        policy = self.attention.policy
-        if not policy.armed and self.live is not None and self.live.hydrated:
-            policy.arm()  # the stored sessions are folded in: what comes now is news
-        policy.observe(event)
-
     def _focus_changed(self, focused: bool) -> None:
         self.attention.present(focused)
 

@@ -110,6 +110,8 @@ class LiveRun:
         """Told every stored event after `state` (the dashboard's attention)."""
         self.hydrated = False
         """Whether the stored sessions are folded in (what comes after is new)."""
+        self.on_hydrated: list[Callable[[], None]] = []
+        """Called once the stored sessions are folded in."""
         self._redraw: Callable[[], None] | None = None
         self._redraw_seconds = 0.0
         self._redrawn_at = float("-inf")  # when the screen last showed `state`
@@ -178,6 +180,8 @@ class LiveRun:
             async with workbench.serving():
                 problems = await workbench.hydrate(self._on_event)
                 self.hydrated = True
+                for hook in self.on_hydrated:
+                    hook()
                 thresholds = _keep_out_of_collections()
                 self._post(WorkbenchReady(problems))
                 self.check_project_rules()
