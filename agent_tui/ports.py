@@ -73,6 +73,7 @@ from agent_tui.runtime.finishing import (
     TurnFacts,
 )
 from agent_tui.runtime.model_router import ModelChoice
+from agent_tui.runtime.notify_command import NotifyCommand
 from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
 from agent_tui.runtime.rewind import PlannedFile, RewindPlan, RewindResult
 from agent_tui.runtime.runner import RunResult, ScenarioRun
@@ -112,6 +113,7 @@ __all__ = [
     "MergeResult",
     "ModelChoice",
     "NoActiveTurn",
+    "NotifyCommand",
     "PermissionAnswer",
     "PermissionRequest",
     "PermissionRule",

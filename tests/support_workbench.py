@@ -24,7 +24,7 @@ from agent_tui.engine.scenario import AgentScript, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event, event_from_json, payload_from
 from agent_tui.runtime.model_router import ModelChoice
-from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.app import AgentTuiApp, project_mode
 from agent_tui.tui.live import LiveRun
 
 WORKTREE = "fix-login-4f2a9c"
@@ -362,7 +362,7 @@ def arm_project(pilot: Pilot) -> LiveRun:
     park_pending(live, screen.state)
     screen.live = live
     screen.summary.location = "~/.local/share/agent-tui/projects/shop-5d41402abc4b"
-    screen.summary.mode = "project · ~/shop"
+    screen.summary.mode = project_mode(home / "shop", showcase_models())
     screen.show_state(screen.state)
     return live
 

@@ -148,7 +148,7 @@ def test_torn_final_line_is_skipped_or_strictly_an_error(sessions: Path) -> None
 @pytest.mark.parametrize(
     ("mutate", "reason"),
     [
-        (lambda line: b"not json at all", "invalid JSON"),
+        (lambda line: b"not json at all", "not JSON"),
         (lambda line: line.replace(b'"type":"', b'"type":"bogus.'), "unknown event type"),
         (lambda line: line.replace(b'"sequence":', b'"sequence":1', 1), "sequence"),
         (lambda line: line.replace(b'"payload":{', b'"payload":{"zzz":1,', 1), "zzz"),
@@ -181,7 +181,10 @@ def test_bad_scenarios_say_where(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "sessions[0].steps[2].text: Input should be a valid list" in result.stderr
     bad.write_text("{ nope")
-    assert "not valid JSON" in agent_tui("run", str(bad), "--sessions-dir", str(tmp_path / "s")).stderr
+    assert (
+        "bad.json: not JSON at column 3: an object key without double quotes"
+        in agent_tui("run", str(bad), "--sessions-dir", str(tmp_path / "s")).stderr
+    )
     missing = agent_tui("run", str(tmp_path / "missing.json"), "--sessions-dir", str(tmp_path / "s"))
     assert missing.returncode == 2 and "missing.json: no such file" in missing.stderr
     bad.write_bytes(

@@ -99,7 +99,9 @@ def test_a_broken_rules_file_is_named_where_it_is_and_leaves_no_copy(tmp_path: P
     out = str(tmp_path / "out")
     result = agent_tui("run", str(path), "--sessions-dir", out, "--trust-project-rules", env=env)
     assert result.returncode == 2
-    assert result.stderr.startswith(f"agent-tui: {rules}: invalid JSON (")  # the user's file, not the copy
+    assert result.stderr.startswith(
+        f"agent-tui: {rules}: not JSON at column "
+    )  # the user's file, not the copy
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert list(tmp.iterdir()) == []
 
@@ -113,7 +115,7 @@ def test_a_broken_rules_file_nobody_trusted_is_ignored_and_named(tmp_path: Path)
     rules.write_text("not json\n")
     result = agent_tui("run", str(path), "--sessions-dir", str(tmp_path / "out"), env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stderr.startswith(f"agent-tui: {rules}: ignored: invalid JSON (")
+    assert result.stderr.startswith(f"agent-tui: {rules}: ignored: not JSON at column ")
     assert list(tmp.iterdir()) == []
 
 

@@ -164,7 +164,7 @@ def test_import_refuses_a_corrupt_log_of_ours_and_copies_nothing(logs: Path, tmp
     out = tmp_path / "imported"
     result = agent_tui("import", str(logs), "--out", str(out))
     assert result.returncode == 3
-    assert result.stderr.startswith(f"agent-tui: {path}:4: invalid JSON")
+    assert result.stderr.startswith(f"agent-tui: {path}:4: not JSON")
     assert "nothing was imported" in result.stderr and "Traceback" not in result.stderr
     assert "copied" not in result.stdout
     assert not out.exists()

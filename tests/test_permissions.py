@@ -159,7 +159,7 @@ def test_hand_edited_rules_are_picked_up_and_deny_wins(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
-        ("{not json", "invalid JSON"),
+        ("{not json", "not JSON"),
         ('{"rules": [{"tool": "shell", "decision": "maybe"}]}', "rules[0].decision"),
         ('{"rules": [{"tool": "shell", "decison": "allow"}]}', "rules[0]"),
         ('["shell"]', "Input should be"),

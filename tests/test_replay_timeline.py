@@ -211,7 +211,7 @@ def test_a_corrupt_line_is_marked_with_file_and_line_and_the_replay_goes_past_it
     timeline = Timeline([path], every=3)
     index_all(timeline)
     messages = [message for _index, message in timeline.errors]
-    assert messages[0].startswith(f"{path}:5: invalid JSON (")
+    assert messages[0].startswith(f"{path}:5: not JSON at column ")
     assert messages[1:] == [f"{path}:10: sequence 8 follows 8 (expected 9)"]
     assert [index for index, _message in timeline.errors] == list(timeline.marks["failure"]) == [4, 9]
     assert timeline.error_at(4) == timeline.errors[0][1]

@@ -588,7 +588,7 @@ class TestReplayKeys:
             await settle(pilot)
             screen = app.replay
             assert len(screen.errors) == 1
-            assert screen.errors[0].startswith(f"{victim}:10: invalid JSON")
+            assert screen.errors[0].startswith(f"{victim}:10: not JSON")
             assert screen.summary_error.startswith(f"{victim.name}:10:")
             # The replay goes on past it: every other line of that log is on screen.
             session_id = victim.stem
@@ -603,7 +603,7 @@ class TestReplayKeys:
                 if screen.position == index + 1:
                     break
             assert screen.position == index + 1
-            assert str(screen.scrubber.label).startswith(f"✗ {victim.name}:10: invalid JSON")
+            assert str(screen.scrubber.label).startswith(f"✗ {victim.name}:10: not JSON")
 
     async def test_follow_picks_up_appended_lines_and_new_logs(self, tmp_path: Path) -> None:
         logs = sorted(COMPLETE_LOGS.glob("*.jsonl"))

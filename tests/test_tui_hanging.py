@@ -50,7 +50,7 @@ async def armed_workbench(pilot: Pilot) -> AgentTuiApp:
 
 async def test_a_wrapped_answer_continues_under_its_text(tmp_path: Path) -> None:
     app = recorded_app(tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(72, 24)) as pilot:  # narrow enough for the answer to wrap
         await armed_workbench(pilot)
         lines = [
             line
@@ -63,11 +63,11 @@ async def test_a_wrapped_answer_continues_under_its_text(tmp_path: Path) -> None
 
 async def test_a_wrapped_queue_entry_continues_under_the_agent_path(tmp_path: Path) -> None:
     app = recorded_app(tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(72, 24)) as pilot:  # narrow enough for the command to wrap
         await armed_workbench(pilot)
         lines = rows(app.dashboard.queue)
-        assert row_after(lines, " 1. fix-login › explorer  shell") == "    9m21s"
-        assert row_after(lines, "    9m21s") == '    cmd="grep -rn check_login src tests |'
+        assert row_after(lines, " 1. fix-login › explorer  shell") == "    · 9m21s"
+        assert row_after(lines, "    · 9m21s") == '    cmd="grep -rn check_login src tests |'
         assert row_after(lines, '    cmd="grep') == '    sort"'
 
 

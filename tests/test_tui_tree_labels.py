@@ -36,11 +36,19 @@ async def tree_lines(pilot: Pilot) -> dict[str, str]:
     return lines
 
 
+async def test_the_tree_takes_three_eighths_of_a_narrow_screen() -> None:
+    for width, tree in ((80, 30), (96, 36)):
+        app = AgentTuiApp(events=list(replay_all(SAMPLES / "live")), live=False)
+        async with app.run_test(size=(width, 24)) as pilot:
+            await pilot.pause()
+            assert app.screen.query_one("#tree-pane").size.width + 2 == tree, width  # with its border
+
+
 async def test_a_long_name_is_cut_and_the_phase_and_time_stay() -> None:
     app = AgentTuiApp(events=list(replay_all(SAMPLES / "live")), live=False)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(96, 24)) as pilot:
         line = (await tree_lines(pilot))["grep-helper"]
-        assert "grep-…" in line
+        assert "● grep-he… ⚑" in line
         assert line.endswith("executing 5s"), line
 
 

@@ -56,7 +56,22 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         warning=_sandbox_warning() if models or has_agents else None,
         external=external if has_agents else None,
         agent=args.agent,
+        notify_command=_notify_command(),
     )
+
+
+def _notify_command() -> Any:
+    """The config's `notify_command` (a `NotifyCommand`), or None when it sets none."""
+    from agent_tui.providers.config import ConfigError, load_config
+    from agent_tui.runtime.notify_command import NotifyCommand
+
+    try:
+        config = load_config()
+    except ConfigError:  # `main` already refused a broken file; nothing more to say here
+        return None
+    if not config.notify_command:
+        return None
+    return NotifyCommand(config.notify_command, where=config.where(config.notify_command_line))
 
 
 def _sandbox_warning() -> str | None:

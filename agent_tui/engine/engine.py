@@ -35,7 +35,7 @@ from agent_tui.engine.clock import new_id, utc_now
 from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilder, InstructionsFor
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict, UnknownSession
 from agent_tui.engine.listeners import EventListener, ListenerFailure, Listeners
-from agent_tui.engine.permissions import PermissionEngine, Prompter
+from agent_tui.engine.permissions import PermissionEngine, Prompter, SessionAnswers
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo
 from agent_tui.engine.tool_calls import INTERRUPTED
@@ -231,14 +231,17 @@ class SessionEngine:
         repair = self.store.repair(session_id)
         info: SessionInfo | None = None
         count = 0
+        answers = SessionAnswers()  # "allow for this session" outlives the process
         for event in self.store.replay(session_id):
             count += 1
             if info is None:
                 info = self._session_from_created(session_id, event)
             info.track(event)
+            answers.track(event)
         if info is None:
             raise UnknownSession(session_id)
         self._sessions[session_id] = info
+        answers.restore(info.permissions or self.permissions, session_id)
         closed = info.open_turn
         if closed is not None:
             await self.close_open_turn(info)

@@ -12,6 +12,10 @@ Invariants this module guarantees:
   warning saying what it changes; only a person's answer lets it run;
 - a remembered answer covers only calls with the same key: the tool, the risk, and for `shell`
   the set of program names in the command, so "allow `ls` for this session" never allows `rm`;
+- an answer remembered for a session outlives the process: its log holds the user's
+  `permission.resolved{remember:"session"}`, and `SessionAnswers` (fed the log's events when a
+  session is reopened) gives it back to the engine, with the call's full arguments and risk
+  from the same log, so the reopened session's next turn is not asked again;
 - the rules file is plain, pretty-printed JSON a person can edit; it is re-read when it changes
   on disk, and a malformed file raises `PermissionRulesError` naming the file and the field.
 """
@@ -28,6 +32,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_tui.engine.protected_paths import ProtectedChange, protected_change
+from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import Decision, Remember, Risk
 from agent_tui.safety import RISK_ORDER, classify_shell, riskiest, shell_programs
 from agent_tui.store.whole_file import write_whole
@@ -47,6 +52,7 @@ __all__ = [
     "Prompter",
     "ProtectedChange",
     "RememberKey",
+    "SessionAnswers",
     "StaticPrompter",
     "Verdict",
     "classify_shell",
@@ -226,7 +232,7 @@ def parse_rules(path: Path, raw: bytes) -> list[PermissionRule]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
-        raise PermissionRulesError(path, f"invalid JSON ({error.args[0]})") from None
+        raise PermissionRulesError(path, json_problem(error)) from None
     try:
         return list(_RulesFile.model_validate(data).rules)
     except ValidationError as error:
@@ -470,6 +476,48 @@ class PermissionEngine:
     def rules(self) -> list[PermissionRule]:
         """The "always" rules as they are now (re-read from disk if the file changed)."""
         return list(self._rules.reload_if_changed())
+
+
+class SessionAnswers:
+    """The answers a session's log says the user gave "for this session", read as it replays.
+
+    Feed it every event of one session's log (`track`), then `restore` them into the engine
+    that decides for that session. Only a person's answer counts (`actor: user`, `allow` or
+    `deny`, `remember: session`); a call whose request or arguments the log lacks is skipped.
+    """
+
+    __slots__ = ("_args", "_asked", "answers")
+
+    def __init__(self) -> None:
+        self._args: dict[str, tuple[str, Mapping[str, Any]]] = {}  # toolCallId → (tool, args)
+        self._asked: dict[str, Risk] = {}  # requestId → risk
+        self.answers: list[tuple[str, Mapping[str, Any], Risk, Literal["allow", "deny"]]] = []
+
+    def track(self, event: Any) -> None:
+        """Take in one stored event (an `Event`) of the session's log, in order."""
+        kind = event.type
+        if kind == "model.tool_call_requested":
+            payload = event.payload
+            args = payload.get("args")
+            if isinstance(args, Mapping):
+                self._args[payload["toolCallId"]] = (payload["tool"], args)
+        elif kind == "permission.requested":
+            self._asked[event.payload["requestId"]] = event.payload["risk"]
+        elif kind == "permission.resolved":
+            payload = event.payload
+            decision = payload.get("decision")
+            if payload.get("remember") != "session" or payload.get("actor") != "user":
+                return
+            call = self._args.get(payload["toolCallId"])
+            risk = self._asked.get(payload["requestId"])
+            if call is None or risk is None or decision not in ("allow", "deny"):
+                return
+            self.answers.append((call[0], call[1], risk, decision))
+
+    def restore(self, permissions: PermissionEngine, session_id: str) -> None:
+        """Remember each answer for `session_id` again, in the order they were given."""
+        for tool, args, risk, decision in self.answers:
+            permissions.remember(session_id, tool, args, risk, PermissionAnswer(decision, remember="session"))
 
 
 def _warning(tool: str, args: Mapping[str, Any] | BaseModel) -> str:

@@ -13,6 +13,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agent_tui.engine.permissions import PolicyConfig
+from agent_tui.events import json_problem
 
 
 class _Strict(BaseModel):
@@ -89,7 +90,7 @@ def parse_scenario(data: bytes | str, source: str = "<scenario>") -> Scenario:
     try:
         raw = orjson.loads(data)
     except orjson.JSONDecodeError as error:
-        raise ScenarioError(source, "", f"not valid JSON ({error.args[0]})") from None
+        raise ScenarioError(source, "", json_problem(error)) from None
     try:
         return Scenario.model_validate(raw)
     except ValidationError as error:

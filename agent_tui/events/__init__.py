@@ -1,6 +1,7 @@
 """Events: the schema every other layer speaks (the bottom floor; imports nothing of ours)."""
 
 from agent_tui.events.args_preview import args_preview
+from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import (
     EVENT_TYPES,
     PAYLOADS,
@@ -21,6 +22,7 @@ __all__ = [
     "counted",
     "event_from_dict",
     "event_from_json",
+    "json_problem",
     "log_line_json_schema",
     "payload_from",
     "visible",

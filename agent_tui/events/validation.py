@@ -22,6 +22,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import PAYLOADS, SCHEMA_VERSION, Event, EventValidationError
 
 __all__ = [
@@ -477,7 +478,7 @@ def event_from_json(line: bytes | str) -> Event:
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as error:
-        raise EventValidationError(f"invalid JSON ({error.args[0]})") from None
+        raise EventValidationError(json_problem(error)) from None
     return event_from_dict(data)
 
 

@@ -11,7 +11,12 @@ How records map:
 - `session_meta` → `session.created` (`client: codex`, the provider; a spawned agent's
   `source.subagent.thread_spawn` gives `parentSessionId` and its role as `agentName`); the
   record itself is also kept as a `source.record`;
-- the user's prompt (`event_msg user_message`, or a user `message` item) starts a turn; the two
+- the user's prompt (`event_msg user_message`, or a user `message` item) starts a turn; context
+  Codex injects as user-role messages (the project's AGENTS.md, `<environment_context>`,
+  `<user_instructions>`) is no prompt: it is kept as a `source.record` (`message.user`) and
+  starts no turn; a prompt the IDE extension or the desktop app prefixed with the editor's state
+  (`# Context from my IDE setup:` … `## My request for Codex:`) is the request after the heading,
+  the editor's state kept in its turn as a `source.record` (`ide_context`); the two
   copies Codex writes of each prompt, answer and reasoning summary are matched and used once;
   input taken while a turn runs (after `task_started`) is steered input;
 - assistant `message` items → `model.delta`; `function_call` / `custom_tool_call` /
@@ -38,7 +43,7 @@ from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, Raw
 from agent_tui.importers.codex_subagents import CodexChildren
 from agent_tui.importers.codex_words import (
     CLIENT,
-    CONTEXT_PREFIXES,
+    CONTEXT_KINDS,
     FORMAT,
     KEPT_EVENTS,
     RESPONSE_ITEMS,
@@ -46,6 +51,7 @@ from agent_tui.importers.codex_words import (
     content_text,
     output_text,
     unreadable,
+    user_request,
 )
 from agent_tui.importers.ids import EPOCH_TS, normalize_ts, safe_part, session_id_for
 
@@ -225,6 +231,20 @@ class CodexImporter(LineImporter):
         self._turn_base = self._total
         self._calls = {}
 
+    def _user_text(self, n: int, ts: str, content: Any, side: str, record: dict[str, Any]) -> None:
+        """A user message (`side`: its item or its event copy): a prompt, with the context the
+        app or the IDE put around it kept in its turn as `ide_context`; or, wholly injected
+        context, kept as it came. The copies are matched on the request alone (one side may
+        carry the IDE's context, the other not)."""
+        request, context = user_request(content)
+        if not request:
+            self._record(ts, "message.user" if side == "item" else "event_msg.user_message", record)
+            return
+        if self._first_copy(side, request):
+            self._prompt(n, ts, request, side)
+            if context:
+                self._record(ts, "ide_context", {"text": context})
+
     def _close(self, ts: str, stop: str | None = None) -> None:
         builder = self.builder
         if builder is None or builder.turn is None:
@@ -264,9 +284,8 @@ class CodexImporter(LineImporter):
             if role == "assistant":
                 if text and self._first_copy("item", text):
                     self._in_turn(n, ts).delta(ts, text)
-            elif role == "user" and not text.lstrip().startswith(CONTEXT_PREFIXES):
-                if self._first_copy("item", text):
-                    self._prompt(n, ts, text, "item")
+            elif role == "user":
+                self._user_text(n, ts, content, "item", item)
             else:
                 self._record(ts, f"message.{role}", item)
         elif kind == "reasoning":
@@ -347,8 +366,10 @@ class CodexImporter(LineImporter):
             if type(text) is not str:
                 self._malformed(n, ts, f"event_msg.{kind}", event, "whose text is not a string")
             elif kind == "user_message":
-                if self._first_copy("event", text):
-                    self._prompt(n, ts, text, "event")
+                if event.get("kind") in CONTEXT_KINDS:
+                    self._record(ts, "event_msg.user_message", event)
+                else:
+                    self._user_text(n, ts, text, "event", event)
             elif kind == "agent_message":
                 if text and self._first_copy("event", text):
                     self._in_turn(n, ts).delta(ts, text)

@@ -70,7 +70,46 @@ CONTEXT_PREFIXES = (
     "# AGENTS.md",
     "<permissions",
     "<INSTRUCTIONS>",
+    "<user_shell_command>",
 )
+"""How the texts Codex injects as user-role messages begin (the project's AGENTS.md, the
+sandbox and directory it runs in): context for the model, never a prompt of the user's."""
+CONTEXT_KINDS = frozenset({"user_instructions", "environment_context"})
+"""The `kind`s of a `user_message` event (some releases) that mark injected context."""
+IDE_CONTEXT = "# Context from my IDE setup:"
+"""How the IDE extension and the desktop app begin a prompt they prefix with the editor's state
+(the active file, the open tabs, a selection); the user's own words follow `IDE_REQUEST`."""
+IDE_REQUEST = re.compile(r"^#{1,3} My request for Codex:[ \t]*$\n?", re.MULTILINE)
+
+
+def user_request(content: Any) -> tuple[str, str]:
+    """A user message's content as (what the user asked, the context injected around it).
+
+    Each text part that begins like injected context (`CONTEXT_PREFIXES`) is context; a part
+    that begins with the IDE's `# Context from my IDE setup:` is context up to `## My request for
+    Codex:` and the request after it (all context when that heading is missing). The request is
+    empty when the whole message was injected.
+    """
+    parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+    asked: list[str] = []
+    context: list[str] = []
+    for part in parts:
+        text = content_text([part]) if isinstance(part, dict) else part if isinstance(part, str) else ""
+        stripped = text.lstrip()
+        if stripped.startswith(CONTEXT_PREFIXES):
+            context.append(text)
+        elif stripped.startswith(IDE_CONTEXT):
+            heading = IDE_REQUEST.search(stripped)
+            if heading is None:
+                context.append(text)
+            else:
+                context.append(stripped[: heading.start()].rstrip())
+                asked.append(stripped[heading.end() :])
+        else:
+            asked.append(text)
+    return "\n".join(asked).strip("\n") if any(a.strip() for a in asked) else "", "\n\n".join(context)
+
+
 EXIT_CODE = re.compile(r"^(?:Exit code|Process exited with code):? (-?\d+)", re.MULTILINE)
 THREAD_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 RISK = {"apply_patch": "write", "shell": "execute", "exec_command": "execute", "local_shell": "execute"}

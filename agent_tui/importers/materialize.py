@@ -36,7 +36,7 @@ from agent_tui.importers.convert import (
 )
 from agent_tui.importers.follow import ForeignFollower
 
-CACHE_VERSION = "2"
+CACHE_VERSION = "3"
 """Bumped when the importers change what they write, so old cache entries are not reused."""
 
 

@@ -88,6 +88,9 @@ class Config:
     """`[sandbox] enabled`: run shell commands in the sandbox where the machine has one."""
     sandbox_line: int | None = None
     """The line of `enabled` in `[sandbox]`, when the file sets it."""
+    notify_command: tuple[str, ...] = ()
+    """`notify_command`: a program (and its arguments) told each notification as JSON on stdin."""
+    notify_command_line: int | None = None
 
     def key_variables(self) -> frozenset[str]:
         """Every `api_key_env` the profiles name (the variables that hold model keys)."""
@@ -182,7 +185,7 @@ def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
     return f"{path}:{match.group(1)}: {reason} (column {match.group(2)})"
 
 
-TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp", "shell_env", "sandbox")
+TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp", "shell_env", "sandbox", "notify_command")
 """Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`)."""
 
 
@@ -222,6 +225,7 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
             raise fail(lines.line("default_profile"), f"default_profile {default!r}: {_no_profile(profiles)}")
     include = _shell_include(data, lines, fail)
     sandbox_enabled, sandbox_line = _sandbox(data, lines, fail)
+    notify = _notify_command(data, lines, fail)
     return Config(
         path,
         profiles,
@@ -231,7 +235,26 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
         shell_include=include,
         sandbox_enabled=sandbox_enabled,
         sandbox_line=sandbox_line,
+        notify_command=notify,
+        notify_command_line=lines.line("notify_command") if notify else None,
     )
+
+
+def _notify_command(
+    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
+) -> tuple[str, ...]:
+    """`notify_command = ["PROGRAM", "ARG", ...]`, checked (run without a shell, so a list)."""
+    if "notify_command" not in data:
+        return ()
+    value = data["notify_command"]
+    line = lines.line("notify_command")
+    if not isinstance(value, list) or not value:
+        raise fail(
+            line, 'notify_command must be a list: the program and its arguments, e.g. ["ntfy", "publish"]'
+        )
+    if not all(isinstance(part, str) and part and "\x00" not in part for part in value):
+        raise fail(line, "notify_command: every item must be a non-empty string")
+    return tuple(value)
 
 
 def _shell_include(

@@ -7,6 +7,7 @@ dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_
 """
 
 from agent_tui.events.turn_vocabulary import Phase
+from agent_tui.reducer.attention import AttentionPolicy, Notification, Occurrence
 from agent_tui.reducer.fold import apply_event, project_state
 from agent_tui.reducer.timestamps import epoch_ms, ms_between
 from agent_tui.reducer.views import (
@@ -32,8 +33,11 @@ __all__ = [
     "OUTPUT_CHARS",
     "RESULT_CHARS",
     "TEXT_CHARS",
+    "AttentionPolicy",
     "DashboardState",
     "DeliveryView",
+    "Notification",
+    "Occurrence",
     "PermissionView",
     "Phase",
     "SessionStatus",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import orjson
 
-from agent_tui.events import Event, EventValidationError, event_from_dict
+from agent_tui.events import Event, EventValidationError, event_from_dict, json_problem
 from agent_tui.events.validation import BUILDERS_WITH_V
 from agent_tui.store import LineIndex, foreign_session
 
@@ -63,7 +63,7 @@ def decode_line(line: bytes) -> Event | str:
     try:
         return event_from_dict(orjson.loads(line))
     except orjson.JSONDecodeError as error:
-        return f"invalid JSON ({error.args[0]})"
+        return json_problem(error)
     except EventValidationError as error:
         return error.reason
 

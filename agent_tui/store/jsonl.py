@@ -38,6 +38,7 @@ from agent_tui.events import (
     EventValidationError,
     event_from_dict,
     event_from_json,
+    json_problem,
 )
 from agent_tui.events.validation import BUILDERS_WITH_V, BUILDERS_WITHOUT_V
 from agent_tui.store.errors import (
@@ -389,7 +390,7 @@ def _check_line(
     try:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as error:
-        raise EventLogDecodeError(path, line_number, f"invalid JSON ({error.args[0]})") from None
+        raise EventLogDecodeError(path, line_number, json_problem(error)) from None
     try:
         event = event_from_dict(data)
     except EventValidationError as error:

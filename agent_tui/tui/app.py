@@ -9,7 +9,10 @@ notices, `A` for the next request) is `AgentTuiBase`.
 
 Attention: when a request arrives while the user looks elsewhere (another session, a dialog,
 another window), the terminal bell rings and the summary bar says so; the terminal's title
-always counts what waits (`(2) agent-tui`, see `terminal.py`). SIGTERM and SIGHUP (a closed
+always counts what waits (`(2) agent-tui`, see `terminal.py`). While the terminal has lost focus
+(focus reporting), what needs the user (an approval waiting, a root agent's turn failed or
+finished) is also told as a desktop notification and to the config's `notify_command`, gathered
+and spaced out (`attention.py`). SIGTERM and SIGHUP (a closed
 terminal) leave the way `q` does: every running turn is stopped and logged, then the terminal
 is restored, and the run exits 128 + the signal's number (143, 129).
 """
@@ -17,7 +20,8 @@ is restored, and the run exits 128 + the signal's number (143, 129).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 from textual import events, on, work
@@ -28,12 +32,14 @@ from agent_tui.events import Event, counted, visible
 from agent_tui.ports import (
     ExternalAgents,
     ModelChoice,
+    NotifyCommand,
     demo_scenario_path,
     exit_status,
     listen_for_leave_signals,
 )
-from agent_tui.reducer import DashboardState, epoch_ms, project_state
+from agent_tui.reducer import AttentionPolicy, DashboardState, epoch_ms, project_state
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
+from agent_tui.tui.attention import Attention
 from agent_tui.tui.formatting import agent_path_text, short_path
 from agent_tui.tui.live import LiveRun
 from agent_tui.tui.messages import (
@@ -81,6 +87,8 @@ class AgentTuiApp(AgentTuiBase):
             project run).
         search_dir: the logs `F` searches when there is no live run (a live run's are its own);
             `search_index` the index file (default: its usual place in the data directory).
+        notify_command: the config's `notify_command`, told each notification while the user is
+            away; `attention` the policy deciding them (default: the usual gathering and gaps).
     """
 
     def __init__(
@@ -103,6 +111,8 @@ class AgentTuiApp(AgentTuiBase):
         group_by_day: bool | None = None,
         search_dir: Path | None = None,
         search_index: Path | None = None,
+        notify_command: NotifyCommand | None = None,
+        attention: AttentionPolicy | None = None,
     ) -> None:
         super().__init__(theme=theme)
         self.search_dir, self.search_index = search_dir, search_index
@@ -128,7 +138,7 @@ class AgentTuiApp(AgentTuiBase):
             else:
                 self._project_run = True
                 assert project is not None
-                self._mode = f"project · {short_path(project)}"
+                self._mode = project_mode(project, models or [])
         else:
             self._mode = "recorded"
         if clock is None:
@@ -143,6 +153,16 @@ class AgentTuiApp(AgentTuiBase):
         self._warning = warning
         self.window_title = TerminalTitle(TITLE, self._write_terminal)
         self.bells = 0
+        self.attention = Attention(
+            attention or AttentionPolicy(lambda: time.monotonic_ns() // 1_000_000),
+            self._write_terminal,
+            command=notify_command,
+            run=self._run_notify_command,
+            report=self._notify_command_failed,
+        )
+        if self.live is not None:
+            self.live.observers.append(self.attention.policy.observe)
+            self.live.on_hydrated.append(self.attention.policy.arm)  # what comes after is news
         self._leaving = False
         self._left_on: int | None = None  # the signal the run is leaving on (SIGTERM, SIGHUP)
 
@@ -180,6 +200,7 @@ class AgentTuiApp(AgentTuiBase):
             self.call_after_refresh(
                 self.notify, self._warning, title="No sandbox", severity="warning", timeout=20
             )
+        self.watch(self, "app_focus", self._focus_changed, init=False)
         if not self.is_headless:
             listen_for_leave_signals(self._signalled)
 
@@ -206,6 +227,17 @@ class AgentTuiApp(AgentTuiBase):
         # the close has removed the tree but not yet the screen.
         if self.is_running:
             self.sessions_screen.tick()
+            self.attention.tick()
+
+    # -- attention while the user is away ------------------------------------------------------
+    def _focus_changed(self, focused: bool) -> None:
+        self.attention.present(focused)
+
+    def _run_notify_command(self, job: Awaitable[None]) -> None:
+        self.run_worker(job, group="notify-command", exit_on_error=False)
+
+    def _notify_command_failed(self, problem: str) -> None:
+        self.notify(problem, title="The notify command failed", severity="warning", timeout=15)
 
     @on(PermissionAsked)
     def _asked(self, message: PermissionAsked) -> None:
@@ -413,6 +445,7 @@ def run_dashboard(
     warning: str | None = None,
     external: ExternalAgents | None = None,
     agent: str | None = None,
+    notify_command: NotifyCommand | None = None,
 ) -> int:
     """`agent-tui`: the dashboard on `project` with `models` and the `external` agents, or (none of
     either) the built-in demo; `agent` starts that external agent at launch.
@@ -428,6 +461,7 @@ def run_dashboard(
             external=external,
             agent=agent,
             warning=warning,
+            notify_command=notify_command,
         )
     else:
         app = AgentTuiApp(
@@ -436,6 +470,7 @@ def run_dashboard(
             prompt=prompt,
             notice=notice,
             warning=warning,
+            notify_command=notify_command,
         )
     app.run()
     try:
@@ -478,6 +513,14 @@ def _sessions_dir_of(files: list[Path]) -> Path | None:
     if len(files) > 1:
         return directory
     return directory if sorted(directory.glob("*.jsonl")) == sorted(files) else None
+
+
+def project_mode(project: Path, models: list[ModelChoice]) -> str:
+    """What the top line says a project run is: its directory and the model new agents use."""
+    mode = f"project · {short_path(project)}"
+    if models:
+        mode += f" · {models[0].model or models[0].name}"
+    return mode
 
 
 def quit_question(state: DashboardState) -> str | None:

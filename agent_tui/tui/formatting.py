@@ -173,7 +173,7 @@ def turn_lines(
 ) -> list[Content]:
     """`turn_content` as a list of its lines (a message's text may hold line breaks), for a view
     that renders each line once and keeps it while the turn grows."""
-    lines: list[Content] = [_turn_rule(turn, number, now_ms)]
+    lines: list[Content] = [_turn_rule(turn, number, now_ms, dated_clock(session, now_ms))]
     shown: set[str] = set()
     for entry in turn.transcript:
         lines += _entry_lines(entry, turn, session, shown, width)
@@ -184,16 +184,46 @@ def turn_lines(
         lines.append(_turn_end_line(turn))
     if turn.end_message:
         style = "$text-error" if turn.stop_reason == "error" else "$text-muted"
-        lines.append(marked(f"  {turn.end_message}", style))
+        lines += indented_lines(turn.end_message, "  ", style)
     return lines
 
 
-def turn_summary(turn: TurnView, number: int, now_ms: int | None = None) -> Content:
+MESSAGE_LINES = 12
+"""The most lines of an error message the detail shows (the rest is counted)."""
+
+
+def indented_lines(text: str, indent: str, style: str) -> list[Content]:
+    """A message of several lines (a traceback, a command's stderr) with every line under the
+    first at the same indentation, at most `MESSAGE_LINES` of them."""
+    rows = [line.rstrip() for line in text.strip("\n").splitlines()] or [""]
+    shown = rows[:MESSAGE_LINES]
+    lines = [Content.assemble(indent, marked(row, style)) for row in shown]
+    if len(rows) > len(shown):
+        lines.append(Content.styled(f"{indent}… {counted(len(rows) - len(shown), 'more line')}", MUTED))
+    return lines
+
+
+def turn_summary(
+    turn: TurnView, number: int, now_ms: int | None = None, session: SessionView | None = None
+) -> Content:
     """A finished turn in one line: its rule and its prompt."""
-    return Content.assemble(_turn_rule(turn, number, now_ms), ("  ", ""), marked(turn.prompt_preview, MUTED))
+    dated = dated_clock(session, now_ms) if session is not None else None
+    rule = _turn_rule(turn, number, now_ms, dated)
+    return Content.assemble(rule, ("  ", ""), marked(turn.prompt_preview, MUTED))
 
 
-def _turn_rule(turn: TurnView, number: int, now_ms: int | None) -> Content:
+def dated_clock(session: SessionView, now_ms: int | None) -> bool | None:
+    """Whether the session's turn headers say the day (`Dec 10 19:38`) rather than the time
+    alone (`19:38:07`): one format for all of them, dated when its first turn is of another day
+    than `now_ms` (None: no "now", the time alone)."""
+    if now_ms is None or not session.turns or not session.turns[0].started_ts:
+        return None
+    return format_clock(session.turns[0].started_ts, now_ms) != format_clock(
+        session.turns[0].started_ts, now_ms, dated=False
+    )
+
+
+def _turn_rule(turn: TurnView, number: int, now_ms: int | None, dated: bool | None = None) -> Content:
     bits = [f"turn {number}"]
     if turn.stop_reason is None:
         bits.append(turn.phase)
@@ -211,7 +241,7 @@ def _turn_rule(turn: TurnView, number: int, now_ms: int | None) -> Content:
     if turn.compactions:
         bits.append(f"compacted ×{turn.compactions}")
     if turn.started_ts:
-        bits.append(format_clock(turn.started_ts, now_ms))
+        bits.append(format_clock(turn.started_ts, now_ms, dated=dated))
     if turn.ended_ts is not None and turn.duration_ms is not None:
         bits.append(format_duration(turn.duration_ms))
     return marked("── " + " · ".join(bits), "$text-muted bold")
@@ -291,7 +321,7 @@ def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Conten
         meta += [(" · ", MUTED), part]
     lines.append(Content.assemble("    ", *meta))
     if call.status == "failed" and call.message:
-        lines.append(Content.assemble("    ", marked(call.message, "$text-error")))
+        lines += indented_lines(call.message, "    ", "$text-error")
     body = call.output if call.status == "running" else (call.result or call.output or "")
     for line in tail_lines(body):
         lines.append(fit(Content.assemble(("    │ ", MUTED), marked(line, "$foreground-muted")), width))

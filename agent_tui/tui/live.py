@@ -106,6 +106,12 @@ class LiveRun:
         self._post = post
         self.prompter = TuiPrompter(post)
         self.state = DashboardState()
+        self.observers: list[Callable[[Event], None]] = []
+        """Told every stored event after `state` (the dashboard's attention)."""
+        self.hydrated = False
+        """Whether the stored sessions are folded in (what comes after is new)."""
+        self.on_hydrated: list[Callable[[], None]] = []
+        """Called once the stored sessions are folded in."""
         self._redraw: Callable[[], None] | None = None
         self._redraw_seconds = 0.0
         self._redrawn_at = float("-inf")  # when the screen last showed `state`
@@ -173,6 +179,9 @@ class LiveRun:
         try:
             async with workbench.serving():
                 problems = await workbench.hydrate(self._on_event)
+                self.hydrated = True
+                for hook in self.on_hydrated:
+                    hook()
                 thresholds = _keep_out_of_collections()
                 self._post(WorkbenchReady(problems))
                 self.check_project_rules()
@@ -229,6 +238,8 @@ class LiveRun:
     def _on_event(self, event: Event) -> None:
         apply_event(self.state, event)
         self._changed = True
+        for observer in self.observers:
+            observer(event)
         if event.type == "permission.resolved" and event.payload.get("decision") == "ask":
             self._asked = True  # a question for the user is shown at once (bell, title, queue)
         if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._redraw_seconds:

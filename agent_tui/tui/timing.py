@@ -29,12 +29,15 @@ def format_duration(ms: int | None) -> str:
     return f"{hours // 24}d{hours % 24:02d}h"
 
 
-def format_clock(ts: str, now_ms: int | None = None) -> str:
-    """An event `ts` in local time: `14:02:11` on the day of `now_ms`, else `Nov 28 14:02`."""
+def format_clock(ts: str, now_ms: int | None = None, *, dated: bool | None = None) -> str:
+    """An event `ts` in local time: `14:02:11` on the day of `now_ms`, else `Nov 28 14:02`;
+    `dated` chooses (`True`: `Nov 28 14:02`, `False`: `14:02:11`) whatever the day."""
     try:
         moment = datetime.fromisoformat(ts).astimezone()
     except ValueError:
         return "?"
+    if dated is not None:
+        return moment.strftime("%b %d %H:%M") if dated else moment.strftime("%H:%M:%S")
     if now_ms is not None:
         today = datetime.fromtimestamp(now_ms / 1000).astimezone().date()
         if moment.date() != today:

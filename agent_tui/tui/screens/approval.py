@@ -11,7 +11,8 @@ with a notification if the request is withdrawn while it is open.
 What is asked is shown so it can be judged: a `write_file`/`edit_file` as a diff against the
 file as it is now (a new file all added, an overwrite marked as one, an edit that will fail
 says why), a `shell` call as its whole command with the reason it got its risk, anything else
-as its arguments.
+as its arguments. For `spawn_agent`, a line says that "this session" and "always" allow every
+later spawn (any agent, any prompt), not only this one.
 """
 
 from __future__ import annotations
@@ -168,6 +169,13 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                     yield Button("This session  s", id="allow-session", variant="primary", compact=True)
                     yield Button("Always  !", id="allow-always", variant="warning", compact=True)
                     yield Button("Deny  n", id="deny", variant="error", compact=True)
+                reach = answer_reach(view.tool)
+                if reach is not None:
+                    yield Static(
+                        Content.assemble(("⚠ ", "bold"), marked(reach)),
+                        id="approval-reach",
+                        classes="-destructive",
+                    )
                 yield Static(Content.styled("esc closes without answering", MUTED), id="approval-hint")
             else:
                 yield Static(Content.styled(f"{self._note}  esc closes", MUTED), id="approval-hint")
@@ -273,6 +281,20 @@ def option_answer(option: AgentOption) -> AcpPermissionAnswer:
     if option.kind.startswith("allow"):
         return AcpPermissionAnswer("allow", "once" if once else "session", option_id=option.option_id)
     return AcpPermissionAnswer("deny", "once" if once else "session", option_id=option.option_id)
+
+
+def answer_reach(tool: str) -> str | None:
+    """How far "this session" and "always" reach for `tool`, when that is more than it looks.
+
+    A remembered answer covers the tool at that risk whatever its arguments (`RememberKey`):
+    for `spawn_agent` that is every agent, with any prompt, it would start from then on.
+    """
+    if tool == "spawn_agent":
+        return (
+            "s allows every spawn_agent in this session, ! every future spawn_agent in this project: "
+            "any agent, any prompt, without asking"
+        )
+    return None
 
 
 def _call_of(state: DashboardState, view: PermissionView) -> ToolCallView | None:

@@ -166,7 +166,7 @@ class SessionDetail(VerticalScroll):
         if first:
             parts.append(Content.styled(f"… {first} earlier turns", "$text-muted"))
         summaries = [
-            turn_summary(turn, first + index + 1, self._now_ms)
+            turn_summary(turn, first + index + 1, self._now_ms, session)
             for index, turn in enumerate(finished[first:full_from])
         ]
         if summaries:

@@ -4,10 +4,15 @@ Notifications are shown here, at the right end of the line, instead of as toasts
 panels: a notice never covers the detail's first lines, the approval queue or a dialog. The
 newest notice replaces the one before, unless that one is more severe and still showing (a
 warning is not pushed aside by a passing remark); each clears itself after its timeout.
+
+The logs' location is the line's last part: when the line is too narrow for all of it, the
+path loses its beginning (`…/projects/shop-5d41402abc4b`), never its end, which names the
+project's own directory.
 """
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
@@ -51,6 +56,7 @@ class SummaryBar(Horizontal):
         self._notice_rank = 0
         self._key: object = None
         self._timer: Timer | None = None
+        self._shown: tuple[DashboardState, str, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary-counts")
@@ -60,7 +66,14 @@ class SummaryBar(Horizontal):
         running = state.running_count()
         pending = len(state.pending_permissions())
         sessions = len(state.sessions)
-        key = (self.mode, running, pending, state.event_count, sessions, note, error, self.location)
+        width = self.size.width
+        notice = self.query_one("#summary-notice", Static)
+        notice_width = notice.size.width if notice.has_class("-shown") else 0
+        key = (
+            self.mode, running, pending, state.event_count, sessions, note, error, self.location,
+            width, notice_width,
+        )  # fmt: skip
+        self._shown = (state, note, error)
         if key == self._key:
             return
         self._key = key
@@ -77,16 +90,38 @@ class SummaryBar(Horizontal):
             ),
             sep,
             (f"{counted(sessions, 'session')}", MUTED),
-            sep,
-            (f"{state.event_count:,} events", MUTED),
         ]
+        events_count: list[Content | str | tuple[str, str]] = [sep, (f"{state.event_count:,} events", MUTED)]
         if note:
             parts += [sep, marked(note, MUTED)]
-        if self.location:
-            parts += [sep, marked(self.location, MUTED)]
+        tail: list[Content | str | tuple[str, str]] = []
         if error:
-            parts += ["   ", marked("⚠ " + error, "bold $text-error")]
-        self.query_one("#summary-counts", Static).update(Content.assemble(*parts))
+            tail += ["   ", marked("⚠ " + error, "bold $text-error")]
+        location = ""
+        if self.location:
+
+            def room(*pieces: Content | str | tuple[str, str]) -> int:
+                used = Content.assemble(*pieces, *tail).cell_length + 3  # and the separator
+                return width - 2 - notice_width - used if width else len(self.location)
+
+            location = elided_path(self.location, room(*parts, *events_count))
+            if location != self.location:  # the events count gives way to the logs' path
+                without = elided_path(self.location, room(*parts))
+                if len(without) > len(location):
+                    location, events_count = without, []
+        parts += events_count
+        if location:
+            parts += [sep, marked(location, MUTED)]
+        self.query_one("#summary-counts", Static).update(Content.assemble(*parts, *tail))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        """Draw the counts again at the line's width as it is now (the notice came or went)."""
+        if self._shown is not None and self.is_attached:
+            state, note, error = self._shown
+            self.show_state(state, note=note, error=error)
 
     def show_notice(
         self, message: str, *, title: str = "", severity: str = "information", timeout: float = 5
@@ -106,6 +141,7 @@ class SummaryBar(Horizontal):
         widget = self.query_one("#summary-notice", Static)
         widget.update(Content.assemble(*parts))
         widget.add_class("-shown")
+        self.call_after_refresh(self._redraw)
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(max(1.0, timeout), self.clear_notice)
@@ -114,3 +150,18 @@ class SummaryBar(Horizontal):
         self.notice = ""
         self._notice_rank = 0
         self.query_one("#summary-notice", Static).remove_class("-shown")
+        self.call_after_refresh(self._redraw)
+
+
+def elided_path(path: str, room: int) -> str:
+    """`path` in at most `room` cells: whole, or its end after `…` from a `/` on (empty when
+    not even its last part fits)."""
+    if len(path) <= room:
+        return path
+    if room < 2:
+        return ""
+    tail = path[-(room - 1) :]
+    cut = tail.find("/")
+    if cut < 0:
+        return ""
+    return "…" + tail[cut:]
