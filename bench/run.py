@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_dashboard_memory import dashboard_rows
+from bench_dump import bench_dump
 from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
 from bench_export import bench_export
 from bench_grep import bench_grep
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
         rows = bench_log(args.events, Path(tmp))
         rows += bench_replay(args.events, Path(tmp), quick=args.events < 1_000_000)  # same log
+        rows += bench_dump(args.events, Path(tmp))  # `replay --dump state` as a whole process
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-import-") as tmp:
         rows += bench_import(args.import_mb, Path(tmp))
     for name, rate, base, verdict in bench_engine(args.turns):

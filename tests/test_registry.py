@@ -12,14 +12,13 @@ from support_frames import as_transition
 
 from agent_tui.turns import (
     Attached,
-    Complete,
     Compressing,
+    End,
     EndReason,
     EventSink,
     Fail,
     Frame,
     FrameError,
-    Interrupt,
     NoActiveTurn,
     PendingInput,
     ResponseMeta,
@@ -88,7 +87,7 @@ class TestClaim:
 
     def test_claim_after_terminal_state_works_and_start_carries_new_turn_id(self, h: Harness) -> None:
         h.begin("s1", "t1")
-        h.registry.transition("s1", Complete("done"))
+        h.registry.transition("s1", End("final"))
         assert h.registry.claim("s1", turn_id="t2")
         h.sink.attach("s1")
         h.registry.transition("s1", Start())
@@ -139,9 +138,9 @@ class TestTransitions:
     @pytest.mark.parametrize(
         ("command", "state", "reason"),
         [
-            (Complete("done"), "complete", EndReason("done")),
-            (Complete("maxSteps"), "complete", EndReason("maxSteps")),
-            (Interrupt(), "interrupt", EndReason("aborted")),
+            (End("final"), "complete", EndReason("done")),
+            (End("max_steps"), "complete", EndReason("maxSteps")),
+            (End("cancelled"), "interrupt", EndReason("aborted")),
             (
                 Fail(FrameError("provider_failure", "503")),
                 "error",
@@ -153,7 +152,7 @@ class TestTransitions:
         h.begin("s1", "t1")
         assert h.registry.transition("s1", command) is True
         assert h.registry.transition("s1", command) is False
-        assert h.registry.transition("s1", Interrupt()) is False
+        assert h.registry.transition("s1", End("cancelled")) is False
         assert h.ends("s1") == [Transition("end", "t1", reason.kind, reason.error)]
         assert h.registry.state("s1") == state
         assert h.registry.reason("s1") == reason
@@ -161,7 +160,7 @@ class TestTransitions:
 
     def test_phase_commands_after_the_end_send_nothing(self, h: Harness) -> None:
         h.begin("s1", "t1")
-        h.registry.transition("s1", Complete("done"))
+        h.registry.transition("s1", End("final"))
         before = list(h.frames)
         assert h.registry.transition("s1", Running()) is False
         assert h.registry.transition("s1", Start()) is False
@@ -169,7 +168,7 @@ class TestTransitions:
 
     def test_transition_for_unknown_session_is_a_noop(self, h: Harness) -> None:
         h.sink.attach("nobody")
-        for command in (Start(), Running(), Compressing(), Complete("done"), Interrupt()):
+        for command in (Start(), Running(), Compressing(), End("final"), End("cancelled")):
             assert h.registry.transition("nobody", command) is False
         assert h.frames == []
         assert h.registry.state("nobody") is None
@@ -197,7 +196,7 @@ class TestSteer:
         assert h.registry.submit("s1", PendingInput("in0", "too early")) == NoActiveTurn()
         h.begin("s1", "t1")
         assert h.registry.submit("s1", PendingInput("in1", "also check tests")) == Attached("t1")
-        h.registry.transition("s1", Complete("done"))
+        h.registry.transition("s1", End("final"))
         assert h.registry.submit("s1", PendingInput("in2", "too late")) == NoActiveTurn()
 
     def test_drain_takes_everything_once(self, h: Harness) -> None:
@@ -211,7 +210,7 @@ class TestSteer:
     def test_a_new_claim_starts_with_an_empty_input_slot(self, h: Harness) -> None:
         h.begin("s1", "t1")
         h.registry.submit("s1", PendingInput("in1", "a"))
-        h.registry.transition("s1", Interrupt())
+        h.registry.transition("s1", End("cancelled"))
         h.registry.claim("s1", turn_id="t2")
         assert h.registry.drain("s1") == []
 
@@ -222,11 +221,11 @@ class TestWait:
         h.begin("s1", "t1")
         async with h.waiting("s1") as outcome:
             assert outcome == []  # still blocked while running
-            h.registry.transition("s1", Complete("done"))
+            h.registry.transition("s1", End("final"))
         assert outcome == ["completed"]
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("command", [Fail(FrameError("unknown", "x")), Interrupt()])
+    @pytest.mark.parametrize("command", [Fail(FrameError("unknown", "x")), End("cancelled")])
     async def test_wait_says_failed_for_a_failed_or_interrupted_turn(self, h: Harness, command) -> None:
         h.begin("s1", "t1")
         h.registry.transition("s1", command)
@@ -236,7 +235,7 @@ class TestWait:
     async def test_zero_timeout_on_an_ended_turn_reports_the_outcome(self, h: Harness) -> None:
         h.begin("s1", "t1")
         assert await h.registry.wait("s1", timeout=0) == "timeout"
-        h.registry.transition("s1", Complete("maxSteps"))
+        h.registry.transition("s1", End("max_steps"))
         assert await h.registry.wait("s1", timeout=0) == "completed"
 
     @pytest.mark.anyio
@@ -254,7 +253,7 @@ class TestWait:
     async def test_a_child_waits_for_mark_delivered(self, h: Harness) -> None:
         h.begin("parent", "tp")
         h.begin("child", "tc", parent_session_id="parent", agent_name="explorer")
-        h.registry.transition("child", Complete("done"))
+        h.registry.transition("child", End("final"))
         # Ended but not delivered: still waiting.
         assert await h.registry.wait("child", timeout=0.02) == "timeout"
         async with h.waiting("child") as outcome:
@@ -284,10 +283,10 @@ class TestChildren:
         h.begin("done-child", "t1", parent_session_id="p")
         h.begin("live-child", "t2", parent_session_id="p")
         h.begin("other", "t3", parent_session_id="q")
-        h.registry.transition("other", Complete("done"))
-        h.registry.transition("done-child", Complete("done"))
+        h.registry.transition("other", End("final"))
+        h.registry.transition("done-child", End("final"))
         assert h.registry.record("done-child") is not None  # not before the parent settles
-        h.registry.transition("p", Complete("done"))
+        h.registry.transition("p", End("final"))
         assert h.registry.record("done-child") is None
         live = h.registry.record("live-child")
         assert live is not None and live.state == "running"
@@ -301,7 +300,7 @@ class TestChildren:
         h.begin("g1", "t3", parent_session_id="c1")
         h.begin("x", "t4", parent_session_id="q")
         assert h.registry.running_children("p") == 2
-        h.registry.transition("c2", Complete("done"))
+        h.registry.transition("c2", End("final"))
         assert h.registry.running_children("p") == 1
         assert h.registry.running_children("c1") == 1
         assert h.registry.running_children("nobody") == 0
@@ -321,7 +320,7 @@ class TestStopChildren:
         h.begin("unarmed", "t2", parent_session_id="p")
         h.begin("finished", "t3", parent_session_id="p")
         arm("finished")
-        h.registry.transition("finished", Complete("done"))
+        h.registry.transition("finished", End("final"))
         h.begin("grandchild", "t4", parent_session_id="armed")
         arm("grandchild")
         h.begin("stranger", "t5", parent_session_id="q")
@@ -343,8 +342,8 @@ class TestStopChildren:
         h.begin("middle", "t1", parent_session_id="p")
         h.begin("deep", "t2", parent_session_id="middle")
         h.registry.arm("deep", lambda: stopped.append("deep"))
-        h.registry.transition("middle", Complete("done"))
-        h.registry.transition("p", Complete("done"))  # drops middle's finished record
+        h.registry.transition("middle", End("final"))
+        h.registry.transition("p", End("final"))  # drops middle's finished record
         assert h.registry.record("middle") is None
         assert h.registry.stop_children("p") == 1
         assert stopped == ["deep"]
@@ -354,7 +353,7 @@ class TestStopChildren:
         h.begin("c", "t1", parent_session_id="p")
 
         def interrupt() -> None:
-            h.registry.transition("c", Interrupt())
+            h.registry.transition("c", End("cancelled"))
 
         h.registry.arm("c", interrupt)
         assert h.registry.stop_children("p") == 1
@@ -366,7 +365,7 @@ class TestStopChildren:
         h.begin("c", "t1", parent_session_id="p")
         h.registry.arm("c", lambda: stopped.append("t1"))
         h.registry.stop_children("p")
-        h.registry.transition("c", Interrupt())
+        h.registry.transition("c", End("cancelled"))
         h.begin("c", "t2", parent_session_id="p")
         h.registry.arm("c", lambda: stopped.append("t2"))
         assert h.registry.stop_children("p") == 1
@@ -378,7 +377,7 @@ class TestDispose:
         h.begin("p", "tp")
         h.begin("c1", "t1", parent_session_id="p")
         h.begin("c2", "t2", parent_session_id="p")
-        h.registry.transition("c2", Complete("done"))
+        h.registry.transition("c2", End("final"))
         h.begin("g", "t3", parent_session_id="c1")
         h.begin("other", "t4", parent_session_id="q")
         h.registry.dispose("p")

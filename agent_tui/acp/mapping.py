@@ -84,13 +84,6 @@ STOP_REASON_OF_ACP: dict[str, tuple[str, str | None]] = {
 }
 """ACP `StopReason` → (our `stopReason`, the `turn.completed.message` that says what it was)."""
 
-ACP_STOP_REASON: dict[str, str] = {
-    "final": "end_turn",
-    "cancelled": "cancelled",
-    "max_steps": "max_turn_requests",
-}
-"""Our `stopReason` → ACP `StopReason`; `error` has none: the prompt answers a JSON-RPC error."""
-
 COMMAND_KEYS = ("command", "cmd")
 PREVIEW_CHARS = 120
 

@@ -42,7 +42,7 @@ from acp.schema import (
 )
 
 import agent_tui
-from agent_tui.acp.mapping import ACP_STOP_REASON, ContentBlock, acp_usage, kind_for_tool, prompt_text
+from agent_tui.acp.mapping import ContentBlock, acp_usage, kind_for_tool, prompt_text
 from agent_tui.acp.permissions import SERVER_OPTIONS, answer_for_option, describe_request
 from agent_tui.acp.server_updates import UpdateTranslator
 from agent_tui.engine.engine import SessionEngine
@@ -50,6 +50,7 @@ from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.engine.scenario import Scenario
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events.turn_vocabulary import ending_for
 from agent_tui.store import EventLogDecodeError, JsonlFileEventStore, SessionLockedError
 
 
@@ -217,12 +218,12 @@ class EngineAgent:
             raise RequestError.invalid_request(
                 {"details": f"a prompt is already running in session {session_id}; cancel it first"}
             ) from None
-        stop_reason = ending["stopReason"]
-        if stop_reason not in ACP_STOP_REASON:
+        answer = ending_for(ending["stopReason"]).acp_stop_reason
+        if answer is None:  # a failed turn: the prompt answers a JSON-RPC error
             message = ending.get("message") or ending.get("errorCode") or "the turn failed"
             raise RequestError.internal_error({"details": message, "errorCode": ending.get("errorCode")})
         return PromptResponse(
-            stop_reason=ACP_STOP_REASON[stop_reason],  # type: ignore[arg-type]
+            stop_reason=answer,
             usage=acp_usage(ending.get("usage")),
         )
 

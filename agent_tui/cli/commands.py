@@ -227,12 +227,13 @@ def cmd_replay(
         for warning in inputs.warnings:
             say(f"agent-tui: {warning}", sys.stderr)
         from agent_tui.replay.dump import write_dump
-        from agent_tui.replay.sources import replay_files
+        from agent_tui.replay.sources import open_logs, replay_logs
 
         mode = "strict" if strict else "skip-trailing-partial"
         out = sys.stdout.buffer
         try:
-            write_dump(dump, replay_files(inputs.files, mode), out)  # type: ignore[arg-type]
+            logs = open_logs(inputs.files)
+            write_dump(dump, replay_logs(logs, mode), out)  # type: ignore[arg-type]
         except EventLogDecodeError as error:
             out.flush()
             return fail(str(error), EXIT_CORRUPT)
@@ -245,7 +246,7 @@ def cmd_replay(
         if not strict:  # strict mode stopped at a torn line already; otherwise say what was left out
             from agent_tui.replay.torn import left_out, torn_lines
 
-            for tail in torn_lines(inputs.files):
+            for tail in torn_lines(logs):
                 say(left_out(tail), sys.stderr)
         return EXIT_OK
 

@@ -10,14 +10,19 @@ from agent_tui.events.model import (
     log_line_json_schema,
 )
 from agent_tui.events.terminal_text import visible, visible_json, visible_runs
+from agent_tui.events.turn_vocabulary import ENDINGS, Ending, EndTone, TurnEnd
 from agent_tui.events.validation import event_from_dict, event_from_json, payload_from
 from agent_tui.events.wording import counted
 
 __all__ = [
+    "ENDINGS",
     "EVENT_TYPES",
     "PAYLOADS",
+    "EndTone",
+    "Ending",
     "Event",
     "EventValidationError",
+    "TurnEnd",
     "args_preview",
     "counted",
     "event_from_dict",

@@ -6,8 +6,13 @@ Invariants this module guarantees:
   anything else → None. The registry's frames, the reducer and replay all ask it;
 - `ENDINGS` is the only table from a `turn.completed{stopReason}` to what every layer calls that
   ending: the turn state machine's terminal state (which is also the session status the
-  dashboard shows), the registry's state, the end frame's reason, and how a sub-agent's result
-  is delivered to its parent. A new stop reason is one new row here;
+  dashboard and `sessions` show), the registry's state, the end frame's reason, how a
+  sub-agent's result is delivered to its parent (and what `wait_agent` answers), what the
+  registry's `wait` answers, the dashboard's line under the turn and its tone, whether a
+  `run --prompt` succeeded, and the ACP stop reason `agent-tui acp` answers. Those words are
+  produced at the edges from its rows and nowhere else (tests/test_turn_vocabulary.py checks
+  that each edge follows a changed row and that no module restates one), so a new stop reason
+  is one new row here;
 - `TurnEnd` is the one value a turn's ending travels as, from whoever ends a turn (the engine's
   model loop, an ACP agent, an importer) to the writer that records `turn.completed`; the other
   layers' words come from its `ending` row, never from a restated mapping.
@@ -27,6 +32,10 @@ TerminalRunState = Literal["completed", "cancelled", "failed"]
 RegistryState = Literal["running", "complete", "interrupt", "error"]
 EndReasonKind = Literal["done", "maxSteps", "aborted", "error"]
 DeliveryStatus = Literal["completed", "failed"]
+WaitOutcome = Literal["completed", "failed", "timeout"]
+"""What waiting for a turn answers: how it ended, or that the wait's limit passed first."""
+EndTone = Literal["warning", "error"]
+AcpStopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
 PHASE_OF_EVENT: dict[str, Phase] = {
     "turn.started": "start",
@@ -41,31 +50,99 @@ def phase_for(event: Event) -> Phase | None:
     return PHASE_OF_EVENT.get(event.type)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Ending:
-    """One way a turn ends, in each layer's words."""
+    """One way a turn ends, in each layer's words.
+
+    - `run_state`: the turn state machine's terminal state; also the session's status;
+    - `registry_state`: the turn registry's state (`TurnRegistry.state`);
+    - `end_reason`: the reason of the phase frame `end`;
+    - `delivery`: the status a sub-agent's result is delivered with (`subagent.delivered`), which
+      is also what `wait_agent` answers for it;
+    - `wait_outcome`: what `TurnRegistry.wait` answers once the turn ended;
+    - `delivered_note`: what the parent reads instead of the sub-agent's last answer (its error
+      code is added after a colon); None: the last answer itself;
+    - `end_line`: the dashboard's line under a turn that ended this way (its error code added),
+      None for none; `end_tone`: how that line and the turn's message are shown (None: muted);
+    - `answered`: the turn ended with its answer (`run --prompt` exits 0);
+    - `acp_stop_reason`: what `agent-tui acp` answers a prompt with; None: a JSON-RPC error.
+    """
 
     stop_reason: StopReason
     run_state: TerminalRunState
     registry_state: RegistryState
     end_reason: EndReasonKind
     delivery: DeliveryStatus
+    wait_outcome: WaitOutcome
+    delivered_note: str | None
+    end_line: str | None
+    end_tone: EndTone | None
+    answered: bool
+    acp_stop_reason: AcpStopReason | None
+
+    @property
+    def failed(self) -> bool:
+        """The turn failed: it carries an error code (`turn.completed.errorCode`, the end frame's)."""
+        return self.run_state == "failed"
 
 
 ENDINGS: dict[str, Ending] = {
-    "final": Ending("final", "completed", "complete", "done", "completed"),
-    "max_steps": Ending("max_steps", "completed", "complete", "maxSteps", "completed"),
-    "cancelled": Ending("cancelled", "cancelled", "interrupt", "aborted", "failed"),
-    "error": Ending("error", "failed", "error", "error", "failed"),
+    "final": Ending(
+        stop_reason="final",
+        run_state="completed",
+        registry_state="complete",
+        end_reason="done",
+        delivery="completed",
+        wait_outcome="completed",
+        delivered_note=None,
+        end_line=None,
+        end_tone=None,
+        answered=True,
+        acp_stop_reason="end_turn",
+    ),
+    "max_steps": Ending(
+        stop_reason="max_steps",
+        run_state="completed",
+        registry_state="complete",
+        end_reason="maxSteps",
+        delivery="completed",
+        wait_outcome="completed",
+        delivered_note=None,
+        end_line="stopped at the step limit",
+        end_tone="warning",
+        answered=False,
+        acp_stop_reason="max_turn_requests",
+    ),
+    "cancelled": Ending(
+        stop_reason="cancelled",
+        run_state="cancelled",
+        registry_state="interrupt",
+        end_reason="aborted",
+        delivery="failed",
+        wait_outcome="failed",
+        delivered_note="stopped before it finished",
+        end_line="turn cancelled",
+        end_tone="warning",
+        answered=False,
+        acp_stop_reason="cancelled",
+    ),
+    "error": Ending(
+        stop_reason="error",
+        run_state="failed",
+        registry_state="error",
+        end_reason="error",
+        delivery="failed",
+        wait_outcome="failed",
+        delivered_note="failed",
+        end_line="turn failed",
+        end_tone="error",
+        answered=False,
+        acp_stop_reason=None,
+    ),
 }
 
-REGISTRY_STATE_OF_RUN_STATE: dict[RunState, RegistryState] = {
-    "idle": "running",  # claimed, not started yet: the session is taken
-    "running": "running",
-    "completed": "complete",
-    "cancelled": "interrupt",
-    "failed": "error",
-}
+RUNNING_REGISTRY_STATE: RegistryState = "running"
+"""The registry's state of a turn that has not ended (claimed, or under way)."""
 
 
 def ending_for(stop_reason: str) -> Ending:
@@ -87,10 +164,11 @@ class TurnEnd:
     usage: Usage | None = None
 
     def __post_init__(self) -> None:
-        if (self.stop_reason == "error") != (self.error_code is not None):
+        failed = ENDINGS[self.stop_reason].failed
+        if failed != (self.error_code is not None):
             raise ValueError(
                 f"a turn ending {self.stop_reason!r} "
-                + ("needs an error code" if self.stop_reason == "error" else "has no error code")
+                + ("needs an error code" if failed else "has no error code")
             )
 
     @property

@@ -49,6 +49,7 @@ def project_state(events: Iterable[Event]) -> DashboardState:
     # (An unrolled copy of it was measured no faster end to end, so there is none.)
     # The cyclic garbage collector is paused for the fold: the views it builds hold no cycles, and
     # on a long log its passes over the growing state cost about a tenth of the fold (1M events).
+    # Spelled out rather than `collector_paused()`: the loop inside that `with` measured 6% slower.
     collecting = gc.isenabled()
     if collecting:
         gc.disable()

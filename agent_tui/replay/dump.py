@@ -87,6 +87,7 @@ def write_dump(kind: DumpKind, events: Iterable[Event], out: BinaryIO) -> None:
         for frame in frames_from_log(events):
             out.write(visible_json(orjson.dumps(transition_dict(frame))) + b"\n")
     elif kind == "state":
-        out.write(visible_json(orjson.dumps(project_state(events).to_state_dump())) + b"\n")
+        state = project_state(events).to_state_dump()
+        out.write(visible_json(orjson.dumps(state, option=orjson.OPT_APPEND_NEWLINE)))
     else:  # pragma: no cover - argparse restricts the choices
         raise ValueError(kind)

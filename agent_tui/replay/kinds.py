@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Literal
 
 from agent_tui.events import EVENT_TYPES, Event
+from agent_tui.events.turn_vocabulary import ending_for
 
 Mark = Literal["turn", "compress", "approval", "failure"]
 MARKS: tuple[Mark, ...] = ("turn", "compress", "approval", "failure")
@@ -58,7 +59,7 @@ def kind_of(event: Event) -> int:
     if code == _RESOLVED:
         return _ASK if event.payload["decision"] == "ask" else code
     if code == _COMPLETED:
-        return _ERROR_END if event.payload["stopReason"] == "error" else code
+        return _ERROR_END if ending_for(event.payload["stopReason"]).failed else code
     if code == _FAILED:
         return _DENIED if event.payload["errorCode"] == "permission_denied" else code
     return code

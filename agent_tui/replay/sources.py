@@ -42,8 +42,19 @@ def replay_all(path: Path, mode: ReplayMode = "skip-trailing-partial") -> Iterat
 
 def replay_files(files: list[Path], mode: ReplayMode = "skip-trailing-partial") -> Iterator[Event]:
     """Every event of `files`: sessions in id order, each in sequence order."""
-    for file in sorted(files, key=lambda p: p.stem):
-        yield from JsonlEventLog(file).replay(mode)
+    return replay_logs(open_logs(files), mode)
+
+
+def open_logs(files: list[Path]) -> list[JsonlEventLog]:
+    """The logs of `files` in session-id order; a reader done replaying them asks them about a
+    torn tail (`replay.torn.torn_lines`), which reads their last byte, not the files again."""
+    return [JsonlEventLog(file) for file in sorted(files, key=lambda p: p.stem)]
+
+
+def replay_logs(logs: list[JsonlEventLog], mode: ReplayMode = "skip-trailing-partial") -> Iterator[Event]:
+    """Every event of `logs`, one log after the other, each in sequence order."""
+    for log in logs:
+        yield from log.replay(mode)
 
 
 def check_log(path: Path) -> tuple[int, str] | None:

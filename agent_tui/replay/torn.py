@@ -11,12 +11,13 @@ bytes after its last newline may be a line still being written, and they wait fo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from agent_tui.reducer import DashboardState
 from agent_tui.replay.logfile import LogFile
-from agent_tui.store import LineIndex, TornLine
+from agent_tui.store import JsonlEventLog, LineIndex, TornLine
 
 
 def left_out(torn: TornLine) -> str:
@@ -30,17 +31,33 @@ def torn_line(index: LineIndex) -> TornLine | None:
     return index.torn_line()
 
 
-def torn_lines(paths: Iterable[Path]) -> list[TornLine]:
-    """The torn tails of `paths`, in their order (an unreadable file is left to its reader)."""
+def torn_lines(logs: Iterable[JsonlEventLog]) -> list[TornLine]:
+    """The torn tails of `logs`, in their order (an unreadable file is left to its reader).
+
+    A log whose last byte is a newline has none, and is not indexed to learn it (a replay, done
+    with the log, would otherwise read the whole file a second time)."""
     found = []
-    for path in paths:
+    for log in logs:
         try:
-            tail = torn_line(LineIndex(path))
+            tail = None if _ends_cleanly(log.path) else torn_line(log.index)
         except OSError:
             continue
         if tail is not None:
             found.append(tail)
     return found
+
+
+def _ends_cleanly(path: Path) -> bool:
+    """Whether the file at `path` is empty or ends in a newline (missing: it has no torn tail)."""
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return True
+            handle.seek(size - 1)
+            return handle.read(1) == b"\n"
+    except FileNotFoundError:
+        return True
 
 
 def torn_tail_notices(files: Iterable[LogFile], end: DashboardState) -> list[str]:

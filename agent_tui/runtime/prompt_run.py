@@ -31,6 +31,7 @@ from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.events import Event
+from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.providers.config import ModelSettings, config_path
 from agent_tui.providers.factory import build_provider
 from agent_tui.providers.prompt import ProjectInstructions, project_instructions, system_prompt
@@ -56,7 +57,9 @@ class PromptResult:
 
     @property
     def ok(self) -> bool:
-        return self.stop_reason == "final"
+        """The turn ended with its answer (its ending's `answered`)."""
+        ending = ENDINGS.get(self.stop_reason or "")
+        return ending is not None and ending.answered
 
 
 class PromptRun:

@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.events.wording import counted
 from agent_tui.store import foreign_session
 from agent_tui.store.whole_file import write_whole
@@ -107,14 +108,6 @@ class StoredSession:
     @property
     def name(self) -> str:
         return self.agent_name or self.title or self.session_id
-
-
-_STATUS_OF_STOP = {
-    "final": "completed",
-    "max_steps": "completed",
-    "cancelled": "cancelled",
-    "error": "failed",
-}
 
 
 def read_stored_session(path: Path) -> StoredSession:
@@ -215,7 +208,8 @@ def _status_of_last(last: dict[str, Any]) -> str:
     if kind == "session.created":
         return "idle"
     if kind == "turn.completed":
-        return _STATUS_OF_STOP.get(last.get("payload", {}).get("stopReason"), "failed")
+        ending = ENDINGS.get(last.get("payload", {}).get("stopReason"))
+        return ending.run_state if ending is not None else "failed"
     return "interrupted"
 
 

@@ -162,10 +162,11 @@ class SubAgents(EngineExtension):
 
 
 def _final_text(turn: TurnHandle) -> str:
-    if turn.stop_reason == "cancelled":
-        return "stopped before it finished"
-    if turn.stop_reason == "error":
-        return f"failed: {turn.error_code or 'error'}"
+    """What the parent reads: the ending's note (with its error code) or the last answer."""
+    ending = ENDINGS.get(turn.stop_reason or "")
+    note = ending.delivered_note if ending is not None else None
+    if note is not None:
+        return f"{note}: {turn.error_code}" if turn.error_code else note
     for message in reversed(turn.session.transcript.messages):
         if message.role == "assistant":
             return message.text

@@ -142,7 +142,7 @@ class JsonlEventLog:
         self.session_id = self.path.stem
         self.fsync = fsync
         self._fd: int | None = None
-        self._index = LineIndex(self.path)
+        self._line_index: LineIndex | None = None  # built on first use: a replay needs none
         self._last_sequence: int | None = None  # cached only while the lock is held
         self._end = 0  # file size after our last append (valid while `_fd` is open)
         self._lock = SessionLock(self.path)
@@ -151,6 +151,14 @@ class JsonlEventLog:
     @property
     def index(self) -> LineIndex:
         return self._index
+
+    @property
+    def _index(self) -> LineIndex:
+        # Indexing reads the whole file; a replay from the start reads it anyway and needs no
+        # index, so a log that is only replayed never pays for one.
+        if self._line_index is None:
+            self._line_index = LineIndex(self.path)
+        return self._line_index
 
     def __len__(self) -> int:
         """Complete lines in the log (as of the last refresh)."""
@@ -296,7 +304,7 @@ class JsonlEventLog:
             os.truncate(self.path, keep)
         except OSError as error:
             raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
-        self._index = LineIndex(self.path)
+        self._line_index = None
         self._last_sequence = None
         return TailRepair(self.path, torn.line_number, torn.size)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from textual.content import Content
 
-from agent_tui.events import args_preview, counted
+from agent_tui.events import ENDINGS, EndTone, args_preview, counted
 from agent_tui.reducer import (
     DashboardState,
     PermissionView,
@@ -60,6 +60,12 @@ RISK_STYLE = {
 PATH_SEPARATOR = " › "
 OUTPUT_TAIL_LINES = 4
 MUTED = "$text-muted"
+END_TONE_LOOK: dict[EndTone | None, tuple[str, str]] = {
+    "warning": ("■", "$text-warning"),
+    "error": ("✗", "bold $text-error"),
+    None: ("·", MUTED),
+}
+"""How the line under a turn looks in each tone of its ending (`Ending.end_tone`)."""
 
 
 def agent_path_text(path: Iterable[str]) -> str:
@@ -180,11 +186,12 @@ def turn_lines(
     for call in turn.tool_calls.values():
         if call.call_id not in shown and call.status in ("requested", "asking", "running"):
             lines += tool_call_lines(call, width)
-    if turn.stop_reason is not None and turn.stop_reason != "final":
-        lines.append(_turn_end_line(turn))
+    ending = ENDINGS.get(turn.stop_reason or "")
+    if ending is not None and ending.end_line is not None:
+        lines.append(_turn_end_line(turn, ending.end_line, ending.end_tone))
     if turn.end_message:
-        style = "$text-error" if turn.stop_reason == "error" else "$text-muted"
-        lines += indented_lines(turn.end_message, "  ", style)
+        tone = ending.end_tone if ending is not None else None
+        lines += indented_lines(turn.end_message, "  ", "$text-error" if tone == "error" else MUTED)
     return lines
 
 
@@ -247,13 +254,12 @@ def _turn_rule(turn: TurnView, number: int, now_ms: int | None, dated: bool | No
     return marked("── " + " · ".join(bits), "$text-muted bold")
 
 
-def _turn_end_line(turn: TurnView) -> Content:
-    if turn.stop_reason == "cancelled":
-        return Content.styled("■ turn cancelled", "$text-warning")
-    if turn.stop_reason == "max_steps":
-        return Content.styled("■ stopped at the step limit", "$text-warning")
+def _turn_end_line(turn: TurnView, line: str, tone: EndTone | None) -> Content:
+    """The line under a turn that did not end with its answer: its ending's words, its tone's
+    glyph and style, and the error code when there is one."""
+    glyph, style = END_TONE_LOOK[tone]
     code = f": {turn.error_code}" if turn.error_code else ""
-    return marked(f"✗ turn failed{code}", "bold $text-error")
+    return marked(f"{glyph} {line}{code}", style)
 
 
 def _entry_lines(

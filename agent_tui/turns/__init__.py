@@ -6,6 +6,7 @@ Imports only `agent_tui.events` from the rest of `agent_tui`; the engine and the
 from here.
 """
 
+from agent_tui.events.turn_vocabulary import WaitOutcome
 from agent_tui.turns.frames import (
     EndReasonKind,
     Fatal,
@@ -22,11 +23,10 @@ from agent_tui.turns.frames import (
 )
 from agent_tui.turns.registry import (
     Attached,
-    Complete,
     Compressing,
+    End,
     EndReason,
     Fail,
-    Interrupt,
     NoActiveTurn,
     PendingInput,
     Running,
@@ -37,14 +37,13 @@ from agent_tui.turns.registry import (
     TurnRecord,
     TurnRegistry,
     TurnState,
-    WaitOutcome,
 )
 from agent_tui.turns.sink import EventSink, FrameListener, FrameStream
 
 __all__ = [
     "Attached",
-    "Complete",
     "Compressing",
+    "End",
     "EndReason",
     "EndReasonKind",
     "EventSink",
@@ -56,7 +55,6 @@ __all__ = [
     "FrameFamily",
     "FrameListener",
     "FrameStream",
-    "Interrupt",
     "NoActiveTurn",
     "PendingInput",
     "Phase",

@@ -7,7 +7,8 @@ are therefore equal by construction, and tests check that they are.
 
 Which event moves which phase, and how each stop reason ends a turn, are the tables of
 `agent_tui.events.turn_vocabulary` (`phase_for`, `ENDINGS`); this module only turns them into
-registry commands.
+registry commands: a `turn.completed` is an `End` of its stop reason (with its error code when
+its row is a failure), and the registry reads that row for every other word.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ from agent_tui.events.transcript_text import context_tokens_total
 from agent_tui.events.turn_vocabulary import ending_for, phase_for
 from agent_tui.turns.frames import Frame, FrameError, ResponseMeta, Transition
 from agent_tui.turns.registry import (
-    Complete,
     Compressing,
-    Fail,
-    Interrupt,
+    End,
     Running,
     Start,
     TurnCommand,
@@ -42,13 +41,11 @@ def command_for(event: Event) -> TurnCommand | None:
         return Start()
     if phase == "compress":
         return Compressing()
-    reason = ending_for(event.payload["stopReason"]).end_reason
-    if reason == "done" or reason == "maxSteps":
-        return Complete(reason)
-    if reason == "aborted":
-        return Interrupt()
+    stop_reason = event.payload["stopReason"]
+    if not ending_for(stop_reason).failed:
+        return End(stop_reason)
     code = event.payload.get("errorCode") or "unknown"
-    return Fail(FrameError(code, describe_error(code)))
+    return End(stop_reason, FrameError(code, describe_error(code)))
 
 
 _ERROR_TEXT = {

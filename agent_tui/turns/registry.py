@@ -10,12 +10,14 @@ Invariants this module guarantees:
 - every state change goes through the one `transition(session_id, command)`; a command for an
   unknown session, or a phase command for a record that is no longer running, is a no-op;
 - phase frames go out through the sink only, from here: start → `start` (with the turn id),
-  running → `executing` (with `responded`), compressing → `compress`, and each of complete /
-  interrupt / fail → exactly one `end` (reason done | maxSteps / aborted / error + error);
+  running → `executing` (with `responded`), compressing → `compress`, and an `End` (or `Fail`)
+  → exactly one `end`, whose reason is the end reason of its stop reason's row of `ENDINGS`
+  (with the error for a failed one);
 - settling is idempotent: only a running record settles; it writes state and reason, sends one
   `end` frame, wakes `wait`ers, and drops this session's finished child records (live ones stay);
-- `wait` projects lossily: complete → completed, interrupt and error → failed; a record with a
-  parent returns only once its result was delivered (`mark_delivered`), never before it ended;
+- the record's state and what `wait` answers are the `registry_state` and `wait_outcome` of the
+  row its turn ended by (`TurnFsm.ending`), never a mapping of this module's own; a record with
+  a parent returns only once its result was delivered (`mark_delivered`), never before it ended;
 - the session tree (lineage: child → parent, set by `claim`) outlives reclaimed records, so
   `stop_children` reaches every running descendant even through a finished middle session, and
   `dispose` removes a whole subtree; each armed running record is stopped at most once.
@@ -26,22 +28,24 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, assert_never
+from typing import TypeAlias, assert_never
 
 import anyio
 
 from agent_tui.events.lineage import descendants
+from agent_tui.events.model import StopReason
 from agent_tui.events.turn_vocabulary import (
-    REGISTRY_STATE_OF_RUN_STATE,
+    RUNNING_REGISTRY_STATE,
+    Ending,
     RegistryState,
-    TerminalRunState,
+    WaitOutcome,
+    ending_for,
 )
 from agent_tui.turns.frames import EndReasonKind, FrameError, ResponseMeta, Transition
 from agent_tui.turns.sink import EventSink
 from agent_tui.turns.turn_fsm import TurnFsm
 
 TurnState = RegistryState
-WaitOutcome = Literal["completed", "failed", "timeout"]
 StopHandle = Callable[[], None]
 
 
@@ -74,21 +78,23 @@ class Compressing:
 
 
 @dataclass(frozen=True, slots=True)
-class Complete:
-    reason: Literal["done", "maxSteps"]
+class End:
+    """The turn ended with `stop_reason` (what its `turn.completed` records); `error` is what
+    went wrong, for a stop reason whose row is a failure (None for the others)."""
 
-
-@dataclass(frozen=True, slots=True)
-class Interrupt:
-    """The turn was stopped (user, parent, cancellation)."""
+    stop_reason: StopReason
+    error: FrameError | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Fail:
+    """The turn failed with `error` before its `turn.completed` could be stored: an `End` with
+    the stop reason "error"."""
+
     error: FrameError
 
 
-TurnCommand: TypeAlias = Start | Running | Compressing | Complete | Interrupt | Fail
+TurnCommand: TypeAlias = Start | Running | Compressing | End | Fail
 
 
 # -- steer input -------------------------------------------------------------------------------
@@ -156,7 +162,8 @@ class _Record:
 
     @property
     def state(self) -> TurnState:
-        return REGISTRY_STATE_OF_RUN_STATE[self.fsm.state]
+        ending = self.fsm.ending
+        return RUNNING_REGISTRY_STATE if ending is None else ending.registry_state
 
     def snapshot(self) -> TurnRecord:
         return TurnRecord(
@@ -242,12 +249,10 @@ class TurnRegistry:
                 self._frame(record, Transition("executing", record.turn_id, responded=responded))
             case Compressing():
                 self._frame(record, Transition("compress", record.turn_id))
-            case Complete(reason=reason):
-                self._settle(record, "completed", EndReason(reason))
-            case Interrupt():
-                self._settle(record, "cancelled", EndReason("aborted"))
+            case End(stop_reason=stop_reason, error=error):
+                self._settle(record, ending_for(stop_reason), error)
             case Fail(error=error):
-                self._settle(record, "failed", EndReason("error", error))
+                self._settle(record, ending_for("error"), error)
             case _:
                 assert_never(command)
         return True
@@ -255,11 +260,11 @@ class TurnRegistry:
     def _frame(self, record: _Record, transition: Transition) -> None:
         self._sink.emit(record.session_id, transition)
 
-    def _settle(self, record: _Record, state: TerminalRunState, reason: EndReason) -> None:
+    def _settle(self, record: _Record, ending: Ending, error: FrameError | None) -> None:
         if record.fsm.state == "idle":  # failed before its first event was stored
             record.fsm.start()
-        record.fsm.move(state)
-        record.reason = reason
+        record.fsm.finish(ending.stop_reason)
+        reason = record.reason = EndReason(ending.end_reason, error if ending.failed else None)
         self._frame(record, Transition("end", record.turn_id, reason.kind, reason.error))
         record.ended.set()
         for child_id in self._child_ids(record.session_id):
@@ -295,9 +300,9 @@ class TurnRegistry:
             timeout: seconds; None waits without limit.
 
         Returns:
-            None for an unknown session; "timeout" if the limit passed first; otherwise
-            "completed" for a complete turn and "failed" for an interrupted or failed one (and for
-            a record disposed before it ended).
+            None for an unknown session; "timeout" if the limit passed first; otherwise the
+            `wait_outcome` of the row of `ENDINGS` the turn ended by ("failed" for a record
+            disposed before it ended).
         """
         record = self._records.get(session_id)
         if record is None:
@@ -311,7 +316,8 @@ class TurnRegistry:
             # meanwhile still reports the outcome.
             if not self._settled_for_wait(record):
                 return "timeout"
-        return "completed" if record.state == "complete" else "failed"
+        ending = record.fsm.ending
+        return "failed" if ending is None else ending.wait_outcome
 
     @staticmethod
     def _settled_for_wait(record: _Record) -> bool:
@@ -367,7 +373,7 @@ class TurnRegistry:
         """Forget the session and every session below it (records and lineage).
 
         Running turns are not stopped (call `stop_children` first); anyone waiting on a disposed
-        record is released and gets "failed" unless it had completed.
+        record is released and gets its ending's wait outcome, or "failed" if it had not ended.
         """
         doomed = [session_id, *self._descendant_ids(session_id)]
         for sid in doomed:
