@@ -1,6 +1,7 @@
 """Events: the schema every other layer speaks (the bottom floor; imports nothing of ours)."""
 
 from agent_tui.events.args_preview import args_preview
+from agent_tui.events.clients import OUR_CLIENT, is_ours
 from agent_tui.events.model import (
     EVENT_TYPES,
     PAYLOADS,
@@ -14,6 +15,7 @@ from agent_tui.events.wording import counted
 
 __all__ = [
     "EVENT_TYPES",
+    "OUR_CLIENT",
     "PAYLOADS",
     "Event",
     "EventValidationError",
@@ -21,6 +23,7 @@ __all__ = [
     "counted",
     "event_from_dict",
     "event_from_json",
+    "is_ours",
     "log_line_json_schema",
     "payload_from",
     "visible",

@@ -14,7 +14,6 @@ One small handler per event type, each `(state, session, event) -> None`, collec
 
 from __future__ import annotations
 
-from bisect import insort
 from typing import Any
 
 from agent_tui.events import Event
@@ -60,18 +59,8 @@ def _on_session_created(state: DashboardState, session: SessionView, event: Even
 
 
 def _link_parent(state: DashboardState, session: SessionView, parent: str | None) -> None:
-    session_id = session.session_id
-    old = session.parent_session_id
-    if old is not None:
-        siblings = state._children.get(old)
-        if siblings is not None and session_id in siblings:
-            siblings.remove(session_id)
-            if not siblings:
-                del state._children[old]
     session.parent_session_id = parent
-    if parent is not None:
-        sessions = state.sessions
-        insort(state._children.setdefault(parent, []), session_id, key=lambda sid: tree_order(sessions[sid]))
+    state._tree.link(session.session_id, parent, tree_order(session))
 
 
 def _on_turn_started(state: DashboardState, session: SessionView, event: Event) -> None:

@@ -75,12 +75,10 @@ def visible_sessions(
 
 def _with_descendants(state: DashboardState, roots: set[str]) -> set[str]:
     found = set(roots)
-    stack = list(roots)
-    while stack:
-        for child in state.children(stack.pop()):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
+    for root in roots:
+        if root not in found or not state.children(root):
+            continue
+        found.update(state.descendants(root))
     return found
 
 

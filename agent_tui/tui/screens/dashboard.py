@@ -323,7 +323,7 @@ class DashboardScreen(SessionsScreen):
                 changes = None
         elif worktree is not None:
             worktree = None  # removed already: nothing to ask about
-        family = [session_id, *self._descendants(session_id)]
+        family = [session_id, *self.state.descendants(session_id)]
         running = sum(1 for sid in family if self.state.sessions[sid].status == "running")
         path = agent_path_text(self.state.agent_path(session_id))
         dialog = CloseSessionScreen(
@@ -346,16 +346,6 @@ class DashboardScreen(SessionsScreen):
                 self.run_worker(close(choice), group="close-session", exit_on_error=False)
 
         self.app.push_screen(dialog, chosen)
-
-    def _descendants(self, session_id: str) -> list[str]:
-        found: list[str] = []
-        stack = self.state.children(session_id)
-        while stack:
-            child = stack.pop()
-            if child not in found:
-                found.append(child)
-                stack.extend(self.state.children(child))
-        return found
 
     # -- palette -------------------------------------------------------------------------------
     def action_search(self) -> None:
