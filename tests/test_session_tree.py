@@ -91,7 +91,12 @@ def test_forget_drops_the_link_to_the_parent_but_children_keep_theirs() -> None:
 
 @pytest.mark.parametrize(
     ("agent_name", "title", "expected"),
-    [("explorer", "Find it", "explorer"), (None, "Find it", "Find it"), (None, None, "sess_1"), ("", "", "sess_1")],
+    [
+        ("explorer", "Find it", "explorer"),
+        (None, "Find it", "Find it"),
+        (None, None, "sess_1"),
+        ("", "", "sess_1"),
+    ],
 )
 def test_every_layer_names_a_session_by_the_one_rule(
     agent_name: str | None, title: str | None, expected: str

@@ -41,13 +41,6 @@ class ServerSetupError(Exception):
     """`agent-tui acp` cannot start: no model, a bad scenario or setting (one readable line)."""
 
 
-def default_sessions_dir() -> Path:
-    """`sessions` in agent-tui's data directory: where `session/load` finds earlier sessions."""
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("agent-tui")) / "sessions"
-
-
 def protect_stdio() -> int:
     """A descriptor on the real stdout; file descriptor 1 and `sys.stdout` now go to stderr.
 
