@@ -261,9 +261,12 @@ def _permissions(
     from agent_tui.runtime.permission_files import permission_engine, project_rules_notice
 
     try:
-        permissions = permission_engine(policy or DEFAULT_POLICY, project=Path.cwd(), keep_rules=keep_rules)
-        if trust_project_rules and permissions.project_rules is not None:
-            permissions.project_rules.accept_current()
+        permissions = permission_engine(
+            policy or DEFAULT_POLICY,
+            project=Path.cwd(),
+            keep_rules=keep_rules,
+            trust_project_rules=trust_project_rules,
+        )
     except PermissionRulesError as error:
         raise ServerSetupError(str(error)) from None
     notice = project_rules_notice(permissions)
