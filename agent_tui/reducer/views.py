@@ -244,6 +244,13 @@ class SessionView:
     source_records: int = 0  # `source.record`s of an imported log (counted in the header)
 
     @property
+    def running(self) -> bool:
+        """Whether the session's last turn started and has not completed: the one test of
+        "is it running" the dashboard asks (`status`, `running_count` and the screens)."""
+        turns = self.turns
+        return bool(turns) and turns[-1].stop_reason is None
+
+    @property
     def status(self) -> SessionStatus:
         """idle (no turn yet), running, or how the last turn ended."""
         turns = self.turns
@@ -319,7 +326,7 @@ class DashboardState:
 
     def running_count(self) -> int:
         """How many sessions have a turn that started and has not completed."""
-        return sum(1 for s in self.sessions.values() if s.turns and s.turns[-1].stop_reason is None)
+        return sum(1 for s in self.sessions.values() if s.running)
 
     def to_state_dump(self) -> dict[str, Any]:
         """The `replay --dump state` object (its shape: README.md): sessions by id, turns in order."""

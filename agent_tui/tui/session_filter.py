@@ -39,7 +39,7 @@ def _state_matches(session: SessionView, wanted: str) -> bool:
     if wanted == "needs-me":
         return bool(session.pending)
     if wanted == "running":
-        return session.status == "running"
+        return session.running
     if wanted == "failed":
         return session.status == "failed"
     return True

@@ -126,7 +126,7 @@ class DashboardScreen(SessionsScreen):
         composer.show_target(
             session.session_id,
             path,
-            session.status == "running",
+            session.running,
             len(session.turns),
             steerable=not self.live.is_external(session.client),
         )
@@ -235,7 +235,7 @@ class DashboardScreen(SessionsScreen):
             return
         path = agent_path_text(self.state.agent_path(session_id))
         session = self.state.sessions.get(session_id)
-        was_running = session is not None and session.status == "running"
+        was_running = session is not None and session.running
         stopped = self.live.stop_subtree(session_id)
         if stopped:
             self.notify(stopped_sentence(path, stopped, was_running), title="Stop")
@@ -324,7 +324,7 @@ class DashboardScreen(SessionsScreen):
         elif worktree is not None:
             worktree = None  # removed already: nothing to ask about
         family = [session_id, *self.state.descendants(session_id)]
-        running = sum(1 for sid in family if self.state.sessions[sid].status == "running")
+        running = sum(1 for sid in family if self.state.sessions[sid].running)
         path = agent_path_text(self.state.agent_path(session_id))
         dialog = CloseSessionScreen(
             path, running=running, worktree=worktree, branch=session.worktree_branch, changes=changes
@@ -379,7 +379,7 @@ class DashboardScreen(SessionsScreen):
             )
         for session_id, path in self._session_paths():
             session = self.state.sessions[session_id]
-            if session.status == "running":
+            if session.running:
                 commands.append(
                     PaletteCommand(
                         f"Stop {path}",
