@@ -8,11 +8,12 @@ import io
 from collections.abc import Callable
 
 import pytest
+from support_events import build_event
 from support_reducer import SessionLog, tokens
 
 from agent_tui.engine.context import TranscriptBuilder
-from agent_tui.events import Event
-from agent_tui.events.assistant_messages import AssistantMessages, continues_message
+from agent_tui.events import EVENT_TYPES, Event
+from agent_tui.events.assistant_messages import MESSAGE_PARTS, AssistantMessages, continues_message
 from agent_tui.reducer import project_state
 from agent_tui.replay.dump import transcript_lines
 from agent_tui.runtime.console import EventPrinter
@@ -192,3 +193,29 @@ def test_the_rule_itself() -> None:
         assert fold.feed(event) is None
     [open_message] = fold.finish()
     assert (open_message.said, open_message.text, len(open_message.calls)) == (False, "", 1)
+
+
+ENDING_EVENTS = [(kind, True) for kind in sorted(set(EVENT_TYPES) - MESSAGE_PARTS)] + [
+    ("session.created", False),
+    ("source.record", False),  # the two types that may come outside a turn
+]
+
+
+@pytest.mark.parametrize(("kind", "in_turn"), ENDING_EVENTS)
+def test_every_other_event_type_ends_the_message_in_each_reader(kind: str, in_turn: bool) -> None:
+    """The reducer closes the message in each handler (not in one check, to keep the fold fast):
+    this holds every handler, the engine's transcript and the dump to the rule, type by type."""
+    events = [
+        build_event(1, "session.created", parentSessionId=None),
+        build_event(2, "turn.started"),
+        build_event(3, "context.built"),
+        build_event(4, "model.delta", text="before"),
+        build_event(5, kind, turn_id=T if in_turn else None),
+        build_event(6, "model.delta", text="after"),
+    ]
+    assert reducer_texts(events) == ["before", "after"]
+    assert dump_texts(events) == ["before", "after"]
+    fold = AssistantMessages()
+    assert [m.text for e in events if (m := fold.feed(e)) is not None] == ["before"]
+    # A compaction replaces what the model sees with its summary: only what came after is left.
+    assert engine_texts(events) == (["after"] if kind == "context.compacted" else ["before", "after"])

@@ -14,9 +14,10 @@ Invariants this module guarantees:
   and otherwise ignored;
 - sessions' logs may come in any order relative to each other (a child's before its parent's);
   each session's own events come in sequence order;
-- an assistant message (a transcript entry) ends where `events.assistant_messages` says: any
-  event but a delta or a tool call request ends the one being streamed. (The `tool.delta` fast
-  path does not check: a valid log has the call's `tool.started` before its output.)
+- an assistant message (a transcript entry) ends where `events.assistant_messages` says: the
+  handler of every event type but a delta or a tool call request ends the one being streamed
+  (a test holds each handler to it). The `tool.delta` fast path does not check: a valid log
+  has the call's `tool.started` before its output.
 
 What each event type does is in `turn_events` and `tool_events`; where it writes, in
 `turn_writes`; what it builds, in `views`.
@@ -28,10 +29,9 @@ import gc
 from collections.abc import Iterable
 
 from agent_tui.events import Event
-from agent_tui.events.assistant_messages import MESSAGE_PARTS
 from agent_tui.reducer.tool_events import TOOL_HANDLERS, add_output
 from agent_tui.reducer.turn_events import TURN_HANDLERS
-from agent_tui.reducer.turn_writes import Handler, close_assistant
+from agent_tui.reducer.turn_writes import Handler
 from agent_tui.reducer.views import DashboardState, SessionView
 
 _HANDLERS: dict[str, Handler] = {**TURN_HANDLERS, **TOOL_HANDLERS}
@@ -105,12 +105,6 @@ def apply_event(state: DashboardState, event: Event) -> DashboardState:
                 if call is not None:
                     add_output(call, payload["text"])
                     return state
-    if kind not in MESSAGE_PARTS:  # it ends the message being streamed (`events.assistant_messages`)
-        turns = session.turns
-        if turns:
-            last = turns[-1]
-            if last._open is not None:
-                close_assistant(last)
     try:
         handler = _HANDLERS[kind]
     except KeyError:  # a type this reducer does not know: counted, otherwise ignored

@@ -40,6 +40,9 @@ from agent_tui.reducer.views import (
 
 
 def _on_session_created(state: DashboardState, session: SessionView, event: Event) -> None:
+    turns = session.turns
+    if turns and turns[-1]._open is not None:  # (a repeated one, in a corrupt log)
+        close_assistant(turns[-1])
     payload = event.payload
     session.cwd = payload["cwd"]
     session.client = payload["client"]
@@ -65,6 +68,8 @@ def _link_parent(state: DashboardState, session: SessionView, parent: str | None
 
 def _on_turn_started(state: DashboardState, session: SessionView, event: Event) -> None:
     turns = session.turns
+    if turns and turns[-1]._open is not None:  # a new turn ends the message being streamed
+        close_assistant(turns[-1])
     turn_id = event.turn_id
     if turn_id is not None and (not turns or turns[-1].turn_id != turn_id):
         turn = open_turn(state, session, turn_id, event.sequence, event.ts)  # what `turn_of` would do
@@ -92,6 +97,7 @@ def _on_context_built(state: DashboardState, session: SessionView, event: Event)
 
 def _on_context_compacted(state: DashboardState, session: SessionView, event: Event) -> None:
     turn = turn_for(state, session, event)
+    close_assistant(turn)
     turn.compactions += 1
     turn.phase = phase_for(event) or turn.phase
 
@@ -155,6 +161,9 @@ def _thinking_size(data: dict[str, Any]) -> int:
 def _on_source_record(state: DashboardState, session: SessionView, event: Event) -> None:
     session.source_records += 1
     if event.turn_id is None:  # session-level (between an imported log's turns): counted only
+        turns = session.turns
+        if turns and turns[-1]._open is not None:
+            close_assistant(turns[-1])
         return
     turn = turn_for(state, session, event)
     record_type = event.payload["recordType"]

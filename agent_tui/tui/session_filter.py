@@ -76,8 +76,6 @@ def visible_sessions(
 def _with_descendants(state: DashboardState, roots: set[str]) -> set[str]:
     found = set(roots)
     for root in roots:
-        if root not in found or not state.children(root):
-            continue
         found.update(state.descendants(root))
     return found
 
