@@ -152,7 +152,7 @@ class SessionTree:
 
     def copy(self) -> SessionTree:
         """An independent copy (linking in either never changes the other)."""
-        tree = SessionTree()
+        tree = SessionTree.__new__(SessionTree)  # (a replay checkpoint copies one: no spare dicts)
         tree._parent = self._parent.copy()
         tree._children = {parent: ids[:] for parent, ids in self._children.items()}
         tree._order = self._order.copy()
