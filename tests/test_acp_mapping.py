@@ -13,6 +13,7 @@ from acp.schema import (
     TextContentBlock,
     TextResourceContents,
 )
+from acp.schema import Usage as AcpUsage
 from acp_support import WireValidator
 
 from agent_tui.acp.config import AcpConfigError, load_acp_agents
@@ -20,9 +21,12 @@ from agent_tui.acp.mapping import (
     KIND_OF_TOOL,
     RISK_OF_KIND,
     STOP_REASON_OF_ACP,
+    acp_usage,
     prompt_text,
     risk_for,
     stop_reason_from_acp,
+    token_usage,
+    usage_payload,
 )
 from agent_tui.acp.permissions import (
     AcpPermissionAnswer,
@@ -31,6 +35,7 @@ from agent_tui.acp.permissions import (
     choose_option,
 )
 from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.events.model import Usage
 
 DOC = (Path(__file__).parents[1] / "docs" / "acp.md").read_text()
 
@@ -208,3 +213,21 @@ def test_the_acp_package_does_not_import_the_dashboard() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_usage_goes_through_our_usage_model_both_ways() -> None:
+    reported = AcpUsage(total_tokens=15, input_tokens=10, output_tokens=5, cached_read_tokens=4)
+    assert token_usage(reported) == Usage(promptTokens=10, completionTokens=5, cachedTokens=4)
+    assert usage_payload(reported) == {"promptTokens": 10, "completionTokens": 5, "cachedTokens": 4}
+    none_cached = AcpUsage(total_tokens=15, input_tokens=10, output_tokens=5, cached_read_tokens=0)
+    assert usage_payload(none_cached) == {"promptTokens": 10, "completionTokens": 5}
+    assert usage_payload(None) is None and token_usage(None) is None
+    back = acp_usage({"promptTokens": 10, "completionTokens": 5, "cachedTokens": 4})
+    assert back is not None
+    assert (back.total_tokens, back.input_tokens, back.output_tokens, back.cached_read_tokens) == (
+        15,
+        10,
+        5,
+        4,
+    )
+    assert acp_usage(None) is None

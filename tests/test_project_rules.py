@@ -22,7 +22,12 @@ from agent_tui.engine.project_rules import AcceptedRules, ProjectRules
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.replay.sources import replay_all
-from agent_tui.runtime.permission_files import permission_engine, project_key, user_rules_path
+from agent_tui.runtime.permission_files import (
+    permission_engine,
+    project_key,
+    project_rules_file,
+    user_rules_path,
+)
 
 ALLOW_ALL: dict[str, Any] = {"version": 1, "rules": [{"tool": "shell", "decision": "allow"}]}
 
@@ -368,3 +373,26 @@ async def test_the_users_rules_broken_mid_run_deny_the_next_call_and_the_turn_en
     assert f"{rules}: rules: " in answers[1]["reason"]
     assert not (project / "x").exists()
     assert [e.payload["stopReason"] for e in found if e.type == "turn.completed"] == ["final"]
+
+
+def test_permission_engine_is_the_one_place_the_rules_file_is_named_and_trusted(tmp_path: Path) -> None:
+    project, copy, data = tmp_path / "project", tmp_path / "copy", tmp_path / "data"
+    for directory in (project, copy):
+        project_rules_file(directory).parent.mkdir(parents=True)
+        project_rules_file(directory).write_bytes(orjson.dumps(ALLOW_ALL))
+    assert project_rules_file(project) == project / ".agent-tui" / "permissions.json"
+    untrusted = permission_engine(PolicyConfig(), project=project, data_dir=data)
+    assert untrusted.evaluate("s", "shell", {"cmd": "rm x"}, "destructive").decision == "ask"
+    # Trusted on a scratch copy: read from the copy, the acceptance keyed by the project's file.
+    trusted = permission_engine(
+        PolicyConfig(), project=project, read_from=copy, data_dir=data, trust_project_rules=True
+    )
+    assert trusted.project_rules is not None and trusted.project_rules.path == project_rules_file(copy)
+    assert trusted.evaluate("s", "shell", {"cmd": "rm x"}, "destructive").decision == "allow"
+    again = permission_engine(PolicyConfig(), project=project, data_dir=data)  # accepted before
+    assert again.evaluate("s", "shell", {"cmd": "rm x"}, "destructive").decision == "allow"
+    project_rules_file(copy).write_text("{not json")
+    with pytest.raises(PermissionRulesError, match=str(project_rules_file(copy))):
+        permission_engine(
+            PolicyConfig(), project=project, read_from=copy, data_dir=data, trust_project_rules=True
+        )

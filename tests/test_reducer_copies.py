@@ -137,10 +137,10 @@ def test_a_copy_owns_what_the_fold_may_still_write_to() -> None:
     assert call_copy.args is call.args  # a payload value, never written to
     for owned in ("turns", "deliveries", "pending"):
         assert getattr(lead_copy, owned) is not getattr(lead, owned), owned
-    assert (
-        copy._children is not state._children
-        and copy._children["sess_lead"] is not state._children["sess_lead"]
-    )
+    assert copy._tree is not state._tree
+    children = state.children("sess_lead")
+    copy._tree.link("sess_new", "sess_lead")
+    assert state.children("sess_lead") == children
     assert copy._pending is not state._pending
 
 

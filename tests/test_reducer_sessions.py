@@ -189,3 +189,23 @@ class TestStateDump:
         two = dump(project_state(tester.events + lead.events + explorer.events))
         three = dump(fold(lead.events + explorer.events + tester.events))
         assert one == two == three
+
+
+def test_running_is_one_test_that_status_running_count_and_descendants_agree_with() -> None:
+    lead = SessionLog("sess_lead", clock=0, agent="lead")
+    child = SessionLog("sess_child", clock=5, parent="sess_lead", agent="child")
+    grandchild = SessionLog("sess_grand", clock=6, parent="sess_child", agent="grand")
+    state = project_state(lead.events + child.events + grandchild.events)
+    assert [s.running for s in state.sessions.values()] == [False, False, False]  # idle: no turn
+    assert state.running_count() == 0
+    lead.emit("turn.started", "turn_1", promptPreview="go")
+    child.simple_turn("turn_c", "work", "done")
+    state = project_state(lead.events + child.events + grandchild.events)
+    assert state.sessions["sess_lead"].running and state.sessions["sess_lead"].status == "running"
+    assert not state.sessions["sess_child"].running and state.sessions["sess_child"].status == "completed"
+    assert state.running_count() == 1
+    assert state.descendants("sess_lead") == ["sess_child", "sess_grand"]
+    assert state.agent_path("sess_grand") == ("lead", "child", "grand")
+    lead.emit("turn.completed", "turn_1", stopReason="cancelled")
+    state = project_state(lead.events + child.events + grandchild.events)
+    assert not state.sessions["sess_lead"].running and state.running_count() == 0

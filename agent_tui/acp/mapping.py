@@ -36,6 +36,7 @@ from acp.schema import (
 
 from agent_tui.engine.permissions import classify_shell
 from agent_tui.events.model import Risk
+from agent_tui.events.model import Usage as TokenUsage
 
 ContentBlock = (
     TextContentBlock
@@ -131,27 +132,34 @@ def stop_reason_from_acp(stop_reason: str) -> tuple[str, str | None]:
     return STOP_REASON_OF_ACP.get(stop_reason, ("final", f"the agent stopped: {stop_reason}"))
 
 
-def usage_payload(usage: Usage | None) -> dict[str, int] | None:
-    """ACP prompt usage as our `turn.completed.usage` (None when the agent reported none)."""
+def token_usage(usage: Usage | None) -> TokenUsage | None:
+    """ACP prompt usage as our `Usage` (None when the agent reported none; no cached tokens
+    reported, or none cached, leave `cachedTokens` out)."""
     if usage is None:
         return None
-    out = {"promptTokens": usage.input_tokens, "completionTokens": usage.output_tokens}
-    if usage.cached_read_tokens:
-        out["cachedTokens"] = usage.cached_read_tokens
-    return out
+    return TokenUsage(
+        promptTokens=usage.input_tokens,
+        completionTokens=usage.output_tokens,
+        cachedTokens=usage.cached_read_tokens or None,
+    )
+
+
+def usage_payload(usage: Usage | None) -> dict[str, int] | None:
+    """ACP prompt usage as our `turn.completed.usage` payload (None when the agent reported none)."""
+    tokens = token_usage(usage)
+    return tokens.model_dump(exclude_none=True) if tokens is not None else None
 
 
 def acp_usage(payload: Mapping[str, Any] | None) -> Usage | None:
     """Our `turn.completed.usage` as ACP prompt usage."""
     if not payload:
         return None
-    prompt = int(payload.get("promptTokens", 0))
-    completion = int(payload.get("completionTokens", 0))
+    tokens = TokenUsage.model_validate(payload)
     return Usage(
-        total_tokens=prompt + completion,
-        input_tokens=prompt,
-        output_tokens=completion,
-        cached_read_tokens=payload.get("cachedTokens"),
+        total_tokens=tokens.promptTokens + tokens.completionTokens,
+        input_tokens=tokens.promptTokens,
+        output_tokens=tokens.completionTokens,
+        cached_read_tokens=tokens.cachedTokens,
     )
 
 

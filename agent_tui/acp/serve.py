@@ -41,13 +41,6 @@ class ServerSetupError(Exception):
     """`agent-tui acp` cannot start: no model, a bad scenario or setting (one readable line)."""
 
 
-def default_sessions_dir() -> Path:
-    """`sessions` in agent-tui's data directory: where `session/load` finds earlier sessions."""
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("agent-tui")) / "sessions"
-
-
 def protect_stdio() -> int:
     """A descriptor on the real stdout; file descriptor 1 and `sys.stdout` now go to stderr.
 
@@ -268,9 +261,12 @@ def _permissions(
     from agent_tui.runtime.permission_files import permission_engine, project_rules_notice
 
     try:
-        permissions = permission_engine(policy or DEFAULT_POLICY, project=Path.cwd(), keep_rules=keep_rules)
-        if trust_project_rules and permissions.project_rules is not None:
-            permissions.project_rules.accept_current()
+        permissions = permission_engine(
+            policy or DEFAULT_POLICY,
+            project=Path.cwd(),
+            keep_rules=keep_rules,
+            trust_project_rules=trust_project_rules,
+        )
     except PermissionRulesError as error:
         raise ServerSetupError(str(error)) from None
     notice = project_rules_notice(permissions)

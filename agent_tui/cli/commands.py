@@ -177,12 +177,13 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_acp(args: argparse.Namespace) -> int:
-    from agent_tui.acp.serve import ServerSetupError, default_sessions_dir, run_acp_server
+    from agent_tui.acp.serve import ServerSetupError, run_acp_server
+    from agent_tui.runtime.session_dirs import default_sessions_dir
 
     flags = {key: getattr(args, key) for key in ("profile", "provider", "model", "base_url")}
     try:
         return run_acp_server(
-            args.acp_sessions_dir or default_sessions_dir(),
+            args.acp_sessions_dir or default_sessions_dir(Path.cwd()),
             scenario=args.scenario,
             flags=flags,
             trust_project_rules=args.acp_trust_project_rules,

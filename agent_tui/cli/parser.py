@@ -235,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         dest="acp_sessions_dir",
         metavar="DIR",
-        help="where session logs are written and loaded from (default: agent-tui's data directory)",
+        help="where session logs are written and loaded from (default: the project's, for the directory it runs in)",
     )
     acp.add_argument(
         "--trust-project-rules", action="store_true", dest="acp_trust_project_rules", help=TRUST_HELP

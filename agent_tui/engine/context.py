@@ -4,6 +4,8 @@ Invariants:
 - the transcript is a pure function of the session's events (`TranscriptBuilder.apply`), so a
   live session and one hydrated from its log give the model the same input;
 - the model sees tool output and message text, never sequences, ids or envelopes;
+- an assistant message ends where `events.assistant_messages` says (any event but a delta or a
+  tool call request of the call), as it does for the dashboard, the dump and the console;
 - an assistant message carries the tool calls it made (`model.tool_call_requested` of that
   step, with their `toolCallId`s), so the next request has each call before its result;
 - token estimates and compaction are deterministic: the same transcript gives the same numbers
@@ -140,6 +142,8 @@ class TranscriptBuilder:
             self._calls.append(call)
             self._join()
             return
+        # Any other event ends the open assistant message (`events.assistant_messages`).
+        self._open_assistant = False
         if self._stale:
             self._join()
         before = len(self._messages)
@@ -151,30 +155,22 @@ class TranscriptBuilder:
             self._chars += sum(len(message.text) for message in self._messages[before:])
 
     def _apply_other(self, kind: str, payload: dict[str, Any]) -> None:
-        if kind == "context.built":
-            self._open_assistant = False
-        elif kind == "user.message":
+        if kind == "user.message":
             self._messages.append(ModelMessage("user", payload["content"]))
-            self._open_assistant = False
         elif kind == "tool.completed":
             self._messages.append(
                 ModelMessage("tool", payload["result"], payload["toolCallId"], payload["tool"])
             )
-            self._open_assistant = False
         elif kind == "tool.failed":
             text = tool_failure_text(payload)
             self._messages.append(ModelMessage("tool", text, payload["toolCallId"], payload["tool"]))
-            self._open_assistant = False
         elif kind == "subagent.delivered":
             text = delivery_text(payload)
             self._messages.append(ModelMessage("user", text))
-            self._open_assistant = False
         elif kind == "turn.rewound":
             self._messages.append(ModelMessage("user", rewind_text(payload)))
-            self._open_assistant = False
         elif kind == "context.compacted":
             self._messages = [ModelMessage("user", payload["summary"])]
-            self._open_assistant = False
 
 
 class ContextBuilder:

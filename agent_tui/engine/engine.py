@@ -43,7 +43,7 @@ from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import TurnLoop
 from agent_tui.events import Event, payload_from
-from agent_tui.events.lineage import descendants, path_to_root
+from agent_tui.events.session_tree import SessionTree, path_to_root
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT
 from agent_tui.store import EventStore
 from agent_tui.turns import EventSink, PendingInput, TurnRegistry
@@ -394,11 +394,8 @@ class SessionEngine:
         """Stop and forget a session and its whole subtree (their logs stay on disk)."""
         self.stop_subtree(session_id)
         sessions = self._sessions
-        children: dict[str, list[str]] = {}
-        for info in sessions.values():
-            if info.parent_id is not None:
-                children.setdefault(info.parent_id, []).append(info.id)
-        doomed = [session_id, *descendants(session_id, lambda sid: children.get(sid, ()))]
+        tree = SessionTree.from_parents((info.id, info.parent_id) for info in sessions.values())
+        doomed = [session_id, *tree.descendants(session_id)]
         self.registry.dispose(session_id)
         for sid in doomed:
             doomed_info = sessions.get(sid)

@@ -21,6 +21,7 @@ from agent_tui.engine.commit_gate import CommitGate
 from agent_tui.engine.context import TranscriptBuilder
 from agent_tui.events import Event
 from agent_tui.events.model import CALL_PROGRESS_TYPES
+from agent_tui.events.session_tree import session_label
 from agent_tui.store import TailRepair
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class SessionInfo:
     @property
     def label(self) -> str:
         """How the session is named in agent paths."""
-        return self.agent_name or self.title or self.id
+        return session_label(self.agent_name, self.title, self.id)
 
     def track(self, event: Event) -> None:
         """Keep what the engine must know across turns in step with the stored events."""

@@ -1,6 +1,7 @@
 """Events: the schema every other layer speaks (the bottom floor; imports nothing of ours)."""
 
 from agent_tui.events.args_preview import args_preview
+from agent_tui.events.clients import OUR_CLIENT, is_ours
 from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import (
     EVENT_TYPES,
@@ -17,6 +18,7 @@ from agent_tui.events.wording import counted
 __all__ = [
     "ENDINGS",
     "EVENT_TYPES",
+    "OUR_CLIENT",
     "PAYLOADS",
     "EndTone",
     "Ending",
@@ -27,6 +29,7 @@ __all__ = [
     "counted",
     "event_from_dict",
     "event_from_json",
+    "is_ours",
     "json_problem",
     "log_line_json_schema",
     "payload_from",

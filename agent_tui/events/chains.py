@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from agent_tui.events.clients import is_ours
 from agent_tui.events.model import CALL_PROGRESS_TYPES, Event
 
 
@@ -65,7 +66,7 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
         if kind == "session.created":
             if event.sequence != 1 or event.turn_id is not None:
                 bad(event, "session.created must be #1 with turnId null")
-            check.imported = payload.get("client") != "agent-tui"
+            check.imported = not is_ours(payload["client"])
             continue
         if event.turn_id is None:
             if kind == "source.record" and check.imported and check.turn is None:

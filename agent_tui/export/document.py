@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_tui.events import Event, args_preview
+from agent_tui.events.session_tree import session_label
 from agent_tui.events.transcript_text import tool_failure_text
 
 __all__ = [
@@ -175,7 +176,7 @@ class _Folder:
         worktree = payload.get("worktree") or {}
         self.session = ExportedSession(
             session_id=created.session_id,
-            name=payload.get("agentName") or payload.get("title") or created.session_id,
+            name=session_label(payload.get("agentName"), payload.get("title"), created.session_id),
             cwd=payload["cwd"],
             created_ts=created.ts,
             client=payload["client"],

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agent_tui.events import counted
+from agent_tui.events import counted, is_ours
 from agent_tui.export.document import Decision, ExportedSession, ExportedTurn, ToolCall
 
 __all__ = ["call_outcome", "decision_text", "session_facts", "turn_facts", "utc", "write_note"]
@@ -59,7 +59,7 @@ def session_facts(session: ExportedSession) -> list[str]:
     model = " ".join(part for part in (session.provider, session.model) if part)
     if model:
         facts.append(model)
-    if session.client != "agent-tui":
+    if not is_ours(session.client):
         facts.append(f"imported from {session.client}")
     facts.append(f"created {utc(session.created_ts)}")
     facts.append(counted(len(session.turns), "turn"))

@@ -13,7 +13,11 @@ Invariants this module guarantees:
   tolerated (their views are created lazily with what is known); unknown event types are counted
   and otherwise ignored;
 - sessions' logs may come in any order relative to each other (a child's before its parent's);
-  each session's own events come in sequence order.
+  each session's own events come in sequence order;
+- an assistant message (a transcript entry) ends where `events.assistant_messages` says: the
+  handler of every event type but a delta or a tool call request ends the one being streamed
+  (a test holds each handler to it). The `tool.delta` fast path does not check: a valid log
+  has the call's `tool.started` before its output.
 
 What each event type does is in `turn_events` and `tool_events`; where it writes, in
 `turn_writes`; what it builds, in `views`.

@@ -25,7 +25,7 @@ from agent_tui.events import Event
 from agent_tui.events.model import Actor, Decision
 from agent_tui.reducer.field_copy import compiled_new
 from agent_tui.reducer.timestamps import ms_between
-from agent_tui.reducer.turn_writes import Handler, add_entry, turn_for
+from agent_tui.reducer.turn_writes import Handler, add_entry, close_assistant, turn_for
 from agent_tui.reducer.views import (
     OUTPUT_CHARS,
     RESULT_CHARS,
@@ -67,6 +67,8 @@ def _on_tool_call_requested(state: DashboardState, session: SessionView, event: 
 
 def _on_permission_requested(state: DashboardState, session: SessionView, event: Event) -> None:
     turn = turn_for(state, session, event)
+    if turn._open is not None:  # it ends the message being streamed
+        close_assistant(turn)
     payload = event.payload
     call = _tool_call(turn, payload["toolCallId"], payload["tool"])
     call.request_id = payload["requestId"]
@@ -77,6 +79,8 @@ def _on_permission_requested(state: DashboardState, session: SessionView, event:
 
 def _on_permission_resolved(state: DashboardState, session: SessionView, event: Event) -> None:
     turn = turn_for(state, session, event)
+    if turn._open is not None:  # it ends the message being streamed
+        close_assistant(turn)
     payload = event.payload
     call = _tool_call(turn, payload["toolCallId"], "")
     decision = payload["decision"]
@@ -136,6 +140,8 @@ def _enqueue(
 
 def _on_tool_started(state: DashboardState, session: SessionView, event: Event) -> None:
     turn = turn_for(state, session, event)
+    if turn._open is not None:  # it ends the message being streamed
+        close_assistant(turn)
     payload = event.payload
     call = _tool_call(turn, payload["toolCallId"], payload["tool"])
     call.args_preview = payload["argsPreview"]
@@ -147,6 +153,8 @@ def _on_tool_started(state: DashboardState, session: SessionView, event: Event) 
 def _on_tool_delta(state: DashboardState, session: SessionView, event: Event) -> None:
     # The fold appends output of a known call of the running turn itself (its fast path).
     turn = turn_for(state, session, event)
+    if turn._open is not None:  # it ends the message being streamed
+        close_assistant(turn)
     payload = event.payload
     call = turn.tool_calls.get(payload["toolCallId"])
     if call is None:

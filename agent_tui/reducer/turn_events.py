@@ -14,7 +14,6 @@ One small handler per event type, each `(state, session, event) -> None`, collec
 
 from __future__ import annotations
 
-from bisect import insort
 from typing import Any
 
 from agent_tui.events import Event
@@ -41,6 +40,9 @@ from agent_tui.reducer.views import (
 
 
 def _on_session_created(state: DashboardState, session: SessionView, event: Event) -> None:
+    turns = session.turns
+    if turns and turns[-1]._open is not None:  # (a repeated one, in a corrupt log)
+        close_assistant(turns[-1])
     payload = event.payload
     session.cwd = payload["cwd"]
     session.client = payload["client"]
@@ -60,22 +62,14 @@ def _on_session_created(state: DashboardState, session: SessionView, event: Even
 
 
 def _link_parent(state: DashboardState, session: SessionView, parent: str | None) -> None:
-    session_id = session.session_id
-    old = session.parent_session_id
-    if old is not None:
-        siblings = state._children.get(old)
-        if siblings is not None and session_id in siblings:
-            siblings.remove(session_id)
-            if not siblings:
-                del state._children[old]
     session.parent_session_id = parent
-    if parent is not None:
-        sessions = state.sessions
-        insort(state._children.setdefault(parent, []), session_id, key=lambda sid: tree_order(sessions[sid]))
+    state._tree.link(session.session_id, parent, tree_order(session))
 
 
 def _on_turn_started(state: DashboardState, session: SessionView, event: Event) -> None:
     turns = session.turns
+    if turns and turns[-1]._open is not None:  # a new turn ends the message being streamed
+        close_assistant(turns[-1])
     turn_id = event.turn_id
     if turn_id is not None and (not turns or turns[-1].turn_id != turn_id):
         turn = open_turn(state, session, turn_id, event.sequence, event.ts)  # what `turn_of` would do
@@ -103,6 +97,7 @@ def _on_context_built(state: DashboardState, session: SessionView, event: Event)
 
 def _on_context_compacted(state: DashboardState, session: SessionView, event: Event) -> None:
     turn = turn_for(state, session, event)
+    close_assistant(turn)
     turn.compactions += 1
     turn.phase = phase_for(event) or turn.phase
 
@@ -166,6 +161,9 @@ def _thinking_size(data: dict[str, Any]) -> int:
 def _on_source_record(state: DashboardState, session: SessionView, event: Event) -> None:
     session.source_records += 1
     if event.turn_id is None:  # session-level (between an imported log's turns): counted only
+        turns = session.turns
+        if turns and turns[-1]._open is not None:
+            close_assistant(turns[-1])
         return
     turn = turn_for(state, session, event)
     record_type = event.payload["recordType"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from agent_tui.events.lineage import path_to_root
+from agent_tui.events.session_tree import SessionTree, session_label
 from agent_tui.events.turn_vocabulary import ENDINGS, DeliveryStatus, Phase, RunState
 from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.field_copy import compiled_copy
@@ -245,6 +245,13 @@ class SessionView:
     source_records: int = 0  # `source.record`s of an imported log (counted in the header)
 
     @property
+    def running(self) -> bool:
+        """Whether the session's last turn started and has not completed: the one test of
+        "is it running" the dashboard asks (`status`, `running_count` and the screens)."""
+        turns = self.turns
+        return bool(turns) and turns[-1].stop_reason is None
+
+    @property
     def status(self) -> SessionStatus:
         """idle (no turn yet), running, or how the last turn ended."""
         turns = self.turns
@@ -264,7 +271,7 @@ class SessionView:
     @property
     def display_name(self) -> str:
         """agentName, else title, else the session id."""
-        return self.agent_name or self.title or self.session_id
+        return session_label(self.agent_name, self.title, self.session_id)
 
 
 @dataclass(slots=True)
@@ -278,21 +285,23 @@ class DashboardState:
     sessions: dict[str, SessionView] = field(default_factory=dict)
     event_count: int = 0
     asked_count: int = 0
-    # Derived indexes, kept in step with `sessions` by the fold (so not compared): parent id →
-    # child ids in tree order, and every pending approval in arrival order.
-    _children: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)
+    # Derived indexes, kept in step with `sessions` by the fold (so not compared): the session
+    # tree (children in tree order), and every pending approval in arrival order.
+    _tree: SessionTree = field(default_factory=SessionTree, compare=False, repr=False)
     _pending: dict[tuple[str, str], PermissionView] = field(default_factory=dict, compare=False, repr=False)
 
     def children(self, session_id: str) -> list[str]:
         """Ids of the sessions whose parentSessionId is `session_id`, oldest first."""
-        return list(self._children.get(session_id, ()))
+        return self._tree.children(session_id)
+
+    def descendants(self, session_id: str) -> list[str]:
+        """Ids of every session below `session_id` (not itself), parents before their children."""
+        return self._tree.descendants(session_id)
 
     def roots(self) -> list[str]:
         """Ids of the sessions with no parent, or a parent this state has not seen, oldest first."""
         sessions = self.sessions
-        found = [
-            s for s in sessions.values() if s.parent_session_id is None or s.parent_session_id not in sessions
-        ]
+        found = [sessions[sid] for sid in self._tree.roots(sessions)]
         found.sort(key=tree_order)
         return [s.session_id for s in found]
 
@@ -304,15 +313,11 @@ class DashboardState:
         """
         sessions = self.sessions
 
-        def parent_of(sid: str) -> str | None:
-            session = sessions.get(sid)
-            return session.parent_session_id if session is not None else None
-
         def label_of(sid: str) -> str:
             session = sessions.get(sid)
             return session.display_name if session is not None else sid
 
-        return path_to_root(session_id, parent_of, label_of)
+        return self._tree.path(session_id, label_of)
 
     def pending_permissions(self) -> list[PermissionView]:
         """Every approval waiting for the user, across sessions, in the order they were asked."""
@@ -322,7 +327,7 @@ class DashboardState:
 
     def running_count(self) -> int:
         """How many sessions have a turn that started and has not completed."""
-        return sum(1 for s in self.sessions.values() if s.turns and s.turns[-1].stop_reason is None)
+        return sum(1 for s in self.sessions.values() if s.running)
 
     def to_state_dump(self) -> dict[str, Any]:
         """The `replay --dump state` object (its shape: README.md): sessions by id, turns in order.
@@ -423,10 +428,6 @@ def _own_sessions(sessions: dict[str, SessionView]) -> dict[str, SessionView]:
     return {key: copy_session(session) for key, session in sessions.items()}
 
 
-def _own_children(children: dict[str, list[str]]) -> dict[str, list[str]]:
-    return {key: ids[:] for key, ids in children.items()}
-
-
 _copy_state = compiled_copy(
-    DashboardState, fresh={"sessions": _own_sessions, "_children": _own_children, "_pending": dict.copy}
+    DashboardState, fresh={"sessions": _own_sessions, "_tree": SessionTree.copy, "_pending": dict.copy}
 )

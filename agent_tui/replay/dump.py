@@ -14,6 +14,7 @@ from typing import Any, BinaryIO, Literal
 import orjson
 
 from agent_tui.events import Event, visible_json
+from agent_tui.events.assistant_messages import AssistantMessages
 from agent_tui.events.transcript_text import delivery_text, rewind_text, tool_failure_text
 from agent_tui.reducer import project_state
 from agent_tui.turns.projection import frames_from_log, transition_dict
@@ -22,54 +23,35 @@ DumpKind = Literal["events", "transcript", "frames", "state"]
 
 
 def transcript_lines(events: Iterable[Event]) -> Iterator[dict[str, Any]]:
-    """User messages, one assistant line per model call (its deltas joined), one line per tool result."""
-    pending: dict[str, Any] | None = None  # the assistant line of the current model call
-
-    def flush() -> Iterator[dict[str, Any]]:
-        nonlocal pending
-        if pending is not None:
-            yield pending
-            pending = None
-
+    """User messages, one assistant line per model call that said something (its deltas joined,
+    cut where `events.assistant_messages` says a message ends), one line per tool result."""
+    messages = AssistantMessages()
     for event in events:
+        ended = messages.feed(event)
+        if ended is not None and ended.said:
+            yield _line(ended.session_id, ended.turn_id, "assistant", ended.text)
         kind = event.type
         payload = event.payload
-        if kind == "model.delta":
-            if pending is None or pending["sessionId"] != event.session_id:
-                yield from flush()
-                pending = _line(event, "assistant", "")
-            pending["text"] += payload["text"]
-            continue
-        if kind == "context.built":
-            yield from flush()
-            pending = _line(event, "assistant", "")
-        elif kind in ("turn.completed", "session.created", "turn.started"):
-            yield from flush()
-        elif kind == "user.message":
-            yield from flush()
-            yield _line(event, "user", payload["content"])
+        if kind == "user.message":
+            yield _line(event.session_id, event.turn_id, "user", payload["content"])
         elif kind == "tool.completed":
-            yield from flush()
-            yield _line(event, "tool", payload["result"], payload["toolCallId"])
+            yield _line(event.session_id, event.turn_id, "tool", payload["result"], payload["toolCallId"])
         elif kind == "tool.failed":
-            yield from flush()
-            yield _line(event, "tool", tool_failure_text(payload), payload["toolCallId"])
+            text = tool_failure_text(payload)
+            yield _line(event.session_id, event.turn_id, "tool", text, payload["toolCallId"])
         elif kind == "subagent.delivered":
-            yield from flush()
-            yield _line(event, "user", delivery_text(payload))
+            yield _line(event.session_id, event.turn_id, "user", delivery_text(payload))
         elif kind == "turn.rewound":
-            yield from flush()
-            yield _line(event, "user", rewind_text(payload))
-    yield from flush()
+            yield _line(event.session_id, event.turn_id, "user", rewind_text(payload))
+    for message in messages.finish():
+        if message.said:
+            yield _line(message.session_id, message.turn_id, "assistant", message.text)
 
 
-def _line(event: Event, role: str, text: str, tool_call_id: str | None = None) -> dict[str, Any]:
-    line: dict[str, Any] = {
-        "sessionId": event.session_id,
-        "turnId": event.turn_id,
-        "role": role,
-        "text": text,
-    }
+def _line(
+    session_id: str, turn_id: str | None, role: str, text: str, tool_call_id: str | None = None
+) -> dict[str, Any]:
+    line: dict[str, Any] = {"sessionId": session_id, "turnId": turn_id, "role": role, "text": text}
     if tool_call_id is not None:
         line["toolCallId"] = tool_call_id
     return line

@@ -6,6 +6,9 @@ break inside what it says (a prompt, an error message) starts an indented line: 
 starts a line with `[agent]`, so a model cannot print one that passes for another event.
 
 Invariants:
+- what one model call said is one `says:` line, followed by a `wants` line per tool it asked
+  for, printed when the call's message ends (`events.assistant_messages`): text streamed after
+  a tool call joins the same line;
 - a write that fails (the terminal hung up, the reader of a pipe went away, a full disk)
   silences the printer for the rest of the run instead of failing the listener: the run, and its
   logs, go on; `gone` says why, for the command to say at the end.
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from agent_tui.events import Event, visible
+from agent_tui.events.assistant_messages import MESSAGE_PARTS, AssistantMessages
 from agent_tui.events.wording import counted
 from agent_tui.runtime.os_errors import os_reason
 
@@ -38,7 +42,7 @@ class EventPrinter:
         self.out = out
         self.quiet = quiet
         self.names = names
-        self._text: dict[str, str] = {}
+        self._messages = AssistantMessages()
         self.events = 0
         self.gone: str | None = None
         """Why a write failed (the output is gone, nothing more is written), in the system's words."""
@@ -65,20 +69,20 @@ class EventPrinter:
             return
         payload = event.payload
         kind = event.type
-        if kind == "model.delta":
-            self._text[event.session_id] = self._text.get(event.session_id, "") + payload["text"]
+        ended = self._messages.feed(event)  # what a model call said is one line, at its end
+        if ended is not None:
+            if ended.text.strip():
+                self._say(event, f"says: {' '.join(ended.text.split())}")
+            for call in ended.calls:
+                self._say(event, f"wants {call['tool']} {_short(call['args'])}")
+        if kind in MESSAGE_PARTS:
             return
-        text = self._text.pop(event.session_id, "")
-        if text.strip():
-            self._say(event, f"says: {' '.join(text.split())}")
         if kind == "turn.started":
             self._say(event, f"turn started: {payload['promptPreview']}")
         elif kind == "user.message" and payload.get("steered"):
             self._say(event, f"steered: {payload['content']}")
         elif kind == "context.compacted":
             self._say(event, f"compacted context {payload['beforeTokens']} → {payload['afterTokens']} tokens")
-        elif kind == "model.tool_call_requested":
-            self._say(event, f"wants {payload['tool']} {_short(payload['args'])}")
         elif kind == "permission.resolved":
             reason = f" ({payload['reason']})" if payload.get("reason") else ""
             self._say(event, f"permission {payload['decision']} by {payload['actor']}{reason}")

@@ -11,7 +11,10 @@ Invariants:
   main root (a worktree shares its repository's rules), or the directory itself outside git;
 - acceptances of project files are kept in `<user data dir>/permissions/accepted-project-rules
   .json`, keyed by the project file's own path;
-- the whole `permissions` directory is protected: no rule lets a tool call change it.
+- the whole `permissions` directory is protected: no rule lets a tool call change it;
+- `permission_engine` is the one place a run's rules are put together (the dashboard, the
+  scenario runner, `run --prompt` and the ACP server each call it), and `project_rules_file`
+  the one place a project's own file is named.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ __all__ = [
     "RULES_DIR",
     "permission_engine",
     "project_key",
+    "project_rules_file",
     "project_rules_notice",
     "rules_dir",
     "user_rules_path",
@@ -49,6 +53,11 @@ def rules_dir(data_dir: Path | None = None) -> Path:
 
         data_dir = Path(platformdirs.user_data_dir(APP_NAME))
     return data_dir / RULES_DIR
+
+
+def project_rules_file(project: Path) -> Path:
+    """A project's own rules file: `<project>/.agent-tui/permissions.json`."""
+    return project / PROJECT_RULES_FILE
 
 
 def project_key(directory: Path) -> Path:
@@ -71,6 +80,7 @@ def permission_engine(
     read_from: Path | None = None,
     data_dir: Path | None = None,
     keep_rules: bool = True,
+    trust_project_rules: bool = False,
 ) -> PermissionEngine:
     """The permission engine of a run on `project`: the user's rules for it, and the project's
     own rules file, applied once accepted.
@@ -82,17 +92,22 @@ def permission_engine(
         data_dir: the user data directory (the platform's by default).
         keep_rules: keep "always" answers in the user's rules file for `project`; False (a
             scenario on scratch copies) keeps them for the run only.
+        trust_project_rules: accept the project's rules file as it is now
+            (`--trust-project-rules`); otherwise it applies only if accepted before.
 
     Raises:
-        PermissionRulesError: the user's rules file exists but is not valid.
+        PermissionRulesError: the user's rules file exists but is not valid, or a trusted
+            project rules file is not.
     """
     directory = rules_dir(data_dir)
-    own_file = (project / PROJECT_RULES_FILE).resolve()
+    own_file = project_rules_file(project).resolve()
     project_rules = ProjectRules(
-        (read_from or project) / PROJECT_RULES_FILE,
+        project_rules_file(read_from or project),
         AcceptedRules(directory / ACCEPTED_FILE),
         key=str(own_file),
     )
+    if trust_project_rules:
+        project_rules.accept_current()
     return PermissionEngine(
         policy,
         rules_path=user_rules_path(project, data_dir) if keep_rules else None,

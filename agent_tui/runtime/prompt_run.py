@@ -105,9 +105,9 @@ class PromptRun:
             raise FileNotFoundError(2, "no such directory", str(cwd))
         if not cwd.is_dir():
             raise NotADirectoryError(20, "not a directory", str(cwd))
-        self.permissions = permission_engine(DEFAULT_POLICY, project=cwd, data_dir=data_dir)
-        if trust_project_rules and self.permissions.project_rules is not None:
-            self.permissions.project_rules.accept_current()
+        self.permissions = permission_engine(
+            DEFAULT_POLICY, project=cwd, data_dir=data_dir, trust_project_rules=trust_project_rules
+        )
         self.settings = settings
         self.prompt = prompt
         self.cwd = cwd

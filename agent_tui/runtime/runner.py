@@ -18,7 +18,7 @@ from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionRulesError, P
 from agent_tui.engine.scenario import Scenario, ScenarioError, ScenarioSession
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
-from agent_tui.runtime.permission_files import PROJECT_RULES_FILE, permission_engine, project_rules_notice
+from agent_tui.runtime.permission_files import permission_engine, project_rules_file, project_rules_notice
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.workspace import Workspace
 from agent_tui.store import JsonlFileEventStore
@@ -106,9 +106,8 @@ class ScenarioRun:
                 read_from=self.cwds[0] if self.cwds else None,
                 data_dir=data_dir,
                 keep_rules=False,
+                trust_project_rules=trust_project_rules,
             )
-            if trust_project_rules and self.permissions.project_rules is not None:
-                self.permissions.project_rules.accept_current()
         except PermissionRulesError as error:
             self.workspace.remove()
             # Named where the user can fix it: the scenario's directory, not the scratch copy.
@@ -136,7 +135,7 @@ class ScenarioRun:
 
     def project_rules_notice(self) -> str | None:
         """What to tell the user about the scenario directory's own rules file, if not used."""
-        shown = self.project / PROJECT_RULES_FILE
+        shown = project_rules_file(self.project)
         return project_rules_notice(self.permissions, shown_as=shown)
 
     def _cancel_for_script(self, session_id: str, turn_id: str) -> None:

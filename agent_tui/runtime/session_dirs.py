@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from agent_tui.events.session_tree import session_label
 from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.events.wording import counted
 from agent_tui.store import foreign_session
@@ -107,7 +108,7 @@ class StoredSession:
 
     @property
     def name(self) -> str:
-        return self.agent_name or self.title or self.session_id
+        return session_label(self.agent_name, self.title, self.session_id)
 
 
 def read_stored_session(path: Path) -> StoredSession:

@@ -49,7 +49,7 @@ from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
 from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
-from agent_tui.events import Event
+from agent_tui.events import Event, is_ours
 from agent_tui.providers.prompt import system_prompt
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent, name_from_prompt
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
@@ -69,14 +69,9 @@ from agent_tui.runtime.session_dirs import (
     list_stored_sessions,
     mark_closed,
 )
-from agent_tui.runtime.subagents import SubAgents
+from agent_tui.runtime.subagents import SubAgents, session_tree
 from agent_tui.runtime.turn_records import TurnRecorder
-from agent_tui.runtime.worktrees import (
-    Worktree,
-    WorktreeError,
-    create_worktree,
-    remove_worktree,
-)
+from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
 from agent_tui.store import EventLogError, JsonlEventLog, JsonlFileEventStore, SessionLockedError
 from agent_tui.turns.registry import Attached
 
@@ -258,7 +253,7 @@ class Workbench(FinishingActions):
 
     def _is_external(self, session: StoredSession) -> bool:
         """Whether the session was run by an external agent (its `client` is not our engine)."""
-        return session.parent_session_id is None and session.client not in (None, self.engine.client)
+        return session.parent_session_id is None and not is_ours(session.client, self.engine.client)
 
     async def _reopen_external(self, session: StoredSession) -> str | None:
         name = session.client or ""
@@ -478,15 +473,8 @@ class Workbench(FinishingActions):
         return False
 
     # -- leaving a session ---------------------------------------------------------------------
-    def _descendants(self, session_id: str) -> list[tuple[str, str | None]]:
-        found: list[tuple[str, str | None]] = []
-        frontier = {session_id}
-        while frontier:
-            children = [(i.id, i.parent_id) for i in self.engine.sessions() if i.parent_id in frontier]
-            children = [child for child in children if child not in found]
-            found += children
-            frontier = {sid for sid, _ in children}
-        return found
+    def _descendants(self, session_id: str) -> list[str]:
+        return session_tree(self.engine).descendants(session_id)
 
     def worktree_path(self, session_id: str, recorded: str | None = None) -> Path | None:
         """The session's worktree: made in this run, or `recorded` in its `session.created`."""
@@ -505,7 +493,7 @@ class Workbench(FinishingActions):
             None, or why the worktree could not be removed.
         """
         engine = self.engine
-        family = {session_id} | {sid for sid, _ in self._descendants(session_id)}
+        family = {session_id, *self._descendants(session_id)}
         with anyio.move_on_after(timeout):
             await _stop_until_ended(
                 lambda: engine.stop_subtree(session_id),

@@ -37,6 +37,7 @@ from typing import BinaryIO
 
 import orjson
 
+from agent_tui.events.session_tree import session_label
 from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
 from agent_tui.search.query import Query, parse_query
 
@@ -141,7 +142,7 @@ class Hit:
 
     @property
     def session_name(self) -> str:
-        return self.agent_name or self.title or self.session_id
+        return session_label(self.agent_name, self.title, self.session_id)
 
 
 @dataclass(frozen=True)

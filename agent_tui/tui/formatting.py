@@ -17,7 +17,7 @@ from pathlib import Path
 
 from textual.content import Content
 
-from agent_tui.events import ENDINGS, EndTone, args_preview, counted
+from agent_tui.events import ENDINGS, EndTone, args_preview, counted, is_ours
 from agent_tui.reducer import (
     DashboardState,
     PermissionView,
@@ -155,7 +155,7 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
         where += [(" · ", MUTED), marked("⎇ " + session.worktree_branch, "$text-secondary")]
     if session.model:
         where += [(" · ", MUTED), marked(session.model, MUTED)]
-    if session.client and session.client != "agent-tui":
+    if not is_ours(session.client):
         # Another tool wrote this session: an imported Claude Code or Codex log, or an ACP agent
         # (whose name may be "codex" too, so the line says who, not how).
         where += [(" · ", MUTED), marked(f"via {session.client}", MUTED)]

@@ -34,7 +34,7 @@ from pathlib import Path
 import anyio
 from textual.message import Message
 
-from agent_tui.events import Event, counted
+from agent_tui.events import OUR_CLIENT, Event, counted, is_ours
 from agent_tui.ports import (
     AgentSpec,
     AgentStartError,
@@ -58,9 +58,6 @@ from agent_tui.tui.messages import (
     WorkbenchReady,
 )
 from agent_tui.tui.prompter import TuiPrompter
-
-OUR_CLIENT = "agent-tui"
-"""The `client` our engine writes in `session.created` (before the engine is built)."""
 
 
 class LiveRun:
@@ -255,7 +252,7 @@ class LiveRun:
         """Whether a session whose log names `client` is run by an external (ACP) agent (which
         cannot be steered mid-turn): another program than our engine."""
         ours = self.workbench.engine.client if self.workbench is not None else OUR_CLIENT
-        return client not in (None, ours)
+        return not is_ours(client, ours)
 
     def external_agents(self) -> list[tuple[str, str]]:
         """`(name, command line)` of each external agent the new-agent form offers."""

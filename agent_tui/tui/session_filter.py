@@ -39,7 +39,7 @@ def _state_matches(session: SessionView, wanted: str) -> bool:
     if wanted == "needs-me":
         return bool(session.pending)
     if wanted == "running":
-        return session.status == "running"
+        return session.running
     if wanted == "failed":
         return session.status == "failed"
     return True
@@ -75,12 +75,8 @@ def visible_sessions(
 
 def _with_descendants(state: DashboardState, roots: set[str]) -> set[str]:
     found = set(roots)
-    stack = list(roots)
-    while stack:
-        for child in state.children(stack.pop()):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
+    for root in roots:
+        found.update(state.descendants(root))
     return found
 
 

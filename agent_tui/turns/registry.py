@@ -26,14 +26,14 @@ Invariants this module guarantees:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias, assert_never
 
 import anyio
 
-from agent_tui.events.lineage import descendants
 from agent_tui.events.model import StopReason
+from agent_tui.events.session_tree import SessionTree
 from agent_tui.events.turn_vocabulary import (
     RUNNING_REGISTRY_STATE,
     Ending,
@@ -191,7 +191,7 @@ class TurnRegistry:
     def __init__(self, sink: EventSink) -> None:
         self._sink = sink
         self._records: dict[str, _Record] = {}
-        self._lineage: dict[str, str] = {}  # child session → parent session
+        self._tree = SessionTree()  # child session → parent session, children in claim order
 
     @property
     def sink(self) -> EventSink:
@@ -225,7 +225,7 @@ class TurnRegistry:
             session_id, turn_id, parent_session_id, agent_name, fsm if fsm is not None else TurnFsm()
         )
         if parent_session_id is not None:
-            self._lineage[session_id] = parent_session_id
+            self._tree.link(session_id, parent_session_id)
         return True
 
     # -- the one transition ----------------------------------------------------------------------
@@ -382,7 +382,7 @@ class TurnRegistry:
                 record.ended.set()
                 record.delivered.set()
         for sid in doomed:
-            self._lineage.pop(sid, None)
+            self._tree.forget(sid)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -404,7 +404,7 @@ class TurnRegistry:
 
     def parent_of(self, session_id: str) -> str | None:
         """The session's parent, as learned by `claim`; kept after its record is reclaimed."""
-        return self._lineage.get(session_id)
+        return self._tree.parent_of(session_id)
 
     def children(self, parent_session_id: str) -> list[str]:
         """Direct child sessions of `parent_session_id`, in the order they were first claimed.
@@ -412,14 +412,14 @@ class TurnRegistry:
         This is the session tree, not the records: a finished child whose record was dropped
         when the parent settled is still listed (until `dispose`).
         """
-        return list(self._child_ids(parent_session_id))
+        return self._tree.children(parent_session_id)
 
     def record(self, session_id: str) -> TurnRecord | None:
         record = self._records.get(session_id)
         return None if record is None else record.snapshot()
 
-    def _child_ids(self, parent_session_id: str) -> Iterator[str]:
-        return (child for child, parent in list(self._lineage.items()) if parent == parent_session_id)
+    def _child_ids(self, parent_session_id: str) -> list[str]:
+        return self._tree.children(parent_session_id)
 
     def _descendant_ids(self, session_id: str) -> list[str]:
-        return descendants(session_id, self._child_ids)
+        return self._tree.descendants(session_id)

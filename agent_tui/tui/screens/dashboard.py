@@ -131,7 +131,7 @@ class DashboardScreen(SessionsScreen):
         composer.show_target(
             session.session_id,
             path,
-            session.status == "running",
+            session.running,
             len(session.turns),
             steerable=not self.live.is_external(session.client),
         )
@@ -240,7 +240,7 @@ class DashboardScreen(SessionsScreen):
             return
         path = agent_path_text(self.state.agent_path(session_id))
         session = self.state.sessions.get(session_id)
-        was_running = session is not None and session.status == "running"
+        was_running = session is not None and session.running
         stopped = self.live.stop_subtree(session_id)
         if stopped:
             self.notify(stopped_sentence(path, stopped, was_running), title="Stop")
@@ -328,8 +328,8 @@ class DashboardScreen(SessionsScreen):
                 changes = None
         elif worktree is not None:
             worktree = None  # removed already: nothing to ask about
-        family = [session_id, *self._descendants(session_id)]
-        running = sum(1 for sid in family if self.state.sessions[sid].status == "running")
+        family = [session_id, *self.state.descendants(session_id)]
+        running = sum(1 for sid in family if self.state.sessions[sid].running)
         path = agent_path_text(self.state.agent_path(session_id))
         dialog = CloseSessionScreen(
             path, running=running, worktree=worktree, branch=session.worktree_branch, changes=changes
@@ -351,16 +351,6 @@ class DashboardScreen(SessionsScreen):
                 self.run_worker(close(choice), group="close-session", exit_on_error=False)
 
         self.app.push_screen(dialog, chosen)
-
-    def _descendants(self, session_id: str) -> list[str]:
-        found: list[str] = []
-        stack = self.state.children(session_id)
-        while stack:
-            child = stack.pop()
-            if child not in found:
-                found.append(child)
-                stack.extend(self.state.children(child))
-        return found
 
     # -- reviewing and reopening ---------------------------------------------------------------
     def action_review_selected(self) -> None:
@@ -392,7 +382,7 @@ class DashboardScreen(SessionsScreen):
 
         def closed(_: None) -> None:
             if "discarded" in screen.finished:
-                self.hidden.update([session_id, *self._descendants(session_id)])
+                self.hidden.update([session_id, *self.state.descendants(session_id)])
             self.show_state(self.state)
             self.session_tree.focus()
 
@@ -430,7 +420,7 @@ class DashboardScreen(SessionsScreen):
         except FinishRefused as error:
             self.notify(str(error), title="Not reopened", severity="error", timeout=10)
             return
-        self.hidden.difference_update([session_id, *self._descendants(session_id)])
+        self.hidden.difference_update([session_id, *self.state.descendants(session_id)])
         self.show_state(self.state)
         self.select_session(session_id)
         path = agent_path_text(self.state.agent_path(session_id))
@@ -478,7 +468,7 @@ class DashboardScreen(SessionsScreen):
             )
         for session_id, path in self._session_paths():
             session = self.state.sessions[session_id]
-            if session.status == "running":
+            if session.running:
                 commands.append(
                     PaletteCommand(
                         f"Stop {path}",

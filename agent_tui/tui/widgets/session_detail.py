@@ -127,7 +127,7 @@ class SessionDetail(VerticalScroll):
             current.update("")
             return True
         changed = False
-        live = session.pending or session.status == "running"
+        live = session.pending or session.running
         header_key = (
             session.last_sequence,
             session.event_count,

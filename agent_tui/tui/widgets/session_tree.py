@@ -250,7 +250,7 @@ class SessionTree(Tree[str]):
         text.append(STATUS_GLYPH[status], style(f"session-tree--{status}", partial=True))
         text.append(" ")
         name_start = len(text)
-        text.append(visible(session.display_name), Style(bold=status == "running"))
+        text.append(visible(session.display_name), Style(bold=session.running))
         name_end = len(text)
         if session.worktree_branch:
             text.append(" ⎇", style("session-tree--time", partial=True))
@@ -294,7 +294,7 @@ class SessionTree(Tree[str]):
         return _fit(text, room, name_start, name_end, note_start)
 
     def _note(self, session: SessionView) -> str | None:
-        if session.status == "running":
+        if session.running:
             return None
         note = session.turns[-1].end_message if session.turns else None
         # "gemini exited with status 1" on gemini's own line: the name is there already.
