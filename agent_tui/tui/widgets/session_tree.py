@@ -90,6 +90,9 @@ class SessionTree(Tree[str]):
         self._now_ms: int | None = None
         self._shown: _Shown = None
         self._restoring = False
+        self.marks: dict[str, str] = {}
+        """Session id → a mark shown after its line in the error colour (a replay's `✗ torn
+        tail`), in place of its last turn's message."""
         """Session id → the message its last turn ended with (a live run keeps them)."""
 
     def on_mount(self) -> None:
@@ -269,7 +272,7 @@ class SessionTree(Tree[str]):
         self._parts[session.session_id] = (name_start, name_end, len(text))
         note = self._note(session)
         if note:
-            kind = "failed" if status == "failed" else "time"
+            kind = "failed" if status == "failed" or session.session_id in self.marks else "time"
             text.append(visible(f" {note}"), style(f"session-tree--{kind}", partial=True))
         if dim:
             text.stylize(style("session-tree--context", partial=True))
@@ -294,6 +297,9 @@ class SessionTree(Tree[str]):
         return _fit(text, room, name_start, name_end, note_start)
 
     def _note(self, session: SessionView) -> str | None:
+        mark = self.marks.get(session.session_id)
+        if mark is not None:
+            return mark
         if session.status == "running":
             return None
         note = session.turns[-1].end_message if session.turns else None
