@@ -43,6 +43,7 @@ from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event
 from agent_tui.providers.prompt import system_prompt
+from agent_tui.replay.catalog import read_entry
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent, name_from_prompt
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
@@ -55,7 +56,7 @@ from agent_tui.runtime.session_dirs import (
 )
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
-from agent_tui.store import EventLogError, JsonlEventLog, JsonlFileEventStore, SessionLockedError
+from agent_tui.store import EventLogDecodeError, EventLogError, JsonlFileEventStore, SessionLockedError
 from agent_tui.turns.registry import Attached
 
 __all__ = ["AgentSpec", "AgentStartError", "SendRefused", "Sent", "Workbench", "name_from_prompt"]
@@ -178,7 +179,9 @@ class Workbench:
 
     # -- reopening stored sessions -------------------------------------------------------------
     async def hydrate(self, fold: Callable[[Event], None]) -> list[str]:
-        """Reopen every stored session; `fold` sees each stored event first (to draw them).
+        """Reopen every stored session; `fold` sees each stored session's first line and last
+        turn first (its head and tail, `read_entry`: the list is drawn before any log is read
+        whole), then the engine reopens them one by one, letting the dashboard run in between.
 
         Returns:
             One `FILE: reason` line per log that could not be reopened.
@@ -187,6 +190,7 @@ class Workbench:
         stored = list_stored_sessions(self.sessions_dir)
         stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
         closed = closed_sessions(self.sessions_dir)
+        listed: list[StoredSession] = []
         for session in stored:
             if session.session_id in closed or session.parent_session_id in closed:
                 closed.add(session.session_id)  # a closed session's sub-agents stay closed too
@@ -194,14 +198,11 @@ class Workbench:
             if session.problem is not None:
                 problems.append(f"{session.path}: {session.problem}")
                 continue
-            try:
-                with JsonlEventLog(session.path) as log:
-                    events = list(log.replay())
-            except Exception as error:  # a corrupt line: the decoder names FILE:LINE
-                problems.append(str(error))
-                continue
-            for event in events:
+            for event in read_entry(session.path)[1]:
                 fold(event)
+            listed.append(session)
+        for session in listed:
+            await anyio.sleep(0)  # thousands of logs: the dashboard stays responsive meanwhile
             if self._is_external(session):
                 problem = await self._reopen_external(session)
                 if problem is not None:
@@ -209,6 +210,9 @@ class Workbench:
                 continue
             try:
                 await self.engine.open_session(session.session_id)
+            except EventLogDecodeError as error:  # a corrupt line: the decoder names FILE:LINE
+                problems.append(str(error))
+                continue
             except Exception as error:
                 locked = _lock_refusal(error)
                 if locked is not None:  # another process writes it now: shown, not continued here
