@@ -73,9 +73,9 @@ async def _many_first(directory: Path) -> None:
 
 
 def _complete(screen: Any) -> bool:
-    """Whether the list on screen was read from the logs' tails too (a session has turns)."""
+    """Whether the list on screen was read from the logs' tails too."""
     catalog = screen.catalog
-    return catalog is not None and any(session.turns for session in catalog.state.sessions.values())
+    return catalog is not None and catalog.complete
 
 
 async def _many_walk(directory: Path, steps: int) -> dict[str, Any]:
@@ -245,9 +245,13 @@ def _ts_seconds(ts: str) -> float:
     return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
-def write_sessions(directory: Path, events: int, files: int, *, seed: int = 1) -> list[Path]:
+def write_sessions(
+    directory: Path, events: int, files: int, *, seed: int = 1, whole_turns: bool = False
+) -> list[Path]:
     """`events` events over `files` session logs written side by side (children among them),
-    timestamps shared and often tied, as a busy multi-agent run would leave them."""
+    timestamps shared and often tied, as a busy multi-agent run would leave them. With
+    `whole_turns`, each log's last turn is written to its end (a history of finished sessions:
+    a little over `events` in all)."""
 
     directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
@@ -273,6 +277,12 @@ def write_sessions(directory: Path, events: int, files: int, *, seed: int = 1) -
             if len(buffers[k]) >= 500:
                 handles[k].write(b"".join(buffers[k]))
                 buffers[k].clear()
+        for k in range(files) if whole_turns else ():
+            kind = ""
+            while kind != "turn.completed" and sequences[k]:
+                kind, turn_id, payload = next(sessions[k])
+                sequences[k] += 1
+                buffers[k].append(_log_line(ids[k], k, sequences[k], ts, kind, turn_id, payload))
         for handle, buffer in zip(handles, buffers, strict=True):
             handle.write(b"".join(buffer))
     return paths

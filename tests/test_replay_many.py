@@ -147,7 +147,9 @@ async def _listed(pilot: Pilot[None], screen: ReplayScreen) -> None:
         "the list and a first family",
         seconds=60,
     )
-    await wait_for(pilot, lambda: bool(screen.session_tree.marks), "the list from the tails", seconds=60)
+    await wait_for(
+        pilot, lambda: screen.catalog is not None and screen.catalog.complete, "the tails", seconds=60
+    )
 
 
 async def _on_family(pilot: Pilot[None], screen: ReplayScreen) -> None:
@@ -245,3 +247,54 @@ async def test_the_torn_tail_is_marked_in_the_tree(history: list[Path]) -> None:
         assert "agent-2000" in label.plain and "✗ torn tail" in label.plain
         assert "torn final line" in screen.summary_error or screen.errors
         assert any(TORN in error and "torn" in error for error in screen.errors)
+
+
+def _small_history(directory: Path, count: int) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for k in range(count):
+        log = SessionLog(f"sess_{k:04d}")
+        log.created(k * 10, name=f"agent-{k}")
+        for kind, payload in turn_events(1, "plain"):
+            log.add(kind, "turn_1", payload, k * 10 + 1)
+        paths.append(log.write(directory))
+    return paths
+
+
+@pytest.mark.anyio
+async def test_following_many_logs_lists_new_ones_and_reads_grown_tails(tmp_path: Path) -> None:
+    directory = tmp_path / "sessions"
+    paths = _small_history(directory, LIST_FROM + 6)
+    app = ReplayApp(paths, follow=True, watch_dir=directory)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        await wait_for(pilot, lambda: screen.catalog is not None and screen.catalog.complete, "the list")
+        screen.select_session("sess_0003")
+        await _on_family(pilot, screen)
+        # A new log joins the list.
+        new = SessionLog("sess_new")
+        new.created(5_000, name="newcomer")
+        new.write(directory)
+        await wait_for(pilot, lambda: "sess_new" in screen.state.sessions, "the new log listed", seconds=20)
+        assert screen.state.sessions["sess_new"].display_name == "newcomer"
+        assert len(screen.files) == LIST_FROM + 7
+        # Another session's log grows: its line in the list follows its tail.
+        other = directory / "sess_0010.jsonl"
+        grown = SessionLog("sess_0010", sequence=len(other.read_bytes().splitlines()))
+        for kind, payload in turn_events(2, "failed"):
+            grown.add(kind, "turn_2", payload, 9_000)
+        with open(other, "ab") as handle:
+            handle.write(b"".join(line + b"\n" for line in grown.lines))
+        await wait_for(
+            pilot, lambda: screen.state.sessions["sess_0010"].status == "failed", "the grown tail", seconds=20
+        )
+        # The chosen session's timeline follows its own log.
+        before = screen.position
+        chosen = directory / "sess_0003.jsonl"
+        more = SessionLog("sess_0003", sequence=len(chosen.read_bytes().splitlines()))
+        for kind, payload in turn_events(2, "plain"):
+            more.add(kind, "turn_2", payload, 9_500)
+        with open(chosen, "ab") as handle:
+            handle.write(b"".join(line + b"\n" for line in more.lines))
+        await wait_for(pilot, lambda: screen.position == before + len(more.lines), "the followed family")
+        assert screen.state.sessions["sess_0003"].turns[-1].turn_id == "turn_2"

@@ -16,6 +16,7 @@ Invariants:
   `FILE: reason`, one sentence;
 - `family(session_id)` is the session's log and its sub-agents' (from the heads' parent ids),
   or the session's log alone when the family has more than `FAMILY_LOGS` logs;
+- `refreshed()` (following) reads again only the logs whose size or time changed, and new ones;
 - nothing here imports Textual; `overlay` shows a timeline's sessions over the list.
 """
 
@@ -37,6 +38,8 @@ TAIL_BYTES = 8 * 1024
 MAX_TAIL_BYTES = 256 * 1024
 """How far back a tail looks for the start of the last turn."""
 HEAD_BYTES = 4 * 1024
+TORN_MARK = "✗ torn tail"
+TORN_PROBLEM = "torn final line (the writer stopped mid-line)"
 FAMILY_LOGS = 16
 """A session's timeline covers its sub-agents' logs too when the family has at most this many."""
 
@@ -49,6 +52,7 @@ class CatalogEntry:
     session_id: str
     parent_id: str | None
     problem: str | None = None  # `FILE: reason` (torn, corrupt near the end, unreadable)
+    seen: tuple[int, int] = (0, 0)  # (size, mtime) when read: a log that grew is read again
 
 
 @dataclass
@@ -57,6 +61,7 @@ class Catalog:
 
     entries: dict[str, CatalogEntry] = field(default_factory=dict)
     state: DashboardState = field(default_factory=DashboardState)
+    complete: bool = False  # read from the tails too (False: from the heads alone)
 
     @property
     def problems(self) -> list[str]:
@@ -89,10 +94,40 @@ class Catalog:
             return (entry.path,)
         return tuple(sorted((self.entries[sid].path for sid in found), key=lambda p: p.stem))
 
+    def refreshed(self, directory: Path | None) -> Catalog | None:
+        """A new catalog with the logs that changed since they were read (and the new ones in
+        `directory`) read again; None if none changed. This one is left as it was."""
+        changed: list[Path] = []
+        for entry in self.entries.values():
+            if _seen(entry.path) != entry.seen:
+                changed.append(entry.path)
+        if directory is not None:
+            try:
+                known = {entry.path for entry in self.entries.values()}
+                changed += sorted(p for p in directory.glob("*.jsonl") if p not in known)
+            except OSError:
+                pass
+        if not changed:
+            return None
+        update = read_catalog(changed)
+        return Catalog(
+            entries={**self.entries, **update.entries},
+            state=overlay(self.state, update.state),
+            complete=self.complete,
+        )
+
+
+def _seen(path: Path) -> tuple[int, int]:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (stat.st_size, stat.st_mtime_ns)
+
 
 def _mark_of(problem: str) -> str:
-    if "torn" in problem:
-        return "✗ torn tail"
+    if TORN_PROBLEM in problem:
+        return TORN_MARK
     if "unreadable" in problem or "cannot" in problem:
         return "✗ unreadable"
     return "✗ corrupt tail"
@@ -101,7 +136,7 @@ def _mark_of(problem: str) -> str:
 def read_catalog(paths: Iterable[Path], *, tails: bool = True) -> Catalog:
     """List `paths` from their heads and tails (see the module docstring); without `tails`,
     from their heads alone (names and tree, every status idle: a first look, ten times quicker)."""
-    catalog = Catalog()
+    catalog = Catalog(complete=tails)
     picked: list[tuple[str, int, int, Event]] = []
     for number, path in enumerate(paths):
         entry, events = read_entry(path, tail=tails)
@@ -124,9 +159,13 @@ def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Eve
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as error:
-        return CatalogEntry(path, session_id, None, f"{path}: unreadable: {error.strerror or error}"), []
+        return CatalogEntry(
+            path, session_id, None, f"{path}: unreadable: {error.strerror or error}", (-1, -1)
+        ), []
     try:
-        size = os.fstat(fd).st_size
+        stat = os.fstat(fd)
+        size = stat.st_size
+        seen = (size, stat.st_mtime_ns)
         head = _head(fd, size)
         problem: str | None = None
         first = decode_line(head) if head else None
@@ -139,14 +178,16 @@ def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Eve
             _last_turn(fd, size, path, len(head) + 1 if head else 0) if tail else ([], None)
         )
     except OSError as error:
-        return CatalogEntry(path, session_id, None, f"{path}: unreadable: {error.strerror or error}"), []
+        return CatalogEntry(
+            path, session_id, None, f"{path}: unreadable: {error.strerror or error}", (-1, -1)
+        ), []
     finally:
         os.close(fd)
     parent = created.payload.get("parentSessionId") if created is not None else None
     kept = ([created] if created is not None else []) + [e for e in events if e.session_id == session_id]
     if created is None:
         kept = []  # without its head the tail cannot be placed in a session's tree
-    return CatalogEntry(path, session_id, parent, problem or tail_problem), kept
+    return CatalogEntry(path, session_id, parent, problem or tail_problem, seen), kept
 
 
 def _head(fd: int, size: int) -> bytes:
@@ -174,7 +215,7 @@ def _last_turn(fd: int, size: int, path: Path, head_end: int) -> tuple[list[Even
         if begin is not None or start <= head_end or want >= MAX_TAIL_BYTES:
             break
         want *= 4
-    problem = f"{path}: torn final line (the writer stopped mid-line): left out" if torn else None
+    problem = f"{path}: {TORN_PROBLEM}: left out" if torn else None
     events: list[Event] = []
     for line in lines[begin or 0 :]:
         decoded = decode_line(line)

@@ -16,11 +16,12 @@ import time
 
 from textual import on, work
 from textual.content import Content
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from agent_tui.reducer import DashboardState
 from agent_tui.replay import (
     INDEX_BATCH,
+    Catalog,
     Follower,
     PollResult,
     Timeline,
@@ -30,6 +31,7 @@ from agent_tui.replay import (
     read_catalog,
     torn_tail_notices,
 )
+from agent_tui.replay.catalog import TORN_MARK, TORN_PROBLEM
 from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import (
     ReplayAppended,
@@ -47,6 +49,8 @@ from agent_tui.tui.widgets.summary_bar import SummaryBar
 PROGRESS_SECONDS = 0.1
 FIRST_PAINT_WAIT = 1.0
 FOLLOW_PAINT_SECONDS = 0.1
+LIST_FOLLOW_SECONDS = 1.0
+"""Many logs, following: how often the list looks at every log's size (a stat each)."""
 
 
 class ReplayFeedScreen(ReplayViewScreen):
@@ -65,6 +69,8 @@ class ReplayFeedScreen(ReplayViewScreen):
             self._list()
         else:
             self._index(Timeline(self.files, watch_dir=self.watch_dir), self._run_stop)
+
+    _list_followed = False  # many logs: whether the list is being followed
 
     def on_unmount(self) -> None:
         self._stopping.set()
@@ -85,8 +91,20 @@ class ReplayFeedScreen(ReplayViewScreen):
         files = list(self.files)
         self.post_message(ReplayListed(read_catalog(files, tails=False), complete=False))
         self._first_paint.wait(FIRST_PAINT_WAIT)
-        if not self._stopping.is_set():
-            self.post_message(ReplayListed(read_catalog(files), complete=True))
+        if self._stopping.is_set():
+            return
+        self.post_message(ReplayListed(read_catalog(files), complete=True))
+
+    @work(thread=True, exclusive=True, group="replay-list-follow", exit_on_error=False)
+    def _follow_list(self, catalog: Catalog) -> None:
+        """Many logs, following: the logs that grow are read again at their tails, new ones at
+        both ends (the chosen family's timeline follows its own logs)."""
+        worker = get_current_worker()
+        while self.following and not worker.is_cancelled and not self._stopping.wait(LIST_FOLLOW_SECONDS):
+            refreshed = catalog.refreshed(self.watch_dir)
+            if refreshed is not None:
+                catalog = refreshed
+                self.post_message(ReplayListed(catalog, complete=True))
 
     @work(thread=True, group="replay-index", exit_on_error=False)
     def _index(self, timeline: Timeline, stop: threading.Event) -> None:
@@ -144,10 +162,22 @@ class ReplayFeedScreen(ReplayViewScreen):
     def _listed(self, message: ReplayListed) -> None:
         catalog = self.catalog = message.catalog
         self.listed = True
-        self.session_tree.marks = catalog.marks()
+        if len(catalog.entries) != len(self.files):  # new logs, following
+            self.files = [entry.path for _sid, entry in sorted(catalog.entries.items())]
+            self.mode = replay_mode(len(self.files))
+            self.query_one("#summary", SummaryBar).mode = self.mode
+        # Followed, a log's last line may be one being written: not a torn tail.
+        marks = catalog.marks()
+        self.session_tree.marks = (
+            {sid: mark for sid, mark in marks.items() if mark != TORN_MARK} if self.following else marks
+        )
         if message.complete:
             for problem in catalog.problems:
-                self._report(problem, "Listed, with a problem at its end")
+                if not (self.following and TORN_PROBLEM in problem):
+                    self._report(problem, "Listed, with a problem at its end")
+            if self.following and not self._list_followed:
+                self._list_followed = True
+                self._follow_list(catalog)
         elif not self.family:
             self.scrubber.label = marked(f"reading the ends of {len(self.files):,} logs…", "$text-accent")
         self.show_state(self.view.state if self.view is not None else DashboardState())
@@ -329,6 +359,10 @@ class ReplayFeedScreen(ReplayViewScreen):
 
     def action_toggle_follow(self) -> None:
         self._set_following(not self.following)
+        self._list_followed = False
+        if self.following and self.catalog is not None and self.catalog.complete:
+            self._list_followed = True
+            self._follow_list(self.catalog)
         if self.following:
             self.notify("Following the logs: new events appear as they are written.", timeout=3)
             timeline = self.timeline
