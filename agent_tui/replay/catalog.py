@@ -63,14 +63,20 @@ class Catalog:
     state: DashboardState = field(default_factory=DashboardState)
     complete: bool = False  # read from the tails too (False: from the heads alone)
 
-    @property
-    def problems(self) -> list[str]:
-        """`FILE: reason` for each listed log with a problem, in session-id order."""
-        return [e.problem for _sid, e in sorted(self.entries.items()) if e.problem is not None]
+    def problems(self, *, torn: bool = True) -> list[str]:
+        """`FILE: reason` for each listed log with a problem, in session-id order; without
+        `torn`, leaving out torn final lines (following: a line still being written)."""
+        return [
+            e.problem
+            for _sid, e in sorted(self.entries.items())
+            if e.problem is not None and (torn or TORN_PROBLEM not in e.problem)
+        ]
 
-    def marks(self) -> dict[str, str]:
-        """A short mark per session whose log has a problem (for its line in the tree)."""
-        return {sid: _mark_of(e.problem) for sid, e in self.entries.items() if e.problem is not None}
+    def marks(self, *, torn: bool = True) -> dict[str, str]:
+        """A short mark per session whose log has a problem (for its line in the tree); without
+        `torn`, none for a torn final line."""
+        marks = {sid: _mark_of(e.problem) for sid, e in self.entries.items() if e.problem is not None}
+        return marks if torn else {sid: mark for sid, mark in marks.items() if mark != TORN_MARK}
 
     def family(self, session_id: str) -> tuple[Path, ...]:
         """The logs a timeline over `session_id` covers (see the module docstring)."""

@@ -31,7 +31,6 @@ from agent_tui.replay import (
     read_catalog,
     torn_tail_notices,
 )
-from agent_tui.replay.catalog import TORN_MARK, TORN_PROBLEM
 from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import (
     ReplayAppended,
@@ -167,14 +166,10 @@ class ReplayFeedScreen(ReplayViewScreen):
             self.mode = replay_mode(len(self.files))
             self.query_one("#summary", SummaryBar).mode = self.mode
         # Followed, a log's last line may be one being written: not a torn tail.
-        marks = catalog.marks()
-        self.session_tree.marks = (
-            {sid: mark for sid, mark in marks.items() if mark != TORN_MARK} if self.following else marks
-        )
+        self.session_tree.marks = catalog.marks(torn=not self.following)
         if message.complete:
-            for problem in catalog.problems:
-                if not (self.following and TORN_PROBLEM in problem):
-                    self._report(problem, "Listed, with a problem at its end")
+            for problem in catalog.problems(torn=not self.following):
+                self._report(problem, "Listed, with a problem at its end")
             if self.following and not self._list_followed:
                 self._list_followed = True
                 self._follow_list(catalog)
