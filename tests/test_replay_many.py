@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from replay_logs import SessionLog, turn_events
+from rich.text import Text
 from support_workbench import wait_for
 from textual.pilot import Pilot
 
@@ -140,7 +142,7 @@ def _family_state(paths: tuple[Path, ...]) -> DashboardState:
     return project_state(replay_files(list(paths)))
 
 
-async def _listed(pilot: Pilot[None], screen: ReplayScreen) -> None:
+async def _listed(pilot: Pilot[Any], screen: ReplayScreen) -> None:
     await wait_for(
         pilot,
         lambda: screen.catalog is not None and len(screen.catalog.entries) == SESSIONS and screen.loaded,
@@ -152,7 +154,7 @@ async def _listed(pilot: Pilot[None], screen: ReplayScreen) -> None:
     )
 
 
-async def _on_family(pilot: Pilot[None], screen: ReplayScreen) -> None:
+async def _on_family(pilot: Pilot[Any], screen: ReplayScreen) -> None:
     def ready() -> bool:
         catalog = screen.catalog
         selected = screen.session_tree.selected_id
@@ -244,6 +246,7 @@ async def test_the_torn_tail_is_marked_in_the_tree(history: list[Path]) -> None:
         screen.select_session(TORN)
         await _on_family(pilot, screen)
         label = tree._session_nodes[TORN].label
+        assert isinstance(label, Text)
         assert "agent-2000" in label.plain and "✗ torn tail" in label.plain
         assert "torn final line" in screen.summary_error or screen.errors
         assert any(TORN in error and "torn" in error for error in screen.errors)

@@ -225,8 +225,7 @@ class ReplayFeedScreen(ReplayViewScreen):
 
     def _family_ready(self, timeline: Timeline) -> None:
         self._report_errors()
-        if self.filter is not None:
-            self._filter(self.filter, 0)
+        self.timeline_replaced()
         self.loaded = True
         if self.following:
             self._follow(timeline)
@@ -347,6 +346,9 @@ class ReplayFeedScreen(ReplayViewScreen):
 
     def events_arrived(self, generation: int) -> None:
         """Following added events (`generation`: the timeline's, changed if it was rebuilt)."""
+
+    def timeline_replaced(self) -> None:
+        """Many logs: the timeline is another family's now, indexed (a filter matches again)."""
 
     @on(ReplayNotice)
     def _notice(self, message: ReplayNotice) -> None:
