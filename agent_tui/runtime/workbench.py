@@ -94,6 +94,8 @@ class Workbench:
         self.worktrees: dict[str, Worktree] = {}
         self.not_continued: dict[str, str] = {}
         """Stored sessions shown but not reopened, with the reason (an agent no longer configured)."""
+        self.reopening: set[str] = set()
+        """Stored sessions listed but not reopened yet (`hydrate` reopens them one by one)."""
         self.held_elsewhere: dict[str, str] = {}
         """Stored sessions another process was writing when they were reopened (who, since when):
         shown, but not open in this engine."""
@@ -201,8 +203,10 @@ class Workbench:
             for event in read_entry(session.path)[1]:
                 fold(event)
             listed.append(session)
+        self.reopening = {session.session_id for session in listed}
         for session in listed:
             await anyio.sleep(0)  # thousands of logs: the dashboard stays responsive meanwhile
+            self.reopening.discard(session.session_id)
             if self._is_external(session):
                 problem = await self._reopen_external(session)
                 if problem is not None:
@@ -352,6 +356,10 @@ class Workbench:
             held = self.held_elsewhere.get(session_id)
             if held is not None:
                 return self._held_refusal(session_id, held)
+            if session_id in self.reopening:
+                return SendRefused(
+                    "This session is still being reopened from its log; send again in a moment."
+                )
             return SendRefused("This session is not open in this dashboard (it could not be reopened).")
         refused = self._claim(session_id, info)
         if refused is not None:
