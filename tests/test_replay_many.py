@@ -301,3 +301,30 @@ async def test_following_many_logs_lists_new_ones_and_reads_grown_tails(tmp_path
             handle.write(b"".join(line + b"\n" for line in more.lines))
         await wait_for(pilot, lambda: screen.position == before + len(more.lines), "the followed family")
         assert screen.state.sessions["sess_0003"].turns[-1].turn_id == "turn_2"
+
+
+@pytest.mark.anyio
+async def test_a_filter_matches_again_over_the_next_family(history: list[Path]) -> None:
+    app = ReplayApp(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        await _listed(pilot, screen)
+        screen.select_session("sess_0003")
+        await _on_family(pilot, screen)
+        await pilot.press("slash", *"type:turn.started", "enter")
+        await wait_for(pilot, lambda: screen.matches is not None, "the filter")
+        first = _family_state(screen.family)
+        assert screen.matches is not None
+        assert len(screen.matches) == sum(len(s.turns) for s in first.sessions.values())
+        screen.select_session("sess_0004")
+        await _on_family(pilot, screen)
+        await wait_for(pilot, lambda: screen.matches is not None, "the filter over the next family")
+        timeline = screen.timeline
+        assert timeline is not None and [f.path.stem for f in timeline.files] == [
+            "sess_0004",
+            "sess_2968",
+            "sess_2969",
+        ]
+        whole = _family_state(screen.family)
+        assert len(screen.matches) == sum(len(s.turns) for s in whole.sessions.values())
+        assert screen.filter is not None and screen.filter.query == "type:turn.started"
