@@ -30,6 +30,7 @@ from pathlib import Path
 import orjson
 
 from agent_tui.events import Event
+from agent_tui.events.validation import BUILDERS_WITH_V
 from agent_tui.reducer import DashboardState, SessionView, apply_event
 from agent_tui.replay.logfile import decode_line
 
@@ -224,12 +225,26 @@ def _last_turn(fd: int, size: int, path: Path, head_end: int) -> tuple[list[Even
     problem = f"{path}: {TORN_PROBLEM}: left out" if torn else None
     events: list[Event] = []
     for line in lines[begin or 0 :]:
-        decoded = decode_line(line)
+        decoded = _decode(line)
         if isinstance(decoded, str):
             problem = problem or f"{path}: a corrupt line near the end: {decoded}"
         else:
             events.append(decoded)
     return events, problem
+
+
+def _decode(line: bytes) -> Event | str:
+    """`decode_line`, taking first the generated check-and-build of the line's type (a tail
+    line's sequence is 2 or more); the full check says why a line is not an event."""
+    try:
+        data = orjson.loads(line)
+        sequence = data["sequence"]
+        if type(sequence) is int and sequence >= 2:
+            event: Event = BUILDERS_WITH_V[data["type"]](data, sequence)
+            return event
+    except Exception:
+        pass
+    return decode_line(line)
 
 
 def _turn_start(lines: list[bytes]) -> int | None:
