@@ -3,6 +3,9 @@
     python bench/replay_drive.py MODE ARGS...   (run by bench_replay.py, one process per figure)
 
 Modes: `first-screen PATHS` (print "painted" once the first content is composed),
+`many-first DIR` (print "listed", then "complete", as a history's list is painted from the logs'
+heads, then from their heads and tails), `many-walk DIR STEPS` (choose STEPS sessions in turn;
+print JSON),
 `scrub PATHS` (index, then seek; print JSON), `follow DIR` and `bare-follow DIR` (sample how old the
 newest event shown is while a writer appends; print JSON), `write DIR FILES RATE SECONDS` (append
 events with the current time; print how many), `project-state PATHS` (the plain reducer's time).
@@ -48,6 +51,94 @@ async def _first_screen(paths: list[Path]) -> None:
         await pilot._wait_for_screen()
         screen._on_timer_update()
         print("painted", flush=True)
+
+
+async def _many_first(directory: Path) -> None:
+    """Many logs: print "listed" once their list (from the heads) is painted, "complete" once
+    the list from heads and tails is."""
+    from agent_tui.tui.app import ReplayApp
+
+    app = ReplayApp(sorted(directory.glob("*.jsonl"), key=lambda p: p.stem))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        for word, ready in (
+            ("listed", lambda: screen.listed),
+            ("complete", lambda: _complete(screen)),
+        ):
+            while not ready():
+                await asyncio.sleep(0.002)
+            await pilot._wait_for_screen()
+            screen._on_timer_update()
+            print(word, flush=True)
+
+
+def _complete(screen: Any) -> bool:
+    """Whether the list on screen was read from the logs' tails too."""
+    catalog = screen.catalog
+    return catalog is not None and catalog.complete
+
+
+async def _many_walk(directory: Path, steps: int) -> dict[str, Any]:
+    """Many logs: choose `steps` sessions one after another (down the tree), each until its
+    timeline is on screen; the peak memory and the most timelines held."""
+    from agent_tui.tui.app import ReplayApp
+
+    app = ReplayApp(sorted(directory.glob("*.jsonl"), key=lambda p: p.stem))
+    held = 0
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        while not (screen.loaded and _complete(screen)):
+            await pilot.pause(0.01)
+        walked = time.perf_counter()
+        for _ in range(steps):
+            await pilot.press("down")
+            while not _on_chosen(screen):
+                await pilot.pause(0.005)
+            held = max(held, len(screen.timelines))
+        per_step = (time.perf_counter() - walked) / steps
+    return {"peak_mb": _peak_mb(), "held": held, "bound": screen.timelines.bound, "step_s": per_step}
+
+
+def _on_chosen(screen: Any) -> bool:
+    selected = screen.session_tree.selected_id
+    entry = screen.catalog.entries.get(selected) if selected else None
+    return entry is not None and entry.path in screen.family and screen.loaded and not screen.indexing
+
+
+async def _workbench_first(directory: Path, project: Path) -> None:
+    """The dashboard on a project whose sessions directory holds many logs: print "listed" once
+    the tree shows every one of them, "ready" once the workbench has reopened them all."""
+    from agent_tui.engine.scenario import AgentScript, Step
+    from agent_tui.engine.scripted import ScriptedProvider
+    from agent_tui.runtime.model_router import ModelChoice
+    from agent_tui.tui.app import AgentTuiApp
+    from agent_tui.tui.messages import WorkbenchReady
+
+    class BenchApp(AgentTuiApp):
+        """The dashboard, telling the benchmark when every stored session is reopened."""
+
+        reopened = asyncio.Event()
+
+        def on_workbench_ready(self, message: WorkbenchReady) -> None:
+            self.reopened.set()
+
+    expected = len(list(directory.glob("*.jsonl")))
+    provider = ScriptedProvider(agents={"bench": AgentScript(steps=[Step(text=["done"])])})
+    models = [ModelChoice("scripted", "bench", build=lambda: provider)]
+    project.mkdir(parents=True, exist_ok=True)
+    app = BenchApp(sessions_dir=directory, project=project, models=models)
+    async with app.run_test(size=(120, 40)) as pilot:
+        live = app.live
+        assert live is not None
+        screen: Any = app.screen
+        while len(screen.session_tree.visible_ids) < expected:
+            await asyncio.sleep(0.002)
+        await pilot._wait_for_screen()
+        screen._on_timer_update()
+        print("listed", flush=True)
+        await app.reopened.wait()
+        print("ready", flush=True)
+        print(json.dumps({"peak_mb": _peak_mb()}), flush=True)
 
 
 async def _painted(pilot: Any, act: Any) -> float:
@@ -154,9 +245,13 @@ def _ts_seconds(ts: str) -> float:
     return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
-def write_sessions(directory: Path, events: int, files: int, *, seed: int = 1) -> list[Path]:
+def write_sessions(
+    directory: Path, events: int, files: int, *, seed: int = 1, whole_turns: bool = False
+) -> list[Path]:
     """`events` events over `files` session logs written side by side (children among them),
-    timestamps shared and often tied, as a busy multi-agent run would leave them."""
+    timestamps shared and often tied, as a busy multi-agent run would leave them. With
+    `whole_turns`, each log's last turn is written to its end (a history of finished sessions:
+    a little over `events` in all)."""
 
     directory.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
@@ -182,6 +277,12 @@ def write_sessions(directory: Path, events: int, files: int, *, seed: int = 1) -
             if len(buffers[k]) >= 500:
                 handles[k].write(b"".join(buffers[k]))
                 buffers[k].clear()
+        for k in range(files) if whole_turns else ():
+            kind = ""
+            while kind != "turn.completed" and sequences[k]:
+                kind, turn_id, payload = next(sessions[k])
+                sequences[k] += 1
+                buffers[k].append(_log_line(ids[k], k, sequences[k], ts, kind, turn_id, payload))
         for handle, buffer in zip(handles, buffers, strict=True):
             handle.write(b"".join(buffer))
     return paths
@@ -241,6 +342,12 @@ def main(argv: list[str]) -> None:
     mode, *rest = argv
     if mode == "first-screen":
         asyncio.run(_first_screen([Path(p) for p in rest]))
+    elif mode == "many-first":
+        asyncio.run(_many_first(Path(rest[0])))
+    elif mode == "workbench-first":
+        asyncio.run(_workbench_first(Path(rest[0]), Path(rest[1])))
+    elif mode == "many-walk":
+        print(json.dumps(asyncio.run(_many_walk(Path(rest[0]), int(rest[1])))), flush=True)
     elif mode == "scrub":
         print(json.dumps(asyncio.run(_scrub([Path(p) for p in rest]))), flush=True)
     elif mode == "follow":

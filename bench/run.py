@@ -21,6 +21,7 @@ from bench_grep import bench_grep
 from bench_import import bench_import
 from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
+from bench_many import bench_many
 from bench_providers import bench_providers
 from bench_replay import bench_replay
 from bench_search import bench_search
@@ -35,7 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commands", type=int, default=10_000, help="command lines, shell risk benchmark")
     parser.add_argument("--grep-mb", type=float, default=10, help="size of the file the grep tool searches")
     parser.add_argument(
-        "--sessions", type=int, default=3_000, help="generated logs of 500 events, search benchmark"
+        "--sessions",
+        type=int,
+        default=3_000,
+        help="generated logs of 500 events, search and history benchmarks",
     )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-") as tmp:
@@ -63,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(bench_grep(args.grep_mb))
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-search-") as tmp:
         rows += bench_search(args.sessions, Path(tmp))
+    with tempfile.TemporaryDirectory(prefix="agent-tui-bench-many-") as tmp:
+        rows += bench_many(args.sessions, Path(tmp))  # replay DIR and the workbench on them
     rows.extend(dashboard_rows())  # always 100,000 events: the caches need that many to settle
     rows.extend(live_dashboard_rows())  # 100 agents streaming as fast as the engine goes
     print(format_table(rows))

@@ -17,6 +17,7 @@ from support_workbench import agent_script, git, make_project, scripted_models
 from agent_tui.engine.provider import ModelRequest, StepDone, TextDelta
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events import Event
 from agent_tui.runtime.change_preview import MAX_PREVIEW_BYTES, preview_change
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
 from agent_tui.runtime.session_dirs import (
@@ -321,10 +322,64 @@ class TestWorkbench:
             await workbench.close()
         workbench.close_store()
         assert len(problems) == 1 and problems[0].startswith(f"{broken}:3:")
-        assert set(folded) == {"sess_good"}
+        # Listed from its head and tail before it is read whole; not reopened (its line 3 is corrupt).
+        assert set(folded) == {"sess_good", "sess_broken"}
         ends = [orjson.loads(raw) for raw in good.read_bytes().splitlines()][-1]
         assert (ends["type"], ends["payload"]["stopReason"]) == ("turn.completed", "error")
         assert closed_sessions(sessions) == {"sess_gone"}
+
+    async def test_hydrate_lists_every_session_from_its_head_and_last_turn_before_reopening_any(
+        self, tmp_path: Path
+    ) -> None:
+        sessions = tmp_path / "s"
+        sessions.mkdir()
+        count = 150
+        for k in range(count):
+            session = f"sess_{k:03d}"
+            ts = f"2026-11-02T10:{k // 60:02d}:{k % 60:02d}.{{:03d}}Z"
+            data = line(session, 1, ts.format(0), "session.created", {"cwd": "/p", "client": "agent-tui"})
+            sequence = 1
+            for turn in range(1, 4):
+                for kind, payload in (
+                    ("turn.started", {"promptPreview": f"prompt {turn}"}),
+                    ("user.message", {"content": f"prompt {turn}"}),
+                    ("turn.completed", {"stopReason": "final"}),
+                ):
+                    sequence += 1
+                    data += line(session, sequence, ts.format(sequence), kind, payload)
+            (sessions / f"{session}.jsonl").write_bytes(data)
+        workbench = Workbench.for_project(
+            project=tmp_path, sessions_dir=sessions, models=scripted_models(ScriptedProvider()), prompter=None
+        )
+        folded: list[tuple[str, int, int]] = []  # (session, sequence, sessions open in the engine then)
+        refused: list[str] = []
+        async with workbench.engine:
+
+            def fold(event: Event) -> None:
+                folded.append((event.session_id, event.sequence, len(workbench.engine.sessions())))
+
+            async def send_while_reopening() -> None:
+                while not workbench.reopening:
+                    await anyio.sleep(0)
+                last = max(workbench.reopening)  # reopened last: not yet, whoever runs first
+                answer = workbench.send(last, "go on")
+                assert isinstance(answer, SendRefused)
+                refused.append(answer.reason)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(send_while_reopening)
+                problems = await workbench.hydrate(fold)
+            assert len(workbench.engine.sessions()) == count and not workbench.reopening
+            await workbench.close()
+        workbench.close_store()
+        assert problems == []
+        # Every session's first line and last turn, and nothing else, folded before any reopening.
+        assert {opened for _sid, _seq, opened in folded} == {0}
+        by_session: dict[str, list[int]] = {}
+        for session, sequence, _opened in folded:
+            by_session.setdefault(session, []).append(sequence)
+        assert by_session == {f"sess_{k:03d}": [1, 8, 9, 10] for k in range(count)}
+        assert refused == ["This session is still being reopened from its log; send again in a moment."]
 
 
 async def _idle(workbench: Workbench, session_id: str) -> None:

@@ -1,12 +1,15 @@
 """Reading recorded sessions: finding logs, dumping them, and (in the dashboard) scrubbing them.
 
 The names below are what the replay scrubber uses: the lazy `Timeline` over many logs and the
-`TimelineView` of one position in it, the bar's cells, filters, `g`'s targets and follow mode.
+`TimelineView` of one position in it, the bar's cells, filters, the list of many logs from their heads and tails (`Catalog`) and the
+timelines kept for it (`TimelineCache`), `g`'s targets and follow mode.
 The CLI's `--dump` views and log sources are imported from their modules (`replay.dump`,
 `replay.sources`), which the dashboard never needs.
 """
 
 from agent_tui.replay.bar import Cell, bar_cells
+from agent_tui.replay.cache import TimelineCache
+from agent_tui.replay.catalog import Catalog, overlay, read_catalog
 from agent_tui.replay.filters import Filter, matching
 from agent_tui.replay.follow import Follower
 from agent_tui.replay.goto import GotoError, goto_position
@@ -19,6 +22,7 @@ from agent_tui.replay.view import FULL_TURNS, Snapshot, TimelineView, end_snapsh
 __all__ = [
     "FULL_TURNS",
     "INDEX_BATCH",
+    "Catalog",
     "Cell",
     "Filter",
     "Follower",
@@ -27,11 +31,14 @@ __all__ = [
     "PollResult",
     "Snapshot",
     "Timeline",
+    "TimelineCache",
     "TimelineView",
     "bar_cells",
     "end_snapshot",
     "goto_position",
     "matching",
+    "overlay",
     "preview_end",
+    "read_catalog",
     "torn_tail_notices",
 ]

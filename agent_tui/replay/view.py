@@ -14,7 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, apply_event
@@ -38,6 +38,8 @@ class Snapshot:
     marks: dict[str, SessionMark]
     lines: dict[int, tuple[int, int]]  # file id → (lines folded, byte offset after them)
     event: Event | None
+    timeline: Timeline | None = field(default=None, compare=False, repr=False)
+    """The timeline it is the end of (a screen that switches timelines drops another's ends)."""
 
 
 def end_snapshot(timeline: Timeline) -> Snapshot:
@@ -48,7 +50,7 @@ def end_snapshot(timeline: Timeline) -> Snapshot:
             session = state.sessions.get(session_id)
             if session is not None and mark.regular:
                 session.turns = mark.archive[: mark.count] + session.turns
-        return Snapshot(timeline.generation, timeline.total, state, marks, lines, event)
+        return Snapshot(timeline.generation, timeline.total, state, marks, lines, event, timeline)
 
 
 class TimelineView:

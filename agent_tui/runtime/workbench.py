@@ -51,6 +51,7 @@ from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
 from agent_tui.providers.prompt import system_prompt
+from agent_tui.replay.catalog import read_entry
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent, name_from_prompt
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
 from agent_tui.runtime.finishing import (
@@ -72,7 +73,13 @@ from agent_tui.runtime.session_dirs import (
 from agent_tui.runtime.subagents import SubAgents, session_tree
 from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
-from agent_tui.store import EventLogError, JsonlEventLog, JsonlFileEventStore, SessionLockedError
+from agent_tui.store import (
+    EventLogDecodeError,
+    EventLogError,
+    JsonlEventLog,
+    JsonlFileEventStore,
+    SessionLockedError,
+)
 from agent_tui.turns.registry import Attached
 
 __all__ = [
@@ -122,6 +129,8 @@ class Workbench(FinishingActions):
         self.worktrees: dict[str, Worktree] = {}
         self.not_continued: dict[str, str] = {}
         """Stored sessions shown but not reopened, with the reason (an agent no longer configured)."""
+        self.reopening: set[str] = set()
+        """Stored sessions listed but not reopened yet (`hydrate` reopens them one by one)."""
         self.held_elsewhere: dict[str, str] = {}
         """Stored sessions another process was writing when they were reopened (who, since when):
         shown, but not open in this engine."""
@@ -209,7 +218,9 @@ class Workbench(FinishingActions):
 
     # -- reopening stored sessions -------------------------------------------------------------
     async def hydrate(self, fold: Callable[[Event], None]) -> list[str]:
-        """Reopen every stored session; `fold` sees each stored event first (to draw them).
+        """Reopen every stored session; `fold` sees each stored session's first line and last
+        turn first (its head and tail, `read_entry`: the list is drawn before any log is read
+        whole), then the engine reopens them one by one, letting the dashboard run in between.
 
         Returns:
             One `FILE: reason` line per log that could not be reopened.
@@ -218,13 +229,39 @@ class Workbench(FinishingActions):
         stored = list_stored_sessions(self.sessions_dir)
         stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
         closed = closed_sessions(self.sessions_dir)
+        listed: list[StoredSession] = []
         for session in stored:
             if session.session_id in closed or session.parent_session_id in closed:
                 closed.add(session.session_id)  # a closed session's sub-agents stay closed too
                 continue
-            problem = await self._reopen_stored(session, fold)
-            if problem is not None:
-                problems.append(problem)
+            if session.problem is not None:
+                problems.append(f"{session.path}: {session.problem}")
+                continue
+            for event in read_entry(session.path)[1]:
+                fold(event)
+            listed.append(session)
+        self.reopening = {session.session_id for session in listed}
+        for session in listed:
+            await anyio.sleep(0)  # thousands of logs: the dashboard stays responsive meanwhile
+            self.reopening.discard(session.session_id)
+            if self._is_external(session):
+                problem = await self._reopen_external(session)
+                if problem is not None:
+                    problems.append(problem)
+                continue
+            try:
+                await self.engine.open_session(session.session_id)
+            except EventLogDecodeError as error:  # a corrupt line: the decoder names FILE:LINE
+                problems.append(str(error))
+                continue
+            except Exception as error:
+                locked = _lock_refusal(error)
+                if locked is not None:  # another process writes it now: shown, not continued here
+                    self.held_elsewhere[session.session_id] = locked.where
+                    continue
+                problems.append(f"{session.path}: could not be reopened: {error}")
+                continue
+            self._remember_model(session)
         return problems
 
     async def _reopen_stored(self, session: StoredSession, fold: Callable[[Event], None]) -> str | None:
@@ -380,6 +417,10 @@ class Workbench(FinishingActions):
             held = self.held_elsewhere.get(session_id)
             if held is not None:
                 return self._held_refusal(session_id, held)
+            if session_id in self.reopening:
+                return SendRefused(
+                    "This session is still being reopened from its log; send again in a moment."
+                )
             return SendRefused("This session is not open in this dashboard (it could not be reopened).")
         refused = self._claim(session_id, info)
         if refused is not None:

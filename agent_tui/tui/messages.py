@@ -20,7 +20,7 @@ from textual.message import Message
 
 from agent_tui.ports import AgentSpec, PermissionRequest, ProjectRulesState
 from agent_tui.reducer import DashboardState
-from agent_tui.replay import Snapshot, Timeline
+from agent_tui.replay import Catalog, Snapshot, Timeline
 
 
 @dataclass
@@ -95,6 +95,15 @@ class ReplayOpened(Message):
 
     timeline: Timeline
     preview: DashboardState | None
+
+
+@dataclass
+class ReplayListed(Message):
+    """A replay over many logs has its list: `catalog` from their heads (`complete` False) or
+    from their heads and tails (True)."""
+
+    catalog: Catalog
+    complete: bool
 
 
 @dataclass

@@ -159,6 +159,10 @@ class ReplayScreen(ReplayFeedScreen):
             same = generation == self._match_generation
             self._filter(self.filter, self._matched_upto if same else 0)
 
+    def timeline_replaced(self) -> None:
+        if self.filter is not None:
+            self._filter(self.filter, 0)
+
     @work(thread=True, exclusive=True, group="replay-filter", exit_on_error=False)
     def _filter(self, flt: Filter, start: int) -> None:
         timeline = self.timeline

@@ -19,8 +19,19 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from agent_tui.events import counted
-from agent_tui.reducer import epoch_ms
-from agent_tui.replay import Cell, Filter, Follower, Snapshot, Timeline, TimelineView, bar_cells
+from agent_tui.reducer import DashboardState, epoch_ms
+from agent_tui.replay import (
+    Catalog,
+    Cell,
+    Filter,
+    Follower,
+    Snapshot,
+    Timeline,
+    TimelineCache,
+    TimelineView,
+    bar_cells,
+    overlay,
+)
 from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.marked import marked
 from agent_tui.tui.screens.sessions import SessionsScreen
@@ -41,6 +52,10 @@ def _short(error: str) -> str:
     match = _WHERE.match(error)
     return Path(match["path"]).name + match["rest"] if match else error
 
+
+LIST_FROM = 64
+"""Over more logs than this, the replay opens on their list (read from each log's head and
+tail) and the scrubber's timeline covers the chosen session's family (`Catalog.family`)."""
 
 FOLLOW_TICK_SECONDS = 1.0
 """How often a followed replay at its end redraws the passing time (running turns, waits)."""
@@ -99,6 +114,13 @@ class ReplayViewScreen(SessionsScreen):
         self._match_generation = -1
         self._matched_upto = 0  # the filter's matches cover the events before this index
         self.withdrawn_note = "it is not pending at this point of the log"
+        self.many = len(self.files) > LIST_FROM
+        """Listed from heads and tails, a timeline over the chosen family (see `LIST_FROM`)."""
+        self.catalog: Catalog | None = None
+        self.listed = False  # True once the list of many logs is on screen
+        self.timelines = TimelineCache()
+        self.family: tuple[Path, ...] = ()  # the logs the timeline covers (many logs)
+        self._run_stop = threading.Event()  # stops the indexing of the current family
 
     def make_detail(self) -> SessionDetail:
         detail = ReplayDetail(id="detail")
@@ -143,6 +165,13 @@ class ReplayViewScreen(SessionsScreen):
         more = f" (+{len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
         self.summary_error = _short(self.errors[0]) + more
         self.show_state(self.state)
+
+    def show_state(self, state: DashboardState) -> None:
+        # Over many logs the tree lists every session from the catalog; the timeline's
+        # sessions, at the cursor, take the place of theirs.
+        if self.catalog is not None:
+            state = overlay(self.catalog.state, state)
+        super().show_state(state)
 
     def _show_end(self, end: Snapshot) -> None:
         view = self.view
@@ -211,6 +240,8 @@ class ReplayViewScreen(SessionsScreen):
         view = self.view
         timeline = self.timeline
         assert view is not None and timeline is not None
+        if self.many and not self.family:
+            return marked("choose a session: its timeline opens here", "$text-accent")
         if timeline.total == 0 and not timeline.files and self.following:
             return marked(f"waiting for logs in {self.watch_dir or 'the directory'}…", "$text-accent")
         if view.position == 0:

@@ -90,12 +90,17 @@ class SessionTree(Tree[str]):
         self._now_ms: int | None = None
         self._shown: _Shown = None
         self._restoring = False
+        self._styles: dict[str, Style] = {}  # component styles, looked up once per theme
+        self.marks: dict[str, str] = {}
+        """Session id → a mark shown after its line in the error colour (a replay's `✗ torn
+        tail`), in place of its last turn's message."""
         """Session id → the message its last turn ended with (a live run keeps them)."""
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._on_theme_changed)
 
     def _on_theme_changed(self, _theme: object) -> None:
+        self._styles.clear()
         self._labels.clear()
         self._shape = ()
         if self._state is not None:
@@ -244,7 +249,7 @@ class SessionTree(Tree[str]):
 
     # -- labels --------------------------------------------------------------------------------
     def _label(self, session: SessionView, now_ms: int | None, dim: bool) -> Text:
-        style = self.get_component_rich_style
+        style = self._style
         status = session.status
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(STATUS_GLYPH[status], style(f"session-tree--{status}", partial=True))
@@ -269,11 +274,18 @@ class SessionTree(Tree[str]):
         self._parts[session.session_id] = (name_start, name_end, len(text))
         note = self._note(session)
         if note:
-            kind = "failed" if status == "failed" else "time"
+            kind = "failed" if status == "failed" or session.session_id in self.marks else "time"
             text.append(visible(f" {note}"), style(f"session-tree--{kind}", partial=True))
         if dim:
             text.stylize(style("session-tree--context", partial=True))
         return text
+
+    def _style(self, name: str, *, partial: bool = True) -> Style:
+        """A component class's style (thousands of labels share a dozen: looked up once)."""
+        found = self._styles.get(name)
+        if found is None:
+            found = self._styles[name] = self.get_component_rich_style(name, partial=partial)
+        return found
 
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
         """The label, cut with `…` to the room its line has (see the module docstring)."""
@@ -294,6 +306,9 @@ class SessionTree(Tree[str]):
         return _fit(text, room, name_start, name_end, note_start)
 
     def _note(self, session: SessionView) -> str | None:
+        mark = self.marks.get(session.session_id)
+        if mark is not None:
+            return mark
         if session.running:
             return None
         note = session.turns[-1].end_message if session.turns else None
