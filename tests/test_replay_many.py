@@ -97,7 +97,7 @@ def test_a_torn_or_corrupt_tail_still_lists_the_session_with_a_mark(history: lis
     torn = catalog.entries[TORN].problem
     assert torn is not None and torn.startswith(f"{history[2000]}: torn final line")
     corrupt = catalog.entries[CORRUPT].problem
-    assert corrupt is not None and "invalid JSON" in corrupt and str(history[2001]) in corrupt
+    assert corrupt is not None and "not JSON" in corrupt and str(history[2001]) in corrupt
     assert catalog.state.sessions[TORN].display_name == "agent-2000"  # listed, named, with a status
 
 
