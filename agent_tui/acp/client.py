@@ -202,7 +202,7 @@ class AcpAgentSession:
             if turn.cancel_requested and stop_reason != "cancelled":
                 message = f"stopped, but {self.name} finished first ({response.stop_reason})"
             usage = usage_payload(response.usage)
-            spent = Usage.model_construct(**usage) if usage is not None else None
+            spent = Usage(**usage) if usage is not None else None
             outcome["ending"] = TurnEnd(stop_reason, message=message, usage=spent)  # type: ignore[arg-type]
         answered.set()
 

@@ -78,7 +78,7 @@ __all__ = [
 YIELD_EVERY = 32
 """Commits between two checkpoints that let the rest of the event loop run."""
 
-Spawn = Callable[..., None]
+Spawn = Callable[..., object]
 """Starts a task: `spawn(fn, *args)` (a task group's `start_soon`)."""
 
 

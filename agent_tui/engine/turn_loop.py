@@ -70,7 +70,7 @@ class UsageTotals:
     def usage(self) -> Usage | None:
         if not self.reported:
             return None
-        return Usage.model_construct(
+        return Usage(
             promptTokens=self.prompt, completionTokens=self.completion, cachedTokens=self.cached or None
         )
 

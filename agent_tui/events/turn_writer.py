@@ -23,23 +23,25 @@ Invariants:
   source had is in the turn as `source.record`s already, so a final turn with records and no text
   stays final; only a turn with neither (the source shows no answer at all) ends `error/unknown`;
 - empty text is never written as a delta by `delta` (only the rule above writes one);
-- `None` fields are passed on as `None`: the commit function leaves them out of the payload.
+- fields that are not known (None) are left out of what is committed, and the keys come in the
+  log's order, so a sink that writes lines as they are (the importers') writes the log's bytes.
 
 `commit(turn_id, kind, fields)` returns an awaitable; the engine's stores the event (its commit
-pipeline), an importer's appends a line and never suspends, so a writer can be driven to the end
-of each call synchronously (`run_now`).
+pipeline), an importer's appends a line and never suspends. A method that writes one event
+returns the commit's awaitable (await it; a synchronous sink may drop it, already done), one that
+writes several is a coroutine, driven synchronously to its end over such a sink (`run_now`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable
+from collections.abc import Awaitable, Callable, Collection, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent_tui.events.turn_vocabulary import TurnEnd
 
 Commit = Callable[[str | None, str, dict[str, Any]], Awaitable[object]]
-"""Store one event: `(turn id, event type, fields)`; fields that are None are left out."""
+"""Store one event: `(turn id, event type, fields)`."""
 
 PREVIEW_CHARS = 80
 """How much of a prompt `turn.started` shows."""
@@ -91,13 +93,39 @@ class Done:
 DONE = Done()
 
 
-def run_now(step: Coroutine[Any, Any, Any]) -> None:
+class Then:
+    """Several commits' awaitables, awaited in order (made in order, so a synchronous sink has
+    written them all already); one that is never reached is closed, not left unawaited."""
+
+    __slots__ = ("_steps",)
+
+    def __init__(self, *steps: Awaitable[object]) -> None:
+        self._steps = steps
+
+    def __await__(self) -> Generator[Any, None, None]:
+        steps = self._steps
+        reached = 0
+        try:
+            for step in steps:
+                reached += 1
+                yield from step.__await__()
+        finally:
+            for step in steps[reached:]:
+                close = getattr(step, "close", None)
+                if close is not None:
+                    close()
+
+
+def run_now(step: Awaitable[object]) -> None:
     """Drive one writer call to its end over a commit that never suspends (an importer's)."""
+    steps = step.__await__()
     try:
-        step.send(None)
+        next(steps)
     except StopIteration:
         return
-    step.close()
+    close = getattr(steps, "close", None)
+    if close is not None:
+        close()
     raise RuntimeError("a synchronous sink's commit suspended")
 
 
@@ -120,21 +148,34 @@ class TurnWriter:
         self._recorded = False  # a source.record written in this turn
 
     # -- the turn --------------------------------------------------------------------------------
-    async def start(self, prompt: str, input_id: str | None = None) -> None:
+    def start(self, prompt: str, input_id: str | None = None) -> Awaitable[object]:
         turn_id = self.turn_id
-        await self._commit(turn_id, "turn.started", {"promptPreview": prompt[:PREVIEW_CHARS]})
-        await self._commit(turn_id, "user.message", {"content": prompt, "inputId": input_id})
-
-    async def steer(self, text: str, input_id: str | None = None) -> None:
-        """Input taken into the running turn (not a new prompt)."""
-        await self._commit(
-            self.turn_id, "user.message", {"content": text, "inputId": input_id, "steered": True}
+        message: dict[str, Any] = {"content": prompt}
+        if input_id is not None:
+            message["inputId"] = input_id
+        commit = self._commit
+        return Then(
+            commit(turn_id, "turn.started", {"promptPreview": prompt[:PREVIEW_CHARS]}),
+            commit(turn_id, "user.message", message),
         )
 
-    async def end(
-        self, end: TurnEnd, open_calls: Iterable[OpenCallState] = (), ending: CallEnding = TURN_ENDED
-    ) -> None:
+    def steer(self, text: str, input_id: str | None = None) -> Awaitable[object]:
+        """Input taken into the running turn (not a new prompt)."""
+        message: dict[str, Any] = {"content": text}
+        if input_id is not None:
+            message["inputId"] = input_id
+        message["steered"] = True
+        return self._commit(self.turn_id, "user.message", message)
+
+    def end(
+        self, end: TurnEnd, open_calls: Collection[OpenCallState] = (), ending: CallEnding = TURN_ENDED
+    ) -> Awaitable[object]:
         """Answer the calls still open, apply the rule for an answer without text, write the end."""
+        if open_calls or (end.stop_reason == "final" and not self._said):
+            return self._end(end, open_calls, ending)
+        return self._commit(self.turn_id, "turn.completed", end.payload())
+
+    async def _end(self, end: TurnEnd, open_calls: Collection[OpenCallState], ending: CallEnding) -> None:
         await self.answer_open(open_calls, ending)
         if end.stop_reason == "final" and not self._said:
             if not self.keeps_source:
@@ -144,28 +185,28 @@ class TurnWriter:
         await self._commit(self.turn_id, "turn.completed", end.payload())
 
     # -- the model -------------------------------------------------------------------------------
-    async def context_built(self, step: int, tokens: dict[str, int], max_context_tokens: int) -> None:
+    def context_built(self, step: int, tokens: dict[str, int], max_context_tokens: int) -> Awaitable[object]:
         """A model call's context is ready: a step begins."""
         self._said = False
-        await self._commit(
+        return self._commit(
             self.turn_id,
             "context.built",
             {"step": step, "tokens": tokens, "maxContextTokens": max_context_tokens},
         )
 
-    async def compacted(self, step: int, before: int, after: int, summary: str) -> None:
-        await self._commit(
+    def compacted(self, step: int, before: int, after: int, summary: str) -> Awaitable[object]:
+        return self._commit(
             self.turn_id,
             "context.compacted",
             {"step": step, "beforeTokens": before, "afterTokens": after, "summary": summary},
         )
 
-    async def delta(self, text: str) -> None:
+    def delta(self, text: str) -> Awaitable[object]:
         """Text the model said (empty text is not written)."""
         if not text:
-            return
+            return DONE
         self._said = True
-        await self._commit(self.turn_id, "model.delta", {"text": text})
+        return self._commit(self.turn_id, "model.delta", {"text": text})
 
     async def answered(self) -> None:
         """The model answered without asking for tools: an answer without text is an empty delta."""
@@ -173,33 +214,33 @@ class TurnWriter:
             self._said = True
             await self._commit(self.turn_id, "model.delta", {"text": ""})
 
-    async def retry(self, attempt: int, delay_ms: int, reason: str) -> None:
-        await self._commit(
+    def retry(self, attempt: int, delay_ms: int, reason: str) -> Awaitable[object]:
+        return self._commit(
             self.turn_id, "model.retry", {"attempt": attempt, "delayMs": delay_ms, "reason": reason}
         )
 
-    async def delivered(self, child_session_id: str, agent_name: str, status: str, text: str) -> None:
+    def delivered(self, child_session_id: str, agent_name: str, status: str, text: str) -> Awaitable[object]:
         """A sub-agent's result, taken into this turn."""
-        await self._commit(
+        return self._commit(
             self.turn_id,
             "subagent.delivered",
             {"childSessionId": child_session_id, "agentName": agent_name, "status": status, "text": text},
         )
 
-    async def record(self, fmt: str, record_type: str, data: dict[str, Any]) -> None:
+    def record(self, fmt: str, record_type: str, data: dict[str, Any]) -> Awaitable[object]:
         """What the source said that our events cannot (a `source.record` of this turn)."""
         self._recorded = True
-        await self._commit(
+        return self._commit(
             self.turn_id, "source.record", {"format": fmt, "recordType": record_type, "data": data}
         )
 
     # -- tool calls ------------------------------------------------------------------------------
-    async def request_call(self, call_id: str, tool: str, args: dict[str, Any]) -> None:
-        await self._commit(
+    def request_call(self, call_id: str, tool: str, args: dict[str, Any]) -> Awaitable[object]:
+        return self._commit(
             self.turn_id, "model.tool_call_requested", {"toolCallId": call_id, "tool": tool, "args": args}
         )
 
-    async def request_permission(
+    def request_permission(
         self,
         call_id: str,
         tool: str,
@@ -209,22 +250,21 @@ class TurnWriter:
         *,
         reason: str | None = None,
         warning: str | None = None,
-    ) -> None:
-        await self._commit(
-            self.turn_id,
-            "permission.requested",
-            {
-                "requestId": request_id,
-                "toolCallId": call_id,
-                "tool": tool,
-                "risk": risk,
-                "argsPreview": args_preview,
-                "reason": reason,
-                "warning": warning,
-            },
-        )
+    ) -> Awaitable[object]:
+        fields: dict[str, Any] = {
+            "requestId": request_id,
+            "toolCallId": call_id,
+            "tool": tool,
+            "risk": risk,
+            "argsPreview": args_preview,
+        }
+        if reason is not None:
+            fields["reason"] = reason
+        if warning is not None:
+            fields["warning"] = warning
+        return self._commit(self.turn_id, "permission.requested", fields)
 
-    async def resolve(
+    def resolve(
         self,
         call_id: str,
         request_id: str | None,
@@ -234,21 +274,21 @@ class TurnWriter:
         policy: str | None = None,
         reason: str | None = None,
         remember: str | None = None,
-    ) -> None:
+    ) -> Awaitable[object]:
         """One `permission.resolved` of a call's request (the policy's `ask`, or an answer)."""
-        await self._commit(
-            self.turn_id,
-            "permission.resolved",
-            {
-                "requestId": request_id,
-                "toolCallId": call_id,
-                "decision": decision,
-                "actor": actor,
-                "policy": policy,
-                "reason": reason,
-                "remember": remember,
-            },
-        )
+        fields: dict[str, Any] = {
+            "requestId": request_id,
+            "toolCallId": call_id,
+            "decision": decision,
+            "actor": actor,
+        }
+        if policy is not None:
+            fields["policy"] = policy
+        if reason is not None:
+            fields["reason"] = reason
+        if remember is not None:
+            fields["remember"] = remember
+        return self._commit(self.turn_id, "permission.resolved", fields)
 
     async def deny_call(
         self,
@@ -265,41 +305,35 @@ class TurnWriter:
         await self.resolve(call_id, request_id, "deny", actor)
         await self.fail_call(call_id, tool, "permission_denied", message)
 
-    async def start_call(self, call_id: str, tool: str, args_preview: str) -> None:
-        await self._commit(
+    def start_call(self, call_id: str, tool: str, args_preview: str) -> Awaitable[object]:
+        return self._commit(
             self.turn_id, "tool.started", {"toolCallId": call_id, "tool": tool, "argsPreview": args_preview}
         )
 
-    async def call_output(self, call_id: str, stream: str, text: str) -> None:
-        await self._commit(
+    def call_output(self, call_id: str, stream: str, text: str) -> Awaitable[object]:
+        return self._commit(
             self.turn_id, "tool.delta", {"toolCallId": call_id, "stream": stream, "text": text}
         )
 
-    async def complete_call(
+    def complete_call(
         self, call_id: str, tool: str, result: str, exit_code: int | None = None, truncated: bool = False
-    ) -> None:
-        await self._commit(
-            self.turn_id,
-            "tool.completed",
-            {
-                "toolCallId": call_id,
-                "tool": tool,
-                "result": result,
-                "exitCode": exit_code,
-                "truncated": truncated,
-            },
-        )
+    ) -> Awaitable[object]:
+        fields: dict[str, Any] = {"toolCallId": call_id, "tool": tool, "result": result}
+        if exit_code is not None:
+            fields["exitCode"] = exit_code
+        fields["truncated"] = truncated
+        return self._commit(self.turn_id, "tool.completed", fields)
 
-    async def fail_call(self, call_id: str, tool: str, code: str, message: str) -> None:
-        await self._commit(
+    def fail_call(self, call_id: str, tool: str, code: str, message: str) -> Awaitable[object]:
+        return self._commit(
             self.turn_id,
             "tool.failed",
             {"toolCallId": call_id, "tool": tool, "errorCode": code, "message": message},
         )
 
-    async def deny(self, call_id: str, tool: str) -> None:
+    def deny(self, call_id: str, tool: str) -> Awaitable[object]:
         """The end of a call that was denied permission."""
-        await self.fail_call(call_id, tool, "permission_denied", f"{tool} was denied permission")
+        return self.fail_call(call_id, tool, "permission_denied", f"{tool} was denied permission")
 
     async def answer_open(self, calls: Iterable[OpenCallState], ending: CallEnding) -> None:
         """Answer every call still open: withdraw a pending ask, then fail the call."""

@@ -114,9 +114,11 @@ class _Call:
     args: dict[str, Any]
     started: bool = False
     answered: bool = False
-    stage: str = "requested"  # an imported call never waits for a question
-    request_id: str | None = None
-    decision: str | None = None
+    # What the writer reads of an open call: an imported one never waits for a question, and a
+    # denial is written whole (`deny_call`), so an open call is never asking and never denied.
+    stage = "requested"
+    request_id = None
+    decision = None
 
 
 @dataclass(slots=True)
@@ -177,9 +179,24 @@ class SessionBuilder:
 
     # -- writing -------------------------------------------------------------------------------
     def _sink(self, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Done:
-        """The writer's commit: one line at the time of the source record being read."""
-        self._emit(
-            kind, {key: value for key, value in fields.items() if value is not None}, self._ts, turn_id
+        """The writer's commit: one line, at the time of the source record being read (`_emit`,
+        inline: it runs for nearly every line)."""
+        ts = self._ts
+        if ts < self.last_ts:
+            ts = self.last_ts
+        self.last_ts = ts
+        self.sequence = sequence = self.sequence + 1
+        self.out.append(
+            {
+                "v": 1,
+                "id": self._prefix + str(sequence),
+                "sessionId": self.session_id,
+                "turnId": turn_id,
+                "sequence": sequence,
+                "ts": ts,
+                "type": kind,
+                "payload": fields,
+            }
         )
         return DONE
 
@@ -256,12 +273,12 @@ class SessionBuilder:
         self.turn = _Turn(turn_id, TurnWriter(self._sink, turn_id, keeps_source=True))
         self.turns += 1
         self.counts.prompts += 1
-        run_now(self._writer(ts).start(prompt))
+        self._writer(ts).start(prompt)
 
     def steer(self, ts: str, text: str) -> None:
         """Input the source took into the running turn (not a new prompt)."""
         self.counts.prompts += 1
-        run_now(self._writer(ts).steer(text))
+        self._writer(ts).steer(text)
 
     def ensure_turn(self, turn_id: str, ts: str) -> bool:
         """Open a turn with an empty prompt when model output comes with no prompt before it.
@@ -315,9 +332,7 @@ class SessionBuilder:
             usage = (prompt, completion, cached)
         spent = None
         if usage is not None:
-            spent = Usage.model_construct(
-                promptTokens=usage[0], completionTokens=usage[1], cachedTokens=usage[2]
-            )
+            spent = Usage(promptTokens=usage[0], completionTokens=usage[1], cachedTokens=usage[2])
         if stop == "error":
             end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
         else:
@@ -327,9 +342,11 @@ class SessionBuilder:
 
     # -- what happens inside a turn ------------------------------------------------------------
     def delta(self, ts: str, text: str) -> None:
-        writer = self._writer(ts)
-        self.turn.deltas += 1  # type: ignore[union-attr]
-        run_now(writer.delta(text))
+        turn = self.turn
+        assert turn is not None
+        self._ts = ts
+        turn.deltas += 1
+        turn.writer.delta(text)
 
     def has_call(self, call_id: str) -> bool:
         return self.turn is not None and call_id in self.turn.calls
@@ -343,10 +360,12 @@ class SessionBuilder:
         return call is not None and not call.answered
 
     def request_call(self, ts: str, call_id: str, tool: str, args: dict[str, Any]) -> None:
-        writer = self._writer(ts)
-        self.turn.calls[call_id] = _Call(call_id, tool, args)  # type: ignore[union-attr]
+        turn = self.turn
+        assert turn is not None
+        self._ts = ts
+        turn.calls[call_id] = _Call(call_id, tool, args)
         self.counts.tool_calls += 1
-        run_now(writer.request_call(call_id, tool, args))
+        turn.writer.request_call(call_id, tool, args)
 
     def start_call(self, ts: str, call_id: str) -> None:
         """`tool.started` for an open call not started yet (no-op otherwise)."""
@@ -355,23 +374,26 @@ class SessionBuilder:
         if call is None or call.started or call.answered:
             return
         call.started = True
-        run_now(self._writer(ts).start_call(call_id, call.tool, args_preview(call.args)))
+        self._writer(ts).start_call(call_id, call.tool, args_preview(call.args))
 
     def complete_call(self, ts: str, call_id: str, result: str, exit_code: int | None = None) -> None:
         """`tool.completed` (after `tool.started`, when the call was not started yet)."""
-        writer = self._writer(ts)
-        call = self.turn.calls[call_id]  # type: ignore[union-attr]
+        turn = self.turn
+        assert turn is not None
+        self._ts = ts
+        writer = turn.writer
+        call = turn.calls[call_id]
         if not call.started:
             call.started = True
-            run_now(writer.start_call(call_id, call.tool, args_preview(call.args)))
+            writer.start_call(call_id, call.tool, args_preview(call.args))
         call.answered = True
         self.counts.tool_results += 1
-        run_now(writer.complete_call(call_id, call.tool, result, exit_code))
+        writer.complete_call(call_id, call.tool, result, exit_code)
 
     def fail_call(self, ts: str, call_id: str, code: str, message: str) -> None:
         """`tool.failed` of a result the source recorded."""
         call = self._answer(call_id)
-        run_now(self._writer(ts).fail_call(call_id, call.tool, code, message))
+        self._writer(ts).fail_call(call_id, call.tool, code, message)
 
     def deny_call(self, ts: str, call_id: str, risk: str, message: str, actor: str = "user") -> None:
         """A denial the source recorded: the permission pair, then `tool.failed{permission_denied}`."""
@@ -390,11 +412,11 @@ class SessionBuilder:
         return call
 
     def compacted(self, ts: str, before: int, after: int, summary: str) -> None:
-        run_now(self._writer(ts).compacted(0, before, after, summary))
+        self._writer(ts).compacted(0, before, after, summary)
 
     def delivered(self, ts: str, child_session_id: str, agent_name: str, failed: bool, text: str) -> None:
         status = "failed" if failed else "completed"
-        run_now(self._writer(ts).delivered(child_session_id, agent_name, status, text))
+        self._writer(ts).delivered(child_session_id, agent_name, status, text)
 
     # -- what our vocabulary cannot say --------------------------------------------------------
     def record(self, ts: str, record_type: str, data: dict[str, Any]) -> None:
@@ -404,7 +426,7 @@ class SessionBuilder:
             return
         self.counts.source_records += 1
         if self.turn is not None:
-            run_now(self._writer(ts).record(self.format, record_type, data))
+            self._writer(ts).record(self.format, record_type, data)
             return
         self._emit(
             "source.record", {"format": self.format, "recordType": record_type, "data": data}, ts, None
