@@ -161,6 +161,24 @@ class SessionBuilder:
         counts: the import's tally, shared by the sessions of one importer.
     """
 
+    __slots__ = (
+        "_held",
+        "_prefix",
+        "_sink",
+        "_ts",
+        "counts",
+        "created",
+        "format",
+        "header",
+        "last_ts",
+        "out",
+        "sequence",
+        "session_id",
+        "title",
+        "turn",
+        "turns",
+    )
+
     def __init__(self, session_id: str, fmt: str, out: list[LogLine], counts: ImportCounts) -> None:
         self.session_id = session_id
         self.format = fmt
@@ -176,9 +194,10 @@ class SessionBuilder:
         self.turn: _Turn | None = None
         self.turns = 0
         self._ts = ""  # the time of what the writer writes now
+        self._sink = self._write_line  # the writers' commit, bound once
 
     # -- writing -------------------------------------------------------------------------------
-    def _sink(self, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Done:
+    def _write_line(self, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Done:
         """The writer's commit: one line, at the time of the source record being read (`_emit`,
         inline: it runs for nearly every line)."""
         ts = self._ts
