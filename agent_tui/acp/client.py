@@ -2,17 +2,18 @@
 
 The agent runs as a subprocess over stdio (`AgentProcess`), speaks ACP through the SDK's
 client connection, and everything it does is written to our log (`AcpRecorder`), in the order
-it said it (`OrderedWriter`). Turns are `TurnHandle`s of the engine's own kind, claimed in the
-engine's registry, so `SessionEngine.cancel_turn`/`stop_subtree`, the listeners and the phase
-frames treat an ACP-backed session like any other.
+it said it (`OrderedWriter`). The session is a turn driver: its turns are `TurnHandle`s of the
+engine's own kind, and the engine drives them (`SessionEngine.drive`: claim, arm, the task,
+the end's shielding, settling), so `SessionEngine.cancel_turn`/`stop_subtree`, the listeners and
+the phase frames treat an ACP-backed session like any other, and this module only converses.
 
 Invariants:
 - the agent is started by the session's first turn (after `turn.started` and `user.message`), so
   a program that is missing, hangs in `initialize` (`start_timeout`), speaks another protocol
   version, or refuses `session/new` ends that turn `error/provider_failure` with the reason;
-- a turn's end follows the prompt's answer: its `stopReason` (see `mapping`), or an error
-  response, or the agent's death (`AgentProcess.describe()`: its exit and stderr tail); a turn
-  never stays open in the log;
+- a turn's end (a `TurnEnd`) follows the prompt's answer: its `stopReason` (see `mapping`), or an
+  error response, or the agent's death (`AgentProcess.describe()`: its exit and stderr tail); a
+  turn never stays open in the log;
 - stop (`cancel()`, or the engine cancelling the turn) answers every permission question still
   waiting `cancelled`, sends `session/cancel`, and waits `cancel_timeout` for the prompt's
   answer; an agent that does not answer in time is killed and the turn ends `cancelled` saying so;
@@ -51,8 +52,9 @@ from agent_tui.acp.ordered import OrderedWriter
 from agent_tui.acp.questions import Questions
 from agent_tui.acp.recorder import AcpRecorder
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.errors import TurnConflict
 from agent_tui.engine.turn_handle import TurnHandle
+from agent_tui.events.model import Usage
+from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.runtime.agent_requests import AgentStartError
 
 if TYPE_CHECKING:
@@ -70,7 +72,8 @@ class AcpTurn(TurnHandle):
     """A turn of an ACP-backed session: cancelling it asks the agent to stop (`session/cancel`)."""
 
     def __init__(self, session: AcpAgentSession, turn_id: str, text: str) -> None:
-        super().__init__(session.engine.session(session.session_id), turn_id, text, None)
+        info = session.engine.session(session.session_id)
+        super().__init__(info, turn_id, text, None, session.engine.writer_for(info, turn_id))
         self.stopping = anyio.Event()
 
     def cancel(self) -> None:
@@ -88,7 +91,7 @@ class AcpAgentSession:
         self.session_id = session_id
         self.cwd: Path = self.engine.session(session_id).cwd
         self.writer = OrderedWriter()
-        self.recorder = AcpRecorder(self.engine, session_id, config.name)
+        self.recorder = AcpRecorder(self.engine.session(session_id), config.name)
         self.tools = ClientTools(self)
         self.process: AgentProcess | None = None
         self.conn: ClientSideConnection | None = None
@@ -116,18 +119,9 @@ class AcpAgentSession:
         """Start a turn: send `text` as `session/prompt` (raises `TurnConflict` while one runs)."""
         if self._closed:
             raise AgentFailure(f"{self.name} was closed")
-        engine = self.engine
-        info = engine.session(self.session_id)
         turn = AcpTurn(self, new_id("turn"), text)
-        if not engine.registry.claim(
-            self.session_id, turn_id=turn.turn_id, parent_session_id=info.parent_id,
-            agent_name=info.agent_name, fsm=turn.fsm,
-        ):  # fmt: skip
-            raise TurnConflict(self.session_id)
-        info.turn = turn
+        self.engine.drive(turn, self, self.spawn)  # raises TurnConflict
         self.turn = turn
-        engine.registry.arm(self.session_id, turn.cancel)
-        self.spawn(self._run_turn, turn)
         return turn
 
     def cancel(self) -> bool:
@@ -155,56 +149,32 @@ class AcpAgentSession:
                 await self.process.close()
             self.writer.close()
 
-    # -- a turn --------------------------------------------------------------------------------
-    async def _run_turn(self, turn: AcpTurn) -> None:
-        """Run `turn` to its end: record its start, converse with the agent, record how it ended
-        (our own failure too), whatever stops it."""
-        engine = self.engine
-        if engine.sends_frames:
-            engine.sink.attach(self.session_id)
-        try:
-            await self.write(lambda: self.recorder.begin_turn(turn))
-            ending = await self._converse(turn)
-            with anyio.CancelScope(shield=True):
-                await self._end(turn, *ending)
-        except BaseException as error:
-            with anyio.CancelScope(shield=True):
-                if self.recorder.turn is turn:  # not closed yet: close it, saying why
-                    await self._end(turn, "error", "unknown", f"agent-tui failed: {error!r}", None)
-            if not isinstance(error, Exception):
-                raise
-            turn.error = error
-        finally:
-            if engine.sends_frames:
-                engine.sink.detach(self.session_id)
-            turn.finish()
+    # -- a turn (the driver's side; the engine drives) ------------------------------------------
+    async def open_turn(self, turn: TurnHandle) -> None:
+        await self.write(lambda: self.recorder.begin_turn(turn))
 
-    async def _end(
-        self, turn: AcpTurn, stop_reason: str, error_code: str | None, message: str | None, usage: Any
-    ) -> None:
+    async def converse(self, turn: TurnHandle) -> TurnEnd:
+        assert isinstance(turn, AcpTurn)
+        return await self._converse(turn)
+
+    async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None:
         self.questions.withdraw_all()  # questions still waiting leave the queue
         await self.tools.stop_all("the turn ended")
-        await self.write(
-            lambda: self.recorder.end_turn(stop_reason, error_code=error_code, message=message, usage=usage)
-        )
-        turn.stop_reason = stop_reason
-        turn.error_code = error_code
-        if not turn.fsm.is_terminal:
-            turn.fsm.finish(stop_reason)
+        await self.write(lambda: self.recorder.end_turn(end))
 
-    async def _converse(self, turn: AcpTurn) -> tuple[str, str | None, str | None, Any]:
+    async def _converse(self, turn: AcpTurn) -> TurnEnd:
         """Boot if needed, send the prompt, and wait for its answer or a stop."""
         if self.failure is not None:
-            return "error", "provider_failure", self.failure, None
+            return TurnEnd.failed("provider_failure", self.failure)
         try:
             if self.conn is None:
                 await self._boot(turn)
         except AgentFailure as failure:
             self.failure = str(failure)
             if turn.cancel_requested:
-                return "cancelled", None, f"stopped while {self.name} was starting", None
-            return "error", "provider_failure", self.failure, None
-        outcome: dict[str, Any] = {}
+                return TurnEnd.cancelled(f"stopped while {self.name} was starting")
+            return TurnEnd.failed("provider_failure", self.failure)
+        outcome: dict[str, TurnEnd] = {}
         answered = anyio.Event()
         async with anyio.create_task_group() as group:
             group.start_soon(self._ask, turn, outcome, answered)
@@ -213,26 +183,27 @@ class AcpAgentSession:
                 await self._stop(answered)
                 if not answered.is_set():
                     group.cancel_scope.cancel()
-                    outcome = {"ending": ("cancelled", None, self._describe(), None)}
-        ending: tuple[str, str | None, str | None, Any] = outcome["ending"]
-        return ending
+                    outcome = {"ending": TurnEnd.cancelled(self._describe())}
+        return outcome["ending"]
 
-    async def _ask(self, turn: AcpTurn, outcome: dict[str, Any], answered: anyio.Event) -> None:
+    async def _ask(self, turn: AcpTurn, outcome: dict[str, TurnEnd], answered: anyio.Event) -> None:
         conn = self.conn
         assert conn is not None and self.acp_session_id is not None
         try:
             response = await conn.prompt(session_id=self.acp_session_id, prompt=[text_block(turn.text)])
         except RequestError as error:
             refusal = f"{self.name} answered the prompt with an error: {_error_text(error)}"
-            outcome["ending"] = ("error", "provider_failure", refusal, None)
+            outcome["ending"] = TurnEnd.failed("provider_failure", refusal)
         except (ConnectionError, OSError):
             await self._agent_gone()
-            outcome["ending"] = ("error", "provider_failure", self.failure or self._describe(), None)
+            outcome["ending"] = TurnEnd.failed("provider_failure", self.failure or self._describe())
         else:
             stop_reason, message = stop_reason_from_acp(response.stop_reason)
             if turn.cancel_requested and stop_reason != "cancelled":
                 message = f"stopped, but {self.name} finished first ({response.stop_reason})"
-            outcome["ending"] = (stop_reason, None, message, usage_payload(response.usage))
+            usage = usage_payload(response.usage)
+            spent = Usage(**usage) if usage is not None else None
+            outcome["ending"] = TurnEnd(stop_reason, message=message, usage=spent)  # type: ignore[arg-type]
         answered.set()
 
     async def _stop(self, answered: anyio.Event) -> None:

@@ -8,17 +8,20 @@ are written in the order the agent sent them.
 Invariants:
 - every turn is `turn.started, user.message, …, turn.completed`; `context.built` (step 1) opens
   the executing phase at the agent's first update, carrying the context use it last reported;
+- every event is worded by the turn's `TurnWriter` (`events/turn_writer.py`), the one the
+  engine's own turns use: this recorder decides what an update means, the writer writes it;
 - a tool call is requested once, started at most once and only after an `allow` (when the agent
   did not ask, the pair records its own policy's decision: `actor: policy`,
-  `policy: agent:<name>`), and answered exactly once; `end_turn` answers every call still open
-  (`cancelled` when the turn was, `permission_denied` for a denied call, else `unknown`) and
-  withdraws an ask still waiting (`deny` by `system`);
+  `policy: agent:<name>`), and answered exactly once; `end_turn` has the writer answer every
+  call still open (`cancelled` when the turn was, `permission_denied` for a denied call, else
+  `unknown`), withdrawing an ask still waiting (`deny` by `system`);
 - whether a call is open, and how far it got, is read from the session's `open_calls` (derived
   from the stored events), never kept here; an `AcpCall` adds only what ACP knows (`acp_call.py`);
 - nothing the agent sends is dropped: what our events cannot say is a `source.record`
   (`format: acp`, the update as sent); thought chunks in a row become one record; records sent
   between turns are written at the start of the next turn;
-- a `final` turn carries at least one `model.delta` (an empty one if the agent said nothing).
+- a `final` turn carries at least one `model.delta` (the writer's rule: an empty one if the agent
+  said nothing).
 """
 
 from __future__ import annotations
@@ -49,11 +52,14 @@ from agent_tui.acp.mapping import (
     tool_name_for,
 )
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.session_info import SessionInfo
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.events.model import Risk
+from agent_tui.events.turn_vocabulary import TurnEnd
+from agent_tui.events.turn_writer import CallEnding, TurnWriter
 
-PREVIEW_CHARS = 80
+CANCELLED = CallEnding("cancelled", "the turn ended before this call finished", "cancelled")
+UNREPORTED = CallEnding("unknown", "the agent did not report an end for this call", "turn ended")
 RESULT_CHARS = 32_000
 """The most of a tool result our log keeps (the agent still gets all of it)."""
 
@@ -62,7 +68,6 @@ RESULT_CHARS = 32_000
 class _TurnState:
     turn: TurnHandle
     executing: bool = False
-    deltas: int = 0
     calls: dict[str, AcpCall] = field(default_factory=dict)  # by id, answered ones too
     thought: list[str] = field(default_factory=list)
 
@@ -71,14 +76,12 @@ class AcpRecorder:
     """The event log of one ACP-backed session.
 
     Args:
-        engine: the engine whose commit pipeline stores the events (and tells the listeners).
-        session_id: the session (created with `client` = the agent's name).
+        info: the session (created with `client` = the agent's name), as the engine keeps it.
         agent_name: the agent's name from the config (`policy: agent:<name>`).
     """
 
-    def __init__(self, engine: SessionEngine, session_id: str, agent_name: str) -> None:
-        self.engine = engine
-        self.info = engine.session(session_id)
+    def __init__(self, info: SessionInfo, agent_name: str) -> None:
+        self.info = info
         self.agent_name = agent_name
         self._state: _TurnState | None = None
         self._between_turns: list[tuple[str, dict[str, Any]]] = []
@@ -97,55 +100,31 @@ class AcpRecorder:
         call = state.calls.get(call_id) if state is not None else None
         return call if call is not None and self.info.open_calls.get(call_id) is call.logged else None
 
-    async def commit(self, kind: str, **fields: Any) -> None:
-        """Store one event of the current turn."""
+    @property
+    def _writer(self) -> TurnWriter:
         state = self._state
         assert state is not None, "no turn is open"
-        await self.engine.commit(self.info, state.turn.turn_id, kind, **fields)
+        return state.turn.writer
 
     # -- turns ---------------------------------------------------------------------------------
     async def begin_turn(self, turn: TurnHandle) -> None:
-        info = self.info
-        if info.open_turn is not None:
-            await self.engine.close_open_turn(info)
         self._state = _TurnState(turn)
-        await self.commit("turn.started", promptPreview=turn.text[:PREVIEW_CHARS])
-        await self.commit("user.message", content=turn.text, inputId=turn.input_id)
+        writer = turn.writer
+        await writer.start(turn.text, turn.input_id)
         self.approvals.clear()
         self._answered.clear()
         waiting, self._between_turns = self._between_turns, []
         for record_type, data in waiting:
-            await self.commit("source.record", format=RECORD_FORMAT, recordType=record_type, data=data)
+            await writer.record(RECORD_FORMAT, record_type, data)
 
-    async def end_turn(
-        self,
-        stop_reason: str,
-        *,
-        error_code: str | None = None,
-        message: str | None = None,
-        usage: dict[str, int] | None = None,
-    ) -> None:
+    async def end_turn(self, end: TurnEnd) -> None:
         state = self._state
         if state is None:
             return
         await self._flush_thought()
-        cancelled = stop_reason == "cancelled"
-        for call in [state.calls[call_id] for call_id in self.info.open_calls]:
-            withdrawn = call.asking
-            if withdrawn:
-                await self._resolve(call, "deny", "system", reason="cancelled" if cancelled else "turn ended")
-            if cancelled or withdrawn:
-                code, text = "cancelled", "the turn ended before this call finished"
-            elif call.decision == "deny":
-                code, text = "permission_denied", f"{call.tool} was denied permission"
-            else:
-                code, text = "unknown", "the agent did not report an end for this call"
-            await self._fail(call, code, text)
-        if stop_reason == "final" and state.deltas == 0:
-            await self.commit("model.delta", text="")
-        await self.commit(
-            "turn.completed", stopReason=stop_reason, errorCode=error_code, usage=usage, message=message
-        )
+        ending = CANCELLED if end.stop_reason == "cancelled" else UNREPORTED
+        self._answered.update(self.info.open_calls)
+        await state.turn.writer.end(end, self.info.open_calls.values(), ending)
         self._state = None
 
     # -- session updates -----------------------------------------------------------------------
@@ -170,9 +149,7 @@ class AcpRecorder:
             text = text_of_block(update.content)
             if text is not None:
                 await self._executing(state)
-                if text:
-                    await self.commit("model.delta", text=text)
-                    state.deltas += 1
+                await state.turn.writer.delta(text)
                 return
         elif isinstance(update, ToolCallStart | ToolCallProgress):
             await self._executing(state)
@@ -192,19 +169,14 @@ class AcpRecorder:
             self._between_turns.append((record_type, data))
             return
         await self._flush_thought()
-        await self.commit("source.record", format=RECORD_FORMAT, recordType=record_type, data=data)
+        await self._writer.record(RECORD_FORMAT, record_type, data)
 
     async def _executing(self, state: _TurnState) -> None:
         if state.executing:
             return
         state.executing = True
         used, size = self._usage or (0, 0)
-        await self.commit(
-            "context.built",
-            step=1,
-            tokens={"instruction": 0, "transcript": used, "tools": 0},
-            maxContextTokens=size,
-        )
+        await state.turn.writer.context_built(1, {"instruction": 0, "transcript": used, "tools": 0}, size)
 
     async def _flush_thought(self) -> None:
         state = self._state
@@ -238,7 +210,7 @@ class AcpRecorder:
         if text is not None and call.started and text != call.text and status not in ("completed", "failed"):
             delta = text[len(call.text) :] if text.startswith(call.text) else "\n" + text
             call.text = text
-            await self.commit("tool.delta", toolCallId=call.call_id, stream="stdout", text=delta)
+            await state.turn.writer.call_output(call.call_id, "stdout", delta)
         if status == "completed" and call.decision != "deny":
             await self._complete(call, text if text is not None else call.text, update.raw_output)
         elif status in ("completed", "failed"):
@@ -261,7 +233,7 @@ class AcpRecorder:
         risk_reason: str | None = None, *, own: bool = False,
     ) -> AcpCall:  # fmt: skip
         """Request a call in the log and keep what ACP adds to the log's record of it."""
-        await self.commit("model.tool_call_requested", toolCallId=call_id, tool=tool, args=args)
+        await state.turn.writer.request_call(call_id, tool, args)
         call = AcpCall(self.info.open_calls[call_id], title, risk, args, own=own, risk_reason=risk_reason)
         state.calls[call_id] = call
         return call
@@ -272,9 +244,7 @@ class AcpRecorder:
             await self._resolve(
                 call, "allow", "policy", policy=f"agent:{self.agent_name}", reason="decided by the agent"
             )
-        await self.commit(
-            "tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=one_line(call.title)
-        )
+        await self._writer.start_call(call.call_id, call.tool, one_line(call.title))
 
     async def _complete(self, call: AcpCall, text: str, raw_output: Any) -> None:
         if not call.started:
@@ -282,24 +252,17 @@ class AcpRecorder:
         result = text or (compact_json(raw_output) if raw_output is not None else "")
         self._answered.add(call.call_id)
         exit_code = raw_output.get("exitCode") if isinstance(raw_output, dict) else None
-        await self.commit(
-            "tool.completed",
-            toolCallId=call.call_id,
-            tool=call.tool,
-            result=result[:RESULT_CHARS],
-            exitCode=exit_code if isinstance(exit_code, int) else None,
-            truncated=len(result) > RESULT_CHARS,
+        await self._writer.complete_call(
+            call.call_id,
+            call.tool,
+            result[:RESULT_CHARS],
+            exit_code if isinstance(exit_code, int) else None,
+            len(result) > RESULT_CHARS,
         )
 
     async def _fail(self, call: AcpCall, code: str, message: str) -> None:
         self._answered.add(call.call_id)
-        await self.commit(
-            "tool.failed",
-            toolCallId=call.call_id,
-            tool=call.tool,
-            errorCode=code,
-            message=message[:RESULT_CHARS],
-        )
+        await self._writer.fail_call(call.call_id, call.tool, code, message[:RESULT_CHARS])
 
     # -- permissions ---------------------------------------------------------------------------
     async def ask_for_agent_call(self, tool_call: ToolCallUpdate) -> AcpCall | None:
@@ -364,11 +327,11 @@ class AcpRecorder:
         await self._resolve(call, decision, actor, policy=policy, reason=reason, remember=remember)
 
     async def start_own(self, call: AcpCall, preview: str) -> None:
-        await self.commit("tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=preview)
+        await self._writer.start_call(call.call_id, call.tool, preview)
 
     async def output(self, call: AcpCall, stream: str, text: str) -> None:
         if self.open_call(call.call_id) is call and call.started:
-            await self.commit("tool.delta", toolCallId=call.call_id, stream=stream, text=text)
+            await self._writer.call_output(call.call_id, stream, text)
 
     async def finish_own(
         self, call: AcpCall, *, ok: bool, text: str, error_code: str | None = None,
@@ -378,13 +341,8 @@ class AcpRecorder:
         if self.open_call(call.call_id) is not call:
             return
         if ok:
-            await self.commit(
-                "tool.completed",
-                toolCallId=call.call_id,
-                tool=call.tool,
-                result=text[:RESULT_CHARS],
-                exitCode=exit_code,
-                truncated=truncated or len(text) > RESULT_CHARS,
+            await self._writer.complete_call(
+                call.call_id, call.tool, text[:RESULT_CHARS], exit_code, truncated or len(text) > RESULT_CHARS
             )
         else:
             await self._fail(call, error_code or "unknown", text)
@@ -392,13 +350,12 @@ class AcpRecorder:
     async def _request(self, call: AcpCall, *, reason: str | None, warning: str | None = None) -> None:
         if warning is None and call.risk == "destructive" and not call.own:
             warning = f"{call.title}: the agent's call can delete or overwrite data"
-        await self.commit(
-            "permission.requested",
-            requestId=new_id("perm"),
-            toolCallId=call.call_id,
-            tool=call.tool,
-            risk=call.risk,
-            argsPreview=one_line(call.title),
+        await self._writer.request_permission(
+            call.call_id,
+            call.tool,
+            new_id("perm"),
+            call.risk,
+            one_line(call.title),
             reason=reason,
             warning=warning,
         )
@@ -407,13 +364,6 @@ class AcpRecorder:
         self, call: AcpCall, decision: str, actor: str, *, policy: str | None = None,
         reason: str | None = None, remember: str | None = None,
     ) -> None:  # fmt: skip
-        await self.commit(
-            "permission.resolved",
-            requestId=call.request_id,
-            toolCallId=call.call_id,
-            decision=decision,
-            actor=actor,
-            policy=policy,
-            reason=reason,
-            remember=remember,
+        await self._writer.resolve(
+            call.call_id, call.request_id, decision, actor, policy=policy, reason=reason, remember=remember
         )

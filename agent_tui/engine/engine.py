@@ -15,17 +15,27 @@ Invariants:
 - the engine gives the event loop a turn every `YIELD_EVERY` commits, so a fast model and a
   store that never blocks cannot starve the dashboard;
 - frames go to a sink only when the embedding program asked for them (`sink=` or a `registry=`
-  with its sink); the dashboard reads stored events, not frames.
+  with its sink), through the `LiveFrames` listener; the dashboard reads stored events, not frames;
+- a turn's life is written here once, for every driver (the model loop, an ACP agent): `drive`
+  claims the session in the registry (or raises `TurnConflict`), arms its stop and starts its
+  task; the task closes a turn a reopened log left open, lets the driver open, converse and close
+  the turn through the turn's `TurnWriter` (the close shielded from cancellation, so a turn
+  cancelled from outside still closes its log), stops the turn's sub-agents when it was
+  cancelled, and settles it: its outcome on the handle, its state machine finished, the
+  extensions told. A store failure leaves the turn for the next use to close (`store_failure`); a
+  bug (an `Exception`) ends only its turn, `error/unknown` saying what failed; `KeyboardInterrupt`
+  and `SystemExit` settle the turn the same way, then go on up: they stop the process.
 
-How a turn runs (steps, model calls, tools, permissions) is `turn_loop.py`.
+How the engine's own turns converse (steps, model calls, tools, permissions) is `turn_loop.py`.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Callable, Mapping
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -38,15 +48,18 @@ from agent_tui.engine.listeners import EventListener, ListenerFailure, Listeners
 from agent_tui.engine.permissions import PermissionEngine, Prompter, SessionAnswers
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo
-from agent_tui.engine.tool_calls import INTERRUPTED
+from agent_tui.engine.tool_calls import ToolCallRunner
 from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
-from agent_tui.engine.turn_loop import TurnLoop
+from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
 from agent_tui.events.session_tree import SessionTree, path_to_root
-from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT
+from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
+from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
 from agent_tui.store import EventStore
-from agent_tui.turns import EventSink, PendingInput, TurnRegistry
+from agent_tui.turns import EventSink, Fail, FrameError, PendingInput, TurnRegistry
+from agent_tui.turns.frames import Fatal
+from agent_tui.turns.live_frames import LiveFrames
 from agent_tui.turns.projection import command_for
 from agent_tui.turns.registry import Attached, NoActiveTurn
 
@@ -58,11 +71,29 @@ __all__ = [
     "ListenerFailure",
     "SessionEngine",
     "SessionInfo",
+    "TurnDriver",
     "TurnHandle",
 ]
 
 YIELD_EVERY = 32
 """Commits between two checkpoints that let the rest of the event loop run."""
+
+Spawn = Callable[..., object]
+"""Starts a task: `spawn(fn, *args)` (a task group's `start_soon`)."""
+
+
+class TurnDriver(Protocol):
+    """Who converses during a turn (the model loop, an ACP agent), writing through `turn.writer`.
+
+    `open_turn` writes the turn's start, `converse` runs it and returns how it ended,
+    `close_turn` writes that end (after answering the calls still open); `drive` calls them in
+    that order, `close_turn` shielded from cancellation, and also after a bug, with the bug as
+    the ending.
+    """
+
+    async def open_turn(self, turn: TurnHandle) -> None: ...
+    async def converse(self, turn: TurnHandle) -> TurnEnd: ...
+    async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None: ...
 
 
 class SessionEngine:
@@ -109,7 +140,7 @@ class SessionEngine:
         self.provider = provider
         self.router = router if router is not None else ToolRouter()
         self.permissions = permissions if permissions is not None else PermissionEngine()
-        self.prompter = prompter
+        self._tools = ToolCallRunner(self.router, self.permissions, prompter, self.agent_path)
         self.client = client
         self.max_steps = max_steps
         self.clock = clock
@@ -121,8 +152,21 @@ class SessionEngine:
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
         self._input_ids = itertools.count(1)
-        self._loop = TurnLoop(self)
+        self._loop = ModelLoop(
+            provider, self.registry, self._tools, self.context_builder, self.context_window, max_steps
+        )
         self._commits_since_yield = 0
+        if self.sends_frames:
+            self.subscribe(LiveFrames(self.sink))
+
+    @property
+    def prompter(self) -> Prompter | None:
+        """Who answers `ask` (it may be replaced while the engine runs)."""
+        return self._tools.prompter
+
+    @prompter.setter
+    def prompter(self, prompter: Prompter | None) -> None:
+        self._tools.prompter = prompter
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def __aenter__(self) -> SessionEngine:
@@ -265,15 +309,28 @@ class SessionEngine:
     async def close_open_turn(self, info: SessionInfo) -> None:
         """Close a turn the log started but never completed (a crash, a failed store)."""
         turn_id = info.open_turn
-        await self._loop.tools.answer_open_calls(info, turn_id, INTERRUPTED)
-        await self.commit(info, turn_id, "turn.completed", stopReason="error", errorCode=info.close_code)
+        if turn_id is None:
+            return
+        end = TurnEnd.failed(info.close_code)  # type: ignore[arg-type]
+        await self.writer_for(info, turn_id).end(end, info.open_calls.values(), INTERRUPTED)
+
+    def writer_for(self, info: SessionInfo, turn_id: str) -> TurnWriter:
+        """The writer of one turn of `info`, over this engine's commit pipeline."""
+        return TurnWriter(partial(self.commit_fields, info), turn_id)
 
     # -- the commit pipeline -------------------------------------------------------------------
     async def commit(self, info: SessionInfo, turn_id: str | None, kind: str, **fields: Any) -> Event:
         """Store one event, keep the session in step, then tell listeners, registry and reader.
 
-        For the engine's own parts (the turn loop); `None` fields are left out of the payload.
+        For the engine's own parts; `None` fields are left out of the payload. A turn's events
+        go through its `TurnWriter` (`writer_for`), which calls `commit_fields`.
         """
+        return await self.commit_fields(info, turn_id, kind, fields)
+
+    async def commit_fields(
+        self, info: SessionInfo, turn_id: str | None, kind: str, fields: dict[str, Any]
+    ) -> Event:
+        """`commit` with the fields as one dict (the writers' path)."""
         gate = info.commit_gate
         if gate.busy:
             await gate.wait_turn()
@@ -324,22 +381,99 @@ class SessionEngine:
         return self._start(session_id, text, input_id, streaming=False)
 
     def _start(self, session_id: str, text: str, input_id: str | None, *, streaming: bool) -> TurnHandle:
-        group = self._group()
+        spawn = self._group().start_soon
         info = self.session(session_id)
         turn_id = new_id("turn")
-        handle = TurnHandle(info, turn_id, text, input_id, streaming=streaming)
+        handle = TurnHandle(
+            info, turn_id, text, input_id, self.writer_for(info, turn_id), streaming=streaming
+        )
+        self.drive(handle, self._loop, spawn)
+        return handle
+
+    # -- a turn's life, for every driver --------------------------------------------------------
+    def drive(self, turn: TurnHandle, driver: TurnDriver, spawn: Spawn | None = None) -> None:
+        """Claim `turn`'s session, arm its stop, and start its life in a task (`spawn`, else the
+        engine's task group). Raises `TurnConflict` while another turn runs there."""
+        info = turn.session
+        session_id = info.id
         if not self.registry.claim(
             session_id,
-            turn_id=turn_id,
+            turn_id=turn.turn_id,
             parent_session_id=info.parent_id,
             agent_name=info.agent_name,
-            fsm=handle.fsm,
+            fsm=turn.fsm,
         ):
             raise TurnConflict(session_id)
-        info.turn = handle
-        self.registry.arm(session_id, handle.cancel)
-        group.start_soon(self._loop.run_to_end, handle)
-        return handle
+        info.turn = turn
+        self.registry.arm(session_id, turn.cancel)
+        (spawn or self._group().start_soon)(self._live, turn, driver)
+
+    async def _live(self, turn: TurnHandle, driver: TurnDriver) -> None:
+        """The turn's task: open, converse, close, settle; whatever happens, the turn settles."""
+        info = turn.session
+        try:
+            if info.open_turn is not None:
+                await self.close_open_turn(info)
+            await driver.open_turn(turn)
+            shutdown: BaseException | None = None
+            try:
+                end = await driver.converse(turn)
+            except anyio.get_cancelled_exc_class() as cancelled:
+                # Cancelled from outside the turn (the engine's task group is shutting down):
+                # close the turn like any cancelled one, then let the cancellation go on.
+                shutdown, end = cancelled, TurnEnd.cancelled()
+            if end.stop_reason == "cancelled":
+                self.registry.stop_children(info.id)  # stopping a turn stops all it spawned
+            with anyio.CancelScope(shield=True):
+                await driver.close_turn(turn, end)
+                await self._settle(turn, end)
+            if shutdown is not None:
+                raise shutdown
+        except EventStoreFailure as failure:
+            turn.error = failure
+            info.close_code = "store_failure"
+            cause = failure.__cause__
+            self._fail(turn, "store_failure", f"{failure}: {cause}" if cause else str(failure))
+        except BaseException as error:  # a bug must not kill the engine; it ends this turn
+            if isinstance(error, anyio.get_cancelled_exc_class()):
+                self._fail(turn, "unknown", "engine shut down", fatal=False)
+                raise
+            turn.error = error
+            with anyio.CancelScope(shield=True):
+                await self._close_after_bug(turn, driver, error)
+            self._fail(turn, "unknown", repr(error))
+            if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit: the process's
+                raise
+        finally:
+            turn.finish()
+
+    async def _settle(self, turn: TurnHandle, end: TurnEnd) -> None:
+        turn.stop_reason = end.stop_reason
+        turn.error_code = end.error_code
+        if not turn.fsm.is_terminal:  # the registry no longer tracks it (disposed)
+            turn.fsm.finish(end.stop_reason)
+        for extension in self.extensions:
+            await extension.turn_ended(self, turn)
+
+    async def _close_after_bug(self, turn: TurnHandle, driver: TurnDriver, error: BaseException) -> None:
+        """Write the end of a turn a bug broke, if its log still has it open (else it is closed
+        when the session is next used)."""
+        if turn.session.open_turn != turn.turn_id:
+            return
+        end = TurnEnd.failed("unknown", f"agent-tui failed: {error!r}")
+        try:
+            await driver.close_turn(turn, end)
+            await self._settle(turn, end)
+        except Exception:
+            pass
+
+    def _fail(self, turn: TurnHandle, code: str, message: str, *, fatal: bool = True) -> None:
+        """A turn that failed off the log: its fatal frame, and its registry entry settled."""
+        session_id = turn.session_id
+        if fatal and self.sends_frames:
+            self.sink.emit(session_id, Fatal(code, message))
+        if not turn.fsm.is_terminal:
+            self.registry.transition(session_id, Fail(FrameError(code, message)))
 
     async def run_turn(
         self, session_id: str, text: str, *, input_id: str | None = None

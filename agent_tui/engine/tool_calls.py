@@ -10,43 +10,32 @@ Invariants:
   `permission.requested` and is asked (`engine.protected_paths`); rules that cannot be read
   when the call is decided deny it (`permission.resolved{deny, system, policy: rules}` with a
   reason naming the file and the field), and the turn goes on;
-- calls still open when a turn ends (or when a reopened log shows a turn that never ended) are
-  answered by `answer_open_calls`: a pending ask is withdrawn (`permission.resolved{deny,
-  system}`), and each call gets its `tool.failed`;
+- every event is worded by the turn's `TurnWriter` (`events/turn_writer.py`), which also answers
+  the calls still open when a turn ends;
+- the runner gets what it uses (the router, the default policy, who to ask, how to name a
+  session's agent path), never the engine; the prompter can be replaced while the engine runs;
 - what a call is (its id, tool, args) and how far it got (its stage, its request id) is read
   from `SessionInfo.open_calls`, which the stored events keep; nothing here keeps a copy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, PermissionRulesError, Verdict
-from agent_tui.engine.session_info import OpenCall, SessionInfo
+from agent_tui.engine.permissions import (
+    PermissionAnswer,
+    PermissionEngine,
+    PermissionRequest,
+    PermissionRulesError,
+    Prompter,
+    Verdict,
+)
+from agent_tui.engine.session_info import OpenCall
 from agent_tui.engine.tools.base import Risk, ToolError
+from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
-
-if TYPE_CHECKING:
-    from agent_tui.engine.engine import SessionEngine
-
-
-@dataclass(frozen=True)
-class CallEnding:
-    """How the calls still open at a turn's end are answered: `tool.failed{code, message}`,
-    after withdrawing a pending ask with `withdrawn` as its reason."""
-
-    code: str
-    message: str
-    withdrawn: str
-
-
-CANCELLED = CallEnding("cancelled", "the turn was cancelled before this call finished", "cancelled")
-TURN_ENDED = CallEnding("unknown", "the turn ended before this call ran", "turn ended")
-INTERRUPTED = CallEnding("cancelled", "the turn was interrupted before this call finished", "interrupted")
-"""A turn a reopened log shows unfinished: the process that ran it stopped."""
 
 
 class Cancelled(Exception):
@@ -54,49 +43,48 @@ class Cancelled(Exception):
 
 
 class ToolCallRunner:
-    """Runs the tool calls of one engine's turns."""
+    """Runs the tool calls of turns.
 
-    def __init__(self, engine: SessionEngine) -> None:
-        self.engine = engine
+    Args:
+        router: the tools.
+        permissions: the policy of sessions without one of their own.
+        prompter: who answers `ask` (None: asks are denied by `system`).
+        agent_path: names a session from the root down (what the person asked is shown).
+    """
 
-    async def answer_open_calls(self, info: SessionInfo, turn_id: str | None, ending: CallEnding) -> None:
-        """Answer every call of `info`'s open turn: withdraw a pending ask, then fail the call."""
-        for call in list(info.open_calls.values()):
-            if call.stage == "asking":
-                await self._resolve(info, turn_id, call, "deny", "system", reason=ending.withdrawn)
-            await self._fail_call(info, turn_id, call, ending.code, ending.message)
+    def __init__(
+        self,
+        router: ToolRouter,
+        permissions: PermissionEngine,
+        prompter: Prompter | None,
+        agent_path: Callable[[str], tuple[str, ...]],
+    ) -> None:
+        self.router = router
+        self.permissions = permissions
+        self.prompter = prompter
+        self.agent_path = agent_path
 
     async def run(self, turn: TurnHandle, call: OpenCall) -> None:
         """Ask permission for one call, run it if allowed, and store its one result."""
-        engine = self.engine
-        commit = engine.commit
+        writer = turn.writer
         info = turn.session
-        router = engine.router
+        router = self.router
         args = call.args
         if turn.cancel_requested:
             raise Cancelled
         try:
             tool, parsed = router.parse(call.tool, args)
         except ToolError as error:
-            await self._fail_call(info, turn.turn_id, call, error.code, error.message)
+            await writer.fail_call(call.call_id, call.tool, error.code, error.message)
             return
         assessment = router.assess(call.tool, parsed, cwd=info.cwd)
         risk = assessment.risk
         preview = router.preview(args)
-        permissions = info.permissions or engine.permissions
+        permissions = info.permissions or self.permissions
         protected = permissions.protected_change(call.tool, parsed, risk, info.cwd)
         warning = _joined(protected.warning if protected else None, assessment.warning)
-        await commit(
-            info,
-            turn.turn_id,
-            "permission.requested",
-            requestId=new_id("perm"),
-            toolCallId=call.call_id,
-            tool=call.tool,
-            risk=risk,
-            argsPreview=preview,
-            reason=assessment.reason,
-            warning=warning,
+        await writer.request_permission(
+            call.call_id, call.tool, new_id("perm"), risk, preview, reason=assessment.reason, warning=warning
         )
         try:
             verdict = permissions.evaluate(info.id, call.tool, args, risk, protected=protected)
@@ -104,21 +92,20 @@ class ToolCallRunner:
             verdict = Verdict("deny", "rules", reason=f"the permission rules cannot be used: {error}")
         warning = _joined(protected.warning if protected else None, assessment.warning or verdict.warning)
         if verdict.decision == "ask":
-            await self._resolve(
-                info,
-                turn.turn_id,
-                call,
+            await writer.resolve(
+                call.call_id,
+                call.request_id,
                 "ask",
                 "policy",
                 policy=verdict.policy,
                 reason=verdict.warning or verdict.reason,
             )
-            answer = await self._ask(turn, call, risk, preview, args, warning, assessment.reason)
-            asked_someone = engine.prompter is not None
-            await self._resolve(
-                info,
-                turn.turn_id,
-                call,
+            prompter = self.prompter
+            answer = await self._ask(prompter, turn, call, risk, preview, args, warning, assessment.reason)
+            asked_someone = prompter is not None
+            await writer.resolve(
+                call.call_id,
+                call.request_id,
                 answer.decision,
                 "user" if asked_someone else "system",
                 remember=answer.remember if asked_someone else None,
@@ -131,10 +118,9 @@ class ToolCallRunner:
                     pass  # the answer still decides this call; the next one meets the same error
             allowed = answer.decision == "allow"
         else:
-            await self._resolve(
-                info,
-                turn.turn_id,
-                call,
+            await writer.resolve(
+                call.call_id,
+                call.request_id,
                 verdict.decision,
                 "system" if verdict.policy == "rules" else "policy",
                 policy=verdict.policy,
@@ -142,18 +128,15 @@ class ToolCallRunner:
             )
             allowed = verdict.decision == "allow"
         if not allowed:
-            await self._fail_call(
-                info, turn.turn_id, call, "permission_denied", f"{call.tool} was denied permission"
-            )
+            await writer.deny(call.call_id, call.tool)
             return
         if turn.cancel_requested:
             raise Cancelled
-        await commit(
-            info, turn.turn_id, "tool.started", toolCallId=call.call_id, tool=call.tool, argsPreview=preview
-        )
+        await writer.start_call(call.call_id, call.tool, preview)
+        call_id = call.call_id
 
         async def on_output(stream: str, text: str) -> None:
-            await commit(info, turn.turn_id, "tool.delta", toolCallId=call.call_id, stream=stream, text=text)
+            await writer.call_output(call_id, stream, text)
 
         context = router.make_context(
             cwd=info.cwd,
@@ -164,49 +147,13 @@ class ToolCallRunner:
         )
         result = await router.run(tool, parsed, context)
         if not result.ok:
-            await self._fail_call(info, turn.turn_id, call, result.error_code or "unknown", result.text)
+            await writer.fail_call(call.call_id, call.tool, result.error_code or "unknown", result.text)
             return
-        await commit(
-            info,
-            turn.turn_id,
-            "tool.completed",
-            toolCallId=call.call_id,
-            tool=call.tool,
-            result=result.text,
-            exitCode=result.exit_code,
-            truncated=result.truncated,
-        )
-
-    async def _resolve(
-        self, info: SessionInfo, turn_id: str | None, call: OpenCall, decision: str, actor: str, **fields: Any
-    ) -> None:
-        """Store one `permission.resolved` of `call`'s request."""
-        await self.engine.commit(
-            info,
-            turn_id,
-            "permission.resolved",
-            requestId=call.request_id,
-            toolCallId=call.call_id,
-            decision=decision,
-            actor=actor,
-            **fields,
-        )
-
-    async def _fail_call(
-        self, info: SessionInfo, turn_id: str | None, call: OpenCall, code: str, message: str
-    ) -> None:
-        await self.engine.commit(
-            info,
-            turn_id,
-            "tool.failed",
-            toolCallId=call.call_id,
-            tool=call.tool,
-            errorCode=code,
-            message=message,
-        )
+        await writer.complete_call(call.call_id, call.tool, result.text, result.exit_code, result.truncated)
 
     async def _ask(
         self,
+        prompter: Prompter | None,
         turn: TurnHandle,
         call: OpenCall,
         risk: Risk,
@@ -215,8 +162,7 @@ class ToolCallRunner:
         warning: str | None,
         reason: str | None,
     ) -> PermissionAnswer:
-        engine = self.engine
-        if engine.prompter is None:
+        if prompter is None:
             return PermissionAnswer("deny", reason="no one to ask")
         request = PermissionRequest(
             session_id=turn.session_id,
@@ -227,11 +173,11 @@ class ToolCallRunner:
             risk=risk,
             args_preview=preview,
             args=dict(args),
-            agent_path=engine.agent_path(turn.session_id),
+            agent_path=self.agent_path(turn.session_id),
             warning=warning,
             reason=reason,
         )
-        return await engine.prompter.ask(request)
+        return await prompter.ask(request)
 
 
 def _joined(*warnings: str | None) -> str | None:

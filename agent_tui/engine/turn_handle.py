@@ -2,6 +2,8 @@
 
 Invariants:
 - the turn's run state is its `TurnFsm` (shared with the registry's record), nothing else;
+- the turn's events are written by its `writer` (the one `TurnWriter` of the turn), whoever
+  drives it;
 - a turn started with `start_turn` buffers nothing: its events reach the log and the engine's
   listeners, and the handle holds only the outcome (stop reason, error code, error). Only a turn
   started by `run_turn` (`streaming=True`) queues its events for `events()`, and the iterator
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent_tui.events import Event
+from agent_tui.events.turn_writer import TurnWriter
 from agent_tui.turns.turn_fsm import TurnFsm
 
 if TYPE_CHECKING:
@@ -34,11 +37,13 @@ class TurnHandle:
         turn_id: str,
         text: str,
         input_id: str | None,
+        writer: TurnWriter,
         *,
         streaming: bool = False,
     ) -> None:
         self.session = session
         self.turn_id = turn_id
+        self.writer = writer
         self.text = text
         self.input_id = input_id
         self.fsm = TurnFsm()

@@ -1,32 +1,36 @@
-"""The life of one turn: steps of model calls and tool calls, until the turn ends.
+"""`ModelLoop`: the engine's own turn driver: steps of model calls and tool calls, until the turn ends.
+
+The loop converses with the model and the tools and tells the turn's `TurnWriter` what happened;
+claiming the session, starting the turn's task, writing its end and settling it are the engine's
+(`SessionEngine.drive`), the same for every driver.
 
 Invariants:
-- every started turn ends with exactly one `turn.completed`, written shielded from cancellation
-  (a turn cancelled from outside, e.g. the engine shutting down, still closes its log);
 - every requested tool call is answered by exactly one `tool.completed`/`tool.failed` before the
   next model call or the turn's end; `tool.started` only ever follows an `allow`;
 - the cancel guard runs before storing each chunk the model streams: nothing streamed after a
-  cancel reaches the log;
+  cancel reaches the log; a cancelled turn ends `cancelled` whatever the model said last;
 - the model's failures never raise out of a turn: it ends `error/provider_failure` with the
   model's message. Only the model call is guarded: a bug elsewhere (a listener, the store) is
   not mistaken for the model's;
 - `model.retry` is stored for each retry the provider announces, before its first content;
 - usage the provider reports is summed over the turn's model calls onto `turn.completed`;
-- a bug (an `Exception`) ends only its turn; `KeyboardInterrupt` and `SystemExit` settle the
-  turn's registry entry and frames, then go on up: they stop the process, not one turn.
+- the loop gets what it uses (the model, the registry's steer queue, the tool runner, the
+  context of a session's directory and its model's window, the step limit), never the engine.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
 
 import anyio
 
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.errors import EventStoreFailure
+from agent_tui.engine.context import ContextBuilder
 from agent_tui.engine.provider import (
     ModelMessage,
+    ModelProvider,
     ModelRequest,
     Retrying,
     StepDone,
@@ -34,15 +38,12 @@ from agent_tui.engine.provider import (
     ToolCall,
 )
 from agent_tui.engine.session_info import OpenCall
-from agent_tui.engine.tool_calls import CANCELLED, TURN_ENDED, Cancelled, ToolCallRunner
+from agent_tui.engine.tool_calls import Cancelled, ToolCallRunner
 from agent_tui.engine.turn_handle import TurnHandle
-from agent_tui.turns import Fail, FrameError
-from agent_tui.turns.frames import Fatal, RuntimeEvent
-
-if TYPE_CHECKING:
-    from agent_tui.engine.engine import SessionEngine
-
-PREVIEW_CHARS = 80
+from agent_tui.events.model import Usage
+from agent_tui.events.turn_vocabulary import TurnEnd
+from agent_tui.events.turn_writer import CANCELLED, TURN_ENDED
+from agent_tui.turns import TurnRegistry
 
 
 class _ModelFailed(Exception):
@@ -66,153 +67,93 @@ class UsageTotals:
         self.completion += done.completion_tokens or 0
         self.cached += done.cached_tokens or 0
 
-    def payload(self) -> dict[str, int] | None:
+    def usage(self) -> Usage | None:
         if not self.reported:
             return None
-        out = {"promptTokens": self.prompt, "completionTokens": self.completion}
-        if self.cached:
-            out["cachedTokens"] = self.cached
-        return out
+        return Usage(
+            promptTokens=self.prompt, completionTokens=self.completion, cachedTokens=self.cached or None
+        )
 
 
-class TurnLoop:
-    """Runs turns for one engine (it owns the store, the registry, the tools and the model)."""
+class ModelLoop:
+    """Drives turns against a model (see the module docstring)."""
 
-    def __init__(self, engine: SessionEngine) -> None:
-        self.engine = engine
-        self.tools = ToolCallRunner(engine)
+    def __init__(
+        self,
+        provider: ModelProvider,
+        registry: TurnRegistry,
+        tools: ToolCallRunner,
+        context_builder: Callable[[Path], ContextBuilder],
+        context_window: Callable[[str], int],
+        max_steps: int,
+    ) -> None:
+        self.provider = provider
+        self.registry = registry
+        self.tools = tools
+        self.context_builder = context_builder
+        self.context_window = context_window
+        self.max_steps = max_steps
 
-    # -- the task ------------------------------------------------------------------------------
-    async def run_to_end(self, turn: TurnHandle) -> None:
-        """The turn's task: run it, and whatever happens leave the registry and frames settled."""
-        engine = self.engine
-        info = turn.session
-        if engine.sends_frames:
-            engine.sink.attach(info.id)
-        try:
-            await self._run(turn)
-        except EventStoreFailure as failure:
-            turn.error = failure
-            info.close_code = "store_failure"
-            cause = failure.__cause__
-            message = f"{failure}: {cause}" if cause else str(failure)
-            engine.sink.emit(info.id, Fatal("store_failure", message))
-            engine.registry.transition(info.id, Fail(FrameError("store_failure", message)))
-        except BaseException as error:  # a bug must not kill the engine; it ends this turn
-            if isinstance(error, anyio.get_cancelled_exc_class()):
-                engine.registry.transition(info.id, Fail(FrameError("unknown", "engine shut down")))
-                raise
-            turn.error = error
-            engine.sink.emit(info.id, Fatal("unknown", repr(error)))
-            engine.registry.transition(info.id, Fail(FrameError("unknown", repr(error))))
-            if not isinstance(error, Exception):  # KeyboardInterrupt, SystemExit: the process's
-                raise
-        finally:
-            if engine.sends_frames:
-                engine.sink.detach(info.id)
-            turn.finish()
+    # -- the driver's side of a turn -----------------------------------------------------------
+    async def open_turn(self, turn: TurnHandle) -> None:
+        await turn.writer.start(turn.text, turn.input_id)
 
-    async def _run(self, turn: TurnHandle) -> None:
-        engine = self.engine
-        info = turn.session
-        if info.open_turn is not None:
-            await engine.close_open_turn(info)
-        await engine.commit(info, turn.turn_id, "turn.started", promptPreview=turn.text[:PREVIEW_CHARS])
-        await engine.commit(info, turn.turn_id, "user.message", content=turn.text, inputId=turn.input_id)
-        stop_reason, error_code, message = "cancelled", None, None
+    async def converse(self, turn: TurnHandle) -> TurnEnd:
+        """Step after step until the turn ends; a cancel (the guard, or the turn's cancel scope)
+        ends it `cancelled`."""
         usage = UsageTotals()
-        shutdown: BaseException | None = None
-        try:
-            with anyio.CancelScope() as scope:
-                turn.scope = scope
-                if turn.cancel_requested:
-                    scope.cancel()
-                try:
-                    stop_reason, error_code = await self._run_steps(turn, usage)
-                except Cancelled:
-                    stop_reason = "cancelled"
-                except _ModelFailed as failure:
-                    stop_reason, error_code, message = "error", "provider_failure", str(failure) or None
-        except anyio.get_cancelled_exc_class() as cancelled:
-            # Cancelled from outside the turn (the engine's task group is shutting down): close
-            # the turn like any cancelled one, then let the cancellation go on.
-            shutdown = cancelled
+        end = TurnEnd.cancelled()
+        with anyio.CancelScope() as scope:
+            turn.scope = scope
+            if turn.cancel_requested:
+                scope.cancel()
+            try:
+                end = await self._run_steps(turn, usage)
+            except Cancelled:
+                pass
+            except _ModelFailed as failure:
+                end = TurnEnd.failed("provider_failure", str(failure) or None)
         turn.scope = None
-        if shutdown is not None or scope.cancelled_caught or turn.cancel_requested:
-            stop_reason, error_code, message = "cancelled", None, None
-            # Stopping a turn stops everything it spawned, however deep.
-            engine.registry.stop_children(info.id)
-        with anyio.CancelScope(shield=True):
-            ending = CANCELLED if stop_reason == "cancelled" else TURN_ENDED
-            await self.tools.answer_open_calls(info, turn.turn_id, ending)
-            await engine.commit(
-                info,
-                turn.turn_id,
-                "turn.completed",
-                stopReason=stop_reason,
-                errorCode=error_code,
-                usage=usage.payload(),
-                message=message,
-            )
-            turn.stop_reason = stop_reason
-            turn.error_code = error_code
-            if not turn.fsm.is_terminal:  # the registry no longer tracks it (disposed)
-                turn.fsm.finish(stop_reason)
-            for extension in engine.extensions:
-                await extension.turn_ended(engine, turn)
-        if shutdown is not None:
-            raise shutdown
+        if scope.cancelled_caught or turn.cancel_requested or end.stop_reason == "cancelled":
+            return TurnEnd.cancelled(usage=usage.usage())
+        return TurnEnd(end.stop_reason, end.error_code, end.message, usage.usage())
+
+    async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None:
+        ending = CANCELLED if end.stop_reason == "cancelled" else TURN_ENDED
+        await turn.writer.end(end, turn.session.open_calls.values(), ending)
 
     # -- steps ---------------------------------------------------------------------------------
     async def _absorb_arrivals(self, turn: TurnHandle) -> bool:
         """At a step boundary, store steer input and sub-agent deliveries. True if any came."""
-        engine = self.engine
         info = turn.session
+        writer = turn.writer
         arrived = False
-        for pending in engine.registry.drain(info.id):
-            await engine.commit(
-                info,
-                turn.turn_id,
-                "user.message",
-                content=pending.text,
-                inputId=pending.id,
-                steered=True,
-            )
-            engine.sink.emit(
-                info.id,
-                RuntimeEvent(
-                    "user_input", {"inputId": pending.id, "text": pending.text, "turnId": turn.turn_id}
-                ),
-            )
+        for pending in self.registry.drain(info.id):
+            await writer.steer(pending.text, pending.id)
             arrived = True
         while info.mailbox:
             delivery = info.mailbox.popleft()
-            await engine.commit(
-                info,
-                turn.turn_id,
-                "subagent.delivered",
-                childSessionId=delivery.child_session_id,
-                agentName=delivery.agent_name,
-                status=delivery.status,
-                text=delivery.text,
+            await writer.delivered(
+                delivery.child_session_id, delivery.agent_name, delivery.status, delivery.text
             )
             arrived = True
         return arrived
 
-    async def _run_steps(self, turn: TurnHandle, usage: UsageTotals) -> tuple[str, str | None]:
+    async def _run_steps(self, turn: TurnHandle, usage: UsageTotals) -> TurnEnd:
         """Model call, then its tool calls, step after step, until the turn ends.
 
         Returns:
-            The stop reason and error code the turn ends with (`final`, `max_steps`, or
-            `error/context_overflow`); a cancel or the model's failure raise instead.
+            How the turn ends (`final`, `max_steps`, or `error/context_overflow`); a cancel or
+            the model's failure raise instead.
         """
-        engine = self.engine
         info = turn.session
-        builder = engine.context_builder(info.cwd)
-        limit = engine.context_window(info.id)
+        writer = turn.writer
+        builder = self.context_builder(info.cwd)
+        limit = self.context_window(info.id)
+        max_steps = self.max_steps
         while True:
-            if turn.step >= engine.max_steps:
-                return "max_steps", None
+            if turn.step >= max_steps:
+                return TurnEnd("max_steps")
             await self._absorb_arrivals(turn)
             turn.step += 1
             step = turn.step
@@ -221,28 +162,13 @@ class TurnLoop:
             if estimate.total > limit:
                 summary = builder.compact(transcript.messages)
                 after = builder.estimate([ModelMessage("user", summary)])
-                await engine.commit(
-                    info,
-                    turn.turn_id,
-                    "context.compacted",
-                    step=step,
-                    beforeTokens=estimate.total,
-                    afterTokens=after.total,
-                    summary=summary,
-                )
+                await writer.compacted(step, estimate.total, after.total, summary)
                 estimate = builder.preflight(transcript)
                 if estimate.total > limit:
-                    return "error", "context_overflow"
+                    return TurnEnd.failed("context_overflow")
             messages = transcript.messages
             sent_tokens = transcript.tokens
-            await engine.commit(
-                info,
-                turn.turn_id,
-                "context.built",
-                step=step,
-                tokens=estimate.as_payload(),
-                maxContextTokens=limit,
-            )
+            await writer.context_built(step, estimate.as_payload(), limit)
             request = ModelRequest(
                 session_id=info.id,
                 turn_id=turn.turn_id,
@@ -251,40 +177,38 @@ class TurnLoop:
                 tools=builder.tool_schemas,
                 agent_name=info.agent_name,
             )
-            calls, deltas, prompt_tokens = await self._call_model(turn, request, usage)
+            calls, prompt_tokens = await self._call_model(turn, request, usage)
             if prompt_tokens is not None:
                 transcript.record_prompt_tokens(prompt_tokens, sent_tokens)
             for call in calls:
                 await self.tools.run(turn, call)
             if calls:
                 continue
-            if deltas == 0:
-                await engine.commit(info, turn.turn_id, "model.delta", text="")
+            await writer.answered()
             # The model answered: input that arrived meanwhile keeps the same turn going.
             if await self._absorb_arrivals(turn):
-                if turn.step >= engine.max_steps:
-                    return "max_steps", None
+                if turn.step >= max_steps:
+                    return TurnEnd("max_steps")
                 continue
-            return "final", None
+            return TurnEnd.final()
 
     # -- the model call ------------------------------------------------------------------------
     async def _call_model(
         self, turn: TurnHandle, request: ModelRequest, usage: UsageTotals
-    ) -> tuple[list[OpenCall], int, int | None]:
+    ) -> tuple[list[OpenCall], int | None]:
         """Stream one model call into the log. Raises `_ModelFailed` when the model failed.
 
         Returns:
-            The tool calls asked for, how many deltas were stored, and the prompt tokens the
-            provider counted for this call (None when it did not say).
+            The tool calls asked for, and the prompt tokens the provider counted for this call
+            (None when it did not say).
         """
-        engine = self.engine
         info = turn.session
+        writer = turn.writer
         calls: list[OpenCall] = []
-        deltas = 0
         prompt_tokens: int | None = None
         finished = False
         try:
-            stream = engine.provider.stream(request)
+            stream = self.provider.stream(request)
         except Exception as error:  # e.g. a provider that cannot be built for this session
             raise _ModelFailed(_failure_text(error)) from error
         try:
@@ -303,30 +227,13 @@ class TurnLoop:
                 if turn.cancel_requested:  # the guard: nothing streamed after a cancel is stored
                     raise Cancelled
                 if isinstance(chunk, TextDelta):
-                    if not chunk.text:
-                        continue
-                    await engine.commit(info, turn.turn_id, "model.delta", text=chunk.text)
-                    deltas += 1
+                    await writer.delta(chunk.text)
                 elif isinstance(chunk, ToolCall):
                     call_id = self._call_id(turn, chunk)
-                    await engine.commit(
-                        info,
-                        turn.turn_id,
-                        "model.tool_call_requested",
-                        toolCallId=call_id,
-                        tool=chunk.tool,
-                        args=dict(chunk.args),
-                    )
+                    await writer.request_call(call_id, chunk.tool, dict(chunk.args))
                     calls.append(info.open_calls[call_id])  # the call as stored
                 elif isinstance(chunk, Retrying):
-                    await engine.commit(
-                        info,
-                        turn.turn_id,
-                        "model.retry",
-                        attempt=chunk.attempt,
-                        delayMs=chunk.delay_ms,
-                        reason=chunk.reason,
-                    )
+                    await writer.retry(chunk.attempt, chunk.delay_ms, chunk.reason)
                 elif isinstance(chunk, StepDone):
                     usage.add(chunk)
                     if chunk.prompt_tokens is not None:
@@ -344,7 +251,7 @@ class TurnLoop:
                         pass
         if turn.cancel_requested:
             raise Cancelled
-        return calls, deltas, prompt_tokens
+        return calls, prompt_tokens
 
     @staticmethod
     def _call_id(turn: TurnHandle, chunk: ToolCall) -> str:

@@ -7,7 +7,8 @@ tests run it on real logs of generated scenarios. Rules:
   `turnId` null; every other event has a `turnId`;
 - a turn is `turn.started, user.message, …, turn.completed`; turns do not overlap; each started
   turn ends with exactly one `turn.completed` (an unfinished last turn is reported only when
-  `complete=True`); a `final` turn has at least one `model.delta`;
+  `complete=True`); a `final` turn has at least one `model.delta` (an imported one may instead
+  hold its source's answer as `source.record`s: importers never invent text);
 - a tool call: `model.tool_call_requested` → [`permission.requested` → `permission.resolved`
   (`ask` by `policy`, then `allow`/`deny` by `user`/`system`) → `tool.started` only after an
   `allow` → `tool.delta`* ] → exactly one `tool.completed`/`tool.failed`; a denied call is never
@@ -44,6 +45,7 @@ class _SessionCheck:
     turn: str | None = None
     turn_events: int = 0
     deltas: int = 0
+    records: int = 0
     calls: dict[str, _Call] = field(default_factory=dict)
     started: set[str] = field(default_factory=set)
 
@@ -82,7 +84,7 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
         if kind == "turn.started":
             if check.turn is not None:
                 bad(event, f"turn {check.turn} is still open")
-            check.turn, check.turn_events, check.deltas = event.turn_id, 0, 0
+            check.turn, check.turn_events, check.deltas, check.records = event.turn_id, 0, 0, 0
             check.started.add(event.turn_id)
             check.calls.clear()
             continue
@@ -97,6 +99,8 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
             _unanswered(check, event, bad)
         elif kind == "model.delta":
             check.deltas += 1
+        elif kind == "source.record":
+            check.records += 1
         elif kind == "model.tool_call_requested":
             if payload["toolCallId"] in check.calls:
                 bad(event, "tool call id requested twice")
@@ -133,7 +137,11 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
                 call.answered = True
         elif kind == "turn.completed":
             _unanswered(check, event, bad)
-            if payload["stopReason"] == "final" and check.deltas == 0:
+            if (
+                payload["stopReason"] == "final"
+                and check.deltas == 0
+                and not (check.imported and check.records)
+            ):
                 bad(event, "a final turn without model.delta")
             check.turn = None
     if complete:

@@ -181,8 +181,12 @@ class TurnEnd:
         payload: dict[str, object] = {"stopReason": self.stop_reason}
         if self.error_code is not None:
             payload["errorCode"] = self.error_code
-        if self.usage is not None:
-            payload["usage"] = self.usage.model_dump(exclude_none=True)
+        usage = self.usage
+        if usage is not None:  # by hand, not `model_dump`: an import writes one per turn
+            spent = {"promptTokens": usage.promptTokens, "completionTokens": usage.completionTokens}
+            if usage.cachedTokens is not None:
+                spent["cachedTokens"] = usage.cachedTokens
+            payload["usage"] = spent
         if self.message is not None:
             payload["message"] = self.message
         return payload

@@ -8,12 +8,16 @@ obey the log's rules whatever the source did. Invariants:
   to the last one written, so the replay's time order keeps each session's sequence order;
 - `session.created` waits for the first prompt (its first line becomes the title); what came
   before it is held and written right after it, as session-level `source.record`s;
-- a turn is `turn.started, user.message, …, turn.completed`, closed exactly once
-  (`close_turn`): every tool call still open is answered first with `tool.failed{cancelled}`;
-  a `final` stop needs model text, so a turn without any ends `error/unknown` instead;
+- a turn's chain is written by the one `TurnWriter` (`events/turn_writer.py`) the engine and the
+  ACP client use too, driven synchronously over this builder's sink (`run_now`): what the
+  importers decide is what happened, the writer words it. A turn is `turn.started,
+  user.message, …, turn.completed`, closed exactly once (`close_turn`): every tool call still
+  open is answered first with `tool.failed{cancelled}`; a `final` turn that had no text stays
+  `final` when its source's answer is in it as `source.record`s (nothing is invented), and
+  ends `error/unknown` only when the turn holds no answer at all (the source was cut off);
 - a tool call is requested once per turn, started at most once (just before its result when the
-  source shows nothing earlier), answered exactly once; a recorded denial is the pair
-  `permission.requested` → `permission.resolved{deny, user}` and then `tool.failed{permission_denied}`;
+  source shows nothing earlier), answered exactly once; a recorded denial is the writer's
+  `deny_call`: `permission.requested` → `permission.resolved{deny, user}` → `tool.failed{permission_denied}`;
 - a `source.record` outside any turn has turnId null (a session-level record).
 
 A builder writes log lines (`LogLine`: our envelope as a dict, keys in the log's order) to the
@@ -29,6 +33,10 @@ from typing import Any
 import orjson
 
 from agent_tui.events import Event
+from agent_tui.events.model import Usage
+from agent_tui.events.turn_vocabulary import TurnEnd
+from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
+from agent_tui.events.turn_writer import PREVIEW_CHARS as PREVIEW_CHARS
 from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
 
 LogLine = dict[str, Any]
@@ -69,9 +77,9 @@ class LineImporter:
         return [as_event(line) for line in self.finish_lines()]
 
 
-PREVIEW_CHARS = 80
 ARGS_PREVIEW_CHARS = 200
 NO_RESULT = "no result for this call was recorded in the source log"
+_LEFT_OPEN = CallEnding("cancelled", NO_RESULT, "turn ended")
 
 # What an argsPreview shows first, when the arguments have one of these keys.
 _PREVIEW_KEYS = ("command", "cmd", "pattern", "query", "url", "file_path", "path", "description", "input")
@@ -101,15 +109,22 @@ def first_line(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 @dataclass(slots=True)
 class _Call:
+    call_id: str
     tool: str
     args: dict[str, Any]
     started: bool = False
     answered: bool = False
+    # What the writer reads of an open call: an imported one never waits for a question, and a
+    # denial is written whole (`deny_call`), so an open call is never asking and never denied.
+    stage = "requested"
+    request_id = None
+    decision = None
 
 
 @dataclass(slots=True)
 class _Turn:
     turn_id: str
+    writer: TurnWriter
     deltas: int = 0
     calls: dict[str, _Call] = field(default_factory=dict)
     interrupted: bool = False
@@ -146,6 +161,24 @@ class SessionBuilder:
         counts: the import's tally, shared by the sessions of one importer.
     """
 
+    __slots__ = (
+        "_held",
+        "_prefix",
+        "_sink",
+        "_ts",
+        "counts",
+        "created",
+        "format",
+        "header",
+        "last_ts",
+        "out",
+        "sequence",
+        "session_id",
+        "title",
+        "turn",
+        "turns",
+    )
+
     def __init__(self, session_id: str, fmt: str, out: list[LogLine], counts: ImportCounts) -> None:
         self.session_id = session_id
         self.format = fmt
@@ -160,8 +193,32 @@ class SessionBuilder:
         self._held: list[tuple[str, str, dict[str, Any]]] = []
         self.turn: _Turn | None = None
         self.turns = 0
+        self._ts = ""  # the time of what the writer writes now
+        self._sink = self._write_line  # the writers' commit, bound once
 
     # -- writing -------------------------------------------------------------------------------
+    def _write_line(self, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Done:
+        """The writer's commit: one line, at the time of the source record being read (`_emit`,
+        inline: it runs for nearly every line)."""
+        ts = self._ts
+        if ts < self.last_ts:
+            ts = self.last_ts
+        self.last_ts = ts
+        self.sequence = sequence = self.sequence + 1
+        self.out.append(
+            {
+                "v": 1,
+                "id": self._prefix + str(sequence),
+                "sessionId": self.session_id,
+                "turnId": turn_id,
+                "sequence": sequence,
+                "ts": ts,
+                "type": kind,
+                "payload": fields,
+            }
+        )
+        return DONE
+
     def _emit(self, kind: str, payload: dict[str, Any], ts: str, turn_id: str | None) -> None:
         if ts < self.last_ts:
             ts = self.last_ts
@@ -180,10 +237,12 @@ class SessionBuilder:
             }
         )
 
-    def _in_turn(self, kind: str, payload: dict[str, Any], ts: str) -> None:
+    def _writer(self, ts: str) -> TurnWriter:
+        """The open turn's writer, writing at `ts`."""
         turn = self.turn
         assert turn is not None
-        self._emit(kind, payload, ts, turn.turn_id)
+        self._ts = ts
+        return turn.writer
 
     # -- the session ---------------------------------------------------------------------------
     def describe(self, cwd: str, client: str, **optional: Any) -> None:
@@ -230,16 +289,15 @@ class SessionBuilder:
             self.create(ts, first_line(prompt, 60) or None)
         if self.turn is not None:
             self.close_turn(ts)
-        self.turn = _Turn(turn_id)
+        self.turn = _Turn(turn_id, TurnWriter(self._sink, turn_id, keeps_source=True))
         self.turns += 1
         self.counts.prompts += 1
-        self._in_turn("turn.started", {"promptPreview": prompt[:PREVIEW_CHARS]}, ts)
-        self._in_turn("user.message", {"content": prompt}, ts)
+        self._writer(ts).start(prompt)
 
     def steer(self, ts: str, text: str) -> None:
         """Input the source took into the running turn (not a new prompt)."""
         self.counts.prompts += 1
-        self._in_turn("user.message", {"content": text, "steered": True}, ts)
+        self._writer(ts).steer(text)
 
     def ensure_turn(self, turn_id: str, ts: str) -> bool:
         """Open a turn with an empty prompt when model output comes with no prompt before it.
@@ -268,27 +326,22 @@ class SessionBuilder:
     ) -> None:
         """`turn.completed`, after answering every open call. Without `stop`, it is read off the
         turn: interrupted → cancelled; a provider error → error; calls left open → error/unknown
-        (the source was cut off); model text → final; nothing → error/unknown."""
+        (the source was cut off); else final (the writer's rule for an answer without text)."""
         turn = self.turn
         if turn is None:
             return
-        left_open = [call_id for call_id, call in turn.calls.items() if not call.answered]
-        for call_id in left_open:
-            self.fail_call(ts, call_id, "cancelled", NO_RESULT, recorded=False)
+        left_open = [call for call in turn.calls.values() if not call.answered]
+        for call in left_open:
+            call.answered = True
         if stop is None:
             if turn.interrupted:
                 stop = "cancelled"
             elif turn.provider_error:
                 stop, error_code = "error", "provider_failure"
-            elif left_open or turn.deltas == 0:
+            elif left_open:
                 stop, error_code = "error", "unknown"
             else:
                 stop = "final"
-        if stop == "final" and turn.deltas == 0:
-            stop, error_code = "error", "unknown"
-        payload: dict[str, Any] = {"stopReason": stop}
-        if stop == "error":
-            payload["errorCode"] = error_code or "unknown"
         if usage is None and turn.usage:
             prompt = completion = cached = 0
             for call_prompt, call_completion, call_cached in turn.usage.values():
@@ -296,21 +349,23 @@ class SessionBuilder:
                 completion += call_completion
                 cached += call_cached
             usage = (prompt, completion, cached)
+        spent = None
         if usage is not None:
-            payload["usage"] = {
-                "promptTokens": usage[0],
-                "completionTokens": usage[1],
-                "cachedTokens": usage[2],
-            }
-        self._in_turn("turn.completed", payload, ts)
+            spent = Usage(promptTokens=usage[0], completionTokens=usage[1], cachedTokens=usage[2])
+        if stop == "error":
+            end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
+        else:
+            end = TurnEnd(stop, usage=spent)  # type: ignore[arg-type]
+        run_now(self._writer(ts).end(end, left_open, _LEFT_OPEN))
         self.turn = None
 
     # -- what happens inside a turn ------------------------------------------------------------
     def delta(self, ts: str, text: str) -> None:
         turn = self.turn
         assert turn is not None
+        self._ts = ts
         turn.deltas += 1
-        self._emit("model.delta", {"text": text}, ts, turn.turn_id)
+        turn.writer.delta(text)
 
     def has_call(self, call_id: str) -> bool:
         return self.turn is not None and call_id in self.turn.calls
@@ -326,14 +381,10 @@ class SessionBuilder:
     def request_call(self, ts: str, call_id: str, tool: str, args: dict[str, Any]) -> None:
         turn = self.turn
         assert turn is not None
-        turn.calls[call_id] = _Call(tool, args)
+        self._ts = ts
+        turn.calls[call_id] = _Call(call_id, tool, args)
         self.counts.tool_calls += 1
-        self._emit(
-            "model.tool_call_requested",
-            {"toolCallId": call_id, "tool": tool, "args": args},
-            ts,
-            turn.turn_id,
-        )
+        turn.writer.request_call(call_id, tool, args)
 
     def start_call(self, ts: str, call_id: str) -> None:
         """`tool.started` for an open call not started yet (no-op otherwise)."""
@@ -342,78 +393,49 @@ class SessionBuilder:
         if call is None or call.started or call.answered:
             return
         call.started = True
-        payload = {"toolCallId": call_id, "tool": call.tool, "argsPreview": args_preview(call.args)}
-        self._emit("tool.started", payload, ts, turn.turn_id)  # type: ignore[union-attr]
+        self._writer(ts).start_call(call_id, call.tool, args_preview(call.args))
 
     def complete_call(self, ts: str, call_id: str, result: str, exit_code: int | None = None) -> None:
         """`tool.completed` (after `tool.started`, when the call was not started yet)."""
         turn = self.turn
         assert turn is not None
+        self._ts = ts
+        writer = turn.writer
         call = turn.calls[call_id]
-        tool = call.tool
         if not call.started:
             call.started = True
-            started = {"toolCallId": call_id, "tool": tool, "argsPreview": args_preview(call.args)}
-            self._emit("tool.started", started, ts, turn.turn_id)
+            writer.start_call(call_id, call.tool, args_preview(call.args))
         call.answered = True
         self.counts.tool_results += 1
-        payload: dict[str, Any] = {"toolCallId": call_id, "tool": tool, "result": result}
-        if exit_code is not None:
-            payload["exitCode"] = exit_code
-        payload["truncated"] = False
-        self._emit("tool.completed", payload, ts, turn.turn_id)
+        writer.complete_call(call_id, call.tool, result, exit_code)
 
-    def fail_call(self, ts: str, call_id: str, code: str, message: str, *, recorded: bool = True) -> None:
-        """`tool.failed`; `recorded` is False for a call the source left without a result."""
-        call = self._answer(call_id, recorded)
-        payload = {"toolCallId": call_id, "tool": call.tool, "errorCode": code, "message": message}
-        self._in_turn("tool.failed", payload, ts)
+    def fail_call(self, ts: str, call_id: str, code: str, message: str) -> None:
+        """`tool.failed` of a result the source recorded."""
+        call = self._answer(call_id)
+        self._writer(ts).fail_call(call_id, call.tool, code, message)
 
     def deny_call(self, ts: str, call_id: str, risk: str, message: str, actor: str = "user") -> None:
         """A denial the source recorded: the permission pair, then `tool.failed{permission_denied}`."""
-        turn = self.turn
-        assert turn is not None
-        call = turn.calls[call_id]
-        request_id = "perm_" + call_id
-        self._in_turn(
-            "permission.requested",
-            {
-                "requestId": request_id,
-                "toolCallId": call_id,
-                "tool": call.tool,
-                "risk": risk,
-                "argsPreview": args_preview(call.args),
-            },
-            ts,
+        call = self._answer(call_id)
+        run_now(
+            self._writer(ts).deny_call(
+                call_id, call.tool, "perm_" + call_id, risk, args_preview(call.args), message, actor
+            )
         )
-        self._in_turn(
-            "permission.resolved",
-            {"requestId": request_id, "toolCallId": call_id, "decision": "deny", "actor": actor},
-            ts,
-        )
-        self.fail_call(ts, call_id, "permission_denied", message)
 
-    def _answer(self, call_id: str, recorded: bool = True) -> _Call:
+    def _answer(self, call_id: str) -> _Call:
         assert self.turn is not None
         call = self.turn.calls[call_id]
         call.answered = True
-        self.counts.tool_results += recorded
+        self.counts.tool_results += 1
         return call
 
     def compacted(self, ts: str, before: int, after: int, summary: str) -> None:
-        turn = self.turn
-        assert turn is not None
-        payload = {"step": 0, "beforeTokens": before, "afterTokens": after, "summary": summary}
-        self._emit("context.compacted", payload, ts, turn.turn_id)
+        self._writer(ts).compacted(0, before, after, summary)
 
     def delivered(self, ts: str, child_session_id: str, agent_name: str, failed: bool, text: str) -> None:
-        payload = {
-            "childSessionId": child_session_id,
-            "agentName": agent_name,
-            "status": "failed" if failed else "completed",
-            "text": text,
-        }
-        self._in_turn("subagent.delivered", payload, ts)
+        status = "failed" if failed else "completed"
+        self._writer(ts).delivered(child_session_id, agent_name, status, text)
 
     # -- what our vocabulary cannot say --------------------------------------------------------
     def record(self, ts: str, record_type: str, data: dict[str, Any]) -> None:
@@ -422,5 +444,9 @@ class SessionBuilder:
             self._held.append((ts, record_type, data))
             return
         self.counts.source_records += 1
-        payload = {"format": self.format, "recordType": record_type, "data": data}
-        self._emit("source.record", payload, ts, self.turn.turn_id if self.turn is not None else None)
+        if self.turn is not None:
+            self._writer(ts).record(self.format, record_type, data)
+            return
+        self._emit(
+            "source.record", {"format": self.format, "recordType": record_type, "data": data}, ts, None
+        )
