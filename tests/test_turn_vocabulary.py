@@ -290,6 +290,8 @@ STILL_RESTATED = {
     "acp/recorder.py": "the ACP recorder's final-needs-a-delta and cancelled-call rules",
     "importers/builder.py": "the importers' ending and final-needs-a-delta rule",
     "events/chains.py": "the chain checker's final-needs-a-delta rule (the check the writer is tested by)",
+    "events/turn_writer.py": "the writer's final-needs-a-delta rule, the one place it is applied",
+    "engine/engine.py": "a cancelled turn stops what its session spawned (a rule of the turn's life)",
 }
 """Files that still decide by a stop reason literal, each with why; they belong to the turn writer."""
 
