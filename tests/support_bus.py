@@ -161,3 +161,13 @@ class ControlResponder:
                 self.arrived.clear()
                 await self.arrived.wait()
         return self.requests[count - 1]
+
+
+def as_another_host(lines: Iterable[bytes], prefix: bytes = b"sesl_") -> list[bytes]:
+    """The same logs with other session ids (`sess_…` → `sesl_…`), as a second host's."""
+    return [line.replace(b"sess_", prefix) for line in lines]
+
+
+def live_sample() -> list[Path]:
+    """The sample run cut mid-way: three requests wait, two sessions run."""
+    return sorted((SAMPLE / "live").glob("*.jsonl"))

@@ -159,6 +159,11 @@ class AttachedBus:
 
     # -- what it knows -----------------------------------------------------------------------
     @property
+    def is_open(self) -> bool:
+        """Whether `open` connected (and `close` did not run yet)."""
+        return self._connection is not None and not self._closed
+
+    @property
     def control(self) -> RemoteWorkbench:
         assert self._control is not None, "open the bus first"
         return self._control

@@ -144,7 +144,7 @@ class StreamFeed:
             config.opt_start_seq = self._start.sequence
         elif self._start.time is not None:
             policy = js_api.DeliverPolicy.BY_START_TIME
-            config.opt_start_time = self._start.time.isoformat()
+            config.opt_start_time = self._start.time
         else:
             policy = js_api.DeliverPolicy.ALL
         self._subscription = await self._js.subscribe(

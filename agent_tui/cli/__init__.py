@@ -114,6 +114,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             return cmd_export(
                 args.target, args.export_format, args.out, args.export_sessions_dir, args.export_cwd
             )
+        if args.command == "attach":
+            from agent_tui.cli.attach_command import cmd_attach
+
+            return cmd_attach(args.bus, args.from_sequence)
         if args.command == "sessions":
             return cmd_sessions(args.list_sessions_dir, args.list_cwd)
         if args.command == "search":

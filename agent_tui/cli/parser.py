@@ -196,6 +196,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="treat a torn final line as corrupt instead of skipping it"
     )
 
+    attach = command(
+        "attach", "open the dashboard on every host of a bus (agent-tui serve); quitting stops nothing"
+    )
+    attach.add_argument(
+        "--bus",
+        default=None,
+        metavar="URL|local",
+        help="the NATS server (default: $AGENT_TUI_BUS, else the local one agent-tui serve started)",
+    )
+    attach.add_argument(
+        "--from-sequence",
+        type=int,
+        default=None,
+        metavar="N",
+        help="read the events stream from this stream sequence (default: from its start)",
+    )
+
     demo = command("demo", "run the built-in demo headlessly (no UI)")
     demo.add_argument(
         "--sessions-dir",
