@@ -6,6 +6,8 @@ protocol, heartbeats its presence, and answers control requests.
   append); `ensure_stream` makes the stream as a host would (a duplicate window);
 - `logs_of_a_real_run(dir)`: the logs a real `agent-tui run` of the sample scenario wrote;
 - `heartbeat(js, host, ttl)`: one `Presence` put into `PRESENCE_BUCKET` (made with that TTL);
+- `CheckedFold`: the reducer step, failing on a gap or a duplicate; `replay_dump` what
+  `agent-tui replay --dump state` prints for logs, `dump_of` a state's dump as JSON reads it;
 - `ControlResponder`: answers `control_subject(host)`, one reply per id (a repeat of an id gets
   the first reply again, as the protocol says), and can stay silent for the first requests to
   make a dashboard time out.
@@ -15,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,6 +45,8 @@ from agent_tui.bus.protocol import (
     events_subject,
     message_id,
 )
+from agent_tui.events import Event
+from agent_tui.reducer import DashboardState, apply_event
 
 SAMPLE = Path(__file__).resolve().parent / "sample-logs"
 SCENARIO = SAMPLE / "scenario.json"
@@ -171,3 +177,39 @@ def as_another_host(lines: Iterable[bytes], prefix: bytes = b"sesl_") -> list[by
 def live_sample() -> list[Path]:
     """The sample run cut mid-way: three requests wait, two sessions run."""
     return sorted((SAMPLE / "live").glob("*.jsonl"))
+
+
+class CheckedFold:
+    """The reducer step, watched: fails the test if an event of a session reaches it out of
+    its sequence (a gap) or twice (a duplicate)."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, int] = {}
+        self.bad: list[str] = []
+        self.folded = 0
+
+    def __call__(self, state: DashboardState, event: Event) -> object:
+        expected = self.last.get(event.session_id, 0) + 1
+        if event.sequence != expected:
+            self.bad.append(f"{event.session_id}: {event.sequence} folded where {expected} was next")
+        self.last[event.session_id] = event.sequence
+        self.folded += 1
+        return apply_event(state, event)
+
+
+def replay_dump(files: list[Path]) -> object:
+    """What `agent-tui replay DIR --dump state` prints for these logs (copied into one folder)."""
+    with tempfile.TemporaryDirectory() as folder:
+        for path in files:
+            shutil.copy(path, Path(folder) / path.name)
+        done = subprocess.run(
+            [sys.executable, "-m", "agent_tui", "replay", folder, "--dump", "state"],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
+    return orjson.loads(done.stdout)
+
+
+def dump_of(state: DashboardState) -> object:
+    return orjson.loads(orjson.dumps(state.to_state_dump()))

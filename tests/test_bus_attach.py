@@ -6,10 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import shutil
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,12 +14,15 @@ import orjson
 import pytest
 from nats.aio.client import Client
 from support_bus import (
+    CheckedFold,
     ControlResponder,
+    dump_of,
     ensure_stream,
     heartbeat,
     log_lines,
     logs_of_a_real_run,
     publish_lines,
+    replay_dump,
 )
 from support_nats import NatsServer, nats_server
 
@@ -31,8 +30,7 @@ from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
 from agent_tui.bus.consumer import StartAt
 from agent_tui.bus.protocol import MSG_ID_HEADER, events_subject
-from agent_tui.events import Event, event_from_json
-from agent_tui.reducer import DashboardState, apply_event
+from agent_tui.events import event_from_json
 
 __all__ = ["nats_server"]
 
@@ -49,24 +47,6 @@ def run_logs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 @pytest.fixture
 def second_run_logs(tmp_path: Path) -> Iterator[list[Path]]:
     yield logs_of_a_real_run(tmp_path / "second" / "sessions", approve="deny")
-
-
-class CheckedFold:
-    """The reducer step, watched: fails the test if an event of a session reaches it out of
-    its sequence (a gap) or twice (a duplicate)."""
-
-    def __init__(self) -> None:
-        self.last: dict[str, int] = {}
-        self.bad: list[str] = []
-        self.folded = 0
-
-    def __call__(self, state: DashboardState, event: Event) -> object:
-        expected = self.last.get(event.session_id, 0) + 1
-        if event.sequence != expected:
-            self.bad.append(f"{event.session_id}: {event.sequence} folded where {expected} was next")
-        self.last[event.session_id] = event.sequence
-        self.folded += 1
-        return apply_event(state, event)
 
 
 async def until(bus: AttachedBus, condition: Callable[[], bool], what: str) -> None:
@@ -86,24 +66,6 @@ async def until(bus: AttachedBus, condition: Callable[[], bool], what: str) -> N
 
 async def client(server: NatsServer) -> Client:
     return await nats.connect(server.url)
-
-
-def replay_dump(files: list[Path]) -> object:
-    """What `agent-tui replay DIR --dump state` prints for these logs (copied into one folder)."""
-    with tempfile.TemporaryDirectory() as folder:
-        for path in files:
-            shutil.copy(path, Path(folder) / path.name)
-        done = subprocess.run(
-            [sys.executable, "-m", "agent_tui", "replay", folder, "--dump", "state"],
-            capture_output=True,
-            check=True,
-            timeout=60,
-        )
-    return orjson.loads(done.stdout)
-
-
-def dump_of(state: DashboardState) -> object:
-    return orjson.loads(orjson.dumps(state.to_state_dump()))
 
 
 async def test_a_late_attach_shows_what_a_replay_of_the_hosts_logs_shows(
