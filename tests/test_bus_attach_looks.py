@@ -70,8 +70,12 @@ def _scene(server: NatsServer) -> tuple[AttachedApp, Callable[[Pilot], object]]:
 
     async def laptop_goes_quiet(pilot: Pilot) -> None:
         bus = app.attached.bus
-        await wait_for(pilot, lambda: bus.is_open and bus.live and len(bus.state.sessions) == 14, "both hosts", 30)
-        await wait_for(pilot, lambda: all(h.presence for h in bus.hosts()) and len(bus.hosts()) == 2, "heartbeats", 30)
+        await wait_for(
+            pilot, lambda: bus.is_open and bus.live and len(bus.state.sessions) == 14, "both hosts", 30
+        )
+        await wait_for(
+            pilot, lambda: all(h.presence for h in bus.hosts()) and len(bus.hosts()) == 2, "heartbeats", 30
+        )
         connection = await nats.connect(server.url)
         kv = await connection.jetstream().key_value(PRESENCE_BUCKET)
         await kv.delete("laptop")
@@ -95,6 +99,8 @@ def test_two_hosts_one_unreachable_80x24(snap_compare: Callable[..., bool], look
     assert snap_compare(app, terminal_size=(80, 24), run_before=before)
 
 
-def test_two_hosts_one_unreachable_120x40(snap_compare: Callable[..., bool], looks_server: NatsServer) -> None:
+def test_two_hosts_one_unreachable_120x40(
+    snap_compare: Callable[..., bool], looks_server: NatsServer
+) -> None:
     app, before = _scene(looks_server)
     assert snap_compare(app, terminal_size=(120, 40), run_before=before)

@@ -131,10 +131,8 @@ class AttachedBus:
         if self._presence is not None:
             await self._presence.close()
         if self._connection is not None:
-            try:
-                await asyncio.wait_for(self._connection.close(), 5)
-            except (TimeoutError, Exception):
-                pass
+            closing = asyncio.ensure_future(self._connection.close())
+            await asyncio.wait({closing}, timeout=5)  # bounded, whatever the client waits for
 
     async def _disconnected(self) -> None:
         if self._closed or not self.connected:

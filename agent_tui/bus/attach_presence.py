@@ -33,6 +33,9 @@ from pydantic import ValidationError
 
 from agent_tui.bus.protocol import DEFAULT_PRESENCE_TTL_S, PRESENCE_BUCKET, Presence
 
+STOP_WAIT_S = 2.0
+"""How long stopping waits for the watch's task to end (it is cancelled; it is not awaited
+further: what it waits for comes to nothing once the connection closes)."""
 BUCKET_WAIT_S = 0.5
 """How often a watch that found no bucket yet (no host ever ran) looks again."""
 
@@ -115,8 +118,8 @@ class PresenceWatch:
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            # Bounded: a cancelled request of the NATS client can wait for its reply first.
+            await asyncio.wait({task}, timeout=STOP_WAIT_S)
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
             with contextlib.suppress(Exception):
@@ -137,12 +140,13 @@ class PresenceWatch:
             self._update(entry)
 
     async def _bucket(self) -> KeyValue:
-        while True:
+        while not self._closed:
             try:
                 return await self._js.key_value(PRESENCE_BUCKET)
             except (BucketNotFoundError, NotFoundError):
                 self.ready.set()  # nothing to read: no host ever ran
                 await asyncio.sleep(BUCKET_WAIT_S)
+        raise asyncio.CancelledError
 
     def _update(self, entry: KeyValue.Entry) -> None:
         name = entry.key

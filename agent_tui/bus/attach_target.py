@@ -66,9 +66,10 @@ def shown_url(url: str) -> str:
         return "<an unreadable URL>"
     if parts.hostname is None:
         return url if "@" not in url else "<an unreadable URL>"
-    netloc = (
-        parts.hostname + (f":{parts.port}" if parts.port else "") if "@" in parts.netloc else parts.netloc
-    )
+    if "@" not in parts.netloc:
+        return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    netloc = host + (f":{parts.port}" if parts.port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 

@@ -115,6 +115,7 @@ class StreamFeed:
         self._closed = True
         if self._waiting is not None:
             self._waiting.cancel()
+            await asyncio.wait({self._waiting}, timeout=2.0)  # see PresenceWatch: bounded
         await self._drop_subscription()
 
     async def _drop_subscription(self) -> None:
