@@ -3,14 +3,23 @@ stream holds, read back whole."""
 
 from __future__ import annotations
 
-import asyncio
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import nats
 from nats.js import JetStreamContext
 
-from agent_tui.bus.protocol import MSG_ID_HEADER, STREAM
+from agent_tui.bus.protocol import (
+    MSG_ID_HEADER,
+    STREAM,
+    Caller,
+    ControlReply,
+    ControlRequest,
+    control_subject,
+)
 from agent_tui.store.jsonl import iter_lines
 
 
@@ -46,8 +55,60 @@ async def reader(url: str, token: str | None = None) -> tuple[nats.NATS, JetStre
     return client, client.jetstream()
 
 
-def counting_listener(target: int) -> tuple[asyncio.Event, list[int]]:
-    """An event set once `target` events were heard, and the count."""
-    reached = asyncio.Event()
-    count = [0]
-    return reached, count
+def host_env(tmp_path: Path, config: str = "", **extra: str) -> dict[str, str]:
+    """An environment of the test's own: no config of the person running the tests (the sandbox
+    off, plus `config`), private runtime and data dirs."""
+    import os
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_TUI", "XDG_", "NATS"))}
+    for name in ("run", "data", "tmp"):
+        (tmp_path / name).mkdir(exist_ok=True, mode=0o700)
+    path = tmp_path / "config.toml"
+    path.write_text("[sandbox]\nenabled = false\n" + config)
+    base.update(
+        AGENT_TUI_CONFIG=str(path),
+        XDG_RUNTIME_DIR=str(tmp_path / "run"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        TMPDIR=str(tmp_path / "tmp"),
+    )
+    base.update(extra)
+    return base
+
+
+def start_agent_tui(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent_tui", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def wait_for_line(process: subprocess.Popen[str], words: str) -> list[str]:
+    """stderr's lines up to the first holding `words` (fails if the process ends first)."""
+    assert process.stderr is not None
+    seen: list[str] = []
+    for line in process.stderr:
+        seen.append(line)
+        if words in line:
+            return seen
+    raise AssertionError(f"the process ended ({process.wait()}) before saying {words!r}: {seen}")
+
+
+async def control(
+    client: nats.NATS, host: str, action: str, *, request_id: str, dashboard: str = "laptop", **fields: Any
+) -> ControlReply:
+    """One control request, as a dashboard sends it, and the host's reply."""
+    request = ControlRequest(
+        id=request_id,
+        action=action,  # type: ignore[arg-type]
+        by=Caller(dashboard=dashboard, user="ana", host="laptop-machine"),
+        sessionId=fields.pop("session_id", None),
+        args=fields,
+    )
+    reply = await client.request(
+        control_subject(host), request.model_dump_json(by_alias=True).encode(), timeout=10
+    )
+    return ControlReply.model_validate_json(reply.data)

@@ -75,6 +75,7 @@ class BusHost:
         self._tasks: list[asyncio.Task[Any]] = []
         self._unsubscribe: list[Callable[[], None]] = []
         self._name_refused: NameTaken | None = None
+        self._name_claimed_by_start = False
         self.link.watchers.append(self._link_changed)
 
     def claim(self) -> NameClaim:
@@ -109,6 +110,7 @@ class BusHost:
         for path in sorted(self.sessions_dir.glob("*.jsonl")):
             self.publisher.note_stored(path.stem, _last_sequence(path))
         if required:
+            self._name_claimed_by_start = True
             await self.link.open()
             await self._claim_name()
         else:
@@ -129,7 +131,9 @@ class BusHost:
         assert stream is not None
         presence = self.presence = BusPresence(stream, self.claim(), self.settings.presence_ttl_s)
         await presence.claim_name()
-        record = self.presence_record() if self.kind == "serve" or self.kind == "run" else None
+        record = self.presence_record()
+        with contextlib.suppress(Exception):
+            await presence.beat(record)  # present before the host says it serves
         self._tasks.append(
             asyncio.get_running_loop().create_task(presence.heartbeat(record, self.settings.heartbeat_s))
         )
@@ -137,7 +141,7 @@ class BusHost:
     async def _link_changed(self, up: bool) -> None:
         if not up:
             return
-        if self.presence is None and self._name_refused is None:
+        if self.presence is None and self._name_refused is None and not self._name_claimed_by_start:
             try:
                 await self._claim_name()
             except NameTaken as error:

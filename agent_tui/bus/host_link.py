@@ -66,6 +66,20 @@ class BusLink:
             raise BusUnreachable(f"cannot reach the bus at {self.url}: {error}") from None
         servers = [part.strip() for part in (self.settings.url or "").split(",") if part.strip()]
         try:
+            # One attempt that does not retry first: the kept client retries its first connect
+            # for ever, and a server that is not there must be one sentence now.
+            probe = await asyncio.wait_for(
+                nats.connect(
+                    servers=servers,
+                    connect_timeout=CONNECT_TIMEOUT_S,
+                    allow_reconnect=False,
+                    max_reconnect_attempts=1,
+                    error_cb=_quiet,
+                    **options,
+                ),
+                CONNECT_TIMEOUT_S * 3,
+            )
+            await probe.close()
             client = await nats.connect(
                 servers=servers,
                 connect_timeout=CONNECT_TIMEOUT_S,
@@ -162,3 +176,7 @@ class BusLink:
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def _quiet(_error: Exception) -> None:
+    return None

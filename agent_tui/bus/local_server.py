@@ -5,7 +5,8 @@ Invariants:
 - the server listens on loopback only, on a port the kernel picks, with JetStream, its store in
   the user's data dir (`<data dir>/bus`), and a token generated here; the token and the store
   are written in a config file (0600), never on a command line (`/proc/PID/cmdline` is public);
-- `local_server_file()` (0600, in a 0700 folder of the user's runtime dir) holds a
+- `local_server_file()` (0600, in a 0700 folder of the user's runtime dir: `$XDG_RUNTIME_DIR/agent-tui`,
+  else `agent-tui-<uid>` in the temporary directory) holds a
   `LocalServerInfo`; it is written only once the server takes connections, and a file whose
   server is gone is replaced by the next `serve` (`running_local_server` checks the pid);
 - the server is started in a session of its own and outlives the `serve` that started it, so a
@@ -54,13 +55,14 @@ class LocalServerInfo(BaseModel):
 
 
 def runtime_dir() -> Path:
-    import warnings
+    """`$XDG_RUNTIME_DIR/agent-tui`, else `agent-tui-<uid>` in the temporary directory (the
+    attached dashboard looks in the same place)."""
+    import tempfile
 
-    import platformdirs
-
-    with warnings.catch_warnings():  # no $XDG_RUNTIME_DIR: platformdirs falls back, and says so
-        warnings.simplefilter("ignore")
-        return Path(platformdirs.user_runtime_dir(APP_NAME))
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime) / APP_NAME
+    return Path(tempfile.gettempdir()) / f"{APP_NAME}-{os.getuid()}"
 
 
 def data_dir() -> Path:

@@ -123,9 +123,9 @@ class BusPresence:
     async def heartbeat(self, presence: Presence | None, every_s: float) -> None:
         """Beat for ever (cancel to stop); a beat that fails waits for the next one."""
         while True:
+            await asyncio.sleep(every_s)  # the heartbeat's period
             with contextlib.suppress(Exception):
                 await self.beat(presence)
-            await asyncio.sleep(every_s)  # the heartbeat's period
 
     async def release(self) -> None:
         for kv in (self.hosts, self.names):
