@@ -63,7 +63,7 @@ def host_env(tmp_path: Path, config: str = "", **extra: str) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_TUI", "XDG_", "NATS"))}
     for name in ("run", "data", "tmp"):
         (tmp_path / name).mkdir(exist_ok=True, mode=0o700)
-    path = tmp_path / "config.toml"
+    path = tmp_path / f"config-{len(list(tmp_path.glob('config-*.toml')))}.toml"  # each env its own
     path.write_text("[sandbox]\nenabled = false\n" + config)
     base.update(
         AGENT_TUI_CONFIG=str(path),

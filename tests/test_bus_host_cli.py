@@ -12,6 +12,7 @@ from pathlib import Path
 import nats
 import orjson
 import pytest
+from nats.aio.msg import Msg
 from support_bus_host import (
     control,
     host_env,
@@ -61,7 +62,7 @@ async def first_request(client: nats.NATS, host: str) -> tuple[str, str]:
     """(sessionId, requestId) of the first permission request the host publishes."""
     asked: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
 
-    async def heard(message: nats.aio.msg.Msg) -> None:
+    async def heard(message: Msg) -> None:
         event = orjson.loads(message.data)
         if event["type"] == "permission.requested" and not asked.done():
             asked.set_result((event["sessionId"], event["payload"]["requestId"]))
@@ -130,13 +131,13 @@ async def test_an_ask_waits_for_the_dashboards_answer_and_the_first_answer_wins(
         decision="allow",
     )
     assert again == won[0]  # a retry of the winner's id is the first reply again
-    stdout, stderr = process.communicate(timeout=60)
+    _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     (resolved,) = resolutions(sessions)
     assert resolved["actor"] == "user"
     assert resolved["by"] == {"dashboard": winner, "user": "ana", "host": "laptop-machine"}
-    moved = (tmp_path / "ws").exists()
-    assert moved  # the scenario ran on a scratch copy: the original stays
+    completed = [e.payload for e in replay_all(sessions) if e.type == "tool.completed"]
+    assert (len(completed) == 1) == (winner == "laptop")  # allowed: the mv ran; denied: it did not
     await client.close()
 
 

@@ -14,6 +14,7 @@ from support_nats import NatsServer, nats_server
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.host import BusHost, EngineActions
 from agent_tui.bus.protocol import DUPLICATE_WINDOW_S, STREAM
+from agent_tui.engine.scenario import Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.anyio
 AGENTS = 20
 
 
-def chatty_steps(chunks: int) -> list[object]:
+def chatty_steps(chunks: int) -> list[Step]:
     return steps({"text": [f"part {i} " for i in range(chunks)]})
 
 

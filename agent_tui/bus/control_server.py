@@ -78,6 +78,10 @@ class ControlServer:
         self._tasks: set[asyncio.Task[None]] = set()
         link.watchers.append(self._link_changed)
 
+    @property
+    def serving(self) -> bool:
+        return self._subscription is not None
+
     async def start(self) -> None:
         client = self.link.client
         if client is None or self._subscription is not None:

@@ -77,6 +77,13 @@ class BusHost:
         self._name_refused: NameTaken | None = None
         self._name_claimed_by_start = False
         self.link.watchers.append(self._link_changed)
+        self.publisher.before = self._serve_control
+
+    async def _serve_control(self) -> None:
+        control = self.control
+        if control is not None and not control.serving:
+            with contextlib.suppress(Exception):
+                await control.start()
 
     def claim(self) -> NameClaim:
         return NameClaim(

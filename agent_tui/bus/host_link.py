@@ -111,6 +111,8 @@ class BusLink:
         while not self._closing:
             try:
                 await self.open()
+                if not told:
+                    self.say(f"connected to the bus at {self.url}")
                 return
             except BusUnreachable as error:
                 if not told:

@@ -26,7 +26,9 @@ import contextlib
 import json
 import os
 from collections import deque
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
@@ -83,12 +85,15 @@ class Publisher:
         self._sent: dict[str, int] = {}
         self._queue: deque[tuple[str, int, bytes]] = deque()
         self._live = False  # the queue holds every event past `_sent` (else: read the logs)
-        self._window: deque[tuple[str, int, asyncio.Future[object]]] = deque()
+        self._window: deque[tuple[str, int, asyncio.Future[Any]]] = deque()
         self._wake = asyncio.Event()
         self._progress = asyncio.Event()
         self._stream_id: str | None = None
         self._marks_dirty = False
         self._marks_written = 0.0
+        self.before: Callable[[], Awaitable[None]] | None = None
+        """Awaited before each batch is published (the host: its control subject is served
+        before a permission request it could answer goes out)."""
         link.watchers.append(self._link_changed)
 
     # -- the engine's side ---------------------------------------------------------------------
@@ -211,6 +216,8 @@ class Publisher:
     async def _publish(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
+            if self.before is not None:
+                await self.before()
             if not self._live:
                 self._live = True  # from now on the queue hears everything; the logs give the rest
                 self._queue.clear()
