@@ -85,7 +85,7 @@ class Publisher:
         self._sent: dict[str, int] = {}
         self._queue: deque[tuple[str, int, bytes]] = deque()
         self._live = False  # the queue holds every event past `_sent` (else: read the logs)
-        self._window: deque[tuple[str, int, asyncio.Future[Any]]] = deque()
+        self._window: deque[tuple[str, int, asyncio.Future[Any], float]] = deque()
         self._wake = asyncio.Event()
         self._progress = asyncio.Event()
         self._stream_id: str | None = None
@@ -234,14 +234,20 @@ class Publisher:
                     break
             if not self._live:
                 continue
-            while self._window:
-                await self._settle_oldest()
+            self._settle_done()
             if self._marks_dirty and loop.time() - self._marks_written >= MARKS_EVERY_S:
                 self._marks_written = loop.time()
                 self.write_marks()
             if not self._queue and self._live:
                 self._wake.clear()
-                if self._marks_dirty:
+                if self._window:  # an acknowledgement, a new event, or the oldest is late
+                    oldest = self._window[0][3]
+                    left = oldest + self.ack_timeout - loop.time()
+                    if left <= 0:
+                        raise _Outage("no acknowledgement")
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), left)
+                elif self._marks_dirty:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._wake.wait(), MARKS_EVERY_S)
                 else:
@@ -289,22 +295,45 @@ class Publisher:
             )
         except Exception as error:
             raise _Outage(str(error)) from None
-        self._window.append((session_id, sequence, future))
+        future.add_done_callback(self._acknowledged)
+        self._window.append((session_id, sequence, future, asyncio.get_running_loop().time()))
         self._sent[session_id] = sequence
         if len(self._window) >= self.window_size:
-            await self._settle_oldest()
+            self._settle_done()
+            if len(self._window) >= self.window_size:
+                await self._settle_oldest()
+
+    def _acknowledged(self, _future: asyncio.Future[Any]) -> None:
+        self._wake.set()
+
+    def _settle_done(self) -> None:
+        """Settle the acknowledged publishes at the head of the window (never waits)."""
+        window = self._window
+        while window and window[0][2].done():
+            session_id, sequence, future, _ = window[0]
+            if future.cancelled():
+                raise _Outage("the link went away")
+            error = future.exception()
+            if error is not None:
+                raise _Outage(str(error))
+            window.popleft()
+            self._settled(session_id, sequence, future.result())
 
     async def _settle_oldest(self) -> None:
-        session_id, sequence, future = self._window[0]
+        """Wait for the oldest publish's acknowledgement (the window is full)."""
+        _, _, future, sent_at = self._window[0]
+        left = max(0.0, sent_at + self.ack_timeout - asyncio.get_running_loop().time())
         try:
-            ack = await asyncio.wait_for(asyncio.shield(future), self.ack_timeout)
+            await asyncio.wait_for(asyncio.shield(future), left)
         except (TimeoutError, asyncio.CancelledError) as error:
             if isinstance(error, asyncio.CancelledError) and not future.cancelled():
                 raise
             raise _Outage("no acknowledgement") from None
         except Exception as error:
             raise _Outage(str(error)) from None
-        self._window.popleft()
+        self._settle_done()
+
+    def _settled(self, session_id: str, sequence: int, ack: Any) -> None:
         if sequence > self.marks.get(session_id, 0):
             self.marks[session_id] = sequence
             self.stream_sequences[session_id] = int(getattr(ack, "seq", 0) or 0)
@@ -312,7 +341,7 @@ class Publisher:
             self._progress.set()
 
     def _drop_in_flight(self) -> None:
-        for _, _, future in self._window:
+        for _, _, future, _ in self._window:
             if not future.done():
                 future.cancel()
         self._window.clear()
@@ -322,7 +351,7 @@ class Publisher:
 
     def _link_changed(self, up: bool) -> None:
         if not up:
-            for _, _, future in self._window:
+            for _, _, future, _ in self._window:
                 if not future.done():
                     future.cancel()  # the settle in progress sees an outage at once
         self._wake.set()
