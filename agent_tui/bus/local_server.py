@@ -138,7 +138,11 @@ def ensure_local_server() -> tuple[LocalServerInfo, bool]:
         return running, False
     binary = server_binary()
     folder = runtime_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if folder.is_symlink() or folder.stat().st_uid != os.getuid():
+        raise LocalServerError(
+            f"{folder} is not this user's own folder: the private bus is not started there"
+        )
     os.chmod(folder, 0o700)
     store = data_dir() / "bus"
     store.mkdir(parents=True, exist_ok=True)
