@@ -24,7 +24,7 @@ from support_nats import NatsServer, nats_server
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.control_server import ControlServer
 from agent_tui.bus.host import BusHost, EngineActions
-from agent_tui.bus.protocol import Caller, ControlRequest, host_events
+from agent_tui.bus.protocol import PRESENCE_BUCKET, Caller, ControlRequest, host_events
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.replay.sources import replay_all
 
@@ -222,3 +222,27 @@ async def test_a_run_whose_bus_is_away_at_start_runs_and_says_so(tmp_path: Path,
     assert run.returncode == 0, err
     assert f"the bus at {url} did not take every event before the run ended; the logs have them all" in err
     assert [e.type for e in replay_all(sessions)][-1] == "turn.completed"
+
+
+async def test_a_killed_hosts_presence_lapses_with_its_ttl(nats_server: NatsServer, tmp_path: Path) -> None:
+    env = host_env(tmp_path, '[bus]\npresence_ttl = "1s"\n')
+    serve = start_agent_tui(
+        ["serve", "--bus", nats_server.url, "--host", "gone", "--sessions-dir", str(tmp_path / "s")], env
+    )
+    wait_for_line(serve, "host gone serves")
+    client, stream = await reader(nats_server.url)
+    hosts = await stream.key_value(PRESENCE_BUCKET)
+    watcher = await hosts.watch("gone")
+    present = await watcher.updates(timeout=10)
+    assert present is not None and present.value and orjson.loads(present.value)["pid"] == serve.pid
+    assert orjson.loads(present.value)["ttlS"] == 1.0
+    serve.send_signal(signal.SIGKILL)
+    serve.communicate(timeout=30)
+    while True:  # the server removes the key once the TTL passed without a heartbeat, and says so
+        change = await watcher.updates(timeout=30)
+        if change is not None and change.operation is not None:
+            break
+    assert change.operation == "PURGE"  # the server's marker: the killed host could purge nothing
+    assert (await hosts.get("gone")).value is None
+    await watcher.stop()
+    await client.close()
