@@ -59,12 +59,13 @@ def scenario(tmp_path: Path) -> Path:
 
 
 async def first_request(client: nats.NATS, host: str) -> tuple[str, str]:
-    """(sessionId, requestId) of the first permission request the host publishes."""
+    """(sessionId, requestId) of the first permission request the host waits on an answer for."""
     asked: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
 
     async def heard(message: Msg) -> None:
         event = orjson.loads(message.data)
-        if event["type"] == "permission.requested" and not asked.done():
+        asks = event["type"] == "permission.resolved" and event["payload"]["decision"] == "ask"
+        if asks and not asked.done():  # the policy asks a person (an allowed call is resolved at once)
             asked.set_result((event["sessionId"], event["payload"]["requestId"]))
 
     subscription = await client.subscribe(host_events(host), cb=heard)
@@ -237,3 +238,67 @@ async def test_serve_starts_a_private_bus_records_it_and_holds_its_name(tmp_path
         record = json.loads(record_path.read_text())
         os.kill(record["pid"], signal.SIGTERM)
     assert serve.returncode == 128 + signal.SIGTERM
+
+
+DELEGATING = {
+    "policy": {"byRisk": {"read": "allow", "write": "ask", "execute": "allow"}},
+    "sessions": [
+        {
+            "title": "lead",
+            "agentName": "lead",
+            "cwd": "ws",
+            "prompt": "delegate",
+            "steps": [
+                {
+                    "text": ["x"],
+                    "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "explorer", "prompt": "p"}}],
+                },
+                {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                {"text": ["done"]},
+            ],
+        }
+    ],
+    "agents": {
+        "explorer": {
+            "steps": [
+                {
+                    "text": ["writing"],
+                    "toolCalls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}],
+                },
+                {"text": ["ok"]},
+            ]
+        }
+    },
+}
+
+
+async def test_stop_subtree_from_the_bus_ends_every_descendant(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    (tmp_path / "ws").mkdir()
+    scenario = tmp_path / "delegating.json"
+    scenario.write_bytes(orjson.dumps(DELEGATING))
+    sessions = tmp_path / "sessions"
+    client, _ = await reader(nats_server.url)
+    asked = asyncio.get_running_loop().create_task(first_request(client, "tree"))
+    await client.flush()
+    args = ["run", str(scenario), "--sessions-dir", str(sessions), "--approve", "ask"]
+    process = start_agent_tui([*args, "--bus", nats_server.url, "--host", "tree"], host_env(tmp_path))
+    child_id, request_id = await asked
+    listing = await control(client, "tree", "sessions", request_id="l1")
+    assert listing.ok
+    by_id = {s["sessionId"]: s for s in listing.detail["sessions"]}
+    (lead,) = [s for s in by_id.values() if s["parentSessionId"] is None]
+    assert by_id[child_id]["parentSessionId"] == lead["sessionId"] and by_id[child_id]["running"]
+    assert [w["requestId"] for w in listing.detail["waiting"]] == [request_id]
+    assert all(s["publishedSequence"] <= s["lastSequence"] for s in by_id.values())
+    stopped = await control(client, "tree", "stop_subtree", request_id="s1", session_id=lead["sessionId"])
+    assert stopped.ok and stopped.detail == {"stopped": 2}
+    late = await control(
+        client, "tree", "answer", request_id="a1", session_id=child_id, requestId=request_id, decision="allow"
+    )
+    assert not late.ok and late.message is not None and "already answered (deny) by the host" in late.message
+    _, stderr = process.communicate(timeout=60)
+    ended = [e.payload["stopReason"] for e in replay_all(sessions) if e.type == "turn.completed"]
+    assert ended == ["cancelled", "cancelled"], stderr
+    await client.close()
