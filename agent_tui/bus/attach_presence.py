@@ -6,7 +6,8 @@ bucket's TTL (its max age) removes a value that was not renewed. The watch follo
 Invariants:
 - a host is reachable from the heartbeat that names it until either the server says its key
   went away (a delete, a purge, or the marker the server leaves when the TTL removes it) or no
-  heartbeat came for a whole TTL, by this process's monotonic clock, whichever is first; then it
+  heartbeat came for a whole TTL (the one its `Presence` says, else the bucket's), by this
+  process's monotonic clock, whichever is first; then it
   is unreachable "since" the time of its last heartbeat, and stays listed (its sessions are
   marked) until a heartbeat names it again;
 - while the dashboard is cut off from the bus (`pause`) nothing is judged: silence it cannot
@@ -182,7 +183,8 @@ class PresenceWatch:
         changed = False
         for name, heard in self._heard.items():
             host = self.hosts.get(name)
-            if host is not None and host.reachable and now - heard >= self.ttl:
+            ttl = host.presence.ttl_s if host is not None and host.presence is not None else self.ttl
+            if host is not None and host.reachable and now - heard >= ttl:
                 self.hosts[name] = replace(host, unreachable_since=host.heard_at)
                 changed = True
         if changed:

@@ -1,8 +1,9 @@
 """Where an attached dashboard finds the bus, and its connection to it.
 
-`agent-tui attach --bus URL` names a server; `--bus local`, or nothing (and no `AGENT_TUI_BUS`),
-means the private server `agent-tui serve` started on this machine, which records how to reach
-it in the user's runtime directory (`local_record_path`).
+`agent-tui attach --bus URL` names a server (else `$AGENT_TUI_BUS`, else `[bus] url`, the host's
+`config.bus_settings`); `--bus local`, or none of them, means the private server `agent-tui
+serve` started on this machine, which records how to reach it in the user's runtime directory
+(`local_server.local_server_file()`).
 
 Invariants:
 - a `BusTarget` shows itself (`shown`, `str`, `repr`) without a password or a token: the URL's
@@ -10,27 +11,22 @@ Invariants:
 - `connect` first makes one attempt that does not retry (so a server that is not there, a
   wrong URL or refused credentials is one `BusUnreachable` at once), then the connection the
   dashboard keeps, which reconnects for ever and says so through its callbacks;
-- the local record is a JSON object with at least `url` (and maybe `token`); a missing or
-  unreadable one is a `BusUnreachable` that says to start `agent-tui serve`.
+- a missing or unreadable local record is a `BusUnreachable` that says to start `agent-tui
+  serve`; a wrong setting is one too, in the config's own words (`PATH:LINE: bus.KEY: …`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import tempfile
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import nats
 from nats.aio.client import Client
 
-BUS_ENV = "AGENT_TUI_BUS"
-LOCAL = "local"
-RECORD_NAME = "bus.json"
 CONNECT_TIMEOUT_S = 3.0
 RECONNECT_WAIT_S = 0.25
 """Between two reconnect attempts: a restarted server is caught up with soon after it is back."""
@@ -43,9 +39,11 @@ class BusUnreachable(Exception):
 @dataclass(frozen=True)
 class BusTarget:
     url: str
-    token: str | None = field(default=None, repr=False)
+    options: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The client's credentials (`credentials.connect_options`: a token, a user and password,
+    an nkey seed or creds file): never shown."""
     source: str = "--bus"
-    """Where the URL came from (`--bus`, `$AGENT_TUI_BUS`, the local record's path)."""
+    """Where the URL came from (`--bus`, `$AGENT_TUI_BUS`, `[bus] url`, the local record)."""
 
     @property
     def shown(self) -> str:
@@ -73,44 +71,39 @@ def shown_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def local_record_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where `agent-tui serve` records its private server: `$XDG_RUNTIME_DIR/agent-tui/bus.json`,
-    else a folder of this user's in the temporary directory."""
-    env = os.environ if environ is None else environ
-    runtime = env.get("XDG_RUNTIME_DIR")
-    base = Path(runtime) if runtime else Path(tempfile.gettempdir()) / f"agent-tui-{os.getuid()}"
-    return base / "agent-tui" / RECORD_NAME if runtime else base / RECORD_NAME
+def resolve_target(bus: str | None) -> BusTarget:
+    """`--bus URL|local`, else `$AGENT_TUI_BUS`, else `[bus] url` of the config file, else the
+    private server `agent-tui serve` recorded (`local_server_file()`); the credentials as the
+    config file names them (`[bus] credentials_env`, `creds_file`), or the private server's token.
 
+    Raises:
+        BusUnreachable: a setting is wrong, or no private server is recorded.
+    """
+    from agent_tui.bus.config import ENV_BUS, LOCAL, BusConfigError, bus_settings
+    from agent_tui.bus.credentials import connect_options
+    from agent_tui.bus.local_server import local_server_file, read_local_server
+    from agent_tui.providers.config import ConfigError, load_config
 
-def resolve_target(bus: str | None, environ: Mapping[str, str] | None = None) -> BusTarget:
-    """`--bus URL|local` (None: `$AGENT_TUI_BUS`, else the local server's record)."""
-    env = os.environ if environ is None else environ
-    if bus is None and env.get(BUS_ENV):
-        bus = env[BUS_ENV]
-        source = f"${BUS_ENV}"
-    else:
-        source = "--bus"
-    if bus is not None and bus != LOCAL:
-        return BusTarget(bus, source=source)
-    return read_local_record(local_record_path(env))
-
-
-def read_local_record(path: Path) -> BusTarget:
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BusUnreachable(
-            f"no local bus: {path} does not exist (start one with `agent-tui serve`, or give --bus URL)"
-        ) from None
-    except (OSError, ValueError) as error:
-        raise BusUnreachable(
-            f"the local bus record {path} is not readable ({type(error).__name__})"
-        ) from None
-    url = record.get("url") if isinstance(record, dict) else None
-    if not isinstance(url, str) or not url:
-        raise BusUnreachable(f"the local bus record {path} names no url")
-    token = record.get("token")
-    return BusTarget(url, token if isinstance(token, str) and token else None, source=str(path))
+        settings = bus_settings(load_config(), flag_url=bus)
+    except (ConfigError, BusConfigError) as error:
+        raise BusUnreachable(str(error)) from None
+    source = "--bus" if bus else (f"${ENV_BUS}" if os.environ.get(ENV_BUS, "").strip() else "[bus] url")
+    if settings.url in (None, LOCAL):
+        path = local_server_file()
+        info = read_local_server(path)
+        if info is None:
+            raise BusUnreachable(
+                f"no local bus: {path} records none (start one with `agent-tui serve`, or give --bus URL)"
+            )
+        settings = replace(settings, url=info.url, token=info.token)
+        source = str(path)
+    try:
+        options = connect_options(settings)
+    except BusConfigError as error:
+        raise BusUnreachable(str(error)) from None
+    assert settings.url is not None
+    return BusTarget(settings.url, options, source=source)
 
 
 Callback = Callable[[], Awaitable[None]]
@@ -132,7 +125,7 @@ async def connect(
     async def quiet(_error: Exception) -> None:
         return None
 
-    credentials = {"token": target.token} if target.token else {}
+    credentials = target.options
     try:
         probe = await asyncio.wait_for(
             nats.connect(
