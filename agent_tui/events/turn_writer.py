@@ -274,8 +274,10 @@ class TurnWriter:
         policy: str | None = None,
         reason: str | None = None,
         remember: str | None = None,
+        by: dict[str, Any] | None = None,
     ) -> Awaitable[object]:
-        """One `permission.resolved` of a call's request (the policy's `ask`, or an answer)."""
+        """One `permission.resolved` of a call's request (the policy's `ask`, or an answer;
+        `by`: who answered, when the answer came over a bus)."""
         fields: dict[str, Any] = {
             "requestId": request_id,
             "toolCallId": call_id,
@@ -288,6 +290,8 @@ class TurnWriter:
             fields["reason"] = reason
         if remember is not None:
             fields["remember"] = remember
+        if by is not None:
+            fields["by"] = by
         return self._commit(self.turn_id, "permission.resolved", fields)
 
     async def deny_call(

@@ -91,14 +91,21 @@ class Config:
     notify_command: tuple[str, ...] = ()
     """`notify_command`: a program (and its arguments) told each notification as JSON on stdin."""
     notify_command_line: int | None = None
+    bus: Mapping[str, Any] = field(default_factory=dict)
+    """`[bus]` as written (checked by `agent_tui.bus.config`, which knows its settings)."""
+    bus_lines: Mapping[str, int] = field(default_factory=dict)
 
     def key_variables(self) -> frozenset[str]:
         """Every `api_key_env` the profiles name (the variables that hold model keys)."""
-        return frozenset(
+        named = {
             profile.values["api_key_env"]
             for profile in self.profiles.values()
             if "api_key_env" in profile.values
-        )
+        }
+        bus_env = self.bus.get("credentials_env")
+        if isinstance(bus_env, str) and bus_env:
+            named.add(bus_env)  # the bus's token or password is held like a model key
+        return frozenset(named)
 
     def where(self, line: int | None) -> str:
         return f"{self.path}:{line}" if line is not None else str(self.path)
@@ -185,8 +192,9 @@ def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
     return f"{path}:{match.group(1)}: {reason} (column {match.group(2)})"
 
 
-TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp", "shell_env", "sandbox", "notify_command")
-"""Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`)."""
+TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp", "shell_env", "sandbox", "notify_command", "bus")
+"""Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`,
+`bus` by `agent_tui.bus.config`)."""
 
 
 def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
@@ -226,6 +234,9 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
     include = _shell_include(data, lines, fail)
     sandbox_enabled, sandbox_line = _sandbox(data, lines, fail)
     notify = _notify_command(data, lines, fail)
+    bus = data.get("bus", {})
+    if not isinstance(bus, dict):
+        raise fail(lines.line("bus"), 'bus must be a table: [bus] url = "nats://..."')
     return Config(
         path,
         profiles,
@@ -237,6 +248,8 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
         sandbox_line=sandbox_line,
         notify_command=notify,
         notify_command_line=lines.line("notify_command") if notify else None,
+        bus=bus,
+        bus_lines={key: lines.line("bus", key) for key in bus},
     )
 
 

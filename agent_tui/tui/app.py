@@ -167,7 +167,8 @@ class AgentTuiApp(AgentTuiBase):
         self._left_on: int | None = None  # the signal the run is leaving on (SIGTERM, SIGHUP)
 
     def get_default_screen(self) -> Screen[None]:
-        location = short_path(self.live.sessions_dir) if self.live is not None else ""
+        sessions_dir = self.live.sessions_dir if self.live is not None else None
+        location = short_path(sessions_dir) if sessions_dir is not None else ""
         screen = DashboardScreen(self.live, self._mode, group_by_day=self._project_run, location=location)
         if self.live is None:
             screen.state = project_state(self._events)

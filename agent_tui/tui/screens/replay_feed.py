@@ -166,7 +166,7 @@ class ReplayFeedScreen(ReplayViewScreen):
             self.mode = replay_mode(len(self.files))
             self.query_one("#summary", SummaryBar).mode = self.mode
         # Followed, a log's last line may be one being written: not a torn tail.
-        self.session_tree.marks = catalog.marks(torn=not self.following)
+        self.session_tree.end_marks = catalog.marks(torn=not self.following)
         if message.complete:
             for problem in catalog.problems(torn=not self.following):
                 self._report(problem, "Listed, with a problem at its end")

@@ -1,0 +1,80 @@
+"""`Run`: what the dashboard's screens use of the run they show and control.
+
+Two runs fit it: `LiveRun` (the engine in this process) and `AttachedRun` (hosts on a bus, by
+control requests). The screens hold a `Run`, so the same keys, dialogs and notices work in both;
+where they differ (`remote`: closing a session, previews of local files) the screen asks.
+
+Invariants: a `Run` never blocks the UI (what takes time is awaited in a worker or done in the
+background), and every method works before the run is up (it refuses or says nothing waits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from agent_tui.ports import (
+    AcpPermissionRequest,
+    AgentSpec,
+    ModelChoice,
+    PermissionAnswer,
+    ProjectRulesState,
+    RunResult,
+    SendRefused,
+    Sent,
+    Workbench,
+)
+from agent_tui.reducer import DashboardState
+
+
+class Run(Protocol):
+    @property
+    def remote(self) -> bool:
+        """Whether the sessions run elsewhere (on hosts of a bus)."""
+
+    @property
+    def workbench(self) -> Workbench | None:
+        """The local workbench (review, rewind, reopen); None for a remote run."""
+
+    @property
+    def sessions_dir(self) -> Path | None: ...
+
+    @property
+    def project(self) -> Path | None: ...
+
+    @property
+    def models(self) -> list[ModelChoice]: ...
+
+    @property
+    def finished(self) -> bool: ...
+
+    @property
+    def state(self) -> DashboardState: ...
+
+    @property
+    def dirty(self) -> bool: ...
+
+    @dirty.setter
+    def dirty(self, dirty: bool) -> None: ...
+
+    def redraw_every(self, seconds: float, redraw: Callable[[], None]) -> None: ...
+    async def play(self) -> RunResult | None: ...
+    async def shutdown(self, timeout: float = 5.0) -> None: ...
+    def log_of(self, session_id: str) -> Path | None: ...
+    def is_external(self, client: str | None) -> bool: ...
+    def external_agents(self) -> list[tuple[str, str]]: ...
+    def project_rules(self) -> ProjectRulesState | None: ...
+    def check_project_rules(self) -> None: ...
+    def accept_project_rules(self, digest: str) -> bool: ...
+    def is_waiting(self, session_id: str, request_id: str) -> bool: ...
+    def waiting_request(self, session_id: str, request_id: str) -> AcpPermissionRequest | None: ...
+    def answer(self, session_id: str, request_id: str, answer: PermissionAnswer) -> bool: ...
+    def stop_subtree(self, session_id: str) -> int: ...
+    def stop_all(self) -> int: ...
+    def running_turns(self) -> int: ...
+    def send(self, session_id: str, text: str) -> Sent | SendRefused: ...
+    async def start_agent(self, spec: AgentSpec) -> str | None: ...
+    async def close_session(self, session_id: str) -> str | None:
+        """A remote run's close (its host stops the subtree and forgets it): a problem in one
+        sentence, or None. A local run closes through its workbench instead (worktree choices)."""
