@@ -75,6 +75,7 @@ class ControlServer:
         self._replies: OrderedDict[str, ControlReply] = OrderedDict()
         self._handling: dict[str, asyncio.Future[ControlReply]] = {}
         self._subscription: Subscription | None = None
+        self._starting = asyncio.Lock()  # one subscription, however many callers start it
         self._tasks: set[asyncio.Task[None]] = set()
         link.watchers.append(self._link_changed)
 
@@ -83,10 +84,12 @@ class ControlServer:
         return self._subscription is not None
 
     async def start(self) -> None:
-        client = self.link.client
-        if client is None or self._subscription is not None:
-            return
-        self._subscription = await client.subscribe(control_subject(self.host), cb=self._on_message)
+        async with self._starting:
+            client = self.link.client
+            if client is None or self._subscription is not None:
+                return
+            self._subscription = await client.subscribe(control_subject(self.host), cb=self._on_message)
+            await client.flush()  # the server knows the subscription: a request now has its responder
 
     async def _link_changed(self, up: bool) -> None:
         if up and self._subscription is None:
@@ -203,7 +206,7 @@ class ControlServer:
     async def stop(self) -> None:
         if self._subscription is not None:
             with contextlib.suppress(Exception):
-                await self._subscription.unsubscribe()
+                await asyncio.wait_for(self._subscription.unsubscribe(), 2.0)
             self._subscription = None
         for task in list(self._tasks):
             task.cancel()

@@ -133,6 +133,13 @@ class BusHost:
         if self.link.connected.is_set():
             self._tasks.append(asyncio.get_running_loop().create_task(self.control.start()))
 
+    async def control_ready(self) -> None:
+        """Return once the control subject is served (when the bus is up): a host says it serves
+        only after a request sent then finds its responder."""
+        if self.control is not None and self.link.connected.is_set():
+            with contextlib.suppress(Exception):
+                await self.control.start()
+
     async def _claim_name(self) -> None:
         stream = self.link.stream
         assert stream is not None

@@ -173,7 +173,12 @@ class BusLink:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.client.drain(), timeout=2.0)
             with contextlib.suppress(Exception):
-                await self.client.close()
+                await asyncio.wait_for(self.client.close(), timeout=CLOSE_TIMEOUT_S)
+
+
+CLOSE_TIMEOUT_S = 5.0
+"""How long closing the connection may take: a client stuck in a reconnect never holds up the
+host's exit."""
 
 
 def _now() -> str:

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import secrets
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -118,8 +120,15 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[
     stopped_by: list[int] = []
 
     def on_signal(number: int) -> None:
+        if stopped_by:  # asked again while closing: go now
+            _leave_now(number, "stopped again while closing")
         stopped_by.append(number)
         stop.set()
+        # A close that hangs (a bus client stuck mid-reconnect) never keeps the host from
+        # leaving: the logs are whole at every append, and the next start republishes.
+        watchdog = threading.Timer(SHUTDOWN_GRACE_S, _leave_now, (number, "did not close in time"))
+        watchdog.daemon = True
+        watchdog.start()
 
     undo = listen_for_stop_signals(on_signal)
     workbench = Workbench.for_project(
@@ -129,6 +138,7 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[
         async with workbench.serving():
             actions = EngineActions(workbench.engine, host.publisher, workbench=workbench, project=project)
             host.attach(workbench.engine, actions)
+            await host.control_ready()
             for problem in await workbench.hydrate(lambda _event: None):
                 _stderr(problem)
             _stderr(
@@ -147,6 +157,15 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[
 
         return stopped(stopped_by[0])
     return EXIT_OK
+
+
+SHUTDOWN_GRACE_S = 30.0
+"""How long a stopped host may take to flush and close before it leaves anyway."""
+
+
+def _leave_now(number: int, why: str) -> None:
+    _stderr(f"host {why}; leaving now (its logs are whole; the next start publishes the rest)")
+    os._exit(128 + number)
 
 
 def cmd_run_on_bus(args: argparse.Namespace) -> int:
