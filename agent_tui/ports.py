@@ -39,10 +39,17 @@ The groups:
   exports directory (`exports_dir`);
 - search across sessions: the word index of a directory of logs (`SearchIndex` at
   `index_path(DIR)`, its `Progress`, `SearchResults` of `Hit`s, `QueryError`, `SearchError`),
-  the line of a hit to show (`excerpt`).
+  the line of a hit to show (`excerpt`);
+- attached to a bus (`agent-tui attach`): every host's sessions and controls (`AttachedBus`,
+  at a `BusTarget` that `resolve_target` finds, else `BusUnreachable`), its hosts (`HostView`),
+  what became of a control request (`RemoteOutcome`), where a read of the stream begins
+  (`StartAt`); these load the bus (and `nats-py`) when first used, never before.
 """
 
 from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from agent_tui.demo import demo_scenario_path
 from agent_tui.engine.permissions import (
@@ -92,6 +99,34 @@ from agent_tui.search import (
 )
 from agent_tui.turns import Attached, NoActiveTurn
 
+if TYPE_CHECKING:
+    from agent_tui.bus.attach import AttachedBus, HostView
+    from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_target
+    from agent_tui.bus.consumer import StartAt
+    from agent_tui.bus.remote import RemoteOutcome
+
+_BUS_NAMES = {
+    "AttachedBus": "agent_tui.bus.attach",
+    "HostView": "agent_tui.bus.attach",
+    "BusTarget": "agent_tui.bus.attach_target",
+    "BusUnreachable": "agent_tui.bus.attach_target",
+    "resolve_target": "agent_tui.bus.attach_target",
+    "StartAt": "agent_tui.bus.consumer",
+    "RemoteOutcome": "agent_tui.bus.remote",
+}
+"""The bus's names, imported when first used: the bus needs `nats-py` (the `bus` extra), which a
+dashboard that attaches to nothing never loads."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _BUS_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     "AcpPermissionAnswer",
     "AcpPermissionRequest",
@@ -99,6 +134,9 @@ __all__ = [
     "AgentSpec",
     "AgentStartError",
     "Attached",
+    "AttachedBus",
+    "BusTarget",
+    "BusUnreachable",
     "ChangePreview",
     "CommitRequest",
     "CommitResult",
@@ -108,6 +146,7 @@ __all__ = [
     "ExternalAgents",
     "FinishRefused",
     "Hit",
+    "HostView",
     "MergeRequest",
     "MergeResult",
     "ModelChoice",
@@ -121,6 +160,7 @@ __all__ = [
     "ProjectRulesState",
     "Prompter",
     "QueryError",
+    "RemoteOutcome",
     "Review",
     "ReviewFile",
     "RewindPlan",
@@ -134,6 +174,7 @@ __all__ = [
     "SendRefused",
     "Sent",
     "SessionFacts",
+    "StartAt",
     "StoredSession",
     "TurnFacts",
     "Workbench",
@@ -147,6 +188,7 @@ __all__ = [
     "load_scenario",
     "preview_change",
     "repo_root",
+    "resolve_target",
     "uncommitted_changes",
     "write_export",
 ]

@@ -53,6 +53,7 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
         "policy": "default",
         "reason": "looks fine",
         "remember": "session",
+        "by": {"dashboard": "laptop", "user": "ana", "host": "laptop-machine"},
     },
     "tool.started": {"toolCallId": "call_1", "tool": "shell", "argsPreview": "ls src"},
     "tool.delta": {"toolCallId": "call_1", "stream": "stderr", "text": "foo.py\n"},

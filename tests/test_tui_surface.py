@@ -34,6 +34,7 @@ PORT_HOMES = (
     "agent_tui.demo",
     "agent_tui.export",
     "agent_tui.search",
+    "agent_tui.bus",
 )
 """Where the names `agent_tui.ports` re-exports are defined."""
 

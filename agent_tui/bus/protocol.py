@@ -17,6 +17,39 @@ Invariants:
   makes one from any text (a hostname);
 - a session id that is not a safe token (imported logs name sessions as their source did) is
   carried by a stable digest of it; the event's own `sessionId` stays the real one.
+
+Added with the host (`agent_tui.bus.host`), for the dashboard side to rely on:
+- `STREAM` is created or updated by every host at its start with `ALL_EVENTS`, a duplicate
+  window of `DUPLICATE_WINDOW_S`, and the limits `DEFAULT_STREAM_MAX_AGE_S` and
+  `DEFAULT_STREAM_MAX_BYTES` unless `[bus] max_age` / `max_bytes` say otherwise (the oldest
+  messages go first; a host's logs keep the whole history);
+- within one session the stream holds each sequence at most once (the message id); after an
+  outage a republished event can land after a later one of its session, so a reader checks
+  `sequence` as it folds (never trusts the stream's order alone);
+- the `answer` action's `args` are an `AnswerArgs` (`requestId`, `decision`, `remember`); the
+  host commits it as `permission.resolved{actor: "user", by: {dashboard, user, host}}`; the
+  first answer wins, a later one gets `ok: false`, a message "already answered by DASHBOARD
+  (USER) at HH:MM:SS" and `detail` = `AlreadyAnswered` fields (`by`, `at`);
+- the `sessions` action answers `detail = HostSessions` (every session the host has, with its
+  last logged sequence, the last one the stream acknowledged and that message's stream
+  sequence, its `session.created` payload, whether a turn runs, and the permission requests
+  waiting for an answer): a dashboard that attaches late draws its first screen from it and
+  reads each session's history from the stream behind it (`streamSequence` says where each
+  session's tail is);
+- `new_agent`'s `args` are an `AgentArgs`; its reply's `detail` is `{"sessionId": ...}`;
+  `steer` and `follow_up` take `{"text": ...}` and reply `detail = {"how": "steered"|"started"}`;
+  `stop`, `stop_subtree`, `stop_all` reply `detail = {"stopped": N}`;
+- a repeated request id gets the first reply again, however long ago it was sent (the host
+  remembers the last `REPLIES_KEPT` ids);
+- the host says how its bus link fares on `notice_subject(H)` (core NATS, a `HostNotice`): when it
+  is back after an outage and how many events it republished; the same goes to its stderr;
+- `Presence` also says the host's `kind` (`serve` or `run`) and `heartbeatS`/`ttlS`, so a
+  dashboard knows when a silent host counts as unreachable;
+- the private server of one machine (`agent-tui serve` without `--bus`) is described by a
+  `LocalServerInfo` in `local_server.local_server_file()` (0600, the user's runtime dir):
+  `agent_tui.bus.local_server.read_local_server()` reads it; `credentials.connect_options`
+  turns a `config.BusSettings` into the client's connect arguments (token, nkey, creds, TLS)
+  for both sides.
 """
 
 from __future__ import annotations
@@ -45,6 +78,13 @@ PRESENCE_BUCKET = "agent-tui-hosts"
 NAMES_BUCKET = "agent-tui-names"
 """The KV bucket that holds each process's name while it runs (dashboards included): a second
 process asking for a name in use is refused with the holder's `NameClaim`."""
+
+DEFAULT_STREAM_MAX_AGE_S = 14 * 24 * 3600.0
+"""How long the stream keeps an event by default (`[bus] max_age`)."""
+DEFAULT_STREAM_MAX_BYTES = 2 * 1024**3
+"""How much the stream keeps by default (`[bus] max_bytes`), the oldest going first."""
+REPLIES_KEPT = 4096
+"""How many control replies a host keeps by request id, for a retry to get the first reply."""
 
 DEFAULT_PRESENCE_TTL_S = 15.0
 DEFAULT_HEARTBEAT_S = 5.0
@@ -87,8 +127,21 @@ def control_subject(host: str) -> str:
     return f"{SUBJECT_PREFIX}.{host}.control"
 
 
+def notice_subject(host: str) -> str:
+    """Where a host says how its bus link fares (`HostNotice`, core NATS)."""
+    return f"{SUBJECT_PREFIX}.{host}.notice"
+
+
 def message_id(session_id: str, sequence: int) -> str:
     return f"{session_id}:{sequence}"
+
+
+def sequence_of(message_id_text: str) -> tuple[str, int] | None:
+    """`(sessionId, sequence)` of a message id, or None when it is not one of ours."""
+    session_id, _, number = message_id_text.rpartition(":")
+    if not session_id or not number.isdigit():
+        return None
+    return session_id, int(number)
 
 
 class _Message(BaseModel):
@@ -146,6 +199,9 @@ class Presence(_Message):
     started_at: str = Field(alias="startedAt")
     version: str
     sessions_dir: str = Field(alias="sessionsDir")
+    kind: Literal["serve", "run"] = "serve"
+    heartbeat_s: float = Field(default=DEFAULT_HEARTBEAT_S, alias="heartbeatS")
+    ttl_s: float = Field(default=DEFAULT_PRESENCE_TTL_S, alias="ttlS")
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
@@ -159,3 +215,91 @@ class NameClaim(_Message):
     machine: str
     user: str
     since: str
+
+
+Scope = Literal["once", "session", "always"]
+
+
+class AnswerArgs(_Message):
+    """The `answer` action's arguments."""
+
+    request_id: str = Field(alias="requestId", min_length=1)
+    decision: Literal["allow", "deny"]
+    remember: Scope = "once"
+    reason: str | None = None
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class AlreadyAnswered(_Message):
+    """The `detail` of a refused answer: who answered first, and when (the event's `ts`)."""
+
+    by: Caller | None
+    actor: str
+    at: str
+    decision: str
+
+
+class AgentArgs(_Message):
+    """The `new_agent` action's arguments (the new-agent form's fields)."""
+
+    prompt: str
+    cwd: str | None = None
+    """The directory on the host (default: the host's `--cwd`)."""
+    name: str = ""
+    model: str | None = None
+    acp: str | None = None
+    own_worktree: bool = Field(default=False, alias="ownWorktree")
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class WaitingRequest(_Message):
+    """A permission request waiting on the host for an answer."""
+
+    session_id: str = Field(alias="sessionId")
+    request_id: str = Field(alias="requestId")
+    tool_call_id: str = Field(alias="toolCallId")
+    tool: str
+    risk: str
+    args_preview: str = Field(alias="argsPreview")
+    warning: str | None = None
+    reason: str | None = None
+    agent_path: list[str] = Field(default_factory=list, alias="agentPath")
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class SessionSummary(_Message):
+    """One session of a host, as the `sessions` action tells it."""
+
+    session_id: str = Field(alias="sessionId")
+    subject: str
+    last_sequence: int = Field(alias="lastSequence")
+    """The last sequence in the host's log."""
+    published_sequence: int = Field(alias="publishedSequence")
+    """The last sequence the stream acknowledged (all before it are in the stream too)."""
+    stream_sequence: int | None = Field(default=None, alias="streamSequence")
+    """The stream sequence of that acknowledged message (None: not known in this host's run)."""
+    parent_session_id: str | None = Field(default=None, alias="parentSessionId")
+    created: dict[str, Any] = Field(default_factory=dict)
+    """The `session.created` payload (title, agentName, cwd, ...)."""
+    running: bool = False
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class HostSessions(_Message):
+    host: str
+    sessions: list[SessionSummary]
+    waiting: list[WaitingRequest] = Field(default_factory=list)
+
+
+class HostNotice(_Message):
+    """How a host's bus link fares: `away` (said once the bus is back: since when) or `back`."""
+
+    host: str
+    state: Literal["away", "back"]
+    since: str
+    republished: int = 0
+    message: str

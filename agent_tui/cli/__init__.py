@@ -40,7 +40,7 @@ from agent_tui.cli.status import (
 __all__ = ["EXIT_CORRUPT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "awaited_dir", "main"]
 
 
-_RUNS_TOOLS = ("run", "demo", "acp", None)
+_RUNS_TOOLS = ("run", "demo", "acp", "serve", None)
 """The commands that run shell commands (None: the dashboard)."""
 
 
@@ -68,6 +68,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     try:
         if args.command == "run":
             if args.prompt is not None or args.cwd is not None:
+                if args.run_bus is not None or args.approve == "ask":
+                    return fail(
+                        "--bus and --approve ask go with a scenario run (or `agent-tui serve`)", EXIT_USAGE
+                    )
                 return cmd_run_prompt(args)
             if args.scenario is None:
                 return fail(
@@ -77,6 +81,12 @@ def _dispatch(args: argparse.Namespace) -> int:
                 return fail("--profile, --provider, --model and --base-url go with --prompt", EXIT_USAGE)
             if args.run_sessions_dir is None:
                 return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
+            if args.run_bus is None and (args.approve == "ask" or args.ask_timeout is not None):
+                return fail("--approve ask and --ask-timeout go with --bus URL|local", EXIT_USAGE)
+            if args.run_bus is not None or args.run_host is not None:
+                from agent_tui.cli.bus_commands import cmd_run_on_bus
+
+                return cmd_run_on_bus(args)
             return cmd_run(
                 args.scenario,
                 args.run_sessions_dir,
@@ -85,6 +95,10 @@ def _dispatch(args: argparse.Namespace) -> int:
                 args.quiet,
                 trust_project_rules=args.trust_project_rules,
             )
+        if args.command == "serve":
+            from agent_tui.cli.bus_commands import cmd_serve
+
+            return cmd_serve(args)
         if args.command == "models":
             return cmd_models(args)
         if args.command == "replay":
@@ -114,6 +128,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             return cmd_export(
                 args.target, args.export_format, args.out, args.export_sessions_dir, args.export_cwd
             )
+        if args.command == "attach":
+            from agent_tui.cli.attach_command import cmd_attach
+
+            return cmd_attach(args.bus, args.from_sequence)
         if args.command == "sessions":
             return cmd_sessions(args.list_sessions_dir, args.list_cwd)
         if args.command == "search":

@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agent_tui.cli.status import (
     EXIT_CORRUPT,
@@ -42,8 +43,13 @@ def cmd_run(
     quiet: bool,
     *,
     trust_project_rules: bool = False,
+    prompter: Any = None,
+    play: Callable[[Any], Any] | None = None,
 ) -> int:
     """`agent-tui run SCENARIO`: copy its directories, play it, print its events.
+
+    With `--bus`, `prompter` answers the permission asks and `play(headless)` plays the run
+    (with its host on the bus) instead of `anyio.run(headless.play)`.
 
     SIGINT, SIGTERM and SIGHUP stop it the same way, while it copies or while it runs: every
     turn is cancelled (its log ends `turn.completed{cancelled}`, its shell's process group is
@@ -81,13 +87,13 @@ def cmd_run(
         scenario,
         base_dir=scenario_path.resolve().parent,
         sessions_dir=sessions_dir,
-        prompter=StaticPrompter(approve, reason=f"--approve {approve}"),
+        prompter=prompter or StaticPrompter(approve, reason=f"--approve {approve}"),
         workspace_root=workspace,
         listener=printer_for,
         trust_project_rules=trust_project_rules,
     )
     try:
-        result = anyio.run(headless.play)
+        result = anyio.run(headless.play) if play is None else play(headless)
     except ScenarioError as error:
         return fail(str(error), EXIT_USAGE)
     except CopyStopped:

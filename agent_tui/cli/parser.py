@@ -34,7 +34,14 @@ SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
     # top-level dest: (the option, {command: the dest that command keeps it in}); None is the dashboard.
     "cwd": (
         "--cwd",
-        {None: "cwd", "run": "cwd", "sessions": "list_cwd", "export": "export_cwd", "search": "search_cwd"},
+        {
+            None: "cwd",
+            "run": "cwd",
+            "sessions": "list_cwd",
+            "export": "export_cwd",
+            "search": "search_cwd",
+            "serve": "serve_cwd",
+        },
     ),
     "sessions_dir": (
         "--sessions-dir",
@@ -46,11 +53,12 @@ SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
             "sessions": "list_sessions_dir",
             "export": "export_sessions_dir",
             "search": "search_sessions_dir",
+            "serve": "serve_sessions_dir",
         },
     ),
     "prompt": ("--prompt", {None: "prompt", "run": "prompt"}),
     **{
-        dest: (flag, {None: dest, "run": dest, "models": dest, "acp": dest})
+        dest: (flag, {None: dest, "run": dest, "models": dest, "acp": dest, "serve": dest})
         for dest, flag in (
             ("profile", "--profile"),
             ("provider", "--provider"),
@@ -151,9 +159,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--approve",
-        choices=("allow", "deny"),
+        choices=("allow", "deny", "ask"),
         default="deny",
-        help="how the user answers every permission ask (default: deny)",
+        help="how the user answers every permission ask (default: deny); ask: with --bus, an "
+        "attached dashboard answers",
+    )
+    bus_flags(run, "run_bus", "run_host")
+    run.add_argument(
+        "--ask-timeout",
+        default=None,
+        metavar="DURATION",
+        help="with --approve ask: deny (as `system`) a request nobody answers within it, e.g. 10m",
     )
     run.add_argument("--trust-project-rules", action="store_true", help=TRUST_HELP)
     run.add_argument(
@@ -196,6 +212,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="treat a torn final line as corrupt instead of skipping it"
     )
 
+    attach = command(
+        "attach", "open the dashboard on every host of a bus (agent-tui serve); quitting stops nothing"
+    )
+    attach.add_argument(
+        "--bus",
+        default=None,
+        metavar="URL|local",
+        help="the NATS server (default: $AGENT_TUI_BUS, else the local one agent-tui serve started)",
+    )
+    attach.add_argument(
+        "--from-sequence",
+        type=int,
+        default=None,
+        metavar="N",
+        help="read the events stream from this stream sequence (default: from its start)",
+    )
+
     demo = command("demo", "run the built-in demo headlessly (no UI)")
     demo.add_argument(
         "--sessions-dir",
@@ -211,6 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="allow",
         help="how the user answers every permission ask (default: allow)",
     )
+
+    serve = command("serve", "run agents headlessly for dashboards attached over the bus")
+    bus_flags(serve, "bus", "host")
+    project_flags(serve, "serve", "where the logs go (default: the project's)")
+    model_flags(serve)
 
     command("schema", "print the JSON Schema of one event-log line")
 
@@ -302,6 +340,25 @@ def project_flags(parser: argparse.ArgumentParser, prefix: str, sessions_help: s
         dest=f"{prefix}_cwd",
         metavar="DIR",
         help="the project (default: .)",
+    )
+
+
+def bus_flags(parser: argparse.ArgumentParser, bus_dest: str, host_dest: str) -> None:
+    """`--bus URL|local` and `--host NAME` (see docs/remote.md)."""
+    parser.add_argument(
+        "--bus",
+        default=None,
+        dest=bus_dest,
+        metavar="URL",
+        help="the NATS server (nats://, tls://; `local`: this machine's private one); default: "
+        "$AGENT_TUI_BUS, then [bus] url of the config file",
+    )
+    parser.add_argument(
+        "--host",
+        default=None,
+        dest=host_dest,
+        metavar="NAME",
+        help="this host's name on the bus (default: the machine's name)",
     )
 
 

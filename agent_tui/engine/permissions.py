@@ -121,6 +121,11 @@ class PermissionAnswer:
     decision: Literal["allow", "deny"]
     remember: Remember = "once"
     reason: str | None = None
+    by: Mapping[str, str] | None = None
+    """Who answered, when it was not this process's own user (an attached dashboard: its name,
+    its user, its host); stored as the `permission.resolved`'s `by`."""
+    actor: Literal["user", "system"] = "user"
+    """`system` when no person answered (a wait for an answer that timed out)."""
 
 
 @runtime_checkable

@@ -120,11 +120,12 @@ class ToolCallRunner:
                 turn.turn_id,
                 call,
                 answer.decision,
-                "user" if asked_someone else "system",
-                remember=answer.remember if asked_someone else None,
+                answer.actor if asked_someone else "system",
+                remember=answer.remember if asked_someone and answer.actor == "user" else None,
                 reason=answer.reason,
+                by=dict(answer.by) if answer.by else None,
             )
-            if asked_someone:
+            if asked_someone and answer.actor == "user":
                 try:
                     permissions.remember(info.id, call.tool, args, risk, answer)
                 except PermissionRulesError:

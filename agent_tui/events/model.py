@@ -108,6 +108,15 @@ class PermissionRequested(_Payload):
     warning: str | None = None
 
 
+class AnsweredBy(_Payload):
+    """Who answered a permission request from an attached dashboard: its name, its user, its
+    machine."""
+
+    dashboard: str
+    user: str
+    host: str
+
+
 class PermissionResolved(_Payload):
     requestId: str
     toolCallId: str
@@ -116,6 +125,8 @@ class PermissionResolved(_Payload):
     policy: str | None = None
     reason: str | None = None
     remember: Remember | None = None
+    by: AnsweredBy | None = None
+    """Who answered from elsewhere (an attached dashboard over the bus)."""
 
 
 class ToolStarted(_Payload):

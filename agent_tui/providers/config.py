@@ -88,14 +88,21 @@ class Config:
     """`[sandbox] enabled`: run shell commands in the sandbox where the machine has one."""
     sandbox_line: int | None = None
     """The line of `enabled` in `[sandbox]`, when the file sets it."""
+    bus: Mapping[str, Any] = field(default_factory=dict)
+    """`[bus]` as written (checked by `agent_tui.bus.config`, which knows its settings)."""
+    bus_lines: Mapping[str, int] = field(default_factory=dict)
 
     def key_variables(self) -> frozenset[str]:
         """Every `api_key_env` the profiles name (the variables that hold model keys)."""
-        return frozenset(
+        named = {
             profile.values["api_key_env"]
             for profile in self.profiles.values()
             if "api_key_env" in profile.values
-        )
+        }
+        bus_env = self.bus.get("credentials_env")
+        if isinstance(bus_env, str) and bus_env:
+            named.add(bus_env)  # the bus's token or password is held like a model key
+        return frozenset(named)
 
     def where(self, line: int | None) -> str:
         return f"{self.path}:{line}" if line is not None else str(self.path)
@@ -182,8 +189,9 @@ def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
     return f"{path}:{match.group(1)}: {reason} (column {match.group(2)})"
 
 
-TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp", "shell_env", "sandbox")
-"""Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`)."""
+TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp", "shell_env", "sandbox", "bus")
+"""Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`,
+`bus` by `agent_tui.bus.config`)."""
 
 
 def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
@@ -222,6 +230,9 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
             raise fail(lines.line("default_profile"), f"default_profile {default!r}: {_no_profile(profiles)}")
     include = _shell_include(data, lines, fail)
     sandbox_enabled, sandbox_line = _sandbox(data, lines, fail)
+    bus = data.get("bus", {})
+    if not isinstance(bus, dict):
+        raise fail(lines.line("bus"), 'bus must be a table: [bus] url = "nats://..."')
     return Config(
         path,
         profiles,
@@ -231,6 +242,8 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
         shell_include=include,
         sandbox_enabled=sandbox_enabled,
         sandbox_line=sandbox_line,
+        bus=bus,
+        bus_lines={key: lines.line("bus", key) for key in bus},
     )
 
 

@@ -45,6 +45,7 @@ from agent_tui.tui.messages import (
     ProjectRulesWaiting,
     WorkbenchReady,
 )
+from agent_tui.tui.run_surface import Run
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.dashboard import DashboardScreen
 from agent_tui.tui.screens.replay import ReplayScreen
@@ -106,7 +107,7 @@ class AgentTuiApp(AgentTuiBase):
     ) -> None:
         super().__init__(theme=theme)
         self.search_dir, self.search_index = search_dir, search_index
-        self.live: LiveRun | None = None
+        self.live: Run | None = None
         self._events = list(events or ())
         self._project_run = False
         if live:
@@ -147,7 +148,8 @@ class AgentTuiApp(AgentTuiBase):
         self._left_on: int | None = None  # the signal the run is leaving on (SIGTERM, SIGHUP)
 
     def get_default_screen(self) -> Screen[None]:
-        location = short_path(self.live.sessions_dir) if self.live is not None else ""
+        sessions_dir = self.live.sessions_dir if self.live is not None else None
+        location = short_path(sessions_dir) if sessions_dir is not None else ""
         screen = DashboardScreen(self.live, self._mode, group_by_day=self._project_run, location=location)
         if self.live is None:
             screen.state = project_state(self._events)

@@ -36,6 +36,7 @@ from textual.message import Message
 
 from agent_tui.events import Event, counted
 from agent_tui.ports import (
+    AcpPermissionRequest,
     AgentSpec,
     AgentStartError,
     ExternalAgents,
@@ -64,7 +65,7 @@ OUR_CLIENT = "agent-tui"
 
 
 class LiveRun:
-    """A run the dashboard shows and controls.
+    """A run the dashboard shows and controls (in this process: `remote` is False).
 
     Args:
         scenario_path: the demo scenario; None for a project run.
@@ -119,6 +120,8 @@ class LiveRun:
         self._closing: anyio.Event | None = None
         self._closed: anyio.Event | None = None
         self._rules_told: str | None = None  # the digest of the project rules last announced
+
+    remote = False
 
     # -- running -------------------------------------------------------------------------------
     def _build(self) -> Workbench:
@@ -271,6 +274,14 @@ class LiveRun:
     def is_waiting(self, session_id: str, request_id: str) -> bool:
         return self.prompter.request(session_id, request_id) is not None
 
+    def waiting_request(self, session_id: str, request_id: str) -> AcpPermissionRequest | None:
+        """An external agent's request still waiting (it carries the agent's own options)."""
+        request = self.prompter.request(session_id, request_id)
+        return request if isinstance(request, AcpPermissionRequest) else None
+
+    def log_of(self, session_id: str) -> Path | None:
+        return self.sessions_dir / f"{session_id}.jsonl"
+
     def answer(self, session_id: str, request_id: str, answer: PermissionAnswer) -> bool:
         return self.prompter.answer(session_id, request_id, answer)
 
@@ -303,6 +314,10 @@ class LiveRun:
             return None
         self._post(AgentStarted(session_id))
         return session_id
+
+    async def close_session(self, session_id: str) -> str | None:
+        """Closing goes through the workbench here (the screen asks about the worktree first)."""
+        return "Close this session from its row (its worktree is on this machine)."
 
     async def shutdown(self, timeout: float = 5.0) -> None:
         """Stop every turn, wait (up to `timeout` s) until each has logged its end, close the engine."""

@@ -161,3 +161,13 @@ class SessionSelected(Message):
     """The user moved the session tree's cursor to `session_id`."""
 
     session_id: str
+
+
+@dataclass
+class RemoteActionFailed(Message):
+    """An attached dashboard's control request came back refused, or its host did not answer
+    (then a retry is the same request); also what the bus sent that could not be read."""
+
+    text: str
+    title: str = ""
+    severity: Literal["information", "warning", "error"] = "warning"

@@ -1,8 +1,9 @@
 """The live dashboard: the shared panels, plus new agents, the composer, stopping, closing,
 reviewing and reopening sessions, and answering approvals.
 
-Everything that acts on the run goes through the app's `LiveRun`; without one (a dashboard built
-from recorded events) the same keys explain that nothing is running.
+Everything that acts on the run goes through the app's `Run`: a `LiveRun` (this process's engine)
+or an `AttachedRun` (hosts on a bus); without one (a dashboard built from recorded events) the
+same keys explain that nothing is running.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from textual.widget import Widget
 
 from agent_tui.events import counted
 from agent_tui.ports import (
-    AcpPermissionRequest,
     AgentOption,
     AgentSpec,
     ChangePreview,
@@ -34,8 +34,8 @@ from agent_tui.ports import (
 from agent_tui.reducer import DashboardState, PermissionView, apply_event
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text, short_path
-from agent_tui.tui.live import LiveRun
 from agent_tui.tui.messages import SessionSelected
+from agent_tui.tui.run_surface import Run
 from agent_tui.tui.screens.close_session import CloseSessionScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
@@ -74,21 +74,21 @@ class DashboardScreen(SessionsScreen):
     ]
 
     def __init__(
-        self, live: LiveRun | None, mode: str, *, group_by_day: bool = False, location: str = ""
+        self, live: Run | None, mode: str, *, group_by_day: bool = False, location: str = ""
     ) -> None:
         super().__init__(mode, group_by_day=group_by_day, location=location)
-        self._live: LiveRun | None = None
+        self._live: Run | None = None
         self.live = live
         self.draft: AgentSpec | None = None
         """A new agent that failed to start: the form reopens with it."""
 
     @property
-    def live(self) -> LiveRun | None:
+    def live(self) -> Run | None:
         """The run this screen controls (None: a read-only view of recorded events)."""
         return self._live
 
     @live.setter
-    def live(self, live: LiveRun | None) -> None:
+    def live(self, live: Run | None) -> None:
         self._live = live
         if live is not None:
             self.unanswerable_note = "The engine is not waiting for this answer (any more)."
@@ -102,7 +102,7 @@ class DashboardScreen(SessionsScreen):
         yield Composer(id="composer")
 
     def log_of(self, session_id: str) -> Path | None:
-        return self.live.sessions_dir / f"{session_id}.jsonl" if self.live is not None else None
+        return self.live.log_of(session_id) if self.live is not None else None
 
     def now_ms(self) -> int | None:
         clock = getattr(self.app, "clock_ms", None)
@@ -141,13 +141,13 @@ class DashboardScreen(SessionsScreen):
         return self.live is not None and self.live.is_waiting(view.session_id, view.request_id)
 
     def agent_options(self, view: PermissionView) -> tuple[AgentOption, ...]:
-        request = self.live.prompter.request(view.session_id, view.request_id) if self.live else None
-        return request.options if isinstance(request, AcpPermissionRequest) else ()
+        request = self.live.waiting_request(view.session_id, view.request_id) if self.live else None
+        return request.options if request is not None else ()
 
     def change_preview(self, view: PermissionView) -> ChangePreview | None:
         session = self.state.sessions.get(view.session_id)
-        if self.live is None or session is None or not session.cwd:
-            return None
+        if self.live is None or self.live.remote or session is None or not session.cwd:
+            return None  # a host's files are on the host
         for turn in reversed(session.turns):
             if turn.turn_id == view.turn_id:
                 call = turn.tool_calls.get(view.tool_call_id)
@@ -311,14 +311,17 @@ class DashboardScreen(SessionsScreen):
     def close_session(self, session_id: str | None) -> None:
         """Ask, then stop the session's subtree, forget it, and maybe remove its worktree."""
         live = self.live
-        if live is None or live.workbench is None:
+        workbench = getattr(live, "workbench", None)
+        if live is None or (workbench is None and not live.remote):
             self.notify(_READ_ONLY, severity="warning")
             return
         session = self.state.sessions.get(session_id or "")
         if session is None or session_id is None:
             self.notify("Select a session to close.", severity="warning")
             return
-        workbench = live.workbench
+        if workbench is None:
+            self._close_remote(session_id, live)
+            return
         worktree = workbench.worktree_path(session_id, session.worktree_path)
         changes = None
         if worktree is not None and worktree.exists():
@@ -351,6 +354,29 @@ class DashboardScreen(SessionsScreen):
                 self.run_worker(close(choice), group="close-session", exit_on_error=False)
 
         self.app.push_screen(dialog, chosen)
+
+    def _close_remote(self, session_id: str, live: Run) -> None:
+        """Close a session its host runs: the host stops its subtree and forgets it."""
+        family = [session_id, *self._descendants(session_id)]
+        running = sum(1 for sid in family if self.state.sessions[sid].status == "running")
+        path = agent_path_text(self.state.agent_path(session_id))
+        close_remote = live.close_session
+
+        async def close(_choice: str) -> None:
+            problem = await close_remote(session_id)
+            if problem is not None:
+                self.notify(problem, title="Close", severity="warning", timeout=10)
+                return
+            self.hidden.update(family)
+            self.show_state(self.state)
+            self.notify(f"{path} closed on its host; its log stays there.", title="Close")
+            self.session_tree.focus()
+
+        def chosen(choice: str | None) -> None:
+            if choice is not None:
+                self.run_worker(close(choice), group="close-session", exit_on_error=False)
+
+        self.app.push_screen(CloseSessionScreen(path, running=running, worktree=None, branch=None), chosen)
 
     def _descendants(self, session_id: str) -> list[str]:
         found: list[str] = []
@@ -445,6 +471,8 @@ class DashboardScreen(SessionsScreen):
     def action_search(self) -> None:
         """`F`: search what was said in every session of the sessions directory."""
         directory = self.live.sessions_dir if self.live is not None else getattr(self.app, "search_dir", None)
+        if self.live is not None and self.live.remote:
+            directory = None  # the logs are on the hosts
         if directory is None:
             self.notify("These sessions have no directory of logs to search.", timeout=4)
             return

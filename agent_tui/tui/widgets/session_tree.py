@@ -5,7 +5,8 @@ in its own worktree), the approvals waiting on it (`⚑`, `⚑2` for two) and ho
 has waited, phase badge, and how long its current (or last) turn has taken; once the turn has
 ended, the message it ended with, if any (the turn's `end_message`: an agent's exit and stderr
 tail, a provider's error), in the status's colour, cut to the line. With `group_by_day`, roots are listed
-newest first under a line per day. A filter (`shown`) keeps the matching sessions and, dimmed,
+newest first under a line per day; with `grouping` (an attached dashboard's hosts), under the
+lines it gives, and `marks` adds a word after a session (its host is unreachable). A filter (`shown`) keeps the matching sessions and, dimmed,
 their ancestors. Labels are rebuilt only when what they show changes, and the node structure
 only when sessions appear, vanish (scrubbing back), move, or the filter changes.
 
@@ -15,6 +16,8 @@ at its end).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rich.style import Style
 from rich.text import Text
@@ -31,6 +34,8 @@ from agent_tui.tui.timing import elapsed_ms, format_duration, waited_ms
 
 _LabelKey = tuple[object, ...]
 _Shown = tuple[set[str], set[str]] | None
+Grouping = Callable[[DashboardState, list[str]], list[tuple[str, list[str]]]]
+"""Root sessions (in tree order) → `(line, roots under it)`, the lines in order."""
 _GROUP = "\x00group:"  # node data prefix of a day line (never a session id)
 MIN_NAME_CELLS = 6
 """A name is cut to no fewer cells than this (with its `…`); below that the line is cut at its end."""
@@ -80,6 +85,8 @@ class SessionTree(Tree[str]):
         self.show_root = False
         self.guide_depth = 3
         self.group_by_day = group_by_day
+        self.grouping: Grouping | None = None
+        self.marks: Callable[[str], str | None] | None = None
         self.selected_id: str | None = None
         self._wanted_id: str | None = None
         self._session_nodes: dict[str, TreeNode[str]] = {}
@@ -128,7 +135,7 @@ class SessionTree(Tree[str]):
         for session_id, node in self._session_nodes.items():
             session = state.sessions[session_id]
             dim = session_id in context
-            key = (*_label_key(session, now_ms, dim), self._note(session))
+            key = (*_label_key(session, now_ms, dim), self._note(session), self._mark(session_id))
             if self._labels.get(session_id) != key:
                 self._labels[session_id] = key
                 node.set_label(self._label(session, now_ms, dim))
@@ -141,8 +148,13 @@ class SessionTree(Tree[str]):
         allowed = None if shown is None else shown[0] | shown[1]
         roots = [sid for sid in state.roots() if allowed is None or sid in allowed]
         layout: list[tuple[str, str | None]] = []
-        if self.group_by_day:
-            for label, day_roots in group_roots_by_day(state, roots, now_ms):
+        if self.grouping is not None or self.group_by_day:
+            groups = (
+                self.grouping(state, roots)
+                if self.grouping is not None
+                else group_roots_by_day(state, roots, now_ms)
+            )
+            for label, day_roots in groups:
                 group = _GROUP + label
                 layout.append((group, None))
                 for root in day_roots:
@@ -266,6 +278,9 @@ class SessionTree(Tree[str]):
         duration = _duration(session, now_ms)
         if duration:
             text.append(f" {duration}", style("session-tree--time", partial=True))
+        mark = self._mark(session.session_id)
+        if mark:
+            text.append(f" {mark}", style("session-tree--pending", partial=True))
         self._parts[session.session_id] = (name_start, name_end, len(text))
         note = self._note(session)
         if note:
@@ -292,6 +307,9 @@ class SessionTree(Tree[str]):
         prefix = len(text) - len(node.label)  # the expand/collapse icon
         name_start, name_end, note_start = (prefix + offset for offset in parts)
         return _fit(text, room, name_start, name_end, note_start)
+
+    def _mark(self, session_id: str) -> str | None:
+        return self.marks(session_id) if self.marks is not None else None
 
     def _note(self, session: SessionView) -> str | None:
         if session.status == "running":

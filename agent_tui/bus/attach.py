@@ -1,0 +1,234 @@
+"""`AttachedBus`: an attached dashboard's view of every host on the bus, and its controls.
+
+It connects to the bus (`attach_target`), reads the events stream (`StreamFeed`), follows the
+hosts' presence (`PresenceWatch`) and asks hosts for actions (`RemoteWorkbench`). It runs no
+agent and owns nothing on a host: closing it stops nothing.
+
+Invariants:
+- `state` is folded by the one reducer (`apply_event`, or the `fold` a test wraps), only with
+  what `StreamFeed` hands on: each session's events once, in sequence order, so `state` equals
+  the fold of the hosts' logs (`replay --dump state`) up to what the stream held;
+- every session has the host that published it (`host_of`); a host is listed (`hosts`) from its
+  first heartbeat or its first event, whichever comes first;
+- `connected` is False from a disconnect until the reconnect; on the reconnect the feed and the
+  presence watch start again where they were, so the state catches up with no loss and no
+  repeat;
+- listeners hear every folded event and every other change (presence, connection, a problem)
+  on the loop the bus runs on; a listener's exception is not the bus's (it is dropped from the
+  listeners and recorded in `problems`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import secrets
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from nats.aio.client import Client
+
+from agent_tui.bus.attach_presence import HostPresence, PresenceWatch
+from agent_tui.bus.attach_target import BusTarget, connect
+from agent_tui.bus.consumer import StartAt, StreamFeed
+from agent_tui.bus.protocol import DEFAULT_CONTROL_TIMEOUT_S, Caller, name_from
+from agent_tui.bus.remote import RemoteWorkbench
+from agent_tui.events import Event
+from agent_tui.reducer import DashboardState, apply_event
+
+Fold = Callable[[DashboardState, Event], object]
+Listener = Callable[[Event | None], None]
+MAX_PROBLEMS = 100
+
+
+@dataclass(frozen=True)
+class HostView:
+    """A host as the dashboard lists it."""
+
+    name: str
+    reachable: bool
+    unreachable_since: datetime | None
+    presence: HostPresence | None
+
+
+def dashboard_name() -> str:
+    """This dashboard's name on the bus: the machine's, `-dash-`, and a short random suffix."""
+    return f"{name_from(socket.gethostname())[:48]}-dash-{secrets.token_hex(3)}"
+
+
+class AttachedBus:
+    """Every host on the bus, seen and controlled from one dashboard (see the module docstring).
+
+    Args:
+        target: the bus.
+        start: where the read of the stream begins (default: its start).
+        fold: the reducer step (tests wrap `apply_event` to watch what reaches it).
+        presence_ttl: seconds without a heartbeat that make a host unreachable (default: the
+            presence bucket's TTL).
+        control_timeout: seconds a control request waits for its host's reply.
+        name: this dashboard's name on the bus (default: `dashboard_name()`).
+    """
+
+    def __init__(
+        self,
+        target: BusTarget,
+        *,
+        start: StartAt | None = None,
+        fold: Fold = apply_event,
+        presence_ttl: float | None = None,
+        control_timeout: float = DEFAULT_CONTROL_TIMEOUT_S,
+        name: str | None = None,
+    ) -> None:
+        self.target = target
+        self.name = name or dashboard_name()
+        self.state = DashboardState()
+        self._fold = fold
+        self._start = start
+        self._presence_ttl = presence_ttl
+        self._control_timeout = control_timeout
+        self._listeners: list[Listener] = []
+        self._event_hosts: dict[str, None] = {}  # hosts seen through their events, in order
+        self.problems: list[str] = []
+        self.connected = False
+        self.disconnected_since: datetime | None = None
+        self.disconnects = 0
+        self._connection: Client | None = None
+        self._feed: StreamFeed | None = None
+        self._presence: PresenceWatch | None = None
+        self._control: RemoteWorkbench | None = None
+        self._closed = False
+
+    # -- opening and closing -----------------------------------------------------------------
+    async def open(self) -> None:
+        """Connect, then read the stream and follow presence in the background.
+
+        Raises:
+            BusUnreachable: no server at the target (or it refused the credentials).
+        """
+        connection = await connect(
+            self.target, name=self.name, disconnected=self._disconnected, reconnected=self._reconnected
+        )
+        self._connection = connection
+        self.connected = True
+        js = connection.jetstream()
+        self._control = RemoteWorkbench(
+            connection,
+            Caller(dashboard=self.name, user=getpass.getuser(), host=socket.gethostname()),
+            timeout=self._control_timeout,
+        )
+        self._feed = StreamFeed(js, self._deliver, self._problem, start=self._start)
+        self._presence = PresenceWatch(js, self._changed, self._problem, ttl=self._presence_ttl)
+        await self._presence.start()
+        await self._feed.start()
+
+    async def close(self) -> None:
+        """Stop reading and close the connection; nothing on any host is stopped."""
+        self._closed = True
+        if self._feed is not None:
+            await self._feed.close()
+        if self._presence is not None:
+            await self._presence.close()
+        if self._connection is not None:
+            closing = asyncio.ensure_future(self._connection.close())
+            await asyncio.wait({closing}, timeout=5)  # bounded, whatever the client waits for
+
+    async def _disconnected(self) -> None:
+        if self._closed or not self.connected:
+            return
+        self.connected = False
+        self.disconnects += 1
+        self.disconnected_since = datetime.now(UTC)
+        if self._presence is not None:
+            self._presence.pause()
+        self._changed()
+
+    async def _reconnected(self) -> None:
+        if self._closed:
+            return
+        self.connected = True
+        self.disconnected_since = None
+        self._changed()
+        if self._feed is not None:
+            await self._feed.resume()
+        if self._presence is not None:
+            await self._presence.resume()
+
+    # -- what it knows -----------------------------------------------------------------------
+    @property
+    def is_open(self) -> bool:
+        """Whether `open` connected (and `close` did not run yet)."""
+        return self._connection is not None and not self._closed
+
+    @property
+    def control(self) -> RemoteWorkbench:
+        assert self._control is not None, "open the bus first"
+        return self._control
+
+    @property
+    def feed(self) -> StreamFeed:
+        assert self._feed is not None, "open the bus first"
+        return self._feed
+
+    @property
+    def presence(self) -> PresenceWatch:
+        assert self._presence is not None, "open the bus first"
+        return self._presence
+
+    @property
+    def live(self) -> bool:
+        """Whether the state has caught up with what the stream held at attach time."""
+        return self._feed is not None and self._feed.live.is_set()
+
+    def host_of(self, session_id: str) -> str | None:
+        return self._feed.host_of(session_id) if self._feed is not None else None
+
+    def host(self, name: str) -> HostView:
+        presence = self._presence.hosts.get(name) if self._presence is not None else None
+        if presence is None:
+            return HostView(name, reachable=False, unreachable_since=None, presence=None)
+        return HostView(name, presence.reachable, presence.unreachable_since, presence)
+
+    def hosts(self) -> list[HostView]:
+        """Every host known, by name."""
+        names = set(self._event_hosts)
+        if self._presence is not None:
+            names |= set(self._presence.hosts)
+        return [self.host(name) for name in sorted(names)]
+
+    def reachable(self, host: str | None) -> bool:
+        return host is not None and self.connected and self.host(host).reachable
+
+    # -- listening ---------------------------------------------------------------------------
+    def listen(self, listener: Listener) -> Callable[[], None]:
+        """Hear every folded event (and None for any other change); returns the unsubscribe."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _deliver(self, host: str, event: Event) -> None:
+        if host not in self._event_hosts:
+            self._event_hosts[host] = None
+        self._fold(self.state, event)
+        self._tell(event)
+
+    def _changed(self) -> None:
+        self._tell(None)
+
+    def _problem(self, sentence: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(sentence)
+        self._tell(None)
+
+    def _tell(self, event: Event | None) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception as error:
+                self._listeners.remove(listener)
+                self.problems.append(f"a listener failed: {type(error).__name__}: {error}")

@@ -1,0 +1,201 @@
+"""`StreamFeed`: every host's events, read from the stream with an ordered consumer.
+
+An attached dashboard reads `STREAM` (all of `ALL_EVENTS`) with one JetStream ordered consumer:
+the server delivers the stream in order, and the client re-creates the consumer where it left
+off when it sees a hole in the delivery. This feed adds what the dashboard needs on top.
+
+Invariants:
+- the feed remembers the last stream sequence it took; a message at or below it (a delivery the
+  client repeats after re-creating its consumer) is skipped, so each stored message is looked
+  at once;
+- after a reconnect (`resume`) the consumer is made again from the next stream sequence, so an
+  outage of the server (or of the network) loses nothing and repeats nothing;
+- each message is checked before it is handed on: it must be one event's log line, its subject
+  must be `agent-tui.<host>.<token>.events` with `token == subject_token(event.sessionId)`, and
+  a session belongs to the first host that published it; anything else is reported once through
+  `problem` (naming the subject and stream sequence) and never folded;
+- events are handed to `deliver(host, event)` only through `SessionOrder`, so a session's events
+  reach it once each and in sequence order, whatever the stream holds;
+- `live` is set once the feed has taken every message the stream held when it started (or
+  the stream was empty): from then on the dashboard shows what happens as it happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from nats.js import JetStreamContext
+from nats.js import api as js_api
+from nats.js.errors import NotFoundError
+
+from agent_tui.bus.consumer_order import SessionOrder
+from agent_tui.bus.protocol import ALL_EVENTS, STREAM, SUBJECT_PREFIX, subject_token
+from agent_tui.events import Event, EventValidationError, event_from_json
+
+STREAM_WAIT_S = 0.5
+"""How often an attach that found no stream yet (no host ever published) looks again."""
+IDLE_HEARTBEAT_S = 2.0
+"""The consumer's idle heartbeat: the client re-creates a consumer that missed two."""
+PENDING_MESSAGES = 1_000_000
+"""Messages the client may buffer ahead of the fold (a fast start reads far ahead)."""
+
+
+@dataclass(frozen=True)
+class StartAt:
+    """Where a read of the stream begins: its start (neither), a stream sequence, or a time."""
+
+    sequence: int | None = None
+    time: datetime | None = None
+
+
+class StreamFeed:
+    """Reads the events stream (see the module docstring).
+
+    Args:
+        js: the JetStream context of the dashboard's connection.
+        deliver: called with (host, event) for each event that may be folded, in order.
+        problem: called with one sentence for each message that is not a valid event.
+        start: where to begin.
+    """
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        deliver: Callable[[str, Event], None],
+        problem: Callable[[str], None],
+        *,
+        start: StartAt | None = None,
+    ) -> None:
+        self._js = js
+        self._deliver = deliver
+        self._problem = problem
+        self._start = start or StartAt()
+        self.order = SessionOrder(from_anywhere=self._start != StartAt())
+        self.last_stream_sequence = 0
+        """The last stream sequence taken (0: none yet)."""
+        self.live = asyncio.Event()
+        self._live_at: int | None = None
+        self._subscription: JetStreamContext.PushSubscription | None = None
+        self._host_of: dict[str, str] = {}
+        self._waiting: asyncio.Task[None] | None = None
+        self._closed = False
+        self.messages = 0
+        """Messages taken (each stored message once)."""
+
+    def host_of(self, session_id: str) -> str | None:
+        return self._host_of.get(session_id)
+
+    async def start(self) -> None:
+        """Begin reading; when no host has made the stream yet, keep looking in the background."""
+        if not await self._subscribe(first=True):
+            self._waiting = asyncio.create_task(self._wait_for_stream())
+
+    async def _wait_for_stream(self) -> None:
+        while not self._closed:
+            await asyncio.sleep(STREAM_WAIT_S)
+            with contextlib.suppress(Exception):  # the bus is away: `resume` comes later
+                if await self._subscribe(first=True):
+                    return
+
+    async def resume(self) -> None:
+        """After a reconnect: a new consumer from the next stream sequence."""
+        if self._closed:
+            return
+        await self._drop_subscription()
+        if self._waiting is not None and not self._waiting.done():
+            return  # still waiting for a stream: that loop subscribes
+        if not await self._subscribe(first=self.last_stream_sequence == 0 and self._live_at is None):
+            self._waiting = asyncio.create_task(self._wait_for_stream())
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._waiting is not None:
+            self._waiting.cancel()
+            await asyncio.wait({self._waiting}, timeout=2.0)  # see PresenceWatch: bounded
+        await self._drop_subscription()
+
+    async def _drop_subscription(self) -> None:
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            with contextlib.suppress(Exception):
+                await subscription.unsubscribe()
+
+    async def _subscribe(self, *, first: bool) -> bool:
+        """Make the ordered consumer; False when the stream does not exist (yet)."""
+        try:
+            info = await self._js.stream_info(STREAM)
+        except NotFoundError:
+            return False
+        if first:
+            self._live_at = info.state.last_seq
+            if info.state.first_seq > 1:
+                self.order.from_anywhere = True  # the stream's limits cut its start
+            if info.state.messages == 0:
+                self.live.set()
+        config = js_api.ConsumerConfig()
+        if self.last_stream_sequence:
+            policy = js_api.DeliverPolicy.BY_START_SEQUENCE
+            config.opt_start_seq = self.last_stream_sequence + 1
+        elif self._start.sequence is not None:
+            policy = js_api.DeliverPolicy.BY_START_SEQUENCE
+            config.opt_start_seq = self._start.sequence
+        elif self._start.time is not None:
+            policy = js_api.DeliverPolicy.BY_START_TIME
+            config.opt_start_time = self._start.time
+        else:
+            policy = js_api.DeliverPolicy.ALL
+        self._subscription = await self._js.subscribe(
+            ALL_EVENTS,
+            stream=STREAM,
+            cb=self._on_message,
+            ordered_consumer=True,
+            deliver_policy=policy,
+            config=config,
+            idle_heartbeat=IDLE_HEARTBEAT_S,
+            pending_msgs_limit=PENDING_MESSAGES,
+            pending_bytes_limit=PENDING_MESSAGES * 1024,
+        )
+        return True
+
+    async def _on_message(self, message: object) -> None:
+        self.take(message)
+
+    def take(self, message: object) -> None:
+        """One delivered message (a `nats.aio.msg.Msg`)."""
+        metadata = message.metadata  # type: ignore[attr-defined]
+        sequence = metadata.sequence.stream
+        if sequence <= self.last_stream_sequence:
+            return
+        self.last_stream_sequence = sequence
+        self.messages += 1
+        self._check(message.subject, message.data, sequence)  # type: ignore[attr-defined]
+        if not self.live.is_set() and (
+            metadata.num_pending == 0 or (self._live_at is not None and sequence >= self._live_at)
+        ):
+            self.live.set()
+
+    def _check(self, subject: str, data: bytes, sequence: int) -> None:
+        parts = subject.split(".")
+        where = f"{subject} (stream sequence {sequence})"
+        if len(parts) != 4 or parts[0] != SUBJECT_PREFIX or parts[3] != "events":
+            self._problem(f"{where}: not an events subject; skipped")
+            return
+        host, token = parts[1], parts[2]
+        try:
+            event = event_from_json(data)
+        except EventValidationError as error:
+            self._problem(f"{where}: not an event ({error}); skipped")
+            return
+        if subject_token(event.session_id) != token:
+            self._problem(f"{where}: holds an event of session {event.session_id!r}; skipped")
+            return
+        owner = self._host_of.setdefault(event.session_id, host)
+        if owner != host:
+            self._problem(f"{where}: session {event.session_id} belongs to host {owner}; skipped")
+            return
+        for ready in self.order.offer(event):
+            self._deliver(host, ready)

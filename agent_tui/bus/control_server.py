@@ -1,0 +1,217 @@
+"""`ControlServer`: a host's actions, asked by request/reply on `control_subject(host)`.
+
+Invariants:
+- every message is answered with one `ControlReply`; a message that is not a `ControlRequest`
+  gets `ok: false` and the reason (never a crash, never silence);
+- a request's `id` is its identity: a repeat (a retry after a timeout) gets the very reply the
+  first one got, and one that arrives while the first is still being handled waits for it, so a
+  follow-up is never sent twice and an agent never started twice; the last `REPLIES_KEPT`
+  replies are kept;
+- an `answer` goes to the `BusPrompter`: the first answer to a request wins; a later one is
+  `ok: false` with "already answered … by … at …" and `AlreadyAnswered` as its detail;
+- what an action does is the `HostActions`' business (the workbench on `serve`, the scenario's
+  engine on `run --bus`); a refusal is `ok: false` with its sentence; an unexpected failure is
+  `ok: false` naming the action, and the host goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from pydantic import ValidationError
+
+from agent_tui.bus.host_link import BusLink
+from agent_tui.bus.host_prompter import BusPrompter, already_sentence
+from agent_tui.bus.protocol import (
+    REPLIES_KEPT,
+    AgentArgs,
+    AnswerArgs,
+    ControlReply,
+    ControlRequest,
+    SessionSummary,
+    control_subject,
+)
+from agent_tui.engine.permissions import PermissionAnswer
+
+
+class Refused(Exception):
+    """The host will not do what was asked; the message says why in one sentence."""
+
+
+class HostActions(Protocol):
+    """What a host can be asked to do (each raises `Refused` with the reason)."""
+
+    def stop(self, session_id: str) -> int: ...
+    def stop_subtree(self, session_id: str) -> int: ...
+    def stop_all(self) -> int: ...
+    def steer(self, session_id: str, text: str) -> str: ...
+    def follow_up(self, session_id: str, text: str) -> str: ...
+    async def new_agent(self, args: AgentArgs) -> str: ...
+    async def close(self, session_id: str) -> None: ...
+    def sessions(self) -> list[SessionSummary]: ...
+
+
+class ControlServer:
+    def __init__(
+        self,
+        host: str,
+        link: BusLink,
+        actions: HostActions,
+        prompter: BusPrompter | None,
+        *,
+        say: Callable[[str], None] = lambda _: None,
+    ) -> None:
+        self.host = host
+        self.link = link
+        self.actions = actions
+        self.prompter = prompter
+        self.say = say
+        self._replies: OrderedDict[str, ControlReply] = OrderedDict()
+        self._handling: dict[str, asyncio.Future[ControlReply]] = {}
+        self._subscription: Subscription | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        link.watchers.append(self._link_changed)
+
+    @property
+    def serving(self) -> bool:
+        return self._subscription is not None
+
+    async def start(self) -> None:
+        client = self.link.client
+        if client is None or self._subscription is not None:
+            return
+        self._subscription = await client.subscribe(control_subject(self.host), cb=self._on_message)
+
+    async def _link_changed(self, up: bool) -> None:
+        if up and self._subscription is None:
+            with contextlib.suppress(Exception):
+                await self.start()  # the first connection came late (the client resubscribes after)
+
+    async def _on_message(self, message: Msg) -> None:
+        # Each request is handled in a task of its own: a slow action (a new agent) does not
+        # hold up an answer, and a retry of it waits on the first one's future.
+        task = asyncio.get_running_loop().create_task(self._respond(message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _respond(self, message: Msg) -> None:
+        reply = await self.handle(message.data)
+        if message.reply:
+            with contextlib.suppress(Exception):
+                await message.respond(reply.model_dump_json(by_alias=True).encode())
+
+    async def handle(self, data: bytes) -> ControlReply:
+        try:
+            request = ControlRequest.model_validate_json(data)
+        except (ValidationError, ValueError) as error:
+            return ControlReply(id="", ok=False, message=f"not a control request: {_first_error(error)}")
+        kept = self._replies.get(request.id)
+        if kept is not None:
+            return kept
+        running = self._handling.get(request.id)
+        if running is not None:
+            return await asyncio.shield(running)
+        future: asyncio.Future[ControlReply] = asyncio.get_running_loop().create_future()
+        self._handling[request.id] = future
+        try:
+            reply = await self._perform(request)
+        except Exception as error:  # a bug in an action: said, and the host goes on
+            reply = ControlReply(id=request.id, ok=False, message=f"{request.action} failed: {error}")
+        finally:
+            self._handling.pop(request.id, None)
+        self._replies[request.id] = reply
+        while len(self._replies) > REPLIES_KEPT:
+            self._replies.popitem(last=False)
+        future.set_result(reply)
+        return reply
+
+    async def _perform(self, request: ControlRequest) -> ControlReply:
+        def ok(**detail: Any) -> ControlReply:
+            return ControlReply(id=request.id, ok=True, detail=detail)
+
+        def refused(message: str, **detail: Any) -> ControlReply:
+            return ControlReply(id=request.id, ok=False, message=message, detail=detail)
+
+        action = request.action
+        actions = self.actions
+        session_id = request.session_id
+        needs_session = action not in ("stop_all", "new_agent", "sessions")
+        if needs_session and not session_id:
+            return refused(f"{action} needs a sessionId")
+        try:
+            if action == "answer":
+                return self._answer(request, ok, refused)
+            if action == "stop":
+                return ok(stopped=actions.stop(session_id or ""))
+            if action == "stop_subtree":
+                return ok(stopped=actions.stop_subtree(session_id or ""))
+            if action == "stop_all":
+                return ok(stopped=actions.stop_all())
+            if action in ("steer", "follow_up"):
+                text = request.args.get("text")
+                if not isinstance(text, str) or not text.strip():
+                    return refused(f"{action} needs a text")
+                send = actions.steer if action == "steer" else actions.follow_up
+                return ok(how=send(session_id or "", text))
+            if action == "new_agent":
+                try:
+                    spec = AgentArgs.model_validate(request.args)
+                except ValidationError as error:
+                    return refused(f"new_agent: {_first_error(error)}")
+                return ok(sessionId=await actions.new_agent(spec))
+            if action == "close":
+                await actions.close(session_id or "")
+                return ok()
+            if action == "sessions":
+                waiting = self.prompter.waiting() if self.prompter is not None else []
+                return ok(
+                    host=self.host,
+                    sessions=[s.model_dump(by_alias=True) for s in actions.sessions()],
+                    waiting=[w.model_dump(by_alias=True) for w in waiting],
+                )
+        except Refused as error:
+            return refused(str(error))
+        return refused(f"unknown action {action}")
+
+    def _answer(
+        self,
+        request: ControlRequest,
+        ok: Callable[..., ControlReply],
+        refused: Callable[..., ControlReply],
+    ) -> ControlReply:
+        if self.prompter is None:
+            return refused("this host answers its permission requests itself (--approve allow|deny)")
+        try:
+            args = AnswerArgs.model_validate(request.args)
+        except ValidationError as error:
+            return refused(f"answer: {_first_error(error)}")
+        answer = PermissionAnswer(args.decision, remember=args.remember, reason=args.reason)
+        try:
+            first = self.prompter.answer(request.session_id or "", args.request_id, answer, request.by)
+        except LookupError as error:
+            return refused(str(error))
+        if first is not None:
+            return refused(already_sentence(first), **first.model_dump(by_alias=True))
+        return ok(decision=args.decision, remember=args.remember)
+
+    async def stop(self) -> None:
+        if self._subscription is not None:
+            with contextlib.suppress(Exception):
+                await self._subscription.unsubscribe()
+            self._subscription = None
+        for task in list(self._tasks):
+            task.cancel()
+
+
+def _first_error(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
+    return str(error).splitlines()[0] if str(error) else type(error).__name__

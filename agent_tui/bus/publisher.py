@@ -1,0 +1,357 @@
+"""`Publisher`: every event a host logs goes on the bus after it is logged, in order, once.
+
+Invariants:
+- `heard` is the engine's listener: called after the event's JSONL append, it only notes the
+  session's newest sequence and queues the line; it never waits, never raises, never slows or
+  stops an agent, whatever the bus does;
+- the line is published exactly as logged, on `events_subject(host, session)`, with
+  `Nats-Msg-Id: <sessionId>:<sequence>`; at most `window` publishes are awaiting their
+  acknowledgement at once (`js.publish_async`), acknowledgements are settled oldest first, so
+  `marks[S]` ("published up to") only ever grows and every sequence up to it is in the stream;
+- a failed or late acknowledgement, or the link going away, is an outage: the queue is dropped
+  (the logs hold every event), the publisher waits for the link, then republishes each session
+  from its log past its mark; the stream's duplicate window drops what it had already;
+- at start the mark of a session is the larger of the marks file (`.bus-marks/<host>.json` in
+  the sessions directory, kept for the stream it was written for) and the stream's own last
+  message on the session's subject, so a host killed with `kill -9` publishes only what is
+  missing;
+- the stream (`protocol.STREAM`) is created or updated with the configured limits and a
+  duplicate window of `DUPLICATE_WINDOW_S` before anything is published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections import deque
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from nats.js.api import DiscardPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from agent_tui.bus.config import BusSettings
+from agent_tui.bus.host_link import PUBLISH_WINDOW, BusLink
+from agent_tui.bus.protocol import (
+    ALL_EVENTS,
+    DUPLICATE_WINDOW_S,
+    MSG_ID_HEADER,
+    STREAM,
+    events_subject,
+    message_id,
+    sequence_of,
+)
+from agent_tui.events import Event
+from agent_tui.store.jsonl import iter_lines
+
+ACK_TIMEOUT_S = 5.0
+MAX_QUEUED = 200_000
+"""Events queued in memory before the publisher reads the logs instead (a slow bus)."""
+MARKS_EVERY_S = 1.0
+
+
+class _Outage(Exception):
+    pass
+
+
+class Publisher:
+    def __init__(
+        self,
+        host: str,
+        sessions_dir: Path,
+        link: BusLink,
+        settings: BusSettings,
+        *,
+        window: int = PUBLISH_WINDOW,
+        ack_timeout: float = ACK_TIMEOUT_S,
+    ) -> None:
+        self.host = host
+        self.sessions_dir = sessions_dir
+        self.link = link
+        self.settings = settings
+        self.window_size = window
+        self.ack_timeout = ack_timeout
+        self.latest: dict[str, int] = {}
+        """Each session's newest logged sequence."""
+        self.marks: dict[str, int] = {}
+        """Each session's "published up to": every sequence up to it is acknowledged."""
+        self.stream_sequences: dict[str, int] = {}
+        """The stream sequence of each session's last acknowledged event (this run)."""
+        self.republished = 0
+        self._sent: dict[str, int] = {}
+        self._queue: deque[tuple[str, int, bytes]] = deque()
+        self._live = False  # the queue holds every event past `_sent` (else: read the logs)
+        self._window: deque[tuple[str, int, asyncio.Future[Any], float]] = deque()
+        self._wake = asyncio.Event()
+        self._progress = asyncio.Event()
+        self._stream_id: str | None = None
+        self._marks_dirty = False
+        self._marks_written = 0.0
+        self.before: Callable[[], Awaitable[None]] | None = None
+        """Awaited before each batch is published (the host: its control subject is served
+        before a permission request it could answer goes out)."""
+        link.watchers.append(self._link_changed)
+
+    # -- the engine's side ---------------------------------------------------------------------
+    def heard(self, event: Event) -> None:
+        session_id = event.session_id
+        self.latest[session_id] = event.sequence
+        if self._live:
+            if len(self._queue) >= MAX_QUEUED:
+                self._live = False
+                self._queue.clear()
+            else:
+                self._queue.append((session_id, event.sequence, event.to_json()))
+        self._wake.set()
+
+    def note_stored(self, session_id: str, last_sequence: int) -> None:
+        """A session whose log already holds `last_sequence` events (one reopened at start)."""
+        if last_sequence > self.latest.get(session_id, 0):
+            self.latest[session_id] = last_sequence
+            self._wake.set()
+
+    def published_all(self) -> bool:
+        return all(self.marks.get(sid, 0) >= seq for sid, seq in self.latest.items())
+
+    async def flushed(self, timeout: float) -> bool:
+        """Wait until every logged event is acknowledged, or `timeout` passed; whether it was."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.published_all():
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            self._progress.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._progress.wait(), left)
+        return True
+
+    # -- the loop ------------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Publish for ever (cancel to stop); outages are waited out."""
+        while True:
+            await self.link.connected.wait()
+            try:
+                await self._start_up()
+                await self._publish()
+            except _Outage:
+                self._drop_in_flight()
+                if self.link.connected.is_set():  # a late ack on a live link: try again shortly
+                    await asyncio.sleep(0.2)  # a retry's pause
+
+    async def _start_up(self) -> None:
+        if self._stream_id is None:
+            await self._ensure_stream()
+            await self._read_marks()
+
+    async def _ensure_stream(self) -> None:
+        stream = self.link.stream
+        assert stream is not None
+        config = StreamConfig(
+            name=STREAM,
+            subjects=[ALL_EVENTS],
+            storage=StorageType.FILE,
+            duplicate_window=DUPLICATE_WINDOW_S,
+            max_age=self.settings.max_age_s,
+            max_bytes=self.settings.max_bytes,
+            discard=DiscardPolicy.OLD,
+        )
+        try:
+            try:
+                info = await stream.stream_info(STREAM)
+                info = await stream.update_stream(config)
+            except NotFoundError:
+                info = await stream.add_stream(config)
+        except Exception as error:
+            raise _Outage(str(error)) from None
+        self._stream_id = f"{STREAM}@{info.created}"
+
+    async def _read_marks(self) -> None:
+        """The marks of this stream from the marks file, raised to the stream's last messages."""
+        kept: dict[str, int] = {}
+        try:
+            data = json.loads(self._marks_path().read_text())
+            if data.get("stream") == self._stream_id:
+                kept = {str(k): int(v) for k, v in data.get("marks", {}).items()}
+        except (OSError, ValueError, AttributeError, TypeError):
+            pass
+        stream = self.link.stream
+        assert stream is not None
+        for session_id in list(self.latest):
+            mark = kept.get(session_id, 0)
+            try:
+                last = await stream.get_last_msg(STREAM, events_subject(self.host, session_id))
+                found = sequence_of((last.headers or {}).get(MSG_ID_HEADER, ""))
+                if found is not None and found[0] == session_id:
+                    mark = max(mark, found[1])
+                    self.stream_sequences[session_id] = last.seq or 0
+            except NotFoundError:
+                pass
+            except Exception as error:
+                raise _Outage(str(error)) from None
+            self.marks[session_id] = max(mark, self.marks.get(session_id, 0))
+        self._sent = dict(self.marks)
+
+    def _marks_path(self) -> Path:
+        return self.sessions_dir / ".bus-marks" / f"{self.host}.json"
+
+    def write_marks(self) -> None:
+        """Keep the marks on disk (whole, by rename)."""
+        if self._stream_id is None:
+            return
+        path = self._marks_path()
+        try:
+            path.parent.mkdir(exist_ok=True)
+            temporary = path.with_name(f".{path.name}.{os.getpid()}")
+            temporary.write_bytes(orjson.dumps({"stream": self._stream_id, "marks": self.marks}))
+            os.replace(temporary, path)
+        except OSError:
+            return  # the stream's last messages say the same at the next start
+        self._marks_dirty = False
+
+    async def _publish(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            if self.before is not None:
+                await self.before()
+            if not self._live:
+                self._live = True  # from now on the queue hears everything; the logs give the rest
+                self._queue.clear()
+                await self._catch_up()
+            while self._queue:
+                session_id, sequence, line = self._queue.popleft()
+                sent = self._sent.get(session_id, 0)
+                if sequence <= sent:
+                    continue
+                if sequence > sent + 1:  # the queue was dropped meanwhile: the log has the rest
+                    await self._from_log(session_id, sequence - 1)
+                await self._send(session_id, sequence, line)
+                if not self._live:
+                    break
+            if not self._live:
+                continue
+            self._settle_done()
+            if self._marks_dirty and loop.time() - self._marks_written >= MARKS_EVERY_S:
+                self._marks_written = loop.time()
+                self.write_marks()
+            if not self._queue and self._live:
+                self._wake.clear()
+                if self._window:  # an acknowledgement, a new event, or the oldest is late
+                    oldest = self._window[0][3]
+                    left = oldest + self.ack_timeout - loop.time()
+                    if left <= 0:
+                        raise _Outage("no acknowledgement")
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), left)
+                elif self._marks_dirty:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), MARKS_EVERY_S)
+                else:
+                    await self._wake.wait()
+
+    async def _catch_up(self) -> None:
+        for session_id, latest in list(self.latest.items()):
+            if self._sent.get(session_id, 0) < latest:
+                before = self._sent.get(session_id, 0)
+                await self._from_log(session_id, latest)
+                self.republished += self._sent.get(session_id, 0) - before
+
+    async def _from_log(self, session_id: str, upto: int) -> None:
+        """Publish the session's logged events past what was sent, up to `upto`."""
+        path = self.sessions_dir / f"{session_id}.jsonl"
+        sent = self._sent.get(session_id, 0)
+        try:
+            lines = list(iter_lines(path))
+        except OSError:
+            return
+        for _, line, complete in lines:
+            if not complete or not line.strip():
+                continue
+            try:
+                sequence = int(orjson.loads(line)["sequence"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a line the store would not have written; hydration names it
+            if sequence <= sent:
+                continue
+            if sequence > upto:
+                break
+            await self._send(session_id, sequence, line)
+            sent = sequence
+
+    async def _send(self, session_id: str, sequence: int, line: bytes) -> None:
+        if not self.link.connected.is_set():
+            raise _Outage("the link is down")
+        stream = self.link.stream
+        assert stream is not None
+        try:
+            future = await stream.publish_async(
+                events_subject(self.host, session_id),
+                line,
+                headers={MSG_ID_HEADER: message_id(session_id, sequence)},
+            )
+        except Exception as error:
+            raise _Outage(str(error)) from None
+        future.add_done_callback(self._acknowledged)
+        self._window.append((session_id, sequence, future, asyncio.get_running_loop().time()))
+        self._sent[session_id] = sequence
+        if len(self._window) >= self.window_size:
+            self._settle_done()
+            if len(self._window) >= self.window_size:
+                await self._settle_oldest()
+
+    def _acknowledged(self, _future: asyncio.Future[Any]) -> None:
+        self._wake.set()
+
+    def _settle_done(self) -> None:
+        """Settle the acknowledged publishes at the head of the window (never waits)."""
+        window = self._window
+        while window and window[0][2].done():
+            session_id, sequence, future, _ = window[0]
+            if future.cancelled():
+                raise _Outage("the link went away")
+            error = future.exception()
+            if error is not None:
+                raise _Outage(str(error))
+            window.popleft()
+            self._settled(session_id, sequence, future.result())
+
+    async def _settle_oldest(self) -> None:
+        """Wait for the oldest publish's acknowledgement (the window is full)."""
+        _, _, future, sent_at = self._window[0]
+        left = max(0.0, sent_at + self.ack_timeout - asyncio.get_running_loop().time())
+        try:
+            await asyncio.wait_for(asyncio.shield(future), left)
+        except (TimeoutError, asyncio.CancelledError) as error:
+            if isinstance(error, asyncio.CancelledError) and not future.cancelled():
+                raise
+            raise _Outage("no acknowledgement") from None
+        except Exception as error:
+            raise _Outage(str(error)) from None
+        self._settle_done()
+
+    def _settled(self, session_id: str, sequence: int, ack: Any) -> None:
+        if sequence > self.marks.get(session_id, 0):
+            self.marks[session_id] = sequence
+            self.stream_sequences[session_id] = int(getattr(ack, "seq", 0) or 0)
+            self._marks_dirty = True
+            self._progress.set()
+
+    def _drop_in_flight(self) -> None:
+        for _, _, future, _ in self._window:
+            if not future.done():
+                future.cancel()
+        self._window.clear()
+        self._queue.clear()
+        self._live = False
+        self._sent = dict(self.marks)
+
+    def _link_changed(self, up: bool) -> None:
+        if not up:
+            for _, _, future, _ in self._window:
+                if not future.done():
+                    future.cancel()  # the settle in progress sees an outage at once
+        self._wake.set()

@@ -1,0 +1,214 @@
+"""The bus's commands: `agent-tui serve` (a headless host) and `agent-tui run --bus` (a scenario
+run that publishes its events and, with `--approve ask`, waits for an attached dashboard).
+
+Invariants:
+- a bus that cannot be used at the start of `serve` (no server, a wrong URL, refused
+  credentials, the host's name held by another process, no nats-server binary for the private
+  server) is one line on stderr naming the URL without any secret, and exit status 2;
+- `run --bus` never fails because of the bus: it says so on stderr, runs, logs, and publishes
+  when the bus is there (the logs have everything; the next host on them publishes the rest);
+- both stop on SIGINT, SIGTERM and SIGHUP the way `run` does: every turn is cancelled and logs
+  its end, which is published before the process leaves (for a bounded time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+from agent_tui.cli.status import EXIT_OK, EXIT_USAGE, fail, say, sessions_dir_error
+
+
+class _Refused(Exception):
+    """A setting or the bus itself refused the command; the message is the line to show."""
+
+
+def _stderr(line: str) -> None:
+    try:
+        say(f"agent-tui: {line}", sys.stderr)
+    except OSError:
+        pass  # stderr is gone with the terminal: the host goes on
+
+
+def bus_settings_for(flag_url: str | None, flag_host: str | None, *, start_private: bool) -> Any:
+    """The bus settings of the flags, the environment and the config file, with the private
+    server's address and token when that is the bus. Raises _Refused."""
+    from agent_tui.bus.config import LOCAL, BusConfigError, bus_settings
+    from agent_tui.bus.local_server import LocalServerError, ensure_local_server, running_local_server
+    from agent_tui.providers.config import ConfigError, load_config
+
+    try:
+        settings = bus_settings(load_config(), flag_url=flag_url, flag_host=flag_host)
+    except (ConfigError, BusConfigError) as error:
+        raise _Refused(str(error)) from None
+    if settings.url is None and not start_private:
+        raise _Refused("--host goes with --bus URL|local (or [bus] url in the config file)")
+    if settings.url is None:
+        try:
+            info, started = ensure_local_server()
+        except LocalServerError as error:
+            raise _Refused(str(error)) from None
+        if started:
+            _stderr(
+                f"started a private bus at {info.url} (nats-server pid {info.pid}; it stays up for later hosts)"
+            )
+        return dataclasses.replace(settings, url=info.url, token=info.token)
+    if settings.url == LOCAL:
+        running = running_local_server()
+        if running is None:
+            raise _Refused(
+                "no private bus runs on this machine: start `agent-tui serve` first, or give --bus URL"
+            )
+        return dataclasses.replace(settings, url=running.url, token=running.token)
+    return settings
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """`agent-tui serve`: the workbench on a project, headless, its agents offered on the bus."""
+    import anyio
+
+    from agent_tui.cli.dashboard import _acp_agents, _model_choices
+    from agent_tui.providers.config import ConfigError
+    from agent_tui.runtime.session_dirs import default_sessions_dir
+
+    project = (args.serve_cwd or Path.cwd()).expanduser().resolve()
+    if not project.is_dir():
+        return fail(f"{project}: no such directory", EXIT_USAGE)
+    try:
+        settings = bus_settings_for(args.bus, args.host, start_private=True)
+        external = _acp_agents(None)
+        models, _ = _model_choices(args)
+    except _Refused as error:
+        return fail(str(error), EXIT_USAGE)
+    except (ConfigError, ValueError) as error:
+        return fail(str(error), EXIT_USAGE)
+    sessions_dir = args.serve_sessions_dir or default_sessions_dir(project)
+    problem = sessions_dir_error(sessions_dir)
+    if problem is not None:
+        return fail(problem)
+    sessions_dir.mkdir(parents=True, exist_ok=True)
+    has_agents = external is not None and bool(external.names())
+    return anyio.run(_serve, settings, project, sessions_dir, models, external if has_agents else None)
+
+
+async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[Any], external: Any) -> int:
+    import anyio
+
+    from agent_tui.bus.config import default_name
+    from agent_tui.bus.host import BusHost, BusUnreachable, EngineActions, NameTaken
+    from agent_tui.bus.host_prompter import BusPrompter
+    from agent_tui.runtime.stop_signals import listen_for_stop_signals
+    from agent_tui.runtime.workbench import Workbench
+
+    name = settings.host or default_name()
+    prompter = BusPrompter()
+    host = BusHost(
+        settings, name=name, kind="serve", sessions_dir=sessions_dir, say=_stderr, prompter=prompter
+    )
+    try:
+        await host.start(required=True)
+    except (BusUnreachable, NameTaken) as error:
+        await host.close(0)
+        return fail(str(error), EXIT_USAGE)
+    stop = anyio.Event()
+    stopped_by: list[int] = []
+
+    def on_signal(number: int) -> None:
+        stopped_by.append(number)
+        stop.set()
+
+    undo = listen_for_stop_signals(on_signal)
+    workbench = Workbench.for_project(
+        project=project, sessions_dir=sessions_dir, models=models, prompter=prompter, external=external
+    )
+    try:
+        async with workbench.serving():
+            actions = EngineActions(workbench.engine, host.publisher, workbench=workbench, project=project)
+            host.attach(workbench.engine, actions)
+            for problem in await workbench.hydrate(lambda _event: None):
+                _stderr(problem)
+            _stderr(
+                f"host {name} serves {sessions_dir} on the bus at {settings.shown_url()} "
+                f"({len(workbench.engine.sessions())} sessions open); stop it with Ctrl-C"
+            )
+            await stop.wait()
+            await workbench.close()
+    finally:
+        await host.close()
+        workbench.close_store()
+        await workbench.close_models()
+        undo()
+    if stopped_by:
+        from agent_tui.cli.commands import stopped
+
+        return stopped(stopped_by[0])
+    return EXIT_OK
+
+
+def cmd_run_on_bus(args: argparse.Namespace) -> int:
+    """`agent-tui run SCENARIO --bus URL|local`: `run`, with its host on the bus."""
+    from agent_tui.bus.config import BusConfigError, default_name, parse_duration
+    from agent_tui.bus.host_prompter import BusPrompter
+    from agent_tui.cli.commands import cmd_run
+
+    if args.run_sessions_dir is None:
+        return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
+    timeout = None
+    if args.ask_timeout is not None:
+        if args.approve != "ask":
+            return fail("--ask-timeout goes with --approve ask", EXIT_USAGE)
+        try:
+            timeout = parse_duration(args.ask_timeout, "--ask-timeout")
+        except BusConfigError as error:
+            return fail(str(error), EXIT_USAGE)
+    try:
+        settings = bus_settings_for(args.run_bus, args.run_host, start_private=False)
+    except _Refused as error:
+        return fail(str(error), EXIT_USAGE)
+    name = settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
+    prompter = BusPrompter(timeout) if args.approve == "ask" else None
+
+    def play(headless: Any) -> Any:
+        import anyio
+
+        return anyio.run(_play_on_bus, headless, settings, name, prompter)
+
+    return cmd_run(
+        args.scenario,
+        args.run_sessions_dir,
+        "deny" if args.approve == "ask" else args.approve,
+        args.workspace,
+        args.quiet,
+        trust_project_rules=args.trust_project_rules,
+        prompter=prompter,
+        play=play,
+    )
+
+
+async def _play_on_bus(headless: Any, settings: Any, name: str, prompter: Any) -> Any:
+    from agent_tui.bus.host import BusHost, EngineActions
+
+    host = BusHost(
+        settings, name=name, kind="run", sessions_dir=headless.sessions_dir, say=_stderr, prompter=prompter
+    )
+    await host.start(required=False)
+    inner = headless.listener
+
+    def listener(run: Any) -> Any:
+        host.attach(run.engine, EngineActions(run.engine, host.publisher))
+        return inner(run)
+
+    headless.listener = listener
+    _stderr(f"run {name} publishes on the bus at {settings.shown_url()}")
+    try:
+        return await headless.play()
+    finally:
+        if not await host.close():
+            _stderr(
+                f"the bus at {settings.shown_url()} did not take every event before the run ended; "
+                "the logs have them all"
+            )

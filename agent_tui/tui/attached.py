@@ -1,0 +1,368 @@
+"""`AttachedRun`: the dashboard's run when it is attached to hosts on a bus (`agent-tui attach`).
+
+It offers the screens the surface a `LiveRun` offers (state, redraws, approvals, stop, send, new
+agents, close), over an `AttachedBus`: the state is the bus's (folded by the same reducer from
+the stream), and every action is a control request to the host that runs the session.
+
+Invariants:
+- a control returns at once with what the screen says now (the request is sent in the
+  background); what the host answers later that the screen did not say, a refusal or no answer
+  at all, arrives as `RemoteActionFailed` (the app shows it); a retry of an action that got no
+  answer is the same request (`RemoteWorkbench`);
+- an action on a session whose host is unreachable, or while the bus is away, is refused at
+  once with a sentence saying so, never sent;
+- `shutdown` closes the connection and stops nothing on any host;
+- every change the bus reports marks the state dirty; the screen redraws on the app's timer,
+  at once when a request starts waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+
+import anyio
+from textual.message import Message
+
+from agent_tui.events import Event
+from agent_tui.ports import (
+    AcpPermissionRequest,
+    AgentSpec,
+    AttachedBus,
+    BusUnreachable,
+    ModelChoice,
+    PermissionAnswer,
+    ProjectRulesState,
+    RemoteOutcome,
+    RunResult,
+    SendRefused,
+    Sent,
+)
+from agent_tui.reducer import DashboardState
+from agent_tui.tui.messages import AgentStarted, AgentStartFailed, LiveRunFinished, RemoteActionFailed
+
+HOST_DEFAULT_MODEL = "host default"
+"""The one model the new-agent form offers on a host: the one it is configured with."""
+
+
+def _no_provider() -> object:
+    raise RuntimeError("an attached dashboard runs no model: the host does")
+
+
+def local_time(moment: datetime) -> str:
+    return moment.astimezone().strftime("%H:%M:%S")
+
+
+class AttachedRun:
+    """The run an attached dashboard shows and controls (see the module docstring).
+
+    Args:
+        bus: the bus (opened by `play`).
+        post: delivers messages to the UI (the app's `post_message`).
+    """
+
+    remote = True
+
+    def __init__(
+        self,
+        bus: AttachedBus,
+        post: Callable[[Message], object],
+        *,
+        time_text: Callable[[datetime], str] = local_time,
+    ) -> None:
+        self.bus = bus
+        self.time_text = time_text
+        self.selected: Callable[[], str | None] = lambda: None
+        """The session selected on the screen (a new agent starts on its host)."""
+        self._post = post
+        self.sessions_dir: Path | None = None
+        self.project: Path | None = Path.cwd()
+        self.models = [ModelChoice(HOST_DEFAULT_MODEL, "the model the host is configured with", _no_provider)]  # type: ignore[arg-type]
+        self.workbench = None
+        self.finished = False
+        self.target_host: str | None = None
+        """Where the next new agent starts (None: the selected session's host, else the first)."""
+        self._redraw: Callable[[], None] | None = None
+        self._redraw_seconds = 0.0
+        self._redrawn_at = float("-inf")
+        self._changed = False
+        self._asked = True
+        self._closing: anyio.Event | None = None
+        self._close_requested = False
+        self._problems_told = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def state(self) -> DashboardState:
+        return self.bus.state
+
+    # -- running -------------------------------------------------------------------------------
+    async def play(self) -> RunResult | None:
+        """Open the bus and follow it until `shutdown`."""
+        self._closing = anyio.Event()
+        if self._close_requested:
+            self._closing.set()
+        unsubscribe = self.bus.listen(self._on_change)
+        try:
+            try:
+                await self.bus.open()
+            except BusUnreachable as error:
+                self._post(LiveRunFinished("The bus is away.", error=str(error)))
+                return None
+            await self._closing.wait()
+        finally:
+            unsubscribe()
+            with anyio.CancelScope(shield=True):
+                await self.bus.close()
+            self.finished = True
+        return None
+
+    async def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop following the bus; nothing on any host is stopped."""
+        self._close_requested = True
+        if self._closing is not None:
+            self._closing.set()
+        with anyio.move_on_after(timeout):
+            while not self.finished and self._closing is not None:
+                await anyio.sleep(0.01)  # play's finally closes the connection
+
+    def _on_change(self, event: Event | None) -> None:
+        self._changed = True
+        if event is None or (event.type == "permission.resolved" and event.payload.get("decision") == "ask"):
+            self._asked = True
+        while self._problems_told < len(self.bus.problems):
+            self._post(
+                RemoteActionFailed(
+                    self.bus.problems[self._problems_told], title="The bus sent something unreadable"
+                )
+            )
+            self._problems_told += 1
+        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._redraw_seconds:
+            try:
+                self._redraw()
+            except Exception:
+                self._redraw = None
+                self._asked = True
+
+    @property
+    def dirty(self) -> bool:
+        if self._asked:
+            return True
+        return self._changed and time.monotonic() - self._redrawn_at >= self._redraw_seconds
+
+    @dirty.setter
+    def dirty(self, dirty: bool) -> None:
+        if dirty:
+            self._asked = True
+        else:
+            self._asked = self._changed = False
+            self._redrawn_at = time.monotonic()
+
+    def redraw_every(self, seconds: float, redraw: Callable[[], None]) -> None:
+        self._redraw_seconds = seconds
+        self._redraw = redraw
+
+    # -- what the screens ask --------------------------------------------------------------------
+    def status(self) -> str:
+        """The summary bar's words for the bus: where, and whether it is there."""
+        if self.bus.is_open and self.bus.connected and not self.bus.live:
+            return f"attached · {self.bus.target.shown} · catching up"
+        return f"attached · {self.bus.target.shown}"
+
+    def trouble(self) -> str:
+        """What is wrong with the bus now, for the summary bar ("" when nothing is)."""
+        if not self.bus.connected and self.bus.disconnected_since is not None:
+            return f"bus disconnected since {self.time_text(self.bus.disconnected_since)}"
+        return ""
+
+    def host_label(self, host: str) -> str:
+        view = self.bus.host(host)
+        if view.unreachable_since is not None:
+            return f"{host} · unreachable since {self.time_text(view.unreachable_since)}"
+        if view.presence is None:
+            return f"{host} · no heartbeat"
+        return host
+
+    def groups(self, state: DashboardState, roots: list[str]) -> list[tuple[str, list[str]]]:
+        """Root sessions under a line per host, hosts by name (the session tree's grouping)."""
+        by_host: dict[str, list[str]] = {}
+        for root in roots:
+            by_host.setdefault(self.bus.host_of(root) or "?", []).append(root)
+        return [(self.host_label(host), by_host[host]) for host in sorted(by_host)]
+
+    def mark(self, session_id: str) -> str | None:
+        """What the tree says after a session whose host cannot be reached."""
+        host = self.bus.host_of(session_id)
+        if host is None or not self.bus.connected:
+            return None
+        return None if self.bus.host(host).reachable else "host unreachable"
+
+    def log_of(self, session_id: str) -> Path | None:
+        """The session's log, when its host keeps it on this machine's disk."""
+        host = self.bus.host_of(session_id)
+        presence = self.bus.host(host).presence if host is not None else None
+        if presence is None or presence.presence is None:
+            return None
+        path = Path(presence.presence.sessions_dir) / f"{session_id}.jsonl"
+        return path if path.is_file() else None
+
+    def is_external(self, client: str | None) -> bool:
+        return client not in (None, "agent-tui")
+
+    def external_agents(self) -> list[tuple[str, str]]:
+        return []
+
+    def project_rules(self) -> ProjectRulesState | None:
+        return None
+
+    def check_project_rules(self) -> None:
+        return None
+
+    def accept_project_rules(self, digest: str) -> bool:
+        return False
+
+    def running_turns(self) -> int:
+        return 0  # quitting an attached dashboard stops nothing: nothing runs here
+
+    def waiting_request(self, session_id: str, request_id: str) -> AcpPermissionRequest | None:
+        return None  # an external agent's own options stay on its host
+
+    def _refusal(self, session_id: str | None) -> str | None:
+        """Why an action on `session_id` cannot be sent now (None: it can)."""
+        if self.finished or not self.bus.is_open:
+            return "The dashboard is not attached to the bus."
+        if not self.bus.connected:
+            return "The bus is disconnected; try again when it is back."
+        if session_id is None:
+            return None
+        host = self.bus.host_of(session_id)
+        if host is None:
+            return "No host publishes that session."
+        if not self.bus.host(host).reachable:
+            return f"Host {host} is unreachable."
+        return None
+
+    def _send(self, what: str, request: Awaitable[RemoteOutcome], *, say_done: bool = False) -> None:
+        async def wait() -> None:
+            outcome = await request
+            if not outcome.answered or not outcome.ok:
+                self._post(
+                    RemoteActionFailed(outcome.sentence(what), title=f"{what.capitalize()} · {outcome.host}")
+                )
+            elif say_done and outcome.message:
+                self._post(
+                    RemoteActionFailed(outcome.message, title=what.capitalize(), severity="information")
+                )
+
+        self._background(wait)
+
+    def _background(self, job: Callable[[], Awaitable[None]]) -> None:
+        task: asyncio.Task[None] = asyncio.ensure_future(job())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- controls --------------------------------------------------------------------------------
+    def is_waiting(self, session_id: str, request_id: str) -> bool:
+        session = self.state.sessions.get(session_id)
+        return session is not None and request_id in session.pending and self._refusal(session_id) is None
+
+    def answer(self, session_id: str, request_id: str, answer: PermissionAnswer) -> bool:
+        host = self.bus.host_of(session_id)
+        if host is None or not self.is_waiting(session_id, request_id):
+            return False
+        self._send("answer", self.bus.control.answer(host, session_id, request_id, answer))
+        return True
+
+    def stop_subtree(self, session_id: str) -> int:
+        refusal = self._refusal(session_id)
+        host = self.bus.host_of(session_id)
+        if refusal is not None or host is None:
+            self._post(RemoteActionFailed(refusal or "No host publishes that session.", title="Stop"))
+            return 0
+        running = [sid for sid in self._family(session_id) if self._running(sid)]
+        if running:
+            self._send("stop", self.bus.control.stop_subtree(host, session_id))
+        return len(running)
+
+    def stop_all(self) -> int:
+        refusal = self._refusal(None)
+        if refusal is not None:
+            self._post(RemoteActionFailed(refusal, title="Stop all"))
+            return 0
+        stopped = 0
+        for host in self.bus.hosts():
+            running = [
+                sid
+                for sid in self.state.sessions
+                if self.bus.host_of(sid) == host.name and self._running(sid)
+            ]
+            if running and host.reachable:
+                stopped += len(running)
+                self._send("stop all", self.bus.control.stop_all(host.name))
+        return stopped
+
+    def send(self, session_id: str, text: str) -> Sent | SendRefused:
+        refusal = self._refusal(session_id)
+        host = self.bus.host_of(session_id)
+        if refusal is not None or host is None:
+            return SendRefused(refusal or "No host publishes that session.")
+        session = self.state.sessions[session_id]
+        if self._running(session_id) and not self.is_external(session.client):
+            self._send("steer", self.bus.control.steer(host, session_id, text))
+            return Sent("steered")
+        self._send("follow-up", self.bus.control.follow_up(host, session_id, text))
+        return Sent("started")
+
+    async def start_agent(self, spec: AgentSpec) -> str | None:
+        host = self.new_agent_host(self.selected())
+        refusal = self._refusal(None) or (None if host is not None else "No host is on the bus.")
+        if refusal is not None or host is None:
+            self._post(AgentStartFailed(spec, refusal or "No host is on the bus."))
+            return None
+        if spec.model == HOST_DEFAULT_MODEL:
+            spec = AgentSpec(spec.prompt, spec.cwd, spec.name, None, spec.own_worktree, spec.acp)
+        outcome = await self.bus.control.new_agent(host, spec)
+        if not outcome.answered or not outcome.ok:
+            self._post(AgentStartFailed(spec, outcome.sentence(f"new agent on {host}")))
+            return None
+        session_id = outcome.detail.get("sessionId")
+        if isinstance(session_id, str):
+            self._post(AgentStarted(session_id))
+            return session_id
+        return None
+
+    def new_agent_host(self, selected: str | None = None) -> str | None:
+        """The host a new agent starts on: the one picked, else the selected session's, else the
+        first reachable one."""
+        if self.target_host is not None:
+            return self.target_host
+        if selected is not None and self.bus.host_of(selected) is not None:
+            return self.bus.host_of(selected)
+        reachable = [host.name for host in self.bus.hosts() if host.reachable]
+        return reachable[0] if reachable else None
+
+    async def close_session(self, session_id: str) -> str | None:
+        """Ask the session's host to close it; a problem in one sentence, or None."""
+        refusal = self._refusal(session_id)
+        host = self.bus.host_of(session_id)
+        if refusal is not None or host is None:
+            return refusal or "No host publishes that session."
+        outcome = await self.bus.control.close(host, session_id)
+        return None if outcome.answered and outcome.ok else outcome.sentence("close")
+
+    def _running(self, session_id: str) -> bool:
+        session = self.state.sessions.get(session_id)
+        return session is not None and bool(session.turns) and session.turns[-1].stop_reason is None
+
+    def _family(self, session_id: str) -> list[str]:
+        found = [session_id]
+        stack = list(self.state.children(session_id))
+        while stack:
+            child = stack.pop()
+            if child not in found:
+                found.append(child)
+                stack.extend(self.state.children(child))
+        return found

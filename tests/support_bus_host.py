@@ -1,0 +1,114 @@
+"""Helpers for the host side's tests: a host on an engine of scripted agents, and what the
+stream holds, read back whole."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import nats
+from nats.js import JetStreamContext
+
+from agent_tui.bus.protocol import (
+    MSG_ID_HEADER,
+    STREAM,
+    Caller,
+    ControlReply,
+    ControlRequest,
+    control_subject,
+)
+from agent_tui.store.jsonl import iter_lines
+
+
+def log_lines(sessions_dir: Path) -> dict[str, list[bytes]]:
+    """Every complete line of every log, by session."""
+    return {
+        path.stem: [line for _, line, complete in iter_lines(path) if complete]
+        for path in sorted(sessions_dir.glob("*.jsonl"))
+    }
+
+
+async def stream_lines(stream: JetStreamContext) -> tuple[dict[str, list[bytes]], list[str]]:
+    """What the events stream holds, by session (in stream order), and every message id."""
+    info = await stream.stream_info(STREAM)
+    by_session: dict[str, list[bytes]] = defaultdict(list)
+    ids: list[str] = []
+    if info.state.messages == 0:
+        return {}, []
+    subscription = await stream.subscribe(">", ordered_consumer=True, stream=STREAM)
+    try:
+        for _ in range(info.state.messages):
+            message = await subscription.next_msg(timeout=10)
+            msg_id = (message.headers or {}).get(MSG_ID_HEADER, "")
+            ids.append(msg_id)
+            by_session[msg_id.rpartition(":")[0]].append(message.data)
+    finally:
+        await subscription.unsubscribe()
+    return dict(by_session), ids
+
+
+async def reader(url: str, token: str | None = None) -> tuple[nats.NATS, JetStreamContext]:
+    client = await nats.connect(url, token=token, connect_timeout=5)
+    return client, client.jetstream()
+
+
+def host_env(tmp_path: Path, config: str = "", **extra: str) -> dict[str, str]:
+    """An environment of the test's own: no config of the person running the tests (the sandbox
+    off, plus `config`), private runtime and data dirs."""
+    import os
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_TUI", "XDG_", "NATS"))}
+    for name in ("run", "data", "tmp"):
+        (tmp_path / name).mkdir(exist_ok=True, mode=0o700)
+    path = tmp_path / f"config-{len(list(tmp_path.glob('config-*.toml')))}.toml"  # each env its own
+    path.write_text("[sandbox]\nenabled = false\n" + config)
+    base.update(
+        AGENT_TUI_CONFIG=str(path),
+        XDG_RUNTIME_DIR=str(tmp_path / "run"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        TMPDIR=str(tmp_path / "tmp"),
+    )
+    base.update(extra)
+    return base
+
+
+def start_agent_tui(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent_tui", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def wait_for_line(process: subprocess.Popen[str], words: str) -> list[str]:
+    """stderr's lines up to the first holding `words` (fails if the process ends first)."""
+    assert process.stderr is not None
+    seen: list[str] = []
+    for line in process.stderr:
+        seen.append(line)
+        if words in line:
+            return seen
+    raise AssertionError(f"the process ended ({process.wait()}) before saying {words!r}: {seen}")
+
+
+async def control(
+    client: nats.NATS, host: str, action: str, *, request_id: str, dashboard: str = "laptop", **fields: Any
+) -> ControlReply:
+    """One control request, as a dashboard sends it, and the host's reply."""
+    request = ControlRequest(
+        id=request_id,
+        action=action,  # type: ignore[arg-type]
+        by=Caller(dashboard=dashboard, user="ana", host="laptop-machine"),
+        sessionId=fields.pop("session_id", None),
+        args=fields,
+    )
+    reply = await client.request(
+        control_subject(host), request.model_dump_json(by_alias=True).encode(), timeout=10
+    )
+    return ControlReply.model_validate_json(reply.data)

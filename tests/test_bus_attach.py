@@ -1,0 +1,300 @@
+"""An attached dashboard against a real JetStream server: it folds what hosts published into the
+state a replay of their logs gives, never folds a gap or a duplicate, survives the server's
+death, sees hosts go quiet, and asks hosts for actions with retriable requests."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import nats
+import orjson
+import pytest
+from nats.aio.client import Client
+from support_bus import (
+    CheckedFold,
+    ControlResponder,
+    dump_of,
+    ensure_stream,
+    heartbeat,
+    log_lines,
+    logs_of_a_real_run,
+    publish_lines,
+    replay_dump,
+)
+from support_nats import NatsServer, nats_server
+
+from agent_tui.bus.attach import AttachedBus
+from agent_tui.bus.attach_target import BusTarget
+from agent_tui.bus.consumer import StartAt
+from agent_tui.bus.protocol import MSG_ID_HEADER, events_subject
+from agent_tui.events import event_from_json
+
+__all__ = ["nats_server"]
+
+pytestmark = pytest.mark.anyio
+WAIT_S = 30.0
+
+
+@pytest.fixture(scope="module")
+def run_logs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The logs of one real `agent-tui run` of the sample scenario."""
+    return logs_of_a_real_run(tmp_path_factory.mktemp("run") / "sessions")
+
+
+@pytest.fixture
+def second_run_logs(tmp_path: Path) -> Iterator[list[Path]]:
+    yield logs_of_a_real_run(tmp_path / "second" / "sessions", approve="deny")
+
+
+async def until(bus: AttachedBus, condition: Callable[[], bool], what: str) -> None:
+    """Wait for `condition`, checked at each change the bus reports."""
+    changed = asyncio.Event()
+    unsubscribe = bus.listen(lambda _event: changed.set())
+    try:
+        async with asyncio.timeout(WAIT_S):
+            while not condition():
+                changed.clear()
+                await changed.wait()
+    except TimeoutError:
+        pytest.fail(f"never came: {what}")
+    finally:
+        unsubscribe()
+
+
+async def client(server: NatsServer) -> Client:
+    return await nats.connect(server.url)
+
+
+async def test_a_late_attach_shows_what_a_replay_of_the_hosts_logs_shows(
+    nats_server: NatsServer, run_logs: list[Path], second_run_logs: list[Path]
+) -> None:
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await ensure_stream(js)
+    await publish_lines(js, "build-box", log_lines(run_logs))
+    await publish_lines(js, "laptop", log_lines(second_run_logs))
+    fold = CheckedFold()
+    bus = AttachedBus(BusTarget(nats_server.url), fold=fold)
+    await bus.open()
+    try:
+        await until(bus, lambda: bus.live, "the stream read to its end")
+        assert dump_of(bus.state) == replay_dump(run_logs + second_run_logs)
+        assert {bus.host_of(sid) for sid in bus.state.sessions} == {"build-box", "laptop"}
+        assert [h.name for h in bus.hosts()] == ["build-box", "laptop"]
+        assert not fold.bad and fold.folded == len(log_lines(run_logs + second_run_logs))
+    finally:
+        await bus.close()
+        await publisher.close()
+
+
+async def test_gaps_and_duplicates_never_reach_the_reducer(
+    nats_server: NatsServer, run_logs: list[Path]
+) -> None:
+    """A host that republishes past the duplicate window (a repeat the stream keeps) and out of
+    order (a hole filled later): the fold still sees each session's sequence once, in order."""
+    lines = log_lines(run_logs)
+    shuffled = list(lines)
+    random.Random(21).shuffle(shuffled)
+    repeats = random.Random(7).sample(lines, 40)
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await ensure_stream(js)
+    for line in [*shuffled[:90], *repeats, *shuffled[90:], *repeats]:
+        fields = orjson.loads(line)
+        # No message id: the stream keeps every repeat, as after a window that ran out.
+        await js.publish(events_subject("build-box", fields["sessionId"]), line)
+    fold = CheckedFold()
+    bus = AttachedBus(BusTarget(nats_server.url), fold=fold)
+    await bus.open()
+    try:
+        await until(bus, lambda: fold.folded == len(lines), "every event folded once")
+        assert not fold.bad
+        assert bus.feed.order.duplicates == 2 * len(repeats)
+        assert bus.feed.order.held == 0
+        assert dump_of(bus.state) == replay_dump(run_logs)
+    finally:
+        await bus.close()
+        await publisher.close()
+
+
+async def test_a_hole_is_held_until_the_republish_fills_it(
+    nats_server: NatsServer, run_logs: list[Path]
+) -> None:
+    lines = log_lines(run_logs[:1])
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await ensure_stream(js)
+    await publish_lines(js, "build-box", lines[:3] + lines[4:])
+    fold = CheckedFold()
+    bus = AttachedBus(BusTarget(nats_server.url), fold=fold)
+    await bus.open()
+    try:
+        await until(bus, lambda: bus.live, "the stream read")
+        assert fold.folded == 3  # the events after the hole wait
+        session_id = event_from_json(lines[0]).session_id
+        assert bus.feed.order.holes() == {session_id: (4, len(lines) - 4)}
+        await publish_lines(js, "build-box", lines[3:4])  # the host's republish
+        await until(bus, lambda: fold.folded == len(lines), "the rest folded once the hole filled")
+        assert not fold.bad
+    finally:
+        await bus.close()
+        await publisher.close()
+
+
+async def test_a_message_that_is_not_a_valid_event_is_reported_and_skipped(
+    nats_server: NatsServer, run_logs: list[Path]
+) -> None:
+    lines = log_lines(run_logs[:1])
+    first = event_from_json(lines[0])
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await ensure_stream(js)
+    await js.publish(events_subject("build-box", first.session_id), b"{not json")
+    await js.publish(events_subject("build-box", "sess_someone_else"), lines[0])  # wrong subject
+    await publish_lines(js, "build-box", lines)
+    # Another host claims the session (no message id: the stream would drop it as a repeat).
+    await js.publish(events_subject("intruder", first.session_id), lines[1])
+    bus = AttachedBus(BusTarget(nats_server.url), fold=CheckedFold())
+    await bus.open()
+    try:
+        await until(bus, lambda: len(bus.problems) == 3, "three problems reported")
+        assert "stream sequence 1" in bus.problems[0] and "not an event" in bus.problems[0]
+        assert "holds an event of session" in bus.problems[1]
+        assert "belongs to host build-box" in bus.problems[2]
+        assert dump_of(bus.state) == replay_dump(run_logs[:1])
+    finally:
+        await bus.close()
+        await publisher.close()
+
+
+async def test_attach_from_a_stream_sequence_reads_from_there(
+    nats_server: NatsServer, run_logs: list[Path]
+) -> None:
+    lines = log_lines(run_logs[:1])
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await ensure_stream(js)
+    await publish_lines(js, "build-box", lines)
+    fold = CheckedFold()
+    fold.last[event_from_json(lines[0]).session_id] = 4  # what it had already (from elsewhere)
+    bus = AttachedBus(BusTarget(nats_server.url), fold=fold, start=StartAt(sequence=5))
+    await bus.open()
+    try:
+        await until(bus, lambda: bus.live, "read from sequence 5")
+        assert fold.folded == len(lines) - 4 and not fold.bad
+    finally:
+        await bus.close()
+        await publisher.close()
+
+
+async def test_a_killed_server_loses_and_repeats_nothing(
+    nats_server: NatsServer, run_logs: list[Path], second_run_logs: list[Path]
+) -> None:
+    """The server dies while events stream; the publisher (a host) republishes what it had not
+    seen acknowledged; the dashboard says the bus is away, then catches up, every event once."""
+    lines = log_lines(run_logs + second_run_logs)
+    half = len(lines) // 2
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await ensure_stream(js)
+    await publish_lines(js, "build-box", lines[:half])
+    fold = CheckedFold()
+    bus = AttachedBus(BusTarget(nats_server.url), fold=fold)
+    seen_down: list[bool] = []
+    bus.listen(lambda _event: seen_down.append(not bus.connected))
+    await bus.open()
+    try:
+        await until(bus, lambda: fold.folded == half, "the first half folded")
+        await publisher.close()
+        nats_server.stop()
+        await until(bus, lambda: not bus.connected, "the dashboard notices the bus is away")
+        assert bus.disconnected_since is not None
+        nats_server.start()
+        publisher = await client(nats_server)
+        js = publisher.jetstream()
+        # The host's republish from its mark: the last few again (dedupe drops them), then the rest.
+        await publish_lines(js, "build-box", lines[half - 10 :])
+        await until(bus, lambda: bus.connected, "the dashboard reconnects")
+        await until(bus, lambda: fold.folded == len(lines), "caught up")
+        assert not fold.bad and any(seen_down)
+        assert dump_of(bus.state) == replay_dump(run_logs + second_run_logs)
+    finally:
+        await bus.close()
+        await publisher.close()
+
+
+async def test_a_host_that_stops_heartbeating_is_unreachable_since_its_last_one(
+    nats_server: NatsServer,
+) -> None:
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await heartbeat(js, "build-box", ttl=1.0)
+    await heartbeat(js, "laptop", ttl=1.0)
+    bus = AttachedBus(BusTarget(nats_server.url))
+    await bus.open()
+    try:
+        await until(bus, lambda: [h.name for h in bus.hosts()] == ["build-box", "laptop"], "both hosts")
+        assert all(h.reachable for h in bus.hosts())
+        heard = bus.host("build-box").presence
+        assert heard is not None and heard.presence is not None and heard.presence.machine == "test-machine"
+
+        # laptop keeps heartbeating; build-box goes quiet.
+        async def keep_alive() -> None:
+            while True:
+                await heartbeat(js, "laptop", ttl=1.0)
+                await asyncio.sleep(0.2)
+
+        beating = asyncio.create_task(keep_alive())
+        await until(bus, lambda: not bus.host("build-box").reachable, "build-box unreachable")
+        beating.cancel()
+        since = bus.host("build-box").unreachable_since
+        assert since is not None and since == heard.heard_at
+        assert bus.host("laptop").reachable
+        await heartbeat(js, "build-box", ttl=1.0)
+        await until(bus, lambda: bus.host("build-box").reachable, "build-box back")
+    finally:
+        await bus.close()
+        await publisher.close()
+
+
+async def test_a_control_that_times_out_is_retried_as_the_same_request(nats_server: NatsServer) -> None:
+    host = await client(nats_server)
+    responder = ControlResponder(host, "build-box", silent=1)
+    await responder.start()
+    bus = AttachedBus(BusTarget(nats_server.url), control_timeout=0.5)
+    await bus.open()
+    try:
+        first = await bus.control.follow_up("build-box", "sess_1", "and the tests too")
+        assert not first.answered
+        assert "did not answer" in first.sentence("follow-up") and "try again" in first.sentence("follow-up")
+        again = await bus.control.follow_up("build-box", "sess_1", "and the tests too")
+        assert again.answered and again.ok and again.request_id == first.request_id
+        assert [r.id for r in responder.requests] == [first.request_id, first.request_id]
+        assert responder.requests[0].by.dashboard == bus.name
+        assert responder.requests[0].args == {"text": "and the tests too"}
+        fresh = await bus.control.follow_up("build-box", "sess_1", "and the tests too")
+        assert fresh.request_id != first.request_id  # answered: asking again is a new request
+        nobody = await bus.control.stop("nobody-here", "sess_1")
+        assert not nobody.answered
+    finally:
+        await bus.close()
+        await host.close()
+
+
+async def test_a_message_id_is_the_protocols(nats_server: NatsServer, run_logs: list[Path]) -> None:
+    """What the test publisher sends is what a host sends: the header, the subject, the line."""
+    lines = log_lines(run_logs[:1])
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await ensure_stream(js)
+    await publish_lines(js, "build-box", lines[:1])
+    message = await js.get_msg("AGENT_TUI_EVENTS", 1)
+    first = event_from_json(lines[0])
+    assert message.headers is not None
+    assert message.headers[MSG_ID_HEADER] == f"{first.session_id}:1"
+    assert message.subject == events_subject("build-box", first.session_id)
+    assert message.data == lines[0]
+    await publisher.close()
