@@ -116,16 +116,23 @@ async def test_without_the_token_every_path_is_403_and_empty(web: Web) -> None:
         ("/", {"cookies": {"agent_tui_web": bad}}),
         (f"/?token={bad}", {"cookies": {"agent_tui_web": web.token}}),  # a wrong token is wrong
         ("/", {"headers": {"Authorization": f"Bearer {web.token}"}}),  # only the cookie counts
+        (f"/?TOKEN={web.token}", {}),
+        (f"/?token=%20{web.token}", {}),
+        (f"/x?token={web.token}", {"headers": {"Origin": "http://evil.example", "Upgrade": "websocket"}}),
     ]
     for path, options in cases:
         status, body, response = await get(web.base + path, **options)
         assert (status, body) == (403, b""), path
         assert "Set-Cookie" not in response.headers and web.token not in str(response.headers)
+    async with aiohttp.ClientSession() as session:
+        for method in ("POST", "PUT", "DELETE", "OPTIONS", "HEAD", "PATCH"):
+            async with session.request(method, web.base + "/static/js/textual.js") as response:
+                assert (response.status, await response.read()) == (403, b""), method
 
 
 async def test_the_token_sets_a_strict_cookie_and_leaves_the_address(web: Web) -> None:
-    status, _, response = await get(f"{web.base}/?token={web.token}&fontsize=12")
-    assert status == 303 and response.headers["Location"] == "./?fontsize=12"
+    status, _, response = await get(f"{web.base}/?token={web.token}&ping=http://evil.example/")
+    assert status == 303 and response.headers["Location"] == "./"
     cookie = response.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]

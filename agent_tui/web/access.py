@@ -10,8 +10,9 @@ Invariants:
   `hmac.compare_digest`; a `?token=` that is wrong is refused even with a good cookie;
 - a refusal is `403` with an empty body and nothing else: no page, no hint of what was wrong,
   of which paths exist, or that there is a token at all;
-- a good `?token=` on the page is answered by a redirect to the same page without it, so the
-  token does not stay in the address bar, the history or a `Referer`;
+- a good `?token=` on the page is answered by a redirect to the same page without it (and
+  without any other parameter a link brought), so the token does not stay in the address bar,
+  the history or a `Referer`;
 - the cookie is `HttpOnly`, `SameSite=Strict`, `Path=/`; a websocket whose `Origin` is not the
   page's own host is refused too (a page of another local server on another port is the same
   "site" for cookies, not the same origin);
@@ -121,10 +122,8 @@ def same_origin(request: web.Request) -> bool:
 
 
 def without_token(request: web.Request) -> str:
-    """The request's own address, relative (a proxy may serve us under a path of its own), with
-    every parameter but the token."""
-    from urllib.parse import urlencode
-
-    kept = [(key, value) for key, value in request.query.items() if key != TOKEN_PARAMETER]
+    """The request's own page, relative (a proxy may serve us under a path of its own), with no
+    parameters: textual.js reads some (`ping` makes it fetch an address), so none that came with
+    a link is carried over."""
     name = request.path.rsplit("/", 1)[-1]
-    return f"./{name}" + (f"?{urlencode(kept)}" if kept else "")
+    return f"./{name}"
