@@ -66,7 +66,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 def refused() -> web.Response:
     """The one answer to anyone without the token."""
-    return web.Response(status=403, body=b"")
+    return web.Response(status=403, text="", content_type="text/plain")
 
 
 def token_access(token: AccessToken) -> Middleware:
