@@ -255,8 +255,8 @@ async def test_without_the_token_everything_is_403_and_empty(web: Web, browser: 
         assert response.status == 403, path
         assert await response.body() == b"", path
     try:  # an empty 403: the browser has nothing to show (Chromium may say so as an error)
-        response = await page.goto(web.base + "/")
-        assert response is not None and response.status == 403
+        shown = await page.goto(web.base + "/")
+        assert shown is not None and shown.status == 403
         assert (await page.content()).count("<script") == 0
     except PlaywrightError as error:
         assert "ERR_HTTP_RESPONSE_CODE_FAILURE" in str(error)
