@@ -303,3 +303,55 @@ def test_with_no_bus_named_the_private_host_is_started_and_outlives_web(
         os.kill(serve, signal.SIGTERM)
         if record.exists():
             os.kill(json.loads(record.read_text())["pid"], signal.SIGTERM)
+
+
+async def test_a_tab_process_that_ignores_quit_is_ended_all_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual_serve.download_manager import DownloadManager
+
+    from agent_tui.web import tab_process
+
+    monkeypatch.setattr(tab_process, "QUIT_GRACE_S", 0.2)
+    monkeypatch.setattr(tab_process, "TERM_GRACE_S", 0.2)
+    ready = tmp_path / "ready"
+    stubborn = (
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "child = os.fork()\n"  # a child of its own, in its process group: ended with it
+        "if child == 0:\n"
+        "    time.sleep(600)\n"
+        f"open({str(ready)!r}, 'w').write(str(child))\n"
+        "sys.stdout.write('__GANGLION__\\n'); sys.stdout.flush()\n"
+        "time.sleep(600)\n"
+    )
+    sent: list[bytes] = []
+
+    async def write_bytes(data: bytes) -> None:
+        sent.append(data)
+
+    async def write_str(text: str) -> None:
+        pass
+
+    async def close() -> None:
+        pass
+
+    tab = tab_process.TabProcess(
+        [sys.executable, "-c", stubborn],
+        environment={},
+        write_bytes=write_bytes,
+        write_str=write_str,
+        close=close,
+        download_manager=DownloadManager(),
+    )
+    await tab.start(80, 24)
+    async with asyncio.timeout(30):
+        while not ready.exists() or not ready.read_text():
+            await asyncio.sleep(0.02)  # polling the file the stub writes once it has forked
+    child = int(ready.read_text())
+    await asyncio.gather(tab.stop(), tab.stop())  # twice at once: one end, both wait for it
+    assert tab.process is not None and tab.process.returncode == -9
+    async with asyncio.timeout(30):
+        while Path(f"/proc/{child}").exists() and _state(child) != "Z":
+            await asyncio.sleep(0.02)  # the grandchild, killed with its group, reaped by init
+    await tab.stop()  # and again, after the end

