@@ -298,3 +298,23 @@ async def test_a_message_id_is_the_protocols(nats_server: NatsServer, run_logs: 
     assert message.subject == events_subject("build-box", first.session_id)
     assert message.data == lines[0]
     await publisher.close()
+
+
+async def test_a_presence_that_is_not_one_is_reported_and_the_host_still_heard(
+    nats_server: NatsServer,
+) -> None:
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await heartbeat(js, "build-box", ttl=30.0)
+    kv = await js.key_value("agent-tui-hosts")
+    await kv.put("odd-box", b"\x1b]0;owned\x07 not json")
+    bus = AttachedBus(BusTarget(nats_server.url))
+    await bus.open()
+    try:
+        await until(bus, lambda: len(bus.hosts()) == 2, "both keys read")
+        assert bus.problems == ["host odd-box: its presence in agent-tui-hosts is not readable"]
+        odd = bus.host("odd-box")
+        assert odd.reachable and odd.presence is not None and odd.presence.presence is None
+    finally:
+        await bus.close()
+        await publisher.close()

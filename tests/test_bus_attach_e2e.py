@@ -10,7 +10,7 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,7 +85,7 @@ class Machine:
     env: dict[str, str]
     serve: subprocess.Popen[str]
 
-    def run(self, scenario: dict[str, object]) -> tuple[subprocess.Popen[str], Path]:
+    def run(self, scenario: Mapping[str, object]) -> tuple[subprocess.Popen[str], Path]:
         (self.tmp / "ws" / "src").mkdir(parents=True, exist_ok=True)
         (self.tmp / "ws" / "src" / "foo.py").write_text("x = 1\n")
         path = self.tmp / "scenario.json"
@@ -135,7 +135,7 @@ async def test_a_request_answered_from_the_dashboard_lets_the_run_go_on(machine:
     run, sessions = machine.run(RENAMING)
     app = attached()
     async with app.run_test(size=SIZE) as pilot:
-        session_id, request_id = await waiting_request(pilot, app)
+        session_id, _request_id = await waiting_request(pilot, app)
         assert app.attached.bus.host_of(session_id) == "ci-run"
         await pilot.press("A")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")

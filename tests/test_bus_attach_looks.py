@@ -84,7 +84,7 @@ def _scene(server: NatsServer) -> tuple[AttachedApp, Callable[[Pilot], object]]:
         tree = app.dashboard.query_one("#tree", SessionTree)
         await wait_for(
             pilot,
-            lambda: any("unreachable since" in node.label.plain for node in tree.root.children),
+            lambda: any("unreachable since" in str(node.label) for node in tree.root.children),
             "the tree says so",
             30,
         )

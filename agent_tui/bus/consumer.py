@@ -166,15 +166,14 @@ class StreamFeed:
 
     def take(self, message: object) -> None:
         """One delivered message (a `nats.aio.msg.Msg`)."""
-        metadata = message.metadata  # type: ignore[attr-defined]
-        sequence = metadata.sequence.stream
+        sequence, pending = _positions(message.reply)  # type: ignore[attr-defined]
         if sequence <= self.last_stream_sequence:
             return
         self.last_stream_sequence = sequence
         self.messages += 1
         self._check(message.subject, message.data, sequence)  # type: ignore[attr-defined]
         if not self.live.is_set() and (
-            metadata.num_pending == 0 or (self._live_at is not None and sequence >= self._live_at)
+            pending == 0 or (self._live_at is not None and sequence >= self._live_at)
         ):
             self.live.set()
 
@@ -199,3 +198,14 @@ class StreamFeed:
             return
         for ready in self.order.offer(event):
             self._deliver(host, ready)
+
+
+def _positions(reply: str) -> tuple[int, int]:
+    """(stream sequence, messages pending) of a delivery's reply subject, read as the client's
+    `Msg.metadata` reads it (`$JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer
+    seq>.<time>.<pending>`, or the form with a domain and an account hash before the stream),
+    without building the metadata object on the path taken for every event."""
+    tokens = reply.split(".")
+    if len(tokens) == 9:
+        return int(tokens[5]), int(tokens[8])
+    return int(tokens[7]), int(tokens[10])

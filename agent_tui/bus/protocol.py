@@ -296,7 +296,9 @@ class HostSessions(_Message):
 
 
 class HostNotice(_Message):
-    """How a host's bus link fares: `away` (said once the bus is back: since when) or `back`."""
+    """How a host's bus link fares. A host sends `back` once the bus is there again after an
+    outage (`since`: when it went away); `away` is for a host that can tell it by other means
+    (none does yet: while the bus is away nothing reaches it)."""
 
     host: str
     state: Literal["away", "back"]

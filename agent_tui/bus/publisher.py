@@ -264,11 +264,9 @@ class Publisher:
         """Publish the session's logged events past what was sent, up to `upto`."""
         path = self.sessions_dir / f"{session_id}.jsonl"
         sent = self._sent.get(session_id, 0)
-        try:
-            lines = list(iter_lines(path))
-        except OSError:
+        if not path.is_file():
             return
-        for _, line, complete in lines:
+        for _, line, complete in iter_lines(path):  # lazily: a long log is never held whole
             if not complete or not line.strip():
                 continue
             try:

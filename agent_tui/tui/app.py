@@ -45,7 +45,6 @@ from agent_tui.tui.messages import (
     ProjectRulesWaiting,
     WorkbenchReady,
 )
-from agent_tui.tui.run_surface import Run
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.dashboard import DashboardScreen
 from agent_tui.tui.screens.replay import ReplayScreen
@@ -107,7 +106,7 @@ class AgentTuiApp(AgentTuiBase):
     ) -> None:
         super().__init__(theme=theme)
         self.search_dir, self.search_index = search_dir, search_index
-        self.live: Run | None = None
+        self.live: LiveRun | None = None
         self._events = list(events or ())
         self._project_run = False
         if live:

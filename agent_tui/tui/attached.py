@@ -91,6 +91,7 @@ class AttachedRun:
         self._changed = False
         self._asked = True
         self._closing: anyio.Event | None = None
+        self._closed: anyio.Event | None = None
         self._close_requested = False
         self._problems_told = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -102,7 +103,7 @@ class AttachedRun:
     # -- running -------------------------------------------------------------------------------
     async def play(self) -> RunResult | None:
         """Open the bus and follow it until `shutdown`."""
-        self._closing = anyio.Event()
+        self._closing, self._closed = anyio.Event(), anyio.Event()
         if self._close_requested:
             self._closing.set()
         unsubscribe = self.bus.listen(self._on_change)
@@ -118,6 +119,7 @@ class AttachedRun:
             with anyio.CancelScope(shield=True):
                 await self.bus.close()
             self.finished = True
+            self._closed.set()
         return None
 
     async def shutdown(self, timeout: float = 5.0) -> None:
@@ -125,9 +127,9 @@ class AttachedRun:
         self._close_requested = True
         if self._closing is not None:
             self._closing.set()
-        with anyio.move_on_after(timeout):
-            while not self.finished and self._closing is not None:
-                await anyio.sleep(0.01)  # play's finally closes the connection
+        if self._closed is not None:
+            with anyio.move_on_after(timeout):
+                await self._closed.wait()  # set once play's finally closed the connection
 
     def _on_change(self, event: Event | None) -> None:
         self._changed = True

@@ -48,7 +48,9 @@ class AttachedApp(AgentTuiApp):
     ) -> None:
         super().__init__(live=False, theme=theme, clock=clock or now_epoch_ms)
         self.attached = AttachedRun(bus, self.post_message, time_text=time_text or local_time)
-        self.live = self.attached
+        # The app drives its run only through the `Run` surface, which an AttachedRun has; the
+        # attribute keeps LiveRun's type for the local dashboard's callers (tests reach its engine).
+        self.live = self.attached  # type: ignore[assignment]
         self._mode = self.attached.status()
 
     def get_default_screen(self) -> Screen[None]:

@@ -1,0 +1,126 @@
+"""Attaching a dashboard to a stream of 1,000,000 events (100 sessions of 10,000): how long until
+the first screen shows sessions, and until it is live (it took everything the stream held).
+
+The baseline is the replay's fold of the same events from their JSONL logs (what `replay --dump
+state` does), in the same run. Run alone: `python bench/bench_bus_attach.py [--events N]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import nats
+from bench_bus_host import _server
+from bench_log import SESSION_ID, Row, write_log
+
+from agent_tui.bus.attach import AttachedBus
+from agent_tui.bus.attach_target import BusTarget
+from agent_tui.bus.protocol import ALL_EVENTS, DUPLICATE_WINDOW_S, MSG_ID_HEADER, STREAM, events_subject
+from agent_tui.reducer import project_state
+from agent_tui.replay.sources import replay_files
+
+SESSIONS = 100
+FIRST_SCREEN_S = 2.0
+LIVE_S = 15.0
+
+
+def _logs(root: Path, events: int) -> list[Path]:
+    per = events // SESSIONS
+    template = root / "template.jsonl"
+    write_log(template, per)
+    data = template.read_bytes()
+    paths = []
+    for n in range(SESSIONS):
+        path = root / f"sess_bench{n:04d}.jsonl"
+        path.write_bytes(data.replace(SESSION_ID.encode(), f"sess_bench{n:04d}".encode()))
+        paths.append(path)
+    return paths
+
+
+async def _publish(url: str, paths: list[Path]) -> int:
+    """Every line into the stream, as a host does (core publishes, then wait until stored)."""
+    connection = await nats.connect(url)
+    js = connection.jetstream()
+    await js.add_stream(name=STREAM, subjects=[ALL_EVENTS], duplicate_window=DUPLICATE_WINDOW_S)
+    total = 0
+    for path in paths:
+        session_id = path.stem
+        subject = events_subject("bench-host", session_id)
+        for sequence, line in enumerate(path.read_bytes().splitlines(), start=1):
+            await connection.publish(subject, line, headers={MSG_ID_HEADER: f"{session_id}:{sequence}"})
+            total += 1
+        await connection.flush()
+    while (await js.stream_info(STREAM)).state.messages < total:
+        await asyncio.sleep(0.1)
+    await connection.close()
+    return total
+
+
+async def _attach(url: str, total: int) -> tuple[float, float]:
+    from agent_tui.tui.attached_app import AttachedApp
+
+    bus = AttachedBus(BusTarget(url))
+    app = AttachedApp(bus)
+    start = time.perf_counter()
+    first = live = 0.0
+    async with app.run_test(size=(120, 40)) as pilot:
+        while True:
+            await pilot.pause(0.01)
+            if not first and app.dashboard.session_tree.visible_ids:
+                first = time.perf_counter() - start
+            if bus.live and bus.state.event_count >= total:
+                live = time.perf_counter() - start
+                break
+        await pilot.press("q")
+    return first, live
+
+
+def bench_bus_attach(events: int = 1_000_000) -> list[Row]:
+    with tempfile.TemporaryDirectory(prefix="agent-tui-bench-attach-") as tmp:
+        root = Path(tmp)
+        paths = _logs(root, events)
+        process, url = _server(root / "store")
+        try:
+            total = asyncio.run(_publish(url, paths))
+            started = time.perf_counter()
+            project_state(replay_files(paths))
+            replayed = time.perf_counter() - started
+            first, live = asyncio.run(_attach(url, total))
+        finally:
+            process.kill()
+            process.wait()
+    return [
+        Row(
+            name=f"attach to {total:,} events: first screen",
+            measured=first,
+            baseline=replayed,
+            ratio=first / replayed,
+            target=f"<= {FIRST_SCREEN_S:.0f} s",
+            passed=first <= FIRST_SCREEN_S,
+            unit="s",
+        ),
+        Row(
+            name="... fully live",
+            measured=live,
+            baseline=replayed,
+            ratio=live / replayed,
+            target=f"<= {LIVE_S:.0f} s",
+            passed=live <= LIVE_S,
+            unit="s",
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    from bench_log import format_table
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    print(format_table(bench_bus_attach(parser.parse_args().events)))
