@@ -38,6 +38,7 @@ FLOORS: dict[str, int] = {
     "bus": 6,  # hosts and attached dashboards: runs the runtime's agents, publishes their events
     "ports": 7,  # what the dashboard may use of the engine and the runtime
     "tui": 8,
+    "web": 8,  # the attached dashboard served to browsers: runs `agent-tui attach` per tab
     "cli": 9,
     "__main__": 10,  # `python -m agent_tui`: runs the CLI
 }
@@ -53,6 +54,8 @@ LIBRARY_HOMES: dict[str, frozenset[str]] = {
     "tree_sitter_bash": frozenset({"safety"}),
     "re2": frozenset({"engine"}),
     "nats": frozenset({"bus"}),
+    "textual_serve": frozenset({"web"}),
+    "aiohttp": frozenset({"web"}),
 }
 """Third-party libraries with a room of their own, and the only parts that may import them."""
 

@@ -132,6 +132,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             from agent_tui.cli.attach_command import cmd_attach
 
             return cmd_attach(args.bus, args.from_sequence)
+        if args.command == "web":
+            from agent_tui.cli.web_command import cmd_web
+
+            return cmd_web(args)
         if args.command == "sessions":
             return cmd_sessions(args.list_sessions_dir, args.list_cwd)
         if args.command == "search":

@@ -245,6 +245,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="how the user answers every permission ask (default: allow)",
     )
 
+    web = command("web", "serve the attached dashboard to browsers; each tab sees every host of the bus")
+    web.add_argument(
+        "--bus",
+        default=None,
+        dest="web_bus",
+        metavar="URL",
+        help="the NATS server (default: $AGENT_TUI_BUS, then [bus] url, then this machine's private "
+        "bus and host, started as `agent-tui serve` when none runs)",
+    )
+    web.add_argument(
+        "--bind",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="the address to listen on (default: 127.0.0.1, this machine only)",
+    )
+    web.add_argument("--port", type=int, default=8765, help="the port to listen on (default: 8765; 0: any)")
+    web.add_argument(
+        "--new-token",
+        action="store_true",
+        help="replace the access token (kept in agent-tui's data directory) with a new one",
+    )
+
     serve = command("serve", "run agents headlessly for dashboards attached over the bus")
     bus_flags(serve, "bus", "host")
     project_flags(serve, "serve", "where the logs go (default: the project's)")

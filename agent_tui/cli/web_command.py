@@ -1,0 +1,149 @@
+"""`agent-tui web [--bus URL] [--bind ADDRESS] [--port N] [--new-token]`: the dashboard in a browser.
+
+Each tab runs `agent-tui attach` over the same bus (`agent_tui.web`); with no bus named (no
+`--bus`, `$AGENT_TUI_BUS` or `[bus] url`), the private bus and host of this machine, the ones
+`agent-tui serve` starts, are used, and started when none runs.
+
+Invariants:
+- the access token is printed once, in the start line on stdout (`http://HOST:PORT/?token=…`),
+  and nowhere else: not in an error, not in a tab's command line or environment, not in a log;
+- a bus that cannot be reached at start, a port that cannot be listened on, a token file that
+  cannot be written, or a missing `bus` extra is one line on stderr and exit status 2;
+- binding to anything but a loopback address says, on stderr, that anyone with the token can
+  act as the user;
+- SIGINT, SIGTERM and SIGHUP stop the server: every tab's process ends, nothing on a host stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import signal
+import socket
+import sys
+from pathlib import Path
+
+from agent_tui.cli.status import EXIT_OK, EXIT_USAGE, fail, say
+
+BUS_EXTRA = "pip install 'agent-tui-dashboard[bus]'"
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    try:
+        from agent_tui.bus.attach_target import BusUnreachable, resolve_target
+        from agent_tui.bus.config import LOCAL, BusConfigError, bus_settings
+        from agent_tui.providers.config import ConfigError, load_config
+        from agent_tui.web.access_token import TokenStore, TokenStoreError
+        from agent_tui.web.local_host import LocalHostError, serve_host_running, start_serve_host
+        from agent_tui.web.page import PageError
+        from agent_tui.web.server import TabCommand
+    except ImportError:
+        return fail(f"web needs textual-serve and the NATS client: {BUS_EXTRA}", EXIT_USAGE)
+    if not 0 <= args.port <= 65535:
+        return fail(f"--port {args.port}: not a port (0 to 65535)", EXIT_USAGE)
+    try:
+        settings = bus_settings(load_config(), flag_url=args.web_bus)
+    except (ConfigError, BusConfigError) as error:
+        return fail(str(error), EXIT_USAGE)
+    attach = [sys.executable, "-P", "-m", "agent_tui", "attach"]
+    local = settings.url in (None, LOCAL)
+    try:
+        if local:
+            if not asyncio.run(serve_host_running()):
+                project = Path.cwd()
+                started = start_serve_host(project)
+                say(
+                    f"agent-tui: started agent-tui serve on {project} (pid {started.pid}, its output in "
+                    f"{started.log}); it keeps its agents running after web stops",
+                    sys.stderr,
+                )
+            command = TabCommand([*attach, "--bus", "local"])
+        else:
+            # The URL goes in the tab's environment, not on its command line, where anyone sees it.
+            command = TabCommand(attach, {"AGENT_TUI_BUS": args.web_bus} if args.web_bus else {})
+        target = resolve_target("local" if local else args.web_bus)
+        asyncio.run(_probe(target))
+        token = TokenStore().load(new=args.new_token)
+    except (BusUnreachable, LocalHostError, TokenStoreError) as error:
+        return fail(str(error), EXIT_USAGE)
+    if token.made_because not in (None, "--new-token"):
+        say(f"agent-tui: a new access token was made: {token.made_because}", sys.stderr)
+    try:
+        return asyncio.run(_serve(command, token.token, args.bind, args.port, target.shown))
+    except PageError as error:
+        return fail(str(error), EXIT_USAGE)
+
+
+async def _probe(target: object) -> None:
+    """Connect once and leave: the bus is there, with these credentials."""
+    from agent_tui.bus.attach_target import BusTarget, connect
+
+    assert isinstance(target, BusTarget)
+    connection = await connect(target, name="agent-tui-web-probe")
+    await connection.close()
+
+
+async def _serve(command: object, token: object, bind: str, port: int, bus: str) -> int:
+    from agent_tui.web.access_token import AccessToken
+    from agent_tui.web.server import ListenError, TabCommand, WebServer
+
+    assert isinstance(command, TabCommand) and isinstance(token, AccessToken)
+    server = WebServer(command, token)
+    try:
+        port = await server.start(bind, port)
+    except ListenError as error:
+        return fail(str(error), EXIT_USAGE)
+    stop = asyncio.Event()
+    stopped_by: list[int] = []
+    loop = asyncio.get_running_loop()
+
+    def on_signal(number: int) -> None:
+        stopped_by.append(number)
+        stop.set()
+
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(number, on_signal, number)
+    try:
+        if not is_loopback(bind):
+            say(
+                f"agent-tui: listening on {bind}, not only this machine: anyone who has the token "
+                "can act as you (approve, steer, stop and start agents on every host of the bus); "
+                "put it behind a TLS proxy (docs/web.md)",
+                sys.stderr,
+            )
+        say(f"agent-tui: the dashboard of every host on the bus at {bus}; each tab is one attached dashboard")
+        print(f"open {page_url(bind, port)}/?token={token.value}", flush=True)
+        await stop.wait()
+    finally:
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(number)
+        await server.stop()
+    try:
+        say("agent-tui: web stopped; the hosts' agents keep running", sys.stderr)
+    except OSError:
+        pass
+    if stopped_by and stopped_by[0] != signal.SIGINT:
+        from agent_tui.cli.commands import stopped
+
+        return stopped(stopped_by[0])
+    return EXIT_OK
+
+
+def is_loopback(bind: str) -> bool:
+    if bind == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bind).is_loopback
+    except ValueError:
+        return False
+
+
+def page_url(bind: str, port: int) -> str:
+    """The address a browser opens for `bind:port` (a wildcard address: this machine's name)."""
+    host = bind
+    if bind in ("", "0.0.0.0", "::"):
+        host = socket.gethostname()
+    elif ":" in bind:
+        host = f"[{bind}]"
+    return f"http://{host}:{port}"

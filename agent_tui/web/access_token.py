@@ -1,0 +1,120 @@
+"""The web dashboard's access token, kept in the user's data dir so a bookmark survives a restart.
+
+Invariants:
+- the token is `TOKEN_BYTES` random bytes, URL-safe base64 (`secrets.token_urlsafe`), stored
+  alone in `<user data dir>/web-token`, a regular file of this user's, mode 0600, written whole
+  (a temporary file renamed over it) so a reader never sees half of one;
+- a stored token is used only if the file is this user's own, not readable or writable by
+  anyone else, and holds a well-formed token; otherwise a new one replaces it and the caller is
+  told why (`TokenStore.load` returns the reason), because a token others could read may
+  already be theirs;
+- `matches` compares in constant time (`hmac.compare_digest`), over bytes;
+- the token itself is never part of an exception's message or of `repr`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import re
+import secrets
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+APP_NAME = "agent-tui"
+TOKEN_BYTES = 32
+TOKEN_FILE = "web-token"
+_WELL_FORMED = re.compile(r"[A-Za-z0-9_-]{40,128}")
+
+
+class TokenStoreError(Exception):
+    """The token file cannot be read or written: one sentence naming the path."""
+
+
+@dataclass(frozen=True)
+class AccessToken:
+    """The token a browser must show (`value` is never in `repr`)."""
+
+    value: str = field(repr=False)
+
+    def matches(self, offered: str | None) -> bool:
+        if not offered:
+            return False
+        return hmac.compare_digest(self.value.encode("utf-8"), offered.encode("utf-8", "replace"))
+
+
+def default_token_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME)) / TOKEN_FILE
+
+
+@dataclass(frozen=True)
+class LoadedToken:
+    token: AccessToken
+    made_because: str | None
+    """Why a new token was made (None: the stored one is used)."""
+
+
+class TokenStore:
+    """The token file at `path` (default: `default_token_path()`)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or default_token_path()
+
+    def load(self, *, new: bool = False) -> LoadedToken:
+        """The stored token, or a new one (stored) when `new`, when there is none, or when the
+        stored one cannot be trusted. Raises TokenStoreError."""
+        if new:
+            return LoadedToken(self._make(), "--new-token")
+        problem = self._problem()
+        if problem is None:
+            return LoadedToken(AccessToken(self._read()), None)
+        return LoadedToken(self._make(), None if problem == "none yet" else problem)
+
+    def _problem(self) -> str | None:
+        """Why the stored token cannot be used, or None."""
+        try:
+            info = os.lstat(self.path)
+        except FileNotFoundError:
+            return "none yet"
+        except OSError as error:
+            raise TokenStoreError(f"{self.path}: {error.strerror or error}") from None
+        if not stat.S_ISREG(info.st_mode):
+            return f"{self.path} was not a regular file"
+        if info.st_uid != os.getuid():
+            return f"{self.path} belonged to another user"
+        if info.st_mode & 0o077:
+            return f"{self.path} could be read by others (mode {stat.S_IMODE(info.st_mode):o})"
+        if not _WELL_FORMED.fullmatch(self._read()):
+            return f"{self.path} did not hold a token"
+        return None
+
+    def _read(self) -> str:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as error:
+            raise TokenStoreError(f"{self.path}: {error.strerror or error}") from None
+        try:
+            return os.read(fd, 4096).decode("ascii", "replace").strip()
+        finally:
+            os.close(fd)
+
+    def _make(self) -> AccessToken:
+        token = AccessToken(secrets.token_urlsafe(TOKEN_BYTES))
+        folder = self.path.parent
+        temporary = folder / f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}"
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            try:
+                os.write(fd, (token.value + "\n").encode("ascii"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temporary, self.path)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            raise TokenStoreError(f"{error.filename or self.path}: {error.strerror or error}") from None
+        return token

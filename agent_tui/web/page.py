@@ -1,0 +1,85 @@
+"""Our own page and the files it loads, all served by this server: it fetches nothing from
+elsewhere.
+
+`textual-serve`'s own template loads a web font from the internet; ours (`page/index.html`)
+loads `textual-serve`'s terminal script and stylesheet and its Roboto Mono fonts from the
+installed package, and our own script and stylesheet from `page/`.
+
+Invariants:
+- only the files named in `STATIC_FILES` are served, each from a fixed place: no directory
+  listing, no path taken from the request (a `..` or an encoded slash matches no name);
+- every reference in the page and its stylesheets is relative (a TLS proxy may serve the
+  dashboard under a path of its own);
+- a file of the installed `textual-serve` that is missing is a `PageError` at start, naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+OUR_FILES = Path(__file__).with_name("page")
+
+
+class PageError(Exception):
+    """A file the page needs is not installed; one sentence naming it."""
+
+
+@dataclass(frozen=True)
+class StaticFile:
+    path: Path
+    content_type: str
+
+
+def textual_serve_static() -> Path:
+    import textual_serve
+
+    return Path(textual_serve.__file__).parent / "static"
+
+
+def static_files() -> dict[str, StaticFile]:
+    """Every file under `/static/` the page may load, by its name there."""
+    theirs = textual_serve_static()
+    files = {
+        "js/textual.js": StaticFile(theirs / "js" / "textual.js", "text/javascript"),
+        "css/xterm.css": StaticFile(theirs / "css" / "xterm.css", "text/css"),
+        "fonts/RobotoMono-VariableFont_wght.ttf": StaticFile(
+            theirs / "fonts" / "RobotoMono-VariableFont_wght.ttf", "font/ttf"
+        ),
+        "fonts/RobotoMono-Italic-VariableFont_wght.ttf": StaticFile(
+            theirs / "fonts" / "RobotoMono-Italic-VariableFont_wght.ttf", "font/ttf"
+        ),
+        "agent-tui/web.js": StaticFile(OUR_FILES / "web.js", "text/javascript"),
+        "agent-tui/web.css": StaticFile(OUR_FILES / "web.css", "text/css"),
+    }
+    for file in files.values():
+        if not file.path.is_file():
+            raise PageError(f"{file.path}: missing (reinstall agent-tui-dashboard[bus])")
+    return files
+
+
+class Page:
+    """The page (`/`) and its files (`/static/NAME`), read once at start."""
+
+    def __init__(self) -> None:
+        self.files = static_files()
+        self.index = (OUR_FILES / "index.html").read_bytes()
+        self._bodies = {name: file.path.read_bytes() for name, file in self.files.items()}
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.get("/", self.handle_index),
+            web.get("/static/{name:.+}", self.handle_static),
+        ]
+
+    async def handle_index(self, request: web.Request) -> web.Response:
+        return web.Response(body=self.index, content_type="text/html", charset="utf-8")
+
+    async def handle_static(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        file = self.files.get(name)
+        if file is None:
+            raise web.HTTPNotFound()
+        return web.Response(body=self._bodies[name], content_type=file.content_type)

@@ -1,0 +1,161 @@
+"""The web dashboard's server: our page, and one `agent-tui attach` per browser tab.
+
+Invariants:
+- every route sits behind `access.token_access` (the token, or 403 and nothing else);
+- each websocket on `/ws` is one tab: it starts one `TabProcess` and relays the tab's keys,
+  size and focus to it and its output back; when the tab goes (closed, reloaded, its
+  connection lost) or the app leaves, the process is ended (`TabProcess.stop`) and the socket
+  closed. Nothing on a host is stopped by either;
+- a message from the tab that is not what textual.js sends (not JSON, not a list, a size that
+  is not two small positive numbers) is ignored, never fatal;
+- no access log is kept (a request line holds `?token=`); stopping the server ends every
+  tab's process before `serve` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+from textual_serve.download_manager import DownloadManager
+
+from agent_tui.web.access import token_access
+from agent_tui.web.access_token import AccessToken
+from agent_tui.web.page import Page
+from agent_tui.web.tab_process import TabProcess
+
+HEARTBEAT_S = 15.0
+MAX_MESSAGE_BYTES = 1 << 20
+LARGEST_SIDE = 1000
+"""The most columns or rows a tab may ask for."""
+
+
+async def _close(socket: web.WebSocketResponse) -> None:
+    await socket.close()
+
+
+class ListenError(Exception):
+    """The server cannot listen where it was told; one sentence naming the address."""
+
+
+@dataclass(frozen=True)
+class TabCommand:
+    """What each tab runs: the argument list and what it adds to the environment."""
+
+    argv: Sequence[str]
+    environment: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+def cells(value: object, default: int) -> int:
+    """A terminal side from a tab: a whole number from 1 to `LARGEST_SIDE`, else `default`."""
+    try:
+        number = int(str(value))
+    except ValueError:
+        return default
+    return number if 1 <= number <= LARGEST_SIDE else default
+
+
+class WebServer:
+    def __init__(self, command: TabCommand, token: AccessToken) -> None:
+        self.command = command
+        self.token = token
+        self.page = Page()
+        self.tabs: set[TabProcess] = set()
+        self._sockets: set[web.WebSocketResponse] = set()
+        self._downloads = DownloadManager()
+        self._runner: web.AppRunner | None = None
+
+    def application(self) -> web.Application:
+        app = web.Application(middlewares=[token_access(self.token)])
+        app.add_routes([*self.page.routes(), web.get("/ws", self.handle_websocket)])
+        app.on_shutdown.append(self._close_tabs)
+        return app
+
+    async def start(self, bind: str, port: int) -> int:
+        """Listen on `bind:port`; the port listened on (`port` 0: one the system picks)."""
+        self._runner = web.AppRunner(self.application(), access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, bind, port)
+        try:
+            await site.start()
+        except OSError as error:
+            await self._runner.cleanup()
+            self._runner = None
+            shown = f"[{bind}]" if ":" in bind else bind
+            raise ListenError(f"cannot listen on {shown}:{port}: {error.strerror or error}") from None
+        address = self._runner.addresses[0]
+        return int(address[1])
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        await self._close_tabs()
+
+    async def _close_tabs(self, _app: web.Application | None = None) -> None:
+        for socket in list(self._sockets):
+            with contextlib.suppress(Exception):
+                await socket.close()
+        await asyncio.gather(*(tab.stop() for tab in list(self.tabs)), return_exceptions=True)
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse(heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE_BYTES)
+        await socket.prepare(request)
+        width = cells(request.query.get("width"), 80)
+        height = cells(request.query.get("height"), 24)
+        tab = TabProcess(
+            self.command.argv,
+            environment=self.command.environment,
+            write_bytes=socket.send_bytes,
+            write_str=socket.send_str,
+            close=lambda: _close(socket),
+            download_manager=self._downloads,
+        )
+        self.tabs.add(tab)
+        self._sockets.add(socket)
+        try:
+            await tab.start(width, height)
+            relay = asyncio.ensure_future(self._relay(socket, tab))
+            ended = asyncio.ensure_future(tab.ended())
+            try:
+                await asyncio.wait({relay, ended}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (relay, ended):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+        finally:
+            await tab.stop()
+            self.tabs.discard(tab)
+            self._sockets.discard(socket)
+            with contextlib.suppress(Exception):
+                await socket.close()
+        return socket
+
+    async def _relay(self, socket: web.WebSocketResponse, tab: TabProcess) -> None:
+        """The tab's messages to its process, until the tab goes."""
+        async for message in socket:
+            if message.type != WSMsgType.TEXT:
+                continue
+            try:
+                envelope: Any = json.loads(message.data)
+            except ValueError:
+                continue
+            if not isinstance(envelope, list) or not envelope:
+                continue
+            kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+            if kind == "stdin" and isinstance(data, str):
+                await tab.send_bytes(data.encode("utf-8", "replace"))
+            elif kind == "resize" and isinstance(data, dict):
+                await tab.set_terminal_size(cells(data.get("width"), 80), cells(data.get("height"), 24))
+            elif kind == "ping":
+                await socket.send_json(["pong", data])
+            elif kind == "blur":
+                await tab.blur()
+            elif kind == "focus":
+                await tab.focus()

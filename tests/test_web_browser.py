@@ -1,0 +1,392 @@
+"""The web dashboard in a real browser: Debian's Chromium driven by Playwright, against real
+processes (`agent-tui serve` with its private bus, `agent-tui run --bus local --approve ask`,
+`agent-tui web`). The terminal is drawn on a canvas, so the tests assert on what the hosts
+logged, on what the page received over its websocket, and on screenshots they save (checked
+for size; tests/web-screenshots/ keeps the last ones for a person to look at).
+
+Run with `-m browser` (the default run deselects these)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import struct
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import orjson
+import pytest
+from playwright.async_api import Browser, Page, Request, Route, async_playwright
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+from support_bus_host import host_env, start_agent_tui, wait_for_line
+from support_web import CHROMIUM_ARGS, Web, children_of, chromium, start_web
+
+from agent_tui.replay.sources import replay_all
+
+pytestmark = [pytest.mark.anyio, pytest.mark.browser]
+
+SHOTS = Path(__file__).parent / "web-screenshots"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+RENAMING: dict[str, object] = {
+    "sessions": [
+        {
+            "title": "lead",
+            "cwd": "ws",
+            "prompt": "Rename src/foo.py to bar.py",
+            "steps": [
+                {
+                    "text": ["Renaming."],
+                    "toolCalls": [{"tool": "shell", "args": {"cmd": "mv src/foo.py src/bar.py"}}],
+                },
+                {"text": ["Done."]},
+            ],
+        }
+    ]
+}
+
+SPAWNING: dict[str, object] = {
+    "policy": {"byRisk": {"read": "allow", "write": "ask", "execute": "allow"}},
+    "sessions": [
+        {
+            "title": "lead",
+            "agentName": "lead",
+            "cwd": "ws",
+            "prompt": "hand the writing over",
+            "steps": [
+                {
+                    "text": ["x"],
+                    "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "writer", "prompt": "p"}}],
+                },
+                {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                {"text": ["done"]},
+            ],
+        }
+    ],
+    "agents": {
+        "writer": {
+            "steps": [
+                {
+                    "text": ["writing"],
+                    "toolCalls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}],
+                },
+                {"text": ["ok"]},
+            ]
+        }
+    },
+}
+
+RECEIVED = """
+window.__received = "";
+(() => {
+  const Real = window.WebSocket;
+  const decoder = new TextDecoder();
+  window.WebSocket = function (url, protocols) {
+    const socket = protocols === undefined ? new Real(url) : new Real(url, protocols);
+    socket.addEventListener("message", (event) => {
+      if (typeof event.data !== "string") {
+        window.__received += decoder.decode(new Uint8Array(event.data), { stream: true });
+      }
+    });
+    return socket;
+  };
+  window.WebSocket.prototype = Real.prototype;
+})();
+"""
+"""Keeps, in the page, the text the app sent to the terminal (the canvas itself cannot be read)."""
+
+ESCAPES = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[\]P].*?(?:\x07|\x1b\\)|\x1b.")
+
+
+@dataclass
+class Machine:
+    tmp: Path
+    env: dict[str, str]
+
+    def run(self, scenario: dict[str, object]) -> tuple[subprocess.Popen[str], Path]:
+        (self.tmp / "ws" / "src").mkdir(parents=True, exist_ok=True)
+        (self.tmp / "ws" / "src" / "foo.py").write_text("x = 1\n")
+        path = self.tmp / "scenario.json"
+        path.write_bytes(orjson.dumps(scenario))
+        sessions = self.tmp / "run-sessions"
+        args = ["run", str(path), "--sessions-dir", str(sessions), "--approve", "ask", "--bus", "local"]
+        return start_agent_tui([*args, "--host", "ci-run"], self.env), sessions
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Iterator[Machine]:
+    """`agent-tui serve` with its private bus (as `agent-tui web` would have started it)."""
+    env = host_env(tmp_path)
+    serve = start_agent_tui(
+        ["serve", "--sessions-dir", str(tmp_path / "served"), "--cwd", str(tmp_path), "--host", "box"], env
+    )
+    record = tmp_path / "run" / "agent-tui" / "bus.json"
+    try:
+        wait_for_line(serve, "host box serves")
+        yield Machine(tmp_path, env)
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.communicate(timeout=60)
+        os.kill(json.loads(record.read_text())["pid"], signal.SIGTERM)
+
+
+@pytest.fixture
+def web(machine: Machine) -> Iterator[Web]:
+    """`agent-tui web` on this machine's private bus and host."""
+    served = start_web([], machine.env)
+    try:
+        yield served
+    finally:
+        said = served.stop()
+        assert served.token not in said.replace(f"token={served.token}", ""), "the token was said again"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@dataclass
+class Tab:
+    page: Page
+    outside: list[str]
+
+    async def received(self) -> str:
+        raw: str = await self.page.evaluate("window.__received")
+        return ESCAPES.sub("", raw)
+
+    async def mark(self) -> int:
+        return int(await self.page.evaluate("window.__received.length"))
+
+    async def shows(self, text: str, after: int = 0, timeout_ms: int = 60_000) -> None:
+        """Wait until the app has drawn `text` (escapes aside) since `after`."""
+        script = (
+            "([text, after]) => window.__received.slice(after).replace(" + ESCAPES_JS + ', "").includes(text)'
+        )
+        try:
+            await self.page.wait_for_function(script, arg=[text, after], timeout=timeout_ms)
+        except PlaywrightTimeout:
+            SHOTS.mkdir(exist_ok=True)
+            await self.page.screenshot(path=str(SHOTS / "failed.png"))
+            plain = (await self.received())[-3000:]
+            raise AssertionError(f"the page never showed {text!r}; it received, last: {plain!r}") from None
+
+
+ESCAPES_JS = r"/\x1b\[[0-9;?<>=]*[ -\/]*[@-~]|\x1b[\]P][^\x07]*\x07|\x1b./g"
+
+
+async def open_tab(browser: Browser, url: str, viewport: dict[str, int] = DESKTOP) -> Tab:
+    """A tab on `url`, every request that would leave loopback refused and recorded."""
+    page = await browser.new_page(viewport=viewport)  # type: ignore[arg-type]
+    outside: list[str] = []
+
+    async def guard(route: Route, request: Request) -> None:
+        host = urlsplit(request.url).hostname
+        if host in ("127.0.0.1", "localhost", "::1") or request.url.startswith(("data:", "blob:")):
+            await route.continue_()
+        else:
+            outside.append(request.url)
+            await route.abort()
+
+    await page.route("**/*", guard)
+    await page.add_init_script(RECEIVED)
+    await page.goto(url)
+    await page.wait_for_selector("body.-first-byte", timeout=60_000)
+    await page.focus(".xterm-helper-textarea")  # where xterm.js takes the keys from
+    return Tab(page, outside)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+async def screenshot(tab: Tab, name: str, viewport: dict[str, int]) -> Path:
+    SHOTS.mkdir(exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    await tab.page.screenshot(path=str(path))
+    assert png_size(path) == (viewport["width"], viewport["height"])
+    assert path.stat().st_size > 5_000, "an empty page"  # a drawn terminal, not a blank canvas
+    return path
+
+
+def answers(sessions: Path) -> list[dict[str, object]]:
+    return [
+        e.payload
+        for e in replay_all(sessions)
+        if e.type == "permission.resolved" and e.payload["decision"] != "ask"
+    ]
+
+
+async def test_the_page_loads_with_the_token_fetches_nothing_outside_and_fits_a_phone(
+    web: Web, browser: Browser
+) -> None:
+    for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        # textual.js fetches a `ping` address given in the page's address: a link cannot make it
+        tab = await open_tab(browser, f"{web.url}&ping=http://outside.example/", viewport)
+        await tab.shows("attached")
+        assert tab.page.url == f"{web.base}/"  # the token left the address bar
+        await screenshot(tab, f"dashboard-{name}", viewport)
+        assert tab.outside == []
+        if name == "phone":
+            columns = int(await tab.page.evaluate("document.body.dataset.fontSize"))
+            assert columns * 0.6 * 80 <= viewport["width"]  # 80 columns fit
+        await tab.page.close()
+
+
+async def test_without_the_token_everything_is_403_and_empty(web: Web, browser: Browser) -> None:
+    page = await browser.new_page()
+    for path in ("/", "/?token=wrong", "/static/js/textual.js", "/ws", "/nothing-here"):
+        response = await page.request.get(web.base + path, max_redirects=0)
+        assert response.status == 403, path
+        assert await response.body() == b"", path
+    try:  # an empty 403: the browser has nothing to show (Chromium may say so as an error)
+        shown = await page.goto(web.base + "/")
+        assert shown is not None and shown.status == 403
+        assert (await page.content()).count("<script") == 0
+    except PlaywrightError as error:
+        assert "ERR_HTTP_RESPONSE_CODE_FAILURE" in str(error)
+    page = await browser.new_page()  # a blank one (the other may still be showing an error page)
+    refused = await page.evaluate(
+        """(url) => new Promise((done) => {
+             const socket = new WebSocket(url);
+             socket.onopen = () => done("open");
+             socket.onerror = () => done("refused");
+           })""",
+        web.base.replace("http:", "ws:") + "/ws",
+    )
+    assert refused == "refused"
+
+
+async def test_a_request_is_approved_by_keys_in_the_page(
+    machine: Machine, web: Web, browser: Browser
+) -> None:
+    run, sessions = machine.run(RENAMING)
+    tab = await open_tab(browser, web.url)
+    await tab.shows("1 approval")
+    await tab.page.keyboard.press("Shift+A")
+    await tab.shows("Allow once")
+    await screenshot(tab, "approval-dialog", DESKTOP)
+    await tab.page.keyboard.press("y")
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 0, stderr
+    (resolved,) = answers(sessions)
+    assert resolved["decision"] == "allow" and resolved["actor"] == "user"
+    assert isinstance(resolved["by"], dict) and resolved["by"]["dashboard"]
+    assert [e.type for e in replay_all(sessions)].count("tool.completed") == 1  # the mv ran
+    assert tab.outside == []
+
+
+async def test_two_tabs_see_the_same_state_and_closing_one_stops_nothing(
+    machine: Machine, web: Web, browser: Browser
+) -> None:
+    run, sessions = machine.run(RENAMING)
+    first = await open_tab(browser, web.url)
+    second = await open_tab(browser, web.url)
+    third = await open_tab(browser, web.url)
+    for tab in (first, second, third):
+        await tab.shows("1 approval")
+    tabs = children_of(web.process.pid)
+    assert len(tabs) == 3, tabs  # one agent-tui attach per tab
+    await third.page.close()
+    await wait_gone(web, tabs, keep=2)
+    assert run.poll() is None  # the run still waits for an answer: closing a tab stopped nothing
+    mark = await second.mark()
+    await first.page.keyboard.press("Shift+A")
+    await first.shows("Allow once")
+    await first.page.keyboard.press("n")
+    await second.shows("0 approvals", after=mark)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 0, stderr
+    (resolved,) = answers(sessions)
+    assert resolved["decision"] == "deny"
+    await first.page.close()
+    await wait_gone(web, tabs, keep=1)
+    assert web.process.poll() is None
+    await screenshot(second, "second-tab", DESKTOP)
+
+
+async def wait_gone(web: Web, tabs: set[int], keep: int) -> None:
+    """Wait until only `keep` of the tab processes are left (web reaps them as tabs close)."""
+    import asyncio
+
+    async with asyncio.timeout(30):
+        while len(children_of(web.process.pid) & tabs) > keep:
+            await asyncio.sleep(0.05)  # polling /proc for a reaped child: nothing else says so
+
+
+async def test_stop_subtree_from_the_page_ends_every_descendant(
+    machine: Machine, web: Web, browser: Browser
+) -> None:
+    run, sessions = machine.run(SPAWNING)
+    tab = await open_tab(browser, web.url)
+    await tab.shows("1 approval")
+    await tab.shows("writer")
+    await tab.page.keyboard.press("x")  # the selected session, the lead (the first root)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 0, stderr
+    reasons = [e.payload["stopReason"] for e in replay_all(sessions) if e.type == "turn.completed"]
+    assert reasons == ["cancelled", "cancelled"]
+    await screenshot(tab, "stopped", DESKTOP)
+
+
+async def test_an_html_export_renders_offline(machine: Machine, browser: Browser, tmp_path: Path) -> None:
+    sessions = tmp_path / "demo-sessions"
+    demo = subprocess.run(
+        [*start_command(), "demo", "--sessions-dir", str(sessions)],
+        env=machine.env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert demo.returncode == 0, demo.stderr
+    log = sorted(sessions.glob("*.jsonl"))[0]
+    prompt = next(e.payload for e in replay_all(log) if e.type == "turn.started")["promptPreview"]
+    out = tmp_path / "export.html"
+    done = subprocess.run(
+        [*start_command(), "export", str(log), "--format", "html", "--out", str(out)],
+        env=machine.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    page = await browser.new_page(viewport=DESKTOP)  # type: ignore[arg-type]
+    fetched: list[str] = []
+
+    async def record(route: Route, request: Request) -> None:
+        if not request.url.startswith(("file:", "data:", "blob:")):
+            fetched.append(request.url)
+            await route.abort()
+        else:
+            await route.continue_()
+
+    await page.route("**/*", record)
+    await page.goto(out.as_uri())
+    await page.wait_for_load_state("load")
+    assert str(prompt).split("\n")[0][:40] in await page.inner_text("body")
+    assert fetched == []
+    SHOTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(SHOTS / "export.png"), full_page=False)
+    assert png_size(SHOTS / "export.png") == (DESKTOP["width"], DESKTOP["height"])
+
+
+def start_command() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "agent_tui"]
