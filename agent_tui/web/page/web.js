@@ -1,12 +1,13 @@
 // agent-tui's web page: starts textual-serve's terminal (textual.js) once our own font is
 // loaded, on a websocket to this same server (wherever a proxy serves it), with a font size that
-// gives at least 80 columns on a narrow (phone) window.
+// gives 80 columns where the window allows it and stays readable on a phone (never under 11 px:
+// a 390 px phone gets 59 columns, the dashboard's narrow layout).
 "use strict";
 (function () {
   const COLUMNS = 80;
   const ADVANCE = 0.6; // Roboto Mono's advance width, in ems
   const LARGEST = 16;
-  const SMALLEST = 6;
+  const SMALLEST = 11; // readable on a phone without zooming
 
   function fontSize() {
     const fits = Math.floor(window.innerWidth / (COLUMNS * ADVANCE));
