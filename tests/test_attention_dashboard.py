@@ -56,6 +56,17 @@ def recorded(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+def ended(pid: int, within: float = 10.0) -> bool:
+    """Whether `pid` is gone once the kernel has carried out a SIGKILL sent to it (its death
+    is asynchronous: a process killed a moment ago may still be exiting)."""
+    deadline = time.monotonic() + within
+    while not gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)  # polling the kernel's process table until the kill took effect
+    return True
+
+
 def gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as stat:
@@ -95,7 +106,7 @@ async def test_a_failing_a_missing_and_a_hanging_command_each_say_why(tmp_path: 
     command = NotifyCommand((sys.executable, str(hanger), str(pid_file)), timeout=1.0)
     problem = await command.send(b"{}")
     assert problem is not None and "did not finish within 1 s and was stopped" in problem
-    assert gone(int(pid_file.read_text())), "the hanging command's child outlived it"
+    assert ended(int(pid_file.read_text())), "the hanging command's child outlived it"
 
 
 def test_the_config_reads_notify_command_and_refuses_a_string(tmp_path: Path) -> None:
@@ -186,7 +197,7 @@ async def test_a_failing_command_is_reported_once_and_a_hanging_one_never_freeze
         assert app.attention.reported is not None and "did not finish within 3 s" in app.attention.reported
         await wait_for(pilot, lambda: not any(w.group == "notify-command" for w in app.workers), "both runs")
         assert failures() == 1
-        assert gone(int(pid_file.read_text()))
+        assert ended(int(pid_file.read_text()))
         await pilot.press("q")
 
 
