@@ -1,5 +1,6 @@
-"""Helpers for the host side's tests: a host on an engine of scripted agents, and what the
-stream holds, read back whole."""
+"""Helpers for the host side's tests: a host on an engine of scripted agents, what the stream
+holds, read back whole, and the two scenarios the end-to-end tests run on a host (`RENAMING`: one
+agent whose shell call waits for an answer; `SPAWNING`: a lead whose sub-agent's write waits)."""
 
 from __future__ import annotations
 
@@ -112,3 +113,53 @@ async def control(
         control_subject(host), request.model_dump_json(by_alias=True).encode(), timeout=10
     )
     return ControlReply.model_validate_json(reply.data)
+
+
+RENAMING: dict[str, object] = {
+    "sessions": [
+        {
+            "title": "lead",
+            "cwd": "ws",
+            "prompt": "Rename src/foo.py to bar.py",
+            "steps": [
+                {
+                    "text": ["Renaming."],
+                    "toolCalls": [{"tool": "shell", "args": {"cmd": "mv src/foo.py src/bar.py"}}],
+                },
+                {"text": ["Done."]},
+            ],
+        }
+    ]
+}
+
+
+SPAWNING: dict[str, object] = {
+    "policy": {"byRisk": {"read": "allow", "write": "ask", "execute": "allow"}},
+    "sessions": [
+        {
+            "title": "lead",
+            "agentName": "lead",
+            "cwd": "ws",
+            "prompt": "hand the writing over",
+            "steps": [
+                {
+                    "text": ["x"],
+                    "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "writer", "prompt": "p"}}],
+                },
+                {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
+                {"text": ["done"]},
+            ],
+        }
+    ],
+    "agents": {
+        "writer": {
+            "steps": [
+                {
+                    "text": ["writing"],
+                    "toolCalls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}],
+                },
+                {"text": ["ok"]},
+            ]
+        }
+    },
+}

@@ -29,7 +29,7 @@ from support_nats import NatsServer, nats_server
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
 from agent_tui.bus.consumer import StartAt
-from agent_tui.bus.protocol import MSG_ID_HEADER, events_subject
+from agent_tui.bus.protocol import MSG_ID_HEADER, PRESENCE_BUCKET, events_subject
 from agent_tui.events import event_from_json
 
 __all__ = ["nats_server"]
@@ -255,6 +255,28 @@ async def test_a_host_that_stops_heartbeating_is_unreachable_since_its_last_one(
         assert bus.host("laptop").reachable
         await heartbeat(js, "build-box", ttl=1.0)
         await until(bus, lambda: bus.host("build-box").reachable, "build-box back")
+    finally:
+        await bus.close()
+        await publisher.close()
+
+
+async def test_a_host_that_leaves_cleanly_has_left_rather_than_become_unreachable(
+    nats_server: NatsServer,
+) -> None:
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await heartbeat(js, "ci-run", ttl=30.0)
+    bus = AttachedBus(BusTarget(nats_server.url))
+    await bus.open()
+    try:
+        await until(bus, lambda: bus.host("ci-run").reachable, "the host heard")
+        await (await js.key_value(PRESENCE_BUCKET)).delete("ci-run")  # what a stopping host does
+        await until(bus, lambda: bus.host("ci-run").left_at is not None, "the host left")
+        view = bus.host("ci-run")
+        assert not view.reachable and view.unreachable_since is None
+        await heartbeat(js, "ci-run", ttl=30.0)  # started again
+        await until(bus, lambda: bus.host("ci-run").reachable, "the host back")
+        assert bus.host("ci-run").left_at is None
     finally:
         await bus.close()
         await publisher.close()

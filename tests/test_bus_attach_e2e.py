@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from support_bus_host import host_env, start_agent_tui, wait_for_line
+from support_bus_host import RENAMING, SPAWNING, host_env, start_agent_tui, wait_for_line
 from support_workbench import wait_for
 from textual.pilot import Pilot
 
@@ -29,54 +29,6 @@ from agent_tui.tui.screens.approval import ApprovalScreen
 
 pytestmark = pytest.mark.anyio
 SIZE = (120, 40)
-
-RENAMING = {
-    "sessions": [
-        {
-            "title": "lead",
-            "cwd": "ws",
-            "prompt": "Rename src/foo.py to bar.py",
-            "steps": [
-                {
-                    "text": ["Renaming."],
-                    "toolCalls": [{"tool": "shell", "args": {"cmd": "mv src/foo.py src/bar.py"}}],
-                },
-                {"text": ["Done."]},
-            ],
-        }
-    ]
-}
-
-SPAWNING = {
-    "policy": {"byRisk": {"read": "allow", "write": "ask", "execute": "allow"}},
-    "sessions": [
-        {
-            "title": "lead",
-            "agentName": "lead",
-            "cwd": "ws",
-            "prompt": "hand the writing over",
-            "steps": [
-                {
-                    "text": ["x"],
-                    "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "writer", "prompt": "p"}}],
-                },
-                {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                {"text": ["done"]},
-            ],
-        }
-    ],
-    "agents": {
-        "writer": {
-            "steps": [
-                {
-                    "text": ["writing"],
-                    "toolCalls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}],
-                },
-                {"text": ["ok"]},
-            ]
-        }
-    },
-}
 
 
 @dataclass

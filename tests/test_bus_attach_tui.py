@@ -229,7 +229,7 @@ async def test_an_unreachable_host_is_marked_and_its_sessions_refuse_controls(
     async with app.run_test(size=SIZE) as pilot:
         await caught_up(pilot, app)
         kv = await hosts.connection.jetstream().key_value("agent-tui-hosts")
-        await kv.delete("laptop")  # what the server says when the heartbeat's TTL ran out
+        await kv.purge("laptop")  # what the server says when the heartbeat's TTL ran out (a purge marker)
         await wait_for(
             pilot,
             lambda: any(line.startswith("laptop · unreachable since") for line in tree_lines(app)),

@@ -14,6 +14,8 @@ import orjson
 import pytest
 from nats.aio.msg import Msg
 from support_bus_host import (
+    RENAMING,
+    SPAWNING,
     control,
     host_env,
     log_lines,
@@ -31,30 +33,13 @@ __all__ = ["nats_server"]
 
 pytestmark = pytest.mark.anyio
 
-ASKING = {
-    "sessions": [
-        {
-            "title": "lead",
-            "cwd": "ws",
-            "prompt": "Rename src/foo.py to bar.py",
-            "steps": [
-                {
-                    "text": ["Renaming."],
-                    "toolCalls": [{"tool": "shell", "args": {"cmd": "mv src/foo.py src/bar.py"}}],
-                },
-                {"text": ["Done."]},
-            ],
-        }
-    ]
-}
-
 
 @pytest.fixture
 def scenario(tmp_path: Path) -> Path:
     (tmp_path / "ws" / "src").mkdir(parents=True)
     (tmp_path / "ws" / "src" / "foo.py").write_text("x = 1\n")
     path = tmp_path / "scenario.json"
-    path.write_bytes(orjson.dumps(ASKING))
+    path.write_bytes(orjson.dumps(RENAMING))
     return path
 
 
@@ -240,44 +225,12 @@ async def test_serve_starts_a_private_bus_records_it_and_holds_its_name(tmp_path
     assert serve.returncode == 128 + signal.SIGTERM
 
 
-DELEGATING = {
-    "policy": {"byRisk": {"read": "allow", "write": "ask", "execute": "allow"}},
-    "sessions": [
-        {
-            "title": "lead",
-            "agentName": "lead",
-            "cwd": "ws",
-            "prompt": "delegate",
-            "steps": [
-                {
-                    "text": ["x"],
-                    "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "explorer", "prompt": "p"}}],
-                },
-                {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                {"text": ["done"]},
-            ],
-        }
-    ],
-    "agents": {
-        "explorer": {
-            "steps": [
-                {
-                    "text": ["writing"],
-                    "toolCalls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}],
-                },
-                {"text": ["ok"]},
-            ]
-        }
-    },
-}
-
-
 async def test_stop_subtree_from_the_bus_ends_every_descendant(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:
     (tmp_path / "ws").mkdir()
     scenario = tmp_path / "delegating.json"
-    scenario.write_bytes(orjson.dumps(DELEGATING))
+    scenario.write_bytes(orjson.dumps(SPAWNING))
     sessions = tmp_path / "sessions"
     client, _ = await reader(nats_server.url)
     asked = asyncio.get_running_loop().create_task(first_request(client, "tree"))

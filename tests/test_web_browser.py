@@ -24,7 +24,7 @@ import pytest
 from playwright.async_api import Browser, Page, Request, Route, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
-from support_bus_host import host_env, start_agent_tui, wait_for_line
+from support_bus_host import RENAMING, SPAWNING, host_env, start_agent_tui, wait_for_line
 from support_web import CHROMIUM_ARGS, Web, children_of, chromium, start_web
 
 from agent_tui.replay.sources import replay_all
@@ -34,54 +34,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.browser]
 SHOTS = Path(__file__).parent / "web-screenshots"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
-
-RENAMING: dict[str, object] = {
-    "sessions": [
-        {
-            "title": "lead",
-            "cwd": "ws",
-            "prompt": "Rename src/foo.py to bar.py",
-            "steps": [
-                {
-                    "text": ["Renaming."],
-                    "toolCalls": [{"tool": "shell", "args": {"cmd": "mv src/foo.py src/bar.py"}}],
-                },
-                {"text": ["Done."]},
-            ],
-        }
-    ]
-}
-
-SPAWNING: dict[str, object] = {
-    "policy": {"byRisk": {"read": "allow", "write": "ask", "execute": "allow"}},
-    "sessions": [
-        {
-            "title": "lead",
-            "agentName": "lead",
-            "cwd": "ws",
-            "prompt": "hand the writing over",
-            "steps": [
-                {
-                    "text": ["x"],
-                    "toolCalls": [{"tool": "spawn_agent", "args": {"agentName": "writer", "prompt": "p"}}],
-                },
-                {"text": ["w"], "toolCalls": [{"tool": "wait_agent", "args": {}}]},
-                {"text": ["done"]},
-            ],
-        }
-    ],
-    "agents": {
-        "writer": {
-            "steps": [
-                {
-                    "text": ["writing"],
-                    "toolCalls": [{"tool": "write_file", "args": {"path": "x.txt", "content": "x"}}],
-                },
-                {"text": ["ok"]},
-            ]
-        }
-    },
-}
 
 RECEIVED = """
 window.__received = "";

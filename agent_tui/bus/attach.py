@@ -51,6 +51,7 @@ class HostView:
     reachable: bool
     unreachable_since: datetime | None
     presence: HostPresence | None
+    left_at: datetime | None = None
 
 
 def dashboard_name() -> str:
@@ -188,7 +189,7 @@ class AttachedBus:
         presence = self._presence.hosts.get(name) if self._presence is not None else None
         if presence is None:
             return HostView(name, reachable=False, unreachable_since=None, presence=None)
-        return HostView(name, presence.reachable, presence.unreachable_since, presence)
+        return HostView(name, presence.reachable, presence.unreachable_since, presence, presence.left_at)
 
     def hosts(self) -> list[HostView]:
         """Every host known, by name."""

@@ -50,10 +50,13 @@ class HostPresence:
     heard_at: datetime
     """When its last heartbeat was written (the server's time of the value)."""
     unreachable_since: datetime | None = None
+    left_at: datetime | None = None
+    """When the host removed its own presence (it stopped cleanly); its TTL lapsing instead
+    makes it unreachable."""
 
     @property
     def reachable(self) -> bool:
-        return self.unreachable_since is None
+        return self.unreachable_since is None and self.left_at is None
 
 
 class PresenceWatch:
@@ -156,7 +159,10 @@ class PresenceWatch:
         if entry.operation in (KV_DEL, KV_PURGE):
             known = self.hosts.get(name)
             if known is not None and known.reachable:
-                self.hosts[name] = replace(known, unreachable_since=known.heard_at)
+                if entry.operation == KV_DEL:  # the host's own goodbye (the TTL's marker purges)
+                    self.hosts[name] = replace(known, left_at=heard_at)
+                else:
+                    self.hosts[name] = replace(known, unreachable_since=known.heard_at)
                 self._changed()
             return
         presence: Presence | None = None

@@ -128,7 +128,11 @@ class BusPresence:
                 await self.beat(presence)
 
     async def release(self) -> None:
-        for kv in (self.hosts, self.names):
-            if kv is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(kv.purge(self.claim.name), 2.0)
+        """Say goodbye: the presence key is deleted (a dashboard reads that as "left", where the
+        TTL's own marker reads "unreachable"), the name purged for the next holder."""
+        if self.hosts is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.hosts.delete(self.claim.name), 2.0)
+        if self.names is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.names.purge(self.claim.name), 2.0)

@@ -184,6 +184,8 @@ class AttachedRun:
 
     def host_label(self, host: str) -> str:
         view = self.bus.host(host)
+        if view.left_at is not None:
+            return f"{host} · left at {self.time_text(view.left_at)}"
         if view.unreachable_since is not None:
             return f"{host} · unreachable since {self.time_text(view.unreachable_since)}"
         if view.presence is None:
@@ -198,11 +200,14 @@ class AttachedRun:
         return [(self.host_label(host), by_host[host]) for host in sorted(by_host)]
 
     def mark(self, session_id: str) -> str | None:
-        """What the tree says after a session whose host cannot be reached."""
+        """What the tree says after a session whose host cannot be reached, or has left."""
         host = self.bus.host_of(session_id)
         if host is None or not self.bus.connected:
             return None
-        return None if self.bus.host(host).reachable else "host unreachable"
+        view = self.bus.host(host)
+        if view.reachable:
+            return None
+        return "host left" if view.left_at is not None else "host unreachable"
 
     def log_of(self, session_id: str) -> Path | None:
         """The session's log, when its host keeps it on this machine's disk."""
@@ -245,7 +250,10 @@ class AttachedRun:
         host = self.bus.host_of(session_id)
         if host is None:
             return "No host publishes that session."
-        if not self.bus.host(host).reachable:
+        view = self.bus.host(host)
+        if view.left_at is not None:
+            return f"Host {host} has stopped (it left at {self.time_text(view.left_at)})."
+        if not view.reachable:
             return f"Host {host} is unreachable."
         return None
 
