@@ -32,6 +32,15 @@ _REASONS: tuple[tuple[str, str], ...] = (
     ("leading zero", "a number with a leading zero"),
     ("digit", "a number with no digits where they belong"),
     ("zero-length", "nothing at all"),
+    # The standard library's words: asked when the parser said no more than "unexpected
+    # character" (older orjson releases do).
+    ("Expecting property name", "an object key without double quotes"),
+    ("Expecting ':'", "a key without a ':' after it"),
+    ("Expecting ',' delimiter", "two values without a ',' between them"),
+    ("Expecting value", "something that is not a JSON value (a string needs double quotes)"),
+    ("Extra data", "more after the end of the value"),
+    ("Invalid control character", "a raw control character inside a string"),
+    ("Unterminated string", "the line ends in the middle of a value (cut off?)"),
 )
 
 
@@ -43,5 +52,24 @@ def json_problem(error: ValueError) -> str:
     where = f" at column {column}" if isinstance(column, int) and column > 0 else ""
     if where and isinstance(line, int) and line > 1:  # a file of several lines (a scenario, rules)
         where = f" at line {line}, column {column}"
+    if message.startswith("unexpected character") and "expected" not in message[10:]:
+        message = _plainer(error) or message
     reason = next((ours for theirs, ours in _REASONS if theirs in message), None)
     return f"not JSON{where}" + (f": {reason}" if reason else "")
+
+
+def _plainer(error: ValueError) -> str | None:
+    """What the standard library's parser says of the same text (its words are specific where
+    some orjson releases only say "unexpected character"), or None."""
+    import json
+
+    document = getattr(error, "doc", None)
+    if not isinstance(document, str):
+        return None
+    try:
+        json.loads(document)
+    except json.JSONDecodeError as plain:
+        return str(plain.msg)
+    except (ValueError, RecursionError):
+        return None
+    return "Expecting value"  # the library takes NaN and Infinity, which JSON does not have
