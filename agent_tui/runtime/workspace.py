@@ -179,7 +179,10 @@ class Workspace:
                     self._check_stop()
                     plan.entries += 1
                     path = Path(entry.path)
-                    info = entry.stat(follow_symlinks=False)
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:  # removed since the directory was listed
+                        continue
                     if stat.S_ISDIR(info.st_mode):
                         pending.append(path)
                     elif stat.S_ISREG(info.st_mode):
@@ -228,6 +231,9 @@ class Workspace:
         except OSError as error:
             if error.errno in (errno.ELOOP, errno.ENXIO):  # became a link or a socket since the walk
                 self.skipped.append(f"{path}: changed while copied, not copied")
+                return 0
+            if error.errno == errno.ENOENT:  # removed since the walk (another run's scratch file)
+                self.skipped.append(f"{path}: removed while copied, not copied")
                 return 0
             raise
         with os.fdopen(fd, "rb", buffering=0) as reader:
