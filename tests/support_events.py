@@ -21,6 +21,7 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
         "provider": "openai",
         "model": "gpt-4.1-mini",
         "worktree": {"path": "/work/demo/.agent-tui/worktrees/x", "branch": "agent/x"},
+        "budget": {"usd": 2.5, "tokens": 500000},
     },
     "turn.started": {"promptPreview": "Rename src/foo.py to bar.py"},
     "user.message": {"content": "Rename src/foo.py to bar.py", "inputId": "in_1", "steered": True},
@@ -79,7 +80,13 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
     "turn.completed": {
         "stopReason": "error",
         "errorCode": "provider_failure",
-        "usage": {"promptTokens": 4200, "completionTokens": 120, "cachedTokens": 4000},
+        "usage": {
+            "promptTokens": 4200,
+            "completionTokens": 120,
+            "cachedTokens": 4000,
+            "cacheWriteTokens": 200,
+            "costUsd": 0.0031,
+        },
         "message": "401 Unauthorized: invalid api key",
     },
     "model.retry": {"attempt": 1, "delayMs": 2000, "reason": "429 Too Many Requests"},
@@ -89,6 +96,15 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
         "files": [{"path": "a.txt", "action": "restored"}, {"path": "b.txt", "action": "removed"}],
         "incomplete": "1 shell command ran in this turn",
     },
+    "model.usage": {
+        "step": 1,
+        "promptTokens": 4200,
+        "completionTokens": 120,
+        "cachedTokens": 4000,
+        "cacheWriteTokens": 200,
+        "costUsd": 0.0031,
+    },
+    "session.budget": {"usd": 5, "tokens": 1000000, "by": "laptop"},
 }
 
 # The event types of one ordinary turn, in log order (after `session.created`).

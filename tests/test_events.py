@@ -50,7 +50,7 @@ def reason_of(data: Any) -> str:
 
 
 class TestRoundTrip:
-    def test_the_schema_has_the_eighteen_types_of_the_log_format(self) -> None:
+    def test_the_schema_has_the_twenty_types_of_the_log_format(self) -> None:
         assert set(EVENT_TYPES) == {
             "session.created",
             "turn.started",
@@ -70,6 +70,8 @@ class TestRoundTrip:
             "model.retry",
             "source.record",
             "turn.rewound",
+            "model.usage",
+            "session.budget",
         }
         assert set(EVENT_TYPES) == set(PAYLOADS)
 
@@ -385,6 +387,8 @@ def value_strategy(annotation: Any) -> st.SearchStrategy[Any]:
         return st.booleans()
     if annotation is int:
         return st.integers(-(2**63), 2**63 - 1)
+    if annotation is float:
+        return st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**53), 2**53)
     if annotation is str:
         return st.text(max_size=20)
     raise TypeError(annotation)

@@ -22,6 +22,7 @@ import agent_tui
 
 FLOORS: dict[str, int] = {
     "events": 0,
+    "costs": 0,  # prices and what tokens cost: data the reducer, engine and importers share
     "demo": 0,
     "store": 1,
     "turns": 1,

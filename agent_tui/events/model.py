@@ -33,7 +33,7 @@ ToolErrorCode = Literal[
     "unknown",
 ]
 StopReason = Literal["final", "cancelled", "error", "max_steps"]
-TurnErrorCode = Literal["context_overflow", "provider_failure", "store_failure", "unknown"]
+TurnErrorCode = Literal["context_overflow", "provider_failure", "store_failure", "budget_exceeded", "unknown"]
 ToolStream = Literal["stdout", "stderr"]
 
 
@@ -48,6 +48,13 @@ class Worktree(_Payload):
     baseCommit: str | None = None
 
 
+class Budget(_Payload):
+    """What a session's tree may spend: dollars, tokens (prompt plus completion), or both."""
+
+    usd: float | None = None
+    tokens: int | None = None
+
+
 class SessionCreated(_Payload):
     cwd: str
     client: str
@@ -57,6 +64,7 @@ class SessionCreated(_Payload):
     provider: str | None = None
     model: str | None = None
     worktree: Worktree | None = None
+    budget: Budget | None = None
 
 
 class TurnStarted(_Payload):
@@ -164,9 +172,33 @@ class SubagentDelivered(_Payload):
 
 
 class Usage(_Payload):
+    """A turn's tokens summed over its model calls, and their cost from the price table in force
+    when the turn ended (absent when the model's price is unknown)."""
+
     promptTokens: int
     completionTokens: int
     cachedTokens: int | None = None
+    cacheWriteTokens: int | None = None
+    costUsd: float | None = None
+
+
+class ModelUsage(_Payload):
+    """What one model call (step) used, as its provider reported it, right after its stream."""
+
+    step: int
+    promptTokens: int
+    completionTokens: int
+    cachedTokens: int | None = None
+    cacheWriteTokens: int | None = None
+    costUsd: float | None = None
+
+
+class SessionBudget(_Payload):
+    """The user set or changed the session's budget; `by` names who (dashboard, user, host)."""
+
+    usd: float | None = None
+    tokens: int | None = None
+    by: str | None = None
 
 
 class TurnCompleted(_Payload):
@@ -228,6 +260,8 @@ PAYLOADS: dict[str, type[_Payload]] = {
     "model.retry": ModelRetry,
     "source.record": SourceRecord,
     "turn.rewound": TurnRewound,
+    "model.usage": ModelUsage,
+    "session.budget": SessionBudget,
 }
 EVENT_TYPES: tuple[str, ...] = tuple(PAYLOADS)
 CALL_PROGRESS_TYPES: frozenset[str] = frozenset(

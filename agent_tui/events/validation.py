@@ -127,6 +127,9 @@ class _Compiled:
                 namespace[f"_make_{k}"] = accepted.item.make
                 test = f"type(v{k}) is not list"
                 value = f"[_make_{k}(item) for item in v{k}]"
+            elif accepted is float:  # stored as pydantic stores it: `2` becomes `2.0`
+                test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
+                value = f"float(v{k})"
             else:
                 test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
             if info.is_required():
@@ -173,6 +176,9 @@ def _value_test(var: str, accepted: Any, namespace: dict[str, Any], suffix: str)
         return f"type({var}) not in _types{suffix} or {var} not in _values{suffix}"
     if accepted is dict:
         return f"type({var}) is not dict or any(type(key) is not str for key in {var})"
+    if accepted is float:
+        # JSON has one number: `2` is as much a price as `2.0` (bool, an int subclass, is not).
+        return f"type({var}) is not float and type({var}) is not int"
     return f"type({var}) is not {accepted.__name__}"
 
 
@@ -194,7 +200,7 @@ def _accepted(annotation: Any) -> tuple[Any, bool]:
         return dict, False
     if origin is list and len(args) == 1 and isinstance(args[0], type) and issubclass(args[0], BaseModel):
         return _ListOf(_Compiled(args[0])), False
-    if annotation in (bool, int, str):
+    if annotation in (bool, int, float, str):
         return annotation, False
     raise TypeError(f"no fast check for {annotation!r}")
 

@@ -1,0 +1,1 @@
+"""What model calls cost: the shipped price table, the user's overrides, and the arithmetic."""

@@ -1,0 +1,130 @@
+"""Prices per million tokens, and what a call's tokens cost at them.
+
+Invariants:
+- the shipped table (`prices.toml`, with the date it was taken and its source) is data, never
+  code; the user's `[prices."MODEL"]` entries replace a shipped model's price or add a model;
+- `PriceTable.lookup` finds a model by its name as written, then without a provider prefix
+  (`anthropic/claude-sonnet-4`), a date suffix (`-20250929`, `-2025-04-14`) or `-latest`; never
+  by a looser match (`o3-pro` is not `o3`): an unknown model has no price, never a guessed one;
+- token counts follow the log's usage: `promptTokens` counts every prompt token, cached ones
+  (`cachedTokens`) and ones written to the cache (`cacheWriteTokens`) included; each part is
+  charged at its own price (a missing `cached_input` or `cache_write` price is `input`'s).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from functools import cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["Price", "PriceTable", "price_from", "shipped_prices"]
+
+_PER = 1_000_000
+_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
+
+    def cost_usd(
+        self,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+    ) -> float:
+        """What a call's tokens cost (the prompt's cached and cache-written parts at theirs)."""
+        cached = cached_tokens or 0
+        written = cache_write_tokens or 0
+        fresh = max(prompt_tokens - cached - written, 0)
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        write_price = self.input if self.cache_write is None else self.cache_write
+        return (
+            fresh * self.input
+            + cached * cached_price
+            + written * write_price
+            + completion_tokens * self.output
+        ) / _PER
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTable:
+    """Models' prices, the user's over the shipped ones; `taken`/`source` describe the shipped."""
+
+    prices: Mapping[str, Price]
+    taken: date | None = None
+    source: str | None = None
+
+    def lookup(self, model: str | None) -> Price | None:
+        """The price of `model`, or None when it is not known (see the module's rules)."""
+        if not model:
+            return None
+        for name in _names_of(model):
+            price = self.prices.get(name)
+            if price is not None:
+                return price
+        return None
+
+    def with_overrides(self, overrides: Mapping[str, Price]) -> PriceTable:
+        """This table with `overrides` (the user's config) replacing or adding models."""
+        if not overrides:
+            return self
+        return PriceTable({**self.prices, **overrides}, self.taken, self.source)
+
+
+def _names_of(model: str) -> list[str]:
+    """The names a model is looked up by, most exact first."""
+    names = [model]
+    bare = model.rsplit("/", 1)[-1]
+    if bare != model:
+        names.append(bare)
+    undated = _DATE_SUFFIX.sub("", bare)
+    if undated != bare:
+        names.append(undated)
+    return names
+
+
+def price_from(values: Mapping[str, Any]) -> Price:
+    """A `Price` from a table's entry (`input`, `output`, optional `cached_input`,
+    `cache_write`); raises ValueError naming what is missing or not a number."""
+
+    def number(key: str, required: bool) -> float | None:
+        value = values.get(key)
+        if value is None:
+            if required:
+                raise ValueError(f"{key} is missing")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ValueError(f"{key} must be a number of dollars per million tokens, not {value!r}")
+        return float(value)
+
+    unknown = sorted(set(values) - {"input", "output", "cached_input", "cache_write"})
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r} (input, cached_input, cache_write, output)")
+    return Price(
+        input=number("input", True) or 0.0,
+        output=number("output", True) or 0.0,
+        cached_input=number("cached_input", False),
+        cache_write=number("cache_write", False),
+    )
+
+
+@cache
+def shipped_prices() -> PriceTable:
+    """The table shipped with agent-tui (`prices.toml`)."""
+    text = resources.files(__package__).joinpath("prices.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    models = {name: price_from(values) for name, values in data["models"].items()}
+    taken = data.get("taken")
+    return PriceTable(models, taken if isinstance(taken, date) else None, data.get("source"))
