@@ -11,7 +11,7 @@ from support_engine import collect, make_engine, steps
 
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, PolicyConfig
 from agent_tui.engine.scripted import ScriptedProvider
-from agent_tui.store import JsonlEventLog
+from agent_tui.store import JsonlEventLog, JsonlFileEventStore
 
 pytestmark = pytest.mark.anyio
 
@@ -143,3 +143,45 @@ async def test_the_dialog_says_that_always_for_spawn_agent_allows_every_later_sp
         app.push_screen(ApprovalScreen(state, write, answerable=True))
         await pilot.pause()
         assert not app.screen.query("#approval-reach")
+
+
+async def test_answers_in_a_log_inside_the_project_are_not_restored(tmp_path: Path) -> None:
+    """A sessions directory inside the project may hold logs that came with the repository (or
+    that an agent wrote): their "for this session" answers are not the user's word."""
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    sessions = project / ".logs"
+
+    def engine_with(prompter: Answering, provider: ScriptedProvider) -> Any:
+        engine = make_engine(
+            tmp_path,
+            provider,
+            policy=PolicyConfig(default="ask"),
+            approve=None,
+            store=JsonlFileEventStore(sessions),
+        )
+        engine.prompter = prompter
+        return engine
+
+    provider = ScriptedProvider()
+    first = Answering(PermissionAnswer("allow", remember="session"))
+    async with engine_with(first, provider) as engine:
+        sid = await engine.create_session(project / "src")
+        provider.assign(sid, steps(call("write_file", path="a.txt", content="a\n"), {"text": ["done"]}))
+        await collect(engine.run_turn(sid, "go"))
+    engine.store.close()
+    assert len(first.asked) == 1
+
+    provider = ScriptedProvider()
+    later = Answering(PermissionAnswer("deny"))
+    async with engine_with(later, provider) as engine:
+        hydration = await engine.open_session(sid)
+        provider.assign(sid, steps(call("write_file", path="b.txt", content="b\n"), {"text": ["done"]}))
+        await collect(engine.run_turn(sid, "go"))
+    engine.store.close()
+    assert [request.tool for request in later.asked] == ["write_file"]  # asked again
+    assert not (project / "src" / "b.txt").exists()
+    assert hydration.answers_note is not None
+    assert "1 answer" in hydration.answers_note and "inside the project" in hydration.answers_note
+    assert "inside the project" in hydration.describe()

@@ -45,6 +45,7 @@ from agent_tui.engine.clock import new_id, utc_now
 from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilder, InstructionsFor
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict, UnknownSession
 from agent_tui.engine.listeners import EventListener, ListenerFailure, Listeners
+from agent_tui.engine.log_trust import log_inside_project
 from agent_tui.engine.permissions import PermissionEngine, Prompter, SessionAnswers
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo
@@ -56,6 +57,7 @@ from agent_tui.events import Event, payload_from
 from agent_tui.events.session_tree import SessionTree, path_to_root
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
+from agent_tui.events.wording import counted
 from agent_tui.store import EventStore
 from agent_tui.turns import EventSink, Fail, FrameError, PendingInput, TurnRegistry
 from agent_tui.turns.frames import Fatal
@@ -285,11 +287,20 @@ class SessionEngine:
         if info is None:
             raise UnknownSession(session_id)
         self._sessions[session_id] = info
-        answers.restore(info.permissions or self.permissions, session_id)
+        planted = log_inside_project(self.store, session_id, info.cwd)
+        if planted is None:
+            answers.restore(info.permissions or self.permissions, session_id)
         closed = info.open_turn
         if closed is not None:
             await self.close_open_turn(info)
-        return Hydration(session_id, count, repair, closed)
+        note = None
+        if planted is not None and answers.answers:
+            note = (
+                f'{counted(len(answers.answers), "answer")} "for this session" not restored: '
+                f"the log {planted} lies inside the project, where anyone with the repository "
+                "(or an agent's write) could have put them"
+            )
+        return Hydration(session_id, count, repair, closed, note)
 
     def _session_from_created(self, session_id: str, event: Event) -> SessionInfo:
         if event.type != "session.created":

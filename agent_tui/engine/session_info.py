@@ -136,6 +136,7 @@ class Hydration:
     events: int
     repair: TailRepair | None
     closed_turn: str | None
+    answers_note: str | None = None  # why the log's "for this session" answers were not restored
 
     def describe(self) -> str:
         parts = [f"reopened {self.session_id} from {self.events} events"]
@@ -143,4 +144,6 @@ class Hydration:
             parts.append(self.repair.describe())
         if self.closed_turn is not None:
             parts.append(f"closed interrupted turn {self.closed_turn}")
+        if self.answers_note is not None:
+            parts.append(self.answers_note)
         return "; ".join(parts)

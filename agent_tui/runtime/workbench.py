@@ -250,7 +250,7 @@ class Workbench(FinishingActions):
                     problems.append(problem)
                 continue
             try:
-                await self.engine.open_session(session.session_id)
+                hydration = await self.engine.open_session(session.session_id)
             except EventLogDecodeError as error:  # a corrupt line: the decoder names FILE:LINE
                 problems.append(str(error))
                 continue
@@ -261,6 +261,8 @@ class Workbench(FinishingActions):
                     continue
                 problems.append(f"{session.path}: could not be reopened: {error}")
                 continue
+            if hydration.answers_note is not None:
+                problems.append(f"{session.session_id}: {hydration.answers_note}")
             self._remember_model(session)
         return problems
 
@@ -278,7 +280,7 @@ class Workbench(FinishingActions):
         if self._is_external(session):
             return await self._reopen_external(session)
         try:
-            await self.engine.open_session(session.session_id)
+            hydration = await self.engine.open_session(session.session_id)
         except Exception as error:
             locked = _lock_refusal(error)
             if locked is not None:  # another process writes it now: shown, not continued here
@@ -286,6 +288,8 @@ class Workbench(FinishingActions):
                 return None
             return f"{session.path}: could not be reopened: {error}"
         self._remember_model(session)
+        if hydration.answers_note is not None:
+            return f"{session.session_id}: {hydration.answers_note}"
         return None
 
     def _is_external(self, session: StoredSession) -> bool:
