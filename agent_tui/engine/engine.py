@@ -211,6 +211,10 @@ class SessionEngine:
     def sessions(self) -> list[SessionInfo]:
         return list(self._sessions.values())
 
+    def unfinished_turns(self) -> list[TurnHandle]:
+        """Every session's turn that has not finished its writes (see `unfinished_turn`)."""
+        return [turn for info in self._sessions.values() if (turn := info.unfinished_turn) is not None]
+
     def agent_path(self, session_id: str) -> tuple[str, ...]:
         """Names from the root session down to this one (`lead › explorer › grep-helper`)."""
         sessions = self._sessions

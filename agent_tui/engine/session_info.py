@@ -91,6 +91,14 @@ class SessionInfo:
         return turn if turn is not None and not turn.fsm.is_terminal else None
 
     @property
+    def unfinished_turn(self) -> TurnHandle | None:
+        """The turn that has not finished every write yet: running, or ending (its state
+        machine may be terminal while its last events are stored), if any. What a caller
+        waits for before it may close the store or start what needs the turn gone."""
+        turn = self.turn
+        return turn if turn is not None and not turn.done.is_set() else None
+
+    @property
     def label(self) -> str:
         """How the session is named in agent paths."""
         return session_label(self.agent_name, self.title, self.id)

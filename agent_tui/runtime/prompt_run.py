@@ -190,11 +190,7 @@ class PromptRun:
 
     async def _wait_children(self) -> None:
         while True:
-            running = [
-                info.turn
-                for info in self.engine.sessions()
-                if info.turn is not None and not info.turn.done.is_set()
-            ]
+            running = self.engine.unfinished_turns()
             if not running:
                 return
             if self._interrupted:  # a child that started while the stop went down the tree

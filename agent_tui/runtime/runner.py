@@ -210,11 +210,7 @@ class ScenarioRun:
         """Wait until no turn of any session is running (children included); then note in
         `result` every session whose last turn failed outside the model (the store, a bug)."""
         while True:
-            unfinished = [
-                info.turn
-                for info in self.engine.sessions()
-                if info.turn is not None and not info.turn.done.is_set()
-            ]
+            unfinished = self.engine.unfinished_turns()
             if not unfinished:
                 break
             if self.stopped:  # a child that started while the stop went down the tree

@@ -404,7 +404,7 @@ class Workbench(FinishingActions):
     # -- talking to sessions -------------------------------------------------------------------
     def is_running(self, session_id: str) -> bool:
         try:
-            return _unfinished(self.engine.session(session_id))
+            return self.engine.session(session_id).unfinished_turn is not None
         except UnknownSession:
             return False
 
@@ -499,7 +499,7 @@ class Workbench(FinishingActions):
         return sum(1 for info in engine.sessions() if engine.cancel_turn(info.id))
 
     def running_turns(self) -> int:
-        return sum(1 for info in self.engine.sessions() if _unfinished(info))
+        return len(self.engine.unfinished_turns())
 
     def close_store(self) -> None:
         """Close the store's open log files (after the engine has closed)."""
@@ -601,17 +601,11 @@ async def _stop_until_ended(stop: Callable[[], object], sessions: Callable[[], l
     (a turn may start while others end)."""
     while True:
         stop()
-        turns = [info.turn for info in sessions() if info.turn is not None and _unfinished(info)]
+        turns = [turn for info in sessions() if (turn := info.unfinished_turn) is not None]
         if not turns:
             return
         for turn in turns:
             await turn.done.wait()
-
-
-def _unfinished(info: SessionInfo) -> bool:
-    """Whether the session's turn has not finished every write yet (running, or closing)."""
-    turn = info.turn
-    return turn is not None and not turn.done.is_set()
 
 
 def _remove_quietly(path: Path) -> None:
