@@ -9,6 +9,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from fake_model_server import FakeModelServer, Stream, openai_stream
+from support_providers import fake_model_server, play, prompt_run  # noqa: F401 - the `server` fixture
 from support_workbench import agent_script, git, scripted_models
 
 from agent_tui.engine.permissions import StaticPrompter
@@ -312,3 +314,30 @@ async def test_in_git_a_turn_of_file_tools_only_leaves_what_others_changed_meanw
         assert (project / "mine.txt").read_text() == "the user's edit while the agent waited\n"
         await workbench.close()
     workbench.close_store()
+
+
+def test_a_headless_run_records_what_a_rewind_needs(tmp_path: Path, server: FakeModelServer) -> None:
+    """`agent-tui run --prompt` keeps the same rewind data as the dashboard: a turn run headless
+    (here against a loopback OpenAI-compatible server) is rewound from the dashboard later."""
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("print('hi')\n")
+    write = ("call_w1", "write_file", ['{"path": "src/app.py", ', '"content": "print(\\"bye\\")\\n"}'])
+    server.script(Stream(openai_stream(["Changing it."], [write])), Stream(openai_stream(["Done."])))
+    result, events = play(prompt_run(tmp_path, "openai", server.openai_url, approve="allow"))
+    assert result.ok and (project / "src" / "app.py").read_text() == 'print("bye")\n'
+    sid = result.session_id
+    assert sid is not None and (undo_dir(tmp_path / "sessions", sid) / "records.jsonl").exists()
+    turn_id = next(e.turn_id for e in events if e.type == "turn.started")
+
+    async def rewind() -> None:
+        workbench = workbench_for(tmp_path, project, ScriptedProvider())
+        async with workbench.engine:
+            assert await workbench.hydrate(lambda event: None) == []
+            outcome = await workbench.rewind(RewindRequest(sid, turn_id))
+            assert outcome.incomplete is None
+            await workbench.close()
+        workbench.close_store()
+
+    anyio.run(rewind)
+    assert (project / "src" / "app.py").read_text() == "print('hi')\n"

@@ -40,6 +40,7 @@ from agent_tui.runtime.os_errors import os_reason
 from agent_tui.runtime.permission_files import permission_engine, project_rules_notice
 from agent_tui.runtime.stop_signals import exit_status, listen_for_stop_signals, signal_name
 from agent_tui.runtime.subagents import SubAgents
+from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.store import JsonlFileEventStore
 
 
@@ -115,6 +116,9 @@ class PromptRun:
         self.store = JsonlFileEventStore(sessions_dir)
         self.instructions: ProjectInstructions = project_instructions(cwd)
         self.engine = self._engine(prompter, max_steps)
+        # Recorded as in the dashboard, so a turn run here can be rewound there later.
+        self.recorder = TurnRecorder(sessions_dir, lambda session_id: self.engine.session(session_id).cwd)
+        self.engine.subscribe(self.recorder)
         self.session_id: str | None = None
         self._interrupted = False
         self._signal: int | None = None
@@ -279,6 +283,8 @@ def run_prompt(
         run.close()
     summary = RunResult(stop_reasons={result.session_id: result.stop_reason} if result.session_id else {})
     printer.summary(summary, sessions_dir)
+    for problem in run.recorder.problems:  # the run went on; only its rewind is incomplete
+        print(visible(f"agent-tui: rewind data: {problem}"), file=err)
     if printer.gone is not None and result.signal is None:  # after a hang-up no one is there
         print(f"agent-tui: stdout: {printer.gone} (the run went on; its log is complete)", file=err)
     if result.signal is not None:
