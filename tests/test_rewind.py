@@ -329,6 +329,7 @@ def test_a_headless_run_records_what_a_rewind_needs(tmp_path: Path, server: Fake
     sid = result.session_id
     assert sid is not None and (undo_dir(tmp_path / "sessions", sid) / "records.jsonl").exists()
     turn_id = next(e.turn_id for e in events if e.type == "turn.started")
+    assert turn_id is not None
 
     async def rewind() -> None:
         workbench = workbench_for(tmp_path, project, ScriptedProvider())
