@@ -70,6 +70,31 @@ def test_copies_under_workspace_stay_for_the_user(tmp_path: Path) -> None:
     assert list(tmp.iterdir()) == []
 
 
+def test_the_sessions_directory_and_the_copies_inside_the_scenario_are_not_copied(tmp_path: Path) -> None:
+    """A run whose logs and copies go inside the scenario's own directory copies neither: the
+    copy would hold the logs being written (and earlier runs' logs), and itself."""
+    tmp, env = private_tmp(tmp_path)
+    path = scenario(tmp_path)
+    for run in (1, 2):  # the second run finds the first one's logs and copies inside `ws`
+        result = agent_tui(
+            "run",
+            str(path),
+            "--approve",
+            "allow",
+            "--sessions-dir",
+            str(tmp_path / "ws" / "logs"),
+            "--workspace",
+            str(tmp_path / "ws" / "copies" / str(run)),
+            env=env,
+        )
+        assert result.returncode == 0, result.stderr
+    copy = tmp_path / "ws" / "copies" / "2" / "ws"
+    assert sorted(p.name for p in copy.iterdir()) == ["a.txt", "b.txt", "copies"]  # no logs
+    assert [p.name for p in (copy / "copies").iterdir()] == ["1"]  # the first run's: the user's now
+    assert len(list((tmp_path / "ws" / "logs").glob("*.jsonl"))) == 2
+    assert list(tmp.iterdir()) == []
+
+
 def test_the_headless_demo_leaves_no_scratch_copy(tmp_path: Path) -> None:
     tmp, env = private_tmp(tmp_path)
     result = agent_tui("demo", "--sessions-dir", str(tmp_path / "out"), env=env)

@@ -86,7 +86,9 @@ class HeadlessScenario:
         """
         undo = listen_for_stop_signals(self.stop)
         try:
-            workspace = self.workspace = Workspace(self.base_dir, self.workspace_root)
+            workspace = self.workspace = Workspace(
+                self.base_dir, self.workspace_root, leave_out=[self.sessions_dir]
+            )
             if self.signal is not None:
                 workspace.stop.set()
             await anyio.to_thread.run_sync(copy_directories, self.scenario, workspace)

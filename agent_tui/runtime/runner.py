@@ -91,7 +91,11 @@ class ScenarioRun:
         workspace: Workspace | None = None,
     ) -> None:
         self.scenario = scenario
-        self.workspace = workspace if workspace is not None else Workspace(base_dir, workspace_root)
+        self.workspace = (
+            workspace
+            if workspace is not None
+            else Workspace(base_dir, workspace_root, leave_out=[sessions_dir])
+        )
         self.cwds = copy_directories(scenario, self.workspace)
         self.store = JsonlFileEventStore(sessions_dir)
         self.provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)

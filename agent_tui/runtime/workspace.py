@@ -18,6 +18,9 @@ Invariants of a copy (a scenario is the repository's, so its `cwd` may be hostil
   directory is skipped (and said), so the copy gives nobody a way out to the real files; a `cwd`
   written inside the scenario's directory that a link takes out of it is refused (a `cwd`
   written as `../x` or `/x` is taken as written);
+- the workspace's own root and the directories given as `leave_out` (the run's sessions
+  directory) are not copied when they lie inside a copied directory (said in `skipped`): a copy
+  never holds itself, nor the logs the run is writing;
 - the copy is interruptible: `stop` (a `threading.Event`, set from a signal handler while the
   copy runs in a worker thread) is looked at between files and between blocks; then the partial
   copy is removed and `CopyStopped` raised.
@@ -31,7 +34,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +105,7 @@ class Workspace:
         root: where the copies go (a fresh temporary directory if not given).
         limit: the biggest directory copied (`CopyLimit.from_env()` if not given).
         stop: set to stop a copy under way (from another thread).
+        leave_out: directories never copied (the sessions directory), besides `root`.
     """
 
     def __init__(
@@ -111,6 +115,7 @@ class Workspace:
         *,
         limit: CopyLimit | None = None,
         stop: threading.Event | None = None,
+        leave_out: Collection[Path] = (),
     ) -> None:
         self.base_dir = base_dir
         self.owned = root is None  # a temporary directory made here: `remove()` deletes it
@@ -121,6 +126,7 @@ class Workspace:
         self.skipped: list[str] = []
         """What was left out of the copies, one line each (`PATH: why`)."""
         self._copies: dict[Path, Path] = {}
+        self._left_out = frozenset(path.resolve() for path in (self.root, *leave_out))
 
     def remove(self) -> None:
         """Delete the root and its copies if this workspace made it; a given root stays."""
@@ -184,7 +190,12 @@ class Workspace:
                     except FileNotFoundError:  # removed since the directory was listed
                         continue
                     if stat.S_ISDIR(info.st_mode):
-                        pending.append(path)
+                        if path.resolve() in self._left_out:
+                            self.skipped.append(
+                                f"{path}: where this run writes (its logs or copies), not copied"
+                            )
+                        else:
+                            pending.append(path)
                     elif stat.S_ISREG(info.st_mode):
                         plan.files.append((path, info.st_size))
                         plan.size += info.st_size
