@@ -82,7 +82,9 @@ def shop_with_a_worktree() -> tuple[Path, Path]:
     worktree = project / ".agent-tui" / "worktrees" / "fix-login-4f2a9c"
     git(project, "worktree", "add", "-q", "-b", "agent-tui/fix-login-4f2a9c", str(worktree))
     (worktree / "src" / "auth.py").write_text(AFTER)
-    (worktree / "src" / "test_auth.py").write_text("def test_unknown_user():\n    assert True\n")
+    (worktree / "src" / "test_auth.py").write_text(
+        'def test_unknown_user():\n    assert not check_login("nobody", "secret")\n'
+    )
     (worktree / "OLD_NOTES.md").unlink()
     return project, worktree
 
