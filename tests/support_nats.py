@@ -45,11 +45,13 @@ class NatsServer:
     store: Path
     port: int = field(default_factory=free_port)
     token: str | None = None
+    options: list[str] = field(default_factory=list)  # more flags: `--user`/`--pass`, `--tls…`
     process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
+        scheme = "tls" if "--tls" in self.options else "nats"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         assert self.process is None, "already running"
@@ -57,6 +59,7 @@ class NatsServer:
         args += ["-sd", str(self.store)]
         if self.token is not None:
             args += ["--auth", self.token]
+        args += self.options
         self.process = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
         )

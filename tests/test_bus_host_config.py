@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_tui.bus import credentials
 from agent_tui.bus.config import BusConfigError, BusSettings, bus_settings, redacted
 from agent_tui.bus.credentials import connect_options, describe_failure
 from agent_tui.providers.config import Config, ConfigError, load_config
@@ -51,7 +52,9 @@ def test_a_wrong_flag_is_said_without_its_secret(tmp_path: Path) -> None:
     assert "hunter2" not in str(raised.value) and "--bus" in str(raised.value)
 
 
-def test_credentials_come_from_the_named_variable_or_file(tmp_path: Path) -> None:
+def test_credentials_come_from_the_named_variable_or_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     token = BusSettings(url="nats://h:1", credentials_env="BUS_TOKEN")
     assert connect_options(token, env={"BUS_TOKEN": "t0k"}) == {"token": "t0k"}
     assert connect_options(token, env={"BUS_TOKEN": "ana:pw"}) == {"user": "ana", "password": "pw"}
@@ -59,6 +62,10 @@ def test_credentials_come_from_the_named_variable_or_file(tmp_path: Path) -> Non
         connect_options(token, env={})
     seed = tmp_path / "seed.nk"
     seed.write_text("SUAEXAMPLESEED\n")
+    monkeypatch.setattr(credentials, "_signs_nkeys", lambda: False)
+    with pytest.raises(BusConfigError, match=r"seed.nk: signing with an nkey needs the nkeys package"):
+        connect_options(BusSettings(url="x", creds_file=seed))
+    monkeypatch.setattr(credentials, "_signs_nkeys", lambda: True)
     assert connect_options(BusSettings(url="x", creds_file=seed)) == {"nkeys_seed": str(seed)}
     creds = tmp_path / "user.creds"
     creds.write_text("-----BEGIN NATS USER JWT-----\n...\n")

@@ -71,7 +71,19 @@ def connect_options(settings: BusSettings, env: Any = ENVIRONMENT) -> dict[str, 
             options["nkeys_seed"] = str(path)
         else:
             raise BusConfigError(f"{path}: neither a NATS creds file nor an nkey seed (a line starting SU)")
+        if not _signs_nkeys():
+            raise BusConfigError(
+                f"{path}: signing with an nkey needs the nkeys package, which is not installed "
+                "(pip install nkeys, in agent-tui's environment)"
+            )
     return options
+
+
+def _signs_nkeys() -> bool:
+    """Whether the NATS client can sign with an nkey (its optional `nkeys` package is there)."""
+    import importlib.util
+
+    return importlib.util.find_spec("nkeys") is not None
 
 
 def scrub(text: str, settings: BusSettings, env: Any = ENVIRONMENT) -> str:

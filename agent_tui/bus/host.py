@@ -182,6 +182,7 @@ class BusHost:
     async def close(self, flush_timeout: float = FLUSH_TIMEOUT_S) -> bool:
         """Flush, keep the marks, let go of the name, close. Whether everything was published."""
         flushed = False
+        await self.link.settle()
         if self.link.connected.is_set():
             flushed = await self.publisher.flushed(flush_timeout)
         for undo in self._unsubscribe:

@@ -53,6 +53,8 @@ class BusLink:
         self.watchers: list[Watcher] = []
         self._retry: asyncio.Task[None] | None = None
         self._closing = False
+        self.first_try = asyncio.Event()
+        """Set once the background connect's first attempt has come out either way."""
 
     @property
     def url(self) -> str:
@@ -113,12 +115,14 @@ class BusLink:
                 await self.open()
                 if not told:
                     self.say(f"connected to the bus at {self.url}")
+                self.first_try.set()
                 return
             except BusUnreachable as error:
                 if not told:
                     self.away_since = _now()
                     self.say(f"{error}; agents go on and log; trying again in the background")
                     told = True
+                self.first_try.set()
             await asyncio.sleep(pause)  # a retry's pause, not a test's wait
             pause = min(pause * 2, MAX_RETRY_S)
 
@@ -162,6 +166,13 @@ class BusLink:
         text = scrub(str(error) or type(error).__name__, self.settings)
         if "Authorization" in text or "authorization" in text:
             self.say(f"the bus at {self.url} refused the credentials")
+
+    async def settle(self) -> None:
+        """Wait for a background connect's first attempt to come out (it is bounded by its own
+        timeouts): a run that ends at once still publishes to a bus that was there all along."""
+        if self._retry is not None and not self.first_try.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.first_try.wait(), CONNECT_TIMEOUT_S * 4)
 
     async def close(self) -> None:
         self._closing = True
