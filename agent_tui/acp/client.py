@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import acp
 import anyio
@@ -51,14 +51,14 @@ from agent_tui.acp.mapping import stop_reason_from_acp, usage_payload
 from agent_tui.acp.ordered import OrderedWriter
 from agent_tui.acp.questions import Questions
 from agent_tui.acp.recorder import AcpRecorder
+from agent_tui.acp.session_side import SessionSide
 from agent_tui.engine.clock import new_id
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.permissions import Prompter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.events.model import Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.runtime.agent_requests import AgentStartError
-
-if TYPE_CHECKING:
-    from agent_tui.acp.agents import AcpAgents
 
 T = TypeVar("T")
 AUTH_REQUIRED = -32000
@@ -81,10 +81,24 @@ class AcpTurn(TurnHandle):
         self.stopping.set()
 
 
+class AgentHub(Protocol):
+    """What a session uses of the hub that starts it (`AcpAgents`): the engine, a task group,
+    who answers questions, the timeouts, the agents' environment, the wire's observers."""
+
+    engine: SessionEngine
+    prompter: Prompter | None
+    start_timeout: float
+    cancel_timeout: float
+    env: dict[str, str]
+    observers: list[Any]
+
+    def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None: ...
+
+
 class AcpAgentSession:
     """One external agent, its ACP session, and its session in our log (made by `AcpAgents.start`)."""
 
-    def __init__(self, hub: AcpAgents, config: AcpAgentConfig, session_id: str) -> None:
+    def __init__(self, hub: AgentHub, config: AcpAgentConfig, session_id: str) -> None:
         self.hub = hub
         self.engine = hub.engine
         self.config = config
@@ -92,14 +106,25 @@ class AcpAgentSession:
         self.cwd: Path = self.engine.session(session_id).cwd
         self.writer = OrderedWriter()
         self.recorder = AcpRecorder(self.engine.session(session_id), config.name)
-        self.tools = ClientTools(self)
+        side = SessionSide(
+            session_id=session_id,
+            name=config.name,
+            cwd=self.cwd,
+            recorder=self.recorder,
+            run_in_order=self.writer.run,
+            spawn=hub.spawn,
+            permissions=self.engine.permissions,
+            prompter=lambda: hub.prompter,
+            agent_path=lambda: self.engine.agent_path(session_id),
+        )
+        self.questions = Questions(side)
+        self.tools = ClientTools(side, self.questions)
         self.process: AgentProcess | None = None
         self.conn: ClientSideConnection | None = None
         self.acp_session_id: str | None = None
         self.resume_from: str | None = None  # the agent's session to load at start (a reopened log)
         self.failure: str | None = None
         self.turn: AcpTurn | None = None
-        self.questions = Questions(self)
         self._auth_methods: list[str] = []
         self._closed = False
 
@@ -113,6 +138,11 @@ class AcpAgentSession:
 
     def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         self.hub.spawn(fn, *args)
+
+    def _note(self, method: str, data: dict[str, Any]) -> None:
+        """Keep what the agent sent that we do not act on (an extension) as a record."""
+        recorder = self.recorder
+        self.writer.submit(lambda: recorder.note(method, data))
 
     # -- the public controls -------------------------------------------------------------------
     def prompt(self, text: str) -> AcpTurn:
@@ -243,7 +273,9 @@ class AcpAgentSession:
             raise AgentFailure(f"{self.name} could not start: {error}") from None
         self.process = process
         self.spawn(process.run)
-        endpoint = cast(acp.Client, ClientEndpoint(self))  # the methods an agent may call of us
+        endpoint = cast(
+            acp.Client, ClientEndpoint(self.questions, self.tools, self._note)
+        )  # the methods an agent may call of us
         observers = [self._on_wire, *self.hub.observers]
         conn = connect_to_agent(endpoint, process.writer, process.reader, observers=observers)
         self.conn = conn

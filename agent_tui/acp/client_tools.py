@@ -24,7 +24,7 @@ import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from acp import RequestError
@@ -41,6 +41,8 @@ from acp.schema import (
 )
 
 from agent_tui.acp.acp_call import AcpCall
+from agent_tui.acp.questions import Questions
+from agent_tui.acp.session_side import SessionSide
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import PermissionRulesError, Verdict
 from agent_tui.engine.tools.base import ToolContext, ToolError, ToolResult
@@ -48,9 +50,6 @@ from agent_tui.engine.tools.builtin import builtin_tools
 from agent_tui.engine.tools.paths import resolve_under
 from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.events.model import Risk
-
-if TYPE_CHECKING:
-    from agent_tui.acp.client import AcpAgentSession
 
 OUTPUT_BUDGET = 1_000_000
 """Characters of a file or a terminal's output an agent can get in one piece."""
@@ -89,8 +88,9 @@ class _Terminal:
 class ClientTools:
     """Runs one ACP-backed session's file and terminal requests (see the module docstring)."""
 
-    def __init__(self, session: AcpAgentSession) -> None:
+    def __init__(self, session: SessionSide, questions: Questions) -> None:
         self.session = session
+        self.questions = questions
         tools = [tool for tool in builtin_tools() if tool.name in ("read_file", "write_file", "shell")]
         self.router = ToolRouter(tools, output_budget=OUTPUT_BUDGET)
         self._terminals: dict[str, _Terminal] = {}
@@ -280,7 +280,7 @@ class ClientTools:
     async def _decide(self, call: AcpCall, args: dict[str, Any]) -> bool:
         session = self.session
         recorder = session.recorder
-        permissions = session.engine.permissions
+        permissions = session.permissions
         protected = permissions.protected_change(call.tool, args, call.risk, session.cwd)
         try:
             verdict = permissions.evaluate(
@@ -316,7 +316,7 @@ class ClientTools:
                 asking=True,
             )
         )
-        answer, actor = await session.questions.ask_user(call, args, verdict.warning)
+        answer, actor = await self.questions.ask_user(call, args, verdict.warning)
         await session.write(
             lambda: recorder.answer(
                 call,

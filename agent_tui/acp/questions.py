@@ -15,7 +15,7 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from acp.schema import (
@@ -29,17 +29,15 @@ from acp.schema import (
 from agent_tui.acp.acp_call import AcpCall
 from agent_tui.acp.mapping import as_sent
 from agent_tui.acp.permissions import AcpPermissionRequest, agent_options, choose_option
+from agent_tui.acp.session_side import SessionSide
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
-
-if TYPE_CHECKING:
-    from agent_tui.acp.client import AcpAgentSession
 
 
 class Questions:
     """The questions of one ACP-backed session (see the module docstring)."""
 
-    def __init__(self, session: AcpAgentSession) -> None:
+    def __init__(self, session: SessionSide) -> None:
         self.session = session
         self._waiting: set[anyio.CancelScope] = set()
 
@@ -87,7 +85,7 @@ class Questions:
     ) -> tuple[PermissionAnswer, str]:
         """Put one question to the prompter; (answer, actor). A stop withdraws it (`system`)."""
         session = self.session
-        prompter = session.hub.prompter
+        prompter = session.prompter()
         turn = session.recorder.turn
         if prompter is None or turn is None:
             return PermissionAnswer("deny", reason="no one to ask"), "system"
@@ -107,7 +105,7 @@ class Questions:
             "risk": risk,
             "args_preview": preview,
             "args": args,
-            "agent_path": session.engine.agent_path(session.session_id),
+            "agent_path": session.agent_path(),
             "warning": warning,
         }
         request = AcpPermissionRequest(**fields, options=options) if options else PermissionRequest(**fields)
