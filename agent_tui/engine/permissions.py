@@ -26,19 +26,24 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from agent_tui.engine.permission_rules import (
+    PermissionRule,
+    PermissionRulesError,
+    RememberKey,
+    as_mapping,
+    first_match,
+    parse_rules,
+)
+from agent_tui.engine.project_rules import ProjectRules
 from agent_tui.engine.protected_paths import ProtectedChange, protected_change
-from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import Decision, Remember, Risk
 from agent_tui.safety import RISK_ORDER, classify_shell, riskiest, shell_programs
 from agent_tui.store.whole_file import write_whole
-
-if TYPE_CHECKING:
-    from agent_tui.engine.project_rules import ProjectRules
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -163,99 +168,6 @@ class StaticPrompter:
 # =============================================================================================
 
 
-class PermissionRulesError(Exception):
-    """The rules file cannot be used; the message names the file and what is wrong."""
-
-    def __init__(self, path: Path | str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = Path(path)
-        self.reason = reason
-
-
-@dataclass(frozen=True, slots=True)
-class RememberKey:
-    """What a remembered answer covers.
-
-    `programs` is set for `shell` only: the sorted program names of the command
-    (`shell_programs`), so an answer for `ls src` also covers `ls -la` at the same risk, but not
-    `rm x` nor `ls; rm x`. For every other tool it is None: the answer covers the tool at that
-    risk, whatever the arguments.
-    """
-
-    tool: str
-    risk: Risk
-    programs: tuple[str, ...] | None = None
-
-    @classmethod
-    def of(cls, tool: str, args: Mapping[str, Any] | BaseModel, risk: Risk) -> RememberKey:
-        if tool == "shell":
-            cmd = _as_mapping(args).get("cmd")
-            return cls(tool, risk, shell_programs(cmd if isinstance(cmd, str) else ""))
-        return cls(tool, risk)
-
-
-class PermissionRule(BaseModel):
-    """One "always" rule of the rules file. A field left out matches anything."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tool: str
-    risk: Risk | None = None
-    programs: list[str] | None = None
-    decision: Literal["allow", "deny"]
-    example: str | None = None
-
-    def matches(self, key: RememberKey) -> bool:
-        if self.tool != key.tool or (self.risk is not None and self.risk != key.risk):
-            return False
-        if self.programs is None:
-            return True
-        return tuple(sorted(set(self.programs))) == (key.programs or ())
-
-    def same_key(self, key: RememberKey) -> bool:
-        programs = tuple(sorted(set(self.programs))) if self.programs is not None else None
-        return (self.tool, self.risk, programs) == (key.tool, key.risk, key.programs)
-
-
-class _RulesFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    version: Literal[1] = 1
-    project: str | None = None  # whose rules these are (the user's files name their project)
-    rules: list[PermissionRule] = Field(default_factory=list)
-
-
-def parse_rules(path: Path, raw: bytes) -> list[PermissionRule]:
-    """The rules of a rules file's bytes (an empty file has none).
-
-    Raises:
-        PermissionRulesError: not JSON, or not a rules file; the message names `path` and the
-            field (`rules[0].decision: …`).
-    """
-    if not raw.strip():
-        return []
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as error:
-        raise PermissionRulesError(path, json_problem(error)) from None
-    try:
-        return list(_RulesFile.model_validate(data).rules)
-    except ValidationError as error:
-        raise PermissionRulesError(path, _describe(error)) from None
-
-
-def _as_mapping(args: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
-    return args.model_dump() if isinstance(args, BaseModel) else args
-
-
-def _describe(error: ValidationError) -> str:
-    first = error.errors()[0]
-    where = ""
-    for part in first["loc"]:
-        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
-    return f"{where or 'file'}: {first['msg']}"
-
-
 def _example(tool: str, args: Mapping[str, Any]) -> str:
     if tool == "shell" and isinstance(args.get("cmd"), str):
         text = args["cmd"]
@@ -263,15 +175,6 @@ def _example(tool: str, args: Mapping[str, Any]) -> str:
         text = orjson.dumps(dict(args), default=str).decode()
     text = " ".join(text.split())
     return text if len(text) <= 120 else text[:119] + "…"
-
-
-def _first_match(rules: Sequence[PermissionRule], key: RememberKey) -> PermissionRule | None:
-    """The rule that decides `key`: a matching deny before a matching allow."""
-    matching = [rule for rule in rules if rule.matches(key)]
-    if not matching:
-        return None
-    denials = [rule for rule in matching if rule.decision == "deny"]
-    return denials[0] if denials else matching[0]
 
 
 class _RulesStore:
@@ -313,7 +216,7 @@ class _RulesStore:
         return parse_rules(self.path, raw)
 
     def match(self, key: RememberKey) -> PermissionRule | None:
-        return _first_match(self.reload_if_changed(), key)
+        return first_match(self.reload_if_changed(), key)
 
     def add(self, rule: PermissionRule, key: RememberKey) -> None:
         rules = [existing for existing in self.reload_if_changed() if not existing.same_key(key)]
@@ -391,7 +294,7 @@ class PermissionEngine:
         self, tool: str, args: Mapping[str, Any] | BaseModel, risk: Risk, cwd: Path | None
     ) -> ProtectedChange | None:
         """Whether the call would change a protected path (`engine.protected_paths`)."""
-        return protected_change(tool, _as_mapping(args), risk, cwd, extra_roots=self.protected_roots)
+        return protected_change(tool, as_mapping(args), risk, cwd, extra_roots=self.protected_roots)
 
     def evaluate(
         self,
@@ -428,7 +331,7 @@ class PermissionEngine:
             where = f"rule in {self.rules_path}" if self.rules_path else "remembered always"
             return Verdict(rule.decision, f"always:{tool}", reason=where)
         if self.project_rules is not None:
-            rule = _first_match(self.project_rules.active(), key)
+            rule = first_match(self.project_rules.active(), key)
             if rule is not None:
                 where = f"accepted project rule in {self.project_rules.path}"
                 return Verdict(rule.decision, f"project:{tool}", reason=where)
@@ -470,7 +373,7 @@ class PermissionEngine:
             risk=risk,
             programs=list(key.programs) if key.programs is not None else None,
             decision=answer.decision,
-            example=_example(tool, _as_mapping(args)),
+            example=_example(tool, as_mapping(args)),
         )
         self._rules.add(rule, key)
 
@@ -528,7 +431,7 @@ class SessionAnswers:
 def _warning(tool: str, args: Mapping[str, Any] | BaseModel) -> str:
     if tool == "shell":
         return (
-            f"destructive command `{_example(tool, _as_mapping(args))}`: it can delete, "
+            f"destructive command `{_example(tool, as_mapping(args))}`: it can delete, "
             "overwrite or rewrite data that may not be recoverable"
         )
     return f"{tool} is classified destructive: it can delete or overwrite data"

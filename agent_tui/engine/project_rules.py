@@ -27,7 +27,7 @@ from pathlib import Path
 
 import orjson
 
-from agent_tui.engine.permissions import PermissionRule, PermissionRulesError, parse_rules
+from agent_tui.engine.permission_rules import PermissionRule, PermissionRulesError, parse_rules
 from agent_tui.store.whole_file import write_whole
 
 __all__ = ["AcceptedRules", "ProjectRules", "ProjectRulesState"]

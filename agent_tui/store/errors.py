@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from agent_tui.store.lock import LockHolder
+from agent_tui.store.lock_holder import LockHolder
 
 
 class EventLogError(Exception):

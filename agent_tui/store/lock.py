@@ -26,7 +26,6 @@ import os
 import socket
 import time
 import weakref
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from stat import S_ISREG
@@ -34,40 +33,9 @@ from stat import S_ISREG
 import orjson
 
 from agent_tui.store.errors import EventLogWriteError, SessionLockedError
+from agent_tui.store.lock_holder import PROGRAM, LockHolder
 
-PROGRAM = "agent-tui"
 _READ_TRIES = 200  # a holder writes its name microseconds after taking the lock: wait at most ~0.2 s
-
-
-@dataclass(frozen=True)
-class LockHolder:
-    """Who holds a session's lock, as its lock file says."""
-
-    pid: int
-    host: str
-    since: str  # ISO 8601, UTC
-    program: str = PROGRAM
-
-    def describe(self) -> str:
-        """`agent-tui pid 4242 since 10:02` (with the host when it is another machine, and the
-        day when it is not today)."""
-        where = f" on {self.host}" if self.host and self.host != socket.gethostname() else ""
-        return f"{self.program or PROGRAM} pid {self.pid}{where} since {_local_time(self.since)}"
-
-    def to_json(self) -> bytes:
-        return orjson.dumps(
-            {"program": self.program, "pid": self.pid, "host": self.host, "since": self.since}
-        )
-
-
-def _local_time(since: str) -> str:
-    try:
-        moment = datetime.fromisoformat(since).astimezone()
-    except ValueError:
-        return since or "an unknown time"
-    if moment.date() == datetime.now().astimezone().date():
-        return moment.strftime("%H:%M")
-    return moment.strftime("%Y-%m-%d %H:%M")
 
 
 def lock_path(log_path: Path) -> Path:
