@@ -299,7 +299,7 @@ class TestSubAgents:
         lines = done.stdout.splitlines()
         for sid, cost in own.items():
             (line,) = [line for line in lines if line.split()[1:2] == [sid]]
-            assert f" {usd_text(cost)} " in line
+            assert line.endswith(f"  · {usd_text(cost)}")
         (day,) = [line for line in lines if line[:4].isdigit() and "-" in line[:8]]
         assert day.endswith(usd_text(sum(own.values())))
 
