@@ -135,7 +135,7 @@ class TestThroughTheServer:
                        "costUsd": pytest.approx((144 * 0.4 + 256 * 0.1 + 12 * 1.6) / 1e6)}  # fmt: skip
         total = events[-1].payload["usage"]
         assert total["costUsd"] == pytest.approx(one["costUsd"] + two["costUsd"])
-        spend = project_state(events).sessions[result.session_id].spend
+        spend = project_state(events).sessions[events[0].session_id].spend
         assert (spend.prompt_tokens, spend.completion_tokens, spend.cached_tokens) == (5400, 32, 256)
         assert spend.cost_usd == pytest.approx(total["costUsd"]) and spend.fully_priced
 
