@@ -139,6 +139,16 @@ class TestThroughTheServer:
         assert (spend.prompt_tokens, spend.completion_tokens, spend.cached_tokens) == (5400, 32, 256)
         assert spend.cost_usd == pytest.approx(total["costUsd"]) and spend.fully_priced
 
+    def test_an_exported_turn_says_its_tokens_and_cost(self, server: FakeModelServer, tmp_path: Path) -> None:
+        server.script(Stream(anthropic_stream(["Done."], usage=(100, 20, 300, 50))))
+        _, events = play(prompt_run(tmp_path, "anthropic", server.anthropic_url))
+        log = tmp_path / "sessions" / f"{events[0].session_id}.jsonl"
+        done = agent_tui("export", str(log), "--format", "md", "--out", str(tmp_path / "out.md"))
+        assert done.returncode == 0, done.stderr
+        text = (tmp_path / "out.md").read_text()
+        expected = usd_text((100 * 3 + 300 * 0.3 + 50 * 3.75 + 20 * 15) / 1e6)
+        assert f"tokens: 450 in, 300 cached, 50 written to the cache, 20 out · cost {expected}" in text
+
     def test_anthropic_cache_writes_are_charged_at_their_price(
         self, server: FakeModelServer, tmp_path: Path
     ) -> None:
