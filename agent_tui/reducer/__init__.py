@@ -2,8 +2,9 @@
 
 It stands on `agent_tui.events` only (never Textual, never the runtime), so the TUI and the
 headless `replay --dump state` fold logs the same way. Import from here: `views` holds what the
-dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_events` and
-`tool_events` what each event type does, `timestamps` the durations read from event times.
+dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_events`,
+`tool_events` and `spend_events` what each event type does, `spend` the tokens-and-dollars value
+every cost total is, `timestamps` the durations read from event times.
 """
 
 from agent_tui.events.turn_vocabulary import Phase
