@@ -121,6 +121,7 @@ class TestStateDump:
                     "tokens": {"prompt": 0, "completion": 0},
                     "treeCostUsd": 0.0,
                     "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [],
                 },
                 {
@@ -133,6 +134,7 @@ class TestStateDump:
                     "tokens": {"prompt": 0, "completion": 0},
                     "treeCostUsd": 0.0,
                     "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [
                         {
                             "turnId": "turn_t",
@@ -153,6 +155,7 @@ class TestStateDump:
                     "tokens": {"prompt": 0, "completion": 0},
                     "treeCostUsd": 0.0,
                     "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [
                         {
                             "turnId": "turn_l",
@@ -173,6 +176,7 @@ class TestStateDump:
                     "tokens": {"prompt": 0, "completion": 0},
                     "treeCostUsd": 0.0,
                     "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [
                         {
                             "turnId": "turn_e",
@@ -196,6 +200,7 @@ class TestStateDump:
             "tokens",
             "treeCostUsd",
             "treeTokens",
+            "budget",
             "turns",
         ]
 

@@ -184,6 +184,7 @@ class TestBudget:
             apply_event(state, event)
         apply_event(state, log.emit("session.budget", "turn_1", tokens=1000, by="dashboard"))
         assert (session.budget_usd, session.budget_tokens) == (None, 1000)
+        assert state.to_state_dump()["sessions"][0]["budget"] == {"usd": None, "tokens": 1000}
 
 
 @pytest.mark.parametrize("cut", range(1, 30))

@@ -206,6 +206,7 @@ class TestLazyViews:
                     "tokens": {"prompt": 0, "completion": 0},
                     "treeCostUsd": 0.0,
                     "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [
                         {
                             "turnId": "turn_9",

@@ -373,6 +373,7 @@ class DashboardState:
                     "status": s.status,
                     **_spend_dump(s.spend, "costUsd", "tokens"),
                     **_spend_dump(self.tree_spend(s.session_id), "treeCostUsd", "treeTokens"),
+                    "budget": _budget_dump(s),
                     "turns": [_turn_dump(t) for t in s.turns],
                 }
                 for s in sorted(self.sessions.values(), key=_by_id)
@@ -421,6 +422,13 @@ def _turn_dump(turn: TurnView) -> dict[str, Any]:
 def dump_usd(amount: float | None) -> float | None:
     """Dollars as a dump shows them: to a millionth (sums of float prices end in noise)."""
     return None if amount is None else round(amount, 6)
+
+
+def _budget_dump(session: SessionView) -> dict[str, Any] | None:
+    """The session's budget as its log last recorded it (null: none)."""
+    if session.budget_usd is None and session.budget_tokens is None:
+        return None
+    return {"usd": session.budget_usd, "tokens": session.budget_tokens}
 
 
 def _spend_dump(spend: Spend, cost_key: str, tokens_key: str) -> dict[str, Any]:
