@@ -117,6 +117,11 @@ class TestStateDump:
                     "agentName": None,
                     "cwd": "/elsewhere",
                     "status": "idle",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [],
                 },
                 {
@@ -125,6 +130,11 @@ class TestStateDump:
                     "agentName": "tester",
                     "cwd": "/work/demo",
                     "status": "completed",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [
                         {
                             "turnId": "turn_t",
@@ -141,6 +151,11 @@ class TestStateDump:
                     "agentName": None,
                     "cwd": "/work/demo",
                     "status": "running",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [
                         {
                             "turnId": "turn_l",
@@ -157,6 +172,11 @@ class TestStateDump:
                     "agentName": "explorer",
                     "cwd": "/work/demo",
                     "status": "completed",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [
                         {
                             "turnId": "turn_e",
@@ -176,6 +196,11 @@ class TestStateDump:
             "agentName",
             "cwd",
             "status",
+            "costUsd",
+            "tokens",
+            "treeCostUsd",
+            "treeTokens",
+            "budget",
             "turns",
         ]
 

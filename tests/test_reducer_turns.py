@@ -202,6 +202,11 @@ class TestLazyViews:
                     "agentName": None,
                     "cwd": None,
                     "status": "completed",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
+                    "budget": None,
                     "turns": [
                         {
                             "turnId": "turn_9",

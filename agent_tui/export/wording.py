@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from agent_tui.costs.wording import usd_text
 from agent_tui.events import counted, is_ours
 from agent_tui.export.document import Decision, ExportedSession, ExportedTurn, ToolCall
 
@@ -21,6 +22,7 @@ _VERB = {"allow": "allowed", "deny": "denied", "ask": "asked"}
 _USAGE = (
     ("promptTokens", "in"),
     ("cachedTokens", "cached"),
+    ("cacheWriteTokens", "written to the cache"),
     ("completionTokens", "out"),
 )
 
@@ -78,6 +80,9 @@ def turn_facts(turn: ExportedTurn) -> str:
     counts = [f"{usage[key]:,} {label}" for key, label in _USAGE if isinstance(usage.get(key), int)]
     if counts:
         facts.append("tokens: " + ", ".join(counts))
+    cost = usage.get("costUsd")
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        facts.append(f"cost {usd_text(cost)}")
     return " · ".join(facts)
 
 

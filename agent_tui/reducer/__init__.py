@@ -2,13 +2,15 @@
 
 It stands on `agent_tui.events` only (never Textual, never the runtime), so the TUI and the
 headless `replay --dump state` fold logs the same way. Import from here: `views` holds what the
-dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_events` and
-`tool_events` what each event type does, `timestamps` the durations read from event times.
+dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_events`,
+`tool_events` and `spend_events` what each event type does, `spend` the tokens-and-dollars value
+every cost total is, `timestamps` the durations read from event times.
 """
 
 from agent_tui.events.turn_vocabulary import Phase
 from agent_tui.reducer.attention import AttentionPolicy, Notification, Occurrence
 from agent_tui.reducer.fold import apply_event, project_state
+from agent_tui.reducer.spend import NO_SPEND, Spend
 from agent_tui.reducer.timestamps import epoch_ms, ms_between
 from agent_tui.reducer.views import (
     MAX_TRANSCRIPT_ENTRIES,
@@ -30,6 +32,7 @@ from agent_tui.reducer.views import (
 
 __all__ = [
     "MAX_TRANSCRIPT_ENTRIES",
+    "NO_SPEND",
     "OUTPUT_CHARS",
     "RESULT_CHARS",
     "TEXT_CHARS",
@@ -42,6 +45,7 @@ __all__ = [
     "Phase",
     "SessionStatus",
     "SessionView",
+    "Spend",
     "ToolCallView",
     "ToolStatus",
     "TranscriptEntry",

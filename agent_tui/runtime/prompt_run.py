@@ -26,6 +26,7 @@ from typing import Literal, TextIO
 
 import anyio
 
+from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
 from agent_tui.engine.provider import ModelProvider
@@ -78,6 +79,7 @@ class PromptRun:
         max_steps: model calls per turn before it ends `max_steps`.
         trust_project_rules: accept `cwd`'s own rules file as it is now.
         data_dir: the user data directory the rules are kept in (the platform's by default).
+        prices: what model calls cost (the shipped table if not given).
 
     Raises:
         ConfigError: the provider cannot be built (no key for the vendor's endpoint).
@@ -100,6 +102,7 @@ class PromptRun:
         max_steps: int = 250,
         trust_project_rules: bool = False,
         data_dir: Path | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         cwd = cwd.resolve()
         if not cwd.exists():
@@ -115,6 +118,7 @@ class PromptRun:
         self.provider = provider if provider is not None else build_provider(settings, env, policy=policy)
         self.store = JsonlFileEventStore(sessions_dir)
         self.instructions: ProjectInstructions = project_instructions(cwd)
+        self.prices = prices
         self.engine = self._engine(prompter, max_steps)
         # Recorded as in the dashboard, so a turn run here can be rewound there later.
         self.recorder = TurnRecorder(sessions_dir, lambda session_id: self.engine.session(session_id).cwd)
@@ -131,6 +135,7 @@ class PromptRun:
             prompter=prompter,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory, its tools, its AGENTS.md
+            prices=self.prices,
         )
         SubAgents(engine)
         return engine
@@ -260,6 +265,7 @@ def run_prompt(
             prompter=StaticPrompter(decision, reason=f"--approve {decision}"),
             env=env,
             trust_project_rules=trust_project_rules,
+            prices=config.price_table(),
         )
     except (ConfigError, SessionsDirError, PermissionRulesError) as error:
         return fail(str(error), 2)
