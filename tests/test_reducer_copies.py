@@ -34,7 +34,7 @@ def rich_events() -> list[Event]:
     lead = SessionLog("sess_lead", created=False)
     lead.emit(
         "session.created", None, cwd="/w", client="test", agentName="lead", title="Lead", model="m1",
-        worktree={"path": "/w/.wt/lead", "branch": "agent/lead"},
+        worktree={"path": "/w/.wt/lead", "branch": "agent/lead"}, budget={"usd": 5.0},
     )  # fmt: skip
     lead.emit("source.record", None, format="claude", recordType="summary", data={})
     t1 = "turn_1"
@@ -70,12 +70,14 @@ def rich_events() -> list[Event]:
     lead.emit(
         "subagent.delivered", t1, childSessionId="sess_kid", agentName="kid", status="completed", text="ok"
     )
+    lead.emit("model.usage", t1, step=1, promptTokens=10, completionTokens=2, cachedTokens=4, costUsd=0.5)
     lead.emit(
         "turn.completed", t1, stopReason="error", errorCode="provider_failure",
         usage={"promptTokens": 10, "completionTokens": 2}, message="429: slow down",
     )  # fmt: skip
     t2 = "turn_2"
     lead.emit("turn.started", t2, promptPreview="second")
+    lead.emit("session.budget", t2, usd=7.5, tokens=9000, by="dashboard")
     lead.emit("model.tool_call_requested", t2, toolCallId="call_3", tool="shell", args={"cmd": "rm x"})
     lead.emit(
         "permission.resolved", t2, requestId="req_3", toolCallId="call_3", decision="ask", actor="policy"

@@ -117,6 +117,10 @@ class TestStateDump:
                     "agentName": None,
                     "cwd": "/elsewhere",
                     "status": "idle",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
                     "turns": [],
                 },
                 {
@@ -125,6 +129,10 @@ class TestStateDump:
                     "agentName": "tester",
                     "cwd": "/work/demo",
                     "status": "completed",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
                     "turns": [
                         {
                             "turnId": "turn_t",
@@ -141,6 +149,10 @@ class TestStateDump:
                     "agentName": None,
                     "cwd": "/work/demo",
                     "status": "running",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
                     "turns": [
                         {
                             "turnId": "turn_l",
@@ -157,6 +169,10 @@ class TestStateDump:
                     "agentName": "explorer",
                     "cwd": "/work/demo",
                     "status": "completed",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
                     "turns": [
                         {
                             "turnId": "turn_e",
@@ -176,6 +192,10 @@ class TestStateDump:
             "agentName",
             "cwd",
             "status",
+            "costUsd",
+            "tokens",
+            "treeCostUsd",
+            "treeTokens",
             "turns",
         ]
 

@@ -71,7 +71,7 @@ class TestApprovalHappyPath:
         assert turn.prompt_preview == "Rename src/foo.py to bar.py"
         assert (turn.stop_reason, turn.error_code) == ("final", None)
         assert (turn.step, turn.steps, turn.tokens, turn.max_context_tokens) == (2, 2, 700, 8000)
-        assert turn.usage == TurnUsage(1200, 40)
+        assert turn.usage == TurnUsage(1200, 40, unpriced_tokens=1240)  # no costUsd: price unknown
         assert (turn.started_sequence, turn.ended_sequence) == (2, 16)
         assert turn.text == "Renaming now. Done."
         assert [(m.role, m.text) for m in turn.transcript] == [

@@ -202,6 +202,10 @@ class TestLazyViews:
                     "agentName": None,
                     "cwd": None,
                     "status": "completed",
+                    "costUsd": 0.0,
+                    "tokens": {"prompt": 0, "completion": 0},
+                    "treeCostUsd": 0.0,
+                    "treeTokens": {"prompt": 0, "completion": 0},
                     "turns": [
                         {
                             "turnId": "turn_9",

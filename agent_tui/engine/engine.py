@@ -42,6 +42,7 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.engine.budgets import BudgetExceeded, BudgetKeeper
 from agent_tui.engine.clock import new_id, utc_now
 from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilder, InstructionsFor
@@ -116,6 +117,8 @@ class SessionEngine:
             each session is told its own directory and reads its own `AGENTS.md`; it is asked
             once per directory and tool set.
         clock: returns the `ts` of each event (tests pin it).
+        prices: what models cost (the shipped table with the user's `[prices]`); the shipped
+            table if not given.
     """
 
     def __init__(
@@ -132,6 +135,7 @@ class SessionEngine:
         max_steps: int = 250,
         instructions: str | InstructionsFor | None = None,
         clock: Callable[[], str] = utc_now,
+        prices: PriceTable | None = None,
     ) -> None:
         if registry is not None and sink is not None and registry.sink is not sink:
             raise ValueError("the registry sends frames to its own sink: pass the registry, or the sink")
@@ -154,11 +158,18 @@ class SessionEngine:
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
         self._input_ids = itertools.count(1)
+        self.prices = prices if prices is not None else shipped_prices()
         self._loop = ModelLoop(
-            provider, self.registry, self._tools, self.context_builder, self.context_window, max_steps
+            provider,
+            self.registry,
+            self._tools,
+            self.context_builder,
+            self.context_window,
+            max_steps,
+            self.prices,
         )
         self._commits_since_yield = 0
-        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit)
+        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, prices=self.prices)
         """Each tree's budget and spend; stops a tree that spent its budget (`engine.budgets`)."""
         self.subscribe(self.budgets.hear)
         if self.sends_frames:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.costs.prices import PRICE_KEYS, Price, PriceTable, price_from, price_value, shipped_prices
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.toml_lines import KeyLines
 from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW, family_of
@@ -99,6 +100,12 @@ class Config:
     bus_lines: Mapping[str, int] = field(default_factory=dict)
     budget: BudgetLimit | None = None
     """`[budget] usd, tokens`: what a new root agent's tree may spend (a profile's own replace it)."""
+    prices: Mapping[str, Price] = field(default_factory=dict)
+    """`[prices."MODEL"]`: the user's prices, replacing a shipped model's or adding a model."""
+
+    def price_table(self) -> PriceTable:
+        """What models cost: the shipped table with this file's `[prices]` over it."""
+        return shipped_prices().with_overrides(self.prices)
 
     def key_variables(self) -> frozenset[str]:
         """Every `api_key_env` the profiles name (the variables that hold model keys)."""
@@ -186,6 +193,15 @@ def load_config(path: Path | None = None) -> Config:
     return _check(path, data, KeyLines(text))
 
 
+def configured_prices(env: Mapping[str, str] = ENVIRONMENT) -> PriceTable:
+    """The price table in force: the config file's (`Config.price_table`), or the shipped one
+    when the file cannot be read (the command that opened the dashboard said why already)."""
+    try:
+        return load_config(config_path(env)).price_table()
+    except ConfigError:
+        return shipped_prices()
+
+
 def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
     """The one way a file that is not TOML is said, by every reader of the config file:
     `PATH:LINE: reason (column N)`, or `PATH: reason (at the end of the file)`."""
@@ -200,15 +216,9 @@ def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
 
 
 TOP_LEVEL_KEYS = (
-    "default_profile",
-    "profiles",
-    "acp",
-    "shell_env",
-    "sandbox",
-    "notify_command",
-    "bus",
+    "default_profile", "profiles", "acp", "shell_env", "sandbox", "notify_command", "bus", "prices",
     "budget",
-)
+)  # fmt: skip
 """Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`,
 `bus` by `agent_tui.bus.config`)."""
 
@@ -270,6 +280,7 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
         bus=bus,
         bus_lines={key: lines.line("bus", key) for key in bus},
         budget=_budget(data.get("budget"), ("budget",), lines, fail),
+        prices=_prices(data, lines, fail),
     )
 
 
@@ -300,6 +311,31 @@ def _budget(
         )
     limit = BudgetLimit(float(usd) if usd is not None else None, tokens)
     return None if limit.empty else limit
+
+
+def _prices(
+    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
+) -> dict[str, Price]:
+    """`[prices."MODEL"] input, cached_input, cache_write, output` (dollars per million tokens)."""
+    table = data.get("prices", {})
+    example = '[prices."MODEL"] input = 3.0, output = 15.0'
+    if not isinstance(table, dict):
+        raise fail(lines.line("prices"), f"prices must be a table of models: {example}")
+    prices: dict[str, Price] = {}
+    for model, entry in table.items():
+        where = lines.line("prices", model)
+        if not isinstance(entry, dict):
+            raise fail(where, f"prices.{model} must be a table ({', '.join(PRICE_KEYS)}): {example}")
+        for key, value in entry.items():
+            try:
+                price_value(key, value)
+            except ValueError as error:
+                raise fail(lines.line("prices", model, key), f"prices.{model}: {error}") from None
+        try:
+            prices[model] = price_from(entry)
+        except ValueError as error:
+            raise fail(where, f"prices.{model}: {error}") from None
+    return prices
 
 
 def _notify_command(

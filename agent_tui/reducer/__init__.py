@@ -9,6 +9,7 @@ dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_
 from agent_tui.events.turn_vocabulary import Phase
 from agent_tui.reducer.attention import AttentionPolicy, Notification, Occurrence
 from agent_tui.reducer.fold import apply_event, project_state
+from agent_tui.reducer.spend import NO_SPEND, Spend
 from agent_tui.reducer.timestamps import epoch_ms, ms_between
 from agent_tui.reducer.views import (
     MAX_TRANSCRIPT_ENTRIES,
@@ -30,6 +31,7 @@ from agent_tui.reducer.views import (
 
 __all__ = [
     "MAX_TRANSCRIPT_ENTRIES",
+    "NO_SPEND",
     "OUTPUT_CHARS",
     "RESULT_CHARS",
     "TEXT_CHARS",
@@ -42,6 +44,7 @@ __all__ = [
     "Phase",
     "SessionStatus",
     "SessionView",
+    "Spend",
     "ToolCallView",
     "ToolStatus",
     "TranscriptEntry",

@@ -19,7 +19,7 @@ Invariants this module guarantees:
   (a test holds each handler to it). The `tool.delta` fast path does not check: a valid log
   has the call's `tool.started` before its output.
 
-What each event type does is in `turn_events` and `tool_events`; where it writes, in
+What each event type does is in `turn_events`, `tool_events` and `spend_events`; where it writes, in
 `turn_writes`; what it builds, in `views`.
 """
 
@@ -29,12 +29,13 @@ import gc
 from collections.abc import Iterable
 
 from agent_tui.events import Event
+from agent_tui.reducer.spend_events import SPEND_HANDLERS
 from agent_tui.reducer.tool_events import TOOL_HANDLERS, add_output
 from agent_tui.reducer.turn_events import TURN_HANDLERS
 from agent_tui.reducer.turn_writes import Handler
 from agent_tui.reducer.views import DashboardState, SessionView
 
-_HANDLERS: dict[str, Handler] = {**TURN_HANDLERS, **TOOL_HANDLERS}
+_HANDLERS: dict[str, Handler] = {**TURN_HANDLERS, **TOOL_HANDLERS, **SPEND_HANDLERS}
 
 
 def project_state(events: Iterable[Event]) -> DashboardState:

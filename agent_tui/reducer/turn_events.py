@@ -19,6 +19,7 @@ from typing import Any
 from agent_tui.events import Event
 from agent_tui.events.transcript_text import context_tokens_total
 from agent_tui.events.turn_vocabulary import phase_for
+from agent_tui.reducer.spend_events import record_budget, settle_turn_usage
 from agent_tui.reducer.turn_writes import (
     Handler,
     add_entry,
@@ -33,8 +34,6 @@ from agent_tui.reducer.views import (
     DashboardState,
     DeliveryView,
     SessionView,
-    TurnUsage,
-    new_named_tuple,
     tree_order,
 )
 
@@ -55,6 +54,8 @@ def _on_session_created(state: DashboardState, session: SessionView, event: Even
     if worktree is not None:
         session.worktree_path = worktree["path"]
         session.worktree_branch = worktree["branch"]
+    if "budget" in payload:
+        record_budget(session, payload["budget"])
     parent = payload.get("parentSessionId")
     if parent == session.session_id:  # a self-parent would make the tree infinite
         parent = None
@@ -135,7 +136,7 @@ def _on_turn_completed(state: DashboardState, session: SessionView, event: Event
     turn.end_message = payload.get("message")
     usage = payload.get("usage")
     if usage is not None:
-        turn.usage = new_named_tuple(TurnUsage, (usage["promptTokens"], usage["completionTokens"]))
+        settle_turn_usage(state, session, turn, usage, event.ts)
     turn.ended_sequence = event.sequence
     turn.ended_ts = event.ts
     turn.phase = phase_for(event) or turn.phase

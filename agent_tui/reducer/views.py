@@ -2,7 +2,7 @@
 
 Invariants this module guarantees:
 - views are read-only outside the reducer. `PermissionView`, `DeliveryView`, `TranscriptEntry`
-  and `TurnUsage` are immutable; values taken from event payloads (tool `args` dicts, texts) are
+  and `Spend` (`TurnUsage`) are immutable; values taken from event payloads (tool `args` dicts, texts) are
   shared, not copied;
 - bounded memory per view: turn text keeps its last 8,000 characters (`TEXT_CHARS`), tool output
   its last 2,000 (`OUTPUT_CHARS`), tool results and deliveries their first 2,000
@@ -27,6 +27,7 @@ from agent_tui.events.session_tree import SessionTree, session_label
 from agent_tui.events.turn_vocabulary import ENDINGS, DeliveryStatus, Phase, RunState
 from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.field_copy import compiled_copy
+from agent_tui.reducer.spend import NO_SPEND, Spend
 from agent_tui.reducer.timestamps import ms_between
 
 SessionStatus = RunState
@@ -60,11 +61,9 @@ class TranscriptEntry(NamedTuple):
     ref: str | None = None
 
 
-class TurnUsage(NamedTuple):
-    """The tokens a turn's model calls used, as its `turn.completed` reported them."""
-
-    prompt_tokens: int
-    completion_tokens: int
+TurnUsage = Spend
+"""What a turn's model calls used: the sum of its `model.usage`s while it runs, what its
+`turn.completed` reported once it ended (when it reported usage)."""
 
 
 class PermissionView(NamedTuple):
@@ -224,6 +223,8 @@ class SessionView:
     `created_seen` is False for a session known only from later events (a log read from the
     middle); its header fields are then None. `created_ts` is the ts of its first event seen.
     `model` and `worktree_path`/`worktree_branch` are what `session.created` recorded, if anything.
+    `spend` is what its own model calls used (not its children's: `DashboardState.tree_spend`);
+    `budget_usd`/`budget_tokens` the latest budget its log recorded (None: none).
     """
 
     session_id: str
@@ -243,6 +244,9 @@ class SessionView:
     deliveries: list[DeliveryView] = field(default_factory=list)
     pending: dict[str, PermissionView] = field(default_factory=dict)
     source_records: int = 0  # `source.record`s of an imported log (counted in the header)
+    spend: Spend = NO_SPEND
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
 
     @property
     def running(self) -> bool:
@@ -279,12 +283,14 @@ class DashboardState:
     """Everything the dashboard shows, as a fold of the event logs.
 
     `sessions` is in first-seen order; `asked_count` is the global arrival counter of `ask`
-    resolutions. Equality compares every session, turn and tool call.
+    resolutions; `spend_by_day` what all sessions spent per UTC day (`YYYY-MM-DD`, the day each
+    model call ended), in first-seen order. Equality compares every session, turn and tool call.
     """
 
     sessions: dict[str, SessionView] = field(default_factory=dict)
     event_count: int = 0
     asked_count: int = 0
+    spend_by_day: dict[str, Spend] = field(default_factory=dict)
     # Derived indexes, kept in step with `sessions` by the fold (so not compared): the session
     # tree (children in tree order), and every pending approval in arrival order.
     _tree: SessionTree = field(default_factory=SessionTree, compare=False, repr=False)
@@ -325,6 +331,24 @@ class DashboardState:
         pending.sort(key=_asked_order)
         return pending
 
+    def tree_spend(self, session_id: str) -> Spend:
+        """What `session_id` and every session below it spent (its subtree's total)."""
+        sessions = self.sessions
+        own = sessions.get(session_id)
+        total = own.spend if own is not None else NO_SPEND
+        for sid in self._tree.descendants(session_id):
+            child = sessions.get(sid)
+            if child is not None:
+                total = total.plus(child.spend)
+        return total
+
+    def total_spend(self) -> Spend:
+        """What every session of this state spent."""
+        total = NO_SPEND
+        for session in self.sessions.values():
+            total = total.plus(session.spend)
+        return total
+
     def running_count(self) -> int:
         """How many sessions have a turn that started and has not completed."""
         return sum(1 for s in self.sessions.values() if s.running)
@@ -347,6 +371,8 @@ class DashboardState:
                     "agentName": s.agent_name,
                     "cwd": s.cwd,
                     "status": s.status,
+                    **_spend_dump(s.spend, "costUsd", "tokens"),
+                    **_spend_dump(self.tree_spend(s.session_id), "treeCostUsd", "treeTokens"),
                     "turns": [_turn_dump(t) for t in s.turns],
                 }
                 for s in sorted(self.sessions.values(), key=_by_id)
@@ -380,13 +406,34 @@ def _asked_order(view: PermissionView) -> int:
 
 
 def _turn_dump(turn: TurnView) -> dict[str, Any]:
-    return {
+    dump: dict[str, Any] = {
         "turnId": turn.turn_id,
         "stopReason": turn.stop_reason,
         "startedAt": turn.started_ts or None,
         "endedAt": turn.ended_ts,
         "durationMs": turn.duration_ms,
     }
+    if turn.usage is not None:
+        dump.update(_spend_dump(turn.usage, "costUsd", "tokens"))
+    return dump
+
+
+def dump_usd(amount: float | None) -> float | None:
+    """Dollars as a dump shows them: to a millionth (sums of float prices end in noise)."""
+    return None if amount is None else round(amount, 6)
+
+
+def _spend_dump(spend: Spend, cost_key: str, tokens_key: str) -> dict[str, Any]:
+    """A spend's dump fields: its known cost (null when nothing had a price), its tokens, and how
+    many tokens had no price when some had none."""
+    tokens: dict[str, int] = {"prompt": spend.prompt_tokens, "completion": spend.completion_tokens}
+    if spend.cached_tokens:
+        tokens["cached"] = spend.cached_tokens
+    if spend.cache_write_tokens:
+        tokens["cacheWrite"] = spend.cache_write_tokens
+    if spend.unpriced_tokens:
+        tokens["unpriced"] = spend.unpriced_tokens
+    return {cost_key: dump_usd(spend.known_cost_usd), tokens_key: tokens}
 
 
 # -- copies: what each may still be written to is the copy's own; the rest is shared -----------
@@ -429,5 +476,11 @@ def _own_sessions(sessions: dict[str, SessionView]) -> dict[str, SessionView]:
 
 
 _copy_state = compiled_copy(
-    DashboardState, fresh={"sessions": _own_sessions, "_tree": SessionTree.copy, "_pending": dict.copy}
+    DashboardState,
+    fresh={
+        "sessions": _own_sessions,
+        "_tree": SessionTree.copy,
+        "_pending": dict.copy,
+        "spend_by_day": dict.copy,
+    },
 )

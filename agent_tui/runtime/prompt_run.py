@@ -32,6 +32,7 @@ from typing import Literal, TextIO
 import anyio
 
 from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
 from agent_tui.engine.provider import ModelProvider
@@ -84,6 +85,7 @@ class PromptRun:
         trust_project_rules: accept `cwd`'s own rules file as it is now.
         data_dir: the user data directory the rules are kept in (the platform's by default).
         budget: what the session's tree may spend (None: the settings' default, if any).
+        prices: what model calls cost (the shipped table if not given).
 
     Raises:
         ConfigError: the provider cannot be built (no key for the vendor's endpoint).
@@ -107,6 +109,7 @@ class PromptRun:
         trust_project_rules: bool = False,
         data_dir: Path | None = None,
         budget: BudgetLimit | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         cwd = cwd.resolve()
         if not cwd.exists():
@@ -122,6 +125,7 @@ class PromptRun:
         self.provider = provider if provider is not None else build_provider(settings, env, policy=policy)
         self.store = JsonlFileEventStore(sessions_dir)
         self.instructions: ProjectInstructions = project_instructions(cwd)
+        self.prices = prices
         self.engine = self._engine(prompter, max_steps)
         self.budget = budget.merged_over(settings.budget) if budget is not None else settings.budget
         self.session_id: str | None = None
@@ -136,6 +140,7 @@ class PromptRun:
             prompter=prompter,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory, its tools, its AGENTS.md
+            prices=self.prices,
         )
         SubAgents(engine)
         return engine
@@ -272,6 +277,7 @@ def run_prompt(
             env=env,
             trust_project_rules=trust_project_rules,
             budget=budget,
+            prices=config.price_table(),
         )
     except (ConfigError, SessionsDirError, PermissionRulesError) as error:
         return fail(str(error), 2)

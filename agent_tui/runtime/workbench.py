@@ -44,6 +44,7 @@ from typing import Any
 import anyio
 
 from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import TurnConflict, UnknownSession
@@ -52,6 +53,7 @@ from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
+from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
 from agent_tui.replay.catalog import read_entry
 from agent_tui.runtime.agent_requests import (
@@ -158,11 +160,13 @@ class Workbench(FinishingActions):
         max_steps: int = 250,
         external: ExternalAgents | None = None,
         data_dir: Path | None = None,
+        prices: PriceTable | None = None,
     ) -> Workbench:
         """A workbench with its own engine: logs in `sessions_dir`, the user's rules for the
         project (kept under `data_dir`, the platform's user data directory by default), the
         project's own rules file once accepted, and the coding-agent prompt for the project
-        (its tools, rules and `AGENTS.md`).
+        (its tools, rules and `AGENTS.md`). Model calls are priced by `prices`, by default the
+        config file's table (the shipped prices with its `[prices]`).
 
         With no `models` (only external agents configured), our own agents cannot be started,
         and a stored one that is continued ends its turn saying no model is configured."""
@@ -182,6 +186,7 @@ class Workbench(FinishingActions):
             prompter=prompter,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory (or worktree), tools, AGENTS.md
+            prices=prices if prices is not None else configured_prices(),
         )
         SubAgents(engine)
         engine_box.append(engine)
