@@ -29,7 +29,7 @@ class Log:
     def __init__(self) -> None:
         self.sequences: dict[str, int] = {}
 
-    def __call__(self, session: str, type_name: str, turn: str = "turn_1", **fields: Any) -> Event:
+    def __call__(self, session: str, type_name: str, turn: str | None = "turn_1", **fields: Any) -> Event:
         self.sequences[session] = self.sequences.get(session, 0) + 1
         return build_event(self.sequences[session], type_name, session_id=session, turn_id=turn, **fields)
 

@@ -155,10 +155,10 @@ class AttentionPolicy:
         if kind == "model.usage":
             self._spent(event.session_id, payload)
         elif kind == "session.budget":
-            session = self._sessions.get(event.session_id)
-            if session is not None:
-                session.budget, session.warned = _budget_of(payload), False
-                self._check_budget(event.session_id, session)
+            budgeted = self._sessions.get(event.session_id)
+            if budgeted is not None:
+                budgeted.budget, budgeted.warned = _budget_of(payload), False
+                self._check_budget(event.session_id, budgeted)
         elif kind == "session.created":
             name = payload.get("agentName") or payload.get("title") or event.session_id
             self._sessions[event.session_id] = _Session(
