@@ -145,6 +145,12 @@ class TestBudgetState:
             "$12.50",
         ]
 
+    def test_a_logs_budget_is_read_without_raising(self) -> None:
+        assert BudgetLimit.of({"usd": 2.5, "tokens": 10}) == BudgetLimit(2.5, 10)
+        assert BudgetLimit.of({"usd": 0, "tokens": -3}) is None
+        assert BudgetLimit.of({"usd": "x", "tokens": 7}) == BudgetLimit(tokens=7)
+        assert BudgetLimit.of(None) is None
+
     def test_a_budget_is_positive(self) -> None:
         with pytest.raises(ValueError, match="positive"):
             BudgetLimit(usd=-1.0)
