@@ -22,6 +22,7 @@ from support_providers import (  # noqa: F401 - fake_model_server: the `server` 
     project,
     prompt_run,
 )
+from support_reducer import SessionLog
 
 from agent_tui.costs.prices import Price, PriceTable, shipped_prices
 from agent_tui.costs.wording import usd_text
@@ -134,7 +135,7 @@ class TestThroughTheServer:
                        "costUsd": pytest.approx((144 * 0.4 + 256 * 0.1 + 12 * 1.6) / 1e6)}  # fmt: skip
         total = events[-1].payload["usage"]
         assert total["costUsd"] == pytest.approx(one["costUsd"] + two["costUsd"])
-        spend = project_state(events).sessions[result.session_id].spend
+        spend = project_state(events).sessions[events[0].session_id].spend
         assert (spend.prompt_tokens, spend.completion_tokens, spend.cached_tokens) == (5400, 32, 256)
         assert spend.cost_usd == pytest.approx(total["costUsd"]) and spend.fully_priced
 
@@ -298,7 +299,7 @@ class TestSubAgents:
         lines = done.stdout.splitlines()
         for sid, cost in own.items():
             (line,) = [line for line in lines if line.split()[1:2] == [sid]]
-            assert f" {usd_text(cost)} " in line
+            assert line.endswith(f"  · {usd_text(cost)}")
         (day,) = [line for line in lines if line[:4].isdigit() and "-" in line[:8]]
         assert day.endswith(usd_text(sum(own.values())))
 
@@ -316,3 +317,63 @@ def test_usage_of_calls_sums_tokens_and_prices_only_when_every_call_had_one() ->
         promptTokens=31, completionTokens=6, cachedTokens=4, cacheWriteTokens=6
     )
     assert Usage.of_calls([]) is None
+
+
+# -- the chain rules of model.usage and session.budget -------------------------------------------
+
+
+def _turn_with_calls(client: str = "agent-tui") -> SessionLog:
+    log = SessionLog("sess_c", created=False)
+    log.emit("session.created", None, cwd="/w", client=client)
+    log.emit("turn.started", "turn_1", promptPreview="go")
+    log.emit("user.message", "turn_1", content="go")
+    return log
+
+
+def _built(log: SessionLog, step: int) -> None:
+    log.emit(
+        "context.built", "turn_1", step=step, tokens={"instruction": 1, "transcript": 1, "tools": 1},
+        maxContextTokens=100,
+    )  # fmt: skip
+
+
+class TestChains:
+    def test_a_call_usage_names_the_step_of_the_latest_context(self) -> None:
+        log = _turn_with_calls()
+        _built(log, 1)
+        log.emit("model.delta", "turn_1", text="hi")
+        log.emit("model.usage", "turn_1", step=1, promptTokens=1, completionTokens=1)
+        log.emit("session.budget", "turn_1", usd=2.0, by="dashboard")
+        log.emit("turn.completed", "turn_1", stopReason="final")
+        log.emit("session.budget", None, usd=3.0, by="dashboard")
+        assert chain_violations(log.events) == []
+
+    def test_a_usage_for_another_step_or_twice_for_one_is_a_violation(self) -> None:
+        log = _turn_with_calls()
+        _built(log, 1)
+        log.emit("model.delta", "turn_1", text="hi")
+        log.emit("model.usage", "turn_1", step=2, promptTokens=1, completionTokens=1)
+        _built(log, 2)
+        log.emit("model.usage", "turn_1", step=2, promptTokens=1, completionTokens=1)
+        log.emit("model.usage", "turn_1", step=2, promptTokens=1, completionTokens=1)
+        log.emit("turn.completed", "turn_1", stopReason="final")
+        assert chain_violations(log.events) == [
+            "sess_c#6 model.usage: step 2 is not the step of the latest context.built (1)",
+            "sess_c#9 model.usage: step 2 after the usage of step 2",
+        ]
+
+    def test_an_imported_turn_has_no_context_only_rising_steps(self) -> None:
+        log = _turn_with_calls(client="claude-code")
+        log.emit("model.delta", "turn_1", text="hi")
+        log.emit("model.usage", "turn_1", step=1, promptTokens=1, completionTokens=1)
+        log.emit("model.usage", "turn_1", step=2, promptTokens=1, completionTokens=1)
+        log.emit("model.usage", "turn_1", step=1, promptTokens=1, completionTokens=1)
+        log.emit("turn.completed", "turn_1", stopReason="final")
+        assert chain_violations(log.events) == ["sess_c#7 model.usage: step 1 after the usage of step 2"]
+
+    def test_a_budget_without_a_turn_while_one_is_open_is_a_violation(self) -> None:
+        log = _turn_with_calls()
+        log.emit("session.budget", None, tokens=10, by="dashboard")
+        assert chain_violations(log.events, complete=False) == [
+            "sess_c#4 session.budget: a budget without a turnId while turn turn_1 is open"
+        ]

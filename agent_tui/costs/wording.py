@@ -1,7 +1,8 @@
 """How money and its gaps are said: `$0.42`, `$0.0016`, `price unknown`, one wording everywhere.
 
 Invariants:
-- an amount is never rounded to a misleading zero: below a cent it keeps four decimals, and a
+- an amount is never rounded to a misleading zero: below a cent it keeps four decimals (below
+  a hundredth of a cent it says `<$0.0001`), and a
   spend with tokens but no price says `price unknown`, never `$0.00`;
 - a spend that is only partly priced says so (`$0.42 + price unknown`), so a total is never
   mistaken for the whole when some model's price was not known.
@@ -15,8 +16,10 @@ PRICE_UNKNOWN = "price unknown"
 
 
 def usd_text(amount: float) -> str:
-    """Dollars: `$1,234.50`, `$0.42`, `$0.0016` (below a cent), `$0.00`."""
-    if 0 < abs(amount) < 0.01:
+    """Dollars: `$1,234.50`, `$0.42`, `$0.0016` (below a cent), `<$0.0001`, `$0.00` (nothing)."""
+    if 0 < amount < 0.0001:
+        return "<$0.0001"
+    if 0 < amount < 0.01:
         return f"${amount:.4f}"
     return f"${amount:,.2f}"
 

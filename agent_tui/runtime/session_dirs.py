@@ -311,7 +311,7 @@ def format_listing(
             for session in group:
                 total = total.plus(spend.get(session.session_id, NO_SPEND))
             if total.tokens:
-                day_line += f"  {_spend_words(total)}"
+                day_line += f"  · {_spend_words(total)}"
         lines.append(day_line)
         for session in group:
             mark = None if not shut else "closed" if session.session_id in shut else ""
@@ -328,11 +328,9 @@ def _spend_words(spend: Spend) -> str:
 
 
 def _listing_line(session: StoredSession, closed_mark: str | None = None, cost: str | None = None) -> str:
-    """One session's line; `closed_mark` (`closed` or blank) and `cost` are columns of their own
-    when given."""
+    """One session's line; `closed_mark` (`closed` or blank) is a column of its own when given,
+    `cost` (when not blank) ends the line."""
     mark = "" if closed_mark is None else f"{closed_mark:<7}"
-    if cost is not None:
-        mark += f"{cost:<10} "
     if session.problem is not None:
         return f"{session.session_id}  {mark}unreadable: {session.problem}"
     try:
@@ -345,4 +343,5 @@ def _listing_line(session: StoredSession, closed_mark: str | None = None, cost: 
     if session.worktree_branch:
         name += f" [{session.worktree_branch}]"
     prompt = f"  {session.first_prompt!r}" if session.first_prompt else ""
-    return f"{when}  {session.session_id}  {session.status:<11} {mark}{name}{prompt}"
+    spent = f"  · {cost}" if cost else ""
+    return f"{when}  {session.session_id}  {session.status:<11} {mark}{name}{prompt}{spent}"
