@@ -507,3 +507,31 @@ class TestConfig:
         with pytest.raises(ConfigError) as caught:
             load_config(path)
         assert str(caught.value) == f"{path}{said}"
+
+
+# -- the workbench (the dashboard's door) --------------------------------------------------------
+async def test_a_new_agents_budget_is_the_forms_over_its_models_default(tmp_path: Path, server: Any) -> None:
+    from agent_tui.runtime.agent_requests import AgentSpec, BudgetRefused
+    from agent_tui.runtime.model_router import ModelChoice
+    from agent_tui.runtime.workbench import Workbench
+
+    server.script(Stream(openai_stream(["hi"], usage=SMALL)), Stream(openai_stream(["hi"], usage=SMALL)))
+    engine = engine_on(tmp_path, server.openai_url)
+    choice = ModelChoice(
+        "work", "openai · test-model", build=lambda: engine.provider, model="test-model",
+        budget=BudgetLimit(usd=5.0, tokens=1000),
+    )  # fmt: skip
+    bench = Workbench(engine, project=tmp_path, sessions_dir=tmp_path / "sessions", models=[choice])
+    try:
+        async with bench.serving():
+            own = await bench.start_agent(AgentSpec("say hi", project(tmp_path), budget=BudgetLimit(usd=1.0)))
+            default = await bench.start_agent(AgentSpec("say hi", tmp_path / "project"))
+            await wait_all(engine)
+            await bench.set_budget(own, BudgetLimit(tokens=50), by="dashboard")
+            with pytest.raises(BudgetRefused, match="not open here"):
+                await bench.set_budget("sess_nope", None)
+    finally:
+        await close(engine)
+    assert log(tmp_path, own)[0].payload["budget"] == {"usd": 1.0, "tokens": 1000}
+    assert log(tmp_path, default)[0].payload["budget"] == {"usd": 5.0, "tokens": 1000}
+    assert log(tmp_path, own)[-1].payload == {"tokens": 50, "by": "dashboard"}
