@@ -441,6 +441,24 @@ def test_run_takes_the_configs_budget_and_the_flags_over_it(tmp_path: Path, serv
     assert first.payload["budget"] == {"usd": 5.0, "tokens": 500000}
 
 
+def test_run_says_once_that_a_dollar_budget_cannot_be_checked(tmp_path: Path, server: Any) -> None:
+    server.script(
+        Stream(openai_stream(calls=[list_dir("a")], usage=SMALL)),
+        Stream(openai_stream(["fine"], usage=SMALL)),
+    )
+    model = ["--provider", "openai", "--model", "mystery", "--base-url", server.openai_url]
+    done = agent_tui(
+        "run", "--prompt", "hi", "--cwd", str(project(tmp_path)), *model, "--sessions-dir",
+        str(tmp_path / "s"), "--budget", "1", env=clean_env(AGENT_TUI_CONFIG=str(tmp_path / "none.toml")),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "cannot be checked" in line]
+    assert said == [
+        "agent-tui: the price of model mystery is unknown, so a dollar budget cannot be checked for it "
+        '(add it to the config as [prices."MODEL"]; a token budget still holds)'
+    ]
+
+
 @pytest.mark.parametrize(
     ("flags", "said"),
     [
