@@ -28,6 +28,7 @@ import orjson
 from pydantic import Field
 
 from agent_tui.costs.budgets import format_usd
+from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import Delivery, EngineExtension, SessionEngine, TurnHandle
 from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.tools.base import BaseTool, ToolArgs, ToolContext, ToolError, ToolResult
@@ -129,7 +130,10 @@ class SubAgents(EngineExtension):
         policy = self.policies.get(agent_name)
         if policy is not None:
             engine.session(child_id).permissions = engine.permissions.with_policy(policy)
-        engine.start_turn(child_id, prompt)
+        try:
+            engine.start_turn(child_id, prompt)
+        except BudgetExceeded as over:  # the tree spent its budget while the child was made
+            raise ToolError("budget_exceeded", f"cannot start {agent_name}: {over.message}") from None
         return child_id
 
     def _check_child_budget(self, parent_id: str, agent_name: str, budget_usd: float) -> None:
