@@ -360,7 +360,7 @@ async def test_a_served_session_keeps_the_configs_budget_and_refuses_a_prompt_on
                                env=("AGENT_TUI_CONFIG", *PASS_ON))  # fmt: skip
         async with Harness(
             tmp_path / "client",
-            QueuePrompter(lambda request: "allow"),
+            QueuePrompter(lambda request: None),
             env={**os.environ, "AGENT_TUI_CONFIG": str(config)},
         ) as harness:
             session = await harness.agents.start(agent, workspace, prompt="Look around")
