@@ -325,3 +325,55 @@ async def test_a_sub_agents_question_reaches_the_client_under_its_root_session(t
         None,
         "explorer",
     }
+
+
+async def test_a_served_session_keeps_the_configs_budget_and_refuses_a_prompt_once_it_is_spent(
+    tmp_path: Path,
+) -> None:
+    from fake_model_server import FakeModelServer, Stream, openai_stream
+
+    from agent_tui.acp.config import AcpAgentConfig
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text('[budget]\nusd = 0.04\n[prices."m"]\ninput = 1.0\noutput = 1.0\n'
+                      '[prices."gpt-4.1-mini"]\ninput = 1.0\noutput = 1.0\n')  # fmt: skip
+    big = (40, 24_960, 0)  # $0.025 a call
+    with FakeModelServer() as model:
+        model.script(
+            Stream(openai_stream(calls=[("a", "list_dir", ['{"path": "."}'])], usage=big)),
+            Stream(openai_stream(calls=[("b", "list_dir", ['{"path": "."}'])], usage=big)),
+        )
+        args = (
+            "-m",
+            "agent_tui",
+            "acp",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            model.openai_url,
+        )
+        agent = AcpAgentConfig("agent-tui", sys.executable, (*args, "--sessions-dir", str(tmp_path / "server")),
+                               env=("AGENT_TUI_CONFIG", *PASS_ON))  # fmt: skip
+        async with Harness(
+            tmp_path / "client",
+            QueuePrompter(lambda request: None),
+            env={**os.environ, "AGENT_TUI_CONFIG": str(config)},
+        ) as harness:
+            session = await harness.agents.start(agent, workspace, prompt="Look around")
+            assert await session.turn.wait() == "error"  # type: ignore[union-attr]
+            again = session.prompt("More")
+            assert await again.wait() == "error"
+            log = harness.log(session.session_id)
+        assert len(model.requests) == 2  # the refused prompt reached no model
+    ends = [e.payload.get("message") or "" for e in log if e.type == "turn.completed"]
+    assert "budget exceeded: spent $0.05 of a $0.04 budget" in ends[0]
+    assert "budget exceeded: spent $0.05 of a $0.04 budget; raise the budget to go on" in ends[1]
+    served = [e for e in server_logs(tmp_path / "server") if e.type == "session.created"]
+    assert [e.payload["budget"] for e in served] == [{"usd": 0.04}]  # the one session opened
+    assert [
+        e.payload["stopReason"] for e in server_logs(tmp_path / "server") if e.type == "turn.completed"
+    ] == ["error"]  # the refused prompt wrote nothing

@@ -238,7 +238,7 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
         provider = build_provider(settings)
     except ConfigError as error:
         raise ServerSetupError(str(error)) from None
-    agent = EngineAgent()
+    agent = EngineAgent(budget=settings.budget)
 
     def make(store: Any, agent: EngineAgent, permissions: PermissionEngine) -> SessionEngine:
         engine = SessionEngine(

@@ -17,7 +17,10 @@ Invariants:
   answered `cancelled`) denies it, so our turn still ends with its `turn.completed`;
 - sub-agents' permission requests go to the client under the root session it knows, their
   title prefixed with the agent path;
-- nothing but JSON-RPC reaches stdout: stray writes to it go to stderr (`serve.protect_stdio`).
+- nothing but JSON-RPC reaches stdout: stray writes to it go to stderr (`serve.protect_stdio`);
+- a new session gets the config's budget (`[budget]`, the profile's), for it and its
+  sub-agents; a prompt in a session whose tree spent its budget is refused with what was spent
+  and allowed (an invalid-request error, `errorCode: budget_exceeded`), and nothing is written.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ import agent_tui
 from agent_tui.acp.mapping import ContentBlock, acp_usage, kind_for_tool, prompt_text
 from agent_tui.acp.permissions import SERVER_OPTIONS, answer_for_option, describe_request
 from agent_tui.acp.server_updates import UpdateTranslator
+from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
@@ -95,9 +100,13 @@ class EngineAgent:
             `scenario.sessions[n].steps` (a session past the last one, or a loaded one, answers
             with the scripted model's out-of-script text).
         log: where notices go (stderr).
+        budget: what each new session's tree may spend (None: no budget).
     """
 
-    def __init__(self, *, scenario: Scenario | None = None, log: Any = None) -> None:
+    def __init__(
+        self, *, scenario: Scenario | None = None, log: Any = None, budget: BudgetLimit | None = None
+    ) -> None:
+        self.budget = budget
         self.engine: SessionEngine | None = None
         self.conn: acp.Client | None = None
         self.prompter = ClientPrompter(self)
@@ -162,7 +171,8 @@ class EngineAgent:
     ) -> NewSessionResponse:
         engine = self._engine()
         directory = _directory(cwd)
-        session_id = await engine.create_session(directory)
+        budget = self.budget.payload() if self.budget is not None else None
+        session_id = await engine.create_session(directory, budget=budget)
         self._translators[session_id] = UpdateTranslator(engine.session(session_id).cwd)
         self._assign_script(session_id)
         return NewSessionResponse(session_id=session_id)
@@ -217,6 +227,10 @@ class EngineAgent:
         except TurnConflict:
             raise RequestError.invalid_request(
                 {"details": f"a prompt is already running in session {session_id}; cancel it first"}
+            ) from None
+        except BudgetExceeded as over:
+            raise RequestError.invalid_request(
+                {"details": f"{over.message}; raise the budget to go on", "errorCode": "budget_exceeded"}
             ) from None
         answer = ending_for(ending["stopReason"]).acp_stop_reason
         if answer is None:  # a failed turn: the prompt answers a JSON-RPC error

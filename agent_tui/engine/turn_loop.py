@@ -183,6 +183,8 @@ class ModelLoop:
             messages = transcript.messages
             sent_tokens = transcript.tokens
             await writer.context_built(step, estimate.as_payload(), limit)
+            if turn.cancel_requested:  # stopped as the call was prepared (a budget's preflight)
+                raise Cancelled
             request = ModelRequest(
                 session_id=info.id,
                 turn_id=turn.turn_id,

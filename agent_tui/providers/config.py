@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.costs.prices import PRICE_KEYS, Price, PriceTable, price_from, price_value, shipped_prices
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.toml_lines import KeyLines
@@ -72,6 +73,8 @@ class Profile:
     values: Mapping[str, Any]
     line: int
     lines: Mapping[str, int] = field(default_factory=dict)
+    budget: BudgetLimit | None = None
+    """`[profiles.NAME.budget]`: its limits replace the top-level `[budget]`'s, one by one."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,8 @@ class Config:
     bus: Mapping[str, Any] = field(default_factory=dict)
     """`[bus]` as written (checked by `agent_tui.bus.config`, which knows its settings)."""
     bus_lines: Mapping[str, int] = field(default_factory=dict)
+    budget: BudgetLimit | None = None
+    """`[budget] usd, tokens`: what a new root agent's tree may spend (a profile's own replace it)."""
     prices: Mapping[str, Price] = field(default_factory=dict)
     """`[prices."MODEL"]`: the user's prices, replacing a shipped model's or adding a model."""
 
@@ -131,6 +136,8 @@ class ModelSettings:
     temperature: float | None
     profile: str | None
     sources: dict[str, str]
+    budget: BudgetLimit | None = None
+    """The default budget of a root agent on this model: the profile's limits over `[budget]`'s."""
 
     @property
     def custom_endpoint(self) -> bool:
@@ -210,6 +217,7 @@ def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
 
 TOP_LEVEL_KEYS = (
     "default_profile", "profiles", "acp", "shell_env", "sandbox", "notify_command", "bus", "prices",
+    "budget",
 )  # fmt: skip
 """Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`,
 `bus` by `agent_tui.bus.config`)."""
@@ -234,14 +242,17 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
             raise fail(where, f"profiles.{name} must be a table of settings")
         values: dict[str, Any] = {}
         key_lines: dict[str, int] = {}
+        budget = _budget(table.get("budget"), ("profiles", name, "budget"), lines, fail)
         for key, value in table.items():
+            if key == "budget":
+                continue
             line = lines.line("profiles", name, key)
             try:
                 values[key] = check_setting(key, value)
             except ValueError as error:
                 raise fail(line, f"profiles.{name}.{key}: {error}") from None
             key_lines[key] = line
-        profiles[name] = Profile(name, values, where, key_lines)
+        profiles[name] = Profile(name, values, where, key_lines, budget)
     default = data.get("default_profile")
     default_line = lines.line("default_profile") if "default_profile" in data else None
     if default is not None:
@@ -268,8 +279,38 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
         notify_command_line=lines.line("notify_command") if notify else None,
         bus=bus,
         bus_lines={key: lines.line("bus", key) for key in bus},
+        budget=_budget(data.get("budget"), ("budget",), lines, fail),
         prices=_prices(data, lines, fail),
     )
+
+
+def _budget(
+    table: Any, path: tuple[str, ...], lines: KeyLines, fail: Callable[[int, str], ConfigError]
+) -> BudgetLimit | None:
+    """`[budget] usd = 2.5, tokens = 500000` (or a profile's `[profiles.NAME.budget]`), checked."""
+    if table is None:
+        return None
+    name = ".".join(path)
+    if not isinstance(table, dict):
+        raise fail(lines.line(*path), f"{name} must be a table: [{name}] usd = 2.50, tokens = 500000")
+    for key in table:
+        if key not in ("usd", "tokens"):
+            raise fail(lines.line(*path, key), f"{name}.{key}: unknown setting (known: usd, tokens)")
+    usd = table.get("usd")
+    if usd is not None and (
+        isinstance(usd, bool) or not isinstance(usd, int | float) or not math.isfinite(usd) or usd <= 0
+    ):
+        raise fail(
+            lines.line(*path, "usd"), f"{name}.usd: expected a positive number of dollars, got {usd!r}"
+        )
+    tokens = table.get("tokens")
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0):
+        raise fail(
+            lines.line(*path, "tokens"),
+            f"{name}.tokens: expected a positive whole number of tokens, got {tokens!r}",
+        )
+    limit = BudgetLimit(float(usd) if usd is not None else None, tokens)
+    return None if limit.empty else limit
 
 
 def _prices(
@@ -533,6 +574,9 @@ def resolve_settings(
         resolved[key], sources[key] = pick(key) or default
     if chosen is not None:
         sources["profile"] = chosen_source
+    budget = config.budget
+    if chosen is not None and chosen.budget is not None:
+        budget = chosen.budget.merged_over(budget)
     return ModelSettings(
         provider=resolved_provider,
         model=resolved_model,
@@ -543,6 +587,7 @@ def resolve_settings(
         temperature=resolved["temperature"],
         profile=chosen.name if chosen is not None else None,
         sources=sources,
+        budget=budget,
     )
 
 

@@ -43,7 +43,9 @@ from typing import Any
 
 import anyio
 
+from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.costs.prices import PriceTable
+from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
@@ -54,7 +56,14 @@ from agent_tui.events import Event, is_ours
 from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
 from agent_tui.replay.catalog import read_entry
-from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent, name_from_prompt
+from agent_tui.runtime.agent_requests import (
+    AgentSpec,
+    AgentStartError,
+    BudgetRefused,
+    SendRefused,
+    Sent,
+    name_from_prompt,
+)
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
 from agent_tui.runtime.finishing import (
     CommitRequest,
@@ -87,6 +96,7 @@ from agent_tui.turns.registry import Attached
 __all__ = [
     "AgentSpec",
     "AgentStartError",
+    "BudgetRefused",
     "CommitRequest",
     "DiscardRequest",
     "FinishRefused",
@@ -368,6 +378,9 @@ class Workbench(FinishingActions):
             extra["model"] = choice.model
         if worktree is not None:
             extra["worktree"] = _worktree_fields(worktree)
+        budget = spec.budget.merged_over(choice.budget) if spec.budget is not None else choice.budget
+        if budget is not None:
+            extra["budget"] = budget.payload()
         try:
             session_id = await self.engine.create_session(cwd, agent_name=name, title=prompt[:60], **extra)
         except Exception as error:
@@ -442,6 +455,8 @@ class Workbench(FinishingActions):
             self.engine.start_turn(session_id, text)
         except TurnConflict:
             return SendRefused("Its turn is just ending; send again in a moment.")
+        except BudgetExceeded as spent:
+            return SendRefused(_budget_refusal(spent))
         except RuntimeError as error:  # the engine is closed (the dashboard is leaving)
             return SendRefused(f"The engine is not running: {error}.")
         return Sent("started")
@@ -494,6 +509,25 @@ class Workbench(FinishingActions):
         except ExternalAgentGone as gone:
             return SendRefused(f"{name} is not running any more: {gone}. Start it again with n.")
         return Sent("started")
+
+    # -- budgets -------------------------------------------------------------------------------
+    async def set_budget(self, session_id: str, budget: BudgetLimit | None, *, by: str | None = None) -> None:
+        """Set the whole budget of the session's tree (None: none): raising it lets a tree that
+        spent its budget go on; lowering it below what was spent stops the tree's turns.
+
+        Raises:
+            BudgetRefused: the session is not open here, or another process writes it.
+        """
+        try:
+            info = self.engine.session(session_id)
+        except UnknownSession:
+            raise BudgetRefused("This session is not open here.") from None
+        if self.external is not None and self.external.owns(session_id):
+            raise BudgetRefused("An external agent's spend is not known to agent-tui: it has no budget here.")
+        refused = self._claim(session_id, info)
+        if refused is not None:
+            raise BudgetRefused(refused.reason)
+        await self.engine.set_budget(session_id, budget, by=by)
 
     # -- stopping ------------------------------------------------------------------------------
     def stop_subtree(self, session_id: str) -> int:
@@ -575,6 +609,11 @@ def _worktree_fields(worktree: Worktree) -> dict[str, str | None]:
         "baseBranch": worktree.base_branch,
         "baseCommit": worktree.base_commit,
     }
+
+
+def _budget_refusal(refused: BudgetExceeded) -> str:
+    """The refusal of a turn whose tree spent its budget, and how to go on."""
+    return f"Not sent: {refused.message}. Raise the budget to go on."
 
 
 def _held_sentence(where: str) -> str:
