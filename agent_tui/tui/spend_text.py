@@ -1,0 +1,126 @@
+"""How money, tokens and budgets read on the dashboard: `$0.42`, `<$0.01`, `12.3k tok`,
+`price unknown`, `$0.42 (tree $1.87)`, `▲ 82%`.
+
+Rules every view follows (pure functions of the reducer's `Spend`s, no widget here):
+- a cost is never made up: a spend none of whose tokens had a price reads as its tokens and
+  "price unknown" (where room is short, as its tokens alone: `12.3k tok`); one priced only in
+  part reads `≥$0.42`, at least that much;
+- dollars: `$0.00` for nothing, `<$0.01` under half a cent, cents below $1,000, whole dollars
+  (`$1,234`) from there;
+- tokens: `950`, `1.2k`, `12.3k`, `123k`, `1.2M`;
+- a budget's share is the larger of its dollars' and its tokens' (a budget of both stops at the
+  first it reaches); the mark reads `▲ 82%` from `NEAR_SHARE` and `▲ over` past the budget, so it
+  says what it means without its colour.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from agent_tui.reducer import Spend
+
+BudgetState = Literal["ok", "near", "over"]
+NEAR_SHARE = 0.8
+"""From this share of its budget on, a tree is marked as near it."""
+
+
+def usd_text(usd: float) -> str:
+    """`$0.00`, `<$0.01`, `$0.42`, `$12.40`, `$1,234`."""
+    if usd <= 0:
+        return "$0.00"
+    if usd < 0.005:
+        return "<$0.01"
+    if usd < 1000:
+        return f"${usd:,.2f}"
+    return f"${usd:,.0f}"
+
+
+def tokens_text(tokens: int) -> str:
+    """`950`, `1.2k`, `12.3k`, `123k`, `1.2M`, `12.3M`, `123M`."""
+    for size, unit in ((1_000_000, "M"), (1_000, "k")):
+        if tokens >= size:
+            value = tokens / size
+            if value >= 100:
+                return f"{value:.0f}{unit}"
+            text = f"{value:.1f}"
+            return (text[:-2] if text.endswith(".0") else text) + unit
+    return str(tokens)
+
+
+def spent(spend: Spend) -> bool:
+    """Whether anything was spent at all."""
+    return spend.tokens > 0 or spend.cost_usd > 0
+
+
+def cost_brief(spend: Spend) -> str:
+    """A spend in a few cells: `$0.42`, `≥$0.42` (priced in part), `12.3k tok` (no price)."""
+    known = spend.known_cost_usd
+    if known is None:
+        return f"{tokens_text(spend.tokens)} tok"
+    return ("" if spend.fully_priced else "≥") + usd_text(known)
+
+
+def cost_words(spend: Spend) -> str:
+    """A spend in words: `$0.42 · 12.3k tok`, `12.3k tok · price unknown`, or (priced in part)
+    `≥$0.42 · 12.3k tok, 2.1k of them price unknown`."""
+    tokens = f"{tokens_text(spend.tokens)} tok"
+    known = spend.known_cost_usd
+    if known is None:
+        return f"{tokens} · price unknown"
+    if spend.fully_priced:
+        return f"{usd_text(known)} · {tokens}"
+    return f"≥{usd_text(known)} · {tokens}, {tokens_text(spend.unpriced_tokens)} of them price unknown"
+
+
+class TreeCost(NamedTuple):
+    """A tree line's cost: `full` when there is room, `short` when there is not."""
+
+    full: str
+    short: str
+
+
+def tree_cost(own: Spend, tree: Spend) -> TreeCost | None:
+    """`$0.42 (tree $1.87)` for an agent whose sub-agents spent too (short: `Σ$1.87`, the tree's
+    total), `$0.42` for one alone; None when nothing was spent."""
+    if not spent(tree):
+        return None
+    if tree == own:
+        brief = cost_brief(own)
+        return TreeCost(brief, brief)
+    whole = cost_brief(tree)
+    return TreeCost(f"{cost_brief(own)} (tree {whole})", f"Σ{whole}")
+
+
+def budget_share(tree: Spend, usd: float | None, tokens: int | None) -> float | None:
+    """How much of its budget a tree has spent (1.0: all of it), None without a budget."""
+    shares = []
+    if usd is not None:
+        shares.append(tree.cost_usd / usd if usd > 0 else float("inf"))
+    if tokens is not None:
+        shares.append(tree.tokens / tokens if tokens > 0 else float("inf"))
+    return max(shares) if shares else None
+
+
+def budget_state(share: float | None) -> BudgetState:
+    """`over` once the budget is reached, `near` from `NEAR_SHARE`, else `ok`."""
+    if share is None or share < NEAR_SHARE:
+        return "ok"
+    return "over" if share >= 1 else "near"
+
+
+def budget_mark(share: float | None) -> str | None:
+    """`▲ 82%` near the budget, `▲ over` past it, None otherwise."""
+    state = budget_state(share)
+    if state == "ok" or share is None:
+        return None
+    return "▲ over" if state == "over" else f"▲ {min(int(share * 100), 99)}%"
+
+
+def budget_text(usd: float | None, tokens: int | None) -> str:
+    """`$2.50`, `500k tok`, or `$2.50 or 500k tok`."""
+    parts = []
+    if usd is not None:
+        parts.append(usd_text(usd))
+    if tokens is not None:
+        parts.append(f"{tokens_text(tokens)} tok")
+    return " or ".join(parts)
