@@ -156,8 +156,7 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
             default=None,
         )
         timing = turn_timing(turn, now_ms, waiting_since)
-        cost = f" · {cost_brief(turn.usage)}" if turn.usage is not None and spent(turn.usage) else ""
-        lines.append(Content.styled(f"turn {len(session.turns)} {timing}{cost}", MUTED))
+        lines.append(Content.styled(f"turn {len(session.turns)} {timing}", MUTED))
     spend_line = session_spend_line(state, session)
     if spend_line is not None:
         lines.append(spend_line)
@@ -177,7 +176,8 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
 
 
 def session_spend_line(state: DashboardState, session: SessionView) -> Content | None:
-    """`spent $0.42 · 12.3k tok · tree $1.87 · budget $2.50, 75% used`; near its budget the
+    """`spent $0.42 · 12.3k tok · turn 3 $0.08 · tree $1.87 · budget $2.50, 75% used` (the turn
+    part when there were several); near its budget the
     budget part is a warning (`▲ 82% of a $2.50 budget`), past it an error that says what was
     spent of what; None for a session that spent nothing and has no budget."""
     tree = state.tree_spend(session.session_id)
@@ -187,6 +187,9 @@ def session_spend_line(state: DashboardState, session: SessionView) -> Content |
     parts: list[Content | str | tuple[str, str]] = [
         (f"spent {cost_words(session.spend)}" if spent(session.spend) else "spent nothing yet", MUTED)
     ]
+    turn = session.turns[-1] if session.turns else None
+    if len(session.turns) > 1 and turn is not None and turn.usage is not None and spent(turn.usage):
+        parts += [(" · ", MUTED), (f"turn {len(session.turns)} {cost_brief(turn.usage)}", MUTED)]
     if tree != session.spend:
         parts += [(" · ", MUTED), (f"tree {cost_brief(tree)}", MUTED)]
     if budget:

@@ -124,3 +124,38 @@ def budget_text(usd: float | None, tokens: int | None) -> str:
     if tokens is not None:
         parts.append(f"{tokens_text(tokens)} tok")
     return " or ".join(parts)
+
+
+class BudgetInputError(ValueError):
+    """What is wrong with a typed budget, in one sentence."""
+
+
+def parse_usd(text: str) -> float | None:
+    """A typed dollar budget (`2.50`, `$2.50`, `2,500`); None when empty (no dollar limit)."""
+    cleaned = text.strip().removeprefix("$").replace(",", "").strip()
+    if not cleaned:
+        return None
+    try:
+        value = float(cleaned)
+    except ValueError:
+        raise BudgetInputError(f"{text.strip()!r} is not an amount of dollars (like 2.50)") from None
+    if not value > 0 or value == float("inf"):
+        raise BudgetInputError("a dollar budget is more than $0 (leave it empty for none)")
+    return value
+
+
+def parse_tokens(text: str) -> int | None:
+    """A typed token budget (`500000`, `500k`, `1.5M`, `500_000`); None when empty."""
+    cleaned = text.strip().replace(",", "").replace("_", "").lower()
+    if not cleaned:
+        return None
+    scale = {"k": 1_000, "m": 1_000_000}.get(cleaned[-1], 1)
+    number = cleaned[:-1] if scale != 1 else cleaned
+    try:
+        value = float(number)
+    except ValueError:
+        raise BudgetInputError(f"{text.strip()!r} is not a number of tokens (like 500k)") from None
+    tokens = int(value * scale)
+    if tokens < 1 or value == float("inf"):
+        raise BudgetInputError("a token budget is at least 1 token (leave it empty for none)")
+    return tokens

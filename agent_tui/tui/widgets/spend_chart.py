@@ -5,9 +5,10 @@
     explorer      ▁▁▁▁▂▂▂▂▂▂▂▂ $0.05
 
 Each row is what that agent had spent by then (so it only climbs), all rows on one scale (the
-biggest spender's total is a full bar), the time from the tree's first turn to its newest spend
-split into as many columns as fit. A turn's spend is counted when it ended; a running turn's
-(the sum of its model calls so far) at "now". In dollars when anything in the tree had a price,
+biggest spender's total is a full bar), the time from the tree's first turn that spent to the
+end of its last (or "now") split into as many columns as fit. A turn's spend (a running turn's:
+the sum of its model calls so far) is spread evenly over the turn's time, from its start to its
+end or to "now". In dollars when anything in the tree had a price,
 else in tokens ("price unknown"). The biggest `MAX_ROWS` spenders get a row; the rest are
 counted on the title line.
 
@@ -52,22 +53,32 @@ class SpendChartData(NamedTuple):
     left_out: int
 
 
-def _points(session: SessionView, now_ms: int | None, in_usd: bool) -> list[tuple[int, float]]:
-    """`(when, amount)` of each of the session's turns that spent."""
-    points = []
+def _spans(session: SessionView, now_ms: int | None, in_usd: bool) -> list[tuple[int, int, float]]:
+    """`(from, to, amount)` of each of the session's turns that spent: from its start to its end
+    (a running one's: to `now_ms`, or its start when there is no "now")."""
+    spans = []
     for turn in session.turns:
         usage = turn.usage
         if usage is None:
             continue
         amount = usage.cost_usd if in_usd else float(usage.tokens)
-        if amount <= 0:
+        start = epoch_ms(turn.started_ts)
+        if amount <= 0 or start is None:
             continue
-        when = epoch_ms(turn.ended_ts) if turn.ended_ts is not None else now_ms
-        if when is None:
-            when = epoch_ms(turn.started_ts)
-        if when is not None:
-            points.append((when, amount))
-    return points
+        end = epoch_ms(turn.ended_ts) if turn.ended_ts is not None else now_ms
+        spans.append((start, max(start, end if end is not None else start), amount))
+    return spans
+
+
+def _spent_by(spans: list[tuple[int, int, float]], moment: float) -> float:
+    """What the turns had spent by `moment`, each turn's spend spread evenly over its time."""
+    total = 0.0
+    for start, end, amount in spans:
+        if moment >= end:
+            total += amount
+        elif moment > start:
+            total += amount * (moment - start) / (end - start)
+    return total
 
 
 def spend_rows(
@@ -79,26 +90,20 @@ def spend_rows(
     if not sessions or columns < 1:
         return None
     in_usd = any(s.spend.cost_usd > 0 for s in sessions)
-    series = {s.session_id: _points(s, now_ms, in_usd) for s in sessions}
-    starts = [epoch_ms(t.started_ts) for s in sessions for t in s.turns if t.usage is not None]
-    known = [when for points in series.values() for when, _ in points]
-    starts_known = [start for start in starts if start is not None]
-    if not known:
+    series = {s.session_id: _spans(s, now_ms, in_usd) for s in sessions}
+    spans = [span for found in series.values() for span in found]
+    if not spans:
         return None
-    first = min([*known, *starts_known])
-    last = max(known)
+    first = min(start for start, _, _ in spans)
+    last = max(end for _, end, _ in spans)
     span = max(last - first, 1)
     rows = []
     for session in sessions:
-        points = series[session.session_id]
-        if not points:
+        found = series[session.session_id]
+        if not found:
             continue
-        total = sum(amount for _, amount in points)
-        values = []
-        for column in range(columns):
-            end = first + span * (column + 1) / columns
-            values.append(sum(amount for when, amount in points if when <= end))
-        rows.append(SpendRow(session.session_id, session.display_name, values, total))
+        values = [_spent_by(found, first + span * (column + 1) / columns) for column in range(columns)]
+        rows.append(SpendRow(session.session_id, session.display_name, values, values[-1]))
     rows.sort(key=lambda row: -row.total)
     kept = rows[:MAX_ROWS]
     return SpendChartData(kept, in_usd, _ts_of(first), _ts_of(last), len(rows) - len(kept))
