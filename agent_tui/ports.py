@@ -22,6 +22,9 @@ The groups:
 - the workbench: starting agents (`AgentSpec`, `AgentStartError`), sending them text (`Sent`,
   `SendRefused`), the model to run them on (`ModelChoice`), or the external agents that run
   some of them instead (`ExternalAgents`, ACP agents of the config file);
+- budgets: what a session's tree may spend (`BudgetLimit`, also `AgentSpec.budget`), set or
+  raised with `Workbench.set_budget` (a `BudgetRefused` says why not); how near a tree is to
+  its budget (`budget_state`: ok, near or over) and dollars as the user reads them (`format_usd`);
 - the demo: a scenario (`load_scenario`, `demo_scenario_path`) played by a `ScenarioRun`,
   which returns a `RunResult`;
 - leaving: SIGTERM and SIGHUP end a run the way `q` does, heard on the event loop
@@ -51,6 +54,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from agent_tui.costs.budgets import BudgetLimit, budget_state, format_usd
 from agent_tui.demo import demo_scenario_path
 from agent_tui.engine.permissions import (
     PermissionAnswer,
@@ -62,7 +66,7 @@ from agent_tui.engine.permissions import (
 from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.scenario import load_scenario
 from agent_tui.export import ExportFailed, write_export
-from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent
+from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
 from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
 from agent_tui.runtime.external_agents import (
     AcpPermissionAnswer,
@@ -136,6 +140,8 @@ __all__ = [
     "AgentStartError",
     "Attached",
     "AttachedBus",
+    "BudgetLimit",
+    "BudgetRefused",
     "BusTarget",
     "BusUnreachable",
     "ChangePreview",
@@ -181,10 +187,12 @@ __all__ = [
     "TurnFacts",
     "Workbench",
     "WorktreeError",
+    "budget_state",
     "demo_scenario_path",
     "excerpt",
     "exit_status",
     "exports_dir",
+    "format_usd",
     "index_path",
     "listen_for_leave_signals",
     "load_scenario",

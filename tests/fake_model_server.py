@@ -298,10 +298,13 @@ def anthropic_stream(
     texts: list[str] = (),  # type: ignore[assignment]
     calls: list[tuple[str, str, list[str]]] = (),  # type: ignore[assignment]
     *,
-    usage: tuple[int, int, int] = (20, 7, 0),
+    usage: tuple[int, ...] = (20, 7, 0),
 ) -> list[bytes]:
-    """Frames of one message: a text block of `texts`, then a `tool_use` block per call."""
-    prompt, completion, cached = usage
+    """Frames of one message: a text block of `texts`, then a `tool_use` block per call.
+
+    `usage` is (uncached input, output, cache reads[, cache writes]) tokens."""
+    prompt, completion, cached = usage[:3]
+    written = usage[3] if len(usage) > 3 else 0
     frames = [
         sse(
             {
@@ -316,7 +319,7 @@ def anthropic_stream(
                     "stop_sequence": None,
                     "usage": {
                         "input_tokens": prompt,
-                        "cache_creation_input_tokens": 0,
+                        "cache_creation_input_tokens": written,
                         "cache_read_input_tokens": cached,
                         "output_tokens": 1,
                     },

@@ -49,9 +49,10 @@ class TestHappyPath:
             "context.built",
             "model.delta",
             "model.delta",
+            "model.usage",  # the scripted model reports usage: one per model call
             "turn.completed",
         ]
-        assert [e.sequence for e in events] == [2, 3, 4, 5, 6, 7]
+        assert [e.sequence for e in events] == [2, 3, 4, 5, 6, 7, 8]
         assert events[0].payload == {"promptPreview": "hello"}
         assert [e.payload["text"] for e in events if e.type == "model.delta"] == ["hi", " there"]
         assert events[-1].payload["stopReason"] == "final"

@@ -101,17 +101,19 @@ class TestToolChain:
             "context.built",
             "model.delta",
             "model.tool_call_requested",
+            "model.usage",  # the call's stream ended: its usage, before its tools run
             "permission.requested",
             "permission.resolved",
             "tool.started",
             "tool.completed",
             "context.built",
             "model.delta",
+            "model.usage",
             "turn.completed",
         ]
-        resolved = events[6].payload
+        resolved = events[7].payload
         assert resolved["decision"] == "allow" and resolved["actor"] == "policy"
-        assert events[5].payload["risk"] == "read"
+        assert events[6].payload["risk"] == "read"
         second_request = provider.calls[1]
         assert any(m.role == "tool" and "alpha" in m.text for m in second_request.messages)
         assert not any("sequence" in m.text or "toolCallId" in m.text for m in second_request.messages)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import pytest
 from fake_model_server import (
     ANTHROPIC_MODEL,
     FakeModelServer,
@@ -52,7 +53,13 @@ class TestStreams:
         assert out == [
             TextDelta("Hel"),
             TextDelta("lo"),
-            StepDone(model=ANTHROPIC_MODEL, prompt_tokens=25, completion_tokens=9, cached_tokens=0),
+            StepDone(
+                model=ANTHROPIC_MODEL,
+                prompt_tokens=25,
+                completion_tokens=9,
+                cached_tokens=0,
+                cache_write_tokens=0,
+            ),
         ]
 
     def test_the_request_has_the_system_prompt_apart_max_tokens_and_the_key(
@@ -97,7 +104,13 @@ class TestStreams:
             ToolCall("list_dir", {"path": "."}, "toolu_01LstD1r"),
             ToolCall("read_file", {"path": "src/app.py", "limit": 5}, "toolu_02Rd"),
             # The whole prompt: uncached input plus what was read from the cache.
-            StepDone(model=ANTHROPIC_MODEL, prompt_tokens=2040, completion_tokens=30, cached_tokens=2000),
+            StepDone(
+                model=ANTHROPIC_MODEL,
+                prompt_tokens=2040,
+                completion_tokens=30,
+                cached_tokens=2000,
+                cache_write_tokens=0,
+            ),
         ]
 
     def test_input_that_is_not_json_reaches_the_engine_as_a_mapping_its_schema_refuses(
@@ -234,7 +247,15 @@ class TestThroughTheEngine:
         assert results["content"][0]["tool_use_id"] == "toolu_01LstD1r"
         assert "README.md" in results["content"][0]["content"]
         ended = events[-1]
-        assert ended.payload["usage"] == {"promptTokens": 750, "completionTokens": 32, "cachedTokens": 400}
+        # claude-sonnet-4-5 at $3 input, $0.30 cache read, $15 output per million tokens:
+        # (300·3 + 20·15) + (50·3 + 400·0.3 + 12·15) = 1200 + 450 millionths of a dollar
+        assert ended.payload["usage"] == {
+            "promptTokens": 750,
+            "completionTokens": 32,
+            "cachedTokens": 400,
+            "cacheWriteTokens": 0,
+            "costUsd": pytest.approx(0.00165),
+        }
 
     def test_retries_are_stored_as_model_retry_events(self, server: FakeModelServer, tmp_path: Path) -> None:
         server.script(

@@ -299,7 +299,14 @@ class TestThroughTheEngine:
         assert str(tmp_path / "project") in second[0]["content"]
         ended = events[-1]
         assert ended.type == "turn.completed"
-        assert ended.payload["usage"] == {"promptTokens": 5400, "completionTokens": 32, "cachedTokens": 256}
+        # gpt-4.1-mini at $0.40 input, $0.10 cached input, $1.60 output per million tokens:
+        # (5000·0.4 + 20·1.6) + (144·0.4 + 256·0.1 + 12·1.6) = 2032 + 102.4 millionths of a dollar
+        assert ended.payload["usage"] == {
+            "promptTokens": 5400,
+            "completionTokens": 32,
+            "cachedTokens": 256,
+            "costUsd": pytest.approx(0.0021344),
+        }
         # The log names the model; the second preflight starts from the 5,000 tokens the server
         # counted for the first call (our estimate of that prompt is far smaller).
         created = events[0]

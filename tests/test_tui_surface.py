@@ -35,6 +35,7 @@ PORT_HOMES = (
     "agent_tui.export",
     "agent_tui.search",
     "agent_tui.bus",
+    "agent_tui.costs",
 )
 """Where the names `agent_tui.ports` re-exports are defined."""
 

@@ -32,11 +32,13 @@ from agent_tui.bus.protocol import (
     REPLIES_KEPT,
     AgentArgs,
     AnswerArgs,
+    BudgetArgs,
     ControlReply,
     ControlRequest,
     SessionSummary,
     control_subject,
 )
+from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.permissions import PermissionAnswer
 
 
@@ -55,6 +57,7 @@ class HostActions(Protocol):
     async def new_agent(self, args: AgentArgs) -> str: ...
     async def close(self, session_id: str) -> None: ...
     def sessions(self) -> list[SessionSummary]: ...
+    async def set_budget(self, session_id: str, budget: BudgetLimit | None, by: str) -> None: ...
 
 
 class ControlServer:
@@ -170,6 +173,19 @@ class ControlServer:
                 return ok(sessionId=await actions.new_agent(spec))
             if action == "close":
                 await actions.close(session_id or "")
+                return ok()
+            if action == "set_budget":
+                try:
+                    limits = BudgetArgs.model_validate(request.args)
+                except ValidationError as error:
+                    return refused(f"set_budget: {_first_error(error)}")
+                budget = BudgetLimit(limits.usd, limits.tokens)
+                by = request.by
+                await actions.set_budget(
+                    session_id or "",
+                    None if budget.empty else budget,
+                    f"{by.dashboard} ({by.user}@{by.host})",
+                )
                 return ok()
             if action == "sessions":
                 waiting = self.prompter.waiting() if self.prompter is not None else []

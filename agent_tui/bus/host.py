@@ -38,9 +38,10 @@ from agent_tui.bus.protocol import (
     notice_subject,
 )
 from agent_tui.bus.publisher import Publisher
+from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import UnknownSession
-from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused
+from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.store.jsonl import iter_lines
 from agent_tui.turns import Attached
@@ -286,11 +287,22 @@ class EngineActions:
             model=args.model,
             own_worktree=args.own_worktree,
             acp=args.acp,
+            budget=_budget(args.budget_usd, args.budget_tokens),
         )
         try:
             return await self.workbench.start_agent(spec)
         except AgentStartError as error:
             raise Refused(str(error)) from None
+
+    async def set_budget(self, session_id: str, budget: BudgetLimit | None, by: str) -> None:
+        if self.workbench is not None:
+            try:
+                await self.workbench.set_budget(session_id, budget, by=by)
+            except BudgetRefused as error:
+                raise Refused(str(error)) from None
+            return
+        self._known(session_id)
+        await self.engine.set_budget(session_id, budget, by=by)
 
     async def close(self, session_id: str) -> None:
         if self.workbench is None:
@@ -323,3 +335,9 @@ class EngineActions:
                 )
             )
         return summaries
+
+
+def _budget(usd: float | None, tokens: int | None) -> BudgetLimit | None:
+    """A new agent's budget from the form's fields (None: the host's default)."""
+    budget = BudgetLimit(usd, tokens)
+    return None if budget.empty else budget

@@ -39,6 +39,8 @@ Added with the host (`agent_tui.bus.host`), for the dashboard side to rely on:
 - `new_agent`'s `args` are an `AgentArgs`; its reply's `detail` is `{"sessionId": ...}`;
   `steer` and `follow_up` take `{"text": ...}` and reply `detail = {"how": "steered"|"started"}`;
   `stop`, `stop_subtree`, `stop_all` reply `detail = {"stopped": N}`;
+- `set_budget` takes a `BudgetArgs` (`{"usd"?, "tokens"?}`: the session tree's whole new budget,
+  none of them for no budget); the host commits it as `session.budget{by}`;
 - a repeated request id gets the first reply again, however long ago it was sent (the host
   remembers the last `REPLIES_KEPT` ids);
 - the host says how its bus link fares on `notice_subject(H)` (core NATS, a `HostNotice`): when it
@@ -166,6 +168,7 @@ ControlAction = Literal[
     "new_agent",  # start an agent on this host
     "close",  # close a session
     "sessions",  # what the host runs now (for a dashboard that attaches)
+    "set_budget",  # the whole budget of a session's tree (raise it to let a stopped tree go on)
 ]
 
 
@@ -250,6 +253,17 @@ class AgentArgs(_Message):
     model: str | None = None
     acp: str | None = None
     own_worktree: bool = Field(default=False, alias="ownWorktree")
+    budget_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False, alias="budgetUsd")
+    budget_tokens: int | None = Field(default=None, gt=0, alias="budgetTokens")
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class BudgetArgs(_Message):
+    """The `set_budget` action's arguments: the tree's whole new budget (none: no budget)."""
+
+    usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    tokens: int | None = Field(default=None, gt=0)
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

@@ -1,7 +1,7 @@
 """`RemoteWorkbench`: the workbench's controls, asked of a host over its control subject.
 
 An attached dashboard runs no agent: every action (answer a request, stop, stop a subtree, stop
-all, steer, follow up, start an agent, close a session) is a `ControlRequest` sent to the host
+all, steer, follow up, start an agent, close a session, set a budget) is a `ControlRequest` sent to the host
 that runs the session, on `control_subject(host)`, answered by one `ControlReply`.
 
 Invariants:
@@ -36,6 +36,7 @@ from agent_tui.bus.protocol import (
     ControlRequest,
     control_subject,
 )
+from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.runtime.agent_requests import AgentSpec
 
@@ -149,7 +150,13 @@ class RemoteWorkbench:
         for key, value in (("name", spec.name), ("model", spec.model), ("acp", spec.acp)):
             if value:
                 args[key] = value
+        if spec.budget is not None:
+            args.update({f"budget{key.capitalize()}": value for key, value in spec.budget.payload().items()})
         return await self.request(host, "new_agent", None, args)
+
+    async def set_budget(self, host: str, session_id: str, budget: BudgetLimit | None) -> RemoteOutcome:
+        """The whole budget of the session's tree (None: none)."""
+        return await self.request(host, "set_budget", session_id, budget.payload() if budget else {})
 
     async def close(self, host: str, session_id: str, *, remove_worktree: bool = False) -> RemoteOutcome:
         return await self.request(host, "close", session_id, {"removeWorktree": remove_worktree})

@@ -79,6 +79,8 @@ def _dispatch(args: argparse.Namespace) -> int:
                 )
             if any(getattr(args, flag) is not None for flag in ("profile", "provider", "model", "base_url")):
                 return fail("--profile, --provider, --model and --base-url go with --prompt", EXIT_USAGE)
+            if args.budget is not None or args.budget_tokens is not None:
+                return fail("--budget and --budget-tokens go with --prompt", EXIT_USAGE)
             if args.run_sessions_dir is None:
                 return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
             if args.run_bus is None and (args.approve == "ask" or args.ask_timeout is not None):

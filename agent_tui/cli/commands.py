@@ -162,7 +162,17 @@ def cmd_run_prompt(args: argparse.Namespace) -> int:
         out=sys.stdout,
         err=sys.stderr,
         trust_project_rules=args.trust_project_rules,
+        budget=_budget(args.budget, args.budget_tokens),
     )
+
+
+def _budget(usd: float | None, tokens: int | None) -> Any:
+    """`--budget`/`--budget-tokens` as a `BudgetLimit` (None: neither was given)."""
+    if usd is None and tokens is None:
+        return None
+    from agent_tui.costs.budgets import BudgetLimit
+
+    return BudgetLimit(usd, tokens)
 
 
 def cmd_models(args: argparse.Namespace) -> int:

@@ -128,6 +128,7 @@ def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
             build=lambda: provider,
             provider=chosen.provider,
             model=chosen.model,
+            budget=chosen.budget,
         )
     ]
     for name in sorted(config.profiles):
@@ -145,6 +146,7 @@ def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
                     build=partial(build_provider, other),
                     provider=other.provider,
                     model=other.model,
+                    budget=other.budget,
                 )
             )
     return choices, None

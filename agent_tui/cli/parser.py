@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -172,6 +173,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --approve ask: deny (as `system`) a request nobody answers within it, e.g. 10m",
     )
     run.add_argument("--trust-project-rules", action="store_true", help=TRUST_HELP)
+    run.add_argument(
+        "--budget",
+        type=budget_usd,
+        default=None,
+        metavar="USD",
+        help="with --prompt: stop the agent and its sub-agents once they spent this many dollars",
+    )
+    run.add_argument(
+        "--budget-tokens",
+        type=budget_tokens,
+        default=None,
+        metavar="N",
+        help="with --prompt: stop them once they used this many tokens (prompt plus output)",
+    )
     run.add_argument(
         "--workspace",
         type=Path,
@@ -342,6 +357,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="mark the matching words (default: on a terminal)",
     )
     return parser
+
+
+def budget_usd(text: str) -> float:
+    """`--budget USD`: a positive number of dollars (`2.50`, `$2.50`)."""
+    try:
+        value = float(text.strip().removeprefix("$"))
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of dollars, like 2.50, got {text!r}")
+    return value
+
+
+def budget_tokens(text: str) -> int:
+    """`--budget-tokens N`: a positive whole number of tokens (`500000`, `500_000`)."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive whole number of tokens, like 500000, got {text!r}"
+        )
+    return value
 
 
 def project_flags(parser: argparse.ArgumentParser, prefix: str, sessions_help: str) -> None:

@@ -22,7 +22,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["Price", "PriceTable", "price_from", "shipped_prices"]
+__all__ = ["PRICE_KEYS", "Price", "PriceTable", "price_from", "price_value", "shipped_prices"]
 
 _PER = 1_000_000
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
@@ -76,6 +76,20 @@ class PriceTable:
                 return price
         return None
 
+    def cost_usd(
+        self,
+        model: str | None,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+    ) -> float | None:
+        """What a call of `model` cost, or None when its price is not known."""
+        price = self.lookup(model)
+        if price is None:
+            return None
+        return price.cost_usd(prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)
+
     def with_overrides(self, overrides: Mapping[str, Price]) -> PriceTable:
         """This table with `overrides` (the user's config) replacing or adding models."""
         if not overrides:
@@ -95,28 +109,31 @@ def _names_of(model: str) -> list[str]:
     return names
 
 
+PRICE_KEYS = ("input", "cached_input", "cache_write", "output")
+"""The keys of a model's price entry (dollars per million tokens)."""
+
+
+def price_value(key: str, value: Any) -> float:
+    """One price entry's value, checked: raises ValueError naming what is wrong."""
+    if key not in PRICE_KEYS:
+        raise ValueError(f"unknown key {key!r} (known: {', '.join(PRICE_KEYS)})")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        raise ValueError(f"{key} must be a number of dollars per million tokens, not {value!r}")
+    return float(value)
+
+
 def price_from(values: Mapping[str, Any]) -> Price:
     """A `Price` from a table's entry (`input`, `output`, optional `cached_input`,
     `cache_write`); raises ValueError naming what is missing or not a number."""
-
-    def number(key: str, required: bool) -> float | None:
-        value = values.get(key)
-        if value is None:
-            if required:
-                raise ValueError(f"{key} is missing")
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise ValueError(f"{key} must be a number of dollars per million tokens, not {value!r}")
-        return float(value)
-
-    unknown = sorted(set(values) - {"input", "output", "cached_input", "cache_write"})
-    if unknown:
-        raise ValueError(f"unknown key {unknown[0]!r} (input, cached_input, cache_write, output)")
+    checked = {key: price_value(key, value) for key, value in values.items()}
+    for required in ("input", "output"):
+        if required not in checked:
+            raise ValueError(f"{required} is missing")
     return Price(
-        input=number("input", True) or 0.0,
-        output=number("output", True) or 0.0,
-        cached_input=number("cached_input", False),
-        cache_write=number("cache_write", False),
+        input=checked["input"],
+        output=checked["output"],
+        cached_input=checked.get("cached_input"),
+        cache_write=checked.get("cache_write"),
     )
 
 

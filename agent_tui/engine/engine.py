@@ -32,7 +32,7 @@ How the engine's own turns converse (steps, model calls, tools, permissions) is 
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -41,6 +41,9 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
+from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.costs.prices import PriceTable, shipped_prices
+from agent_tui.engine.budgets import BudgetExceeded, BudgetKeeper
 from agent_tui.engine.clock import new_id, utc_now
 from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilder, InstructionsFor
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict, UnknownSession
@@ -114,6 +117,8 @@ class SessionEngine:
             each session is told its own directory and reads its own `AGENTS.md`; it is asked
             once per directory and tool set.
         clock: returns the `ts` of each event (tests pin it).
+        prices: what models cost (the shipped table with the user's `[prices]`); the shipped
+            table if not given.
     """
 
     def __init__(
@@ -130,6 +135,7 @@ class SessionEngine:
         max_steps: int = 250,
         instructions: str | InstructionsFor | None = None,
         clock: Callable[[], str] = utc_now,
+        prices: PriceTable | None = None,
     ) -> None:
         if registry is not None and sink is not None and registry.sink is not sink:
             raise ValueError("the registry sends frames to its own sink: pass the registry, or the sink")
@@ -152,10 +158,20 @@ class SessionEngine:
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
         self._input_ids = itertools.count(1)
+        self.prices = prices if prices is not None else shipped_prices()
         self._loop = ModelLoop(
-            provider, self.registry, self._tools, self.context_builder, self.context_window, max_steps
+            provider,
+            self.registry,
+            self._tools,
+            self.context_builder,
+            self.context_window,
+            max_steps,
+            self.prices,
         )
         self._commits_since_yield = 0
+        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, prices=self.prices)
+        """Each tree's budget and spend; stops a tree that spent its budget (`engine.budgets`)."""
+        self.subscribe(self.budgets.hear)
         if self.sends_frames:
             self.subscribe(LiveFrames(self.sink))
 
@@ -282,6 +298,7 @@ class SessionEngine:
                 info = self._session_from_created(session_id, event)
             info.track(event)
             answers.track(event)
+            self.budgets.track(event)
         if info is None:
             raise UnknownSession(session_id)
         self._sessions[session_id] = info
@@ -396,6 +413,9 @@ class SessionEngine:
         engine's task group). Raises `TurnConflict` while another turn runs there."""
         info = turn.session
         session_id = info.id
+        refusal = self.budgets.refusal(session_id)
+        if refusal is not None:
+            raise BudgetExceeded(session_id, refusal)
         if not self.registry.claim(
             session_id,
             turn_id=turn.turn_id,
@@ -422,6 +442,8 @@ class SessionEngine:
                 # Cancelled from outside the turn (the engine's task group is shutting down):
                 # close the turn like any cancelled one, then let the cancellation go on.
                 shutdown, end = cancelled, TurnEnd.cancelled()
+            if turn.budget_stop is not None and end.stop_reason == "cancelled":
+                end = TurnEnd.failed("budget_exceeded", turn.budget_stop, usage=end.usage)
             if end.stop_reason == "cancelled":
                 self.registry.stop_children(info.id)  # stopping a turn stops all it spawned
             with anyio.CancelScope(shield=True):
@@ -509,6 +531,41 @@ class SessionEngine:
             return False
         turn.cancel()
         return True
+
+    # -- budgets -------------------------------------------------------------------------------
+    async def set_budget(
+        self, session_id: str, budget: BudgetLimit | None, *, by: str | None = None
+    ) -> Event:
+        """Set the session's whole budget (None: none), for it and its sub-agents: stores
+        `session.budget` (in the running turn, if one runs, else between turns).
+
+        A budget below what the tree already spent stops the tree's running turns; a raised one
+        lets its next turns start again.
+        """
+        info = self.session(session_id)
+        turn = info.live_turn
+        fields: dict[str, Any] = budget.payload() if budget is not None else {}
+        return await self.commit_fields(
+            info, turn.turn_id if turn is not None else None, "session.budget", {**fields, "by": by}
+        )
+
+    def _stop_for_budget(self, session_ids: Iterable[str], message: str) -> None:
+        """End the running turns of these sessions `error/budget_exceeded` with `message`."""
+        for session_id in session_ids:
+            info = self._sessions.get(session_id)
+            turn = info.live_turn if info is not None else None
+            if turn is not None and turn.budget_stop is None:
+                turn.budget_stop = message
+                turn.cancel()
+
+    def _output_limit(self, session_id: str) -> int | None:
+        """The most output tokens the model of `session_id` answers with (None: not known)."""
+        output_for = getattr(self.provider, "output_for", None)
+        if output_for is not None:
+            return output_for(session_id)
+        settings = getattr(self.provider, "settings", None)
+        limit = getattr(settings, "max_output_tokens", None)
+        return limit if isinstance(limit, int) else None
 
     def deliver(self, parent_id: str, delivery: Delivery) -> bool:
         """Put a child's result in its parent's mailbox (taken at the parent's next step

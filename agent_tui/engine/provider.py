@@ -63,14 +63,17 @@ class TextDelta:
 class StepDone:
     """The call ended. Token counts are the provider's own, when it reported them.
 
-    `prompt_tokens` counts the whole prompt (cached tokens included); `cached_tokens` is the part
-    of it the provider served from its prompt cache.
+    `prompt_tokens` counts the whole prompt (cached and cache-written tokens included);
+    `cached_tokens` is the part of it the provider served from its prompt cache, and
+    `cache_write_tokens` the part it wrote to the cache (Anthropic charges for writing; OpenAI
+    does not report it).
     """
 
     model: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
 
 @dataclass(frozen=True)

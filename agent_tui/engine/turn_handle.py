@@ -50,6 +50,7 @@ class TurnHandle:
         self.outbox: deque[Event] | None = deque() if streaming else None
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False
+        self.budget_stop: str | None = None  # why a budget stopped the turn (it ends budget_exceeded)
         self.stop_reason: str | None = None
         self.error_code: str | None = None
         self.error: BaseException | None = None

@@ -13,7 +13,10 @@ Invariants:
   model's message. Only the model call is guarded: a bug elsewhere (a listener, the store) is
   not mistaken for the model's;
 - `model.retry` is stored for each retry the provider announces, before its first content;
-- usage the provider reports is summed over the turn's model calls onto `turn.completed`;
+- each model call whose provider reported usage gets its `model.usage` (priced from the price
+  table by the model the provider named; no cost when the table does not know it) when its
+  stream ends, before the next `context.built` or the turn's end, so a crash mid-turn keeps the
+  calls already made; the turn's total (`Usage.of_calls`) goes onto `turn.completed`;
 - the loop gets what it uses (the model, the registry's steer queue, the tool runner, the
   context of a session's directory and its model's window, the step limit), never the engine.
 """
@@ -26,6 +29,7 @@ from pathlib import Path
 
 import anyio
 
+from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.context import ContextBuilder
 from agent_tui.engine.provider import (
@@ -40,7 +44,7 @@ from agent_tui.engine.provider import (
 from agent_tui.engine.session_info import OpenCall
 from agent_tui.engine.tool_calls import Cancelled, ToolCallRunner
 from agent_tui.engine.turn_handle import TurnHandle
-from agent_tui.events.model import Usage
+from agent_tui.events.model import ModelUsage, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import CANCELLED, TURN_ENDED
 from agent_tui.turns import TurnRegistry
@@ -51,28 +55,36 @@ class _ModelFailed(Exception):
 
 
 class UsageTotals:
-    """Token counts summed over a turn's model calls (only what the provider reported)."""
+    """The usage of a turn's model calls that reported any, priced from the price table."""
 
-    __slots__ = ("cached", "completion", "prompt", "reported")
+    __slots__ = ("calls", "prices")
 
-    def __init__(self) -> None:
-        self.prompt = self.completion = self.cached = 0
-        self.reported = False
+    def __init__(self, prices: PriceTable) -> None:
+        self.prices = prices
+        self.calls: list[ModelUsage] = []
 
-    def add(self, done: StepDone) -> None:
+    def add(self, step: int, done: StepDone) -> ModelUsage | None:
+        """The call's `model.usage` (None when the provider reported no usage), kept for the
+        turn's total."""
         if done.prompt_tokens is None and done.completion_tokens is None:
-            return
-        self.reported = True
-        self.prompt += done.prompt_tokens or 0
-        self.completion += done.completion_tokens or 0
-        self.cached += done.cached_tokens or 0
+            return None
+        prompt = done.prompt_tokens or 0
+        completion = done.completion_tokens or 0
+        used = ModelUsage(
+            step=step,
+            promptTokens=prompt,
+            completionTokens=completion,
+            cachedTokens=done.cached_tokens,
+            cacheWriteTokens=done.cache_write_tokens,
+            costUsd=self.prices.cost_usd(
+                done.model, prompt, completion, done.cached_tokens, done.cache_write_tokens
+            ),
+        )
+        self.calls.append(used)
+        return used
 
     def usage(self) -> Usage | None:
-        if not self.reported:
-            return None
-        return Usage(
-            promptTokens=self.prompt, completionTokens=self.completion, cachedTokens=self.cached or None
-        )
+        return Usage.of_calls(self.calls)
 
 
 class ModelLoop:
@@ -86,8 +98,10 @@ class ModelLoop:
         context_builder: Callable[[Path], ContextBuilder],
         context_window: Callable[[str], int],
         max_steps: int,
+        prices: PriceTable | None = None,
     ) -> None:
         self.provider = provider
+        self.prices = prices if prices is not None else shipped_prices()
         self.registry = registry
         self.tools = tools
         self.context_builder = context_builder
@@ -101,7 +115,7 @@ class ModelLoop:
     async def converse(self, turn: TurnHandle) -> TurnEnd:
         """Step after step until the turn ends; a cancel (the guard, or the turn's cancel scope)
         ends it `cancelled`."""
-        usage = UsageTotals()
+        usage = UsageTotals(self.prices)
         end = TurnEnd.cancelled()
         with anyio.CancelScope() as scope:
             turn.scope = scope
@@ -169,6 +183,8 @@ class ModelLoop:
             messages = transcript.messages
             sent_tokens = transcript.tokens
             await writer.context_built(step, estimate.as_payload(), limit)
+            if turn.cancel_requested:  # stopped as the call was prepared (a budget's preflight)
+                raise Cancelled
             request = ModelRequest(
                 session_id=info.id,
                 turn_id=turn.turn_id,
@@ -235,7 +251,9 @@ class ModelLoop:
                 elif isinstance(chunk, Retrying):
                     await writer.retry(chunk.attempt, chunk.delay_ms, chunk.reason)
                 elif isinstance(chunk, StepDone):
-                    usage.add(chunk)
+                    used = usage.add(request.step, chunk)
+                    if used is not None:  # the last chunk: the call's stream has ended
+                        await writer.model_usage(used)
                     if chunk.prompt_tokens is not None:
                         prompt_tokens = chunk.prompt_tokens
             finished = True

@@ -17,7 +17,12 @@ tests run it on real logs of generated scenarios. Rules:
   where their source recorded a decision, so there `tool.started` may follow the request
   directly; and a `source.record` that falls between their turns is session-level (turnId null);
 - `turn.rewound` (files of an earlier turn put back) falls between turns, with turnId null, and
-  names a turn of the session that was started before it.
+  names a turn of the session that was started before it;
+- `model.usage` (what one model call used) belongs to the open turn, its steps rise within the
+  turn, and in our own sessions it names the step of the turn's latest `context.built` (so it
+  comes after that call's stream and before the next `context.built` or `turn.completed`);
+  imported sessions have no `context.built`, their steps only rise;
+- `session.budget` falls between turns (turnId null) or inside the open turn; no chain beyond.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ class _SessionCheck:
     records: int = 0
     calls: dict[str, _Call] = field(default_factory=dict)
     started: set[str] = field(default_factory=set)
+    step: int | None = None  # of the open turn's latest context.built
+    usage_step: int = 0  # of the open turn's latest model.usage
 
 
 def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[str]:
@@ -73,6 +80,10 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
         if event.turn_id is None:
             if kind == "source.record" and check.imported and check.turn is None:
                 continue
+            if kind == "session.budget":
+                if check.turn is not None:
+                    bad(event, f"a budget without a turnId while turn {check.turn} is open")
+                continue
             if kind == "turn.rewound":
                 if check.turn is not None:
                     bad(event, f"a rewind while turn {check.turn} is open")
@@ -85,6 +96,7 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
             if check.turn is not None:
                 bad(event, f"turn {check.turn} is still open")
             check.turn, check.turn_events, check.deltas, check.records = event.turn_id, 0, 0, 0
+            check.step, check.usage_step = None, 0
             check.started.add(event.turn_id)
             check.calls.clear()
             continue
@@ -97,6 +109,14 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
         call = check.calls.get(payload.get("toolCallId", "")) if "toolCallId" in payload else None
         if kind == "context.built":
             _unanswered(check, event, bad)
+            check.step = payload["step"]
+        elif kind == "model.usage":
+            step = payload["step"]
+            if step <= check.usage_step:
+                bad(event, f"step {step} after the usage of step {check.usage_step}")
+            elif not check.imported and step != check.step:
+                bad(event, f"step {step} is not the step of the latest context.built ({check.step})")
+            check.usage_step = max(step, check.usage_step)
         elif kind == "model.delta":
             check.deltas += 1
         elif kind == "source.record":

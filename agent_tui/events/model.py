@@ -11,6 +11,7 @@ Reading and writing lines (validation, building payloads) is `validation.py`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Any, Final, Literal, Union
 
 import orjson
@@ -181,6 +182,35 @@ class Usage(_Payload):
     cacheWriteTokens: int | None = None
     costUsd: float | None = None
 
+    @classmethod
+    def of_calls(cls, calls: Iterable[ModelUsage]) -> Usage | None:
+        """The turn's total of its calls' usage (None when no call reported any): tokens summed,
+        a cache count only when some call had one, the cost only when every call had one."""
+        prompt = completion = cached = written = 0
+        has_cached = has_written = False
+        cost: float | None = 0.0
+        count = 0
+        for call in calls:
+            count += 1
+            prompt += call.promptTokens
+            completion += call.completionTokens
+            if call.cachedTokens is not None:
+                cached += call.cachedTokens
+                has_cached = True
+            if call.cacheWriteTokens is not None:
+                written += call.cacheWriteTokens
+                has_written = True
+            cost = None if cost is None or call.costUsd is None else cost + call.costUsd
+        if not count:
+            return None
+        return cls(
+            promptTokens=prompt,
+            completionTokens=completion,
+            cachedTokens=cached if has_cached else None,
+            cacheWriteTokens=written if has_written else None,
+            costUsd=cost,
+        )
+
 
 class ModelUsage(_Payload):
     """What one model call (step) used, as its provider reported it, right after its stream."""
@@ -191,6 +221,10 @@ class ModelUsage(_Payload):
     cachedTokens: int | None = None
     cacheWriteTokens: int | None = None
     costUsd: float | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The `model.usage` payload (unknown fields left out, in the log's order)."""
+        return self.model_dump(exclude_none=True)
 
 
 class SessionBudget(_Payload):

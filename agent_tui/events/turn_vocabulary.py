@@ -183,9 +183,16 @@ class TurnEnd:
             payload["errorCode"] = self.error_code
         usage = self.usage
         if usage is not None:  # by hand, not `model_dump`: an import writes one per turn
-            spent = {"promptTokens": usage.promptTokens, "completionTokens": usage.completionTokens}
+            spent: dict[str, object] = {
+                "promptTokens": usage.promptTokens,
+                "completionTokens": usage.completionTokens,
+            }
             if usage.cachedTokens is not None:
                 spent["cachedTokens"] = usage.cachedTokens
+            if usage.cacheWriteTokens is not None:
+                spent["cacheWriteTokens"] = usage.cacheWriteTokens
+            if usage.costUsd is not None:
+                spent["costUsd"] = usage.costUsd
             payload["usage"] = spent
         if self.message is not None:
             payload["message"] = self.message

@@ -23,6 +23,8 @@ Invariants:
   source had is in the turn as `source.record`s already, so a final turn with records and no text
   stays final; only a turn with neither (the source shows no answer at all) ends `error/unknown`;
 - empty text is never written as a delta by `delta` (only the rule above writes one);
+- `model_usage` writes what one model call used, after its stream and before the next
+  `context_built` or `end` (the driver calls it then);
 - fields that are not known (None) are left out of what is committed, and the keys come in the
   log's order, so a sink that writes lines as they are (the importers') writes the log's bytes.
 
@@ -38,6 +40,7 @@ from collections.abc import Awaitable, Callable, Collection, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agent_tui.events.model import ModelUsage
 from agent_tui.events.turn_vocabulary import TurnEnd
 
 Commit = Callable[[str | None, str, dict[str, Any]], Awaitable[object]]
@@ -213,6 +216,10 @@ class TurnWriter:
         if not self._said:
             self._said = True
             await self._commit(self.turn_id, "model.delta", {"text": ""})
+
+    def model_usage(self, usage: ModelUsage) -> Awaitable[object]:
+        """What the step's model call used, once its stream ended (before the next step)."""
+        return self._commit(self.turn_id, "model.usage", usage.fields())
 
     def retry(self, attempt: int, delay_ms: int, reason: str) -> Awaitable[object]:
         return self._commit(

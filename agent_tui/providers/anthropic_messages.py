@@ -12,7 +12,8 @@ Invariants:
   arrived meanwhile follows them, and empty text blocks (which the API refuses) are left out;
 - the system prompt and the newest message carry a prompt-cache marker, so a long agent loop
   reads its unchanged prefix from the cache; `StepDone.prompt_tokens` is the whole prompt
-  (`input_tokens` + cache reads + cache writes) and `cached_tokens` the cache reads;
+  (`input_tokens` + cache reads + cache writes), `cached_tokens` the cache reads and
+  `cache_write_tokens` the cache writes (`cache_creation_input_tokens`);
 - a stream that ends without `message_stop` is incomplete, never a silent short answer;
 - the SDK's own retries are off: `with_retries` drives them, so each one is seen.
 """
@@ -154,12 +155,14 @@ class _Message:
         if "input_tokens" not in usage and "output_tokens" not in usage:
             return StepDone(model=model)
         cached = usage.get("cache_read_input_tokens")
-        prompt = usage.get("input_tokens", 0) + (cached or 0) + usage.get("cache_creation_input_tokens", 0)
+        written = usage.get("cache_creation_input_tokens")
+        prompt = usage.get("input_tokens", 0) + (cached or 0) + (written or 0)
         return StepDone(
             model=model,
             prompt_tokens=prompt,
             completion_tokens=usage.get("output_tokens"),
             cached_tokens=cached,
+            cache_write_tokens=written,
         )
 
 

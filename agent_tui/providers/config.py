@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.costs.prices import PRICE_KEYS, Price, PriceTable, price_from, price_value, shipped_prices
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.toml_lines import KeyLines
 from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW, family_of
@@ -71,6 +73,8 @@ class Profile:
     values: Mapping[str, Any]
     line: int
     lines: Mapping[str, int] = field(default_factory=dict)
+    budget: BudgetLimit | None = None
+    """`[profiles.NAME.budget]`: its limits replace the top-level `[budget]`'s, one by one."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,14 @@ class Config:
     bus: Mapping[str, Any] = field(default_factory=dict)
     """`[bus]` as written (checked by `agent_tui.bus.config`, which knows its settings)."""
     bus_lines: Mapping[str, int] = field(default_factory=dict)
+    budget: BudgetLimit | None = None
+    """`[budget] usd, tokens`: what a new root agent's tree may spend (a profile's own replace it)."""
+    prices: Mapping[str, Price] = field(default_factory=dict)
+    """`[prices."MODEL"]`: the user's prices, replacing a shipped model's or adding a model."""
+
+    def price_table(self) -> PriceTable:
+        """What models cost: the shipped table with this file's `[prices]` over it."""
+        return shipped_prices().with_overrides(self.prices)
 
     def key_variables(self) -> frozenset[str]:
         """Every `api_key_env` the profiles name (the variables that hold model keys)."""
@@ -124,6 +136,8 @@ class ModelSettings:
     temperature: float | None
     profile: str | None
     sources: dict[str, str]
+    budget: BudgetLimit | None = None
+    """The default budget of a root agent on this model: the profile's limits over `[budget]`'s."""
 
     @property
     def custom_endpoint(self) -> bool:
@@ -179,6 +193,15 @@ def load_config(path: Path | None = None) -> Config:
     return _check(path, data, KeyLines(text))
 
 
+def configured_prices(env: Mapping[str, str] = ENVIRONMENT) -> PriceTable:
+    """The price table in force: the config file's (`Config.price_table`), or the shipped one
+    when the file cannot be read (the command that opened the dashboard said why already)."""
+    try:
+        return load_config(config_path(env)).price_table()
+    except ConfigError:
+        return shipped_prices()
+
+
 def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
     """The one way a file that is not TOML is said, by every reader of the config file:
     `PATH:LINE: reason (column N)`, or `PATH: reason (at the end of the file)`."""
@@ -192,7 +215,10 @@ def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
     return f"{path}:{match.group(1)}: {reason} (column {match.group(2)})"
 
 
-TOP_LEVEL_KEYS = ("default_profile", "profiles", "acp", "shell_env", "sandbox", "notify_command", "bus")
+TOP_LEVEL_KEYS = (
+    "default_profile", "profiles", "acp", "shell_env", "sandbox", "notify_command", "bus", "prices",
+    "budget",
+)  # fmt: skip
 """Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`,
 `bus` by `agent_tui.bus.config`)."""
 
@@ -216,14 +242,17 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
             raise fail(where, f"profiles.{name} must be a table of settings")
         values: dict[str, Any] = {}
         key_lines: dict[str, int] = {}
+        budget = _budget(table.get("budget"), ("profiles", name, "budget"), lines, fail)
         for key, value in table.items():
+            if key == "budget":
+                continue
             line = lines.line("profiles", name, key)
             try:
                 values[key] = check_setting(key, value)
             except ValueError as error:
                 raise fail(line, f"profiles.{name}.{key}: {error}") from None
             key_lines[key] = line
-        profiles[name] = Profile(name, values, where, key_lines)
+        profiles[name] = Profile(name, values, where, key_lines, budget)
     default = data.get("default_profile")
     default_line = lines.line("default_profile") if "default_profile" in data else None
     if default is not None:
@@ -250,7 +279,63 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
         notify_command_line=lines.line("notify_command") if notify else None,
         bus=bus,
         bus_lines={key: lines.line("bus", key) for key in bus},
+        budget=_budget(data.get("budget"), ("budget",), lines, fail),
+        prices=_prices(data, lines, fail),
     )
+
+
+def _budget(
+    table: Any, path: tuple[str, ...], lines: KeyLines, fail: Callable[[int, str], ConfigError]
+) -> BudgetLimit | None:
+    """`[budget] usd = 2.5, tokens = 500000` (or a profile's `[profiles.NAME.budget]`), checked."""
+    if table is None:
+        return None
+    name = ".".join(path)
+    if not isinstance(table, dict):
+        raise fail(lines.line(*path), f"{name} must be a table: [{name}] usd = 2.50, tokens = 500000")
+    for key in table:
+        if key not in ("usd", "tokens"):
+            raise fail(lines.line(*path, key), f"{name}.{key}: unknown setting (known: usd, tokens)")
+    usd = table.get("usd")
+    if usd is not None and (
+        isinstance(usd, bool) or not isinstance(usd, int | float) or not math.isfinite(usd) or usd <= 0
+    ):
+        raise fail(
+            lines.line(*path, "usd"), f"{name}.usd: expected a positive number of dollars, got {usd!r}"
+        )
+    tokens = table.get("tokens")
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0):
+        raise fail(
+            lines.line(*path, "tokens"),
+            f"{name}.tokens: expected a positive whole number of tokens, got {tokens!r}",
+        )
+    limit = BudgetLimit(float(usd) if usd is not None else None, tokens)
+    return None if limit.empty else limit
+
+
+def _prices(
+    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
+) -> dict[str, Price]:
+    """`[prices."MODEL"] input, cached_input, cache_write, output` (dollars per million tokens)."""
+    table = data.get("prices", {})
+    example = '[prices."MODEL"] input = 3.0, output = 15.0'
+    if not isinstance(table, dict):
+        raise fail(lines.line("prices"), f"prices must be a table of models: {example}")
+    prices: dict[str, Price] = {}
+    for model, entry in table.items():
+        where = lines.line("prices", model)
+        if not isinstance(entry, dict):
+            raise fail(where, f"prices.{model} must be a table ({', '.join(PRICE_KEYS)}): {example}")
+        for key, value in entry.items():
+            try:
+                price_value(key, value)
+            except ValueError as error:
+                raise fail(lines.line("prices", model, key), f"prices.{model}: {error}") from None
+        try:
+            prices[model] = price_from(entry)
+        except ValueError as error:
+            raise fail(where, f"prices.{model}: {error}") from None
+    return prices
 
 
 def _notify_command(
@@ -489,6 +574,9 @@ def resolve_settings(
         resolved[key], sources[key] = pick(key) or default
     if chosen is not None:
         sources["profile"] = chosen_source
+    budget = config.budget
+    if chosen is not None and chosen.budget is not None:
+        budget = chosen.budget.merged_over(budget)
     return ModelSettings(
         provider=resolved_provider,
         model=resolved_model,
@@ -499,6 +587,7 @@ def resolve_settings(
         temperature=resolved["temperature"],
         profile=chosen.name if chosen is not None else None,
         sources=sources,
+        budget=budget,
     )
 
 

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_tui.costs.budgets import BudgetLimit
+
 NAME_WORDS = 3
 
 
@@ -24,6 +26,7 @@ class AgentSpec:
         model: a `ModelChoice` name (None: the default).
         own_worktree: work in a new git worktree of `cwd`'s repository, on a new branch.
         acp: run it by this external (ACP) agent instead of our engine (`model` is not used).
+        budget: what its tree may spend (None: the config's `[budget]` default, if any).
     """
 
     prompt: str
@@ -32,6 +35,7 @@ class AgentSpec:
     model: str | None = None
     own_worktree: bool = False
     acp: str | None = None
+    budget: BudgetLimit | None = None
 
 
 class AgentStartError(Exception):
@@ -47,6 +51,10 @@ class Sent:
     """`send` handed the text over: `steered` into the running turn, or `started` a new turn."""
 
     how: str  # steered | started
+
+
+class BudgetRefused(Exception):
+    """A budget could not be set; the message says why in one sentence."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
+from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.provider import ModelProvider, ModelRequest, ProviderChunk
 from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW
 
@@ -30,6 +31,8 @@ class ModelChoice:
         build: makes the provider (called once, when first needed).
         provider: recorded in `session.created` (`openai`, `anthropic`, or None for scripted).
         model: recorded in `session.created`.
+        budget: a new root agent's budget on this model when the form sets none (its
+            profile's, or the config's `[budget]`).
     """
 
     name: str
@@ -37,6 +40,7 @@ class ModelChoice:
     build: Callable[[], ModelProvider]
     provider: str | None = None
     model: str | None = None
+    budget: BudgetLimit | None = None
     _built: ModelProvider | None = field(default=None, repr=False)
 
     def get(self) -> ModelProvider:
@@ -88,6 +92,16 @@ class ProviderRouter:
             return self.choice_for(session_id).get().max_context_tokens
         except Exception:  # building it fails again, with its message, when the call is made
             return DEFAULT_CONTEXT_WINDOW
+
+    def output_for(self, session_id: str) -> int | None:
+        """The most output tokens the model that answers `session_id` may send (None: unknown),
+        for a budget's preflight."""
+        try:
+            settings = getattr(self.choice_for(session_id).get(), "settings", None)
+        except Exception:
+            return None
+        limit = getattr(settings, "max_output_tokens", None)
+        return limit if isinstance(limit, int) else None
 
     def assign(self, session_id: str, choice: ModelChoice) -> None:
         """Send `session_id`'s calls (and its sub-agents') to `choice`."""

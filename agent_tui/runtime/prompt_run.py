@@ -13,6 +13,11 @@ Invariants:
   `stop_signals`) `cancelled`; sub-agents it spawned are waited for, or stopped with it, their
   shells' process groups killed; the CLI then exits 128 + the signal's number;
 - the provider's HTTP client is closed when the run ends;
+- a budget (`--budget`, `--budget-tokens`, over the config's `[budget]` limit by limit) is
+  recorded in the root session's `session.created.budget` and counts for its sub-agents too; a
+  turn the budget stopped ends `error/budget_exceeded`, and the CLI prints what was spent and
+  allowed and exits 1; that a dollar budget cannot be checked (a model with no price) is said
+  once on stderr;
 - without a sessions directory of its own, the log goes with the project's sessions
   (`session_dirs.default_sessions_dir`), where the dashboard opened on that project lists it.
 """
@@ -26,6 +31,8 @@ from typing import Literal, TextIO
 
 import anyio
 
+from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
 from agent_tui.engine.provider import ModelProvider
@@ -77,6 +84,8 @@ class PromptRun:
         max_steps: model calls per turn before it ends `max_steps`.
         trust_project_rules: accept `cwd`'s own rules file as it is now.
         data_dir: the user data directory the rules are kept in (the platform's by default).
+        budget: what the session's tree may spend (None: the settings' default, if any).
+        prices: what model calls cost (the shipped table if not given).
 
     Raises:
         ConfigError: the provider cannot be built (no key for the vendor's endpoint).
@@ -99,6 +108,8 @@ class PromptRun:
         max_steps: int = 250,
         trust_project_rules: bool = False,
         data_dir: Path | None = None,
+        budget: BudgetLimit | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         cwd = cwd.resolve()
         if not cwd.exists():
@@ -114,7 +125,9 @@ class PromptRun:
         self.provider = provider if provider is not None else build_provider(settings, env, policy=policy)
         self.store = JsonlFileEventStore(sessions_dir)
         self.instructions: ProjectInstructions = project_instructions(cwd)
+        self.prices = prices
         self.engine = self._engine(prompter, max_steps)
+        self.budget = budget.merged_over(settings.budget) if budget is not None else settings.budget
         self.session_id: str | None = None
         self._interrupted = False
         self._signal: int | None = None
@@ -127,6 +140,7 @@ class PromptRun:
             prompter=prompter,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory, its tools, its AGENTS.md
+            prices=self.prices,
         )
         SubAgents(engine)
         return engine
@@ -164,6 +178,7 @@ class PromptRun:
                     title=self.prompt[:60],
                     provider=self.settings.provider,
                     model=self.settings.model,
+                    budget=self.budget.payload() if self.budget is not None else None,
                 )
                 result.session_id = self.session_id
                 handle = self.engine.start_turn(self.session_id, self.prompt)
@@ -218,6 +233,7 @@ def run_prompt(
     err: TextIO,
     env: Mapping[str, str] = ENVIRONMENT,
     trust_project_rules: bool = False,
+    budget: BudgetLimit | None = None,
 ) -> int:
     """`agent-tui run --prompt`: resolve the model, run the turn, print its events.
 
@@ -260,6 +276,8 @@ def run_prompt(
             prompter=StaticPrompter(decision, reason=f"--approve {decision}"),
             env=env,
             trust_project_rules=trust_project_rules,
+            budget=budget,
+            prices=config.price_table(),
         )
     except (ConfigError, SessionsDirError, PermissionRulesError) as error:
         return fail(str(error), 2)
@@ -272,6 +290,7 @@ def run_prompt(
         print(visible(f"agent-tui: {run.instructions.warning}"), file=err)
     elif run.instructions.file and not quiet:
         out.write(visible(f"(the model reads {run.instructions.file} from {run.cwd})") + "\n")
+    run.engine.budgets.notice = lambda text: print(visible(f"agent-tui: {text}"), file=err)
     printer = EventPrinter(out, quiet=quiet, names=run.engine.agent_path)
     run.subscribe(printer)
     try:
@@ -295,4 +314,6 @@ def run_prompt(
         return exit_status(result.signal)
     if result.interrupted:
         return 130
+    if result.error_code == "budget_exceeded":
+        fail(result.message or "budget exceeded", 1)
     return 0 if result.ok else 1

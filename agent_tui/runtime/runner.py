@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 
+from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionRulesError, Prompter
@@ -75,6 +76,8 @@ class ScenarioRun:
         data_dir: the user data directory the rules are kept in (the platform's by default).
         workspace: the scratch copies, made already (`copy_directories`, e.g. in a worker
             thread the run's signals can stop); else they are made here.
+        prices: what model calls cost (the shipped table if not given; the scripted model is
+            priced only when the table names it).
     """
 
     def __init__(
@@ -89,6 +92,7 @@ class ScenarioRun:
         trust_project_rules: bool = False,
         data_dir: Path | None = None,
         workspace: Workspace | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         self.scenario = scenario
         self.workspace = workspace if workspace is not None else Workspace(base_dir, workspace_root)
@@ -121,6 +125,7 @@ class ScenarioRun:
             prompter=prompter,
             sink=sink,
             max_steps=scenario.maxSteps,
+            prices=prices,
         )
         self.subagents = SubAgents(
             self.engine,

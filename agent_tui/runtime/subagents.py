@@ -11,7 +11,11 @@ Invariants:
   parent is idle, at the start of its next turn);
 - outcomes are kept after the registry drops finished records, so `wait_agent` on a child that
   finished long ago still answers with its final status;
-- a cancelled turn stops its whole subtree (the engine calls `stop_children` on cancel).
+- a cancelled turn stops its whole subtree (the engine calls `stop_children` on cancel);
+- a child may get a dollar budget of its own (`budgetUsd`, in its `session.created.budget`),
+  never more than what is left of the tightest dollar budget over its parent: asking for more
+  is refused (a `tool.failed{budget_exceeded}` saying what is left), not clamped, so the model
+  learns what it can spend; a tree that spent its budget spawns nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import anyio
 import orjson
 from pydantic import Field
 
+from agent_tui.costs.budgets import format_usd
 from agent_tui.engine.engine import Delivery, EngineExtension, SessionEngine, TurnHandle
 from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.tools.base import BaseTool, ToolArgs, ToolContext, ToolError, ToolResult
@@ -48,6 +53,12 @@ class ChildOutcome:
 class SpawnArgs(ToolArgs):
     agentName: str = Field(min_length=1, description="Which agent to start (a name the runtime knows).")
     prompt: str = Field(description="The task for the sub-agent.")
+    budgetUsd: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Dollars the sub-agent and its own sub-agents may spend (at most what is left of yours).",
+    )
 
 
 class WaitArgs(ToolArgs):
@@ -85,9 +96,16 @@ class SubAgents(EngineExtension):
         engine.extensions.append(self)
 
     # -- spawning --------------------------------------------------------------------------
-    async def spawn(self, parent_id: str, agent_name: str, prompt: str) -> str:
+    async def spawn(
+        self, parent_id: str, agent_name: str, prompt: str, budget_usd: float | None = None
+    ) -> str:
         engine = self.engine
         parent = engine.session(parent_id)
+        spent = engine.budgets.refusal(parent_id)
+        if spent is not None:
+            raise ToolError("budget_exceeded", f"cannot spawn {agent_name}: {spent}")
+        if budget_usd is not None:
+            self._check_child_budget(parent_id, agent_name, budget_usd)
         if parent.depth + 1 > self.max_depth:
             raise ToolError(
                 "budget_exceeded",
@@ -106,12 +124,32 @@ class SubAgents(EngineExtension):
             parent_session_id=parent_id,
             agent_name=agent_name,
             title=prompt[:60] or agent_name,
+            budget={"usd": budget_usd} if budget_usd is not None else None,
         )
         policy = self.policies.get(agent_name)
         if policy is not None:
             engine.session(child_id).permissions = engine.permissions.with_policy(policy)
         engine.start_turn(child_id, prompt)
         return child_id
+
+    def _check_child_budget(self, parent_id: str, agent_name: str, budget_usd: float) -> None:
+        """Refuse a child's budget above what is left of the tightest dollar budget over it."""
+        budgets = self.engine.budgets
+        tightest = budgets.usd_left(parent_id)
+        if tightest is None:
+            return
+        left, owner = tightest
+        if budget_usd <= left + 1e-9:
+            return
+        limit = budgets.limit(owner)
+        assert limit is not None and limit.usd is not None
+        whose = "this session's" if owner == parent_id else f"{self.engine.session(owner).label}'s"
+        raise ToolError(
+            "budget_exceeded",
+            f"cannot spawn {agent_name} with a budget of {format_usd(budget_usd)}: only "
+            f"{format_usd(max(left, 0.0))} is left of {whose} {format_usd(limit.usd)} budget "
+            "(ask for at most that, or leave budgetUsd out to share what is left)",
+        )
 
     # -- delivery --------------------------------------------------------------------------
     async def turn_ended(self, engine: SessionEngine, turn: TurnHandle) -> None:
@@ -192,8 +230,10 @@ class _SpawnTool(BaseTool):
         self.agents = agents
 
     async def run(self, args: SpawnArgs, ctx: ToolContext) -> ToolResult:
-        child = await self.agents.spawn(ctx.session_id, args.agentName, args.prompt)
-        body = {"sessionId": child, "agentName": args.agentName, "status": "running"}
+        child = await self.agents.spawn(ctx.session_id, args.agentName, args.prompt, args.budgetUsd)
+        body: dict[str, Any] = {"sessionId": child, "agentName": args.agentName, "status": "running"}
+        if args.budgetUsd is not None:
+            body["budgetUsd"] = args.budgetUsd
         return ToolResult(ok=True, text=orjson.dumps(body).decode())
 
 

@@ -43,6 +43,9 @@ from typing import Any
 
 import anyio
 
+from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.costs.prices import PriceTable
+from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
@@ -50,9 +53,17 @@ from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
+from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
 from agent_tui.replay.catalog import read_entry
-from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, SendRefused, Sent, name_from_prompt
+from agent_tui.runtime.agent_requests import (
+    AgentSpec,
+    AgentStartError,
+    BudgetRefused,
+    SendRefused,
+    Sent,
+    name_from_prompt,
+)
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
 from agent_tui.runtime.finishing import (
     CommitRequest,
@@ -85,6 +96,7 @@ from agent_tui.turns.registry import Attached
 __all__ = [
     "AgentSpec",
     "AgentStartError",
+    "BudgetRefused",
     "CommitRequest",
     "DiscardRequest",
     "FinishRefused",
@@ -148,11 +160,13 @@ class Workbench(FinishingActions):
         max_steps: int = 250,
         external: ExternalAgents | None = None,
         data_dir: Path | None = None,
+        prices: PriceTable | None = None,
     ) -> Workbench:
         """A workbench with its own engine: logs in `sessions_dir`, the user's rules for the
         project (kept under `data_dir`, the platform's user data directory by default), the
         project's own rules file once accepted, and the coding-agent prompt for the project
-        (its tools, rules and `AGENTS.md`).
+        (its tools, rules and `AGENTS.md`). Model calls are priced by `prices`, by default the
+        config file's table (the shipped prices with its `[prices]`).
 
         With no `models` (only external agents configured), our own agents cannot be started,
         and a stored one that is continued ends its turn saying no model is configured."""
@@ -172,6 +186,7 @@ class Workbench(FinishingActions):
             prompter=prompter,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory (or worktree), tools, AGENTS.md
+            prices=prices if prices is not None else configured_prices(),
         )
         SubAgents(engine)
         engine_box.append(engine)
@@ -359,6 +374,9 @@ class Workbench(FinishingActions):
             extra["model"] = choice.model
         if worktree is not None:
             extra["worktree"] = _worktree_fields(worktree)
+        budget = spec.budget.merged_over(choice.budget) if spec.budget is not None else choice.budget
+        if budget is not None:
+            extra["budget"] = budget.payload()
         try:
             session_id = await self.engine.create_session(cwd, agent_name=name, title=prompt[:60], **extra)
         except Exception as error:
@@ -433,6 +451,8 @@ class Workbench(FinishingActions):
             self.engine.start_turn(session_id, text)
         except TurnConflict:
             return SendRefused("Its turn is just ending; send again in a moment.")
+        except BudgetExceeded as spent:
+            return SendRefused(_budget_refusal(spent))
         except RuntimeError as error:  # the engine is closed (the dashboard is leaving)
             return SendRefused(f"The engine is not running: {error}.")
         return Sent("started")
@@ -485,6 +505,25 @@ class Workbench(FinishingActions):
         except ExternalAgentGone as gone:
             return SendRefused(f"{name} is not running any more: {gone}. Start it again with n.")
         return Sent("started")
+
+    # -- budgets -------------------------------------------------------------------------------
+    async def set_budget(self, session_id: str, budget: BudgetLimit | None, *, by: str | None = None) -> None:
+        """Set the whole budget of the session's tree (None: none): raising it lets a tree that
+        spent its budget go on; lowering it below what was spent stops the tree's turns.
+
+        Raises:
+            BudgetRefused: the session is not open here, or another process writes it.
+        """
+        try:
+            info = self.engine.session(session_id)
+        except UnknownSession:
+            raise BudgetRefused("This session is not open in this dashboard.") from None
+        if self.external is not None and self.external.owns(session_id):
+            raise BudgetRefused("An external agent's spend is not known to agent-tui: it has no budget here.")
+        refused = self._claim(session_id, info)
+        if refused is not None:
+            raise BudgetRefused(refused.reason)
+        await self.engine.set_budget(session_id, budget, by=by)
 
     # -- stopping ------------------------------------------------------------------------------
     def stop_subtree(self, session_id: str) -> int:
@@ -566,6 +605,11 @@ def _worktree_fields(worktree: Worktree) -> dict[str, str | None]:
         "baseBranch": worktree.base_branch,
         "baseCommit": worktree.base_commit,
     }
+
+
+def _budget_refusal(refused: BudgetExceeded) -> str:
+    """The refusal of a turn whose tree spent its budget, and how to go on."""
+    return f"Not sent: {refused.message}. Raise the budget to go on."
 
 
 def _held_sentence(where: str) -> str:

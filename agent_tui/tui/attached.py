@@ -19,6 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -32,6 +33,7 @@ from agent_tui.ports import (
     AcpPermissionRequest,
     AgentSpec,
     AttachedBus,
+    BudgetLimit,
     BusUnreachable,
     ModelChoice,
     PermissionAnswer,
@@ -335,7 +337,7 @@ class AttachedRun:
             self._post(AgentStartFailed(spec, refusal or "No host is on the bus."))
             return None
         if spec.model == HOST_DEFAULT_MODEL:
-            spec = AgentSpec(spec.prompt, spec.cwd, spec.name, None, spec.own_worktree, spec.acp)
+            spec = dataclasses.replace(spec, model=None)
         outcome = await self.bus.control.new_agent(host, spec)
         if not outcome.answered or not outcome.ok:
             self._post(AgentStartFailed(spec, outcome.sentence(f"new agent on {host}")))
@@ -364,6 +366,15 @@ class AttachedRun:
             return refusal or "No host publishes that session."
         outcome = await self.bus.control.close(host, session_id)
         return None if outcome.answered and outcome.ok else outcome.sentence("close")
+
+    async def set_budget(self, session_id: str, budget: BudgetLimit | None) -> str | None:
+        """Ask the session's host to set its tree's whole budget; a problem in one sentence, or None."""
+        refusal = self._refusal(session_id)
+        host = self.bus.host_of(session_id)
+        if refusal is not None or host is None:
+            return refusal or "No host publishes that session."
+        outcome = await self.bus.control.set_budget(host, session_id, budget)
+        return None if outcome.answered and outcome.ok else outcome.sentence("set the budget")
 
     def _running(self, session_id: str) -> bool:
         session = self.state.sessions.get(session_id)

@@ -39,6 +39,8 @@ from agent_tui.ports import (
     AcpPermissionRequest,
     AgentSpec,
     AgentStartError,
+    BudgetLimit,
+    BudgetRefused,
     ExternalAgents,
     ModelChoice,
     PermissionAnswer,
@@ -322,6 +324,16 @@ class LiveRun:
             return None
         self._post(AgentStarted(session_id))
         return session_id
+
+    async def set_budget(self, session_id: str, budget: BudgetLimit | None) -> str | None:
+        """Set the whole budget of the session's tree (None: none); why not in one sentence, or None."""
+        if self.workbench is None or self.finished:
+            return "Nothing is running here: the engine is not open."
+        try:
+            await self.workbench.set_budget(session_id, budget, by="dashboard")
+        except BudgetRefused as refused:
+            return str(refused)
+        return None
 
     async def close_session(self, session_id: str) -> str | None:
         """Closing goes through the workbench here (the screen asks about the worktree first)."""

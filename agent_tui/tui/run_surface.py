@@ -17,6 +17,7 @@ from typing import Protocol
 from agent_tui.ports import (
     AcpPermissionRequest,
     AgentSpec,
+    BudgetLimit,
     ModelChoice,
     PermissionAnswer,
     ProjectRulesState,
@@ -75,6 +76,10 @@ class Run(Protocol):
     def running_turns(self) -> int: ...
     def send(self, session_id: str, text: str) -> Sent | SendRefused: ...
     async def start_agent(self, spec: AgentSpec) -> str | None: ...
+    async def set_budget(self, session_id: str, budget: BudgetLimit | None) -> str | None:
+        """Set the whole budget of the session's tree (None: none): None when done, else why not."""
+        ...
+
     async def close_session(self, session_id: str) -> str | None:
         """A remote run's close (its host stops the subtree and forgets it): a problem in one
         sentence, or None. A local run closes through its workbench instead (worktree choices)."""

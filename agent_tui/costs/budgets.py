@@ -1,0 +1,129 @@
+"""Budgets: what a session's tree may spend, how near it is, and the words for crossing it.
+
+A budget (`BudgetLimit`) is dollars, tokens (prompt plus completion), or both; it counts for the
+session it is set on and all its sub-agents. What a tree spent (`BudgetSpend`) is summed from its
+model calls' usage. Every layer that judges a budget (the engine that stops a tree, the reducer
+and the dashboard that mark it) uses the same arithmetic and the same words from here.
+
+Invariants:
+- `budget_state` is `over` once either limit is reached (spent >= limit), `near` from
+  `NEAR_SHARE` (80%) of either, else `ok`; no budget is `ok`;
+- dollars are never made up: a tree with calls of an unknown price (`BudgetSpend.unpriced`) is judged
+  only on the dollars it is known to have spent, and its token limit still holds;
+- `over_sentence` says what was spent and what was allowed, the way a person reads it
+  (`spent $2.51 of a $2.50 budget`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "NEAR_SHARE",
+    "BudgetLimit",
+    "BudgetSpend",
+    "BudgetState",
+    "budget_state",
+    "format_usd",
+    "over_sentence",
+]
+
+NEAR_SHARE = 0.8
+"""The share of a budget from which it is `near` (the dashboard marks it, attention fires)."""
+
+BudgetState = Literal["ok", "near", "over"]
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLimit:
+    """Dollars and/or tokens a tree may spend (None: no limit of that kind)."""
+
+    usd: float | None = None
+    tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.usd is not None and not (math.isfinite(self.usd) and self.usd > 0):
+            raise ValueError(f"a dollar budget must be a positive number, not {self.usd!r}")
+        if self.tokens is not None and (isinstance(self.tokens, bool) or self.tokens <= 0):
+            raise ValueError(f"a token budget must be a positive whole number, not {self.tokens!r}")
+
+    @property
+    def empty(self) -> bool:
+        return self.usd is None and self.tokens is None
+
+    @classmethod
+    def of(cls, payload: Mapping[str, Any] | None) -> BudgetLimit | None:
+        """The budget a log's `budget` / `session.budget` payload states (None: no budget)."""
+        if not payload:
+            return None
+        usd = payload.get("usd")
+        tokens = payload.get("tokens")
+        limit = cls(float(usd) if usd is not None else None, int(tokens) if tokens is not None else None)
+        return None if limit.empty else limit
+
+    def payload(self) -> dict[str, float | int]:
+        """The log's form (`{"usd": 2.5, "tokens": 500000}`, unset limits left out)."""
+        fields: dict[str, float | int] = {}
+        if self.usd is not None:
+            fields["usd"] = self.usd
+        if self.tokens is not None:
+            fields["tokens"] = self.tokens
+        return fields
+
+    def merged_over(self, base: BudgetLimit | None) -> BudgetLimit:
+        """This budget's limits, and `base`'s where this one sets none (flags over config)."""
+        if base is None:
+            return self
+        return BudgetLimit(
+            self.usd if self.usd is not None else base.usd,
+            self.tokens if self.tokens is not None else base.tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSpend:
+    """What a tree spent: known dollars, tokens, and whether some calls had no price."""
+
+    usd: float = 0.0
+    tokens: int = 0
+    unpriced: bool = False
+
+    def __add__(self, other: BudgetSpend) -> BudgetSpend:
+        return BudgetSpend(self.usd + other.usd, self.tokens + other.tokens, self.unpriced or other.unpriced)
+
+
+def budget_state(spent_usd: float, spent_tokens: int, usd: float | None, tokens: int | None) -> BudgetState:
+    """`over`, `near` or `ok` of a tree that spent `spent_usd` (the priced part) and
+    `spent_tokens` (prompt plus completion) against a budget of `usd` and/or `tokens` (None: no
+    limit of that kind). Plain numbers, so any reader of a log can ask (a limit of 0 or less,
+    which agent-tui never writes, is spent at once)."""
+    share = 0.0
+    for spent, limit in ((spent_usd, usd), (spent_tokens, tokens)):
+        if limit is None:
+            continue
+        share = max(share, spent / limit if limit > 0 else 1.0)
+    if share >= 1:
+        return "over"
+    return "near" if share >= NEAR_SHARE else "ok"
+
+
+def format_usd(amount: float) -> str:
+    """`$2.51`; amounts under ten cents keep up to four decimals (`$0.0042`), never `$0.00`."""
+    if amount >= 0.1 or amount == 0:
+        return f"${amount:,.2f}"
+    text = f"{amount:.4f}".rstrip("0")
+    if len(text.split(".")[1]) < 2:
+        text = f"{amount:.2f}"
+    return f"${text}"
+
+
+def over_sentence(spent: BudgetSpend, budget: BudgetLimit) -> str | None:
+    """`spent $2.51 of a $2.50 budget` for the limit that was reached (None: none was)."""
+    if budget.usd is not None and spent.usd >= budget.usd:
+        return f"spent {format_usd(spent.usd)} of a {format_usd(budget.usd)} budget"
+    if budget.tokens is not None and spent.tokens >= budget.tokens:
+        return f"spent {spent.tokens:,} tokens of a {budget.tokens:,}-token budget"
+    return None
