@@ -13,13 +13,13 @@ from agent_tui.tui.spend_text import (
     BudgetInputError,
     budget_mark,
     budget_share,
-    budget_state,
     budget_text,
     cost_brief,
     cost_words,
     parse_tokens,
     parse_usd,
     tokens_text,
+    tree_budget_state,
     tree_cost,
     usd_text,
 )
@@ -84,15 +84,18 @@ def test_a_budget_share_is_the_larger_of_its_dollars_and_its_tokens() -> None:
 
 
 @pytest.mark.parametrize(
-    ("share", "state", "mark"),
-    [(None, "ok", None), (0.5, "ok", None), (0.8, "near", "▲ 80%"), (0.999, "near", "▲ 99%"),
-     (1.0, "over", "▲ over"), (3.2, "over", "▲ over")],
+    ("usd", "state", "mark"),
+    [(None, "ok", None), (1.0, "ok", None), (0.52, "near", "▲ 80%"), (0.4201, "near", "▲ 99%"),
+     (0.42, "over", "▲ over"), (0.1, "over", "▲ over")],
 )  # fmt: skip
-def test_the_budget_mark_says_near_or_over_in_words(
-    share: float | None, state: str, mark: str | None
-) -> None:
-    assert budget_state(share) == state
-    assert budget_mark(share) == mark
+def test_the_budget_mark_says_near_or_over_in_words(usd: float | None, state: str, mark: str | None) -> None:
+    assert tree_budget_state(PRICED, usd, None) == state
+    assert budget_mark(PRICED, usd, None) == mark
+
+
+def test_a_token_budget_marks_a_tree_whose_tokens_had_no_price() -> None:
+    assert budget_mark(UNPRICED, 5.0, 15_000) == "▲ 82%"
+    assert budget_mark(UNPRICED, 5.0, None) is None  # no dollars known: none made up
 
 
 def test_a_budget_reads_as_its_limits() -> None:

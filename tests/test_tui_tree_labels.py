@@ -8,9 +8,9 @@ Read as painted at 80x24 (the narrow tree), from the fixture dashboard and the w
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from rich.text import Text
 from support_workbench import Log, at, recorded_app, settle
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -73,8 +73,7 @@ async def test_wide_the_tree_total_stays_and_the_days_total_their_trees(tmp_path
         lines = await tree_lines(pilot)
         assert lines["fix-login"].endswith("executing 9m59s Σ$0.42"), lines["fix-login"]
         assert lines["lint"].endswith("executing 59s $0.01")
-        day_lines = [str(line) for line in _day_lines(app)]
-        assert day_lines == ["Today · $0.45", "Yesterday · $0.02"]
+        assert _day_lines(app) == ["Today · $0.45", "Yesterday · $0.02"]
 
 
 async def test_with_room_a_parent_shows_its_own_spend_and_its_trees() -> None:
@@ -133,7 +132,7 @@ async def test_what_was_spent_moves_as_each_model_call_ends(tmp_path: Path) -> N
         assert "$0.75 spent" in str(screen.summary.query_one("#summary-counts", Static).content)
 
 
-def _event(session_id: str, turn_id: str, sequence: int, usage: dict[str, object]) -> Event:
+def _event(session_id: str, turn_id: str, sequence: int, usage: dict[str, Any]) -> Event:
     return Event(
         id=f"evt_x{sequence}",
         session_id=session_id,
@@ -145,9 +144,9 @@ def _event(session_id: str, turn_id: str, sequence: int, usage: dict[str, object
     )
 
 
-def _day_lines(app: AgentTuiApp) -> list[Text]:
+def _day_lines(app: AgentTuiApp) -> list[str]:
     tree = app.dashboard.session_tree
-    return [node.label for node in tree.root.children]
+    return [str(node.label) for node in tree.root.children]
 
 
 async def test_wide_the_lines_are_whole() -> None:

@@ -30,12 +30,12 @@ from agent_tui.tui.hanging import hang
 from agent_tui.tui.marked import marked
 from agent_tui.tui.spend_text import (
     budget_share,
-    budget_state,
     budget_text,
     cost_brief,
     cost_words,
     spent,
     tokens_text,
+    tree_budget_state,
 )
 from agent_tui.tui.timing import format_clock, format_duration, turn_timing, waited_ms
 
@@ -194,7 +194,7 @@ def session_spend_line(state: DashboardState, session: SessionView) -> Content |
         parts += [(" · ", MUTED), (f"tree {cost_brief(tree)}", MUTED)]
     if budget:
         share = budget_share(tree, session.budget_usd, session.budget_tokens)
-        state_of = budget_state(share)
+        state_of = tree_budget_state(tree, session.budget_usd, session.budget_tokens)
         parts.append((" · ", MUTED))
         if state_of == "over":
             used = cost_brief(tree) if session.budget_usd is not None else f"{tokens_text(tree.tokens)} tok"

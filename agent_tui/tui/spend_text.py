@@ -9,19 +9,17 @@ Rules every view follows (pure functions of the reducer's `Spend`s, no widget he
   (`$1,234`) from there;
 - tokens: `950`, `1.2k`, `12.3k`, `123k`, `1.2M`;
 - a budget's share is the larger of its dollars' and its tokens' (a budget of both stops at the
-  first it reaches); the mark reads `▲ 82%` from `NEAR_SHARE` and `▲ over` past the budget, so it
-  says what it means without its colour.
+  first it reaches); whether it is near or over is the engine's judgement (`budget_state`, near
+  from 80%), and the mark reads `▲ 82%` near it and `▲ over` past it, so it says what it means
+  without its colour.
 """
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
+from agent_tui.ports import budget_state
 from agent_tui.reducer import Spend
-
-BudgetState = Literal["ok", "near", "over"]
-NEAR_SHARE = 0.8
-"""From this share of its budget on, a tree is marked as near it."""
 
 
 def usd_text(usd: float) -> str:
@@ -101,16 +99,15 @@ def budget_share(tree: Spend, usd: float | None, tokens: int | None) -> float | 
     return max(shares) if shares else None
 
 
-def budget_state(share: float | None) -> BudgetState:
-    """`over` once the budget is reached, `near` from `NEAR_SHARE`, else `ok`."""
-    if share is None or share < NEAR_SHARE:
-        return "ok"
-    return "over" if share >= 1 else "near"
+def tree_budget_state(tree: Spend, usd: float | None, tokens: int | None) -> str:
+    """`ok`, `near` or `over`: the engine's own judgement of a tree's spend against its budget."""
+    return budget_state(tree.cost_usd, tree.tokens, usd, tokens)
 
 
-def budget_mark(share: float | None) -> str | None:
-    """`▲ 82%` near the budget, `▲ over` past it, None otherwise."""
-    state = budget_state(share)
+def budget_mark(tree: Spend, usd: float | None, tokens: int | None) -> str | None:
+    """`▲ 82%` near the budget, `▲ over` past it, None otherwise (or without a budget)."""
+    state = tree_budget_state(tree, usd, tokens)
+    share = budget_share(tree, usd, tokens)
     if state == "ok" or share is None:
         return None
     return "▲ over" if state == "over" else f"▲ {min(int(share * 100), 99)}%"

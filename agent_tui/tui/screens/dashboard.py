@@ -22,6 +22,7 @@ from agent_tui.events import counted
 from agent_tui.ports import (
     AgentOption,
     AgentSpec,
+    BudgetLimit,
     ChangePreview,
     FinishRefused,
     PermissionAnswer,
@@ -305,7 +306,8 @@ class DashboardScreen(SessionsScreen):
         self.app.push_screen(dialog, chosen)
 
     async def _set_budget(self, live: Run, session_id: str, path: str, answer: BudgetAnswer) -> None:
-        problem = await live.set_budget(session_id, None)  # BUDGETS-MERGE
+        limit = BudgetLimit(usd=answer.usd, tokens=answer.tokens)
+        problem = await live.set_budget(session_id, None if limit.empty else limit)
         if problem is not None:
             self.notify(problem, title="Budget not changed", severity="error", timeout=10)
             return

@@ -36,7 +36,7 @@ from agent_tui.reducer import DashboardState, SessionView, Spend
 from agent_tui.tui.formatting import STATUS_GLYPH
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.session_filter import group_roots_by_day
-from agent_tui.tui.spend_text import TreeCost, budget_mark, budget_share, cost_brief, spent, tree_cost
+from agent_tui.tui.spend_text import TreeCost, budget_mark, cost_brief, spent, tree_cost
 from agent_tui.tui.timing import elapsed_ms, format_duration, waited_ms
 
 _LabelKey = tuple[object, ...]
@@ -378,8 +378,7 @@ class SessionTree(Tree[str]):
         if state is None:
             return None, None
         tree = _tree_spend(state, session)
-        share = budget_share(tree, session.budget_usd, session.budget_tokens)
-        return tree_cost(session.spend, tree), budget_mark(share)
+        return tree_cost(session.spend, tree), budget_mark(tree, session.budget_usd, session.budget_tokens)
 
     def _mark(self, session_id: str) -> str | None:
         return self.marks(session_id) if self.marks is not None else None
