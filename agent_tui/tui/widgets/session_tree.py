@@ -15,8 +15,8 @@ only when sessions appear, vanish (scrubbing back), move, or the filter changes.
 A line too long for the tree is cut with `…` when it is drawn: first the end message, then the
 cost gives its short form (the tree's total, `Σ$1.87`), then the name is cut (to no fewer than
 `MIN_NAME_CELLS`), so the status, approvals, phase, time, cost and budget mark stay in view;
-where even that is too long (an 80-column screen), the phase word, then the worktree mark, the
-approvals' wait and the turn's time are left out before the name is cut, so what was spent and the budget mark
+where even that is too long (an 80-column screen) on a line with a cost, the phase word, then the
+worktree mark, the approvals' wait and the turn's time are left out before the name is cut, so what was spent and the budget mark
 stay (a line that cannot keep them either is cut at its end).
 """
 
@@ -306,8 +306,10 @@ class SessionTree(Tree[str]):
         status = session.status
         pieces: list[_Piece] = []
 
-        def add(role: str, text: str, look: Style | str, short: str | None = None) -> None:
-            piece = Text(text, look)
+        def add(
+            role: str, text: str, look: Style | str, short: str | None = None, *, gap: bool = False
+        ) -> None:
+            piece = Text.assemble(" ", (text, look)) if gap else Text(text, look)
             shorter = Text(short, look) if short is not None else None
             if dim:
                 piece.stylize(style("session-tree--context"))
@@ -315,7 +317,8 @@ class SessionTree(Tree[str]):
                     shorter.stylize(style("session-tree--context"))
             pieces.append(_Piece(role, piece, shorter))
 
-        add("fixed", STATUS_GLYPH[status] + " ", style(f"session-tree--{status}"))
+        add("fixed", STATUS_GLYPH[status], style(f"session-tree--{status}"))
+        add("fixed", " ", "")
         add("name", visible(session.display_name), Style(bold=session.running))
         if session.worktree_branch:
             add("worktree", " ⎇", style("session-tree--time"))
@@ -325,7 +328,7 @@ class SessionTree(Tree[str]):
             add("wait", _oldest_wait(session, now_ms), style("session-tree--pending"))
         phase = session.phase
         if phase is not None:
-            add("phase", f" {phase}", style(f"session-tree--phase-{phase}"))
+            add("phase", phase, style(f"session-tree--phase-{phase}"), gap=True)
         duration = _duration(session, now_ms)
         if duration:
             add("time", f" {duration}", style("session-tree--time"))
@@ -334,7 +337,7 @@ class SessionTree(Tree[str]):
             add("cost", f" {cost.full}", style("session-tree--cost"), f" {cost.short}")
         if budget is not None:
             kind = "over" if budget.endswith("over") else "near"
-            add("fixed", f" {budget}", style(f"session-tree--budget-{kind}"))
+            add("budget", f" {budget}", style(f"session-tree--budget-{kind}"))
         mark = self._mark(session.session_id)
         if mark:
             add("fixed", f" {mark}", style("session-tree--pending"))
@@ -402,8 +405,9 @@ def _cut(text: Text, room: int) -> Text:
 
 class _Piece(NamedTuple):
     """A part of a tree line: its `role` says how it gives way when the line is too long
-    (`fixed` never, `note` is cut first, `cost` takes its `short` form, `name` is cut, `phase`,
-    `worktree`, `wait` and `time` are dropped in that order)."""
+    (`fixed` and `budget` never, `note` is cut first, `cost` takes its `short` form, `name` is
+    cut, and on a line with a cost or a budget mark `phase`, `worktree`, `wait` and `time` are
+    dropped in that order)."""
 
     role: str
     text: Text
@@ -420,9 +424,9 @@ def _joined(pieces: list[_Piece]) -> Text:
 
 def _fit(pieces: list[_Piece], room: int) -> Text:
     """A line in `room` cells (see the module docstring): its note cut or dropped; then its cost
-    in its short form; then its name cut (not under `MIN_NAME_CELLS`); then its phase, its
-    worktree mark, the approvals' wait and the turn's time left out, one by one; at last cut at
-    its end."""
+    in its short form; then its name cut (not under `MIN_NAME_CELLS`); then, to keep a cost or a
+    budget mark, its phase, its worktree mark, the approvals' wait and the turn's time left out,
+    one by one; at last cut at its end."""
     head = [piece for piece in pieces if piece.role != "note"]
     whole = _joined(head)
     if whole.cell_len < room:
@@ -430,7 +434,8 @@ def _fit(pieces: list[_Piece], room: int) -> Text:
     if whole.cell_len == room:
         return whole
     head = [_Piece(p.role, p.short) if p.short is not None else p for p in head]
-    for left_out in range(len(DROPPED_IN_TURN) + 1):
+    spend = any(piece.role in ("cost", "budget") for piece in head)
+    for left_out in range(len(DROPPED_IN_TURN) + 1 if spend else 1):
         dropped = DROPPED_IN_TURN[:left_out]
         kept = [piece for piece in head if piece.role not in dropped]
         fitted = _name_cut(kept, room)
