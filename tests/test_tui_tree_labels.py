@@ -129,7 +129,7 @@ async def test_what_was_spent_moves_as_each_model_call_ends(tmp_path: Path) -> N
         apply_event(screen.state, _event(lint.session_id, "turn_n1", lint.last_sequence + 1, usage))
         screen.show_state(screen.state)
         assert (await tree_lines(pilot))["lint"].endswith("$0.28")
-        assert "$0.75 spent" in str(screen.summary.query_one("#summary-counts", Static).content)
+        assert " · $0.75 · " in str(screen.summary.query_one("#summary-counts", Static).content)
 
 
 def _event(session_id: str, turn_id: str, sequence: int, usage: dict[str, Any]) -> Event:

@@ -35,8 +35,8 @@ NOTICE_STYLE = {
 
 
 class SummaryBar(Horizontal):
-    """`agent-tui · live demo   ● 3 running · ⚑ 2 approvals · $1.87 spent · 7 sessions · 138 events
-    <notice>` (what every session spent shows once anything was)."""
+    """`agent-tui · live demo   ● 3 running · ⚑ 2 approvals · $1.87 · 7 sessions · 138 events
+    <notice>` (what every session spent, once anything was)."""
 
     DEFAULT_CSS = """
     SummaryBar {
@@ -95,7 +95,7 @@ class SummaryBar(Horizontal):
             sep,
         ]
         if spent(total):
-            parts += [(f"{cost_brief(total)} spent", "$text-secondary"), sep]
+            parts += [(cost_brief(total), "$text-secondary"), sep]
         parts += [
             (f"{counted(sessions, 'session')}", MUTED),
         ]
