@@ -1,6 +1,7 @@
 """A real HTTP server on 127.0.0.1 that answers like OpenAI's and Anthropic's streaming APIs.
 
-Tests script its replies in order (`server.script(...)`): a stream of SSE frames (optionally
+Tests script its replies in order (`server.script(...)`), or for the requests a test picks
+(`server.route(when, ...)`: replies for one agent of many that run at once): a stream of SSE frames (optionally
 dropped mid-way, or held open until the client goes away), or an error status with a JSON body
 and headers. Every request is recorded (path, headers, JSON body), so a test can check what the
 adapter sent. The frames follow the vendors' wire formats as their SDKs parse them:
@@ -25,6 +26,7 @@ import json
 import select
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -44,11 +46,13 @@ class Status:
 @dataclass(frozen=True)
 class Stream:
     """An SSE stream. `drop_after`: close the connection after that many frames, unfinished.
-    `hold_after`: after that many frames, keep the stream open until the client disconnects."""
+    `hold_after`: after that many frames, keep the stream open until the client disconnects.
+    `gate`: answer only once the test sets it (the request waits, as on a slow model)."""
 
     frames: list[bytes]
     drop_after: int | None = None
     hold_after: int | None = None
+    gate: threading.Event | None = None
 
 
 Reply = Status | Stream
@@ -75,6 +79,7 @@ class FakeModelServer:
 
     def __init__(self) -> None:
         self._replies: list[Reply] = []
+        self._routes: list[tuple[Callable[[Recorded], bool], list[Reply]]] = []
         self._lock = threading.Lock()
         self.requests: list[Recorded] = []
         self.disconnected = threading.Event()
@@ -100,9 +105,17 @@ class FakeModelServer:
         with self._lock:
             self._replies.extend(replies)
 
+    def route(self, when: Callable[[Recorded], bool], *replies: Reply) -> None:
+        """Answer the requests `when` picks with `replies`, in order (before the script's)."""
+        with self._lock:
+            self._routes.append((when, list(replies)))
+
     def next_reply(self, recorded: Recorded) -> Reply:
         with self._lock:
             self.requests.append(recorded)
+            for when, replies in self._routes:
+                if replies and when(recorded):
+                    return replies.pop(0)
             if not self._replies:
                 return Status(500, {"error": {"message": "the test scripted no reply for this request"}})
             return self._replies.pop(0)
@@ -153,6 +166,9 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def _stream(self, reply: Stream) -> None:
+            while reply.gate is not None and not reply.gate.wait(0.02):
+                if server._stopping.is_set():
+                    return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")

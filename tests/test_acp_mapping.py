@@ -26,7 +26,6 @@ from agent_tui.acp.mapping import (
     risk_for,
     stop_reason_from_acp,
     token_usage,
-    usage_payload,
 )
 from agent_tui.acp.permissions import (
     AcpPermissionAnswer,
@@ -218,10 +217,9 @@ def test_the_acp_package_does_not_import_the_dashboard() -> None:
 def test_usage_goes_through_our_usage_model_both_ways() -> None:
     reported = AcpUsage(total_tokens=15, input_tokens=10, output_tokens=5, cached_read_tokens=4)
     assert token_usage(reported) == Usage(promptTokens=10, completionTokens=5, cachedTokens=4)
-    assert usage_payload(reported) == {"promptTokens": 10, "completionTokens": 5, "cachedTokens": 4}
     none_cached = AcpUsage(total_tokens=15, input_tokens=10, output_tokens=5, cached_read_tokens=0)
-    assert usage_payload(none_cached) == {"promptTokens": 10, "completionTokens": 5}
-    assert usage_payload(None) is None and token_usage(None) is None
+    assert token_usage(none_cached) == Usage(promptTokens=10, completionTokens=5)
+    assert token_usage(None) is None
     back = acp_usage({"promptTokens": 10, "completionTokens": 5, "cachedTokens": 4})
     assert back is not None
     assert (back.total_tokens, back.input_tokens, back.output_tokens, back.cached_read_tokens) == (

@@ -29,7 +29,7 @@ class Log:
     def __init__(self) -> None:
         self.sequences: dict[str, int] = {}
 
-    def __call__(self, session: str, type_name: str, turn: str = "turn_1", **fields: Any) -> Event:
+    def __call__(self, session: str, type_name: str, turn: str | None = "turn_1", **fields: Any) -> Event:
         self.sequences[session] = self.sequences.get(session, 0) + 1
         return build_event(self.sequences[session], type_name, session_id=session, turn_id=turn, **fields)
 
@@ -166,6 +166,50 @@ def test_the_budget_hook_is_told_like_the_rest() -> None:
     policy.budget_warning("s1", "90% of the $5.00 budget spent")  # the same warning once
     told = policy.due()
     assert told is not None and told.body == "lead: 90% of the $5.00 budget spent"
+
+
+def test_a_tree_nearing_its_budget_is_told_once_per_budget() -> None:
+    clock, log = Clock(), Log()
+    policy = away_policy(clock, gather_ms=0, min_gap_ms=0)
+
+    def used(session: str, cost: float, tokens: int = 100) -> Event:
+        return log(session, "model.usage", step=1, promptTokens=tokens, completionTokens=0, costUsd=cost)
+
+    feed(
+        policy,
+        log("s1", "session.created", turn=None, parentSessionId=None, agentName="lead", budget={"usd": 1.0}),
+    )
+    feed(policy, log.created("s2", "helper", parent="s1"))
+    feed(policy, used("s2", 0.5))
+    assert policy.due() is None
+    feed(policy, used("s2", 0.35))  # the tree: $0.85 of $1.00
+    told = policy.due()
+    assert told is not None and told.body == "lead: spent $0.85 of a $1.00 budget"
+    feed(policy, used("s1", 0.05))
+    assert policy.due() is None  # told once
+    feed(policy, log("s1", "session.budget", turn=None, usd=2.0, by="ana"))
+    feed(policy, used("s2", 0.8))
+    told = policy.due()
+    assert told is not None and told.body == "lead: spent $1.70 of a $2.00 budget"
+
+
+def test_a_token_budget_nearing_is_told_too() -> None:
+    clock, log = Clock(), Log()
+    policy = away_policy(clock, gather_ms=0)
+    feed(
+        policy,
+        log(
+            "s1",
+            "session.created",
+            turn=None,
+            parentSessionId=None,
+            agentName="lead",
+            budget={"tokens": 1000},
+        ),
+    )
+    feed(policy, log("s1", "model.usage", step=1, promptTokens=700, completionTokens=150))
+    told = policy.due()
+    assert told is not None and told.body == "lead: spent 850 tokens of a 1,000-token budget"
 
 
 HOSTILE = [

@@ -147,8 +147,26 @@ class TestMapping:
         import_path(V20, tmp_path)
         main = [e for e in events_of(tmp_path) if e.session_id == "sess_9a3e77c2-1b5d-4e2f-8a6c-3d4e5f6a7b12"]
         (end,) = [e for e in main if e.type == "turn.completed"]
-        # four model calls (msg_02B1 split over three lines counts once), 1024 prompt tokens each
-        assert end.payload["usage"] == {"promptTokens": 4096, "completionTokens": 240, "cachedTokens": 3600}
+        # four model calls (msg_02B1 split over three lines counts once), 1024 prompt tokens each:
+        # 4 uncached, 120 written to the cache, 900 read from it; and 60 output tokens.
+        # claude-sonnet-4-5: 4·$3 + 120·$3.75 + 900·$0.30 + 60·$15 per million = $0.001632 a call
+        calls = [e.payload for e in main if e.type == "model.usage"]
+        assert [c["step"] for c in calls] == [1, 2, 3, 4]
+        assert calls[0] == {
+            "step": 1,
+            "promptTokens": 1024,
+            "completionTokens": 60,
+            "cachedTokens": 900,
+            "cacheWriteTokens": 120,
+            "costUsd": pytest.approx(0.001632),
+        }
+        assert end.payload["usage"] == {
+            "promptTokens": 4096,
+            "completionTokens": 240,
+            "cachedTokens": 3600,
+            "cacheWriteTokens": 480,
+            "costUsd": pytest.approx(4 * 0.001632),
+        }
 
     def test_compaction_and_thinking_and_unknown_records(self, tmp_path: Path) -> None:
         import_path(V20, tmp_path)

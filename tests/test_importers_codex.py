@@ -134,8 +134,13 @@ class TestMapping:
         import_path(MID, tmp_path)
         ends = [e.payload for e in events_of(tmp_path) if e.type == "turn.completed"]
         assert [end["stopReason"] for end in ends] == ["final", "cancelled", "final"]
-        assert ends[0]["usage"] == {"promptTokens": 11800, "completionTokens": 420, "cachedTokens": 8200}
-        assert ends[2]["usage"] == {"promptTokens": 3300, "completionTokens": 100, "cachedTokens": 3800}
+        # priced as gpt-5-codex (the costs themselves: test_importers_costs.py)
+        assert ends[0]["usage"] == {
+            "promptTokens": 11800, "completionTokens": 420, "cachedTokens": 8200, "costUsd": pytest.approx(0.009725)
+        }  # fmt: skip
+        assert ends[2]["usage"] == {
+            "promptTokens": 3300, "completionTokens": 100, "cachedTokens": 3800, "costUsd": pytest.approx(0.001475)
+        }  # fmt: skip
 
     def test_compaction_and_the_duplicate_copies(self, tmp_path: Path) -> None:
         import_path(MID, tmp_path)

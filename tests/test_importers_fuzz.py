@@ -335,7 +335,13 @@ class TestShapesThatRaised:
         source.write_bytes(SESSION.encode() + b"\n" + orjson.dumps(answer) + b"\n")
         import_path(source, tmp_path / "out")
         (done,) = [e for e in events_of(tmp_path / "out") if e.type == "turn.completed"]
-        assert done.payload["usage"] == {"promptTokens": 3, "completionTokens": 2, "cachedTokens": 0}
+        # no model named: tokens, and no price
+        assert done.payload["usage"] == {
+            "promptTokens": 3,
+            "completionTokens": 2,
+            "cachedTokens": 0,
+            "cacheWriteTokens": 0,
+        }
 
 
 class TestAnImporterThatFails:

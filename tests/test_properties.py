@@ -13,7 +13,10 @@ from hypothesis import strategies as st
 
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import Scenario
+from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
+from agent_tui.events.model import ModelUsage, Usage
+from agent_tui.reducer import project_state
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.runner import ScenarioRun
 from agent_tui.turns import EventSink
@@ -107,6 +110,25 @@ async def run_scenario(
     return live, sessions
 
 
+def assert_usage_adds_up(events: list[Event]) -> None:
+    """Each turn's total is the sum of its calls' `model.usage` (the scripted model reports usage
+    for every call it finishes), and the reducer's session totals count each call once."""
+    calls: dict[str | None, list[ModelUsage]] = {}
+    for event in events:
+        if event.type == "model.usage":
+            calls.setdefault(event.turn_id, []).append(ModelUsage.model_validate(event.payload))
+        elif event.type == "turn.completed":
+            total = event.payload.get("usage")
+            summed = Usage.of_calls(calls.get(event.turn_id, []))
+            assert total == (summed.model_dump(exclude_none=True) if summed is not None else None)
+    state = project_state(events)
+    for session_id, session in state.sessions.items():
+        own = [
+            u for e in events if e.session_id == session_id and e.type == "model.usage" for u in [e.payload]
+        ]
+        assert session.spend.tokens == sum(u["promptTokens"] + u["completionTokens"] for u in own)
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=scenarios(), approve=st.sampled_from(["allow", "deny"]))
 def test_generated_runs_obey_the_chains_and_live_frames_equal_log_frames(
@@ -117,6 +139,7 @@ def test_generated_runs_obey_the_chains_and_live_frames_equal_log_frames(
         live, sessions = anyio.run(run_scenario, spec, approve, root)
         events = list(replay_all(sessions, "strict"))
         assert chain_violations(events) == []
+        assert_usage_adds_up(events)
         # No tool ran without an allow, and nothing escaped the workspace.
         assert (root / "outside.txt").read_text() == "secret"
         projected = [transition_dict(frame) for frame in frames_from_log(events)]

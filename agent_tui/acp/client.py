@@ -47,13 +47,12 @@ from agent_tui.acp.agent_process import AgentProcess
 from agent_tui.acp.client_tools import ClientTools
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.acp.endpoint import ClientEndpoint
-from agent_tui.acp.mapping import stop_reason_from_acp, usage_payload
+from agent_tui.acp.mapping import stop_reason_from_acp, token_usage
 from agent_tui.acp.ordered import OrderedWriter
 from agent_tui.acp.questions import Questions
 from agent_tui.acp.recorder import AcpRecorder
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.turn_handle import TurnHandle
-from agent_tui.events.model import Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.runtime.agent_requests import AgentStartError
 
@@ -201,8 +200,7 @@ class AcpAgentSession:
             stop_reason, message = stop_reason_from_acp(response.stop_reason)
             if turn.cancel_requested and stop_reason != "cancelled":
                 message = f"stopped, but {self.name} finished first ({response.stop_reason})"
-            usage = usage_payload(response.usage)
-            spent = Usage(**usage) if usage is not None else None
+            spent = token_usage(response.usage)
             outcome["ending"] = TurnEnd(stop_reason, message=message, usage=spent)  # type: ignore[arg-type]
         answered.set()
 

@@ -144,12 +144,6 @@ def token_usage(usage: Usage | None) -> TokenUsage | None:
     )
 
 
-def usage_payload(usage: Usage | None) -> dict[str, int] | None:
-    """ACP prompt usage as our `turn.completed.usage` payload (None when the agent reported none)."""
-    tokens = token_usage(usage)
-    return tokens.model_dump(exclude_none=True) if tokens is not None else None
-
-
 def acp_usage(payload: Mapping[str, Any] | None) -> Usage | None:
     """Our `turn.completed.usage` as ACP prompt usage."""
     if not payload:

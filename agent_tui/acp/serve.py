@@ -228,7 +228,8 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
     from agent_tui.runtime.subagents import SubAgents
 
     try:
-        settings = resolve_settings(load_config(), **flags)  # type: ignore[arg-type]
+        config = load_config()
+        settings = resolve_settings(config, **flags)  # type: ignore[arg-type]
         if settings is None:
             raise ServerSetupError(
                 HOW_TO_CONFIGURE.format(path=config_path()).rstrip(".")
@@ -246,6 +247,7 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
             permissions=permissions,
             prompter=agent.prompter,
             instructions=system_prompt,  # per session: the directory the client opened it in
+            prices=config.price_table(),
         )
         SubAgents(engine)
         return engine

@@ -179,7 +179,7 @@ class ControlRequest(_Message):
     session_id: str | None = Field(default=None, alias="sessionId")
     args: dict[str, Any] = Field(default_factory=dict)
     """The action's own arguments (`requestId`, `decision`, `remember` for an answer; `text`
-    for steer and follow-up; the agent's spec for new_agent)."""
+    for steer and follow-up; the agent's spec for new_agent; `usd`, `tokens` for set_budget)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

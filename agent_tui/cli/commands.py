@@ -295,6 +295,7 @@ def cmd_import(src: Path, out_dir: Path) -> int:
 
 
 def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
+    from agent_tui.runtime.session_costs import stored_spend
     from agent_tui.runtime.session_dirs import (
         closed_sessions,
         default_sessions_dir,
@@ -308,6 +309,8 @@ def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
     directory = sessions_dir or default_sessions_dir(project)
     if sessions_dir is not None and not directory.is_dir():
         return fail(f"{directory}: no such directory", EXIT_USAGE)
-    listing = format_listing(directory, list_stored_sessions(directory), closed_sessions(directory))
+    stored = list_stored_sessions(directory)
+    spend = stored_spend(session.path for session in stored if session.problem is None)
+    listing = format_listing(directory, stored, closed_sessions(directory), spend)
     say(listing.removesuffix("\n"))
     return EXIT_OK

@@ -56,12 +56,23 @@ class BudgetLimit:
 
     @classmethod
     def of(cls, payload: Mapping[str, Any] | None) -> BudgetLimit | None:
-        """The budget a log's `budget` / `session.budget` payload states (None: no budget)."""
+        """The budget a log's `budget` / `session.budget` payload states (None: no budget).
+
+        Never raises: a limit that is not a positive number (a foreign or hand-edited log) is
+        read as no limit of that kind."""
         if not payload:
             return None
         usd = payload.get("usd")
         tokens = payload.get("tokens")
-        limit = cls(float(usd) if usd is not None else None, int(tokens) if tokens is not None else None)
+        good_usd = (
+            float(usd)
+            if isinstance(usd, int | float) and not isinstance(usd, bool) and math.isfinite(usd) and usd > 0
+            else None
+        )
+        good_tokens = (
+            int(tokens) if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
+        )
+        limit = cls(good_usd, good_tokens)
         return None if limit.empty else limit
 
     def payload(self) -> dict[str, float | int]:

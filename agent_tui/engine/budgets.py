@@ -37,6 +37,7 @@ from agent_tui.events.session_tree import SessionTree, session_label
 __all__ = ["BudgetExceeded", "BudgetKeeper"]
 
 PREFIX = "budget exceeded: "
+_HEARD = frozenset({"session.created", "session.budget", "model.usage", "context.built"})
 
 Stop = Callable[[Iterable[str], str], None]
 """`stop(session ids, message)`: end those sessions' running turns `error/budget_exceeded`."""
@@ -111,8 +112,10 @@ class BudgetKeeper:
 
     def hear(self, event: Event) -> None:
         """The engine's listener: track a live event, then act on what it changed."""
-        self.track(event)
         kind = event.type
+        if kind not in _HEARD:  # most events (deltas, tool output): one set lookup
+            return
+        self.track(event)
         if kind in ("model.usage", "session.budget"):
             self._stop_what_is_over(event.session_id)
         elif kind == "context.built":

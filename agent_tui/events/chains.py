@@ -116,7 +116,8 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
                 bad(event, f"step {step} after the usage of step {check.usage_step}")
             elif not check.imported and step != check.step:
                 bad(event, f"step {step} is not the step of the latest context.built ({check.step})")
-            check.usage_step = max(step, check.usage_step)
+            else:
+                check.usage_step = step
         elif kind == "model.delta":
             check.deltas += 1
         elif kind == "source.record":

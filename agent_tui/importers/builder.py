@@ -32,8 +32,9 @@ from typing import Any
 
 import orjson
 
+from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.events import Event
-from agent_tui.events.model import Usage
+from agent_tui.events.model import ModelUsage, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
 from agent_tui.events.turn_writer import PREVIEW_CHARS as PREVIEW_CHARS
@@ -129,8 +130,11 @@ class _Turn:
     calls: dict[str, _Call] = field(default_factory=dict)
     interrupted: bool = False
     provider_error: bool = False
-    # usage per model call (a source may repeat a call's usage on several lines: the last wins)
-    usage: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    calls_usage: list[ModelUsage] = field(default_factory=list)  # written as model.usage
+    # the latest call's usage, not written yet (a source may repeat it on several lines, the
+    # last wins): its call's key and its usage
+    pending_key: str | None = None
+    pending: ModelUsage | None = None
 
 
 @dataclass(slots=True)
@@ -159,6 +163,7 @@ class SessionBuilder:
         fmt: the source format's name, as `source.record` carries it (`claude-code`, `codex`).
         out: where events are appended.
         counts: the import's tally, shared by the sessions of one importer.
+        prices: what the source's model calls cost (the shipped table if not given).
     """
 
     __slots__ = (
@@ -172,6 +177,7 @@ class SessionBuilder:
         "header",
         "last_ts",
         "out",
+        "prices",
         "sequence",
         "session_id",
         "title",
@@ -179,8 +185,16 @@ class SessionBuilder:
         "turns",
     )
 
-    def __init__(self, session_id: str, fmt: str, out: list[LogLine], counts: ImportCounts) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        fmt: str,
+        out: list[LogLine],
+        counts: ImportCounts,
+        prices: PriceTable | None = None,
+    ) -> None:
         self.session_id = session_id
+        self.prices = prices if prices is not None else shipped_prices()
         self.format = fmt
         self.out = out
         self.counts = counts
@@ -317,16 +331,11 @@ class SessionBuilder:
         if self.turn is not None:
             self.turn.provider_error = True
 
-    def close_turn(
-        self,
-        ts: str,
-        stop: str | None = None,
-        error_code: str | None = None,
-        usage: tuple[int, int, int] | None = None,
-    ) -> None:
-        """`turn.completed`, after answering every open call. Without `stop`, it is read off the
-        turn: interrupted → cancelled; a provider error → error; calls left open → error/unknown
-        (the source was cut off); else final (the writer's rule for an answer without text)."""
+    def close_turn(self, ts: str, stop: str | None = None, error_code: str | None = None) -> None:
+        """`turn.completed`, after the last call's usage and answering every open call. Without
+        `stop`, it is read off the turn: interrupted → cancelled; a provider error → error; calls
+        left open → error/unknown (the source was cut off); else final (the writer's rule for an
+        answer without text). Its usage is the sum of its calls' (`Usage.of_calls`)."""
         turn = self.turn
         if turn is None:
             return
@@ -342,22 +351,53 @@ class SessionBuilder:
                 stop, error_code = "error", "unknown"
             else:
                 stop = "final"
-        if usage is None and turn.usage:
-            prompt = completion = cached = 0
-            for call_prompt, call_completion, call_cached in turn.usage.values():
-                prompt += call_prompt
-                completion += call_completion
-                cached += call_cached
-            usage = (prompt, completion, cached)
-        spent = None
-        if usage is not None:
-            spent = Usage(promptTokens=usage[0], completionTokens=usage[1], cachedTokens=usage[2])
+        self.flush_usage(ts)
+        spent = Usage.of_calls(turn.calls_usage)
         if stop == "error":
             end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
         else:
             end = TurnEnd(stop, usage=spent)  # type: ignore[arg-type]
         run_now(self._writer(ts).end(end, left_open, _LEFT_OPEN))
         self.turn = None
+
+    # -- usage -----------------------------------------------------------------------------------
+    def call_usage(
+        self,
+        ts: str,
+        key: str,
+        model: str | None,
+        prompt: int,
+        completion: int,
+        cached: int | None = None,
+        written: int | None = None,
+    ) -> None:
+        """What the model call `key` of the open turn used (`prompt` counts every prompt token,
+        cache reads `cached` and writes `written` included), priced as `model`. A call's usage
+        may come again (the last wins); it is written as `model.usage` when another call's
+        comes, or when the turn closes (`flush_usage`)."""
+        turn = self.turn
+        if turn is None:
+            return
+        if turn.pending_key is not None and turn.pending_key != key:
+            self.flush_usage(ts)
+        turn.pending_key = key
+        turn.pending = ModelUsage(
+            step=len(turn.calls_usage) + 1,
+            promptTokens=prompt,
+            completionTokens=completion,
+            cachedTokens=cached,
+            cacheWriteTokens=written,
+            costUsd=self.prices.cost_usd(model, prompt, completion, cached, written),
+        )
+
+    def flush_usage(self, ts: str) -> None:
+        """Write the open turn's pending call usage as `model.usage` (if any)."""
+        turn = self.turn
+        if turn is None or turn.pending is None:
+            return
+        used, turn.pending, turn.pending_key = turn.pending, None, None
+        turn.calls_usage.append(used)
+        self._writer(ts).model_usage(used)
 
     # -- what happens inside a turn ------------------------------------------------------------
     def delta(self, ts: str, text: str) -> None:

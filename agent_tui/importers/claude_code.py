@@ -11,7 +11,9 @@ How records map (every line is used, or kept as a `source.record` with its origi
   matching `tool_result` → `tool.started` + `tool.completed`, or `tool.failed` when `is_error`
   (a rejection by the user is the recorded denial: `permission.requested/resolved{deny}` and
   `tool.failed{permission_denied}`); a `progress` line for a call starts it earlier;
-- usage is summed per model call (message id) into `turn.completed`;
+- each model call's usage (by message id; a call split over lines repeats it, the last wins) is
+  a `model.usage` priced by its message's model, cache reads and cache writes included; the
+  turn's total (their sum) is on `turn.completed`;
 - sub-agents: sidechain lines (`isSidechain`, in this file, or in `agent-<id>.jsonl` files of
   newer versions) are child sessions `sess_<session>_agent-<id>` (or `_side-<root uuid>` for
   old inline sidechains) with `parentSessionId` and the `Task`/`Agent` call's `subagent_type`
@@ -30,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from agent_tui.costs.prices import PriceTable
 from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, RawLine, SessionBuilder, raw_text
 from agent_tui.importers.claude_code_compaction import Compactions
 from agent_tui.importers.claude_code_words import (
@@ -63,12 +66,20 @@ class ClaudeCodeImporter(LineImporter):
         label: how warnings name the file (`FILE` in `FILE:LINE: …`).
         agent_hints: agent id → (agent type, description), from `agent-<id>.meta.json` files, for
             sub-agent logs whose `Task` call is in another file.
+        prices: what the model calls cost (the shipped table if not given).
     """
 
     format = FORMAT
 
-    def __init__(self, label: str, agent_hints: dict[str, tuple[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        agent_hints: dict[str, tuple[str, str]] | None = None,
+        *,
+        prices: PriceTable | None = None,
+    ) -> None:
         self.label = label
+        self.prices = prices
         self.agent_hints = agent_hints or {}
         self.out: list[LogLine] = []
         self.warnings: list[str] = []
@@ -215,7 +226,7 @@ class ClaudeCodeImporter(LineImporter):
         return builder
 
     def _new_session(self, session_id: str, data: dict[str, Any]) -> SessionBuilder:
-        builder = SessionBuilder(session_id, FORMAT, self.out, self.counts)
+        builder = SessionBuilder(session_id, FORMAT, self.out, self.counts, self.prices)
         self.sessions[session_id] = builder
         if self._early and not data.get("isSidechain"):
             early, self._early = self._early, []
@@ -286,13 +297,17 @@ class ClaudeCodeImporter(LineImporter):
             self._usage = usage
             get = usage.get
             try:
-                cached = get("cache_read_input_tokens") or 0
-                prompt = (get("input_tokens") or 0) + (get("cache_creation_input_tokens") or 0) + cached
-                counted = (int(prompt), int(get("output_tokens") or 0), int(cached))
+                cached = int(get("cache_read_input_tokens") or 0)
+                written = int(get("cache_creation_input_tokens") or 0)
+                prompt = int(get("input_tokens") or 0) + written + cached
+                completion = int(get("output_tokens") or 0)
             except (TypeError, ValueError):
                 self._warn(n, "usage that is not numbers (left out of the turn's usage)")
                 return
-            builder.turn.usage[key] = counted
+            model = message.get("model")
+            builder.call_usage(
+                ts, key, model if type(model) is str else None, prompt, completion, cached, written
+            )
 
     def _ensure_turn(self, n: int, builder: SessionBuilder, data: dict[str, Any], ts: str) -> None:
         turn_key = "turn_" + safe_part(str(data.get("uuid") or f"line-{n}"))

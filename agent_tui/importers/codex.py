@@ -24,7 +24,8 @@ How records map:
   from the output), or the recorded denial (`rejected by user`) → the permission pair and
   `tool.failed{permission_denied}`; `web_search_call` → a call answered at once;
 - `task_complete` / `turn_aborted` end the turn (`final` / `cancelled`); else the next prompt or
-  the end of the file does; usage is the growth of `token_count` totals over the turn;
+  the end of the file does; each growth of the `token_count` totals within a turn is one model
+  call's `model.usage` (priced by the latest `turn_context`'s model), their sum the turn's;
 - `compacted` → `context.compacted`; `spawn_agent` results and `wait` results name children and
   their final messages → `subagent.delivered` (`codex_subagents.py`);
 - in a spawned agent's rollout, records older than its `session_meta` are history inherited from
@@ -39,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from agent_tui.costs.prices import PriceTable
 from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, RawLine, SessionBuilder, raw_text
 from agent_tui.importers.codex_subagents import CodexChildren
 from agent_tui.importers.codex_words import (
@@ -61,12 +63,14 @@ class CodexImporter(LineImporter):
 
     Args:
         label: how warnings name the file (`FILE` in `FILE:LINE: …`).
+        prices: what the model calls cost (the shipped table if not given).
     """
 
     format = FORMAT
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, *, prices: PriceTable | None = None) -> None:
         self.label = label
+        self.prices = prices
         self.out: list[LogLine] = []
         self.warnings: list[str] = []
         self.counts = ImportCounts()
@@ -80,7 +84,8 @@ class CodexImporter(LineImporter):
         # texts seen from one side wait here for their copy from the other.
         self._copies: dict[str, list[str]] = {}
         self._total: tuple[int, int, int] | None = None  # token_count totals (input, output, cached)
-        self._turn_base: tuple[int, int, int] | None = None
+        self._turn_base: tuple[int, int, int] | None = None  # the totals counted so far
+        self._model: str | None = None  # the model of the latest turn context (prices calls)
         self._context_tokens = 0
         self._compacted_last = False
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id → (tool, args), this turn
@@ -165,6 +170,9 @@ class CodexImporter(LineImporter):
         elif kind == "compacted":
             self._compacted(ts, payload)
         elif kind == "turn_context":
+            model = payload.get("model")
+            if isinstance(model, str) and model:
+                self._model = model
             if self.builder is not None and not self.builder.created and self.builder.header is not None:
                 model = payload.get("model")
                 if isinstance(model, str):
@@ -179,7 +187,9 @@ class CodexImporter(LineImporter):
             self._record(ts, "session_meta", meta)
             return
         thread = str(meta.get("id") or "unknown")
-        builder = self.builder = SessionBuilder(session_id_for(thread), FORMAT, self.out, self.counts)
+        builder = self.builder = SessionBuilder(
+            session_id_for(thread), FORMAT, self.out, self.counts, self.prices
+        )
         parent = agent = None
         source = meta.get("source")
         sub = source.get("subagent") if isinstance(source, dict) else None
@@ -200,6 +210,8 @@ class CodexImporter(LineImporter):
             provider=meta.get("model_provider"),
             model=meta.get("model"),
         )
+        if isinstance(meta.get("model"), str) and meta["model"]:
+            self._model = meta["model"]
         self._meta_ts = ts
         builder.record(ts, "session_meta", meta)
         early, self._early = self._early, []
@@ -249,13 +261,22 @@ class CodexImporter(LineImporter):
         builder = self.builder
         if builder is None or builder.turn is None:
             return
-        usage = None
-        if self._total is not None:
-            base = self._turn_base or (0, 0, 0)
-            usage = (self._total[0] - base[0], self._total[1] - base[1], self._total[2] - base[2])
-            if usage == (0, 0, 0):
-                usage = None
-        builder.close_turn(ts, stop, usage=usage)
+        builder.close_turn(ts, stop)
+
+    def _count_call(self, n: int, ts: str) -> None:
+        """A `token_count` in a turn whose totals grew: the growth is one model call's usage
+        (Codex counts cached input inside input, as the log does)."""
+        builder = self.builder
+        total = self._total
+        if builder is None or builder.turn is None or total is None:
+            return
+        base = self._turn_base or (0, 0, 0)
+        grown = (total[0] - base[0], total[1] - base[1], total[2] - base[2])
+        self._turn_base = total
+        if grown == (0, 0, 0) or min(grown) < 0:  # a repeated count, or totals that started over
+            return
+        builder.call_usage(ts, f"L{n}", self._model, grown[0], grown[1], grown[2])
+        builder.flush_usage(ts)
 
     def _builder(self, ts: str) -> SessionBuilder:
         if self.builder is None:  # no session_meta came first: name the session after the file
@@ -391,6 +412,8 @@ class CodexImporter(LineImporter):
             if not self._token_count(event):
                 self._warn(n, "token_count with counts that are not numbers (kept as source-specific)")
                 self._record(ts, "event_msg.token_count", event)
+            else:
+                self._count_call(n, ts)
         elif kind == "context_compacted":
             if not self._compacted_last:
                 self._compacted(ts, {"message": ""})

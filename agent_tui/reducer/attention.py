@@ -8,7 +8,9 @@ returns.
 Invariants:
 - what counts: an approval waiting (for any agent, a sub-agent's too: only the user can answer
   it), a root agent's turn that ended with an error, a root agent's turn that finished, and a
-  budget warning (`budget_warning`, for whoever keeps budgets). Nothing else: a sub-agent's
+  budget warning: a tree's spend (its `model.usage`s) reaching `NEAR_SHARE` of a budget
+  recorded in its log (`session.created.budget`, `session.budget`), told once per budget set,
+  or by whoever else keeps budgets (`budget_warning`). Nothing else: a sub-agent's
   turns ending, its errors (its parent hears them) and every other event are never told;
 - only while the user is away (`present(False)`, the terminal lost focus) and only once
   `arm`ed (the stored sessions a start-up folds are history, not news); coming back clears what
@@ -28,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent_tui.costs.budgets import NEAR_SHARE, BudgetLimit, budget_state, format_usd
 from agent_tui.events import Event, counted, visible
 
 GATHER_MS = 2_000
@@ -38,7 +41,16 @@ TEXT_CHARS = 160
 """The longest one piece of text (an agent's name, an error message) in a notification."""
 APP_NAME = "agent-tui"
 
-_WATCHED = frozenset({"session.created", "permission.requested", "permission.resolved", "turn.completed"})
+_WATCHED = frozenset(
+    {
+        "session.created",
+        "permission.requested",
+        "permission.resolved",
+        "turn.completed",
+        "model.usage",
+        "session.budget",
+    }
+)
 
 Kind = Literal["approval", "error", "finished", "budget"]
 KINDS: tuple[Kind, ...] = ("approval", "error", "finished", "budget")
@@ -95,6 +107,10 @@ class Notification:
 class _Session:
     parent: str | None
     name: str
+    budget: BudgetLimit | None = None
+    tree_usd: float = 0.0  # what it and every session below it spent (the priced part)
+    tree_tokens: int = 0
+    warned: bool = False  # its budget's warning was told (a new budget may warn again)
 
 
 class AttentionPolicy:
@@ -136,9 +152,18 @@ class AttentionPolicy:
         if kind not in _WATCHED:  # most events (deltas, tool output): one set lookup
             return
         payload = event.payload
-        if kind == "session.created":
+        if kind == "model.usage":
+            self._spent(event.session_id, payload)
+        elif kind == "session.budget":
+            budgeted = self._sessions.get(event.session_id)
+            if budgeted is not None:
+                budgeted.budget, budgeted.warned = _budget_of(payload), False
+                self._check_budget(event.session_id, budgeted)
+        elif kind == "session.created":
             name = payload.get("agentName") or payload.get("title") or event.session_id
-            self._sessions[event.session_id] = _Session(payload.get("parentSessionId"), str(name))
+            self._sessions[event.session_id] = _Session(
+                payload.get("parentSessionId"), str(name), _budget_of(payload.get("budget"))
+            )
         elif kind == "permission.requested":
             self._asked[str(payload.get("requestId"))] = f"{payload.get('tool')} ({payload.get('risk')})"
         elif kind == "permission.resolved":
@@ -185,6 +210,36 @@ class AttentionPolicy:
         return tuple(self._pending)
 
     # -- inside ------------------------------------------------------------------------------
+    def _spent(self, session_id: str, usage: dict[str, Any]) -> None:
+        """Add one model call's spend to its session's tree and every tree above it."""
+        cost = usage.get("costUsd") or 0.0
+        tokens = int(usage.get("promptTokens") or 0) + int(usage.get("completionTokens") or 0)
+        current: str | None = session_id
+        seen: set[str] = set()
+        while current is not None and current not in seen:
+            seen.add(current)
+            session = self._sessions.get(current)
+            if session is None:
+                return
+            session.tree_usd += cost
+            session.tree_tokens += tokens
+            self._check_budget(current, session)
+            current = session.parent
+
+    def _check_budget(self, session_id: str, session: _Session) -> None:
+        budget = session.budget
+        if budget is None or session.warned:
+            return
+        state = budget_state(session.tree_usd, session.tree_tokens, budget.usd, budget.tokens)
+        if state == "ok":
+            return
+        session.warned = True
+        if budget.usd is not None and session.tree_usd >= budget.usd * NEAR_SHARE:
+            detail = f"spent {format_usd(session.tree_usd)} of a {format_usd(budget.usd)} budget"
+        else:
+            detail = f"spent {session.tree_tokens:,} tokens of a {budget.tokens or 0:,}-token budget"
+        self._add("budget", session_id, detail, f"budget:{session_id}:{detail}")
+
     def _is_root(self, session_id: str) -> bool:
         session = self._sessions.get(session_id)
         return session is None or session.parent is None
@@ -238,3 +293,11 @@ _MANY: dict[Kind, Callable[[int], str]] = {
     "finished": lambda n: f"{counted(n, 'agent')} finished",
     "budget": lambda n: f"{counted(n, 'budget warning')}",
 }
+
+
+def _budget_of(payload: Any) -> BudgetLimit | None:
+    """The budget a log states, or None (a malformed one from a foreign log counts as none)."""
+    try:
+        return BudgetLimit.of(payload if isinstance(payload, dict) else None)
+    except (TypeError, ValueError):
+        return None

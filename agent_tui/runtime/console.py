@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from agent_tui.costs.wording import PRICE_UNKNOWN, usd_text
 from agent_tui.events import Event, visible
 from agent_tui.events.assistant_messages import MESSAGE_PARTS, AssistantMessages
 from agent_tui.events.wording import counted
@@ -125,11 +126,16 @@ class EventPrinter:
         )
 
 
-def _usage(usage: dict[str, int] | None) -> str:
+def _usage(usage: dict[str, Any] | None) -> str:
     if not usage:
         return ""
     cached = f", {usage['cachedTokens']:,} cached" if usage.get("cachedTokens") else ""
-    return f" ({usage['promptTokens']:,} prompt + {usage['completionTokens']:,} completion tokens{cached})"
+    cost = usage.get("costUsd")
+    money = usd_text(cost) if cost is not None else PRICE_UNKNOWN
+    return (
+        f" ({usage['promptTokens']:,} prompt + {usage['completionTokens']:,} completion tokens{cached},"
+        f" {money})"
+    )
 
 
 def _short(value: object, limit: int = 70) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -24,9 +24,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from agent_tui.costs.wording import cost_text
 from agent_tui.events.session_tree import session_label
 from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.events.wording import counted
+from agent_tui.reducer import NO_SPEND, Spend
 from agent_tui.store import foreign_session
 from agent_tui.store.whole_file import write_whole
 
@@ -279,12 +281,20 @@ def group_by_day(sessions: Iterable[StoredSession]) -> list[tuple[str, list[Stor
     return groups
 
 
-def format_listing(directory: Path, sessions: list[StoredSession], closed: Collection[str] = ()) -> str:
+def format_listing(
+    directory: Path,
+    sessions: list[StoredSession],
+    closed: Collection[str] = (),
+    spend: Mapping[str, Spend] | None = None,
+) -> str:
     """`agent-tui sessions`: one line per session under a line per day, newest first.
 
     Args:
         closed: the ids of sessions closed in the dashboard (`closed_sessions`): their lines say
             `closed` in a column of their own (there only when some listed session is closed).
+        spend: what each session spent (`session_costs.stored_spend`): each line says its cost
+            and each day line the total of that day's sessions (a session with no reported
+            usage shows none).
     """
     if not sessions:
         return f"no sessions in {directory}\n"
@@ -295,15 +305,31 @@ def format_listing(directory: Path, sessions: list[StoredSession], closed: Colle
     lines = [header]
     for day, group in group_by_day(sessions):
         lines.append("")
-        lines.append(day or "(no date)")
+        day_line = day or "(no date)"
+        if spend is not None:
+            total = NO_SPEND
+            for session in group:
+                total = total.plus(spend.get(session.session_id, NO_SPEND))
+            if total.tokens:
+                day_line += f"  · {_spend_words(total)}"
+        lines.append(day_line)
         for session in group:
             mark = None if not shut else "closed" if session.session_id in shut else ""
-            lines.append("  " + _listing_line(session, mark))
+            cost = None if spend is None else _spend_words(spend.get(session.session_id, NO_SPEND))
+            lines.append("  " + _listing_line(session, mark, cost))
     return "\n".join(lines) + "\n"
 
 
-def _listing_line(session: StoredSession, closed_mark: str | None = None) -> str:
-    """One session's line; `closed_mark` (`closed` or blank) is a column of its own when given."""
+def _spend_words(spend: Spend) -> str:
+    """A listing's cost column: the cost (or `price unknown`), blank when nothing was used."""
+    if not spend.tokens:
+        return ""
+    return cost_text(spend.known_cost_usd, spend.unpriced_tokens)
+
+
+def _listing_line(session: StoredSession, closed_mark: str | None = None, cost: str | None = None) -> str:
+    """One session's line; `closed_mark` (`closed` or blank) is a column of its own when given,
+    `cost` (when not blank) ends the line."""
     mark = "" if closed_mark is None else f"{closed_mark:<7}"
     if session.problem is not None:
         return f"{session.session_id}  {mark}unreadable: {session.problem}"
@@ -317,4 +343,5 @@ def _listing_line(session: StoredSession, closed_mark: str | None = None) -> str
     if session.worktree_branch:
         name += f" [{session.worktree_branch}]"
     prompt = f"  {session.first_prompt!r}" if session.first_prompt else ""
-    return f"{when}  {session.session_id}  {session.status:<11} {mark}{name}{prompt}"
+    spent = f"  · {cost}" if cost else ""
+    return f"{when}  {session.session_id}  {session.status:<11} {mark}{name}{prompt}{spent}"

@@ -517,7 +517,7 @@ class Workbench(FinishingActions):
         try:
             info = self.engine.session(session_id)
         except UnknownSession:
-            raise BudgetRefused("This session is not open in this dashboard.") from None
+            raise BudgetRefused("This session is not open here.") from None
         if self.external is not None and self.external.owns(session_id):
             raise BudgetRefused("An external agent's spend is not known to agent-tui: it has no budget here.")
         refused = self._claim(session_id, info)
