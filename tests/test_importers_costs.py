@@ -71,6 +71,28 @@ class TestClaudeCode:
         (used,) = [e.payload for e in events if e.type == "model.usage"]
         assert "costUsd" not in used and used["promptTokens"] == 1100
 
+    def test_a_message_seen_again_after_another_counts_once(self) -> None:
+        def answer(n: int, message_id: str) -> bytes:
+            return (
+                b'{"type":"assistant","sessionId":"s1","uuid":"u%d","timestamp":"2026-11-30T10:00:0%dZ",'
+                b'"message":{"id":"%s","model":"claude-sonnet-4-5","role":"assistant",'
+                b'"content":[{"type":"text","text":"part"}],'
+                b'"usage":{"input_tokens":10,"output_tokens":1}}}' % (n, n, message_id.encode())
+            )
+
+        prompt = (
+            b'{"type":"user","sessionId":"s1","cwd":"/w","uuid":"u0","timestamp":"2026-11-30T10:00:00Z",'
+            b'"message":{"role":"user","content":"hi"}}'
+        )
+        importer = ClaudeCodeImporter("x.jsonl")
+        events = importer.feed(1, prompt)
+        for n, message_id in enumerate(("msg_a", "msg_b", "msg_a"), start=1):
+            events += importer.feed(n + 1, answer(n, message_id))
+        events += importer.finish()
+        assert [e.payload["step"] for e in events if e.type == "model.usage"] == [1, 2]
+        (end,) = [e.payload for e in events if e.type == "turn.completed"]
+        assert (end["usage"]["promptTokens"], end["usage"]["completionTokens"]) == (20, 2)
+
 
 class TestCodex:
     def test_each_growth_of_the_totals_is_a_priced_call(self, tmp_path: Path) -> None:

@@ -135,6 +135,7 @@ class _Turn:
     # last wins): its call's key and its usage
     pending_key: str | None = None
     pending: ModelUsage | None = None
+    written_keys: set[str] = field(default_factory=set)  # calls whose usage is in the log
 
 
 @dataclass(slots=True)
@@ -376,7 +377,7 @@ class SessionBuilder:
         may come again (the last wins); it is written as `model.usage` when another call's
         comes, or when the turn closes (`flush_usage`)."""
         turn = self.turn
-        if turn is None:
+        if turn is None or key in turn.written_keys:  # a call counts once, even if seen again later
             return
         if turn.pending_key is not None and turn.pending_key != key:
             self.flush_usage(ts)
@@ -395,7 +396,10 @@ class SessionBuilder:
         turn = self.turn
         if turn is None or turn.pending is None:
             return
-        used, turn.pending, turn.pending_key = turn.pending, None, None
+        used, turn.pending = turn.pending, None
+        if turn.pending_key is not None:
+            turn.written_keys.add(turn.pending_key)
+        turn.pending_key = None
         turn.calls_usage.append(used)
         self._writer(ts).model_usage(used)
 
