@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from support_tui import detail_text, log_of
 from support_workbench import agent_script, recorded_app, scripted_models, settle, type_text, wait_for
+from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from agent_tui.engine.scenario import Step
@@ -33,7 +34,7 @@ def fixer(app: AgentTuiApp) -> str | None:
     return next((sid for sid, s in app.live.state.sessions.items() if s.display_name == "fixer"), None)
 
 
-async def start_fixer(pilot, app: AgentTuiApp, usd: str = "", tokens: str = "") -> str:  # type: ignore[no-untyped-def]
+async def start_fixer(pilot: Pilot, app: AgentTuiApp, usd: str = "", tokens: str = "") -> str:
     live = app.live
     assert live is not None
     await wait_for(pilot, lambda: live.workbench is not None and live.project is not None, "the engine")
