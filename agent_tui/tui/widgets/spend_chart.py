@@ -22,6 +22,7 @@ from math import ceil
 from typing import NamedTuple
 
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Static
 
 from agent_tui.events import counted
@@ -173,11 +174,15 @@ class SpendChart(Static):
         self.wanted = True
         """Whether the user wants the chart (`$` toggles it)."""
         self._key: object = None
+        self._last: tuple[DashboardState, str | None, int | None] | None = None
 
     def show(self, state: DashboardState, session_id: str | None, now_ms: int | None) -> None:
         """Chart the tree of `session_id`'s root (only when what it shows changed)."""
+        self._last = (state, session_id, now_ms)
         root_id = _root_of(state, session_id)
-        width = self.size.width - 2 or 60
+        # Hidden, it has no width of its own: it will have its panel's (less its padding).
+        room = self.size.width if self.display and self.size.width else self._panel_width() - 2
+        width = max(room, 20)
         tree = [root_id, *state.descendants(root_id)] if root_id is not None else []
         spends = tuple(state.sessions[sid].spend for sid in tree if sid in state.sessions)
         key = (root_id, spends, width, self.wanted, now_ms // 60_000 if now_ms is not None else None)
@@ -191,8 +196,13 @@ class SpendChart(Static):
         if content is not None:
             self.update(content)
 
+    def _panel_width(self) -> int:
+        parent = self.parent
+        return parent.size.width if isinstance(parent, Widget) else 0
+
     def on_resize(self) -> None:
-        self._key = None
+        if self._last is not None:
+            self.show(*self._last)
 
 
 def _root_of(state: DashboardState, session_id: str | None) -> str | None:
