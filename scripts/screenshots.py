@@ -32,6 +32,7 @@ PICTURES = {
     "diff-approval.svg": ("test_workbench_looks.py", "diff_approval"),
     "composer.svg": ("test_workbench_looks.py", "composer"),
     "filter.svg": ("test_workbench_looks.py", "filter"),
+    "budget.svg": ("test_workbench_looks.py", "near_budget_120x40"),
     "acp-agents.svg": ("test_acp_looks.py", "acp_tree_100x30"),
     "acp-approval.svg": ("test_acp_looks.py", "acp_approval"),
 }

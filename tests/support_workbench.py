@@ -20,6 +20,7 @@ from support_tui import park_pending
 from textual.pilot import Pilot
 from textual.widget import Widget
 
+from agent_tui.costs.prices import shipped_prices
 from agent_tui.engine.scenario import AgentScript, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event, event_from_json, payload_from
@@ -97,12 +98,20 @@ def at(hour: int, minute: int, second: int = 0, *, day: int = 30) -> datetime:
 
 
 class Log:
-    """One session's events at given times (ids and sequences fixed)."""
+    """One session's events at given times (ids and sequences fixed).
 
-    def __init__(self, session_id: str, when: datetime, **created: Any) -> None:
+    With `billed`, each model call (`step`) reports its usage (`model.usage`, priced at the
+    shipped price of the session's model, `billed` if it names another one) and a turn's end
+    sums them; without, a turn's end reports a flat usage and no price, as logs did before.
+    """
+
+    def __init__(self, session_id: str, when: datetime, *, billed: str | None = None, **created: Any) -> None:
         self.session_id = session_id
         self.events: list[Event] = []
         self.when = when
+        self.billed = billed
+        self._calls: dict[str, list[dict[str, Any]]] = {}  # a turn's usage so far, call by call
+        self._step: tuple[str, int] | None = None  # the model call whose usage is still to come
         self.emit("session.created", None, client="agent-tui", **created)
 
     def emit(self, kind: str, turn_id: str | None, *, after: float = 0, **fields: Any) -> Event:
@@ -125,11 +134,31 @@ class Log:
         self.emit("turn.started", turn_id, after=after, promptPreview=prompt[:80])
         self.emit("user.message", turn_id, content=prompt)
 
+    def usage_of(self, step: int) -> dict[str, Any]:
+        """What model call `step` reports: a prompt that grows with the transcript, its price."""
+        prompt, completion = 14_000 + 9_000 * step, 600 + 250 * step
+        price = shipped_prices().lookup(self.billed)
+        cost = price.cost_usd(prompt, completion) if price is not None else None
+        return {"step": step, "promptTokens": prompt, "completionTokens": completion, "costUsd": cost}
+
+    def _call_ended(self) -> None:
+        """The open model call's stream ended: its usage (a billed log's)."""
+        if self._step is None:
+            return
+        turn_id, step = self._step
+        self._step = None
+        usage = self.usage_of(step)
+        self._calls.setdefault(turn_id, []).append(usage)
+        self.emit("model.usage", turn_id, **usage)
+
     def step(self, turn_id: str, step: int, *chunks: str, after: float = 1) -> None:
+        self._call_ended()
         tokens = {"instruction": 900, "transcript": 300 * step, "tools": 700}
         self.emit("context.built", turn_id, after=after, step=step, tokens=tokens, maxContextTokens=128000)
         for chunk in chunks:
             self.emit("model.delta", turn_id, after=0.4, text=chunk)
+        if self.billed is not None:
+            self._step = (turn_id, step)
 
     def tool(
         self,
@@ -147,6 +176,7 @@ class Log:
         """A tool call: allowed by policy, or (ask=seconds) asked and allowed by the user after that
         long; `result=None` leaves it waiting."""
         self.emit("model.tool_call_requested", turn_id, toolCallId=call, tool=tool, args=args)
+        self._call_ended()
         request: dict[str, Any] = {"requestId": "perm_" + call, "toolCallId": call}
         self.emit(
             "permission.requested",
@@ -172,12 +202,30 @@ class Log:
         )
 
     def end(self, turn_id: str, stop: str = "final", *, after: float = 1, **fields: Any) -> None:
-        usage = {"promptTokens": 2100, "completionTokens": 180}
-        self.emit("turn.completed", turn_id, after=after, stopReason=stop, usage=usage, **fields)
+        usage: dict[str, Any] = {"promptTokens": 2100, "completionTokens": 180}
+        if self.billed is not None:
+            if stop == "error" and fields.get("errorCode") == "provider_failure":
+                self._step = None  # the call failed: its provider reported no usage
+            self._call_ended()
+            calls = self._calls.pop(turn_id, [])
+            usage = {
+                "promptTokens": sum(call["promptTokens"] for call in calls),
+                "completionTokens": sum(call["completionTokens"] for call in calls),
+            }
+            costs = [call["costUsd"] for call in calls]
+            if calls and None not in costs:
+                usage["costUsd"] = sum(costs)
+            if not calls:
+                usage = {}
+        self.emit("turn.completed", turn_id, after=after, stopReason=stop, usage=usage or None, **fields)
 
 
-def recorded_project(home: Path) -> list[Event]:
-    """The sessions of `~/shop`: yesterday's refactor; today's tests, docs, login fix and lint."""
+def recorded_project(home: Path, budgets: str = "") -> list[Event]:
+    """The sessions of `~/shop`: yesterday's refactor; today's tests, docs, login fix and lint.
+
+    Every model call reports its usage at the shipped prices (docs' only call failed: no usage);
+    fix-login's tree has a $1.00 budget. `budgets="near"` then lowers it to $0.50 (84% spent);
+    `budgets="over"` gives lint a $0.02 budget its second call crosses (its turn stopped)."""
     shop = str(home / "shop")
     worktree = str(home / "shop" / ".agent-tui" / "worktrees" / WORKTREE)
     logs: list[Log] = []
@@ -189,6 +237,7 @@ def recorded_project(home: Path) -> list[Event]:
         agentName="refactor-db",
         title="Move the queries into repository classes",
         model="gpt-4.1-mini",
+        billed="gpt-4.1-mini",
     )
     refactor.start("turn_r1", "Move the SQL queries into repository classes", after=2)
     refactor.step("turn_r1", 1, "Done: three repositories, tests green.", after=3)
@@ -205,6 +254,7 @@ def recorded_project(home: Path) -> list[Event]:
         agentName="add-tests",
         title="Add tests for the cart",
         model="gpt-4.1-mini",
+        billed="gpt-4.1-mini",
     )
     tests.start("turn_t1", "Add tests for the cart totals", after=1)
     tests.step("turn_t1", 1, "Writing tests/test_cart.py.")
@@ -223,7 +273,13 @@ def recorded_project(home: Path) -> list[Event]:
     logs.append(tests)
 
     docs = Log(
-        "sess_2c3d4e5f6a7b", at(13, 55, 0), cwd=shop, agentName="docs", title="Docs", model="claude-sonnet-4"
+        "sess_2c3d4e5f6a7b",
+        at(13, 55, 0),
+        cwd=shop,
+        agentName="docs",
+        title="Docs",
+        model="claude-sonnet-4",
+        billed="claude-sonnet-4",
     )
     docs.start("turn_d1", "Document the checkout API", after=1)
     docs.step("turn_d1", 1)
@@ -236,8 +292,10 @@ def recorded_project(home: Path) -> list[Event]:
         cwd=worktree,
         agentName="fix-login",
         title="Fix the login check",
-        model="gpt-4.1-mini",
+        model="claude-sonnet-4",
+        billed="claude-sonnet-4",
         worktree={"path": worktree, "branch": f"agent-tui/{WORKTREE}"},
+        budget={"usd": 1.0},
     )
     login.start("turn_l1", "Fix the login check: it compares plain-text passwords", after=1)
     login.step("turn_l1", 1, "I'll read the login handler first.")
@@ -270,6 +328,7 @@ def recorded_project(home: Path) -> list[Event]:
         agentName="explorer",
         title="Find callers of check_login",
         parentSessionId=login.session_id,
+        billed="claude-sonnet-4",  # its parent's model
     )
     explorer.start("turn_e1", "Find callers of check_login", after=1)
     explorer.step("turn_e1", 1, "Searching.")
@@ -298,8 +357,17 @@ def recorded_project(home: Path) -> list[Event]:
         result=None,
     )
 
+    if budgets == "near":
+        login.emit("session.budget", "turn_l1", after=1, usd=0.5, by="dashboard")
     lint = Log(
-        "sess_5f6a7b8c9d0e", at(14, 19, 0), cwd=shop, agentName="lint", title="Lint", model="gpt-4.1-mini"
+        "sess_5f6a7b8c9d0e",
+        at(14, 19, 0),
+        cwd=shop,
+        agentName="lint",
+        title="Lint",
+        model="gpt-4.1-mini",
+        billed="gpt-4.1-mini",
+        budget={"usd": 0.02} if budgets == "over" else None,
     )
     lint.start("turn_n1", "Fix the lint warnings in src/", after=1)
     lint.step("turn_n1", 1, "Running ruff.")
@@ -315,6 +383,14 @@ def recorded_project(home: Path) -> list[Event]:
     lint.step("turn_n1", 2, "No warnings left; ", after=1)
     lint.when = NOW  # the newest event: "now" for a recorded view
     lint.emit("model.delta", "turn_n1", text="checking the tests too.")
+    if budgets == "over":
+        lint.end(
+            "turn_n1",
+            "error",
+            after=0,
+            errorCode="budget_exceeded",
+            message="budget exceeded: spent $0.03 of a $0.02 budget",
+        )
     logs.append(lint)
     events = [event for log in logs for event in log.events]
     events.sort(key=lambda e: (e.ts, e.session_id, e.sequence))
@@ -344,10 +420,10 @@ def showcase_models() -> list[ModelChoice]:
     ]
 
 
-def recorded_app(base: Path) -> AgentTuiApp:
+def recorded_app(base: Path, budgets: str = "") -> AgentTuiApp:
     """The project's recorded state as the live dashboard shows it (see `arm_project`)."""
     home = fake_home(base)
-    return AgentTuiApp(events=recorded_project(home), live=False, group_by_day=True)
+    return AgentTuiApp(events=recorded_project(home, budgets), live=False, group_by_day=True)
 
 
 def arm_project(pilot: Pilot) -> LiveRun:

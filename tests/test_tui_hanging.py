@@ -58,7 +58,7 @@ async def test_a_wrapped_answer_continues_under_its_text(tmp_path: Path) -> None
             for line in rows(app.screen.query_one(part))
         ]
         assert row_after(lines, "◆ No warnings left; checking") == "  too."
-        assert row_after(lines, "── turn 1 · executing") == "   tok · 14:19:01"
+        assert row_after(lines, "── turn 1 · executing") == "   / 850 out · $0.01 · 14:19:01"
 
 
 async def test_a_wrapped_queue_entry_continues_under_the_agent_path(tmp_path: Path) -> None:

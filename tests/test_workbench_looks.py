@@ -1,5 +1,6 @@
 """What the workbench looks like: snapshots of the dashboard on a project, the new-agent form,
-the composer, a diff approval and the filter, at 80x24, 120x40 and 200x50.
+the composer, a diff approval, the filter, and what agents spent (the tree's costs, the spend
+chart, a tree near and over its budget, the budget dialog), at 80x24, 120x40 and 200x50.
 
 The states come from `support_workbench.recorded_project` (fixed ids and times, a project in a
 fake home), so the pictures are byte-stable; `scripts/screenshots.py` draws the README's
@@ -19,6 +20,7 @@ import pytest
 from support_tui import Scene, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
 from support_workbench import arm_project, recorded_app, settle, type_text, wait_for
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.screens.new_agent import NewAgentScreen
@@ -27,9 +29,19 @@ SCENE_BASE: Path | None = None
 """Where scenes make their fake home (a test's tmp_path; a fresh temp dir if unset)."""
 
 
-def project_app() -> AgentTuiApp:
+def project_app(budgets: str = "") -> AgentTuiApp:
     base = SCENE_BASE if SCENE_BASE is not None else Path(tempfile.mkdtemp(prefix="agent-tui-scene-"))
-    return recorded_app(base)
+    return recorded_app(base, budgets)
+
+
+def near_budget_app() -> AgentTuiApp:
+    """fix-login's tree has spent 83% of its budget."""
+    return project_app("near")
+
+
+def over_budget_app() -> AgentTuiApp:
+    """lint's turn was stopped: it spent more than its budget."""
+    return project_app("over")
 
 
 def session_id(app: AgentTuiApp, name: str) -> str:
@@ -63,6 +75,19 @@ def armed(
     return run_before
 
 
+def budget_dialog() -> Callable[[Pilot], Awaitable[None]]:
+    """fix-login's budget dialog open, its fields' cursors steady (a blink is not a look)."""
+    opened = armed("fix-login", "B")
+
+    async def run_before(pilot: Pilot) -> None:
+        await opened(pilot)
+        for box in pilot.app.screen.query(Input):
+            box.cursor_blink = False
+        await settle(pilot)
+
+    return run_before
+
+
 SCENES: dict[str, Scene] = {
     "workbench_80x24": Scene(project_app, (80, 24), armed("fix-login")),
     "workbench_120x40": Scene(project_app, (120, 40), armed("fix-login")),
@@ -75,6 +100,14 @@ SCENES: dict[str, Scene] = {
     "composer": Scene(project_app, (120, 40), armed("add-tests", "i", typed="Also cover the empty cart")),
     "diff_approval": Scene(project_app, (120, 40), armed("fix-login", "A", "A")),
     "filter": Scene(project_app, (120, 40), armed(None, "slash", typed="login")),
+    "spend_chart_80x24": Scene(project_app, (80, 24), armed("fix-login", "dollar_sign")),
+    "near_budget_80x24": Scene(near_budget_app, (80, 24), armed("fix-login")),
+    "near_budget_120x40": Scene(near_budget_app, (120, 40), armed("fix-login")),
+    "over_budget_80x24": Scene(over_budget_app, (80, 24), armed("lint")),
+    "over_budget_120x40": Scene(over_budget_app, (120, 40), armed("lint")),
+    "budget_dialog_80x24": Scene(near_budget_app, (80, 24), budget_dialog()),
+    "budget_dialog_120x40": Scene(near_budget_app, (120, 40), budget_dialog()),
+    "new_agent_form_80x24": Scene(project_app, (80, 24), armed(None, "n", typed="Add a logout endpoint.")),
 }
 """Also read by scripts/screenshots.py."""
 
@@ -102,6 +135,32 @@ class TestFormsLooks:
 
     def test_composer_on_a_finished_session(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["composer"])
+
+
+class TestSpendLooks:
+    def test_the_spend_chart_at_80x24(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["spend_chart_80x24"])
+
+    def test_near_its_budget_at_80x24(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["near_budget_80x24"])
+
+    def test_near_its_budget_at_120x40(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["near_budget_120x40"])
+
+    def test_over_its_budget_at_80x24(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["over_budget_80x24"])
+
+    def test_over_its_budget_at_120x40(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["over_budget_120x40"])
+
+    def test_the_budget_dialog_at_80x24(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["budget_dialog_80x24"])
+
+    def test_the_budget_dialog_at_120x40(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["budget_dialog_120x40"])
+
+    def test_the_new_agent_form_at_80x24(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["new_agent_form_80x24"])
 
 
 class TestApprovalLooks:

@@ -75,6 +75,7 @@ class AgentTuiBase(App[int]):
         Binding("N", "notices", "Notices", show=False),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (160, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # a short screen packs the forms tighter
 
     def __init__(self, *, theme: str | None = None) -> None:
         super().__init__()

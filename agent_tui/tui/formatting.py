@@ -28,6 +28,15 @@ from agent_tui.reducer import (
 )
 from agent_tui.tui.hanging import hang
 from agent_tui.tui.marked import marked
+from agent_tui.tui.spend_text import (
+    budget_share,
+    budget_text,
+    cost_brief,
+    cost_words,
+    spent,
+    tokens_text,
+    tree_budget_state,
+)
 from agent_tui.tui.timing import format_clock, format_duration, turn_timing, waited_ms
 
 STATUS_GLYPH = {
@@ -148,6 +157,9 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
         )
         timing = turn_timing(turn, now_ms, waiting_since)
         lines.append(Content.styled(f"turn {len(session.turns)} {timing}", MUTED))
+    spend_line = session_spend_line(state, session)
+    if spend_line is not None:
+        lines.append(spend_line)
     where: list[Content | str | tuple[str, str]] = []
     if session.cwd:
         where.append(marked(f"cwd {short_path(session.cwd)}", MUTED))
@@ -161,6 +173,38 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
         where += [(" · ", MUTED), marked(f"via {session.client}", MUTED)]
     lines.append(Content.assemble(*where))
     return Content("\n").join(lines)
+
+
+def session_spend_line(state: DashboardState, session: SessionView) -> Content | None:
+    """`spent $0.42 · 12.3k tok · turn 3 $0.08 · tree $1.87 · budget $2.50, 75% used` (the turn
+    part when there were several); near its budget the
+    budget part is a warning (`▲ 82% of a $2.50 budget`), past it an error that says what was
+    spent of what; None for a session that spent nothing and has no budget."""
+    tree = state.tree_spend(session.session_id)
+    budget = budget_text(session.budget_usd, session.budget_tokens)
+    if not spent(tree) and not budget:
+        return None
+    parts: list[Content | str | tuple[str, str]] = [
+        (f"spent {cost_words(session.spend)}" if spent(session.spend) else "spent nothing yet", MUTED)
+    ]
+    turn = session.turns[-1] if session.turns else None
+    if len(session.turns) > 1 and turn is not None and turn.usage is not None and spent(turn.usage):
+        parts += [(" · ", MUTED), (f"turn {len(session.turns)} {cost_brief(turn.usage)}", MUTED)]
+    if tree != session.spend:
+        parts += [(" · ", MUTED), (f"tree {cost_brief(tree)}", MUTED)]
+    if budget:
+        share = budget_share(tree, session.budget_usd, session.budget_tokens)
+        state_of = tree_budget_state(tree, session.budget_usd, session.budget_tokens)
+        parts.append((" · ", MUTED))
+        if state_of == "over":
+            used = cost_brief(tree) if session.budget_usd is not None else f"{tokens_text(tree.tokens)} tok"
+            parts.append((f"▲ over budget: spent {used} of {budget}", "bold $text-error"))
+        elif state_of == "near" and share is not None:
+            parts.append((f"▲ {int(share * 100)}% of a {budget} budget", "bold $text-warning"))
+        else:
+            used = f", {int((share or 0) * 100)}% used" if spent(tree) else ""
+            parts.append((f"budget {budget}{used}", MUTED))
+    return Content.assemble(*parts)
 
 
 def turn_content(
@@ -245,6 +289,8 @@ def _turn_rule(turn: TurnView, number: int, now_ms: int | None, dated: bool | No
         )
     elif turn.tokens is not None:
         bits.append(f"{compact_count(turn.tokens)} tok")
+    if turn.usage is not None and turn.usage.known_cost_usd is not None and spent(turn.usage):
+        bits.append(cost_brief(turn.usage))
     if turn.compactions:
         bits.append(f"compacted ×{turn.compactions}")
     if turn.started_ts:

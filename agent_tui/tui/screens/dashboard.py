@@ -15,12 +15,14 @@ from typing import Any
 
 from textual import on
 from textual.binding import Binding
+from textual.content import Content
 from textual.widget import Widget
 
 from agent_tui.events import counted
 from agent_tui.ports import (
     AgentOption,
     AgentSpec,
+    BudgetLimit,
     ChangePreview,
     FinishRefused,
     PermissionAnswer,
@@ -33,9 +35,10 @@ from agent_tui.ports import (
 )
 from agent_tui.reducer import DashboardState, PermissionView, apply_event
 from agent_tui.tui.commands import PaletteCommand
-from agent_tui.tui.formatting import agent_path_text, short_path
+from agent_tui.tui.formatting import agent_path_text, session_spend_line, short_path
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.run_surface import Run
+from agent_tui.tui.screens.budget import BudgetAnswer, BudgetScreen
 from agent_tui.tui.screens.close_session import CloseSessionScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
@@ -44,11 +47,15 @@ from agent_tui.tui.screens.reopen import ReopenScreen
 from agent_tui.tui.screens.review import ReviewScreen
 from agent_tui.tui.screens.search import SearchScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
+from agent_tui.tui.spend_text import budget_text
 from agent_tui.tui.text_entry import focus_now
 from agent_tui.tui.widgets.composer import Composer
 from agent_tui.tui.widgets.session_detail import SessionDetail
+from agent_tui.tui.widgets.spend_chart import SpendChart
 
 _READ_ONLY = "This view shows recorded events: nothing is running here."
+CHART_FROM_HEIGHT = 30
+"""The spend chart shows on screens this many rows tall or taller (`$` shows or hides it)."""
 
 
 class DashboardScreen(SessionsScreen):
@@ -71,6 +78,8 @@ class DashboardScreen(SessionsScreen):
         Binding("F", "search", "Search", show=False, priority=True),  # opens a text box: TEXT_BOX_OPENERS
         Binding("D", "review_selected", "Review", show=False),
         Binding("O", "reopen", "Reopen", show=False),
+        Binding("dollar_sign", "toggle_spend_chart", "Spend chart", key_display="$", show=False),
+        Binding("B", "budget_selected", "Budget", show=False),
     ]
 
     def __init__(
@@ -99,7 +108,13 @@ class DashboardScreen(SessionsScreen):
         return SessionDetail(id="detail", empty_text="No sessions yet. Press n to start an agent.")
 
     def compose_detail_bottom(self) -> Iterable[Widget]:
+        yield SpendChart(id="spend-chart")
         yield Composer(id="composer")
+
+    def on_mount(self) -> None:
+        # Below this height the chart would squeeze the transcript: it waits for `$`. (Textual
+        # runs this before `SessionsScreen.on_mount`, which shows the first state.)
+        self.query_one("#spend-chart", SpendChart).wanted = self.app.size.height >= CHART_FROM_HEIGHT
 
     def log_of(self, session_id: str) -> Path | None:
         return self.live.log_of(session_id) if self.live is not None else None
@@ -112,10 +127,26 @@ class DashboardScreen(SessionsScreen):
         super().show_state(state)
         if self._ready:
             self._show_composer()
+            self._show_chart()
 
     @on(SessionSelected)
     def _composer_follows_selection(self, event: SessionSelected) -> None:
         self._show_composer()
+        self._show_chart()
+
+    # -- spend ---------------------------------------------------------------------------------
+    def _show_chart(self) -> None:
+        self.query_one("#spend-chart", SpendChart).show(
+            self.state, self.session_tree.selected_id, self.now_ms()
+        )
+
+    def action_toggle_spend_chart(self) -> None:
+        """`$`: show or hide the chart of what the selected tree spent over time."""
+        chart = self.query_one("#spend-chart", SpendChart)
+        chart.wanted = not chart.wanted
+        self._show_chart()
+        if chart.wanted and not chart.display:
+            self.notify("Nothing in this tree has spent anything yet.", timeout=3)
 
     def _show_composer(self) -> None:
         composer = self.query_one("#composer", Composer)
@@ -246,6 +277,42 @@ class DashboardScreen(SessionsScreen):
             self.notify(stopped_sentence(path, stopped, was_running), title="Stop")
         else:
             self.notify(f"Nothing is running under {path}.", timeout=3)
+
+    def action_budget_selected(self) -> None:
+        self.change_budget(self.session_tree.selected_id)
+
+    def change_budget(self, session_id: str | None) -> None:
+        """`B`: set, raise or remove the budget of a session's tree (through the run: an
+        attached dashboard asks the session's host)."""
+        live = self.live
+        if live is None:
+            self.notify(_READ_ONLY, severity="warning")
+            return
+        session = self.state.sessions.get(session_id or "")
+        if session is None or session_id is None:
+            self.notify("Select a session to give a budget.", severity="warning")
+            return
+        path = agent_path_text(self.state.agent_path(session_id))
+        summary = session_spend_line(self.state, session) or Content.styled(
+            "Nothing spent yet · no budget", "$text-muted"
+        )
+        dialog = BudgetScreen(path, summary, session.budget_usd, session.budget_tokens)
+
+        def chosen(answer: BudgetAnswer | None) -> None:
+            if answer is not None:
+                self.run_worker(self._set_budget(live, session_id, path, answer), group="budget")
+            self.session_tree.focus()
+
+        self.app.push_screen(dialog, chosen)
+
+    async def _set_budget(self, live: Run, session_id: str, path: str, answer: BudgetAnswer) -> None:
+        limit = BudgetLimit(usd=answer.usd, tokens=answer.tokens)
+        problem = await live.set_budget(session_id, None if limit.empty else limit)
+        if problem is not None:
+            self.notify(problem, title="Budget not changed", severity="error", timeout=10)
+            return
+        what = budget_text(answer.usd, answer.tokens)
+        self.notify(f"{path} may spend {what}." if what else f"{path} has no budget now.", title="Budget")
 
     # -- the project's own rules file ----------------------------------------------------------
     def action_project_rules(self) -> None:
@@ -473,11 +540,23 @@ class DashboardScreen(SessionsScreen):
         commands.insert(
             1, PaletteCommand("Search sessions…", "Find what was said in any session (F)", self.action_search)
         )
+        commands.append(
+            PaletteCommand(
+                "Toggle the spend chart",
+                "What the selected tree spent over time, per agent ($)",
+                self.action_toggle_spend_chart,
+            )
+        )
         if self.live is None:
             return commands
         commands[2:2] = [
             PaletteCommand("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
             PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all),
+            PaletteCommand(
+                "Budget of the selected session…",
+                "Set, raise or remove what its tree may spend (B)",
+                self.action_budget_selected,
+            ),
             PaletteCommand(
                 "Reopen a closed session…",
                 "Bring a closed session back into the tree (O)",

@@ -38,7 +38,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     (
         "Live dashboard",
         [
-            ("n", "new agent: prompt, directory, model, own git worktree"),
+            ("n", "new agent: prompt, directory, model, budget, own git worktree"),
             ("i", "talk to the selected session (the composer under the detail)"),
             ("enter", "in the composer: steer the running turn, or start the next one"),
             ("shift+enter", "in the composer: a new line (also ctrl+j)"),
@@ -49,6 +49,8 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("O", "reopen a closed session"),
             ("R", "review the rules file the project ships (ignored until accepted)"),
             ("F", "search what was said in any session; enter opens that event"),
+            ("B", "budget of the selected session's tree: set, raise or remove"),
+            ("$", "spend chart: what the selected tree spent over time, per agent"),
         ],
     ),
     (

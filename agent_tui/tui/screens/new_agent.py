@@ -1,5 +1,6 @@
 """The "new agent" form: a prompt, where it works, which model (or which ACP agent of the config
-file: "ACP: claude" after the models), and (in a git repository) its own worktree.
+file: "ACP: claude" after the models), its budget (dollars, tokens, or both; empty: the config's
+default, if any), and (in a git repository) its own worktree.
 
 `ctrl+s` (or the Start button) starts it, `esc` closes without starting. The form checks what it
 can before it closes (a prompt, a directory that exists, a repository for a worktree) and says
@@ -20,9 +21,10 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
 
-from agent_tui.ports import AgentSpec, ModelChoice, repo_root
+from agent_tui.ports import AgentSpec, BudgetLimit, ModelChoice, repo_root
 from agent_tui.tui.formatting import short_path
 from agent_tui.tui.marked import marked
+from agent_tui.tui.spend_text import BudgetInputError, parse_tokens, parse_usd, tokens_text
 from agent_tui.tui.text_entry import focus_now
 
 MUTED = "$text-muted"
@@ -118,6 +120,21 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                     id="new-agent-name",
                     compact=True,
                 )
+            budget = draft.budget if draft is not None else None
+            with Horizontal(classes="field-row"):
+                yield Label("Budget", classes="field-label")
+                yield Input(
+                    f"{budget.usd:.2f}" if budget is not None and budget.usd is not None else "",
+                    placeholder="dollars, e.g. 2.50",
+                    id="new-agent-budget-usd",
+                    compact=True,
+                )
+                yield Input(
+                    tokens_text(budget.tokens) if budget is not None and budget.tokens is not None else "",
+                    placeholder="tokens, e.g. 500k",
+                    id="new-agent-budget-tokens",
+                    compact=True,
+                )
             yield Checkbox(
                 "Own worktree: a new branch under .agent-tui/worktrees/",
                 value=draft.own_worktree if draft is not None else False,
@@ -173,6 +190,13 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             return f"{directory}: no such directory."
         worktree = self.query_one("#new-agent-worktree", Checkbox).value
         runs_on = self.query_one("#new-agent-model", Select).value
+        try:
+            budget = BudgetLimit(
+                usd=parse_usd(self.query_one("#new-agent-budget-usd", Input).value),
+                tokens=parse_tokens(self.query_one("#new-agent-budget-tokens", Input).value),
+            )
+        except BudgetInputError as error:
+            return f"Budget: {error}."
         return AgentSpec(
             prompt=prompt,
             cwd=directory.resolve(),
@@ -180,6 +204,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             model=runs_on if isinstance(runs_on, str) else None,
             own_worktree=bool(worktree),
             acp=runs_on.name if isinstance(runs_on, AcpEntry) else None,
+            budget=None if budget.empty else budget,
         )
 
     def action_start(self) -> None:

@@ -1,7 +1,8 @@
 """The selected session's detail: a header, then its turns (messages and tool calls).
 
-The header says who and where the session is and how long its turn has taken (live while it
-runs, measured to the `now_ms` the screen passes). Three fixed parts, so a streaming turn
+The header says who and where the session is, how long its turn has taken (live while it
+runs, measured to the `now_ms` the screen passes), what the turn, the session and its tree spent
+and how that stands to its budget (it moves as each model call ends, a sub-agent's too). Three fixed parts, so a streaming turn
 re-renders only itself: the header, the finished turns (rebuilt only when that list changes) and
 the last turn (rebuilt when the session has new events). A turn that ended with a message (the
 reducer's `end_message`: an agent's exit status and stderr tail, a provider's error) shows it
@@ -134,6 +135,9 @@ class SessionDetail(VerticalScroll):
             len(session.pending),
             state.agent_path(session.session_id),
             self._now_ms // 1000 if live and self._now_ms is not None else None,
+            state.tree_spend(session.session_id),  # a sub-agent's spend moves the tree's
+            session.budget_usd,
+            session.budget_tokens,
         )
         if header_key != self._header_key:
             self._header_key = header_key

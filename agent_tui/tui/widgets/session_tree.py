@@ -1,23 +1,29 @@
 """The session tree: root sessions and their sub-agents, one line each.
 
-A line reads `● lead ⚑ 42s executing 1m12s`: status glyph (coloured), name (`⎇` when it works
-in its own worktree), the approvals waiting on it (`⚑`, `⚑2` for two) and how long the oldest
-has waited, phase badge, and how long its current (or last) turn has taken; once the turn has
+A line reads `● lead ⚑ 42s executing 1m12s $0.42 (tree $1.87) ▲ 82%`: status glyph (coloured),
+name (`⎇` when it works in its own worktree), the approvals waiting on it (`⚑`, `⚑2` for two)
+and how long the oldest has waited, phase badge, how long its current (or last) turn has taken,
+what it spent and (when its sub-agents spent too) what its whole tree spent, and its tree's
+budget mark when near or over its budget (see `spend_text`); once the turn has
 ended, the message it ended with, if any (the turn's `end_message`: an agent's exit and stderr
 tail, a provider's error), in the status's colour, cut to the line. With `group_by_day`, roots are listed
-newest first under a line per day; with `grouping` (an attached dashboard's hosts), under the
+newest first under a line per day (with what the trees under it spent); with `grouping` (an attached dashboard's hosts), under the
 lines it gives, and `marks` adds a word after a session (its host is unreachable). A filter (`shown`) keeps the matching sessions and, dimmed,
 their ancestors. Labels are rebuilt only when what they show changes, and the node structure
 only when sessions appear, vanish (scrubbing back), move, or the filter changes.
 
 A line too long for the tree is cut with `…` when it is drawn: first the end message, then the
-name, so the status, approvals, phase and time stay in view (a line that cannot keep them is cut
-at its end).
+cost gives its short form (the tree's total, `Σ$1.87`), then the name is cut (to no fewer than
+`MIN_NAME_CELLS`), so the status, approvals, phase, time, cost and budget mark stay in view;
+where even that is too long (an 80-column screen) on a line with a cost, the phase word, then the
+worktree mark, the approvals' wait and the turn's time are left out before the name is cut, so what was spent and the budget mark
+stay (a line that cannot keep them either is cut at its end).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from rich.style import Style
 from rich.text import Text
@@ -26,10 +32,11 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from agent_tui.events import visible
-from agent_tui.reducer import DashboardState, SessionView
+from agent_tui.reducer import DashboardState, SessionView, Spend
 from agent_tui.tui.formatting import STATUS_GLYPH
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.session_filter import group_roots_by_day
+from agent_tui.tui.spend_text import TreeCost, budget_mark, cost_brief, spent, tree_cost
 from agent_tui.tui.timing import elapsed_ms, format_duration, waited_ms
 
 _LabelKey = tuple[object, ...]
@@ -59,6 +66,9 @@ class SessionTree(Tree[str]):
         "session-tree--time",
         "session-tree--day",
         "session-tree--context",
+        "session-tree--cost",
+        "session-tree--budget-near",
+        "session-tree--budget-over",
     }
 
     DEFAULT_CSS = """
@@ -77,6 +87,9 @@ class SessionTree(Tree[str]):
         & > .session-tree--time { color: $foreground-muted; }
         & > .session-tree--day { color: $text-muted; text-style: bold; }
         & > .session-tree--context { color: $foreground-muted; text-style: dim; }
+        & > .session-tree--cost { color: $text-secondary; }
+        & > .session-tree--budget-near { color: $text-warning; text-style: bold; }
+        & > .session-tree--budget-over { color: $text-error; text-style: bold; }
     }
     """
 
@@ -92,7 +105,9 @@ class SessionTree(Tree[str]):
         self._session_nodes: dict[str, TreeNode[str]] = {}
         self._shape: tuple[object, ...] = ()
         self._labels: dict[str, _LabelKey] = {}
-        self._parts: dict[str, tuple[int, int, int]] = {}  # a label's name start and end, note start
+        self._pieces: dict[str, list[_Piece]] = {}  # each label's parts (how they give way)
+        self._group_nodes: dict[str, TreeNode[str]] = {}  # day (or host) lines by node data
+        self._group_roots: dict[str, list[str]] = {}  # the roots under each of them
         self._state: DashboardState | None = None
         self._now_ms: int | None = None
         self._shown: _Shown = None
@@ -140,11 +155,39 @@ class SessionTree(Tree[str]):
         for session_id, node in self._session_nodes.items():
             session = state.sessions[session_id]
             dim = session_id in context
-            key = (*_label_key(session, now_ms, dim), self._note(session), self._mark(session_id))
+            key = (
+                *_label_key(session, now_ms, dim),
+                self._note(session),
+                self._mark(session_id),
+                _spend_key(state, session),
+            )
             if self._labels.get(session_id) != key:
                 self._labels[session_id] = key
                 node.set_label(self._label(session, now_ms, dim))
+        for data, group_node in self._group_nodes.items():
+            day_key = (data, self._group_cost(data))
+            if self._labels.get(data) != day_key:
+                self._labels[data] = day_key
+                group_node.set_label(self._group_label(data))
         self._settle_selection(state, list(self._session_nodes))
+
+    def _group_cost(self, data: str) -> str | None:
+        """What the trees under a day (or host) line spent, `$3.21`; None if nothing."""
+        state = self._state
+        if state is None:
+            return None
+        total = Spend()
+        for root in self._group_roots.get(data, ()):
+            if root in state.sessions:
+                total = total.plus(_tree_spend(state, state.sessions[root]))
+        return cost_brief(total) if spent(total) else None
+
+    def _group_label(self, data: str) -> Text:
+        label = Text(visible(data[len(_GROUP) :]), self._style("session-tree--day"))
+        cost = self._group_cost(data)
+        if cost is not None:
+            label.append(f" · {cost}", self._style("session-tree--cost"))
+        return label
 
     def _layout(
         self, state: DashboardState, now_ms: int | None, shown: _Shown
@@ -159,9 +202,11 @@ class SessionTree(Tree[str]):
                 if self.grouping is not None
                 else group_roots_by_day(state, roots, now_ms)
             )
+            self._group_roots = {}
             for label, day_roots in groups:
                 group = _GROUP + label
                 layout.append((group, None))
+                self._group_roots[group] = day_roots
                 for root in day_roots:
                     layout += _subtree(state, root, group, allowed)
         else:
@@ -177,15 +222,11 @@ class SessionTree(Tree[str]):
         self.clear()
         self._session_nodes = {}
         self._labels = {}
-        groups: dict[str, TreeNode[str]] = {}
+        self._group_nodes = groups = {}
         parents = {parent for _, parent in layout if parent is not None}
         for data, parent_data in layout:
             if data.startswith(_GROUP):
-                label = Text(
-                    visible(data[len(_GROUP) :]),
-                    self.get_component_rich_style("session-tree--day", partial=True),
-                )
-                groups[data] = self.root.add(label, data=data, expand=True)
+                groups[data] = self.root.add(self._group_label(data), data=data, expand=True)
                 continue
             under: TreeNode[str] = self.root
             if parent_data is not None:
@@ -263,36 +304,49 @@ class SessionTree(Tree[str]):
     def _label(self, session: SessionView, now_ms: int | None, dim: bool) -> Text:
         style = self._style
         status = session.status
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(STATUS_GLYPH[status], style(f"session-tree--{status}", partial=True))
-        text.append(" ")
-        name_start = len(text)
-        text.append(visible(session.display_name), Style(bold=session.running))
-        name_end = len(text)
+        pieces: list[_Piece] = []
+
+        def add(
+            role: str, text: str, look: Style | str, short: str | None = None, *, gap: bool = False
+        ) -> None:
+            piece = Text.assemble(" ", (text, look)) if gap else Text(text, look)
+            shorter = Text(short, look) if short is not None else None
+            if dim:
+                piece.stylize(style("session-tree--context"))
+                if shorter is not None:
+                    shorter.stylize(style("session-tree--context"))
+            pieces.append(_Piece(role, piece, shorter))
+
+        add("fixed", STATUS_GLYPH[status], style(f"session-tree--{status}"))
+        add("fixed", " ", "")
+        add("name", visible(session.display_name), Style(bold=session.running))
         if session.worktree_branch:
-            text.append(" ⎇", style("session-tree--time", partial=True))
+            add("worktree", " ⎇", style("session-tree--time"))
         if session.pending:
             count = len(session.pending)
-            waited = _oldest_wait(session, now_ms)
-            flag = "⚑" if count == 1 else f"⚑{count}"
-            text.append(f" {flag}{waited}", style("session-tree--pending", partial=True))
+            add("fixed", " ⚑" if count == 1 else f" ⚑{count}", style("session-tree--pending"))
+            add("wait", _oldest_wait(session, now_ms), style("session-tree--pending"))
         phase = session.phase
         if phase is not None:
-            text.append(" ")
-            text.append(phase, style(f"session-tree--phase-{phase}", partial=True))
+            add("phase", phase, style(f"session-tree--phase-{phase}"), gap=True)
         duration = _duration(session, now_ms)
         if duration:
-            text.append(f" {duration}", style("session-tree--time", partial=True))
+            add("time", f" {duration}", style("session-tree--time"))
+        cost, budget = self._spend(session)
+        if cost is not None:
+            add("cost", f" {cost.full}", style("session-tree--cost"), f" {cost.short}")
+        if budget is not None:
+            kind = "over" if budget.endswith("over") else "near"
+            add("budget", f" {budget}", style(f"session-tree--budget-{kind}"))
         mark = self._mark(session.session_id)
         if mark:
-            text.append(f" {mark}", style("session-tree--pending", partial=True))
-        self._parts[session.session_id] = (name_start, name_end, len(text))
+            add("fixed", f" {mark}", style("session-tree--pending"))
         note = self._note(session)
         if note:
             kind = "failed" if status == "failed" or session.session_id in self.end_marks else "time"
-            text.append(visible(f" {note}"), style(f"session-tree--{kind}", partial=True))
-        if dim:
-            text.stylize(style("session-tree--context", partial=True))
+            add("note", visible(f" {note}"), style(f"session-tree--{kind}"))
+        self._pieces[session.session_id] = pieces
+        text = Text.assemble(*(piece.text for piece in pieces), no_wrap=True, overflow="ellipsis")
         return text
 
     def _style(self, name: str, *, partial: bool = True) -> Style:
@@ -313,12 +367,21 @@ class SessionTree(Tree[str]):
         room = self.scrollable_content_region.width - depth * self.guide_depth
         if room <= 0 or text.cell_len <= room:
             return text
-        parts = self._parts.get(node.data or "")
-        if parts is None:
+        pieces = self._pieces.get(node.data or "")
+        if pieces is None:
             return _cut(text, room)
-        prefix = len(text) - len(node.label)  # the expand/collapse icon
-        name_start, name_end, note_start = (prefix + offset for offset in parts)
-        return _fit(text, room, name_start, name_end, note_start)
+        prefix = text[: len(text) - len(node.label)]  # the expand/collapse icon
+        fitted = _fit(pieces, room - prefix.cell_len)
+        fitted.stylize(style)
+        return Text.assemble(prefix, fitted)
+
+    def _spend(self, session: SessionView) -> tuple[TreeCost | None, str | None]:
+        """The session's cost on its line and its tree's budget mark (see `spend_text`)."""
+        state = self._state
+        if state is None:
+            return None, None
+        tree = _tree_spend(state, session)
+        return tree_cost(session.spend, tree), budget_mark(tree, session.budget_usd, session.budget_tokens)
 
     def _mark(self, session_id: str) -> str | None:
         return self.marks(session_id) if self.marks is not None else None
@@ -340,17 +403,61 @@ def _cut(text: Text, room: int) -> Text:
     return cut
 
 
-def _fit(text: Text, room: int, name_start: int, name_end: int, note_start: int) -> Text:
-    """`text` in `room` cells: its note (from `note_start`) cut or dropped, then its name
-    (`name_start`:`name_end`) cut, so what follows the name stays whole."""
-    head = text[:note_start]
-    if head.cell_len < room:
-        return Text.assemble(head, _cut(text[note_start:], room - head.cell_len))
-    fixed = head.cell_len - text[name_start:name_end].cell_len
+class _Piece(NamedTuple):
+    """A part of a tree line: its `role` says how it gives way when the line is too long
+    (`fixed` and `budget` never, `note` is cut first, `cost` takes its `short` form, `name` is
+    cut, and on a line with a cost or a budget mark `phase`, `worktree`, `wait` and `time` are
+    dropped in that order)."""
+
+    role: str
+    text: Text
+    short: Text | None = None
+
+
+DROPPED_IN_TURN = ("phase", "worktree", "wait", "time")
+"""What a line too narrow for its cut name leaves out, one after the other."""
+
+
+def _joined(pieces: list[_Piece]) -> Text:
+    return Text.assemble(*(piece.text for piece in pieces))
+
+
+def _fit(pieces: list[_Piece], room: int) -> Text:
+    """A line in `room` cells (see the module docstring): its note cut or dropped; then its cost
+    in its short form; then its name cut (not under `MIN_NAME_CELLS`); then, to keep a cost or a
+    budget mark, its phase, its worktree mark, the approvals' wait and the turn's time left out,
+    one by one; at last cut at its end."""
+    head = [piece for piece in pieces if piece.role != "note"]
+    whole = _joined(head)
+    if whole.cell_len < room:
+        return Text.assemble(whole, _cut(_joined(pieces[len(head) :]), room - whole.cell_len))
+    if whole.cell_len == room:
+        return whole
+    head = [_Piece(p.role, p.short) if p.short is not None else p for p in head]
+    spend = any(piece.role in ("cost", "budget") for piece in head)
+    for left_out in range(len(DROPPED_IN_TURN) + 1 if spend else 1):
+        dropped = DROPPED_IN_TURN[:left_out]
+        kept = [piece for piece in head if piece.role not in dropped]
+        fitted = _name_cut(kept, room)
+        if fitted is not None:
+            return fitted
+    return _cut(_joined(kept), room)
+
+
+def _name_cut(pieces: list[_Piece], room: int) -> Text | None:
+    """The pieces in `room` cells by cutting the name, or None if its cut would be too short."""
+    line = _joined(pieces)
+    if line.cell_len <= room:
+        return line
+    name = next((piece for piece in pieces if piece.role == "name"), None)
+    if name is None:
+        return None
+    fixed = line.cell_len - name.text.cell_len
     if room - fixed < MIN_NAME_CELLS:
-        return _cut(head, room)
-    name = _cut(text[name_start:name_end], room - fixed)
-    return Text.assemble(text[:name_start], name, text[name_end:note_start])
+        return None
+    return Text.assemble(
+        *(_cut(piece.text, room - fixed) if piece is name else piece.text for piece in pieces)
+    )
 
 
 def _oldest_wait(session: SessionView, now_ms: int | None) -> str:
@@ -364,6 +471,17 @@ def _duration(session: SessionView, now_ms: int | None) -> str:
         return ""
     elapsed = elapsed_ms(session.turns[-1], now_ms)
     return format_duration(elapsed) if elapsed is not None else ""
+
+
+def _tree_spend(state: DashboardState, session: SessionView) -> Spend:
+    """What the session's tree spent (its own spend when it has no sub-agents: no walk)."""
+    if not state.children(session.session_id):
+        return session.spend
+    return state.tree_spend(session.session_id)
+
+
+def _spend_key(state: DashboardState, session: SessionView) -> object:
+    return (_tree_spend(state, session), session.spend, session.budget_usd, session.budget_tokens)
 
 
 def _label_key(session: SessionView, now_ms: int | None, dim: bool) -> _LabelKey:

@@ -1,4 +1,5 @@
-"""The top line: what this view is, the counts a user watches, where the logs go, and notices.
+"""The top line: what this view is, the counts a user watches (what all its sessions spent among
+them), where the logs go, and notices.
 
 Notifications are shown here, at the right end of the line, instead of as toasts over the
 panels: a notice never covers the detail's first lines, the approval queue or a dialog. The
@@ -22,6 +23,7 @@ from textual.widgets import Static
 from agent_tui.events import counted
 from agent_tui.reducer import DashboardState
 from agent_tui.tui.marked import marked
+from agent_tui.tui.spend_text import cost_brief, spent
 
 MUTED = "$text-muted"
 NOTICE_RANK = {"information": 0, "warning": 1, "error": 2}
@@ -33,7 +35,8 @@ NOTICE_STYLE = {
 
 
 class SummaryBar(Horizontal):
-    """`agent-tui · live demo   ● 3 running · ⚑ 2 approvals · 7 sessions · 138 events   <notice>`."""
+    """`agent-tui · live demo   ● 3 running · ⚑ 2 approvals · $1.87 · 7 sessions · 138 events
+    <notice>` (what every session spent, once anything was)."""
 
     DEFAULT_CSS = """
     SummaryBar {
@@ -66,12 +69,13 @@ class SummaryBar(Horizontal):
         running = state.running_count()
         pending = len(state.pending_permissions())
         sessions = len(state.sessions)
+        total = state.total_spend()
         width = self.size.width
         notice = self.query_one("#summary-notice", Static)
         notice_width = notice.size.width if notice.has_class("-shown") else 0
         key = (
             self.mode, running, pending, state.event_count, sessions, note, error, self.location,
-            width, notice_width,
+            width, notice_width, total,
         )  # fmt: skip
         self._shown = (state, note, error)
         if key == self._key:
@@ -89,6 +93,10 @@ class SummaryBar(Horizontal):
                 "bold $text-warning" if pending else MUTED,
             ),
             sep,
+        ]
+        if spent(total):
+            parts += [(cost_brief(total), "$text-secondary"), sep]
+        parts += [
             (f"{counted(sessions, 'session')}", MUTED),
         ]
         events_count: list[Content | str | tuple[str, str]] = [sep, (f"{state.event_count:,} events", MUTED)]

@@ -1,0 +1,158 @@
+"""How money, tokens and budgets read on the dashboard: `$0.42`, `<$0.01`, `12.3k tok`,
+`price unknown`, `$0.42 (tree $1.87)`, `▲ 82%`.
+
+Rules every view follows (pure functions of the reducer's `Spend`s, no widget here):
+- a cost is never made up: a spend none of whose tokens had a price reads as its tokens and
+  "price unknown" (where room is short, as its tokens alone: `12.3k tok`); one priced only in
+  part reads `≥$0.42`, at least that much;
+- dollars: `$0.00` for nothing, `<$0.01` under half a cent, cents below $1,000, whole dollars
+  (`$1,234`) from there;
+- tokens: `950`, `1.2k`, `12.3k`, `123k`, `1.2M`;
+- a budget's share is the larger of its dollars' and its tokens' (a budget of both stops at the
+  first it reaches); whether it is near or over is the engine's judgement (`budget_state`, near
+  from 80%), and the mark reads `▲ 82%` near it and `▲ over` past it, so it says what it means
+  without its colour.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from agent_tui.ports import budget_state
+from agent_tui.reducer import Spend
+
+
+def usd_text(usd: float) -> str:
+    """`$0.00`, `<$0.01`, `$0.42`, `$12.40`, `$1,234`."""
+    if usd <= 0:
+        return "$0.00"
+    if usd < 0.005:
+        return "<$0.01"
+    if usd < 1000:
+        return f"${usd:,.2f}"
+    return f"${usd:,.0f}"
+
+
+def tokens_text(tokens: int) -> str:
+    """`950`, `1.2k`, `12.3k`, `123k`, `1.2M`, `12.3M`, `123M`."""
+    for size, unit in ((1_000_000, "M"), (1_000, "k")):
+        if tokens >= size:
+            value = tokens / size
+            if value >= 100:
+                return f"{value:.0f}{unit}"
+            text = f"{value:.1f}"
+            return (text[:-2] if text.endswith(".0") else text) + unit
+    return str(tokens)
+
+
+def spent(spend: Spend) -> bool:
+    """Whether anything was spent at all."""
+    return spend.tokens > 0 or spend.cost_usd > 0
+
+
+def cost_brief(spend: Spend) -> str:
+    """A spend in a few cells: `$0.42`, `≥$0.42` (priced in part), `12.3k tok` (no price)."""
+    known = spend.known_cost_usd
+    if known is None:
+        return f"{tokens_text(spend.tokens)} tok"
+    return ("" if spend.fully_priced else "≥") + usd_text(known)
+
+
+def cost_words(spend: Spend) -> str:
+    """A spend in words: `$0.42 · 12.3k tok`, `12.3k tok · price unknown`, or (priced in part)
+    `≥$0.42 · 12.3k tok, 2.1k of them price unknown`."""
+    tokens = f"{tokens_text(spend.tokens)} tok"
+    known = spend.known_cost_usd
+    if known is None:
+        return f"{tokens} · price unknown"
+    if spend.fully_priced:
+        return f"{usd_text(known)} · {tokens}"
+    return f"≥{usd_text(known)} · {tokens}, {tokens_text(spend.unpriced_tokens)} of them price unknown"
+
+
+class TreeCost(NamedTuple):
+    """A tree line's cost: `full` when there is room, `short` when there is not."""
+
+    full: str
+    short: str
+
+
+def tree_cost(own: Spend, tree: Spend) -> TreeCost | None:
+    """`$0.42 (tree $1.87)` for an agent whose sub-agents spent too (short: `Σ$1.87`, the tree's
+    total), `$0.42` for one alone; None when nothing was spent."""
+    if not spent(tree):
+        return None
+    if tree == own:
+        brief = cost_brief(own)
+        return TreeCost(brief, brief)
+    whole = cost_brief(tree)
+    return TreeCost(f"{cost_brief(own)} (tree {whole})", f"Σ{whole}")
+
+
+def budget_share(tree: Spend, usd: float | None, tokens: int | None) -> float | None:
+    """How much of its budget a tree has spent (1.0: all of it), None without a budget."""
+    shares = []
+    if usd is not None:
+        shares.append(tree.cost_usd / usd if usd > 0 else float("inf"))
+    if tokens is not None:
+        shares.append(tree.tokens / tokens if tokens > 0 else float("inf"))
+    return max(shares) if shares else None
+
+
+def tree_budget_state(tree: Spend, usd: float | None, tokens: int | None) -> str:
+    """`ok`, `near` or `over`: the engine's own judgement of a tree's spend against its budget."""
+    return budget_state(tree.cost_usd, tree.tokens, usd, tokens)
+
+
+def budget_mark(tree: Spend, usd: float | None, tokens: int | None) -> str | None:
+    """`▲ 82%` near the budget, `▲ over` past it, None otherwise (or without a budget)."""
+    state = tree_budget_state(tree, usd, tokens)
+    share = budget_share(tree, usd, tokens)
+    if state == "ok" or share is None:
+        return None
+    return "▲ over" if state == "over" else f"▲ {min(int(share * 100), 99)}%"
+
+
+def budget_text(usd: float | None, tokens: int | None) -> str:
+    """`$2.50`, `500k tok`, or `$2.50 or 500k tok`."""
+    parts = []
+    if usd is not None:
+        parts.append(usd_text(usd))
+    if tokens is not None:
+        parts.append(f"{tokens_text(tokens)} tok")
+    return " or ".join(parts)
+
+
+class BudgetInputError(ValueError):
+    """What is wrong with a typed budget, in one sentence."""
+
+
+def parse_usd(text: str) -> float | None:
+    """A typed dollar budget (`2.50`, `$2.50`, `2,500`); None when empty (no dollar limit)."""
+    cleaned = text.strip().removeprefix("$").replace(",", "").strip()
+    if not cleaned:
+        return None
+    try:
+        value = float(cleaned)
+    except ValueError:
+        raise BudgetInputError(f"{text.strip()!r} is not an amount of dollars (like 2.50)") from None
+    if not value > 0 or value == float("inf"):
+        raise BudgetInputError("a dollar budget is more than $0 (leave it empty for none)")
+    return value
+
+
+def parse_tokens(text: str) -> int | None:
+    """A typed token budget (`500000`, `500k`, `1.5M`, `500_000`); None when empty."""
+    cleaned = text.strip().replace(",", "").replace("_", "").lower()
+    if not cleaned:
+        return None
+    scale = {"k": 1_000, "m": 1_000_000}.get(cleaned[-1], 1)
+    number = cleaned[:-1] if scale != 1 else cleaned
+    try:
+        value = float(number)
+    except ValueError:
+        raise BudgetInputError(f"{text.strip()!r} is not a number of tokens (like 500k)") from None
+    tokens = int(value * scale)
+    if tokens < 1 or value == float("inf"):
+        raise BudgetInputError("a token budget is at least 1 token (leave it empty for none)")
+    return tokens
