@@ -58,6 +58,8 @@ class TestTurnTimes:
             "startedAt": "2026-11-30T09:00:01.000Z",
             "endedAt": "2026-11-30T09:01:41.400Z",
             "durationMs": 100_400,
+            "costUsd": None,  # the scripted model has no price
+            "tokens": {"completion": 180, "prompt": 2100, "unpriced": 2280},
         }
 
 
