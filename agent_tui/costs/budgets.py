@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent_tui.costs.wording import usd_text
+
 __all__ = [
     "NEAR_SHARE",
     "BudgetLimit",
@@ -122,13 +124,8 @@ def budget_state(spent_usd: float, spent_tokens: int, usd: float | None, tokens:
 
 
 def format_usd(amount: float) -> str:
-    """`$2.51`; amounts under ten cents keep up to four decimals (`$0.0042`), never `$0.00`."""
-    if amount >= 0.1 or amount == 0:
-        return f"${amount:,.2f}"
-    text = f"{amount:.4f}".rstrip("0")
-    if len(text.split(".")[1]) < 2:
-        text = f"{amount:.2f}"
-    return f"${text}"
+    """Dollars as every message says them (`costs.wording.usd_text`): `$2.51`, `$0.0042`."""
+    return usd_text(amount)
 
 
 def over_sentence(spent: BudgetSpend, budget: BudgetLimit) -> str | None:

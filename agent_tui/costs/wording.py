@@ -16,12 +16,16 @@ PRICE_UNKNOWN = "price unknown"
 
 
 def usd_text(amount: float) -> str:
-    """Dollars: `$1,234.50`, `$0.42`, `$0.0016` (below a cent), `<$0.0001`, `$0.00` (nothing)."""
+    """Dollars: `$1,234.50`, `$0.42`, `$0.015` and `$0.0016` (under ten cents, up to four
+    decimals), `<$0.0001`, `$0.00` (nothing)."""
     if 0 < amount < 0.0001:
         return "<$0.0001"
-    if 0 < amount < 0.01:
-        return f"${amount:.4f}"
-    return f"${amount:,.2f}"
+    if amount >= 0.1 or amount == 0:
+        return f"${amount:,.2f}"
+    text = f"{amount:.4f}".rstrip("0")
+    if len(text.split(".")[1]) < 2:
+        text = f"{amount:.2f}"
+    return f"${text}"
 
 
 def cost_text(known_usd: float | None, unpriced_tokens: int) -> str:
