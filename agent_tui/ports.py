@@ -54,7 +54,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from agent_tui.costs.budgets import BudgetLimit, budget_state, format_usd
+from agent_tui.costs.budgets import BudgetLimit, budget_share, budget_state, format_usd
 from agent_tui.demo import demo_scenario_path
 from agent_tui.engine.permissions import (
     PermissionAnswer,
@@ -187,6 +187,7 @@ __all__ = [
     "TurnFacts",
     "Workbench",
     "WorktreeError",
+    "budget_share",
     "budget_state",
     "demo_scenario_path",
     "excerpt",

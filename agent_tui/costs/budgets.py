@@ -28,6 +28,7 @@ __all__ = [
     "BudgetLimit",
     "BudgetSpend",
     "BudgetState",
+    "budget_share",
     "budget_state",
     "format_usd",
     "over_sentence",
@@ -113,14 +114,21 @@ def budget_state(spent_usd: float, spent_tokens: int, usd: float | None, tokens:
     `spent_tokens` (prompt plus completion) against a budget of `usd` and/or `tokens` (None: no
     limit of that kind). Plain numbers, so any reader of a log can ask (a limit of 0 or less,
     which agent-tui never writes, is spent at once)."""
-    share = 0.0
-    for spent, limit in ((spent_usd, usd), (spent_tokens, tokens)):
-        if limit is None:
-            continue
-        share = max(share, spent / limit if limit > 0 else 1.0)
+    share = budget_share(spent_usd, spent_tokens, usd, tokens) or 0.0
     if share >= 1:
         return "over"
     return "near" if share >= NEAR_SHARE else "ok"
+
+
+def budget_share(spent_usd: float, spent_tokens: int, usd: float | None, tokens: int | None) -> float | None:
+    """How much of its budget a tree spent (1.0: all of it), the larger of its dollars' and its
+    tokens' shares; None without a budget. A limit of 0 or less is spent at once."""
+    shares = [
+        spent / limit if limit > 0 else 1.0
+        for spent, limit in ((spent_usd, usd), (spent_tokens, tokens))
+        if limit is not None
+    ]
+    return max(shares) if shares else None
 
 
 def format_usd(amount: float) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from agent_tui.ports import budget_share as spend_share
 from agent_tui.ports import budget_state
 from agent_tui.reducer import Spend
 
@@ -91,12 +92,7 @@ def tree_cost(own: Spend, tree: Spend) -> TreeCost | None:
 
 def budget_share(tree: Spend, usd: float | None, tokens: int | None) -> float | None:
     """How much of its budget a tree has spent (1.0: all of it), None without a budget."""
-    shares = []
-    if usd is not None:
-        shares.append(tree.cost_usd / usd if usd > 0 else float("inf"))
-    if tokens is not None:
-        shares.append(tree.tokens / tokens if tokens > 0 else float("inf"))
-    return max(shares) if shares else None
+    return spend_share(tree.cost_usd, tree.tokens, usd, tokens)
 
 
 def tree_budget_state(tree: Spend, usd: float | None, tokens: int | None) -> str:
