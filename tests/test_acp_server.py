@@ -57,6 +57,17 @@ WORK: list[dict[str, Any]] = [
 ]
 
 
+def our_acp_agent(base_url: str, sessions_dir: Path) -> Any:
+    """`agent-tui acp` itself as the agent, on model `m` of the OpenAI-compatible `base_url`."""
+    from agent_tui.acp.config import AcpAgentConfig
+
+    args = ("-m", "agent_tui", "acp", "--provider", "openai", "--model", "m", "--base-url", base_url)
+    return AcpAgentConfig(
+        "agent-tui", sys.executable, (*args, "--sessions-dir", str(sessions_dir)),
+        env=("AGENT_TUI_CONFIG", *PASS_ON),
+    )  # fmt: skip
+
+
 async def test_prompt_streams_text_and_tools_and_asks_through_the_prompter(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -231,27 +242,13 @@ async def test_a_killed_agent_closes_the_turn_with_the_reason(tmp_path: Path) ->
 async def test_model_flags_serve_a_real_model(tmp_path: Path) -> None:
     from fake_model_server import FakeModelServer, Stream, openai_stream
 
-    from agent_tui.acp.config import AcpAgentConfig
-
     workspace = tmp_path / "ws"
     workspace.mkdir()
     config = tmp_path / "config.toml"
     config.write_text("")
     with FakeModelServer() as model:
         model.script(Stream(openai_stream(["Hello from ", "a real model."])))
-        args = (
-            "-m",
-            "agent_tui",
-            "acp",
-            "--provider",
-            "openai",
-            "--model",
-            "m",
-            "--base-url",
-            model.openai_url,
-        )
-        agent = AcpAgentConfig("agent-tui", sys.executable, (*args, "--sessions-dir", str(tmp_path / "server")),
-                               env=("AGENT_TUI_CONFIG", *PASS_ON))  # fmt: skip
+        agent = our_acp_agent(model.openai_url, tmp_path / "server")
         async with Harness(
             tmp_path / "client",
             QueuePrompter(lambda request: None),
@@ -332,8 +329,6 @@ async def test_a_served_session_keeps_the_configs_budget_and_refuses_a_prompt_on
 ) -> None:
     from fake_model_server import FakeModelServer, Stream, openai_stream
 
-    from agent_tui.acp.config import AcpAgentConfig
-
     workspace = tmp_path / "ws"
     workspace.mkdir()
     config = tmp_path / "config.toml"
@@ -345,19 +340,7 @@ async def test_a_served_session_keeps_the_configs_budget_and_refuses_a_prompt_on
             Stream(openai_stream(calls=[("a", "list_dir", ['{"path": "."}'])], usage=big)),
             Stream(openai_stream(calls=[("b", "list_dir", ['{"path": "."}'])], usage=big)),
         )
-        args = (
-            "-m",
-            "agent_tui",
-            "acp",
-            "--provider",
-            "openai",
-            "--model",
-            "m",
-            "--base-url",
-            model.openai_url,
-        )
-        agent = AcpAgentConfig("agent-tui", sys.executable, (*args, "--sessions-dir", str(tmp_path / "server")),
-                               env=("AGENT_TUI_CONFIG", *PASS_ON))  # fmt: skip
+        agent = our_acp_agent(model.openai_url, tmp_path / "server")
         async with Harness(
             tmp_path / "client",
             QueuePrompter(lambda request: None),
