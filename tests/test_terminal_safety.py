@@ -363,9 +363,10 @@ def test_replay_in_a_real_terminal_keeps_its_title_clipboard_and_screen(
     screen = tmux.wait_for("tool says ␛]0;PWNED-TITLE", "the other session's detail")
     assert "model says" in screen and "Sessions" in screen and "paused" in screen  # nothing wiped
     tmux("send-keys", "-t", "t", "Home")  # the scrubber moves: the bars are drawn again
-    tmux.wait_for("‖ paused  0 / 28  start", "the scrubber at its start")
+    # the 28 events of the two sessions and a model.usage after each of the 2 model calls
+    tmux.wait_for("‖ paused  0 / 30  start", "the scrubber at its start")
     tmux("send-keys", "-t", "t", "End")
-    screen = tmux.wait_for("28 / 28  turn.completed · lead ␛]0;PWNED-TITLE", "the scrubber at its end")
+    screen = tmux.wait_for("30 / 30  turn.completed · lead ␛]0;PWNED-TITLE", "the scrubber at its end")
     assert "Sessions" in screen and "Detail" in screen
     assert tmux.title() == "KNOWN-TITLE"
     assert tmux.buffers() == ""  # OSC 52 wrote nothing to the clipboard
