@@ -119,7 +119,9 @@ class AttachedBus:
             Caller(dashboard=self.name, user=getpass.getuser(), host=socket.gethostname()),
             timeout=self._control_timeout,
         )
-        self._feed = StreamFeed(js, self._deliver, self._problem, start=self._start)
+        self._feed = StreamFeed(
+            js, self._deliver, self._problem, start=self._start, became_live=self._changed
+        )
         self._presence = PresenceWatch(js, self._changed, self._problem, ttl=self._presence_ttl)
         await self._presence.start()
         await self._feed.start()

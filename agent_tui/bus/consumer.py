@@ -17,7 +17,9 @@ Invariants:
 - events are handed to `deliver(host, event)` only through `SessionOrder`, so a session's events
   reach it once each and in sequence order, whatever the stream holds;
 - `live` is set once the feed has taken every message the stream held when it started (or
-  the stream was empty): from then on the dashboard shows what happens as it happens.
+  the stream was empty): from then on the dashboard shows what happens as it happens. Becoming
+  live is a change of its own (`became_live`), told even when the last messages were held by
+  the order gate and so folded nothing.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class StreamFeed:
         deliver: called with (host, event) for each event that may be folded, in order.
         problem: called with one sentence for each message that is not a valid event.
         start: where to begin.
+        became_live: called once, when the feed becomes `live`.
     """
 
     def __init__(
@@ -69,8 +72,10 @@ class StreamFeed:
         problem: Callable[[str], None],
         *,
         start: StartAt | None = None,
+        became_live: Callable[[], None] | None = None,
     ) -> None:
         self._js = js
+        self._became_live = became_live
         self._deliver = deliver
         self._problem = problem
         self._start = start or StartAt()
@@ -135,7 +140,7 @@ class StreamFeed:
             if info.state.first_seq > 1:
                 self.order.from_anywhere = True  # the stream's limits cut its start
             if info.state.messages == 0:
-                self.live.set()
+                self._set_live()
         config = js_api.ConsumerConfig()
         if self.last_stream_sequence:
             policy = js_api.DeliverPolicy.BY_START_SEQUENCE
@@ -175,7 +180,14 @@ class StreamFeed:
         if not self.live.is_set() and (
             pending == 0 or (self._live_at is not None and sequence >= self._live_at)
         ):
-            self.live.set()
+            self._set_live()
+
+    def _set_live(self) -> None:
+        if self.live.is_set():
+            return
+        self.live.set()
+        if self._became_live is not None:
+            self._became_live()
 
     def _check(self, subject: str, data: bytes, sequence: int) -> None:
         parts = subject.split(".")
