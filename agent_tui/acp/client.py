@@ -154,9 +154,9 @@ class AcpAgentSession:
         return turn
 
     def cancel(self) -> bool:
-        """Stop the running turn (False when none runs)."""
+        """Stop the running turn (False when none runs: its state machine has ended it)."""
         turn = self.turn
-        if turn is None or turn.done.is_set() or turn.cancel_requested:
+        if turn is None or turn.fsm.is_terminal or turn.cancel_requested:
             return False
         turn.cancel()
         return True

@@ -68,17 +68,14 @@ class UsageTotals:
         turn's total."""
         if done.prompt_tokens is None and done.completion_tokens is None:
             return None
-        prompt = done.prompt_tokens or 0
-        completion = done.completion_tokens or 0
-        used = ModelUsage(
-            step=step,
-            promptTokens=prompt,
-            completionTokens=completion,
-            cachedTokens=done.cached_tokens,
-            cacheWriteTokens=done.cache_write_tokens,
-            costUsd=self.prices.cost_usd(
-                done.model, prompt, completion, done.cached_tokens, done.cache_write_tokens
-            ),
+        used = ModelUsage.priced(
+            self.prices,
+            step,
+            done.model,
+            done.prompt_tokens or 0,
+            done.completion_tokens or 0,
+            done.cached_tokens,
+            done.cache_write_tokens,
         )
         self.calls.append(used)
         return used

@@ -12,7 +12,7 @@ Reading and writing lines (validation, building payloads) is `validation.py`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Any, Final, Literal, Union
+from typing import Annotated, Any, Final, Literal, Protocol, Union
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -174,13 +174,26 @@ class SubagentDelivered(_Payload):
 
 class Usage(_Payload):
     """A turn's tokens summed over its model calls, and their cost from the price table in force
-    when the turn ended (absent when the model's price is unknown)."""
+    when the turn ended (absent when the model's price is unknown). The one owner of a usage's
+    fields and of how they are written (`fields`): a model call's `ModelUsage` is one with its step."""
 
     promptTokens: int
     completionTokens: int
     cachedTokens: int | None = None
     cacheWriteTokens: int | None = None
     costUsd: float | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The payload (unknown fields left out, in the log's order). By hand, not `model_dump`:
+        an import writes one per model call and one per turn."""
+        spent: dict[str, Any] = {"promptTokens": self.promptTokens, "completionTokens": self.completionTokens}
+        if self.cachedTokens is not None:
+            spent["cachedTokens"] = self.cachedTokens
+        if self.cacheWriteTokens is not None:
+            spent["cacheWriteTokens"] = self.cacheWriteTokens
+        if self.costUsd is not None:
+            spent["costUsd"] = self.costUsd
+        return spent
 
     @classmethod
     def of_calls(cls, calls: Iterable[ModelUsage]) -> Usage | None:
@@ -203,7 +216,7 @@ class Usage(_Payload):
             cost = None if cost is None or call.costUsd is None else cost + call.costUsd
         if not count:
             return None
-        return cls(
+        return Usage(
             promptTokens=prompt,
             completionTokens=completion,
             cachedTokens=cached if has_cached else None,
@@ -212,19 +225,49 @@ class Usage(_Payload):
         )
 
 
-class ModelUsage(_Payload):
+class Pricing(Protocol):
+    """What a call's tokens cost (the costs' `PriceTable`); None when the model's price is unknown."""
+
+    def cost_usd(
+        self,
+        model: str | None,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+    ) -> float | None: ...
+
+
+class ModelUsage(Usage):
     """What one model call (step) used, as its provider reported it, right after its stream."""
 
     step: int
-    promptTokens: int
-    completionTokens: int
-    cachedTokens: int | None = None
-    cacheWriteTokens: int | None = None
-    costUsd: float | None = None
+
+    @classmethod
+    def priced(
+        cls,
+        prices: Pricing,
+        step: int,
+        model: str | None,
+        prompt: int,
+        completion: int,
+        cached: int | None = None,
+        written: int | None = None,
+    ) -> ModelUsage:
+        """Call `step`'s usage (`prompt` counts every prompt token, cache reads `cached` and
+        writes `written` included), priced as `model` (no cost when its price is unknown)."""
+        return cls(
+            step=step,
+            promptTokens=prompt,
+            completionTokens=completion,
+            cachedTokens=cached,
+            cacheWriteTokens=written,
+            costUsd=prices.cost_usd(model, prompt, completion, cached, written),
+        )
 
     def fields(self) -> dict[str, Any]:
-        """The `model.usage` payload (unknown fields left out, in the log's order)."""
-        return self.model_dump(exclude_none=True)
+        """The `model.usage` payload: the step, then the usage's fields."""
+        return {"step": self.step, **super().fields()}
 
 
 class SessionBudget(_Payload):

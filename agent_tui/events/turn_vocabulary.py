@@ -181,19 +181,8 @@ class TurnEnd:
         payload: dict[str, object] = {"stopReason": self.stop_reason}
         if self.error_code is not None:
             payload["errorCode"] = self.error_code
-        usage = self.usage
-        if usage is not None:  # by hand, not `model_dump`: an import writes one per turn
-            spent: dict[str, object] = {
-                "promptTokens": usage.promptTokens,
-                "completionTokens": usage.completionTokens,
-            }
-            if usage.cachedTokens is not None:
-                spent["cachedTokens"] = usage.cachedTokens
-            if usage.cacheWriteTokens is not None:
-                spent["cacheWriteTokens"] = usage.cacheWriteTokens
-            if usage.costUsd is not None:
-                spent["costUsd"] = usage.costUsd
-            payload["usage"] = spent
+        if self.usage is not None:
+            payload["usage"] = self.usage.fields()
         if self.message is not None:
             payload["message"] = self.message
         return payload

@@ -382,14 +382,8 @@ class SessionBuilder:
         if turn.pending_key is not None and turn.pending_key != key:
             self.flush_usage(ts)
         turn.pending_key = key
-        turn.pending = ModelUsage(
-            step=len(turn.calls_usage) + 1,
-            promptTokens=prompt,
-            completionTokens=completion,
-            cachedTokens=cached,
-            cacheWriteTokens=written,
-            costUsd=self.prices.cost_usd(model, prompt, completion, cached, written),
-        )
+        step = len(turn.calls_usage) + 1
+        turn.pending = ModelUsage.priced(self.prices, step, model, prompt, completion, cached, written)
 
     def flush_usage(self, ts: str) -> None:
         """Write the open turn's pending call usage as `model.usage` (if any)."""

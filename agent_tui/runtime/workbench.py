@@ -421,6 +421,9 @@ class Workbench(FinishingActions):
 
     # -- talking to sessions -------------------------------------------------------------------
     def is_running(self, session_id: str) -> bool:
+        """Whether the session's turn is not finished: running (its state machine), or ended and
+        still writing what follows its end (a delivery to its parent, the engine's extensions),
+        so a finishing action or a wait never comes between a turn and what it writes last."""
         try:
             return self.engine.session(session_id).unfinished_turn is not None
         except UnknownSession:
