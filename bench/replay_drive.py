@@ -45,7 +45,7 @@ async def _first_screen(paths: list[Path]) -> None:
     app = ReplayApp(paths)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.replay
-        while not (screen.previewing or screen.loaded):
+        while not (screen.cursor.previewing or screen.loaded):
             await asyncio.sleep(0.002)
         # Compose the frame now (pilot.pause would wait for the indexing thread to go idle).
         await pilot._wait_for_screen()
@@ -62,7 +62,7 @@ async def _many_first(directory: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.replay
         for word, ready in (
-            ("listed", lambda: screen.listed),
+            ("listed", lambda: screen.feed.listed),
             ("complete", lambda: _complete(screen)),
         ):
             while not ready():
@@ -74,7 +74,7 @@ async def _many_first(directory: Path) -> None:
 
 def _complete(screen: Any) -> bool:
     """Whether the list on screen was read from the logs' tails too."""
-    catalog = screen.catalog
+    catalog = screen.feed.catalog
     return catalog is not None and catalog.complete
 
 
@@ -94,15 +94,20 @@ async def _many_walk(directory: Path, steps: int) -> dict[str, Any]:
             await pilot.press("down")
             while not _on_chosen(screen):
                 await pilot.pause(0.005)
-            held = max(held, len(screen.timelines))
+            held = max(held, len(screen.feed.timelines))
         per_step = (time.perf_counter() - walked) / steps
-    return {"peak_mb": _peak_mb(), "held": held, "bound": screen.timelines.bound, "step_s": per_step}
+    return {"peak_mb": _peak_mb(), "held": held, "bound": screen.feed.timelines.bound, "step_s": per_step}
 
 
 def _on_chosen(screen: Any) -> bool:
     selected = screen.session_tree.selected_id
-    entry = screen.catalog.entries.get(selected) if selected else None
-    return entry is not None and entry.path in screen.family and screen.loaded and not screen.indexing
+    entry = screen.feed.catalog.entries.get(selected) if selected else None
+    return (
+        entry is not None
+        and entry.path in screen.source.family
+        and screen.loaded
+        and not screen.cursor.indexing
+    )
 
 
 async def _workbench_first(directory: Path, project: Path) -> None:
@@ -172,8 +177,8 @@ async def _scrub(paths: list[Path]) -> dict[str, Any]:
         await pilot.pause()
         for _ in range(SEEKS):
             position = rng.randrange(total)
-            seeks.append(await _painted(pilot, partial(screen._move_to, position)))
-            steps.append(await _painted(pilot, partial(screen._move_to, position + 1)))
+            seeks.append(await _painted(pilot, partial(screen.cursor.move_to, position)))
+            steps.append(await _painted(pilot, partial(screen.cursor.move_to, position + 1)))
             await pilot.pause(0)
     return {"index_s": indexed, "total": total, "seeks": seeks, "steps": steps, "peak_mb": _peak_mb()}
 
@@ -193,7 +198,7 @@ async def _follow(directory: Path, expected: int, seconds: float) -> dict[str, A
         deadline = time.monotonic() + seconds + 20
         while screen.position < _written(directory, expected) and time.monotonic() < deadline:
             await pilot.pause(0.02)
-            event = screen.view.event if screen.view is not None else None
+            event = screen.cursor.view.event if screen.cursor.view is not None else None
             if event is not None and not _written(directory, 0):
                 lags.append(time.time() - _ts_seconds(event.ts))
         seen = screen.position

@@ -145,25 +145,30 @@ def _family_state(paths: tuple[Path, ...]) -> DashboardState:
 async def _listed(pilot: Pilot[Any], screen: ReplayScreen) -> None:
     await wait_for(
         pilot,
-        lambda: screen.catalog is not None and len(screen.catalog.entries) == SESSIONS and screen.loaded,
+        lambda: (
+            screen.feed.catalog is not None and len(screen.feed.catalog.entries) == SESSIONS and screen.loaded
+        ),
         "the list and a first family",
         seconds=60,
     )
     await wait_for(
-        pilot, lambda: screen.catalog is not None and screen.catalog.complete, "the tails", seconds=60
+        pilot,
+        lambda: screen.feed.catalog is not None and screen.feed.catalog.complete,
+        "the tails",
+        seconds=60,
     )
 
 
 async def _on_family(pilot: Pilot[Any], screen: ReplayScreen) -> None:
     def ready() -> bool:
-        catalog = screen.catalog
+        catalog = screen.feed.catalog
         selected = screen.session_tree.selected_id
         return (
             catalog is not None
             and selected is not None
-            and catalog.entries[selected].path in screen.family
+            and catalog.entries[selected].path in screen.source.family
             and screen.loaded
-            and not screen.indexing
+            and not screen.cursor.indexing
         )
 
     await wait_for(pilot, ready, "the chosen session's timeline", seconds=30)
@@ -175,19 +180,21 @@ async def test_the_replay_opens_on_the_list_and_scrubs_the_chosen_family(history
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.replay
         await _listed(pilot, screen)
-        assert screen.many
+        assert screen.source.many
         assert len(screen.session_tree.visible_ids) == SESSIONS
         assert len(screen.state.sessions) == SESSIONS
         # A root with two sub-agents: its timeline covers the three logs, and only them.
         screen.select_session("sess_0003")
         await _on_family(pilot, screen)
-        family = screen.family
+        family = screen.source.family
         assert [p.stem for p in family] == ["sess_0003", "sess_2966", "sess_2967"]
         timeline = screen.timeline
         assert timeline is not None and [f.path for f in timeline.files] == list(family)
         whole = _family_state(family)
         assert timeline.total == sum(s.event_count for s in whole.sessions.values())
-        assert screen.view is not None and screen.view.position == timeline.total  # opened at the end
+        assert (
+            screen.cursor.view is not None and screen.cursor.view.position == timeline.total
+        )  # opened at the end
         for sid in ("sess_0003", "sess_2966", "sess_2967"):
             assert screen.state.sessions[sid].status == whole.sessions[sid].status
         # The scrubber moves through that family's events; the rest of the list stays listed.
@@ -196,7 +203,9 @@ async def test_the_replay_opens_on_the_list_and_scrubs_the_chosen_family(history
         assert len(screen.state.sessions) == SESSIONS
         await pilot.press("right")
         await wait_for(pilot, lambda: screen.position == 1, "one event in")
-        assert screen.view.event is not None and screen.view.event.session_id in {p.stem for p in family}
+        assert screen.cursor.view.event is not None and screen.cursor.view.event.session_id in {
+            p.stem for p in family
+        }
         # A sub-agent of the same family keeps the same timeline.
         screen.select_session("sess_2966")
         await pilot.pause()
@@ -209,7 +218,7 @@ async def test_walking_through_many_sessions_keeps_the_cache_bounded(history: li
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.replay
         await _listed(pilot, screen)
-        cache = screen.timelines
+        cache = screen.feed.timelines
         seen: list[int] = []
         screen.select_session("sess_0100")
         await _on_family(pilot, screen)
@@ -248,8 +257,8 @@ async def test_the_torn_tail_is_marked_in_the_tree(history: list[Path]) -> None:
         label = tree._session_nodes[TORN].label
         assert isinstance(label, Text)
         assert "agent-2000" in label.plain and "✗ torn tail" in label.plain
-        assert "torn final line" in screen.summary_error or screen.errors
-        assert any(TORN in error and "torn" in error for error in screen.errors)
+        assert "torn final line" in screen.summary_error or screen.cursor.errors
+        assert any(TORN in error and "torn" in error for error in screen.cursor.errors)
 
 
 def _small_history(directory: Path, count: int) -> list[Path]:
@@ -271,7 +280,9 @@ async def test_following_many_logs_lists_new_ones_and_reads_grown_tails(tmp_path
     app = ReplayApp(paths, follow=True, watch_dir=directory)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.replay
-        await wait_for(pilot, lambda: screen.catalog is not None and screen.catalog.complete, "the list")
+        await wait_for(
+            pilot, lambda: screen.feed.catalog is not None and screen.feed.catalog.complete, "the list"
+        )
         screen.select_session("sess_0003")
         await _on_family(pilot, screen)
         # A new log joins the list.
@@ -280,7 +291,7 @@ async def test_following_many_logs_lists_new_ones_and_reads_grown_tails(tmp_path
         new.write(directory)
         await wait_for(pilot, lambda: "sess_new" in screen.state.sessions, "the new log listed", seconds=20)
         assert screen.state.sessions["sess_new"].display_name == "newcomer"
-        assert len(screen.files) == LIST_FROM + 7
+        assert len(screen.source.files) == LIST_FROM + 7
         # Another session's log grows: its line in the list follows its tail.
         other = directory / "sess_0010.jsonl"
         grown = SessionLog("sess_0010", sequence=len(other.read_bytes().splitlines()))
@@ -312,19 +323,19 @@ async def test_a_filter_matches_again_over_the_next_family(history: list[Path]) 
         screen.select_session("sess_0003")
         await _on_family(pilot, screen)
         await pilot.press("slash", *"type:turn.started", "enter")
-        await wait_for(pilot, lambda: screen.matches is not None, "the filter")
-        first = _family_state(screen.family)
-        assert screen.matches is not None
-        assert len(screen.matches) == sum(len(s.turns) for s in first.sessions.values())
+        await wait_for(pilot, lambda: screen.cursor.matches is not None, "the filter")
+        first = _family_state(screen.source.family)
+        assert screen.cursor.matches is not None
+        assert len(screen.cursor.matches) == sum(len(s.turns) for s in first.sessions.values())
         screen.select_session("sess_0004")
         await _on_family(pilot, screen)
-        await wait_for(pilot, lambda: screen.matches is not None, "the filter over the next family")
+        await wait_for(pilot, lambda: screen.cursor.matches is not None, "the filter over the next family")
         timeline = screen.timeline
         assert timeline is not None and [f.path.stem for f in timeline.files] == [
             "sess_0004",
             "sess_2968",
             "sess_2969",
         ]
-        whole = _family_state(screen.family)
-        assert len(screen.matches) == sum(len(s.turns) for s in whole.sessions.values())
-        assert screen.filter is not None and screen.filter.query == "type:turn.started"
+        whole = _family_state(screen.source.family)
+        assert len(screen.cursor.matches) == sum(len(s.turns) for s in whole.sessions.values())
+        assert screen.cursor.filter is not None and screen.cursor.filter.query == "type:turn.started"

@@ -88,12 +88,12 @@ class TestJumps:
             lead = screen.session_tree.selected_id
             assert lead is not None
             await pilot.press("g", *"12", "enter")
-            event = screen.view.event if screen.view is not None else None
+            event = screen.cursor.view.event if screen.cursor.view is not None else None
             assert event is not None and (event.session_id, event.sequence) == (lead, 12)
             await pilot.press("g", *"#40", "enter")
             assert screen.position == 40
             await pilot.press("g", *"22:17:05", "enter")
-            event = screen.view.event if screen.view is not None else None
+            event = screen.cursor.view.event if screen.cursor.view is not None else None
             assert event is not None and event.ts >= "2026-11-29T22:17:05"
             before = screen.position
             await pilot.press("g", *"nonsense", "enter")
@@ -109,17 +109,19 @@ class TestFilter:
             await settle(pilot)
             screen = app.replay
             await pilot.press("home", "slash", *"tool:shell", "enter")
-            await wait_for(pilot, lambda: screen.matches is not None, "the filter")
-            matches = screen.matches
+            await wait_for(pilot, lambda: screen.cursor.matches is not None, "the filter")
+            matches = screen.cursor.matches
             assert matches is not None and len(matches) > 2
             assert screen.position == matches[0] + 1  # the nearest match to the start
             await pilot.press("right", "right")
             assert screen.position == matches[2] + 1
-            assert "shell" in str(screen.view.event.payload if screen.view and screen.view.event else "")
+            assert "shell" in str(
+                screen.cursor.view.event.payload if screen.cursor.view and screen.cursor.view.event else ""
+            )
             await pilot.press("left")
             assert screen.position == matches[1] + 1
             await pilot.press("escape")
-            assert screen.matches is None
+            assert screen.cursor.matches is None
             await pilot.press("right")
             assert screen.position == matches[1] + 2
 
@@ -139,7 +141,7 @@ class TestFilter:
             screen = app.replay
             before = screen.position
             await pilot.press("slash", "a", "left", "space", "home", "escape")
-            assert screen.position == before and screen.filter is None
+            assert screen.position == before and screen.cursor.filter is None
 
     @pytest.mark.parametrize("key", ["g", "slash"])
     @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
@@ -160,14 +162,14 @@ class TestWhileIndexing:
         async with app.run_test(size=(100, 30)) as pilot:
             screen = app.replay
             await wait_for(pilot, lambda: screen.scrubber.indexed == 60, "indexing to hold")
-            assert screen.previewing and not screen.loaded
+            assert screen.cursor.previewing and not screen.loaded
             await pilot.press("home", "right", "right")
             assert screen.position == 2
             await pilot.press("pagedown")
             assert screen.position == 60  # only what is indexed is reachable
             screen.resume_indexing()
             await wait_for(pilot, lambda: screen.loaded, "indexing to end")
-            assert screen.position == 60 and not screen.at_end
+            assert screen.position == 60 and not screen.cursor.at_end
             await pilot.press("end")
             assert screen.position == 182
 
@@ -191,7 +193,7 @@ class TestOpening:
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
             screen = app.replay
-            assert f"{unreadable}: Is a directory" in screen.errors
+            assert f"{unreadable}: Is a directory" in screen.cursor.errors
             assert any("Is a directory" in n.message for n in app.notices)
             assert screen.position == 182  # the other logs replay
 
@@ -211,10 +213,12 @@ class TestFollow:
             assert screen.position == 2
             with grown.open("ab") as handle:
                 handle.write(b"".join(lines[3:]))
-            await wait_for(pilot, lambda: screen.new_events == len(lines) - 3, "the new events to be counted")
+            await wait_for(
+                pilot, lambda: screen.cursor.new_events == len(lines) - 3, "the new events to be counted"
+            )
             assert screen.position == 2 and "+4 new" in str(screen.scrubber.render())
             await pilot.press("end")
-            assert screen.position == len(lines) and screen.new_events == 0
+            assert screen.position == len(lines) and screen.cursor.new_events == 0
 
     async def test_a_followed_log_cut_short_is_said_and_indexed_again(self, tmp_path: Path) -> None:
         lines = sorted(COMPLETE_LOGS.glob("*.jsonl"))[0].read_bytes().splitlines(keepends=True)
@@ -267,13 +271,13 @@ class TestFollow:
             final = project_state(replay_all(sessions))
             await wait_for(
                 pilot,
-                lambda: screen.state.event_count == final.event_count and screen.at_end,
+                lambda: screen.state.event_count == final.event_count and screen.cursor.at_end,
                 "the run's final state on screen",
                 seconds=10,
             )
             assert screen.state.to_state_dump() == final.to_state_dump()
             assert screen.position == final.event_count
-            assert len(screen.files) == len(final.sessions)
+            assert len(screen.source.files) == len(final.sessions)
             counts = screen.query_one("#summary-counts", Static)
             assert f"{final.event_count:,} events" in str(counts.content)
 
@@ -373,7 +377,7 @@ class TestTornTail:
                 f"{path}:{line}: a torn final line ({len(torn)} bytes without a newline) was left out; "
                 "the log ends there: its last turn never completed"
             )
-            assert screen.errors == [notice]
+            assert screen.cursor.errors == [notice]
             assert any(n.message == notice for n in app.notices)
             assert screen.summary_error.startswith(f"{path.name}:{line}: a torn final line")
             assert screen.position == line - 1  # the complete lines all replay
@@ -383,7 +387,7 @@ class TestTornTail:
         app = ReplayApp([path])
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
-            assert app.replay.errors == [
+            assert app.replay.cursor.errors == [
                 f"{path}:{line}: a torn final line ({len(torn)} bytes without a newline) was left out"
             ]
 
@@ -393,7 +397,7 @@ class TestTornTail:
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
             screen = app.replay
-            assert screen.position == line - 1 and screen.errors == []
+            assert screen.position == line - 1 and screen.cursor.errors == []
             whole = SessionLog("sess_crash", sequence=line - 1).add(
                 "model.delta", "turn_1", {"text": " two"}, 4_000
             )
@@ -401,4 +405,4 @@ class TestTornTail:
             with path.open("ab") as handle:  # the writer finishes its line
                 handle.write(whole[len(torn) :] + b"\n")
             await wait_for(pilot, lambda: screen.position == line, "the finished line")
-            assert screen.errors == [] and not any("torn" in n.message for n in app.notices)
+            assert screen.cursor.errors == [] and not any("torn" in n.message for n in app.notices)

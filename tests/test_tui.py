@@ -32,7 +32,7 @@ from agent_tui.tui.app import AgentTuiApp, ReplayApp
 from agent_tui.tui.live import LiveRun
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
-from agent_tui.tui.screens.replay import TICKS_PER_SECOND
+from agent_tui.tui.screens.replay import TICKS_PER_SECOND, ReplayScreen
 from agent_tui.tui.widgets.session_tree import SessionTree
 
 SAMPLES = Path(__file__).parent / "sample-logs"
@@ -146,7 +146,8 @@ def filtered(query: str) -> Callable[[Pilot], Awaitable[None]]:
         await settle(pilot)
         await pilot.press("slash", *query, "enter")
         screen = pilot.app.screen_stack[0]
-        await wait_for(pilot, lambda: getattr(screen, "matches", None) is not None, "the filter")
+        assert isinstance(screen, ReplayScreen)
+        await wait_for(pilot, lambda: screen.cursor.matches is not None, "the filter")
         await settle(pilot)
 
     return run_before
@@ -172,7 +173,9 @@ async def held_indexing(pilot: Pilot) -> None:
     """The first look at the end while indexing is held at 60 events: the progress bar shows."""
     app = pilot.app
     assert isinstance(app, ReplayApp)
-    await wait_for(pilot, lambda: app.replay.previewing and app.replay.scrubber.indexed == 60, "indexing")
+    await wait_for(
+        pilot, lambda: app.replay.cursor.previewing and app.replay.scrubber.indexed == 60, "indexing"
+    )
     await repainted(pilot)  # the progress bar drawn
     await repainted(pilot)
 
@@ -587,8 +590,8 @@ class TestReplayKeys:
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot)
             screen = app.replay
-            assert len(screen.errors) == 1
-            assert screen.errors[0].startswith(f"{victim}:10: not JSON")
+            assert len(screen.cursor.errors) == 1
+            assert screen.cursor.errors[0].startswith(f"{victim}:10: not JSON")
             assert screen.summary_error.startswith(f"{victim.name}:10:")
             # The replay goes on past it: every other line of that log is on screen.
             session_id = victim.stem

@@ -42,11 +42,11 @@ class SearchReplayScreen(ReplayScreen):
             self.notify(str(error), title="Not found in the log", severity="warning", timeout=8)
             return
         self.select_session(self.target_session)
-        self._move_to(position)
+        self.cursor.move_to(position)
         self.arrived = True
 
     def action_clear_filter(self) -> None:
-        if self.filter is None:
+        if self.cursor.filter is None:
             self.app.pop_screen()
             return
         super().action_clear_filter()
