@@ -329,6 +329,33 @@ def test_usage_of_calls_sums_tokens_and_prices_only_when_every_call_had_one() ->
     assert Usage.of_calls([]) is None
 
 
+def test_a_usage_is_written_one_way_and_a_priced_call_is_made_one_way() -> None:
+    """`Usage.fields` is the one written form (unset fields left out, the log's key order); a
+    model call's is the same with its step first; `ModelUsage.priced` prices it or leaves the
+    cost out for a model the table does not know."""
+    table = PriceTable({"m": Price(input=1.0, output=2.0, cached_input=0.5, cache_write=4.0)})
+    known = ModelUsage.priced(table, 3, "m", 1_000_000, 1_000_000, 200_000, 100_000)
+    assert list(known.fields()) == [
+        "step",
+        "promptTokens",
+        "completionTokens",
+        "cachedTokens",
+        "cacheWriteTokens",
+        "costUsd",
+    ]
+    assert known.costUsd == pytest.approx(0.7 + 0.1 + 0.4 + 2.0)
+    unknown = ModelUsage.priced(table, 1, "not-in-the-table", 5, 7)
+    assert unknown.fields() == {"step": 1, "promptTokens": 5, "completionTokens": 7}
+    total = Usage.of_calls([known, unknown])
+    assert total is not None and total.fields() == {
+        "promptTokens": 1_000_005,
+        "completionTokens": 1_000_007,
+        "cachedTokens": 200_000,
+        "cacheWriteTokens": 100_000,
+    }
+    assert ModelUsage.model_validate(known.fields()) == known  # read back from the log as written
+
+
 # -- the chain rules of model.usage and session.budget -------------------------------------------
 
 
