@@ -106,7 +106,7 @@ def scene_app() -> ReviewApp:
         prompter=None,
         data_dir=project.parent / "data",
     )
-    return ReviewApp(ReviewScreen(workbench, review, "fix-login", []))
+    return ReviewApp(ReviewScreen(workbench, review, "fix-login"))
 
 
 async def settled(pilot: Pilot) -> None:
@@ -180,7 +180,7 @@ async def test_the_keys_commit_with_the_prefilled_message_merge_and_rewind(tmp_p
             while workbench.is_running(sid):
                 await anyio.sleep(0.01)
         review = await workbench.review(sid)
-        screen = ReviewScreen(workbench, review, "w", list(workbench.facts(sid).turns))
+        screen = ReviewScreen(workbench, review, "w")
         app = ReviewApp(screen)
         async with app.run_test(size=(120, 40)) as pilot:
             await settled(pilot)
@@ -285,7 +285,7 @@ async def test_a_rewind_asks_on_its_own_before_writing_a_protected_path_back(tmp
         with anyio.fail_after(20):
             while workbench.is_running(sid):
                 await anyio.sleep(0.01)
-        screen = ReviewScreen(workbench, await workbench.review(sid), "w", list(workbench.facts(sid).turns))
+        screen = ReviewScreen(workbench, await workbench.review(sid), "w")
         app = ReviewApp(screen)
         async with app.run_test(size=(120, 40)) as pilot:
             await settled(pilot)
