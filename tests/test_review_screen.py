@@ -17,6 +17,7 @@ from support_workbench import agent_script, git, scripted_models
 from textual.app import App
 from textual.pilot import Pilot
 
+from agent_tui.bus.remote_finishing import bounded
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
@@ -89,7 +90,9 @@ def shop_with_a_worktree() -> tuple[Path, Path]:
     return project, worktree
 
 
-def scene_app() -> ReviewApp:
+def scene_app(bound: int | None = None) -> ReviewApp:
+    """The review of `shop_with_a_worktree`; with `bound`, as a host sends it over the bus when
+    its reply may hold only `bound` bytes of diffs."""
     project, worktree = shop_with_a_worktree()
     review = review_worktree(
         "sess_fix",
@@ -106,7 +109,9 @@ def scene_app() -> ReviewApp:
         prompter=None,
         data_dir=project.parent / "data",
     )
-    return ReviewApp(ReviewScreen(workbench, review, "fix-login"))
+    return ReviewApp(
+        ReviewScreen(workbench, review if bound is None else bounded(review, bound), "fix-login")
+    )
 
 
 async def settled(pilot: Pilot) -> None:
@@ -125,6 +130,40 @@ class TestReviewLooks:
             await settled(pilot)
 
         assert snap_compare(scene_app(), terminal_size=(120, 40), run_before=second)
+
+    def test_120x40_read_from_a_host_with_a_diff_cut(self, snap_compare) -> None:
+        async def third(pilot: Pilot) -> None:
+            await settled(pilot)
+            await pilot.press("down", "down")
+            await settled(pilot)
+
+        assert snap_compare(scene_app(CUT_BOUND), terminal_size=(120, 40), run_before=third)
+
+
+CUT_BOUND = 1000
+"""Room for the deleted notes whole and the edit of auth.py as a plain diff (without the texts
+its highlighted view is drawn from), not for the new test file after them."""
+
+
+def test_a_review_cut_for_the_bus_keeps_every_file_and_says_which_diff_is_not_there() -> None:
+    _, worktree = shop_with_a_worktree()
+    whole = review_worktree("s", worktree, "agent-tui/fix-login-4f2a9c", "main", None, "Fix it")
+    cut = bounded(whole, CUT_BOUND)
+    assert [(f.path, f.added, f.removed) for f in cut.files] == [
+        (f.path, f.added, f.removed) for f in whole.files
+    ]
+    notes, auth, test = cut.files
+    assert notes == whole.files[0]
+    assert (auth.diff, auth.old_text, auth.new_text) == (whole.files[1].diff, None, None)
+    assert (test.diff, test.new_text) == (
+        "[diff not sent: the review reached its 1,000 bytes bound for the bus]",
+        None,
+    )
+    assert cut.cut == (
+        "1 file's diff was cut to keep the reply under 1,000 bytes; the whole change is on the host, in its worktree"
+    )
+    assert bounded(whole, 10**6) == whole
+    assert "diff cut" in review_title(cut, "fix-login").plain
 
 
 def test_the_files_and_the_title_say_what_changed_against_what() -> None:

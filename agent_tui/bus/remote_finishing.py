@@ -163,7 +163,7 @@ def bounded(review: Review, limit: int) -> Review:
             continue
         cut += 1
         text = _cut(item.diff, room - 200) if room > _SMALLEST_CUT else ""
-        marker = f"[diff not sent: the review reached its {limit // 1024:,} KB bound for the bus]"
+        marker = f"[diff not sent: the review reached its {_amount(limit)} bound for the bus]"
         shown = f"{text}\n{marker}\n" if text else marker
         files.append(dataclasses.replace(item, diff=shown, old_text=None, new_text=None))
         room -= _size(shown)
@@ -171,10 +171,14 @@ def bounded(review: Review, limit: int) -> Review:
         return dataclasses.replace(review, files=tuple(files))
     files_word = "file's diff was" if cut == 1 else "files' diffs were"
     sentence = (
-        f"{cut} {files_word} cut to keep the reply under {limit // 1024:,} KB; "
-        f"the whole change is in {review.root} on the host"
+        f"{cut} {files_word} cut to keep the reply under {_amount(limit)}; "
+        f"the whole change is on the host, in its {'worktree' if review.kind == 'worktree' else 'directory'}"
     )
     return dataclasses.replace(review, files=tuple(files), cut=sentence)
+
+
+def _amount(limit: int) -> str:
+    return f"{limit // 1024:,} KB" if limit % 1024 == 0 else f"{limit:,} bytes"
 
 
 def _size(text: str | None) -> int:

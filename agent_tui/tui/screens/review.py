@@ -110,7 +110,8 @@ class ReviewScreen(Screen[None]):
     #review-files:focus { border: round $primary; }
     #review-diff { width: 1fr; height: 1fr; border: round $primary-muted; }
     #review-diff:focus { border: round $primary; }
-    #review-empty { color: $text-muted; padding: 1 2; }
+    .review-note { color: $text-muted; padding: 1 2; }
+    .review-plain { padding: 0 1; }
     """
 
     def __init__(self, finishing: Finishing, review: Review, agent_path: str) -> None:
@@ -162,7 +163,7 @@ class ReviewScreen(Screen[None]):
         body = self.query_one("#review-diff-body", Vertical)
         body.remove_children()
         text = f"Nothing differs from {self.review.base_label}."
-        body.mount(Static(marked(text), id="review-empty"))
+        body.mount(Static(marked(text), classes="review-note"))
 
     def _show_file(self, item: ReviewFile) -> None:
         self.shown_file = item.path
@@ -175,9 +176,13 @@ class ReviewScreen(Screen[None]):
         if preview is not None:
             body.mount(DiffView(preview))
         elif item.binary:
-            body.mount(Static(Content.styled("A binary file: no diff to show.", MUTED), id="review-empty"))
+            body.mount(
+                Static(Content.styled("A binary file: no diff to show.", MUTED), classes="review-note")
+            )
         else:
-            body.mount(Static(marked(item.diff or "(too big to show)"), id="review-empty"))
+            # A diff without the texts (too big, or cut for the bus). No id: the widget it
+            # replaces may still be leaving when the next file's is mounted.
+            body.mount(Static(marked(item.diff or "(too big to show)"), classes="review-plain"))
         diff.scroll_home(animate=False)
 
     @on(OptionList.OptionHighlighted, "#review-files")
