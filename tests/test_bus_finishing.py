@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from fake_model_server import FakeModelServer, Stream, openai_stream
-from support_bus_host import Heard, control, host_env, reader, start_agent_tui, wait_for_line
+from support_bus_host import RENAMING, Heard, control, host_env, reader, start_agent_tui, wait_for_line
 from support_nats import NatsServer, nats_server
 from support_providers import fake_model_server  # noqa: F401 - the `server` fixture
 from support_workbench import git, wait_for
@@ -359,3 +360,33 @@ async def test_the_review_screen_and_the_reopen_list_on_an_attached_dashboard(
     assert (
         not (host.sessions / "closed.txt").exists() or sid not in (host.sessions / "closed.txt").read_text()
     )
+
+
+async def test_a_scenario_host_refuses_finishing_and_is_passed_over_by_the_closed_list(
+    nats_server: NatsServer, tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ws" / "src").mkdir(parents=True)
+    (tmp_path / "ws" / "src" / "foo.py").write_text("x = 1\n")
+    scenario = tmp_path / "scenario.json"
+    scenario.write_bytes(orjson.dumps(RENAMING))
+    async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
+        closed = await work.host.control.close(HOST, work.sid)
+        assert closed.ok, closed.message
+        run_args = ["run", str(scenario), "--sessions-dir", str(tmp_path / "run-logs"), "--approve", "ask"]
+        run = start_agent_tui([*run_args, "--bus", nats_server.url, "--host", "ci"], host_env(tmp_path))
+        await until(work.run, lambda: work.run.bus.host("ci").reachable)
+        assert [s.session_id for s in await work.finishing.closed()] == [work.sid]
+        refused = await work.host.control.request("ci", "review", "sess_any")
+        assert (refused.ok, refused.message) == (
+            False,
+            "this host runs a scenario: review is for `agent-tui serve`'s sessions",
+        )
+        pending = work.run.state.pending_permissions
+        await until(work.run, lambda: bool(pending()))
+        view = pending()[0]
+        denied = await work.host.control.answer(
+            "ci", view.session_id, view.request_id, PermissionAnswer("deny")
+        )
+        assert denied.ok, denied.message
+        await asyncio.to_thread(run.communicate, timeout=60)
+    assert run.returncode == 0

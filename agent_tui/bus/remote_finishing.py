@@ -247,16 +247,26 @@ class RemoteFinishing:
         return await self._read(_REWOUND, "rewind", request.session_id, "rewind", args)
 
     async def closed(self) -> list[StoredSession]:
-        """Every reachable host's closed sessions, newest first."""
+        """The closed sessions of every host `hosts` names, newest first. A host that refuses or
+        does not answer is passed over; when no host answered, its reasons are the refusal."""
         refusal = self.refusal(None)
         if refusal is not None:
             raise FinishRefused(refusal)
         found: list[StoredSession] = []
+        answered = False
+        problems: list[str] = []
         for host in self.hosts():
             outcome = await self.control.request(host, "closed", None, {}, timeout=FINISH_TIMEOUT_S)
-            sessions = _understood(_CLOSED, _checked(outcome, "list the closed sessions"), "closed", host)
+            try:
+                sessions = _understood(_CLOSED, _checked(outcome, "list the closed sessions"), "closed", host)
+            except FinishRefused as error:
+                problems.append(str(error))
+                continue
+            answered = True
             self._closed_on.update((session.session_id, host) for session in sessions)
             found.extend(sessions)
+        if problems and not answered:
+            raise FinishRefused(" ".join(problems))
         found.sort(key=lambda session: session.session_id)
         found.sort(key=lambda session: session.last_ts, reverse=True)
         return found

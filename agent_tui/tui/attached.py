@@ -120,9 +120,20 @@ class AttachedRun:
                 self.bus.control,
                 host_of=self.bus.host_of,
                 refusal=self._refusal,
-                hosts=lambda: [host.name for host in self.bus.hosts() if host.reachable],
+                hosts=self._finishing_hosts,
             )
         return self._finishing
+
+    def _finishing_hosts(self) -> list[str]:
+        """The reachable hosts that finish work (`serve`; a scenario run does not)."""
+        return [
+            view.name
+            for view in self.bus.hosts()
+            if view.reachable
+            and view.presence is not None
+            and view.presence.presence is not None
+            and view.presence.presence.kind == "serve"
+        ]
 
     # -- running -------------------------------------------------------------------------------
     async def play(self) -> RunResult | None:
