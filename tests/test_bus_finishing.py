@@ -29,6 +29,7 @@ from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import resolve_target
 from agent_tui.bus.protocol import Caller, host_events
 from agent_tui.bus.remote import RemoteWorkbench
+from agent_tui.bus.remote_finishing import RemoteFinishing
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.agent_requests import AgentSpec
@@ -390,3 +391,27 @@ async def test_a_scenario_host_refuses_finishing_and_is_passed_over_by_the_close
         assert denied.ok, denied.message
         await asyncio.to_thread(run.communicate, timeout=60)
     assert run.returncode == 0
+
+
+async def test_a_commit_the_host_did_not_answer_in_time_is_done_once_when_asked_again(
+    nats_server: NatsServer, tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
+        finishing = work.finishing
+        assert isinstance(finishing, RemoteFinishing)
+        finishing.timeout = 2.0
+        worktree = (await finishing.review(work.sid)).root
+        work.host.process.send_signal(signal.SIGSTOP)  # the host hears the request, answers nothing
+        try:
+            with pytest.raises(FinishRefused) as silence:
+                await finishing.commit(CommitRequest(work.sid, "Add greet.py"))
+        finally:
+            work.host.process.send_signal(signal.SIGCONT)
+        assert (
+            str(silence.value)
+            == "Host box did not answer (commit); try again: the retry is the same request."
+        )
+        finishing.timeout = 60.0
+        again = await finishing.commit(CommitRequest(work.sid, "Add greet.py"))  # the same request id
+        assert again.files == 1
+        assert git(worktree, "log", "--format=%s").split() == ["Add", "greet.py", "first"]

@@ -205,6 +205,7 @@ class RemoteFinishing:
         refusal: why an action on a session (None: on no session in particular) cannot be sent
             now (its host unreachable or gone, the bus away), or None.
         hosts: the hosts that can be asked now (for the closed sessions of all of them).
+        timeout: seconds to wait for a host's reply.
     """
 
     def __init__(
@@ -214,11 +215,13 @@ class RemoteFinishing:
         host_of: Callable[[str], str | None],
         refusal: Callable[[str | None], str | None],
         hosts: Callable[[], list[str]],
+        timeout: float = FINISH_TIMEOUT_S,
     ) -> None:
         self.control = control
         self.host_of = host_of
         self.refusal = refusal
         self.hosts = hosts
+        self.timeout = timeout
         self._closed_on: dict[str, str] = {}  # a closed session listed → its host
 
     async def review(self, session_id: str) -> Review:
@@ -256,7 +259,7 @@ class RemoteFinishing:
         answered = False
         problems: list[str] = []
         for host in self.hosts():
-            outcome = await self.control.request(host, "closed", None, {}, timeout=FINISH_TIMEOUT_S)
+            outcome = await self.control.request(host, "closed", None, {}, timeout=self.timeout)
             try:
                 sessions = _understood(_CLOSED, _checked(outcome, "list the closed sessions"), "closed", host)
             except FinishRefused as error:
@@ -295,7 +298,7 @@ class RemoteFinishing:
         refusal = self.refusal(session_id if known else None)
         if refusal is not None or host is None:
             raise FinishRefused(refusal or "No host publishes that session.")
-        outcome = await self.control.request(host, action, session_id, args or {}, timeout=FINISH_TIMEOUT_S)
+        outcome = await self.control.request(host, action, session_id, args or {}, timeout=self.timeout)
         return host, _checked(outcome, action.replace("_", " "))
 
 
