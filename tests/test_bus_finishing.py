@@ -253,13 +253,18 @@ async def test_a_conflict_over_the_bus_is_found_before_anything_is_written(
         assert git(host.project, "status", "--porcelain", "--untracked-files=no") == ""
 
 
-async def test_a_retried_commit_is_done_once_and_a_retried_merge_too(
+async def test_a_retried_commit_is_done_once_and_a_retried_merge_too_while_a_review_is_read_again(
     nats_server: NatsServer, tmp_path: Path, server: FakeModelServer
 ) -> None:
     async with serving(nats_server.url, tmp_path, server) as host:
         sid = await host.agent("Add a greeting")
         client, _ = await reader(nats_server.url)
         try:
+            read = await control(client, HOST, "review", request_id="r1", session_id=sid)
+            (Path(read.detail["review"]["root"]) / "notes.txt").write_text("more\n")
+            reread = await control(client, HOST, "review", request_id="r1", session_id=sid)
+            assert [f["path"] for f in read.detail["review"]["files"]] == ["greet.py"]
+            assert [f["path"] for f in reread.detail["review"]["files"]] == ["greet.py", "notes.txt"]
             first = await control(client, HOST, "commit", request_id="c1", session_id=sid, message="Work")
             again = await control(client, HOST, "commit", request_id="c1", session_id=sid, message="Work")
             assert first.ok and again == first  # the first reply, not a second commit
