@@ -313,6 +313,8 @@ async def test_a_big_review_is_cut_to_its_bound_and_says_so(
     assert (
         second.added == 5000 and second.diff.endswith(marker + "\n") and 0 < second.diff.count("\n+x") < 5000
     )
+    kept = second.diff[: -len(marker) - 2].splitlines()
+    assert kept[2] == "@@ -0,0 +1,5000 @@" and set(kept[3:]) == {"+" + "x" * 79}  # cut at a line's end
     assert (third.new_text, third.added) == (GREET, 2)  # what still fits after the cut is whole
     assert review.cut == (
         "1 file's diff was cut to keep the reply under 512 KB; the whole change is on the host, in its worktree"

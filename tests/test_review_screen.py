@@ -5,6 +5,7 @@ actions (commit with the prefilled message, merge, rewind) on a real scripted ru
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,30 +141,34 @@ class TestReviewLooks:
         assert snap_compare(scene_app(CUT_BOUND), terminal_size=(120, 40), run_before=third)
 
 
-CUT_BOUND = 1000
-"""Room for the deleted notes whole and the edit of auth.py as a plain diff (without the texts
-its highlighted view is drawn from), not for the new test file after them."""
+CUT_BOUND = 900
+"""Room for the deleted notes whole, then for the names of the other two files, not for their
+diffs."""
 
 
-def test_a_review_cut_for_the_bus_keeps_every_file_and_says_which_diff_is_not_there() -> None:
+def test_a_review_cut_for_the_bus_keeps_what_fits_and_says_what_does_not() -> None:
     _, worktree = shop_with_a_worktree()
     whole = review_worktree("s", worktree, "agent-tui/fix-login-4f2a9c", "main", None, "Fix it")
-    cut = bounded(whole, CUT_BOUND)
-    assert [(f.path, f.added, f.removed) for f in cut.files] == [
-        (f.path, f.added, f.removed) for f in whole.files
-    ]
-    notes, auth, test = cut.files
-    assert notes == whole.files[0]
-    assert (auth.diff, auth.old_text, auth.new_text) == (whole.files[1].diff, None, None)
-    assert (test.diff, test.new_text) == (
-        "[diff not sent: the review reached its 1,000 bytes bound for the bus]",
-        None,
-    )
-    assert cut.cut == (
-        "1 file's diff was cut to keep the reply under 1,000 bytes; the whole change is on the host, in its worktree"
-    )
     assert bounded(whole, 10**6) == whole
+    marker = "[diff not sent: the review reached its 900 bytes bound for the bus]"
+    cut = bounded(whole, CUT_BOUND)
+    counts = [(f.path, f.status, f.added, f.removed) for f in cut.files]
+    assert counts == [(f.path, f.status, f.added, f.removed) for f in whole.files]
+    assert cut.files[0] == whole.files[0]
+    assert [(f.diff, f.old_text, f.new_text) for f in cut.files[1:]] == [(marker, None, None)] * 2
+    assert cut.cut == (
+        "2 files' diffs were cut to keep the reply under 900 bytes; the whole change is on the host, in its worktree"
+    )
     assert "diff cut" in review_title(cut, "fix-login").plain
+    plain = bounded(whole, 1000)  # the edit's diff fits without its texts; the new file's name does not
+    assert plain.files[:2] == (
+        whole.files[0],
+        dataclasses.replace(whole.files[1], old_text=None, new_text=None),
+    )
+    assert (len(plain.files), plain.more_files) == (2, 1)
+    assert plain.cut == (
+        "1 more file is only counted to keep the reply under 1,000 bytes; the whole change is on the host, in its worktree"
+    )
 
 
 def test_the_files_and_the_title_say_what_changed_against_what() -> None:

@@ -15,7 +15,8 @@ Invariants:
   anything is written, no hook run); a refusal is the reply's `message`, `ok: false`;
 - a review's reply is bounded (`review_limit`: at most `REVIEW_REPLY_BYTES`, and half the
   server's largest message): files beyond the bound keep their names and counts, their diffs
-  are cut or left out with a marker in the diff's text, and `Review.cut` says so in a sentence;
+  cut at a line or left out with a marker in the diff's text; files whose names no longer fit
+  are counted in `more_files`; and `Review.cut` says what was cut in a sentence;
 - a rewind plan crosses without the files' old bytes (they stay with the host, which plans again
   when it rewinds); `PlannedFile.existed` still says which files a rewind removes;
 - a repeated request id is answered once by the host (`ControlServer`): a commit, merge,
@@ -63,6 +64,8 @@ FINISH_TIMEOUT_S = 60.0
 """How long a dashboard waits for a host to finish (a merge of a big branch takes a while)."""
 _SMALLEST_CUT = 2_000
 """A diff cut to less than this is left out whole instead."""
+_ENTRY_BYTES = 200
+"""What a file of a review takes in the reply besides its name and texts (status, counts, keys)."""
 T = TypeVar("T")
 
 _REVIEW: TypeAdapter[Review] = TypeAdapter(Review)
@@ -145,12 +148,19 @@ async def perform_finishing(
 
 
 def bounded(review: Review, limit: int) -> Review:
-    """`review` with at most `limit` bytes of diffs and texts (see the module contract)."""
+    """`review` with at most about `limit` bytes of names, diffs and texts (see the module
+    contract): each file whole while it fits, then its plain diff without the texts, then its
+    diff cut at a line with a marker (or the marker alone); files whose very names no longer fit
+    are counted in `more_files`."""
+    marker = f"[diff not sent: the review reached its {_amount(limit)} bound for the bus]"
     room = limit
     files: list[ReviewFile] = []
     cut = 0
     for item in review.files:
-        room -= _size(item.path) + 200  # its name, counts and the JSON around them
+        entry = _size(item.path) + _ENTRY_BYTES
+        if room < entry + _size(marker):
+            break
+        room -= entry
         whole = _size(item.diff) + _size(item.old_text) + _size(item.new_text)
         if whole <= room:
             files.append(item)
@@ -162,19 +172,26 @@ def bounded(review: Review, limit: int) -> Review:
             room -= diff
             continue
         cut += 1
-        text = _cut(item.diff, room - 200) if room > _SMALLEST_CUT else ""
-        marker = f"[diff not sent: the review reached its {_amount(limit)} bound for the bus]"
+        text = _cut(item.diff, room - _size(marker) - 8) if room > _SMALLEST_CUT else ""
         shown = f"{text}\n{marker}\n" if text else marker
         files.append(dataclasses.replace(item, diff=shown, old_text=None, new_text=None))
         room -= _size(shown)
-    if not cut:
-        return dataclasses.replace(review, files=tuple(files))
-    files_word = "file's diff was" if cut == 1 else "files' diffs were"
+    left_out = len(review.files) - len(files)
+    if not cut and not left_out:
+        return review
+    said = []
+    if cut:
+        said.append(f"{cut} file's diff was cut" if cut == 1 else f"{cut} files' diffs were cut")
+    if left_out:
+        said.append(f"{left_out} more {'file is' if left_out == 1 else 'files are'} only counted")
+    place = "worktree" if review.kind == "worktree" else "directory"
     sentence = (
-        f"{cut} {files_word} cut to keep the reply under {_amount(limit)}; "
-        f"the whole change is on the host, in its {'worktree' if review.kind == 'worktree' else 'directory'}"
+        f"{' and '.join(said)} to keep the reply under {_amount(limit)}; "
+        f"the whole change is on the host, in its {place}"
     )
-    return dataclasses.replace(review, files=tuple(files), cut=sentence)
+    return dataclasses.replace(
+        review, files=tuple(files), more_files=review.more_files + left_out, cut=sentence
+    )
 
 
 def _amount(limit: int) -> str:
@@ -186,11 +203,13 @@ def _size(text: str | None) -> int:
 
 
 def _cut(text: str, room: int) -> str:
-    """The longest start of `text` (by halving) whose JSON takes at most `room` bytes."""
+    """A start of `text` that ends at a line's end and whose JSON takes at most `room` bytes
+    (found by halving: about half the room, at least)."""
     end = min(len(text), max(room, 0) // 2)
     while end > 0 and _size(text[:end]) > room:
         end //= 2
-    return text[:end]
+    line_end = text.rfind("\n", 0, end)
+    return text[:line_end] if line_end > 0 else text[:end]
 
 
 # -- the dashboard's side --------------------------------------------------------------------
