@@ -131,7 +131,7 @@ class LiveRun:
 
     @property
     def finishing(self) -> Finishing | None:
-        """The workbench's finishing actions (None: a scenario run, or before the engine is up)."""
+        """The workbench's finishing actions (None: before the engine is up)."""
         return self.workbench
 
     # -- running -------------------------------------------------------------------------------
