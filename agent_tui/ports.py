@@ -38,6 +38,8 @@ The groups:
   discarded (`DiscardRequest`); a turn rewound (`RewindRequest` → `RewindPlan`, `RewindResult`);
   a closed session reopened (`Workbench.closed`, `StoredSession`, `Workbench.reopen`); what a
   log says of a session's turns (`SessionFacts`, `TurnFacts`); every refusal a `FinishRefused`;
+  all of it behind the `Finishing` port, which the workbench implements here and
+  `RemoteFinishing` for an attached dashboard (each action asked of the session's host);
 - exports: a session tree written as a document (`write_export`, `ExportFailed`) into the user's
   exports directory (`exports_dir`);
 - search across sessions: the word index of a directory of logs (`SearchIndex` at
@@ -45,7 +47,8 @@ The groups:
   the line of a hit to show (`excerpt`);
 - attached to a bus (`agent-tui attach`): every host's sessions and controls (`AttachedBus`,
   at a `BusTarget` that `resolve_target` finds, else `BusUnreachable`), its hosts (`HostView`),
-  what became of a control request (`RemoteOutcome`), where a read of the stream begins
+  what became of a control request (`RemoteOutcome`), finishing work on a host
+  (`RemoteFinishing`), where a read of the stream begins
   (`StartAt`); these load the bus (and `nats-py`) when first used, never before.
 """
 
@@ -77,6 +80,7 @@ from agent_tui.runtime.external_agents import (
 from agent_tui.runtime.finishing import (
     CommitRequest,
     DiscardRequest,
+    Finishing,
     FinishRefused,
     MergeRequest,
     RewindRequest,
@@ -109,6 +113,7 @@ if TYPE_CHECKING:
     from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_target
     from agent_tui.bus.consumer import StartAt
     from agent_tui.bus.remote import RemoteOutcome
+    from agent_tui.bus.remote_finishing import RemoteFinishing
 
 _BUS_NAMES = {
     "AttachedBus": "agent_tui.bus.attach",
@@ -118,6 +123,7 @@ _BUS_NAMES = {
     "resolve_target": "agent_tui.bus.attach_target",
     "StartAt": "agent_tui.bus.consumer",
     "RemoteOutcome": "agent_tui.bus.remote",
+    "RemoteFinishing": "agent_tui.bus.remote_finishing",
 }
 """The bus's names, imported when first used: the bus needs `nats-py` (the `bus` extra), which a
 dashboard that attaches to nothing never loads."""
@@ -152,6 +158,7 @@ __all__ = [
     "ExportFailed",
     "ExternalAgents",
     "FinishRefused",
+    "Finishing",
     "Hit",
     "HostView",
     "MergeRequest",
@@ -168,6 +175,7 @@ __all__ = [
     "ProjectRulesState",
     "Prompter",
     "QueryError",
+    "RemoteFinishing",
     "RemoteOutcome",
     "Review",
     "ReviewFile",

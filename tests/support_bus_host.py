@@ -1,16 +1,21 @@
 """Helpers for the host side's tests: a host on an engine of scripted agents, what the stream
-holds, read back whole, and the two scenarios the end-to-end tests run on a host (`RENAMING`: one
-agent whose shell call waits for an answer; `SPAWNING`: a lead whose sub-agent's write waits)."""
+holds, read back whole, the host's events as they are published (`Heard`), and the two
+scenarios the end-to-end tests run on a host (`RENAMING`: one agent whose shell call waits for
+an answer; `SPAWNING`: a lead whose sub-agent's write waits)."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import nats
+import orjson
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 from agent_tui.bus.protocol import (
@@ -113,6 +118,29 @@ async def control(
         control_subject(host), request.model_dump_json(by_alias=True).encode(), timeout=10
     )
     return ControlReply.model_validate_json(reply.data)
+
+
+class Heard:
+    """The host's events as they are published, and a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[dict[str, Any]]]] = []
+
+    async def hear(self, message: Msg) -> None:
+        event = orjson.loads(message.data)
+        self.events.append(event)
+        for wanted, future in self._waiters:
+            if not future.done() and wanted(event):
+                future.set_result(event)
+
+    async def first(self, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        for event in self.events:
+            if wanted(event):
+                return event
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiters.append((wanted, future))
+        return await asyncio.wait_for(future, 60)
 
 
 RENAMING: dict[str, object] = {

@@ -5,17 +5,14 @@ budget, and the agent goes on."""
 
 from __future__ import annotations
 
-import asyncio
 import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from fake_model_server import Stream, openai_stream
-from nats.aio.msg import Msg
-from support_bus_host import host_env, reader, start_agent_tui, wait_for_line
+from support_bus_host import Heard, host_env, reader, start_agent_tui, wait_for_line
 from support_nats import NatsServer, nats_server
 from support_providers import fake_model_server  # noqa: F401 - the `server` fixture
 
@@ -38,29 +35,6 @@ BIG = (40, 24_960, 0)  # $0.025 a call at a dollar per million tokens
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-class Heard:
-    """The host's events as they are published, and a way to wait for one."""
-
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-        self._waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[dict[str, Any]]]] = []
-
-    async def hear(self, message: Msg) -> None:
-        event = orjson.loads(message.data)
-        self.events.append(event)
-        for wanted, future in self._waiters:
-            if not future.done() and wanted(event):
-                future.set_result(event)
-
-    async def first(self, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-        for event in self.events:
-            if wanted(event):
-                return event
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiters.append((wanted, future))
-        return await asyncio.wait_for(future, 60)
 
 
 def turn_end(session_id: str, count: int, heard: Heard) -> Callable[[dict[str, Any]], bool]:

@@ -229,13 +229,13 @@ async def test_a_closed_session_is_listed_and_reopened_with_its_sub_agents(tmp_p
         sid = await workbench.start_agent(AgentSpec("Say one", project, name="talker"))
         await idle(workbench, sid)
         await workbench.dispose(sid)
-        assert [s.session_id for s in workbench.closed()] == [sid]
+        assert [s.session_id for s in await workbench.closed()] == [sid]
         with pytest.raises(FinishRefused, match="not closed"):
             await workbench.reopen("sess_other", lambda event: None)
         folded: list[str] = []
         assert await workbench.reopen(sid, lambda event: folded.append(event.type)) == []
         assert folded[0] == "session.created" and folded[-1] == "turn.completed"
-        assert workbench.closed() == [] and sid not in closed_sessions(tmp_path / "sessions")
+        assert await workbench.closed() == [] and sid not in closed_sessions(tmp_path / "sessions")
         assert workbench.send(sid, "Say two").how == "started"  # type: ignore[union-attr]
         await idle(workbench, sid)
         await workbench.close()

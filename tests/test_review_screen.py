@@ -5,6 +5,7 @@ actions (commit with the prefilled message, merge, rewind) on a real scripted ru
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from support_workbench import agent_script, git, scripted_models
 from textual.app import App
 from textual.pilot import Pilot
 
+from agent_tui.bus.remote_finishing import bounded
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
@@ -89,7 +91,9 @@ def shop_with_a_worktree() -> tuple[Path, Path]:
     return project, worktree
 
 
-def scene_app() -> ReviewApp:
+def scene_app(bound: int | None = None) -> ReviewApp:
+    """The review of `shop_with_a_worktree`; with `bound`, as a host sends it over the bus when
+    its reply may hold only `bound` bytes of diffs."""
     project, worktree = shop_with_a_worktree()
     review = review_worktree(
         "sess_fix",
@@ -106,7 +110,9 @@ def scene_app() -> ReviewApp:
         prompter=None,
         data_dir=project.parent / "data",
     )
-    return ReviewApp(ReviewScreen(workbench, review, "fix-login", []))
+    return ReviewApp(
+        ReviewScreen(workbench, review if bound is None else bounded(review, bound), "fix-login")
+    )
 
 
 async def settled(pilot: Pilot) -> None:
@@ -125,6 +131,44 @@ class TestReviewLooks:
             await settled(pilot)
 
         assert snap_compare(scene_app(), terminal_size=(120, 40), run_before=second)
+
+    def test_120x40_read_from_a_host_with_a_diff_cut(self, snap_compare) -> None:
+        async def third(pilot: Pilot) -> None:
+            await settled(pilot)
+            await pilot.press("down", "down")
+            await settled(pilot)
+
+        assert snap_compare(scene_app(CUT_BOUND), terminal_size=(120, 40), run_before=third)
+
+
+CUT_BOUND = 900
+"""Room for the deleted notes whole, then for the names of the other two files, not for their
+diffs."""
+
+
+def test_a_review_cut_for_the_bus_keeps_what_fits_and_says_what_does_not() -> None:
+    _, worktree = shop_with_a_worktree()
+    whole = review_worktree("s", worktree, "agent-tui/fix-login-4f2a9c", "main", None, "Fix it")
+    assert bounded(whole, 10**6) == whole
+    marker = "[diff not sent: the review reached its 900 bytes bound for the bus]"
+    cut = bounded(whole, CUT_BOUND)
+    counts = [(f.path, f.status, f.added, f.removed) for f in cut.files]
+    assert counts == [(f.path, f.status, f.added, f.removed) for f in whole.files]
+    assert cut.files[0] == whole.files[0]
+    assert [(f.diff, f.old_text, f.new_text) for f in cut.files[1:]] == [(marker, None, None)] * 2
+    assert cut.cut == (
+        "2 files' diffs were cut to keep the reply under 900 bytes; the whole change is on the host, in its worktree"
+    )
+    assert "diff cut" in review_title(cut, "fix-login").plain
+    plain = bounded(whole, 1000)  # the edit's diff fits without its texts; the new file's name does not
+    assert plain.files[:2] == (
+        whole.files[0],
+        dataclasses.replace(whole.files[1], old_text=None, new_text=None),
+    )
+    assert (len(plain.files), plain.more_files) == (2, 1)
+    assert plain.cut == (
+        "1 more file is only counted to keep the reply under 1,000 bytes; the whole change is on the host, in its worktree"
+    )
 
 
 def test_the_files_and_the_title_say_what_changed_against_what() -> None:
@@ -180,7 +224,7 @@ async def test_the_keys_commit_with_the_prefilled_message_merge_and_rewind(tmp_p
             while workbench.is_running(sid):
                 await anyio.sleep(0.01)
         review = await workbench.review(sid)
-        screen = ReviewScreen(workbench, review, "w", list(workbench.facts(sid).turns))
+        screen = ReviewScreen(workbench, review, "w")
         app = ReviewApp(screen)
         async with app.run_test(size=(120, 40)) as pilot:
             await settled(pilot)
@@ -285,7 +329,7 @@ async def test_a_rewind_asks_on_its_own_before_writing_a_protected_path_back(tmp
         with anyio.fail_after(20):
             while workbench.is_running(sid):
                 await anyio.sleep(0.01)
-        screen = ReviewScreen(workbench, await workbench.review(sid), "w", list(workbench.facts(sid).turns))
+        screen = ReviewScreen(workbench, await workbench.review(sid), "w")
         app = ReviewApp(screen)
         async with app.run_test(size=(120, 40)) as pilot:
             await settled(pilot)

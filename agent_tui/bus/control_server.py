@@ -11,7 +11,10 @@ Invariants:
   `ok: false` with "already answered … by … at …" and `AlreadyAnswered` as its detail;
 - what an action does is the `HostActions`' business (the workbench on `serve`, the scenario's
   engine on `run --bus`); a refusal is `ok: false` with its sentence; an unexpected failure is
-  `ok: false` naming the action, and the host goes on.
+  `ok: false` naming the action, and the host goes on;
+- the finishing actions go to `HostActions.finishing` (the workbench's own methods, through
+  `perform_finishing`); a host without one (`run --bus`) refuses them; a finishing read
+  (`READS`) is not kept by its id: its reply may be big, and reading again changes nothing.
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ from agent_tui.bus.protocol import (
     SessionSummary,
     control_subject,
 )
+from agent_tui.bus.remote_finishing import FINISHING_ACTIONS, READS, perform_finishing, review_limit
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.runtime.finishing import Finishing, FinishRefused
 
 
 class Refused(Exception):
@@ -58,6 +63,10 @@ class HostActions(Protocol):
     async def close(self, session_id: str) -> None: ...
     def sessions(self) -> list[SessionSummary]: ...
     async def set_budget(self, session_id: str, budget: BudgetLimit | None, by: str) -> None: ...
+
+    @property
+    def finishing(self) -> Finishing | None:
+        """Finishing sessions' work (None: this host does not: a scenario run)."""
 
 
 class ControlServer:
@@ -131,7 +140,8 @@ class ControlServer:
             reply = ControlReply(id=request.id, ok=False, message=f"{request.action} failed: {error}")
         finally:
             self._handling.pop(request.id, None)
-        self._replies[request.id] = reply
+        if request.action not in READS:
+            self._replies[request.id] = reply
         while len(self._replies) > REPLIES_KEPT:
             self._replies.popitem(last=False)
         future.set_result(reply)
@@ -147,9 +157,11 @@ class ControlServer:
         action = request.action
         actions = self.actions
         session_id = request.session_id
-        needs_session = action not in ("stop_all", "new_agent", "sessions")
+        needs_session = action not in ("stop_all", "new_agent", "sessions", "closed")
         if needs_session and not session_id:
             return refused(f"{action} needs a sessionId")
+        if action in FINISHING_ACTIONS:
+            return await self._finish(request, ok, refused)
         try:
             if action == "answer":
                 return self._answer(request, ok, refused)
@@ -197,6 +209,25 @@ class ControlServer:
         except Refused as error:
             return refused(str(error))
         return refused(f"unknown action {action}")
+
+    async def _finish(
+        self,
+        request: ControlRequest,
+        ok: Callable[..., ControlReply],
+        refused: Callable[..., ControlReply],
+    ) -> ControlReply:
+        finishing = self.actions.finishing
+        if finishing is None:
+            return refused(f"this host runs a scenario: {request.action} is for `agent-tui serve`'s sessions")
+        client = self.link.client
+        limit = review_limit(client.max_payload if client is not None else None)
+        try:
+            detail = await perform_finishing(
+                finishing, request.action, request.session_id or "", request.args, limit=limit
+            )
+        except FinishRefused as error:
+            return refused(str(error))  # as the local review screen shows it
+        return ok(**detail)
 
     def _answer(
         self,

@@ -7,7 +7,8 @@ Invariants:
   and republishes from the logs when the bus is back (a `HostNotice` on `notice_subject`);
 - the host holds its name on the bus for as long as it runs, and heartbeats its `Presence`;
 - the control subject is served by `ControlServer` over `EngineActions`: the workbench's
-  controls on `serve`, the engine's own (stop, steer, follow-up) on `run --bus`;
+  controls on `serve` (finishing sessions' work included), the engine's own (stop, steer,
+  follow-up) on `run --bus`;
 - `close()` flushes what is logged to the bus for a bounded time, keeps the marks, lets go of
   the name and the presence, and closes the link; it never raises.
 """
@@ -42,6 +43,7 @@ from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import UnknownSession
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused
+from agent_tui.runtime.finishing import Finishing
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.store.jsonl import iter_lines
 from agent_tui.turns import Attached
@@ -237,6 +239,11 @@ class EngineActions:
         self.workbench = workbench
         self.project = project
         self._created: dict[str, dict[str, Any]] = {}
+
+    @property
+    def finishing(self) -> Finishing | None:
+        """The workbench's finishing actions on `serve`; a scenario run has none."""
+        return self.workbench
 
     def _known(self, session_id: str) -> None:
         try:

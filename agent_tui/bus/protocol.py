@@ -41,8 +41,12 @@ Added with the host (`agent_tui.bus.host`), for the dashboard side to rely on:
   `stop`, `stop_subtree`, `stop_all` reply `detail = {"stopped": N}`;
 - `set_budget` takes a `BudgetArgs` (`{"usd"?, "tokens"?}`: the session tree's whole new budget,
   none of them for no budget); the host commits it as `session.budget{by}`;
+- the finishing actions (`review`, `turns`, `commit`, `merge`, `discard`, `rewind_plan`,
+  `rewind`, `closed`, `reopen`) are the host's workbench's own; their arguments, their replies'
+  `detail` and the review's bound are `agent_tui.bus.remote_finishing`'s;
 - a repeated request id gets the first reply again, however long ago it was sent (the host
-  remembers the last `REPLIES_KEPT` ids);
+  remembers the last `REPLIES_KEPT` ids), except for the finishing reads (a review, a rewind
+  plan, the turns, the closed sessions), which are read again;
 - the host says how its bus link fares on `notice_subject(H)` (core NATS, a `HostNotice`): when it
   is back after an outage and how many events it republished; the same goes to its stderr;
 - `Presence` also says the host's `kind` (`serve` or `run`) and `heartbeatS`/`ttlS`, so a
@@ -169,6 +173,16 @@ ControlAction = Literal[
     "close",  # close a session
     "sessions",  # what the host runs now (for a dashboard that attaches)
     "set_budget",  # the whole budget of a session's tree (raise it to let a stopped tree go on)
+    # finishing a session's work (`agent_tui.bus.remote_finishing`):
+    "review",  # its whole change against its base, bounded
+    "turns",  # its turns, for rewinding one
+    "commit",  # everything in its worktree
+    "merge",  # its branch into the branch it came from
+    "discard",  # close it, remove its worktree, delete its branch
+    "rewind_plan",  # what rewinding a turn would put back
+    "rewind",  # put back what a turn changed
+    "closed",  # the host's closed sessions
+    "reopen",  # a closed session back, sub-agents included
 ]
 
 

@@ -1,7 +1,8 @@
 """`RemoteWorkbench`: the workbench's controls, asked of a host over its control subject.
 
 An attached dashboard runs no agent: every action (answer a request, stop, stop a subtree, stop
-all, steer, follow up, start an agent, close a session, set a budget) is a `ControlRequest` sent to the host
+all, steer, follow up, start an agent, close a session, set a budget, and the finishing actions
+`remote_finishing.RemoteFinishing` asks through `request`) is a `ControlRequest` sent to the host
 that runs the session, on `control_subject(host)`, answered by one `ControlReply`.
 
 Invariants:
@@ -91,7 +92,10 @@ class RemoteWorkbench:
         action: ControlAction,
         session_id: str | None = None,
         args: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
     ) -> RemoteOutcome:
+        """Ask `host` for `action`; wait `timeout` seconds for its reply (default: `self.timeout`)."""
         args = dict(args or {})
         identity = _identity(host, action, session_id, args)
         request_id = self._unanswered.get(identity)
@@ -103,7 +107,9 @@ class RemoteWorkbench:
         )
         body = request.model_dump_json(by_alias=True, exclude_none=True).encode()
         try:
-            message = await self._connection.request(control_subject(host), body, timeout=self.timeout)
+            message = await self._connection.request(
+                control_subject(host), body, timeout=timeout if timeout is not None else self.timeout
+            )
         except (NatsTimeout, NoRespondersError, ConnectionClosedError, TimeoutError):
             return RemoteOutcome(host, request_id, answered=False)
         self._unanswered.pop(identity, None)

@@ -32,6 +32,7 @@ from agent_tui.runtime.finishing import (
     MergeRequest,
     RewindRequest,
     SessionFacts,
+    TurnFacts,
     read_facts,
 )
 from agent_tui.runtime.review import (
@@ -84,6 +85,10 @@ class FinishingActions:
             FinishRefused: its log cannot be read.
         """
         return read_facts(self.engine.store, session_id)
+
+    async def turns(self, session_id: str) -> tuple[TurnFacts, ...]:
+        """The session's turns (`facts`), read in a worker thread."""
+        return (await anyio.to_thread.run_sync(self.facts, session_id)).turns
 
     async def review(self, session_id: str) -> Review:
         """The session's whole change, file by file (see `review`).
@@ -240,14 +245,19 @@ class FinishingActions:
         )
         return result
 
-    def closed(self) -> list[StoredSession]:
-        """The sessions closed in the dashboard (roots only; their sub-agents come with them)."""
-        shut = closed_sessions(self.sessions_dir)
-        return [
-            session
-            for session in list_stored_sessions(self.sessions_dir)
-            if session.session_id in shut and session.parent_session_id not in shut
-        ]
+    async def closed(self) -> list[StoredSession]:
+        """The sessions closed in the dashboard (roots only; their sub-agents come with them),
+        newest first. The logs' heads and tails are read in a worker thread."""
+
+        def listed() -> list[StoredSession]:
+            shut = closed_sessions(self.sessions_dir)
+            return [
+                session
+                for session in list_stored_sessions(self.sessions_dir)
+                if session.session_id in shut and session.parent_session_id not in shut
+            ]
+
+        return await anyio.to_thread.run_sync(listed)
 
     async def reopen(self, session_id: str, fold: Callable[[Event], None]) -> list[str]:
         """Take a closed session (and its sub-agents) off the closed list and open it again;

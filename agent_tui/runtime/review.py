@@ -97,6 +97,8 @@ class Review:
     """Files changed in the worktree and not committed yet."""
     message: str = ""
     """A commit message, from the session's prompt."""
+    cut: str | None = None
+    """What of the change is not here, in words (a review sent over the bus is bounded), or None."""
 
     @property
     def can_finish(self) -> bool:

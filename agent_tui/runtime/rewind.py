@@ -20,6 +20,7 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
@@ -49,23 +50,27 @@ class RewindError(Exception):
 
 @dataclass(frozen=True)
 class PlannedFile:
-    """One file of a rewind: where, what it gets back (None: it did not exist: removed)."""
+    """One file of a rewind: where, and what it gets back."""
 
     path: Path
     shown: str
     before: bytes | None
+    """Its bytes before the turn, where this process holds them (None: it did not exist, it is
+    skipped, or the plan was read from a host over the bus: the bytes stay with the host)."""
     mode: int | None
     skip: str | None = None
     """Why it is not written (a symlink, a submodule, not captured), or None."""
     protected: bool = False
     changed_since: bool = False
     """Its content now is not what the turn left (a later turn, or the user, changed it too)."""
+    existed: bool = True
+    """Whether it existed before the turn (no: the rewind removes it)."""
 
     @property
     def action(self) -> Action:
         if self.skip is not None:
             return "skipped"
-        return "removed" if self.before is None else "restored"
+        return "restored" if self.existed else "removed"
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,9 @@ def plan_rewind(
                     capture.path, shown, None, None, skip="its record is gone"
                 )
                 continue
-        planned[capture.path] = PlannedFile(capture.path, shown, before, capture.mode)
+        planned[capture.path] = PlannedFile(
+            capture.path, shown, before, capture.mode, existed=capture.blob is not None
+        )
     if found.start is None and not found.captures and not notes:
         raise RewindError("nothing was recorded for that turn: it changed no file through agent-tui's tools")
     files = tuple(_judged(item, root) for item in sorted(planned.values(), key=lambda f: f.shown))
@@ -244,7 +251,13 @@ def _from_snapshots(start: Snapshot, end: Snapshot | None) -> dict[Path, Planned
                 content = git_bytes(root, "cat-file", "blob", sha).stdout
                 mode = 0o755 if kind == "100755" else 0o644
         planned[path] = PlannedFile(
-            path, rel, content, mode, skip=skip, changed_since=_changed_since(path, after.get(raw))
+            path,
+            rel,
+            content,
+            mode,
+            skip=skip,
+            changed_since=_changed_since(path, after.get(raw)),
+            existed=entry is not None,
         )
     return planned
 
@@ -284,7 +297,7 @@ def _judged(item: PlannedFile, root: Path) -> PlannedFile:
     change = protected_change("write_file", {"path": str(item.path)}, "write", root)
     if change is None:
         return item
-    return PlannedFile(item.path, item.shown, item.before, item.mode, item.skip, True, item.changed_since)
+    return dataclasses.replace(item, protected=True)
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -296,13 +309,15 @@ def _shown(path: Path, root: Path) -> str:
 
 def _put_back(root: Path, item: PlannedFile) -> None:
     relative = os.path.relpath(item.path, root)
-    if item.before is None:
+    if not item.existed:
         resolved = resolve_under(root, relative, must_exist=False)
         if os.path.lexists(resolved):
             if os.path.isdir(resolved) and not os.path.islink(resolved):
                 raise OSError(0, "a directory is there now")
             os.unlink(resolved)
         return
+    if item.before is None:
+        raise OSError(0, "its old content is not in this process")
     resolved = resolve_under(root, relative, must_exist=False)
     fd = open_resolved(
         root, resolved, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, make_parents=True, display=relative

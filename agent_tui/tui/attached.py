@@ -12,6 +12,8 @@ Invariants:
 - an action on a session whose host is unreachable, or while the bus is away, is refused at
   once with a sentence saying so, never sent;
 - `shutdown` closes the connection and stops nothing on any host;
+- finishing a session's work (`finishing`) is the same `Finishing` port the local dashboard
+  uses, each action asked of the session's host (`RemoteFinishing`), with the same refusals;
 - every change the bus reports marks the state dirty; the screen redraws on the app's timer,
   at once when a request starts waiting.
 """
@@ -35,9 +37,11 @@ from agent_tui.ports import (
     AttachedBus,
     BudgetLimit,
     BusUnreachable,
+    Finishing,
     ModelChoice,
     PermissionAnswer,
     ProjectRulesState,
+    RemoteFinishing,
     RemoteOutcome,
     RunResult,
     SendRefused,
@@ -68,7 +72,7 @@ class AttachedRun:
     """
 
     remote = True
-    workbench: Workbench | None = None  # the finishing actions are the host's: not here yet
+    workbench: Workbench | None = None  # the host's workbench finishes work (`finishing`)
 
     def __init__(
         self,
@@ -99,10 +103,37 @@ class AttachedRun:
         self._close_requested = False
         self._problems_told = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._finishing: RemoteFinishing | None = None
 
     @property
     def state(self) -> DashboardState:
         return self.bus.state
+
+    @property
+    def finishing(self) -> Finishing | None:
+        """Finishing work on the session's host (review, commit, merge, discard, rewind, reopen),
+        each a control request refused here as any other action is (host gone, bus away)."""
+        if not self.bus.is_open:
+            return None
+        if self._finishing is None:
+            self._finishing = RemoteFinishing(
+                self.bus.control,
+                host_of=self.bus.host_of,
+                refusal=self._refusal,
+                hosts=self._finishing_hosts,
+            )
+        return self._finishing
+
+    def _finishing_hosts(self) -> list[str]:
+        """The reachable hosts that finish work (`serve`; a scenario run does not)."""
+        return [
+            view.name
+            for view in self.bus.hosts()
+            if view.reachable
+            and view.presence is not None
+            and view.presence.presence is not None
+            and view.presence.presence.kind == "serve"
+        ]
 
     # -- running -------------------------------------------------------------------------------
     async def play(self) -> RunResult | None:

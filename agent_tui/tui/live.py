@@ -42,6 +42,7 @@ from agent_tui.ports import (
     BudgetLimit,
     BudgetRefused,
     ExternalAgents,
+    Finishing,
     ModelChoice,
     PermissionAnswer,
     ProjectRulesState,
@@ -127,6 +128,11 @@ class LiveRun:
         self._rules_told: str | None = None  # the digest of the project rules last announced
 
     remote = False
+
+    @property
+    def finishing(self) -> Finishing | None:
+        """The workbench's finishing actions (None: before the engine is up)."""
+        return self.workbench
 
     # -- running -------------------------------------------------------------------------------
     def _build(self) -> Workbench:

@@ -3,6 +3,7 @@
 Two runs fit it: `LiveRun` (the engine in this process) and `AttachedRun` (hosts on a bus, by
 control requests). The screens hold a `Run`, so the same keys, dialogs and notices work in both;
 where they differ (`remote`: closing a session, previews of local files) the screen asks.
+Finishing a session's work is the same `Finishing` port on both (`finishing`).
 
 Invariants: a `Run` never blocks the UI (what takes time is awaited in a worker or done in the
 background), and every method works before the run is up (it refuses or says nothing waits).
@@ -18,6 +19,7 @@ from agent_tui.ports import (
     AcpPermissionRequest,
     AgentSpec,
     BudgetLimit,
+    Finishing,
     ModelChoice,
     PermissionAnswer,
     ProjectRulesState,
@@ -36,7 +38,12 @@ class Run(Protocol):
 
     @property
     def workbench(self) -> Workbench | None:
-        """The local workbench (review, rewind, reopen); None for a remote run."""
+        """The local workbench; None for a remote run."""
+
+    @property
+    def finishing(self) -> Finishing | None:
+        """Finishing sessions' work (review, commit, merge, discard, rewind, reopen): the local
+        workbench, or the hosts' by request; None before the run is up."""
 
     @property
     def sessions_dir(self) -> Path | None: ...

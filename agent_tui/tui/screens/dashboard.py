@@ -24,6 +24,7 @@ from agent_tui.ports import (
     AgentSpec,
     BudgetLimit,
     ChangePreview,
+    Finishing,
     FinishRefused,
     PermissionAnswer,
     PermissionRulesError,
@@ -427,28 +428,27 @@ class DashboardScreen(SessionsScreen):
         self.review_session(self.session_tree.selected_id)
 
     def review_session(self, session_id: str | None) -> None:
-        """`D`: the session's whole change, to commit, merge, discard or rewind."""
-        live = self.live
-        if live is None or live.workbench is None:
+        """`D`: the session's whole change, to commit, merge, discard or rewind (on its host, for
+        an attached dashboard)."""
+        finishing = self.live.finishing if self.live is not None else None
+        if finishing is None:
             self.notify(_READ_ONLY, severity="warning")
             return
         if session_id is None or session_id not in self.state.sessions:
             self.notify("Select a session to review.", severity="warning")
             return
-        self.run_worker(self._open_review(session_id), group="review", exclusive=True, exit_on_error=False)
+        self.run_worker(
+            self._open_review(finishing, session_id), group="review", exclusive=True, exit_on_error=False
+        )
 
-    async def _open_review(self, session_id: str) -> None:
-        workbench = self.live.workbench if self.live is not None else None
-        if workbench is None:
-            return
+    async def _open_review(self, finishing: Finishing, session_id: str) -> None:
         path = agent_path_text(self.state.agent_path(session_id))
         try:
-            review = await workbench.review(session_id)
-            turns = list(workbench.facts(session_id).turns)
+            review = await finishing.review(session_id)
         except FinishRefused as error:
             self.notify(str(error), title=f"No review of {path}", severity="warning", timeout=10)
             return
-        screen = ReviewScreen(workbench, review, path, turns)
+        screen = ReviewScreen(finishing, review, path)
 
         def closed(_: None) -> None:
             if "discarded" in screen.finished:
@@ -460,33 +460,38 @@ class DashboardScreen(SessionsScreen):
 
     def action_reopen(self) -> None:
         """`O`: pick a closed session and bring it back into the tree."""
-        live = self.live
-        if live is None or live.workbench is None:
+        finishing = self.live.finishing if self.live is not None else None
+        if finishing is None:
             self.notify(_READ_ONLY, severity="warning")
             return
-        closed = live.workbench.closed()
+        self.run_worker(self._pick_closed(finishing), group="reopen", exclusive=True, exit_on_error=False)
+
+    async def _pick_closed(self, finishing: Finishing) -> None:
+        try:
+            closed = await finishing.closed()
+        except FinishRefused as error:
+            self.notify(str(error), title="No closed sessions", severity="warning", timeout=10)
+            return
         if not closed:
             self.notify("No session of this project is closed.", timeout=3)
             return
 
         def picked(session_id: str | None) -> None:
             if session_id is not None:
-                self.run_worker(self._reopen(session_id), group="reopen", exit_on_error=False)
+                self.run_worker(self._reopen(finishing, session_id), group="reopen", exit_on_error=False)
 
         self.app.push_screen(ReopenScreen(closed), picked)
 
-    async def _reopen(self, session_id: str) -> None:
-        live = self.live
-        if live is None or live.workbench is None:
-            return
-        known = set(self.state.sessions)  # closed in this run: its events are folded already
+    async def _reopen(self, finishing: Finishing, session_id: str) -> None:
+        state = self.state
+        known = set(state.sessions)  # closed in this run (or on the bus): its events are folded already
 
         def fold(event: Any) -> None:
             if event.session_id not in known:
-                apply_event(live.state, event)
+                apply_event(state, event)
 
         try:
-            problems = await live.workbench.reopen(session_id, fold)
+            problems = await finishing.reopen(session_id, fold)
         except FinishRefused as error:
             self.notify(str(error), title="Not reopened", severity="error", timeout=10)
             return

@@ -8,8 +8,10 @@ back, confirm; protected paths are asked about on their own), `r` reads the chan
 `escape` goes back. Commit, merge and discard are a worktree session's; a directory session's
 change is shown (and its turns can be rewound) but is finished in the user's own checkout.
 
-Every action goes through the workbench's finishing API (`Workbench.commit`, ...); a refusal is
-shown whole as a notice, and nothing was changed.
+Every action goes through the `Finishing` port (`commit`, `merge`, ...): the workbench here, or
+the session's host for an attached dashboard; a refusal is shown whole as a notice, and nothing
+was changed. A review read from a host is bounded: what was cut is said in the top line and in a
+notice, and in the cut file's diff.
 """
 
 from __future__ import annotations
@@ -29,14 +31,13 @@ from textual.widgets.option_list import Option
 from agent_tui.ports import (
     CommitRequest,
     DiscardRequest,
+    Finishing,
     FinishRefused,
     MergeRequest,
     Review,
     ReviewFile,
     RewindPlan,
     RewindRequest,
-    TurnFacts,
-    Workbench,
 )
 from agent_tui.tui.formatting import MUTED, short_path
 from agent_tui.tui.marked import marked
@@ -77,6 +78,8 @@ def review_title(review: Review, agent_path: str) -> Content:
     ]
     if review.uncommitted:
         parts += [(" · ", MUTED), (f"{review.uncommitted} uncommitted", "$text-warning")]
+    if review.cut:
+        parts += [(" · ", MUTED), ("diff cut", "$text-warning")]
     parts += [(" · against ", MUTED), marked(review.base_label), (" · ", MUTED), marked(where)]
     return Content.assemble(*parts)
 
@@ -85,10 +88,9 @@ class ReviewScreen(Screen[None]):
     """A session's change, and commit / merge / discard / rewind.
 
     Args:
-        workbench: whose actions finish it.
+        finishing: whose actions finish it (the workbench, or the session's host).
         review: the change as read when the screen was opened.
         agent_path: whom it is (`lead`), for the title and notices.
-        turns: the session's turns (for rewinding one).
     """
 
     BINDINGS = [
@@ -108,15 +110,15 @@ class ReviewScreen(Screen[None]):
     #review-files:focus { border: round $primary; }
     #review-diff { width: 1fr; height: 1fr; border: round $primary-muted; }
     #review-diff:focus { border: round $primary; }
-    #review-empty { color: $text-muted; padding: 1 2; }
+    .review-note { color: $text-muted; padding: 1 2; }
+    .review-plain { padding: 0 1; }
     """
 
-    def __init__(self, workbench: Workbench, review: Review, agent_path: str, turns: list[TurnFacts]) -> None:
+    def __init__(self, finishing: Finishing, review: Review, agent_path: str) -> None:
         super().__init__()
-        self.workbench = workbench
+        self.finishing = finishing
         self.review = review
         self.agent_path = agent_path
-        self.turns = turns
         self.shown_file: str | None = None
         self.finished: list[str] = []
         """What was done here (`committed`, `merged`, `discarded`, `rewound`), for tests."""
@@ -132,6 +134,11 @@ class ReviewScreen(Screen[None]):
     def on_mount(self) -> None:
         self._show_review()
         self.query_one("#review-files", OptionList).focus()
+        self._say_cut()
+
+    def _say_cut(self) -> None:
+        if self.review.cut:
+            self.notify(self.review.cut, title="Part of the diff is not here", severity="warning", timeout=10)
 
     # -- showing ---------------------------------------------------------------------------------
     def _show_review(self) -> None:
@@ -156,7 +163,7 @@ class ReviewScreen(Screen[None]):
         body = self.query_one("#review-diff-body", Vertical)
         body.remove_children()
         text = f"Nothing differs from {self.review.base_label}."
-        body.mount(Static(marked(text), id="review-empty"))
+        body.mount(Static(marked(text), classes="review-note"))
 
     def _show_file(self, item: ReviewFile) -> None:
         self.shown_file = item.path
@@ -169,9 +176,13 @@ class ReviewScreen(Screen[None]):
         if preview is not None:
             body.mount(DiffView(preview))
         elif item.binary:
-            body.mount(Static(Content.styled("A binary file: no diff to show.", MUTED), id="review-empty"))
+            body.mount(
+                Static(Content.styled("A binary file: no diff to show.", MUTED), classes="review-note")
+            )
         else:
-            body.mount(Static(marked(item.diff or "(too big to show)"), id="review-empty"))
+            # A diff without the texts (too big, or cut for the bus). No id: the widget it
+            # replaces may still be leaving when the next file's is mounted.
+            body.mount(Static(marked(item.diff or "(too big to show)"), classes="review-plain"))
         diff.scroll_home(animate=False)
 
     @on(OptionList.OptionHighlighted, "#review-files")
@@ -194,11 +205,12 @@ class ReviewScreen(Screen[None]):
     @work(exclusive=True, group="review-reload", exit_on_error=False)
     async def action_reload(self) -> None:
         try:
-            self.review = await self.workbench.review(self.review.session_id)
+            self.review = await self.finishing.review(self.review.session_id)
         except FinishRefused as error:
             self._refused(error, "read again")
             return
         self._show_review()
+        self._say_cut()
 
     def _needs_worktree(self) -> bool:
         if self.review.can_finish:
@@ -223,7 +235,7 @@ class ReviewScreen(Screen[None]):
 
     async def _commit(self, message: str) -> None:
         try:
-            done = await self.workbench.commit(CommitRequest(self.review.session_id, message))
+            done = await self.finishing.commit(CommitRequest(self.review.session_id, message))
         except FinishRefused as error:
             self._refused(error, "committed")
             return
@@ -249,7 +261,7 @@ class ReviewScreen(Screen[None]):
 
     async def _merge(self) -> None:
         try:
-            done = await self.workbench.merge(MergeRequest(self.review.session_id))
+            done = await self.finishing.merge(MergeRequest(self.review.session_id))
         except FinishRefused as error:
             self._refused(error, "merged")
             return
@@ -276,7 +288,7 @@ class ReviewScreen(Screen[None]):
 
     async def _discard(self) -> None:
         try:
-            await self.workbench.discard(DiscardRequest(self.review.session_id))
+            await self.finishing.discard(DiscardRequest(self.review.session_id))
         except FinishRefused as error:
             self._refused(error, "discarded")
             return
@@ -285,24 +297,32 @@ class ReviewScreen(Screen[None]):
         self.dismiss(None)
 
     def action_rewind(self) -> None:
-        if not self.turns:
+        self._run(self._pick_turn())
+
+    async def _pick_turn(self) -> None:
+        try:
+            turns = await self.finishing.turns(self.review.session_id)
+        except FinishRefused as error:
+            self._refused(error, "rewound")
+            return
+        if not turns:
             self.notify("This session has no turn to rewind.", timeout=4)
             return
 
         def picked(turn_id: str | None) -> None:
             if turn_id is not None:
-                self._run(self._plan(turn_id))
+                number = next((turn.number for turn in turns if turn.turn_id == turn_id), 0)
+                self._run(self._plan(turn_id, number))
 
-        self.app.push_screen(TurnPickScreen(self.turns), picked)
+        self.app.push_screen(TurnPickScreen(list(turns)), picked)
 
-    async def _plan(self, turn_id: str) -> None:
+    async def _plan(self, turn_id: str, number: int) -> None:
         request = RewindRequest(self.review.session_id, turn_id)
         try:
-            plan = await self.workbench.rewind_plan(request)
+            plan = await self.finishing.rewind_plan(request)
         except FinishRefused as error:
             self._refused(error, "rewound")
             return
-        number = next((turn.number for turn in self.turns if turn.turn_id == turn_id), 0)
 
         def confirmed(yes: bool | None) -> None:
             if yes:
@@ -330,7 +350,7 @@ class ReviewScreen(Screen[None]):
     async def _rewind(self, plan: RewindPlan, allow_protected: bool) -> None:
         request = RewindRequest(plan.session_id, plan.turn_id, allow_protected=allow_protected)
         try:
-            result = await self.workbench.rewind(request)
+            result = await self.finishing.rewind(request)
         except FinishRefused as error:
             self._refused(error, "rewound")
             return
@@ -346,7 +366,7 @@ class ReviewScreen(Screen[None]):
 
     async def _reread(self) -> None:
         try:
-            self.review = await self.workbench.review(self.review.session_id)
+            self.review = await self.finishing.review(self.review.session_id)
         except FinishRefused:
             return
         self._show_review()
