@@ -612,8 +612,10 @@ def _worktree_fields(worktree: Worktree) -> dict[str, str | None]:
 
 
 def _budget_refusal(refused: BudgetExceeded) -> str:
-    """The refusal of a turn whose tree spent its budget, and how to go on."""
-    return f"Not sent: {refused.message}. Raise the budget to go on."
+    """The refusal of a turn whose tree spent its budget, and how to go on (the dashboards say
+    it was not sent: `✗ not sent: Budget exceeded: spent $0.05 of a $0.04 budget. Raise …`)."""
+    message = refused.message
+    return f"{message[:1].upper()}{message[1:]}. Raise the budget to go on."
 
 
 def _held_sentence(where: str) -> str:
