@@ -32,7 +32,7 @@ from agent_tui.providers.config import DEFAULT_KEY_ENV
 from agent_tui.providers.factory import build_provider
 from agent_tui.reducer import AttentionPolicy
 from agent_tui.runtime.model_router import ModelChoice
-from agent_tui.runtime.workbench import AgentSpec
+from agent_tui.runtime.workbench import AgentSpec, Sent
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.screens.budget import BudgetScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
@@ -234,6 +234,47 @@ async def test_a_tree_is_marked_at_80_percent_stopped_at_its_budget_and_goes_on_
         await wait_for(pilot, lambda: len(turns_of(app, session_id)) == 2, "the next turn")
         assert turns_of(app, session_id)[-1] == "final"
         await pilot.press("escape", "q")
+
+
+async def test_a_dashboard_reopened_over_the_logs_counts_every_turn_and_the_latest_budget(
+    tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.script(
+        Stream(openai_stream(["Looking."], [LOOK], usage=(40, 32_960, 0))),  # $0.033
+        Stream(openai_stream(["Again."], [LOOK], usage=(40, 24_960, 0))),  # $0.058: over its $0.04
+        Stream(openai_stream(["Done."], usage=(10, 5, 0))),  # $0.000015 after B raised it to $1
+    )
+    first = served_app(tmp_path, server, monkeypatch)
+    async with first.run_test(size=(120, 40)) as pilot:
+        live = first.live
+        assert live is not None
+        await wait_for(pilot, lambda: live.workbench is not None and live.hydrated, "the engine")
+        await live.start_agent(
+            AgentSpec("Look around", live.project or tmp_path, name="fixer", budget=BudgetLimit(usd=0.04))
+        )
+        await wait_for(
+            pilot, lambda: (sid := fixer(first)) is not None and turns_of(first, sid) != [], "turn 1"
+        )
+        session_id = fixer(first)
+        assert session_id is not None
+        assert await live.set_budget(session_id, BudgetLimit(usd=1.0)) is None
+        assert isinstance(live.send(session_id, "Go on."), Sent)
+        await wait_for(pilot, lambda: len(turns_of(first, session_id)) == 2, "turn 2")
+        await pilot.press("q")
+
+    again = served_app(tmp_path, server, monkeypatch)  # lists each log from its head and last turn
+    async with again.run_test(size=(120, 40)) as pilot:
+        live = again.live
+        assert live is not None
+        await wait_for(pilot, lambda: live.hydrated, "the stored sessions")
+        spend = live.state.sessions[session_id].spend
+        assert spend.cost_usd == pytest.approx((33_000 + 25_000 + 15) / 1e6)  # every turn, not the last
+        assert live.state.sessions[session_id].budget_usd == 1.0  # raised before the last turn
+        assert list(live.state.spend_by_day.values()) == [spend]  # the day's total is every turn's
+        await wait_for(pilot, lambda: "$0.06" in tree_line(again, "fixer"), "the whole spend on its line")
+        assert "▲" not in tree_line(again, "fixer")
+        await wait_for(pilot, lambda: "budget $1.00, 5% used" in detail_text(again), "the raised budget")
+        await pilot.press("q")
 
 
 def tree_line(app: AgentTuiApp, name: str) -> str:

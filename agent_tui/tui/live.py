@@ -52,7 +52,7 @@ from agent_tui.ports import (
     Workbench,
     load_scenario,
 )
-from agent_tui.reducer import DashboardState, apply_event
+from agent_tui.reducer import DashboardState, absorb_earlier_spend, apply_event
 from agent_tui.tui.messages import (
     AgentStarted,
     AgentStartFailed,
@@ -180,7 +180,7 @@ class LiveRun:
         thresholds: tuple[int, ...] | None = None
         try:
             async with workbench.serving():
-                problems = await workbench.hydrate(self._on_event)
+                problems = await workbench.hydrate(self._on_event, self._on_earlier)
                 self.hydrated = True
                 for hook in self.on_hydrated:
                     hook()
@@ -252,6 +252,16 @@ class LiveRun:
                 # events, and ask for a redraw, so the app's timer redraws and reports it.
                 self._redraw = None
                 self._asked = True
+
+    def _on_earlier(self, session_id: str, earlier: list[Event]) -> None:
+        """What a listed session's turns before its last spent (read once its log was read
+        whole): into its totals, and to the observers (attention counts a tree's spend)."""
+        absorb_earlier_spend(self.state, session_id, earlier)
+        self._changed = True
+        for event in earlier:
+            if event.type in ("model.usage", "session.budget"):
+                for observer in self.observers:
+                    observer(event)
 
     def is_external(self, client: str | None) -> bool:
         """Whether a session whose log names `client` is run by an external (ACP) agent (which
