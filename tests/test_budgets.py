@@ -211,6 +211,12 @@ async def test_a_tree_over_its_budget_is_stopped_and_its_sibling_goes_on(
     assert ends(log(tmp_path, ids["sibling"])) == [("final", None, None)]
     assert ends(log(tmp_path, ids["lead"])) == [("final", None, None)]
     assert sibling_running_at_stop == [True]
+    told = {
+        e.payload["agentName"]: e.payload["text"]
+        for e in log(tmp_path, ids["lead"])
+        if e.type == "subagent.delivered"
+    }
+    assert told["spender"] == f"failed: budget_exceeded ({spent})"  # the lead's model learns why
     assert log(tmp_path, ids["spender"])[0].payload["budget"] == {"usd": 0.04}
     # the call the spender's model asked for as its budget ran out never ran, and says why
     (unrun,) = [e.payload for e in log(tmp_path, ids["spender"]) if e.type == "tool.failed"]

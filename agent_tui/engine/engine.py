@@ -492,6 +492,7 @@ class SessionEngine:
     async def _settle(self, turn: TurnHandle, end: TurnEnd) -> None:
         turn.stop_reason = end.stop_reason
         turn.error_code = end.error_code
+        turn.end_message = end.message
         if not turn.fsm.is_terminal:  # the registry no longer tracks it (disposed)
             turn.fsm.finish(end.stop_reason)
         for extension in self.extensions:
