@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from fake_model_server import FakeModelServer, Stream, openai_stream
+from replay_logs import SessionLog
 from support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
     FAKE_KEY,
     FAST,
@@ -33,7 +34,7 @@ from agent_tui.providers.factory import build_provider
 from agent_tui.reducer import AttentionPolicy
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.workbench import AgentSpec, Sent
-from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.app import AgentTuiApp, ReplayApp
 from agent_tui.tui.screens.budget import BudgetScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.widgets.composer import Composer
@@ -291,3 +292,28 @@ def tree_line(app: AgentTuiApp, name: str) -> str:
 def turns_of(app: AgentTuiApp, session_id: str) -> list[str]:
     """How each finished turn of the session ended, from its log."""
     return [e["payload"]["stopReason"] for e in log_of(app, session_id) if e["type"] == "turn.completed"]
+
+
+async def test_a_replay_shows_the_budget_in_force_at_each_point_of_the_log(tmp_path: Path) -> None:
+    log = SessionLog("sess_spent")
+    log.add("session.created", None, {"cwd": "/w", "client": "tests", "budget": {"usd": 0.04}}, 0)
+    log.add("turn.started", "turn_1", {"promptPreview": "go"}, 1_000)
+    log.add("user.message", "turn_1", {"content": "go"}, 1_000)
+    log.add("model.delta", "turn_1", {"text": "looking"}, 2_000)
+    used = {"promptTokens": 40, "completionTokens": 49_960, "costUsd": 0.05}
+    log.add("model.usage", "turn_1", {"step": 1, **used}, 3_000)
+    spent = "budget exceeded: spent $0.05 of a $0.04 budget"
+    end = {"stopReason": "error", "errorCode": "budget_exceeded", "message": spent, "usage": used}
+    log.add("turn.completed", "turn_1", end, 3_000)
+    log.add("session.budget", None, {"usd": 1.0, "by": "ana"}, 9_000)
+    app = ReplayApp([log.write(tmp_path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(
+            pilot, lambda: "budget $1.00, 5% used" in detail_text(app), "the raised budget at the end"
+        )
+        await pilot.press("g", "6", "enter")  # the turn's end, before the raise: its budget was spent
+        await wait_for(
+            pilot, lambda: "▲ over budget: spent $0.05 of $0.04" in detail_text(app), "the spent one"
+        )
+        assert spent in detail_text(app)  # and the stopped turn says why
+        await pilot.press("q")
