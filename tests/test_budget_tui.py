@@ -38,6 +38,7 @@ from agent_tui.tui.app import AgentTuiApp, ReplayApp
 from agent_tui.tui.screens.budget import BudgetScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.widgets.composer import Composer
+from agent_tui.tui.widgets.spend_chart import SpendChart
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("home_in_tmp")]
 
@@ -213,7 +214,7 @@ async def test_a_tree_is_marked_at_80_percent_stopped_at_its_budget_and_goes_on_
         spent = "budget exceeded: spent $0.058 of a $0.04 budget"
         end = [e for e in log_of(app, session_id) if e["type"] == "turn.completed"][-1]["payload"]
         assert (end["errorCode"], end["message"]) == ("budget_exceeded", spent)
-        assert "▲ over" in tree_line(app, "fixer")
+        await wait_for(pilot, lambda: "▲ over" in tree_line(app, "fixer"), "the over mark")
 
         app.post_message(events.AppFocus())
         await pilot.press("i")
@@ -294,7 +295,7 @@ def turns_of(app: AgentTuiApp, session_id: str) -> list[str]:
     return [e["payload"]["stopReason"] for e in log_of(app, session_id) if e["type"] == "turn.completed"]
 
 
-async def test_a_replay_shows_the_budget_in_force_at_each_point_of_the_log(tmp_path: Path) -> None:
+async def test_a_replay_shows_the_budget_and_the_spend_chart_at_each_point_of_the_log(tmp_path: Path) -> None:
     log = SessionLog("sess_spent")
     log.add("session.created", None, {"cwd": "/w", "client": "tests", "budget": {"usd": 0.04}}, 0)
     log.add("turn.started", "turn_1", {"promptPreview": "go"}, 1_000)
@@ -316,4 +317,12 @@ async def test_a_replay_shows_the_budget_in_force_at_each_point_of_the_log(tmp_p
             pilot, lambda: "▲ over budget: spent $0.05 of $0.04" in detail_text(app), "the spent one"
         )
         assert spent in detail_text(app)  # and the stopped turn says why
+        chart = app.replay.query_one("#spend-chart", SpendChart)
+        assert not chart.display  # a replay charts its spend when asked
+        await pilot.press("dollar_sign")
+        await wait_for(pilot, lambda: chart.display, "the spend chart")
+        lines = str(chart.content).splitlines()
+        assert lines[0].startswith("Spend · sess_spent's tree · ") and lines[1].endswith(" $0.05")
+        await pilot.press("home")  # at the first event nothing was spent yet
+        await wait_for(pilot, lambda: not chart.display, "no chart before any spend")
         await pilot.press("q")
