@@ -16,6 +16,7 @@ import anyio
 import orjson
 import pytest
 from fake_model_server import (
+    ANTHROPIC_MODEL,
     OPENAI_MODEL,
     VENDORS,
     FakeModelServer,
@@ -27,6 +28,7 @@ from fake_model_server import (
     vendor_stream,
 )
 from support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
+    FAKE_KEY,
     agent_tui,
     clean_env,
     fake_model_server,
@@ -42,7 +44,7 @@ from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import Scenario
 from agent_tui.events.chains import chain_violations
 from agent_tui.events.model import ModelUsage, Usage
-from agent_tui.providers.config import ConfigError, load_config
+from agent_tui.providers.config import DEFAULT_KEY_ENV, ConfigError, load_config
 from agent_tui.reducer import project_state
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.runner import ScenarioRun
@@ -196,15 +198,17 @@ class TestThroughTheServer:
         assert events[-1].payload["usage"] == {"promptTokens": 450, "completionTokens": 20,
             "cachedTokens": 300, "cacheWriteTokens": 50, "costUsd": pytest.approx(expected)}  # fmt: skip
 
+    @pytest.mark.parametrize("vendor", VENDORS)
     def test_an_unknown_model_keeps_its_tokens_and_has_no_price(
-        self, server: FakeModelServer, tmp_path: Path
+        self, server: FakeModelServer, tmp_path: Path, vendor: str
     ) -> None:
-        frames = [f.replace(OPENAI_MODEL.encode(), b"my-local-llama") for f in openai_stream(["Hi."])]
+        named = OPENAI_MODEL if vendor == "openai" else ANTHROPIC_MODEL
+        frames = [f.replace(named.encode(), b"my-local-llama") for f in vendor_stream(vendor, ["Hi."])]
         server.script(Stream(frames))
-        _, events = play(prompt_run(tmp_path, "openai", server.openai_url))
+        _, events = play(prompt_run(tmp_path, vendor, _url(server, vendor)))
         (used,) = _usages(events)
-        assert used == {"step": 1, "promptTokens": 12, "completionTokens": 5, "cachedTokens": 0}
-        assert events[-1].payload["usage"] == {"promptTokens": 12, "completionTokens": 5, "cachedTokens": 0}
+        assert (used["promptTokens"], used["completionTokens"]) == (12, 5) and "costUsd" not in used
+        assert "costUsd" not in events[-1].payload["usage"]
         dump = project_state(events).to_state_dump()["sessions"][0]
         assert dump["costUsd"] is None and dump["tokens"]["unpriced"] == 17
 
@@ -223,16 +227,20 @@ class TestThroughTheServer:
         usage = events[-1].payload["usage"]
         assert (usage["promptTokens"], usage["costUsd"]) == (5000, used["costUsd"])
 
-    def test_the_price_in_config_toml_prices_a_run(self, tmp_path: Path) -> None:
+    @pytest.mark.parametrize(
+        ("vendor", "model"), [("openai", "gpt-4.1-mini"), ("anthropic", "claude-sonnet-4-5")]
+    )
+    def test_the_price_in_config_toml_prices_a_run(self, tmp_path: Path, vendor: str, model: str) -> None:
         config = tmp_path / "config.toml"
-        config.write_text('[prices."gpt-4.1-mini"]\ninput = 100.0\ncached_input = 10.0\noutput = 1000.0\n')
+        config.write_text(f'[prices."{model}"]\ninput = 100.0\ncached_input = 10.0\noutput = 1000.0\n')
         with FakeModelServer() as server:
-            server.script(Stream(openai_stream(["Nothing to do."], usage=(1200, 50, 200))))
+            server.script(Stream(vendor_stream(vendor, ["Nothing to do."], usage=(1000, 50, 200))))
             done = agent_tui(
                 "run", "--prompt", "Look around", "--cwd", str(project(tmp_path)),
-                "--sessions-dir", str(tmp_path / "s"), "--provider", "openai", "--model", "gpt-4.1-mini",
-                "--base-url", server.openai_url,
-                env=clean_env(AGENT_TUI_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data")),
+                "--sessions-dir", str(tmp_path / "s"), "--provider", vendor, "--model", model,
+                "--base-url", _url(server, vendor),
+                env=clean_env(AGENT_TUI_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data"),
+                              **{DEFAULT_KEY_ENV[vendor]: FAKE_KEY}),
             )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         (log,) = (tmp_path / "s").glob("*.jsonl")
@@ -241,6 +249,10 @@ class TestThroughTheServer:
         assert _usages(events)[0]["costUsd"] == pytest.approx(expected)
         assert events[-1].payload["usage"]["costUsd"] == pytest.approx(expected)
         assert f"completion tokens, 200 cached, {usd_text(expected)})" in done.stdout
+
+
+def _url(server: FakeModelServer, vendor: str) -> str:
+    return server.openai_url if vendor == "openai" else server.anthropic_url
 
 
 # -- sub-agents: the tree's total -----------------------------------------------------------------
@@ -392,8 +404,7 @@ class TestSubAgentsOnAServer:
         server.route(
             asked("test it"), Stream(vendor_stream(vendor, ["all tests pass"], usage=TREE_CALLS["tester"][0]))
         )
-        url = server.openai_url if vendor == "openai" else server.anthropic_url
-        result, _ = play(prompt_run(tmp_path, vendor, url, approve="allow"))
+        result, _ = play(prompt_run(tmp_path, vendor, _url(server, vendor), approve="allow"))
         assert result.stop_reason == "final"
         events = list(replay_all(tmp_path / "sessions", "strict"))
         assert chain_violations(events) == []
