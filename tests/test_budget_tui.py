@@ -266,13 +266,13 @@ async def test_a_dashboard_reopened_over_the_logs_counts_every_turn_and_the_late
 
     again = served_app(tmp_path, server, monkeypatch)  # lists each log from its head and last turn
     async with again.run_test(size=(120, 40)) as pilot:
-        live = again.live
-        assert live is not None
-        await wait_for(pilot, lambda: live.hydrated, "the stored sessions")
-        spend = live.state.sessions[session_id].spend
+        reopened = again.live
+        assert reopened is not None
+        await wait_for(pilot, lambda: reopened.hydrated, "the stored sessions")
+        spend = reopened.state.sessions[session_id].spend
         assert spend.cost_usd == pytest.approx((33_000 + 25_000 + 15) / 1e6)  # every turn, not the last
-        assert live.state.sessions[session_id].budget_usd == 1.0  # raised before the last turn
-        assert list(live.state.spend_by_day.values()) == [spend]  # the day's total is every turn's
+        assert reopened.state.sessions[session_id].budget_usd == 1.0  # raised before the last turn
+        assert list(reopened.state.spend_by_day.values()) == [spend]  # the day's total is every turn's
         await wait_for(pilot, lambda: "$0.06" in tree_line(again, "fixer"), "the whole spend on its line")
         assert "▲" not in tree_line(again, "fixer")
         await wait_for(pilot, lambda: "budget $1.00, 5% used" in detail_text(again), "the raised budget")
