@@ -107,7 +107,9 @@ class LiveRun:
         self.prompter = TuiPrompter(post)
         self.state = DashboardState()
         self.observers: list[Callable[[Event], None]] = []
-        """Told every stored event after `state` (the dashboard's attention)."""
+        """Told every stored event after `state` (the dashboard's attention); while the stored
+        sessions are folded in, also a listed session's earlier `model.usage` and `session.budget`
+        events, after its last turn's (see `_on_earlier`)."""
         self.hydrated = False
         """Whether the stored sessions are folded in (what comes after is new)."""
         self.on_hydrated: list[Callable[[], None]] = []
