@@ -406,3 +406,42 @@ def anthropic_stream(
 
 def anthropic_error(message: str, kind: str = "authentication_error") -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+# -- either vendor -----------------------------------------------------------------------------------
+
+VENDORS = ("openai", "anthropic")
+
+
+def vendor_stream(
+    vendor: str,
+    texts: list[str] = (),  # type: ignore[assignment]
+    calls: list[tuple[str, str, list[str]]] = (),  # type: ignore[assignment]
+    *,
+    usage: tuple[int, int, int] = (12, 5, 0),
+) -> list[bytes]:
+    """Frames of one answer in `vendor`'s wire format, its usage given the same way for both:
+    (uncached prompt, output, cache reads) tokens, which each vendor reports its own way
+    (OpenAI counts the cached prompt tokens inside `prompt_tokens`, Anthropic apart)."""
+    fresh, output, cached = usage
+    if vendor == "openai":
+        return openai_stream(texts, calls, usage=(fresh + cached, output, cached))
+    if vendor == "anthropic":
+        return anthropic_stream(texts, calls, usage=(fresh, output, cached))
+    raise ValueError(f"unknown vendor {vendor!r}")
+
+
+def first_user_text(recorded: Recorded) -> str:
+    """The text of a request's first user message, in either vendor's format (an agent's task)."""
+    users = [m for m in recorded.body.get("messages", []) if m.get("role") == "user"]
+    if not users:
+        return ""
+    content = users[0]["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content if block.get("type") == "text")
+
+
+def asked(prompt: str) -> Callable[[Recorded], bool]:
+    """Picks the requests of the agent whose first prompt was `prompt` (for `server.route`)."""
+    return lambda recorded: first_user_text(recorded) == prompt

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from fake_model_server import Recorded, Stream, openai_stream
+from fake_model_server import VENDORS, Stream, asked, openai_stream, vendor_stream
 from support_engine import make_engine
 from support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
     FAKE_KEY,
@@ -38,7 +38,13 @@ from agent_tui.store import JsonlEventLog
 pytestmark = pytest.mark.anyio
 
 DOLLAR_PER_MILLION = Price(input=1.0, output=1.0)
-PRICES = PriceTable({"test-model": DOLLAR_PER_MILLION, "gpt-4.1-mini": DOLLAR_PER_MILLION})
+PRICES = PriceTable(
+    {
+        "test-model": DOLLAR_PER_MILLION,
+        "gpt-4.1-mini": DOLLAR_PER_MILLION,
+        "claude-sonnet-4-5": DOLLAR_PER_MILLION,
+    }
+)
 BIG = (40, 24_960, 0)  # 25,000 tokens a call: $0.025 (mostly output: the prompt estimate stays small)
 SMALL = (10, 5, 0)
 
@@ -49,16 +55,6 @@ def anyio_backend() -> str:
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def asked(prompt: str) -> Any:
-    """Picks the requests of the agent whose first prompt was `prompt`."""
-
-    def when(recorded: Recorded) -> bool:
-        users = [m for m in recorded.body["messages"] if m["role"] == "user"]
-        return bool(users) and users[0]["content"] == prompt
-
-    return when
-
-
 def spawn(name: str, prompt: str, budget: float | None = None, call_id: str | None = None) -> Any:
     args: dict[str, Any] = {"agentName": name, "prompt": prompt}
     if budget is not None:
@@ -77,9 +73,10 @@ def engine_on(
     max_output: int = 1024,
     model: str = "test-model",
     prices: PriceTable = PRICES,
+    vendor: str = "openai",
 ) -> SessionEngine:
-    settings = settings_for("openai", url, model=model, max_output=max_output)
-    provider = build_provider(settings, {DEFAULT_KEY_ENV["openai"]: FAKE_KEY}, policy=FAST)
+    settings = settings_for(vendor, url, model=model, max_output=max_output)
+    provider = build_provider(settings, {DEFAULT_KEY_ENV[vendor]: FAKE_KEY}, policy=FAST)
     engine = make_engine(tmp_path, provider, prices=prices)
     SubAgents(engine)
     return engine
@@ -159,12 +156,16 @@ class TestBudgetState:
 
 
 # -- stopping a tree -----------------------------------------------------------------------------
-async def test_a_tree_over_its_budget_is_stopped_and_its_sibling_goes_on(tmp_path: Path, server: Any) -> None:
+@pytest.mark.parametrize("vendor", VENDORS)
+async def test_a_tree_over_its_budget_is_stopped_and_its_sibling_goes_on(
+    tmp_path: Path, server: Any, vendor: str
+) -> None:
     sibling_may_answer = threading.Event()
     server.route(
         asked("lead task"),
         Stream(
-            openai_stream(
+            vendor_stream(
+                vendor,
                 calls=[
                     spawn("spender", "spend task", 0.04),
                     spawn("sibling", "sibling task"),
@@ -173,18 +174,20 @@ async def test_a_tree_over_its_budget_is_stopped_and_its_sibling_goes_on(tmp_pat
                 usage=SMALL,
             )
         ),
-        Stream(openai_stream(["all done"], usage=SMALL)),
+        Stream(vendor_stream(vendor, ["all done"], usage=SMALL)),
     )
     server.route(
         asked("spend task"),
-        Stream(openai_stream(calls=[spawn("helper", "helper task")], usage=BIG)),
-        Stream(openai_stream(calls=[list_dir()], usage=BIG)),  # $0.05 now: over its $0.04
+        Stream(vendor_stream(vendor, calls=[spawn("helper", "helper task")], usage=BIG)),
+        Stream(vendor_stream(vendor, calls=[list_dir()], usage=BIG)),  # $0.05 now: over its $0.04
     )
-    server.route(asked("helper task"), Stream(openai_stream(["thinking"]), hold_after=1))
+    server.route(asked("helper task"), Stream(vendor_stream(vendor, ["thinking"]), hold_after=1))
     server.route(
-        asked("sibling task"), Stream(openai_stream(["sibling done"], usage=SMALL), gate=sibling_may_answer)
+        asked("sibling task"),
+        Stream(vendor_stream(vendor, ["sibling done"], usage=SMALL), gate=sibling_may_answer),
     )
-    engine = engine_on(tmp_path, server.openai_url)
+    url = server.openai_url if vendor == "openai" else server.anthropic_url
+    engine = engine_on(tmp_path, url, vendor=vendor)
     sibling_running_at_stop: list[bool] = []
 
     def on_event(event: Event) -> None:
@@ -208,20 +211,31 @@ async def test_a_tree_over_its_budget_is_stopped_and_its_sibling_goes_on(tmp_pat
     assert ends(log(tmp_path, ids["sibling"])) == [("final", None, None)]
     assert ends(log(tmp_path, ids["lead"])) == [("final", None, None)]
     assert sibling_running_at_stop == [True]
+    told = {
+        e.payload["agentName"]: e.payload["text"]
+        for e in log(tmp_path, ids["lead"])
+        if e.type == "subagent.delivered"
+    }
+    assert told["spender"] == f"failed: budget_exceeded ({spent})"  # the lead's model learns why
     assert log(tmp_path, ids["spender"])[0].payload["budget"] == {"usd": 0.04}
+    # the call the spender's model asked for as its budget ran out never ran, and says why
+    (unrun,) = [e.payload for e in log(tmp_path, ids["spender"]) if e.type == "tool.failed"]
+    assert (unrun["toolCallId"], unrun["errorCode"]) == ("ls", "budget_exceeded")
     assert chain_violations(all_logs(tmp_path)) == []
 
 
+@pytest.mark.parametrize("vendor", VENDORS)
 async def test_the_next_turn_is_refused_until_the_budget_is_raised_and_it_outlives_the_process(
-    tmp_path: Path, server: Any
+    tmp_path: Path, server: Any, vendor: str
 ) -> None:
     server.script(
-        Stream(openai_stream(calls=[list_dir("a")], usage=BIG)),
-        Stream(openai_stream(calls=[list_dir("b")], usage=BIG)),
-        Stream(openai_stream(["more done"], usage=SMALL)),
+        Stream(vendor_stream(vendor, calls=[list_dir("a")], usage=BIG)),
+        Stream(vendor_stream(vendor, calls=[list_dir("b")], usage=BIG)),
+        Stream(vendor_stream(vendor, ["more done"], usage=SMALL)),
     )
+    url = server.openai_url if vendor == "openai" else server.anthropic_url
     spent = "budget exceeded: spent $0.05 of a $0.04 budget"
-    engine = engine_on(tmp_path, server.openai_url)
+    engine = engine_on(tmp_path, url, vendor=vendor)
     try:
         async with engine:
             sid = await engine.create_session(project(tmp_path), model="test-model", budget={"usd": 0.04})
@@ -233,7 +247,7 @@ async def test_the_next_turn_is_refused_until_the_budget_is_raised_and_it_outliv
         await close(engine)
     assert len(server.requests) == 2
 
-    again = engine_on(tmp_path, server.openai_url)  # a new process reads the log
+    again = engine_on(tmp_path, url, vendor=vendor)  # a new process reads the log
     try:
         async with again:
             await again.open_session(sid)
@@ -252,7 +266,7 @@ async def test_the_next_turn_is_refused_until_the_budget_is_raised_and_it_outliv
     assert (budget_event.turn_id, budget_event.payload) == (None, {"usd": 1.0, "by": "test"})
     assert chain_violations(events) == []
 
-    third = engine_on(tmp_path, server.openai_url)
+    third = engine_on(tmp_path, url, vendor=vendor)
     try:
         async with third:
             await third.open_session(sid)

@@ -82,7 +82,7 @@ async def test_an_attached_dashboard_raises_a_spent_budget_and_the_agent_goes_on
 
         refused = await control.follow_up("box", session_id, "and more")
         assert not refused.ok
-        assert refused.message == f"Not sent: {spent}. Raise the budget to go on."
+        assert refused.message == "Budget exceeded: spent $0.05 of a $0.04 budget. Raise the budget to go on."
 
         raised = await control.set_budget("box", session_id, BudgetLimit(usd=1.0))
         assert raised.ok, raised.message

@@ -6,15 +6,29 @@ add it up, through sub-agents. An unknown model shows its tokens and "price unkn
 
 from __future__ import annotations
 
+import json
 import textwrap
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import anyio
 import orjson
 import pytest
-from fake_model_server import OPENAI_MODEL, FakeModelServer, Status, Stream, anthropic_stream, openai_stream
+from fake_model_server import (
+    ANTHROPIC_MODEL,
+    OPENAI_MODEL,
+    VENDORS,
+    FakeModelServer,
+    Status,
+    Stream,
+    anthropic_stream,
+    asked,
+    openai_stream,
+    vendor_stream,
+)
 from support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
+    FAKE_KEY,
     agent_tui,
     clean_env,
     fake_model_server,
@@ -30,7 +44,7 @@ from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import Scenario
 from agent_tui.events.chains import chain_violations
 from agent_tui.events.model import ModelUsage, Usage
-from agent_tui.providers.config import ConfigError, load_config
+from agent_tui.providers.config import DEFAULT_KEY_ENV, ConfigError, load_config
 from agent_tui.reducer import project_state
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.runner import ScenarioRun
@@ -94,6 +108,26 @@ class TestPriceConfig:
         with pytest.raises(ConfigError) as caught:
             load_config(path)
         assert str(caught.value).startswith(f"{path}{expected}"), caught.value
+
+    def test_the_shipped_table_is_data_that_says_when_and_where_it_was_taken(self) -> None:
+        table = shipped_prices()
+        assert isinstance(table.taken, date) and table.taken.year >= 2025
+        assert table.source is not None
+        assert "anthropic.com" in table.source or "claude.com" in table.source
+        assert "openai.com" in table.source
+        for family in (
+            "claude-opus-4-1",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "gpt-5",
+            "gpt-4.1",
+            "gpt-4o",
+            "o3",
+        ):
+            assert table.lookup(family) is not None, family
+        for name, price in table.prices.items():  # each part priced, a cache read never dearer than input
+            assert price.input > 0 and price.output > 0, name
+            assert price.cached_input is not None and price.cached_input <= price.input, name
 
     def test_a_name_is_found_without_its_provider_prefix_or_date_but_never_loosely(self) -> None:
         table = shipped_prices()
@@ -164,15 +198,17 @@ class TestThroughTheServer:
         assert events[-1].payload["usage"] == {"promptTokens": 450, "completionTokens": 20,
             "cachedTokens": 300, "cacheWriteTokens": 50, "costUsd": pytest.approx(expected)}  # fmt: skip
 
+    @pytest.mark.parametrize("vendor", VENDORS)
     def test_an_unknown_model_keeps_its_tokens_and_has_no_price(
-        self, server: FakeModelServer, tmp_path: Path
+        self, server: FakeModelServer, tmp_path: Path, vendor: str
     ) -> None:
-        frames = [f.replace(OPENAI_MODEL.encode(), b"my-local-llama") for f in openai_stream(["Hi."])]
+        named = OPENAI_MODEL if vendor == "openai" else ANTHROPIC_MODEL
+        frames = [f.replace(named.encode(), b"my-local-llama") for f in vendor_stream(vendor, ["Hi."])]
         server.script(Stream(frames))
-        _, events = play(prompt_run(tmp_path, "openai", server.openai_url))
+        _, events = play(prompt_run(tmp_path, vendor, _url(server, vendor)))
         (used,) = _usages(events)
-        assert used == {"step": 1, "promptTokens": 12, "completionTokens": 5, "cachedTokens": 0}
-        assert events[-1].payload["usage"] == {"promptTokens": 12, "completionTokens": 5, "cachedTokens": 0}
+        assert (used["promptTokens"], used["completionTokens"]) == (12, 5) and "costUsd" not in used
+        assert "costUsd" not in events[-1].payload["usage"]
         dump = project_state(events).to_state_dump()["sessions"][0]
         assert dump["costUsd"] is None and dump["tokens"]["unpriced"] == 17
 
@@ -191,16 +227,20 @@ class TestThroughTheServer:
         usage = events[-1].payload["usage"]
         assert (usage["promptTokens"], usage["costUsd"]) == (5000, used["costUsd"])
 
-    def test_the_price_in_config_toml_prices_a_run(self, tmp_path: Path) -> None:
+    @pytest.mark.parametrize(
+        ("vendor", "model"), [("openai", "gpt-4.1-mini"), ("anthropic", "claude-sonnet-4-5")]
+    )
+    def test_the_price_in_config_toml_prices_a_run(self, tmp_path: Path, vendor: str, model: str) -> None:
         config = tmp_path / "config.toml"
-        config.write_text('[prices."gpt-4.1-mini"]\ninput = 100.0\ncached_input = 10.0\noutput = 1000.0\n')
+        config.write_text(f'[prices."{model}"]\ninput = 100.0\ncached_input = 10.0\noutput = 1000.0\n')
         with FakeModelServer() as server:
-            server.script(Stream(openai_stream(["Nothing to do."], usage=(1200, 50, 200))))
+            server.script(Stream(vendor_stream(vendor, ["Nothing to do."], usage=(1000, 50, 200))))
             done = agent_tui(
                 "run", "--prompt", "Look around", "--cwd", str(project(tmp_path)),
-                "--sessions-dir", str(tmp_path / "s"), "--provider", "openai", "--model", "gpt-4.1-mini",
-                "--base-url", server.openai_url,
-                env=clean_env(AGENT_TUI_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data")),
+                "--sessions-dir", str(tmp_path / "s"), "--provider", vendor, "--model", model,
+                "--base-url", _url(server, vendor),
+                env=clean_env(AGENT_TUI_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data"),
+                              **{DEFAULT_KEY_ENV[vendor]: FAKE_KEY}),
             )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         (log,) = (tmp_path / "s").glob("*.jsonl")
@@ -209,6 +249,10 @@ class TestThroughTheServer:
         assert _usages(events)[0]["costUsd"] == pytest.approx(expected)
         assert events[-1].payload["usage"]["costUsd"] == pytest.approx(expected)
         assert f"completion tokens, 200 cached, {usd_text(expected)})" in done.stdout
+
+
+def _url(server: FakeModelServer, vendor: str) -> str:
+    return server.openai_url if vendor == "openai" else server.anthropic_url
 
 
 # -- sub-agents: the tree's total -----------------------------------------------------------------
@@ -312,6 +356,73 @@ class TestSubAgents:
             assert line.endswith(f"  · {usd_text(cost)}")
         (day,) = [line for line in lines if line[:4].isdigit() and "-" in line[:8]]
         assert day.endswith(usd_text(sum(own.values())))
+
+
+# (uncached prompt, output, cache reads) tokens of each call of each agent, and the shipped
+# prices they are worked out at by hand (dollars per million: input, cached input, output)
+TREE_CALLS = {
+    "lead": [(3000, 100, 1000), (500, 40, 3500)],
+    "planner": [(2000, 80, 0), (400, 30, 2000)],
+    "coder": [(1500, 60, 500), (300, 20, 1500)],
+    "tester": [(1000, 50, 200)],
+}
+HAND_PRICES = {
+    "openai": (0.40, 0.10, 1.60),
+    "anthropic": (3.0, 0.30, 15.0),
+}  # gpt-4.1-mini, claude-sonnet-4-5
+BELOW = {"lead": "planner", "planner": "coder", "coder": "tester"}
+
+
+def _by_hand(vendor: str, agent: str) -> float:
+    fresh_price, cached_price, output_price = HAND_PRICES[vendor]
+    return sum(
+        (fresh * fresh_price + cached * cached_price + output * output_price) / 1e6
+        for fresh, output, cached in TREE_CALLS[agent]
+    )
+
+
+class TestSubAgentsOnAServer:
+    @pytest.mark.parametrize("vendor", VENDORS)
+    def test_three_levels_of_sub_agents_roll_up_what_each_call_reported(
+        self, server: FakeModelServer, tmp_path: Path, vendor: str
+    ) -> None:
+        prompts = {
+            "lead": "What is in this project?",
+            "planner": "plan it",
+            "coder": "code it",
+            "tester": "test it",
+        }
+        for agent, child in BELOW.items():
+            first, last = TREE_CALLS[agent]
+            spawn = json.dumps({"agentName": child, "prompt": prompts[child]})
+            server.route(
+                asked(prompts[agent]),
+                Stream(vendor_stream(vendor, calls=[(f"spawn_{child}", "spawn_agent", [spawn]),
+                                                    (f"wait_{child}", "wait_agent", ["{}"])], usage=first)),
+                Stream(vendor_stream(vendor, [f"{child} is done"], usage=last)),
+            )  # fmt: skip
+        server.route(
+            asked("test it"), Stream(vendor_stream(vendor, ["all tests pass"], usage=TREE_CALLS["tester"][0]))
+        )
+        result, _ = play(prompt_run(tmp_path, vendor, _url(server, vendor), approve="allow"))
+        assert result.stop_reason == "final"
+        events = list(replay_all(tmp_path / "sessions", "strict"))
+        assert chain_violations(events) == []
+        state = project_state(events)
+        ids = {(view.agent_name or "lead"): sid for sid, view in state.sessions.items()}
+        assert ids["lead"] == result.session_id and len(ids) == 4
+        tree = {"tester": _by_hand(vendor, "tester")}
+        for agent in ("coder", "planner", "lead"):
+            tree[agent] = _by_hand(vendor, agent) + tree[BELOW[agent]]
+        dumped = {s["sessionId"]: s for s in state.to_state_dump()["sessions"]}
+        for agent, sid in ids.items():
+            assert state.sessions[sid].spend.cost_usd == pytest.approx(_by_hand(vendor, agent)), agent
+            assert state.tree_spend(sid).cost_usd == pytest.approx(tree[agent]), agent
+            assert dumped[sid]["costUsd"] == pytest.approx(_by_hand(vendor, agent), abs=1e-6)
+            assert dumped[sid]["treeCostUsd"] == pytest.approx(tree[agent], abs=1e-6)
+        cached = sum(call[2] for calls in TREE_CALLS.values() for call in calls)
+        assert state.tree_spend(ids["lead"]).cached_tokens == cached
+        assert state.total_spend().cost_usd == pytest.approx(tree["lead"])
 
 
 def test_usage_of_calls_sums_tokens_and_prices_only_when_every_call_had_one() -> None:

@@ -107,3 +107,15 @@ def test_a_line_that_is_not_json_is_said_in_our_words_with_file_and_line(tmp_pat
             problem = json_problem(error)
         assert problem.endswith(words) and "expected" not in problem and "char" not in problem
     assert json_problem(ValueError("some new parser words")) == "not JSON"
+
+
+def test_a_sub_agent_stopped_by_its_budget_says_why_once() -> None:
+    log = SessionLog("sess_lead")
+    log.created(0, name="lead")
+    log.add("turn.started", "turn_1", {"promptPreview": "go"}, 10)
+    text = "failed: budget_exceeded (budget exceeded: spent $0.05 of a $0.04 budget)"
+    delivered = {"childSessionId": "sess_kid", "agentName": "kid", "status": "failed", "text": text}
+    log.add("subagent.delivered", "turn_1", delivered, 11)
+    session = session_of(log)
+    lines = [line.plain for line in turn_lines(session.turns[0], 1, session, width=100)]
+    assert "↳ kid failed: budget_exceeded (budget exceeded: spent $0.05 of a $0.04 budget)" in lines

@@ -11,7 +11,14 @@ import pytest
 from support_reducer import SessionLog, fold
 
 from agent_tui.events import Event
-from agent_tui.reducer import NO_SPEND, DashboardState, Spend, apply_event, project_state
+from agent_tui.reducer import (
+    NO_SPEND,
+    DashboardState,
+    Spend,
+    absorb_earlier_spend,
+    apply_event,
+    project_state,
+)
 
 
 def _call(log: SessionLog, turn_id: str, step: int, prompt: int, completion: int, **extra: object) -> None:
@@ -200,3 +207,42 @@ def test_a_copy_at_any_point_folds_on_to_the_same_totals(cut: int) -> None:
     assert copy.spend_by_day == whole.spend_by_day
     assert copy.tree_spend("sess_lead") == whole.tree_spend("sess_lead")
     assert prefix == fold(events[:cut])  # folding the copy on never changed the original
+
+
+class TestListedFromItsLastTurn:
+    """A session listed from its head and last turn, then told what its earlier turns spent."""
+
+    def _three_turns(self, budget_in_last: bool) -> list[Event]:
+        log = SessionLog("sess_a", created=False)
+        log.emit("session.created", None, cwd="/w", client="test", budget={"usd": 0.5})
+        _turn(log, "turn_1")
+        _call(log, "turn_1", 1, 100, 10, costUsd=0.25)
+        _call(log, "turn_1", 2, 300, 30, cachedTokens=200, costUsd=0.3)
+        log.emit("turn.completed", "turn_1", stopReason="error", errorCode="budget_exceeded")
+        log.emit("session.budget", None, usd=2.0, by="dashboard")
+        _turn(log, "turn_2")  # an old writer's turn: its total only
+        log.emit("model.delta", "turn_2", text="ok")
+        usage = {"promptTokens": 50, "completionTokens": 5}
+        log.emit("turn.completed", "turn_2", stopReason="final", usage=usage)
+        _turn(log, "turn_3")
+        if budget_in_last:
+            log.emit("session.budget", "turn_3", tokens=9000, by="dashboard")
+        _call(log, "turn_3", 1, 40, 4, costUsd=0.01)
+        log.emit("turn.completed", "turn_3", stopReason="final")
+        return log.events
+
+    @pytest.mark.parametrize("budget_in_last", [False, True])
+    def test_its_totals_and_budget_are_the_whole_logs(self, budget_in_last: bool) -> None:
+        events = self._three_turns(budget_in_last)
+        whole = project_state(events)
+        last = max(i for i, e in enumerate(events) if e.type == "turn.started")
+        listed = project_state([events[0], *events[last:]])
+        earlier = [e for e in events[1:last] if not (budget_in_last and e.type == "session.budget")]
+        absorb_earlier_spend(listed, "sess_a", earlier)
+        session, full = listed.sessions["sess_a"], whole.sessions["sess_a"]
+        assert session.spend == full.spend
+        assert session.spend._replace(cost_usd=0.0) == Spend(490, 49, 200, unpriced_tokens=55)
+        assert session.spend.cost_usd == pytest.approx(0.56)
+        assert listed.spend_by_day == whole.spend_by_day
+        assert (session.budget_usd, session.budget_tokens) == (full.budget_usd, full.budget_tokens)
+        assert len(session.turns) == 1  # the earlier turns' spend, not the turns themselves

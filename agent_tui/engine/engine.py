@@ -286,11 +286,14 @@ class SessionEngine:
         self._sessions[session_id] = info
         return session_id
 
-    async def open_session(self, session_id: str) -> Hydration:
+    async def open_session(
+        self, session_id: str, observe: Callable[[Event], None] | None = None
+    ) -> Hydration:
         """Hydrate a session from its log (a new process continuing an old session).
 
         A torn final line left by a crash is cut off (and reported in the result); a turn the
-        log started but never completed is closed with `turn.completed{error}`.
+        log started but never completed is closed with `turn.completed{error}`. `observe` sees
+        each event read from the log (one read serves the engine and whoever needs the log too).
         """
         if session_id in self._sessions:
             return Hydration(session_id, self._sessions[session_id].last_sequence, None, None)
@@ -305,6 +308,8 @@ class SessionEngine:
             info.track(event)
             answers.track(event)
             self.budgets.track(event)
+            if observe is not None:
+                observe(event)
         if info is None:
             raise UnknownSession(session_id)
         self._sessions[session_id] = info
@@ -487,6 +492,7 @@ class SessionEngine:
     async def _settle(self, turn: TurnHandle, end: TurnEnd) -> None:
         turn.stop_reason = end.stop_reason
         turn.error_code = end.error_code
+        turn.end_message = end.message
         if not turn.fsm.is_terminal:  # the registry no longer tracks it (disposed)
             turn.fsm.finish(end.stop_reason)
         for extension in self.extensions:

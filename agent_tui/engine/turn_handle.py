@@ -53,6 +53,7 @@ class TurnHandle:
         self.budget_stop: str | None = None  # why a budget stopped the turn (it ends budget_exceeded)
         self.stop_reason: str | None = None
         self.error_code: str | None = None
+        self.end_message: str | None = None  # what its `turn.completed` said of its end (an error's why)
         self.error: BaseException | None = None
         self.step = 0
         self.call_ids: set[str] = set()  # every tool-call id this turn has stored

@@ -46,7 +46,7 @@ from agent_tui.engine.tool_calls import Cancelled, ToolCallRunner
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.events.model import ModelUsage, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
-from agent_tui.events.turn_writer import CANCELLED, TURN_ENDED
+from agent_tui.events.turn_writer import BUDGET_SPENT, CANCELLED, TURN_ENDED
 from agent_tui.turns import TurnRegistry
 
 
@@ -130,7 +130,12 @@ class ModelLoop:
         return TurnEnd(end.stop_reason, end.error_code, end.message, usage.usage())
 
     async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None:
-        ending = CANCELLED if end.stop_reason == "cancelled" else TURN_ENDED
+        if end.stop_reason == "cancelled":
+            ending = CANCELLED
+        elif end.error_code == "budget_exceeded":
+            ending = BUDGET_SPENT
+        else:
+            ending = TURN_ENDED
         await turn.writer.end(end, turn.session.open_calls.values(), ending)
 
     # -- steps ---------------------------------------------------------------------------------

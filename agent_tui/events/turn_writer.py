@@ -62,6 +62,10 @@ class CallEnding:
 
 CANCELLED = CallEnding("cancelled", "the turn was cancelled before this call finished", "cancelled")
 TURN_ENDED = CallEnding("unknown", "the turn ended before this call ran", "turn ended")
+BUDGET_SPENT = CallEnding(
+    "budget_exceeded", "the budget was spent before this call ran (the turn was stopped)", "budget spent"
+)
+"""A turn stopped by its tree's budget: the calls it had not run yet."""
 INTERRUPTED = CallEnding("cancelled", "the turn was interrupted before this call finished", "interrupted")
 """A turn a reopened log shows unfinished: the process that ran it stopped."""
 WITHDRAWN = "the turn ended before this call finished"

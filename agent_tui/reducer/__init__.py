@@ -4,11 +4,13 @@ It stands on `agent_tui.events` only (never Textual, never the runtime), so the 
 headless `replay --dump state` fold logs the same way. Import from here: `views` holds what the
 dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_events`,
 `tool_events` and `spend_events` what each event type does, `spend` the tokens-and-dollars value
-every cost total is, `timestamps` the durations read from event times.
+every cost total is, `earlier_spend` what a session listed from its last turn spent before it,
+`timestamps` the durations read from event times.
 """
 
 from agent_tui.events.turn_vocabulary import Phase
 from agent_tui.reducer.attention import AttentionPolicy, Notification, Occurrence
+from agent_tui.reducer.earlier_spend import absorb_earlier_spend
 from agent_tui.reducer.fold import apply_event, project_state
 from agent_tui.reducer.spend import NO_SPEND, Spend
 from agent_tui.reducer.timestamps import epoch_ms, ms_between
@@ -52,6 +54,7 @@ __all__ = [
     "TranscriptRole",
     "TurnUsage",
     "TurnView",
+    "absorb_earlier_spend",
     "apply_event",
     "epoch_ms",
     "ms_between",

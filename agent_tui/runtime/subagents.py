@@ -210,11 +210,14 @@ class SubAgents(EngineExtension):
 
 
 def _final_text(turn: TurnHandle) -> str:
-    """What the parent reads: the ending's note (with its error code) or the last answer."""
+    """What the parent reads: the ending's note (with its error code, and what the turn's end
+    said of it: `failed: budget_exceeded (budget exceeded: spent $0.05 of a $0.04 budget)`) or
+    the last answer."""
     ending = ENDINGS.get(turn.stop_reason or "")
     note = ending.delivered_note if ending is not None else None
     if note is not None:
-        return f"{note}: {turn.error_code}" if turn.error_code else note
+        text = f"{note}: {turn.error_code}" if turn.error_code else note
+        return f"{text} ({turn.end_message})" if turn.end_message else text
     for message in reversed(turn.session.transcript.messages):
         if message.role == "assistant":
             return message.text

@@ -55,6 +55,7 @@ from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
 from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
+from agent_tui.reducer.earlier_spend import EARLIER_TYPES
 from agent_tui.replay.catalog import read_entry
 from agent_tui.runtime.agent_requests import (
     AgentSpec,
@@ -232,10 +233,17 @@ class Workbench(FinishingActions):
         return project_rules is not None and project_rules.accept(digest)
 
     # -- reopening stored sessions -------------------------------------------------------------
-    async def hydrate(self, fold: Callable[[Event], None]) -> list[str]:
+    async def hydrate(
+        self,
+        fold: Callable[[Event], None],
+        earlier: Callable[[str, list[Event]], None] | None = None,
+    ) -> list[str]:
         """Reopen every stored session; `fold` sees each stored session's first line and last
         turn first (its head and tail, `read_entry`: the list is drawn before any log is read
         whole), then the engine reopens them one by one, letting the dashboard run in between.
+        As the engine reads a log whole, `earlier(session id, events)` is told what the turns
+        before the folded tail spent (`reducer.earlier_spend`: their usage, and a budget set
+        meanwhile when the tail sets none), so the totals are the whole log's.
 
         Returns:
             One `FILE: reason` line per log that could not be reopened.
@@ -245,6 +253,7 @@ class Workbench(FinishingActions):
         stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
         closed = closed_sessions(self.sessions_dir)
         listed: list[StoredSession] = []
+        tails: dict[str, list[Event]] = {}
         for session in stored:
             if session.session_id in closed or session.parent_session_id in closed:
                 closed.add(session.session_id)  # a closed session's sub-agents stay closed too
@@ -252,8 +261,10 @@ class Workbench(FinishingActions):
             if session.problem is not None:
                 problems.append(f"{session.path}: {session.problem}")
                 continue
-            for event in read_entry(session.path)[1]:
+            folded = read_entry(session.path)[1]
+            for event in folded:
                 fold(event)
+            tails[session.session_id] = folded[1:]
             listed.append(session)
         self.reopening = {session.session_id for session in listed}
         for session in listed:
@@ -264,8 +275,9 @@ class Workbench(FinishingActions):
                 if problem is not None:
                     problems.append(problem)
                 continue
+            before = _EarlierSpend(tails.get(session.session_id, []))
             try:
-                hydration = await self.engine.open_session(session.session_id)
+                hydration = await self.engine.open_session(session.session_id, before.observe)
             except EventLogDecodeError as error:  # a corrupt line: the decoder names FILE:LINE
                 problems.append(str(error))
                 continue
@@ -278,6 +290,8 @@ class Workbench(FinishingActions):
                 continue
             if hydration.answers_note is not None:
                 problems.append(f"{session.session_id}: {hydration.answers_note}")
+            if earlier is not None and before.events:
+                earlier(session.session_id, before.events)
             self._remember_model(session)
         return problems
 
@@ -614,9 +628,28 @@ def _worktree_fields(worktree: Worktree) -> dict[str, str | None]:
     }
 
 
+class _EarlierSpend:
+    """Keeps, from a log read whole, the events of the turns before its folded tail that say
+    what they spent (`EARLIER_TYPES`), and a budget set there unless the tail sets one."""
+
+    def __init__(self, tail: list[Event]) -> None:
+        self.tail_from = tail[0].sequence if tail else None
+        self.budget_later = any(event.type == "session.budget" for event in tail)
+        self.events: list[Event] = []
+
+    def observe(self, event: Event) -> None:
+        if self.tail_from is None or event.sequence >= self.tail_from or event.type not in EARLIER_TYPES:
+            return
+        if event.type == "session.budget" and self.budget_later:
+            return
+        self.events.append(event)
+
+
 def _budget_refusal(refused: BudgetExceeded) -> str:
-    """The refusal of a turn whose tree spent its budget, and how to go on."""
-    return f"Not sent: {refused.message}. Raise the budget to go on."
+    """The refusal of a turn whose tree spent its budget, and how to go on (the dashboards say
+    it was not sent: `✗ not sent: Budget exceeded: spent $0.05 of a $0.04 budget. Raise …`)."""
+    message = refused.message
+    return f"{message[:1].upper()}{message[1:]}. Raise the budget to go on."
 
 
 def _held_sentence(where: str) -> str:

@@ -328,6 +328,8 @@ def _entry_lines(
         name = delivery.agent_name if delivery is not None else (message.ref or "sub-agent")
         ok = delivery is None or delivery.status == "completed"
         status = delivery.status if delivery is not None else "delivered"
+        # a failed child's text says `failed: CODE (why)`: the status is not said twice
+        text = message.text.removeprefix(f"{status}: ")
         return [
             Content.assemble(
                 ("↳ ", MUTED),
@@ -335,7 +337,7 @@ def _entry_lines(
                 " ",
                 marked(status, "$text-success" if ok else "$text-error"),
                 (": ", MUTED),
-                marked(message.text),
+                marked(text),
             )
         ]
     call = turn.tool_calls.get(message.ref or "")

@@ -53,7 +53,7 @@ from agent_tui.ports import (
     Workbench,
     load_scenario,
 )
-from agent_tui.reducer import DashboardState, apply_event
+from agent_tui.reducer import DashboardState, absorb_earlier_spend, apply_event
 from agent_tui.tui.messages import (
     AgentStarted,
     AgentStartFailed,
@@ -108,7 +108,9 @@ class LiveRun:
         self.prompter = TuiPrompter(post)
         self.state = DashboardState()
         self.observers: list[Callable[[Event], None]] = []
-        """Told every stored event after `state` (the dashboard's attention)."""
+        """Told every stored event after `state` (the dashboard's attention); while the stored
+        sessions are folded in, also a listed session's earlier `model.usage` and `session.budget`
+        events, after its last turn's (see `_on_earlier`)."""
         self.hydrated = False
         """Whether the stored sessions are folded in (what comes after is new)."""
         self.on_hydrated: list[Callable[[], None]] = []
@@ -186,7 +188,7 @@ class LiveRun:
         thresholds: tuple[int, ...] | None = None
         try:
             async with workbench.serving():
-                problems = await workbench.hydrate(self._on_event)
+                problems = await workbench.hydrate(self._on_event, self._on_earlier)
                 self.hydrated = True
                 for hook in self.on_hydrated:
                     hook()
@@ -258,6 +260,16 @@ class LiveRun:
                 # events, and ask for a redraw, so the app's timer redraws and reports it.
                 self._redraw = None
                 self._asked = True
+
+    def _on_earlier(self, session_id: str, earlier: list[Event]) -> None:
+        """What a listed session's turns before its last spent (read once its log was read
+        whole): into its totals, and to the observers (attention counts a tree's spend)."""
+        absorb_earlier_spend(self.state, session_id, earlier)
+        self._changed = True
+        for event in earlier:
+            if event.type in ("model.usage", "session.budget"):
+                for observer in self.observers:
+                    observer(event)
 
     def is_external(self, client: str | None) -> bool:
         """Whether a session whose log names `client` is run by an external (ACP) agent (which

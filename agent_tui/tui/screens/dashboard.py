@@ -52,11 +52,8 @@ from agent_tui.tui.spend_text import budget_text
 from agent_tui.tui.text_entry import focus_now
 from agent_tui.tui.widgets.composer import Composer
 from agent_tui.tui.widgets.session_detail import SessionDetail
-from agent_tui.tui.widgets.spend_chart import SpendChart
 
 _READ_ONLY = "This view shows recorded events: nothing is running here."
-CHART_FROM_HEIGHT = 30
-"""The spend chart shows on screens this many rows tall or taller (`$` shows or hides it)."""
 
 
 class DashboardScreen(SessionsScreen):
@@ -69,6 +66,8 @@ class DashboardScreen(SessionsScreen):
         location: where the logs are (shown in the summary bar).
     """
 
+    CHART_FROM_HEIGHT = 30  # the chart is there from the first paint on a tall enough screen
+
     BINDINGS = [
         Binding("n", "new_agent", "New agent", priority=True),  # opens a text box: TEXT_BOX_OPENERS
         Binding("i", "compose", "Talk", priority=True),  # opens a text box: see TEXT_BOX_OPENERS
@@ -79,7 +78,6 @@ class DashboardScreen(SessionsScreen):
         Binding("F", "search", "Search", show=False, priority=True),  # opens a text box: TEXT_BOX_OPENERS
         Binding("D", "review_selected", "Review", show=False),
         Binding("O", "reopen", "Reopen", show=False),
-        Binding("dollar_sign", "toggle_spend_chart", "Spend chart", key_display="$", show=False),
         Binding("B", "budget_selected", "Budget", show=False),
     ]
 
@@ -109,13 +107,7 @@ class DashboardScreen(SessionsScreen):
         return SessionDetail(id="detail", empty_text="No sessions yet. Press n to start an agent.")
 
     def compose_detail_bottom(self) -> Iterable[Widget]:
-        yield SpendChart(id="spend-chart")
         yield Composer(id="composer")
-
-    def on_mount(self) -> None:
-        # Below this height the chart would squeeze the transcript: it waits for `$`. (Textual
-        # runs this before `SessionsScreen.on_mount`, which shows the first state.)
-        self.query_one("#spend-chart", SpendChart).wanted = self.app.size.height >= CHART_FROM_HEIGHT
 
     def log_of(self, session_id: str) -> Path | None:
         return self.live.log_of(session_id) if self.live is not None else None
@@ -128,26 +120,10 @@ class DashboardScreen(SessionsScreen):
         super().show_state(state)
         if self._ready:
             self._show_composer()
-            self._show_chart()
 
     @on(SessionSelected)
     def _composer_follows_selection(self, event: SessionSelected) -> None:
         self._show_composer()
-        self._show_chart()
-
-    # -- spend ---------------------------------------------------------------------------------
-    def _show_chart(self) -> None:
-        self.query_one("#spend-chart", SpendChart).show(
-            self.state, self.session_tree.selected_id, self.now_ms()
-        )
-
-    def action_toggle_spend_chart(self) -> None:
-        """`$`: show or hide the chart of what the selected tree spent over time."""
-        chart = self.query_one("#spend-chart", SpendChart)
-        chart.wanted = not chart.wanted
-        self._show_chart()
-        if chart.wanted and not chart.display:
-            self.notify("Nothing in this tree has spent anything yet.", timeout=3)
 
     def _show_composer(self) -> None:
         composer = self.query_one("#composer", Composer)

@@ -31,6 +31,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("f", "follow: keep the newest line in view (replay: tail the logs)"),
             ("ctrl+p", "command palette: jump to, stop or close a session, themes, …"),
             ("N", "notices: every notification of this run, whole"),
+            ("$", "spend chart: what the selected tree spent over time, per agent"),
             ("? f1", "this help (in a text box, where ? and q type: f1, ctrl+q)"),
             ("q ctrl+q", "quit (asks while agents run); running turns are logged as cancelled"),
         ],
@@ -50,7 +51,6 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("R", "review the rules file the project ships (ignored until accepted)"),
             ("F", "search what was said in any session; enter opens that event"),
             ("B", "budget of the selected session's tree: set, raise or remove"),
-            ("$", "spend chart: what the selected tree spent over time, per agent"),
         ],
     ),
     (

@@ -3,8 +3,9 @@
 A `SessionsScreen` shows one `DashboardState` (`show_state`); subclasses decide where states come
 from, what "now" is (`now_ms`: running turns and waiting requests are measured to it) and which
 actions make sense (stopping and answering only in the live dashboard). `/` filters the tree by
-text and `S` cycles a state filter (needs me, running, failed, all); `tick` redraws what the
-passing time changes.
+text and `S` cycles a state filter (needs me, running, failed, all); `$` shows or hides the
+chart of what the selected tree spent over time (shown at once on screens of
+`CHART_FROM_HEIGHT` rows where a screen sets one); `tick` redraws what the passing time changes.
 
 The footer shows the most used keys, in its compact form below `COMPACT_FOOTER_BELOW` columns,
 so that quit and help fit at 80; the others (`f`, `S`, …) are in the help and the palette.
@@ -44,6 +45,7 @@ from agent_tui.tui.text_entry import focus_now, types
 from agent_tui.tui.widgets.approval_queue import ApprovalQueue
 from agent_tui.tui.widgets.session_detail import SessionDetail
 from agent_tui.tui.widgets.session_tree import SessionTree
+from agent_tui.tui.widgets.spend_chart import SpendChart
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 STATE_FILTER_LABEL = {"needs-me": "needs me", "running": "running", "failed": "failed"}
@@ -72,7 +74,11 @@ class SessionsScreen(Screen[None]):
         # Priority, like the keys that open a text box: the keys after `escape` in one burst
         # already find the focus back on the tree (and run as commands), none is typed in the box.
         Binding("escape", "leave_text_box", "Back", show=False, priority=True),
+        Binding("dollar_sign", "toggle_spend_chart", "Spend chart", key_display="$", show=False),
     ]
+    CHART_FROM_HEIGHT: int | None = None
+    """The spend chart shows on screens this many rows tall or taller (below, it would squeeze
+    the transcript); None: only when `$` asks for it."""
 
     def __init__(self, mode: str, *, group_by_day: bool = False, location: str = "") -> None:
         super().__init__()
@@ -102,6 +108,7 @@ class SessionsScreen(Screen[None]):
                 yield SessionTree(id="tree", group_by_day=self._group_by_day)
             with Vertical(id="detail-pane"):
                 yield self.make_detail()
+                yield SpendChart(id="spend-chart")
                 yield from self.compose_detail_bottom()
             yield ApprovalQueue(id="queue")
         yield from self.compose_bottom()
@@ -142,6 +149,8 @@ class SessionsScreen(Screen[None]):
         self.query_one(Footer).compact = event.size.width < COMPACT_FOOTER_BELOW
 
     def on_mount(self) -> None:
+        tall = self.CHART_FROM_HEIGHT
+        self.query_one("#spend-chart", SpendChart).wanted = tall is not None and self.app.size.height >= tall
         self._ready = True
         self._set_title("#detail-pane", "Detail")
         self.queue.border_title = "Approvals"
@@ -186,6 +195,7 @@ class SessionsScreen(Screen[None]):
         self.summary.show_state(state, note=self.summary_note, error=self.summary_error)
         self._show_tree_title(shown)
         self._close_withdrawn_approval()
+        self._show_chart()
 
     def tick(self) -> None:
         """Redraw what the passing time changes (live durations, waits)."""
@@ -206,6 +216,21 @@ class SessionsScreen(Screen[None]):
     @on(SessionSelected)
     def _session_selected(self, event: SessionSelected) -> None:
         self._show_detail()
+        self._show_chart()
+
+    # -- spend ---------------------------------------------------------------------------------
+    def _show_chart(self) -> None:
+        self.query_one("#spend-chart", SpendChart).show(
+            self.state, self.session_tree.selected_id, self.now_ms()
+        )
+
+    def action_toggle_spend_chart(self) -> None:
+        """`$`: show or hide the chart of what the selected tree spent over time."""
+        chart = self.query_one("#spend-chart", SpendChart)
+        chart.wanted = not chart.wanted
+        self._show_chart()
+        if chart.wanted and not chart.display:
+            self.notify("Nothing in this tree has spent anything yet.", timeout=3)
 
     # -- filters -------------------------------------------------------------------------------
     def _set_title(self, selector: str, title: str) -> None:
