@@ -29,6 +29,8 @@ pytestmark = pytest.mark.anyio
 PRICES_TOML = (
     '[prices."test-model"]\ninput = 1.0\noutput = 1.0\n[prices."gpt-4.1-mini"]\ninput = 1.0\noutput = 1.0\n'
 )
+CONTROL_WAIT_S = 60.0
+"""A control reply's bound: generous, as a loaded machine can make a host slow to answer."""
 BIG = (40, 24_960, 0)  # $0.025 a call at a dollar per million tokens
 
 
@@ -66,7 +68,9 @@ async def test_an_attached_dashboard_raises_a_spent_budget_and_the_agent_goes_on
         wait_for_line(serve, "host box serves")
         await client.subscribe(host_events("box"), cb=heard.hear)
         await client.flush()
-        control = RemoteWorkbench(client, Caller(dashboard="laptop", user="ana", host="laptop-machine"))
+        control = RemoteWorkbench(
+            client, Caller(dashboard="laptop", user="ana", host="laptop-machine"), timeout=CONTROL_WAIT_S
+        )
 
         started = await control.new_agent(
             "box", AgentSpec("look around", tmp_path, budget=BudgetLimit(usd=0.04))
@@ -121,7 +125,9 @@ async def test_a_bad_budget_over_the_bus_is_refused_with_the_reason(
     client, _ = await reader(nats_server.url)
     try:
         wait_for_line(serve, "host box serves")
-        control = RemoteWorkbench(client, Caller(dashboard="laptop", user="ana", host="laptop-machine"))
+        control = RemoteWorkbench(
+            client, Caller(dashboard="laptop", user="ana", host="laptop-machine"), timeout=CONTROL_WAIT_S
+        )
         bad = await control.request("box", "set_budget", "sess_nope", {"usd": -2})
         assert not bad.ok and bad.message is not None and bad.message.startswith("set_budget: usd")
         unknown = await control.set_budget("box", "sess_nope", BudgetLimit(usd=1.0))

@@ -125,7 +125,7 @@ async def serving(url: str, tmp_path: Path, model: FakeModelServer) -> AsyncIter
         await client.subscribe(host_events(HOST), cb=heard.hear)
         await client.flush()
         caller = Caller(dashboard="laptop", user="ana", host="laptop-machine")
-        yield Served(project, sessions, process, RemoteWorkbench(client, caller), heard, model)
+        yield Served(project, sessions, process, RemoteWorkbench(client, caller, timeout=60), heard, model)
     finally:
         await client.close()
         if process.poll() is None:
