@@ -32,7 +32,7 @@ How the engine's own turns converse (steps, model calls, tools, permissions) is 
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,6 +53,7 @@ from agent_tui.engine.permissions import PermissionEngine, Prompter, SessionAnsw
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo
 from agent_tui.engine.tool_calls import ToolCallRunner
+from agent_tui.engine.tools.base import Tool
 from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import ModelLoop
@@ -76,6 +77,7 @@ __all__ = [
     "ListenerFailure",
     "SessionEngine",
     "SessionInfo",
+    "SessionTools",
     "TurnDriver",
     "TurnHandle",
 ]
@@ -101,6 +103,17 @@ class TurnDriver(Protocol):
     async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None: ...
 
 
+class SessionTools(Protocol):
+    """Tools a root session gets besides the engine's (its MCP servers'), shared by its
+    sub-agents. `open` starts what serves them in `group` (the engine's task group) and returns
+    once they are ready or failed; `close` stops a session's (without waiting); `close_all` stops
+    everything, before the engine's task group is left."""
+
+    async def open(self, session_id: str, cwd: Path, group: TaskGroup) -> Sequence[Tool]: ...
+    def close(self, session_id: str) -> None: ...
+    def close_all(self) -> None: ...
+
+
 class SessionEngine:
     """Runs sessions' turns against a model provider, storing every event first.
 
@@ -121,6 +134,8 @@ class SessionEngine:
         clock: returns the `ts` of each event (tests pin it).
         prices: what models cost (the shipped table with the user's `[prices]`); the shipped
             table if not given.
+        session_tools: more tools for each root session and its sub-agents (MCP servers),
+            started when the root session is created or reopened and stopped with it.
     """
 
     def __init__(
@@ -138,6 +153,7 @@ class SessionEngine:
         instructions: str | InstructionsFor | None = None,
         clock: Callable[[], str] = utc_now,
         prices: PriceTable | None = None,
+        session_tools: SessionTools | None = None,
     ) -> None:
         if registry is not None and sink is not None and registry.sink is not sink:
             raise ValueError("the registry sends frames to its own sink: pass the registry, or the sink")
@@ -154,13 +170,14 @@ class SessionEngine:
         self.clock = clock
         self.instructions = instructions or DEFAULT_INSTRUCTIONS
         self.extensions: list[EngineExtension] = []
-        self._builders: dict[Path | None, ContextBuilder] = {}
+        self._builders: dict[tuple[Path | None, int | None], tuple[ToolRouter, ContextBuilder]] = {}
         self._builder_schemas: tuple[Mapping[str, Any], ...] | None = None
         self._sessions: dict[str, SessionInfo] = {}
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
         self._input_ids = itertools.count(1)
         self.prices = prices if prices is not None else shipped_prices()
+        self.session_tools = session_tools
         self._loop = ModelLoop(
             provider,
             self.registry,
@@ -195,6 +212,8 @@ class SessionEngine:
     async def __aexit__(self, *exc: Any) -> bool | None:
         group, self._task_group = self._task_group, None
         assert group is not None
+        if self.session_tools is not None:
+            self.session_tools.close_all()  # they hold tasks in the group until told to stop
         if exc[0] is not None:
             group.cancel_scope.cancel()
         return await group.__aexit__(*exc)
@@ -272,6 +291,7 @@ class SessionEngine:
             title=title,
             depth=parent.depth + 1 if parent is not None else 0,
         )
+        info.router = parent.router if parent is not None else None
         await self.commit(
             info,
             None,
@@ -284,7 +304,17 @@ class SessionEngine:
             **extra,
         )
         self._sessions[session_id] = info
+        if parent_session_id is None:
+            await self._open_session_tools(info)
         return session_id
+
+    async def _open_session_tools(self, info: SessionInfo) -> None:
+        """Start a root session's own tools (its MCP servers), for it and its sub-agents."""
+        if self.session_tools is None:
+            return
+        tools = await self.session_tools.open(info.id, info.cwd, self._group())
+        if tools:
+            info.router = self.router.with_tools(tools)
 
     async def open_session(self, session_id: str) -> Hydration:
         """Hydrate a session from its log (a new process continuing an old session).
@@ -308,6 +338,8 @@ class SessionEngine:
         if info is None:
             raise UnknownSession(session_id)
         self._sessions[session_id] = info
+        if info.parent_id is None:
+            await self._open_session_tools(info)
         planted = log_inside_project(self.store, session_id, info.cwd)
         if planted is None:
             answers.restore(info.permissions or self.permissions, session_id)
@@ -336,6 +368,7 @@ class SessionEngine:
             agent_name=payload.get("agentName"),
             title=payload.get("title"),
             depth=parent.depth + 1 if parent else 0,
+            router=parent.router if parent else None,
         )
 
     async def close_open_turn(self, info: SessionInfo) -> None:
@@ -608,26 +641,30 @@ class SessionEngine:
             if doomed_info is not None and doomed_info.live_turn is None:
                 del sessions[sid]
             self.permissions.forget_session(sid)
+        if self.session_tools is not None:
+            self.session_tools.close(session_id)
 
     def submit(self, session_id: str, text: str, *, input_id: str | None = None) -> Attached | NoActiveTurn:
         """Steer a running turn: the text is absorbed at its next step boundary."""
         input_id = input_id or f"input_{next(self._input_ids)}"
         return self.registry.submit(session_id, PendingInput(input_id, text))
 
-    def context_builder(self, cwd: Path | None = None) -> ContextBuilder:
-        """What assembles each model call of a session working in `cwd` (rebuilt when the tools
-        change; one per directory when the instructions depend on it)."""
-        schemas = tuple(self.router.schemas())
-        if schemas != self._builder_schemas:
+    def context_builder(self, cwd: Path | None = None, router: ToolRouter | None = None) -> ContextBuilder:
+        """What assembles each model call of a session working in `cwd` with the tools of
+        `router` (the engine's when None); rebuilt when the tools change, one per directory when
+        the instructions depend on it."""
+        router = router or self.router
+        schemas = tuple(router.schemas())
+        if router is self.router and schemas != self._builder_schemas:
             self._builders.clear()
             self._builder_schemas = schemas
         instructions = self.instructions
-        key = cwd if callable(instructions) else None
-        builder = self._builders.get(key)
-        if builder is None:
+        key = (cwd if callable(instructions) else None, id(router) if router is not self.router else None)
+        found = self._builders.get(key)
+        if found is None or found[0] is not router:
             text = instructions(cwd or Path.cwd(), schemas) if callable(instructions) else instructions
-            builder = self._builders[key] = ContextBuilder(text, schemas)
-        return builder
+            found = self._builders[key] = (router, ContextBuilder(text, schemas))
+        return found[1]
 
     def context_window(self, session_id: str) -> int:
         """The context window of the model that answers `session_id` (providers that route

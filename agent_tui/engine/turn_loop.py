@@ -43,6 +43,7 @@ from agent_tui.engine.provider import (
 )
 from agent_tui.engine.session_info import OpenCall
 from agent_tui.engine.tool_calls import Cancelled, ToolCallRunner
+from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.events.model import ModelUsage, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
@@ -95,7 +96,7 @@ class ModelLoop:
         provider: ModelProvider,
         registry: TurnRegistry,
         tools: ToolCallRunner,
-        context_builder: Callable[[Path], ContextBuilder],
+        context_builder: Callable[[Path, ToolRouter | None], ContextBuilder],
         context_window: Callable[[str], int],
         max_steps: int,
         prices: PriceTable | None = None,
@@ -162,7 +163,7 @@ class ModelLoop:
         """
         info = turn.session
         writer = turn.writer
-        builder = self.context_builder(info.cwd)
+        builder = self.context_builder(info.cwd, info.router)
         limit = self.context_window(info.id)
         max_steps = self.max_steps
         while True:
