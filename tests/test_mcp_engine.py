@@ -97,7 +97,10 @@ class TestStdioServer:
         async with engine:
             root = await engine.create_session(cwd)
             child = await engine.create_session(cwd, parent_session_id=root, agent_name="helper")
-            assert engine.session(child).router is engine.session(root).router
+            assert servers.started(root) == []  # they start with the tree's first turn
+            tools = await engine.tree_tools(engine.session(child))
+            assert tools is not None and "mcp__test__echo" in tools.names()
+            assert await engine.tree_tools(engine.session(root)) is tools
             assert len(servers.started(root)) == 1 and servers.started(child) == []
 
 
@@ -179,14 +182,14 @@ class TestFailures:
         engine = make_engine(tmp_path, provider, session_tools=servers)
         async with engine:
             sid = await engine.create_session(cwd)
-            (down, up) = servers.started(sid)
-            assert down.status == "failed"
-            assert down.reason == f"cannot run {tmp_path / 'no-such-server'}: no such program"
-            assert up.status == "running"
             provider.assign(
                 sid, steps({"text": ["x"], "toolCalls": [call("mcp__broken__anything")]}, {"text": ["ok"]})
             )
             events = await collect(engine.run_turn(sid, "try"))
+            (down, up) = servers.started(sid)
+            assert down.status == "failed"
+            assert down.reason == f"cannot run {tmp_path / 'no-such-server'}: no such program"
+            assert up.status == "running"
         failed = of_type(events, "tool.failed")[0].payload
         assert failed["errorCode"] == "not_found"
         assert "unknown tool 'mcp__broken__anything'" in failed["message"]

@@ -135,7 +135,7 @@ class SessionEngine:
         prices: what models cost (the shipped table with the user's `[prices]`); the shipped
             table if not given.
         session_tools: more tools for each root session and its sub-agents (MCP servers),
-            started when the root session is created or reopened and stopped with it.
+            started at the root's first turn in this process and stopped with it.
     """
 
     def __init__(
@@ -178,12 +178,14 @@ class SessionEngine:
         self._input_ids = itertools.count(1)
         self.prices = prices if prices is not None else shipped_prices()
         self.session_tools = session_tools
+        self._tools_opened: set[str] = set()  # the roots whose `session_tools` were opened
         self._loop = ModelLoop(
             provider,
             self.registry,
             self._tools,
             self.context_builder,
             self.context_window,
+            self.tree_tools,
             max_steps,
             self.prices,
         )
@@ -291,7 +293,6 @@ class SessionEngine:
             title=title,
             depth=parent.depth + 1 if parent is not None else 0,
         )
-        info.router = parent.router if parent is not None else None
         await self.commit(
             info,
             None,
@@ -304,17 +305,27 @@ class SessionEngine:
             **extra,
         )
         self._sessions[session_id] = info
-        if parent_session_id is None:
-            await self._open_session_tools(info)
         return session_id
 
-    async def _open_session_tools(self, info: SessionInfo) -> None:
-        """Start a root session's own tools (its MCP servers), for it and its sub-agents."""
+    async def tree_tools(self, info: SessionInfo) -> ToolRouter | None:
+        """The tools of `info`'s tree: its root's own (its MCP servers, started at the root's
+        first turn of this process and shared by every sub-agent) over the engine's, or None
+        when the tree has none of its own."""
         if self.session_tools is None:
-            return
-        tools = await self.session_tools.open(info.id, info.cwd, self._group())
-        if tools:
-            info.router = self.router.with_tools(tools)
+            return None
+        root = info
+        while root.parent_id is not None and root.parent_id in self._sessions:
+            root = self._sessions[root.parent_id]
+        if root.id not in self._tools_opened:
+            self._tools_opened.add(root.id)
+            try:
+                tools = await self.session_tools.open(root.id, root.cwd, self._group())
+            except BaseException:  # cancelled while they start: the next turn starts them again
+                self._tools_opened.discard(root.id)
+                self.session_tools.close(root.id)
+                raise
+            root.router = self.router.with_tools(tools) if tools else None
+        return root.router
 
     async def open_session(self, session_id: str) -> Hydration:
         """Hydrate a session from its log (a new process continuing an old session).
@@ -338,8 +349,6 @@ class SessionEngine:
         if info is None:
             raise UnknownSession(session_id)
         self._sessions[session_id] = info
-        if info.parent_id is None:
-            await self._open_session_tools(info)
         planted = log_inside_project(self.store, session_id, info.cwd)
         if planted is None:
             answers.restore(info.permissions or self.permissions, session_id)
@@ -368,7 +377,6 @@ class SessionEngine:
             agent_name=payload.get("agentName"),
             title=payload.get("title"),
             depth=parent.depth + 1 if parent else 0,
-            router=parent.router if parent else None,
         )
 
     async def close_open_turn(self, info: SessionInfo) -> None:
@@ -642,6 +650,7 @@ class SessionEngine:
                 del sessions[sid]
             self.permissions.forget_session(sid)
         if self.session_tools is not None:
+            self._tools_opened.discard(session_id)
             self.session_tools.close(session_id)
 
     def submit(self, session_id: str, text: str, *, input_id: str | None = None) -> Attached | NoActiveTurn:

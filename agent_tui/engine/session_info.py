@@ -79,7 +79,7 @@ class SessionInfo:
     turn: TurnHandle | None = None  # the current turn, or the last one until the next starts
     mailbox: deque[Delivery] = field(default_factory=deque)
     permissions: PermissionEngine | None = None  # a per-agent policy, if any
-    router: ToolRouter | None = None  # the tools of its tree (the engine's and its MCP servers'), if its own
+    router: ToolRouter | None = None  # its tree's tools (the engine's and its MCP servers'), if any
     commit_gate: CommitGate = field(default_factory=CommitGate)
     event_id_prefix: str = ""  # `evt_<session id without "sess_">_`, the sequence follows
 

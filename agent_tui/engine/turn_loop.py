@@ -24,7 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -41,7 +41,7 @@ from agent_tui.engine.provider import (
     TextDelta,
     ToolCall,
 )
-from agent_tui.engine.session_info import OpenCall
+from agent_tui.engine.session_info import OpenCall, SessionInfo
 from agent_tui.engine.tool_calls import Cancelled, ToolCallRunner
 from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
@@ -98,10 +98,12 @@ class ModelLoop:
         tools: ToolCallRunner,
         context_builder: Callable[[Path, ToolRouter | None], ContextBuilder],
         context_window: Callable[[str], int],
+        tree_tools: Callable[[SessionInfo], Awaitable[ToolRouter | None]],
         max_steps: int,
         prices: PriceTable | None = None,
     ) -> None:
         self.provider = provider
+        self.tree_tools = tree_tools
         self.prices = prices if prices is not None else shipped_prices()
         self.registry = registry
         self.tools = tools
@@ -163,6 +165,7 @@ class ModelLoop:
         """
         info = turn.session
         writer = turn.writer
+        info.router = await self.tree_tools(info)  # its tree's MCP servers start at its first turn
         builder = self.context_builder(info.cwd, info.router)
         limit = self.context_window(info.id)
         max_steps = self.max_steps

@@ -46,6 +46,7 @@ __all__ = [
     "McpConfigError",
     "McpServerConfig",
     "check_server",
+    "configured_mcp_servers",
     "enabled_servers",
     "load_mcp_servers",
 ]
@@ -179,6 +180,15 @@ def load_mcp_servers(path: Path | None = None) -> dict[str, McpServerConfig]:
         return f"{path}:{lines.line('mcp', *keys)}"
 
     return {name: check_server(name, table, where) for name, table in tables.items()}
+
+
+def configured_mcp_servers() -> dict[str, McpServerConfig]:
+    """The config file's servers, or none when the file is wrong (the commands that start
+    sessions check it first and say what is wrong: `load_mcp_servers`)."""
+    try:
+        return load_mcp_servers()
+    except McpConfigError:
+        return {}
 
 
 def enabled_servers(

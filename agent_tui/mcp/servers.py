@@ -8,20 +8,23 @@ Invariants:
   on without it;
 - `close` and `close_all` only ask the servers to stop; each server's task then closes its
   connection and its process group, so the task group that holds them can finish;
-- this is the engine's `SessionTools` port: the engine never imports this package.
+- this is the engine's `SessionTools` port: the engine never imports this package; the SDK is
+  imported only when a session has a server to start.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from anyio.abc import TaskGroup
 
 from agent_tui.engine.tools.base import Tool
 from agent_tui.mcp.config import McpServerConfig, enabled_servers
-from agent_tui.mcp.connection import McpServer
-from agent_tui.mcp.tool import McpTool
+
+if TYPE_CHECKING:
+    from agent_tui.mcp.connection import McpServer
 
 __all__ = ["McpServers", "tools_of"]
 
@@ -33,15 +36,19 @@ class McpServers:
         configs: every `[mcp.NAME]` of the config file.
         profile_of: the model profile a session uses (None: none), which decides the servers
             whose `profiles` are set.
+        notice: told, in one line, of each server that did not start.
     """
 
     def __init__(
         self,
         configs: Mapping[str, McpServerConfig],
         profile_of: Callable[[str], str | None] = lambda session_id: None,
+        *,
+        notice: Callable[[str], None] = lambda text: None,
     ) -> None:
         self.configs = dict(configs)
         self.profile_of = profile_of
+        self.notice = notice
         self._running: dict[str, list[McpServer]] = {}
 
     def started(self, session_id: str) -> list[McpServer]:
@@ -50,12 +57,18 @@ class McpServers:
 
     async def open(self, session_id: str, cwd: Path, group: TaskGroup) -> Sequence[Tool]:
         configs = enabled_servers(self.configs, self.profile_of(session_id), cwd)
+        if not configs:
+            return []
+        from agent_tui.mcp.connection import McpServer  # the SDK, only when a server is wanted
+
         servers = [McpServer(config, cwd) for config in configs]
         self._running[session_id] = servers
         for server in servers:
             group.start_soon(server.serve, name=f"mcp server {server.name}")
         for server in servers:
             await server.ready.wait()
+            if server.status != "running":
+                self.notice(f"MCP server {server.name} did not start: {server.reason}")
         return tools_of(servers)
 
     def close(self, session_id: str) -> None:
@@ -69,6 +82,8 @@ class McpServers:
 
 def tools_of(servers: Sequence[McpServer]) -> list[Tool]:
     """The tools of the servers that run, each once (a second tool with the same name is left out)."""
+    from agent_tui.mcp.tool import McpTool
+
     tools: dict[str, Tool] = {}
     for server in servers:
         if server.status != "running":

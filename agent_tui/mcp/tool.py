@@ -7,7 +7,8 @@ Invariants:
   `readOnlyHint` is shown in the reason but never lowers the risk: it is the server's claim;
 - a result is text: text blocks as they are, a note for each image, audio or resource, and the
   structured content when there is no text; a result the server marks as an error fails the
-  call with that text; progress notifications stream as `tool.delta` lines.
+  call with that text; progress notifications stream as `tool.delta` lines, none after the
+  result came.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
+import anyio
+import anyio.lowlevel
 import mcp_types
 import orjson
 from pydantic import BaseModel, ConfigDict
@@ -77,12 +80,25 @@ class McpTool:
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         arguments = dict(args.model_extra or {}) if isinstance(args, BaseModel) else dict(args)
+        # The SDK hands each progress notification to a task of its own, started as the
+        # notification arrives (before the result); one more turn of the event loop lets those
+        # start, and one that comes later still is dropped, so no `tool.delta` follows the answer.
+        writing = anyio.Lock()
+        answered = False
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             line = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
-            await ctx.on_output("stdout", line + "\n")
+            async with writing:
+                if not answered:
+                    await ctx.on_output("stdout", line + "\n")
 
-        result = await self.server.call(self.tool.name, arguments, progress)
+        try:
+            result = await self.server.call(self.tool.name, arguments, progress)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.lowlevel.checkpoint()
+                async with writing:
+                    answered = True
         text = result_text(result)
         if result.is_error:
             raise ToolError("unknown", text or f"{self.tool.name} failed (the server gave no reason)")
