@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -176,10 +176,10 @@ def load_mcp_servers(path: Path | None = None) -> dict[str, McpServerConfig]:
     if not isinstance(tables, dict):
         raise McpConfigError(f"{path}:{lines.line('mcp')}: mcp must be a table of [mcp.NAME] tables")
 
-    def where(*keys: str) -> str:
-        return f"{path}:{lines.line('mcp', *keys)}"
+    def where_in(name: str) -> Callable[..., str]:
+        return lambda *keys: f"{path}:{lines.line('mcp', name, *keys)}"
 
-    return {name: check_server(name, table, where) for name, table in tables.items()}
+    return {name: check_server(name, table, where_in(name)) for name, table in tables.items()}
 
 
 def configured_mcp_servers() -> dict[str, McpServerConfig]:
@@ -198,7 +198,7 @@ def enabled_servers(
     return [server for server in servers.values() if server.enabled_for(profile, cwd)]
 
 
-def check_server(name: str, table: Any, where: Any) -> McpServerConfig:
+def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerConfig:
     """One server's table, checked; `where(*keys)` says where a key is (`PATH:LINE`).
 
     Raises:

@@ -43,7 +43,7 @@ async def servers_report(configs: Mapping[str, McpServerConfig], cwd: Path, prof
             lines.append(f"  not started: {_why_not_enabled(config, profile, cwd)}")
             continue
         if config.name not in running:
-            lines.append(f"  not started: {_one_line(server.reason or server.status)}")
+            lines.append(f"  not started: {_one_line(server.reason or server.status, 400)}")
             continue
         lines.append(f"  started, {len(server.tools)} tool{'s' if len(server.tools) != 1 else ''}")
         for tool in server.tools:
