@@ -10,7 +10,7 @@ import pytest
 from support_engine import HeldPrompter, collect, make_engine, steps, types, workspace
 from support_mcp import assert_gone, http_server, pids_written, stdio_config
 
-from agent_tui.engine.permissions import PermissionAnswer, PermissionEngine, PolicyConfig
+from agent_tui.engine.permissions import PermissionAnswer, PolicyConfig
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
@@ -141,12 +141,11 @@ class TestPermissions:
         cwd = workspace(tmp_path)
         provider = ScriptedProvider()
         prompter = HeldPrompter()
+        servers = McpServers({"test": stdio_config()})
         engine = make_engine(
-            tmp_path, provider, policy=None, approve=None, session_tools=McpServers({"test": stdio_config()})
+            tmp_path, provider, policy=PolicyConfig(default="ask"), approve=None, session_tools=servers
         )
         engine.prompter = prompter
-        engine.permissions = PermissionEngine(PolicyConfig(default="ask"))
-        engine._tools.permissions = engine.permissions
         async with engine:
             sid = await engine.create_session(cwd)
             provider.assign(

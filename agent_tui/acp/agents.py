@@ -64,7 +64,9 @@ class AcpAgents:
         self.cancel_timeout = cancel_timeout
         self.env = env if env is not None else dict(ENVIRONMENT)
         self.observers = list(observers or ())
-        self.mcp_servers = dict(mcp_servers) if mcp_servers is not None else configured_mcp_servers()
+        self.mcp_servers: Mapping[str, McpServerConfig] = (
+            dict(mcp_servers) if mcp_servers is not None else configured_mcp_servers()
+        )
         self.sessions: dict[str, AcpAgentSession] = {}
         self._group: TaskGroup | None = None
 

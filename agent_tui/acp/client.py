@@ -316,7 +316,7 @@ class AcpAgentSession:
         self._auth_methods = [method.name for method in init.auth_methods or ()]
         earlier = self.resume_from
         capabilities = init.agent_capabilities
-        servers = list(acp_mcp_servers(self.hub.mcp_servers, self.cwd, capabilities, self.hub.env))
+        servers = acp_mcp_servers(self.hub.mcp_servers, self.cwd, capabilities, self.hub.env)
         if earlier is not None and capabilities is not None and capabilities.load_session:
             # The agent replays the session's history before it answers; our log has it already.
             self.writer.submit(lambda: self.recorder.pause(True))

@@ -11,10 +11,18 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
-from acp.schema import AgentCapabilities, EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
+from acp.schema import (
+    AcpMcpServer,
+    AgentCapabilities,
+    EnvVariable,
+    HttpHeader,
+    HttpMcpServer,
+    McpServerStdio,
+    SseMcpServer,
+)
 
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.mcp.config import McpServerConfig, enabled_servers
@@ -27,11 +35,11 @@ def acp_mcp_servers(
     cwd: Path,
     capabilities: AgentCapabilities | None,
     env: Mapping[str, str] = ENVIRONMENT,
-) -> Sequence[HttpMcpServer | McpServerStdio]:
+) -> list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio]:
     """The `mcpServers` of a `session/new` (or `session/load`) for a session working in `cwd`."""
     mcp = capabilities.mcp_capabilities if capabilities is not None else None
     speaks_http = bool(mcp is not None and mcp.http)
-    servers: list[HttpMcpServer | McpServerStdio] = []
+    servers: list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio] = []
     for config in enabled_servers(configs, None, cwd):
         if config.command is not None:
             variables = [

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -32,6 +32,7 @@ import httpx2
 import mcp_types
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CONNECTION_CLOSED
 
 from agent_tui.engine.tools.base import ToolError
@@ -45,7 +46,8 @@ START_TIMEOUT = 30.0
 """The least time a server gets to start (a short call timeout must not stop a slow start)."""
 
 ServerStatus = Literal["starting", "running", "failed", "stopped"]
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+Progress = ProgressFnT
+"""Told each progress notification of a call: (progress, total or None, message or None)."""
 
 
 class McpServer:

@@ -86,14 +86,14 @@ class McpTool:
         writing = anyio.Lock()
         answered = False
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            line = message or (f"{done:g}/{total:g}" if total else f"{done:g}")
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            line = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
             async with writing:
                 if not answered:
                     await ctx.on_output("stdout", line + "\n")
 
         try:
-            result = await self.server.call(self.tool.name, arguments, progress)
+            result = await self.server.call(self.tool.name, arguments, report)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.lowlevel.checkpoint()
