@@ -1,16 +1,18 @@
 """A real MCP server written with the `mcp` SDK's server side, for the tests.
 
 `python mcp_test_server.py stdio` serves on stdin/stdout; `python mcp_test_server.py http` serves
-streamable HTTP on a free loopback port and prints `http://127.0.0.1:PORT/mcp` on its first line.
+streamable HTTP on a free loopback port and prints `http://127.0.0.1:PORT/mcp` on its first line;
+`python mcp_test_server.py malformed` is a server written by hand on stdio whose one tool, `odd`,
+answers with a result that is not a tool result (`content` is not a list).
 
 Tools: `echo` (the server says it only reads), `count` (reports progress), `where` (its working
 directory and one variable), `picture` (text and an image), `crash` (the process exits mid-call),
-`hang` (starts a child process, writes both pids to the file `$MCP_TEST_PIDS`, then never answers),
-`odd` (an answer whose structured part breaks the tool's own output schema).
+`hang` (starts a child process, writes both pids to the file `$MCP_TEST_PIDS`, then never answers).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -76,8 +78,33 @@ async def hang() -> str:
     return "never"
 
 
+def malformed() -> None:
+    """JSON-RPC by hand: initialize, list one tool, answer its call with a broken result."""
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, ident = message.get("method"), message.get("id")
+        if ident is None:
+            continue  # a notification
+        if method == "initialize":
+            result: dict[str, object] = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "malformed", "version": "1"},
+            }
+        elif method == "tools/list":
+            result = {"tools": [{"name": "odd", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            result = {"content": "not a list"}
+        else:
+            result = {}
+        print(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}), flush=True)
+
+
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if mode == "malformed":
+        malformed()
+        return
     if mode == "stdio":
         server.run("stdio")
         return

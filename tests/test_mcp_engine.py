@@ -3,12 +3,13 @@ its tools called by a scripted model through the one call chain, and every way a
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
 import pytest
 from support_engine import HeldPrompter, collect, make_engine, steps, types, workspace
-from support_mcp import assert_gone, http_server, pids_written, stdio_config
+from support_mcp import SERVER, assert_gone, http_server, pids_written, stdio_config
 
 from agent_tui.engine.permissions import PermissionAnswer, PolicyConfig
 from agent_tui.engine.scripted import ScriptedProvider
@@ -248,6 +249,17 @@ class TestFailures:
             assert handle.stop_reason == "cancelled"
             engine.dispose_session(sid)
         assert_gone(pids)
+
+    async def test_a_malformed_result_fails_the_call_with_what_was_wrong(self, tmp_path: Path) -> None:
+        config = McpServerConfig("raw", command=sys.executable, args=(str(SERVER), "malformed"))
+        events, _ = await run_one_call(tmp_path, config, "mcp__raw__odd", {})
+        failed = of_type(events, "tool.failed")[0].payload
+        assert failed["errorCode"] == "unknown"
+        assert (
+            failed["message"]
+            == "MCP server raw answered odd with a malformed result (content: Input should be a valid list)"
+        )
+        assert of_type(events, "turn.completed")[0].payload["stopReason"] == "final"
 
 
 class TestHttpServer:

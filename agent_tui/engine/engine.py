@@ -24,7 +24,11 @@ Invariants:
   cancelled, and settles it: its outcome on the handle, its state machine finished, the
   extensions told. A store failure leaves the turn for the next use to close (`store_failure`); a
   bug (an `Exception`) ends only its turn, `error/unknown` saying what failed; `KeyboardInterrupt`
-  and `SystemExit` settle the turn the same way, then go on up: they stop the process.
+  and `SystemExit` settle the turn the same way, then go on up: they stop the process;
+- a tree's own tools (`session_tools`: its MCP servers) are opened once, for its root, at the
+  tree's first model turn in this process; every session of the tree is offered the engine's
+  tools and those; they are closed when the root is disposed and before the engine's task
+  group is left, so nothing they run outlives the engine.
 
 How the engine's own turns converse (steps, model calls, tools, permissions) is `turn_loop.py`.
 """

@@ -34,6 +34,7 @@ from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CONNECTION_CLOSED
+from pydantic import ValidationError
 
 from agent_tui.engine.tools.base import ToolError
 from agent_tui.engine.tools.shell_setup import current_shell_setup
@@ -186,6 +187,12 @@ class McpServer:
         if isinstance(error, MCPError):
             return ToolError(
                 "unknown", f"MCP server {self.name} refused {tool}: {_error_text(error.message)}"
+            )
+        if isinstance(error, ValidationError):
+            first = error.errors()[0] if error.errors() else None
+            said = f" ({'.'.join(str(part) for part in first['loc'])}: {first['msg']})" if first else ""
+            return ToolError(
+                "unknown", f"MCP server {self.name} answered {tool} with a malformed result{said}"
             )
         return ToolError("unknown", f"MCP server {self.name} failed {tool}: {_error_text(error)}")
 
