@@ -11,12 +11,13 @@ import pytest
 from support_engine import HeldPrompter, collect, make_engine, steps, types, workspace
 from support_mcp import SERVER, assert_gone, http_server, pids_written, stdio_config
 
-from agent_tui.engine.permissions import PermissionAnswer, PolicyConfig
+from agent_tui.engine.permissions import PermissionAnswer, PolicyConfig, StaticPrompter
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
+from agent_tui.store import JsonlEventLog
 
 pytestmark = pytest.mark.anyio
 
@@ -269,3 +270,40 @@ class TestHttpServer:
             events, provider = await run_one_call(tmp_path, config, "mcp__web__echo", {"text": "over http"})
         assert of_type(events, "tool.completed")[0].payload["result"] == "echo: over http"
         assert "mcp__web__count" in {schema["name"] for schema in provider.calls[0].tools}
+
+
+class TestWorkbench:
+    async def test_an_agent_started_from_the_form_gets_the_servers_of_its_models_profile_and_hears_of_one_that_failed(
+        self, tmp_path: Path
+    ) -> None:
+        from agent_tui.runtime.model_router import ModelChoice
+        from agent_tui.runtime.workbench import AgentSpec, Workbench
+
+        provider = ScriptedProvider()
+        configs = {
+            "test": stdio_config(profiles=("work",)),
+            "gone": McpServerConfig("gone", command=str(tmp_path / "missing")),
+        }
+        notices: list[str] = []
+        workbench = Workbench.for_project(
+            project=tmp_path,
+            sessions_dir=tmp_path / "s",
+            models=[ModelChoice("work", "scripted", build=lambda: provider)],
+            prompter=StaticPrompter("allow"),
+            mcp_servers=configs,
+            notice=notices.append,
+        )
+        async with workbench.engine:
+            sid = await workbench.start_agent(AgentSpec("use the server", workspace(tmp_path), model="work"))
+            provider.assign(
+                sid,
+                steps({"text": ["x"], "toolCalls": [call("mcp__test__echo", text="hi")]}, {"text": ["ok"]}),
+            )
+            await workbench.engine.session(sid).turn.wait()  # type: ignore[union-attr]
+            assert await workbench.close()
+        workbench.close_store()
+        events = list(JsonlEventLog(tmp_path / "s" / f"{sid}.jsonl").replay("strict"))
+        assert of_type(events, "tool.completed")[0].payload["result"] == "echo: hi"
+        assert notices == [
+            f"MCP server gone did not start: cannot run {tmp_path / 'missing'}: no such program"
+        ]

@@ -44,7 +44,7 @@ class McpServers:
         configs: Mapping[str, McpServerConfig],
         profile_of: Callable[[str], str | None] = lambda session_id: None,
         *,
-        notice: Callable[[str], None] = lambda text: None,
+        notice: Callable[[str], object] = lambda text: None,
     ) -> None:
         self.configs = dict(configs)
         self.profile_of = profile_of

@@ -165,13 +165,15 @@ class Workbench(FinishingActions):
         data_dir: Path | None = None,
         prices: PriceTable | None = None,
         mcp_servers: Mapping[str, McpServerConfig] | None = None,
+        notice: Callable[[str], object] | None = None,
     ) -> Workbench:
         """A workbench with its own engine: logs in `sessions_dir`, the user's rules for the
         project (kept under `data_dir`, the platform's user data directory by default), the
         project's own rules file once accepted, and the coding-agent prompt for the project
         (its tools, rules and `AGENTS.md`). Model calls are priced by `prices`, by default the
         config file's table (the shipped prices with its `[prices]`); a root agent's MCP servers
-        are `mcp_servers`, by default the config file's `[mcp.NAME]` for its model's profile.
+        are `mcp_servers`, by default the config file's `[mcp.NAME]` for its model's profile;
+        `notice` is told of each that does not start.
 
         With no `models` (only external agents configured), our own agents cannot be started,
         and a stored one that is continued ends its turn saying no model is configured."""
@@ -185,7 +187,11 @@ class Workbench(FinishingActions):
         permissions = permission_engine(DEFAULT_POLICY, project=project, data_dir=data_dir)
         # A root agent's MCP servers are those of its model's profile (picked in the form).
         configs = mcp_servers if mcp_servers is not None else configured_mcp_servers()
-        servers = McpServers(configs, lambda session_id: router.choice_for(session_id).name)
+        servers = McpServers(
+            configs,
+            lambda session_id: router.choice_for(session_id).name,
+            notice=notice or (lambda text: None),
+        )
 
         engine = SessionEngine(
             store,

@@ -57,6 +57,7 @@ from agent_tui.tui.messages import (
     AgentStarted,
     AgentStartFailed,
     LiveRunFinished,
+    McpServerDown,
     ProjectRulesWaiting,
     WorkbenchReady,
 )
@@ -138,6 +139,7 @@ class LiveRun:
                 models=self.models,
                 prompter=self.prompter,
                 external=self.external,
+                notice=lambda text: self._post(McpServerDown(text)),
             )
         scenario = load_scenario(self.scenario_path)
         run = ScenarioRun(
