@@ -648,6 +648,8 @@ class SessionEngine:
         tree = SessionTree.from_parents((info.id, info.parent_id) for info in sessions.values())
         doomed = [session_id, *tree.descendants(session_id)]
         self.registry.dispose(session_id)
+        disposed = sessions.get(session_id)
+        tree_router = disposed.router if disposed is not None and disposed.parent_id is None else None
         for sid in doomed:
             doomed_info = sessions.get(sid)
             if doomed_info is not None and doomed_info.live_turn is None:
@@ -656,6 +658,8 @@ class SessionEngine:
         if self.session_tools is not None:
             self._tools_opened.discard(session_id)
             self.session_tools.close(session_id)
+        if tree_router is not None:  # its model calls' builder goes with it
+            self._builders = {key: kept for key, kept in self._builders.items() if kept[0] is not tree_router}
 
     def submit(self, session_id: str, text: str, *, input_id: str | None = None) -> Attached | NoActiveTurn:
         """Steer a running turn: the text is absorbed at its next step boundary."""
