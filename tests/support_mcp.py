@@ -3,7 +3,6 @@ as a stdio server a config names, or as a streamable-HTTP one on loopback."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -69,7 +68,3 @@ def assert_gone(pids: list[int]) -> None:
         while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not alive(pid), f"process {pid} outlived its session"
-
-
-def environment_with(**values: str) -> dict[str, str]:
-    return {**os.environ, **values}

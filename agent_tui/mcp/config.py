@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -292,8 +292,3 @@ def _headers(value: Any, fail: Any) -> dict[str, str]:
                 f'e.g. {key} = "Bearer ${{TOKEN_VARIABLE}}"'
             )
     return dict(value)
-
-
-def names_in(servers: Sequence[McpServerConfig]) -> str:
-    """`a, b` (or `none`), for messages."""
-    return ", ".join(server.name for server in servers) or "none"
