@@ -12,12 +12,14 @@ depends on its text:
 - `terminal: CMD`: runs `sh -c CMD` in a client terminal and says its exit code and output;
 - `spawn child`: starts `sleep 600` in its process group and says its pid, then ends the turn;
 - `ask late`: runs a tool call to its end, then asks permission for that same call;
+- `mcp servers`: says, as JSON, the `mcpServers` it was given in `session/new`;
 - anything else: echoes the prompt back and ends the turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -55,6 +57,7 @@ from acp.schema import (
     CurrentModeUpdate,
     Implementation,
     LoadSessionResponse,
+    McpCapabilities,
     PermissionOption,
     PlanUpdateMarkdown,
     SessionConfigOptionSelect,
@@ -75,6 +78,7 @@ class TestAgent(Agent):
         self.hang_initialize = hang_initialize
         self.protocol = protocol
         self.capabilities: ClientCapabilities | None = None
+        self.mcp_servers: list[dict[str, Any]] = []
         self.forever = asyncio.Event()
 
     def on_connect(self, conn: Client) -> None:
@@ -92,7 +96,9 @@ class TestAgent(Agent):
         self.capabilities = client_capabilities
         return InitializeResponse(
             protocol_version=self.protocol,
-            agent_capabilities=AgentCapabilities(load_session=True),
+            agent_capabilities=AgentCapabilities(
+                load_session=True, mcp_capabilities=McpCapabilities(http=True)
+            ),
             agent_info=Implementation(name="test-agent", version="1.0"),
         )
 
@@ -118,6 +124,7 @@ class TestAgent(Agent):
         **kwargs: Any,
     ) -> NewSessionResponse:
         self.cwd = cwd
+        self.mcp_servers = [server.model_dump(mode="json", exclude_none=True) for server in mcp_servers or ()]
         return NewSessionResponse(session_id="test-session-1")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -137,6 +144,9 @@ class TestAgent(Agent):
         if text == "ignore cancel":
             await say(session_id=session_id, update=update_agent_message_text("working on it"))
             await self.forever.wait()
+        if text == "mcp servers":
+            await say(session_id=session_id, update=update_agent_message_text(json.dumps(self.mcp_servers)))
+            return PromptResponse(stop_reason="end_turn")
         if text == "spawn child":
             child = subprocess.Popen(["sleep", "600"])
             await say(session_id=session_id, update=update_agent_message_text(f"child {child.pid}"))

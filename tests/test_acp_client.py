@@ -8,6 +8,7 @@ must keep the chains of our event log.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import sys
@@ -23,6 +24,7 @@ from agent_tui.acp.permissions import AcpPermissionAnswer, AcpPermissionRequest
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
+from agent_tui.mcp.config import McpServerConfig
 
 pytestmark = pytest.mark.anyio
 
@@ -283,3 +285,43 @@ async def test_a_reopened_session_loads_the_agents_own_session(tmp_path: Path) -
     assert [p["text"] for p in payloads(log, "model.delta")] == ["echo: first", "echo: second"]
     records = [p["recordType"] for p in payloads(log, "source.record")]
     assert records == ["session/new", "session/load"]
+
+
+async def test_the_agent_is_given_the_users_mcp_servers_in_session_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_SEARCH_TOKEN", "search-token-value")
+    servers = {
+        "files": McpServerConfig(
+            "files", command="files-server", args=("--root", "."), env=("MCP_SEARCH_TOKEN",)
+        ),
+        "docs": McpServerConfig(
+            "docs", url="http://127.0.0.1:9/mcp", headers={"Authorization": "Bearer ${MCP_SEARCH_TOKEN}"}
+        ),
+        "off": McpServerConfig("off", command="never", enabled=False),
+        "elsewhere": McpServerConfig("elsewhere", command="never", projects=(tmp_path / "other",)),
+    }
+    async with Harness(tmp_path / "logs", None, mcp_servers=servers) as harness:
+        session = await harness.agents.start(script_agent_config(), tmp_path, prompt="mcp servers")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert harness.validator.problems == []
+    received = json.loads("".join(p["text"] for p in payloads(log, "model.delta")))
+    assert received == [
+        {
+            "name": "files",
+            "command": "files-server",
+            "args": ["--root", "."],
+            "env": [{"name": "MCP_SEARCH_TOKEN", "value": "search-token-value"}],
+        },
+        {
+            "type": "http",
+            "name": "docs",
+            "url": "http://127.0.0.1:9/mcp",
+            "headers": [{"name": "Authorization", "value": "Bearer search-token-value"}],
+        },
+    ]
+    # The values went to the agent on its pipe; our log keeps none of them (but what the agent
+    # itself said, which here is them).
+    kept = [event for event in log if event.type != "model.delta"]
+    assert "search-token-value" not in str([event.payload for event in kept])

@@ -34,14 +34,15 @@ FLOORS: dict[str, int] = {
     "export": 2,
     "providers": 3,
     "search": 3,  # reads logs (store, replay's sources); the dashboard reaches it through ports
-    "runtime": 4,
-    "acp": 5,
-    "bus": 6,  # hosts and attached dashboards: runs the runtime's agents, publishes their events
-    "ports": 7,  # what the dashboard may use of the engine and the runtime
-    "tui": 8,
-    "web": 8,  # the attached dashboard served to browsers: runs `agent-tui attach` per tab
-    "cli": 9,
-    "__main__": 10,  # `python -m agent_tui`: runs the CLI
+    "mcp": 4,  # MCP servers' tools: the config file's [mcp.NAME], the SDK, tools for the engine
+    "runtime": 5,
+    "acp": 6,
+    "bus": 7,  # hosts and attached dashboards: runs the runtime's agents, publishes their events
+    "ports": 8,  # what the dashboard may use of the engine and the runtime
+    "tui": 9,
+    "web": 9,  # the attached dashboard served to browsers: runs `agent-tui attach` per tab
+    "cli": 10,
+    "__main__": 11,  # `python -m agent_tui`: runs the CLI
 }
 """Each part of `agent_tui` (a package, or a top-level module) and its floor: a part may import
 only parts on lower floors, never one on its own floor or above."""
@@ -57,6 +58,8 @@ LIBRARY_HOMES: dict[str, frozenset[str]] = {
     "nats": frozenset({"bus"}),
     "textual_serve": frozenset({"web"}),
     "aiohttp": frozenset({"web"}),
+    "mcp": frozenset({"mcp"}),
+    "mcp_types": frozenset({"mcp"}),
 }
 """Third-party libraries with a room of their own, and the only parts that may import them."""
 

@@ -256,6 +256,35 @@ async def protected_approval(pilot: Pilot) -> None:
     assert isinstance(pilot.app.screen, ApprovalScreen)
 
 
+def mcp_app() -> AgentTuiApp:
+    """A session whose call to an MCP server's tool waits for the user."""
+    assert SCENE_BASE is not None
+    home = fake_home(SCENE_BASE)
+    log = Log(
+        "sess_6d7e8f901a2b", at(14, 20), cwd=str(home / "shop"), agentName="triage", model="gpt-4.1-mini"
+    )
+    log.start("turn_m1", "Find the open issues about checkout", after=1)
+    log.step("turn_m1", 1, "Searching the tracker.")
+    args = {"query": "checkout is:open", "labels": ["bug", "payments"], "page": {"size": 20}}
+    request: dict[str, Any] = {"requestId": "perm_mcp", "toolCallId": "call_mcp"}
+    log.emit(
+        "model.tool_call_requested",
+        "turn_m1",
+        toolCallId="call_mcp",
+        tool="mcp__github__search_issues",
+        args=args,
+    )
+    log.emit(
+        "permission.requested", "turn_m1", tool="mcp__github__search_issues", risk="execute",
+        argsPreview='query="checkout is:open" labels=["bug","payments"] page={"size":20}',
+        reason="MCP server github, tool search_issues (the server says it only reads)", **request,
+    )  # fmt: skip
+    log.emit(
+        "permission.resolved", "turn_m1", after=1, decision="ask", actor="policy", policy="byRisk", **request
+    )
+    return AgentTuiApp(events=log.events, live=False, group_by_day=True)
+
+
 @pytest.mark.usefixtures("_pinned")
 class TestLooks:
     def test_the_project_rules_question(self, snap_compare) -> None:
@@ -267,3 +296,10 @@ class TestLooks:
         from support_tui import Scene
 
         assert snap(snap_compare, Scene(protected_app, (120, 40), protected_approval))
+
+    def test_an_mcp_call_in_the_approval_names_the_server_and_tool_and_shows_its_arguments(
+        self, snap_compare
+    ) -> None:
+        from support_tui import Scene
+
+        assert snap(snap_compare, Scene(mcp_app, (120, 40), protected_approval))

@@ -19,7 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import Prompter
 from agent_tui.engine.vault import ENVIRONMENT
+from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
 
 
 class AcpAgents:
@@ -42,6 +43,8 @@ class AcpAgents:
     cancel_timeout: seconds an agent has to answer a prompt after `session/cancel`.
     env: where the variables named in an agent's `env` come from (default: our environment).
     observers: called with every JSON-RPC message in either direction (tests validate them).
+    mcp_servers: the MCP servers an agent is given in `session/new` (those enabled for its
+        directory); default: the config file's `[mcp.NAME]`.
     """
 
     def __init__(
@@ -53,6 +56,7 @@ class AcpAgents:
         cancel_timeout: float = 10.0,
         env: dict[str, str] | None = None,
         observers: list[StreamObserver] | None = None,
+        mcp_servers: Mapping[str, McpServerConfig] | None = None,
     ) -> None:
         self.engine = engine
         self.prompter = prompter if prompter is not None else engine.prompter
@@ -60,6 +64,9 @@ class AcpAgents:
         self.cancel_timeout = cancel_timeout
         self.env = env if env is not None else dict(ENVIRONMENT)
         self.observers = list(observers or ())
+        self.mcp_servers: Mapping[str, McpServerConfig] = (
+            dict(mcp_servers) if mcp_servers is not None else configured_mcp_servers()
+        )
         self.sessions: dict[str, AcpAgentSession] = {}
         self._group: TaskGroup | None = None
 

@@ -25,7 +25,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
@@ -48,6 +48,7 @@ from agent_tui.acp.client_tools import ClientTools
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.acp.endpoint import ClientEndpoint
 from agent_tui.acp.mapping import stop_reason_from_acp, token_usage
+from agent_tui.acp.mcp_servers import acp_mcp_servers
 from agent_tui.acp.ordered import OrderedWriter
 from agent_tui.acp.questions import Questions
 from agent_tui.acp.recorder import AcpRecorder
@@ -57,6 +58,7 @@ from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import Prompter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.events.turn_vocabulary import TurnEnd
+from agent_tui.mcp.config import McpServerConfig
 from agent_tui.runtime.agent_requests import AgentStartError
 
 T = TypeVar("T")
@@ -82,7 +84,8 @@ class AcpTurn(TurnHandle):
 
 class AgentHub(Protocol):
     """What a session uses of the hub that starts it (`AcpAgents`): the engine, a task group,
-    who answers questions, the timeouts, the agents' environment, the wire's observers."""
+    who answers questions, the timeouts, the agents' environment, the wire's observers, the
+    user's MCP servers (passed on in `session/new`)."""
 
     engine: SessionEngine
     prompter: Prompter | None
@@ -90,6 +93,7 @@ class AgentHub(Protocol):
     cancel_timeout: float
     env: dict[str, str]
     observers: list[Any]
+    mcp_servers: Mapping[str, McpServerConfig]
 
     def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None: ...
 
@@ -312,17 +316,18 @@ class AcpAgentSession:
         self._auth_methods = [method.name for method in init.auth_methods or ()]
         earlier = self.resume_from
         capabilities = init.agent_capabilities
+        servers = acp_mcp_servers(self.hub.mcp_servers, self.cwd, capabilities, self.hub.env)
         if earlier is not None and capabilities is not None and capabilities.load_session:
             # The agent replays the session's history before it answers; our log has it already.
             self.writer.submit(lambda: self.recorder.pause(True))
             try:
-                await conn.load_session(cwd=str(self.cwd), session_id=earlier, mcp_servers=[])
+                await conn.load_session(cwd=str(self.cwd), session_id=earlier, mcp_servers=servers)
             finally:
                 await self.write(lambda: self.recorder.pause(False))
             await self.write(lambda: self.recorder.note("session/load", _started(init, earlier)))
             self.acp_session_id = earlier
             return
-        created = await conn.new_session(cwd=str(self.cwd), mcp_servers=[])
+        created = await conn.new_session(cwd=str(self.cwd), mcp_servers=servers)
         await self.write(lambda: self.recorder.note("session/new", _started(init, created.session_id)))
         self.acp_session_id = created.session_id
 

@@ -18,6 +18,7 @@ from agent_tui.cli.commands import (
     awaited_dir,
     cmd_acp,
     cmd_import,
+    cmd_mcp,
     cmd_models,
     cmd_replay,
     cmd_run,
@@ -40,8 +41,8 @@ from agent_tui.cli.status import (
 __all__ = ["EXIT_CORRUPT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "awaited_dir", "main"]
 
 
-_RUNS_TOOLS = ("run", "demo", "acp", "serve", None)
-"""The commands that run shell commands (None: the dashboard)."""
+_RUNS_TOOLS = ("run", "demo", "acp", "serve", "mcp", None)
+"""The commands that run shell commands or MCP servers (None: the dashboard)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,6 +104,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             return cmd_serve(args)
         if args.command == "models":
             return cmd_models(args)
+        if args.command == "mcp":
+            return cmd_mcp(args)
         if args.command == "replay":
             tools: tuple[Literal["claude", "codex"], ...] = ()
             if args.claude:

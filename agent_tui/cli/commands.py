@@ -1,4 +1,4 @@
-"""The headless commands: `run`, `models`, `acp`, `replay`, `import`, `schema`, `sessions`.
+"""The headless commands: `run`, `models`, `mcp`, `acp`, `replay`, `import`, `schema`, `sessions`.
 
 Each imports what it needs when it runs, and turns every expected failure into one line on
 stderr and an exit status (`agent_tui.cli.status`).
@@ -313,4 +313,51 @@ def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
     spend = stored_spend(session.path for session in stored if session.problem is None)
     listing = format_listing(directory, stored, closed_sessions(directory), spend)
     say(listing.removesuffix("\n"))
+    return EXIT_OK
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """`agent-tui mcp list` and `agent-tui mcp import [FILE]`."""
+    from agent_tui.events import visible
+    from agent_tui.mcp.config import McpConfigError, load_mcp_servers
+    from agent_tui.providers.config import config_path
+
+    path = config_path()
+    try:
+        configs = load_mcp_servers(path)
+    except McpConfigError as error:
+        return fail(str(error), EXIT_USAGE)
+    if args.action == "import":
+        return _import_mcp_json(args.file or Path(".mcp.json"), path, configs)
+    if args.file is not None:
+        return fail("mcp list takes no file (did you mean `agent-tui mcp import FILE`?)", EXIT_USAGE)
+    cwd = (args.mcp_cwd or Path.cwd()).expanduser().resolve()
+    if not cwd.is_dir():
+        return fail(f"{cwd}: no such directory", EXIT_USAGE)
+    import anyio
+
+    from agent_tui.mcp.listing import servers_report
+
+    report = anyio.run(servers_report, configs, cwd, getattr(args, "profile", None))
+    sys.stdout.write(visible(report))
+    return EXIT_OK
+
+
+def _import_mcp_json(source: Path, config: Path, existing: Any) -> int:
+    from agent_tui.events import visible
+    from agent_tui.mcp.importing import McpImportError, imported_tables
+
+    try:
+        tables = imported_tables(source, existing)
+    except McpImportError as error:
+        return fail(str(error), EXIT_USAGE)
+    try:
+        config.parent.mkdir(parents=True, exist_ok=True)
+        before = config.read_text(encoding="utf-8") if config.exists() else ""
+        gap = "" if not before else ("\n" if before.endswith("\n") else "\n\n")
+        with config.open("a", encoding="utf-8") as out:
+            out.write(gap + tables)
+    except OSError as error:
+        return fail(f"{config}: {error.strerror or error}", EXIT_FAILED)
+    sys.stdout.write(visible(f"Added to {config}:\n\n{tables}"))
     return EXIT_OK

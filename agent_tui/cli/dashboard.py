@@ -33,9 +33,12 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         try:
             external = _acp_agents(args.agent)
             models, notice = _model_choices(args)
+            from agent_tui.mcp.config import load_mcp_servers
+
+            load_mcp_servers()  # said now; the agents' servers are read again as they start
         except ConfigError as error:
             return fail(str(error), EXIT_USAGE)
-        except ValueError as error:  # an [acp.NAME] table, or --agent, is wrong
+        except ValueError as error:  # an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
             return fail(str(error), EXIT_USAGE)
     has_agents = external is not None and bool(external.names())
     sessions_dir = args.sessions_dir or (

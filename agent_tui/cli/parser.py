@@ -42,6 +42,7 @@ SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
             "export": "export_cwd",
             "search": "search_cwd",
             "serve": "serve_cwd",
+            "mcp": "mcp_cwd",
         },
     ),
     "sessions_dir": (
@@ -59,7 +60,7 @@ SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
     ),
     "prompt": ("--prompt", {None: "prompt", "run": "prompt"}),
     **{
-        dest: (flag, {None: dest, "run": dest, "models": dest, "acp": dest, "serve": dest})
+        dest: (flag, {None: dest, "run": dest, "models": dest, "acp": dest, "serve": dest, "mcp": dest})
         for dest, flag in (
             ("profile", "--profile"),
             ("provider", "--provider"),
@@ -295,6 +296,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = command("models", "list the model profiles and where each setting comes from")
     model_flags(models)
+
+    mcp = command("mcp", "list the MCP servers of the config file and their tools, or import a .mcp.json")
+    mcp.add_argument(
+        "action",
+        choices=("list", "import"),
+        help="list: start each server enabled here and show whether it started and its tools; "
+        "import: add the servers of a .mcp.json file to the config file",
+    )
+    mcp.add_argument(
+        "file", nargs="?", type=Path, default=None, help="import: the file (default: ./.mcp.json)"
+    )
+    mcp.add_argument(
+        "--cwd",
+        type=Path,
+        default=argparse.SUPPRESS,
+        dest="mcp_cwd",
+        metavar="DIR",
+        help="the project (default: .)",
+    )
+    mcp.add_argument(
+        "--profile", default=argparse.SUPPRESS, help="the model profile in use (servers with profiles =)"
+    )
 
     acp = command("acp", "serve our engine as an ACP agent over stdio (for Zed, Toad, ...)")
     acp.add_argument(

@@ -24,7 +24,11 @@ Invariants:
   cancelled, and settles it: its outcome on the handle, its state machine finished, the
   extensions told. A store failure leaves the turn for the next use to close (`store_failure`); a
   bug (an `Exception`) ends only its turn, `error/unknown` saying what failed; `KeyboardInterrupt`
-  and `SystemExit` settle the turn the same way, then go on up: they stop the process.
+  and `SystemExit` settle the turn the same way, then go on up: they stop the process;
+- a tree's own tools (`session_tools`: its MCP servers) are opened once, for its root, at the
+  tree's first model turn in this process; every session of the tree is offered the engine's
+  tools and those; they are closed when the root is disposed and before the engine's task
+  group is left, so nothing they run outlives the engine.
 
 How the engine's own turns converse (steps, model calls, tools, permissions) is `turn_loop.py`.
 """
@@ -32,7 +36,7 @@ How the engine's own turns converse (steps, model calls, tools, permissions) is 
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,6 +57,7 @@ from agent_tui.engine.permissions import PermissionEngine, Prompter, SessionAnsw
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo
 from agent_tui.engine.tool_calls import ToolCallRunner
+from agent_tui.engine.tools.base import Tool
 from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import ModelLoop
@@ -76,6 +81,7 @@ __all__ = [
     "ListenerFailure",
     "SessionEngine",
     "SessionInfo",
+    "SessionTools",
     "TurnDriver",
     "TurnHandle",
 ]
@@ -101,6 +107,17 @@ class TurnDriver(Protocol):
     async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None: ...
 
 
+class SessionTools(Protocol):
+    """Tools a root session gets besides the engine's (its MCP servers'), shared by its
+    sub-agents. `open` starts what serves them in `group` (the engine's task group) and returns
+    once they are ready or failed; `close` stops a session's (without waiting); `close_all` stops
+    everything, before the engine's task group is left."""
+
+    async def open(self, session_id: str, cwd: Path, group: TaskGroup) -> Sequence[Tool]: ...
+    def close(self, session_id: str) -> None: ...
+    def close_all(self) -> None: ...
+
+
 class SessionEngine:
     """Runs sessions' turns against a model provider, storing every event first.
 
@@ -121,6 +138,8 @@ class SessionEngine:
         clock: returns the `ts` of each event (tests pin it).
         prices: what models cost (the shipped table with the user's `[prices]`); the shipped
             table if not given.
+        session_tools: more tools for each root session and its sub-agents (MCP servers),
+            started at the root's first turn in this process and stopped with it.
     """
 
     def __init__(
@@ -138,6 +157,7 @@ class SessionEngine:
         instructions: str | InstructionsFor | None = None,
         clock: Callable[[], str] = utc_now,
         prices: PriceTable | None = None,
+        session_tools: SessionTools | None = None,
     ) -> None:
         if registry is not None and sink is not None and registry.sink is not sink:
             raise ValueError("the registry sends frames to its own sink: pass the registry, or the sink")
@@ -154,19 +174,22 @@ class SessionEngine:
         self.clock = clock
         self.instructions = instructions or DEFAULT_INSTRUCTIONS
         self.extensions: list[EngineExtension] = []
-        self._builders: dict[Path | None, ContextBuilder] = {}
+        self._builders: dict[tuple[Path | None, int | None], tuple[ToolRouter, ContextBuilder]] = {}
         self._builder_schemas: tuple[Mapping[str, Any], ...] | None = None
         self._sessions: dict[str, SessionInfo] = {}
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
         self._input_ids = itertools.count(1)
         self.prices = prices if prices is not None else shipped_prices()
+        self.session_tools = session_tools
+        self._tools_opened: set[str] = set()  # the roots whose `session_tools` were opened
         self._loop = ModelLoop(
             provider,
             self.registry,
             self._tools,
             self.context_builder,
             self.context_window,
+            self.tree_tools,
             max_steps,
             self.prices,
         )
@@ -195,6 +218,8 @@ class SessionEngine:
     async def __aexit__(self, *exc: Any) -> bool | None:
         group, self._task_group = self._task_group, None
         assert group is not None
+        if self.session_tools is not None:
+            self.session_tools.close_all()  # they hold tasks in the group until told to stop
         if exc[0] is not None:
             group.cancel_scope.cancel()
         return await group.__aexit__(*exc)
@@ -285,6 +310,28 @@ class SessionEngine:
         )
         self._sessions[session_id] = info
         return session_id
+
+    async def tree_tools(self, info: SessionInfo) -> ToolRouter | None:
+        """The tools of `info`'s tree: its root's own (its MCP servers, started at the root's
+        first turn of this process and shared by every sub-agent) over the engine's, or None
+        when the tree has none of its own."""
+        if self.session_tools is None:
+            return None
+        sessions = self._sessions
+        root_id = path_to_root(
+            info.id, lambda sid: sessions[sid].parent_id if sid in sessions else None, lambda sid: sid
+        )[0]
+        root = sessions.get(root_id, info)
+        if root.id not in self._tools_opened:
+            self._tools_opened.add(root.id)
+            try:
+                tools = await self.session_tools.open(root.id, root.cwd, self._group())
+            except BaseException:  # cancelled while they start: the next turn starts them again
+                self._tools_opened.discard(root.id)
+                self.session_tools.close(root.id)
+                raise
+            root.router = self.router.with_tools(tools) if tools else None
+        return root.router
 
     async def open_session(
         self, session_id: str, observe: Callable[[Event], None] | None = None
@@ -609,31 +656,40 @@ class SessionEngine:
         tree = SessionTree.from_parents((info.id, info.parent_id) for info in sessions.values())
         doomed = [session_id, *tree.descendants(session_id)]
         self.registry.dispose(session_id)
+        disposed = sessions.get(session_id)
+        tree_router = disposed.router if disposed is not None and disposed.parent_id is None else None
         for sid in doomed:
             doomed_info = sessions.get(sid)
             if doomed_info is not None and doomed_info.live_turn is None:
                 del sessions[sid]
             self.permissions.forget_session(sid)
+        if self.session_tools is not None:
+            self._tools_opened.discard(session_id)
+            self.session_tools.close(session_id)
+        if tree_router is not None:  # its model calls' builder goes with it
+            self._builders = {key: kept for key, kept in self._builders.items() if kept[0] is not tree_router}
 
     def submit(self, session_id: str, text: str, *, input_id: str | None = None) -> Attached | NoActiveTurn:
         """Steer a running turn: the text is absorbed at its next step boundary."""
         input_id = input_id or f"input_{next(self._input_ids)}"
         return self.registry.submit(session_id, PendingInput(input_id, text))
 
-    def context_builder(self, cwd: Path | None = None) -> ContextBuilder:
-        """What assembles each model call of a session working in `cwd` (rebuilt when the tools
-        change; one per directory when the instructions depend on it)."""
-        schemas = tuple(self.router.schemas())
-        if schemas != self._builder_schemas:
+    def context_builder(self, cwd: Path | None = None, router: ToolRouter | None = None) -> ContextBuilder:
+        """What assembles each model call of a session working in `cwd` with the tools of
+        `router` (the engine's when None); rebuilt when the tools change, one per directory when
+        the instructions depend on it."""
+        router = router or self.router
+        schemas = tuple(router.schemas())
+        if router is self.router and schemas != self._builder_schemas:
             self._builders.clear()
             self._builder_schemas = schemas
         instructions = self.instructions
-        key = cwd if callable(instructions) else None
-        builder = self._builders.get(key)
-        if builder is None:
+        key = (cwd if callable(instructions) else None, id(router) if router is not self.router else None)
+        found = self._builders.get(key)
+        if found is None or found[0] is not router:
             text = instructions(cwd or Path.cwd(), schemas) if callable(instructions) else instructions
-            builder = self._builders[key] = ContextBuilder(text, schemas)
-        return builder
+            found = self._builders[key] = (router, ContextBuilder(text, schemas))
+        return found[1]
 
     def context_window(self, session_id: str) -> int:
         """The context window of the model that answers `session_id` (providers that route

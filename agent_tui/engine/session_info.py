@@ -26,6 +26,7 @@ from agent_tui.store import TailRepair
 
 if TYPE_CHECKING:
     from agent_tui.engine.permissions import PermissionEngine
+    from agent_tui.engine.tools.router import ToolRouter
     from agent_tui.engine.turn_handle import TurnHandle
 
 
@@ -78,6 +79,7 @@ class SessionInfo:
     turn: TurnHandle | None = None  # the current turn, or the last one until the next starts
     mailbox: deque[Delivery] = field(default_factory=deque)
     permissions: PermissionEngine | None = None  # a per-agent policy, if any
+    router: ToolRouter | None = None  # its tree's tools (the engine's and its MCP servers'), if any
     commit_gate: CommitGate = field(default_factory=CommitGate)
     event_id_prefix: str = ""  # `evt_<session id without "sess_">_`, the sequence follows
 

@@ -68,7 +68,7 @@ class ToolCallRunner:
         """Ask permission for one call, run it if allowed, and store its one result."""
         writer = turn.writer
         info = turn.session
-        router = self.router
+        router = info.router or self.router
         args = call.args
         if turn.cancel_requested:
             raise Cancelled

@@ -24,7 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -41,8 +41,9 @@ from agent_tui.engine.provider import (
     TextDelta,
     ToolCall,
 )
-from agent_tui.engine.session_info import OpenCall
+from agent_tui.engine.session_info import OpenCall, SessionInfo
 from agent_tui.engine.tool_calls import Cancelled, ToolCallRunner
+from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.events.model import ModelUsage, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
@@ -92,12 +93,14 @@ class ModelLoop:
         provider: ModelProvider,
         registry: TurnRegistry,
         tools: ToolCallRunner,
-        context_builder: Callable[[Path], ContextBuilder],
+        context_builder: Callable[[Path, ToolRouter | None], ContextBuilder],
         context_window: Callable[[str], int],
+        tree_tools: Callable[[SessionInfo], Awaitable[ToolRouter | None]],
         max_steps: int,
         prices: PriceTable | None = None,
     ) -> None:
         self.provider = provider
+        self.tree_tools = tree_tools
         self.prices = prices if prices is not None else shipped_prices()
         self.registry = registry
         self.tools = tools
@@ -164,7 +167,8 @@ class ModelLoop:
         """
         info = turn.session
         writer = turn.writer
-        builder = self.context_builder(info.cwd)
+        info.router = await self.tree_tools(info)  # its tree's MCP servers start at its first turn
+        builder = self.context_builder(info.cwd, info.router)
         limit = self.context_window(info.id)
         max_steps = self.max_steps
         while True:

@@ -39,6 +39,8 @@ from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.events import Event
 from agent_tui.events.turn_vocabulary import ENDINGS
+from agent_tui.mcp.config import McpServerConfig
+from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import ModelSettings, config_path
 from agent_tui.providers.factory import build_provider
 from agent_tui.providers.prompt import ProjectInstructions, project_instructions, system_prompt
@@ -111,6 +113,7 @@ class PromptRun:
         data_dir: Path | None = None,
         budget: BudgetLimit | None = None,
         prices: PriceTable | None = None,
+        mcp_servers: Mapping[str, McpServerConfig] | None = None,
     ) -> None:
         cwd = cwd.resolve()
         if not cwd.exists():
@@ -127,6 +130,11 @@ class PromptRun:
         self.store = JsonlFileEventStore(sessions_dir)
         self.instructions: ProjectInstructions = project_instructions(cwd)
         self.prices = prices
+        self.notice: Callable[[str], None] = lambda text: None
+        """Told what the person running this should know (an MCP server that did not start)."""
+        self.mcp = McpServers(
+            mcp_servers or {}, lambda session_id: settings.profile, notice=lambda text: self.notice(text)
+        )
         self.engine = self._engine(prompter, max_steps)
         # Recorded as in the dashboard, so a turn run here can be rewound there later.
         self.recorder = TurnRecorder(sessions_dir, lambda session_id: self.engine.session(session_id).cwd)
@@ -145,6 +153,7 @@ class PromptRun:
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory, its tools, its AGENTS.md
             prices=self.prices,
+            session_tools=self.mcp,
         )
         SubAgents(engine)
         return engine
@@ -247,6 +256,7 @@ def run_prompt(
     from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.engine.permissions import PermissionRulesError, StaticPrompter
     from agent_tui.events import visible
+    from agent_tui.mcp.config import McpConfigError, load_mcp_servers
     from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, load_config, resolve_settings
     from agent_tui.runtime.console import EventPrinter
     from agent_tui.runtime.runner import RunResult
@@ -278,8 +288,9 @@ def run_prompt(
             trust_project_rules=trust_project_rules,
             budget=budget,
             prices=config.price_table(),
+            mcp_servers=load_mcp_servers(config.path),
         )
-    except (ConfigError, SessionsDirError, PermissionRulesError) as error:
+    except (ConfigError, SessionsDirError, PermissionRulesError, McpConfigError) as error:
         return fail(str(error), 2)
     except OSError as error:
         return fail(f"{error.filename or cwd}: {os_reason(error)}", 2)
@@ -291,6 +302,7 @@ def run_prompt(
     elif run.instructions.file and not quiet:
         out.write(visible(f"(the model reads {run.instructions.file} from {run.cwd})") + "\n")
     run.engine.budgets.notice = lambda text: print(visible(f"agent-tui: {text}"), file=err)
+    run.notice = run.engine.budgets.notice
     printer = EventPrinter(out, quiet=quiet, names=run.engine.agent_path)
     run.subscribe(printer)
     try:

@@ -36,7 +36,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ import anyio
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.budgets import BudgetExceeded
+from agent_tui.engine.clock import new_id
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
@@ -53,6 +54,8 @@ from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
+from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
+from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
 from agent_tui.reducer.earlier_spend import EARLIER_TYPES
@@ -162,12 +165,16 @@ class Workbench(FinishingActions):
         external: ExternalAgents | None = None,
         data_dir: Path | None = None,
         prices: PriceTable | None = None,
+        mcp_servers: Mapping[str, McpServerConfig] | None = None,
+        notice: Callable[[str], object] | None = None,
     ) -> Workbench:
         """A workbench with its own engine: logs in `sessions_dir`, the user's rules for the
         project (kept under `data_dir`, the platform's user data directory by default), the
         project's own rules file once accepted, and the coding-agent prompt for the project
         (its tools, rules and `AGENTS.md`). Model calls are priced by `prices`, by default the
-        config file's table (the shipped prices with its `[prices]`).
+        config file's table (the shipped prices with its `[prices]`); a root agent's MCP servers
+        are `mcp_servers`, by default the config file's `[mcp.NAME]` for its model's profile;
+        `notice` is told of each that does not start.
 
         With no `models` (only external agents configured), our own agents cannot be started,
         and a stored one that is continued ends its turn saying no model is configured."""
@@ -179,6 +186,13 @@ class Workbench(FinishingActions):
 
         router = ProviderRouter(models or [_no_model()], parent_of)
         permissions = permission_engine(DEFAULT_POLICY, project=project, data_dir=data_dir)
+        # A root agent's MCP servers are those of its model's profile (picked in the form).
+        configs = mcp_servers if mcp_servers is not None else configured_mcp_servers()
+        servers = McpServers(
+            configs,
+            lambda session_id: router.choice_for(session_id).name,
+            notice=notice or (lambda text: None),
+        )
 
         engine = SessionEngine(
             store,
@@ -188,6 +202,7 @@ class Workbench(FinishingActions):
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory (or worktree), tools, AGENTS.md
             prices=prices if prices is not None else configured_prices(),
+            session_tools=servers,
         )
         SubAgents(engine)
         engine_box.append(engine)
@@ -395,16 +410,19 @@ class Workbench(FinishingActions):
         budget = spec.budget.merged_over(choice.budget) if spec.budget is not None else choice.budget
         if budget is not None:
             extra["budget"] = budget.payload()
+        session_id = new_id("sess")
+        if self.router is not None:  # before the session exists: its MCP servers follow its model
+            self.router.assign(session_id, choice)
         try:
-            session_id = await self.engine.create_session(cwd, agent_name=name, title=prompt[:60], **extra)
+            await self.engine.create_session(
+                cwd, agent_name=name, title=prompt[:60], session_id=session_id, **extra
+            )
         except Exception as error:
             if worktree is not None:
                 await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
             raise AgentStartError(f"could not create the session: {error}") from None
         if worktree is not None:
             self.worktrees[session_id] = worktree
-        if self.router is not None:
-            self.router.assign(session_id, choice)
         self.engine.start_turn(session_id, prompt)
         return session_id
 

@@ -46,6 +46,7 @@ from agent_tui.tui.messages import (
     AgentStarted,
     AgentStartFailed,
     LiveRunFinished,
+    McpServerDown,
     PermissionAsked,
     PermissionWithdrawn,
     ProjectRulesWaiting,
@@ -282,6 +283,10 @@ class AgentTuiApp(AgentTuiBase):
         self._refresh_live()
         for problem in message.problems:
             self.notify(problem, title="A stored session was not reopened", severity="error", timeout=15)
+
+    @on(McpServerDown)
+    def _mcp_server_down(self, message: McpServerDown) -> None:
+        self.notify(message.text, title="An MCP server did not start", severity="warning", timeout=15)
 
     @on(ProjectRulesWaiting)
     def _project_rules_waiting(self, message: ProjectRulesWaiting) -> None:

@@ -58,6 +58,7 @@ from agent_tui.tui.messages import (
     AgentStarted,
     AgentStartFailed,
     LiveRunFinished,
+    McpServerDown,
     ProjectRulesWaiting,
     WorkbenchReady,
 )
@@ -146,6 +147,7 @@ class LiveRun:
                 models=self.models,
                 prompter=self.prompter,
                 external=self.external,
+                notice=lambda text: self._post(McpServerDown(text)),
             )
         scenario = load_scenario(self.scenario_path)
         run = ScenarioRun(

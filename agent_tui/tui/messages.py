@@ -53,6 +53,13 @@ class WorkbenchReady(Message):
 
 
 @dataclass
+class McpServerDown(Message):
+    """An MCP server of an agent's tree did not start (`text` says which and why)."""
+
+    text: str
+
+
+@dataclass
 class ProjectRulesWaiting(Message):
     """The project ships a rules file the user has not accepted (as it is now)."""
 

@@ -73,6 +73,10 @@ class ToolRouter:
         self._tools[tool.name] = tool
         self._schemas = None
 
+    def with_tools(self, tools: Iterable[Tool]) -> ToolRouter:
+        """A new router offering this one's tools and then `tools` (a session's MCP tools)."""
+        return ToolRouter([*self._tools.values(), *tools], output_budget=self.output_budget)
+
     def get(self, name: str) -> Tool:
         """The tool called `name`; `ToolError("not_found")` listing the tools otherwise."""
         tool = self._tools.get(name)

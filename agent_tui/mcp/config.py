@@ -1,0 +1,294 @@
+"""MCP servers declared in the config file: `[mcp.NAME]` tables.
+
+```toml
+[mcp.github]                       # a stdio server
+command = "github-mcp-server"
+args = ["stdio"]
+env = ["GITHUB_TOKEN"]             # variable NAMES; values come from your environment
+risk = "execute"                   # the risk of its calls (default), or read/write/network/destructive
+tools = { search_issues = "read" } # the risk of single tools
+timeout = 60                       # seconds a call may take
+
+[mcp.docs]                         # a streamable-HTTP server
+url = "https://example.com/mcp"
+headers = { Authorization = "Bearer ${DOCS_TOKEN}" }
+profiles = ["work"]                # only with these model profiles
+projects = ["~/code/site"]         # only for sessions working under these directories
+```
+
+Invariants:
+- the file is the one model profiles and ACP agents live in (`providers.config.config_path`),
+  read with `tomllib`; a missing file declares no servers;
+- a secret never comes from the file: `env` holds variable names (as `[acp.NAME] env` does) and
+  a header takes its value from `${NAME}` references, which are filled from our environment when
+  the server is reached; a header whose name looks secret must use one;
+- a server is enabled for a session when `enabled` is not false, its `profiles` (if any) name
+  the profile in use, and its `projects` (if any) hold the session's directory;
+- anything wrong is an `McpConfigError` reading `PATH:LINE: reason`, naming the table or key.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+from agent_tui.engine.vault import ENVIRONMENT, is_secret_name
+from agent_tui.events.model import Risk
+from agent_tui.providers.config import config_path, toml_error_message
+from agent_tui.providers.toml_lines import KeyLines
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "McpConfigError",
+    "McpServerConfig",
+    "check_server",
+    "configured_mcp_servers",
+    "enabled_servers",
+    "load_mcp_servers",
+]
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a call (and a server's start) may take unless `timeout` says otherwise."""
+
+NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_KEYS = (
+    "command",
+    "args",
+    "env",
+    "url",
+    "headers",
+    "enabled",
+    "profiles",
+    "projects",
+    "risk",
+    "tools",
+    "timeout",
+)
+_RISKS: tuple[str, ...] = get_args(Risk)
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
+class McpConfigError(ValueError):
+    """An `[mcp.NAME]` table cannot be used; the message reads `PATH:LINE: reason`."""
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """How to reach one MCP server, and what its calls risk.
+
+    Attributes:
+        name: the table's name (`github` for `[mcp.github]`); tools are offered as
+            `mcp__NAME__TOOL`.
+        command, args, env: a stdio server: the program, its arguments, and the names of the
+            variables passed on to it (besides the clean environment shell commands get).
+        url, headers: a streamable-HTTP server: its address, and headers whose `${NAME}`
+            references are filled from the environment.
+        risk: the risk of its calls (`execute` unless set); `tool_risks` per tool.
+        timeout: seconds a call (and the start) may take.
+    """
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    enabled: bool = True
+    profiles: tuple[str, ...] = ()
+    projects: tuple[Path, ...] = ()
+    risk: Risk = "execute"
+    tool_risks: Mapping[str, Risk] = field(default_factory=dict)
+    timeout: float = DEFAULT_TIMEOUT
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command is not None else "http"
+
+    def risk_of(self, tool: str) -> Risk:
+        """The risk the user gave this tool, else the server's."""
+        return self.tool_risks.get(tool, self.risk)
+
+    def environment(self, source: Mapping[str, str] = ENVIRONMENT) -> dict[str, str]:
+        """The named variables that are set in `source`, with their values."""
+        return {name: source[name] for name in self.env if name in source}
+
+    def header_values(self, source: Mapping[str, str] = ENVIRONMENT) -> dict[str, str]:
+        """The headers with their `${NAME}` references filled (an unset one is empty)."""
+        return {
+            key: REFERENCE.sub(lambda match: source.get(match.group(1), ""), value)
+            for key, value in self.headers.items()
+        }
+
+    def missing_variables(self, source: Mapping[str, str] = ENVIRONMENT) -> list[str]:
+        """The variables this server names that are not set (said when it fails to start)."""
+        named = list(self.env)
+        for value in self.headers.values():
+            named.extend(REFERENCE.findall(value))
+        return [name for name in dict.fromkeys(named) if name not in source]
+
+    def describe(self) -> str:
+        """The command line or the address, as a person would write it."""
+        if self.command is None:
+            return self.url or ""
+        import shlex
+
+        return shlex.join([self.command, *self.args])
+
+    def enabled_for(self, profile: str | None, cwd: Path) -> bool:
+        """Whether sessions of this profile working in `cwd` get this server."""
+        if not self.enabled:
+            return False
+        if self.profiles and profile not in self.profiles:
+            return False
+        if self.projects:
+            here = cwd.resolve()
+            return any(here == project or here.is_relative_to(project) for project in self.projects)
+        return True
+
+
+def load_mcp_servers(path: Path | None = None) -> dict[str, McpServerConfig]:
+    """Read every `[mcp.NAME]` table of the config file (other tables are not looked at).
+
+    Raises:
+        McpConfigError: the file cannot be read, is not TOML, or an `[mcp.NAME]` table is wrong.
+    """
+    path = path if path is not None else config_path()
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError:
+        raise McpConfigError(f"{path}: not UTF-8 text") from None
+    except OSError as error:
+        raise McpConfigError(f"{path}: {error.strerror or error}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise McpConfigError(toml_error_message(path, error)) from None
+    lines = KeyLines(text)
+    tables = data.get("mcp", {})
+    if not isinstance(tables, dict):
+        raise McpConfigError(f"{path}:{lines.line('mcp')}: mcp must be a table of [mcp.NAME] tables")
+
+    def where_in(name: str) -> Callable[..., str]:
+        return lambda *keys: f"{path}:{lines.line('mcp', name, *keys)}"
+
+    return {name: check_server(name, table, where_in(name)) for name, table in tables.items()}
+
+
+def configured_mcp_servers() -> dict[str, McpServerConfig]:
+    """The config file's servers, or none when the file is wrong (the commands that start
+    sessions check it first and say what is wrong: `load_mcp_servers`)."""
+    try:
+        return load_mcp_servers()
+    except McpConfigError:
+        return {}
+
+
+def enabled_servers(
+    servers: Mapping[str, McpServerConfig], profile: str | None, cwd: Path
+) -> list[McpServerConfig]:
+    """The servers a session of `profile` working in `cwd` gets, in the file's order."""
+    return [server for server in servers.values() if server.enabled_for(profile, cwd)]
+
+
+def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerConfig:
+    """One server's table, checked; `where(*keys)` says where a key is (`PATH:LINE`).
+
+    Raises:
+        McpConfigError: naming the key and what it should be.
+    """
+
+    def fail(reason: str, key: str | None = None) -> McpConfigError:
+        return McpConfigError(f"{where(key) if key is not None else where()}: mcp.{name}{reason}")
+
+    if not NAME.match(name) or "__" in name:
+        raise fail(": a server's name may use letters, digits, '-' and single '_' only")
+    if not isinstance(table, dict):
+        raise fail(" must be a table with command (a stdio server) or url (an HTTP server)")
+    for key in table:
+        if key not in _KEYS:
+            raise fail(f".{key}: unknown setting (known: {', '.join(_KEYS)})", key)
+    command = table.get("command")
+    url = table.get("url")
+    if (command is None) == (url is None):
+        raise fail(": set command (a stdio server) or url (a streamable-HTTP server), not both")
+    if command is not None and (not isinstance(command, str) or not command.strip()):
+        raise fail('.command: expected the program to run, e.g. "github-mcp-server"', "command")
+    if url is not None and (not isinstance(url, str) or not re.match(r"^https?://[^\s/]+", url)):
+        raise fail(".url: expected an http:// or https:// address", "url")
+    if command is None and ("args" in table or "env" in table):
+        key = "args" if "args" in table else "env"
+        raise fail(f".{key}: only a stdio server (command) takes {key}", key)
+    if url is None and "headers" in table:
+        raise fail(".headers: only an HTTP server (url) takes headers", "headers")
+    args = _strings(table.get("args", []), lambda: fail(".args: expected a list of strings", "args"))
+    env = _strings(table.get("env", []), lambda: fail(".env: expected a list of variable names", "env"))
+    for item in env:
+        if not ENV_NAME.match(item):
+            raise fail(
+                f'.env: {item!r} is not a variable name (list names like "GITHUB_TOKEN"; values come '
+                "from your environment)",
+                "env",
+            )
+    headers = _headers(table.get("headers", {}), lambda reason: fail(f".headers{reason}", "headers"))
+    enabled = table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise fail(".enabled: expected true or false", "enabled")
+    profiles = _strings(
+        table.get("profiles", []), lambda: fail(".profiles: expected a list of profile names", "profiles")
+    )
+    projects = _strings(
+        table.get("projects", []), lambda: fail(".projects: expected a list of directories", "projects")
+    )
+    risk = table.get("risk", "execute")
+    if risk not in _RISKS:
+        raise fail(f".risk: expected one of {', '.join(_RISKS)}, got {risk!r}", "risk")
+    tools = table.get("tools", {})
+    if not isinstance(tools, dict):
+        raise fail('.tools: expected a table of tool risks, e.g. { search = "read" }', "tools")
+    for tool, tool_risk in tools.items():
+        if tool_risk not in _RISKS:
+            raise fail(f".tools.{tool}: expected one of {', '.join(_RISKS)}, got {tool_risk!r}", "tools")
+    timeout = table.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 86_400:
+        raise fail(f".timeout: expected seconds (more than 0, at most a day), got {timeout!r}", "timeout")
+    return McpServerConfig(
+        name=name,
+        command=command.strip() if command is not None else None,
+        args=args,
+        env=env,
+        url=url,
+        headers=headers,
+        enabled=enabled,
+        profiles=profiles,
+        projects=tuple(Path(project).expanduser().resolve() for project in projects),
+        risk=risk,
+        tool_risks=dict(tools),
+        timeout=float(timeout),
+    )
+
+
+def _strings(value: Any, fail: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise fail()
+    return tuple(value)
+
+
+def _headers(value: Any, fail: Any) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
+        raise fail(': expected a table of header values, e.g. { Authorization = "Bearer ${TOKEN}" }')
+    for key, text in value.items():
+        secret = key.lower() in _SECRET_HEADERS or is_secret_name(key.replace("-", "_"))
+        if secret and not REFERENCE.search(text):
+            raise fail(
+                f".{key}: a secret is never written in the config; take it from a variable, "
+                f'e.g. {key} = "Bearer ${{TOKEN_VARIABLE}}"'
+            )
+    return dict(value)

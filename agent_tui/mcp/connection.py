@@ -1,0 +1,265 @@
+"""One running MCP server: started, listed, called, stopped, through the `mcp` SDK.
+
+Invariants:
+- `serve` owns the server's connection for its whole life in one task (the SDK's transports
+  are context managers that must be left by the task that entered them); it returns only when
+  `stop` was called or the server failed to start, and leaves no process behind: a stdio server
+  runs in a process group of its own (the SDK starts it so), and the whole group is killed once
+  the SDK closed the connection (the server's children too, even when the server itself exited);
+- a stdio server runs in the session's directory with the environment shell commands get
+  (`engine.tools.tool_env.shell_environment`: no keys) plus the variables its config names;
+  its stderr goes to a private file, never to the terminal, and its last line is the reason
+  given when the server fails to start;
+- `ready` is set once the server listed its tools or failed (`status`, `reason` say which),
+  never later than `start_timeout` after `serve` began;
+- `call` never waits longer than the timeout, and every failure (not running, crashed,
+  timed out, refused, malformed answer) raises `ToolError` with one sentence a model can read;
+  cancellation propagates untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import anyio
+import httpx2
+import mcp_types
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.dispatcher import ProgressFnT
+from mcp_types import CONNECTION_CLOSED
+from pydantic import ValidationError
+
+from agent_tui.engine.tools.base import ToolError
+from agent_tui.engine.tools.shell_setup import current_shell_setup
+from agent_tui.engine.tools.tool_env import shell_environment
+from agent_tui.mcp.config import McpServerConfig
+
+__all__ = ["McpServer", "Progress", "ServerStatus"]
+
+START_TIMEOUT = 30.0
+"""The least time a server gets to start (a short call timeout must not stop a slow start)."""
+
+ServerStatus = Literal["starting", "running", "failed", "stopped"]
+Progress = ProgressFnT
+"""Told each progress notification of a call: (progress, total or None, message or None)."""
+
+
+class McpServer:
+    """One configured server, from start to stop.
+
+    Args:
+        config: how to reach it.
+        cwd: where a stdio server runs (the session's directory).
+    """
+
+    def __init__(self, config: McpServerConfig, cwd: Path) -> None:
+        self.config = config
+        self.cwd = cwd
+        self.status: ServerStatus = "starting"
+        self.reason: str | None = None
+        """Why the server is not running, in one line (None while it runs)."""
+        self.tools: list[mcp_types.Tool] = []
+        self.ready = anyio.Event()
+        self._stop = anyio.Event()
+        self._session: ClientSession | None = None
+        self._stderr: IO[str] | None = None
+
+    @property
+    def start_timeout(self) -> float:
+        """Seconds the server has to start and list its tools: its timeout, at least 30."""
+        return max(self.config.timeout, START_TIMEOUT)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def stop(self) -> None:
+        """Ask `serve` to close the connection (and the process) and return."""
+        self._stop.set()
+
+    async def serve(self) -> None:
+        """Start the server, list its tools, and hold the connection until `stop`."""
+        try:
+            async with AsyncExitStack() as stack:
+                group: list[int] = []
+                stack.callback(_end_group, group)  # runs after the transport has closed
+                transport = self._transport()
+                read, write = await stack.enter_async_context(transport)
+                group.extend(_process_group(transport))
+                session = await stack.enter_async_context(ClientSession(read, write))
+                with anyio.fail_after(self.start_timeout):
+                    await session.initialize()
+                    self.tools = await _all_tools(session)
+                self._session = session
+                self.status = "running"
+                self.ready.set()
+                await self._stop.wait()
+        except TimeoutError:
+            self._failed(f"did not start within {self.start_timeout:g} s")
+        except Exception as error:
+            self._failed(self._start_failure(error))
+        finally:
+            self._session = None
+            if self.status == "running":
+                self.status = "stopped"
+            self.ready.set()
+            if self._stderr is not None:
+                self._stderr.close()
+
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: Progress
+    ) -> mcp_types.CallToolResult:
+        """Call one of the server's tools (its own name), streaming its progress.
+
+        Raises:
+            ToolError: `not_found` when the server is not running, `timeout` past the config's
+                timeout, `io_error` when the server went away, `unknown` for an answer that
+                is not a tool result.
+        """
+        session = self._session
+        if session is None or self.status != "running":
+            raise ToolError(
+                "not_found", f"MCP server {self.name} is not running: {self.reason or self.status}"
+            )
+        timeout = self.config.timeout
+        with anyio.move_on_after(timeout) as scope:
+            try:
+                result = await session.call_tool(tool, arguments, progress_callback=progress)
+            except Exception as error:
+                raise self._call_failure(tool, error) from None
+        if scope.cancelled_caught:
+            raise ToolError("timeout", f"MCP server {self.name} did not answer {tool} within {timeout:g} s")
+        if not isinstance(result, mcp_types.CallToolResult):
+            raise ToolError(
+                "unknown", f"MCP server {self.name} answered {tool} with something other than a tool result"
+            )
+        return result
+
+    # -- the transports ------------------------------------------------------------------------
+    def _transport(self) -> Any:
+        config = self.config
+        if config.command is not None:
+            # Closed by `serve` when the server is gone; read for the reason a start failed.
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            env = shell_environment(current_shell_setup()) | config.environment()
+            params = StdioServerParameters(
+                command=config.command, args=list(config.args), env=env, cwd=self.cwd
+            )
+            return stdio_client(params, errlog=self._stderr)
+        return _http(config)
+
+    # -- reasons -------------------------------------------------------------------------------
+    def _failed(self, reason: str) -> None:
+        self.status = "failed"
+        missing = self.config.missing_variables()
+        if missing:
+            reason = f"{reason} ({', '.join(missing)} not set)"
+        self.reason = reason
+
+    def _start_failure(self, error: BaseException) -> str:
+        error = _innermost(error)
+        if isinstance(error, FileNotFoundError) and self.config.command is not None:
+            return f"cannot run {self.config.command}: no such program"
+        if isinstance(error, OSError) and self.config.command is not None:
+            return f"cannot run {self.config.command}: {error.strerror or error}"
+        said = self._last_stderr_line()
+        if said:
+            return f"exited while starting: {said}"
+        if isinstance(error, httpx2.HTTPError):
+            return f"cannot reach {self.config.url}: {error}"
+        return f"failed to start: {_error_text(error)}"
+
+    def _call_failure(self, tool: str, error: BaseException) -> ToolError:
+        error = _innermost(error)
+        if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
+            self.status = "failed"
+            self.reason = "it exited during a call"
+            return ToolError(
+                "io_error", f"MCP server {self.name} exited during the call ({tool} has no result)"
+            )
+        if isinstance(error, MCPError):
+            return ToolError(
+                "unknown", f"MCP server {self.name} refused {tool}: {_error_text(error.message)}"
+            )
+        if isinstance(error, ValidationError):
+            first = error.errors()[0] if error.errors() else None
+            said = f" ({'.'.join(str(part) for part in first['loc'])}: {first['msg']})" if first else ""
+            return ToolError(
+                "unknown", f"MCP server {self.name} answered {tool} with a malformed result{said}"
+            )
+        return ToolError("unknown", f"MCP server {self.name} failed {tool}: {_error_text(error)}")
+
+    def _last_stderr_line(self) -> str | None:
+        stderr = self._stderr
+        if stderr is None or stderr.closed:
+            return None
+        try:
+            stderr.flush()
+            stderr.seek(0)
+            lines = [line.strip() for line in stderr.read()[-4000:].splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return None
+        return lines[-1][:200] if lines else None
+
+
+@asynccontextmanager
+async def _http(config: McpServerConfig) -> AsyncIterator[Any]:
+    timeout = httpx2.Timeout(config.timeout, read=max(config.timeout, 300.0))
+    async with (
+        httpx2.AsyncClient(headers=config.header_values(), timeout=timeout) as client,
+        streamable_http_client(config.url or "", http_client=client) as streams,
+    ):
+        yield streams
+
+
+async def _all_tools(session: ClientSession) -> list[mcp_types.Tool]:
+    tools: list[mcp_types.Tool] = []
+    cursor: str | None = None
+    while True:
+        params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        listed = await session.list_tools(params=params)
+        tools.extend(listed.tools)
+        cursor = listed.next_cursor
+        if not cursor:
+            return tools
+
+
+def _process_group(transport: Any) -> list[int]:
+    """The process group of the stdio server `transport` started (empty for HTTP).
+
+    The SDK starts the server as the leader of a new session, so its pid is the group's id; it
+    stops the group itself only when the server does not exit on its own, which leaves the
+    children of a server that does (a `sleep` a tool started) behind. The SDK keeps the process
+    to itself, so it is read from the transport's frame; should a later SDK change that, nothing
+    breaks but this extra sweep (and the test of a cancelled call says so).
+    """
+    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
+    process = frame.f_locals.get("process") if frame is not None else None
+    pid = getattr(process, "pid", None)
+    return [pid] if isinstance(pid, int) else []
+
+
+def _end_group(group: list[int]) -> None:
+    """Kill what is left of the server's process group (its children, after it exited)."""
+    for pgid in group:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def _innermost(error: BaseException) -> BaseException:
+    """The first leaf of an exception group (task groups wrap what their tasks raised)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def _error_text(error: BaseException | str) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:200] if text else type(error).__name__

@@ -1,0 +1,248 @@
+"""MCP servers as a user meets them: `[mcp.NAME]` in the config file, `agent-tui run --prompt`
+against an OpenAI-compatible model on loopback that calls a real server's tools, `agent-tui mcp
+list` and `agent-tui mcp import`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from fake_model_server import FakeModelServer, Stream, openai_stream
+from support_mcp import http_server, stdio_toml
+from support_providers import agent_tui, clean_env
+
+from agent_tui.events.chains import chain_violations
+from agent_tui.mcp.config import McpConfigError, load_mcp_servers
+from agent_tui.store import JsonlEventLog
+
+
+def project(tmp_path: Path) -> Path:
+    cwd = tmp_path / "project"
+    cwd.mkdir(exist_ok=True)
+    return cwd
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    config = tmp_path / "config.toml"
+    config.write_text(text)
+    return config
+
+
+def run_prompt(tmp_path: Path, config: Path, server: FakeModelServer, *extra: str) -> tuple[int, str, list]:
+    done = agent_tui(
+        "run", "--prompt", "use the tools", "--cwd", str(project(tmp_path)),
+        "--sessions-dir", str(tmp_path / "s"), "--provider", "openai", "--model", "gpt-4.1-mini",
+        "--base-url", server.openai_url, *extra,
+        env=clean_env(AGENT_TUI_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data")),
+    )  # fmt: skip
+    logs = list((tmp_path / "s").glob("*.jsonl"))
+    events = list(JsonlEventLog(logs[0]).replay("strict")) if logs else []
+    return done.returncode, done.stdout + done.stderr, events
+
+
+class TestRunWithAnOpenAiCompatibleModel:
+    def test_the_model_is_offered_the_servers_tools_and_its_call_runs_on_the_server(
+        self, tmp_path: Path
+    ) -> None:
+        config = write_config(tmp_path, stdio_toml("test", 'tools = { count = "read" }'))
+        with FakeModelServer() as server:
+            server.script(
+                Stream(openai_stream(["Counting."], [("call_1", "mcp__test__count", ['{"steps": 2}'])])),
+                Stream(openai_stream(["Counted."])),
+            )
+            status, output, events = run_prompt(tmp_path, config, server)
+            first, second = (request.body for request in server.requests)
+        assert status == 0, output
+        assert chain_violations(events) == []
+        offered = {tool["function"]["name"]: tool["function"] for tool in first["tools"]}
+        assert offered["mcp__test__count"]["parameters"]["properties"]["steps"]["type"] == "integer"
+        assert "read_file" in offered
+        completed = [event.payload for event in events if event.type == "tool.completed"]
+        assert completed == [
+            {"toolCallId": "call_1", "tool": "mcp__test__count", "result": "counted to 2", "truncated": False}
+        ]
+        assert [event.payload["text"] for event in events if event.type == "tool.delta"] == [
+            "step 1 of 2\n",
+            "step 2 of 2\n",
+        ]
+        tool_message = next(message for message in second["messages"] if message["role"] == "tool")
+        assert tool_message["content"] == "counted to 2"
+
+    def test_an_execute_call_is_denied_without_approval_and_the_model_reads_why(self, tmp_path: Path) -> None:
+        config = write_config(tmp_path, stdio_toml("test"))
+        with FakeModelServer() as server:
+            server.script(
+                Stream(openai_stream([], [("call_1", "mcp__test__echo", ['{"text": "hi"}'])])),
+                Stream(openai_stream(["Denied, fine."])),
+            )
+            status, output, events = run_prompt(tmp_path, config, server, "--approve", "deny")
+        assert status == 0, output
+        requested = next(event.payload for event in events if event.type == "permission.requested")
+        assert requested["risk"] == "execute"  # the server's readOnlyHint does not lower it
+        assert requested["reason"] == "MCP server test, tool echo (the server says it only reads)"
+        failed = next(event.payload for event in events if event.type == "tool.failed")
+        assert failed["errorCode"] == "permission_denied"
+        assert "tool.started" not in [event.type for event in events]
+
+    def test_a_streamable_http_server_is_called_the_same_way(self, tmp_path: Path) -> None:
+        with http_server() as url, FakeModelServer() as server:
+            config = write_config(tmp_path, f'[mcp.web]\nurl = "{url}"\nrisk = "read"\n')
+            server.script(
+                Stream(openai_stream([], [("call_1", "mcp__web__echo", ['{"text": "over http"}'])])),
+                Stream(openai_stream(["Done."])),
+            )
+            status, output, events = run_prompt(tmp_path, config, server)
+        assert status == 0, output
+        completed = next(event.payload for event in events if event.type == "tool.completed")
+        assert completed["result"] == "echo: over http"
+
+    def test_a_server_that_does_not_start_is_said_and_the_run_goes_on(self, tmp_path: Path) -> None:
+        config = write_config(tmp_path, f'[mcp.gone]\ncommand = "{tmp_path / "missing"}"\n')
+        with FakeModelServer() as server:
+            server.script(Stream(openai_stream(["Nothing to call."])))
+            status, output, _ = run_prompt(tmp_path, config, server)
+        assert status == 0, output
+        assert (
+            f"agent-tui: MCP server gone did not start: cannot run {tmp_path / 'missing'}: no such program"
+            in output
+        )
+
+
+class TestMcpList:
+    def test_each_server_is_listed_with_whether_it_started_and_its_tools(self, tmp_path: Path) -> None:
+        config = write_config(
+            tmp_path,
+            stdio_toml("test", 'tools = { echo = "read" }')
+            + f'[mcp.gone]\ncommand = "{tmp_path / "missing"}"\n'
+            + '[mcp.work]\ncommand = "never-run"\nprofiles = ["work"]\n'
+            + '[mcp.off]\ncommand = "never-run"\nenabled = false\n',
+        )
+        done = agent_tui(
+            "mcp", "list", "--cwd", str(project(tmp_path)), env=clean_env(AGENT_TUI_CONFIG=str(config))
+        )
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        test = lines.index(next(line for line in lines if line.startswith("test (stdio: ")))
+        assert lines[test + 1] == "  started, 6 tools"
+        assert "    mcp__test__echo  [read, says read-only]  Say the text back." in lines
+        assert "    mcp__test__crash  [execute]  The process dies before it answers." in lines
+        assert f"  not started: cannot run {tmp_path / 'missing'}: no such program" in lines, done.stdout
+        assert "  not started: only with profiles work (no profile here)" in lines
+        assert "  not started: enabled = false" in lines
+
+    def test_a_wrong_table_is_one_line_naming_the_file_and_line(self, tmp_path: Path) -> None:
+        config = write_config(tmp_path, '[mcp.bad]\ncommand = "x"\nenv = ["GITHUB_TOKEN=ghp_123"]\n')
+        done = agent_tui("mcp", "list", env=clean_env(AGENT_TUI_CONFIG=str(config)))
+        assert done.returncode == 2
+        assert done.stderr.startswith(
+            f"agent-tui: {config}:3: mcp.bad.env: 'GITHUB_TOKEN=ghp_123' is not a variable name"
+        )
+        assert len(done.stderr.splitlines()) == 1
+
+
+class TestMcpImport:
+    def test_a_file_with_literal_secrets_is_refused_with_the_lines_to_move_and_no_value_repeated(
+        self, tmp_path: Path
+    ) -> None:
+        source = tmp_path / ".mcp.json"
+        source.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "github": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "ghp_literal_secret"}},
+                        "docs": {
+                            "type": "http",
+                            "url": "https://docs.example/mcp",
+                            "headers": {"Authorization": "Bearer s3cr3t"},
+                        },
+                    }
+                },
+                indent=2,
+            )
+        )
+        config = tmp_path / "config.toml"
+        done = agent_tui("mcp", "import", str(source), env=clean_env(AGENT_TUI_CONFIG=str(config)))
+        assert done.returncode == 2
+        assert "ghp_literal_secret" not in done.stderr and "s3cr3t" not in done.stderr
+        assert f"  export GITHUB_TOKEN=...   # the value at {source}:6" in done.stderr
+        assert (
+            f"  export DOCS_AUTHORIZATION=...   # the value of header Authorization at {source}:13"
+            in done.stderr
+        )
+        assert not config.exists()
+
+    def test_servers_that_name_their_variables_are_added_and_read_back(self, tmp_path: Path) -> None:
+        source = tmp_path / ".mcp.json"
+        source.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "github": {
+                            "command": "gh-mcp",
+                            "args": ["stdio"],
+                            "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"},
+                        },
+                        "docs": {
+                            "type": "http",
+                            "url": "https://docs.example/mcp",
+                            "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"},
+                        },
+                    }
+                }
+            )
+        )
+        config = write_config(tmp_path, 'default_profile = "p"\n[profiles.p]\nprovider = "openai"\n')
+        done = agent_tui("mcp", "import", str(source), env=clean_env(AGENT_TUI_CONFIG=str(config)))
+        assert done.returncode == 0, done.stderr
+        servers = load_mcp_servers(config)
+        assert servers["github"].command == "gh-mcp" and servers["github"].env == ("GITHUB_TOKEN",)
+        assert servers["docs"].headers == {"Authorization": "Bearer ${DOCS_TOKEN}"}
+        again = agent_tui("mcp", "import", str(source), env=clean_env(AGENT_TUI_CONFIG=str(config)))
+        assert again.returncode == 2
+        assert "the config file has a server named github already" in again.stderr
+
+
+class TestConfig:
+    @pytest.mark.parametrize(
+        ("table", "line", "said"),
+        [
+            ('[mcp.a]\ncommand = "x"\nurl = "http://h/mcp"\n', 1, "set command (a stdio server) or url"),
+            (
+                '[mcp.a]\nurl = "http://h/mcp"\nheaders = { Authorization = "Bearer abc" }\n',
+                3,
+                "a secret is never written",
+            ),
+            ('[mcp.a]\ncommand = "x"\nrisk = "safe"\n', 3, "risk: expected one of read, write"),
+            ('[mcp.a]\ncommand = "x"\ntimeout = 0\n', 3, "timeout: expected seconds"),
+            ('[mcp.a__b]\ncommand = "x"\n', 1, "single '_' only"),
+            ('[mcp.a]\ncommand = "x"\nsecret = "y"\n', 3, "secret: unknown setting"),
+        ],
+    )
+    def test_a_wrong_table_names_the_file_line_and_key(
+        self, tmp_path: Path, table: str, line: int, said: str
+    ) -> None:
+        config = write_config(tmp_path, table)
+        with pytest.raises(McpConfigError) as raised:
+            load_mcp_servers(config)
+        assert str(raised.value).startswith(f"{config}:{line}: mcp.a")
+        assert said in str(raised.value)
+
+    def test_a_server_is_enabled_by_profile_and_project(self, tmp_path: Path) -> None:
+        inside = project(tmp_path) / "sub"
+        inside.mkdir()
+        config = write_config(
+            tmp_path, f'[mcp.a]\ncommand = "x"\nprofiles = ["work"]\nprojects = ["{project(tmp_path)}"]\n'
+        )
+        server = load_mcp_servers(config)["a"]
+        assert server.enabled_for("work", inside)
+        assert not server.enabled_for("home", inside)
+        assert not server.enabled_for("work", tmp_path)
+
+    def test_the_main_config_reader_accepts_the_mcp_tables(self, tmp_path: Path) -> None:
+        from agent_tui.providers.config import load_config
+
+        config = write_config(tmp_path, stdio_toml("test"))
+        assert load_config(config).exists
+        assert orjson.loads(orjson.dumps(sorted(load_mcp_servers(config)))) == ["test"]
