@@ -12,15 +12,15 @@ Invariants:
 - an action on a session whose host is unreachable, or while the bus is away, is refused at
   once with a sentence saying so, never sent;
 - `shutdown` closes the connection and stops nothing on any host;
-- every change the bus reports marks the state dirty; the screen redraws on the app's timer,
-  at once when a request starts waiting.
+- every change the bus reports goes to `redraws` (a `RedrawThrottle`): the screen redraws at
+  most once a period, at once when a request starts waiting or something other than an event
+  changed (presence, the connection).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
@@ -46,6 +46,7 @@ from agent_tui.ports import (
 )
 from agent_tui.reducer import DashboardState
 from agent_tui.tui.messages import AgentStarted, AgentStartFailed, LiveRunFinished, RemoteActionFailed
+from agent_tui.tui.redraw_throttle import RedrawThrottle
 
 HOST_DEFAULT_MODEL = "host default"
 """The one model the new-agent form offers on a host: the one it is configured with."""
@@ -89,11 +90,7 @@ class AttachedRun:
         self.finished = False
         self.target_host: str | None = None
         """Where the next new agent starts (None: the selected session's host, else the first)."""
-        self._redraw: Callable[[], None] | None = None
-        self._redraw_seconds = 0.0
-        self._redrawn_at = float("-inf")
-        self._changed = False
-        self._asked = True
+        self.redraws = RedrawThrottle()
         self._closing: anyio.Event | None = None
         self._closed: anyio.Event | None = None
         self._close_requested = False
@@ -136,9 +133,6 @@ class AttachedRun:
                 await self._closed.wait()  # set once play's finally closed the connection
 
     def _on_change(self, event: Event | None) -> None:
-        self._changed = True
-        if event is None or (event.type == "permission.resolved" and event.payload.get("decision") == "ask"):
-            self._asked = True
         while self._problems_told < len(self.bus.problems):
             self._post(
                 RemoteActionFailed(
@@ -146,30 +140,10 @@ class AttachedRun:
                 )
             )
             self._problems_told += 1
-        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._redraw_seconds:
-            try:
-                self._redraw()
-            except Exception:
-                self._redraw = None
-                self._asked = True
-
-    @property
-    def dirty(self) -> bool:
-        if self._asked:
-            return True
-        return self._changed and time.monotonic() - self._redrawn_at >= self._redraw_seconds
-
-    @dirty.setter
-    def dirty(self, dirty: bool) -> None:
-        if dirty:
-            self._asked = True
-        else:
-            self._asked = self._changed = False
-            self._redrawn_at = time.monotonic()
-
-    def redraw_every(self, seconds: float, redraw: Callable[[], None]) -> None:
-        self._redraw_seconds = seconds
-        self._redraw = redraw
+        self.redraws.changed(
+            ask=event is None
+            or (event.type == "permission.resolved" and event.payload.get("decision") == "ask")
+        )
 
     # -- what the screens ask --------------------------------------------------------------------
     def status(self) -> str:

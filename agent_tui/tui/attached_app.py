@@ -65,7 +65,7 @@ class AttachedApp(AgentTuiApp):
         tree.grouping = self.attached.groups
         tree.marks = self.attached.mark
         self.attached.selected = lambda: tree.selected_id
-        self.attached.dirty = True
+        self.attached.redraws.dirty = True
         self._refresh_live()
 
     def _refresh_live(self) -> None:
@@ -75,7 +75,7 @@ class AttachedApp(AgentTuiApp):
             if dashboard.summary.mode != mode or dashboard.summary_error != trouble:
                 dashboard.summary.mode = mode
                 dashboard.summary_error = trouble
-                self.attached.dirty = True
+                self.attached.redraws.dirty = True
         super()._refresh_live()
 
     async def request_quit(self) -> None:

@@ -10,7 +10,6 @@ background), and every method works before the run is up (it refuses or says not
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +26,7 @@ from agent_tui.ports import (
     Workbench,
 )
 from agent_tui.reducer import DashboardState
+from agent_tui.tui.redraw_throttle import RedrawThrottle
 
 
 class Run(Protocol):
@@ -54,12 +54,9 @@ class Run(Protocol):
     def state(self) -> DashboardState: ...
 
     @property
-    def dirty(self) -> bool: ...
+    def redraws(self) -> RedrawThrottle:
+        """When the screen redraws `state` (every change of the run is told to it)."""
 
-    @dirty.setter
-    def dirty(self, dirty: bool) -> None: ...
-
-    def redraw_every(self, seconds: float, redraw: Callable[[], None]) -> None: ...
     async def play(self) -> RunResult | None: ...
     async def shutdown(self, timeout: float = 5.0) -> None: ...
     def log_of(self, session_id: str) -> Path | None: ...
