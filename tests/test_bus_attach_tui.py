@@ -23,6 +23,7 @@ from support_bus import (
 from support_nats import NatsServer, nats_server
 from support_workbench import wait_for
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
@@ -109,15 +110,29 @@ async def test_sessions_are_listed_under_their_hosts(nats_server: NatsServer, ho
         assert "attached · nats://127.0.0.1" in app.dashboard.summary.mode
 
 
+def queue_entries(app: AttachedApp) -> list[str]:
+    queue = app.dashboard.queue
+    return [str(queue.get_option_at_index(i).prompt) for i in range(queue.option_count)]
+
+
 async def test_an_answer_goes_to_the_host_of_the_request(nats_server: NatsServer, hosts: Hosts) -> None:
     app = attached_app(nats_server)
     async with app.run_test(size=SIZE) as pilot:
         await caught_up(pilot, app)
         pending = app.dashboard.state.pending_permissions()
+        await wait_for(
+            pilot, lambda: any(" on laptop " in e for e in queue_entries(app)), "hosts in the queue"
+        )
+        firsts = [entry.splitlines()[0] for entry in queue_entries(app)]
+        assert (
+            sorted(line.split(" on ")[1].split()[0] for line in firsts) == ["build-box"] * 2 + ["laptop"] * 2
+        )
         laptop_request = next(v for v in pending if v.session_id.startswith("sesl_"))
         app.dashboard.select_session(laptop_request.session_id)
         app.dashboard.open_approval(laptop_request.session_id, laptop_request.request_id)
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")
+        path_line = str(app.screen.query_one("#approval-path", Static).content)
+        assert path_line.startswith("asked by ") and path_line.endswith(" on laptop")
         await pilot.press("s")  # allow for this session
         request = await hosts.laptop.next_request(1)
         assert request.action == "answer" and request.session_id == laptop_request.session_id

@@ -1,7 +1,7 @@
 """`AttachedApp`: the dashboard attached to every host on a bus (`agent-tui attach`).
 
 The same app as the local dashboard (`AgentTuiApp`) over an `AttachedRun`: the same panels,
-keys, approval queue and dialogs; the tree lists sessions under a line per host (`host ·
+keys, approval queue and dialogs (each request says the host it came from: `lead on build-box`); the tree lists sessions under a line per host (`host ·
 unreachable since 14:02:07` when its heartbeat stopped, its sessions marked `host
 unreachable`), the summary bar says where the bus is and, while it is away, `bus disconnected
 since …` until it is back and caught up.
@@ -64,6 +64,7 @@ class AttachedApp(AgentTuiApp):
         tree = self.dashboard.session_tree
         tree.grouping = self.attached.groups
         tree.marks = self.attached.mark
+        self.dashboard.queue.origin = self.attached.bus.host_of
         self.attached.selected = lambda: tree.selected_id
         self.attached.redraws.dirty = True
         self._refresh_live()
