@@ -5,6 +5,7 @@ death, sees hosts go quiet, and asks hosts for actions with retriable requests."
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import nats
 import orjson
 import pytest
 from nats.aio.client import Client
+from nats.js.errors import KeyNotFoundError
 from support_bus import (
     CheckedFold,
     ControlResponder,
@@ -27,9 +29,10 @@ from support_bus import (
 from support_nats import NatsServer, nats_server
 
 from agent_tui.bus.attach import AttachedBus
-from agent_tui.bus.attach_target import BusTarget
+from agent_tui.bus.attach_target import BusTarget, BusUnreachable
 from agent_tui.bus.consumer import StartAt
-from agent_tui.bus.protocol import MSG_ID_HEADER, PRESENCE_BUCKET, events_subject
+from agent_tui.bus.presence import bucket, machine, now
+from agent_tui.bus.protocol import MSG_ID_HEADER, NAMES_BUCKET, PRESENCE_BUCKET, NameClaim, events_subject
 from agent_tui.events import event_from_json
 
 __all__ = ["nats_server"]
@@ -340,3 +343,48 @@ async def test_a_presence_that_is_not_one_is_reported_and_the_host_still_heard(
     finally:
         await bus.close()
         await publisher.close()
+
+
+async def test_a_dashboard_holds_its_name_while_attached_and_lets_it_go_on_close(
+    nats_server: NatsServer,
+) -> None:
+    bus = AttachedBus(BusTarget(nats_server.url))
+    await bus.open()
+    observer = await client(nats_server)
+    names = await observer.jetstream().key_value(NAMES_BUCKET)
+    try:
+        held = NameClaim.model_validate_json((await names.get(bus.name)).value or b"")
+        assert (held.kind, held.pid, held.machine) == ("dashboard", os.getpid(), machine())
+    finally:
+        await bus.close()
+    with pytest.raises(KeyNotFoundError):
+        await names.get(bus.name)
+    await observer.close()
+
+
+async def test_a_dashboard_name_another_process_holds_is_refused_with_the_holder(
+    nats_server: NatsServer,
+) -> None:
+    """Another live process of this machine (the server's, here) holds the name."""
+    assert nats_server.process is not None
+    holder = NameClaim(
+        name="ana-laptop",
+        kind="dashboard",
+        pid=nats_server.process.pid,
+        machine=machine(),
+        user="ana",
+        since=now(),
+    )
+    observer = await client(nats_server)
+    names = await bucket(observer.jetstream(), NAMES_BUCKET, 30.0)
+    await names.put("ana-laptop", holder.model_dump_json(by_alias=True).encode())
+    bus = AttachedBus(BusTarget(nats_server.url), name="ana-laptop")
+    with pytest.raises(BusUnreachable) as refused:
+        await bus.open()
+    assert f"in use on the bus by a dashboard (pid {nats_server.process.pid}" in str(refused.value)
+    assert "user ana" in str(refused.value)
+    assert not bus.is_open
+    free = AttachedBus(BusTarget(nats_server.url))  # a name of its own is held beside it
+    await free.open()
+    await free.close()
+    await observer.close()

@@ -5,6 +5,11 @@ hosts' presence (`PresenceWatch`) and asks hosts for actions (`RemoteWorkbench`)
 agent and owns nothing on a host: closing it stops nothing.
 
 Invariants:
+- its name is held in `NAMES_BUCKET` (a `NameClaim` of kind `dashboard`, renewed within the
+  bucket's TTL) from `open` until `close`, which lets it go; a name another process holds is
+  refused at `open` (`BusUnreachable` with the holder's details; a default name is drawn again
+  instead); credentials that may not write the bucket leave the name unheld, said once in
+  `problems`;
 - `state` is folded by the one reducer (`apply_event`, or the `fold` a test wraps), only with
   what `StreamFeed` hands on: each session's events once, in sequence order, so `state` equals
   the fold of the hosts' logs (`replay --dump state`) up to what the stream held;
@@ -21,19 +26,28 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-import getpass
+import contextlib
+import os
 import secrets
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from nats.aio.client import Client
+from nats.js import JetStreamContext
 
 from agent_tui.bus.attach_presence import HostPresence, PresenceWatch
-from agent_tui.bus.attach_target import BusTarget, connect
+from agent_tui.bus.attach_target import BusTarget, BusUnreachable, connect
 from agent_tui.bus.consumer import StartAt, StreamFeed
-from agent_tui.bus.protocol import DEFAULT_CONTROL_TIMEOUT_S, Caller, name_from
+from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
+from agent_tui.bus.protocol import (
+    DEFAULT_CONTROL_TIMEOUT_S,
+    DEFAULT_HEARTBEAT_S,
+    DEFAULT_PRESENCE_TTL_S,
+    Caller,
+    NameClaim,
+    name_from,
+)
 from agent_tui.bus.remote import RemoteWorkbench
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, apply_event
@@ -41,6 +55,8 @@ from agent_tui.reducer import DashboardState, apply_event
 Fold = Callable[[DashboardState, Event], object]
 Listener = Callable[[Event | None], None]
 MAX_PROBLEMS = 100
+NAME_DRAWS = 3
+"""How many default names a dashboard tries before it says the last one is taken."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +72,7 @@ class HostView:
 
 def dashboard_name() -> str:
     """This dashboard's name on the bus: the machine's, `-dash-`, and a short random suffix."""
-    return f"{name_from(socket.gethostname())[:48]}-dash-{secrets.token_hex(3)}"
+    return f"{name_from(machine())[:48]}-dash-{secrets.token_hex(3)}"
 
 
 class AttachedBus:
@@ -84,6 +100,9 @@ class AttachedBus:
     ) -> None:
         self.target = target
         self.name = name or dashboard_name()
+        self._name_given = name is not None
+        self._name: BusPresence | None = None
+        self._name_beat: asyncio.Task[None] | None = None
         self.state = DashboardState()
         self._fold = fold
         self._start = start
@@ -106,7 +125,8 @@ class AttachedBus:
         """Connect, then read the stream and follow presence in the background.
 
         Raises:
-            BusUnreachable: no server at the target (or it refused the credentials).
+            BusUnreachable: no server at the target (or it refused the credentials), or the
+                dashboard's name is held by another process.
         """
         connection = await connect(
             self.target, name=self.name, disconnected=self._disconnected, reconnected=self._reconnected
@@ -114,9 +134,16 @@ class AttachedBus:
         self._connection = connection
         self.connected = True
         js = connection.jetstream()
+        try:
+            await self._hold_name(js)
+        except NameTaken as taken:
+            self._closed = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(connection.close(), 5)
+            raise BusUnreachable(str(taken)) from None
         self._control = RemoteWorkbench(
             connection,
-            Caller(dashboard=self.name, user=getpass.getuser(), host=socket.gethostname()),
+            Caller(dashboard=self.name, user=user(), host=machine()),
             timeout=self._control_timeout,
         )
         self._feed = StreamFeed(
@@ -126,13 +153,52 @@ class AttachedBus:
         await self._presence.start()
         await self._feed.start()
 
+    async def _hold_name(self, js: JetStreamContext) -> None:
+        """Claim this dashboard's name and keep renewing it (see the module docstring).
+
+        Raises:
+            NameTaken: another process holds the name (after `NAME_DRAWS` default names).
+        """
+        for draw in range(NAME_DRAWS):
+            claim = NameClaim(
+                name=self.name, kind="dashboard", pid=os.getpid(), machine=machine(), user=user(), since=now()
+            )
+            holder = BusPresence(
+                js,
+                claim,
+                self._presence_ttl or DEFAULT_PRESENCE_TTL_S,
+                hint="give this dashboard another name",
+            )
+            try:
+                await holder.claim_name()
+                break
+            except NameTaken:
+                if self._name_given or draw == NAME_DRAWS - 1:
+                    raise
+                self.name = dashboard_name()
+            except Exception as error:  # not allowed to write the bucket: watch without a name
+                self._problem(f"this dashboard's name {self.name} is not held on the bus ({_why(error)})")
+                return
+        ttl = DEFAULT_PRESENCE_TTL_S
+        if holder.names is not None:
+            with contextlib.suppress(Exception):
+                ttl = (await holder.names.status()).ttl or ttl
+        self._name = holder
+        self._name_beat = asyncio.create_task(holder.heartbeat(None, min(DEFAULT_HEARTBEAT_S, ttl / 3)))
+
     async def close(self) -> None:
-        """Stop reading and close the connection; nothing on any host is stopped."""
+        """Stop reading, let go of the name and close the connection; nothing on any host is
+        stopped."""
         self._closed = True
         if self._feed is not None:
             await self._feed.close()
         if self._presence is not None:
             await self._presence.close()
+        if self._name_beat is not None:
+            self._name_beat.cancel()
+            await asyncio.wait({self._name_beat}, timeout=2.0)
+        if self._name is not None and self.connected:
+            await self._name.release()
         if self._connection is not None:
             closing = asyncio.ensure_future(self._connection.close())
             await asyncio.wait({closing}, timeout=5)  # bounded, whatever the client waits for
@@ -235,3 +301,8 @@ class AttachedBus:
             except Exception as error:
                 self._listeners.remove(listener)
                 self.problems.append(f"a listener failed: {type(error).__name__}: {error}")
+
+
+def _why(error: BaseException) -> str:
+    """A failure's kind, without the server's words (they may quote a subject or a name)."""
+    return "not permitted" if "ermission" in f"{type(error).__name__} {error}" else type(error).__name__

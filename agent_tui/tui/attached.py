@@ -112,7 +112,7 @@ class AttachedRun:
             try:
                 await self.bus.open()
             except BusUnreachable as error:
-                self._post(LiveRunFinished("The bus is away.", error=str(error)))
+                self._post(LiveRunFinished("Not attached to the bus.", error=str(error)))
                 return None
             await self._closing.wait()
         finally:
