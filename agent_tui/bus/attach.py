@@ -10,6 +10,9 @@ Invariants:
   refused at `open` (`BusUnreachable` with the holder's details; a default name is drawn again
   instead); credentials that may not write the bucket leave the name unheld, said once in
   `problems`;
+- what its credentials may not do is known from `open` on (`rights`, a `ControlRights`): a
+  read-only dashboard (no control subject may be published on) is `read_only`, and a host
+  whose control subject was refused is refused again without sending;
 - `state` is folded by the one reducer (`apply_event`, or the `fold` a test wraps), only with
   what `StreamFeed` hands on: each session's events once, in sequence order, so `state` equals
   the fold of the hosts' logs (`replay --dump state`) up to what the stream held;
@@ -39,6 +42,7 @@ from nats.js import JetStreamContext
 from agent_tui.bus.attach_presence import HostPresence, PresenceWatch
 from agent_tui.bus.attach_target import BusTarget, BusUnreachable, connect
 from agent_tui.bus.consumer import StartAt, StreamFeed
+from agent_tui.bus.control_rights import ControlRights
 from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
 from agent_tui.bus.protocol import (
     DEFAULT_CONTROL_TIMEOUT_S,
@@ -103,6 +107,7 @@ class AttachedBus:
         self._name_given = name is not None
         self._name: BusPresence | None = None
         self._name_beat: asyncio.Task[None] | None = None
+        self.rights: ControlRights | None = None
         self.state = DashboardState()
         self._fold = fold
         self._start = start
@@ -129,7 +134,11 @@ class AttachedBus:
                 dashboard's name is held by another process.
         """
         connection = await connect(
-            self.target, name=self.name, disconnected=self._disconnected, reconnected=self._reconnected
+            self.target,
+            name=self.name,
+            disconnected=self._disconnected,
+            reconnected=self._reconnected,
+            error=self._server_error,
         )
         self._connection = connection
         self.connected = True
@@ -141,6 +150,8 @@ class AttachedBus:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(connection.close(), 5)
             raise BusUnreachable(str(taken)) from None
+        self.rights = ControlRights(self.name, self._changed)
+        await self.rights.probe(connection)
         self._control = RemoteWorkbench(
             connection,
             Caller(dashboard=self.name, user=user(), host=machine()),
@@ -152,6 +163,10 @@ class AttachedBus:
         self._presence = PresenceWatch(js, self._changed, self._problem, ttl=self._presence_ttl)
         await self._presence.start()
         await self._feed.start()
+
+    def _server_error(self, error: Exception) -> None:
+        if self.rights is not None:
+            self.rights.heard(error)
 
     async def _hold_name(self, js: JetStreamContext) -> None:
         """Claim this dashboard's name and keep renewing it (see the module docstring).
@@ -265,6 +280,16 @@ class AttachedBus:
         if self._presence is not None:
             names |= set(self._presence.hosts)
         return [self.host(name) for name in sorted(names)]
+
+    @property
+    def read_only(self) -> bool:
+        """Whether its credentials may publish on no host's control subject."""
+        return self.rights is not None and self.rights.read_only
+
+    def control_refusal(self, host: str | None = None) -> str | None:
+        """Why this dashboard's credentials may not ask `host` (or any host) for an action, in
+        one sentence; None: they may."""
+        return self.rights.refusal(host) if self.rights is not None else None
 
     def reachable(self, host: str | None) -> bool:
         return host is not None and self.connected and self.host(host).reachable

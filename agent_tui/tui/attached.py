@@ -9,8 +9,10 @@ Invariants:
   background); what the host answers later that the screen did not say, a refusal or no answer
   at all, arrives as `RemoteActionFailed` (the app shows it); a retry of an action that got no
   answer is the same request (`RemoteWorkbench`);
-- an action on a session whose host is unreachable, or while the bus is away, is refused at
-  once with a sentence saying so, never sent;
+- an action on a session whose host is unreachable, while the bus is away, or that the
+  dashboard's credentials may not ask for (a read-only dashboard, a host whose control subject
+  the server refused) is refused at once with a sentence saying so, never sent; a read-only
+  dashboard says so once as a notice, and in the summary bar for as long as it is attached;
 - `shutdown` closes the connection and stops nothing on any host;
 - every change the bus reports goes to `redraws` (a `RedrawThrottle`): the screen redraws at
   most once a period, at once when a request starts waiting or something other than an event
@@ -95,6 +97,7 @@ class AttachedRun:
         self._closed: anyio.Event | None = None
         self._close_requested = False
         self._problems_told = 0
+        self._read_only_told = False
         self._tasks: set[asyncio.Task[None]] = set()
 
     @property
@@ -134,12 +137,11 @@ class AttachedRun:
 
     def _on_change(self, event: Event | None) -> None:
         while self._problems_told < len(self.bus.problems):
-            self._post(
-                RemoteActionFailed(
-                    self.bus.problems[self._problems_told], title="The bus sent something unreadable"
-                )
-            )
+            self._post(RemoteActionFailed(self.bus.problems[self._problems_told], title="The bus"))
             self._problems_told += 1
+        if self.bus.read_only and not self._read_only_told:
+            self._read_only_told = True
+            self._post(RemoteActionFailed(self.read_only_note() or "", title="Read-only", severity="warning"))
         self.redraws.changed(
             ask=event is None
             or (event.type == "permission.resolved" and event.payload.get("decision") == "ask")
@@ -148,9 +150,16 @@ class AttachedRun:
     # -- what the screens ask --------------------------------------------------------------------
     def status(self) -> str:
         """The summary bar's words for the bus: where, and whether it is there."""
+        where = f"attached · {self.bus.target.shown}"
+        if self.bus.is_open and self.bus.read_only:
+            where += " · read-only"
         if self.bus.is_open and self.bus.connected and not self.bus.live:
-            return f"attached · {self.bus.target.shown} · catching up"
-        return f"attached · {self.bus.target.shown}"
+            return f"{where} · catching up"
+        return where
+
+    def read_only_note(self) -> str | None:
+        """Why nothing can be asked of any host, when the credentials say so (else None)."""
+        return self.bus.control_refusal() if self.bus.is_open and self.bus.read_only else None
 
     def trouble(self) -> str:
         """What is wrong with the bus now, for the summary bar ("" when nothing is)."""
@@ -222,10 +231,13 @@ class AttachedRun:
         if not self.bus.connected:
             return "The bus is disconnected; try again when it is back."
         if session_id is None:
-            return None
+            return self.bus.control_refusal()
         host = self.bus.host_of(session_id)
         if host is None:
             return "No host publishes that session."
+        refused = self.bus.control_refusal(host)
+        if refused is not None:
+            return refused
         view = self.bus.host(host)
         if view.left_at is not None:
             return f"Host {host} has stopped (it left at {self.time_text(view.left_at)})."
@@ -236,7 +248,10 @@ class AttachedRun:
     def _send(self, what: str, request: Awaitable[RemoteOutcome], *, say_done: bool = False) -> None:
         async def wait() -> None:
             outcome = await request
-            if not outcome.answered or not outcome.ok:
+            refused = self.bus.control_refusal(outcome.host)
+            if not outcome.answered and refused is not None:  # the server dropped the request
+                self._post(RemoteActionFailed(refused, title=f"{what.capitalize()} · {outcome.host}"))
+            elif not outcome.answered or not outcome.ok:
                 self._post(
                     RemoteActionFailed(outcome.sentence(what), title=f"{what.capitalize()} · {outcome.host}")
                 )
@@ -287,7 +302,7 @@ class AttachedRun:
                 for sid in self.state.sessions
                 if self.bus.host_of(sid) == host.name and self._running(sid)
             ]
-            if running and host.reachable:
+            if running and host.reachable and self.bus.control_refusal(host.name) is None:
                 stopped += len(running)
                 self._send("stop all", self.bus.control.stop_all(host.name))
         return stopped
@@ -306,7 +321,11 @@ class AttachedRun:
 
     async def start_agent(self, spec: AgentSpec) -> str | None:
         host = self.new_agent_host(self.selected())
-        refusal = self._refusal(None) or (None if host is not None else "No host is on the bus.")
+        refusal = (
+            self._refusal(None)
+            or (None if host is not None else "No host is on the bus.")
+            or self.bus.control_refusal(host)
+        )
         if refusal is not None or host is None:
             self._post(AgentStartFailed(spec, refusal or "No host is on the bus."))
             return None

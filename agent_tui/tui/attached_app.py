@@ -77,6 +77,9 @@ class AttachedApp(AgentTuiApp):
                 dashboard.summary.mode = mode
                 dashboard.summary_error = trouble
                 self.attached.redraws.dirty = True
+            read_only = self.attached.read_only_note()
+            if read_only is not None:
+                dashboard.unanswerable_note = read_only  # what the approval dialog says instead
         super()._refresh_live()
 
     async def request_quit(self) -> None:
