@@ -42,6 +42,8 @@ from nats.js import JetStreamContext
 from agent_tui.bus.attach_presence import HostPresence, PresenceWatch
 from agent_tui.bus.attach_target import BusTarget, BusUnreachable, connect
 from agent_tui.bus.consumer import StartAt, StreamFeed
+from agent_tui.bus.consumer_holes import HOLE_GRACE_S
+from agent_tui.bus.consumer_order import DEFAULT_HOLD_LIMIT
 from agent_tui.bus.control_rights import ControlRights
 from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
 from agent_tui.bus.protocol import (
@@ -90,6 +92,8 @@ class AttachedBus:
             presence bucket's TTL).
         control_timeout: seconds a control request waits for its host's reply.
         name: this dashboard's name on the bus (default: `dashboard_name()`).
+        hold_limit: events held per session while a hole in its sequence waits (`SessionOrder`).
+        hole_grace: seconds a hole may stay open before it is read again from the stream.
     """
 
     def __init__(
@@ -101,8 +105,11 @@ class AttachedBus:
         presence_ttl: float | None = None,
         control_timeout: float = DEFAULT_CONTROL_TIMEOUT_S,
         name: str | None = None,
+        hold_limit: int = DEFAULT_HOLD_LIMIT,
+        hole_grace: float = HOLE_GRACE_S,
     ) -> None:
         self.target = target
+        self._holes = (hold_limit, hole_grace)
         self.name = name or dashboard_name()
         self._name_given = name is not None
         self._name: BusPresence | None = None
@@ -157,8 +164,15 @@ class AttachedBus:
             Caller(dashboard=self.name, user=user(), host=machine()),
             timeout=self._control_timeout,
         )
+        hold_limit, hole_grace = self._holes
         self._feed = StreamFeed(
-            js, self._deliver, self._problem, start=self._start, became_live=self._changed
+            js,
+            self._deliver,
+            self._problem,
+            start=self._start,
+            became_live=self._changed,
+            hold_limit=hold_limit,
+            hole_grace=hole_grace,
         )
         self._presence = PresenceWatch(js, self._changed, self._problem, ttl=self._presence_ttl)
         await self._presence.start()
