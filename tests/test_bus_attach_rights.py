@@ -155,7 +155,9 @@ async def test_the_read_only_dashboard_says_so_once_and_refuses_each_control_wit
     async with app.run_test(size=(120, 40)) as pilot:
         attached = app.attached
         await wait_for(
-            pilot, lambda: attached.bus.is_open and attached.bus.live and attached.state.sessions, "caught up"
+            pilot,
+            lambda: attached.bus.is_open and attached.bus.live and bool(attached.state.sessions),
+            "caught up",
         )
         await wait_for(pilot, lambda: "read-only" in app.dashboard.summary.mode, "the summary bar says so")
         told = [n for n in app.notices if n.title == "Read-only"]
