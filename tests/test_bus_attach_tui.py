@@ -23,7 +23,7 @@ from support_bus import (
 from support_nats import NatsServer, nats_server
 from support_workbench import wait_for
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Select, Static
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
@@ -31,6 +31,7 @@ from agent_tui.bus.protocol import ControlReply, ControlRequest
 from agent_tui.tui.attached_app import AttachedApp
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
+from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.widgets.session_tree import SessionTree
 
 __all__ = ["nats_server"]
@@ -297,3 +298,28 @@ async def test_quitting_stops_nothing(nats_server: NatsServer, hosts: Hosts) -> 
     assert app.return_code == 0
     await asyncio.sleep(0)
     assert not hosts.build_box.requests and not hosts.laptop.requests
+
+
+async def test_the_new_agent_form_picks_the_host_the_selected_session_runs_on_or_another(
+    nats_server: NatsServer, hosts: Hosts
+) -> None:
+    app = attached_app(nats_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await caught_up(pilot, app)
+        laptop_session = next(sid for sid in app.dashboard.state.roots() if sid.startswith("sesl_"))
+        app.dashboard.select_session(laptop_session)
+        await pilot.pause()
+        app.dashboard.session_tree.focus()
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), "the new-agent form")
+        form = app.screen
+        assert isinstance(form, NewAgentScreen)
+        picker = form.query_one("#new-agent-host", Select)
+        assert picker.value == "laptop"  # the selected session's host first
+        assert "the host checks it" in str(form.query_one("#new-agent-repo", Static).content)
+        picker.value = "build-box"
+        await pilot.press(*"count the todos")
+        await pilot.press("ctrl+s")
+        request = await hosts.build_box.next_request(1)
+        assert (request.action, request.args["prompt"]) == ("new_agent", "count the todos")
+        assert not hosts.laptop.requests

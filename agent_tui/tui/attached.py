@@ -90,8 +90,6 @@ class AttachedRun:
         self.models = [ModelChoice(HOST_DEFAULT_MODEL, "the model the host is configured with", _no_provider)]  # type: ignore[arg-type]
         self.workbench = None
         self.finished = False
-        self.target_host: str | None = None
-        """Where the next new agent starts (None: the selected session's host, else the first)."""
         self.redraws = RedrawThrottle()
         self._closing: anyio.Event | None = None
         self._closed: anyio.Event | None = None
@@ -319,8 +317,15 @@ class AttachedRun:
         self._send("follow-up", self.bus.control.follow_up(host, session_id, text))
         return Sent("started")
 
-    async def start_agent(self, spec: AgentSpec) -> str | None:
-        host = self.new_agent_host(self.selected())
+    def agent_hosts(self) -> tuple[list[str], str | None]:
+        """The hosts that may be asked for a new agent (reachable, and not refused to this
+        dashboard's credentials), and the one offered first (`new_agent_host`)."""
+        hosts = [h.name for h in self.bus.hosts() if h.reachable and self.bus.control_refusal(h.name) is None]
+        first = self.new_agent_host(self.selected())
+        return hosts, first if first in hosts else (hosts[0] if hosts else None)
+
+    async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
+        host = host or self.new_agent_host(self.selected())
         refusal = (
             self._refusal(None)
             or (None if host is not None else "No host is on the bus.")
@@ -342,10 +347,8 @@ class AttachedRun:
         return None
 
     def new_agent_host(self, selected: str | None = None) -> str | None:
-        """The host a new agent starts on: the one picked, else the selected session's, else the
+        """The host a new agent starts on when none is picked: the selected session's, else the
         first reachable one."""
-        if self.target_host is not None:
-            return self.target_host
         if selected is not None and self.bus.host_of(selected) is not None:
             return self.bus.host_of(selected)
         reachable = [host.name for host in self.bus.hosts() if host.reachable]

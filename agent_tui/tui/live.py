@@ -274,8 +274,12 @@ class LiveRun:
             return SendRefused("Nothing is running here: the engine is not open.")
         return self.workbench.send(session_id, text)
 
-    async def start_agent(self, spec: AgentSpec) -> str | None:
-        """Start a new agent; the UI hears `AgentStarted` or `AgentStartFailed` (spec kept)."""
+    def agent_hosts(self) -> tuple[list[str], str | None]:
+        return [], None  # agents start in this process
+
+    async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
+        """Start a new agent; the UI hears `AgentStarted` or `AgentStartFailed` (spec kept).
+        `host` is a remote run's: here every agent runs in this process."""
         if self.workbench is None or self.finished:
             self._post(AgentStartFailed(spec, "the engine is not open"))
             return None
