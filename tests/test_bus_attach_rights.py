@@ -13,7 +13,15 @@ from pathlib import Path
 import nats
 import pytest
 from nats.aio.client import Client
-from support_bus import ControlResponder, ensure_stream, heartbeat, live_sample, log_lines, publish_lines
+from support_bus import (
+    ControlResponder,
+    ensure_stream,
+    heartbeat,
+    live_sample,
+    log_lines,
+    publish_lines,
+    until,
+)
 from support_nats import NatsServer, certificates
 from support_workbench import wait_for
 from textual.widgets import Static
@@ -141,6 +149,7 @@ async def test_a_host_the_credentials_exclude_is_refused_by_name_and_the_others_
         assert operator.control_refusal("laptop") is None  # nothing refused yet
         outcome = await operator.control.stop("laptop", "sesl_1")
         assert not outcome.answered  # the server dropped it: no reply comes
+        await until(operator, lambda: operator.control_refusal("laptop") is not None, "the refusal heard")
         refusal = operator.control_refusal("laptop")
         assert refusal is not None and "may not control host laptop" in refusal
         assert "agent-tui.laptop.control" in refusal
