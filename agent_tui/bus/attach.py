@@ -206,7 +206,9 @@ class AttachedBus:
                     raise
                 self.name = dashboard_name()
             except Exception as error:  # not allowed to write the bucket: watch without a name
-                self._problem(f"this dashboard's name {self.name} is not held on the bus ({_why(error)})")
+                self._problem(
+                    f"this dashboard's name {self.name} is not held on the bus ({_failure_kind(error)})"
+                )
                 return
         ttl = DEFAULT_PRESENCE_TTL_S
         if holder.names is not None:
@@ -342,6 +344,6 @@ class AttachedBus:
                 self.problems.append(f"a listener failed: {type(error).__name__}: {error}")
 
 
-def _why(error: BaseException) -> str:
+def _failure_kind(error: BaseException) -> str:
     """A failure's kind, without the server's words (they may quote a subject or a name)."""
     return "not permitted" if "ermission" in f"{type(error).__name__} {error}" else type(error).__name__
