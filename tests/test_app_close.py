@@ -52,7 +52,7 @@ async def test_a_tick_while_the_screens_are_taken_down_does_nothing(
     def on_unmount(widget: Widget) -> None:
         if widget.id != "tree-pane":
             return
-        live.dirty = True  # the live redraw has something to show, so it reaches for the tree
+        live.redraws.dirty = True  # the live redraw has something to show, so it reaches for the tree
         try:
             app._tick()
             app._refresh_live()

@@ -5,14 +5,16 @@ death, sees hosts go quiet, and asks hosts for actions with retriable requests."
 from __future__ import annotations
 
 import asyncio
+import os
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import nats
 import orjson
 import pytest
 from nats.aio.client import Client
+from nats.js.errors import KeyNotFoundError
 from support_bus import (
     CheckedFold,
     ControlResponder,
@@ -23,19 +25,20 @@ from support_bus import (
     logs_of_a_real_run,
     publish_lines,
     replay_dump,
+    until,
 )
 from support_nats import NatsServer, nats_server
 
 from agent_tui.bus.attach import AttachedBus
-from agent_tui.bus.attach_target import BusTarget
+from agent_tui.bus.attach_target import BusTarget, BusUnreachable
 from agent_tui.bus.consumer import StartAt
-from agent_tui.bus.protocol import MSG_ID_HEADER, PRESENCE_BUCKET, events_subject
+from agent_tui.bus.presence import bucket, machine, now
+from agent_tui.bus.protocol import MSG_ID_HEADER, NAMES_BUCKET, PRESENCE_BUCKET, NameClaim, events_subject
 from agent_tui.events import event_from_json
 
 __all__ = ["nats_server"]
 
 pytestmark = pytest.mark.anyio
-WAIT_S = 30.0
 
 
 @pytest.fixture(scope="module")
@@ -47,21 +50,6 @@ def run_logs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 @pytest.fixture
 def second_run_logs(tmp_path: Path) -> Iterator[list[Path]]:
     yield logs_of_a_real_run(tmp_path / "second" / "sessions", approve="deny")
-
-
-async def until(bus: AttachedBus, condition: Callable[[], bool], what: str) -> None:
-    """Wait for `condition`, checked at each change the bus reports."""
-    changed = asyncio.Event()
-    unsubscribe = bus.listen(lambda _event: changed.set())
-    try:
-        async with asyncio.timeout(WAIT_S):
-            while not condition():
-                changed.clear()
-                await changed.wait()
-    except TimeoutError:
-        pytest.fail(f"never came: {what}")
-    finally:
-        unsubscribe()
 
 
 async def client(server: NatsServer) -> Client:
@@ -120,7 +108,7 @@ async def test_gaps_and_duplicates_never_reach_the_reducer(
         await publisher.close()
 
 
-async def test_a_hole_is_held_until_the_republish_fills_it(
+async def test_a_hole_the_stream_cannot_fill_is_said_and_held_until_the_republish_fills_it(
     nats_server: NatsServer, run_logs: list[Path]
 ) -> None:
     lines = log_lines(run_logs[:1])
@@ -129,16 +117,45 @@ async def test_a_hole_is_held_until_the_republish_fills_it(
     await ensure_stream(js)
     await publish_lines(js, "build-box", lines[:3] + lines[4:])
     fold = CheckedFold()
-    bus = AttachedBus(BusTarget(nats_server.url), fold=fold)
+    bus = AttachedBus(BusTarget(nats_server.url), fold=fold, hole_grace=0)
     await bus.open()
     try:
         await until(bus, lambda: bus.live, "the stream read")
         assert fold.folded == 3  # the events after the hole wait
         session_id = event_from_json(lines[0]).session_id
         assert bus.feed.order.holes() == {session_id: (4, len(lines) - 4)}
+        await until(bus, lambda: bool(bus.problems), "the hole said, once the stream was read for it")
+        assert bus.problems == [
+            f"session {session_id} of host build-box: event 4 is not in the stream; "
+            f"{len(lines) - 4} later events held until the host publishes what is missing again"
+        ]
         await publish_lines(js, "build-box", lines[3:4])  # the host's republish
         await until(bus, lambda: fold.folded == len(lines), "the rest folded once the hole filled")
-        assert not fold.bad
+        assert not fold.bad and len(bus.problems) == 1
+    finally:
+        await bus.close()
+        await publisher.close()
+
+
+async def test_events_the_gate_had_to_drop_are_read_again_from_the_stream(
+    nats_server: NatsServer, run_logs: list[Path]
+) -> None:
+    """The gate holds two events per session here: the rest after the hole are dropped as they
+    come, and nothing would ever bring them again but a re-read of the session from the stream."""
+    lines = log_lines(run_logs[:1])
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await ensure_stream(js)
+    await publish_lines(js, "build-box", lines[:3] + lines[4:] + lines[3:4])
+    fold = CheckedFold()
+    bus = AttachedBus(BusTarget(nats_server.url), fold=fold, hold_limit=2, hole_grace=0)
+    await bus.open()
+    try:
+        await until(bus, lambda: fold.folded == len(lines), "every event folded once")
+        assert not fold.bad and not bus.problems
+        assert bus.feed.order.overflowed == len(lines) - 6  # all but 1-3, the two held, and 4
+        assert bus.feed.holes.refilled == len(lines) - 6
+        assert dump_of(bus.state) == replay_dump(run_logs[:1])
     finally:
         await bus.close()
         await publisher.close()
@@ -340,3 +357,48 @@ async def test_a_presence_that_is_not_one_is_reported_and_the_host_still_heard(
     finally:
         await bus.close()
         await publisher.close()
+
+
+async def test_a_dashboard_holds_its_name_while_attached_and_lets_it_go_on_close(
+    nats_server: NatsServer,
+) -> None:
+    bus = AttachedBus(BusTarget(nats_server.url))
+    await bus.open()
+    observer = await client(nats_server)
+    names = await observer.jetstream().key_value(NAMES_BUCKET)
+    try:
+        held = NameClaim.model_validate_json((await names.get(bus.name)).value or b"")
+        assert (held.kind, held.pid, held.machine) == ("dashboard", os.getpid(), machine())
+    finally:
+        await bus.close()
+    with pytest.raises(KeyNotFoundError):
+        await names.get(bus.name)
+    await observer.close()
+
+
+async def test_a_dashboard_name_another_process_holds_is_refused_with_the_holder(
+    nats_server: NatsServer,
+) -> None:
+    """Another live process of this machine (the server's, here) holds the name."""
+    assert nats_server.process is not None
+    holder = NameClaim(
+        name="ana-laptop",
+        kind="dashboard",
+        pid=nats_server.process.pid,
+        machine=machine(),
+        user="ana",
+        since=now(),
+    )
+    observer = await client(nats_server)
+    names = await bucket(observer.jetstream(), NAMES_BUCKET, 30.0)
+    await names.put("ana-laptop", holder.model_dump_json(by_alias=True).encode())
+    bus = AttachedBus(BusTarget(nats_server.url), name="ana-laptop")
+    with pytest.raises(BusUnreachable) as refused:
+        await bus.open()
+    assert f"in use on the bus by a dashboard (pid {nats_server.process.pid}" in str(refused.value)
+    assert "user ana" in str(refused.value)
+    assert not bus.is_open
+    free = AttachedBus(BusTarget(nats_server.url))  # a name of its own is held beside it
+    await free.open()
+    await free.close()
+    await observer.close()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from support_bus import until
 from support_bus_host import RENAMING, SPAWNING, host_env, start_agent_tui, wait_for_line
 from support_workbench import wait_for
 from textual.pilot import Pilot
@@ -155,9 +156,7 @@ async def test_two_dashboards_answering_one_request_one_wins(machine: Machine) -
     await first.open()
     await second.open()
     try:
-        async with asyncio.timeout(60):
-            while not first.state.pending_permissions():
-                await asyncio.sleep(0.02)  # polling the folded state for the run's request
+        await until(first, lambda: bool(first.state.pending_permissions()), "the run's request", 60)
         view = first.state.pending_permissions()[0]
         outcomes = await asyncio.gather(
             first.control.answer("ci-run", view.session_id, view.request_id, PermissionAnswer("allow")),

@@ -12,7 +12,15 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support_bus import CheckedFold, ensure_stream, log_lines, logs_of_a_real_run, publish_lines, replay_dump
+from support_bus import (
+    CheckedFold,
+    ensure_stream,
+    log_lines,
+    logs_of_a_real_run,
+    publish_lines,
+    replay_dump,
+    until,
+)
 from support_nats import NatsServer, nats_server
 
 from agent_tui.bus.attach import AttachedBus
@@ -20,8 +28,6 @@ from agent_tui.bus.attach_target import BusTarget
 from agent_tui.bus.protocol import STREAM, events_subject
 
 __all__ = ["nats_server"]
-
-WAIT_S = 30.0
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +84,8 @@ async def _one_run(
         await late.open()  # attaches mid-run
         await _publish_raw(js, "host-a", order[cut:] + repeats[len(repeats) // 2 :])
         total = len(order)
-        async with asyncio.timeout(WAIT_S):
-            while early_fold.folded < total or late_fold.folded < total:
-                await asyncio.sleep(0.01)  # polling two counters the feeds advance
+        await until(early, lambda: early_fold.folded >= total, "the early dashboard folded every event")
+        await until(late, lambda: late_fold.folded >= total, "the late dashboard folded every event")
         return early.state.to_state_dump(), late.state.to_state_dump(), early_fold, late_fold
     finally:
         await late.close()

@@ -23,6 +23,7 @@ from support_bus import (
 from support_nats import NatsServer, nats_server
 from support_workbench import wait_for
 from textual.pilot import Pilot
+from textual.widgets import Select, Static
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
@@ -30,6 +31,7 @@ from agent_tui.bus.protocol import ControlReply, ControlRequest
 from agent_tui.tui.attached_app import AttachedApp
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
+from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.widgets.session_tree import SessionTree
 
 __all__ = ["nats_server"]
@@ -109,15 +111,29 @@ async def test_sessions_are_listed_under_their_hosts(nats_server: NatsServer, ho
         assert "attached · nats://127.0.0.1" in app.dashboard.summary.mode
 
 
+def queue_entries(app: AttachedApp) -> list[str]:
+    queue = app.dashboard.queue
+    return [str(queue.get_option_at_index(i).prompt) for i in range(queue.option_count)]
+
+
 async def test_an_answer_goes_to_the_host_of_the_request(nats_server: NatsServer, hosts: Hosts) -> None:
     app = attached_app(nats_server)
     async with app.run_test(size=SIZE) as pilot:
         await caught_up(pilot, app)
         pending = app.dashboard.state.pending_permissions()
+        await wait_for(
+            pilot, lambda: any(" on laptop " in e for e in queue_entries(app)), "hosts in the queue"
+        )
+        firsts = [entry.splitlines()[0] for entry in queue_entries(app)]
+        assert (
+            sorted(line.split(" on ")[1].split()[0] for line in firsts) == ["build-box"] * 2 + ["laptop"] * 2
+        )
         laptop_request = next(v for v in pending if v.session_id.startswith("sesl_"))
         app.dashboard.select_session(laptop_request.session_id)
         app.dashboard.open_approval(laptop_request.session_id, laptop_request.request_id)
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")
+        path_line = str(app.screen.query_one("#approval-path", Static).content)
+        assert path_line.startswith("asked by ") and path_line.endswith(" on laptop")
         await pilot.press("s")  # allow for this session
         request = await hosts.laptop.next_request(1)
         assert request.action == "answer" and request.session_id == laptop_request.session_id
@@ -282,3 +298,28 @@ async def test_quitting_stops_nothing(nats_server: NatsServer, hosts: Hosts) -> 
     assert app.return_code == 0
     await asyncio.sleep(0)
     assert not hosts.build_box.requests and not hosts.laptop.requests
+
+
+async def test_the_new_agent_form_picks_the_host_the_selected_session_runs_on_or_another(
+    nats_server: NatsServer, hosts: Hosts
+) -> None:
+    app = attached_app(nats_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await caught_up(pilot, app)
+        laptop_session = next(sid for sid in app.dashboard.state.roots() if sid.startswith("sesl_"))
+        app.dashboard.select_session(laptop_session)
+        await pilot.pause()
+        app.dashboard.session_tree.focus()
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), "the new-agent form")
+        form = app.screen
+        assert isinstance(form, NewAgentScreen)
+        picker = form.query_one("#new-agent-host", Select)
+        assert picker.value == "laptop"  # the selected session's host first
+        assert "the host checks it" in str(form.query_one("#new-agent-repo", Static).content)
+        picker.value = "build-box"
+        await pilot.press(*"count the todos")
+        await pilot.press("ctrl+s")
+        request = await hosts.build_box.next_request(1)
+        assert (request.action, request.args["prompt"]) == ("new_agent", "count the todos")
+        assert not hosts.laptop.requests

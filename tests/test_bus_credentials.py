@@ -4,7 +4,6 @@ names the bus and never the secret."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import anyio
@@ -12,7 +11,7 @@ import nats
 import orjson
 import pytest
 from support_bus_host import host_env, start_agent_tui, stream_lines
-from support_nats import NatsServer
+from support_nats import NatsServer, certificates
 
 PASSWORD = "pa55-w0rd-that-must-never-show"
 FAST = {"sessions": [{"title": "hi", "cwd": "ws", "prompt": "Say hello", "steps": [{"text": ["hello"]}]}]}
@@ -81,62 +80,6 @@ def test_a_user_and_password_from_the_variable_get_in_and_a_wrong_one_is_said_wi
         assert PASSWORD not in said and "wrong-password" not in said
     finally:
         server.stop()
-
-
-def certificates(directory: Path) -> tuple[Path, Path, Path]:
-    """A certificate authority of the test's own, and a server certificate for 127.0.0.1 it
-    signed: (the authority's certificate, the server's certificate, the server's key)."""
-    directory.mkdir()
-
-    def openssl(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
-
-    openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=test CA",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-    )
-    openssl(
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-    )
-    (directory / "san.cnf").write_text("subjectAltName = IP:127.0.0.1\n")
-    openssl(
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.pem",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-days",
-        "2",
-        "-extfile",
-        "san.cnf",
-        "-out",
-        "server.pem",
-    )
-    return directory / "ca.pem", directory / "server.pem", directory / "server.key"
 
 
 def test_tls_by_url_checks_the_servers_certificate(tmp_path: Path, scenario: Path) -> None:

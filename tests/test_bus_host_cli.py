@@ -43,8 +43,10 @@ def scenario(tmp_path: Path) -> Path:
     return path
 
 
-async def first_request(client: nats.NATS, host: str) -> tuple[str, str]:
-    """(sessionId, requestId) of the first permission request the host waits on an answer for."""
+async def first_request(client: nats.NATS, host: str) -> asyncio.Future[tuple[str, str]]:
+    """Listen to the host's events; the future gets (sessionId, requestId) of the first permission
+    request it waits on an answer for. The server holds the subscription when this returns (a
+    run started after it cannot publish its request unheard)."""
     asked: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
 
     async def heard(message: Msg) -> None:
@@ -54,10 +56,9 @@ async def first_request(client: nats.NATS, host: str) -> tuple[str, str]:
             asked.set_result((event["sessionId"], event["payload"]["requestId"]))
 
     subscription = await client.subscribe(host_events(host), cb=heard)
-    try:
-        return await asyncio.wait_for(asked, 60)
-    finally:
-        await subscription.unsubscribe()
+    await client.flush()
+    asked.add_done_callback(lambda _asked: asyncio.ensure_future(subscription.unsubscribe()))
+    return asked
 
 
 def resolutions(sessions: Path) -> list[dict[str, object]]:
@@ -73,11 +74,10 @@ async def test_an_ask_waits_for_the_dashboards_answer_and_the_first_answer_wins(
 ) -> None:
     sessions = tmp_path / "sessions"
     client, _ = await reader(nats_server.url)
-    asked = asyncio.get_running_loop().create_task(first_request(client, "ci-run"))
-    await client.flush()
+    asked = await first_request(client, "ci-run")
     args = ["run", str(scenario), "--sessions-dir", str(sessions), "--approve", "ask"]
     process = start_agent_tui([*args, "--bus", nats_server.url, "--host", "ci-run"], host_env(tmp_path))
-    session_id, request_id = await asked
+    session_id, request_id = await asyncio.wait_for(asked, 60)
     answers = await asyncio.gather(
         control(
             client,
@@ -233,11 +233,10 @@ async def test_stop_subtree_from_the_bus_ends_every_descendant(
     scenario.write_bytes(orjson.dumps(SPAWNING))
     sessions = tmp_path / "sessions"
     client, _ = await reader(nats_server.url)
-    asked = asyncio.get_running_loop().create_task(first_request(client, "tree"))
-    await client.flush()
+    asked = await first_request(client, "tree")
     args = ["run", str(scenario), "--sessions-dir", str(sessions), "--approve", "ask"]
     process = start_agent_tui([*args, "--bus", nats_server.url, "--host", "tree"], host_env(tmp_path))
-    child_id, request_id = await asked
+    child_id, request_id = await asyncio.wait_for(asked, 60)
     listing = await control(client, "tree", "sessions", request_id="l1")
     assert listing.ok
     by_id = {s["sessionId"]: s for s in listing.detail["sessions"]}

@@ -198,20 +198,20 @@ class TestRedrawPacing:
         redraws: list[int] = []
 
         def redraw() -> None:
-            if live.dirty:
-                live.dirty = False
+            if live.redraws.dirty:
+                live.redraws.dirty = False
                 redraws.append(live.state.event_count)
 
-        live.redraw_every(3600, redraw)
+        live.redraws.every(3600, redraw)
         lead, _helper = two_sessions()
         for event in lead.events[:10]:
             live._on_event(event)
         assert redraws == [1]  # the first event, then nothing for an hour
-        assert not live.dirty  # events came, but the last redraw is not a period old
-        live.dirty = True  # asked for (the app does, e.g. when a request is withdrawn)
-        assert live.dirty
+        assert not live.redraws.dirty  # events came, but the last redraw is not a period old
+        live.redraws.dirty = True  # asked for (the app does, e.g. when a request is withdrawn)
+        assert live.redraws.dirty
 
-        live.redraw_every(0, redraw)
+        live.redraws.every(0, redraw)
         for event in lead.events[10:13]:
             live._on_event(event)
         assert redraws == [1, 11, 12, 13]
@@ -222,9 +222,9 @@ class TestRedrawPacing:
         def broken() -> None:
             raise RuntimeError("a widget bug")
 
-        live.redraw_every(0, broken)
+        live.redraws.every(0, broken)
         lead, _helper = two_sessions()
         for event in lead.events[:5]:
             live._on_event(event)  # the engine would drop a listener that raised
         assert live.state.event_count == 5  # every event still folded
-        assert live.dirty  # so the app's timer redraws, and meets (and reports) the error
+        assert live.redraws.dirty  # so the app's timer redraws, and meets (and reports) the error

@@ -5,6 +5,14 @@ hosts' presence (`PresenceWatch`) and asks hosts for actions (`RemoteWorkbench`)
 agent and owns nothing on a host: closing it stops nothing.
 
 Invariants:
+- its name is held in `NAMES_BUCKET` (a `NameClaim` of kind `dashboard`, renewed within the
+  bucket's TTL) from `open` until `close`, which lets it go; a name another process holds is
+  refused at `open` (`BusUnreachable` with the holder's details; a default name is drawn again
+  instead); credentials that may not write the bucket leave the name unheld, said once in
+  `problems`;
+- what its credentials may not do is known from `open` on (`rights`, a `ControlRights`): a
+  read-only dashboard (no control subject may be published on) is `read_only`, and a host
+  whose control subject was refused is refused again without sending;
 - `state` is folded by the one reducer (`apply_event`, or the `fold` a test wraps), only with
   what `StreamFeed` hands on: each session's events once, in sequence order, so `state` equals
   the fold of the hosts' logs (`replay --dump state`) up to what the stream held;
@@ -21,19 +29,31 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-import getpass
+import contextlib
+import os
 import secrets
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from nats.aio.client import Client
+from nats.js import JetStreamContext
 
 from agent_tui.bus.attach_presence import HostPresence, PresenceWatch
-from agent_tui.bus.attach_target import BusTarget, connect
+from agent_tui.bus.attach_target import BusTarget, BusUnreachable, connect
 from agent_tui.bus.consumer import StartAt, StreamFeed
-from agent_tui.bus.protocol import DEFAULT_CONTROL_TIMEOUT_S, Caller, name_from
+from agent_tui.bus.consumer_holes import HOLE_GRACE_S
+from agent_tui.bus.consumer_order import DEFAULT_HOLD_LIMIT
+from agent_tui.bus.control_rights import ControlRights
+from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
+from agent_tui.bus.protocol import (
+    DEFAULT_CONTROL_TIMEOUT_S,
+    DEFAULT_HEARTBEAT_S,
+    DEFAULT_PRESENCE_TTL_S,
+    Caller,
+    NameClaim,
+    name_from,
+)
 from agent_tui.bus.remote import RemoteWorkbench
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, apply_event
@@ -41,6 +61,8 @@ from agent_tui.reducer import DashboardState, apply_event
 Fold = Callable[[DashboardState, Event], object]
 Listener = Callable[[Event | None], None]
 MAX_PROBLEMS = 100
+NAME_DRAWS = 3
+"""How many default names a dashboard tries before it says the last one is taken."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +78,7 @@ class HostView:
 
 def dashboard_name() -> str:
     """This dashboard's name on the bus: the machine's, `-dash-`, and a short random suffix."""
-    return f"{name_from(socket.gethostname())[:48]}-dash-{secrets.token_hex(3)}"
+    return f"{name_from(machine())[:48]}-dash-{secrets.token_hex(3)}"
 
 
 class AttachedBus:
@@ -70,6 +92,8 @@ class AttachedBus:
             presence bucket's TTL).
         control_timeout: seconds a control request waits for its host's reply.
         name: this dashboard's name on the bus (default: `dashboard_name()`).
+        hold_limit: events held per session while a hole in its sequence waits (`SessionOrder`).
+        hole_grace: seconds a hole may stay open before it is read again from the stream.
     """
 
     def __init__(
@@ -81,9 +105,16 @@ class AttachedBus:
         presence_ttl: float | None = None,
         control_timeout: float = DEFAULT_CONTROL_TIMEOUT_S,
         name: str | None = None,
+        hold_limit: int = DEFAULT_HOLD_LIMIT,
+        hole_grace: float = HOLE_GRACE_S,
     ) -> None:
         self.target = target
+        self._holes = (hold_limit, hole_grace)
         self.name = name or dashboard_name()
+        self._name_given = name is not None
+        self._name: BusPresence | None = None
+        self._name_beat: asyncio.Task[None] | None = None
+        self.rights: ControlRights | None = None
         self.state = DashboardState()
         self._fold = fold
         self._start = start
@@ -106,33 +137,99 @@ class AttachedBus:
         """Connect, then read the stream and follow presence in the background.
 
         Raises:
-            BusUnreachable: no server at the target (or it refused the credentials).
+            BusUnreachable: no server at the target (or it refused the credentials), or the
+                dashboard's name is held by another process.
         """
         connection = await connect(
-            self.target, name=self.name, disconnected=self._disconnected, reconnected=self._reconnected
+            self.target,
+            name=self.name,
+            disconnected=self._disconnected,
+            reconnected=self._reconnected,
+            error=self._server_error,
         )
         self._connection = connection
         self.connected = True
         js = connection.jetstream()
+        try:
+            await self._hold_name(js)
+        except NameTaken as taken:
+            self._closed = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(connection.close(), 5)
+            raise BusUnreachable(str(taken)) from None
+        self.rights = ControlRights(self.name, self._changed)
+        await self.rights.probe(connection)
         self._control = RemoteWorkbench(
             connection,
-            Caller(dashboard=self.name, user=getpass.getuser(), host=socket.gethostname()),
+            Caller(dashboard=self.name, user=user(), host=machine()),
             timeout=self._control_timeout,
         )
+        hold_limit, hole_grace = self._holes
         self._feed = StreamFeed(
-            js, self._deliver, self._problem, start=self._start, became_live=self._changed
+            js,
+            self._deliver,
+            self._problem,
+            start=self._start,
+            became_live=self._changed,
+            hold_limit=hold_limit,
+            hole_grace=hole_grace,
         )
         self._presence = PresenceWatch(js, self._changed, self._problem, ttl=self._presence_ttl)
         await self._presence.start()
         await self._feed.start()
 
+    def _server_error(self, error: Exception) -> None:
+        if self.rights is not None:
+            self.rights.heard(error)
+
+    async def _hold_name(self, js: JetStreamContext) -> None:
+        """Claim this dashboard's name and keep renewing it (see the module docstring).
+
+        Raises:
+            NameTaken: another process holds the name (after `NAME_DRAWS` default names).
+        """
+        for draw in range(NAME_DRAWS):
+            claim = NameClaim(
+                name=self.name, kind="dashboard", pid=os.getpid(), machine=machine(), user=user(), since=now()
+            )
+            holder = BusPresence(
+                js,
+                claim,
+                self._presence_ttl or DEFAULT_PRESENCE_TTL_S,
+                hint="give this dashboard another name",
+            )
+            try:
+                await holder.claim_name()
+                break
+            except NameTaken:
+                if self._name_given or draw == NAME_DRAWS - 1:
+                    raise
+                self.name = dashboard_name()
+            except Exception as error:  # not allowed to write the bucket: watch without a name
+                self._problem(
+                    f"this dashboard's name {self.name} is not held on the bus ({_failure_kind(error)})"
+                )
+                return
+        ttl = DEFAULT_PRESENCE_TTL_S
+        if holder.names is not None:
+            with contextlib.suppress(Exception):
+                ttl = (await holder.names.status()).ttl or ttl
+        self._name = holder
+        self._name_beat = asyncio.create_task(holder.heartbeat(None, min(DEFAULT_HEARTBEAT_S, ttl / 3)))
+
     async def close(self) -> None:
-        """Stop reading and close the connection; nothing on any host is stopped."""
+        """Stop reading, let go of the name and close the connection; nothing on any host is
+        stopped."""
         self._closed = True
         if self._feed is not None:
             await self._feed.close()
         if self._presence is not None:
             await self._presence.close()
+        if self._name_beat is not None:
+            self._name_beat.cancel()
+            await asyncio.wait({self._name_beat}, timeout=2.0)
+        if self._name is not None and self.connected:
+            await self._name.release()
         if self._connection is not None:
             closing = asyncio.ensure_future(self._connection.close())
             await asyncio.wait({closing}, timeout=5)  # bounded, whatever the client waits for
@@ -200,6 +297,16 @@ class AttachedBus:
             names |= set(self._presence.hosts)
         return [self.host(name) for name in sorted(names)]
 
+    @property
+    def read_only(self) -> bool:
+        """Whether its credentials may publish on no host's control subject."""
+        return self.rights is not None and self.rights.read_only
+
+    def control_refusal(self, host: str | None = None) -> str | None:
+        """Why this dashboard's credentials may not ask `host` (or any host) for an action, in
+        one sentence; None: they may."""
+        return self.rights.refusal(host) if self.rights is not None else None
+
     def reachable(self, host: str | None) -> bool:
         return host is not None and self.connected and self.host(host).reachable
 
@@ -235,3 +342,8 @@ class AttachedBus:
             except Exception as error:
                 self._listeners.remove(listener)
                 self.problems.append(f"a listener failed: {type(error).__name__}: {error}")
+
+
+def _failure_kind(error: BaseException) -> str:
+    """A failure's kind, without the server's words (they may quote a subject or a name)."""
+    return "not permitted" if "ermission" in f"{type(error).__name__} {error}" else type(error).__name__

@@ -107,6 +107,7 @@ def resolve_target(bus: str | None) -> BusTarget:
 
 
 Callback = Callable[[], Awaitable[None]]
+ErrorCallback = Callable[[Exception], None]
 
 
 async def connect(
@@ -115,8 +116,10 @@ async def connect(
     name: str,
     disconnected: Callback | None = None,
     reconnected: Callback | None = None,
+    error: ErrorCallback | None = None,
 ) -> Client:
-    """The dashboard's connection (see the module docstring).
+    """The dashboard's connection (see the module docstring); `error` hears what the server
+    reports on the kept connection (a refused publish), never the probe's refusal.
 
     Raises:
         BusUnreachable: no server answers at the URL, or it refused the credentials.
@@ -151,6 +154,10 @@ async def connect(
         if reconnected is not None:
             await reconnected()
 
+    async def on_error(reported: Exception) -> None:
+        if error is not None:
+            error(reported)
+
     try:
         return await asyncio.wait_for(
             nats.connect(
@@ -159,15 +166,15 @@ async def connect(
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=RECONNECT_WAIT_S,
                 connect_timeout=int(CONNECT_TIMEOUT_S),
-                error_cb=quiet,
+                error_cb=on_error,
                 disconnected_cb=on_disconnect,
                 reconnected_cb=on_reconnect,
                 **credentials,
             ),
             CONNECT_TIMEOUT_S * 3,
         )
-    except Exception as error:
-        raise BusUnreachable(f"no bus at {target.shown}: {_why(error)}") from None
+    except Exception as failure:
+        raise BusUnreachable(f"no bus at {target.shown}: {_why(failure)}") from None
 
 
 def _why(error: BaseException) -> str:

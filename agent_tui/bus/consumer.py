@@ -15,7 +15,9 @@ Invariants:
   a session belongs to the first host that published it; anything else is reported once through
   `problem` (naming the subject and stream sequence) and never folded;
 - events are handed to `deliver(host, event)` only through `SessionOrder`, so a session's events
-  reach it once each and in sequence order, whatever the stream holds;
+  reach it once each and in sequence order, whatever the stream holds; a session left with a
+  hole (or with events the gate dropped) is handed to the `HoleFiller`, which reads it again
+  from the stream, so a hole never waits for ever unsaid;
 - `live` is set once the feed has taken every message the stream held when it started (or
   the stream was empty): from then on the dashboard shows what happens as it happens. Becoming
   live is a change of its own (`became_live`), told even when the last messages were held by
@@ -34,7 +36,8 @@ from nats.js import JetStreamContext
 from nats.js import api as js_api
 from nats.js.errors import NotFoundError
 
-from agent_tui.bus.consumer_order import SessionOrder
+from agent_tui.bus.consumer_holes import HOLE_GRACE_S, HoleFiller
+from agent_tui.bus.consumer_order import DEFAULT_HOLD_LIMIT, SessionOrder
 from agent_tui.bus.protocol import ALL_EVENTS, STREAM, SUBJECT_PREFIX, subject_token
 from agent_tui.events import Event, EventValidationError, event_from_json
 
@@ -63,6 +66,8 @@ class StreamFeed:
         problem: called with one sentence for each message that is not a valid event.
         start: where to begin.
         became_live: called once, when the feed becomes `live`.
+        hold_limit: events held per session while a hole waits (`SessionOrder`).
+        hole_grace: seconds a hole may stay open before it is read again (`HoleFiller`).
     """
 
     def __init__(
@@ -73,16 +78,19 @@ class StreamFeed:
         *,
         start: StartAt | None = None,
         became_live: Callable[[], None] | None = None,
+        hold_limit: int = DEFAULT_HOLD_LIMIT,
+        hole_grace: float = HOLE_GRACE_S,
     ) -> None:
         self._js = js
         self._became_live = became_live
         self._deliver = deliver
         self._problem = problem
         self._start = start or StartAt()
-        self.order = SessionOrder(from_anywhere=self._start != StartAt())
+        self.order = SessionOrder(from_anywhere=self._start != StartAt(), hold_limit=hold_limit)
         self.last_stream_sequence = 0
         """The last stream sequence taken (0: none yet)."""
         self.live = asyncio.Event()
+        self.holes = HoleFiller(js, self.order, deliver, problem, self.live, grace=hole_grace)
         self._live_at: int | None = None
         self._subscription: JetStreamContext.PushSubscription | None = None
         self._host_of: dict[str, str] = {}
@@ -118,6 +126,7 @@ class StreamFeed:
 
     async def close(self) -> None:
         self._closed = True
+        await self.holes.close()
         if self._waiting is not None:
             self._waiting.cancel()
             await asyncio.wait({self._waiting}, timeout=2.0)  # see PresenceWatch: bounded
@@ -208,8 +217,11 @@ class StreamFeed:
         if owner != host:
             self._problem(f"{where}: session {event.session_id} belongs to host {owner}; skipped")
             return
-        for ready in self.order.offer(event):
-            self._deliver(host, ready)
+        ready = self.order.offer(event)
+        for next_event in ready:
+            self._deliver(host, next_event)
+        if not ready and self.order.open(event.session_id):
+            self.holes.watch(event.session_id, host)
 
 
 def _positions(reply: str) -> tuple[int, int]:

@@ -13,7 +13,7 @@ Invariants:
   counted, never returned;
 - an event past the next one is held (a gap), never returned before the hole is filled; a
   session holds at most `hold_limit` events, beyond that the newest are dropped and counted
-  (they come again on a re-read, see `StreamFeed`);
+  (the session stays `open` until `reread` says they were offered again: `HoleFiller`);
 - a session's first expected sequence is 1, unless `from_anywhere` (the stream was cut by its
   limits, or the read began mid-stream): then the first event seen of a session starts it;
 - nothing here touches the network or the clock: it is pure bookkeeping, tested on its own.
@@ -33,6 +33,7 @@ DEFAULT_HOLD_LIMIT = 100_000
 class _Session:
     expected: int
     held: dict[int, Event] = field(default_factory=dict)
+    dropped: int = 0  # events dropped at the hold limit since the last re-read
 
 
 class SessionOrder:
@@ -75,6 +76,7 @@ class SessionOrder:
             return []
         if len(session.held) >= self.hold_limit:
             self.overflowed += 1
+            session.dropped += 1
             return []
         session.held[sequence] = event
         return []
@@ -83,6 +85,29 @@ class SessionOrder:
         """The next sequence `session_id` may fold (None: not seen)."""
         session = self._sessions.get(session_id)
         return session.expected if session is not None else None
+
+    def open(self, session_id: str) -> bool:
+        """Whether the session waits for events: a hole, or events dropped at the hold limit."""
+        session = self._sessions.get(session_id)
+        return session is not None and bool(session.held or session.dropped)
+
+    def wants(self, session_id: str, sequence: int) -> bool:
+        """Whether `offer` would take that sequence of the session (it is neither folded nor held)."""
+        session = self._sessions.get(session_id)
+        return session is None or (sequence >= session.expected and sequence not in session.held)
+
+    def hole(self, session_id: str) -> tuple[int, int, int] | None:
+        """`(first missing, last missing, events held after them)` of the session's hole."""
+        session = self._sessions.get(session_id)
+        if session is None or not session.held:
+            return None
+        return session.expected, min(session.held) - 1, len(session.held)
+
+    def reread(self, session_id: str) -> None:
+        """The session's events past `expected` were all offered again: none is lost any more."""
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.dropped = 0
 
     def holes(self) -> dict[str, tuple[int, int]]:
         """Sessions waiting for a hole to be filled: `(first missing, events held after it)`."""

@@ -29,11 +29,11 @@ from agent_tui.bus.protocol import NAMES_BUCKET, PRESENCE_BUCKET, NameClaim, Pre
 
 
 class NameTaken(Exception):
-    def __init__(self, claim: NameClaim) -> None:
+    def __init__(self, claim: NameClaim, hint: str = "choose another with --host") -> None:
         self.claim = claim
         super().__init__(
             f"the name {claim.name!r} is in use on the bus by a {claim.kind} (pid {claim.pid} on "
-            f"{claim.machine}, user {claim.user}, since {claim.since}): choose another with --host"
+            f"{claim.machine}, user {claim.user}, since {claim.since}): {hint}"
         )
 
 
@@ -78,10 +78,13 @@ def _alive(pid: int) -> bool:
 class BusPresence:
     """The name and the heartbeat of one process."""
 
-    def __init__(self, stream: JetStreamContext, claim: NameClaim, ttl_s: float) -> None:
+    def __init__(
+        self, stream: JetStreamContext, claim: NameClaim, ttl_s: float, *, hint: str | None = None
+    ) -> None:
         self.stream = stream
         self.claim = claim
         self.ttl_s = ttl_s
+        self._hint = hint  # what a refused claimant can do (NameTaken's default: --host)
         self.names: KeyValue | None = None
         self.hosts: KeyValue | None = None
 
@@ -103,12 +106,15 @@ class BusPresence:
         ours = holder.pid == self.claim.pid and holder.machine == self.claim.machine
         gone = holder.machine == self.claim.machine and not _alive(holder.pid)
         if not (ours or gone):
-            raise NameTaken(holder)
+            raise self._taken(holder)
         try:
             await names.update(self.claim.name, value, last=entry.revision)
         except KeyWrongLastSequenceError:
             latest = await names.get(self.claim.name)
-            raise NameTaken(NameClaim.model_validate_json(latest.value or b"{}")) from None
+            raise self._taken(NameClaim.model_validate_json(latest.value or b"{}")) from None
+
+    def _taken(self, holder: NameClaim) -> NameTaken:
+        return NameTaken(holder) if self._hint is None else NameTaken(holder, self._hint)
 
     async def beat(self, presence: Presence | None) -> None:
         """Renew the name and, for a host, its presence."""

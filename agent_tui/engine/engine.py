@@ -318,10 +318,12 @@ class SessionEngine:
         if self.session_tools is None:
             return None
         sessions = self._sessions
-        root_id = path_to_root(
-            info.id, lambda sid: sessions[sid].parent_id if sid in sessions else None, lambda sid: sid
-        )[0]
-        root = sessions.get(root_id, info)
+
+        def known_parent(sid: str) -> str | None:
+            parent = sessions[sid].parent_id if sid in sessions else None
+            return parent if parent in sessions else None
+
+        root = sessions.get(path_to_root(info.id, known_parent, lambda sid: sid)[0], info)
         if root.id not in self._tools_opened:
             self._tools_opened.add(root.id)
             try:

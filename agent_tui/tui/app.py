@@ -190,7 +190,7 @@ class AgentTuiApp(AgentTuiBase):
         super().on_mount()
         if self.live is not None:
             self.set_interval(REFRESH_SECONDS, self._refresh_live)
-            self.live.redraw_every(REFRESH_SECONDS, self._refresh_live)
+            self.live.redraws.every(REFRESH_SECONDS, self._refresh_live)
             self._run_live()
         self.set_interval(TICK_SECONDS, self._tick)
         self.window_title.save()
@@ -219,8 +219,8 @@ class AgentTuiApp(AgentTuiBase):
         live = self.live
         if not self.is_running:
             return  # closing: the screens are being taken down (their widgets may be gone)
-        if live is not None and live.dirty:
-            live.dirty = False
+        if live is not None and live.redraws.dirty:
+            live.redraws.dirty = False
             self.dashboard.show_state(live.state)
             self._show_title()
 
@@ -275,7 +275,7 @@ class AgentTuiApp(AgentTuiBase):
     @on(PermissionWithdrawn)
     def _withdrawn(self, message: PermissionWithdrawn) -> None:
         if self.live is not None:
-            self.live.dirty = True
+            self.live.redraws.dirty = True
         self._refresh_live()
 
     @on(WorkbenchReady)

@@ -9,20 +9,22 @@ Invariants:
   background); what the host answers later that the screen did not say, a refusal or no answer
   at all, arrives as `RemoteActionFailed` (the app shows it); a retry of an action that got no
   answer is the same request (`RemoteWorkbench`);
-- an action on a session whose host is unreachable, or while the bus is away, is refused at
-  once with a sentence saying so, never sent;
+- an action on a session whose host is unreachable, while the bus is away, or that the
+  dashboard's credentials may not ask for (a read-only dashboard, a host whose control subject
+  the server refused) is refused at once with a sentence saying so, never sent; a read-only
+  dashboard says so once as a notice, and in the summary bar for as long as it is attached;
 - `shutdown` closes the connection and stops nothing on any host;
 - finishing a session's work (`finishing`) is the same `Finishing` port the local dashboard
   uses, each action asked of the session's host (`RemoteFinishing`), with the same refusals;
-- every change the bus reports marks the state dirty; the screen redraws on the app's timer,
-  at once when a request starts waiting.
+- every change the bus reports goes to `redraws` (a `RedrawThrottle`): the screen redraws at
+  most once a period, at once when a request starts waiting or something other than an event
+  changed (presence, the connection).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
@@ -50,6 +52,7 @@ from agent_tui.ports import (
 )
 from agent_tui.reducer import DashboardState
 from agent_tui.tui.messages import AgentStarted, AgentStartFailed, LiveRunFinished, RemoteActionFailed
+from agent_tui.tui.redraw_throttle import RedrawThrottle
 
 HOST_DEFAULT_MODEL = "host default"
 """The one model the new-agent form offers on a host: the one it is configured with."""
@@ -91,17 +94,12 @@ class AttachedRun:
         self.models = [ModelChoice(HOST_DEFAULT_MODEL, "the model the host is configured with", _no_provider)]  # type: ignore[arg-type]
         self.workbench = None
         self.finished = False
-        self.target_host: str | None = None
-        """Where the next new agent starts (None: the selected session's host, else the first)."""
-        self._redraw: Callable[[], None] | None = None
-        self._redraw_seconds = 0.0
-        self._redrawn_at = float("-inf")
-        self._changed = False
-        self._asked = True
+        self.redraws = RedrawThrottle()
         self._closing: anyio.Event | None = None
         self._closed: anyio.Event | None = None
         self._close_requested = False
         self._problems_told = 0
+        self._read_only_told = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._finishing: RemoteFinishing | None = None
 
@@ -146,7 +144,7 @@ class AttachedRun:
             try:
                 await self.bus.open()
             except BusUnreachable as error:
-                self._post(LiveRunFinished("The bus is away.", error=str(error)))
+                self._post(LiveRunFinished("Not attached to the bus.", error=str(error)))
                 return None
             await self._closing.wait()
         finally:
@@ -167,47 +165,30 @@ class AttachedRun:
                 await self._closed.wait()  # set once play's finally closed the connection
 
     def _on_change(self, event: Event | None) -> None:
-        self._changed = True
-        if event is None or (event.type == "permission.resolved" and event.payload.get("decision") == "ask"):
-            self._asked = True
         while self._problems_told < len(self.bus.problems):
-            self._post(
-                RemoteActionFailed(
-                    self.bus.problems[self._problems_told], title="The bus sent something unreadable"
-                )
-            )
+            self._post(RemoteActionFailed(self.bus.problems[self._problems_told], title="The bus"))
             self._problems_told += 1
-        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._redraw_seconds:
-            try:
-                self._redraw()
-            except Exception:
-                self._redraw = None
-                self._asked = True
-
-    @property
-    def dirty(self) -> bool:
-        if self._asked:
-            return True
-        return self._changed and time.monotonic() - self._redrawn_at >= self._redraw_seconds
-
-    @dirty.setter
-    def dirty(self, dirty: bool) -> None:
-        if dirty:
-            self._asked = True
-        else:
-            self._asked = self._changed = False
-            self._redrawn_at = time.monotonic()
-
-    def redraw_every(self, seconds: float, redraw: Callable[[], None]) -> None:
-        self._redraw_seconds = seconds
-        self._redraw = redraw
+        if self.bus.read_only and not self._read_only_told:
+            self._read_only_told = True
+            self._post(RemoteActionFailed(self.read_only_note() or "", title="Read-only", severity="warning"))
+        self.redraws.changed(
+            ask=event is None
+            or (event.type == "permission.resolved" and event.payload.get("decision") == "ask")
+        )
 
     # -- what the screens ask --------------------------------------------------------------------
     def status(self) -> str:
         """The summary bar's words for the bus: where, and whether it is there."""
+        where = f"attached · {self.bus.target.shown}"
+        if self.bus.is_open and self.bus.read_only:
+            where += " · read-only"
         if self.bus.is_open and self.bus.connected and not self.bus.live:
-            return f"attached · {self.bus.target.shown} · catching up"
-        return f"attached · {self.bus.target.shown}"
+            return f"{where} · catching up"
+        return where
+
+    def read_only_note(self) -> str | None:
+        """Why nothing can be asked of any host, when the credentials say so (else None)."""
+        return self.bus.control_refusal() if self.bus.is_open and self.bus.read_only else None
 
     def trouble(self) -> str:
         """What is wrong with the bus now, for the summary bar ("" when nothing is)."""
@@ -279,10 +260,13 @@ class AttachedRun:
         if not self.bus.connected:
             return "The bus is disconnected; try again when it is back."
         if session_id is None:
-            return None
+            return self.bus.control_refusal()
         host = self.bus.host_of(session_id)
         if host is None:
             return "No host publishes that session."
+        refused = self.bus.control_refusal(host)
+        if refused is not None:
+            return refused
         view = self.bus.host(host)
         if view.left_at is not None:
             return f"Host {host} has stopped (it left at {self.time_text(view.left_at)})."
@@ -293,7 +277,10 @@ class AttachedRun:
     def _send(self, what: str, request: Awaitable[RemoteOutcome], *, say_done: bool = False) -> None:
         async def wait() -> None:
             outcome = await request
-            if not outcome.answered or not outcome.ok:
+            refused = self.bus.control_refusal(outcome.host)
+            if not outcome.answered and refused is not None:  # the server dropped the request
+                self._post(RemoteActionFailed(refused, title=f"{what.capitalize()} · {outcome.host}"))
+            elif not outcome.answered or not outcome.ok:
                 self._post(
                     RemoteActionFailed(outcome.sentence(what), title=f"{what.capitalize()} · {outcome.host}")
                 )
@@ -344,7 +331,7 @@ class AttachedRun:
                 for sid in self.state.sessions
                 if self.bus.host_of(sid) == host.name and self._running(sid)
             ]
-            if running and host.reachable:
+            if running and host.reachable and self.bus.control_refusal(host.name) is None:
                 stopped += len(running)
                 self._send("stop all", self.bus.control.stop_all(host.name))
         return stopped
@@ -361,9 +348,20 @@ class AttachedRun:
         self._send("follow-up", self.bus.control.follow_up(host, session_id, text))
         return Sent("started")
 
-    async def start_agent(self, spec: AgentSpec) -> str | None:
-        host = self.new_agent_host(self.selected())
-        refusal = self._refusal(None) or (None if host is not None else "No host is on the bus.")
+    def agent_hosts(self) -> tuple[list[str], str | None]:
+        """The hosts that may be asked for a new agent (reachable, and not refused to this
+        dashboard's credentials), and the one offered first (`new_agent_host`)."""
+        hosts = [h.name for h in self.bus.hosts() if h.reachable and self.bus.control_refusal(h.name) is None]
+        first = self.new_agent_host(self.selected())
+        return hosts, first if first in hosts else (hosts[0] if hosts else None)
+
+    async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
+        host = host or self.new_agent_host(self.selected())
+        refusal = (
+            self._refusal(None)
+            or (None if host is not None else "No host is on the bus.")
+            or self.bus.control_refusal(host)
+        )
         if refusal is not None or host is None:
             self._post(AgentStartFailed(spec, refusal or "No host is on the bus."))
             return None
@@ -380,10 +378,8 @@ class AttachedRun:
         return None
 
     def new_agent_host(self, selected: str | None = None) -> str | None:
-        """The host a new agent starts on: the one picked, else the selected session's, else the
+        """The host a new agent starts on when none is picked: the selected session's, else the
         first reachable one."""
-        if self.target_host is not None:
-            return self.target_host
         if selected is not None and self.bus.host_of(selected) is not None:
             return self.bus.host_of(selected)
         reachable = [host.name for host in self.bus.hosts() if host.reachable]

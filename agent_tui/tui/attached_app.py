@@ -1,7 +1,7 @@
 """`AttachedApp`: the dashboard attached to every host on a bus (`agent-tui attach`).
 
 The same app as the local dashboard (`AgentTuiApp`) over an `AttachedRun`: the same panels,
-keys, approval queue and dialogs; the tree lists sessions under a line per host (`host ·
+keys, approval queue and dialogs (each request says the host it came from: `lead on build-box`); the tree lists sessions under a line per host (`host ·
 unreachable since 14:02:07` when its heartbeat stopped, its sessions marked `host
 unreachable`), the summary bar says where the bus is and, while it is away, `bus disconnected
 since …` until it is back and caught up.
@@ -64,8 +64,9 @@ class AttachedApp(AgentTuiApp):
         tree = self.dashboard.session_tree
         tree.grouping = self.attached.groups
         tree.marks = self.attached.mark
+        self.dashboard.queue.origin = self.attached.bus.host_of
         self.attached.selected = lambda: tree.selected_id
-        self.attached.dirty = True
+        self.attached.redraws.dirty = True
         self._refresh_live()
 
     def _refresh_live(self) -> None:
@@ -75,7 +76,10 @@ class AttachedApp(AgentTuiApp):
             if dashboard.summary.mode != mode or dashboard.summary_error != trouble:
                 dashboard.summary.mode = mode
                 dashboard.summary_error = trouble
-                self.attached.dirty = True
+                self.attached.redraws.dirty = True
+            read_only = self.attached.read_only_note()
+            if read_only is not None:
+                dashboard.unanswerable_note = read_only  # what the approval dialog says instead
         super()._refresh_live()
 
     async def request_quit(self) -> None:

@@ -432,8 +432,10 @@ def approval_prompt(
     number: int,
     now_ms: int | None = None,
     width: int | None = None,
+    where: str | None = None,
 ) -> Content:
-    """A queue entry: agent path; tool, risk, how long it has waited; arguments; a warning.
+    """A queue entry: agent path (and `where`: the host it runs on, for an attached dashboard);
+    tool, risk, how long it has waited; arguments; a warning.
 
     The lines after the first start under the agent path, and with `width` every line is
     wrapped to it with its continuation rows under its text. A `write_file` shows the first
@@ -443,6 +445,8 @@ def approval_prompt(
     head = Content.assemble(
         (f"{number}. ", MUTED),
         marked(agent_path_text(state.agent_path(view.session_id)), "bold"),
+        (" on ", MUTED) if where else ("", ""),
+        marked(where or "", "bold"),
         ("  ", ""),
         marked(view.tool, "bold $text-accent"),
         (" · ", MUTED),

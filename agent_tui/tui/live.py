@@ -9,10 +9,8 @@ engine; a project run needs a model or at least one of them.
 Invariants:
 - every event the engine stores goes through `apply_event` into `state` (the same reducer the
   replay uses), in store order; stored sessions are folded in from their logs before the engine
-  reopens them. The listener marks the state dirty; the screen redraws from it on the app's
-  timer, never once per event. While events keep the loop busy that timer comes late (it waits
-  its turn behind every running turn), so once a redraw is due (`redraw_every`) the listener
-  redraws itself: the screen keeps its rate under any load;
+  reopens them. The listener tells the run's `redraws` (a `RedrawThrottle`); the screen redraws
+  from `state` at most once a period, never once per event, under any load;
 - the engine lives on the app's event loop (a Textual worker), so listener, prompter and UI
   share one thread and need no locks; it stays open after the demo's turns end, so finished
   sessions can be continued, until `shutdown`;
@@ -27,7 +25,6 @@ from __future__ import annotations
 
 import gc
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,6 +60,7 @@ from agent_tui.tui.messages import (
     WorkbenchReady,
 )
 from agent_tui.tui.prompter import TuiPrompter
+from agent_tui.tui.redraw_throttle import RedrawThrottle
 
 
 class LiveRun:
@@ -116,11 +114,7 @@ class LiveRun:
         """Whether the stored sessions are folded in (what comes after is new)."""
         self.on_hydrated: list[Callable[[], None]] = []
         """Called once the stored sessions are folded in."""
-        self._redraw: Callable[[], None] | None = None
-        self._redraw_seconds = 0.0
-        self._redrawn_at = float("-inf")  # when the screen last showed `state`
-        self._changed = False  # events came since
-        self._asked = True  # someone asked for a redraw (the first one, to begin with)
+        self.redraws = RedrawThrottle()
         self.run: ScenarioRun | None = None
         self.workbench: Workbench | None = None
         self.finished = False
@@ -222,46 +216,14 @@ class LiveRun:
             self._closed.set()
         return result
 
-    @property
-    def dirty(self) -> bool:
-        """Whether the screen should redraw from `state` now: it was asked to (or a tool call
-        now waits for the user's answer), or events came since the last redraw and that redraw
-        is a period old. So there is one redraw a period, whoever calls: under load the listener
-        (it runs at every event), when events stop the app's timer (at its next tick)."""
-        if self._asked:
-            return True
-        return self._changed and time.monotonic() - self._redrawn_at >= self._redraw_seconds
-
-    @dirty.setter
-    def dirty(self, dirty: bool) -> None:
-        """`True` asks for a redraw; `False` says the screen now shows `state`."""
-        if dirty:
-            self._asked = True
-        else:
-            self._asked = self._changed = False
-            self._redrawn_at = time.monotonic()
-
-    def redraw_every(self, seconds: float, redraw: Callable[[], None]) -> None:
-        """Have the listener call `redraw` (which shows `state` if `dirty`, and clears it) when
-        events keep coming and the last redraw is `seconds` old (see the module docstring)."""
-        self._redraw_seconds = seconds
-        self._redraw = redraw
-
     def _on_event(self, event: Event) -> None:
         apply_event(self.state, event)
-        self._changed = True
         for observer in self.observers:
             observer(event)
-        if event.type == "permission.resolved" and event.payload.get("decision") == "ask":
-            self._asked = True  # a question for the user is shown at once (bell, title, queue)
-        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._redraw_seconds:
-            try:
-                self._redraw()
-            except Exception:
-                # Not raised here (the engine would drop this listener): stop redrawing from
-                # events, and ask for a redraw, so the app's timer redraws and reports it.
-                self._redraw = None
-                self._asked = True
+        # A question for the user is shown at once (bell, title, queue).
+        self.redraws.changed(
+            ask=event.type == "permission.resolved" and event.payload.get("decision") == "ask"
+        )
 
     def _on_earlier(self, session_id: str, earlier: list[Event]) -> None:
         """What a listed session's turns before its last spent (read once its log was read
@@ -332,8 +294,12 @@ class LiveRun:
             return SendRefused("Nothing is running here: the engine is not open.")
         return self.workbench.send(session_id, text)
 
-    async def start_agent(self, spec: AgentSpec) -> str | None:
-        """Start a new agent; the UI hears `AgentStarted` or `AgentStartFailed` (spec kept)."""
+    def agent_hosts(self) -> tuple[list[str], str | None]:
+        return [], None  # agents start in this process
+
+    async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
+        """Start a new agent; the UI hears `AgentStarted` or `AgentStartFailed` (spec kept).
+        `host` is a remote run's: here every agent runs in this process."""
         if self.workbench is None or self.finished:
             self._post(AgentStartFailed(spec, "the engine is not open"))
             return None

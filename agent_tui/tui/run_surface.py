@@ -11,7 +11,6 @@ background), and every method works before the run is up (it refuses or says not
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -29,6 +28,7 @@ from agent_tui.ports import (
     Workbench,
 )
 from agent_tui.reducer import DashboardState
+from agent_tui.tui.redraw_throttle import RedrawThrottle
 
 
 class Run(Protocol):
@@ -61,12 +61,9 @@ class Run(Protocol):
     def state(self) -> DashboardState: ...
 
     @property
-    def dirty(self) -> bool: ...
+    def redraws(self) -> RedrawThrottle:
+        """When the screen redraws `state` (every change of the run is told to it)."""
 
-    @dirty.setter
-    def dirty(self, dirty: bool) -> None: ...
-
-    def redraw_every(self, seconds: float, redraw: Callable[[], None]) -> None: ...
     async def play(self) -> RunResult | None: ...
     async def shutdown(self, timeout: float = 5.0) -> None: ...
     def log_of(self, session_id: str) -> Path | None: ...
@@ -82,7 +79,15 @@ class Run(Protocol):
     def stop_all(self) -> int: ...
     def running_turns(self) -> int: ...
     def send(self, session_id: str, text: str) -> Sent | SendRefused: ...
-    async def start_agent(self, spec: AgentSpec) -> str | None: ...
+    async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
+        """Start a new agent (on `host`, for a remote run; a local run has none)."""
+        ...
+
+    def agent_hosts(self) -> tuple[list[str], str | None]:
+        """The hosts a new agent may start on, and the one the form offers first (a local run:
+        none, None)."""
+        ...
+
     async def set_budget(self, session_id: str, budget: BudgetLimit | None) -> str | None:
         """Set the whole budget of the session's tree (None: none): None when done, else why not."""
         ...

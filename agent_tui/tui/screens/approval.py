@@ -64,6 +64,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         note: the explanation shown instead of the buttons.
         preview: the change a write_file/edit_file would make now (None: show the arguments).
         options: an external agent's own options for this question (empty: ours).
+        host: the host the session runs on (an attached dashboard's; None: this process).
     """
 
     BINDINGS = [
@@ -86,8 +87,10 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         note: str = RECORDED_NOTE,
         preview: ChangePreview | None = None,
         options: tuple[AgentOption, ...] = (),
+        host: str | None = None,
     ) -> None:
         super().__init__()
+        self.host = host
         self.view = view
         self.answerable = answerable
         self.preview = preview
@@ -110,7 +113,13 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             dialog.border_title = f"Approval {number} of {total}"
             yield Static(self._title(), id="approval-title")
             yield Static(
-                Content.assemble(("asked by ", MUTED), marked(self._path, "bold")), id="approval-path"
+                Content.assemble(
+                    ("asked by ", MUTED),
+                    marked(self._path, "bold"),
+                    (" on ", MUTED) if self.host else ("", ""),
+                    marked(self.host or "", "bold"),
+                ),
+                id="approval-path",
             )
             if view.risk_reason:
                 yield Static(

@@ -184,12 +184,21 @@ class DashboardScreen(SessionsScreen):
             self.notify("The engine is still starting; try again in a moment.", severity="warning")
             return
 
+        hosts, first_host = live.agent_hosts()
+
         def chosen(spec: AgentSpec | None) -> None:
             if spec is not None:
                 self.draft = spec
-                self.run_worker(live.start_agent(spec), group="new-agent", exit_on_error=False)
+                self.run_worker(live.start_agent(spec, form.host), group="new-agent", exit_on_error=False)
 
-        form = NewAgentScreen(live.project, live.models, self.draft, agents=live.external_agents())
+        form = NewAgentScreen(
+            live.project,
+            live.models,
+            self.draft,
+            agents=live.external_agents(),
+            hosts=hosts if live.remote else None,
+            host=first_host,
+        )
         # Waited for (the app reads no key meanwhile): the keys typed right after `n` go to the
         # form's prompt, which has the focus once the form is mounted.
         await self.app.push_screen(form, chosen)

@@ -1,6 +1,8 @@
 """The "new agent" form: a prompt, where it works, which model (or which ACP agent of the config
 file: "ACP: claude" after the models), its budget (dollars, tokens, or both; empty: the config's
-default, if any), and (in a git repository) its own worktree.
+default, if any), and (in a git repository) its own worktree. On an attached dashboard it also
+asks which host runs it (the selected session's host first); the directory is then the host's,
+checked there, not here.
 
 `ctrl+s` (or the Start button) starts it, `esc` closes without starting. The form checks what it
 can before it closes (a prompt, a directory that exists, a repository for a worktree) and says
@@ -49,6 +51,8 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         draft: a spec to fill the form with (one that failed to start, so nothing is retyped).
         agents: `(name, command line)` of the ACP agents it can start instead, listed after the
             models.
+        hosts: the hosts it may start on (an attached dashboard's; None: this process).
+        host: the host offered first.
     """
 
     BINDINGS = [
@@ -64,8 +68,13 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         models: list[ModelChoice],
         draft: AgentSpec | None = None,
         agents: list[tuple[str, str]] | None = None,
+        hosts: list[str] | None = None,
+        host: str | None = None,
     ) -> None:
         super().__init__()
+        self._hosts = hosts
+        self.host = host
+        """The host picked (None: this process, or no host to pick)."""
         self._directory = draft.cwd if draft is not None else directory
         self._models = models
         self._agents = list(agents or ())
@@ -99,6 +108,16 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                 soft_wrap=True,
                 placeholder="What should the agent do? (several lines are fine)",
             )
+            if self._hosts:
+                with Horizontal(classes="field-row"):
+                    yield Label("Host", classes="field-label")
+                    yield Select(
+                        [(name, name) for name in self._hosts],
+                        value=self.host if self.host in self._hosts else self._hosts[0],
+                        allow_blank=False,
+                        id="new-agent-host",
+                        compact=True,
+                    )
             with Horizontal(classes="field-row"):
                 yield Label("Directory", classes="field-label")
                 yield Input(short_path(self._directory), id="new-agent-dir", compact=True)
@@ -162,8 +181,18 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
 
     @work(exclusive=True, group="repo-check", thread=True)
     def _check_directory(self, directory: Path) -> None:
+        if self._hosts is not None:
+            self.app.call_from_thread(self._on_the_host)
+            return
         root = repo_root(directory) if directory.is_dir() else None
         self.app.call_from_thread(self._show_repository, directory, root)
+
+    def _on_the_host(self) -> None:
+        """A remote form: the directory is the host's, which checks it (and the worktree)."""
+        self.query_one("#new-agent-worktree", Checkbox).disabled = False
+        self.query_one("#new-agent-repo", Static).update(
+            Content.styled("the directory is on the host: the host checks it", MUTED)
+        )
 
     def _show_repository(self, directory: Path, root: Path | None) -> None:
         if directory != self.directory:
@@ -186,7 +215,8 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         if not prompt:
             return "Write a prompt first."
         directory = self.directory
-        if not directory.is_dir():
+        remote = self._hosts is not None
+        if not remote and not directory.is_dir():
             return f"{directory}: no such directory."
         worktree = self.query_one("#new-agent-worktree", Checkbox).value
         runs_on = self.query_one("#new-agent-model", Select).value
@@ -199,7 +229,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             return f"Budget: {error}."
         return AgentSpec(
             prompt=prompt,
-            cwd=directory.resolve(),
+            cwd=directory if remote else directory.resolve(),
             name=self.query_one("#new-agent-name", Input).value.strip(),
             model=runs_on if isinstance(runs_on, str) else None,
             own_worktree=bool(worktree),
@@ -212,6 +242,9 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         if isinstance(spec, str):
             self.query_one("#new-agent-error", Static).update(marked("✗ " + spec, "$text-error"))
             return
+        if self._hosts:
+            picked = self.query_one("#new-agent-host", Select).value
+            self.host = picked if isinstance(picked, str) else self.host
         self.dismiss(spec)
 
     def action_cancel(self) -> None:

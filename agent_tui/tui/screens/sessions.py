@@ -355,6 +355,7 @@ class SessionsScreen(Screen[None]):
             note=self.unanswerable_note,
             preview=self.change_preview(view),
             options=self.agent_options(view),
+            host=self.queue.where(view.session_id),
         )
 
         def answered(answer: PermissionAnswer | None) -> None:

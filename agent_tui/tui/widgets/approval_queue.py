@@ -1,11 +1,14 @@
 """The approval queue: every pending permission request across sessions, oldest first.
 
 Each entry names the agent path, the tool, its risk, how long it has waited, and its arguments
-(a destructive call shows its warning); entries are wrapped to the list's width here, so their
+(a destructive call shows its warning), and with `origin` (an attached dashboard's hosts) the
+host the request came from; entries are wrapped to the list's width here, so their
 continuation rows hang under their text, and again when the width changes. Enter on an entry asks the screen to open it; nothing here answers anything.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual import on
 from textual.content import Content
@@ -39,6 +42,12 @@ class ApprovalQueue(OptionList):
         self._keys: tuple[object, ...] | None = None
         self._views: dict[str, PermissionView] = {}
         self._last: tuple[DashboardState, int | None] | None = None
+        self.origin: Callable[[str], str | None] | None = None
+        """Where a session runs (an attached dashboard's host of it); None: here."""
+
+    def where(self, session_id: str) -> str | None:
+        """The host a session's requests come from (None: this process, or not known)."""
+        return self.origin(session_id) if self.origin is not None else None
 
     def _text_width(self) -> int | None:
         # An entry's text: the list's width, less its scrollbar and the entries' padding.
@@ -59,7 +68,12 @@ class ApprovalQueue(OptionList):
         pending = state.pending_permissions()
         width = self._text_width()
         keys = (width,) + tuple(
-            (queue_key(v), state.agent_path(v.session_id), format_duration(waited_ms(v.asked_ts, now_ms)))
+            (
+                queue_key(v),
+                state.agent_path(v.session_id),
+                self.where(v.session_id),
+                format_duration(waited_ms(v.asked_ts, now_ms)),
+            )
             for v in pending
         )
         if keys == self._keys:
@@ -72,7 +86,7 @@ class ApprovalQueue(OptionList):
             for number, view in enumerate(pending, 1):
                 if number > 1:
                     options.append(None)  # a separator line between entries
-                prompt = approval_prompt(state, view, number, now_ms, width)
+                prompt = approval_prompt(state, view, number, now_ms, width, self.where(view.session_id))
                 options.append(Option(prompt, id=queue_key(view)))
         else:
             options = [

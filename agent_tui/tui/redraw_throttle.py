@@ -1,0 +1,67 @@
+"""`RedrawThrottle`: when the screen redraws a run's state, whoever calls, at most once a period.
+
+A run (`LiveRun`, `AttachedRun`) holds one and tells it every change; the app's timer asks it
+whether to redraw (`dirty`) and says when it did (`dirty = False`).
+
+Invariants:
+- `dirty` is True when a redraw was asked for (`dirty = True`, or a change that asks: a tool
+  call now waits for the user's answer), or when changes came since the last redraw and that
+  redraw is a period old; so there is one redraw a period, whoever calls: under load the change
+  itself (it runs at every event), when changes stop the app's timer (at its next tick);
+- while changes keep the loop busy that timer comes late (it waits its turn behind every
+  running turn), so once a redraw is due `changed` calls the redraw itself (`every`): the screen
+  keeps its rate under any load;
+- a redraw that raises is not raised into the caller (an engine would drop its listener): the
+  throttle stops redrawing from changes and asks for a redraw, so the app's timer redraws and
+  meets (and reports) the error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+
+class RedrawThrottle:
+    """One run's redraw pacing (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._redraw: Callable[[], None] | None = None
+        self._seconds = 0.0
+        self._redrawn_at = float("-inf")  # when the screen last showed the state
+        self._changed = False  # changes came since
+        self._asked = True  # someone asked for a redraw (the first one, to begin with)
+
+    @property
+    def dirty(self) -> bool:
+        """Whether the screen should redraw now (see the module docstring)."""
+        if self._asked:
+            return True
+        return self._changed and time.monotonic() - self._redrawn_at >= self._seconds
+
+    @dirty.setter
+    def dirty(self, dirty: bool) -> None:
+        """`True` asks for a redraw; `False` says the screen now shows the state."""
+        if dirty:
+            self._asked = True
+        else:
+            self._asked = self._changed = False
+            self._redrawn_at = time.monotonic()
+
+    def every(self, seconds: float, redraw: Callable[[], None]) -> None:
+        """Have `changed` call `redraw` (which shows the state if `dirty`, and clears it) when
+        changes keep coming and the last redraw is `seconds` old."""
+        self._seconds = seconds
+        self._redraw = redraw
+
+    def changed(self, *, ask: bool = False) -> None:
+        """The state changed; `ask`: the change is one to show at once (a question for the user)."""
+        self._changed = True
+        if ask:
+            self._asked = True
+        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._seconds:
+            try:
+                self._redraw()
+            except Exception:
+                self._redraw = None
+                self._asked = True

@@ -1,0 +1,215 @@
+"""Attached dashboards against a real nats-server that has users, permissions and TLS in its
+config file (the one docs/remote.md shows): a watch-only user's dashboard reads everything and
+knows at once that it is read-only, says so once, and refuses every control with that sentence;
+an operator whose credentials exclude one host is refused for that host only; the dashboard's
+credentials come from the config file's named variable and go over TLS, and never show."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import nats
+import pytest
+from nats.aio.client import Client
+from support_bus import (
+    ControlResponder,
+    ensure_stream,
+    heartbeat,
+    live_sample,
+    log_lines,
+    publish_lines,
+    until,
+)
+from support_nats import NatsServer, certificates
+from support_workbench import wait_for
+from textual.widgets import Static
+
+from agent_tui.bus.attach import AttachedBus
+from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_target
+from agent_tui.bus.control_rights import READ_ONLY
+from agent_tui.bus.presence import bucket
+from agent_tui.bus.protocol import NAMES_BUCKET
+from agent_tui.ports import SendRefused
+from agent_tui.tui.attached_app import AttachedApp
+from agent_tui.tui.screens.approval import ApprovalScreen
+
+pytestmark = pytest.mark.anyio
+
+OPERATOR_PASSWORD = "op-pa55-that-must-never-show"
+WATCH_PASSWORD = "w4tch-pa55-that-must-never-show"
+# The permissions of docs/remote.md ("Subject permissions"), as a server config.
+WATCHER_PUBLISH = [
+    "$JS.API.INFO",
+    "$JS.API.STREAM.INFO.*",
+    "$JS.API.CONSUMER.CREATE.*",
+    "$JS.API.CONSUMER.CREATE.*.>",
+    "$JS.API.CONSUMER.INFO.*.*",
+    "$JS.API.CONSUMER.DELETE.*.*",
+    "$JS.API.DIRECT.GET.*",
+    "$KV.agent-tui-names.*",
+    "_INBOX.>",
+]
+
+
+def quoted(subjects: list[str]) -> str:
+    return ", ".join(f'"{subject}"' for subject in subjects)
+
+
+def server_config(cert: Path, key: Path) -> str:
+    return f"""
+tls {{ cert_file: "{cert}", key_file: "{key}" }}
+authorization {{
+  users = [
+    {{ user: host, password: "host-pa55", permissions: {{ publish: ">", subscribe: ">" }} }}
+    {{ user: ana, password: "{OPERATOR_PASSWORD}", permissions: {{
+        publish: {{ allow: ["agent-tui.*.control", "$JS.API.>", "$KV.agent-tui-names.>", "_INBOX.>"],
+                   deny: ["agent-tui.laptop.control"] }}
+        subscribe: {{ allow: ["agent-tui.>", "_INBOX.>", "$KV.>"] }} }} }}
+    {{ user: watch, password: "{WATCH_PASSWORD}", permissions: {{
+        publish: {{ allow: [{quoted(WATCHER_PUBLISH)}] }}
+        subscribe: {{ allow: ["agent-tui.*.notice", "_INBOX.>"] }} }} }}
+  ]
+}}
+"""
+
+
+@dataclass
+class Bus:
+    server: NatsServer
+    host: Client
+    build_box: ControlResponder
+    laptop: ControlResponder
+
+
+@pytest.fixture
+def secured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[NatsServer]:
+    """The server, with TLS by a certificate authority of the test's own (trusted through
+    `SSL_CERT_FILE`, as docs/remote.md says) and three users."""
+    authority, cert, key = certificates(tmp_path / "certs")
+    monkeypatch.setenv("SSL_CERT_FILE", str(authority))
+    server = NatsServer(store=tmp_path / "store", config=server_config(cert, key))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def bus(secured: NatsServer) -> AsyncIterator[Bus]:
+    """Two stand-in hosts (the `host` user) publishing the sample run, heartbeating, holding the
+    names bucket as a host makes it, and answering control requests."""
+    assert secured.url.startswith("tls://")
+    host = await nats.connect(secured.url, user="host", password="host-pa55")
+    js = host.jetstream()
+    await ensure_stream(js)
+    await bucket(js, NAMES_BUCKET, 60)
+    await publish_lines(js, "build-box", log_lines(live_sample()))
+    await heartbeat(js, "build-box", ttl=60)
+    await heartbeat(js, "laptop", ttl=60)
+    build_box, laptop = ControlResponder(host, "build-box"), ControlResponder(host, "laptop")
+    await build_box.start()
+    await laptop.start()
+    try:
+        yield Bus(secured, host, build_box, laptop)
+    finally:
+        await host.close()
+
+
+def dashboard(server: NatsServer, user: str, password: str) -> AttachedBus:
+    return AttachedBus(BusTarget(server.url, {"user": user, "password": password}), control_timeout=2.0)
+
+
+async def test_a_watch_only_dashboard_reads_everything_and_knows_at_once_it_is_read_only(bus: Bus) -> None:
+    watcher = dashboard(bus.server, "watch", WATCH_PASSWORD)
+    await watcher.open()
+    try:
+        assert watcher.read_only  # known when `open` returns, before anything is asked
+        assert watcher.control_refusal() == READ_ONLY
+        assert watcher.control_refusal("build-box") == READ_ONLY
+        assert not watcher.problems  # its name is held: the bucket may be written
+    finally:
+        await watcher.close()
+    operator = dashboard(bus.server, "ana", OPERATOR_PASSWORD)
+    await operator.open()
+    try:
+        assert not operator.read_only and operator.control_refusal("build-box") is None
+        outcome = await operator.control.stop("build-box", "sess_1")
+        assert outcome.answered and outcome.ok
+    finally:
+        await operator.close()
+
+
+async def test_a_host_the_credentials_exclude_is_refused_by_name_and_the_others_are_not(bus: Bus) -> None:
+    operator = dashboard(bus.server, "ana", OPERATOR_PASSWORD)
+    await operator.open()
+    try:
+        assert operator.control_refusal("laptop") is None  # nothing refused yet
+        outcome = await operator.control.stop("laptop", "sesl_1")
+        assert not outcome.answered  # the server dropped it: no reply comes
+        await until(operator, lambda: operator.control_refusal("laptop") is not None, "the refusal heard")
+        refusal = operator.control_refusal("laptop")
+        assert refusal is not None and "may not control host laptop" in refusal
+        assert "agent-tui.laptop.control" in refusal
+        assert operator.control_refusal("build-box") is None and not operator.read_only
+        assert not bus.laptop.requests
+    finally:
+        await operator.close()
+
+
+async def test_the_read_only_dashboard_says_so_once_and_refuses_each_control_with_why(bus: Bus) -> None:
+    app = AttachedApp(dashboard(bus.server, "watch", WATCH_PASSWORD))
+    async with app.run_test(size=(120, 40)) as pilot:
+        attached = app.attached
+        await wait_for(
+            pilot,
+            lambda: attached.bus.is_open and attached.bus.live and bool(attached.state.sessions),
+            "caught up",
+        )
+        await wait_for(pilot, lambda: "read-only" in app.dashboard.summary.mode, "the summary bar says so")
+        told = [n for n in app.notices if n.title == "Read-only"]
+        assert [n.message for n in told] == [READ_ONLY]
+        running = next(sid for sid, s in attached.state.sessions.items() if s.status == "running")
+        assert attached.stop_subtree(running) == 0
+        assert attached.send(running, "use the staging db") == SendRefused(READ_ONLY)
+        await wait_for(
+            pilot, lambda: any(n.message == READ_ONLY and n.title == "Stop" for n in app.notices), ""
+        )
+        view = attached.state.pending_permissions()[0]
+        app.dashboard.open_approval(view.session_id, view.request_id)
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")
+        assert isinstance(app.screen, ApprovalScreen) and not app.screen.answerable
+        hint = str(app.screen.query_one("#approval-hint", Static).content)
+        assert hint.startswith(READ_ONLY)
+        assert len([n for n in app.notices if n.title == "Read-only"]) == 1  # said once
+    assert not bus.build_box.requests and not bus.laptop.requests
+
+
+async def test_credentials_from_the_config_files_variable_over_tls_and_a_wrong_one_without_it(
+    bus: Bus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[bus]\nurl = "{bus.server.url}"\ncredentials_env = "BUS_LOGIN"\n')
+    monkeypatch.setenv("AGENT_TUI_CONFIG", str(config))
+    monkeypatch.delenv("AGENT_TUI_BUS", raising=False)
+    monkeypatch.setenv("BUS_LOGIN", f"watch:{WATCH_PASSWORD}")
+    target = resolve_target(None)
+    assert WATCH_PASSWORD not in f"{target} {target!r}"
+    watcher = AttachedBus(target)
+    await watcher.open()
+    try:
+        assert watcher.read_only
+    finally:
+        await watcher.close()
+    monkeypatch.setenv("BUS_LOGIN", "watch:not-the-password")
+    with pytest.raises(BusUnreachable) as refused:
+        await AttachedBus(resolve_target(None)).open()
+    assert str(refused.value) == f"no bus at {bus.server.url}: the server refused the credentials"
+    monkeypatch.delenv("SSL_CERT_FILE")  # a certificate nobody here trusts
+    monkeypatch.setenv("BUS_LOGIN", f"watch:{WATCH_PASSWORD}")
+    with pytest.raises(BusUnreachable) as untrusted:
+        await AttachedBus(resolve_target(None)).open()
+    assert str(untrusted.value).startswith(f"no bus at {bus.server.url}: ")
+    assert WATCH_PASSWORD not in str(untrusted.value)
