@@ -175,7 +175,8 @@ class SubagentDelivered(_Payload):
 class Usage(_Payload):
     """A turn's tokens summed over its model calls, and their cost from the price table in force
     when the turn ended (absent when the model's price is unknown). The one owner of a usage's
-    fields and of how they are written (`fields`): a model call's `ModelUsage` is one with its step."""
+    fields; how they are written is `usage_fields` (`fields`, or the payload itself for an import,
+    which makes no model per call): a model call's `ModelUsage` is one with its step."""
 
     promptTokens: int
     completionTokens: int
