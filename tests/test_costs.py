@@ -525,3 +525,29 @@ class TestChains:
         assert chain_violations(log.events, complete=False) == [
             "sess_c#4 session.budget: a budget without a turnId while turn turn_1 is open"
         ]
+
+
+def test_the_import_path_writes_what_the_models_write() -> None:
+    """An import prices and totals calls without making models (`priced_fields`, `of_written`):
+    the same payloads, key order included, as `priced(...).fields()` and `of_calls`."""
+    table = PriceTable({"m": Price(input=1.0, output=2.0, cached_input=0.5, cache_write=4.0)})
+    calls = [(1, "m", 1_000, 20, 300, 40), (2, "m", 7, 1, None, None), (3, "unknown-model", 5, 0, 2, None)]
+    made = [ModelUsage.priced(table, *call) for call in calls]
+    written = [ModelUsage.priced_fields(table, *call) for call in calls]
+    assert [list(fields.items()) for fields in written] == [list(m.fields().items()) for m in made]
+    assert Usage.of_written(written) == Usage.of_calls(made) and Usage.of_written([]) is None
+    assert Usage.of_written(written[:2]) == Usage.of_calls(made[:2])
+
+
+def test_a_table_remembers_what_a_name_found_and_an_override_is_another_table() -> None:
+    sonnet = Price(input=3.0, output=15.0)
+    table = PriceTable({"claude-sonnet-4-5": sonnet})
+    for _ in range(2):  # the second look-up is the remembered one
+        assert table.lookup("anthropic/claude-sonnet-4-5-20250929") is sonnet
+        assert table.lookup("claude-sonnet-4-5-x") is None
+        assert table.cost_usd("house-model", 1, 1) is None
+    house = Price(input=1.0, output=1.0)
+    mine = table.with_overrides({"house-model": house, "claude-sonnet-4-5": Price(input=2.0, output=2.0)})
+    assert mine.lookup("house-model") is house and mine.cost_usd("house-model", 1_000_000, 0) == 1.0
+    assert mine.lookup("claude-sonnet-4-5-20250929") == Price(input=2.0, output=2.0)
+    assert table.lookup("house-model") is None and table.lookup("claude-sonnet-4-5") is sonnet

@@ -6,6 +6,8 @@ Invariants:
 - `PriceTable.lookup` finds a model by its name as written, then without a provider prefix
   (`anthropic/claude-sonnet-4`), a date suffix (`-20250929`, `-2025-04-14`) or `-latest`; never
   by a looser match (`o3-pro` is not `o3`): an unknown model has no price, never a guessed one;
+- a table is not changed once made (`with_overrides` makes another): what a model name finds is
+  remembered, so pricing a call (an import prices one per source message) is one dict look-up;
 - token counts follow the log's usage: `promptTokens` counts every prompt token, cached ones
   (`cachedTokens`) and ones written to the cache (`cacheWriteTokens`) included; each part is
   charged at its own price (a missing `cached_input` or `cache_write` price is `input`'s).
@@ -16,7 +18,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from importlib import resources
@@ -65,11 +67,19 @@ class PriceTable:
     prices: Mapping[str, Price]
     taken: date | None = None
     source: str | None = None
+    _found: dict[str, Price | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def lookup(self, model: str | None) -> Price | None:
         """The price of `model`, or None when it is not known (see the module's rules)."""
         if not model:
             return None
+        found = self._found
+        if model in found:
+            return found[model]
+        price = found[model] = self._search(model)
+        return price
+
+    def _search(self, model: str) -> Price | None:
         for name in _names_of(model):
             price = self.prices.get(name)
             if price is not None:

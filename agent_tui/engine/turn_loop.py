@@ -259,7 +259,7 @@ class ModelLoop:
                 elif isinstance(chunk, StepDone):
                     used = usage.add(request.step, chunk)
                     if used is not None:  # the last chunk: the call's stream has ended
-                        await writer.model_usage(used)
+                        await writer.model_usage(used.fields())
                     if chunk.prompt_tokens is not None:
                         prompt_tokens = chunk.prompt_tokens
             finished = True

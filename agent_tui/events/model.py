@@ -11,7 +11,7 @@ Reading and writing lines (validation, building payloads) is `validation.py`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Final, Literal, Protocol, Union
 
 import orjson
@@ -175,7 +175,8 @@ class SubagentDelivered(_Payload):
 class Usage(_Payload):
     """A turn's tokens summed over its model calls, and their cost from the price table in force
     when the turn ended (absent when the model's price is unknown). The one owner of a usage's
-    fields and of how they are written (`fields`): a model call's `ModelUsage` is one with its step."""
+    fields; how they are written is `usage_fields` (`fields`, or the payload itself for an import,
+    which makes no model per call): a model call's `ModelUsage` is one with its step."""
 
     promptTokens: int
     completionTokens: int
@@ -184,36 +185,38 @@ class Usage(_Payload):
     costUsd: float | None = None
 
     def fields(self) -> dict[str, Any]:
-        """The payload (unknown fields left out, in the log's order). By hand, not `model_dump`:
-        an import writes one per model call and one per turn."""
-        spent: dict[str, Any] = {"promptTokens": self.promptTokens, "completionTokens": self.completionTokens}
-        if self.cachedTokens is not None:
-            spent["cachedTokens"] = self.cachedTokens
-        if self.cacheWriteTokens is not None:
-            spent["cacheWriteTokens"] = self.cacheWriteTokens
-        if self.costUsd is not None:
-            spent["costUsd"] = self.costUsd
-        return spent
+        """The payload (unknown fields left out, in the log's order)."""
+        return usage_fields(
+            self.promptTokens, self.completionTokens, self.cachedTokens, self.cacheWriteTokens, self.costUsd
+        )
 
     @classmethod
     def of_calls(cls, calls: Iterable[ModelUsage]) -> Usage | None:
-        """The turn's total of its calls' usage (None when no call reported any): tokens summed,
-        a cache count only when some call had one, the cost only when every call had one."""
+        """The turn's total of its calls' usage (see `of_written`)."""
+        return cls.of_written(call.fields() for call in calls)
+
+    @classmethod
+    def of_written(cls, calls: Iterable[Mapping[str, Any]]) -> Usage | None:
+        """The turn's total of its calls' `model.usage` payloads (None when no call reported
+        any): tokens summed, a cache count only when some call had one, the cost only when
+        every call had one."""
         prompt = completion = cached = written = 0
         has_cached = has_written = False
         cost: float | None = 0.0
         count = 0
         for call in calls:
             count += 1
-            prompt += call.promptTokens
-            completion += call.completionTokens
-            if call.cachedTokens is not None:
-                cached += call.cachedTokens
+            prompt += call["promptTokens"]
+            completion += call["completionTokens"]
+            get = call.get
+            if (call_cached := get("cachedTokens")) is not None:
+                cached += call_cached
                 has_cached = True
-            if call.cacheWriteTokens is not None:
-                written += call.cacheWriteTokens
+            if (call_written := get("cacheWriteTokens")) is not None:
+                written += call_written
                 has_written = True
-            cost = None if cost is None or call.costUsd is None else cost + call.costUsd
+            call_cost = get("costUsd")
+            cost = None if cost is None or call_cost is None else cost + call_cost
         if not count:
             return None
         return Usage(
@@ -265,9 +268,55 @@ class ModelUsage(Usage):
             costUsd=prices.cost_usd(model, prompt, completion, cached, written),
         )
 
+    @staticmethod
+    def priced_fields(
+        prices: Pricing,
+        step: int,
+        model: str | None,
+        prompt: int,
+        completion: int,
+        cached: int | None = None,
+        written: int | None = None,
+    ) -> dict[str, Any]:
+        """The `model.usage` payload of `priced(...)` without making the model: an import
+        writes one per source message."""
+        cost = prices.cost_usd(model, prompt, completion, cached, written)
+        return usage_fields(prompt, completion, cached, written, cost, step)
+
     def fields(self) -> dict[str, Any]:
         """The `model.usage` payload: the step, then the usage's fields."""
-        return {"step": self.step, **super().fields()}
+        return usage_fields(
+            self.promptTokens,
+            self.completionTokens,
+            self.cachedTokens,
+            self.cacheWriteTokens,
+            self.costUsd,
+            self.step,
+        )
+
+
+def usage_fields(
+    prompt: int,
+    completion: int,
+    cached: int | None,
+    written: int | None,
+    cost: float | None,
+    step: int | None = None,
+) -> dict[str, Any]:
+    """How a usage is written (`Usage.fields`; with a model call's `step` first, `ModelUsage`'s):
+    unknown fields left out, in the log's order. By hand, not `model_dump`: an import writes one
+    per model call and one per turn."""
+    if step is None:
+        spent: dict[str, Any] = {"promptTokens": prompt, "completionTokens": completion}
+    else:
+        spent = {"step": step, "promptTokens": prompt, "completionTokens": completion}
+    if cached is not None:
+        spent["cachedTokens"] = cached
+    if written is not None:
+        spent["cacheWriteTokens"] = written
+    if cost is not None:
+        spent["costUsd"] = cost
+    return spent
 
 
 class SessionBudget(_Payload):

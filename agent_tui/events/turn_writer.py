@@ -40,7 +40,6 @@ from collections.abc import Awaitable, Callable, Collection, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_tui.events.model import ModelUsage
 from agent_tui.events.turn_vocabulary import TurnEnd
 
 Commit = Callable[[str | None, str, dict[str, Any]], Awaitable[object]]
@@ -221,9 +220,10 @@ class TurnWriter:
             self._said = True
             await self._commit(self.turn_id, "model.delta", {"text": ""})
 
-    def model_usage(self, usage: ModelUsage) -> Awaitable[object]:
-        """What the step's model call used, once its stream ended (before the next step)."""
-        return self._commit(self.turn_id, "model.usage", usage.fields())
+    def model_usage(self, fields: dict[str, Any]) -> Awaitable[object]:
+        """What the step's model call used (its `ModelUsage.fields()`), once its stream ended
+        (before the next step)."""
+        return self._commit(self.turn_id, "model.usage", fields)
 
     def retry(self, attempt: int, delay_ms: int, reason: str) -> Awaitable[object]:
         return self._commit(

@@ -130,11 +130,11 @@ class _Turn:
     calls: dict[str, _Call] = field(default_factory=dict)
     interrupted: bool = False
     provider_error: bool = False
-    calls_usage: list[ModelUsage] = field(default_factory=list)  # written as model.usage
+    calls_usage: list[dict[str, Any]] = field(default_factory=list)  # model.usage payloads written
     # the latest call's usage, not written yet (a source may repeat it on several lines, the
-    # last wins): its call's key and its usage
+    # last wins): its call's key and its `model.usage` payload
     pending_key: str | None = None
-    pending: ModelUsage | None = None
+    pending: dict[str, Any] | None = None
     written_keys: set[str] = field(default_factory=set)  # calls whose usage is in the log
 
 
@@ -336,7 +336,7 @@ class SessionBuilder:
         """`turn.completed`, after the last call's usage and answering every open call. Without
         `stop`, it is read off the turn: interrupted → cancelled; a provider error → error; calls
         left open → error/unknown (the source was cut off); else final (the writer's rule for an
-        answer without text). Its usage is the sum of its calls' (`Usage.of_calls`)."""
+        answer without text). Its usage is the sum of its calls' (`Usage.of_written`)."""
         turn = self.turn
         if turn is None:
             return
@@ -353,7 +353,7 @@ class SessionBuilder:
             else:
                 stop = "final"
         self.flush_usage(ts)
-        spent = Usage.of_calls(turn.calls_usage)
+        spent = Usage.of_written(turn.calls_usage)
         if stop == "error":
             end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
         else:
@@ -383,7 +383,7 @@ class SessionBuilder:
             self.flush_usage(ts)
         turn.pending_key = key
         step = len(turn.calls_usage) + 1
-        turn.pending = ModelUsage.priced(self.prices, step, model, prompt, completion, cached, written)
+        turn.pending = ModelUsage.priced_fields(self.prices, step, model, prompt, completion, cached, written)
 
     def flush_usage(self, ts: str) -> None:
         """Write the open turn's pending call usage as `model.usage` (if any)."""
@@ -395,7 +395,8 @@ class SessionBuilder:
             turn.written_keys.add(turn.pending_key)
         turn.pending_key = None
         turn.calls_usage.append(used)
-        self._writer(ts).model_usage(used)
+        self._ts = ts
+        turn.writer.model_usage(used)
 
     # -- what happens inside a turn ------------------------------------------------------------
     def delta(self, ts: str, text: str) -> None:
