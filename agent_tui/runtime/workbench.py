@@ -108,6 +108,15 @@ __all__ = [
     "name_from_prompt",
 ]
 
+TAILS_BATCH = 50
+"""The stored sessions' last turns are read this many logs at a time, in a thread (the
+dashboard draws meanwhile), and folded between two batches."""
+
+
+def _last_turns(paths: list[Path]) -> list[list[Event]]:
+    """Each log's last turn (`read_entry`'s events after its head)."""
+    return [read_entry(path)[1][1:] for path in paths]
+
 
 class Workbench(FinishingActions):
     """Sessions of one project on one engine (and the actions that finish their work).
@@ -233,9 +242,10 @@ class Workbench(FinishingActions):
 
     # -- reopening stored sessions -------------------------------------------------------------
     async def hydrate(self, fold: Callable[[Event], None]) -> list[str]:
-        """Reopen every stored session; `fold` sees each stored session's first line and last
-        turn first (its head and tail, `read_entry`: the list is drawn before any log is read
-        whole), then the engine reopens them one by one, letting the dashboard run in between.
+        """Reopen every stored session; `fold` sees every stored session's first line, then
+        each one's last turn (its head, then its tail, `read_entry`: the whole list is drawn
+        before any tail is read, and before any log is read whole), then the engine reopens
+        them one by one, letting the dashboard run in between.
 
         Returns:
             One `FILE: reason` line per log that could not be reopened.
@@ -252,10 +262,16 @@ class Workbench(FinishingActions):
             if session.problem is not None:
                 problems.append(f"{session.path}: {session.problem}")
                 continue
-            for event in read_entry(session.path)[1]:
-                fold(event)
             listed.append(session)
         self.reopening = {session.session_id for session in listed}
+        for session in listed:  # the whole list first, from the heads
+            for event in read_entry(session.path, tail=False)[1]:
+                fold(event)
+        for start in range(0, len(listed), TAILS_BATCH):  # then their last turns, read in a thread
+            paths = [session.path for session in listed[start : start + TAILS_BATCH]]
+            for events in await anyio.to_thread.run_sync(_last_turns, paths):
+                for event in events:
+                    fold(event)
         for session in listed:
             await anyio.sleep(0)  # thousands of logs: the dashboard stays responsive meanwhile
             self.reopening.discard(session.session_id)
