@@ -23,6 +23,7 @@ from agent_tui.replay import read_catalog
 from agent_tui.replay.catalog import FAMILY_LOGS, TAIL_BYTES, read_entry
 from agent_tui.replay.sources import replay_files
 from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.formatting import STATUS_GLYPH
 from agent_tui.tui.screens.replay import ReplayScreen
 from agent_tui.tui.screens.replay_view import LIST_FROM
 
@@ -259,6 +260,32 @@ async def test_the_torn_tail_is_marked_in_the_tree(history: list[Path]) -> None:
         assert "agent-2000" in label.plain and "✗ torn tail" in label.plain
         assert "torn final line" in screen.summary_error or screen.cursor.errors
         assert any(TORN in error and "torn" in error for error in screen.cursor.errors)
+
+
+@pytest.mark.anyio
+async def test_lines_far_down_the_list_are_drawn_as_their_sessions_are(history: list[Path]) -> None:
+    """Only the lines in view are built: those scrolled to later (never drawn before, or drawn
+    from the heads alone and scrolled away) show their sessions as listed from the tails."""
+    app = ReplayApp(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        await _listed(pilot, screen)
+        tree = screen.session_tree
+        order = tree.visible_ids
+        for wanted in ("failed", "running", "completed"):
+            sid = next(s for s in reversed(order) if screen.state.sessions[s].status == wanted)
+            screen.select_session(sid)
+            await _on_family(pilot, screen)
+            await pilot.pause()
+            session = screen.state.sessions[sid]
+            line = tree.render_line(tree._session_nodes[sid].line - tree.scroll_offset.y).text
+            assert f"{STATUS_GLYPH[session.status]} {session.display_name}" in line, (sid, line)
+        screen.select_session(order[0])
+        await _on_family(pilot, screen)
+        await pilot.pause()
+        first = screen.state.sessions[order[0]]
+        line = tree.render_line(tree._session_nodes[order[0]].line - tree.scroll_offset.y).text
+        assert f"{STATUS_GLYPH[first.status]} {first.display_name}" in line, line
 
 
 def _small_history(directory: Path, count: int) -> list[Path]:

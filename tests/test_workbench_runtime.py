@@ -328,7 +328,7 @@ class TestWorkbench:
         assert (ends["type"], ends["payload"]["stopReason"]) == ("turn.completed", "error")
         assert closed_sessions(sessions) == {"sess_gone"}
 
-    async def test_hydrate_lists_every_session_from_its_head_and_last_turn_before_reopening_any(
+    async def test_hydrate_lists_every_session_from_its_head_then_its_last_turn_before_reopening_any(
         self, tmp_path: Path
     ) -> None:
         sessions = tmp_path / "s"
@@ -379,6 +379,9 @@ class TestWorkbench:
         for session, sequence, _opened in folded:
             by_session.setdefault(session, []).append(sequence)
         assert by_session == {f"sess_{k:03d}": [1, 8, 9, 10] for k in range(count)}
+        # The whole list first (every head), then the last turns: the tree shows every session
+        # before any tail is read.
+        assert [sequence for _sid, sequence, _opened in folded[:count]] == [1] * count
         assert refused == ["This session is still being reopened from its log; send again in a moment."]
 
 

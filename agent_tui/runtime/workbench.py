@@ -112,6 +112,15 @@ __all__ = [
     "name_from_prompt",
 ]
 
+TAILS_BATCH = 50
+"""The stored sessions' last turns are read this many logs at a time, in a thread (the
+dashboard draws meanwhile), and folded between two batches."""
+
+
+def _last_turns(paths: list[Path]) -> list[list[Event]]:
+    """Each log's last turn (`read_entry`'s events after its head)."""
+    return [read_entry(path)[1][1:] for path in paths]
+
 
 class Workbench(FinishingActions):
     """Sessions of one project on one engine (and the actions that finish their work).
@@ -253,12 +262,13 @@ class Workbench(FinishingActions):
         fold: Callable[[Event], None],
         earlier: Callable[[str, list[Event]], None] | None = None,
     ) -> list[str]:
-        """Reopen every stored session; `fold` sees each stored session's first line and last
-        turn first (its head and tail, `read_entry`: the list is drawn before any log is read
-        whole), then the engine reopens them one by one, letting the dashboard run in between.
-        As the engine reads a log whole, `earlier(session id, events)` is told what the turns
-        before the folded tail spent (`reducer.earlier_spend`: their usage, and a budget set
-        meanwhile when the tail sets none), so the totals are the whole log's.
+        """Reopen every stored session; `fold` sees every stored session's first line, then
+        each one's last turn (its head, then its tail, `read_entry`: the whole list is drawn
+        before any tail is read, and before any log is read whole), then the engine reopens
+        them one by one, letting the dashboard run in between. As the engine reads a log whole,
+        `earlier(session id, events)` is told what the turns before the folded tail spent
+        (`reducer.earlier_spend`: their usage, and a budget set meanwhile when the tail sets
+        none), so the totals are the whole log's.
 
         Returns:
             One `FILE: reason` line per log that could not be reopened.
@@ -276,12 +286,18 @@ class Workbench(FinishingActions):
             if session.problem is not None:
                 problems.append(f"{session.path}: {session.problem}")
                 continue
-            folded = read_entry(session.path)[1]
-            for event in folded:
-                fold(event)
-            tails[session.session_id] = folded[1:]
             listed.append(session)
         self.reopening = {session.session_id for session in listed}
+        for session in listed:  # the whole list first, from the heads
+            for event in read_entry(session.path, tail=False)[1]:
+                fold(event)
+        for start in range(0, len(listed), TAILS_BATCH):  # then their last turns, read in a thread
+            batch = listed[start : start + TAILS_BATCH]
+            last_turns = await anyio.to_thread.run_sync(_last_turns, [session.path for session in batch])
+            for session, events in zip(batch, last_turns, strict=True):
+                tails[session.session_id] = events
+                for event in events:
+                    fold(event)
         for session in listed:
             await anyio.sleep(0)  # thousands of logs: the dashboard stays responsive meanwhile
             self.reopening.discard(session.session_id)

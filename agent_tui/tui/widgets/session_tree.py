@@ -12,6 +12,11 @@ lines it gives, and `marks` adds a word after a session (its host is unreachable
 their ancestors. Labels are rebuilt only when what they show changes, and the node structure
 only when sessions appear, vanish (scrubbing back), move, or the filter changes.
 
+Thousands of sessions cost what is on screen: a session's line is built when it is drawn (and at
+each state for the lines in view, `LABELLED_LINES` at least), never for the whole tree; a line
+scrolled away forgets its label and builds it again when it comes back. A line's width for
+the tree's layout is the room it has (every line is cut to it), so nothing is built to measure it.
+
 A line too long for the tree is cut with `…` when it is drawn: first the end message, then the
 cost gives its short form (the tree's total, `Σ$1.87`), then the name is cut (to no fewer than
 `MIN_NAME_CELLS`), so the status, approvals, phase, time, cost and budget mark stay in view;
@@ -46,6 +51,9 @@ Grouping = Callable[[DashboardState, list[str]], list[tuple[str, list[str]]]]
 _GROUP = "\x00group:"  # node data prefix of a day line (never a session id)
 MIN_NAME_CELLS = 6
 """A name is cut to no fewer cells than this (with its `…`); below that the line is cut at its end."""
+LABELLED_LINES = 100
+"""At each state, the labels of at least this many lines from the top of the view are brought
+up to date (all of them on any screen; before the tree is laid out, the first ones)."""
 
 
 class SessionTree(Tree[str]):
@@ -111,6 +119,7 @@ class SessionTree(Tree[str]):
         self._state: DashboardState | None = None
         self._now_ms: int | None = None
         self._shown: _Shown = None
+        self._dimmed: set[str] = set()  # a filter's dimmed ancestors
         self._restoring = False
         self._styles: dict[str, Style] = {}  # component styles, looked up once per theme
         self.end_marks: dict[str, str] = {}
@@ -149,27 +158,50 @@ class SessionTree(Tree[str]):
         layout = self._layout(state, now_ms, shown)
         shape = tuple(layout)
         if shape != self._shape:
-            self._rebuild(state, layout)
+            self._rebuild(layout)
             self._shape = shape
-        context = shown[1] if shown is not None else set()
-        for session_id, node in self._session_nodes.items():
-            session = state.sessions[session_id]
-            dim = session_id in context
-            key = (
-                *_label_key(session, now_ms, dim),
-                self._note(session),
-                self._mark(session_id),
-                _spend_key(state, session),
-            )
-            if self._labels.get(session_id) != key:
-                self._labels[session_id] = key
-                node.set_label(self._label(session, now_ms, dim))
+        self._dimmed = shown[1] if shown is not None else set()
+        self._relabel_in_view()
         for data, group_node in self._group_nodes.items():
             day_key = (data, self._group_cost(data))
             if self._labels.get(data) != day_key:
                 self._labels[data] = day_key
                 group_node.set_label(self._group_label(data))
         self._settle_selection(state, list(self._session_nodes))
+
+    def _relabel_in_view(self) -> None:
+        """Bring the labels of the lines in view up to date; forget those of the others (see
+        the module docstring)."""
+        top = self.scroll_offset.y
+        in_view: set[str] = set()
+        for line in range(top, top + max(self.size.height, LABELLED_LINES)):
+            node = self.get_node_at_line(line)
+            if node is None:
+                break
+            if node.data is not None and self._session_nodes.get(node.data) is node:
+                in_view.add(node.data)
+                self._relabel(node.data, node)
+        for session_id in [sid for sid in self._labels if sid in self._session_nodes and sid not in in_view]:
+            del self._labels[session_id]
+            self._pieces.pop(session_id, None)
+            self._session_nodes[session_id].refresh()  # a line drawn earlier is drawn again
+
+    def _relabel(self, session_id: str, node: TreeNode[str]) -> None:
+        """Set a session's label if what it shows changed since it was set."""
+        state = self._state
+        if state is None:
+            return
+        session = state.sessions[session_id]
+        dim = session_id in self._dimmed
+        key = (
+            *_label_key(session, self._now_ms, dim),
+            self._note(session),
+            self._mark(session_id),
+            _spend_key(state, session),
+        )
+        if self._labels.get(session_id) != key:
+            self._labels[session_id] = key
+            node.set_label(self._label(session, self._now_ms, dim))
 
     def _group_cost(self, data: str) -> str | None:
         """What the trees under a day (or host) line spent, `$3.21`; None if nothing."""
@@ -214,7 +246,8 @@ class SessionTree(Tree[str]):
                 layout += _subtree(state, root, None, allowed)
         return layout
 
-    def _rebuild(self, state: DashboardState, layout: list[tuple[str, str | None]]) -> None:
+    def _rebuild(self, layout: list[tuple[str, str | None]]) -> None:
+        """The nodes of `layout`, their labels left to be built when drawn."""
         self._restoring = True
         collapsed = {
             sid for sid, node in self._session_nodes.items() if node.allow_expand and not node.is_expanded
@@ -231,12 +264,10 @@ class SessionTree(Tree[str]):
             under: TreeNode[str] = self.root
             if parent_data is not None:
                 under = groups.get(parent_data) or self._session_nodes.get(parent_data) or self.root
-            session = state.sessions[data]
-            label = self._label(session, self._now_ms, False)
             if data in parents:
-                node = under.add(label, data=data, expand=data not in collapsed)
+                node = under.add(Text(), data=data, expand=data not in collapsed)
             else:
-                node = under.add_leaf(label, data=data)
+                node = under.add_leaf(Text(), data=data)
             self._session_nodes[data] = node
         self.call_after_refresh(self._restore_cursor)
 
@@ -356,15 +387,36 @@ class SessionTree(Tree[str]):
             found = self._styles[name] = self.get_component_rich_style(name, partial=partial)
         return found
 
-    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
-        """The label, cut with `…` to the room its line has (see the module docstring)."""
-        text = super().render_label(node, base_style, style)
+    def process_label(self, label: str | Text) -> Text:
+        """A label as the node keeps it (ours are built as one line: taken as they are)."""
+        if isinstance(label, Text) and "\n" not in label.plain:
+            return label
+        return super().process_label(label)
+
+    def get_label_width(self, node: TreeNode[str]) -> int:
+        """The room the node's line has (its label is cut to it): nothing is built to measure.
+        Before the tree is laid out, 0 (its lines are measured again once it has a size)."""
+        width = self.scrollable_content_region.width if self.is_mounted else 0
+        if not width:
+            return 0
+        room = width - self._depth(node) * self.guide_depth
+        return room if room > 0 else super().get_label_width(node)
+
+    def _depth(self, node: TreeNode[str]) -> int:
+        """How many lines (days, sessions) the node is under."""
         depth = 0
         parent = node.parent
         while parent is not None and parent is not self.root:
             depth += 1
             parent = parent.parent
-        room = self.scrollable_content_region.width - depth * self.guide_depth
+        return depth
+
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        """The label, cut with `…` to the room its line has (see the module docstring)."""
+        if node.data is not None and self._session_nodes.get(node.data) is node:
+            self._relabel(node.data, node)
+        text = super().render_label(node, base_style, style)
+        room = self.scrollable_content_region.width - self._depth(node) * self.guide_depth
         if room <= 0 or text.cell_len <= room:
             return text
         pieces = self._pieces.get(node.data or "")
