@@ -74,7 +74,7 @@ def connect_options(settings: BusSettings, env: Any = ENVIRONMENT) -> dict[str, 
         if not _signs_nkeys():
             raise BusConfigError(
                 f"{path}: signing with an nkey needs the nkeys package, which is not installed "
-                "(pip install nkeys, in agent-tui's environment)"
+                "(pip install 'agent-tui-dashboard[bus]', or pip install nkeys in agent-tui's environment)"
             )
     return options
 
