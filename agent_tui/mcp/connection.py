@@ -91,8 +91,6 @@ class McpServer:
                 self.status = "running"
                 self.ready.set()
                 await self._stop.wait()
-        except TimeoutError:
-            self._failed(f"did not start within {self.config.start_timeout:g} s")
         except Exception as error:
             self._failed(self._start_failure(error))
         finally:
@@ -159,6 +157,8 @@ class McpServer:
 
     def _start_failure(self, error: BaseException) -> str:
         error = _innermost(error)
+        if isinstance(error, TimeoutError):  # `fail_after`, before the OSErrors it is one of
+            return f"did not start within {self.config.start_timeout:g} s"
         if isinstance(error, FileNotFoundError) and self.config.command is not None:
             return f"cannot run {self.config.command}: no such program"
         if isinstance(error, OSError) and self.config.command is not None:
@@ -166,6 +166,8 @@ class McpServer:
         said = self._last_stderr_line()
         if said:
             return f"exited while starting: {said}"
+        if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
+            return "exited while starting (it wrote nothing on stderr)"
         if isinstance(error, httpx2.HTTPError):
             return f"cannot reach {self.config.url}: {error}"
         return f"failed to start: {_error_text(error)}"

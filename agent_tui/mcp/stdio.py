@@ -10,7 +10,8 @@ Invariants:
 - `on_start(pid)` is told the pid before anything else can fail, and when the context is left
   (normally, by an error or by cancellation) the whole group is gone: stdin is closed, the
   server gets `GRACE` seconds to exit, then the group gets SIGKILL (the server's children with
-  it, even when the server itself exited before);
+  it, even when the server itself exited before); when the server exits by itself, its group
+  is killed at once, so the connection ends with it even when a child holds its stdout;
 - each line the server writes is one JSON-RPC message; a line that is not one reaches the
   session as an exception (the SDK's way), and a line longer than `MAX_LINE` bytes ends the
   connection (`too_long` is then set), so a server cannot make us hold or parse an unbounded
@@ -40,6 +41,8 @@ MAX_LINE = 16 * 1024 * 1024
 """The most bytes one message of a server may take (a larger one ends the connection)."""
 GRACE = 2.0
 """Seconds a server has to exit once its stdin is closed, before its group is killed."""
+
+_POLL = 0.05  # seconds between looks at whether the server exited
 
 Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 
@@ -74,6 +77,7 @@ async def stdio_streams(
         async with anyio.create_task_group() as group:
             group.start_soon(_read, process, to_session, known)
             group.start_soon(_write, process, from_session, to_session)
+            group.start_soon(_end_with_the_server, process)
             try:
                 yield read_stream, write_stream
             finally:
@@ -110,6 +114,20 @@ async def _read(
                 pending = bytearray(lines[-1])
 
 
+async def _end_with_the_server(process: Process) -> None:
+    """Once the server exited, kill its group: a child left holding the server's stdout would
+    keep the connection open (what the server wrote before it exited is still read)."""
+    await _exited(process)
+    end_group(process.pid)
+
+
+async def _exited(process: Process) -> None:
+    """Return once the process exited (not `wait`, which on newer Pythons also waits for its
+    pipes to close, which a child holding them can put off forever)."""
+    while process.returncode is None:
+        await anyio.sleep(_POLL)
+
+
 def _message(line: bytes) -> SessionMessage | Exception:
     try:
         return SessionMessage(mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False))
@@ -138,11 +156,10 @@ async def _stop(process: Process) -> None:
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
     with anyio.move_on_after(GRACE):
-        await process.wait()
+        await _exited(process)
     end_group(process.pid)
     with anyio.move_on_after(GRACE):
-        await process.wait()
-    await process.aclose()
+        await process.aclose()
 
 
 def end_group(pgid: int) -> None:
