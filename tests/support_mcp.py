@@ -21,6 +21,9 @@ from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
 
 SERVER = Path(__file__).with_name("mcp_test_server.py")
+CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\u202c")
+"""The control codes the hostile server sends (`mcp_test_server.HOSTILE_TEXT`): none may reach a
+terminal."""
 
 
 def stdio_config(name: str = "test", **settings: Any) -> McpServerConfig:

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 from fake_model_server import FakeModelServer, Stream, openai_stream
-from support_mcp import SERVER, assert_gone, http_server, stdio_toml
+from support_mcp import CONTROLS, SERVER, assert_gone, http_server, stdio_toml
 from support_providers import agent_tui, clean_env
 
 from agent_tui.events.chains import chain_violations
@@ -147,7 +147,7 @@ class TestMcpList:
         assert done.returncode == 0, done.stderr
         assert "mcp__hostile__loud  [execute]  says " in done.stdout
         assert "mcp__hostile__trusted  [execute, says read-only]" in done.stdout
-        assert not any(control in done.stdout for control in ("\x1b", "\x07", "\x9b", "\u202e", "\u202c"))
+        assert not any(control in done.stdout for control in CONTROLS)
 
     def test_each_server_is_listed_with_whether_it_started_and_its_tools(self, tmp_path: Path) -> None:
         config = write_config(

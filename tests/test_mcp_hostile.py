@@ -10,6 +10,7 @@ import anyio
 import pytest
 from support_engine import collect, make_engine, steps, types, workspace
 from support_mcp import (
+    CONTROLS,
     assert_gone,
     call,
     of_type,
@@ -27,8 +28,6 @@ from agent_tui.mcp.servers import McpServers
 from agent_tui.mcp.stdio import MAX_LINE
 
 pytestmark = pytest.mark.anyio
-
-CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\u202c")
 
 
 @pytest.fixture
