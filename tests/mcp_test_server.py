@@ -7,7 +7,8 @@ answers with a result that is not a tool result (`content` is not a list); `mute
 a child, writes both pids to `$MCP_TEST_PIDS` and never answers `initialize`; `orphans`, which
 does the same and exits; `hostile`, whose tools put control codes in their names, descriptions,
 results and progress (`HOSTILE_TEXT`), shadow names (`shell`, `a.b` and `a_b`, a 10,000-char
-name), claim `readOnlyHint`, answer with 100 MB (`flood`) or report progress forever (`chatter`).
+name), claim `readOnlyHint`, answer with 100 MB (`flood`) or report progress forever (`chatter`);
+`pages`, which lists tools with 10,000-character descriptions one page at a time, forever.
 
 Tools: `echo` (the server says it only reads), `count` (reports progress), `where` (its working
 directory and one variable), `picture` (text and an image), `crash` (the process exits mid-call),
@@ -116,6 +117,10 @@ def raw(mode: str) -> None:
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": mode, "version": "1"},
             }
+        elif method == "tools/list" and mode == "pages":  # a page of one tool, and another, forever
+            page = int((message.get("params") or {}).get("cursor") or 0)
+            tool = {"name": f"tool{page}", "description": "d" * 10_000, "inputSchema": _SCHEMA}
+            result = {"tools": [tool], "nextCursor": str(page + 1)}
         elif method == "tools/list":
             result = {"tools": _RAW_TOOLS[mode]}
         elif method == "tools/call":
@@ -164,7 +169,8 @@ def _raw_call(params: dict[str, object]) -> dict[str, object]:
         for _ in sys.stdin:  # and never finishes the line
             pass
     if name == "chatter":
-        token = params.get("_meta", {}).get("progressToken")  # type: ignore[union-attr]
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
         step = 0
         while True:
             step += 1
@@ -183,7 +189,7 @@ def _raw_call(params: dict[str, object]) -> dict[str, object]:
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
-    if mode in ("malformed", "hostile", "mute", "orphans"):
+    if mode in ("malformed", "hostile", "mute", "orphans", "pages"):
         raw(mode)
         return
     if mode == "stdio":

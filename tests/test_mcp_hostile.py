@@ -24,6 +24,7 @@ from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.engine.tools.shell_setup import ShellSetup, use_shell_setup
 from agent_tui.events.terminal_text import visible
+from agent_tui.mcp.connection import MAX_TOOLS
 from agent_tui.mcp.servers import McpServers
 from agent_tui.mcp.stdio import MAX_LINE
 
@@ -177,3 +178,13 @@ class TestHostileServer:
         result = of_type(events, "tool.completed")[0].payload["result"]
         assert "\x1b]52;" in result  # the model reads what the server said
         assert not any(control in visible(result) for control in CONTROLS)
+
+    async def test_a_server_that_lists_tools_forever_gives_its_first_ones_with_their_descriptions_cut(
+        self, tmp_path: Path
+    ) -> None:
+        servers = McpServers({"pages": raw_config("pages")})
+        async with anyio.create_task_group() as group:
+            tools = await servers.open("root", workspace(tmp_path), group)
+            servers.close("root")
+        assert len(tools) == MAX_TOOLS
+        assert {len(tool.description) for tool in tools} == {2_000}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp_test_server import HOSTILE_TEXT
@@ -55,7 +56,7 @@ def mcp_calls(home: Path, *, finished: bool = True, found: str = FOUND) -> list[
     log.step("turn_1", 2, "No issue covers the next= parameter; filing one.")
     preview = args_preview(CREATE_ARGS)
     log.emit("model.tool_call_requested", "turn_1", toolCallId="call_2", tool=CREATE, args=CREATE_ARGS)
-    request = {"requestId": "perm_call_2", "toolCallId": "call_2"}
+    request: dict[str, Any] = {"requestId": "perm_call_2", "toolCallId": "call_2"}
     log.emit(
         "permission.requested",
         "turn_1",

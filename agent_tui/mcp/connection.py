@@ -11,6 +11,7 @@ Invariants:
   (`engine.tools.tool_env.shell_environment`: no keys) plus the variables its config names;
   its stderr goes to a private file, never to the terminal, and its last line is the reason
   given when the server fails to start;
+- at most `MAX_TOOLS` tools are taken from a server;
 - `ready` is set once the server listed its tools or failed (`status`, `reason` say which),
   never later than the config's `start_timeout` after `serve` began;
 - `call` never waits longer than the timeout, and every failure (not running, crashed,
@@ -41,7 +42,10 @@ from agent_tui.engine.tools.tool_env import shell_environment
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.stdio import MAX_LINE, StdioProcess, stdio_streams
 
-__all__ = ["McpServer", "Progress", "ServerStatus"]
+__all__ = ["MAX_TOOLS", "McpServer", "Progress", "ServerStatus"]
+
+MAX_TOOLS = 200
+"""The most tools taken from one server (each is offered to the model on every call)."""
 
 ServerStatus = Literal["starting", "running", "failed", "stopped"]
 Progress = ProgressFnT
@@ -223,6 +227,8 @@ async def _http(config: McpServerConfig) -> AsyncIterator[Any]:
 
 
 async def _all_tools(session: ClientSession) -> list[mcp_types.Tool]:
+    """The server's tools, page by page, the first `MAX_TOOLS` of them (a server that pages
+    forever stops being asked there)."""
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     while True:
@@ -230,8 +236,8 @@ async def _all_tools(session: ClientSession) -> list[mcp_types.Tool]:
         listed = await session.list_tools(params=params)
         tools.extend(listed.tools)
         cursor = listed.next_cursor
-        if not cursor:
-            return tools
+        if not cursor or len(tools) >= MAX_TOOLS:
+            return tools[:MAX_TOOLS]
 
 
 def _innermost(error: BaseException) -> BaseException:

@@ -1,7 +1,7 @@
 """An MCP server's tool, offered to the model like a built-in one: `mcp__<server>__<tool>`.
 
 Invariants:
-- the model sees the server's own description and JSON Schema; the arguments it sends go to
+- the model sees the server's own description (its first 2,000 characters) and JSON Schema; the arguments it sends go to
   the server as they are (the server validates them);
 - the risk is what the user set for the tool or the server (`execute` by default); the server's
   `readOnlyHint` is shown in the reason but never lowers the risk: it is the server's claim;
@@ -33,6 +33,7 @@ PREFIX = "mcp__"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64  # the longest tool name the model APIs accept
 _MAX_LINE = 500  # the longest progress line streamed
+_MAX_DESCRIPTION = 2_000  # the most of a server's description the model is sent, per tool
 
 
 class McpArgs(BaseModel):
@@ -60,7 +61,8 @@ class McpTool:
         self.server = server
         self.tool = tool
         self.name = tool_name(server.name, tool.name)
-        self.description = tool.description or tool.title or f"{tool.name} (MCP server {server.name})"
+        said = tool.description or tool.title or f"{tool.name[:_MAX_NAME]} (MCP server {server.name})"
+        self.description = said if len(said) <= _MAX_DESCRIPTION else said[: _MAX_DESCRIPTION - 1] + "…"
         schema = dict(tool.input_schema or {})
         schema.setdefault("type", "object")
         self.input_schema: dict[str, Any] = schema
