@@ -19,12 +19,14 @@ import pytest
 from mcp_test_server import HOSTILE_TEXT
 from support_mcp import CONTROLS
 from support_tui import Scene, detail_text, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
-from support_workbench import Log, at, fake_home, settle
+from support_workbench import Log, arm_project, at, fake_home, settle
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from agent_tui.events import Event
 from agent_tui.events.args_preview import args_preview
 from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.screens.approval import ApprovalScreen
 
 SCENE_BASE: Path | None = None
 """Where scenes make their fake home (a test's tmp_path; a fresh temp dir if unset)."""
@@ -38,8 +40,11 @@ CREATE_ARGS = {"repo": "acme/shop", "title": "Redirect after SSO drops the next=
 TIMED_OUT = "MCP server github did not answer create_issue within 60 s"
 
 
-def mcp_calls(home: Path, *, finished: bool = True, found: str = FOUND) -> list[Event]:
-    """The session; unfinished, it stops while the second call runs."""
+def mcp_calls(
+    home: Path, *, finished: bool = True, found: str = FOUND, asking: dict[str, Any] | None = None
+) -> list[Event]:
+    """The session; unfinished, it stops while the second call runs; `asking`, it stops while a
+    second call with these arguments waits for an answer."""
     log = Log(SESSION, at(9, 30), cwd=str(home / "shop"), agentName="triage", title="Triage the login bugs")
     log.start("turn_1", "Find the open login bugs and file one for the SSO redirect", after=1)
     log.step("turn_1", 1, "Searching the tracker first.")
@@ -54,8 +59,9 @@ def mcp_calls(home: Path, *, finished: bool = True, found: str = FOUND) -> list[
         reason="MCP server github, tool search_issues (the server says it only reads)",
     )
     log.step("turn_1", 2, "No issue covers the next= parameter; filing one.")
-    preview = args_preview(CREATE_ARGS)
-    log.emit("model.tool_call_requested", "turn_1", toolCallId="call_2", tool=CREATE, args=CREATE_ARGS)
+    args = asking if asking is not None else CREATE_ARGS
+    preview = args_preview(args)
+    log.emit("model.tool_call_requested", "turn_1", toolCallId="call_2", tool=CREATE, args=args)
     request: dict[str, Any] = {"requestId": "perm_call_2", "toolCallId": "call_2"}
     log.emit(
         "permission.requested",
@@ -66,6 +72,9 @@ def mcp_calls(home: Path, *, finished: bool = True, found: str = FOUND) -> list[
         reason="MCP server github, tool create_issue",
         **request,
     )
+    if asking is not None:
+        log.emit("permission.resolved", "turn_1", decision="ask", actor="policy", **request)
+        return log.events
     log.emit("permission.resolved", "turn_1", after=4, decision="allow", actor="user", **request)
     log.emit("tool.started", "turn_1", toolCallId="call_2", tool=CREATE, argsPreview=preview)
     if not finished:
@@ -84,9 +93,11 @@ def mcp_calls(home: Path, *, finished: bool = True, found: str = FOUND) -> list[
     return log.events
 
 
-def mcp_app(*, finished: bool = True, found: str = FOUND) -> AgentTuiApp:
+def mcp_app(
+    *, finished: bool = True, found: str = FOUND, asking: dict[str, Any] | None = None
+) -> AgentTuiApp:
     base = SCENE_BASE if SCENE_BASE is not None else Path(tempfile.mkdtemp(prefix="agent-tui-scene-"))
-    events = mcp_calls(fake_home(base), finished=finished, found=found)
+    events = mcp_calls(fake_home(base), finished=finished, found=found, asking=asking)
     return AgentTuiApp(events=events, live=False, group_by_day=True)
 
 
@@ -152,4 +163,20 @@ class TestMcpCallsRead:
             await selected(pilot)
             text = detail_text(app)
         assert "found" in text and "here" in text
+        assert not any(control in text for control in CONTROLS)
+
+    @pytest.mark.anyio
+    async def test_the_approval_shows_the_arguments_pretty_printed_and_no_control_codes(self) -> None:
+        app = mcp_app(asking={"repo": "acme/shop", "title": f"title {HOSTILE_TEXT}", "labels": ["bug"]})
+        async with app.run_test(size=(120, 40)) as pilot:
+            await selected(pilot)
+            arm_project(pilot)
+            await pilot.press("A")
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, ApprovalScreen)
+            text = "\n".join(str(widget.content) for widget in screen.query(Static).results(Static))
+        assert CREATE in text and "MCP server github, tool create_issue" in text
+        assert '"repo": "acme/shop",\n' in text and '"labels": [\n' in text
+        assert "\\u202eevil" in text  # the bidi override, shown as its marker
         assert not any(control in text for control in CONTROLS)
