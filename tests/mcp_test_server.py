@@ -8,7 +8,7 @@ a child, writes both pids to `$MCP_TEST_PIDS` and never answers `initialize`; `o
 does the same and exits; `hostile`, whose tools put control codes in their names, descriptions,
 results and progress (`HOSTILE_TEXT`), shadow names (`shell`, `a.b` and `a_b`, a 10,000-char
 name), claim `readOnlyHint`, answer with 100 MB (`flood`) or report progress forever (`chatter`);
-`pages`, which lists tools with 10,000-character descriptions one page at a time, forever.
+`noisy`, which writes `HOSTILE_TEXT` on stderr and exits; `pages`, which lists tools with 10,000-character descriptions one page at a time, forever.
 
 Tools: `echo` (the server says it only reads), `count` (reports progress), `where` (its working
 directory and one variable), `picture` (text and an image), `crash` (the process exits mid-call),
@@ -103,6 +103,9 @@ def raw(mode: str) -> None:
         for _ in sys.stdin:
             pass
         return
+    if mode == "noisy":  # control codes on stderr, then exit
+        sys.stderr.write(f"fatal: {HOSTILE_TEXT}\n")
+        sys.exit(1)
     if mode == "orphans":  # a child, then exit before answering initialize
         _write_pids(os.getpid(), subprocess.Popen(["sleep", "3600"]).pid)
         os._exit(0)
@@ -189,7 +192,7 @@ def _raw_call(params: dict[str, object]) -> dict[str, object]:
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
-    if mode in ("malformed", "hostile", "mute", "orphans", "pages"):
+    if mode in ("malformed", "hostile", "mute", "noisy", "orphans", "pages"):
         raw(mode)
         return
     if mode == "stdio":

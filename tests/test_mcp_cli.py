@@ -46,7 +46,7 @@ def run_prompt(
 
 
 class TestRunWithAnOpenAiCompatibleModel:
-    def test_a_server_that_never_answers_is_said_in_one_line_and_a_projects_mcp_json_is_never_loaded(
+    def test_a_server_that_never_answers_or_exits_is_said_in_one_visible_line_and_a_projects_mcp_json_is_never_loaded(
         self, tmp_path: Path
     ) -> None:
         marker = tmp_path / "the-repository-ran-this"
@@ -55,6 +55,7 @@ class TestRunWithAnOpenAiCompatibleModel:
         pidfile = tmp_path / "pids"
         mute = f'[mcp.mute]\ncommand = "{sys.executable}"\nargs = ["{SERVER}", "mute"]\n'
         mute += 'env = ["MCP_TEST_PIDS"]\nstartup_timeout = 3\n'
+        mute += f'[mcp.noisy]\ncommand = "{sys.executable}"\nargs = ["{SERVER}", "noisy"]\n'
         with FakeModelServer() as server:
             server.script(Stream(openai_stream(["Nothing to call."])))
             status, output, _ = run_prompt(
@@ -63,6 +64,8 @@ class TestRunWithAnOpenAiCompatibleModel:
             (request,) = server.requests
         assert status == 0, output
         assert "agent-tui: MCP server mute did not start: did not start within 3 s\n" in output
+        assert "agent-tui: MCP server noisy did not start: exited while starting: fatal: ␛[2J" in output
+        assert not any(control in output for control in CONTROLS)
         offered = [tool["function"]["name"] for tool in request.body["tools"]]
         assert not any(name.startswith("mcp__") for name in offered)
         assert not marker.exists()
