@@ -1,7 +1,8 @@
 """A real MCP server written with the `mcp` SDK's server side, for the tests.
 
 `python mcp_test_server.py stdio` serves on stdin/stdout; `python mcp_test_server.py http` serves
-streamable HTTP on a free loopback port and prints `http://127.0.0.1:PORT/mcp` on its first line;
+streamable HTTP on a free loopback port and prints `http://127.0.0.1:PORT/mcp` on its first line
+(`http-json`: answering with plain JSON rather than server-sent events);
 The other modes are servers written by hand on stdio: `malformed`, whose one tool, `odd`,
 answers with a result that is not a tool result (`content` is not a list); `mute`, which starts
 a child, writes both pids to `$MCP_TEST_PIDS` and never answers `initialize`; `orphans`, which
@@ -11,7 +12,7 @@ name), claim `readOnlyHint`, answer with 100 MB (`flood`) or report progress for
 `noisy`, which writes `HOSTILE_TEXT` on stderr and exits; `pages`, which lists tools with 10,000-character descriptions one page at a time, forever.
 
 Tools: `echo` (the server says it only reads), `count` (reports progress), `where` (its working
-directory and one variable), `picture` (text and an image), `crash` (the process exits mid-call),
+directory and one variable), `picture` (text and an image), `big` (megabytes of text), `crash` (the process exits mid-call),
 `hang` (starts a child process, writes both pids to the file `$MCP_TEST_PIDS`, then never answers).
 """
 
@@ -62,6 +63,12 @@ def where(variable: str) -> str:
 def picture() -> list[TextContent | ImageContent]:
     """A caption and an image."""
     return [TextContent(type="text", text="a red dot"), Image(data=_PNG, format="png").to_image_content()]
+
+
+@server.tool()
+def big(megabytes: int) -> str:
+    """That many megabytes of text."""
+    return "x" * (megabytes * 2**20)
 
 
 @server.tool()
@@ -201,7 +208,7 @@ def main() -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    app = server.streamable_http_app()
+    app = server.streamable_http_app(json_response=mode == "http-json")
     config = uvicorn.Config(app, log_level="warning")
     print(f"http://127.0.0.1:{port}/mcp", flush=True)
     anyio.run(uvicorn.Server(config).serve, [sock])

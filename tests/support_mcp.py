@@ -42,10 +42,11 @@ def stdio_toml(name: str = "test", extra: str = "") -> str:
 
 
 @contextmanager
-def http_server() -> Iterator[str]:
-    """The test server over streamable HTTP on a free loopback port; yields its URL."""
+def http_server(mode: str = "http") -> Iterator[str]:
+    """The test server over streamable HTTP on a free loopback port (`http-json`: answering with
+    plain JSON); yields its URL."""
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), "http"], stdout=subprocess.PIPE, text=True, start_new_session=True
+        [sys.executable, str(SERVER), mode], stdout=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
         assert process.stdout is not None

@@ -166,7 +166,7 @@ class TestMcpList:
         assert done.returncode == 0, done.stderr
         lines = done.stdout.splitlines()
         test = lines.index(next(line for line in lines if line.startswith("test (stdio: ")))
-        assert lines[test + 1] == "  started, 6 tools"
+        assert lines[test + 1] == "  started, 7 tools"
         assert "    mcp__test__echo  [read, says read-only]  Say the text back." in lines
         assert "    mcp__test__crash  [execute]  The process dies before it answers." in lines
         assert f"  not started: cannot run {tmp_path / 'missing'}: no such program" in lines, done.stdout

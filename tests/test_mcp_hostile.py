@@ -13,6 +13,7 @@ from support_mcp import (
     CONTROLS,
     assert_gone,
     call,
+    http_server,
     of_type,
     pids_written,
     raw_config,
@@ -24,6 +25,7 @@ from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.engine.tools.shell_setup import ShellSetup, use_shell_setup
 from agent_tui.events.terminal_text import visible
+from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.connection import MAX_TOOLS
 from agent_tui.mcp.servers import McpServers
 from agent_tui.mcp.stdio import MAX_LINE
@@ -188,3 +190,15 @@ class TestHostileServer:
             servers.close("root")
         assert len(tools) == MAX_TOOLS
         assert {len(tool.description) for tool in tools} == {2_000}
+
+    async def test_an_http_answer_over_16_mb_fails_the_call_and_the_turn_goes_on(
+        self, tmp_path: Path
+    ) -> None:
+        with http_server("http-json") as url:
+            config = McpServerConfig("web", url=url)
+            events, _ = await run_one_call(tmp_path, config, "mcp__web__big", {"megabytes": 20})
+        failed = of_type(events, "tool.failed")[0].payload
+        assert failed["message"] == (
+            "MCP server web refused big: Failed to parse JSON response: the server sent over 16 MB in one answer"
+        )
+        assert of_type(events, "turn.completed")[0].payload["stopReason"] == "final"

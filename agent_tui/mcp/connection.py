@@ -14,6 +14,7 @@ Invariants:
 - at most `MAX_TOOLS` tools are taken from a server;
 - `ready` is set once the server listed its tools or failed (`status`, `reason` say which),
   never later than the config's `start_timeout` after `serve` began;
+- the SDK's own log never reaches the terminal (Python's last-resort handler is kept away);
 - `call` never waits longer than the timeout, and every failure (not running, crashed,
   timed out, refused, malformed answer) raises `ToolError` with one sentence a model can read;
   cancellation propagates untouched.
@@ -21,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -39,10 +41,15 @@ from pydantic import ValidationError
 from agent_tui.engine.tools.base import ToolError
 from agent_tui.engine.tools.shell_setup import current_shell_setup
 from agent_tui.engine.tools.tool_env import shell_environment
+from agent_tui.mcp.bounded_http import BoundedTransport
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.stdio import MAX_LINE, StdioProcess, stdio_streams
 
 __all__ = ["MAX_TOOLS", "McpServer", "Progress", "ServerStatus"]
+
+# The SDK logs what it makes of a bad answer (with a traceback); we say it in the call's failure.
+# Unconfigured, Python would print that on the terminal, under the dashboard or `agent-tui run`.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 MAX_TOOLS = 200
 """The most tools taken from one server (each is offered to the model on every call)."""
@@ -220,7 +227,9 @@ class McpServer:
 async def _http(config: McpServerConfig) -> AsyncIterator[Any]:
     timeout = httpx2.Timeout(config.timeout, read=max(config.timeout, 300.0))
     async with (
-        httpx2.AsyncClient(headers=config.header_values(), timeout=timeout) as client,
+        httpx2.AsyncClient(
+            headers=config.header_values(), timeout=timeout, transport=BoundedTransport(MAX_LINE)
+        ) as client,
         streamable_http_client(config.url or "", http_client=client) as streams,
     ):
         yield streams
