@@ -258,7 +258,8 @@ class TestConfig:
             ('[mcp.a]\ncommand = "x"\nrisk = "safe"\n', 3, "risk: expected one of read, write"),
             ('[mcp.a]\ncommand = "x"\ntimeout = 0\n', 3, "timeout: expected seconds"),
             ('[mcp.a]\ncommand = "x"\nstartup_timeout = "soon"\n', 3, "startup_timeout: expected seconds"),
-            ('[mcp.a__b]\ncommand = "x"\n', 1, "single '_' only"),
+            ('[mcp.a__b]\ncommand = "x"\n', 1, "single '_' between them only"),
+            ('[mcp.a_]\ncommand = "x"\n', 1, "single '_' between them only"),
             ('[mcp.a]\ncommand = "x"\nsecret = "y"\n', 3, "secret: unknown setting"),
         ],
     )

@@ -59,7 +59,9 @@ START_TIMEOUT = 30.0
 """The least time a server gets to start unless `startup_timeout` says otherwise (a short call
 timeout must not stop a slow start)."""
 
-NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+NAME = re.compile(r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$")
+"""A server's name: single `_` between other characters only, so `mcp__NAME__TOOL` names one
+server (a server `a_` would share `mcp__a___x` with the tool `_x` of a server `a`)."""
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _KEYS = (
@@ -224,8 +226,8 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
     def fail(reason: str, key: str | None = None) -> McpConfigError:
         return McpConfigError(f"{where(key) if key is not None else where()}: mcp.{name}{reason}")
 
-    if not NAME.match(name) or "__" in name:
-        raise fail(": a server's name may use letters, digits, '-' and single '_' only")
+    if not NAME.match(name):
+        raise fail(": a server's name may use letters, digits, '-' and single '_' between them only")
     if not isinstance(table, dict):
         raise fail(" must be a table with command (a stdio server) or url (an HTTP server)")
     for key in table:
