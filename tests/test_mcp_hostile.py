@@ -72,6 +72,8 @@ class TestStartUp:
             events = await collect(engine.run_turn(sid, "go"))
             pids = await pids_written(pidfile)
             offered = {schema["name"] for schema in provider.calls[0].tools}
+            mute, _ = servers.started(sid)
+            assert (mute.status, mute.process.pid) == ("failed", pids[0])  # the group we kill
             engine.dispose_session(sid)
         assert notices == ["MCP server mute did not start: did not start within 3 s"]
         assert "mcp__test__echo" in offered and not any(name.startswith("mcp__mute") for name in offered)

@@ -7,7 +7,7 @@ its process group for sure and bound what it may send.
 Invariants:
 - the server runs as the leader of a new session (its pid is its process group's id), with
   exactly the environment it is given, in `cwd`, its stderr going to `errlog`;
-- `on_start(pid)` is told the pid before anything else can fail, and when the context is left
+- `known.pid` is the server's pid as soon as it runs, and when the context is left
   (normally, by an error or by cancellation) the whole group is gone: stdin is closed, the
   server gets `GRACE` seconds to exit, then the group gets SIGKILL (the server's children with
   it, even when the server itself exited before); when the server exits by itself, its group
