@@ -42,7 +42,7 @@ MAX_LINE = 16 * 1024 * 1024
 GRACE = 2.0
 """Seconds a server has to exit once its stdin is closed, before its group is killed."""
 
-_POLL = 0.05  # seconds between looks at whether the server exited
+_POLL = 0.2  # seconds between looks at whether the server exited (a few wake-ups a second)
 
 Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 
