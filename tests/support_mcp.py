@@ -12,15 +12,28 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from support_engine import collect, make_engine, steps, workspace
 
+from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events import Event
+from agent_tui.events.chains import chain_violations
 from agent_tui.mcp.config import McpServerConfig
+from agent_tui.mcp.servers import McpServers
 
 SERVER = Path(__file__).with_name("mcp_test_server.py")
+CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\u202c")
+"""The control codes the hostile server sends (`mcp_test_server.HOSTILE_TEXT`): none may reach a
+terminal."""
 
 
 def stdio_config(name: str = "test", **settings: Any) -> McpServerConfig:
     """A stdio server running the test server with this Python."""
     return McpServerConfig(name, command=sys.executable, args=(str(SERVER), "stdio"), **settings)
+
+
+def raw_config(mode: str, **settings: Any) -> McpServerConfig:
+    """A server written by hand (`malformed`, `mute`, `orphans`, `hostile`), named after its mode."""
+    return McpServerConfig(mode, command=sys.executable, args=(str(SERVER), mode), **settings)
 
 
 def stdio_toml(name: str = "test", extra: str = "") -> str:
@@ -29,10 +42,11 @@ def stdio_toml(name: str = "test", extra: str = "") -> str:
 
 
 @contextmanager
-def http_server() -> Iterator[str]:
-    """The test server over streamable HTTP on a free loopback port; yields its URL."""
+def http_server(mode: str = "http") -> Iterator[str]:
+    """The test server over streamable HTTP on a free loopback port (`http-json`: answering with
+    plain JSON); yields its URL."""
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), "http"], stdout=subprocess.PIPE, text=True, start_new_session=True
+        [sys.executable, str(SERVER), mode], stdout=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
         assert process.stdout is not None
@@ -68,3 +82,31 @@ def assert_gone(pids: list[int]) -> None:
         while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not alive(pid), f"process {pid} outlived its session"
+
+
+def call(tool: str, **args: object) -> dict:
+    """A tool call a scripted model makes."""
+    return {"tool": tool, "args": args}
+
+
+def of_type(events: list[Event], kind: str) -> list[Event]:
+    return [event for event in events if event.type == kind]
+
+
+async def run_one_call(
+    tmp_path: Path, config: McpServerConfig, tool: str, args: dict, **engine_args: object
+) -> tuple[list[Event], ScriptedProvider]:
+    """One turn of a scripted model that calls `tool` on the server `config` declares, then ends;
+    the events of the turn (their chains checked) and the model (what it was offered and read)."""
+    cwd = workspace(tmp_path)
+    provider = ScriptedProvider()
+    servers = McpServers({config.name: config})
+    engine = make_engine(tmp_path, provider, session_tools=servers, **engine_args)  # type: ignore[arg-type]
+    async with engine:
+        sid = await engine.create_session(cwd)
+        provider.assign(
+            sid, steps({"text": ["calling"], "toolCalls": [call(tool, **args)]}, {"text": ["done"]})
+        )
+        events = await collect(engine.run_turn(sid, "use the server"))
+    assert chain_violations(list(engine.store.replay(sid))) == []
+    return events, provider

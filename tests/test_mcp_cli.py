@@ -5,12 +5,13 @@ list` and `agent-tui mcp import`."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import orjson
 import pytest
 from fake_model_server import FakeModelServer, Stream, openai_stream
-from support_mcp import http_server, stdio_toml
+from support_mcp import CONTROLS, SERVER, assert_gone, http_server, stdio_toml
 from support_providers import agent_tui, clean_env
 
 from agent_tui.events.chains import chain_violations
@@ -30,12 +31,14 @@ def write_config(tmp_path: Path, text: str) -> Path:
     return config
 
 
-def run_prompt(tmp_path: Path, config: Path, server: FakeModelServer, *extra: str) -> tuple[int, str, list]:
+def run_prompt(
+    tmp_path: Path, config: Path, server: FakeModelServer, *extra: str, env: dict[str, str] | None = None
+) -> tuple[int, str, list]:
     done = agent_tui(
         "run", "--prompt", "use the tools", "--cwd", str(project(tmp_path)),
         "--sessions-dir", str(tmp_path / "s"), "--provider", "openai", "--model", "gpt-4.1-mini",
         "--base-url", server.openai_url, *extra,
-        env=clean_env(AGENT_TUI_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data")),
+        env=clean_env(AGENT_TUI_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data"), **(env or {})),
     )  # fmt: skip
     logs = list((tmp_path / "s").glob("*.jsonl"))
     events = list(JsonlEventLog(logs[0]).replay("strict")) if logs else []
@@ -43,6 +46,31 @@ def run_prompt(tmp_path: Path, config: Path, server: FakeModelServer, *extra: st
 
 
 class TestRunWithAnOpenAiCompatibleModel:
+    def test_a_server_that_never_answers_or_exits_is_said_in_one_visible_line_and_a_projects_mcp_json_is_never_loaded(
+        self, tmp_path: Path
+    ) -> None:
+        marker = tmp_path / "the-repository-ran-this"
+        sneaky = {"mcpServers": {"sneaky": {"command": "touch", "args": [str(marker)]}}}
+        (project(tmp_path) / ".mcp.json").write_text(json.dumps(sneaky))
+        pidfile = tmp_path / "pids"
+        mute = f'[mcp.mute]\ncommand = "{sys.executable}"\nargs = ["{SERVER}", "mute"]\n'
+        mute += 'env = ["MCP_TEST_PIDS"]\nstartup_timeout = 3\n'
+        mute += f'[mcp.noisy]\ncommand = "{sys.executable}"\nargs = ["{SERVER}", "noisy"]\n'
+        with FakeModelServer() as server:
+            server.script(Stream(openai_stream(["Nothing to call."])))
+            status, output, _ = run_prompt(
+                tmp_path, write_config(tmp_path, mute), server, env={"MCP_TEST_PIDS": str(pidfile)}
+            )
+            (request,) = server.requests
+        assert status == 0, output
+        assert "agent-tui: MCP server mute did not start: did not start within 3 s\n" in output
+        assert "agent-tui: MCP server noisy did not start: exited while starting: fatal: ␛[2J" in output
+        assert not any(control in output for control in CONTROLS)
+        offered = [tool["function"]["name"] for tool in request.body["tools"]]
+        assert not any(name.startswith("mcp__") for name in offered)
+        assert not marker.exists()
+        assert_gone([int(pid) for pid in pidfile.read_text().split()])
+
     def test_the_model_is_offered_the_servers_tools_and_its_call_runs_on_the_server(
         self, tmp_path: Path
     ) -> None:
@@ -111,6 +139,19 @@ class TestRunWithAnOpenAiCompatibleModel:
 
 
 class TestMcpList:
+    def test_a_hostile_servers_names_and_descriptions_reach_the_terminal_without_control_codes(
+        self, tmp_path: Path
+    ) -> None:
+        hostile = f'[mcp.hostile]\ncommand = "{sys.executable}"\nargs = ["{SERVER}", "hostile"]\n'
+        done = agent_tui(
+            "mcp", "list", "--cwd", str(project(tmp_path)),
+            env=clean_env(AGENT_TUI_CONFIG=str(write_config(tmp_path, hostile))),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "mcp__hostile__loud  [execute]  says " in done.stdout
+        assert "mcp__hostile__trusted  [execute, says read-only]" in done.stdout
+        assert not any(control in done.stdout for control in CONTROLS)
+
     def test_each_server_is_listed_with_whether_it_started_and_its_tools(self, tmp_path: Path) -> None:
         config = write_config(
             tmp_path,
@@ -125,7 +166,7 @@ class TestMcpList:
         assert done.returncode == 0, done.stderr
         lines = done.stdout.splitlines()
         test = lines.index(next(line for line in lines if line.startswith("test (stdio: ")))
-        assert lines[test + 1] == "  started, 6 tools"
+        assert lines[test + 1] == "  started, 7 tools"
         assert "    mcp__test__echo  [read, says read-only]  Say the text back." in lines
         assert "    mcp__test__crash  [execute]  The process dies before it answers." in lines
         assert f"  not started: cannot run {tmp_path / 'missing'}: no such program" in lines, done.stdout
@@ -216,7 +257,9 @@ class TestConfig:
             ),
             ('[mcp.a]\ncommand = "x"\nrisk = "safe"\n', 3, "risk: expected one of read, write"),
             ('[mcp.a]\ncommand = "x"\ntimeout = 0\n', 3, "timeout: expected seconds"),
-            ('[mcp.a__b]\ncommand = "x"\n', 1, "single '_' only"),
+            ('[mcp.a]\ncommand = "x"\nstartup_timeout = "soon"\n', 3, "startup_timeout: expected seconds"),
+            ('[mcp.a__b]\ncommand = "x"\n', 1, "single '_' between them only"),
+            ('[mcp.a_]\ncommand = "x"\n', 1, "single '_' between them only"),
             ('[mcp.a]\ncommand = "x"\nsecret = "y"\n', 3, "secret: unknown setting"),
         ],
     )
@@ -239,6 +282,14 @@ class TestConfig:
         assert server.enabled_for("work", inside)
         assert not server.enabled_for("home", inside)
         assert not server.enabled_for("work", tmp_path)
+
+    def test_the_start_up_bound_is_the_startup_timeout_else_the_timeout_at_least_30_s(
+        self, tmp_path: Path
+    ) -> None:
+        text = '[mcp.a]\ncommand = "x"\nstartup_timeout = 2.5\n[mcp.b]\ncommand = "x"\ntimeout = 5\n'
+        text += '[mcp.c]\ncommand = "x"\ntimeout = 90\n'
+        servers = load_mcp_servers(write_config(tmp_path, text))
+        assert [servers[name].start_timeout for name in "abc"] == [2.5, 30.0, 90.0]
 
     def test_the_main_config_reader_accepts_the_mcp_tables(self, tmp_path: Path) -> None:
         from agent_tui.providers.config import load_config

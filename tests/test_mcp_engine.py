@@ -9,11 +9,19 @@ from pathlib import Path
 import anyio
 import pytest
 from support_engine import HeldPrompter, collect, make_engine, steps, types, workspace
-from support_mcp import SERVER, assert_gone, http_server, pids_written, stdio_config
+from support_mcp import (
+    SERVER,
+    assert_gone,
+    call,
+    http_server,
+    of_type,
+    pids_written,
+    run_one_call,
+    stdio_config,
+)
 
 from agent_tui.engine.permissions import PermissionAnswer, PolicyConfig, StaticPrompter
 from agent_tui.engine.scripted import ScriptedProvider
-from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
@@ -25,30 +33,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def call(tool: str, **args: object) -> dict:
-    return {"tool": tool, "args": args}
-
-
-def of_type(events: list[Event], kind: str) -> list[Event]:
-    return [event for event in events if event.type == kind]
-
-
-async def run_one_call(
-    tmp_path: Path, config: McpServerConfig, tool: str, args: dict, **engine_args: object
-) -> tuple[list[Event], ScriptedProvider]:
-    cwd = workspace(tmp_path)
-    provider = ScriptedProvider()
-    engine = make_engine(tmp_path, provider, session_tools=McpServers({config.name: config}), **engine_args)  # type: ignore[arg-type]
-    async with engine:
-        sid = await engine.create_session(cwd)
-        provider.assign(
-            sid, steps({"text": ["calling"], "toolCalls": [call(tool, **args)]}, {"text": ["done"]})
-        )
-        events = await collect(engine.run_turn(sid, "use the server"))
-    assert chain_violations(list(engine.store.replay(sid))) == []
-    return events, provider
 
 
 class TestStdioServer:

@@ -8,6 +8,7 @@ env = ["GITHUB_TOKEN"]             # variable NAMES; values come from your envir
 risk = "execute"                   # the risk of its calls (default), or read/write/network/destructive
 tools = { search_issues = "read" } # the risk of single tools
 timeout = 60                       # seconds a call may take
+startup_timeout = 10               # seconds it may take to start (default: timeout, at least 30)
 
 [mcp.docs]                         # a streamable-HTTP server
 url = "https://example.com/mcp"
@@ -43,6 +44,7 @@ from agent_tui.providers.toml_lines import KeyLines
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "START_TIMEOUT",
     "McpConfigError",
     "McpServerConfig",
     "check_server",
@@ -53,8 +55,13 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a call (and a server's start) may take unless `timeout` says otherwise."""
+START_TIMEOUT = 30.0
+"""The least time a server gets to start unless `startup_timeout` says otherwise (a short call
+timeout must not stop a slow start)."""
 
-NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+NAME = re.compile(r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$")
+"""A server's name: single `_` between other characters only, so `mcp__NAME__TOOL` names one
+server (a server `a_` would share `mcp__a___x` with the tool `_x` of a server `a`)."""
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _KEYS = (
@@ -69,6 +76,7 @@ _KEYS = (
     "risk",
     "tools",
     "timeout",
+    "startup_timeout",
 )
 _RISKS: tuple[str, ...] = get_args(Risk)
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
@@ -90,7 +98,9 @@ class McpServerConfig:
         url, headers: a streamable-HTTP server: its address, and headers whose `${NAME}`
             references are filled from the environment.
         risk: the risk of its calls (`execute` unless set); `tool_risks` per tool.
-        timeout: seconds a call (and the start) may take.
+        timeout: seconds a call may take.
+        startup_timeout: seconds the server may take to start and list its tools (None: its
+            `timeout`, at least `START_TIMEOUT`).
     """
 
     name: str
@@ -105,6 +115,14 @@ class McpServerConfig:
     risk: Risk = "execute"
     tool_risks: Mapping[str, Risk] = field(default_factory=dict)
     timeout: float = DEFAULT_TIMEOUT
+    startup_timeout: float | None = None
+
+    @property
+    def start_timeout(self) -> float:
+        """Seconds the server has to start and list its tools."""
+        if self.startup_timeout is not None:
+            return self.startup_timeout
+        return max(self.timeout, START_TIMEOUT)
 
     @property
     def transport(self) -> str:
@@ -208,8 +226,8 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
     def fail(reason: str, key: str | None = None) -> McpConfigError:
         return McpConfigError(f"{where(key) if key is not None else where()}: mcp.{name}{reason}")
 
-    if not NAME.match(name) or "__" in name:
-        raise fail(": a server's name may use letters, digits, '-' and single '_' only")
+    if not NAME.match(name):
+        raise fail(": a server's name may use letters, digits, '-' and single '_' between them only")
     if not isinstance(table, dict):
         raise fail(" must be a table with command (a stdio server) or url (an HTTP server)")
     for key in table:
@@ -256,9 +274,10 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
     for tool, tool_risk in tools.items():
         if tool_risk not in _RISKS:
             raise fail(f".tools.{tool}: expected one of {', '.join(_RISKS)}, got {tool_risk!r}", "tools")
-    timeout = table.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 86_400:
-        raise fail(f".timeout: expected seconds (more than 0, at most a day), got {timeout!r}", "timeout")
+    timeout = _seconds(table.get("timeout", DEFAULT_TIMEOUT), "timeout", fail)
+    startup = table.get("startup_timeout")
+    if startup is not None:
+        startup = _seconds(startup, "startup_timeout", fail)
     return McpServerConfig(
         name=name,
         command=command.strip() if command is not None else None,
@@ -271,8 +290,15 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
         projects=tuple(Path(project).expanduser().resolve() for project in projects),
         risk=risk,
         tool_risks=dict(tools),
-        timeout=float(timeout),
+        timeout=timeout,
+        startup_timeout=startup,
     )
+
+
+def _seconds(value: Any, key: str, fail: Callable[[str, str], McpConfigError]) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86_400:
+        raise fail(f".{key}: expected seconds (more than 0, at most a day), got {value!r}", key)
+    return float(value)
 
 
 def _strings(value: Any, fail: Any) -> tuple[str, ...]:

@@ -4,14 +4,17 @@ Invariants:
 - `serve` owns the server's connection for its whole life in one task (the SDK's transports
   are context managers that must be left by the task that entered them); it returns only when
   `stop` was called or the server failed to start, and leaves no process behind: a stdio server
-  runs in a process group of its own (the SDK starts it so), and the whole group is killed once
-  the SDK closed the connection (the server's children too, even when the server itself exited);
+  is started by our own transport (`mcp.stdio`) in a process group of its own, and the whole
+  group is killed when the connection closes (the server's children too, even when the server
+  itself exited);
 - a stdio server runs in the session's directory with the environment shell commands get
   (`engine.tools.tool_env.shell_environment`: no keys) plus the variables its config names;
   its stderr goes to a private file, never to the terminal, and its last line is the reason
   given when the server fails to start;
+- at most `MAX_TOOLS` tools are taken from a server;
 - `ready` is set once the server listed its tools or failed (`status`, `reason` say which),
-  never later than `start_timeout` after `serve` began;
+  never later than the config's `start_timeout` after `serve` began;
+- the SDK's own log never reaches the terminal (Python's last-resort handler is kept away);
 - `call` never waits longer than the timeout, and every failure (not running, crashed,
   timed out, refused, malformed answer) raises `ToolError` with one sentence a model can read;
   cancellation propagates untouched.
@@ -19,18 +22,17 @@ Invariants:
 
 from __future__ import annotations
 
-import os
-import signal
+import logging
 import tempfile
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import anyio
 import httpx2
 import mcp_types
-from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types import CONNECTION_CLOSED
@@ -39,12 +41,18 @@ from pydantic import ValidationError
 from agent_tui.engine.tools.base import ToolError
 from agent_tui.engine.tools.shell_setup import current_shell_setup
 from agent_tui.engine.tools.tool_env import shell_environment
+from agent_tui.mcp.bounded_http import BoundedTransport
 from agent_tui.mcp.config import McpServerConfig
+from agent_tui.mcp.stdio import MAX_LINE, StdioProcess, stdio_streams
 
-__all__ = ["McpServer", "Progress", "ServerStatus"]
+__all__ = ["MAX_TOOLS", "McpServer", "Progress", "ServerStatus"]
 
-START_TIMEOUT = 30.0
-"""The least time a server gets to start (a short call timeout must not stop a slow start)."""
+# The SDK logs what it makes of a bad answer (with a traceback); we say it in the call's failure.
+# Unconfigured, Python would print that on the terminal, under the dashboard or `agent-tui run`.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
+
+MAX_TOOLS = 200
+"""The most tools taken from one server (each is offered to the model on every call)."""
 
 ServerStatus = Literal["starting", "running", "failed", "stopped"]
 Progress = ProgressFnT
@@ -70,11 +78,8 @@ class McpServer:
         self._stop = anyio.Event()
         self._session: ClientSession | None = None
         self._stderr: IO[str] | None = None
-
-    @property
-    def start_timeout(self) -> float:
-        """Seconds the server has to start and list its tools: its timeout, at least 30."""
-        return max(self.config.timeout, START_TIMEOUT)
+        self.process = StdioProcess()
+        """A stdio server's process (its pid is its group's id), once started."""
 
     @property
     def name(self) -> str:
@@ -88,21 +93,15 @@ class McpServer:
         """Start the server, list its tools, and hold the connection until `stop`."""
         try:
             async with AsyncExitStack() as stack:
-                group: list[int] = []
-                stack.callback(_end_group, group)  # runs after the transport has closed
-                transport = self._transport()
-                read, write = await stack.enter_async_context(transport)
-                group.extend(_process_group(transport))
+                read, write = await stack.enter_async_context(self._transport())
                 session = await stack.enter_async_context(ClientSession(read, write))
-                with anyio.fail_after(self.start_timeout):
+                with anyio.fail_after(self.config.start_timeout):
                     await session.initialize()
                     self.tools = await _all_tools(session)
                 self._session = session
                 self.status = "running"
                 self.ready.set()
                 await self._stop.wait()
-        except TimeoutError:
-            self._failed(f"did not start within {self.start_timeout:g} s")
         except Exception as error:
             self._failed(self._start_failure(error))
         finally:
@@ -149,10 +148,14 @@ class McpServer:
             # Closed by `serve` when the server is gone; read for the reason a start failed.
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
             env = shell_environment(current_shell_setup()) | config.environment()
-            params = StdioServerParameters(
-                command=config.command, args=list(config.args), env=env, cwd=self.cwd
+            return stdio_streams(
+                config.command,
+                list(config.args),
+                env=env,
+                cwd=self.cwd,
+                errlog=self._stderr,
+                known=self.process,
             )
-            return stdio_client(params, errlog=self._stderr)
         return _http(config)
 
     # -- reasons -------------------------------------------------------------------------------
@@ -165,6 +168,8 @@ class McpServer:
 
     def _start_failure(self, error: BaseException) -> str:
         error = _innermost(error)
+        if isinstance(error, TimeoutError):  # `fail_after`, before the OSErrors it is one of
+            return f"did not start within {self.config.start_timeout:g} s"
         if isinstance(error, FileNotFoundError) and self.config.command is not None:
             return f"cannot run {self.config.command}: no such program"
         if isinstance(error, OSError) and self.config.command is not None:
@@ -172,12 +177,21 @@ class McpServer:
         said = self._last_stderr_line()
         if said:
             return f"exited while starting: {said}"
+        if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
+            return "exited while starting (it wrote nothing on stderr)"
         if isinstance(error, httpx2.HTTPError):
             return f"cannot reach {self.config.url}: {error}"
         return f"failed to start: {_error_text(error)}"
 
     def _call_failure(self, tool: str, error: BaseException) -> ToolError:
         error = _innermost(error)
+        if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED and self.process.too_long:
+            self.status = "failed"
+            self.reason = f"it sent a message over {MAX_LINE // 2**20} MB"
+            return ToolError(
+                "io_error",
+                f"MCP server {self.name} answered {tool} with a message over {MAX_LINE // 2**20} MB",
+            )
         if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
             self.status = "failed"
             self.reason = "it exited during a call"
@@ -213,13 +227,17 @@ class McpServer:
 async def _http(config: McpServerConfig) -> AsyncIterator[Any]:
     timeout = httpx2.Timeout(config.timeout, read=max(config.timeout, 300.0))
     async with (
-        httpx2.AsyncClient(headers=config.header_values(), timeout=timeout) as client,
+        httpx2.AsyncClient(
+            headers=config.header_values(), timeout=timeout, transport=BoundedTransport(MAX_LINE)
+        ) as client,
         streamable_http_client(config.url or "", http_client=client) as streams,
     ):
         yield streams
 
 
 async def _all_tools(session: ClientSession) -> list[mcp_types.Tool]:
+    """The server's tools, page by page, the first `MAX_TOOLS` of them (a server that pages
+    forever stops being asked there)."""
     tools: list[mcp_types.Tool] = []
     cursor: str | None = None
     while True:
@@ -227,30 +245,8 @@ async def _all_tools(session: ClientSession) -> list[mcp_types.Tool]:
         listed = await session.list_tools(params=params)
         tools.extend(listed.tools)
         cursor = listed.next_cursor
-        if not cursor:
-            return tools
-
-
-def _process_group(transport: Any) -> list[int]:
-    """The process group of the stdio server `transport` started (empty for HTTP).
-
-    The SDK starts the server as the leader of a new session, so its pid is the group's id; it
-    stops the group itself only when the server does not exit on its own, which leaves the
-    children of a server that does (a `sleep` a tool started) behind. The SDK keeps the process
-    to itself, so it is read from the transport's frame; should a later SDK change that, nothing
-    breaks but this extra sweep (and the test of a cancelled call says so).
-    """
-    frame = getattr(getattr(transport, "gen", None), "ag_frame", None)
-    process = frame.f_locals.get("process") if frame is not None else None
-    pid = getattr(process, "pid", None)
-    return [pid] if isinstance(pid, int) else []
-
-
-def _end_group(group: list[int]) -> None:
-    """Kill what is left of the server's process group (its children, after it exited)."""
-    for pgid in group:
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
+        if not cursor or len(tools) >= MAX_TOOLS:
+            return tools[:MAX_TOOLS]
 
 
 def _innermost(error: BaseException) -> BaseException:

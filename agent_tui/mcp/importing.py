@@ -61,9 +61,10 @@ def imported_tables(path: Path, existing: Mapping[str, Any]) -> str:
         def where(*keys: str, server_name: str = name) -> str:
             return f"{path}:{_line_of(text, server_name, *keys)}"
 
-        if not isinstance(name, str) or not NAME.match(name) or "__" in name:
+        if not isinstance(name, str) or not NAME.match(name):
             raise McpImportError(
-                f"{where()}: {name!r}: a server's name may use letters, digits, '-' and single '_' only"
+                f"{where()}: {name!r}: a server's name may use letters, digits, '-' and single '_' "
+                "between them only"
             )
         if name in existing:
             raise McpImportError(f"{where()}: the config file has a server named {name} already")

@@ -1,14 +1,14 @@
 """An MCP server's tool, offered to the model like a built-in one: `mcp__<server>__<tool>`.
 
 Invariants:
-- the model sees the server's own description and JSON Schema; the arguments it sends go to
+- the model sees the server's own description (its first 2,000 characters) and JSON Schema; the arguments it sends go to
   the server as they are (the server validates them);
 - the risk is what the user set for the tool or the server (`execute` by default); the server's
   `readOnlyHint` is shown in the reason but never lowers the risk: it is the server's claim;
 - a result is text: text blocks as they are, a note for each image, audio or resource, and the
   structured content when there is no text; a result the server marks as an error fails the
   call with that text; progress notifications stream as `tool.delta` lines, none after the
-  result came.
+  result came, and no more than the output budget (then one line saying more was not shown).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ __all__ = ["PREFIX", "McpArgs", "McpTool", "tool_name"]
 PREFIX = "mcp__"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64  # the longest tool name the model APIs accept
+_MAX_LINE = 500  # the longest progress line streamed
+_MAX_DESCRIPTION = 2_000  # the most of a server's description the model is sent, per tool
 
 
 class McpArgs(BaseModel):
@@ -59,7 +61,8 @@ class McpTool:
         self.server = server
         self.tool = tool
         self.name = tool_name(server.name, tool.name)
-        self.description = tool.description or tool.title or f"{tool.name} (MCP server {server.name})"
+        said = tool.description or tool.title or f"{tool.name[:_MAX_NAME]} (MCP server {server.name})"
+        self.description = said if len(said) <= _MAX_DESCRIPTION else said[: _MAX_DESCRIPTION - 1] + "…"
         schema = dict(tool.input_schema or {})
         schema.setdefault("type", "object")
         self.input_schema: dict[str, Any] = schema
@@ -73,7 +76,7 @@ class McpTool:
         return self.server.config.risk_of(self.tool.name)
 
     def assess(self, args: Any, cwd: Path | None) -> RiskAssessment:
-        reason = f"MCP server {self.server.name}, tool {self.tool.name}"
+        reason = f"MCP server {self.server.name}, tool {self.tool.name[:_MAX_NAME]}"
         if self.read_only_hint:
             reason += " (the server says it only reads)"
         return RiskAssessment(self.risk(args), reason)
@@ -85,12 +88,18 @@ class McpTool:
         # start, and one that comes later still is dropped, so no `tool.delta` follows the answer.
         writing = anyio.Lock()
         answered = False
+        room = ctx.output_budget  # what the stream may still carry
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
-            line = message or (f"{progress:g}/{total:g}" if total else f"{progress:g}")
+            nonlocal room
+            line = (message or (f"{progress:g}/{total:g}" if total else f"{progress:g}"))[:_MAX_LINE]
             async with writing:
-                if not answered:
-                    await ctx.on_output("stdout", line + "\n")
+                if answered or room <= 0:
+                    return
+                room -= len(line) + 1
+                if room <= 0:
+                    line = f"[more progress not shown: over {ctx.output_budget} characters]"
+                await ctx.on_output("stdout", line + "\n")
 
         try:
             result = await self.server.call(self.tool.name, arguments, report)
