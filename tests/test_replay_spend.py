@@ -21,7 +21,7 @@ from support_workbench import wait_for
 
 from agent_tui.reducer import DashboardState, project_state
 from agent_tui.replay import ListSpend, read_catalog, scan_spend
-from agent_tui.replay.catalog import TAIL_BYTES
+from agent_tui.replay.catalog import MAX_TAIL_BYTES, TAIL_BYTES
 from agent_tui.replay.sources import replay_files
 from agent_tui.tui import screens
 from agent_tui.tui.app import ReplayApp
@@ -140,6 +140,31 @@ def test_a_scan_gives_what_the_turns_before_the_tail_spent(tmp_path: Path) -> No
         assert catalog.state.spend_by_day[day].tokens == total.tokens, day
 
 
+def test_a_tail_that_starts_inside_a_long_turn_counts_that_turn_once(tmp_path: Path) -> None:
+    log = SessionLog("sess_long")
+    log.created(0, name="long")
+    _turn(log, 1, 1, k=0, old=False)
+    tid = "turn_2"
+    log.add("turn.started", tid, {"promptPreview": "long"}, 10)
+    first = {"step": 1, "promptTokens": 10, "completionTokens": 1, "costUsd": 0.5}
+    log.add("model.usage", tid, first, 11)
+    for _line in range(4 * MAX_TAIL_BYTES // len(PAD)):  # longer than the longest tail
+        log.add("model.delta", tid, {"text": PAD}, 12)
+    log.add("model.usage", tid, {"step": 2, "promptTokens": 10, "completionTokens": 1, "costUsd": 0.25}, 13)
+    total = {"promptTokens": 20, "completionTokens": 2, "costUsd": 0.75}
+    log.add("turn.completed", tid, {"stopReason": "final", "usage": total}, 14)
+    path = log.write(tmp_path)
+    catalog = read_catalog([path])
+    entry = catalog.entries["sess_long"]
+    assert entry.tail_from is not None and entry.tail_from > 6  # the tail starts inside turn 2
+    spend = ListSpend()
+    spend.take([scan_spend(e) for e in spend.to_scan(catalog)])
+    spend.apply(catalog)
+    whole = project_state(replay_files([path])).sessions["sess_long"].spend
+    listed = catalog.state.sessions["sess_long"].spend
+    assert (listed.tokens, listed.cost_usd) == (whole.tokens, pytest.approx(whole.cost_usd))
+
+
 def test_a_corrupt_spend_line_is_reported_and_the_other_logs_are_scanned(tmp_path: Path) -> None:
     paths = _write(tmp_path / "sessions")
     broken = paths[7]
@@ -147,6 +172,9 @@ def test_a_corrupt_spend_line_is_reported_and_the_other_logs_are_scanned(tmp_pat
     at = next(n for n, line in enumerate(lines) if b'"model.usage"' in line)
     lines[at] = lines[at][:-9]  # cut short: its type is still on it
     broken.write_bytes(b"\n".join(lines))
+    being_written = paths[8]  # its last line is still being written: the catalog's to tell, not the scan's
+    with open(being_written, "ab") as handle:
+        handle.write(b'{"v":1,"type":"model.usage","payl')
     catalog = read_catalog(paths)
     spend = ListSpend()
     scanned = [scan_spend(entry) for entry in spend.to_scan(catalog)]
@@ -155,7 +183,7 @@ def test_a_corrupt_spend_line_is_reported_and_the_other_logs_are_scanned(tmp_pat
     problems = [problem for result in scanned for problem in result.problems]
     assert len(problems) == 1 and problems[0].startswith(f"{broken}:{at + 1}: ")
     assert spend.partial(catalog) == {broken.stem}  # what it spent is at least what was read
-    full = project_state(replay_files([p for p in paths if p != broken]))
+    full = project_state(replay_files([p for p in paths if p not in (broken, being_written)]))
     for sid, session in full.sessions.items():
         assert catalog.state.sessions[sid].spend.cost_usd == pytest.approx(session.spend.cost_usd), sid
 

@@ -56,6 +56,15 @@ class EarlierSpend:
     by_day: tuple[tuple[str, Spend], ...]
     budget: tuple[float | None, int | None] | None
 
+    def minus(self, part: EarlierSpend | None) -> EarlierSpend:
+        """What this spent beyond `part` (a fold of some of the same events), in all and per
+        day; this one's budget."""
+        if part is None:
+            return self
+        days = dict(part.by_day)
+        by_day = tuple((day, spend.minus(days.get(day, NO_SPEND))) for day, spend in self.by_day)
+        return EarlierSpend(self.spend.minus(part.spend), by_day, self.budget)
+
 
 def earlier_spend(session_id: str, earlier: Iterable[Event]) -> EarlierSpend | None:
     """What the session's `earlier` events (see the module's rules) spent; None if they hold

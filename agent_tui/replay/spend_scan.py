@@ -9,8 +9,12 @@ added to the listed session once, as the workbench does when the engine reads a 
 
 Invariants:
 - a scan reads a log in `CHUNK_BYTES` pieces and decodes only the lines holding one of those
-  types, up to the line that starts the folded tail (`CatalogEntry.tail_from`); memory is a
-  chunk and one log's scratch fold, whatever the log's size;
+  types; memory is a chunk, the tail's spend events and one log's scratch fold, whatever the
+  log's size;
+- what is added is the fold of the earlier events and the tail's (from `CatalogEntry.tail_from`
+  on) less the fold of the tail's alone, so a tail that starts inside a turn (one longer than
+  the catalog's longest tail) counts that turn once, as the whole log's fold does;
+- a final line without its newline (being written, or torn) is not read: the catalog tells it;
 - a result belongs to a log's tail as listed (`tail_from`): a log whose tail moved on
   (following, a new turn) is scanned again, one whose last turn only grew keeps its result;
 - `ListSpend.apply` adds a result to a listed session view once: the view that took it is
@@ -61,55 +65,54 @@ def scan_spend(entry: CatalogEntry) -> ScannedSpend:
     """Scan `entry`'s log (see the module docstring); `entry.tail_from` is not None."""
     assert entry.tail_from is not None
     problems: list[str] = []
-    events = _earlier_events(entry.path, entry.tail_from, entry.budget_later, problems)
+    tail: list[Event] = []
+    events = _spend_events(entry.path, entry.tail_from, entry.budget_later, tail, problems)
     try:
-        found = earlier_spend(entry.session_id, events)
+        whole = earlier_spend(entry.session_id, events)
     except OSError as error:
         problems.append(f"{entry.path}: unreadable: {error.strerror or error}")
-        found = None
+        whole = None
+    found = whole.minus(earlier_spend(entry.session_id, tail)) if whole is not None else None
     return ScannedSpend(entry.session_id, entry.tail_from, found, tuple(problems))
 
 
-def _earlier_events(path: Path, tail_from: int, budget_later: bool, problems: list[str]) -> Iterator[Event]:
-    """The events before `tail_from` that `is_earlier`, from the lines that name their types."""
+def _spend_events(
+    path: Path, tail_from: int, budget_later: bool, tail: list[Event], problems: list[str]
+) -> Iterator[Event]:
+    """The events before `tail_from` that `is_earlier`, then the tail's spend events (also kept
+    in `tail`), from the lines that name their types."""
     with open(path, "rb") as handle:
         rest = b""
         line_number = 1  # of the first line in `data`
-        while True:
-            chunk = handle.read(CHUNK_BYTES)
+        while chunk := handle.read(CHUNK_BYTES):
             data = rest + chunk
-            end = data.rfind(b"\n") + 1 if chunk else len(data)
+            end = data.rfind(b"\n") + 1
             data, rest = data[:end], data[end:]
             counted, at_line = 0, line_number
             for start in _spend_lines(data):
                 at_line += data.count(b"\n", counted, start)
                 counted = start
-                stop = data.find(b"\n", start)
-                decoded = decode_line(data[start : stop if stop >= 0 else len(data)])
+                decoded = decode_line(data[start : data.find(b"\n", start)])
                 if isinstance(decoded, str):
                     problems.append(f"{path}:{at_line}: {decoded}")
-                    continue
-                if decoded.sequence >= tail_from:
-                    return
-                if is_earlier(decoded, tail_from, budget_later):
+                elif decoded.sequence >= tail_from:
+                    if decoded.type in EARLIER_TYPES:
+                        tail.append(decoded)
+                        yield decoded
+                elif is_earlier(decoded, tail_from, budget_later):
                     yield decoded
-            if not chunk:
-                return
             line_number += data.count(b"\n")
 
 
 def _spend_lines(data: bytes) -> list[int]:
-    """Where each line of `data` that names one of the spend types starts, in order."""
+    """Where each line of `data` (whole lines, each ending in a newline) that names one of the
+    spend types starts, in order."""
     starts: set[int] = set()
     for needle in _NEEDLES:
         at = data.find(needle)
         while at >= 0:
-            start = data.rfind(b"\n", 0, at) + 1
-            starts.add(start)
-            stop = data.find(b"\n", at)
-            if stop < 0:
-                break
-            at = data.find(needle, stop)
+            starts.add(data.rfind(b"\n", 0, at) + 1)
+            at = data.find(needle, data.find(b"\n", at))
     return sorted(starts)
 
 
