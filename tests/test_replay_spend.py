@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from replay_logs import SessionLog
 from support_workbench import wait_for
+from textual.widgets import Static
 
 from agent_tui.reducer import DashboardState, project_state
 from agent_tui.replay import ListSpend, read_catalog, scan_spend
@@ -188,6 +189,10 @@ def test_a_corrupt_spend_line_is_reported_and_the_other_logs_are_scanned(tmp_pat
         assert catalog.state.sessions[sid].spend.cost_usd == pytest.approx(session.spend.cost_usd), sid
 
 
+def _summary(screen: ReplayScreen) -> str:
+    return str(screen.summary.query_one("#summary-counts", Static).content)
+
+
 def _tree_line(screen: ReplayScreen, sid: str) -> str:
     tree = screen.session_tree
     node = tree._session_nodes[sid]
@@ -224,6 +229,7 @@ async def test_the_list_shows_partial_figures_then_the_whole_logs(
         assert f"{cost_brief(listed.spend, partial=True)} (tree ≥" in line, line
         assert listed.spend.cost_usd < dumped["sess_0003"]["costUsd"]
         assert screen.state.sessions["sess_0001"].budget_usd == 0.01  # the head's, until scanned
+        assert cost_brief(screen.state.total_spend(), partial=True) in _summary(screen)
         gate.set()
         await wait_for(pilot, lambda: not screen.feed.partial, "the scan done", seconds=60)
         await pilot.pause()
@@ -234,6 +240,8 @@ async def test_the_list_shows_partial_figures_then_the_whole_logs(
         tree = screen.state.tree_spend("sess_0003")
         assert f"{cost_brief(whole.spend)} (tree {cost_brief(tree)})" in line and "≥" not in line, line
         assert screen.state.sessions["sess_0001"].budget_usd == 7.5  # raised in an earlier turn
+        total = _summary(screen)
+        assert cost_brief(screen.state.total_spend()) in total and "≥" not in total, total
         assert dumped["sess_0001"]["budget"]["usd"] == 7.5
 
 

@@ -186,6 +186,7 @@ class ReplayScreen(SessionsScreen):
             # The chosen family's sessions are folded whole: none of theirs is partial.
             partial = self.feed.partial
             self.session_tree.partial_spend = partial - state.sessions.keys() if partial else partial
+            self.summary.partial_spend = bool(self.session_tree.partial_spend)
             state = overlay(catalog.state, state)
         super().show_state(state)
 
