@@ -4,7 +4,8 @@
 
 Modes: `first-screen PATHS` (print "painted" once the first content is composed),
 `many-first DIR` (print "listed", then "complete", as a history's list is painted from the logs'
-heads, then from their heads and tails), `many-walk DIR STEPS` (choose STEPS sessions in turn;
+heads, then from their heads and tails), `many-spend DIR` (print "complete", then "scanned" once
+every log's earlier spend is in the list), `many-walk DIR STEPS` (choose STEPS sessions in turn;
 print JSON),
 `scrub PATHS` (index, then seek; print JSON), `follow DIR` and `bare-follow DIR` (sample how old the
 newest event shown is while a writer appends; print JSON), `write DIR FILES RATE SECONDS` (append
@@ -69,6 +70,24 @@ async def _many_first(directory: Path) -> None:
                 await asyncio.sleep(0.002)
             await pilot._wait_for_screen()
             screen._on_timer_update()
+            print(word, flush=True)
+
+
+async def _many_spend(directory: Path) -> None:
+    """Many logs: print "complete" once the list from heads and tails is painted, "scanned" once
+    every log's spend lines are scanned and the list painted with the whole logs' figures."""
+    from agent_tui.tui.app import ReplayApp
+
+    app = ReplayApp(sorted(directory.glob("*.jsonl"), key=lambda p: p.stem))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        for word, ready in (
+            ("complete", lambda: _complete(screen)),
+            ("scanned", lambda: _complete(screen) and not screen.feed.partial),
+        ):
+            while not ready():
+                await asyncio.sleep(0.002)
+            await pilot._wait_for_screen()
             print(word, flush=True)
 
 
@@ -349,6 +368,8 @@ def main(argv: list[str]) -> None:
         asyncio.run(_first_screen([Path(p) for p in rest]))
     elif mode == "many-first":
         asyncio.run(_many_first(Path(rest[0])))
+    elif mode == "many-spend":
+        asyncio.run(_many_spend(Path(rest[0])))
     elif mode == "workbench-first":
         asyncio.run(_workbench_first(Path(rest[0]), Path(rest[1])))
     elif mode == "many-walk":

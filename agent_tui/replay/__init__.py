@@ -2,7 +2,7 @@
 
 The names below are what the replay scrubber uses: the lazy `Timeline` over many logs and the
 `TimelineView` of one position in it, the bar's cells, filters, the list of many logs from their heads and tails (`Catalog`) and the
-timelines kept for it (`TimelineCache`), `g`'s targets and follow mode.
+timelines kept for it (`TimelineCache`), what its sessions' earlier turns spent (`ListSpend`), `g`'s targets and follow mode.
 The CLI's `--dump` views and log sources are imported from their modules (`replay.dump`,
 `replay.sources`), which the dashboard never needs.
 """
@@ -15,6 +15,7 @@ from agent_tui.replay.follow import Follower
 from agent_tui.replay.goto import GotoError, goto_position
 from agent_tui.replay.kinds import Mark
 from agent_tui.replay.preview import preview_end
+from agent_tui.replay.spend_scan import ListSpend, ScannedSpend, scan_spend
 from agent_tui.replay.timeline import INDEX_BATCH, PollResult, Timeline
 from agent_tui.replay.torn import torn_tail_notices
 from agent_tui.replay.view import FULL_TURNS, Snapshot, TimelineView, end_snapshot
@@ -27,8 +28,10 @@ __all__ = [
     "Filter",
     "Follower",
     "GotoError",
+    "ListSpend",
     "Mark",
     "PollResult",
+    "ScannedSpend",
     "Snapshot",
     "Timeline",
     "TimelineCache",
@@ -40,5 +43,6 @@ __all__ = [
     "overlay",
     "preview_end",
     "read_catalog",
+    "scan_spend",
     "torn_tail_notices",
 ]

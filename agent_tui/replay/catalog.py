@@ -55,6 +55,10 @@ class CatalogEntry:
     parent_id: str | None
     problem: str | None = None  # `FILE: reason` (torn, corrupt near the end, unreadable)
     seen: tuple[int, int] = (0, 0)  # (size, mtime) when read: a log that grew is read again
+    tail_from: int | None = None
+    """The sequence the folded tail starts at when lines come between the head and it (what
+    they spent is the earlier turns', `replay.spend_scan`); None when the tail reaches the head."""
+    budget_later: bool = False  # the folded tail sets a budget (an earlier one is not in force)
 
 
 @dataclass
@@ -195,7 +199,12 @@ def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Eve
     kept = ([created] if created is not None else []) + [e for e in events if e.session_id == session_id]
     if created is None:
         kept = []  # without its head the tail cannot be placed in a session's tree
-    return CatalogEntry(path, session_id, parent, problem or tail_problem, seen), kept
+    tail_from = events[0].sequence if events and created is not None else None
+    if tail_from is not None and created is not None and tail_from <= created.sequence + 1:
+        tail_from = None  # nothing between the head and the tail
+    budget_later = any(event.type == "session.budget" for event in events)
+    entry = CatalogEntry(path, session_id, parent, problem or tail_problem, seen, tail_from, budget_later)
+    return entry, kept
 
 
 def _head(fd: int, size: int) -> bytes:

@@ -58,7 +58,7 @@ from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
-from agent_tui.reducer.earlier_spend import EARLIER_TYPES
+from agent_tui.reducer.earlier_spend import is_earlier
 from agent_tui.replay.catalog import read_entry
 from agent_tui.runtime.agent_requests import (
     AgentSpec,
@@ -672,11 +672,8 @@ class _EarlierSpend:
         self.events: list[Event] = []
 
     def observe(self, event: Event) -> None:
-        if self.tail_from is None or event.sequence >= self.tail_from or event.type not in EARLIER_TYPES:
-            return
-        if event.type == "session.budget" and self.budget_later:
-            return
-        self.events.append(event)
+        if is_earlier(event, self.tail_from, self.budget_later):
+            self.events.append(event)
 
 
 def _budget_refusal(refused: BudgetExceeded) -> str:

@@ -4,7 +4,7 @@ The engine reaches the UI only through these (and through the reducer's state): 
 request arrives as `PermissionAsked` carrying the request (its answer goes back through
 `TuiPrompter.answer`), a cancelled request as `PermissionWithdrawn`. The replay's indexing thread
 posts `ReplayOpened` (a first look at the end, before indexing), `ReplayIndexing` (progress),
-`ReplayIndexed` and, while following, `ReplayAppended` and `ReplayNotice`: the screen draws at
+`ReplayIndexed`, over many logs `ReplayListed` and `ReplaySpendScanned`, and, while following, `ReplayAppended` and `ReplayNotice`: the screen draws at
 once and never waits for the logs. The live run says when its stored sessions are reopened
 (`WorkbenchReady`) and how starting an agent went (`AgentStarted`, `AgentStartFailed`, which
 keeps what the user asked for).
@@ -20,7 +20,7 @@ from textual.message import Message
 
 from agent_tui.ports import AgentSpec, PermissionRequest, ProjectRulesState
 from agent_tui.reducer import DashboardState
-from agent_tui.replay import Catalog, Snapshot, Timeline
+from agent_tui.replay import Catalog, ScannedSpend, Snapshot, Timeline
 
 
 @dataclass
@@ -111,6 +111,14 @@ class ReplayListed(Message):
 
     catalog: Catalog
     complete: bool
+
+
+@dataclass
+class ReplaySpendScanned(Message):
+    """A replay over many logs: what the earlier turns of some listed sessions spent (their logs'
+    spend lines scanned)."""
+
+    scanned: list[ScannedSpend]
 
 
 @dataclass

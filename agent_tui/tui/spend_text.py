@@ -4,7 +4,8 @@
 Rules every view follows (pure functions of the reducer's `Spend`s, no widget here):
 - a cost is never made up: a spend none of whose tokens had a price reads as its tokens and
   "price unknown" (where room is short, as its tokens alone: `12.3k tok`); one priced only in
-  part reads `≥$0.42`, at least that much;
+  part, or counted from part of its log so far (a long history's list before its scan), reads
+  `≥$0.42`, at least that much;
 - dollars: `$0.00` for nothing, `<$0.01` under half a cent, cents below $1,000, whole dollars
   (`$1,234`) from there;
 - tokens: `950`, `1.2k`, `12.3k`, `123k`, `1.2M`;
@@ -51,12 +52,13 @@ def spent(spend: Spend) -> bool:
     return spend.tokens > 0 or spend.cost_usd > 0
 
 
-def cost_brief(spend: Spend) -> str:
-    """A spend in a few cells: `$0.42`, `≥$0.42` (priced in part), `12.3k tok` (no price)."""
+def cost_brief(spend: Spend, *, partial: bool = False) -> str:
+    """A spend in a few cells: `$0.42`, `≥$0.42` (priced in part, or `partial`: counted from
+    part of the log so far), `12.3k tok` (no price; `≥12.3k tok` partial)."""
     known = spend.known_cost_usd
     if known is None:
-        return f"{tokens_text(spend.tokens)} tok"
-    return ("" if spend.fully_priced else "≥") + usd_text(known)
+        return ("≥" if partial else "") + f"{tokens_text(spend.tokens)} tok"
+    return ("" if spend.fully_priced and not partial else "≥") + usd_text(known)
 
 
 def cost_words(spend: Spend) -> str:
@@ -78,16 +80,19 @@ class TreeCost(NamedTuple):
     short: str
 
 
-def tree_cost(own: Spend, tree: Spend) -> TreeCost | None:
+def tree_cost(
+    own: Spend, tree: Spend, *, partial: bool = False, tree_partial: bool = False
+) -> TreeCost | None:
     """`$0.42 (tree $1.87)` for an agent whose sub-agents spent too (short: `Σ$1.87`, the tree's
-    total), `$0.42` for one alone; None when nothing was spent."""
+    total), `$0.42` for one alone; None when nothing was spent. `partial`: the agent's own
+    figure counts part of its log so far (`≥$0.42`); `tree_partial`: some of its tree's does."""
     if not spent(tree):
         return None
-    if tree == own:
-        brief = cost_brief(own)
+    if tree == own and partial == tree_partial:
+        brief = cost_brief(own, partial=partial)
         return TreeCost(brief, brief)
-    whole = cost_brief(tree)
-    return TreeCost(f"{cost_brief(own)} (tree {whole})", f"Σ{whole}")
+    whole = cost_brief(tree, partial=tree_partial)
+    return TreeCost(f"{cost_brief(own, partial=partial)} (tree {whole})", f"Σ{whole}")
 
 
 def budget_share(tree: Spend, usd: float | None, tokens: int | None) -> float | None:

@@ -38,6 +38,7 @@ from agent_tui.tui.messages import (
     ReplayNotice,
     ReplayOpened,
     ReplayPromptSubmitted,
+    ReplaySpendScanned,
     ScrubRequested,
     SessionSelected,
 )
@@ -182,6 +183,10 @@ class ReplayScreen(SessionsScreen):
         # sessions, at the cursor, take the place of theirs.
         catalog = self.feed.catalog
         if catalog is not None:
+            # The chosen family's sessions are folded whole: none of theirs is partial.
+            partial = self.feed.partial
+            self.session_tree.partial_spend = partial - state.sessions.keys() if partial else partial
+            self.summary.partial_spend = bool(self.session_tree.partial_spend)
             state = overlay(catalog.state, state)
         super().show_state(state)
 
@@ -234,6 +239,10 @@ class ReplayScreen(SessionsScreen):
     @on(ReplayListed)
     def _listed(self, message: ReplayListed) -> None:
         self.feed.take_listed(message)
+
+    @on(ReplaySpendScanned)
+    def _spend_scanned(self, message: ReplaySpendScanned) -> None:
+        self.feed.take_spend(message)
 
     @on(SessionSelected)
     def _choose_family(self, message: SessionSelected) -> None:

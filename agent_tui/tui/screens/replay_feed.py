@@ -4,7 +4,8 @@ One of the replay screen's three parts (the screen's keys, this feed, the view a
 thread worker opens the logs, posts a first look at their end (`preview_end`), waits for it to
 be painted, counts the logs' lines and indexes them in batches of about a thousand events,
 posting progress; every key works meanwhile (what is not indexed yet is simply not reachable).
-Following runs a `Follower` in a thread of its own; each change arrives as the state at the new
+Over many logs, once their list is drawn, another thread scans each log's spend lines
+(`replay.spend_scan`) so the list's costs become the whole logs'. Following runs a `Follower` in a thread of its own; each change arrives as the state at the new
 end, already folded, so the screen's thread never parses a line it did not ask for. A followed
 end is redrawn at most every `FOLLOW_PAINT_SECONDS`.
 
@@ -37,6 +38,7 @@ from agent_tui.replay import (
     INDEX_BATCH,
     Catalog,
     Follower,
+    ListSpend,
     PollResult,
     Snapshot,
     Timeline,
@@ -44,6 +46,7 @@ from agent_tui.replay import (
     end_snapshot,
     preview_end,
     read_catalog,
+    scan_spend,
     torn_tail_notices,
 )
 from agent_tui.tui.marked import marked
@@ -54,6 +57,7 @@ from agent_tui.tui.messages import (
     ReplayListed,
     ReplayNotice,
     ReplayOpened,
+    ReplaySpendScanned,
 )
 from agent_tui.tui.screens.replay_view import ReplaySource, ReplayView
 from agent_tui.tui.widgets.index_progress import IndexProgress
@@ -64,6 +68,9 @@ FIRST_PAINT_WAIT = 1.0
 FOLLOW_PAINT_SECONDS = 0.1
 LIST_FOLLOW_SECONDS = 1.0
 """Many logs, following: how often the list looks at every log's size (a stat each)."""
+SPEND_POST_SECONDS = 0.25
+"""Many logs: how often the scan of their spend lines reports what it found (the list is
+redrawn with it)."""
 
 
 class FeedHost(Protocol):
@@ -148,6 +155,8 @@ class ReplayFeed:
         self.catalog: Catalog | None = None
         self.listed = False  # True once the list of many logs is on screen
         self.timelines = TimelineCache()
+        self.spend = ListSpend()  # many logs: what their earlier turns spent, scanned
+        self.partial: set[str] = set()  # many logs: sessions whose spend counts their last turn only
         self._list_followed = False  # many logs: whether the list is being followed
         self._pause_after = pause_indexing_after
         self._resume = threading.Event()
@@ -214,6 +223,29 @@ class ReplayFeed:
 
         self._run(follow, "replay-list-follow", exclusive=True)
 
+    def _scan_spend(self, catalog: Catalog) -> None:
+        """Many logs: scan the spend lines of the listed logs not scanned yet (see the module
+        docstring), reporting every `SPEND_POST_SECONDS`."""
+        entries = self.spend.to_scan(catalog)
+        if not entries:
+            return
+
+        def scan() -> None:
+            worker = get_current_worker()
+            found = []
+            posted = time.monotonic()
+            for entry in entries:
+                if self._stopping.is_set() or worker.is_cancelled:
+                    return
+                found.append(scan_spend(entry))
+                if time.monotonic() - posted >= SPEND_POST_SECONDS:
+                    self.host.post_message(ReplaySpendScanned(found))
+                    found, posted = [], time.monotonic()
+            if found:
+                self.host.post_message(ReplaySpendScanned(found))
+
+        self._run(scan, "replay-spend")
+
     def _index(self, timeline: Timeline, stop: threading.Event) -> None:
         def index() -> None:
             source = self.source
@@ -269,6 +301,10 @@ class ReplayFeed:
         if group == "replay-index":
             host.scrubber.label = marked(f"Could not read the logs: {error}", "bold $text-error")
             host.notify(str(error), title="Could not read the logs", severity="error", timeout=30)
+        elif group == "replay-spend":
+            host.notify(
+                str(error), title="Could not read what the sessions spent", severity="error", timeout=15
+            )
         elif group == "replay-follow":
             self.set_following(False)
             host.notify(str(error), title="Follow stopped", severity="error", timeout=15)
@@ -278,6 +314,8 @@ class ReplayFeed:
         host, source, cursor = self.host, self.source, self.cursor
         catalog = self.catalog = message.catalog
         self.listed = True
+        self.spend.apply(catalog)
+        self.partial = self.spend.partial(catalog)
         if len(catalog.entries) != len(source.files):  # new logs, following
             source.files = [entry.path for _sid, entry in sorted(catalog.entries.items())]
             host.show_mode(source.mode)
@@ -296,6 +334,22 @@ class ReplayFeed:
         if message.complete and not source.family and selected is not None:
             self.open_family(selected)
         host.call_after_refresh(self._first_paint.set)
+        if message.complete:
+            host.call_after_refresh(self._scan_spend, catalog)
+
+    def take_spend(self, message: ReplaySpendScanned) -> None:
+        """Many logs: what some listed sessions' earlier turns spent, into the list."""
+        self.spend.take(message.scanned)
+        catalog = self.catalog
+        if catalog is None:
+            return
+        for result in message.scanned:
+            for problem in result.problems:
+                self.cursor.report(problem, "Corrupt line: what it spent is left out of the list")
+        self.spend.apply(catalog)
+        self.partial = self.spend.partial(catalog)
+        cursor = self.cursor
+        self.host.show_state(cursor.view.state if cursor.view is not None else DashboardState())
 
     def session_chosen(self, session_id: str) -> None:
         if self.source.many and self.catalog is not None:

@@ -122,6 +122,9 @@ class SessionTree(Tree[str]):
         self._dimmed: set[str] = set()  # a filter's dimmed ancestors
         self._restoring = False
         self._styles: dict[str, Style] = {}  # component styles, looked up once per theme
+        self.partial_spend: set[str] = set()
+        """Sessions whose spend counts part of their log so far (a replay's list before its
+        scan): their figures, and their trees' and days', read `≥$0.42`."""
         self.end_marks: dict[str, str] = {}
         """Session id → a mark shown after its line in the error colour (a replay's `✗ torn
         tail`), in place of its last turn's message."""
@@ -198,6 +201,7 @@ class SessionTree(Tree[str]):
             self._note(session),
             self._mark(session_id),
             _spend_key(state, session),
+            self._partial(state, session.session_id),
         )
         if self._labels.get(session_id) != key:
             self._labels[session_id] = key
@@ -209,10 +213,12 @@ class SessionTree(Tree[str]):
         if state is None:
             return None
         total = Spend()
+        partial = False
         for root in self._group_roots.get(data, ()):
             if root in state.sessions:
                 total = total.plus(_tree_spend(state, state.sessions[root]))
-        return cost_brief(total) if spent(total) else None
+                partial = partial or self._partial(state, root)[1]
+        return cost_brief(total, partial=partial) if spent(total) else None
 
     def _group_label(self, data: str) -> Text:
         label = Text(visible(data[len(_GROUP) :]), self._style("session-tree--day"))
@@ -433,7 +439,19 @@ class SessionTree(Tree[str]):
         if state is None:
             return None, None
         tree = _tree_spend(state, session)
-        return tree_cost(session.spend, tree), budget_mark(tree, session.budget_usd, session.budget_tokens)
+        own, whole = self._partial(state, session.session_id)
+        cost = tree_cost(session.spend, tree, partial=own, tree_partial=whole)
+        return cost, budget_mark(tree, session.budget_usd, session.budget_tokens)
+
+    def _partial(self, state: DashboardState, session_id: str) -> tuple[bool, bool]:
+        """Whether the session's own figure, and its tree's, count part of a log (`partial_spend`)."""
+        partial = self.partial_spend
+        if not partial:
+            return False, False
+        own = session_id in partial
+        if own or not state.children(session_id):
+            return own, own
+        return False, any(sid in partial for sid in state.descendants(session_id))
 
     def _mark(self, session_id: str) -> str | None:
         return self.marks(session_id) if self.marks is not None else None

@@ -56,6 +56,8 @@ class SummaryBar(Horizontal):
         self.location = ""
         """Where the logs are (`~/.local/share/agent-tui/projects/x`), shown after the counts."""
         self.notice: str = ""
+        self.partial_spend = False
+        """The total counts part of some logs so far (a replay's list before its scan): `≥$4.20`."""
         self._notice_rank = 0
         self._key: object = None
         self._timer: Timer | None = None
@@ -75,7 +77,7 @@ class SummaryBar(Horizontal):
         notice_width = notice.size.width if notice.has_class("-shown") else 0
         key = (
             self.mode, running, pending, state.event_count, sessions, note, error, self.location,
-            width, notice_width, total,
+            width, notice_width, total, self.partial_spend,
         )  # fmt: skip
         self._shown = (state, note, error)
         if key == self._key:
@@ -95,7 +97,7 @@ class SummaryBar(Horizontal):
             sep,
         ]
         if spent(total):
-            parts += [(cost_brief(total), "$text-secondary"), sep]
+            parts += [(cost_brief(total, partial=self.partial_spend), "$text-secondary"), sep]
         parts += [
             (f"{counted(sessions, 'session')}", MUTED),
         ]
