@@ -231,6 +231,29 @@ class TestListedFromItsLastTurn:
         log.emit("turn.completed", "turn_3", stopReason="final")
         return log.events
 
+    def test_a_last_turn_folded_from_its_middle_counts_once(self) -> None:
+        """A turn longer than the tail read: the tail starts after its first call, and its
+        total (on turn.completed) settles it; the call before the tail is not counted again."""
+        log = SessionLog("sess_a", created=False)
+        log.emit("session.created", None, cwd="/w", client="test")
+        _turn(log, "turn_1")
+        _call(log, "turn_1", 1, 100, 10, costUsd=0.1)
+        log.emit("turn.completed", "turn_1", stopReason="final")
+        _turn(log, "turn_2")
+        _call(log, "turn_2", 1, 200, 20, costUsd=0.2)
+        _call(log, "turn_2", 2, 300, 30, costUsd=0.3)
+        _call(log, "turn_2", 3, 400, 40, costUsd=0.4)
+        total = {"promptTokens": 900, "completionTokens": 90, "costUsd": 0.9}
+        log.emit("turn.completed", "turn_2", stopReason="final", usage=total)
+        events = log.events
+        cut = [i for i, e in enumerate(events) if e.type == "model.usage"][2]  # turn 2's second call
+        listed = project_state([events[0], *events[cut:]])
+        absorb_earlier_spend(listed, "sess_a", events[1:cut], events[cut:])
+        whole = project_state(events).sessions["sess_a"].spend
+        assert listed.sessions["sess_a"].spend == whole
+        assert whole.cost_usd == pytest.approx(1.0)
+        assert listed.spend_by_day == project_state(events).spend_by_day
+
     @pytest.mark.parametrize("budget_in_last", [False, True])
     def test_its_totals_and_budget_are_the_whole_logs(self, budget_in_last: bool) -> None:
         events = self._three_turns(budget_in_last)

@@ -12,6 +12,9 @@ Invariants:
 - `earlier` holds events from before the part already folded, and a `session.budget` among
   them only when none came later (the latest budget is the one in force): `is_earlier` is that
   rule, for whoever picks the events from a log;
+- what is added for a folded part that starts inside a turn (a turn longer than the tail read)
+  counts that turn once: `spend_before` is the fold of the earlier events and the part's,
+  less the part's alone (the turn's total settles it in both);
 - an `EarlierSpend` is a value: added to a state once per folded session (adding it twice
   counts it twice; its holder keeps count).
 """
@@ -33,6 +36,7 @@ __all__ = [
     "add_earlier_spend",
     "earlier_spend",
     "is_earlier",
+    "spend_before",
 ]
 
 EARLIER_TYPES = frozenset({"turn.started", "model.usage", "turn.completed", "session.budget"})
@@ -82,6 +86,15 @@ def earlier_spend(session_id: str, earlier: Iterable[Event]) -> EarlierSpend | N
     return EarlierSpend(past.spend, tuple(scratch.spend_by_day.items()), budget)
 
 
+def spend_before(session_id: str, earlier: Iterable[Event], folded: Iterable[Event]) -> EarlierSpend | None:
+    """What the session spent before its `folded` part (the tail the state already holds):
+    the fold of `earlier` and the part's spend events, less the part's alone, so a part that
+    starts inside a turn counts that turn once (see the module's rules)."""
+    part = [event for event in folded if event.type in EARLIER_TYPES]
+    whole = earlier_spend(session_id, [*earlier, *part])
+    return whole.minus(earlier_spend(session_id, part)) if whole is not None else None
+
+
 def add_earlier_spend(state: DashboardState, session_id: str, found: EarlierSpend) -> None:
     """Add `found` to the session's total and the days' in `state` (and its budget, if set)."""
     session = state.sessions.get(session_id)
@@ -95,10 +108,12 @@ def add_earlier_spend(state: DashboardState, session_id: str, found: EarlierSpen
         session.budget_usd, session.budget_tokens = found.budget
 
 
-def absorb_earlier_spend(state: DashboardState, session_id: str, earlier: Iterable[Event]) -> None:
-    """Add to `state` what the session's `earlier` events (see the module's rules) spent."""
+def absorb_earlier_spend(
+    state: DashboardState, session_id: str, earlier: Iterable[Event], folded: Iterable[Event] = ()
+) -> None:
+    """Add to `state` what the session spent before its `folded` part (`spend_before`)."""
     if session_id not in state.sessions:
         return
-    found = earlier_spend(session_id, earlier)
+    found = spend_before(session_id, earlier, folded)
     if found is not None:
         add_earlier_spend(state, session_id, found)

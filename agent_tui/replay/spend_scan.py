@@ -11,9 +11,9 @@ Invariants:
 - a scan reads a log in `CHUNK_BYTES` pieces and decodes only the lines holding one of those
   types; memory is a chunk, the tail's spend events and one log's scratch fold, whatever the
   log's size;
-- what is added is the fold of the earlier events and the tail's (from `CatalogEntry.tail_from`
-  on) less the fold of the tail's alone, so a tail that starts inside a turn (one longer than
-  the catalog's longest tail) counts that turn once, as the whole log's fold does;
+- what is added is `spend_before` the tail (from `CatalogEntry.tail_from` on), so a tail that
+  starts inside a turn (one longer than the catalog's longest tail) counts that turn once, as
+  the whole log's fold does;
 - a final line without its newline (being written, or torn) is not read: the catalog tells it;
 - a result belongs to a log's tail as listed (`tail_from`): a log whose tail moved on
   (following, a new turn) is scanned again, one whose last turn only grew keeps its result;
@@ -38,8 +38,8 @@ from agent_tui.reducer.earlier_spend import (
     EARLIER_TYPES,
     EarlierSpend,
     add_earlier_spend,
-    earlier_spend,
     is_earlier,
+    spend_before,
 )
 from agent_tui.replay.catalog import Catalog, CatalogEntry
 from agent_tui.replay.logfile import decode_line
@@ -68,19 +68,19 @@ def scan_spend(entry: CatalogEntry) -> ScannedSpend:
     tail: list[Event] = []
     events = _spend_events(entry.path, entry.tail_from, entry.budget_later, tail, problems)
     try:
-        whole = earlier_spend(entry.session_id, events)
+        earlier = list(events)
     except OSError as error:
         problems.append(f"{entry.path}: unreadable: {error.strerror or error}")
-        whole = None
-    found = whole.minus(earlier_spend(entry.session_id, tail)) if whole is not None else None
+        earlier = []
+    found = spend_before(entry.session_id, earlier, tail)
     return ScannedSpend(entry.session_id, entry.tail_from, found, tuple(problems))
 
 
 def _spend_events(
     path: Path, tail_from: int, budget_later: bool, tail: list[Event], problems: list[str]
 ) -> Iterator[Event]:
-    """The events before `tail_from` that `is_earlier`, then the tail's spend events (also kept
-    in `tail`), from the lines that name their types."""
+    """The events before `tail_from` that `is_earlier` (the tail's spend events go to `tail`),
+    from the lines that name their types."""
     with open(path, "rb") as handle:
         rest = b""
         line_number = 1  # of the first line in `data`
@@ -98,7 +98,6 @@ def _spend_events(
                 elif decoded.sequence >= tail_from:
                     if decoded.type in EARLIER_TYPES:
                         tail.append(decoded)
-                        yield decoded
                 elif is_earlier(decoded, tail_from, budget_later):
                     yield decoded
             line_number += data.count(b"\n")

@@ -260,15 +260,15 @@ class Workbench(FinishingActions):
     async def hydrate(
         self,
         fold: Callable[[Event], None],
-        earlier: Callable[[str, list[Event]], None] | None = None,
+        earlier: Callable[[str, list[Event], list[Event]], None] | None = None,
     ) -> list[str]:
         """Reopen every stored session; `fold` sees every stored session's first line, then
         each one's last turn (its head, then its tail, `read_entry`: the whole list is drawn
         before any tail is read, and before any log is read whole), then the engine reopens
         them one by one, letting the dashboard run in between. As the engine reads a log whole,
-        `earlier(session id, events)` is told what the turns before the folded tail spent
-        (`reducer.earlier_spend`: their usage, and a budget set meanwhile when the tail sets
-        none), so the totals are the whole log's.
+        `earlier(session id, events, tail)` is told what the turns before the folded `tail`
+        spent (`reducer.earlier_spend`: their usage, and a budget set meanwhile when the tail
+        sets none), so the totals are the whole log's.
 
         Returns:
             One `FILE: reason` line per log that could not be reopened.
@@ -322,7 +322,7 @@ class Workbench(FinishingActions):
             if hydration.answers_note is not None:
                 problems.append(f"{session.session_id}: {hydration.answers_note}")
             if earlier is not None and before.events:
-                earlier(session.session_id, before.events)
+                earlier(session.session_id, before.events, tails.get(session.session_id, []))
             self._remember_model(session)
         return problems
 

@@ -225,10 +225,11 @@ class LiveRun:
             ask=event.type == "permission.resolved" and event.payload.get("decision") == "ask"
         )
 
-    def _on_earlier(self, session_id: str, earlier: list[Event]) -> None:
-        """What a listed session's turns before its last spent (read once its log was read
-        whole): into its totals, and to the observers (attention counts a tree's spend)."""
-        absorb_earlier_spend(self.state, session_id, earlier)
+    def _on_earlier(self, session_id: str, earlier: list[Event], folded: list[Event]) -> None:
+        """What a listed session's turns before its `folded` last one spent (read once its log
+        was read whole): into its totals, and to the observers (attention counts a tree's spend
+        from the calls: those before the folded part are new to it)."""
+        absorb_earlier_spend(self.state, session_id, earlier, folded)
         self._changed = True
         for event in earlier:
             if event.type in ("model.usage", "session.budget"):
