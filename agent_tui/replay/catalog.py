@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 import orjson
@@ -145,14 +146,16 @@ def read_catalog(paths: Iterable[Path], *, tails: bool = True) -> Catalog:
     """List `paths` from their heads and tails (see the module docstring); without `tails`,
     from their heads alone (names and tree, every status idle: a first look, ten times quicker)."""
     catalog = Catalog(complete=tails)
-    picked: list[tuple[str, int, int, Event]] = []
-    for number, path in enumerate(paths):
+    picked: list[Event] = []
+    for path in paths:
         entry, events = read_entry(path, tail=tails)
         catalog.entries[entry.session_id] = entry
-        picked += [(event.ts, number, event.sequence, event) for event in events]
-    picked.sort(key=lambda item: item[:3])
+        picked += events
+    # By time; a stable sort keeps ties in the order of the logs, and within one log in its
+    # lines' order (a tuple key saying so costs ten times more for 100k events).
+    picked.sort(key=attrgetter("ts"))
     state = catalog.state
-    for *_key, event in picked:
+    for event in picked:
         apply_event(state, event)
     for entry in catalog.entries.values():
         if entry.session_id not in state.sessions:  # no readable head: listed by its file name

@@ -122,6 +122,7 @@ class SessionTree(Tree[str]):
         self._dimmed: set[str] = set()  # a filter's dimmed ancestors
         self._restoring = False
         self._styles: dict[str, Style] = {}  # component styles, looked up once per theme
+        self._build_width: int | None = None  # the tree's width while its lines are built
         self.end_marks: dict[str, str] = {}
         """Session id → a mark shown after its line in the error colour (a replay's `✗ torn
         tail`), in place of its last turn's message."""
@@ -264,12 +265,21 @@ class SessionTree(Tree[str]):
             under: TreeNode[str] = self.root
             if parent_data is not None:
                 under = groups.get(parent_data) or self._session_nodes.get(parent_data) or self.root
-            if data in parents:
-                node = under.add(Text(), data=data, expand=data not in collapsed)
-            else:
-                node = under.add_leaf(Text(), data=data)
-            self._session_nodes[data] = node
+            self._session_nodes[data] = self._append(
+                under, data, parent=data in parents, expand=data not in collapsed
+            )
+        self._invalidate()  # once, for every node added
         self.call_after_refresh(self._restore_cursor)
+
+    def _append(self, under: TreeNode[str], data: str, *, parent: bool, expand: bool) -> TreeNode[str]:
+        """A node for `data` (label left empty) appended under `under`, without the layout work
+        `TreeNode.add` redoes for each node: `_rebuild` invalidates the tree once for all."""
+        node = self._add_node(under, Text(), data)
+        node._expanded = parent and expand
+        node._allow_expand = parent
+        under._children.append(node)
+        under._updates += 1
+        return node
 
     def _restore_cursor(self) -> None:
         node = self._session_nodes.get(self.selected_id or "")
@@ -396,11 +406,21 @@ class SessionTree(Tree[str]):
     def get_label_width(self, node: TreeNode[str]) -> int:
         """The room the node's line has (its label is cut to it): nothing is built to measure.
         Before the tree is laid out, 0 (its lines are measured again once it has a size)."""
-        width = self.scrollable_content_region.width if self.is_mounted else 0
+        width = self._build_width
+        if width is None:
+            width = self.scrollable_content_region.width if self.is_mounted else 0
         if not width:
             return 0
         room = width - self._depth(node) * self.guide_depth
         return room if room > 0 else super().get_label_width(node)
+
+    def _build(self) -> None:
+        """Textual's line building, the tree's width looked up once for all its lines."""
+        self._build_width = self.scrollable_content_region.width if self.is_mounted else 0
+        try:
+            super()._build()
+        finally:
+            self._build_width = None
 
     def _depth(self, node: TreeNode[str]) -> int:
         """How many lines (days, sessions) the node is under."""
