@@ -179,11 +179,8 @@ def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Eve
         seen = (size, stat.st_mtime_ns)
         head = _head(fd, size)
         problem: str | None = None
-        first = decode_line(head) if head else None
-        created: Event | None = None
-        if isinstance(first, Event) and first.type == "session.created" and first.session_id == session_id:
-            created = first
-        elif size:
+        created = created_event(head, session_id)
+        if created is None and size:
             problem = f"{path}:1: not the session's session.created line"
         events, tail_problem = (
             _last_turn(fd, size, path, len(head) + 1 if head else 0) if tail else ([], None)
@@ -199,6 +196,14 @@ def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Eve
     if created is None:
         kept = []  # without its head the tail cannot be placed in a session's tree
     return CatalogEntry(path, session_id, parent, problem or tail_problem, seen), kept
+
+
+def created_event(head: bytes, session_id: str) -> Event | None:
+    """A log's first line as its session's `session.created` event (None if it is not that)."""
+    first = decode_line(head) if head else None
+    if isinstance(first, Event) and first.type == "session.created" and first.session_id == session_id:
+        return first
+    return None
 
 
 def _head(fd: int, size: int) -> bytes:

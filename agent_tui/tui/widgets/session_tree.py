@@ -122,7 +122,7 @@ class SessionTree(Tree[str]):
         self._dimmed: set[str] = set()  # a filter's dimmed ancestors
         self._restoring = False
         self._styles: dict[str, Style] = {}  # component styles, looked up once per theme
-        self._build_width: int | None = None  # the tree's width while its lines are built
+        self._build_room: tuple[int, int] | None = None  # (width, guide depth) while lines are built
         self.end_marks: dict[str, str] = {}
         """Session id → a mark shown after its line in the error colour (a replay's `✗ torn
         tail`), in place of its last turn's message."""
@@ -406,21 +406,22 @@ class SessionTree(Tree[str]):
     def get_label_width(self, node: TreeNode[str]) -> int:
         """The room the node's line has (its label is cut to it): nothing is built to measure.
         Before the tree is laid out, 0 (its lines are measured again once it has a size)."""
-        width = self._build_width
-        if width is None:
-            width = self.scrollable_content_region.width if self.is_mounted else 0
+        width, guide = self._build_room or (
+            self.scrollable_content_region.width if self.is_mounted else 0,
+            self.guide_depth,
+        )
         if not width:
             return 0
-        room = width - self._depth(node) * self.guide_depth
+        room = width - self._depth(node) * guide
         return room if room > 0 else super().get_label_width(node)
 
     def _build(self) -> None:
-        """Textual's line building, the tree's width looked up once for all its lines."""
-        self._build_width = self.scrollable_content_region.width if self.is_mounted else 0
+        """Textual's line building, the tree's width and guide looked up once for all its lines."""
+        self._build_room = (self.scrollable_content_region.width if self.is_mounted else 0, self.guide_depth)
         try:
             super()._build()
         finally:
-            self._build_width = None
+            self._build_room = None
 
     def _depth(self, node: TreeNode[str]) -> int:
         """How many lines (days, sessions) the node is under."""
