@@ -16,6 +16,8 @@ Thousands of sessions cost what is on screen: a session's line is built when it 
 each state for the lines in view, `LABELLED_LINES` at least), never for the whole tree; a line
 scrolled away forgets its label and builds it again when it comes back. A line's width for
 the tree's layout is the room it has (every line is cut to it), so nothing is built to measure it.
+The nodes are appended and the tree invalidated once for all of them (Textual's `add` redoes its
+layout work for each node).
 
 A line too long for the tree is cut with `…` when it is drawn: first the end message, then the
 cost gives its short form (the tree's total, `Σ$1.87`), then the name is cut (to no fewer than
