@@ -18,6 +18,7 @@ from agent_tui.engine.provider import ModelRequest, StepDone, TextDelta
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
+from agent_tui.replay.catalog import created_event
 from agent_tui.runtime.change_preview import MAX_PREVIEW_BYTES, preview_change
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
 from agent_tui.runtime.session_dirs import (
@@ -134,6 +135,20 @@ class TestSessionsDirectory:
             handle.write(big)
         stored = read_stored_session(path)
         assert stored.last_ts == "2026-11-30T11:00:00.000Z" and stored.status == "interrupted"
+
+    def test_listed_without_the_ends_a_log_keeps_its_whole_first_line(self, tmp_path: Path) -> None:
+        path = write_log(tmp_path, "sess_done", 30, stop="final", name="done")
+        ended = read_stored_session(path)
+        head = read_stored_session(path, ends=False)
+        assert ended.head == b"" and ended.status == "completed"
+        assert head.head == path.read_bytes().split(b"\n")[0]
+        assert (head.name, head.status, head.last_ts) == ("done", "idle", head.created_ts)
+        created = created_event(head.head, "sess_done")
+        assert created is not None and created.payload["agentName"] == "done"
+        assert created_event(head.head, "sess_other") is None  # another session's line
+        torn = tmp_path / "sess_torn.jsonl"
+        torn.write_bytes(path.read_bytes().split(b"\n")[0])  # its first line not ended yet
+        assert read_stored_session(torn, ends=False).head == b""
 
 
 class TestWorktrees:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 import orjson
@@ -149,14 +150,16 @@ def read_catalog(paths: Iterable[Path], *, tails: bool = True) -> Catalog:
     """List `paths` from their heads and tails (see the module docstring); without `tails`,
     from their heads alone (names and tree, every status idle: a first look, ten times quicker)."""
     catalog = Catalog(complete=tails)
-    picked: list[tuple[str, int, int, Event]] = []
-    for number, path in enumerate(paths):
+    picked: list[Event] = []
+    for path in paths:
         entry, events = read_entry(path, tail=tails)
         catalog.entries[entry.session_id] = entry
-        picked += [(event.ts, number, event.sequence, event) for event in events]
-    picked.sort(key=lambda item: item[:3])
+        picked += events
+    # By time; a stable sort keeps ties in the order of the logs, and within one log in its
+    # lines' order (a tuple key saying so costs ten times more for 100k events).
+    picked.sort(key=attrgetter("ts"))
     state = catalog.state
-    for *_key, event in picked:
+    for event in picked:
         apply_event(state, event)
     for entry in catalog.entries.values():
         if entry.session_id not in state.sessions:  # no readable head: listed by its file name
@@ -180,11 +183,8 @@ def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Eve
         seen = (size, stat.st_mtime_ns)
         head = _head(fd, size)
         problem: str | None = None
-        first = decode_line(head) if head else None
-        created: Event | None = None
-        if isinstance(first, Event) and first.type == "session.created" and first.session_id == session_id:
-            created = first
-        elif size:
+        created = created_event(head, session_id)
+        if created is None and size:
             problem = f"{path}:1: not the session's session.created line"
         events, tail_problem = (
             _last_turn(fd, size, path, len(head) + 1 if head else 0) if tail else ([], None)
@@ -205,6 +205,14 @@ def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Eve
     budget_later = any(event.type == "session.budget" for event in events)
     entry = CatalogEntry(path, session_id, parent, problem or tail_problem, seen, tail_from, budget_later)
     return entry, kept
+
+
+def created_event(head: bytes, session_id: str) -> Event | None:
+    """A log's first line as its session's `session.created` event (None if it is not that)."""
+    first = decode_line(head) if head else None
+    if isinstance(first, Event) and first.type == "session.created" and first.session_id == session_id:
+        return first
+    return None
 
 
 def _head(fd: int, size: int) -> bytes:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -107,22 +107,27 @@ class StoredSession:
     model: str | None = None
     problem: str | None = None
     client: str | None = None
+    head: bytes = field(default=b"", repr=False)  # the first line, when listed without `ends`
 
     @property
     def name(self) -> str:
         return session_label(self.agent_name, self.title, self.session_id)
 
 
-def read_stored_session(path: Path) -> StoredSession:
-    """What the first two and the last complete line of one log say."""
+def read_stored_session(path: Path, *, ends: bool = True) -> StoredSession:
+    """What the first two and the last complete line of one log say; without `ends`, the first
+    two alone (`last_ts` and `status` are then the first line's) and the first line, if whole, is
+    kept (`head`: who reopens the session folds it, without reading it again)."""
     session_id = path.stem
+    last_line = ending_line = None
     try:
         with path.open("rb") as handle:
             first = handle.readline()
             second = handle.readline()
-            size = os.fstat(handle.fileno()).st_size
-            last_line = _last_complete_line(handle, size)
-            ending_line = _last_turn_line(handle, size, last_line)
+            if ends:
+                size = os.fstat(handle.fileno()).st_size
+                last_line = _last_complete_line(handle, size)
+                ending_line = _last_turn_line(handle, size, last_line)
     except OSError as error:
         return _unreadable(path, error.strerror or str(error))
     try:
@@ -154,6 +159,7 @@ def read_stored_session(path: Path) -> StoredSession:
         worktree_branch=worktree.get("branch"),
         model=created.get("model"),
         client=created.get("client"),
+        head=first[:-1] if not ends and first.endswith(b"\n") else b"",
     )
 
 
@@ -251,11 +257,12 @@ def reopen_closed(directory: Path, session_ids: Iterable[str]) -> None:
     write_whole(directory / CLOSED_FILE, "".join(line + "\n" for line in kept).encode("utf-8"))
 
 
-def list_stored_sessions(directory: Path) -> list[StoredSession]:
-    """Every log of `directory`, newest activity first (ties: session id)."""
+def list_stored_sessions(directory: Path, *, ends: bool = True) -> list[StoredSession]:
+    """Every log of `directory`, newest activity first (ties: session id); without `ends`, from
+    their first lines alone (see `read_stored_session`)."""
     if not directory.is_dir():
         return []
-    found = [read_stored_session(path) for path in directory.glob("*.jsonl")]
+    found = [read_stored_session(path, ends=ends) for path in directory.glob("*.jsonl")]
     found.sort(key=lambda s: s.session_id)
     found.sort(key=lambda s: s.last_ts, reverse=True)
     return found

@@ -59,7 +59,7 @@ from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
 from agent_tui.reducer.earlier_spend import is_earlier
-from agent_tui.replay.catalog import read_entry
+from agent_tui.replay.catalog import created_event, read_entry
 from agent_tui.runtime.agent_requests import (
     AgentSpec,
     AgentStartError,
@@ -274,7 +274,7 @@ class Workbench(FinishingActions):
             One `FILE: reason` line per log that could not be reopened.
         """
         problems: list[str] = []
-        stored = list_stored_sessions(self.sessions_dir)
+        stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
         stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
         closed = closed_sessions(self.sessions_dir)
         listed: list[StoredSession] = []
@@ -289,8 +289,9 @@ class Workbench(FinishingActions):
             listed.append(session)
         self.reopening = {session.session_id for session in listed}
         for session in listed:  # the whole list first, from the heads
-            for event in read_entry(session.path, tail=False)[1]:
-                fold(event)
+            created = created_event(session.head, session.session_id)
+            if created is not None:
+                fold(created)
         for start in range(0, len(listed), TAILS_BATCH):  # then their last turns, read in a thread
             batch = listed[start : start + TAILS_BATCH]
             last_turns = await anyio.to_thread.run_sync(_last_turns, [session.path for session in batch])

@@ -16,6 +16,8 @@ Thousands of sessions cost what is on screen: a session's line is built when it 
 each state for the lines in view, `LABELLED_LINES` at least), never for the whole tree; a line
 scrolled away forgets its label and builds it again when it comes back. A line's width for
 the tree's layout is the room it has (every line is cut to it), so nothing is built to measure it.
+The nodes are appended and the tree invalidated once for all of them (Textual's `add` redoes its
+layout work for each node).
 
 A line too long for the tree is cut with `…` when it is drawn: first the end message, then the
 cost gives its short form (the tree's total, `Σ$1.87`), then the name is cut (to no fewer than
@@ -125,6 +127,7 @@ class SessionTree(Tree[str]):
         self.partial_spend: set[str] = set()
         """Sessions whose spend counts part of their log so far (a replay's list before its
         scan): their figures, and their trees' and days', read `≥$0.42`."""
+        self._build_room: tuple[int, int] | None = None  # (width, guide depth) while lines are built
         self.end_marks: dict[str, str] = {}
         """Session id → a mark shown after its line in the error colour (a replay's `✗ torn
         tail`), in place of its last turn's message."""
@@ -270,12 +273,21 @@ class SessionTree(Tree[str]):
             under: TreeNode[str] = self.root
             if parent_data is not None:
                 under = groups.get(parent_data) or self._session_nodes.get(parent_data) or self.root
-            if data in parents:
-                node = under.add(Text(), data=data, expand=data not in collapsed)
-            else:
-                node = under.add_leaf(Text(), data=data)
-            self._session_nodes[data] = node
+            self._session_nodes[data] = self._append(
+                under, data, parent=data in parents, expand=data not in collapsed
+            )
+        self._invalidate()  # once, for every node added
         self.call_after_refresh(self._restore_cursor)
+
+    def _append(self, under: TreeNode[str], data: str, *, parent: bool, expand: bool) -> TreeNode[str]:
+        """A node for `data` (label left empty) appended under `under`, without the layout work
+        `TreeNode.add` redoes for each node: `_rebuild` invalidates the tree once for all."""
+        node = self._add_node(under, Text(), data)
+        node._expanded = parent and expand
+        node._allow_expand = parent
+        under._children.append(node)
+        under._updates += 1
+        return node
 
     def _restore_cursor(self) -> None:
         node = self._session_nodes.get(self.selected_id or "")
@@ -402,11 +414,22 @@ class SessionTree(Tree[str]):
     def get_label_width(self, node: TreeNode[str]) -> int:
         """The room the node's line has (its label is cut to it): nothing is built to measure.
         Before the tree is laid out, 0 (its lines are measured again once it has a size)."""
-        width = self.scrollable_content_region.width if self.is_mounted else 0
+        width, guide = self._build_room or (
+            self.scrollable_content_region.width if self.is_mounted else 0,
+            self.guide_depth,
+        )
         if not width:
             return 0
-        room = width - self._depth(node) * self.guide_depth
+        room = width - self._depth(node) * guide
         return room if room > 0 else super().get_label_width(node)
+
+    def _build(self) -> None:
+        """Textual's line building, the tree's width and guide looked up once for all its lines."""
+        self._build_room = (self.scrollable_content_region.width if self.is_mounted else 0, self.guide_depth)
+        try:
+            super()._build()
+        finally:
+            self._build_room = None
 
     def _depth(self, node: TreeNode[str]) -> int:
         """How many lines (days, sessions) the node is under."""
