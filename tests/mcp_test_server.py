@@ -207,6 +207,7 @@ def main() -> None:
         return
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(128)  # listening before the URL is printed: a client may connect at once
     port = sock.getsockname()[1]
     app = server.streamable_http_app(json_response=mode == "http-json")
     config = uvicorn.Config(app, log_level="warning")
