@@ -20,14 +20,13 @@ Invariants:
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent_tui.engine.vault import ENVIRONMENT
-from agent_tui.providers.config import config_path, toml_error_message
+from agent_tui.providers.config import ConfigError, config_path, read_config_file
 from agent_tui.providers.toml_lines import KeyLines
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -85,18 +84,12 @@ def load_acp_agents(path: Path | None = None) -> dict[str, AcpAgentConfig]:
     """
     path = path if path is not None else acp_config_path()
     try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
+        read = read_config_file(path)
+    except ConfigError as error:
+        raise AcpConfigError(str(error)) from None
+    if read is None:
         return {}
-    except UnicodeDecodeError as error:
-        raise AcpConfigError(f"{path}:{_line_of_byte(path, error.start)}: not UTF-8 text") from None
-    except OSError as error:
-        raise AcpConfigError(f"{path}: {error.strerror or error}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise AcpConfigError(toml_error_message(path, error)) from None
-    lines = KeyLines(text)
+    data, lines = read
     tables = data.get("acp", {})
     if not isinstance(tables, dict):
         raise AcpConfigError(f"{path}:{lines.line('acp')}: acp must be a table of [acp.NAME] tables")
@@ -132,10 +125,3 @@ def _agent(path: Path, lines: KeyLines, name: str, table: Any) -> AcpAgentConfig
                 "env",
             )
     return AcpAgentConfig(name, command.strip(), tuple(args), tuple(env))
-
-
-def _line_of_byte(path: Path, offset: int) -> int:
-    try:
-        return path.read_bytes()[:offset].count(b"\n") + 1
-    except OSError:
-        return 1

@@ -259,14 +259,7 @@ class ModelUsage(Usage):
     ) -> ModelUsage:
         """Call `step`'s usage (`prompt` counts every prompt token, cache reads `cached` and
         writes `written` included), priced as `model` (no cost when its price is unknown)."""
-        return cls(
-            step=step,
-            promptTokens=prompt,
-            completionTokens=completion,
-            cachedTokens=cached,
-            cacheWriteTokens=written,
-            costUsd=prices.cost_usd(model, prompt, completion, cached, written),
-        )
+        return cls(**cls.priced_fields(prices, step, model, prompt, completion, cached, written))
 
     @staticmethod
     def priced_fields(

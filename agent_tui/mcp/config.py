@@ -31,7 +31,6 @@ Invariants:
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,8 +38,7 @@ from typing import Any, get_args
 
 from agent_tui.engine.vault import ENVIRONMENT, is_secret_name
 from agent_tui.events.model import Risk
-from agent_tui.providers.config import config_path, toml_error_message
-from agent_tui.providers.toml_lines import KeyLines
+from agent_tui.providers.config import ConfigError, config_path, read_config_file
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -178,18 +176,12 @@ def load_mcp_servers(path: Path | None = None) -> dict[str, McpServerConfig]:
     """
     path = path if path is not None else config_path()
     try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
+        read = read_config_file(path)
+    except ConfigError as error:
+        raise McpConfigError(str(error)) from None
+    if read is None:
         return {}
-    except UnicodeDecodeError:
-        raise McpConfigError(f"{path}: not UTF-8 text") from None
-    except OSError as error:
-        raise McpConfigError(f"{path}: {error.strerror or error}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise McpConfigError(toml_error_message(path, error)) from None
-    lines = KeyLines(text)
+    data, lines = read
     tables = data.get("mcp", {})
     if not isinstance(tables, dict):
         raise McpConfigError(f"{path}:{lines.line('mcp')}: mcp must be a table of [mcp.NAME] tables")

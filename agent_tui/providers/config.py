@@ -175,10 +175,23 @@ def load_config(path: Path | None = None) -> Config:
         ConfigError: the file cannot be read, is not TOML, or holds a bad setting.
     """
     path = path if path is not None else config_path()
+    read = read_config_file(path)
+    if read is None:
+        return Config(path)
+    return _check(path, *read)
+
+
+def read_config_file(path: Path) -> tuple[dict[str, Any], KeyLines] | None:
+    """The config file's tables and where each key stands, for every reader of the file (the
+    profiles here, `[acp.NAME]`, `[mcp.NAME]`); None when there is no file.
+
+    Raises:
+        ConfigError: the file cannot be read, is not UTF-8, or is not TOML (`PATH:LINE: reason`).
+    """
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return Config(path)
+        return None
     except OSError as error:
         raise ConfigError(f"{path}: {error.strerror or error}") from None
     try:
@@ -190,7 +203,7 @@ def load_config(path: Path | None = None) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(toml_error_message(path, error)) from None
-    return _check(path, data, KeyLines(text))
+    return data, KeyLines(text)
 
 
 def configured_prices(env: Mapping[str, str] = ENVIRONMENT) -> PriceTable:
