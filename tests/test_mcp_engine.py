@@ -76,6 +76,34 @@ class TestStdioServer:
         result = of_type(events, "tool.completed")[0].payload["result"]
         assert result == "a red dot\n[an image (image/png) the server returned is not shown]"
 
+    async def test_a_turn_that_starts_while_its_tree_opens_the_servers_waits_for_them(
+        self, tmp_path: Path
+    ) -> None:
+        """A root's and its sub-agent's first turns at once: both are offered the tree's tools
+        and run them (the second waited for the opening, not went on without it)."""
+        cwd = workspace(tmp_path)
+        provider = ScriptedProvider()
+        servers = McpServers({"test": stdio_config()})
+        engine = make_engine(tmp_path, provider, session_tools=servers)
+        ran: dict[str, list[str]] = {}
+        async with engine:
+            root = await engine.create_session(cwd)
+            child = await engine.create_session(cwd, parent_session_id=root, agent_name="helper")
+            for sid in (root, child):
+                provider.assign(
+                    sid, steps({"toolCalls": [call("mcp__test__echo", text=sid)]}, {"text": ["done"]})
+                )
+
+            async def turn(sid: str) -> None:
+                events = await collect(engine.run_turn(sid, "go"))
+                ran[sid] = [event.payload["result"] for event in of_type(events, "tool.completed")]
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(turn, child)
+                group.start_soon(turn, root)
+            assert len(servers.started(root)) == 1
+        assert ran == {root: [f"echo: {root}"], child: [f"echo: {child}"]}
+
     async def test_sub_agents_share_the_root_session_servers(self, tmp_path: Path) -> None:
         cwd = workspace(tmp_path)
         servers = McpServers({"test": stdio_config()})

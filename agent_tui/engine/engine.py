@@ -183,6 +183,7 @@ class SessionEngine:
         self.prices = prices if prices is not None else shipped_prices()
         self.session_tools = session_tools
         self._tools_opened: set[str] = set()  # the roots whose `session_tools` were opened
+        self._tools_opening: dict[str, anyio.Lock] = {}  # one opening at a time per root
         self._loop = ModelLoop(
             provider,
             self.registry,
@@ -324,15 +325,17 @@ class SessionEngine:
             return parent if parent in sessions else None
 
         root = sessions.get(path_to_root(info.id, known_parent, lambda sid: sid)[0], info)
-        if root.id not in self._tools_opened:
-            self._tools_opened.add(root.id)
-            try:
-                tools = await self.session_tools.open(root.id, root.cwd, self._group())
-            except BaseException:  # cancelled while they start: the next turn starts them again
-                self._tools_opened.discard(root.id)
-                self.session_tools.close(root.id)
-                raise
-            root.router = self.router.with_tools(tools) if tools else None
+        # A sub-agent's turn may start while its root's first turn is still opening the
+        # servers: it waits for that opening rather than going on without the tree's tools.
+        async with self._tools_opening.setdefault(root.id, anyio.Lock()):
+            if root.id not in self._tools_opened:
+                try:
+                    tools = await self.session_tools.open(root.id, root.cwd, self._group())
+                except BaseException:  # cancelled while they start: the next turn starts them again
+                    self.session_tools.close(root.id)
+                    raise
+                self._tools_opened.add(root.id)
+                root.router = self.router.with_tools(tools) if tools else None
         return root.router
 
     async def open_session(
@@ -667,6 +670,7 @@ class SessionEngine:
             self.permissions.forget_session(sid)
         if self.session_tools is not None:
             self._tools_opened.discard(session_id)
+            self._tools_opening.pop(session_id, None)
             self.session_tools.close(session_id)
         if tree_router is not None:  # its model calls' builder goes with it
             self._builders = {key: kept for key, kept in self._builders.items() if kept[0] is not tree_router}
