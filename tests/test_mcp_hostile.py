@@ -27,6 +27,7 @@ from agent_tui.engine.tools.shell_setup import ShellSetup, use_shell_setup
 from agent_tui.events.terminal_text import visible
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.connection import MAX_TOOLS
+from agent_tui.mcp.listing import servers_report
 from agent_tui.mcp.servers import McpServers
 from agent_tui.mcp.stdio import MAX_LINE
 
@@ -204,3 +205,11 @@ class TestHostileServer:
             "MCP server web refused big: Failed to parse JSON response: the server sent over 16 MB in one answer"
         )
         assert of_type(events, "turn.completed")[0].payload["stopReason"] == "final"
+
+
+async def test_the_list_says_which_of_two_same_named_tools_is_not_offered(tmp_path: Path) -> None:
+    report = await servers_report({"hostile": raw_config("hostile")}, tmp_path, None)
+    lines = [line for line in report.splitlines() if "mcp__hostile__a_b " in line]
+    assert len(lines) == 2  # `a.b` and `a_b` are both listed ...
+    assert "not offered" not in lines[0]  # ... the first one is offered, as the session does
+    assert "not offered: hostile's a.b has the same name" in lines[1]

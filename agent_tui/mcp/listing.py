@@ -4,7 +4,8 @@ Invariants:
 - a server enabled for the directory and profile is started exactly as a session starts it
   (`McpServers`: the directory, the clean environment plus its named variables) and stopped
   before this returns; one that is not enabled is listed with why, and not started;
-- every line is one server or one tool; what a server said (names, descriptions, reasons) is
+- every line is one server or one tool; a tool whose offered name (`tool_name`) an earlier
+  tool already has says it is not offered, as the session leaves it out (`tools_of`); what a server said (names, descriptions, reasons) is
   cut to one line here and made visible (no control codes) by the caller.
 """
 
@@ -36,6 +37,7 @@ async def servers_report(configs: Mapping[str, McpServerConfig], cwd: Path, prof
         servers.close(_SESSION)
     enabled = {config.name for config in enabled_servers(configs, profile, cwd)}
     lines: list[str] = []
+    offered: dict[str, str] = {}  # name -> the server whose tool has it (the first, as `tools_of`)
     for config in configs.values():
         lines.append(f"{config.name} ({config.transport}: {config.describe()})")
         server = started.get(config.name)
@@ -50,7 +52,11 @@ async def servers_report(configs: Mapping[str, McpServerConfig], cwd: Path, prof
             risk = config.risk_of(tool.name)
             hint = ", says read-only" if tool.annotations and tool.annotations.read_only_hint else ""
             about = _one_line(tool.description or "")
-            lines.append(f"    {tool_name(config.name, tool.name)}  [{risk}{hint}]  {about}".rstrip())
+            name = tool_name(config.name, tool.name)
+            first = offered.setdefault(name, f"{config.name}'s {_one_line(tool.name, 60)}")
+            if first != f"{config.name}'s {_one_line(tool.name, 60)}":
+                about = f"not offered: {first} has the same name. {about}"
+            lines.append(f"    {name}  [{risk}{hint}]  {about}".rstrip())
     return "\n".join(lines) + "\n"
 
 
