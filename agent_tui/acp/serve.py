@@ -32,6 +32,10 @@ from agent_tui.acp.stdio_wire import StdioWire, StdoutClosed
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, PermissionRulesError, PolicyConfig
 from agent_tui.engine.provider import ModelProvider
+from agent_tui.mcp.config import McpConfigError, McpServerConfig, load_mcp_servers
+from agent_tui.mcp.servers import McpServers
+
+McpConfigs = Mapping[str, McpServerConfig]
 
 STDIO_LIMIT = 50 * 1024 * 1024
 """The longest JSON-RPC line read from the client (bytes)."""
@@ -155,6 +159,10 @@ def run_acp_server(
         agent, provider, make_engine = _scripted(scenario)
     else:
         agent, provider, make_engine = _real_model(flags)
+    try:
+        mcp = load_mcp_servers()
+    except McpConfigError as error:
+        raise ServerSetupError(str(error)) from None
     policy = agent.scenario.policy if agent.scenario is not None else None
     permissions = _permissions(policy, trust_project_rules, keep_rules=scenario is None)
     try:
@@ -166,7 +174,7 @@ def run_acp_server(
     sdk_log.addHandler(OneLineLog())
 
     async def main() -> int:
-        engine: SessionEngine = make_engine(store, agent, permissions)
+        engine: SessionEngine = make_engine(store, agent, permissions, mcp)
         try:
             async with engine:
                 return await serve_stdio(agent, engine, stdout)
@@ -194,13 +202,14 @@ def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:
     agent = EngineAgent(scenario=scenario)
     provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)
 
-    def make(store: Any, agent: EngineAgent, permissions: PermissionEngine) -> SessionEngine:
+    def make(store: Any, agent: EngineAgent, permissions: PermissionEngine, mcp: McpConfigs) -> SessionEngine:
         engine = SessionEngine(
             store,
             provider,
             permissions=permissions,
             prompter=agent.prompter,
             max_steps=scenario.maxSteps,
+            session_tools=McpServers(mcp, notice=agent.notice),
         )
         SubAgents(
             engine,
@@ -240,7 +249,7 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
         raise ServerSetupError(str(error)) from None
     agent = EngineAgent(budget=settings.budget)
 
-    def make(store: Any, agent: EngineAgent, permissions: PermissionEngine) -> SessionEngine:
+    def make(store: Any, agent: EngineAgent, permissions: PermissionEngine, mcp: McpConfigs) -> SessionEngine:
         engine = SessionEngine(
             store,
             provider,
@@ -248,6 +257,7 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
             prompter=agent.prompter,
             instructions=system_prompt,  # per session: the directory the client opened it in
             prices=config.price_table(),
+            session_tools=McpServers(mcp, lambda session_id: settings.profile, notice=agent.notice),
         )
         SubAgents(engine)
         return engine

@@ -17,6 +17,9 @@ Invariants:
   answered `cancelled`) denies it, so our turn still ends with its `turn.completed`;
 - sub-agents' permission requests go to the client under the root session it knows, their
   title prefixed with the agent path;
+- a session gets the config file's MCP servers enabled for its directory and those the client
+  sent in `session/new` or `session/load` (`served_mcp_servers`), started at its first prompt
+  and stopped with the server; their calls ask like any other;
 - nothing but JSON-RPC reaches stdout: stray writes to it go to stderr (`serve.protect_stdio`);
 - a new session gets the config's budget (`[budget]`, the profile's), for it and its
   sub-agents; a prompt in a session whose tree spent its budget is refused with what was spent
@@ -38,6 +41,7 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -47,6 +51,7 @@ from acp.schema import (
 import agent_tui
 from agent_tui.acp.mapping import ContentBlock, acp_usage, kind_for_tool, prompt_text
 from agent_tui.acp.permissions import SERVER_OPTIONS, answer_for_option, describe_request
+from agent_tui.acp.served_mcp_servers import served_mcp_servers
 from agent_tui.acp.server_updates import UpdateTranslator
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.budgets import BudgetExceeded
@@ -56,6 +61,7 @@ from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.engine.scenario import Scenario
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events.turn_vocabulary import ending_for
+from agent_tui.mcp.servers import McpServers
 from agent_tui.store import EventLogDecodeError, JsonlFileEventStore, SessionLockedError
 
 
@@ -149,7 +155,7 @@ class EngineAgent:
         self.client_capabilities = client_capabilities
         if protocol_version != PROTOCOL_VERSION:
             who = f"{client_info.name} " if client_info is not None else ""
-            self._notice(
+            self.notice(
                 f"the client {who}asked for ACP protocol version {protocol_version}; agent-tui "
                 f"speaks version {PROTOCOL_VERSION} and answered with it (the client decides "
                 "whether to go on)"
@@ -159,6 +165,7 @@ class EngineAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="agent-tui", title="agent-tui", version=agent_tui.__version__),
         )
@@ -173,6 +180,7 @@ class EngineAgent:
         directory = _directory(cwd)
         budget = self.budget.payload() if self.budget is not None else None
         session_id = await engine.create_session(directory, budget=budget)
+        self._give_servers(session_id, mcp_servers)
         self._translators[session_id] = UpdateTranslator(engine.session(session_id).cwd)
         self._assign_script(session_id)
         return NewSessionResponse(session_id=session_id)
@@ -195,6 +203,7 @@ class EngineAgent:
             raise RequestError.invalid_params(
                 {"details": f"session {session_id} works in {info.cwd}, not in {directory}"}
             )
+        self._give_servers(session_id, mcp_servers)
         translator = UpdateTranslator(info.cwd)
         self._translators[session_id] = translator
         conn = self.conn
@@ -246,6 +255,15 @@ class EngineAgent:
             self.engine.stop_subtree(session_id)
 
     # -- helpers -------------------------------------------------------------------------------
+    def _give_servers(self, session_id: str, servers: list[Any] | None) -> None:
+        """The client's MCP servers for this session, started at its first turn with ours."""
+        configs, left_out = served_mcp_servers(servers)
+        for line in left_out:
+            self.notice(line)
+        tools = self._engine().session_tools
+        if configs and isinstance(tools, McpServers):
+            tools.give(session_id, configs)
+
     def _assign_script(self, session_id: str) -> None:
         engine = self._engine()
         scenario = self.scenario
@@ -256,7 +274,7 @@ class EngineAgent:
             provider.assign(session_id, scenario.sessions[self._created].steps)
         self._created += 1
 
-    def _notice(self, text: str) -> None:
+    def notice(self, text: str) -> None:
         print(f"agent-tui acp: {text}", file=self.log, flush=True)
 
 

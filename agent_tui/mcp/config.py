@@ -99,6 +99,9 @@ class McpServerConfig:
         timeout: seconds a call may take.
         startup_timeout: seconds the server may take to start and list its tools (None: its
             `timeout`, at least `START_TIMEOUT`).
+        given: values an ACP client sent with a server it gave a session (a stdio server's
+            variables, an HTTP server's headers), used as they are (no `${NAME}` filled in them);
+            never from the file, never written to a log.
     """
 
     name: str
@@ -114,6 +117,7 @@ class McpServerConfig:
     tool_risks: Mapping[str, Risk] = field(default_factory=dict)
     timeout: float = DEFAULT_TIMEOUT
     startup_timeout: float | None = None
+    given: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def start_timeout(self) -> float:
@@ -131,15 +135,18 @@ class McpServerConfig:
         return self.tool_risks.get(tool, self.risk)
 
     def environment(self, source: Mapping[str, str] = ENVIRONMENT) -> dict[str, str]:
-        """The named variables that are set in `source`, with their values."""
-        return {name: source[name] for name in self.env if name in source}
+        """The named variables that are set in `source`, with their values (and a stdio
+        server's `given` ones)."""
+        named = {name: source[name] for name in self.env if name in source}
+        return named | dict(self.given) if self.command is not None else named
 
     def header_values(self, source: Mapping[str, str] = ENVIRONMENT) -> dict[str, str]:
         """The headers with their `${NAME}` references filled (an unset one is empty)."""
-        return {
+        filled = {
             key: REFERENCE.sub(lambda match: source.get(match.group(1), ""), value)
             for key, value in self.headers.items()
         }
+        return filled | dict(self.given) if self.url is not None else filled
 
     def missing_variables(self, source: Mapping[str, str] = ENVIRONMENT) -> list[str]:
         """The variables this server names that are not set (said when it fails to start)."""

@@ -8,6 +8,9 @@ Invariants:
   on without it;
 - `close` and `close_all` only ask the servers to stop; each server's task then closes its
   connection and its process group, so the task group that holds them can finish;
+- a root session may also be `give`n servers of its own (an ACP client's `mcpServers`): they
+  start after the configured ones, and one whose name a configured server has is left out,
+  with a notice;
 - this is the engine's `SessionTools` port: the engine never imports this package; the SDK is
   imported only when a session has a server to start.
 """
@@ -50,6 +53,11 @@ class McpServers:
         self.profile_of = profile_of
         self.notice = notice
         self._running: dict[str, list[McpServer]] = {}
+        self._given: dict[str, list[McpServerConfig]] = {}
+
+    def give(self, session_id: str, configs: Sequence[McpServerConfig]) -> None:
+        """Servers of a root session's own, started with the configured ones at its first turn."""
+        self._given[session_id] = list(configs)
 
     def started(self, session_id: str) -> list[McpServer]:
         """The servers of a root session (running or not, with their reasons)."""
@@ -57,6 +65,13 @@ class McpServers:
 
     async def open(self, session_id: str, cwd: Path, group: TaskGroup) -> Sequence[Tool]:
         configs = enabled_servers(self.configs, self.profile_of(session_id), cwd)
+        names = {config.name for config in configs}
+        for config in self._given.pop(session_id, ()):
+            if config.name in names:
+                self.notice(f"MCP server {config.name} was given twice; the config file's is used")
+                continue
+            names.add(config.name)
+            configs.append(config)
         if not configs:
             return []
         from agent_tui.mcp.connection import McpServer  # the SDK, only when a server is wanted
@@ -72,6 +87,7 @@ class McpServers:
         return tools_of(servers)
 
     def close(self, session_id: str) -> None:
+        self._given.pop(session_id, None)
         for server in self._running.pop(session_id, ()):
             server.stop()
 
