@@ -177,9 +177,6 @@ class StreamFeed:
         return True
 
     async def _on_message(self, message: object) -> None:
-        self.take(message)
-
-    def take(self, message: object) -> None:
         """One delivered message (a `nats.aio.msg.Msg`)."""
         sequence, pending = _positions(message.reply)  # type: ignore[attr-defined]
         if sequence <= self.last_stream_sequence:
