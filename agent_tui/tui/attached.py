@@ -162,9 +162,9 @@ class AttachedRun:
             await self._closing.wait()
         finally:
             unsubscribe()
+            self._collector.restore()  # before any await: a cancelled play may not get further
             with anyio.CancelScope(shield=True):
                 await self.bus.close()
-            self._collector.restore()
             self.finished = True
             self._closed.set()
         return None
