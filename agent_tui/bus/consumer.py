@@ -13,7 +13,10 @@ Invariants:
 - each message is checked before it is handed on: it must be one event's log line, its subject
   must be `agent-tui.<host>.<token>.events` with `token == subject_token(event.sessionId)`, and
   a session belongs to the first host that published it; anything else is reported once through
-  `problem` (naming the subject and stream sequence) and never folded;
+  `problem` (naming the subject and stream sequence) and never folded (a subject is split once,
+  and its session's token and owner are checked at its first event: neither can change, so the
+  next events of that session on that subject pass them as they are; any other session's event
+  there is checked in full);
 - events are handed to `deliver(host, event)` only through `SessionOrder`, so a session's events
   reach it once each and in sequence order, whatever the stream holds; a session left with a
   hole (or with events the gate dropped) is handed to the `HoleFiller`, which reads it again
