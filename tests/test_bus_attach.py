@@ -34,7 +34,8 @@ from agent_tui.bus.attach_target import BusTarget, BusUnreachable
 from agent_tui.bus.consumer import StartAt
 from agent_tui.bus.presence import bucket, machine, now
 from agent_tui.bus.protocol import MSG_ID_HEADER, NAMES_BUCKET, PRESENCE_BUCKET, NameClaim, events_subject
-from agent_tui.events import event_from_json
+from agent_tui.events import Event, event_from_json
+from agent_tui.tui.attached import AttachedRun
 
 __all__ = ["nats_server"]
 
@@ -75,6 +76,37 @@ async def test_a_late_attach_shows_what_a_replay_of_the_hosts_logs_shows(
         assert not fold.bad and fold.folded == len(log_lines(run_logs + second_run_logs))
     finally:
         await bus.close()
+        await publisher.close()
+
+
+async def test_an_attached_run_redraws_slower_while_it_catches_up_with_the_history(
+    nats_server: NatsServer, run_logs: list[Path]
+) -> None:
+    """The first event shows at once (the first screen); the rest of the history comes at the
+    catch-up pace, and becoming live lifts it."""
+    publisher = await client(nats_server)
+    js = publisher.jetstream()
+    await ensure_stream(js)
+    await publish_lines(js, "build-box", log_lines(run_logs))
+    bus = AttachedBus(BusTarget(nats_server.url))
+    run = AttachedRun(bus, lambda _message: None)
+    seen: list[tuple[bool, bool]] = []  # (live, slowed) as each event reached the run
+
+    def heard(event: Event | None) -> None:  # before the run's own listener, which play adds
+        if event is not None:
+            seen.append((bus.live, run.redraws.slowed))
+
+    bus.listen(heard)
+    playing = asyncio.create_task(run.play())
+    try:
+        await until(bus, lambda: bus.live, "the stream read to its end")
+        assert len(seen) == len(log_lines(run_logs))
+        assert seen[0] == (False, False)  # the first event: not slowed yet (it redraws at once)
+        assert all(slowed for live, slowed in seen[1:] if not live)
+        assert not run.redraws.slowed
+    finally:
+        await run.shutdown()
+        await playing
         await publisher.close()
 
 
@@ -172,15 +204,19 @@ async def test_a_message_that_is_not_a_valid_event_is_reported_and_skipped(
     await js.publish(events_subject("build-box", first.session_id), b"{not json")
     await js.publish(events_subject("build-box", "sess_someone_else"), lines[0])  # wrong subject
     await publish_lines(js, "build-box", lines)
+    # Another session's event on a subject whose own session's events were taken already.
+    other = event_from_json(log_lines(run_logs[1:2])[0])
+    await js.publish(events_subject("build-box", first.session_id), other.to_json())
     # Another host claims the session (no message id: the stream would drop it as a repeat).
     await js.publish(events_subject("intruder", first.session_id), lines[1])
     bus = AttachedBus(BusTarget(nats_server.url), fold=CheckedFold())
     await bus.open()
     try:
-        await until(bus, lambda: len(bus.problems) == 3, "three problems reported")
+        await until(bus, lambda: len(bus.problems) == 4, "four problems reported")
         assert "stream sequence 1" in bus.problems[0] and "not an event" in bus.problems[0]
         assert "holds an event of session" in bus.problems[1]
-        assert "belongs to host build-box" in bus.problems[2]
+        assert f"holds an event of session {other.session_id!r}" in bus.problems[2]
+        assert "belongs to host build-box" in bus.problems[3]
         assert dump_of(bus.state) == replay_dump(run_logs[:1])
     finally:
         await bus.close()

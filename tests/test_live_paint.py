@@ -193,8 +193,8 @@ class TestRedrawPacing:
         choice = ModelChoice("scripted", "tests", build=ScriptedProvider)
         return LiveRun(None, tmp_path / "sessions", lambda message: None, project=tmp_path, models=[choice])
 
-    def test_the_listener_redraws_once_a_period_and_an_ask_redraws_at_once(self, tmp_path: Path) -> None:
-        live = self.live_run(tmp_path)
+    def counted_redraws(self, live: LiveRun) -> tuple[list[int], Callable[[], None]]:
+        """A redraw as the app's (it shows the state if dirty) and the event counts it showed."""
         redraws: list[int] = []
 
         def redraw() -> None:
@@ -202,6 +202,11 @@ class TestRedrawPacing:
                 live.redraws.dirty = False
                 redraws.append(live.state.event_count)
 
+        return redraws, redraw
+
+    def test_the_listener_redraws_once_a_period_and_an_ask_redraws_at_once(self, tmp_path: Path) -> None:
+        live = self.live_run(tmp_path)
+        redraws, redraw = self.counted_redraws(live)
         live.redraws.every(3600, redraw)
         lead, _helper = two_sessions()
         for event in lead.events[:10]:
@@ -215,6 +220,22 @@ class TestRedrawPacing:
         for event in lead.events[10:13]:
             live._on_event(event)
         assert redraws == [1, 11, 12, 13]
+
+    def test_a_slower_pace_lengthens_the_period_until_it_is_lifted(self, tmp_path: Path) -> None:
+        live = self.live_run(tmp_path)
+        redraws, redraw = self.counted_redraws(live)
+        live.redraws.every(0, redraw)
+        live.redraws.slower(3600)
+        assert live.redraws.slowed
+        lead, _helper = two_sessions()
+        for event in lead.events[:10]:
+            live._on_event(event)
+        assert redraws == [1]  # the first event, then nothing for the slower period
+        live.redraws.slower(None)
+        assert not live.redraws.slowed
+        for event in lead.events[10:12]:
+            live._on_event(event)
+        assert redraws == [1, 11, 12]
 
     def test_a_redraw_that_raises_does_not_cost_the_listener(self, tmp_path: Path) -> None:
         live = self.live_run(tmp_path)

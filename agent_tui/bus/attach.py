@@ -120,7 +120,7 @@ class AttachedBus:
         self._start = start
         self._presence_ttl = presence_ttl
         self._control_timeout = control_timeout
-        self._listeners: list[Listener] = []
+        self._listeners: tuple[Listener, ...] = ()
         self._event_hosts: dict[str, None] = {}  # hosts seen through their events, in order
         self.problems: list[str] = []
         self.connected = False
@@ -313,13 +313,18 @@ class AttachedBus:
     # -- listening ---------------------------------------------------------------------------
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Hear every folded event (and None for any other change); returns the unsubscribe."""
-        self._listeners.append(listener)
+        self._listeners += (listener,)
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            self._drop(listener)
 
         return unsubscribe
+
+    def _drop(self, listener: Listener) -> None:
+        listeners = list(self._listeners)
+        if listener in listeners:
+            listeners.remove(listener)
+        self._listeners = tuple(listeners)
 
     def _deliver(self, host: str, event: Event) -> None:
         if host not in self._event_hosts:
@@ -336,11 +341,11 @@ class AttachedBus:
         self._tell(None)
 
     def _tell(self, event: Event | None) -> None:
-        for listener in list(self._listeners):
+        for listener in self._listeners:  # a tuple: a listener may unsubscribe as it hears
             try:
                 listener(event)
             except Exception as error:
-                self._listeners.remove(listener)
+                self._drop(listener)
                 self.problems.append(f"a listener failed: {type(error).__name__}: {error}")
 
 

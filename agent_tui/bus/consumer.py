@@ -13,7 +13,10 @@ Invariants:
 - each message is checked before it is handed on: it must be one event's log line, its subject
   must be `agent-tui.<host>.<token>.events` with `token == subject_token(event.sessionId)`, and
   a session belongs to the first host that published it; anything else is reported once through
-  `problem` (naming the subject and stream sequence) and never folded;
+  `problem` (naming the subject and stream sequence) and never folded (a subject is split once,
+  and its session's token and owner are checked at its first event: neither can change, so the
+  next events of that session on that subject pass them as they are; any other session's event
+  there is checked in full);
 - events are handed to `deliver(host, event)` only through `SessionOrder`, so a session's events
   reach it once each and in sequence order, whatever the stream holds; a session left with a
   hole (or with events the gate dropped) is handed to the `HoleFiller`, which reads it again
@@ -94,6 +97,7 @@ class StreamFeed:
         self._live_at: int | None = None
         self._subscription: JetStreamContext.PushSubscription | None = None
         self._host_of: dict[str, str] = {}
+        self._subjects: dict[str, _Subject] = {}
         self._waiting: asyncio.Task[None] | None = None
         self._closed = False
         self.messages = 0
@@ -176,9 +180,6 @@ class StreamFeed:
         return True
 
     async def _on_message(self, message: object) -> None:
-        self.take(message)
-
-    def take(self, message: object) -> None:
         """One delivered message (a `nats.aio.msg.Msg`)."""
         sequence, pending = _positions(message.reply)  # type: ignore[attr-defined]
         if sequence <= self.last_stream_sequence:
@@ -199,29 +200,53 @@ class StreamFeed:
             self._became_live()
 
     def _check(self, subject: str, data: bytes, sequence: int) -> None:
-        parts = subject.split(".")
-        where = f"{subject} (stream sequence {sequence})"
-        if len(parts) != 4 or parts[0] != SUBJECT_PREFIX or parts[3] != "events":
-            self._problem(f"{where}: not an events subject; skipped")
-            return
-        host, token = parts[1], parts[2]
+        place = self._subjects.get(subject)
+        if place is None:
+            parts = subject.split(".")
+            if len(parts) != 4 or parts[0] != SUBJECT_PREFIX or parts[3] != "events":
+                self._problem(f"{_where(subject, sequence)}: not an events subject; skipped")
+                return
+            place = self._subjects[subject] = _Subject(host=parts[1], token=parts[2])
         try:
             event = event_from_json(data)
         except EventValidationError as error:
-            self._problem(f"{where}: not an event ({error}); skipped")
+            self._problem(f"{_where(subject, sequence)}: not an event ({error}); skipped")
             return
-        if subject_token(event.session_id) != token:
-            self._problem(f"{where}: holds an event of session {event.session_id!r}; skipped")
-            return
-        owner = self._host_of.setdefault(event.session_id, host)
-        if owner != host:
-            self._problem(f"{where}: session {event.session_id} belongs to host {owner}; skipped")
-            return
+        session_id = event.session_id
+        host = place.host
+        if session_id != place.session_id:  # not this subject's session as checked before
+            if subject_token(session_id) != place.token:
+                self._problem(
+                    f"{_where(subject, sequence)}: holds an event of session {session_id!r}; skipped"
+                )
+                return
+            owner = self._host_of.setdefault(session_id, host)
+            if owner != host:
+                self._problem(
+                    f"{_where(subject, sequence)}: session {session_id} belongs to host {owner}; skipped"
+                )
+                return
+            place.session_id = session_id
         ready = self.order.offer(event)
         for next_event in ready:
             self._deliver(host, next_event)
-        if not ready and self.order.open(event.session_id):
-            self.holes.watch(event.session_id, host)
+        if not ready and self.order.open(session_id):
+            self.holes.watch(session_id, host)
+
+
+@dataclass(slots=True)
+class _Subject:
+    """What the feed knows of one subject it read: its host and session token, and the session
+    whose events on it passed the token and ownership checks (a session's owner never changes,
+    so a later event of that session on that subject passes them again)."""
+
+    host: str
+    token: str
+    session_id: str | None = None
+
+
+def _where(subject: str, sequence: int) -> str:
+    return f"{subject} (stream sequence {sequence})"
 
 
 def _positions(reply: str) -> tuple[int, int]:

@@ -228,7 +228,8 @@ class AgentTuiApp(AgentTuiBase):
         # The app's timers stop only after its screens are taken down, so a tick can fall while
         # the close has removed the tree but not yet the screen.
         if self.is_running:
-            self.sessions_screen.tick()
+            if self.live is None or not self.live.redraws.slowed:  # slowed: its redraws show the time
+                self.sessions_screen.tick()
             self.attention.tick()
 
     # -- attention while the user is away ------------------------------------------------------

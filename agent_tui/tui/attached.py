@@ -18,7 +18,12 @@ Invariants:
   uses, each action asked of the session's host (`RemoteFinishing`), with the same refusals;
 - every change the bus reports goes to `redraws` (a `RedrawThrottle`): the screen redraws at
   most once a period, at once when a request starts waiting or something other than an event
-  changed (presence, the connection).
+  changed (presence, the connection); while the bus catches up with the stream's history (not
+  `live` yet) the first event redraws at once (the first screen), then the period is
+  `CATCH_UP_REDRAW_S` and a request in that history does not redraw at once: the redraw when it
+  becomes live (at once) shows what waits;
+- what exists when the run starts (the screens) and the state folded from the stream live as long
+  as the run: they are kept out of the garbage collector's passes (`RunCollector`).
 """
 
 from __future__ import annotations
@@ -53,9 +58,14 @@ from agent_tui.ports import (
 from agent_tui.reducer import DashboardState
 from agent_tui.tui.messages import AgentStarted, AgentStartFailed, LiveRunFinished, RemoteActionFailed
 from agent_tui.tui.redraw_throttle import RedrawThrottle
+from agent_tui.tui.run_collector import RunCollector
 
 HOST_DEFAULT_MODEL = "host default"
 """The one model the new-agent form offers on a host: the one it is configured with."""
+CATCH_UP_REDRAW_S = 1.0
+"""How often the screen redraws while the dashboard catches up with the stream's history: a
+redraw of a hundred sessions' rows costs what folding thousands of events does, and rows that
+change faster than they can be read are not worth it (becoming live redraws at once)."""
 
 
 def _no_provider() -> object:
@@ -95,6 +105,8 @@ class AttachedRun:
         self.workbench = None
         self.finished = False
         self.redraws = RedrawThrottle()
+        self._collector = RunCollector()
+        self._shown_events = False
         self._closing: anyio.Event | None = None
         self._closed: anyio.Event | None = None
         self._close_requested = False
@@ -140,6 +152,7 @@ class AttachedRun:
         if self._close_requested:
             self._closing.set()
         unsubscribe = self.bus.listen(self._on_change)
+        self._collector.keep_out()  # the screens live as long as the run, and the state grows
         try:
             try:
                 await self.bus.open()
@@ -149,6 +162,7 @@ class AttachedRun:
             await self._closing.wait()
         finally:
             unsubscribe()
+            self._collector.restore()  # before any await: a cancelled play may not get further
             with anyio.CancelScope(shield=True):
                 await self.bus.close()
             self.finished = True
@@ -165,16 +179,33 @@ class AttachedRun:
                 await self._closed.wait()  # set once play's finally closed the connection
 
     def _on_change(self, event: Event | None) -> None:
-        while self._problems_told < len(self.bus.problems):
-            self._post(RemoteActionFailed(self.bus.problems[self._problems_told], title="The bus"))
-            self._problems_told += 1
+        if event is not None:  # the path every event takes: keep it short
+            if self._problems_told < len(self.bus.problems):
+                self._tell_problems()
+            if not self._shown_events:
+                self._shown_events = True  # the first event shows at once (the first screen) ...
+                if not self.bus.live:
+                    self.redraws.slower(CATCH_UP_REDRAW_S)  # ... the rest of the history slower
+                self.redraws.changed(ask=True)
+                return
+            self.redraws.changed(
+                ask=event.type == "permission.resolved"
+                and event.payload.get("decision") == "ask"
+                and self.bus.live
+            )
+            return
+        self._tell_problems()
         if self.bus.read_only and not self._read_only_told:
             self._read_only_told = True
             self._post(RemoteActionFailed(self.read_only_note() or "", title="Read-only", severity="warning"))
-        self.redraws.changed(
-            ask=event is None
-            or (event.type == "permission.resolved" and event.payload.get("decision") == "ask")
-        )
+        if self.bus.live:
+            self.redraws.slower(None)
+        self.redraws.changed(ask=True)
+
+    def _tell_problems(self) -> None:
+        while self._problems_told < len(self.bus.problems):
+            self._post(RemoteActionFailed(self.bus.problems[self._problems_told], title="The bus"))
+            self._problems_told += 1
 
     # -- what the screens ask --------------------------------------------------------------------
     def status(self) -> str:

@@ -18,12 +18,11 @@ Invariants:
   them, then lets the engine close (and every external agent's process end); the demo's scratch
   workspace is removed then, unless the caller chose where it goes;
 - what exists once the run is up is kept out of the garbage collector's passes until the run
-  ends (see `_keep_out_of_collections`).
+  ends (`RunCollector.keep_out`).
 """
 
 from __future__ import annotations
 
-import gc
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -61,6 +60,7 @@ from agent_tui.tui.messages import (
 )
 from agent_tui.tui.prompter import TuiPrompter
 from agent_tui.tui.redraw_throttle import RedrawThrottle
+from agent_tui.tui.run_collector import RunCollector
 
 
 class LiveRun:
@@ -181,14 +181,14 @@ class LiveRun:
         self.workbench = workbench
         unsubscribe = workbench.engine.subscribe(self._on_event)
         result: RunResult | None = None
-        thresholds: tuple[int, ...] | None = None
+        collector = RunCollector()
         try:
             async with workbench.serving():
                 problems = await workbench.hydrate(self._on_event, self._on_earlier)
                 self.hydrated = True
                 for hook in self.on_hydrated:
                     hook()
-                thresholds = _keep_out_of_collections()
+                collector.keep_out()  # what exists now lives as long as the run
                 self._post(WorkbenchReady(problems))
                 self.check_project_rules()
                 if self.prompt or self.agent:
@@ -200,9 +200,7 @@ class LiveRun:
                     self._post(LiveRunFinished(_summary(result)))
                 await self._closing.wait()
         finally:
-            if thresholds is not None:
-                gc.unfreeze()
-                gc.set_threshold(*thresholds)
+            collector.restore()
             unsubscribe()
             if self.run is not None:
                 self.run.close()
@@ -336,27 +334,6 @@ class LiveRun:
         if self._closed is not None:
             with anyio.move_on_after(timeout):
                 await self._closed.wait()
-
-
-YOUNG_COLLECTION_ALLOCATIONS = 10_000
-"""Allocations between two collections of the youngest objects while a run is up (Python's
-default is 700). A redraw allocates tens of thousands of short-lived objects that reference
-counting frees anyway: with 100 agents streaming, collections took 7% of the time at 700 and 3%
-at 10,000, and a redraw's paint a quarter less."""
-
-
-def _keep_out_of_collections() -> tuple[int, ...]:
-    """What exists once the run is up (the screens, the engine, the stored sessions' state) lives
-    as long as the run: move it out of the collector's way (`gc.freeze`), so its full passes
-    scan only what the run made since (with 100 agents streaming, they stall the screen about a
-    third as long), and collect the youngest objects less often (`YOUNG_COLLECTION_ALLOCATIONS`).
-    Garbage is collected first, so nothing dead is kept. Returns the collector's thresholds as
-    they were: `play` puts them back and unfreezes when the run ends."""
-    thresholds = gc.get_threshold()
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(max(thresholds[0], YOUNG_COLLECTION_ALLOCATIONS), *thresholds[1:])
-    return thresholds
 
 
 def _summary(result: RunResult) -> str:

@@ -11,6 +11,10 @@ Invariants:
 - while changes keep the loop busy that timer comes late (it waits its turn behind every
   running turn), so once a redraw is due `changed` calls the redraw itself (`every`): the screen
   keeps its rate under any load;
+- `slower(seconds)` lengthens the period (never shortens it) until `slower(None)`: a run catching
+  up with a long history (an attached dashboard reading a stream) redraws less often while
+  nobody can read the rows flying by, and every redraw it spares is folding time (the app's
+  once-a-second redraw of passing time waits meanwhile too: these redraws show it);
 - a redraw that raises is not raised into the caller (an engine would drop its listener): the
   throttle stops redrawing from changes and asks for a redraw, so the app's timer redraws and
   meets (and reports) the error.
@@ -28,6 +32,8 @@ class RedrawThrottle:
     def __init__(self) -> None:
         self._redraw: Callable[[], None] | None = None
         self._seconds = 0.0
+        self._slower = 0.0  # a longer period asked for meanwhile (`slower`)
+        self._period = 0.0  # the longer of the two
         self._redrawn_at = float("-inf")  # when the screen last showed the state
         self._changed = False  # changes came since
         self._asked = True  # someone asked for a redraw (the first one, to begin with)
@@ -37,7 +43,7 @@ class RedrawThrottle:
         """Whether the screen should redraw now (see the module docstring)."""
         if self._asked:
             return True
-        return self._changed and time.monotonic() - self._redrawn_at >= self._seconds
+        return self._changed and time.monotonic() - self._redrawn_at >= self._period
 
     @dirty.setter
     def dirty(self, dirty: bool) -> None:
@@ -52,14 +58,25 @@ class RedrawThrottle:
         """Have `changed` call `redraw` (which shows the state if `dirty`, and clears it) when
         changes keep coming and the last redraw is `seconds` old."""
         self._seconds = seconds
+        self._period = max(self._seconds, self._slower)
         self._redraw = redraw
+
+    def slower(self, seconds: float | None) -> None:
+        """Redraw at most every `seconds` (if longer than the period) until `slower(None)`."""
+        self._slower = seconds or 0.0
+        self._period = max(self._seconds, self._slower)
+
+    @property
+    def slowed(self) -> bool:
+        """Whether `slower` is in force."""
+        return self._slower > 0
 
     def changed(self, *, ask: bool = False) -> None:
         """The state changed; `ask`: the change is one to show at once (a question for the user)."""
         self._changed = True
         if ask:
             self._asked = True
-        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._seconds:
+        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._period:
             try:
                 self._redraw()
             except Exception:

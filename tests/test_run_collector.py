@@ -1,0 +1,29 @@
+"""The garbage collector while dashboards' runs are up: what exists is kept out of its passes,
+and overlapping runs leave it as it was once the last one ends."""
+
+from __future__ import annotations
+
+import gc
+
+from agent_tui.tui.run_collector import YOUNG_COLLECTION_ALLOCATIONS, RunCollector
+
+
+def test_overlapping_runs_leave_the_collector_as_it_was_when_the_last_one_ends() -> None:
+    before = gc.get_threshold()
+    first, second = RunCollector(), RunCollector()
+    try:
+        first.keep_out()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[0] == max(before[0], YOUNG_COLLECTION_ALLOCATIONS)
+        second.keep_out()  # while the first is up: what it saw as "before" is the first's setting
+        first.restore()
+        assert gc.get_freeze_count() > 0  # the second run still keeps its things out
+        assert gc.get_threshold()[0] == max(before[0], YOUNG_COLLECTION_ALLOCATIONS)
+        second.restore()
+        assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == before
+        second.restore()  # again: nothing changes
+        assert gc.get_threshold() == before
+    finally:
+        first.restore()
+        second.restore()
