@@ -59,9 +59,20 @@ class RedrawThrottle:
         self._changed = True
         if ask:
             self._asked = True
-        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._seconds:
-            try:
-                self._redraw()
-            except Exception:
-                self._redraw = None
-                self._asked = True
+        if time.monotonic() - self._redrawn_at >= self._seconds:
+            self._call_redraw()
+
+    def now(self) -> None:
+        """Redraw at once, whatever the period (a stored history's whole list, before its
+        logs' ends are read)."""
+        self._asked = True
+        self._call_redraw()
+
+    def _call_redraw(self) -> None:
+        if self._redraw is None:
+            return
+        try:
+            self._redraw()
+        except Exception:
+            self._redraw = None
+            self._asked = True
