@@ -18,14 +18,15 @@ import anyio
 import orjson
 import pytest
 from replay_logs import SessionLog
+from support_engine import HeldPrompter
 from support_workbench import agent_script, scripted_models, wait_for
 
 from agent_tui.engine.provider import ModelRequest, ProviderChunk
-from agent_tui.engine.scenario import Step
+from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event
-from agent_tui.reducer import DashboardState, absorb_earlier_spend, apply_event
+from agent_tui.reducer import DashboardState, Spend, absorb_earlier_spend, apply_event
 from agent_tui.replay.catalog import TAIL_BYTES
 from agent_tui.runtime.opened_sessions import OpenedSessions
 from agent_tui.runtime.workbench import SendRefused, Sent, Workbench
@@ -147,12 +148,18 @@ def _budgets(workbench: Workbench, ids: list[str]) -> dict[str, Any]:
 
 
 def _totals(state: DashboardState) -> dict[str, Any]:
+    """Each session's spend, budget and tree's spend, and each day's (dollars to the nano)."""
     return {
         "sessions": {
-            sid: (view.spend, view.budget_usd, state.tree_spend(sid)) for sid, view in state.sessions.items()
+            sid: (_spend(view.spend), view.budget_usd, _spend(state.tree_spend(sid)))
+            for sid, view in state.sessions.items()
         },
-        "days": dict(state.spend_by_day),
+        "days": {day: _spend(spend) for day, spend in state.spend_by_day.items()},
     }
+
+
+def _spend(spend: Spend) -> tuple[Any, ...]:
+    return (*spend._replace(cost_usd=0.0), round(spend.cost_usd, 9))
 
 
 @pytest.mark.anyio
@@ -245,6 +252,38 @@ class TestFinishedSessionsWaitUntilUsed:
             await workbench.close()
         workbench.close_store()
 
+    async def test_a_session_with_a_turn_waiting_for_an_answer_and_its_parent_are_never_let_go(
+        self, tmp_path: Path
+    ) -> None:
+        ids = _history(tmp_path)
+        child = ids[-1]
+        parent = f"sess_{COUNT - 1 - (COUNT - CHILDREN):03d}"
+        write = ScriptedToolCall(tool="write_file", args={"path": "n.txt", "content": "x"})
+        provider = ScriptedProvider(
+            agents={f"agent-{COUNT - 1}": agent_script(Step(text=["W."], toolCalls=[write]))}
+        )
+        prompter = HeldPrompter()
+        workbench = Workbench.for_project(
+            project=tmp_path,
+            sessions_dir=tmp_path,
+            models=scripted_models(provider),
+            prompter=prompter,
+            data_dir=tmp_path / "data",
+        )
+        workbench.opened = OpenedSessions(bound=1)
+        async with workbench.engine:
+            await workbench.hydrate(lambda event: None, lazy=True)
+            assert workbench.send(child, "write it") == Sent("started")
+            with anyio.fail_after(10):
+                await prompter.asked.wait()  # held at its ask: its turn is unfinished
+            for sid in ids[: COUNT - CHILDREN]:
+                assert workbench.open_listed(sid) is None
+            held = {info.id for info in workbench.engine.sessions()}
+            assert {child, parent} <= held and len(held) == 3  # the bound's one, and the two kept
+            assert workbench.is_running(child)
+            await workbench.close()
+        workbench.close_store()
+
     async def test_a_session_read_and_let_go_before_its_spend_lines_are_scanned_counts_once(
         self, tmp_path: Path
     ) -> None:
@@ -266,7 +305,9 @@ class TestFinishedSessionsWaitUntilUsed:
             async with anyio.create_task_group() as group:
                 group.start_soon(read_each_as_it_is_listed)
                 assert await workbench.hydrate(lazy.fold, lazy.earlier, lazy=True) == []
-            assert workbench.engine.sessions() == [] and set(workbench.listed) == set(ids)
+            # Only the one read last (and its parent) is still read: the bound is 0.
+            last = workbench.engine.session(read[-1])
+            assert {info.id for info in workbench.engine.sessions()} == {last.id, last.parent_id} - {None}
             assert _budgets(workbench, ids) == budgets
             assert _totals(lazy.state) == _totals(eager.state)
             await workbench.close()

@@ -430,7 +430,7 @@ class Workbench(FinishingActions):
         problems: list[str] = []
         waiting = [
             entries[sid]
-            for sid in self.listed
+            for sid in self.stored  # (read on demand meanwhile or not)
             if entries.get(sid) is not None and entries[sid].tail_from is not None
         ]
         for start in range(0, len(waiting), TAILS_BATCH):
@@ -464,7 +464,7 @@ class Workbench(FinishingActions):
             refused = self._open_one(sid)
             if refused is not None:
                 return refused
-        self._let_go()
+        self._let_go(set(chain))
         return None
 
     def _is_open(self, session_id: str) -> bool:
@@ -508,23 +508,35 @@ class Workbench(FinishingActions):
         self.opened.use(session_id)
         return None
 
-    def _let_go(self) -> None:
-        """Let go of the least recently used finished sessions beyond the bound: those with no
-        turn unfinished in them or below them, and no child's result waiting for them."""
+    def _let_go(self, used: set[str]) -> None:
+        """Let go of the least recently used finished sessions beyond the bound, but never one
+        of `used` (just read, for what is about to be done with it), one with a turn unfinished
+        or a child's result waiting, nor one with a sub-agent read (a turn looks up its
+        ancestors): a parent goes once its sub-agents have."""
         engine = self.engine
-        kept: set[str] = set()
-        for info in engine.sessions():
+        while True:
+            kept = self._kept(used)
+            gone = self.opened.over(lambda sid, kept=kept: sid not in kept)
+            if not gone:
+                return
+            for sid in gone:
+                last_sequence = engine.session(sid).last_sequence
+                engine.forget_session(sid)
+                if isinstance(engine.store, JsonlFileEventStore):
+                    engine.store.release(sid)  # (read again, and checked, when it is used next)
+                self.listed[sid] = last_sequence
+
+    def _kept(self, used: set[str]) -> set[str]:
+        """What `_let_go` keeps now (see there)."""
+        kept = set(used)
+        for info in self.engine.sessions():
             if info.unfinished_turn is not None or info.open_turn is not None or info.mailbox:
-                current: str | None = info.id
-                while current is not None and current not in kept:
-                    kept.add(current)
-                    current = self._parent_of(current)
-        for sid in self.opened.over(lambda sid: sid not in kept):
-            last_sequence = engine.session(sid).last_sequence
-            engine.forget_session(sid)
-            if isinstance(engine.store, JsonlFileEventStore):
-                engine.store.release(sid)  # (read again, and checked, when it is used next)
-            self.listed[sid] = last_sequence
+                kept.add(info.id)
+            current = info.parent_id
+            while current is not None and current not in kept:
+                kept.add(current)
+                current = self._parent_of(current)
+        return kept
 
     async def _reopen_stored(self, session: StoredSession, fold: Callable[[Event], None]) -> str | None:
         """Fold a stored session's events and open it in the engine; or why not (`FILE: reason`)."""
