@@ -337,7 +337,7 @@ class Workbench(FinishingActions):
             created = created_event(session.head, session.session_id)
             if created is not None:
                 fold(created)
-        if listed is not None:
+        if listed is not None and shown:  # (an empty history has no list to wait for)
             await listed()
         entries: dict[str, CatalogEntry] = {}
         tails: dict[str, list[Event]] = {}  # each tail's spend events
