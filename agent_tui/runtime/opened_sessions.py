@@ -10,7 +10,7 @@ the history.
 Invariants:
 - it holds session ids only: what an opened session holds lives in the engine, and the
   workbench that lets one go (`SessionEngine.forget_session`) reads it again when it is used;
-- `over(can_go)` takes out, oldest first, as many sessions beyond `bound` as `can_go` allows
+- `over(kept)` takes out, oldest first, as many sessions beyond `bound` as are not in `kept`
   (the workbench keeps a session with a turn running in it or below it); so the ids held exceed
   the bound only while some of them are kept that way.
 """
@@ -18,7 +18,7 @@ Invariants:
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Collection
 
 __all__ = ["OPENED_BOUND", "OpenedSessions"]
 
@@ -52,14 +52,15 @@ class OpenedSessions:
         """Forget the session (closed, or let go of)."""
         self._order.pop(session_id, None)
 
-    def over(self, can_go: Callable[[str], bool]) -> list[str]:
-        """Take out the oldest sessions beyond the bound that `can_go`; returns them, oldest first."""
+    def over(self, kept: Collection[str]) -> list[str]:
+        """Take out the oldest sessions beyond the bound, but none of `kept`; returns them,
+        oldest first."""
         excess = len(self._order) - self.bound
         gone: list[str] = []
         for session_id in list(self._order):
             if excess <= 0:
                 break
-            if can_go(session_id):
+            if session_id not in kept:
                 del self._order[session_id]
                 gone.append(session_id)
                 excess -= 1

@@ -514,11 +514,7 @@ class Workbench(FinishingActions):
         or a child's result waiting, nor one with a sub-agent read (a turn looks up its
         ancestors): a parent goes once its sub-agents have."""
         engine = self.engine
-        while True:
-            kept = self._kept(used)
-            gone = self.opened.over(lambda sid, kept=kept: sid not in kept)
-            if not gone:
-                return
+        while gone := self.opened.over(self._kept(used)):
             for sid in gone:
                 last_sequence = engine.session(sid).last_sequence
                 engine.forget_session(sid)
