@@ -11,6 +11,8 @@ Invariants:
 - while changes keep the loop busy that timer comes late (it waits its turn behind every
   running turn), so once a redraw is due `changed` calls the redraw itself (`every`): the screen
   keeps its rate under any load;
+- `now()` redraws at once, whatever the period (a stored history's whole list, drawn before
+  its logs' ends are read);
 - a redraw that raises is not raised into the caller (an engine would drop its listener): the
   throttle stops redrawing from changes and asks for a redraw, so the app's timer redraws and
   meets (and reports) the error.
