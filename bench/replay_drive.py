@@ -7,6 +7,9 @@ Modes: `first-screen PATHS` (print "painted" once the first content is composed)
 heads, then from their heads and tails), `many-spend DIR` (print "complete", then "scanned" once
 every log's earlier spend is in the list), `many-walk DIR STEPS` (choose STEPS sessions in turn;
 print JSON),
+`workbench-first DIR PROJECT` (print "listed" once the dashboard's tree holds every log of DIR
+and that frame is composed, then "ready" once its workbench is; then JSON), `workbench-walk DIR
+PROJECT STEPS` (choose STEPS sessions in the dashboard in turn; print JSON),
 `scrub PATHS` (index, then seek; print JSON), `follow DIR` and `bare-follow DIR` (sample how old the
 newest event shown is while a writer appends; print JSON), `write DIR FILES RATE SECONDS` (append
 events with the current time; print how many), `project-state PATHS` (the plain reducer's time).
@@ -129,9 +132,9 @@ def _on_chosen(screen: Any) -> bool:
     )
 
 
-async def _workbench_first(directory: Path, project: Path) -> None:
-    """The dashboard on a project whose sessions directory holds many logs: print "listed" once
-    the tree shows every one of them, "ready" once the workbench has reopened them all."""
+def _bench_app(directory: Path, project: Path) -> Any:
+    """The dashboard on `project` whose sessions directory is `directory` (a scripted model),
+    with `reopened`, set once the workbench is ready (`WorkbenchReady`)."""
     from agent_tui.engine.scenario import AgentScript, Step
     from agent_tui.engine.scripted import ScriptedProvider
     from agent_tui.runtime.model_router import ModelChoice
@@ -139,21 +142,27 @@ async def _workbench_first(directory: Path, project: Path) -> None:
     from agent_tui.tui.messages import WorkbenchReady
 
     class BenchApp(AgentTuiApp):
-        """The dashboard, telling the benchmark when every stored session is reopened."""
+        """The dashboard, telling the benchmark when the workbench is ready."""
 
         reopened = asyncio.Event()
 
         def on_workbench_ready(self, message: WorkbenchReady) -> None:
             self.reopened.set()
 
-    expected = len(list(directory.glob("*.jsonl")))
     provider = ScriptedProvider(agents={"bench": AgentScript(steps=[Step(text=["done"])])})
     models = [ModelChoice("scripted", "bench", build=lambda: provider)]
     project.mkdir(parents=True, exist_ok=True)
-    app = BenchApp(sessions_dir=directory, project=project, models=models)
+    return BenchApp(sessions_dir=directory, project=project, models=models)
+
+
+async def _workbench_first(directory: Path, project: Path) -> None:
+    """The dashboard on a project whose sessions directory holds many logs: print "listed" once
+    the tree holds a line for every one of them (from their first lines) and that frame is
+    composed, whether or not their last turns are read yet; "ready" once the workbench is ready
+    (every log's end read, the unfinished ones reopened, the finished ones' spend scanned)."""
+    app = _bench_app(directory, project)
+    expected = len(list(directory.glob("*.jsonl")))
     async with app.run_test(size=(120, 40)) as pilot:
-        live = app.live
-        assert live is not None
         screen: Any = app.screen
         while len(screen.session_tree.visible_ids) < expected:
             await asyncio.sleep(0.002)
@@ -163,6 +172,29 @@ async def _workbench_first(directory: Path, project: Path) -> None:
         await app.reopened.wait()
         print("ready", flush=True)
         print(json.dumps({"peak_mb": _peak_mb()}), flush=True)
+
+
+async def _workbench_walk(directory: Path, project: Path, steps: int) -> dict[str, Any]:
+    """The dashboard on many logs: once ready, choose `steps` sessions one after another (down
+    the tree), each until the engine has read it; the peak memory and the most sessions the
+    workbench held read on demand."""
+    app = _bench_app(directory, project)
+    held = 0
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.reopened.wait()
+        workbench = app.live.workbench
+        tree = app.screen.session_tree
+        walked = time.perf_counter()
+        chosen = tree.selected_id
+        for _ in range(steps):
+            while tree.selected_id in (chosen, None):
+                await pilot.press("down")
+            chosen = tree.selected_id
+            while chosen in workbench.listed or chosen not in workbench.opened:
+                await pilot.pause(0.005)
+            held = max(held, len(workbench.opened))
+        per_step = (time.perf_counter() - walked) / steps
+    return {"peak_mb": _peak_mb(), "held": held, "bound": workbench.opened.bound, "step_s": per_step}
 
 
 async def _painted(pilot: Any, act: Any) -> float:
@@ -372,6 +404,9 @@ def main(argv: list[str]) -> None:
         asyncio.run(_many_spend(Path(rest[0])))
     elif mode == "workbench-first":
         asyncio.run(_workbench_first(Path(rest[0]), Path(rest[1])))
+    elif mode == "workbench-walk":
+        result = asyncio.run(_workbench_walk(Path(rest[0]), Path(rest[1]), int(rest[2])))
+        print(json.dumps(result), flush=True)
     elif mode == "many-walk":
         print(json.dumps(asyncio.run(_many_walk(Path(rest[0]), int(rest[1])))), flush=True)
     elif mode == "scrub":

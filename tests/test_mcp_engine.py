@@ -117,6 +117,25 @@ class TestStdioServer:
             assert await engine.tree_tools(engine.session(root)) is tools
             assert len(servers.started(root)) == 1 and servers.started(child) == []
 
+    async def test_a_root_let_go_and_read_again_gets_its_trees_servers_again(self, tmp_path: Path) -> None:
+        """The dashboard lets go of a finished session it read on demand (`forget_session`):
+        its tree's servers stop with it, and its next turn, read again, starts and offers them."""
+        cwd = workspace(tmp_path)
+        provider = ScriptedProvider()
+        servers = McpServers({"test": stdio_config()})
+        engine = make_engine(tmp_path, provider, session_tools=servers)
+        async with engine:
+            root = await engine.create_session(cwd)
+            for _ in range(2):
+                provider.assign(
+                    root, steps({"toolCalls": [call("mcp__test__echo", text="hi")]}, {"text": ["ok"]})
+                )
+                events = await collect(engine.run_turn(root, "go"))
+                assert [e.payload["result"] for e in of_type(events, "tool.completed")] == ["echo: hi"]
+                engine.forget_session(root)
+                assert servers.started(root) == []  # stopped with it
+                engine.load_session(root)
+
 
 class TestPermissions:
     async def test_a_call_is_execute_by_default_and_the_read_only_hint_is_shown_not_trusted(

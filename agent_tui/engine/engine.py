@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -347,6 +348,17 @@ class SessionEngine:
         log started but never completed is closed with `turn.completed{error}`. `observe` sees
         each event read from the log (one read serves the engine and whoever needs the log too).
         """
+        hydration = self.load_session(session_id, observe)
+        info = self._sessions[session_id]
+        closed = info.open_turn
+        if closed is not None:
+            await self.close_open_turn(info)
+        return replace(hydration, closed_turn=closed)
+
+    def load_session(self, session_id: str, observe: Callable[[Event], None] | None = None) -> Hydration:
+        """`open_session` without closing an unfinished turn: the session is read and known to
+        the engine, and a turn its log left open stays open (`SessionInfo.open_turn`); the
+        caller closes it (`close_open_turn`) or lets go of the session (`forget_session`)."""
         if session_id in self._sessions:
             return Hydration(session_id, self._sessions[session_id].last_sequence, None, None)
         repair = self.store.repair(session_id)
@@ -368,9 +380,6 @@ class SessionEngine:
         planted = log_inside_project(self.store, session_id, info.cwd)
         if planted is None:
             answers.restore(info.permissions or self.permissions, session_id)
-        closed = info.open_turn
-        if closed is not None:
-            await self.close_open_turn(info)
         note = None
         if planted is not None and answers.answers:
             note = (
@@ -378,7 +387,25 @@ class SessionEngine:
                 f"the log {planted} lies inside the project, where anyone with the repository "
                 "(or an agent's write) could have put them"
             )
-        return Hydration(session_id, count, repair, closed, note)
+        return Hydration(session_id, count, repair, None, note)
+
+    def forget_session(self, session_id: str) -> None:
+        """Let go of one idle session read from its log (its log, and what the budgets counted
+        of it, stay): a later `load_session` reads it again. The caller lets a session go after
+        the sub-agents read under it; a root's tools (its MCP servers) are closed with it.
+
+        Raises:
+            TurnConflict: a turn of the session has not finished its writes.
+        """
+        info = self._sessions.get(session_id)
+        if info is None:
+            return
+        if info.unfinished_turn is not None or info.open_turn is not None:
+            raise TurnConflict(f"{session_id} has a turn that is not finished")
+        del self._sessions[session_id]
+        self.permissions.forget_session(session_id)
+        if info.parent_id is None:  # a root: its tree's servers go (none of its tree is read now)
+            self._close_tree_tools(session_id, info)
 
     def _session_from_created(self, session_id: str, event: Event) -> SessionInfo:
         if event.type != "session.created":
@@ -662,17 +689,22 @@ class SessionEngine:
         doomed = [session_id, *tree.descendants(session_id)]
         self.registry.dispose(session_id)
         disposed = sessions.get(session_id)
-        tree_router = disposed.router if disposed is not None and disposed.parent_id is None else None
         for sid in doomed:
             doomed_info = sessions.get(sid)
             if doomed_info is not None and doomed_info.live_turn is None:
                 del sessions[sid]
             self.permissions.forget_session(sid)
+        self._close_tree_tools(session_id, disposed)
+
+    def _close_tree_tools(self, session_id: str, info: SessionInfo | None) -> None:
+        """Close the tools of the tree rooted at `session_id` (its MCP servers: its next turn
+        opens them again), and its model calls' builder."""
+        tree_router = info.router if info is not None and info.parent_id is None else None
         if self.session_tools is not None:
             self._tools_opened.discard(session_id)
             self._tools_opening.pop(session_id, None)
             self.session_tools.close(session_id)
-        if tree_router is not None:  # its model calls' builder goes with it
+        if tree_router is not None:
             self._builders = {key: kept for key, kept in self._builders.items() if kept[0] is not tree_router}
 
     def submit(self, session_id: str, text: str, *, input_id: str | None = None) -> Attached | NoActiveTurn:

@@ -44,7 +44,7 @@ from agent_tui.reducer.earlier_spend import (
 from agent_tui.replay.catalog import Catalog, CatalogEntry
 from agent_tui.replay.logfile import decode_line
 
-__all__ = ["CHUNK_BYTES", "ListSpend", "ScannedSpend", "scan_spend"]
+__all__ = ["CHUNK_BYTES", "ListSpend", "ScannedSpend", "scan_spend", "spend_events"]
 
 CHUNK_BYTES = 1 << 20
 _NEEDLES = tuple(sorted(kind.encode() for kind in EARLIER_TYPES))
@@ -63,6 +63,15 @@ class ScannedSpend:
 
 def scan_spend(entry: CatalogEntry) -> ScannedSpend:
     """Scan `entry`'s log (see the module docstring); `entry.tail_from` is not None."""
+    earlier, tail, problems = spend_events(entry)
+    found = spend_before(entry.session_id, earlier, tail)
+    return ScannedSpend(entry.session_id, entry.tail_from or 0, found, problems)
+
+
+def spend_events(entry: CatalogEntry) -> tuple[list[Event], list[Event], tuple[str, ...]]:
+    """The spend events of `entry`'s log: those before its tail that `is_earlier`, the tail's
+    own, and the corrupt spend lines met (`FILE:LINE: reason`); `entry.tail_from` is not None.
+    (The workbench hands them to whoever counts spend from events: its budgets, its list.)"""
     assert entry.tail_from is not None
     problems: list[str] = []
     tail: list[Event] = []
@@ -72,8 +81,7 @@ def scan_spend(entry: CatalogEntry) -> ScannedSpend:
     except OSError as error:
         problems.append(f"{entry.path}: unreadable: {error.strerror or error}")
         earlier = []
-    found = spend_before(entry.session_id, earlier, tail)
-    return ScannedSpend(entry.session_id, entry.tail_from, found, tuple(problems))
+    return earlier, tail, tuple(problems)
 
 
 def _spend_events(

@@ -68,6 +68,8 @@ class FinishingActions:
 
         def is_running(self, session_id: str) -> bool: ...
 
+        def open_listed(self, session_id: str) -> str | None: ...
+
         def _claim(self, session_id: str, info: SessionInfo) -> SendRefused | None: ...
 
         async def dispose(
@@ -224,6 +226,9 @@ class FinishingActions:
         session_id = request.session_id
         if self.is_running(session_id):
             raise FinishRefused("a turn of this session is running: stop it (x) or wait for it to end")
+        unread = self.open_listed(session_id)
+        if unread is not None:
+            raise FinishRefused(unread)
         try:
             info = self.engine.session(session_id)
         except UnknownSession:

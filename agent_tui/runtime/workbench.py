@@ -7,6 +7,16 @@ Invariants:
   sub-agents) through `SessionEngine.open_session`, so a session from an earlier run continues
   with its whole transcript; a log that cannot be reopened is named in the result with its
   reason and left out, never dropped silently;
+- with `lazy` (the dashboard's, on a history of thousands), only a session that needs it is
+  reopened at start (its last turn unfinished: it is closed as today; a problem near its log's
+  end: a torn line is cut; an external agent's); a finished one of ours is listed from its log's
+  ends and read whole only when used (`open_listed`: chosen, continued, budgeted, rewound),
+  its ancestors first, and is then what reopening it at start would have made it. At most
+  `opened.bound` of those stay read, the least recently used let go first, never one with a
+  turn unfinished in it or below it (nor a child's result waiting for it); a log written by
+  another process since it was listed is refused, not read. What a listed session's earlier
+  turns spent is read from its spend lines alone (`replay.spend_scan`) for the list's totals
+  (`earlier`) and the engine's budgets, and counted once whether or when it is read whole;
 - `send` never loses text: it steers the running turn, or starts the session's next turn, or
   returns a `SendRefused` saying why it could do neither (the caller keeps the text);
 - one writer per session: `send` first makes this process the session's writer (the store's
@@ -36,7 +46,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -58,8 +68,9 @@ from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
-from agent_tui.reducer.earlier_spend import is_earlier
-from agent_tui.replay.catalog import created_event, read_entry
+from agent_tui.reducer.earlier_spend import EARLIER_TYPES, is_earlier
+from agent_tui.replay.catalog import CatalogEntry, created_event, read_entry
+from agent_tui.replay.spend_scan import spend_events
 from agent_tui.runtime.agent_requests import (
     AgentSpec,
     AgentStartError,
@@ -78,6 +89,7 @@ from agent_tui.runtime.finishing import (
 )
 from agent_tui.runtime.finishing_actions import FinishingActions
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
+from agent_tui.runtime.opened_sessions import OpenedSessions
 from agent_tui.runtime.permission_files import permission_engine
 from agent_tui.runtime.session_dirs import (
     StoredSession,
@@ -117,9 +129,25 @@ TAILS_BATCH = 50
 dashboard draws meanwhile), and folded between two batches."""
 
 
-def _last_turns(paths: list[Path]) -> list[list[Event]]:
-    """Each log's last turn (`read_entry`'s events after its head)."""
-    return [read_entry(path)[1][1:] for path in paths]
+def _last_turns(paths: list[Path]) -> list[tuple[CatalogEntry, list[Event]]]:
+    """Each log's entry and last turn (`read_entry`'s events after its head)."""
+    return [(entry, events[1:]) for entry, events in map(read_entry, paths)]
+
+
+def _spend_lines(entries: list[CatalogEntry]) -> list[tuple[list[Event], list[Event], tuple[str, ...]]]:
+    """Each log's spend events before its tail, its tail's, and its corrupt spend lines."""
+    return [spend_events(entry) for entry in entries]
+
+
+def _ends_inside_turn(tail: list[Event]) -> bool:
+    """Whether a log's last turn (`tail`, from its start) has no `turn.completed`."""
+    open_turn = False
+    for event in tail:
+        if event.type == "turn.started":
+            open_turn = True
+        elif event.type == "turn.completed":
+            open_turn = False
+    return open_turn
 
 
 class Workbench(FinishingActions):
@@ -156,6 +184,14 @@ class Workbench(FinishingActions):
         """Stored sessions shown but not reopened, with the reason (an agent no longer configured)."""
         self.reopening: set[str] = set()
         """Stored sessions listed but not reopened yet (`hydrate` reopens them one by one)."""
+        self.listed: dict[str, int] = {}
+        """Finished stored sessions listed but not read in the engine (each one's last sequence
+        as listed): `open_listed` reads one when it is used."""
+        self.stored: dict[str, StoredSession] = {}
+        """The stored sessions listed for opening on demand (whether read now or not)."""
+        self.opened = OpenedSessions()
+        """The finished sessions read on demand, least recently used first (the bound)."""
+        self._read_whole: set[str] = set()  # listed ones the engine has read (and counted) whole
         self.held_elsewhere: dict[str, str] = {}
         """Stored sessions another process was writing when they were reopened (who, since when):
         shown, but not open in this engine."""
@@ -261,24 +297,33 @@ class Workbench(FinishingActions):
         self,
         fold: Callable[[Event], None],
         earlier: Callable[[str, list[Event], list[Event]], None] | None = None,
+        *,
+        lazy: bool = False,
+        listed: Callable[[], Awaitable[None]] | None = None,
     ) -> list[str]:
-        """Reopen every stored session; `fold` sees every stored session's first line, then
-        each one's last turn (its head, then its tail, `read_entry`: the whole list is drawn
-        before any tail is read, and before any log is read whole), then the engine reopens
-        them one by one, letting the dashboard run in between. As the engine reads a log whole,
-        `earlier(session id, events, tail)` is told what the turns before the folded `tail`
-        spent (`reducer.earlier_spend`: their usage, and a budget set meanwhile when the tail
-        sets none), so the totals are the whole log's.
+        """Reopen the stored sessions; `fold` sees every stored session's first line (then
+        `listed` is awaited: the dashboard draws the whole list), then each one's last turn (its
+        head, then its tail, `read_entry`: the whole list is drawn before any tail is read, and
+        before any log is read whole), then the engine reopens them one by one, letting the
+        dashboard run in between. As a log's turns before its folded tail are read,
+        `earlier(session id, events, tail's spend events)` is told what they spent
+        (`reducer.earlier_spend`: their usage, and a budget set meanwhile when the tail sets
+        none), so the totals are the whole log's.
+
+        With `lazy`, only the sessions that need it now are reopened: one whose last turn is
+        not finished (it is closed, as a crash left it), one whose log has a problem near its
+        end (a torn final line is cut), one run by an external agent. A finished one is listed
+        for opening on demand (`open_listed`): its log's spend lines alone are scanned
+        (`replay.spend_scan`), for `earlier` and the engine's budgets.
 
         Returns:
-            One `FILE: reason` line per log that could not be reopened.
+            One `FILE: reason` line per log that could not be reopened (or scanned).
         """
         problems: list[str] = []
         stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
         stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
         closed = closed_sessions(self.sessions_dir)
-        listed: list[StoredSession] = []
-        tails: dict[str, list[Event]] = {}
+        shown: list[StoredSession] = []
         for session in stored:
             if session.session_id in closed or session.parent_session_id in closed:
                 closed.add(session.session_id)  # a closed session's sub-agents stay closed too
@@ -286,46 +331,208 @@ class Workbench(FinishingActions):
             if session.problem is not None:
                 problems.append(f"{session.path}: {session.problem}")
                 continue
-            listed.append(session)
-        self.reopening = {session.session_id for session in listed}
-        for session in listed:  # the whole list first, from the heads
+            shown.append(session)
+        self.reopening = {session.session_id for session in shown}
+        for session in shown:  # the whole list first, from the heads
             created = created_event(session.head, session.session_id)
             if created is not None:
                 fold(created)
-        for start in range(0, len(listed), TAILS_BATCH):  # then their last turns, read in a thread
-            batch = listed[start : start + TAILS_BATCH]
+        if listed is not None and shown:  # (an empty history has no list to wait for)
+            await listed()
+        entries: dict[str, CatalogEntry] = {}
+        tails: dict[str, list[Event]] = {}  # each tail's spend events
+        for start in range(0, len(shown), TAILS_BATCH):  # then their last turns, read in a thread
+            batch = shown[start : start + TAILS_BATCH]
             last_turns = await anyio.to_thread.run_sync(_last_turns, [session.path for session in batch])
-            for session, events in zip(batch, last_turns, strict=True):
-                tails[session.session_id] = events
+            for session, (entry, events) in zip(batch, last_turns, strict=True):
+                entries[session.session_id] = entry
+                tails[session.session_id] = [event for event in events if event.type in EARLIER_TYPES]
                 for event in events:
                     fold(event)
-        for session in listed:
+                if lazy and self._can_wait(session, entry, events):
+                    self._list_finished(session, events)
+                await anyio.sleep(0)  # one tail at a time: the list stays responsive meanwhile
+        for session in shown:
             await anyio.sleep(0)  # thousands of logs: the dashboard stays responsive meanwhile
             self.reopening.discard(session.session_id)
-            if self._is_external(session):
-                problem = await self._reopen_external(session)
-                if problem is not None:
-                    problems.append(problem)
+            if session.session_id in self.listed:
                 continue
-            before = _EarlierSpend(tails.get(session.session_id, []))
-            try:
-                hydration = await self.engine.open_session(session.session_id, before.observe)
-            except EventLogDecodeError as error:  # a corrupt line: the decoder names FILE:LINE
-                problems.append(str(error))
-                continue
-            except Exception as error:
-                locked = _lock_refusal(error)
-                if locked is not None:  # another process writes it now: shown, not continued here
-                    self.held_elsewhere[session.session_id] = locked.where
-                    continue
-                problems.append(f"{session.path}: could not be reopened: {error}")
-                continue
-            if hydration.answers_note is not None:
-                problems.append(f"{session.session_id}: {hydration.answers_note}")
-            if earlier is not None and before.events:
-                earlier(session.session_id, before.events, tails.get(session.session_id, []))
-            self._remember_model(session)
+            problem = await self._reopen_listed(session, entries[session.session_id], tails, earlier)
+            if problem is not None:
+                problems.append(problem)
+        problems.extend(await self._scan_listed(entries, tails, earlier))
         return problems
+
+    async def _reopen_listed(
+        self,
+        session: StoredSession,
+        entry: CatalogEntry,
+        tails: dict[str, list[Event]],
+        earlier: Callable[[str, list[Event], list[Event]], None] | None,
+    ) -> str | None:
+        """Reopen one listed session in the engine now; or why not (`FILE: reason`)."""
+        if self._is_external(session):
+            return await self._reopen_external(session)
+        before = _EarlierSpend(entry)
+        problem = await self._open_in_engine(session, before.observe)
+        if earlier is not None and before.events and self._is_open(session.session_id):
+            earlier(session.session_id, before.events, tails.get(session.session_id, []))
+        return problem
+
+    async def _open_in_engine(
+        self, session: StoredSession, observe: Callable[[Event], None] | None = None
+    ) -> str | None:
+        """Open a stored session of ours in the engine (`observe` sees its events); None, or
+        why not (`FILE: reason`). One another process writes now is shown, not continued here
+        (`held_elsewhere`)."""
+        try:
+            hydration = await self.engine.open_session(session.session_id, observe)
+        except EventLogDecodeError as error:  # a corrupt line: the decoder names FILE:LINE
+            return str(error)
+        except Exception as error:
+            locked = _lock_refusal(error)
+            if locked is not None:
+                self.held_elsewhere[session.session_id] = locked.where
+                return None
+            return f"{session.path}: could not be reopened: {error}"
+        self._remember_model(session)
+        if hydration.answers_note is not None:
+            return f"{session.session_id}: {hydration.answers_note}"
+        return None
+
+    # -- finished sessions, opened on demand ---------------------------------------------------
+    def _can_wait(self, session: StoredSession, entry: CatalogEntry, tail: list[Event]) -> bool:
+        """Whether a listed session may wait to be opened until it is used: ours, its log's end
+        clean, and its last turn finished (nothing to close or repair)."""
+        return entry.problem is None and not self._is_external(session) and not _ends_inside_turn(tail)
+
+    def _list_finished(self, session: StoredSession, tail: list[Event]) -> None:
+        """List a finished session for opening on demand; the engine's budgets learn its head and
+        last turn now (its earlier spend once its log is scanned)."""
+        created = created_event(session.head, session.session_id)
+        assert created is not None  # (listed: its first line is its session.created)
+        budgets = self.engine.budgets
+        budgets.track(created)
+        for event in tail:
+            budgets.track(event)
+        self.stored[session.session_id] = session
+        self.listed[session.session_id] = tail[-1].sequence if tail else created.sequence
+
+    async def _scan_listed(
+        self,
+        entries: dict[str, CatalogEntry],
+        tails: dict[str, list[Event]],
+        earlier: Callable[[str, list[Event], list[Event]], None] | None,
+    ) -> list[str]:
+        """Scan the spend lines of the sessions listed for opening on demand whose logs hold
+        turns before their tails (a thread reads them, `TAILS_BATCH` logs at a time); tell
+        `earlier`, and the engine's budgets of a session not opened meanwhile."""
+        problems: list[str] = []
+        waiting = [
+            entries[sid]
+            for sid in self.stored  # (read on demand meanwhile or not)
+            if entries.get(sid) is not None and entries[sid].tail_from is not None
+        ]
+        for start in range(0, len(waiting), TAILS_BATCH):
+            batch = waiting[start : start + TAILS_BATCH]
+            scanned = await anyio.to_thread.run_sync(_spend_lines, batch)
+            for entry, (events, _tail, found_problems) in zip(batch, scanned, strict=True):
+                problems.extend(found_problems)
+                sid = entry.session_id
+                if earlier is not None and events:
+                    earlier(sid, events, tails.get(sid, []))
+                if sid not in self._read_whole:  # (one read meanwhile was counted whole by the engine)
+                    for event in events:
+                        self.engine.budgets.track(event)
+        return problems
+
+    def open_listed(self, session_id: str) -> str | None:
+        """Make the session (and its ancestors) open in the engine if it was listed for opening
+        on demand: its log is read whole now, and the least recently used finished sessions
+        beyond the bound are let go (`OpenedSessions`); None, or why it cannot be opened (the
+        log was written by another process since it was listed, or cannot be read).
+
+        The session counts as used now either way (the one the user looks at is let go last).
+        """
+        chain: list[str] = []
+        current: str | None = session_id
+        while current is not None and current not in chain:
+            chain.append(current)
+            known = self.stored.get(current)
+            current = known.parent_session_id if known is not None else self._parent_of(current)
+        for sid in reversed(chain):  # the root first: a sub-agent's depth and deliveries need it
+            refused = self._open_one(sid)
+            if refused is not None:
+                return refused
+        self._let_go(set(chain))
+        return None
+
+    def _is_open(self, session_id: str) -> bool:
+        try:
+            self.engine.session(session_id)
+        except UnknownSession:
+            return False
+        return True
+
+    def _parent_of(self, session_id: str) -> str | None:
+        try:
+            return self.engine.session(session_id).parent_id
+        except UnknownSession:
+            return None
+
+    def _open_one(self, session_id: str) -> str | None:
+        last_sequence = self.listed.get(session_id)
+        if last_sequence is None:
+            if session_id in self.opened:
+                self.opened.use(session_id)
+            return None
+        session = self.stored[session_id]
+        store = self.engine.store
+        try:
+            if store.last_sequence(session_id) != last_sequence:
+                return (
+                    "Another agent-tui process wrote to this session after this dashboard listed it; "
+                    "open the dashboard again to continue it with what was written."
+                )
+            self.engine.load_session(session_id)
+        except EventLogDecodeError as error:  # a corrupt line: the decoder names FILE:LINE
+            return f"It cannot be read: {error}."
+        except Exception as error:
+            locked = _lock_refusal(error)
+            if locked is not None:
+                return _held_sentence(locked.where)
+            return f"It could not be reopened: {session.path}: {error}."
+        del self.listed[session_id]
+        self._read_whole.add(session_id)
+        self._remember_model(session)
+        self.opened.use(session_id)
+        return None
+
+    def _let_go(self, used: set[str]) -> None:
+        """Let go of the least recently used finished sessions beyond the bound, but never one
+        of `used` (just read, for what is about to be done with it), one with a turn unfinished
+        or a child's result waiting, nor one with a sub-agent read (a turn looks up its
+        ancestors): a parent goes once its sub-agents have."""
+        engine = self.engine
+        while gone := self.opened.over(self._kept(used)):
+            for sid in gone:
+                last_sequence = engine.session(sid).last_sequence
+                engine.forget_session(sid)
+                if isinstance(engine.store, JsonlFileEventStore):
+                    engine.store.release(sid)  # (read again, and checked, when it is used next)
+                self.listed[sid] = last_sequence
+
+    def _kept(self, used: set[str]) -> set[str]:
+        """What `_let_go` keeps now (see there)."""
+        kept = set(used)
+        for info in self.engine.sessions():
+            if info.unfinished_turn is not None or info.open_turn is not None or info.mailbox:
+                kept.add(info.id)
+            current = info.parent_id
+            while current is not None and current not in kept:
+                kept.add(current)
+                current = self._parent_of(current)
+        return kept
 
     async def _reopen_stored(self, session: StoredSession, fold: Callable[[Event], None]) -> str | None:
         """Fold a stored session's events and open it in the engine; or why not (`FILE: reason`)."""
@@ -340,18 +547,7 @@ class Workbench(FinishingActions):
             fold(event)
         if self._is_external(session):
             return await self._reopen_external(session)
-        try:
-            hydration = await self.engine.open_session(session.session_id)
-        except Exception as error:
-            locked = _lock_refusal(error)
-            if locked is not None:  # another process writes it now: shown, not continued here
-                self.held_elsewhere[session.session_id] = locked.where
-                return None
-            return f"{session.path}: could not be reopened: {error}"
-        self._remember_model(session)
-        if hydration.answers_note is not None:
-            return f"{session.session_id}: {hydration.answers_note}"
-        return None
+        return await self._open_in_engine(session)
 
     def _is_external(self, session: StoredSession) -> bool:
         """Whether the session was run by an external agent (its `client` is not our engine)."""
@@ -485,6 +681,9 @@ class Workbench(FinishingActions):
             return SendRefused("There is nothing to send.")
         if session_id in self.not_continued:
             return SendRefused(f"This session cannot be continued: {self.not_continued[session_id]}.")
+        unread = self.open_listed(session_id)
+        if unread is not None:
+            return SendRefused(unread)
         try:
             info = self.engine.session(session_id)
         except UnknownSession:
@@ -570,6 +769,9 @@ class Workbench(FinishingActions):
         Raises:
             BudgetRefused: the session is not open here, or another process writes it.
         """
+        unread = self.open_listed(session_id)
+        if unread is not None:
+            raise BudgetRefused(unread)
         try:
             info = self.engine.session(session_id)
         except UnknownSession:
@@ -610,7 +812,11 @@ class Workbench(FinishingActions):
 
     # -- leaving a session ---------------------------------------------------------------------
     def _descendants(self, session_id: str) -> list[str]:
-        return session_tree(self.engine).descendants(session_id)
+        """Below the session: the engine's sessions, and those listed for opening on demand."""
+        tree = session_tree(self.engine)
+        for sid in self.listed:
+            tree.link(sid, self.stored[sid].parent_session_id)
+        return tree.descendants(session_id)
 
     def worktree_path(self, session_id: str, recorded: str | None = None) -> Path | None:
         """The session's worktree: made in this run, or `recorded` in its `session.created`."""
@@ -639,6 +845,9 @@ class Workbench(FinishingActions):
             with anyio.CancelScope(shield=True):
                 await self.external.close(session_id)  # its process ends; its log stays
         engine.dispose_session(session_id)
+        for sid in family:
+            self.listed.pop(sid, None)
+            self.opened.drop(sid)
         if isinstance(engine.store, JsonlFileEventStore):
             for sid in family:
                 engine.store.release(sid)  # another process may write them now
@@ -664,12 +873,13 @@ def _worktree_fields(worktree: Worktree) -> dict[str, str | None]:
 
 
 class _EarlierSpend:
-    """Keeps, from a log read whole, the events of the turns before its folded tail that say
-    what they spent (`EARLIER_TYPES`), and a budget set there unless the tail sets one."""
+    """Keeps, from a log read whole, the events of the turns before its folded tail (listed as
+    `entry`) that say what they spent (`EARLIER_TYPES`), and a budget set there unless the tail
+    sets one."""
 
-    def __init__(self, tail: list[Event]) -> None:
-        self.tail_from = tail[0].sequence if tail else None
-        self.budget_later = any(event.type == "session.budget" for event in tail)
+    def __init__(self, entry: CatalogEntry) -> None:
+        self.tail_from = entry.tail_from
+        self.budget_later = entry.budget_later
         self.events: list[Event] = []
 
     def observe(self, event: Event) -> None:

@@ -50,6 +50,7 @@ from agent_tui.tui.messages import (
     PermissionAsked,
     PermissionWithdrawn,
     ProjectRulesWaiting,
+    StoredSessionsListed,
     WorkbenchReady,
 )
 from agent_tui.tui.screens.confirm import ConfirmScreen
@@ -278,6 +279,12 @@ class AgentTuiApp(AgentTuiBase):
         if self.live is not None:
             self.live.redraws.dirty = True
         self._refresh_live()
+
+    @on(StoredSessionsListed)
+    def _stored_sessions_listed(self, message: StoredSessionsListed) -> None:
+        if self.live is not None:
+            self.live.redraws.now()
+        self.call_after_refresh(message.painted.set)
 
     @on(WorkbenchReady)
     def _workbench_ready(self, message: WorkbenchReady) -> None:

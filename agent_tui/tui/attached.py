@@ -367,6 +367,9 @@ class AttachedRun:
                 self._send("stop all", self.bus.control.stop_all(host.name))
         return stopped
 
+    def session_chosen(self, session_id: str) -> None:
+        """Nothing to read here: the hosts hold their sessions."""
+
     def send(self, session_id: str, text: str) -> Sent | SendRefused:
         refusal = self._refusal(session_id)
         host = self.bus.host_of(session_id)

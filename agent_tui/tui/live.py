@@ -56,6 +56,7 @@ from agent_tui.tui.messages import (
     LiveRunFinished,
     McpServerDown,
     ProjectRulesWaiting,
+    StoredSessionsListed,
     WorkbenchReady,
 )
 from agent_tui.tui.prompter import TuiPrompter
@@ -184,7 +185,9 @@ class LiveRun:
         collector = RunCollector()
         try:
             async with workbench.serving():
-                problems = await workbench.hydrate(self._on_event, self._on_earlier)
+                problems = await workbench.hydrate(
+                    self._on_event, self._on_earlier, lazy=True, listed=self._listed
+                )
                 self.hydrated = True
                 for hook in self.on_hydrated:
                     hook()
@@ -222,6 +225,20 @@ class LiveRun:
         self.redraws.changed(
             ask=event.type == "permission.resolved" and event.payload.get("decision") == "ask"
         )
+
+    async def _listed(self) -> None:
+        """Every stored session is folded in from its first line: the whole list is drawn
+        before any log's last turn is read (a second at most: the screen may be going away)."""
+        painted = anyio.Event()
+        self._post(StoredSessionsListed(painted))
+        with anyio.move_on_after(1.0):
+            await painted.wait()
+
+    def session_chosen(self, session_id: str) -> None:
+        """The user chose the session in the tree: a finished stored one is read in the engine
+        now (a follow-up starts at once), and it is the last to be let go."""
+        if self.workbench is not None and not self.finished:
+            self.workbench.open_listed(session_id)
 
     def _on_earlier(self, session_id: str, earlier: list[Event], folded: list[Event]) -> None:
         """What a listed session's turns before its `folded` last one spent (read once its log

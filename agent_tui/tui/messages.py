@@ -16,6 +16,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Literal
 
+import anyio
 from textual.message import Message
 
 from agent_tui.ports import AgentSpec, PermissionRequest, ProjectRulesState
@@ -43,6 +44,14 @@ class LiveRunFinished(Message):
 
     summary: str
     error: str | None = None
+
+
+@dataclass
+class StoredSessionsListed(Message):
+    """Every stored session is folded in from its log's first line: draw the whole list, then
+    set `painted` (the logs' last turns are read after)."""
+
+    painted: anyio.Event
 
 
 @dataclass

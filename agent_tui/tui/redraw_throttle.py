@@ -15,6 +15,8 @@ Invariants:
   up with a long history (an attached dashboard reading a stream) redraws less often while
   nobody can read the rows flying by, and every redraw it spares is folding time (the app's
   once-a-second redraw of passing time waits meanwhile too: these redraws show it);
+- `now()` redraws at once, whatever the period (a stored history's whole list, drawn before
+  its logs' ends are read);
 - a redraw that raises is not raised into the caller (an engine would drop its listener): the
   throttle stops redrawing from changes and asks for a redraw, so the app's timer redraws and
   meets (and reports) the error.
@@ -76,9 +78,20 @@ class RedrawThrottle:
         self._changed = True
         if ask:
             self._asked = True
-        if self._redraw is not None and time.monotonic() - self._redrawn_at >= self._period:
-            try:
-                self._redraw()
-            except Exception:
-                self._redraw = None
-                self._asked = True
+        if time.monotonic() - self._redrawn_at >= self._period:
+            self._call_redraw()
+
+    def now(self) -> None:
+        """Redraw at once, whatever the period (a stored history's whole list, before its
+        logs' ends are read)."""
+        self._asked = True
+        self._call_redraw()
+
+    def _call_redraw(self) -> None:
+        if self._redraw is None:
+            return
+        try:
+            self._redraw()
+        except Exception:
+            self._redraw = None
+            self._asked = True

@@ -123,6 +123,8 @@ class DashboardScreen(SessionsScreen):
 
     @on(SessionSelected)
     def _composer_follows_selection(self, event: SessionSelected) -> None:
+        if self.live is not None:
+            self.live.session_chosen(event.session_id)
         self._show_composer()
 
     def _show_composer(self) -> None:

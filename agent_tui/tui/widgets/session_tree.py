@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 from rich.style import Style
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -128,6 +128,7 @@ class SessionTree(Tree[str]):
         """Sessions whose spend counts part of their log so far (a replay's list before its
         scan): their figures, and their trees' and days', read `≥$0.42`."""
         self._build_room: tuple[int, int] | None = None  # (width, guide depth) while lines are built
+        self._built_room: tuple[int, int] | None = None  # (width, guide depth) the lines were built with
         self.end_marks: dict[str, str] = {}
         """Session id → a mark shown after its line in the error colour (a replay's `✗ torn
         tail`), in place of its last turn's message."""
@@ -425,11 +426,37 @@ class SessionTree(Tree[str]):
 
     def _build(self) -> None:
         """Textual's line building, the tree's width and guide looked up once for all its lines."""
-        self._build_room = (self.scrollable_content_region.width if self.is_mounted else 0, self.guide_depth)
+        self._build_room = self._built_room = self._room()
         try:
             super()._build()
         finally:
             self._build_room = None
+
+    def _room(self) -> tuple[int, int]:
+        return (self.scrollable_content_region.width if self.is_mounted else 0, self.guide_depth)
+
+    def notify_style_update(self) -> None:
+        """A style change (focus, hover, a theme) redraws the lines; it lays every line out again
+        only when the room the lines are cut to changed (Textual's tree does at each one, which
+        costs a pass over thousands of sessions). So does a resize."""
+        if self._tree_lines_cached is None or self._room() != self._built_room:
+            super().notify_style_update()
+            return
+        super(Tree, self).notify_style_update()
+        self._redraw_lines()
+
+    def _on_resize(self, event: events.Resize) -> None:
+        if self._tree_lines_cached is None or self._room() != self._built_room:
+            super()._on_resize(event)
+            return
+        self._line_cache.grow(event.size.height)
+        self._redraw_lines()
+
+    def _redraw_lines(self) -> None:
+        """Forget the drawn lines (not the laid out ones) and draw them again."""
+        self._line_cache.clear()
+        self._updates += 1
+        self.refresh()
 
     def _depth(self, node: TreeNode[str]) -> int:
         """How many lines (days, sessions) the node is under."""
