@@ -197,12 +197,12 @@ class ReplayFeed:
 
     def _list(self) -> None:
         """Many logs: their list from the heads first, then from heads and tails."""
-        files = list(self.source.files)
-        self.host.post_message(ReplayListed(read_catalog(files, tails=False), complete=False))
+        heads = read_catalog(self.source.files, tails=False)
+        self.host.post_message(ReplayListed(heads, complete=False))
         self._first_paint.wait(FIRST_PAINT_WAIT)
         if self._stopping.is_set():
             return
-        self.host.post_message(ReplayListed(read_catalog(files), complete=True))
+        self.host.post_message(ReplayListed(heads.with_tails(), complete=True))
 
     def _follow_list(self, catalog: Catalog) -> None:
         """Many logs, following: the logs that grow are read again at their tails, new ones at
