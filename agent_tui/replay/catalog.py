@@ -10,7 +10,11 @@ content is read only when its session is chosen (the scrubber's timeline over it
 
 Invariants:
 - a log costs two reads (its head, its tail; the tail grows from `TAIL_BYTES` up to
-  `MAX_TAIL_BYTES` until a turn start is in it), whatever its size;
+  `MAX_TAIL_BYTES` until a turn start is in it), whatever its size; listed from its head first
+  (`read_catalog(tails=False)`), it is read at its tail alone by `with_tails` (the head's end
+  known), and the two fold to what `read_catalog` folds;
+- only the last turn's lines are split and decoded: the last turn start is found by a byte
+  search from the end, each hit checked by decoding its line alone;
 - a log that cannot be read, that ends in a torn line or whose tail holds a corrupt line is
   still listed (by its file name when even its head is unreadable) and has a `problem`:
   `FILE: reason`, one sentence;
