@@ -343,9 +343,10 @@ class ReplayFeed:
         elif not source.family:
             host.scrubber.label = marked(f"reading the ends of {len(source.files):,} logs…", "$text-accent")
         host.show_state(cursor.view.state if cursor.view is not None else DashboardState())
-        selected = host.selected_session()
-        if message.complete and not source.family and selected is not None:
-            self.open_family(selected)
+        if message.complete and not source.family:
+            # Once the whole list is painted (its family's timeline indexed meanwhile would vie
+            # with that paint).
+            host.call_after_refresh(self._open_selected)
         host.call_after_refresh(self._first_paint.set)
         if message.complete:
             host.call_after_refresh(self._scan_spend, catalog)
@@ -363,6 +364,13 @@ class ReplayFeed:
         self.partial = self.spend.partial(catalog)
         cursor = self.cursor
         self.host.show_state(cursor.view.state if cursor.view is not None else DashboardState())
+
+    def _open_selected(self) -> None:
+        """Many logs, listed whole: the timeline over the selected session's family, unless
+        one is chosen already."""
+        selected = self.host.selected_session()
+        if not self.source.family and selected is not None:
+            self.open_family(selected)
 
     def session_chosen(self, session_id: str) -> None:
         if self.source.many and self.catalog is not None:
