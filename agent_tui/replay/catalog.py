@@ -10,7 +10,11 @@ content is read only when its session is chosen (the scrubber's timeline over it
 
 Invariants:
 - a log costs two reads (its head, its tail; the tail grows from `TAIL_BYTES` up to
-  `MAX_TAIL_BYTES` until a turn start is in it), whatever its size;
+  `MAX_TAIL_BYTES` until a turn start is in it), whatever its size; listed from its head first
+  (`read_catalog(tails=False)`), it is read at its tail alone by `with_tails` (the head's end
+  known), and the two fold to what `read_catalog` folds;
+- only the last turn's lines are split and decoded: the last turn start is found by a byte
+  search from the end, each hit checked by decoding its line alone;
 - a log that cannot be read, that ends in a torn line or whose tail holds a corrupt line is
   still listed (by its file name when even its head is unreadable) and has a `problem`:
   `FILE: reason`, one sentence;
@@ -27,12 +31,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
 from agent_tui.events import Event
 from agent_tui.events.validation import BUILDERS_WITH_V
 from agent_tui.reducer import DashboardState, SessionView, apply_event
+from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.views import tree_order
 from agent_tui.replay.logfile import decode_line
 
@@ -60,6 +66,7 @@ class CatalogEntry:
     """The sequence the folded tail starts at when lines come between the head and it (what
     they spent is the earlier turns', `replay.spend_scan`); None when the tail reaches the head."""
     budget_later: bool = False  # the folded tail sets a budget (an earlier one is not in force)
+    head_end: int = 0  # the byte after the first line's newline (0: no complete first line)
 
 
 @dataclass
@@ -69,6 +76,25 @@ class Catalog:
     entries: dict[str, CatalogEntry] = field(default_factory=dict)
     state: DashboardState = field(default_factory=DashboardState)
     complete: bool = False  # read from the tails too (False: from the heads alone)
+    _heads: tuple[tuple[CatalogEntry, Event | None], ...] = field(default=(), repr=False, compare=False)
+    """Each log's entry from its head and its `session.created`, in the order listed (what
+    `with_tails` starts from)."""
+
+    def with_tails(self) -> Catalog:
+        """This list (from the heads) completed from the logs' tails: a new catalog whose every
+        log is read at its tail, not at its head again (but for a log without a head yet, or one
+        now shorter than its head, read at both); this one is left as it was."""
+        catalog = Catalog(complete=True)
+        picked: list[Event] = []
+        # The events read and the views folded hold no cycles: the collector's passes over
+        # them, as they pile up, would cost a fifth of the whole.
+        with collector_paused():
+            for entry, created in self._heads:
+                listed, events = _tail_of(entry, created)
+                catalog.entries[listed.session_id] = listed
+                picked += events
+            _fold_listed(catalog, picked)
+        return catalog
 
     def problems(self, *, torn: bool = True) -> list[str]:
         """`FILE: reason` for each listed log with a problem, in session-id order; without
@@ -148,13 +174,19 @@ def _mark_of(problem: str) -> str:
 
 def read_catalog(paths: Iterable[Path], *, tails: bool = True) -> Catalog:
     """List `paths` from their heads and tails (see the module docstring); without `tails`,
-    from their heads alone (names and tree, every status idle: a first look, ten times quicker)."""
-    catalog = Catalog(complete=tails)
-    picked: list[Event] = []
-    for path in paths:
-        entry, events = read_entry(path, tail=tails)
+    from their heads alone (names and tree, every status idle: a first look, ten times quicker,
+    that `with_tails` completes)."""
+    heads = [_read_head(path) for path in paths]
+    catalog = Catalog(complete=False, _heads=tuple(heads))
+    for entry, _created in heads:
         catalog.entries[entry.session_id] = entry
-        picked += events
+    _fold_listed(catalog, [created for _entry, created in heads if created is not None])
+    return catalog.with_tails() if tails else catalog
+
+
+def _fold_listed(catalog: Catalog, picked: list[Event]) -> None:
+    """Fold what the logs gave into the catalog's state, by time, and list by its file name each
+    log that gave no head."""
     # By time; a stable sort keeps ties in the order of the logs, and within one log in its
     # lines' order (a tuple key saying so costs ten times more for 100k events).
     picked.sort(key=attrgetter("ts"))
@@ -164,47 +196,94 @@ def read_catalog(paths: Iterable[Path], *, tails: bool = True) -> Catalog:
     for entry in catalog.entries.values():
         if entry.session_id not in state.sessions:  # no readable head: listed by its file name
             state.sessions[entry.session_id] = SessionView(entry.session_id, title=entry.path.name)
-    return catalog
 
 
 def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Event]]:
     """One log's entry and the events its head and tail give (head first, then the last turn;
     the head alone without `tail`)."""
-    session_id = path.stem
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as error:
-        return CatalogEntry(
-            path, session_id, None, f"{path}: unreadable: {error.strerror or error}", (-1, -1)
-        ), []
+        return _unreadable(path, error), []
     try:
-        stat = os.fstat(fd)
-        size = stat.st_size
-        seen = (size, stat.st_mtime_ns)
-        head = _head(fd, size)
-        problem: str | None = None
-        created = created_event(head, session_id)
-        if created is None and size:
-            problem = f"{path}:1: not the session's session.created line"
-        events, tail_problem = (
-            _last_turn(fd, size, path, len(head) + 1 if head else 0) if tail else ([], None)
-        )
+        entry, created = _head_of(fd, path)
+        if not tail:
+            return entry, [created] if created is not None else []
+        return _with_tail(fd, entry, created)
     except OSError as error:
-        return CatalogEntry(
-            path, session_id, None, f"{path}: unreadable: {error.strerror or error}", (-1, -1)
-        ), []
+        return _unreadable(path, error), []
     finally:
         os.close(fd)
-    parent = created.payload.get("parentSessionId") if created is not None else None
-    kept = ([created] if created is not None else []) + [e for e in events if e.session_id == session_id]
+
+
+def _tail_of(entry: CatalogEntry, created: Event | None) -> tuple[CatalogEntry, list[Event]]:
+    """`read_entry` of a log whose head was read already (`entry`, `created`)."""
     if created is None:
-        kept = []  # without its head the tail cannot be placed in a session's tree
-    tail_from = events[0].sequence if events and created is not None else None
-    if tail_from is not None and created is not None and tail_from <= created.sequence + 1:
+        return read_entry(entry.path)
+    try:
+        fd = os.open(entry.path, os.O_RDONLY)
+    except OSError as error:
+        return _unreadable(entry.path, error), []
+    try:
+        if os.fstat(fd).st_size < entry.head_end:
+            return read_entry(entry.path)  # rewritten since its head was read
+        return _with_tail(fd, entry, created)
+    except OSError as error:
+        return _unreadable(entry.path, error), []
+    finally:
+        os.close(fd)
+
+
+def _unreadable(path: Path, error: OSError) -> CatalogEntry:
+    return CatalogEntry(path, path.stem, None, f"{path}: unreadable: {error.strerror or error}", (-1, -1))
+
+
+def _read_head(path: Path) -> tuple[CatalogEntry, Event | None]:
+    """One log's entry from its head, and its `session.created` (None if its head is not that)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as error:
+        return _unreadable(path, error), None
+    try:
+        return _head_of(fd, path)
+    except OSError as error:
+        return _unreadable(path, error), None
+    finally:
+        os.close(fd)
+
+
+def _head_of(fd: int, path: Path) -> tuple[CatalogEntry, Event | None]:
+    stat = os.fstat(fd)
+    size = stat.st_size
+    head = _head(fd, size)
+    created = created_event(head, path.stem)
+    problem = f"{path}:1: not the session's session.created line" if created is None and size else None
+    parent = created.payload.get("parentSessionId") if created is not None else None
+    head_end = len(head) + 1 if head else 0
+    return CatalogEntry(
+        path, path.stem, parent, problem, (size, stat.st_mtime_ns), head_end=head_end
+    ), created
+
+
+def _with_tail(fd: int, entry: CatalogEntry, created: Event | None) -> tuple[CatalogEntry, list[Event]]:
+    """`entry` (read from its head) completed from its log's tail, and the events of its head
+    and last turn."""
+    stat = os.fstat(fd)
+    tail = _last_turn(fd, stat.st_size, entry.path, entry.head_end)
+    problem = entry.problem or tail.problem
+    seen = (stat.st_size, stat.st_mtime_ns)
+    if created is None:  # without its head the tail cannot be placed in a session's tree
+        return CatalogEntry(entry.path, entry.session_id, None, problem, seen, head_end=entry.head_end), []
+    tail_from = tail.first
+    if tail_from is not None and tail_from <= created.sequence + 1:
         tail_from = None  # nothing between the head and the tail
-    budget_later = any(event.type == "session.budget" for event in events)
-    entry = CatalogEntry(path, session_id, parent, problem or tail_problem, seen, tail_from, budget_later)
-    return entry, kept
+    listed = CatalogEntry(
+        entry.path, entry.session_id, entry.parent_id, problem, seen, tail_from, tail.budget, entry.head_end
+    )
+    session_id = entry.session_id
+    kept = [created]
+    kept += (event for event in tail.events if event.session_id == session_id)
+    return listed, kept
 
 
 def created_event(head: bytes, session_id: str) -> Event | None:
@@ -225,55 +304,70 @@ def _head(fd: int, size: int) -> bytes:
     return data[:end] if end >= 0 else b""
 
 
-def _last_turn(fd: int, size: int, path: Path, head_end: int) -> tuple[list[Event], str | None]:
-    """The events from the last turn start within the tail on (all of the tail if no turn
-    starts in `MAX_TAIL_BYTES`), and the tail's problem if any."""
+class _Tail(NamedTuple):
+    """What a log's tail holds: its events from the last turn start on (all of the tail if no
+    turn starts in `MAX_TAIL_BYTES`), the first one's sequence, whether one sets a budget, and
+    the tail's problem if any."""
+
+    events: list[Event]
+    first: int | None
+    budget: bool
+    problem: str | None
+
+
+def _last_turn(fd: int, size: int, path: Path, head_end: int) -> _Tail:
+    """The tail of the log open as `fd` (of `size` bytes, its first line ending at `head_end`)."""
     want = TAIL_BYTES
     while True:
         start = max(head_end, size - want)
         data = os.pread(fd, size - start, start) if size > start else b""
-        if start > head_end:
+        if start > head_end:  # the first line read is cut: from the next one
             data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""
-        lines = data.split(b"\n")
-        torn = lines.pop()
-        begin = _turn_start(lines)
+        end = data.rfind(b"\n") + 1  # what follows is a torn line
+        begin = _turn_start(data, end)
         if begin is not None or start <= head_end or want >= MAX_TAIL_BYTES:
             break
         want *= 4
-    problem = f"{path}: {TORN_PROBLEM}: left out" if torn else None
+    problem = f"{path}: {TORN_PROBLEM}: left out" if end < len(data) else None
     events: list[Event] = []
-    for line in lines[begin or 0 :]:
-        decoded = _decode(line)
+    append = events.append
+    loads = orjson.loads
+    build = BUILDERS_WITH_V
+    tail = data[begin or 0 : end]
+    lines = tail.split(b"\n")
+    lines.pop()
+    for line in lines:
+        try:
+            # The generated check-and-build of the line's type first (a tail line's sequence is
+            # 2 or more); the full check says why a line is not an event.
+            record = loads(line)
+            sequence = record["sequence"]
+            if type(sequence) is int and sequence >= 2:
+                append(build[record["type"]](record, sequence))
+                continue
+        except Exception:
+            pass
+        decoded = decode_line(line)
         if isinstance(decoded, str):
             problem = problem or f"{path}: a corrupt line near the end: {decoded}"
         else:
-            events.append(decoded)
-    return events, problem
+            append(decoded)
+    budget = b"session.budget" in tail and any(event.type == "session.budget" for event in events)
+    return _Tail(events, events[0].sequence if events else None, budget, problem)
 
 
-def _decode(line: bytes) -> Event | str:
-    """`decode_line`, taking first the generated check-and-build of the line's type (a tail
-    line's sequence is 2 or more); the full check says why a line is not an event."""
-    try:
-        data = orjson.loads(line)
-        sequence = data["sequence"]
-        if type(sequence) is int and sequence >= 2:
-            event: Event = BUILDERS_WITH_V[data["type"]](data, sequence)
-            return event
-    except Exception:
-        pass
-    return decode_line(line)
-
-
-def _turn_start(lines: list[bytes]) -> int | None:
-    """The index of the last line that starts a turn (only its type is looked at)."""
-    for k in range(len(lines) - 1, -1, -1):
-        if b"turn.started" in lines[k]:
-            try:
-                if orjson.loads(lines[k]).get("type") == "turn.started":
-                    return k
-            except (orjson.JSONDecodeError, AttributeError):
-                continue
+def _turn_start(data: bytes, end: int) -> int | None:
+    """Where the last line within `data[:end]` that starts a turn begins (only its type is
+    looked at)."""
+    at = data.rfind(b"turn.started", 0, end)
+    while at >= 0:
+        begin = data.rfind(b"\n", 0, at) + 1
+        try:
+            if orjson.loads(data[begin : data.find(b"\n", at)]).get("type") == "turn.started":
+                return begin
+        except (orjson.JSONDecodeError, AttributeError):
+            pass
+        at = data.rfind(b"turn.started", 0, begin)
     return None
 
 

@@ -4,7 +4,9 @@ One of the replay screen's three parts (the screen's keys, this feed, the view a
 thread worker opens the logs, posts a first look at their end (`preview_end`), waits for it to
 be painted, counts the logs' lines and indexes them in batches of about a thousand events,
 posting progress; every key works meanwhile (what is not indexed yet is simply not reachable).
-Over many logs, once their list is drawn, another thread scans each log's spend lines
+Over many logs, their list from the heads is read before the screen first paints (by a thread
+beyond `HEADS_BEFORE_PAINT` logs), then a thread completes it from the logs' tails; once it is
+drawn, another thread scans each log's spend lines
 (`replay.spend_scan`) so the list's costs become the whole logs'. Following runs a `Follower` in a thread of its own; each change arrives as the state at the new
 end, already folded, so the screen's thread never parses a line it did not ask for. A followed
 end is redrawn at most every `FOLLOW_PAINT_SECONDS`.
@@ -68,6 +70,10 @@ FIRST_PAINT_WAIT = 1.0
 FOLLOW_PAINT_SECONDS = 0.1
 LIST_FOLLOW_SECONDS = 1.0
 """Many logs, following: how often the list looks at every log's size (a stat each)."""
+HEADS_BEFORE_PAINT = 5_000
+"""Many logs: up to this many are listed from their heads before the screen first paints (about
+15 µs a log: the first screen is the list, not a screen saying it is being read); more are
+listed by a thread while the screen says so."""
 SPEND_POST_SECONDS = 0.25
 """Many logs: how often the scan of their spend lines reports what it found (the list is
 redrawn with it)."""
@@ -172,8 +178,13 @@ class ReplayFeed:
     def start(self) -> None:
         """Open the logs: list them (many logs), or index them."""
         if self.source.many:
-            self.host.scrubber.label = marked(f"listing {len(self.source.files):,} logs…", "$text-accent")
-            self._run(self._list, "replay-list")
+            heads = None
+            if len(self.source.files) <= HEADS_BEFORE_PAINT:
+                heads = read_catalog(self.source.files, tails=False)
+                self.take_listed(ReplayListed(heads, complete=False))
+            else:
+                self.host.scrubber.label = marked(f"listing {len(self.source.files):,} logs…", "$text-accent")
+            self._run(lambda: self._list(heads), "replay-list")
         else:
             timeline = Timeline(self.source.files, watch_dir=self.source.watch_dir)
             self._index(timeline, self._run_stop)
@@ -195,14 +206,16 @@ class ReplayFeed:
     def _run(self, work: Callable[[], None], group: str, *, exclusive: bool = False) -> None:
         self.host.run_worker(work, group=group, exclusive=exclusive, thread=True, exit_on_error=False)
 
-    def _list(self) -> None:
-        """Many logs: their list from the heads first, then from heads and tails."""
-        files = list(self.source.files)
-        self.host.post_message(ReplayListed(read_catalog(files, tails=False), complete=False))
+    def _list(self, heads: Catalog | None) -> None:
+        """Many logs: their list from the heads first (unless `heads` is it, already shown),
+        then from heads and tails."""
+        if heads is None:
+            heads = read_catalog(self.source.files, tails=False)
+            self.host.post_message(ReplayListed(heads, complete=False))
         self._first_paint.wait(FIRST_PAINT_WAIT)
         if self._stopping.is_set():
             return
-        self.host.post_message(ReplayListed(read_catalog(files), complete=True))
+        self.host.post_message(ReplayListed(heads.with_tails(), complete=True))
 
     def _follow_list(self, catalog: Catalog) -> None:
         """Many logs, following: the logs that grow are read again at their tails, new ones at
@@ -330,9 +343,10 @@ class ReplayFeed:
         elif not source.family:
             host.scrubber.label = marked(f"reading the ends of {len(source.files):,} logs…", "$text-accent")
         host.show_state(cursor.view.state if cursor.view is not None else DashboardState())
-        selected = host.selected_session()
-        if message.complete and not source.family and selected is not None:
-            self.open_family(selected)
+        if message.complete and not source.family:
+            # Once the whole list is painted (its family's timeline indexed meanwhile would vie
+            # with that paint).
+            host.call_after_refresh(self._open_selected)
         host.call_after_refresh(self._first_paint.set)
         if message.complete:
             host.call_after_refresh(self._scan_spend, catalog)
@@ -350,6 +364,13 @@ class ReplayFeed:
         self.partial = self.spend.partial(catalog)
         cursor = self.cursor
         self.host.show_state(cursor.view.state if cursor.view is not None else DashboardState())
+
+    def _open_selected(self) -> None:
+        """Many logs, listed whole: the timeline over the selected session's family, unless
+        one is chosen already."""
+        selected = self.host.selected_session()
+        if not self.source.family and selected is not None:
+            self.open_family(selected)
 
     def session_chosen(self, session_id: str) -> None:
         if self.source.many and self.catalog is not None:
