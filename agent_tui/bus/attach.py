@@ -13,6 +13,8 @@ Invariants:
 - what its credentials may not do is known from `open` on (`rights`, a `ControlRights`): a
   read-only dashboard (no control subject may be published on) is `read_only`, and a host
   whose control subject was refused is refused again without sending;
+- a hole in a session that the stream cannot fill is asked of its host (`republish`, once per
+  hole, unless the dashboard may not ask it), whose log is the whole history;
 - `state` is folded by the one reducer (`apply_event`, or the `fold` a test wraps), only with
   what `StreamFeed` hands on: each session's events once, in sequence order, so `state` equals
   the fold of the hosts' logs (`replay --dump state`) up to what the stream held;
@@ -50,6 +52,7 @@ from agent_tui.bus.protocol import (
     DEFAULT_CONTROL_TIMEOUT_S,
     DEFAULT_HEARTBEAT_S,
     DEFAULT_PRESENCE_TTL_S,
+    DUPLICATE_WINDOW_S,
     Caller,
     NameClaim,
     name_from,
@@ -173,10 +176,28 @@ class AttachedBus:
             became_live=self._changed,
             hold_limit=hold_limit,
             hole_grace=hole_grace,
+            ask_host=self._ask_republish,
         )
         self._presence = PresenceWatch(js, self._changed, self._problem, ttl=self._presence_ttl)
         await self._presence.start()
         await self._feed.start()
+
+    async def _ask_republish(self, host: str, session_id: str, first: int, last: int) -> str | None:
+        """Ask `host` to publish what the stream lost of a session again (`HoleFiller`): None
+        once it did, else why not, as a clause."""
+        if self.control_refusal(host) is not None:
+            return f"this dashboard is read-only for host {host} and cannot ask it to publish them again"
+        outcome = await self.control.republish(host, session_id, first, last)
+        if not outcome.answered:
+            return f"host {host} did not answer when asked to publish them again"
+        if not outcome.ok:
+            return f"host {host} cannot publish them again ({outcome.message})"
+        if outcome.detail.get("stored") == 0:
+            return (
+                f"host {host} published them again but the stream dropped them as duplicates "
+                f"(it remembers a message id for {DUPLICATE_WINDOW_S / 60:.0f} minutes)"
+            )
+        return None
 
     def _server_error(self, error: Exception) -> None:
         if self.rights is not None:

@@ -12,6 +12,8 @@ Invariants:
 - what an action does is the `HostActions`' business (the workbench on `serve`, the scenario's
   engine on `run --bus`); a refusal is `ok: false` with its sentence; an unexpected failure is
   `ok: false` naming the action, and the host goes on;
+- a `republish` is the `Publisher`'s refill (`HostActions.republish`): its reply comes once the
+  stream acknowledged what was published again;
 - the finishing actions go to `HostActions.finishing` (the workbench's own methods, through
   `perform_finishing`); a host without one (`run --bus`) refuses them; a finishing read
   (`READS`) is not kept by its id: its reply may be big, and reading again changes nothing.
@@ -38,6 +40,7 @@ from agent_tui.bus.protocol import (
     BudgetArgs,
     ControlReply,
     ControlRequest,
+    RepublishArgs,
     SessionSummary,
     control_subject,
 )
@@ -63,6 +66,7 @@ class HostActions(Protocol):
     async def close(self, session_id: str) -> None: ...
     def sessions(self) -> list[SessionSummary]: ...
     async def set_budget(self, session_id: str, budget: BudgetLimit | None, by: str) -> None: ...
+    async def republish(self, session_id: str, first: int, last: int | None) -> tuple[int, int]: ...
 
     @property
     def finishing(self) -> Finishing | None:
@@ -199,6 +203,13 @@ class ControlServer:
                     f"{by.dashboard} ({by.user}@{by.host})",
                 )
                 return ok()
+            if action == "republish":
+                try:
+                    wanted = RepublishArgs.model_validate(request.args)
+                except ValidationError as error:
+                    return refused(f"republish: {_first_error(error)}")
+                published, stored = await actions.republish(session_id or "", wanted.first, wanted.last)
+                return ok(republished=published, stored=stored)
             if action == "sessions":
                 waiting = self.prompter.waiting() if self.prompter is not None else []
                 return ok(

@@ -38,7 +38,7 @@ from agent_tui.bus.protocol import (
     events_subject,
     notice_subject,
 )
-from agent_tui.bus.publisher import Publisher
+from agent_tui.bus.publisher import Publisher, RefillFailed
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import UnknownSession
@@ -311,6 +311,19 @@ class EngineActions:
             return
         self._known(session_id)
         await self.engine.set_budget(session_id, budget, by=by)
+
+    async def republish(self, session_id: str, first: int, last: int | None) -> tuple[int, int]:
+        """Publish the session's logged events `first`..`last` (None: its end) again."""
+        logged = self.publisher.latest.get(session_id)
+        if logged is None:
+            raise Refused(f"no session {session_id} is logged on this host")
+        if first > logged or (last is not None and last > logged):
+            asked = first if last is None or first > logged else last
+            raise Refused(f"session {session_id}'s log on this host ends at event {logged}, before {asked}")
+        try:
+            return await self.publisher.refill(session_id, first, last or logged)
+        except RefillFailed as error:
+            raise Refused(str(error)) from None
 
     async def close(self, session_id: str) -> None:
         if self.workbench is None:

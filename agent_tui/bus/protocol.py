@@ -39,6 +39,11 @@ Added with the host (`agent_tui.bus.host`), for the dashboard side to rely on:
 - `new_agent`'s `args` are an `AgentArgs`; its reply's `detail` is `{"sessionId": ...}`;
   `steer` and `follow_up` take `{"text": ...}` and reply `detail = {"how": "steered"|"started"}`;
   `stop`, `stop_subtree`, `stop_all` reply `detail = {"stopped": N}`;
+- `republish` takes a `RepublishArgs` (`{"first", "last"?}`: the sequences a dashboard found
+  missing from the stream); the host publishes them again from its log, as after an outage
+  (same subject, same message id), and replies once the stream acknowledged them, `detail =
+  {"republished": N, "stored": M}` (M: those the stream stored anew, not dropped as duplicates
+  by its window); a sequence past the end of the host's log is refused;
 - `set_budget` takes a `BudgetArgs` (`{"usd"?, "tokens"?}`: the session tree's whole new budget,
   none of them for no budget); the host commits it as `session.budget{by}`;
 - the finishing actions (`review`, `turns`, `commit`, `merge`, `discard`, `rewind_plan`,
@@ -173,6 +178,7 @@ ControlAction = Literal[
     "close",  # close a session
     "sessions",  # what the host runs now (for a dashboard that attaches)
     "set_budget",  # the whole budget of a session's tree (raise it to let a stopped tree go on)
+    "republish",  # a session's logged events again (a hole the stream cannot fill)
     # finishing a session's work (`agent_tui.bus.remote_finishing`):
     "review",  # its whole change against its base, bounded
     "turns",  # its turns, for rewinding one
@@ -271,6 +277,14 @@ class AgentArgs(_Message):
     budget_tokens: int | None = Field(default=None, gt=0, alias="budgetTokens")
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class RepublishArgs(_Message):
+    """The `republish` action's arguments: the session's sequences from `first` to `last`
+    (None: to the end of its log)."""
+
+    first: int = Field(ge=1)
+    last: int | None = Field(default=None, ge=1)
 
 
 class BudgetArgs(_Message):
