@@ -147,12 +147,16 @@ class ControlResponder:
     requests: list[ControlRequest] = field(default_factory=list)
     handled: dict[str, ControlReply] = field(default_factory=dict)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    probes: int = 0
 
     async def start(self) -> None:
         await self.connection.subscribe(control_subject(self.host), cb=self._on_request)
         await self.connection.flush()
 
     async def _on_request(self, message: Msg) -> None:
+        if not message.data and not message.reply:
+            self.probes += 1  # a dashboard deciding its rights: a host ignores it
+            return
         request = ControlRequest.model_validate_json(message.data)
         self.requests.append(request)
         self.arrived.set()

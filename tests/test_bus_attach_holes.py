@@ -38,6 +38,7 @@ class Logged:
     host: BusHost
     log: Path
     lines: list[bytes]
+    said: list[str]
 
 
 @pytest.fixture
@@ -57,12 +58,13 @@ async def logged(nats_server: NatsServer, tmp_path: Path) -> AsyncIterator[Logge
         await publish_lines(js, HOST, [line for line in lines if orjson.loads(line)["sequence"] != MISSING])
         await client.close()
         settings = BusSettings(url=nats_server.url, presence_ttl_s=5.0, heartbeat_s=1.0)
-        host = BusHost(settings, name=HOST, kind="serve", sessions_dir=tmp_path / "sessions", say=print)
+        said: list[str] = []
+        host = BusHost(settings, name=HOST, kind="serve", sessions_dir=tmp_path / "sessions", say=said.append)
         await host.start(required=True)
         host.attach(engine, EngineActions(engine, host.publisher))
         await host.control_ready()
         try:
-            yield Logged(host, log, lines)
+            yield Logged(host, log, lines, said)
         finally:
             await host.close()
 
@@ -80,6 +82,8 @@ async def test_a_hole_the_stream_cannot_fill_is_filled_by_the_hosts_republish(
         assert not fold.bad and not bus.problems
         assert bus.feed.order.held == 0 and bus.feed.order.duplicates == 0
         assert dump_of(bus.state) == replay_dump([logged.log])
+        assert not bus.control_refusal(HOST)  # the dashboard's probe of its rights went to the host,
+        assert not logged.said  # which took it quietly
     finally:
         await bus.close()
     client = await nats.connect(nats_server.url)

@@ -2,7 +2,8 @@
 
 Invariants:
 - every message is answered with one `ControlReply`; a message that is not a `ControlRequest`
-  gets `ok: false` and the reason (never a crash, never silence);
+  gets `ok: false` and the reason (never a crash, never silence), except an empty one with no
+  reply subject (a dashboard probing whether it may publish here), which is ignored quietly;
 - a request's `id` is its identity: a repeat (a retry after a timeout) gets the very reply the
   first one got, and one that arrives while the first is still being handled waits for it, so a
   follow-up is never sent twice and an agent never started twice; the last `REPLIES_KEPT`
@@ -113,6 +114,8 @@ class ControlServer:
                 await self.start()  # the first connection came late (the client resubscribes after)
 
     async def _on_message(self, message: Msg) -> None:
+        if not message.data and not message.reply:
+            return  # a dashboard's probe of its rights (`ControlRights`): nothing to answer
         # Each request is handled in a task of its own: a slow action (a new agent) does not
         # hold up an answer, and a retry of it waits on the first one's future.
         task = asyncio.get_running_loop().create_task(self._respond(message))
