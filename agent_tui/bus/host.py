@@ -63,8 +63,11 @@ class BusHost:
         sessions_dir: Path,
         say: Callable[[str], None],
         prompter: BusPrompter | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.settings = settings
+        self.cwd = cwd
+        """The host's own directory (`serve --cwd`), said in its presence."""
         self.name = name
         self.kind = kind
         self.sessions_dir = sessions_dir
@@ -109,6 +112,7 @@ class BusHost:
             startedAt=self.started_at,
             version=__version__,
             sessionsDir=str(self.sessions_dir),
+            cwd=str(self.cwd) if self.cwd is not None else None,
             kind="serve" if self.kind == "serve" else "run",
             heartbeatS=self.settings.heartbeat_s,
             ttlS=self.settings.presence_ttl_s,
@@ -287,7 +291,8 @@ class EngineActions:
     async def new_agent(self, args: AgentArgs) -> str:
         if self.workbench is None:
             raise Refused("this host runs a scenario and starts no other agents (use `agent-tui serve`)")
-        cwd = Path(args.cwd) if args.cwd else (self.project or Path.cwd())
+        base = self.project or Path.cwd()
+        cwd = base / args.cwd if args.cwd else base  # a relative directory is the host's own
         spec = AgentSpec(
             prompt=args.prompt,
             cwd=cwd,

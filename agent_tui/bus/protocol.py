@@ -55,7 +55,8 @@ Added with the host (`agent_tui.bus.host`), for the dashboard side to rely on:
 - the host says how its bus link fares on `notice_subject(H)` (core NATS, a `HostNotice`): when it
   is back after an outage and how many events it republished; the same goes to its stderr;
 - `Presence` also says the host's `kind` (`serve` or `run`) and `heartbeatS`/`ttlS`, so a
-  dashboard knows when a silent host counts as unreachable;
+  dashboard knows when a silent host counts as unreachable, and a `serve` host's `cwd`, which
+  a dashboard's new-agent form offers as the directory;
 - the private server of one machine (`agent-tui serve` without `--bus`) is described by a
   `LocalServerInfo` in `local_server.local_server_file()` (0600, the user's runtime dir):
   `agent_tui.bus.local_server.read_local_server()` reads it; `credentials.connect_options`
@@ -222,6 +223,9 @@ class Presence(_Message):
     started_at: str = Field(alias="startedAt")
     version: str
     sessions_dir: str = Field(alias="sessionsDir")
+    cwd: str | None = None
+    """The host's own directory (`serve --cwd`): where a new agent works unless told otherwise,
+    and what a relative directory in `new_agent` is relative to (None: a `run`, or an older host)."""
     kind: Literal["serve", "run"] = "serve"
     heartbeat_s: float = Field(default=DEFAULT_HEARTBEAT_S, alias="heartbeatS")
     ttl_s: float = Field(default=DEFAULT_PRESENCE_TTL_S, alias="ttlS")
@@ -268,7 +272,7 @@ class AgentArgs(_Message):
 
     prompt: str
     cwd: str | None = None
-    """The directory on the host (default: the host's `--cwd`)."""
+    """The directory on the host (default: the host's `--cwd`; a relative one is relative to it)."""
     name: str = ""
     model: str | None = None
     acp: str | None = None
