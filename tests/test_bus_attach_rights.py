@@ -15,6 +15,7 @@ import pytest
 from nats.aio.client import Client
 from support_bus import (
     ControlResponder,
+    as_another_host,
     ensure_stream,
     heartbeat,
     live_sample,
@@ -31,6 +32,7 @@ from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_targe
 from agent_tui.bus.control_rights import READ_ONLY
 from agent_tui.bus.presence import bucket
 from agent_tui.bus.protocol import NAMES_BUCKET
+from agent_tui.events import event_from_json
 from agent_tui.ports import SendRefused
 from agent_tui.tui.attached_app import AttachedApp
 from agent_tui.tui.screens.approval import ApprovalScreen
@@ -196,6 +198,31 @@ async def test_a_watch_only_dashboard_attached_before_any_host_is_read_only_once
             assert watcher.control_refusal("build-box") == READ_ONLY
         finally:
             await host.close()
+    finally:
+        await watcher.close()
+
+
+async def test_a_hole_the_stream_cannot_fill_is_not_asked_of_a_host_the_dashboard_may_not_control(
+    bus: Bus,
+) -> None:
+    lines = as_another_host(log_lines(live_sample()[:1]), b"sesx_")
+    await publish_lines(bus.host.jetstream(), "shop", lines[:3] + lines[4:])
+    await heartbeat(bus.host.jetstream(), "shop", ttl=60)
+    shop = ControlResponder(bus.host, "shop")
+    await shop.start()
+    watcher = AttachedBus(
+        BusTarget(bus.server.url, {"user": "watch", "password": WATCH_PASSWORD}), hole_grace=0
+    )
+    await watcher.open()
+    try:
+        await until(watcher, lambda: bool(watcher.problems), "the hole said")
+        session_id = event_from_json(lines[0]).session_id
+        assert watcher.problems == [
+            f"session {session_id} of host shop: event 4 is not in the stream, and this dashboard is "
+            f"read-only for host shop and cannot ask it to publish them again; {len(lines) - 4} later "
+            "events held until the host publishes what is missing again"
+        ]
+        assert not shop.requests  # nothing was sent
     finally:
         await watcher.close()
 

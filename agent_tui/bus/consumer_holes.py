@@ -118,7 +118,10 @@ class HoleFiller:
             return
         why = None
         if self._ask is not None:
-            why = await self._ask(host, session_id, hole[0], hole[1])
+            try:
+                why = await self._ask(host, session_id, hole[0], hole[1])
+            except Exception as error:  # the connection closing under it, say
+                why = f"asking host {host} to publish them again failed ({type(error).__name__})"
             if why is None:  # the host published them again: the stream holds them now
                 with contextlib.suppress(Exception):
                     await self._reread(session_id, host, hole[0])
