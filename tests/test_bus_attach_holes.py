@@ -1,7 +1,8 @@
 """A hole the stream cannot fill, against a real server and a real host: the dashboard asks the
 session's host to publish the missing events again from its log, and ends with the state a
 replay of the host's logs gives, nothing folded twice or out of order; a host whose log does
-not hold them either is said, once, with its reason."""
+not hold them either, or whose republish the stream drops as a duplicate (a message deleted
+within its duplicate window), is said, once, with its reason."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.host import BusHost, EngineActions
+from agent_tui.bus.protocol import DUPLICATE_WINDOW_S, STREAM
 from agent_tui.engine.scripted import ScriptedProvider
 
 __all__ = ["nats_server"]
@@ -121,3 +123,29 @@ async def test_a_hole_the_hosts_log_does_not_hold_is_said_once_with_the_hosts_re
             assert fold.folded == MISSING - 1 and not fold.bad
         finally:
             await bus.close()
+
+
+async def test_a_hole_whose_message_id_the_stream_still_remembers_is_said_with_why(
+    nats_server: NatsServer, logged: Logged
+) -> None:
+    """A message deleted from the stream within its duplicate window: the host's republish of it
+    carries the same id, which the stream drops again; the sentence says so."""
+    client = await nats.connect(nats_server.url)
+    js = client.jetstream()
+    await publish_lines(js, HOST, logged.lines[MISSING - 1 : MISSING])
+    await js.delete_msg(STREAM, (await js.stream_info(STREAM)).state.last_seq)
+    await client.close()
+    fold = CheckedFold()
+    bus = AttachedBus(BusTarget(nats_server.url), fold=fold, hole_grace=0)
+    await bus.open()
+    try:
+        await until(bus, lambda: bool(bus.problems), "the hole said")
+        assert bus.problems == [
+            f"session {logged.log.stem} of host {HOST}: event {MISSING} is not in the stream, and host "
+            f"{HOST} published them again but the stream dropped them as duplicates (it remembers a "
+            f"message id for {DUPLICATE_WINDOW_S / 60:.0f} minutes); {len(logged.lines) - MISSING} later "
+            "events held until the host publishes what is missing again"
+        ]
+        assert fold.folded == MISSING - 1 and not fold.bad
+    finally:
+        await bus.close()
