@@ -5,7 +5,8 @@ protocol, heartbeats its presence, and answers control requests.
   `Nats-Msg-Id: <sessionId>:<sequence>`, the body the line itself (as a host does after its
   append); `ensure_stream` makes the stream as a host would (a duplicate window);
 - `logs_of_a_real_run(dir)`: the logs a real `agent-tui run` of the sample scenario wrote;
-- `heartbeat(js, host, ttl)`: one `Presence` put into `PRESENCE_BUCKET` (made with that TTL);
+- `heartbeat(js, host, ttl, cwd)`: one `Presence` put into `PRESENCE_BUCKET` (made with that
+  TTL), the host's own directory `cwd` in it;
 - `until(bus, condition, what)`: wait for a condition of an attached dashboard, checked at each
   change it announces (never on a clock);
 - `CheckedFold`: the reducer step, failing on a gap or a duplicate; `replay_dump` what
@@ -109,8 +110,9 @@ def logs_of_a_real_run(sessions_dir: Path, approve: str = "allow") -> list[Path]
     return logs
 
 
-async def heartbeat(js: JetStreamContext, host: str, ttl: float) -> None:
-    """One heartbeat of `host` (the bucket made with `ttl` if it is not there)."""
+async def heartbeat(js: JetStreamContext, host: str, ttl: float, cwd: str | None = None) -> None:
+    """One heartbeat of `host` (the bucket made with `ttl` if it is not there), saying `cwd`
+    as its own directory."""
     try:
         kv = await js.key_value(PRESENCE_BUCKET)
     except (BucketNotFoundError, NotFoundError):
@@ -123,6 +125,7 @@ async def heartbeat(js: JetStreamContext, host: str, ttl: float) -> None:
         startedAt=datetime.now(UTC).isoformat(),
         version="test",
         sessionsDir="/srv/logs",
+        cwd=cwd,
     )
     await kv.put(host, presence.model_dump_json(by_alias=True).encode())
 
@@ -147,12 +150,16 @@ class ControlResponder:
     requests: list[ControlRequest] = field(default_factory=list)
     handled: dict[str, ControlReply] = field(default_factory=dict)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    probes: int = 0
 
     async def start(self) -> None:
         await self.connection.subscribe(control_subject(self.host), cb=self._on_request)
         await self.connection.flush()
 
     async def _on_request(self, message: Msg) -> None:
+        if not message.data and not message.reply:
+            self.probes += 1  # a dashboard deciding its rights: a host ignores it
+            return
         request = ControlRequest.model_validate_json(message.data)
         self.requests.append(request)
         self.arrived.set()

@@ -158,7 +158,8 @@ async def test_a_hole_the_stream_cannot_fill_is_said_and_held_until_the_republis
         assert bus.feed.order.holes() == {session_id: (4, len(lines) - 4)}
         await until(bus, lambda: bool(bus.problems), "the hole said, once the stream was read for it")
         assert bus.problems == [
-            f"session {session_id} of host build-box: event 4 is not in the stream; "
+            f"session {session_id} of host build-box: event 4 is not in the stream, and host build-box "
+            "did not answer when asked to publish them again; "
             f"{len(lines) - 4} later events held until the host publishes what is missing again"
         ]
         await publish_lines(js, "build-box", lines[3:4])  # the host's republish

@@ -16,8 +16,9 @@ import pytest
 from support_bus import as_another_host, ensure_stream, heartbeat, live_sample, log_lines, publish_lines
 from support_nats import NatsServer
 from support_tui import snapshot  # noqa: F401 - snapshot: where pictures go
-from support_workbench import wait_for
+from support_workbench import settle, wait_for
 from textual.pilot import Pilot
+from textual.widgets import Input, Static, TextArea
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
@@ -25,6 +26,7 @@ from agent_tui.bus.protocol import PRESENCE_BUCKET
 from agent_tui.events import event_from_json
 from agent_tui.reducer import epoch_ms
 from agent_tui.tui.attached_app import AttachedApp
+from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.widgets.session_tree import SessionTree
 
 LOOKS_PORT = 24222
@@ -32,9 +34,14 @@ LOOKS_PORT = 24222
 the other tests' servers take, start far above it)."""
 
 
+FORM_PORT = LOOKS_PORT + 1
+"""The new-agent form's picture's own (it may be taken at the same time as another picture)."""
+
+
 @pytest.fixture
-def looks_server(tmp_path: Path) -> Iterator[NatsServer]:
-    server = NatsServer(store=tmp_path / "nats-store", port=LOOKS_PORT)
+def looks_server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[NatsServer]:
+    port = FORM_PORT if "new_agent_form" in request.node.name else LOOKS_PORT
+    server = NatsServer(store=tmp_path / "nats-store", port=port)
     server.start()
     try:
         asyncio.run(_two_hosts(server.url))
@@ -50,7 +57,7 @@ async def _two_hosts(url: str) -> None:
     lines = log_lines(live_sample())
     await publish_lines(js, "build-box", lines)
     await publish_lines(js, "laptop", as_another_host(lines))
-    await heartbeat(js, "build-box", ttl=120)
+    await heartbeat(js, "build-box", ttl=120, cwd="/srv/build-box/shop")
     await heartbeat(js, "laptop", ttl=120)
     await connection.close()
 
@@ -104,3 +111,35 @@ def test_two_hosts_one_unreachable_120x40(
 ) -> None:
     app, before = _scene(looks_server)
     assert snap_compare(app, terminal_size=(120, 40), run_before=before)
+
+
+def test_the_new_agent_form_offers_the_picked_hosts_own_directory_100x30(
+    snap_compare: Callable[..., bool], looks_server: NatsServer
+) -> None:
+    """Not this process's directory, which means nothing on another machine: build-box's own
+    (`serve --cwd`, as its presence says it)."""
+    app = AttachedApp(AttachedBus(BusTarget(looks_server.url)))
+
+    async def open_the_form(pilot: Pilot) -> None:
+        bus = app.attached.bus
+        await wait_for(
+            pilot, lambda: bus.is_open and bus.live and len(bus.state.sessions) == 14, "both hosts", 30
+        )
+        await wait_for(pilot, lambda: len(app.attached.agent_hosts()[0]) == 2, "both hosts present", 30)
+        app.dashboard.select_session(next(s for s in sorted(bus.state.sessions) if s.startswith("sess_")))
+        await settle(pilot)  # the session's transcript drawn and scrolled behind the form
+        await pilot.wait_for_scheduled_animations()
+        await settle(pilot)
+        app.dashboard.session_tree.focus()
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, NewAgentScreen), "the new-agent form", 30)
+        form = app.screen
+        await wait_for(
+            pilot, lambda: "host checks it" in str(form.query_one("#new-agent-repo", Static).content), ""
+        )
+        for box in form.query(Input):
+            box.cursor_blink = False  # a blink is not a look
+        form.query_one(TextArea).cursor_blink = False
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=open_the_form)

@@ -15,6 +15,7 @@ import pytest
 from nats.aio.client import Client
 from support_bus import (
     ControlResponder,
+    as_another_host,
     ensure_stream,
     heartbeat,
     live_sample,
@@ -31,6 +32,7 @@ from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_targe
 from agent_tui.bus.control_rights import READ_ONLY
 from agent_tui.bus.presence import bucket
 from agent_tui.bus.protocol import NAMES_BUCKET
+from agent_tui.events import event_from_json
 from agent_tui.ports import SendRefused
 from agent_tui.tui.attached_app import AttachedApp
 from agent_tui.tui.screens.approval import ApprovalScreen
@@ -39,6 +41,7 @@ pytestmark = pytest.mark.anyio
 
 OPERATOR_PASSWORD = "op-pa55-that-must-never-show"
 WATCH_PASSWORD = "w4tch-pa55-that-must-never-show"
+BUILD_BOX_PASSWORD = "b0b-pa55-that-must-never-show"
 # The permissions of docs/remote.md ("Subject permissions"), as a server config.
 WATCHER_PUBLISH = [
     "$JS.API.INFO",
@@ -66,6 +69,9 @@ authorization {{
     {{ user: ana, password: "{OPERATOR_PASSWORD}", permissions: {{
         publish: {{ allow: ["agent-tui.*.control", "$JS.API.>", "$KV.agent-tui-names.>", "_INBOX.>"],
                    deny: ["agent-tui.laptop.control"] }}
+        subscribe: {{ allow: ["agent-tui.>", "_INBOX.>", "$KV.>"] }} }} }}
+    {{ user: bob, password: "{BUILD_BOX_PASSWORD}", permissions: {{
+        publish: {{ allow: ["agent-tui.build-box.control", "$JS.API.>", "$KV.agent-tui-names.>", "_INBOX.>"] }}
         subscribe: {{ allow: ["agent-tui.>", "_INBOX.>", "$KV.>"] }} }} }}
     {{ user: watch, password: "{WATCH_PASSWORD}", permissions: {{
         publish: {{ allow: [{quoted(WATCHER_PUBLISH)}] }}
@@ -146,9 +152,6 @@ async def test_a_host_the_credentials_exclude_is_refused_by_name_and_the_others_
     operator = dashboard(bus.server, "ana", OPERATOR_PASSWORD)
     await operator.open()
     try:
-        assert operator.control_refusal("laptop") is None  # nothing refused yet
-        outcome = await operator.control.stop("laptop", "sesl_1")
-        assert not outcome.answered  # the server dropped it: no reply comes
         await until(operator, lambda: operator.control_refusal("laptop") is not None, "the refusal heard")
         refusal = operator.control_refusal("laptop")
         assert refusal is not None and "may not control host laptop" in refusal
@@ -157,6 +160,71 @@ async def test_a_host_the_credentials_exclude_is_refused_by_name_and_the_others_
         assert not bus.laptop.requests
     finally:
         await operator.close()
+
+
+async def test_an_operator_of_some_hosts_is_decided_host_by_host_and_is_not_read_only(bus: Bus) -> None:
+    """Credentials that allow `agent-tui.build-box.control` only: refused on the dashboard's own
+    control subject, which means "not everywhere", not "read-only"; each host is decided when it
+    is first seen (the two present at `open` before it returns, a third when it heartbeats)."""
+    operator = dashboard(bus.server, "bob", BUILD_BOX_PASSWORD)
+    await operator.open()
+    try:
+        assert not operator.read_only and operator.control_refusal() is None
+        assert operator.control_refusal("build-box") is None
+        refusal = operator.control_refusal("laptop")
+        assert refusal is not None and "may not control host laptop" in refusal
+        outcome = await operator.control.stop("build-box", "sess_1")
+        assert outcome.answered and outcome.ok
+        assert [r.action for r in bus.build_box.requests] == ["stop"]
+        assert bus.build_box.probes == 1 and not bus.laptop.requests and not bus.laptop.probes
+        await heartbeat(bus.host.jetstream(), "prod", ttl=60)
+        await until(operator, lambda: operator.control_refusal("prod") is not None, "the new host decided")
+        assert not operator.read_only
+    finally:
+        await operator.close()
+
+
+async def test_a_watch_only_dashboard_attached_before_any_host_is_read_only_once_one_is_seen(
+    secured: NatsServer,
+) -> None:
+    watcher = dashboard(secured, "watch", WATCH_PASSWORD)
+    await watcher.open()
+    try:
+        assert not watcher.read_only  # no host to decide yet
+        host = await nats.connect(secured.url, user="host", password="host-pa55")
+        try:
+            await heartbeat(host.jetstream(), "build-box", ttl=60)
+            await until(watcher, lambda: watcher.read_only, "read-only once the host was decided")
+            assert watcher.control_refusal("build-box") == READ_ONLY
+        finally:
+            await host.close()
+    finally:
+        await watcher.close()
+
+
+async def test_a_hole_the_stream_cannot_fill_is_not_asked_of_a_host_the_dashboard_may_not_control(
+    bus: Bus,
+) -> None:
+    lines = as_another_host(log_lines(live_sample()[:1]), b"sesx_")
+    await publish_lines(bus.host.jetstream(), "shop", lines[:3] + lines[4:])
+    await heartbeat(bus.host.jetstream(), "shop", ttl=60)
+    shop = ControlResponder(bus.host, "shop")
+    await shop.start()
+    watcher = AttachedBus(
+        BusTarget(bus.server.url, {"user": "watch", "password": WATCH_PASSWORD}), hole_grace=0
+    )
+    await watcher.open()
+    try:
+        await until(watcher, lambda: bool(watcher.problems), "the hole said")
+        session_id = event_from_json(lines[0]).session_id
+        assert watcher.problems == [
+            f"session {session_id} of host shop: event 4 is not in the stream, and this dashboard is "
+            f"read-only for host shop and cannot ask it to publish them again; {len(lines) - 4} later "
+            "events held until the host publishes what is missing again"
+        ]
+        assert not shop.requests  # nothing was sent
+    finally:
+        await watcher.close()
 
 
 async def test_the_read_only_dashboard_says_so_once_and_refuses_each_control_with_why(bus: Bus) -> None:

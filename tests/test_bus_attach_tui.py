@@ -23,7 +23,7 @@ from support_bus import (
 from support_nats import NatsServer, nats_server
 from support_workbench import wait_for
 from textual.pilot import Pilot
-from textual.widgets import Select, Static
+from textual.widgets import Input, Select, Static
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
@@ -58,7 +58,7 @@ async def hosts(nats_server: NatsServer) -> AsyncIterator[Hosts]:
     await publish_lines(js, "build-box", lines)
     await publish_lines(js, "laptop", as_another_host(lines))
     await heartbeat(js, "build-box", ttl=60)
-    await heartbeat(js, "laptop", ttl=60)
+    await heartbeat(js, "laptop", ttl=60, cwd="/home/ana/shop")
     build_box = ControlResponder(connection, "build-box")
     laptop = ControlResponder(connection, "laptop")
     await build_box.start()
@@ -317,9 +317,14 @@ async def test_the_new_agent_form_picks_the_host_the_selected_session_runs_on_or
         picker = form.query_one("#new-agent-host", Select)
         assert picker.value == "laptop"  # the selected session's host first
         assert "the host checks it" in str(form.query_one("#new-agent-repo", Static).content)
-        picker.value = "build-box"
+        directory = form.query_one("#new-agent-dir", Input)
+        assert directory.value == "/home/ana/shop"  # the laptop's own, not this process's
+        picker.value = "build-box"  # a host that does not say its directory
+        await wait_for(pilot, lambda: directory.value == "", "the directory follows the host")
+        assert directory.placeholder == "the host's own directory"
         await pilot.press(*"count the todos")
         await pilot.press("ctrl+s")
         request = await hosts.build_box.next_request(1)
         assert (request.action, request.args["prompt"]) == ("new_agent", "count the todos")
+        assert request.args["cwd"] == "."  # the host's own
         assert not hosts.laptop.requests

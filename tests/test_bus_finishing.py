@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -422,3 +423,25 @@ async def test_a_commit_the_host_did_not_answer_in_time_is_done_once_when_asked_
         again = await finishing.commit(CommitRequest(work.sid, "Add greet.py"))  # the same request id
         assert again.files == 1
         assert git(worktree, "log", "--format=%s").split() == ["Add", "greet.py", "first"]
+
+
+async def test_a_new_agent_in_an_empty_or_relative_directory_works_in_the_hosts_own(
+    nats_server: NatsServer, tmp_path: Path, server: FakeModelServer
+) -> None:
+    """What the attached new-agent form sends when its directory is left empty (`.`), or is
+    typed relative: the host's `--cwd`, never the directory the host process happens to run in."""
+    async with serving(nats_server.url, tmp_path, server) as host:
+        (host.project / "docs").mkdir()
+        cwds = []
+        for typed in (".", "docs"):
+            server.script(Stream(openai_stream(["Hi."])))
+            started = await host.control.new_agent(HOST, AgentSpec("say hi", Path(typed)))
+            assert started.ok, started.message
+            sid = started.detail["sessionId"]
+            created = await host.heard.first(partial(creation_of, sid))
+            cwds.append(Path(created["payload"]["cwd"]).resolve())
+        assert cwds == [host.project.resolve(), (host.project / "docs").resolve()]
+
+
+def creation_of(session_id: object, event: dict[str, Any]) -> bool:
+    return bool(event["sessionId"] == session_id and event["type"] == "session.created")

@@ -201,7 +201,9 @@ async def test_serve_starts_a_private_bus_records_it_and_holds_its_name(tmp_path
             )
         client, stream = await reader(record["url"], token=record["token"])
         presence = await (await stream.key_value(PRESENCE_BUCKET)).get("box")
-        assert json.loads(presence.value or b"{}")["pid"] == serve.pid
+        said = json.loads(presence.value or b"{}")
+        assert said["pid"] == serve.pid
+        assert Path(said["cwd"]).resolve() == tmp_path.resolve()  # the form's default directory
         claim = await (await stream.key_value(NAMES_BUCKET)).get("box")
         assert json.loads(claim.value or b"{}")["kind"] == "host"
         reply = await control(client, "box", "sessions", request_id="s1")

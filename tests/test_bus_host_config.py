@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support_nats_auth import OperatorMode, user_nkey
 
 from agent_tui.bus import credentials
 from agent_tui.bus.config import BusConfigError, BusSettings, bus_settings, redacted
-from agent_tui.bus.credentials import connect_options, describe_failure
+from agent_tui.bus.credentials import connect_options, describe_failure, scrub, secrets_of
 from agent_tui.providers.config import Config, ConfigError, load_config
 
 
@@ -81,3 +82,30 @@ def test_failures_and_urls_are_said_without_secrets() -> None:
         settings, RuntimeError("auth s3cret-pw and tok-9876 refused"), env={"BUS_TOKEN": "tok-9876"}
     )
     assert "s3cret" not in said and "tok-9876" not in said and "nats://***@h:1" in said
+
+
+@pytest.mark.parametrize("kind", ["nkey seed file", "creds file"])
+def test_what_a_creds_or_seed_file_holds_is_scrubbed_from_what_is_said(tmp_path: Path, kind: str) -> None:
+    trust = OperatorMode.make()
+    user = user_nkey()
+    text, secrets = (
+        (user.seed + "\n", [user.seed])
+        if kind == "nkey seed file"
+        else (trust.creds, [trust.user_seed, trust.creds.split("\n")[1]])
+    )
+    path = tmp_path / "ana.creds"
+    path.write_text(text)
+    settings = BusSettings(url="nats://h:1", creds_file=path)
+    error = RuntimeError(f"nkeys: bad signature by {' and '.join(secrets)} ({user.public})")
+    said = describe_failure(settings, error)
+    assert not any(secret in said for secret in secrets)
+    assert said == (
+        f"cannot reach the bus at nats://h:1: nkeys: bad signature by {' and '.join('***' for _ in secrets)} "
+        f"({user.public})"
+    )  # the public key is no secret, and stays
+    assert scrub(str(error), settings) == said.removeprefix("cannot reach the bus at nats://h:1: ")
+
+
+def test_a_creds_file_that_cannot_be_read_adds_nothing_to_scrub(tmp_path: Path) -> None:
+    for path in (tmp_path / "missing.creds", tmp_path):  # gone, and a directory
+        assert secrets_of(BusSettings(url="nats://h:1", creds_file=path)) == []

@@ -10,9 +10,12 @@ Invariants:
   refused at `open` (`BusUnreachable` with the holder's details; a default name is drawn again
   instead); credentials that may not write the bucket leave the name unheld, said once in
   `problems`;
-- what its credentials may not do is known from `open` on (`rights`, a `ControlRights`): a
-  read-only dashboard (no control subject may be published on) is `read_only`, and a host
-  whose control subject was refused is refused again without sending;
+- what its credentials may not do is decided host by host (`rights`, a `ControlRights`), each
+  host when it is first seen (a heartbeat or an event) and the hosts present at `open` before
+  `open` returns: a dashboard refused on every host is `read_only`, and a host whose control
+  subject was refused is refused again without sending;
+- a hole in a session that the stream cannot fill is asked of its host (`republish`, once per
+  hole, unless the dashboard may not ask it), whose log is the whole history;
 - `state` is folded by the one reducer (`apply_event`, or the `fold` a test wraps), only with
   what `StreamFeed` hands on: each session's events once, in sequence order, so `state` equals
   the fold of the hosts' logs (`replay --dump state`) up to what the stream held;
@@ -50,6 +53,7 @@ from agent_tui.bus.protocol import (
     DEFAULT_CONTROL_TIMEOUT_S,
     DEFAULT_HEARTBEAT_S,
     DEFAULT_PRESENCE_TTL_S,
+    DUPLICATE_WINDOW_S,
     Caller,
     NameClaim,
     name_from,
@@ -61,6 +65,9 @@ from agent_tui.reducer import DashboardState, apply_event
 Fold = Callable[[DashboardState, Event], object]
 Listener = Callable[[Event | None], None]
 MAX_PROBLEMS = 100
+FIRST_READ_S = 30.0
+"""How long `open` waits, at most, for the hosts on the bus when it must decide them one by one
+(the client's own timeouts end a read the server refuses well before)."""
 NAME_DRAWS = 3
 """How many default names a dashboard tries before it says the last one is taken."""
 
@@ -173,10 +180,32 @@ class AttachedBus:
             became_live=self._changed,
             hold_limit=hold_limit,
             hole_grace=hole_grace,
+            ask_host=self._ask_republish,
         )
         self._presence = PresenceWatch(js, self._changed, self._problem, ttl=self._presence_ttl)
         await self._presence.start()
+        if not self.rights.everywhere:  # some hosts at most: decide the known ones before going on
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._presence.first_read(), FIRST_READ_S)
+            await self.rights.decide(self._presence.hosts)
         await self._feed.start()
+
+    async def _ask_republish(self, host: str, session_id: str, first: int, last: int) -> str | None:
+        """Ask `host` to publish what the stream lost of a session again (`HoleFiller`): None
+        once it did, else why not, as a clause."""
+        if self.control_refusal(host) is not None:
+            return f"this dashboard is read-only for host {host} and cannot ask it to publish them again"
+        outcome = await self.control.republish(host, session_id, first, last)
+        if not outcome.answered:
+            return f"host {host} did not answer when asked to publish them again"
+        if not outcome.ok:
+            return f"host {host} cannot publish them again ({outcome.message})"
+        if outcome.detail.get("stored") == 0:
+            return (
+                f"host {host} published them again but the stream dropped them as duplicates "
+                f"(it remembers a message id for {DUPLICATE_WINDOW_S / 60:.0f} minutes)"
+            )
+        return None
 
     def _server_error(self, error: Exception) -> None:
         if self.rights is not None:
@@ -221,6 +250,8 @@ class AttachedBus:
         """Stop reading, let go of the name and close the connection; nothing on any host is
         stopped."""
         self._closed = True
+        if self.rights is not None:
+            await self.rights.close()
         if self._feed is not None:
             await self._feed.close()
         if self._presence is not None:
@@ -299,7 +330,7 @@ class AttachedBus:
 
     @property
     def read_only(self) -> bool:
-        """Whether its credentials may publish on no host's control subject."""
+        """Whether its credentials may publish on no known host's control subject."""
         return self.rights is not None and self.rights.read_only
 
     def control_refusal(self, host: str | None = None) -> str | None:
@@ -329,10 +360,15 @@ class AttachedBus:
     def _deliver(self, host: str, event: Event) -> None:
         if host not in self._event_hosts:
             self._event_hosts[host] = None
+            if self.rights is not None:
+                self.rights.see(host)
         self._fold(self.state, event)
         self._tell(event)
 
     def _changed(self) -> None:
+        if self.rights is not None and self._presence is not None:
+            for host in self._presence.hosts:
+                self.rights.see(host)  # a host first seen is decided (once)
         self._tell(None)
 
     def _problem(self, sentence: str) -> None:

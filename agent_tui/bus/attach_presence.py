@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js.errors import BucketNotFoundError, NotFoundError
@@ -96,6 +97,18 @@ class PresenceWatch:
     async def start(self) -> None:
         self._task = asyncio.create_task(self._follow())
         self._judge = asyncio.create_task(self._judge_forever())
+
+    async def first_read(self) -> None:
+        """Return once the bucket's current values were read (`ready`), or the watch gave up
+        (the server refused it: its task ended)."""
+        ready = asyncio.ensure_future(self.ready.wait())
+        waits: set[asyncio.Future[Any]] = {ready}
+        if self._task is not None:
+            waits.add(self._task)
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
 
     def pause(self) -> None:
         """The bus is away: judge nothing until `resume`."""

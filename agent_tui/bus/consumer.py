@@ -20,7 +20,8 @@ Invariants:
 - events are handed to `deliver(host, event)` only through `SessionOrder`, so a session's events
   reach it once each and in sequence order, whatever the stream holds; a session left with a
   hole (or with events the gate dropped) is handed to the `HoleFiller`, which reads it again
-  from the stream, so a hole never waits for ever unsaid;
+  from the stream and, when the stream lost them, asks the host for them, so a hole never waits
+  for ever unsaid;
 - `live` is set once the feed has taken every message the stream held when it started (or
   the stream was empty): from then on the dashboard shows what happens as it happens. Becoming
   live is a change of its own (`became_live`), told even when the last messages were held by
@@ -39,7 +40,7 @@ from nats.js import JetStreamContext
 from nats.js import api as js_api
 from nats.js.errors import NotFoundError
 
-from agent_tui.bus.consumer_holes import HOLE_GRACE_S, HoleFiller
+from agent_tui.bus.consumer_holes import HOLE_GRACE_S, AskHost, HoleFiller
 from agent_tui.bus.consumer_order import DEFAULT_HOLD_LIMIT, SessionOrder
 from agent_tui.bus.protocol import ALL_EVENTS, STREAM, SUBJECT_PREFIX, subject_token
 from agent_tui.events import Event, EventValidationError, event_from_json
@@ -71,6 +72,7 @@ class StreamFeed:
         became_live: called once, when the feed becomes `live`.
         hold_limit: events held per session while a hole waits (`SessionOrder`).
         hole_grace: seconds a hole may stay open before it is read again (`HoleFiller`).
+        ask_host: asks a session's host to publish what the stream lost again (`HoleFiller`).
     """
 
     def __init__(
@@ -83,6 +85,7 @@ class StreamFeed:
         became_live: Callable[[], None] | None = None,
         hold_limit: int = DEFAULT_HOLD_LIMIT,
         hole_grace: float = HOLE_GRACE_S,
+        ask_host: AskHost | None = None,
     ) -> None:
         self._js = js
         self._became_live = became_live
@@ -93,7 +96,7 @@ class StreamFeed:
         self.last_stream_sequence = 0
         """The last stream sequence taken (0: none yet)."""
         self.live = asyncio.Event()
-        self.holes = HoleFiller(js, self.order, deliver, problem, self.live, grace=hole_grace)
+        self.holes = HoleFiller(js, self.order, deliver, problem, self.live, ask=ask_host, grace=hole_grace)
         self._live_at: int | None = None
         self._subscription: JetStreamContext.PushSubscription | None = None
         self._host_of: dict[str, str] = {}

@@ -14,9 +14,13 @@ Invariants:
   gate still wants (neither folded nor held), so a re-read never folds an event twice nor counts
   as a duplicate of the stream; only valid events of that session's subject are offered
   (anything else was reported when the feed first read it);
-- one re-read per session at a time, and none again for the same hole (the same next sequence):
-  a hole the stream cannot fill is reported once through `problem` (the session, its host, the
-  missing sequences and how many later events wait), and stays held for the host's republish;
+- one re-read per session at a time, and none again for the same hole (the same next sequence);
+- a hole the stream cannot fill is asked of the host that owns the session, once (`ask`: the
+  host publishes the missing events again from its log, which is the whole history), and the
+  session is read again once the host replied; only a hole the host cannot fill either (it did
+  not answer, its log does not hold them, the dashboard may not ask) is reported, once, through
+  `problem` (the session, its host, the missing sequences, why the host did not fill them and
+  how many later events wait), and stays held for a later republish;
 - a re-read never raises into the feed: a failure (the bus away) is tried again at the next
   event that finds the hole still open.
 """
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js import JetStreamContext
@@ -41,6 +45,10 @@ long enough for a republish in flight to land on its own."""
 READ_TIMEOUT_S = 5.0
 """How long a re-read waits for the next message of the session before it stops."""
 
+AskHost = Callable[[str, str, int, int], Awaitable[str | None]]
+"""Asks `host` to publish session's `first`..`last` again: None once it did (and the stream
+acknowledged them), else why not, as a clause (`host build-box did not answer`)."""
+
 
 class HoleFiller:
     """Fills a session's hole from the stream (see the module docstring).
@@ -51,6 +59,7 @@ class HoleFiller:
         deliver: called with (host, event) for each event the gate lets through.
         problem: called with one sentence for a hole the stream cannot fill.
         live: set once the feed has read what the stream held at attach time.
+        ask: asks the session's host to publish the missing events again (None: nobody to ask).
         grace: seconds a hole may stay open before the stream is read for it.
     """
 
@@ -62,6 +71,7 @@ class HoleFiller:
         problem: Callable[[str], None],
         live: asyncio.Event,
         *,
+        ask: AskHost | None = None,
         grace: float = HOLE_GRACE_S,
     ) -> None:
         self._js = js
@@ -69,6 +79,7 @@ class HoleFiller:
         self._deliver = deliver
         self._problem = problem
         self._live = live
+        self._ask = ask
         self._grace = grace
         self._reading: dict[str, asyncio.Task[None]] = {}
         self._tried: dict[str, int] = {}  # session → the next sequence its last re-read looked for
@@ -98,10 +109,36 @@ class HoleFiller:
             return
         self._tried[session_id] = expected
         try:
-            found = await self._read(session_id, host, expected)
+            await self._reread(session_id, host, expected)
         except Exception:
             self._tried.pop(session_id, None)  # the bus away: the next event tries again
             return
+        hole = self._order.hole(session_id)
+        if hole is None:
+            return
+        why = None
+        if self._ask is not None:
+            try:
+                why = await self._ask(host, session_id, hole[0], hole[1])
+            except Exception as error:  # the connection closing under it, say
+                why = f"asking host {host} to publish them again failed ({type(error).__name__})"
+            if why is None:  # the host published them again: the stream holds them now
+                with contextlib.suppress(Exception):
+                    await self._reread(session_id, host, hole[0])
+                hole = self._order.hole(session_id)
+                why = f"they are still missing after host {host} published them again"
+        if hole is not None:
+            first, last, waiting = hole
+            missing = f"event {first} is" if first == last else f"events {first}–{last} are"
+            because = f", and {why}" if why else ""
+            self._problem(
+                f"session {session_id} of host {host}: {missing} not in the stream{because}; "
+                f"{counted(waiting, 'later event')} held until the host publishes what is missing again"
+            )
+
+    async def _reread(self, session_id: str, host: str, expected: int) -> None:
+        """Offer the gate what the stream holds of the session at or past `expected`."""
+        found = await self._read(session_id, host, expected)
         self._order.reread(session_id)
         for event in sorted(found.values(), key=lambda e: e.sequence):
             if not self._order.wants(session_id, event.sequence):
@@ -109,14 +146,6 @@ class HoleFiller:
             for ready in self._order.offer(event):
                 self.refilled += 1
                 self._deliver(host, ready)
-        hole = self._order.hole(session_id)
-        if hole is not None:
-            first, last, waiting = hole
-            missing = f"event {first} is" if first == last else f"events {first}–{last} are"
-            self._problem(
-                f"session {session_id} of host {host}: {missing} not in the stream; "
-                f"{counted(waiting, 'later event')} held until the host publishes what is missing again"
-            )
 
     async def _read(self, session_id: str, host: str, expected: int) -> dict[int, Event]:
         """The session's events at or past `expected` that the stream holds, by sequence."""

@@ -2,7 +2,8 @@
 
 Invariants:
 - every message is answered with one `ControlReply`; a message that is not a `ControlRequest`
-  gets `ok: false` and the reason (never a crash, never silence);
+  gets `ok: false` and the reason (never a crash, never silence), except an empty one with no
+  reply subject (a dashboard probing whether it may publish here), which is ignored quietly;
 - a request's `id` is its identity: a repeat (a retry after a timeout) gets the very reply the
   first one got, and one that arrives while the first is still being handled waits for it, so a
   follow-up is never sent twice and an agent never started twice; the last `REPLIES_KEPT`
@@ -12,6 +13,8 @@ Invariants:
 - what an action does is the `HostActions`' business (the workbench on `serve`, the scenario's
   engine on `run --bus`); a refusal is `ok: false` with its sentence; an unexpected failure is
   `ok: false` naming the action, and the host goes on;
+- a `republish` is the `Publisher`'s refill (`HostActions.republish`): its reply comes once the
+  stream acknowledged what was published again;
 - the finishing actions go to `HostActions.finishing` (the workbench's own methods, through
   `perform_finishing`); a host without one (`run --bus`) refuses them; a finishing read
   (`READS`) is not kept by its id: its reply may be big, and reading again changes nothing.
@@ -38,6 +41,7 @@ from agent_tui.bus.protocol import (
     BudgetArgs,
     ControlReply,
     ControlRequest,
+    RepublishArgs,
     SessionSummary,
     control_subject,
 )
@@ -63,6 +67,7 @@ class HostActions(Protocol):
     async def close(self, session_id: str) -> None: ...
     def sessions(self) -> list[SessionSummary]: ...
     async def set_budget(self, session_id: str, budget: BudgetLimit | None, by: str) -> None: ...
+    async def republish(self, session_id: str, first: int, last: int | None) -> tuple[int, int]: ...
 
     @property
     def finishing(self) -> Finishing | None:
@@ -109,6 +114,8 @@ class ControlServer:
                 await self.start()  # the first connection came late (the client resubscribes after)
 
     async def _on_message(self, message: Msg) -> None:
+        if not message.data and not message.reply:
+            return  # a dashboard's probe of its rights (`ControlRights`): nothing to answer
         # Each request is handled in a task of its own: a slow action (a new agent) does not
         # hold up an answer, and a retry of it waits on the first one's future.
         task = asyncio.get_running_loop().create_task(self._respond(message))
@@ -199,6 +206,13 @@ class ControlServer:
                     f"{by.dashboard} ({by.user}@{by.host})",
                 )
                 return ok()
+            if action == "republish":
+                try:
+                    wanted = RepublishArgs.model_validate(request.args)
+                except ValidationError as error:
+                    return refused(f"republish: {_first_error(error)}")
+                published, stored = await actions.republish(session_id or "", wanted.first, wanted.last)
+                return ok(republished=published, stored=stored)
             if action == "sessions":
                 waiting = self.prompter.waiting() if self.prompter is not None else []
                 return ok(

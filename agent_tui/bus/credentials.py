@@ -5,18 +5,26 @@ Invariants:
 - a secret is read only here, only when connecting (the variable through the vault, where
   agent-tui keeps what looks like a key), and goes only into the client's connect arguments;
 - `describe_failure` names the URL as `config.redacted` shows it and the reason, and scrubs
-  every secret it knows of (the token, the password, a URL's user part) out of the reason, so a
-  message, a log line or an event never carries one;
+  every secret it knows of (the token, the password, a URL's user part, the nkey seed and the
+  user JWT an nkey seed file or a creds file holds) out of the reason, so a message, a log line
+  or an event never carries one; a file that cannot be read adds nothing to scrub (connecting
+  says what is wrong with it);
 - a missing variable or an unreadable creds file is a `BusConfigError` naming the variable or
   the path, never the value.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from agent_tui.bus.config import BusConfigError, BusSettings, redacted
 from agent_tui.engine.vault import ENVIRONMENT
+
+_FILE_SECRET = re.compile(r"\bSU[A-Z2-7]{20,}|\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
+"""What a creds or nkey seed file holds that must never be said: a user's nkey seed (`SU…`,
+base32) and its JWT (three base64url parts, the header always starting `eyJ`)."""
 
 
 def secrets_of(settings: BusSettings, env: Any = ENVIRONMENT) -> list[str]:
@@ -36,7 +44,18 @@ def secrets_of(settings: BusSettings, env: Any = ENVIRONMENT) -> list[str]:
             userinfo = rest.rpartition("@")[0]
             found.append(userinfo)
             found.extend(piece for piece in userinfo.split(":") if len(piece) >= 4)
+    if settings.creds_file is not None:
+        found.extend(_file_secrets(settings.creds_file))
     return sorted(set(found), key=len, reverse=True)
+
+
+def _file_secrets(path: Path) -> list[str]:
+    """The seed and the JWT a creds or nkey seed file holds (none when it cannot be read)."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return []
+    return _FILE_SECRET.findall(text)
 
 
 def connect_options(settings: BusSettings, env: Any = ENVIRONMENT) -> dict[str, Any]:

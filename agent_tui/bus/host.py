@@ -38,7 +38,7 @@ from agent_tui.bus.protocol import (
     events_subject,
     notice_subject,
 )
-from agent_tui.bus.publisher import Publisher
+from agent_tui.bus.publisher import Publisher, RefillFailed
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import UnknownSession
@@ -63,8 +63,11 @@ class BusHost:
         sessions_dir: Path,
         say: Callable[[str], None],
         prompter: BusPrompter | None = None,
+        cwd: Path | None = None,
     ) -> None:
         self.settings = settings
+        self.cwd = cwd
+        """The host's own directory (`serve --cwd`), said in its presence."""
         self.name = name
         self.kind = kind
         self.sessions_dir = sessions_dir
@@ -109,6 +112,7 @@ class BusHost:
             startedAt=self.started_at,
             version=__version__,
             sessionsDir=str(self.sessions_dir),
+            cwd=str(self.cwd) if self.cwd is not None else None,
             kind="serve" if self.kind == "serve" else "run",
             heartbeatS=self.settings.heartbeat_s,
             ttlS=self.settings.presence_ttl_s,
@@ -287,7 +291,8 @@ class EngineActions:
     async def new_agent(self, args: AgentArgs) -> str:
         if self.workbench is None:
             raise Refused("this host runs a scenario and starts no other agents (use `agent-tui serve`)")
-        cwd = Path(args.cwd) if args.cwd else (self.project or Path.cwd())
+        base = self.project or Path.cwd()
+        cwd = base / args.cwd if args.cwd else base  # a relative directory is the host's own
         spec = AgentSpec(
             prompt=args.prompt,
             cwd=cwd,
@@ -311,6 +316,19 @@ class EngineActions:
             return
         self._known(session_id)
         await self.engine.set_budget(session_id, budget, by=by)
+
+    async def republish(self, session_id: str, first: int, last: int | None) -> tuple[int, int]:
+        """Publish the session's logged events `first`..`last` (None: its end) again."""
+        logged = self.publisher.latest.get(session_id)
+        if logged is None:
+            raise Refused(f"no session {session_id} is logged on this host")
+        if first > logged or (last is not None and last > logged):
+            asked = first if last is None or first > logged else last
+            raise Refused(f"session {session_id}'s log on this host ends at event {logged}, before {asked}")
+        try:
+            return await self.publisher.refill(session_id, first, last or logged)
+        except RefillFailed as error:
+            raise Refused(str(error)) from None
 
     async def close(self, session_id: str) -> None:
         if self.workbench is None:

@@ -39,6 +39,11 @@ Added with the host (`agent_tui.bus.host`), for the dashboard side to rely on:
 - `new_agent`'s `args` are an `AgentArgs`; its reply's `detail` is `{"sessionId": ...}`;
   `steer` and `follow_up` take `{"text": ...}` and reply `detail = {"how": "steered"|"started"}`;
   `stop`, `stop_subtree`, `stop_all` reply `detail = {"stopped": N}`;
+- `republish` takes a `RepublishArgs` (`{"first", "last"?}`: the sequences a dashboard found
+  missing from the stream); the host publishes them again from its log, as after an outage
+  (same subject, same message id), and replies once the stream acknowledged them, `detail =
+  {"republished": N, "stored": M}` (M: those the stream stored anew, not dropped as duplicates
+  by its window); a sequence past the end of the host's log is refused;
 - `set_budget` takes a `BudgetArgs` (`{"usd"?, "tokens"?}`: the session tree's whole new budget,
   none of them for no budget); the host commits it as `session.budget{by}`;
 - the finishing actions (`review`, `turns`, `commit`, `merge`, `discard`, `rewind_plan`,
@@ -50,7 +55,8 @@ Added with the host (`agent_tui.bus.host`), for the dashboard side to rely on:
 - the host says how its bus link fares on `notice_subject(H)` (core NATS, a `HostNotice`): when it
   is back after an outage and how many events it republished; the same goes to its stderr;
 - `Presence` also says the host's `kind` (`serve` or `run`) and `heartbeatS`/`ttlS`, so a
-  dashboard knows when a silent host counts as unreachable;
+  dashboard knows when a silent host counts as unreachable, and a `serve` host's `cwd`, which
+  a dashboard's new-agent form offers as the directory;
 - the private server of one machine (`agent-tui serve` without `--bus`) is described by a
   `LocalServerInfo` in `local_server.local_server_file()` (0600, the user's runtime dir):
   `agent_tui.bus.local_server.read_local_server()` reads it; `credentials.connect_options`
@@ -173,6 +179,7 @@ ControlAction = Literal[
     "close",  # close a session
     "sessions",  # what the host runs now (for a dashboard that attaches)
     "set_budget",  # the whole budget of a session's tree (raise it to let a stopped tree go on)
+    "republish",  # a session's logged events again (a hole the stream cannot fill)
     # finishing a session's work (`agent_tui.bus.remote_finishing`):
     "review",  # its whole change against its base, bounded
     "turns",  # its turns, for rewinding one
@@ -216,6 +223,9 @@ class Presence(_Message):
     started_at: str = Field(alias="startedAt")
     version: str
     sessions_dir: str = Field(alias="sessionsDir")
+    cwd: str | None = None
+    """The host's own directory (`serve --cwd`): where a new agent works unless told otherwise,
+    and what a relative directory in `new_agent` is relative to (None: a `run`, or an older host)."""
     kind: Literal["serve", "run"] = "serve"
     heartbeat_s: float = Field(default=DEFAULT_HEARTBEAT_S, alias="heartbeatS")
     ttl_s: float = Field(default=DEFAULT_PRESENCE_TTL_S, alias="ttlS")
@@ -262,7 +272,7 @@ class AgentArgs(_Message):
 
     prompt: str
     cwd: str | None = None
-    """The directory on the host (default: the host's `--cwd`)."""
+    """The directory on the host (default: the host's `--cwd`; a relative one is relative to it)."""
     name: str = ""
     model: str | None = None
     acp: str | None = None
@@ -271,6 +281,14 @@ class AgentArgs(_Message):
     budget_tokens: int | None = Field(default=None, gt=0, alias="budgetTokens")
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class RepublishArgs(_Message):
+    """The `republish` action's arguments: the session's sequences from `first` to `last`
+    (None: to the end of its log)."""
+
+    first: int = Field(ge=1)
+    last: int | None = Field(default=None, ge=1)
 
 
 class BudgetArgs(_Message):

@@ -15,6 +15,11 @@ Invariants:
   the sessions directory, kept for the stream it was written for) and the stream's own last
   message on the session's subject, so a host killed with `kill -9` publishes only what is
   missing;
+- `refill` publishes a session's logged events again on a dashboard's request (the stream lost
+  them): it is done by the same loop, from the log, with the same subject and message id as
+  every publish (`_from_log`), so it keeps each session's order of publishes, leaves the marks
+  as they are, and the stream's duplicate window drops what it still remembers; it returns
+  once the stream acknowledged all of them;
 - the stream (`protocol.STREAM`) is created or updated with the configured limits and a
   duplicate window of `DUPLICATE_WINDOW_S` before anything is published.
 """
@@ -27,6 +32,7 @@ import json
 import os
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +62,22 @@ MARKS_EVERY_S = 1.0
 
 class _Outage(Exception):
     pass
+
+
+class RefillFailed(Exception):
+    """A refill's publishes were not acknowledged (the bus went away meanwhile)."""
+
+
+@dataclass
+class _Refill:
+    """A session's sequences `first`..`last` to publish again, and who waits for them."""
+
+    session_id: str
+    first: int
+    last: int
+    done: asyncio.Future[tuple[int, int]]
+    """(published, stored anew), once every publish is acknowledged."""
+    acks: list[asyncio.Future[Any]] = field(default_factory=list)
 
 
 class Publisher:
@@ -91,6 +113,9 @@ class Publisher:
         self._stream_id: str | None = None
         self._marks_dirty = False
         self._marks_written = 0.0
+        self._refills: deque[_Refill] = deque()
+        self._acks: list[asyncio.Future[Any]] | None = None  # where `_send` also puts its futures
+        self._counting: set[asyncio.Task[None]] = set()
         self.before: Callable[[], Awaitable[None]] | None = None
         """Awaited before each batch is published (the host: its control subject is served
         before a permission request it could answer goes out)."""
@@ -113,6 +138,18 @@ class Publisher:
         if last_sequence > self.latest.get(session_id, 0):
             self.latest[session_id] = last_sequence
             self._wake.set()
+
+    async def refill(self, session_id: str, first: int, last: int) -> tuple[int, int]:
+        """Publish the session's logged sequences `first`..`last` again; once the stream
+        acknowledged them, (how many were published, how many it stored anew).
+
+        Raises:
+            RefillFailed: the bus went away before every publish was acknowledged.
+        """
+        done: asyncio.Future[tuple[int, int]] = asyncio.get_running_loop().create_future()
+        self._refills.append(_Refill(session_id, first, last, done))
+        self._wake.set()
+        return await done
 
     def published_all(self) -> bool:
         return all(self.marks.get(sid, 0) >= seq for sid, seq in self.latest.items())
@@ -222,6 +259,9 @@ class Publisher:
                 self._live = True  # from now on the queue hears everything; the logs give the rest
                 self._queue.clear()
                 await self._catch_up()
+            while self._refills:
+                await self._refill(self._refills[0])
+                self._refills.popleft()
             while self._queue:
                 session_id, sequence, line = self._queue.popleft()
                 sent = self._sent.get(session_id, 0)
@@ -260,6 +300,24 @@ class Publisher:
                 await self._from_log(session_id, latest)
                 self.republished += self._sent.get(session_id, 0) - before
 
+    async def _refill(self, refill: _Refill) -> None:
+        """Publish a refill's sequences from the log (an outage meanwhile: it is done again)."""
+        session_id = refill.session_id
+        sent = self._sent.get(session_id, 0)
+        self._sent[session_id] = refill.first - 1
+        refill.acks.clear()
+        self._acks = refill.acks
+        try:
+            await self._from_log(session_id, refill.last)
+        finally:
+            self._acks = None
+            refilled = self._sent.get(session_id, 0)
+            # what was sent before still holds; past it only when the refill continued it
+            self._sent[session_id] = max(sent, refilled) if sent >= refill.first - 1 else sent
+        task = asyncio.get_running_loop().create_task(_count_acks(refill))
+        self._counting.add(task)
+        task.add_done_callback(self._counting.discard)
+
     async def _from_log(self, session_id: str, upto: int) -> None:
         """Publish the session's logged events past what was sent, up to `upto`."""
         path = self.sessions_dir / f"{session_id}.jsonl"
@@ -294,6 +352,8 @@ class Publisher:
         except Exception as error:
             raise _Outage(str(error)) from None
         future.add_done_callback(self._acknowledged)
+        if self._acks is not None:
+            self._acks.append(future)
         self._window.append((session_id, sequence, future, asyncio.get_running_loop().time()))
         self._sent[session_id] = sequence
         if len(self._window) >= self.window_size:
@@ -353,3 +413,15 @@ class Publisher:
                 if not future.done():
                     future.cancel()  # the settle in progress sees an outage at once
         self._wake.set()
+
+
+async def _count_acks(refill: _Refill) -> None:
+    """Settle a refill's future once its publishes are acknowledged (or one failed)."""
+    results = await asyncio.gather(*refill.acks, return_exceptions=True)
+    if refill.done.done():
+        return
+    if any(isinstance(result, BaseException) for result in results):
+        refill.done.set_exception(RefillFailed("the bus went away before the stream acknowledged them"))
+        return
+    stored = sum(1 for ack in results if not getattr(ack, "duplicate", False))
+    refill.done.set_result((len(results), stored))

@@ -1,7 +1,7 @@
 """`RemoteWorkbench`: the workbench's controls, asked of a host over its control subject.
 
 An attached dashboard runs no agent: every action (answer a request, stop, stop a subtree, stop
-all, steer, follow up, start an agent, close a session, set a budget, and the finishing actions
+all, steer, follow up, start an agent, close a session, set a budget, publish a session's events again, and the finishing actions
 `remote_finishing.RemoteFinishing` asks through `request`) is a `ControlRequest` sent to the host
 that runs the session, on `control_subject(host)`, answered by one `ControlReply`.
 
@@ -163,6 +163,10 @@ class RemoteWorkbench:
     async def set_budget(self, host: str, session_id: str, budget: BudgetLimit | None) -> RemoteOutcome:
         """The whole budget of the session's tree (None: none)."""
         return await self.request(host, "set_budget", session_id, budget.payload() if budget else {})
+
+    async def republish(self, host: str, session_id: str, first: int, last: int) -> RemoteOutcome:
+        """The session's events `first`..`last` published again from the host's log."""
+        return await self.request(host, "republish", session_id, {"first": first, "last": last})
 
     async def close(self, host: str, session_id: str, *, remove_worktree: bool = False) -> RemoteOutcome:
         return await self.request(host, "close", session_id, {"removeWorktree": remove_worktree})

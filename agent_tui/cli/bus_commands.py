@@ -109,7 +109,13 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[
     name = settings.host or default_name()
     prompter = BusPrompter()
     host = BusHost(
-        settings, name=name, kind="serve", sessions_dir=sessions_dir, say=_stderr, prompter=prompter
+        settings,
+        name=name,
+        kind="serve",
+        sessions_dir=sessions_dir,
+        say=_stderr,
+        prompter=prompter,
+        cwd=project,
     )
     try:
         await host.start(required=True)

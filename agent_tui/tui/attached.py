@@ -382,12 +382,17 @@ class AttachedRun:
         self._send("follow-up", self.bus.control.follow_up(host, session_id, text))
         return Sent("started")
 
-    def agent_hosts(self) -> tuple[list[str], str | None]:
+    def agent_hosts(self) -> tuple[dict[str, str | None], str | None]:
         """The hosts that may be asked for a new agent (reachable, and not refused to this
-        dashboard's credentials), and the one offered first (`new_agent_host`)."""
-        hosts = [h.name for h in self.bus.hosts() if h.reachable and self.bus.control_refusal(h.name) is None]
+        dashboard's credentials), each with its own directory (its presence's `cwd`), and the
+        one offered first (`new_agent_host`)."""
+        hosts = {
+            h.name: h.presence.presence.cwd if h.presence is not None and h.presence.presence else None
+            for h in self.bus.hosts()
+            if h.reachable and self.bus.control_refusal(h.name) is None
+        }
         first = self.new_agent_host(self.selected())
-        return hosts, first if first in hosts else (hosts[0] if hosts else None)
+        return hosts, first if first in hosts else next(iter(hosts), None)
 
     async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
         host = host or self.new_agent_host(self.selected())

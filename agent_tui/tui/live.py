@@ -310,8 +310,8 @@ class LiveRun:
             return SendRefused("Nothing is running here: the engine is not open.")
         return self.workbench.send(session_id, text)
 
-    def agent_hosts(self) -> tuple[list[str], str | None]:
-        return [], None  # agents start in this process
+    def agent_hosts(self) -> tuple[dict[str, str | None], str | None]:
+        return {}, None  # agents start in this process
 
     async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
         """Start a new agent; the UI hears `AgentStarted` or `AgentStartFailed` (spec kept).

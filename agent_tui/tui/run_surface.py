@@ -86,9 +86,9 @@ class Run(Protocol):
         """Start a new agent (on `host`, for a remote run; a local run has none)."""
         ...
 
-    def agent_hosts(self) -> tuple[list[str], str | None]:
-        """The hosts a new agent may start on, and the one the form offers first (a local run:
-        none, None)."""
+    def agent_hosts(self) -> tuple[dict[str, str | None], str | None]:
+        """The hosts a new agent may start on, each with its own directory (None: not known),
+        and the one the form offers first (a local run: none, None)."""
         ...
 
     async def set_budget(self, session_id: str, budget: BudgetLimit | None) -> str | None:

@@ -2,7 +2,9 @@
 file: "ACP: claude" after the models), its budget (dollars, tokens, or both; empty: the config's
 default, if any), and (in a git repository) its own worktree. On an attached dashboard it also
 asks which host runs it (the selected session's host first); the directory is then the host's,
-checked there, not here.
+checked there, not here: the form offers the picked host's own directory (its `--cwd`, as its
+presence says it; empty when the host does not say), follows the host picked until the
+directory is edited, and an empty or relative directory is the host's own.
 
 `ctrl+s` (or the Start button) starts it, `esc` closes without starting. The form checks what it
 can before it closes (a prompt, a directory that exists, a repository for a worktree) and says
@@ -51,7 +53,8 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         draft: a spec to fill the form with (one that failed to start, so nothing is retyped).
         agents: `(name, command line)` of the ACP agents it can start instead, listed after the
             models.
-        hosts: the hosts it may start on (an attached dashboard's; None: this process).
+        hosts: the hosts it may start on, each with its own directory (None: not known), on an
+            attached dashboard (None: this process).
         host: the host offered first.
     """
 
@@ -68,18 +71,19 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         models: list[ModelChoice],
         draft: AgentSpec | None = None,
         agents: list[tuple[str, str]] | None = None,
-        hosts: list[str] | None = None,
+        hosts: dict[str, str | None] | None = None,
         host: str | None = None,
     ) -> None:
         super().__init__()
         self._hosts = hosts
-        self.host = host
+        self.host = host if not hosts or host in hosts else next(iter(hosts))
         """The host picked (None: this process, or no host to pick)."""
         self._directory = draft.cwd if draft is not None else directory
         self._models = models
         self._agents = list(agents or ())
         self._draft = draft
         self.repository: Path | None = None
+        self._offered = ""  # the directory the form offered (a host's own), until it is edited
 
     def _runs_on(self) -> list[tuple[str, RunsOn]]:
         entries: list[tuple[str, RunsOn]] = [(f"{c.name} · {c.label}", c.name) for c in self._models]
@@ -113,14 +117,14 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                     yield Label("Host", classes="field-label")
                     yield Select(
                         [(name, name) for name in self._hosts],
-                        value=self.host if self.host in self._hosts else self._hosts[0],
+                        value=self.host,
                         allow_blank=False,
                         id="new-agent-host",
                         compact=True,
                     )
             with Horizontal(classes="field-row"):
                 yield Label("Directory", classes="field-label")
-                yield Input(short_path(self._directory), id="new-agent-dir", compact=True)
+                yield self._directory_input()
             with Horizontal(classes="field-row"):
                 yield Label("Model", classes="field-label")
                 entries = self._runs_on()
@@ -167,13 +171,37 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                 yield Button("Start  ctrl+s", id="new-agent-start", variant="primary", compact=True)
                 yield Button("Cancel  esc", id="new-agent-cancel", compact=True)
 
+    def _directory_input(self) -> Input:
+        if self._hosts is None:
+            return Input(short_path(self._directory), id="new-agent-dir", compact=True)
+        self._offered = self._directory_of(self.host)
+        drafted = str(self._draft.cwd) if self._draft is not None else self._offered
+        return Input(
+            "" if drafted == "." else drafted,  # a path on the host: never shortened with this ~
+            placeholder="the host's own directory",
+            id="new-agent-dir",
+            compact=True,
+        )
+
+    def _directory_of(self, host: object) -> str:
+        """A host's own directory ("" when it does not say)."""
+        return (self._hosts or {}).get(host if isinstance(host, str) else "") or ""
+
+    @on(Select.Changed, "#new-agent-host")
+    def _host_changed(self, event: Select.Changed) -> None:
+        field = self.query_one("#new-agent-dir", Input)
+        if field.value == self._offered:  # not edited: the directory of the host now picked
+            self._offered = field.value = self._directory_of(event.value)
+
     def on_mount(self) -> None:
         focus_now(self.query_one("#new-agent-prompt", TextArea))  # before the keys typed after `n`
         self._check_directory(self.directory)
 
     @property
     def directory(self) -> Path:
-        return Path(self.query_one("#new-agent-dir", Input).value.strip() or ".").expanduser()
+        """The directory typed ("." when empty: the host's own, on an attached dashboard)."""
+        text = self.query_one("#new-agent-dir", Input).value.strip() or "."
+        return Path(text) if self._hosts is not None else Path(text).expanduser()
 
     @on(Input.Changed, "#new-agent-dir")
     def _directory_changed(self, event: Input.Changed) -> None:
