@@ -7,6 +7,8 @@ one of them unreachable: its line says since when, its sessions are marked.
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -41,13 +43,16 @@ FORM_PORT = LOOKS_PORT + 1
 @pytest.fixture
 def looks_server(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[NatsServer]:
     port = FORM_PORT if "new_agent_form" in request.node.name else LOOKS_PORT
-    server = NatsServer(store=tmp_path / "nats-store", port=port)
-    server.start()
-    try:
-        asyncio.run(_two_hosts(server.url))
-        yield server
-    finally:
-        server.stop()
+    # Pictures on one port are taken one at a time, whichever test workers take them.
+    with open(Path(tempfile.gettempdir()) / f"agent-tui-looks-port-{port}.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        server = NatsServer(store=tmp_path / "nats-store", port=port)
+        server.start()
+        try:
+            asyncio.run(_two_hosts(server.url))
+            yield server
+        finally:
+            server.stop()
 
 
 async def _two_hosts(url: str) -> None:
