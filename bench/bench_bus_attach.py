@@ -37,13 +37,13 @@ FIRST_SCREEN_S = 2.0
 LIVE_S = 15.0
 
 
-def _logs(root: Path, events: int) -> list[Path]:
-    per = events // SESSIONS
+def _logs(root: Path, events: int, sessions: int = SESSIONS) -> list[Path]:
+    per = events // sessions
     template = root / "template.jsonl"
     write_log(template, per)
     data = template.read_bytes()
     paths = []
-    for n in range(SESSIONS):
+    for n in range(sessions):
         path = root / f"sess_bench{n:04d}.jsonl"
         path.write_bytes(data.replace(SESSION_ID.encode(), f"sess_bench{n:04d}".encode()))
         paths.append(path)

@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_bus_attach import bench_bus_attach
 from bench_bus_host import bench_bus_host
+from bench_bus_paint import bench_bus_paint
 from bench_dashboard_memory import dashboard_rows
 from bench_dump import bench_dump
 from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(live_dashboard_rows())  # 100 agents streaming as fast as the engine goes
     rows.extend(bench_bus_host())  # the same 100 agents on a host that publishes to a real server
     rows.extend(bench_bus_attach())  # a dashboard attaching to a stream of 1,000,000 events
+    rows.extend(bench_bus_paint())  # committed on a host -> painted in an attached dashboard
     print(format_table(rows))
     return 0 if all(row.passed for row in rows) else 1
 
