@@ -27,7 +27,7 @@ from agent_tui.events import (
     event_from_dict,
     payload_from,
 )
-from agent_tui.events.validation import BUILDERS_WITH_V, BUILDERS_WITHOUT_V
+from agent_tui.events.validation import BUILDERS_WITH_V, BUILDERS_WITHOUT_V, _Rejected
 from agent_tui.store import (
     EventLogDecodeError,
     EventLogSequenceError,
@@ -662,3 +662,34 @@ def test_replay_reads_in_any_batch_size(
     with pytest.raises(EventLogDecodeError) as caught:
         list(JsonlEventLog(path).replay("strict"))
     assert caught.value.line_number == 31
+
+
+NO_REQUIRED_FIELD = [
+    name
+    for name, model in PAYLOADS.items()
+    if not any(info.is_required() for info in model.model_fields.values())
+]
+
+
+@pytest.mark.parametrize("payload", [[], [1], "x", 1, None])
+def test_a_payload_that_is_not_an_object_is_refused_by_every_path_even_with_no_required_field(
+    tmp_path: Path, payload: Any
+) -> None:
+    # A model with no required field has no subscript that proves its payload a dict: the fast
+    # paths once took `[]` (its length is that of an empty object) and crashed on `[1]`.
+    assert NO_REQUIRED_FIELD  # (session.budget, at least)
+    for type_name in NO_REQUIRED_FIELD:
+        data = orjson.loads(build_event(3, type_name).to_json())
+        data["payload"] = payload
+        with pytest.raises(EventValidationError, match=r"^payload"):
+            event_from_dict(data)
+        for builders in (BUILDERS_WITH_V, BUILDERS_WITHOUT_V):
+            line = dict(data) if builders is BUILDERS_WITH_V else {k: v for k, v in data.items() if k != "v"}
+            with pytest.raises((_Rejected, KeyError, TypeError)):
+                builders[type_name](line, 3)
+        path = tmp_path / "sess_test.jsonl"
+        head = [build_event(1, "session.created"), build_event(2)]
+        path.write_bytes(lines_of(head) + orjson.dumps(data) + b"\n")
+        with pytest.raises(EventLogDecodeError) as caught:
+            list(JsonlEventLog(path).replay("strict"))
+        assert caught.value.line_number == 3 and caught.value.reason.startswith("payload")

@@ -218,7 +218,8 @@ _ENVELOPE_REQUIRED = _ENVELOPE_KEYS - {"v"}
 # event type ("builder") that checks the envelope and the payload and builds the `Event` in one
 # go, with as few interpreter steps as it can:
 # - a successful `value["key"]` means `value` is a dict (a list, str or scalar raises TypeError),
-#   and a dict's keys are all str, so `dict[str, Any]` needs only the type check;
+#   and a dict's keys are all str, so `dict[str, Any]` needs only the type check; a model with no
+#   required field has no such subscript, so its builder checks the type itself;
 # - `value + ""` raises TypeError unless `value` is a str;
 # - `value in {"read", "write"}` is False for every non-str value or raises TypeError (list,
 #   dict), so a literal of strings needs no separate type check;
@@ -305,6 +306,8 @@ def _json_check(compiled: _Compiled) -> Any:
     namespace: dict[str, Any] = {"_MISSING": _MISSING, "_Rejected": _Rejected}
     fetch, tests, statements, optional = _json_fields(compiled, "d", namespace)
     required = len(compiled.required)
+    if not fetch:  # no subscript proves `d` a dict (a list's length may match too)
+        tests.insert(0, "type(d) is not dict")
     if not optional:
         tests.append(f"len(d) != {required}")
     lines = ["def check(d):", "    try:", *(f"        {line}" for line in fetch)]
@@ -346,6 +349,8 @@ def _json_builder(type_name: str, compiled: _Compiled, with_v: bool) -> Any:
     checks = ["sequence ^ expected", f"len(data) != {8 if with_v else 7}"]
     if with_v:  # `v` must be the integer 1: `true` and `1.0` are not (see event_from_dict)
         checks.insert(0, "v is not _ONE")
+    if not fetch:  # no subscript proves the payload a dict (an empty list has length 0 too)
+        checks.append("type(p) is not dict")
     if not optional:
         checks.append(f"len(p) != {required}")
     lines = [
