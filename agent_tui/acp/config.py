@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.engine.vault import ENVIRONMENT
-from agent_tui.providers.config import ConfigError, config_path, read_config_file
+from agent_tui.providers.config import ConfigError, config_path, read_named_tables
 from agent_tui.providers.toml_lines import KeyLines
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -84,15 +84,9 @@ def load_acp_agents(path: Path | None = None) -> dict[str, AcpAgentConfig]:
     """
     path = path if path is not None else acp_config_path()
     try:
-        read = read_config_file(path)
+        tables, lines = read_named_tables(path, "acp")
     except ConfigError as error:
         raise AcpConfigError(str(error)) from None
-    if read is None:
-        return {}
-    data, lines = read
-    tables = data.get("acp", {})
-    if not isinstance(tables, dict):
-        raise AcpConfigError(f"{path}:{lines.line('acp')}: acp must be a table of [acp.NAME] tables")
     return {name: _agent(path, lines, name, table) for name, table in tables.items()}
 
 

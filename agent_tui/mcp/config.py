@@ -38,7 +38,7 @@ from typing import Any, get_args
 
 from agent_tui.engine.vault import ENVIRONMENT, is_secret_name
 from agent_tui.events.model import Risk
-from agent_tui.providers.config import ConfigError, config_path, read_config_file
+from agent_tui.providers.config import ConfigError, config_path, read_named_tables
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -183,15 +183,9 @@ def load_mcp_servers(path: Path | None = None) -> dict[str, McpServerConfig]:
     """
     path = path if path is not None else config_path()
     try:
-        read = read_config_file(path)
+        tables, lines = read_named_tables(path, "mcp")
     except ConfigError as error:
         raise McpConfigError(str(error)) from None
-    if read is None:
-        return {}
-    data, lines = read
-    tables = data.get("mcp", {})
-    if not isinstance(tables, dict):
-        raise McpConfigError(f"{path}:{lines.line('mcp')}: mcp must be a table of [mcp.NAME] tables")
 
     def where_in(name: str) -> Callable[..., str]:
         return lambda *keys: f"{path}:{lines.line('mcp', name, *keys)}"

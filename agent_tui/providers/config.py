@@ -206,6 +206,25 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], KeyLines] | None:
     return data, KeyLines(text)
 
 
+def read_named_tables(path: Path, section: str) -> tuple[dict[str, Any], KeyLines]:
+    """The config file's `[SECTION.NAME]` tables by name (none when there is no file), and where
+    each key stands: the one reading of `[acp.NAME]` and `[mcp.NAME]`.
+
+    Raises:
+        ConfigError: the file cannot be read or is not TOML, or `SECTION` is not a table of tables.
+    """
+    read = read_config_file(path)
+    if read is None:
+        return {}, KeyLines("")
+    data, lines = read
+    tables = data.get(section, {})
+    if not isinstance(tables, dict):
+        raise ConfigError(
+            f"{path}:{lines.line(section)}: {section} must be a table of [{section}.NAME] tables"
+        )
+    return tables, lines
+
+
 def configured_prices(env: Mapping[str, str] = ENVIRONMENT) -> PriceTable:
     """The price table in force: the config file's (`Config.price_table`), or the shipped one
     when the file cannot be read (the command that opened the dashboard said why already)."""
