@@ -272,6 +272,19 @@ class TestConfig:
         assert str(raised.value).startswith(f"{config}:{line}: mcp.a")
         assert said in str(raised.value)
 
+    def test_a_section_that_is_not_a_table_of_tables_names_the_file_and_line_for_mcp_and_acp(
+        self, tmp_path: Path
+    ) -> None:
+        from agent_tui.acp.config import AcpConfigError, load_acp_agents
+
+        config = write_config(tmp_path, 'default_profile = "x"\nmcp = 3\nacp = "no"\n')
+        with pytest.raises(McpConfigError, match=r":2: mcp must be a table of \[mcp.NAME\] tables$"):
+            load_mcp_servers(config)
+        with pytest.raises(AcpConfigError, match=r":3: acp must be a table of \[acp.NAME\] tables$"):
+            load_acp_agents(config)
+        assert load_mcp_servers(tmp_path / "none.toml") == {}
+        assert load_acp_agents(tmp_path / "none.toml") == {}
+
     def test_a_server_is_enabled_by_profile_and_project(self, tmp_path: Path) -> None:
         inside = project(tmp_path) / "sub"
         inside.mkdir()
