@@ -26,6 +26,7 @@ from typing import Any
 from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
 
 from agent_tui.mcp.config import McpServerConfig
+from agent_tui.providers.config import is_http_url
 
 __all__ = ["served_mcp_servers"]
 
@@ -45,7 +46,7 @@ def served_mcp_servers(servers: Sequence[Any] | None) -> tuple[list[McpServerCon
                 McpServerConfig(name, command=server.command, args=tuple(server.args), given=given)
             )
         elif isinstance(server, HttpMcpServer):
-            if not re.match(r"^https?://[^\s/]+", server.url):
+            if not is_http_url(server.url):
                 left_out.append(f"MCP server {name} left out: its url is not an http:// or https:// address")
                 continue
             given = {header.name: header.value for header in server.headers}

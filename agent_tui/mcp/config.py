@@ -38,7 +38,7 @@ from typing import Any, get_args
 
 from agent_tui.engine.vault import ENVIRONMENT, is_secret_name
 from agent_tui.events.model import Risk
-from agent_tui.providers.config import ConfigError, config_path, read_named_tables
+from agent_tui.providers.config import ConfigError, config_path, is_http_url, read_named_tables
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -232,7 +232,7 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
         raise fail(": set command (a stdio server) or url (a streamable-HTTP server), not both")
     if command is not None and (not isinstance(command, str) or not command.strip()):
         raise fail('.command: expected the program to run, e.g. "github-mcp-server"', "command")
-    if url is not None and (not isinstance(url, str) or not re.match(r"^https?://[^\s/]+", url)):
+    if url is not None and not is_http_url(url):
         raise fail(".url: expected an http:// or https:// address", "url")
     if command is None and ("args" in table or "env" in table):
         key = "args" if "args" in table else "env"

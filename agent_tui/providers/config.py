@@ -61,6 +61,11 @@ HOW_TO_CONFIGURE = (
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+def is_http_url(value: object) -> bool:
+    """Whether `value` is an http:// or https:// address with a host (a base URL, an MCP server's)."""
+    return isinstance(value, str) and re.match(r"^https?://[^\s/]+", value) is not None
+
+
 class ConfigError(ValueError):
     """A setting is wrong: the message is one line naming where (`PATH:LINE:` or the variable)."""
 
@@ -451,7 +456,7 @@ def check_setting(key: str, value: Any) -> Any:
             raise ValueError("expected a model name")
         return value.strip()
     if key == "base_url":
-        if not isinstance(value, str) or not re.match(r"^https?://[^\s/]+", value):
+        if not is_http_url(value):
             raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
         return value.rstrip("/")
     if key == "api_key_env":
