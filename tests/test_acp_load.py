@@ -12,7 +12,7 @@ import anyio
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.connection import StreamDirection, StreamEvent
-from acp.schema import SessionNotification
+from acp.schema import Implementation, SessionNotification
 from acp_support import PASS_ON, Harness, QueuePrompter, WireValidator, server_config
 
 from agent_tui.engine.permissions import PermissionAnswer
@@ -82,6 +82,17 @@ async def test_an_older_or_newer_client_gets_our_version_and_a_notice(tmp_path: 
     notice = (await process.stderr.read()).decode()
     assert f"asked for ACP protocol version {PROTOCOL_VERSION + 1}; agent-tui speaks version 1" in notice
     assert validator.problems == []
+
+
+async def test_a_notice_quoting_the_client_shows_its_control_codes_as_markers(tmp_path: Path) -> None:
+    async with serve(tmp_path, Collector(), WireValidator()) as (conn, process):
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION + 1,
+            client_info=Implementation(name="zed\x1b]0;owned\x07\x1b[2J", version="1"),
+        )
+    notice = (await process.stderr.read()).decode()
+    assert "the client zed" in notice and "asked for ACP protocol version" in notice
+    assert "\x1b" not in notice and "\x07" not in notice
 
 
 async def test_a_session_loads_from_our_log_and_replays_its_history(tmp_path: Path) -> None:

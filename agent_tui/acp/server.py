@@ -20,6 +20,7 @@ Invariants:
 - a session gets the config file's MCP servers enabled for its directory and those the client
   sent in `session/new` or `session/load` (`served_mcp_servers`), started at its first prompt
   and stopped with the server; their calls ask like any other;
+- a notice on stderr is one line with its control codes made visible (`visible`);
 - nothing but JSON-RPC reaches stdout: stray writes to it go to stderr (`serve.protect_stdio`);
 - a new session gets the config's budget (`[budget]`, the profile's), for it and its
   sub-agents; a prompt in a session whose tree spent its budget is refused with what was spent
@@ -60,6 +61,7 @@ from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.engine.scenario import Scenario
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events.terminal_text import visible
 from agent_tui.events.turn_vocabulary import ending_for
 from agent_tui.mcp.servers import McpServers
 from agent_tui.store import EventLogDecodeError, JsonlFileEventStore, SessionLockedError
@@ -275,7 +277,9 @@ class EngineAgent:
         self._created += 1
 
     def notice(self, text: str) -> None:
-        print(f"agent-tui acp: {text}", file=self.log, flush=True)
+        """One line on stderr, its control codes made visible (it may quote the client's words or
+        an MCP server's)."""
+        print(visible(f"agent-tui acp: {text}"), file=self.log, flush=True)
 
 
 def _directory(cwd: str) -> Path:
