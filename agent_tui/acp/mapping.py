@@ -37,6 +37,7 @@ from acp.schema import (
 from agent_tui.engine.permissions import classify_shell
 from agent_tui.events.model import Risk
 from agent_tui.events.model import Usage as TokenUsage
+from agent_tui.events.terminal_text import one_line as terminal_one_line
 
 ContentBlock = (
     TextContentBlock
@@ -221,9 +222,8 @@ def as_sent(update: Any) -> dict[str, Any]:
 
 
 def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """`text` on one line (whitespace runs collapsed), cut to `limit` characters with `…`."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    """`text` on one line, cut to `limit` characters with `…` (a tool call's title)."""
+    return terminal_one_line(text, limit)
 
 
 def compact_json(value: Any) -> str:

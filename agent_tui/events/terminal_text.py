@@ -115,3 +115,10 @@ def visible_json(data: bytes) -> bytes:
     if b"\x7f" not in data and _no_multibyte_unsafe(data):
         return data
     return _JSON_UNSAFE.sub(lambda found: f"\\u{ord(found.group().decode()):04x}".encode(), data)
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (whitespace runs collapsed), cut to `limit` characters with `…` (its
+    control codes are left as they are: `visible` is the sink's)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 
+from agent_tui.events.terminal_text import one_line
 from agent_tui.mcp.config import McpServerConfig, enabled_servers
 from agent_tui.mcp.servers import McpServers
 from agent_tui.mcp.tool import tool_name
@@ -45,16 +46,17 @@ async def servers_report(configs: Mapping[str, McpServerConfig], cwd: Path, prof
             lines.append(f"  not started: {_why_not_enabled(config, profile, cwd)}")
             continue
         if config.name not in running:
-            lines.append(f"  not started: {_one_line(server.reason or server.status, 400)}")
+            lines.append(f"  not started: {one_line(server.reason or server.status, 400)}")
             continue
         lines.append(f"  started, {len(server.tools)} tool{'s' if len(server.tools) != 1 else ''}")
         for tool in server.tools:
             risk = config.risk_of(tool.name)
             hint = ", says read-only" if tool.annotations and tool.annotations.read_only_hint else ""
-            about = _one_line(tool.description or "")
+            about = one_line(tool.description or "", 100)
             name = tool_name(config.name, tool.name)
-            first = offered.setdefault(name, f"{config.name}'s {_one_line(tool.name, 60)}")
-            if first != f"{config.name}'s {_one_line(tool.name, 60)}":
+            label = f"{config.name}'s {one_line(tool.name, 60)}"
+            first = offered.setdefault(name, label)
+            if first != label:
                 about = f"not offered: {first} has the same name. {about}"
             lines.append(f"    {name}  [{risk}{hint}]  {about}".rstrip())
     return "\n".join(lines) + "\n"
@@ -67,8 +69,3 @@ def _why_not_enabled(config: McpServerConfig, profile: str | None, cwd: Path) ->
         using = f"profile {profile}" if profile else "no profile"
         return f"only with profiles {', '.join(config.profiles)} ({using} here)"
     return f"only in {', '.join(str(project) for project in config.projects)} (not {cwd})"
-
-
-def _one_line(text: str, limit: int = 100) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
