@@ -21,6 +21,7 @@ from replay_logs import SessionLog
 from support_engine import HeldPrompter
 from support_workbench import agent_script, scripted_models, wait_for
 
+from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.provider import ModelRequest, ProviderChunk
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
@@ -281,6 +282,37 @@ class TestFinishedSessionsWaitUntilUsed:
             held = {info.id for info in workbench.engine.sessions()}
             assert {child, parent} <= held and len(held) == 3  # the bound's one, and the two kept
             assert workbench.is_running(child)
+            await workbench.close()
+        workbench.close_store()
+
+    async def test_a_session_an_action_is_using_is_not_let_go_while_the_action_awaits(
+        self, tmp_path: Path
+    ) -> None:
+        ids = _history(tmp_path, count=6)
+        workbench = _workbench(tmp_path)
+        workbench.opened = OpenedSessions(bound=0)  # each one let go as soon as another is read
+        async with workbench.engine:
+            await workbench.hydrate(lambda event: None, lazy=True)
+            roots = [
+                sid
+                for sid in ids
+                if sid not in {s for s in workbench.stored if workbench.stored[s].parent_session_id}
+            ]
+            target, others = roots[0], roots[1:]
+            engine_set_budget = workbench.engine.set_budget
+
+            async def meanwhile_others_are_chosen(session_id: str, budget: Any, *, by: Any = None) -> None:
+                for other in others:  # (the user moves through the tree while the budget is set)
+                    assert workbench.open_listed(other) is None
+                assert target not in workbench.listed  # still read, still claimed
+                await engine_set_budget(session_id, budget, by=by)
+
+            workbench.engine.set_budget = meanwhile_others_are_chosen  # type: ignore[method-assign]
+            await workbench.set_budget(target, BudgetLimit(usd=2.5))
+            written = [e for e in workbench.engine.store.replay(target) if e.type == "session.budget"]
+            assert [e.payload.get("usd") for e in written] == [2.5]
+            assert workbench.open_listed(others[0]) is None  # the action over: it may go now
+            assert target in workbench.listed
             await workbench.close()
         workbench.close_store()
 

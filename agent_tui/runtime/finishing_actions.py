@@ -18,6 +18,7 @@ request. Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,6 +70,8 @@ class FinishingActions:
         def is_running(self, session_id: str) -> bool: ...
 
         def open_listed(self, session_id: str) -> str | None: ...
+
+        def using(self, session_id: str) -> AbstractContextManager[None]: ...
 
         def _claim(self, session_id: str, info: SessionInfo) -> SendRefused | None: ...
 
@@ -226,28 +229,29 @@ class FinishingActions:
         session_id = request.session_id
         if self.is_running(session_id):
             raise FinishRefused("a turn of this session is running: stop it (x) or wait for it to end")
-        unread = self.open_listed(session_id)
-        if unread is not None:
-            raise FinishRefused(unread)
-        try:
-            info = self.engine.session(session_id)
-        except UnknownSession:
-            raise FinishRefused("this session is not open in this dashboard") from None
-        refused = self._claim(session_id, info)
-        if refused is not None:
-            raise FinishRefused(refused.reason)
-        plan = await self.rewind_plan(request)
-        result = await anyio.to_thread.run_sync(
-            lambda: apply_rewind(plan, allow_protected=request.allow_protected)
-        )
-        await self.engine.commit(
-            info,
-            None,
-            "turn.rewound",
-            rewoundTurnId=request.turn_id,
-            files=[{"path": item.path, "action": item.action} for item in result.files],
-            incomplete=result.incomplete,
-        )
+        with self.using(session_id):  # read, claimed, then written after awaits: kept read
+            unread = self.open_listed(session_id)
+            if unread is not None:
+                raise FinishRefused(unread)
+            try:
+                info = self.engine.session(session_id)
+            except UnknownSession:
+                raise FinishRefused("this session is not open in this dashboard") from None
+            refused = self._claim(session_id, info)
+            if refused is not None:
+                raise FinishRefused(refused.reason)
+            plan = await self.rewind_plan(request)
+            result = await anyio.to_thread.run_sync(
+                lambda: apply_rewind(plan, allow_protected=request.allow_protected)
+            )
+            await self.engine.commit(
+                info,
+                None,
+                "turn.rewound",
+                rewoundTurnId=request.turn_id,
+                files=[{"path": item.path, "action": item.action} for item in result.files],
+                incomplete=result.incomplete,
+            )
         return result
 
     async def closed(self) -> list[StoredSession]:

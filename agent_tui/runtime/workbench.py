@@ -46,8 +46,9 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,7 @@ class Workbench(FinishingActions):
         self.opened = OpenedSessions()
         """The finished sessions read on demand, least recently used first (the bound)."""
         self._read_whole: set[str] = set()  # listed ones the engine has read (and counted) whole
+        self._in_use: Counter[str] = Counter()  # sessions an action reads and writes: kept read
         self.held_elsewhere: dict[str, str] = {}
         """Stored sessions another process was writing when they were reopened (who, since when):
         shown, but not open in this engine."""
@@ -467,6 +469,18 @@ class Workbench(FinishingActions):
         self._let_go(set(chain))
         return None
 
+    @contextmanager
+    def using(self, session_id: str) -> Iterator[None]:
+        """While inside, the session is never let go (an action that opened it with
+        `open_listed` awaits before it writes: a choice made meanwhile must not release it)."""
+        self._in_use[session_id] += 1
+        try:
+            yield
+        finally:
+            self._in_use[session_id] -= 1
+            if not self._in_use[session_id]:
+                del self._in_use[session_id]
+
     def _is_open(self, session_id: str) -> bool:
         try:
             self.engine.session(session_id)
@@ -511,8 +525,8 @@ class Workbench(FinishingActions):
     def _let_go(self, used: set[str]) -> None:
         """Let go of the least recently used finished sessions beyond the bound, but never one
         of `used` (just read, for what is about to be done with it), one with a turn unfinished
-        or a child's result waiting, nor one with a sub-agent read (a turn looks up its
-        ancestors): a parent goes once its sub-agents have."""
+        or a child's result waiting, one an action is `using`, nor one with a sub-agent read (a
+        turn looks up its ancestors): a parent goes once its sub-agents have."""
         engine = self.engine
         while gone := self.opened.over(self._kept(used)):
             for sid in gone:
@@ -524,7 +538,7 @@ class Workbench(FinishingActions):
 
     def _kept(self, used: set[str]) -> set[str]:
         """What `_let_go` keeps now (see there)."""
-        kept = set(used)
+        kept = set(used) | set(self._in_use)
         for info in self.engine.sessions():
             if info.unfinished_turn is not None or info.open_turn is not None or info.mailbox:
                 kept.add(info.id)
@@ -769,19 +783,22 @@ class Workbench(FinishingActions):
         Raises:
             BudgetRefused: the session is not open here, or another process writes it.
         """
-        unread = self.open_listed(session_id)
-        if unread is not None:
-            raise BudgetRefused(unread)
-        try:
-            info = self.engine.session(session_id)
-        except UnknownSession:
-            raise BudgetRefused("This session is not open here.") from None
-        if self.external is not None and self.external.owns(session_id):
-            raise BudgetRefused("An external agent's spend is not known to agent-tui: it has no budget here.")
-        refused = self._claim(session_id, info)
-        if refused is not None:
-            raise BudgetRefused(refused.reason)
-        await self.engine.set_budget(session_id, budget, by=by)
+        with self.using(session_id):
+            unread = self.open_listed(session_id)
+            if unread is not None:
+                raise BudgetRefused(unread)
+            try:
+                info = self.engine.session(session_id)
+            except UnknownSession:
+                raise BudgetRefused("This session is not open here.") from None
+            if self.external is not None and self.external.owns(session_id):
+                raise BudgetRefused(
+                    "An external agent's spend is not known to agent-tui: it has no budget here."
+                )
+            refused = self._claim(session_id, info)
+            if refused is not None:
+                raise BudgetRefused(refused.reason)
+            await self.engine.set_budget(session_id, budget, by=by)
 
     # -- stopping ------------------------------------------------------------------------------
     def stop_subtree(self, session_id: str) -> int:
