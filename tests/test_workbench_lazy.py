@@ -301,11 +301,13 @@ class TestFinishedSessionsWaitUntilUsed:
             target, others = roots[0], roots[1:]
             engine_set_budget = workbench.engine.set_budget
 
-            async def meanwhile_others_are_chosen(session_id: str, budget: Any, *, by: Any = None) -> None:
+            async def meanwhile_others_are_chosen(
+                session_id: str, budget: BudgetLimit | None, *, by: str | None = None
+            ) -> Event:
                 for other in others:  # (the user moves through the tree while the budget is set)
                     assert workbench.open_listed(other) is None
                 assert target not in workbench.listed  # still read, still claimed
-                await engine_set_budget(session_id, budget, by=by)
+                return await engine_set_budget(session_id, budget, by=by)
 
             workbench.engine.set_budget = meanwhile_others_are_chosen  # type: ignore[method-assign]
             await workbench.set_budget(target, BudgetLimit(usd=2.5))
