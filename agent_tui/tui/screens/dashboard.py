@@ -16,6 +16,7 @@ from typing import Any
 from textual import on
 from textual.binding import Binding
 from textual.content import Content
+from textual.timer import Timer
 from textual.widget import Widget
 
 from agent_tui.events import counted
@@ -54,6 +55,9 @@ from agent_tui.tui.widgets.composer import Composer
 from agent_tui.tui.widgets.session_detail import SessionDetail
 
 _READ_ONLY = "This view shows recorded events: nothing is running here."
+CHOSEN_AFTER_S = 0.25
+"""How long the cursor rests on a session before it counts as chosen (a stored one is then read
+whole): holding a key down through the tree reads none of the sessions it passes."""
 
 
 class DashboardScreen(SessionsScreen):
@@ -89,6 +93,7 @@ class DashboardScreen(SessionsScreen):
         self.live = live
         self.draft: AgentSpec | None = None
         """A new agent that failed to start: the form reopens with it."""
+        self._choosing: Timer | None = None
 
     @property
     def live(self) -> Run | None:
@@ -124,8 +129,14 @@ class DashboardScreen(SessionsScreen):
     @on(SessionSelected)
     def _composer_follows_selection(self, event: SessionSelected) -> None:
         if self.live is not None:
-            self.live.session_chosen(event.session_id)
+            if self._choosing is not None:
+                self._choosing.stop()
+            self._choosing = self.set_timer(CHOSEN_AFTER_S, partial(self._chosen, event.session_id))
         self._show_composer()
+
+    def _chosen(self, session_id: str) -> None:
+        if self.live is not None and self.session_tree.selected_id == session_id:
+            self.live.session_chosen(session_id)
 
     def _show_composer(self) -> None:
         composer = self.query_one("#composer", Composer)
