@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import threading
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from agent_tui.reducer import DashboardState, project_state
 from agent_tui.replay import ListSpend, read_catalog, scan_spend
 from agent_tui.replay.catalog import MAX_TAIL_BYTES, TAIL_BYTES
 from agent_tui.replay.sources import replay_files
+from agent_tui.replay.spend_scan import LONGEST_SPEND_LINE
 from agent_tui.tui import screens
 from agent_tui.tui.app import ReplayApp
 from agent_tui.tui.screens.replay import ReplayScreen
@@ -187,6 +189,30 @@ def test_a_corrupt_spend_line_is_reported_and_the_other_logs_are_scanned(tmp_pat
     full = project_state(replay_files([p for p in paths if p not in (broken, being_written)]))
     for sid, session in full.sessions.items():
         assert catalog.state.sessions[sid].spend.cost_usd == pytest.approx(session.spend.cost_usd), sid
+
+
+def test_a_line_of_any_length_is_passed_over_and_the_lines_after_it_keep_their_numbers(
+    tmp_path: Path,
+) -> None:
+    paths = _write(tmp_path / "sessions")
+    path = paths[7]
+    lines = path.read_bytes().split(b"\n")
+    at = next(n for n, line in enumerate(lines) if b'"model.usage"' in line)
+    lines[at] = lines[at][:-9]  # a corrupt spend line, after ...
+    huge = b'{"type":"model.usage","x":"' + b"y" * (16 * LONGEST_SPEND_LINE + 5) + b'"}'
+    lines.insert(1, huge)  # ... a huge line
+    path.write_bytes(b"\n".join(lines))
+    entry = read_catalog([path]).entries[path.stem]
+    assert entry.tail_from is not None
+    del huge, lines
+    tracemalloc.start()
+    try:
+        result = scan_spend(entry)
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * LONGEST_SPEND_LINE  # a few chunks: the long line was never held whole
+    assert [problem.split(": ")[0] for problem in result.problems] == [f"{path}:{at + 2}"]
 
 
 def _summary(screen: ReplayScreen) -> str:

@@ -10,7 +10,7 @@ added to the listed session once, as the workbench does when the engine reads a 
 Invariants:
 - a scan reads a log in `CHUNK_BYTES` pieces and decodes only the lines holding one of those
   types; memory is a chunk, the tail's spend events and one log's scratch fold, whatever the
-  log's size;
+  log's size (a line longer than `LONGEST_SPEND_LINE` is passed over, never held whole);
 - what is added is `spend_before` the tail (from `CatalogEntry.tail_from` on), so a tail that
   starts inside a turn (one longer than the catalog's longest tail) counts that turn once, as
   the whole log's fold does;
@@ -47,6 +47,9 @@ from agent_tui.replay.logfile import decode_line
 __all__ = ["CHUNK_BYTES", "ListSpend", "ScannedSpend", "scan_spend", "spend_events"]
 
 CHUNK_BYTES = 1 << 20
+LONGEST_SPEND_LINE = 1 << 20
+"""A line longer than this holds no spend (those lines are a few hundred bytes): it is passed
+over unread, so a log with a line of any length is scanned in bounded memory and linear time."""
 _NEEDLES = tuple(sorted(kind.encode() for kind in EARLIER_TYPES))
 
 
@@ -91,11 +94,20 @@ def _spend_events(
     from the lines that name their types."""
     with open(path, "rb") as handle:
         rest = b""
+        passing_over = False  # inside a line longer than LONGEST_SPEND_LINE
         line_number = 1  # of the first line in `data`
         while chunk := handle.read(CHUNK_BYTES):
+            if passing_over:
+                ends = chunk.find(b"\n")
+                if ends < 0:
+                    continue
+                chunk, passing_over = chunk[ends + 1 :], False
+                line_number += 1
             data = rest + chunk
             end = data.rfind(b"\n") + 1
             data, rest = data[:end], data[end:]
+            if len(rest) > LONGEST_SPEND_LINE:
+                rest, passing_over = b"", True
             counted, at_line = 0, line_number
             for start in _spend_lines(data):
                 at_line += data.count(b"\n", counted, start)
