@@ -65,6 +65,7 @@ from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
+from agent_tui.events.session_tree import path_to_root
 from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import configured_prices
@@ -456,13 +457,13 @@ class Workbench(FinishingActions):
 
         The session counts as used now either way (the one the user looks at is let go last).
         """
-        chain: list[str] = []
-        current: str | None = session_id
-        while current is not None and current not in chain:
-            chain.append(current)
-            known = self.stored.get(current)
-            current = known.parent_session_id if known is not None else self._parent_of(current)
-        for sid in reversed(chain):  # the root first: a sub-agent's depth and deliveries need it
+
+        def parent(sid: str) -> str | None:
+            known = self.stored.get(sid)
+            return known.parent_session_id if known is not None else self._parent_of(sid)
+
+        chain = path_to_root(session_id, parent, str)
+        for sid in chain:  # the root first: a sub-agent's depth and deliveries need it
             refused = self._open_one(sid)
             if refused is not None:
                 return refused
@@ -862,8 +863,10 @@ class Workbench(FinishingActions):
             with anyio.CancelScope(shield=True):
                 await self.external.close(session_id)  # its process ends; its log stays
         engine.dispose_session(session_id)
-        for sid in family:
+        for sid in family:  # closed: nothing of it is listed, read or scanned here any more
             self.listed.pop(sid, None)
+            self.stored.pop(sid, None)
+            self._read_whole.discard(sid)
             self.opened.drop(sid)
         if isinstance(engine.store, JsonlFileEventStore):
             for sid in family:
