@@ -178,10 +178,12 @@ def read_catalog(paths: Iterable[Path], *, tails: bool = True) -> Catalog:
     that `with_tails` completes)."""
     heads = [_read_head(path) for path in paths]
     catalog = Catalog(complete=False, _heads=tuple(heads))
+    if tails:  # `with_tails` folds the heads with the tails: folding them here too was waste
+        return catalog.with_tails()
     for entry, _created in heads:
         catalog.entries[entry.session_id] = entry
     _fold_listed(catalog, [created for _entry, created in heads if created is not None])
-    return catalog.with_tails() if tails else catalog
+    return catalog
 
 
 def _fold_listed(catalog: Catalog, picked: list[Event]) -> None:
