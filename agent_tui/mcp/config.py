@@ -294,6 +294,12 @@ def _seconds(value: Any, key: str, fail: Callable[[str, str], McpConfigError]) -
     return float(value)
 
 
+def is_secret_header(name: str) -> bool:
+    """Whether a header holds a secret (`Authorization`, `Cookie`, `X-Api-Key`, ...): its value
+    must come from a `${NAME}` reference, never from the file."""
+    return name.lower() in _SECRET_HEADERS or is_secret_name(name.replace("-", "_"))
+
+
 def _strings(value: Any, fail: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise fail()
@@ -304,8 +310,7 @@ def _headers(value: Any, fail: Any) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
         raise fail(': expected a table of header values, e.g. { Authorization = "Bearer ${TOKEN}" }')
     for key, text in value.items():
-        secret = key.lower() in _SECRET_HEADERS or is_secret_name(key.replace("-", "_"))
-        if secret and not REFERENCE.search(text):
+        if is_secret_header(key) and not REFERENCE.search(text):
             raise fail(
                 f".{key}: a secret is never written in the config; take it from a variable, "
                 f'e.g. {key} = "Bearer ${{TOKEN_VARIABLE}}"'

@@ -20,8 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agent_tui.engine.vault import is_secret_name
-from agent_tui.mcp.config import NAME, REFERENCE, McpConfigError, check_server
+from agent_tui.mcp.config import NAME, REFERENCE, McpConfigError, check_server, is_secret_header
 
 __all__ = ["McpImportError", "imported_tables"]
 
@@ -122,10 +121,7 @@ def _table(name: str, server: dict[str, Any], where: Any) -> tuple[dict[str, Any
     kept: dict[str, str] = {}
     for header, value in headers.items():
         value = str(value)
-        secret = header.lower() in ("authorization", "proxy-authorization", "cookie") or is_secret_name(
-            header.replace("-", "_")
-        )
-        if secret and not REFERENCE.search(value):
+        if is_secret_header(header) and not REFERENCE.search(value):
             variable = re.sub(r"[^A-Za-z0-9_]", "_", f"{name}_{header}").upper()
             moves.append(
                 f"  export {variable}=...   # the value of header {header} at {where('headers', header)};"
