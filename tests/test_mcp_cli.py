@@ -223,7 +223,7 @@ class TestMcpImport:
                         "github": {
                             "command": "gh-mcp",
                             "args": ["stdio"],
-                            "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"},
+                            "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "OPENAI_API_KEY": "${OPENAI_API_KEY}"},
                         },
                         "docs": {
                             "type": "http",
@@ -238,8 +238,14 @@ class TestMcpImport:
         done = agent_tui("mcp", "import", str(source), env=clean_env(AGENT_TUI_CONFIG=str(config)))
         assert done.returncode == 0, done.stderr
         servers = load_mcp_servers(config)
-        assert servers["github"].command == "gh-mcp" and servers["github"].env == ("GITHUB_TOKEN",)
+        assert servers["github"].command == "gh-mcp"
+        assert servers["github"].env == ("GITHUB_TOKEN", "OPENAI_API_KEY")
         assert servers["docs"].headers == {"Authorization": "Bearer ${DOCS_TOKEN}"}
+        # A repository's servers are for that repository, and a model key handed on is said.
+        assert {server.projects for server in servers.values()} == {(tmp_path.resolve(),)}
+        note = "# note: this gives OPENAI_API_KEY, a model key agent-tui keeps from its tools, to github"
+        assert note in done.stdout and note in config.read_text()
+        assert done.stdout.count("# note:") == 1
         again = agent_tui("mcp", "import", str(source), env=clean_env(AGENT_TUI_CONFIG=str(config)))
         assert again.returncode == 2
         assert "the config file has a server named github already" in again.stderr

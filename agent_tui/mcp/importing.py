@@ -9,7 +9,10 @@ Invariants:
 - `env` values `${NAME}` (or `$NAME`) that name their own variable become `env = ["NAME"]`;
   headers keep their `${NAME}` references, filled from the environment when the server is reached;
 - every server of the file is checked as the config file's tables are (`check_server`), so what
-  is written reads back the same; a server whose name is already in the config is refused.
+  is written reads back the same; a server whose name is already in the config is refused;
+- an imported server is for the file's own project (`projects` = the file's directory): a
+  repository's servers do not start in every other directory; a model key it would be handed
+  (`env`, a header's `${NAME}`) is said in a comment above its table.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agent_tui.engine.vault import KNOWN_KEY_NAMES
 from agent_tui.mcp.config import NAME, REFERENCE, McpConfigError, check_server, is_secret_header
 
 __all__ = ["McpImportError", "imported_tables"]
@@ -73,11 +77,12 @@ def imported_tables(path: Path, existing: Mapping[str, Any]) -> str:
         if found:
             moves.extend(found)
             continue
+        table["projects"] = [str(path.resolve().parent)]  # the file's project, as its tools assume
         try:
             check_server(name, table, lambda key=None: where(*(key,) if key else ()))
         except McpConfigError as error:
             raise McpImportError(str(error)) from None
-        tables.append(_toml(name, table))
+        tables.append(_model_key_notes(name, table) + _toml(name, table))
     if moves:
         raise McpImportError(
             f"{path} holds values agent-tui never keeps in its config; put them in your environment "
@@ -131,6 +136,21 @@ def _table(name: str, server: dict[str, Any], where: Any) -> tuple[dict[str, Any
     if kept:
         table["headers"] = kept
     return table, moves
+
+
+def _model_key_notes(name: str, table: Mapping[str, Any]) -> str:
+    """A TOML comment for each model key the table hands the server (by `env`, or a header's
+    `${NAME}`): agent-tui keeps those from its tools, and a file from a repository may ask for
+    them; the user reads it here, in the file and in what the import prints."""
+    named = list(table.get("env", ()))
+    for value in (table.get("headers") or {}).values():
+        named += REFERENCE.findall(value)
+    return "".join(
+        f"# note: this gives {variable}, a model key agent-tui keeps from its tools, to {name}; "
+        "remove it unless the server needs it\n"
+        for variable in dict.fromkeys(named)
+        if variable in KNOWN_KEY_NAMES
+    )
 
 
 def _line_of(text: str, server: str, *keys: str) -> int:
