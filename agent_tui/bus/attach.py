@@ -372,9 +372,12 @@ class AttachedBus:
         self._tell(None)
 
     def _problem(self, sentence: str) -> None:
-        if len(self.problems) < MAX_PROBLEMS:
-            self.problems.append(sentence)
+        self._note(sentence)
         self._tell(None)
+
+    def _note(self, sentence: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:  # a flood of bad messages is said, not held
+            self.problems.append(sentence)
 
     def _tell(self, event: Event | None) -> None:
         for listener in self._listeners:  # a tuple: a listener may unsubscribe as it hears
@@ -382,7 +385,7 @@ class AttachedBus:
                 listener(event)
             except Exception as error:
                 self._drop(listener)
-                self.problems.append(f"a listener failed: {type(error).__name__}: {error}")
+                self._note(f"a listener failed: {type(error).__name__}: {error}")
 
 
 def _failure_kind(error: BaseException) -> str:

@@ -35,7 +35,6 @@ class RedrawThrottle:
         self._redraw: Callable[[], None] | None = None
         self._seconds = 0.0
         self._slower = 0.0  # a longer period asked for meanwhile (`slower`)
-        self._period = 0.0  # the longer of the two
         self._redrawn_at = float("-inf")  # when the screen last showed the state
         self._changed = False  # changes came since
         self._asked = True  # someone asked for a redraw (the first one, to begin with)
@@ -60,13 +59,16 @@ class RedrawThrottle:
         """Have `changed` call `redraw` (which shows the state if `dirty`, and clears it) when
         changes keep coming and the last redraw is `seconds` old."""
         self._seconds = seconds
-        self._period = max(self._seconds, self._slower)
         self._redraw = redraw
 
     def slower(self, seconds: float | None) -> None:
         """Redraw at most every `seconds` (if longer than the period) until `slower(None)`."""
         self._slower = seconds or 0.0
-        self._period = max(self._seconds, self._slower)
+
+    @property
+    def _period(self) -> float:
+        """The period in force: the longer of `every`'s and `slower`'s."""
+        return max(self._seconds, self._slower)
 
     @property
     def slowed(self) -> bool:
