@@ -9,7 +9,9 @@ a child, writes both pids to `$MCP_TEST_PIDS` and never answers `initialize`; `o
 does the same and exits; `hostile`, whose tools put control codes in their names, descriptions,
 results and progress (`HOSTILE_TEXT`), shadow names (`shell`, `a.b` and `a_b`, a 10,000-char
 name), claim `readOnlyHint`, answer with 100 MB (`flood`) or report progress forever (`chatter`);
-`noisy`, which writes `HOSTILE_TEXT` on stderr and exits; `pages`, which lists tools with 10,000-character descriptions one page at a time, forever.
+`noisy`, which writes `HOSTILE_TEXT` on stderr and exits; `detach`, the stdio server after it
+started a child that leaves its group and session (`setsid`) and sleeps, both pids written to
+`$MCP_TEST_PIDS` (the server's first) once the child is in its own session; `pages`, which lists tools with 10,000-character descriptions one page at a time, forever.
 
 Tools: `echo` (the server says it only reads), `count` (reports progress), `where` (its working
 directory and one variable), `picture` (text and an image), `big` (megabytes of text), `crash` (the process exits mid-call),
@@ -96,6 +98,21 @@ def _write_pids(*pids: int) -> None:
         with open(path + ".tmp", "w") as out:
             out.write(" ".join(str(pid) for pid in pids) + "\n")
         os.replace(path + ".tmp", path)
+
+
+def _detached_child() -> None:
+    """Start a child that calls `setsid` (out of our group and session) and sleeps; the pids are
+    written by the child itself, after its `setsid`."""
+    code = (
+        "import os, sys, time; os.setsid(); path = sys.argv[1]; "
+        "open(path + '.tmp', 'w').write(f'{os.getppid()} {os.getpid()}'); os.replace(path + '.tmp', path); "
+        "time.sleep(3600)"
+    )
+    subprocess.Popen(
+        [sys.executable, "-c", code, os.environ["MCP_TEST_PIDS"]],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def _send(message: dict[str, object]) -> None:
@@ -201,6 +218,10 @@ def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if mode in ("malformed", "hostile", "mute", "noisy", "orphans", "pages"):
         raw(mode)
+        return
+    if mode == "detach":
+        _detached_child()
+        server.run("stdio")
         return
     if mode == "stdio":
         server.run("stdio")

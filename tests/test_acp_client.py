@@ -310,8 +310,10 @@ async def test_the_agent_is_given_the_users_mcp_servers_in_session_new(
     assert received == [
         {
             "name": "files",
-            "command": "files-server",
-            "args": ["--root", "."],
+            # Our launcher: the agent starts it in its project; the server starts in a private
+            # folder, and its whole process tree ends with it (tests/test_mcp_confinement.py).
+            "command": sys.executable,
+            "args": ["-P", "-m", "agent_tui.mcp.launch", "--", "files-server", "--root", "."],
             "env": [{"name": "MCP_SEARCH_TOKEN", "value": "search-token-value"}],
         },
         {

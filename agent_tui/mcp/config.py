@@ -5,6 +5,7 @@
 command = "github-mcp-server"
 args = ["stdio"]
 env = ["GITHUB_TOKEN"]             # variable NAMES; values come from your environment
+cwd = "~/mcp/github"               # where it starts (default: a private empty folder, see mcp.launch)
 risk = "execute"                   # the risk of its calls (default), or read/write/network/destructive
 tools = { search_issues = "read" } # the risk of single tools
 timeout = 60                       # seconds a call may take
@@ -23,6 +24,8 @@ Invariants:
 - a secret never comes from the file: `env` holds variable names (as `[acp.NAME] env` does) and
   a header takes its value from `${NAME}` references, which are filled from our environment when
   the server is reached; a header whose name looks secret must use one;
+- a stdio server starts where its `cwd` says, else in a private empty folder (`mcp.launch`),
+  never in the session's directory; `cwd` is an absolute path (or `~/...`) to a folder;
 - a server is enabled for a session when `enabled` is not false, its `profiles` (if any) name
   the profile in use, and its `projects` (if any) hold the session's directory;
 - anything wrong is an `McpConfigError` reading `PATH:LINE: reason`, naming the table or key.
@@ -66,6 +69,7 @@ _KEYS = (
     "command",
     "args",
     "env",
+    "cwd",
     "url",
     "headers",
     "enabled",
@@ -93,6 +97,7 @@ class McpServerConfig:
             `mcp__NAME__TOOL`.
         command, args, env: a stdio server: the program, its arguments, and the names of the
             variables passed on to it (besides the clean environment shell commands get).
+        cwd: the folder a stdio server starts in (None: a private empty one, `mcp.launch`).
         url, headers: a streamable-HTTP server: its address, and headers whose `${NAME}`
             references are filled from the environment.
         risk: the risk of its calls (`execute` unless set); `tool_risks` per tool.
@@ -108,6 +113,7 @@ class McpServerConfig:
     command: str | None = None
     args: tuple[str, ...] = ()
     env: tuple[str, ...] = ()
+    cwd: Path | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     enabled: bool = True
@@ -237,6 +243,13 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
     if command is None and ("args" in table or "env" in table):
         key = "args" if "args" in table else "env"
         raise fail(f".{key}: only a stdio server (command) takes {key}", key)
+    if command is None and "cwd" in table:
+        raise fail(".cwd: only a stdio server (command) takes cwd", "cwd")
+    cwd = table.get("cwd")
+    if cwd is not None:
+        if not isinstance(cwd, str) or not Path(cwd).expanduser().is_absolute():
+            raise fail('.cwd: expected an absolute folder, e.g. "~/mcp/github"', "cwd")
+        cwd = Path(cwd).expanduser()
     if url is None and "headers" in table:
         raise fail(".headers: only an HTTP server (url) takes headers", "headers")
     args = _strings(table.get("args", []), lambda: fail(".args: expected a list of strings", "args"))
@@ -276,6 +289,7 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
         command=command.strip() if command is not None else None,
         args=args,
         env=env,
+        cwd=cwd,
         url=url,
         headers=headers,
         enabled=enabled,

@@ -7,7 +7,9 @@ Invariants:
   is started by our own transport (`mcp.stdio`) in a process group of its own, and the whole
   group is killed when the connection closes (the server's children too, even when the server
   itself exited);
-- a stdio server runs in the session's directory with the environment shell commands get
+- a stdio server runs under our launcher (`mcp.launch`), in a private empty folder of its own
+  (or the `cwd` its config names), never in the session's directory, with its whole process
+  tree ended when it stops, and with the environment shell commands get
   (`engine.tools.tool_env.shell_environment`: no keys) plus the variables its config names;
   its stderr goes to a private file, never to the terminal, and its last line is the reason
   given when the server fails to start;
@@ -26,7 +28,6 @@ import logging
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from pathlib import Path
 from typing import IO, Any, Literal
 
 import anyio
@@ -64,12 +65,10 @@ class McpServer:
 
     Args:
         config: how to reach it.
-        cwd: where a stdio server runs (the session's directory).
     """
 
-    def __init__(self, config: McpServerConfig, cwd: Path) -> None:
+    def __init__(self, config: McpServerConfig) -> None:
         self.config = config
-        self.cwd = cwd
         self.status: ServerStatus = "starting"
         self.reason: str | None = None
         """Why the server is not running, in one line (None while it runs)."""
@@ -152,7 +151,7 @@ class McpServer:
                 config.command,
                 list(config.args),
                 env=env,
-                cwd=self.cwd,
+                cwd=config.cwd,
                 errlog=self._stderr,
                 known=self.process,
             )
@@ -175,6 +174,8 @@ class McpServer:
         if isinstance(error, OSError) and self.config.command is not None:
             return f"cannot run {self.config.command}: {error.strerror or error}"
         said = self._last_stderr_line()
+        if said and self.config.command is not None and said.startswith(f"cannot run {self.config.command}: "):
+            return said  # the launcher's line: the program could not be started
         if said:
             return f"exited while starting: {said}"
         if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:

@@ -76,7 +76,7 @@ class McpServers:
             return []
         from agent_tui.mcp.connection import McpServer  # the SDK, only when a server is wanted
 
-        servers = [McpServer(config, cwd) for config in configs]
+        servers = [McpServer(config) for config in configs]
         self._running[session_id] = servers
         for server in servers:
             group.start_soon(server.serve, name=f"mcp server {server.name}")

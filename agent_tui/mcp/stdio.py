@@ -5,13 +5,17 @@ than through the SDK's `stdio_client`, which keeps the process to itself) is wha
 its process group for sure and bound what it may send.
 
 Invariants:
-- the server runs as the leader of a new session (its pid is its process group's id), with
-  exactly the environment it is given, in `cwd`, its stderr going to `errlog`;
-- `known.pid` is the server's pid as soon as it runs, and when the context is left
-  (normally, by an error or by cancellation) the whole group is gone: stdin is closed, the
-  server gets `GRACE` seconds to exit, then the group gets SIGKILL (the server's children with
-  it, even when the server itself exited before); when the server exits by itself, its group
-  is killed at once, so the connection ends with it even when a child holds its stdout;
+- the server runs under our launcher (`mcp.launch`), which leads a new session (its pid is its
+  process group's id): in a private empty folder of its own unless `cwd` (the user's config)
+  names one, never in the session's directory, with exactly the environment it is given, its
+  stderr going to `errlog`; the launcher ends the server's whole process tree, children that
+  left the group by `setsid` included, when the server exits or the launcher is stopped;
+- `known.pid` is the launcher's pid as soon as it runs, and when the context is left
+  (normally, by an error or by cancellation) the whole tree is gone: stdin is closed, the
+  server gets `GRACE` seconds to exit, then the launcher gets SIGTERM (it kills the tree) and
+  `GRACE` more seconds, then its group gets SIGKILL; when the server exits by itself, the
+  launcher kills what is left of its tree at once, so the connection ends with it even when a
+  child held its stdout;
 - each line the server writes is one JSON-RPC message; a line that is not one reaches the
   session as an exception (the SDK's way), and a line longer than `MAX_LINE` bytes ends the
   connection (`too_long` is then set), so a server cannot make us hold or parse an unbounded
@@ -34,6 +38,8 @@ import mcp_types
 from anyio.abc import Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
+
+from agent_tui.mcp.launch import launch_command
 
 __all__ = ["GRACE", "MAX_LINE", "StdioProcess", "end_group", "stdio_streams"]
 
@@ -62,13 +68,13 @@ async def stdio_streams(
     args: list[str],
     *,
     env: Mapping[str, str],
-    cwd: Path,
+    cwd: Path | None,
     errlog: IO[str],
     known: StdioProcess,
 ) -> AsyncIterator[Streams]:
     """Start the server and yield (read, write) streams for a `ClientSession` (see the module)."""
     process = await anyio.open_process(
-        [command, *args], env=dict(env), cwd=cwd, stderr=errlog, start_new_session=True
+        launch_command(command, args, cwd), env=dict(env), cwd="/", stderr=errlog, start_new_session=True
     )
     known.pid = process.pid
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -151,12 +157,18 @@ async def _write(
 
 
 async def _stop(process: Process) -> None:
-    """Close stdin, give the server `GRACE` seconds, then kill its whole group."""
+    """Close stdin, give the server `GRACE` seconds, then have the launcher end its tree, and
+    kill the launcher's whole group if it did not within `GRACE` seconds more."""
     if process.stdin is not None:
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
     with anyio.move_on_after(GRACE):
         await _exited(process)
+    if process.returncode is None:
+        with suppress(ProcessLookupError, PermissionError):
+            os.kill(process.pid, signal.SIGTERM)
+        with anyio.move_on_after(GRACE):
+            await _exited(process)
     end_group(process.pid)
     with anyio.move_on_after(GRACE):
         await process.aclose()
