@@ -20,6 +20,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from acp.schema import McpServerStdio
 from support_engine import workspace
 from support_mcp import alive, assert_gone, pids_written, raw_config, stdio_config
 
@@ -211,9 +212,9 @@ class TestWhatIsHandedToAnAcpAgent:
     def handed(self, tmp_path: Path, project: Path) -> tuple[list[str], dict[str, str]]:
         config = raw_config("detach", env=("MCP_TEST_PIDS",))
         (server,) = acp_mcp_servers({"detach": config}, project, None)
-        assert server.command == sys.executable  # type: ignore[union-attr]
-        command = [server.command, *server.args]  # type: ignore[union-attr]
-        return command, {**os.environ, **{v.name: v.value for v in server.env}}  # type: ignore[union-attr]
+        assert isinstance(server, McpServerStdio) and server.command == sys.executable
+        command = [server.command, *server.args]
+        return command, {**os.environ, **{v.name: v.value for v in server.env}}
 
     @pytest.mark.parametrize("ending", ["stdin closed", "SIGTERM"])
     def test_the_launcher_an_agent_starts_in_its_project_confines_the_server_and_ends_its_tree(
@@ -223,7 +224,12 @@ class TestWhatIsHandedToAnAcpAgent:
         command, env = self.handed(tmp_path, project)
         # What an agent does with a stdio server it was given: start it in its project.
         agent_side = subprocess.Popen(
-            command, cwd=project, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True
+            command,
+            cwd=project,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,
         )
         try:
             pids = wait_for_pids(pidfile)

@@ -24,6 +24,7 @@ from agent_tui.engine.permissions import PermissionAnswer, PolicyConfig, StaticP
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events.chains import chain_violations
 from agent_tui.mcp.config import McpServerConfig
+from agent_tui.mcp.launch import server_dirs
 from agent_tui.mcp.servers import McpServers
 from agent_tui.store import JsonlEventLog
 
@@ -53,7 +54,7 @@ class TestStdioServer:
         assert "counted to 3" in str(provider.calls[1].messages)
         assert types(events)[-1] == "turn.completed"
 
-    async def test_the_server_runs_in_the_session_directory_without_keys_but_with_its_named_variables(
+    async def test_the_server_runs_outside_the_session_directory_without_keys_but_with_its_named_variables(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setenv("MCP_TEST_API_KEY", "sk-never-seen")
@@ -61,7 +62,10 @@ class TestStdioServer:
         config = stdio_config(env=("MCP_TEST_GRANTED_TOKEN",))
         events, _ = await run_one_call(tmp_path, config, "mcp__test__where", {"variable": "MCP_TEST_API_KEY"})
         result = of_type(events, "tool.completed")[0].payload["result"]
-        assert result == f"cwd={workspace(tmp_path)} MCP_TEST_API_KEY=<unset>"
+        # A private folder of its own, not the session's directory (tests/test_mcp_confinement.py).
+        cwd, variable = result.split(" ")
+        assert Path(cwd.removeprefix("cwd=")).parent == server_dirs()
+        assert variable == "MCP_TEST_API_KEY=<unset>"
         events, _ = await run_one_call(
             tmp_path, config, "mcp__test__where", {"variable": "MCP_TEST_GRANTED_TOKEN"}
         )

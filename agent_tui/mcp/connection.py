@@ -174,7 +174,11 @@ class McpServer:
         if isinstance(error, OSError) and self.config.command is not None:
             return f"cannot run {self.config.command}: {error.strerror or error}"
         said = self._last_stderr_line()
-        if said and self.config.command is not None and said.startswith(f"cannot run {self.config.command}: "):
+        if (
+            said
+            and self.config.command is not None
+            and said.startswith(f"cannot run {self.config.command}: ")
+        ):
             return said  # the launcher's line: the program could not be started
         if said:
             return f"exited while starting: {said}"

@@ -152,7 +152,7 @@ def _exec_server(argv: list[str], home: str, env: dict[str, str], launcher: int)
         os.write(2, f"cannot run {argv[0]}: no such program\n".encode(errors="replace"))
     except OSError as error:
         os.write(2, f"cannot run {argv[0]}: {error.strerror or error}\n".encode(errors="replace"))
-    except BaseException:  # noqa: S110 - a forked child must never return into the launcher
+    except BaseException:
         pass
     os._exit(127)
 
