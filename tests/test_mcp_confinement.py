@@ -150,7 +150,9 @@ class TestWhereAServerStarts:
         with pytest.raises(McpConfigError, match=r"mcp.x.cwd: only a stdio server"):
             check_server("x", {"url": "https://example.com/mcp", "cwd": "/srv"}, where_in)
 
-    async def test_a_program_that_cannot_be_run_is_said_in_one_line(self, tmp_path: Path, home: Path) -> None:
+    async def test_a_program_that_cannot_be_run_or_a_cwd_that_is_missing_is_said_in_one_line(
+        self, tmp_path: Path, home: Path
+    ) -> None:
         missing = str(tmp_path / "missing")
         servers = McpServers({"gone": McpServerConfig("gone", command=missing)})
         async with anyio.create_task_group() as group:
@@ -158,6 +160,17 @@ class TestWhereAServerStarts:
             (server,) = servers.started("root")
             servers.close("root")
         assert server.reason == f"cannot run {missing}: no such program"
+
+        server = McpServerConfig("elsewhere", command=sys.executable, cwd=tmp_path / "missing")
+        servers = McpServers({"elsewhere": server})
+        async with anyio.create_task_group() as group:
+            assert await servers.open("root", workspace(tmp_path), group) == []
+            (started,) = servers.started("root")
+            servers.close("root")
+        assert started.reason == (
+            f"exited while starting: cannot start {sys.executable} in {tmp_path / 'missing'}: "
+            "No such file or directory"
+        )
 
 
 class TestTheWholeTreeEnds:

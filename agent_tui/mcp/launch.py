@@ -146,7 +146,13 @@ def _exec_server(argv: list[str], home: str, env: dict[str, str], launcher: int)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the launcher killed: its server goes too
         if os.getppid() != launcher:
             os._exit(127)
-        os.chdir(home)
+        try:
+            os.chdir(home)
+        except OSError as error:
+            os.write(
+                2, f"cannot start {argv[0]} in {home}: {error.strerror or error}\n".encode(errors="replace")
+            )
+            os._exit(127)
         os.execvpe(argv[0], argv, env)
     except FileNotFoundError:
         os.write(2, f"cannot run {argv[0]}: no such program\n".encode(errors="replace"))
