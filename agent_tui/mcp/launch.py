@@ -20,8 +20,9 @@ Invariants:
   exits, or the launcher is asked to stop (SIGTERM, SIGINT, SIGHUP, or the death of the process
   that started it, `PR_SET_PDEATHSIG`), it SIGKILLs its children until it has none left, and
   then exits with the server's status (128 + signal when it was stopped);
-- the server is the launcher's child, with the launcher's stdin and stdout (the launcher lets go
-  of both, so the pipe closes when the tree is gone) and environment;
+- the server is the launcher's child, in a process group of its own, with the launcher's stdin
+  and stdout (the launcher lets go of both, so the pipe closes when the tree is gone) and
+  environment;
 - a command that cannot be run is one line on stderr and exit status 127.
 
 Why a subreaper, rather than a pid namespace (bwrap's `--unshare-pid`) or a cgroup: it needs
@@ -79,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         print("agent-tui mcp launcher: no server command given", file=sys.stderr)
         return 2
     starter = os.getppid()
+    # Held until the server runs and we wait for it (`_serve`): a stop never lands half-way.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     stop = _Stop()
     for number in _STOP_SIGNALS:
         signal.signal(number, stop.handler)
@@ -105,17 +108,20 @@ class _Stop(Exception):
     def __init__(self) -> None:
         super().__init__("stop")
         self.signal: int | None = None
+        self.armed = True
+        """Whether a stop signal still interrupts the wait (not once the tree is being ended)."""
 
     def handler(self, number: int, frame: object) -> None:
         if self.signal is None:
             self.signal = number
+        if self.armed:
+            self.armed = False
             raise self
 
 
 def _serve(argv: list[str], home: str, stop: _Stop, reaper: bool) -> int:
     env = dict(os.environ, PWD=home, OLDPWD=home)
     launcher = os.getpid()
-    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)  # a stop during the fork waits for the try
     server = os.fork()
     if server == 0:
         _exec_server(argv, home, env, launcher)
@@ -127,12 +133,11 @@ def _serve(argv: list[str], home: str, stop: _Stop, reaper: bool) -> int:
             pid, wait_status = os.waitpid(-1, 0)
             if pid == server:
                 status = os.waitstatus_to_exitcode(wait_status)
+        stop.armed = False  # inside the try: a stop from here on only waits for the end below
     except _Stop:
         status = 128 + (stop.signal or signal.SIGTERM)
     except ChildProcessError:
         status = 1
-    for number in _STOP_SIGNALS:  # the end of the tree cannot be interrupted now
-        signal.signal(number, signal.SIG_IGN)
     _end_tree(server, reaper)
     return status if status >= 0 else 128 - status
 
@@ -146,6 +151,7 @@ def _exec_server(argv: list[str], home: str, env: dict[str, str], launcher: int)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the launcher killed: its server goes too
         if os.getppid() != launcher:
             os._exit(127)
+        os.setpgid(0, 0)  # a group of its own: all that is left to end where there is no subreaper
         try:
             os.chdir(home)
         except OSError as error:
@@ -176,8 +182,9 @@ def _end_tree(server: int, reaper: bool) -> None:
     """SIGKILL what is left of the server's tree and reap it: as a subreaper, every descendant
     becomes our child once its parent dies, so killing our children until none is left ends
     the whole tree, whatever sessions or groups its members made."""
+    _kill_group(server)
     if not reaper:
-        _kill_group(server)
+        return
     while True:
         children = _children()
         if not children:
