@@ -102,16 +102,21 @@ class TestWhereAServerStarts:
     ) -> None:
         project = hostile_project(tmp_path)
         servers = McpServers({"test": stdio_config()})
-        async with anyio.create_task_group() as group:
-            await servers.open("root", project, group)
-            (server,) = servers.started("root")
-            folder, pwd = await where(server, "PWD")
-            mode = folder.stat()
-            inside = os.listdir(folder)
-            servers.close("root")
+        umask = os.umask(0o002)  # a loose umask: what we make is 0700 all the same
+        try:
+            async with anyio.create_task_group() as group:
+                await servers.open("root", project, group)
+                (server,) = servers.started("root")
+                folder, pwd = await where(server, "PWD")
+                mode = folder.stat()
+                inside = os.listdir(folder)
+                servers.close("root")
+        finally:
+            os.umask(umask)
         assert folder.parent == server_dirs() and folder.is_relative_to(home / ".cache")
         assert not folder.is_relative_to(project) and pwd == str(folder)
         assert stat.S_IMODE(mode.st_mode) == 0o700 and mode.st_uid == os.getuid()
+        assert stat.S_IMODE(server_dirs().stat().st_mode) == stat.S_IMODE(server_dirs().parent.stat().st_mode)
         assert stat.S_IMODE(server_dirs().stat().st_mode) == 0o700
         assert inside == []
         assert not folder.exists()

@@ -58,13 +58,20 @@ def launch_command(command: str, args: list[str], cwd: Path | None = None) -> li
 
 
 def server_dirs() -> Path:
-    """The folder the private folders of servers are made in: `mcp` in the user's cache folder
-    (made 0700 when missing). Never in a shared temporary folder: npm and uv look for project
-    config in every folder above the one they start in, and anyone can write into `/tmp`."""
+    """The folder the private folders of servers are made in: `mcp` in agent-tui's cache folder
+    (each of the two made 0700, whatever the umask, when we make it). Never in a shared temporary
+    folder: npm and uv look for project config in every folder above the one they start in, and
+    anyone can write into `/tmp`."""
     import platformdirs
 
-    base = Path(platformdirs.user_cache_dir("agent-tui")) / "mcp"
-    base.mkdir(mode=0o700, parents=True, exist_ok=True)
+    cache = Path(platformdirs.user_cache_dir("agent-tui"))
+    base = cache / "mcp"
+    for folder in (cache, base):
+        try:
+            folder.mkdir(mode=0o700, parents=folder == cache)
+        except FileExistsError:
+            continue
+        folder.chmod(0o700)
     return base
 
 
