@@ -166,8 +166,8 @@ class TestWhereAServerStarts:
             servers.close("root")
         assert server.reason == f"cannot run {missing}: no such program"
 
-        server = McpServerConfig("elsewhere", command=sys.executable, cwd=tmp_path / "missing")
-        servers = McpServers({"elsewhere": server})
+        elsewhere = McpServerConfig("elsewhere", command=sys.executable, cwd=tmp_path / "missing")
+        servers = McpServers({"elsewhere": elsewhere})
         async with anyio.create_task_group() as group:
             assert await servers.open("root", workspace(tmp_path), group) == []
             (started,) = servers.started("root")
