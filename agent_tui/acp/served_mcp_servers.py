@@ -13,6 +13,8 @@ Invariants:
   process or requests alone and are never written to a log;
 - a client's name becomes a valid server name (`mcp.config.NAME`: other characters made `-`),
   each name once (a later one gets `-2`, `-3`, ...), so its tools are `mcp__NAME__TOOL`;
+- a client's stdio server starts as every stdio server does (`mcp.stdio`): under our launcher,
+  in a private empty folder, never the session's directory, its whole tree ended with it;
 - the calls of a client's server go through the permission engine like any MCP call: `execute`
   risk, a `readOnlyHint` shown but not trusted.
 """
