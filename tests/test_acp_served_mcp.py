@@ -93,6 +93,8 @@ async def test_a_served_session_calls_the_config_files_and_the_clients_servers(
     results = [event.payload["result"] for event in served if event.type == "tool.completed"]
     assert results[0].endswith("from the config")
     assert results[1].endswith("CLIENT_TOKEN=client-token-value")
+    # The client's server started in a private folder of its own, not in the session's directory.
+    assert results[1].startswith("cwd=") and "/agent-tui/mcp/server-" in results[1]
     # The value is in what the server answered, and nowhere else in the served log.
     others = [event.payload for event in served if event.type != "tool.completed"]
     assert "client-token-value" not in str(others)
