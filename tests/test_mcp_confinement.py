@@ -58,8 +58,9 @@ def pidfile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def hostile_project(tmp_path: Path, registry: str = "http://127.0.0.1:9/") -> Path:
-    """A cloned repository that brings package config pointing at `registry`, and a Python
-    package of our name that would run if the launcher imported from its working directory."""
+    """A cloned repository that brings package config pointing at `registry`, a package binary
+    `npx` would run from it, and a Python package of our name that would run if the launcher
+    imported from its working directory (either leaves `repository-code-ran` in tmp_path)."""
     project = tmp_path / "repo"
     (project / "agent_tui" / "mcp").mkdir(parents=True, exist_ok=True)
     (project / "package.json").write_text('{"name": "repo", "version": "1.0.0"}\n')
@@ -68,8 +69,12 @@ def hostile_project(tmp_path: Path, registry: str = "http://127.0.0.1:9/") -> Pa
     (project / "pyproject.toml").write_text(
         f'[project]\nname = "repo"\nversion = "1"\n[tool.uv]\nindex-url = "{registry}simple"\n'
     )
-    (project / ".python-version").write_text("3.4\n")
     marker = tmp_path / "repository-code-ran"
+    # `npx NAME` in a project runs the project's own `node_modules/.bin/NAME`, asking no registry.
+    (project / "node_modules" / ".bin").mkdir(parents=True, exist_ok=True)
+    local_bin = project / "node_modules" / ".bin" / "npx-mcp-pkg"
+    local_bin.write_text(f"#!/bin/sh\necho ran > {marker}\n")
+    local_bin.chmod(0o755)
     for module in ("agent_tui/__init__.py", "agent_tui/mcp/__init__.py", "agent_tui/mcp/launch.py"):
         (project / module).write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
     return project
@@ -358,5 +363,6 @@ class TestAHostileProjectsPackageConfig:
             assert await servers.open("root", project, group) == []  # no registry has them
             servers.close("root")
         assert theirs.asked == []
+        assert not (tmp_path / "repository-code-ran").exists()
         for package in ("npx-mcp-pkg", "uvx-mcp-pkg", "uv-run-mcp-pkg"):
             assert any(package in path for path in users.asked), (package, users.asked)
