@@ -23,7 +23,8 @@ Invariants:
 - the server is the launcher's child, in a process group of its own, with the launcher's stdin
   and stdout (the launcher lets go of both, so the pipe closes when the tree is gone) and
   environment;
-- a command that cannot be run is one line on stderr and exit status 127.
+- a command that cannot be run, or a `--cwd` that cannot be entered, is one line on stderr and
+  exit status 127.
 
 Why a subreaper, rather than a pid namespace (bwrap's `--unshare-pid`) or a cgroup: it needs
 no privilege, no user namespaces and no bwrap, so it works on every Linux machine agent-tui runs
