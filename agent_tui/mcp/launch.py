@@ -17,9 +17,10 @@ Invariants:
 - the server's whole process tree ends with it: on Linux the launcher is a child subreaper
   (`PR_SET_CHILD_SUBREAPER`), so every orphan of the tree, one that called `setsid` or
   double-forked included, becomes the launcher's child rather than init's; once the server
-  exits, or the launcher is asked to stop (SIGTERM, SIGINT, SIGHUP, or the death of the process
-  that started it, `PR_SET_PDEATHSIG`), it SIGKILLs its children until it has none left, and
-  then exits with the server's status (128 + signal when it was stopped);
+  exits, or the launcher is asked to stop (SIGTERM, SIGINT, SIGHUP, or the end of the process
+  that started it, `PR_SET_PDEATHSIG`: strictly, of the thread that started it, which for
+  agent-tui is its event loop's), it SIGKILLs its children until it has none left, and then
+  exits with the server's status (128 + signal when it was stopped);
 - the server is the launcher's child, in a process group of its own, with the launcher's stdin
   and stdout (the launcher lets go of both, so the pipe closes when the tree is gone) and
   environment;
