@@ -9,8 +9,8 @@ and its default under `$HOME` (a program may use either), `runtime` for `$XDG_RU
 Invariants:
 - `store_paths` is a pure function of the environment it is given: absolute, normalized paths,
   each once, whether or not anything is there (the caller checks the disk);
-- `store_of` says whether a path is a store or lies inside one, by its spelling and by its real
-  path (a store reached through a symlink is still that store);
+- `StoreIndex.find` says whether a path is a store or lies inside one, by its spelling and by its
+  real path (a store reached through a symlink is still that store);
 - `login` is True for what a tool may need to log in to another machine (a `network` call the
   user allowed sees it in the sandbox); histories and agent-tui's own secrets are False: no call
   sees them.
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CREDENTIAL_STORES", "CredentialStore", "StorePath", "store_of", "store_paths"]
+__all__ = ["CREDENTIAL_STORES", "CredentialStore", "StoreIndex", "StorePath", "store_paths"]
 
 Base = Literal["home", "config", "data", "cache", "runtime", "tmp"]
 
@@ -182,22 +182,30 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def store_of(path: str, stores: Iterable[StorePath]) -> StorePath | None:
-    """The store `path` (absolute) is, or lies in, by its spelling or its real path; else None."""
-    spellings = [os.path.normpath(path)]
+def _real(path: str) -> str:
     try:
-        real = os.path.realpath(path)
-    except (OSError, ValueError):
-        real = spellings[0]
-    spellings.append(real)
-    for store in stores:
-        roots = [store.path]
-        try:
-            store_real = os.path.realpath(store.path)
-        except (OSError, ValueError):
-            store_real = store.path
-        if store_real != store.path:
-            roots.append(store_real)
-        if any(_under(spelling, root) for spelling in spellings for root in roots):
-            return store
-    return None
+        return os.path.realpath(path)
+    except (OSError, ValueError):  # not a name a file can have (a lone surrogate)
+        return path
+
+
+class StoreIndex:
+    """The stores where they are on disk now (their spellings and real paths), to look paths up."""
+
+    def __init__(self, stores: Iterable[StorePath]) -> None:
+        self.stores = tuple(stores)
+        self._roots = [
+            (found, root) for found in self.stores for root in dict.fromkeys((found.path, _real(found.path)))
+        ]
+
+    def find(self, path: str) -> StorePath | None:
+        """The store `path` (absolute) is, or lies in, by its spelling or its real path; else None."""
+        spellings = dict.fromkeys((os.path.normpath(path), _real(path)))
+        for found, root in self._roots:
+            if any(_under(spelling, root) for spelling in spellings):
+                return found
+        return None
+
+    def real(self, found: StorePath) -> str:
+        """Where `found` really is (its link followed)."""
+        return next(root for store, root in reversed(self._roots) if store == found)
