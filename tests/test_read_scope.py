@@ -12,8 +12,11 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
+from agent_tui.engine.tools.base import ToolContext, ToolResult
+from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.tools.shell_setup import ShellSetup
 from agent_tui.engine.tools.shell_tool import ShellTool
 from agent_tui.safety import ReadScope, assess_shell
@@ -195,3 +198,45 @@ def test_the_shell_tool_judges_with_its_directory_and_its_sandbox(place: Path) -
     # in the sandbox (this machine has one: the sandbox tests need it), outside is read
     sandboxed = ShellTool(ShellSetup(sandbox=True))
     assert sandboxed.assess(tool.Args(cmd="cat ../elsewhere/notes.txt"), place / "work").risk == "read"
+
+
+# -- the file tools --------------------------------------------------------------------------
+
+
+def _file_tool(name: str, args: dict[str, str], cwd: Path) -> ToolResult:
+    router = ToolRouter()
+    tool, parsed = router.parse(name, args)
+    ctx = ToolContext(
+        cwd=cwd, session_id="s", turn_id="t", tool_call_id="c", on_output=_ignore, output_budget=200_000
+    )
+
+    async def run() -> ToolResult:
+        return await router.run(tool, parsed, ctx)
+
+    return anyio.run(run)
+
+
+async def _ignore(stream: str, text: str) -> None:
+    return None
+
+
+@pytest.mark.parametrize("store", CREDENTIAL_STORES, ids=lambda store: store.shown)
+def test_the_file_tools_do_not_read_a_store_inside_the_sessions_directory(
+    place: Path, store: CredentialStore
+) -> None:
+    """A session in `$HOME`: `read_file`, `list_dir` and `grep` refuse a store or skip it."""
+    home = place / "home"
+    (home / "notes.txt").write_text("s is not secret here\n")
+    for found in store_paths():
+        if found.store != store or not Path(found.path).is_relative_to(home):
+            continue
+        relative = os.path.relpath(found.path, home)
+        named = f"{relative}/secret" if store.directory else relative
+        for name, args in [("read_file", {"path": named}), ("grep", {"pattern": "s", "path": named})] + (
+            [("list_dir", {"path": relative})] if store.directory else []
+        ):
+            result = _file_tool(name, args, home)
+            assert not result.ok and result.error_code == "path_unsafe", (name, args, result)
+            assert "credential store" in result.text
+    searched = _file_tool("grep", {"pattern": "s", "path": "."}, home)
+    assert searched.ok and searched.text.splitlines() == ["notes.txt:1:s is not secret here"], searched.text
