@@ -240,3 +240,22 @@ def test_the_file_tools_do_not_read_a_store_inside_the_sessions_directory(
             assert "credential store" in result.text
     searched = _file_tool("grep", {"pattern": "s", "path": "."}, home)
     assert searched.ok and searched.text.splitlines() == ["notes.txt:1:s is not secret here"], searched.text
+
+
+def test_the_docs_show_the_table_and_the_harmless_places_exactly() -> None:
+    text = (Path(__file__).parent.parent / "docs" / "shell-risk.md").read_text()
+    rows = [
+        line for line in text.splitlines() if line.startswith("| `") and line.endswith(("| yes |", "| no |"))
+    ]
+    expected = [
+        f"| `{store.shown}` | {store.holds} | {'yes' if store.login else 'no'} |"
+        for store in CREDENTIAL_STORES
+    ]
+    assert rows == expected
+    section = text.split("## Where a read may look", 1)[1].split("### Credential stores", 1)[0]
+    listed = {
+        word
+        for word in section.split("The harmless places", 1)[1].split("`")[1::2]
+        if word.startswith("/") and "*" not in word
+    }
+    assert set(HARMLESS_PLACES) <= listed

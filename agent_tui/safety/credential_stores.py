@@ -111,8 +111,10 @@ CREDENTIAL_STORES: tuple[CredentialStore, ...] = (
     *_store("home", ".claude/.credentials.json", "Claude Code login"),
     *_store("home", ".claude.json", "Claude Code account and API key"),
     # browsers: cookies and saved passwords
-    *_store("home", ".mozilla/", "Firefox cookies and saved passwords"),
-    *_store("config", "google-chrome/ chromium/", "Chrome's cookies and saved passwords"),
+    *_store("home", ".mozilla/", "Firefox cookies and saved passwords", login=False),
+    *_store(
+        "config", "google-chrome/ chromium/", "Chrome and Chromium cookies and saved passwords", login=False
+    ),
     # what was typed: passwords pasted at a prompt, tokens on command lines
     *_store(
         "home",
@@ -135,7 +137,7 @@ CREDENTIAL_STORES: tuple[CredentialStore, ...] = (
         "config", "agent-tui/nats.creds", "agent-tui's bus credentials (the documented place)", login=False
     ),
 )
-"""Every credential store (see `docs/shell-risk.md`, "Credential stores", for the table)."""
+"""Every credential store (`docs/shell-risk.md`, "Where a read may look", shows the table)."""
 
 
 @dataclass(frozen=True, slots=True)
