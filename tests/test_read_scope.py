@@ -103,6 +103,12 @@ ROWS = [
     ("cat /proc/self/environ", False, "execute", OUTSIDE),
     ("cat /proc/1/cmdline", False, "execute", OUTSIDE),
     ("ls /", False, "execute", OUTSIDE),
+    ("cat /proc/self/cwd/../elsewhere/notes.txt", False, "execute", "resolves it per process"),
+    ("cat /proc/self/root{t}/elsewhere/notes.txt", False, "execute", "resolves it per process"),
+    ("cat /dev/fd/3", False, "execute", "resolves it per process"),
+    ("cat /proc/self/root{t}/home/.ssh/secret", True, "execute", STORE),
+    ("cat a=~/.ssh/secret", True, "execute", STORE),  # bash expands `~` after `=` in a word
+    ("cat /usr/lib/../..{t}/home/.ssh/secret", True, "execute", STORE),
     ("find / -name x", False, "execute", OUTSIDE),
     ("git diff --no-index ../elsewhere/notes.txt a.txt", False, "execute", OUTSIDE),
     ("cat a.txt | grep -c a - ../elsewhere/notes.txt", False, "execute", OUTSIDE),

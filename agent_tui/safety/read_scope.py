@@ -11,7 +11,8 @@ resolved as the shell would (from the directory each `cd` on the line goes to, `
   lies inside that store;
 - without the sandbox, a path outside the session's directory (by its spelling or its real path)
   that is not in `HARMLESS_PLACES`; a `cd` there, or to a place not known from the text (`cd -`,
-  `popd`), counts as such a path; and a session's directory that holds a credential store (a
+  `popd`), counts as such a path, and so does any path through `/proc` or `/dev/fd` (resolved
+  per process: `/proc/self/cwd/..` is not what it seems here); and a session's directory that holds a credential store (a
   session in `$HOME`), since any recursive read of it would reach the store.
 
 Invariants:
@@ -70,6 +71,7 @@ HARMLESS_PLACES: tuple[str, ...] = (
     "/dev/zero",
     "/dev/random",
     "/dev/urandom",
+    "/dev/stdin",
 )
 """Places outside the session's directory a `read` may name without the sandbox: a directory
 ends in `/` and covers what is under it. Both the spelling and the real path must be here (a
@@ -142,6 +144,14 @@ def _harmless(path: str) -> bool:
     return False
 
 
+def _magic(path: str) -> bool:
+    """A path through `/proc` or `/dev/fd`: `/proc/self/cwd/..` means one thing to the command and
+    another to us (`self` is whoever looks), so its real path here proves nothing."""
+    return any(
+        _inside(path, root) for root in ("/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+    )
+
+
 def _real(path: str) -> str:
     try:
         return os.path.realpath(path)
@@ -167,10 +177,17 @@ class _Judge:
                 return (
                     f"`{program}` names {shown}, a credential store ({found.store.holds}): never judged read"
                 )
-            if self.scope.sandboxed or program in _NAMES_ONLY or not os.path.lexists(path):
+            if self.scope.sandboxed or program in _NAMES_ONLY:
                 continue
             cwd = self.scope.cwd
             spelled, real = os.path.normpath(path), _real(path)
+            if _magic(spelled) and not _harmless(spelled):
+                return (
+                    f"`{program}` reads {shown}, outside the session's directory (the kernel "
+                    "resolves it per process): not judged read without the sandbox"
+                )
+            if not os.path.lexists(path):
+                continue
             if _inside(spelled, cwd) and _inside(real, cwd):
                 continue
             if _harmless(spelled) and _harmless(real):
@@ -222,11 +239,10 @@ def _spellings(word: Word) -> Iterator[str]:
     """The word, and the value of `--option=VALUE`, `NAME=VALUE` and `-oVALUE` forms."""
     value = word.value
     yield value
-    if value.startswith("-"):
-        if "=" in value:
-            yield value.split("=", 1)[1]
-        elif not value.startswith("--") and len(value) > 2:
-            yield value[2:]
+    if "=" in value:  # `--file=PATH`, and `if=PATH` (bash expands a `~` after its `=`)
+        yield value.split("=", 1)[1]
+    elif value.startswith("-") and not value.startswith("--") and len(value) > 2:
+        yield value[2:]
 
 
 def _brace_spellings(text: str, limit: int = 64) -> list[str]:
