@@ -155,7 +155,7 @@ async def test_a_terminal_reading_a_credential_store_is_asked_like_our_shell(
     prompter = QueuePrompter(lambda request: PermissionAnswer("deny"))
     async with Harness(tmp_path / "logs", prompter) as harness:
         session = await harness.agents.start(
-            script_agent_config(), workspace, prompt=f"terminal: cat {home}/.codex/auth.json"
+            script_agent_config(), workspace, prompt=f"program: cat {home}/.codex/auth.json"
         )
         assert await session.turn.wait() == "final"  # type: ignore[union-attr]
         log = harness.log(session.session_id)
