@@ -36,6 +36,7 @@ from pathlib import Path
 
 from agent_tui.safety.credential_stores import StoreIndex, StorePath, store_paths
 from agent_tui.safety.shell_parse import SimpleCommand, Word, parse_shell
+from agent_tui.safety.shell_words import brace_spellings
 
 __all__ = ["HARMLESS_PLACES", "MAX_MATCHES", "MAX_NAMES", "ReadScope", "outside_reason"]
 
@@ -245,22 +246,6 @@ def _spellings(word: Word) -> Iterator[str]:
         yield value[2:]
 
 
-def _brace_spellings(text: str, limit: int = 64) -> list[str]:
-    """`text` with its `{a,b}` groups expanded as bash would (at most `limit` spellings)."""
-    pending, done = [text], []
-    while pending:
-        spelling = pending.pop()
-        start = spelling.find("{")
-        end = spelling.find("}", start + 1)
-        inner = spelling[start + 1 : end] if start >= 0 and end > start else ""
-        if "," not in inner or "{" in inner or len(done) + len(pending) > limit:
-            done.append(spelling)
-            continue
-        for choice in inner.split(","):
-            pending.append(spelling[:start] + choice + spelling[end + 1 :])
-    return done
-
-
 def outside_reason(cmd: str, scope: ReadScope) -> str | None:
     """Why a line proven `read` still reads what is not the session's (see the module contract),
     or None."""
@@ -297,7 +282,7 @@ def _line_reason(commands: Sequence[SimpleCommand], scope: ReadScope) -> str | N
             continue
         for word in args:
             for spelling in _spellings(word):
-                for text in _brace_spellings(spelling) if "brace" in word.expansions else [spelling]:
+                for text in brace_spellings(spelling) if "brace" in word.expansions else [spelling]:
                     reason = judge.named(program, text, base, word.source)
                     if reason is not None:
                         return reason
