@@ -27,7 +27,8 @@ from agent_tui.safety.read_scope import HARMLESS_PLACES, MAX_MATCHES
 @pytest.fixture
 def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """`home` with every store planted, `work` the session's directory, `elsewhere` a file
-    outside both; `work/out` links to `elsewhere`, `work/keys` to `~/.ssh`."""
+    outside both; `work/out` links to `elsewhere`, `work/keys` to `~/.ssh`, `work/shared` to
+    `/usr/share`, and `worklink` to `work`."""
     for name, variable in [
         ("home", "HOME"),
         ("xdg-config", "XDG_CONFIG_HOME"),
@@ -53,6 +54,8 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (tmp_path / "elsewhere" / "notes.txt").write_text("n\n")
     (work / "out").symlink_to(tmp_path / "elsewhere")
     (work / "keys").symlink_to(tmp_path / "home" / ".ssh")
+    (work / "shared").symlink_to("/usr/share")
+    (tmp_path / "worklink").symlink_to(work)
     monkeypatch.chdir(work)
     yield tmp_path
 
@@ -76,6 +79,8 @@ ROWS = [
     ("grep -rn '/api/v1' src", False, "read", "only reads"),  # a pattern is not a path
     ("sed -n '/x/p' a.txt", False, "read", "only reads"),
     ("echo {t}/elsewhere/notes.txt", False, "read", "only reads"),  # echo opens nothing
+    ("cat {t}/worklink/a.txt", False, "read", "only reads"),  # the directory through a link
+    ("ls shared", False, "read", "only reads"),  # a link to a harmless place
     # outside, without the sandbox: asked
     ("cat {t}/elsewhere/notes.txt", False, "execute", OUTSIDE),
     ("cat ../elsewhere/notes.txt", False, "execute", OUTSIDE),
