@@ -56,6 +56,8 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (work / "keys").symlink_to(tmp_path / "home" / ".ssh")
     (work / "shared").symlink_to("/usr/share")
     (tmp_path / "worklink").symlink_to(work)
+    (work / "~").mkdir()  # a directory a repository may ship, named like the home
+    (work / "~" / "id").symlink_to(tmp_path / "home" / ".ssh" / "secret")
     monkeypatch.chdir(work)
     yield tmp_path
 
@@ -141,6 +143,9 @@ ROWS = [
     ("cat < {t}/home/.netrc", True, "execute", STORE),
     ("cat < ~/.netrc", True, "execute", "a name not known here"),  # the parser does not expand it
     ("cat ~/.bash_history", True, "execute", STORE),
+    ("cat '~/id'", True, "execute", STORE),  # quoted: the directory `~` of the project
+    ("cd '~' && cat id", True, "execute", STORE),
+    ("cat '~'/id", False, "execute", STORE),
 ]
 
 

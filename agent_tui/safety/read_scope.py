@@ -197,14 +197,15 @@ class _Judge:
     def _expanded(self, text: str, base: str) -> Iterator[str]:
         if "\x00" in text or not text:
             return
-        text = self.tilde(text, base)
-        path = os.path.join(base, text)
-        if not (set("*?[") & set(text)):
-            self._pay(1)
-            yield path
-            return
+        # an unquoted `~` is `$HOME`, a quoted one a name in the directory: look at both
+        for spelling in dict.fromkeys((self.tilde(text, base), text)):
+            yield from self._matches(os.path.join(base, spelling), spelling)
+
+    def _matches(self, path: str, text: str) -> Iterator[str]:
         self._pay(1)
-        yield path  # the pattern itself: a store's name written as a pattern is still a store
+        yield path  # a pattern itself too: a store's name written as a pattern is still a store
+        if not (set("*?[") & set(text)):
+            return
         try:
             matches = list(itertools.islice(glob.iglob(path), MAX_MATCHES + 1))
         except (OSError, ValueError, RecursionError):
@@ -305,4 +306,5 @@ def _moved(judge: _Judge, program: str, args: Sequence[Word], base: str) -> tupl
     reason = judge.named(program, text, base, target.source if target is not None else "~")
     if reason is not None:
         return base, reason.replace("` reads ", "` goes to ", 1)
-    return os.path.normpath(os.path.join(base, judge.tilde(text, base))), None
+    expanded = judge.tilde(text, base) if target is None or "tilde" in target.expansions else text
+    return os.path.normpath(os.path.join(base, expanded)), None
