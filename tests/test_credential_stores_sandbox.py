@@ -20,6 +20,8 @@ from agent_tui.engine.tools.base import ToolContext, ToolResult
 from agent_tui.engine.tools.sandbox import sandbox_status
 from agent_tui.engine.tools.shell_setup import ShellSetup
 from agent_tui.engine.tools.shell_tool import ShellTool
+from agent_tui.providers.config import load_config
+from agent_tui.runtime.shell_settings import shell_setup_for
 from agent_tui.safety.credential_stores import CREDENTIAL_STORES, CredentialStore, StorePath, store_paths
 
 pytestmark = pytest.mark.anyio
@@ -124,3 +126,32 @@ async def test_a_network_call_sees_login_stores_but_never_histories_or_agent_tui
         fetched = await shell(f"curl -s {urls}; echo done", work)  # `curl`: a `network` call
         assert "done" in fetched.text, fetched.text
         assert (marker in fetched.text) is login, (login, fetched.text)
+
+
+async def test_the_bus_creds_file_the_config_names_is_hidden_from_every_call(
+    place: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`[bus] creds_file` may be anywhere: the config's own path is hidden like a store, from
+    a read, a write and a `network` call alike."""
+    marker = f"secret-{uuid.uuid4().hex}"
+    creds = place / "elsewhere" / "bus.creds"
+    creds.parent.mkdir()
+    creds.write_text(marker + "\n")
+    config = place / "config.toml"
+    config.write_text(f'[bus]\ncreds_file = "{creds}"\n')
+    setup = shell_setup_for(load_config(config), {})
+    assert setup.secret_files == {str(creds)}
+    work = place / "work"
+    work.mkdir()
+    tool = ShellTool(setup)
+    context = ToolContext(
+        cwd=work, session_id="s", turn_id="t", tool_call_id="c", on_output=_noop, output_budget=200_000
+    )
+    for cmd in (
+        f"cat {creds}; echo done",
+        f"cat {creds}; mkdir -p made; echo done",
+        f"curl -s file://{creds}; echo done",
+    ):
+        looked = await tool.run(tool.Args(cmd=cmd, timeoutMs=60_000), context)
+        assert "done" in looked.text and marker not in looked.text, (cmd, looked.text)
+    assert ShellTool(setup).assess(tool.Args(cmd=f"cat {creds}"), work).risk == "execute"

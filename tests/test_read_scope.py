@@ -17,7 +17,7 @@ import pytest
 
 from agent_tui.engine.tools.base import ToolContext, ToolResult
 from agent_tui.engine.tools.router import ToolRouter
-from agent_tui.engine.tools.shell_setup import ShellSetup
+from agent_tui.engine.tools.shell_setup import ShellSetup, use_shell_setup
 from agent_tui.engine.tools.shell_tool import ShellTool
 from agent_tui.safety import ReadScope, assess_shell
 from agent_tui.safety.credential_stores import CREDENTIAL_STORES, CredentialStore, store_paths
@@ -275,3 +275,17 @@ def test_the_docs_show_the_table_and_the_harmless_places_exactly() -> None:
         if word.startswith("/") and "*" not in word
     }
     assert set(HARMLESS_PLACES) <= listed
+
+
+def test_a_secret_file_the_config_names_is_a_store_for_the_classifier_and_the_file_tools(place: Path) -> None:
+    creds = place / "work" / "conf" / "bus.creds"
+    creds.parent.mkdir()
+    creds.write_text("s\n")
+    scope = ReadScope.of(place / "work", sandboxed=True, secret_files=[str(creds)])
+    assessment = assess_shell("cat conf/bus.creds", None, scope)
+    assert assessment.risk == "execute" and STORE in (assessment.reason or "")
+    with use_shell_setup(ShellSetup(secret_files=frozenset({str(creds)}))):
+        refused = _file_tool("read_file", {"path": "conf/bus.creds"}, place / "work")
+        searched = _file_tool("grep", {"pattern": "s", "path": "conf"}, place / "work")
+    assert refused.error_code == "path_unsafe" and "credential store" in refused.text
+    assert searched.ok and "bus.creds" not in searched.text

@@ -4,7 +4,7 @@ the file tools.
 Each entry names a place (`base` + `path`), what it holds and why it counts. A `base` is the
 directory the path hangs from; `config`, `data` and `cache` stand for both the XDG variable
 and its default under `$HOME` (a program may use either), `runtime` for `$XDG_RUNTIME_DIR`,
-`tmp` for the temporary directory. `{uid}` in a path is the user's id.
+`tmp` for the temporary directory, `named` for an absolute path the config names. `{uid}` in a path is the user's id.
 
 Invariants:
 - `store_paths` is a pure function of the environment it is given: absolute, normalized paths,
@@ -26,7 +26,7 @@ from typing import Literal
 
 __all__ = ["CREDENTIAL_STORES", "CredentialStore", "StoreIndex", "StorePath", "store_paths"]
 
-Base = Literal["home", "config", "data", "cache", "runtime", "tmp"]
+Base = Literal["home", "config", "data", "cache", "runtime", "tmp", "named"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,8 @@ class CredentialStore:
     @property
     def shown(self) -> str:
         """The place as the docs write it (`~/.ssh`, `$XDG_CONFIG_HOME/gh`)."""
+        if self.base == "named":
+            return self.path
         prefix = {
             "home": "~",
             "config": "$XDG_CONFIG_HOME",
@@ -166,8 +168,13 @@ def _bases(base: Base, env: Mapping[str, str]) -> list[str]:
     return found
 
 
-def store_paths(env: Mapping[str, str] | None = None) -> list[StorePath]:
-    """Every store's absolute path for the user of `env` (default: this process's environment)."""
+NAMED_SECRET = "a secret file of agent-tui's, named by its config ([bus] creds_file)"
+
+
+def store_paths(env: Mapping[str, str] | None = None, named: Iterable[str] = ()) -> list[StorePath]:
+    """Every store's absolute path for the user of `env` (default: this process's environment),
+    then the absolute paths in `named` (secret files the config names: `ShellSetup.secret_files`),
+    as stores no login needs."""
     env = os.environ if env is None else env
     uid = str(os.getuid()) if hasattr(os, "getuid") else "0"
     found: dict[str, StorePath] = {}
@@ -177,6 +184,10 @@ def store_paths(env: Mapping[str, str] | None = None) -> list[StorePath]:
                 continue
             path = os.path.normpath(os.path.join(base, store.path.replace("{uid}", uid)))
             found.setdefault(path, StorePath(store, path))
+    for path in named:
+        if os.path.isabs(path):
+            path = os.path.normpath(path)
+            found.setdefault(path, StorePath(CredentialStore("named", path, NAMED_SECRET, login=False), path))
     return list(found.values())
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import glob
 import itertools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,9 +122,11 @@ class ReadScope:
     stores: tuple[StorePath, ...]
 
     @classmethod
-    def of(cls, cwd: Path, *, sandboxed: bool) -> ReadScope:
-        """The scope of a call in `cwd` for this process's user (its `HOME` and XDG places)."""
-        return cls(os.path.realpath(cwd), sandboxed, os.environ.get("HOME", ""), tuple(store_paths()))
+    def of(cls, cwd: Path, *, sandboxed: bool, secret_files: Iterable[str] = ()) -> ReadScope:
+        """The scope of a call in `cwd` for this process's user (its `HOME` and XDG places), with
+        the secret files its config names."""
+        stores = tuple(store_paths(named=secret_files))
+        return cls(os.path.realpath(cwd), sandboxed, os.environ.get("HOME", ""), stores)
 
 
 class _TooMany(Exception):

@@ -44,6 +44,7 @@ from agent_tui.engine.tools.paths import (
     open_under,
     os_error_to_tool_error,
 )
+from agent_tui.engine.tools.shell_setup import current_shell_setup
 from agent_tui.engine.tools.worker import Checkpoint, run_stoppable, sorted_in_steps
 from agent_tui.safety.credential_stores import StoreIndex, StorePath, store_paths
 
@@ -58,7 +59,7 @@ class StoresInside:
 
     def __init__(self, cwd: Path) -> None:
         root = os.path.realpath(cwd)
-        index = StoreIndex(store_paths())
+        index = StoreIndex(store_paths(named=current_shell_setup().secret_files))
         self.paths: dict[str, StorePath] = {}
         for found in index.stores:
             real = index.real(found)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -128,7 +129,13 @@ def sandbox_status() -> SandboxStatus:
 
 
 def sandboxed_argv(
-    bwrap: str, command: list[str], cwd: Path, *, network: bool, writable: bool = True
+    bwrap: str,
+    command: list[str],
+    cwd: Path,
+    *,
+    network: bool,
+    writable: bool = True,
+    secret_files: Iterable[str] = (),
 ) -> list[str]:
     """`command` run by bwrap in `cwd`, writable there only (see the module docstring).
 
@@ -136,11 +143,12 @@ def sandboxed_argv(
         network: keep the network (a call classified `network`).
         writable: False for a call the classifier proved `read`: then not even the session's
             directory is writable, so a command misjudged `read` still cannot change anything.
+        secret_files: more files to hide from every call (`ShellSetup.secret_files`).
     """
     cwd = cwd.resolve()
     args = [bwrap, *_base(network), *_hiding(cwd, network)]
     if not writable:
-        args += ["--ro-bind", str(cwd), str(cwd), *_hidden_credentials(cwd, network)]
+        args += ["--ro-bind", str(cwd), str(cwd), *_hidden_credentials(cwd, network, secret_files)]
         return [*args, "--chdir", str(cwd), "--", *command]
     writable_dirs, protected = git_dirs(cwd)
     for path in sorted({cwd, *writable_dirs}, key=lambda path: len(path.parts)):  # outer ones first
@@ -154,7 +162,7 @@ def sandboxed_argv(
         else:  # a hooks/ that does not exist yet must not be creatable either
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
     # last: a store inside the session's directory (a session in `$HOME`) is hidden over its bind
-    args += _hidden_credentials(cwd, network)
+    args += _hidden_credentials(cwd, network, secret_files)
     return [*args, "--chdir", str(cwd), "--", *command]
 
 
@@ -171,11 +179,11 @@ def _hiding(cwd: Path, network: bool) -> list[str]:
     return args
 
 
-def _hidden_credentials(cwd: Path, network: bool) -> list[str]:
+def _hidden_credentials(cwd: Path, network: bool, secret_files: Iterable[str]) -> list[str]:
     """bwrap options that empty the credential stores (`safety.credential_stores`): all of them,
     but for a `network` call only those no login needs (histories, agent-tui's own)."""
     args: list[str] = []
-    for found in store_paths():
+    for found in store_paths(named=secret_files):
         if network and found.store.login:
             continue
         path = Path(found.path).resolve()  # a store kept elsewhere behind a link is emptied there

@@ -162,7 +162,14 @@ class ShellTool(BaseTool):
         if status.bwrap is None:
             return argv
         risk = self.risk(args)
-        return sandboxed_argv(status.bwrap, argv, cwd, network=risk == "network", writable=risk != "read")
+        return sandboxed_argv(
+            status.bwrap,
+            argv,
+            cwd,
+            network=risk == "network",
+            writable=risk != "read",
+            secret_files=setup.secret_files,
+        )
 
     def risk(self, args: ShellArgs) -> Risk:
         return assess_shell(args.cmd).risk
@@ -176,7 +183,8 @@ class ShellTool(BaseTool):
             return assess_shell(args.cmd)
         setup = self.setup
         sandboxed = setup.sandbox and sandbox_status().available
-        return assess_shell(args.cmd, repository_check(cwd), ReadScope.of(cwd, sandboxed=sandboxed))
+        scope = ReadScope.of(cwd, sandboxed=sandboxed, secret_files=setup.secret_files)
+        return assess_shell(args.cmd, repository_check(cwd), scope)
 
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
         output = _ShellOutput(ctx.output_budget)
