@@ -4,16 +4,17 @@ credential store.
 The classifier proves a line only reads; this says whether what it reads is the session's to
 read. Given the session's directory and whether the command runs in the sandbox (`ReadScope`),
 `outside_reason` looks at every word a line's commands get (and `=`/`-o` values, `<` targets),
-resolved as the shell would (from the directory each `cd` on the line goes to, `~` from
-`$HOME`, globs expanded on disk, symlinks followed), and says why the line is not `read`:
+resolved as the shell would (from the directory each `cd` on the line goes to, an unquoted `~`
+from `$HOME` and a quoted one as a name, both looked at, globs expanded on disk, symlinks
+followed), and says why the line is not `read`:
 
-- a credential store (`credential_stores`) named, in any mode, unless the session's directory
-  lies inside that store;
-- without the sandbox, a path outside the session's directory (by its spelling or its real path)
-  that is not in `HARMLESS_PLACES`; a `cd` there, or to a place not known from the text (`cd -`,
-  `popd`), counts as such a path, and so does any path through `/proc` or `/dev/fd` (resolved
-  per process: `/proc/self/cwd/..` is not what it seems here); and a session's directory that holds a credential store (a
-  session in `$HOME`), since any recursive read of it would reach the store.
+- a credential store (`credential_stores`, and the secret files the config names) named, in any
+  mode, unless the session's directory lies inside that store;
+- without the sandbox, a path whose real path is outside the session's directory and not in
+  `HARMLESS_PLACES`; a `cd` there, or to a place not known from the text (`cd -`, `popd`),
+  counts as such a path, and so does any path through `/proc` or `/dev/fd` (resolved per
+  process: `/proc/self/cwd/..` is not what it seems here); and a session's directory that holds
+  a credential store (a session in `$HOME`), since any recursive read of it would reach it.
 
 Invariants:
 - never raises; the work is bounded (`MAX_NAMES` resolutions, `MAX_MATCHES` per glob): past it,
