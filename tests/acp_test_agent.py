@@ -10,6 +10,7 @@ depends on its text:
 - `garbage`: writes a line that is not JSON-RPC to stdout, then waits;
 - `ignore cancel`: streams one chunk, then never answers (not even a cancel);
 - `terminal: CMD`: runs `sh -c CMD` in a client terminal and says its exit code and output;
+  `program: PROGRAM ARG…` runs the program itself with those arguments (split at spaces);
 - `spawn child`: starts `sleep 600` in its process group and says its pid, then ends the turn;
 - `ask late`: runs a tool call to its end, then asks permission for that same call;
 - `mcp servers`: says, as JSON, the `mcpServers` it was given in `session/new`;
@@ -152,7 +153,11 @@ class TestAgent(Agent):
             await say(session_id=session_id, update=update_agent_message_text(f"child {child.pid}"))
             return PromptResponse(stop_reason="end_turn")
         if text.startswith("terminal: "):
-            await self._terminal(session_id, text.removeprefix("terminal: "))
+            await self._terminal(session_id, "sh", ["-c", text.removeprefix("terminal: ")])
+            return PromptResponse(stop_reason="end_turn")
+        if text.startswith("program: "):
+            program, *args = text.removeprefix("program: ").split()
+            await self._terminal(session_id, program, args)
             return PromptResponse(stop_reason="end_turn")
         if text == "ask late":
             await say(session_id=session_id, update=start_tool_call("t1", "List files", kind="read"))
@@ -169,11 +174,9 @@ class TestAgent(Agent):
         await say(session_id=session_id, update=update_agent_message_text(f"echo: {text}"))
         return PromptResponse(stop_reason="end_turn")
 
-    async def _terminal(self, session_id: str, command: str) -> None:
+    async def _terminal(self, session_id: str, command: str, args: list[str]) -> None:
         try:
-            terminal = await self._conn.create_terminal(
-                session_id=session_id, command="sh", args=["-c", command]
-            )
+            terminal = await self._conn.create_terminal(session_id=session_id, command=command, args=args)
         except RequestError as error:
             await self._conn.session_update(
                 session_id=session_id, update=update_agent_message_text(f"refused: {error.data}")

@@ -142,6 +142,28 @@ async def test_a_terminal_command_asks_like_our_shell(tmp_path: Path, decision: 
         assert done["exitCode"] == 7
 
 
+async def test_a_terminal_reading_a_credential_store_is_asked_like_our_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's terminal is judged where it runs, with the same look at what a read names."""
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "auth.json").write_text('{"OPENAI_API_KEY": "sk-leak-7d1e"}\n')
+    monkeypatch.setenv("HOME", str(home))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    prompter = QueuePrompter(lambda request: PermissionAnswer("deny"))
+    async with Harness(tmp_path / "logs", prompter) as harness:
+        session = await harness.agents.start(
+            script_agent_config(), workspace, prompt=f"program: cat {home}/.codex/auth.json"
+        )
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    [question] = prompter.requests
+    assert (question.tool, question.risk) == ("shell", "execute")
+    assert "sk-leak" not in "".join(p["text"] for p in payloads(log, "model.delta"))
+
+
 async def test_denying_through_the_agents_options_fails_its_call(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()

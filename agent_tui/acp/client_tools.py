@@ -143,17 +143,19 @@ class ClientTools:
             logged["cwd"] = cwd
         title = f"terminal: {cmd}" + (f" (in {cwd})" if cwd else "")
         shell_args = {"cmd": cmd, "timeoutMs": TERMINAL_TIMEOUT_MS}
-        call, tool, parsed = await self._request("shell", shell_args, title, logged)
+        unsafe: ToolError | None = None
         try:
             workdir = resolve_under(session.cwd, cwd, must_exist=True) if cwd else session.cwd
         except ToolError as error:
-            unsafe = error
+            workdir, unsafe = session.cwd, error
+        # judged where it runs: the paths a read names are resolved from there
+        call, tool, parsed = await self._request("shell", shell_args, title, logged, cwd=workdir)
+        if unsafe is not None:
+            bad = unsafe
             await session.write(
-                lambda: session.recorder.finish_own(
-                    call, ok=False, text=unsafe.message, error_code=unsafe.code
-                )
+                lambda: session.recorder.finish_own(call, ok=False, text=bad.message, error_code=bad.code)
             )
-            raise RequestError.invalid_params({"details": unsafe.message}) from None
+            raise RequestError.invalid_params({"details": bad.message}) from None
         if not await self._permit(call, shell_args):
             raise _denied(call)
         terminal = _Terminal(new_id("term"), call, output_byte_limit)
@@ -240,9 +242,16 @@ class ClientTools:
 
     # -- shared steps --------------------------------------------------------------------------
     async def _request(
-        self, tool_name: str, args: dict[str, Any], title: str, logged: dict[str, Any]
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        title: str,
+        logged: dict[str, Any],
+        *,
+        cwd: Path | None = None,
     ) -> tuple[AcpCall, Any, Any]:
-        """Write the request; a call whose arguments do not fit fails at once (no question)."""
+        """Write the request; a call whose arguments do not fit fails at once (no question).
+        `cwd`: where a shell command runs, so it is judged as our own shell's are there."""
         session = self.session
         tool: Any = None
         parsed: Any = None
@@ -250,7 +259,11 @@ class ClientTools:
         failure: ToolError | None = None
         try:
             tool, parsed = self.router.parse(tool_name, args)
-            risk = self.router.risk(tool_name, parsed)
+            risk = (
+                self.router.risk(tool_name, parsed)
+                if cwd is None
+                else self.router.assess(tool_name, parsed, cwd=cwd).risk
+            )
         except ToolError as error:
             failure = error
         call = await session.write(lambda: session.recorder.own_call(tool_name, logged, risk, title))

@@ -44,6 +44,7 @@ from typing import Any, Literal
 from agent_tui.events.model import Risk
 from agent_tui.safety import shell_commands
 from agent_tui.safety.shell_parse import MAX_PIPES
+from agent_tui.safety.shell_words import brace_spellings
 
 __all__ = ["FILE_WRITERS", "ProtectedChange", "Repository", "find_repository", "protected_change"]
 
@@ -67,7 +68,6 @@ MAX_JUDGED_LINE = 8_192
 """A shell line longer than this is not resolved word by word: it is asked as a possible change."""
 _MAX_JUDGEMENTS = 20_000
 """Words times the directories they are resolved from (each a `realpath`): past this, asked."""
-_MAX_BRACE_SPELLINGS = 64
 _GLOB = frozenset("*?[")
 _SCRIPT = frozenset(" \t\n;&|<>()`")
 
@@ -216,7 +216,7 @@ def _by_pattern(word: str, *, dot_explicit: bool = True) -> Kind | None:
     """
     if not (_GLOB & set(word)) and "{" not in word:
         return None
-    for spelling in _brace_spellings(word):
+    for spelling in brace_spellings(word):
         for part in spelling.split("/"):
             if not part or (dot_explicit and not part.startswith(".")):
                 continue
@@ -225,21 +225,6 @@ def _by_pattern(word: str, *, dot_explicit: bool = True) -> Kind | None:
             if fnmatch.fnmatchcase(OWN, part) or part == OWN:
                 return "permissions"
     return None
-
-
-def _brace_spellings(word: str) -> list[str]:
-    """`word` with its `{a,b}` groups expanded as bash would (at most `_MAX_BRACE_SPELLINGS`)."""
-    spellings = [word]
-    expanded: list[str] = []
-    while spellings:
-        spelling = spellings.pop()
-        match = re.search(r"\{([^{}]*,[^{}]*)\}", spelling)
-        if match is None or len(expanded) + len(spellings) > _MAX_BRACE_SPELLINGS:
-            expanded.append(spelling)
-            continue
-        for choice in match.group(1).split(","):
-            spellings.append(spelling[: match.start()] + choice + spelling[match.end() :])
-    return expanded
 
 
 def _by_components(path: str) -> Kind | None:

@@ -3,7 +3,8 @@
 Invariants:
 - `shell_setup_for` hides every variable the config names as a model key (each profile's
   `api_key_env`, and `$AGENT_TUI_API_KEY_ENV`'s), passes the names of `shell_env.include`, and
-  wants the sandbox unless `[sandbox] enabled = false`;
+  wants the sandbox unless `[sandbox] enabled = false`, and keeps the bus's `creds_file` among
+  the secret files commands never see;
 - `sandbox_state` is the one sentence every surface uses to say where commands run (`agent-tui
   models` always, the dashboard's top line when the sandbox is wanted but cannot run); it names
   the file and line that turned the sandbox off, or why bwrap does not work.
@@ -11,6 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 from agent_tui.engine.tools.sandbox import sandbox_status
@@ -27,8 +29,15 @@ def shell_setup_for(config: Config, env: Mapping[str, str] = ENVIRONMENT) -> She
     named = env.get(ENV_SETTINGS["api_key_env"], "").strip()
     if named:
         hidden.add(named)
+    creds = config.bus.get("creds_file")
+    secret_files = frozenset(
+        {os.path.abspath(os.path.expanduser(creds))} if isinstance(creds, str) and creds else ()
+    )
     return ShellSetup(
-        include=frozenset(config.shell_include), hidden=frozenset(hidden), sandbox=config.sandbox_enabled
+        include=frozenset(config.shell_include),
+        hidden=frozenset(hidden),
+        sandbox=config.sandbox_enabled,
+        secret_files=secret_files,
     )
 
 

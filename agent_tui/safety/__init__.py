@@ -5,15 +5,19 @@ proof (every command on the read-only allow-list, every option known to be read-
 per-program rules are tables in `program_rules`, `git_rules`, `special_rules`, and the `sed` and
 `awk` checks in `sed_awk`. Nothing here imports the engine: the engine asks, and for git it may
 pass a `RepositoryCheck`, its look at the repository git will use (its config can run programs
-that no command line shows).
+that no command line shows), and a `ReadScope`, where the command runs (the classifier then
+looks at the paths a `read` names: never a credential store, nothing outside the session's
+directory without the sandbox).
 """
 
 from agent_tui.safety.assessment import RISK_ORDER, RiskAssessment, riskiest
+from agent_tui.safety.read_scope import ReadScope
 from agent_tui.safety.shell_paths import shell_commands
 from agent_tui.safety.shell_risk import RepositoryCheck, assess_shell, classify_shell, shell_programs
 
 __all__ = [
     "RISK_ORDER",
+    "ReadScope",
     "RepositoryCheck",
     "RiskAssessment",
     "assess_shell",

@@ -50,7 +50,7 @@ _ALWAYS_READ_ONLY = """
     whoami id groups uname arch nproc tty logname printenv which whereis type cd pushd popd dirs
     wait sleep test [ md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum
     sum shasum md5 od hexdump hd strings grep egrep fgrep zgrep zcat bzcat xzcat look jq cal
-    factor expr numfmt uptime free ps pgrep pidof w who last getent lscpu lsblk locale tput
+    factor expr numfmt uptime free ps pgrep pidof w who last lscpu lsblk locale tput
     clear getconf lsof exit return
 """
 
@@ -158,9 +158,14 @@ READ_ONLY: dict[str, ReadOnly] = {
     ),
     "hostname": ReadOnly(
         OptionTable(
-            "-a --alias -A --all-fqdns -d --domain -f --fqdn --long -i --ip-address -I "
-            "--all-ip-addresses -s --short -y --yp --nis -v --verbose --help --version",
-            {"-F= --file= -b --boot": ("write", "sets the host name")},
+            "-I --all-ip-addresses -s --short -v --verbose --help --version",
+            {
+                "-F= --file= -b --boot": ("write", "sets the host name"),
+                "-a --alias -A --all-fqdns -d --domain -f --fqdn --long -i --ip-address -y --yp --nis": (
+                    "network",
+                    "looks the host name up (DNS or NIS)",
+                ),
+            },
         ),
         operands=_hostname_operands,
     ),
@@ -247,7 +252,13 @@ _WRITE = {
 _NETWORK = {
     "reaches the network": (
         "curl wget ssh scp sftp ftp tftp lftp telnet nc ncat netcat socat ping ping6 traceroute "
-        "tracepath mtr dig nslookup host whois http https xh aria2c mosh websocat grpcurl"
+        "tracepath mtr dig nslookup host whois http https xh aria2c mosh websocat grpcurl "
+        "arping fping"
+    ),
+    # a name look-up sends a query (DNS, mDNS, LDAP through NSS), whatever it asks about
+    "looks names up (DNS, mDNS or a directory server)": (
+        "getent drill delv kdig adig ahost resolvectl systemd-resolve avahi-resolve "
+        "avahi-resolve-host-name avahi-resolve-address avahi-browse nmblookup dnsdomainname"
     ),
     "downloads and runs a package": "npx bunx pnpx uvx",
 }

@@ -18,7 +18,10 @@ Invariants:
   `find -exec`, a subshell, a pipeline stage) never lowers its risk;
 - git is `read` only in the session's own directory: after a `cd`, `pushd` or `popd` on the same
   line it is at least `execute`, and when the caller gives a `RepositoryCheck`, a line of git
-  reads is `execute` if the repository's own config can run programs.
+  reads is `execute` if the repository's own config can run programs;
+- given where the command runs (`ReadScope`), a line that would be `read` but names a credential
+  store, or, without the sandbox, reads outside the session's directory beyond a few harmless
+  system places, is `execute` (`read_scope`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from agent_tui.events.model import Risk
 from agent_tui.safety import git_rules, program_rules, sed_awk, special_rules, wrapper_rules
 from agent_tui.safety.assessment import Findings, RiskAssessment, worst
 from agent_tui.safety.options import scan
+from agent_tui.safety.read_scope import ReadScope, outside_reason
 from agent_tui.safety.shell_parse import (
     Redirect,
     SimpleCommand,
@@ -95,12 +99,17 @@ and runs a git subcommand.
 """
 
 
-def assess_shell(cmd: str, repository: RepositoryCheck | None = None) -> RiskAssessment:
+def assess_shell(
+    cmd: str, repository: RepositoryCheck | None = None, scope: ReadScope | None = None
+) -> RiskAssessment:
     """The risk of a shell command line and the reason for it (see the module contract).
 
     Args:
         repository: the check of the session's repository; without it a git command is judged
             by its text alone, as if the repository's config ran nothing.
+        scope: where the command runs (`read_scope`); with it, a line that reads a credential
+            store, or (without the sandbox) a path outside the session's directory, is
+            `execute`; without it, the paths a line names are not looked at.
     """
     if len(cmd) > MAX_JUDGED_LINE:
         return RiskAssessment("execute", f"a line of {len(cmd):,} characters is too long to judge")
@@ -113,14 +122,20 @@ def assess_shell(cmd: str, repository: RepositoryCheck | None = None) -> RiskAss
             reason = repository()
             if reason is not None:
                 return RiskAssessment("execute", reason)
+        if scope is not None:
+            reason = outside_reason(cmd, scope)
+            if reason is not None:
+                return RiskAssessment("execute", reason)
         programs = ", ".join(f"`{name}`" for name in dict.fromkeys(found.programs))
         return RiskAssessment("read", f"only reads: {programs}" if programs else verdict.reason)
     return verdict
 
 
-def classify_shell(cmd: str, repository: RepositoryCheck | None = None) -> Risk:
-    """The risk of a shell command line (`assess_shell(cmd, repository).risk`)."""
-    return assess_shell(cmd, repository).risk
+def classify_shell(
+    cmd: str, repository: RepositoryCheck | None = None, scope: ReadScope | None = None
+) -> Risk:
+    """The risk of a shell command line (`assess_shell(cmd, repository, scope).risk`)."""
+    return assess_shell(cmd, repository, scope).risk
 
 
 def shell_programs(cmd: str) -> tuple[str, ...]:

@@ -15,8 +15,10 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "MAX_BRACE_SPELLINGS",
     "Word",
     "bare_word",
+    "brace_spellings",
     "expanding_characters",
     "quoted_delimiter",
     "shape",
@@ -29,6 +31,8 @@ __all__ = [
 # `{,,,,…` with no `}`, and a model can send a command of megabytes.
 BRACE = re.compile(r"\{(?=[^{}]*\})[^{}]*?(?:,|\.\.)")
 _GLOB_CHARS = frozenset("*?[")
+MAX_BRACE_SPELLINGS = 64
+_BRACE_GROUP = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,3 +130,18 @@ def expanding_characters(text: str) -> bool:
             return True
         index += 1
     return False
+
+
+def brace_spellings(word: str) -> list[str]:
+    """`word` with its `{a,b}` groups expanded as bash would (at most `MAX_BRACE_SPELLINGS`)."""
+    spellings = [word]
+    expanded: list[str] = []
+    while spellings:
+        spelling = spellings.pop()
+        match = _BRACE_GROUP.search(spelling)
+        if match is None or len(expanded) + len(spellings) > MAX_BRACE_SPELLINGS:
+            expanded.append(spelling)
+            continue
+        for choice in match.group(1).split(","):
+            spellings.append(spelling[: match.start()] + choice + spelling[match.end() :])
+    return expanded

@@ -3,6 +3,9 @@
 Invariants:
 - every path goes through `paths.resolve_under` / `paths.open_resolved`: nothing outside the
   session cwd is read or listed, and symlinks are never followed out;
+- a credential store (`safety.credential_stores`) inside the cwd (a session in `$HOME`) is
+  neither read nor listed (`path_unsafe`), and `grep` does not walk into it; one the cwd lies
+  inside is the session's own;
 - a FIFO or device is refused, never opened in a way that could hang (`open_regular`); a file
   with a NUL byte in its first 8 KiB is binary and not shown;
 - a result carries at most `ctx.output_budget` characters of output (plus a marker saying what
@@ -37,22 +40,60 @@ from agent_tui.engine.tools.base import (
 from agent_tui.engine.tools.line_search import LinePattern, PatternError, matching_lines
 from agent_tui.engine.tools.paths import (
     display_path,
+    is_inside,
     open_under,
     os_error_to_tool_error,
 )
+from agent_tui.engine.tools.shell_setup import current_shell_setup
 from agent_tui.engine.tools.worker import Checkpoint, run_stoppable, sorted_in_steps
+from agent_tui.safety.credential_stores import StoreIndex, StorePath, store_paths
 
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK  # NONBLOCK: opening a FIFO must not hang the tool
 _BINARY_SNIFF = 8192  # a NUL byte in this many leading bytes marks a binary file
 _STEP = 4096  # lines read, or directory entries listed, between two checkpoints
 
 
-def open_regular(ctx: ToolContext, user_path: str, flags: int) -> tuple[int, Path]:
-    """Open an existing regular file under the cwd, or raise a readable ToolError."""
+class StoresInside:
+    """The credential stores inside a session's directory, by real path (none, unless the
+    session works in `$HOME` or above it)."""
+
+    def __init__(self, cwd: Path) -> None:
+        root = os.path.realpath(cwd)
+        index = StoreIndex(store_paths(named=current_shell_setup().secret_files))
+        self.paths: dict[str, StorePath] = {}
+        for found in index.stores:
+            real = index.real(found)
+            if is_inside(real, root) and not is_inside(root, real):
+                self.paths[real] = found
+
+    def refuse(self, resolved: Path, user_path: str) -> None:
+        """Raise `path_unsafe` if `resolved` (a real path) is a store or lies inside one."""
+        for real, found in self.paths.items():
+            if is_inside(str(resolved), real):
+                raise ToolError(
+                    "path_unsafe",
+                    f"{user_path or '.'} is in a credential store ({found.store.shown}: "
+                    f"{found.store.holds}); the file tools do not read it",
+                )
+
+
+def _open_outside_stores(ctx: ToolContext, user_path: str, flags: int) -> tuple[int, Path]:
+    """`open_under`, refusing a credential store inside the cwd; OSError becomes a ToolError."""
     try:
         fd, resolved = open_under(ctx.cwd, user_path, flags, must_exist=True)
     except OSError as error:
         raise os_error_to_tool_error(error, user_path) from None
+    try:
+        StoresInside(ctx.cwd).refuse(resolved, user_path)
+    except ToolError:
+        os.close(fd)
+        raise
+    return fd, resolved
+
+
+def open_regular(ctx: ToolContext, user_path: str, flags: int) -> tuple[int, Path]:
+    """Open an existing regular file under the cwd, or raise a readable ToolError."""
+    fd, resolved = _open_outside_stores(ctx, user_path, flags)
     mode = os.fstat(fd).st_mode
     if stat.S_ISDIR(mode):
         os.close(fd)
@@ -162,10 +203,7 @@ class ListDirTool(BaseTool):
         return await run_stoppable(partial(self._list, args, ctx))
 
     def _list(self, args: ListDirArgs, ctx: ToolContext, checkpoint: Checkpoint) -> ToolResult:
-        try:
-            fd, _ = open_under(ctx.cwd, args.path, os.O_RDONLY | os.O_DIRECTORY, must_exist=True)
-        except OSError as error:
-            raise os_error_to_tool_error(error, args.path) from None
+        fd, _ = _open_outside_stores(ctx, args.path, os.O_RDONLY | os.O_DIRECTORY)
         try:
             names = []
             with os.scandir(fd) as entries:
@@ -235,11 +273,10 @@ class GrepTool(BaseTool):
             pattern = LinePattern.compile(args.pattern)
         except PatternError as error:
             raise ToolError("unknown", error.message) from None
-        try:
-            fd, resolved = open_under(ctx.cwd, args.path, _READ_FLAGS, must_exist=True)
-        except OSError as error:
-            raise os_error_to_tool_error(error, args.path) from None
-        out = _GrepOutput(ctx.output_budget)
+        fd, resolved = _open_outside_stores(ctx, args.path, _READ_FLAGS)
+        out = _GrepOutput(
+            ctx.output_budget, skipped=frozenset(StoresInside(ctx.cwd).paths), top=str(resolved)
+        )
         base = display_path(ctx.cwd, resolved)
         try:
             if stat.S_ISDIR(os.fstat(fd).st_mode):
@@ -307,6 +344,11 @@ class GrepTool(BaseTool):
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     is_dir = False
+                if (
+                    out.skipped
+                    and os.path.normpath(os.path.join(out.top, dirpath, entry.name)) in out.skipped
+                ):
+                    continue  # a credential store
                 if not is_dir:
                     files.append(entry.name)
                 elif entry.name not in _SKIPPED_DIRS:
@@ -353,7 +395,13 @@ def _too_deep_note(count: int) -> str:
 
 
 class _GrepOutput:
-    def __init__(self, budget: int) -> None:
+    """What a search found so far, and what its walk leaves out: `skipped`, real paths (the
+    credential stores inside the cwd) neither opened nor entered, below `top`, the real path
+    the walk starts from."""
+
+    def __init__(self, budget: int, *, skipped: frozenset[str] = frozenset(), top: str = "") -> None:
+        self.skipped = skipped
+        self.top = top
         self.budget = budget
         self.lines: list[str] = []
         self.size = 0

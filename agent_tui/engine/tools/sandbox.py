@@ -22,9 +22,11 @@ Invariants:
 - the sockets of the user's session (`/run/user`, `/run/dbus`) and of container engines
   (`docker.sock`, ...) are hidden: read-only does not stop a connection to a socket, and
   those would let a command act outside the sandbox; other sockets on the file system are not;
-  the credential stores under `$HOME` (`CREDENTIAL_STORES`: ~/.ssh, ~/.aws, ~/.netrc, ...) are
-  empty; a call allowed as `network` keeps the session's sockets and the credential stores (it
-  may need them to log in), never the container engines' sockets;
+  every credential store of `safety.credential_stores` (~/.ssh, ~/.aws, ~/.codex/auth.json,
+  shell histories, agent-tui's own web token and bus files, ...) is empty, even one inside the
+  session's directory (a session in `$HOME`), unless the session's directory lies inside it; a
+  call allowed as `network` keeps the session's sockets and the stores a login may need (not
+  the histories nor agent-tui's own), never the container engines' sockets;
 - no value of the environment is ever put on bwrap's command line (it is in `/proc/*/cmdline`).
 """
 
@@ -33,9 +35,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+
+from agent_tui.safety.credential_stores import store_paths
 
 __all__ = ["SandboxStatus", "git_dirs", "probe_sandbox", "sandbox_status", "sandboxed_argv"]
 
@@ -50,28 +55,6 @@ HIDDEN_SOCKETS = (
     "/run/containerd/containerd.sock",
 )
 """Container engines' sockets (root on the machine for whoever can talk to them)."""
-CREDENTIAL_STORES = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".kube",
-    ".docker",
-    ".password-store",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/hub",
-    ".local/share/keyrings",
-    ".netrc",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".pgpass",
-)
-"""Where credentials live under `$HOME` (ssh and gpg keys, cloud and registry logins, git's stored
-passwords): a command that is not a `network` call sees them empty. A `network` call (`git
-push`, `pip install` from a private index), which the user allowed as such, sees them as they are,
-with the session's sockets (an ssh-agent), since that is what it needs to log in."""
 _NAMESPACES = ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 
 
@@ -146,7 +129,13 @@ def sandbox_status() -> SandboxStatus:
 
 
 def sandboxed_argv(
-    bwrap: str, command: list[str], cwd: Path, *, network: bool, writable: bool = True
+    bwrap: str,
+    command: list[str],
+    cwd: Path,
+    *,
+    network: bool,
+    writable: bool = True,
+    secret_files: Iterable[str] = (),
 ) -> list[str]:
     """`command` run by bwrap in `cwd`, writable there only (see the module docstring).
 
@@ -154,11 +143,13 @@ def sandboxed_argv(
         network: keep the network (a call classified `network`).
         writable: False for a call the classifier proved `read`: then not even the session's
             directory is writable, so a command misjudged `read` still cannot change anything.
+        secret_files: more files to hide from every call (`ShellSetup.secret_files`).
     """
     cwd = cwd.resolve()
     args = [bwrap, *_base(network), *_hiding(cwd, network)]
     if not writable:
-        return [*args, "--ro-bind", str(cwd), str(cwd), "--chdir", str(cwd), "--", *command]
+        args += ["--ro-bind", str(cwd), str(cwd), *_hidden_credentials(cwd, network, secret_files)]
+        return [*args, "--chdir", str(cwd), "--", *command]
     writable_dirs, protected = git_dirs(cwd)
     for path in sorted({cwd, *writable_dirs}, key=lambda path: len(path.parts)):  # outer ones first
         args += ["--bind", str(path), str(path)]
@@ -170,37 +161,37 @@ def sandboxed_argv(
             args += ["--ro-bind", str(path), str(path)]
         else:  # a hooks/ that does not exist yet must not be creatable either
             args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    # last: a store inside the session's directory (a session in `$HOME`) is hidden over its bind
+    args += _hidden_credentials(cwd, network, secret_files)
     return [*args, "--chdir", str(cwd), "--", *command]
 
 
 def _hiding(cwd: Path, network: bool) -> list[str]:
-    """bwrap options that hide the sockets and (but for a network call) the session's sockets
-    and the credential stores."""
+    """bwrap options that hide the sockets and (but for a network call) the session's sockets."""
     args: list[str] = []
     if not network:
         for hidden in HIDDEN_DIRS:
             if Path(hidden).is_dir() and not cwd.is_relative_to(hidden):
                 args += ["--tmpfs", hidden]
-        args += _hidden_credentials(cwd)
     for socket in HIDDEN_SOCKETS:
         if Path(socket).exists() and not Path(socket).is_symlink():
             args += ["--ro-bind", "/dev/null", socket]
     return args
 
 
-def _hidden_credentials(cwd: Path) -> list[str]:
-    """bwrap options that empty the credential stores under `$HOME` (`CREDENTIAL_STORES`)."""
-    home = os.environ.get("HOME")
-    if not home:
-        return []
+def _hidden_credentials(cwd: Path, network: bool, secret_files: Iterable[str]) -> list[str]:
+    """bwrap options that empty the credential stores (`safety.credential_stores`): all of them,
+    but for a `network` call only those no login needs (histories, agent-tui's own)."""
     args: list[str] = []
-    for name in CREDENTIAL_STORES:
-        path = Path(home, name).resolve()  # a store kept elsewhere behind a link is emptied there
-        if cwd.is_relative_to(path) or path.is_relative_to(cwd):
-            continue  # the session's own directory stays what it is
+    for found in store_paths(named=secret_files):
+        if network and found.store.login:
+            continue
+        path = Path(found.path).resolve()  # a store kept elsewhere behind a link is emptied there
+        if cwd.is_relative_to(path):
+            continue  # the session works inside the store itself: the user chose to
         if path.is_dir():
             args += ["--tmpfs", str(path)]
-        elif path.is_file():
+        elif path.exists():
             args += ["--ro-bind", "/dev/null", str(path)]
     return args
 

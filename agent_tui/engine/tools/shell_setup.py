@@ -31,11 +31,14 @@ class ShellSetup:
     hidden: more variables kept from commands although their names do not look secret (every
         `api_key_env` of the config).
     sandbox: run commands in the sandbox where the machine has one (`sandbox.enabled`).
+    secret_files: absolute paths of files agent-tui keeps secrets in that the config names
+        (`[bus] creds_file`): hidden and never `read`, like the credential stores.
     """
 
     include: frozenset[str] = field(default_factory=frozenset)
     hidden: frozenset[str] = field(default_factory=frozenset)
     sandbox: bool = False
+    secret_files: frozenset[str] = field(default_factory=frozenset)
 
 
 _SETUP: ContextVar[ShellSetup] = ContextVar("agent_tui_shell_setup", default=ShellSetup())  # noqa: B039

@@ -7,7 +7,9 @@ Invariants:
 - every chunk it printed within `ctx.output_budget` has been passed to `ctx.on_output` before
   `run` returns; the result says when output was cut (`truncated=True`);
 - its risk is the shell classifier's (`agent_tui.safety.assess_shell`), never assumed; with the
-  session's cwd, git reads are checked against the repository's own config (`repository_check`);
+  session's cwd, git reads are checked against the repository's own config (`repository_check`)
+  and the paths a read names against the cwd, the sandbox and the credential stores
+  (`ReadScope`);
 - the command gets `tool_env.shell_environment`: no key, no secret-looking variable unless the
   setup includes it, git hardened; with the setup's sandbox on and bwrap working, it runs in
   the sandbox (`sandbox.py`), with the network only when its risk is `network`.
@@ -38,7 +40,7 @@ from agent_tui.engine.tools.repository_check import repository_check
 from agent_tui.engine.tools.sandbox import sandbox_status, sandboxed_argv
 from agent_tui.engine.tools.shell_setup import ShellSetup, current_shell_setup
 from agent_tui.engine.tools.tool_env import shell_environment
-from agent_tui.safety import assess_shell
+from agent_tui.safety import ReadScope, assess_shell
 
 _DRAIN_GRACE_S = 1.0
 _DEFAULT_TIMEOUT_MS = 120_000
@@ -160,15 +162,29 @@ class ShellTool(BaseTool):
         if status.bwrap is None:
             return argv
         risk = self.risk(args)
-        return sandboxed_argv(status.bwrap, argv, cwd, network=risk == "network", writable=risk != "read")
+        return sandboxed_argv(
+            status.bwrap,
+            argv,
+            cwd,
+            network=risk == "network",
+            writable=risk != "read",
+            secret_files=setup.secret_files,
+        )
 
     def risk(self, args: ShellArgs) -> Risk:
         return assess_shell(args.cmd).risk
 
     def assess(self, args: ShellArgs, cwd: Path | None) -> RiskAssessment:
         """The classifier's risk and reason (`agent_tui.safety.assess_shell`); with `cwd`, a
-        line of git reads is `execute` when the repository's config can run programs."""
-        return assess_shell(args.cmd, repository_check(cwd) if cwd is not None else None)
+        line of git reads is `execute` when the repository's config can run programs, and a
+        line of reads is `execute` when it names a credential store or, outside the sandbox,
+        reads outside `cwd` (`agent_tui.safety.read_scope`)."""
+        if cwd is None:
+            return assess_shell(args.cmd)
+        setup = self.setup
+        sandboxed = setup.sandbox and sandbox_status().available
+        scope = ReadScope.of(cwd, sandboxed=sandboxed, secret_files=setup.secret_files)
+        return assess_shell(args.cmd, repository_check(cwd), scope)
 
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolResult:
         output = _ShellOutput(ctx.output_budget)
