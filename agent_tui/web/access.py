@@ -18,8 +18,9 @@ Invariants:
   (`AccessToken.path_secret`); any other path, and `/` without the token, is refused. The page
   and its files hold no secret; the websocket, the one thing that acts, needs the session value
   too, offered as a subprotocol (`agent-tui.session.<value>`, never in its address), and an
-  `Origin` that is the host it was sent to (when a browser sent one); all three are compared
-  with `hmac.compare_digest`;
+  `Origin` that is the host it was sent to (when a browser sent one); the path, the token and
+  the session value are compared with `hmac.compare_digest`. `<path secret>/ws` takes nothing
+  but such an upgrade, and no other path takes one;
 - a refusal is `403` with an empty body and nothing else: no page, no hint of what was wrong,
   of which paths exist, or that there is a token at all;
 - a cookie `agent_tui_web` that an earlier version set (its value was the token, with `Path=/`)
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 OLD_COOKIE = "agent_tui_web"
 """The cookie earlier versions set to the token itself; deleted wherever it shows up."""
 TOKEN_PARAMETER = "token"
+WEBSOCKET = "ws"
+"""The websocket's path under the dashboard's, and the one path that takes an upgrade."""
 APP_PROTOCOL = "agent-tui"
 """The websocket subprotocol the server agrees to (a browser needs one agreed when it offers any)."""
 SESSION_PROTOCOL = "agent-tui.session."
@@ -108,7 +111,9 @@ async def _answer(token: AccessToken, request: web.Request, handler: Handler) ->
         segment, slash, rest = request.path[1:].partition("/")
         if not token.path_matches(segment):
             return refused()
-        if is_websocket(request):
+        if is_websocket(request) or rest == WEBSOCKET:
+            if not is_websocket(request) or rest != WEBSOCKET:
+                return refused()
             if not same_origin(request) or not token.session_matches(offered_session(request)):
                 return refused()
         elif request.query_string and slash and not rest:

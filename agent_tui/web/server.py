@@ -28,7 +28,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 from textual_serve.download_manager import DownloadManager
 
-from agent_tui.web.access import APP_PROTOCOL, token_access
+from agent_tui.web.access import APP_PROTOCOL, WEBSOCKET, token_access
 from agent_tui.web.access_token import AccessToken
 from agent_tui.web.page import Page
 from agent_tui.web.tab_process import TabProcess
@@ -90,7 +90,7 @@ class WebServer:
 
     def application(self) -> web.Application:
         app = web.Application(middlewares=[token_access(self.token)])
-        app.add_routes([*self.page.routes(), web.get(self.page.root + "ws", self.handle_websocket)])
+        app.add_routes([*self.page.routes(), web.get(self.page.root + WEBSOCKET, self.handle_websocket)])
         app.on_shutdown.append(self._close_tabs)
         return app
 
