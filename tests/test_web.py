@@ -142,8 +142,14 @@ async def test_without_the_token_every_path_is_403_and_empty(web: Web) -> None:
         (f"/?token={web.token}", {"headers": upgrade}),  # the token opens no websocket
         # the websocket needs the session value, whole, once, and not the token in its place
         (f"/{secret}/ws", {"headers": upgrade}),
-        (f"/{secret}/ws", {"headers": {**upgrade, "Sec-WebSocket-Protocol": f"agent-tui.session.{web.token}"}}),
-        (f"/{secret}/ws", {"headers": {**upgrade, "Sec-WebSocket-Protocol": f"agent-tui.session.{session[:-1]}"}}),
+        (
+            f"/{secret}/ws",
+            {"headers": {**upgrade, "Sec-WebSocket-Protocol": f"agent-tui.session.{web.token}"}},
+        ),
+        (
+            f"/{secret}/ws",
+            {"headers": {**upgrade, "Sec-WebSocket-Protocol": f"agent-tui.session.{session[:-1]}"}},
+        ),
         (f"/{secret}/ws", {"headers": {**upgrade, "Sec-WebSocket-Protocol": f"agent-tui, {session}"}}),
         (
             f"/{secret}/ws",
@@ -208,10 +214,20 @@ async def test_the_token_is_taken_once_and_no_cookie_is_ever_set(web: Web) -> No
     assert status == 303 and response.headers["Location"] == "./"
     status, _, response = await get(web.dashboard.rstrip("/"))
     assert status == 308 and response.headers["Location"] == f"./{token.path_secret}/"
-    for path in ("static/js/textual.js", "static/fonts/RobotoMono-VariableFont_wght.ttf", "static/agent-tui/enter.js"):
+    for path in (
+        "static/js/textual.js",
+        "static/fonts/RobotoMono-VariableFont_wght.ttf",
+        "static/agent-tui/enter.js",
+    ):
         status, body, _ = await get(web.dashboard + path)
         assert status == 200 and len(body) > 500, path
-    for path in ("static/", "static/../pyproject.toml", "static/%2e%2e/server.py", "static/images/", "nothing"):
+    for path in (
+        "static/",
+        "static/../pyproject.toml",
+        "static/%2e%2e/server.py",
+        "static/images/",
+        "nothing",
+    ):
         status, _, _ = await get(web.dashboard + path)
         assert status == 404, path
 
@@ -259,7 +275,9 @@ async def test_tabs_beyond_the_cap_are_told_so_and_a_freed_slot_opens_again(
         async with aiohttp.ClientSession() as session:
 
             async def tab() -> aiohttp.ClientWebSocketResponse:
-                return await session.ws_connect(served.websocket, origin=served.base, protocols=served.protocols)
+                return await session.ws_connect(
+                    served.websocket, origin=served.base, protocols=served.protocols
+                )
 
             first, second, third = await asyncio.gather(tab(), tab(), tab())  # all at once
             closed = []

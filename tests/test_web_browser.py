@@ -145,8 +145,10 @@ async def open_tab(
 ) -> Tab:
     """A tab on `url` (in a context of its own, or in the given one), every request that would
     leave loopback refused and recorded; when `drawn`, once the app has drawn in it."""
-    page = await browser.new_page(viewport=viewport) if isinstance(browser, Browser) else await browser.new_page()  # type: ignore[arg-type]
-    if isinstance(browser, BrowserContext):
+    if isinstance(browser, Browser):
+        page = await browser.new_page(viewport=viewport)  # type: ignore[arg-type]
+    else:
+        page = await browser.new_page()
         await page.set_viewport_size(viewport)  # type: ignore[arg-type]
     outside: list[str] = []
 
@@ -338,7 +340,9 @@ async def test_another_server_on_loopback_never_receives_a_credential(
         assert "cookie" not in request.headers, request
         assert not request.headers.get("referer", "").startswith(web.base), request  # no referrer of ours
         # (its own pages name themselves as referrer, with the path it was visited at)
-        said = " ".join(v for k, v in request.headers.items() if k != "referer" or not v.startswith(recorder.base))
+        said = " ".join(
+            v for k, v in request.headers.items() if k != "referer" or not v.startswith(recorder.base)
+        )
         for credential in (web.token, token.session, token.path_secret, "agent_tui", "agent-tui"):
             assert credential not in said, (credential, request)
     assert not [c for c in await context.cookies() if c["domain"] in ("127.0.0.1", "localhost")]
