@@ -330,10 +330,12 @@ async def test_another_server_on_loopback_never_receives_a_credential(
         [web.websocket, ["agent-tui", "agent-tui.session.guess"]],
     )
     assert attempt == "refused"
-    mine = await context.new_page()  # the dashboard's origin keeps the session value, the other none
-    await mine.goto(web.dashboard)
-    kept = await mine.evaluate(f"window.localStorage.getItem('agent-tui-session {secret}')")
-    assert kept == token.session and await mine.evaluate("document.cookie") == ""
+    # The dashboard's origin keeps the session value (the other none): its address alone, as a
+    # bookmark opens it in a new tab of the same browser, draws the dashboard.
+    mine = await open_tab(context, web.dashboard)
+    await mine.shows("attached")
+    kept = await mine.page.evaluate(f"window.localStorage.getItem('agent-tui-session {secret}')")
+    assert kept == token.session and await mine.page.evaluate("document.cookie") == ""
     seen = {r.path for r in recorder.requests}
     assert {"/from-the-dashboard", "/", secret, secret + "ws"} <= seen  # it was visited there
     for request in recorder.requests:
