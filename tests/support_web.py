@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support_bus_host import start_agent_tui
 
-from agent_tui.web.access import SESSION_PROTOCOL
+from agent_tui.web.access import APP_PROTOCOL, SESSION_PROTOCOL
 from agent_tui.web.access_token import AccessToken
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -51,7 +51,7 @@ class Web:
     @property
     def protocols(self) -> tuple[str, str]:
         """The subprotocols our page offers: ours, and the one carrying the session value."""
-        return ("agent-tui", SESSION_PROTOCOL + AccessToken(self.token).session)
+        return (APP_PROTOCOL, SESSION_PROTOCOL + AccessToken(self.token).session)
 
     def stop(self) -> str:
         """Stop it as Ctrl-C does; everything it wrote on stderr."""
