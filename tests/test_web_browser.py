@@ -362,6 +362,11 @@ async def test_tabs_beyond_the_cap_say_so_and_a_freed_slot_opens_again(
         second = await open_tab(browser, served.url)
         for tab in (first, second):
             await tab.shows("attached")
+        assert len(children_of(served.process.pid)) == 2
+        for _ in range(3):  # a tab reloaded at the cap comes back while its old process still quits
+            await second.page.reload()
+            await second.page.wait_for_selector("body.-first-byte", timeout=60_000)
+            await second.shows("attached")
         tabs = children_of(served.process.pid)
         assert len(tabs) == 2
         beyond = await open_tab(browser, served.url, drawn=False)

@@ -6,10 +6,11 @@ Invariants:
   size and focus to it and its output back; when the tab goes (closed, reloaded, its
   connection lost) or the app leaves, the process is ended (`TabProcess.stop`) and the socket
   closed. Nothing on a host is stopped by either;
-- at most `max_tabs` tabs have a process at once (a tab's slot is taken before anything is
-  awaited, so tabs opened together cannot pass the cap, and freed once its process has ended);
-  a websocket beyond them is closed at once with `AT_CAP_CLOSE_CODE` and a sentence that the
-  page shows, and starts nothing;
+- at most `max_tabs` tabs have a process at once: a tab's slot is taken under one lock with the
+  count it was checked against (tabs opened together cannot pass the cap) and freed once its
+  process has ended. A websocket that finds every slot taken waits while one of them is a tab
+  that is ending (a reloaded tab comes back while its old process still quits), else it is
+  closed at once with `AT_CAP_CLOSE_CODE` and a sentence that the page shows, and starts nothing;
 - a message from the tab that is not what textual.js sends (not JSON, not a list, a size that
   is not two small positive numbers) is ignored, never fatal;
 - no access log is kept (the first request line holds `?token=`); stopping the server ends every
@@ -84,6 +85,10 @@ class WebServer:
         self.max_tabs = max_tabs
         self.page = Page(token.path_secret, token.session)
         self.tabs: set[TabProcess] = set()
+        self._ending: set[TabProcess] = set()
+        """Tabs whose websocket has gone and whose process is being ended (they keep their slot)."""
+        self._slots = asyncio.Condition()
+        """Held while `tabs` is counted and changed; notified when a tab leaves it."""
         self._sockets: set[web.WebSocketResponse] = set()
         self._downloads = DownloadManager()
         self._runner: web.AppRunner | None = None
@@ -125,10 +130,6 @@ class WebServer:
         socket = web.WebSocketResponse(
             heartbeat=HEARTBEAT_S, max_msg_size=MAX_MESSAGE_BYTES, protocols=(APP_PROTOCOL,)
         )
-        if len(self.tabs) >= self.max_tabs:
-            await socket.prepare(request)
-            await socket.close(code=AT_CAP_CLOSE_CODE, message=at_cap_sentence(self.max_tabs).encode())
-            return socket
         width = cells(request.query.get("width"), 80)
         height = cells(request.query.get("height"), 24)
         tab = TabProcess(
@@ -139,7 +140,10 @@ class WebServer:
             close=lambda: _close(socket),
             download_manager=self._downloads,
         )
-        self.tabs.add(tab)  # the slot is taken before anything is awaited
+        if not await self._take_slot(tab):
+            await socket.prepare(request)
+            await socket.close(code=AT_CAP_CLOSE_CODE, message=at_cap_sentence(self.max_tabs).encode())
+            return socket
         self._sockets.add(socket)
         try:
             await socket.prepare(request)
@@ -154,12 +158,26 @@ class WebServer:
                     with contextlib.suppress(asyncio.CancelledError, Exception):
                         await task
         finally:
+            self._ending.add(tab)
             await tab.stop()
-            self.tabs.discard(tab)
             self._sockets.discard(socket)
             with contextlib.suppress(Exception):
                 await socket.close()
+            async with self._slots:
+                self.tabs.discard(tab)
+                self._ending.discard(tab)
+                self._slots.notify_all()
         return socket
+
+    async def _take_slot(self, tab: TabProcess) -> bool:
+        """Count `tab` among the open tabs if there is room: now, or once a tab that is ending has
+        ended. False: every slot is held by a tab that is not ending."""
+        async with self._slots:
+            await self._slots.wait_for(lambda: len(self.tabs) < self.max_tabs or not self._ending)
+            if len(self.tabs) >= self.max_tabs:
+                return False
+            self.tabs.add(tab)
+            return True
 
     async def _relay(self, socket: web.WebSocketResponse, tab: TabProcess) -> None:
         """The tab's messages to its process, until the tab goes."""
