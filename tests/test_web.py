@@ -1,5 +1,6 @@
 """`agent-tui web` without a browser: the token kept in the data dir, the access rules at the
-HTTP and websocket level (403 and nothing else), the tab's process ended with its websocket,
+HTTP and websocket level (403 and nothing else; the token taken once, no cookie, the path and
+session value derived from it), the tab's process ended with its websocket, the cap on tabs,
 and the start-up failures said in one line."""
 
 from __future__ import annotations
