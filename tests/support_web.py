@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from support_bus_host import start_agent_tui
 
+from agent_tui.web.access import APP_PROTOCOL, SESSION_PROTOCOL
+from agent_tui.web.access_token import AccessToken
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -35,6 +38,20 @@ class Web:
     @property
     def url(self) -> str:
         return f"{self.base}/?token={self.token}"
+
+    @property
+    def dashboard(self) -> str:
+        """The dashboard's own address (under the path derived from the token)."""
+        return f"{self.base}/{AccessToken(self.token).path_secret}/"
+
+    @property
+    def websocket(self) -> str:
+        return self.dashboard.replace("http:", "ws:") + "ws"
+
+    @property
+    def protocols(self) -> tuple[str, str]:
+        """The subprotocols our page offers: ours, and the one carrying the session value."""
+        return (APP_PROTOCOL, SESSION_PROTOCOL + AccessToken(self.token).session)
 
     def stop(self) -> str:
         """Stop it as Ctrl-C does; everything it wrote on stderr."""

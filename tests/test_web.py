@@ -1,5 +1,6 @@
 """`agent-tui web` without a browser: the token kept in the data dir, the access rules at the
-HTTP and websocket level (403 and nothing else), the tab's process ended with its websocket,
+HTTP and websocket level (403 and nothing else; the token taken once, no cookie, the path and
+session value derived from it), the tab's process ended with its websocket, the cap on tabs,
 and the start-up failures said in one line."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from support_web import Web, children_of, start_web
 
 from agent_tui.cli.web_command import is_loopback, page_url
 from agent_tui.web.access_token import AccessToken, TokenStore
+from agent_tui.web.server import MOST_TABS, at_cap_sentence
 
 __all__ = ["nats_server"]
 
@@ -102,8 +104,19 @@ async def get(url: str, **options: object) -> tuple[int, bytes, aiohttp.ClientRe
         return r.status, await r.read(), r
 
 
+def refused_quietly(status: int, body: bytes, response: aiohttp.ClientResponse, token: str) -> bool:
+    """A 403 with an empty body that sets no cookie (deleting an earlier version's is allowed)."""
+    cookies = response.headers.getall("Set-Cookie", [])
+    deleting = all(c.startswith('agent_tui_web=""') and "Max-Age=0" in c for c in cookies)
+    return (status, body) == (403, b"") and deleting and token not in str(response.headers)
+
+
 async def test_without_the_token_every_path_is_403_and_empty(web: Web) -> None:
     bad = "x" * len(web.token)
+    secret = AccessToken(web.token).path_secret
+    upgrade = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13"}
+    upgrade["Sec-WebSocket-Key"] = "dGhlIHNhbXBsZSBub25jZQ=="
+    session = AccessToken(web.token).session
     cases: list[tuple[str, dict[str, object]]] = [
         ("/", {}),
         (f"/?token={bad}", {}),
@@ -113,55 +126,128 @@ async def test_without_the_token_every_path_is_403_and_empty(web: Web) -> None:
         ("/static/agent-tui/web.js", {}),
         ("/ws", {}),
         ("/no/such/path", {}),
+        (f"/{secret[:-1]}/", {}),  # a path secret must be whole
+        (f"/{secret}x/", {}),
+        (f"/{web.token}/", {}),  # the token is not the path
+        (f"/x/{secret}/", {}),
+        (f"/{session}/", {}),
+        ("/", {"cookies": {"agent_tui_web": web.token}}),  # the old token-as-cookie opens nothing
         ("/", {"cookies": {"agent_tui_web": bad}}),
-        (f"/?token={bad}", {"cookies": {"agent_tui_web": web.token}}),  # a wrong token is wrong
-        ("/", {"headers": {"Authorization": f"Bearer {web.token}"}}),  # only the cookie counts
+        (f"/{secret}/ws", {"cookies": {"agent_tui_web": web.token}, "headers": upgrade}),
+        (f"/?token={bad}", {"cookies": {"agent_tui_web": web.token}}),
+        ("/", {"headers": {"Authorization": f"Bearer {web.token}"}}),
         (f"/?TOKEN={web.token}", {}),
         (f"/?token=%20{web.token}", {}),
-        (f"/x?token={web.token}", {"headers": {"Origin": "http://evil.example", "Upgrade": "websocket"}}),
+        (f"/x?token={web.token}", {}),
+        (f"/{secret}/?token={web.token}", {"headers": upgrade}),
+        (f"/?token={web.token}", {"headers": upgrade}),  # the token opens no websocket
+        # the websocket needs the session value, whole, once, and not the token in its place
+        (f"/{secret}/ws", {"headers": upgrade}),
+        (
+            f"/{secret}/ws",
+            {"headers": {**upgrade, "Sec-WebSocket-Protocol": f"agent-tui.session.{web.token}"}},
+        ),
+        (
+            f"/{secret}/ws",
+            {"headers": {**upgrade, "Sec-WebSocket-Protocol": f"agent-tui.session.{session[:-1]}"}},
+        ),
+        (f"/{secret}/ws", {"headers": {**upgrade, "Sec-WebSocket-Protocol": f"agent-tui, {session}"}}),
+        (
+            f"/{secret}/ws",
+            {
+                "headers": {
+                    **upgrade,
+                    "Sec-WebSocket-Protocol": f"agent-tui.session.{session}, agent-tui.session.{session}",
+                }
+            },
+        ),
+        (f"/{secret}/ws?session={session}", {"headers": upgrade}),
+        (f"/{secret}/ws", {"headers": upgrade, "cookies": {"agent_tui_web": session}}),
     ]
     for path, options in cases:
         status, body, response = await get(web.base + path, **options)
-        assert (status, body) == (403, b""), path
-        assert "Set-Cookie" not in response.headers and web.token not in str(response.headers)
-    async with aiohttp.ClientSession() as session:
+        assert refused_quietly(status, body, response, web.token), path
+    async with aiohttp.ClientSession() as session_:
         for method in ("POST", "PUT", "DELETE", "OPTIONS", "HEAD", "PATCH"):
-            async with session.request(method, web.base + "/static/js/textual.js") as response:
-                assert (response.status, await response.read()) == (403, b""), method
+            for path in ("/static/js/textual.js", f"/?token={web.token}"):
+                async with session_.request(method, web.base + path, allow_redirects=False) as response:
+                    assert (response.status, await response.read()) == (403, b""), method
+    assert children_of(web.process.pid) == set()  # nothing was started for any of them
 
 
-async def test_the_token_sets_a_strict_cookie_and_leaves_the_address(web: Web) -> None:
-    status, _, response = await get(f"{web.base}/?token={web.token}&ping=http://evil.example/")
-    assert status == 303 and response.headers["Location"] == "./"
-    cookie = response.headers["Set-Cookie"]
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
+def test_what_the_browser_keeps_is_derived_from_the_token_and_gives_it_back_not() -> None:
+    token = AccessToken("a" * 43)
+    again = AccessToken("a" * 43)
+    other = AccessToken("a" * 42 + "b")
+    assert (token.path_secret, token.session) == (again.path_secret, again.session)  # a bookmark lasts
+    assert token.path_secret != other.path_secret and token.session != other.session
+    assert len(token.path_secret) == 22 and len(token.session) == 43
+    for derived in (token.path_secret, token.session):
+        assert token.value not in derived and derived not in token.value
+    assert token.path_secret not in token.session and not token.session.startswith(token.path_secret)
+    assert token.session_matches(token.session) and not token.session_matches(token.value)
+    assert token.path_matches(token.path_secret) and not token.path_matches(token.session[:22])
+    assert token.value not in repr(token) and token.session not in repr(token)
+
+
+async def test_the_token_is_taken_once_and_no_cookie_is_ever_set(web: Web) -> None:
+    token = AccessToken(web.token)
+    status, page, response = await get(f"{web.base}/?token={web.token}&ping=http://evil.example/")
+    assert status == 200 and "Set-Cookie" not in response.headers
+    assert f'content="{token.session}"'.encode() in page  # the entry page hands over the session value
+    assert f'content="{token.path_secret}/"'.encode() in page  # and where the dashboard is
+    assert web.token.encode() not in page and b"evil.example" not in page
+    assert f"{token.path_secret}/static/agent-tui/enter.js".encode() in page
+    assert b"<script>" not in page  # no inline script (the policy allows none)
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
-    status, page, response = await get(web.base + "/", cookies={"agent_tui_web": web.token})
-    assert status == 200 and b"static/js/textual.js" in page
+    assert response.headers["Referrer-Policy"] == "no-referrer"
+    assert response.headers["Cache-Control"] == "no-store"  # the page holding the session value
+    status, _, response = await get(f"{web.base}/?token={web.token}", cookies={"agent_tui_web": web.token})
+    assert status == 200  # an earlier version's cookie is deleted where it shows up
+    (deleted,) = response.headers.getall("Set-Cookie")
+    assert deleted.startswith('agent_tui_web=""') and "Max-Age=0" in deleted and "Path=/" in deleted
+    status, page, response = await get(web.dashboard)
+    assert status == 200 and b"static/js/textual.js" in page and "Set-Cookie" not in response.headers
     assert b"http" not in page.replace(b"http-equiv", b"")  # nothing from elsewhere
+    assert token.session.encode() not in page and web.token.encode() not in page
     assert response.headers["X-Frame-Options"] == "DENY"
-    for path in ("/static/js/textual.js", "/static/fonts/RobotoMono-VariableFont_wght.ttf"):
-        status, body, _ = await get(web.base + path, cookies={"agent_tui_web": web.token})
-        assert status == 200 and len(body) > 1000
-    for path in ("/static/", "/static/../pyproject.toml", "/static/%2e%2e/server.py", "/static/images/"):
-        status, _, _ = await get(web.base + path, cookies={"agent_tui_web": web.token})
+    status, _, response = await get(web.dashboard + "?ping=http://evil.example/&token=x")
+    assert status == 303 and response.headers["Location"] == "./"
+    status, _, response = await get(web.dashboard.rstrip("/"))
+    assert status == 308 and response.headers["Location"] == f"./{token.path_secret}/"
+    for path in (
+        "static/js/textual.js",
+        "static/fonts/RobotoMono-VariableFont_wght.ttf",
+        "static/agent-tui/enter.js",
+    ):
+        status, body, _ = await get(web.dashboard + path)
+        assert status == 200 and len(body) > 500, path
+    for path in (
+        "static/",
+        "static/../pyproject.toml",
+        "static/%2e%2e/server.py",
+        "static/images/",
+        "nothing",
+    ):
+        status, _, _ = await get(web.dashboard + path)
         assert status == 404, path
 
 
 async def test_a_websocket_from_another_origin_is_refused(web: Web) -> None:
-    async with aiohttp.ClientSession(cookies={"agent_tui_web": web.token}) as session:
+    async with aiohttp.ClientSession() as session:
         for origin in ("http://127.0.0.1:1", "http://evil.example", "null"):
             with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
-                await session.ws_connect(web.base.replace("http:", "ws:") + "/ws", origin=origin)
+                await session.ws_connect(web.websocket, origin=origin, protocols=web.protocols)
             assert refused.value.status == 403
     assert children_of(web.process.pid) == set()  # nothing was started for them
 
 
 async def test_closing_the_tab_ends_its_process_and_nothing_else(web: Web) -> None:
-    async with aiohttp.ClientSession(cookies={"agent_tui_web": web.token}) as session:
+    async with aiohttp.ClientSession() as session:
         socket = await session.ws_connect(
-            web.base.replace("http:", "ws:") + "/ws?width=100&height=30", origin=web.base
+            web.websocket + "?width=100&height=30", origin=web.base, protocols=web.protocols
         )
+        assert socket.protocol == "agent-tui"
         message = await socket.receive(timeout=60)  # the dashboard's first frame
         assert message.type == aiohttp.WSMsgType.BINARY
         await socket.send_str("not json")  # ignored, never fatal
@@ -179,6 +265,54 @@ async def test_closing_the_tab_ends_its_process_and_nothing_else(web: Web) -> No
         while Path(f"/proc/{tab}").exists() and "Z" not in _state(tab):
             await asyncio.sleep(0.05)  # polling /proc for the process's end: nothing else says so
     assert web.process.poll() is None
+
+
+async def test_tabs_beyond_the_cap_are_told_so_and_a_freed_slot_opens_again(
+    nats_server: NatsServer, env: dict[str, str]
+) -> None:
+    served = start_web(["--bus", nats_server.url, "--max-tabs", "2"], env)
+    assert "at most 2 at once" in "".join(served.said)
+    try:
+        async with aiohttp.ClientSession() as session:
+
+            async def tab() -> aiohttp.ClientWebSocketResponse:
+                return await session.ws_connect(
+                    served.websocket, origin=served.base, protocols=served.protocols
+                )
+
+            first, second, third = await asyncio.gather(tab(), tab(), tab())  # all at once
+            closed = []
+            for socket in (first, second, third):
+                message = await socket.receive(timeout=60)
+                if message.type == aiohttp.WSMsgType.CLOSE:
+                    closed.append((socket, message))
+            ((beyond, message),) = closed  # exactly one was over the cap
+            assert message.data == 4029 and message.extra == at_cap_sentence(2)
+            assert len(children_of(served.process.pid)) == 2  # nothing was started for it
+            kept = next(s for s in (first, second, third) if s is not beyond)
+            tabs = children_of(served.process.pid)
+            await kept.close()
+            async with asyncio.timeout(30):
+                while len(children_of(served.process.pid) & tabs) > 1:
+                    await asyncio.sleep(0.05)  # polling /proc for the reaped tab: nothing else says so
+            again = await tab()
+            message = await again.receive(timeout=60)
+            assert message.type == aiohttp.WSMsgType.BINARY  # the freed slot serves a dashboard
+            assert len(children_of(served.process.pid)) == 2
+            await again.close()
+    finally:
+        served.stop()
+
+
+def test_the_cap_sentence_fits_a_close_reason() -> None:
+    assert len(at_cap_sentence(MOST_TABS).encode()) <= 123
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1001"])
+def test_a_max_tabs_out_of_range_is_one_line_and_exit_2(value: str, env: dict[str, str]) -> None:
+    done = web_command("--bus", "nats://127.0.0.1:1", "--max-tabs", value, env=env)
+    assert done.returncode == 2
+    assert done.stderr == f"agent-tui: --max-tabs {value}: not a number of tabs (1 to 1000)\n"
 
 
 def _state(pid: int) -> str:

@@ -14,6 +14,7 @@ import re
 import signal
 import struct
 import subprocess
+import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from urllib.parse import urlsplit
 
 import orjson
 import pytest
-from playwright.async_api import Browser, Page, Request, Route, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, Request, Route, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 from support_bus_host import RENAMING, SPAWNING, host_env, start_agent_tui, wait_for_line
@@ -139,9 +140,16 @@ class Tab:
 ESCAPES_JS = r"/\x1b\[[0-9;?<>=]*[ -\/]*[@-~]|\x1b[\]P][^\x07]*\x07|\x1b./g"
 
 
-async def open_tab(browser: Browser, url: str, viewport: dict[str, int] = DESKTOP) -> Tab:
-    """A tab on `url`, every request that would leave loopback refused and recorded."""
-    page = await browser.new_page(viewport=viewport)  # type: ignore[arg-type]
+async def open_tab(
+    browser: Browser | BrowserContext, url: str, viewport: dict[str, int] = DESKTOP, *, drawn: bool = True
+) -> Tab:
+    """A tab on `url` (in a context of its own, or in the given one), every request that would
+    leave loopback refused and recorded; when `drawn`, once the app has drawn in it."""
+    if isinstance(browser, Browser):
+        page = await browser.new_page(viewport=viewport)  # type: ignore[arg-type]
+    else:
+        page = await browser.new_page()
+        await page.set_viewport_size(viewport)  # type: ignore[arg-type]
     outside: list[str] = []
 
     async def guard(route: Route, request: Request) -> None:
@@ -155,8 +163,9 @@ async def open_tab(browser: Browser, url: str, viewport: dict[str, int] = DESKTO
     await page.route("**/*", guard)
     await page.add_init_script(RECEIVED)
     await page.goto(url)
-    await page.wait_for_selector("body.-first-byte", timeout=60_000)
-    await page.focus(".xterm-helper-textarea")  # where xterm.js takes the keys from
+    if drawn:
+        await page.wait_for_selector("body.-first-byte", timeout=60_000)
+        await page.focus(".xterm-helper-textarea")  # where xterm.js takes the keys from
     return Tab(page, outside)
 
 
@@ -191,19 +200,24 @@ async def test_the_page_loads_with_the_token_fetches_nothing_outside_and_fits_a_
         # textual.js fetches a `ping` address given in the page's address: a link cannot make it
         tab = await open_tab(browser, f"{web.url}&ping=http://outside.example/", viewport)
         await tab.shows("attached")
-        assert tab.page.url == f"{web.base}/"  # the token left the address bar
+        assert tab.page.url == web.dashboard  # the token left the address bar
+        assert web.token not in tab.page.url and "token" not in tab.page.url
         await screenshot(tab, f"dashboard-{name}", viewport)
         assert tab.outside == []
         if name == "phone":
             font = int(await tab.page.evaluate("document.body.dataset.fontSize"))
             assert font >= 11  # readable without zooming
             assert viewport["width"] // (font * 0.6) >= 56  # the dashboard's narrow layout fits
+        assert await tab.page.evaluate("history.length") <= 2  # about:blank and the dashboard
+        await tab.page.go_back()  # the entry address is not in the history to go back to
+        assert tab.page.url == "about:blank"
         await tab.page.close()
 
 
 async def test_without_the_token_everything_is_403_and_empty(web: Web, browser: Browser) -> None:
     page = await browser.new_page()
-    for path in ("/", "/?token=wrong", "/static/js/textual.js", "/ws", "/nothing-here"):
+    secret = web.dashboard.removeprefix(web.base)
+    for path in ("/", "/?token=wrong", "/static/js/textual.js", "/ws", "/nothing-here", f"{secret}ws"):
         response = await page.request.get(web.base + path, max_redirects=0)
         assert response.status == 403, path
         assert await response.body() == b"", path
@@ -223,6 +237,152 @@ async def test_without_the_token_everything_is_403_and_empty(web: Web, browser: 
         web.base.replace("http:", "ws:") + "/ws",
     )
     assert refused == "refused"
+    forged = await page.evaluate(
+        """([url, protocols]) => new Promise((done) => {
+             const socket = new WebSocket(url, protocols);
+             socket.onopen = () => done("open");
+             socket.onerror = () => done("refused");
+           })""",
+        [web.websocket, ["agent-tui", "agent-tui.session." + web.token]],  # the token is not the session
+    )
+    assert forged == "refused"
+    # The dashboard's address alone (a bookmark opened in another browser) opens nothing: it says why.
+    tab = await open_tab(browser, web.dashboard, drawn=False)
+    await tab.page.wait_for_selector(".no-session", state="visible")
+    assert "?token=" in await tab.page.inner_text(".no-session")
+    assert children_of(web.process.pid) == set()
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+
+
+class Recorder:
+    """Another loopback server, on another port (a dev server the agent started, say): it
+    records every request it gets and answers each with a small page."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.requests: list[Recorded] = []
+        requests = self.requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                requests.append(Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}))
+                body = b"<!DOCTYPE html><title>another server</title><p>another server</p>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    served = Recorder()
+    try:
+        yield served
+    finally:
+        served.close()
+
+
+async def test_another_server_on_loopback_never_receives_a_credential(
+    web: Web, browser: Browser, recorder: Recorder
+) -> None:
+    from agent_tui.web.access_token import AccessToken
+
+    token = AccessToken(web.token)
+    context = await browser.new_context()
+    tab = await open_tab(context, web.url)
+    await tab.shows("attached")
+    assert tab.page.url == web.dashboard
+    secret = web.dashboard.removeprefix(web.base)  # "/<path secret>/"
+    # The dashboard's page leaves for the other server, as a link in the app would take it.
+    await tab.page.evaluate("(url) => { window.location.href = url; }", recorder.base + "/from-the-dashboard")
+    await tab.page.wait_for_url(recorder.base + "/from-the-dashboard")
+    other = await context.new_page()
+    for path in ("/", secret, secret + "ws", secret + "static/js/textual.js", "/static/js/textual.js", "/ws"):
+        await other.goto(recorder.base + path)
+    # What a page of that server can reach: nothing of the dashboard's origin.
+    assert await other.evaluate("window.localStorage.length") == 0
+    assert await other.evaluate("document.cookie") == ""
+    attempt = await other.evaluate(
+        """([url, protocols]) => new Promise((done) => {
+             const socket = new WebSocket(url, protocols);
+             socket.onopen = () => done("open");
+             socket.onerror = () => done("refused");
+           })""",
+        [web.websocket, ["agent-tui", "agent-tui.session.guess"]],
+    )
+    assert attempt == "refused"
+    # The dashboard's origin keeps the session value (the other none): its address alone, as a
+    # bookmark opens it in a new tab of the same browser, draws the dashboard.
+    mine = await open_tab(context, web.dashboard)
+    await mine.shows("attached")
+    kept = await mine.page.evaluate(f"window.localStorage.getItem('agent-tui-session {secret}')")
+    assert kept == token.session and await mine.page.evaluate("document.cookie") == ""
+    seen = {r.path for r in recorder.requests}
+    assert {"/from-the-dashboard", "/", secret, secret + "ws"} <= seen  # it was visited there
+    for request in recorder.requests:
+        assert "cookie" not in request.headers, request
+        assert not request.headers.get("referer", "").startswith(web.base), request  # no referrer of ours
+        # (its own pages name themselves as referrer, with the path it was visited at)
+        said = " ".join(
+            v for k, v in request.headers.items() if k != "referer" or not v.startswith(recorder.base)
+        )
+        for credential in (web.token, token.session, token.path_secret, "agent_tui", "agent-tui"):
+            assert credential not in said, (credential, request)
+    assert not [c for c in await context.cookies() if c["domain"] in ("127.0.0.1", "localhost")]
+    await context.close()
+
+
+async def test_tabs_beyond_the_cap_say_so_and_a_freed_slot_opens_again(
+    machine: Machine, browser: Browser
+) -> None:
+    from agent_tui.web.server import at_cap_sentence
+
+    served = start_web(["--max-tabs", "2"], machine.env)
+    try:
+        first = await open_tab(browser, served.url)
+        second = await open_tab(browser, served.url)
+        for tab in (first, second):
+            await tab.shows("attached")
+        assert len(children_of(served.process.pid)) == 2
+        for _ in range(3):  # a tab reloaded at the cap comes back while its old process still quits
+            await second.page.reload()
+            await second.page.wait_for_selector("body.-first-byte", timeout=60_000)
+            await second.shows("attached")
+        tabs = children_of(served.process.pid)
+        assert len(tabs) == 2
+        beyond = await open_tab(browser, served.url, drawn=False)
+        await beyond.page.wait_for_selector("body[data-refused='at-cap'] .ended", state="visible")
+        assert (await beyond.page.inner_text(".ended p")).strip() == at_cap_sentence(2)
+        await screenshot(beyond, "at-the-cap", DESKTOP)
+        assert children_of(served.process.pid) == tabs  # nothing was started for it
+        await second.page.close()
+        await wait_gone(served, tabs, keep=1)
+        mark = await beyond.mark()
+        await beyond.page.click("#reconnect")  # "Open it again", now that a slot is free
+        await beyond.page.wait_for_selector("body.-first-byte", timeout=60_000)
+        await beyond.shows("attached", after=mark)
+        assert len(children_of(served.process.pid)) == 2
+    finally:
+        served.stop()
 
 
 async def test_a_request_is_approved_by_keys_in_the_page(

@@ -282,6 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="replace the access token (kept in agent-tui's data directory) with a new one",
     )
+    web.add_argument(
+        "--max-tabs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the most browser tabs open at once, each an agent-tui attach process (default: 8); "
+        "a tab beyond them says so",
+    )
 
     serve = command("serve", "run agents headlessly for dashboards attached over the bus")
     bus_flags(serve, "bus", "host")

@@ -1,4 +1,5 @@
-"""`agent-tui web [--bus URL] [--bind ADDRESS] [--port N] [--new-token]`: the dashboard in a browser.
+"""`agent-tui web [--bus URL] [--bind ADDRESS] [--port N] [--new-token] [--max-tabs N]`: the
+dashboard in a browser.
 
 Each tab runs `agent-tui attach` over the same bus (`agent_tui.web`); with no bus named (no
 `--bus`, `$AGENT_TUI_BUS` or `[bus] url`), the private bus and host of this machine, the ones
@@ -8,7 +9,8 @@ Invariants:
 - the access token is printed once, in the start line on stdout (`http://HOST:PORT/?token=…`),
   and nowhere else: not in an error, not in a tab's command line or environment, not in a log;
 - a bus that cannot be reached at start, a port that cannot be listened on, a token file that
-  cannot be written, or a missing `bus` extra is one line on stderr and exit status 2;
+  cannot be written, a `--max-tabs` that is not 1 to `MOST_TABS`, or a missing `bus` extra is
+  one line on stderr and exit status 2;
 - binding to anything but a loopback address says, on stderr, that anyone with the token can
   act as the user;
 - SIGINT, SIGTERM and SIGHUP stop the server: every tab's process ends, nothing on a host stops.
@@ -37,11 +39,14 @@ def cmd_web(args: argparse.Namespace) -> int:
         from agent_tui.web.access_token import TokenStore, TokenStoreError
         from agent_tui.web.local_host import LocalHostError, serve_host_running, start_serve_host
         from agent_tui.web.page import PageError
-        from agent_tui.web.server import TabCommand
+        from agent_tui.web.server import DEFAULT_MAX_TABS, MOST_TABS, TabCommand
     except ImportError:
         return fail(f"web needs textual-serve and the NATS client: {BUS_EXTRA}", EXIT_USAGE)
     if not 0 <= args.port <= 65535:
         return fail(f"--port {args.port}: not a port (0 to 65535)", EXIT_USAGE)
+    max_tabs = DEFAULT_MAX_TABS if args.max_tabs is None else args.max_tabs
+    if not 1 <= max_tabs <= MOST_TABS:
+        return fail(f"--max-tabs {max_tabs}: not a number of tabs (1 to {MOST_TABS})", EXIT_USAGE)
     try:
         settings = bus_settings(load_config(), flag_url=args.web_bus)
     except (ConfigError, BusConfigError) as error:
@@ -70,7 +75,7 @@ def cmd_web(args: argparse.Namespace) -> int:
     if token.made_because not in (None, "--new-token"):
         say(f"agent-tui: a new access token was made: {token.made_because}", sys.stderr)
     try:
-        return asyncio.run(_serve(command, token.token, args.bind, args.port, target.shown))
+        return asyncio.run(_serve(command, token.token, args.bind, args.port, target.shown, max_tabs))
     except PageError as error:
         return fail(str(error), EXIT_USAGE)
 
@@ -84,12 +89,12 @@ async def _probe(target: object) -> None:
     await connection.close()
 
 
-async def _serve(command: object, token: object, bind: str, port: int, bus: str) -> int:
+async def _serve(command: object, token: object, bind: str, port: int, bus: str, max_tabs: int) -> int:
     from agent_tui.web.access_token import AccessToken
     from agent_tui.web.server import ListenError, TabCommand, WebServer
 
     assert isinstance(command, TabCommand) and isinstance(token, AccessToken)
-    server = WebServer(command, token)
+    server = WebServer(command, token, max_tabs)
     try:
         port = await server.start(bind, port)
     except ListenError as error:
@@ -112,7 +117,10 @@ async def _serve(command: object, token: object, bind: str, port: int, bus: str)
                 "put it behind a TLS proxy (docs/web.md)",
                 sys.stderr,
             )
-        say(f"agent-tui: the dashboard of every host on the bus at {bus}; each tab is one attached dashboard")
+        say(
+            f"agent-tui: the dashboard of every host on the bus at {bus}; each tab is one attached "
+            f"dashboard (at most {max_tabs} at once)"
+        )
         print(f"open {page_url(bind, port)}/?token={token.value}", flush=True)
         await stop.wait()
     finally:

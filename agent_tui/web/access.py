@@ -1,23 +1,34 @@
 """Who may reach the web dashboard: the holder of the access token, and nobody else.
 
 `textual-serve` has no authentication of its own; this middleware stands in front of every
-route of our server (the page, the websocket, the static files, and any path that does not
-exist).
+route of our server (the entry, the page, the websocket, the static files, and any path that
+does not exist).
 
 Invariants:
-- a request is let through only if it carries the token: as `?token=` (then a cookie is set so
-  the page's own requests carry it too) or as that cookie; both are compared with
-  `hmac.compare_digest`; a `?token=` that is wrong is refused even with a good cookie;
+- nothing the browser sends on its own is a credential, so nothing a server on another port of
+  the same host could receive is one: no cookie is ever set (cookies are not isolated by port:
+  one of 127.0.0.1 goes to every server on 127.0.0.1 the browser visits, even at the same path).
+  The credential lives in the page's `localStorage`, which is its origin's alone (scheme, host
+  and port), and is sent only by our page's script, only to our websocket;
+- the token is taken at `/` only, as one `?token=` (the printed address), with `GET`: it is
+  answered by the entry page, which gives the browser the session value (`AccessToken.session`)
+  to keep and replaces the address with the dashboard's (`<path secret>/`): the token stays in
+  no address after the first visit, and nothing else ever takes it;
+- the whole dashboard (page, files, websocket) lives under `/<path secret>/`
+  (`AccessToken.path_secret`); any other path, and `/` without the token, is refused. The page
+  and its files hold no secret; the websocket, the one thing that acts, needs the session value
+  too, offered as a subprotocol (`agent-tui.session.<value>`, never in its address), and an
+  `Origin` that is the host it was sent to (when a browser sent one); the path, the token and
+  the session value are compared with `hmac.compare_digest`. `<path secret>/ws` takes nothing
+  but such an upgrade, and no other path takes one;
 - a refusal is `403` with an empty body and nothing else: no page, no hint of what was wrong,
   of which paths exist, or that there is a token at all;
-- a good `?token=` on the page is answered by a redirect to the same page without it (and
-  without any other parameter a link brought), so the token does not stay in the address bar,
-  the history or a `Referer`;
-- the cookie is `HttpOnly`, `SameSite=Strict`, `Path=/`; a websocket whose `Origin` is not the
-  page's own host is refused too (a page of another local server on another port is the same
-  "site" for cookies, not the same origin);
-- every answer forbids framing (clickjacking), referrers, caching of the page, and loading
-  anything from elsewhere (`Content-Security-Policy`: our own origin only);
+- a cookie `agent_tui_web` that an earlier version set (its value was the token, with `Path=/`)
+  is deleted by every answer to a request that carries it;
+- the page is answered with no parameters (a link's `?ping=` would make textual.js fetch an
+  address): a page address with any is redirected to the bare one;
+- every answer forbids framing (clickjacking), referrers, caching, and loading anything from
+  elsewhere (`Content-Security-Policy`: our own origin only);
 - nothing here logs, and no error names the token.
 """
 
@@ -34,9 +45,15 @@ from agent_tui.web.access_token import AccessToken
 if TYPE_CHECKING:
     from aiohttp.typedefs import Middleware
 
-COOKIE = "agent_tui_web"
-COOKIE_MAX_AGE_S = 400 * 24 * 3600  # the longest browsers keep one
+OLD_COOKIE = "agent_tui_web"
+"""The cookie earlier versions set to the token itself; deleted wherever it shows up."""
 TOKEN_PARAMETER = "token"
+WEBSOCKET = "ws"
+"""The websocket's path under the dashboard's, and the one path that takes an upgrade."""
+APP_PROTOCOL = "agent-tui"
+"""The websocket subprotocol the server agrees to (a browser needs one agreed when it offers any)."""
+SESSION_PROTOCOL = "agent-tui.session."
+"""The offered subprotocol that carries the session value after this prefix."""
 
 CONTENT_SECURITY_POLICY = "; ".join(
     (
@@ -74,56 +91,61 @@ def token_access(token: AccessToken) -> Middleware:
 
     @web.middleware
     async def access(request: web.Request, handler: Handler) -> web.StreamResponse:
-        offered = request.query.getall(TOKEN_PARAMETER, [])
-        if offered:
-            if len(offered) != 1 or not token.matches(offered[0]):
-                return refused()
-        elif not token.matches(request.cookies.get(COOKIE)):
-            return refused()
-        if is_websocket(request) and not same_origin(request):
-            return refused()
-        if offered and request.method == "GET" and not is_websocket(request):
-            response: web.StreamResponse = web.HTTPSeeOther(location=without_token(request))
-        else:
-            try:
-                response = await handler(request)
-            except web.HTTPException as error:
-                response = error
-        if offered:
-            response.set_cookie(
-                COOKIE,
-                token.value,
-                max_age=COOKIE_MAX_AGE_S,
-                path="/",
-                httponly=True,
-                samesite="Strict",
-            )
+        response = await _answer(token, request, handler)
         if not response.prepared:
+            if OLD_COOKIE in request.cookies:
+                response.del_cookie(OLD_COOKIE, path="/")
             response.headers.update(SECURITY_HEADERS)
         return response
 
     return access
 
 
+async def _answer(token: AccessToken, request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.path == "/":
+        offered = request.query.getall(TOKEN_PARAMETER, [])
+        entry = request.method == "GET" and not is_websocket(request)
+        if not entry or len(offered) != 1 or not token.matches(offered[0]):
+            return refused()
+    else:
+        segment, slash, rest = request.path[1:].partition("/")
+        if not token.path_matches(segment):
+            return refused()
+        if is_websocket(request) or rest == WEBSOCKET:
+            if not is_websocket(request) or rest != WEBSOCKET:
+                return refused()
+            if not same_origin(request) or not token.session_matches(offered_session(request)):
+                return refused()
+        elif request.query_string and slash and not rest:
+            return web.HTTPSeeOther(location="./")
+    try:
+        return await handler(request)
+    except web.HTTPException as error:
+        return error
+
+
 def is_websocket(request: web.Request) -> bool:
     return request.headers.get(hdrs.UPGRADE, "").lower() == "websocket"
+
+
+def offered_session(request: web.Request) -> str | None:
+    """The session value among the websocket's offered subprotocols (None: none, or several)."""
+    offered = [
+        part.strip().removeprefix(SESSION_PROTOCOL)
+        for header in request.headers.getall(hdrs.SEC_WEBSOCKET_PROTOCOL, [])
+        for part in header.split(",")
+        if part.strip().startswith(SESSION_PROTOCOL)
+    ]
+    return offered[0] if len(offered) == 1 else None
 
 
 def same_origin(request: web.Request) -> bool:
     """Whether the request's `Origin` (when a browser sent one) is the host it was sent to."""
     origin = request.headers.get(hdrs.ORIGIN)
     if origin is None:
-        return True  # not a browser's page: the token was shown, that is all that counts
+        return True  # not a browser's page: the session value was shown, that is all that counts
     try:
         netloc = urlsplit(origin).netloc
     except ValueError:
         return False
     return bool(netloc) and netloc.lower() == request.host.lower()
-
-
-def without_token(request: web.Request) -> str:
-    """The request's own page, relative (a proxy may serve us under a path of its own), with no
-    parameters: textual.js reads some (`ping` makes it fetch an address), so none that came with
-    a link is carried over."""
-    name = request.path.rsplit("/", 1)[-1]
-    return f"./{name}"

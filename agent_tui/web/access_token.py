@@ -9,11 +9,17 @@ Invariants:
   told why (`TokenStore.load` returns the reason), because a token others could read may
   already be theirs;
 - `matches` compares in constant time (`hmac.compare_digest`), over bytes;
+- what the browser keeps and sends is derived from the token, never the token: `path_secret`
+  (the path the dashboard is served under) and `session` (what its websocket shows) are each an
+  HMAC-SHA256 of the token with a fixed label of its own, so neither gives back the token or
+  the other, and both stay the same while the token does (a bookmark survives a restart);
 - the token itself is never part of an exception's message or of `repr`.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import os
 import re
@@ -26,6 +32,10 @@ APP_NAME = "agent-tui"
 TOKEN_BYTES = 32
 TOKEN_FILE = "web-token"
 _WELL_FORMED = re.compile(r"[A-Za-z0-9_-]{40,128}")
+PATH_LABEL = b"agent-tui web: the path the dashboard is served under"
+SESSION_LABEL = b"agent-tui web: what the dashboard's websocket shows"
+PATH_SECRET_CHARS = 22
+"""132 bits: past guessing, short enough for an address bar."""
 
 
 class TokenStoreError(Exception):
@@ -39,9 +49,34 @@ class AccessToken:
     value: str = field(repr=False)
 
     def matches(self, offered: str | None) -> bool:
-        if not offered:
-            return False
-        return hmac.compare_digest(self.value.encode("utf-8"), offered.encode("utf-8", "replace"))
+        return same_text(self.value, offered)
+
+    @property
+    def path_secret(self) -> str:
+        """The one path segment the dashboard is served under (`/<path_secret>/`)."""
+        return self._derived(PATH_LABEL)[:PATH_SECRET_CHARS]
+
+    @property
+    def session(self) -> str:
+        """What the page keeps in its origin's storage and shows to open a websocket."""
+        return self._derived(SESSION_LABEL)
+
+    def session_matches(self, offered: str | None) -> bool:
+        return same_text(self.session, offered)
+
+    def path_matches(self, offered: str | None) -> bool:
+        return same_text(self.path_secret, offered)
+
+    def _derived(self, label: bytes) -> str:
+        digest = hmac.new(self.value.encode("utf-8"), label, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def same_text(expected: str, offered: str | None) -> bool:
+    """Whether `offered` is `expected`, compared in constant time (over bytes)."""
+    if not offered:
+        return False
+    return hmac.compare_digest(expected.encode("utf-8"), offered.encode("utf-8", "replace"))
 
 
 def default_token_path() -> Path:

@@ -3,13 +3,17 @@ elsewhere.
 
 `textual-serve`'s own template loads a web font from the internet; ours (`page/index.html`)
 loads `textual-serve`'s terminal script and stylesheet and its Roboto Mono fonts from the
-installed package, and our own script and stylesheet from `page/`.
+installed package, and our own script and stylesheet from `page/`. Everything is served under
+the dashboard's path secret (`/<path secret>/`); `/` serves only the entry page, which hands the
+browser the session value and moves it to the dashboard (`access` decides who gets either).
 
 Invariants:
 - only the files named in `STATIC_FILES` are served, each from a fixed place: no directory
   listing, no path taken from the request (a `..` or an encoded slash matches no name);
-- every reference in the page and its stylesheets is relative (a TLS proxy may serve the
+- every reference in the pages and stylesheets is relative (a TLS proxy may serve the
   dashboard under a path of its own);
+- the entry page names the session value and the dashboard's path, and nothing else: no script
+  of its own inline (the `Content-Security-Policy` allows none), only `enter.js`;
 - a file of the installed `textual-serve` that is missing is a `PageError` at start, naming it.
 """
 
@@ -53,6 +57,7 @@ def static_files() -> dict[str, StaticFile]:
         ),
         "agent-tui/web.js": StaticFile(OUR_FILES / "web.js", "text/javascript"),
         "agent-tui/web.css": StaticFile(OUR_FILES / "web.css", "text/css"),
+        "agent-tui/enter.js": StaticFile(OUR_FILES / "enter.js", "text/javascript"),
     }
     for file in files.values():
         if not file.path.is_file():
@@ -61,18 +66,45 @@ def static_files() -> dict[str, StaticFile]:
 
 
 class Page:
-    """The page (`/`) and its files (`/static/NAME`), read once at start."""
+    """The entry page (`/`), the page (`/<path_secret>/`) and its files
+    (`/<path_secret>/static/NAME`), read once at start.
 
-    def __init__(self) -> None:
+    Args:
+        path_secret: the one path segment the dashboard is served under.
+        session: the value the entry page gives the browser to keep.
+    """
+
+    def __init__(self, path_secret: str, session: str) -> None:
+        self.path_secret = path_secret
         self.files = static_files()
         self.index = (OUR_FILES / "index.html").read_bytes()
+        self.entry = (
+            (OUR_FILES / "enter.html")
+            .read_text(encoding="utf-8")
+            .replace("{path_secret}", path_secret)
+            .replace("{session}", session)
+            .encode("utf-8")
+        )
         self._bodies = {name: file.path.read_bytes() for name, file in self.files.items()}
+
+    @property
+    def root(self) -> str:
+        """The dashboard's own path: `/<path_secret>/`."""
+        return f"/{self.path_secret}/"
 
     def routes(self) -> list[web.RouteDef]:
         return [
-            web.get("/", self.handle_index),
-            web.get("/static/{name:.+}", self.handle_static),
+            web.get("/", self.handle_entry),
+            web.get(self.root.rstrip("/"), self.handle_root_without_slash),
+            web.get(self.root, self.handle_index),
+            web.get(self.root + "static/{name:.+}", self.handle_static),
         ]
+
+    async def handle_entry(self, request: web.Request) -> web.Response:
+        return web.Response(body=self.entry, content_type="text/html", charset="utf-8")
+
+    async def handle_root_without_slash(self, request: web.Request) -> web.Response:
+        raise web.HTTPPermanentRedirect(location=f"./{self.path_secret}/")
 
     async def handle_index(self, request: web.Request) -> web.Response:
         return web.Response(body=self.index, content_type="text/html", charset="utf-8")
