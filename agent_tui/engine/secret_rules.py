@@ -216,14 +216,15 @@ VALUE_RULES: tuple[ValueRule, ...] = (
         "a URL with user information (a token, or a user and a password)",
         re.compile(
             r"(?i)(?<![a-z0-9+.-])(?!(?:ssh|git\+ssh|ssh\+git|svn\+ssh|sftp|scp|rsync)://[^/?#@\s:]+@)"
-            r"[a-z][a-z0-9+.-]{0,40}://(?P<secret>[^/?#@\s]{1,512})@"
+            r"[a-z][a-z0-9+.-]{0,40}://(?P<secret>[^/?#@\s]{1,512})@(?=[A-Za-z0-9\[])"
         ),
         "https://ghp_token@github.com/me/repo.git",
     ),
     ValueRule(
         "a parameter named like a secret, or a signature (`?password=`, `&sig=`, `;password=`, `--token=`)",
         re.compile(
-            r"(?:^|[?&;#\s,-])(?P<name>[A-Za-z][A-Za-z0-9_.]{0,100})\s{0,8}=\s{0,8}(?P<secret>[^&;#\s,\"']{1,512})"
+            r"(?:^|[?&;#\s,-])(?P<name>[A-Za-z][A-Za-z0-9_.]{0,100})\s{0,8}=\s{0,8}"
+            r"(?P<secret>[^?&;#\s,\"']{1,256})"
         ),
         "https://db.example/app?user=me&password=hunter2",
         named=True,
