@@ -8,6 +8,7 @@ shell tool, in process and through `python -m agent_tui run`, and read what `env
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -206,7 +207,8 @@ SECRET_VALUES = [
 ]
 """Values that carry a credential, whatever the variable's name."""
 
-HARMLESS_VALUES = [value for name, value in ALLOW_LIST.items()] + [
+HARMLESS_VALUES = [
+    *ALLOW_LIST.values(),
     "eyJ",
     "eyJhbGciOiJIUzI1NiJ9",  # a JWT's header alone is no token
     "AKIA",
@@ -276,7 +278,10 @@ def test_a_provider_failure_never_quotes_a_credential_it_was_not_told_about() ->
 
 
 def test_include_passes_a_secret_named_or_valued_variable_on_purpose() -> None:
-    source = {"SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/XXXXXXXXXXXXXXXXXXXX", "PATH": "/b"}
+    source = {
+        "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T0/B0/XXXXXXXXXXXXXXXXXXXX",
+        "PATH": "/b",
+    }
     source["DATABASE_URL"] = "postgres://app:hunter2@db/app"
     setup = ShellSetup(include=frozenset({"SLACK_WEBHOOK_URL", "DATABASE_URL"}))
     env = shell_environment(setup, source)
@@ -338,13 +343,72 @@ def test_a_web_tab_gets_no_secret_but_the_bus_credentials_it_needs(monkeypatch: 
 
 # -- properties ---------------------------------------------------------------------------------
 
-SAFE_WORDS = (
-    "PATH HOME USER NAME EMAIL DIR CONFIG CACHE DATA LANG TERM DISPLAY SESSION ID PORT HOST LEVEL "
-    "MODE LOG DEBUG AUTHOR AUTHORITY KEYBOARD KEYMAP KEYRING MONKEY PATCH PASSENGER TOKENIZERS "
-    "TOKENIZER PARALLELISM SECRETARY COOKIECUTTER COMPASS BYPASS LAYOUT APP ENV XDG RUNTIME NODE "
-    "PYTHON GIT COMMITTER CLAUDE CODE SOCK PROXY NO VERSION COLOR THEME BACKEND TIMEOUT EDITOR "
-    "WIDTH HEIGHT REGION ZONE URL HOSTNAME VIRTUAL JAVA OPTS"
-).split()
+SAFE_WORDS = [
+    "PATH",
+    "HOME",
+    "USER",
+    "NAME",
+    "EMAIL",
+    "DIR",
+    "CONFIG",
+    "CACHE",
+    "DATA",
+    "LANG",
+    "TERM",
+    "DISPLAY",
+    "SESSION",
+    "ID",
+    "PORT",
+    "HOST",
+    "LEVEL",
+    "MODE",
+    "LOG",
+    "DEBUG",
+    "AUTHOR",
+    "AUTHORITY",
+    "KEYBOARD",
+    "KEYMAP",
+    "KEYRING",
+    "MONKEY",
+    "PATCH",
+    "PASSENGER",
+    "TOKENIZERS",
+    "TOKENIZER",
+    "PARALLELISM",
+    "SECRETARY",
+    "COOKIECUTTER",
+    "COMPASS",
+    "BYPASS",
+    "LAYOUT",
+    "APP",
+    "ENV",
+    "XDG",
+    "RUNTIME",
+    "NODE",
+    "PYTHON",
+    "GIT",
+    "COMMITTER",
+    "CLAUDE",
+    "CODE",
+    "SOCK",
+    "PROXY",
+    "NO",
+    "VERSION",
+    "COLOR",
+    "THEME",
+    "BACKEND",
+    "TIMEOUT",
+    "EDITOR",
+    "WIDTH",
+    "HEIGHT",
+    "REGION",
+    "ZONE",
+    "URL",
+    "HOSTNAME",
+    "VIRTUAL",
+    "JAVA",
+    "OPTS",
+]
 """Everyday words of variable names, among them words that contain a secret word harmlessly."""
 
 words = st.sampled_from(SAFE_WORDS)
@@ -464,7 +528,11 @@ def test_a_real_run_hands_its_commands_the_allow_list_and_no_secret(tmp_path: Pa
     secrets = _secrets()
     (tmp_path / "ws").mkdir()
     steps = [{"text": ["look"], "toolCalls": [{"tool": "shell", "args": {"cmd": "env -0 | base64 -w0"}}]}]
-    body = {"sessions": [{"title": "lead", "cwd": "ws", "prompt": "show env", "steps": [*steps, {"text": ["ok"]}]}]}
+    body = {
+        "sessions": [
+            {"title": "lead", "cwd": "ws", "prompt": "show env", "steps": [*steps, {"text": ["ok"]}]}
+        ]
+    }
     scenario = tmp_path / "scenario.json"
     scenario.write_bytes(orjson.dumps(body))
     config = tmp_path / "config.toml"
@@ -473,7 +541,17 @@ def test_a_real_run_hands_its_commands_the_allow_list_and_no_secret(tmp_path: Pa
     env = clean_env(AGENT_TUI_CONFIG=str(config), XDG_DATA_HOME=str(tmp_path / "data"), **kept, **secrets)
     sessions = tmp_path / "sessions"
     done = subprocess.run(
-        [sys.executable, "-m", "agent_tui", "run", str(scenario), "--sessions-dir", str(sessions), "--approve", "allow"],
+        [
+            sys.executable,
+            "-m",
+            "agent_tui",
+            "run",
+            str(scenario),
+            "--sessions-dir",
+            str(sessions),
+            "--approve",
+            "allow",
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -484,8 +562,6 @@ def test_a_real_run_hands_its_commands_the_allow_list_and_no_secret(tmp_path: Pa
     (log,) = sessions.glob("*.jsonl")
     events: list[Event] = list(JsonlEventLog(log).replay("strict"))
     (output,) = [e.payload["result"] for e in events if e.type == "tool.completed"]
-    import base64
-
     text = base64.b64decode(output).decode()
     printed = dict(line.split("=", 1) for line in text.split("\0") if "=" in line)
     assert not set(secrets) & set(printed)
