@@ -180,6 +180,16 @@ SECRET_VALUES = [
     "Server=db;Database=app;User Id=app;Password=hunter2;",
     "--token=abc123 --verbose",
     "-Djavax.net.ssl.trustStorePassword=changeit",
+    "DefaultEndpointsProtocol=https;AccountName=me;AccountKey=abc123==;EndpointSuffix=core.windows.net",
+    "Endpoint=sb://me.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abc123=",
+    "https://me.blob.core.windows.net/c?SharedAccessSignature=abc123",
+    "Driver={PostgreSQL};Server=db;Uid=app;Pwd=hunter2;",
+    "nats://tok123@bus.example:4222",
+    "http://me:pw@[::1]:8080/",
+    "HTTPS://TOKEN123@GITHUB.COM/ME/R",
+    '"postgres://app:hunter2@db/app"',
+    "nats://a:b@h1:4222,nats://c:d@h2:4222",
+    "'url.https://tok123@github.com/.insteadof'='https://github.com/'",  # GIT_CONFIG_PARAMETERS
     "Authorization: Bearer abc123",
     "https://hooks.slack.com/services/T0000000/B0000000/XXXXXXXXXXXXXXXXXXXXXXXX",
     "https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnop",
@@ -215,6 +225,12 @@ HARMLESS_VALUES = [
     "sk-learn",
     "disk-0123456789abcdef0123456789abcdef01",
     "ghp_short",
+    "postgres://postgres@localhost/app?sslmode=disable",  # a login name, the password asked apart
+    "mysql://root@127.0.0.1:3306/app",
+    "ftp://anonymous@ftp.example.org/pub",
+    "tcp://127.0.0.1:2376",
+    "https://proxy.golang.org,direct",
+    "-mod=mod",
     "https://user@",  # no host: nothing to log in to
     "mailto:me@example.com",
     "key=",  # no value
@@ -448,6 +464,8 @@ def test_property_a_name_with_a_secret_word_where_it_counts_is_dropped(
 hosts = st.from_regex(r"[a-z][a-z0-9-]{0,12}(\.[a-z]{2,6}){1,2}", fullmatch=True)
 userinfo = st.from_regex(r"[A-Za-z0-9._~%!$'()*+-]{1,24}(:[A-Za-z0-9._~%!$'()*+-]{0,24})?", fullmatch=True)
 schemes = st.sampled_from(["https", "http", "postgres", "postgresql", "mysql", "mongodb+srv", "redis", "ftp"])
+LOGIN_SCHEMES = ("postgres", "postgresql", "mysql", "ftp")
+"""Schemes whose bare user name is a login (the password is asked apart), not a secret."""
 prefixes = st.sampled_from(["", "jdbc:", "jdbc:tracing:", "url=", "--db ", "a,"])
 segments = st.lists(st.sampled_from([w.lower() for w in SAFE_WORDS]), max_size=3)
 
@@ -457,6 +475,8 @@ segments = st.lists(st.sampled_from([w.lower() for w in SAFE_WORDS]), max_size=3
 def test_property_a_url_with_user_information_is_dropped_wherever_it_stands(
     prefix: str, scheme: str, user: str, host: str, path: list[str]
 ) -> None:
+    if scheme in LOGIN_SCHEMES and ":" not in user:
+        user += ":pw"
     value = f"{prefix}{scheme}://{user}@{host}/{'/'.join(path)}"
     assert secret_in_value(value), value
     assert "[redacted]" in redact(value) and f"{user}@" not in redact(value)

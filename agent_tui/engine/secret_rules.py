@@ -13,8 +13,8 @@ separate parts and `MyApiKey` is one part `MYAPIKEY`):
 |-------------------|------------------------------------------------------------------------|
 | anywhere, glued   | SECRET TOKEN PASSWORD PASSWD PASSPHRASE CREDENTIAL AUTHORIZATION COOKIE |
 |                   | WEBHOOK BEARER OAUTH MNEMONIC, and KEY glued to what it opens: APIKEY   |
-|                   | ACCESSKEY AUTHKEY DEPLOYKEY ENCRYPTIONKEY LICENSEKEY MASTERKEY          |
-|                   | PRIVATEKEY SESSIONKEY SIGNINGKEY SSHKEY                                |
+|                   | ACCESSKEY ACCOUNTKEY AUTHKEY DEPLOYKEY ENCRYPTIONKEY LICENSEKEY         |
+|                   | MASTERKEY PRIVATEKEY SESSIONKEY SIGNINGKEY SSHKEY                      |
 | a part, or a      | PASS PWD AUTH DSN JWT CREDS                                            |
 | part's end        | (`PGPASS`, `MYSQLPWD`, `BASICAUTH`, `SENTRYDSN`, `CI_JOB_JWT_V2`)      |
 | a whole part only | KEY KEYS PAT PW PRIVATE SIGNING                                        |
@@ -28,10 +28,12 @@ path `SSH_AUTH_SOCK`, Go's `GOAUTH` method list, git's `GIT_CONFIG_KEY_<n>`) are
 
 Values (`VALUE_RULES`, searched anywhere in the value, so a `jdbc:` or any other prefix
 wrapping a URL changes nothing): a URL with user information (`https://TOKEN@host`,
-`https://user:pw@host`; a bare user name of an ssh-like URL, `ssh://git@host`, is a login and
-not a secret); a parameter whose name is secret by the name rules or is a signature
-(`?password=`, `&access_token=`, `?api_key=`, `?sig=`, `X-Amz-Signature=`, `;password=` of a
-JDBC or ADO.NET string, libpq's `password=`, a `--token=` option); an HTTP credential
+`https://user:pw@host`; a bare user name is a login, not a secret, for the schemes where it
+names one: ssh-like ones, `ftp`, and the databases that ask for the password apart,
+`postgres://app@db`, `mysql://`, `mariadb://`); a parameter whose name is secret by the name
+rules or is a signature (`?password=`, `&access_token=`, `?api_key=`, `?sig=`,
+`X-Amz-Signature=`, `;password=` of a JDBC, ODBC or ADO.NET string, Azure's `AccountKey=`,
+libpq's `password=`, a `--token=` option); an HTTP credential
 header (`Authorization: Bearer …`, as in git's `http.extraHeader`); Oracle's
 `jdbc:oracle:thin:user/pw@host`; webhook URLs whose path is the secret (Slack, Discord); and
 token shapes (JWT, GitHub, OpenAI/Anthropic, Slack, AWS access key ids, GitLab, Google, npm,
@@ -91,6 +93,7 @@ NAME_WORDS: dict[str, Placement] = {
             "CREDENTIAL",
             "APIKEY",
             "ACCESSKEY",
+            "ACCOUNTKEY",
             "AUTHKEY",
             "DEPLOYKEY",
             "ENCRYPTIONKEY",
@@ -141,8 +144,9 @@ NOT_SECRET_NAMES = re.compile(r"^(?:PWD|OLDPWD|SSH_AUTH_SOCK|GOAUTH|GIT_CONFIG_K
 path (see README "What a tool sees"), Go's list of authentication methods, a git setting's name."""
 
 PARAMETER_WORDS = frozenset({"PWD", "SIG", "SIGNATURE"})
-"""Parts that make a parameter inside a value secret besides the name rules (`?pwd=`, `?sig=`,
-`X-Amz-Signature=`): `PWD` is the working directory as a variable but a password as a parameter."""
+"""Parts (or, for `SIGNATURE`, a part's end) that make a parameter inside a value secret besides
+the name rules (`?pwd=`, `?sig=`, `X-Amz-Signature=`, `SharedAccessSignature=`): `PWD` is the
+working directory as a variable but a password as a parameter."""
 
 _PARTS = re.compile(r"[A-Z]+")
 _HARMLESS = re.compile("|".join(sorted(HARMLESS_WORDS, key=len, reverse=True)))
@@ -205,7 +209,12 @@ class ValueRule:
 
 
 def _secret_parameter(name: str) -> bool:
-    return is_secret_name(name) or not PARAMETER_WORDS.isdisjoint(_PARTS.findall(name.upper()))
+    parts = _PARTS.findall(name.upper())
+    return (
+        is_secret_name(name)
+        or not PARAMETER_WORDS.isdisjoint(parts)
+        or any(part.endswith("SIGNATURE") for part in parts)
+    )
 
 
 _START = r"(?<![A-Za-z0-9_-])"
@@ -215,7 +224,8 @@ VALUE_RULES: tuple[ValueRule, ...] = (
     ValueRule(
         "a URL with user information (a token, or a user and a password)",
         re.compile(
-            r"(?i)(?<![a-z0-9+.-])(?!(?:ssh|git\+ssh|ssh\+git|svn\+ssh|sftp|scp|rsync)://[^/?#@\s:]+@)"
+            r"(?i)(?<![a-z0-9+.-])(?!(?:ssh|git\+ssh|ssh\+git|svn\+ssh|sftp|scp|rsync|ftp|postgres|postgresql"
+            r"|mysql|mariadb)://[^/?#@\s:]+@)"
             r"[a-z][a-z0-9+.-]{0,40}://(?P<secret>[^/?#@\s]{1,512})@(?=[A-Za-z0-9\[])"
         ),
         "https://ghp_token@github.com/me/repo.git",
