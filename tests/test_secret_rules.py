@@ -154,6 +154,8 @@ ALLOW_LIST = {
 """Names and values a tool must see exactly as they are (PWD and OLDPWD are checked apart: a
 shell sets them itself)."""
 
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+
 SECRET_VALUES = [
     "postgres://app:hunter2@db.internal/app",
     "redis://:hunter2@cache:6379/0",
@@ -193,7 +195,7 @@ SECRET_VALUES = [
     "Authorization: Bearer abc123",
     "https://hooks.slack.com/services/T0000000/B0000000/XXXXXXXXXXXXXXXXXXXXXXXX",
     "https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnop",
-    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    JWT,
     "Bearer ghp_0123456789abcdefghijABCDEFGHIJ012345",
     "gho_0123456789abcdefghijABCDEFGHIJ012345",
     "ghs_0123456789abcdefghijABCDEFGHIJ012345",
@@ -333,9 +335,8 @@ def test_a_git_setting_that_carries_a_credential_leaves_whole_and_git_still_runs
 
 
 def test_the_start_up_hand_over_takes_values_too_but_leaves_gits_pairs() -> None:
-    jwt = VALUE_RULES[5].example
     env = {
-        "CI_JOB_JWT_V2": jwt,
+        "CI_JOB_JWT_V2": JWT,
         "SOME_SETTING": "postgres://app:hunter2@db/app",
         "GIT_CONFIG_COUNT": "1",
         "GIT_CONFIG_KEY_0": "url.https://tok123@github.com/.insteadOf",
@@ -624,4 +625,28 @@ async def test_a_web_tabs_process_inherits_no_secret(tmp_path: Path, monkeypatch
     assert seen["AGENT_TUI_BUS"] == "nats://ana:hunter2@bus.example:4222"
     assert {name: seen.get(name) for name in ALLOW_LIST if name != "PATH"} == {
         name: value for name, value in ALLOW_LIST.items() if name != "PATH"
+    }
+
+
+@pytest.mark.anyio
+async def test_an_mcp_server_gets_the_allow_list_but_no_secret_unless_its_config_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from support_mcp import of_type, run_one_call, stdio_config
+
+    monkeypatch.setenv("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T0/B0/XXXXXXXXXXXXXXXXXXXX")
+    monkeypatch.setenv("APP_DATABASE", "postgres://app:hunter2@db.internal/app")
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")
+    monkeypatch.setenv("CI_JOB_JWT_V2", JWT)
+    config = stdio_config(env=("CI_JOB_JWT_V2",))  # named by the user's config: passed on purpose
+    seen = {}
+    for variable in ("SLACK_WEBHOOK_URL", "APP_DATABASE", "TOKENIZERS_PARALLELISM", "CI_JOB_JWT_V2"):
+        events, _ = await run_one_call(tmp_path, config, "mcp__test__where", {"variable": variable})
+        result = of_type(events, "tool.completed")[0].payload["result"]
+        seen[variable] = result.rpartition(f" {variable}=")[2]
+    assert seen == {
+        "SLACK_WEBHOOK_URL": "<unset>",
+        "APP_DATABASE": "<unset>",
+        "TOKENIZERS_PARALLELISM": "false",
+        "CI_JOB_JWT_V2": JWT,
     }
