@@ -100,6 +100,12 @@ SECRET_NAMES = [
     "SECRETARY_PASSWORD",
     "COMPASS_API_KEY",
     "KEYBOARD_KEY",
+    "PGP_PRIVKEY",
+    "VOICEMAIL_PASSCODE",
+    "AZURE_STORAGE_ACCOUNTKEY",
+    "DOCKER_AUTH_CONFIG",
+    "KEYSTOREPASS",
+    "SNOWFLAKE_PRIVATE_KEY_PASSPHRASE",
 ]
 
 ALLOW_LIST = {
@@ -136,6 +142,11 @@ ALLOW_LIST = {
     "KEYMAP": "us",
     "COMPASS_HOME": "/opt/compass",
     "BYPASS_CACHE": "1",
+    "PASSPORT_STRATEGY": "local",
+    "LESSKEY": "/home/me/.less",
+    "GOPRIVATE": "github.com/me/*",
+    "KUBECONFIG": "/home/me/.kube/config",
+    "AUTHENTIK_HOST": "https://auth.example",
     "EDITOR": "vim",
     "LS_COLORS": "rs=0:di=01;34:ln=01;36:*.tar=01;31:*.key=01;33:*.pem=01;33",
     "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus,guid=0123456789abcdef0123456789abcdef",

@@ -11,10 +11,10 @@ separate parts and `MyApiKey` is one part `MYAPIKEY`):
 
 | how               | words                                                                  |
 |-------------------|------------------------------------------------------------------------|
-| anywhere, glued   | SECRET TOKEN PASSWORD PASSWD PASSPHRASE CREDENTIAL AUTHORIZATION COOKIE |
-|                   | WEBHOOK BEARER OAUTH MNEMONIC, and KEY glued to what it opens: APIKEY   |
-|                   | ACCESSKEY ACCOUNTKEY AUTHKEY DEPLOYKEY ENCRYPTIONKEY LICENSEKEY         |
-|                   | MASTERKEY PRIVATEKEY SESSIONKEY SIGNINGKEY SSHKEY                      |
+| anywhere, glued   | SECRET TOKEN PASSWORD PASSWD PASSPHRASE PASSCODE CREDENTIAL COOKIE     |
+|                   | AUTHORIZATION WEBHOOK BEARER OAUTH MNEMONIC, and KEY glued to what it  |
+|                   | opens: APIKEY ACCESSKEY ACCOUNTKEY AUTHKEY DEPLOYKEY ENCRYPTIONKEY     |
+|                   | LICENSEKEY MASTERKEY PRIVATEKEY PRIVKEY SESSIONKEY SIGNINGKEY SSHKEY   |
 | a part, or a      | PASS PWD AUTH DSN JWT CREDS                                            |
 | part's end        | (`PGPASS`, `MYSQLPWD`, `BASICAUTH`, `SENTRYDSN`, `CI_JOB_JWT_V2`)      |
 | a whole part only | KEY KEYS PAT PW PRIVATE SIGNING                                        |
@@ -90,6 +90,7 @@ NAME_WORDS: dict[str, Placement] = {
             "PASSWORD",
             "PASSWD",
             "PASSPHRASE",
+            "PASSCODE",
             "CREDENTIAL",
             "APIKEY",
             "ACCESSKEY",
@@ -100,6 +101,7 @@ NAME_WORDS: dict[str, Placement] = {
             "LICENSEKEY",
             "MASTERKEY",
             "PRIVATEKEY",
+            "PRIVKEY",
             "SESSIONKEY",
             "SIGNINGKEY",
             "SSHKEY",
