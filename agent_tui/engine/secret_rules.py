@@ -19,8 +19,9 @@ separate parts and `MyApiKey` is one part `MYAPIKEY`):
 | part's end        | (`PGPASS`, `MYSQLPWD`, `BASICAUTH`, `SENTRYDSN`, `CI_JOB_JWT_V2`)      |
 | a whole part only | KEY KEYS PAT PW PRIVATE SIGNING                                        |
 
-Words of fewer than five letters never match inside a longer part's start or middle, so
-`KEYBOARD_LAYOUT`, `MONKEY_PATCH`, `PASSENGER_*`, `AUTHOR`, `XAUTHORITY` pass. A match that
+The short words (the last two rows) never match at the start or in the middle of a longer
+part, and `KEY` not even at its end, so `KEYBOARD_LAYOUT`, `MONKEY_PATCH`, `PASSENGER_*`,
+`AUTHOR`, `XAUTHORITY` pass. A match that
 lies wholly inside a harmless word (`HARMLESS_WORDS`: `TOKENIZERS_PARALLELISM`, `SECRETARY`,
 `COOKIECUTTER_CONFIG`, `COMPASS`, `BYPASS`, …) does not count, and a few names that match but
 hold none (`NOT_SECRET_NAMES`: the working directory `PWD`/`OLDPWD`, the ssh agent's socket
@@ -33,9 +34,8 @@ names one: ssh-like ones, `ftp`, and the databases that ask for the password apa
 `postgres://app@db`, `mysql://`, `mariadb://`); a parameter whose name is secret by the name
 rules or is a signature (`?password=`, `&access_token=`, `?api_key=`, `?sig=`,
 `X-Amz-Signature=`, `;password=` of a JDBC, ODBC or ADO.NET string, Azure's `AccountKey=`,
-libpq's `password=`, a `--token=` option); an HTTP credential
-header (`Authorization: Bearer …`, as in git's `http.extraHeader`); Oracle's
-`jdbc:oracle:thin:user/pw@host`; webhook URLs whose path is the secret (Slack, Discord); and
+libpq's `password=`, a `--token=` option); an HTTP credential header (`Authorization: Bearer
+…`, as in git's `http.extraHeader`); Oracle's `jdbc:oracle:thin:user/pw@host`; webhook URLs whose path is the secret (Slack, Discord); and
 token shapes (JWT, GitHub, OpenAI/Anthropic, Slack, AWS access key ids, GitLab, Google, npm,
 Hugging Face, PyPI, Stripe, PEM private key blocks).
 
