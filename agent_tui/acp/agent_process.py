@@ -31,7 +31,7 @@ import orjson
 from acp.transports import default_environment
 
 from agent_tui.acp.config import AcpAgentConfig
-from agent_tui.engine.vault import ENVIRONMENT
+from agent_tui.engine.vault import ENVIRONMENT, without_secrets
 from agent_tui.runtime.agent_requests import AgentStartError
 
 STDIO_LIMIT = 50 * 1024 * 1024
@@ -70,7 +70,7 @@ class AgentProcess:
 
     async def start(self) -> None:
         """Start the program (raises `AgentStartError` with a readable reason)."""
-        environment = default_environment()
+        environment = without_secrets(default_environment())  # HOME, PATH, …: never a key by accident
         environment.update(self.config.environment(self._env_source))
         try:
             # Shielded: a cancel while the program is being started would lose the only handle

@@ -9,9 +9,11 @@ closes, and keeps in the vault (`agent_tui.engine.vault`), where the providers a
 agents' environments look for them.
 
 Invariants:
-- a key is taken out when its name looks secret (`vault.is_secret_name`) or the config file
-  names it as a profile's `api_key_env` (or `$AGENT_TUI_API_KEY_ENV` does); keys are never put
-  on a command line, so `/proc/<agent-tui>/cmdline` holds only the user's own arguments;
+- a key is taken out when the variable looks secret by its name or its value (`vault.is_secret`)
+  or the config file names it as a profile's `api_key_env` (or `$AGENT_TUI_API_KEY_ENV` does);
+  git's `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` pairs stay (taking half of one out would make
+  every git agent-tui runs fail; the tools' environment drops such a pair whole); keys are never
+  put on a command line, so `/proc/<agent-tui>/cmdline` holds only the user's own arguments;
 - the new program is started with `-P`: the current directory (a repository we do not trust)
   is not put on the module path, so it cannot stand in for agent-tui;
 - only the real entry does this: `agent_tui.cli.main` (what tests call in-process) never
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import NoReturn
@@ -62,7 +65,14 @@ def run() -> NoReturn:
 def keys_to_move(env: Mapping[str, str]) -> dict[str, str]:
     """The variables of `env` that hold keys (see the module docstring), with their values."""
     named = _config_key_names(env)
-    return {name: value for name, value in env.items() if vault.is_secret(name, value) or name in named}
+    return {
+        name: value
+        for name, value in env.items()
+        if name in named or (vault.is_secret(name, value) and _GIT_SETTING.match(name) is None)
+    }
+
+
+_GIT_SETTING = re.compile(r"^GIT_CONFIG_(?:KEY|VALUE)_[0-9]+$")
 
 
 def _config_key_names(env: Mapping[str, str]) -> set[str]:

@@ -65,8 +65,7 @@ def cmd_web(args: argparse.Namespace) -> int:
                 )
             command = TabCommand([*attach, "--bus", "local"])
         else:
-            # The URL goes in the tab's environment, not on its command line, where anyone sees it.
-            command = TabCommand(attach, {"AGENT_TUI_BUS": args.web_bus} if args.web_bus else {})
+            command = TabCommand(attach, _bus_environment(settings))
         target = resolve_target("local" if local else args.web_bus)
         asyncio.run(_probe(target))
         token = TokenStore().load(new=args.new_token)
@@ -78,6 +77,21 @@ def cmd_web(args: argparse.Namespace) -> int:
         return asyncio.run(_serve(command, token.token, args.bind, args.port, target.shown, max_tabs))
     except PageError as error:
         return fail(str(error), EXIT_USAGE)
+
+
+def _bus_environment(settings: object) -> dict[str, str]:
+    """What a tab needs to reach this bus, given on purpose: a tab gets none of our secret
+    variables otherwise. The URL goes in its environment, not on its command line, where anyone
+    sees it; so does the variable `credentials_env` names, with its value (from the vault)."""
+    from agent_tui.bus.config import BusSettings
+    from agent_tui.engine.vault import ENVIRONMENT
+
+    assert isinstance(settings, BusSettings)
+    environment = {"AGENT_TUI_BUS": settings.url} if settings.url else {}
+    name = settings.credentials_env
+    if name and name in ENVIRONMENT:
+        environment[name] = ENVIRONMENT[name]
+    return environment
 
 
 async def _probe(target: object) -> None:

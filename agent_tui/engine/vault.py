@@ -1,18 +1,21 @@
 """The keys agent-tui holds for itself, out of its process environment and out of its tools' reach.
 
-A model key (`OPENAI_API_KEY`, an `api_key_env` of the config) or any variable whose name looks
-secret (`*KEY*`, `*SECRET*`, `*TOKEN*`, `*PASSWORD*`, `*CREDENTIAL*`, in any case) is taken out
-of the environment when the program starts (`agent_tui.cli.entry`) and kept here instead, so no
-child process inherits it and no tool reads it from `/proc/<agent-tui>/environ`.
+A model key (`OPENAI_API_KEY`, an `api_key_env` of the config) or any variable that looks secret
+(by its name: `*TOKEN*`, `*SECRET*`, `*_KEY`, `AUTHORIZATION`, `*_WEBHOOK_URL`, …; or by its
+value: a URL with credentials, a token's shape; the rules are `engine.secret_rules`) is taken
+out of the environment when the program starts (`agent_tui.cli.entry`) and kept here instead,
+so no child process inherits it and no tool reads it from `/proc/<agent-tui>/environ`.
 
 Invariants:
-- `is_secret_name` is the one definition of a secret-looking name, shared by the start-up
-  hand-over and the shell's environment (`engine/tools/tool_env.py`); `GIT_CONFIG_KEY_<n>`
-  names a git setting, not a secret (its value, `GIT_CONFIG_VALUE_<n>`, is not held either,
-  so the pair stays whole);
+- `is_secret` (name or value) is the one definition of a secret variable, shared by the start-up
+  hand-over and every environment agent-tui builds for a child (`engine/tools/tool_env.py`);
+  `GIT_CONFIG_KEY_<n>` names a git setting, not a secret (the pair is judged by its values,
+  whole, by the shell's environment);
 - `ENVIRONMENT` is what readers of keys consult instead of `os.environ` (the providers' key,
   the variables an ACP agent is configured to get, `agent-tui models`): a name held here wins
   over the process environment, every other name reads through to `os.environ`, live;
+- `without_secrets` is the filter for a child whose environment is built elsewhere (a web tab,
+  an ACP agent's inherited basics); the shell's own, richer filter is `tool_env`;
 - values enter only through `keep` (once, at start-up, or by an embedding program) and are
   never written to a log, an error message or a child's environment by this module.
 """
@@ -20,8 +23,9 @@ Invariants:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Mapping
+
+from agent_tui.engine import secret_rules
 
 __all__ = [
     "ENVIRONMENT",
@@ -31,6 +35,7 @@ __all__ = [
     "is_secret",
     "is_secret_name",
     "keep",
+    "without_secrets",
 ]
 
 SECRETS_FD_ENV = "AGENT_TUI_SECRETS_FD"
@@ -39,31 +44,25 @@ SECRETS_FD_ENV = "AGENT_TUI_SECRETS_FD"
 KNOWN_KEY_NAMES = frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"})
 """The vendors' own key variables: always held, whatever the pattern says."""
 
-_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASS|CREDENTIAL", re.IGNORECASE)
-"""Codex's default exclusion, with `PASS` for `PASSWORD` and its shorter spellings (`PGPASS`)."""
-_SECRET_WORDS = frozenset({"PWD", "PAT", "DSN", "AUTH", "CREDS", "PRIVATE", "SIGNING"})
-"""Whole words of a name that say it holds a secret (`MYSQL_PWD`, `GITHUB_PAT`, `SENTRY_DSN`)."""
-_NOT_SECRET = re.compile(r"^(?:GIT_CONFIG_KEY_[0-9]+|PWD|OLDPWD|SSH_AUTH_SOCK)$")
-"""Names that match but hold none: a git setting's name, the working directory, a socket path."""
-_URL_WITH_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
-"""A value that is a URL carrying a password (`postgres://app:hunter2@db/app`), whatever its name."""
-
 _held: dict[str, str] = {}
 
 
 def is_secret_name(name: str) -> bool:
-    """A variable name that looks like it holds a secret (`*KEY*`, `*TOKEN*`, `*PASS*`, … in any
-    case, or a whole word such as `PWD`, `PAT`, `DSN`, `AUTH`)."""
-    if name in KNOWN_KEY_NAMES:
-        return True
-    if _NOT_SECRET.match(name) is not None:
-        return False
-    return _SECRET_NAME.search(name) is not None or not _SECRET_WORDS.isdisjoint(name.upper().split("_"))
+    """A variable name that looks like it holds a secret (a vendor's key variable, or a name the
+    rules of `secret_rules.is_secret_name` find a secret word in)."""
+    return name in KNOWN_KEY_NAMES or secret_rules.is_secret_name(name)
 
 
 def is_secret(name: str, value: str) -> bool:
-    """A variable that holds a secret: by its name (`is_secret_name`), or a URL with a password."""
-    return is_secret_name(name) or _URL_WITH_PASSWORD.match(value) is not None
+    """A variable that holds a secret: by its name (`is_secret_name`), or by its value (a URL
+    with credentials, a token's shape: `secret_rules.secret_in_value`)."""
+    return is_secret_name(name) or secret_rules.secret_in_value(value)
+
+
+def without_secrets(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without its secret variables (`is_secret`) and without any name held here: for a
+    child agent-tui starts with an environment built elsewhere (a web tab, an ACP agent)."""
+    return {name: value for name, value in env.items() if not (is_secret(name, value) or name in _held)}
 
 
 def keep(values: Mapping[str, str]) -> None:

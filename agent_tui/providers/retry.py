@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 import httpx2
 
+from agent_tui.engine import secret_rules
 from agent_tui.engine.provider import ProviderChunk, ProviderFailure, Retrying
 
 _KEY_SHAPES = re.compile(r"\b(?:sk|sk-ant|sk-proj|key)[-_][A-Za-z0-9_\-*.]{6,}")
@@ -81,7 +82,9 @@ class RetryPolicy:
 
 
 class Redactor:
-    """Removes secrets (the key in use, and anything shaped like an API key) from text."""
+    """Removes secrets from text: the key in use, anything shaped like an API key, and every
+    credential the value rules find (`engine.secret_rules`: a URL's user information or secret
+    parameter, a token of a known shape, an `Authorization:` header) an error may quote."""
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
@@ -89,7 +92,7 @@ class Redactor:
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, "[redacted]")
-        return _KEY_SHAPES.sub("[redacted]", text)
+        return secret_rules.redact(_KEY_SHAPES.sub("[redacted]", text))
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ process itself and makes sure it ends.
 
 Invariants:
 - the process is started from an argument list (`exec`), never through a shell, in a session
-  of its own (so its children are ended with it);
+  of its own (so its children are ended with it), with our environment minus every secret
+  variable (`vault.without_secrets`) plus what its command adds on purpose;
 - `stop` asks the app to quit (Textual's own "quit" message), waits `QUIT_GRACE_S` for it, then
   sends SIGTERM to its process group, then SIGKILL; when `stop` returns the process has been
   reaped and the task reading its output has ended (only `process.wait()` is ever timed out:
@@ -29,6 +30,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
+
+from agent_tui.engine.vault import without_secrets
 
 QUIT_GRACE_S = 5.0
 TERM_GRACE_S = 3.0
@@ -79,7 +82,9 @@ class TabProcess(AppService):
         await self._ended.wait()
 
     async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
-        environment = {**self._build_environment(width=width, height=height), **self.environment}
+        # textual-serve copies our whole environment: no secret of it reaches the tab's process.
+        inherited = without_secrets(self._build_environment(width=width, height=height))
+        environment = {**inherited, **self.environment}
         self._process = process = await asyncio.create_subprocess_exec(
             *self.argv,
             stdin=asyncio.subprocess.PIPE,

@@ -1,10 +1,14 @@
 """The environment a shell command gets: ours without the keys, and git made safe to run.
 
 Invariants:
-- no variable whose name looks secret (`vault.is_secret_name`), none held in the vault, and
-  none the setup hides (every `api_key_env` of the config) is passed, unless the setup's
-  `include` names it (`shell_env.include`); an included variable's value comes from the vault
-  when it is held there, so passing one through works after the start-up hand-over too;
+- no secret variable (`vault.is_secret`: by its name or by its value, the rules of
+  `engine.secret_rules`), none held in the vault, and none the setup hides (every
+  `api_key_env` of the config) is passed, unless the setup's `include` names it
+  (`shell_env.include`); an included variable's value comes from the vault when it is held
+  there, so passing one through works after the start-up hand-over too;
+- the user's own `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` settings are passed as whole pairs:
+  a pair either half of which carries a credential (`url.https://TOKEN@host/.insteadOf`), or
+  that is incomplete, is left out and the rest renumbered, so git never meets a half pair;
 - git never takes an optional lock (`GIT_OPTIONAL_LOCKS=0`: `git status` does not rewrite the
   index), never asks on a terminal (`GIT_TERMINAL_PROMPT=0`, no `GIT_ASKPASS`/`SSH_ASKPASS`),
   never pages (`GIT_PAGER`, `PAGER` and `core.pager` are `cat`), never starts a repository's
@@ -20,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from agent_tui.engine import vault
+from agent_tui.engine import secret_rules, vault
 from agent_tui.engine.tools.shell_setup import ShellSetup
 
 __all__ = ["DROPPED", "GIT_HARDENING", "GIT_SETTINGS", "shell_environment"]
@@ -70,13 +74,30 @@ def shell_environment(setup: ShellSetup, source: Mapping[str, str] | None = None
 
 
 def _add_git_settings(env: dict[str, str]) -> None:
+    """Put the user's whole, credential-free settings first, renumbered, then ours."""
     text = env.get("GIT_CONFIG_COUNT", "").strip()
-    count = int(text) if text.isdigit() else 0
-    if not text.isdigit():
-        # git refuses to run with a count it cannot read; start the list afresh instead.
-        for name in [name for name in env if name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))]:
-            del env[name]
-    for offset, (key, value) in enumerate(GIT_SETTINGS):
-        env[f"GIT_CONFIG_KEY_{count + offset}"] = key
-        env[f"GIT_CONFIG_VALUE_{count + offset}"] = value
-    env["GIT_CONFIG_COUNT"] = str(count + len(GIT_SETTINGS))
+    # git refuses to run with a count it cannot read; such a list is started afresh.
+    count = min(int(text), _MAX_USER_SETTINGS) if text.isdigit() else 0
+    pairs = [
+        (env[key], env[value])
+        for key, value in ((f"GIT_CONFIG_KEY_{n}", f"GIT_CONFIG_VALUE_{n}") for n in range(count))
+        if key in env and value in env
+    ]
+    for name in [name for name in env if name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))]:
+        del env[name]
+    pairs = [(key, value) for key, value in pairs if not _carries_credential(key, value)]
+    pairs.extend(GIT_SETTINGS)
+    for number, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{number}"] = key
+        env[f"GIT_CONFIG_VALUE_{number}"] = value
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+
+
+_MAX_USER_SETTINGS = 10_000
+"""More settings than anyone sets by hand: a count beyond it is not walked to its end."""
+
+
+def _carries_credential(key: str, value: str) -> bool:
+    """A setting whose name or value holds a credential by the value rules (an `insteadOf` URL
+    with a token, an `http.extraHeader` with an `Authorization:`), even when `include`d half-way."""
+    return secret_rules.secret_in_value(key) or secret_rules.secret_in_value(value)
