@@ -129,6 +129,9 @@ PROGRAM_KEYS: tuple[tuple[str, str], ...] = (
 """Keys whose value is a program git runs (or that let one run), with the value that runs none.
 A pattern's `*` is a subsection (a driver's, a remote's, a URL's name)."""
 
+SAME_SETTING: tuple[frozenset[str], ...] = (frozenset({"gpg.program", "gpg.openpgp.program"}),)
+"""Keys that set one thing (the last one read wins, whichever of them it is)."""
+
 REPOSITORY_SCOPES = frozenset({"local", "worktree"})
 """Scopes of config the repository controls (its files and what they include)."""
 
@@ -221,7 +224,9 @@ def program_overrides(listing: bytes) -> list[tuple[str, str]]:
         listing: `git config --list --show-scope -z` output.
     """
     entries = _entries(listing)
-    repository = {name for scope, name, _ in entries if scope in REPOSITORY_SCOPES and _neutral(name) is not None}
+    repository = {
+        name for scope, name, _ in entries if scope in REPOSITORY_SCOPES and _neutral(name) is not None
+    }
     overrides: list[tuple[str, str]] = []
     for name in sorted(repository):
         overrides.append((name, _neutral(name) or ""))
@@ -231,6 +236,14 @@ def program_overrides(listing: bytes) -> list[tuple[str, str]]:
             for scope, other, value in entries
             if scope not in REPOSITORY_SCOPES and other.lower() == folded
         ]
+    for group in SAME_SETTING:
+        users = [
+            (name, value)
+            for scope, name, value in entries
+            if scope not in REPOSITORY_SCOPES and name.lower() in group
+        ]
+        if users and any(name.lower() in group for name in repository):
+            overrides.append(users[-1])  # the user's own last word, as without the repository's
     return overrides
 
 

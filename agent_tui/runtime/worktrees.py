@@ -141,7 +141,9 @@ def _own_folder(root: Path) -> Path:
         except FileExistsError:
             pass
         except OSError as error:
-            raise WorktreeError(f"{folder}: cannot make the folder for worktrees ({error.strerror})") from None
+            raise WorktreeError(
+                f"{folder}: cannot make the folder for worktrees ({error.strerror})"
+            ) from None
         found = os.lstat(folder)
         if stat.S_ISLNK(found.st_mode):
             raise WorktreeError(
