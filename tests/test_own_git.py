@@ -34,7 +34,7 @@ from agent_tui.runtime.finishing import (
 from agent_tui.runtime.own_git import git_bytes, program_overrides
 from agent_tui.runtime.turn_records import snapshot_tree
 from agent_tui.runtime.workbench import AgentSpec, Workbench
-from agent_tui.runtime.worktrees import WorktreeError, create_worktree
+from agent_tui.runtime.worktrees import WorktreeError, create_worktree, uncommitted_changes
 
 pytestmark = pytest.mark.anyio
 
@@ -410,6 +410,31 @@ def test_what_git_could_start_from_the_repositorys_config_starts_nothing_through
     )
     assert filled.returncode != 0
     no_marks(marks, "credential fill")
+
+
+def test_a_submodules_own_config_runs_nothing_when_agent_tui_asks_for_status(
+    tmp_path: Path, user_home: Path
+) -> None:
+    """git's `status` runs `git status` inside each submodule, under the submodule's own config,
+    which names a filter here (and the superproject's `submodule.sm.ignore` asks to look)."""
+    project, marks = hostile_repository(tmp_path)
+    library = tmp_path / "library"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(library)], check=True)
+    (library / ".gitattributes").write_text("* filter=sub\n")
+    (library / "lib.txt").write_text("lib\n")
+    run(library, "add", "-A")
+    run(library, "commit", "-q", "-m", "lib")
+    run(project, "-c", "protocol.file.allow=always", "submodule", "--quiet", "add", str(library), "sm")
+    run(project, "commit", "-q", "-m", "a submodule")
+    run(project, "config", "submodule.sm.ignore", "none")
+    run(project / "sm", "config", "filter.sub.clean", plant(tmp_path, "clean-in-submodule"))
+    (project / "sm" / "lib.txt").write_text("changed in the submodule\n")
+    assert uncommitted_changes(project) == 0  # the submodule's own work is its own
+    git_bytes(project, "status", "--porcelain", "--untracked-files=all")
+    no_marks(marks, "status in a repository with a submodule")
+    run(project / "sm", "-c", "filter.sub.clean=", "commit", "-q", "-am", "new commit in the submodule")
+    assert uncommitted_changes(project) == 1  # a new commit of the submodule is still seen
+    no_marks(marks, "status after a commit in the submodule")
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,10 @@ Invariants:
   terminal, an empty `GIT_ASKPASS`), no transport at all (`GIT_ALLOW_PROTOCOL` allows none, so a
   partial clone's lazy fetch, `ext::` URLs and upload-pack programs cannot start), no submodule
   recursion, no automatic gc or maintenance, no bare repository git was not pointed at;
+- `status` never looks inside a submodule's working tree (`--ignore-submodules=dirty` is put
+  first; a `submodule.<name>.ignore` of the repository cannot undo it, the command line wins):
+  git would run `git status` in the submodule, under the submodule's own config, which the
+  listing here does not read; what a submodule's commit changed is still seen;
 - the variables that would point git at another repository (`GIT_DIR`, `GIT_WORK_TREE`,
   `GIT_INDEX_FILE`, …) are taken from the caller's `env` only, never inherited;
 - a config that cannot be read is a `GitError` (the command is not run); every failure is a
@@ -190,6 +194,8 @@ def git_bytes(
             git failed.
     """
     environment = own_git_environment(directory, env)
+    if args[:1] == ("status",):
+        args = ("status", "--ignore-submodules=dirty", *args[1:])
     done = _run(directory, args, environment, input)
     if check and done.returncode != 0:
         raise GitError(_said(done) or f"git {args[0]} failed ({done.returncode})")
