@@ -102,6 +102,9 @@ HOSTILE_CORE = {
     "uploadpack.packObjectsHook": "{mark}/pack-objects-hook",
     "filter.evil.process": "{mark}/process-evil",
     "submodule.recurse": "true",
+    "hook.linter.command": "{mark}/config-hook",  # git 2.54's hooks from config
+    "hook.linter.event": "pre-commit",
+    "gc.recentObjectsHook": "{mark}/recent-objects-hook",
 }
 """Set in `.git/config` (besides the evil driver and the hooks path)."""
 
@@ -508,6 +511,10 @@ def test_only_program_keys_set_by_the_repository_are_overridden_and_the_users_va
             b"gpg.ssh.program\nevil",
             b"local",
             b"merge.ours.driver\nevil",
+            b"global",
+            b"hook.mine.command\nmy-linter",
+            b"local",
+            b"hook.linter.command\nevil",
             b"",
         ]
     )
@@ -519,5 +526,8 @@ def test_only_program_keys_set_by_the_repository_are_overridden_and_the_users_va
         ("filter.lfs.clean", ""),
         ("filter.lfs.clean", "git-lfs clean -- %f"),
         ("gpg.ssh.program", "ssh-keygen"),
+        ("hook.linter.command", ""),
         ("merge.ours.driver", "git merge-file --marker-size=%L %A %O %B"),
+        ("hook.linter.enabled", "false"),
+        ("hook.mine.enabled", "false"),
     ]

@@ -6,7 +6,9 @@ shell commands do not: they keep the shell's rules (`engine.tools.tool_env`).
 
 Invariants:
 - no hook runs, of the repository or of the user: `core.hooksPath` is `/dev/null` (a path that can
-  never hold a hook), and the callers pass `--no-verify` where git has it;
+  never hold a hook), every event of `HOOK_EVENTS` is `hook.<event>.enabled=false` and every
+  hook the config defines (`hook.<name>.command`, git 2.54) is `hook.<name>.enabled=false`, and
+  the callers pass `--no-verify` where git has it;
 - no program named by configuration the repository controls ever runs: its `.git/config`, its
   worktree config (`config.worktree`), and every file those include (`include.path`,
   `includeIf.*.path`: git lists what they set under the includer's scope). Before each command,
@@ -113,6 +115,12 @@ PROGRAM_KEYS: tuple[tuple[str, str], ...] = (
     ("protocol.allow", "never"),
     ("protocol.*.allow", "never"),
     ("uploadpack.packobjectshook", ""),
+    ("gc.recentobjectshook", ""),
+    ("imap.tunnel", ""),
+    ("help.browser", ""),
+    ("instaweb.browser", ""),
+    ("hook.*.command", ""),
+    ("hook.*.event", ""),
     ("submodule.*.update", "checkout"),
     ("submodule.recurse", "false"),
     ("trailer.*.command", ""),
@@ -135,6 +143,41 @@ A pattern's `*` is a subsection (a driver's, a remote's, a URL's name)."""
 
 SAME_SETTING: tuple[frozenset[str], ...] = (frozenset({"gpg.program", "gpg.openpgp.program"}),)
 """Keys that set one thing (the last one read wins, whichever of them it is)."""
+
+HOOK_EVENTS = (
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "reference-transaction",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "sendemail-validate",
+    "fsmonitor-watchman",
+    "p4-changelist",
+    "p4-prepare-changelist",
+    "p4-post-changelist",
+    "p4-pre-submit",
+    "post-index-change",
+)
+"""Every hook event of githooks(5): each gets `hook.<event>.enabled=false`, which turns off the
+hooks git 2.54 and later take from config (`hook.<name>.command`) too."""
+
+NO_HOOK_EVENTS = tuple((f"hook.{event}.enabled", "false") for event in HOOK_EVENTS)
 
 REPOSITORY_SCOPES = frozenset({"local", "worktree"})
 """Scopes of config the repository controls (its files and what they include)."""
@@ -219,7 +262,7 @@ def own_git_environment(directory: Path, env: Mapping[str, str] | None = None) -
         said = _said(listing)
         if "not a git repository" not in said and "cannot change to" not in said:
             raise GitError(f"git could not read the config: {said or listing.returncode}")
-    _append_config(base, [*program_overrides(listing.stdout), *ALWAYS])  # ALWAYS wins, again
+    _append_config(base, [*program_overrides(listing.stdout), *ALWAYS, *NO_HOOK_EVENTS])  # these win
     return base
 
 
@@ -242,6 +285,10 @@ def program_overrides(listing: bytes) -> list[tuple[str, str]]:
             for scope, other, value in entries
             if scope not in REPOSITORY_SCOPES and other.lower() == folded
         ]
+    hooks = sorted(
+        {name.rsplit(".", 1)[0] for _, name, _ in entries if fnmatchcase(name.lower(), "hook.*.command")}
+    )
+    overrides += [(f"{hook}.enabled", "false") for hook in hooks]  # ours run no hook, the user's neither
     for group in SAME_SETTING:
         users = [
             (name, value)
@@ -273,7 +320,7 @@ def _base_environment(env: Mapping[str, str] | None) -> dict[str, str]:
     for name in _NOT_INHERITED | {"SSH_ASKPASS"}:
         environment.pop(name, None)
     environment.update(_FIXED)
-    _append_config(environment, ALWAYS)
+    _append_config(environment, [*ALWAYS, *NO_HOOK_EVENTS])
     if env:
         environment.update(env)
     return environment
