@@ -24,6 +24,7 @@ from support_workbench import agent_script, scripted_models
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import AgentScript, ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.runtime import worktrees
 from agent_tui.runtime.finishing import (
     CommitRequest,
     DiscardRequest,
@@ -484,6 +485,33 @@ def test_a_worktree_is_made_only_in_a_real_agent_tui_folder(
         create_worktree(project, "agent")
     assert list(outside.iterdir()) == [] and list((project / "inside").iterdir()) == []
     assert not (tmp_path / "nowhere").exists()
+    assert run(project, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert run(project, "branch", "--list", "agent-tui/*") == ""
+
+
+def test_a_worktrees_folder_swapped_for_a_symlink_while_the_worktree_is_made_is_undone(
+    tmp_path: Path, user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "app.py").write_text("print('app')\n")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    run(project, "add", "-A")
+    run(project, "commit", "-q", "-m", "first")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    checked = worktrees._own_folder
+
+    def checked_then_swapped(root: Path) -> Path:
+        folder = checked(root)
+        folder.rename(tmp_path / "moved-away")
+        folder.symlink_to(outside)  # what a command running meanwhile could do
+        return folder
+
+    monkeypatch.setattr(worktrees, "_own_folder", checked_then_swapped)
+    with pytest.raises(WorktreeError, match="became a symbolic link while the worktree was made"):
+        create_worktree(project, "agent")
+    assert list(outside.iterdir()) == []
     assert run(project, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert run(project, "branch", "--list", "agent-tui/*") == ""
 

@@ -102,7 +102,7 @@ def create_worktree(directory: Path, name: str) -> Worktree:
 
     Raises:
         WorktreeError: `directory` is not in a git repository, the repository has no commit yet,
-            or git refused.
+            `.agent-tui` or `.agent-tui/worktrees` is not a real folder, or git refused.
     """
     directory = directory.resolve()
     root = repo_root(directory)
@@ -115,6 +115,13 @@ def create_worktree(directory: Path, name: str) -> Worktree:
     base_branch = current_branch(root)
     base_commit = git(root, "rev-parse", "--verify", "HEAD^{commit}")
     git(root, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit)
+    if os.path.realpath(path) != str(path):  # a folder on the way was made a symlink meanwhile
+        git_bytes(root, "worktree", "remove", "--force", str(path), check=False)
+        git_bytes(root, "branch", "-D", "--quiet", branch, check=False)
+        raise WorktreeError(
+            f"{parent} became a symbolic link while the worktree was made: it was removed again; "
+            "agent-tui makes its worktrees only in a real folder inside the repository"
+        )
     return Worktree(
         repo=root,
         path=path,
