@@ -13,7 +13,7 @@ Invariants:
   worktree config (`config.worktree`), and every file those include (`include.path`,
   `includeIf.*.path`: git lists what they set under the includer's scope). Before each command,
   `git config --list --show-scope` is read in the same directory by a git that runs nothing, and
-  every key of `PROGRAM_KEYS` set at `local` or `worktree` scope is overridden for the command
+  every key of `PROGRAM_KEYS` set at any scope but `USER_SCOPES` is overridden for the command
   (`GIT_CONFIG_COUNT`, which beats every config file): first with its neutral value, then with
   every value the user's own config (`system`, `global`, `command`: the environment) gives it, in
   order. So the user's own driver of the same name (git-lfs in `~/.gitconfig`, the user's signing
@@ -29,7 +29,8 @@ Invariants:
   git would run `git status` in the submodule, under the submodule's own config, which the
   listing here does not read; what a submodule's commit changed is still seen;
 - the variables that would point git at another repository (`GIT_DIR`, `GIT_WORK_TREE`,
-  `GIT_INDEX_FILE`, …) are taken from the caller's `env` only, never inherited;
+  `GIT_INDEX_FILE`, …) or at a program (`GIT_SSH`, `GIT_EXTERNAL_DIFF`, `SSH_ASKPASS`, …) are
+  taken from the caller's `env` only, never inherited;
 - a config that cannot be read is a `GitError` (the command is not run); every failure is a
   `GitError` in git's own words, never a traceback.
 
@@ -179,8 +180,9 @@ hooks git 2.54 and later take from config (`hook.<name>.command`) too."""
 
 NO_HOOK_EVENTS = tuple((f"hook.{event}.enabled", "false") for event in HOOK_EVENTS)
 
-REPOSITORY_SCOPES = frozenset({"local", "worktree"})
-"""Scopes of config the repository controls (its files and what they include)."""
+USER_SCOPES = frozenset({"system", "global", "command"})
+"""Scopes of config the user controls; every other one (`local`, `worktree`, and any scope a
+later git may add) is taken as the repository's."""
 
 _NOT_INHERITED = frozenset(
     {
@@ -274,7 +276,7 @@ def program_overrides(listing: bytes) -> list[tuple[str, str]]:
     """
     entries = _entries(listing)
     repository = {
-        name for scope, name, _ in entries if scope in REPOSITORY_SCOPES and _neutral(name) is not None
+        name for scope, name, _ in entries if scope not in USER_SCOPES and _neutral(name) is not None
     }
     overrides: list[tuple[str, str]] = []
     for name in sorted(repository):
@@ -283,7 +285,7 @@ def program_overrides(listing: bytes) -> list[tuple[str, str]]:
         overrides += [
             (name, value)
             for scope, other, value in entries
-            if scope not in REPOSITORY_SCOPES and other.lower() == folded
+            if scope in USER_SCOPES and other.lower() == folded
         ]
     hooks = sorted(
         {name.rsplit(".", 1)[0] for _, name, _ in entries if fnmatchcase(name.lower(), "hook.*.command")}
@@ -291,9 +293,7 @@ def program_overrides(listing: bytes) -> list[tuple[str, str]]:
     overrides += [(f"{hook}.enabled", "false") for hook in hooks]  # ours run no hook, the user's neither
     for group in SAME_SETTING:
         users = [
-            (name, value)
-            for scope, name, value in entries
-            if scope not in REPOSITORY_SCOPES and name.lower() in group
+            (name, value) for scope, name, value in entries if scope in USER_SCOPES and name.lower() in group
         ]
         if users and any(name.lower() in group for name in repository):
             overrides.append(users[-1])  # the user's own last word, as without the repository's
