@@ -7,7 +7,9 @@ Invariants:
   since its first turn started (that turn's snapshot; `HEAD` when none was recorded). The
   current tree is read through a temporary index, so the user's index is never touched. Outside
   git, the files its file tools wrote, against what they held before the session's first write;
-- diffs never run a program of the repository's: no external diff, no textconv, no hooks;
+- no git command here runs a program of the repository's (`own_git`: no hook, filter, merge
+  driver or signing program its config names); diffs also pass `--no-ext-diff --no-textconv`,
+  and commit and merge `--no-verify`;
 - `commit_worktree` commits everything in the agent's own worktree, and only there;
 - `merge_worktree` merges the agent's branch into the branch it came from, or refuses and says
   why before anything changes: the agent's worktree has uncommitted changes; the checkout of that
@@ -43,8 +45,6 @@ MAX_FILES = 500
 MAX_DIFF_CHARS = 400_000
 """Characters of one file's diff a review keeps (a generated file would fill the screen)."""
 SYMLINK_MODE = "120000"
-NO_HOOKS = ("-c", f"core.hooksPath={os.devnull}")
-"""No hook of the repository runs for what agent-tui commits or merges."""
 
 FileStatus = Literal["added", "modified", "deleted", "type changed"]
 _STATUS: dict[str, FileStatus] = {"A": "added", "M": "modified", "D": "deleted", "T": "type changed"}
@@ -324,7 +324,7 @@ def commit_worktree(path: Path, message: str) -> CommitResult:
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
             handle.write(message.rstrip() + "\n")
         try:
-            git(path, *NO_HOOKS, "commit", "--quiet", "--no-verify", "-F", handle.name)
+            git(path, "commit", "--quiet", "--no-verify", "-F", handle.name)
         finally:
             os.unlink(handle.name)
         commit = git(path, "rev-parse", "HEAD")
@@ -417,7 +417,6 @@ def _merge_in(checkout: Path, ours: str, theirs: str, branch: str, base_branch: 
         raise ReviewRefused(f"{base_branch} moved while merging; try again")
     done = git_bytes(
         checkout,
-        *NO_HOOKS,
         "merge",
         "--quiet",
         "--no-verify",
@@ -429,7 +428,7 @@ def _merge_in(checkout: Path, ours: str, theirs: str, branch: str, base_branch: 
     )
     if done.returncode != 0:
         if git_bytes(checkout, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False).returncode == 0:
-            git_bytes(checkout, *NO_HOOKS, "merge", "--abort", check=False)
+            git_bytes(checkout, "merge", "--abort", check=False)
         said = " ".join((done.stderr or done.stdout).decode("utf-8", "replace").split())
         raise ReviewRefused(f"git did not merge {branch}: {said}; nothing was merged")
 
@@ -447,7 +446,7 @@ def _move_branch(
         finally:
             os.unlink(handle.name)
     try:
-        git(repo, *NO_HOOKS, "update-ref", "-m", "agent-tui: merge", f"refs/heads/{base_branch}", new, ours)
+        git(repo, "update-ref", "-m", "agent-tui: merge", f"refs/heads/{base_branch}", new, ours)
     except WorktreeError as error:
         raise ReviewRefused(f"{base_branch} was not moved: {error}") from None
 
@@ -463,6 +462,6 @@ def discard_worktree(path: Path, branch: str | None) -> None:
         if path.exists():
             remove_worktree(path)
         if branch and repo is not None:
-            git(repo, *NO_HOOKS, "branch", "-D", "--quiet", branch)
+            git(repo, "branch", "-D", "--quiet", branch)
     except WorktreeError as error:
         raise ReviewRefused(str(error)) from None

@@ -85,7 +85,9 @@ def snapshot_tree(root: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="agent-tui-snapshot-") as scratch:
         temporary = Path(scratch) / "index"
         if index.is_file():
-            shutil.copyfile(index, temporary)  # its stat cache: `add` need not read every file
+            # its stat cache (`add` need not read every file), with its time: git takes a file
+            # changed in the index's own second as "racily clean" and reads it only then
+            shutil.copy2(index, temporary)
         env = {"GIT_INDEX_FILE": str(temporary)}
         git(root, "add", "-A", "--", ".", env=env)
         return git(root, "write-tree", env=env)

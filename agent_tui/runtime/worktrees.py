@@ -14,29 +14,47 @@ Invariants:
 - a worktree knows where it came from: the branch the repository had checked out when it was
   made (`base_branch`, None on a detached `HEAD`) and that commit (`base_commit`), which the
   review diffs against and merges back into;
-- `git` runs every command with the shell's hardened environment (no keys, no pager, no
-  fsmonitor), never reads a terminal, and its failures are `WorktreeError`s in git's words.
+- `.agent-tui` and `.agent-tui/worktrees` are real folders inside the repository (made when
+  missing): when the repository has either as a symlink (wherever it points, dangling too) or
+  as a file, nothing is made and the `WorktreeError` says so;
+- every git command is agent-tui's own hardened git (`own_git`: no hook, no program the
+  repository's config names, no terminal); its failures are `WorktreeError`s (`GitError`) in
+  git's words.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
-import subprocess
-from collections.abc import Mapping
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_tui.engine.tools.shell_setup import ShellSetup
-from agent_tui.engine.tools.tool_env import shell_environment
+from agent_tui.runtime.own_git import GitError, git, git_bytes
+
+__all__ = [
+    "BRANCH_PREFIX",
+    "WORKTREES_DIR",
+    "Worktree",
+    "WorktreeError",
+    "create_worktree",
+    "current_branch",
+    "git",
+    "git_bytes",
+    "main_repo_of",
+    "remove_worktree",
+    "repo_root",
+    "slug_for",
+    "uncommitted_changes",
+]
 
 WORKTREES_DIR = Path(".agent-tui") / "worktrees"
 BRANCH_PREFIX = "agent-tui/"
-GIT_TIMEOUT = 60.0
 
 
-class WorktreeError(Exception):
-    """git could not do it; the message says what git said."""
+WorktreeError = GitError
+"""git could not do it (or the worktree may not be made there); the message says why."""
 
 
 @dataclass(frozen=True)
@@ -49,46 +67,6 @@ class Worktree:
     cwd: Path
     base_branch: str | None = None
     base_commit: str | None = None
-
-
-def git_bytes(
-    directory: Path,
-    *args: str,
-    env: Mapping[str, str] | None = None,
-    check: bool = True,
-    input: bytes | None = None,
-) -> subprocess.CompletedProcess[bytes]:
-    """Run `git -C directory ARGS` (hardened environment, plus `env`, `input` on its stdin); raw
-    bytes out.
-
-    Raises:
-        WorktreeError: git is missing, took too long, or (with `check`) failed.
-    """
-    environment = shell_environment(ShellSetup())  # the shell's hardened git, and no keys
-    if env:
-        environment.update(env)
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(directory), *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            input=input,
-            stdin=subprocess.DEVNULL if input is None else None,
-            env=environment,
-        )
-    except FileNotFoundError:
-        raise WorktreeError("git is not installed (or not on PATH)") from None
-    except subprocess.TimeoutExpired:
-        raise WorktreeError(f"git {args[0]} took longer than {GIT_TIMEOUT:.0f} s") from None
-    if check and done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace") or done.stdout.decode("utf-8", "replace")
-        raise WorktreeError(" ".join(said.split()) or f"git {args[0]} failed ({done.returncode})")
-    return done
-
-
-def git(directory: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
-    """`git -C directory ARGS`'s output as text, stripped (see `git_bytes`)."""
-    return git_bytes(directory, *args, env=env).stdout.decode("utf-8", "replace").strip()
 
 
 def current_branch(directory: Path) -> str | None:
@@ -124,23 +102,26 @@ def create_worktree(directory: Path, name: str) -> Worktree:
 
     Raises:
         WorktreeError: `directory` is not in a git repository, the repository has no commit yet,
-            or git refused.
+            `.agent-tui` or `.agent-tui/worktrees` is not a real folder, or git refused.
     """
     directory = directory.resolve()
     root = repo_root(directory)
     if root is None:
         raise WorktreeError(f"{directory}: not inside a git repository")
     slug = slug_for(name)
-    parent = root / WORKTREES_DIR
-    parent.mkdir(parents=True, exist_ok=True)
-    ignore = parent / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("*\n", encoding="utf-8")
+    parent = _own_folder(root)
     path = parent / slug
     branch = BRANCH_PREFIX + slug
     base_branch = current_branch(root)
     base_commit = git(root, "rev-parse", "--verify", "HEAD^{commit}")
     git(root, "worktree", "add", "--quiet", "-b", branch, str(path), base_commit)
+    if os.path.realpath(path) != str(path):  # a folder on the way was made a symlink meanwhile
+        git_bytes(root, "worktree", "remove", "--force", str(path), check=False)
+        git_bytes(root, "branch", "-D", "--quiet", branch, check=False)
+        raise WorktreeError(
+            f"{parent} became a symbolic link while the worktree was made: it was removed again; "
+            "agent-tui makes its worktrees only in a real folder inside the repository"
+        )
     return Worktree(
         repo=root,
         path=path,
@@ -149,6 +130,50 @@ def create_worktree(directory: Path, name: str) -> Worktree:
         base_branch=base_branch,
         base_commit=base_commit,
     )
+
+
+def _own_folder(root: Path) -> Path:
+    """`<root>/.agent-tui/worktrees`, made of real folders (created when missing), with its
+    `.gitignore`; refused when the repository ships either folder as anything else.
+
+    Raises:
+        WorktreeError: `.agent-tui` or `.agent-tui/worktrees` is a symlink or not a folder, or
+            the `.gitignore` there is not a plain file.
+    """
+    folder = root
+    for part in WORKTREES_DIR.parts:
+        folder = folder / part
+        try:
+            os.mkdir(folder, 0o755)
+        except FileExistsError:
+            pass
+        except OSError as error:
+            raise WorktreeError(
+                f"{folder}: cannot make the folder for worktrees ({error.strerror})"
+            ) from None
+        found = os.lstat(folder)
+        if stat.S_ISLNK(found.st_mode):
+            raise WorktreeError(
+                f"{folder} is a symbolic link: agent-tui makes its worktrees only in a real folder "
+                "inside the repository; remove the link and try again"
+            )
+        if not stat.S_ISDIR(found.st_mode):
+            raise WorktreeError(
+                f"{folder} is not a folder: agent-tui makes its worktrees only in a real folder "
+                "inside the repository; move it away and try again"
+            )
+    ignore = folder / ".gitignore"
+    try:
+        handle = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        if not stat.S_ISREG(os.lstat(ignore).st_mode):
+            raise WorktreeError(f"{ignore} is not a plain file: remove it and try again") from None
+    except OSError as error:
+        raise WorktreeError(f"{ignore}: cannot be written ({error.strerror})") from None
+    else:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write("*\n")
+    return folder
 
 
 def uncommitted_changes(path: Path) -> int:
