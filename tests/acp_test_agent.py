@@ -8,6 +8,7 @@ depends on its text:
   reads and writes files and runs a terminal through the client, then ends the turn;
 - `crash`: writes a line to stderr and exits with status 3;
 - `garbage`: writes a line that is not JSON-RPC to stdout, then waits;
+- `deep N`: writes a JSON-RPC notification whose params nest N arrays deep, then waits;
 - `ignore cancel`: streams one chunk, then never answers (not even a cancel);
 - `terminal: CMD`: runs `sh -c CMD` in a client terminal and says its exit code and output;
 - `spawn child`: starts `sleep 600` in its process group and says its pid, then ends the turn;
@@ -137,6 +138,13 @@ class TestAgent(Agent):
             sys.stderr.write("fatal: out of cheese\n")
             sys.stderr.flush()
             os._exit(3)
+        if text.startswith("deep "):
+            depth = int(text.split()[1])
+            nested = "[" * depth + "]" * depth
+            line = '{"jsonrpc":"2.0","method":"session/update","params":{"x":' + nested + "}}\n"
+            sys.stdout.buffer.write(line.encode())
+            sys.stdout.buffer.flush()
+            await self.forever.wait()
         if text == "garbage":
             sys.stdout.buffer.write(b"this is not json\n")
             sys.stdout.buffer.flush()

@@ -184,6 +184,8 @@ async def test_a_question_about_a_call_that_already_ended_is_kept_not_requested_
     [
         ("crash", (), "test-agent exited with status 3; stderr: fatal: out of cheese"),
         ("garbage", (), "test-agent wrote something that is not JSON-RPC to stdout: 'this is not json'"),
+        ("deep 100000", (), "test-agent wrote a message nested deeper than 64 levels to stdout"),
+        ("deep 900", (), "test-agent wrote a message nested deeper than 64 levels to stdout"),
         ("hello", ("--hang-initialize",), "test-agent did not answer initialize and session/new within 1 s"),
         (
             "hello",

@@ -102,6 +102,18 @@ class TestStreams:
         assert failure is None
         assert out[0] == ToolCall("list_dir", {NOT_JSON: '{"path": '}, "call_x")
 
+    @pytest.mark.parametrize("depth", [100, 100_000])
+    def test_arguments_nested_too_deep_reach_the_engine_as_not_json(
+        self, server: FakeModelServer, depth: int
+    ) -> None:
+        """100,000 levels are past the parser's recursion; 100 are past `MAX_DEPTH` (kept well
+        under the 255 levels orjson writes into a log): both are the model's mistake, said to it."""
+        deep = '{"path": ' + "[" * depth + "]" * depth + "}"
+        server.script(Stream(openai_stream([], [("call_x", "list_dir", [deep])])))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
+        assert failure is None
+        assert out[0] == ToolCall("list_dir", {NOT_JSON: deep[:2_000]}, "call_x")
+
     def test_a_stream_that_ends_before_the_finish_reason_is_retried_when_nothing_was_yielded(
         self, server: FakeModelServer
     ) -> None:

@@ -2,7 +2,8 @@
 
 Arguments that are not a JSON object are not a provider failure but a mistake of the model: they
 reach the engine as `{"arguments_not_json": text}`, which every tool's schema refuses, so the
-model reads why its call failed and can try again while the turn goes on.
+model reads why its call failed and can try again while the turn goes on. So do arguments
+nested deeper than `MAX_DEPTH` (no parser or log line could hold them).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+
+from agent_tui.events.json_depth import nested_deeper
 
 NOT_JSON = "arguments_not_json"
 _KEPT = 2_000
@@ -21,8 +24,8 @@ def parse_arguments(text: str) -> Mapping[str, Any]:
         return {}
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         value = None
-    if isinstance(value, dict):
+    if isinstance(value, dict) and not nested_deeper(value):
         return value
     return {NOT_JSON: text[:_KEPT]}
