@@ -9,6 +9,7 @@ depends on its text:
 - `crash`: writes a line to stderr and exits with status 3;
 - `garbage`: writes a line that is not JSON-RPC to stdout, then waits;
 - `deep N`: writes a JSON-RPC notification whose params nest N arrays deep, then waits;
+- `huge input`: a tool call whose raw input holds an integer past 64 bits;
 - `ignore cancel`: streams one chunk, then never answers (not even a cancel);
 - `terminal: CMD`: runs `sh -c CMD` in a client terminal and says its exit code and output;
 - `spawn child`: starts `sleep 600` in its process group and says its pid, then ends the turn;
@@ -170,6 +171,14 @@ class TestAgent(Agent):
                 session_id=session_id, tool_call=update_tool_call("t1", title="List files"), options=options
             )
             await say(session_id=session_id, update=update_agent_message_text("done"))
+            return PromptResponse(stop_reason="end_turn")
+        if text == "huge input":
+            raw = {"count": 10**23}
+            await say(
+                session_id=session_id, update=start_tool_call("t1", "Count", kind="read", raw_input=raw)
+            )
+            await say(session_id=session_id, update=update_tool_call("t1", status="completed"))
+            await say(session_id=session_id, update=update_agent_message_text("counted"))
             return PromptResponse(stop_reason="end_turn")
         if text == "every update":
             await self._every_update(session_id)

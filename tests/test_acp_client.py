@@ -327,3 +327,15 @@ async def test_the_agent_is_given_the_users_mcp_servers_in_session_new(
     # itself said, which here is them).
     kept = [event for event in log if event.type != "model.delta"]
     assert "search-token-value" not in str([event.payload for event in kept])
+
+
+async def test_what_an_agent_sends_is_what_a_log_can_hold(tmp_path: Path) -> None:
+    """A tool call's input with an integer past 64 bits: the turn ends as the agent ended it and
+    the log holds the call (the integer as a float), instead of a store failure ending the turn."""
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None)) as harness:
+        session = await harness.agents.start(script_agent_config(), tmp_path, prompt="huge input")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert chain_violations(log) == []
+    [call] = payloads(log, "model.tool_call_requested")
+    assert call["args"]["rawInput"] == {"count": 1e23}
