@@ -10,9 +10,10 @@ Invariants:
   `result` or an `error` object); a line that is not JSON is answered with a parse error
   (-32700), one that is JSON but not such a message with an invalid request (-32600), both with
   the request's `id` when it has a usable one, else `null`, as JSON-RPC says; a line longer than
-  the limit is a parse error too, and so is one nested deeper than the parser can go; one
-  nested deeper than `MAX_DEPTH` arrays and objects is an invalid request; the reading goes on
-  at the next line;
+  the limit is a parse error too, and so is one nested deeper than the parser goes (1024) or
+  holding what a log cannot (a lone surrogate escape, `NaN`, a number past a float's range: the
+  line is read with orjson, as the logs are written); one nested deeper than `MAX_DEPTH` arrays
+  and objects is an invalid request; the reading goes on at the next line;
 - `send` never raises: once stdout is gone (the client closed it: EPIPE, noticed at once for a
   pipe; a full disk; a closed descriptor) nothing more is written, `gone` says why
   (`client_left` when the client closed it), the turns are stopped (`on_ending`) and `receive`
@@ -34,6 +35,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
+from agent_tui.events import json_problem
 from agent_tui.events.json_depth import MAX_DEPTH, nested_deeper
 from agent_tui.runtime.os_errors import os_reason
 
@@ -143,12 +147,9 @@ class StdioWire:
             await self._refuse(None, PARSE_ERROR, "Parse error", f"a line longer than {self.limit} bytes")
             return None
         try:
-            message = json.loads(line)
-        except ValueError as error:
-            await self._refuse(None, PARSE_ERROR, "Parse error", f"not JSON ({error})")
-            return None
-        except RecursionError:
-            await self._refuse(None, PARSE_ERROR, "Parse error", "JSON nested too deep to read")
+            message = orjson.loads(line)  # as our logs write JSON: what it reads, a log can hold
+        except orjson.JSONDecodeError as error:
+            await self._refuse(None, PARSE_ERROR, "Parse error", json_problem(error))
             return None
         if nested_deeper(message, MAX_DEPTH):
             request_id = message.get("id") if isinstance(message, dict) else None
