@@ -56,9 +56,15 @@ ATTACKS = [
     '[evil2]: <javascript:alert(1)> "title"\n\n[use][evil2]',
     "[safe](https://example.com) and `# not a heading` in code",
 ]
+# Nested past what the export's parser follows: such a text is shown whole in a fenced block.
+DEEP = [
+    "> " * 25 + "# Turn 9 · past the default nesting of the parser",
+    "- " * 60 + "<script>alert(1)</script>",
+    "> " * 5000 + "# Turn 9 · far past any nesting",
+]
 DANGEROUS = ("javascript:", "vbscript:", "data:")
 
-_parser = MarkdownIt("commonmark")
+_parser = MarkdownIt("commonmark", {"maxNesting": 400})  # deeper than the export's, as cmark is
 _parser.validateLink = lambda url: True  # type: ignore[method-assign]  # judge every address, as a lenient renderer would
 
 
@@ -186,7 +192,7 @@ class TestTheExportsStructureIsItsOwn:
         text = "Some **bold**, a [link](https://example.com), `code` and\n\n```sh\n# a comment\n```"
         assert neutral_markdown(text) == text
 
-    @pytest.mark.parametrize("attack", ATTACKS)
+    @pytest.mark.parametrize("attack", ATTACKS + DEEP)
     def test_each_attack_alone(self, attack: str) -> None:
         tokens = parse(neutral_markdown(attack) + "\n\nafter")
         assert headings(tokens) == []

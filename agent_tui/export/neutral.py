@@ -15,7 +15,8 @@ until it holds):
   its words and loses its address;
 - the text ends where it ends: a code fence left open is closed, so the line after the text is
   read as the export wrote it;
-- what still fails these checks after a few rounds of mending is shown whole as a fenced block;
+- what still fails these checks after a few rounds of mending, or nests deeper than the parser
+  follows (90 levels of lists, quotes and emphasis), is shown whole as a fenced block;
 - every character goes through `visible` first (control characters become visible marks).
 """
 
@@ -49,7 +50,10 @@ _PREFIX = re.compile(r"^[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t>]*)*$")
 _MARKER = re.compile(r"([-+*]|\d{1,9}[.)])([ \t]*)$")
 _CLOSED = re.compile(r"^[ >]*(`{3,}|~{3,})[ \t]*$")
 
-_parser = MarkdownIt("commonmark")
+_NESTING = 100
+"""How deep the parser follows lists, quotes and emphasis; text nested deeper (which the parser
+would stop reading, though another renderer would not) is shown whole in a fenced block."""
+_parser = MarkdownIt("commonmark", {"maxNesting": _NESTING})
 _parser.validateLink = lambda url: True  # type: ignore[method-assign]  # every address becomes a link here, to be judged below
 
 
@@ -92,6 +96,8 @@ def _mend(lines: list[str], labelled: bool) -> list[str] | None:
     env: dict[str, object] = {}
     tokens = _parser.parse("\n".join([*lines, "", _END]), env)
     count = len(lines)
+    if _deepest(tokens) >= _NESTING - 10:
+        return fenced("\n".join(lines))
     edits: dict[int, str] = {}
 
     def edit(index: int, line: str) -> None:
@@ -140,6 +146,16 @@ def _mend(lines: list[str], labelled: bool) -> list[str] | None:
                 return None
         return fenced("\n".join(lines))
     return [edits.get(index, line) for index, line in enumerate(lines)]
+
+
+def _deepest(tokens: list[Token]) -> int:
+    """The deepest nesting level of the parse, its inline tokens' included."""
+    deepest = 0
+    for token in tokens:
+        deepest = max(deepest, token.level)
+        for child in token.children or ():
+            deepest = max(deepest, token.level + child.level)
+    return deepest
 
 
 def _escape_first(lines: list[str], index: int, mark: str) -> str:
