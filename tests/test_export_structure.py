@@ -55,6 +55,8 @@ ATTACKS = [
     "[reference][evil]\n\n[evil]: javascript:alert(1)",
     '[evil2]: <javascript:alert(1)> "title"\n\n[use][evil2]',
     "[safe](https://example.com) and `# not a heading` in code",
+    "```{=html}\n<script>alert(1)</script>\n```",
+    "Pandoc's raw span `<script>alert(1)</script>`{=html} too",
 ]
 # Nested past what the export's parser follows: such a text is shown whole in a fenced block.
 DEEP = [
@@ -93,6 +95,8 @@ def addresses(tokens: list[Token]) -> list[str]:
 def assert_nothing_runs(tokens: list[Token]) -> None:
     kinds = {token.type for token in tokens} | {child.type for child in inline_children(tokens)}
     assert "html_block" not in kinds and "html_inline" not in kinds
+    assert not any(token.type == "fence" and token.info.startswith("{") for token in tokens)
+    assert not any(token.type == "inline" and "`{=" in token.content for token in tokens)  # Pandoc's
     for address in addresses(tokens):
         assert not address.lower().replace("%09", "").startswith(DANGEROUS), address
 

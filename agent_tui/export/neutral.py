@@ -9,7 +9,8 @@ until it holds):
   `You (steering):`, `↳`, a call line `⚙`, a compaction `◆`, a retry, or a decision such as
   `allowed by you (always)` in a list item): it is shown as written, every mark escaped, and a
   list item's marker with it; a caller whose text opens with its own label says so (`labelled`);
-- no raw HTML (tags, comments, declarations: they are removed, what is left is text) and no link,
+- no raw HTML (tags, comments, declarations: they are removed, what is left is text; nor Pandoc's
+  raw `{=html}` blocks and spans, whose mark is dropped or escaped) and no link,
   image, autolink or reference definition whose address has the `javascript:`, `vbscript:` or
   `data:` scheme, however written (entities, percent escapes, blanks inside): such a link keeps
   its words and loses its address;
@@ -129,6 +130,8 @@ def _mend(lines: list[str], labelled: bool) -> list[str] | None:
                 edit(index, _TAGS.sub("", lines[index]).replace("<", "\\<"))
         elif token.type == "fence" and end > count:
             return [*lines, token.markup]
+        elif token.type == "fence" and token.info.lstrip().startswith(("{", "=")):
+            edit(start, lines[start].replace(token.info, "", 1))  # Pandoc's raw `{=html}` block
         elif token.type == "inline":
             first = labelled and position == 1 and start == 0
             in_item = any(parent.type == "list_item_open" for parent in parents)
@@ -183,6 +186,8 @@ def _forged(inline: Token, *, skip_first_line: bool, in_item: bool) -> bool:
 
 
 def _unsafe(inline: Token) -> bool:
+    if "`{=" in inline.content:
+        return True  # Pandoc's raw inline `<b>`{=html}
     for child in inline.children or []:
         if child.type == "html_inline":
             return True
