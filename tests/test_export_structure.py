@@ -197,11 +197,20 @@ class TestTheExportsStructureIsItsOwn:
         assert neutral_markdown(text) == text
 
     @pytest.mark.parametrize("attack", ATTACKS + DEEP)
-    def test_each_attack_alone(self, attack: str) -> None:
-        tokens = parse(neutral_markdown(attack) + "\n\nafter")
+    @pytest.mark.parametrize("label", [None, "**You:**"])
+    def test_each_attack_alone(self, attack: str, label: str | None) -> None:
+        said = neutral_markdown(attack, label=label)
+        tokens = parse(said + "\n\nafter")
         assert headings(tokens) == []
         assert_nothing_runs(tokens)
         assert tokens[-2].content == "after" and tokens[-3].level == 0
+        if label is not None:  # the prompt's label stays in front, bold, even of a fenced text
+            opening = [child for child in tokens[1].children or [] if child.content or child.nesting]
+            assert [(child.type, child.content) for child in opening[:3]] == [
+                ("strong_open", ""),
+                ("text", "You:"),
+                ("strong_close", ""),
+            ]
 
 
 class _Tags(HTMLParser):

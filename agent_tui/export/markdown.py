@@ -53,7 +53,7 @@ def _code(text: str) -> str:
 
 def _quote(label: str, text: str) -> list[str]:
     """`label` and `text` in a quote: the label (ours) opens it, the text can add no structure."""
-    said = neutral_markdown(f"{label} {text}", labelled=True)
+    said = neutral_markdown(text, label=label)
     return [f"> {line}" if line else ">" for line in said.split("\n")]
 
 

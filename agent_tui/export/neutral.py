@@ -8,7 +8,7 @@ until it holds):
 - no paragraph that reads as one of the export's own lines (a prompt or delivery label `You:`,
   `You (steering):`, `↳`, a call line `⚙`, a compaction `◆`, a retry, or a decision such as
   `allowed by you (always)` in a list item): it is shown as written, every mark escaped, and a
-  list item's marker with it; a caller whose text opens with its own label says so (`labelled`);
+  list item's marker with it; a caller whose text opens with its own label names it (`label`);
 - no raw HTML (tags, comments, declarations: they are removed, what is left is text; nor Pandoc's
   raw `{=html}` blocks and spans, whose mark is dropped or escaped) and no link,
   image, autolink or reference definition whose address has the `javascript:`, `vbscript:` or
@@ -76,20 +76,29 @@ def fenced(text: str, language: str = "text") -> list[str]:
     return [f"{fence}{language}", *visible(text).rstrip("\n").split("\n"), fence]
 
 
-def neutral_markdown(text: str, *, labelled: bool = False) -> str:
+def neutral_markdown(text: str, *, label: str | None = None) -> str:
     """`text`'s own Markdown with nothing that could pass for the export's structure (see above).
 
     Args:
         text: Markdown from a log (a model's answer, a prompt, a sub-agent's answer).
-        labelled: the text opens with the export's own label (`**You:** …`): its first line may.
+        label: the export's own words that open the text's first line (`**You:**`); they alone
+            may read as a label, and they stay in front when the text is fenced.
     """
-    lines = visible(text).split("\n")
-    for _ in range(_ROUNDS):
-        mended = _mend(lines, labelled)
-        if mended is None:
-            return "\n".join(lines)
-        lines = mended
-    return "\n".join(fenced(text))
+    lines = visible(text if label is None else f"{label} {text}").split("\n")
+    try:
+        for _ in range(_ROUNDS):
+            mended = _mend(lines, label is not None)
+            if mended is None:
+                return "\n".join(lines)
+            lines = mended
+    except _Unmendable:
+        pass
+    head = [label, ""] if label is not None else []
+    return "\n".join([*head, *fenced(text)])
+
+
+class _Unmendable(Exception):
+    """The text holds what no edit of a line can mend: it is shown whole, fenced."""
 
 
 def _mend(lines: list[str], labelled: bool) -> list[str] | None:
@@ -98,7 +107,7 @@ def _mend(lines: list[str], labelled: bool) -> list[str] | None:
     tokens = _parser.parse("\n".join([*lines, "", _END]), env)
     count = len(lines)
     if _deepest(tokens) >= _NESTING - 10:
-        return fenced("\n".join(lines))
+        raise _Unmendable
     edits: dict[int, str] = {}
 
     def edit(index: int, line: str) -> None:
@@ -147,7 +156,7 @@ def _mend(lines: list[str], labelled: bool) -> list[str] | None:
         if len(closing) == 3 and closing[1].type == "inline" and closing[1].content == _END:
             if closing[0].level == 0:
                 return None
-        return fenced("\n".join(lines))
+        raise _Unmendable
     return [edits.get(index, line) for index, line in enumerate(lines)]
 
 
