@@ -57,7 +57,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from agent_tui.costs.budgets import BudgetLimit, budget_share, budget_state, format_usd
+from agent_tui.costs.budgets import BudgetLimit, budget_share, budget_state, format_usd, tokens_problem
 from agent_tui.demo import demo_scenario_path
 from agent_tui.engine.permissions import (
     PermissionAnswer,
@@ -208,6 +208,7 @@ __all__ = [
     "preview_change",
     "repo_root",
     "resolve_target",
+    "tokens_problem",
     "uncommitted_changes",
     "write_export",
 ]

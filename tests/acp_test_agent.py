@@ -8,6 +8,8 @@ depends on its text:
   reads and writes files and runs a terminal through the client, then ends the turn;
 - `crash`: writes a line to stderr and exits with status 3;
 - `garbage`: writes a line that is not JSON-RPC to stdout, then waits;
+- `deep N`: writes a JSON-RPC notification whose params nest N arrays deep, then waits;
+- `huge input`: a tool call whose raw input holds an integer past 64 bits;
 - `ignore cancel`: streams one chunk, then never answers (not even a cancel);
 - `terminal: CMD`: runs `sh -c CMD` in a client terminal and says its exit code and output;
   `program: PROGRAM ARG…` runs the program itself with those arguments (split at spaces);
@@ -138,6 +140,13 @@ class TestAgent(Agent):
             sys.stderr.write("fatal: out of cheese\n")
             sys.stderr.flush()
             os._exit(3)
+        if text.startswith("deep "):
+            depth = int(text.split()[1])
+            nested = "[" * depth + "]" * depth
+            line = '{"jsonrpc":"2.0","method":"session/update","params":{"x":' + nested + "}}\n"
+            sys.stdout.buffer.write(line.encode())
+            sys.stdout.buffer.flush()
+            await self.forever.wait()
         if text == "garbage":
             sys.stdout.buffer.write(b"this is not json\n")
             sys.stdout.buffer.flush()
@@ -167,6 +176,14 @@ class TestAgent(Agent):
                 session_id=session_id, tool_call=update_tool_call("t1", title="List files"), options=options
             )
             await say(session_id=session_id, update=update_agent_message_text("done"))
+            return PromptResponse(stop_reason="end_turn")
+        if text == "huge input":
+            raw = {"count": 10**23}
+            await say(
+                session_id=session_id, update=start_tool_call("t1", "Count", kind="read", raw_input=raw)
+            )
+            await say(session_id=session_id, update=update_tool_call("t1", status="completed"))
+            await say(session_id=session_id, update=update_agent_message_text("counted"))
             return PromptResponse(stop_reason="end_turn")
         if text == "every update":
             await self._every_update(session_id)

@@ -206,6 +206,8 @@ async def test_a_question_about_a_call_that_already_ended_is_kept_not_requested_
     [
         ("crash", (), "test-agent exited with status 3; stderr: fatal: out of cheese"),
         ("garbage", (), "test-agent wrote something that is not JSON-RPC to stdout: 'this is not json'"),
+        ("deep 100000", (), "test-agent wrote a message nested deeper than 64 levels to stdout"),
+        ("deep 900", (), "test-agent wrote a message nested deeper than 64 levels to stdout"),
         ("hello", ("--hang-initialize",), "test-agent did not answer initialize and session/new within 1 s"),
         (
             "hello",
@@ -349,3 +351,15 @@ async def test_the_agent_is_given_the_users_mcp_servers_in_session_new(
     # itself said, which here is them).
     kept = [event for event in log if event.type != "model.delta"]
     assert "search-token-value" not in str([event.payload for event in kept])
+
+
+async def test_what_an_agent_sends_is_what_a_log_can_hold(tmp_path: Path) -> None:
+    """A tool call's input with an integer past 64 bits: the turn ends as the agent ended it and
+    the log holds the call (the integer as a float), instead of a store failure ending the turn."""
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None)) as harness:
+        session = await harness.agents.start(script_agent_config(), tmp_path, prompt="huge input")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert chain_violations(log) == []
+    [call] = payloads(log, "model.tool_call_requested")
+    assert call["args"]["rawInput"] == {"count": 1e23}

@@ -234,3 +234,26 @@ def test_a_stdout_that_fails_otherwise_is_one_line_and_status_1(tmp_path: Path) 
         )
     assert done.returncode == 1
     assert done.stderr == b"agent-tui acp: stdout: No space left on device; the server stopped\n"
+
+
+def test_a_message_nested_too_deep_is_an_error_and_the_server_goes_on(tmp_path: Path) -> None:
+    """100,000 nested arrays (past what any JSON parser here recurses to), a request nested 900
+    levels (which the parser reads, but the code after it would not), a lone surrogate escape
+    (which no log line can hold: a prompt with one was "could not store"), then a real request."""
+    deepest = b"[" * 100_000 + b"]" * 100_000
+    deep = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "initialize",
+        "params": {"x": json.loads("[" * 900 + "]" * 900)},
+    }
+    deep_in_id = b'{"jsonrpc":"2.0","id":' + b"[" * 500 + b"]" * 500 + b',"method":"initialize"}'
+    surrogate = b'{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"text":"\\ud800"}}'
+    messages = [deepest, json.dumps(deep).encode(), deep_in_id, surrogate, INITIALIZE]
+    done = subprocess.run(acp_command(tmp_path), input=lines(*messages), capture_output=True, env=clean_env())
+    assert done.returncode == 0 and b"Traceback" not in done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    codes = [(answer.get("id"), answer["error"]["code"]) for answer in answers if "error" in answer]
+    assert codes == [(None, -32700), (2, -32600), (None, -32600), (None, -32700)]
+    (initialized,) = [answer for answer in answers if answer.get("id") == 1]
+    assert initialized["result"]["protocolVersion"] == 1

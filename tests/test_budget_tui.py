@@ -134,11 +134,19 @@ async def test_a_budget_the_dialog_cannot_read_is_refused_there(tmp_path: Path) 
         await pilot.press("B")
         dialog = app.screen
         assert isinstance(dialog, BudgetScreen)
-        dialog.query_one("#budget-tokens", Input).value = "many"
-        await pilot.press("enter")
-        assert app.screen is dialog
-        error = str(dialog.query_one("#budget-error", Static).content)
-        assert "'many' is not a number of tokens (like 500k)" in error
+        for typed, said in [
+            ("many", "'many' is not a number of tokens (like 500k)"),
+            ("nan", "'nan' is not a number of tokens (like 500k)"),
+            ("inf", "'inf' is not a number of tokens (like 500k)"),
+            ("1e400", "'1e400' is not a number of tokens (like 500k)"),
+            ("9007199254740992", "a token budget is at most 9,007,199,254,740,991 tokens"),
+            ("18446744073709551616", "a token budget is at most 9,007,199,254,740,991 tokens"),
+        ]:
+            dialog.query_one("#budget-tokens", Input).value = typed
+            await pilot.press("enter")
+            assert app.screen is dialog
+            error = str(dialog.query_one("#budget-error", Static).content)
+            assert said in error
         await pilot.press("escape")
         assert not any(e["type"] == "session.budget" for e in log_of(app, session_id))
         await pilot.press("q")

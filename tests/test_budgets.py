@@ -24,7 +24,14 @@ from support_providers import (  # noqa: F401 - fake_model_server: the `server` 
     settings_for,
 )
 
-from agent_tui.costs.budgets import BudgetLimit, BudgetSpend, budget_state, format_usd, over_sentence
+from agent_tui.costs.budgets import (
+    MAX_TOKENS,
+    BudgetLimit,
+    BudgetSpend,
+    budget_state,
+    format_usd,
+    over_sentence,
+)
 from agent_tui.costs.prices import Price, PriceTable
 from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import SessionEngine
@@ -487,13 +494,62 @@ def test_run_says_once_that_a_dollar_budget_cannot_be_checked(tmp_path: Path, se
             "argument --budget-tokens: expected a positive whole number of tokens, like 500000, got '1.5'",
         ),
         (["--budget-tokens", "0"], "argument --budget-tokens: expected a positive whole number of tokens"),
+        (
+            ["--budget", "inf"],
+            "argument --budget: expected a positive number of dollars, like 2.50, got 'inf'",
+        ),
+        (["--budget", "1e999"], "argument --budget: expected a positive number of dollars"),
+        (["--budget", "-0"], "argument --budget: expected a positive number of dollars"),
+        (
+            ["--budget-tokens", "18446744073709551616"],
+            "argument --budget-tokens: expected at most 9,007,199,254,740,991 tokens, "
+            "got '18446744073709551616'",
+        ),
+        (
+            ["--budget-tokens", str(2**53)],
+            f"argument --budget-tokens: expected at most 9,007,199,254,740,991 tokens, got '{2**53}'",
+        ),
+        (["--budget-tokens", "-5"], "argument --budget-tokens: expected a positive whole number of tokens"),
+        (["--budget-tokens", "9" * 5000], "argument --budget-tokens: expected a positive whole number"),
     ],
 )
 def test_run_refuses_a_bad_budget(tmp_path: Path, flags: list[str], said: str) -> None:
-    done = agent_tui("run", "--prompt", "hi", "--cwd", str(tmp_path), *flags, env=clean_env())
+    logs = tmp_path / "logs"
+    done = agent_tui(
+        "run", "--prompt", "hi", "--cwd", str(tmp_path), "--sessions-dir", str(logs), *flags, env=clean_env()
+    )
     assert done.returncode == 2
     assert said in done.stderr
     assert "Traceback" not in done.stderr
+    assert not logs.exists()  # refused before a session (and its log) was begun
+
+
+def test_the_largest_token_budget_is_kept_exactly(tmp_path: Path, server: Any) -> None:
+    server.script(Stream(openai_stream(["fine"], usage=SMALL)))
+    model = ["--provider", "openai", "--model", "test-model", "--base-url", server.openai_url]
+    done = agent_tui(
+        "run", "--prompt", "hi", "--cwd", str(project(tmp_path)), *model, "--sessions-dir",
+        str(tmp_path / "s"), "--budget-tokens", str(MAX_TOKENS), env=clean_env(AGENT_TUI_CONFIG=str(tmp_path / "none.toml")),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (path,) = (tmp_path / "s").glob("*.jsonl")
+    first = next(iter(JsonlEventLog(path).replay("strict")))
+    assert first.payload["budget"] == {"tokens": 2**53 - 1}
+
+
+def test_an_event_json_cannot_hold_leaves_no_log(tmp_path: Path) -> None:
+    """The store writes nothing, not even the file, for an event it cannot write as JSON (how
+    a budget past 64 bits once left a log with no first line)."""
+    path = tmp_path / "sess_x.jsonl"
+    log = JsonlEventLog(path)
+    event = Event(
+        id="evt_x_1", session_id="sess_x", turn_id=None, sequence=1, ts="2026-01-01T00:00:00.000Z",
+        type="session.created", payload={"cwd": "/", "client": "agent-tui", "budget": {"tokens": 2**64}},
+    )  # fmt: skip
+    with pytest.raises(TypeError):
+        log.append(event)
+    log.close()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_budget_goes_with_a_prompt_run(tmp_path: Path) -> None:
@@ -532,6 +588,21 @@ class TestConfig:
                 '[profiles.a]\nmodel = "m"\n[profiles.a.budget]\nusd = -1\n',
                 ":4: profiles.a.budget.usd: expected a positive number of dollars, got -1",
             ),
+            (
+                "[budget]\ntokens = 9223372036854775807\n",
+                ":2: budget.tokens: expected at most 9,007,199,254,740,991 tokens, got 9223372036854775807",
+            ),
+            (
+                "[budget]\ntokens = 1.5\n",
+                ":2: budget.tokens: expected a positive whole number of tokens, got 1.5",
+            ),
+            (
+                "[budget]\ntokens = true\n",
+                ":2: budget.tokens: expected a positive whole number of tokens, got True",
+            ),
+            ("[budget]\nusd = nan\n", ":2: budget.usd: expected a positive number of dollars, got nan"),
+            ("\n[budget]\nusd = inf\n", ":3: budget.usd: expected a positive number of dollars, got inf"),
+            ('[budget]\nusd = "2"\n', ":2: budget.usd: expected a positive number of dollars, got '2'"),
         ],
     )
     def test_a_bad_budget_names_its_file_and_line(self, tmp_path: Path, text: str, said: str) -> None:

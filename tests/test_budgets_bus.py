@@ -130,6 +130,29 @@ async def test_a_bad_budget_over_the_bus_is_refused_with_the_reason(
         )
         bad = await control.request("box", "set_budget", "sess_nope", {"usd": -2})
         assert not bad.ok and bad.message is not None and bad.message.startswith("set_budget: usd")
+        # Numbers are checked where they enter: never "could not store" once the log refuses them.
+        for tokens, said in [
+            (2**64, "at most 9,007,199,254,740,991 tokens"),
+            (2**53, "at most 9,007,199,254,740,991 tokens"),
+            (-1, "a positive whole number of tokens"),
+            (True, "a positive whole number of tokens"),
+            (5.0, "a positive whole number of tokens"),
+            ("5", "a positive whole number of tokens"),
+        ]:
+            refused = await control.request("box", "set_budget", "sess_nope", {"tokens": tokens})
+            assert (refused.ok, refused.message) == (False, f"set_budget: tokens: expected {said}")
+        for usd in [True, "1", 0, -0.5]:
+            refused = await control.request("box", "set_budget", "sess_nope", {"usd": usd})
+            assert (refused.ok, refused.message) == (
+                False,
+                "set_budget: usd: expected a positive number of dollars",
+            )
+        new = await control.request("box", "new_agent", None, {"prompt": "hi", "budgetTokens": 2**64})
+        assert (new.ok, new.message) == (
+            False,
+            "new_agent: budgetTokens: expected at most 9,007,199,254,740,991 tokens",
+        )
+        assert not sessions.exists() or not list(sessions.glob("*.jsonl"))  # no log left headless
         unknown = await control.set_budget("box", "sess_nope", BudgetLimit(usd=1.0))
         assert not unknown.ok and unknown.message == "This session is not open here."
     finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 import pytest
 from fake_model_server import FakeModelServer, Status, Stream, openai_error, openai_stream, sse
 from support_providers import (  # noqa: F401 - fake_model_server: the `server` fixture
@@ -101,6 +102,38 @@ class TestStreams:
         out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
         assert failure is None
         assert out[0] == ToolCall("list_dir", {NOT_JSON: '{"path": '}, "call_x")
+
+    @pytest.mark.parametrize(
+        ("sent", "read"),
+        [
+            ('{"path": 1e400}', {NOT_JSON: '{"path": 1e400}'}),
+            ('{"path": NaN}', {NOT_JSON: '{"path": NaN}'}),
+            ('{"path": "\\ud800"}', {NOT_JSON: '{"path": "\\ud800"}'}),
+            ('{"limit": 100000000000000000000000}', {"limit": 1e23}),
+        ],
+    )
+    def test_arguments_a_log_line_could_not_hold_are_read_as_the_log_writes_them(
+        self, server: FakeModelServer, sent: str, read: dict[str, object]
+    ) -> None:
+        """What the engine stores is written with orjson: a value it cannot write (an infinite
+        or NaN number, half a surrogate pair) would fail the store and end the turn."""
+        server.script(Stream(openai_stream([], [("call_x", "read_file", [sent])])))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
+        assert failure is None
+        assert out[0] == ToolCall("read_file", read, "call_x")
+        orjson.dumps(out[0].args)  # the log can hold it
+
+    @pytest.mark.parametrize("depth", [100, 100_000])
+    def test_arguments_nested_too_deep_reach_the_engine_as_not_json(
+        self, server: FakeModelServer, depth: int
+    ) -> None:
+        """100,000 levels are past the parser's recursion; 100 are past `MAX_DEPTH` (kept well
+        under the 255 levels orjson writes into a log): both are the model's mistake, said to it."""
+        deep = '{"path": ' + "[" * depth + "]" * depth + "}"
+        server.script(Stream(openai_stream([], [("call_x", "list_dir", [deep])])))
+        out, failure = anyio.run(chunks, provider_for("openai", server.openai_url))
+        assert failure is None
+        assert out[0] == ToolCall("list_dir", {NOT_JSON: deep[:2_000]}, "call_x")
 
     def test_a_stream_that_ends_before_the_finish_reason_is_retried_when_nothing_was_yielded(
         self, server: FakeModelServer

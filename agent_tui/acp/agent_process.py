@@ -6,8 +6,9 @@ Invariants:
   started outlives it; on Linux the kernel also kills the agent if our process dies first
   (`PR_SET_PDEATHSIG`), and an `atexit` hook kills the group of every agent still running when
   the interpreter exits;
-- stdout carries JSON-RPC only: each line is checked to be one JSON object before the ACP
-  connection reads it; anything else is a protocol violation that ends the agent (the first
+- stdout carries JSON-RPC only: each line is checked to be one JSON object, nested no deeper
+  than `MAX_DEPTH`, before the ACP connection reads it, and handed on as our logs write JSON
+  (so nothing the agent sends, a huge integer say, can fail a log's write); anything else is a protocol violation that ends the agent (the first
   fault is kept as `fault`, the line quoted), and the connection then sees the end of its stream;
 - stderr is read all along (so the agent never blocks on a full pipe) and its last lines are
   kept for reports (`stderr_tail`);
@@ -32,6 +33,7 @@ from acp.transports import default_environment
 
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.engine.vault import ENVIRONMENT, without_secrets
+from agent_tui.events.json_depth import MAX_DEPTH, nested_deeper
 from agent_tui.runtime.agent_requests import AgentStartError
 
 STDIO_LIMIT = 50 * 1024 * 1024
@@ -125,10 +127,11 @@ class AgentProcess:
             if not line:
                 break
             if line.strip():
-                if not _is_json_object(line):
-                    self._violation(f"wrote something that is not JSON-RPC to stdout: {_quote(line)}")
+                fault, message = _checked(line)
+                if fault is not None:
+                    self._violation(fault)
                     return
-                self.reader.feed_data(line if line.endswith(b"\n") else line + b"\n")
+                self.reader.feed_data(message)
         self.reader.feed_eof()
 
     async def _pump_stderr(self) -> None:
@@ -228,11 +231,22 @@ def _kill_group(pgid: int, sig: signal.Signals) -> None:
         pass
 
 
-def _is_json_object(line: bytes) -> bool:
+def _checked(line: bytes) -> tuple[str | None, bytes]:
+    """What is wrong with a line of the agent's stdout (None for one JSON object), and the line
+    for the connection: written again as our logs write JSON (orjson), so whatever the SDK reads
+    from it a log can hold (an integer past 64 bits comes through as a float)."""
+    too_deep = f"wrote a message nested deeper than {MAX_DEPTH} levels to stdout"
     try:
-        return isinstance(orjson.loads(line), dict)
-    except orjson.JSONDecodeError:
-        return False
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as error:
+        if "depth" in str(error) or "recursion" in str(error):  # orjson's own limit: 1024 levels
+            return too_deep, b""
+        return f"wrote something that is not JSON-RPC to stdout: {_quote(line)}", b""
+    if not isinstance(value, dict):
+        return f"wrote something that is not JSON-RPC to stdout: {_quote(line)}", b""
+    if nested_deeper(value, MAX_DEPTH):
+        return too_deep, b""
+    return None, orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
 
 
 def _quote(line: bytes) -> str:

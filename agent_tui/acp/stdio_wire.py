@@ -10,7 +10,10 @@ Invariants:
   `result` or an `error` object); a line that is not JSON is answered with a parse error
   (-32700), one that is JSON but not such a message with an invalid request (-32600), both with
   the request's `id` when it has a usable one, else `null`, as JSON-RPC says; a line longer than
-  the limit is a parse error too, and the reading goes on at the next line;
+  the limit is a parse error too, and so is one nested deeper than the parser goes (1024) or
+  holding what a log cannot (a lone surrogate escape, `NaN`, a number past a float's range: the
+  line is read with orjson, as the logs are written); one nested deeper than `MAX_DEPTH` arrays
+  and objects is an invalid request; the reading goes on at the next line;
 - `send` never raises: once stdout is gone (the client closed it: EPIPE, noticed at once for a
   pipe; a full disk; a closed descriptor) nothing more is written, `gone` says why
   (`client_left` when the client closed it), the turns are stopped (`on_ending`) and `receive`
@@ -32,6 +35,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
+from agent_tui.events import json_problem
+from agent_tui.events.json_depth import MAX_DEPTH, nested_deeper
 from agent_tui.runtime.os_errors import os_reason
 
 PARSE_ERROR = -32700
@@ -140,9 +147,15 @@ class StdioWire:
             await self._refuse(None, PARSE_ERROR, "Parse error", f"a line longer than {self.limit} bytes")
             return None
         try:
-            message = json.loads(line)
-        except ValueError as error:
-            await self._refuse(None, PARSE_ERROR, "Parse error", f"not JSON ({error})")
+            message = orjson.loads(line)  # as our logs write JSON: what it reads, a log can hold
+        except orjson.JSONDecodeError as error:
+            await self._refuse(None, PARSE_ERROR, "Parse error", json_problem(error))
+            return None
+        if nested_deeper(message, MAX_DEPTH):
+            request_id = message.get("id") if isinstance(message, dict) else None
+            usable = isinstance(request_id, str | int) and not isinstance(request_id, bool)
+            details = f"a message nested deeper than {MAX_DEPTH} levels"
+            await self._refuse(request_id if usable else None, INVALID_REQUEST, "Invalid Request", details)
             return None
         if not isinstance(message, dict):
             await self._refuse(None, INVALID_REQUEST, "Invalid Request", "a message is a JSON object")

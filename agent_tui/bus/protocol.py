@@ -68,9 +68,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
+
+from agent_tui.costs.budgets import tokens_problem, usd_problem
 
 STREAM = "AGENT_TUI_EVENTS"
 """The JetStream stream that holds every host's events."""
@@ -277,8 +280,8 @@ class AgentArgs(_Message):
     model: str | None = None
     acp: str | None = None
     own_worktree: bool = Field(default=False, alias="ownWorktree")
-    budget_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False, alias="budgetUsd")
-    budget_tokens: int | None = Field(default=None, gt=0, alias="budgetTokens")
+    budget_usd: Usd = Field(default=None, alias="budgetUsd")
+    budget_tokens: Tokens = Field(default=None, alias="budgetTokens")
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
@@ -291,11 +294,31 @@ class RepublishArgs(_Message):
     last: int | None = Field(default=None, ge=1)
 
 
+def _usd(value: Any) -> Any:
+    problem = usd_problem(value) if value is not None else None
+    if problem is not None:
+        raise PydanticCustomError("budget", "expected {problem}", {"problem": problem})
+    return value
+
+
+def _tokens(value: Any) -> Any:
+    problem = tokens_problem(value) if value is not None else None
+    if problem is not None:
+        raise PydanticCustomError("budget", "expected {problem}", {"problem": problem})
+    return value
+
+
+Usd = Annotated[float | None, BeforeValidator(_usd)]
+"""A dollar budget as a peer sends it, checked as the flag and the config check it."""
+Tokens = Annotated[int | None, BeforeValidator(_tokens)]
+"""A token budget as a peer sends it: a JSON integer from 1 to `MAX_TOKENS` (not 5.0, not "5")."""
+
+
 class BudgetArgs(_Message):
     """The `set_budget` action's arguments: the tree's whole new budget (none: no budget)."""
 
-    usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    tokens: int | None = Field(default=None, gt=0)
+    usd: Usd = None
+    tokens: Tokens = None
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 

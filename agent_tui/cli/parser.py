@@ -16,6 +16,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from agent_tui.costs.budgets import tokens_problem, usd_problem
+
 
 class SubcommandParser(argparse.ArgumentParser):
     """A subcommand's parser: an argument it does not know is its own error, said with its own
@@ -396,21 +398,23 @@ def budget_usd(text: str) -> float:
         value = float(text.strip().removeprefix("$"))
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of dollars, like 2.50, got {text!r}")
+    problem = usd_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"expected {problem}, like 2.50, got {text!r}")
     return value
 
 
 def budget_tokens(text: str) -> int:
-    """`--budget-tokens N`: a positive whole number of tokens (`500000`, `500_000`)."""
+    """`--budget-tokens N`: a whole number of tokens from 1 to `MAX_TOKENS` (`500000`, `500_000`)."""
     try:
-        value = int(text.strip())
+        value = int(text.strip()) if len(text) <= 40 else 0  # int() of a huge text is slow
     except ValueError:
         value = 0
-    if value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive whole number of tokens, like 500000, got {text!r}"
-        )
+    problem = tokens_problem(value)
+    if problem is not None:
+        shown = text if len(text) <= 40 else text[:39] + "…"
+        example = ", like 500000" if value <= 0 else ""
+        raise argparse.ArgumentTypeError(f"expected {problem}{example}, got {shown!r}")
     return value
 
 

@@ -11,7 +11,11 @@ Invariants:
 - dollars are never made up: a tree with calls of an unknown price (`BudgetSpend.unpriced`) is judged
   only on the dollars it is known to have spent, and its token limit still holds;
 - `over_sentence` says what was spent and what was allowed, the way a person reads it
-  (`spent $2.51 of a $2.50 budget`).
+  (`spent $2.51 of a $2.50 budget`);
+- a limit is checked where it enters (`usd_problem`, `tokens_problem`: the flag, the config
+  file, the bus, the dashboard's forms all say the same sentence): dollars a finite number above
+  0, tokens a whole number (not a bool, not a float) from 1 to `MAX_TOKENS`, which every JSON
+  reader holds exactly; `BudgetLimit` itself refuses anything else.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any, Literal
 from agent_tui.costs.wording import usd_text
 
 __all__ = [
+    "MAX_TOKENS",
     "NEAR_SHARE",
     "BudgetLimit",
     "BudgetSpend",
@@ -32,12 +37,36 @@ __all__ = [
     "budget_state",
     "format_usd",
     "over_sentence",
+    "tokens_problem",
+    "usd_problem",
 ]
 
 NEAR_SHARE = 0.8
 """The share of a budget from which it is `near` (the dashboard marks it, attention fires)."""
 
+MAX_TOKENS = 2**53 - 1
+"""The largest token budget: the largest whole number that every JSON reader (a float64 in
+JavaScript, a bus peer) holds exactly; a larger one is no limit a model could reach anyway."""
+
 BudgetState = Literal["ok", "near", "over"]
+
+
+def usd_problem(value: object) -> str | None:
+    """What is wrong with `value` as a dollar budget (in words that follow "expected"), or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "a positive number of dollars"
+    try:
+        good = math.isfinite(value) and value > 0
+    except OverflowError:  # an int too large for a float
+        good = False
+    return None if good else "a positive number of dollars"
+
+
+def tokens_problem(value: object) -> str | None:
+    """What is wrong with `value` as a token budget (in words that follow "expected"), or None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return "a positive whole number of tokens"
+    return f"at most {MAX_TOKENS:,} tokens" if value > MAX_TOKENS else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +77,12 @@ class BudgetLimit:
     tokens: int | None = None
 
     def __post_init__(self) -> None:
-        if self.usd is not None and not (math.isfinite(self.usd) and self.usd > 0):
+        if self.usd is not None and usd_problem(self.usd) is not None:
             raise ValueError(f"a dollar budget must be a positive number, not {self.usd!r}")
-        if self.tokens is not None and (isinstance(self.tokens, bool) or self.tokens <= 0):
-            raise ValueError(f"a token budget must be a positive whole number, not {self.tokens!r}")
+        if self.tokens is not None and tokens_problem(self.tokens) is not None:
+            raise ValueError(
+                f"a token budget must be a positive whole number up to {MAX_TOKENS}, not {self.tokens!r}"
+            )
 
     @property
     def empty(self) -> bool:
@@ -65,16 +96,10 @@ class BudgetLimit:
         read as no limit of that kind."""
         if not payload:
             return None
-        usd = payload.get("usd")
-        tokens = payload.get("tokens")
-        good_usd = (
-            float(usd)
-            if isinstance(usd, int | float) and not isinstance(usd, bool) and math.isfinite(usd) and usd > 0
-            else None
-        )
-        good_tokens = (
-            int(tokens) if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
-        )
+        usd: Any = payload.get("usd")
+        tokens: Any = payload.get("tokens")
+        good_usd = float(usd) if usd_problem(usd) is None else None
+        good_tokens = int(tokens) if tokens_problem(tokens) is None else None
         limit = cls(good_usd, good_tokens)
         return None if limit.empty else limit
 
@@ -82,7 +107,7 @@ class BudgetLimit:
         """The log's form (`{"usd": 2.5, "tokens": 500000}`, unset limits left out)."""
         fields: dict[str, float | int] = {}
         if self.usd is not None:
-            fields["usd"] = self.usd
+            fields["usd"] = float(self.usd)  # an int of dollars too large for orjson is a float here
         if self.tokens is not None:
             fields["tokens"] = self.tokens
         return fields

@@ -3,7 +3,9 @@ hand to a colleague (`agent-tui export`, and the dashboard's export command).
 
 `export_session(log, fmt)` reads the session's log and its sub-agents' logs from the same
 directory, folds them into one document (`document.py`) and renders it as Markdown, HTML or JSON.
-The export holds what the logs hold, with control characters made visible, and nothing else.
+The export holds what the logs hold, with control characters made visible, and nothing else;
+in the Markdown, text from a log cannot make the document's own structure, raw HTML or a link a
+renderer would run (`neutral.py`), and in the HTML it is all escaped text.
 """
 
 from __future__ import annotations

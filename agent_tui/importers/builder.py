@@ -39,6 +39,7 @@ from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
 from agent_tui.events.turn_writer import PREVIEW_CHARS as PREVIEW_CHARS
 from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
+from agent_tui.importers.source_lines import OVERLONG
 
 LogLine = dict[str, Any]
 """One event as a log line: `{"v", "id", "sessionId", "turnId", "sequence", "ts", "type", "payload"}`."""
@@ -61,7 +62,27 @@ def as_event(line: LogLine) -> Event:
 
 class LineImporter:
     """What both importers share: `feed`/`finish` give `Event`s of the log lines that
-    `feed_lines`/`finish_lines` (which each importer defines) make."""
+    `feed_lines`/`finish_lines` (which each importer defines) make; `feed_overlong` stands for
+    a line too long to hold."""
+
+    label: str
+    warnings: list[str]
+    overlong = 0
+    """The length of the line past the cap being fed (bytes), read by `overlong_record`."""
+
+    def feed_overlong(self, line_number: int, length: int, cap: int) -> list[LogLine]:
+        """The log lines for a source line of `length` bytes, past the `cap` of what is held:
+        a warning and a `source.record` (`line-too-long`) of its length and where it was."""
+        self.overlong = length
+        self.warnings.append(
+            f"{self.label}:{line_number}: a line of {length:,} bytes, longer than the {cap:,} bytes "
+            "read of a line (kept as source-specific: its length only)"
+        )
+        return self.feed_lines(line_number, OVERLONG)
+
+    def overlong_record(self, line_number: int) -> dict[str, Any]:
+        """The `data` of the `line-too-long` record: how long the line was and where."""
+        return {"bytes": self.overlong, "where": f"{self.label}:{line_number}"}
 
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
         raise NotImplementedError

@@ -48,6 +48,7 @@ from agent_tui.importers.claude_code_words import (
     risk_for,
 )
 from agent_tui.importers.ids import normalize_ts, safe_part, session_id_for
+from agent_tui.importers.source_lines import OVERLONG
 
 _NOTHING: list[LogLine] = []  # what a line that makes no event returns (never written to)
 
@@ -103,8 +104,11 @@ class ClaudeCodeImporter(LineImporter):
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            self._warn(line_number, "not valid JSON (kept as source-specific)")
-            data = {"type": "invalid-json", "line": raw_text(raw).rstrip("\n")}
+            if raw is OVERLONG:  # said by `feed_overlong`
+                data = {"type": "line-too-long", **self.overlong_record(line_number)}
+            else:
+                self._warn(line_number, "not valid JSON (kept as source-specific)")
+                data = {"type": "invalid-json", "line": raw_text(raw).rstrip("\n")}
         if type(data) is not dict:
             self._warn(line_number, "not a JSON object (kept as source-specific)")
             data = {"type": "not-an-object", "value": data}
@@ -177,6 +181,7 @@ class ClaudeCodeImporter(LineImporter):
                 "system",
                 "invalid-json",
                 "not-an-object",
+                "line-too-long",
             )
             if not known:
                 self._warn(n, f"unsupported Claude Code record {kind!r} (kept as source-specific)")

@@ -56,6 +56,7 @@ from agent_tui.importers.codex_words import (
     user_request,
 )
 from agent_tui.importers.ids import EPOCH_TS, normalize_ts, safe_part, session_id_for
+from agent_tui.importers.source_lines import OVERLONG
 
 
 class CodexImporter(LineImporter):
@@ -100,6 +101,9 @@ class CodexImporter(LineImporter):
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
+            if raw is OVERLONG:  # said by `feed_overlong`
+                self._record("", "line-too-long", self.overlong_record(line_number))
+                return self._take()
             self._warn(line_number, "not valid JSON (kept as source-specific)")
             self._record("", "invalid-json", {"line": raw_text(raw).rstrip("\n")})
             return self._take()

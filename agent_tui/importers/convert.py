@@ -30,7 +30,7 @@ from agent_tui.importers.builder import ImportCounts, LogLine, RawLine, SessionB
 from agent_tui.importers.claude_code import ClaudeCodeImporter
 from agent_tui.importers.codex import CodexImporter
 from agent_tui.importers.detect import Format, detect_format
-from agent_tui.importers.source_lines import SourceLines
+from agent_tui.importers.source_lines import MAX_LINE_BYTES, OVERLONG, SourceLines
 
 FORMAT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "agent-tui": "agent-tui"}
 
@@ -71,6 +71,8 @@ class Importer(Protocol):
     def finish(self) -> list[Event]: ...
 
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]: ...
+
+    def feed_overlong(self, line_number: int, length: int, cap: int) -> list[LogLine]: ...
 
     def finish_lines(self) -> list[LogLine]: ...
 
@@ -143,7 +145,7 @@ def session_of(path: Path) -> str | None:
     """The `sessionId` of the first line of `path` (None if there is none to read)."""
     try:
         with path.open("rb") as handle:
-            data = orjson.loads(handle.readline())
+            data = orjson.loads(handle.readline(MAX_LINE_BYTES + 1))  # past the cap: not JSON
     except (OSError, orjson.JSONDecodeError):
         return None
     session = data.get("sessionId") if isinstance(data, dict) else None
@@ -176,17 +178,24 @@ def _agent_hints(
     return ()
 
 
+def _names_an_agent(line: memoryview) -> bool:
+    """Whether a line of a session's log may tell a sub-agent's type (a line past the cap never)."""
+    if line is OVERLONG:
+        return False
+    data = line.tobytes()
+    return b'"subagent_type"' in data or b'"agentId"' in data
+
+
 def _task_agents(parent: Path) -> dict[str, tuple[str, str]]:
     """agent id → (subagent_type, description) of the Task/Agent calls in a session's log."""
     calls: dict[str, tuple[str, str]] = {}
     agents: dict[str, tuple[str, str]] = {}
     try:
-        lines = parent.read_bytes().split(b"\n")
+        with parent.open("rb", buffering=0) as handle:
+            lines = [bytes(line) for _, line in SourceLines(handle) if _names_an_agent(line)]
     except OSError:
         return agents
     for line in lines:
-        if b'"subagent_type"' not in line and b'"agentId"' not in line:
-            continue
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -336,14 +345,24 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> Importer:
             # `writer.write` inlined: this loop runs once per source line. A line keeps its
             # newline: the JSON decoder skips it, and copying the line would cost.
             for number, line in lines:
-                if line[0] <= 32 and line.tobytes().isspace():  # every whitespace byte is <= 32
-                    continue
-                for made in feed(number, line):
+                if line[0] <= 32:  # every whitespace byte is <= 32, and OVERLONG's first
+                    if line is OVERLONG:
+                        made_lines = importer.feed_overlong(number, lines.overlong, lines.max_line)
+                    elif line.tobytes().isspace():
+                        continue
+                    else:
+                        made_lines = feed(number, line)
+                else:
+                    made_lines = feed(number, line)
+                for made in made_lines:
                     if made["sessionId"] != session_id:
                         session_id = made["sessionId"]
                         put = writer.handle_for(session_id, label).write
                     put(dumps(made, option=_NEWLINE))
-            if lines.tail:
+            if lines.tail_overlong:
+                number = lines.next_number
+                writer.write(importer.feed_overlong(number, lines.tail_overlong, lines.max_line), label)
+            elif lines.tail:
                 number = lines.next_number
                 writer.write(feed_final(importer, number, lines.tail), label)
         number = None

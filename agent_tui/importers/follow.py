@@ -3,7 +3,9 @@
 A `ForeignTail` remembers how far one source file was read (the byte after its last complete
 line) and keeps that file's importer alive, so each `poll()` feeds only the lines appended since
 and appends the events they make to our logs in `out_dir`, which the replay scrubber follows like
-any of our logs. A line still being written (no newline yet) waits for the next poll.
+any of our logs. A line still being written (no newline yet) waits for the next poll. Lines are
+read as the import reads them (`SourceLines`): one past the cap is only measured, and becomes a
+`line-too-long` record.
 
 A `ForeignFollower` runs the polls in a thread, on file-system changes (and once a second in any
 case), and picks up new foreign logs that appear in the directories it was given. `stop()` ends
@@ -19,6 +21,7 @@ from pathlib import Path
 from watchfiles import watch
 
 from agent_tui.importers.convert import Importer, ImportLineError, SessionLogWriter, SourceFile, discover
+from agent_tui.importers.source_lines import OVERLONG, SourceLines
 
 
 class ForeignTail:
@@ -50,24 +53,24 @@ class ForeignTail:
             return 0
         if size <= self.offset:
             return 0
-        with self.source.path.open("rb") as handle:
-            handle.seek(self.offset)
-            chunk = handle.read(size - self.offset)
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            return 0
         events = []
-        feed = self.importer.feed_lines
-        try:
-            for line in chunk[:end].split(b"\n"):
-                self.lines += 1
-                if line and not line.isspace():
-                    events += feed(self.lines, line)
-        except Exception as error:
-            self.failed = True
-            failure = ImportLineError(self.source.path, self.lines, error)
-            self.importer.warnings.append(f"{failure} (no longer followed)")
-        self.offset += end + 1
+        importer = self.importer
+        with self.source.path.open("rb", buffering=0) as handle:
+            handle.seek(self.offset)
+            lines = SourceLines(handle, first_number=self.lines + 1)
+            try:
+                for number, line in lines:
+                    self.lines = number
+                    if line is OVERLONG:
+                        events += importer.feed_overlong(number, lines.overlong, lines.max_line)
+                    elif not (line[0] <= 32 and line.tobytes().isspace()):
+                        events += importer.feed_lines(number, line)
+            except Exception as error:
+                self.failed = True
+                failure = ImportLineError(self.source.path, self.lines, error)
+                self.importer.warnings.append(f"{failure} (no longer followed)")
+            # A line still being written (however long) waits for the next poll.
+            self.offset = handle.tell() - (len(lines.tail) or lines.tail_overlong)
         self.writer.write(events, str(self.source.path))
         self.writer.flush()
         return len(events)

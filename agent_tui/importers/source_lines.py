@@ -5,11 +5,15 @@ Invariants:
   order, numbered from 1 (or from `first_number`); the line keeps its newline and is a
   `memoryview` over the block of the file it lies in (orjson decodes a memoryview as it decodes
   bytes), so a line costs no copy of its own;
-- a line that straddles blocks is joined whole (the only copy made) before it is yielded,
-  however long it is;
-- whatever follows the last newline (a final line torn by a writer that died mid-line) is never
-  yielded: once the iteration ends, `tail` holds it (empty when the file ends with a newline)
-  and `next_number` is its number;
+- a line that straddles blocks is joined whole (the only copy made) before it is yielded;
+- a line longer than `max_line` bytes (`MAX_LINE_BYTES`, 64 MB) is never held: its bytes are
+  counted as they are read and let go, and it is yielded as `OVERLONG` with its length (without
+  the newline) in `overlong`, so memory stays within about twice the cap whatever the file
+  holds, and the lines after it keep their numbers;
+- whatever follows the last newline (a final line torn by a writer that died mid-line, or one
+  still being written) is never yielded: once the iteration ends, `tail` holds it (empty when
+  the file ends with a newline) and `next_number` is its number; when it is past the cap,
+  `tail` is empty and `tail_overlong` is its length (else 0);
 - the lines split at `\\n` only, exactly as iterating a binary file does.
 
 Reading blocks and slicing views is what makes it cheap: a buffered `readline` copies each line
@@ -25,6 +29,13 @@ BLOCK_SIZE = 1 << 16
 """Bytes read at a time: big enough that a block holds many lines, small enough to stay in the
 processor's cache while its lines are decoded."""
 
+MAX_LINE_BYTES = 64 << 20
+"""The longest line held (bytes, without its newline): a longer one is only measured. Read when a
+`SourceLines` is made, so a test may lower it."""
+
+OVERLONG = memoryview(b"\x00\n")
+"""What is yielded for a line past the cap (the same object each time: test it with `is`)."""
+
 
 class SourceLines:
     """The complete lines of the binary file `handle`, read from where it stands to its end.
@@ -32,33 +43,61 @@ class SourceLines:
     Args:
         handle: an open binary file (read with `read(size)`).
         first_number: the number of the first line read.
-        block_size: bytes read at a time.
+        block_size: bytes read at a time (at most `max_line`).
+        max_line: the longest line held (None: `MAX_LINE_BYTES`).
     """
 
-    def __init__(self, handle: BinaryIO, first_number: int = 1, block_size: int = BLOCK_SIZE) -> None:
+    def __init__(
+        self,
+        handle: BinaryIO,
+        first_number: int = 1,
+        block_size: int = BLOCK_SIZE,
+        max_line: int | None = None,
+    ) -> None:
         self.handle = handle
         self.next_number = first_number
-        self.block_size = block_size
+        self.max_line = MAX_LINE_BYTES if max_line is None else max_line
+        # A line within one block is then never past the cap: only a carried one is measured.
+        self.block_size = max(1, min(block_size, self.max_line))
         self.tail = b""
+        self.tail_overlong = 0
+        """The length of a final line without a newline that is past the cap (else 0)."""
+        self.overlong = 0
+        """The length of the line last yielded as `OVERLONG` (bytes, without its newline)."""
 
     def __iter__(self) -> Iterator[tuple[int, memoryview]]:
         read = self.handle.read
         size = self.block_size
+        cap = self.max_line
         number = self.next_number
         carry: list[memoryview] = []  # the start of a line that goes on in this block
+        carried = 0  # its bytes
+        skipped = -1  # the bytes so far of a line past the cap (-1: none is being skipped)
         while block := read(size):
             view = memoryview(block)
             start = 0
-            if carry:  # only the line that straddles two blocks is copied, to join its parts
+            if skipped >= 0 or carry:  # only the line that straddles blocks is copied, to join it
                 first = block.find(b"\n")
                 if first < 0:
-                    carry.append(view)
+                    if skipped < 0 and carried + len(block) > cap:
+                        skipped, carry, carried = carried, [], 0
+                    if skipped >= 0:
+                        skipped += len(block)
+                    else:
+                        carry.append(view)
+                        carried += len(block)
                     continue
                 start = first + 1
-                carry.append(view[:start])
-                yield number, memoryview(b"".join(carry))
+                if skipped < 0 and carried + first > cap:
+                    skipped, carry, carried = carried, [], 0
+                if skipped >= 0:
+                    self.overlong = skipped + first
+                    yield number, OVERLONG
+                else:
+                    carry.append(view[:start])
+                    yield number, memoryview(b"".join(carry))
                 number += 1
-                carry = []
+                carry, carried, skipped = [], 0, -1
             last = block.rfind(b"\n")
             find = block.find
             while start <= last:
@@ -68,5 +107,7 @@ class SourceLines:
                 start = end
             if start < len(block):
                 carry.append(view[start:])
+                carried = len(block) - start
+        self.tail_overlong = max(0, skipped)
         self.tail = b"".join(carry)
         self.next_number = number

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.costs.budgets import BudgetLimit, tokens_problem, usd_problem
 from agent_tui.costs.prices import PRICE_KEYS, Price, PriceTable, price_from, price_value, shipped_prices
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.toml_lines import KeyLines
@@ -334,20 +334,21 @@ def _budget(
         if key not in ("usd", "tokens"):
             raise fail(lines.line(*path, key), f"{name}.{key}: unknown setting (known: usd, tokens)")
     usd = table.get("usd")
-    if usd is not None and (
-        isinstance(usd, bool) or not isinstance(usd, int | float) or not math.isfinite(usd) or usd <= 0
-    ):
-        raise fail(
-            lines.line(*path, "usd"), f"{name}.usd: expected a positive number of dollars, got {usd!r}"
-        )
+    problem = usd_problem(usd) if usd is not None else None
+    if problem is not None:
+        raise fail(lines.line(*path, "usd"), f"{name}.usd: expected {problem}, got {_shown(usd)}")
     tokens = table.get("tokens")
-    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens <= 0):
-        raise fail(
-            lines.line(*path, "tokens"),
-            f"{name}.tokens: expected a positive whole number of tokens, got {tokens!r}",
-        )
+    problem = tokens_problem(tokens) if tokens is not None else None
+    if problem is not None:
+        raise fail(lines.line(*path, "tokens"), f"{name}.tokens: expected {problem}, got {_shown(tokens)}")
     limit = BudgetLimit(float(usd) if usd is not None else None, tokens)
     return None if limit.empty else limit
+
+
+def _shown(value: object) -> str:
+    """A config value as the error quotes it: short, whatever its size."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _prices(

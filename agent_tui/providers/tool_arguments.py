@@ -2,14 +2,20 @@
 
 Arguments that are not a JSON object are not a provider failure but a mistake of the model: they
 reach the engine as `{"arguments_not_json": text}`, which every tool's schema refuses, so the
-model reads why its call failed and can try again while the turn goes on.
+model reads why its call failed and can try again while the turn goes on. So do arguments
+nested deeper than `MAX_DEPTH`, and anything a log line could not hold: they are read as the log
+writes them (orjson), so `NaN`, `1e400` and a lone surrogate escape are not JSON, and an integer
+past 64 bits is read as a float (which a tool's integer field refuses).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
+
+from agent_tui.events.json_depth import nested_deeper
 
 NOT_JSON = "arguments_not_json"
 _KEPT = 2_000
@@ -20,9 +26,9 @@ def parse_arguments(text: str) -> Mapping[str, Any]:
     if not text.strip():
         return {}
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
         value = None
-    if isinstance(value, dict):
+    if isinstance(value, dict) and not nested_deeper(value):
         return value
     return {NOT_JSON: text[:_KEPT]}

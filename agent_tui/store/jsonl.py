@@ -318,6 +318,7 @@ class JsonlEventLog:
         """
         if event.session_id != self.session_id:
             raise ValueError(f"{self.path}: an event of session {event.session_id!r} does not go in this log")
+        data = event.to_json() + b"\n"  # first: an event JSON cannot hold leaves no file, no lock
         self.claim()
         expected = self.last_sequence + 1
         if event.sequence != expected:
@@ -333,7 +334,6 @@ class JsonlEventLog:
             except OSError as error:
                 raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
             self._end = os.fstat(self._fd).st_size
-        data = event.to_json() + b"\n"
         try:
             written = os.write(self._fd, data)
             while written < len(data):  # a short write: the next one says why (or finishes)

@@ -17,10 +17,11 @@ Rules every view follows (pure functions of the reducer's `Spend`s, no widget he
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from agent_tui.ports import budget_share as spend_share
-from agent_tui.ports import budget_state
+from agent_tui.ports import budget_state, tokens_problem
 from agent_tui.reducer import Spend
 
 
@@ -137,7 +138,7 @@ def parse_usd(text: str) -> float | None:
         value = float(cleaned)
     except ValueError:
         raise BudgetInputError(f"{text.strip()!r} is not an amount of dollars (like 2.50)") from None
-    if not value > 0 or value == float("inf"):
+    if not value > 0 or not math.isfinite(value):
         raise BudgetInputError("a dollar budget is more than $0 (leave it empty for none)")
     return value
 
@@ -153,7 +154,11 @@ def parse_tokens(text: str) -> int | None:
         value = float(number)
     except ValueError:
         raise BudgetInputError(f"{text.strip()!r} is not a number of tokens (like 500k)") from None
+    if not math.isfinite(value):  # nan, inf, or digits past a float's range
+        raise BudgetInputError(f"{text.strip()!r} is not a number of tokens (like 500k)")
     tokens = int(value * scale)
-    if tokens < 1 or value == float("inf"):
+    if tokens < 1:
         raise BudgetInputError("a token budget is at least 1 token (leave it empty for none)")
+    if tokens_problem(tokens) is not None:
+        raise BudgetInputError(f"a token budget is {tokens_problem(tokens)} (leave it empty for none)")
     return tokens
