@@ -251,10 +251,12 @@ async def test_closing_the_tab_ends_its_process_and_nothing_else(web: Web) -> No
         message = await socket.receive(timeout=60)  # the dashboard's first frame
         assert message.type == aiohttp.WSMsgType.BINARY
         await socket.send_str("not json")  # ignored, never fatal
+        await socket.send_str("[" * 100_000 + "]" * 100_000)  # too deep for json: ignored too
         await socket.send_str('["resize", {"width": "huge", "height": -1}]')
         await socket.send_str('["ping", "p1"]')
         while True:
             reply = await socket.receive(timeout=60)
+            assert reply.type not in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED), reply
             if reply.type == aiohttp.WSMsgType.TEXT and reply.data == '["pong", "p1"]':
                 break
         (tab,) = children_of(web.process.pid)

@@ -186,7 +186,7 @@ class WebServer:
                 continue
             try:
                 envelope: Any = json.loads(message.data)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past what json follows
                 continue
             if not isinstance(envelope, list) or not envelope:
                 continue
