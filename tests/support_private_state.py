@@ -24,7 +24,9 @@ from agent_tui.runtime.workbench import AgentSpec, Workbench
 from agent_tui.search.index import SearchIndex
 from agent_tui.search.location import index_path
 
-CLAUDE_LOG = next((Path(__file__).parent / "fixtures" / "claude_code" / "v1.0-inline-sidechain").glob("*.jsonl"))
+CLAUDE_LOG = next(
+    (Path(__file__).parent / "fixtures" / "claude_code" / "v1.0-inline-sidechain").glob("*.jsonl")
+)
 SECRET = "the contents of a 0600 file the agent read"
 
 
@@ -50,7 +52,9 @@ async def make_session_content(base: Path, project: Path) -> SessionContent:
             "agent": agent_script(
                 Step(
                     text=["Working."],
-                    toolCalls=[ScriptedToolCall(tool="write_file", args={"path": "secret.txt", "content": "new\n"})],
+                    toolCalls=[
+                        ScriptedToolCall(tool="write_file", args={"path": "secret.txt", "content": "new\n"})
+                    ],
                 ),
                 Step(text=["Done."]),
             )

@@ -155,7 +155,9 @@ def fallback_env(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "data").mkdir(exist_ok=True)
     config = tmp_path / "config.toml"
     config.write_text("[sandbox]\nenabled = false\n")
-    env.update(TMPDIR=str(tmp_path / "tmp"), XDG_DATA_HOME=str(tmp_path / "data"), AGENT_TUI_CONFIG=str(config))
+    env.update(
+        TMPDIR=str(tmp_path / "tmp"), XDG_DATA_HOME=str(tmp_path / "data"), AGENT_TUI_CONFIG=str(config)
+    )
     return env
 
 
@@ -180,7 +182,15 @@ class TestRuntimeDir:
         elsewhere = tmp_path / "elsewhere"
         elsewhere.mkdir()
         (elsewhere / "bus.json").write_text(
-            json.dumps({"url": "nats://127.0.0.1:4999", "token": "t", "pid": os.getpid(), "store": "/x", "startedAt": "t"})
+            json.dumps(
+                {
+                    "url": "nats://127.0.0.1:4999",
+                    "token": "t",
+                    "pid": os.getpid(),
+                    "store": "/x",
+                    "startedAt": "t",
+                }
+            )
         )
         runtime.symlink_to(elsewhere)
         said = agent_tui(["attach", "--bus", "local"], env)
