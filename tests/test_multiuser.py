@@ -47,7 +47,7 @@ class Mallory:
     gid: int
 
     def run(self, args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        return subprocess.run(  # type: ignore[call-overload]
             args,
             user=self.uid,
             group=self.gid,
@@ -257,6 +257,7 @@ def refused_everywhere(
         "run --bus local": agent_tui(
             ["run", str(scenario), "--sessions-dir", str(sessions), "--bus", "local"], env
         ),
+        "web": agent_tui(["web", "--port", "0"], env),
     }
     for name, said in runs.items():
         assert said.returncode == 2, (name, said.stderr)
