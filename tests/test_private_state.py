@@ -173,6 +173,24 @@ def agent_tui(args: list[str], env: dict[str, str]) -> subprocess.CompletedProce
     )
 
 
+def test_each_command_makes_the_folders_an_earlier_version_left_open_0700(tmp_path: Path) -> None:
+    env = {**fallback_env(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    data = tmp_path / "data" / "agent-tui"
+    old_sessions = data / "projects" / "shop-5d41402abc4b"
+    cache = tmp_path / "cache" / "agent-tui" / "imports"
+    for folder in (old_sessions, cache):
+        folder.mkdir(parents=True)
+        folder.chmod(0o755)
+    (data).chmod(0o755)
+    (cache.parent).chmod(0o755)
+    (old_sessions / "sess_old.jsonl").write_text("{}\n")
+    (tmp_path / "elsewhere").mkdir()
+    said = agent_tui(["sessions", "--sessions-dir", str(tmp_path / "elsewhere")], env)
+    assert said.returncode == 0, said.stderr
+    assert mode(data) == 0o700 and mode(cache.parent) == 0o700
+    assert mode(old_sessions) == 0o755  # below, nothing is changed: the top folder closes it all
+
+
 class TestRuntimeDir:
     def test_a_planted_link_a_loose_folder_or_a_loose_bus_file_is_refused_with_a_sentence(
         self, tmp_path: Path

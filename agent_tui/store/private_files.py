@@ -14,6 +14,9 @@ Invariants:
   folder/plain file owned by this user that neither group nor others can write; anything else
   raises `UntrustedStateError`, one sentence naming the path and what is wrong, and nothing
   of it is used;
+- agent-tui's own top folders (`agent-tui` in the user's data and cache dirs) are made 0700 at
+  each command's start when they are this user's (`tighten_own_folder`): what versions before
+  this rule left there (0644 logs in 0755 folders) is then out of others' reach too;
 - `own_folder` makes agent-tui's own folder in a place others can write too (the temporary
   directory when `$XDG_RUNTIME_DIR` is unset): `mkdir` 0700, then the `lstat` check above, then
   0700 again if an earlier run left it readable by others; a folder someone else made first
@@ -36,6 +39,7 @@ __all__ = [
     "open_private",
     "own_folder",
     "private_sqlite_file",
+    "tighten_own_folder",
     "trusted_dir",
     "trusted_file",
     "untrusted_reason",
@@ -99,6 +103,24 @@ def trusted_file(path: Path) -> None:
     problem = untrusted_reason(os.lstat(path), folder=False)
     if problem is not None:
         raise UntrustedStateError(path, problem)
+
+
+def tighten_own_folder(path: Path) -> None:
+    """Make `path` 0700 if it is a folder of this user's (not a link) that others may enter: for
+    agent-tui's own top folders, which versions before this rule made by the umask. Nothing
+    happens when it is missing, not this user's, or cannot be changed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        info = os.fstat(fd)
+        if info.st_uid == _user() and stat.S_IMODE(info.st_mode) & 0o077:
+            os.fchmod(fd, FOLDER_MODE)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def make_private_dirs(path: Path) -> Path:
