@@ -299,6 +299,13 @@ def refused_in_their_runtime_dir(
         f"agent-tui: {theirs / 'agent-tui'} belongs to another user (uid {mallory.uid})"
     )
     assert mallory_server.connections_taken() == 0
+    # With no agent-tui folder there yet, the folder that would hold it is refused: its owner
+    # could swap ours for theirs after the check.
+    shutil.rmtree(theirs / "agent-tui")
+    said = agent_tui(["serve", "--sessions-dir", str(tmp_path / "s"), "--cwd", str(tmp_path)], env)
+    assert said.returncode == 2
+    assert said.stderr.startswith(f"agent-tui: {theirs} belongs to another user (uid {mallory.uid})")
+    assert not (theirs / "agent-tui").exists()
 
 
 def test_a_free_fallback_is_made_0700_and_nothing_in_it_opens_for_another_user(

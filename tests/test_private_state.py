@@ -111,6 +111,18 @@ class TestPrivateFiles:
         with pytest.raises(UntrustedStateError, match="is not a folder"):
             own_folder(tmp_path / "file")
 
+    def test_own_folder_is_refused_in_a_folder_others_can_write_unless_it_is_sticky(
+        self, tmp_path: Path
+    ) -> None:
+        shared = tmp_path / "shared"
+        shared.mkdir()
+        shared.chmod(0o777)  # anyone could rename our folder away and put theirs in its place
+        with pytest.raises(UntrustedStateError, match=f"^{shared} can be written by others"):
+            own_folder(shared / "agent-tui")
+        assert not (shared / "agent-tui").exists()
+        shared.chmod(0o1777)  # as /tmp: nobody renames another's entry
+        assert mode(own_folder(shared / "agent-tui")) == 0o700
+
 
 class TestSessionContent:
     @pytest.mark.anyio

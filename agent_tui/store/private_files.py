@@ -6,21 +6,24 @@ file, its config and log) goes through here, so one place decides who may read a
 
 Invariants:
 - a folder agent-tui makes is made 0700, each missing level of its path (never by the umask);
-  a folder that is already there is never chmod-ed: the user may have made it (`--sessions-dir`);
+  `make_private_dirs` never chmods a folder that is already there: the user may have made it
+  (`--sessions-dir`);
 - a file agent-tui makes is made 0600 (`os.open` with 0o600, then `fchmod` when the umask or an
   earlier version left it looser), opened without following a link at its name; a file of this
   user's that agent-tui opens to write is tightened to 0600 the same way (it is agent-tui's);
-- `trusted_dir`/`trusted_file` accept a path only when `lstat` (no link followed) says it is a
-  folder/plain file owned by this user that neither group nor others can write; anything else
-  raises `UntrustedStateError`, one sentence naming the path and what is wrong, and nothing
-  of it is used;
+- state is trusted only when `lstat` (no link followed; `fstat` of what was opened, for a file)
+  says it is a folder (`trusted_dir`) or a plain file owned by this user that neither group nor
+  others can write (`untrusted_reason` says what is wrong otherwise); anything else is an
+  `UntrustedStateError`, one sentence naming the path and what is wrong, and nothing of it is
+  used;
 - agent-tui's own top folders (`agent-tui` in the user's data and cache dirs) are made 0700 at
   each command's start when they are this user's (`tighten_own_folder`): what versions before
   this rule left there (0644 logs in 0755 folders) is then out of others' reach too;
 - `own_folder` makes agent-tui's own folder in a place others can write too (the temporary
-  directory when `$XDG_RUNTIME_DIR` is unset): `mkdir` 0700, then the `lstat` check above, then
-  0700 again if an earlier run left it readable by others; a folder someone else made first
-  (or a link) is refused, never used;
+  directory when `$XDG_RUNTIME_DIR` is unset): in a parent that is sticky or this user's alone,
+  `mkdir` 0700, then the `lstat` check above, then 0700 again if an earlier run left it
+  readable by others; a folder someone else made first (or a link), or one in another user's
+  folder, is refused, never used;
 - this module imports only the standard library, so every floor can use it.
 """
 
@@ -41,7 +44,6 @@ __all__ = [
     "private_sqlite_file",
     "tighten_own_folder",
     "trusted_dir",
-    "trusted_file",
     "untrusted_reason",
     "write_private",
 ]
@@ -93,18 +95,6 @@ def trusted_dir(path: Path) -> None:
         raise UntrustedStateError(path, problem)
 
 
-def trusted_file(path: Path) -> None:
-    """Raise `UntrustedStateError` unless `path` is a plain file of this user's that only this
-    user can write (`lstat`: a link is refused).
-
-    Raises:
-        FileNotFoundError: there is nothing at `path`.
-    """
-    problem = untrusted_reason(os.lstat(path), folder=False)
-    if problem is not None:
-        raise UntrustedStateError(path, problem)
-
-
 def tighten_own_folder(path: Path) -> None:
     """Make `path` 0700 if it is a folder of this user's (not a link) that others may enter: for
     agent-tui's own top folders, which versions before this rule made by the umask. Nothing
@@ -152,14 +142,23 @@ def make_private_dirs(path: Path) -> Path:
 def own_folder(path: Path) -> Path:
     """Make agent-tui's own folder `path` (0700) where others may have been first, or refuse it.
 
-    The parent must exist (the temporary directory, `$XDG_RUNTIME_DIR`). A folder that is there
-    already is used only when `lstat` says it is this user's and nobody else can write it; its
-    mode is then brought to 0700 (an earlier run may have left it readable).
+    The parent must exist (the temporary directory, `$XDG_RUNTIME_DIR`) and be either sticky (as
+    /tmp is: nobody can rename another's entry) or this user's and writable by nobody else (else
+    its owner could swap the folder for their own between a check and a use: `su` keeps the first
+    user's `$XDG_RUNTIME_DIR`). A folder that is there already is used only when `lstat` says it is
+    this user's and nobody else can write it; its mode is then brought to 0700 (an earlier run may
+    have left it readable).
 
     Raises:
-        UntrustedStateError: a link, not a folder, another user's, or writable by others.
+        UntrustedStateError: the parent is another's, or the folder is a link, not a folder,
+            another user's, or writable by others.
         OSError: it cannot be made.
     """
+    parent = os.stat(path.parent)
+    if not parent.st_mode & stat.S_ISVTX:
+        problem = untrusted_reason(parent, folder=True)
+        if problem is not None:
+            raise UntrustedStateError(path.parent, problem)
     try:
         os.mkdir(path, FOLDER_MODE)
     except FileExistsError:
