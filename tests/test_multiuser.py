@@ -30,6 +30,8 @@ import orjson
 import pytest
 from support_private_state import make_session_content
 
+from agent_tui.runtime.session_dirs import mark_closed
+
 pytestmark = pytest.mark.multiuser
 
 MALLORY = "atui-mallory"
@@ -421,3 +423,24 @@ def test_a_sessions_dir_the_user_chose_keeps_its_mode_and_its_logs_are_theirs_al
     assert stat.S_IMODE(chosen.stat().st_mode) == 0o755
     got = mallory.cannot_open([chosen, *logs])
     assert got == {str(chosen): "opened", **{str(log): "PermissionError" for log in logs}}
+
+
+def test_a_file_another_user_planted_in_a_shared_sessions_dir_is_not_written(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    """A sessions dir others can write (the user's choice): a `closed.txt` mallory put there
+    first, readable by mallory, gets none of the victim's session ids."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    planted = chosen / "closed.txt"
+    said = mallory.python(
+        "import os, sys\nfd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o666)\nos.fchmod(fd, 0o666)\n",
+        str(planted),
+    )
+    assert said.returncode == 0, said.stderr
+    with pytest.raises(PermissionError, match=rf"it belongs to another user \(uid {mallory.uid}\)"):
+        mark_closed(chosen, ["sess_secret1234"])
+    assert planted.read_text() == ""
+    assert stat.S_IMODE(chosen.stat().st_mode) == 0o1777

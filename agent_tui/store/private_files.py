@@ -10,7 +10,8 @@ Invariants:
   (`--sessions-dir`);
 - a file agent-tui makes is made 0600 (`os.open` with 0o600, then `fchmod` when the umask or an
   earlier version left it looser), opened without following a link at its name; a file of this
-  user's that agent-tui opens to write is tightened to 0600 the same way (it is agent-tui's);
+  user's that agent-tui opens to write is tightened to 0600 the same way (it is agent-tui's),
+  and another user's is not written (`PermissionError`);
 - state is trusted only when `lstat` (no link followed; `fstat` of what was opened, for a file)
   says it is a folder (`trusted_dir`) or a plain file owned by this user that neither group nor
   others can write (`untrusted_reason` says what is wrong otherwise); anything else is an
@@ -29,6 +30,7 @@ Invariants:
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -179,22 +181,21 @@ def own_folder(path: Path) -> Path:
 
 def open_private(path: Path, flags: int) -> int:
     """`os.open(path, flags)` for a file of agent-tui's: made 0600 when new (whatever the umask),
-    a link at the name refused (`ELOOP`), and tightened to 0600 when it is this user's and
-    looser (made by an earlier version, or under a looser umask). Returns the descriptor.
+    a link at the name refused (`ELOOP`), and tightened to 0600 when it is looser (made by an
+    earlier version, or under a looser umask). Returns the descriptor.
 
     Raises:
+        PermissionError: opened to write, it is another user's file (planted in a folder others
+            can write: what agent-tui writes would be theirs to read).
         OSError: it cannot be opened.
     """
     fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
     try:
         info = os.fstat(fd)
         writing = flags & (os.O_WRONLY | os.O_RDWR)
-        if (
-            writing
-            and stat.S_ISREG(info.st_mode)
-            and info.st_uid == _user()
-            and stat.S_IMODE(info.st_mode) & 0o077
-        ):
+        if writing and stat.S_ISREG(info.st_mode) and info.st_uid != _user():
+            raise PermissionError(errno.EPERM, f"it belongs to another user (uid {info.st_uid})", str(path))
+        if writing and stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077:
             os.fchmod(fd, stat.S_IMODE(info.st_mode) & 0o700)
     except BaseException:
         os.close(fd)
