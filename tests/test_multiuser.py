@@ -11,6 +11,7 @@ is not root, trying to open what the victim's agent-tui made.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pwd
@@ -86,15 +87,25 @@ class Mallory:
 
 
 def _user(name: str) -> Mallory:
+    """The user `name`, made once (test processes running side by side take turns: a lock)."""
+    fd = os.open(
+        Path(tempfile.gettempdir()) / "atui-multiuser-useradd.lock",
+        os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW,
+        0o600,
+    )
     try:
-        found = pwd.getpwnam(name)
-    except KeyError:
-        subprocess.run(
-            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-            check=True,
-            capture_output=True,
-        )
-        found = pwd.getpwnam(name)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            found = pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(
+                ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                check=True,
+                capture_output=True,
+            )
+            found = pwd.getpwnam(name)
+    finally:
+        os.close(fd)
     return Mallory(found.pw_uid, found.pw_gid)
 
 
@@ -170,6 +181,15 @@ class MalloryServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        try:
+            urls = self._ports(ports)
+        except BaseException:
+            self.__exit__()
+            raise
+        self.url = urls["nats"][0]
+        self.monitor = urls["monitoring"][0]
+
+    def _ports(self, ports: Path) -> dict[str, list[str]]:
         deadline = time.monotonic() + 20
         urls: dict[str, list[str]] = {}
         while not urls.get("nats") or not urls.get("monitoring"):
@@ -182,8 +202,7 @@ class MalloryServer:
                 except ValueError:
                     continue
             time.sleep(0.02)  # a starting server: nothing to wait on but its ports file
-        self.url = urls["nats"][0]
-        self.monitor = urls["monitoring"][0]
+        return urls
 
     def record(self) -> bytes:
         """A `bus.json` as agent-tui writes it, pointing at this server."""
@@ -362,8 +381,8 @@ def test_a_free_fallback_is_made_0700_and_nothing_in_it_opens_for_another_user(
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.communicate(timeout=60)
-        record = json.loads((fallback / "bus.json").read_text())
-        os.kill(record["pid"], signal.SIGTERM)
+        if (fallback / "bus.json").exists():  # the private server outlives serve: ended here
+            os.kill(json.loads((fallback / "bus.json").read_text())["pid"], signal.SIGTERM)
 
 
 @pytest.mark.anyio
