@@ -27,6 +27,7 @@ from agent_tui.store.private_files import (
     open_private,
     own_folder,
     private_sqlite_file,
+    read_trusted,
     write_private,
 )
 
@@ -85,6 +86,21 @@ class TestPrivateFiles:
         with pytest.raises(OSError, match="Too many levels of symbolic links"):
             open_private(tmp_path / "link", os.O_WRONLY | os.O_CREAT)
         assert target.read_text() == "not agent-tui's"
+
+    def test_state_is_read_only_from_a_plain_file_nobody_else_can_write(self, tmp_path: Path) -> None:
+        state = tmp_path / "marks.json"
+        state.write_bytes(b"{}")
+        state.chmod(0o644)
+        assert read_trusted(state) == b"{}"
+        state.chmod(0o666)
+        with pytest.raises(UntrustedStateError, match=r"can be written by others \(mode 0666\)"):
+            read_trusted(state)
+        (tmp_path / "link").symlink_to(state)
+        with pytest.raises(UntrustedStateError, match="is a symbolic link"):
+            read_trusted(tmp_path / "link")
+        os.mkfifo(tmp_path / "fifo")
+        with pytest.raises(UntrustedStateError, match="is not a plain file"):  # and does not block
+            read_trusted(tmp_path / "fifo")
 
     def test_own_folder_makes_0700_tightens_an_own_readable_one_and_refuses_the_rest(
         self, tmp_path: Path, loose_umask: int

@@ -22,7 +22,6 @@ Invariants:
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import secrets
@@ -42,8 +41,8 @@ from agent_tui.store.private_files import (
     make_private_dirs,
     open_private,
     own_folder,
+    read_trusted,
     trusted_dir,
-    untrusted_reason,
     write_private,
 )
 
@@ -132,25 +131,11 @@ def read_local_server(path: Path | None = None) -> LocalServerInfo | None:
     path = path or local_server_file()
     try:
         trusted_dir(path.parent)
-        fd = open_private(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
+        data = read_trusted(path)
     except UntrustedStateError as error:
         raise LocalServerError(str(error)) from None
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            raise LocalServerError(str(UntrustedStateError(path, "is a symbolic link"))) from None
-        return None
-    try:
-        problem = untrusted_reason(os.fstat(fd), folder=False)
-        if problem is not None:
-            raise LocalServerError(str(UntrustedStateError(path, problem)))
-        with os.fdopen(fd, "rb", closefd=False) as file:
-            data = file.read()
     except OSError:
         return None
-    finally:
-        os.close(fd)
     try:
         return LocalServerInfo.model_validate_json(data)
     except (ValidationError, ValueError):

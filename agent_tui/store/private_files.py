@@ -44,6 +44,7 @@ __all__ = [
     "open_private",
     "own_folder",
     "private_sqlite_file",
+    "read_trusted",
     "tighten_own_folder",
     "trusted_dir",
     "untrusted_reason",
@@ -95,6 +96,30 @@ def trusted_dir(path: Path) -> None:
     problem = untrusted_reason(os.lstat(path), folder=True)
     if problem is not None:
         raise UntrustedStateError(path, problem)
+
+
+def read_trusted(path: Path) -> bytes:
+    """The bytes of the state file `path`, read only when the file opened (a link is not followed)
+    is a plain file of this user's that nobody else can write.
+
+    Raises:
+        UntrustedStateError: it is a link, not a plain file, another user's, or writable by others.
+        OSError: it cannot be read (`FileNotFoundError` when there is none).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UntrustedStateError(path, "is a symbolic link") from None
+        raise
+    try:
+        problem = untrusted_reason(os.fstat(fd), folder=False)
+        if problem is not None:
+            raise UntrustedStateError(path, problem)
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return file.read()
+    finally:
+        os.close(fd)
 
 
 def tighten_own_folder(path: Path) -> None:
