@@ -81,7 +81,7 @@ def resolve_target(bus: str | None) -> BusTarget:
     """
     from agent_tui.bus.config import ENV_BUS, LOCAL, BusConfigError, bus_settings
     from agent_tui.bus.credentials import connect_options
-    from agent_tui.bus.local_server import local_server_file, read_local_server
+    from agent_tui.bus.local_server import LocalServerError, local_server_file, read_local_server
     from agent_tui.providers.config import ConfigError, load_config
 
     try:
@@ -91,7 +91,10 @@ def resolve_target(bus: str | None) -> BusTarget:
     source = "--bus" if bus else (f"${ENV_BUS}" if os.environ.get(ENV_BUS, "").strip() else "[bus] url")
     if settings.url in (None, LOCAL):
         path = local_server_file()
-        info = read_local_server(path)
+        try:
+            info = read_local_server(path)
+        except LocalServerError as error:
+            raise BusUnreachable(str(error)) from None
         if info is None:
             raise BusUnreachable(
                 f"no local bus: {path} records none (start one with `agent-tui serve`, or give --bus URL)"

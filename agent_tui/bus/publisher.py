@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ from agent_tui.bus.protocol import (
 )
 from agent_tui.events import Event
 from agent_tui.store.jsonl import iter_lines
+from agent_tui.store.private_files import UntrustedStateError, read_trusted, write_private
 
 ACK_TIMEOUT_S = 5.0
 MAX_QUEUED = 200_000
@@ -211,11 +211,11 @@ class Publisher:
         """The marks of this stream from the marks file, raised to the stream's last messages."""
         kept: dict[str, int] = {}
         try:
-            data = json.loads(self._marks_path().read_text())
+            data = json.loads(read_trusted(self._marks_path()))
             if data.get("stream") == self._stream_id:
                 kept = {str(k): int(v) for k, v in data.get("marks", {}).items()}
-        except (OSError, ValueError, AttributeError, TypeError):
-            pass
+        except (OSError, ValueError, AttributeError, TypeError, UntrustedStateError):
+            pass  # another user's marks in a shared folder say nothing: the stream's last messages do
         stream = self.link.stream
         assert stream is not None
         for session_id in list(self.latest):
@@ -242,10 +242,7 @@ class Publisher:
             return
         path = self._marks_path()
         try:
-            path.parent.mkdir(exist_ok=True)
-            temporary = path.with_name(f".{path.name}.{os.getpid()}")
-            temporary.write_bytes(orjson.dumps({"stream": self._stream_id, "marks": self.marks}))
-            os.replace(temporary, path)
+            write_private(path, orjson.dumps({"stream": self._stream_id, "marks": self.marks}))
         except OSError:
             return  # the stream's last messages say the same at the next start
         self._marks_dirty = False

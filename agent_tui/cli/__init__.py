@@ -6,7 +6,7 @@ status; a Python traceback is never what a user sees for bad input.
 
 The package: `parser` (the arguments), `commands` (the headless commands), `dashboard` (the
 dashboard command), `search` (the search command), `status` (exit statuses and how failures are
-said); `main` dispatches.
+said); `main` dispatches, after making agent-tui's own data and cache folders 0700.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ _RUNS_TOOLS = ("run", "demo", "acp", "serve", "mcp", None)
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
+    _tighten_own_folders()
     if args.command not in _RUNS_TOOLS:
         return _dispatch(args)
     from agent_tui.engine.tools.shell_setup import use_shell_setup
@@ -63,6 +64,19 @@ def main(argv: list[str] | None = None) -> int:
         sandbox_status()  # probed here, once, rather than inside the first command's event loop
     with use_shell_setup(setup):
         return _dispatch(args)
+
+
+def _tighten_own_folders() -> None:
+    """agent-tui's folders in the data and cache dirs, 0700 (earlier versions made them by the
+    umask, so the logs in them could be read by others)."""
+    from pathlib import Path
+
+    import platformdirs
+
+    from agent_tui.store.private_files import tighten_own_folder
+
+    for folder in (platformdirs.user_data_dir("agent-tui"), platformdirs.user_cache_dir("agent-tui")):
+        tighten_own_folder(Path(folder))
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -60,7 +60,10 @@ def bus_settings_for(flag_url: str | None, flag_host: str | None, *, start_priva
             )
         return dataclasses.replace(settings, url=info.url, token=info.token)
     if settings.url == LOCAL:
-        running = running_local_server()
+        try:
+            running = running_local_server()
+        except LocalServerError as error:
+            raise _Refused(str(error)) from None
         if running is None:
             raise _Refused(
                 "no private bus runs on this machine: start `agent-tui serve` first, or give --bus URL"
@@ -76,6 +79,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from agent_tui.cli.dashboard import _acp_agents, _model_choices
     from agent_tui.providers.config import ConfigError
     from agent_tui.runtime.session_dirs import default_sessions_dir
+    from agent_tui.store.private_files import make_private_dirs
 
     project = (args.serve_cwd or Path.cwd()).expanduser().resolve()
     if not project.is_dir():
@@ -92,7 +96,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     problem = sessions_dir_error(sessions_dir)
     if problem is not None:
         return fail(problem)
-    sessions_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(sessions_dir)
     has_agents = external is not None and bool(external.names())
     return anyio.run(_serve, settings, project, sessions_dir, models, external if has_agents else None)
 

@@ -1,7 +1,7 @@
 """`agent-tui export LOG|SESSION_ID [--format md|html|json] [--out FILE]`: a session tree as a
 document. A session id is looked up in the project's sessions directory (or `--sessions-dir`);
-the document goes to stdout, or to `--out` (written whole, then moved into place, so a failed
-export never leaves half a file)."""
+the document goes to stdout, or to `--out` (0600, written whole, then moved into place, so a
+failed export never leaves half a file; folders it makes are 0700)."""
 
 from __future__ import annotations
 

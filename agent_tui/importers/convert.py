@@ -9,6 +9,8 @@ Invariants:
 - nothing is dropped without a word: every line the importers keep as source-specific, and every
   file skipped, is a warning (`FILE:LINE: …` or `FILE: …`) in the report; an importer that fails
   on a line (a bug) raises `ImportLineError` naming `FILE:LINE`, never a bare exception;
+- what is written is 0600, in folders made 0700 when missing (`store.private_files`); an
+  `out_dir` that is already there keeps its mode;
 - a final line without a newline is fed if it is a whole JSON value, else reported as torn and
   left out (a writer that died mid-line).
 """
@@ -16,7 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import gc
-import shutil
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,7 @@ from agent_tui.importers.claude_code import ClaudeCodeImporter
 from agent_tui.importers.codex import CodexImporter
 from agent_tui.importers.detect import Format, detect_format
 from agent_tui.importers.source_lines import MAX_LINE_BYTES, OVERLONG, SourceLines
+from agent_tui.store.private_files import make_private_dirs, open_private
 
 FORMAT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "agent-tui": "agent-tui"}
 
@@ -304,7 +307,8 @@ class SessionLogWriter:
             if path is None:
                 path = self.paths[session_id] = self.out_dir / f"{session_id}.jsonl"
                 mode = "wb" if self.truncate else "ab"
-            handle = path.open(mode, buffering=_BUFFER)
+            flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if mode == "wb" else os.O_APPEND)
+            handle = os.fdopen(open_private(path, flags), mode, buffering=_BUFFER)
         self._handles[session_id] = handle
         return handle
 
@@ -420,7 +424,7 @@ def import_path(
     if not found.sources and not found.own_logs:
         raise ImportInputError(f"{src}: no Claude Code, Codex or agent-tui logs found")
     complete = {log: check_own_log(log) for log in found.own_logs} if check_own_log is not None else {}
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(out_dir)
     report = ImportReport(warnings=list(found.warnings))
     writer = SessionLogWriter(out_dir)
     for source in found.sources:
@@ -435,7 +439,7 @@ def import_path(
         if target.resolve() != log.resolve():
             torn = complete.get(log)
             if torn is None:
-                shutil.copyfile(log, target)
+                _copy_start(log, target, log.stat().st_size)
             else:
                 _copy_start(log, target, torn[0])
                 report.warnings.append(torn[1])
@@ -444,8 +448,9 @@ def import_path(
 
 
 def _copy_start(source: Path, target: Path, size: int) -> None:
-    """The first `size` bytes of `source` into `target`."""
-    with source.open("rb") as reading, target.open("wb") as writing:
+    """The first `size` bytes of `source` into `target` (made 0600: it is a session log)."""
+    fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    with source.open("rb") as reading, os.fdopen(fd, "wb") as writing:
         remaining = size
         while remaining > 0:
             chunk = reading.read(min(remaining, 1 << 20))

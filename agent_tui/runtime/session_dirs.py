@@ -4,6 +4,9 @@ Invariants:
 - a project's sessions directory is a pure function of the project's resolved path:
   `<user data dir>/projects/<directory name>-<12 hex digits of its path's SHA-256>`, so the same
   project always finds its earlier sessions, and two projects with the same name never share;
+- a sessions directory agent-tui makes is 0700 (each missing level); one that is there already
+  (`--sessions-dir`) is never chmod-ed; what agent-tui writes in it (logs, undo records,
+  `closed.txt`) is 0600 (`store.private_files`);
 - `ensure_writable` either leaves a directory we can create files in, or raises
   `SessionsDirError` whose message is `DIR: reason` (nothing half-made is left behind);
 - listing never parses a whole log: it reads the first two lines (who, and the first prompt) and
@@ -30,6 +33,7 @@ from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.events.wording import counted
 from agent_tui.reducer import NO_SPEND, Spend
 from agent_tui.store import foreign_session
+from agent_tui.store.private_files import make_private_dirs, open_private
 from agent_tui.store.whole_file import write_whole
 
 APP_NAME = "agent-tui"
@@ -74,7 +78,7 @@ def ensure_writable(directory: Path) -> None:
         SessionsDirError: `DIR: Permission denied` (or the OS's reason) when it cannot be used.
     """
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(directory)
         probe = directory / f".agent-tui-probe-{os.getpid()}"
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
@@ -237,7 +241,8 @@ def closed_sessions(directory: Path) -> set[str]:
 
 def mark_closed(directory: Path, session_ids: Iterable[str]) -> None:
     """Add `session_ids` to the directory's closed list (appending: earlier entries stay)."""
-    with (directory / CLOSED_FILE).open("a", encoding="utf-8") as handle:
+    fd = open_private(directory / CLOSED_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with os.fdopen(fd, "a", encoding="utf-8") as handle:
         for session_id in session_ids:
             handle.write(session_id + "\n")
 

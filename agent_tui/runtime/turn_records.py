@@ -9,7 +9,8 @@ Invariants:
   then (or "it did not exist") are kept, once per path and turn: the first capture of a turn is
   what the turn found. Contents go beside the log, never into it (they may be large, and the log
   is the shared record): `<sessions dir>/<session id>.undo/blobs/<sha256>`, named by their hash,
-  with one JSON line per capture in `<session id>.undo/records.jsonl`;
+  with one JSON line per capture in `<session id>.undo/records.jsonl`; blobs and records are 0600
+  in folders made 0700 (`store.private_files`): they hold what the files held;
 - in a git working copy, a snapshot of the whole tree (every file git does not ignore, tracked or
   not) is written as a git tree object at `turn.started` and at `turn.completed`, through a
   temporary index (`GIT_INDEX_FILE`; `add -A`, `write-tree`): the user's index, stash, refs and
@@ -40,6 +41,7 @@ from agent_tui.engine.protected_paths import find_repository
 from agent_tui.engine.tools.paths import resolve_under
 from agent_tui.events import Event
 from agent_tui.runtime.worktrees import WorktreeError, git
+from agent_tui.store.private_files import make_private_dirs, open_private, write_private
 
 MAX_CAPTURE_BYTES = 8 * 1024 * 1024
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -183,16 +185,16 @@ class TurnRecorder:
                 digest = hashlib.sha256(data).hexdigest()
                 blob = undo_dir(self.sessions_dir, session_id) / "blobs" / digest
                 if not blob.exists():
-                    blob.parent.mkdir(parents=True, exist_ok=True)
-                    blob.write_bytes(data)
+                    write_private(blob, data)
                 record["blob"] = digest
                 record["mode"] = info.st_mode & 0o777
         self._append(session_id, record)
 
     def _append(self, session_id: str, record: dict[str, Any]) -> None:
-        directory = undo_dir(self.sessions_dir, session_id)
-        directory.mkdir(parents=True, exist_ok=True)
-        with (directory / RECORDS).open("ab") as handle:
+        directory = make_private_dirs(undo_dir(self.sessions_dir, session_id))
+        with os.fdopen(
+            open_private(directory / RECORDS, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab"
+        ) as handle:
             handle.write(orjson.dumps(record) + b"\n")
 
 

@@ -850,7 +850,8 @@ class Workbench(FinishingActions):
         then remove the worktree at `remove`, if given.
 
         Returns:
-            None, or why the worktree could not be removed.
+            None, or why the worktree could not be removed, or why `closed.txt` could not be
+            written (the session is closed now, and listed again at the next start).
         """
         engine = self.engine
         family = {session_id, *self._descendants(session_id)}
@@ -872,14 +873,20 @@ class Workbench(FinishingActions):
             for sid in family:
                 engine.store.release(sid)  # another process may write them now
         self.worktrees.pop(session_id, None)
-        mark_closed(self.sessions_dir, sorted(family))
+        unlisted = None
+        try:
+            mark_closed(self.sessions_dir, sorted(family))
+        except OSError as error:  # closed now, but opened again at the next start: said
+            unlisted = (
+                f"{error.filename or self.sessions_dir}: {error.strerror or error} (not kept as closed)"
+            )
         if remove is None:
-            return None
+            return unlisted
         try:
             await anyio.to_thread.run_sync(remove_worktree, remove)
         except WorktreeError as error:
             return str(error)
-        return None
+        return unlisted
 
 
 def _worktree_fields(worktree: Worktree) -> dict[str, str | None]:

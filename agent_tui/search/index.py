@@ -20,6 +20,8 @@ Invariants:
 - files are brought up to date in `BEGIN IMMEDIATE` transactions (a batch of files each, one
   savepoint per file) in which each file's record is read again first, so two processes syncing
   one index never index a line twice;
+- the index file is made 0600 before SQLite opens it (SQLite gives its `-wal`/`-shm` the same
+  mode), its folders 0700 when made here (`store.private_files`): it holds what the logs say;
 - an index of another schema version, or a file SQLite cannot read as a database, is deleted
   and built again from the logs (`SearchIndex.open`).
 """
@@ -40,6 +42,7 @@ import orjson
 from agent_tui.events.session_tree import session_label
 from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
 from agent_tui.search.query import Query, parse_query
+from agent_tui.store.private_files import make_private_dirs, private_sqlite_file
 
 SCHEMA_VERSION = 2
 LINE_BITS = 32
@@ -221,10 +224,14 @@ class SearchIndex:
             SearchError: its directory cannot be made, or the file cannot be opened.
         """
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(path.parent)
         except OSError as error:
             raise SearchError(f"{path.parent}: {error.strerror or error}") from None
         for attempt in (1, 2):
+            try:
+                private_sqlite_file(path)
+            except OSError as error:
+                raise SearchError(f"{path}: {error.strerror or error}") from None
             try:
                 connection = cls._connect(path)
                 return cls(connection, path)

@@ -17,6 +17,8 @@ Invariants:
   other reads never lock;
 - undoing a failed append cuts only bytes this append wrote (checked against them), back to the
   end of this process's last verified append: never another writer's line;
+- a log is made 0600 (and one left looser by an earlier version is tightened when opened to
+  append), its folder 0700 when made here (`store.private_files`), whatever the umask;
 - a write the OS refuses raises `EventLogWriteError`: `FILE: No space left on device`;
 - every line's `sessionId` is the log's (its file name without `.jsonl`): a line of another
   session is a corrupt line (`EventLogDecodeError`), not an event of a session nobody started.
@@ -49,6 +51,7 @@ from agent_tui.store.errors import (
 )
 from agent_tui.store.index import LineIndex, TornLine
 from agent_tui.store.lock import LockHolder, SessionLock, read_holder
+from agent_tui.store.private_files import open_private
 
 ReplayMode = Literal["skip-trailing-partial", "strict"]
 _CHUNK = 4 * 1024 * 1024
@@ -328,9 +331,7 @@ class JsonlEventLog:
             if torn is not None:
                 raise EventLogTornTailError(self.path, torn.line_number, torn.size)
             try:
-                self._fd = os.open(
-                    self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644
-                )
+                self._fd = open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             except OSError as error:
                 raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
             self._end = os.fstat(self._fd).st_size

@@ -13,7 +13,8 @@ Invariants:
   removed file never lets two processes hold "the" lock at once;
 - the descriptor is not inherited by programs the process starts (`O_CLOEXEC`), so a shell
   command of a tool cannot keep a session locked after agent-tui exits;
-- the lock file is opened without following a symbolic link (`O_NOFOLLOW`) and written only when
+- the lock file is 0600 (`store.private_files`), opened without following a symbolic link
+  (`O_NOFOLLOW`) and written only when
   it is a regular file with one name, so a link planted at its path cannot make agent-tui
   overwrite the file it points to.
 """
@@ -34,6 +35,7 @@ import orjson
 
 from agent_tui.store.errors import EventLogWriteError, SessionLockedError
 from agent_tui.store.lock_holder import PROGRAM, LockHolder
+from agent_tui.store.private_files import make_private_dirs, open_private
 
 _READ_TRIES = 200  # a holder writes its name microseconds after taking the lock: wait at most ~0.2 s
 
@@ -145,12 +147,12 @@ class SessionLock:
         if self._fd is not None:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.path.parent)
         except OSError as error:
             raise EventLogWriteError(self.path.parent, error.errno or errno.EIO) from None
         while True:
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+                fd = open_private(self.path, os.O_RDWR | os.O_CREAT)
             except OSError as error:
                 raise EventLogWriteError(self.path, error.errno or errno.EIO) from None
             try:

@@ -4,14 +4,15 @@ Invariants:
 - `write_whole(path, data)` writes `data` to a temporary file beside `path` (same directory, so
   the same file system) and renames it over `path`; a failure at any point leaves `path` as it
   was and removes the temporary file;
-- the parent directory is made when missing.
+- the parent directory is made when missing (0700, each level: `store.private_files`), and the
+  file is 0600 whatever the umask (agent-tui's files hold session content).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from agent_tui.store.private_files import write_private
 
 __all__ = ["write_whole"]
 
@@ -22,13 +23,4 @@ def write_whole(path: Path, data: bytes) -> None:
     Raises:
         OSError: the directory or the file could not be written (nothing was changed).
     """
-    directory = path.parent if str(path.parent) else Path(".")
-    directory.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_private(path, data)

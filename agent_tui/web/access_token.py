@@ -28,6 +28,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_tui.store.private_files import make_private_dirs
+
 APP_NAME = "agent-tui"
 TOKEN_BYTES = 32
 TOKEN_FILE = "web-token"
@@ -141,7 +143,7 @@ class TokenStore:
         folder = self.path.parent
         temporary = folder / f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}"
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_private_dirs(folder)
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             try:
                 os.write(fd, (token.value + "\n").encode("ascii"))

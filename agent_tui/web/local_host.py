@@ -2,6 +2,7 @@
 `agent-tui serve` starts, started here when none runs.
 
 Invariants:
+- the runtime dir is used only when it is this user's own (`local_server.private_runtime_dir`);
 - a host counts as running when the private server (`local_server.running_local_server`) runs
   and its presence bucket holds a `serve` host of this machine whose process is alive;
 - otherwise `agent-tui serve` is started on the project, in a session of its own, its input
@@ -39,12 +40,15 @@ class StartedHost:
 async def serve_host_running() -> bool:
     """Whether a `serve` host of this machine is on the private bus now."""
     from agent_tui.bus.attach_target import BusUnreachable, connect, resolve_target
-    from agent_tui.bus.local_server import running_local_server
+    from agent_tui.bus.local_server import LocalServerError, running_local_server
     from agent_tui.bus.presence import machine
     from agent_tui.bus.protocol import PRESENCE_BUCKET, Presence
 
-    if running_local_server() is None:
-        return False
+    try:
+        if running_local_server() is None:
+            return False
+    except LocalServerError as error:
+        raise LocalHostError(str(error)) from None
     try:
         client = await connect(resolve_target("local"), name="agent-tui-web-probe")
     except BusUnreachable:
@@ -68,13 +72,16 @@ async def serve_host_running() -> bool:
 
 def start_serve_host(project: Path) -> StartedHost:
     """Start `agent-tui serve` on `project` and wait until it serves. Raises LocalHostError."""
-    from agent_tui.bus.local_server import runtime_dir
+    from agent_tui.bus.local_server import LocalServerError, private_runtime_dir
+    from agent_tui.store.private_files import open_private
 
-    folder = runtime_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder = private_runtime_dir()
+    except LocalServerError as error:
+        raise LocalHostError(str(error)) from None
+    try:
         log = folder / SERVE_LOG
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
+        fd = open_private(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     except OSError as error:
         raise LocalHostError(f"{error.filename or folder}: {error.strerror or error}") from None
     start = os.lseek(fd, 0, os.SEEK_END)

@@ -1,0 +1,465 @@
+"""Another user of the same machine, for real: a second Unix user (`atui-mallory`, made here with
+useradd) who gets to the temporary directory first, runs a nats-server of their own, and tries
+to read what agent-tui keeps. These tests need root (to make the user and run processes as it);
+run them with `-m multiuser` (a pass of its own in CI). Not run as root, they fail and say so.
+
+The victim is the user running the tests (root in CI). Root reads every file whatever its mode,
+so root is the hardest victim for the trust checks (only ownership protects it: a file of
+mallory's that root could read must still not be used); the modes are checked by mallory, who
+is not root, trying to open what the victim's agent-tui made.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pwd
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import pytest
+from support_private_state import make_session_content
+
+from agent_tui.runtime.session_dirs import mark_closed
+
+pytestmark = pytest.mark.multiuser
+
+MALLORY = "atui-mallory"
+NEEDS_ROOT = (
+    "the multiuser tests need root (they add the user atui-mallory and run processes as it): "
+    "run `.venv/bin/python -m pytest -m multiuser` as root"
+)
+
+
+@dataclass(frozen=True)
+class Mallory:
+    """The other user: runs programs as itself, with nothing of the victim's environment."""
+
+    uid: int
+    gid: int
+
+    def run(self, args: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(  # type: ignore[call-overload]
+            args,
+            user=self.uid,
+            group=self.gid,
+            extra_groups=[],
+            env={"PATH": "/usr/bin:/bin", "HOME": "/"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            **kwargs,
+        )
+
+    def python(self, code: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """The system's Python as mallory (the victim's checkout may be in a folder mallory cannot enter)."""
+        return self.run(["/usr/bin/python3", "-I", "-c", code, *args])
+
+    def cannot_open(self, paths: list[Path]) -> dict[str, str]:
+        """What mallory got for opening each file (reading) or listing each folder: the class of
+        the exception, or `opened`."""
+        code = (
+            "import json, os, sys\n"
+            "got = {}\n"
+            "for p in sys.argv[1:]:\n"
+            "    try:\n"
+            "        os.listdir(p) if os.path.isdir(p) else open(p, 'rb').close()\n"
+            "        got[p] = 'opened'\n"
+            "    except OSError as e:\n"
+            "        got[p] = type(e).__name__\n"
+            "print(json.dumps(got))\n"
+        )
+        said = self.python(code, *map(str, paths))
+        assert said.returncode == 0, said.stderr
+        return dict(json.loads(said.stdout))
+
+
+def _user(name: str) -> Mallory:
+    """The user `name`, made once (test processes running side by side take turns: a lock)."""
+    fd = os.open(
+        Path(tempfile.gettempdir()) / "atui-multiuser-useradd.lock",
+        os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW,
+        0o600,
+    )
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            found = pwd.getpwnam(name)
+        except KeyError:
+            subprocess.run(
+                ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                check=True,
+                capture_output=True,
+            )
+            found = pwd.getpwnam(name)
+    finally:
+        os.close(fd)
+    return Mallory(found.pw_uid, found.pw_gid)
+
+
+def other_user() -> Mallory:
+    """Mallory, made when missing; the test fails (in its own body, so it counts as failed, not as
+    an error of a fixture) when it does not run as root."""
+    if os.geteuid() != 0:
+        pytest.fail(NEEDS_ROOT, pytrace=False)
+    return _user(MALLORY)
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A temporary directory as /tmp is: everyone may create in it, sticky."""
+    folder = Path(tempfile.mkdtemp(prefix="atui-shared-", dir="/tmp"))
+    folder.chmod(0o1777)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def victim_env(home: Path, shared: Path) -> dict[str, str]:
+    """The victim's environment: no `$XDG_RUNTIME_DIR` (su, cron, a container), `$TMPDIR` the shared one."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_TUI", "XDG_", "NATS"))}
+    (home / "data").mkdir(parents=True, exist_ok=True, mode=0o700)
+    config = home / "config.toml"
+    config.write_text("[sandbox]\nenabled = false\n")
+    env.update(
+        TMPDIR=str(shared), XDG_DATA_HOME=str(home / "data"), AGENT_TUI_CONFIG=str(config), HOME=str(home)
+    )
+    return env
+
+
+def agent_tui(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent_tui", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=90,
+        check=False,
+    )
+
+
+class MalloryServer:
+    """A nats-server that mallory runs as mallory, with a token of theirs and a monitoring port
+    (which counts every connection it ever took)."""
+
+    def __init__(self, mallory: Mallory, home: Path) -> None:
+        binary = Path(sys.executable).parent / "nats-server"
+        if not binary.is_file():
+            binary = Path(shutil.which("nats-server") or "nats-server")
+        home.mkdir(mode=0o755)
+        shutil.copy(binary, home / "nats-server")
+        (home / "nats-server").chmod(0o755)
+        ports = home / "ports"
+        ports.mkdir()
+        os.chown(ports, mallory.uid, mallory.gid)
+        config = home / "nats.conf"
+        config.write_text(
+            'listen: 127.0.0.1:-1\nhttp: 127.0.0.1:-1\nauthorization { token: "mallory-token" }\n'
+            f"ports_file_dir: {json.dumps(str(ports))}\n"
+        )
+        config.chmod(0o644)
+        self.process = subprocess.Popen(
+            [str(home / "nats-server"), "-c", str(config)],
+            user=mallory.uid,
+            group=mallory.gid,
+            extra_groups=[],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            urls = self._ports(ports)
+        except BaseException:
+            self.__exit__()
+            raise
+        self.url = urls["nats"][0]
+        self.monitor = urls["monitoring"][0]
+
+    def _ports(self, ports: Path) -> dict[str, list[str]]:
+        deadline = time.monotonic() + 20
+        urls: dict[str, list[str]] = {}
+        while not urls.get("nats") or not urls.get("monitoring"):
+            assert self.process.poll() is None and time.monotonic() < deadline, (
+                "mallory's nats-server did not start"
+            )
+            for found in ports.glob("*.ports"):
+                try:
+                    urls = json.loads(found.read_text())
+                except ValueError:
+                    continue
+            time.sleep(0.02)  # a starting server: nothing to wait on but its ports file
+        return urls
+
+    def record(self) -> bytes:
+        """A `bus.json` as agent-tui writes it, pointing at this server."""
+        return orjson.dumps(
+            {
+                "url": self.url,
+                "token": "mallory-token",
+                "pid": self.process.pid,
+                "store": "/x",
+                "startedAt": "now",
+            }
+        )
+
+    def connections_taken(self) -> int:
+        with urllib.request.urlopen(f"{self.monitor}/varz", timeout=10) as answer:
+            return int(json.load(answer)["total_connections"])
+
+    def __enter__(self) -> MalloryServer:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+
+def plant(mallory: Mallory, shared: Path, how: str, record: bytes) -> Path:
+    """Mallory makes the victim's runtime-dir fallback first, `how`: as a folder of theirs (0755 or
+    0777) holding a bus.json, or as a link to such a folder."""
+    fallback = shared / f"agent-tui-{os.getuid()}"
+    code = (
+        "import os, sys\n"
+        "fallback, how, record = sys.argv[1], sys.argv[2], sys.argv[3].encode()\n"
+        "folder = fallback if how != 'link' else fallback + '.theirs'\n"
+        "os.mkdir(folder)\n"
+        "os.chmod(folder, 0o777 if how == 'open-folder' else 0o755)\n"
+        "fd = os.open(os.path.join(folder, 'bus.json'), os.O_WRONLY | os.O_CREAT, 0o644)\n"
+        "os.write(fd, record); os.close(fd)\n"
+        "if how == 'link': os.symlink(folder, fallback)\n"
+    )
+    said = mallory.python(code, str(fallback), how, record.decode())
+    assert said.returncode == 0, said.stderr
+    assert os.lstat(fallback).st_uid == mallory.uid
+    return fallback
+
+
+REASONS = {
+    "folder": "belongs to another user",
+    "open-folder": "belongs to another user",
+    "link": "is a symbolic link",
+}
+
+
+@pytest.mark.parametrize("how", sorted(REASONS))
+def test_a_runtime_dir_fallback_another_user_made_first_is_refused_and_their_server_never_reached(
+    shared_tmp: Path, tmp_path: Path, how: str
+) -> None:
+    mallory = other_user()
+    with MalloryServer(mallory, shared_tmp / "mallory-home") as mallory_server:
+        refused_everywhere(mallory, mallory_server, shared_tmp, tmp_path, how)
+
+
+def refused_everywhere(
+    mallory: Mallory, mallory_server: MalloryServer, shared_tmp: Path, tmp_path: Path, how: str
+) -> None:
+    fallback = plant(mallory, shared_tmp, how, mallory_server.record())
+    env = victim_env(tmp_path / "victim", shared_tmp)
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"sessions": [{"prompt": "-", "steps": [{"text": ["Hi."]}]}]}))
+    sessions = tmp_path / "sessions"
+    runs = {
+        "attach": agent_tui(["attach", "--bus", "local"], env),
+        "serve": agent_tui(["serve", "--sessions-dir", str(sessions), "--cwd", str(tmp_path)], env),
+        "run --bus local": agent_tui(
+            ["run", str(scenario), "--sessions-dir", str(sessions), "--bus", "local"], env
+        ),
+        "web": agent_tui(["web", "--port", "0"], env),
+    }
+    for name, said in runs.items():
+        assert said.returncode == 2, (name, said.stderr)
+        assert said.stderr.startswith(f"agent-tui: {fallback} {REASONS[how]}"), (name, said.stderr)
+        assert said.stderr.rstrip().endswith(
+            "agent-tui does not use it (remove it, or set XDG_RUNTIME_DIR to a folder of your own)"
+        ), (name, said.stderr)
+        assert "mallory-token" not in said.stderr
+    assert mallory_server.connections_taken() == 0
+    assert not (
+        tmp_path / "victim" / "data" / "agent-tui" / "bus"
+    ).exists()  # no server of ours was started either
+    if how == "link":  # nothing of the victim's went into mallory's folder
+        assert sorted(os.listdir(f"{fallback}.theirs")) == ["bus.json"]
+
+
+def test_a_runtime_dir_in_another_users_xdg_runtime_dir_is_refused(shared_tmp: Path, tmp_path: Path) -> None:
+    """`su` keeps the first user's `$XDG_RUNTIME_DIR`: agent-tui's folder there is not ours."""
+    mallory = other_user()
+    with MalloryServer(mallory, shared_tmp / "mallory-home") as mallory_server:
+        refused_in_their_runtime_dir(mallory, mallory_server, shared_tmp, tmp_path)
+
+
+def refused_in_their_runtime_dir(
+    mallory: Mallory, mallory_server: MalloryServer, shared_tmp: Path, tmp_path: Path
+) -> None:
+    theirs = shared_tmp / "run-user-mallory"
+    said = mallory.python(
+        "import os, sys\nos.makedirs(sys.argv[1] + '/agent-tui', 0o700)\n"
+        "open(sys.argv[1] + '/agent-tui/bus.json', 'wb').write(sys.argv[2].encode())\n",
+        str(theirs),
+        mallory_server.record().decode(),
+    )
+    assert said.returncode == 0, said.stderr
+    env = {**victim_env(tmp_path / "victim", shared_tmp), "XDG_RUNTIME_DIR": str(theirs)}
+    said = agent_tui(["attach", "--bus", "local"], env)
+    assert said.returncode == 2
+    assert said.stderr.startswith(
+        f"agent-tui: {theirs / 'agent-tui'} belongs to another user (uid {mallory.uid})"
+    )
+    assert mallory_server.connections_taken() == 0
+    # With no agent-tui folder there yet, the folder that would hold it is refused: its owner
+    # could swap ours for theirs after the check.
+    shutil.rmtree(theirs / "agent-tui")
+    said = agent_tui(["serve", "--sessions-dir", str(tmp_path / "s"), "--cwd", str(tmp_path)], env)
+    assert said.returncode == 2
+    assert said.stderr.startswith(f"agent-tui: {theirs} belongs to another user (uid {mallory.uid})")
+    assert not (theirs / "agent-tui").exists()
+
+
+def test_a_free_fallback_is_made_0700_and_nothing_in_it_opens_for_another_user(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    mallory = other_user()
+    env = victim_env(tmp_path / "victim", shared_tmp)
+    fallback = shared_tmp / f"agent-tui-{os.getuid()}"
+    serve = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agent_tui",
+            "serve",
+            "--sessions-dir",
+            str(tmp_path / "s"),
+            "--cwd",
+            str(tmp_path),
+        ],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stderr is not None
+        seen = []
+        for line in serve.stderr:
+            seen.append(line)
+            if " serves " in line:
+                break
+        else:
+            raise AssertionError(f"serve ended ({serve.wait()}): {seen}")
+        info = os.lstat(fallback)
+        assert (info.st_uid, stat.S_IMODE(info.st_mode), stat.S_ISDIR(info.st_mode)) == (
+            os.getuid(),
+            0o700,
+            True,
+        )
+        inside = sorted(fallback.iterdir())
+        names = {path.name for path in inside}
+        assert {"bus.json", "nats-server.conf", "nats-server.log"} <= names
+        files = [path for path in inside if path.is_file()]
+        assert {path.name: oct(stat.S_IMODE(path.stat().st_mode)) for path in files} == {
+            path.name: "0o600" for path in files
+        }
+        store = tmp_path / "victim" / "data" / "agent-tui" / "bus"
+        assert stat.S_IMODE(store.stat().st_mode) == 0o700
+        got = mallory.cannot_open([fallback, *files, store])
+        assert got == {str(path): "PermissionError" for path in [fallback, *files, store]}
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.communicate(timeout=60)
+        if (fallback / "bus.json").exists():  # the private server outlives serve: ended here
+            os.kill(json.loads((fallback / "bus.json").read_text())["pid"], signal.SIGTERM)
+
+
+@pytest.mark.anyio
+async def test_another_user_cannot_open_anything_agent_tui_keeps_of_a_session(
+    shared_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mallory = other_user()
+    base = shared_tmp / "victim-home"  # mallory may enter it: only agent-tui's own modes protect
+    base.mkdir(mode=0o755)
+    project = shared_tmp / "project"
+    project.mkdir(mode=0o755)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(base / "cache"))
+    before = os.umask(0o022)
+    try:
+        content = await make_session_content(base, project)
+    finally:
+        os.umask(before)
+    try:
+        paths = [*content.files.values(), *content.folders]
+        got = mallory.cannot_open(paths)
+    finally:
+        assert content.index is not None
+        content.index.close()
+    assert got == {str(path): "PermissionError" for path in paths}
+    assert len(content.files) == 10
+
+
+def test_a_sessions_dir_the_user_chose_keeps_its_mode_and_its_logs_are_theirs_alone(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    mallory = other_user()
+    chosen = shared_tmp / "team-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o755)
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "sessions": [{"prompt": "-", "steps": [{"text": ["Done."]}]}],
+                "policy": {"default": "allow"},
+            }
+        )
+    )
+    env = victim_env(tmp_path / "victim", shared_tmp)
+    said = subprocess.run(
+        [sys.executable, "-m", "agent_tui", "run", str(scenario), "--sessions-dir", str(chosen), "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+        umask=0o022,
+    )
+    assert said.returncode == 0, said.stderr
+    logs = sorted(chosen.glob("*.jsonl"))
+    assert logs
+    assert stat.S_IMODE(chosen.stat().st_mode) == 0o755
+    got = mallory.cannot_open([chosen, *logs])
+    assert got == {str(chosen): "opened", **{str(log): "PermissionError" for log in logs}}
+
+
+def test_a_file_another_user_planted_in_a_shared_sessions_dir_is_not_written(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    """A sessions dir others can write (the user's choice): a `closed.txt` mallory put there
+    first, readable by mallory, gets none of the victim's session ids."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    planted = chosen / "closed.txt"
+    said = mallory.python(
+        "import os, sys\nfd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o666)\nos.fchmod(fd, 0o666)\n",
+        str(planted),
+    )
+    assert said.returncode == 0, said.stderr
+    with pytest.raises(PermissionError, match=rf"it belongs to another user \(uid {mallory.uid}\)"):
+        mark_closed(chosen, ["sess_secret1234"])
+    assert planted.read_text() == ""
+    assert stat.S_IMODE(chosen.stat().st_mode) == 0o1777
