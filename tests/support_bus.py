@@ -46,7 +46,7 @@ from agent_tui.bus.protocol import (
     ControlReply,
     ControlRequest,
     Presence,
-    control_subject,
+    host_controls,
     events_subject,
     message_id,
 )
@@ -153,7 +153,7 @@ class ControlResponder:
     probes: int = 0
 
     async def start(self) -> None:
-        await self.connection.subscribe(control_subject(self.host), cb=self._on_request)
+        await self.connection.subscribe(host_controls(self.host), cb=self._on_request)
         await self.connection.flush()
 
     async def _on_request(self, message: Msg) -> None:

@@ -104,9 +104,16 @@ def wait_for_line(process: subprocess.Popen[str], words: str) -> list[str]:
 
 
 async def control(
-    client: nats.NATS, host: str, action: str, *, request_id: str, dashboard: str = "laptop", **fields: Any
+    client: nats.NATS,
+    host: str,
+    action: str,
+    *,
+    request_id: str,
+    dashboard: str = "laptop",
+    user: str = "ana",
+    **fields: Any,
 ) -> ControlReply:
-    """One control request, as a dashboard sends it, and the host's reply."""
+    """One control request, as a dashboard of bus user `user` sends it, and the host's reply."""
     request = ControlRequest(
         id=request_id,
         action=action,  # type: ignore[arg-type]
@@ -115,7 +122,7 @@ async def control(
         args=fields,
     )
     reply = await client.request(
-        control_subject(host), request.model_dump_json(by_alias=True).encode(), timeout=10
+        control_subject(host, user), request.model_dump_json(by_alias=True).encode(), timeout=10
     )
     return ControlReply.model_validate_json(reply.data)
 

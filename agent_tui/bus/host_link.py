@@ -24,7 +24,8 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 
 from agent_tui.bus.config import BusSettings
-from agent_tui.bus.credentials import connect_options, describe_failure, scrub
+from agent_tui.bus.credentials import bus_user, connect_options, describe_failure, scrub
+from agent_tui.bus.protocol import inbox_prefix
 
 MAX_RETRY_S = 5.0
 CONNECT_TIMEOUT_S = 3.0
@@ -64,6 +65,7 @@ class BusLink:
         """Connect now. Raises BusUnreachable."""
         try:
             options = connect_options(self.settings)
+            options["inbox_prefix"] = inbox_prefix(bus_user(self.settings))
         except ValueError as error:  # BusConfigError: a missing variable, an unreadable file
             raise BusUnreachable(f"cannot reach the bus at {self.url}: {error}") from None
         servers = [part.strip() for part in (self.settings.url or "").split(",") if part.strip()]
