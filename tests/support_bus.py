@@ -46,8 +46,8 @@ from agent_tui.bus.protocol import (
     ControlReply,
     ControlRequest,
     Presence,
-    host_controls,
     events_subject,
+    host_controls,
     message_id,
 )
 from agent_tui.events import Event

@@ -14,6 +14,7 @@ import nats
 import orjson
 import pytest
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from support_bus_host import RENAMING, host_env, log_lines, start_agent_tui
 from support_bus_roles import password, roles_config
 from support_nats import NatsServer
@@ -25,9 +26,12 @@ from agent_tui.bus.protocol import (
     Caller,
     ControlReply,
     ControlRequest,
+    caller_user,
     control_subject,
+    events_subject,
     host_events,
     inbox_prefix,
+    valid_user,
 )
 from agent_tui.replay.sources import replay_all
 
@@ -111,7 +115,7 @@ async def test_a_host_with_the_documented_permissions_runs_and_the_answer_is_by_
     wanted = [0]
     all_held = asyncio.Event()
 
-    async def read(message: nats.aio.msg.Msg) -> None:
+    async def read(message: Msg) -> None:
         held.append(message.data)
         if wanted[0] and len(held) >= wanted[0]:
             all_held.set()
@@ -237,3 +241,11 @@ async def test_a_role_is_refused_what_it_must_not_do(
     info = await js.stream_info(STREAM)
     assert info.state.messages == 1  # nothing was purged, deleted or added
     assert info.config.subjects == [ALL_EVENTS]
+
+
+def test_no_events_subject_is_a_control_subject() -> None:
+    """A host hears `agent-tui.HOST.control.*`: a session called `control` must not publish
+    there, and a user called `events` must not ask there."""
+    assert caller_user(events_subject("buildbox", "control")) is None
+    assert caller_user(control_subject("buildbox", "ana")) == "ana"
+    assert not valid_user("events") and valid_user("ana")

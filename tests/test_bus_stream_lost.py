@@ -70,7 +70,13 @@ async def test_a_deleted_stream_is_made_again_and_refilled_from_the_logs_in_one_
     assert await held_until(stream, session_id, len(logged)) == logged
 
     answered = await control(
-        client, "box", "answer", request_id="a1", session_id=session_id, requestId=request_id, decision="allow"
+        client,
+        "box",
+        "answer",
+        request_id="a1",
+        session_id=session_id,
+        requestId=request_id,
+        decision="allow",
     )
     assert answered.ok, answered.message
     _, rest = process.communicate(timeout=60)

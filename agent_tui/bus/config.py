@@ -36,7 +36,17 @@ from agent_tui.providers.config import Config, ConfigError
 ENV_BUS = "AGENT_TUI_BUS"
 LOCAL = "local"
 SCHEMES = ("nats", "tls", "ws", "wss")
-KEYS = ("url", "host", "user", "credentials_env", "creds_file", "max_age", "max_bytes", "presence_ttl", "heartbeat")
+KEYS = (
+    "url",
+    "host",
+    "user",
+    "credentials_env",
+    "creds_file",
+    "max_age",
+    "max_bytes",
+    "presence_ttl",
+    "heartbeat",
+)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
@@ -131,7 +141,16 @@ def bus_settings(
         if key not in KEYS:
             raise fail(key, f"unknown setting (known: {', '.join(KEYS)})")
     values: dict[str, Any] = {}
-    for key in ("url", "host", "user", "credentials_env", "creds_file", "max_age", "presence_ttl", "heartbeat"):
+    for key in (
+        "url",
+        "host",
+        "user",
+        "credentials_env",
+        "creds_file",
+        "max_age",
+        "presence_ttl",
+        "heartbeat",
+    ):
         if key in table and not isinstance(table[key], str | int | float):
             raise fail(key, "expected a string")
     if "url" in table:

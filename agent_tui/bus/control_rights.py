@@ -141,7 +141,9 @@ class ControlRights:
             return READ_ONLY
         subject = control_subject(host, self.user) if host is not None else None
         if subject is not None and subject.lower() in self._refused:
-            return f"This dashboard may not control host {host}: its credentials may not publish on {subject}."
+            return (
+                f"This dashboard may not control host {host}: its credentials may not publish on {subject}."
+            )
         return None
 
 

@@ -129,10 +129,9 @@ class ControlServer:
 
     async def _respond(self, message: Msg) -> None:
         user = caller_user(message.subject)
-        if user is None:  # `agent-tui.HOST.control.events` and the like: no user of ours
-            reply = ControlReply(id="", ok=False, message=f"{message.subject} names no bus user")
-        else:
-            reply = await self.handle(message.data, user)
+        if user is None:
+            return  # `agent-tui.HOST.control.events`: an events subject, never a request
+        reply = await self.handle(message.data, user)
         if message.reply:
             with contextlib.suppress(Exception):
                 await message.respond(reply.model_dump_json(by_alias=True).encode())

@@ -126,8 +126,9 @@ def name_from(text: str) -> str:
 
 def subject_token(session_id: str) -> str:
     """The subject token that stands for a session id: the id itself when it is a safe token,
-    else `x` and a digest of it (stable, so every publisher and reader agrees)."""
-    if _TOKEN.fullmatch(session_id) and not session_id.startswith("x-"):
+    else `x` and a digest of it (stable, so every publisher and reader agrees). `control` is
+    digested too: `agent-tui.HOST.control.events` would be a control subject."""
+    if _TOKEN.fullmatch(session_id) and not session_id.startswith("x-") and session_id != "control":
         return session_id
     return "x-" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
 

@@ -109,7 +109,9 @@ class RemoteWorkbench:
         body = request.model_dump_json(by_alias=True, exclude_none=True).encode()
         try:
             message = await self._connection.request(
-                control_subject(host, self.caller.user), body, timeout=timeout if timeout is not None else self.timeout
+                control_subject(host, self.caller.user),
+                body,
+                timeout=timeout if timeout is not None else self.timeout,
             )
         except (NatsTimeout, NoRespondersError, ConnectionClosedError, TimeoutError):
             return RemoteOutcome(host, request_id, answered=False)
