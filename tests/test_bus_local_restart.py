@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,6 +44,21 @@ def processes() -> Iterator[list[subprocess.Popen[str]]]:
                 process.communicate(timeout=60)
 
 
+def squat(squatter: socket.socket, port: int) -> None:
+    """Listen on `port` as soon as the killed server's socket lets go of it."""
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as nats-server does
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            squatter.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)  # polling a port a dying process still holds: not a test's wait
+    squatter.listen()
+
+
 async def said(process: subprocess.Popen[str], words: str) -> list[str]:
     """stderr's lines up to `words`; a process that never says them fails the test (killed)."""
     try:
@@ -52,24 +68,31 @@ async def said(process: subprocess.Popen[str], words: str) -> list[str]:
         pytest.fail(f"never said {words!r}: {process.communicate()[1][-2000:]}")
 
 
+@pytest.mark.parametrize("port_taken", [False, True], ids=["same port", "its port taken meanwhile"])
 async def test_a_host_finds_the_private_server_again_after_it_restarts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: list[subprocess.Popen[str]]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: list[subprocess.Popen[str]], port_taken: bool
 ) -> None:
+    """Killed, the server comes back where it was and the host reconnects by itself; if
+    another program took its port meanwhile, it comes back on another port and the host
+    follows the record there."""
     env = host_env(tmp_path)
     record_path = tmp_path / "run" / "agent-tui" / "bus.json"
     first = start_agent_tui(["serve", "--sessions-dir", str(tmp_path / "a"), "--host", "alpha"], env)
     processes.append(first)
     await said(first, "host alpha serves")
     before = json.loads(record_path.read_text())
+    squatter = socket.socket()
     try:
         os.kill(before["pid"], signal.SIGKILL)
         await said(first, "is away")
+        if port_taken:
+            squat(squatter, int(before["url"].rpartition(":")[2]))
         second = start_agent_tui(["serve", "--sessions-dir", str(tmp_path / "b"), "--host", "beta"], env)
         processes.append(second)
         await said(second, "host beta serves")
         after = json.loads(record_path.read_text())
-        assert after["pid"] != before["pid"]
-        assert (after["url"], after["token"]) == (before["url"], before["token"])
+        assert after["pid"] != before["pid"] and after["token"] == before["token"]
+        assert (after["url"] != before["url"]) is port_taken
         await said(first, "is back")
 
         for name in ("AGENT_TUI_CONFIG", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "TMPDIR"):
@@ -89,6 +112,7 @@ async def test_a_host_finds_the_private_server_again_after_it_restarts(
         finally:
             await dashboard.close()
     finally:
+        squatter.close()
         record = json.loads(record_path.read_text())
         with contextlib.suppress(ProcessLookupError):
             os.kill(record["pid"], signal.SIGTERM)

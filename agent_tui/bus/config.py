@@ -73,6 +73,9 @@ class BusSettings:
     heartbeat_s: float = DEFAULT_HEARTBEAT_S
     token: str | None = None
     """A token handed over in-process (the private server's), never read from a file or a flag."""
+    local_record: bool = False
+    """The bus is the private server of this machine: while the link is down its record
+    (`local_server.read_local_server`) is read again, for a server restarted on another port."""
 
     def shown_url(self) -> str:
         return redacted(self.url or LOCAL)

