@@ -25,6 +25,7 @@ from agent_tui.bus.protocol import (
     ControlReply,
     ControlRequest,
     control_subject,
+    inbox_prefix,
 )
 from agent_tui.store.jsonl import iter_lines
 
@@ -57,7 +58,8 @@ async def stream_lines(stream: JetStreamContext) -> tuple[dict[str, list[bytes]]
 
 
 async def reader(url: str, token: str | None = None) -> tuple[nats.NATS, JetStreamContext]:
-    client = await nats.connect(url, token=token, connect_timeout=5)
+    """A connection as a dashboard of bus user `ana` makes it (its replies in `_INBOX_ana`)."""
+    client = await nats.connect(url, token=token, connect_timeout=5, inbox_prefix=inbox_prefix("ana"))
     return client, client.jetstream()
 
 

@@ -15,10 +15,14 @@ import orjson
 import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from nats.js.api import RePublish, StreamConfig
+from support_bus import until
 from support_bus_host import RENAMING, host_env, log_lines, start_agent_tui
 from support_bus_roles import password, roles_config
 from support_nats import NatsServer
 
+from agent_tui.bus.attach import AttachedBus
+from agent_tui.bus.attach_target import BusTarget
 from agent_tui.bus.protocol import (
     ALL_EVENTS,
     MSG_ID_HEADER,
@@ -130,12 +134,28 @@ async def test_a_host_with_the_documented_permissions_runs_and_the_answer_is_by_
         BUS_LOGIN=f"buildbox:{password('buildbox')}",
     )
     args = ["run", str(scenario), "--sessions-dir", str(sessions), "--approve", "ask"]
-    # A host makes the stream (`test_a_role_is_refused_what_it_must_not_do` has one make it);
-    # ana, who may not, reads it from before the run starts.
-    await peers["buildbox"].client.jetstream().add_stream(name=STREAM, subjects=[ALL_EVENTS])
+    # The stream is missing, and a hostile host (prod) makes it, with a republish of its own
+    # events onto buildbox's control subject of ana: the server itself publishes them there.
+    # Ana, who may not make streams, reads it from before the run starts.
+    hostile = peers["prod"].client.jetstream()
+    await hostile.add_stream(
+        StreamConfig(
+            name=STREAM,
+            subjects=[ALL_EVENTS],
+            republish=RePublish(src="agent-tui.prod.*.events", dest=control_subject("buildbox", "ana")),
+        )
+    )
     reading = await js.subscribe(host_events("buildbox"), cb=read, ordered_consumer=True, stream=STREAM)
     process = start_agent_tui([*args, "--bus", roles.url, "--host", "buildbox"], env)
     session_id, request_id = await asyncio.wait_for(asked, 60)
+    forged_deny = ControlRequest(
+        id="f1",
+        action="answer",
+        by=Caller(dashboard="prod", user="ana", host="prod"),
+        sessionId=session_id,
+        args={"requestId": request_id, "decision": "deny"},
+    )
+    await hostile.publish("agent-tui.prod.forged.events", forged_deny.model_dump_json(by_alias=True).encode())
 
     forged = ControlRequest(
         id="a1",
@@ -147,7 +167,8 @@ async def test_a_host_with_the_documented_permissions_runs_and_the_answer_is_by_
     reply = await ana.request(
         control_subject("buildbox", "ana"), forged.model_dump_json(by_alias=True).encode(), timeout=10
     )
-    assert ControlReply.model_validate_json(reply.data).ok
+    answered = ControlReply.model_validate_json(reply.data)
+    assert answered.ok, answered.message  # the republished "answer" was not taken for ana's
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     (resolved,) = [
@@ -249,3 +270,36 @@ def test_no_events_subject_is_a_control_subject() -> None:
     assert caller_user(events_subject("buildbox", "control")) is None
     assert caller_user(control_subject("buildbox", "ana")) == "ana"
     assert not valid_user("events") and valid_user("ana")
+
+
+async def test_a_stream_a_hostile_host_made_to_republish_is_said_by_the_dashboard(
+    roles: NatsServer, peers: dict[str, Peer]
+) -> None:
+    """A host may make the stream when it is missing, with what settings it likes: a dashboard
+    says when the stream is not as agent-tui makes it."""
+    await (
+        peers["prod"]
+        .client.jetstream()
+        .add_stream(
+            StreamConfig(
+                name=STREAM,
+                subjects=[ALL_EVENTS],
+                republish=RePublish(src="agent-tui.prod.*.events", dest=control_subject("buildbox", "ana")),
+            )
+        )
+    )
+    dashboard = AttachedBus(BusTarget(roles.url, {"user": "ana", "password": password("ana")}))
+    await dashboard.open()
+    try:
+
+        def said() -> list[str]:
+            return [problem for problem in dashboard.problems if problem.startswith("the stream")]
+
+        await until(dashboard, lambda: bool(said()), "the stream said")
+        assert said() == [
+            f"the stream {STREAM} is not as agent-tui makes it (it republishes what it stores): "
+            "events may show under another host than the one that sent them; ask the server's "
+            "administrator to make it again"
+        ]
+    finally:
+        await dashboard.close()

@@ -5,6 +5,10 @@ Invariants:
   server's permissions let only that user publish on: the request's own `by.user` is replaced
   by it before anything is done or recorded (an answer's `by`, an "always" rule, a budget's
   `by`); `by.dashboard` and `by.host` are what the sender says of itself;
+- a request is acted on only when its reply subject is in that user's own inboxes
+  (`inbox_prefix(user)`, which only that user may subscribe to): a message the server itself
+  put on the subject (a stream's republish, a consumer's delivery, which no permission of the
+  subject's stops) has no such reply and is ignored;
 - every message is answered with one `ControlReply`; a message that is not a `ControlRequest`
   gets `ok: false` and the reason (never a crash, never silence), except an empty one with no
   reply subject (a dashboard probing whether it may publish here), which is ignored quietly;
@@ -49,6 +53,7 @@ from agent_tui.bus.protocol import (
     SessionSummary,
     caller_user,
     host_controls,
+    inbox_prefix,
 )
 from agent_tui.bus.remote_finishing import FINISHING_ACTIONS, READS, perform_finishing, review_limit
 from agent_tui.costs.budgets import BudgetLimit
@@ -131,6 +136,8 @@ class ControlServer:
         user = caller_user(message.subject)
         if user is None:
             return  # `agent-tui.HOST.control.events`: an events subject, never a request
+        if not (message.reply or "").startswith(inbox_prefix(user) + "."):
+            return  # not from `user`'s own connection (see the module docstring)
         reply = await self.handle(message.data, user)
         if message.reply:
             with contextlib.suppress(Exception):
