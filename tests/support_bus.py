@@ -46,8 +46,8 @@ from agent_tui.bus.protocol import (
     ControlReply,
     ControlRequest,
     Presence,
-    control_subject,
     events_subject,
+    host_controls,
     message_id,
 )
 from agent_tui.events import Event
@@ -153,7 +153,7 @@ class ControlResponder:
     probes: int = 0
 
     async def start(self) -> None:
-        await self.connection.subscribe(control_subject(self.host), cb=self._on_request)
+        await self.connection.subscribe(host_controls(self.host), cb=self._on_request)
         await self.connection.flush()
 
     async def _on_request(self, message: Msg) -> None:

@@ -25,6 +25,7 @@ from agent_tui.bus.protocol import (
     ControlReply,
     ControlRequest,
     control_subject,
+    inbox_prefix,
 )
 from agent_tui.store.jsonl import iter_lines
 
@@ -57,7 +58,8 @@ async def stream_lines(stream: JetStreamContext) -> tuple[dict[str, list[bytes]]
 
 
 async def reader(url: str, token: str | None = None) -> tuple[nats.NATS, JetStreamContext]:
-    client = await nats.connect(url, token=token, connect_timeout=5)
+    """A connection as a dashboard of bus user `ana` makes it (its replies in `_INBOX_ana`)."""
+    client = await nats.connect(url, token=token, connect_timeout=5, inbox_prefix=inbox_prefix("ana"))
     return client, client.jetstream()
 
 
@@ -104,9 +106,16 @@ def wait_for_line(process: subprocess.Popen[str], words: str) -> list[str]:
 
 
 async def control(
-    client: nats.NATS, host: str, action: str, *, request_id: str, dashboard: str = "laptop", **fields: Any
+    client: nats.NATS,
+    host: str,
+    action: str,
+    *,
+    request_id: str,
+    dashboard: str = "laptop",
+    user: str = "ana",
+    **fields: Any,
 ) -> ControlReply:
-    """One control request, as a dashboard sends it, and the host's reply."""
+    """One control request, as a dashboard of bus user `user` sends it, and the host's reply."""
     request = ControlRequest(
         id=request_id,
         action=action,  # type: ignore[arg-type]
@@ -115,7 +124,7 @@ async def control(
         args=fields,
     )
     reply = await client.request(
-        control_subject(host), request.model_dump_json(by_alias=True).encode(), timeout=10
+        control_subject(host, user), request.model_dump_json(by_alias=True).encode(), timeout=10
     )
     return ControlReply.model_validate_json(reply.data)
 

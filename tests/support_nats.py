@@ -51,6 +51,8 @@ class NatsServer:
     config: str | None = None
     """A server config file's text (users and their permissions, TLS): written beside the store
     and given with `-c`; the flags above still win over it."""
+    log: Path | None = None
+    """Where the server's own log goes (its stderr; permission violations are said there)."""
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -69,6 +71,8 @@ class NatsServer:
         if self.token is not None:
             args += ["--auth", self.token]
         args += self.options
+        if self.log is not None:
+            args += ["-l", str(self.log)]
         self.process = subprocess.Popen(
             args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
         )

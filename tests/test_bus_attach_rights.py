@@ -42,7 +42,8 @@ pytestmark = pytest.mark.anyio
 OPERATOR_PASSWORD = "op-pa55-that-must-never-show"
 WATCH_PASSWORD = "w4tch-pa55-that-must-never-show"
 BUILD_BOX_PASSWORD = "b0b-pa55-that-must-never-show"
-# The permissions of docs/remote.md ("Subject permissions"), as a server config.
+# The dashboards' permissions of docs/remote.md ("Subject permissions"), as a server config
+# (`test_bus_roles` runs the document's own block).
 WATCHER_PUBLISH = [
     "$JS.API.INFO",
     "$JS.API.STREAM.INFO.*",
@@ -52,7 +53,6 @@ WATCHER_PUBLISH = [
     "$JS.API.CONSUMER.DELETE.*.*",
     "$JS.API.DIRECT.GET.*",
     "$KV.agent-tui-names.*",
-    "_INBOX.>",
 ]
 
 
@@ -67,15 +67,15 @@ authorization {{
   users = [
     {{ user: host, password: "host-pa55", permissions: {{ publish: ">", subscribe: ">" }} }}
     {{ user: ana, password: "{OPERATOR_PASSWORD}", permissions: {{
-        publish: {{ allow: ["agent-tui.*.control", "$JS.API.>", "$KV.agent-tui-names.>", "_INBOX.>"],
-                   deny: ["agent-tui.laptop.control"] }}
-        subscribe: {{ allow: ["agent-tui.>", "_INBOX.>", "$KV.>"] }} }} }}
+        publish: {{ allow: ["agent-tui.*.control.ana", {quoted(WATCHER_PUBLISH)}],
+                   deny: ["agent-tui.laptop.control.ana"] }}
+        subscribe: {{ allow: ["_INBOX_ana.>", "agent-tui.*.notice"] }} }} }}
     {{ user: bob, password: "{BUILD_BOX_PASSWORD}", permissions: {{
-        publish: {{ allow: ["agent-tui.build-box.control", "$JS.API.>", "$KV.agent-tui-names.>", "_INBOX.>"] }}
-        subscribe: {{ allow: ["agent-tui.>", "_INBOX.>", "$KV.>"] }} }} }}
+        publish: {{ allow: ["agent-tui.build-box.control.bob", {quoted(WATCHER_PUBLISH)}] }}
+        subscribe: {{ allow: ["_INBOX_bob.>", "agent-tui.*.notice"] }} }} }}
     {{ user: watch, password: "{WATCH_PASSWORD}", permissions: {{
         publish: {{ allow: [{quoted(WATCHER_PUBLISH)}] }}
-        subscribe: {{ allow: ["agent-tui.*.notice", "_INBOX.>"] }} }} }}
+        subscribe: {{ allow: ["agent-tui.*.notice", "_INBOX_watch.>"] }} }} }}
   ]
 }}
 """

@@ -36,6 +36,8 @@ def test_the_flag_beats_the_environment_beats_the_file(tmp_path: Path) -> None:
         ('[bus]\ncredentials_env = "hunter2 secret!"\n', r":2: bus.credentials_env: expected the NAME"),
         ('[bus]\ntoken = "abc"\n', r":2: bus.token: unknown setting"),
         ('[bus]\nhost = "a.b"\n', r":2: bus.host: a name of letters"),
+        ('[bus]\nuser = "events"\n', r":2: bus.user: a name of letters.*not `events`"),
+        ('[bus]\nuser = "ana.b"\n', r":2: bus.user: a name of letters"),
         ('[bus]\nmax_age = "forever"\n', r":2: bus.max_age: max_age 'forever': expected a number"),
         ('[bus]\ncredentials_env = "A"\ncreds_file = "x"\n', r":3: bus.creds_file: give credentials_env or"),
         ("bus = 3\n", r":1: bus must be a table"),
@@ -45,6 +47,21 @@ def test_a_wrong_setting_names_its_line(tmp_path: Path, text: str, message: str)
     with pytest.raises(ConfigError, match=message) as raised:
         bus_settings(config(tmp_path, text), env={})
     assert "hunter2" not in str(raised.value)
+
+
+def test_the_bus_user_is_the_setting_else_the_credentials_user_else_the_login(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("agent_tui.bus.presence.user", lambda: "li.wei")
+    named = bus_settings(config(tmp_path, '[bus]\nuser = "ana"\ncredentials_env = "LOGIN"\n'), env={})
+    assert credentials.bus_user(named, env={"LOGIN": "bob:pw"}) == "ana"
+    login = BusSettings(url="nats://h:1", credentials_env="LOGIN")
+    assert credentials.bus_user(login, env={"LOGIN": "bob:pw"}) == "bob"
+    assert credentials.bus_user(login, env={"LOGIN": "a-token"}) == "li-wei"  # a token names nobody
+    assert credentials.bus_user(BusSettings(url="nats://carol:pw@h:1")) == "carol"
+    assert credentials.bus_user(BusSettings(url="nats://t0ken@h:1")) == "li-wei"
+    with pytest.raises(BusConfigError, match=r"set \[bus\] user"):
+        credentials.bus_user(login, env={"LOGIN": "x.y:pw"})
 
 
 def test_a_wrong_flag_is_said_without_its_secret(tmp_path: Path) -> None:

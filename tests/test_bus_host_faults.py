@@ -150,15 +150,17 @@ async def test_a_retried_request_is_done_once(nats_server: NatsServer, tmp_path:
             .model_dump_json(by_alias=True)
             .encode()
         )
-        first, second = await asyncio.gather(server.handle(request), server.handle(request))
-        third = await server.handle(request)
+        first, second = await asyncio.gather(server.handle(request, "ana"), server.handle(request, "ana"))
+        third = await server.handle(request, "ana")
         assert first.ok and first == second == third
         info = engine.session(sid)
         assert info.turn is not None
         await info.turn.done.wait()
-        garbage = await server.handle(b"{not json")
+        garbage = await server.handle(b"{not json", "ana")
         assert not garbage.ok and garbage.message and garbage.message.startswith("not a control request")
-        unknown = await server.handle(request.replace(b"retry-1", b"retry-2").replace(sid.encode(), b"nope"))
+        unknown = await server.handle(
+            request.replace(b"retry-1", b"retry-2").replace(sid.encode(), b"nope"), "ana"
+        )
         assert not unknown.ok and unknown.message == "no session nope runs on this host"
     started = [e for e in replay_all(tmp_path / "sessions") if e.type == "turn.started"]
     assert len(started) == 2  # "one", and "again" once

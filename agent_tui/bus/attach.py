@@ -164,11 +164,11 @@ class AttachedBus:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(connection.close(), 5)
             raise BusUnreachable(str(taken)) from None
-        self.rights = ControlRights(self.name, self._changed)
+        self.rights = ControlRights(self.name, self.target.bus_user, self._changed)
         await self.rights.probe(connection)
         self._control = RemoteWorkbench(
             connection,
-            Caller(dashboard=self.name, user=user(), host=machine()),
+            Caller(dashboard=self.name, user=self.target.bus_user, host=machine()),
             timeout=self._control_timeout,
         )
         hold_limit, hole_grace = self._holes

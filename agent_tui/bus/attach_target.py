@@ -27,6 +27,8 @@ from urllib.parse import urlsplit, urlunsplit
 import nats
 from nats.aio.client import Client
 
+from agent_tui.bus.protocol import inbox_prefix, name_from, valid_user
+
 CONNECT_TIMEOUT_S = 3.0
 RECONNECT_WAIT_S = 0.25
 """Between two reconnect attempts: a restarted server is caught up with soon after it is back."""
@@ -34,6 +36,12 @@ RECONNECT_WAIT_S = 0.25
 
 class BusUnreachable(Exception):
     """No bus at the target: the message is one sentence naming the URL (never a secret)."""
+
+
+def _login_user() -> str:
+    from agent_tui.bus.presence import user
+
+    return name_from(user())
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,18 @@ class BusTarget:
     an nkey seed or creds file): never shown."""
     source: str = "--bus"
     """Where the URL came from (`--bus`, `$AGENT_TUI_BUS`, `[bus] url`, the local record)."""
+    user: str | None = None
+    """The dashboard's user on the bus (`credentials.bus_user`; None: the user of the
+    credentials, else the login name): see `bus_user`."""
+
+    @property
+    def bus_user(self) -> str:
+        """The suffix of the control subjects this dashboard publishes on and of its reply
+        inboxes (`_INBOX_<user>`)."""
+        if self.user is not None:
+            return self.user
+        given = self.options.get("user")
+        return given if isinstance(given, str) and valid_user(given) else _login_user()
 
     @property
     def shown(self) -> str:
@@ -80,7 +100,7 @@ def resolve_target(bus: str | None) -> BusTarget:
         BusUnreachable: a setting is wrong, or no private server is recorded.
     """
     from agent_tui.bus.config import ENV_BUS, LOCAL, BusConfigError, bus_settings
-    from agent_tui.bus.credentials import connect_options
+    from agent_tui.bus.credentials import bus_user, connect_options
     from agent_tui.bus.local_server import LocalServerError, local_server_file, read_local_server
     from agent_tui.providers.config import ConfigError, load_config
 
@@ -103,10 +123,11 @@ def resolve_target(bus: str | None) -> BusTarget:
         source = str(path)
     try:
         options = connect_options(settings)
+        who = bus_user(settings)
     except BusConfigError as error:
         raise BusUnreachable(str(error)) from None
     assert settings.url is not None
-    return BusTarget(settings.url, options, source=source)
+    return BusTarget(settings.url, options, source=source, user=who)
 
 
 Callback = Callable[[], Awaitable[None]]
@@ -131,7 +152,7 @@ async def connect(
     async def quiet(_error: Exception) -> None:
         return None
 
-    credentials = target.options
+    credentials = {**target.options, "inbox_prefix": inbox_prefix(target.bus_user)}
     try:
         probe = await asyncio.wait_for(
             nats.connect(

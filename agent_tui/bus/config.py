@@ -28,6 +28,7 @@ from agent_tui.bus.protocol import (
     DEFAULT_STREAM_MAX_BYTES,
     name_from,
     valid_name,
+    valid_user,
 )
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.config import Config, ConfigError
@@ -35,7 +36,17 @@ from agent_tui.providers.config import Config, ConfigError
 ENV_BUS = "AGENT_TUI_BUS"
 LOCAL = "local"
 SCHEMES = ("nats", "tls", "ws", "wss")
-KEYS = ("url", "host", "credentials_env", "creds_file", "max_age", "max_bytes", "presence_ttl", "heartbeat")
+KEYS = (
+    "url",
+    "host",
+    "user",
+    "credentials_env",
+    "creds_file",
+    "max_age",
+    "max_bytes",
+    "presence_ttl",
+    "heartbeat",
+)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
@@ -51,6 +62,9 @@ class BusSettings:
 
     url: str | None
     host: str | None = None
+    user: str | None = None
+    """This process's user on the bus, as the server's permissions name it (the suffix of the
+    control subjects it may publish on); None: `credentials.bus_user` works it out."""
     credentials_env: str | None = None
     creds_file: Path | None = None
     max_age_s: float = DEFAULT_STREAM_MAX_AGE_S
@@ -59,6 +73,9 @@ class BusSettings:
     heartbeat_s: float = DEFAULT_HEARTBEAT_S
     token: str | None = None
     """A token handed over in-process (the private server's), never read from a file or a flag."""
+    local_record: bool = False
+    """The bus is the private server of this machine: while the link is down its record
+    (`local_server.read_local_server`) is read again, for a server restarted on another port."""
 
     def shown_url(self) -> str:
         return redacted(self.url or LOCAL)
@@ -127,7 +144,16 @@ def bus_settings(
         if key not in KEYS:
             raise fail(key, f"unknown setting (known: {', '.join(KEYS)})")
     values: dict[str, Any] = {}
-    for key in ("url", "host", "credentials_env", "creds_file", "max_age", "presence_ttl", "heartbeat"):
+    for key in (
+        "url",
+        "host",
+        "user",
+        "credentials_env",
+        "creds_file",
+        "max_age",
+        "presence_ttl",
+        "heartbeat",
+    ):
         if key in table and not isinstance(table[key], str | int | float):
             raise fail(key, "expected a string")
     if "url" in table:
@@ -139,6 +165,10 @@ def bus_settings(
         if not valid_name(str(table["host"])):
             raise fail("host", "a name of letters, digits, - and _ (at most 64)")
         values["host"] = str(table["host"])
+    if "user" in table:
+        if not valid_user(str(table["user"])):
+            raise fail("user", "a name of letters, digits, - and _ (at most 64), not `events`")
+        values["user"] = str(table["user"])
     if "credentials_env" in table:
         name = str(table["credentials_env"])
         if not _ENV_NAME.match(name):

@@ -22,6 +22,8 @@ Invariants:
   hole (or with events the gate dropped) is handed to the `HoleFiller`, which reads it again
   from the stream and, when the stream lost them, asks the host for them, so a hole never waits
   for ever unsaid;
+- a stream that republishes, rewrites subjects, copies another stream or holds other subjects
+  than `ALL_EVENTS` is said once through `problem` when the feed starts;
 - `live` is set once the feed has taken every message the stream held when it started (or
   the stream was empty): from then on the dashboard shows what happens as it happens. Becoming
   live is a change of its own (`became_live`), told even when the last messages were held by
@@ -152,6 +154,7 @@ class StreamFeed:
         except NotFoundError:
             return False
         if first:
+            self._check_config(info.config)
             self._live_at = info.state.last_seq
             if info.state.first_seq > 1:
                 self.order.from_anywhere = True  # the stream's limits cut its start
@@ -181,6 +184,26 @@ class StreamFeed:
             pending_bytes_limit=PENDING_MESSAGES * 1024,
         )
         return True
+
+    def _check_config(self, config: js_api.StreamConfig) -> None:
+        """Say once when the stream is not as a host makes it: whoever made it so (a host may
+        make a missing stream) could have the server publish for another host."""
+        odd = [
+            what
+            for what, present in (
+                ("it republishes what it stores", config.republish is not None),
+                ("it rewrites subjects", config.subject_transform is not None),
+                ("it copies another stream", bool(config.sources) or config.mirror is not None),
+                (f"its subjects are {config.subjects}", (config.subjects or []) != [ALL_EVENTS]),
+            )
+            if present
+        ]
+        if odd:
+            self._problem(
+                f"the stream {STREAM} is not as agent-tui makes it ({'; '.join(odd)}): events may "
+                "show under another host than the one that sent them; ask the server's administrator "
+                "to make it again"
+            )
 
     async def _on_message(self, message: object) -> None:
         """One delivered message (a `nats.aio.msg.Msg`)."""

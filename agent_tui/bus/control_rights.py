@@ -8,6 +8,7 @@ dashboard: it reads everything and may act on nothing; an operator of some hosts
 on those and no others.
 
 Invariants:
+- every control subject here ends with the dashboard's user (`control_subject(host, user)`);
 - `probe` publishes one empty message on the control subject of the dashboard's own name
   (a held name: no host listens there) and makes a round trip (`_round_trip`); the server
   answers a refused publish before that round trip's pong, so once `probe` returns it is known whether control subjects may be
@@ -34,7 +35,7 @@ from collections.abc import Callable, Iterable
 
 from nats.aio.client import Client
 
-from agent_tui.bus.protocol import SUBJECT_PREFIX, control_subject
+from agent_tui.bus.protocol import caller_user, control_subject
 
 _REFUSED_PUBLISH = re.compile(r"permissions violation for publish to \"?([^\"'\s]+)", re.IGNORECASE)
 READ_ONLY = (
@@ -48,11 +49,13 @@ class ControlRights:
 
     Args:
         own_name: the dashboard's name on the bus (its own control subject is the first probe).
+        user: the dashboard's user on the bus (the suffix of every control subject it uses).
         changed: called after each new refusal and each probe of hosts.
     """
 
-    def __init__(self, own_name: str, changed: Callable[[], None]) -> None:
-        self._probe_subject = control_subject(own_name)
+    def __init__(self, own_name: str, user: str, changed: Callable[[], None]) -> None:
+        self.user = user
+        self._probe_subject = control_subject(own_name, user)
         self._changed = changed
         self._connection: Client | None = None
         self._refused: set[str] = set()  # control subjects, lower case (as the client gives them)
@@ -82,7 +85,8 @@ class ControlRights:
     async def _probe(self, hosts: Iterable[str]) -> None:
         """Probe each of `hosts` not probed yet (see the module docstring)."""
         connection = self._connection
-        subjects = [s for s in map(control_subject, hosts) if s.lower() not in self._asked]
+        subjects = [control_subject(host, self.user) for host in hosts]
+        subjects = [s for s in subjects if s.lower() not in self._asked]
         if connection is None or not subjects:
             return
         keys = {subject.lower() for subject in subjects}
@@ -99,7 +103,7 @@ class ControlRights:
 
     def see(self, host: str) -> None:
         """A host seen (a heartbeat, an event): decide it in the background if it is new."""
-        if self._connection is None or control_subject(host).lower() in self._asked:
+        if self._connection is None or control_subject(host, self.user).lower() in self._asked:
             return
         task = asyncio.get_running_loop().create_task(self._probe([host]))
         self._probing.add(task)
@@ -118,8 +122,7 @@ class ControlRights:
         if match is None:
             return False
         subject = match.group(1).lower()
-        parts = subject.split(".")
-        if len(parts) != 3 or parts[0] != SUBJECT_PREFIX or parts[2] != "control":
+        if caller_user(subject) is None:
             return False
         if subject not in self._refused:
             self._refused.add(subject)
@@ -136,8 +139,11 @@ class ControlRights:
         """Why a control request (to `host`, or to any host) would be refused; None: it may go."""
         if self.read_only:
             return READ_ONLY
-        if host is not None and control_subject(host).lower() in self._refused:
-            return f"This dashboard may not control host {host}: its credentials may not publish on {control_subject(host)}."
+        subject = control_subject(host, self.user) if host is not None else None
+        if subject is not None and subject.lower() in self._refused:
+            return (
+                f"This dashboard may not control host {host}: its credentials may not publish on {subject}."
+            )
         return None
 
 

@@ -1,10 +1,18 @@
-"""`ControlServer`: a host's actions, asked by request/reply on `control_subject(host)`.
+"""`ControlServer`: a host's actions, asked by request/reply on `control_subject(host, user)`.
 
 Invariants:
+- who asked is the user of the subject the request came on (`caller_user`), which the
+  server's permissions let only that user publish on: the request's own `by.user` is replaced
+  by it before anything is done or recorded (an answer's `by`, an "always" rule, a budget's
+  `by`); `by.dashboard` and `by.host` are what the sender says of itself;
+- a request is acted on only when its reply subject is in that user's own inboxes
+  (`inbox_prefix(user)`, which only that user may subscribe to): a message the server itself
+  put on the subject (a stream's republish, a consumer's delivery, which no permission of the
+  subject's stops) has no such reply and is ignored;
 - every message is answered with one `ControlReply`; a message that is not a `ControlRequest`
   gets `ok: false` and the reason (never a crash, never silence), except an empty one with no
   reply subject (a dashboard probing whether it may publish here), which is ignored quietly;
-- a request's `id` is its identity: a repeat (a retry after a timeout) gets the very reply the
+- a request's `id` (with its user) is its identity: a repeat (a retry after a timeout) gets the very reply the
   first one got, and one that arrives while the first is still being handled waits for it, so a
   follow-up is never sent twice and an agent never started twice; the last `REPLIES_KEPT`
   replies are kept;
@@ -43,7 +51,9 @@ from agent_tui.bus.protocol import (
     ControlRequest,
     RepublishArgs,
     SessionSummary,
-    control_subject,
+    caller_user,
+    host_controls,
+    inbox_prefix,
 )
 from agent_tui.bus.remote_finishing import FINISHING_ACTIONS, READS, perform_finishing, review_limit
 from agent_tui.costs.budgets import BudgetLimit
@@ -89,8 +99,8 @@ class ControlServer:
         self.actions = actions
         self.prompter = prompter
         self.say = say
-        self._replies: OrderedDict[str, ControlReply] = OrderedDict()
-        self._handling: dict[str, asyncio.Future[ControlReply]] = {}
+        self._replies: OrderedDict[tuple[str, str], ControlReply] = OrderedDict()
+        self._handling: dict[tuple[str, str], asyncio.Future[ControlReply]] = {}
         self._subscription: Subscription | None = None
         self._starting = asyncio.Lock()  # one subscription, however many callers start it
         self._tasks: set[asyncio.Task[None]] = set()
@@ -105,7 +115,7 @@ class ControlServer:
             client = self.link.client
             if client is None or self._subscription is not None:
                 return
-            self._subscription = await client.subscribe(control_subject(self.host), cb=self._on_message)
+            self._subscription = await client.subscribe(host_controls(self.host), cb=self._on_message)
             await client.flush()  # the server knows the subscription: a request now has its responder
 
     async def _link_changed(self, up: bool) -> None:
@@ -123,32 +133,40 @@ class ControlServer:
         task.add_done_callback(self._tasks.discard)
 
     async def _respond(self, message: Msg) -> None:
-        reply = await self.handle(message.data)
+        user = caller_user(message.subject)
+        if user is None:
+            return  # `agent-tui.HOST.control.events`: an events subject, never a request
+        if not (message.reply or "").startswith(inbox_prefix(user) + "."):
+            return  # not from `user`'s own connection (see the module docstring)
+        reply = await self.handle(message.data, user)
         if message.reply:
             with contextlib.suppress(Exception):
                 await message.respond(reply.model_dump_json(by_alias=True).encode())
 
-    async def handle(self, data: bytes) -> ControlReply:
+    async def handle(self, data: bytes, user: str) -> ControlReply:
+        """Answer one request that came on `user`'s control subject."""
         try:
             request = ControlRequest.model_validate_json(data)
         except (ValidationError, ValueError) as error:
             return ControlReply(id="", ok=False, message=f"not a control request: {_first_error(error)}")
-        kept = self._replies.get(request.id)
+        request = request.model_copy(update={"by": request.by.model_copy(update={"user": user})})
+        key = (user, request.id)
+        kept = self._replies.get(key)
         if kept is not None:
             return kept
-        running = self._handling.get(request.id)
+        running = self._handling.get(key)
         if running is not None:
             return await asyncio.shield(running)
         future: asyncio.Future[ControlReply] = asyncio.get_running_loop().create_future()
-        self._handling[request.id] = future
+        self._handling[key] = future
         try:
             reply = await self._perform(request)
         except Exception as error:  # a bug in an action: said, and the host goes on
             reply = ControlReply(id=request.id, ok=False, message=f"{request.action} failed: {error}")
         finally:
-            self._handling.pop(request.id, None)
+            self._handling.pop(key, None)
         if request.action not in READS:
-            self._replies[request.id] = reply
+            self._replies[key] = reply
         while len(self._replies) > REPLIES_KEPT:
             self._replies.popitem(last=False)
         future.set_result(reply)

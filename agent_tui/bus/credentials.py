@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.bus.config import BusConfigError, BusSettings, redacted
+from agent_tui.bus.protocol import name_from, valid_user
 from agent_tui.engine.vault import ENVIRONMENT
 
 _FILE_SECRET = re.compile(r"\bSU[A-Z2-7]{20,}|\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+")
@@ -96,6 +97,40 @@ def connect_options(settings: BusSettings, env: Any = ENVIRONMENT) -> dict[str, 
                 "(pip install 'agent-tui-dashboard[bus]', or pip install nkeys in agent-tui's environment)"
             )
     return options
+
+
+def bus_user(settings: BusSettings, env: Any = ENVIRONMENT) -> str:
+    """This process's user on the bus: `[bus] user`, else the USER of `USER:PASSWORD` credentials
+    (in the variable or the URL), else the local login name. It names the control subjects
+    (`protocol.control_subject`) and reply inboxes (`protocol.inbox_prefix`) the connection uses,
+    which the server's permissions allow for that user only.
+
+    Raises:
+        BusConfigError: the name cannot be a subject token (say `[bus] user`).
+    """
+    name = settings.user
+    if name is None and settings.credentials_env:
+        user, sep, password = env.get(settings.credentials_env, "").partition(":")
+        if sep and user and password:
+            name = user
+    if name is None:
+        for part in (settings.url or "").split(","):
+            _, sep, rest = part.strip().partition("://")
+            if sep and "@" in rest:
+                userinfo = rest.rpartition("@")[0]
+                if ":" in userinfo:
+                    name = userinfo.partition(":")[0]
+                    break
+    if name is None:
+        from agent_tui.bus.presence import user
+
+        name = name_from(user())
+    if not valid_user(name):
+        raise BusConfigError(
+            f"the bus user {name!r} cannot name a control subject (letters, digits, - and _, "
+            "at most 64, not `events`): set [bus] user to the name your server's permissions use"
+        )
+    return name
 
 
 def _signs_nkeys() -> bool:

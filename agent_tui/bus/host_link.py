@@ -9,7 +9,10 @@ Invariants:
   up, `lost` while it is down; every change is said once through `say` (a line on stderr) and
   to the `watchers` (the publisher, the presence);
 - no secret reaches `say`, an exception's message or a log: every reason goes through
-  `credentials.scrub`.
+  `credentials.scrub`;
+- on the private server of this machine (`settings.local_record`), each reconnect attempt reads
+  its record again and follows it to a new address and token (a server restarted by the next
+  `serve` on another port).
 """
 
 from __future__ import annotations
@@ -17,14 +20,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import nats
-from nats.aio.client import Client
+from nats.aio.client import Client, Server
 from nats.js import JetStreamContext
 
 from agent_tui.bus.config import BusSettings
-from agent_tui.bus.credentials import connect_options, describe_failure, scrub
+from agent_tui.bus.credentials import bus_user, connect_options, describe_failure, scrub
+from agent_tui.bus.protocol import inbox_prefix
 
 MAX_RETRY_S = 5.0
 CONNECT_TIMEOUT_S = 3.0
@@ -64,6 +70,7 @@ class BusLink:
         """Connect now. Raises BusUnreachable."""
         try:
             options = connect_options(self.settings)
+            options["inbox_prefix"] = inbox_prefix(bus_user(self.settings))
         except ValueError as error:  # BusConfigError: a missing variable, an unreadable file
             raise BusUnreachable(f"cannot reach the bus at {self.url}: {error}") from None
         servers = [part.strip() for part in (self.settings.url or "").split(",") if part.strip()]
@@ -92,6 +99,7 @@ class BusLink:
                 reconnected_cb=self._reconnected,
                 error_cb=self._error,
                 closed_cb=self._closed,
+                reconnect_to_server_handler=self._follow_record if self.settings.local_record else None,
                 **options,
             )
         except Exception as error:
@@ -150,6 +158,19 @@ class BusLink:
             result = watcher(up)
             if result is not None:
                 await result
+
+    def _follow_record(self, _servers: list[Server], _info: dict[str, Any]) -> tuple[Server | None, float]:
+        """Before each reconnect attempt: the private server's record, followed if it moved."""
+        from agent_tui.bus.local_server import read_local_server
+
+        record = read_local_server()
+        client = self.client
+        if record is not None and client is not None and record.url != self.settings.url:
+            with contextlib.suppress(Exception):
+                client.set_server_pool([record.url])
+                client.options["token"] = record.token
+                self.settings = replace(self.settings, url=record.url, token=record.token)
+        return None, RECONNECT_WAIT_S
 
     async def _disconnected(self) -> None:
         await self._down()

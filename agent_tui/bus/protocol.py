@@ -10,9 +10,15 @@ Invariants:
   disconnect is dropped by the stream's duplicate window instead of stored twice;
 - the message body is the event's JSONL line exactly as the host's log holds it (the log stays
   the truth; the stream is a copy);
-- a host's actions are requested on `control_subject(H)`; a `ControlRequest` carries an `id`
-  that the host treats as the request's identity (a repeat gets the first reply again), and
-  every request is answered by one `ControlReply`;
+- a host's actions are requested on `control_subject(H, U)` (`agent-tui.<host>.control.<user>`),
+  U being the sender's user on the bus: the server's permissions let each user publish on their
+  own suffix only, so the host takes who asked from the subject it received the request on
+  (`caller_user`), never from the request; a `ControlRequest` carries an `id` that the host
+  treats as the request's identity (a repeat gets the first reply again), and every request is
+  answered by one `ControlReply`;
+- a bus user (`valid_user`) is a valid subject token other than `events` (so a control subject
+  is never an events subject); each connection's reply subjects start `inbox_prefix(U)`
+  (`_INBOX_<user>`), so a user's permissions can keep other users' replies out of its reach;
 - a name (a host's, a dashboard's) is a valid subject token: `valid_name` says so, `name_from`
   makes one from any text (a hostname);
 - a session id that is not a safe token (imported logs name sessions as their source did) is
@@ -123,8 +129,9 @@ def name_from(text: str) -> str:
 
 def subject_token(session_id: str) -> str:
     """The subject token that stands for a session id: the id itself when it is a safe token,
-    else `x` and a digest of it (stable, so every publisher and reader agrees)."""
-    if _TOKEN.fullmatch(session_id) and not session_id.startswith("x-"):
+    else `x` and a digest of it (stable, so every publisher and reader agrees). `control` is
+    digested too: `agent-tui.HOST.control.events` would be a control subject."""
+    if _TOKEN.fullmatch(session_id) and not session_id.startswith("x-") and session_id != "control":
         return session_id
     return "x-" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
 
@@ -138,8 +145,33 @@ def host_events(host: str) -> str:
     return f"{SUBJECT_PREFIX}.{host}.*.events"
 
 
-def control_subject(host: str) -> str:
-    return f"{SUBJECT_PREFIX}.{host}.control"
+def control_subject(host: str, user: str) -> str:
+    """Where `user` asks `host` for actions: the user's own suffix (see the module docstring)."""
+    return f"{SUBJECT_PREFIX}.{host}.control.{user}"
+
+
+def host_controls(host: str) -> str:
+    """Every user's control subject of one host (what the host subscribes to)."""
+    return f"{SUBJECT_PREFIX}.{host}.control.*"
+
+
+def caller_user(subject: str) -> str | None:
+    """The user a control request came from: its subject's last token (None: not a control
+    subject)."""
+    parts = subject.split(".")
+    if len(parts) != 4 or parts[0] != SUBJECT_PREFIX or parts[2] != "control" or not valid_user(parts[3]):
+        return None
+    return parts[3]
+
+
+def valid_user(user: str) -> bool:
+    """Whether a bus user's name can be a control subject's suffix (and an inbox prefix's)."""
+    return valid_name(user) and user != "events"
+
+
+def inbox_prefix(user: str) -> str:
+    """The reply subjects' prefix of a connection of `user` (`_INBOX_<user>`)."""
+    return f"_INBOX_{user}"
 
 
 def notice_subject(host: str) -> str:
@@ -164,7 +196,9 @@ class _Message(BaseModel):
 
 
 class Caller(_Message):
-    """Who sent a control request: recorded with what the host commits for it (`by`)."""
+    """Who sent a control request: recorded with what the host commits for it (`by`). A host
+    replaces `user` by the user of the subject the request came on (`caller_user`): only that
+    is the server's word; `dashboard` and `host` are what the sender says of itself."""
 
     dashboard: str
     user: str

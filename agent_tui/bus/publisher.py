@@ -20,8 +20,12 @@ Invariants:
   every publish (`_from_log`), so it keeps each session's order of publishes, leaves the marks
   as they are, and the stream's duplicate window drops what it still remembers; it returns
   once the stream acknowledged all of them;
-- the stream (`protocol.STREAM`) is created or updated with the configured limits and a
-  duplicate window of `DUPLICATE_WINDOW_S` before anything is published.
+- the stream (`protocol.STREAM`) is created, when it is missing, with the configured limits and
+  a duplicate window of `DUPLICATE_WINDOW_S` before anything is published; one that exists is
+  left as it is (a host never updates, purges or deletes it: its credentials need not allow it);
+- a stream that disappears under a running host (deleted on the server) is created again and
+  every session is published again from its log, from its first event; that is said in one
+  line through the link's `say`, once per disappearance.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ ACK_TIMEOUT_S = 5.0
 MAX_QUEUED = 200_000
 """Events queued in memory before the publisher reads the logs instead (a slow bus)."""
 MARKS_EVERY_S = 1.0
+STREAM_DELETED = f"$JS.EVENT.ADVISORY.STREAM.DELETED.{STREAM}"
+"""The server's advisory when the stream is deleted (a host's credentials may subscribe to it)."""
 
 
 class _Outage(Exception):
@@ -116,6 +122,9 @@ class Publisher:
         self._refills: deque[_Refill] = deque()
         self._acks: list[asyncio.Future[Any]] | None = None  # where `_send` also puts its futures
         self._counting: set[asyncio.Task[None]] = set()
+        self._stream_deleted = False  # the server said so (`STREAM_DELETED`)
+        self._made_again = False  # the stream was found gone: say so once it is made again
+        self._advisory_client: Any = None
         self.before: Callable[[], Awaitable[None]] | None = None
         """Awaited before each batch is published (the host: its control subject is served
         before a permission request it could answer goes out)."""
@@ -177,13 +186,57 @@ class Publisher:
                 await self._publish()
             except _Outage:
                 self._drop_in_flight()
-                if self.link.connected.is_set():  # a late ack on a live link: try again shortly
-                    await asyncio.sleep(0.2)  # a retry's pause
+                if not self.link.connected.is_set():
+                    continue
+                if await self._stream_gone():
+                    self._start_again()
+                    continue
+                await asyncio.sleep(0.2)  # a late ack on a live link: a retry's pause
+
+    async def _stream_gone(self) -> bool:
+        """Whether the stream is missing from a server that answers (deleted under this host)."""
+        stream = self.link.stream
+        if stream is None or self._stream_id is None:
+            return False
+        try:
+            await stream.stream_info(STREAM)
+        except NotFoundError:
+            return True
+        except Exception:
+            return False  # not an answer: the outage is the link's
+        return False
+
+    def _start_again(self) -> None:
+        """The stream was deleted: make it again and publish every log from its start."""
+        self._made_again = True
+        self._stream_id = None
+        self.marks.clear()
+        self.stream_sequences.clear()
+        self._sent.clear()
+        self._marks_dirty = True
 
     async def _start_up(self) -> None:
         if self._stream_id is None:
             await self._ensure_stream()
             await self._read_marks()
+        await self._hear_deletion()
+
+    async def _hear_deletion(self) -> None:
+        """Hear the server's advisory when the stream is deleted (once per client: it
+        resubscribes after a reconnect), so an idle host makes it again too."""
+        client = self.link.client
+        if client is None or client is self._advisory_client:
+            return
+
+        async def deleted(_message: Any) -> None:
+            self._stream_deleted = True
+            self._wake.set()
+
+        try:
+            await client.subscribe(STREAM_DELETED, cb=deleted)
+        except Exception as error:
+            raise _Outage(str(error)) from None
+        self._advisory_client = client
 
     async def _ensure_stream(self) -> None:
         stream = self.link.stream
@@ -200,11 +253,16 @@ class Publisher:
         try:
             try:
                 info = await stream.stream_info(STREAM)
-                info = await stream.update_stream(config)
             except NotFoundError:
                 info = await stream.add_stream(config)
         except Exception as error:
             raise _Outage(str(error)) from None
+        if self._made_again:
+            self._made_again = False
+            self.link.say(
+                f"the stream {STREAM} was gone from the bus (deleted on the server?): made it "
+                "again; publishing every session again from the logs"
+            )
         self._stream_id = f"{STREAM}@{info.created}"
 
     async def _read_marks(self) -> None:
@@ -250,6 +308,9 @@ class Publisher:
     async def _publish(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
+            if self._stream_deleted:
+                self._stream_deleted = False
+                raise _Outage("the stream was deleted")
             if self.before is not None:
                 await self.before()
             if not self._live:
@@ -399,6 +460,8 @@ class Publisher:
         for _, _, future, _ in self._window:
             if not future.done():
                 future.cancel()
+            elif not future.cancelled():
+                future.exception()  # taken: asyncio would print each one left untaken
         self._window.clear()
         self._queue.clear()
         self._live = False

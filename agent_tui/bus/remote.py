@@ -3,7 +3,8 @@
 An attached dashboard runs no agent: every action (answer a request, stop, stop a subtree, stop
 all, steer, follow up, start an agent, close a session, set a budget, publish a session's events again, and the finishing actions
 `remote_finishing.RemoteFinishing` asks through `request`) is a `ControlRequest` sent to the host
-that runs the session, on `control_subject(host)`, answered by one `ControlReply`.
+that runs the session, on `control_subject(host, user)` (the caller's own user suffix, which the
+server lets only that user publish on), answered by one `ControlReply`.
 
 Invariants:
 - every request carries an id; the same action on the same target with the same arguments,
@@ -108,7 +109,9 @@ class RemoteWorkbench:
         body = request.model_dump_json(by_alias=True, exclude_none=True).encode()
         try:
             message = await self._connection.request(
-                control_subject(host), body, timeout=timeout if timeout is not None else self.timeout
+                control_subject(host, self.caller.user),
+                body,
+                timeout=timeout if timeout is not None else self.timeout,
             )
         except (NatsTimeout, NoRespondersError, ConnectionClosedError, TimeoutError):
             return RemoteOutcome(host, request_id, answered=False)

@@ -58,7 +58,7 @@ def bus_settings_for(flag_url: str | None, flag_host: str | None, *, start_priva
             _stderr(
                 f"started a private bus at {info.url} (nats-server pid {info.pid}; it stays up for later hosts)"
             )
-        return dataclasses.replace(settings, url=info.url, token=info.token)
+        return dataclasses.replace(settings, url=info.url, token=info.token, local_record=True)
     if settings.url == LOCAL:
         try:
             running = running_local_server()
@@ -68,7 +68,7 @@ def bus_settings_for(flag_url: str | None, flag_host: str | None, *, start_priva
             raise _Refused(
                 "no private bus runs on this machine: start `agent-tui serve` first, or give --bus URL"
             )
-        return dataclasses.replace(settings, url=running.url, token=running.token)
+        return dataclasses.replace(settings, url=running.url, token=running.token, local_record=True)
     return settings
 
 

@@ -1,0 +1,142 @@
+"""The private bus of one machine dies under a running host and the next `agent-tui serve`
+starts it again: it comes back on the same port with the same token, so the first host
+reconnects by itself and an attached dashboard sees it again. Real processes throughout."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support_bus import until
+from support_bus_host import host_env, start_agent_tui, wait_for_line
+
+from agent_tui.bus.attach import AttachedBus
+from agent_tui.bus.attach_target import resolve_target
+from agent_tui.bus.local_server import (
+    LocalServerInfo,
+    ensure_local_server,
+    local_server_file,
+    read_local_server,
+    stop_local_server,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    try:
+        yield started
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.communicate(timeout=60)
+
+
+def squat(squatter: socket.socket, port: int) -> None:
+    """Listen on `port` as soon as the killed server's socket lets go of it."""
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as nats-server does
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            squatter.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)  # polling a port a dying process still holds: not a test's wait
+    squatter.listen()
+
+
+async def said(process: subprocess.Popen[str], words: str) -> list[str]:
+    """stderr's lines up to `words`; a process that never says them fails the test (killed)."""
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(wait_for_line, process, words), 60)
+    except TimeoutError:
+        process.kill()  # ends the read of its stderr too
+        pytest.fail(f"never said {words!r}: {process.communicate()[1][-2000:]}")
+
+
+@pytest.mark.parametrize("port_taken", [False, True], ids=["same port", "its port taken meanwhile"])
+async def test_a_host_finds_the_private_server_again_after_it_restarts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: list[subprocess.Popen[str]], port_taken: bool
+) -> None:
+    """Killed, the server comes back where it was and the host reconnects by itself; if
+    another program took its port meanwhile, it comes back on another port and the host
+    follows the record there."""
+    env = host_env(tmp_path)
+    record_path = tmp_path / "run" / "agent-tui" / "bus.json"
+    first = start_agent_tui(["serve", "--sessions-dir", str(tmp_path / "a"), "--host", "alpha"], env)
+    processes.append(first)
+    await said(first, "host alpha serves")
+    before = json.loads(record_path.read_text())
+    squatter = socket.socket()
+    try:
+        os.kill(before["pid"], signal.SIGKILL)
+        await said(first, "is away")
+        if port_taken:
+            squat(squatter, int(before["url"].rpartition(":")[2]))
+        second = start_agent_tui(["serve", "--sessions-dir", str(tmp_path / "b"), "--host", "beta"], env)
+        processes.append(second)
+        await said(second, "host beta serves")
+        after = json.loads(record_path.read_text())
+        assert after["pid"] != before["pid"] and after["token"] == before["token"]
+        assert (after["url"] != before["url"]) is port_taken
+        await said(first, "is back")
+
+        for name in ("AGENT_TUI_CONFIG", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "TMPDIR"):
+            monkeypatch.setenv(name, env[name])
+        monkeypatch.delenv("AGENT_TUI_BUS", raising=False)
+        dashboard = AttachedBus(resolve_target("local"))
+        await dashboard.open()
+        try:
+            await until(
+                dashboard,
+                lambda: {view.name for view in dashboard.hosts() if view.reachable} == {"alpha", "beta"},
+                "both hosts seen, the first one again",
+            )
+            alpha = next(view for view in dashboard.hosts() if view.name == "alpha")
+            assert alpha.presence is not None and alpha.presence.presence is not None
+            assert alpha.presence.presence.pid == first.pid
+        finally:
+            await dashboard.close()
+    finally:
+        squatter.close()
+        record = json.loads(record_path.read_text())
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(record["pid"], signal.SIGTERM)
+
+
+def test_a_port_taken_meanwhile_gets_a_new_one_and_the_same_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = host_env(tmp_path)
+    for name in ("XDG_RUNTIME_DIR", "XDG_DATA_HOME", "TMPDIR"):
+        monkeypatch.setenv(name, env[name])
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        died = LocalServerInfo(
+            url=f"nats://127.0.0.1:{port}", token="the-old-token", pid=2**22 + 1, store="x", startedAt="t"
+        )
+        local_server_file().parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        local_server_file().write_text(died.model_dump_json(by_alias=True))
+        local_server_file().chmod(0o600)
+        info, started = ensure_local_server()
+    try:
+        assert started and info.token == "the-old-token" and info.url != died.url
+        assert read_local_server() == info
+    finally:
+        stop_local_server()
