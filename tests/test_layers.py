@@ -24,6 +24,7 @@ FLOORS: dict[str, int] = {
     "events": 0,
     "costs": 0,  # prices and what tokens cost: data the reducer, engine and importers share
     "demo": 0,
+    "private_files": 0,  # the files and folders agent-tui keeps: 0600 in 0700, whose they are
     "store": 1,
     "turns": 1,
     "safety": 1,

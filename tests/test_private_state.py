@@ -20,8 +20,7 @@ import pytest
 from support_private_state import make_session_content
 
 from agent_tui.bus.local_server import LocalServerError, read_local_server
-from agent_tui.store import JsonlFileEventStore
-from agent_tui.store.private_files import (
+from agent_tui.private_files import (
     UntrustedStateError,
     make_private_dirs,
     open_private,
@@ -30,6 +29,7 @@ from agent_tui.store.private_files import (
     read_trusted,
     write_private,
 )
+from agent_tui.store import JsonlFileEventStore
 
 
 def mode(path: Path) -> int:

@@ -10,7 +10,7 @@ Invariants:
   `LocalServerInfo`; it is written only once the server takes connections, and a file whose
   server is gone is replaced by the next `serve` (`running_local_server` checks the pid);
 - the runtime dir and the file are trusted only when they are this user's and nobody else can
-  write them (`store.private_files`, `lstat`: a link is refused); the folder is made 0700 or
+  write them (`private_files`, `lstat`: a link is refused); the folder is made 0700 or
   refused. Another user who made `agent-tui-<uid>` first (a folder, a link, a planted `bus.json`)
   gets a `LocalServerError` sentence naming the path and what is wrong: nothing of theirs is
   read, and no server of theirs is connected to;
@@ -40,7 +40,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_tui.store.private_files import (
+from agent_tui.private_files import (
     UntrustedStateError,
     make_private_dirs,
     open_private,

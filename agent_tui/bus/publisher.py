@@ -55,8 +55,8 @@ from agent_tui.bus.protocol import (
     sequence_of,
 )
 from agent_tui.events import Event
+from agent_tui.private_files import UntrustedStateError, read_trusted, write_private
 from agent_tui.store.jsonl import iter_lines
-from agent_tui.store.private_files import UntrustedStateError, read_trusted, write_private
 
 ACK_TIMEOUT_S = 5.0
 MAX_QUEUED = 200_000

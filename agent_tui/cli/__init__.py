@@ -73,7 +73,7 @@ def _tighten_own_folders() -> None:
 
     import platformdirs
 
-    from agent_tui.store.private_files import tighten_own_folder
+    from agent_tui.private_files import tighten_own_folder
 
     for folder in (platformdirs.user_data_dir("agent-tui"), platformdirs.user_cache_dir("agent-tui")):
         tighten_own_folder(Path(folder))

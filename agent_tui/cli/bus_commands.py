@@ -77,9 +77,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
     from agent_tui.cli.dashboard import _acp_agents, _model_choices
+    from agent_tui.private_files import make_private_dirs
     from agent_tui.providers.config import ConfigError
     from agent_tui.runtime.session_dirs import default_sessions_dir
-    from agent_tui.store.private_files import make_private_dirs
 
     project = (args.serve_cwd or Path.cwd()).expanduser().resolve()
     if not project.is_dir():

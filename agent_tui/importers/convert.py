@@ -9,7 +9,7 @@ Invariants:
 - nothing is dropped without a word: every line the importers keep as source-specific, and every
   file skipped, is a warning (`FILE:LINE: …` or `FILE: …`) in the report; an importer that fails
   on a line (a bug) raises `ImportLineError` naming `FILE:LINE`, never a bare exception;
-- what is written is 0600, in folders made 0700 when missing (`store.private_files`); an
+- what is written is 0600, in folders made 0700 when missing (`private_files`); an
   `out_dir` that is already there keeps its mode;
 - a final line without a newline is fed if it is a whole JSON value, else reported as torn and
   left out (a writer that died mid-line).
@@ -33,7 +33,7 @@ from agent_tui.importers.claude_code import ClaudeCodeImporter
 from agent_tui.importers.codex import CodexImporter
 from agent_tui.importers.detect import Format, detect_format
 from agent_tui.importers.source_lines import MAX_LINE_BYTES, OVERLONG, SourceLines
-from agent_tui.store.private_files import make_private_dirs, open_private
+from agent_tui.private_files import make_private_dirs, open_private
 
 FORMAT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "agent-tui": "agent-tui"}
 

@@ -6,7 +6,7 @@ and returns our log files to replay:
 - a foreign log converted once into a cache folder keyed by its path, size and modification time
   (`<user cache dir>/agent-tui/imports/<key>/`), so replaying it again reads the cache; the cache
   is written to a temporary folder and renamed into place, so a crash never leaves half of one;
-  its folders are 0700 and its files 0600 (`store.private_files`): they hold the sessions;
+  its folders are 0700 and its files 0600 (`private_files`): they hold the sessions;
 - in follow mode, foreign logs are converted into a fresh temporary folder instead and a
   `ForeignFollower` keeps appending to it as the sources grow; that folder is the one to watch
   for new sessions (a sub-agent that starts later), and it is removed by `close()`.
@@ -36,7 +36,7 @@ from agent_tui.importers.convert import (
     session_of,
 )
 from agent_tui.importers.follow import ForeignFollower
-from agent_tui.store.private_files import make_private_dirs, write_private
+from agent_tui.private_files import make_private_dirs, write_private
 
 CACHE_VERSION = "3"
 """Bumped when the importers change what they write, so old cache entries are not reused."""

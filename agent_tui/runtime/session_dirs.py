@@ -6,7 +6,7 @@ Invariants:
   project always finds its earlier sessions, and two projects with the same name never share;
 - a sessions directory agent-tui makes is 0700 (each missing level); one that is there already
   (`--sessions-dir`) is never chmod-ed; what agent-tui writes in it (logs, undo records,
-  `closed.txt`) is 0600 (`store.private_files`);
+  `closed.txt`) is 0600 (`private_files`);
 - `ensure_writable` either leaves a directory we can create files in, or raises
   `SessionsDirError` whose message is `DIR: reason` (nothing half-made is left behind);
 - listing never parses a whole log: it reads the first two lines (who, and the first prompt) and
@@ -31,9 +31,9 @@ from agent_tui.costs.wording import cost_text
 from agent_tui.events.session_tree import session_label
 from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.events.wording import counted
+from agent_tui.private_files import make_private_dirs, open_private
 from agent_tui.reducer import NO_SPEND, Spend
 from agent_tui.store import foreign_session
-from agent_tui.store.private_files import make_private_dirs, open_private
 from agent_tui.store.whole_file import write_whole
 
 APP_NAME = "agent-tui"

@@ -10,7 +10,7 @@ Invariants:
   what the turn found. Contents go beside the log, never into it (they may be large, and the log
   is the shared record): `<sessions dir>/<session id>.undo/blobs/<sha256>`, named by their hash,
   with one JSON line per capture in `<session id>.undo/records.jsonl`; blobs and records are 0600
-  in folders made 0700 (`store.private_files`): they hold what the files held;
+  in folders made 0700 (`private_files`): they hold what the files held;
 - in a git working copy, a snapshot of the whole tree (every file git does not ignore, tracked or
   not) is written as a git tree object at `turn.started` and at `turn.completed`, through a
   temporary index (`GIT_INDEX_FILE`; `add -A`, `write-tree`): the user's index, stash, refs and
@@ -40,8 +40,8 @@ import orjson
 from agent_tui.engine.protected_paths import find_repository
 from agent_tui.engine.tools.paths import resolve_under
 from agent_tui.events import Event
+from agent_tui.private_files import make_private_dirs, open_private, write_private
 from agent_tui.runtime.worktrees import WorktreeError, git
-from agent_tui.store.private_files import make_private_dirs, open_private, write_private
 
 MAX_CAPTURE_BYTES = 8 * 1024 * 1024
 FILE_TOOLS = frozenset({"write_file", "edit_file"})

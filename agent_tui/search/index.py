@@ -21,7 +21,7 @@ Invariants:
   savepoint per file) in which each file's record is read again first, so two processes syncing
   one index never index a line twice;
 - the index file is made 0600 before SQLite opens it (SQLite gives its `-wal`/`-shm` the same
-  mode), its folders 0700 when made here (`store.private_files`): it holds what the logs say;
+  mode), its folders 0700 when made here (`private_files`): it holds what the logs say;
 - an index of another schema version, or a file SQLite cannot read as a database, is deleted
   and built again from the logs (`SearchIndex.open`).
 """
@@ -40,9 +40,9 @@ from typing import BinaryIO
 import orjson
 
 from agent_tui.events.session_tree import session_label
+from agent_tui.private_files import make_private_dirs, private_sqlite_file
 from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
 from agent_tui.search.query import Query, parse_query
-from agent_tui.store.private_files import make_private_dirs, private_sqlite_file
 
 SCHEMA_VERSION = 2
 LINE_BITS = 32

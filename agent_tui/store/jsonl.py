@@ -18,7 +18,7 @@ Invariants:
 - undoing a failed append cuts only bytes this append wrote (checked against them), back to the
   end of this process's last verified append: never another writer's line;
 - a log is made 0600 (and one left looser by an earlier version is tightened when opened to
-  append), its folder 0700 when made here (`store.private_files`), whatever the umask;
+  append), its folder 0700 when made here (`private_files`), whatever the umask;
 - a write the OS refuses raises `EventLogWriteError`: `FILE: No space left on device`;
 - every line's `sessionId` is the log's (its file name without `.jsonl`): a line of another
   session is a corrupt line (`EventLogDecodeError`), not an event of a session nobody started.
@@ -43,6 +43,7 @@ from agent_tui.events import (
     json_problem,
 )
 from agent_tui.events.validation import BUILDERS_WITH_V, BUILDERS_WITHOUT_V
+from agent_tui.private_files import open_private
 from agent_tui.store.errors import (
     EventLogDecodeError,
     EventLogSequenceError,
@@ -51,7 +52,6 @@ from agent_tui.store.errors import (
 )
 from agent_tui.store.index import LineIndex, TornLine
 from agent_tui.store.lock import LockHolder, SessionLock, read_holder
-from agent_tui.store.private_files import open_private
 
 ReplayMode = Literal["skip-trailing-partial", "strict"]
 _CHUNK = 4 * 1024 * 1024

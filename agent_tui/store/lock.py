@@ -13,7 +13,7 @@ Invariants:
   removed file never lets two processes hold "the" lock at once;
 - the descriptor is not inherited by programs the process starts (`O_CLOEXEC`), so a shell
   command of a tool cannot keep a session locked after agent-tui exits;
-- the lock file is 0600 (`store.private_files`), opened without following a symbolic link
+- the lock file is 0600 (`private_files`), opened without following a symbolic link
   (`O_NOFOLLOW`) and written only when
   it is a regular file with one name, so a link planted at its path cannot make agent-tui
   overwrite the file it points to.
@@ -33,9 +33,9 @@ from stat import S_ISREG
 
 import orjson
 
+from agent_tui.private_files import make_private_dirs, open_private
 from agent_tui.store.errors import EventLogWriteError, SessionLockedError
 from agent_tui.store.lock_holder import PROGRAM, LockHolder
-from agent_tui.store.private_files import make_private_dirs, open_private
 
 _READ_TRIES = 200  # a holder writes its name microseconds after taking the lock: wait at most ~0.2 s
 

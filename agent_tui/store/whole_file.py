@@ -4,7 +4,7 @@ Invariants:
 - `write_whole(path, data)` writes `data` to a temporary file beside `path` (same directory, so
   the same file system) and renames it over `path`; a failure at any point leaves `path` as it
   was and removes the temporary file;
-- the parent directory is made when missing (0700, each level: `store.private_files`), and the
+- the parent directory is made when missing (0700, each level: `private_files`), and the
   file is 0600 whatever the umask (agent-tui's files hold session content).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_tui.store.private_files import write_private
+from agent_tui.private_files import write_private
 
 __all__ = ["write_whole"]
 

@@ -28,7 +28,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_tui.store.private_files import make_private_dirs
+from agent_tui.private_files import make_private_dirs
 
 APP_NAME = "agent-tui"
 TOKEN_BYTES = 32

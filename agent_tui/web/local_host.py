@@ -73,7 +73,7 @@ async def serve_host_running() -> bool:
 def start_serve_host(project: Path) -> StartedHost:
     """Start `agent-tui serve` on `project` and wait until it serves. Raises LocalHostError."""
     from agent_tui.bus.local_server import LocalServerError, private_runtime_dir
-    from agent_tui.store.private_files import open_private
+    from agent_tui.private_files import open_private
 
     try:
         folder = private_runtime_dir()
