@@ -6,7 +6,7 @@ shell commands do not: they keep the shell's rules (`engine.tools.tool_env`).
 
 Invariants:
 - no hook runs, of the repository or of the user: `core.hooksPath` is `/dev/null` (a path that can
-  never hold a hook), every event of `HOOK_EVENTS` is `hook.<event>.enabled=false` and every
+  never hold a hook), every event of `safety.git_hooks.HOOK_EVENTS` is `hook.<event>.enabled=false` and every
   hook the config defines (`hook.<name>.command`, git 2.54) is `hook.<name>.enabled=false`, and
   the callers pass `--no-verify` where git has it;
 - no program named by configuration the repository controls ever runs: its `.git/config`, its
@@ -53,6 +53,7 @@ from pathlib import Path
 
 from agent_tui.engine.tools.shell_setup import ShellSetup
 from agent_tui.engine.tools.tool_env import shell_environment
+from agent_tui.safety.git_hooks import HOOK_EVENTS
 
 __all__ = ["ALWAYS", "GIT_TIMEOUT", "PROGRAM_KEYS", "GitError", "git", "git_bytes", "own_git_environment"]
 
@@ -144,39 +145,6 @@ A pattern's `*` is a subsection (a driver's, a remote's, a URL's name)."""
 
 SAME_SETTING: tuple[frozenset[str], ...] = (frozenset({"gpg.program", "gpg.openpgp.program"}),)
 """Keys that set one thing (the last one read wins, whichever of them it is)."""
-
-HOOK_EVENTS = (
-    "applypatch-msg",
-    "pre-applypatch",
-    "post-applypatch",
-    "pre-commit",
-    "pre-merge-commit",
-    "prepare-commit-msg",
-    "commit-msg",
-    "post-commit",
-    "pre-rebase",
-    "post-checkout",
-    "post-merge",
-    "pre-push",
-    "pre-receive",
-    "update",
-    "proc-receive",
-    "post-receive",
-    "post-update",
-    "reference-transaction",
-    "push-to-checkout",
-    "pre-auto-gc",
-    "post-rewrite",
-    "sendemail-validate",
-    "fsmonitor-watchman",
-    "p4-changelist",
-    "p4-prepare-changelist",
-    "p4-post-changelist",
-    "p4-pre-submit",
-    "post-index-change",
-)
-"""Every hook event of githooks(5): each gets `hook.<event>.enabled=false`, which turns off the
-hooks git 2.54 and later take from config (`hook.<name>.command`) too."""
 
 NO_HOOK_EVENTS = tuple((f"hook.{event}.enabled", "false") for event in HOOK_EVENTS)
 

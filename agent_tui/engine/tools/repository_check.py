@@ -39,6 +39,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from agent_tui.safety import RepositoryCheck
+from agent_tui.safety.git_hooks import WRITE_ONLY_HOOKS
 
 __all__ = ["repository_check", "repository_config_risk"]
 
@@ -295,49 +296,13 @@ def _repository(look: _Look, git_dir: Path, work_tree: Path | None, depth: int, 
     _submodules(look, common, work_tree, depth)
 
 
-# Hooks git runs only for commands that are never `read` (commits, merges, checkouts, pushes,
-# rebases, receiving); `fsmonitor-watchman` runs only when `core.fsmonitor` names it. Any other
-# executable hook (`post-index-change` runs whenever `git status` or `git diff` refreshes the
-# index, `reference-transaction` on ref updates, and names git may add) is a reason.
-_WRITE_ONLY_HOOKS = frozenset(
-    [
-        "applypatch-msg",
-        "pre-applypatch",
-        "post-applypatch",
-        "pre-commit",
-        "pre-merge-commit",
-        "prepare-commit-msg",
-        "commit-msg",
-        "post-commit",
-        "pre-rebase",
-        "post-checkout",
-        "post-merge",
-        "pre-push",
-        "pre-receive",
-        "update",
-        "proc-receive",
-        "post-receive",
-        "post-update",
-        "push-to-checkout",
-        "pre-auto-gc",
-        "post-rewrite",
-        "sendemail-validate",
-        "fsmonitor-watchman",
-        "p4-changelist",
-        "p4-prepare-changelist",
-        "p4-post-changelist",
-        "p4-pre-submit",
-    ]
-)
-
-
 def _hook_run_by_reads(hooks_dir: Path) -> str | None:
     try:
         names = sorted(os.listdir(hooks_dir))
     except OSError:
         return None  # no hooks directory: git runs no hook
     for name in names:
-        if name.endswith(".sample") or name in _WRITE_ONLY_HOOKS:
+        if name.endswith(".sample") or name in WRITE_ONLY_HOOKS:
             continue
         path = hooks_dir / name
         if path.is_file() and os.access(path, os.X_OK):
