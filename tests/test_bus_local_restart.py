@@ -140,3 +140,101 @@ def test_a_port_taken_meanwhile_gets_a_new_one_and_the_same_token(
         assert read_local_server() == info
     finally:
         stop_local_server()
+
+
+class Impostor:
+    """Another local user's listener on the dead private server's port: it speaks first as a
+    NATS server that wants a login (a nonce of its own choosing) and keeps what a client sends."""
+
+    INFO = {
+        "server_id": "x",
+        "server_name": "x",
+        "version": "2.10.0",
+        "proto": 1,
+        "host": "127.0.0.1",
+        "headers": True,
+        "max_payload": 1048576,
+        "jetstream": True,
+        "client_id": 1,
+        "nonce": "abc",
+        "auth_required": True,
+    }
+
+    def __init__(self) -> None:
+        self.received = bytearray()
+        self.connect_line: bytes | None = None
+        self.got_connect = asyncio.Event()
+
+    async def serve(self, port: int) -> asyncio.Server:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                return await asyncio.start_server(self._client, "127.0.0.1", port, reuse_address=True)
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.02)  # polling a port a dying process still holds: not a test's wait
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"INFO " + json.dumps(self.INFO).encode() + b"\r\n")
+        await writer.drain()
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while line := await reader.readline():
+                self.received += line
+                if line.startswith(b"CONNECT ") and self.connect_line is None:
+                    self.connect_line = line
+                    self.got_connect.set()
+                    break
+        writer.close()
+
+
+def replay(url: str, connect_line: bytes) -> bytes:
+    """What a NATS server at `url` answers to `connect_line` and a PING (`PONG`: logged in)."""
+    host, _, port = url.removeprefix("nats://").rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        stream = connection.makefile("rb")
+        assert stream.readline().startswith(b"INFO ")
+        connection.sendall(connect_line + b"PING\r\n")
+        return stream.readline()
+
+
+async def test_a_listener_on_the_dead_servers_port_learns_nothing_that_logs_in(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    """While the private server is down, another local user listens on its port; the running
+    host reconnects there and sends its login. That login is a signature over the impostor's
+    nonce: the real server, back on the port, refuses it, and the seed was never sent."""
+    env = host_env(tmp_path)
+    record_path = tmp_path / "run" / "agent-tui" / "bus.json"
+    first = start_agent_tui(["serve", "--sessions-dir", str(tmp_path / "a"), "--host", "alpha"], env)
+    processes.append(first)
+    await said(first, "host alpha serves")
+    before = json.loads(record_path.read_text())
+    os.kill(before["pid"], signal.SIGKILL)
+    await said(first, "is away")
+    impostor = Impostor()
+    listener = await impostor.serve(int(before["url"].rpartition(":")[2]))
+    try:
+        await asyncio.wait_for(impostor.got_connect.wait(), 60)
+    finally:
+        listener.close()
+        await listener.wait_closed()
+    assert impostor.connect_line is not None
+    second = start_agent_tui(["serve", "--sessions-dir", str(tmp_path / "b"), "--host", "beta"], env)
+    processes.append(second)
+    try:
+        await said(second, "host beta serves")
+        after = json.loads(record_path.read_text())
+        assert after["url"] == before["url"] and after["pid"] != before["pid"]
+        answer = await asyncio.to_thread(replay, after["url"], impostor.connect_line)
+        assert answer.startswith(b"-ERR 'Authorization Violation'"), answer
+        login = json.loads(impostor.connect_line.removeprefix(b"CONNECT "))
+        assert not {"auth_token", "pass", "user"} & set(login), login
+        assert login["sig"] and login["nkey"].startswith("U")
+        seed = Path(after["seedFile"]).read_text().strip()
+        assert seed.startswith("SU") and seed.encode() not in bytes(impostor.received)
+        await said(first, "is back")  # the host itself signs in to the real server again
+    finally:
+        record = json.loads(record_path.read_text())
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(record["pid"], signal.SIGTERM)
