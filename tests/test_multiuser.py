@@ -209,7 +209,7 @@ class MalloryServer:
         return orjson.dumps(
             {
                 "url": self.url,
-                "token": "mallory-token",
+                "seedFile": "/x/bus.nk",
                 "pid": self.process.pid,
                 "store": "/x",
                 "startedAt": "now",
