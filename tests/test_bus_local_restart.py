@@ -208,7 +208,8 @@ class Impostor:
         "auth_required": True,
     }
 
-    def __init__(self) -> None:
+    def __init__(self, nonce: bool) -> None:
+        self.info = self.INFO if nonce else {k: v for k, v in self.INFO.items() if k != "nonce"}
         self.received = bytearray()
         self.connect_line: bytes | None = None
         self.got_connect = asyncio.Event()
@@ -224,7 +225,7 @@ class Impostor:
                 await asyncio.sleep(0.02)  # polling a port a dying process still holds: not a test's wait
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(b"INFO " + json.dumps(self.INFO).encode() + b"\r\n")
+        writer.write(b"INFO " + json.dumps(self.info).encode() + b"\r\n")
         await writer.drain()
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while line := await reader.readline():
@@ -246,12 +247,14 @@ def replay(url: str, connect_line: bytes) -> bytes:
         return stream.readline()
 
 
+@pytest.mark.parametrize("nonce", [True, False], ids=["a nonce of its own", "no nonce"])
 async def test_a_listener_on_the_dead_servers_port_learns_nothing_that_logs_in(
-    tmp_path: Path, processes: list[subprocess.Popen[str]]
+    tmp_path: Path, processes: list[subprocess.Popen[str]], nonce: bool
 ) -> None:
     """While the private server is down, another local user listens on its port; the running
     host reconnects there and sends its login. That login is a signature over the impostor's
-    nonce: the real server, back on the port, refuses it, and the seed was never sent."""
+    nonce (or nothing, given none to sign): the real server, back on the port, refuses it, and
+    the seed was never sent."""
     env = host_env(tmp_path)
     record_path = tmp_path / "run" / "agent-tui" / "bus.json"
     first = start_agent_tui(["serve", "--sessions-dir", str(tmp_path / "a"), "--host", "alpha"], env)
@@ -260,7 +263,7 @@ async def test_a_listener_on_the_dead_servers_port_learns_nothing_that_logs_in(
     before = json.loads(record_path.read_text())
     os.kill(before["pid"], signal.SIGKILL)
     await said(first, "is away")
-    impostor = Impostor()
+    impostor = Impostor(nonce)
     listener = await impostor.serve(int(before["url"].rpartition(":")[2]))
     try:
         await asyncio.wait_for(impostor.got_connect.wait(), 60)
@@ -278,7 +281,7 @@ async def test_a_listener_on_the_dead_servers_port_learns_nothing_that_logs_in(
         assert answer.startswith(b"-ERR 'Authorization Violation'"), answer
         login = json.loads(impostor.connect_line.removeprefix(b"CONNECT "))
         assert not {"auth_token", "pass", "user"} & set(login), login
-        assert login["sig"] and login["nkey"].startswith("U")
+        assert not nonce or (login["sig"] and login["nkey"].startswith("U"))
         seed = Path(after["seedFile"]).read_text().strip()
         assert seed.startswith("SU") and seed.encode() not in bytes(impostor.received)
         await said(first, "is back")  # the host itself signs in to the real server again

@@ -7,7 +7,8 @@ Invariants:
   here and kept in `bus.nk` (0600) beside the record: the server knows only its public key and
   sends a fresh nonce that the client signs, so whoever listens on the port while the server is
   down (any local user may take a free loopback port) learns a signature over their own nonce,
-  which no server takes again; no password or token is ever sent. The public key and the store
+  which no server takes again; no password or token is ever sent (a listener that relays the
+  connection to the real server, running again elsewhere, is not stopped: no TLS here). The public key and the store
   are written in a config file (0600), never on a command line (`/proc/PID/cmdline` is public);
 - `local_server_file()` (0600, in a 0700 folder of the user's runtime dir: `$XDG_RUNTIME_DIR/agent-tui`,
   else `agent-tui-<uid>` in the temporary directory) holds a
