@@ -123,6 +123,34 @@ async def test_a_host_finds_the_private_server_again_after_it_restarts(
             os.kill(record["pid"], signal.SIGTERM)
 
 
+async def test_a_host_follows_a_private_server_started_afresh_with_a_new_key(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    """Ended and forgotten (`stop_local_server`), the server the next `serve` starts has a new
+    port and a new nkey; the host still running follows the record and signs in with the new key."""
+    env = host_env(tmp_path)
+    record_path = tmp_path / "run" / "agent-tui" / "bus.json"
+    first = start_agent_tui(["serve", "--sessions-dir", str(tmp_path / "a"), "--host", "alpha"], env)
+    processes.append(first)
+    await said(first, "host alpha serves")
+    before = json.loads(record_path.read_text())
+    old_seed = Path(before["seedFile"]).read_text()
+    record_path.unlink()  # as stop_local_server does
+    os.kill(before["pid"], signal.SIGKILL)
+    await said(first, "is away")
+    second = start_agent_tui(["serve", "--sessions-dir", str(tmp_path / "b"), "--host", "beta"], env)
+    processes.append(second)
+    try:
+        await said(second, "host beta serves")
+        after = json.loads(record_path.read_text())
+        assert Path(after["seedFile"]).read_text() != old_seed
+        await said(first, "is back")
+    finally:
+        record = json.loads(record_path.read_text())
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(record["pid"], signal.SIGTERM)
+
+
 def runtime_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = host_env(tmp_path)
     for name in ("XDG_RUNTIME_DIR", "XDG_DATA_HOME", "TMPDIR"):

@@ -164,14 +164,17 @@ class BusLink:
 
         record = read_local_server()
         client = self.client
-        if record is not None and client is not None and record.url != self.settings.url:
-            with contextlib.suppress(Exception):
+        if record is None or client is None:
+            return None, RECONNECT_WAIT_S
+        with contextlib.suppress(Exception):
+            if record.url != self.settings.url:
                 client.set_server_pool([record.url])
-                self.settings = record.settings(self.settings, follow=True)
-                # The client signs each nonce with the seed file read again, but took the public
-                # key it names once: a server started afresh (a new key) needs it taken again.
-                client._nkeys_seed = str(self.settings.creds_file)
-                client._setup_nkeys_connect()
+            self.settings = record.settings(self.settings, follow=True)
+            # The client signs each nonce with the seed file read again, but took the public key
+            # it names once: a server started afresh (a new key, maybe on the same port) needs
+            # it taken again.
+            client._nkeys_seed = str(self.settings.creds_file)
+            client._setup_nkeys_connect()
         return None, RECONNECT_WAIT_S
 
     async def _disconnected(self) -> None:
