@@ -57,9 +57,12 @@ async def stream_lines(stream: JetStreamContext) -> tuple[dict[str, list[bytes]]
     return dict(by_session), ids
 
 
-async def reader(url: str, token: str | None = None) -> tuple[nats.NATS, JetStreamContext]:
-    """A connection as a dashboard of bus user `ana` makes it (its replies in `_INBOX_ana`)."""
-    client = await nats.connect(url, token=token, connect_timeout=5, inbox_prefix=inbox_prefix("ana"))
+async def reader(url: str, nkeys_seed: str | None = None) -> tuple[nats.NATS, JetStreamContext]:
+    """A connection as a dashboard of bus user `ana` makes it (its replies in `_INBOX_ana`);
+    `nkeys_seed`: the path of the nkey seed file it signs in with."""
+    client = await nats.connect(
+        url, nkeys_seed=nkeys_seed, connect_timeout=5, inbox_prefix=inbox_prefix("ana")
+    )
     return client, client.jetstream()
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from support_nats import NatsServer, free_port
+from support_nats_auth import user_nkey
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusUnreachable, resolve_target, shown_url
@@ -32,13 +33,16 @@ def alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return env
 
 
-def record_local_server(env: dict[str, str], url: str, token: str) -> Path:
-    """The record `agent-tui serve` writes for its private server."""
+def record_local_server(env: dict[str, str], url: str, seed: str) -> Path:
+    """The record `agent-tui serve` writes for its private server, and its nkey seed file."""
     record = Path(env["XDG_RUNTIME_DIR"]) / "agent-tui" / "bus.json"
     record.parent.mkdir(parents=True, exist_ok=True)
+    seed_file = record.parent / "bus.nk"
+    seed_file.write_text(seed + "\n")
+    seed_file.chmod(0o600)
     fields = {
         "url": url,
-        "token": token,
+        "seedFile": str(seed_file),
         "pid": os.getpid(),
         "store": "/tmp/x",
         "startedAt": "2026-12-01T21:00:00Z",
@@ -66,15 +70,22 @@ def test_no_server_is_one_line_naming_the_url_and_exit_2() -> None:
     assert "hunter2" not in done.stdout + done.stderr and not done.stdout
 
 
-def test_refused_credentials_are_said_without_the_token(tmp_path: Path, alone: dict[str, str]) -> None:
-    server = NatsServer(store=tmp_path / "store", token="s3cret-token")
+def nkey_server(tmp_path: Path, public_key: str) -> NatsServer:
+    """A server that takes the user nkey `public_key` only, as the private server does."""
+    config = f'authorization {{ users = [ {{ nkey: "{public_key}" }} ] }}\n'
+    return NatsServer(store=tmp_path / "store", config=config)
+
+
+def test_refused_credentials_are_said_without_the_seed(tmp_path: Path, alone: dict[str, str]) -> None:
+    server = nkey_server(tmp_path, user_nkey().public)
     server.start()
     try:
-        record_local_server(alone, server.url, "wrong-token")
+        wrong = user_nkey()
+        record_local_server(alone, server.url, wrong.seed)
         done = attach("--bus", "local")
         assert done.returncode == 2
         assert done.stderr == f"agent-tui: no bus at {server.url}: the server refused the credentials\n"
-        assert "token" not in done.stderr
+        assert wrong.seed not in done.stderr
     finally:
         server.stop()
 
@@ -99,14 +110,15 @@ def test_the_target_comes_from_the_flag_the_environment_the_config_or_the_record
     assert resolve_target("nats://a:1").url == "nats://a:1"
     monkeypatch.setenv("AGENT_TUI_BUS", "nats://b:2")
     assert resolve_target(None).source == "$AGENT_TUI_BUS"
-    record = record_local_server(alone, "nats://127.0.0.1:4999", "t0k")
+    key = user_nkey()
+    record = record_local_server(alone, "nats://127.0.0.1:4999", key.seed)
     target = resolve_target("local")
     assert (target.url, target.options, target.source) == (
         "nats://127.0.0.1:4999",
-        {"token": "t0k"},
+        {"nkeys_seed": str(record.parent / "bus.nk")},
         str(record),
     )
-    assert "t0k" not in repr(target) and "t0k" not in str(target)
+    assert key.seed not in repr(target) and key.seed not in str(target)
     monkeypatch.setenv("AGENT_TUI_BUS", "")
     Path(alone["AGENT_TUI_CONFIG"]).write_text(
         '[bus]\nurl = "nats://c:3"\ncredentials_env = "MY_BUS_TOKEN"\n'
@@ -118,6 +130,9 @@ def test_the_target_comes_from_the_flag_the_environment_the_config_or_the_record
         {"token": "tok-from-env"},
         "[bus] url",
     )
+    Path(alone["AGENT_TUI_CONFIG"]).write_text('[bus]\nurl = "local"\ncredentials_env = "MY_BUS_TOKEN"\n')
+    target = resolve_target(None)  # the private server takes its key only: no token beside it
+    assert target.options == {"nkeys_seed": str(record.parent / "bus.nk")}
     record.write_text("{not json")
     Path(alone["AGENT_TUI_CONFIG"]).write_text("")
     with pytest.raises(BusUnreachable, match="records none"):
@@ -139,11 +154,12 @@ def test_a_shown_url_carries_no_secret(url: str, shown: str) -> None:
     assert shown_url(url) == shown
 
 
-async def test_the_local_record_with_its_token_attaches(tmp_path: Path, alone: dict[str, str]) -> None:
-    server = NatsServer(store=tmp_path / "store", token="s3cret-token")
+async def test_the_local_record_with_its_nkey_attaches(tmp_path: Path, alone: dict[str, str]) -> None:
+    key = user_nkey()
+    server = nkey_server(tmp_path, key.public)
     server.start()
     try:
-        record_local_server(alone, server.url, "s3cret-token")
+        record_local_server(alone, server.url, key.seed)
         bus = AttachedBus(resolve_target(None))
         await bus.open()
         try:

@@ -185,13 +185,19 @@ async def test_serve_starts_a_private_bus_records_it_and_holds_its_name(tmp_path
         wait_for_line(serve, "host box serves")
         assert record_path.stat().st_mode & 0o777 == 0o600
         record = json.loads(record_path.read_text())
-        assert record["url"].startswith("nats://127.0.0.1:") and record["token"]
-        assert record["token"] not in (tmp_path / "run" / "agent-tui" / "nats-server.log").read_text()
+        assert record["url"].startswith("nats://127.0.0.1:") and "token" not in record
+        seed_file = Path(record["seedFile"])
+        assert seed_file == tmp_path / "run" / "agent-tui" / "bus.nk"
+        assert seed_file.stat().st_mode & 0o777 == 0o600
+        seed = seed_file.read_text().strip()
+        assert seed.startswith("SU")
+        for kept in ("nats-server.log", "nats-server.conf"):  # the server knows the public key only
+            assert seed not in (tmp_path / "run" / "agent-tui" / kept).read_text()
 
         async def quiet(_error: Exception) -> None:
             return None
 
-        with pytest.raises(nats.errors.Error, match="Authorization"):  # no token, no entry
+        with pytest.raises(nats.errors.Error, match="Authorization"):  # no key, no entry
             await nats.connect(
                 record["url"],
                 connect_timeout=2,
@@ -199,7 +205,7 @@ async def test_serve_starts_a_private_bus_records_it_and_holds_its_name(tmp_path
                 max_reconnect_attempts=1,
                 error_cb=quiet,
             )
-        client, stream = await reader(record["url"], token=record["token"])
+        client, stream = await reader(record["url"], nkeys_seed=str(seed_file))
         presence = await (await stream.key_value(PRESENCE_BUCKET)).get("box")
         said = json.loads(presence.value or b"{}")
         assert said["pid"] == serve.pid
@@ -217,7 +223,7 @@ async def test_serve_starts_a_private_bus_records_it_and_holds_its_name(tmp_path
         _, said = second.communicate(timeout=60)
         assert second.returncode == 2, said
         assert f"the name 'box' is in use on the bus by a host (pid {serve.pid}" in said
-        assert record["token"] not in said
+        assert seed not in said
         await client.close()
     finally:
         serve.send_signal(signal.SIGTERM)

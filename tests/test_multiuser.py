@@ -209,7 +209,7 @@ class MalloryServer:
         return orjson.dumps(
             {
                 "url": self.url,
-                "token": "mallory-token",
+                "seedFile": "/x/bus.nk",
                 "pid": self.process.pid,
                 "store": "/x",
                 "startedAt": "now",
@@ -369,7 +369,7 @@ def test_a_free_fallback_is_made_0700_and_nothing_in_it_opens_for_another_user(
         )
         inside = sorted(fallback.iterdir())
         names = {path.name for path in inside}
-        assert {"bus.json", "nats-server.conf", "nats-server.log"} <= names
+        assert {"bus.json", "bus.nk", "nats-server.conf", "nats-server.log"} <= names
         files = [path for path in inside if path.is_file()]
         assert {path.name: oct(stat.S_IMODE(path.stat().st_mode)) for path in files} == {
             path.name: "0o600" for path in files

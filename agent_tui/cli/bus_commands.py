@@ -14,7 +14,6 @@ Invariants:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import secrets
 import sys
@@ -38,7 +37,7 @@ def _stderr(line: str) -> None:
 
 def bus_settings_for(flag_url: str | None, flag_host: str | None, *, start_private: bool) -> Any:
     """The bus settings of the flags, the environment and the config file, with the private
-    server's address and token when that is the bus. Raises _Refused."""
+    server's address and nkey seed file when that is the bus. Raises _Refused."""
     from agent_tui.bus.config import LOCAL, BusConfigError, bus_settings
     from agent_tui.bus.local_server import LocalServerError, ensure_local_server, running_local_server
     from agent_tui.providers.config import ConfigError, load_config
@@ -58,7 +57,7 @@ def bus_settings_for(flag_url: str | None, flag_host: str | None, *, start_priva
             _stderr(
                 f"started a private bus at {info.url} (nats-server pid {info.pid}; it stays up for later hosts)"
             )
-        return dataclasses.replace(settings, url=info.url, token=info.token, local_record=True)
+        return info.settings(settings, follow=True)
     if settings.url == LOCAL:
         try:
             running = running_local_server()
@@ -68,7 +67,7 @@ def bus_settings_for(flag_url: str | None, flag_host: str | None, *, start_priva
             raise _Refused(
                 "no private bus runs on this machine: start `agent-tui serve` first, or give --bus URL"
             )
-        return dataclasses.replace(settings, url=running.url, token=running.token, local_record=True)
+        return running.settings(settings, follow=True)
     return settings
 
 

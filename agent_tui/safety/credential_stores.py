@@ -131,10 +131,15 @@ CREDENTIAL_STORES: tuple[CredentialStore, ...] = (
     *_store(
         "runtime",
         "agent-tui/",
-        "agent-tui's private bus: its token (bus.json, nats-server.conf)",
+        "agent-tui's private bus: its nkey seed (bus.nk) and record (bus.json, nats-server.conf)",
         login=False,
     ),
-    *_store("tmp", "agent-tui-{uid}/", "agent-tui's private bus without XDG_RUNTIME_DIR", login=False),
+    *_store(
+        "tmp",
+        "agent-tui-{uid}/",
+        "agent-tui's private bus (the same files) without XDG_RUNTIME_DIR",
+        login=False,
+    ),
     *_store(
         "config", "agent-tui/nats.creds", "agent-tui's bus credentials (the documented place)", login=False
     ),
