@@ -9,9 +9,10 @@ Invariants:
   `make_private_dirs` never chmods a folder that is already there: the user may have made it
   (`--sessions-dir`);
 - a file agent-tui makes is made 0600 (`os.open` with 0o600, then `fchmod` when the umask or an
-  earlier version left it looser), opened without following a link at its name; a file of this
-  user's that agent-tui opens to write is tightened to 0600 the same way (it is agent-tui's),
-  and another user's is not written (`PermissionError`);
+  earlier version left it looser), opened without following a link at its name and without
+  waiting (a FIFO planted there blocks nothing); a file of this user's that agent-tui opens to
+  write is tightened to 0600 the same way (it is agent-tui's), and another user's file or FIFO
+  is not written (`PermissionError`);
 - state is trusted only when `lstat` (no link followed; `fstat` of what was opened, for a file)
   says it is a folder (`trusted_dir`) or a plain file owned by this user that neither group nor
   others can write (`untrusted_reason` says what is wrong otherwise); anything else is an
@@ -210,16 +211,19 @@ def open_private(path: Path, flags: int) -> int:
     earlier version, or under a looser umask). Returns the descriptor.
 
     Raises:
-        PermissionError: opened to write, it is another user's file (planted in a folder others
-            can write: what agent-tui writes would be theirs to read).
-        OSError: it cannot be opened.
+        PermissionError: opened to write, it is another user's file or FIFO or socket (planted in a
+            folder others can write: what agent-tui writes would be theirs to read); only a device
+            (made by root: `/dev/null`) of another user's is written.
+        OSError: it cannot be opened (`ENXIO`: a FIFO nobody reads; opening never waits for one).
     """
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, FILE_MODE)  # a FIFO: no wait
     try:
         info = os.fstat(fd)
         writing = flags & (os.O_WRONLY | os.O_RDWR)
-        if writing and stat.S_ISREG(info.st_mode) and info.st_uid != _user():
+        if writing and info.st_uid != _user() and not stat.S_ISCHR(info.st_mode):
             raise PermissionError(errno.EPERM, f"it belongs to another user (uid {info.st_uid})", str(path))
+        if not flags & os.O_NONBLOCK:
+            os.set_blocking(fd, True)
         if writing and stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077:
             os.fchmod(fd, stat.S_IMODE(info.st_mode) & 0o700)
     except BaseException:

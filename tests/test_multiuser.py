@@ -463,3 +463,55 @@ def test_a_file_another_user_planted_in_a_shared_sessions_dir_is_not_written(
         mark_closed(chosen, ["sess_secret1234"])
     assert planted.read_text() == ""
     assert stat.S_IMODE(chosen.stat().st_mode) == 0o1777
+
+
+@pytest.mark.parametrize("reading", [True, False], ids=["read", "unread"])
+def test_a_fifo_another_user_planted_in_a_shared_sessions_dir_is_not_written_nor_waited_on(
+    shared_tmp: Path, reading: bool
+) -> None:
+    """A FIFO of mallory's at `closed.txt` in a shared sessions dir: read by mallory, it gets none of
+    the victim's session ids (only a plain file of another user's was refused); read by nobody,
+    the victim is told at once instead of waiting for a reader forever."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    planted = chosen / "closed.txt"
+    said = mallory.python("import os, sys\nos.mkfifo(sys.argv[1], 0o666)\n", str(planted))
+    assert said.returncode == 0, said.stderr
+    if not reading:
+        code = (
+            "import errno, sys\nfrom pathlib import Path\nfrom agent_tui.runtime.session_dirs import mark_closed\n"
+            "try:\n    mark_closed(Path(sys.argv[1]), ['sess_secret1234'])\nexcept OSError as e:\n"
+            "    print(errno.errorcode[e.errno])\n"
+        )
+        told = subprocess.run(
+            [sys.executable, "-c", code, str(chosen)], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert (told.returncode, told.stdout) == (0, "ENXIO\n"), told.stderr  # no reader: said at once
+        return
+    reader = subprocess.Popen(
+        [
+            "/usr/bin/python3",
+            "-I",
+            "-c",
+            "import os, sys\nfd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)\nprint('ready', flush=True)\n"
+            "sys.stdin.read()\nprint(repr(os.read(fd, 4096)))\n",
+            str(planted),
+        ],
+        user=mallory.uid,
+        group=mallory.gid,
+        extra_groups=[],
+        env={"PATH": "/usr/bin:/bin"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reader.stdout is not None
+        assert reader.stdout.readline() == "ready\n"
+        with pytest.raises(PermissionError, match=rf"it belongs to another user \(uid {mallory.uid}\)"):
+            mark_closed(chosen, ["sess_secret1234"])
+    finally:
+        got, _ = reader.communicate("", timeout=60)
+    assert got == "b''\n"
