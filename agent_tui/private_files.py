@@ -26,6 +26,9 @@ Invariants:
   `mkdir` 0700, then the `lstat` check above, then 0700 again if an earlier run left it
   readable by others; a folder someone else made first (or a link), or one in another user's
   folder, is refused, never used;
+- a file read from a folder others may write (a shared sessions dir) is opened with `open_plain`:
+  without waiting (a FIFO planted there with no writer would hang the reader), and only when it
+  is a plain file;
 - this module imports only the standard library, so every floor can use it.
 """
 
@@ -36,12 +39,14 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "FILE_MODE",
     "FOLDER_MODE",
     "UntrustedStateError",
     "make_private_dirs",
+    "open_plain",
     "open_private",
     "own_folder",
     "private_sqlite_file",
@@ -121,6 +126,24 @@ def read_trusted(path: Path) -> bytes:
             return file.read()
     finally:
         os.close(fd)
+
+
+def open_plain(path: Path) -> BinaryIO:
+    """`path` opened to read, buffered, when it is a plain file (a link at it is followed). A FIFO,
+    socket or device is refused without waiting for a writer.
+
+    Raises:
+        OSError: it cannot be opened, or it is not a plain file (`EINVAL`, "not a plain file").
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a plain file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def tighten_own_folder(path: Path) -> None:

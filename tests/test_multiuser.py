@@ -515,3 +515,27 @@ def test_a_fifo_another_user_planted_in_a_shared_sessions_dir_is_not_written_nor
     finally:
         got, _ = reader.communicate("", timeout=60)
     assert got == "b''\n"
+
+
+def test_fifos_another_user_planted_in_a_shared_sessions_dir_do_not_hang_the_listing(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    """FIFOs of mallory's at `closed.txt` and at a log's name in a shared sessions dir, which no one
+    ever writes: the listing reads neither (it waited for a writer forever before) and says what
+    the planted log is."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    said = mallory.python(
+        "import os, sys\nfor name in sys.argv[2:]: os.mkfifo(os.path.join(sys.argv[1], name), 0o666)\n",
+        str(chosen),
+        "closed.txt",
+        "sess_planted.jsonl",
+    )
+    assert said.returncode == 0, said.stderr
+    listed = agent_tui(
+        ["sessions", "--sessions-dir", str(chosen)], victim_env(tmp_path / "victim", shared_tmp)
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "sess_planted" in listed.stdout and "not a plain file" in listed.stdout
