@@ -539,3 +539,32 @@ def test_fifos_another_user_planted_in_a_shared_sessions_dir_do_not_hang_the_lis
     )
     assert listed.returncode == 0, listed.stderr
     assert "sess_planted" in listed.stdout and "not a plain file" in listed.stdout
+
+
+def test_a_recorded_server_whose_pid_another_user_now_has_is_not_ours(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    """The victim's private server died; its pid and its port are now mallory's (a nats-server of
+    theirs). The record is the victim's own, yet it does not count as running: nothing connects
+    to mallory's server with the victim's token, and stopping the private bus does not signal
+    mallory's process (root may signal anyone)."""
+    mallory = other_user()
+    with MalloryServer(mallory, shared_tmp / "mallory-home") as mallory_server:
+        record = orjson.loads(mallory_server.record())
+        record["token"] = "victim-token"
+        code = (
+            "import sys\nfrom agent_tui.bus import local_server as s\n"
+            "s.private_runtime_dir()\ns._write_private(s.local_server_file(), sys.argv[1])\n"
+            "print(s.running_local_server(), s.stop_local_server())\n"
+        )
+        said = subprocess.run(
+            [sys.executable, "-c", code, orjson.dumps(record).decode()],
+            env=victim_env(tmp_path / "victim", shared_tmp),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert (said.returncode, said.stdout) == (0, "None False\n"), said.stderr
+        assert mallory_server.process.poll() is None
+        assert mallory_server.connections_taken() == 0
