@@ -568,3 +568,23 @@ def test_a_recorded_server_whose_pid_another_user_now_has_is_not_ours(
         assert (said.returncode, said.stdout) == (0, "None False\n"), said.stderr
         assert mallory_server.process.poll() is None
         assert mallory_server.connections_taken() == 0
+
+
+def test_a_log_swapped_for_a_fifo_after_it_was_listed_does_not_hang_the_spend(shared_tmp: Path) -> None:
+    """Mallory's log in a shared sessions dir, listed as a plain file, is a FIFO by the time the
+    spend is read (mallory may rename their own entries in a sticky folder): it is left out."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    log = chosen / "sess_swapped.jsonl"
+    said = mallory.python("import os, sys\nos.mkfifo(sys.argv[1], 0o666)\n", str(log))
+    assert said.returncode == 0, said.stderr
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom agent_tui.runtime.session_costs import stored_spend\n"
+        "print(stored_spend([Path(sys.argv[1])]))\n"
+    )
+    told = subprocess.run(
+        [sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (told.returncode, told.stdout) == (0, "{}\n"), told.stderr
