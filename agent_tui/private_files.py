@@ -22,7 +22,8 @@ Invariants:
   each command's start when they are this user's (`tighten_own_folder`): what versions before
   this rule left there (0644 logs in 0755 folders) is then out of others' reach too;
 - `own_folder` makes agent-tui's own folder in a place others can write too (the temporary
-  directory when `$XDG_RUNTIME_DIR` is unset): in a parent that is sticky or this user's alone,
+  directory when `$XDG_RUNTIME_DIR` is unset): in a parent that is sticky and root's (or this
+  user's), or this user's alone,
   `mkdir` 0700, then the `lstat` check above, then 0700 again if an earlier run left it
   readable by others; a folder someone else made first (or a link), or one in another user's
   folder, is refused, never used;
@@ -193,10 +194,10 @@ def make_private_dirs(path: Path) -> Path:
 def own_folder(path: Path) -> Path:
     """Make agent-tui's own folder `path` (0700) where others may have been first, or refuse it.
 
-    The parent must exist (the temporary directory, `$XDG_RUNTIME_DIR`) and be either sticky (as
-    /tmp is: nobody can rename another's entry) or this user's and writable by nobody else (else
-    its owner could swap the folder for their own between a check and a use: `su` keeps the first
-    user's `$XDG_RUNTIME_DIR`). A folder that is there already is used only when `lstat` says it is
+    The parent must exist (the temporary directory, `$XDG_RUNTIME_DIR`) and be either sticky and
+    root's or this user's (as /tmp is: nobody but its owner can rename another's entry) or this
+    user's and writable by nobody else (else its owner could swap the folder for their own
+    between a check and a use: `su` keeps the first user's `$XDG_RUNTIME_DIR`). A folder that is there already is used only when `lstat` says it is
     this user's and nobody else can write it; its mode is then brought to 0700 (an earlier run may
     have left it readable).
 
@@ -206,7 +207,8 @@ def own_folder(path: Path) -> Path:
         OSError: it cannot be made.
     """
     parent = os.stat(path.parent)
-    if not parent.st_mode & stat.S_ISVTX:
+    sticky = parent.st_mode & stat.S_ISVTX and parent.st_uid in (0, _user())  # its owner renames any entry
+    if not sticky:
         problem = untrusted_reason(parent, folder=True)
         if problem is not None:
             raise UntrustedStateError(path.parent, problem)

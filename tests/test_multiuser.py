@@ -588,3 +588,22 @@ def test_a_log_swapped_for_a_fifo_after_it_was_listed_does_not_hang_the_spend(sh
         [sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60, check=False
     )
     assert (told.returncode, told.stdout) == (0, "{}\n"), told.stderr
+
+
+def test_a_runtime_dir_in_a_sticky_folder_another_user_owns_is_refused(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    """`$XDG_RUNTIME_DIR` (or `$TMPDIR`) naming a folder of mallory's that is sticky and open to all,
+    as /tmp is: unlike /tmp's owner, mallory may rename the victim's folder in it and put theirs
+    there after the check, so it is refused as mallory's 0700 folder is."""
+    mallory = other_user()
+    theirs = shared_tmp / "mallory-sticky"
+    said = mallory.python(
+        "import os, sys\nos.mkdir(sys.argv[1])\nos.chmod(sys.argv[1], 0o1777)\n", str(theirs)
+    )
+    assert said.returncode == 0, said.stderr
+    env = {**victim_env(tmp_path / "victim", shared_tmp), "XDG_RUNTIME_DIR": str(theirs)}
+    said = agent_tui(["serve", "--sessions-dir", str(tmp_path / "s"), "--cwd", str(tmp_path)], env)
+    assert said.returncode == 2
+    assert said.stderr.startswith(f"agent-tui: {theirs} belongs to another user (uid {mallory.uid})")
+    assert not (theirs / "agent-tui").exists()
