@@ -27,7 +27,8 @@ Invariants:
   `mkdir` 0700, then the `lstat` check above, then 0700 again if an earlier run left it
   readable by others; a folder someone else made first (or a link), or one in another user's
   folder, is refused, never used;
-- a file read from a folder others may write (a shared sessions dir) is opened with `open_plain`:
+- a file read from a folder others may write (a shared sessions dir) is opened with `open_plain`
+  (`plain_descriptor`):
   without waiting (a FIFO planted there with no writer would hang the reader), and only when it
   is a plain file;
 - this module imports only the standard library, so every floor can use it.
@@ -50,6 +51,7 @@ __all__ = [
     "open_plain",
     "open_private",
     "own_folder",
+    "plain_descriptor",
     "private_sqlite_file",
     "read_trusted",
     "tighten_own_folder",
@@ -136,15 +138,24 @@ def open_plain(path: Path) -> BinaryIO:
     Raises:
         OSError: it cannot be opened, or it is not a plain file (`EINVAL`, "not a plain file").
     """
+    return os.fdopen(plain_descriptor(path), "rb")
+
+
+def plain_descriptor(path: Path) -> int:
+    """`open_plain`, as a descriptor (`O_RDONLY`, blocking once known to be a plain file).
+
+    Raises:
+        OSError: as `open_plain`.
+    """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a plain file", str(path))
         os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+    return fd
 
 
 def tighten_own_folder(path: Path) -> None:

@@ -607,3 +607,28 @@ def test_a_runtime_dir_in_a_sticky_folder_another_user_owns_is_refused(
     assert said.returncode == 2
     assert said.stderr.startswith(f"agent-tui: {theirs} belongs to another user (uid {mallory.uid})")
     assert not (theirs / "agent-tui").exists()
+
+
+def test_a_log_swapped_for_a_fifo_before_it_is_reopened_is_not_waited_on(shared_tmp: Path) -> None:
+    """Mallory's log in a shared sessions dir is a FIFO by the time the dashboard reads its head
+    and last turn, indexes it or replays its lines: each says the log is not a plain file
+    instead of waiting for a writer forever."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    log = chosen / "sess_swapped.jsonl"
+    said = mallory.python("import os, sys\nos.mkfifo(sys.argv[1], 0o666)\n", str(log))
+    assert said.returncode == 0, said.stderr
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom agent_tui.replay.catalog import read_entry\n"
+        "from agent_tui.store.index import LineIndex\nfrom agent_tui.store.jsonl import iter_lines\n"
+        "log = Path(sys.argv[1])\nprint(read_entry(log)[0].problem)\n"
+        "for read in (lambda: LineIndex(log).extend(), lambda: list(iter_lines(log))):\n"
+        "    try:\n        read()\n    except OSError as error:\n        print(error.strerror)\n"
+    )
+    told = subprocess.run(
+        [sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert told.returncode == 0, told.stderr
+    assert told.stdout == f"{log}: unreadable: not a plain file\nnot a plain file\nnot a plain file\n"
