@@ -197,9 +197,21 @@ def make_private_dirs(path: Path) -> Path:
             if not folder.is_dir():
                 raise
             continue  # made meanwhile by another process: not ours to chmod
-        if stat.S_IMODE(os.lstat(folder).st_mode) != FOLDER_MODE:
-            os.chmod(folder, FOLDER_MODE)  # a umask cannot add bits, but an ACL default can
+        _tighten_made(folder)
     return path
+
+
+def _tighten_made(folder: Path) -> None:
+    """Make the folder just made at `folder` 0700 (a umask cannot add bits, but an ACL default
+    can), through a descriptor: whoever may write its parent could have put a link there since
+    (a chmod by name would follow it), or a folder of theirs (left alone)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if info.st_uid == _user() and stat.S_IMODE(info.st_mode) != FOLDER_MODE:
+            os.fchmod(fd, FOLDER_MODE)
+    finally:
+        os.close(fd)
 
 
 def own_folder(path: Path) -> Path:
