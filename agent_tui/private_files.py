@@ -9,9 +9,10 @@ Invariants:
   `make_private_dirs` never chmods a folder that is already there: the user may have made it
   (`--sessions-dir`);
 - a file agent-tui makes is made 0600 (`os.open` with 0o600, then `fchmod` when the umask or an
-  earlier version left it looser), opened without following a link at its name; a file of this
-  user's that agent-tui opens to write is tightened to 0600 the same way (it is agent-tui's),
-  and another user's is not written (`PermissionError`);
+  earlier version left it looser), opened without following a link at its name and without
+  waiting (a FIFO planted there blocks nothing); a file of this user's that agent-tui opens to
+  write is tightened to 0600 the same way (it is agent-tui's), and another user's file or FIFO
+  is not written (`PermissionError`);
 - state is trusted only when `lstat` (no link followed; `fstat` of what was opened, for a file)
   says it is a folder (`trusted_dir`) or a plain file owned by this user that neither group nor
   others can write (`untrusted_reason` says what is wrong otherwise); anything else is an
@@ -21,10 +22,15 @@ Invariants:
   each command's start when they are this user's (`tighten_own_folder`): what versions before
   this rule left there (0644 logs in 0755 folders) is then out of others' reach too;
 - `own_folder` makes agent-tui's own folder in a place others can write too (the temporary
-  directory when `$XDG_RUNTIME_DIR` is unset): in a parent that is sticky or this user's alone,
+  directory when `$XDG_RUNTIME_DIR` is unset): in a parent that is sticky and root's (or this
+  user's), or this user's alone,
   `mkdir` 0700, then the `lstat` check above, then 0700 again if an earlier run left it
   readable by others; a folder someone else made first (or a link), or one in another user's
   folder, is refused, never used;
+- a file read from a folder others may write (a shared sessions dir) is opened with `open_plain`
+  (`plain_descriptor`):
+  without waiting (a FIFO planted there with no writer would hang the reader), and only when it
+  is a plain file;
 - this module imports only the standard library, so every floor can use it.
 """
 
@@ -35,14 +41,17 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "FILE_MODE",
     "FOLDER_MODE",
     "UntrustedStateError",
     "make_private_dirs",
+    "open_plain",
     "open_private",
     "own_folder",
+    "plain_descriptor",
     "private_sqlite_file",
     "read_trusted",
     "tighten_own_folder",
@@ -122,6 +131,33 @@ def read_trusted(path: Path) -> bytes:
         os.close(fd)
 
 
+def open_plain(path: Path) -> BinaryIO:
+    """`path` opened to read, buffered, when it is a plain file (a link at it is followed). A FIFO,
+    socket or device is refused without waiting for a writer.
+
+    Raises:
+        OSError: it cannot be opened, or it is not a plain file (`EINVAL`, "not a plain file").
+    """
+    return os.fdopen(plain_descriptor(path), "rb")
+
+
+def plain_descriptor(path: Path) -> int:
+    """`open_plain`, as a descriptor (`O_RDONLY`, blocking once known to be a plain file).
+
+    Raises:
+        OSError: as `open_plain`.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a plain file", str(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def tighten_own_folder(path: Path) -> None:
     """Make `path` 0700 if it is a folder of this user's (not a link) that others may enter: for
     agent-tui's own top folders, which versions before this rule made by the umask. Nothing
@@ -161,18 +197,30 @@ def make_private_dirs(path: Path) -> Path:
             if not folder.is_dir():
                 raise
             continue  # made meanwhile by another process: not ours to chmod
-        if stat.S_IMODE(os.lstat(folder).st_mode) != FOLDER_MODE:
-            os.chmod(folder, FOLDER_MODE)  # a umask cannot add bits, but an ACL default can
+        _tighten_made(folder)
     return path
+
+
+def _tighten_made(folder: Path) -> None:
+    """Make the folder just made at `folder` 0700 (a umask cannot add bits, but an ACL default
+    can), through a descriptor: whoever may write its parent could have put a link there since
+    (a chmod by name would follow it), or a folder of theirs (left alone)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if info.st_uid == _user() and stat.S_IMODE(info.st_mode) != FOLDER_MODE:
+            os.fchmod(fd, FOLDER_MODE)
+    finally:
+        os.close(fd)
 
 
 def own_folder(path: Path) -> Path:
     """Make agent-tui's own folder `path` (0700) where others may have been first, or refuse it.
 
-    The parent must exist (the temporary directory, `$XDG_RUNTIME_DIR`) and be either sticky (as
-    /tmp is: nobody can rename another's entry) or this user's and writable by nobody else (else
-    its owner could swap the folder for their own between a check and a use: `su` keeps the first
-    user's `$XDG_RUNTIME_DIR`). A folder that is there already is used only when `lstat` says it is
+    The parent must exist (the temporary directory, `$XDG_RUNTIME_DIR`) and be either sticky and
+    root's or this user's (as /tmp is: nobody but its owner can rename another's entry) or this
+    user's and writable by nobody else (else its owner could swap the folder for their own
+    between a check and a use: `su` keeps the first user's `$XDG_RUNTIME_DIR`). A folder that is there already is used only when `lstat` says it is
     this user's and nobody else can write it; its mode is then brought to 0700 (an earlier run may
     have left it readable).
 
@@ -182,7 +230,8 @@ def own_folder(path: Path) -> Path:
         OSError: it cannot be made.
     """
     parent = os.stat(path.parent)
-    if not parent.st_mode & stat.S_ISVTX:
+    sticky = parent.st_mode & stat.S_ISVTX and parent.st_uid in (0, _user())  # its owner renames any entry
+    if not sticky:
         problem = untrusted_reason(parent, folder=True)
         if problem is not None:
             raise UntrustedStateError(path.parent, problem)
@@ -210,16 +259,19 @@ def open_private(path: Path, flags: int) -> int:
     earlier version, or under a looser umask). Returns the descriptor.
 
     Raises:
-        PermissionError: opened to write, it is another user's file (planted in a folder others
-            can write: what agent-tui writes would be theirs to read).
-        OSError: it cannot be opened.
+        PermissionError: opened to write, it is another user's file or FIFO or socket (planted in a
+            folder others can write: what agent-tui writes would be theirs to read); only a device
+            (made by root: `/dev/null`) of another user's is written.
+        OSError: it cannot be opened (`ENXIO`: a FIFO nobody reads; opening never waits for one).
     """
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, FILE_MODE)
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, FILE_MODE)  # a FIFO: no wait
     try:
         info = os.fstat(fd)
         writing = flags & (os.O_WRONLY | os.O_RDWR)
-        if writing and stat.S_ISREG(info.st_mode) and info.st_uid != _user():
+        if writing and info.st_uid != _user() and not stat.S_ISCHR(info.st_mode):
             raise PermissionError(errno.EPERM, f"it belongs to another user (uid {info.st_uid})", str(path))
+        if not flags & os.O_NONBLOCK:
+            os.set_blocking(fd, True)
         if writing and stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) & 0o077:
             os.fchmod(fd, stat.S_IMODE(info.st_mode) & 0o700)
     except BaseException:

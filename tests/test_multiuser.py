@@ -463,3 +463,172 @@ def test_a_file_another_user_planted_in_a_shared_sessions_dir_is_not_written(
         mark_closed(chosen, ["sess_secret1234"])
     assert planted.read_text() == ""
     assert stat.S_IMODE(chosen.stat().st_mode) == 0o1777
+
+
+@pytest.mark.parametrize("reading", [True, False], ids=["read", "unread"])
+def test_a_fifo_another_user_planted_in_a_shared_sessions_dir_is_not_written_nor_waited_on(
+    shared_tmp: Path, reading: bool
+) -> None:
+    """A FIFO of mallory's at `closed.txt` in a shared sessions dir: read by mallory, it gets none of
+    the victim's session ids (only a plain file of another user's was refused); read by nobody,
+    the victim is told at once instead of waiting for a reader forever."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    planted = chosen / "closed.txt"
+    said = mallory.python("import os, sys\nos.mkfifo(sys.argv[1], 0o666)\n", str(planted))
+    assert said.returncode == 0, said.stderr
+    if not reading:
+        code = (
+            "import errno, sys\nfrom pathlib import Path\nfrom agent_tui.runtime.session_dirs import mark_closed\n"
+            "try:\n    mark_closed(Path(sys.argv[1]), ['sess_secret1234'])\nexcept OSError as e:\n"
+            "    print(errno.errorcode[e.errno])\n"
+        )
+        told = subprocess.run(
+            [sys.executable, "-c", code, str(chosen)], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert (told.returncode, told.stdout) == (0, "ENXIO\n"), told.stderr  # no reader: said at once
+        return
+    reader = subprocess.Popen(
+        [
+            "/usr/bin/python3",
+            "-I",
+            "-c",
+            "import os, sys\nfd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)\nprint('ready', flush=True)\n"
+            "sys.stdin.read()\nprint(repr(os.read(fd, 4096)))\n",
+            str(planted),
+        ],
+        user=mallory.uid,
+        group=mallory.gid,
+        extra_groups=[],
+        env={"PATH": "/usr/bin:/bin"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reader.stdout is not None
+        assert reader.stdout.readline() == "ready\n"
+        with pytest.raises(PermissionError, match=rf"it belongs to another user \(uid {mallory.uid}\)"):
+            mark_closed(chosen, ["sess_secret1234"])
+    finally:
+        got, _ = reader.communicate("", timeout=60)
+    assert got == "b''\n"
+
+
+def test_fifos_another_user_planted_in_a_shared_sessions_dir_do_not_hang_the_listing(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    """FIFOs of mallory's at `closed.txt` and at a log's name in a shared sessions dir, which no one
+    ever writes: the listing reads neither (it waited for a writer forever before) and says what
+    the planted log is."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    said = mallory.python(
+        "import os, sys\nfor name in sys.argv[2:]: os.mkfifo(os.path.join(sys.argv[1], name), 0o666)\n",
+        str(chosen),
+        "closed.txt",
+        "sess_planted.jsonl",
+    )
+    assert said.returncode == 0, said.stderr
+    listed = agent_tui(
+        ["sessions", "--sessions-dir", str(chosen)], victim_env(tmp_path / "victim", shared_tmp)
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "sess_planted" in listed.stdout and "not a plain file" in listed.stdout
+
+
+def test_a_recorded_server_whose_pid_another_user_now_has_is_not_ours(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    """The victim's private server died; its pid and its port are now mallory's (a nats-server of
+    theirs). The record is the victim's own, yet it does not count as running: nothing connects
+    to mallory's server with the victim's token, and stopping the private bus does not signal
+    mallory's process (root may signal anyone)."""
+    mallory = other_user()
+    with MalloryServer(mallory, shared_tmp / "mallory-home") as mallory_server:
+        record = orjson.loads(mallory_server.record())
+        record["token"] = "victim-token"
+        code = (
+            "import sys\nfrom agent_tui.bus import local_server as s\n"
+            "s.private_runtime_dir()\ns._write_private(s.local_server_file(), sys.argv[1])\n"
+            "print(s.running_local_server(), s.stop_local_server())\n"
+        )
+        said = subprocess.run(
+            [sys.executable, "-c", code, orjson.dumps(record).decode()],
+            env=victim_env(tmp_path / "victim", shared_tmp),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert (said.returncode, said.stdout) == (0, "None False\n"), said.stderr
+        assert mallory_server.process.poll() is None
+        assert mallory_server.connections_taken() == 0
+
+
+def test_a_log_swapped_for_a_fifo_after_it_was_listed_does_not_hang_the_spend(shared_tmp: Path) -> None:
+    """Mallory's log in a shared sessions dir, listed as a plain file, is a FIFO by the time the
+    spend is read (mallory may rename their own entries in a sticky folder): it is left out."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    log = chosen / "sess_swapped.jsonl"
+    said = mallory.python("import os, sys\nos.mkfifo(sys.argv[1], 0o666)\n", str(log))
+    assert said.returncode == 0, said.stderr
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom agent_tui.runtime.session_costs import stored_spend\n"
+        "print(stored_spend([Path(sys.argv[1])]))\n"
+    )
+    told = subprocess.run(
+        [sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (told.returncode, told.stdout) == (0, "{}\n"), told.stderr
+
+
+def test_a_runtime_dir_in_a_sticky_folder_another_user_owns_is_refused(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
+    """`$XDG_RUNTIME_DIR` (or `$TMPDIR`) naming a folder of mallory's that is sticky and open to all,
+    as /tmp is: unlike /tmp's owner, mallory may rename the victim's folder in it and put theirs
+    there after the check, so it is refused as mallory's 0700 folder is."""
+    mallory = other_user()
+    theirs = shared_tmp / "mallory-sticky"
+    said = mallory.python(
+        "import os, sys\nos.mkdir(sys.argv[1])\nos.chmod(sys.argv[1], 0o1777)\n", str(theirs)
+    )
+    assert said.returncode == 0, said.stderr
+    env = {**victim_env(tmp_path / "victim", shared_tmp), "XDG_RUNTIME_DIR": str(theirs)}
+    said = agent_tui(["serve", "--sessions-dir", str(tmp_path / "s"), "--cwd", str(tmp_path)], env)
+    assert said.returncode == 2
+    assert said.stderr.startswith(f"agent-tui: {theirs} belongs to another user (uid {mallory.uid})")
+    assert not (theirs / "agent-tui").exists()
+
+
+def test_a_log_swapped_for_a_fifo_before_it_is_reopened_is_not_waited_on(shared_tmp: Path) -> None:
+    """Mallory's log in a shared sessions dir is a FIFO by the time the dashboard reads its head
+    and last turn, indexes it or replays its lines: each says the log is not a plain file
+    instead of waiting for a writer forever."""
+    mallory = other_user()
+    chosen = shared_tmp / "open-sessions"
+    chosen.mkdir()
+    chosen.chmod(0o1777)
+    log = chosen / "sess_swapped.jsonl"
+    said = mallory.python("import os, sys\nos.mkfifo(sys.argv[1], 0o666)\n", str(log))
+    assert said.returncode == 0, said.stderr
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom agent_tui.replay.catalog import read_entry\n"
+        "from agent_tui.store.index import LineIndex\nfrom agent_tui.store.jsonl import iter_lines\n"
+        "log = Path(sys.argv[1])\nprint(read_entry(log)[0].problem)\n"
+        "for read in (lambda: LineIndex(log).extend(), lambda: list(iter_lines(log))):\n"
+        "    try:\n        read()\n    except OSError as error:\n        print(error.strerror)\n"
+    )
+    told = subprocess.run(
+        [sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert told.returncode == 0, told.stderr
+    assert told.stdout == f"{log}: unreadable: not a plain file\nnot a plain file\nnot a plain file\n"

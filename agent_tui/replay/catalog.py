@@ -37,6 +37,7 @@ import orjson
 
 from agent_tui.events import Event
 from agent_tui.events.validation import BUILDERS_WITH_V
+from agent_tui.private_files import plain_descriptor
 from agent_tui.reducer import DashboardState, SessionView, apply_event
 from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.views import tree_order
@@ -204,7 +205,7 @@ def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Eve
     """One log's entry and the events its head and tail give (head first, then the last turn;
     the head alone without `tail`)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = plain_descriptor(path)  # a FIFO put in its place: not waited on
     except OSError as error:
         return _unreadable(path, error), []
     try:
@@ -223,7 +224,7 @@ def _tail_of(entry: CatalogEntry, created: Event | None) -> tuple[CatalogEntry, 
     if created is None:
         return read_entry(entry.path)
     try:
-        fd = os.open(entry.path, os.O_RDONLY)
+        fd = plain_descriptor(entry.path)
     except OSError as error:
         return _unreadable(entry.path, error), []
     try:
@@ -243,7 +244,7 @@ def _unreadable(path: Path, error: OSError) -> CatalogEntry:
 def _read_head(path: Path) -> tuple[CatalogEntry, Event | None]:
     """One log's entry from its head, and its `session.created` (None if its head is not that)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = plain_descriptor(path)  # a FIFO put in its place: not waited on
     except OSError as error:
         return _unreadable(path, error), None
     try:

@@ -6,7 +6,9 @@ Invariants:
   with both counts each token once and an old log with only turn totals still counts;
 - other lines are skipped by a byte test before any decoding, so listing many long logs stays
   a read of their bytes; a line that does not decode is skipped (the listing already says when
-  a log is unreadable).
+  a log is unreadable);
+- a log that is not a plain file by now (swapped for a FIFO in a shared sessions dir after the
+  listing read it) is left out, never waited on.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agent_tui.events import event_from_json
+from agent_tui.private_files import open_plain
 from agent_tui.reducer import NO_SPEND, DashboardState, Spend, apply_event
 
 __all__ = ["stored_spend"]
@@ -28,7 +31,7 @@ def stored_spend(paths: Iterable[Path]) -> dict[str, Spend]:
     for path in paths:
         state = DashboardState()
         try:
-            with path.open("rb") as handle:
+            with open_plain(path) as handle:  # swapped for a FIFO since it was listed: not waited on
                 for line in handle:
                     if _USAGE_LINES[0] in line or _USAGE_LINES[1] in line:
                         _fold_line(state, line)

@@ -31,7 +31,7 @@ from agent_tui.costs.wording import cost_text
 from agent_tui.events.session_tree import session_label
 from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.events.wording import counted
-from agent_tui.private_files import make_private_dirs, open_private
+from agent_tui.private_files import make_private_dirs, open_plain, open_private
 from agent_tui.reducer import NO_SPEND, Spend
 from agent_tui.store import foreign_session
 from agent_tui.store.whole_file import write_whole
@@ -125,7 +125,7 @@ def read_stored_session(path: Path, *, ends: bool = True) -> StoredSession:
     session_id = path.stem
     last_line = ending_line = None
     try:
-        with path.open("rb") as handle:
+        with open_plain(path) as handle:  # a FIFO planted in a shared dir: not waited on
             first = handle.readline()
             second = handle.readline()
             if ends:
@@ -233,7 +233,8 @@ CLOSED_FILE = "closed.txt"
 def closed_sessions(directory: Path) -> set[str]:
     """Sessions closed in the dashboard (they are not reopened; their logs stay)."""
     try:
-        text = (directory / CLOSED_FILE).read_text(encoding="utf-8")
+        with open_plain(directory / CLOSED_FILE) as handle:  # a FIFO planted there: not waited on
+            text = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return set()
     return {line.strip() for line in text.splitlines() if line.strip()}
@@ -255,7 +256,8 @@ def reopen_closed(directory: Path, session_ids: Iterable[str]) -> None:
     """
     gone = set(session_ids)
     try:
-        lines = (directory / CLOSED_FILE).read_text(encoding="utf-8").splitlines()
+        with open_plain(directory / CLOSED_FILE) as handle:
+            lines = handle.read().decode("utf-8", errors="replace").splitlines()
     except FileNotFoundError:
         return
     kept = [line for line in lines if line.strip() and line.strip() not in gone]

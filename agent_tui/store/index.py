@@ -21,6 +21,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_tui.private_files import plain_descriptor
+
 BLOCK = 64 * 1024
 _READ = 16 * BLOCK  # 1 MiB per read while indexing: small enough to stay in cache for `count`
 
@@ -86,7 +88,7 @@ class LineIndex:
         """Index bytes appended since the last call. Returns how many new complete lines."""
         before = self.line_count
         try:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = plain_descriptor(self.path)
         except FileNotFoundError:
             self._reset()
             return 0
@@ -179,7 +181,7 @@ class LineIndex:
         """Byte span `[start, end)` of line `n` (0-based), the end including its newline."""
         if not 0 <= n < self.line_count:
             raise IndexError(f"line {n} out of range (0..{self.line_count - 1})")
-        fd = os.open(self.path, os.O_RDONLY)
+        fd = plain_descriptor(self.path)
         try:
             start, end, _text = self._line(fd, n)
         finally:
@@ -190,7 +192,7 @@ class LineIndex:
         """The bytes of line `n` (0-based), without its newline."""
         if not 0 <= n < self.line_count:
             raise IndexError(f"line {n} out of range (0..{self.line_count - 1})")
-        fd = os.open(self.path, os.O_RDONLY)
+        fd = plain_descriptor(self.path)
         try:
             start, end, text = self._line(fd, n)
             if text is None:

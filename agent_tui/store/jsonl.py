@@ -43,7 +43,7 @@ from agent_tui.events import (
     json_problem,
 )
 from agent_tui.events.validation import BUILDERS_WITH_V, BUILDERS_WITHOUT_V
-from agent_tui.private_files import open_private
+from agent_tui.private_files import open_plain, open_private
 from agent_tui.store.errors import (
     EventLogDecodeError,
     EventLogSequenceError,
@@ -79,7 +79,7 @@ def iter_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[t
     Reads in 4 MiB chunks, so memory stays flat for any file size. Only the last line can be
     incomplete (no newline before `end`).
     """
-    with open(path, "rb") as handle:
+    with open_plain(path) as handle:  # a FIFO put in its place: not waited on
         handle.seek(start)
         remaining = None if end is None else end - start
         carry = b""
@@ -109,7 +109,7 @@ def _line_batches(path: Path, start: int) -> Iterator[tuple[list[bytes], bytes]]
     Chunks are small (`_BATCH`) so that a chunk's lines are still in the CPU cache when they are
     decoded; a line longer than a chunk is collected piecewise and joined once.
     """
-    with open(path, "rb") as handle:
+    with open_plain(path) as handle:  # a FIFO put in its place: not waited on
         handle.seek(start)
         read = handle.read
         pieces: list[bytes] = []  # the start of a line that no chunk so far has ended
