@@ -559,3 +559,36 @@ def test_only_program_keys_set_by_the_repository_are_overridden_and_the_users_va
         ("hook.linter.enabled", "false"),
         ("hook.mine.enabled", "false"),
     ]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    ["onbranch:agent-tui/**", "gitdir:**/worktrees/**", "gitdir/i:**/WORKTREES/**"],
+)
+def test_a_conditional_include_that_holds_only_in_the_new_worktree_runs_nothing(
+    tmp_path: Path, user_home: Path, condition: str
+) -> None:
+    """The config is listed where agent-tui asks (the repository, on its branch), but `worktree
+    add` checks out in the new worktree, on the agent's branch, where git reads the config again:
+    an include whose condition holds only there (found attacking) must not name a filter."""
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "app.py").write_text("print('app')\n")
+    (project / ".gitattributes").write_text("* filter=late\n")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    run(project, "add", "-A")
+    run(project, "commit", "-q", "-m", "first")
+    nested = tmp_path / "nested.cfg"
+    nested.write_text(f'[filter "late"]\n\tclean = {plant(tmp_path, "clean-nested")}\n')
+    (project / ".git" / "late.cfg").write_text(
+        f'[filter "late"]\n\tsmudge = {plant(tmp_path, "smudge-late")}\n'
+        f'[includeIf "onbranch:**"]\n\tpath = {nested}\n'
+    )
+    with (project / ".git" / "config").open("a") as config:
+        config.write(f'[includeIf "{condition}"]\n\tpath = late.cfg\n')
+    assert "filter.late" not in run(project, "config", "--list")
+    worktree = create_worktree(project, "agent")
+    assert (worktree.path / "app.py").read_text() == "print('app')\n"
+    (worktree.path / "app.py").write_text("print('changed')\n")
+    snapshot_tree(worktree.path)
+    no_marks(tmp_path / "marks", f"worktree add with includeIf {condition}")

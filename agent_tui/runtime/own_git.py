@@ -11,7 +11,9 @@ Invariants:
   the callers pass `--no-verify` where git has it;
 - no program named by configuration the repository controls ever runs: its `.git/config`, its
   worktree config (`config.worktree`), and every file those include (`include.path`,
-  `includeIf.*.path`: git lists what they set under the includer's scope). Before each command,
+  `includeIf.*.path`: git lists what they set under the includer's scope; a conditional include's
+  file is read whether its condition holds for the listing or not, since `worktree add` reads the
+  config again in the new worktree, on another branch). Before each command,
   `git config --list --show-scope` is read in the same directory by a git that runs nothing, and
   every key of `PROGRAM_KEYS` set at any scope but `USER_SCOPES` is overridden for the command
   (`GIT_CONFIG_COUNT`, which beats every config file): first with its neutral value, then with
@@ -57,6 +59,8 @@ from agent_tui.engine.tools.tool_env import shell_environment
 __all__ = ["ALWAYS", "GIT_TIMEOUT", "PROGRAM_KEYS", "GitError", "git", "git_bytes", "own_git_environment"]
 
 GIT_TIMEOUT = 60.0
+MAX_INCLUDED_FILES = 64
+"""How many conditionally included files are read for one command (git stops at a depth of 10)."""
 NO_HOOKS_DIR = os.devnull
 MERGE_FILE = "git merge-file --marker-size=%L %A %O %B"
 """A merge driver that is git's own three-way text merge (what a driver-less file gets)."""
@@ -264,8 +268,80 @@ def own_git_environment(directory: Path, env: Mapping[str, str] | None = None) -
         said = _said(listing)
         if "not a git repository" not in said and "cannot change to" not in said:
             raise GitError(f"git could not read the config: {said or listing.returncode}")
-    _append_config(base, [*program_overrides(listing.stdout), *ALWAYS, *NO_HOOK_EVENTS])  # these win
+    listed = listing.stdout + _conditionally_included(directory, base, listing.stdout)
+    _append_config(base, [*program_overrides(listed), *ALWAYS, *NO_HOOK_EVENTS])  # these win
     return base
+
+
+def _conditionally_included(directory: Path, environment: Mapping[str, str], listing: bytes) -> bytes:
+    """What every file of the repository's `includeIf.*.path` sets, whether its condition holds
+    here or not, listed as the `local` scope (`-z` records of `git config --list --show-scope`).
+
+    A condition is tested by each git process: `worktree add` checks out in the new worktree, on
+    the agent's branch, where an `onbranch:` or `gitdir:` that failed for the listing holds. Files
+    those files include (`include.path` and `includeIf` again) are followed to git's own depth.
+    """
+    if not any(
+        scope not in USER_SCOPES and name.lower().startswith("includeif.") and name.lower().endswith(".path")
+        for scope, name, _ in _entries(listing)
+    ):
+        return b""  # the common case: no second listing
+    origins = _run(directory, ("config", "--list", "--show-scope", "--show-origin", "-z"), environment, None)
+    pending = [
+        (origin, value)
+        for scope, origin, name, value in _origin_entries(origins.stdout)
+        if scope not in USER_SCOPES
+        and name.lower().startswith("includeif.")
+        and name.lower().endswith(".path")
+    ]
+    seen: set[Path] = set()
+    found = b""
+    while pending and len(seen) < MAX_INCLUDED_FILES:
+        origin, value = pending.pop()
+        file = _included_path(directory, origin, value)
+        if file is None or file in seen:
+            continue
+        seen.add(file)
+        arguments = (
+            "config",
+            "--list",
+            "--show-scope",
+            "--show-origin",
+            "--includes",
+            "-z",
+            "--file",
+            str(file),
+        )
+        read = _run(directory, arguments, environment, None)
+        for _, inner_origin, name, inner_value in _origin_entries(read.stdout):
+            found += b"local\0" + f"{name}\n{inner_value}".encode("utf-8", "surrogateescape") + b"\0"
+            if name.lower().startswith("includeif.") and name.lower().endswith(".path"):
+                pending.append((inner_origin, inner_value))
+    return found
+
+
+def _included_path(directory: Path, origin: str, value: str) -> Path | None:
+    """The file an include's `value` names, as git resolves it from the file `origin` names."""
+    if not origin.startswith("file:") or not value:
+        return None
+    if value.startswith("~/"):
+        return Path(value).expanduser()
+    if value.startswith("%(prefix)/"):
+        return None  # git's install prefix: the user's, not the repository's
+    including = directory.absolute() / origin.removeprefix("file:")
+    return including.parent / value
+
+
+def _origin_entries(listing: bytes) -> list[tuple[str, str, str, str]]:
+    """`(scope, origin, key, value)` of each `--show-scope --show-origin -z` record."""
+    records = listing.split(b"\0")
+    entries: list[tuple[str, str, str, str]] = []
+    for scope, origin, record in zip(records[0::3], records[1::3], records[2::3], strict=False):
+        name, _, value = record.decode("utf-8", "surrogateescape").partition("\n")
+        entries.append(
+            (scope.decode("ascii", "replace"), origin.decode("utf-8", "surrogateescape"), name, value)
+        )
+    return entries
 
 
 def program_overrides(listing: bytes) -> list[tuple[str, str]]:
