@@ -29,9 +29,10 @@ path `SSH_AUTH_SOCK`, Go's `GOAUTH` method list, git's `GIT_CONFIG_KEY_<n>`) are
 
 Values (`VALUE_RULES`, searched anywhere in the value, so a `jdbc:` or any other prefix
 wrapping a URL changes nothing): a URL with user information (`https://TOKEN@host`,
-`https://user:pw@host`; a bare user name is a login, not a secret, for the schemes where it
-names one: ssh-like ones, `ftp`, and the databases that ask for the password apart,
-`postgres://app@db`, `mysql://`, `mariadb://`); a parameter whose name is secret by the name
+`https://user:pw@host`, and with no host or a percent-encoded one, as libpq's Unix sockets
+have it: `postgresql://user:pw@/db?host=/socket`; a bare user name is a login, not a secret,
+for the schemes where it names one: ssh-like ones, `ftp`, and the databases that ask for the
+password apart, `postgres://app@db`, `mysql://`, `mariadb://`); a parameter whose name is secret by the name
 rules or is a signature (`?password=`, `&access_token=`, `?api_key=`, `?sig=`,
 `X-Amz-Signature=`, `;password=` of a JDBC, ODBC or ADO.NET string, Azure's `AccountKey=`,
 libpq's `password=`, a `--token=` option); an HTTP credential header (`Authorization: Bearer
@@ -228,7 +229,7 @@ VALUE_RULES: tuple[ValueRule, ...] = (
         re.compile(
             r"(?i)(?<![a-z0-9+.-])(?!(?:ssh|git\+ssh|ssh\+git|svn\+ssh|sftp|scp|rsync|ftp|postgres|postgresql"
             r"|mysql|mariadb)://[^/?#@\s:]+@)"
-            r"[a-z][a-z0-9+.-]{0,40}://(?P<secret>[^/?#@\s]{1,512})@(?=[A-Za-z0-9\[])"
+            r"[a-z][a-z0-9+.-]{0,40}://(?P<secret>[^/?#@\s]{1,512})@(?=[A-Za-z0-9\[/%])"
         ),
         "https://ghp_token@github.com/me/repo.git",
     ),
