@@ -206,6 +206,8 @@ SECRET_VALUES = [
     "nats://a:b@h1:4222,nats://c:d@h2:4222",
     "'url.https://tok123@github.com/.insteadof'='https://github.com/'",  # GIT_CONFIG_PARAMETERS
     "Authorization: Bearer abc123",
+    '{"spring":{"datasource":{"username":"app","password":"hunter2"}}}',  # SPRING_APPLICATION_JSON
+    '{"db_password" : "hunter2"}',
     "https://hooks.slack.com/services/T0000000/B0000000/XXXXXXXXXXXXXXXXXXXXXXXX",
     "https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnop",
     JWT,

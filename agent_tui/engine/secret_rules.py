@@ -35,7 +35,8 @@ for the schemes where it names one: ssh-like ones, `ftp`, and the databases that
 password apart, `postgres://app@db`, `mysql://`, `mariadb://`); a parameter whose name is secret by the name
 rules or is a signature (`?password=`, `&access_token=`, `?api_key=`, `?sig=`,
 `X-Amz-Signature=`, `;password=` of a JDBC, ODBC or ADO.NET string, Azure's `AccountKey=`,
-libpq's `password=`, a `--token=` option); an HTTP credential header (`Authorization: Bearer
+libpq's `password=`, a `--token=` option); a JSON member so named (`"password": "…"`, as
+in `SPRING_APPLICATION_JSON`); an HTTP credential header (`Authorization: Bearer
 …`, as in git's `http.extraHeader`); Oracle's `jdbc:oracle:thin:user/pw@host`; webhook URLs whose path is the secret (Slack, Discord); and
 token shapes (JWT, GitHub, OpenAI/Anthropic, Slack, AWS access key ids, GitLab, Google, npm,
 Hugging Face, PyPI, Stripe, PEM private key blocks).
@@ -240,6 +241,14 @@ VALUE_RULES: tuple[ValueRule, ...] = (
             r"(?P<secret>[^?&;#\s,\"']{1,256})"
         ),
         "https://db.example/app?user=me&password=hunter2",
+        named=True,
+    ),
+    ValueRule(
+        'a JSON member named like a secret (`{"spring.datasource.password": "…"}`)',
+        re.compile(
+            r"\"(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,100})\"\s{0,8}:\s{0,8}\"(?P<secret>(?:[^\"\\]|\\.){1,1024})"
+        ),
+        '{"spring.datasource.url": "jdbc:postgresql://db/app", "spring.datasource.password": "hunter2"}',
         named=True,
     ),
     ValueRule(
