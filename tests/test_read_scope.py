@@ -39,6 +39,9 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     ]:
         (tmp_path / name).mkdir()
         monkeypatch.setenv(variable, str(tmp_path / name))
+    for store in CREDENTIAL_STORES:  # the stores a variable moved: kept apart from the home
+        if store.base == "variable":
+            monkeypatch.setenv(store.path.rstrip("/"), str(tmp_path / "moved" / store.path.rstrip("/")))
     for found in store_paths():
         path = Path(found.path)
         if found.store.directory:
@@ -289,3 +292,27 @@ def test_a_secret_file_the_config_names_is_a_store_for_the_classifier_and_the_fi
         searched = _file_tool("grep", {"pattern": "s", "path": "conf"}, place / "work")
     assert refused.error_code == "path_unsafe" and "credential store" in refused.text
     assert searched.ok and "bus.creds" not in searched.text
+
+
+def test_a_store_the_environment_moved_is_a_store_wherever_it_is(
+    place: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`GOOGLE_APPLICATION_CREDENTIALS`, `KUBECONFIG` (a list) and `GNUPGHOME` name stores
+    outside every place of the table (found attacking: the key file was read in the sandbox)."""
+    keys = place / "elsewhere" / "keys"
+    keys.mkdir()
+    for name in ("sa.json", "one.yaml", "two.yaml"):
+        (keys / name).write_text("s\n")
+    (keys / "gnupg").mkdir()
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(keys / "sa.json"))
+    monkeypatch.setenv("KUBECONFIG", f"{keys / 'one.yaml'}:relative.yaml:{keys / 'two.yaml'}")
+    monkeypatch.setenv("GNUPGHOME", str(keys / "gnupg"))
+    for cmd in ("cat ../elsewhere/keys/sa.json", f"head {keys}/two.yaml", f"ls {keys}/gnupg"):
+        got = judged(cmd, place / "work", sandboxed=True)
+        assert got[0] == "execute" and STORE in got[1], (cmd, got)
+    assert (
+        judged(f"cat {keys}/../keys/../../elsewhere/notes.txt", place / "work", sandboxed=True)[0] == "read"
+    )
+    paths = {found.path for found in store_paths() if found.store.base == "variable"}
+    assert {str(keys / "one.yaml"), str(keys / "two.yaml")} <= paths
+    assert not any(path.endswith("relative.yaml") for path in paths)
