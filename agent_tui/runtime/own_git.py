@@ -33,6 +33,10 @@ Invariants:
 - the variables that would point git at another repository (`GIT_DIR`, `GIT_WORK_TREE`,
   `GIT_INDEX_FILE`, …) or at a program (`GIT_SSH`, `GIT_EXTERNAL_DIFF`, `SSH_ASKPASS`, …) are
   taken from the caller's `env` only, never inherited;
+- the working tree is where the repository's `.git` is: a `core.worktree` of the repository's
+  config that names another folder (`$HOME`, whose `~/.ssh` a snapshot would copy into the
+  repository's objects) is a `GitError`; a submodule's, whose working tree has a `.git` file
+  that points back, is kept;
 - a config that cannot be read is a `GitError` (the command is not run); every failure is a
   `GitError` in git's own words, never a traceback.
 
@@ -269,8 +273,53 @@ def own_git_environment(directory: Path, env: Mapping[str, str] | None = None) -
         if "not a git repository" not in said and "cannot change to" not in said:
             raise GitError(f"git could not read the config: {said or listing.returncode}")
     listed = listing.stdout + _conditionally_included(directory, base, listing.stdout)
+    _check_worktree(directory, base, listed)
     _append_config(base, [*program_overrides(listed), *ALWAYS, *NO_HOOK_EVENTS])  # these win
     return base
+
+
+def _check_worktree(directory: Path, environment: Mapping[str, str], listing: bytes) -> None:
+    """Refuse a working tree the repository's config moved away from its `.git`.
+
+    `core.worktree` in the repository's config can make any folder the working tree (`$HOME`,
+    by `../../..`): a snapshot's `add -A` would copy its files (`~/.ssh`) into the repository's
+    objects, a merge or a rewind would write there. Git sets it itself only for a submodule,
+    whose working tree holds a `.git` file that points back at the git directory; so the working
+    tree is taken only when its `.git` is the repository's own.
+
+    Raises:
+        GitError: the working tree's `.git` is not the repository's git directory.
+    """
+    if not any(
+        scope not in USER_SCOPES and name.lower() == "core.worktree" for scope, name, _ in _entries(listing)
+    ):
+        return
+    asked = ("rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir")
+    found = _run(directory, asked, environment, None)
+    lines = found.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if found.returncode != 0 or len(lines) != 2:
+        raise GitError(f"git could not find the working tree: {_said(found) or found.returncode}")
+    top, git_dir = Path(lines[0]), Path(lines[1])
+    if not _points_at(top / ".git", git_dir):
+        raise GitError(
+            f"the repository's config sets core.worktree to {top}, a folder whose .git is not "
+            f"the repository's ({git_dir}): agent-tui runs no git there"
+        )
+
+
+def _points_at(dot_git: Path, git_dir: Path) -> bool:
+    """Whether `dot_git` (a folder, or a `gitdir:` file) is the git directory `git_dir`."""
+    try:
+        if dot_git.is_symlink():
+            return False
+        if dot_git.is_dir():
+            return dot_git.samefile(git_dir)
+        said = dot_git.read_text(encoding="utf-8", errors="replace")
+        if not said.startswith("gitdir: "):
+            return False
+        return (dot_git.parent / said.removeprefix("gitdir: ").strip()).samefile(git_dir)
+    except OSError:
+        return False
 
 
 def _conditionally_included(directory: Path, environment: Mapping[str, str], listing: bytes) -> bytes:
