@@ -93,6 +93,8 @@ ROWS = [
     ("cat ../elsewhere/*", False, "execute", OUTSIDE),
     ("cat ../*/notes.txt", False, "execute", OUTSIDE),
     ("cat out/notes.txt", False, "execute", OUTSIDE),  # a link out of the directory
+    ('cat ./$"keys"/secret', False, "execute", "expands to a value"),  # bash drops the `$` of `$"…"`
+    ('cat ./$"keys"/secret', True, "execute", "expands to a value"),
     ("ls out", False, "execute", OUTSIDE),
     ("cd .. && cat elsewhere/notes.txt", False, "execute", "`cd` goes to .."),
     ("cd {t}/elsewhere && cat notes.txt", False, "execute", "`cd` goes to"),
