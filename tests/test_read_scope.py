@@ -318,3 +318,42 @@ def test_a_store_the_environment_moved_is_a_store_wherever_it_is(
     paths = {found.path for found in store_paths() if found.store.base == "variable"}
     assert {str(keys / "one.yaml"), str(keys / "two.yaml")} <= paths
     assert not any(path.endswith("relative.yaml") for path in paths)
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "grep -R secret .",
+        "grep -nR secret docs",
+        "grep --dereference-recursive secret",
+        "egrep -R secret",
+        "rg -L secret",
+        "rg --follow secret docs",
+        "find -L . -type f",
+        "find docs -follow -type f",
+        "ls -LR docs",
+        "ls -R -L",
+        "tree -l",
+    ],
+)
+def test_a_walk_that_follows_links_is_judged_by_the_links_in_it(place: Path, cmd: str) -> None:
+    """A repository can ship a symlink (`docs/deep/keys -> ../../../home/.ssh`): `grep -R` follows
+    it wherever it lies in the tree, so without the sandbox such a walk was `read` and read the
+    keys (found attacking). A walk that does not follow links, or a tree without one, is read."""
+    work = place / "project"
+    (work / "docs" / "deep").mkdir(parents=True)
+    (work / "src").mkdir()
+    (work / "src" / "a.py").write_text("secret = 1\n")
+    (work / "docs" / "deep" / "keys").symlink_to(
+        os.path.relpath(place / "home" / ".ssh", work / "docs" / "deep")
+    )
+    got = judged(cmd, work, sandboxed=False)
+    assert got[0] == "execute" and STORE in got[1] and "docs/deep/keys" in got[1], got
+    assert judged(cmd, work, sandboxed=True)[0] == "read"  # the sandbox hides the store
+    (work / "docs" / "deep" / "keys").unlink()
+    (work / "docs" / "deep" / "inside").symlink_to(work / "src")
+    assert judged(cmd, work, sandboxed=False)[0] == "read"  # a link that stays inside
+    (work / "docs" / "deep" / "inside").unlink()
+    (work / "docs" / "deep" / "keys").symlink_to(place / "home" / ".ssh")
+    for plain in ("grep -r secret .", "rg secret", "find . -type f", "ls -R docs", "grep -R secret src"):
+        assert judged(plain, work, sandboxed=False)[0] == "read", plain
