@@ -161,7 +161,7 @@ def parse_tokens(text: str) -> int | None:
         raise BudgetInputError(f"{text.strip()!r} is not a whole number of tokens (like 500k)")
     if value < 1:
         raise BudgetInputError("a token budget is at least 1 token (leave it empty for none)")
-    tokens = int(min(value, 2**64))  # never a huge int: past 2**64 it is over the limit all the same
+    tokens = int(min(value, Decimal(2**64)))  # never a huge int: past 2**64 it is over the limit all the same
     if tokens_problem(tokens) is not None:
         raise BudgetInputError(f"a token budget is {tokens_problem(tokens)} (leave it empty for none)")
     return tokens
