@@ -32,7 +32,7 @@ from agent_tui.runtime.finishing import (
     MergeRequest,
     RewindRequest,
 )
-from agent_tui.runtime.own_git import git_bytes, program_overrides
+from agent_tui.runtime.own_git import git_bytes, own_git_environment, program_overrides
 from agent_tui.runtime.turn_records import snapshot_tree
 from agent_tui.runtime.workbench import AgentSpec, Workbench
 from agent_tui.runtime.worktrees import WorktreeError, create_worktree, uncommitted_changes
@@ -587,6 +587,8 @@ def test_a_conditional_include_that_holds_only_in_the_new_worktree_runs_nothing(
     with (project / ".git" / "config").open("a") as config:
         config.write(f'[includeIf "{condition}"]\n\tpath = late.cfg\n')
     assert "filter.late" not in run(project, "config", "--list")
+    (project / "src" / "deeper").mkdir(parents=True)  # git lists `.git/config` from the top, not from here
+    assert "filter.late.smudge" in own_git_environment(project / "src" / "deeper").values()
     worktree = create_worktree(project, "agent")
     assert (worktree.path / "app.py").read_text() == "print('app')\n"
     (worktree.path / "app.py").write_text("print('changed')\n")

@@ -343,11 +343,14 @@ def _conditionally_included(directory: Path, environment: Mapping[str, str], lis
         and name.lower().startswith("includeif.")
         and name.lower().endswith(".path")
     ]
+    top = _run(directory, ("rev-parse", "--show-toplevel"), environment, None)
+    # git lists a file of the repository by its path from the top of the working tree
+    anchor = Path(top.stdout.decode("utf-8", "surrogateescape").strip() or directory.absolute())
     seen: set[Path] = set()
     found = b""
     while pending and len(seen) < MAX_INCLUDED_FILES:
         origin, value = pending.pop()
-        file = _included_path(directory, origin, value)
+        file = _included_path(anchor, origin, value)
         if file is None or file in seen:
             continue
         seen.add(file)
@@ -369,15 +372,16 @@ def _conditionally_included(directory: Path, environment: Mapping[str, str], lis
     return found
 
 
-def _included_path(directory: Path, origin: str, value: str) -> Path | None:
-    """The file an include's `value` names, as git resolves it from the file `origin` names."""
+def _included_path(anchor: Path, origin: str, value: str) -> Path | None:
+    """The file an include's `value` names, as git resolves it from the file `origin` names (a
+    relative `origin` is from `anchor`, the top of the working tree)."""
     if not origin.startswith("file:") or not value:
         return None
     if value.startswith("~/"):
         return Path(value).expanduser()
     if value.startswith("%(prefix)/"):
         return None  # git's install prefix: the user's, not the repository's
-    including = directory.absolute() / origin.removeprefix("file:")
+    including = anchor / origin.removeprefix("file:")
     return including.parent / value
 
 
