@@ -64,6 +64,9 @@ def place(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     ]:
         (root / name).mkdir()
         monkeypatch.setenv(variable, str(root / name))
+    for store in CREDENTIAL_STORES:  # the stores a variable moved: kept apart from the home
+        if store.base == "variable":
+            monkeypatch.setenv(store.path.rstrip("/"), str(root / "moved" / store.path.rstrip("/")))
     try:
         yield root
     finally:

@@ -6,6 +6,7 @@ The HTML export escapes the same log whole."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -211,6 +212,27 @@ class TestTheExportsStructureIsItsOwn:
                 ("text", "You:"),
                 ("strong_close", ""),
             ]
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "#Turn 9 · no space after the mark",
+        "words\n##Turn 9 · a later line of the paragraph",
+        "> #Turn 9 · in a quote",
+        "- item\n  #Turn 9 · under an item",
+        "1. ###Turn 9 · an item of its own",
+        "words\n   #Turn 9 · indented",
+    ],
+)
+def test_a_hash_that_opens_a_line_is_escaped_for_renderers_that_need_no_space(attack: str) -> None:
+    """Python-Markdown and Markdown.pl make `#Turn 9` a heading, anywhere in a paragraph (CommonMark
+    needs a blank after the marks, so markdown-it saw nothing to mend; found attacking): the `#`
+    that opens a line of a paragraph is escaped, which CommonMark shows the same."""
+    said = neutral_markdown(attack)
+    for line in said.split("\n"):
+        assert not re.match(r"[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)*#", line), said
+    assert _parser.render(said) == _parser.render(attack)
 
 
 class _Tags(HTMLParser):

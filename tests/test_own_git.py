@@ -32,7 +32,7 @@ from agent_tui.runtime.finishing import (
     MergeRequest,
     RewindRequest,
 )
-from agent_tui.runtime.own_git import git_bytes, program_overrides
+from agent_tui.runtime.own_git import git_bytes, own_git_environment, program_overrides
 from agent_tui.runtime.turn_records import snapshot_tree
 from agent_tui.runtime.workbench import AgentSpec, Workbench
 from agent_tui.runtime.worktrees import WorktreeError, create_worktree, uncommitted_changes
@@ -559,3 +559,72 @@ def test_only_program_keys_set_by_the_repository_are_overridden_and_the_users_va
         ("hook.linter.enabled", "false"),
         ("hook.mine.enabled", "false"),
     ]
+
+
+@pytest.mark.parametrize(
+    "condition",
+    ["onbranch:agent-tui/**", "gitdir:**/worktrees/**", "gitdir/i:**/WORKTREES/**"],
+)
+def test_a_conditional_include_that_holds_only_in_the_new_worktree_runs_nothing(
+    tmp_path: Path, user_home: Path, condition: str
+) -> None:
+    """The config is listed where agent-tui asks (the repository, on its branch), but `worktree
+    add` checks out in the new worktree, on the agent's branch, where git reads the config again:
+    an include whose condition holds only there (found attacking) must not name a filter."""
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "app.py").write_text("print('app')\n")
+    (project / ".gitattributes").write_text("* filter=late\n")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    run(project, "add", "-A")
+    run(project, "commit", "-q", "-m", "first")
+    nested = tmp_path / "nested.cfg"
+    nested.write_text(f'[filter "late"]\n\tclean = {plant(tmp_path, "clean-nested")}\n')
+    (project / ".git" / "late.cfg").write_text(
+        f'[filter "late"]\n\tsmudge = {plant(tmp_path, "smudge-late")}\n'
+        f'[includeIf "onbranch:**"]\n\tpath = {nested}\n'
+    )
+    with (project / ".git" / "config").open("a") as config:
+        config.write(f'[includeIf "{condition}"]\n\tpath = late.cfg\n')
+    assert "filter.late" not in run(project, "config", "--list")
+    (project / "src" / "deeper").mkdir(parents=True)  # git lists `.git/config` from the top, not from here
+    assert "filter.late.smudge" in own_git_environment(project / "src" / "deeper").values()
+    worktree = create_worktree(project, "agent")
+    assert (worktree.path / "app.py").read_text() == "print('app')\n"
+    (worktree.path / "app.py").write_text("print('changed')\n")
+    snapshot_tree(worktree.path)
+    no_marks(tmp_path / "marks", f"worktree add with includeIf {condition}")
+
+
+@pytest.mark.parametrize("where", ["absolute", "relative"])
+def test_a_working_tree_the_repository_moves_elsewhere_is_refused(
+    tmp_path: Path, user_home: Path, where: str
+) -> None:
+    """`core.worktree` in the repository's config made the user's home the working tree: the turn
+    snapshot copied `~/.ssh/id_rsa` into the repository's objects, for anyone with the repository
+    (the agent's sandboxed shell too) to read (found attacking). A submodule, whose config git
+    itself gives a `core.worktree`, still works."""
+    key = user_home / ".ssh" / "id_rsa"
+    key.parent.mkdir(exist_ok=True)
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n")
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "app.py").write_text("print('app')\n")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    run(project, "add", "-A")
+    run(project, "commit", "-q", "-m", "first")
+    library = tmp_path / "library"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(library)], check=True)
+    run(library, "commit", "-q", "--allow-empty", "-m", "one")
+    run(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib")
+    run(project, "commit", "-q", "-m", "a submodule")
+    assert "worktree = " in (project / ".git" / "modules" / "lib" / "config").read_text()
+    snapshot_tree(project)
+    git_bytes(project / "lib", "status")  # the submodule's own core.worktree points back: kept
+    moved = str(user_home) if where == "absolute" else os.path.relpath(user_home, project / ".git")
+    run(project, "config", "core.worktree", moved)
+    with pytest.raises(WorktreeError, match=f"sets core.worktree to {user_home}, a folder whose .git is not"):
+        snapshot_tree(project)
+    secret = run(project, "hash-object", "--no-filters", "--", str(key))
+    objects = run(project, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    assert secret not in objects.split()

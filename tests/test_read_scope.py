@@ -39,6 +39,9 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     ]:
         (tmp_path / name).mkdir()
         monkeypatch.setenv(variable, str(tmp_path / name))
+    for store in CREDENTIAL_STORES:  # the stores a variable moved: kept apart from the home
+        if store.base == "variable":
+            monkeypatch.setenv(store.path.rstrip("/"), str(tmp_path / "moved" / store.path.rstrip("/")))
     for found in store_paths():
         path = Path(found.path)
         if found.store.directory:
@@ -90,6 +93,8 @@ ROWS = [
     ("cat ../elsewhere/*", False, "execute", OUTSIDE),
     ("cat ../*/notes.txt", False, "execute", OUTSIDE),
     ("cat out/notes.txt", False, "execute", OUTSIDE),  # a link out of the directory
+    ('cat ./$"keys"/secret', False, "execute", "expands to a value"),  # bash drops the `$` of `$"…"`
+    ('cat ./$"keys"/secret', True, "execute", "expands to a value"),
     ("ls out", False, "execute", OUTSIDE),
     ("cd .. && cat elsewhere/notes.txt", False, "execute", "`cd` goes to .."),
     ("cd {t}/elsewhere && cat notes.txt", False, "execute", "`cd` goes to"),
@@ -289,3 +294,66 @@ def test_a_secret_file_the_config_names_is_a_store_for_the_classifier_and_the_fi
         searched = _file_tool("grep", {"pattern": "s", "path": "conf"}, place / "work")
     assert refused.error_code == "path_unsafe" and "credential store" in refused.text
     assert searched.ok and "bus.creds" not in searched.text
+
+
+def test_a_store_the_environment_moved_is_a_store_wherever_it_is(
+    place: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`GOOGLE_APPLICATION_CREDENTIALS`, `KUBECONFIG` (a list) and `GNUPGHOME` name stores
+    outside every place of the table (found attacking: the key file was read in the sandbox)."""
+    keys = place / "elsewhere" / "keys"
+    keys.mkdir()
+    for name in ("sa.json", "one.yaml", "two.yaml"):
+        (keys / name).write_text("s\n")
+    (keys / "gnupg").mkdir()
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(keys / "sa.json"))
+    monkeypatch.setenv("KUBECONFIG", f"{keys / 'one.yaml'}:relative.yaml:{keys / 'two.yaml'}")
+    monkeypatch.setenv("GNUPGHOME", str(keys / "gnupg"))
+    for cmd in ("cat ../elsewhere/keys/sa.json", f"head {keys}/two.yaml", f"ls {keys}/gnupg"):
+        got = judged(cmd, place / "work", sandboxed=True)
+        assert got[0] == "execute" and STORE in got[1], (cmd, got)
+    assert (
+        judged(f"cat {keys}/../keys/../../elsewhere/notes.txt", place / "work", sandboxed=True)[0] == "read"
+    )
+    paths = {found.path for found in store_paths() if found.store.base == "variable"}
+    assert {str(keys / "one.yaml"), str(keys / "two.yaml")} <= paths
+    assert not any(path.endswith("relative.yaml") for path in paths)
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "grep -R secret .",
+        "grep -nR secret docs",
+        "grep --dereference-recursive secret",
+        "egrep -R secret",
+        "rg -L secret",
+        "rg --follow secret docs",
+        "find -L . -type f",
+        "find docs -follow -type f",
+        "ls -LR docs",
+        "ls -R -L",
+        "tree -l",
+    ],
+)
+def test_a_walk_that_follows_links_is_judged_by_the_links_in_it(place: Path, cmd: str) -> None:
+    """A repository can ship a symlink (`docs/deep/keys -> ../../../home/.ssh`): `grep -R` follows
+    it wherever it lies in the tree, so without the sandbox such a walk was `read` and read the
+    keys (found attacking). A walk that does not follow links, or a tree without one, is read."""
+    work = place / "project"
+    (work / "docs" / "deep").mkdir(parents=True)
+    (work / "src").mkdir()
+    (work / "src" / "a.py").write_text("secret = 1\n")
+    (work / "docs" / "deep" / "keys").symlink_to(
+        os.path.relpath(place / "home" / ".ssh", work / "docs" / "deep")
+    )
+    got = judged(cmd, work, sandboxed=False)
+    assert got[0] == "execute" and STORE in got[1] and "docs/deep/keys" in got[1], got
+    assert judged(cmd, work, sandboxed=True)[0] == "read"  # the sandbox hides the store
+    (work / "docs" / "deep" / "keys").unlink()
+    (work / "docs" / "deep" / "inside").symlink_to(work / "src")
+    assert judged(cmd, work, sandboxed=False)[0] == "read"  # a link that stays inside
+    (work / "docs" / "deep" / "inside").unlink()
+    (work / "docs" / "deep" / "keys").symlink_to(place / "home" / ".ssh")
+    for plain in ("grep -r secret .", "rg secret", "find . -type f", "ls -R docs", "grep -R secret src"):
+        assert judged(plain, work, sandboxed=False)[0] == "read", plain

@@ -199,11 +199,15 @@ SECRET_VALUES = [
     "Driver={PostgreSQL};Server=db;Uid=app;Pwd=hunter2;",
     "nats://tok123@bus.example:4222",
     "http://me:pw@[::1]:8080/",
+    "postgresql://app:hunter2@/app?host=/cloudsql/proj:region:db",  # a socket: no host before the path
+    "postgresql://app:hunter2@%2Fvar%2Frun%2Fpostgresql/app",  # a socket folder, percent-encoded
     "HTTPS://TOKEN123@GITHUB.COM/ME/R",
     '"postgres://app:hunter2@db/app"',
     "nats://a:b@h1:4222,nats://c:d@h2:4222",
     "'url.https://tok123@github.com/.insteadof'='https://github.com/'",  # GIT_CONFIG_PARAMETERS
     "Authorization: Bearer abc123",
+    '{"spring":{"datasource":{"username":"app","password":"hunter2"}}}',  # SPRING_APPLICATION_JSON
+    '{"db_password" : "hunter2"}',
     "https://hooks.slack.com/services/T0000000/B0000000/XXXXXXXXXXXXXXXXXXXXXXXX",
     "https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnop",
     JWT,

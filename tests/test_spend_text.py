@@ -112,7 +112,14 @@ def test_a_typed_dollar_budget_is_read(typed: str, usd: float | None) -> None:
 
 @pytest.mark.parametrize(
     ("typed", "tokens"),
-    [("500000", 500_000), ("500k", 500_000), ("1.5M", 1_500_000), ("500_000", 500_000), ("", None)],
+    [
+        ("500000", 500_000),
+        ("500k", 500_000),
+        ("1.5M", 1_500_000),
+        ("500_000", 500_000),
+        ("1.1k", 1_100),
+        ("", None),
+    ],
 )
 def test_a_typed_token_budget_is_read(typed: str, tokens: int | None) -> None:
     assert parse_tokens(typed) == tokens
@@ -129,7 +136,15 @@ def test_a_bad_dollar_budget_says_why(typed: str, reason: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("typed", "reason"), [("lots", "'lots' is not a number of tokens"), ("0k", "at least 1 token")]
+    ("typed", "reason"),
+    [
+        ("lots", "'lots' is not a number of tokens"),
+        ("0k", "at least 1 token"),
+        ("1e308k", "at most"),  # past a float once scaled: was an OverflowError (found attacking)
+        ("1e999999999M", "not a number of tokens"),
+        ("1.5", "not a whole number of tokens"),  # was 1 token, silently
+        ("nan", "not a number of tokens"),
+    ],
 )
 def test_a_bad_token_budget_says_why(typed: str, reason: str) -> None:
     with pytest.raises(BudgetInputError, match=re.escape(reason)):

@@ -29,12 +29,14 @@ path `SSH_AUTH_SOCK`, Go's `GOAUTH` method list, git's `GIT_CONFIG_KEY_<n>`) are
 
 Values (`VALUE_RULES`, searched anywhere in the value, so a `jdbc:` or any other prefix
 wrapping a URL changes nothing): a URL with user information (`https://TOKEN@host`,
-`https://user:pw@host`; a bare user name is a login, not a secret, for the schemes where it
-names one: ssh-like ones, `ftp`, and the databases that ask for the password apart,
-`postgres://app@db`, `mysql://`, `mariadb://`); a parameter whose name is secret by the name
+`https://user:pw@host`, and with no host or a percent-encoded one, as libpq's Unix sockets
+have it: `postgresql://user:pw@/db?host=/socket`; a bare user name is a login, not a secret,
+for the schemes where it names one: ssh-like ones, `ftp`, and the databases that ask for the
+password apart, `postgres://app@db`, `mysql://`, `mariadb://`); a parameter whose name is secret by the name
 rules or is a signature (`?password=`, `&access_token=`, `?api_key=`, `?sig=`,
 `X-Amz-Signature=`, `;password=` of a JDBC, ODBC or ADO.NET string, Azure's `AccountKey=`,
-libpq's `password=`, a `--token=` option); an HTTP credential header (`Authorization: Bearer
+libpq's `password=`, a `--token=` option); a JSON member so named (`"password": "…"`, as
+in `SPRING_APPLICATION_JSON`); an HTTP credential header (`Authorization: Bearer
 …`, as in git's `http.extraHeader`); Oracle's `jdbc:oracle:thin:user/pw@host`; webhook URLs whose path is the secret (Slack, Discord); and
 token shapes (JWT, GitHub, OpenAI/Anthropic, Slack, AWS access key ids, GitLab, Google, npm,
 Hugging Face, PyPI, Stripe, PEM private key blocks).
@@ -228,7 +230,7 @@ VALUE_RULES: tuple[ValueRule, ...] = (
         re.compile(
             r"(?i)(?<![a-z0-9+.-])(?!(?:ssh|git\+ssh|ssh\+git|svn\+ssh|sftp|scp|rsync|ftp|postgres|postgresql"
             r"|mysql|mariadb)://[^/?#@\s:]+@)"
-            r"[a-z][a-z0-9+.-]{0,40}://(?P<secret>[^/?#@\s]{1,512})@(?=[A-Za-z0-9\[])"
+            r"[a-z][a-z0-9+.-]{0,40}://(?P<secret>[^/?#@\s]{1,512})@(?=[A-Za-z0-9\[/%])"
         ),
         "https://ghp_token@github.com/me/repo.git",
     ),
@@ -239,6 +241,14 @@ VALUE_RULES: tuple[ValueRule, ...] = (
             r"(?P<secret>[^?&;#\s,\"']{1,256})"
         ),
         "https://db.example/app?user=me&password=hunter2",
+        named=True,
+    ),
+    ValueRule(
+        'a JSON member named like a secret (`{"spring.datasource.password": "…"}`)',
+        re.compile(
+            r"\"(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,100})\"\s{0,8}:\s{0,8}\"(?P<secret>(?:[^\"\\]|\\.){1,1024})"
+        ),
+        '{"spring.datasource.url": "jdbc:postgresql://db/app", "spring.datasource.password": "hunter2"}',
         named=True,
     ),
     ValueRule(

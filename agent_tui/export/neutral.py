@@ -4,7 +4,9 @@ nothing in it can pass for the export's structure or reach a renderer as markup 
 Invariants (each checked by parsing the result with a CommonMark parser, markdown-it, and mended
 until it holds):
 - no heading, ATX or setext, at any depth of lists and quotes: its opening `#` or its underline
-  is escaped, so the line shows as written; the export's headings are its sessions and turns;
+  is escaped, so the line shows as written; the export's headings are its sessions and turns.
+  A `#` that opens a line of a paragraph is escaped too (`#Turn 2` is a heading to
+  Python-Markdown and Markdown.pl, which need no blank after the marks);
 - no paragraph that reads as one of the export's own lines (a prompt or delivery label `You:`,
   `You (steering):`, `↳`, a call line `⚙`, a compaction `◆`, a retry, or a decision such as
   `allowed by you (always)` in a list item): it is shown as written, every mark escaped, and a
@@ -151,6 +153,10 @@ def _mend(lines: list[str], labelled: bool) -> list[str] | None:
                 _rewrite(lines, token, "\n".join([*kept, shown]), edit, in_item)
             elif _unsafe(token):
                 _rewrite(lines, token, _inline_markdown(token.children or []), edit, False)
+            elif parents and parents[-1].type == "paragraph_open":
+                for offset, words in enumerate(token.content.split("\n")):
+                    if words.lstrip(" \t").startswith("#"):  # a heading to Python-Markdown, Markdown.pl
+                        edit(start + offset, _escape_first(lines, start + offset, "#"))
     if not edits:
         closing = tokens[-3:]
         if len(closing) == 3 and closing[1].type == "inline" and closing[1].content == _END:

@@ -11,7 +11,9 @@ Invariants:
   the callers pass `--no-verify` where git has it;
 - no program named by configuration the repository controls ever runs: its `.git/config`, its
   worktree config (`config.worktree`), and every file those include (`include.path`,
-  `includeIf.*.path`: git lists what they set under the includer's scope). Before each command,
+  `includeIf.*.path`: git lists what they set under the includer's scope; a conditional include's
+  file is read whether its condition holds for the listing or not, since `worktree add` reads the
+  config again in the new worktree, on another branch). Before each command,
   `git config --list --show-scope` is read in the same directory by a git that runs nothing, and
   every key of `PROGRAM_KEYS` set at any scope but `USER_SCOPES` is overridden for the command
   (`GIT_CONFIG_COUNT`, which beats every config file): first with its neutral value, then with
@@ -31,6 +33,10 @@ Invariants:
 - the variables that would point git at another repository (`GIT_DIR`, `GIT_WORK_TREE`,
   `GIT_INDEX_FILE`, …) or at a program (`GIT_SSH`, `GIT_EXTERNAL_DIFF`, `SSH_ASKPASS`, …) are
   taken from the caller's `env` only, never inherited;
+- the working tree is where the repository's `.git` is: a `core.worktree` of the repository's
+  config that names another folder (`$HOME`, whose `~/.ssh` a snapshot would copy into the
+  repository's objects) is a `GitError`; a submodule's, whose working tree has a `.git` file
+  that points back, is kept;
 - a config that cannot be read is a `GitError` (the command is not run); every failure is a
   `GitError` in git's own words, never a traceback.
 
@@ -58,6 +64,8 @@ from agent_tui.safety.git_hooks import HOOK_EVENTS
 __all__ = ["ALWAYS", "GIT_TIMEOUT", "PROGRAM_KEYS", "GitError", "git", "git_bytes", "own_git_environment"]
 
 GIT_TIMEOUT = 60.0
+MAX_INCLUDED_FILES = 64
+"""How many conditionally included files are read for one command (git stops at a depth of 10)."""
 NO_HOOKS_DIR = os.devnull
 MERGE_FILE = "git merge-file --marker-size=%L %A %O %B"
 """A merge driver that is git's own three-way text merge (what a driver-less file gets)."""
@@ -232,8 +240,129 @@ def own_git_environment(directory: Path, env: Mapping[str, str] | None = None) -
         said = _said(listing)
         if "not a git repository" not in said and "cannot change to" not in said:
             raise GitError(f"git could not read the config: {said or listing.returncode}")
-    _append_config(base, [*program_overrides(listing.stdout), *ALWAYS, *NO_HOOK_EVENTS])  # these win
+    listed = listing.stdout + _conditionally_included(directory, base, listing.stdout)
+    _check_worktree(directory, base, listed)
+    _append_config(base, [*program_overrides(listed), *ALWAYS, *NO_HOOK_EVENTS])  # these win
     return base
+
+
+def _check_worktree(directory: Path, environment: Mapping[str, str], listing: bytes) -> None:
+    """Refuse a working tree the repository's config moved away from its `.git`.
+
+    `core.worktree` in the repository's config can make any folder the working tree (`$HOME`,
+    by `../../..`): a snapshot's `add -A` would copy its files (`~/.ssh`) into the repository's
+    objects, a merge or a rewind would write there. Git sets it itself only for a submodule,
+    whose working tree holds a `.git` file that points back at the git directory; so the working
+    tree is taken only when its `.git` is the repository's own.
+
+    Raises:
+        GitError: the working tree's `.git` is not the repository's git directory.
+    """
+    if not any(
+        scope not in USER_SCOPES and name.lower() == "core.worktree" for scope, name, _ in _entries(listing)
+    ):
+        return
+    asked = ("rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir")
+    found = _run(directory, asked, environment, None)
+    lines = found.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if found.returncode != 0 or len(lines) != 2:
+        raise GitError(f"git could not find the working tree: {_said(found) or found.returncode}")
+    top, git_dir = Path(lines[0]), Path(lines[1])
+    if not _points_at(top / ".git", git_dir):
+        raise GitError(
+            f"the repository's config sets core.worktree to {top}, a folder whose .git is not "
+            f"the repository's ({git_dir}): agent-tui runs no git there"
+        )
+
+
+def _points_at(dot_git: Path, git_dir: Path) -> bool:
+    """Whether `dot_git` (a folder, or a `gitdir:` file) is the git directory `git_dir`."""
+    try:
+        if dot_git.is_symlink():
+            return False
+        if dot_git.is_dir():
+            return dot_git.samefile(git_dir)
+        said = dot_git.read_text(encoding="utf-8", errors="replace")
+        if not said.startswith("gitdir: "):
+            return False
+        return (dot_git.parent / said.removeprefix("gitdir: ").strip()).samefile(git_dir)
+    except OSError:
+        return False
+
+
+def _conditionally_included(directory: Path, environment: Mapping[str, str], listing: bytes) -> bytes:
+    """What every file of the repository's `includeIf.*.path` sets, whether its condition holds
+    here or not, listed as the `local` scope (`-z` records of `git config --list --show-scope`).
+
+    A condition is tested by each git process: `worktree add` checks out in the new worktree, on
+    the agent's branch, where an `onbranch:` or `gitdir:` that failed for the listing holds. Files
+    those files include (`include.path` and `includeIf` again) are followed to git's own depth.
+    """
+    if not any(
+        scope not in USER_SCOPES and name.lower().startswith("includeif.") and name.lower().endswith(".path")
+        for scope, name, _ in _entries(listing)
+    ):
+        return b""  # the common case: no second listing
+    origins = _run(directory, ("config", "--list", "--show-scope", "--show-origin", "-z"), environment, None)
+    pending = [
+        (origin, value)
+        for scope, origin, name, value in _origin_entries(origins.stdout)
+        if scope not in USER_SCOPES
+        and name.lower().startswith("includeif.")
+        and name.lower().endswith(".path")
+    ]
+    top = _run(directory, ("rev-parse", "--show-toplevel"), environment, None)
+    # git lists a file of the repository by its path from the top of the working tree
+    anchor = Path(top.stdout.decode("utf-8", "surrogateescape").strip() or directory.absolute())
+    seen: set[Path] = set()
+    found = b""
+    while pending and len(seen) < MAX_INCLUDED_FILES:
+        origin, value = pending.pop()
+        file = _included_path(anchor, origin, value)
+        if file is None or file in seen:
+            continue
+        seen.add(file)
+        arguments = (
+            "config",
+            "--list",
+            "--show-scope",
+            "--show-origin",
+            "--includes",
+            "-z",
+            "--file",
+            str(file),
+        )
+        read = _run(directory, arguments, environment, None)
+        for _, inner_origin, name, inner_value in _origin_entries(read.stdout):
+            found += b"local\0" + f"{name}\n{inner_value}".encode("utf-8", "surrogateescape") + b"\0"
+            if name.lower().startswith("includeif.") and name.lower().endswith(".path"):
+                pending.append((inner_origin, inner_value))
+    return found
+
+
+def _included_path(anchor: Path, origin: str, value: str) -> Path | None:
+    """The file an include's `value` names, as git resolves it from the file `origin` names (a
+    relative `origin` is from `anchor`, the top of the working tree)."""
+    if not origin.startswith("file:") or not value:
+        return None
+    if value.startswith("~/"):
+        return Path(value).expanduser()
+    if value.startswith("%(prefix)/"):
+        return None  # git's install prefix: the user's, not the repository's
+    including = anchor / origin.removeprefix("file:")
+    return including.parent / value
+
+
+def _origin_entries(listing: bytes) -> list[tuple[str, str, str, str]]:
+    """`(scope, origin, key, value)` of each `--show-scope --show-origin -z` record."""
+    records = listing.split(b"\0")
+    entries: list[tuple[str, str, str, str]] = []
+    for scope, origin, record in zip(records[0::3], records[1::3], records[2::3], strict=False):
+        name, _, value = record.decode("utf-8", "surrogateescape").partition("\n")
+        entries.append(
+            (scope.decode("ascii", "replace"), origin.decode("utf-8", "surrogateescape"), name, value)
+        )
+    return entries
 
 
 def program_overrides(listing: bytes) -> list[tuple[str, str]]:

@@ -4,7 +4,10 @@ the file tools.
 Each entry names a place (`base` + `path`), what it holds and why it counts. A `base` is the
 directory the path hangs from; `config`, `data` and `cache` stand for both the XDG variable
 and its default under `$HOME` (a program may use either), `runtime` for `$XDG_RUNTIME_DIR`,
-`tmp` for the temporary directory, `named` for an absolute path the config names. `{uid}` in a path is the user's id.
+`tmp` for the temporary directory, `named` for an absolute path the config names, `variable`
+for the place an environment variable puts a store (its `path` is the variable's name; a value
+may list several paths, `:` between them, as `KUBECONFIG` does). `{uid}` in a path is the user's
+id.
 
 Invariants:
 - `store_paths` is a pure function of the environment it is given: absolute, normalized paths,
@@ -26,7 +29,7 @@ from typing import Literal
 
 __all__ = ["CREDENTIAL_STORES", "CredentialStore", "StoreIndex", "StorePath", "store_paths"]
 
-Base = Literal["home", "config", "data", "cache", "runtime", "tmp", "named"]
+Base = Literal["home", "config", "data", "cache", "runtime", "tmp", "named", "variable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,8 @@ class CredentialStore:
         """The place as the docs write it (`~/.ssh`, `$XDG_CONFIG_HOME/gh`)."""
         if self.base == "named":
             return self.path
+        if self.base == "variable":
+            return f"${self.path}"
         prefix = {
             "home": "~",
             "config": "$XDG_CONFIG_HOME",
@@ -143,6 +148,22 @@ CREDENTIAL_STORES: tuple[CredentialStore, ...] = (
     *_store(
         "config", "agent-tui/nats.creds", "agent-tui's bus credentials (the documented place)", login=False
     ),
+    # the stores above where the user's environment moved them
+    *_store("variable", "GNUPGHOME/", "gpg private keys"),
+    *_store("variable", "PASSWORD_STORE_DIR/", "`pass` passwords"),
+    *_store("variable", "AWS_SHARED_CREDENTIALS_FILE AWS_CONFIG_FILE", "AWS access keys and SSO settings"),
+    *_store("variable", "GOOGLE_APPLICATION_CREDENTIALS", "a Google service account key"),
+    *_store("variable", "CLOUDSDK_CONFIG/", "Google Cloud credentials"),
+    *_store("variable", "AZURE_CONFIG_DIR/", "Azure CLI tokens"),
+    *_store("variable", "KUBECONFIG", "Kubernetes cluster credentials"),
+    *_store("variable", "DOCKER_CONFIG/", "container registry logins (config.json)"),
+    *_store("variable", "REGISTRY_AUTH_FILE", "podman/buildah registry logins"),
+    *_store("variable", "GH_CONFIG_DIR/", "GitHub CLI token"),
+    *_store("variable", "NPM_CONFIG_USERCONFIG npm_config_userconfig", "npm registry tokens"),
+    *_store("variable", "PIP_CONFIG_FILE", "pip index URLs with passwords"),
+    *_store("variable", "PGPASSFILE", "PostgreSQL passwords"),
+    *_store("variable", "NETRC", "logins for any host"),
+    *_store("variable", "SOPS_AGE_KEY_FILE", "age private keys"),
 )
 """Every credential store (`docs/shell-risk.md`, "Where a read may look", shows the table)."""
 
@@ -184,6 +205,11 @@ def store_paths(env: Mapping[str, str] | None = None, named: Iterable[str] = ())
     uid = str(os.getuid()) if hasattr(os, "getuid") else "0"
     found: dict[str, StorePath] = {}
     for store in CREDENTIAL_STORES:
+        if store.base == "variable":
+            for path in env.get(store.path.rstrip("/"), "").split(os.pathsep):
+                if os.path.isabs(path) and os.path.normpath(path) != os.sep:
+                    found.setdefault(os.path.normpath(path), StorePath(store, os.path.normpath(path)))
+            continue
         for base in _bases(store.base, env):
             if not os.path.isabs(base):
                 continue

@@ -13,7 +13,9 @@ followed), and says why the line is not `read`:
 - without the sandbox, a path whose real path is outside the session's directory and not in
   `HARMLESS_PLACES`; a `cd` there, or to a place not known from the text (`cd -`, `popd`),
   counts as such a path, and so does any path through `/proc` or `/dev/fd` (resolved per
-  process: `/proc/self/cwd/..` is not what it seems here); and a session's directory that holds
+  process: `/proc/self/cwd/..` is not what it seems here), and a symlink leading out anywhere in
+  the tree of a walk that follows links (`grep -R`, `rg -L`, `find -L`, `ls -LR`, `tree -l`:
+  `MAX_WALKED` entries at most); and a session's directory that holds
   a credential store (a session in `$HOME`), since any recursive read of it would reach it.
 
 Invariants:
@@ -22,8 +24,8 @@ Invariants:
 - it only ever makes a `read` line riskier: the caller asks it about lines already proven `read`;
 - a word that names nothing on disk is not a path (a pattern such as `/api/v1` or a `sed`
   script): it reads nothing. A path created between this look and the command's start, and a
-  symlink deep inside a directory a command walks (`grep -R`), are not seen here; the sandbox
-  hides the stores from those.
+  symlink deep inside a directory another program walks following links, are not seen here;
+  the sandbox hides the stores from those.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ MAX_NAMES = 2_000
 """Resolutions (word spellings times glob matches) one line may cost before it is not judged."""
 MAX_MATCHES = 256
 """Files one glob may match before the line is not judged."""
+MAX_WALKED = 20_000
+"""Entries one line's symlink-following walks (`grep -R`) may hold before it is not judged."""
 
 _NAMES_ONLY = frozenset(
     [
@@ -232,6 +236,25 @@ class _Judge:
         expanded = os.path.expanduser(text)
         return expanded
 
+    def walked(self, program: str, roots: Sequence[str], base: str) -> str | None:
+        """Why a walk of `roots` that follows every symlink it meets is not a read of the
+        session's: the first link in them that leads out of it (or to a store); or None."""
+        seen = 0
+        for root in roots:
+            for top, directories, files in os.walk(root):  # links not followed: each is judged
+                for name in [*directories, *files]:
+                    seen += 1
+                    if seen > MAX_WALKED:
+                        raise _TooMany(
+                            f"`{program}` follows links in more than {MAX_WALKED} files, too many to check"
+                        )
+                    path = os.path.join(top, name)
+                    if os.path.islink(path):
+                        reason = self.named(program, path, base, os.path.relpath(path, base))
+                        if reason is not None:
+                            return reason
+        return None
+
     def _pay(self, cost: int) -> None:
         self.cost += cost
         if self.cost > MAX_NAMES:
@@ -288,6 +311,10 @@ def _line_reason(commands: Sequence[SimpleCommand], scope: ReadScope) -> str | N
                     reason = judge.named(program, text, base, word.source)
                     if reason is not None:
                         return reason
+        if not scope.sandboxed and _follows_links(program, [word.value for word in args]):
+            reason = judge.walked(program, _walk_roots(judge, args, base), base)
+            if reason is not None:
+                return reason
         for redirect in command.redirects:
             target = redirect.target
             if target is None or redirect.operator not in ("<", "<&") or target.value.isdigit():
@@ -296,6 +323,43 @@ def _line_reason(commands: Sequence[SimpleCommand], scope: ReadScope) -> str | N
             if reason is not None:
                 return reason
     return None
+
+
+_FOLLOWING: dict[str, tuple[str, str]] = {
+    # a program that walks a tree following every symlink in it: (its short flag, its long one)
+    "grep": ("R", "--dereference-recursive"),
+    "egrep": ("R", "--dereference-recursive"),
+    "fgrep": ("R", "--dereference-recursive"),
+    "rg": ("L", "--follow"),
+    "find": ("L", "-follow"),
+    "tree": ("l", "--follow"),
+}
+
+
+def _follows_links(program: str, values: Sequence[str]) -> bool:
+    """Whether `program` with these arguments walks a tree following its symlinks (`grep -R`,
+    `rg -L`, `find -L`, `ls -LR`, `tree -l`): a link deep in the tree leads it anywhere."""
+    shorts = "".join(value[1:] for value in values if value.startswith("-") and not value.startswith("--"))
+    if program == "ls":
+        return ("L" in shorts or "--dereference" in values) and ("R" in shorts or "--recursive" in values)
+    if program not in _FOLLOWING:
+        return False
+    short, long = _FOLLOWING[program]
+    if program == "find":
+        return short in [value[1:] for value in values if value.startswith("-")] or long in values
+    return short in shorts or long in values
+
+
+def _walk_roots(judge: _Judge, args: Sequence[Word], base: str) -> list[str]:
+    """The folders among the operands (the session's directory when none is named)."""
+    roots = [
+        path
+        for word in args
+        if not word.value.startswith("-")
+        for path in judge._expanded(word.value, base)
+        if os.path.isdir(path)
+    ]
+    return roots or [base]
 
 
 def _moved(judge: _Judge, program: str, args: Sequence[Word], base: str) -> tuple[str, str | None]:

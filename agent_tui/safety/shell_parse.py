@@ -532,9 +532,10 @@ class _Walker:
         masked: list[str] = []  # unquoted characters as written; quoted ones as `x`
         expansions: set[str] = set()
         for child in node.children:
-            inner = (
-                self.word(child, depth + 1) if child.is_named else Word(self.text(child), self.text(child))
-            )
+            if child.is_named:
+                inner = self.word(child, depth + 1)
+            else:  # an anonymous token, e.g. the `$` of `a/$"b"`, which bash drops (a translation)
+                inner = Word(self.text(child), self.text(child), frozenset({"other"}))
             parts.append(inner.value)
             expansions |= inner.expansions
             masked.append(shape(inner.source) if child.type == "word" else "x" * max(len(inner.value), 1))

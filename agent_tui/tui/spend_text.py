@@ -18,6 +18,7 @@ Rules every view follows (pure functions of the reducer's `Spend`s, no widget he
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import NamedTuple
 
 from agent_tui.ports import budget_share as spend_share
@@ -151,14 +152,16 @@ def parse_tokens(text: str) -> int | None:
     scale = {"k": 1_000, "m": 1_000_000}.get(cleaned[-1], 1)
     number = cleaned[:-1] if scale != 1 else cleaned
     try:
-        value = float(number)
-    except ValueError:
+        value = Decimal(number) * scale  # exact: `1.1k` is 1100, not 1100.0000000000002
+    except ArithmeticError:  # not a number, or past Decimal's range once scaled
         raise BudgetInputError(f"{text.strip()!r} is not a number of tokens (like 500k)") from None
-    if not math.isfinite(value):  # nan, inf, or digits past a float's range
+    if not value.is_finite():
         raise BudgetInputError(f"{text.strip()!r} is not a number of tokens (like 500k)")
-    tokens = int(value * scale)
-    if tokens < 1:
+    if value != value.to_integral_value():
+        raise BudgetInputError(f"{text.strip()!r} is not a whole number of tokens (like 500k)")
+    if value < 1:
         raise BudgetInputError("a token budget is at least 1 token (leave it empty for none)")
+    tokens = int(min(value, Decimal(2**64)))  # never a huge int: past 2**64 it is over the limit all the same
     if tokens_problem(tokens) is not None:
         raise BudgetInputError(f"a token budget is {tokens_problem(tokens)} (leave it empty for none)")
     return tokens
