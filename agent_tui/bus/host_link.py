@@ -67,6 +67,7 @@ class BusLink:
 
     async def open(self) -> None:
         """Connect now. Raises BusUnreachable."""
+        _hush_resets_said_elsewhere(asyncio.get_running_loop())
         try:
             options = connect_options(self.settings)
             options["inbox_prefix"] = inbox_prefix(bus_user(self.settings))
@@ -224,3 +225,26 @@ def _now() -> str:
 
 async def _quiet(_error: Exception) -> None:
     return None
+
+
+def _hush_resets_said_elsewhere(loop: asyncio.AbstractEventLoop) -> None:
+    """Keep a refused connection's reset off stderr: when the server refuses a login it closes
+    the socket, and the stream's `closed` future nats-py never awaits can be collected holding
+    that `ConnectionResetError` ("Future exception was never retrieved", a traceback), after the
+    refusal was already said in one sentence. Every other unhandled error still reaches the
+    handler that was there before (the default one when none was)."""
+    before = loop.get_exception_handler()
+    if getattr(before, "hushes_resets", False):
+        return
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        if isinstance(error, ConnectionError) and "never retrieved" in str(context.get("message", "")):
+            return
+        if before is not None:
+            before(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    handler.hushes_resets = True  # type: ignore[attr-defined]
+    loop.set_exception_handler(handler)
