@@ -18,6 +18,9 @@ The groups:
   `AcpPermissionRequest` carrying the agent's own `AgentOption`s, and an `AcpPermissionAnswer`
   picks one; a rules file the project ships waits for the user's acceptance
   (`ProjectRulesState`, its `PermissionRule`s; `Workbench.accept_project_rules`);
+- commands: every control action is a `Command` (`StopSubtree`, `StopAll`, `FollowUp`,
+  `Answer`, `NewAgent`, `SetBudget`, `Close`, `AcceptProjectRules`, ...) given through a
+  `CommandClient` and answered by a `Reply`; the local run's client is a `CommandExecutor`;
 - steering: a running turn accepts more input (`Attached`) or there is none (`NoActiveTurn`);
 - the workbench: starting agents (`AgentSpec`, `AgentStartError`), sending them text (`Sent`,
   `SendRefused`), the model to run them on (`ModelChoice`), or the external agents that run
@@ -71,6 +74,20 @@ from agent_tui.engine.scenario import load_scenario
 from agent_tui.export import ExportFailed, write_export
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
 from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
+from agent_tui.runtime.command_executor import CommandExecutor
+from agent_tui.runtime.commands import (
+    AcceptProjectRules,
+    Answer,
+    Close,
+    Command,
+    CommandClient,
+    FollowUp,
+    NewAgent,
+    Reply,
+    SetBudget,
+    StopAll,
+    StopSubtree,
+)
 from agent_tui.runtime.external_agents import (
     AcpPermissionAnswer,
     AcpPermissionRequest,
@@ -139,11 +156,13 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AcceptProjectRules",
     "AcpPermissionAnswer",
     "AcpPermissionRequest",
     "AgentOption",
     "AgentSpec",
     "AgentStartError",
+    "Answer",
     "Attached",
     "AttachedBus",
     "BudgetLimit",
@@ -151,6 +170,10 @@ __all__ = [
     "BusTarget",
     "BusUnreachable",
     "ChangePreview",
+    "Close",
+    "Command",
+    "CommandClient",
+    "CommandExecutor",
     "CommitRequest",
     "CommitResult",
     "DiffLine",
@@ -159,11 +182,13 @@ __all__ = [
     "ExternalAgents",
     "FinishRefused",
     "Finishing",
+    "FollowUp",
     "Hit",
     "HostView",
     "MergeRequest",
     "MergeResult",
     "ModelChoice",
+    "NewAgent",
     "NoActiveTurn",
     "NotifyCommand",
     "PermissionAnswer",
@@ -177,6 +202,7 @@ __all__ = [
     "QueryError",
     "RemoteFinishing",
     "RemoteOutcome",
+    "Reply",
     "Review",
     "ReviewFile",
     "RewindPlan",
@@ -190,7 +216,10 @@ __all__ = [
     "SendRefused",
     "Sent",
     "SessionFacts",
+    "SetBudget",
     "StartAt",
+    "StopAll",
+    "StopSubtree",
     "StoredSession",
     "TurnFacts",
     "Workbench",

@@ -134,7 +134,7 @@ Reply = Callable[[ControlRequest], Awaitable[ControlReply]]
 
 
 async def accept(request: ControlRequest) -> ControlReply:
-    return ControlReply(id=request.id, ok=True, message=f"{request.action} done")
+    return ControlReply(id=request.id, ok=True, message=f"{request.command.verb} done")
 
 
 @dataclass

@@ -6,6 +6,7 @@ an answer; `SPAWNING`: a lead whose sub-agent's write waits)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections import defaultdict
@@ -23,7 +24,6 @@ from agent_tui.bus.protocol import (
     STREAM,
     Caller,
     ControlReply,
-    ControlRequest,
     control_subject,
     inbox_prefix,
 )
@@ -119,16 +119,11 @@ async def control(
     **fields: Any,
 ) -> ControlReply:
     """One control request, as a dashboard of bus user `user` sends it, and the host's reply."""
-    request = ControlRequest(
-        id=request_id,
-        action=action,  # type: ignore[arg-type]
-        by=Caller(dashboard=dashboard, user="ana", host="laptop-machine"),
-        sessionId=fields.pop("session_id", None),
-        args=fields,
-    )
-    reply = await client.request(
-        control_subject(host, user), request.model_dump_json(by_alias=True).encode(), timeout=10
-    )
+    session_id = fields.pop("session_id", None)
+    command = {"verb": action, **({"sessionId": session_id} if session_id else {}), **fields}
+    by = Caller(dashboard=dashboard, user="ana", host="laptop-machine").model_dump()
+    request = json.dumps({"id": request_id, "by": by, "command": command}).encode()  # the host checks it
+    reply = await client.request(control_subject(host, user), request, timeout=10)
     return ControlReply.model_validate_json(reply.data)
 
 

@@ -109,7 +109,7 @@ async def test_a_follow_up_while_the_turn_runs_is_refused_and_stop_sends_cancel(
         await bench.watch.wait_for(lambda e: e.session_id == sid and e.type == "model.delta")
         refused = workbench.send(sid, "faster please")
         assert isinstance(refused, SendRefused) and "stop it (x)" in refused.reason
-        assert workbench.stop_subtree(sid) == 1
+        assert workbench.engine.stop_subtree(sid) == 1
         assert await bench.turn_end(sid) == ["cancelled"]
     assert bench.validator.methods["session/cancel"] == 1
     assert bench.log(sid)[0].payload["agentName"] == "streamer"

@@ -26,6 +26,7 @@ from agent_tui.reducer import AttentionPolicy
 from agent_tui.runtime.notify_command import NotifyCommand
 from agent_tui.runtime.workbench import AgentSpec
 from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.run_surface import start_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -150,12 +151,14 @@ async def test_away_from_the_dashboard_a_request_reaches_the_command(tmp_path: P
         live = app.live
         assert live is not None
         await wait_for(pilot, lambda: live.workbench is not None and live.hydrated, "the engine")
-        await live.start_agent(AgentSpec("Ask", live.project or tmp_path, name="asker"))
+        await start_agent(live, app.post_message, AgentSpec("Ask", live.project or tmp_path, name="asker"))
         await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the first request")
         assert app.attention.sent == []  # the user was looking: the bell and the title do
         app.post_message(events.AppBlur())
         await wait_for(pilot, lambda: not app.app_focus, "the blur")
-        await live.start_agent(AgentSpec("Ask too", live.project or tmp_path, name="other"))
+        await start_agent(
+            live, app.post_message, AgentSpec("Ask too", live.project or tmp_path, name="other")
+        )
         await wait_for(pilot, lambda: bool(recorded(out)), "the command to run", seconds=20)
         [entry] = recorded(out)
         told = json.loads(str(entry["stdin"]))
@@ -176,7 +179,7 @@ async def test_a_failing_command_is_reported_once_and_a_hanging_one_never_freeze
         await wait_for(pilot, lambda: live.workbench is not None and live.hydrated, "the engine")
         app.post_message(events.AppBlur())
         await wait_for(pilot, lambda: not app.app_focus, "the blur")
-        await live.start_agent(AgentSpec("Ask", live.project or tmp_path, name="asker"))
+        await start_agent(live, app.post_message, AgentSpec("Ask", live.project or tmp_path, name="asker"))
         await wait_for(
             pilot, lambda: pid_file.exists() and pid_file.read_text() != "", "the command to start"
         )
@@ -187,7 +190,9 @@ async def test_a_failing_command_is_reported_once_and_a_hanging_one_never_freeze
         assert app.app_focus  # a key says the user is back; and they leave again
         app.post_message(events.AppBlur())
         await wait_for(pilot, lambda: not app.app_focus, "the second blur")
-        await live.start_agent(AgentSpec("Ask too", live.project or tmp_path, name="other"))
+        await start_agent(
+            live, app.post_message, AgentSpec("Ask too", live.project or tmp_path, name="other")
+        )
         await wait_for(pilot, lambda: len(app.attention.sent) == 2, "the second notification", seconds=20)
 
         def failures() -> int:
@@ -211,6 +216,7 @@ from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.notify_command import NotifyCommand
 from agent_tui.runtime.workbench import AgentSpec
 from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.run_surface import start_agent
 
 base, name = Path(sys.argv[1]), sys.argv[2]
 write = ScriptedToolCall(tool="write_file", args={"path": "a.txt", "content": "a\\n"})
@@ -227,7 +233,7 @@ app = AgentTuiApp(
 
 def focus(focused):
     if not focused:  # the terminal said it lost focus: now an agent asks
-        app.run_worker(app.live.start_agent(AgentSpec("Ask", project, name=name)))
+        app.run_worker(start_agent(app.live, app.post_message, AgentSpec("Ask", project, name=name)))
 
 app.call_later(lambda: app.watch(app, "app_focus", focus, init=False))
 app.run()

@@ -32,9 +32,11 @@ from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.providers.config import DEFAULT_KEY_ENV
 from agent_tui.providers.factory import build_provider
 from agent_tui.reducer import AttentionPolicy
+from agent_tui.runtime.commands import FollowUp, SetBudget
 from agent_tui.runtime.model_router import ModelChoice
-from agent_tui.runtime.workbench import AgentSpec, Sent
+from agent_tui.runtime.workbench import AgentSpec
 from agent_tui.tui.app import AgentTuiApp, ReplayApp
+from agent_tui.tui.run_surface import start_agent
 from agent_tui.tui.screens.budget import BudgetScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.widgets.composer import Composer
@@ -207,8 +209,10 @@ async def test_a_tree_is_marked_at_80_percent_stopped_at_its_budget_and_goes_on_
         await wait_for(pilot, lambda: live.workbench is not None and live.hydrated, "the engine")
         app.post_message(events.AppBlur())  # the user looks away
         await wait_for(pilot, lambda: not app.app_focus, "the blur")
-        await live.start_agent(
-            AgentSpec("Look around", live.project or tmp_path, name="fixer", budget=BudgetLimit(usd=0.04))
+        await start_agent(
+            live,
+            app.post_message,
+            AgentSpec("Look around", live.project or tmp_path, name="fixer", budget=BudgetLimit(usd=0.04)),
         )
         await wait_for(pilot, lambda: fixer(app) is not None and len(server.requests) == 2, "the second call")
         session_id = fixer(app)
@@ -260,16 +264,18 @@ async def test_a_dashboard_reopened_over_the_logs_counts_every_turn_and_the_late
         live = first.live
         assert live is not None
         await wait_for(pilot, lambda: live.workbench is not None and live.hydrated, "the engine")
-        await live.start_agent(
-            AgentSpec("Look around", live.project or tmp_path, name="fixer", budget=BudgetLimit(usd=0.04))
+        await start_agent(
+            live,
+            first.post_message,
+            AgentSpec("Look around", live.project or tmp_path, name="fixer", budget=BudgetLimit(usd=0.04)),
         )
         await wait_for(
             pilot, lambda: (sid := fixer(first)) is not None and turns_of(first, sid) != [], "turn 1"
         )
         session_id = fixer(first)
         assert session_id is not None
-        assert await live.set_budget(session_id, BudgetLimit(usd=1.0)) is None
-        assert isinstance(live.send(session_id, "Go on."), Sent)
+        assert (await live.commands.send(SetBudget(sessionId=session_id, usd=1.0))).ok
+        assert (await live.commands.send(FollowUp(sessionId=session_id, text="Go on."))).ok
         await wait_for(pilot, lambda: len(turns_of(first, session_id)) == 2, "turn 2")
         await pilot.press("q")
 

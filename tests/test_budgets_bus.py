@@ -1,5 +1,5 @@
 """Budgets over the bus: `agent-tui serve` on a real model (a loopback server) and a real
-nats-server; an attached dashboard's controls (`RemoteWorkbench`, what the attached run calls)
+nats-server; an attached dashboard's controls (`BusCommands`, what the attached run calls)
 start an agent with a budget, see its follow-up refused once the budget is spent, raise the
 budget, and the agent goes on."""
 
@@ -12,15 +12,16 @@ from typing import Any
 
 import pytest
 from fake_model_server import Stream, openai_stream
-from support_bus_host import Heard, host_env, reader, start_agent_tui, wait_for_line
+from support_bus_host import Heard, control, host_env, reader, start_agent_tui, wait_for_line
 from support_nats import NatsServer, nats_server
 from support_providers import fake_model_server  # noqa: F401 - the `server` fixture
 
 from agent_tui.bus.protocol import Caller, host_events
-from agent_tui.bus.remote import RemoteWorkbench
+from agent_tui.bus.remote import BusCommands
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.agent_requests import AgentSpec
+from agent_tui.runtime.commands import FollowUp, NewAgent, SetBudget
 
 __all__ = ["nats_server"]
 
@@ -68,12 +69,12 @@ async def test_an_attached_dashboard_raises_a_spent_budget_and_the_agent_goes_on
         wait_for_line(serve, "host box serves")
         await client.subscribe(host_events("box"), cb=heard.hear)
         await client.flush()
-        control = RemoteWorkbench(
+        commands = BusCommands(
             client, Caller(dashboard="laptop", user="ana", host="laptop-machine"), timeout=CONTROL_WAIT_S
         )
 
-        started = await control.new_agent(
-            "box", AgentSpec("look around", tmp_path, budget=BudgetLimit(usd=0.04))
+        started = await commands.send(
+            "box", NewAgent.of(AgentSpec("look around", tmp_path, budget=BudgetLimit(usd=0.04)))
         )
         assert started.ok, started.message
         session_id = started.detail["sessionId"]
@@ -84,13 +85,13 @@ async def test_an_attached_dashboard_raises_a_spent_budget_and_the_agent_goes_on
             spent,
         )
 
-        refused = await control.follow_up("box", session_id, "and more")
+        refused = await commands.send("box", FollowUp(sessionId=session_id, text="and more"))
         assert not refused.ok
         assert refused.message == "Budget exceeded: spent $0.05 of a $0.04 budget. Raise the budget to go on."
 
-        raised = await control.set_budget("box", session_id, BudgetLimit(usd=1.0))
+        raised = await commands.send("box", SetBudget(sessionId=session_id, usd=1.0))
         assert raised.ok, raised.message
-        again = await control.follow_up("box", session_id, "and more")
+        again = await commands.send("box", FollowUp(sessionId=session_id, text="and more"))
         assert again.ok, again.message
         second_end = await heard.first(turn_end(session_id, 2, heard))
         assert second_end["payload"]["stopReason"] == "final"
@@ -125,35 +126,38 @@ async def test_a_bad_budget_over_the_bus_is_refused_with_the_reason(
     client, _ = await reader(nats_server.url)
     try:
         wait_for_line(serve, "host box serves")
-        control = RemoteWorkbench(
-            client, Caller(dashboard="laptop", user="ana", host="laptop-machine"), timeout=CONTROL_WAIT_S
-        )
-        bad = await control.request("box", "set_budget", "sess_nope", {"usd": -2})
+        bad = await control(client, "box", "set_budget", request_id="b0", session_id="sess_nope", usd=-2)
         assert not bad.ok and bad.message is not None and bad.message.startswith("set_budget: usd")
         # Numbers are checked where they enter: never "could not store" once the log refuses them.
-        for tokens, said in [
-            (2**64, "at most 9,007,199,254,740,991 tokens"),
-            (2**53, "at most 9,007,199,254,740,991 tokens"),
-            (-1, "a positive whole number of tokens"),
-            (True, "a positive whole number of tokens"),
-            (5.0, "a positive whole number of tokens"),
-            ("5", "a positive whole number of tokens"),
-        ]:
-            refused = await control.request("box", "set_budget", "sess_nope", {"tokens": tokens})
+        for number, (tokens, said) in enumerate(
+            [
+                (2**64, "at most 9,007,199,254,740,991 tokens"),
+                (2**53, "at most 9,007,199,254,740,991 tokens"),
+                (-1, "a positive whole number of tokens"),
+                (True, "a positive whole number of tokens"),
+                (5.0, "a positive whole number of tokens"),
+                ("5", "a positive whole number of tokens"),
+            ]
+        ):
+            refused = await control(
+                client, "box", "set_budget", request_id=f"t{number}", session_id="sess_nope", tokens=tokens
+            )
             assert (refused.ok, refused.message) == (False, f"set_budget: tokens: expected {said}")
-        for usd in [True, "1", 0, -0.5]:
-            refused = await control.request("box", "set_budget", "sess_nope", {"usd": usd})
+        for number, usd in enumerate([True, "1", 0, -0.5]):
+            refused = await control(
+                client, "box", "set_budget", request_id=f"u{number}", session_id="sess_nope", usd=usd
+            )
             assert (refused.ok, refused.message) == (
                 False,
                 "set_budget: usd: expected a positive number of dollars",
             )
-        new = await control.request("box", "new_agent", None, {"prompt": "hi", "budgetTokens": 2**64})
+        new = await control(client, "box", "new_agent", request_id="n1", prompt="hi", budgetTokens=2**64)
         assert (new.ok, new.message) == (
             False,
             "new_agent: budgetTokens: expected at most 9,007,199,254,740,991 tokens",
         )
         assert not sessions.exists() or not list(sessions.glob("*.jsonl"))  # no log left headless
-        unknown = await control.set_budget("box", "sess_nope", BudgetLimit(usd=1.0))
+        unknown = await control(client, "box", "set_budget", request_id="s1", session_id="sess_nope", usd=1.0)
         assert not unknown.ok and unknown.message == "This session is not open here."
     finally:
         await client.close()

@@ -35,6 +35,7 @@ from agent_tui.bus.consumer import StartAt
 from agent_tui.bus.presence import bucket, machine, now
 from agent_tui.bus.protocol import MSG_ID_HEADER, NAMES_BUCKET, PRESENCE_BUCKET, NameClaim, events_subject
 from agent_tui.events import Event, event_from_json
+from agent_tui.runtime.commands import FollowUp, Stop
 from agent_tui.tui.attached import AttachedRun
 
 __all__ = ["nats_server"]
@@ -343,17 +344,17 @@ async def test_a_control_that_times_out_is_retried_as_the_same_request(nats_serv
     bus = AttachedBus(BusTarget(nats_server.url), control_timeout=0.5)
     await bus.open()
     try:
-        first = await bus.control.follow_up("build-box", "sess_1", "and the tests too")
+        first = await bus.control.send("build-box", FollowUp(sessionId="sess_1", text="and the tests too"))
         assert not first.answered
         assert "did not answer" in first.sentence("follow-up") and "try again" in first.sentence("follow-up")
-        again = await bus.control.follow_up("build-box", "sess_1", "and the tests too")
+        again = await bus.control.send("build-box", FollowUp(sessionId="sess_1", text="and the tests too"))
         assert again.answered and again.ok and again.request_id == first.request_id
         assert [r.id for r in responder.requests] == [first.request_id, first.request_id]
         assert responder.requests[0].by.dashboard == bus.name
-        assert responder.requests[0].args == {"text": "and the tests too"}
-        fresh = await bus.control.follow_up("build-box", "sess_1", "and the tests too")
+        assert responder.requests[0].command == FollowUp(sessionId="sess_1", text="and the tests too")
+        fresh = await bus.control.send("build-box", FollowUp(sessionId="sess_1", text="and the tests too"))
         assert fresh.request_id != first.request_id  # answered: asking again is a new request
-        nobody = await bus.control.stop("nobody-here", "sess_1")
+        nobody = await bus.control.send("nobody-here", Stop(sessionId="sess_1"))
         assert not nobody.answered
     finally:
         await bus.close()

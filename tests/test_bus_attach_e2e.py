@@ -23,8 +23,8 @@ from textual.pilot import Pilot
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import resolve_target
-from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.replay.sources import replay_all
+from agent_tui.runtime.commands import Answer
 from agent_tui.tui.attached_app import AttachedApp
 from agent_tui.tui.screens.approval import ApprovalScreen
 
@@ -138,7 +138,9 @@ async def test_quitting_the_dashboard_leaves_the_hosts_agents_running(machine: M
     later = AttachedBus(resolve_target("local"))
     await later.open()
     try:
-        outcome = await later.control.answer("ci-run", session_id, request_id, PermissionAnswer("deny"))
+        outcome = await later.control.send(
+            "ci-run", Answer(sessionId=session_id, requestId=request_id, decision="deny")
+        )
         assert outcome.answered and outcome.ok
     finally:
         await later.close()
@@ -159,8 +161,12 @@ async def test_two_dashboards_answering_one_request_one_wins(machine: Machine) -
         await until(first, lambda: bool(first.state.pending_permissions()), "the run's request", 60)
         view = first.state.pending_permissions()[0]
         outcomes = await asyncio.gather(
-            first.control.answer("ci-run", view.session_id, view.request_id, PermissionAnswer("allow")),
-            second.control.answer("ci-run", view.session_id, view.request_id, PermissionAnswer("deny")),
+            first.control.send(
+                "ci-run", Answer(sessionId=view.session_id, requestId=view.request_id, decision="allow")
+            ),
+            second.control.send(
+                "ci-run", Answer(sessionId=view.session_id, requestId=view.request_id, decision="deny")
+            ),
         )
         won = [o for o in outcomes if o.ok]
         lost = [o for o in outcomes if not o.ok]

@@ -21,7 +21,7 @@ from support_nats import NatsServer, nats_server
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
 from agent_tui.bus.config import BusSettings
-from agent_tui.bus.host import BusHost, EngineActions
+from agent_tui.bus.host import BusHost
 from agent_tui.bus.protocol import DUPLICATE_WINDOW_S, STREAM
 from agent_tui.engine.scripted import ScriptedProvider
 
@@ -63,7 +63,7 @@ async def logged(nats_server: NatsServer, tmp_path: Path) -> AsyncIterator[Logge
         said: list[str] = []
         host = BusHost(settings, name=HOST, kind="serve", sessions_dir=tmp_path / "sessions", say=said.append)
         await host.start(required=True)
-        host.attach(engine, EngineActions(engine, host.publisher))
+        host.attach(engine)
         await host.control_ready()
         try:
             yield Logged(host, log, lines, said)
@@ -105,7 +105,7 @@ async def test_a_hole_the_hosts_log_does_not_hold_is_said_once_with_the_hosts_re
     await host.start(required=True)
     engine = make_engine(sessions_dir.parent)
     async with engine:
-        host.attach(engine, EngineActions(engine, host.publisher))
+        host.attach(engine)
         await host.control_ready()
         fold = CheckedFold()
         bus = AttachedBus(BusTarget(nats_server.url), fold=fold, hole_grace=0)

@@ -33,7 +33,7 @@ from agent_tui.bus.control_rights import READ_ONLY
 from agent_tui.bus.presence import bucket
 from agent_tui.bus.protocol import NAMES_BUCKET
 from agent_tui.events import event_from_json
-from agent_tui.ports import SendRefused
+from agent_tui.runtime.commands import FollowUp, Stop
 from agent_tui.tui.attached_app import AttachedApp
 from agent_tui.tui.screens.approval import ApprovalScreen
 
@@ -142,7 +142,7 @@ async def test_a_watch_only_dashboard_reads_everything_and_knows_at_once_it_is_r
     await operator.open()
     try:
         assert not operator.read_only and operator.control_refusal("build-box") is None
-        outcome = await operator.control.stop("build-box", "sess_1")
+        outcome = await operator.control.send("build-box", Stop(sessionId="sess_1"))
         assert outcome.answered and outcome.ok
     finally:
         await operator.close()
@@ -173,9 +173,9 @@ async def test_an_operator_of_some_hosts_is_decided_host_by_host_and_is_not_read
         assert operator.control_refusal("build-box") is None
         refusal = operator.control_refusal("laptop")
         assert refusal is not None and "may not control host laptop" in refusal
-        outcome = await operator.control.stop("build-box", "sess_1")
+        outcome = await operator.control.send("build-box", Stop(sessionId="sess_1"))
         assert outcome.answered and outcome.ok
-        assert [r.action for r in bus.build_box.requests] == ["stop"]
+        assert [r.command.verb for r in bus.build_box.requests] == ["stop"]
         assert bus.build_box.probes == 1 and not bus.laptop.requests and not bus.laptop.probes
         await heartbeat(bus.host.jetstream(), "prod", ttl=60)
         await until(operator, lambda: operator.control_refusal("prod") is not None, "the new host decided")
@@ -240,8 +240,9 @@ async def test_the_read_only_dashboard_says_so_once_and_refuses_each_control_wit
         told = [n for n in app.notices if n.title == "Read-only"]
         assert [n.message for n in told] == [READ_ONLY]
         running = next(sid for sid, s in attached.state.sessions.items() if s.status == "running")
-        assert attached.stop_subtree(running) == 0
-        assert attached.send(running, "use the staging db") == SendRefused(READ_ONLY)
+        app.dashboard.stop_session(running)
+        refused = await attached.send(FollowUp(sessionId=running, text="use the staging db"))
+        assert (refused.ok, refused.message) == (False, READ_ONLY)
         await wait_for(
             pilot, lambda: any(n.message == READ_ONLY and n.title == "Stop" for n in app.notices), ""
         )

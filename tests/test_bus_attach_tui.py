@@ -28,6 +28,7 @@ from textual.widgets import Input, Select, Static
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
 from agent_tui.bus.protocol import ControlReply, ControlRequest
+from agent_tui.runtime.commands import Answer, FollowUp, NewAgent, StopAll, StopSubtree
 from agent_tui.tui.attached_app import AttachedApp
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
@@ -136,12 +137,12 @@ async def test_an_answer_goes_to_the_host_of_the_request(nats_server: NatsServer
         assert path_line.startswith("asked by ") and path_line.endswith(" on laptop")
         await pilot.press("s")  # allow for this session
         request = await hosts.laptop.next_request(1)
-        assert request.action == "answer" and request.session_id == laptop_request.session_id
-        assert request.args == {
-            "requestId": laptop_request.request_id,
-            "decision": "allow",
-            "remember": "session",
-        }
+        assert request.command == Answer(
+            sessionId=laptop_request.session_id,
+            requestId=laptop_request.request_id,
+            decision="allow",
+            remember="session",
+        )
         assert request.by.dashboard == app.attached.bus.name
         assert not hosts.build_box.requests
 
@@ -179,12 +180,12 @@ async def test_stop_subtree_and_stop_all_ask_the_hosts(nats_server: NatsServer, 
         app.dashboard.session_tree.focus()
         await pilot.press("x")
         request = await hosts.build_box.next_request(1)
-        assert (request.action, request.session_id) == ("stop_subtree", running_root)
+        assert request.command == StopSubtree(sessionId=running_root)
         await pilot.press("X")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "stop all asks first")
         await pilot.press("y")
-        assert (await hosts.build_box.next_request(2)).action == "stop_all"
-        assert (await hosts.laptop.next_request(1)).action == "stop_all"
+        assert (await hosts.build_box.next_request(2)).command == StopAll()
+        assert (await hosts.laptop.next_request(1)).command == StopAll()
 
 
 async def test_the_composer_steers_a_running_session_on_its_host(
@@ -205,11 +206,8 @@ async def test_the_composer_steers_a_running_session_on_its_host(
         await pilot.press(*"use the staging db")
         await pilot.press("enter")
         request = await hosts.laptop.next_request(1)
-        assert (request.action, request.session_id, request.args) == (
-            "steer",
-            running,
-            {"text": "use the staging db"},
-        )
+        # The host steers a running turn with a follow-up (`follow_up` is steer-or-start there).
+        assert request.command == FollowUp(sessionId=running, text="use the staging db")
 
 
 async def test_a_host_that_does_not_answer_is_said_and_the_retry_is_the_same_request(
@@ -261,7 +259,7 @@ async def test_an_unreachable_host_is_marked_and_its_sessions_refuse_controls(
             for sid in state.sessions
             if sid.startswith("sesl_") and state.sessions[sid].status == "running"
         )
-        assert app.attached.stop_subtree(laptop_running) == 0
+        app.dashboard.stop_session(laptop_running)
         await wait_for(
             pilot, lambda: any("Host laptop is unreachable" in n.message for n in app.notices), "refused"
         )
@@ -325,6 +323,6 @@ async def test_the_new_agent_form_picks_the_host_the_selected_session_runs_on_or
         await pilot.press(*"count the todos")
         await pilot.press("ctrl+s")
         request = await hosts.build_box.next_request(1)
-        assert (request.action, request.args["prompt"]) == ("new_agent", "count the todos")
-        assert request.args["cwd"] == "."  # the host's own
+        assert isinstance(request.command, NewAgent) and request.command.prompt == "count the todos"
+        assert request.command.cwd == "."  # the host's own
         assert not hosts.laptop.requests

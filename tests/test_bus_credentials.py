@@ -19,6 +19,7 @@ from support_nats_auth import OperatorMode, user_nkey
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_target
+from agent_tui.runtime.commands import StopAll
 
 PASSWORD = "pa55-w0rd-that-must-never-show"
 FAST = {"sessions": [{"title": "hi", "cwd": "ws", "prompt": "Say hello", "steps": [{"text": ["hello"]}]}]}
@@ -152,7 +153,7 @@ async def host_and_dashboard_get_in(
         try:
             assert not dashboard.read_only
             await until(dashboard, lambda: dashboard.host("box").reachable, "the host's heartbeat")
-            outcome = await dashboard.control.stop_all("box")
+            outcome = await dashboard.control.send("box", StopAll())
             assert outcome.answered and outcome.ok, outcome
         finally:
             await dashboard.close()

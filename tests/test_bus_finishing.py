@@ -29,11 +29,12 @@ from support_workbench import git, wait_for
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import resolve_target
 from agent_tui.bus.protocol import Caller, host_events
-from agent_tui.bus.remote import RemoteWorkbench
+from agent_tui.bus.remote import BusCommands
 from agent_tui.bus.remote_finishing import RemoteFinishing
-from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.agent_requests import AgentSpec
+from agent_tui.runtime.commands import Answer, Close, NewAgent
+from agent_tui.runtime.commands import Review as ReviewCommand
 from agent_tui.runtime.finishing import (
     CommitRequest,
     DiscardRequest,
@@ -71,7 +72,7 @@ class Served:
     project: Path
     sessions: Path
     process: subprocess.Popen[str]
-    control: RemoteWorkbench
+    control: BusCommands
     heard: Heard
     model: FakeModelServer
 
@@ -81,7 +82,9 @@ class Served:
         self.model.script(
             Stream(openai_stream(calls=[("w1", "write_file", [arguments])])), Stream(openai_stream(["Done."]))
         )
-        started = await self.control.new_agent(HOST, AgentSpec(prompt, self.project, own_worktree=True))
+        started = await self.control.send(
+            HOST, NewAgent.of(AgentSpec(prompt, self.project, own_worktree=True))
+        )
         assert started.ok, started.message
         sid = str(started.detail["sessionId"])
 
@@ -94,8 +97,8 @@ class Served:
             )
 
         ask = await self.heard.first(asks)
-        answered = await self.control.answer(
-            HOST, sid, ask["payload"]["requestId"], PermissionAnswer("allow")
+        answered = await self.control.send(
+            HOST, Answer(sessionId=sid, requestId=ask["payload"]["requestId"], decision="allow")
         )
         assert answered.ok, answered.message
         await self.heard.first(lambda e: e["sessionId"] == sid and e["type"] == "turn.completed")
@@ -126,7 +129,7 @@ async def serving(url: str, tmp_path: Path, model: FakeModelServer) -> AsyncIter
         await client.subscribe(host_events(HOST), cb=heard.hear)
         await client.flush()
         caller = Caller(dashboard="laptop", user="ana", host="laptop-machine")
-        yield Served(project, sessions, process, RemoteWorkbench(client, caller, timeout=60), heard, model)
+        yield Served(project, sessions, process, BusCommands(client, caller, timeout=60), heard, model)
     finally:
         await client.close()
         if process.poll() is None:
@@ -379,13 +382,13 @@ async def test_a_scenario_host_refuses_finishing_and_is_passed_over_by_the_close
     scenario = tmp_path / "scenario.json"
     scenario.write_bytes(orjson.dumps(RENAMING))
     async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
-        closed = await work.host.control.close(HOST, work.sid)
+        closed = await work.host.control.send(HOST, Close(sessionId=work.sid))
         assert closed.ok, closed.message
         run_args = ["run", str(scenario), "--sessions-dir", str(tmp_path / "run-logs"), "--approve", "ask"]
         run = start_agent_tui([*run_args, "--bus", nats_server.url, "--host", "ci"], host_env(tmp_path))
         await until(work.run, lambda: work.run.bus.host("ci").reachable)
         assert [s.session_id for s in await work.finishing.closed()] == [work.sid]
-        refused = await work.host.control.request("ci", "review", "sess_any")
+        refused = await work.host.control.send("ci", ReviewCommand(sessionId="sess_any"))
         assert (refused.ok, refused.message) == (
             False,
             "this host runs a scenario: review is for `agent-tui serve`'s sessions",
@@ -393,8 +396,8 @@ async def test_a_scenario_host_refuses_finishing_and_is_passed_over_by_the_close
         pending = work.run.state.pending_permissions
         await until(work.run, lambda: bool(pending()))
         view = pending()[0]
-        denied = await work.host.control.answer(
-            "ci", view.session_id, view.request_id, PermissionAnswer("deny")
+        denied = await work.host.control.send(
+            "ci", Answer(sessionId=view.session_id, requestId=view.request_id, decision="deny")
         )
         assert denied.ok, denied.message
         await asyncio.to_thread(run.communicate, timeout=60)
@@ -435,7 +438,7 @@ async def test_a_new_agent_in_an_empty_or_relative_directory_works_in_the_hosts_
         cwds = []
         for typed in (".", "docs"):
             server.script(Stream(openai_stream(["Hi."])))
-            started = await host.control.new_agent(HOST, AgentSpec("say hi", Path(typed)))
+            started = await host.control.send(HOST, NewAgent.of(AgentSpec("say hi", Path(typed))))
             assert started.ok, started.message
             sid = started.detail["sessionId"]
             created = await host.heard.first(partial(creation_of, sid))

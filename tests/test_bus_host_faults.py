@@ -23,10 +23,11 @@ from support_nats import NatsServer, nats_server
 
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.control_server import ControlServer
-from agent_tui.bus.host import BusHost, EngineActions
+from agent_tui.bus.host import BusHost
 from agent_tui.bus.protocol import PRESENCE_BUCKET, Caller, ControlRequest, host_events
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.replay.sources import replay_all
+from agent_tui.runtime.commands import FollowUp
 
 __all__ = ["nats_server"]
 
@@ -138,14 +139,12 @@ async def test_a_retried_request_is_done_once(nats_server: NatsServer, tmp_path:
         sid = await engine.create_session(workspace(tmp_path), agent_name="a")
         provider.assign(sid, steps({"text": ["first"]}, {"text": ["second"]}))
         await engine.start_turn(sid, "one").done.wait()
-        server = ControlServer("box", host.link, EngineActions(engine, host.publisher), None)
+        server = ControlServer("box", host.link, host.executor(engine))
         request = (
             ControlRequest(
                 id="retry-1",
-                action="follow_up",
                 by=Caller(dashboard="laptop", user="ana", host="m"),
-                sessionId=sid,
-                args={"text": "again"},
+                command=FollowUp(sessionId=sid, text="again"),
             )
             .model_dump_json(by_alias=True)
             .encode()

@@ -12,7 +12,7 @@ from support_engine import make_engine, steps, workspace
 from support_nats import NatsServer, nats_server
 
 from agent_tui.bus.config import BusSettings
-from agent_tui.bus.host import BusHost, EngineActions
+from agent_tui.bus.host import BusHost
 from agent_tui.bus.protocol import DUPLICATE_WINDOW_S, STREAM
 from agent_tui.engine.scenario import Step
 from agent_tui.engine.scripted import ScriptedProvider
@@ -34,7 +34,7 @@ async def run_agents(tmp_path: Path, host: BusHost, on_event: object = None) -> 
     engine = make_engine(tmp_path, provider)
     cwd = workspace(tmp_path)
     async with engine:
-        host.attach(engine, EngineActions(engine, host.publisher))
+        host.attach(engine)
         if on_event is not None:
             engine.subscribe(on_event)  # type: ignore[arg-type]
         handles = []

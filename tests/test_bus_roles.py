@@ -38,6 +38,7 @@ from agent_tui.bus.protocol import (
     valid_user,
 )
 from agent_tui.replay.sources import replay_all
+from agent_tui.runtime.commands import Answer
 
 pytestmark = pytest.mark.anyio
 
@@ -150,19 +151,15 @@ async def test_a_host_with_the_documented_permissions_runs_and_the_answer_is_by_
     session_id, request_id = await asyncio.wait_for(asked, 60)
     forged_deny = ControlRequest(
         id="f1",
-        action="answer",
         by=Caller(dashboard="prod", user="ana", host="prod"),
-        sessionId=session_id,
-        args={"requestId": request_id, "decision": "deny"},
+        command=Answer(sessionId=session_id, requestId=request_id, decision="deny"),
     )
     await hostile.publish("agent-tui.prod.forged.events", forged_deny.model_dump_json(by_alias=True).encode())
 
     forged = ControlRequest(
         id="a1",
-        action="answer",
         by=Caller(dashboard="bobs-laptop", user="bob", host="bob-machine"),  # ana claims to be bob
-        sessionId=session_id,
-        args={"requestId": request_id, "decision": "allow", "remember": "always"},
+        command=Answer(sessionId=session_id, requestId=request_id, decision="allow", remember="always"),
     )
     reply = await ana.request(
         control_subject("buildbox", "ana"), forged.model_dump_json(by_alias=True).encode(), timeout=10

@@ -18,10 +18,10 @@ from support_workbench import agent_script, git, scripted_models
 from textual.app import App
 from textual.pilot import Pilot
 
-from agent_tui.bus.remote_finishing import bounded
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.runtime.command_executor import bounded
 from agent_tui.runtime.review import review_worktree
 from agent_tui.runtime.workbench import AgentSpec, Workbench
 from agent_tui.tui.app_base import stylesheet_path

@@ -15,11 +15,12 @@ from support_tui import detail_text, log_of
 from support_workbench import agent_script, git, scripted_models, type_text, wait_for
 from textual.widgets import Checkbox, Input, Static, TextArea
 
-from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.runtime.commands import Answer
 from agent_tui.runtime.workbench import AgentSpec
 from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.run_surface import start_agent
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.close_session import CloseSessionScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
@@ -357,16 +358,18 @@ class TestAttention:
             live = app.live
             await ready(pilot, app)
             project = live.project or tmp_path
-            asker = await live.start_agent(AgentSpec("Ask", project, name="asker"))
+            asker = await start_agent(live, app.post_message, AgentSpec("Ask", project, name="asker"))
             await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the first request")
             # The user was looking at asker (a new agent is selected): no bell, but the title counts.
             assert app.dashboard.session_tree.selected_id == asker
             assert (app.bells, app.terminal_title) == (0, "(1) agent-tui")
 
-            quiet = await live.start_agent(AgentSpec("Think", project, name="quiet"))
+            quiet = await start_agent(live, app.post_message, AgentSpec("Think", project, name="quiet"))
             await wait_for(pilot, lambda: app.dashboard.session_tree.selected_id == quiet, "quiet selected")
             request = live.prompter.waiting()[0]
-            live.answer(request.session_id, request.request_id, PermissionAnswer("allow"))
+            await live.commands.send(
+                Answer(sessionId=request.session_id, requestId=request.request_id, decision="allow")
+            )
             await wait_for(
                 pilot,
                 lambda: [r.tool_call_id for r in live.prompter.waiting()] not in ([], [request.tool_call_id]),
@@ -415,8 +418,12 @@ class TestSmallThings:
             assert app.live is not None
             live = app.live
             await ready(pilot, app)
-            await live.start_agent(AgentSpec("Slow", live.project or tmp_path, name="slow"))
-            await live.start_agent(AgentSpec("Fast", live.project or tmp_path, name="fast"))
+            await start_agent(
+                live, app.post_message, AgentSpec("Slow", live.project or tmp_path, name="slow")
+            )
+            await start_agent(
+                live, app.post_message, AgentSpec("Fast", live.project or tmp_path, name="fast")
+            )
             await wait_for(
                 pilot,
                 lambda: status(app, "fast") == "completed" and status(app, "slow") == "running",

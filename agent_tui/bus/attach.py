@@ -1,7 +1,7 @@
 """`AttachedBus`: an attached dashboard's view of every host on the bus, and its controls.
 
 It connects to the bus (`attach_target`), reads the events stream (`StreamFeed`), follows the
-hosts' presence (`PresenceWatch`) and asks hosts for actions (`RemoteWorkbench`). It runs no
+hosts' presence (`PresenceWatch`) and asks hosts for actions (`BusCommands`). It runs no
 agent and owns nothing on a host: closing it stops nothing.
 
 Invariants:
@@ -58,9 +58,10 @@ from agent_tui.bus.protocol import (
     NameClaim,
     name_from,
 )
-from agent_tui.bus.remote import RemoteWorkbench
+from agent_tui.bus.remote import BusCommands
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, apply_event
+from agent_tui.runtime.commands import Republish
 
 Fold = Callable[[DashboardState, Event], object]
 Listener = Callable[[Event | None], None]
@@ -136,7 +137,7 @@ class AttachedBus:
         self._connection: Client | None = None
         self._feed: StreamFeed | None = None
         self._presence: PresenceWatch | None = None
-        self._control: RemoteWorkbench | None = None
+        self._control: BusCommands | None = None
         self._closed = False
 
     # -- opening and closing -----------------------------------------------------------------
@@ -166,7 +167,7 @@ class AttachedBus:
             raise BusUnreachable(str(taken)) from None
         self.rights = ControlRights(self.name, self.target.bus_user, self._changed)
         await self.rights.probe(connection)
-        self._control = RemoteWorkbench(
+        self._control = BusCommands(
             connection,
             Caller(dashboard=self.name, user=self.target.bus_user, host=machine()),
             timeout=self._control_timeout,
@@ -195,7 +196,7 @@ class AttachedBus:
         once it did, else why not, as a clause."""
         if self.control_refusal(host) is not None:
             return f"this dashboard is read-only for host {host} and cannot ask it to publish them again"
-        outcome = await self.control.republish(host, session_id, first, last)
+        outcome = await self.control.send(host, Republish(sessionId=session_id, first=first, last=last))
         if not outcome.answered:
             return f"host {host} did not answer when asked to publish them again"
         if not outcome.ok:
@@ -293,7 +294,7 @@ class AttachedBus:
         return self._connection is not None and not self._closed
 
     @property
-    def control(self) -> RemoteWorkbench:
+    def control(self) -> BusCommands:
         assert self._control is not None, "open the bus first"
         return self._control
 

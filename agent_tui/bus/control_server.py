@@ -16,16 +16,11 @@ Invariants:
   first one got, and one that arrives while the first is still being handled waits for it, so a
   follow-up is never sent twice and an agent never started twice; the last `REPLIES_KEPT`
   replies are kept;
-- an `answer` goes to the `BusPrompter`: the first answer to a request wins; a later one is
-  `ok: false` with "already answered … by … at …" and `AlreadyAnswered` as its detail;
-- what an action does is the `HostActions`' business (the workbench on `serve`, the scenario's
-  engine on `run --bus`); a refusal is `ok: false` with its sentence; an unexpected failure is
-  `ok: false` naming the action, and the host goes on;
-- a `republish` is the `Publisher`'s refill (`HostActions.republish`): its reply comes once the
-  stream acknowledged what was published again;
-- the finishing actions go to `HostActions.finishing` (the workbench's own methods, through
-  `perform_finishing`); a host without one (`run --bus`) refuses them; a finishing read
-  (`READS`) is not kept by its id: its reply may be big, and reading again changes nothing.
+- a request's command is carried out by the host's `CommandExecutor` (the workbench on
+  `serve`, the scenario's engine on `run --bus`), which answers its `Reply`; a command that does
+  not validate is refused as "VERB: FIELD: why" (the union's own checks are the wire's);
+- a read (`commands.READS`: a review, the turns, a rewind plan, the closed sessions, the
+  sessions) is not kept by its id: its reply may be big, and reading again changes nothing.
 """
 
 from __future__ import annotations
@@ -34,54 +29,32 @@ import asyncio
 import contextlib
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_tui.bus.host_link import BusLink
-from agent_tui.bus.host_prompter import BusPrompter, already_sentence
 from agent_tui.bus.protocol import (
     REPLIES_KEPT,
-    AgentArgs,
-    AnswerArgs,
-    BudgetArgs,
+    Caller,
     ControlReply,
-    ControlRequest,
-    RepublishArgs,
-    SessionSummary,
     caller_user,
     host_controls,
     inbox_prefix,
 )
-from agent_tui.bus.remote_finishing import FINISHING_ACTIONS, READS, perform_finishing, review_limit
-from agent_tui.costs.budgets import BudgetLimit
-from agent_tui.engine.permissions import PermissionAnswer
-from agent_tui.runtime.finishing import Finishing, FinishRefused
+from agent_tui.runtime.command_executor import CommandExecutor
+from agent_tui.runtime.commands import COMMAND, READS
 
 
-class Refused(Exception):
-    """The host will not do what was asked; the message says why in one sentence."""
+class _Envelope(BaseModel):
+    """A control request before its command is checked (so a bad one is refused by its id)."""
 
-
-class HostActions(Protocol):
-    """What a host can be asked to do (each raises `Refused` with the reason)."""
-
-    def stop(self, session_id: str) -> int: ...
-    def stop_subtree(self, session_id: str) -> int: ...
-    def stop_all(self) -> int: ...
-    def steer(self, session_id: str, text: str) -> str: ...
-    def follow_up(self, session_id: str, text: str) -> str: ...
-    async def new_agent(self, args: AgentArgs) -> str: ...
-    async def close(self, session_id: str) -> None: ...
-    def sessions(self) -> list[SessionSummary]: ...
-    async def set_budget(self, session_id: str, budget: BudgetLimit | None, by: str) -> None: ...
-    async def republish(self, session_id: str, first: int, last: int | None) -> tuple[int, int]: ...
-
-    @property
-    def finishing(self) -> Finishing | None:
-        """Finishing sessions' work (None: this host does not: a scenario run)."""
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    id: str = Field(min_length=1, max_length=128)
+    by: Caller
+    command: dict[str, Any]
 
 
 class ControlServer:
@@ -89,15 +62,13 @@ class ControlServer:
         self,
         host: str,
         link: BusLink,
-        actions: HostActions,
-        prompter: BusPrompter | None,
+        executor: CommandExecutor,
         *,
         say: Callable[[str], None] = lambda _: None,
     ) -> None:
         self.host = host
         self.link = link
-        self.actions = actions
-        self.prompter = prompter
+        self.executor = executor
         self.say = say
         self._replies: OrderedDict[tuple[str, str], ControlReply] = OrderedDict()
         self._handling: dict[tuple[str, str], asyncio.Future[ControlReply]] = {}
@@ -146,10 +117,9 @@ class ControlServer:
     async def handle(self, data: bytes, user: str) -> ControlReply:
         """Answer one request that came on `user`'s control subject."""
         try:
-            request = ControlRequest.model_validate_json(data)
+            request = _Envelope.model_validate_json(data)
         except (ValidationError, ValueError) as error:
             return ControlReply(id="", ok=False, message=f"not a control request: {_first_error(error)}")
-        request = request.model_copy(update={"by": request.by.model_copy(update={"user": user})})
         key = (user, request.id)
         kept = self._replies.get(key)
         if kept is not None:
@@ -159,128 +129,23 @@ class ControlServer:
             return await asyncio.shield(running)
         future: asyncio.Future[ControlReply] = asyncio.get_running_loop().create_future()
         self._handling[key] = future
+        verb = str(request.command.get("verb"))
         try:
-            reply = await self._perform(request)
-        except Exception as error:  # a bug in an action: said, and the host goes on
-            reply = ControlReply(id=request.id, ok=False, message=f"{request.action} failed: {error}")
+            command = COMMAND.validate_python(request.command)
+        except ValidationError as error:
+            reply = ControlReply(id=request.id, ok=False, message=f"{verb}: {_first_error(error, skip=1)}")
+        else:
+            by = request.by.model_copy(update={"user": user})
+            done = await self.executor.send(command, by=by)
+            reply = ControlReply(id=request.id, **done.model_dump())
         finally:
             self._handling.pop(key, None)
-        if request.action not in READS:
+        if verb not in READS:
             self._replies[key] = reply
         while len(self._replies) > REPLIES_KEPT:
             self._replies.popitem(last=False)
         future.set_result(reply)
         return reply
-
-    async def _perform(self, request: ControlRequest) -> ControlReply:
-        def ok(**detail: Any) -> ControlReply:
-            return ControlReply(id=request.id, ok=True, detail=detail)
-
-        def refused(message: str, **detail: Any) -> ControlReply:
-            return ControlReply(id=request.id, ok=False, message=message, detail=detail)
-
-        action = request.action
-        actions = self.actions
-        session_id = request.session_id
-        needs_session = action not in ("stop_all", "new_agent", "sessions", "closed")
-        if needs_session and not session_id:
-            return refused(f"{action} needs a sessionId")
-        if action in FINISHING_ACTIONS:
-            return await self._finish(request, ok, refused)
-        try:
-            if action == "answer":
-                return self._answer(request, ok, refused)
-            if action == "stop":
-                return ok(stopped=actions.stop(session_id or ""))
-            if action == "stop_subtree":
-                return ok(stopped=actions.stop_subtree(session_id or ""))
-            if action == "stop_all":
-                return ok(stopped=actions.stop_all())
-            if action in ("steer", "follow_up"):
-                text = request.args.get("text")
-                if not isinstance(text, str) or not text.strip():
-                    return refused(f"{action} needs a text")
-                send = actions.steer if action == "steer" else actions.follow_up
-                return ok(how=send(session_id or "", text))
-            if action == "new_agent":
-                try:
-                    spec = AgentArgs.model_validate(request.args)
-                except ValidationError as error:
-                    return refused(f"new_agent: {_first_error(error)}")
-                return ok(sessionId=await actions.new_agent(spec))
-            if action == "close":
-                await actions.close(session_id or "")
-                return ok()
-            if action == "set_budget":
-                try:
-                    limits = BudgetArgs.model_validate(request.args)
-                except ValidationError as error:
-                    return refused(f"set_budget: {_first_error(error)}")
-                budget = BudgetLimit(limits.usd, limits.tokens)
-                by = request.by
-                await actions.set_budget(
-                    session_id or "",
-                    None if budget.empty else budget,
-                    f"{by.dashboard} ({by.user}@{by.host})",
-                )
-                return ok()
-            if action == "republish":
-                try:
-                    wanted = RepublishArgs.model_validate(request.args)
-                except ValidationError as error:
-                    return refused(f"republish: {_first_error(error)}")
-                published, stored = await actions.republish(session_id or "", wanted.first, wanted.last)
-                return ok(republished=published, stored=stored)
-            if action == "sessions":
-                waiting = self.prompter.waiting() if self.prompter is not None else []
-                return ok(
-                    host=self.host,
-                    sessions=[s.model_dump(by_alias=True) for s in actions.sessions()],
-                    waiting=[w.model_dump(by_alias=True) for w in waiting],
-                )
-        except Refused as error:
-            return refused(str(error))
-        return refused(f"unknown action {action}")
-
-    async def _finish(
-        self,
-        request: ControlRequest,
-        ok: Callable[..., ControlReply],
-        refused: Callable[..., ControlReply],
-    ) -> ControlReply:
-        finishing = self.actions.finishing
-        if finishing is None:
-            return refused(f"this host runs a scenario: {request.action} is for `agent-tui serve`'s sessions")
-        client = self.link.client
-        limit = review_limit(client.max_payload if client is not None else None)
-        try:
-            detail = await perform_finishing(
-                finishing, request.action, request.session_id or "", request.args, limit=limit
-            )
-        except FinishRefused as error:
-            return refused(str(error))  # as the local review screen shows it
-        return ok(**detail)
-
-    def _answer(
-        self,
-        request: ControlRequest,
-        ok: Callable[..., ControlReply],
-        refused: Callable[..., ControlReply],
-    ) -> ControlReply:
-        if self.prompter is None:
-            return refused("this host answers its permission requests itself (--approve allow|deny)")
-        try:
-            args = AnswerArgs.model_validate(request.args)
-        except ValidationError as error:
-            return refused(f"answer: {_first_error(error)}")
-        answer = PermissionAnswer(args.decision, remember=args.remember, reason=args.reason)
-        try:
-            first = self.prompter.answer(request.session_id or "", args.request_id, answer, request.by)
-        except LookupError as error:
-            return refused(str(error))
-        if first is not None:
-            return refused(already_sentence(first), **first.model_dump(by_alias=True))
-        return ok(decision=args.decision, remember=args.remember)
 
     async def stop(self) -> None:
         if self._subscription is not None:
@@ -291,9 +156,10 @@ class ControlServer:
             task.cancel()
 
 
-def _first_error(error: Exception) -> str:
+def _first_error(error: Exception, *, skip: int = 0) -> str:
+    """The first problem of `error` in a line (`skip`: leading parts of its place left out)."""
     if isinstance(error, ValidationError):
         first = error.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
+        where = ".".join(str(part) for part in first.get("loc", ())[skip:])
         return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
     return str(error).splitlines()[0] if str(error) else type(error).__name__

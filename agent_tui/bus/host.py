@@ -6,9 +6,9 @@ Invariants:
   fails an agent: the host keeps logging, tries again in the background, says so on stderr,
   and republishes from the logs when the bus is back (a `HostNotice` on `notice_subject`);
 - the host holds its name on the bus for as long as it runs, and heartbeats its `Presence`;
-- the control subject is served by `ControlServer` over `EngineActions`: the workbench's
-  controls on `serve` (finishing sessions' work included), the engine's own (stop, steer,
-  follow-up) on `run --bus`;
+- the control subject is served by `ControlServer` over a `CommandExecutor` (`executor`): the
+  workbench's on `serve` (finishing sessions' work included), the engine's alone (stop, steer,
+  follow-up, budgets) on `run --bus`; the bus's own verbs (sessions, republish) are `HostLog`'s;
 - `close()` flushes what is logged to the bus for a bounded time, keeps the marks, lets go of
   the name and the presence, and closes the link; it never raises.
 """
@@ -25,13 +25,13 @@ from typing import Any
 import orjson
 
 from agent_tui.bus.config import BusSettings
-from agent_tui.bus.control_server import ControlServer, HostActions, Refused
+from agent_tui.bus.control_server import ControlServer
 from agent_tui.bus.host_link import BusLink, BusUnreachable
 from agent_tui.bus.host_prompter import BusPrompter
 from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
 from agent_tui.bus.protocol import (
-    AgentArgs,
     HostNotice,
+    HostSessions,
     NameClaim,
     Presence,
     SessionSummary,
@@ -39,16 +39,12 @@ from agent_tui.bus.protocol import (
     notice_subject,
 )
 from agent_tui.bus.publisher import Publisher, RefillFailed
-from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.engine import SessionEngine
-from agent_tui.engine.errors import UnknownSession
-from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused
-from agent_tui.runtime.finishing import Finishing
+from agent_tui.runtime.command_executor import CommandExecutor, Refused, review_limit
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.store.jsonl import iter_lines
-from agent_tui.turns import Attached
 
-__all__ = ["BusHost", "BusUnreachable", "EngineActions", "NameTaken"]
+__all__ = ["BusHost", "BusUnreachable", "NameTaken"]
 
 FLUSH_TIMEOUT_S = 10.0
 
@@ -131,12 +127,32 @@ class BusHost:
             self.link.open_in_background()
         self._tasks.append(asyncio.get_running_loop().create_task(self.publisher.run()))
 
-    def attach(self, engine: SessionEngine, actions: HostActions) -> None:
-        """Publish `engine`'s events and serve `actions` on the control subject."""
+    def executor(
+        self, engine: SessionEngine, *, workbench: Workbench | None = None, project: Path | None = None
+    ) -> CommandExecutor:
+        """What carries out the commands this host is asked for (the workbench's on `serve`)."""
+
+        def limit() -> int:
+            client = self.link.client
+            return review_limit(client.max_payload if client is not None else None)
+
+        return CommandExecutor(
+            engine,
+            workbench=workbench,
+            questions=self.prompter,
+            project=project,
+            bus=HostLog(engine, self.publisher, self.prompter),
+            review_limit=limit,
+        )
+
+    def attach(self, engine: SessionEngine, executor: CommandExecutor | None = None) -> None:
+        """Publish `engine`'s events and serve `executor` (default: the engine's alone) on the
+        control subject."""
         self._unsubscribe.append(engine.subscribe(self.publisher.heard))
         if self.prompter is not None:
             self._unsubscribe.append(engine.subscribe(self.prompter.heard))
-        self.control = ControlServer(self.name, self.link, actions, self.prompter, say=self.say)
+        executor = executor or self.executor(engine)
+        self.control = ControlServer(self.name, self.link, executor, say=self.say)
         if self.link.connected.is_set():
             self._tasks.append(asyncio.get_running_loop().create_task(self.control.start()))
 
@@ -227,95 +243,14 @@ def _created(path: Path) -> dict[str, Any]:
     return {}
 
 
-class EngineActions:
-    """A host's actions on its engine, and the workbench's when it has one (`serve`)."""
+class HostLog:
+    """The bus's own verbs on a host: its sessions as the stream has them, and a hole refilled."""
 
-    def __init__(
-        self,
-        engine: SessionEngine,
-        publisher: Publisher,
-        *,
-        workbench: Workbench | None = None,
-        project: Path | None = None,
-    ) -> None:
+    def __init__(self, engine: SessionEngine, publisher: Publisher, prompter: BusPrompter | None) -> None:
         self.engine = engine
         self.publisher = publisher
-        self.workbench = workbench
-        self.project = project
+        self.prompter = prompter
         self._created: dict[str, dict[str, Any]] = {}
-
-    @property
-    def finishing(self) -> Finishing | None:
-        """The workbench's finishing actions on `serve`; a scenario run has none."""
-        return self.workbench
-
-    def _known(self, session_id: str) -> None:
-        try:
-            self.engine.session(session_id)
-        except UnknownSession:
-            raise Refused(f"no session {session_id} runs on this host") from None
-
-    def stop(self, session_id: str) -> int:
-        self._known(session_id)
-        return 1 if self.engine.cancel_turn(session_id) else 0
-
-    def stop_subtree(self, session_id: str) -> int:
-        self._known(session_id)
-        return self.engine.stop_subtree(session_id)
-
-    def stop_all(self) -> int:
-        engine = self.engine
-        return sum(1 for info in engine.sessions() if engine.cancel_turn(info.id))
-
-    def steer(self, session_id: str, text: str) -> str:
-        self._known(session_id)
-        if isinstance(self.engine.submit(session_id, text.strip()), Attached):
-            return "steered"
-        raise Refused("no turn is running in that session to steer (send a follow-up instead)")
-
-    def follow_up(self, session_id: str, text: str) -> str:
-        if self.workbench is not None:
-            sent = self.workbench.send(session_id, text)
-            if isinstance(sent, SendRefused):
-                raise Refused(sent.reason)
-            return sent.how
-        self._known(session_id)
-        if isinstance(self.engine.submit(session_id, text.strip()), Attached):
-            return "steered"
-        try:
-            self.engine.start_turn(session_id, text.strip())
-        except Exception as error:
-            raise Refused(f"no new turn: {error}") from None
-        return "started"
-
-    async def new_agent(self, args: AgentArgs) -> str:
-        if self.workbench is None:
-            raise Refused("this host runs a scenario and starts no other agents (use `agent-tui serve`)")
-        base = self.project or Path.cwd()
-        cwd = base / args.cwd if args.cwd else base  # a relative directory is the host's own
-        spec = AgentSpec(
-            prompt=args.prompt,
-            cwd=cwd,
-            name=args.name,
-            model=args.model,
-            own_worktree=args.own_worktree,
-            acp=args.acp,
-            budget=_budget(args.budget_usd, args.budget_tokens),
-        )
-        try:
-            return await self.workbench.start_agent(spec)
-        except AgentStartError as error:
-            raise Refused(str(error)) from None
-
-    async def set_budget(self, session_id: str, budget: BudgetLimit | None, by: str) -> None:
-        if self.workbench is not None:
-            try:
-                await self.workbench.set_budget(session_id, budget, by=by)
-            except BudgetRefused as error:
-                raise Refused(str(error)) from None
-            return
-        self._known(session_id)
-        await self.engine.set_budget(session_id, budget, by=by)
 
     async def republish(self, session_id: str, first: int, last: int | None) -> tuple[int, int]:
         """Publish the session's logged events `first`..`last` (None: its end) again."""
@@ -330,13 +265,8 @@ class EngineActions:
         except RefillFailed as error:
             raise Refused(str(error)) from None
 
-    async def close(self, session_id: str) -> None:
-        if self.workbench is None:
-            raise Refused("a scenario run closes its sessions itself when it ends")
-        self._known(session_id)
-        await self.workbench.dispose(session_id)
-
-    def sessions(self) -> list[SessionSummary]:
+    def sessions(self) -> dict[str, Any]:
+        """A `HostSessions` as a reply's detail."""
         publisher = self.publisher
         host = publisher.host
         running = {info.id for info in self.engine.sessions() if info.live_turn is not None}
@@ -360,10 +290,5 @@ class EngineActions:
                     running=session_id in running,
                 )
             )
-        return summaries
-
-
-def _budget(usd: float | None, tokens: int | None) -> BudgetLimit | None:
-    """A new agent's budget from the form's fields (None: the host's default)."""
-    budget = BudgetLimit(usd, tokens)
-    return None if budget.empty else budget
+        waiting = self.prompter.waiting() if self.prompter is not None else []
+        return HostSessions(host=host, sessions=summaries, waiting=waiting).model_dump(by_alias=True)

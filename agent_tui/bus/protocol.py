@@ -32,29 +32,27 @@ Added with the host (`agent_tui.bus.host`), for the dashboard side to rely on:
 - within one session the stream holds each sequence at most once (the message id); after an
   outage a republished event can land after a later one of its session, so a reader checks
   `sequence` as it folds (never trusts the stream's order alone);
-- the `answer` action's `args` are an `AnswerArgs` (`requestId`, `decision`, `remember`); the
-  host commits it as `permission.resolved{actor: "user", by: {dashboard, user, host}}`; the
-  first answer wins, a later one gets `ok: false`, a message "already answered by DASHBOARD
+- a `ControlRequest` carries one `Command` (`agent_tui.runtime.commands`) as it is, and its
+  `ControlReply` is that command's `Reply` with the request's id: the union is the schema of
+  both ends, and its checks (a budget's numbers, an answer's words) are the wire's;
+- an `answer` is committed as `permission.resolved{actor: "user", by: {dashboard, user, host}}`;
+  the first answer wins, a later one gets `ok: false`, a message "already answered by DASHBOARD
   (USER) at HH:MM:SS" and `detail` = `AlreadyAnswered` fields (`by`, `at`);
-- the `sessions` action answers `detail = HostSessions` (every session the host has, with its
+- `sessions` answers `detail = HostSessions` (every session the host has, with its
   last logged sequence, the last one the stream acknowledged and that message's stream
   sequence, its `session.created` payload, whether a turn runs, and the permission requests
   waiting for an answer): a dashboard that attaches late draws its first screen from it and
   reads each session's history from the stream behind it (`streamSequence` says where each
   session's tail is);
-- `new_agent`'s `args` are an `AgentArgs`; its reply's `detail` is `{"sessionId": ...}`;
-  `steer` and `follow_up` take `{"text": ...}` and reply `detail = {"how": "steered"|"started"}`;
-  `stop`, `stop_subtree`, `stop_all` reply `detail = {"stopped": N}`;
-- `republish` takes a `RepublishArgs` (`{"first", "last"?}`: the sequences a dashboard found
-  missing from the stream); the host publishes them again from its log, as after an outage
-  (same subject, same message id), and replies once the stream acknowledged them, `detail =
-  {"republished": N, "stored": M}` (M: those the stream stored anew, not dropped as duplicates
-  by its window); a sequence past the end of the host's log is refused;
-- `set_budget` takes a `BudgetArgs` (`{"usd"?, "tokens"?}`: the session tree's whole new budget,
-  none of them for no budget); the host commits it as `session.budget{by}`;
-- the finishing actions (`review`, `turns`, `commit`, `merge`, `discard`, `rewind_plan`,
-  `rewind`, `closed`, `reopen`) are the host's workbench's own; their arguments, their replies'
-  `detail` and the review's bound are `agent_tui.bus.remote_finishing`'s;
+- `republish` (the sequences a dashboard found missing from the stream) is published again from
+  the host's log, as after an outage (same subject, same message id); the reply comes once the
+  stream acknowledged them, `detail = {"republished": N, "stored": M}` (M: those the stream
+  stored anew, not dropped as duplicates by its window); a sequence past the end of the host's
+  log is refused;
+- `set_budget` is committed as `session.budget{by}`; the finishing verbs (`review`, `turns`,
+  `commit`, `merge`, `discard`, `rewind_plan`, `rewind`, `closed`, `reopen`) are the host's
+  workbench's own, their replies' `detail` the runtime's results as pydantic dumps them (a
+  review bounded by `review_limit`);
 - a repeated request id gets the first reply again, however long ago it was sent (the host
   remembers the last `REPLIES_KEPT` ids), except for the finishing reads (a review, a rewind
   plan, the turns, the closed sessions), which are read again;
@@ -74,12 +72,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field
 
-from agent_tui.costs.budgets import tokens_problem, usd_problem
+from agent_tui.runtime.commands import AlreadyAnswered as AlreadyAnswered
+from agent_tui.runtime.commands import Caller, Command, Reply
 
 STREAM = "AGENT_TUI_EVENTS"
 """The JetStream stream that holds every host's events."""
@@ -195,59 +193,19 @@ class _Message(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
-class Caller(_Message):
-    """Who sent a control request: recorded with what the host commits for it (`by`). A host
-    replaces `user` by the user of the subject the request came on (`caller_user`): only that
-    is the server's word; `dashboard` and `host` are what the sender says of itself."""
-
-    dashboard: str
-    user: str
-    host: str
-
-
-ControlAction = Literal[
-    "answer",  # a permission request: decision + remember (once/session/always)
-    "stop",  # the session's running turn
-    "stop_subtree",  # the session and everything it spawned
-    "stop_all",
-    "steer",  # text into the running turn
-    "follow_up",  # a new turn with text
-    "new_agent",  # start an agent on this host
-    "close",  # close a session
-    "sessions",  # what the host runs now (for a dashboard that attaches)
-    "set_budget",  # the whole budget of a session's tree (raise it to let a stopped tree go on)
-    "republish",  # a session's logged events again (a hole the stream cannot fill)
-    # finishing a session's work (`agent_tui.bus.remote_finishing`):
-    "review",  # its whole change against its base, bounded
-    "turns",  # its turns, for rewinding one
-    "commit",  # everything in its worktree
-    "merge",  # its branch into the branch it came from
-    "discard",  # close it, remove its worktree, delete its branch
-    "rewind_plan",  # what rewinding a turn would put back
-    "rewind",  # put back what a turn changed
-    "closed",  # the host's closed sessions
-    "reopen",  # a closed session back, sub-agents included
-]
-
-
 class ControlRequest(_Message):
+    """A `Command` asked of a host by `by`; `id` is the request's identity (a repeat gets the
+    first reply again)."""
+
     id: str = Field(min_length=1, max_length=128)
-    action: ControlAction
     by: Caller
-    session_id: str | None = Field(default=None, alias="sessionId")
-    args: dict[str, Any] = Field(default_factory=dict)
-    """The action's own arguments (`requestId`, `decision`, `remember` for an answer; `text`
-    for steer and follow-up; the agent's spec for new_agent; `usd`, `tokens` for set_budget)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+    command: Command
 
 
-class ControlReply(_Message):
+class ControlReply(Reply):
+    """The `Reply` to the request `id`."""
+
     id: str
-    ok: bool
-    message: str | None = None
-    """Why not, in words a person reads ("already answered by laptop (ana) at 14:02:07")."""
-    detail: dict[str, Any] = Field(default_factory=dict)
 
 
 class Presence(_Message):
@@ -279,82 +237,6 @@ class NameClaim(_Message):
     machine: str
     user: str
     since: str
-
-
-Scope = Literal["once", "session", "always"]
-
-
-class AnswerArgs(_Message):
-    """The `answer` action's arguments."""
-
-    request_id: str = Field(alias="requestId", min_length=1)
-    decision: Literal["allow", "deny"]
-    remember: Scope = "once"
-    reason: str | None = None
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
-
-class AlreadyAnswered(_Message):
-    """The `detail` of a refused answer: who answered first, and when (the event's `ts`)."""
-
-    by: Caller | None
-    actor: str
-    at: str
-    decision: str
-
-
-class AgentArgs(_Message):
-    """The `new_agent` action's arguments (the new-agent form's fields)."""
-
-    prompt: str
-    cwd: str | None = None
-    """The directory on the host (default: the host's `--cwd`; a relative one is relative to it)."""
-    name: str = ""
-    model: str | None = None
-    acp: str | None = None
-    own_worktree: bool = Field(default=False, alias="ownWorktree")
-    budget_usd: Usd = Field(default=None, alias="budgetUsd")
-    budget_tokens: Tokens = Field(default=None, alias="budgetTokens")
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
-
-class RepublishArgs(_Message):
-    """The `republish` action's arguments: the session's sequences from `first` to `last`
-    (None: to the end of its log)."""
-
-    first: int = Field(ge=1)
-    last: int | None = Field(default=None, ge=1)
-
-
-def _usd(value: Any) -> Any:
-    problem = usd_problem(value) if value is not None else None
-    if problem is not None:
-        raise PydanticCustomError("budget", "expected {problem}", {"problem": problem})
-    return value
-
-
-def _tokens(value: Any) -> Any:
-    problem = tokens_problem(value) if value is not None else None
-    if problem is not None:
-        raise PydanticCustomError("budget", "expected {problem}", {"problem": problem})
-    return value
-
-
-Usd = Annotated[float | None, BeforeValidator(_usd)]
-"""A dollar budget as a peer sends it, checked as the flag and the config check it."""
-Tokens = Annotated[int | None, BeforeValidator(_tokens)]
-"""A token budget as a peer sends it: a JSON integer from 1 to `MAX_TOKENS` (not 5.0, not "5")."""
-
-
-class BudgetArgs(_Message):
-    """The `set_budget` action's arguments: the tree's whole new budget (none: no budget)."""
-
-    usd: Usd = None
-    tokens: Tokens = None
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
 
 class WaitingRequest(_Message):

@@ -104,7 +104,7 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[
     import anyio
 
     from agent_tui.bus.config import default_name
-    from agent_tui.bus.host import BusHost, BusUnreachable, EngineActions, NameTaken
+    from agent_tui.bus.host import BusHost, BusUnreachable, NameTaken
     from agent_tui.bus.host_prompter import BusPrompter
     from agent_tui.runtime.stop_signals import listen_for_stop_signals
     from agent_tui.runtime.workbench import Workbench
@@ -145,8 +145,8 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[
     )
     try:
         async with workbench.serving():
-            actions = EngineActions(workbench.engine, host.publisher, workbench=workbench, project=project)
-            host.attach(workbench.engine, actions)
+            engine = workbench.engine
+            host.attach(engine, host.executor(engine, workbench=workbench, project=project))
             await host.control_ready()
             for problem in await workbench.hydrate(lambda _event: None):
                 _stderr(problem)
@@ -218,7 +218,7 @@ def cmd_run_on_bus(args: argparse.Namespace) -> int:
 
 
 async def _play_on_bus(headless: Any, settings: Any, name: str, prompter: Any) -> Any:
-    from agent_tui.bus.host import BusHost, EngineActions
+    from agent_tui.bus.host import BusHost
 
     host = BusHost(
         settings, name=name, kind="run", sessions_dir=headless.sessions_dir, say=_stderr, prompter=prompter
@@ -227,7 +227,7 @@ async def _play_on_bus(headless: Any, settings: Any, name: str, prompter: Any) -
     inner = headless.listener
 
     def listener(run: Any) -> Any:
-        host.attach(run.engine, EngineActions(run.engine, host.publisher))
+        host.attach(run.engine)
         return inner(run)
 
     headless.listener = listener

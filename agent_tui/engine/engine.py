@@ -681,6 +681,10 @@ class SessionEngine:
         stopped = 1 if self.cancel_turn(session_id) else 0
         return stopped + self.registry.stop_children(session_id)
 
+    def stop_all(self) -> int:
+        """Stop every running turn. Returns how many."""
+        return sum(1 for info in self.sessions() if self.cancel_turn(info.id))
+
     def dispose_session(self, session_id: str) -> None:
         """Stop and forget a session and its whole subtree (their logs stay on disk)."""
         self.stop_subtree(session_id)

@@ -802,13 +802,6 @@ class Workbench(FinishingActions):
             await self.engine.set_budget(session_id, budget, by=by)
 
     # -- stopping ------------------------------------------------------------------------------
-    def stop_subtree(self, session_id: str) -> int:
-        return self.engine.stop_subtree(session_id)
-
-    def stop_all(self) -> int:
-        engine = self.engine
-        return sum(1 for info in engine.sessions() if engine.cancel_turn(info.id))
-
     def running_turns(self) -> int:
         return len(self.engine.unfinished_turns())
 
@@ -824,7 +817,7 @@ class Workbench(FinishingActions):
     async def close(self, timeout: float = 5.0) -> bool:
         """Stop every turn and wait until each has stored its end. False if time ran out."""
         with anyio.move_on_after(timeout):
-            await _stop_until_ended(self.stop_all, self.engine.sessions)
+            await _stop_until_ended(self.engine.stop_all, self.engine.sessions)
             return True
         return False
 

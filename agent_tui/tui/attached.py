@@ -1,14 +1,14 @@
 """`AttachedRun`: the dashboard's run when it is attached to hosts on a bus (`agent-tui attach`).
 
-It offers the screens the surface a `LiveRun` offers (state, redraws, approvals, stop, send, new
-agents, close), over an `AttachedBus`: the state is the bus's (folded by the same reducer from
-the stream), and every action is a control request to the host that runs the session.
+It offers the screens the surface a `LiveRun` offers (state, redraws, approvals, commands), over
+an `AttachedBus`: the state is the bus's (folded by the same reducer from the stream), and it is
+its own `CommandClient`: every command is a control request to the host that runs the session.
 
 Invariants:
-- a control returns at once with what the screen says now (the request is sent in the
-  background); what the host answers later that the screen did not say, a refusal or no answer
-  at all, arrives as `RemoteActionFailed` (the app shows it); a retry of an action that got no
-  answer is the same request (`RemoteWorkbench`);
+- a command's `Reply` is the host's (or a sentence saying it did not answer: a retry of a command
+  that got no answer is the same request, `BusCommands`); stopping everything asks every host
+  that runs something and adds up what they stopped, a host's refusal arriving as
+  `RemoteActionFailed` (the app shows it);
 - an action on a session whose host is unreachable, while the bus is away, or that the
   dashboard's credentials may not ask for (a read-only dashboard, a host whose control subject
   the server refused) is refused at once with a sentence saying so, never sent; a read-only
@@ -28,9 +28,7 @@ Invariants:
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -40,23 +38,23 @@ from textual.message import Message
 from agent_tui.events import Event
 from agent_tui.ports import (
     AcpPermissionRequest,
-    AgentSpec,
+    Answer,
     AttachedBus,
-    BudgetLimit,
     BusUnreachable,
+    Command,
+    CommandClient,
     Finishing,
     ModelChoice,
-    PermissionAnswer,
+    NewAgent,
     ProjectRulesState,
     RemoteFinishing,
-    RemoteOutcome,
+    Reply,
     RunResult,
-    SendRefused,
-    Sent,
+    StopAll,
     Workbench,
 )
 from agent_tui.reducer import DashboardState
-from agent_tui.tui.messages import AgentStarted, AgentStartFailed, LiveRunFinished, RemoteActionFailed
+from agent_tui.tui.messages import LiveRunFinished, RemoteActionFailed
 from agent_tui.tui.redraw_throttle import RedrawThrottle
 from agent_tui.tui.run_collector import RunCollector
 
@@ -112,12 +110,15 @@ class AttachedRun:
         self._close_requested = False
         self._problems_told = 0
         self._read_only_told = False
-        self._tasks: set[asyncio.Task[None]] = set()
         self._finishing: RemoteFinishing | None = None
 
     @property
     def state(self) -> DashboardState:
         return self.bus.state
+
+    @property
+    def commands(self) -> CommandClient:
+        return self
 
     @property
     def finishing(self) -> Finishing | None:
@@ -275,9 +276,6 @@ class AttachedRun:
     def check_project_rules(self) -> None:
         return None
 
-    def accept_project_rules(self, digest: str) -> bool:
-        return False
-
     def running_turns(self) -> int:
         return 0  # quitting an attached dashboard stops nothing: nothing runs here
 
@@ -305,82 +303,65 @@ class AttachedRun:
             return f"Host {host} is unreachable."
         return None
 
-    def _send(self, what: str, request: Awaitable[RemoteOutcome], *, say_done: bool = False) -> None:
-        async def wait() -> None:
-            outcome = await request
-            refused = self.bus.control_refusal(outcome.host)
-            if not outcome.answered and refused is not None:  # the server dropped the request
-                self._post(RemoteActionFailed(refused, title=f"{what.capitalize()} · {outcome.host}"))
-            elif not outcome.answered or not outcome.ok:
-                self._post(
-                    RemoteActionFailed(outcome.sentence(what), title=f"{what.capitalize()} · {outcome.host}")
-                )
-            elif say_done and outcome.message:
-                self._post(
-                    RemoteActionFailed(outcome.message, title=what.capitalize(), severity="information")
-                )
-
-        self._background(wait)
-
-    def _background(self, job: Callable[[], Awaitable[None]]) -> None:
-        task: asyncio.Task[None] = asyncio.ensure_future(job())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     # -- controls --------------------------------------------------------------------------------
     def is_waiting(self, session_id: str, request_id: str) -> bool:
         session = self.state.sessions.get(session_id)
         return session is not None and request_id in session.pending and self._refusal(session_id) is None
 
-    def answer(self, session_id: str, request_id: str, answer: PermissionAnswer) -> bool:
-        host = self.bus.host_of(session_id)
-        if host is None or not self.is_waiting(session_id, request_id):
-            return False
-        self._send("answer", self.bus.control.answer(host, session_id, request_id, answer))
-        return True
-
-    def stop_subtree(self, session_id: str) -> int:
-        refusal = self._refusal(session_id)
-        host = self.bus.host_of(session_id)
+    async def send(self, command: Command, host: str | None = None) -> Reply:
+        """Ask the host of the command's session (a new agent: `host`, else `new_agent_host`)
+        to carry it out; refused here, with the sentence, when it cannot be sent now."""
+        if isinstance(command, StopAll):
+            return await self._stop_all(command)
+        session_id: str | None = getattr(command, "session_id", None)
+        what = command.verb.replace("_", " ")
+        if isinstance(command, NewAgent):
+            host = host or self.new_agent_host(self.selected())
+            what = f"new agent on {host}"
+            if command.model == HOST_DEFAULT_MODEL:
+                command = command.model_copy(update={"model": None})
+        elif session_id is not None:
+            host = self.bus.host_of(session_id)
+        refusal = self._refusal(session_id) if session_id is not None else self._refusal(None)
+        if refusal is None and host is None:
+            refusal = (
+                "No host publishes that session." if session_id is not None else "No host is on the bus."
+            )
+        if refusal is None and host is not None:
+            refusal = self.bus.control_refusal(host)
+        if isinstance(command, Answer) and refusal is None:
+            if not self.is_waiting(command.session_id, command.request_id):
+                refusal = "that request is no longer waiting."
         if refusal is not None or host is None:
-            self._post(RemoteActionFailed(refusal or "No host publishes that session.", title="Stop"))
-            return 0
-        running = [sid for sid in self._family(session_id) if self._running(sid)]
-        if running:
-            self._send("stop", self.bus.control.stop_subtree(host, session_id))
-        return len(running)
+            return Reply(ok=False, message=refusal)
+        outcome = await self.bus.control.send(host, command)
+        refused = self.bus.control_refusal(outcome.host)
+        if not outcome.answered and refused is not None:  # the server dropped the request
+            return Reply(ok=False, message=refused)
+        return outcome.reply(what)
 
-    def stop_all(self) -> int:
+    async def _stop_all(self, command: StopAll) -> Reply:
+        """Every host that runs something stops it all: how many turns they stopped together."""
         refusal = self._refusal(None)
         if refusal is not None:
-            self._post(RemoteActionFailed(refusal, title="Stop all"))
-            return 0
+            return Reply(ok=False, message=refusal)
         stopped = 0
         for host in self.bus.hosts():
-            running = [
-                sid
-                for sid in self.state.sessions
-                if self.bus.host_of(sid) == host.name and self._running(sid)
-            ]
-            if running and host.reachable and self.bus.control_refusal(host.name) is None:
-                stopped += len(running)
-                self._send("stop all", self.bus.control.stop_all(host.name))
-        return stopped
+            if not any(
+                self.bus.host_of(sid) == host.name and self._running(sid) for sid in self.state.sessions
+            ):
+                continue
+            if not host.reachable or self.bus.control_refusal(host.name) is not None:
+                continue
+            outcome = await self.bus.control.send(host.name, command)
+            if outcome.answered and outcome.ok:
+                stopped += int(outcome.detail.get("stopped", 0))
+            else:
+                self._post(RemoteActionFailed(outcome.sentence("stop all"), title=f"Stop all · {host.name}"))
+        return Reply(ok=True, detail={"stopped": stopped})
 
     def session_chosen(self, session_id: str) -> None:
         """Nothing to read here: the hosts hold their sessions."""
-
-    def send(self, session_id: str, text: str) -> Sent | SendRefused:
-        refusal = self._refusal(session_id)
-        host = self.bus.host_of(session_id)
-        if refusal is not None or host is None:
-            return SendRefused(refusal or "No host publishes that session.")
-        session = self.state.sessions[session_id]
-        if self._running(session_id) and not self.is_external(session.client):
-            self._send("steer", self.bus.control.steer(host, session_id, text))
-            return Sent("steered")
-        self._send("follow-up", self.bus.control.follow_up(host, session_id, text))
-        return Sent("started")
 
     def agent_hosts(self) -> tuple[dict[str, str | None], str | None]:
         """The hosts that may be asked for a new agent (reachable, and not refused to this
@@ -394,28 +375,6 @@ class AttachedRun:
         first = self.new_agent_host(self.selected())
         return hosts, first if first in hosts else next(iter(hosts), None)
 
-    async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
-        host = host or self.new_agent_host(self.selected())
-        refusal = (
-            self._refusal(None)
-            or (None if host is not None else "No host is on the bus.")
-            or self.bus.control_refusal(host)
-        )
-        if refusal is not None or host is None:
-            self._post(AgentStartFailed(spec, refusal or "No host is on the bus."))
-            return None
-        if spec.model == HOST_DEFAULT_MODEL:
-            spec = dataclasses.replace(spec, model=None)
-        outcome = await self.bus.control.new_agent(host, spec)
-        if not outcome.answered or not outcome.ok:
-            self._post(AgentStartFailed(spec, outcome.sentence(f"new agent on {host}")))
-            return None
-        session_id = outcome.detail.get("sessionId")
-        if isinstance(session_id, str):
-            self._post(AgentStarted(session_id))
-            return session_id
-        return None
-
     def new_agent_host(self, selected: str | None = None) -> str | None:
         """The host a new agent starts on when none is picked: the selected session's, else the
         first reachable one."""
@@ -424,34 +383,6 @@ class AttachedRun:
         reachable = [host.name for host in self.bus.hosts() if host.reachable]
         return reachable[0] if reachable else None
 
-    async def close_session(self, session_id: str) -> str | None:
-        """Ask the session's host to close it; a problem in one sentence, or None."""
-        refusal = self._refusal(session_id)
-        host = self.bus.host_of(session_id)
-        if refusal is not None or host is None:
-            return refusal or "No host publishes that session."
-        outcome = await self.bus.control.close(host, session_id)
-        return None if outcome.answered and outcome.ok else outcome.sentence("close")
-
-    async def set_budget(self, session_id: str, budget: BudgetLimit | None) -> str | None:
-        """Ask the session's host to set its tree's whole budget; a problem in one sentence, or None."""
-        refusal = self._refusal(session_id)
-        host = self.bus.host_of(session_id)
-        if refusal is not None or host is None:
-            return refusal or "No host publishes that session."
-        outcome = await self.bus.control.set_budget(host, session_id, budget)
-        return None if outcome.answered and outcome.ok else outcome.sentence("set the budget")
-
     def _running(self, session_id: str) -> bool:
         session = self.state.sessions.get(session_id)
         return session is not None and bool(session.turns) and session.turns[-1].stop_reason is None
-
-    def _family(self, session_id: str) -> list[str]:
-        found = [session_id]
-        stack = list(self.state.children(session_id))
-        while stack:
-            child = stack.pop()
-            if child not in found:
-                found.append(child)
-                stack.extend(self.state.children(child))
-        return found

@@ -34,25 +34,22 @@ from agent_tui.events import OUR_CLIENT, Event, counted, is_ours
 from agent_tui.ports import (
     AcpPermissionRequest,
     AgentSpec,
-    AgentStartError,
-    BudgetLimit,
-    BudgetRefused,
+    Command,
+    CommandClient,
+    CommandExecutor,
     ExternalAgents,
     Finishing,
     ModelChoice,
     PermissionAnswer,
     ProjectRulesState,
+    Reply,
     RunResult,
     ScenarioRun,
-    SendRefused,
-    Sent,
     Workbench,
     load_scenario,
 )
 from agent_tui.reducer import DashboardState, absorb_earlier_spend, apply_event
 from agent_tui.tui.messages import (
-    AgentStarted,
-    AgentStartFailed,
     LiveRunFinished,
     McpServerDown,
     ProjectRulesWaiting,
@@ -62,6 +59,9 @@ from agent_tui.tui.messages import (
 from agent_tui.tui.prompter import TuiPrompter
 from agent_tui.tui.redraw_throttle import RedrawThrottle
 from agent_tui.tui.run_collector import RunCollector
+from agent_tui.tui.run_surface import start_agent
+
+NOT_OPEN = "Nothing is running here: the engine is not open."
 
 
 class LiveRun:
@@ -118,6 +118,7 @@ class LiveRun:
         self.redraws = RedrawThrottle()
         self.run: ScenarioRun | None = None
         self.workbench: Workbench | None = None
+        self._executor: CommandExecutor | None = None
         self.finished = False
         self._close_requested = False
         # Made in `play`, on the loop that runs it (an anyio event needs a running loop).
@@ -131,6 +132,14 @@ class LiveRun:
     def finishing(self) -> Finishing | None:
         """The workbench's finishing actions (None: before the engine is up)."""
         return self.workbench
+
+    @property
+    def commands(self) -> CommandClient:
+        """The executor over the workbench; before the engine is up and after it closed, every
+        command is refused (`NOT_OPEN`)."""
+        if self._executor is None or self.finished:
+            return _NotOpen()
+        return self._executor
 
     # -- running -------------------------------------------------------------------------------
     def _build(self) -> Workbench:
@@ -180,6 +189,9 @@ class LiveRun:
             self.finished = True
             raise
         self.workbench = workbench
+        self._executor = CommandExecutor(
+            workbench.engine, workbench=workbench, questions=_Questions(self.prompter), project=self.project
+        )
         unsubscribe = workbench.engine.subscribe(self._on_event)
         result: RunResult | None = None
         collector = RunCollector()
@@ -195,9 +207,8 @@ class LiveRun:
                 self._post(WorkbenchReady(problems))
                 self.check_project_rules()
                 if self.prompt or self.agent:
-                    await self.start_agent(
-                        AgentSpec(self.prompt or "", self.project or Path.cwd(), acp=self.agent)
-                    )
+                    spec = AgentSpec(self.prompt or "", self.project or Path.cwd(), acp=self.agent)
+                    await start_agent(self, self._post, spec)
                 if self.run is not None and not self._closing.is_set():
                     result = await self.run.play()
                     self._post(LiveRunFinished(_summary(result)))
@@ -275,10 +286,6 @@ class LiveRun:
             self._rules_told = state.digest
             self._post(ProjectRulesWaiting(state))
 
-    def accept_project_rules(self, digest: str) -> bool:
-        """Accept the project's rules file if it still has that content."""
-        return self.workbench is not None and self.workbench.accept_project_rules(digest)
-
     def is_waiting(self, session_id: str, request_id: str) -> bool:
         return self.prompter.request(session_id, request_id) is not None
 
@@ -290,56 +297,11 @@ class LiveRun:
     def log_of(self, session_id: str) -> Path | None:
         return self.sessions_dir / f"{session_id}.jsonl"
 
-    def answer(self, session_id: str, request_id: str, answer: PermissionAnswer) -> bool:
-        return self.prompter.answer(session_id, request_id, answer)
-
-    def stop_subtree(self, session_id: str) -> int:
-        """Stop the session and every running descendant; how many turns were stopped."""
-        return self.workbench.stop_subtree(session_id) if self.workbench is not None else 0
-
-    def stop_all(self) -> int:
-        """Stop every running turn; how many were stopped."""
-        return self.workbench.stop_all() if self.workbench is not None else 0
-
     def running_turns(self) -> int:
         return self.workbench.running_turns() if self.workbench is not None and not self.finished else 0
 
-    def send(self, session_id: str, text: str) -> Sent | SendRefused:
-        """Steer the session's running turn with `text`, or start its next turn."""
-        if self.workbench is None or self.finished:
-            return SendRefused("Nothing is running here: the engine is not open.")
-        return self.workbench.send(session_id, text)
-
     def agent_hosts(self) -> tuple[dict[str, str | None], str | None]:
         return {}, None  # agents start in this process
-
-    async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
-        """Start a new agent; the UI hears `AgentStarted` or `AgentStartFailed` (spec kept).
-        `host` is a remote run's: here every agent runs in this process."""
-        if self.workbench is None or self.finished:
-            self._post(AgentStartFailed(spec, "the engine is not open"))
-            return None
-        try:
-            session_id = await self.workbench.start_agent(spec)
-        except AgentStartError as error:
-            self._post(AgentStartFailed(spec, str(error)))
-            return None
-        self._post(AgentStarted(session_id))
-        return session_id
-
-    async def set_budget(self, session_id: str, budget: BudgetLimit | None) -> str | None:
-        """Set the whole budget of the session's tree (None: none); why not in one sentence, or None."""
-        if self.workbench is None or self.finished:
-            return "Nothing is running here: the engine is not open."
-        try:
-            await self.workbench.set_budget(session_id, budget, by="dashboard")
-        except BudgetRefused as refused:
-            return str(refused)
-        return None
-
-    async def close_session(self, session_id: str) -> str | None:
-        """Closing goes through the workbench here (the screen asks about the worktree first)."""
-        return "Close this session from its row (its worktree is on this machine)."
 
     async def shutdown(self, timeout: float = 5.0) -> None:
         """Stop every turn, wait (up to `timeout` s) until each has logged its end, close the engine."""
@@ -351,6 +313,24 @@ class LiveRun:
         if self._closed is not None:
             with anyio.move_on_after(timeout):
                 await self._closed.wait()
+
+
+class _NotOpen:
+    """The commands of a run whose engine is not open."""
+
+    async def send(self, command: Command, host: str | None = None) -> Reply:
+        return Reply(ok=False, message=NOT_OPEN)
+
+
+class _Questions:
+    """The dashboard's prompter as the executor's holder of open questions."""
+
+    def __init__(self, prompter: TuiPrompter) -> None:
+        self.prompter = prompter
+
+    def answer(self, session_id: str, request_id: str, answer: PermissionAnswer, by: object) -> None:
+        if not self.prompter.answer(session_id, request_id, answer):
+            raise LookupError("that request is no longer waiting.")
 
 
 def _summary(result: RunResult) -> str:

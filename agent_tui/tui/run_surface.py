@@ -3,31 +3,36 @@
 Two runs fit it: `LiveRun` (the engine in this process) and `AttachedRun` (hosts on a bus, by
 control requests). The screens hold a `Run`, so the same keys, dialogs and notices work in both;
 where they differ (`remote`: closing a session, previews of local files) the screen asks.
-Finishing a session's work is the same `Finishing` port on both (`finishing`).
+Every control action is a `Command` the screen gives through the run's `commands` (a
+`CommandClient`: the executor itself locally, requests to the hosts when attached), and its
+`Reply` is what the screen says. Finishing a session's work is the same `Finishing` port on both
+(`finishing`).
 
-Invariants: a `Run` never blocks the UI (what takes time is awaited in a worker or done in the
-background), and every method works before the run is up (it refuses or says nothing waits).
+Invariants: a `Run` never blocks the UI (a command is awaited in a worker), and every method
+works before the run is up (a command is refused with a sentence, a query says nothing waits).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
+
+from textual.message import Message
 
 from agent_tui.ports import (
     AcpPermissionRequest,
     AgentSpec,
-    BudgetLimit,
+    CommandClient,
     Finishing,
     ModelChoice,
-    PermissionAnswer,
+    NewAgent,
     ProjectRulesState,
     RunResult,
-    SendRefused,
-    Sent,
     Workbench,
 )
 from agent_tui.reducer import DashboardState
+from agent_tui.tui.messages import AgentStarted, AgentStartFailed
 from agent_tui.tui.redraw_throttle import RedrawThrottle
 
 
@@ -44,6 +49,10 @@ class Run(Protocol):
     def finishing(self) -> Finishing | None:
         """Finishing sessions' work (review, commit, merge, discard, rewind, reopen): the local
         workbench, or the hosts' by request; None before the run is up."""
+
+    @property
+    def commands(self) -> CommandClient:
+        """Where the screens give their commands (stop, send, answer, budgets, new agents)."""
 
     @property
     def sessions_dir(self) -> Path | None: ...
@@ -71,30 +80,27 @@ class Run(Protocol):
     def external_agents(self) -> list[tuple[str, str]]: ...
     def project_rules(self) -> ProjectRulesState | None: ...
     def check_project_rules(self) -> None: ...
-    def accept_project_rules(self, digest: str) -> bool: ...
     def is_waiting(self, session_id: str, request_id: str) -> bool: ...
     def waiting_request(self, session_id: str, request_id: str) -> AcpPermissionRequest | None: ...
-    def answer(self, session_id: str, request_id: str, answer: PermissionAnswer) -> bool: ...
-    def stop_subtree(self, session_id: str) -> int: ...
-    def stop_all(self) -> int: ...
     def running_turns(self) -> int: ...
-    def send(self, session_id: str, text: str) -> Sent | SendRefused: ...
     def session_chosen(self, session_id: str) -> None:
         """The user chose the session in the tree (a finished one may be read now)."""
-
-    async def start_agent(self, spec: AgentSpec, host: str | None = None) -> str | None:
-        """Start a new agent (on `host`, for a remote run; a local run has none)."""
-        ...
 
     def agent_hosts(self) -> tuple[dict[str, str | None], str | None]:
         """The hosts a new agent may start on, each with its own directory (None: not known),
         and the one the form offers first (a local run: none, None)."""
         ...
 
-    async def set_budget(self, session_id: str, budget: BudgetLimit | None) -> str | None:
-        """Set the whole budget of the session's tree (None: none): None when done, else why not."""
-        ...
 
-    async def close_session(self, session_id: str) -> str | None:
-        """A remote run's close (its host stops the subtree and forgets it): a problem in one
-        sentence, or None. A local run closes through its workbench instead (worktree choices)."""
+async def start_agent(
+    run: Run, post: Callable[[Message], object], spec: AgentSpec, host: str | None = None
+) -> str | None:
+    """Start a new agent (on `host`, for a remote run); the UI hears `AgentStarted`, or
+    `AgentStartFailed` with the spec kept for the form. Returns its session, or None."""
+    reply = await run.commands.send(NewAgent.of(spec), host)
+    session_id = reply.detail.get("sessionId")
+    if not reply.ok or not isinstance(session_id, str):
+        post(AgentStartFailed(spec, reply.message or "the host did not say which session it started"))
+        return None
+    post(AgentStarted(session_id))
+    return session_id

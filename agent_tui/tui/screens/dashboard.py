@@ -21,16 +21,20 @@ from textual.widget import Widget
 
 from agent_tui.events import counted
 from agent_tui.ports import (
+    AcceptProjectRules,
     AgentOption,
     AgentSpec,
-    BudgetLimit,
+    Answer,
     ChangePreview,
+    Close,
     Finishing,
     FinishRefused,
+    FollowUp,
     PermissionAnswer,
-    PermissionRulesError,
     ProjectRulesState,
-    SendRefused,
+    SetBudget,
+    StopAll,
+    StopSubtree,
     WorktreeError,
     preview_change,
     uncommitted_changes,
@@ -39,7 +43,7 @@ from agent_tui.reducer import DashboardState, PermissionView, apply_event
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text, session_spend_line, short_path
 from agent_tui.tui.messages import SessionSelected
-from agent_tui.tui.run_surface import Run
+from agent_tui.tui.run_surface import Run, start_agent
 from agent_tui.tui.screens.budget import BudgetAnswer, BudgetScreen
 from agent_tui.tui.screens.close_session import CloseSessionScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
@@ -177,9 +181,21 @@ class DashboardScreen(SessionsScreen):
         return None
 
     def answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
+        self.run_worker(self._answer(view, answer), group="answer", exit_on_error=False)
+
+    async def _answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         path = agent_path_text(self.state.agent_path(view.session_id))
-        if self.live is None or not self.live.answer(view.session_id, view.request_id, answer):
-            self.notify(f"{path}: that request is no longer waiting.", severity="warning")
+        command = Answer(
+            sessionId=view.session_id,
+            requestId=view.request_id,
+            decision=answer.decision,
+            remember=answer.remember,
+            reason=answer.reason,
+        )
+        reply = await self.live.commands.send(command) if self.live is not None else None
+        if reply is None or not reply.ok:
+            said = reply.message if reply is not None else None
+            self.notify(f"{path}: {said or 'that request is no longer waiting.'}", severity="warning")
             return
         if answer.decision == "deny":
             self.notify(f"Denied: {path} · {view.tool}", timeout=2)
@@ -202,7 +218,8 @@ class DashboardScreen(SessionsScreen):
         def chosen(spec: AgentSpec | None) -> None:
             if spec is not None:
                 self.draft = spec
-                self.run_worker(live.start_agent(spec, form.host), group="new-agent", exit_on_error=False)
+                started = start_agent(live, self.app.post_message, spec, form.host)
+                self.run_worker(started, group="new-agent", exit_on_error=False)
 
         form = NewAgentScreen(
             live.project,
@@ -245,13 +262,17 @@ class DashboardScreen(SessionsScreen):
         if not message.text.strip():
             composer.failed("Type something first.")
             return
-        path = agent_path_text(self.state.agent_path(message.session_id))
-        outcome = self.live.send(message.session_id, message.text)
-        if isinstance(outcome, SendRefused):
-            composer.failed(outcome.reason)
+        command = FollowUp(sessionId=message.session_id, text=message.text)
+        self.run_worker(self._send(self.live, command, composer), group="send", exit_on_error=False)
+
+    async def _send(self, live: Run, command: FollowUp, composer: Composer) -> None:
+        path = agent_path_text(self.state.agent_path(command.session_id))
+        reply = await live.commands.send(command)
+        if not reply.ok:
+            composer.failed(reply.message or "Not sent.")
             return
         composer.sent()
-        if outcome.how == "steered":
+        if reply.detail.get("how") == "steered":
             self.notify(f"Sent to {path}; it reads it at its next step.", timeout=3)
         else:
             self.notify(f"{path}: next turn started.", timeout=3)
@@ -268,10 +289,17 @@ class DashboardScreen(SessionsScreen):
         if session_id is None:
             self.notify("Select a session to stop.", severity="warning")
             return
+        self.run_worker(self._stop(self.live, session_id), group="stop", exit_on_error=False)
+
+    async def _stop(self, live: Run, session_id: str) -> None:
         path = agent_path_text(self.state.agent_path(session_id))
         session = self.state.sessions.get(session_id)
         was_running = session is not None and session.running
-        stopped = self.live.stop_subtree(session_id)
+        reply = await live.commands.send(StopSubtree(sessionId=session_id))
+        if not reply.ok and reply.message:
+            self.notify(reply.message, title="Stop", severity="warning")
+            return
+        stopped = int(reply.detail.get("stopped", 0))
         if stopped:
             self.notify(stopped_sentence(path, stopped, was_running), title="Stop")
         else:
@@ -305,10 +333,11 @@ class DashboardScreen(SessionsScreen):
         self.app.push_screen(dialog, chosen)
 
     async def _set_budget(self, live: Run, session_id: str, path: str, answer: BudgetAnswer) -> None:
-        limit = BudgetLimit(usd=answer.usd, tokens=answer.tokens)
-        problem = await live.set_budget(session_id, None if limit.empty else limit)
-        if problem is not None:
-            self.notify(problem, title="Budget not changed", severity="error", timeout=10)
+        reply = await live.commands.send(
+            SetBudget(sessionId=session_id, usd=answer.usd, tokens=answer.tokens)
+        )
+        if not reply.ok:
+            self.notify(reply.message or "", title="Budget not changed", severity="error", timeout=10)
             return
         what = budget_text(answer.usd, answer.tokens)
         self.notify(f"{path} may spend {what}." if what else f"{path} has no budget now.", title="Budget")
@@ -336,12 +365,14 @@ class DashboardScreen(SessionsScreen):
             if accept is False:
                 self.notify(f"{short_path(state.path)} stays ignored.", timeout=3)
             return
-        try:
-            accepted = self.live.accept_project_rules(state.digest or "")
-        except PermissionRulesError as error:
-            self.notify(str(error), title="Not accepted", severity="error", timeout=15)
+        self.run_worker(self._accept_rules(self.live, state), group="project-rules", exit_on_error=False)
+
+    async def _accept_rules(self, live: Run, state: ProjectRulesState) -> None:
+        reply = await live.commands.send(AcceptProjectRules(digest=state.digest or ""))
+        if not reply.ok:
+            self.notify(reply.message or "", title="Not accepted", severity="error", timeout=15)
             return
-        if accepted:
+        if reply.detail.get("accepted"):
             self.notify(f"{short_path(state.path)} is accepted: its rules apply now.", title="Project rules")
         else:
             self.notify(
@@ -361,11 +392,17 @@ class DashboardScreen(SessionsScreen):
         sessions = "session is" if running == 1 else "sessions are"
         question = f"{running} {sessions} running. Stop every turn, sub-agents included?"
 
+        async def stop_all(live: Run) -> None:
+            reply = await live.commands.send(StopAll())
+            if not reply.ok:
+                self.notify(reply.message or "", title="Stop all", severity="warning")
+                return
+            stopped = int(reply.detail.get("stopped", 0))
+            self.notify(f"Stopped {stopped} {'turn' if stopped == 1 else 'turns'}.", title="Stop all")
+
         def confirmed(yes: bool | None) -> None:
             if yes and self.live is not None:
-                stopped = self.live.stop_all()
-                turns = "turn" if stopped == 1 else "turns"
-                self.notify(f"Stopped {stopped} {turns}.", title="Stop all")
+                self.run_worker(stop_all(self.live), group="stop", exit_on_error=False)
             self.session_tree.focus()
 
         self.app.push_screen(ConfirmScreen("Stop all sessions", question, "Stop all"), confirmed)
@@ -509,12 +546,11 @@ class DashboardScreen(SessionsScreen):
         family = [session_id, *self.state.descendants(session_id)]
         running = sum(1 for sid in family if self.state.sessions[sid].status == "running")
         path = agent_path_text(self.state.agent_path(session_id))
-        close_remote = live.close_session
 
         async def close(_choice: str) -> None:
-            problem = await close_remote(session_id)
-            if problem is not None:
-                self.notify(problem, title="Close", severity="warning", timeout=10)
+            reply = await live.commands.send(Close(sessionId=session_id))
+            if not reply.ok:
+                self.notify(reply.message or "", title="Close", severity="warning", timeout=10)
                 return
             self.hidden.update(family)
             self.show_state(self.state)

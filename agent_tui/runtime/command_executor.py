@@ -1,0 +1,377 @@
+"""`CommandExecutor`: the host's one place where a `Command` is carried out.
+
+Whoever sent it (a key on the local dashboard, a control request on the bus), a command is done
+here, against the workbench (`serve`, the local dashboard) or, for a scenario run on the bus
+(`run --bus`), against its engine alone.
+
+Invariants:
+- one branch per verb (`_<verb>`), each doing the work through its one owner: the engine
+  (stop, steer, budgets), the workbench (send, new agents, closing, finishing), the host's open
+  questions (`Questions`), the bus's own `BusVerbs` (sessions, republish); adding a verb is one
+  variant, one branch, one test (`tests/test_commands.py` checks every variant has its branch);
+- a refusal is a `Reply` with `ok: false` and one sentence (the workbench's, the engine's), never
+  an exception; an unexpected failure is `"<verb> failed: <what>"`;
+- an `answer` goes to `questions`; the first answer wins, a later one is refused with
+  "already answered … by … at …" and `AlreadyAnswered` as its detail;
+- finishing results are dumped as pydantic dumps the runtime's dataclasses (`FINISHED`); a review
+  is bounded to `review_limit` bytes when one is given (a reply on the bus), see `bounded`;
+- a host without a workbench refuses what only a workbench does (new agents, closing, finishing,
+  the project's rules) with a sentence naming `agent-tui serve`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import orjson
+from pydantic import TypeAdapter
+
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.errors import TurnConflict, UnknownSession
+from agent_tui.engine.permission_rules import PermissionRulesError
+from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.runtime import commands as c
+from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused
+from agent_tui.runtime.finishing import (
+    CommitRequest,
+    DiscardRequest,
+    FinishRefused,
+    MergeRequest,
+    RewindRequest,
+    TurnFacts,
+)
+from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
+from agent_tui.runtime.rewind import RewindPlan, RewindResult
+from agent_tui.runtime.session_dirs import StoredSession
+from agent_tui.runtime.workbench import Workbench
+from agent_tui.turns import Attached
+
+T = TypeVar("T")
+
+
+class Refused(Exception):
+    """The host will not do what was asked; the message says why in one sentence."""
+
+
+class Questions(Protocol):
+    """Who holds the host's open permission requests."""
+
+    def answer(
+        self, session_id: str, request_id: str, answer: PermissionAnswer, by: Any
+    ) -> c.AlreadyAnswered | None:
+        """Answer a waiting request (None), or say who answered it first. Raises `LookupError`
+        when no such request waits. `by` is the `Caller` (None: this process's own user)."""
+        ...
+
+
+class BusVerbs(Protocol):
+    """What only a host on the bus does: list its sessions, publish logged events again."""
+
+    def sessions(self) -> dict[str, Any]: ...
+    async def republish(self, session_id: str, first: int, last: int | None) -> tuple[int, int]: ...
+
+
+class Adapters:
+    """How each finishing result crosses as JSON (and is read back on the other side)."""
+
+    review: TypeAdapter[Review] = TypeAdapter(Review)
+    turns: TypeAdapter[tuple[TurnFacts, ...]] = TypeAdapter(tuple[TurnFacts, ...])
+    commit: TypeAdapter[CommitResult] = TypeAdapter(CommitResult)
+    merge: TypeAdapter[MergeResult] = TypeAdapter(MergeResult)
+    plan: TypeAdapter[RewindPlan] = TypeAdapter(RewindPlan)
+    rewind: TypeAdapter[RewindResult] = TypeAdapter(RewindResult)
+    closed: TypeAdapter[list[StoredSession]] = TypeAdapter(list[StoredSession])
+    problems: TypeAdapter[list[str]] = TypeAdapter(list[str])
+
+
+def _dump(adapter: TypeAdapter[T], value: T) -> Any:
+    return adapter.dump_python(value, mode="json")
+
+
+class CommandExecutor:
+    """Carries out commands on one host (see the module docstring).
+
+    Args:
+        engine: the host's engine.
+        workbench: its workbench (None: a scenario run, which starts, closes and finishes nothing).
+        questions: who holds its open permission requests (None: it answers them itself).
+        project: the directory a new agent's relative `cwd` is relative to.
+        bus: the bus's own verbs (None: not on a bus).
+        review_limit: the most bytes a review's reply carries (None: unbounded).
+    """
+
+    def __init__(
+        self,
+        engine: SessionEngine,
+        *,
+        workbench: Workbench | None = None,
+        questions: Questions | None = None,
+        project: Path | None = None,
+        bus: BusVerbs | None = None,
+        review_limit: Callable[[], int] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.workbench = workbench
+        self.questions = questions
+        self.project = project
+        self.bus = bus
+        self.review_limit = review_limit
+
+    def branch(self, verb: str) -> Callable[[Any, c.Caller | None], Awaitable[c.Reply]] | None:
+        """The branch that carries out `verb` (None: none does)."""
+        return getattr(self, f"_{verb}", None)
+
+    async def send(
+        self, command: c.Command, host: str | None = None, *, by: c.Caller | None = None
+    ) -> c.Reply:
+        """Carry out `command`, asked by `by` (None: this process's own user); `host` is a
+        `CommandClient`'s, and this is the host."""
+        branch = self.branch(command.verb)
+        if branch is None:
+            return c.refused(f"unknown action {command.verb}")
+        try:
+            return await branch(command, by)
+        except (Refused, FinishRefused, BudgetRefused, AgentStartError, PermissionRulesError) as error:
+            return c.refused(str(error))
+        except Exception as error:  # a bug in a branch: said, and the host goes on
+            return c.refused(f"{command.verb} failed: {error}")
+
+    # -- what a branch needs ---------------------------------------------------------------------
+    def _known(self, session_id: str) -> None:
+        try:
+            self.engine.session(session_id)
+        except UnknownSession:
+            raise Refused(f"no session {session_id} runs on this host") from None
+
+    def _bench(self, what: str) -> Workbench:
+        if self.workbench is None:
+            raise Refused(f"this host runs a scenario: {what} is for `agent-tui serve`'s sessions")
+        return self.workbench
+
+    # -- the branches ------------------------------------------------------------------------------
+    async def _answer(self, command: c.Answer, by: c.Caller | None) -> c.Reply:
+        if self.questions is None:
+            raise Refused("this host answers its permission requests itself (--approve allow|deny)")
+        answer = PermissionAnswer(command.decision, remember=command.remember, reason=command.reason)
+        try:
+            first = self.questions.answer(command.session_id, command.request_id, answer, by)
+        except LookupError as error:
+            raise Refused(str(error)) from None
+        if first is not None:
+            return c.refused(already_sentence(first), **first.model_dump(by_alias=True))
+        return c.done(decision=command.decision, remember=command.remember)
+
+    async def _stop(self, command: c.Stop, by: c.Caller | None) -> c.Reply:
+        self._known(command.session_id)
+        return c.done(stopped=1 if self.engine.cancel_turn(command.session_id) else 0)
+
+    async def _stop_subtree(self, command: c.StopSubtree, by: c.Caller | None) -> c.Reply:
+        self._known(command.session_id)
+        return c.done(stopped=self.engine.stop_subtree(command.session_id))
+
+    async def _stop_all(self, command: c.StopAll, by: c.Caller | None) -> c.Reply:
+        return c.done(stopped=self.engine.stop_all())
+
+    async def _steer(self, command: c.Steer, by: c.Caller | None) -> c.Reply:
+        self._known(command.session_id)
+        if isinstance(self.engine.submit(command.session_id, command.text.strip()), Attached):
+            return c.done(how="steered")
+        raise Refused("no turn is running in that session to steer (send a follow-up instead)")
+
+    async def _follow_up(self, command: c.FollowUp, by: c.Caller | None) -> c.Reply:
+        session_id, text = command.session_id, command.text.strip()
+        if self.workbench is not None:
+            sent = self.workbench.send(session_id, text)
+            if isinstance(sent, SendRefused):
+                raise Refused(sent.reason)
+            return c.done(how=sent.how)
+        self._known(session_id)
+        if isinstance(self.engine.submit(session_id, text), Attached):
+            return c.done(how="steered")
+        try:
+            self.engine.start_turn(session_id, text)
+        except (TurnConflict, RuntimeError) as error:
+            raise Refused(f"no new turn: {error}") from None
+        return c.done(how="started")
+
+    async def _new_agent(self, command: c.NewAgent, by: c.Caller | None) -> c.Reply:
+        if self.workbench is None:
+            raise Refused("this host runs a scenario and starts no other agents (use `agent-tui serve`)")
+        base = self.project or Path.cwd()
+        spec = AgentSpec(
+            prompt=command.prompt,
+            cwd=base / command.cwd if command.cwd else base,  # a relative directory is the host's own
+            name=command.name,
+            model=command.model,
+            own_worktree=command.own_worktree,
+            acp=command.acp,
+            budget=command.budget(),
+        )
+        return c.done(sessionId=await self.workbench.start_agent(spec))
+
+    async def _set_budget(self, command: c.SetBudget, by: c.Caller | None) -> c.Reply:
+        who = by.text() if by is not None else "dashboard"
+        if self.workbench is not None:
+            await self.workbench.set_budget(command.session_id, command.limit(), by=who)
+        else:
+            self._known(command.session_id)
+            await self.engine.set_budget(command.session_id, command.limit(), by=who)
+        return c.done()
+
+    async def _close(self, command: c.Close, by: c.Caller | None) -> c.Reply:
+        if self.workbench is None:
+            raise Refused("a scenario run closes its sessions itself when it ends")
+        self._known(command.session_id)
+        await self.workbench.dispose(command.session_id)
+        return c.done()
+
+    async def _accept_project_rules(self, command: c.AcceptProjectRules, by: c.Caller | None) -> c.Reply:
+        return c.done(accepted=self._bench("the project's rules").accept_project_rules(command.digest))
+
+    async def _sessions(self, command: c.Sessions, by: c.Caller | None) -> c.Reply:
+        if self.bus is None:
+            raise Refused("this process is not on a bus")
+        return c.done(**self.bus.sessions())
+
+    async def _republish(self, command: c.Republish, by: c.Caller | None) -> c.Reply:
+        if self.bus is None:
+            raise Refused("this process is not on a bus")
+        published, stored = await self.bus.republish(command.session_id, command.first, command.last)
+        return c.done(republished=published, stored=stored)
+
+    # -- finishing a session's work ------------------------------------------------------------------
+    async def _review(self, command: c.Review, by: c.Caller | None) -> c.Reply:
+        review = await self._bench("review").review(command.session_id)
+        if self.review_limit is not None:
+            review = bounded(review, self.review_limit())
+        return c.done(review=_dump(Adapters.review, review))
+
+    async def _turns(self, command: c.Turns, by: c.Caller | None) -> c.Reply:
+        return c.done(turns=_dump(Adapters.turns, await self._bench("turns").turns(command.session_id)))
+
+    async def _commit(self, command: c.Commit, by: c.Caller | None) -> c.Reply:
+        done = await self._bench("commit").commit(CommitRequest(command.session_id, command.message))
+        return c.done(commit=_dump(Adapters.commit, done))
+
+    async def _merge(self, command: c.Merge, by: c.Caller | None) -> c.Reply:
+        merged = await self._bench("merge").merge(MergeRequest(command.session_id, command.message))
+        return c.done(merge=_dump(Adapters.merge, merged))
+
+    async def _discard(self, command: c.Discard, by: c.Caller | None) -> c.Reply:
+        await self._bench("discard").discard(DiscardRequest(command.session_id))
+        return c.done()
+
+    async def _rewind_plan(self, command: c.RewindPlan, by: c.Caller | None) -> c.Reply:
+        request = RewindRequest(command.session_id, command.turn_id, allow_protected=command.allow_protected)
+        plan = await self._bench("rewind_plan").rewind_plan(request)
+        kept = tuple(dataclasses.replace(item, before=None) for item in plan.files)  # bytes stay here
+        return c.done(plan=_dump(Adapters.plan, dataclasses.replace(plan, files=kept)))
+
+    async def _rewind(self, command: c.Rewind, by: c.Caller | None) -> c.Reply:
+        request = RewindRequest(command.session_id, command.turn_id, allow_protected=command.allow_protected)
+        return c.done(rewind=_dump(Adapters.rewind, await self._bench("rewind").rewind(request)))
+
+    async def _closed(self, command: c.Closed, by: c.Caller | None) -> c.Reply:
+        return c.done(closed=_dump(Adapters.closed, await self._bench("closed").closed()))
+
+    async def _reopen(self, command: c.Reopen, by: c.Caller | None) -> c.Reply:
+        return c.done(problems=await self._bench("reopen").reopen(command.session_id, lambda _event: None))
+
+
+def already_sentence(first: c.AlreadyAnswered) -> str:
+    """ "already answered (allow) by laptop (ana@box) at 14:02:07"."""
+    at = first.at
+    with contextlib.suppress(ValueError):
+        at = datetime.fromisoformat(at.replace("Z", "+00:00")).strftime("%H:%M:%S")
+    if first.by is not None:
+        who = first.by.text()
+    elif first.actor == "system":
+        who = "the host (no answer in time, or the turn ended)"
+    else:
+        who = first.actor
+    return f"already answered ({first.decision}) by {who} at {at}"
+
+
+# -- a review's reply, bounded -------------------------------------------------------------------
+REVIEW_REPLY_BYTES = 512 * 1024
+"""The most a review's reply carries of diffs and texts (a NATS server takes 1 MB a message by
+default)."""
+_SMALLEST_CUT = 2_000
+"""A diff cut to less than this is left out whole instead."""
+_ENTRY_BYTES = 200
+"""What a file of a review takes in the reply besides its name and texts (status, counts, keys)."""
+
+
+def review_limit(max_payload: int | None) -> int:
+    """The bound of a review's reply on a server that takes `max_payload` bytes a message."""
+    return REVIEW_REPLY_BYTES if not max_payload else min(REVIEW_REPLY_BYTES, max_payload // 2)
+
+
+def bounded(review: Review, limit: int) -> Review:
+    """`review` with at most about `limit` bytes of names, diffs and texts: each file whole while
+    it fits, then its plain diff without the texts, then its diff cut at a line with a marker (or
+    the marker alone); files whose very names no longer fit are counted in `more_files`, and
+    `Review.cut` says what was cut in a sentence."""
+    marker = f"[diff not sent: the review reached its {_amount(limit)} bound for the bus]"
+    room = limit
+    files: list[ReviewFile] = []
+    cut = 0
+    for item in review.files:
+        entry = _size(item.path) + _ENTRY_BYTES
+        if room < entry + _size(marker):
+            break
+        room -= entry
+        whole = _size(item.diff) + _size(item.old_text) + _size(item.new_text)
+        if whole <= room:
+            files.append(item)
+            room -= whole
+            continue
+        diff = _size(item.diff)
+        if diff <= room:  # the plain diff, without the texts the highlighted view is drawn from
+            files.append(dataclasses.replace(item, old_text=None, new_text=None))
+            room -= diff
+            continue
+        cut += 1
+        text = _cut(item.diff, room - _size(marker) - 8) if room > _SMALLEST_CUT else ""
+        shown = f"{text}\n{marker}\n" if text else marker
+        files.append(dataclasses.replace(item, diff=shown, old_text=None, new_text=None))
+        room -= _size(shown)
+    left_out = len(review.files) - len(files)
+    if not cut and not left_out:
+        return review
+    said = []
+    if cut:
+        said.append(f"{cut} file's diff was cut" if cut == 1 else f"{cut} files' diffs were cut")
+    if left_out:
+        said.append(f"{left_out} more {'file is' if left_out == 1 else 'files are'} only counted")
+    place = "worktree" if review.kind == "worktree" else "directory"
+    sentence = (
+        f"{' and '.join(said)} to keep the reply under {_amount(limit)}; "
+        f"the whole change is on the host, in its {place}"
+    )
+    return dataclasses.replace(
+        review, files=tuple(files), more_files=review.more_files + left_out, cut=sentence
+    )
+
+
+def _amount(limit: int) -> str:
+    return f"{limit // 1024:,} KB" if limit % 1024 == 0 else f"{limit:,} bytes"
+
+
+def _size(text: str | None) -> int:
+    return 0 if text is None else len(orjson.dumps(text))
+
+
+def _cut(text: str, room: int) -> str:
+    """A start of `text` that ends at a line's end and whose JSON takes at most `room` bytes
+    (found by halving: about half the room, at least)."""
+    end = min(len(text), max(room, 0) // 2)
+    while end > 0 and _size(text[:end]) > room:
+        end //= 2
+    line_end = text.rfind("\n", 0, end)
+    return text[:line_end] if line_end > 0 else text[:end]
