@@ -84,10 +84,6 @@ class BusCommands:
         self.timeout = timeout
         self._unanswered: dict[str, str] = {}  # what was asked → the id of its unanswered request
 
-    def pending_id(self, host: str, command: Command) -> str | None:
-        """The id a retry of this command would carry (None: no request of it waits)."""
-        return self._unanswered.get(_identity(host, command))
-
     async def send(self, host: str, command: Command, *, timeout: float | None = None) -> RemoteOutcome:
         """Ask `host` to carry out `command`; wait `timeout` seconds for its reply (default:
         `self.timeout`)."""

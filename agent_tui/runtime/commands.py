@@ -274,10 +274,6 @@ COMMAND: TypeAdapter[Command] = TypeAdapter(Command)
 
 READS = frozenset({"review", "turns", "rewind_plan", "closed", "sessions"})
 """Verbs that change nothing: a repeat is read again rather than kept by its request id."""
-FINISHING = frozenset(
-    {"review", "turns", "commit", "merge", "discard", "rewind_plan", "rewind", "closed", "reopen"}
-)
-"""Verbs a host without a workbench (a scenario run) refuses: finishing sessions' work."""
 
 
 class Reply(_Value):
