@@ -347,9 +347,8 @@ class AttachedRun:
             return Reply(ok=False, message=refusal)
         stopped = 0
         for host in self.bus.hosts():
-            if not any(
-                self.bus.host_of(sid) == host.name and self._running(sid) for sid in self.state.sessions
-            ):
+            sessions = self.state.sessions.items()
+            if not any(self.bus.host_of(sid) == host.name and s.running for sid, s in sessions):
                 continue
             if not host.reachable or self.bus.control_refusal(host.name) is not None:
                 continue
@@ -382,7 +381,3 @@ class AttachedRun:
             return self.bus.host_of(selected)
         reachable = [host.name for host in self.bus.hosts() if host.reachable]
         return reachable[0] if reachable else None
-
-    def _running(self, session_id: str) -> bool:
-        session = self.state.sessions.get(session_id)
-        return session is not None and bool(session.turns) and session.turns[-1].stop_reason is None
