@@ -32,15 +32,9 @@ from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import Delivery, EngineExtension, SessionEngine, TurnHandle
 from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.tools.base import BaseTool, ToolArgs, ToolContext, ToolError, ToolResult
-from agent_tui.events.session_tree import SessionTree
 from agent_tui.events.turn_vocabulary import ENDINGS
 
 DEFAULT_WAIT_MS = 600_000
-
-
-def session_tree(engine: SessionEngine) -> SessionTree:
-    """The tree of the engine's sessions now (children in the order they were created)."""
-    return SessionTree.from_parents((info.id, info.parent_id) for info in engine.sessions())
 
 
 @dataclass(frozen=True)
@@ -171,7 +165,8 @@ class SubAgents(EngineExtension):
     # -- waiting ---------------------------------------------------------------------------
     def _targets(self, parent_id: str, args: WaitArgs) -> list[str]:
         engine = self.engine
-        children = session_tree(engine).children(parent_id)
+        read = {info.id for info in engine.sessions()}  # (one let go is no longer waited for)
+        children = [sid for sid in engine.budgets.index.children(parent_id) if sid in read]
         if args.sessionId is not None:
             if args.sessionId not in children:
                 raise ToolError("not_found", f"{args.sessionId} is not a sub-agent of this session")

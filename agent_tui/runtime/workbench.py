@@ -65,7 +65,6 @@ from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
-from agent_tui.events.session_tree import path_to_root
 from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import configured_prices
@@ -99,7 +98,7 @@ from agent_tui.runtime.session_dirs import (
     list_stored_sessions,
     mark_closed,
 )
-from agent_tui.runtime.subagents import SubAgents, session_tree
+from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
 from agent_tui.store import (
@@ -230,7 +229,7 @@ class Workbench(FinishingActions):
         engine_box: list[SessionEngine] = []
 
         def parent_of(session_id: str) -> str | None:
-            return engine_box[0].session(session_id).parent_id if engine_box else None
+            return engine_box[0].budgets.index.parent_of(session_id) if engine_box else None
 
         router = ProviderRouter(models or [_no_model()], parent_of)
         permissions = permission_engine(DEFAULT_POLICY, project=project, data_dir=data_dir)
@@ -457,12 +456,7 @@ class Workbench(FinishingActions):
 
         The session counts as used now either way (the one the user looks at is let go last).
         """
-
-        def parent(sid: str) -> str | None:
-            known = self.stored.get(sid)
-            return known.parent_session_id if known is not None else self._parent_of(sid)
-
-        chain = path_to_root(session_id, parent, str)
+        chain = self.engine.budgets.index.chain(session_id)  # (it knows the listed ones' heads)
         for sid in chain:  # the root first: a sub-agent's depth and deliveries need it
             refused = self._open_one(sid)
             if refused is not None:
@@ -488,12 +482,6 @@ class Workbench(FinishingActions):
         except UnknownSession:
             return False
         return True
-
-    def _parent_of(self, session_id: str) -> str | None:
-        try:
-            return self.engine.session(session_id).parent_id
-        except UnknownSession:
-            return None
 
     def _open_one(self, session_id: str) -> str | None:
         last_sequence = self.listed.get(session_id)
@@ -540,13 +528,11 @@ class Workbench(FinishingActions):
     def _kept(self, used: set[str]) -> set[str]:
         """What `_let_go` keeps now (see there)."""
         kept = set(used) | set(self._in_use)
+        index = self.engine.budgets.index
         for info in self.engine.sessions():
             if info.unfinished_turn is not None or info.open_turn is not None or info.mailbox:
                 kept.add(info.id)
-            current = info.parent_id
-            while current is not None and current not in kept:
-                kept.add(current)
-                current = self._parent_of(current)
+            kept.update(index.chain(info.id)[:-1])
         return kept
 
     async def _reopen_stored(self, session: StoredSession, fold: Callable[[Event], None]) -> str | None:
@@ -829,13 +815,6 @@ class Workbench(FinishingActions):
         return False
 
     # -- leaving a session ---------------------------------------------------------------------
-    def _descendants(self, session_id: str) -> list[str]:
-        """Below the session: the engine's sessions, and those listed for opening on demand."""
-        tree = session_tree(self.engine)
-        for sid in self.listed:
-            tree.link(sid, self.stored[sid].parent_session_id)
-        return tree.descendants(session_id)
-
     def worktree_path(self, session_id: str, recorded: str | None = None) -> Path | None:
         """The session's worktree: made in this run, or `recorded` in its `session.created`."""
         made = self.worktrees.get(session_id)
@@ -854,7 +833,7 @@ class Workbench(FinishingActions):
             written (the session is closed now, and listed again at the next start).
         """
         engine = self.engine
-        family = {session_id, *self._descendants(session_id)}
+        family = set(engine.budgets.index.subtree(session_id))  # (listed ones too)
         with anyio.move_on_after(timeout):
             await _stop_until_ended(
                 lambda: engine.stop_subtree(session_id),
