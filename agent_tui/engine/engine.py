@@ -63,7 +63,7 @@ from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
-from agent_tui.events.session_tree import SessionTree, path_to_root
+from agent_tui.events.session_tree import path_to_root
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
 from agent_tui.events.wording import counted
@@ -260,14 +260,7 @@ class SessionEngine:
 
     def agent_path(self, session_id: str) -> tuple[str, ...]:
         """Names from the root session down to this one (`lead › explorer › grep-helper`)."""
-        sessions = self._sessions
-        if session_id not in sessions:
-            return ()
-        return path_to_root(
-            session_id,
-            lambda sid: sessions[sid].parent_id if sid in sessions else None,
-            lambda sid: sessions[sid].label,
-        )
+        return self.budgets.index.agent_path(session_id) if session_id in self._sessions else ()
 
     # -- sessions ------------------------------------------------------------------------------
     async def create_session(
@@ -685,8 +678,7 @@ class SessionEngine:
         """Stop and forget a session and its whole subtree (their logs stay on disk)."""
         self.stop_subtree(session_id)
         sessions = self._sessions
-        tree = SessionTree.from_parents((info.id, info.parent_id) for info in sessions.values())
-        doomed = [session_id, *tree.descendants(session_id)]
+        doomed = self.budgets.index.subtree(session_id)
         self.registry.dispose(session_id)
         disposed = sessions.get(session_id)
         for sid in doomed:
