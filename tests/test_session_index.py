@@ -33,7 +33,9 @@ def _created(sid: str, parent: str | None, name: str | None, usd: float | None) 
 _sid = st.sampled_from(IDS)
 _cost = st.sampled_from([None, 0.5, 1.0, 2.25])  # (sums of these are exact in any order)
 _event = st.one_of(
-    st.builds(_created, _sid, st.none() | _sid, st.none() | st.sampled_from(["lead", "helper"]), st.none() | _cost),
+    st.builds(
+        _created, _sid, st.none() | _sid, st.none() | st.sampled_from(["lead", "helper"]), st.none() | _cost
+    ),
     st.builds(
         lambda sid, usd, tokens: FakeEvent("session.budget", sid, {"usd": usd, "tokens": tokens}),
         _sid,
@@ -86,7 +88,9 @@ def _brute(events: list[FakeEvent]) -> dict[str, Any]:
             cost = payload["costUsd"]
             tokens = payload["promptTokens"] + payload["completionTokens"]
             old = spent[sid]
-            spent[sid] = BudgetSpend(old.usd + (cost or 0.0), old.tokens + tokens, old.unpriced or cost is None)
+            spent[sid] = BudgetSpend(
+                old.usd + (cost or 0.0), old.tokens + tokens, old.unpriced or cost is None
+            )
         elif event.type == "turn.started":
             open_turn[sid] = event.turn_id or ""
         elif event.type == "turn.completed":
@@ -135,7 +139,9 @@ def _answers(index: SessionIndex[BudgetLimit, BudgetSpend]) -> dict[str, Any]:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_event, max_size=40))
 def test_the_index_answers_what_a_brute_force_fold_of_its_events_does(events: list[FakeEvent]) -> None:
-    index: SessionIndex[BudgetLimit, BudgetSpend] = SessionIndex(BudgetLimit.of, BudgetSpend.of, BudgetSpend())
+    index: SessionIndex[BudgetLimit, BudgetSpend] = SessionIndex(
+        BudgetLimit.of, BudgetSpend.of, BudgetSpend()
+    )
     for event in events:
         index.track(event)
     assert _answers(index) == _brute(events)
@@ -146,7 +152,9 @@ def test_the_index_answers_what_a_brute_force_fold_of_its_events_does(events: li
 def test_descendants_list_each_once_parents_before_children_and_subtree_starts_with_itself(
     events: list[FakeEvent],
 ) -> None:
-    index: SessionIndex[BudgetLimit, BudgetSpend] = SessionIndex(BudgetLimit.of, BudgetSpend.of, BudgetSpend())
+    index: SessionIndex[BudgetLimit, BudgetSpend] = SessionIndex(
+        BudgetLimit.of, BudgetSpend.of, BudgetSpend()
+    )
     for event in events:
         index.track(event)
     for sid in IDS:
@@ -160,7 +168,9 @@ def test_descendants_list_each_once_parents_before_children_and_subtree_starts_w
 
 
 def test_a_log_read_again_starts_its_session_over_and_a_budget_needs_its_session() -> None:
-    index: SessionIndex[BudgetLimit, BudgetSpend] = SessionIndex(BudgetLimit.of, BudgetSpend.of, BudgetSpend())
+    index: SessionIndex[BudgetLimit, BudgetSpend] = SessionIndex(
+        BudgetLimit.of, BudgetSpend.of, BudgetSpend()
+    )
     usage = {"promptTokens": 3, "completionTokens": 4, "costUsd": 0.5}
     index.track(FakeEvent("session.budget", "a", {"usd": 1.0}))  # before its creation: not known
     index.track(FakeEvent("model.usage", "a", usage))

@@ -196,7 +196,9 @@ class BudgetKeeper:
     def _model(self, session_id: str) -> str | None:
         """The session's model, else its nearest ancestor's (a sub-agent runs on its root's)."""
         models = self.index.models
-        return next((model for sid in reversed(self.index.chain(session_id)) if (model := models.get(sid))), None)
+        return next(
+            (model for sid in reversed(self.index.chain(session_id)) if (model := models.get(sid))), None
+        )
 
     def _say_unpriced(self, model: str | None) -> None:
         key = model or ""
@@ -211,4 +213,3 @@ class BudgetKeeper:
         self.notices.append(text)
         if self.notice is not None:
             self.notice(text)
-

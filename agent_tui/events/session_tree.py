@@ -214,7 +214,10 @@ class SessionIndex(SessionTree, Generic[Budget, Spend]):
     __slots__ = ("_budget_of", "_spend_of", "_zero", "budgets", "labels", "models", "open_turns", "spent")
 
     def __init__(
-        self, budget_of: Callable[[Any], Budget | None], spend_of: Callable[[Mapping[str, Any]], Spend], zero: Spend
+        self,
+        budget_of: Callable[[Any], Budget | None],
+        spend_of: Callable[[Mapping[str, Any]], Spend],
+        zero: Spend,
     ) -> None:
         super().__init__()
         self._budget_of = budget_of

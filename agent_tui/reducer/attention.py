@@ -260,4 +260,3 @@ _MANY: dict[Kind, Callable[[int], str]] = {
     "finished": lambda n: f"{counted(n, 'agent')} finished",
     "budget": lambda n: f"{counted(n, 'budget warning')}",
 }
-

@@ -46,9 +46,9 @@ Invariants:
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +151,28 @@ def _ends_inside_turn(tail: list[Event]) -> bool:
     return open_turn
 
 
+@dataclass(eq=False)
+class SessionRecord:
+    """What the workbench keeps of one session beside the engine's state."""
+
+    worktree: Worktree | None = None
+    """The worktree made for it in this run."""
+    not_continued: str | None = None
+    """Why it is shown but not reopened (an agent no longer configured)."""
+    held_elsewhere: str | None = None
+    """Who was writing it in another process when it was reopened, since when (shown, not open)."""
+    reopening: bool = False
+    """Listed, not reopened yet (`hydrate` reopens them one by one)."""
+    stored: StoredSession | None = None
+    """Its log, if it was listed for opening on demand (whether read now or not)."""
+    listed: int | None = None
+    """Its last sequence as listed, while it is finished and not read in the engine."""
+    read_whole: bool = False
+    """Listed, then read (and counted) whole by the engine."""
+    in_use: int = 0
+    """How many actions read and write it now (it is kept read meanwhile)."""
+
+
 class Workbench(FinishingActions):
     """Sessions of one project on one engine (and the actions that finish their work).
 
@@ -180,25 +202,35 @@ class Workbench(FinishingActions):
         self.models = list(models)
         self.router = router
         self.external = external
-        self.worktrees: dict[str, Worktree] = {}
-        self.not_continued: dict[str, str] = {}
-        """Stored sessions shown but not reopened, with the reason (an agent no longer configured)."""
-        self.reopening: set[str] = set()
-        """Stored sessions listed but not reopened yet (`hydrate` reopens them one by one)."""
-        self.listed: dict[str, int] = {}
-        """Finished stored sessions listed but not read in the engine (each one's last sequence
-        as listed): `open_listed` reads one when it is used."""
-        self.stored: dict[str, StoredSession] = {}
-        """The stored sessions listed for opening on demand (whether read now or not)."""
+        self.records: dict[str, SessionRecord] = {}
+        """What this workbench keeps of each session beside the engine's state."""
         self.opened = OpenedSessions()
         """The finished sessions read on demand, least recently used first (the bound)."""
-        self._read_whole: set[str] = set()  # listed ones the engine has read (and counted) whole
-        self._in_use: Counter[str] = Counter()  # sessions an action reads and writes: kept read
-        self.held_elsewhere: dict[str, str] = {}
-        """Stored sessions another process was writing when they were reopened (who, since when):
-        shown, but not open in this engine."""
         self.recorder = TurnRecorder(sessions_dir, lambda session_id: engine.session(session_id).cwd)
         engine.subscribe(self.recorder)
+
+    def _record(self, session_id: str) -> SessionRecord:
+        return self.records.setdefault(session_id, SessionRecord())
+
+    @property
+    def listed(self) -> dict[str, int]:
+        """Finished stored sessions listed but not read in the engine, with their last sequence."""
+        return {sid: r.listed for sid, r in self.records.items() if r.listed is not None}
+
+    @property
+    def stored(self) -> dict[str, StoredSession]:
+        """The stored sessions listed for opening on demand (whether read now or not)."""
+        return {sid: r.stored for sid, r in self.records.items() if r.stored is not None}
+
+    @property
+    def reopening(self) -> set[str]:
+        """Stored sessions listed but not reopened yet."""
+        return {sid for sid, r in self.records.items() if r.reopening}
+
+    @property
+    def held_elsewhere(self) -> dict[str, str]:
+        """Stored sessions another process was writing when they were reopened (who, since when)."""
+        return {sid: r.held_elsewhere for sid, r in self.records.items() if r.held_elsewhere is not None}
 
     @classmethod
     def for_project(
@@ -334,8 +366,8 @@ class Workbench(FinishingActions):
                 problems.append(f"{session.path}: {session.problem}")
                 continue
             shown.append(session)
-        self.reopening = {session.session_id for session in shown}
         for session in shown:  # the whole list first, from the heads
+            self._record(session.session_id).reopening = True
             created = created_event(session.head, session.session_id)
             if created is not None:
                 fold(created)
@@ -356,8 +388,9 @@ class Workbench(FinishingActions):
                 await anyio.sleep(0)  # one tail at a time: the list stays responsive meanwhile
         for session in shown:
             await anyio.sleep(0)  # thousands of logs: the dashboard stays responsive meanwhile
-            self.reopening.discard(session.session_id)
-            if session.session_id in self.listed:
+            record = self._record(session.session_id)
+            record.reopening = False
+            if record.listed is not None:
                 continue
             problem = await self._reopen_listed(session, entries[session.session_id], tails, earlier)
             if problem is not None:
@@ -394,7 +427,7 @@ class Workbench(FinishingActions):
         except Exception as error:
             locked = _lock_refusal(error)
             if locked is not None:
-                self.held_elsewhere[session.session_id] = locked.where
+                self._record(session.session_id).held_elsewhere = locked.where
                 return None
             return f"{session.path}: could not be reopened: {error}"
         self._remember_model(session)
@@ -417,8 +450,9 @@ class Workbench(FinishingActions):
         budgets.track(created)
         for event in tail:
             budgets.track(event)
-        self.stored[session.session_id] = session
-        self.listed[session.session_id] = tail[-1].sequence if tail else created.sequence
+        record = self._record(session.session_id)
+        record.stored = session
+        record.listed = tail[-1].sequence if tail else created.sequence
 
     async def _scan_listed(
         self,
@@ -443,7 +477,7 @@ class Workbench(FinishingActions):
                 sid = entry.session_id
                 if earlier is not None and events:
                     earlier(sid, events, tails.get(sid, []))
-                if sid not in self._read_whole:  # (one read meanwhile was counted whole by the engine)
+                if not self._record(sid).read_whole:  # (one read meanwhile was counted whole by the engine)
                     for event in events:
                         self.engine.budgets.track(event)
         return problems
@@ -468,13 +502,12 @@ class Workbench(FinishingActions):
     def using(self, session_id: str) -> Iterator[None]:
         """While inside, the session is never let go (an action that opened it with
         `open_listed` awaits before it writes: a choice made meanwhile must not release it)."""
-        self._in_use[session_id] += 1
+        record = self._record(session_id)
+        record.in_use += 1
         try:
             yield
         finally:
-            self._in_use[session_id] -= 1
-            if not self._in_use[session_id]:
-                del self._in_use[session_id]
+            record.in_use -= 1
 
     def _is_open(self, session_id: str) -> bool:
         try:
@@ -484,12 +517,12 @@ class Workbench(FinishingActions):
         return True
 
     def _open_one(self, session_id: str) -> str | None:
-        last_sequence = self.listed.get(session_id)
-        if last_sequence is None:
+        record = self._record(session_id)
+        last_sequence, session = record.listed, record.stored
+        if last_sequence is None or session is None:
             if session_id in self.opened:
                 self.opened.use(session_id)
             return None
-        session = self.stored[session_id]
         store = self.engine.store
         try:
             if store.last_sequence(session_id) != last_sequence:
@@ -505,8 +538,7 @@ class Workbench(FinishingActions):
             if locked is not None:
                 return _held_sentence(locked.where)
             return f"It could not be reopened: {session.path}: {error}."
-        del self.listed[session_id]
-        self._read_whole.add(session_id)
+        record.listed, record.read_whole = None, True
         self._remember_model(session)
         self.opened.use(session_id)
         return None
@@ -523,11 +555,11 @@ class Workbench(FinishingActions):
                 engine.forget_session(sid)
                 if isinstance(engine.store, JsonlFileEventStore):
                     engine.store.release(sid)  # (read again, and checked, when it is used next)
-                self.listed[sid] = last_sequence
+                self._record(sid).listed = last_sequence
 
     def _kept(self, used: set[str]) -> set[str]:
         """What `_let_go` keeps now (see there)."""
-        kept = set(used) | set(self._in_use)
+        kept = used | {sid for sid, record in self.records.items() if record.in_use}
         index = self.engine.budgets.index
         for info in self.engine.sessions():
             if info.unfinished_turn is not None or info.open_turn is not None or info.mailbox:
@@ -559,7 +591,7 @@ class Workbench(FinishingActions):
         external = self.external
         if external is None or name not in external.names():
             reason = f"it was run by {name}, which is not an ACP agent of the config file"
-            self.not_continued[session.session_id] = reason
+            self._record(session.session_id).not_continued = reason
             return None
         try:
             await external.reopen(name, session.session_id)
@@ -636,7 +668,7 @@ class Workbench(FinishingActions):
                 await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
             raise AgentStartError(f"could not create the session: {error}") from None
         if worktree is not None:
-            self.worktrees[session_id] = worktree
+            self._record(session_id).worktree = worktree
         self.engine.start_turn(session_id, prompt)
         return session_id
 
@@ -662,7 +694,7 @@ class Workbench(FinishingActions):
                 await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
             raise AgentStartError(f"could not start {agent}: {error}") from None
         if worktree is not None:
-            self.worktrees[session_id] = worktree
+            self._record(session_id).worktree = worktree
         return session_id
 
     # -- talking to sessions -------------------------------------------------------------------
@@ -680,18 +712,18 @@ class Workbench(FinishingActions):
         text = text.strip()
         if not text:
             return SendRefused("There is nothing to send.")
-        if session_id in self.not_continued:
-            return SendRefused(f"This session cannot be continued: {self.not_continued[session_id]}.")
+        record = self._record(session_id)
+        if record.not_continued is not None:
+            return SendRefused(f"This session cannot be continued: {record.not_continued}.")
         unread = self.open_listed(session_id)
         if unread is not None:
             return SendRefused(unread)
         try:
             info = self.engine.session(session_id)
         except UnknownSession:
-            held = self.held_elsewhere.get(session_id)
-            if held is not None:
-                return self._held_refusal(session_id, held)
-            if session_id in self.reopening:
+            if record.held_elsewhere is not None:
+                return self._held_refusal(session_id, record.held_elsewhere)
+            if record.reopening:
                 return SendRefused(
                     "This session is still being reopened from its log; send again in a moment."
                 )
@@ -817,7 +849,7 @@ class Workbench(FinishingActions):
     # -- leaving a session ---------------------------------------------------------------------
     def worktree_path(self, session_id: str, recorded: str | None = None) -> Path | None:
         """The session's worktree: made in this run, or `recorded` in its `session.created`."""
-        made = self.worktrees.get(session_id)
+        made = self._record(session_id).worktree
         if made is not None:
             return made.path
         return Path(recorded) if recorded else None
@@ -844,14 +876,13 @@ class Workbench(FinishingActions):
                 await self.external.close(session_id)  # its process ends; its log stays
         engine.dispose_session(session_id)
         for sid in family:  # closed: nothing of it is listed, read or scanned here any more
-            self.listed.pop(sid, None)
-            self.stored.pop(sid, None)
-            self._read_whole.discard(sid)
+            record = self._record(sid)
+            record.listed, record.stored, record.read_whole = None, None, False
             self.opened.drop(sid)
         if isinstance(engine.store, JsonlFileEventStore):
             for sid in family:
                 engine.store.release(sid)  # another process may write them now
-        self.worktrees.pop(session_id, None)
+        self._record(session_id).worktree = None
         unlisted = None
         try:
             mark_closed(self.sessions_dir, sorted(family))
