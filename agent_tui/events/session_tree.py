@@ -223,14 +223,11 @@ class SessionIndex(SessionTree, Generic[Budget, Spend]):
         self._budget_of = budget_of
         self._spend_of = spend_of
         self._zero = zero
-        self.labels: dict[str, str] = {}
-        """Each known session's label (`session_label`); a session is known once created."""
+        self.labels: dict[str, str] = {}  # a session is known once its creation was seen
         self.models: dict[str, str | None] = {}
         self.budgets: dict[str, Budget] = {}
-        self.spent: dict[str, Spend] = {}
-        """Each known session's own spend (not its sub-agents')."""
-        self.open_turns: dict[str, str] = {}
-        """The turn each session started and has not completed."""
+        self.spent: dict[str, Spend] = {}  # each known session's own (not its sub-agents')
+        self.open_turns: dict[str, str] = {}  # the turn each session started and did not complete
 
     def track(self, event: Any) -> None:
         """Fold one stored event (an `Event`: `type`, `session_id`, `turn_id`, `payload`)."""

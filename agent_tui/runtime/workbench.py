@@ -155,22 +155,14 @@ def _ends_inside_turn(tail: list[Event]) -> bool:
 class SessionRecord:
     """What the workbench keeps of one session beside the engine's state."""
 
-    worktree: Worktree | None = None
-    """The worktree made for it in this run."""
-    not_continued: str | None = None
-    """Why it is shown but not reopened (an agent no longer configured)."""
-    held_elsewhere: str | None = None
-    """Who was writing it in another process when it was reopened, since when (shown, not open)."""
-    reopening: bool = False
-    """Listed, not reopened yet (`hydrate` reopens them one by one)."""
-    stored: StoredSession | None = None
-    """Its log, if it was listed for opening on demand (whether read now or not)."""
-    listed: int | None = None
-    """Its last sequence as listed, while it is finished and not read in the engine."""
-    read_whole: bool = False
-    """Listed, then read (and counted) whole by the engine."""
-    in_use: int = 0
-    """How many actions read and write it now (it is kept read meanwhile)."""
+    worktree: Worktree | None = None  # made for it in this run
+    not_continued: str | None = None  # why it is shown but not reopened (its agent is not configured)
+    held_elsewhere: str | None = None  # who wrote it in another process when it was reopened, since when
+    reopening: bool = False  # listed, not reopened yet (`hydrate` reopens them one by one)
+    stored: StoredSession | None = None  # its log, if listed for opening on demand (read now or not)
+    listed: int | None = None  # its last sequence as listed, while finished and not read in the engine
+    read_whole: bool = False  # listed, then read (and counted) whole by the engine
+    in_use: int = 0  # how many actions read and write it now (it is kept read meanwhile)
 
 
 class Workbench(FinishingActions):
@@ -221,16 +213,6 @@ class Workbench(FinishingActions):
     def stored(self) -> dict[str, StoredSession]:
         """The stored sessions listed for opening on demand (whether read now or not)."""
         return {sid: r.stored for sid, r in self.records.items() if r.stored is not None}
-
-    @property
-    def reopening(self) -> set[str]:
-        """Stored sessions listed but not reopened yet."""
-        return {sid for sid, r in self.records.items() if r.reopening}
-
-    @property
-    def held_elsewhere(self) -> dict[str, str]:
-        """Stored sessions another process was writing when they were reopened (who, since when)."""
-        return {sid: r.held_elsewhere for sid, r in self.records.items() if r.held_elsewhere is not None}
 
     @classmethod
     def for_project(
