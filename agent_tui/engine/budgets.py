@@ -99,23 +99,15 @@ class BudgetKeeper:
             self._preflight(event)
 
     # -- what a tree spent -----------------------------------------------------------------------
-    def limit(self, session_id: str) -> BudgetLimit | None:
-        """The session's own budget (None: it has none; an ancestor's may still count)."""
-        return self.index.budget(session_id)
-
-    def tree_spend(self, session_id: str) -> BudgetSpend:
-        """What the session and every session below it spent."""
-        return self.index.tree_spend(session_id)
-
     def usd_left(self, session_id: str) -> tuple[float, str] | None:
         """The fewest dollars any budget over the session has left, and whose budget it is
         (None: no dollar budget counts for the session)."""
         tightest: tuple[float, str] | None = None
         for sid in self.index.chain(session_id):
-            budget = self.limit(sid)
+            budget = self.index.budget(sid)
             if budget is None or budget.usd is None:
                 continue
-            left = budget.usd - self.tree_spend(sid).usd
+            left = budget.usd - self.index.tree_spend(sid).usd
             if tightest is None or left < tightest[0]:
                 tightest = (left, sid)
         return tightest
@@ -131,10 +123,10 @@ class BudgetKeeper:
     def _over_message(self, budget_owner: str) -> str | None:
         """What the tree of `budget_owner` spent of its budget, once it is spent (else None);
         the same words for the turns it stops and for the turns it refuses after."""
-        budget = self.limit(budget_owner)
+        budget = self.index.budget(budget_owner)
         if budget is None:
             return None
-        sentence = over_sentence(self.tree_spend(budget_owner), budget)
+        sentence = over_sentence(self.index.tree_spend(budget_owner), budget)
         if sentence is None:
             return None
         if not self.index.children(budget_owner):
@@ -152,7 +144,7 @@ class BudgetKeeper:
 
     def _preflight(self, event: Event) -> None:
         session_id = event.session_id
-        owners = [sid for sid in self.index.chain(session_id) if self.limit(sid) is not None]
+        owners = [sid for sid in self.index.chain(session_id) if self.index.budget(sid) is not None]
         if not owners:
             return
         tokens = event.payload.get("tokens") or {}
@@ -166,9 +158,9 @@ class BudgetKeeper:
             f" and up to {output:,} output tokens" if output else ""
         )
         for sid in owners:
-            budget = self.limit(sid)
+            budget = self.index.budget(sid)
             assert budget is not None
-            spent = self.tree_spend(sid)
+            spent = self.index.tree_spend(sid)
             whose = "" if sid == session_id else f" of {self.index.label(sid)}'s tree"
             if budget.tokens is not None and spent.tokens + worst_tokens > budget.tokens:
                 left = max(budget.tokens - spent.tokens, 0)

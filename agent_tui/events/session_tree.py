@@ -31,9 +31,12 @@ Invariants:
 
 from __future__ import annotations
 
+import operator
 from bisect import insort
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
+
+T = TypeVar("T")
 
 __all__ = ["SessionIndex", "SessionTree", "descendants", "path_to_root", "session_label"]
 
@@ -168,6 +171,13 @@ class SessionTree:
         """The session and every session below it, breadth first."""
         return [session_id, *self.descendants(session_id)]
 
+    def total(self, session_id: str, own: Callable[[str], T], add: Callable[[T, T], T]) -> T:
+        """`own` of the session and of every session below it, added up (a tree's spend)."""
+        found = own(session_id)
+        for sid in self.descendants(session_id):
+            found = add(found, own(sid))
+        return found
+
     def copy(self) -> SessionTree:
         """An independent copy (linking in either never changes the other)."""
         tree = SessionTree.__new__(SessionTree)  # (a replay checkpoint copies one: no spare dicts)
@@ -273,9 +283,5 @@ class SessionIndex(SessionTree, Generic[Budget, Spend]):
 
     def tree_spend(self, session_id: str) -> Spend:
         """What the session and every session below it spent."""
-        spent = self.spent
-        zero = self._zero
-        total = spent.get(session_id, zero)
-        for sid in self.descendants(session_id):
-            total = total + spent.get(sid, zero)
-        return total
+        spent, zero = self.spent, self._zero
+        return self.total(session_id, lambda sid: spent.get(sid, zero), operator.add)

@@ -139,7 +139,7 @@ class SubAgents(EngineExtension):
         left, owner = tightest
         if budget_usd <= left + 1e-9:
             return
-        limit = budgets.limit(owner)
+        limit = budgets.index.budget(owner)
         assert limit is not None and limit.usd is not None
         whose = "this session's" if owner == parent_id else f"{self.engine.session(owner).label}'s"
         raise ToolError(
