@@ -95,7 +95,6 @@ def _known(info: SessionInfo) -> tuple[Any, ...]:
         info.cwd,
         info.client,
         info.parent_id,
-        info.depth,
         info.label,
         info.last_sequence,
         info.open_turn,

@@ -282,7 +282,6 @@ class SessionEngine:
         session_id = session_id or new_id("sess")
         if session_id in self._sessions:
             raise ValueError(f"session {session_id} exists")
-        parent = self._sessions.get(parent_session_id) if parent_session_id else None
         info = SessionInfo(
             id=session_id,
             cwd=Path(cwd).resolve(),
@@ -290,7 +289,6 @@ class SessionEngine:
             parent_id=parent_session_id,
             agent_name=agent_name,
             title=title,
-            depth=parent.depth + 1 if parent is not None else 0,
         )
         await self.commit(
             info,
@@ -404,7 +402,6 @@ class SessionEngine:
         if event.type != "session.created":
             raise ValueError(f"log of {session_id} does not start with session.created")
         payload = event.payload
-        parent = self._sessions.get(payload.get("parentSessionId") or "")
         return SessionInfo(
             id=session_id,
             cwd=Path(payload["cwd"]),
@@ -412,7 +409,6 @@ class SessionEngine:
             parent_id=payload.get("parentSessionId"),
             agent_name=payload.get("agentName"),
             title=payload.get("title"),
-            depth=parent.depth + 1 if parent else 0,
         )
 
     async def close_open_turn(self, info: SessionInfo) -> None:

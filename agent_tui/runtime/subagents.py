@@ -101,11 +101,12 @@ class SubAgents(EngineExtension):
             raise ToolError("budget_exceeded", f"cannot spawn {agent_name}: {spent}")
         if budget_usd is not None:
             self._check_child_budget(parent_id, agent_name, budget_usd)
-        if parent.depth + 1 > self.max_depth:
+        depth = len(engine.budgets.index.chain(parent_id)) - 1
+        if depth + 1 > self.max_depth:
             raise ToolError(
                 "budget_exceeded",
                 f"cannot spawn {agent_name}: sub-agents may nest at most {self.max_depth} levels "
-                f"deep and this session is at level {parent.depth}",
+                f"deep and this session is at level {depth}",
             )
         running = engine.registry.running_children(parent_id)
         if running >= self.max_background:
