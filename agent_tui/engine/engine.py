@@ -63,7 +63,6 @@ from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
-from agent_tui.events.session_tree import path_to_root
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
 from agent_tui.events.wording import counted
@@ -311,12 +310,7 @@ class SessionEngine:
         if self.session_tools is None:
             return None
         sessions = self._sessions
-
-        def known_parent(sid: str) -> str | None:
-            parent = sessions[sid].parent_id if sid in sessions else None
-            return parent if parent in sessions else None
-
-        root = sessions.get(path_to_root(info.id, known_parent, lambda sid: sid)[0], info)
+        root = next((sessions[sid] for sid in self.budgets.index.chain(info.id) if sid in sessions), info)
         # A sub-agent's turn may start while its root's first turn is still opening the
         # servers: it waits for that opening rather than going on without the tree's tools.
         async with self._tools_opening.setdefault(root.id, anyio.Lock()):
