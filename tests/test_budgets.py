@@ -258,7 +258,7 @@ async def test_the_next_turn_is_refused_until_the_budget_is_raised_and_it_outliv
     try:
         async with again:
             await again.open_session(sid)
-            assert again.budgets.tree_spend(sid).usd == pytest.approx(0.05)
+            assert again.budgets.index.tree_spend(sid).usd == pytest.approx(0.05)
             assert again.budgets.refusal(sid) == spent
             with pytest.raises(BudgetExceeded):
                 again.start_turn(sid, "more")
@@ -277,7 +277,7 @@ async def test_the_next_turn_is_refused_until_the_budget_is_raised_and_it_outliv
     try:
         async with third:
             await third.open_session(sid)
-            assert third.budgets.limit(sid) == BudgetLimit(usd=1.0)
+            assert third.budgets.index.budget(sid) == BudgetLimit(usd=1.0)
     finally:
         await close(third)
 
@@ -362,7 +362,7 @@ async def test_an_unknown_price_is_said_once_and_the_token_budget_still_holds(
             )
             await engine.start_turn(sid, "go").wait()
             await engine.start_turn(sid, "again").wait()
-            spend = engine.budgets.tree_spend(sid)
+            spend = engine.budgets.index.tree_spend(sid)
     finally:
         await close(engine)
     assert [end[0] for end in ends(log(tmp_path, sid))] == ["final", "final"]

@@ -95,7 +95,6 @@ def _known(info: SessionInfo) -> tuple[Any, ...]:
         info.cwd,
         info.client,
         info.parent_id,
-        info.depth,
         info.label,
         info.last_sequence,
         info.open_turn,
@@ -144,8 +143,8 @@ async def _eager(directory: Path) -> tuple[dict[str, tuple[Any, ...]], dict[str,
 def _budgets(workbench: Workbench, ids: list[str]) -> dict[str, Any]:
     """Each session's budget and what its tree spent (dollars to the nano: added in another order)."""
     keeper = workbench.engine.budgets
-    spent = {sid: keeper.tree_spend(sid) for sid in ids}
-    return {sid: (keeper.limit(sid), round(spent[sid].usd, 9), spent[sid].tokens) for sid in ids}
+    spent = {sid: keeper.index.tree_spend(sid) for sid in ids}
+    return {sid: (keeper.index.budget(sid), round(spent[sid].usd, 9), spent[sid].tokens) for sid in ids}
 
 
 def _totals(state: DashboardState) -> dict[str, Any]:

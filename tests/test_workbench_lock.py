@@ -141,7 +141,7 @@ async def test_a_session_being_written_elsewhere_at_start_is_shown_and_left_alon
         async with workbench.serving():
             assert await workbench.hydrate(lambda event: folded.append(event.session_id)) == []
             assert folded and set(folded) == {sid}  # shown
-            assert sid in workbench.held_elsewhere
+            assert workbench.records[sid].held_elsewhere is not None
             refused = workbench.send(sid, "Again")
             assert isinstance(refused, SendRefused)
             assert refused.reason.startswith(f"This session is open in agent-tui pid {holder.pid} since ")
@@ -167,7 +167,7 @@ async def test_a_session_left_alone_at_start_says_so_once_its_writer_is_gone(tmp
         )
         async with workbench.serving():
             assert await workbench.hydrate(lambda event: None) == []
-            assert sid in workbench.held_elsewhere
+            assert workbench.records[sid].held_elsewhere is not None
             assert holder.ask("release") == "released"
             refused = workbench.send(sid, "Again")
             assert isinstance(refused, SendRefused)

@@ -373,10 +373,13 @@ class TestWorkbench:
             def fold(event: Event) -> None:
                 folded.append((event.session_id, event.sequence, len(workbench.engine.sessions())))
 
+            def reopening() -> list[str]:
+                return [sid for sid, record in workbench.records.items() if record.reopening]
+
             async def send_while_reopening() -> None:
-                while not workbench.reopening:
+                while not reopening():
                     await anyio.sleep(0)
-                last = max(workbench.reopening)  # reopened last: not yet, whoever runs first
+                last = max(reopening())  # reopened last: not yet, whoever runs first
                 answer = workbench.send(last, "go on")
                 assert isinstance(answer, SendRefused)
                 refused.append(answer.reason)
@@ -384,7 +387,7 @@ class TestWorkbench:
             async with anyio.create_task_group() as group:
                 group.start_soon(send_while_reopening)
                 problems = await workbench.hydrate(fold)
-            assert len(workbench.engine.sessions()) == count and not workbench.reopening
+            assert len(workbench.engine.sessions()) == count and not reopening()
             await workbench.close()
         workbench.close_store()
         assert problems == []

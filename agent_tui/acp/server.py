@@ -134,17 +134,7 @@ class EngineAgent:
 
     def root_of(self, session_id: str) -> str:
         """The session the client knows for `session_id` (sub-agents report under their root)."""
-        engine = self._engine()
-        current = session_id
-        for _ in range(64):
-            try:
-                parent = engine.session(current).parent_id
-            except UnknownSession:
-                return current
-            if parent is None:
-                return current
-            current = parent
-        return current
+        return self._engine().budgets.index.chain(session_id)[0]
 
     # -- the protocol --------------------------------------------------------------------------
     async def initialize(

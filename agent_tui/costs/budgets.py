@@ -93,8 +93,8 @@ class BudgetLimit:
         """The budget a log's `budget` / `session.budget` payload states (None: no budget).
 
         Never raises: a limit that is not a positive number (a foreign or hand-edited log) is
-        read as no limit of that kind."""
-        if not payload:
+        read as no limit of that kind, a budget that is not an object as none."""
+        if not payload or not isinstance(payload, Mapping):
             return None
         usd: Any = payload.get("usd")
         tokens: Any = payload.get("tokens")
@@ -132,6 +132,13 @@ class BudgetSpend:
 
     def __add__(self, other: BudgetSpend) -> BudgetSpend:
         return BudgetSpend(self.usd + other.usd, self.tokens + other.tokens, self.unpriced or other.unpriced)
+
+    @classmethod
+    def of(cls, usage: Mapping[str, Any]) -> BudgetSpend:
+        """The spend of one `model.usage` payload (its `costUsd`; prompt plus completion tokens)."""
+        cost = usage.get("costUsd")
+        tokens = int(usage.get("promptTokens") or 0) + int(usage.get("completionTokens") or 0)
+        return cls(float(cost) if cost is not None else 0.0, tokens, cost is None)
 
 
 def budget_state(spent_usd: float, spent_tokens: int, usd: float | None, tokens: int | None) -> BudgetState:

@@ -25,19 +25,19 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from agent_tui.costs.budgets import BudgetLimit, BudgetSpend, format_usd, over_sentence
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.events import Event
-from agent_tui.events.session_tree import SessionTree, session_label
+from agent_tui.events.session_tree import SessionIndex
 
 __all__ = ["BudgetExceeded", "BudgetKeeper"]
 
 PREFIX = "budget exceeded: "
-_HEARD = frozenset({"session.created", "session.budget", "model.usage", "context.built"})
+_HEARD = frozenset(
+    {"session.created", "session.budget", "model.usage", "context.built", "turn.started", "turn.completed"}
+)
 
 Stop = Callable[[Iterable[str], str], None]
 """`stop(session ids, message)`: end those sessions' running turns `error/budget_exceeded`."""
@@ -50,16 +50,6 @@ class BudgetExceeded(RuntimeError):
         super().__init__(message)
         self.session_id = session_id
         self.message = message
-
-
-@dataclass(eq=False)
-class _Account:
-    """One session's own budget and spend, as its log tells them."""
-
-    label: str
-    model: str | None = None
-    budget: BudgetLimit | None = None
-    spent: BudgetSpend = field(default_factory=BudgetSpend)
 
 
 class BudgetKeeper:
@@ -85,30 +75,17 @@ class BudgetKeeper:
         self.prices = prices if prices is not None else shipped_prices()
         self.notice = notice
         self.notices: list[str] = []
-        self._accounts: dict[str, _Account] = {}
-        self._tree = SessionTree()
+        self.index: SessionIndex[BudgetLimit, BudgetSpend] = SessionIndex(
+            BudgetLimit.of, BudgetSpend.of, BudgetSpend()
+        )
+        """The engine's sessions' family, labels, models, budgets, spend and open turns, as
+        the events it is told make them (its sessions read now, listed or let go)."""
         self._unpriced_said: set[str] = set()
 
     # -- reading the log -------------------------------------------------------------------------
     def track(self, event: Event) -> None:
         """Keep the accounts in step with one stored event (replayed or live)."""
-        kind = event.type
-        if kind == "model.usage":
-            account = self._accounts.get(event.session_id)
-            if account is not None:
-                account.spent = account.spent + _spend_of(event.payload)
-        elif kind == "session.created":
-            payload = event.payload
-            self._accounts[event.session_id] = _Account(  # a log read again starts over
-                session_label(payload.get("agentName"), payload.get("title"), event.session_id),
-                payload.get("model"),
-                BudgetLimit.of(payload.get("budget")),
-            )
-            self._tree.link(event.session_id, payload.get("parentSessionId"))
-        elif kind == "session.budget":
-            account = self._accounts.get(event.session_id)
-            if account is not None:
-                account.budget = BudgetLimit.of(event.payload)
+        self.index.track(event)
 
     def hear(self, event: Event) -> None:
         """The engine's listener: track a live event, then act on what it changed."""
@@ -122,45 +99,22 @@ class BudgetKeeper:
             self._preflight(event)
 
     # -- what a tree spent -----------------------------------------------------------------------
-    def limit(self, session_id: str) -> BudgetLimit | None:
-        """The session's own budget (None: it has none; an ancestor's may still count)."""
-        account = self._accounts.get(session_id)
-        return account.budget if account is not None else None
-
-    def tree_spend(self, session_id: str) -> BudgetSpend:
-        """What the session and every session below it spent."""
-        spent = BudgetSpend()
-        for sid in (session_id, *self._tree.descendants(session_id)):
-            account = self._accounts.get(sid)
-            if account is not None:
-                spent = spent + account.spent
-        return spent
-
-    def chain(self, session_id: str) -> list[str]:
-        """The session and its ancestors, root first."""
-        path: list[str] = []
-        current: str | None = session_id
-        while current is not None and current not in path:
-            path.append(current)
-            current = self._tree.parent_of(current)
-        return list(reversed(path))
-
     def usd_left(self, session_id: str) -> tuple[float, str] | None:
         """The fewest dollars any budget over the session has left, and whose budget it is
         (None: no dollar budget counts for the session)."""
         tightest: tuple[float, str] | None = None
-        for sid in self.chain(session_id):
-            budget = self.limit(sid)
+        for sid in self.index.chain(session_id):
+            budget = self.index.budget(sid)
             if budget is None or budget.usd is None:
                 continue
-            left = budget.usd - self.tree_spend(sid).usd
+            left = budget.usd - self.index.tree_spend(sid).usd
             if tightest is None or left < tightest[0]:
                 tightest = (left, sid)
         return tightest
 
     def refusal(self, session_id: str) -> str | None:
         """Why a turn in the session would be refused now (a budget over it is spent), or None."""
-        for sid in self.chain(session_id):
+        for sid in self.index.chain(session_id):
             message = self._over_message(sid)
             if message is not None:
                 return message
@@ -169,32 +123,28 @@ class BudgetKeeper:
     def _over_message(self, budget_owner: str) -> str | None:
         """What the tree of `budget_owner` spent of its budget, once it is spent (else None);
         the same words for the turns it stops and for the turns it refuses after."""
-        budget = self.limit(budget_owner)
+        budget = self.index.budget(budget_owner)
         if budget is None:
             return None
-        sentence = over_sentence(self.tree_spend(budget_owner), budget)
+        sentence = over_sentence(self.index.tree_spend(budget_owner), budget)
         if sentence is None:
             return None
-        if not self._tree.children(budget_owner):
+        if not self.index.children(budget_owner):
             return PREFIX + sentence
-        return f"{PREFIX}{self._label(budget_owner)} and its sub-agents {sentence}"
-
-    def _label(self, session_id: str) -> str:
-        account = self._accounts.get(session_id)
-        return account.label if account is not None else session_id
+        return f"{PREFIX}{self.index.label(budget_owner)} and its sub-agents {sentence}"
 
     # -- acting ----------------------------------------------------------------------------------
     def _stop_what_is_over(self, session_id: str) -> None:
         """Stop the widest tree over `session_id` whose budget is spent (root first)."""
-        for sid in self.chain(session_id):
+        for sid in self.index.chain(session_id):
             message = self._over_message(sid)
             if message is not None:
-                self._stop([sid, *self._tree.descendants(sid)], message)
+                self._stop(self.index.subtree(sid), message)
                 return
 
     def _preflight(self, event: Event) -> None:
         session_id = event.session_id
-        owners = [sid for sid in self.chain(session_id) if self.limit(sid) is not None]
+        owners = [sid for sid in self.index.chain(session_id) if self.index.budget(sid) is not None]
         if not owners:
             return
         tokens = event.payload.get("tokens") or {}
@@ -208,10 +158,10 @@ class BudgetKeeper:
             f" and up to {output:,} output tokens" if output else ""
         )
         for sid in owners:
-            budget = self.limit(sid)
+            budget = self.index.budget(sid)
             assert budget is not None
-            spent = self.tree_spend(sid)
-            whose = "" if sid == session_id else f" of {self._label(sid)}'s tree"
+            spent = self.index.tree_spend(sid)
+            whose = "" if sid == session_id else f" of {self.index.label(sid)}'s tree"
             if budget.tokens is not None and spent.tokens + worst_tokens > budget.tokens:
                 left = max(budget.tokens - spent.tokens, 0)
                 self._stop(
@@ -237,11 +187,10 @@ class BudgetKeeper:
 
     def _model(self, session_id: str) -> str | None:
         """The session's model, else its nearest ancestor's (a sub-agent runs on its root's)."""
-        for sid in reversed(self.chain(session_id)):
-            account = self._accounts.get(sid)
-            if account is not None and account.model:
-                return account.model
-        return None
+        models = self.index.models
+        return next(
+            (model for sid in reversed(self.index.chain(session_id)) if (model := models.get(sid))), None
+        )
 
     def _say_unpriced(self, model: str | None) -> None:
         key = model or ""
@@ -256,9 +205,3 @@ class BudgetKeeper:
         self.notices.append(text)
         if self.notice is not None:
             self.notice(text)
-
-
-def _spend_of(payload: Mapping[str, Any]) -> BudgetSpend:
-    cost = payload.get("costUsd")
-    tokens = int(payload.get("promptTokens") or 0) + int(payload.get("completionTokens") or 0)
-    return BudgetSpend(float(cost) if cost is not None else 0.0, tokens, cost is None)

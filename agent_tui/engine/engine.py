@@ -63,7 +63,6 @@ from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
-from agent_tui.events.session_tree import SessionTree, path_to_root
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
 from agent_tui.events.wording import counted
@@ -260,14 +259,7 @@ class SessionEngine:
 
     def agent_path(self, session_id: str) -> tuple[str, ...]:
         """Names from the root session down to this one (`lead › explorer › grep-helper`)."""
-        sessions = self._sessions
-        if session_id not in sessions:
-            return ()
-        return path_to_root(
-            session_id,
-            lambda sid: sessions[sid].parent_id if sid in sessions else None,
-            lambda sid: sessions[sid].label,
-        )
+        return self.budgets.index.agent_path(session_id) if session_id in self._sessions else ()
 
     # -- sessions ------------------------------------------------------------------------------
     async def create_session(
@@ -289,7 +281,6 @@ class SessionEngine:
         session_id = session_id or new_id("sess")
         if session_id in self._sessions:
             raise ValueError(f"session {session_id} exists")
-        parent = self._sessions.get(parent_session_id) if parent_session_id else None
         info = SessionInfo(
             id=session_id,
             cwd=Path(cwd).resolve(),
@@ -297,7 +288,6 @@ class SessionEngine:
             parent_id=parent_session_id,
             agent_name=agent_name,
             title=title,
-            depth=parent.depth + 1 if parent is not None else 0,
         )
         await self.commit(
             info,
@@ -320,12 +310,7 @@ class SessionEngine:
         if self.session_tools is None:
             return None
         sessions = self._sessions
-
-        def known_parent(sid: str) -> str | None:
-            parent = sessions[sid].parent_id if sid in sessions else None
-            return parent if parent in sessions else None
-
-        root = sessions.get(path_to_root(info.id, known_parent, lambda sid: sid)[0], info)
+        root = next((sessions[sid] for sid in self.budgets.index.chain(info.id) if sid in sessions), info)
         # A sub-agent's turn may start while its root's first turn is still opening the
         # servers: it waits for that opening rather than going on without the tree's tools.
         async with self._tools_opening.setdefault(root.id, anyio.Lock()):
@@ -411,7 +396,6 @@ class SessionEngine:
         if event.type != "session.created":
             raise ValueError(f"log of {session_id} does not start with session.created")
         payload = event.payload
-        parent = self._sessions.get(payload.get("parentSessionId") or "")
         return SessionInfo(
             id=session_id,
             cwd=Path(payload["cwd"]),
@@ -419,7 +403,6 @@ class SessionEngine:
             parent_id=payload.get("parentSessionId"),
             agent_name=payload.get("agentName"),
             title=payload.get("title"),
-            depth=parent.depth + 1 if parent else 0,
         )
 
     async def close_open_turn(self, info: SessionInfo) -> None:
@@ -689,8 +672,7 @@ class SessionEngine:
         """Stop and forget a session and its whole subtree (their logs stay on disk)."""
         self.stop_subtree(session_id)
         sessions = self._sessions
-        tree = SessionTree.from_parents((info.id, info.parent_id) for info in sessions.values())
-        doomed = [session_id, *tree.descendants(session_id)]
+        doomed = self.budgets.index.subtree(session_id)
         self.registry.dispose(session_id)
         disposed = sessions.get(session_id)
         for sid in doomed:

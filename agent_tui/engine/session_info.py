@@ -70,7 +70,6 @@ class SessionInfo:
     parent_id: str | None = None
     agent_name: str | None = None
     title: str | None = None
-    depth: int = 0
     last_sequence: int = 0
     transcript: TranscriptBuilder = field(default_factory=TranscriptBuilder)
     open_turn: str | None = None  # a turn started in the log and not completed

@@ -1,8 +1,12 @@
 """The session tree: who spawned whom, walked one way everywhere, and what a session is called.
 
 A `SessionTree` holds the parent links of sessions and, for each parent, its children in order.
-The registry (its lineage), the reducer (the dashboard's tree), the engine, the workbench and the
-sub-agent tools keep or build one; none of them walks a tree of its own.
+A `SessionIndex` is a tree folded from stored events that also answers what each session is
+called, which model it runs on, its budget, what it and its tree spent, and its open turn. The
+registry (its lineage) and the reducer (the dashboard's tree) keep a tree; the engine's budget
+keeper keeps the index its engine's family is asked of (the workbench, the model router, the
+sub-agent tools), attention keeps one of the events it watches; none of them walks a tree of its
+own.
 
 Invariants:
 - a session has at most one parent and appears once among that parent's children; linking it
@@ -16,16 +20,25 @@ Invariants:
   stops at a cycle too;
 - `session_label` is the one rule for what a session is called: its agent name, else its
   title, else its id;
+- the index's answers are those of a fold of its events in order: a `session.created` (a log
+  read again) starts the session over (its link, label, model, budget, spend, open turn); a
+  `session.budget` replaces the budget and a `model.usage` adds to the spend of a session it
+  knows (one whose `session.created` it saw); `tree_spend` is the sum of the own spends of the
+  session and every session below it; what a budget or a spend is, and how spends add, is the
+  caller's (`costs.budgets` for the engine and attention): the index holds no money arithmetic;
 - pure Python, no agent-tui imports: the reducer calls it while folding a million events.
 """
 
 from __future__ import annotations
 
+import operator
 from bisect import insort
-from collections.abc import Callable, Collection, Iterable
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["SessionTree", "descendants", "path_to_root", "session_label"]
+T = TypeVar("T")
+
+__all__ = ["SessionIndex", "SessionTree", "descendants", "path_to_root", "session_label"]
 
 
 def session_label(agent_name: str | None, title: str | None, session_id: str) -> str:
@@ -150,6 +163,21 @@ class SessionTree:
         """`label_of` of each session from the root down to `session_id`."""
         return path_to_root(session_id, self._parent.get, label_of)
 
+    def chain(self, session_id: str) -> tuple[str, ...]:
+        """The ids of the session's root, …, its parent, the session itself."""
+        return path_to_root(session_id, self._parent.get, _itself)
+
+    def subtree(self, session_id: str) -> list[str]:
+        """The session and every session below it, breadth first."""
+        return [session_id, *self.descendants(session_id)]
+
+    def total(self, session_id: str, own: Callable[[str], T], add: Callable[[T, T], T]) -> T:
+        """`own` of the session and of every session below it, added up (a tree's spend)."""
+        found = own(session_id)
+        for sid in self.descendants(session_id):
+            found = add(found, own(sid))
+        return found
+
     def copy(self) -> SessionTree:
         """An independent copy (linking in either never changes the other)."""
         tree = SessionTree.__new__(SessionTree)  # (a replay checkpoint copies one: no spare dicts)
@@ -168,3 +196,92 @@ class SessionTree:
     def __len__(self) -> int:
         """How many sessions have a parent."""
         return len(self._parent)
+
+
+def _itself(session_id: str) -> str:
+    return session_id
+
+
+class Summable(Protocol):
+    def __add__(self, other: Any, /) -> Any: ...
+
+
+Budget = TypeVar("Budget")
+Spend = TypeVar("Spend", bound=Summable)
+
+
+class SessionIndex(SessionTree, Generic[Budget, Spend]):
+    """A session tree folded from stored events, with each session's label, model, budget,
+    own spend and open turn (see the module contract).
+
+    Args:
+        budget_of: the budget a `session.created.budget` or `session.budget` payload states
+            (None: none); never raises.
+        spend_of: the spend of one `model.usage` payload.
+        zero: nothing spent (spends add with `+`).
+    """
+
+    __slots__ = ("_budget_of", "_spend_of", "_zero", "budgets", "labels", "models", "open_turns", "spent")
+
+    def __init__(
+        self,
+        budget_of: Callable[[Any], Budget | None],
+        spend_of: Callable[[Mapping[str, Any]], Spend],
+        zero: Spend,
+    ) -> None:
+        super().__init__()
+        self._budget_of = budget_of
+        self._spend_of = spend_of
+        self._zero = zero
+        self.labels: dict[str, str] = {}  # a session is known once its creation was seen
+        self.models: dict[str, str | None] = {}
+        self.budgets: dict[str, Budget] = {}
+        self.spent: dict[str, Spend] = {}  # each known session's own (not its sub-agents')
+        self.open_turns: dict[str, str] = {}  # the turn each session started and did not complete
+
+    def track(self, event: Any) -> None:
+        """Fold one stored event (an `Event`: `type`, `session_id`, `turn_id`, `payload`)."""
+        kind = event.type
+        sid = event.session_id
+        if kind == "model.usage":
+            if sid in self.spent:
+                self.spent[sid] = self.spent[sid] + self._spend_of(event.payload)
+        elif kind == "session.created":  # a log read again starts over
+            payload = event.payload
+            self.labels[sid] = session_label(payload.get("agentName"), payload.get("title"), sid)
+            self.models[sid] = payload.get("model")
+            self.spent[sid] = self._zero
+            self.open_turns.pop(sid, None)
+            self._set_budget(sid, payload.get("budget"))
+            self.link(sid, payload.get("parentSessionId"))
+        elif kind == "session.budget":
+            if sid in self.spent:
+                self._set_budget(sid, event.payload)
+        elif kind == "turn.started":
+            self.open_turns[sid] = event.turn_id
+        elif kind == "turn.completed":
+            self.open_turns.pop(sid, None)
+
+    def _set_budget(self, session_id: str, payload: Any) -> None:
+        budget = self._budget_of(payload)
+        if budget is None:
+            self.budgets.pop(session_id, None)
+        else:
+            self.budgets[session_id] = budget
+
+    def label(self, session_id: str) -> str:
+        """What the session is called (its id, if its creation was not seen)."""
+        return self.labels.get(session_id, session_id)
+
+    def agent_path(self, session_id: str) -> tuple[str, ...]:
+        """The labels from the root down to the session (`lead › explorer`)."""
+        return self.path(session_id, self.label)
+
+    def budget(self, session_id: str) -> Budget | None:
+        """The session's own budget (an ancestor's may count for it too: `chain`)."""
+        return self.budgets.get(session_id)
+
+    def tree_spend(self, session_id: str) -> Spend:
+        """What the session and every session below it spent."""
+        spent, zero = self.spent, self._zero
+        return self.total(session_id, lambda sid: spent.get(sid, zero), operator.add)

@@ -30,8 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_tui.costs.budgets import NEAR_SHARE, BudgetLimit, budget_state, format_usd
+from agent_tui.costs.budgets import NEAR_SHARE, BudgetLimit, BudgetSpend, budget_state, format_usd
 from agent_tui.events import Event, counted, visible
+from agent_tui.events.session_tree import SessionIndex
 
 GATHER_MS = 2_000
 """How long the first thing to tell waits for others to go with it."""
@@ -103,16 +104,6 @@ class Notification:
         }
 
 
-@dataclass
-class _Session:
-    parent: str | None
-    name: str
-    budget: BudgetLimit | None = None
-    tree_usd: float = 0.0  # what it and every session below it spent (the priced part)
-    tree_tokens: int = 0
-    warned: bool = False  # its budget's warning was told (a new budget may warn again)
-
-
 class AttentionPolicy:
     """Decides what to tell a user who is away, and when (see the module's contract).
 
@@ -130,7 +121,10 @@ class AttentionPolicy:
         self.min_gap_ms = min_gap_ms
         self.armed = False
         self.away = False
-        self._sessions: dict[str, _Session] = {}
+        self._sessions: SessionIndex[BudgetLimit, BudgetSpend] = SessionIndex(
+            BudgetLimit.of, BudgetSpend.of, BudgetSpend()
+        )
+        self._warned: set[str] = set()  # budgets whose warning was told (a new budget may warn again)
         self._asked: dict[str, str] = {}  # requestId → `tool (risk)`, from permission.requested
         self._pending: list[Occurrence] = []
         self._last_told: int | None = None
@@ -152,18 +146,13 @@ class AttentionPolicy:
         if kind not in _WATCHED:  # most events (deltas, tool output): one set lookup
             return
         payload = event.payload
-        if kind == "model.usage":
-            self._spent(event.session_id, payload)
-        elif kind == "session.budget":
-            budgeted = self._sessions.get(event.session_id)
-            if budgeted is not None:
-                budgeted.budget, budgeted.warned = _budget_of(payload), False
-                self._check_budget(event.session_id, budgeted)
-        elif kind == "session.created":
-            name = payload.get("agentName") or payload.get("title") or event.session_id
-            self._sessions[event.session_id] = _Session(
-                payload.get("parentSessionId"), str(name), _budget_of(payload.get("budget"))
-            )
+        self._sessions.track(event)
+        if kind == "model.usage":  # its tree's spend, and every tree's above it, moved
+            for sid in reversed(self._sessions.chain(event.session_id)):
+                self._check_budget(sid)
+        elif kind in ("session.budget", "session.created"):
+            self._warned.discard(event.session_id)
+            self._check_budget(event.session_id)
         elif kind == "permission.requested":
             self._asked[str(payload.get("requestId"))] = f"{payload.get('tool')} ({payload.get('risk')})"
         elif kind == "permission.resolved":
@@ -210,48 +199,26 @@ class AttentionPolicy:
         return tuple(self._pending)
 
     # -- inside ------------------------------------------------------------------------------
-    def _spent(self, session_id: str, usage: dict[str, Any]) -> None:
-        """Add one model call's spend to its session's tree and every tree above it."""
-        cost = usage.get("costUsd") or 0.0
-        tokens = int(usage.get("promptTokens") or 0) + int(usage.get("completionTokens") or 0)
-        current: str | None = session_id
-        seen: set[str] = set()
-        while current is not None and current not in seen:
-            seen.add(current)
-            session = self._sessions.get(current)
-            if session is None:
-                return
-            session.tree_usd += cost
-            session.tree_tokens += tokens
-            self._check_budget(current, session)
-            current = session.parent
-
-    def _check_budget(self, session_id: str, session: _Session) -> None:
-        budget = session.budget
-        if budget is None or session.warned:
+    def _check_budget(self, session_id: str) -> None:
+        budget = self._sessions.budget(session_id)
+        if budget is None or session_id in self._warned:
             return
-        state = budget_state(session.tree_usd, session.tree_tokens, budget.usd, budget.tokens)
-        if state == "ok":
+        spent = self._sessions.tree_spend(session_id)
+        if budget_state(spent.usd, spent.tokens, budget.usd, budget.tokens) == "ok":
             return
-        session.warned = True
-        if budget.usd is not None and session.tree_usd >= budget.usd * NEAR_SHARE:
-            detail = f"spent {format_usd(session.tree_usd)} of a {format_usd(budget.usd)} budget"
+        self._warned.add(session_id)
+        if budget.usd is not None and spent.usd >= budget.usd * NEAR_SHARE:
+            detail = f"spent {format_usd(spent.usd)} of a {format_usd(budget.usd)} budget"
         else:
-            detail = f"spent {session.tree_tokens:,} tokens of a {budget.tokens or 0:,}-token budget"
+            detail = f"spent {spent.tokens:,} tokens of a {budget.tokens or 0:,}-token budget"
         self._add("budget", session_id, detail, f"budget:{session_id}:{detail}")
 
     def _is_root(self, session_id: str) -> bool:
-        session = self._sessions.get(session_id)
-        return session is None or session.parent is None
+        return self._sessions.parent_of(session_id) is None
 
     def _path(self, session_id: str) -> str:
-        names: list[str] = []
-        current: str | None = session_id
-        while current is not None and current not in names and len(names) < 16:
-            session = self._sessions.get(current)
-            names.append(session.name if session is not None else current)
-            current = session.parent if session is not None else None
-        return " › ".join(one_line(name, 40) for name in reversed(names))
+        names = self._sessions.agent_path(session_id)[-16:]
+        return " › ".join(one_line(name, 40) for name in names)
 
     def _add(self, kind: Kind, session_id: str, detail: str, key: str) -> None:
         if not self.armed or not self.away:
@@ -293,11 +260,3 @@ _MANY: dict[Kind, Callable[[int], str]] = {
     "finished": lambda n: f"{counted(n, 'agent')} finished",
     "budget": lambda n: f"{counted(n, 'budget warning')}",
 }
-
-
-def _budget_of(payload: Any) -> BudgetLimit | None:
-    """The budget a log states, or None (a malformed one from a foreign log counts as none)."""
-    try:
-        return BudgetLimit.of(payload if isinstance(payload, dict) else None)
-    except (TypeError, ValueError):
-        return None

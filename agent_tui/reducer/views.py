@@ -334,13 +334,9 @@ class DashboardState:
     def tree_spend(self, session_id: str) -> Spend:
         """What `session_id` and every session below it spent (its subtree's total)."""
         sessions = self.sessions
-        own = sessions.get(session_id)
-        total = own.spend if own is not None else NO_SPEND
-        for sid in self._tree.descendants(session_id):
-            child = sessions.get(sid)
-            if child is not None:
-                total = total.plus(child.spend)
-        return total
+        return self._tree.total(
+            session_id, lambda sid: sessions[sid].spend if sid in sessions else NO_SPEND, Spend.plus
+        )
 
     def total_spend(self) -> Spend:
         """What every session of this state spent."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.provider import ModelProvider, ModelRequest, ProviderChunk
+from agent_tui.events.session_tree import path_to_root
 from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW
 
 
@@ -60,7 +61,7 @@ class ProviderRouter:
 
     Args:
         choices: the models, the default first (at least one).
-        parent_of: a session's parent id, or None for a root (the engine's `session(..).parent_id`).
+        parent_of: a session's parent id, or None for a root (the engine's `budgets.index.parent_of`).
     """
 
     def __init__(self, choices: list[ModelChoice], parent_of: Callable[[str], str | None]) -> None:
@@ -108,17 +109,12 @@ class ProviderRouter:
         self._by_session[session_id] = choice
 
     def choice_for(self, session_id: str) -> ModelChoice:
-        seen: set[str] = set()
-        current: str | None = session_id
-        while current is not None and current not in seen:
-            choice = self._by_session.get(current)
+        """The choice assigned to the session, else to its nearest ancestor, else the default."""
+        by_session = self._by_session
+        for sid in reversed(path_to_root(session_id, self._parent_of, str)):
+            choice = by_session.get(sid)
             if choice is not None:
                 return choice
-            seen.add(current)
-            try:
-                current = self._parent_of(current)
-            except KeyError:
-                break
         return self.default
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:

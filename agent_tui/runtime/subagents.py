@@ -32,15 +32,9 @@ from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import Delivery, EngineExtension, SessionEngine, TurnHandle
 from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.tools.base import BaseTool, ToolArgs, ToolContext, ToolError, ToolResult
-from agent_tui.events.session_tree import SessionTree
 from agent_tui.events.turn_vocabulary import ENDINGS
 
 DEFAULT_WAIT_MS = 600_000
-
-
-def session_tree(engine: SessionEngine) -> SessionTree:
-    """The tree of the engine's sessions now (children in the order they were created)."""
-    return SessionTree.from_parents((info.id, info.parent_id) for info in engine.sessions())
 
 
 @dataclass(frozen=True)
@@ -107,11 +101,12 @@ class SubAgents(EngineExtension):
             raise ToolError("budget_exceeded", f"cannot spawn {agent_name}: {spent}")
         if budget_usd is not None:
             self._check_child_budget(parent_id, agent_name, budget_usd)
-        if parent.depth + 1 > self.max_depth:
+        depth = len(engine.budgets.index.chain(parent_id)) - 1
+        if depth + 1 > self.max_depth:
             raise ToolError(
                 "budget_exceeded",
                 f"cannot spawn {agent_name}: sub-agents may nest at most {self.max_depth} levels "
-                f"deep and this session is at level {parent.depth}",
+                f"deep and this session is at level {depth}",
             )
         running = engine.registry.running_children(parent_id)
         if running >= self.max_background:
@@ -145,7 +140,7 @@ class SubAgents(EngineExtension):
         left, owner = tightest
         if budget_usd <= left + 1e-9:
             return
-        limit = budgets.limit(owner)
+        limit = budgets.index.budget(owner)
         assert limit is not None and limit.usd is not None
         whose = "this session's" if owner == parent_id else f"{self.engine.session(owner).label}'s"
         raise ToolError(
@@ -171,7 +166,8 @@ class SubAgents(EngineExtension):
     # -- waiting ---------------------------------------------------------------------------
     def _targets(self, parent_id: str, args: WaitArgs) -> list[str]:
         engine = self.engine
-        children = session_tree(engine).children(parent_id)
+        read = {info.id for info in engine.sessions()}  # (one let go is no longer waited for)
+        children = [sid for sid in engine.budgets.index.children(parent_id) if sid in read]
         if args.sessionId is not None:
             if args.sessionId not in children:
                 raise ToolError("not_found", f"{args.sessionId} is not a sub-agent of this session")

@@ -46,9 +46,9 @@ Invariants:
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,6 @@ from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
-from agent_tui.events.session_tree import path_to_root
 from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import configured_prices
@@ -99,7 +98,7 @@ from agent_tui.runtime.session_dirs import (
     list_stored_sessions,
     mark_closed,
 )
-from agent_tui.runtime.subagents import SubAgents, session_tree
+from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
 from agent_tui.store import (
@@ -152,6 +151,20 @@ def _ends_inside_turn(tail: list[Event]) -> bool:
     return open_turn
 
 
+@dataclass(eq=False)
+class SessionRecord:
+    """What the workbench keeps of one session beside the engine's state."""
+
+    worktree: Worktree | None = None  # made for it in this run
+    not_continued: str | None = None  # why it is shown but not reopened (its agent is not configured)
+    held_elsewhere: str | None = None  # who wrote it in another process when it was reopened, since when
+    reopening: bool = False  # listed, not reopened yet (`hydrate` reopens them one by one)
+    stored: StoredSession | None = None  # its log, if listed for opening on demand (read now or not)
+    listed: int | None = None  # its last sequence as listed, while finished and not read in the engine
+    read_whole: bool = False  # listed, then read (and counted) whole by the engine
+    in_use: int = 0  # how many actions read and write it now (it is kept read meanwhile)
+
+
 class Workbench(FinishingActions):
     """Sessions of one project on one engine (and the actions that finish their work).
 
@@ -181,25 +194,25 @@ class Workbench(FinishingActions):
         self.models = list(models)
         self.router = router
         self.external = external
-        self.worktrees: dict[str, Worktree] = {}
-        self.not_continued: dict[str, str] = {}
-        """Stored sessions shown but not reopened, with the reason (an agent no longer configured)."""
-        self.reopening: set[str] = set()
-        """Stored sessions listed but not reopened yet (`hydrate` reopens them one by one)."""
-        self.listed: dict[str, int] = {}
-        """Finished stored sessions listed but not read in the engine (each one's last sequence
-        as listed): `open_listed` reads one when it is used."""
-        self.stored: dict[str, StoredSession] = {}
-        """The stored sessions listed for opening on demand (whether read now or not)."""
+        self.records: dict[str, SessionRecord] = {}
+        """What this workbench keeps of each session beside the engine's state."""
         self.opened = OpenedSessions()
         """The finished sessions read on demand, least recently used first (the bound)."""
-        self._read_whole: set[str] = set()  # listed ones the engine has read (and counted) whole
-        self._in_use: Counter[str] = Counter()  # sessions an action reads and writes: kept read
-        self.held_elsewhere: dict[str, str] = {}
-        """Stored sessions another process was writing when they were reopened (who, since when):
-        shown, but not open in this engine."""
         self.recorder = TurnRecorder(sessions_dir, lambda session_id: engine.session(session_id).cwd)
         engine.subscribe(self.recorder)
+
+    def _record(self, session_id: str) -> SessionRecord:
+        return self.records.setdefault(session_id, SessionRecord())
+
+    @property
+    def listed(self) -> dict[str, int]:
+        """Finished stored sessions listed but not read in the engine, with their last sequence."""
+        return {sid: r.listed for sid, r in self.records.items() if r.listed is not None}
+
+    @property
+    def stored(self) -> dict[str, StoredSession]:
+        """The stored sessions listed for opening on demand (whether read now or not)."""
+        return {sid: r.stored for sid, r in self.records.items() if r.stored is not None}
 
     @classmethod
     def for_project(
@@ -230,7 +243,7 @@ class Workbench(FinishingActions):
         engine_box: list[SessionEngine] = []
 
         def parent_of(session_id: str) -> str | None:
-            return engine_box[0].session(session_id).parent_id if engine_box else None
+            return engine_box[0].budgets.index.parent_of(session_id) if engine_box else None
 
         router = ProviderRouter(models or [_no_model()], parent_of)
         permissions = permission_engine(DEFAULT_POLICY, project=project, data_dir=data_dir)
@@ -335,8 +348,8 @@ class Workbench(FinishingActions):
                 problems.append(f"{session.path}: {session.problem}")
                 continue
             shown.append(session)
-        self.reopening = {session.session_id for session in shown}
         for session in shown:  # the whole list first, from the heads
+            self._record(session.session_id).reopening = True
             created = created_event(session.head, session.session_id)
             if created is not None:
                 fold(created)
@@ -357,8 +370,9 @@ class Workbench(FinishingActions):
                 await anyio.sleep(0)  # one tail at a time: the list stays responsive meanwhile
         for session in shown:
             await anyio.sleep(0)  # thousands of logs: the dashboard stays responsive meanwhile
-            self.reopening.discard(session.session_id)
-            if session.session_id in self.listed:
+            record = self._record(session.session_id)
+            record.reopening = False
+            if record.listed is not None:
                 continue
             problem = await self._reopen_listed(session, entries[session.session_id], tails, earlier)
             if problem is not None:
@@ -395,7 +409,7 @@ class Workbench(FinishingActions):
         except Exception as error:
             locked = _lock_refusal(error)
             if locked is not None:
-                self.held_elsewhere[session.session_id] = locked.where
+                self._record(session.session_id).held_elsewhere = locked.where
                 return None
             return f"{session.path}: could not be reopened: {error}"
         self._remember_model(session)
@@ -418,8 +432,9 @@ class Workbench(FinishingActions):
         budgets.track(created)
         for event in tail:
             budgets.track(event)
-        self.stored[session.session_id] = session
-        self.listed[session.session_id] = tail[-1].sequence if tail else created.sequence
+        record = self._record(session.session_id)
+        record.stored = session
+        record.listed = tail[-1].sequence if tail else created.sequence
 
     async def _scan_listed(
         self,
@@ -444,7 +459,7 @@ class Workbench(FinishingActions):
                 sid = entry.session_id
                 if earlier is not None and events:
                     earlier(sid, events, tails.get(sid, []))
-                if sid not in self._read_whole:  # (one read meanwhile was counted whole by the engine)
+                if not self._record(sid).read_whole:  # (one read meanwhile was counted whole by the engine)
                     for event in events:
                         self.engine.budgets.track(event)
         return problems
@@ -457,12 +472,7 @@ class Workbench(FinishingActions):
 
         The session counts as used now either way (the one the user looks at is let go last).
         """
-
-        def parent(sid: str) -> str | None:
-            known = self.stored.get(sid)
-            return known.parent_session_id if known is not None else self._parent_of(sid)
-
-        chain = path_to_root(session_id, parent, str)
+        chain = self.engine.budgets.index.chain(session_id)  # (it knows the listed ones' heads)
         for sid in chain:  # the root first: a sub-agent's depth and deliveries need it
             refused = self._open_one(sid)
             if refused is not None:
@@ -474,13 +484,12 @@ class Workbench(FinishingActions):
     def using(self, session_id: str) -> Iterator[None]:
         """While inside, the session is never let go (an action that opened it with
         `open_listed` awaits before it writes: a choice made meanwhile must not release it)."""
-        self._in_use[session_id] += 1
+        record = self._record(session_id)
+        record.in_use += 1
         try:
             yield
         finally:
-            self._in_use[session_id] -= 1
-            if not self._in_use[session_id]:
-                del self._in_use[session_id]
+            record.in_use -= 1
 
     def _is_open(self, session_id: str) -> bool:
         try:
@@ -489,19 +498,13 @@ class Workbench(FinishingActions):
             return False
         return True
 
-    def _parent_of(self, session_id: str) -> str | None:
-        try:
-            return self.engine.session(session_id).parent_id
-        except UnknownSession:
-            return None
-
     def _open_one(self, session_id: str) -> str | None:
-        last_sequence = self.listed.get(session_id)
-        if last_sequence is None:
+        record = self._record(session_id)
+        last_sequence, session = record.listed, record.stored
+        if last_sequence is None or session is None:
             if session_id in self.opened:
                 self.opened.use(session_id)
             return None
-        session = self.stored[session_id]
         store = self.engine.store
         try:
             if store.last_sequence(session_id) != last_sequence:
@@ -517,8 +520,7 @@ class Workbench(FinishingActions):
             if locked is not None:
                 return _held_sentence(locked.where)
             return f"It could not be reopened: {session.path}: {error}."
-        del self.listed[session_id]
-        self._read_whole.add(session_id)
+        record.listed, record.read_whole = None, True
         self._remember_model(session)
         self.opened.use(session_id)
         return None
@@ -535,18 +537,16 @@ class Workbench(FinishingActions):
                 engine.forget_session(sid)
                 if isinstance(engine.store, JsonlFileEventStore):
                     engine.store.release(sid)  # (read again, and checked, when it is used next)
-                self.listed[sid] = last_sequence
+                self._record(sid).listed = last_sequence
 
     def _kept(self, used: set[str]) -> set[str]:
         """What `_let_go` keeps now (see there)."""
-        kept = set(used) | set(self._in_use)
+        kept = used | {sid for sid, record in self.records.items() if record.in_use}
+        index = self.engine.budgets.index
         for info in self.engine.sessions():
             if info.unfinished_turn is not None or info.open_turn is not None or info.mailbox:
                 kept.add(info.id)
-            current = info.parent_id
-            while current is not None and current not in kept:
-                kept.add(current)
-                current = self._parent_of(current)
+            kept.update(index.chain(info.id)[:-1])
         return kept
 
     async def _reopen_stored(self, session: StoredSession, fold: Callable[[Event], None]) -> str | None:
@@ -573,7 +573,7 @@ class Workbench(FinishingActions):
         external = self.external
         if external is None or name not in external.names():
             reason = f"it was run by {name}, which is not an ACP agent of the config file"
-            self.not_continued[session.session_id] = reason
+            self._record(session.session_id).not_continued = reason
             return None
         try:
             await external.reopen(name, session.session_id)
@@ -650,7 +650,7 @@ class Workbench(FinishingActions):
                 await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
             raise AgentStartError(f"could not create the session: {error}") from None
         if worktree is not None:
-            self.worktrees[session_id] = worktree
+            self._record(session_id).worktree = worktree
         self.engine.start_turn(session_id, prompt)
         return session_id
 
@@ -676,7 +676,7 @@ class Workbench(FinishingActions):
                 await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
             raise AgentStartError(f"could not start {agent}: {error}") from None
         if worktree is not None:
-            self.worktrees[session_id] = worktree
+            self._record(session_id).worktree = worktree
         return session_id
 
     # -- talking to sessions -------------------------------------------------------------------
@@ -694,18 +694,18 @@ class Workbench(FinishingActions):
         text = text.strip()
         if not text:
             return SendRefused("There is nothing to send.")
-        if session_id in self.not_continued:
-            return SendRefused(f"This session cannot be continued: {self.not_continued[session_id]}.")
+        record = self._record(session_id)
+        if record.not_continued is not None:
+            return SendRefused(f"This session cannot be continued: {record.not_continued}.")
         unread = self.open_listed(session_id)
         if unread is not None:
             return SendRefused(unread)
         try:
             info = self.engine.session(session_id)
         except UnknownSession:
-            held = self.held_elsewhere.get(session_id)
-            if held is not None:
-                return self._held_refusal(session_id, held)
-            if session_id in self.reopening:
+            if record.held_elsewhere is not None:
+                return self._held_refusal(session_id, record.held_elsewhere)
+            if record.reopening:
                 return SendRefused(
                     "This session is still being reopened from its log; send again in a moment."
                 )
@@ -822,16 +822,9 @@ class Workbench(FinishingActions):
         return False
 
     # -- leaving a session ---------------------------------------------------------------------
-    def _descendants(self, session_id: str) -> list[str]:
-        """Below the session: the engine's sessions, and those listed for opening on demand."""
-        tree = session_tree(self.engine)
-        for sid in self.listed:
-            tree.link(sid, self.stored[sid].parent_session_id)
-        return tree.descendants(session_id)
-
     def worktree_path(self, session_id: str, recorded: str | None = None) -> Path | None:
         """The session's worktree: made in this run, or `recorded` in its `session.created`."""
-        made = self.worktrees.get(session_id)
+        made = self._record(session_id).worktree
         if made is not None:
             return made.path
         return Path(recorded) if recorded else None
@@ -847,7 +840,7 @@ class Workbench(FinishingActions):
             written (the session is closed now, and listed again at the next start).
         """
         engine = self.engine
-        family = {session_id, *self._descendants(session_id)}
+        family = set(engine.budgets.index.subtree(session_id))  # (listed ones too)
         with anyio.move_on_after(timeout):
             await _stop_until_ended(
                 lambda: engine.stop_subtree(session_id),
@@ -858,14 +851,13 @@ class Workbench(FinishingActions):
                 await self.external.close(session_id)  # its process ends; its log stays
         engine.dispose_session(session_id)
         for sid in family:  # closed: nothing of it is listed, read or scanned here any more
-            self.listed.pop(sid, None)
-            self.stored.pop(sid, None)
-            self._read_whole.discard(sid)
+            record = self._record(sid)
+            record.listed, record.stored, record.read_whole = None, None, False
             self.opened.drop(sid)
         if isinstance(engine.store, JsonlFileEventStore):
             for sid in family:
                 engine.store.release(sid)  # another process may write them now
-        self.worktrees.pop(session_id, None)
+        self._record(session_id).worktree = None
         unlisted = None
         try:
             mark_closed(self.sessions_dir, sorted(family))
