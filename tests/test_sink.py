@@ -18,7 +18,7 @@ from agent_tui.turns import (
     Transition,
     is_turn_end,
 )
-from agent_tui.turns.frames import FrameBody
+from agent_tui.events.frames import FrameBody
 
 
 @pytest.fixture

@@ -14,8 +14,9 @@ Invariants:
   projects from it afterwards;
 - the engine gives the event loop a turn every `YIELD_EVERY` commits, so a fast model and a
   store that never blocks cannot starve the dashboard;
-- frames go to a sink only when the embedding program asked for them (`sink=` or a `registry=`
-  with its sink), through the `LiveFrames` listener; the dashboard reads stored events, not frames;
+- frames go to a sink only when the embedding program asked for them (`sink=`, a `registry=`
+  with its sink, or `watch_frames`), through the `LiveFrames` listener; the local dashboard
+  watches them: they are the phases it shows;
 - a turn's life is written here once, for every driver (the model loop, an ACP agent): `drive`
   claims the session in the registry (or raises `TurnConflict`), arms its stop and starts its
   task; the task closes a turn a reopened log left open, lets the driver open, converse and close
@@ -68,8 +69,8 @@ from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
 from agent_tui.events.wording import counted
 from agent_tui.store import EventStore
-from agent_tui.turns import EventSink, Fail, FrameError, PendingInput, TurnRegistry
-from agent_tui.turns.frames import Fatal
+from agent_tui.turns import EventSink, Fail, FrameError, FrameListener, PendingInput, TurnRegistry
+from agent_tui.events.frames import Fatal
 from agent_tui.turns.live_frames import LiveFrames
 from agent_tui.turns.projection import command_for
 from agent_tui.turns.registry import Attached, NoActiveTurn
@@ -201,6 +202,14 @@ class SessionEngine:
         self.subscribe(self.budgets.hear)
         if self.sends_frames:
             self.subscribe(LiveFrames(self.sink))
+
+    def watch_frames(self, listener: FrameListener) -> Callable[[], None]:
+        """Call `listener` with every live frame (sending them from now on, if not yet): the
+        local dashboard's phases. Returns a function that unsubscribes."""
+        if not self.sends_frames:
+            self.sends_frames = True
+            self.subscribe(LiveFrames(self.sink))
+        return self.sink.subscribe(listener)
 
     @property
     def prompter(self) -> Prompter | None:

@@ -7,7 +7,7 @@ from here.
 """
 
 from agent_tui.events.turn_vocabulary import WaitOutcome
-from agent_tui.turns.frames import (
+from agent_tui.events.frames import (
     EndReasonKind,
     Fatal,
     Frame,

@@ -41,7 +41,7 @@ from agent_tui.events.turn_vocabulary import (
     WaitOutcome,
     ending_for,
 )
-from agent_tui.turns.frames import EndReasonKind, FrameError, ResponseMeta, Transition
+from agent_tui.events.frames import EndReasonKind, FrameError, ResponseMeta, Transition
 from agent_tui.turns.sink import EventSink
 from agent_tui.turns.turn_fsm import TurnFsm
 
