@@ -482,7 +482,7 @@ class SessionEngine:
             if turn_id is not None and kind in PHASE_OF_EVENT:  # most events move no phase
                 command = command_for(event)
                 if command is not None:
-                    self.registry.transition(info.id, command)
+                    self.registry.transition(info.id, command, turn_id)
         finally:
             gate.release()
         turn = info.turn
@@ -550,8 +550,8 @@ class SessionEngine:
                 # Cancelled from outside the turn (the engine's task group is shutting down):
                 # close the turn like any cancelled one, then let the cancellation go on.
                 shutdown, end = cancelled, TurnEnd.cancelled()
-            if turn.budget_stop is not None and end.stop_reason == "cancelled":
-                end = TurnEnd.failed("budget_exceeded", turn.budget_stop, usage=end.usage)
+            if turn.stopped_with is not None and end.stop_reason == "cancelled":
+                end = replace(turn.stopped_with, usage=end.usage)  # how the stop said it ends
             if end.stop_reason == "cancelled":
                 self.registry.stop_children(info.id)  # stopping a turn stops all it spawned
             with anyio.CancelScope(shield=True):
@@ -578,9 +578,7 @@ class SessionEngine:
             turn.finish()
 
     async def _settle(self, turn: TurnHandle, end: TurnEnd) -> None:
-        turn.stop_reason = end.stop_reason
-        turn.error_code = end.error_code
-        turn.end_message = end.message
+        turn.end = end
         if not turn.fsm.is_terminal:  # the registry no longer tracks it (disposed)
             turn.fsm.finish(end.stop_reason)
         for extension in self.extensions:
@@ -663,9 +661,8 @@ class SessionEngine:
         for session_id in session_ids:
             info = self._sessions.get(session_id)
             turn = info.live_turn if info is not None else None
-            if turn is not None and turn.budget_stop is None:
-                turn.budget_stop = message
-                turn.cancel()
+            if turn is not None and turn.stopped_with is None:
+                turn.cancel(TurnEnd.failed("budget_exceeded", message))
 
     def _output_limit(self, session_id: str) -> int | None:
         """The most output tokens the model of `session_id` answers with (None: not known)."""

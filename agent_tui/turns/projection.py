@@ -55,7 +55,7 @@ def frames_from_log(events: Iterable[Event]) -> list[Frame]:
             if not sink.is_attached(session_id):
                 sink.attach(session_id)
             registry.claim(session_id, turn_id=event.turn_id or "")
-        registry.transition(session_id, command)
+        registry.transition(session_id, command, event.turn_id)
     return frames
 
 

@@ -8,7 +8,8 @@ Invariants this module guarantees:
 - at most one running record per session: `claim` returns False while one exists, and a
   terminal record is replaced by a fresh one (with fresh `ended`/`delivered` events);
 - every state change goes through the one `transition(session_id, command)`; a command for an
-  unknown session, or a phase command for a record that is no longer running, is a no-op;
+  unknown session, for another turn than the record's, or for a record that is no longer
+  running, is a no-op;
 - phase frames go out through the sink only, from here: start → `start` (with the turn id),
   running → `executing` (with `responded`), compressing → `compress`, and an `End` (or `Fail`)
   → exactly one `end`, whose reason is the end reason of its stop reason's row of `ENDINGS`
@@ -230,15 +231,19 @@ class TurnRegistry:
 
     # -- the one transition ----------------------------------------------------------------------
 
-    def transition(self, session_id: str, command: TurnCommand) -> bool:
+    def transition(self, session_id: str, command: TurnCommand, turn_id: str | None = None) -> bool:
         """Apply `command` to the session's record and send its frame.
+
+        `turn_id`: the turn the command is for (what a stored event says); a command for another
+        turn than the record's (the closing of a turn a reopened log left open) does nothing.
 
         Returns:
             True if the command took effect (a frame was sent); False for an unknown session, a
-            record that is no longer running, or a terminal command after the turn settled.
+            record that is no longer running or is another turn's, or a terminal command after
+            the turn settled.
         """
         record = self._records.get(session_id)
-        if record is None or not record.running:
+        if record is None or not record.running or (turn_id is not None and turn_id != record.turn_id):
             return False
         match command:
             case Start():
