@@ -524,14 +524,12 @@ class SessionEngine:
         refusal = self.budgets.refusal(session_id)
         if refusal is not None:
             raise BudgetExceeded(session_id, refusal)
-        if not self.registry.claim(
-            session_id,
-            turn_id=turn.turn_id,
-            parent_session_id=info.parent_id,
-            agent_name=info.agent_name,
-            fsm=turn.fsm,
-        ):
+        fsm = self.registry.claim(
+            session_id, turn_id=turn.turn_id, parent_session_id=info.parent_id, agent_name=info.agent_name
+        )
+        if fsm is None:
             raise TurnConflict(session_id)
+        turn.fsm = fsm
         info.turn = turn
         self.registry.arm(session_id, turn.cancel)
         (spawn or self._group().start_soon)(self._live, turn, driver)
@@ -579,7 +577,7 @@ class SessionEngine:
 
     async def _settle(self, turn: TurnHandle, end: TurnEnd) -> None:
         turn.end = end
-        if not turn.fsm.is_terminal:  # the registry no longer tracks it (disposed)
+        if not turn.fsm.is_terminal:  # its record was disposed while it ran: nobody else will
             turn.fsm.finish(end.stop_reason)
         for extension in self.extensions:
             await extension.turn_ended(self, turn)

@@ -49,7 +49,7 @@ class TurnHandle:
         self.writer = writer
         self.text = text
         self.input_id = input_id
-        self.fsm = TurnFsm()
+        self.fsm = TurnFsm()  # idle until `drive` puts the registry's, which moves it
         self.outbox: deque[Event] | None = deque() if streaming else None
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False

@@ -2,10 +2,10 @@
 
 Invariants this module guarantees:
 - two orthogonal axes: `state` (`running | complete | interrupt | error`) is the only thing
-  liveness reads; `reason` exists on terminal records only. The state is not kept here: each
-  record holds its turn's `TurnFsm` (the engine's turn holds the same one) and the state is
-  read off it; the registry's commands are what move it;
-- at most one running record per session: `claim` returns False while one exists, and a
+  liveness reads; `reason` exists on terminal records only. The state is the record's
+  `TurnFsm`, made by `claim` (which hands it to the caller to read) and moved only by the
+  registry's commands;
+- at most one running record per session: `claim` returns None while one exists, and a
   terminal record is replaced by a fresh one (with fresh `ended`/`delivered` events);
 - every state change goes through the one `transition(session_id, command)`; a command for an
   unknown session, for another turn than the record's, or for a record that is no longer
@@ -208,26 +208,21 @@ class TurnRegistry:
         turn_id: str,
         parent_session_id: str | None = None,
         agent_name: str | None = None,
-        fsm: TurnFsm | None = None,
-    ) -> bool:
+    ) -> TurnFsm | None:
         """Register a new running turn for `session_id`, before anything is written to disk.
 
-        `fsm` is the turn's state machine (the engine passes the one its turn holds, so both
-        read one state); a fresh one is made if not given.
-
         Returns:
-            False if the session already has a running turn (the caller raises `TurnConflict`);
-            True otherwise, with a fresh record replacing any terminal one.
+            None if the session already has a running turn (the caller raises `TurnConflict`);
+            otherwise the new turn's state machine, which only this registry moves (the caller
+            keeps it to read), in a fresh record replacing any terminal one.
         """
         current = self._records.get(session_id)
         if current is not None and current.running:
-            return False
-        self._records[session_id] = _Record(
-            session_id, turn_id, parent_session_id, agent_name, fsm if fsm is not None else TurnFsm()
-        )
+            return None
+        record = self._records[session_id] = _Record(session_id, turn_id, parent_session_id, agent_name)
         if parent_session_id is not None:
             self._tree.link(session_id, parent_session_id)
-        return True
+        return record.fsm
 
     # -- the one transition ----------------------------------------------------------------------
 
