@@ -26,7 +26,10 @@ from agent_tui.turns.projection import frames_from_log, transition_dict
 
 pytestmark = pytest.mark.anyio
 
-LIST_THEN_ANSWER = ({"text": ["a"], "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]}, {"text": ["b"]})
+LIST_THEN_ANSWER = (
+    {"text": ["a"], "toolCalls": [{"tool": "list_dir", "args": {"path": "."}}]},
+    {"text": ["b"]},
+)
 
 
 @pytest.fixture
@@ -108,13 +111,16 @@ async def test_the_live_dashboards_phase_is_the_sinks_frames(tmp_path: Path) -> 
     provider = ScriptedProvider()
     engine = make_engine(tmp_path, provider)
     state = DashboardState()
-    engine.subscribe(lambda event: apply_event(state, event))
     frames: list[Frame] = []
+
+    def on_event(event: Event) -> None:
+        apply_event(state, event)
 
     def on_frame(frame: Frame) -> None:
         frames.append(frame)
         apply_frame(state, frame)
 
+    engine.subscribe(on_event)
     engine.watch_frames(on_frame)
     seen: list[str] = []  # the phase shown when each phase event was folded, before its frame
 
@@ -146,7 +152,9 @@ async def test_replayed_and_attached_phases_are_the_projected_frames(tmp_path: P
         await collect(engine.run_turn(sid, "more"))
     events = logged(tmp_path, sid)
     # Cut the log inside the second turn's model call too: a replay scrubbed to that point.
-    cut = next(i for i, e in enumerate(events) if e.type == "context.built" and e.turn_id == events[-1].turn_id)
+    cut = next(
+        i for i, e in enumerate(events) if e.type == "context.built" and e.turn_id == events[-1].turn_id
+    )
     for folded in (events, events[: cut + 1]):
         state = project_state(folded)
         shown = {turn.turn_id: turn.phase for turn in state.sessions[sid].turns}

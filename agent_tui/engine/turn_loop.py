@@ -24,8 +24,8 @@ Invariants:
 from __future__ import annotations
 
 import inspect
-from dataclasses import replace
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import anyio

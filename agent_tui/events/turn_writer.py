@@ -180,7 +180,13 @@ class TurnWriter:
         a spent budget, or ended), apply the rule for an answer without text, write the end."""
         if ending is None:
             code = end.error_code if end.stop_reason == "error" else end.stop_reason
-            ending = CANCELLED if code == "cancelled" else BUDGET_SPENT if code == "budget_exceeded" else TURN_ENDED
+            ending = (
+                CANCELLED
+                if code == "cancelled"
+                else BUDGET_SPENT
+                if code == "budget_exceeded"
+                else TURN_ENDED
+            )
         if open_calls or (end.stop_reason == "final" and not self._said):
             return self._end(end, open_calls, ending)
         return self._commit(self.turn_id, "turn.completed", end.payload())

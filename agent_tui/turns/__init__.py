@@ -6,7 +6,6 @@ Imports only `agent_tui.events` from the rest of `agent_tui`; the engine and the
 from here.
 """
 
-from agent_tui.events.turn_vocabulary import WaitOutcome
 from agent_tui.events.frames import (
     EndReasonKind,
     Fatal,
@@ -21,6 +20,7 @@ from agent_tui.events.frames import (
     family_of,
     is_turn_end,
 )
+from agent_tui.events.turn_vocabulary import WaitOutcome
 from agent_tui.turns.registry import (
     Attached,
     Compressing,

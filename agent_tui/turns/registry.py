@@ -33,6 +33,7 @@ from typing import TypeAlias, assert_never
 
 import anyio
 
+from agent_tui.events.frames import EndReasonKind, FrameError, ResponseMeta, Transition
 from agent_tui.events.model import StopReason
 from agent_tui.events.session_tree import SessionTree
 from agent_tui.events.turn_vocabulary import (
@@ -42,7 +43,6 @@ from agent_tui.events.turn_vocabulary import (
     WaitOutcome,
     ending_for,
 )
-from agent_tui.events.frames import EndReasonKind, FrameError, ResponseMeta, Transition
 from agent_tui.turns.sink import EventSink
 from agent_tui.turns.turn_fsm import TurnFsm
 
