@@ -19,11 +19,12 @@ Invariants:
   watches them: they are the phases it shows;
 - a turn's life is written here once, for every driver (the model loop, an ACP agent): `drive`
   claims the session in the registry (or raises `TurnConflict`), arms its stop and starts its
-  task; the task closes a turn a reopened log left open, lets the driver open, converse and close
-  the turn through the turn's `TurnWriter` (the close shielded from cancellation, so a turn
-  cancelled from outside still closes its log), stops the turn's sub-agents when it was
-  cancelled, and settles it: its outcome on the handle, its state machine finished, the
-  extensions told. A store failure leaves the turn for the next use to close (`store_failure`); a
+  task; the task closes a turn a reopened log left open, lets the driver open and converse,
+  decides the turn's ending once (what the driver reports, or the ending a stop carried: a spent
+  budget's), lets the driver close the turn with it through the turn's `TurnWriter` (shielded
+  from cancellation, so a turn cancelled from outside still closes its log), stops the turn's
+  sub-agents when it was cancelled, and settles it: its `TurnEnd` on the handle, the extensions
+  told (the one notification of a turn's end beside the registry's settle). A store failure leaves the turn for the next use to close (`store_failure`); a
   bug (an `Exception`) ends only its turn, `error/unknown` saying what failed; `KeyboardInterrupt`
   and `SystemExit` settle the turn the same way, then go on up: they stop the process;
 - a tree's own tools (`session_tools`: its MCP servers) are opened once, for its root, at the
@@ -599,8 +600,7 @@ class SessionEngine:
         session_id = turn.session_id
         if fatal and self.sends_frames:
             self.sink.emit(session_id, Fatal(code, message))
-        if not turn.fsm.is_terminal:
-            self.registry.transition(session_id, Fail(FrameError(code, message)))
+        self.registry.transition(session_id, Fail(FrameError(code, message)), turn.turn_id)
 
     async def run_turn(
         self, session_id: str, text: str, *, input_id: str | None = None

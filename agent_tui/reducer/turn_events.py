@@ -120,20 +120,17 @@ def _project_phase(turn: TurnView, event: Event) -> None:
 
 def apply_frame(state: DashboardState, frame: Frame) -> None:
     """A phase frame sent live by the engine's sink: the turn's phase, from now on only the
-    sink's (the turn's events were folded first: the engine tells listeners, then the registry)."""
+    sink's. Its turn is the session's last (its events were folded first: the engine tells
+    listeners, then the registry, which sends frames only for the turn it runs)."""
     body = frame.body
     session = state.sessions.get(frame.session_id)
-    if not isinstance(body, Transition) or session is None:
-        return
-    turns = session.turns
-    for index in range(len(turns) - 1, -1, -1):
-        turn = turns[index]
-        if turn.turn_id == body.turn_id:
-            if turn.stop_reason is not None:  # a finished turn may be shared with copies
-                turn = turns[index] = copy_turn(turn)
-            turn.phase = body.to
-            turn.phase_live = True
-            return
+    turns = session.turns if session is not None else None
+    if turns and isinstance(body, Transition) and turns[-1].turn_id == body.turn_id:
+        turn = turns[-1]
+        if turn.stop_reason is not None:  # a finished turn may be shared with copies
+            turn = turns[-1] = copy_turn(turn)
+        turn.phase = body.to
+        turn.phase_live = True
 
 
 def _on_model_delta(state: DashboardState, session: SessionView, event: Event) -> None:
