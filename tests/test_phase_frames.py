@@ -13,14 +13,17 @@ from pathlib import Path
 
 import pytest
 from support_engine import collect, make_engine, steps, workspace
+from support_workbench import agent_script, scripted_models, wait_for
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.engine.errors import EventStoreFailure
+from agent_tui.engine.scenario import Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.events.frames import Frame, Transition
-from agent_tui.reducer import DashboardState, apply_event, apply_frame, project_state
+from agent_tui.reducer import DashboardState, TurnView, apply_event, apply_frame, project_state
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
+from agent_tui.tui.app import AgentTuiApp
 from agent_tui.turns import EventSink
 from agent_tui.turns.projection import frames_from_log, transition_dict
 
@@ -163,3 +166,22 @@ async def test_replayed_and_attached_phases_are_the_projected_frames(tmp_path: P
     assert shown == {events[0 + 1].turn_id: "end", events[-1].turn_id: "executing"}
     # An attached dashboard folds the bus's events with the same reducer step.
     assert inspect.signature(AttachedBus).parameters["fold"].default is apply_event
+
+
+async def test_the_local_dashboard_shows_the_phases_its_engine_sends(tmp_path: Path) -> None:
+    provider = ScriptedProvider(agents={"fix-it": agent_script(Step(text=["On it."]))})
+    project = tmp_path / "project"
+    project.mkdir()
+    app = AgentTuiApp(
+        sessions_dir=tmp_path / "sessions", project=project, models=scripted_models(provider), prompt="Fix it"
+    )
+
+    def finished() -> list[TurnView]:
+        sessions = app.live.state.sessions.values() if app.live is not None else ()
+        return [turn for session in sessions for turn in session.turns if turn.stop_reason is not None]
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: [turn.phase for turn in finished()] == ["end"], "the end frame")
+        (turn,) = finished()
+        assert turn.phase_live  # moved by the engine's sink, not by folding the events
+        await pilot.press("q")

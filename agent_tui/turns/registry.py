@@ -244,11 +244,13 @@ class TurnRegistry:
             case Start():
                 if record.fsm.state == "idle":
                     record.fsm.start()
-                self._frame(record, Transition("start", record.turn_id))
+                self._sink.emit(record.session_id, Transition("start", record.turn_id))
             case Running(responded=responded):
-                self._frame(record, Transition("executing", record.turn_id, responded=responded))
+                self._sink.emit(
+                    record.session_id, Transition("executing", record.turn_id, responded=responded)
+                )
             case Compressing():
-                self._frame(record, Transition("compress", record.turn_id))
+                self._sink.emit(record.session_id, Transition("compress", record.turn_id))
             case End(stop_reason=stop_reason, error=error):
                 self._settle(record, ending_for(stop_reason), error)
             case Fail(error=error):
@@ -257,17 +259,14 @@ class TurnRegistry:
                 assert_never(command)
         return True
 
-    def _frame(self, record: _Record, transition: Transition) -> None:
-        self._sink.emit(record.session_id, transition)
-
     def _settle(self, record: _Record, ending: Ending, error: FrameError | None) -> None:
         if record.fsm.state == "idle":  # failed before its first event was stored
             record.fsm.start()
         record.fsm.finish(ending.stop_reason)
         reason = record.reason = EndReason(ending.end_reason, error if ending.failed else None)
-        self._frame(record, Transition("end", record.turn_id, reason.kind, reason.error))
+        self._sink.emit(record.session_id, Transition("end", record.turn_id, reason.kind, reason.error))
         record.ended.set()
-        for child_id in self._child_ids(record.session_id):
+        for child_id in self._tree.children(record.session_id):
             child = self._records.get(child_id)
             if child is not None and not child.running:
                 del self._records[child_id]
@@ -341,7 +340,7 @@ class TurnRegistry:
         """How many direct child sessions of `parent_session_id` have a running turn."""
         return sum(
             1
-            for child_id in self._child_ids(parent_session_id)
+            for child_id in self._tree.children(parent_session_id)
             if (child := self._records.get(child_id)) is not None and child.running
         )
 
@@ -353,7 +352,7 @@ class TurnRegistry:
         """
         targets = [
             record
-            for session_id in self._descendant_ids(parent_session_id)
+            for session_id in self._tree.descendants(parent_session_id)
             if (record := self._records.get(session_id)) is not None
             and record.running
             and record.stop is not None
@@ -375,7 +374,7 @@ class TurnRegistry:
         Running turns are not stopped (call `stop_children` first); anyone waiting on a disposed
         record is released and gets its ending's wait outcome, or "failed" if it had not ended.
         """
-        doomed = [session_id, *self._descendant_ids(session_id)]
+        doomed = [session_id, *self._tree.descendants(session_id)]
         for sid in doomed:
             record = self._records.pop(sid, None)
             if record is not None:
@@ -417,9 +416,3 @@ class TurnRegistry:
     def record(self, session_id: str) -> TurnRecord | None:
         record = self._records.get(session_id)
         return None if record is None else record.snapshot()
-
-    def _child_ids(self, parent_session_id: str) -> list[str]:
-        return self._tree.children(parent_session_id)
-
-    def _descendant_ids(self, session_id: str) -> list[str]:
-        return self._tree.descendants(session_id)
