@@ -24,9 +24,10 @@ Invariants:
   budget's), lets the driver close the turn with it through the turn's `TurnWriter` (shielded
   from cancellation, so a turn cancelled from outside still closes its log), stops the turn's
   sub-agents when it was cancelled, and settles it: its `TurnEnd` on the handle, the extensions
-  told (the one notification of a turn's end beside the registry's settle). A store failure leaves the turn for the next use to close (`store_failure`); a
-  bug (an `Exception`) ends only its turn, `error/unknown` saying what failed; `KeyboardInterrupt`
-  and `SystemExit` settle the turn the same way, then go on up: they stop the process;
+  told (the one notification of a turn's end beside the registry's settle). A store failure
+  leaves the turn for the next use to close (`store_failure`); a bug (an `Exception`) ends only
+  its turn, `error/unknown` saying what failed; `KeyboardInterrupt` and `SystemExit` settle the
+  turn the same way, then go on up: they stop the process;
 - a tree's own tools (`session_tools`: its MCP servers) are opened once, for its root, at the
   tree's first model turn in this process; every session of the tree is offered the engine's
   tools and those; they are closed when the root is disposed and before the engine's task

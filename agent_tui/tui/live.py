@@ -9,8 +9,8 @@ engine; a project run needs a model or at least one of them.
 Invariants:
 - every event the engine stores goes through `apply_event` into `state` (the same reducer the
   replay uses), in store order, and every phase frame of the engine's sink through
-  `apply_frame` (the phases of the turns run here are the live frames); stored sessions are folded in from their logs before the engine
-  reopens them. The listener tells the run's `redraws` (a `RedrawThrottle`); the screen redraws
+  `apply_frame` (the phases of the turns run here are the live frames); stored sessions are
+  folded in from their logs before the engine reopens them. The listener tells the run's `redraws` (a `RedrawThrottle`); the screen redraws
   from `state` at most once a period, never once per event, under any load;
 - the engine lives on the app's event loop (a Textual worker), so listener, prompter and UI
   share one thread and need no locks; it stays open after the demo's turns end, so finished
