@@ -6,7 +6,7 @@ expected a phase and got an event says so, rather than raising `AttributeError` 
 
 from __future__ import annotations
 
-from agent_tui.turns.frames import Frame, RuntimeEvent, Transition
+from agent_tui.events.frames import Frame, RuntimeEvent, Transition
 
 
 def as_transition(frame: Frame) -> Transition:

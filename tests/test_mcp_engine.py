@@ -281,8 +281,7 @@ class TestFailures:
             handle = engine.start_turn(sid, "hang")
             pids = await pids_written(pidfile)
             engine.cancel_turn(sid)
-            await handle.wait()
-            assert handle.stop_reason == "cancelled"
+            assert await handle.wait() == "cancelled"
             engine.dispose_session(sid)
         assert_gone(pids)
 

@@ -9,6 +9,7 @@ import anyio
 import pytest
 from support_frames import as_event, as_transition
 
+from agent_tui.events.frames import FrameBody
 from agent_tui.turns import (
     EventSink,
     Fatal,
@@ -18,7 +19,6 @@ from agent_tui.turns import (
     Transition,
     is_turn_end,
 )
-from agent_tui.turns.frames import FrameBody
 
 
 @pytest.fixture

@@ -285,12 +285,11 @@ WORDS_OF_AN_ENDING = {"done", "maxSteps", "aborted", "complete", "interrupt"}
 """End reasons and registry states that are no other layer's word (so a literal is a restatement)."""
 
 STILL_RESTATED = {
-    "engine/turn_loop.py": "the model loop decides its ending as bare stop reasons (a driver of the turn writer)",
     "acp/client.py": "the ACP driver builds its ending tuples with bare stop reasons",
     "acp/recorder.py": "the ACP recorder's final-needs-a-delta and cancelled-call rules",
     "importers/builder.py": "the importers' ending and final-needs-a-delta rule",
     "events/chains.py": "the chain checker's final-needs-a-delta rule (the check the writer is tested by)",
-    "events/turn_writer.py": "the writer's final-needs-a-delta rule, the one place it is applied",
+    "events/turn_writer.py": "the writer's final-needs-a-delta rule and how an ending answers open calls",
     "engine/engine.py": "a cancelled turn stops what its session spawned (a rule of the turn's life)",
 }
 """Files that still decide by a stop reason literal, each with why; they belong to the turn writer."""

@@ -77,8 +77,8 @@ class AcpTurn(TurnHandle):
         super().__init__(info, turn_id, text, None, session.engine.writer_for(info, turn_id))
         self.stopping = anyio.Event()
 
-    def cancel(self) -> None:
-        self.cancel_requested = True
+    def cancel(self, end: TurnEnd | None = None) -> None:
+        super().cancel(end)
         self.stopping.set()
 
 

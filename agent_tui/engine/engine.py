@@ -14,17 +14,20 @@ Invariants:
   projects from it afterwards;
 - the engine gives the event loop a turn every `YIELD_EVERY` commits, so a fast model and a
   store that never blocks cannot starve the dashboard;
-- frames go to a sink only when the embedding program asked for them (`sink=` or a `registry=`
-  with its sink), through the `LiveFrames` listener; the dashboard reads stored events, not frames;
+- frames go to a sink only when the embedding program asked for them (`sink=`, a `registry=`
+  with its sink, or `watch_frames`), through the `LiveFrames` listener; the local dashboard
+  watches them: they are the phases it shows;
 - a turn's life is written here once, for every driver (the model loop, an ACP agent): `drive`
   claims the session in the registry (or raises `TurnConflict`), arms its stop and starts its
-  task; the task closes a turn a reopened log left open, lets the driver open, converse and close
-  the turn through the turn's `TurnWriter` (the close shielded from cancellation, so a turn
-  cancelled from outside still closes its log), stops the turn's sub-agents when it was
-  cancelled, and settles it: its outcome on the handle, its state machine finished, the
-  extensions told. A store failure leaves the turn for the next use to close (`store_failure`); a
-  bug (an `Exception`) ends only its turn, `error/unknown` saying what failed; `KeyboardInterrupt`
-  and `SystemExit` settle the turn the same way, then go on up: they stop the process;
+  task; the task closes a turn a reopened log left open, lets the driver open and converse,
+  decides the turn's ending once (what the driver reports, or the ending a stop carried: a spent
+  budget's), lets the driver close the turn with it through the turn's `TurnWriter` (shielded
+  from cancellation, so a turn cancelled from outside still closes its log), stops the turn's
+  sub-agents when it was cancelled, and settles it: its `TurnEnd` on the handle, the extensions
+  told (the one notification of a turn's end beside the registry's settle). A store failure
+  leaves the turn for the next use to close (`store_failure`); a bug (an `Exception`) ends only
+  its turn, `error/unknown` saying what failed; `KeyboardInterrupt` and `SystemExit` settle the
+  turn the same way, then go on up: they stop the process;
 - a tree's own tools (`session_tools`: its MCP servers) are opened once, for its root, at the
   tree's first model turn in this process; every session of the tree is offered the engine's
   tools and those; they are closed when the root is disposed and before the engine's task
@@ -63,12 +66,12 @@ from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
+from agent_tui.events.frames import Fatal
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
 from agent_tui.events.wording import counted
 from agent_tui.store import EventStore
-from agent_tui.turns import EventSink, Fail, FrameError, PendingInput, TurnRegistry
-from agent_tui.turns.frames import Fatal
+from agent_tui.turns import EventSink, Fail, FrameError, FrameListener, PendingInput, TurnRegistry
 from agent_tui.turns.live_frames import LiveFrames
 from agent_tui.turns.projection import command_for
 from agent_tui.turns.registry import Attached, NoActiveTurn
@@ -200,6 +203,14 @@ class SessionEngine:
         self.subscribe(self.budgets.hear)
         if self.sends_frames:
             self.subscribe(LiveFrames(self.sink))
+
+    def watch_frames(self, listener: FrameListener) -> Callable[[], None]:
+        """Call `listener` with every live frame (sending them from now on, if not yet): the
+        local dashboard's phases. Returns a function that unsubscribes."""
+        if not self.sends_frames:
+            self.sends_frames = True
+            self.subscribe(LiveFrames(self.sink))
+        return self.sink.subscribe(listener)
 
     @property
     def prompter(self) -> Prompter | None:
@@ -456,7 +467,7 @@ class SessionEngine:
             if turn_id is not None and kind in PHASE_OF_EVENT:  # most events move no phase
                 command = command_for(event)
                 if command is not None:
-                    self.registry.transition(info.id, command)
+                    self.registry.transition(info.id, command, turn_id)
         finally:
             gate.release()
         turn = info.turn
@@ -498,14 +509,12 @@ class SessionEngine:
         refusal = self.budgets.refusal(session_id)
         if refusal is not None:
             raise BudgetExceeded(session_id, refusal)
-        if not self.registry.claim(
-            session_id,
-            turn_id=turn.turn_id,
-            parent_session_id=info.parent_id,
-            agent_name=info.agent_name,
-            fsm=turn.fsm,
-        ):
+        fsm = self.registry.claim(
+            session_id, turn_id=turn.turn_id, parent_session_id=info.parent_id, agent_name=info.agent_name
+        )
+        if fsm is None:
             raise TurnConflict(session_id)
+        turn.fsm = fsm
         info.turn = turn
         self.registry.arm(session_id, turn.cancel)
         (spawn or self._group().start_soon)(self._live, turn, driver)
@@ -524,8 +533,8 @@ class SessionEngine:
                 # Cancelled from outside the turn (the engine's task group is shutting down):
                 # close the turn like any cancelled one, then let the cancellation go on.
                 shutdown, end = cancelled, TurnEnd.cancelled()
-            if turn.budget_stop is not None and end.stop_reason == "cancelled":
-                end = TurnEnd.failed("budget_exceeded", turn.budget_stop, usage=end.usage)
+            if turn.stopped_with is not None and end.stop_reason == "cancelled":
+                end = replace(turn.stopped_with, usage=end.usage)  # how the stop said it ends
             if end.stop_reason == "cancelled":
                 self.registry.stop_children(info.id)  # stopping a turn stops all it spawned
             with anyio.CancelScope(shield=True):
@@ -552,10 +561,8 @@ class SessionEngine:
             turn.finish()
 
     async def _settle(self, turn: TurnHandle, end: TurnEnd) -> None:
-        turn.stop_reason = end.stop_reason
-        turn.error_code = end.error_code
-        turn.end_message = end.message
-        if not turn.fsm.is_terminal:  # the registry no longer tracks it (disposed)
+        turn.end = end
+        if not turn.fsm.is_terminal:  # its record was disposed while it ran: nobody else will
             turn.fsm.finish(end.stop_reason)
         for extension in self.extensions:
             await extension.turn_ended(self, turn)
@@ -577,8 +584,7 @@ class SessionEngine:
         session_id = turn.session_id
         if fatal and self.sends_frames:
             self.sink.emit(session_id, Fatal(code, message))
-        if not turn.fsm.is_terminal:
-            self.registry.transition(session_id, Fail(FrameError(code, message)))
+        self.registry.transition(session_id, Fail(FrameError(code, message)), turn.turn_id)
 
     async def run_turn(
         self, session_id: str, text: str, *, input_id: str | None = None
@@ -637,9 +643,8 @@ class SessionEngine:
         for session_id in session_ids:
             info = self._sessions.get(session_id)
             turn = info.live_turn if info is not None else None
-            if turn is not None and turn.budget_stop is None:
-                turn.budget_stop = message
-                turn.cancel()
+            if turn is not None and turn.stopped_with is None:
+                turn.cancel(TurnEnd.failed("budget_exceeded", message))
 
     def _output_limit(self, session_id: str) -> int | None:
         """The most output tokens the model of `session_id` answers with (None: not known)."""

@@ -1,7 +1,9 @@
 """`TurnHandle`: one turn as its caller sees it: wait for it, cancel it, or read its events.
 
 Invariants:
-- the turn's run state is its `TurnFsm` (shared with the registry's record), nothing else;
+- the turn's run state is its `TurnFsm`, the one the registry's record holds and moves (the
+  handle only reads it); how the turn ended is one `TurnEnd` (`end`), set once by the engine
+  where it decides the ending (`SessionEngine._live`), None until then;
 - the turn's events are written by its `writer` (the one `TurnWriter` of the turn), whoever
   drives it;
 - a turn started with `start_turn` buffers nothing: its events reach the log and the engine's
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from agent_tui.events import Event
+from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import TurnWriter
 from agent_tui.turns.turn_fsm import TurnFsm
 
@@ -46,14 +49,12 @@ class TurnHandle:
         self.writer = writer
         self.text = text
         self.input_id = input_id
-        self.fsm = TurnFsm()
+        self.fsm = TurnFsm()  # idle until `drive` puts the registry's, which moves it
         self.outbox: deque[Event] | None = deque() if streaming else None
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False
-        self.budget_stop: str | None = None  # why a budget stopped the turn (it ends budget_exceeded)
-        self.stop_reason: str | None = None
-        self.error_code: str | None = None
-        self.end_message: str | None = None  # what its `turn.completed` said of its end (an error's why)
+        self.stopped_with: TurnEnd | None = None  # the ending a stop asked for (a spent budget's)
+        self.end: TurnEnd | None = None
         self.error: BaseException | None = None
         self.step = 0
         self.call_ids: set[str] = set()  # every tool-call id this turn has stored
@@ -80,7 +81,10 @@ class TurnHandle:
         if self._wakeup is not None:
             self._wakeup.set()
 
-    def cancel(self) -> None:
+    def cancel(self, end: TurnEnd | None = None) -> None:
+        """Stop the turn: it ends `end` if given (the first stop that gives one), else cancelled."""
+        if end is not None and self.stopped_with is None:
+            self.stopped_with = end
         self.cancel_requested = True
         if self.scope is not None:
             self.scope.cancel()
@@ -88,7 +92,7 @@ class TurnHandle:
     async def wait(self) -> str | None:
         """Wait for the end; returns the stop reason (None if the store failed before it)."""
         await self.done.wait()
-        return self.stop_reason
+        return None if self.end is None else self.end.stop_reason
 
     async def events(self, *, lockstep: bool = False) -> AsyncIterator[Event]:
         """Every event this turn stored, in order; raises the turn's `EventStoreFailure`.

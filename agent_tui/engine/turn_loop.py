@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -47,7 +48,6 @@ from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.events.model import ModelUsage, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
-from agent_tui.events.turn_writer import BUDGET_SPENT, CANCELLED, TURN_ENDED
 from agent_tui.turns import TurnRegistry
 
 
@@ -128,18 +128,12 @@ class ModelLoop:
             except _ModelFailed as failure:
                 end = TurnEnd.failed("provider_failure", str(failure) or None)
         turn.scope = None
-        if scope.cancelled_caught or turn.cancel_requested or end.stop_reason == "cancelled":
-            return TurnEnd.cancelled(usage=usage.usage())
-        return TurnEnd(end.stop_reason, end.error_code, end.message, usage.usage())
+        if scope.cancelled_caught or turn.cancel_requested:
+            end = TurnEnd.cancelled()
+        return replace(end, usage=usage.usage())
 
     async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None:
-        if end.stop_reason == "cancelled":
-            ending = CANCELLED
-        elif end.error_code == "budget_exceeded":
-            ending = BUDGET_SPENT
-        else:
-            ending = TURN_ENDED
-        await turn.writer.end(end, turn.session.open_calls.values(), ending)
+        await turn.writer.end(end, turn.session.open_calls.values())
 
     # -- steps ---------------------------------------------------------------------------------
     async def _absorb_arrivals(self, turn: TurnHandle) -> bool:

@@ -1,9 +1,10 @@
 """How a turn moves and how it ends, said once for every layer.
 
 Invariants this module guarantees:
-- `phase_for(event)` is the only mapping from a stored event to a turn phase: `turn.started` →
-  start, `context.built` → executing, `context.compacted` → compress, `turn.completed` → end,
-  anything else → None. The registry's frames, the reducer and replay all ask it;
+- `PHASE_OF_EVENT` is the only mapping from a stored event's type to a turn phase:
+  `turn.started` → start, `context.built` → executing, `context.compacted` → compress,
+  `turn.completed` → end, any other type → none. The projection of events to phase frames
+  (`events.frames.transition_for`) reads it, and every phase shown is such a frame;
 - `ENDINGS` is the only table from a `turn.completed{stopReason}` to what every layer calls that
   ending: the turn state machine's terminal state (which is also the session status the
   dashboard and `sessions` show), the registry's state, the end frame's reason, how a
@@ -23,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_tui.events.model import Event, StopReason, TurnErrorCode, Usage
+from agent_tui.events.model import StopReason, TurnErrorCode, Usage
 
 Phase = Literal["start", "executing", "compress", "end"]
 RunState = Literal["idle", "running", "completed", "cancelled", "failed"]
@@ -43,11 +44,6 @@ PHASE_OF_EVENT: dict[str, Phase] = {
     "context.compacted": "compress",
     "turn.completed": "end",
 }
-
-
-def phase_for(event: Event) -> Phase | None:
-    """The phase a stored event moves its turn into, or None for events that move no phase."""
-    return PHASE_OF_EVENT.get(event.type)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

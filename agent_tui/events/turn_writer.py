@@ -174,9 +174,19 @@ class TurnWriter:
         return self._commit(self.turn_id, "user.message", message)
 
     def end(
-        self, end: TurnEnd, open_calls: Collection[OpenCallState] = (), ending: CallEnding = TURN_ENDED
+        self, end: TurnEnd, open_calls: Collection[OpenCallState] = (), ending: CallEnding | None = None
     ) -> Awaitable[object]:
-        """Answer the calls still open, apply the rule for an answer without text, write the end."""
+        """Answer the calls still open (as `ending` says, else as the turn's end says: cancelled,
+        a spent budget, or ended), apply the rule for an answer without text, write the end."""
+        if ending is None:
+            code = end.error_code if end.stop_reason == "error" else end.stop_reason
+            ending = (
+                CANCELLED
+                if code == "cancelled"
+                else BUDGET_SPENT
+                if code == "budget_exceeded"
+                else TURN_ENDED
+            )
         if open_calls or (end.stop_reason == "final" and not self._said):
             return self._end(end, open_calls, ending)
         return self._commit(self.turn_id, "turn.completed", end.payload())

@@ -14,6 +14,7 @@ from agent_tui.reducer.earlier_spend import absorb_earlier_spend
 from agent_tui.reducer.fold import apply_event, project_state
 from agent_tui.reducer.spend import NO_SPEND, Spend
 from agent_tui.reducer.timestamps import epoch_ms, ms_between
+from agent_tui.reducer.turn_events import apply_frame
 from agent_tui.reducer.views import (
     MAX_TRANSCRIPT_ENTRIES,
     OUTPUT_CHARS,
@@ -56,6 +57,7 @@ __all__ = [
     "TurnView",
     "absorb_earlier_spend",
     "apply_event",
+    "apply_frame",
     "epoch_ms",
     "ms_between",
     "project_state",

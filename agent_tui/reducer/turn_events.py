@@ -2,8 +2,10 @@
 
 One small handler per event type, each `(state, session, event) -> None`, collected in
 `TURN_HANDLERS`. Invariants:
-- a turn's phase is `phase_for` of its latest phase event, the same function the registry's
-  frames use; a session's status follows from its last turn's stop reason (`SessionView.status`);
+- a turn's phase is only ever the `to` of a phase frame: the frame its phase event projects
+  to (`events.frames.transition_for`, the projection the registry's frames come from), until
+  the engine's sink sends one for the turn (the local dashboard); from then on only the sink
+  moves it. A session's status follows from its last turn's stop reason (`SessionView.status`);
 - a handler tolerates what a log read from the middle lacks: it never raises on a valid event,
   whatever came before it (see `turn_writes.turn_for`);
 - time comes only from event timestamps: a turn starts at its first event's `ts`, ends at its
@@ -17,8 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent_tui.events import Event
+from agent_tui.events.frames import Frame, Transition
 from agent_tui.events.transcript_text import context_tokens_total
-from agent_tui.events.turn_vocabulary import phase_for
+from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT
 from agent_tui.reducer.spend_events import record_budget, settle_turn_usage
 from agent_tui.reducer.turn_writes import (
     Handler,
@@ -34,6 +37,8 @@ from agent_tui.reducer.views import (
     DashboardState,
     DeliveryView,
     SessionView,
+    TurnView,
+    copy_turn,
     tree_order,
 )
 
@@ -77,6 +82,7 @@ def _on_turn_started(state: DashboardState, session: SessionView, event: Event) 
     else:
         turn = turn_of(state, session, event)
     turn.prompt_preview = event.payload["promptPreview"]
+    _project_phase(turn, event)
 
 
 def _on_user_message(state: DashboardState, session: SessionView, event: Event) -> None:
@@ -93,14 +99,38 @@ def _on_context_built(state: DashboardState, session: SessionView, event: Event)
     turn.steps += 1
     turn.tokens = context_tokens_total(payload["tokens"])
     turn.max_context_tokens = payload["maxContextTokens"]
-    turn.phase = phase_for(event) or turn.phase
+    _project_phase(turn, event)
 
 
 def _on_context_compacted(state: DashboardState, session: SessionView, event: Event) -> None:
     turn = turn_for(state, session, event)
     close_assistant(turn)
     turn.compactions += 1
-    turn.phase = phase_for(event) or turn.phase
+    _project_phase(turn, event)
+
+
+def _project_phase(turn: TurnView, event: Event) -> None:
+    """The `to` of the phase frame a phase event projects to, unless the sink speaks for this
+    turn. Read off the table the projection reads (`transition_for(event).to` is
+    `PHASE_OF_EVENT[event.type]`) rather than by building the frame, which would cost the fold
+    a tenth of its time; tests/test_phase_frames.py holds the two equal."""
+    if not turn.phase_live:
+        turn.phase = PHASE_OF_EVENT[event.type]
+
+
+def apply_frame(state: DashboardState, frame: Frame) -> None:
+    """A phase frame sent live by the engine's sink: the turn's phase, from now on only the
+    sink's. Its turn is the session's last (its events were folded first: the engine tells
+    listeners, then the registry, which sends frames only for the turn it runs)."""
+    body = frame.body
+    session = state.sessions.get(frame.session_id)
+    turns = session.turns if session is not None else None
+    if turns and isinstance(body, Transition) and turns[-1].turn_id == body.turn_id:
+        turn = turns[-1]
+        if turn.stop_reason is not None:  # a finished turn may be shared with copies
+            turn = turns[-1] = copy_turn(turn)
+        turn.phase = body.to
+        turn.phase_live = True
 
 
 def _on_model_delta(state: DashboardState, session: SessionView, event: Event) -> None:
@@ -139,7 +169,7 @@ def _on_turn_completed(state: DashboardState, session: SessionView, event: Event
         settle_turn_usage(state, session, turn, usage, event.ts)
     turn.ended_sequence = event.sequence
     turn.ended_ts = event.ts
-    turn.phase = phase_for(event) or turn.phase
+    _project_phase(turn, event)
     if session.pending:  # its questions can no longer be answered
         drop_pending(state, session, turn.turn_id)
 

@@ -147,7 +147,9 @@ class ToolCallView:
 class TurnView:
     """One turn: its phase, steps, context size, text, transcript and tool calls.
 
-    `phase` is `phase_for` of the turn's latest phase event. `step`/`tokens`/`max_context_tokens`
+    `phase` is the `to` of the turn's latest phase frame: projected from its events
+    (`events.frames.transition_for`), or, once `phase_live`, sent live by the engine's sink (the
+    local dashboard). `step`/`tokens`/`max_context_tokens`
     come from the last `context.built` (tokens is its total), `steps` counts them; `stop_reason`
     is None while the turn has not completed, and `end_message` is what its `turn.completed` said
     of the end, if anything (a provider's error, an ACP agent's exit status and stderr tail).
@@ -159,6 +161,7 @@ class TurnView:
     turn_id: str
     prompt_preview: str = ""
     phase: Phase = "start"
+    phase_live: bool = False
     stop_reason: str | None = None
     error_code: str | None = None
     end_message: str | None = None

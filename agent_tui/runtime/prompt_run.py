@@ -175,14 +175,6 @@ class PromptRun:
                 from the main thread).
         """
         result = PromptResult()
-
-        def record(event: Event) -> None:
-            if event.type == "turn.completed" and event.session_id == self.session_id:
-                result.stop_reason = event.payload["stopReason"]
-                result.error_code = event.payload.get("errorCode")
-                result.message = event.payload.get("message")
-
-        unsubscribe = self.engine.subscribe(record)
         undo = listen_for_stop_signals(self._signalled) if catch_interrupt else None
         try:
             async with self.engine:
@@ -198,11 +190,16 @@ class PromptRun:
                 if self._interrupted:
                     handle.cancel()
                 await handle.wait()
+                if (end := handle.end) is not None:  # how the engine ended it (None: the store failed)
+                    result.stop_reason, result.error_code, result.message = (
+                        end.stop_reason,
+                        end.error_code,
+                        end.message,
+                    )
                 await self._wait_children()
         finally:
             if undo is not None:
                 undo()
-            unsubscribe()
             with anyio.CancelScope(shield=True):
                 aclose = getattr(self.provider, "aclose", None)
                 if aclose is not None:

@@ -32,7 +32,6 @@ from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import Delivery, EngineExtension, SessionEngine, TurnHandle
 from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.engine.tools.base import BaseTool, ToolArgs, ToolContext, ToolError, ToolResult
-from agent_tui.events.turn_vocabulary import ENDINGS
 
 DEFAULT_WAIT_MS = 600_000
 
@@ -155,8 +154,7 @@ class SubAgents(EngineExtension):
         child = turn.session
         if child.parent_id is None:
             return
-        ending = ENDINGS.get(turn.stop_reason or "")
-        status = ending.delivery if ending is not None else "failed"
+        status = turn.end.ending.delivery if turn.end is not None else "failed"
         text = _final_text(turn)
         outcome = ChildOutcome(child.id, child.agent_name or child.id, status, text)
         self.outcomes[child.id] = outcome
@@ -209,11 +207,11 @@ def _final_text(turn: TurnHandle) -> str:
     """What the parent reads: the ending's note (with its error code, and what the turn's end
     said of it: `failed: budget_exceeded (budget exceeded: spent $0.05 of a $0.04 budget)`) or
     the last answer."""
-    ending = ENDINGS.get(turn.stop_reason or "")
-    note = ending.delivered_note if ending is not None else None
-    if note is not None:
-        text = f"{note}: {turn.error_code}" if turn.error_code else note
-        return f"{text} ({turn.end_message})" if turn.end_message else text
+    end = turn.end
+    note = end.ending.delivered_note if end is not None else None
+    if end is not None and note is not None:
+        text = f"{note}: {end.error_code}" if end.error_code else note
+        return f"{text} ({end.message})" if end.message else text
     for message in reversed(turn.session.transcript.messages):
         if message.role == "assistant":
             return message.text

@@ -8,8 +8,9 @@ engine; a project run needs a model or at least one of them.
 
 Invariants:
 - every event the engine stores goes through `apply_event` into `state` (the same reducer the
-  replay uses), in store order; stored sessions are folded in from their logs before the engine
-  reopens them. The listener tells the run's `redraws` (a `RedrawThrottle`); the screen redraws
+  replay uses), in store order, and every phase frame of the engine's sink through
+  `apply_frame` (the phases of the turns run here are the live frames); stored sessions are
+  folded in from their logs before the engine reopens them. The listener tells the run's `redraws` (a `RedrawThrottle`); the screen redraws
   from `state` at most once a period, never once per event, under any load;
 - the engine lives on the app's event loop (a Textual worker), so listener, prompter and UI
   share one thread and need no locks; it stays open after the demo's turns end, so finished
@@ -31,6 +32,7 @@ import anyio
 from textual.message import Message
 
 from agent_tui.events import OUR_CLIENT, Event, counted, is_ours
+from agent_tui.events.frames import Frame
 from agent_tui.ports import (
     AcpPermissionRequest,
     AgentSpec,
@@ -48,7 +50,7 @@ from agent_tui.ports import (
     Workbench,
     load_scenario,
 )
-from agent_tui.reducer import DashboardState, absorb_earlier_spend, apply_event
+from agent_tui.reducer import DashboardState, absorb_earlier_spend, apply_event, apply_frame
 from agent_tui.tui.messages import (
     LiveRunFinished,
     McpServerDown,
@@ -193,6 +195,7 @@ class LiveRun:
             workbench.engine, workbench=workbench, questions=_Questions(self.prompter), project=self.project
         )
         unsubscribe = workbench.engine.subscribe(self._on_event)
+        unwatch = workbench.engine.watch_frames(self._on_frame)  # the phases: live frames
         result: RunResult | None = None
         collector = RunCollector()
         try:
@@ -216,6 +219,7 @@ class LiveRun:
         finally:
             collector.restore()
             unsubscribe()
+            unwatch()
             if self.run is not None:
                 self.run.close()
                 if self.workspace_root is None:
@@ -236,6 +240,10 @@ class LiveRun:
         self.redraws.changed(
             ask=event.type == "permission.resolved" and event.payload.get("decision") == "ask"
         )
+
+    def _on_frame(self, frame: Frame) -> None:
+        apply_frame(self.state, frame)
+        self.redraws.changed()
 
     async def _listed(self) -> None:
         """Every stored session is folded in from its first line: the whole list is drawn

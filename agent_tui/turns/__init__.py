@@ -6,19 +6,13 @@ Imports only `agent_tui.events` from the rest of `agent_tui`; the engine and the
 from here.
 """
 
-from agent_tui.events.turn_vocabulary import WaitOutcome
-from agent_tui.turns.frames import (
-    EndReasonKind,
+from agent_tui.events.frames import (
     Fatal,
     Frame,
-    FrameBody,
     FrameError,
-    FrameFamily,
-    Phase,
     ResponseMeta,
     RuntimeEvent,
     Transition,
-    family_of,
     is_turn_end,
 )
 from agent_tui.turns.registry import (
@@ -31,45 +25,28 @@ from agent_tui.turns.registry import (
     PendingInput,
     Running,
     Start,
-    StopHandle,
-    SubmitResult,
-    TurnCommand,
-    TurnRecord,
     TurnRegistry,
-    TurnState,
 )
-from agent_tui.turns.sink import EventSink, FrameListener, FrameStream
+from agent_tui.turns.sink import EventSink, FrameListener
 
 __all__ = [
     "Attached",
     "Compressing",
     "End",
     "EndReason",
-    "EndReasonKind",
     "EventSink",
     "Fail",
     "Fatal",
     "Frame",
-    "FrameBody",
     "FrameError",
-    "FrameFamily",
     "FrameListener",
-    "FrameStream",
     "NoActiveTurn",
     "PendingInput",
-    "Phase",
     "ResponseMeta",
     "Running",
     "RuntimeEvent",
     "Start",
-    "StopHandle",
-    "SubmitResult",
     "Transition",
-    "TurnCommand",
-    "TurnRecord",
     "TurnRegistry",
-    "TurnState",
-    "WaitOutcome",
-    "family_of",
     "is_turn_end",
 ]

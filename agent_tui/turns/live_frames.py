@@ -17,7 +17,7 @@ Invariants:
 from __future__ import annotations
 
 from agent_tui.events import Event
-from agent_tui.turns.frames import RuntimeEvent
+from agent_tui.events.frames import RuntimeEvent
 from agent_tui.turns.sink import EventSink
 
 

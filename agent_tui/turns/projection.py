@@ -1,14 +1,11 @@
 """One projection for live and replay: phase frames are a pure function of the log.
 
-`command_for(event)` is the only mapping from stored events to registry commands. The engine
-feeds it every event it stores (so the live sink's frames come from it), and `frames_from_log`
-feeds it a log through a fresh registry and sink (so replay's frames come from it too). The two
-are therefore equal by construction, and tests check that they are.
-
-Which event moves which phase, and how each stop reason ends a turn, are the tables of
-`agent_tui.events.turn_vocabulary` (`phase_for`, `ENDINGS`); this module only turns them into
-registry commands: a `turn.completed` is an `End` of its stop reason (with its error code when
-its row is a failure), and the registry reads that row for every other word.
+`events.frames.transition_for(event)` is the only mapping from a stored event to its phase
+frame; `command_for(event)` is that frame as a registry command. The engine feeds every event it
+stores through `command_for` (so the live sink's frames come from it), `frames_from_log` feeds a
+log through a fresh registry and sink (so `replay --dump frames` comes from it), and the
+dashboard's reducer applies `transition_for` itself to what it folds. They are therefore equal
+by construction, and tests check that they are.
 """
 
 from __future__ import annotations
@@ -16,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from agent_tui.events import Event
-from agent_tui.events.transcript_text import context_tokens_total
-from agent_tui.events.turn_vocabulary import ending_for, phase_for
-from agent_tui.turns.frames import Frame, FrameError, ResponseMeta, Transition
+from agent_tui.events.frames import Frame, Transition, transition_for
 from agent_tui.turns.registry import (
     Compressing,
     End,
@@ -32,32 +27,17 @@ from agent_tui.turns.sink import EventSink
 
 def command_for(event: Event) -> TurnCommand | None:
     """The registry command a stored event stands for, or None for events that move no phase."""
-    phase = phase_for(event)
-    if phase is None:
+    frame = transition_for(event)
+    if frame is None:
         return None
-    if phase == "executing":
-        return Running(ResponseMeta(prompt_tokens=context_tokens_total(event.payload["tokens"])))
-    if phase == "start":
+    to = frame.to
+    if to == "executing":
+        return Running(frame.responded)
+    if to == "start":
         return Start()
-    if phase == "compress":
+    if to == "compress":
         return Compressing()
-    stop_reason = event.payload["stopReason"]
-    if not ending_for(stop_reason).failed:
-        return End(stop_reason)
-    code = event.payload.get("errorCode") or "unknown"
-    return End(stop_reason, FrameError(code, describe_error(code)))
-
-
-_ERROR_TEXT = {
-    "context_overflow": "the context did not fit the model's window, even compacted",
-    "provider_failure": "the model provider failed",
-    "store_failure": "the event store failed",
-    "unknown": "the turn ended with an unknown error",
-}
-
-
-def describe_error(code: str) -> str:
-    return _ERROR_TEXT.get(code, code)
+    return End(event.payload["stopReason"], frame.error)
 
 
 def frames_from_log(events: Iterable[Event]) -> list[Frame]:
@@ -75,7 +55,7 @@ def frames_from_log(events: Iterable[Event]) -> list[Frame]:
             if not sink.is_attached(session_id):
                 sink.attach(session_id)
             registry.claim(session_id, turn_id=event.turn_id or "")
-        registry.transition(session_id, command)
+        registry.transition(session_id, command, event.turn_id)
     return frames
 
 

@@ -2,13 +2,14 @@
 
 Invariants this module guarantees:
 - two orthogonal axes: `state` (`running | complete | interrupt | error`) is the only thing
-  liveness reads; `reason` exists on terminal records only. The state is not kept here: each
-  record holds its turn's `TurnFsm` (the engine's turn holds the same one) and the state is
-  read off it; the registry's commands are what move it;
-- at most one running record per session: `claim` returns False while one exists, and a
+  liveness reads; `reason` exists on terminal records only. The state is the record's
+  `TurnFsm`, made by `claim` (which hands it to the caller to read) and moved only by the
+  registry's commands;
+- at most one running record per session: `claim` returns None while one exists, and a
   terminal record is replaced by a fresh one (with fresh `ended`/`delivered` events);
 - every state change goes through the one `transition(session_id, command)`; a command for an
-  unknown session, or a phase command for a record that is no longer running, is a no-op;
+  unknown session, for another turn than the record's, or for a record that is no longer
+  running, is a no-op;
 - phase frames go out through the sink only, from here: start → `start` (with the turn id),
   running → `executing` (with `responded`), compressing → `compress`, and an `End` (or `Fail`)
   → exactly one `end`, whose reason is the end reason of its stop reason's row of `ENDINGS`
@@ -32,6 +33,7 @@ from typing import TypeAlias, assert_never
 
 import anyio
 
+from agent_tui.events.frames import EndReasonKind, FrameError, ResponseMeta, Transition
 from agent_tui.events.model import StopReason
 from agent_tui.events.session_tree import SessionTree
 from agent_tui.events.turn_vocabulary import (
@@ -41,7 +43,6 @@ from agent_tui.events.turn_vocabulary import (
     WaitOutcome,
     ending_for,
 )
-from agent_tui.turns.frames import EndReasonKind, FrameError, ResponseMeta, Transition
 from agent_tui.turns.sink import EventSink
 from agent_tui.turns.turn_fsm import TurnFsm
 
@@ -207,48 +208,49 @@ class TurnRegistry:
         turn_id: str,
         parent_session_id: str | None = None,
         agent_name: str | None = None,
-        fsm: TurnFsm | None = None,
-    ) -> bool:
+    ) -> TurnFsm | None:
         """Register a new running turn for `session_id`, before anything is written to disk.
 
-        `fsm` is the turn's state machine (the engine passes the one its turn holds, so both
-        read one state); a fresh one is made if not given.
-
         Returns:
-            False if the session already has a running turn (the caller raises `TurnConflict`);
-            True otherwise, with a fresh record replacing any terminal one.
+            None if the session already has a running turn (the caller raises `TurnConflict`);
+            otherwise the new turn's state machine, which only this registry moves (the caller
+            keeps it to read), in a fresh record replacing any terminal one.
         """
         current = self._records.get(session_id)
         if current is not None and current.running:
-            return False
-        self._records[session_id] = _Record(
-            session_id, turn_id, parent_session_id, agent_name, fsm if fsm is not None else TurnFsm()
-        )
+            return None
+        record = self._records[session_id] = _Record(session_id, turn_id, parent_session_id, agent_name)
         if parent_session_id is not None:
             self._tree.link(session_id, parent_session_id)
-        return True
+        return record.fsm
 
     # -- the one transition ----------------------------------------------------------------------
 
-    def transition(self, session_id: str, command: TurnCommand) -> bool:
+    def transition(self, session_id: str, command: TurnCommand, turn_id: str | None = None) -> bool:
         """Apply `command` to the session's record and send its frame.
+
+        `turn_id`: the turn the command is for (what a stored event says); a command for another
+        turn than the record's (the closing of a turn a reopened log left open) does nothing.
 
         Returns:
             True if the command took effect (a frame was sent); False for an unknown session, a
-            record that is no longer running, or a terminal command after the turn settled.
+            record that is no longer running or is another turn's, or a terminal command after
+            the turn settled.
         """
         record = self._records.get(session_id)
-        if record is None or not record.running:
+        if record is None or not record.running or (turn_id is not None and turn_id != record.turn_id):
             return False
         match command:
             case Start():
                 if record.fsm.state == "idle":
                     record.fsm.start()
-                self._frame(record, Transition("start", record.turn_id))
+                self._sink.emit(record.session_id, Transition("start", record.turn_id))
             case Running(responded=responded):
-                self._frame(record, Transition("executing", record.turn_id, responded=responded))
+                self._sink.emit(
+                    record.session_id, Transition("executing", record.turn_id, responded=responded)
+                )
             case Compressing():
-                self._frame(record, Transition("compress", record.turn_id))
+                self._sink.emit(record.session_id, Transition("compress", record.turn_id))
             case End(stop_reason=stop_reason, error=error):
                 self._settle(record, ending_for(stop_reason), error)
             case Fail(error=error):
@@ -257,17 +259,14 @@ class TurnRegistry:
                 assert_never(command)
         return True
 
-    def _frame(self, record: _Record, transition: Transition) -> None:
-        self._sink.emit(record.session_id, transition)
-
     def _settle(self, record: _Record, ending: Ending, error: FrameError | None) -> None:
         if record.fsm.state == "idle":  # failed before its first event was stored
             record.fsm.start()
         record.fsm.finish(ending.stop_reason)
         reason = record.reason = EndReason(ending.end_reason, error if ending.failed else None)
-        self._frame(record, Transition("end", record.turn_id, reason.kind, reason.error))
+        self._sink.emit(record.session_id, Transition("end", record.turn_id, reason.kind, reason.error))
         record.ended.set()
-        for child_id in self._child_ids(record.session_id):
+        for child_id in self._tree.children(record.session_id):
             child = self._records.get(child_id)
             if child is not None and not child.running:
                 del self._records[child_id]
@@ -341,7 +340,7 @@ class TurnRegistry:
         """How many direct child sessions of `parent_session_id` have a running turn."""
         return sum(
             1
-            for child_id in self._child_ids(parent_session_id)
+            for child_id in self._tree.children(parent_session_id)
             if (child := self._records.get(child_id)) is not None and child.running
         )
 
@@ -353,7 +352,7 @@ class TurnRegistry:
         """
         targets = [
             record
-            for session_id in self._descendant_ids(parent_session_id)
+            for session_id in self._tree.descendants(parent_session_id)
             if (record := self._records.get(session_id)) is not None
             and record.running
             and record.stop is not None
@@ -375,7 +374,7 @@ class TurnRegistry:
         Running turns are not stopped (call `stop_children` first); anyone waiting on a disposed
         record is released and gets its ending's wait outcome, or "failed" if it had not ended.
         """
-        doomed = [session_id, *self._descendant_ids(session_id)]
+        doomed = [session_id, *self._tree.descendants(session_id)]
         for sid in doomed:
             record = self._records.pop(sid, None)
             if record is not None:
@@ -417,9 +416,3 @@ class TurnRegistry:
     def record(self, session_id: str) -> TurnRecord | None:
         record = self._records.get(session_id)
         return None if record is None else record.snapshot()
-
-    def _child_ids(self, parent_session_id: str) -> list[str]:
-        return self._tree.children(parent_session_id)
-
-    def _descendant_ids(self, session_id: str) -> list[str]:
-        return self._tree.descendants(session_id)

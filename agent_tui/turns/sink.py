@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import anyio
 
-from agent_tui.turns.frames import Frame, FrameBody, is_turn_end
+from agent_tui.events.frames import Frame, FrameBody, is_turn_end
 
 FrameListener = Callable[[Frame], None]
 

@@ -1,6 +1,12 @@
-"""The frames a session's sink carries: phase transitions, runtime events and fatal errors.
+"""The frames a session's sink carries (phase transitions, runtime events, fatal errors), and the
+one projection of a stored event to its phase frame.
 
 Invariants this module guarantees:
+- `transition_for(event)` is the only mapping from a stored event to the phase frame it stands
+  for (which event moves which phase is `phase_for`, how a stop reason ends a turn is `ENDINGS`).
+  The registry's commands are made from it (`turns.projection.command_for`), so the live sink's
+  frames come from it, and the dashboard's reducer applies it to the events it folds (replay,
+  attached dashboards, stored sessions): one projection, so every phase shown is a frame;
 - every frame is an immutable value (frozen dataclasses; a `RuntimeEvent`'s data is a read-only
   mapping), so a frame handed to one reader cannot be changed under another;
 - a `Frame`'s `family` always names the type of its `body` (`transition` ↔ `Transition`,
@@ -16,7 +22,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
-from agent_tui.events.turn_vocabulary import EndReasonKind, Phase
+from agent_tui.events.model import Event
+from agent_tui.events.transcript_text import context_tokens_total
+from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, EndReasonKind, Phase, ending_for
 
 __all__ = ["EndReasonKind", "Phase"]  # re-exported: where a frame moves a turn, and why it ended
 
@@ -152,3 +160,33 @@ class Frame:
 def is_turn_end(frame: Frame) -> bool:
     """True for a transition frame to `end`: the last frame of a turn's stream."""
     return isinstance(frame.body, Transition) and frame.body.to == "end"
+
+
+def transition_for(event: Event) -> Transition | None:
+    """The phase frame a stored event stands for, or None for events that move no phase."""
+    phase = PHASE_OF_EVENT.get(event.type)
+    if phase is None:
+        return None
+    turn_id = event.turn_id or ""
+    if phase == "executing":
+        meta = ResponseMeta(prompt_tokens=context_tokens_total(event.payload["tokens"]))
+        return Transition("executing", turn_id, responded=meta)
+    if phase != "end":
+        return Transition(phase, turn_id)
+    ending = ending_for(event.payload["stopReason"])
+    if not ending.failed:
+        return Transition("end", turn_id, ending.end_reason)
+    code = event.payload.get("errorCode") or "unknown"
+    return Transition("end", turn_id, ending.end_reason, FrameError(code, describe_error(code)))
+
+
+_ERROR_TEXT = {
+    "context_overflow": "the context did not fit the model's window, even compacted",
+    "provider_failure": "the model provider failed",
+    "store_failure": "the event store failed",
+    "unknown": "the turn ended with an unknown error",
+}
+
+
+def describe_error(code: str) -> str:
+    return _ERROR_TEXT.get(code, code)
