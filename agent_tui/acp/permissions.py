@@ -1,4 +1,4 @@
-"""Permission questions across ACP, both ways, in terms of our `Prompter`.
+"""Permission questions across ACP, both ways, in terms of our `PermissionRequest`/`PermissionAnswer`.
 
 Client side (an external agent asks us): the request reaches our one approval queue as an
 `AcpPermissionRequest`, a `PermissionRequest` that also carries the agent's own options. Whoever

@@ -1,16 +1,16 @@
-"""`Questions`: what an ACP-backed session puts to the user, and how a stop withdraws it.
+"""`AgentQuestions`: what an ACP-backed session puts to the user, and how a stop withdraws it.
 
 The agent's own `session/request_permission`, and the permission asks of the file and terminal
-requests it makes of us, all go to one `Prompter` (the dashboard's approval queue).
+requests it makes of us, all go to the engine's one `Questions` (the dashboard's approval queue).
 
 Invariants:
-- an agent's question reaches the prompter as an `AcpPermissionRequest` carrying its options;
+- an agent's question reaches `engine.questions` as an `AcpPermissionRequest` carrying its options;
   the answer is one of those options (`choose_option`), or `cancelled` when none fits, and the
   log gets the matching `permission.resolved`;
-- a question is withdrawn when its turn stops or ends (`withdraw_all`): the prompter's `ask` is
+- a question is withdrawn when its turn stops or ends (`withdraw_all`): the `ask` is
   cancelled (the dashboard drops it from the queue), the answer is `deny` by `system`, and the
   agent hears `cancelled`, as the protocol asks;
-- the prompter raising is a denial by `system`, never an error out of the session.
+- an answerer that raises is a denial by `system` (`Questions`), never an error out of the session.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 
 
-class Questions:
+class AgentQuestions:
     """The questions of one ACP-backed session (see the module docstring)."""
 
     def __init__(self, session: SessionSide) -> None:
@@ -83,11 +83,10 @@ class Questions:
         options: tuple[Any, ...] = (),
         tool_call: ToolCallUpdate | None = None,
     ) -> tuple[PermissionAnswer, str]:
-        """Put one question to the prompter; (answer, actor). A stop withdraws it (`system`)."""
+        """Put one question to `engine.questions`; (answer, actor). A stop withdraws it (`system`)."""
         session = self.session
-        prompter = session.prompter()
         turn = session.recorder.turn
-        if prompter is None or turn is None:
+        if turn is None:
             return PermissionAnswer("deny", reason="no one to ask"), "system"
         if call is not None:
             call_id, tool, risk, preview = call.call_id, call.tool, call.risk, call.title
@@ -112,9 +111,8 @@ class Questions:
         with anyio.CancelScope() as scope:
             self._waiting.add(scope)
             try:
-                return await prompter.ask(request), "user"
-            except Exception as error:
-                return PermissionAnswer("deny", reason=f"the question failed: {error}"), "system"
+                answer = await session.questions.ask(request)
+                return answer, answer.actor
             finally:
                 self._waiting.discard(scope)
         return PermissionAnswer("deny", reason="cancelled"), "system"

@@ -16,7 +16,7 @@ Invariants:
   first one got, and one that arrives while the first is still being handled waits for it, so a
   follow-up is never sent twice and an agent never started twice; the last `REPLIES_KEPT`
   replies are kept;
-- an `answer` goes to the `BusPrompter`: the first answer to a request wins; a later one is
+- an `answer` goes to the engine's `Questions`: the first answer to a request wins; a later one is
   `ok: false` with "already answered … by … at …" and `AlreadyAnswered` as its detail;
 - what an action does is the `HostActions`' business (the workbench on `serve`, the scenario's
   engine on `run --bus`); a refusal is `ok: false` with its sentence; an unexpected failure is
@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any, Protocol
 
 from nats.aio.msg import Msg
@@ -41,23 +42,25 @@ from nats.aio.subscription import Subscription
 from pydantic import ValidationError
 
 from agent_tui.bus.host_link import BusLink
-from agent_tui.bus.host_prompter import BusPrompter, already_sentence
 from agent_tui.bus.protocol import (
     REPLIES_KEPT,
     AgentArgs,
+    AlreadyAnswered,
     AnswerArgs,
     BudgetArgs,
     ControlReply,
     ControlRequest,
     RepublishArgs,
     SessionSummary,
+    WaitingRequest,
     caller_user,
     host_controls,
     inbox_prefix,
 )
 from agent_tui.bus.remote_finishing import FINISHING_ACTIONS, READS, perform_finishing, review_limit
 from agent_tui.costs.budgets import BudgetLimit
-from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.engine.questions import Questions
 from agent_tui.runtime.finishing import Finishing, FinishRefused
 
 
@@ -90,14 +93,14 @@ class ControlServer:
         host: str,
         link: BusLink,
         actions: HostActions,
-        prompter: BusPrompter | None,
+        questions: Questions,
         *,
         say: Callable[[str], None] = lambda _: None,
     ) -> None:
         self.host = host
         self.link = link
         self.actions = actions
-        self.prompter = prompter
+        self.questions = questions
         self.say = say
         self._replies: OrderedDict[tuple[str, str], ControlReply] = OrderedDict()
         self._handling: dict[tuple[str, str], asyncio.Future[ControlReply]] = {}
@@ -232,7 +235,9 @@ class ControlServer:
                 published, stored = await actions.republish(session_id or "", wanted.first, wanted.last)
                 return ok(republished=published, stored=stored)
             if action == "sessions":
-                waiting = self.prompter.waiting() if self.prompter is not None else []
+                waiting = (
+                    [_waiting(r) for r in self.questions.waiting()] if self.questions.answerer is None else []
+                )
                 return ok(
                     host=self.host,
                     sessions=[s.model_dump(by_alias=True) for s in actions.sessions()],
@@ -267,7 +272,7 @@ class ControlServer:
         ok: Callable[..., ControlReply],
         refused: Callable[..., ControlReply],
     ) -> ControlReply:
-        if self.prompter is None:
+        if self.questions.answerer is not None:
             return refused("this host answers its permission requests itself (--approve allow|deny)")
         try:
             args = AnswerArgs.model_validate(request.args)
@@ -275,11 +280,13 @@ class ControlServer:
             return refused(f"answer: {_first_error(error)}")
         answer = PermissionAnswer(args.decision, remember=args.remember, reason=args.reason)
         try:
-            first = self.prompter.answer(request.session_id or "", args.request_id, answer, request.by)
+            by = request.by.model_dump() if request.by is not None else None
+            first = self.questions.answer(request.session_id or "", args.request_id, answer, by)
         except LookupError as error:
             return refused(str(error))
         if first is not None:
-            return refused(already_sentence(first), **first.model_dump(by_alias=True))
+            already = AlreadyAnswered.model_validate(asdict(first))
+            return refused(already.sentence(), **already.model_dump(by_alias=True))
         return ok(decision=args.decision, remember=args.remember)
 
     async def stop(self) -> None:
@@ -289,6 +296,20 @@ class ControlServer:
             self._subscription = None
         for task in list(self._tasks):
             task.cancel()
+
+
+def _waiting(request: PermissionRequest) -> WaitingRequest:
+    return WaitingRequest(
+        sessionId=request.session_id,
+        requestId=request.request_id,
+        toolCallId=request.tool_call_id,
+        tool=request.tool,
+        risk=request.risk,
+        argsPreview=request.args_preview,
+        warning=request.warning,
+        reason=request.reason,
+        agentPath=list(request.agent_path),
+    )
 
 
 def _first_error(error: Exception) -> str:

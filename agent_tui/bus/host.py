@@ -27,7 +27,6 @@ import orjson
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.control_server import ControlServer, HostActions, Refused
 from agent_tui.bus.host_link import BusLink, BusUnreachable
-from agent_tui.bus.host_prompter import BusPrompter
 from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
 from agent_tui.bus.protocol import (
     AgentArgs,
@@ -62,7 +61,6 @@ class BusHost:
         kind: str,
         sessions_dir: Path,
         say: Callable[[str], None],
-        prompter: BusPrompter | None = None,
         cwd: Path | None = None,
     ) -> None:
         self.settings = settings
@@ -72,7 +70,6 @@ class BusHost:
         self.kind = kind
         self.sessions_dir = sessions_dir
         self.say = say
-        self.prompter = prompter
         self.link = BusLink(settings, say)
         self.publisher = Publisher(name, sessions_dir, self.link, settings)
         self.started_at = now()
@@ -134,9 +131,7 @@ class BusHost:
     def attach(self, engine: SessionEngine, actions: HostActions) -> None:
         """Publish `engine`'s events and serve `actions` on the control subject."""
         self._unsubscribe.append(engine.subscribe(self.publisher.heard))
-        if self.prompter is not None:
-            self._unsubscribe.append(engine.subscribe(self.prompter.heard))
-        self.control = ControlServer(self.name, self.link, actions, self.prompter, say=self.say)
+        self.control = ControlServer(self.name, self.link, actions, engine.questions, say=self.say)
         if self.link.connected.is_set():
             self._tasks.append(asyncio.get_running_loop().create_task(self.control.start()))
 

@@ -72,8 +72,10 @@ Added with the host (`agent_tui.bus.host`), for the dashboard side to rely on:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -302,6 +304,19 @@ class AlreadyAnswered(_Message):
     actor: str
     at: str
     decision: str
+
+    def sentence(self) -> str:
+        """ "already answered (allow) by laptop (ana@box) at 14:02:07"."""
+        at = self.at
+        with contextlib.suppress(ValueError):
+            at = datetime.fromisoformat(at.replace("Z", "+00:00")).strftime("%H:%M:%S")
+        if self.by is not None:
+            who = f"{self.by.dashboard} ({self.by.user}@{self.by.host})"
+        elif self.actor == "system":
+            who = "the host (no answer in time, or the turn ended)"
+        else:
+            who = self.actor
+        return f"already answered ({self.decision}) by {who} at {at}"
 
 
 class AgentArgs(_Message):

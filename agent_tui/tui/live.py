@@ -11,7 +11,7 @@ Invariants:
   replay uses), in store order; stored sessions are folded in from their logs before the engine
   reopens them. The listener tells the run's `redraws` (a `RedrawThrottle`); the screen redraws
   from `state` at most once a period, never once per event, under any load;
-- the engine lives on the app's event loop (a Textual worker), so listener, prompter and UI
+- the engine lives on the app's event loop (a Textual worker), so listener, questions and UI
   share one thread and need no locks; it stays open after the demo's turns end, so finished
   sessions can be continued, until `shutdown`;
 - `shutdown` stops every running turn (each writes its `turn.completed{cancelled}`), waits for
@@ -42,6 +42,7 @@ from agent_tui.ports import (
     ModelChoice,
     PermissionAnswer,
     ProjectRulesState,
+    Questions,
     RunResult,
     ScenarioRun,
     SendRefused,
@@ -59,7 +60,6 @@ from agent_tui.tui.messages import (
     StoredSessionsListed,
     WorkbenchReady,
 )
-from agent_tui.tui.prompter import TuiPrompter
 from agent_tui.tui.redraw_throttle import RedrawThrottle
 from agent_tui.tui.run_collector import RunCollector
 
@@ -105,7 +105,8 @@ class LiveRun:
         self.external = external
         self.agent = agent
         self._post = post
-        self.prompter = TuiPrompter(post)
+        self.questions = Questions(None)
+        """The engine's questions: the user answers them from the approval queue."""
         self.state = DashboardState()
         self.observers: list[Callable[[Event], None]] = []
         """Told every stored event after `state` (the dashboard's attention); while the stored
@@ -140,7 +141,7 @@ class LiveRun:
                 project=self.project,
                 sessions_dir=self.sessions_dir,
                 models=self.models,
-                prompter=self.prompter,
+                questions=self.questions,
                 external=self.external,
                 notice=lambda text: self._post(McpServerDown(text)),
             )
@@ -149,7 +150,7 @@ class LiveRun:
             scenario,
             base_dir=self.scenario_path.resolve().parent,
             sessions_dir=self.sessions_dir,
-            prompter=self.prompter,
+            questions=self.questions,
             workspace_root=self.workspace_root,
         )
         self.run = run
@@ -280,18 +281,21 @@ class LiveRun:
         return self.workbench is not None and self.workbench.accept_project_rules(digest)
 
     def is_waiting(self, session_id: str, request_id: str) -> bool:
-        return self.prompter.request(session_id, request_id) is not None
+        return self.questions.request(session_id, request_id) is not None
 
     def waiting_request(self, session_id: str, request_id: str) -> AcpPermissionRequest | None:
         """An external agent's request still waiting (it carries the agent's own options)."""
-        request = self.prompter.request(session_id, request_id)
+        request = self.questions.request(session_id, request_id)
         return request if isinstance(request, AcpPermissionRequest) else None
 
     def log_of(self, session_id: str) -> Path | None:
         return self.sessions_dir / f"{session_id}.jsonl"
 
     def answer(self, session_id: str, request_id: str, answer: PermissionAnswer) -> bool:
-        return self.prompter.answer(session_id, request_id, answer)
+        try:
+            return self.questions.answer(session_id, request_id, answer) is None
+        except LookupError:
+            return False
 
     def stop_subtree(self, session_id: str) -> int:
         """Stop the session and every running descendant; how many turns were stopped."""
