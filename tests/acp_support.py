@@ -201,7 +201,11 @@ class Harness:
         self.store = JsonlFileEventStore(sessions_dir)
         self.validator = WireValidator()
         self.watch = EventWatch()
-        self.engine = SessionEngine(self.store, ScriptedProvider(), questions=Questions(prompter.ask) if prompter is not None else None)
+        self.engine = SessionEngine(
+            self.store,
+            ScriptedProvider(),
+            questions=Questions(prompter.ask) if prompter is not None else None,
+        )
         self.engine.subscribe(self.watch)
         self.agents = AcpAgents(self.engine, observers=[self.validator], **agents_options)
 

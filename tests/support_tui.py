@@ -78,7 +78,7 @@ def snap(snap_compare: Callable[..., bool], scene: Scene) -> bool:
 
 
 ASKED: dict[tuple[str, str], asyncio.Task[PermissionAnswer]] = {}
-"""The `ask` of each request `ask_pending` put to a `LiveRun`'s questions (tests await it)."""
+"""The `ask` of each request put to a `LiveRun`'s questions (kept, so a waiting ask lives on)."""
 
 
 def ask(live: LiveRun, request: PermissionRequest) -> asyncio.Task[PermissionAnswer]:

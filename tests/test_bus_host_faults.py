@@ -138,7 +138,7 @@ async def test_a_retried_request_is_done_once(nats_server: NatsServer, tmp_path:
         sid = await engine.create_session(workspace(tmp_path), agent_name="a")
         provider.assign(sid, steps({"text": ["first"]}, {"text": ["second"]}))
         await engine.start_turn(sid, "one").done.wait()
-        server = ControlServer("box", host.link, EngineActions(engine, host.publisher), None)
+        server = ControlServer("box", host.link, EngineActions(engine, host.publisher), engine.questions)
         request = (
             ControlRequest(
                 id="retry-1",

@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 from rich.text import Text
-from support_tui import ASKED, Scene, detail_text, park_pending, snap, snapshot  # noqa: F401 - snapshot: where pictures go
+from support_tui import Scene, detail_text, park_pending, snap, snapshot  # noqa: F401 - snapshot: where pictures go
 from support_workbench import repainted, wait_for
 from textual.pilot import Pilot
 from textual.widgets import Static
@@ -389,7 +389,7 @@ class TestApprovals:
             ("n", PermissionAnswer("deny", "once")),
         ],
     )
-    async def test_answer_resolves_the_questions_ask(
+    async def test_answer_reaches_the_engine(
         self, waiting_app: AgentTuiApp, key: str, expected: PermissionAnswer
     ) -> None:
         app = waiting_app
@@ -397,14 +397,33 @@ class TestApprovals:
             await two_waiting(pilot)
             oldest = app.dashboard.queue.first()
             assert oldest is not None
-            future = ASKED[(oldest.session_id, oldest.request_id)]
-            assert future is not None and not future.done()
+            questions = live_of(app).questions
+            assert questions.request(oldest.session_id, oldest.request_id) is not None
+            resolved: list[Event] = []
+            live_of(app).observers.append(resolved.append)
             await pilot.press("a", "enter")
             assert isinstance(app.screen, ApprovalScreen)
             assert app.screen.key == (oldest.session_id, oldest.request_id)
             await pilot.press(key)
-            await wait_for(pilot, future.done, "the answer")
-            assert future.result() == expected
+
+            def answered() -> dict | None:
+                return next(
+                    (
+                        e.payload
+                        for e in resolved
+                        if e.type == "permission.resolved" and e.payload["requestId"] == oldest.request_id
+                    ),
+                    None,
+                )
+
+            await wait_for(pilot, lambda: answered() is not None, "the answer")
+            payload = answered()
+            assert payload is not None
+            assert (payload["decision"], payload["actor"], payload["remember"]) == (
+                expected.decision,
+                "user",
+                expected.remember,
+            )
             await wait_for(pilot, lambda: app.dashboard.queue.count == 1, "the entry to leave")
             await pilot.press("q")
 
