@@ -13,8 +13,8 @@ Invariants:
   seen through this module is the very type the engine and the runtime use.
 
 The groups:
-- permissions: the engine asks a `Prompter` (`ask(PermissionRequest) -> PermissionAnswer`);
-  the dashboard's approval queue is one; an external (ACP) agent's question is an
+- permissions: a question (`PermissionRequest`) waits in `engine.questions` (`Questions`)
+  until someone answers it (`PermissionAnswer`) from the approval queue; an external (ACP) agent's question is an
   `AcpPermissionRequest` carrying the agent's own `AgentOption`s, and an `AcpPermissionAnswer`
   picks one; a rules file the project ships waits for the user's acceptance
   (`ProjectRulesState`, its `PermissionRule`s; `Workbench.accept_project_rules`);
@@ -67,9 +67,9 @@ from agent_tui.engine.permissions import (
     PermissionRequest,
     PermissionRule,
     PermissionRulesError,
-    Prompter,
 )
 from agent_tui.engine.project_rules import ProjectRulesState
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import load_scenario
 from agent_tui.export import ExportFailed, write_export
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
@@ -198,8 +198,8 @@ __all__ = [
     "PlannedFile",
     "Progress",
     "ProjectRulesState",
-    "Prompter",
     "QueryError",
+    "Questions",
     "RemoteFinishing",
     "RemoteOutcome",
     "Reply",

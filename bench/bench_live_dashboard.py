@@ -126,7 +126,7 @@ async def _headless(workdir: Path, sessions: int, events_per_session: int) -> tu
         project=project,
         sessions_dir=workdir / "sessions",
         models=_models(names, events_per_session),
-        prompter=None,
+        questions=None,
     )
     finish = _Finish(sessions)
     workbench.engine.subscribe(finish)

@@ -1,4 +1,4 @@
-"""Helpers for the ACP tests: a wire validator, a test prompter, and a client harness.
+"""Helpers for the ACP tests: a wire validator, a test answerer, and a client harness.
 
 `WireValidator` is handed to the connection as an observer, so it sees every JSON-RPC message in
 both directions. Each is parsed into the SDK's own schema model for its method (a response by
@@ -24,6 +24,7 @@ from agent_tui.acp.agents import AcpAgents
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.store import JsonlFileEventStore
@@ -130,7 +131,7 @@ def _without_none(value: Any) -> Any:
 
 
 class QueuePrompter:
-    """A `Prompter` for tests: records each request, then answers with `decide(request)`.
+    """An answerer for tests (`Questions(prompter.ask)`): records each request, then answers with `decide(request)`.
 
     `decide` returning None leaves the request waiting (until the turn withdraws it). `asked`
     is set each time a request arrives; `withdrawn` counts requests cancelled while waiting.
@@ -200,7 +201,11 @@ class Harness:
         self.store = JsonlFileEventStore(sessions_dir)
         self.validator = WireValidator()
         self.watch = EventWatch()
-        self.engine = SessionEngine(self.store, ScriptedProvider(), prompter=prompter)
+        self.engine = SessionEngine(
+            self.store,
+            ScriptedProvider(),
+            questions=Questions(prompter.ask) if prompter is not None else None,
+        )
         self.engine.subscribe(self.watch)
         self.agents = AcpAgents(self.engine, observers=[self.validator], **agents_options)
 

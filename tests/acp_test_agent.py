@@ -177,6 +177,21 @@ class TestAgent(Agent):
             )
             await say(session_id=session_id, update=update_agent_message_text("done"))
             return PromptResponse(stop_reason="end_turn")
+        if text == "ask running":
+            # It marks its call running, then asks about it; it says what it was told.
+            await say(session_id=session_id, update=start_tool_call("t1", "Run make", kind="execute"))
+            await say(session_id=session_id, update=update_tool_call("t1", status="in_progress"))
+            options = [
+                PermissionOption(option_id="yes", name="Yes", kind="allow_once"),
+                PermissionOption(option_id="no", name="No", kind="reject_once"),
+            ]
+            answer = await self._conn.request_permission(
+                session_id=session_id, tool_call=update_tool_call("t1", title="Run make"), options=options
+            )
+            chosen = getattr(answer.outcome, "option_id", None) or "cancelled"
+            await say(session_id=session_id, update=update_tool_call("t1", status="completed"))
+            await say(session_id=session_id, update=update_agent_message_text(f"told {chosen}"))
+            return PromptResponse(stop_reason="end_turn")
         if text == "huge input":
             raw = {"count": 10**23}
             await say(

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_tui.engine.engine import SessionEngine
-from agent_tui.engine.permissions import PermissionEngine, PolicyConfig, StaticPrompter
+from agent_tui.engine.permissions import PermissionEngine, PolicyConfig
 from agent_tui.engine.provider import ModelRequest, ProviderChunk, StepDone, TextDelta
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
@@ -40,7 +41,7 @@ def make_engine(
         store,
         provider,
         permissions=PermissionEngine(policy),
-        prompter=StaticPrompter(approve) if approve else None,
+        questions=Questions(fixed_answer(approve)) if approve else None,
         clock=fixed_clock,
         **kwargs,
     )

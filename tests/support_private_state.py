@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 from support_workbench import agent_script, scripted_models
 
-from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.export import write_export
@@ -65,7 +65,7 @@ async def make_session_content(base: Path, project: Path) -> SessionContent:
         project=project,
         sessions_dir=sessions,
         models=scripted_models(provider),
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
         data_dir=data,
     )
     async with workbench.engine:

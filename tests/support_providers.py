@@ -14,8 +14,8 @@ import pytest
 from fake_model_server import FakeModelServer
 from support_engine import make_engine
 
-from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.provider import ModelMessage, ModelProvider, ModelRequest, ProviderFailure
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.events import Event
 from agent_tui.providers.config import DEFAULT_KEY_ENV, ModelSettings
 from agent_tui.providers.factory import build_provider
@@ -96,7 +96,7 @@ def prompt_run(
         prompt="What is in this project?",
         cwd=project(tmp_path) if not (tmp_path / "project").exists() else tmp_path / "project",
         sessions_dir=tmp_path / "sessions",
-        prompter=StaticPrompter("allow" if approve == "allow" else "deny"),
+        questions=Questions(fixed_answer("allow" if approve == "allow" else "deny")),
         env={DEFAULT_KEY_ENV[vendor]: FAKE_KEY},
         policy=FAST,
         max_steps=max_steps,

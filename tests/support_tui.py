@@ -5,13 +5,14 @@
 - A `Scene` is an app in a fixed state: built by `app`, at `size`, after `run_before`. The
   snapshot tests and `scripts/screenshots.py` draw the same scenes, so the README's pictures are
   the tested ones.
-- `park_pending` makes a recorded dashboard answerable: a prompter waits on each pending request,
-  as the engine's would, so the approval modal has buttons and the composer shows.
+- `park_pending` makes a recorded dashboard answerable: each pending request waits in the run's
+  questions as the engine's would, so the approval modal has buttons and the composer shows.
 - `detail_text` and `log_of` read what the user sees and what the engine stored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -27,7 +28,7 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from agent_tui.ports import PermissionRequest
+from agent_tui.ports import PermissionAnswer, PermissionRequest
 from agent_tui.reducer import DashboardState
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.live import LiveRun
@@ -76,10 +77,22 @@ def snap(snap_compare: Callable[..., bool], scene: Scene) -> bool:
 # -- a recorded dashboard that can be answered -------------------------------------------------
 
 
+ASKED: dict[tuple[str, str], asyncio.Task[PermissionAnswer]] = {}
+"""The `ask` of each request put to a `LiveRun`'s questions (kept, so a waiting ask lives on)."""
+
+
+def ask(live: LiveRun, request: PermissionRequest) -> asyncio.Task[PermissionAnswer]:
+    """Put `request` to `live`'s questions as the engine would (its events are in the state)."""
+    task = asyncio.ensure_future(live.questions.ask(request))
+    ASKED[(request.session_id, request.request_id)] = task
+    return task
+
+
 def park_pending(live: LiveRun, state: DashboardState) -> None:
-    """Let `live`'s prompter wait on every request pending in `state`, as the engine's would."""
+    """Put every request pending in `state` to `live`'s questions, as the engine would."""
     for view in state.pending_permissions():
-        live.prompter.park(
+        ask(
+            live,
             PermissionRequest(
                 session_id=view.session_id,
                 turn_id=view.turn_id,
@@ -91,7 +104,7 @@ def park_pending(live: LiveRun, state: DashboardState) -> None:
                 args={},
                 agent_path=state.agent_path(view.session_id),
                 warning=view.reason,
-            )
+            ),
         )
 
 

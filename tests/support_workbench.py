@@ -427,7 +427,7 @@ def recorded_app(base: Path, budgets: str = "") -> AgentTuiApp:
 
 
 def arm_project(pilot: Pilot) -> LiveRun:
-    """Make the recorded dashboard live-like: a (never started) project run whose prompter waits
+    """Make the recorded dashboard live-like: a (never started) project run whose questions wait
     on each pending request, so the composer shows and approvals have buttons."""
     app = pilot.app
     assert isinstance(app, AgentTuiApp)

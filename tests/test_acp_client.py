@@ -25,6 +25,7 @@ from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.mcp.config import McpServerConfig
+from agent_tui.reducer import DashboardState, apply_event
 
 pytestmark = pytest.mark.anyio
 
@@ -199,6 +200,48 @@ async def test_a_question_about_a_call_that_already_ended_is_kept_not_requested_
     assert [p["toolCallId"] for p in payloads(log, "model.tool_call_requested")] == ["t1"]
     kept = [p for p in payloads(log, "source.record") if p["recordType"] == "request_permission"]
     assert [k["data"]["toolCall"]["toolCallId"] for k in kept] == ["t1"]
+
+
+async def test_a_question_about_a_call_the_agent_already_runs_is_an_event_in_the_queue(
+    tmp_path: Path,
+) -> None:
+    """The agent marks its call in_progress, then asks: the question is a `permission.requested`
+    (and the policy's `ask`) in the log before anyone is asked, so the approval queue (the
+    reducer's, from the events only) shows it, and an answer through `engine.questions` reaches
+    the agent; a second answer hears who answered first."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with Harness(tmp_path / "logs", None) as harness:
+        questions = harness.engine.questions
+        questions.answerer = None  # the people answer
+        session = await harness.agents.start(script_agent_config(), workspace, prompt="ask running")
+        await harness.watch.wait_for(
+            lambda e: e.type == "permission.resolved" and e.payload["decision"] == "ask"
+        )
+        state = DashboardState()
+        for event in harness.watch.events:
+            apply_event(state, event)
+        [queued] = state.pending_permissions()
+        assert (queued.session_id, queued.tool_call_id) == (session.session_id, "t1")
+        while questions.request(session.session_id, queued.request_id) is None:
+            await anyio.sleep(0)
+        assert questions.answer(session.session_id, queued.request_id, PermissionAnswer("allow")) is None
+        first = questions.answer(session.session_id, queued.request_id, PermissionAnswer("deny"))
+        assert first is not None and (first.decision, first.actor) == ("allow", "user")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert harness.validator.problems == []
+    assert chain_violations(log) == []
+    kinds = [e.type for e in log if e.payload.get("toolCallId") == "t1"]
+    started = kinds.index("tool.started")
+    assert kinds[started + 1 : started + 4] == [
+        "permission.requested",
+        "permission.resolved",
+        "permission.resolved",
+    ]
+    assert kinds[-1] == "tool.completed"
+    [*_, told] = payloads(log, "model.delta")
+    assert told["text"].endswith("told yes")
 
 
 @pytest.mark.parametrize(

@@ -168,7 +168,7 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
 
         # Its words stream into the detail; its question waits in the queue with its own options.
         await wait_for(pilot, lambda: "Hello from agent-tui." in detail_text(app), "the words", AGENT_START)
-        await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the question", AGENT_START)
+        await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the question", AGENT_START)
         assert "⚑" in tree_line(app, sid)
         await pilot.press("A")
         modal = app.screen
@@ -210,7 +210,7 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
         # Turn 4 asks again; the agent dies meanwhile: the question leaves the queue, the turn
         # ends failed, and the tree line and the detail say why.
         await send(pilot, "Write more")
-        await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "turn 4's question", AGENT_START)
+        await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "turn 4's question", AGENT_START)
         session = live.workbench.external.session(sid)  # type: ignore[union-attr]
         assert session.process is not None and session.process.process is not None
         os.kill(session.process.process.pid, signal.SIGKILL)
@@ -221,7 +221,7 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
             "the tree's reason",
         )
         assert "served was killed by SIGKILL" in detail_text(app)
-        assert not live.prompter.waiting() and app.dashboard.queue.count == 0
+        assert not live.questions.waiting() and app.dashboard.queue.count == 0
 
         # A follow-up to a dead agent is refused with the reason; the text stays.
         await send(pilot, "Hello?")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support_tui import Scene, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
+from support_tui import Scene, ask, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
 from support_workbench import Log, arm_project, at, fake_home, settle
 from textual.pilot import Pilot
 
@@ -158,7 +158,8 @@ def armed(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
         assert isinstance(app, AgentTuiApp)
         state = app.dashboard.state
         [view] = [v for v in state.pending_permissions() if v.session_id == CLAUDE]
-        live.prompter.park(
+        ask(
+            live,
             AcpPermissionRequest(
                 session_id=CLAUDE,
                 turn_id=view.turn_id,
@@ -171,7 +172,7 @@ def armed(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
                 agent_path=("claude",),
                 warning=None,
                 options=CLAUDE_OPTIONS,
-            )
+            ),
         )
         app.dashboard.show_state(state)
         app.dashboard.select_session(CLAUDE)

@@ -23,6 +23,7 @@ from agent_tui.acp.agent_process import AgentProcess
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.acp.workbench_agents import AcpWorkbenchAgents
 from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
@@ -51,7 +52,7 @@ class Bench:
             project=self.project,
             sessions_dir=tmp_path / "sessions",
             models=scripted_models(ScriptedProvider()) if models else [],
-            prompter=prompter,
+            questions=Questions(prompter.ask),
             external=AcpWorkbenchAgents({agent.name: agent}, observers=[self.validator]),
         )
         self.workbench.engine.subscribe(self.watch)

@@ -152,7 +152,7 @@ async def test_away_from_the_dashboard_a_request_reaches_the_command(tmp_path: P
         assert live is not None
         await wait_for(pilot, lambda: live.workbench is not None and live.hydrated, "the engine")
         await start_agent(live, app.post_message, AgentSpec("Ask", live.project or tmp_path, name="asker"))
-        await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the first request")
+        await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the first request")
         assert app.attention.sent == []  # the user was looking: the bell and the title do
         app.post_message(events.AppBlur())
         await wait_for(pilot, lambda: not app.app_focus, "the blur")

@@ -40,7 +40,7 @@ from support_reducer import SessionLog
 
 from agent_tui.costs.prices import Price, PriceTable, shipped_prices
 from agent_tui.costs.wording import usd_text
-from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import Scenario
 from agent_tui.events.chains import chain_violations
 from agent_tui.events.model import ModelUsage, Usage
@@ -287,7 +287,7 @@ def _three_levels(tmp_path: Path) -> Path:
         Scenario.model_validate(spec),
         base_dir=tmp_path,
         sessions_dir=tmp_path / "sessions",
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
         workspace_root=tmp_path / "scratch",
         prices=PriceTable({"scripted": SCRIPTED}),
     )

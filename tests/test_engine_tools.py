@@ -272,7 +272,7 @@ class TestCancelDuringTools:
         prompter = HeldPrompter()
         provider = ScriptedProvider()
         engine = make_engine(tmp_path, provider, policy=None, approve=None)
-        engine.prompter = prompter
+        engine.questions.answerer = prompter.ask
         async with engine:
             sid = await engine.create_session(workspace(tmp_path))
             provider.assign(

@@ -163,7 +163,7 @@ async def test_a_log_cut_while_an_approval_was_pending_reopens_with_the_ask_with
             return PermissionAnswer("deny")
 
     engine = make_engine(tmp_path, policy=PolicyConfig(default="ask"), approve=None)
-    engine.prompter = CopyTheLogWhenAsked()
+    engine.questions.answerer = CopyTheLogWhenAsked().ask
     provider = engine.provider
     assert isinstance(provider, ScriptedProvider)
     async with engine:

@@ -20,7 +20,8 @@ from support_mcp import (
     stdio_config,
 )
 
-from agent_tui.engine.permissions import PermissionAnswer, PolicyConfig, StaticPrompter
+from agent_tui.engine.permissions import PermissionAnswer, PolicyConfig
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events.chains import chain_violations
 from agent_tui.mcp.config import McpServerConfig
@@ -182,7 +183,7 @@ class TestPermissions:
         engine = make_engine(
             tmp_path, provider, policy=PolicyConfig(default="ask"), approve=None, session_tools=servers
         )
-        engine.prompter = prompter
+        engine.questions.answerer = prompter.ask
         async with engine:
             sid = await engine.create_session(cwd)
             provider.assign(
@@ -323,7 +324,7 @@ class TestWorkbench:
             project=tmp_path,
             sessions_dir=tmp_path / "s",
             models=[ModelChoice("work", "scripted", build=lambda: provider)],
-            prompter=StaticPrompter("allow"),
+            questions=Questions(fixed_answer("allow")),
             mcp_servers=configs,
             notice=notices.append,
         )

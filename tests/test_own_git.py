@@ -21,7 +21,7 @@ import anyio
 import pytest
 from support_workbench import agent_script, scripted_models
 
-from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import AgentScript, ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.runtime import worktrees
@@ -250,7 +250,7 @@ def workbench_for(tmp_path: Path, project: Path, provider: ScriptedProvider) -> 
         project=project,
         sessions_dir=tmp_path / "sessions",
         models=scripted_models(provider),
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
         data_dir=tmp_path / "data",
     )
 

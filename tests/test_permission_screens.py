@@ -79,7 +79,7 @@ class TestProjectRulesQuestion:
             live = app.live
             assert live is not None
             # Not accepted: the first command is asked about, and a notice says what waits.
-            await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the first question")
+            await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the first question")
             await wait_for(
                 pilot, lambda: any("ships permission rules" in n for n in notices(app)), "the notice"
             )
@@ -175,7 +175,7 @@ async def test_a_protected_write_is_asked_with_its_warning_and_its_diff(
     async with app.run_test(size=(120, 40)) as pilot:
         live = app.live
         assert live is not None
-        await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the question")
+        await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the question")
         await pilot.press("A")
         modal = app.screen
         assert isinstance(modal, ApprovalScreen)

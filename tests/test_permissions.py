@@ -5,7 +5,6 @@ The shell classifier has its own tests in `test_shell_risk.py`.
 
 from __future__ import annotations
 
-import anyio
 import orjson
 import pytest
 
@@ -13,11 +12,8 @@ from agent_tui.engine.permissions import (
     DEFAULT_POLICY,
     PermissionAnswer,
     PermissionEngine,
-    PermissionRequest,
     PermissionRulesError,
     PolicyConfig,
-    Prompter,
-    StaticPrompter,
 )
 
 
@@ -187,28 +183,3 @@ def test_always_without_a_rules_file_lasts_for_the_engine() -> None:
     engine.remember("s1", "shell", {"cmd": "make"}, "execute", PermissionAnswer("allow", "always"))
     assert engine.evaluate("s2", "shell", {"cmd": "make test"}, "execute").policy == "always:shell"
     assert PermissionEngine().evaluate("s2", "shell", {"cmd": "make"}, "execute").decision == "ask"
-
-
-# -- prompters ---------------------------------------------------------------------------------
-
-
-@pytest.mark.anyio
-async def test_static_prompter_answers_every_request_the_same() -> None:
-    prompter = StaticPrompter("deny")
-    assert isinstance(prompter, Prompter)
-    request = PermissionRequest(
-        session_id="s",
-        turn_id="t",
-        request_id="r",
-        tool_call_id="c",
-        tool="shell",
-        risk="destructive",
-        args_preview='cmd="rm x"',
-        args={"cmd": "rm x"},
-        agent_path=("lead",),
-        warning="careful",
-    )
-    answers = [await prompter.ask(request) for _ in range(2)]
-    assert answers == [PermissionAnswer("deny", "once"), PermissionAnswer("deny", "once")]
-    assert prompter.asked == [request, request]
-    await anyio.sleep(0)

@@ -338,7 +338,8 @@ def test_acp_accepts_the_project_rules_with_the_flag(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_the_users_rules_broken_mid_run_deny_the_next_call_and_the_turn_ends(tmp_path: Path) -> None:
     from agent_tui.engine.engine import SessionEngine
-    from agent_tui.engine.permissions import PermissionAnswer, StaticPrompter
+    from agent_tui.engine.permissions import PermissionAnswer
+    from agent_tui.engine.questions import Questions, fixed_answer
     from agent_tui.engine.scenario import ScriptedToolCall, Step
     from agent_tui.engine.scripted import ScriptedProvider
     from agent_tui.store import JsonlFileEventStore
@@ -361,7 +362,7 @@ async def test_the_users_rules_broken_mid_run_deny_the_next_call_and_the_turn_en
         JsonlFileEventStore(tmp_path / "sessions"),
         provider,
         permissions=permissions,
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
     )
     async with engine:
         sid = await engine.create_session(project)

@@ -11,7 +11,7 @@ import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import Scenario
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
@@ -95,7 +95,7 @@ async def run_scenario(
         Scenario.model_validate(spec),
         base_dir=root,
         sessions_dir=sessions,
-        prompter=StaticPrompter(approve),
+        questions=Questions(fixed_answer(approve)),
         workspace_root=root / "scratch",
         sink=(sink := EventSink()),
     )

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from support_workbench import agent_script, git, scripted_models
 
-from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import event_from_json
@@ -62,7 +62,7 @@ def workbench_for(tmp_path: Path, project: Path, provider: ScriptedProvider) -> 
         project=project,
         sessions_dir=tmp_path / "sessions",
         models=scripted_models(provider),
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
         data_dir=tmp_path / "data",
     )
 

@@ -18,7 +18,7 @@ from support_workbench import agent_script, git, scripted_models
 from textual.app import App
 from textual.pilot import Pilot
 
-from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.runtime.command_executor import bounded
@@ -107,7 +107,7 @@ def scene_app(bound: int | None = None) -> ReviewApp:
         project=project,
         sessions_dir=project.parent / "sessions",
         models=scripted_models(ScriptedProvider()),
-        prompter=None,
+        questions=None,
         data_dir=project.parent / "data",
     )
     return ReviewApp(
@@ -213,7 +213,7 @@ async def test_the_keys_commit_with_the_prefilled_message_merge_and_rewind(tmp_p
         project=project,
         sessions_dir=tmp_path / "sessions",
         models=scripted_models(provider),
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
         data_dir=tmp_path / "data",
     )
     async with workbench.engine:
@@ -281,7 +281,7 @@ async def test_D_opens_the_review_of_the_selected_session_and_O_reopens_a_closed
         sid = await live.workbench.start_agent(  # type: ignore[union-attr]
             AgentSpec("Write notes", project, name="isolated", own_worktree=True)
         )
-        await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the write request")
+        await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the write request")
         await pilot.press("A", "y")
         await wait_for(pilot, lambda: live.state.sessions[sid].status == "completed", "the turn")
         app.dashboard.select_session(sid)
@@ -321,7 +321,7 @@ async def test_a_rewind_asks_on_its_own_before_writing_a_protected_path_back(tmp
         project=project,
         sessions_dir=tmp_path / "sessions",
         models=scripted_models(provider),
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
         data_dir=tmp_path / "data",
     )
     async with workbench.engine:

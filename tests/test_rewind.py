@@ -13,7 +13,7 @@ from fake_model_server import FakeModelServer, Stream, openai_stream
 from support_providers import fake_model_server, play, prompt_run  # noqa: F401 - the `server` fixture
 from support_workbench import agent_script, git, scripted_models
 
-from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event, event_from_json
@@ -44,7 +44,7 @@ def workbench_for(tmp_path: Path, project: Path, provider: ScriptedProvider) -> 
         project=project,
         sessions_dir=tmp_path / "sessions",
         models=scripted_models(provider),
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
         data_dir=tmp_path / "data",
     )
 
@@ -291,16 +291,15 @@ async def test_in_git_a_turn_of_file_tools_only_leaves_what_others_changed_meanw
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "first")
 
-    class EditsWhileAsked(StaticPrompter):
-        async def ask(self, request: PermissionRequest) -> PermissionAnswer:
-            (project / "mine.txt").write_text("the user's edit while the agent waited\n")
-            return await super().ask(request)
+    async def edits_while_asked(request: PermissionRequest) -> PermissionAnswer:
+        (project / "mine.txt").write_text("the user's edit while the agent waited\n")
+        return PermissionAnswer("allow")
 
     workbench = Workbench.for_project(
         project=project,
         sessions_dir=tmp_path / "sessions",
         models=scripted_models(turns([call("write_file", path="agent.txt", content="a\n")])),
-        prompter=EditsWhileAsked("allow"),
+        questions=Questions(edits_while_asked),
         data_dir=tmp_path / "data",
     )
     async with workbench.engine:

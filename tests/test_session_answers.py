@@ -41,7 +41,7 @@ async def turn(tmp_path: Path, prompter: Answering, sid: str | None, *spec: dict
     """One turn in a fresh engine (a new process): it reopens `sid`, or creates the session."""
     provider = ScriptedProvider()
     engine = make_engine(tmp_path, provider, policy=PolicyConfig(default="ask"), approve=None)
-    engine.prompter = prompter
+    engine.questions.answerer = prompter.ask
     async with engine:
         if sid is None:
             sid = await engine.create_session(tmp_path / "work")
@@ -161,7 +161,7 @@ async def test_answers_in_a_log_inside_the_project_are_not_restored(tmp_path: Pa
             approve=None,
             store=JsonlFileEventStore(sessions),
         )
-        engine.prompter = prompter
+        engine.questions.answerer = prompter.ask
         return engine
 
     provider = ScriptedProvider()

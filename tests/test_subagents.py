@@ -11,7 +11,7 @@ import orjson
 import pytest
 from support_engine import HeldPrompter, collect
 
-from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import Scenario
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
@@ -45,7 +45,7 @@ def make_run(tmp_path: Path, spec: dict[str, Any], prompter: Any = None) -> Scen
         Scenario.model_validate(spec),
         base_dir=tmp_path,
         sessions_dir=tmp_path / "sessions",
-        prompter=prompter or StaticPrompter("allow"),
+        questions=Questions(prompter.ask if prompter else fixed_answer("allow")),
         workspace_root=tmp_path / "scratch",
     )
 

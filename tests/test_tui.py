@@ -117,7 +117,7 @@ def press(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
 
 
 def arm(pilot: Pilot) -> LiveRun:
-    """Make the fixture dashboard live-like: a (not started) run whose prompter waits on every
+    """Make the fixture dashboard live-like: a (not started) run whose questions wait on every
     pending approval of the fixture, as the engine's would; so the approval modal has buttons and
     the stop keys act."""
     app = pilot.app
@@ -374,7 +374,7 @@ def stop_reasons(app: AgentTuiApp) -> dict[str, str | None]:
 async def two_waiting(pilot: Pilot) -> None:
     app = pilot.app
     assert isinstance(app, AgentTuiApp)
-    await wait_for(pilot, lambda: len(live_of(app).prompter.waiting()) == 2, "two approvals")
+    await wait_for(pilot, lambda: len(live_of(app).questions.waiting()) == 2, "two approvals")
     await wait_for(pilot, lambda: app.dashboard.queue.count == 2, "the queue to show both")
 
 
@@ -389,7 +389,7 @@ class TestApprovals:
             ("n", PermissionAnswer("deny", "once")),
         ],
     )
-    async def test_answer_resolves_the_prompters_future(
+    async def test_answer_reaches_the_engine(
         self, waiting_app: AgentTuiApp, key: str, expected: PermissionAnswer
     ) -> None:
         app = waiting_app
@@ -397,14 +397,33 @@ class TestApprovals:
             await two_waiting(pilot)
             oldest = app.dashboard.queue.first()
             assert oldest is not None
-            future = live_of(app).prompter.future(oldest.session_id, oldest.request_id)
-            assert future is not None and not future.done()
+            questions = live_of(app).questions
+            assert questions.request(oldest.session_id, oldest.request_id) is not None
+            resolved: list[Event] = []
+            live_of(app).observers.append(resolved.append)
             await pilot.press("a", "enter")
             assert isinstance(app.screen, ApprovalScreen)
             assert app.screen.key == (oldest.session_id, oldest.request_id)
             await pilot.press(key)
-            await wait_for(pilot, future.done, "the answer")
-            assert future.result() == expected
+
+            def answered() -> dict | None:
+                return next(
+                    (
+                        e.payload
+                        for e in resolved
+                        if e.type == "permission.resolved" and e.payload["requestId"] == oldest.request_id
+                    ),
+                    None,
+                )
+
+            await wait_for(pilot, lambda: answered() is not None, "the answer")
+            payload = answered()
+            assert payload is not None
+            assert (payload["decision"], payload["actor"], payload["remember"]) == (
+                expected.decision,
+                "user",
+                expected.remember,
+            )
             await wait_for(pilot, lambda: app.dashboard.queue.count == 1, "the entry to leave")
             await pilot.press("q")
 
@@ -414,7 +433,7 @@ class TestApprovals:
         app = waiting_app
         async with app.run_test(size=(100, 30)) as pilot:
             await two_waiting(pilot)
-            prompter = live_of(app).prompter
+            questions = live_of(app).questions
             await pilot.press("a")
             assert app.dashboard.queue.has_focus and not isinstance(app.screen, ApprovalScreen)
             for remaining in (1, 0):
@@ -426,7 +445,7 @@ class TestApprovals:
                 await pilot.press("y")
 
                 def landed(r: int = remaining) -> bool:
-                    return len(prompter.waiting()) == r and app.dashboard.queue.count == r
+                    return len(questions.waiting()) == r and app.dashboard.queue.count == r
 
                 await wait_for(
                     pilot,
@@ -443,7 +462,7 @@ class TestApprovals:
             assert isinstance(app.screen, ApprovalScreen)
             await pilot.press("escape")
             assert not isinstance(app.screen, ApprovalScreen)
-            assert len(live_of(app).prompter.waiting()) == 2
+            assert len(live_of(app).questions.waiting()) == 2
             await pilot.press("q")
 
     async def test_a_withdrawn_request_leaves_the_queue_and_closes_its_modal(
@@ -486,7 +505,7 @@ class TestStop:
                 "alpha and its child to end",
             )
             assert stop_reasons(app)["gamma"] is None  # still waiting on its approval
-            assert [r.agent_path for r in live_of(app).prompter.waiting()] == [("gamma",)]
+            assert [r.agent_path for r in live_of(app).questions.waiting()] == [("gamma",)]
             assert any(n.message == "Stopped alpha and 1 agent it spawned." for n in app.notices)
             await pilot.press("q")
 

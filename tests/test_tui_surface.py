@@ -145,7 +145,7 @@ class TestTheSurfaceCheck:
     @pytest.mark.parametrize(
         "source",
         [
-            "from agent_tui.ports import PermissionAnswer, Prompter\n",
+            "from agent_tui.ports import PermissionAnswer, Questions\n",
             "from agent_tui.reducer import DashboardState, epoch_ms\n",
             "from agent_tui.replay import Timeline\n",
             "from agent_tui.events import Event\n",

@@ -27,7 +27,7 @@ import pytest
 from support_reducer import SessionLog
 from textual.content import Content
 
-from agent_tui.engine.permissions import StaticPrompter
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import Scenario
 from agent_tui.events import Event
 from agent_tui.events.model import StopReason
@@ -242,7 +242,7 @@ async def test_a_sub_agents_delivery_and_wait_agent_follow_the_row(
         Scenario.model_validate(spec),
         base_dir=tmp_path,
         sessions_dir=tmp_path / "sessions",
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
         workspace_root=tmp_path / "scratch",
     )
     with anyio.fail_after(60):

@@ -23,6 +23,7 @@ from support_workbench import agent_script, scripted_models, wait_for
 
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.provider import ModelRequest, ProviderChunk
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.engine.session_info import SessionInfo
@@ -84,7 +85,7 @@ def _workbench(directory: Path, provider: ScriptedProvider | None = None) -> Wor
         project=directory,
         sessions_dir=directory,
         models=scripted_models(provider or ScriptedProvider()),
-        prompter=None,
+        questions=None,
     )
 
 
@@ -267,7 +268,7 @@ class TestFinishedSessionsWaitUntilUsed:
             project=tmp_path,
             sessions_dir=tmp_path,
             models=scripted_models(provider),
-            prompter=prompter,
+            questions=Questions(prompter.ask),
             data_dir=tmp_path / "data",
         )
         workbench.opened = OpenedSessions(bound=1)

@@ -98,7 +98,7 @@ async def test_a_session_written_elsewhere_after_it_was_read_is_refused_not_fork
         project=tmp_path / "project",
         sessions_dir=tmp_path / "sessions",
         models=scripted_models(provider),
-        prompter=None,
+        questions=None,
     )
     async with workbench.serving():
         assert await workbench.hydrate(lambda event: None) == []
@@ -135,7 +135,7 @@ async def test_a_session_being_written_elsewhere_at_start_is_shown_and_left_alon
             project=tmp_path / "project",
             sessions_dir=tmp_path / "sessions",
             models=scripted_models(provider),
-            prompter=None,
+            questions=None,
         )
         folded: list[str] = []
         async with workbench.serving():
@@ -163,7 +163,7 @@ async def test_a_session_left_alone_at_start_says_so_once_its_writer_is_gone(tmp
             project=tmp_path / "project",
             sessions_dir=tmp_path / "sessions",
             models=scripted_models(ScriptedProvider()),
-            prompter=None,
+            questions=None,
         )
         async with workbench.serving():
             assert await workbench.hydrate(lambda event: None) == []

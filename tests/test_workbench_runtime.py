@@ -15,6 +15,7 @@ from support_engine import HeldPrompter
 from support_workbench import agent_script, git, make_project, scripted_models
 
 from agent_tui.engine.provider import ModelRequest, StepDone, TextDelta
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
@@ -262,7 +263,7 @@ class TestWorkbench:
             }
         )
         workbench = Workbench.for_project(
-            project=tmp_path, sessions_dir=tmp_path / "s", models=scripted_models(provider), prompter=None
+            project=tmp_path, sessions_dir=tmp_path / "s", models=scripted_models(provider), questions=None
         )
         async with workbench.engine:
             sid = await workbench.start_agent(AgentSpec("Go", tmp_path, name="first"))
@@ -296,7 +297,7 @@ class TestWorkbench:
             project=tmp_path,
             sessions_dir=tmp_path / "s",
             models=scripted_models(provider),
-            prompter=prompter,
+            questions=Questions(prompter.ask),
             data_dir=tmp_path / "data",
         )
         async with workbench.engine:
@@ -328,7 +329,10 @@ class TestWorkbench:
         (sessions / "closed.txt").write_text("sess_gone\n")
         write_log(sessions, "sess_gone", 29, stop="final", name="gone")
         workbench = Workbench.for_project(
-            project=tmp_path, sessions_dir=sessions, models=scripted_models(ScriptedProvider()), prompter=None
+            project=tmp_path,
+            sessions_dir=sessions,
+            models=scripted_models(ScriptedProvider()),
+            questions=None,
         )
         folded: list[str] = []
         async with workbench.engine:
@@ -364,7 +368,10 @@ class TestWorkbench:
                     data += line(session, sequence, ts.format(sequence), kind, payload)
             (sessions / f"{session}.jsonl").write_bytes(data)
         workbench = Workbench.for_project(
-            project=tmp_path, sessions_dir=sessions, models=scripted_models(ScriptedProvider()), prompter=None
+            project=tmp_path,
+            sessions_dir=sessions,
+            models=scripted_models(ScriptedProvider()),
+            questions=None,
         )
         folded: list[tuple[str, int, int]] = []  # (session, sequence, sessions open in the engine then)
         refused: list[str] = []

@@ -70,7 +70,7 @@ async def next_request(pilot, app: AgentTuiApp, what: str) -> ApprovalScreen:
     live = app.live
     assert live is not None
     await wait_for(
-        pilot, lambda: len(live.prompter.waiting()) == 1 and not isinstance(app.screen, ApprovalScreen), what
+        pilot, lambda: len(live.questions.waiting()) == 1 and not isinstance(app.screen, ApprovalScreen), what
     )
     await pilot.press("A")
     modal = app.screen
@@ -166,7 +166,7 @@ class TestComposer:
         async with app.run_test(size=(120, 40)) as pilot:
             assert app.live is not None
             live = app.live
-            await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the write request")
+            await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the write request")
             await pilot.press("i")
             await type_text(pilot, "Use tabs.")
             await pilot.press("enter")
@@ -273,7 +273,7 @@ class TestWorktrees:
             await pilot.click("#new-agent-worktree")
             assert form.query_one("#new-agent-worktree", Checkbox).value
             await pilot.press("ctrl+s")
-            await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the write request")
+            await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the write request")
             await pilot.press("A", "y")
             await wait_for(pilot, lambda: status(app, "isolated") == "completed", "the turn")
             sid = named(app, "isolated")
@@ -359,20 +359,22 @@ class TestAttention:
             await ready(pilot, app)
             project = live.project or tmp_path
             asker = await start_agent(live, app.post_message, AgentSpec("Ask", project, name="asker"))
-            await wait_for(pilot, lambda: len(live.prompter.waiting()) == 1, "the first request")
+            await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the first request")
             # The user was looking at asker (a new agent is selected): no bell, but the title counts.
             assert app.dashboard.session_tree.selected_id == asker
             assert (app.bells, app.terminal_title) == (0, "(1) agent-tui")
 
             quiet = await start_agent(live, app.post_message, AgentSpec("Think", project, name="quiet"))
             await wait_for(pilot, lambda: app.dashboard.session_tree.selected_id == quiet, "quiet selected")
-            request = live.prompter.waiting()[0]
+            request = live.questions.waiting()[0]
             await live.commands.send(
                 Answer(sessionId=request.session_id, requestId=request.request_id, decision="allow")
             )
             await wait_for(
                 pilot,
-                lambda: [r.tool_call_id for r in live.prompter.waiting()] not in ([], [request.tool_call_id]),
+                lambda: (
+                    [r.tool_call_id for r in live.questions.waiting()] not in ([], [request.tool_call_id])
+                ),
                 "the second request",
             )
             assert (app.bells, app.terminal_title) == (1, "(1) agent-tui")

@@ -1,7 +1,7 @@
 """`AcpAgents`: the external ACP agents of one program (the dashboard, a test), as sessions of its engine.
 
 ```python
-async with SessionEngine(store, provider, prompter=prompter) as engine:
+async with SessionEngine(store, provider, questions=Questions(None)) as engine:
     async with AcpAgents(engine) as agents:
         session = await agents.start(load_acp_agents()["claude"], cwd, prompt="Fix the tests")
         await session.turn.wait()
@@ -30,15 +30,14 @@ from anyio.abc import TaskGroup
 from agent_tui.acp.client import AcpAgentSession
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.engine.engine import SessionEngine
-from agent_tui.engine.permissions import Prompter
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
 
 
 class AcpAgents:
     """Args:
-    engine: the engine whose log, listeners, registry and permission policy the agents share.
-    prompter: who answers the agents' questions (default: the engine's, the dashboard's queue).
+    engine: the engine whose log, listeners, registry, permission policy and questions the
+        agents share.
     start_timeout: seconds an agent has to answer `initialize` and `session/new`.
     cancel_timeout: seconds an agent has to answer a prompt after `session/cancel`.
     env: where the variables named in an agent's `env` come from (default: our environment).
@@ -51,7 +50,6 @@ class AcpAgents:
         self,
         engine: SessionEngine,
         *,
-        prompter: Prompter | None = None,
         start_timeout: float = 30.0,
         cancel_timeout: float = 10.0,
         env: dict[str, str] | None = None,
@@ -59,7 +57,6 @@ class AcpAgents:
         mcp_servers: Mapping[str, McpServerConfig] | None = None,
     ) -> None:
         self.engine = engine
-        self.prompter = prompter if prompter is not None else engine.prompter
         self.start_timeout = start_timeout
         self.cancel_timeout = cancel_timeout
         self.env = env if env is not None else dict(ENVIRONMENT)

@@ -50,12 +50,11 @@ from agent_tui.acp.endpoint import ClientEndpoint
 from agent_tui.acp.mapping import stop_reason_from_acp, token_usage
 from agent_tui.acp.mcp_servers import acp_mcp_servers
 from agent_tui.acp.ordered import OrderedWriter
-from agent_tui.acp.questions import Questions
+from agent_tui.acp.questions import AgentQuestions
 from agent_tui.acp.recorder import AcpRecorder
 from agent_tui.acp.session_side import SessionSide
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.engine import SessionEngine
-from agent_tui.engine.permissions import Prompter
 from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.mcp.config import McpServerConfig
@@ -84,11 +83,10 @@ class AcpTurn(TurnHandle):
 
 class AgentHub(Protocol):
     """What a session uses of the hub that starts it (`AcpAgents`): the engine, a task group,
-    who answers questions, the timeouts, the agents' environment, the wire's observers, the
+    the timeouts, the agents' environment, the wire's observers, the
     user's MCP servers (passed on in `session/new`)."""
 
     engine: SessionEngine
-    prompter: Prompter | None
     start_timeout: float
     cancel_timeout: float
     env: dict[str, str]
@@ -117,10 +115,10 @@ class AcpAgentSession:
             run_in_order=self.writer.run,
             spawn=hub.spawn,
             permissions=self.engine.permissions,
-            prompter=lambda: hub.prompter,
+            questions=self.engine.questions,
             agent_path=lambda: self.engine.agent_path(session_id),
         )
-        self.questions = Questions(side)
+        self.questions = AgentQuestions(side)
         self.tools = ClientTools(side, self.questions)
         self.process: AgentProcess | None = None
         self.conn: ClientSideConnection | None = None

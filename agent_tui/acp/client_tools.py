@@ -41,7 +41,7 @@ from acp.schema import (
 )
 
 from agent_tui.acp.acp_call import AcpCall
-from agent_tui.acp.questions import Questions
+from agent_tui.acp.questions import AgentQuestions
 from agent_tui.acp.session_side import SessionSide
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import PermissionRulesError, Verdict
@@ -88,7 +88,7 @@ class _Terminal:
 class ClientTools:
     """Runs one ACP-backed session's file and terminal requests (see the module docstring)."""
 
-    def __init__(self, session: SessionSide, questions: Questions) -> None:
+    def __init__(self, session: SessionSide, questions: AgentQuestions) -> None:
         self.session = session
         self.questions = questions
         tools = [tool for tool in builtin_tools() if tool.name in ("read_file", "write_file", "shell")]

@@ -18,7 +18,7 @@ from acp import RequestError
 from acp.schema import EnvVariable, PermissionOption, RequestPermissionResponse, ToolCallUpdate
 
 from agent_tui.acp.client_tools import ClientTools
-from agent_tui.acp.questions import Questions
+from agent_tui.acp.questions import AgentQuestions
 
 
 class ClientEndpoint:
@@ -26,7 +26,7 @@ class ClientEndpoint:
     its tools; an extension notification goes to `note(method, params)` (kept in the log)."""
 
     def __init__(
-        self, questions: Questions, tools: ClientTools, note: Callable[[str, dict[str, Any]], None]
+        self, questions: AgentQuestions, tools: ClientTools, note: Callable[[str, dict[str, Any]], None]
     ) -> None:
         self.questions = questions
         self.tools = tools

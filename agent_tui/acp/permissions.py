@@ -1,4 +1,4 @@
-"""Permission questions across ACP, both ways, in terms of our `Prompter`.
+"""Permission questions across ACP, both ways, in terms of our `PermissionRequest`/`PermissionAnswer`.
 
 Client side (an external agent asks us): the request reaches our one approval queue as an
 `AcpPermissionRequest`, a `PermissionRequest` that also carries the agent's own options. Whoever
@@ -33,9 +33,7 @@ __all__ = [
     "agent_options",
     "answer_for_option",
     "choose_option",
-    "decision_of",
     "describe_request",
-    "remember_of",
 ]
 
 _PREFERENCE: dict[tuple[str, bool], tuple[str, str]] = {
@@ -65,14 +63,6 @@ def choose_option(options: Sequence[AgentOption], answer: PermissionAnswer) -> A
             if option.kind == kind:
                 return option
     return None
-
-
-def decision_of(option: AgentOption) -> str:
-    return "allow" if option.kind.startswith("allow") else "deny"
-
-
-def remember_of(option: AgentOption) -> str:
-    return "once" if option.kind.endswith("_once") else "session"
 
 
 # -- server side ---------------------------------------------------------------------------------

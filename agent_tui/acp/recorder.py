@@ -268,9 +268,10 @@ class AcpRecorder:
     async def ask_for_agent_call(self, tool_call: ToolCallUpdate) -> AcpCall | None:
         """The agent asks about one of its calls: write the request and the policy's `ask`.
 
-        Returns the call, or None when no turn is open or the call was already decided or has
-        ended (the question is then kept as a `source.record` and put to the user all the same;
-        an ended call is never requested twice).
+        Returns the call, or None when no turn is open or the call has ended (the question is
+        then kept as a `source.record`; an ended call is never requested twice). A call that
+        runs, or was answered, gets a new request: every question is in the log before anyone
+        is asked.
         """
         state = self._state
         if state is None:
@@ -280,7 +281,7 @@ class AcpRecorder:
         call = self.open_call(tool_call.tool_call_id)
         if call is None and tool_call.tool_call_id not in self._answered:
             call = await self._announce(state, tool_call)
-        if call is None or call.decision is not None or call.started:  # ended, decided or running
+        if call is None:  # it ended
             await self._record({"sessionUpdate": "request_permission", "toolCall": as_sent(tool_call)})
             return None
         await self._request(call, reason=call.risk_reason)

@@ -32,6 +32,7 @@ from agent_tui.acp.stdio_wire import StdioWire, StdoutClosed
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, PermissionRulesError, PolicyConfig
 from agent_tui.engine.provider import ModelProvider
+from agent_tui.engine.questions import Questions
 from agent_tui.mcp.config import McpConfigError, McpServerConfig, load_mcp_servers
 from agent_tui.mcp.servers import McpServers
 
@@ -207,7 +208,7 @@ def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:
             store,
             provider,
             permissions=permissions,
-            prompter=agent.prompter,
+            questions=Questions(agent.ask_client),
             max_steps=scenario.maxSteps,
             session_tools=McpServers(mcp, notice=agent.notice),
         )
@@ -254,7 +255,7 @@ def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProv
             store,
             provider,
             permissions=permissions,
-            prompter=agent.prompter,
+            questions=Questions(agent.ask_client),
             instructions=system_prompt,  # per session: the directory the client opened it in
             prices=config.price_table(),
             session_tools=McpServers(mcp, lambda session_id: settings.profile, notice=agent.notice),

@@ -13,7 +13,7 @@ Invariants:
 - a prompt streams each stored event's updates (`UpdateTranslator`) before it answers; its stop
   reason is the turn's (`final` → `end_turn`, `cancelled`, `max_steps` → `max_turn_requests`);
   a turn that ends `error` answers a JSON-RPC error carrying the turn's message;
-- the prompter never raises: a client that cannot answer a permission request (gone, or it
+- the answerer (`ask_client`) never raises: a client that cannot answer a permission request (gone, or it
   answered `cancelled`) denies it, so our turn still ends with its `turn.completed`;
 - sub-agents' permission requests go to the client under the root session it knows, their
   title prefixed with the agent path;
@@ -67,17 +67,38 @@ from agent_tui.mcp.servers import McpServers
 from agent_tui.store import EventLogDecodeError, JsonlFileEventStore, SessionLockedError
 
 
-class ClientPrompter:
-    """Our `Prompter` backed by the ACP client: each ask is a `session/request_permission`."""
+class EngineAgent:
+    """The ACP `Agent` in front of a `SessionEngine` (set `engine` before the client connects).
 
-    def __init__(self, agent: EngineAgent) -> None:
-        self.agent = agent
+    Args:
+        scenario: with the scripted provider, the scripts: the n-th new session plays
+            `scenario.sessions[n].steps` (a session past the last one, or a loaded one, answers
+            with the scripted model's out-of-script text).
+        log: where notices go (stderr).
+        budget: what each new session's tree may spend (None: no budget).
+    """
 
-    async def ask(self, request: PermissionRequest) -> PermissionAnswer:
-        conn = self.agent.conn
+    def __init__(
+        self, *, scenario: Scenario | None = None, log: Any = None, budget: BudgetLimit | None = None
+    ) -> None:
+        self.budget = budget
+        self.engine: SessionEngine | None = None
+        self.conn: acp.Client | None = None
+        self.scenario = scenario
+        self.log = log if log is not None else sys.stderr
+        self.client_capabilities: ClientCapabilities | None = None
+        self._translators: dict[str, UpdateTranslator] = {}
+        self._created = 0
+
+    def on_connect(self, conn: acp.Client) -> None:
+        self.conn = conn
+
+    async def ask_client(self, request: PermissionRequest) -> PermissionAnswer:
+        """The engine's answerer (`Questions`): each question is a `session/request_permission`."""
+        conn = self.conn
         if conn is None:
             return PermissionAnswer("deny", reason="no client is connected")
-        root = self.agent.root_of(request.session_id)
+        root = self.root_of(request.session_id)
         title = describe_request(request)
         if root != request.session_id:
             title = f"{' › '.join(request.agent_path[1:])} › {title}"
@@ -98,34 +119,6 @@ class ClientPrompter:
             return PermissionAnswer("deny", reason=f"the client did not answer ({error})")
         outcome = response.outcome
         return answer_for_option(outcome.option_id if isinstance(outcome, AllowedOutcome) else None)
-
-
-class EngineAgent:
-    """The ACP `Agent` in front of a `SessionEngine` (set `engine` before the client connects).
-
-    Args:
-        scenario: with the scripted provider, the scripts: the n-th new session plays
-            `scenario.sessions[n].steps` (a session past the last one, or a loaded one, answers
-            with the scripted model's out-of-script text).
-        log: where notices go (stderr).
-        budget: what each new session's tree may spend (None: no budget).
-    """
-
-    def __init__(
-        self, *, scenario: Scenario | None = None, log: Any = None, budget: BudgetLimit | None = None
-    ) -> None:
-        self.budget = budget
-        self.engine: SessionEngine | None = None
-        self.conn: acp.Client | None = None
-        self.prompter = ClientPrompter(self)
-        self.scenario = scenario
-        self.log = log if log is not None else sys.stderr
-        self.client_capabilities: ClientCapabilities | None = None
-        self._translators: dict[str, UpdateTranslator] = {}
-        self._created = 0
-
-    def on_connect(self, conn: acp.Client) -> None:
-        self.conn = conn
 
     def _engine(self) -> SessionEngine:
         if self.engine is None:

@@ -1,16 +1,14 @@
 """`SessionSide`: what the helpers of one ACP-backed session use of it, handed over explicitly.
 
-The questions (`Questions`), the file and terminal requests (`ClientTools`) and the endpoint the
+The questions (`AgentQuestions`), the file and terminal requests (`ClientTools`) and the endpoint the
 agent calls (`ClientEndpoint`) each serve one `AcpAgentSession`. They get this instead of the
 session itself, so none of them reaches back through it (and none imports it): the session's id,
 name and directory, its recorder, its one ordered writer, the task group to run background work
-in, the permission engine, and who answers questions.
+in, the permission engine, and the engine's `Questions`.
 
 Invariants:
 - every log write of a helper goes through `write` (the session's `OrderedWriter`), so the log
   keeps the agent's order;
-- `prompter` is asked each time: the dashboard may connect its approval queue after the session
-  started.
 """
 
 from __future__ import annotations
@@ -21,7 +19,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agent_tui.acp.recorder import AcpRecorder
-from agent_tui.engine.permissions import PermissionEngine, Prompter
+from agent_tui.engine.permissions import PermissionEngine
+from agent_tui.engine.questions import Questions
 
 T = TypeVar("T")
 
@@ -35,7 +34,7 @@ class SessionSide:
     run_in_order: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
     spawn: Callable[..., None]  # `spawn(fn, *args)`: run in the session's task group
     permissions: PermissionEngine
-    prompter: Callable[[], Prompter | None]
+    questions: Questions
     agent_path: Callable[[], tuple[str, ...]]
 
     def write(self, work: Callable[[], Awaitable[T]]) -> Awaitable[T]:

@@ -8,7 +8,7 @@ async with workbench.serving():          # the engine open, and `AcpAgents` on i
 ```
 
 It implements `runtime.external_agents.ExternalAgents` on `AcpAgents`: one ACP session per
-session of the tree, questions in the engine's prompter (the dashboard's approval queue), stop
+session of the tree, questions in `engine.questions` (the dashboard's approval queue), stop
 through the engine (`session/cancel`), follow-ups as `session/prompt`.
 
 Invariants:

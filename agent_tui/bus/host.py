@@ -27,7 +27,6 @@ import orjson
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.control_server import ControlServer
 from agent_tui.bus.host_link import BusLink, BusUnreachable
-from agent_tui.bus.host_prompter import BusPrompter
 from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
 from agent_tui.bus.protocol import (
     HostNotice,
@@ -35,11 +34,13 @@ from agent_tui.bus.protocol import (
     NameClaim,
     Presence,
     SessionSummary,
+    WaitingRequest,
     events_subject,
     notice_subject,
 )
 from agent_tui.bus.publisher import Publisher, RefillFailed
 from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.permissions import PermissionRequest
 from agent_tui.runtime.command_executor import CommandExecutor, Refused, review_limit
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.store.jsonl import iter_lines
@@ -58,7 +59,6 @@ class BusHost:
         kind: str,
         sessions_dir: Path,
         say: Callable[[str], None],
-        prompter: BusPrompter | None = None,
         cwd: Path | None = None,
     ) -> None:
         self.settings = settings
@@ -68,7 +68,6 @@ class BusHost:
         self.kind = kind
         self.sessions_dir = sessions_dir
         self.say = say
-        self.prompter = prompter
         self.link = BusLink(settings, say)
         self.publisher = Publisher(name, sessions_dir, self.link, settings)
         self.started_at = now()
@@ -139,9 +138,8 @@ class BusHost:
         return CommandExecutor(
             engine,
             workbench=workbench,
-            questions=self.prompter,
             project=project,
-            bus=HostLog(engine, self.publisher, self.prompter),
+            bus=HostLog(engine, self.publisher),
             review_limit=limit,
         )
 
@@ -149,8 +147,6 @@ class BusHost:
         """Publish `engine`'s events and serve `executor` (default: the engine's alone) on the
         control subject."""
         self._unsubscribe.append(engine.subscribe(self.publisher.heard))
-        if self.prompter is not None:
-            self._unsubscribe.append(engine.subscribe(self.prompter.heard))
         executor = executor or self.executor(engine)
         self.control = ControlServer(self.name, self.link, executor, say=self.say)
         if self.link.connected.is_set():
@@ -246,10 +242,9 @@ def _created(path: Path) -> dict[str, Any]:
 class HostLog:
     """The bus's own verbs on a host: its sessions as the stream has them, and a hole refilled."""
 
-    def __init__(self, engine: SessionEngine, publisher: Publisher, prompter: BusPrompter | None) -> None:
+    def __init__(self, engine: SessionEngine, publisher: Publisher) -> None:
         self.engine = engine
         self.publisher = publisher
-        self.prompter = prompter
         self._created: dict[str, dict[str, Any]] = {}
 
     async def republish(self, session_id: str, first: int, last: int | None) -> tuple[int, int]:
@@ -290,5 +285,20 @@ class HostLog:
                     running=session_id in running,
                 )
             )
-        waiting = self.prompter.waiting() if self.prompter is not None else []
+        questions = self.engine.questions
+        waiting = [_waiting(r) for r in questions.waiting()] if questions.answerer is None else []
         return HostSessions(host=host, sessions=summaries, waiting=waiting).model_dump(by_alias=True)
+
+
+def _waiting(request: PermissionRequest) -> WaitingRequest:
+    return WaitingRequest(
+        sessionId=request.session_id,
+        requestId=request.request_id,
+        toolCallId=request.tool_call_id,
+        tool=request.tool,
+        risk=request.risk,
+        argsPreview=request.args_preview,
+        warning=request.warning,
+        reason=request.reason,
+        agentPath=list(request.agent_path),
+    )

@@ -105,19 +105,17 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[
 
     from agent_tui.bus.config import default_name
     from agent_tui.bus.host import BusHost, BusUnreachable, NameTaken
-    from agent_tui.bus.host_prompter import BusPrompter
+    from agent_tui.engine.questions import Questions
     from agent_tui.runtime.stop_signals import listen_for_stop_signals
     from agent_tui.runtime.workbench import Workbench
 
     name = settings.host or default_name()
-    prompter = BusPrompter()
     host = BusHost(
         settings,
         name=name,
         kind="serve",
         sessions_dir=sessions_dir,
         say=_stderr,
-        prompter=prompter,
         cwd=project,
     )
     try:
@@ -141,7 +139,11 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[
 
     undo = listen_for_stop_signals(on_signal)
     workbench = Workbench.for_project(
-        project=project, sessions_dir=sessions_dir, models=models, prompter=prompter, external=external
+        project=project,
+        sessions_dir=sessions_dir,
+        models=models,
+        questions=Questions(None),
+        external=external,
     )
     try:
         async with workbench.serving():
@@ -180,8 +182,8 @@ def _leave_now(number: int, why: str) -> None:
 def cmd_run_on_bus(args: argparse.Namespace) -> int:
     """`agent-tui run SCENARIO --bus URL|local`: `run`, with its host on the bus."""
     from agent_tui.bus.config import BusConfigError, default_name, parse_duration
-    from agent_tui.bus.host_prompter import BusPrompter
     from agent_tui.cli.commands import cmd_run
+    from agent_tui.engine.questions import Questions
 
     if args.run_sessions_dir is None:
         return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
@@ -198,12 +200,12 @@ def cmd_run_on_bus(args: argparse.Namespace) -> int:
     except _Refused as error:
         return fail(str(error), EXIT_USAGE)
     name = settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
-    prompter = BusPrompter(timeout) if args.approve == "ask" else None
+    questions = Questions(None, ask_timeout=timeout) if args.approve == "ask" else None
 
     def play(headless: Any) -> Any:
         import anyio
 
-        return anyio.run(_play_on_bus, headless, settings, name, prompter)
+        return anyio.run(_play_on_bus, headless, settings, name)
 
     return cmd_run(
         args.scenario,
@@ -212,17 +214,15 @@ def cmd_run_on_bus(args: argparse.Namespace) -> int:
         args.workspace,
         args.quiet,
         trust_project_rules=args.trust_project_rules,
-        prompter=prompter,
+        questions=questions,
         play=play,
     )
 
 
-async def _play_on_bus(headless: Any, settings: Any, name: str, prompter: Any) -> Any:
+async def _play_on_bus(headless: Any, settings: Any, name: str) -> Any:
     from agent_tui.bus.host import BusHost
 
-    host = BusHost(
-        settings, name=name, kind="run", sessions_dir=headless.sessions_dir, say=_stderr, prompter=prompter
-    )
+    host = BusHost(settings, name=name, kind="run", sessions_dir=headless.sessions_dir, say=_stderr)
     await host.start(required=False)
     inner = headless.listener
 

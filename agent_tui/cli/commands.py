@@ -43,12 +43,12 @@ def cmd_run(
     quiet: bool,
     *,
     trust_project_rules: bool = False,
-    prompter: Any = None,
+    questions: Any = None,
     play: Callable[[Any], Any] | None = None,
 ) -> int:
     """`agent-tui run SCENARIO`: copy its directories, play it, print its events.
 
-    With `--bus`, `prompter` answers the permission asks and `play(headless)` plays the run
+    With `--bus`, `questions` holds the permission asks for the bus's dashboards and `play(headless)` plays the run
     (with its host on the bus) instead of `anyio.run(headless.play)`.
 
     SIGINT, SIGTERM and SIGHUP stop it the same way, while it copies or while it runs: every
@@ -58,7 +58,7 @@ def cmd_run(
     import anyio
 
     from agent_tui.engine.errors import EventStoreFailure
-    from agent_tui.engine.permissions import StaticPrompter
+    from agent_tui.engine.questions import Questions, fixed_answer
     from agent_tui.engine.scenario import ScenarioError, load_scenario
     from agent_tui.runtime.console import EventPrinter
     from agent_tui.runtime.headless_scenario import HeadlessScenario
@@ -87,7 +87,7 @@ def cmd_run(
         scenario,
         base_dir=scenario_path.resolve().parent,
         sessions_dir=sessions_dir,
-        prompter=prompter or StaticPrompter(approve, reason=f"--approve {approve}"),
+        questions=questions or Questions(fixed_answer(approve, reason=f"--approve {approve}")),
         workspace_root=workspace,
         listener=printer_for,
         trust_project_rules=trust_project_rules,

@@ -57,8 +57,9 @@ from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilder, Instr
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict, UnknownSession
 from agent_tui.engine.listeners import EventListener, ListenerFailure, Listeners
 from agent_tui.engine.log_trust import log_inside_project
-from agent_tui.engine.permissions import PermissionEngine, Prompter, SessionAnswers
+from agent_tui.engine.permissions import PermissionEngine, SessionAnswers
 from agent_tui.engine.provider import ModelProvider
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo
 from agent_tui.engine.tool_calls import ToolCallRunner
 from agent_tui.engine.tools.base import Tool
@@ -131,7 +132,8 @@ class SessionEngine:
         sink: where phase frames go. Frames are sent only when a sink or a registry is given.
         router: the tools (built-ins if not given).
         permissions: the policy (default policy if not given).
-        prompter: who answers `ask` (without one, asks are denied by `system`).
+        questions: who holds and answers the tool calls' questions (`engine.questions`; by
+            default every question is denied by `system`: no one to ask).
         client: recorded in `session.created`.
         max_steps: model calls per turn before it ends `max_steps`.
         instructions: the system text every model call starts with: one text for every session,
@@ -154,7 +156,7 @@ class SessionEngine:
         sink: EventSink | None = None,
         router: ToolRouter | None = None,
         permissions: PermissionEngine | None = None,
-        prompter: Prompter | None = None,
+        questions: Questions | None = None,
         client: str = "agent-tui",
         max_steps: int = 250,
         instructions: str | InstructionsFor | None = None,
@@ -171,7 +173,9 @@ class SessionEngine:
         self.provider = provider
         self.router = router if router is not None else ToolRouter()
         self.permissions = permissions if permissions is not None else PermissionEngine()
-        self._tools = ToolCallRunner(self.router, self.permissions, prompter, self.agent_path)
+        self.questions = questions if questions is not None else Questions()
+        """The questions waiting for an answer, and who answers them besides the people."""
+        self._tools = ToolCallRunner(self.router, self.permissions, self.questions, self.agent_path)
         self.client = client
         self.max_steps = max_steps
         self.clock = clock
@@ -211,15 +215,6 @@ class SessionEngine:
             self.sends_frames = True
             self.subscribe(LiveFrames(self.sink))
         return self.sink.subscribe(listener)
-
-    @property
-    def prompter(self) -> Prompter | None:
-        """Who answers `ask` (it may be replaced while the engine runs)."""
-        return self._tools.prompter
-
-    @prompter.setter
-    def prompter(self, prompter: Prompter | None) -> None:
-        self._tools.prompter = prompter
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def __aenter__(self) -> SessionEngine:

@@ -1,4 +1,4 @@
-"""Who may run what: the policy, the prompter port, and remembered answers.
+"""Who may run what: the policy, the question and its answer, and remembered answers.
 
 The shell classifier lives in `agent_tui.safety`; it is re-exported here.
 
@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,11 +54,9 @@ __all__ = [
     "PermissionRule",
     "PermissionRulesError",
     "PolicyConfig",
-    "Prompter",
     "ProtectedChange",
     "RememberKey",
     "SessionAnswers",
-    "StaticPrompter",
     "Verdict",
     "classify_shell",
     "parse_rules",
@@ -110,7 +108,7 @@ class Verdict:
 
 @dataclass(frozen=True, slots=True)
 class PermissionRequest:
-    """A question to the user (the dashboard's approval queue, or a headless prompter)."""
+    """A question to the user (held by `engine.questions`, shown in the approval queue)."""
 
     session_id: str
     turn_id: str
@@ -137,30 +135,6 @@ class PermissionAnswer:
     its user, its host); stored as the `permission.resolved`'s `by`."""
     actor: Literal["user", "system"] = "user"
     """`system` when no person answered (a wait for an answer that timed out)."""
-
-
-@runtime_checkable
-class Prompter(Protocol):
-    """Whoever answers permission requests: the dashboard, or a fixed answer when headless."""
-
-    async def ask(self, request: PermissionRequest) -> PermissionAnswer: ...
-
-
-class StaticPrompter:
-    """Answers every request the same way (`agent-tui run --approve allow|deny`)."""
-
-    def __init__(
-        self,
-        decision: Literal["allow", "deny"],
-        remember: Remember = "once",
-        reason: str | None = None,
-    ) -> None:
-        self.answer = PermissionAnswer(decision=decision, remember=remember, reason=reason)
-        self.asked: list[PermissionRequest] = []
-
-    async def ask(self, request: PermissionRequest) -> PermissionAnswer:
-        self.asked.append(request)
-        return self.answer
 
 
 # =============================================================================================

@@ -38,8 +38,9 @@ class OpenCall:
     """A tool call the model asked for that has no result yet, as its stored events tell it.
 
     `stage` is `asking` between the policy's `ask` and the final answer, `running` after
-    `tool.started`, else `requested`; `request_id` is its permission request's, once made;
-    `decision` is the final answer (`allow` or `deny`), None before one.
+    `tool.started` (and after the answer to a question asked while it runs), else `requested`;
+    `request_id` is its latest permission request's, once made; `decision` is the final answer
+    (`allow` or `deny`), None before one.
     """
 
     call_id: str
@@ -48,6 +49,7 @@ class OpenCall:
     stage: CallStage = "requested"
     request_id: str | None = None
     decision: str | None = None
+    started: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,11 +127,14 @@ class SessionInfo:
                 call.request_id = event.payload["requestId"]
             elif kind == "permission.resolved":
                 decision = event.payload["decision"]
-                call.stage = "asking" if decision == "ask" else "requested"
-                if decision != "ask":
+                if decision == "ask":
+                    call.stage = "asking"
+                else:
+                    call.stage = "running" if call.started else "requested"
                     call.decision = decision
             elif kind == "tool.started":
                 call.stage = "running"
+                call.started = True
             elif kind != "tool.delta":  # tool.completed, tool.failed: the call is answered
                 del self.open_calls[call.call_id]
         elif kind == "turn.completed":

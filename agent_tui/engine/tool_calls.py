@@ -13,7 +13,8 @@ Invariants:
 - every event is worded by the turn's `TurnWriter` (`events/turn_writer.py`), which also answers
   the calls still open when a turn ends;
 - the runner gets what it uses (the router, the default policy, who to ask, how to name a
-  session's agent path), never the engine; the prompter can be replaced while the engine runs;
+  session's agent path), never the engine; a question is put to `Questions` only after its
+  `permission.requested` and the policy's `ask` are stored;
 - what a call is (its id, tool, args) and how far it got (its stage, its request id) is read
   from `SessionInfo.open_calls`, which the stored events keep; nothing here keeps a copy.
 """
@@ -29,9 +30,9 @@ from agent_tui.engine.permissions import (
     PermissionEngine,
     PermissionRequest,
     PermissionRulesError,
-    Prompter,
     Verdict,
 )
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.session_info import OpenCall
 from agent_tui.engine.tools.base import Risk, ToolError
 from agent_tui.engine.tools.router import ToolRouter
@@ -48,7 +49,7 @@ class ToolCallRunner:
     Args:
         router: the tools.
         permissions: the policy of sessions without one of their own.
-        prompter: who answers `ask` (None: asks are denied by `system`).
+        questions: who holds and answers the questions (`engine.questions`).
         agent_path: names a session from the root down (what the person asked is shown).
     """
 
@@ -56,12 +57,12 @@ class ToolCallRunner:
         self,
         router: ToolRouter,
         permissions: PermissionEngine,
-        prompter: Prompter | None,
+        questions: Questions,
         agent_path: Callable[[str], tuple[str, ...]],
     ) -> None:
         self.router = router
         self.permissions = permissions
-        self.prompter = prompter
+        self.questions = questions
         self.agent_path = agent_path
 
     async def run(self, turn: TurnHandle, call: OpenCall) -> None:
@@ -100,19 +101,17 @@ class ToolCallRunner:
                 policy=verdict.policy,
                 reason=verdict.warning or verdict.reason,
             )
-            prompter = self.prompter
-            answer = await self._ask(prompter, turn, call, risk, preview, args, warning, assessment.reason)
-            asked_someone = prompter is not None
+            answer = await self._ask(turn, call, risk, preview, args, warning, assessment.reason)
             await writer.resolve(
                 call.call_id,
                 call.request_id,
                 answer.decision,
-                answer.actor if asked_someone else "system",
-                remember=answer.remember if asked_someone and answer.actor == "user" else None,
+                answer.actor,
+                remember=answer.remember if answer.actor == "user" else None,
                 reason=answer.reason,
                 by=dict(answer.by) if answer.by else None,
             )
-            if asked_someone and answer.actor == "user":
+            if answer.actor == "user":
                 try:
                     permissions.remember(info.id, call.tool, args, risk, answer)
                 except PermissionRulesError:
@@ -154,7 +153,6 @@ class ToolCallRunner:
 
     async def _ask(
         self,
-        prompter: Prompter | None,
         turn: TurnHandle,
         call: OpenCall,
         risk: Risk,
@@ -163,8 +161,6 @@ class ToolCallRunner:
         warning: str | None,
         reason: str | None,
     ) -> PermissionAnswer:
-        if prompter is None:
-            return PermissionAnswer("deny", reason="no one to ask")
         request = PermissionRequest(
             session_id=turn.session_id,
             turn_id=turn.turn_id,
@@ -178,7 +174,7 @@ class ToolCallRunner:
             warning=warning,
             reason=reason,
         )
-        return await prompter.ask(request)
+        return await self.questions.ask(request)
 
 
 def _joined(*warnings: str | None) -> str | None:

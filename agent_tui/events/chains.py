@@ -12,7 +12,9 @@ tests run it on real logs of generated scenarios. Rules:
 - a tool call: `model.tool_call_requested` → [`permission.requested` → `permission.resolved`
   (`ask` by `policy`, then `allow`/`deny` by `user`/`system`) → `tool.started` only after an
   `allow` → `tool.delta`* ] → exactly one `tool.completed`/`tool.failed`; a denied call is never
-  started; every call is answered before the next `context.built` and before `turn.completed`;
+  started; a call that runs or was answered may be asked about again (an external agent's
+  question): a new `permission.requested` opens a new pair, and a call that was started before
+  such a question may still complete; every call is answered before the next `context.built` and before `turn.completed`;
 - imported sessions (`session.created.client` is not `agent-tui`) carry the permission pair only
   where their source recorded a decision, so there `tool.started` may follow the request
   directly; and a `source.record` that falls between their turns is session-level (turnId null);
@@ -41,6 +43,7 @@ class _Call:
     decisions: list[tuple[str, str]] = field(default_factory=list)
     started: bool = False
     answered: bool = False
+    late: bool = False  # asked about again while it ran
 
 
 @dataclass
@@ -132,7 +135,10 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
                 continue
             if call.answered:
                 bad(event, "after the call was answered")
-            if kind == "permission.resolved":
+            if kind == "permission.requested" and call.decisions:  # asked again: a new pair
+                call.decisions = []
+                call.late = call.late or call.started
+            elif kind == "permission.resolved":
                 decision, actor = payload["decision"], payload["actor"]
                 if decision == "ask" and (actor != "policy" or call.decisions):
                     bad(event, "`ask` must be the policy's first answer")
@@ -150,7 +156,7 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
             elif kind in ("tool.completed", "tool.failed"):
                 if kind == "tool.completed" and not call.started:
                     bad(event, "completed without tool.started")
-                denied = bool(call.decisions) and call.decisions[-1][0] == "deny"
+                denied = bool(call.decisions) and call.decisions[-1][0] == "deny" and not call.late
                 if denied and (
                     call.started or payload.get("errorCode") not in ("permission_denied", "cancelled")
                 ):

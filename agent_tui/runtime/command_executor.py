@@ -7,11 +7,11 @@ here, against the workbench (`serve`, the local dashboard) or, for a scenario ru
 Invariants:
 - one branch per verb (`_<verb>`), each doing the work through its one owner: the engine
   (stop, steer, budgets), the workbench (send, new agents, closing, finishing), the host's open
-  questions (`Questions`), the bus's own `BusVerbs` (sessions, republish); adding a verb is one
+  questions (`engine.questions`), the bus's own `BusVerbs` (sessions, republish); adding a verb is one
   variant, one branch, one test (`tests/test_commands.py` checks every variant has its branch);
 - a refusal is a `Reply` with `ok: false` and one sentence (the workbench's, the engine's), never
   an exception; an unexpected failure is `"<verb> failed: <what>"`;
-- an `answer` goes to `questions`; the first answer wins, a later one is refused with
+- an `answer` goes to the engine's `questions` (refused when an answerer of its own answers them); the first answer wins, a later one is refused with
   "already answered … by … at …" and `AlreadyAnswered` as its detail;
 - finishing results are dumped as pydantic dumps the runtime's dataclasses (`FINISHED`); a review
   is bounded to `review_limit` bytes when one is given (a reply on the bus), see `bounded`;
@@ -21,10 +21,8 @@ Invariants:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -58,17 +56,6 @@ class Refused(Exception):
     """The host will not do what was asked; the message says why in one sentence."""
 
 
-class Questions(Protocol):
-    """Who holds the host's open permission requests."""
-
-    def answer(
-        self, session_id: str, request_id: str, answer: PermissionAnswer, by: Any
-    ) -> c.AlreadyAnswered | None:
-        """Answer a waiting request (None), or say who answered it first. Raises `LookupError`
-        when no such request waits. `by` is the `Caller` (None: this process's own user)."""
-        ...
-
-
 class BusVerbs(Protocol):
     """What only a host on the bus does: list its sessions, publish logged events again."""
 
@@ -99,7 +86,6 @@ class CommandExecutor:
     Args:
         engine: the host's engine.
         workbench: its workbench (None: a scenario run, which starts, closes and finishes nothing).
-        questions: who holds its open permission requests (None: it answers them itself).
         project: the directory a new agent's relative `cwd` is relative to.
         bus: the bus's own verbs (None: not on a bus).
         review_limit: the most bytes a review's reply carries (None: unbounded).
@@ -110,14 +96,12 @@ class CommandExecutor:
         engine: SessionEngine,
         *,
         workbench: Workbench | None = None,
-        questions: Questions | None = None,
         project: Path | None = None,
         bus: BusVerbs | None = None,
         review_limit: Callable[[], int] | None = None,
     ) -> None:
         self.engine = engine
         self.workbench = workbench
-        self.questions = questions
         self.project = project
         self.bus = bus
         self.review_limit = review_limit
@@ -155,15 +139,19 @@ class CommandExecutor:
 
     # -- the branches ------------------------------------------------------------------------------
     async def _answer(self, command: c.Answer, by: c.Caller | None) -> c.Reply:
-        if self.questions is None:
+        questions = self.engine.questions
+        if questions.answerer is not None:
             raise Refused("this host answers its permission requests itself (--approve allow|deny)")
         answer = PermissionAnswer(command.decision, remember=command.remember, reason=command.reason)
         try:
-            first = self.questions.answer(command.session_id, command.request_id, answer, by)
+            first = questions.answer(
+                command.session_id, command.request_id, answer, by.model_dump() if by is not None else None
+            )
         except LookupError as error:
             raise Refused(str(error)) from None
         if first is not None:
-            return c.refused(already_sentence(first), **first.model_dump(by_alias=True))
+            already = c.AlreadyAnswered.model_validate(dataclasses.asdict(first))
+            return c.refused(already.sentence(), **already.model_dump(by_alias=True))
         return c.done(decision=command.decision, remember=command.remember)
 
     async def _stop(self, command: c.Stop, by: c.Caller | None) -> c.Reply:
@@ -281,20 +269,6 @@ class CommandExecutor:
 
     async def _reopen(self, command: c.Reopen, by: c.Caller | None) -> c.Reply:
         return c.done(problems=await self._bench("reopen").reopen(command.session_id, lambda _event: None))
-
-
-def already_sentence(first: c.AlreadyAnswered) -> str:
-    """ "already answered (allow) by laptop (ana@box) at 14:02:07"."""
-    at = first.at
-    with contextlib.suppress(ValueError):
-        at = datetime.fromisoformat(at.replace("Z", "+00:00")).strftime("%H:%M:%S")
-    if first.by is not None:
-        who = first.by.text()
-    elif first.actor == "system":
-        who = "the host (no answer in time, or the turn ended)"
-    else:
-        who = first.actor
-    return f"already answered ({first.decision}) by {who} at {at}"
 
 
 # -- a review's reply, bounded -------------------------------------------------------------------

@@ -20,6 +20,8 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
+from datetime import datetime
 from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
@@ -54,6 +56,19 @@ class AlreadyAnswered(_Value):
     actor: str
     at: str
     decision: str
+
+    def sentence(self) -> str:
+        """ "already answered (allow) by laptop (ana@box) at 14:02:07"."""
+        at = self.at
+        with contextlib.suppress(ValueError):
+            at = datetime.fromisoformat(at.replace("Z", "+00:00")).strftime("%H:%M:%S")
+        if self.by is not None:
+            who = self.by.text()
+        elif self.actor == "system":
+            who = "the host (no answer in time, or the turn ended)"
+        else:
+            who = self.actor
+        return f"already answered ({self.decision}) by {who} at {at}"
 
 
 def _usd(value: Any) -> Any:

@@ -15,7 +15,7 @@ Invariants:
 - `prompt` raises `TurnConflict` while the session's turn runs (an external agent cannot be
   steered) and `ExternalAgentGone` when its agent cannot take prompts any more.
 
-An external agent's question reaches the prompter as an `AcpPermissionRequest`: a
+An external agent's question reaches `engine.questions` as an `AcpPermissionRequest`: a
 `PermissionRequest` that also carries the agent's own options (`AgentOption`: an id, the name the
 agent gives it, and its kind: `allow_once`, `allow_always`, `reject_once` or `reject_always`).
 An `AcpPermissionAnswer` may pick one of them by id; a plain `PermissionAnswer` is mapped onto

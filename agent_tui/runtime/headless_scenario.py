@@ -21,7 +21,7 @@ from pathlib import Path
 
 import anyio
 
-from agent_tui.engine.permissions import Prompter
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import Scenario
 from agent_tui.events import Event
 from agent_tui.runtime.runner import RunResult, ScenarioRun, copy_directories
@@ -36,7 +36,7 @@ class HeadlessScenario:
         scenario: the parsed scenario.
         base_dir: where the scenario file lives (its `cwd`s are relative to it).
         sessions_dir: where the logs go.
-        prompter: who answers `ask` (a fixed answer).
+        questions: the engine's questions (answered by a fixed answer).
         workspace_root: where the copies go (a temporary directory, removed at the end, if None).
         listener: made for the run once it is built (the console printer), and subscribed.
         trust_project_rules: accept the project's own rules file as it is now
@@ -49,7 +49,7 @@ class HeadlessScenario:
         *,
         base_dir: Path,
         sessions_dir: Path,
-        prompter: Prompter,
+        questions: Questions,
         workspace_root: Path | None,
         listener: Callable[[ScenarioRun], Callable[[Event], None]],
         trust_project_rules: bool = False,
@@ -58,7 +58,7 @@ class HeadlessScenario:
         self.scenario = scenario
         self.base_dir = base_dir
         self.sessions_dir = sessions_dir
-        self.prompter = prompter
+        self.questions = questions
         self.workspace_root = workspace_root
         self.listener = listener
         self.signal: int | None = None
@@ -96,7 +96,7 @@ class HeadlessScenario:
                 self.scenario,
                 base_dir=self.base_dir,
                 sessions_dir=self.sessions_dir,
-                prompter=self.prompter,
+                questions=self.questions,
                 workspace=workspace,
                 trust_project_rules=self.trust_project_rules,
             )

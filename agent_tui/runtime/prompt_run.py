@@ -34,8 +34,9 @@ import anyio
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.engine import SessionEngine
-from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
+from agent_tui.engine.permissions import DEFAULT_POLICY
 from agent_tui.engine.provider import ModelProvider
+from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.events import Event
 from agent_tui.events.turn_vocabulary import ENDINGS
@@ -80,7 +81,7 @@ class PromptRun:
         prompt: what the user asks.
         cwd: the real directory the agent works in.
         sessions_dir: where the logs go.
-        prompter: who answers permission asks (headless: a fixed answer).
+        questions: the engine's questions (headless: answered by a fixed answer).
         provider: the model (built from `settings` and `env` when None).
         env: where the API key is read.
         policy: retries and timeouts of the provider.
@@ -104,7 +105,7 @@ class PromptRun:
         prompt: str,
         cwd: Path,
         sessions_dir: Path,
-        prompter: Prompter | None,
+        questions: Questions | None,
         provider: ModelProvider | None = None,
         env: Mapping[str, str] = ENVIRONMENT,
         policy: RetryPolicy | None = None,
@@ -135,7 +136,7 @@ class PromptRun:
         self.mcp = McpServers(
             mcp_servers or {}, lambda session_id: settings.profile, notice=lambda text: self.notice(text)
         )
-        self.engine = self._engine(prompter, max_steps)
+        self.engine = self._engine(questions, max_steps)
         # Recorded as in the dashboard, so a turn run here can be rewound there later.
         self.recorder = TurnRecorder(sessions_dir, lambda session_id: self.engine.session(session_id).cwd)
         self.engine.subscribe(self.recorder)
@@ -144,12 +145,12 @@ class PromptRun:
         self._interrupted = False
         self._signal: int | None = None
 
-    def _engine(self, prompter: Prompter | None, max_steps: int) -> SessionEngine:
+    def _engine(self, questions: Questions | None, max_steps: int) -> SessionEngine:
         engine = SessionEngine(
             self.store,
             self.provider,
             permissions=self.permissions,
-            prompter=prompter,
+            questions=questions,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory, its tools, its AGENTS.md
             prices=self.prices,
@@ -251,7 +252,7 @@ def run_prompt(
     Ctrl-C, 143 for SIGTERM, 129 for SIGHUP).
     """
     from agent_tui.engine.errors import EventStoreFailure
-    from agent_tui.engine.permissions import PermissionRulesError, StaticPrompter
+    from agent_tui.engine.permissions import PermissionRulesError
     from agent_tui.events import visible
     from agent_tui.mcp.config import McpConfigError, load_mcp_servers
     from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, load_config, resolve_settings
@@ -280,7 +281,7 @@ def run_prompt(
             prompt=prompt,
             cwd=cwd,
             sessions_dir=sessions_dir,
-            prompter=StaticPrompter(decision, reason=f"--approve {decision}"),
+            questions=Questions(fixed_answer(decision, reason=f"--approve {decision}")),
             env=env,
             trust_project_rules=trust_project_rules,
             budget=budget,

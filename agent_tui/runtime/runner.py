@@ -15,7 +15,8 @@ import anyio
 from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import EventStoreFailure
-from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionRulesError, Prompter
+from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionRulesError
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import Scenario, ScenarioError, ScenarioSession
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
@@ -69,7 +70,7 @@ class ScenarioRun:
         scenario: the parsed scenario.
         base_dir: where the scenario file lives (its `cwd`s are relative to it).
         sessions_dir: where the logs go.
-        prompter: who answers `ask` (headless: a fixed answer; the dashboard: the user).
+        questions: the engine's questions (headless: a fixed answer; the dashboard: the user).
         workspace_root: where scratch copies go (a temporary directory if not given).
         trust_project_rules: accept the project's own rules file as it is now
             (`--trust-project-rules`); otherwise it is used only if accepted before.
@@ -86,7 +87,7 @@ class ScenarioRun:
         *,
         base_dir: Path,
         sessions_dir: Path,
-        prompter: Prompter | None,
+        questions: Questions | None,
         workspace_root: Path | None = None,
         sink: EventSink | None = None,
         trust_project_rules: bool = False,
@@ -126,7 +127,7 @@ class ScenarioRun:
             self.store,
             self.provider,
             permissions=self.permissions,
-            prompter=prompter,
+            questions=questions,
             sink=sink,
             max_steps=scenario.maxSteps,
             prices=prices,

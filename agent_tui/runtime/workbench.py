@@ -60,9 +60,10 @@ from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import TurnConflict, UnknownSession
-from agent_tui.engine.permissions import DEFAULT_POLICY, Prompter
+from agent_tui.engine.permissions import DEFAULT_POLICY
 from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
+from agent_tui.engine.questions import Questions
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
 from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
@@ -221,7 +222,7 @@ class Workbench(FinishingActions):
         project: Path,
         sessions_dir: Path,
         models: list[ModelChoice],
-        prompter: Prompter | None,
+        questions: Questions | None,
         max_steps: int = 250,
         external: ExternalAgents | None = None,
         data_dir: Path | None = None,
@@ -259,7 +260,7 @@ class Workbench(FinishingActions):
             store,
             router,
             permissions=permissions,
-            prompter=prompter,
+            questions=questions,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory (or worktree), tools, AGENTS.md
             prices=prices if prices is not None else configured_prices(),

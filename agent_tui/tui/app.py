@@ -47,8 +47,6 @@ from agent_tui.tui.messages import (
     AgentStartFailed,
     LiveRunFinished,
     McpServerDown,
-    PermissionAsked,
-    PermissionWithdrawn,
     ProjectRulesWaiting,
     StoredSessionsListed,
     WorkbenchReady,
@@ -164,6 +162,7 @@ class AgentTuiApp(AgentTuiBase):
         )
         if self.live is not None:
             self.live.observers.append(self.attention.policy.observe)
+            self.live.observers.append(self._heard)
             self.live.on_hydrated.append(self.attention.policy.arm)  # what comes after is news
         self._leaving = False
         self._left_on: int | None = None  # the signal the run is leaving on (SIGTERM, SIGHUP)
@@ -243,17 +242,23 @@ class AgentTuiApp(AgentTuiBase):
     def _notify_command_failed(self, problem: str) -> None:
         self.notify(problem, title="The notify command failed", severity="warning", timeout=15)
 
-    @on(PermissionAsked)
-    def _asked(self, message: PermissionAsked) -> None:
-        request = message.request
-        self._refresh_live()
-        if self.live is not None:
-            self.live.check_project_rules()  # a rules file changed during the run asks again
+    def _heard(self, event: Event) -> None:
+        """A new question for the user (the policy's `ask`): the bell when they look elsewhere."""
+        live = self.live
+        if live is None or not live.hydrated or event.type != "permission.resolved":
+            return
+        if event.payload.get("decision") != "ask":
+            return
+        session = live.state.sessions.get(event.session_id)
+        request = session.pending.get(event.payload["requestId"]) if session is not None else None
+        if request is None:
+            return
+        live.check_project_rules()  # a rules file changed during the run asks again
         if self._elsewhere(request.session_id):
             self.bells += 1
             self.bell()
             self.notify(
-                f"{agent_path_text(request.agent_path)}: {request.tool} ({request.risk})",
+                f"{agent_path_text(live.state.agent_path(request.session_id))}: {request.tool} ({request.risk})",
                 title="Approval needed · A opens it",
                 severity="warning" if request.risk == "destructive" else "information",
                 timeout=4,
@@ -273,12 +278,6 @@ class AgentTuiApp(AgentTuiBase):
     def _write_terminal(self, sequence: str) -> None:
         if not self.is_headless and self._driver is not None:
             self._driver.write(sequence)
-
-    @on(PermissionWithdrawn)
-    def _withdrawn(self, message: PermissionWithdrawn) -> None:
-        if self.live is not None:
-            self.live.redraws.dirty = True
-        self._refresh_live()
 
     @on(StoredSessionsListed)
     def _stored_sessions_listed(self, message: StoredSessionsListed) -> None:

@@ -12,7 +12,7 @@ Invariants:
   `apply_frame` (the phases of the turns run here are the live frames); stored sessions are
   folded in from their logs before the engine reopens them. The listener tells the run's `redraws` (a `RedrawThrottle`); the screen redraws
   from `state` at most once a period, never once per event, under any load;
-- the engine lives on the app's event loop (a Textual worker), so listener, prompter and UI
+- the engine lives on the app's event loop (a Textual worker), so listener, questions and UI
   share one thread and need no locks; it stays open after the demo's turns end, so finished
   sessions can be continued, until `shutdown`;
 - `shutdown` stops every running turn (each writes its `turn.completed{cancelled}`), waits for
@@ -42,8 +42,8 @@ from agent_tui.ports import (
     ExternalAgents,
     Finishing,
     ModelChoice,
-    PermissionAnswer,
     ProjectRulesState,
+    Questions,
     Reply,
     RunResult,
     ScenarioRun,
@@ -58,7 +58,6 @@ from agent_tui.tui.messages import (
     StoredSessionsListed,
     WorkbenchReady,
 )
-from agent_tui.tui.prompter import TuiPrompter
 from agent_tui.tui.redraw_throttle import RedrawThrottle
 from agent_tui.tui.run_collector import RunCollector
 from agent_tui.tui.run_surface import start_agent
@@ -107,7 +106,8 @@ class LiveRun:
         self.external = external
         self.agent = agent
         self._post = post
-        self.prompter = TuiPrompter(post)
+        self.questions = Questions(None)
+        """The engine's questions: the user answers them from the approval queue."""
         self.state = DashboardState()
         self.observers: list[Callable[[Event], None]] = []
         """Told every stored event after `state` (the dashboard's attention); while the stored
@@ -151,7 +151,7 @@ class LiveRun:
                 project=self.project,
                 sessions_dir=self.sessions_dir,
                 models=self.models,
-                prompter=self.prompter,
+                questions=self.questions,
                 external=self.external,
                 notice=lambda text: self._post(McpServerDown(text)),
             )
@@ -160,7 +160,7 @@ class LiveRun:
             scenario,
             base_dir=self.scenario_path.resolve().parent,
             sessions_dir=self.sessions_dir,
-            prompter=self.prompter,
+            questions=self.questions,
             workspace_root=self.workspace_root,
         )
         self.run = run
@@ -191,9 +191,7 @@ class LiveRun:
             self.finished = True
             raise
         self.workbench = workbench
-        self._executor = CommandExecutor(
-            workbench.engine, workbench=workbench, questions=_Questions(self.prompter), project=self.project
-        )
+        self._executor = CommandExecutor(workbench.engine, workbench=workbench, project=self.project)
         unsubscribe = workbench.engine.subscribe(self._on_event)
         unwatch = workbench.engine.watch_frames(self._on_frame)  # the phases: live frames
         result: RunResult | None = None
@@ -295,11 +293,11 @@ class LiveRun:
             self._post(ProjectRulesWaiting(state))
 
     def is_waiting(self, session_id: str, request_id: str) -> bool:
-        return self.prompter.request(session_id, request_id) is not None
+        return self.questions.request(session_id, request_id) is not None
 
     def waiting_request(self, session_id: str, request_id: str) -> AcpPermissionRequest | None:
         """An external agent's request still waiting (it carries the agent's own options)."""
-        request = self.prompter.request(session_id, request_id)
+        request = self.questions.request(session_id, request_id)
         return request if isinstance(request, AcpPermissionRequest) else None
 
     def log_of(self, session_id: str) -> Path | None:
@@ -328,17 +326,6 @@ class _NotOpen:
 
     async def send(self, command: Command, host: str | None = None) -> Reply:
         return Reply(ok=False, message=NOT_OPEN)
-
-
-class _Questions:
-    """The dashboard's prompter as the executor's holder of open questions."""
-
-    def __init__(self, prompter: TuiPrompter) -> None:
-        self.prompter = prompter
-
-    def answer(self, session_id: str, request_id: str, answer: PermissionAnswer, by: object) -> None:
-        if not self.prompter.answer(session_id, request_id, answer):
-            raise LookupError("that request is no longer waiting.")
 
 
 def _summary(result: RunResult) -> str:

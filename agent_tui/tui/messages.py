@@ -1,8 +1,8 @@
 """Every custom Textual message of the dashboard, in one place.
 
-The engine reaches the UI only through these (and through the reducer's state): a permission
-request arrives as `PermissionAsked` carrying the request (its answer goes back through
-`TuiPrompter.answer`), a cancelled request as `PermissionWithdrawn`. The replay's indexing thread
+The engine reaches the UI only through these and through the reducer's state (a permission
+request is a `permission.requested` event: the approval queue is the state's, and its answer
+goes to `engine.questions`). The replay's indexing thread
 posts `ReplayOpened` (a first look at the end, before indexing), `ReplayIndexing` (progress),
 `ReplayIndexed`, over many logs `ReplayListed` and `ReplaySpendScanned`, and, while following, `ReplayAppended` and `ReplayNotice`: the screen draws at
 once and never waits for the logs. The live run says when its stored sessions are reopened
@@ -19,23 +19,9 @@ from typing import Literal
 import anyio
 from textual.message import Message
 
-from agent_tui.ports import AgentSpec, PermissionRequest, ProjectRulesState
+from agent_tui.ports import AgentSpec, ProjectRulesState
 from agent_tui.reducer import DashboardState
 from agent_tui.replay import Catalog, ScannedSpend, Snapshot, Timeline
-
-
-@dataclass
-class PermissionAsked(Message):
-    """The engine waits for the user's answer to `request` (it is in the approval queue)."""
-
-    request: PermissionRequest
-
-
-@dataclass
-class PermissionWithdrawn(Message):
-    """The engine stopped waiting for `request` (its turn was cancelled or ended)."""
-
-    request: PermissionRequest
 
 
 @dataclass
