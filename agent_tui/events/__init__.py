@@ -2,6 +2,7 @@
 
 from agent_tui.events.args_preview import args_preview
 from agent_tui.events.clients import OUR_CLIENT, is_ours
+from agent_tui.events.frames import Frame
 from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import (
     EVENT_TYPES,
@@ -24,6 +25,7 @@ __all__ = [
     "Ending",
     "Event",
     "EventValidationError",
+    "Frame",
     "TurnEnd",
     "args_preview",
     "counted",

@@ -31,8 +31,7 @@ from pathlib import Path
 import anyio
 from textual.message import Message
 
-from agent_tui.events import OUR_CLIENT, Event, counted, is_ours
-from agent_tui.events.frames import Frame
+from agent_tui.events import OUR_CLIENT, Event, Frame, counted, is_ours
 from agent_tui.ports import (
     AcpPermissionRequest,
     AgentSpec,
