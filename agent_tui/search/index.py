@@ -43,6 +43,7 @@ from agent_tui.events.session_tree import session_label
 from agent_tui.private_files import make_private_dirs, private_sqlite_file
 from agent_tui.reducer.earlier_spend import EarlierSpend
 from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
+from agent_tui.search.location import index_path
 from agent_tui.search.query import Query, parse_query
 from agent_tui.search.spend import SPEND_TYPES, LogSpend
 
@@ -660,3 +661,17 @@ class SearchIndex:
             )
         hits = tuple(hit for file_id in by_file for hit in reversed(by_file[file_id]))
         return SearchResults(parsed, hits, min(counted, COUNT_CAP), more=counted > COUNT_CAP)
+
+
+def logs_spend(
+    directory: Path, files: Sequence[Path], data_dir: Path | None = None
+) -> dict[str, EarlierSpend]:
+    """What each log spent (`SearchIndex.spend`), from the index of `directory` brought up to
+    date with `files` (every log of it) first; `data_dir` as `index_path` takes it.
+
+    Raises:
+        SearchError: the index cannot be opened or written.
+    """
+    with SearchIndex.open(index_path(directory, data_dir)) as index:
+        index.sync(files)
+        return index.spend()
