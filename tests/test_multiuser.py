@@ -584,7 +584,7 @@ def test_a_log_swapped_for_a_fifo_after_it_was_listed_does_not_hang_the_spend(
     assert said.returncode == 0, said.stderr
     code = (
         "import sys\nfrom pathlib import Path\nfrom agent_tui.search import logs_spend\n"
-        "print(logs_spend(Path(sys.argv[1]).parent, [Path(sys.argv[1])], Path(sys.argv[2])))\n"
+        "print(logs_spend([Path(sys.argv[1])], Path(sys.argv[2])))\n"
     )
     told = subprocess.run(
         [sys.executable, "-c", code, str(log), str(tmp_path / "data")],

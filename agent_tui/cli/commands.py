@@ -311,7 +311,7 @@ def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
         return fail(f"{directory}: no such directory", EXIT_USAGE)
     stored = list_stored_sessions(directory)
     try:  # what each log spent, from the search index of the directory
-        found = logs_spend(directory, [session.path for session in stored])
+        found = logs_spend([session.path for session in stored])
         spend = {
             s.session_id: found[s.session_id].spend
             for s in stored

@@ -663,15 +663,20 @@ class SearchIndex:
         return SearchResults(parsed, hits, min(counted, COUNT_CAP), more=counted > COUNT_CAP)
 
 
-def logs_spend(
-    directory: Path, files: Sequence[Path], data_dir: Path | None = None
-) -> dict[str, EarlierSpend]:
-    """What each log spent (`SearchIndex.spend`), from the index of `directory` brought up to
-    date with `files` (every log of it) first; `data_dir` as `index_path` takes it.
+def logs_spend(files: Sequence[Path], data_dir: Path | None = None) -> dict[str, EarlierSpend]:
+    """What each of `files` spent (`SearchIndex.spend`), from the index of each one's directory
+    brought up to date first (`files` holds every log of those directories: one not among them
+    leaves the index); `data_dir` as `index_path` takes it.
 
     Raises:
-        SearchError: the index cannot be opened or written.
+        SearchError: an index cannot be opened or written.
     """
-    with SearchIndex.open(index_path(directory, data_dir)) as index:
-        index.sync(files)
-        return index.spend()
+    by_directory: dict[Path, list[Path]] = {}
+    for path in files:
+        by_directory.setdefault(path.parent, []).append(path)
+    spent: dict[str, EarlierSpend] = {}
+    for directory, logs in by_directory.items():
+        with SearchIndex.open(index_path(directory, data_dir)) as index:
+            index.sync(logs)
+            spent.update(index.spend())
+    return spent
