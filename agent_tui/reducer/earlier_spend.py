@@ -32,10 +32,8 @@ from agent_tui.reducer.views import DashboardState
 __all__ = [
     "EARLIER_TYPES",
     "EarlierSpend",
-    "absorb_earlier_spend",
     "add_earlier_spend",
     "earlier_spend",
-    "spend_before",
     "usage_events",
 ]
 
@@ -80,15 +78,6 @@ def earlier_spend(session_id: str, earlier: Iterable[Event]) -> EarlierSpend | N
     return EarlierSpend(past.spend, tuple(scratch.spend_by_day.items()), budget)
 
 
-def spend_before(session_id: str, earlier: Iterable[Event], folded: Iterable[Event]) -> EarlierSpend | None:
-    """What the session spent before its `folded` part (the tail the state already holds):
-    the fold of `earlier` and the part's spend events, less the part's alone, so a part that
-    starts inside a turn counts that turn once (see the module's rules)."""
-    part = [event for event in folded if event.type in EARLIER_TYPES]
-    whole = earlier_spend(session_id, [*earlier, *part])
-    return whole.minus(earlier_spend(session_id, part)) if whole is not None else None
-
-
 def add_earlier_spend(state: DashboardState, session_id: str, found: EarlierSpend) -> None:
     """Add `found` to the session's total and the days' in `state` (and its budget, if set)."""
     session = state.sessions.get(session_id)
@@ -100,17 +89,6 @@ def add_earlier_spend(state: DashboardState, session_id: str, found: EarlierSpen
         by_day[day] = by_day.get(day, NO_SPEND).plus(spend)
     if found.budget is not None:
         session.budget_usd, session.budget_tokens = found.budget
-
-
-def absorb_earlier_spend(
-    state: DashboardState, session_id: str, earlier: Iterable[Event], folded: Iterable[Event] = ()
-) -> None:
-    """Add to `state` what the session spent before its `folded` part (`spend_before`)."""
-    if session_id not in state.sessions:
-        return
-    found = spend_before(session_id, earlier, folded)
-    if found is not None:
-        add_earlier_spend(state, session_id, found)
 
 
 def usage_events(session_id: str, found: EarlierSpend) -> list[Event]:

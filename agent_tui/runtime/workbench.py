@@ -71,7 +71,7 @@ from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
-from agent_tui.reducer.earlier_spend import usage_events
+from agent_tui.reducer.earlier_spend import EarlierSpend, usage_events
 from agent_tui.replay.catalog import CatalogEntry, created_event, read_entry
 from agent_tui.runtime.agent_requests import (
     AgentSpec,
@@ -295,7 +295,7 @@ class Workbench(FinishingActions):
     async def hydrate(
         self,
         fold: Callable[[Event], None],
-        earlier: Callable[[str, list[Event], list[Event]], None] | None = None,
+        earlier: Callable[[str, EarlierSpend], None] | None = None,
         *,
         lazy: bool = False,
         listed: Callable[[], Awaitable[None]] | None = None,
@@ -304,10 +304,10 @@ class Workbench(FinishingActions):
         `listed` is awaited: the dashboard draws the whole list), then each one's last turn (its
         head, then its tail, `read_entry`: the whole list is drawn before any tail is read, and
         before any log is read whole), then the engine reopens them one by one, letting the
-        dashboard run in between. Then `earlier(session id, events, [])` is told what each
-        one's turns before its folded tail spent, asked of the search index
-        (`reducer.earlier_spend.usage_events`: their usage per day, and a budget set meanwhile
-        when the tail sets none), so the totals are the whole log's.
+        dashboard run in between. Then `earlier(session id, spend)` is told what each one's
+        turns before its folded tail spent, asked of the search index (`reducer.earlier_spend`:
+        in all, per day, and a budget set meanwhile when the tail sets none), so the totals are
+        the whole log's.
 
         With `lazy`, only the sessions that need it now are reopened: one whose last turn is
         not finished (it is closed, as a crash left it), one whose log has a problem near its
@@ -404,7 +404,7 @@ class Workbench(FinishingActions):
         self,
         stored: list[StoredSession],
         entries: dict[str, CatalogEntry],
-        earlier: Callable[[str, list[Event], list[Event]], None] | None,
+        earlier: Callable[[str, EarlierSpend], None] | None,
     ) -> list[str]:
         """Tell `earlier` what the turns before each folded tail spent (of the sessions open
         in the engine or listed for opening on demand), and the engine's budgets of a listed one
@@ -423,11 +423,13 @@ class Workbench(FinishingActions):
             return [f"{error} (what the sessions spent before their last turns is left out)"]
         for sid, entry in wanted.items():
             whole = spent.get(sid)
-            events = usage_events(sid, whole.minus(entry.tail_spend)) if whole is not None else []
-            if earlier is not None and events:
-                earlier(sid, events, [])
+            if whole is None:
+                continue
+            found = whole.minus(entry.tail_spend)
+            if earlier is not None:
+                earlier(sid, found)
             if sid in self.stored and sid not in self._read_whole:  # (the engine counted one read whole)
-                for event in events:
+                for event in usage_events(sid, found):
                     self.engine.budgets.track(event)
         return []
 

@@ -37,15 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-import orjson
-
 from agent_tui.events.session_tree import session_label
 from agent_tui.private_files import make_private_dirs, private_sqlite_file
 from agent_tui.reducer.earlier_spend import EarlierSpend
-from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
+from agent_tui.search.extract import Row, RowBuilder
 from agent_tui.search.location import index_path
 from agent_tui.search.query import Query, parse_query
-from agent_tui.search.spend import SPEND_TYPES, LogSpend
+from agent_tui.search.reading import LogReading
+from agent_tui.search.spend import LogSpend
 
 SCHEMA_VERSION = 3
 LINE_BITS = 32
@@ -183,54 +182,6 @@ class _Known:
     agent_name: str | None
     title: str | None
     spend: str | None
-
-
-@dataclass
-class _Reading:
-    """Where the reading of one log is (the line `line` starts at byte `offset`), and what its
-    lines said so far."""
-
-    file_id: int
-    offset: int
-    line: int
-    corrupt: int
-    first_corrupt: int | None = None
-    names: tuple[object, object, object] = (None, None, None)
-    """The session id, agent name and title its first line gave."""
-    spend: LogSpend = field(default_factory=LogSpend)
-    spend_from: int = 0
-    """Lines from here on are not in `spend` yet (a log read again from where an open answer
-    started was folded up to its end before)."""
-    pending: tuple[int, int, int] = (0, 0, 0)
-    """Where the answer still open starts: (byte offset, line, corrupt lines before it)."""
-
-    def __post_init__(self) -> None:
-        self.pending = (self.offset, self.line, self.corrupt)
-
-    def lines(self, parts: list[bytes], builder: RowBuilder) -> list[Row]:
-        """Read whole lines (without their newlines); the rows they give."""
-        rows: list[Row] = []
-        add, loads = builder.add, orjson.loads
-        for raw in parts:
-            line = self.line
-            try:
-                event = loads(raw)
-                rows.extend(add(line, event))
-                kind = event["type"]
-                if isinstance(kind, str) and kind in SPEND_TYPES and self.offset >= self.spend_from:
-                    self.spend.add(event)
-                if line == 0 and kind == "session.created":
-                    created = event.get("payload") or {}
-                    self.names = (event.get("sessionId"), created.get("agentName"), created.get("title"))
-            except (orjson.JSONDecodeError, NotAnEvent, AttributeError, TypeError):
-                self.corrupt += 1
-                if self.first_corrupt is None:
-                    self.first_corrupt = line + 1
-            if builder.pending_line == line:
-                self.pending = (self.offset, line, self.corrupt)
-            self.offset += len(raw) + 1
-            self.line += 1
-        return rows
 
 
 def _head_hash(handle: BinaryIO, size: int) -> str:
@@ -544,7 +495,7 @@ class SearchIndex:
         self._record(reading, handle, path, fresh, head)
         return read
 
-    def _reading(self, key: str, known: _Known | None, start: tuple[int, int, int]) -> _Reading:
+    def _reading(self, key: str, known: _Known | None, start: tuple[int, int, int]) -> LogReading:
         """Where the reading of a log starts: its row (made now for a new log), what its lines
         before `start` said, and from where its spend goes on."""
         offset, line, corrupt = start
@@ -554,8 +505,8 @@ class SearchIndex:
                 " resume_line, resume_corrupt, resume_tail, corrupt) VALUES (?, 0, 0, 0, '', 0, 0, 0, 0, 0, '', 0)",
                 (key,),
             )
-            return _Reading(int(cursor.lastrowid or 0), offset, line, corrupt)
-        return _Reading(
+            return LogReading(int(cursor.lastrowid or 0), offset, line, corrupt)
+        return LogReading(
             known.id,
             offset,
             line,
@@ -567,7 +518,7 @@ class SearchIndex:
         )
 
     def _record(
-        self, reading: _Reading, handle: BinaryIO, path: Path, fresh: os.stat_result, head: str
+        self, reading: LogReading, handle: BinaryIO, path: Path, fresh: os.stat_result, head: str
     ) -> None:
         """Remember where a log was read through, where to resume, and what it said."""
         session_id, agent_name, title = reading.names

@@ -25,9 +25,6 @@ import orjson
 from agent_tui.reducer.earlier_spend import EarlierSpend
 from agent_tui.reducer.spend import NO_SPEND, Spend, spend_of
 
-SPEND_TYPES = frozenset({"turn.started", "model.usage", "turn.completed", "session.budget"})
-"""The events that say what a log spent (and which turn a call without a turn id is in)."""
-
 
 @dataclass
 class LogSpend:
@@ -42,7 +39,8 @@ class LogSpend:
     """The latest `session.budget` (None: the log sets none after its head)."""
 
     def add(self, event: dict[str, Any]) -> None:
-        """Fold one event (a decoded line of the log, in order); see the module's rules."""
+        """Fold one event of `reducer.earlier_spend.EARLIER_TYPES` (a decoded line of the log, in
+        order); see the module's rules."""
         kind = event["type"]
         turn = event.get("turnId") or self.last_turn
         payload = event["payload"]
