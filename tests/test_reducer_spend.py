@@ -15,12 +15,10 @@ from agent_tui.reducer import (
     NO_SPEND,
     DashboardState,
     Spend,
-    add_earlier_spend,
     apply_event,
-    earlier_spend,
     project_state,
-    usage_events,
 )
+from agent_tui.reducer.earlier_spend import add_earlier_spend, earlier_spend, usage_events
 
 
 def _call(log: SessionLog, turn_id: str, step: int, prompt: int, completion: int, **extra: object) -> None:

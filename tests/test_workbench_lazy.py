@@ -27,7 +27,8 @@ from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event
-from agent_tui.reducer import DashboardState, EarlierSpend, Spend, add_earlier_spend, apply_event
+from agent_tui.reducer import DashboardState, Spend, apply_event
+from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend
 from agent_tui.replay.catalog import TAIL_BYTES
 from agent_tui.runtime.opened_sessions import OpenedSessions
 from agent_tui.runtime.workbench import SendRefused, Sent, Workbench

@@ -10,7 +10,6 @@ every cost total is, `earlier_spend` what a session listed from its last turn sp
 
 from agent_tui.events.turn_vocabulary import Phase
 from agent_tui.reducer.attention import AttentionPolicy, Notification, Occurrence
-from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, earlier_spend, usage_events
 from agent_tui.reducer.fold import apply_event, project_state
 from agent_tui.reducer.spend import NO_SPEND, Spend
 from agent_tui.reducer.timestamps import epoch_ms, ms_between
@@ -41,7 +40,6 @@ __all__ = [
     "AttentionPolicy",
     "DashboardState",
     "DeliveryView",
-    "EarlierSpend",
     "Notification",
     "Occurrence",
     "PermissionView",
@@ -55,11 +53,8 @@ __all__ = [
     "TranscriptRole",
     "TurnUsage",
     "TurnView",
-    "add_earlier_spend",
     "apply_event",
-    "earlier_spend",
     "epoch_ms",
     "ms_between",
     "project_state",
-    "usage_events",
 ]

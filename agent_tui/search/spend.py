@@ -71,9 +71,8 @@ class LogSpend:
         return EarlierSpend(self.total, tuple(sorted(self.days.items())), self.budget)
 
     def dumps(self) -> str:
-        days = {day: tuple(spend) for day, spend in self.days.items()}
-        turns = {turn: tuple(spend) for turn, spend in self.open_turns.items()}
-        return orjson.dumps([tuple(self.total), days, turns, self.last_turn, self.budget]).decode()
+        fields = [self.total, self.days, self.open_turns, self.last_turn, self.budget]
+        return orjson.dumps(fields, default=tuple).decode()  # (a `Spend` as its fields)
 
     @classmethod
     def loads(cls, text: str | None) -> LogSpend:
@@ -86,5 +85,5 @@ class LogSpend:
             {day: Spend(*spend) for day, spend in days.items()},
             {turn: Spend(*spend) for turn, spend in open_turns.items()},
             last_turn,
-            tuple(budget) if budget is not None else None,  # type: ignore[arg-type]
+            tuple(budget) if budget is not None else None,
         )
