@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from replay_logs import SessionLog
+from test_costs import _three_levels
 
 from agent_tui.reducer import NO_SPEND, Spend, project_state
 from agent_tui.replay.sources import replay_files
@@ -138,6 +139,22 @@ def test_the_index_folds_what_the_reducer_folds(tmp_path: Path, turns: list[Any]
         log.write(directory)
         index.sync([path])
         _same(_indexed(index, path), _whole(path))
+
+
+def test_for_a_real_engine_run_the_index_folds_what_the_reducer_folds(tmp_path: Path) -> None:
+    """lead → planner → coder → tester run by the engine, every call priced: each log's spend
+    in the index is its session's in the fold of all the logs."""
+    logs = sorted(_three_levels(tmp_path).glob("*.jsonl"))
+    state = project_state(replay_files(logs))
+    with SearchIndex.open(tmp_path / "index.sqlite3") as index:
+        index.sync(logs)
+        spent = index.spend()
+    assert set(spent) == set(state.sessions) and len(spent) == 4
+    for sid, session in state.sessions.items():
+        assert spent[sid].spend.tokens == session.spend.tokens > 0, sid
+        assert spent[sid].spend.cost_usd == pytest.approx(session.spend.cost_usd), sid
+    total = sum((found.spend.cost_usd for found in spent.values()), 0.0)
+    assert total == pytest.approx(sum(spend.cost_usd for spend in state.spend_by_day.values()))
 
 
 def test_a_fold_kept_between_syncs_reads_back_as_it_was() -> None:
