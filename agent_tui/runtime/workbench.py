@@ -413,7 +413,8 @@ class Workbench(FinishingActions):
         wanted = {
             sid: entry
             for sid, entry in entries.items()
-            if entry.tail_from is not None and (sid in self.stored or self._is_open(sid))
+            if entry.tail_from is not None
+            and (sid in self.stored or (earlier is not None and self._is_open(sid)))
         }
         if not wanted:
             return []
