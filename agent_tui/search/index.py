@@ -53,7 +53,6 @@ HEAD_BYTES = 4096
 TAIL_BYTES = 256
 """How much before the place indexing resumes from is hashed, to tell a log rewritten in place
 (same first line, as long or longer) from one that grew."""
-READ_CHUNK = 8 << 20
 BATCH_BYTES = 16 << 20
 """Logs are indexed in transactions of about this many bytes read: FTS5 writes a segment per
 transaction, so many small ones (one per log) would cost more merging than the inserts."""
@@ -467,29 +466,8 @@ class SearchIndex:
         self._db.execute(
             "DELETE FROM hits WHERE rowid >= ? AND rowid < ?", (base + reading.line, base + (1 << LINE_BITS))
         )
-        builder = RowBuilder(base)
-        handle.seek(reading.offset)
-        remaining = fresh.st_size - reading.offset
-        carry = b""
-        read = 0
-        while remaining > 0:
-            chunk = handle.read(min(READ_CHUNK, remaining))
-            if not chunk:
-                break
-            remaining -= len(chunk)
-            read += len(chunk)
-            parts = (carry + chunk if carry else chunk).split(b"\n")
-            carry = parts.pop()
-            rows = reading.lines(parts, builder)
-            self._insert(rows)
-            report.rows += len(rows)
-        if builder.pending_line is None:
-            reading.pending = (reading.offset, reading.line, reading.corrupt)
-        else:
-            reading.pending = (reading.pending[0], builder.pending_line, reading.pending[2])
-        rows = builder.flush()
-        self._insert(rows)
-        report.rows += len(rows)
+        rows, read = reading.read(handle, fresh.st_size, RowBuilder(base), self._insert)
+        report.rows += rows
         report.bytes += read
         report.indexed += 1
         self._record(reading, handle, path, fresh, head)

@@ -11,13 +11,17 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import orjson
 
 from agent_tui.reducer.earlier_spend import EARLIER_TYPES
 from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
 from agent_tui.search.spend import LogSpend
+
+READ_CHUNK = 8 << 20
 
 
 @dataclass
@@ -41,6 +45,33 @@ class LogReading:
 
     def __post_init__(self) -> None:
         self.pending = (self.offset, self.line, self.corrupt)
+
+    def read(
+        self, handle: BinaryIO, size: int, builder: RowBuilder, insert: Callable[[list[Row]], None]
+    ) -> tuple[int, int]:
+        """Read the log open as `handle` from `offset` to its last complete line before `size`,
+        handing its rows to `insert` a chunk at a time; how many rows, and bytes read."""
+        handle.seek(self.offset)
+        remaining = read = size - self.offset
+        carry = b""
+        count = 0
+        while remaining > 0:
+            chunk = handle.read(min(READ_CHUNK, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+            parts = (carry + chunk if carry else chunk).split(b"\n")
+            carry = parts.pop()
+            rows = self.lines(parts, builder)
+            insert(rows)
+            count += len(rows)
+        if builder.pending_line is None:
+            self.pending = (self.offset, self.line, self.corrupt)
+        else:
+            self.pending = (self.pending[0], builder.pending_line, self.pending[2])
+        rows = builder.flush()
+        insert(rows)
+        return count + len(rows), read - remaining
 
     def lines(self, parts: list[bytes], builder: RowBuilder) -> list[Row]:
         """Read whole lines (without their newlines); the rows they give."""
