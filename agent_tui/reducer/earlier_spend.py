@@ -97,25 +97,25 @@ def usage_events(session_id: str, found: EarlierSpend) -> list[Event]:
     unpriced tokens (no `costUsd`, as `spend_of` reads them), then its `session.budget`.
     Never stored; `earlier_spend` of them is `found`."""
     told: list[tuple[str, str, dict[str, Any]]] = []
-    ts = "1970-01-01T00:00:00.000Z"
     for day, spend in found.by_day:
-        ts = f"{day}T00:00:00.000Z"
-        prompt = min(spend.unpriced_tokens, spend.prompt_tokens)  # the unpriced tokens, prompt ones first
-        unpriced = {"step": 0, "promptTokens": prompt, "completionTokens": spend.unpriced_tokens - prompt}
+        ts, unpriced = f"{day}T00:00:00.000Z", spend.unpriced_tokens
         priced = {
             "step": 0,
-            "promptTokens": spend.prompt_tokens - prompt,
-            "completionTokens": spend.completion_tokens - unpriced["completionTokens"],
-            "cachedTokens": spend.cached_tokens,
-            "cacheWriteTokens": spend.cache_write_tokens,
-            "costUsd": spend.cost_usd,
+            "promptTokens": spend.prompt_tokens - unpriced,
+            "completionTokens": spend.completion_tokens,
         }
-        told += [
-            ("model.usage", ts, priced),
-            *([("model.usage", ts, unpriced)] if spend.unpriced_tokens else []),
-        ]
+        priced |= {"cachedTokens": spend.cached_tokens, "cacheWriteTokens": spend.cache_write_tokens}
+        told.append(("model.usage", ts, priced | {"costUsd": spend.cost_usd}))
+        if unpriced:
+            told.append(("model.usage", ts, {"step": 0, "promptTokens": unpriced, "completionTokens": 0}))
     if found.budget is not None:
-        told.append(("session.budget", ts, {"usd": found.budget[0], "tokens": found.budget[1]}))
+        told.append(
+            (
+                "session.budget",
+                "1970-01-01T00:00:00.000Z",
+                {"usd": found.budget[0], "tokens": found.budget[1]},
+            )
+        )
     return [
         Event(
             id=f"earlier_{n}",
