@@ -1,7 +1,8 @@
 """The search index: an SQLite FTS5 table over the searchable text of a directory of logs.
 
 The logs stay the source of truth; the index is a cache of what they say, in one SQLite file
-(`index_path`), kept current by `SearchIndex.sync` and read by `SearchIndex.search`.
+(`index_path`), kept current by `SearchIndex.sync` and read by `SearchIndex.search` (and, for
+what each log spent, `SearchIndex.spend`).
 
 Invariants:
 - per log file the index remembers its size, mtime, inode, a hash of its first line and the byte
@@ -9,6 +10,9 @@ Invariants:
   appended after that offset. A log that shrank below it, has another inode or another first
   line (truncated, replaced, rewritten) is indexed again from its start; a log that is gone
   leaves the index;
+- per log it also keeps what the log spent (`search.spend.LogSpend`, asked by `spend` and
+  `logs_spend`), folded from the lines read, never one line twice: a log indexed again from its
+  start folds again from nothing;
 - a row's rowid is `file id << 32 | line`, so a file's rows are one rowid range (dropped in one
   statement) and results come out grouped by file, newest file first;
 - an answer still open at the end of a log (its deltas may go on) is indexed, and on the next
