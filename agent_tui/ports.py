@@ -46,7 +46,8 @@ The groups:
 - exports: a session tree written as a document (`write_export`, `ExportFailed`) into the user's
   exports directory (`exports_dir`);
 - search across sessions: the word index of a directory of logs (`SearchIndex` at
-  `index_path(DIR)`, its `Progress`, `SearchResults` of `Hit`s, `QueryError`, `SearchError`),
+  `index_path(DIR)`, its `Progress`, `SearchResults` of `Hit`s, `QueryError`, `SearchError`;
+  what each log spent, `logs_spend`),
   the line of a hit to show (`excerpt`);
 - attached to a bus (`agent-tui attach`): every host's sessions and controls (`AttachedBus`,
   at a `BusTarget` that `resolve_target` finds, else `BusUnreachable`), its hosts (`HostView`),
@@ -122,6 +123,7 @@ from agent_tui.search import (
     SearchResults,
     excerpt,
     index_path,
+    logs_spend,
 )
 from agent_tui.turns import Attached, NoActiveTurn
 
@@ -234,6 +236,7 @@ __all__ = [
     "index_path",
     "listen_for_leave_signals",
     "load_scenario",
+    "logs_spend",
     "preview_change",
     "repo_root",
     "resolve_target",

@@ -570,7 +570,9 @@ def test_a_recorded_server_whose_pid_another_user_now_has_is_not_ours(
         assert mallory_server.connections_taken() == 0
 
 
-def test_a_log_swapped_for_a_fifo_after_it_was_listed_does_not_hang_the_spend(shared_tmp: Path) -> None:
+def test_a_log_swapped_for_a_fifo_after_it_was_listed_does_not_hang_the_spend(
+    shared_tmp: Path, tmp_path: Path
+) -> None:
     """Mallory's log in a shared sessions dir, listed as a plain file, is a FIFO by the time the
     spend is read (mallory may rename their own entries in a sticky folder): it is left out."""
     mallory = other_user()
@@ -581,11 +583,15 @@ def test_a_log_swapped_for_a_fifo_after_it_was_listed_does_not_hang_the_spend(sh
     said = mallory.python("import os, sys\nos.mkfifo(sys.argv[1], 0o666)\n", str(log))
     assert said.returncode == 0, said.stderr
     code = (
-        "import sys\nfrom pathlib import Path\nfrom agent_tui.runtime.session_costs import stored_spend\n"
-        "print(stored_spend([Path(sys.argv[1])]))\n"
+        "import sys\nfrom pathlib import Path\nfrom agent_tui.search import logs_spend\n"
+        "print(logs_spend([Path(sys.argv[1])], Path(sys.argv[2])))\n"
     )
     told = subprocess.run(
-        [sys.executable, "-c", code, str(log)], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", code, str(log), str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert (told.returncode, told.stdout) == (0, "{}\n"), told.stderr
 

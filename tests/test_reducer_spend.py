@@ -15,10 +15,10 @@ from agent_tui.reducer import (
     NO_SPEND,
     DashboardState,
     Spend,
-    absorb_earlier_spend,
     apply_event,
     project_state,
 )
+from agent_tui.reducer.earlier_spend import add_earlier_spend, earlier_spend, usage_events
 
 
 def _call(log: SessionLog, turn_id: str, step: int, prompt: int, completion: int, **extra: object) -> None:
@@ -209,6 +209,14 @@ def test_a_copy_at_any_point_folds_on_to_the_same_totals(cut: int) -> None:
     assert prefix == fold(events[:cut])  # folding the copy on never changed the original
 
 
+def _told(state: DashboardState, events: list[Event], tail: list[Event]) -> None:
+    """What the workbench and the replay's list do: the whole log's spend (the search index
+    keeps it) less its folded tail's, added to the state."""
+    whole = earlier_spend("sess_a", events)
+    assert whole is not None
+    add_earlier_spend(state, "sess_a", whole.minus(earlier_spend("sess_a", tail)))
+
+
 class TestListedFromItsLastTurn:
     """A session listed from its head and last turn, then told what its earlier turns spent."""
 
@@ -248,7 +256,7 @@ class TestListedFromItsLastTurn:
         events = log.events
         cut = [i for i, e in enumerate(events) if e.type == "model.usage"][2]  # turn 2's second call
         listed = project_state([events[0], *events[cut:]])
-        absorb_earlier_spend(listed, "sess_a", events[1:cut], events[cut:])
+        _told(listed, events, events[cut:])
         whole = project_state(events).sessions["sess_a"].spend
         assert listed.sessions["sess_a"].spend == whole
         assert whole.cost_usd == pytest.approx(1.0)
@@ -260,8 +268,7 @@ class TestListedFromItsLastTurn:
         whole = project_state(events)
         last = max(i for i, e in enumerate(events) if e.type == "turn.started")
         listed = project_state([events[0], *events[last:]])
-        earlier = [e for e in events[1:last] if not (budget_in_last and e.type == "session.budget")]
-        absorb_earlier_spend(listed, "sess_a", earlier)
+        _told(listed, events, events[last:])
         session, full = listed.sessions["sess_a"], whole.sessions["sess_a"]
         assert session.spend == full.spend
         assert session.spend._replace(cost_usd=0.0) == Spend(490, 49, 200, unpriced_tokens=55)
@@ -269,3 +276,16 @@ class TestListedFromItsLastTurn:
         assert listed.spend_by_day == whole.spend_by_day
         assert (session.budget_usd, session.budget_tokens) == (full.budget_usd, full.budget_tokens)
         assert len(session.turns) == 1  # the earlier turns' spend, not the turns themselves
+
+    @pytest.mark.parametrize("budget_in_last", [False, True])
+    def test_told_as_usage_events_it_folds_to_the_same_spend(self, budget_in_last: bool) -> None:
+        """The listeners that count spend from events (budgets, attention) are told an earlier
+        spend as usage events: they fold to it, its unpriced tokens unpriced."""
+        found = earlier_spend("sess_a", self._three_turns(budget_in_last))
+        assert found is not None and found.spend.unpriced_tokens and found.budget is not None
+        again = earlier_spend("sess_a", usage_events("sess_a", found))
+        assert again is not None
+        assert again.spend._replace(cost_usd=0.0) == found.spend._replace(cost_usd=0.0)
+        assert again.spend.cost_usd == pytest.approx(found.spend.cost_usd)
+        assert [day for day, _ in again.by_day] == [day for day, _ in found.by_day]
+        assert again.budget == found.budget

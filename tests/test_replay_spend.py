@@ -1,5 +1,5 @@
 """The replay's list of many logs counts what each whole log spent: after the list is drawn, a
-thread scans the logs' spend lines and tells the list what the earlier turns spent.
+thread asks the search index what each log spent and tells the list what the earlier turns spent.
 
 Real generated logs on disk (more than the list's threshold, each with earlier turns that spent
 money, some written before `model.usage` existed, some with sub-agents, budgets raised in an
@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import threading
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +21,10 @@ from support_workbench import wait_for
 from textual.widgets import Static
 
 from agent_tui.reducer import DashboardState, project_state
-from agent_tui.replay import ListSpend, read_catalog, scan_spend
+from agent_tui.replay import Catalog, ListSpend, read_catalog
 from agent_tui.replay.catalog import MAX_TAIL_BYTES, TAIL_BYTES
 from agent_tui.replay.sources import replay_files
-from agent_tui.replay.spend_scan import LONGEST_SPEND_LINE
+from agent_tui.search import SearchIndex, index_path, logs_spend
 from agent_tui.tui import screens
 from agent_tui.tui.app import ReplayApp
 from agent_tui.tui.screens.replay import ReplayScreen
@@ -116,17 +115,22 @@ def _same_spend(state: DashboardState, dumped: dict[str, Any]) -> None:
         assert (tree.prompt_tokens, tree.completion_tokens) == tuple(session["treeTokens"].values()), sid
 
 
-def test_a_scan_gives_what_the_turns_before_the_tail_spent(tmp_path: Path) -> None:
+def _ask(spend: ListSpend, catalog: Catalog, paths: list[Path], data: Path) -> None:
+    """What the replay's thread does: ask the index what the logs spent, for the list."""
+    spend.take(spend.to_ask(catalog), logs_spend(paths, data))
+
+
+def test_the_index_gives_what_the_turns_before_the_tail_spent(tmp_path: Path) -> None:
     paths = _write(tmp_path / "sessions")
     catalog = read_catalog(paths)
     full = project_state(replay_files(paths))
     spend = ListSpend()
-    entries = spend.to_scan(catalog)
+    entries = spend.to_ask(catalog)
     assert {e.session_id for e in entries} == set(catalog.entries)  # every log has earlier turns
     assert spend.partial(catalog) == set(catalog.entries)
     listed = catalog.state.sessions["sess_0003"].spend
     assert listed.cost_usd < full.sessions["sess_0003"].spend.cost_usd  # the last turn alone
-    spend.take([scan_spend(entry) for entry in entries])
+    spend.take(entries, logs_spend(paths, tmp_path / "data"))
     spend.apply(catalog)
     spend.apply(catalog)  # a second time adds nothing
     assert spend.partial(catalog) == set()
@@ -161,58 +165,37 @@ def test_a_tail_that_starts_inside_a_long_turn_counts_that_turn_once(tmp_path: P
     entry = catalog.entries["sess_long"]
     assert entry.tail_from is not None and entry.tail_from > 6  # the tail starts inside turn 2
     spend = ListSpend()
-    spend.take([scan_spend(e) for e in spend.to_scan(catalog)])
+    _ask(spend, catalog, [path], tmp_path / "data")
     spend.apply(catalog)
     whole = project_state(replay_files([path])).sessions["sess_long"].spend
     listed = catalog.state.sessions["sess_long"].spend
     assert (listed.tokens, listed.cost_usd) == (whole.tokens, pytest.approx(whole.cost_usd))
 
 
-def test_a_corrupt_spend_line_is_reported_and_the_other_logs_are_scanned(tmp_path: Path) -> None:
+def test_a_corrupt_spend_line_is_counted_by_the_index_and_the_other_logs_are_whole(tmp_path: Path) -> None:
     paths = _write(tmp_path / "sessions")
     broken = paths[7]
     lines = broken.read_bytes().split(b"\n")
     at = next(n for n, line in enumerate(lines) if b'"model.usage"' in line)
     lines[at] = lines[at][:-9]  # cut short: its type is still on it
+    lines.insert(1, b'{"type":"model.usage","x":"' + b"y" * (16 << 20) + b'"}')  # a line of any length
     broken.write_bytes(b"\n".join(lines))
-    being_written = paths[8]  # its last line is still being written: the catalog's to tell, not the scan's
+    being_written = paths[8]  # its last line is still being written: the catalog's to tell
     with open(being_written, "ab") as handle:
         handle.write(b'{"v":1,"type":"model.usage","payl')
     catalog = read_catalog(paths)
     spend = ListSpend()
-    scanned = [scan_spend(entry) for entry in spend.to_scan(catalog)]
-    spend.take(scanned)
+    _ask(spend, catalog, paths, tmp_path / "data")
     spend.apply(catalog)
-    problems = [problem for result in scanned for problem in result.problems]
-    assert len(problems) == 1 and problems[0].startswith(f"{broken}:{at + 1}: ")
-    assert spend.partial(catalog) == {broken.stem}  # what it spent is at least what was read
+    with SearchIndex.open(index_path(tmp_path / "sessions", tmp_path / "data")) as index:
+        corrupt = [
+            (status.path, status.corrupt, status.first_corrupt) for status in index.files() if status.corrupt
+        ]
+    assert corrupt == [(broken, 2, 2)]  # the long line and the cut one, passed over
+    assert spend.partial(catalog) == set()
     full = project_state(replay_files([p for p in paths if p not in (broken, being_written)]))
     for sid, session in full.sessions.items():
         assert catalog.state.sessions[sid].spend.cost_usd == pytest.approx(session.spend.cost_usd), sid
-
-
-def test_a_line_of_any_length_is_passed_over_and_the_lines_after_it_keep_their_numbers(
-    tmp_path: Path,
-) -> None:
-    paths = _write(tmp_path / "sessions")
-    path = paths[7]
-    lines = path.read_bytes().split(b"\n")
-    at = next(n for n, line in enumerate(lines) if b'"model.usage"' in line)
-    lines[at] = lines[at][:-9]  # a corrupt spend line, after ...
-    huge = b'{"type":"model.usage","x":"' + b"y" * (16 * LONGEST_SPEND_LINE + 5) + b'"}'
-    lines.insert(1, huge)  # ... a huge line
-    path.write_bytes(b"\n".join(lines))
-    entry = read_catalog([path]).entries[path.stem]
-    assert entry.tail_from is not None
-    del huge, lines
-    tracemalloc.start()
-    try:
-        result = scan_spend(entry)
-        _now, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak < 8 * LONGEST_SPEND_LINE  # a few chunks: the long line was never held whole
-    assert [problem.split(": ")[0] for problem in result.problems] == [f"{path}:{at + 2}"]
 
 
 def _summary(screen: ReplayScreen) -> str:
@@ -236,12 +219,12 @@ async def test_the_list_shows_partial_figures_then_the_whole_logs(
     gate = threading.Event()
     scanning = threading.Event()
 
-    def held(entry: Any) -> Any:
+    def held(files: Any) -> Any:
         scanning.set()
         gate.wait(60)
-        return scan_spend(entry)
+        return logs_spend(files, tmp_path / "data")
 
-    monkeypatch.setattr(screens.replay_feed, "scan_spend", held)
+    monkeypatch.setattr(screens.replay_feed, "logs_spend", held)
     app = ReplayApp(paths)
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.replay

@@ -28,7 +28,8 @@ from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event
-from agent_tui.reducer import DashboardState, Spend, absorb_earlier_spend, apply_event
+from agent_tui.reducer import DashboardState, Spend, apply_event
+from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend
 from agent_tui.replay.catalog import TAIL_BYTES
 from agent_tui.runtime.opened_sessions import OpenedSessions
 from agent_tui.runtime.workbench import SendRefused, Sent, Workbench
@@ -124,8 +125,8 @@ class _Folded:
     def fold(self, event: Event) -> None:
         apply_event(self.state, event)
 
-    def earlier(self, session_id: str, events: list[Event], folded: list[Event]) -> None:
-        absorb_earlier_spend(self.state, session_id, events, folded)
+    def earlier(self, session_id: str, found: EarlierSpend) -> None:
+        add_earlier_spend(self.state, session_id, found)
 
 
 async def _eager(directory: Path) -> tuple[dict[str, tuple[Any, ...]], dict[str, Any], _Folded]:

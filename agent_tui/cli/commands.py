@@ -295,13 +295,13 @@ def cmd_import(src: Path, out_dir: Path) -> int:
 
 
 def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
-    from agent_tui.runtime.session_costs import stored_spend
     from agent_tui.runtime.session_dirs import (
         closed_sessions,
         default_sessions_dir,
         format_listing,
         list_stored_sessions,
     )
+    from agent_tui.search import SearchError, logs_spend
 
     project = (cwd or Path.cwd()).expanduser().resolve()
     if sessions_dir is None and not project.is_dir():  # as the dashboard says it for --cwd
@@ -310,7 +310,16 @@ def cmd_sessions(sessions_dir: Path | None, cwd: Path | None) -> int:
     if sessions_dir is not None and not directory.is_dir():
         return fail(f"{directory}: no such directory", EXIT_USAGE)
     stored = list_stored_sessions(directory)
-    spend = stored_spend(session.path for session in stored if session.problem is None)
+    try:  # what each log spent, from the search index of the directory
+        found = logs_spend([session.path for session in stored])
+        spend = {
+            s.session_id: found[s.session_id].spend
+            for s in stored
+            if s.problem is None and s.session_id in found
+        }
+    except SearchError as error:
+        print(f"agent-tui: what the sessions spent is not shown: {error}", file=sys.stderr)
+        spend = None
     listing = format_listing(directory, stored, closed_sessions(directory), spend)
     say(listing.removesuffix("\n"))
     return EXIT_OK

@@ -10,7 +10,6 @@ every cost total is, `earlier_spend` what a session listed from its last turn sp
 
 from agent_tui.events.turn_vocabulary import Phase
 from agent_tui.reducer.attention import AttentionPolicy, Notification, Occurrence
-from agent_tui.reducer.earlier_spend import absorb_earlier_spend
 from agent_tui.reducer.fold import apply_event, project_state
 from agent_tui.reducer.spend import NO_SPEND, Spend
 from agent_tui.reducer.timestamps import epoch_ms, ms_between
@@ -55,7 +54,6 @@ __all__ = [
     "TranscriptRole",
     "TurnUsage",
     "TurnView",
-    "absorb_earlier_spend",
     "apply_event",
     "apply_frame",
     "epoch_ms",

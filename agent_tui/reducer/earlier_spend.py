@@ -1,20 +1,19 @@
 """What a session's earlier turns spent, for a session folded from its head and last turn only.
 
 A long history is listed from each log's first line and last turn (the dashboard is drawn before
-any log is read whole); what the turns before spent is then told apart, once the log has been
-read (whole by the engine, or its spend lines alone by the replay's list), so the session's
-total, its day's and its tree's are the whole log's, not its last turn's.
+any log is read whole); what the turns before spent is the whole log's spend (the search index
+keeps it, `search.logs_spend`) less its folded part's (`CatalogEntry.tail_spend`), so the
+session's total, its day's and its tree's are the whole log's, not its last turn's.
 
 Invariants:
-- the spend of `earlier` is worked out by the fold itself (`apply_event` on a scratch state), so
+- the spend of events is worked out by the fold itself (`apply_event` on a scratch state), so
   a call counts as it would in a full fold (a turn's total after its calls once, an old log's
   turn total alone still counted) and on the day it ended;
-- `earlier` holds events from before the part already folded, and a `session.budget` among
-  them only when none came later (the latest budget is the one in force): `is_earlier` is that
-  rule, for whoever picks the events from a log;
 - what is added for a folded part that starts inside a turn (a turn longer than the tail read)
-  counts that turn once: `spend_before` is the fold of the earlier events and the part's,
-  less the part's alone (the turn's total settles it in both);
+  counts that turn once: the whole log's fold less the part's (the turn's total settles it in
+  both); the budget set before is added only when the part sets none (the latest is in force);
+- `usage_events` tells an `EarlierSpend` as the events the spend listeners count (a
+  `model.usage` per day, a `session.budget`): never stored, they fold to the same spend;
 - an `EarlierSpend` is a value: added to a state once per folded session (adding it twice
   counts it twice; its holder keeps count).
 """
@@ -23,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from agent_tui.events import Event
 from agent_tui.reducer.fold import apply_event
@@ -32,23 +32,13 @@ from agent_tui.reducer.views import DashboardState
 __all__ = [
     "EARLIER_TYPES",
     "EarlierSpend",
-    "absorb_earlier_spend",
     "add_earlier_spend",
     "earlier_spend",
-    "is_earlier",
-    "spend_before",
+    "usage_events",
 ]
 
 EARLIER_TYPES = frozenset({"turn.started", "model.usage", "turn.completed", "session.budget"})
 """The events of earlier turns that say what they spent (and the budget set meanwhile)."""
-
-
-def is_earlier(event: Event, tail_from: int | None, budget_later: bool) -> bool:
-    """Whether `event`, of a log whose folded part starts at sequence `tail_from` (None: no part
-    folded, nothing is earlier) and sets a budget (`budget_later`), belongs to `earlier`."""
-    if tail_from is None or event.sequence >= tail_from or event.type not in EARLIER_TYPES:
-        return False
-    return not (budget_later and event.type == "session.budget")
 
 
 @dataclass(frozen=True)
@@ -61,13 +51,15 @@ class EarlierSpend:
     budget: tuple[float | None, int | None] | None
 
     def minus(self, part: EarlierSpend | None) -> EarlierSpend:
-        """What this spent beyond `part` (a fold of some of the same events), in all and per
-        day; this one's budget."""
+        """What this spent beyond `part` (a fold of some of the same events, the later ones),
+        in all and per day; this one's budget unless `part` sets one (then that is in force)."""
         if part is None:
             return self
         days = dict(part.by_day)
         by_day = tuple((day, spend.minus(days.get(day, NO_SPEND))) for day, spend in self.by_day)
-        return EarlierSpend(self.spend.minus(part.spend), by_day, self.budget)
+        return EarlierSpend(
+            self.spend.minus(part.spend), by_day, self.budget if part.budget is None else None
+        )
 
 
 def earlier_spend(session_id: str, earlier: Iterable[Event]) -> EarlierSpend | None:
@@ -86,15 +78,6 @@ def earlier_spend(session_id: str, earlier: Iterable[Event]) -> EarlierSpend | N
     return EarlierSpend(past.spend, tuple(scratch.spend_by_day.items()), budget)
 
 
-def spend_before(session_id: str, earlier: Iterable[Event], folded: Iterable[Event]) -> EarlierSpend | None:
-    """What the session spent before its `folded` part (the tail the state already holds):
-    the fold of `earlier` and the part's spend events, less the part's alone, so a part that
-    starts inside a turn counts that turn once (see the module's rules)."""
-    part = [event for event in folded if event.type in EARLIER_TYPES]
-    whole = earlier_spend(session_id, [*earlier, *part])
-    return whole.minus(earlier_spend(session_id, part)) if whole is not None else None
-
-
 def add_earlier_spend(state: DashboardState, session_id: str, found: EarlierSpend) -> None:
     """Add `found` to the session's total and the days' in `state` (and its budget, if set)."""
     session = state.sessions.get(session_id)
@@ -108,12 +91,40 @@ def add_earlier_spend(state: DashboardState, session_id: str, found: EarlierSpen
         session.budget_usd, session.budget_tokens = found.budget
 
 
-def absorb_earlier_spend(
-    state: DashboardState, session_id: str, earlier: Iterable[Event], folded: Iterable[Event] = ()
-) -> None:
-    """Add to `state` what the session spent before its `folded` part (`spend_before`)."""
-    if session_id not in state.sessions:
-        return
-    found = spend_before(session_id, earlier, folded)
-    if found is not None:
-        add_earlier_spend(state, session_id, found)
+def usage_events(session_id: str, found: EarlierSpend) -> list[Event]:
+    """`found` told as the events that the listeners counting spend from events take (the
+    engine's budgets, attention): per day, a `model.usage` of its priced part and one of its
+    unpriced tokens (no `costUsd`, as `spend_of` reads them), then its `session.budget`.
+    Never stored; `earlier_spend` of them is `found`."""
+    told: list[tuple[str, str, dict[str, Any]]] = []
+    for day, spend in found.by_day:
+        ts, unpriced = f"{day}T00:00:00.000Z", spend.unpriced_tokens
+        priced = {
+            "step": 0,
+            "promptTokens": spend.prompt_tokens - unpriced,
+            "completionTokens": spend.completion_tokens,
+        }
+        priced |= {"cachedTokens": spend.cached_tokens, "cacheWriteTokens": spend.cache_write_tokens}
+        told.append(("model.usage", ts, priced | {"costUsd": spend.cost_usd}))
+        if unpriced:
+            told.append(("model.usage", ts, {"step": 0, "promptTokens": unpriced, "completionTokens": 0}))
+    if found.budget is not None:
+        told.append(
+            (
+                "session.budget",
+                "1970-01-01T00:00:00.000Z",
+                {"usd": found.budget[0], "tokens": found.budget[1]},
+            )
+        )
+    return [
+        Event(
+            id=f"earlier_{n}",
+            session_id=session_id,
+            turn_id=None,
+            sequence=0,
+            ts=ts,
+            type=kind,
+            payload=payload,
+        )
+        for n, (kind, ts, payload) in enumerate(told)
+    ]

@@ -9,13 +9,12 @@ The CLI's `--dump` views and log sources are imported from their modules (`repla
 
 from agent_tui.replay.bar import Cell, bar_cells
 from agent_tui.replay.cache import TimelineCache
-from agent_tui.replay.catalog import Catalog, overlay, read_catalog
+from agent_tui.replay.catalog import Catalog, ListSpend, overlay, read_catalog
 from agent_tui.replay.filters import Filter, matching
 from agent_tui.replay.follow import Follower
 from agent_tui.replay.goto import GotoError, goto_position
 from agent_tui.replay.kinds import Mark
 from agent_tui.replay.preview import preview_end
-from agent_tui.replay.spend_scan import ListSpend, ScannedSpend, scan_spend
 from agent_tui.replay.timeline import INDEX_BATCH, PollResult, Timeline
 from agent_tui.replay.torn import torn_tail_notices
 from agent_tui.replay.view import FULL_TURNS, Snapshot, TimelineView, end_snapshot
@@ -31,7 +30,6 @@ __all__ = [
     "ListSpend",
     "Mark",
     "PollResult",
-    "ScannedSpend",
     "Snapshot",
     "Timeline",
     "TimelineCache",
@@ -43,6 +41,5 @@ __all__ = [
     "overlay",
     "preview_end",
     "read_catalog",
-    "scan_spend",
     "torn_tail_notices",
 ]

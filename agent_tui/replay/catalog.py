@@ -21,6 +21,9 @@ Invariants:
 - `family(session_id)` is the session's log and its sub-agents' (from the heads' parent ids),
   or the session's log alone when the family has more than `FAMILY_LOGS` logs;
 - `refreshed()` (following) reads again only the logs whose size or time changed, and new ones;
+- what a listed session's earlier turns spent is its log's whole spend (asked of the search index
+  by the caller: this floor cannot) less its tail's (`CatalogEntry.tail_spend`), added once to
+  its view (`ListSpend`);
 - nothing here imports Textual; `overlay` shows a timeline's sessions over the list.
 """
 
@@ -40,6 +43,7 @@ from agent_tui.events.validation import BUILDERS_WITH_V
 from agent_tui.private_files import plain_descriptor
 from agent_tui.reducer import DashboardState, SessionView, apply_event
 from agent_tui.reducer.collector import collector_paused
+from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, earlier_spend
 from agent_tui.reducer.views import tree_order
 from agent_tui.replay.logfile import decode_line
 
@@ -65,9 +69,11 @@ class CatalogEntry:
     seen: tuple[int, int] = (0, 0)  # (size, mtime) when read: a log that grew is read again
     tail_from: int | None = None
     """The sequence the folded tail starts at when lines come between the head and it (what
-    they spent is the earlier turns', `replay.spend_scan`); None when the tail reaches the head."""
-    budget_later: bool = False  # the folded tail sets a budget (an earlier one is not in force)
+    they spent is the earlier turns'); None when the tail reaches the head."""
     head_end: int = 0  # the byte after the first line's newline (0: no complete first line)
+    tail_spend: EarlierSpend | None = None
+    """What the folded tail spent (and the budget it sets), when lines come before it: the
+    earlier turns spent the whole log's spend less this (`EarlierSpend.minus`)."""
 
 
 @dataclass
@@ -280,10 +286,11 @@ def _with_tail(fd: int, entry: CatalogEntry, created: Event | None) -> tuple[Cat
     tail_from = tail.first
     if tail_from is not None and tail_from <= created.sequence + 1:
         tail_from = None  # nothing between the head and the tail
-    listed = CatalogEntry(
-        entry.path, entry.session_id, entry.parent_id, problem, seen, tail_from, tail.budget, entry.head_end
-    )
     session_id = entry.session_id
+    tail_spend = earlier_spend(session_id, tail.events) if tail_from is not None else None
+    listed = CatalogEntry(
+        entry.path, entry.session_id, entry.parent_id, problem, seen, tail_from, entry.head_end, tail_spend
+    )
     kept = [created]
     kept += (event for event in tail.events if event.session_id == session_id)
     return listed, kept
@@ -309,12 +316,10 @@ def _head(fd: int, size: int) -> bytes:
 
 class _Tail(NamedTuple):
     """What a log's tail holds: its events from the last turn start on (all of the tail if no
-    turn starts in `MAX_TAIL_BYTES`), the first one's sequence, whether one sets a budget, and
-    the tail's problem if any."""
+    turn starts in `MAX_TAIL_BYTES`), the first one's sequence, and the tail's problem if any."""
 
     events: list[Event]
     first: int | None
-    budget: bool
     problem: str | None
 
 
@@ -355,8 +360,7 @@ def _last_turn(fd: int, size: int, path: Path, head_end: int) -> _Tail:
             problem = problem or f"{path}: a corrupt line near the end: {decoded}"
         else:
             append(decoded)
-    budget = b"session.budget" in tail and any(event.type == "session.budget" for event in events)
-    return _Tail(events, events[0].sequence if events else None, budget, problem)
+    return _Tail(events, events[0].sequence if events else None, problem)
 
 
 def _turn_start(data: bytes, end: int) -> int | None:
@@ -402,3 +406,67 @@ def overlay(base: DashboardState, over: DashboardState) -> DashboardState:
 def catalog_paths(catalog: Catalog) -> Sequence[Path]:
     """Every listed log, in session-id order."""
     return [entry.path for _sid, entry in sorted(catalog.entries.items())]
+
+
+@dataclass
+class ListSpend:
+    """What the listed logs' earlier turns spent (each log's whole spend, from the search index,
+    less its folded tail's), and which session views have taken it.
+
+    A result belongs to a log's tail as listed (`tail_from`): a log whose tail moved on
+    (following, a new turn) is asked again. `apply` adds a result to a listed session view once:
+    the view that took it is remembered, so a catalog read again gives its new view the result,
+    never one view twice.
+    """
+
+    results: dict[str, tuple[int, EarlierSpend | None]] = field(default_factory=dict)
+    queued: set[tuple[str, int]] = field(default_factory=set)  # (session id, tail_from) being asked
+    _taken: dict[str, SessionView] = field(default_factory=dict)
+
+    def to_ask(self, catalog: Catalog) -> list[CatalogEntry]:
+        """The listed logs with earlier turns whose spend is neither known nor being asked, now
+        queued (the caller asks the index)."""
+        wanted = [
+            entry
+            for _sid, entry in sorted(catalog.entries.items())
+            if entry.tail_from is not None
+            and not self._done(entry)
+            and (entry.session_id, entry.tail_from) not in self.queued
+        ]
+        self.queued.update((entry.session_id, entry.tail_from or 0) for entry in wanted)
+        return wanted
+
+    def take(self, entries: list[CatalogEntry], spent: dict[str, EarlierSpend]) -> None:
+        """The whole spend of `entries`' logs (`spent`, by session id) is known."""
+        for entry in entries:
+            tail_from = entry.tail_from or 0
+            self.queued.discard((entry.session_id, tail_from))
+            whole = spent.get(entry.session_id)
+            self.results[entry.session_id] = (
+                tail_from,
+                whole.minus(entry.tail_spend) if whole is not None else None,
+            )
+
+    def apply(self, catalog: Catalog) -> None:
+        """Add each result that fits its log's listed tail to the session's view, once."""
+        state = catalog.state
+        for sid, (tail_from, found) in self.results.items():
+            entry = catalog.entries.get(sid)
+            view = state.sessions.get(sid)
+            if entry is None or view is None or entry.tail_from != tail_from or self._taken.get(sid) is view:
+                continue
+            self._taken[sid] = view
+            if found is not None:
+                add_earlier_spend(state, sid, found)
+
+    def partial(self, catalog: Catalog) -> set[str]:
+        """The listed sessions whose figures count their last turn only (not known yet)."""
+        return {
+            sid
+            for sid, entry in catalog.entries.items()
+            if entry.tail_from is not None and not self._done(entry)
+        }
+
+    def _done(self, entry: CatalogEntry) -> bool:
+        result = self.results.get(entry.session_id)
+        return result is not None and result[0] == entry.tail_from

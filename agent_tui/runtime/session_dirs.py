@@ -306,7 +306,7 @@ def format_listing(
     Args:
         closed: the ids of sessions closed in the dashboard (`closed_sessions`): their lines say
             `closed` in a column of their own (there only when some listed session is closed).
-        spend: what each session spent (`session_costs.stored_spend`): each line says its cost
+        spend: what each session spent (`search.logs_spend`): each line says its cost
             and each day line the total of that day's sessions (a session with no reported
             usage shows none).
     """

@@ -15,8 +15,9 @@ Invariants:
   `opened.bound` of those stay read, the least recently used let go first, never one with a
   turn unfinished in it or below it (nor a child's result waiting for it); a log written by
   another process since it was listed is refused, not read. What a listed session's earlier
-  turns spent is read from its spend lines alone (`replay.spend_scan`) for the list's totals
-  (`earlier`) and the engine's budgets, and counted once whether or when it is read whole;
+  turns spent is asked of the search index (`search.logs_spend`, which folds each log's spend
+  as it reads it) for the list's totals (`earlier`) and the engine's budgets, and counted once
+  whether or when it is read whole;
 - `send` never loses text: it steers the running turn, or starts the session's next turn, or
   returns a `SendRefused` saying why it could do neither (the caller keeps the text);
 - one writer per session: `send` first makes this process the session's writer (the store's
@@ -70,9 +71,8 @@ from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
-from agent_tui.reducer.earlier_spend import EARLIER_TYPES, is_earlier
+from agent_tui.reducer.earlier_spend import EarlierSpend, usage_events
 from agent_tui.replay.catalog import CatalogEntry, created_event, read_entry
-from agent_tui.replay.spend_scan import spend_events
 from agent_tui.runtime.agent_requests import (
     AgentSpec,
     AgentStartError,
@@ -102,6 +102,7 @@ from agent_tui.runtime.session_dirs import (
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
+from agent_tui.search import SearchError, logs_spend
 from agent_tui.store import (
     EventLogDecodeError,
     EventLogError,
@@ -134,11 +135,6 @@ dashboard draws meanwhile), and folded between two batches."""
 def _last_turns(paths: list[Path]) -> list[tuple[CatalogEntry, list[Event]]]:
     """Each log's entry and last turn (`read_entry`'s events after its head)."""
     return [(entry, events[1:]) for entry, events in map(read_entry, paths)]
-
-
-def _spend_lines(entries: list[CatalogEntry]) -> list[tuple[list[Event], list[Event], tuple[str, ...]]]:
-    """Each log's spend events before its tail, its tail's, and its corrupt spend lines."""
-    return [spend_events(entry) for entry in entries]
 
 
 def _ends_inside_turn(tail: list[Event]) -> bool:
@@ -313,7 +309,7 @@ class Workbench(FinishingActions):
     async def hydrate(
         self,
         fold: Callable[[Event], None],
-        earlier: Callable[[str, list[Event], list[Event]], None] | None = None,
+        earlier: Callable[[str, EarlierSpend], None] | None = None,
         *,
         lazy: bool = False,
         listed: Callable[[], Awaitable[None]] | None = None,
@@ -322,19 +318,20 @@ class Workbench(FinishingActions):
         `listed` is awaited: the dashboard draws the whole list), then each one's last turn (its
         head, then its tail, `read_entry`: the whole list is drawn before any tail is read, and
         before any log is read whole), then the engine reopens them one by one, letting the
-        dashboard run in between. As a log's turns before its folded tail are read,
-        `earlier(session id, events, tail's spend events)` is told what they spent
-        (`reducer.earlier_spend`: their usage, and a budget set meanwhile when the tail sets
-        none), so the totals are the whole log's.
+        dashboard run in between. Then `earlier(session id, spend)` is told what each one's
+        turns before its folded tail spent, asked of the search index (`reducer.earlier_spend`:
+        in all, per day, and a budget set meanwhile when the tail sets none), so the totals are
+        the whole log's.
 
         With `lazy`, only the sessions that need it now are reopened: one whose last turn is
         not finished (it is closed, as a crash left it), one whose log has a problem near its
         end (a torn final line is cut), one run by an external agent. A finished one is listed
-        for opening on demand (`open_listed`): its log's spend lines alone are scanned
-        (`replay.spend_scan`), for `earlier` and the engine's budgets.
+        for opening on demand (`open_listed`); the engine's budgets learn its earlier spend
+        from the index too.
 
         Returns:
-            One `FILE: reason` line per log that could not be reopened (or scanned).
+            One `FILE: reason` line per log that could not be reopened (and one if the index
+            could not be asked).
         """
         problems: list[str] = []
         stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
@@ -357,13 +354,11 @@ class Workbench(FinishingActions):
         if listed is not None and shown:  # (an empty history has no list to wait for)
             await listed()
         entries: dict[str, CatalogEntry] = {}
-        tails: dict[str, list[Event]] = {}  # each tail's spend events
         for start in range(0, len(shown), TAILS_BATCH):  # then their last turns, read in a thread
             batch = shown[start : start + TAILS_BATCH]
             last_turns = await anyio.to_thread.run_sync(_last_turns, [session.path for session in batch])
             for session, (entry, events) in zip(batch, last_turns, strict=True):
                 entries[session.session_id] = entry
-                tails[session.session_id] = [event for event in events if event.type in EARLIER_TYPES]
                 for event in events:
                     fold(event)
                 if lazy and self._can_wait(session, entry, events):
@@ -375,36 +370,20 @@ class Workbench(FinishingActions):
             record.reopening = False
             if record.listed is not None:
                 continue
-            problem = await self._reopen_listed(session, entries[session.session_id], tails, earlier)
+            if self._is_external(session):
+                problem = await self._reopen_external(session)
+            else:
+                problem = await self._open_in_engine(session)
             if problem is not None:
                 problems.append(problem)
-        problems.extend(await self._scan_listed(entries, tails, earlier))
+        problems.extend(await self._tell_earlier(stored, entries, earlier))
         return problems
 
-    async def _reopen_listed(
-        self,
-        session: StoredSession,
-        entry: CatalogEntry,
-        tails: dict[str, list[Event]],
-        earlier: Callable[[str, list[Event], list[Event]], None] | None,
-    ) -> str | None:
-        """Reopen one listed session in the engine now; or why not (`FILE: reason`)."""
-        if self._is_external(session):
-            return await self._reopen_external(session)
-        before = _EarlierSpend(entry)
-        problem = await self._open_in_engine(session, before.observe)
-        if earlier is not None and before.events and self._is_open(session.session_id):
-            earlier(session.session_id, before.events, tails.get(session.session_id, []))
-        return problem
-
-    async def _open_in_engine(
-        self, session: StoredSession, observe: Callable[[Event], None] | None = None
-    ) -> str | None:
-        """Open a stored session of ours in the engine (`observe` sees its events); None, or
-        why not (`FILE: reason`). One another process writes now is shown, not continued here
+    async def _open_in_engine(self, session: StoredSession) -> str | None:
+        """Open a stored session of ours in the engine; None, or why not (`FILE: reason`). One another process writes now is shown, not continued here
         (`held_elsewhere`)."""
         try:
-            hydration = await self.engine.open_session(session.session_id, observe)
+            hydration = await self.engine.open_session(session.session_id)
         except EventLogDecodeError as error:  # a corrupt line: the decoder names FILE:LINE
             return str(error)
         except Exception as error:
@@ -426,7 +405,7 @@ class Workbench(FinishingActions):
 
     def _list_finished(self, session: StoredSession, tail: list[Event]) -> None:
         """List a finished session for opening on demand; the engine's budgets learn its head and
-        last turn now (its earlier spend once its log is scanned)."""
+        last turn now (its earlier spend once the index is asked)."""
         created = created_event(session.head, session.session_id)
         assert created is not None  # (listed: its first line is its session.created)
         budgets = self.engine.budgets
@@ -437,33 +416,44 @@ class Workbench(FinishingActions):
         record.stored = session
         record.listed = tail[-1].sequence if tail else created.sequence
 
-    async def _scan_listed(
+    async def _tell_earlier(
         self,
+        stored: list[StoredSession],
         entries: dict[str, CatalogEntry],
-        tails: dict[str, list[Event]],
-        earlier: Callable[[str, list[Event], list[Event]], None] | None,
+        earlier: Callable[[str, EarlierSpend], None] | None,
     ) -> list[str]:
-        """Scan the spend lines of the sessions listed for opening on demand whose logs hold
-        turns before their tails (a thread reads them, `TAILS_BATCH` logs at a time); tell
-        `earlier`, and the engine's budgets of a session not opened meanwhile."""
-        problems: list[str] = []
-        waiting = [
-            entries[sid]
-            for sid in self.stored  # (read on demand meanwhile or not)
-            if entries.get(sid) is not None and entries[sid].tail_from is not None
-        ]
-        for start in range(0, len(waiting), TAILS_BATCH):
-            batch = waiting[start : start + TAILS_BATCH]
-            scanned = await anyio.to_thread.run_sync(_spend_lines, batch)
-            for entry, (events, _tail, found_problems) in zip(batch, scanned, strict=True):
-                problems.extend(found_problems)
-                sid = entry.session_id
-                if earlier is not None and events:
-                    earlier(sid, events, tails.get(sid, []))
-                if not self._record(sid).read_whole:  # (one read meanwhile was counted whole by the engine)
-                    for event in events:
-                        self.engine.budgets.track(event)
-        return problems
+        """Tell `earlier` what the turns before each folded tail spent (of the sessions open
+        in the engine or listed for opening on demand), and the engine's budgets of a listed one
+        not read whole meanwhile; asked of the search index of the sessions directory, brought
+        up to date in a thread. A problem with the index, as a sentence."""
+        records = self.records
+
+        def listed(sid: str) -> bool:
+            record = records.get(sid)
+            return record is not None and record.stored is not None
+
+        wanted = {
+            sid: entry
+            for sid, entry in entries.items()
+            if entry.tail_from is not None and (listed(sid) or (earlier is not None and self._is_open(sid)))
+        }
+        if not wanted:
+            return []
+        try:
+            spent = await anyio.to_thread.run_sync(logs_spend, [s.path for s in stored])
+        except SearchError as error:
+            return [f"{error} (what the sessions spent before their last turns is left out)"]
+        for sid, entry in wanted.items():
+            whole = spent.get(sid)
+            if whole is None:
+                continue
+            found = whole.minus(entry.tail_spend)
+            if earlier is not None:
+                earlier(sid, found)
+            if listed(sid) and not records[sid].read_whole:  # (the engine counted one read whole)
+                for event in usage_events(sid, found):
+                    self.engine.budgets.track(event)
+        return []
 
     def open_listed(self, session_id: str) -> str | None:
         """Make the session (and its ancestors) open in the engine if it was listed for opening
@@ -883,21 +873,6 @@ def _worktree_fields(worktree: Worktree) -> dict[str, str | None]:
         "baseBranch": worktree.base_branch,
         "baseCommit": worktree.base_commit,
     }
-
-
-class _EarlierSpend:
-    """Keeps, from a log read whole, the events of the turns before its folded tail (listed as
-    `entry`) that say what they spent (`EARLIER_TYPES`), and a budget set there unless the tail
-    sets one."""
-
-    def __init__(self, entry: CatalogEntry) -> None:
-        self.tail_from = entry.tail_from
-        self.budget_later = entry.budget_later
-        self.events: list[Event] = []
-
-    def observe(self, event: Event) -> None:
-        if is_earlier(event, self.tail_from, self.budget_later):
-            self.events.append(event)
 
 
 def _budget_refusal(refused: BudgetExceeded) -> str:

@@ -3,7 +3,8 @@
 `SearchIndex.open(index_path(DIR))` opens the index of the logs in DIR (made, or made again, as
 needed); `sync(files)` reads what the logs gained since (only that); `search("words prefix*
 \\"a phrase\\"")` answers with hits grouped by log, each naming its session, turn and event so
-that the scrubber can open there. `excerpt` picks the line of a hit to show and where it
+that the scrubber can open there. The index also keeps what each log spent (`logs_spend`), for
+the lists that show a session read from its last turn only. `excerpt` picks the line of a hit to show and where it
 matched (pass it through `agent_tui.events.visible` before printing it).
 
 The logs stay the source of truth: the index can be deleted at any time.
@@ -18,6 +19,7 @@ from agent_tui.search.index import (
     SearchIndex,
     SearchResults,
     SyncReport,
+    logs_spend,
 )
 from agent_tui.search.location import index_path
 from agent_tui.search.query import Query, QueryError, Term, parse_query
@@ -39,6 +41,7 @@ __all__ = [
     "excerpt",
     "fold",
     "index_path",
+    "logs_spend",
     "parse_query",
     "words",
 ]

@@ -1,7 +1,8 @@
 """The search index: an SQLite FTS5 table over the searchable text of a directory of logs.
 
 The logs stay the source of truth; the index is a cache of what they say, in one SQLite file
-(`index_path`), kept current by `SearchIndex.sync` and read by `SearchIndex.search`.
+(`index_path`), kept current by `SearchIndex.sync` and read by `SearchIndex.search` (and, for
+what each log spent, `SearchIndex.spend`).
 
 Invariants:
 - per log file the index remembers its size, mtime, inode, a hash of its first line and the byte
@@ -9,6 +10,9 @@ Invariants:
   appended after that offset. A log that shrank below it, has another inode or another first
   line (truncated, replaced, rewritten) is indexed again from its start; a log that is gone
   leaves the index;
+- per log it also keeps what the log spent (`search.spend.LogSpend`, asked by `spend` and
+  `logs_spend`), folded from the lines read, never one line twice: a log indexed again from its
+  start folds again from nothing;
 - a row's rowid is `file id << 32 | line`, so a file's rows are one rowid range (dropped in one
   statement) and results come out grouped by file, newest file first;
 - an answer still open at the end of a log (its deltas may go on) is indexed, and on the next
@@ -37,21 +41,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-import orjson
-
 from agent_tui.events.session_tree import session_label
 from agent_tui.private_files import make_private_dirs, private_sqlite_file
-from agent_tui.search.extract import NotAnEvent, Row, RowBuilder
+from agent_tui.reducer.earlier_spend import EarlierSpend
+from agent_tui.search.extract import Row, RowBuilder
+from agent_tui.search.location import index_path
 from agent_tui.search.query import Query, parse_query
+from agent_tui.search.reading import LogReading
+from agent_tui.search.spend import LogSpend
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 LINE_BITS = 32
 HEAD_BYTES = 4096
 """How much of a file's first line is hashed to tell a replaced file from a grown one."""
 TAIL_BYTES = 256
 """How much before the place indexing resumes from is hashed, to tell a log rewritten in place
 (same first line, as long or longer) from one that grew."""
-READ_CHUNK = 8 << 20
 BATCH_BYTES = 16 << 20
 """Logs are indexed in transactions of about this many bytes read: FTS5 writes a segment per
 transaction, so many small ones (one per log) would cost more merging than the inserts."""
@@ -76,7 +81,8 @@ CREATE TABLE files (
     first_corrupt INTEGER,
     session_id TEXT,
     agent_name TEXT,
-    title TEXT
+    title TEXT,
+    spend TEXT
 );
 CREATE VIRTUAL TABLE hits USING fts5(
     text, kind UNINDEXED, turn UNINDEXED, sequence UNINDEXED,
@@ -178,6 +184,7 @@ class _Known:
     session_id: str | None
     agent_name: str | None
     title: str | None
+    spend: str | None
 
 
 def _head_hash(handle: BinaryIO, size: int) -> str:
@@ -314,32 +321,13 @@ class SearchIndex:
         stop: Callable[[], bool] | None,
     ) -> SyncReport:
         report = SyncReport(files=len(files))
-        wanted = {str(path.absolute()): path for path in files}
-        known = self._known_paths()
-        for gone in set(known) - set(wanted):
-            self._drop(known[gone])
-            report.removed += 1
-        plan: list[tuple[Path, os.stat_result]] = []
-        for key, path in wanted.items():
-            try:
-                status = os.stat(path)
-                if not stat.S_ISREG(status.st_mode):  # a FIFO or a device would block or never end
-                    raise OSError(0, "not a regular file")
-            except OSError as error:
-                report.unreadable.append((path, error.strerror or str(error)))
-                if key in known:
-                    self._drop(known[key])
-                continue
-            plan.append((path, status))
-        plan.sort(key=lambda item: (item[1].st_mtime_ns, str(item[0])))  # the newest get the highest ids
-        total = sum(
-            max(0, status.st_size - self._resume_of(known.get(str(path.absolute())))) for path, status in plan
-        )
+        plan = self._plan(files, report)
+        total = sum(max(0, status.st_size - resume) for _path, status, resume in plan)
         done = batch = 0
         db = self._db
         in_transaction = False
         try:
-            for number, (path, status) in enumerate(plan):
+            for number, (path, status, _resume) in enumerate(plan):
                 if stop is not None and stop():
                     break
                 known_now = self._load(str(path.absolute()))
@@ -347,14 +335,7 @@ class SearchIndex:
                     if not in_transaction:
                         db.execute("BEGIN IMMEDIATE")
                         in_transaction = True
-                    db.execute("SAVEPOINT one_log")
-                    try:
-                        read = self._sync_file(path, report)
-                    except OSError as error:
-                        db.execute("ROLLBACK TO one_log")
-                        report.unreadable.append((path, error.strerror or str(error)))
-                        read = 0
-                    db.execute("RELEASE one_log")
+                    read = self._sync_one(path, report)
                     done += read
                     batch += read
                     if batch >= BATCH_BYTES:
@@ -371,14 +352,45 @@ class SearchIndex:
         report.corrupt = [status for status in self.files() if status.corrupt]
         return report
 
-    def _resume_of(self, file_id: int | None) -> int:
-        if file_id is None:
-            return 0
-        row = self._db.execute("SELECT resume_offset, size FROM files WHERE id = ?", (file_id,)).fetchone()
-        return int(row[0]) if row else 0
+    def _plan(self, files: Sequence[Path], report: SyncReport) -> list[tuple[Path, os.stat_result, int]]:
+        """The logs to look at, oldest first (the newest get the highest ids), each with where
+        its reading would resume; the index lets go of the logs gone or unreadable."""
+        wanted = {str(path.absolute()): path for path in files}
+        known = {
+            path: (file_id, resume)
+            for file_id, path, resume in self._db.execute("SELECT id, path, resume_offset FROM files")
+        }
+        for gone in set(known) - set(wanted):
+            self._drop(known[gone][0])
+            report.removed += 1
+        plan: list[tuple[Path, os.stat_result, int]] = []
+        for key, path in wanted.items():
+            try:
+                status = os.stat(path)
+                if not stat.S_ISREG(status.st_mode):  # a FIFO or a device would block or never end
+                    raise OSError(0, "not a regular file")
+            except OSError as error:
+                report.unreadable.append((path, error.strerror or str(error)))
+                if key in known:
+                    self._drop(known[key][0])
+                continue
+            plan.append((path, status, known[key][1] if key in known else 0))
+        plan.sort(key=lambda item: (item[1].st_mtime_ns, str(item[0])))
+        return plan
 
-    def _known_paths(self) -> dict[str, int]:
-        return {path: file_id for file_id, path in self._db.execute("SELECT id, path FROM files")}
+    def _sync_one(self, path: Path, report: SyncReport) -> int:
+        """Index one log in a savepoint of the caller's transaction (an unreadable one is
+        reported and left as it was); the bytes read."""
+        db = self._db
+        db.execute("SAVEPOINT one_log")
+        try:
+            read = self._sync_file(path, report)
+        except OSError as error:
+            db.execute("ROLLBACK TO one_log")
+            report.unreadable.append((path, error.strerror or str(error)))
+            read = 0
+        db.execute("RELEASE one_log")
+        return read
 
     def _drop(self, file_id: int) -> None:
         db = self._db
@@ -395,7 +407,7 @@ class SearchIndex:
     def _load(self, key: str) -> _Known | None:
         row = self._db.execute(
             "SELECT id, size, mtime_ns, inode, head, offset, lines, resume_offset, resume_line,"
-            " resume_corrupt, resume_tail, corrupt, first_corrupt, session_id, agent_name, title"
+            " resume_corrupt, resume_tail, corrupt, first_corrupt, session_id, agent_name, title, spend"
             " FROM files WHERE path = ?",
             (key,),
         ).fetchone()
@@ -451,96 +463,72 @@ class SearchIndex:
         head: str,
         report: SyncReport,
     ) -> int:
-        db = self._db
+        """Index one log from `start` (its resume point, or its start) to its last complete
+        line, and record where it is now; the bytes read."""
+        reading = self._reading(key, known, start)
+        base = reading.file_id << LINE_BITS
+        self._db.execute(
+            "DELETE FROM hits WHERE rowid >= ? AND rowid < ?", (base + reading.line, base + (1 << LINE_BITS))
+        )
+        rows, read = reading.read(handle, fresh.st_size, RowBuilder(base), self._insert)
+        report.rows += rows
+        report.bytes += read
+        report.indexed += 1
+        self._record(reading, handle, path, fresh, head)
+        return read
+
+    def _reading(self, key: str, known: _Known | None, start: tuple[int, int, int]) -> LogReading:
+        """Where the reading of a log starts: its row (made now for a new log), what its lines
+        before `start` said, and from where its spend goes on."""
         offset, line, corrupt = start
         if known is None:
-            cursor = db.execute(
+            cursor = self._db.execute(
                 "INSERT INTO files (path, size, mtime_ns, inode, head, offset, lines, resume_offset,"
                 " resume_line, resume_corrupt, resume_tail, corrupt) VALUES (?, 0, 0, 0, '', 0, 0, 0, 0, 0, '', 0)",
                 (key,),
             )
-            file_id = int(cursor.lastrowid or 0)
-            session_id = agent_name = title = None
-            first_corrupt = None
-        else:
-            file_id = known.id
-            session_id, agent_name, title = known.session_id, known.agent_name, known.title
-            first_corrupt = known.first_corrupt if offset else None
-        base = file_id << LINE_BITS
-        db.execute("DELETE FROM hits WHERE rowid >= ? AND rowid < ?", (base + line, base + (1 << LINE_BITS)))
-        builder = RowBuilder(base)
-        pending_offset = offset
-        pending_corrupt = corrupt
-        rows: list[Row] = []
-        handle.seek(offset)
-        remaining = fresh.st_size - offset
-        carry = b""
-        read = 0
-        loads = orjson.loads
-        add = builder.add
-        while remaining > 0:
-            chunk = handle.read(min(READ_CHUNK, remaining))
-            if not chunk:
-                break
-            remaining -= len(chunk)
-            read += len(chunk)
-            data = carry + chunk if carry else chunk
-            parts = data.split(b"\n")
-            carry = parts.pop()
-            for raw in parts:
-                try:
-                    event = loads(raw)
-                    rows.extend(add(line, event))
-                    if line == 0 and isinstance(event, dict) and event.get("type") == "session.created":
-                        session_id = event.get("sessionId")
-                        created = event.get("payload") or {}
-                        agent_name, title = created.get("agentName"), created.get("title")
-                except (orjson.JSONDecodeError, NotAnEvent, AttributeError, TypeError):
-                    corrupt += 1
-                    if first_corrupt is None:
-                        first_corrupt = line + 1
-                if builder.pending_line == line:
-                    pending_offset, pending_corrupt = offset, corrupt
-                offset += len(raw) + 1
-                line += 1
-            if len(rows) >= 20_000:
-                self._insert(rows)
-                report.rows += len(rows)
-                rows = []
-        if builder.pending_line is None:
-            pending_offset, pending_line, pending_corrupt = offset, line, corrupt
-        else:
-            pending_line = builder.pending_line
-        rows.extend(builder.flush())
-        self._insert(rows)
-        report.rows += len(rows)
-        report.bytes += read
-        report.indexed += 1
-        db.execute(
+            return LogReading(int(cursor.lastrowid or 0), offset, line, corrupt)
+        return LogReading(
+            known.id,
+            offset,
+            line,
+            corrupt,
+            known.first_corrupt if offset else None,
+            (known.session_id, known.agent_name, known.title),
+            LogSpend.loads(known.spend) if offset else LogSpend(),
+            known.offset if offset else 0,
+        )
+
+    def _record(
+        self, reading: LogReading, handle: BinaryIO, path: Path, fresh: os.stat_result, head: str
+    ) -> None:
+        """Remember where a log was read through, where to resume, and what it said."""
+        session_id, agent_name, title = reading.names
+        pending_offset, pending_line, pending_corrupt = reading.pending
+        self._db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, inode = ?, head = ?, offset = ?, lines = ?,"
             " resume_offset = ?, resume_line = ?, resume_corrupt = ?, resume_tail = ?, corrupt = ?,"
-            " first_corrupt = ?,"
-            " session_id = ?, agent_name = ?, title = ? WHERE id = ?",
+            " first_corrupt = ?, session_id = ?, agent_name = ?, title = ?, spend = ? WHERE id = ?",
             (
                 fresh.st_size,
                 fresh.st_mtime_ns,
                 fresh.st_ino,
                 head,
-                offset,
-                line,
+                reading.offset,
+                reading.line,
                 pending_offset,
                 pending_line,
                 pending_corrupt,
                 _tail_hash(handle, pending_offset),
-                corrupt,
-                first_corrupt,
+                reading.corrupt,
+                reading.first_corrupt,
                 session_id if isinstance(session_id, str) else path.stem,
                 agent_name if isinstance(agent_name, str) else None,
                 title if isinstance(title, str) else None,
-                file_id,
+                reading.spend.dumps(),
+                reading.file_id,
             ),
         )
-        return read
 
     def _insert(self, rows: list[Row]) -> None:
         if rows:
@@ -556,6 +544,14 @@ class SearchIndex:
                 "SELECT path, session_id, lines, corrupt, first_corrupt FROM files ORDER BY path"
             )
         ]
+
+    def spend(self) -> dict[str, EarlierSpend]:
+        """What each indexed log spent, in all, per day, and the latest budget it set after its
+        head, by its session id (see `agent_tui.search.spend`)."""
+        return {
+            session_id: LogSpend.loads(spend).as_earlier()
+            for session_id, spend in self._db.execute("SELECT session_id, spend FROM files ORDER BY id")
+        }
 
     # -- asking it ---------------------------------------------------------------------------------
     def search(self, query: str | Query, limit: int = 200) -> SearchResults:
@@ -598,3 +594,22 @@ class SearchIndex:
             )
         hits = tuple(hit for file_id in by_file for hit in reversed(by_file[file_id]))
         return SearchResults(parsed, hits, min(counted, COUNT_CAP), more=counted > COUNT_CAP)
+
+
+def logs_spend(files: Sequence[Path], data_dir: Path | None = None) -> dict[str, EarlierSpend]:
+    """What each of `files` spent (`SearchIndex.spend`), from the index of each one's directory
+    brought up to date first (`files` holds every log of those directories: one not among them
+    leaves the index); `data_dir` as `index_path` takes it.
+
+    Raises:
+        SearchError: an index cannot be opened or written.
+    """
+    by_directory: dict[Path, list[Path]] = {}
+    for path in files:
+        by_directory.setdefault(path.parent, []).append(path)
+    spent: dict[str, EarlierSpend] = {}
+    for directory, logs in by_directory.items():
+        with SearchIndex.open(index_path(directory, data_dir)) as index:
+            index.sync(logs)
+            spent.update(index.spend())
+    return spent

@@ -49,7 +49,8 @@ from agent_tui.ports import (
     Workbench,
     load_scenario,
 )
-from agent_tui.reducer import DashboardState, absorb_earlier_spend, apply_event, apply_frame
+from agent_tui.reducer import DashboardState, apply_event, apply_frame
+from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, usage_events
 from agent_tui.tui.messages import (
     LiveRunFinished,
     McpServerDown,
@@ -110,8 +111,8 @@ class LiveRun:
         self.state = DashboardState()
         self.observers: list[Callable[[Event], None]] = []
         """Told every stored event after `state` (the dashboard's attention); while the stored
-        sessions are folded in, also a listed session's earlier `model.usage` and `session.budget`
-        events, after its last turn's (see `_on_earlier`)."""
+        sessions are folded in, also a listed session's earlier spend told as `model.usage` and
+        `session.budget` events, after its last turn's (see `_on_earlier`)."""
         self.hydrated = False
         """Whether the stored sessions are folded in (what comes after is new)."""
         self.on_hydrated: list[Callable[[], None]] = []
@@ -256,16 +257,15 @@ class LiveRun:
         if self.workbench is not None and not self.finished:
             self.workbench.open_listed(session_id)
 
-    def _on_earlier(self, session_id: str, earlier: list[Event], folded: list[Event]) -> None:
-        """What a listed session's turns before its `folded` last one spent (read once its log
-        was read whole): into its totals, and to the observers (attention counts a tree's spend
-        from the calls: those before the folded part are new to it)."""
-        absorb_earlier_spend(self.state, session_id, earlier, folded)
+    def _on_earlier(self, session_id: str, found: EarlierSpend) -> None:
+        """What a listed session's turns before its folded last one spent (asked of the search
+        index): into its totals, and to the observers as usage events (attention counts a tree's
+        spend from the calls: those before the folded part are new to it)."""
+        add_earlier_spend(self.state, session_id, found)
         self._changed = True
-        for event in earlier:
-            if event.type in ("model.usage", "session.budget"):
-                for observer in self.observers:
-                    observer(event)
+        for event in usage_events(session_id, found):
+            for observer in self.observers:
+                observer(event)
 
     def is_external(self, client: str | None) -> bool:
         """Whether a session whose log names `client` is run by an external (ACP) agent (which

@@ -21,7 +21,9 @@ from textual.message import Message
 
 from agent_tui.ports import AgentSpec, ProjectRulesState
 from agent_tui.reducer import DashboardState
-from agent_tui.replay import Catalog, ScannedSpend, Snapshot, Timeline
+from agent_tui.reducer.earlier_spend import EarlierSpend
+from agent_tui.replay import Catalog, Snapshot, Timeline
+from agent_tui.replay.catalog import CatalogEntry
 
 
 @dataclass
@@ -110,10 +112,12 @@ class ReplayListed(Message):
 
 @dataclass
 class ReplaySpendScanned(Message):
-    """A replay over many logs: what the earlier turns of some listed sessions spent (their logs'
-    spend lines scanned)."""
+    """A replay over many logs: what the logs of some listed sessions spent in all (asked of the
+    search index), or why it could not be asked (`problem`)."""
 
-    scanned: list[ScannedSpend]
+    entries: list[CatalogEntry]
+    spent: dict[str, EarlierSpend]
+    problem: str | None = None
 
 
 @dataclass

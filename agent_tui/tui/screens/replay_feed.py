@@ -6,8 +6,8 @@ be painted, counts the logs' lines and indexes them in batches of about a thousa
 posting progress; every key works meanwhile (what is not indexed yet is simply not reachable).
 Over many logs, their list from the heads is read before the screen first paints (by a thread
 beyond `HEADS_BEFORE_PAINT` logs), then a thread completes it from the logs' tails; once it is
-drawn, another thread scans each log's spend lines
-(`replay.spend_scan`) so the list's costs become the whole logs'. Following runs a `Follower` in a thread of its own; each change arrives as the state at the new
+drawn, another thread asks the search index what each log spent (`logs_spend`), so the
+list's costs become the whole logs'. Following runs a `Follower` in a thread of its own; each change arrives as the state at the new
 end, already folded, so the screen's thread never parses a line it did not ask for. A followed
 end is redrawn at most every `FOLLOW_PAINT_SECONDS`.
 
@@ -35,6 +35,7 @@ from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.worker import Worker, get_current_worker
 
+from agent_tui.ports import SearchError, logs_spend
 from agent_tui.reducer import DashboardState
 from agent_tui.replay import (
     INDEX_BATCH,
@@ -48,7 +49,6 @@ from agent_tui.replay import (
     end_snapshot,
     preview_end,
     read_catalog,
-    scan_spend,
     torn_tail_notices,
 )
 from agent_tui.tui.marked import marked
@@ -74,9 +74,6 @@ HEADS_BEFORE_PAINT = 5_000
 """Many logs: up to this many are listed from their heads before the screen first paints (about
 15 µs a log: the first screen is the list, not a screen saying it is being read); more are
 listed by a thread while the screen says so."""
-SPEND_POST_SECONDS = 0.25
-"""Many logs: how often the scan of their spend lines reports what it found (the list is
-redrawn with it)."""
 
 
 class FeedHost(Protocol):
@@ -161,7 +158,7 @@ class ReplayFeed:
         self.catalog: Catalog | None = None
         self.listed = False  # True once the list of many logs is on screen
         self.timelines = TimelineCache()
-        self.spend = ListSpend()  # many logs: what their earlier turns spent, scanned
+        self.spend = ListSpend()  # many logs: what their earlier turns spent
         self.partial: set[str] = set()  # many logs: sessions whose spend counts their last turn only
         self._list_followed = False  # many logs: whether the list is being followed
         self._pause_after = pause_indexing_after
@@ -237,27 +234,23 @@ class ReplayFeed:
         self._run(follow, "replay-list-follow", exclusive=True)
 
     def _scan_spend(self, catalog: Catalog) -> None:
-        """Many logs: scan the spend lines of the listed logs not scanned yet (see the module
-        docstring), reporting every `SPEND_POST_SECONDS`."""
-        entries = self.spend.to_scan(catalog)
+        """Many logs: ask the search index (brought up to date in a thread) what the listed logs
+        whose earlier turns' spend is not known yet spent."""
+        entries = self.spend.to_ask(catalog)
         if not entries:
             return
+        files = list(self.source.files)
 
-        def scan() -> None:
-            worker = get_current_worker()
-            found = []
-            posted = time.monotonic()
-            for entry in entries:
-                if self._stopping.is_set() or worker.is_cancelled:
-                    return
-                found.append(scan_spend(entry))
-                if time.monotonic() - posted >= SPEND_POST_SECONDS:
-                    self.host.post_message(ReplaySpendScanned(found))
-                    found, posted = [], time.monotonic()
-            if found:
-                self.host.post_message(ReplaySpendScanned(found))
+        def ask() -> None:
+            try:
+                spent = logs_spend(files)
+            except SearchError as error:
+                self.host.post_message(ReplaySpendScanned(entries, {}, str(error)))
+                return
+            if not self._stopping.is_set():
+                self.host.post_message(ReplaySpendScanned(entries, spent))
 
-        self._run(scan, "replay-spend")
+        self._run(ask, "replay-spend")
 
     def _index(self, timeline: Timeline, stop: threading.Event) -> None:
         def index() -> None:
@@ -353,13 +346,14 @@ class ReplayFeed:
 
     def take_spend(self, message: ReplaySpendScanned) -> None:
         """Many logs: what some listed sessions' earlier turns spent, into the list."""
-        self.spend.take(message.scanned)
+        self.spend.take(message.entries, message.spent)
         catalog = self.catalog
         if catalog is None:
             return
-        for result in message.scanned:
-            for problem in result.problems:
-                self.cursor.report(problem, "Corrupt line: what it spent is left out of the list")
+        if message.problem is not None:
+            self.cursor.report(
+                message.problem, "What the listed sessions spent before their last turns is left out"
+            )
         self.spend.apply(catalog)
         self.partial = self.spend.partial(catalog)
         cursor = self.cursor
