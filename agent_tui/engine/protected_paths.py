@@ -293,6 +293,19 @@ def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:
         return ProtectedChange(
             "repository", (f"{len(names):,} words from {len(bases):,} directories, too many to check",)
         )
+    found = _protected_named(cmd, commands, names, bases, areas)
+    if not found:
+        return None
+    kinds = set(found.values())
+    kind: Kind = "permissions" if "permissions" in kinds else "repository"
+    return ProtectedChange(kind, tuple(found))
+
+
+def _protected_named(
+    cmd: str, commands: Sequence[Any], names: list[str], bases: list[str], areas: _Areas
+) -> dict[str, Kind]:
+    """What the line names that is protected (a word, a `find` pattern, a path in its text, a
+    `git config`), each with its kind, in the order found."""
     found: dict[str, Kind] = {}
     for command in commands:
         words = [word.value for word in command.words]
@@ -319,11 +332,7 @@ def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:
     query = _GIT_DIR_QUERY.search(cmd)
     if query is not None:
         found.setdefault(query.group(), "repository")
-    if not found:
-        return None
-    kinds = set(found.values())
-    kind: Kind = "permissions" if "permissions" in kinds else "repository"
-    return ProtectedChange(kind, tuple(found))
+    return found
 
 
 def _named_words(cmd: str, commands: Sequence[Any]) -> Iterator[str]:

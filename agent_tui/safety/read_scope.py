@@ -282,18 +282,9 @@ def outside_reason(cmd: str, scope: ReadScope) -> str | None:
 
 def _line_reason(commands: Sequence[SimpleCommand], scope: ReadScope) -> str | None:
     judge = _Judge(scope)
-    if not scope.sandboxed:
-        held = [
-            found
-            for found in judge.index.stores
-            if _inside(judge.index.real(found), scope.cwd) and os.path.lexists(found.path)
-        ]
-        if held:
-            shown = ", ".join(found.store.shown for found in held[:3])
-            return (
-                f"the session's directory holds credential stores ({shown}): without the sandbox "
-                "no command here is judged read"
-            )
+    held = _stores_held(judge, scope)
+    if held is not None:
+        return held
     base = scope.cwd
     for command in commands:
         if not command.words:
@@ -323,6 +314,26 @@ def _line_reason(commands: Sequence[SimpleCommand], scope: ReadScope) -> str | N
             if reason is not None:
                 return reason
     return None
+
+
+def _stores_held(judge: _Judge, scope: ReadScope) -> str | None:
+    """Why nothing is judged read without the sandbox when the session's directory holds
+    credential stores, or None."""
+    if scope.sandboxed:
+        return None
+    index = judge.index
+    held = [
+        found
+        for found in index.stores
+        if _inside(index.real(found), scope.cwd) and os.path.lexists(found.path)
+    ]
+    if not held:
+        return None
+    shown = ", ".join(found.store.shown for found in held[:3])
+    return (
+        f"the session's directory holds credential stores ({shown}): without the sandbox "
+        "no command here is judged read"
+    )
 
 
 _FOLLOWING: dict[str, tuple[str, str]] = {

@@ -264,6 +264,11 @@ def _program(name: str, args: list[Word], depth: int) -> Findings:
         return found
     if name in _DECLARATIONS:
         return wrapper_rules.declaration(name, args)
+    return _judged(name, args)
+
+
+def _judged(name: str, args: list[Word]) -> Findings:
+    """A program that runs no command of its arguments, judged by its own rules."""
     values = [arg.value for arg in args]
     found = Findings(programs=[name])
     if name in ("test", "[") and any(subscript_with_expansion(value) for value in values):
