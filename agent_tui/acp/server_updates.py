@@ -28,13 +28,7 @@ from acp.helpers import (
     update_tool_call,
     update_user_message_text,
 )
-from acp.schema import (
-    AgentMessageChunk,
-    ToolCallLocation,
-    ToolCallProgress,
-    ToolCallStart,
-    UserMessageChunk,
-)
+from acp.schema import AgentMessageChunk, ToolCallLocation, ToolCallProgress, ToolCallStart, UserMessageChunk
 
 from agent_tui.acp.mapping import kind_for_tool
 from agent_tui.engine.tools.router import ToolRouter

@@ -245,12 +245,7 @@ def _by_components(path: str) -> Kind | None:
 
 
 def protected_change(
-    tool: str,
-    args: Mapping[str, Any],
-    risk: Risk,
-    cwd: Path | None,
-    *,
-    extra_roots: Sequence[Path] = (),
+    tool: str, args: Mapping[str, Any], risk: Risk, cwd: Path | None, *, extra_roots: Sequence[Path] = ()
 ) -> ProtectedChange | None:
     """The protected paths this call would change, or None (see the module contract).
 

@@ -34,13 +34,7 @@ from agent_tui.safety import git_rules, program_rules, sed_awk, special_rules, w
 from agent_tui.safety.assessment import Findings, RiskAssessment, worst
 from agent_tui.safety.options import scan
 from agent_tui.safety.read_scope import ReadScope, outside_reason
-from agent_tui.safety.shell_parse import (
-    Redirect,
-    SimpleCommand,
-    Word,
-    parse_shell,
-    subscript_with_expansion,
-)
+from agent_tui.safety.shell_parse import Redirect, SimpleCommand, Word, parse_shell, subscript_with_expansion
 
 __all__ = ["RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"]
 

@@ -35,13 +35,7 @@ from typing import Any, Literal, Protocol
 
 import orjson
 
-from agent_tui.events import (
-    Event,
-    EventValidationError,
-    event_from_dict,
-    event_from_json,
-    json_problem,
-)
+from agent_tui.events import Event, EventValidationError, event_from_dict, event_from_json, json_problem
 from agent_tui.events.validation import BUILDERS_WITH_V, BUILDERS_WITHOUT_V
 from agent_tui.private_files import open_plain, open_private
 from agent_tui.store.errors import (
@@ -182,12 +176,7 @@ class JsonlEventLog:
             raise EventLogDecodeError(self.path, n + 1, foreign_session(event.session_id, self.session_id))
         return event
 
-    def replay(
-        self,
-        mode: ReplayMode = "skip-trailing-partial",
-        *,
-        start_line: int = 0,
-    ) -> Iterator[Event]:
+    def replay(self, mode: ReplayMode = "skip-trailing-partial", *, start_line: int = 0) -> Iterator[Event]:
         """Yield every event in order, checking the sequence chain.
 
         Args:
