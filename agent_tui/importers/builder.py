@@ -203,11 +203,8 @@ class ImportCounts:
     events: int = 0
 
     def add(self, other: ImportCounts) -> None:
-        self.prompts += other.prompts
-        self.tool_calls += other.tool_calls
-        self.tool_results += other.tool_results
-        self.source_records += other.source_records
-        self.events += other.events
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 class SessionBuilder:
