@@ -177,8 +177,7 @@ class _Areas:
 
     def kind_of(self, path: str) -> Kind | None:
         """The kind of protected area `path` (absolute) is in, or None."""
-        kind = _by_components(path)
-        if kind is not None:
+        if (kind := _by_components(path)) is not None:
             return kind
         for root, root_kind in self.roots.items():
             if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
@@ -189,8 +188,7 @@ class _Areas:
         """Whether the word `named`, taken from any of `bases`, is a protected path."""
         if not named or "\x00" in named:
             return None
-        pattern_kind = _by_pattern(named)
-        if pattern_kind is not None:
+        if (pattern_kind := _by_pattern(named)) is not None:
             return pattern_kind
         if named.startswith("~"):
             named = os.path.expanduser(named)
@@ -201,8 +199,7 @@ class _Areas:
             except (OSError, ValueError):  # not a name a file can have (a lone surrogate)
                 real = joined
             for path in (os.path.normpath(joined), real):
-                kind = self.kind_of(path)
-                if kind is not None:
+                if (kind := self.kind_of(path)) is not None:
                     return kind
         return None
 

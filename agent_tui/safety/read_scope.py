@@ -282,8 +282,7 @@ def outside_reason(cmd: str, scope: ReadScope) -> str | None:
 
 def _line_reason(commands: Sequence[SimpleCommand], scope: ReadScope) -> str | None:
     judge = _Judge(scope)
-    held = _stores_held(judge, scope)
-    if held is not None:
+    if (held := _stores_held(judge, scope)) is not None:
         return held
     base = scope.cwd
     for command in commands:
@@ -299,19 +298,16 @@ def _line_reason(commands: Sequence[SimpleCommand], scope: ReadScope) -> str | N
         for word in args:
             for spelling in _spellings(word):
                 for text in brace_spellings(spelling) if "brace" in word.expansions else [spelling]:
-                    reason = judge.named(program, text, base, word.source)
-                    if reason is not None:
+                    if (reason := judge.named(program, text, base, word.source)) is not None:
                         return reason
         if not scope.sandboxed and _follows_links(program, [word.value for word in args]):
-            reason = judge.walked(program, _walk_roots(judge, args, base), base)
-            if reason is not None:
+            if (reason := judge.walked(program, _walk_roots(judge, args, base), base)) is not None:
                 return reason
         for redirect in command.redirects:
             target = redirect.target
             if target is None or redirect.operator not in ("<", "<&") or target.value.isdigit():
                 continue
-            reason = judge.named(program, target.value, base, target.source)
-            if reason is not None:
+            if (reason := judge.named(program, target.value, base, target.source)) is not None:
                 return reason
     return None
 

@@ -127,8 +127,7 @@ def _construct_not_supported(source: str) -> str | None:
 
 def _unsupported(source: str, reason: str) -> str:
     """Why RE2 refused `source` (its `reason`), said for someone used to Python's re."""
-    construct = _construct_not_supported(source)
-    if construct is not None:
+    if (construct := _construct_not_supported(source)) is not None:
         return construct
     if reason.startswith("invalid repetition size"):
         return f"{reason} (a count goes up to 1000)"
