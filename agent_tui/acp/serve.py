@@ -153,13 +153,7 @@ def run_acp_server(
 
     from agent_tui.store import JsonlFileEventStore
 
-    flags = dict(flags or {})
-    if scenario is not None:
-        if any(value is not None for value in flags.values()):
-            raise ServerSetupError("give either --scenario or model flags, not both")
-        agent, provider, make_engine = _scripted(scenario)
-    else:
-        agent, provider, make_engine = _real_model(flags)
+    agent, provider, make_engine = _model(scenario, dict(flags or {}))
     try:
         mcp = load_mcp_servers()
     except McpConfigError as error:
@@ -189,6 +183,15 @@ def run_acp_server(
         return anyio.run(main)
     finally:
         store.close()
+
+
+def _model(scenario: Path | None, flags: dict[str, str | None]) -> tuple[EngineAgent, ModelProvider, Any]:
+    """The scripted model of `scenario`, or the configured one `flags` pick."""
+    if scenario is None:
+        return _real_model(flags)
+    if any(value is not None for value in flags.values()):
+        raise ServerSetupError("give either --scenario or model flags, not both")
+    return _scripted(scenario)
 
 
 def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:

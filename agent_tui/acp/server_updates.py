@@ -28,13 +28,7 @@ from acp.helpers import (
     update_tool_call,
     update_user_message_text,
 )
-from acp.schema import (
-    AgentMessageChunk,
-    ToolCallLocation,
-    ToolCallProgress,
-    ToolCallStart,
-    UserMessageChunk,
-)
+from acp.schema import AgentMessageChunk, ToolCallLocation, ToolCallProgress, ToolCallStart, UserMessageChunk
 
 from agent_tui.acp.mapping import kind_for_tool
 from agent_tui.engine.tools.router import ToolRouter
@@ -77,30 +71,28 @@ class UpdateTranslator:
             output = (self._output.get(call_id, "") + payload["text"])[-OUTPUT_CHARS:]
             self._output[call_id] = output
             return [update_tool_call(call_id, content=[tool_content(text_block(output))])]
-        if kind == "tool.completed":
-            self._output.pop(payload["toolCallId"], None)
-            raw_output: dict[str, Any] = {"result": payload["result"], "truncated": payload["truncated"]}
+        if kind in ("tool.completed", "tool.failed"):
+            return [self._ended(payload, failed=kind == "tool.failed")]
+        return []
+
+    def _ended(self, payload: dict[str, Any], *, failed: bool) -> ToolCallProgress:
+        """A call's last update: `completed` with its result, or `failed` with its message."""
+        self._output.pop(payload["toolCallId"], None)
+        raw_output: dict[str, Any]
+        if failed:
+            text = payload["message"]
+            raw_output = {"errorCode": payload["errorCode"], "message": text}
+        else:
+            text = payload["result"]
+            raw_output = {"result": text, "truncated": payload["truncated"]}
             if payload.get("exitCode") is not None:
                 raw_output["exitCode"] = payload["exitCode"]
-            return [
-                update_tool_call(
-                    payload["toolCallId"],
-                    status="completed",
-                    content=[tool_content(text_block(payload["result"]))],
-                    raw_output=raw_output,
-                )
-            ]
-        if kind == "tool.failed":
-            self._output.pop(payload["toolCallId"], None)
-            return [
-                update_tool_call(
-                    payload["toolCallId"],
-                    status="failed",
-                    content=[tool_content(text_block(payload["message"]))],
-                    raw_output={"errorCode": payload["errorCode"], "message": payload["message"]},
-                )
-            ]
-        return []
+        return update_tool_call(
+            payload["toolCallId"],
+            status="failed" if failed else "completed",
+            content=[tool_content(text_block(text))],
+            raw_output=raw_output,
+        )
 
     def _announce(self, call_id: str, tool: str, args: dict[str, Any]) -> ToolCallStart:
         locations = [

@@ -81,8 +81,7 @@ class PriceTable:
 
     def _search(self, model: str) -> Price | None:
         for name in _names_of(model):
-            price = self.prices.get(name)
-            if price is not None:
+            if (price := self.prices.get(name)) is not None:
                 return price
         return None
 

@@ -177,8 +177,7 @@ class _Areas:
 
     def kind_of(self, path: str) -> Kind | None:
         """The kind of protected area `path` (absolute) is in, or None."""
-        kind = _by_components(path)
-        if kind is not None:
+        if (kind := _by_components(path)) is not None:
             return kind
         for root, root_kind in self.roots.items():
             if path == root or path.startswith(root.rstrip(os.sep) + os.sep):
@@ -189,8 +188,7 @@ class _Areas:
         """Whether the word `named`, taken from any of `bases`, is a protected path."""
         if not named or "\x00" in named:
             return None
-        pattern_kind = _by_pattern(named)
-        if pattern_kind is not None:
+        if (pattern_kind := _by_pattern(named)) is not None:
             return pattern_kind
         if named.startswith("~"):
             named = os.path.expanduser(named)
@@ -201,8 +199,7 @@ class _Areas:
             except (OSError, ValueError):  # not a name a file can have (a lone surrogate)
                 real = joined
             for path in (os.path.normpath(joined), real):
-                kind = self.kind_of(path)
-                if kind is not None:
+                if (kind := self.kind_of(path)) is not None:
                     return kind
         return None
 
@@ -245,12 +242,7 @@ def _by_components(path: str) -> Kind | None:
 
 
 def protected_change(
-    tool: str,
-    args: Mapping[str, Any],
-    risk: Risk,
-    cwd: Path | None,
-    *,
-    extra_roots: Sequence[Path] = (),
+    tool: str, args: Mapping[str, Any], risk: Risk, cwd: Path | None, *, extra_roots: Sequence[Path] = ()
 ) -> ProtectedChange | None:
     """The protected paths this call would change, or None (see the module contract).
 
@@ -293,6 +285,19 @@ def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:
         return ProtectedChange(
             "repository", (f"{len(names):,} words from {len(bases):,} directories, too many to check",)
         )
+    found = _protected_named(cmd, commands, names, bases, areas)
+    if not found:
+        return None
+    kinds = set(found.values())
+    kind: Kind = "permissions" if "permissions" in kinds else "repository"
+    return ProtectedChange(kind, tuple(found))
+
+
+def _protected_named(
+    cmd: str, commands: Sequence[Any], names: list[str], bases: list[str], areas: _Areas
+) -> dict[str, Kind]:
+    """What the line names that is protected (a word, a `find` pattern, a path in its text, a
+    `git config`), each with its kind, in the order found."""
     found: dict[str, Kind] = {}
     for command in commands:
         words = [word.value for word in command.words]
@@ -319,11 +324,7 @@ def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:
     query = _GIT_DIR_QUERY.search(cmd)
     if query is not None:
         found.setdefault(query.group(), "repository")
-    if not found:
-        return None
-    kinds = set(found.values())
-    kind: Kind = "permissions" if "permissions" in kinds else "repository"
-    return ProtectedChange(kind, tuple(found))
+    return found
 
 
 def _named_words(cmd: str, commands: Sequence[Any]) -> Iterator[str]:

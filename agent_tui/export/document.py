@@ -193,63 +193,33 @@ class _Folder:
         kind, payload = event.type, event.payload
         if kind == "source.record":
             self.session.imported_records += 1
-            return
-        if kind == "turn.started":
+        elif kind == "turn.started":
             self.turn = ExportedTurn(
-                number=len(self.session.turns) + 1,
-                turn_id=event.turn_id or "",
-                started_ts=event.ts,
-                prompt=payload["promptPreview"],
+                len(self.session.turns) + 1, event.turn_id or "", event.ts, payload["promptPreview"]
             )
             self.session.turns.append(self.turn)
             self.text = None
+        elif self.turn is None:
             return
-        turn = self.turn
-        if turn is None:
-            return
-        if kind == "model.delta":
+        elif kind == "model.delta":
             if self.text is None:
                 self.text = ModelText("", event.ts)
-                turn.blocks.append(self.text)
+                self.turn.blocks.append(self.text)
             self.text.text += payload["text"]
-            return
-        self.text = None  # any other event ends the model's words of this call
+        else:
+            self.text = None  # any other event ends the model's words of this call
+            if kind.startswith(("tool.", "permission.", "model.tool_call")):
+                self._fold_call(kind, payload, event)
+            else:
+                self._fold_turn(self.turn, kind, payload, event)
+
+    def _fold_turn(self, turn: ExportedTurn, kind: str, payload: dict[str, Any], event: Event) -> None:
+        """An event of the turn itself: a message, a delivery, a compaction, a retry, its end."""
         if kind == "user.message":
             if not turn.blocks and not payload.get("steered"):
                 turn.prompt = payload["content"]  # the whole prompt, not its preview
             else:
                 turn.blocks.append(UserText(payload["content"], event.ts, bool(payload.get("steered"))))
-        elif kind == "model.tool_call_requested":
-            call = ToolCall(payload["toolCallId"], payload["tool"], dict(payload["args"]), event.ts)
-            self.calls[call.call_id] = call
-            turn.blocks.append(call)
-        elif kind == "permission.requested":
-            call = self._call(payload, event)
-            call.risk = payload["risk"]
-            call.warning = payload.get("warning")
-        elif kind == "permission.resolved":
-            self._call(payload, event).decisions.append(
-                Decision(
-                    payload["decision"],
-                    payload["actor"],
-                    event.ts,
-                    payload.get("remember"),
-                    payload.get("reason"),
-                )
-            )
-        elif kind == "tool.started":
-            self._call(payload, event).status = "running"
-        elif kind == "tool.delta":
-            call = self._call(payload, event)
-            call.result += payload["text"]
-        elif kind == "tool.completed":
-            call = self._call(payload, event)
-            call.status, call.result, call.ended_ts = "completed", payload["result"], event.ts
-            call.exit_code = payload.get("exitCode")
-            call.truncated = bool(payload.get("truncated"))
-        elif kind == "tool.failed":
-            call = self._call(payload, event)
-            call.status, call.error, call.ended_ts = "failed", tool_failure_text(payload), event.ts
         elif kind == "subagent.delivered":
             turn.blocks.append(
                 Delivery(
@@ -265,19 +235,36 @@ class _Folder:
         elif kind == "model.retry":
             turn.blocks.append(Retry(payload["attempt"], payload["reason"], event.ts))
         elif kind == "turn.completed":
-            turn.ended_ts = event.ts
-            turn.stop_reason = payload["stopReason"]
-            turn.error_code = payload.get("errorCode")
-            turn.message = payload.get("message")
+            turn.ended_ts, turn.stop_reason = event.ts, payload["stopReason"]
+            turn.error_code, turn.message = payload.get("errorCode"), payload.get("message")
             turn.usage = payload.get("usage")
             self.turn = None
 
+    def _fold_call(self, kind: str, payload: dict[str, Any], event: Event) -> None:
+        """An event of one tool call: its request, permission, start, output and end."""
+        call = self._call(payload, event)
+        if kind == "permission.requested":
+            call.risk, call.warning = payload["risk"], payload.get("warning")
+        elif kind == "permission.resolved":
+            remember, reason = payload.get("remember"), payload.get("reason")
+            call.decisions.append(Decision(payload["decision"], payload["actor"], event.ts, remember, reason))
+        elif kind == "tool.started":
+            call.status = "running"
+        elif kind == "tool.delta":
+            call.result += payload["text"]
+        elif kind == "tool.completed":
+            call.status, call.result, call.ended_ts = "completed", payload["result"], event.ts
+            call.exit_code, call.truncated = payload.get("exitCode"), bool(payload.get("truncated"))
+        elif kind == "tool.failed":
+            call.status, call.error, call.ended_ts = "failed", tool_failure_text(payload), event.ts
+
     def _call(self, payload: dict[str, Any], event: Event) -> ToolCall:
-        """The call a permission or tool event names (one it never saw requested is added)."""
+        """The call an event names, added to the turn when first seen (its request, or a
+        permission or tool event of a call it never saw requested)."""
         call_id = payload["toolCallId"]
         call = self.calls.get(call_id)
         if call is None:
-            call = ToolCall(call_id, payload.get("tool", "?"), {}, event.ts)
+            call = ToolCall(call_id, payload.get("tool", "?"), dict(payload.get("args", {})), event.ts)
             self.calls[call_id] = call
             if self.turn is not None:
                 self.turn.blocks.append(call)

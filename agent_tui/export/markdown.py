@@ -31,13 +31,7 @@ from agent_tui.export.document import (
     UserText,
 )
 from agent_tui.export.neutral import fenced, neutral_markdown, plain_line
-from agent_tui.export.wording import (
-    call_outcome,
-    decision_text,
-    session_facts,
-    turn_facts,
-    write_note,
-)
+from agent_tui.export.wording import call_outcome, decision_text, session_facts, turn_facts, write_note
 
 __all__ = ["to_markdown"]
 

@@ -130,33 +130,9 @@ def _mend(lines: list[str], labelled: bool) -> list[str] | None:
             parents.pop()
         if token.map is None:
             continue
-        start, end = token.map
-        if token.type == "heading_open":
-            if token.markup.startswith("#"):
-                edit(start, _escape_first(lines, start, "#"))
-            else:
-                edit(end - 1, _escape_first(lines, end - 1, token.markup[0]))
-        elif token.type == "html_block":
-            for index in range(start, min(end, count)):
-                edit(index, _TAGS.sub("", lines[index]).replace("<", "\\<"))
-        elif token.type == "fence" and end > count:
+        if token.type == "fence" and token.map[1] > count:
             return [*lines, token.markup]
-        elif token.type == "fence" and token.info.lstrip().startswith(("{", "=")):
-            edit(start, lines[start].replace(token.info, "", 1))  # Pandoc's raw `{=html}` block
-        elif token.type == "inline":
-            first = labelled and position == 1 and start == 0
-            in_item = any(parent.type == "list_item_open" for parent in parents)
-            if _forged(token, skip_first_line=first, in_item=in_item):
-                said = token.content.split("\n")
-                kept = said[:1] if first else []
-                shown = _PUNCTUATION.sub(r"\\\1", "\n".join(said[len(kept) :]))
-                _rewrite(lines, token, "\n".join([*kept, shown]), edit, in_item)
-            elif _unsafe(token):
-                _rewrite(lines, token, _inline_markdown(token.children or []), edit, False)
-            elif parents and parents[-1].type == "paragraph_open":
-                for offset, words in enumerate(token.content.split("\n")):
-                    if words.lstrip(" \t").startswith("#"):  # a heading to Python-Markdown, Markdown.pl
-                        edit(start + offset, _escape_first(lines, start + offset, "#"))
+        _mend_token(lines, token, parents, labelled and position == 1, edit)
     if not edits:
         closing = tokens[-3:]
         if len(closing) == 3 and closing[1].type == "inline" and closing[1].content == _END:
@@ -164,6 +140,38 @@ def _mend(lines: list[str], labelled: bool) -> list[str] | None:
                 return None
         raise _Unmendable
     return [edits.get(index, line) for index, line in enumerate(lines)]
+
+
+def _mend_token(
+    lines: list[str], token: Token, parents: list[Token], labelled: bool, edit: Callable[[int, str], None]
+) -> None:
+    """Edit the lines of one token that holds a fault: a heading, raw HTML, a forged line."""
+    assert token.map is not None
+    start, end = token.map
+    if token.type == "heading_open":
+        if token.markup.startswith("#"):
+            edit(start, _escape_first(lines, start, "#"))
+        else:
+            edit(end - 1, _escape_first(lines, end - 1, token.markup[0]))
+    elif token.type == "html_block":
+        for index in range(start, min(end, len(lines))):
+            edit(index, _TAGS.sub("", lines[index]).replace("<", "\\<"))
+    elif token.type == "fence" and token.info.lstrip().startswith(("{", "=")):
+        edit(start, lines[start].replace(token.info, "", 1))  # Pandoc's raw `{=html}` block
+    elif token.type == "inline":
+        first = labelled and start == 0
+        in_item = any(parent.type == "list_item_open" for parent in parents)
+        if _forged(token, skip_first_line=first, in_item=in_item):
+            said = token.content.split("\n")
+            kept = said[:1] if first else []
+            shown = _PUNCTUATION.sub(r"\\\1", "\n".join(said[len(kept) :]))
+            _rewrite(lines, token, "\n".join([*kept, shown]), edit, in_item)
+        elif _unsafe(token):
+            _rewrite(lines, token, _inline_markdown(token.children or []), edit, False)
+        elif parents and parents[-1].type == "paragraph_open":
+            for offset, words in enumerate(token.content.split("\n")):
+                if words.lstrip(" \t").startswith("#"):  # a heading to Python-Markdown, Markdown.pl
+                    edit(start + offset, _escape_first(lines, start + offset, "#"))
 
 
 def _deepest(tokens: list[Token]) -> int:

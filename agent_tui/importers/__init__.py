@@ -9,13 +9,7 @@ appended. Nothing above this package learns the foreign formats: the reducer, th
 from agent_tui.importers.builder import ImportCounts
 from agent_tui.importers.claude_code import ClaudeCodeImporter
 from agent_tui.importers.codex import CodexImporter
-from agent_tui.importers.convert import (
-    ImportInputError,
-    ImportLineError,
-    ImportReport,
-    discover,
-    import_path,
-)
+from agent_tui.importers.convert import ImportInputError, ImportLineError, ImportReport, discover, import_path
 from agent_tui.importers.detect import detect_format
 from agent_tui.importers.materialize import ReplayInputs, replay_inputs
 

@@ -55,6 +55,11 @@ def raw_text(raw: RawLine) -> str:
     return raw if isinstance(raw, str) else bytes(raw).decode(errors="replace")
 
 
+UNREADABLE = object()
+"""What an importer decodes a line that is not JSON to (see `LineImporter.unreadable`)."""
+_NOTHING: list[LogLine] = []  # what a line that makes no event returns (never written to)
+
+
 def as_event(line: LogLine) -> Event:
     """The `Event` of a log line (its payload shared, not copied)."""
     return Event.from_checked(line)
@@ -63,12 +68,40 @@ def as_event(line: LogLine) -> Event:
 class LineImporter:
     """What both importers share: `feed`/`finish` give `Event`s of the log lines that
     `feed_lines`/`finish_lines` (which each importer defines) make; `feed_overlong` stands for
-    a line too long to hold."""
+    a line too long to hold; `unreadable` words a line that is no JSON object."""
 
-    label: str
-    warnings: list[str]
     overlong = 0
     """The length of the line past the cap being fed (bytes), read by `overlong_record`."""
+
+    def __init__(self, label: str, prices: PriceTable | None) -> None:
+        self.label = label
+        self.prices = prices
+        self.out: list[LogLine] = []
+        self.warnings: list[str] = []
+        self.counts = ImportCounts()
+
+    def _warn(self, line_number: int, message: str) -> None:
+        self.warnings.append(f"{self.label}:{line_number}: {message}")
+
+    def _take(self) -> list[LogLine]:
+        """The log lines written since the last take."""
+        out = self.out
+        if not out:
+            return _NOTHING
+        lines = out[:]
+        out.clear()
+        return lines
+
+    def unreadable(self, line_number: int, raw: RawLine, data: Any) -> tuple[str, dict[str, Any]]:
+        """The record type and data kept of a line that is no JSON object (`data` is what it
+        decoded to, `UNREADABLE` when it is not JSON), warned about."""
+        if data is not UNREADABLE:
+            self._warn(line_number, "not a JSON object (kept as source-specific)")
+            return "not-an-object", {"value": data}
+        if raw is OVERLONG:  # said by `feed_overlong`
+            return "line-too-long", self.overlong_record(line_number)
+        self._warn(line_number, "not valid JSON (kept as source-specific)")
+        return "invalid-json", {"line": raw_text(raw).rstrip("\n")}
 
     def feed_overlong(self, line_number: int, length: int, cap: int) -> list[LogLine]:
         """The log lines for a source line of `length` bytes, past the `cap` of what is held:
@@ -170,11 +203,8 @@ class ImportCounts:
     events: int = 0
 
     def add(self, other: ImportCounts) -> None:
-        self.prompts += other.prompts
-        self.tool_calls += other.tool_calls
-        self.tool_results += other.tool_results
-        self.source_records += other.source_records
-        self.events += other.events
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 class SessionBuilder:
@@ -256,22 +286,8 @@ class SessionBuilder:
         return DONE
 
     def _emit(self, kind: str, payload: dict[str, Any], ts: str, turn_id: str | None) -> None:
-        if ts < self.last_ts:
-            ts = self.last_ts
-        self.last_ts = ts
-        self.sequence = sequence = self.sequence + 1
-        self.out.append(
-            {
-                "v": 1,
-                "id": self._prefix + str(sequence),
-                "sessionId": self.session_id,
-                "turnId": turn_id,
-                "sequence": sequence,
-                "ts": ts,
-                "type": kind,
-                "payload": payload,
-            }
-        )
+        self._ts = ts
+        self._write_line(turn_id, kind, payload)
 
     def _writer(self, ts: str) -> TurnWriter:
         """The open turn's writer, writing at `ts`."""

@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from agent_tui.costs.prices import PriceTable
-from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, RawLine, SessionBuilder, raw_text
+from agent_tui.importers.builder import UNREADABLE, LineImporter, LogLine, RawLine, SessionBuilder
 from agent_tui.importers.claude_code_compaction import Compactions
 from agent_tui.importers.claude_code_words import (
     CLIENT,
@@ -48,9 +48,6 @@ from agent_tui.importers.claude_code_words import (
     risk_for,
 )
 from agent_tui.importers.ids import normalize_ts, safe_part, session_id_for
-from agent_tui.importers.source_lines import OVERLONG
-
-_NOTHING: list[LogLine] = []  # what a line that makes no event returns (never written to)
 
 
 def _has_tool_result(content: list[Any]) -> bool:
@@ -79,12 +76,8 @@ class ClaudeCodeImporter(LineImporter):
         *,
         prices: PriceTable | None = None,
     ) -> None:
-        self.label = label
-        self.prices = prices
+        super().__init__(label, prices)
         self.agent_hints = agent_hints or {}
-        self.out: list[LogLine] = []
-        self.warnings: list[str] = []
-        self.counts = ImportCounts()
         self.sessions: dict[str, SessionBuilder] = {}
         self._current: SessionBuilder | None = None  # the main session of the latest line
         self._early: list[tuple[str, str, dict[str, Any], str | None]] = []  # before any session
@@ -104,14 +97,10 @@ class ClaudeCodeImporter(LineImporter):
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            if raw is OVERLONG:  # said by `feed_overlong`
-                data = {"type": "line-too-long", **self.overlong_record(line_number)}
-            else:
-                self._warn(line_number, "not valid JSON (kept as source-specific)")
-                data = {"type": "invalid-json", "line": raw_text(raw).rstrip("\n")}
+            data = UNREADABLE
         if type(data) is not dict:
-            self._warn(line_number, "not a JSON object (kept as source-specific)")
-            data = {"type": "not-an-object", "value": data}
+            record_type, record = self.unreadable(line_number, raw, data)
+            data = {"type": record_type, **record}
         kind = data.get("type")
         ts = data.get("timestamp")
         if type(ts) is not str or len(ts) != 24 or ts[23] != "Z":  # the usual shape needs no work
@@ -132,12 +121,7 @@ class ClaudeCodeImporter(LineImporter):
             self._user(line_number, builder, ts, data)
         else:
             self._other(line_number, builder, kind, ts, data)
-        out = self.out
-        if not out:
-            return _NOTHING
-        lines = out[:]
-        out.clear()
-        return lines
+        return self._take()
 
     def finish_lines(self) -> list[LogLine]:
         self._compactions.flush()
@@ -155,17 +139,6 @@ class ClaudeCodeImporter(LineImporter):
         for builder in self.sessions.values():
             builder.finish()
         return self._take()
-
-    def _take(self) -> list[LogLine]:
-        out = self.out
-        if not out:
-            return _NOTHING
-        events = out[:]
-        out.clear()
-        return events
-
-    def _warn(self, line_number: int, message: str) -> None:
-        self.warnings.append(f"{self.label}:{line_number}: {message}")
 
     # -- routing -------------------------------------------------------------------------------
     def _other(
@@ -277,42 +250,59 @@ class ClaudeCodeImporter(LineImporter):
                     if builder.turn is None:
                         self._ensure_turn(n, builder, data, ts)
                     builder.delta(ts, text)
-            elif kind == "tool_use":
-                if builder.turn is None:
-                    self._ensure_turn(n, builder, data, ts)
-                self._tool_use(builder, ts, block)
-            elif kind in ("thinking", "redacted_thinking"):
-                builder.record(ts, kind, block)
-            elif kind in ("server_tool_use", "web_search_tool_result", "mcp_tool_use", "mcp_tool_result"):
-                builder.record(ts, "assistant." + kind, block)
             else:
-                shape = "text block with no text" if kind == "text" else f"content block {kind!r}"
-                self._warn(n, f"unsupported Claude Code {shape} (kept as source-specific)")
-                builder.record(
-                    ts, f"assistant.{kind}", block if isinstance(block, dict) else {"value": block}
-                )
+                self._block(n, builder, ts, data, kind, block)
         usage = message.get("usage")
-        if type(usage) is not dict or builder.turn is None:
-            return
+        if type(usage) is dict and builder.turn is not None:
+            self._call_usage(n, builder, ts, data, message, usage)
+
+    def _block(
+        self, n: int, builder: SessionBuilder, ts: str, data: dict[str, Any], kind: Any, block: Any
+    ) -> None:
+        """An assistant content block other than text: a tool call, thinking, or kept as it is."""
+        if kind == "tool_use":
+            if builder.turn is None:
+                self._ensure_turn(n, builder, data, ts)
+            self._tool_use(builder, ts, block)
+        elif kind in ("thinking", "redacted_thinking"):
+            builder.record(ts, kind, block)
+        elif kind in ("server_tool_use", "web_search_tool_result", "mcp_tool_use", "mcp_tool_result"):
+            builder.record(ts, "assistant." + kind, block)
+        else:
+            shape = "text block with no text" if kind == "text" else f"content block {kind!r}"
+            self._warn(n, f"unsupported Claude Code {shape} (kept as source-specific)")
+            builder.record(ts, f"assistant.{kind}", block if isinstance(block, dict) else {"value": block})
+
+    def _call_usage(
+        self,
+        n: int,
+        builder: SessionBuilder,
+        ts: str,
+        data: dict[str, Any],
+        message: dict[str, Any],
+        usage: dict[str, Any],
+    ) -> None:
+        """A model call's usage (the first line of a call split over lines that repeat it)."""
         key = message.get("id") or data.get("uuid")
         if type(key) is not str:  # no id to count the call by: the line is a call of its own
             key = str(n)
-        if key != self._usage_key or usage != self._usage:  # a call split over lines repeats its usage
-            self._usage_key = key
-            self._usage = usage
-            get = usage.get
-            try:
-                cached = int(get("cache_read_input_tokens") or 0)
-                written = int(get("cache_creation_input_tokens") or 0)
-                prompt = int(get("input_tokens") or 0) + written + cached
-                completion = int(get("output_tokens") or 0)
-            except (TypeError, ValueError):
-                self._warn(n, "usage that is not numbers (left out of the turn's usage)")
-                return
-            model = message.get("model")
-            builder.call_usage(
-                ts, key, model if type(model) is str else None, prompt, completion, cached, written
-            )
+        if key == self._usage_key and usage == self._usage:  # a call split over lines repeats its usage
+            return
+        self._usage_key = key
+        self._usage = usage
+        get = usage.get
+        try:
+            cached = int(get("cache_read_input_tokens") or 0)
+            written = int(get("cache_creation_input_tokens") or 0)
+            prompt = int(get("input_tokens") or 0) + written + cached
+            completion = int(get("output_tokens") or 0)
+        except (TypeError, ValueError):
+            self._warn(n, "usage that is not numbers (left out of the turn's usage)")
+            return
+        model = message.get("model")
+        builder.call_usage(
+            ts, key, model if type(model) is str else None, prompt, completion, cached, written
+        )
 
     def _ensure_turn(self, n: int, builder: SessionBuilder, data: dict[str, Any], ts: str) -> None:
         turn_key = "turn_" + safe_part(str(data.get("uuid") or f"line-{n}"))

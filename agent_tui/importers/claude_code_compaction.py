@@ -68,9 +68,4 @@ def _compacted(
         if summary_line is not None:
             builder.record(ts, "user.compact_summary", summary_line)
         return
-    builder.compacted(
-        ts,
-        before if type(before) is int else 0,
-        after if type(after) is int else 0,
-        summary,
-    )
+    builder.compacted(ts, before if type(before) is int else 0, after if type(after) is int else 0, summary)

@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 
 from agent_tui.costs.prices import PriceTable
-from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine, RawLine, SessionBuilder, raw_text
+from agent_tui.importers.builder import UNREADABLE, LineImporter, LogLine, RawLine, SessionBuilder
 from agent_tui.importers.codex_subagents import CodexChildren
 from agent_tui.importers.codex_words import (
     CLIENT,
@@ -56,7 +56,6 @@ from agent_tui.importers.codex_words import (
     user_request,
 )
 from agent_tui.importers.ids import EPOCH_TS, normalize_ts, safe_part, session_id_for
-from agent_tui.importers.source_lines import OVERLONG
 
 
 class CodexImporter(LineImporter):
@@ -70,11 +69,7 @@ class CodexImporter(LineImporter):
     format = FORMAT
 
     def __init__(self, label: str, *, prices: PriceTable | None = None) -> None:
-        self.label = label
-        self.prices = prices
-        self.out: list[LogLine] = []
-        self.warnings: list[str] = []
-        self.counts = ImportCounts()
+        super().__init__(label, prices)
         self.builder: SessionBuilder | None = None
         self._early: list[tuple[str, str, dict[str, Any]]] = []
         self._meta_ts = ""
@@ -101,17 +96,11 @@ class CodexImporter(LineImporter):
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            if raw is OVERLONG:  # said by `feed_overlong`
-                self._record("", "line-too-long", self.overlong_record(line_number))
-                return self._take()
-            self._warn(line_number, "not valid JSON (kept as source-specific)")
-            self._record("", "invalid-json", {"line": raw_text(raw).rstrip("\n")})
-            return self._take()
-        if type(data) is not dict:
-            self._warn(line_number, "not a JSON object (kept as source-specific)")
-            self._record("", "not-an-object", {"value": data})
-            return self._take()
-        self._line(line_number, data)
+            data = UNREADABLE
+        if type(data) is dict:
+            self._line(line_number, data)
+        else:
+            self._record("", *self.unreadable(line_number, raw, data))
         return self._take()
 
     def finish_lines(self) -> list[LogLine]:
@@ -124,14 +113,6 @@ class CodexImporter(LineImporter):
             self._close(self.builder.last_ts)
             self.builder.finish()
         return self._take()
-
-    def _take(self) -> list[LogLine]:
-        events = self.out[:]
-        self.out.clear()
-        return events
-
-    def _warn(self, line_number: int, message: str) -> None:
-        self.warnings.append(f"{self.label}:{line_number}: {message}")
 
     def _malformed(self, n: int, ts: str, record_type: str, data: dict[str, Any], what: str) -> None:
         """A record of a known type but the wrong shape: kept as it is, and reported."""
@@ -174,17 +155,21 @@ class CodexImporter(LineImporter):
         elif kind == "compacted":
             self._compacted(ts, payload)
         elif kind == "turn_context":
-            model = payload.get("model")
-            if isinstance(model, str) and model:
-                self._model = model
-            if self.builder is not None and not self.builder.created and self.builder.header is not None:
-                model = payload.get("model")
-                if isinstance(model, str):
-                    self.builder.header.setdefault("model", model)
-            self._record(ts, "turn_context", payload)
+            self._turn_context(ts, payload)
         else:
             self._warn(n, f"unsupported Codex record {kind!r} (kept as source-specific)")
             self._record(ts, kind, payload)
+
+    def _turn_context(self, ts: str, context: dict[str, Any]) -> None:
+        """Its model prices the calls after it, and is the session's when none was named."""
+        model = context.get("model")
+        if isinstance(model, str):
+            if model:
+                self._model = model
+            builder = self.builder
+            if builder is not None and not builder.created and builder.header is not None:
+                builder.header.setdefault("model", model)
+        self._record(ts, "turn_context", context)
 
     def _session_meta(self, ts: str, meta: dict[str, Any]) -> None:
         if self.builder is not None:
@@ -387,19 +372,7 @@ class CodexImporter(LineImporter):
         kind = event.get("type")
         builder = self.builder
         if kind in ("user_message", "agent_message", "agent_reasoning"):
-            text = event.get("text" if kind == "agent_reasoning" else "message")
-            if type(text) is not str:
-                self._malformed(n, ts, f"event_msg.{kind}", event, "whose text is not a string")
-            elif kind == "user_message":
-                if event.get("kind") in CONTEXT_KINDS:
-                    self._record(ts, "event_msg.user_message", event)
-                else:
-                    self._user_text(n, ts, text, "event", event)
-            elif kind == "agent_message":
-                if text and self._first_copy("event", text):
-                    self._in_turn(n, ts).delta(ts, text)
-            elif self._first_copy("event", text):
-                self._record(ts, "reasoning", event)
+            self._event_text(n, ts, kind, event)
         elif kind in ("task_started", "turn_started"):
             self._close(ts)
             self._explicit_turns = True
@@ -435,6 +408,22 @@ class CodexImporter(LineImporter):
             self._warn(n, f"unsupported Codex record 'event_msg.{kind}' (kept as source-specific)")
             self._record(ts, f"event_msg.{kind}", event)
         self._compacted_last = False
+
+    def _event_text(self, n: int, ts: str, kind: str, event: dict[str, Any]) -> None:
+        """The event copy of a prompt, an answer or a reasoning summary."""
+        text = event.get("text" if kind == "agent_reasoning" else "message")
+        if type(text) is not str:
+            self._malformed(n, ts, f"event_msg.{kind}", event, "whose text is not a string")
+        elif kind == "user_message":
+            if event.get("kind") in CONTEXT_KINDS:
+                self._record(ts, "event_msg.user_message", event)
+            else:
+                self._user_text(n, ts, text, "event", event)
+        elif kind == "agent_message":
+            if text and self._first_copy("event", text):
+                self._in_turn(n, ts).delta(ts, text)
+        elif self._first_copy("event", text):
+            self._record(ts, "reasoning", event)
 
     def _token_count(self, event: dict[str, Any]) -> bool:
         """Read the totals (False, and nothing read, when a count is not a number)."""

@@ -349,13 +349,12 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> Importer:
             # `writer.write` inlined: this loop runs once per source line. A line keeps its
             # newline: the JSON decoder skips it, and copying the line would cost.
             for number, line in lines:
-                if line[0] <= 32:  # every whitespace byte is <= 32, and OVERLONG's first
-                    if line is OVERLONG:
-                        made_lines = importer.feed_overlong(number, lines.overlong, lines.max_line)
-                    elif line.tobytes().isspace():
-                        continue
-                    else:
-                        made_lines = feed(number, line)
+                if line[0] > 32:  # every whitespace byte is <= 32, and OVERLONG's first
+                    made_lines = feed(number, line)
+                elif line is OVERLONG:
+                    made_lines = importer.feed_overlong(number, lines.overlong, lines.max_line)
+                elif line.tobytes().isspace():
+                    continue
                 else:
                     made_lines = feed(number, line)
                 for made in made_lines:
@@ -363,11 +362,10 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> Importer:
                         session_id = made["sessionId"]
                         put = writer.handle_for(session_id, label).write
                     put(dumps(made, option=_NEWLINE))
+            number = lines.next_number
             if lines.tail_overlong:
-                number = lines.next_number
                 writer.write(importer.feed_overlong(number, lines.tail_overlong, lines.max_line), label)
             elif lines.tail:
-                number = lines.next_number
                 writer.write(feed_final(importer, number, lines.tail), label)
         number = None
         writer.write(importer.finish_lines(), label)

@@ -66,8 +66,7 @@ def detect_format(path: Path) -> Format | None:
                     data = orjson.loads(line)
                 except orjson.JSONDecodeError:
                     continue
-                found = format_of_record(data, first=number == 0)
-                if found is not None:
+                if (found := format_of_record(data, first=number == 0)) is not None:
                     return found
     except OSError:
         return None

@@ -68,36 +68,30 @@ class SourceLines:
     def __iter__(self) -> Iterator[tuple[int, memoryview]]:
         read = self.handle.read
         size = self.block_size
-        cap = self.max_line
         number = self.next_number
-        carry: list[memoryview] = []  # the start of a line that goes on in this block
+        carry: list[memoryview] | None = []  # the start of a line that goes on (None: past the cap)
         carried = 0  # its bytes
-        skipped = -1  # the bytes so far of a line past the cap (-1: none is being skipped)
         while block := read(size):
             view = memoryview(block)
             start = 0
-            if skipped >= 0 or carry:  # only the line that straddles blocks is copied, to join it
+            if carried:  # only the line that straddles blocks is copied, to join it
                 first = block.find(b"\n")
+                if carry is not None and carried + (len(block) if first < 0 else first) > self.max_line:
+                    carry = None  # skipped from here on, only measured
                 if first < 0:
-                    if skipped < 0 and carried + len(block) > cap:
-                        skipped, carry, carried = carried, [], 0
-                    if skipped >= 0:
-                        skipped += len(block)
-                    else:
+                    carried += len(block)
+                    if carry is not None:
                         carry.append(view)
-                        carried += len(block)
                     continue
                 start = first + 1
-                if skipped < 0 and carried + first > cap:
-                    skipped, carry, carried = carried, [], 0
-                if skipped >= 0:
-                    self.overlong = skipped + first
+                if carry is None:
+                    self.overlong = carried + first
                     yield number, OVERLONG
                 else:
                     carry.append(view[:start])
                     yield number, memoryview(b"".join(carry))
                 number += 1
-                carry, carried, skipped = [], 0, -1
+                carry, carried = [], 0
             last = block.rfind(b"\n")
             find = block.find
             while start <= last:
@@ -106,8 +100,8 @@ class SourceLines:
                 number += 1
                 start = end
             if start < len(block):
-                carry.append(view[start:])
+                carry = [view[start:]]
                 carried = len(block) - start
-        self.tail_overlong = max(0, skipped)
-        self.tail = b"".join(carry)
+        self.tail_overlong = carried if carry is None else 0
+        self.tail = b"".join(carry or ())
         self.next_number = number

@@ -27,10 +27,7 @@ def cell_span(cell: int, width: int, total: int) -> tuple[int, int]:
 
 
 def bar_cells(
-    width: int,
-    total: int,
-    marks: Mapping[str, Sequence[int]],
-    matches: Sequence[int] | None = None,
+    width: int, total: int, marks: Mapping[str, Sequence[int]], matches: Sequence[int] | None = None
 ) -> list[Cell]:
     """One `Cell` per bar cell; with `matches` (a filter's sorted event indices) only those."""
     out: list[Cell] = []

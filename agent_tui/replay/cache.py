@@ -65,13 +65,6 @@ class TimelineCache:
             dropped.timeline.close()
             self.dropped += 1
 
-    def update_end(self, timeline: Timeline, end: Snapshot) -> None:
-        """A followed timeline moved on: its end is `end` now (if it is held)."""
-        for key, held in self._held.items():
-            if held.timeline is timeline:
-                self._held[key] = CachedTimeline(timeline, end)
-                return
-
     def clear(self) -> None:
         for held in self._held.values():
             held.timeline.close()

@@ -83,6 +83,19 @@ def matching(
                     found.append(index)
             return found
         plan = [(file, array("I", timeline.positions_of(file.file_id, end))) for file in files]
+    return _scan(plan, kinds, codes, flt, start, progress)
+
+
+def _scan(
+    plan: list[tuple[Any, array[int]]],
+    kinds: bytes,
+    codes: frozenset[int] | None,
+    flt: Filter,
+    start: int,
+    progress: Callable[[int, int], None] | None,
+) -> array[int]:
+    """The events of `plan` (files, with the event index of each of their lines) whose lines
+    match `flt`'s tool or text, read from disk."""
     hits: list[int] = []
     done = 0
     total = sum(len(positions) for _file, positions in plan)

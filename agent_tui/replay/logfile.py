@@ -168,7 +168,6 @@ class LogFile:
         entries: list[Entry] = []
         append = entries.append
         loads = orjson.loads
-        from_dict = event_from_dict
         number = self.lines
         offset = self.offset
         last = self.last_sequence
@@ -177,53 +176,49 @@ class LogFile:
         session = self.path.stem
         for line in chunk.split(b"\n")[:-1]:
             end = offset + len(line) + 1
-            event: Event | None
             try:
                 # The fast path: one generated check-and-build per type, for the line that comes
-                # next in the chain (`expected` >= 2). Anything else takes the full check below.
+                # next in the chain (`expected` >= 2). Anything else takes the full check.
                 data = loads(line)
                 event = build[data["type"]](data, last + 1)
             except Exception:
                 event = None
             if event is not None and event.session_id == session:
+                # Plain tuples: this loop runs once per line of every log.
                 append((number, offset, end, event.ts, event, None))
                 last = event.sequence
                 resync = False
-                number += 1
-                offset = end
-                continue
-            try:
-                event = from_dict(loads(line))
-            except (orjson.JSONDecodeError, EventValidationError):
-                event = None
-            if event is not None and event.session_id == session:
-                sequence = event.sequence
-                if sequence == last + 1 or (resync and sequence > last):
-                    # Plain tuples: this loop runs once per line of every log.
-                    append((number, offset, end, event.ts, event, None))
-                    last = sequence
-                    resync = False
-                    number += 1
-                    offset = end
-                    continue
-            self.last_sequence = last
-            append(self._corrupt(number, offset, end, line, event, entries))
-            resync = True
+            else:
+                entry = self._checked(number, offset, end, line, last, resync, entries)
+                append(entry)
+                if (event := entry[4]) is not None:
+                    last = event.sequence
+                resync = event is None
             number += 1
             offset = end
-        if self.session_id is None:
-            first = next((entry[4] for entry in entries if entry[4] is not None), None)
-            if first is not None:
-                self._learn(first)
         accepted = next((entry[4] for entry in reversed(entries) if entry[4] is not None), None)
         if accepted is not None:
             self.last_ts = accepted.ts
-        self.last_sequence = last
-        self.resync = resync
-        self.lines = number
-        self.offset = offset
+            if self.session_id is None:
+                self._learn(next(entry[4] for entry in entries if entry[4] is not None))
+        self.last_sequence, self.resync, self.lines, self.offset = last, resync, number, offset
         self._fingerprint = chunk[-_FINGERPRINT:]
         return entries
+
+    def _checked(
+        self, number: int, offset: int, end: int, line: bytes, last: int, resync: bool, before: list[Entry]
+    ) -> Entry:
+        """The entry of a line the fast path did not take, fully checked: its event when it goes
+        on the chain after `last` (or any later sequence, to `resync` it), else a corrupt entry."""
+        try:
+            event = event_from_dict(orjson.loads(line))
+        except (orjson.JSONDecodeError, EventValidationError):
+            event = None
+        if event is not None and event.session_id == self.path.stem:
+            if event.sequence == last + 1 or (resync and event.sequence > last):
+                return (number, offset, end, event.ts, event, None)
+        self.last_sequence = last
+        return self._corrupt(number, offset, end, line, event, before)
 
     def _corrupt(
         self, number: int, offset: int, end: int, line: bytes, event: Event | None, before: list[Entry]

@@ -215,7 +215,6 @@ class Timeline:
         """Append runs of consecutive lines of one file to the timeline and fold them (the hot
         loop of indexing: a regular session's event for its running turn takes the short way)."""
         working = self._working
-        sessions = working.sessions
         tracks = self._tracks
         kinds = self.kinds
         marks = self.marks
@@ -240,10 +239,7 @@ class Timeline:
                 positions.append(index)
                 event = entry[4]
                 if event is None:
-                    kinds.append(CORRUPT)
-                    marks["failure"].append(index)
-                    self._corrupt[file_id].add(entry[0])
-                    self.errors.append((index, entry[5] or "corrupt line"))
+                    self._corrupt_line(file_id, index, entry)
                 else:
                     last_event = event
                     kind = event.type
@@ -271,19 +267,10 @@ class Timeline:
                         if kind == "turn.completed":
                             track.finished = True
                     else:
-                        if not track.accepts(event, file_id):
-                            self._make_irregular(session_id, track, index)
-                        session = sessions.get(session_id)
-                        before = len(session.turns) if session is not None else 0
-                        apply_event(working, event)
-                        if track.regular:
-                            track.folded(sessions[session_id].turns, before, entry[0], entry[1])
+                        self._fold_off_turn(track, event, file_id, index, entry)
                 index += 1
                 if index >= next_checkpoint:
-                    self._note_last(file_id, entry, last_event)
-                    self.total = index
-                    self.end_key = self._merger.key(file, entry)
-                    self._checkpoint()
+                    self._checkpoint_at(index, file, entry, last_event)
                     next_checkpoint = index + every
             self._last_entry[file_id] = run[-1]
             if last_event is not None:
@@ -293,10 +280,35 @@ class Timeline:
             file, run = runs[-1]
             self.end_key = self._merger.key(file, run[-1])
 
-    def _note_last(self, file_id: int, entry: Entry, event: Event | None) -> None:
-        self._last_entry[file_id] = entry
+    def _corrupt_line(self, file_id: int, index: int, entry: Entry) -> None:
+        self.kinds.append(CORRUPT)
+        self.marks["failure"].append(index)
+        self._corrupt[file_id].add(entry[0])
+        self.errors.append((index, entry[5] or "corrupt line"))
+
+    def _fold_off_turn(
+        self, track: SessionTrack, event: Event, file_id: int, index: int, entry: Entry
+    ) -> None:
+        """Fold an event of a regular session that is not of its running turn: a new turn is
+        archived; one the track does not accept makes the session irregular (rebuilt whole)."""
+        session_id = event.session_id
+        if not track.accepts(event, file_id):
+            self._make_irregular(session_id, track, index)
+        sessions = self._working.sessions
+        session = sessions.get(session_id)
+        before = len(session.turns) if session is not None else 0
+        apply_event(self._working, event)
+        if track.regular:
+            track.folded(sessions[session_id].turns, before, entry[0], entry[1])
+
+    def _checkpoint_at(self, index: int, file: LogFile, entry: Entry, event: Event | None) -> None:
+        """A checkpoint after the first `index` events, the last of them `entry` of `file`."""
+        self._last_entry[file.file_id] = entry
         if event is not None:
-            self._last_event[file_id] = event
+            self._last_event[file.file_id] = event
+        self.total = index
+        self.end_key = self._merger.key(file, entry)
+        self._checkpoint()
 
     def _cursor(self, file_id: int) -> FileCursor:
         entry = self._last_entry[file_id]

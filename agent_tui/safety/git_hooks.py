@@ -45,9 +45,5 @@ WRITE_ONLY_HOOKS = frozenset(
 )
 """Hooks git runs only for commands that are never `read`."""
 
-HOOK_EVENTS: tuple[str, ...] = (
-    *sorted(WRITE_ONLY_HOOKS),
-    "post-index-change",
-    "reference-transaction",
-)
+HOOK_EVENTS: tuple[str, ...] = (*sorted(WRITE_ONLY_HOOKS), "post-index-change", "reference-transaction")
 """Every hook event of githooks(5)."""

@@ -81,8 +81,7 @@ _LISTING_FLAGS = frozenset({"-l", "--list"})
 
 def _branch(label: str, args: list[str]) -> RiskAssessment:
     found = scan(args, BRANCH)
-    risky = worst(_findings(label, found))
-    if risky is not None:
+    if (risky := worst(_findings(label, found))) is not None:
         return risky
     listing = any(use.option.spelling in _LISTING_FLAGS for use in found.used)
     if found.operands and not listing:
@@ -94,8 +93,7 @@ def _branch(label: str, args: list[str]) -> RiskAssessment:
 
 def _tag(label: str, args: list[str]) -> RiskAssessment:
     found = scan(args, TAG)
-    risky = worst(_findings(label, found))
-    if risky is not None:
+    if (risky := worst(_findings(label, found))) is not None:
         return risky
     listing = any(use.option.spelling in _LISTING_FLAGS for use in found.used)
     if found.operands and not listing:
@@ -105,8 +103,7 @@ def _tag(label: str, args: list[str]) -> RiskAssessment:
 
 def _config(label: str, args: list[str]) -> RiskAssessment:
     found = scan(args, CONFIG)
-    risky = worst(_findings(label, found))
-    if risky is not None:
+    if (risky := worst(_findings(label, found))) is not None:
         return risky
     action = found.operands[0] if found.operands else ""
     if action in ("get", "list"):
@@ -125,8 +122,7 @@ def _config(label: str, args: list[str]) -> RiskAssessment:
 
 def _reset(label: str, args: list[str]) -> RiskAssessment:
     found = scan(args, RESET)
-    risky = worst(_findings(label, found))
-    if risky is not None:
+    if (risky := worst(_findings(label, found))) is not None:
         return risky
     if found.before_dashdash:
         return RiskAssessment("destructive", f"`{label} COMMIT` moves the branch (and may drop commits)")

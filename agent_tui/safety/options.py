@@ -102,8 +102,7 @@ class OptionTable:
 
     def match_long(self, name: str) -> Option | str:
         """The option `--name` means, or a problem sentence."""
-        exact = self.long.get(name)
-        if exact is not None:
+        if (exact := self.long.get(name)) is not None:
             return exact
         matches = {option for key, option in self.long.items() if key.startswith(name)}
         if len(matches) == 1:

@@ -282,18 +282,8 @@ def outside_reason(cmd: str, scope: ReadScope) -> str | None:
 
 def _line_reason(commands: Sequence[SimpleCommand], scope: ReadScope) -> str | None:
     judge = _Judge(scope)
-    if not scope.sandboxed:
-        held = [
-            found
-            for found in judge.index.stores
-            if _inside(judge.index.real(found), scope.cwd) and os.path.lexists(found.path)
-        ]
-        if held:
-            shown = ", ".join(found.store.shown for found in held[:3])
-            return (
-                f"the session's directory holds credential stores ({shown}): without the sandbox "
-                "no command here is judged read"
-            )
+    if (held := _stores_held(judge, scope)) is not None:
+        return held
     base = scope.cwd
     for command in commands:
         if not command.words:
@@ -308,21 +298,38 @@ def _line_reason(commands: Sequence[SimpleCommand], scope: ReadScope) -> str | N
         for word in args:
             for spelling in _spellings(word):
                 for text in brace_spellings(spelling) if "brace" in word.expansions else [spelling]:
-                    reason = judge.named(program, text, base, word.source)
-                    if reason is not None:
+                    if (reason := judge.named(program, text, base, word.source)) is not None:
                         return reason
         if not scope.sandboxed and _follows_links(program, [word.value for word in args]):
-            reason = judge.walked(program, _walk_roots(judge, args, base), base)
-            if reason is not None:
+            if (reason := judge.walked(program, _walk_roots(judge, args, base), base)) is not None:
                 return reason
         for redirect in command.redirects:
             target = redirect.target
             if target is None or redirect.operator not in ("<", "<&") or target.value.isdigit():
                 continue
-            reason = judge.named(program, target.value, base, target.source)
-            if reason is not None:
+            if (reason := judge.named(program, target.value, base, target.source)) is not None:
                 return reason
     return None
+
+
+def _stores_held(judge: _Judge, scope: ReadScope) -> str | None:
+    """Why nothing is judged read without the sandbox when the session's directory holds
+    credential stores, or None."""
+    if scope.sandboxed:
+        return None
+    index = judge.index
+    held = [
+        found
+        for found in index.stores
+        if _inside(index.real(found), scope.cwd) and os.path.lexists(found.path)
+    ]
+    if not held:
+        return None
+    shown = ", ".join(found.store.shown for found in held[:3])
+    return (
+        f"the session's directory holds credential stores ({shown}): without the sandbox "
+        "no command here is judged read"
+    )
 
 
 _FOLLOWING: dict[str, tuple[str, str]] = {

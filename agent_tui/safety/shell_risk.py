@@ -34,13 +34,7 @@ from agent_tui.safety import git_rules, program_rules, sed_awk, special_rules, w
 from agent_tui.safety.assessment import Findings, RiskAssessment, worst
 from agent_tui.safety.options import scan
 from agent_tui.safety.read_scope import ReadScope, outside_reason
-from agent_tui.safety.shell_parse import (
-    Redirect,
-    SimpleCommand,
-    Word,
-    parse_shell,
-    subscript_with_expansion,
-)
+from agent_tui.safety.shell_parse import Redirect, SimpleCommand, Word, parse_shell, subscript_with_expansion
 
 __all__ = ["RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"]
 
@@ -264,6 +258,11 @@ def _program(name: str, args: list[Word], depth: int) -> Findings:
         return found
     if name in _DECLARATIONS:
         return wrapper_rules.declaration(name, args)
+    return _judged(name, args)
+
+
+def _judged(name: str, args: list[Word]) -> Findings:
+    """A program that runs no command of its arguments, judged by its own rules."""
     values = [arg.value for arg in args]
     found = Findings(programs=[name])
     if name in ("test", "[") and any(subscript_with_expansion(value) for value in values):

@@ -193,44 +193,20 @@ def env(args: Sequence[Word], depth: int, classify: ClassifyWords, script: Class
     index = 0
     while index < len(args):
         value = args[index].value
-        following = args[index + 1].value if index + 1 < len(args) else None
         if value == "--":
             index += 1
             break
-        if value.startswith("--"):
-            name, equals, attached = value[2:].partition("=")
-            matches = [option for option in _ENV_LONG if option.startswith(name)] if name else []
-            if name in _ENV_LONG:
-                matches = [name]
-            if len(matches) != 1:
-                found.add("execute", f"`env {value}`: an option not known here")
-                return found
-            (option,) = matches
-            takes_value = _ENV_LONG[option]
-            if option == "split-string":
-                text = attached if equals else (following or "")
-                found.add("execute", "`env -S` runs a command line")
-                found.merge(script(text, depth + 1))
-                return found
-            index += 1 if equals or not takes_value else 2
-            continue
         if value.startswith("-") and value != "-":
-            cluster = value[1:]
-            for position, letter in enumerate(cluster):
-                if letter in _ENV_SHORT_FLAGS:
-                    continue
-                if letter in _ENV_SHORT_VALUED:
-                    rest = cluster[position + 1 :]
-                    if letter == "S":
-                        text = rest if rest else (following or "")
-                        found.add("execute", "`env -S` runs a command line")
-                        found.merge(script(text, depth + 1))
-                        return found
-                    index += 0 if rest else 1  # the value is the rest of the word, or the next one
-                    break
-                found.add("execute", f"`env -{letter}`: an option not known here")
+            following = args[index + 1].value if index + 1 < len(args) else None
+            taken, command_line, unknown = _env_option(value, following)
+            if unknown is not None:
+                found.add("execute", f"`env {unknown}`: an option not known here")
                 return found
-            index += 1
+            if command_line is not None:
+                found.add("execute", "`env -S` runs a command line")
+                found.merge(script(command_line, depth + 1))
+                return found
+            index += taken
             continue
         name, equals, rest = value.partition("=")
         if equals and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -246,6 +222,31 @@ def env(args: Sequence[Word], depth: int, classify: ClassifyWords, script: Class
     found.add("execute", "`env` runs another command")
     found.merge(classify(args[index:], depth + 1))
     return found
+
+
+def _env_option(value: str, following: str | None) -> tuple[int, str | None, str | None]:
+    """One of env's options (`value`; `following`, the word after it): the words it takes, the
+    command line it runs (`-S`), and the option as said when it is not known here."""
+    if value.startswith("--"):
+        name, equals, attached = value[2:].partition("=")
+        matches = [option for option in _ENV_LONG if option.startswith(name)] if name else []
+        if name in _ENV_LONG:
+            matches = [name]
+        if len(matches) != 1:
+            return 0, None, value
+        if matches[0] == "split-string":
+            return 1, attached if equals else (following or ""), None
+        return 1 if equals or not _ENV_LONG[matches[0]] else 2, None, None
+    cluster = value[1:]
+    for position, letter in enumerate(cluster):
+        if letter in _ENV_SHORT_VALUED:
+            rest = cluster[position + 1 :]
+            if letter == "S":
+                return 1, rest or (following or ""), None
+            return 1 if rest else 2, None, None  # the value is the rest of the word, or the next one
+        if letter not in _ENV_SHORT_FLAGS:
+            return 0, None, f"-{letter}"
+    return 1, None, None
 
 
 def declaration(name: str, args: Sequence[Word]) -> Findings:

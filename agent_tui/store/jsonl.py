@@ -35,13 +35,7 @@ from typing import Any, Literal, Protocol
 
 import orjson
 
-from agent_tui.events import (
-    Event,
-    EventValidationError,
-    event_from_dict,
-    event_from_json,
-    json_problem,
-)
+from agent_tui.events import Event, EventValidationError, event_from_dict, event_from_json, json_problem
 from agent_tui.events.validation import BUILDERS_WITH_V, BUILDERS_WITHOUT_V
 from agent_tui.private_files import open_plain, open_private
 from agent_tui.store.errors import (
@@ -182,12 +176,7 @@ class JsonlEventLog:
             raise EventLogDecodeError(self.path, n + 1, foreign_session(event.session_id, self.session_id))
         return event
 
-    def replay(
-        self,
-        mode: ReplayMode = "skip-trailing-partial",
-        *,
-        start_line: int = 0,
-    ) -> Iterator[Event]:
+    def replay(self, mode: ReplayMode = "skip-trailing-partial", *, start_line: int = 0) -> Iterator[Event]:
         """Yield every event in order, checking the sequence chain.
 
         Args:
@@ -195,17 +184,9 @@ class JsonlEventLog:
                 raises `EventLogDecodeError` for it.
             start_line: begin at this 0-based line (the chain is checked from there on).
         """
-        if not self.path.exists():
+        start = self._start_offset(start_line)
+        if start is None:
             return
-        start = 0
-        if start_line:
-            self._index.extend()
-            if start_line > self._index.line_count:
-                return
-            if start_line == self._index.line_count:
-                start = self._index.complete_bytes()  # only a torn tail (if any) is left
-            else:
-                start = self._index.line_span(start_line)[0]
         # `expected` is the sequence the next line must have, an int >= 2 once a first line was
         # accepted. The first line has no `expected` for the fast path (the builders need it >= 2),
         # so it is checked by `_check_line` against `first`: 1, or any sequence when the replay
@@ -230,18 +211,28 @@ class JsonlEventLog:
                     if event.session_id != session:
                         raise LookupError  # another session's line: `_check_line` names it
                 except Exception:
-                    if expected is None:
-                        line_number = start_line + 1
-                        event, build = _check_line(path, line, line_number, first, session)
-                    else:
-                        line_number = expected + offset
-                        event, build = _check_line(path, line, line_number, expected, session)
+                    line_number = start_line + 1 if expected is None else expected + offset
+                    wanted = first if expected is None else expected
+                    event, build = _check_line(path, line, line_number, wanted, session)
                     offset = line_number - event.sequence
                 expected = event.sequence + 1  # the builder checked it is `expected` on its path
                 yield event
             if torn and mode == "strict":
                 line_number = start_line + 1 if expected is None else expected + offset
                 raise EventLogDecodeError(path, line_number, "torn final line (no newline)")
+
+    def _start_offset(self, start_line: int) -> int | None:
+        """The byte offset of line `start_line` (None when the log or that line does not exist)."""
+        if not self.path.exists():
+            return None
+        if not start_line:
+            return 0
+        self._index.extend()
+        if start_line > self._index.line_count:
+            return None
+        if start_line == self._index.line_count:
+            return self._index.complete_bytes()  # only a torn tail (if any) is left
+        return self._index.line_span(start_line)[0]
 
     # -- writing -----------------------------------------------------------------------------
     @property

@@ -148,26 +148,34 @@ class WebServer:
         try:
             await socket.prepare(request)
             await tab.start(width, height)
-            relay = asyncio.ensure_future(self._relay(socket, tab))
-            ended = asyncio.ensure_future(tab.ended())
-            try:
-                await asyncio.wait({relay, ended}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (relay, ended):
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, Exception):
-                        await task
+            await self._serve_tab(socket, tab)
         finally:
-            self._ending.add(tab)
-            await tab.stop()
-            self._sockets.discard(socket)
-            with contextlib.suppress(Exception):
-                await socket.close()
-            async with self._slots:
-                self.tabs.discard(tab)
-                self._ending.discard(tab)
-                self._slots.notify_all()
+            await self._end_tab(socket, tab)
         return socket
+
+    async def _serve_tab(self, socket: web.WebSocketResponse, tab: TabProcess) -> None:
+        """Relay the browser's input until it leaves or the tab's app ends."""
+        relay = asyncio.ensure_future(self._relay(socket, tab))
+        ended = asyncio.ensure_future(tab.ended())
+        try:
+            await asyncio.wait({relay, ended}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (relay, ended):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def _end_tab(self, socket: web.WebSocketResponse, tab: TabProcess) -> None:
+        """Stop the tab's app, close its socket and give its slot back."""
+        self._ending.add(tab)
+        await tab.stop()
+        self._sockets.discard(socket)
+        with contextlib.suppress(Exception):
+            await socket.close()
+        async with self._slots:
+            self.tabs.discard(tab)
+            self._ending.discard(tab)
+            self._slots.notify_all()
 
     async def _take_slot(self, tab: TabProcess) -> bool:
         """Count `tab` among the open tabs if there is room: now, or once a tab that is ending has

@@ -24,11 +24,4 @@ __all__ = [
 
 def builtin_tools() -> list[Tool]:
     """Fresh instances of every built-in tool, in the order models see them."""
-    return [
-        ReadFileTool(),
-        ListDirTool(),
-        GrepTool(),
-        WriteFileTool(),
-        EditFileTool(),
-        ShellTool(),
-    ]
+    return [ReadFileTool(), ListDirTool(), GrepTool(), WriteFileTool(), EditFileTool(), ShellTool()]

@@ -127,8 +127,7 @@ def _construct_not_supported(source: str) -> str | None:
 
 def _unsupported(source: str, reason: str) -> str:
     """Why RE2 refused `source` (its `reason`), said for someone used to Python's re."""
-    construct = _construct_not_supported(source)
-    if construct is not None:
+    if (construct := _construct_not_supported(source)) is not None:
         return construct
     if reason.startswith("invalid repetition size"):
         return f"{reason} (a count goes up to 1000)"
@@ -266,6 +265,23 @@ def _spans(window: bytes) -> Iterator[bytes]:
         start = cut + 1
 
 
+def _chunks(stream: IO[bytes], checkpoint: Callable[[], None], size: int | None) -> Iterator[bytes]:
+    """The chunks of `stream`, up to `size` bytes and before its first NUL byte (`checkpoint`
+    is called before every read)."""
+    left = size
+    while True:
+        checkpoint()
+        want = CHUNK if left is None else min(CHUNK, left)
+        data = stream.read(want) if want > 0 else b""
+        left = None if left is None else left - len(data)
+        nul = data.find(b"\x00")
+        if nul != -1:
+            data, left = data[:nul], 0
+        if not data:
+            return
+        yield data
+
+
 def matching_lines(
     stream: IO[bytes], pattern: LinePattern, checkpoint: Callable[[], None], size: int | None = None
 ) -> Generator[tuple[int, str], None, None]:
@@ -277,24 +293,11 @@ def matching_lines(
     `checkpoint` is called before every read and every RE2 call; whatever it raises ends the
     search. Closing the iterator early (the output budget is spent) reads no further.
     """
-    left = size
-
-    def read() -> bytes:
-        """The next chunk; empty at the end, and after a NUL byte."""
-        nonlocal left
-        checkpoint()
-        want = CHUNK if left is None else min(CHUNK, left)
-        data = stream.read(want) if want > 0 else b""
-        left = None if left is None else left - len(data)
-        nul = data.find(b"\x00")
-        if nul != -1:
-            data, left = data[:nul], 0
-        return data
-
+    chunks = _chunks(stream, checkpoint, size)
     before = 0  # lines wholly before `pending`
     pending = b""  # the start of a line whose end is not read yet (shorter than LINE_CAP)
     while True:
-        data = read()
+        data = next(chunks, b"")
         buffer = pending + data if pending else data
         if not data:  # the end: what is pending is the last line, without a line end
             if buffer:
@@ -313,17 +316,15 @@ def matching_lines(
                 yield before + 1, text
             before += 1
             while first_end == -1:
-                more = read()
+                more = next(chunks, b"")
                 if not more:
                     return
                 buffer, first_end = more, more.find(b"\n")
-            pending, buffer = b"", buffer[first_end + 1 :]
-            last_end = buffer.rfind(b"\n")
-            if last_end == -1:
-                pending = buffer
-                continue
-        else:
-            last_end = buffer.rfind(b"\n")
+            buffer = buffer[first_end + 1 :]
+        last_end = buffer.rfind(b"\n")
+        if last_end == -1:  # (only after a long line's end)
+            pending = buffer
+            continue
         pending = buffer[last_end + 1 :]
         for span in _spans(buffer[:last_end]):
             checkpoint()

@@ -115,8 +115,7 @@ def _unsafe_component(name: str, dir_fd: int) -> bool:
 
 def _swapped(display: str) -> ToolError:
     return ToolError(
-        "path_unsafe",
-        f"path {display!r} changed into a symlink while it was being opened; refused",
+        "path_unsafe", f"path {display!r} changed into a symlink while it was being opened; refused"
     )
 
 
@@ -197,13 +196,7 @@ def _enter(dir_fd: int, part: str, *, make_parents: bool, shown: str) -> int:
 
 
 def open_under(
-    cwd: Path,
-    user_path: str,
-    flags: int,
-    *,
-    must_exist: bool,
-    mode: int = 0o666,
-    make_parents: bool = False,
+    cwd: Path, user_path: str, flags: int, *, must_exist: bool, mode: int = 0o666, make_parents: bool = False
 ) -> tuple[int, Path]:
     """`resolve_under` then `open_resolved`: the one call tools use.
 

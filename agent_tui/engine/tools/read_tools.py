@@ -29,21 +29,9 @@ from typing import IO, Annotated
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from agent_tui.engine.tools.base import (
-    BaseTool,
-    ToolArgs,
-    ToolContext,
-    ToolError,
-    ToolResult,
-    cut_to_budget,
-)
+from agent_tui.engine.tools.base import BaseTool, ToolArgs, ToolContext, ToolError, ToolResult, cut_to_budget
 from agent_tui.engine.tools.line_search import LinePattern, PatternError, matching_lines
-from agent_tui.engine.tools.paths import (
-    display_path,
-    is_inside,
-    open_under,
-    os_error_to_tool_error,
-)
+from agent_tui.engine.tools.paths import display_path, is_inside, open_under, os_error_to_tool_error
 from agent_tui.engine.tools.shell_setup import current_shell_setup
 from agent_tui.engine.tools.worker import Checkpoint, run_stoppable, sorted_in_steps
 from agent_tui.safety.credential_stores import StoreIndex, StorePath, store_paths

@@ -135,13 +135,7 @@ class ToolRouter:
         return self.assess(name, parsed_args).risk
 
     def make_context(
-        self,
-        *,
-        cwd: Path,
-        session_id: str,
-        turn_id: str,
-        tool_call_id: str,
-        on_output: OutputCallback,
+        self, *, cwd: Path, session_id: str, turn_id: str, tool_call_id: str, on_output: OutputCallback
     ) -> ToolContext:
         """A `ToolContext` carrying this router's output budget."""
         return ToolContext(

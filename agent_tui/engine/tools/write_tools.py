@@ -17,20 +17,8 @@ from pathlib import Path
 import anyio
 from pydantic import Field
 
-from agent_tui.engine.tools.base import (
-    BaseTool,
-    RiskAssessment,
-    ToolArgs,
-    ToolContext,
-    ToolError,
-    ToolResult,
-)
-from agent_tui.engine.tools.paths import (
-    display_path,
-    open_resolved,
-    os_error_to_tool_error,
-    resolve_under,
-)
+from agent_tui.engine.tools.base import BaseTool, RiskAssessment, ToolArgs, ToolContext, ToolError, ToolResult
+from agent_tui.engine.tools.paths import display_path, open_resolved, os_error_to_tool_error, resolve_under
 from agent_tui.engine.tools.read_tools import open_regular
 
 
