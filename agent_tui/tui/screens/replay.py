@@ -53,7 +53,6 @@ from agent_tui.tui.widgets.scrubber import Scrubber
 from agent_tui.tui.widgets.session_detail import SessionDetail
 from agent_tui.tui.widgets.summary_bar import SummaryBar
 
-BIG_STEP = 100
 SPEEDS = (5, 10, 20, 50, 100, 200, 500, 1000, 5000)
 TICKS_PER_SECOND = 20
 FOLLOW_TICK_SECONDS = 1.0
