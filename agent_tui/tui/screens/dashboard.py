@@ -143,18 +143,14 @@ class DashboardScreen(SessionsScreen):
         composer.display = self.live is not None
         if self.live is None:
             return
-        session_id = self.session_tree.selected_id
-        session = self.state.sessions.get(session_id or "")
+        session = self.state.sessions.get(self.session_tree.selected_id or "")
         if session is None:
             composer.show_target(None, "", False, 0)
             return
         path = agent_path_text(self.state.agent_path(session.session_id))
+        steerable = not self.live.is_external(session.client)
         composer.show_target(
-            session.session_id,
-            path,
-            session.running,
-            len(session.turns),
-            steerable=not self.live.is_external(session.client),
+            session.session_id, path, session.running, len(session.turns), steerable=steerable
         )
 
     def _run(self) -> Run | None:
@@ -324,13 +320,10 @@ class DashboardScreen(SessionsScreen):
             return
         state = live.project_rules()
         if state is None or not state.needs_acceptance:
-            accepted = state is not None and state.accepted
-            self.notify(
-                "The project's rules file is accepted."
-                if accepted
-                else "No project rules wait for an answer.",
-                timeout=3,
-            )
+            if state is not None and state.accepted:
+                self.notify("The project's rules file is accepted.", timeout=3)
+            else:
+                self.notify("No project rules wait for an answer.", timeout=3)
             return
         self.app.push_screen(ProjectRulesScreen(state), partial(self._project_rules_answered, state))
 
@@ -594,11 +587,8 @@ def _as_our_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str
     """An external agent's call that carries a diff (ACP `content: [{type: diff, path, oldText,
     newText}]`) as the `write_file`/`edit_file` it amounts to, so it is previewed like ours."""
     content = args.get("content")
-    diffs = (
-        [item for item in content if isinstance(item, dict) and item.get("type") == "diff"]
-        if isinstance(content, list)
-        else []
-    )
+    items = content if isinstance(content, list) else []
+    diffs = [item for item in items if isinstance(item, dict) and item.get("type") == "diff"]
     if tool in ("write_file", "edit_file") or len(diffs) != 1 or not isinstance(diffs[0].get("path"), str):
         return tool, args
     diff = diffs[0]
