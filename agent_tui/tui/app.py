@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 from textual import events, on, work
@@ -418,20 +419,17 @@ class ReplayApp(AgentTuiBase):
     ) -> None:
         super().__init__(theme=theme)
         self._warnings = list(warnings or [])
-        self._files = list(files)
-        self._follow = follow
-        self._watch_dir = watch_dir
-        self._start_at_end = start_at_end
-        self._pause_indexing_after = pause_indexing_after
+        self._screen = partial(
+            ReplayScreen,
+            list(files),
+            follow=follow,
+            watch_dir=watch_dir,
+            start_at_end=start_at_end,
+            pause_indexing_after=pause_indexing_after,
+        )
 
     def get_default_screen(self) -> Screen[None]:
-        return ReplayScreen(
-            self._files,
-            follow=self._follow,
-            watch_dir=self._watch_dir,
-            start_at_end=self._start_at_end,
-            pause_indexing_after=self._pause_indexing_after,
-        )
+        return self._screen()
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -465,26 +463,19 @@ def run_dashboard(
 
     Returns the exit status; says where the logs are once the terminal is back.
     """
-    if models or (external is not None and external.names()):
-        app = AgentTuiApp(
-            sessions_dir=sessions_dir,
-            project=project,
-            models=models,
-            prompt=prompt,
-            external=external,
-            agent=agent,
-            warning=warning,
-            notify_command=notify_command,
-        )
-    else:
-        app = AgentTuiApp(
-            scenario_path=demo_scenario_path(),
-            sessions_dir=sessions_dir,
-            prompt=prompt,
-            notice=notice,
-            warning=warning,
-            notify_command=notify_command,
-        )
+    demo = not models and (external is None or not external.names())
+    app = AgentTuiApp(
+        scenario_path=demo_scenario_path() if demo else None,
+        sessions_dir=sessions_dir,
+        project=None if demo else project,
+        models=None if demo else models,
+        prompt=prompt,
+        external=None if demo else external,
+        agent=None if demo else agent,
+        notice=notice if demo else None,
+        warning=warning,
+        notify_command=notify_command,
+    )
     app.run()
     try:
         print(visible(f"agent-tui: session logs in {sessions_dir} (agent-tui replay {sessions_dir})"))

@@ -47,12 +47,7 @@ def format_clock(ts: str, now_ms: int | None = None, *, dated: bool | None = Non
 
 def elapsed_ms(turn: TurnView, now_ms: int | None) -> int | None:
     """The turn's duration: from start to end, or (running) to `now_ms`."""
-    if turn.ended_ts is not None:
-        return turn.duration_ms
-    start = epoch_ms(turn.started_ts)
-    if start is None or now_ms is None:
-        return None
-    return max(0, now_ms - start)
+    return turn.duration_ms if turn.ended_ts is not None else waited_ms(turn.started_ts, now_ms)
 
 
 def waited_ms(asked_ts: str, now_ms: int | None) -> int | None:

@@ -8,7 +8,7 @@ same keys explain that nothing is running.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -147,19 +147,21 @@ class DashboardScreen(SessionsScreen):
         composer.display = self.live is not None
         if self.live is None:
             return
-        session_id = self.session_tree.selected_id
-        session = self.state.sessions.get(session_id or "")
+        session = self.state.sessions.get(self.session_tree.selected_id or "")
         if session is None:
             composer.show_target(None, "", False, 0)
             return
         path = agent_path_text(self.state.agent_path(session.session_id))
+        steerable = not self.live.is_external(session.client)
         composer.show_target(
-            session.session_id,
-            path,
-            session.running,
-            len(session.turns),
-            steerable=not self.live.is_external(session.client),
+            session.session_id, path, session.running, len(session.turns), steerable=steerable
         )
+
+    def _run(self) -> Run | None:
+        """The run, or None after saying that this view runs nothing."""
+        if self.live is None:
+            self.notify(_READ_ONLY, severity="warning")
+        return self.live
 
     # -- approvals -----------------------------------------------------------------------------
     def can_answer(self, view: PermissionView) -> bool:
@@ -205,9 +207,8 @@ class DashboardScreen(SessionsScreen):
 
     # -- new agents ----------------------------------------------------------------------------
     async def action_new_agent(self) -> None:
-        live = self.live
+        live = self._run()
         if live is None:
-            self.notify(_READ_ONLY, severity="warning")
             return
         if live.project is None:
             self.notify("The engine is still starting; try again in a moment.", severity="warning")
@@ -240,8 +241,7 @@ class DashboardScreen(SessionsScreen):
 
     # -- the composer --------------------------------------------------------------------------
     def action_compose(self) -> None:
-        if self.live is None:
-            self.notify(_READ_ONLY, severity="warning")
+        if self._run() is None:
             return
         focus_now(self.query_one("#composer", Composer).input)
 
@@ -311,9 +311,8 @@ class DashboardScreen(SessionsScreen):
     def change_budget(self, session_id: str | None) -> None:
         """`B`: set, raise or remove the budget of a session's tree (through the run: an
         attached dashboard asks the session's host)."""
-        live = self.live
+        live = self._run()
         if live is None:
-            self.notify(_READ_ONLY, severity="warning")
             return
         session = self.state.sessions.get(session_id or "")
         if session is None or session_id is None:
@@ -345,18 +344,15 @@ class DashboardScreen(SessionsScreen):
     # -- the project's own rules file ----------------------------------------------------------
     def action_project_rules(self) -> None:
         """Open the project-rules question, if the project's rules file waits for an answer."""
-        if self.live is None:
-            self.notify(_READ_ONLY, severity="warning")
+        live = self._run()
+        if live is None:
             return
-        state = self.live.project_rules()
+        state = live.project_rules()
         if state is None or not state.needs_acceptance:
-            accepted = state is not None and state.accepted
-            self.notify(
-                "The project's rules file is accepted."
-                if accepted
-                else "No project rules wait for an answer.",
-                timeout=3,
-            )
+            if state is not None and state.accepted:
+                self.notify("The project's rules file is accepted.", timeout=3)
+            else:
+                self.notify("No project rules wait for an answer.", timeout=3)
             return
         self.app.push_screen(ProjectRulesScreen(state), partial(self._project_rules_answered, state))
 
@@ -382,8 +378,7 @@ class DashboardScreen(SessionsScreen):
             )
 
     def action_stop_all(self) -> None:
-        if self.live is None:
-            self.notify(_READ_ONLY, severity="warning")
+        if self._run() is None:
             return
         running = self.state.running_count()
         if not running:
@@ -425,15 +420,7 @@ class DashboardScreen(SessionsScreen):
         if workbench is None:
             self._close_remote(session_id, live)
             return
-        worktree = workbench.worktree_path(session_id, session.worktree_path)
-        changes = None
-        if worktree is not None and worktree.exists():
-            try:
-                changes = uncommitted_changes(worktree)
-            except WorktreeError:
-                changes = None
-        elif worktree is not None:
-            worktree = None  # removed already: nothing to ask about
+        worktree, changes = _worktree_to_ask(workbench.worktree_path(session_id, session.worktree_path))
         family = [session_id, *self.state.descendants(session_id)]
         running = sum(1 for sid in family if self.state.sessions[sid].running)
         path = agent_path_text(self.state.agent_path(session_id))
@@ -612,52 +599,49 @@ class DashboardScreen(SessionsScreen):
                     self.action_project_rules,
                 ),
             )
+        return commands + list(self._session_commands())
+
+    def _session_commands(self) -> Iterator[PaletteCommand]:
+        """Stop (a running session), review and close (a root one): found by typing, not listed."""
         for session_id, path in self._session_paths():
             session = self.state.sessions[session_id]
-            if session.running:
-                commands.append(
-                    PaletteCommand(
-                        f"Stop {path}",
-                        f"Stop {path} and every sub-agent it spawned",
-                        partial(self.stop_session, session_id),
-                        discover=False,
+            root = session.parent_session_id is None
+            change = f"{path}'s whole change: commit, merge, discard, rewind a turn (D)"
+            offers: tuple[tuple[bool, str, str, Callable[[str], object]], ...] = (
+                (session.running, "Stop", f"Stop {path} and every sub-agent it spawned", self.stop_session),
+                (root, "Review", change, self.review_session),
+                (root, "Close", f"Take {path} out of the tree (its log stays)", self.close_session),
+            )
+            for offered, verb, help_text, act in offers:
+                if offered:
+                    yield PaletteCommand(
+                        f"{verb} {path}", help_text, partial(act, session_id), discover=False
                     )
-                )
-            if session.parent_session_id is None:
-                commands.append(
-                    PaletteCommand(
-                        f"Review {path}",
-                        f"{path}'s whole change: commit, merge, discard, rewind a turn (D)",
-                        partial(self.review_session, session_id),
-                        discover=False,
-                    )
-                )
-                commands.append(
-                    PaletteCommand(
-                        f"Close {path}",
-                        f"Take {path} out of the tree (its log stays)",
-                        partial(self.close_session, session_id),
-                        discover=False,
-                    )
-                )
-        return commands
 
 
 def _as_our_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
     """An external agent's call that carries a diff (ACP `content: [{type: diff, path, oldText,
     newText}]`) as the `write_file`/`edit_file` it amounts to, so it is previewed like ours."""
     content = args.get("content")
-    diffs = (
-        [item for item in content if isinstance(item, dict) and item.get("type") == "diff"]
-        if isinstance(content, list)
-        else []
-    )
+    items = content if isinstance(content, list) else []
+    diffs = [item for item in items if isinstance(item, dict) and item.get("type") == "diff"]
     if tool in ("write_file", "edit_file") or len(diffs) != 1 or not isinstance(diffs[0].get("path"), str):
         return tool, args
     diff = diffs[0]
     if not diff.get("oldText"):
         return "write_file", {"path": diff["path"], "content": diff.get("newText") or ""}
     return "edit_file", {"path": diff["path"], "old": diff["oldText"], "new": diff.get("newText") or ""}
+
+
+def _worktree_to_ask(worktree: Path | None) -> tuple[Path | None, int | None]:
+    """A closing session's worktree, if it is still there, and its uncommitted changes (None:
+    unknown)."""
+    if worktree is None or not worktree.exists():
+        return None, None  # none, or removed already: nothing to ask about
+    try:
+        return worktree, uncommitted_changes(worktree)
+    except WorktreeError:
+        return worktree, None
 
 
 def stopped_sentence(path: str, stopped: int, was_running: bool) -> str:

@@ -13,9 +13,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from agent_tui.tui.formatting import PHASE_STYLE, RISK_STYLE, STATUS_GLYPH, STATUS_STYLE
+from agent_tui.tui.formatting import MUTED, PHASE_STYLE, RISK_STYLE, STATUS_GLYPH, STATUS_STYLE
 
-MUTED = "$text-muted"
 KEY = "bold $text-accent"
 
 _KEYS: list[tuple[str, list[tuple[str, str]]]] = [

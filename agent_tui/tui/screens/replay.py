@@ -51,9 +51,7 @@ from agent_tui.tui.widgets.replay_detail import ReplayDetail
 from agent_tui.tui.widgets.replay_prompt import ReplayPrompt
 from agent_tui.tui.widgets.scrubber import Scrubber
 from agent_tui.tui.widgets.session_detail import SessionDetail
-from agent_tui.tui.widgets.summary_bar import SummaryBar
 
-BIG_STEP = 100
 SPEEDS = (5, 10, 20, 50, 100, 200, 500, 1000, 5000)
 TICKS_PER_SECOND = 20
 FOLLOW_TICK_SECONDS = 1.0
@@ -198,7 +196,7 @@ class ReplayScreen(SessionsScreen):
 
     def show_mode(self, mode: str) -> None:
         self.mode = mode
-        self.query_one("#summary", SummaryBar).mode = mode
+        self.summary.mode = mode
 
     def show_end_marks(self, marks: dict[str, str]) -> None:
         self.session_tree.end_marks = marks

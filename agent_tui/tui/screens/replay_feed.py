@@ -27,13 +27,12 @@ import gc
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from textual.content import Content
-from textual.message import Message
-from textual.notifications import SeverityLevel
+from textual.screen import Screen
 from textual.timer import Timer
-from textual.worker import Worker, get_current_worker
+from textual.worker import get_current_worker
 
 from agent_tui.ports import SearchError, logs_spend
 from agent_tui.reducer import DashboardState
@@ -61,9 +60,8 @@ from agent_tui.tui.messages import (
     ReplayOpened,
     ReplaySpendScanned,
 )
-from agent_tui.tui.screens.replay_view import ReplaySource, ReplayView
+from agent_tui.tui.screens.replay_view import ReplayPanels, ReplaySource, ReplayView
 from agent_tui.tui.widgets.index_progress import IndexProgress
-from agent_tui.tui.widgets.scrubber import Scrubber
 
 PROGRESS_SECONDS = 0.1
 FIRST_PAINT_WAIT = 1.0
@@ -76,19 +74,15 @@ HEADS_BEFORE_PAINT = 5_000
 listed by a thread while the screen says so."""
 
 
-class FeedHost(Protocol):
-    """What the feed uses of its screen: Textual's own means (threads, messages, timers,
-    notices), the widgets it updates, and the screen's answers to new events."""
+class FeedHost(ReplayPanels, Protocol):
+    """What the feed uses of its screen: the view's panels and more, and (as `screen`, the screen
+    itself) Textual's own means: threads, messages, timers, notices."""
 
     @property
-    def scrubber(self) -> Scrubber: ...
+    def screen(self) -> Screen[object]: ...
 
     @property
     def index_progress(self) -> IndexProgress: ...
-
-    def selected_session(self) -> str | None: ...
-
-    def show_state(self, state: DashboardState) -> None: ...
 
     def show_mode(self, mode: str) -> None:
         """The summary bar's mode (`replay · 7 logs`)."""
@@ -105,33 +99,6 @@ class FeedHost(Protocol):
     def timeline_replaced(self) -> None:
         """Many logs: the timeline is another family's now, indexed."""
         ...
-
-    def run_worker(
-        self,
-        work: Callable[[], None],
-        name: str | None = "",
-        group: str = "default",
-        description: str = "",
-        exit_on_error: bool = True,
-        start: bool = True,
-        exclusive: bool = False,
-        thread: bool = False,
-    ) -> Worker[Any]: ...
-
-    def post_message(self, message: Message) -> bool: ...
-
-    def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
-
-    def set_timer(self, delay: float, callback: Callable[[], Any] | None = None) -> Timer: ...
-
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-    ) -> None: ...
 
 
 class ReplayFeed:
@@ -171,6 +138,11 @@ class ReplayFeed:
         self._end_timer: Timer | None = None
         self._last_end_shown = 0.0
 
+    @property
+    def screen(self) -> Screen[object]:
+        """The screen, for Textual's own means (threads, messages, timers, notices)."""
+        return self.host.screen
+
     # -- the threads ---------------------------------------------------------------------------
     def start(self) -> None:
         """Open the logs: list them (many logs), or index them."""
@@ -201,18 +173,18 @@ class ReplayFeed:
         self._resume.set()
 
     def _run(self, work: Callable[[], None], group: str, *, exclusive: bool = False) -> None:
-        self.host.run_worker(work, group=group, exclusive=exclusive, thread=True, exit_on_error=False)
+        self.screen.run_worker(work, group=group, exclusive=exclusive, thread=True, exit_on_error=False)
 
     def _list(self, heads: Catalog | None) -> None:
         """Many logs: their list from the heads first (unless `heads` is it, already shown),
         then from heads and tails."""
         if heads is None:
             heads = read_catalog(self.source.files, tails=False)
-            self.host.post_message(ReplayListed(heads, complete=False))
+            self.screen.post_message(ReplayListed(heads, complete=False))
         self._first_paint.wait(FIRST_PAINT_WAIT)
         if self._stopping.is_set():
             return
-        self.host.post_message(ReplayListed(heads.with_tails(), complete=True))
+        self.screen.post_message(ReplayListed(heads.with_tails(), complete=True))
 
     def _follow_list(self, catalog: Catalog) -> None:
         """Many logs, following: the logs that grow are read again at their tails, new ones at
@@ -229,7 +201,7 @@ class ReplayFeed:
                 refreshed = current.refreshed(self.source.watch_dir)
                 if refreshed is not None:
                     current = refreshed
-                    self.host.post_message(ReplayListed(current, complete=True))
+                    self.screen.post_message(ReplayListed(current, complete=True))
 
         self._run(follow, "replay-list-follow", exclusive=True)
 
@@ -245,10 +217,10 @@ class ReplayFeed:
             try:
                 spent = logs_spend(files)
             except SearchError as error:
-                self.host.post_message(ReplaySpendScanned(entries, {}, str(error)))
+                self.screen.post_message(ReplaySpendScanned(entries, {}, str(error)))
                 return
             if not self._stopping.is_set():
-                self.host.post_message(ReplaySpendScanned(entries, spent))
+                self.screen.post_message(ReplaySpendScanned(entries, spent))
 
         self._run(ask, "replay-spend")
 
@@ -260,7 +232,7 @@ class ReplayFeed:
                 if source.start_at_end and timeline.files and not source.many
                 else None
             )
-            post = self.host.post_message
+            post = self.screen.post_message
             post(ReplayOpened(timeline, preview))
             # Let the first screen paint before counting and folding take their share of the
             # interpreter.
@@ -292,8 +264,8 @@ class ReplayFeed:
         def follow() -> None:
             def changed(result: PollResult) -> None:
                 for notice in result.notices:
-                    self.host.post_message(ReplayNotice(notice))
-                self.host.post_message(ReplayAppended(end_snapshot(timeline)))
+                    self.screen.post_message(ReplayNotice(notice))
+                self.screen.post_message(ReplayAppended(end_snapshot(timeline)))
 
             follower = self._follower = Follower(timeline, changed)
             if not self._stopping.is_set():
@@ -306,14 +278,14 @@ class ReplayFeed:
         host = self.host
         if group == "replay-index":
             host.scrubber.label = marked(f"Could not read the logs: {error}", "bold $text-error")
-            host.notify(str(error), title="Could not read the logs", severity="error", timeout=30)
+            self.screen.notify(str(error), title="Could not read the logs", severity="error", timeout=30)
         elif group == "replay-spend":
-            host.notify(
+            self.screen.notify(
                 str(error), title="Could not read what the sessions spent", severity="error", timeout=15
             )
         elif group == "replay-follow":
             self.set_following(False)
-            host.notify(str(error), title="Follow stopped", severity="error", timeout=15)
+            self.screen.notify(str(error), title="Follow stopped", severity="error", timeout=15)
 
     # -- what the threads report ---------------------------------------------------------------
     def take_listed(self, message: ReplayListed) -> None:
@@ -339,10 +311,10 @@ class ReplayFeed:
         if message.complete and not source.family:
             # Once the whole list is painted (its family's timeline indexed meanwhile would vie
             # with that paint).
-            host.call_after_refresh(self._open_selected)
-        host.call_after_refresh(self._first_paint.set)
+            self.screen.call_after_refresh(self._open_selected)
+        self.screen.call_after_refresh(self._first_paint.set)
         if message.complete:
-            host.call_after_refresh(self._scan_spend, catalog)
+            self.screen.call_after_refresh(self._scan_spend, catalog)
 
     def take_spend(self, message: ReplaySpendScanned) -> None:
         """Many logs: what some listed sessions' earlier turns spent, into the list."""
@@ -438,10 +410,10 @@ class ReplayFeed:
         elif not source.files:
             where = source.watch_dir or "the directory"
             scrubber.label = marked(f"waiting for logs in {where}…", "$text-accent")
-            host.notify(f"No logs in {where} yet: waiting for them.", timeout=5)
+            self.screen.notify(f"No logs in {where} yet: waiting for them.", timeout=5)
         else:
             cursor.move_to(0)
-        host.call_after_refresh(self._first_paint.set)
+        self.screen.call_after_refresh(self._first_paint.set)
 
     def take_indexing(self, message: ReplayIndexing) -> None:
         cursor = self.cursor
@@ -500,7 +472,7 @@ class ReplayFeed:
         if wait <= 0:
             self._take_end()
         elif self._end_timer is None:
-            self._end_timer = self.host.set_timer(wait, self._take_end)
+            self._end_timer = self.screen.set_timer(wait, self._take_end)
 
     def _take_end(self) -> None:
         host, source, cursor = self.host, self.source, self.cursor
@@ -526,7 +498,7 @@ class ReplayFeed:
         cursor.arrived(end.position)
 
     def take_notice(self, message: ReplayNotice) -> None:
-        self.host.notify(message.text, title="Logs changed", severity=message.severity, timeout=8)
+        self.screen.notify(message.text, title="Logs changed", severity=message.severity, timeout=8)
 
     # -- following -----------------------------------------------------------------------------
     def toggle_follow(self) -> None:
@@ -537,13 +509,13 @@ class ReplayFeed:
             self._list_followed = True
             self._follow_list(self.catalog)
         if source.following:
-            self.host.notify("Following the logs: new events appear as they are written.", timeout=3)
+            self.screen.notify("Following the logs: new events appear as they are written.", timeout=3)
             timeline = cursor.timeline
             if timeline is not None and not cursor.indexing:
                 cursor.show_end(end_snapshot(timeline))
                 self._follow(timeline)
         else:
-            self.host.notify("Follow off.", timeout=2)
+            self.screen.notify("Follow off.", timeout=2)
 
     def set_following(self, on: bool) -> None:
         self.source.following = on

@@ -402,7 +402,8 @@ class SessionsScreen(Screen[None]):
 
     def palette_commands(self) -> list[PaletteCommand]:
         """What the command palette offers on this screen."""
-        commands = [
+        export, html = "The selected session and its sub-agents as", "HTML (one file, works offline)"
+        return [
             PaletteCommand(
                 "Open next approval", "Open the oldest pending request", self.action_open_next_approval
             ),
@@ -415,28 +416,18 @@ class SessionsScreen(Screen[None]):
             ),
             PaletteCommand("Help", "Keys, phases, statuses and risks", self.app.action_help),  # type: ignore[attr-defined]
             PaletteCommand("Notices", "Every notice of this run, whole (N)", self.app.action_notices),  # type: ignore[attr-defined]
+            PaletteCommand(
+                "Export session as Markdown", f"{export} Markdown", partial(self.export_selected, "md")
+            ),
+            PaletteCommand(
+                "Export session as HTML", f"{export} {html}", partial(self.export_selected, "html")
+            ),
+        ] + [
+            PaletteCommand(
+                f"Jump to {path}", f"Show {sid} in the detail panel", partial(self.select_session, sid)
+            )
+            for sid, path in self._session_paths()
         ]
-        formats: tuple[tuple[Literal["md", "html"], str], ...] = (
-            ("md", "Markdown"),
-            ("html", "HTML (one file, works offline)"),
-        )
-        for fmt, what in formats:
-            commands.append(
-                PaletteCommand(
-                    f"Export session as {what.split(' ')[0]}",
-                    f"The selected session and its sub-agents as {what}",
-                    partial(self.export_selected, fmt),
-                )
-            )
-        for session_id, path in self._session_paths():
-            commands.append(
-                PaletteCommand(
-                    f"Jump to {path}",
-                    f"Show {session_id} in the detail panel",
-                    partial(self.select_session, session_id),
-                )
-            )
-        return commands
 
     # -- export --------------------------------------------------------------------------------
     def log_of(self, session_id: str) -> Path | None:
