@@ -163,6 +163,7 @@ def cmd_run_prompt(args: argparse.Namespace) -> int:
         err=sys.stderr,
         trust_project_rules=args.trust_project_rules,
         budget=_budget(args.budget, args.budget_tokens),
+        config=args.config,
     )
 
 
@@ -180,7 +181,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     from agent_tui.runtime.model_listing import models_report
 
     try:
-        config = load_config()
+        config = args.config or load_config()
         report = models_report(
             config, profile=args.profile, provider=args.provider, model=args.model, base_url=args.base_url
         )
@@ -320,15 +321,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """`agent-tui mcp list` and `agent-tui mcp import [FILE]`."""
     from agent_tui.events import visible
     from agent_tui.mcp.config import McpConfigError, load_mcp_servers
-    from agent_tui.providers.config import config_path
 
-    path = config_path()
     try:
-        configs = load_mcp_servers(path)
+        configs = load_mcp_servers(args.config)
     except McpConfigError as error:
         return fail(str(error), EXIT_USAGE)
     if args.action == "import":
-        return _import_mcp_json(args.file or Path(".mcp.json"), path, configs)
+        return _import_mcp_json(args.file or Path(".mcp.json"), args.config.path, configs)
     if args.file is not None:
         return fail("mcp list takes no file (did you mean `agent-tui mcp import FILE`?)", EXIT_USAGE)
     cwd = (args.mcp_cwd or Path.cwd()).expanduser().resolve()

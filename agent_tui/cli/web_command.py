@@ -48,7 +48,7 @@ def cmd_web(args: argparse.Namespace) -> int:
     if not 1 <= max_tabs <= MOST_TABS:
         return fail(f"--max-tabs {max_tabs}: not a number of tabs (1 to {MOST_TABS})", EXIT_USAGE)
     try:
-        settings = bus_settings(load_config(), flag_url=args.web_bus)
+        settings = bus_settings(args.config or load_config(), flag_url=args.web_bus)
     except (ConfigError, BusConfigError) as error:
         return fail(str(error), EXIT_USAGE)
     attach = [sys.executable, "-P", "-m", "agent_tui", "attach"]

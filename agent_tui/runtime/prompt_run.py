@@ -41,7 +41,7 @@ from agent_tui.events import Event
 from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
-from agent_tui.providers.config import ModelSettings, config_path
+from agent_tui.providers.config import Config, ModelSettings, config_path
 from agent_tui.providers.factory import build_provider
 from agent_tui.providers.prompt import ProjectInstructions, project_instructions, system_prompt
 from agent_tui.providers.retry import RetryPolicy
@@ -243,11 +243,13 @@ def run_prompt(
     env: Mapping[str, str] = ENVIRONMENT,
     trust_project_rules: bool = False,
     budget: BudgetLimit | None = None,
+    config: Config | None = None,
 ) -> int:
     """`agent-tui run --prompt`: resolve the model, run the turn, print its events.
 
     `sessions_dir`: where the log goes; None for the project's own sessions directory, made
-    once the directory and the model settings are known to be good.
+    once the directory and the model settings are known to be good. `config`: the config file
+    as the process loaded it (None: read it here).
 
     Returns the exit status: 0 when the turn ended `final`, 1 when it ended otherwise, 2 for a
     bad setting or directory, 128 + the signal's number when a signal stopped it (130 for
@@ -270,7 +272,7 @@ def run_prompt(
         return fail(f"{cwd}: {'not a directory' if cwd.exists() else 'no such directory'}", 2)
     decision: Literal["allow", "deny"] = "allow" if approve == "allow" else "deny"
     try:
-        config = load_config(config_path(env))
+        config = config if config is not None else load_config(config_path(env))
         settings = resolve_settings(config, env=env, **flags)
         if settings is None:
             return fail(HOW_TO_CONFIGURE.format(path=config.path), 2)
@@ -288,7 +290,7 @@ def run_prompt(
             trust_project_rules=trust_project_rules,
             budget=budget,
             prices=config.price_table(),
-            mcp_servers=load_mcp_servers(config.path),
+            mcp_servers=load_mcp_servers(config),
         )
     except (ConfigError, SessionsDirError, PermissionRulesError, McpConfigError) as error:
         return fail(str(error), 2)
