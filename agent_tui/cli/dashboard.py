@@ -29,17 +29,13 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     if args.demo and args.agent is not None:
         return fail("--agent runs an agent on your project, not in the demo (leave out --demo)", EXIT_USAGE)
     if not args.demo:
-        from agent_tui.providers.config import ConfigError
+        from agent_tui.mcp.config import load_mcp_servers
 
         try:
             external = _acp_agents(args.config, args.agent)
             models, notice = _model_choices(args)
-            from agent_tui.mcp.config import load_mcp_servers
-
             load_mcp_servers(args.config)  # a wrong [mcp.NAME] is said now, before the UI opens
-        except ConfigError as error:
-            return fail(str(error), EXIT_USAGE)
-        except ValueError as error:  # an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
+        except ValueError as error:  # a setting, an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
             return fail(str(error), EXIT_USAGE)
     has_agents = external is not None and bool(external.names())
     sessions_dir = args.sessions_dir or (

@@ -244,15 +244,7 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
     projects = _strings(
         table.get("projects", []), lambda: fail(".projects: expected a list of directories", "projects")
     )
-    risk = table.get("risk", "execute")
-    if risk not in _RISKS:
-        raise fail(f".risk: expected one of {', '.join(_RISKS)}, got {risk!r}", "risk")
-    tools = table.get("tools", {})
-    if not isinstance(tools, dict):
-        raise fail('.tools: expected a table of tool risks, e.g. { search = "read" }', "tools")
-    for tool, tool_risk in tools.items():
-        if tool_risk not in _RISKS:
-            raise fail(f".tools.{tool}: expected one of {', '.join(_RISKS)}, got {tool_risk!r}", "tools")
+    risk, tools = _risks(table, fail)
     timeout = _seconds(table.get("timeout", DEFAULT_TIMEOUT), "timeout", fail)
     startup = table.get("startup_timeout")
     if startup is not None:
@@ -305,6 +297,20 @@ def _transport(table: dict[str, Any], fail: Callable[..., McpConfigError]) -> di
     headers = _headers(table.get("headers", {}), lambda reason: fail(f".headers{reason}", "headers"))
     command = command.strip() if command is not None else None
     return {"command": command, "args": args, "env": env, "cwd": cwd, "url": url, "headers": headers}
+
+
+def _risks(table: dict[str, Any], fail: Callable[..., McpConfigError]) -> tuple[Any, dict[str, Any]]:
+    """`risk` (of every call) and `tools` (the risk of single tools), checked."""
+    risk = table.get("risk", "execute")
+    if risk not in _RISKS:
+        raise fail(f".risk: expected one of {', '.join(_RISKS)}, got {risk!r}", "risk")
+    tools = table.get("tools", {})
+    if not isinstance(tools, dict):
+        raise fail('.tools: expected a table of tool risks, e.g. { search = "read" }', "tools")
+    for tool, tool_risk in tools.items():
+        if tool_risk not in _RISKS:
+            raise fail(f".tools.{tool}: expected one of {', '.join(_RISKS)}, got {tool_risk!r}", "tools")
+    return risk, tools
 
 
 def _seconds(value: Any, key: str, fail: Callable[[str, str], McpConfigError]) -> float:
