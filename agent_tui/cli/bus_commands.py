@@ -84,7 +84,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return fail(f"{project}: no such directory", EXIT_USAGE)
     try:
         settings = bus_settings_for(args.config, args.bus, args.host, start_private=True)
-        external = _acp_agents(None)
+        external = _acp_agents(args.config, None)
         models, _ = _model_choices(args)
     except _Refused as error:
         return fail(str(error), EXIT_USAGE)
