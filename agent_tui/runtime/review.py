@@ -211,31 +211,12 @@ def _as_text(data: bytes | None) -> str | None:
     return "" if data is None else _decoded(data)
 
 
+_DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+
+
 def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int]:
-    options = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
-    listing = git_bytes(root, "diff", *options, "--raw", "-z", base, tree).stdout.split(b"\0")
-    pairs = [(listing[i], listing[i + 1]) for i in range(0, len(listing) - 1, 2)]
-    changed: list[tuple[str, str]] = []
-    links: set[str] = set()
-    for raw, raw_name in pairs:
-        fields = raw.decode().split()  # `:old-mode new-mode old-id new-id status`
-        if len(fields) != 5:
-            continue
-        path = os.fsdecode(raw_name)
-        changed.append((fields[4][:1], path))
-        if SYMLINK_MODE in (fields[0].lstrip(":"), fields[1]):
-            links.add(path)
-    counts = git_bytes(root, "diff", *options, "--numstat", "-z", base, tree).stdout
-    numbers: dict[str, tuple[int, int, bool]] = {}
-    for record in counts.split(b"\0"):
-        parts = record.split(b"\t", 2)
-        if len(parts) == 3:
-            binary = parts[0] == b"-"
-            numbers[os.fsdecode(parts[2])] = (
-                0 if binary else int(parts[0]),
-                0 if binary else int(parts[1]),
-                binary,
-            )
+    changed, links = _changed(root, base, tree)
+    numbers = _line_counts(root, base, tree)
     shown = changed[:MAX_FILES]
     texts = _texts(root, [(rev, name) for _, name in shown for rev in (base, tree)])
     files: list[ReviewFile] = []
@@ -252,17 +233,46 @@ def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int
         elif binary:
             patch = ""
         else:  # too big to keep whole: git's own patch, cut
-            patch = git_bytes(root, "diff", *options, base, tree, "--", name).stdout.decode(
+            patch = git_bytes(root, "diff", *_DIFF_OPTIONS, base, tree, "--", name).stdout.decode(
                 "utf-8", "replace"
             )
         if len(patch) > MAX_DIFF_CHARS:
             patch = patch[:MAX_DIFF_CHARS] + f"\n[diff cut at {MAX_DIFF_CHARS:,} characters]\n"
-        files.append(
-            ReviewFile(
-                name, _STATUS.get(status, "modified"), patch, added, removed, binary, old, new, name in links
-            )
-        )
+        status_word = _STATUS.get(status, "modified")
+        files.append(ReviewFile(name, status_word, patch, added, removed, binary, old, new, name in links))
     return tuple(files), max(len(changed) - MAX_FILES, 0)
+
+
+def _changed(root: Path, base: str, tree: str) -> tuple[list[tuple[str, str]], set[str]]:
+    """The changed paths with their status letter, in git's order, and which are symbolic links."""
+    listing = git_bytes(root, "diff", *_DIFF_OPTIONS, "--raw", "-z", base, tree).stdout.split(b"\0")
+    changed: list[tuple[str, str]] = []
+    links: set[str] = set()
+    for i in range(0, len(listing) - 1, 2):
+        fields = listing[i].decode().split()  # `:old-mode new-mode old-id new-id status`
+        if len(fields) != 5:
+            continue
+        path = os.fsdecode(listing[i + 1])
+        changed.append((fields[4][:1], path))
+        if SYMLINK_MODE in (fields[0].lstrip(":"), fields[1]):
+            links.add(path)
+    return changed, links
+
+
+def _line_counts(root: Path, base: str, tree: str) -> dict[str, tuple[int, int, bool]]:
+    """Lines added and removed by path, and whether git takes the file for binary."""
+    counts = git_bytes(root, "diff", *_DIFF_OPTIONS, "--numstat", "-z", base, tree).stdout
+    numbers: dict[str, tuple[int, int, bool]] = {}
+    for record in counts.split(b"\0"):
+        parts = record.split(b"\t", 2)
+        if len(parts) == 3:
+            binary = parts[0] == b"-"
+            numbers[os.fsdecode(parts[2])] = (
+                0 if binary else int(parts[0]),
+                0 if binary else int(parts[1]),
+                binary,
+            )
+    return numbers
 
 
 def _texts(root: Path, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
