@@ -526,7 +526,9 @@ sys.addaudithook(_hook)
 
 
 class TestTheConfigFileIsReadOncePerProcess:
-    def test_a_turn_with_profile_prices_and_mcp_tables_opens_the_config_file_once(self, tmp_path: Path) -> None:
+    def test_a_turn_with_profile_prices_and_mcp_tables_opens_the_config_file_once(
+        self, tmp_path: Path
+    ) -> None:
         # The entry (keys to hide), the shell settings, the model settings, the prices and the
         # MCP servers all come from one reading, handed down.
         config = write(

@@ -6,7 +6,8 @@ status; a Python traceback is never what a user sees for bad input.
 
 The package: `parser` (the arguments), `commands` (the headless commands), `dashboard` (the
 dashboard command), `search` (the search command), `status` (exit statuses and how failures are
-said); `main` dispatches, after making agent-tui's own data and cache folders 0700.
+said); `main` dispatches, after making agent-tui's own data and cache folders 0700, handing
+the commands the config file as the entry read it (`args.config`: read once per process).
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ Invariants:
   no key unless `api_key_env` names one;
 - a problem in the file is a `ConfigError` reading `PATH:LINE: reason` (a TOML syntax error
   adds `(column N)`, in the same words wherever the file is read: `toml_error_message`); in the
-  environment, `VARIABLE: reason`; the file is read once, with `tomllib`;
+  environment, `VARIABLE: reason`; the file is read once per process, with `tomllib`
+  (`load_config`): what needs it after is handed the `Config`, whose `data` the `[acp.NAME]`
+  and `[mcp.NAME]` readers take too (`read_named_tables`);
 - `resolve_settings` returns None when no model is configured at all (no provider, model or
   profile anywhere): the caller shows the demo instead.
 """

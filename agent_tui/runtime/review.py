@@ -361,17 +361,7 @@ def merge_worktree(path: Path, branch: str, base_branch: str | None, message: st
         raise ReviewRefused(str(error)) from None
     if _is_ancestor(repo, theirs, ours):
         raise ReviewRefused(f"{branch} has nothing that {base_branch} does not have already")
-    checkout = _checkout_of(repo, base_branch)
-    if checkout is not None:
-        listing = git_bytes(checkout, "status", "--porcelain", "-z", "--untracked-files=no").stdout
-        dirty = [os.fsdecode(entry[3:]) for entry in listing.split(b"\0") if entry[2:3] == b" "]
-        if dirty:
-            shown = ", ".join(dirty[:3]) + (" …" if len(dirty) > 3 else "")
-            raise ReviewRefused(
-                f"your checkout of {base_branch} ({checkout}) has uncommitted changes ({shown}): "
-                "commit them or put them away yourself, then merge again; agent-tui never stashes "
-                "or touches them"
-            )
+    checkout = _clean_checkout_of(repo, base_branch)
     merged = git_bytes(
         repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False
     )
@@ -393,6 +383,23 @@ def merge_worktree(path: Path, branch: str, base_branch: str | None, message: st
         _move_branch(repo, ours, theirs, lines[0], base_branch, message, fast_forward)
     commit = git(repo, "rev-parse", f"refs/heads/{base_branch}")
     return MergeResult(base_branch, commit, fast_forward, checkout)
+
+
+def _clean_checkout_of(repo: Path, base_branch: str) -> Path | None:
+    """Where `base_branch` is checked out (None: nowhere), refused when its tracked files have
+    changes the merge would have to go around."""
+    checkout = _checkout_of(repo, base_branch)
+    if checkout is not None:
+        listing = git_bytes(checkout, "status", "--porcelain", "-z", "--untracked-files=no").stdout
+        dirty = [os.fsdecode(entry[3:]) for entry in listing.split(b"\0") if entry[2:3] == b" "]
+        if dirty:
+            shown = ", ".join(dirty[:3]) + (" …" if len(dirty) > 3 else "")
+            raise ReviewRefused(
+                f"your checkout of {base_branch} ({checkout}) has uncommitted changes ({shown}): "
+                "commit them or put them away yourself, then merge again; agent-tui never stashes "
+                "or touches them"
+            )
+    return checkout
 
 
 def _is_ancestor(repo: Path, older: str, newer: str) -> bool:
