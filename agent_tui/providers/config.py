@@ -267,6 +267,10 @@ TOP_LEVEL_KEYS = (
 `bus` by `agent_tui.bus.config`, `mcp` by `agent_tui.mcp.config`)."""
 
 
+_Fail = Callable[[int, str], ConfigError]
+"""How a checker says what is wrong at a line: `fail(LINE, reason)` makes the `ConfigError`."""
+
+
 def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
     def fail(line: int, reason: str) -> ConfigError:
         return ConfigError(f"{path}:{line}: {reason}")
@@ -310,9 +314,7 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
     )
 
 
-def _profiles(
-    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
-) -> dict[str, Profile]:
+def _profiles(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> dict[str, Profile]:
     """`[profiles.NAME]` tables, each setting checked (`check_setting`) with its line."""
     tables = data.get("profiles", {})
     if not isinstance(tables, dict):
@@ -337,9 +339,7 @@ def _profiles(
     return profiles
 
 
-def _budget(
-    table: Any, path: tuple[str, ...], lines: KeyLines, fail: Callable[[int, str], ConfigError]
-) -> BudgetLimit | None:
+def _budget(table: Any, path: tuple[str, ...], lines: KeyLines, fail: _Fail) -> BudgetLimit | None:
     """`[budget] usd = 2.5, tokens = 500000` (or a profile's `[profiles.NAME.budget]`), checked."""
     if table is None:
         return None
@@ -363,9 +363,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def _prices(
-    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
-) -> dict[str, Price]:
+def _prices(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> dict[str, Price]:
     """`[prices."MODEL"] input, cached_input, cache_write, output` (dollars per million tokens)."""
     table = data.get("prices", {})
     example = '[prices."MODEL"] input = 3.0, output = 15.0'
@@ -388,9 +386,7 @@ def _prices(
     return prices
 
 
-def _notify_command(
-    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
-) -> tuple[str, ...]:
+def _notify_command(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> tuple[str, ...]:
     """`notify_command = ["PROGRAM", "ARG", ...]`, checked (run without a shell, so a list)."""
     if "notify_command" not in data:
         return ()
@@ -405,9 +401,7 @@ def _notify_command(
     return tuple(value)
 
 
-def _shell_include(
-    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
-) -> tuple[str, ...]:
+def _shell_include(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> tuple[str, ...]:
     """`[shell_env] include = ["NAME", ...]`, checked."""
     table = _known_table(
         data.get("shell_env", {}), ("shell_env",), ("include",), 'include = ["NAME"]', lines, fail
@@ -422,9 +416,7 @@ def _shell_include(
     return tuple(include)
 
 
-def _sandbox(
-    data: dict[str, Any], lines: KeyLines, fail: Callable[[int, str], ConfigError]
-) -> tuple[bool, int | None]:
+def _sandbox(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> tuple[bool, int | None]:
     """`[sandbox] enabled = true|false`, checked, with its line."""
     table = _known_table(data.get("sandbox", {}), ("sandbox",), ("enabled",), "enabled = false", lines, fail)
     if "enabled" not in table:
@@ -436,12 +428,7 @@ def _sandbox(
 
 
 def _known_table(
-    table: Any,
-    path: tuple[str, ...],
-    known: tuple[str, ...],
-    example: str,
-    lines: KeyLines,
-    fail: Callable[[int, str], ConfigError],
+    table: Any, path: tuple[str, ...], known: tuple[str, ...], example: str, lines: KeyLines, fail: _Fail
 ) -> dict[str, Any]:
     """The table at `path`, checked to be one and to set only `known` settings."""
     name = ".".join(path)
