@@ -511,3 +511,63 @@ class TestKeysNeverLeak:
         assert len(logs) == 2 and all(log.strip() for log in logs)
         for text in outputs + logs:
             assert FAKE_KEY not in text
+
+
+OPEN_COUNTER = """\
+import os, sys
+_token = os.urandom(8).hex()  # one per interpreter: a restart (execve) keeps the pid
+_watched = os.environ["WATCHED_CONFIG"]
+def _hook(event, args):
+    if event == "open" and args and str(args[0]) == _watched:
+        with open(os.environ["OPENS_LOG"], "a") as log:
+            log.write(_token + "\\n")
+sys.addaudithook(_hook)
+"""
+
+
+class TestTheConfigFileIsReadOncePerProcess:
+    def test_a_turn_with_profile_prices_and_mcp_tables_opens_the_config_file_once(
+        self, tmp_path: Path
+    ) -> None:
+        # The entry (keys to hide), the shell settings, the model settings, the prices and the
+        # MCP servers all come from one reading, handed down.
+        config = write(
+            tmp_path,
+            """\
+            default_profile = "fake"
+            [profiles.fake]
+            provider = "openai"
+            model = "gpt-test"
+            base_url = "http://127.0.0.1:1/v1"
+            [shell_env]
+            include = ["LANG"]
+            [prices."gpt-test"]
+            input = 1.0
+            output = 2.0
+            [mcp.off]
+            command = "true"
+            enabled = false
+            """,
+        )
+        hooks = tmp_path / "hooks"
+        hooks.mkdir()
+        (hooks / "sitecustomize.py").write_text(OPEN_COUNTER)
+        opens = tmp_path / "opens"
+        with FakeModelServer() as server:
+            server.script(Stream(openai_stream(["Done."])))
+            env = clean_env(
+                AGENT_TUI_CONFIG=str(config),
+                AGENT_TUI_BASE_URL=server.openai_url,
+                WATCHED_CONFIG=str(config),
+                OPENS_LOG=str(opens),
+                PYTHONPATH=str(hooks),
+                XDG_DATA_HOME=str(tmp_path / "data"),
+            )
+            done = agent_tui(
+                "run", "--prompt", "hi", "--cwd", str(project(tmp_path)), "--sessions-dir", str(tmp_path / "s"),
+                env=env,
+            )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "turn ended: final" in done.stdout
+        readings = opens.read_text().split()
+        assert readings and all(readings.count(token) == 1 for token in readings), readings

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_tui.engine.vault import ENVIRONMENT
-from agent_tui.providers.config import ConfigError, config_path, read_named_tables
+from agent_tui.providers.config import Config, ConfigError, config_path, read_named_tables
 from agent_tui.providers.toml_lines import KeyLines
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -76,15 +76,17 @@ def acp_config_path(env: Mapping[str, str] = ENVIRONMENT) -> Path:
     return config_path(env)
 
 
-def load_acp_agents(path: Path | None = None) -> dict[str, AcpAgentConfig]:
-    """Read every `[acp.NAME]` table of the config file (other tables are not looked at).
+def load_acp_agents(source: Path | Config | None = None) -> dict[str, AcpAgentConfig]:
+    """Read every `[acp.NAME]` table of the loaded config, or of the file at a path (other tables
+    are not looked at).
 
     Raises:
         AcpConfigError: the file cannot be read, is not TOML, or an `[acp.NAME]` table is wrong.
     """
-    path = path if path is not None else acp_config_path()
+    source = source if source is not None else acp_config_path()
+    path = source.path if isinstance(source, Config) else source
     try:
-        tables, lines = read_named_tables(path, "acp")
+        tables, lines = read_named_tables(source, "acp")
     except ConfigError as error:
         raise AcpConfigError(str(error)) from None
     return {name: _agent(path, lines, name, table) for name, table in tables.items()}

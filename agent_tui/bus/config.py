@@ -16,6 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,25 @@ def bus_settings(
         ConfigError: `[bus]` is wrong (`PATH:LINE: bus.KEY: reason`).
         BusConfigError: `--bus`, `--host` or `$AGENT_TUI_BUS` is wrong.
     """
+    values = _table_values(config)
+    from_env = env.get(ENV_BUS, "").strip() or None
+    url = flag_url or from_env
+    if url is not None:
+        where = "--bus" if flag_url else f"${ENV_BUS}"
+        try:
+            values["url"] = check_url(url)
+        except BusConfigError as error:
+            raise BusConfigError(f"{where}: {error}") from None
+    if flag_host is not None:
+        if not valid_name(flag_host):
+            raise BusConfigError(f"--host {flag_host!r}: a name of letters, digits, - and _ (at most 64)")
+        values["host"] = flag_host
+    values.setdefault("url", None)
+    return BusSettings(**values)
+
+
+def _table_values(config: Config) -> dict[str, Any]:
+    """The settings `[bus]` gives, checked (`PATH:LINE: bus.KEY: reason`)."""
     table = dict(config.bus)
 
     def fail(key: str, reason: str) -> ConfigError:
@@ -142,17 +162,8 @@ def bus_settings(
         if key not in KEYS:
             raise fail(key, f"unknown setting (known: {', '.join(KEYS)})")
     values: dict[str, Any] = {}
-    for key in (
-        "url",
-        "host",
-        "user",
-        "credentials_env",
-        "creds_file",
-        "max_age",
-        "presence_ttl",
-        "heartbeat",
-    ):
-        if key in table and not isinstance(table[key], str | int | float):
+    for key in KEYS:
+        if key != "max_bytes" and key in table and not isinstance(table[key], str | int | float):
             raise fail(key, "expected a string")
     if "url" in table:
         try:
@@ -167,6 +178,14 @@ def bus_settings(
         if not valid_user(str(table["user"])):
             raise fail("user", "a name of letters, digits, - and _ (at most 64), not `events`")
         values["user"] = str(table["user"])
+    values.update(_credentials(table, fail))
+    values.update(_stream_limits(table, fail))
+    return values
+
+
+def _credentials(table: dict[str, Any], fail: Callable[[str, str], ConfigError]) -> dict[str, Any]:
+    """`credentials_env` (a variable's name) or `creds_file`, checked."""
+    values: dict[str, Any] = {}
     if "credentials_env" in table:
         name = str(table["credentials_env"])
         if not _ENV_NAME.match(name):
@@ -178,6 +197,12 @@ def bus_settings(
         values["creds_file"] = Path(str(table["creds_file"])).expanduser()
     if "credentials_env" in values and "creds_file" in values:
         raise fail("creds_file", "give credentials_env or creds_file, not both")
+    return values
+
+
+def _stream_limits(table: dict[str, Any], fail: Callable[[str, str], ConfigError]) -> dict[str, Any]:
+    """`max_age`, `presence_ttl`, `heartbeat` (durations) and `max_bytes`, checked."""
+    values: dict[str, Any] = {}
     for key, field in (
         ("max_age", "max_age_s"),
         ("presence_ttl", "presence_ttl_s"),
@@ -200,20 +225,7 @@ def bus_settings(
         values["max_bytes"] = table["max_bytes"]
     if "presence_ttl_s" in values and "heartbeat_s" not in values:
         values["heartbeat_s"] = min(DEFAULT_HEARTBEAT_S, values["presence_ttl_s"] / 3)
-    from_env = env.get(ENV_BUS, "").strip() or None
-    url = flag_url or from_env
-    if url is not None:
-        where = "--bus" if flag_url else f"${ENV_BUS}"
-        try:
-            values["url"] = check_url(url)
-        except BusConfigError as error:
-            raise BusConfigError(f"{where}: {error}") from None
-    if flag_host is not None:
-        if not valid_name(flag_host):
-            raise BusConfigError(f"--host {flag_host!r}: a name of letters, digits, - and _ (at most 64)")
-        values["host"] = flag_host
-    values.setdefault("url", None)
-    return BusSettings(**values)
+    return values
 
 
 def default_name() -> str:

@@ -6,13 +6,15 @@ status; a Python traceback is never what a user sees for bad input.
 
 The package: `parser` (the arguments), `commands` (the headless commands), `dashboard` (the
 dashboard command), `search` (the search command), `status` (exit statuses and how failures are
-said); `main` dispatches, after making agent-tui's own data and cache folders 0700.
+said); `main` dispatches, after making agent-tui's own data and cache folders 0700, handing
+the commands the config file as the entry read it (`args.config`: read once per process).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
 
 from agent_tui.cli.commands import (
     awaited_dir,
@@ -38,6 +40,9 @@ from agent_tui.cli.status import (
     silence_stdout,
 )
 
+if TYPE_CHECKING:
+    from agent_tui.providers.config import Config
+
 __all__ = ["EXIT_CORRUPT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "awaited_dir", "main"]
 
 
@@ -45,8 +50,11 @@ _RUNS_TOOLS = ("run", "demo", "acp", "serve", "mcp", None)
 """The commands that run shell commands or MCP servers (None: the dashboard)."""
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, config: Config | None = None) -> int:
+    """Run one command. `config`: the config file as the entry read it (None: read it here,
+    once, when the command needs it); the commands are given it as `args.config`."""
     args = parse_arguments(argv)
+    args.config = config
     _tighten_own_folders()
     if args.command not in _RUNS_TOOLS:
         return _dispatch(args)
@@ -55,9 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     from agent_tui.runtime.shell_settings import shell_setup_for
 
     try:
-        setup = shell_setup_for(load_config())
+        args.config = config if config is not None else load_config()
     except ConfigError as error:
         return fail(str(error), EXIT_USAGE)
+    setup = shell_setup_for(args.config)
     if setup.sandbox:
         from agent_tui.engine.tools.sandbox import sandbox_status
 
@@ -81,91 +90,101 @@ def _tighten_own_folders() -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     try:
-        if args.command == "run":
-            if args.prompt is not None or args.cwd is not None:
-                if args.run_bus is not None or args.approve == "ask":
-                    return fail(
-                        "--bus and --approve ask go with a scenario run (or `agent-tui serve`)", EXIT_USAGE
-                    )
-                return cmd_run_prompt(args)
-            if args.scenario is None:
-                return fail(
-                    "run needs a SCENARIO.json, or --prompt TEXT --cwd DIR for a real model", EXIT_USAGE
-                )
-            if any(getattr(args, flag) is not None for flag in ("profile", "provider", "model", "base_url")):
-                return fail("--profile, --provider, --model and --base-url go with --prompt", EXIT_USAGE)
-            if args.budget is not None or args.budget_tokens is not None:
-                return fail("--budget and --budget-tokens go with --prompt", EXIT_USAGE)
-            if args.run_sessions_dir is None:
-                return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
-            if args.run_bus is None and (args.approve == "ask" or args.ask_timeout is not None):
-                return fail("--approve ask and --ask-timeout go with --bus URL|local", EXIT_USAGE)
-            if args.run_bus is not None or args.run_host is not None:
-                from agent_tui.cli.bus_commands import cmd_run_on_bus
-
-                return cmd_run_on_bus(args)
-            return cmd_run(
-                args.scenario,
-                args.run_sessions_dir,
-                args.approve,
-                args.workspace,
-                args.quiet,
-                trust_project_rules=args.trust_project_rules,
-            )
-        if args.command == "serve":
-            from agent_tui.cli.bus_commands import cmd_serve
-
-            return cmd_serve(args)
-        if args.command == "models":
-            return cmd_models(args)
-        if args.command == "mcp":
-            return cmd_mcp(args)
-        if args.command == "replay":
-            tools: tuple[Literal["claude", "codex"], ...] = ()
-            if args.claude:
-                tools += ("claude",)
-            if args.codex:
-                tools += ("codex",)
-            return cmd_replay(
-                args.path, args.dump, args.strict, args.follow, tools, args.since, args.from_start
-            )
-        if args.command == "import":
-            return cmd_import(args.src, args.out)
-        if args.command == "schema":
-            return cmd_schema()
-        if args.command == "acp":
-            return cmd_acp(args)
-        if args.command == "demo":
-            from agent_tui.demo import demo_scenario_path
-
-            return cmd_run(
-                demo_scenario_path(), args.demo_sessions_dir or fresh_dir(), args.approve, None, False
-            )
-        if args.command == "export":
-            from agent_tui.cli.export_command import cmd_export
-
-            return cmd_export(
-                args.target, args.export_format, args.out, args.export_sessions_dir, args.export_cwd
-            )
-        if args.command == "attach":
-            from agent_tui.cli.attach_command import cmd_attach
-
-            return cmd_attach(args.bus, args.from_sequence)
-        if args.command == "web":
-            from agent_tui.cli.web_command import cmd_web
-
-            return cmd_web(args)
-        if args.command == "sessions":
-            return cmd_sessions(args.list_sessions_dir, args.list_cwd)
-        if args.command == "search":
-            from agent_tui.cli.search import cmd_search
-
-            return cmd_search(
-                args.words, args.search_sessions_dir, args.search_cwd, limit=args.limit, color=args.color
-            )
-        return cmd_dashboard(args)
+        return COMMANDS.get(args.command, cmd_dashboard)(args)
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:
         silence_stdout()
         return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    """`agent-tui run`: one real-model turn with --prompt, else a scenario (here or on a bus)."""
+    if args.prompt is not None or args.cwd is not None:
+        if args.run_bus is not None or args.approve == "ask":
+            return fail("--bus and --approve ask go with a scenario run (or `agent-tui serve`)", EXIT_USAGE)
+        return cmd_run_prompt(args)
+    if args.scenario is None:
+        return fail("run needs a SCENARIO.json, or --prompt TEXT --cwd DIR for a real model", EXIT_USAGE)
+    if any(getattr(args, flag) is not None for flag in ("profile", "provider", "model", "base_url")):
+        return fail("--profile, --provider, --model and --base-url go with --prompt", EXIT_USAGE)
+    if args.budget is not None or args.budget_tokens is not None:
+        return fail("--budget and --budget-tokens go with --prompt", EXIT_USAGE)
+    if args.run_sessions_dir is None:
+        return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
+    if args.run_bus is None and (args.approve == "ask" or args.ask_timeout is not None):
+        return fail("--approve ask and --ask-timeout go with --bus URL|local", EXIT_USAGE)
+    if args.run_bus is not None or args.run_host is not None:
+        from agent_tui.cli.bus_commands import cmd_run_on_bus
+
+        return cmd_run_on_bus(args)
+    return cmd_run(
+        args.scenario,
+        args.run_sessions_dir,
+        args.approve,
+        args.workspace,
+        args.quiet,
+        trust_project_rules=args.trust_project_rules,
+    )
+
+
+def _replay(args: argparse.Namespace) -> int:
+    tools: tuple[Literal["claude", "codex"], ...] = ("claude",) * args.claude + ("codex",) * args.codex
+    return cmd_replay(args.path, args.dump, args.strict, args.follow, tools, args.since, args.from_start)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from agent_tui.cli.bus_commands import cmd_serve
+
+    return cmd_serve(args)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from agent_tui.demo import demo_scenario_path
+
+    return cmd_run(demo_scenario_path(), args.demo_sessions_dir or fresh_dir(), args.approve, None, False)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from agent_tui.cli.export_command import cmd_export
+
+    return cmd_export(args.target, args.export_format, args.out, args.export_sessions_dir, args.export_cwd)
+
+
+def _attach(args: argparse.Namespace) -> int:
+    from agent_tui.cli.attach_command import cmd_attach
+
+    return cmd_attach(args.bus, args.from_sequence)
+
+
+def _web(args: argparse.Namespace) -> int:
+    from agent_tui.cli.web_command import cmd_web
+
+    return cmd_web(args)
+
+
+def _search(args: argparse.Namespace) -> int:
+    from agent_tui.cli.search import cmd_search
+
+    return cmd_search(
+        args.words, args.search_sessions_dir, args.search_cwd, limit=args.limit, color=args.color
+    )
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": _run,
+    "serve": _serve,
+    "models": cmd_models,
+    "mcp": cmd_mcp,
+    "replay": _replay,
+    "import": lambda args: cmd_import(args.src, args.out),
+    "schema": lambda args: cmd_schema(),
+    "acp": cmd_acp,
+    "demo": _demo,
+    "export": _export,
+    "attach": _attach,
+    "web": _web,
+    "sessions": lambda args: cmd_sessions(args.list_sessions_dir, args.list_cwd),
+    "search": _search,
+}
+"""What each command runs (no command: the dashboard, `cmd_dashboard`)."""

@@ -35,16 +35,15 @@ def _stderr(line: str) -> None:
         pass  # stderr is gone with the terminal: the host goes on
 
 
-def bus_settings_for(flag_url: str | None, flag_host: str | None, *, start_private: bool) -> Any:
-    """The bus settings of the flags, the environment and the config file, with the private
-    server's address and nkey seed file when that is the bus. Raises _Refused."""
+def bus_settings_for(config: Any, flag_url: str | None, flag_host: str | None, *, start_private: bool) -> Any:
+    """The bus settings of the flags, the environment and the loaded config file, with the
+    private server's address and nkey seed file when that is the bus. Raises _Refused."""
     from agent_tui.bus.config import LOCAL, BusConfigError, bus_settings
     from agent_tui.bus.local_server import LocalServerError, ensure_local_server, running_local_server
-    from agent_tui.providers.config import ConfigError, load_config
 
     try:
-        settings = bus_settings(load_config(), flag_url=flag_url, flag_host=flag_host)
-    except (ConfigError, BusConfigError) as error:
+        settings = bus_settings(config, flag_url=flag_url, flag_host=flag_host)
+    except BusConfigError as error:
         raise _Refused(str(error)) from None
     if settings.url is None and not start_private:
         raise _Refused("--host goes with --bus URL|local (or [bus] url in the config file)")
@@ -84,8 +83,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not project.is_dir():
         return fail(f"{project}: no such directory", EXIT_USAGE)
     try:
-        settings = bus_settings_for(args.bus, args.host, start_private=True)
-        external = _acp_agents(None)
+        settings = bus_settings_for(args.config, args.bus, args.host, start_private=True)
+        external = _acp_agents(args.config, None)
         models, _ = _model_choices(args)
     except _Refused as error:
         return fail(str(error), EXIT_USAGE)
@@ -196,7 +195,7 @@ def cmd_run_on_bus(args: argparse.Namespace) -> int:
         except BusConfigError as error:
             return fail(str(error), EXIT_USAGE)
     try:
-        settings = bus_settings_for(args.run_bus, args.run_host, start_private=False)
+        settings = bus_settings_for(args.config, args.run_bus, args.run_host, start_private=False)
     except _Refused as error:
         return fail(str(error), EXIT_USAGE)
     name = settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"

@@ -10,6 +10,7 @@ import argparse
 import signal
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,15 +56,9 @@ def cmd_run(
     turn is cancelled (its log ends `turn.completed{cancelled}`, its shell's process group is
     killed), the scratch copies are removed, and the status is 128 + the signal's number.
     """
-    import anyio
-
-    from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.engine.questions import Questions, fixed_answer
     from agent_tui.engine.scenario import ScenarioError, load_scenario
-    from agent_tui.runtime.console import EventPrinter
     from agent_tui.runtime.headless_scenario import HeadlessScenario
-    from agent_tui.runtime.runner import ScenarioRun
-    from agent_tui.runtime.workspace import CopyStopped
 
     try:
         scenario = load_scenario(scenario_path)
@@ -72,26 +67,42 @@ def cmd_run(
     problem = sessions_dir_error(sessions_dir)
     if problem is not None:
         return fail(problem)
-    printers: list[EventPrinter] = []
-
-    def printer_for(run: ScenarioRun) -> EventPrinter:
-        for line in run.workspace.skipped:
-            say(f"agent-tui: {line}", sys.stderr)
-        notice = run.project_rules_notice()
-        if notice is not None:
-            say(f"agent-tui: {notice}", sys.stderr)
-        printers.append(EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path))
-        return printers[0]
-
+    printers: list[Any] = []
     headless = HeadlessScenario(
         scenario,
         base_dir=scenario_path.resolve().parent,
         sessions_dir=sessions_dir,
         questions=questions or Questions(fixed_answer(approve, reason=f"--approve {approve}")),
         workspace_root=workspace,
-        listener=printer_for,
+        listener=partial(_printer_for, printers, quiet),
         trust_project_rules=trust_project_rules,
     )
+    return _play_scenario(headless, play, sessions_dir, printers)
+
+
+def _printer_for(printers: list[Any], quiet: bool, run: Any) -> Any:
+    """The printer of a scenario run's events (an `EventPrinter`), once it has said what it skipped."""
+    from agent_tui.runtime.console import EventPrinter
+
+    for line in run.workspace.skipped:
+        say(f"agent-tui: {line}", sys.stderr)
+    notice = run.project_rules_notice()
+    if notice is not None:
+        say(f"agent-tui: {notice}", sys.stderr)
+    printers.append(EventPrinter(sys.stdout, quiet=quiet, names=run.engine.agent_path))
+    return printers[0]
+
+
+def _play_scenario(
+    headless: Any, play: Callable[[Any], Any] | None, sessions_dir: Path, printers: list[Any]
+) -> int:
+    """Play the scenario run, print its summary and what went wrong; the exit status."""
+    import anyio
+
+    from agent_tui.engine.errors import EventStoreFailure
+    from agent_tui.engine.scenario import ScenarioError
+    from agent_tui.runtime.workspace import CopyStopped
+
     try:
         result = anyio.run(headless.play) if play is None else play(headless)
     except ScenarioError as error:
@@ -163,6 +174,7 @@ def cmd_run_prompt(args: argparse.Namespace) -> int:
         err=sys.stderr,
         trust_project_rules=args.trust_project_rules,
         budget=_budget(args.budget, args.budget_tokens),
+        config=args.config,
     )
 
 
@@ -180,7 +192,7 @@ def cmd_models(args: argparse.Namespace) -> int:
     from agent_tui.runtime.model_listing import models_report
 
     try:
-        config = load_config()
+        config = args.config or load_config()
         report = models_report(
             config, profile=args.profile, provider=args.provider, model=args.model, base_url=args.base_url
         )
@@ -218,7 +230,6 @@ def cmd_replay(
     from_start: bool = False,
 ) -> int:
     from agent_tui.replay.sources import ReplaySourceError, open_replay
-    from agent_tui.store import EventLogDecodeError
 
     if follow and dump is None and not tools and path is not None and awaited_dir(path):
         from agent_tui.tui.app import run_replay
@@ -243,29 +254,35 @@ def cmd_replay(
             )
         for warning in inputs.warnings:
             say(f"agent-tui: {warning}", sys.stderr)
-        from agent_tui.replay.dump import write_dump
-        from agent_tui.replay.sources import open_logs, replay_logs
+        return _dump(inputs.files, dump, strict, path)
 
-        mode = "strict" if strict else "skip-trailing-partial"
-        out = sys.stdout.buffer
-        try:
-            logs = open_logs(inputs.files)
-            write_dump(dump, replay_logs(logs, mode), out)  # type: ignore[arg-type]
-        except EventLogDecodeError as error:
-            out.flush()
-            return fail(str(error), EXIT_CORRUPT)
-        except BrokenPipeError:
-            silence_stdout()
-            return EXIT_OK
-        except OSError as error:
-            return fail_os(error, path)
+
+def _dump(files: list[Path], dump: str, strict: bool, path: Path | None) -> int:
+    """`replay --dump`: write the view of the logs to stdout; a torn last line is said on stderr."""
+    from agent_tui.replay.dump import write_dump
+    from agent_tui.replay.sources import open_logs, replay_logs
+    from agent_tui.store import EventLogDecodeError
+
+    mode = "strict" if strict else "skip-trailing-partial"
+    out = sys.stdout.buffer
+    try:
+        logs = open_logs(files)
+        write_dump(dump, replay_logs(logs, mode), out)  # type: ignore[arg-type]
+    except EventLogDecodeError as error:
         out.flush()
-        if not strict:  # strict mode stopped at a torn line already; otherwise say what was left out
-            from agent_tui.replay.torn import left_out, torn_lines
-
-            for tail in torn_lines(logs):
-                say(left_out(tail), sys.stderr)
+        return fail(str(error), EXIT_CORRUPT)
+    except BrokenPipeError:
+        silence_stdout()
         return EXIT_OK
+    except OSError as error:
+        return fail_os(error, path)
+    out.flush()
+    if not strict:  # strict mode stopped at a torn line already; otherwise say what was left out
+        from agent_tui.replay.torn import left_out, torn_lines
+
+        for tail in torn_lines(logs):
+            say(left_out(tail), sys.stderr)
+    return EXIT_OK
 
 
 def awaited_dir(path: Path) -> bool:
@@ -329,15 +346,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """`agent-tui mcp list` and `agent-tui mcp import [FILE]`."""
     from agent_tui.events import visible
     from agent_tui.mcp.config import McpConfigError, load_mcp_servers
-    from agent_tui.providers.config import config_path
 
-    path = config_path()
     try:
-        configs = load_mcp_servers(path)
+        configs = load_mcp_servers(args.config)
     except McpConfigError as error:
         return fail(str(error), EXIT_USAGE)
     if args.action == "import":
-        return _import_mcp_json(args.file or Path(".mcp.json"), path, configs)
+        return _import_mcp_json(args.file or Path(".mcp.json"), args.config.path, configs)
     if args.file is not None:
         return fail("mcp list takes no file (did you mean `agent-tui mcp import FILE`?)", EXIT_USAGE)
     cwd = (args.mcp_cwd or Path.cwd()).expanduser().resolve()

@@ -18,6 +18,7 @@ NO_MODEL_NOTICE = (
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
     from agent_tui.runtime.session_dirs import default_sessions_dir
+    from agent_tui.runtime.shell_settings import sandbox_problem
 
     project = (args.cwd or Path.cwd()).expanduser().resolve()
     if not project.is_dir():
@@ -28,17 +29,13 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     if args.demo and args.agent is not None:
         return fail("--agent runs an agent on your project, not in the demo (leave out --demo)", EXIT_USAGE)
     if not args.demo:
-        from agent_tui.providers.config import ConfigError
+        from agent_tui.mcp.config import load_mcp_servers
 
         try:
-            external = _acp_agents(args.agent)
+            external = _acp_agents(args.config, args.agent)
             models, notice = _model_choices(args)
-            from agent_tui.mcp.config import load_mcp_servers
-
-            load_mcp_servers()  # said now; the agents' servers are read again as they start
-        except ConfigError as error:
-            return fail(str(error), EXIT_USAGE)
-        except ValueError as error:  # an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
+            load_mcp_servers(args.config)  # a wrong [mcp.NAME] is said now, before the UI opens
+        except ValueError as error:  # a setting, an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
             return fail(str(error), EXIT_USAGE)
     has_agents = external is not None and bool(external.names())
     sessions_dir = args.sessions_dir or (
@@ -56,53 +53,36 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         prompt=args.prompt,
         notice=notice,
         # The demo's scripted commands need no sandbox; its top line keeps how to configure a model.
-        warning=_sandbox_warning() if models or has_agents else None,
+        warning=sandbox_problem(args.config) if models or has_agents else None,
         external=external if has_agents else None,
         agent=args.agent,
-        notify_command=_notify_command(),
+        notify_command=_notify_command(args.config),
     )
 
 
-def _notify_command() -> Any:
+def _notify_command(config: Any) -> Any:
     """The config's `notify_command` (a `NotifyCommand`), or None when it sets none."""
-    from agent_tui.providers.config import ConfigError, load_config
     from agent_tui.runtime.notify_command import NotifyCommand
 
-    try:
-        config = load_config()
-    except ConfigError:  # `main` already refused a broken file; nothing more to say here
-        return None
     if not config.notify_command:
         return None
     return NotifyCommand(config.notify_command, where=config.where(config.notify_command_line))
 
 
-def _sandbox_warning() -> str | None:
-    """The top line's warning when shell commands cannot run in the sandbox the config wants."""
-    from agent_tui.providers.config import ConfigError, load_config
-    from agent_tui.runtime.shell_settings import sandbox_problem
-
-    try:
-        return sandbox_problem(load_config())
-    except ConfigError:  # `main` already refused a broken file; nothing more to say here
-        return None
-
-
-def _acp_agents(wanted: str | None) -> Any:
+def _acp_agents(config: Any, wanted: str | None) -> Any:
     """The ACP agents of the config file, for the dashboard (`AcpWorkbenchAgents`).
 
     Raises:
         ValueError: an `[acp.NAME]` table is wrong (`PATH:LINE: reason`), or `wanted` is not one
             of them (the message lists those that are).
     """
-    from agent_tui.acp.config import acp_config_path, load_acp_agents
+    from agent_tui.acp.config import load_acp_agents
     from agent_tui.acp.workbench_agents import AcpWorkbenchAgents, unknown_agent_message
 
-    path = acp_config_path()
-    configs = load_acp_agents(path)
+    configs = load_acp_agents(config)
     if wanted is not None and wanted not in configs:
-        raise ValueError(unknown_agent_message(wanted, configs, path))
-    return AcpWorkbenchAgents(configs, where=path)
+        raise ValueError(unknown_agent_message(wanted, configs, config.path))
+    return AcpWorkbenchAgents(configs, where=config.path)
 
 
 def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
@@ -114,11 +94,11 @@ def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
     Raises:
         ConfigError: a flag, variable or profile is wrong, or the chosen model's key is missing.
     """
-    from agent_tui.providers.config import ConfigError, load_config, resolve_settings
+    from agent_tui.providers.config import ConfigError, resolve_settings
     from agent_tui.providers.factory import build_provider
     from agent_tui.runtime.model_router import ModelChoice
 
-    config = load_config()
+    config = args.config
     flags = {"provider": args.provider, "model": args.model, "base_url": args.base_url}
     chosen = resolve_settings(config, profile=args.profile, **flags)
     if chosen is None:

@@ -33,10 +33,13 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from typing import NoReturn
+from typing import TYPE_CHECKING, Literal, NoReturn
 
 from agent_tui.cli.status import EXIT_USAGE
 from agent_tui.engine import vault
+
+if TYPE_CHECKING:
+    from agent_tui.providers.config import Config
 
 __all__ = ["keep_out_debuggers", "keys_to_move", "run"]
 
@@ -44,6 +47,7 @@ __all__ = ["keep_out_debuggers", "keys_to_move", "run"]
 def run() -> NoReturn:
     """The console script and `python -m agent_tui`."""
     args = sys.argv[1:]
+    config = None  # read here once, handed to `main`: no one reads the file again
     handed = os.environ.pop(vault.SECRETS_FD_ENV, None)
     if handed is not None:
         try:
@@ -52,19 +56,26 @@ def run() -> NoReturn:
             print(f"agent-tui: ${vault.SECRETS_FD_ENV}: {error}", file=sys.stderr)
             sys.exit(EXIT_USAGE)
     else:
-        moved = keys_to_move(os.environ)
+        config = _good_config(os.environ)
+        moved = keys_to_move(os.environ, config or False)
         if moved:
             _restart_without(moved, args)
     if vault.held_names():
         keep_out_debuggers()
     from agent_tui.cli import main
 
-    sys.exit(main(args))
+    sys.exit(main(args, config))
 
 
-def keys_to_move(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables of `env` that hold keys (see the module docstring), with their values."""
-    named = _config_key_names(env)
+def keys_to_move(env: Mapping[str, str], config: Config | Literal[False] | None = None) -> dict[str, str]:
+    """The variables of `env` that hold keys (see the module docstring), with their values.
+    `config`: the loaded config file (None: read it here; False: it could not be read)."""
+    from agent_tui.providers.config import ENV_SETTINGS
+
+    if config is None:
+        config = _good_config(env) or False
+    named = set(config.key_variables()) if config else set()
+    named.add(env.get(ENV_SETTINGS["api_key_env"], "").strip())
     return {
         name: value
         for name, value in env.items()
@@ -75,18 +86,14 @@ def keys_to_move(env: Mapping[str, str]) -> dict[str, str]:
 _GIT_SETTING = re.compile(r"^GIT_CONFIG_(?:KEY|VALUE)_[0-9]+$")
 
 
-def _config_key_names(env: Mapping[str, str]) -> set[str]:
-    from agent_tui.providers.config import ENV_SETTINGS, ConfigError, config_path, load_config
+def _good_config(env: Mapping[str, str]) -> Config | None:
+    """The config file, or None when it is wrong (the command that needs it says what is wrong)."""
+    from agent_tui.providers.config import ConfigError, config_path, load_config
 
-    names = set()
-    named = env.get(ENV_SETTINGS["api_key_env"], "").strip()
-    if named:
-        names.add(named)
     try:
-        names |= load_config(config_path(env)).key_variables()
+        return load_config(config_path(env))
     except ConfigError:
-        pass  # the command that reads the file says what is wrong with it
-    return names
+        return None
 
 
 def keep_out_debuggers() -> bool:

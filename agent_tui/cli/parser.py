@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agent_tui.costs.budgets import tokens_problem, usd_problem
@@ -126,16 +126,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="start the ACP agent [acp.NAME] of the config file at launch (with --prompt, if given)",
     )
     model_flags(parser, default=None)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
+    for name, help, arguments in COMMANDS:
+        # A subcommand's `--help` opens with the line `agent-tui --help` lists it by.
+        arguments(subparsers.add_parser(name, help=help, description=help[0].upper() + help[1:] + "."))
+    return parser
 
-    def command(name: str, help: str) -> argparse.ArgumentParser:
-        """A subcommand whose `--help` opens with the line `agent-tui --help` lists it by."""
-        return commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
 
-    run = command(
-        "run",
-        "run a scenario headlessly, or one real agent turn with --prompt, writing one log per session",
+def demo_arguments(demo: argparse.ArgumentParser) -> None:
+    """`agent-tui demo`: where the logs go, and how asks are answered."""
+    sessions_dir_flag(demo, "demo_sessions_dir", "where the logs go (default: a fresh temporary directory)")
+    demo.add_argument(
+        "--approve",
+        choices=("allow", "deny"),
+        default="allow",
+        help="how the user answers every permission ask (default: allow)",
     )
+
+
+def serve_arguments(serve: argparse.ArgumentParser) -> None:
+    """`agent-tui serve`: the bus, the project and the model."""
+    bus_flags(serve, "bus", "host")
+    project_flags(serve, "serve", "where the logs go (default: the project's)")
+    model_flags(serve)
+
+
+def import_arguments(imports: argparse.ArgumentParser) -> None:
+    """`agent-tui import SRC --out DIR`."""
+    imports.add_argument("src", type=Path, help="a log file or a directory of logs")
+    imports.add_argument("--out", type=Path, required=True, help="directory for the converted logs")
+
+
+def run_arguments(run: argparse.ArgumentParser) -> None:
+    """`agent-tui run`: a scenario, or one turn of a real model with `--prompt`."""
     run.add_argument(
         "scenario",
         type=Path,
@@ -152,15 +175,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --prompt: the directory the agent works in (the real one)",
     )
     model_flags(run)
-    run.add_argument(
-        "--sessions-dir",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="run_sessions_dir",
-        metavar="DIR",
-        help="directory for the session logs (needed for a scenario; with --prompt the default is "
+    sessions_dir_flag(
+        run,
+        "run_sessions_dir",
+        "directory for the session logs (needed for a scenario; with --prompt the default is "
         "the project's own, where the dashboard and `agent-tui sessions` find them)",
     )
+    ask_flags(run)
+    budget_flags(run)
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        default=None,
+        help="where the scenario's directories are copied and kept (default: a temporary copy, removed after)",
+    )
+    run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+
+
+def ask_flags(run: argparse.ArgumentParser) -> None:
+    """Who answers a scenario run's permission asks: `--approve`, a dashboard over the bus, in time."""
     run.add_argument(
         "--approve",
         choices=("allow", "deny", "ask"),
@@ -176,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --approve ask: deny (as `system`) a request nobody answers within it, e.g. 10m",
     )
     run.add_argument("--trust-project-rules", action="store_true", help=TRUST_HELP)
+
+
+def budget_flags(run: argparse.ArgumentParser) -> None:
+    """`--budget USD` and `--budget-tokens N` of a real-model run."""
     run.add_argument(
         "--budget",
         type=budget_usd,
@@ -190,15 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --prompt: stop them once they used this many tokens (prompt plus output)",
     )
-    run.add_argument(
-        "--workspace",
-        type=Path,
-        default=None,
-        help="where the scenario's directories are copied and kept (default: a temporary copy, removed after)",
-    )
-    run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
 
-    replay = command("replay", "scrub through recorded sessions, or dump them")
+
+def replay_arguments(replay: argparse.ArgumentParser) -> None:
+    """`agent-tui replay`: which logs, and the UI or a dump."""
     replay.add_argument(
         "path",
         type=Path,
@@ -230,9 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="treat a torn final line as corrupt instead of skipping it"
     )
 
-    attach = command(
-        "attach", "open the dashboard on every host of a bus (agent-tui serve); quitting stops nothing"
-    )
+
+def attach_arguments(attach: argparse.ArgumentParser) -> None:
+    """`agent-tui attach`: the bus, and where in its stream to start."""
     attach.add_argument(
         "--bus",
         default=None,
@@ -247,23 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="read the events stream from this stream sequence (default: from its start)",
     )
 
-    demo = command("demo", "run the built-in demo headlessly (no UI)")
-    demo.add_argument(
-        "--sessions-dir",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="demo_sessions_dir",
-        metavar="DIR",
-        help="where the logs go (default: a fresh temporary directory)",
-    )
-    demo.add_argument(
-        "--approve",
-        choices=("allow", "deny"),
-        default="allow",
-        help="how the user answers every permission ask (default: allow)",
-    )
 
-    web = command("web", "serve the attached dashboard to browsers; each tab sees every host of the bus")
+def web_arguments(web: argparse.ArgumentParser) -> None:
+    """`agent-tui web`: the bus, the address served, the token and the tabs."""
     web.add_argument(
         "--bus",
         default=None,
@@ -293,21 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
         "a tab beyond them says so",
     )
 
-    serve = command("serve", "run agents headlessly for dashboards attached over the bus")
-    bus_flags(serve, "bus", "host")
-    project_flags(serve, "serve", "where the logs go (default: the project's)")
-    model_flags(serve)
 
-    command("schema", "print the JSON Schema of one event-log line")
-
-    imports = command("import", "convert Claude Code / Codex logs into agent-tui logs")
-    imports.add_argument("src", type=Path, help="a log file or a directory of logs")
-    imports.add_argument("--out", type=Path, required=True, help="directory for the converted logs")
-
-    models = command("models", "list the model profiles and where each setting comes from")
-    model_flags(models)
-
-    mcp = command("mcp", "list the MCP servers of the config file and their tools, or import a .mcp.json")
+def mcp_arguments(mcp: argparse.ArgumentParser) -> None:
+    """`agent-tui mcp list|import`."""
     mcp.add_argument(
         "action",
         choices=("list", "import"),
@@ -317,19 +323,14 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument(
         "file", nargs="?", type=Path, default=None, help="import: the file (default: ./.mcp.json)"
     )
-    mcp.add_argument(
-        "--cwd",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="mcp_cwd",
-        metavar="DIR",
-        help="the project (default: .)",
-    )
+    cwd_flag(mcp, "mcp_cwd")
     mcp.add_argument(
         "--profile", default=argparse.SUPPRESS, help="the model profile in use (servers with profiles =)"
     )
 
-    acp = command("acp", "serve our engine as an ACP agent over stdio (for Zed, Toad, ...)")
+
+def acp_arguments(acp: argparse.ArgumentParser) -> None:
+    """`agent-tui acp`: the model (or a scenario's), the logs and the rules."""
     acp.add_argument(
         "--scenario",
         type=Path,
@@ -337,23 +338,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="use a scenario's scripted model (no network)",
     )
-    acp.add_argument(
-        "--sessions-dir",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest="acp_sessions_dir",
-        metavar="DIR",
-        help="where session logs are written and loaded from (default: the project's, for the directory it runs in)",
+    sessions_dir_flag(
+        acp,
+        "acp_sessions_dir",
+        "where session logs are written and loaded from (default: the project's, for the directory it runs in)",
     )
     acp.add_argument(
         "--trust-project-rules", action="store_true", dest="acp_trust_project_rules", help=TRUST_HELP
     )
     model_flags(acp)
 
-    sessions = command("sessions", "list a project's stored sessions, newest first")
-    project_flags(sessions, "list", "a sessions directory (default: the project's)")
 
-    export = command("export", "write a session and its sub-agents as Markdown, HTML or JSON")
+def export_arguments(export: argparse.ArgumentParser) -> None:
+    """`agent-tui export`: which session, in which format, to where."""
     export.add_argument(
         "target", metavar="LOG|SESSION_ID", help="a session log, or a session's id (or its start)"
     )
@@ -369,7 +366,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     project_flags(export, "export", "where to look a session id up (default: the project's)")
 
-    search = command("search", "find sessions by what was said in them: prompts, answers, commands, output")
+
+def search_arguments(search: argparse.ArgumentParser) -> None:
+    """`agent-tui search`: the words, where, and how the hits are shown."""
     search.add_argument(
         "words",
         nargs="+",
@@ -389,7 +388,6 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="mark the matching words (default: on a terminal)",
     )
-    return parser
 
 
 def budget_usd(text: str) -> float:
@@ -421,19 +419,24 @@ def budget_tokens(text: str) -> int:
 def project_flags(parser: argparse.ArgumentParser, prefix: str, sessions_help: str) -> None:
     """A command's `--sessions-dir DIR` and `--cwd DIR`, kept as `PREFIX_sessions_dir` and
     `PREFIX_cwd`; left unset when absent, so the top level's count (`parse_arguments`)."""
+    sessions_dir_flag(parser, f"{prefix}_sessions_dir", sessions_help)
+    cwd_flag(parser, f"{prefix}_cwd")
+
+
+def sessions_dir_flag(parser: argparse.ArgumentParser, dest: str, help: str) -> None:
+    """A command's `--sessions-dir DIR`, left unset when absent (`parse_arguments`)."""
     parser.add_argument(
-        "--sessions-dir",
-        type=Path,
-        default=argparse.SUPPRESS,
-        dest=f"{prefix}_sessions_dir",
-        metavar="DIR",
-        help=sessions_help,
+        "--sessions-dir", type=Path, default=argparse.SUPPRESS, dest=dest, metavar="DIR", help=help
     )
+
+
+def cwd_flag(parser: argparse.ArgumentParser, dest: str) -> None:
+    """A command's `--cwd DIR` (the project), left unset when absent (`parse_arguments`)."""
     parser.add_argument(
         "--cwd",
         type=Path,
         default=argparse.SUPPRESS,
-        dest=f"{prefix}_cwd",
+        dest=dest,
         metavar="DIR",
         help="the project (default: .)",
     )
@@ -469,3 +472,26 @@ def model_flags(parser: argparse.ArgumentParser, default: object = argparse.SUPP
     )
     parser.add_argument("--model", default=default, help="the model's name, as the provider knows it")
     parser.add_argument("--base-url", default=default, help="an OpenAI-compatible (or Anthropic) endpoint")
+
+
+COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
+    ("run", "run a scenario headlessly, or one real agent turn with --prompt, writing one log per session",
+     run_arguments),
+    ("replay", "scrub through recorded sessions, or dump them", replay_arguments),
+    ("attach", "open the dashboard on every host of a bus (agent-tui serve); quitting stops nothing",
+     attach_arguments),
+    ("demo", "run the built-in demo headlessly (no UI)", demo_arguments),
+    ("web", "serve the attached dashboard to browsers; each tab sees every host of the bus", web_arguments),
+    ("serve", "run agents headlessly for dashboards attached over the bus", serve_arguments),
+    ("schema", "print the JSON Schema of one event-log line", lambda schema: None),
+    ("import", "convert Claude Code / Codex logs into agent-tui logs", import_arguments),
+    ("models", "list the model profiles and where each setting comes from", model_flags),
+    ("mcp", "list the MCP servers of the config file and their tools, or import a .mcp.json", mcp_arguments),
+    ("acp", "serve our engine as an ACP agent over stdio (for Zed, Toad, ...)", acp_arguments),
+    ("sessions", "list a project's stored sessions, newest first",
+     lambda sessions: project_flags(sessions, "list", "a sessions directory (default: the project's)")),
+    ("export", "write a session and its sub-agents as Markdown, HTML or JSON", export_arguments),
+    ("search", "find sessions by what was said in them: prompts, answers, commands, output", search_arguments),
+)  # fmt: skip
+"""Every command in the order `agent-tui --help` lists them: its name, its one-line help, and
+what adds its arguments."""

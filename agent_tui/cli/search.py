@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agent_tui.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
 
@@ -40,7 +40,6 @@ def cmd_search(
     color: str,
 ) -> int:
     from agent_tui.replay.sources import ReplaySourceError, open_replay
-    from agent_tui.runtime.session_dirs import default_sessions_dir
     from agent_tui.search import QueryError, SearchError, SearchIndex, index_path, parse_query
 
     if limit < 1:
@@ -49,17 +48,9 @@ def cmd_search(
         query = parse_query(" ".join(words))
     except QueryError as error:
         return fail(f"search: {error}", EXIT_USAGE)
-    if sessions_dir is None:
-        project = (cwd or Path.cwd()).expanduser().resolve()
-        if not project.is_dir():
-            return fail(f"{project}: no such directory", EXIT_USAGE)
-        directory = default_sessions_dir(project)
-        if not directory.is_dir():
-            return fail(f"{project}: no sessions yet (looked in {directory})", EXIT_FAILED)
-    else:
-        directory = sessions_dir.expanduser()
-        if not directory.is_dir():
-            return fail(f"{directory}: no such directory", EXIT_USAGE)
+    directory = _searched_directory(sessions_dir, cwd)
+    if isinstance(directory, int):
+        return directory
     try:
         inputs = open_replay(directory)
     except ReplaySourceError as error:
@@ -73,6 +64,33 @@ def cmd_search(
                 results = index.search(query, limit=limit)
         except SearchError as error:
             return fail(str(error), EXIT_FAILED)
+    _say_skipped(report)
+    marks = color == "always" or (color == "auto" and sys.stdout.isatty())
+    _print_results(results, sys.stdout, marks)
+    return EXIT_OK if results.hits else EXIT_FAILED
+
+
+def _searched_directory(sessions_dir: Path | None, cwd: Path | None) -> Path | int:
+    """The directory of logs to search (`--sessions-dir`, else the project's); the exit status
+    when there is none, said."""
+    from agent_tui.runtime.session_dirs import default_sessions_dir
+
+    if sessions_dir is None:
+        project = (cwd or Path.cwd()).expanduser().resolve()
+        if not project.is_dir():
+            return fail(f"{project}: no such directory", EXIT_USAGE)
+        directory = default_sessions_dir(project)
+        if not directory.is_dir():
+            return fail(f"{project}: no sessions yet (looked in {directory})", EXIT_FAILED)
+        return directory
+    directory = sessions_dir.expanduser()
+    if not directory.is_dir():
+        return fail(f"{directory}: no such directory", EXIT_USAGE)
+    return directory
+
+
+def _say_skipped(report: Any) -> None:
+    """Say on stderr which logs the index could not read, and which lines it skipped."""
     for path, reason in report.unreadable:
         print(f"agent-tui: {path}: {reason} (not searched)", file=sys.stderr)
     for status in report.corrupt[:SHOWN_CORRUPT]:
@@ -86,9 +104,6 @@ def cmd_search(
             f"agent-tui: and {len(report.corrupt) - SHOWN_CORRUPT} more logs with corrupt lines",
             file=sys.stderr,
         )
-    marks = color == "always" or (color == "auto" and sys.stdout.isatty())
-    _print_results(results, sys.stdout, marks)
-    return EXIT_OK if results.hits else EXIT_FAILED
 
 
 def _progress_printer(err: TextIO) -> Callable[[Progress], None] | None:

@@ -25,6 +25,7 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 from agent_tui.cli.status import EXIT_OK, EXIT_USAGE, fail, say
 
@@ -37,9 +38,9 @@ def cmd_web(args: argparse.Namespace) -> int:
         from agent_tui.bus.config import LOCAL, BusConfigError, bus_settings
         from agent_tui.providers.config import ConfigError, load_config
         from agent_tui.web.access_token import TokenStore, TokenStoreError
-        from agent_tui.web.local_host import LocalHostError, serve_host_running, start_serve_host
+        from agent_tui.web.local_host import LocalHostError
         from agent_tui.web.page import PageError
-        from agent_tui.web.server import DEFAULT_MAX_TABS, MOST_TABS, TabCommand
+        from agent_tui.web.server import DEFAULT_MAX_TABS, MOST_TABS
     except ImportError:
         return fail(f"web needs textual-serve and the NATS client: {BUS_EXTRA}", EXIT_USAGE)
     if not 0 <= args.port <= 65535:
@@ -48,24 +49,12 @@ def cmd_web(args: argparse.Namespace) -> int:
     if not 1 <= max_tabs <= MOST_TABS:
         return fail(f"--max-tabs {max_tabs}: not a number of tabs (1 to {MOST_TABS})", EXIT_USAGE)
     try:
-        settings = bus_settings(load_config(), flag_url=args.web_bus)
+        settings = bus_settings(args.config or load_config(), flag_url=args.web_bus)
     except (ConfigError, BusConfigError) as error:
         return fail(str(error), EXIT_USAGE)
-    attach = [sys.executable, "-P", "-m", "agent_tui", "attach"]
     local = settings.url in (None, LOCAL)
     try:
-        if local:
-            if not asyncio.run(serve_host_running()):
-                project = Path.cwd()
-                started = start_serve_host(project)
-                say(
-                    f"agent-tui: started agent-tui serve on {project} (pid {started.pid}, its output in "
-                    f"{started.log}); it keeps its agents running after web stops",
-                    sys.stderr,
-                )
-            command = TabCommand([*attach, "--bus", "local"])
-        else:
-            command = TabCommand(attach, _bus_environment(settings))
+        command = _tab_command(settings, local)
         target = resolve_target("local" if local else args.web_bus)
         asyncio.run(_probe(target))
         token = TokenStore().load(new=args.new_token)
@@ -77,6 +66,30 @@ def cmd_web(args: argparse.Namespace) -> int:
         return asyncio.run(_serve(command, token.token, args.bind, args.port, target.shown, max_tabs))
     except PageError as error:
         return fail(str(error), EXIT_USAGE)
+
+
+def _tab_command(settings: Any, local: bool) -> Any:
+    """How a tab runs `agent-tui attach` (a `TabCommand`): on this machine's private bus, whose
+    `agent-tui serve` is started here when none runs, or on the bus `settings` name.
+
+    Raises:
+        LocalHostError: the local host could not be started.
+    """
+    from agent_tui.web.local_host import serve_host_running, start_serve_host
+    from agent_tui.web.server import TabCommand
+
+    attach = [sys.executable, "-P", "-m", "agent_tui", "attach"]
+    if not local:
+        return TabCommand(attach, _bus_environment(settings))
+    if not asyncio.run(serve_host_running()):
+        project = Path.cwd()
+        started = start_serve_host(project)
+        say(
+            f"agent-tui: started agent-tui serve on {project} (pid {started.pid}, its output in "
+            f"{started.log}); it keeps its agents running after web stops",
+            sys.stderr,
+        )
+    return TabCommand([*attach, "--bus", "local"])
 
 
 def _bus_environment(settings: object) -> dict[str, str]:
@@ -124,18 +137,7 @@ async def _serve(command: object, token: object, bind: str, port: int, bus: str,
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(number, on_signal, number)
     try:
-        if not is_loopback(bind):
-            say(
-                f"agent-tui: listening on {bind}, not only this machine: anyone who has the token "
-                "can act as you (approve, steer, stop and start agents on every host of the bus); "
-                "put it behind a TLS proxy (docs/web.md)",
-                sys.stderr,
-            )
-        say(
-            f"agent-tui: the dashboard of every host on the bus at {bus}; each tab is one attached "
-            f"dashboard (at most {max_tabs} at once)"
-        )
-        print(f"open {page_url(bind, port)}/?token={token.value}", flush=True)
+        _say_listening(bind, port, bus, max_tabs, token.value)
         await stop.wait()
     finally:
         for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -150,6 +152,22 @@ async def _serve(command: object, token: object, bind: str, port: int, bus: str,
 
         return stopped(stopped_by[0])
     return EXIT_OK
+
+
+def _say_listening(bind: str, port: int, bus: str, max_tabs: int, token: str) -> None:
+    """Say where the dashboard is served (a warning first when not only to this machine)."""
+    if not is_loopback(bind):
+        say(
+            f"agent-tui: listening on {bind}, not only this machine: anyone who has the token "
+            "can act as you (approve, steer, stop and start agents on every host of the bus); "
+            "put it behind a TLS proxy (docs/web.md)",
+            sys.stderr,
+        )
+    say(
+        f"agent-tui: the dashboard of every host on the bus at {bus}; each tab is one attached "
+        f"dashboard (at most {max_tabs} at once)"
+    )
+    print(f"open {page_url(bind, port)}/?token={token}", flush=True)
 
 
 def is_loopback(bind: str) -> bool:

@@ -14,7 +14,8 @@ tests run it on real logs of generated scenarios. Rules:
   `allow` → `tool.delta`* ] → exactly one `tool.completed`/`tool.failed`; a denied call is never
   started; a call that runs or was answered may be asked about again (an external agent's
   question): a new `permission.requested` opens a new pair, and a call that was started before
-  such a question may still complete; every call is answered before the next `context.built` and before `turn.completed`;
+  such a question may still complete; every call is answered before the next `context.built`
+  and before `turn.completed`;
 - imported sessions (`session.created.client` is not `agent-tui`) carry the permission pair only
   where their source recorded a decision, so there `tool.started` may follow the request
   directly; and a `source.record` that falls between their turns is session-level (turnId null);
@@ -73,109 +74,122 @@ def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[
         if event.sequence != check.last_sequence + 1:
             bad(event, f"sequence follows {check.last_sequence}")
         check.last_sequence = event.sequence
-        kind = event.type
-        payload = event.payload
-        if kind == "session.created":
-            if event.sequence != 1 or event.turn_id is not None:
-                bad(event, "session.created must be #1 with turnId null")
-            check.imported = not is_ours(payload["client"])
-            continue
-        if event.turn_id is None:
-            if kind == "source.record" and check.imported and check.turn is None:
-                continue
-            if kind == "session.budget":
-                if check.turn is not None:
-                    bad(event, f"a budget without a turnId while turn {check.turn} is open")
-                continue
-            if kind == "turn.rewound":
-                if check.turn is not None:
-                    bad(event, f"a rewind while turn {check.turn} is open")
-                if payload["rewoundTurnId"] not in check.started:
-                    bad(event, f"rewinds turn {payload['rewoundTurnId']}, which this log never started")
-                continue
-            bad(event, "turnId is null outside session.created")
-            continue
-        if kind == "turn.started":
-            if check.turn is not None:
-                bad(event, f"turn {check.turn} is still open")
-            check.turn, check.turn_events, check.deltas, check.records = event.turn_id, 0, 0, 0
-            check.step, check.usage_step = None, 0
-            check.started.add(event.turn_id)
-            check.calls.clear()
-            continue
-        if check.turn != event.turn_id:
-            bad(event, f"belongs to turn {event.turn_id}, open turn is {check.turn}")
-            continue
-        check.turn_events += 1
-        if check.turn_events == 1 and kind != "user.message":
-            bad(event, "a turn's second event must be user.message")
-        call = check.calls.get(payload.get("toolCallId", "")) if "toolCallId" in payload else None
-        if kind == "context.built":
-            _unanswered(check, event, bad)
-            check.step = payload["step"]
-        elif kind == "model.usage":
-            step = payload["step"]
-            if step <= check.usage_step:
-                bad(event, f"step {step} after the usage of step {check.usage_step}")
-            elif not check.imported and step != check.step:
-                bad(event, f"step {step} is not the step of the latest context.built ({check.step})")
-            else:
-                check.usage_step = step
-        elif kind == "model.delta":
-            check.deltas += 1
-        elif kind == "source.record":
-            check.records += 1
-        elif kind == "model.tool_call_requested":
-            if payload["toolCallId"] in check.calls:
-                bad(event, "tool call id requested twice")
-            check.calls[payload["toolCallId"]] = _Call(payload["tool"], requested=True)
-        elif kind in CALL_PROGRESS_TYPES:
-            if call is None:
-                bad(event, "for a tool call that was not requested")
-                continue
-            if call.answered:
-                bad(event, "after the call was answered")
-            if kind == "permission.requested" and call.decisions:  # asked again: a new pair
-                call.decisions = []
-                call.late = call.late or call.started
-            elif kind == "permission.resolved":
-                decision, actor = payload["decision"], payload["actor"]
-                if decision == "ask" and (actor != "policy" or call.decisions):
-                    bad(event, "`ask` must be the policy's first answer")
-                if call.decisions and call.decisions[-1][0] != "ask":
-                    bad(event, "resolved again after a final decision")
-                call.decisions.append((decision, actor))
-            elif kind == "tool.started":
-                if (call.decisions or not check.imported) and (
-                    not call.decisions or call.decisions[-1][0] != "allow"
-                ):
-                    bad(event, "started without an allow")
-                call.started = True
-            elif kind == "tool.delta" and not call.started:
-                bad(event, "output before tool.started")
-            elif kind in ("tool.completed", "tool.failed"):
-                if kind == "tool.completed" and not call.started:
-                    bad(event, "completed without tool.started")
-                denied = bool(call.decisions) and call.decisions[-1][0] == "deny" and not call.late
-                if denied and (
-                    call.started or payload.get("errorCode") not in ("permission_denied", "cancelled")
-                ):
-                    bad(event, "a denied call must fail with permission_denied (or cancelled)")
-                call.answered = True
-        elif kind == "turn.completed":
-            _unanswered(check, event, bad)
-            if (
-                payload["stopReason"] == "final"
-                and check.deltas == 0
-                and not (check.imported and check.records)
-            ):
-                bad(event, "a final turn without model.delta")
-            check.turn = None
+        if not _outside_the_open_turn(check, event, bad):
+            _in_the_open_turn(check, event, bad)
     if complete:
         for session_id, check in sessions.items():
             if check.turn is not None:
                 problems.append(f"{session_id}: turn {check.turn} never completed")
     return problems
+
+
+def _outside_the_open_turn(check: _SessionCheck, event: Event, bad: Callable[[Event, str], None]) -> bool:
+    """Check an event that is not one of the open turn's (the session's start, an event with no
+    turn, a turn's start, another turn's event); False for one of the open turn's."""
+    kind = event.type
+    payload = event.payload
+    if kind == "session.created":
+        if event.sequence != 1 or event.turn_id is not None:
+            bad(event, "session.created must be #1 with turnId null")
+        check.imported = not is_ours(payload["client"])
+    elif event.turn_id is None:
+        if kind == "source.record" and check.imported and check.turn is None:
+            pass
+        elif kind == "session.budget":
+            if check.turn is not None:
+                bad(event, f"a budget without a turnId while turn {check.turn} is open")
+        elif kind == "turn.rewound":
+            if check.turn is not None:
+                bad(event, f"a rewind while turn {check.turn} is open")
+            if payload["rewoundTurnId"] not in check.started:
+                bad(event, f"rewinds turn {payload['rewoundTurnId']}, which this log never started")
+        else:
+            bad(event, "turnId is null outside session.created")
+    elif kind == "turn.started":
+        if check.turn is not None:
+            bad(event, f"turn {check.turn} is still open")
+        check.turn, check.turn_events, check.deltas, check.records = event.turn_id, 0, 0, 0
+        check.step, check.usage_step = None, 0
+        check.started.add(event.turn_id)
+        check.calls.clear()
+    elif check.turn != event.turn_id:
+        bad(event, f"belongs to turn {event.turn_id}, open turn is {check.turn}")
+    else:
+        return False
+    return True
+
+
+def _in_the_open_turn(check: _SessionCheck, event: Event, bad: Callable[[Event, str], None]) -> None:
+    kind = event.type
+    payload = event.payload
+    check.turn_events += 1
+    if check.turn_events == 1 and kind != "user.message":
+        bad(event, "a turn's second event must be user.message")
+    if kind == "context.built":
+        _unanswered(check, event, bad)
+        check.step = payload["step"]
+    elif kind == "model.usage":
+        step = payload["step"]
+        if step <= check.usage_step:
+            bad(event, f"step {step} after the usage of step {check.usage_step}")
+        elif not check.imported and step != check.step:
+            bad(event, f"step {step} is not the step of the latest context.built ({check.step})")
+        else:
+            check.usage_step = step
+    elif kind == "model.delta":
+        check.deltas += 1
+    elif kind == "source.record":
+        check.records += 1
+    elif kind == "model.tool_call_requested":
+        if payload["toolCallId"] in check.calls:
+            bad(event, "tool call id requested twice")
+        check.calls[payload["toolCallId"]] = _Call(payload["tool"], requested=True)
+    elif kind in CALL_PROGRESS_TYPES:
+        call = check.calls.get(payload.get("toolCallId", "")) if "toolCallId" in payload else None
+        if call is None:
+            bad(event, "for a tool call that was not requested")
+        else:
+            _call_progress(check, call, event, bad)
+    elif kind == "turn.completed":
+        _unanswered(check, event, bad)
+        if payload["stopReason"] == "final" and check.deltas == 0 and not (check.imported and check.records):
+            bad(event, "a final turn without model.delta")
+        check.turn = None
+
+
+def _call_progress(
+    check: _SessionCheck, call: _Call, event: Event, bad: Callable[[Event, str], None]
+) -> None:
+    """Check a requested call's answer, start, output or end."""
+    kind = event.type
+    payload = event.payload
+    if call.answered:
+        bad(event, "after the call was answered")
+    if kind == "permission.requested" and call.decisions:  # asked again: a new pair
+        call.decisions = []
+        call.late = call.late or call.started
+    elif kind == "permission.resolved":
+        decision, actor = payload["decision"], payload["actor"]
+        if decision == "ask" and (actor != "policy" or call.decisions):
+            bad(event, "`ask` must be the policy's first answer")
+        if call.decisions and call.decisions[-1][0] != "ask":
+            bad(event, "resolved again after a final decision")
+        call.decisions.append((decision, actor))
+    elif kind == "tool.started":
+        if (call.decisions or not check.imported) and (
+            not call.decisions or call.decisions[-1][0] != "allow"
+        ):
+            bad(event, "started without an allow")
+        call.started = True
+    elif kind == "tool.delta" and not call.started:
+        bad(event, "output before tool.started")
+    elif kind in ("tool.completed", "tool.failed"):
+        if kind == "tool.completed" and not call.started:
+            bad(event, "completed without tool.started")
+        denied = bool(call.decisions) and call.decisions[-1][0] == "deny" and not call.late
+        if denied and (call.started or payload.get("errorCode") not in ("permission_denied", "cancelled")):
+            bad(event, "a denied call must fail with permission_denied (or cancelled)")
+        call.answered = True
 
 
 def _unanswered(check: _SessionCheck, event: Event, bad: Callable[[Event, str], None]) -> None:

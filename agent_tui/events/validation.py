@@ -117,21 +117,7 @@ class _Compiled:
         lines = ["def make(f):", "    out = {}"]
         required = 0  # keys `f` must have; `given` counts the optional ones it has on top
         for k, (name, info) in enumerate(self.model.model_fields.items()):
-            accepted, _ = _accepted(info.annotation)
-            value = f"v{k}"
-            if isinstance(accepted, _Compiled):  # its own `make` checks and orders it
-                namespace[f"_make_{k}"] = accepted.make
-                test = f"type(v{k}) is not dict"
-                value = f"_make_{k}(v{k})"
-            elif isinstance(accepted, _ListOf):  # each item made (checked, ordered) by its model
-                namespace[f"_make_{k}"] = accepted.item.make
-                test = f"type(v{k}) is not list"
-                value = f"[_make_{k}(item) for item in v{k}]"
-            elif accepted is float:  # stored as pydantic stores it: `2` becomes `2.0`
-                test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
-                value = f"float(v{k})"
-            else:
-                test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
+            test, value = _make_field(k, _accepted(info.annotation)[0], namespace)
             if info.is_required():
                 required += 1
                 lines += [
@@ -155,6 +141,19 @@ class _Compiled:
         lines += ["    if len(f) != given:", "        raise _Rejected", "    return out"]
         exec("\n".join(lines), namespace)
         return namespace["make"]
+
+
+def _make_field(k: int, accepted: Any, namespace: dict[str, Any]) -> tuple[str, str]:
+    """For `make`: the test that field `v{k}` does NOT fit `accepted`, and what is stored."""
+    if isinstance(accepted, _Compiled):  # its own `make` checks and orders it
+        namespace[f"_make_{k}"] = accepted.make
+        return f"type(v{k}) is not dict", f"_make_{k}(v{k})"
+    if isinstance(accepted, _ListOf):  # each item made (checked, ordered) by its model
+        namespace[f"_make_{k}"] = accepted.item.make
+        return f"type(v{k}) is not list", f"[_make_{k}(item) for item in v{k}]"
+    test = _value_test(f"v{k}", accepted, namespace, f"_{k}")
+    # A float is stored as pydantic stores it: `2` becomes `2.0`.
+    return test, f"float(v{k})" if accepted is float else f"v{k}"
 
 
 def _value_test(var: str, accepted: Any, namespace: dict[str, Any], suffix: str) -> str:
@@ -360,28 +359,35 @@ def _json_builder(type_name: str, compiled: _Compiled, with_v: bool) -> Any:
         *(f"    {line}" for line in fetch),
         "    if " + " or ".join(checks + tests) + ":",
         "        raise _Rejected",
-        '    event_id + ""',
-        '    session_id + ""',
-        '    ts + ""',
-        "    if turn_id is not None:",
-        '        turn_id + ""',
+        *_ENVELOPE_STRINGS,
         *(f"    {line}" for line in statements),
     ]
     if optional:
         lines += _size_check("p", required, optional, "    ")
-    lines += [
-        "    event = _new_event(_Event)",
-        "    event.id = event_id",
-        "    event.session_id = session_id",
-        "    event.turn_id = turn_id",
-        "    event.sequence = sequence",
-        "    event.ts = ts",
-        "    event.type = _TYPE",
-        "    event.payload = p",
-        "    return event",
-    ]
-    exec("\n".join(lines), namespace)
+    exec("\n".join(lines + _NEW_EVENT), namespace)
     return namespace["build"]
+
+
+_ENVELOPE_STRINGS = [
+    '    event_id + ""',
+    '    session_id + ""',
+    '    ts + ""',
+    "    if turn_id is not None:",
+    '        turn_id + ""',
+]
+"""A built `build`'s check that the envelope's ids and time are strings (`+ ""` raises otherwise)."""
+_NEW_EVENT = [
+    "    event = _new_event(_Event)",
+    "    event.id = event_id",
+    "    event.session_id = session_id",
+    "    event.turn_id = turn_id",
+    "    event.sequence = sequence",
+    "    event.ts = ts",
+    "    event.type = _TYPE",
+    "    event.payload = p",
+    "    return event",
+]
+"""The end of a built `build`: the checked line made an `Event` without pydantic."""
 
 
 def _json_builders(with_v: bool) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from typing import Any, get_args
 
 from agent_tui.engine.vault import ENVIRONMENT, is_secret_name
 from agent_tui.events.model import Risk
-from agent_tui.providers.config import ConfigError, config_path, is_http_url, read_named_tables
+from agent_tui.providers.config import Config, ConfigError, config_path, is_http_url, read_named_tables
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -181,15 +181,17 @@ class McpServerConfig:
         return True
 
 
-def load_mcp_servers(path: Path | None = None) -> dict[str, McpServerConfig]:
-    """Read every `[mcp.NAME]` table of the config file (other tables are not looked at).
+def load_mcp_servers(source: Path | Config | None = None) -> dict[str, McpServerConfig]:
+    """Every `[mcp.NAME]` table of the loaded config (or of the file at a path), checked; other
+    tables are not looked at.
 
     Raises:
         McpConfigError: the file cannot be read, is not TOML, or an `[mcp.NAME]` table is wrong.
     """
-    path = path if path is not None else config_path()
+    source = source if source is not None else config_path()
+    path = source.path if isinstance(source, Config) else source
     try:
-        tables, lines = read_named_tables(path, "mcp")
+        tables, lines = read_named_tables(source, "mcp")
     except ConfigError as error:
         raise McpConfigError(str(error)) from None
 
@@ -232,6 +234,37 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
     for key in table:
         if key not in _KEYS:
             raise fail(f".{key}: unknown setting (known: {', '.join(_KEYS)})", key)
+    transport = _transport(table, fail)
+    enabled = table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise fail(".enabled: expected true or false", "enabled")
+    profiles = _strings(
+        table.get("profiles", []), lambda: fail(".profiles: expected a list of profile names", "profiles")
+    )
+    projects = _strings(
+        table.get("projects", []), lambda: fail(".projects: expected a list of directories", "projects")
+    )
+    risk, tools = _risks(table, fail)
+    timeout = _seconds(table.get("timeout", DEFAULT_TIMEOUT), "timeout", fail)
+    startup = table.get("startup_timeout")
+    if startup is not None:
+        startup = _seconds(startup, "startup_timeout", fail)
+    return McpServerConfig(
+        name=name,
+        **transport,
+        enabled=enabled,
+        profiles=profiles,
+        projects=tuple(Path(project).expanduser().resolve() for project in projects),
+        risk=risk,
+        tool_risks=dict(tools),
+        timeout=timeout,
+        startup_timeout=startup,
+    )
+
+
+def _transport(table: dict[str, Any], fail: Callable[..., McpConfigError]) -> dict[str, Any]:
+    """How the server is reached, checked: `command`, `args`, `env` and `cwd` of a stdio server,
+    or `url` and `headers` of an HTTP one."""
     command = table.get("command")
     url = table.get("url")
     if (command is None) == (url is None):
@@ -262,15 +295,12 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
                 "env",
             )
     headers = _headers(table.get("headers", {}), lambda reason: fail(f".headers{reason}", "headers"))
-    enabled = table.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise fail(".enabled: expected true or false", "enabled")
-    profiles = _strings(
-        table.get("profiles", []), lambda: fail(".profiles: expected a list of profile names", "profiles")
-    )
-    projects = _strings(
-        table.get("projects", []), lambda: fail(".projects: expected a list of directories", "projects")
-    )
+    command = command.strip() if command is not None else None
+    return {"command": command, "args": args, "env": env, "cwd": cwd, "url": url, "headers": headers}
+
+
+def _risks(table: dict[str, Any], fail: Callable[..., McpConfigError]) -> tuple[Any, dict[str, Any]]:
+    """`risk` (of every call) and `tools` (the risk of single tools), checked."""
     risk = table.get("risk", "execute")
     if risk not in _RISKS:
         raise fail(f".risk: expected one of {', '.join(_RISKS)}, got {risk!r}", "risk")
@@ -280,26 +310,7 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
     for tool, tool_risk in tools.items():
         if tool_risk not in _RISKS:
             raise fail(f".tools.{tool}: expected one of {', '.join(_RISKS)}, got {tool_risk!r}", "tools")
-    timeout = _seconds(table.get("timeout", DEFAULT_TIMEOUT), "timeout", fail)
-    startup = table.get("startup_timeout")
-    if startup is not None:
-        startup = _seconds(startup, "startup_timeout", fail)
-    return McpServerConfig(
-        name=name,
-        command=command.strip() if command is not None else None,
-        args=args,
-        env=env,
-        cwd=cwd,
-        url=url,
-        headers=headers,
-        enabled=enabled,
-        profiles=profiles,
-        projects=tuple(Path(project).expanduser().resolve() for project in projects),
-        risk=risk,
-        tool_risks=dict(tools),
-        timeout=timeout,
-        startup_timeout=startup,
-    )
+    return risk, tools
 
 
 def _seconds(value: Any, key: str, fail: Callable[[str, str], McpConfigError]) -> float:

@@ -110,16 +110,12 @@ def _table(name: str, server: dict[str, Any], where: Any) -> tuple[dict[str, Any
     env = server.get("env") or {}
     if not isinstance(env, dict):
         raise McpImportError(f"{where('env')}: {name}.env: expected an object of variables")
-    names: list[str] = []
     for variable, value in env.items():
         own = _OWN_REFERENCE.match(str(value))
-        if own is not None and own.group(1) == variable:
-            names.append(variable)
-            continue
-        moves.append(f"  export {variable}=...   # the value at {where('env', variable)}")
-        names.append(variable)
-    if names:
-        table["env"] = names
+        if own is None or own.group(1) != variable:  # else its value is already `${VARIABLE}`
+            moves.append(f"  export {variable}=...   # the value at {where('env', variable)}")
+    if env:
+        table["env"] = list(env)
     headers = server.get("headers") or {}
     if not isinstance(headers, dict):
         raise McpImportError(f"{where('headers')}: {name}.headers: expected an object of headers")

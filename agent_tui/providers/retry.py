@@ -177,24 +177,7 @@ def classify(error: BaseException, vendor: str, redact: Redactor) -> Failure:
     status = getattr(error, "status_code", None)
     response = getattr(error, "response", None)
     if isinstance(status, int) and response is not None:
-        body = getattr(error, "body", None)
-        kind = _error_field(body, "type")
-        said = server_message(body) or getattr(error, "message", None) or str(error)
-        if status >= 400:
-            phrase = _phrase(status)
-            # A 429 for an exhausted quota or credit is no rate limit: waiting does not fix it.
-            spent = QUOTA_SPENT & {kind, _error_field(body, "code")}
-            retryable = (status in (408, 409, 429) and not spent) or status >= 500
-            answer = f"{status} {phrase}"
-        else:  # an error event inside a stream that began with 200 (Anthropic's `overloaded_error`)
-            retryable = kind in ("overloaded_error", "rate_limit_error", "api_error")
-            answer = kind.replace("_", " ") if kind else "error event"
-        message = f"{vendor} answered {answer}: {_clip(said, redact)}"
-        # The retry's reason carries the server's words too (which limit was hit, what is down).
-        said_more = said.casefold() not in answer.casefold()
-        reason = f"{answer}: {_clip(said, redact, _REASON_LIMIT)}" if said_more else answer
-        headers = getattr(response, "headers", None)
-        return Failure(redact(message), redact(reason), retryable, status, parse_retry_after(headers))
+        return _http_failure(error, status, response, vendor, redact)
     name = type(error).__name__
     said = server_message(getattr(error, "body", None)) if name == "APIError" else None
     if said is not None:  # an error object in the middle of an OpenAI-style stream
@@ -220,6 +203,28 @@ def classify(error: BaseException, vendor: str, redact: Redactor) -> Failure:
             redact(f"{vendor} sent a malformed stream chunk: {_clip(str(error), redact)}"), "malformed", False
         )
     return Failure(redact(f"{vendor}: {name}: {_clip(str(error), redact)}"), name, False)
+
+
+def _http_failure(error: BaseException, status: int, response: Any, vendor: str, redact: Redactor) -> Failure:
+    """An HTTP error status, or an error event in a stream that began with 200."""
+    body = getattr(error, "body", None)
+    kind = _error_field(body, "type")
+    said = server_message(body) or getattr(error, "message", None) or str(error)
+    if status >= 400:
+        phrase = _phrase(status)
+        # A 429 for an exhausted quota or credit is no rate limit: waiting does not fix it.
+        spent = QUOTA_SPENT & {kind, _error_field(body, "code")}
+        retryable = (status in (408, 409, 429) and not spent) or status >= 500
+        answer = f"{status} {phrase}"
+    else:  # an error event inside a stream that began with 200 (Anthropic's `overloaded_error`)
+        retryable = kind in ("overloaded_error", "rate_limit_error", "api_error")
+        answer = kind.replace("_", " ") if kind else "error event"
+    message = f"{vendor} answered {answer}: {_clip(said, redact)}"
+    # The retry's reason carries the server's words too (which limit was hit, what is down).
+    said_more = said.casefold() not in answer.casefold()
+    reason = f"{answer}: {_clip(said, redact, _REASON_LIMIT)}" if said_more else answer
+    headers = getattr(response, "headers", None)
+    return Failure(redact(message), redact(reason), retryable, status, parse_retry_after(headers))
 
 
 def _phrase(status: int) -> str:

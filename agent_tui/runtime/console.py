@@ -78,33 +78,9 @@ class EventPrinter:
                 self._say(event, f"wants {call['tool']} {_short(call['args'])}")
         if kind in MESSAGE_PARTS:
             return
-        if kind == "turn.started":
-            self._say(event, f"turn started: {payload['promptPreview']}")
-        elif kind == "user.message" and payload.get("steered"):
-            self._say(event, f"steered: {payload['content']}")
-        elif kind == "context.compacted":
-            self._say(event, f"compacted context {payload['beforeTokens']} → {payload['afterTokens']} tokens")
-        elif kind == "permission.resolved":
-            reason = f" ({payload['reason']})" if payload.get("reason") else ""
-            self._say(event, f"permission {payload['decision']} by {payload['actor']}{reason}")
-        elif kind == "tool.completed":
-            code = f" exit {payload['exitCode']}" if payload.get("exitCode") is not None else ""
-            self._say(event, f"{payload['tool']} done{code}: {_short(payload['result'])}")
-        elif kind == "tool.failed":
-            self._say(event, f"{payload['tool']} failed ({payload['errorCode']}): {payload['message']}")
-        elif kind == "subagent.delivered":
-            self._say(
-                event, f"got {payload['agentName']}'s result ({payload['status']}): {_short(payload['text'])}"
-            )
-        elif kind == "model.retry":
-            delay = payload["delayMs"] / 1000
-            self._say(
-                event, f"model call failed ({payload['reason']}); retry {payload['attempt']} in {delay:g} s"
-            )
-        elif kind == "turn.completed":
-            code = f"/{payload['errorCode']}" if payload.get("errorCode") else ""
-            why = f": {payload['message']}" if payload.get("message") else ""
-            self._say(event, f"turn ended: {payload['stopReason']}{code}{why}{_usage(payload.get('usage'))}")
+        text = _event_line(kind, payload)
+        if text is not None:
+            self._say(event, text)
         self._write("", flush=True)
 
     def summary(self, result: RunResult, sessions_dir: Path) -> None:
@@ -136,6 +112,34 @@ def _usage(usage: dict[str, Any] | None) -> str:
         f" ({usage['promptTokens']:,} prompt + {usage['completionTokens']:,} completion tokens{cached},"
         f" {money})"
     )
+
+
+def _event_line(kind: str, payload: dict[str, Any]) -> str | None:
+    """What the console says of one event that is not part of a model's message (None: nothing)."""
+    if kind == "turn.started":
+        return f"turn started: {payload['promptPreview']}"
+    if kind == "user.message" and payload.get("steered"):
+        return f"steered: {payload['content']}"
+    if kind == "context.compacted":
+        return f"compacted context {payload['beforeTokens']} → {payload['afterTokens']} tokens"
+    if kind == "permission.resolved":
+        reason = f" ({payload['reason']})" if payload.get("reason") else ""
+        return f"permission {payload['decision']} by {payload['actor']}{reason}"
+    if kind == "tool.completed":
+        code = f" exit {payload['exitCode']}" if payload.get("exitCode") is not None else ""
+        return f"{payload['tool']} done{code}: {_short(payload['result'])}"
+    if kind == "tool.failed":
+        return f"{payload['tool']} failed ({payload['errorCode']}): {payload['message']}"
+    if kind == "subagent.delivered":
+        return f"got {payload['agentName']}'s result ({payload['status']}): {_short(payload['text'])}"
+    if kind == "model.retry":
+        delay = payload["delayMs"] / 1000
+        return f"model call failed ({payload['reason']}); retry {payload['attempt']} in {delay:g} s"
+    if kind == "turn.completed":
+        code = f"/{payload['errorCode']}" if payload.get("errorCode") else ""
+        why = f": {payload['message']}" if payload.get("message") else ""
+        return f"turn ended: {payload['stopReason']}{code}{why}{_usage(payload.get('usage'))}"
+    return None
 
 
 def _short(value: object, limit: int = 70) -> str:

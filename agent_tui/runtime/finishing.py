@@ -95,52 +95,41 @@ def read_facts(store: EventStore, session_id: str) -> SessionFacts:
     """
     cwd: Path | None = None
     worktree: dict[str, str] = {}
-    turns: list[TurnFacts] = []
-    prompts: dict[str, str] = {}
+    prompts: dict[str, str] = {}  # by turn, in the order the turns started
     commands: dict[str, list[str]] = {}
     rewound: set[str] = set()
     spawning: set[str] = set()
     try:
         for event in store.replay(session_id):
-            payload = event.payload
-            kind = event.type
+            payload, kind = event.payload, event.type
             if kind == "session.created":
                 cwd = Path(payload["cwd"])
                 worktree = payload.get("worktree") or {}
             elif kind == "user.message" and event.turn_id is not None and event.turn_id not in prompts:
                 prompts[event.turn_id] = payload["content"]
-                turns.append(TurnFacts(event.turn_id, len(turns) + 1, payload["content"]))
-            elif kind == "model.tool_call_requested" and payload["tool"] == "shell" and event.turn_id:
-                command = payload["args"].get("cmd")
+            elif kind == "model.tool_call_requested" and event.turn_id:
+                command = payload["args"].get("cmd") if payload["tool"] == "shell" else None
                 if isinstance(command, str):
                     commands.setdefault(event.turn_id, []).append(command)
-            elif kind == "model.tool_call_requested" and payload["tool"] == "spawn_agent" and event.turn_id:
-                spawning.add(event.turn_id)
+                elif payload["tool"] == "spawn_agent":
+                    spawning.add(event.turn_id)
             elif kind == "turn.rewound":
                 rewound.add(payload["rewoundTurnId"])
     except Exception as error:
         raise FinishRefused(f"the log of {session_id} cannot be read: {error}") from None
     if cwd is None:
         raise FinishRefused(f"the log of {session_id} does not say where it works")
-    path = worktree.get("path")
     return SessionFacts(
         session_id,
         cwd,
-        turns[0].prompt if turns else "",
-        worktree_path=Path(path) if path else None,
+        next(iter(prompts.values()), ""),
+        worktree_path=Path(worktree["path"]) if worktree.get("path") else None,
         worktree_branch=worktree.get("branch"),
         base_branch=worktree.get("baseBranch"),
         base_commit=worktree.get("baseCommit"),
         turns=tuple(
-            TurnFacts(
-                t.turn_id,
-                t.number,
-                t.prompt,
-                tuple(commands.get(t.turn_id, ())),
-                t.turn_id in rewound,
-                t.turn_id in spawning,
-            )
-            for t in turns
+            TurnFacts(turn, number, prompt, tuple(commands.get(turn, ())), turn in rewound, turn in spawning)
+            for number, (turn, prompt) in enumerate(prompts.items(), start=1)
         ),
     )
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
 import anyio
 
@@ -42,7 +42,7 @@ from agent_tui.events import Event
 from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
-from agent_tui.providers.config import ModelSettings, config_path
+from agent_tui.providers.config import Config, ModelSettings, config_path
 from agent_tui.providers.factory import build_provider
 from agent_tui.providers.prompt import ProjectInstructions, project_instructions, system_prompt
 from agent_tui.providers.retry import RetryPolicy
@@ -241,24 +241,24 @@ def run_prompt(
     env: Mapping[str, str] = ENVIRONMENT,
     trust_project_rules: bool = False,
     budget: BudgetLimit | None = None,
+    config: Config | None = None,
 ) -> int:
     """`agent-tui run --prompt`: resolve the model, run the turn, print its events.
 
     `sessions_dir`: where the log goes; None for the project's own sessions directory, made
-    once the directory and the model settings are known to be good.
+    once the directory and the model settings are known to be good. `config`: the config file
+    as the process loaded it (None: read it here).
 
     Returns the exit status: 0 when the turn ended `final`, 1 when it ended otherwise, 2 for a
     bad setting or directory, 128 + the signal's number when a signal stopped it (130 for
     Ctrl-C, 143 for SIGTERM, 129 for SIGHUP).
     """
-    from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.engine.permissions import PermissionRulesError
     from agent_tui.events import visible
     from agent_tui.mcp.config import McpConfigError, load_mcp_servers
-    from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, load_config, resolve_settings
+    from agent_tui.providers.config import ConfigError
     from agent_tui.runtime.console import EventPrinter
-    from agent_tui.runtime.runner import RunResult
-    from agent_tui.runtime.session_dirs import SessionsDirError, default_sessions_dir, ensure_writable
+    from agent_tui.runtime.session_dirs import SessionsDirError
 
     def fail(message: str, status: int) -> int:
         print(visible(f"agent-tui: {message}"), file=err)
@@ -268,14 +268,7 @@ def run_prompt(
         return fail(f"{cwd}: {'not a directory' if cwd.exists() else 'no such directory'}", 2)
     decision: Literal["allow", "deny"] = "allow" if approve == "allow" else "deny"
     try:
-        config = load_config(config_path(env))
-        settings = resolve_settings(config, env=env, **flags)
-        if settings is None:
-            return fail(HOW_TO_CONFIGURE.format(path=config.path), 2)
-        if sessions_dir is None:
-            # The project's own: the dashboard on that project lists the run, to continue it.
-            sessions_dir = default_sessions_dir(cwd)
-            ensure_writable(sessions_dir)
+        config, settings, sessions_dir = _model_and_logs(config, flags, env, cwd, sessions_dir)
         run = PromptRun(
             settings,
             prompt=prompt,
@@ -286,12 +279,68 @@ def run_prompt(
             trust_project_rules=trust_project_rules,
             budget=budget,
             prices=config.price_table(),
-            mcp_servers=load_mcp_servers(config.path),
+            mcp_servers=load_mcp_servers(config),
         )
     except (ConfigError, SessionsDirError, PermissionRulesError, McpConfigError) as error:
         return fail(str(error), 2)
     except OSError as error:
         return fail(f"{error.filename or cwd}: {os_reason(error)}", 2)
+    _say_before(run, quiet, out, err)
+    printer = EventPrinter(out, quiet=quiet, names=run.engine.agent_path)
+    result = _play(run, printer, err, fail)
+    return result if isinstance(result, int) else _ended(run, result, printer, sessions_dir, err, fail)
+
+
+def _model_and_logs(
+    config: Config | None,
+    flags: Mapping[str, str | None],
+    env: Mapping[str, str],
+    cwd: Path,
+    sessions_dir: Path | None,
+) -> tuple[Config, ModelSettings, Path]:
+    """The config (read here if not given), the model's settings, and where the log goes (the
+    project's own sessions directory, where the dashboard on that project lists the run, unless
+    another is given).
+
+    Raises:
+        ConfigError: a bad setting, or no model configured. SessionsDirError, OSError: the
+            project's sessions directory cannot be written.
+    """
+    from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, load_config, resolve_settings
+    from agent_tui.runtime.session_dirs import default_sessions_dir, ensure_writable
+
+    config = config if config is not None else load_config(config_path(env))
+    settings = resolve_settings(config, env=env, **flags)
+    if settings is None:
+        raise ConfigError(HOW_TO_CONFIGURE.format(path=config.path))
+    if sessions_dir is None:
+        sessions_dir = default_sessions_dir(cwd)
+        ensure_writable(sessions_dir)
+    return config, settings, sessions_dir
+
+
+def _play(run: PromptRun, printer: Any, err: TextIO, fail: Callable[[str, int], int]) -> PromptResult | int:
+    """Run the turn, its events printed and its budget's notices said; how it ended, or the exit
+    status when its log could not be written."""
+    from agent_tui.engine.errors import EventStoreFailure
+    from agent_tui.events import visible
+
+    run.engine.budgets.notice = lambda text: print(visible(f"agent-tui: {text}"), file=err)
+    run.notice = run.engine.budgets.notice
+    run.subscribe(printer)
+    try:
+        return anyio.run(lambda: run.play(catch_interrupt=True))
+    except EventStoreFailure as error:
+        cause = error.__cause__
+        return fail(f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})", 1)
+    finally:
+        run.close()
+
+
+def _say_before(run: PromptRun, quiet: bool, out: TextIO, err: TextIO) -> None:
+    """Say, before the turn, which project rules apply and which instructions file the model reads."""
+    from agent_tui.events import visible
+
     notice = project_rules_notice(run.permissions)
     if notice is not None:
         print(visible(f"agent-tui: {notice}"), file=err)
@@ -299,17 +348,20 @@ def run_prompt(
         print(visible(f"agent-tui: {run.instructions.warning}"), file=err)
     elif run.instructions.file and not quiet:
         out.write(visible(f"(the model reads {run.instructions.file} from {run.cwd})") + "\n")
-    run.engine.budgets.notice = lambda text: print(visible(f"agent-tui: {text}"), file=err)
-    run.notice = run.engine.budgets.notice
-    printer = EventPrinter(out, quiet=quiet, names=run.engine.agent_path)
-    run.subscribe(printer)
-    try:
-        result = anyio.run(lambda: run.play(catch_interrupt=True))
-    except EventStoreFailure as error:
-        cause = error.__cause__
-        return fail(f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})", 1)
-    finally:
-        run.close()
+
+
+def _ended(
+    run: PromptRun,
+    result: PromptResult,
+    printer: Any,
+    sessions_dir: Path,
+    err: TextIO,
+    fail: Callable[[str, int], int],
+) -> int:
+    """Print the summary and what went wrong after the turn; the exit status."""
+    from agent_tui.events import visible
+    from agent_tui.runtime.runner import RunResult
+
     summary = RunResult(stop_reasons={result.session_id: result.stop_reason} if result.session_id else {})
     printer.summary(summary, sessions_dir)
     for problem in run.recorder.problems:  # the run went on; only its rewind is incomplete

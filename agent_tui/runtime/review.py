@@ -211,31 +211,12 @@ def _as_text(data: bytes | None) -> str | None:
     return "" if data is None else _decoded(data)
 
 
+_DIFF_OPTIONS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+
+
 def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int]:
-    options = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
-    listing = git_bytes(root, "diff", *options, "--raw", "-z", base, tree).stdout.split(b"\0")
-    pairs = [(listing[i], listing[i + 1]) for i in range(0, len(listing) - 1, 2)]
-    changed: list[tuple[str, str]] = []
-    links: set[str] = set()
-    for raw, raw_name in pairs:
-        fields = raw.decode().split()  # `:old-mode new-mode old-id new-id status`
-        if len(fields) != 5:
-            continue
-        path = os.fsdecode(raw_name)
-        changed.append((fields[4][:1], path))
-        if SYMLINK_MODE in (fields[0].lstrip(":"), fields[1]):
-            links.add(path)
-    counts = git_bytes(root, "diff", *options, "--numstat", "-z", base, tree).stdout
-    numbers: dict[str, tuple[int, int, bool]] = {}
-    for record in counts.split(b"\0"):
-        parts = record.split(b"\t", 2)
-        if len(parts) == 3:
-            binary = parts[0] == b"-"
-            numbers[os.fsdecode(parts[2])] = (
-                0 if binary else int(parts[0]),
-                0 if binary else int(parts[1]),
-                binary,
-            )
+    changed, links = _changed(root, base, tree)
+    numbers = _line_counts(root, base, tree)
     shown = changed[:MAX_FILES]
     texts = _texts(root, [(rev, name) for _, name in shown for rev in (base, tree)])
     files: list[ReviewFile] = []
@@ -252,17 +233,46 @@ def _diff(root: Path, base: str, tree: str) -> tuple[tuple[ReviewFile, ...], int
         elif binary:
             patch = ""
         else:  # too big to keep whole: git's own patch, cut
-            patch = git_bytes(root, "diff", *options, base, tree, "--", name).stdout.decode(
+            patch = git_bytes(root, "diff", *_DIFF_OPTIONS, base, tree, "--", name).stdout.decode(
                 "utf-8", "replace"
             )
         if len(patch) > MAX_DIFF_CHARS:
             patch = patch[:MAX_DIFF_CHARS] + f"\n[diff cut at {MAX_DIFF_CHARS:,} characters]\n"
-        files.append(
-            ReviewFile(
-                name, _STATUS.get(status, "modified"), patch, added, removed, binary, old, new, name in links
-            )
-        )
+        status_word = _STATUS.get(status, "modified")
+        files.append(ReviewFile(name, status_word, patch, added, removed, binary, old, new, name in links))
     return tuple(files), max(len(changed) - MAX_FILES, 0)
+
+
+def _changed(root: Path, base: str, tree: str) -> tuple[list[tuple[str, str]], set[str]]:
+    """The changed paths with their status letter, in git's order, and which are symbolic links."""
+    listing = git_bytes(root, "diff", *_DIFF_OPTIONS, "--raw", "-z", base, tree).stdout.split(b"\0")
+    changed: list[tuple[str, str]] = []
+    links: set[str] = set()
+    for i in range(0, len(listing) - 1, 2):
+        fields = listing[i].decode().split()  # `:old-mode new-mode old-id new-id status`
+        if len(fields) != 5:
+            continue
+        path = os.fsdecode(listing[i + 1])
+        changed.append((fields[4][:1], path))
+        if SYMLINK_MODE in (fields[0].lstrip(":"), fields[1]):
+            links.add(path)
+    return changed, links
+
+
+def _line_counts(root: Path, base: str, tree: str) -> dict[str, tuple[int, int, bool]]:
+    """Lines added and removed by path, and whether git takes the file for binary."""
+    counts = git_bytes(root, "diff", *_DIFF_OPTIONS, "--numstat", "-z", base, tree).stdout
+    numbers: dict[str, tuple[int, int, bool]] = {}
+    for record in counts.split(b"\0"):
+        parts = record.split(b"\t", 2)
+        if len(parts) == 3:
+            binary = parts[0] == b"-"
+            numbers[os.fsdecode(parts[2])] = (
+                0 if binary else int(parts[0]),
+                0 if binary else int(parts[1]),
+                binary,
+            )
+    return numbers
 
 
 def _texts(root: Path, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
@@ -351,17 +361,7 @@ def merge_worktree(path: Path, branch: str, base_branch: str | None, message: st
         raise ReviewRefused(str(error)) from None
     if _is_ancestor(repo, theirs, ours):
         raise ReviewRefused(f"{branch} has nothing that {base_branch} does not have already")
-    checkout = _checkout_of(repo, base_branch)
-    if checkout is not None:
-        listing = git_bytes(checkout, "status", "--porcelain", "-z", "--untracked-files=no").stdout
-        dirty = [os.fsdecode(entry[3:]) for entry in listing.split(b"\0") if entry[2:3] == b" "]
-        if dirty:
-            shown = ", ".join(dirty[:3]) + (" …" if len(dirty) > 3 else "")
-            raise ReviewRefused(
-                f"your checkout of {base_branch} ({checkout}) has uncommitted changes ({shown}): "
-                "commit them or put them away yourself, then merge again; agent-tui never stashes "
-                "or touches them"
-            )
+    checkout = _clean_checkout_of(repo, base_branch)
     merged = git_bytes(
         repo, "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs, check=False
     )
@@ -383,6 +383,23 @@ def merge_worktree(path: Path, branch: str, base_branch: str | None, message: st
         _move_branch(repo, ours, theirs, lines[0], base_branch, message, fast_forward)
     commit = git(repo, "rev-parse", f"refs/heads/{base_branch}")
     return MergeResult(base_branch, commit, fast_forward, checkout)
+
+
+def _clean_checkout_of(repo: Path, base_branch: str) -> Path | None:
+    """Where `base_branch` is checked out (None: nowhere), refused when its tracked files have
+    changes the merge would have to go around."""
+    checkout = _checkout_of(repo, base_branch)
+    if checkout is not None:
+        listing = git_bytes(checkout, "status", "--porcelain", "-z", "--untracked-files=no").stdout
+        dirty = [os.fsdecode(entry[3:]) for entry in listing.split(b"\0") if entry[2:3] == b" "]
+        if dirty:
+            shown = ", ".join(dirty[:3]) + (" …" if len(dirty) > 3 else "")
+            raise ReviewRefused(
+                f"your checkout of {base_branch} ({checkout}) has uncommitted changes ({shown}): "
+                "commit them or put them away yourself, then merge again; agent-tui never stashes "
+                "or touches them"
+            )
+    return checkout
 
 
 def _is_ancestor(repo: Path, older: str, newer: str) -> bool:

@@ -132,6 +132,51 @@ def plan_rewind(
     Raises:
         RewindError: nothing was recorded for that turn (and it ran no file tool).
     """
+    found = _records_of(sessions_dir, session_id, turn_id)
+    notes: list[str] = []
+    root = found.start.root if found.start is not None else cwd
+    planned = _from_start(found, only_file_tools=not shell_commands and not spawned, notes=notes)
+    if found.start is None and shell_commands:
+        shown = ", ".join(f"`{command[:60]}`" for command in shell_commands[:3])
+        more = " …" if len(shell_commands) > 3 else ""
+        notes.append(
+            f"{counted(len(shell_commands), 'shell command')} ran in this turn ({shown}{more}); "
+            "outside git what they changed was not recorded, so it stays as it is"
+        )
+    for capture in found.captures:
+        if capture.path not in planned:  # else the start snapshot says what was there before the turn
+            planned[capture.path] = _captured(capture, _shown(capture.path, root), sessions_dir, session_id)
+    if found.start is None and not found.captures and not notes:
+        raise RewindError("nothing was recorded for that turn: it changed no file through agent-tui's tools")
+    files = tuple(_judged(item, root) for item in sorted(planned.values(), key=lambda f: f.shown))
+    skipped = [item for item in files if item.skip is not None]
+    if skipped:
+        notes.append(
+            f"{counted(len(skipped), 'file')} cannot be put back: "
+            + ", ".join(f"{item.shown} ({item.skip})" for item in skipped[:3])
+        )
+    return RewindPlan(session_id, turn_id, root, files, tuple(notes))
+
+
+def _from_start(found: _Found, *, only_file_tools: bool, notes: list[str]) -> dict[Path, PlannedFile]:
+    """The files the git snapshots show changed (with only file tools at work, those they wrote);
+    none, and a note, when the start's snapshot cannot be read (`found.start` is then dropped)."""
+    if found.start is None:
+        return {}
+    try:
+        changed = _from_snapshots(found.start, found.end)
+    except WorktreeError as error:
+        notes.append(f"the git snapshot of the turn's start cannot be read ({error})")
+        found.start = None
+        return {}
+    if only_file_tools:  # keep what they wrote
+        written = {capture.path for capture in found.captures}
+        changed = {path: item for path, item in changed.items() if path in written}
+    return dict(changed)
+
+
+def _records_of(sessions_dir: Path, session_id: str, turn_id: str) -> _Found:
+    """The turn's snapshots (the first at its start, the last at its end) and file captures."""
     found = _Found()
     for record in read_records(sessions_dir, session_id):
         if record.turn_id != turn_id:
@@ -143,60 +188,20 @@ def plan_rewind(
                 found.end = record
         else:
             found.captures.append(record)
-    notes: list[str] = []
-    planned: dict[Path, PlannedFile] = {}
-    root = cwd
-    if found.start is not None:
-        root = found.start.root
+    return found
+
+
+def _captured(capture: Capture, shown: str, sessions_dir: Path, session_id: str) -> PlannedFile:
+    """A file as a file tool's capture kept it before the turn changed it."""
+    if capture.too_big:
+        return PlannedFile(capture.path, shown, None, None, skip="too big to have been kept")
+    before = None
+    if capture.blob is not None:
         try:
-            changed = _from_snapshots(found.start, found.end)
-        except WorktreeError as error:
-            notes.append(f"the git snapshot of the turn's start cannot be read ({error})")
-            found.start = None
-        else:
-            if not shell_commands and not spawned:  # only its file tools wrote: keep what they wrote
-                written = {capture.path for capture in found.captures}
-                changed = {path: item for path, item in changed.items() if path in written}
-            planned.update(changed)
-    if found.start is None and shell_commands:
-        shown = ", ".join(f"`{command[:60]}`" for command in shell_commands[:3])
-        more = " …" if len(shell_commands) > 3 else ""
-        notes.append(
-            f"{counted(len(shell_commands), 'shell command')} ran in this turn ({shown}{more}); "
-            "outside git what they changed was not recorded, so it stays as it is"
-        )
-    for capture in found.captures:
-        if capture.path in planned:
-            continue  # the start snapshot says what was there before the turn
-        shown = _shown(capture.path, root)
-        if capture.too_big:
-            planned[capture.path] = PlannedFile(
-                capture.path, shown, None, None, skip="too big to have been kept"
-            )
-            continue
-        if capture.blob is None:
-            before = None
-        else:
-            try:
-                before = captured_bytes(sessions_dir, session_id, capture.blob)
-            except OSError:
-                planned[capture.path] = PlannedFile(
-                    capture.path, shown, None, None, skip="its record is gone"
-                )
-                continue
-        planned[capture.path] = PlannedFile(
-            capture.path, shown, before, capture.mode, existed=capture.blob is not None
-        )
-    if found.start is None and not found.captures and not notes:
-        raise RewindError("nothing was recorded for that turn: it changed no file through agent-tui's tools")
-    files = tuple(_judged(item, root) for item in sorted(planned.values(), key=lambda f: f.shown))
-    skipped = [item for item in files if item.skip is not None]
-    if skipped:
-        notes.append(
-            f"{counted(len(skipped), 'file')} cannot be put back: "
-            + ", ".join(f"{item.shown} ({item.skip})" for item in skipped[:3])
-        )
-    return RewindPlan(session_id, turn_id, root, files, tuple(notes))
+            before = captured_bytes(sessions_dir, session_id, capture.blob)
+        except OSError:
+            return PlannedFile(capture.path, shown, None, None, skip="its record is gone")
+    return PlannedFile(capture.path, shown, before, capture.mode, existed=capture.blob is not None)
 
 
 def apply_rewind(plan: RewindPlan, *, allow_protected: bool = False) -> RewindResult:

@@ -116,6 +116,36 @@ def tail_lines(text: str, count: int = OUTPUT_TAIL_LINES) -> list[str]:
 
 def session_header(state: DashboardState, session: SessionView, now_ms: int | None = None) -> Content:
     """Who the session is, how it is doing, how long its turn has taken, where it runs."""
+    turn = session.turns[-1] if session.turns else None
+    path = state.agent_path(session.session_id)
+    second: list[Content | str | tuple[str, str]] = []
+    if len(path) > 1:
+        second += [marked(agent_path_text(path), "$text-accent"), (" · ", MUTED)]
+    kept = f" · {session.source_records} source-specific" if session.source_records else ""
+    second.append(
+        marked(
+            f"{counted(len(session.turns), 'turn')} · "
+            f"{session.event_count} events{kept} · {session.session_id}",
+            MUTED,
+        )
+    )
+    lines = [_status_line(session, now_ms), Content.assemble(*second)]
+    if turn is not None:
+        waiting_since = min(
+            (view.asked_ts for view in session.pending.values() if view.turn_id == turn.turn_id),
+            default=None,
+        )
+        timing = turn_timing(turn, now_ms, waiting_since)
+        lines.append(Content.styled(f"turn {len(session.turns)} {timing}", MUTED))
+    spend_line = session_spend_line(state, session)
+    if spend_line is not None:
+        lines.append(spend_line)
+    lines.append(_where_line(session))
+    return Content("\n").join(lines)
+
+
+def _status_line(session: SessionView, now_ms: int | None) -> Content:
+    """The session's name and status, its turn's phase, step and context, and its open asks."""
     status = session.status
     parts: list[Content | str | tuple[str, str]] = [
         marked(session.display_name, "bold"),
@@ -137,29 +167,11 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
         waited = waited_ms(oldest_ask, now_ms)
         since = f" {format_duration(waited)}" if waited is not None else ""
         parts += [(" · ", MUTED), (f"⚑ {len(session.pending)} waiting{since}", "bold $warning")]
-    path = state.agent_path(session.session_id)
-    second: list[Content | str | tuple[str, str]] = []
-    if len(path) > 1:
-        second += [marked(agent_path_text(path), "$text-accent"), (" · ", MUTED)]
-    kept = f" · {session.source_records} source-specific" if session.source_records else ""
-    second.append(
-        marked(
-            f"{counted(len(session.turns), 'turn')} · "
-            f"{session.event_count} events{kept} · {session.session_id}",
-            MUTED,
-        )
-    )
-    lines = [Content.assemble(*parts), Content.assemble(*second)]
-    if turn is not None:
-        waiting_since = min(
-            (view.asked_ts for view in session.pending.values() if view.turn_id == turn.turn_id),
-            default=None,
-        )
-        timing = turn_timing(turn, now_ms, waiting_since)
-        lines.append(Content.styled(f"turn {len(session.turns)} {timing}", MUTED))
-    spend_line = session_spend_line(state, session)
-    if spend_line is not None:
-        lines.append(spend_line)
+    return Content.assemble(*parts)
+
+
+def _where_line(session: SessionView) -> Content:
+    """Where the session works: its directory, its worktree's branch, its model, who wrote it."""
     where: list[Content | str | tuple[str, str]] = []
     if session.cwd:
         where.append(marked(f"cwd {short_path(session.cwd)}", MUTED))
@@ -171,8 +183,7 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
         # Another tool wrote this session: an imported Claude Code or Codex log, or an ACP agent
         # (whose name may be "codex" too, so the line says who, not how).
         where += [(" · ", MUTED), marked(f"via {session.client}", MUTED)]
-    lines.append(Content.assemble(*where))
-    return Content("\n").join(lines)
+    return Content.assemble(*where)
 
 
 def session_spend_line(state: DashboardState, session: SessionView) -> Content | None:

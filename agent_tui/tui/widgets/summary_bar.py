@@ -25,6 +25,8 @@ from agent_tui.reducer import DashboardState
 from agent_tui.tui.marked import marked
 from agent_tui.tui.spend_text import cost_brief, spent
 
+_Part = Content | str | tuple[str, str]
+
 MUTED = "$text-muted"
 NOTICE_RANK = {"information": 0, "warning": 1, "error": 2}
 NOTICE_STYLE = {
@@ -84,45 +86,48 @@ class SummaryBar(Horizontal):
             return
         self._key = key
         sep = (" · ", MUTED)
-        parts: list[Content | str | tuple[str, str]] = [
+        parts: list[_Part] = [
             ("agent-tui", "bold $text-accent"),
             marked(" " + self.mode, MUTED),
             "  ",
             (f"● {running} running", "bold $text-accent" if running else MUTED),
             sep,
-            (
-                f"⚑ {counted(pending, 'approval')}",
-                "bold $text-warning" if pending else MUTED,
-            ),
+            (f"⚑ {counted(pending, 'approval')}", "bold $text-warning" if pending else MUTED),
             sep,
         ]
         if spent(total):
             parts += [(cost_brief(total, partial=self.partial_spend), "$text-secondary"), sep]
-        parts += [
-            (f"{counted(sessions, 'session')}", MUTED),
-        ]
-        events_count: list[Content | str | tuple[str, str]] = [sep, (f"{state.event_count:,} events", MUTED)]
+        parts.append((f"{counted(sessions, 'session')}", MUTED))
+        events_count: list[_Part] = [sep, (f"{state.event_count:,} events", MUTED)]
         if note:
             parts += [sep, marked(note, MUTED)]
-        tail: list[Content | str | tuple[str, str]] = []
+        tail: list[_Part] = []
         if error:
             tail += ["   ", marked("⚠ " + error, "bold $text-error")]
-        location = ""
-        if self.location:
-
-            def room(*pieces: Content | str | tuple[str, str]) -> int:
-                used = Content.assemble(*pieces, *tail).cell_length + 3  # and the separator
-                return width - 2 - notice_width - used if width else len(self.location)
-
-            location = elided_path(self.location, room(*parts, *events_count))
-            if location != self.location:  # the events count gives way to the logs' path
-                without = elided_path(self.location, room(*parts))
-                if len(without) > len(location):
-                    location, events_count = without, []
+        location, events_count = self._fitted_location(parts, events_count, tail, width - notice_width)
         parts += events_count
         if location:
             parts += [sep, marked(location, MUTED)]
         self.query_one("#summary-counts", Static).update(Content.assemble(*parts, *tail))
+
+    def _fitted_location(
+        self, parts: list[_Part], events_count: list[_Part], tail: list[_Part], width: int
+    ) -> tuple[str, list[_Part]]:
+        """The logs' path, elided to the room the line leaves it (`width`: the bar's less the
+        notice's), and the events count, dropped when that gives the path more room."""
+        if not self.location:
+            return "", events_count
+
+        def room(*pieces: _Part) -> int:
+            used = Content.assemble(*pieces, *tail).cell_length + 3  # and the separator
+            return width - 2 - used if self.size.width else len(self.location)
+
+        location = elided_path(self.location, room(*parts, *events_count))
+        if location != self.location:  # the events count gives way to the logs' path
+            without = elided_path(self.location, room(*parts))
+            if len(without) > len(location):
+                return without, []
+        return location, events_count
 
     def on_resize(self, event: events.Resize) -> None:
         self._redraw()
@@ -144,7 +149,7 @@ class SummaryBar(Horizontal):
         glyph, style = NOTICE_STYLE.get(severity, NOTICE_STYLE["information"])
         text = " ".join(message.split())
         self.notice = f"{title}: {text}" if title else text
-        parts: list[Content | str | tuple[str, str]] = [(glyph + " ", style)]
+        parts: list[_Part] = [(glyph + " ", style)]
         if title:
             parts += [marked(title, f"bold {style}"), (": ", MUTED)]
         parts.append(marked(text))
