@@ -36,13 +36,12 @@ The groups:
 - changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
   `WorktreeError`);
-- finishing the work: a session's whole change (`Workbench.review` → `Review` of `ReviewFile`s),
-  committed (`CommitRequest` → `CommitResult`), merged (`MergeRequest` → `MergeResult`) or
-  discarded (`DiscardRequest`); a turn rewound (`RewindRequest` → `RewindPlan`, `RewindResult`);
-  a closed session reopened (`Workbench.closed`, `StoredSession`, `Workbench.reopen`); what a
-  log says of a session's turns (`SessionFacts`, `TurnFacts`); every refusal a `FinishRefused`;
-  all of it behind the `Finishing` port, which the workbench implements here and
-  `RemoteFinishing` for an attached dashboard (each action asked of the session's host);
+- finishing the work, by commands like any other action: a session's whole change
+  (`ReadReview` → `Review` of `ReviewFile`s), committed (`Commit` → `CommitResult`), merged
+  (`Merge` → `MergeResult`) or discarded (`Discard`); a turn rewound (`Turns` → `TurnFacts`,
+  `PlanRewind` → `RewindPlan`, `Rewind` → `RewindResult`); a closed session reopened (`Closed` →
+  `StoredSession`s, `Reopen`); each result read from its `Reply` by `read_result` (`Adapters`),
+  every refusal a `FinishRefused`; what a log says of a session (`SessionFacts`);
 - exports: a session tree written as a document (`write_export`, `ExportFailed`) into the user's
   exports directory (`exports_dir`);
 - search across sessions: the word index of a directory of logs (`SearchIndex` at
@@ -50,8 +49,7 @@ The groups:
   the line of a hit to show (`excerpt`);
 - attached to a bus (`agent-tui attach`): every host's sessions and controls (`AttachedBus`,
   at a `BusTarget` that `resolve_target` finds, else `BusUnreachable`), its hosts (`HostView`),
-  what became of a control request (`RemoteOutcome`), finishing work on a host
-  (`RemoteFinishing`), where a read of the stream begins
+  what became of a control request (`RemoteOutcome`), where a read of the stream begins
   (`StartAt`); these load the bus (and `nats-py`) when first used, never before.
 """
 
@@ -74,19 +72,28 @@ from agent_tui.engine.scenario import load_scenario
 from agent_tui.export import ExportFailed, write_export
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
 from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
-from agent_tui.runtime.command_executor import CommandExecutor
+from agent_tui.runtime.command_executor import Adapters, CommandExecutor, read_result
 from agent_tui.runtime.commands import (
     AcceptProjectRules,
     Answer,
     Close,
+    Closed,
     Command,
     CommandClient,
+    Commit,
+    Discard,
     FollowUp,
+    Merge,
     NewAgent,
+    PlanRewind,
+    ReadReview,
+    Reopen,
     Reply,
+    Rewind,
     SetBudget,
     StopAll,
     StopSubtree,
+    Turns,
 )
 from agent_tui.runtime.external_agents import (
     AcpPermissionAnswer,
@@ -94,16 +101,7 @@ from agent_tui.runtime.external_agents import (
     AgentOption,
     ExternalAgents,
 )
-from agent_tui.runtime.finishing import (
-    CommitRequest,
-    DiscardRequest,
-    Finishing,
-    FinishRefused,
-    MergeRequest,
-    RewindRequest,
-    SessionFacts,
-    TurnFacts,
-)
+from agent_tui.runtime.finishing import FinishRefused, SessionFacts, TurnFacts
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.notify_command import NotifyCommand
 from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
@@ -130,7 +128,6 @@ if TYPE_CHECKING:
     from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_target
     from agent_tui.bus.consumer import StartAt
     from agent_tui.bus.remote import RemoteOutcome
-    from agent_tui.bus.remote_finishing import RemoteFinishing
 
 _BUS_NAMES = {
     "AttachedBus": "agent_tui.bus.attach",
@@ -140,7 +137,6 @@ _BUS_NAMES = {
     "resolve_target": "agent_tui.bus.attach_target",
     "StartAt": "agent_tui.bus.consumer",
     "RemoteOutcome": "agent_tui.bus.remote",
-    "RemoteFinishing": "agent_tui.bus.remote_finishing",
 }
 """The bus's names, imported when first used: the bus needs `nats-py` (the `bus` extra), which a
 dashboard that attaches to nothing never loads."""
@@ -159,6 +155,7 @@ __all__ = [
     "AcceptProjectRules",
     "AcpPermissionAnswer",
     "AcpPermissionRequest",
+    "Adapters",
     "AgentOption",
     "AgentSpec",
     "AgentStartError",
@@ -171,21 +168,21 @@ __all__ = [
     "BusUnreachable",
     "ChangePreview",
     "Close",
+    "Closed",
     "Command",
     "CommandClient",
     "CommandExecutor",
-    "CommitRequest",
+    "Commit",
     "CommitResult",
     "DiffLine",
-    "DiscardRequest",
+    "Discard",
     "ExportFailed",
     "ExternalAgents",
     "FinishRefused",
-    "Finishing",
     "FollowUp",
     "Hit",
     "HostView",
-    "MergeRequest",
+    "Merge",
     "MergeResult",
     "ModelChoice",
     "NewAgent",
@@ -195,18 +192,20 @@ __all__ = [
     "PermissionRequest",
     "PermissionRule",
     "PermissionRulesError",
+    "PlanRewind",
     "PlannedFile",
     "Progress",
     "ProjectRulesState",
     "Prompter",
     "QueryError",
-    "RemoteFinishing",
+    "ReadReview",
     "RemoteOutcome",
+    "Reopen",
     "Reply",
     "Review",
     "ReviewFile",
+    "Rewind",
     "RewindPlan",
-    "RewindRequest",
     "RewindResult",
     "RunResult",
     "ScenarioRun",
@@ -222,6 +221,7 @@ __all__ = [
     "StopSubtree",
     "StoredSession",
     "TurnFacts",
+    "Turns",
     "Workbench",
     "WorktreeError",
     "budget_share",
@@ -235,6 +235,7 @@ __all__ = [
     "listen_for_leave_signals",
     "load_scenario",
     "preview_change",
+    "read_result",
     "repo_root",
     "resolve_target",
     "tokens_problem",

@@ -21,7 +21,7 @@ from textual.pilot import Pilot
 from agent_tui.engine.permissions import StaticPrompter
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
-from agent_tui.runtime.command_executor import bounded
+from agent_tui.runtime.command_executor import CommandExecutor, bounded
 from agent_tui.runtime.review import review_worktree
 from agent_tui.runtime.workbench import AgentSpec, Workbench
 from agent_tui.tui.app_base import stylesheet_path
@@ -111,7 +111,11 @@ def scene_app(bound: int | None = None) -> ReviewApp:
         data_dir=project.parent / "data",
     )
     return ReviewApp(
-        ReviewScreen(workbench, review if bound is None else bounded(review, bound), "fix-login")
+        ReviewScreen(
+            CommandExecutor(workbench.engine, workbench=workbench),
+            review if bound is None else bounded(review, bound),
+            "fix-login",
+        )
     )
 
 
@@ -224,7 +228,7 @@ async def test_the_keys_commit_with_the_prefilled_message_merge_and_rewind(tmp_p
             while workbench.is_running(sid):
                 await anyio.sleep(0.01)
         review = await workbench.review(sid)
-        screen = ReviewScreen(workbench, review, "w")
+        screen = ReviewScreen(CommandExecutor(workbench.engine, workbench=workbench), review, "w")
         app = ReviewApp(screen)
         async with app.run_test(size=(120, 40)) as pilot:
             await settled(pilot)
@@ -329,7 +333,8 @@ async def test_a_rewind_asks_on_its_own_before_writing_a_protected_path_back(tmp
         with anyio.fail_after(20):
             while workbench.is_running(sid):
                 await anyio.sleep(0.01)
-        screen = ReviewScreen(workbench, await workbench.review(sid), "w")
+        commands = CommandExecutor(workbench.engine, workbench=workbench)
+        screen = ReviewScreen(commands, await workbench.review(sid), "w")
         app = ReviewApp(screen)
         async with app.run_test(size=(120, 40)) as pilot:
             await settled(pilot)

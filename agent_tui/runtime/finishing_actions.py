@@ -1,9 +1,9 @@
 """The workbench's actions that finish a session's work: review its change, commit, merge,
 discard, rewind a turn, reopen a closed session.
 
-`Workbench` takes them in (`FinishingActions` is one of its bases), so every front end calls the
-same methods on the workbench: the dashboard's review screen, and an attached dashboard by
-request. Invariants:
+`Workbench` takes them in (`FinishingActions` is one of its bases); every front end reaches them
+by commands (`ReadReview`, `Commit`, ...) that the host's `CommandExecutor` carries out here:
+the dashboard's review screen and reopen list, local or attached. Invariants:
 - arguments and results are frozen dataclasses (`finishing`, `review`, `rewind`); a refusal is
   a `FinishRefused` whose message says why, and then nothing was changed (a discard says when
   the session was closed but its worktree stays);

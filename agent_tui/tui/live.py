@@ -38,7 +38,6 @@ from agent_tui.ports import (
     CommandClient,
     CommandExecutor,
     ExternalAgents,
-    Finishing,
     ModelChoice,
     PermissionAnswer,
     ProjectRulesState,
@@ -129,11 +128,6 @@ class LiveRun:
     remote = False
 
     @property
-    def finishing(self) -> Finishing | None:
-        """The workbench's finishing actions (None: before the engine is up)."""
-        return self.workbench
-
-    @property
     def commands(self) -> CommandClient:
         """The executor over the workbench; before the engine is up and after it closed, every
         command is refused (`NOT_OPEN`)."""
@@ -190,7 +184,11 @@ class LiveRun:
             raise
         self.workbench = workbench
         self._executor = CommandExecutor(
-            workbench.engine, workbench=workbench, questions=_Questions(self.prompter), project=self.project
+            workbench.engine,
+            workbench=workbench,
+            questions=_Questions(self.prompter),
+            project=self.project,
+            reopened=self._fold_reopened,
         )
         unsubscribe = workbench.engine.subscribe(self._on_event)
         result: RunResult | None = None
@@ -236,6 +234,13 @@ class LiveRun:
         self.redraws.changed(
             ask=event.type == "permission.resolved" and event.payload.get("decision") == "ask"
         )
+
+    def _fold_reopened(self, event: Event) -> None:
+        """A reopened session's stored event, into `state` unless it holds it already (closed
+        in this run, its events were folded then)."""
+        session = self.state.sessions.get(event.session_id)
+        if session is None or event.sequence > session.last_sequence:
+            apply_event(self.state, event)
 
     async def _listed(self) -> None:
         """Every stored session is folded in from its first line: the whole list is drawn
