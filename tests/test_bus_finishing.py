@@ -392,8 +392,10 @@ async def test_a_scenario_host_refuses_finishing_and_is_passed_over_by_the_close
     scenario = tmp_path / "scenario.json"
     scenario.write_bytes(orjson.dumps(RENAMING))
     async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
-        closed = await work.host.control.send(HOST, Close(sessionId=work.sid))
-        assert closed.ok, closed.message
+        worktree = (await work.review()).root
+        closed = await work.host.control.send(HOST, Close(sessionId=work.sid, worktree="remove"))
+        assert (closed.ok, closed.detail) == (True, {"problem": None}), closed.message
+        assert not worktree.exists()  # the host honours the choice; the branch stays
         run_args = ["run", str(scenario), "--sessions-dir", str(tmp_path / "run-logs"), "--approve", "ask"]
         run = start_agent_tui([*run_args, "--bus", nats_server.url, "--host", "ci"], host_env(tmp_path))
         await until(work.run, lambda: work.run.bus.host("ci").reachable)

@@ -40,14 +40,7 @@ from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
 from agent_tui.runtime import commands as c
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused
-from agent_tui.runtime.finishing import (
-    CommitRequest,
-    DiscardRequest,
-    FinishRefused,
-    MergeRequest,
-    RewindRequest,
-    TurnFacts,
-)
+from agent_tui.runtime.finishing import FinishRefused, TurnFacts
 from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
 from agent_tui.runtime.rewind import RewindPlan, RewindResult
 from agent_tui.runtime.session_dirs import StoredSession
@@ -280,26 +273,28 @@ class CommandExecutor:
         return c.done(turns=_dump(Adapters.turns, await self._bench("turns").turns(command.session_id)))
 
     async def _commit(self, command: c.Commit, by: c.Caller | None) -> c.Reply:
-        done = await self._bench("commit").commit(CommitRequest(command.session_id, command.message))
+        done = await self._bench("commit").commit(command.session_id, command.message)
         return c.done(commit=_dump(Adapters.commit, done))
 
     async def _merge(self, command: c.Merge, by: c.Caller | None) -> c.Reply:
-        merged = await self._bench("merge").merge(MergeRequest(command.session_id, command.message))
+        merged = await self._bench("merge").merge(command.session_id, command.message)
         return c.done(merge=_dump(Adapters.merge, merged))
 
     async def _discard(self, command: c.Discard, by: c.Caller | None) -> c.Reply:
-        await self._bench("discard").discard(DiscardRequest(command.session_id))
+        await self._bench("discard").discard(command.session_id)
         return c.done()
 
     async def _rewind_plan(self, command: c.PlanRewind, by: c.Caller | None) -> c.Reply:
-        request = RewindRequest(command.session_id, command.turn_id, allow_protected=command.allow_protected)
-        plan = await self._bench("rewind_plan").rewind_plan(request)
+        plan = await self._bench("rewind_plan").rewind_plan(command.session_id, command.turn_id)
         kept = tuple(dataclasses.replace(item, before=None) for item in plan.files)  # bytes stay here
         return c.done(plan=_dump(Adapters.plan, dataclasses.replace(plan, files=kept)))
 
     async def _rewind(self, command: c.Rewind, by: c.Caller | None) -> c.Reply:
-        request = RewindRequest(command.session_id, command.turn_id, allow_protected=command.allow_protected)
-        return c.done(rewind=_dump(Adapters.rewind, await self._bench("rewind").rewind(request)))
+        bench = self._bench("rewind")
+        done = await bench.rewind(
+            command.session_id, command.turn_id, allow_protected=command.allow_protected
+        )
+        return c.done(rewind=_dump(Adapters.rewind, done))
 
     async def _closed(self, command: c.Closed, by: c.Caller | None) -> c.Reply:
         return c.done(closed=_dump(Adapters.closed, await self._bench("closed").closed()))

@@ -233,7 +233,6 @@ class PlanRewind(_Finishing):
 
     verb: Literal["rewind_plan"] = "rewind_plan"
     turn_id: str = Field(alias="turnId", min_length=1)
-    allow_protected: bool = Field(default=False, alias="allowProtected")
 
 
 class Rewind(_Finishing):

@@ -1,9 +1,9 @@
-"""The words of finishing a session's work: the requests the workbench's actions take, the
-refusal they raise, and what a session's log says about its place and its turns.
+"""The words of finishing a session's work: the refusal the workbench's actions raise, and what a
+session's log says about its place and its turns.
 
 Invariants:
-- requests and results are frozen dataclasses of plain values, so a front end in another
-  process (an attached dashboard) can send and receive them as they are;
+- what the log says is frozen dataclasses of plain values, so it crosses to another process (an
+  attached dashboard) as it is;
 - `FinishRefused` is the one refusal of those actions; its message is a sentence for the user,
   and nothing was changed when it is raised (except where its message says so);
 - `read_facts` reads the session's log from the store and nothing else: where it works (its
@@ -25,32 +25,6 @@ from agent_tui.store import EventStore
 
 class FinishRefused(Exception):
     """A review action that was not done; the message says why."""
-
-
-@dataclass(frozen=True)
-class CommitRequest:
-    session_id: str
-    message: str
-
-
-@dataclass(frozen=True)
-class MergeRequest:
-    session_id: str
-    message: str | None = None
-    """The merge commit's message (None: one naming the branch and the prompt)."""
-
-
-@dataclass(frozen=True)
-class DiscardRequest:
-    session_id: str
-
-
-@dataclass(frozen=True)
-class RewindRequest:
-    session_id: str
-    turn_id: str
-    allow_protected: bool = False
-    """The user allowed writing back protected paths (`.git/`, `.agent-tui/`) too."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ same keys explain that nothing is running.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping
 from functools import partial
 from pathlib import Path
@@ -430,11 +431,10 @@ class DashboardScreen(SessionsScreen):
         worktree = Path(session.worktree_path) if session.worktree_path else None
         changes = None
         if worktree is not None and not live.remote:  # a host's worktree is on its own disk
-            try:
-                changes = uncommitted_changes(worktree) if worktree.exists() else None
-            except WorktreeError:
-                changes = None
-            worktree = worktree if worktree.exists() else None  # removed already: nothing to ask
+            if not worktree.exists():
+                worktree = None  # removed already: nothing to ask about
+            with contextlib.suppress(WorktreeError):
+                changes = uncommitted_changes(worktree) if worktree is not None else None
         family = [session_id, *self.state.descendants(session_id)]
         running = sum(1 for sid in family if self.state.sessions[sid].running)
         path = agent_path_text(self.state.agent_path(session_id))
@@ -442,30 +442,31 @@ class DashboardScreen(SessionsScreen):
             path, running=running, worktree=worktree, branch=session.worktree_branch, changes=changes
         )
 
-        async def close(choice: str) -> None:
-            command = Close(sessionId=session_id, worktree="remove" if choice == "remove" else "keep")
-            reply = await live.commands.send(command)
-            if not reply.ok:
-                self.notify(reply.message or "", title="Close", severity="warning", timeout=10)
-                return
-            self.hidden.update(family)
-            self.show_state(self.state)
-            problem = reply.detail.get("problem")
-            where, there = (" on its host", " there") if live.remote else ("", "")
-            if problem:
-                self.notify(
-                    f"{path} closed{where}; the worktree stays: {problem}", severity="error", timeout=10
-                )
-            else:
-                removed = " and its worktree removed" if choice == "remove" else ""
-                self.notify(f"{path} closed{where}{removed}; its log stays{there}.", title="Close")
-            self.session_tree.focus()
-
         def chosen(choice: str | None) -> None:
             if choice is not None:
-                self.run_worker(close(choice), group="close-session", exit_on_error=False)
+                close = self._close(live, session_id, choice == "remove")
+                self.run_worker(close, group="close-session", exit_on_error=False)
 
         self.app.push_screen(dialog, chosen)
+
+    async def _close(self, live: Run, session_id: str, remove: bool) -> None:
+        path = agent_path_text(self.state.agent_path(session_id))
+        family = [session_id, *self.state.descendants(session_id)]
+        command = Close(sessionId=session_id, worktree="remove" if remove else "keep")
+        reply = await live.commands.send(command)
+        if not reply.ok:
+            self.notify(reply.message or "", title="Close", severity="warning", timeout=10)
+            return
+        self.hidden.update(family)
+        self.show_state(self.state)
+        problem = reply.detail.get("problem")
+        where, there = (" on its host", " there") if live.remote else ("", "")
+        if problem:
+            self.notify(f"{path} closed{where}; the worktree stays: {problem}", severity="error", timeout=10)
+        else:
+            removed = " and its worktree removed" if remove else ""
+            self.notify(f"{path} closed{where}{removed}; its log stays{there}.", title="Close")
+        self.session_tree.focus()
 
     # -- reviewing and reopening ---------------------------------------------------------------
     def action_review_selected(self) -> None:
