@@ -82,9 +82,7 @@ from agent_tui.runtime.agent_requests import (
     name_from_prompt,
 )
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
-from agent_tui.runtime.finishing import (
-    FinishRefused,
-)
+from agent_tui.runtime.finishing import FinishRefused
 from agent_tui.runtime.finishing_actions import FinishingActions
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
 from agent_tui.runtime.opened_sessions import OpenedSessions

@@ -54,7 +54,6 @@ from agent_tui.ports import (
     RunResult,
     StopAll,
     StoredSession,
-    Workbench,
     read_result,
 )
 from agent_tui.reducer import DashboardState
@@ -89,7 +88,6 @@ class AttachedRun:
     """
 
     remote = True
-    workbench: Workbench | None = None  # the host's workbench finishes work
 
     def __init__(
         self,
@@ -106,7 +104,6 @@ class AttachedRun:
         self.sessions_dir: Path | None = None
         self.project: Path | None = Path.cwd()
         self.models = [ModelChoice(HOST_DEFAULT_MODEL, "the model the host is configured with", _no_provider)]  # type: ignore[arg-type]
-        self.workbench = None
         self.finished = False
         self.redraws = RedrawThrottle()
         self._collector = RunCollector()

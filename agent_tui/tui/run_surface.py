@@ -28,7 +28,6 @@ from agent_tui.ports import (
     NewAgent,
     ProjectRulesState,
     RunResult,
-    Workbench,
 )
 from agent_tui.reducer import DashboardState
 from agent_tui.tui.messages import AgentStarted, AgentStartFailed
@@ -39,10 +38,6 @@ class Run(Protocol):
     @property
     def remote(self) -> bool:
         """Whether the sessions run elsewhere (on hosts of a bus)."""
-
-    @property
-    def workbench(self) -> Workbench | None:
-        """The local workbench; None for a remote run."""
 
     @property
     def commands(self) -> CommandClient:
