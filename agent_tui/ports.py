@@ -41,7 +41,7 @@ The groups:
   (`Merge` → `MergeResult`) or discarded (`Discard`); a turn rewound (`Turns` → `TurnFacts`,
   `PlanRewind` → `RewindPlan`, `Rewind` → `RewindResult`); a closed session reopened (`Closed` →
   `StoredSession`s, `Reopen`); each result read from its `Reply` by `read_result` (`Adapters`),
-  every refusal a `FinishRefused`; what a log says of a session (`SessionFacts`);
+  every refusal a `FinishRefused`;
 - exports: a session tree written as a document (`write_export`, `ExportFailed`) into the user's
   exports directory (`exports_dir`);
 - search across sessions: the word index of a directory of logs (`SearchIndex` at
@@ -49,7 +49,7 @@ The groups:
   the line of a hit to show (`excerpt`);
 - attached to a bus (`agent-tui attach`): every host's sessions and controls (`AttachedBus`,
   at a `BusTarget` that `resolve_target` finds, else `BusUnreachable`), its hosts (`HostView`),
-  what became of a control request (`RemoteOutcome`), where a read of the stream begins
+  where a read of the stream begins
   (`StartAt`); these load the bus (and `nats-py`) when first used, never before.
 """
 
@@ -101,7 +101,7 @@ from agent_tui.runtime.external_agents import (
     AgentOption,
     ExternalAgents,
 )
-from agent_tui.runtime.finishing import FinishRefused, SessionFacts, TurnFacts
+from agent_tui.runtime.finishing import FinishRefused, TurnFacts
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.notify_command import NotifyCommand
 from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
@@ -127,7 +127,6 @@ if TYPE_CHECKING:
     from agent_tui.bus.attach import AttachedBus, HostView
     from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_target
     from agent_tui.bus.consumer import StartAt
-    from agent_tui.bus.remote import RemoteOutcome
 
 _BUS_NAMES = {
     "AttachedBus": "agent_tui.bus.attach",
@@ -136,7 +135,6 @@ _BUS_NAMES = {
     "BusUnreachable": "agent_tui.bus.attach_target",
     "resolve_target": "agent_tui.bus.attach_target",
     "StartAt": "agent_tui.bus.consumer",
-    "RemoteOutcome": "agent_tui.bus.remote",
 }
 """The bus's names, imported when first used: the bus needs `nats-py` (the `bus` extra), which a
 dashboard that attaches to nothing never loads."""
@@ -199,7 +197,6 @@ __all__ = [
     "Prompter",
     "QueryError",
     "ReadReview",
-    "RemoteOutcome",
     "Reopen",
     "Reply",
     "Review",
@@ -214,7 +211,6 @@ __all__ = [
     "SearchResults",
     "SendRefused",
     "Sent",
-    "SessionFacts",
     "SetBudget",
     "StartAt",
     "StopAll",
