@@ -36,13 +36,12 @@ The groups:
 - changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
   `WorktreeError`);
-- finishing the work: a session's whole change (`Workbench.review` → `Review` of `ReviewFile`s),
-  committed (`CommitRequest` → `CommitResult`), merged (`MergeRequest` → `MergeResult`) or
-  discarded (`DiscardRequest`); a turn rewound (`RewindRequest` → `RewindPlan`, `RewindResult`);
-  a closed session reopened (`Workbench.closed`, `StoredSession`, `Workbench.reopen`); what a
-  log says of a session's turns (`SessionFacts`, `TurnFacts`); every refusal a `FinishRefused`;
-  all of it behind the `Finishing` port, which the workbench implements here and
-  `RemoteFinishing` for an attached dashboard (each action asked of the session's host);
+- finishing the work, by commands like any other action: a session's whole change
+  (`ReadReview` → `Review` of `ReviewFile`s), committed (`Commit` → `CommitResult`), merged
+  (`Merge` → `MergeResult`) or discarded (`Discard`); a turn rewound (`Turns` → `TurnFacts`,
+  `PlanRewind` → `RewindPlan`, `Rewind` → `RewindResult`); a closed session reopened (`Closed` →
+  `StoredSession`s, `Reopen`); each result read from its `Reply` by `read_result` (`Adapters`),
+  every refusal a `FinishRefused`;
 - exports: a session tree written as a document (`write_export`, `ExportFailed`) into the user's
   exports directory (`exports_dir`);
 - search across sessions: the word index of a directory of logs (`SearchIndex` at
@@ -51,8 +50,7 @@ The groups:
   the line of a hit to show (`excerpt`);
 - attached to a bus (`agent-tui attach`): every host's sessions and controls (`AttachedBus`,
   at a `BusTarget` that `resolve_target` finds, else `BusUnreachable`), its hosts (`HostView`),
-  what became of a control request (`RemoteOutcome`), finishing work on a host
-  (`RemoteFinishing`), where a read of the stream begins
+  where a read of the stream begins
   (`StartAt`); these load the bus (and `nats-py`) when first used, never before.
 """
 
@@ -75,19 +73,28 @@ from agent_tui.engine.scenario import load_scenario
 from agent_tui.export import ExportFailed, write_export
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
 from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
-from agent_tui.runtime.command_executor import CommandExecutor
+from agent_tui.runtime.command_executor import Adapters, CommandExecutor, read_result
 from agent_tui.runtime.commands import (
     AcceptProjectRules,
     Answer,
     Close,
+    Closed,
     Command,
     CommandClient,
+    Commit,
+    Discard,
     FollowUp,
+    Merge,
     NewAgent,
+    PlanRewind,
+    ReadReview,
+    Reopen,
     Reply,
+    Rewind,
     SetBudget,
     StopAll,
     StopSubtree,
+    Turns,
 )
 from agent_tui.runtime.external_agents import (
     AcpPermissionAnswer,
@@ -95,16 +102,7 @@ from agent_tui.runtime.external_agents import (
     AgentOption,
     ExternalAgents,
 )
-from agent_tui.runtime.finishing import (
-    CommitRequest,
-    DiscardRequest,
-    Finishing,
-    FinishRefused,
-    MergeRequest,
-    RewindRequest,
-    SessionFacts,
-    TurnFacts,
-)
+from agent_tui.runtime.finishing import FinishRefused, TurnFacts
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.notify_command import NotifyCommand
 from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
@@ -131,8 +129,6 @@ if TYPE_CHECKING:
     from agent_tui.bus.attach import AttachedBus, HostView
     from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_target
     from agent_tui.bus.consumer import StartAt
-    from agent_tui.bus.remote import RemoteOutcome
-    from agent_tui.bus.remote_finishing import RemoteFinishing
 
 _BUS_NAMES = {
     "AttachedBus": "agent_tui.bus.attach",
@@ -141,8 +137,6 @@ _BUS_NAMES = {
     "BusUnreachable": "agent_tui.bus.attach_target",
     "resolve_target": "agent_tui.bus.attach_target",
     "StartAt": "agent_tui.bus.consumer",
-    "RemoteOutcome": "agent_tui.bus.remote",
-    "RemoteFinishing": "agent_tui.bus.remote_finishing",
 }
 """The bus's names, imported when first used: the bus needs `nats-py` (the `bus` extra), which a
 dashboard that attaches to nothing never loads."""
@@ -161,6 +155,7 @@ __all__ = [
     "AcceptProjectRules",
     "AcpPermissionAnswer",
     "AcpPermissionRequest",
+    "Adapters",
     "AgentOption",
     "AgentSpec",
     "AgentStartError",
@@ -173,21 +168,21 @@ __all__ = [
     "BusUnreachable",
     "ChangePreview",
     "Close",
+    "Closed",
     "Command",
     "CommandClient",
     "CommandExecutor",
-    "CommitRequest",
+    "Commit",
     "CommitResult",
     "DiffLine",
-    "DiscardRequest",
+    "Discard",
     "ExportFailed",
     "ExternalAgents",
     "FinishRefused",
-    "Finishing",
     "FollowUp",
     "Hit",
     "HostView",
-    "MergeRequest",
+    "Merge",
     "MergeResult",
     "ModelChoice",
     "NewAgent",
@@ -197,18 +192,19 @@ __all__ = [
     "PermissionRequest",
     "PermissionRule",
     "PermissionRulesError",
+    "PlanRewind",
     "PlannedFile",
     "Progress",
     "ProjectRulesState",
     "QueryError",
     "Questions",
-    "RemoteFinishing",
-    "RemoteOutcome",
+    "ReadReview",
+    "Reopen",
     "Reply",
     "Review",
     "ReviewFile",
+    "Rewind",
     "RewindPlan",
-    "RewindRequest",
     "RewindResult",
     "RunResult",
     "ScenarioRun",
@@ -217,13 +213,13 @@ __all__ = [
     "SearchResults",
     "SendRefused",
     "Sent",
-    "SessionFacts",
     "SetBudget",
     "StartAt",
     "StopAll",
     "StopSubtree",
     "StoredSession",
     "TurnFacts",
+    "Turns",
     "Workbench",
     "WorktreeError",
     "budget_share",
@@ -238,6 +234,7 @@ __all__ = [
     "load_scenario",
     "logs_spend",
     "preview_change",
+    "read_result",
     "repo_root",
     "resolve_target",
     "tokens_problem",

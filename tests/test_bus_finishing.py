@@ -1,6 +1,6 @@
 """Finishing an agent's work from an attached dashboard: a real `agent-tui serve` on a real
 nats-server, its agents on a loopback model writing into real git worktrees, and the attached
-side's `Finishing` (what the review screen and the reopen list call). Each action is done by the
+side's commands (what the review screen and the reopen list give). Each action is done by the
 host's workbench; the safety rules hold over the bus (a dirty checkout refused, a conflict found
 before anything is written); a retried request id is done once; a stopped host is refused with a
 sentence; a big review is cut and says so; and the review screen on an attached dashboard."""
@@ -30,19 +30,26 @@ from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import resolve_target
 from agent_tui.bus.protocol import Caller, host_events
 from agent_tui.bus.remote import BusCommands
-from agent_tui.bus.remote_finishing import RemoteFinishing
 from agent_tui.replay.sources import replay_all
 from agent_tui.runtime.agent_requests import AgentSpec
-from agent_tui.runtime.commands import Answer, Close, NewAgent
-from agent_tui.runtime.commands import Review as ReviewCommand
-from agent_tui.runtime.finishing import (
-    CommitRequest,
-    DiscardRequest,
-    Finishing,
-    FinishRefused,
-    MergeRequest,
-    RewindRequest,
+from agent_tui.runtime.command_executor import Adapters, read_result
+from agent_tui.runtime.commands import (
+    Answer,
+    Close,
+    Closed,
+    Command,
+    Commit,
+    Discard,
+    Merge,
+    NewAgent,
+    PlanRewind,
+    ReadReview,
+    Reopen,
+    Rewind,
+    Turns,
 )
+from agent_tui.runtime.finishing import FinishRefused
+from agent_tui.runtime.review import Review
 from agent_tui.tui.attached import AttachedRun
 
 __all__ = ["nats_server"]
@@ -170,7 +177,13 @@ class Finished:
     host: Served
     run: AttachedRun
     sid: str
-    finishing: Finishing
+
+    async def ask(self, command: Command, key: str) -> Any:
+        """What the host gives back for `command` (as the screens read it), or `FinishRefused`."""
+        return read_result(await self.run.commands.send(command), getattr(Adapters, key), key)
+
+    async def review(self) -> Review:
+        return await self.ask(ReadReview(sessionId=self.sid), "review")
 
 
 @asynccontextmanager
@@ -180,9 +193,7 @@ async def an_agents_work(
     async with serving(url, tmp_path, model) as host, attached(url, monkeypatch, tmp_path) as run:
         sid = await host.agent("Add a greeting")
         await until(run, lambda: run.bus.host_of(sid) == HOST and run.bus.host(HOST).reachable)
-        finishing = run.finishing
-        assert finishing is not None
-        yield Finished(host, run, sid, finishing)
+        yield Finished(host, run, sid)
 
 
 def branches(project: Path) -> list[str]:
@@ -193,9 +204,9 @@ async def test_each_finishing_action_from_an_attached_dashboard_is_done_by_the_h
     nats_server: NatsServer, tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
-        host, sid, finishing = work.host, work.sid, work.finishing
+        host, sid = work.host, work.sid
 
-        review = await finishing.review(sid)
+        review = await work.review()
         assert (review.kind, review.base_label[:8], review.message) == (
             "worktree",
             "main at ",
@@ -204,16 +215,16 @@ async def test_each_finishing_action_from_an_attached_dashboard_is_done_by_the_h
         assert [(f.path, f.status, f.new_text) for f in review.files] == [("greet.py", "added", GREET)]
         assert review.cut is None and review.uncommitted == 1
         worktree = review.root
-        (turn,) = await finishing.turns(sid)
+        (turn,) = await work.ask(Turns(sessionId=sid), "turns")
 
-        plan = await finishing.rewind_plan(RewindRequest(sid, turn.turn_id))
+        plan = await work.ask(PlanRewind(sessionId=sid, turnId=turn.turn_id), "plan")
         assert [(f.shown, f.action, f.before) for f in plan.files] == [("greet.py", "removed", None)]
-        rewound = await finishing.rewind(RewindRequest(sid, turn.turn_id))
+        rewound = await work.ask(Rewind(sessionId=sid, turnId=turn.turn_id), "rewind")
         assert [(f.path, f.action) for f in rewound.files] == [("greet.py", "removed")]
         assert not (worktree / "greet.py").exists()
 
         (worktree / "greet.py").write_text(GREET)  # the work again, by hand in its worktree
-        committed = await finishing.commit(CommitRequest(sid, "Add greet.py"))
+        committed = await work.ask(Commit(sessionId=sid, message="Add greet.py"), "commit")
         assert committed.files == 1
         assert git(worktree, "log", "-1", "--format=%s %H").split() == ["Add", "greet.py", committed.commit]
 
@@ -221,21 +232,21 @@ async def test_each_finishing_action_from_an_attached_dashboard_is_done_by_the_h
         with pytest.raises(
             FinishRefused, match=r"your checkout of main \(.*\) has uncommitted changes \(README.md\)"
         ):
-            await finishing.merge(MergeRequest(sid))
+            await work.ask(Merge(sessionId=sid), "merge")
         assert (host.project / "README.md").read_text() == "# my own edit\n"  # never stashed, never touched
         git(host.project, "checkout", "--", "README.md")
-        merged = await finishing.merge(MergeRequest(sid))
+        merged = await work.ask(Merge(sessionId=sid), "merge")
         assert (merged.into, merged.fast_forward, merged.commit) == ("main", True, committed.commit)
         assert (host.project / "greet.py").read_text() == GREET
 
         branch = review.branch
         assert branch in branches(host.project)
-        await finishing.discard(DiscardRequest(sid))
+        assert (await work.run.commands.send(Discard(sessionId=sid))).ok
         assert not worktree.exists() and branch not in branches(host.project)
 
-        assert [s.session_id for s in await finishing.closed()] == [sid]
-        assert await finishing.reopen(sid, lambda _event: None) == []
-        assert await finishing.closed() == []
+        assert [s.session_id for s in await work.ask(Closed(), "closed")] == [sid]
+        assert await work.ask(Reopen(sessionId=sid), "problems") == []
+        assert await work.ask(Closed(), "closed") == []
     (rewind_event,) = [e for e in replay_all(host.sessions) if e.type == "turn.rewound"]
     assert rewind_event.payload["files"] == [{"path": "greet.py", "action": "removed"}]
 
@@ -244,14 +255,14 @@ async def test_a_conflict_over_the_bus_is_found_before_anything_is_written(
     nats_server: NatsServer, tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
-        host, sid, finishing = work.host, work.sid, work.finishing
-        await finishing.commit(CommitRequest(sid, "Agent work"))
+        host, sid = work.host, work.sid
+        await work.ask(Commit(sessionId=sid, message="Agent work"), "commit")
         (host.project / "greet.py").write_text("def greet():\n    return 'hello'\n")
         git(host.project, "add", "greet.py")
         git(host.project, "commit", "-q", "-m", "mine")
         main_before = git(host.project, "rev-parse", "main")
         with pytest.raises(FinishRefused, match=r"conflicts in greet\.py: nothing was merged"):
-            await finishing.merge(MergeRequest(sid))
+            await work.ask(Merge(sessionId=sid), "merge")
         assert git(host.project, "rev-parse", "main") == main_before
         assert not (host.project / ".git" / "MERGE_HEAD").exists()
         assert git(host.project, "status", "--porcelain", "--untracked-files=no") == ""
@@ -288,15 +299,15 @@ async def test_an_action_on_a_stopped_host_is_refused_with_a_sentence(
     nats_server: NatsServer, tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
-        host, run, sid, finishing = work.host, work.run, work.sid, work.finishing
+        host, run, sid = work.host, work.run, work.sid
         host.process.send_signal(signal.SIGTERM)
         await asyncio.to_thread(host.process.communicate, timeout=60)
         await until(run, lambda: run.bus.host(HOST).left_at is not None)
         with pytest.raises(FinishRefused, match=r"^Host box has stopped \(it left at \d\d:\d\d:\d\d\)\.$"):
-            await finishing.merge(MergeRequest(sid))
+            await work.ask(Merge(sessionId=sid), "merge")
         with pytest.raises(FinishRefused, match=r"^Host box has stopped"):
-            await finishing.review(sid)
-        assert await finishing.closed() == []  # no host to ask
+            await work.review()
+        assert await work.ask(Closed(), "closed") == []  # no host to ask
     assert git(host.project, "log", "--format=%s", "main").split() == ["first"]
 
 
@@ -304,12 +315,11 @@ async def test_a_big_review_is_cut_to_its_bound_and_says_so(
     nats_server: NatsServer, tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
-        sid, finishing = work.sid, work.finishing
-        worktree = (await finishing.review(sid)).root
+        worktree = (await work.review()).root
         line = "x" * 79 + "\n"
         (worktree / "big1.txt").write_text(line * 5000)  # 400 KB each: more than one reply holds
         (worktree / "big2.txt").write_text(line * 5000)
-        review = await finishing.review(sid)
+        review = await work.review()
     marker = "[diff not sent: the review reached its 512 KB bound for the bus]"
     first, second, third = review.files
     assert [f.path for f in review.files] == ["big1.txt", "big2.txt", "greet.py"]
@@ -382,13 +392,15 @@ async def test_a_scenario_host_refuses_finishing_and_is_passed_over_by_the_close
     scenario = tmp_path / "scenario.json"
     scenario.write_bytes(orjson.dumps(RENAMING))
     async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
-        closed = await work.host.control.send(HOST, Close(sessionId=work.sid))
-        assert closed.ok, closed.message
+        worktree = (await work.review()).root
+        closed = await work.host.control.send(HOST, Close(sessionId=work.sid, worktree="remove"))
+        assert (closed.ok, closed.detail) == (True, {"problem": None}), closed.message
+        assert not worktree.exists()  # the host honours the choice; the branch stays
         run_args = ["run", str(scenario), "--sessions-dir", str(tmp_path / "run-logs"), "--approve", "ask"]
         run = start_agent_tui([*run_args, "--bus", nats_server.url, "--host", "ci"], host_env(tmp_path))
         await until(work.run, lambda: work.run.bus.host("ci").reachable)
-        assert [s.session_id for s in await work.finishing.closed()] == [work.sid]
-        refused = await work.host.control.send("ci", ReviewCommand(sessionId="sess_any"))
+        assert [s.session_id for s in await work.ask(Closed(), "closed")] == [work.sid]
+        refused = await work.host.control.send("ci", ReadReview(sessionId="sess_any"))
         assert (refused.ok, refused.message) == (
             False,
             "this host runs a scenario: review is for `agent-tui serve`'s sessions",
@@ -408,22 +420,20 @@ async def test_a_commit_the_host_did_not_answer_in_time_is_done_once_when_asked_
     nats_server: NatsServer, tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with an_agents_work(nats_server.url, tmp_path, server, monkeypatch) as work:
-        finishing = work.finishing
-        assert isinstance(finishing, RemoteFinishing)
-        finishing.timeout = 2.0
-        worktree = (await finishing.review(work.sid)).root
+        work.run.finish_timeout = 2.0
+        worktree = (await work.review()).root
         work.host.process.send_signal(signal.SIGSTOP)  # the host hears the request, answers nothing
         try:
             with pytest.raises(FinishRefused) as silence:
-                await finishing.commit(CommitRequest(work.sid, "Add greet.py"))
+                await work.ask(Commit(sessionId=work.sid, message="Add greet.py"), "commit")
         finally:
             work.host.process.send_signal(signal.SIGCONT)
         assert (
             str(silence.value)
             == "Host box did not answer (commit); try again: the retry is the same request."
         )
-        finishing.timeout = 60.0
-        again = await finishing.commit(CommitRequest(work.sid, "Add greet.py"))  # the same request id
+        work.run.finish_timeout = 60.0
+        again = await work.ask(Commit(sessionId=work.sid, message="Add greet.py"), "commit")  # the same id
         assert again.files == 1
         assert git(worktree, "log", "--format=%s").split() == ["Add", "greet.py", "first"]
 

@@ -30,7 +30,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "republish": {"sessionId": "s", "first": 3, "last": 9},
     "commit": {"sessionId": "s", "message": "Work"},
     "merge": {"sessionId": "s", "message": "Merge"},
-    "rewind_plan": {"sessionId": "s", "turnId": "t", "allowProtected": True},
+    "rewind_plan": {"sessionId": "s", "turnId": "t"},
+    "close": {"sessionId": "s", "worktree": "remove"},
     "rewind": {"sessionId": "s", "turnId": "t"},
 }
 

@@ -25,13 +25,7 @@ from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import AgentScript, ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.runtime import worktrees
-from agent_tui.runtime.finishing import (
-    CommitRequest,
-    DiscardRequest,
-    FinishRefused,
-    MergeRequest,
-    RewindRequest,
-)
+from agent_tui.runtime.finishing import FinishRefused
 from agent_tui.runtime.own_git import git_bytes, own_git_environment, program_overrides
 from agent_tui.runtime.turn_records import snapshot_tree
 from agent_tui.runtime.workbench import AgentSpec, Workbench
@@ -298,7 +292,7 @@ async def test_no_program_the_repository_names_runs_for_any_git_action_of_agent_
         assert "+TWO" in review.files[1].diff
         no_marks(marks, "worktree add, a turn and the review")
         # commit (signed, by the user's own program), then a merge with a content merge at work.
-        done = await workbench.commit(CommitRequest(first, "Agent work"))
+        done = await workbench.commit(first, "Agent work")
         assert "BEGIN PGP SIGNATURE" in run(project, "cat-file", "commit", done.commit)
         assert (user_home / "user-ran").read_text() == "sign\n"
         no_marks(marks, "the commit")
@@ -307,26 +301,26 @@ async def test_no_program_the_repository_names_runs_for_any_git_action_of_agent_
         no_marks(marks, "a second worktree")
         (project / "notes.txt").write_text("one\ntwo\nthree\nfour\n5\n")  # main moves, elsewhere
         run(project, "commit", "-q", "-am", "main moves")
-        merged = await workbench.merge(MergeRequest(first))
+        merged = await workbench.merge(first)
         assert not merged.fast_forward and merged.checkout == project
         assert (project / "notes.txt").read_text() == "one\nTWO\nthree\nfour\n5\n"
         no_marks(marks, "the merge")
         # The rival changed the same line: a conflicting merge is refused, nothing half done.
-        await workbench.commit(CommitRequest(second, "Rival work"))
+        await workbench.commit(second, "Rival work")
         with pytest.raises(FinishRefused, match=r"conflicts in notes\.txt"):
-            await workbench.merge(MergeRequest(second))
+            await workbench.merge(second)
         assert not (project / ".git" / "MERGE_HEAD").exists()
         no_marks(marks, "a conflicting merge")
-        await workbench.discard(DiscardRequest(second))
+        await workbench.discard(second)
         no_marks(marks, "discard")
         # A shell change in the user's checkout, rewound from the turn's snapshots.
         changer = await workbench.start_agent(AgentSpec("Change app.py", project, name="shell"))
         await idle(workbench, changer)
         assert (project / "app.py").read_text() == "new\n"
         turn = workbench.facts(changer).turns[0]
-        plan = await workbench.rewind_plan(RewindRequest(changer, turn.turn_id))
+        plan = await workbench.rewind_plan(changer, turn.turn_id)
         assert [(f.shown, f.action) for f in plan.files] == [("app.py", "restored")]
-        await workbench.rewind(RewindRequest(changer, turn.turn_id))
+        await workbench.rewind(changer, turn.turn_id)
         assert (project / "app.py").read_text() == "print('app')\n"
         no_marks(marks, "a rewind")
         await workbench.close()

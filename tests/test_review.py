@@ -17,7 +17,7 @@ from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import event_from_json
 from agent_tui.events.chains import chain_violations
-from agent_tui.runtime.finishing import CommitRequest, DiscardRequest, FinishRefused, MergeRequest
+from agent_tui.runtime.finishing import FinishRefused
 from agent_tui.runtime.review import commit_message
 from agent_tui.runtime.session_dirs import closed_sessions
 from agent_tui.runtime.workbench import AgentSpec, Workbench
@@ -96,8 +96,8 @@ async def test_the_review_shows_the_whole_change_and_commit_then_merge_finish_it
         assert review.message == commit_message(PROMPT) == f"Add a greeting module\n\n{PROMPT}"
         # Nothing is merged before it is committed.
         with pytest.raises(FinishRefused, match="uncommitted changes: commit them first"):
-            await workbench.merge(MergeRequest(sid))
-        done = await workbench.commit(CommitRequest(sid, "Add greet.py"))
+            await workbench.merge(sid)
+        done = await workbench.commit(sid, "Add greet.py")
         assert done.files == 2
         worktree = review.root
         assert status(worktree) == ""
@@ -105,8 +105,8 @@ async def test_the_review_shows_the_whole_change_and_commit_then_merge_finish_it
         # The review after the commit still shows the whole change against main.
         assert [f.path for f in (await workbench.review(sid)).files] == ["greet.py", "notes.txt"]
         with pytest.raises(FinishRefused, match="nothing to commit"):
-            await workbench.commit(CommitRequest(sid, "again"))
-        merged = await workbench.merge(MergeRequest(sid))
+            await workbench.commit(sid, "again")
+        merged = await workbench.merge(sid)
         assert merged.into == "main" and merged.fast_forward and merged.checkout == project
         assert (project / "greet.py").read_text() == "def greet():\n    return 'hi'\n"
         assert (project / "notes.txt").read_text() == "one\nTWO\n"
@@ -124,14 +124,14 @@ async def test_a_merge_into_a_dirty_checkout_is_refused_and_the_users_file_is_un
     async with workbench.engine:
         sid = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
         await idle(workbench, sid)
-        await workbench.commit(CommitRequest(sid, "Agent work"))
+        await workbench.commit(sid, "Agent work")
         mine = b"print('app')\n# my own edit, not committed\r\n\x00"
         (project / "app.py").write_bytes(mine)
         main_before = git(project, "rev-parse", "main")
         with pytest.raises(
             FinishRefused, match=r"your checkout of main .* has uncommitted changes \(app.py\)"
         ):
-            await workbench.merge(MergeRequest(sid))
+            await workbench.merge(sid)
         assert (project / "app.py").read_bytes() == mine
         assert git(project, "rev-parse", "main") == main_before
         assert git(project, "stash", "list") == ""
@@ -148,12 +148,12 @@ async def test_a_conflicting_merge_stops_with_the_files_named_and_leaves_no_half
     async with workbench.engine:
         sid = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
         await idle(workbench, sid)
-        await workbench.commit(CommitRequest(sid, "Agent work"))
+        await workbench.commit(sid, "Agent work")
         (project / "notes.txt").write_text("one\nzwei\n")  # main changes the same line meanwhile
         git(project, "commit", "-q", "-am", "mine")
         main_before = git(project, "rev-parse", "main")
         with pytest.raises(FinishRefused, match=r"conflicts in notes.txt: nothing was merged"):
-            await workbench.merge(MergeRequest(sid))
+            await workbench.merge(sid)
         assert status(project) == ""
         assert not (project / ".git" / "MERGE_HEAD").exists()
         assert git(project, "rev-parse", "main") == main_before
@@ -168,7 +168,7 @@ async def test_a_merge_into_a_branch_no_checkout_holds_moves_only_that_branch(tm
     async with workbench.engine:
         sid = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
         await idle(workbench, sid)
-        await workbench.commit(CommitRequest(sid, "Agent work"))
+        await workbench.commit(sid, "Agent work")
         git(project, "switch", "-q", "-c", "elsewhere")
         (project / "app.py").write_text("print('mine')\n")  # uncommitted, on another branch
         (project / "other.txt").write_text("x\n")
@@ -177,7 +177,7 @@ async def test_a_merge_into_a_branch_no_checkout_holds_moves_only_that_branch(tm
         git(project, "switch", "-q", "main")
         git(project, "commit", "-q", "--allow-empty", "-m", "main moves")
         git(project, "switch", "-q", "elsewhere")
-        merged = await workbench.merge(MergeRequest(sid, "Merge the greeting"))
+        merged = await workbench.merge(sid, "Merge the greeting")
         assert merged.checkout is None and not merged.fast_forward
         assert git(project, "log", "-1", "--format=%s %P", "main").startswith("Merge the greeting ")
         assert len(git(project, "log", "-1", "--format=%P", "main").split()) == 2
@@ -195,7 +195,7 @@ async def test_discard_closes_the_session_removes_its_worktree_and_deletes_its_b
         sid = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
         await idle(workbench, sid)
         review = await workbench.review(sid)
-        await workbench.discard(DiscardRequest(sid))
+        await workbench.discard(sid)
         assert not review.root.exists()
         assert git(project, "branch", "--list", review.branch or "x") == ""
         assert sid in closed_sessions(tmp_path / "sessions")
@@ -216,7 +216,7 @@ async def test_a_directory_session_is_reviewed_against_its_first_turns_start(tmp
         assert [f.path for f in review.files] == ["greet.py", "notes.txt"]  # not app.py
         assert not review.can_finish
         with pytest.raises(FinishRefused, match="not in a worktree of its own"):
-            await workbench.commit(CommitRequest(sid, "x"))
+            await workbench.commit(sid, "x")
         await workbench.close()
     workbench.close_store()
 
@@ -288,15 +288,15 @@ async def test_no_hook_of_the_repository_runs_for_a_commit_a_merge_or_a_discard(
         first = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
         await idle(workbench, first)
         assert not marker.exists()  # making the worktree ran no checkout hook either
-        await workbench.commit(CommitRequest(first, "Agent work"))
+        await workbench.commit(first, "Agent work")
         git(project, "commit", "-q", "--allow-empty", "--no-verify", "-m", "main moves")  # a real merge
         if marker.exists():
             marker.unlink()  # the test's own commit
-        merged = await workbench.merge(MergeRequest(first))
+        merged = await workbench.merge(first)
         assert not merged.fast_forward and merged.checkout == project
         second = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
         await idle(workbench, second)
-        await workbench.discard(DiscardRequest(second))
+        await workbench.discard(second)
         await workbench.close()
     workbench.close_store()
     assert not marker.exists(), marker.read_text()
@@ -308,7 +308,7 @@ async def test_a_merge_that_would_overwrite_an_untracked_file_is_refused(tmp_pat
     async with workbench.engine:
         sid = await workbench.start_agent(AgentSpec(PROMPT, project, name="writer", own_worktree=True))
         await idle(workbench, sid)
-        await workbench.commit(CommitRequest(sid, "Agent work"))
+        await workbench.commit(sid, "Agent work")
         git(project, "commit", "-q", "--allow-empty", "-m", "main moves")
         mine = b"my own greet.py, never added\n"
         (project / "greet.py").write_bytes(mine)
@@ -316,7 +316,7 @@ async def test_a_merge_that_would_overwrite_an_untracked_file_is_refused(tmp_pat
         with pytest.raises(
             FinishRefused, match=r"would overwrite untracked files of your checkout \(greet.py\)"
         ):
-            await workbench.merge(MergeRequest(sid))
+            await workbench.merge(sid)
         assert (project / "greet.py").read_bytes() == mine
         assert git(project, "rev-parse", "main") == main_before
         assert not (project / ".git" / "MERGE_HEAD").exists()

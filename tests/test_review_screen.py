@@ -21,7 +21,7 @@ from textual.pilot import Pilot
 from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
-from agent_tui.runtime.command_executor import bounded
+from agent_tui.runtime.command_executor import CommandExecutor, bounded
 from agent_tui.runtime.review import review_worktree
 from agent_tui.runtime.workbench import AgentSpec, Workbench
 from agent_tui.tui.app_base import stylesheet_path
@@ -111,7 +111,11 @@ def scene_app(bound: int | None = None) -> ReviewApp:
         data_dir=project.parent / "data",
     )
     return ReviewApp(
-        ReviewScreen(workbench, review if bound is None else bounded(review, bound), "fix-login")
+        ReviewScreen(
+            CommandExecutor(workbench.engine, workbench=workbench),
+            review if bound is None else bounded(review, bound),
+            "fix-login",
+        )
     )
 
 
@@ -224,7 +228,7 @@ async def test_the_keys_commit_with_the_prefilled_message_merge_and_rewind(tmp_p
             while workbench.is_running(sid):
                 await anyio.sleep(0.01)
         review = await workbench.review(sid)
-        screen = ReviewScreen(workbench, review, "w")
+        screen = ReviewScreen(CommandExecutor(workbench.engine, workbench=workbench), review, "w")
         app = ReviewApp(screen)
         async with app.run_test(size=(120, 40)) as pilot:
             await settled(pilot)
@@ -306,6 +310,48 @@ async def test_D_opens_the_review_of_the_selected_session_and_O_reopens_a_closed
 
 
 @pytest.mark.anyio
+async def test_O_reopens_a_session_closed_in_an_earlier_run_with_its_stored_turns(tmp_path: Path) -> None:
+    """The `Reopen` command's stored events reach the dashboard's state (the session was closed
+    before this run started, so nothing of it was folded)."""
+    from support_workbench import wait_for
+
+    from agent_tui.tui.app import AgentTuiApp
+    from agent_tui.tui.screens.reopen import ReopenScreen
+
+    project = tmp_path / "project"
+    project.mkdir()
+    provider = ScriptedProvider(agents={"w": agent_script(Step(text=["Done."]))})
+    first = Workbench.for_project(
+        project=project,
+        sessions_dir=tmp_path / "sessions",
+        models=scripted_models(provider),
+        prompter=StaticPrompter("allow"),
+        data_dir=tmp_path / "data",
+    )
+    async with first.engine:
+        sid = await first.start_agent(AgentSpec("Say done", project, name="w"))
+        with anyio.fail_after(20):
+            while first.is_running(sid):
+                await anyio.sleep(0.01)
+        await first.dispose(sid)
+    first.close_store()
+    app = AgentTuiApp(sessions_dir=tmp_path / "sessions", project=project, models=scripted_models(provider))
+    async with app.run_test(size=(120, 40)) as pilot:
+        live = app.live
+        assert live is not None
+        await wait_for(pilot, lambda: live.hydrated, "the engine")
+        assert sid not in live.state.sessions
+        await pilot.press("O")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReopenScreen), "the closed sessions")
+        await pilot.press("enter")
+        tree = app.dashboard.session_tree
+        await wait_for(pilot, lambda: sid in tree.visible_ids, "the session back in the tree")
+        session = live.state.sessions[sid]
+        assert (session.status, len(session.turns)) == ("completed", 1)
+        await pilot.press("q")
+
+
+@pytest.mark.anyio
 async def test_a_rewind_asks_on_its_own_before_writing_a_protected_path_back(tmp_path: Path) -> None:
     project = tmp_path / "plain"
     (project / ".agent-tui").mkdir(parents=True)
@@ -329,7 +375,8 @@ async def test_a_rewind_asks_on_its_own_before_writing_a_protected_path_back(tmp
         with anyio.fail_after(20):
             while workbench.is_running(sid):
                 await anyio.sleep(0.01)
-        screen = ReviewScreen(workbench, await workbench.review(sid), "w")
+        commands = CommandExecutor(workbench.engine, workbench=workbench)
+        screen = ReviewScreen(commands, await workbench.review(sid), "w")
         app = ReviewApp(screen)
         async with app.run_test(size=(120, 40)) as pilot:
             await settled(pilot)

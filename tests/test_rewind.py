@@ -20,7 +20,7 @@ from agent_tui.events import Event, event_from_json
 from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import project_state
 from agent_tui.replay.dump import transcript_lines
-from agent_tui.runtime.finishing import FinishRefused, RewindRequest
+from agent_tui.runtime.finishing import FinishRefused
 from agent_tui.runtime.session_dirs import read_stored_session
 from agent_tui.runtime.turn_records import undo_dir
 from agent_tui.runtime.workbench import AgentSpec, Workbench
@@ -89,14 +89,14 @@ async def test_a_file_tool_write_is_rewound_without_git_and_the_shell_change_is_
         assert "shell changes are not seen" in review.base_label and not review.can_finish
         assert "-alpha beta" in review.files[0].diff and "+alpha gamma" in review.files[0].diff
         turn = workbench.facts(sid).turns[0]
-        plan = await workbench.rewind_plan(RewindRequest(sid, turn.turn_id))
+        plan = await workbench.rewind_plan(sid, turn.turn_id)
         assert [(f.shown, f.action) for f in plan.files] == [
             ("edit.txt", "restored"),
             ("keep.txt", "restored"),
             ("sub/new.txt", "removed"),
         ]
         assert any("echo shell > by-shell.txt" in note and "outside git" in note for note in plan.notes)
-        result = await workbench.rewind(RewindRequest(sid, turn.turn_id))
+        result = await workbench.rewind(sid, turn.turn_id)
         assert (project / "keep.txt").read_bytes() == b"original\r\nbytes \xff\n"
         assert (project / "edit.txt").read_text() == "alpha beta\n"
         assert not (project / "sub" / "new.txt").exists()
@@ -158,7 +158,7 @@ async def test_a_shell_change_is_rewound_in_git_from_the_turns_snapshot(tmp_path
         assert workbench.send(sid, "Again").how == "started"  # type: ignore[union-attr]
         await idle(workbench, sid)
         first, second = workbench.facts(sid).turns
-        plan = await workbench.rewind_plan(RewindRequest(sid, first.turn_id))
+        plan = await workbench.rewind_plan(sid, first.turn_id)
         assert [(f.shown, f.action, f.changed_since) for f in plan.files] == [
             ("data.txt", "restored", True),  # the second turn changed it again
             ("made.txt", "removed", False),
@@ -166,7 +166,7 @@ async def test_a_shell_change_is_rewound_in_git_from_the_turns_snapshot(tmp_path
             ("tool.txt", "removed", False),
         ]
         assert plan.notes == ()
-        result = await workbench.rewind(RewindRequest(sid, first.turn_id))
+        result = await workbench.rewind(sid, first.turn_id)
         assert result.incomplete is None
         assert (project / "data.txt").read_text() == "v1\n"
         assert (project / "run.sh").read_text() == "#!/bin/sh\n" and (
@@ -177,7 +177,7 @@ async def test_a_shell_change_is_rewound_in_git_from_the_turns_snapshot(tmp_path
         assert (project / ".git" / "index").read_bytes() == index_before
         assert git(project, "stash", "list") == ""
         # Rewinding the second turn now: its file is put back to what the second turn found.
-        await workbench.rewind(RewindRequest(sid, second.turn_id))
+        await workbench.rewind(sid, second.turn_id)
         assert (project / "data.txt").read_text() == "v2\n"
         # The model is told, so its next turn does not count on what is gone.
         said = [m.text for m in workbench.engine.session(sid).transcript.messages if m.role == "user"]
@@ -205,13 +205,13 @@ async def test_protected_paths_are_written_back_only_when_allowed(tmp_path: Path
         await idle(workbench, sid)
         assert rules.read_text() == "# changed\n"
         turn = workbench.facts(sid).turns[0]
-        plan = await workbench.rewind_plan(RewindRequest(sid, turn.turn_id))
+        plan = await workbench.rewind_plan(sid, turn.turn_id)
         assert [f.shown for f in plan.protected] == [".agent-tui/permissions.toml"]
-        result = await workbench.rewind(RewindRequest(sid, turn.turn_id))
+        result = await workbench.rewind(sid, turn.turn_id)
         assert [(f.path, f.action) for f in result.files] == [(".agent-tui/permissions.toml", "skipped")]
         assert result.incomplete is not None and "protected paths were left" in result.incomplete
         assert rules.read_text() == "# changed\n"
-        result = await workbench.rewind(RewindRequest(sid, turn.turn_id, allow_protected=True))
+        result = await workbench.rewind(sid, turn.turn_id, allow_protected=True)
         assert [(f.path, f.action) for f in result.files] == [(".agent-tui/permissions.toml", "restored")]
         assert rules.read_text() == "# the project's rules\n"
         await workbench.close()
@@ -227,10 +227,10 @@ async def test_a_rewind_is_refused_while_a_turn_runs_and_for_an_unknown_turn(tmp
     async with workbench.engine:
         sid = await workbench.start_agent(AgentSpec("Write", project, name="agent"))
         with pytest.raises(FinishRefused, match="is running"):
-            await workbench.rewind(RewindRequest(sid, "turn_x"))
+            await workbench.rewind(sid, "turn_x")
         await idle(workbench, sid)
         with pytest.raises(FinishRefused, match="has no turn turn_x"):
-            await workbench.rewind(RewindRequest(sid, "turn_x"))
+            await workbench.rewind(sid, "turn_x")
         await workbench.close()
     workbench.close_store()
 
@@ -251,7 +251,7 @@ async def test_a_symlinked_directory_planted_after_the_turn_is_not_followed_out(
         (outside / "a.txt").write_text("precious\n")
         (project / "sub").symlink_to(outside)
         turn = workbench.facts(sid).turns[0]
-        result = await workbench.rewind(RewindRequest(sid, turn.turn_id))
+        result = await workbench.rewind(sid, turn.turn_id)
         assert [(f.path, f.action) for f in result.files] == [("sub/a.txt", "skipped")]
         assert (outside / "a.txt").read_text() == "precious\n"
         await workbench.close()
@@ -306,9 +306,9 @@ async def test_in_git_a_turn_of_file_tools_only_leaves_what_others_changed_meanw
         sid = await workbench.start_agent(AgentSpec("Write", project, name="agent"))
         await idle(workbench, sid)
         turn = workbench.facts(sid).turns[0]
-        plan = await workbench.rewind_plan(RewindRequest(sid, turn.turn_id))
+        plan = await workbench.rewind_plan(sid, turn.turn_id)
         assert [(f.shown, f.action) for f in plan.files] == [("agent.txt", "removed")]
-        await workbench.rewind(RewindRequest(sid, turn.turn_id))
+        await workbench.rewind(sid, turn.turn_id)
         assert not (project / "agent.txt").exists()
         assert (project / "mine.txt").read_text() == "the user's edit while the agent waited\n"
         await workbench.close()
@@ -334,7 +334,7 @@ def test_a_headless_run_records_what_a_rewind_needs(tmp_path: Path, server: Fake
         workbench = workbench_for(tmp_path, project, ScriptedProvider())
         async with workbench.engine:
             assert await workbench.hydrate(lambda event: None) == []
-            outcome = await workbench.rewind(RewindRequest(sid, turn_id))
+            outcome = await workbench.rewind(sid, turn_id)
             assert outcome.incomplete is None
             await workbench.close()
         workbench.close_store()

@@ -13,8 +13,10 @@ Invariants:
   an exception; an unexpected failure is `"<verb> failed: <what>"`;
 - an `answer` goes to the engine's `questions` (refused when an answerer of its own answers them); the first answer wins, a later one is refused with
   "already answered … by … at …" and `AlreadyAnswered` as its detail;
-- finishing results are dumped as pydantic dumps the runtime's dataclasses (`FINISHED`); a review
-  is bounded to `review_limit` bytes when one is given (a reply on the bus), see `bounded`;
+- finishing results are the runtime's dataclasses as pydantic dumps them (`Adapters`), read back
+  by any front end with `read_result`; a review is bounded to `review_limit` bytes when one is
+  given (a reply on the bus), see `bounded`; a reopened session's stored events go to `reopened`
+  (the local dashboard's state; on the bus they reach a dashboard by the stream);
 - a host without a workbench refuses what only a workbench does (new agents, closing, finishing,
   the project's rules) with a sentence naming `agent-tui serve`.
 """
@@ -27,22 +29,16 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import orjson
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permission_rules import PermissionRulesError
 from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.events import Event
 from agent_tui.runtime import commands as c
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused
-from agent_tui.runtime.finishing import (
-    CommitRequest,
-    DiscardRequest,
-    FinishRefused,
-    MergeRequest,
-    RewindRequest,
-    TurnFacts,
-)
+from agent_tui.runtime.finishing import FinishRefused, TurnFacts
 from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
 from agent_tui.runtime.rewind import RewindPlan, RewindResult
 from agent_tui.runtime.session_dirs import StoredSession
@@ -80,6 +76,20 @@ def _dump(adapter: TypeAdapter[T], value: T) -> Any:
     return adapter.dump_python(value, mode="json")
 
 
+def read_result(reply: c.Reply, adapter: TypeAdapter[T], key: str) -> T:
+    """What a finishing command's `reply` carries under `key`, as the runtime's own value.
+
+    Raises:
+        FinishRefused: the reply's refusal (its sentence), or a reply that is not understood.
+    """
+    if not reply.ok:
+        raise FinishRefused(reply.message or "the host refused")
+    try:
+        return adapter.validate_python(reply.detail[key])
+    except (KeyError, ValidationError):
+        raise FinishRefused(f"The host sent a reply that is not understood ({key}).") from None
+
+
 class CommandExecutor:
     """Carries out commands on one host (see the module docstring).
 
@@ -89,6 +99,7 @@ class CommandExecutor:
         project: the directory a new agent's relative `cwd` is relative to.
         bus: the bus's own verbs (None: not on a bus).
         review_limit: the most bytes a review's reply carries (None: unbounded).
+        reopened: sees a reopened session's stored events (None: nobody here folds them).
     """
 
     def __init__(
@@ -99,12 +110,14 @@ class CommandExecutor:
         project: Path | None = None,
         bus: BusVerbs | None = None,
         review_limit: Callable[[], int] | None = None,
+        reopened: Callable[[Event], None] | None = None,
     ) -> None:
         self.engine = engine
         self.workbench = workbench
         self.project = project
         self.bus = bus
         self.review_limit = review_limit
+        self.reopened = reopened or (lambda _event: None)
 
     def branch(self, verb: str) -> Callable[[Any, c.Caller | None], Awaitable[c.Reply]] | None:
         """The branch that carries out `verb` (None: none does)."""
@@ -212,11 +225,16 @@ class CommandExecutor:
         return c.done()
 
     async def _close(self, command: c.Close, by: c.Caller | None) -> c.Reply:
-        if self.workbench is None:
+        bench = self.workbench
+        if bench is None:
             raise Refused("a scenario run closes its sessions itself when it ends")
-        self._known(command.session_id)
-        await self.workbench.dispose(command.session_id)
-        return c.done()
+        session_id = command.session_id
+        if session_id not in bench.listed:  # listed from its log, not read in the engine yet
+            self._known(session_id)
+        remove = bench.facts(session_id).worktree_path if command.worktree == "remove" else None
+        if remove is not None and not remove.exists():
+            remove = None  # removed already
+        return c.done(problem=await bench.dispose(session_id, remove=remove))
 
     async def _accept_project_rules(self, command: c.AcceptProjectRules, by: c.Caller | None) -> c.Reply:
         return c.done(accepted=self._bench("the project's rules").accept_project_rules(command.digest))
@@ -233,7 +251,7 @@ class CommandExecutor:
         return c.done(republished=published, stored=stored)
 
     # -- finishing a session's work ------------------------------------------------------------------
-    async def _review(self, command: c.Review, by: c.Caller | None) -> c.Reply:
+    async def _review(self, command: c.ReadReview, by: c.Caller | None) -> c.Reply:
         review = await self._bench("review").review(command.session_id)
         if self.review_limit is not None:
             review = bounded(review, self.review_limit())
@@ -243,32 +261,34 @@ class CommandExecutor:
         return c.done(turns=_dump(Adapters.turns, await self._bench("turns").turns(command.session_id)))
 
     async def _commit(self, command: c.Commit, by: c.Caller | None) -> c.Reply:
-        done = await self._bench("commit").commit(CommitRequest(command.session_id, command.message))
+        done = await self._bench("commit").commit(command.session_id, command.message)
         return c.done(commit=_dump(Adapters.commit, done))
 
     async def _merge(self, command: c.Merge, by: c.Caller | None) -> c.Reply:
-        merged = await self._bench("merge").merge(MergeRequest(command.session_id, command.message))
+        merged = await self._bench("merge").merge(command.session_id, command.message)
         return c.done(merge=_dump(Adapters.merge, merged))
 
     async def _discard(self, command: c.Discard, by: c.Caller | None) -> c.Reply:
-        await self._bench("discard").discard(DiscardRequest(command.session_id))
+        await self._bench("discard").discard(command.session_id)
         return c.done()
 
-    async def _rewind_plan(self, command: c.RewindPlan, by: c.Caller | None) -> c.Reply:
-        request = RewindRequest(command.session_id, command.turn_id, allow_protected=command.allow_protected)
-        plan = await self._bench("rewind_plan").rewind_plan(request)
+    async def _rewind_plan(self, command: c.PlanRewind, by: c.Caller | None) -> c.Reply:
+        plan = await self._bench("rewind_plan").rewind_plan(command.session_id, command.turn_id)
         kept = tuple(dataclasses.replace(item, before=None) for item in plan.files)  # bytes stay here
         return c.done(plan=_dump(Adapters.plan, dataclasses.replace(plan, files=kept)))
 
     async def _rewind(self, command: c.Rewind, by: c.Caller | None) -> c.Reply:
-        request = RewindRequest(command.session_id, command.turn_id, allow_protected=command.allow_protected)
-        return c.done(rewind=_dump(Adapters.rewind, await self._bench("rewind").rewind(request)))
+        bench = self._bench("rewind")
+        done = await bench.rewind(
+            command.session_id, command.turn_id, allow_protected=command.allow_protected
+        )
+        return c.done(rewind=_dump(Adapters.rewind, done))
 
     async def _closed(self, command: c.Closed, by: c.Caller | None) -> c.Reply:
         return c.done(closed=_dump(Adapters.closed, await self._bench("closed").closed()))
 
     async def _reopen(self, command: c.Reopen, by: c.Caller | None) -> c.Reply:
-        return c.done(problems=await self._bench("reopen").reopen(command.session_id, lambda _event: None))
+        return c.done(problems=await self._bench("reopen").reopen(command.session_id, self.reopened))
 
 
 # -- a review's reply, bounded -------------------------------------------------------------------

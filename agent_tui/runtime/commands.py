@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter
 from pydantic_core import PydanticCustomError
@@ -186,9 +186,11 @@ class SetBudget(_OnSession):
 
 
 class Close(_OnSession):
-    """Close the session: its subtree stopped and forgotten, its log and worktree kept."""
+    """Close the session: its subtree stopped and forgotten, its log kept, its worktree kept or
+    removed (`detail.problem`: why the worktree stays, or None)."""
 
     verb: Literal["close"] = "close"
+    worktree: Literal["keep", "remove"] = "keep"
 
 
 class AcceptProjectRules(_Value):
@@ -212,37 +214,43 @@ class Republish(_OnSession):
     last: int | None = Field(default=None, ge=1)
 
 
-class Review(_OnSession):
+class _Finishing(_OnSession):
+    slow: ClassVar[bool] = True
+    """The host runs git or reads a whole log for it: a dashboard waits longer for the reply."""
+
+
+class ReadReview(_Finishing):
     """The session's whole change against its base (`detail.review`, bounded on the bus)."""
 
     verb: Literal["review"] = "review"
 
 
-class Turns(_OnSession):
+class Turns(_Finishing):
     verb: Literal["turns"] = "turns"
 
 
-class Commit(_OnSession):
+class Commit(_Finishing):
     verb: Literal["commit"] = "commit"
     message: str
 
 
-class Merge(_OnSession):
+class Merge(_Finishing):
     verb: Literal["merge"] = "merge"
     message: str | None = None
 
 
-class Discard(_OnSession):
+class Discard(_Finishing):
     verb: Literal["discard"] = "discard"
 
 
-class RewindPlan(_OnSession):
+class PlanRewind(_Finishing):
+    """What rewinding the turn would write back (`detail.plan`, without the files' old bytes)."""
+
     verb: Literal["rewind_plan"] = "rewind_plan"
     turn_id: str = Field(alias="turnId", min_length=1)
-    allow_protected: bool = Field(default=False, alias="allowProtected")
 
 
-class Rewind(_OnSession):
+class Rewind(_Finishing):
     verb: Literal["rewind"] = "rewind"
     turn_id: str = Field(alias="turnId", min_length=1)
     allow_protected: bool = Field(default=False, alias="allowProtected")
@@ -252,9 +260,13 @@ class Closed(_Value):
     """The host's closed sessions (`detail.closed`)."""
 
     verb: Literal["closed"] = "closed"
+    slow: ClassVar[bool] = True
 
 
-class Reopen(_OnSession):
+class Reopen(_Finishing):
+    """Reopen a closed session and its sub-agents (`detail.problems`: one line per log that
+    could not be reopened)."""
+
     verb: Literal["reopen"] = "reopen"
 
 
@@ -273,12 +285,12 @@ Command = TypeAliasType(
         | AcceptProjectRules
         | Sessions
         | Republish
-        | Review
+        | ReadReview
         | Turns
         | Commit
         | Merge
         | Discard
-        | RewindPlan
+        | PlanRewind
         | Rewind
         | Closed
         | Reopen,

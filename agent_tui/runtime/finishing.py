@@ -1,64 +1,30 @@
-"""The words of finishing a session's work: the requests the workbench's actions take, the
-refusal they raise, and what a session's log says about its place and its turns.
+"""The words of finishing a session's work: the refusal the workbench's actions raise, and what a
+session's log says about its place and its turns.
 
 Invariants:
-- requests and results are frozen dataclasses of plain values, so a front end in another
-  process (an attached dashboard) can send and receive them as they are;
+- what the log says is frozen dataclasses of plain values, so it crosses to another process (an
+  attached dashboard) as it is;
 - `FinishRefused` is the one refusal of those actions; its message is a sentence for the user,
   and nothing was changed when it is raised (except where its message says so);
 - `read_facts` reads the session's log from the store and nothing else: where it works (its
   directory, its worktree and where that started), its first prompt, and each turn's prompt and
-  the shell commands it ran;
-- `Finishing` is the port every front end finishes work through: the workbench in this process
-  implements it, and so does an attached dashboard's remote side (each action a control request
-  to the session's host, which calls the workbench's own method). Both give the same results
-  and refuse with `FinishRefused`.
+  the shell commands it ran.
+
+Every front end finishes work by commands (`runtime.commands`: `ReadReview`, `Commit`, ...)
+that the host's `CommandExecutor` carries out with the workbench's own methods; a refusal is
+the reply's sentence, read back as a `FinishRefused` (`command_executor.read_result`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 from agent_tui.store import EventStore
-
-if TYPE_CHECKING:
-    from agent_tui.events import Event
-    from agent_tui.runtime.review import CommitResult, MergeResult, Review
-    from agent_tui.runtime.rewind import RewindPlan, RewindResult
-    from agent_tui.runtime.session_dirs import StoredSession
 
 
 class FinishRefused(Exception):
     """A review action that was not done; the message says why."""
-
-
-@dataclass(frozen=True)
-class CommitRequest:
-    session_id: str
-    message: str
-
-
-@dataclass(frozen=True)
-class MergeRequest:
-    session_id: str
-    message: str | None = None
-    """The merge commit's message (None: one naming the branch and the prompt)."""
-
-
-@dataclass(frozen=True)
-class DiscardRequest:
-    session_id: str
-
-
-@dataclass(frozen=True)
-class RewindRequest:
-    session_id: str
-    turn_id: str
-    allow_protected: bool = False
-    """The user allowed writing back protected paths (`.git/`, `.agent-tui/`) too."""
 
 
 @dataclass(frozen=True)
@@ -132,31 +98,3 @@ def read_facts(store: EventStore, session_id: str) -> SessionFacts:
             for number, (turn, prompt) in enumerate(prompts.items(), start=1)
         ),
     )
-
-
-class Finishing(Protocol):
-    """Finishing a session's work, wherever it runs (see the module contract). Every method
-    raises `FinishRefused` with the reason when it does nothing."""
-
-    async def review(self, session_id: str) -> Review:
-        """The session's whole change against its base, file by file."""
-        ...
-
-    async def turns(self, session_id: str) -> tuple[TurnFacts, ...]:
-        """The session's turns, as its log tells them (for rewinding one)."""
-        ...
-
-    async def commit(self, request: CommitRequest) -> CommitResult: ...
-    async def merge(self, request: MergeRequest) -> MergeResult: ...
-    async def discard(self, request: DiscardRequest) -> None: ...
-    async def rewind_plan(self, request: RewindRequest) -> RewindPlan: ...
-    async def rewind(self, request: RewindRequest) -> RewindResult: ...
-
-    async def closed(self) -> list[StoredSession]:
-        """The closed sessions (roots only), newest first."""
-        ...
-
-    async def reopen(self, session_id: str, fold: Callable[[Event], None]) -> list[str]:
-        """Reopen a closed session and its sub-agents; `fold` sees their stored events where
-        this process reads them. Returns one line per log that could not be reopened."""
-        ...

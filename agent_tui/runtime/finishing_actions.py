@@ -1,10 +1,10 @@
 """The workbench's actions that finish a session's work: review its change, commit, merge,
 discard, rewind a turn, reopen a closed session.
 
-`Workbench` takes them in (`FinishingActions` is one of its bases), so every front end calls the
-same methods on the workbench: the dashboard's review screen, and an attached dashboard by
-request. Invariants:
-- arguments and results are frozen dataclasses (`finishing`, `review`, `rewind`); a refusal is
+`Workbench` takes them in (`FinishingActions` is one of its bases); every front end reaches them
+by commands (`ReadReview`, `Commit`, ...) that the host's `CommandExecutor` carries out here:
+the dashboard's review screen and reopen list, local or attached. Invariants:
+- arguments are plain values, results frozen dataclasses (`finishing`, `review`, `rewind`); a refusal is
   a `FinishRefused` whose message says why, and then nothing was changed (a discard says when
   the session was closed but its worktree stays);
 - git runs in a worker thread, never on the event loop, except the turn snapshots the recorder
@@ -26,16 +26,7 @@ import anyio
 
 from agent_tui.engine.errors import UnknownSession
 from agent_tui.events import Event
-from agent_tui.runtime.finishing import (
-    CommitRequest,
-    DiscardRequest,
-    FinishRefused,
-    MergeRequest,
-    RewindRequest,
-    SessionFacts,
-    TurnFacts,
-    read_facts,
-)
+from agent_tui.runtime.finishing import FinishRefused, SessionFacts, TurnFacts, read_facts
 from agent_tui.runtime.review import (
     CommitResult,
     MergeResult,
@@ -135,29 +126,29 @@ class FinishingActions:
         except WorktreeError as error:
             raise FinishRefused(str(error)) from None
 
-    async def commit(self, request: CommitRequest) -> CommitResult:
-        """Commit everything in the session's worktree with the request's message.
+    async def commit(self, session_id: str, message: str) -> CommitResult:
+        """Commit everything in the session's worktree with `message`.
 
         Raises:
             FinishRefused: no worktree, its turn is running, nothing to commit, or git refused.
         """
-        path, _ = self._worktree_to_finish(request.session_id)
+        path, _ = self._worktree_to_finish(session_id)
         try:
-            return await anyio.to_thread.run_sync(commit_worktree, path, request.message)
+            return await anyio.to_thread.run_sync(commit_worktree, path, message)
         except ReviewRefused as refused:
             raise FinishRefused(str(refused)) from None
 
-    async def merge(self, request: MergeRequest) -> MergeResult:
+    async def merge(self, session_id: str, message: str | None = None) -> MergeResult:
         """Merge the session's branch into the branch it came from (only into a clean checkout;
-        a conflict merges nothing).
+        a conflict merges nothing), with `message` (None: one naming the branch and the prompt).
 
         Raises:
             FinishRefused: why nothing was merged.
         """
-        path, facts = self._worktree_to_finish(request.session_id)
+        path, facts = self._worktree_to_finish(session_id)
         assert facts.worktree_branch is not None
         message = (
-            request.message
+            message
             or f"Merge {facts.worktree_branch}: {facts.prompt.splitlines()[0][:60] if facts.prompt else ''}"
         )
         try:
@@ -167,14 +158,14 @@ class FinishingActions:
         except ReviewRefused as refused:
             raise FinishRefused(str(refused)) from None
 
-    async def discard(self, request: DiscardRequest) -> None:
+    async def discard(self, session_id: str) -> None:
         """Close the session (its log stays), remove its worktree and delete its branch.
 
         Raises:
             FinishRefused: no worktree, or git refused (the session is closed by then).
         """
-        path, facts = self._worktree_to_finish(request.session_id, running_ok=True)
-        await self.dispose(request.session_id)
+        path, facts = self._worktree_to_finish(session_id, running_ok=True)
+        await self.dispose(session_id)
         try:
             await anyio.to_thread.run_sync(discard_worktree, path, facts.worktree_branch)
         except ReviewRefused as refused:
@@ -193,22 +184,22 @@ class FinishingActions:
             raise FinishRefused(f"{facts.worktree_path}: the worktree is not there any more")
         return facts.worktree_path, facts
 
-    async def rewind_plan(self, request: RewindRequest) -> RewindPlan:
+    async def rewind_plan(self, session_id: str, turn_id: str) -> RewindPlan:
         """What rewinding the turn would write back (nothing is written).
 
         Raises:
             FinishRefused: the turn is unknown, or nothing was recorded for it.
         """
-        facts = self.facts(request.session_id)
-        turn = facts.turn(request.turn_id)
+        facts = self.facts(session_id)
+        turn = facts.turn(turn_id)
         if turn is None:
-            raise FinishRefused(f"the session has no turn {request.turn_id}")
+            raise FinishRefused(f"the session has no turn {turn_id}")
         try:
             return await anyio.to_thread.run_sync(
                 lambda: plan_rewind(
                     self.sessions_dir,
-                    request.session_id,
-                    request.turn_id,
+                    session_id,
+                    turn_id,
                     facts.cwd,
                     turn.shell_commands,
                     spawned=turn.spawned,
@@ -217,16 +208,15 @@ class FinishingActions:
         except (RewindError, WorktreeError) as error:
             raise FinishRefused(str(error)) from None
 
-    async def rewind(self, request: RewindRequest) -> RewindResult:
+    async def rewind(self, session_id: str, turn_id: str, *, allow_protected: bool = False) -> RewindResult:
         """Put back the files the turn changed, then store `turn.rewound` (between turns).
 
-        Protected paths are written only with `request.allow_protected` (the user said yes).
+        Protected paths are written only with `allow_protected` (the user said yes).
 
         Raises:
             FinishRefused: a turn is running, the session is not open here or is another
                 process's, or nothing was recorded for the turn.
         """
-        session_id = request.session_id
         if self.is_running(session_id):
             raise FinishRefused("a turn of this session is running: stop it (x) or wait for it to end")
         with self.using(session_id):  # read, claimed, then written after awaits: kept read
@@ -240,15 +230,15 @@ class FinishingActions:
             refused = self._claim(session_id, info)
             if refused is not None:
                 raise FinishRefused(refused.reason)
-            plan = await self.rewind_plan(request)
+            plan = await self.rewind_plan(session_id, turn_id)
             result = await anyio.to_thread.run_sync(
-                lambda: apply_rewind(plan, allow_protected=request.allow_protected)
+                lambda: apply_rewind(plan, allow_protected=allow_protected)
             )
             await self.engine.commit(
                 info,
                 None,
                 "turn.rewound",
-                rewoundTurnId=request.turn_id,
+                rewoundTurnId=turn_id,
                 files=[{"path": item.path, "action": item.action} for item in result.files],
                 incomplete=result.incomplete,
             )

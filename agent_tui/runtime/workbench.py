@@ -38,7 +38,7 @@ Invariants:
 - finishing the work is a handful of plain actions, the same for the dashboard and any other
   front end (an attached dashboard calls them by request): `review`, `commit`, `merge`,
   `discard`, `rewind_plan`/`rewind`, `closed`/`reopen` (`finishing_actions.py`, a base of the
-  workbench). Their arguments and results are frozen dataclasses; a refusal is a
+  workbench). Their arguments are plain values, their results frozen dataclasses; a refusal is a
   `FinishRefused` whose message says why, and nothing was changed;
 - every turn is recorded for rewinding as it runs (`TurnRecorder`, a listener of the engine);
   a rewind is stored as `turn.rewound` between turns (turnId null), by this process as the
@@ -82,13 +82,7 @@ from agent_tui.runtime.agent_requests import (
     name_from_prompt,
 )
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
-from agent_tui.runtime.finishing import (
-    CommitRequest,
-    DiscardRequest,
-    FinishRefused,
-    MergeRequest,
-    RewindRequest,
-)
+from agent_tui.runtime.finishing import FinishRefused
 from agent_tui.runtime.finishing_actions import FinishingActions
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
 from agent_tui.runtime.opened_sessions import OpenedSessions
@@ -116,11 +110,7 @@ __all__ = [
     "AgentSpec",
     "AgentStartError",
     "BudgetRefused",
-    "CommitRequest",
-    "DiscardRequest",
     "FinishRefused",
-    "MergeRequest",
-    "RewindRequest",
     "SendRefused",
     "Sent",
     "Workbench",

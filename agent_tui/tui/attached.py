@@ -14,8 +14,9 @@ Invariants:
   the server refused) is refused at once with a sentence saying so, never sent; a read-only
   dashboard says so once as a notice, and in the summary bar for as long as it is attached;
 - `shutdown` closes the connection and stops nothing on any host;
-- finishing a session's work (`finishing`) is the same `Finishing` port the local dashboard
-  uses, each action asked of the session's host (`RemoteFinishing`), with the same refusals;
+- finishing a session's work is commands like any other, given the session's host longer to
+  answer (`FINISH_TIMEOUT_S`); the closed sessions are every `serve` host's, a host that refuses
+  or does not answer passed over, and a closed session is reopened on the host that listed it;
 - every change the bus reports goes to `redraws` (a `RedrawThrottle`): the screen redraws at
   most once a period, at once when a request starts waiting or something other than an event
   changed (presence, the connection); while the bus catches up with the stream's history (not
@@ -38,20 +39,22 @@ from textual.message import Message
 from agent_tui.events import Event
 from agent_tui.ports import (
     AcpPermissionRequest,
+    Adapters,
     Answer,
     AttachedBus,
     BusUnreachable,
+    Closed,
     Command,
     CommandClient,
-    Finishing,
+    FinishRefused,
     ModelChoice,
     NewAgent,
     ProjectRulesState,
-    RemoteFinishing,
     Reply,
     RunResult,
     StopAll,
-    Workbench,
+    StoredSession,
+    read_result,
 )
 from agent_tui.reducer import DashboardState
 from agent_tui.tui.messages import LiveRunFinished, RemoteActionFailed
@@ -64,6 +67,8 @@ CATCH_UP_REDRAW_S = 1.0
 """How often the screen redraws while the dashboard catches up with the stream's history: a
 redraw of a hundred sessions' rows costs what folding thousands of events does, and rows that
 change faster than they can be read are not worth it (becoming live redraws at once)."""
+FINISH_TIMEOUT_S = 60.0
+"""How long a dashboard waits for a host to finish work (a merge of a big branch takes a while)."""
 
 
 def _no_provider() -> object:
@@ -83,7 +88,6 @@ class AttachedRun:
     """
 
     remote = True
-    workbench: Workbench | None = None  # the host's workbench finishes work (`finishing`)
 
     def __init__(
         self,
@@ -100,7 +104,6 @@ class AttachedRun:
         self.sessions_dir: Path | None = None
         self.project: Path | None = Path.cwd()
         self.models = [ModelChoice(HOST_DEFAULT_MODEL, "the model the host is configured with", _no_provider)]  # type: ignore[arg-type]
-        self.workbench = None
         self.finished = False
         self.redraws = RedrawThrottle()
         self._collector = RunCollector()
@@ -110,7 +113,9 @@ class AttachedRun:
         self._close_requested = False
         self._problems_told = 0
         self._read_only_told = False
-        self._finishing: RemoteFinishing | None = None
+        self.finish_timeout = FINISH_TIMEOUT_S
+        """Seconds a host is given for a command that finishes work (`slow`)."""
+        self._closed_on: dict[str, str] = {}  # a closed session listed → its host
 
     @property
     def state(self) -> DashboardState:
@@ -119,21 +124,6 @@ class AttachedRun:
     @property
     def commands(self) -> CommandClient:
         return self
-
-    @property
-    def finishing(self) -> Finishing | None:
-        """Finishing work on the session's host (review, commit, merge, discard, rewind, reopen),
-        each a control request refused here as any other action is (host gone, bus away)."""
-        if not self.bus.is_open:
-            return None
-        if self._finishing is None:
-            self._finishing = RemoteFinishing(
-                self.bus.control,
-                host_of=self.bus.host_of,
-                refusal=self._refusal,
-                hosts=self._finishing_hosts,
-            )
-        return self._finishing
 
     def _finishing_hosts(self) -> list[str]:
         """The reachable hosts that finish work (`serve`; a scenario run does not)."""
@@ -313,6 +303,8 @@ class AttachedRun:
         to carry it out; refused here, with the sentence, when it cannot be sent now."""
         if isinstance(command, StopAll):
             return await self._stop_all(command)
+        if isinstance(command, Closed):
+            return await self._list_closed(command)
         session_id: str | None = getattr(command, "session_id", None)
         what = command.verb.replace("_", " ")
         if isinstance(command, NewAgent):
@@ -322,7 +314,9 @@ class AttachedRun:
                 command = command.model_copy(update={"model": None})
         elif session_id is not None:
             host = self.bus.host_of(session_id)
-        refusal = self._refusal(session_id) if session_id is not None else self._refusal(None)
+            if host is None and session_id in self._closed_on:  # closed: the stream has it no more
+                host, session_id = self._closed_on[session_id], None
+        refusal = self._refusal(session_id)
         if refusal is None and host is None:
             refusal = (
                 "No host publishes that session." if session_id is not None else "No host is on the bus."
@@ -334,7 +328,8 @@ class AttachedRun:
                 refusal = "that request is no longer waiting."
         if refusal is not None or host is None:
             return Reply(ok=False, message=refusal)
-        outcome = await self.bus.control.send(host, command)
+        timeout = self.finish_timeout if getattr(command, "slow", False) else None
+        outcome = await self.bus.control.send(host, command, timeout=timeout)
         refused = self.bus.control_refusal(outcome.host)
         if not outcome.answered and refused is not None:  # the server dropped the request
             return Reply(ok=False, message=refused)
@@ -358,6 +353,29 @@ class AttachedRun:
             else:
                 self._post(RemoteActionFailed(outcome.sentence("stop all"), title=f"Stop all · {host.name}"))
         return Reply(ok=True, detail={"stopped": stopped})
+
+    async def _list_closed(self, command: Closed) -> Reply:
+        """The closed sessions of every `serve` host, newest first; a host that refuses or does
+        not answer is passed over (when none answered, their reasons are the refusal)."""
+        refusal = self._refusal(None)
+        if refusal is not None:
+            return Reply(ok=False, message=refusal)
+        found: list[list[StoredSession]] = []
+        problems: list[str] = []
+        for host in self._finishing_hosts():
+            outcome = await self.bus.control.send(host, command, timeout=self.finish_timeout)
+            try:
+                listed = read_result(outcome.reply("list the closed sessions"), Adapters.closed, "closed")
+            except FinishRefused as error:
+                problems.append(str(error))
+                continue
+            self._closed_on.update((session.session_id, host) for session in listed)
+            found.append(listed)
+        if problems and not found:
+            return Reply(ok=False, message=" ".join(problems))
+        closed = sorted((s for listed in found for s in listed), key=lambda s: s.session_id)
+        closed.sort(key=lambda session: session.last_ts, reverse=True)
+        return Reply(ok=True, detail={"closed": Adapters.closed.dump_python(closed, mode="json")})
 
     def session_chosen(self, session_id: str) -> None:
         """Nothing to read here: the hosts hold their sessions."""

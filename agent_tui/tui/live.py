@@ -39,7 +39,6 @@ from agent_tui.ports import (
     CommandClient,
     CommandExecutor,
     ExternalAgents,
-    Finishing,
     ModelChoice,
     ProjectRulesState,
     Questions,
@@ -131,11 +130,6 @@ class LiveRun:
     remote = False
 
     @property
-    def finishing(self) -> Finishing | None:
-        """The workbench's finishing actions (None: before the engine is up)."""
-        return self.workbench
-
-    @property
     def commands(self) -> CommandClient:
         """The executor over the workbench; before the engine is up and after it closed, every
         command is refused (`NOT_OPEN`)."""
@@ -191,7 +185,9 @@ class LiveRun:
             self.finished = True
             raise
         self.workbench = workbench
-        self._executor = CommandExecutor(workbench.engine, workbench=workbench, project=self.project)
+        self._executor = CommandExecutor(
+            workbench.engine, workbench=workbench, project=self.project, reopened=self._fold_reopened
+        )
         unsubscribe = workbench.engine.subscribe(self._on_event)
         unwatch = workbench.engine.watch_frames(self._on_frame)  # the phases: live frames
         result: RunResult | None = None
@@ -242,6 +238,13 @@ class LiveRun:
     def _on_frame(self, frame: Frame) -> None:
         apply_frame(self.state, frame)
         self.redraws.changed()
+
+    def _fold_reopened(self, event: Event) -> None:
+        """A reopened session's stored event, into `state` unless it holds it already (closed
+        in this run, its events were folded then)."""
+        session = self.state.sessions.get(event.session_id)
+        if session is None or event.sequence > session.last_sequence:
+            apply_event(self.state, event)
 
     async def _listed(self) -> None:
         """Every stored session is folded in from its first line: the whole list is drawn

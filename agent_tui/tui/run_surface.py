@@ -5,8 +5,8 @@ control requests). The screens hold a `Run`, so the same keys, dialogs and notic
 where they differ (`remote`: closing a session, previews of local files) the screen asks.
 Every control action is a `Command` the screen gives through the run's `commands` (a
 `CommandClient`: the executor itself locally, requests to the hosts when attached), and its
-`Reply` is what the screen says. Finishing a session's work is the same `Finishing` port on both
-(`finishing`).
+`Reply` is what the screen says; finishing a session's work (review, commit, merge, discard,
+rewind, reopen) too.
 
 Invariants: a `Run` never blocks the UI (a command is awaited in a worker), and every method
 works before the run is up (a command is refused with a sentence, a query says nothing waits).
@@ -24,12 +24,10 @@ from agent_tui.ports import (
     AcpPermissionRequest,
     AgentSpec,
     CommandClient,
-    Finishing,
     ModelChoice,
     NewAgent,
     ProjectRulesState,
     RunResult,
-    Workbench,
 )
 from agent_tui.reducer import DashboardState
 from agent_tui.tui.messages import AgentStarted, AgentStartFailed
@@ -42,17 +40,9 @@ class Run(Protocol):
         """Whether the sessions run elsewhere (on hosts of a bus)."""
 
     @property
-    def workbench(self) -> Workbench | None:
-        """The local workbench; None for a remote run."""
-
-    @property
-    def finishing(self) -> Finishing | None:
-        """Finishing sessions' work (review, commit, merge, discard, rewind, reopen): the local
-        workbench, or the hosts' by request; None before the run is up."""
-
-    @property
     def commands(self) -> CommandClient:
-        """Where the screens give their commands (stop, send, answer, budgets, new agents)."""
+        """Where the screens give their commands (stop, send, answer, budgets, new agents,
+        closing and finishing sessions)."""
 
     @property
     def sessions_dir(self) -> Path | None: ...

@@ -22,24 +22,29 @@ from textual.widget import Widget
 from agent_tui.events import counted
 from agent_tui.ports import (
     AcceptProjectRules,
+    Adapters,
     AgentOption,
     AgentSpec,
     Answer,
     ChangePreview,
     Close,
-    Finishing,
+    Closed,
+    CommandClient,
     FinishRefused,
     FollowUp,
     PermissionAnswer,
     ProjectRulesState,
+    ReadReview,
+    Reopen,
     SetBudget,
     StopAll,
     StopSubtree,
     WorktreeError,
     preview_change,
+    read_result,
     uncommitted_changes,
 )
-from agent_tui.reducer import DashboardState, PermissionView, apply_event
+from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text, session_spend_line, short_path
 from agent_tui.tui.messages import SessionSelected
@@ -407,20 +412,20 @@ class DashboardScreen(SessionsScreen):
         self.close_session(self.session_tree.selected_id)
 
     def close_session(self, session_id: str | None) -> None:
-        """Ask, then stop the session's subtree, forget it, and maybe remove its worktree."""
+        """Ask, then stop the session's subtree, forget it, and maybe remove its worktree (the
+        host does it, for an attached dashboard)."""
         live = self.live
-        workbench = getattr(live, "workbench", None)
-        if live is None or (workbench is None and not live.remote):
+        if live is None:
             self.notify(_READ_ONLY, severity="warning")
             return
         session = self.state.sessions.get(session_id or "")
         if session is None or session_id is None:
             self.notify("Select a session to close.", severity="warning")
             return
-        if workbench is None:
-            self._close_remote(session_id, live)
-            return
-        worktree, changes = _worktree_to_ask(workbench.worktree_path(session_id, session.worktree_path))
+        worktree = Path(session.worktree_path) if session.worktree_path else None
+        changes = None
+        if not live.remote:  # a host's worktree is on its own disk
+            worktree, changes = _worktree_to_ask(worktree)
         family = [session_id, *self.state.descendants(session_id)]
         running = sum(1 for sid in family if self.state.sessions[sid].running)
         path = agent_path_text(self.state.agent_path(session_id))
@@ -428,22 +433,31 @@ class DashboardScreen(SessionsScreen):
             path, running=running, worktree=worktree, branch=session.worktree_branch, changes=changes
         )
 
-        async def close(choice: str) -> None:
-            problem = await workbench.dispose(session_id, remove=worktree if choice == "remove" else None)
-            self.hidden.update(family)
-            self.show_state(self.state)
-            if problem is not None:
-                self.notify(f"{path} closed; the worktree stays: {problem}", severity="error", timeout=10)
-            else:
-                removed = " and its worktree removed" if choice == "remove" else ""
-                self.notify(f"{path} closed{removed}; its log stays.", title="Close")
-            self.session_tree.focus()
-
         def chosen(choice: str | None) -> None:
             if choice is not None:
-                self.run_worker(close(choice), group="close-session", exit_on_error=False)
+                close = self._close(live, session_id, choice == "remove")
+                self.run_worker(close, group="close-session", exit_on_error=False)
 
         self.app.push_screen(dialog, chosen)
+
+    async def _close(self, live: Run, session_id: str, remove: bool) -> None:
+        path = agent_path_text(self.state.agent_path(session_id))
+        family = [session_id, *self.state.descendants(session_id)]
+        command = Close(sessionId=session_id, worktree="remove" if remove else "keep")
+        reply = await live.commands.send(command)
+        if not reply.ok:
+            self.notify(reply.message or "", title="Close", severity="warning", timeout=10)
+            return
+        self.hidden.update(family)
+        self.show_state(self.state)
+        problem = reply.detail.get("problem")
+        where, there = (" on its host", " there") if live.remote else ("", "")
+        if problem:
+            self.notify(f"{path} closed{where}; the worktree stays: {problem}", severity="error", timeout=10)
+        else:
+            removed = " and its worktree removed" if remove else ""
+            self.notify(f"{path} closed{where}{removed}; its log stays{there}.", title="Close")
+        self.session_tree.focus()
 
     # -- reviewing and reopening ---------------------------------------------------------------
     def action_review_selected(self) -> None:
@@ -452,25 +466,29 @@ class DashboardScreen(SessionsScreen):
     def review_session(self, session_id: str | None) -> None:
         """`D`: the session's whole change, to commit, merge, discard or rewind (on its host, for
         an attached dashboard)."""
-        finishing = self.live.finishing if self.live is not None else None
-        if finishing is None:
+        if self.live is None:
             self.notify(_READ_ONLY, severity="warning")
             return
         if session_id is None or session_id not in self.state.sessions:
             self.notify("Select a session to review.", severity="warning")
             return
         self.run_worker(
-            self._open_review(finishing, session_id), group="review", exclusive=True, exit_on_error=False
+            self._open_review(self.live.commands, session_id),
+            group="review",
+            exclusive=True,
+            exit_on_error=False,
         )
 
-    async def _open_review(self, finishing: Finishing, session_id: str) -> None:
+    async def _open_review(self, commands: CommandClient, session_id: str) -> None:
         path = agent_path_text(self.state.agent_path(session_id))
         try:
-            review = await finishing.review(session_id)
+            review = read_result(
+                await commands.send(ReadReview(sessionId=session_id)), Adapters.review, "review"
+            )
         except FinishRefused as error:
             self.notify(str(error), title=f"No review of {path}", severity="warning", timeout=10)
             return
-        screen = ReviewScreen(finishing, review, path)
+        screen = ReviewScreen(commands, review, path)
 
         def closed(_: None) -> None:
             if "discarded" in screen.finished:
@@ -482,15 +500,16 @@ class DashboardScreen(SessionsScreen):
 
     def action_reopen(self) -> None:
         """`O`: pick a closed session and bring it back into the tree."""
-        finishing = self.live.finishing if self.live is not None else None
-        if finishing is None:
+        if self.live is None:
             self.notify(_READ_ONLY, severity="warning")
             return
-        self.run_worker(self._pick_closed(finishing), group="reopen", exclusive=True, exit_on_error=False)
+        self.run_worker(
+            self._pick_closed(self.live.commands), group="reopen", exclusive=True, exit_on_error=False
+        )
 
-    async def _pick_closed(self, finishing: Finishing) -> None:
+    async def _pick_closed(self, commands: CommandClient) -> None:
         try:
-            closed = await finishing.closed()
+            closed = read_result(await commands.send(Closed()), Adapters.closed, "closed")
         except FinishRefused as error:
             self.notify(str(error), title="No closed sessions", severity="warning", timeout=10)
             return
@@ -500,20 +519,16 @@ class DashboardScreen(SessionsScreen):
 
         def picked(session_id: str | None) -> None:
             if session_id is not None:
-                self.run_worker(self._reopen(finishing, session_id), group="reopen", exit_on_error=False)
+                self.run_worker(self._reopen(commands, session_id), group="reopen", exit_on_error=False)
 
         self.app.push_screen(ReopenScreen(closed), picked)
 
-    async def _reopen(self, finishing: Finishing, session_id: str) -> None:
-        state = self.state
-        known = set(state.sessions)  # closed in this run (or on the bus): its events are folded already
-
-        def fold(event: Any) -> None:
-            if event.session_id not in known:
-                apply_event(state, event)
-
+    async def _reopen(self, commands: CommandClient, session_id: str) -> None:
+        """Reopen it (its stored events reach the state by the run: folded here, streamed there)."""
         try:
-            problems = await finishing.reopen(session_id, fold)
+            problems = read_result(
+                await commands.send(Reopen(sessionId=session_id)), Adapters.problems, "problems"
+            )
         except FinishRefused as error:
             self.notify(str(error), title="Not reopened", severity="error", timeout=10)
             return
@@ -527,28 +542,6 @@ class DashboardScreen(SessionsScreen):
             )
         else:
             self.notify(f"{path} is back in the tree.", title="Reopen")
-
-    def _close_remote(self, session_id: str, live: Run) -> None:
-        """Close a session its host runs: the host stops its subtree and forgets it."""
-        family = [session_id, *self.state.descendants(session_id)]
-        running = sum(1 for sid in family if self.state.sessions[sid].status == "running")
-        path = agent_path_text(self.state.agent_path(session_id))
-
-        async def close(_choice: str) -> None:
-            reply = await live.commands.send(Close(sessionId=session_id))
-            if not reply.ok:
-                self.notify(reply.message or "", title="Close", severity="warning", timeout=10)
-                return
-            self.hidden.update(family)
-            self.show_state(self.state)
-            self.notify(f"{path} closed on its host; its log stays there.", title="Close")
-            self.session_tree.focus()
-
-        def chosen(choice: str | None) -> None:
-            if choice is not None:
-                self.run_worker(close(choice), group="close-session", exit_on_error=False)
-
-        self.app.push_screen(CloseSessionScreen(path, running=running, worktree=None, branch=None), chosen)
 
     # -- palette -------------------------------------------------------------------------------
     def action_search(self) -> None:

@@ -1,8 +1,8 @@
 """Reopening a closed session: the sessions closed in the dashboard, newest first, to pick one.
 
 A closed session left the tree (its log stayed, listed in the sessions directory's closed list);
-`enter` here dismisses with its id, and the dashboard reopens it, sub-agents included, through
-`Workbench.reopen`. `escape` dismisses with None.
+`enter` here dismisses with its id, and the dashboard reopens it, sub-agents included, by the
+`Reopen` command. `escape` dismisses with None.
 """
 
 from __future__ import annotations

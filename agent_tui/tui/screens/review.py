@@ -8,17 +8,18 @@ back, confirm; protected paths are asked about on their own), `r` reads the chan
 `escape` goes back. Commit, merge and discard are a worktree session's; a directory session's
 change is shown (and its turns can be rewound) but is finished in the user's own checkout.
 
-Every action goes through the `Finishing` port (`commit`, `merge`, ...): the workbench here, or
-the session's host for an attached dashboard; a refusal is shown whole as a notice, and nothing
-was changed. A review read from a host is bounded: what was cut is said in the top line and in a
+Every action is a command (`Commit`, `Merge`, ...) given through the run's `CommandClient`: the
+executor over the workbench here, or the session's host for an attached dashboard; a refusal is
+shown whole as a notice, and nothing was changed. A review read from a host is bounded: what was cut is said in the top line and in a
 notice, and in the cut file's diff.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import TypeAdapter
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -29,15 +30,21 @@ from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent_tui.ports import (
-    CommitRequest,
-    DiscardRequest,
-    Finishing,
+    Adapters,
+    Command,
+    CommandClient,
+    Commit,
+    Discard,
     FinishRefused,
-    MergeRequest,
+    Merge,
+    PlanRewind,
+    ReadReview,
     Review,
     ReviewFile,
+    Rewind,
     RewindPlan,
-    RewindRequest,
+    Turns,
+    read_result,
 )
 from agent_tui.tui.formatting import MUTED, short_path
 from agent_tui.tui.marked import marked
@@ -45,6 +52,7 @@ from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.review_dialogs import CommitMessageScreen, TurnPickScreen, rewind_question
 from agent_tui.tui.widgets.diff_view import DiffView
 
+T = TypeVar("T")
 _MARK = {"added": ("A", "$text-success"), "modified": ("M", "$text-warning"), "deleted": ("D", "$text-error")}
 
 
@@ -88,7 +96,7 @@ class ReviewScreen(Screen[None]):
     """A session's change, and commit / merge / discard / rewind.
 
     Args:
-        finishing: whose actions finish it (the workbench, or the session's host).
+        commands: where its commands go (the executor over the workbench, or the session's host).
         review: the change as read when the screen was opened.
         agent_path: whom it is (`lead`), for the title and notices.
     """
@@ -114,9 +122,9 @@ class ReviewScreen(Screen[None]):
     .review-plain { padding: 0 1; }
     """
 
-    def __init__(self, finishing: Finishing, review: Review, agent_path: str) -> None:
+    def __init__(self, commands: CommandClient, review: Review, agent_path: str) -> None:
         super().__init__()
-        self.finishing = finishing
+        self.commands = commands
         self.review = review
         self.agent_path = agent_path
         self.shown_file: str | None = None
@@ -199,16 +207,22 @@ class ReviewScreen(Screen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-    def _refused(self, error: FinishRefused, what: str) -> None:
-        self.notify(str(error), title=f"Not {what}", severity="error", timeout=15)
+    async def _ask(self, command: Command, adapter: TypeAdapter[T], key: str, what: str) -> T | None:
+        """What `command` gives back (read as `key`), or None after a notice saying why not."""
+        try:
+            return read_result(await self.commands.send(command), adapter, key)
+        except FinishRefused as error:
+            self.notify(str(error), title=f"Not {what}", severity="error", timeout=15)
+            return None
 
     @work(exclusive=True, group="review-reload", exit_on_error=False)
     async def action_reload(self) -> None:
-        try:
-            self.review = await self.finishing.review(self.review.session_id)
-        except FinishRefused as error:
-            self._refused(error, "read again")
+        review = await self._ask(
+            ReadReview(sessionId=self.review.session_id), Adapters.review, "review", "read again"
+        )
+        if review is None:
             return
+        self.review = review
         self._show_review()
         self._say_cut()
 
@@ -234,10 +248,9 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(CommitMessageScreen(self.review.message), written)
 
     async def _commit(self, message: str) -> None:
-        try:
-            done = await self.finishing.commit(CommitRequest(self.review.session_id, message))
-        except FinishRefused as error:
-            self._refused(error, "committed")
+        command = Commit(sessionId=self.review.session_id, message=message)
+        done = await self._ask(command, Adapters.commit, "commit", "committed")
+        if done is None:
             return
         self.finished.append("committed")
         self.notify(f"Committed {done.files} file(s) as {done.commit[:7]}.", title="Commit")
@@ -260,10 +273,8 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen("Merge", question, "Merge"), confirmed)
 
     async def _merge(self) -> None:
-        try:
-            done = await self.finishing.merge(MergeRequest(self.review.session_id))
-        except FinishRefused as error:
-            self._refused(error, "merged")
+        done = await self._ask(Merge(sessionId=self.review.session_id), Adapters.merge, "merge", "merged")
+        if done is None:
             return
         self.finished.append("merged")
         how = "fast-forwarded" if done.fast_forward else f"merged as {done.commit[:7]}"
@@ -287,10 +298,9 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen("Discard", question, "Discard"), confirmed)
 
     async def _discard(self) -> None:
-        try:
-            await self.finishing.discard(DiscardRequest(self.review.session_id))
-        except FinishRefused as error:
-            self._refused(error, "discarded")
+        reply = await self.commands.send(Discard(sessionId=self.review.session_id))
+        if not reply.ok:
+            self.notify(reply.message or "", title="Not discarded", severity="error", timeout=15)
             return
         self.finished.append("discarded")
         self.notify(f"{self.agent_path} discarded: worktree removed, branch deleted.", title="Discard")
@@ -300,10 +310,8 @@ class ReviewScreen(Screen[None]):
         self._run(self._pick_turn())
 
     async def _pick_turn(self) -> None:
-        try:
-            turns = await self.finishing.turns(self.review.session_id)
-        except FinishRefused as error:
-            self._refused(error, "rewound")
+        turns = await self._ask(Turns(sessionId=self.review.session_id), Adapters.turns, "turns", "rewound")
+        if turns is None:
             return
         if not turns:
             self.notify("This session has no turn to rewind.", timeout=4)
@@ -317,11 +325,9 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(TurnPickScreen(list(turns)), picked)
 
     async def _plan(self, turn_id: str, number: int) -> None:
-        request = RewindRequest(self.review.session_id, turn_id)
-        try:
-            plan = await self.finishing.rewind_plan(request)
-        except FinishRefused as error:
-            self._refused(error, "rewound")
+        command = PlanRewind(sessionId=self.review.session_id, turnId=turn_id)
+        plan = await self._ask(command, Adapters.plan, "plan", "rewound")
+        if plan is None:
             return
 
         def confirmed(yes: bool | None) -> None:
@@ -348,11 +354,9 @@ class ReviewScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen("Protected paths", question, "Write them too"), answered)
 
     async def _rewind(self, plan: RewindPlan, allow_protected: bool) -> None:
-        request = RewindRequest(plan.session_id, plan.turn_id, allow_protected=allow_protected)
-        try:
-            result = await self.finishing.rewind(request)
-        except FinishRefused as error:
-            self._refused(error, "rewound")
+        command = Rewind(sessionId=plan.session_id, turnId=plan.turn_id, allowProtected=allow_protected)
+        result = await self._ask(command, Adapters.rewind, "rewind", "rewound")
+        if result is None:
             return
         self.finished.append("rewound")
         put_back = sum(1 for item in result.files if item.action != "skipped")
@@ -365,8 +369,9 @@ class ReviewScreen(Screen[None]):
         await self._reread()
 
     async def _reread(self) -> None:
+        reply = await self.commands.send(ReadReview(sessionId=self.review.session_id))
         try:
-            self.review = await self.finishing.review(self.review.session_id)
+            self.review = read_result(reply, Adapters.review, "review")
         except FinishRefused:
             return
         self._show_review()
