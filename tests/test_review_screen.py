@@ -325,7 +325,7 @@ async def test_O_reopens_a_session_closed_in_an_earlier_run_with_its_stored_turn
         project=project,
         sessions_dir=tmp_path / "sessions",
         models=scripted_models(provider),
-        prompter=StaticPrompter("allow"),
+        questions=Questions(fixed_answer("allow")),
         data_dir=tmp_path / "data",
     )
     async with first.engine:
