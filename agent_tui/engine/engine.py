@@ -60,11 +60,10 @@ from agent_tui.engine.log_trust import log_inside_project
 from agent_tui.engine.permissions import PermissionEngine, SessionAnswers
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.questions import Questions
-from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo
+from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo, TurnHandle
 from agent_tui.engine.tool_calls import ToolCallRunner
 from agent_tui.engine.tools.base import Tool
 from agent_tui.engine.tools.router import ToolRouter
-from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
 from agent_tui.events.frames import Fatal
