@@ -167,9 +167,17 @@ class SessionEngine:
             raise ValueError("the registry sends frames to its own sink: pass the registry, or the sink")
         self.sends_frames = registry is not None or sink is not None
         self.sink = registry.sink if registry is not None else (sink if sink is not None else EventSink())
-        self.registry = registry if registry is not None else TurnRegistry(self.sink)
         self.store = store
         self.provider = provider
+        self.prices = prices if prices is not None else shipped_prices()
+        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, prices=self.prices)
+        """Each tree's budget and spend; stops a tree that spent its budget (`engine.budgets`).
+        Its `index` is the one owner of the engine's session family (the registry walks it)."""
+        if registry is None:
+            registry = TurnRegistry(self.sink, self.budgets.index)
+        else:
+            registry.family = self.budgets.index
+        self.registry = registry
         self.router = router if router is not None else ToolRouter()
         self.permissions = permissions if permissions is not None else PermissionEngine()
         self.questions = questions if questions is not None else Questions()
@@ -186,7 +194,6 @@ class SessionEngine:
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
         self._input_ids = itertools.count(1)
-        self.prices = prices if prices is not None else shipped_prices()
         self.session_tools = session_tools
         self._tools_opened: set[str] = set()  # the roots whose `session_tools` were opened
         self._tools_opening: dict[str, anyio.Lock] = {}  # one opening at a time per root
@@ -201,8 +208,6 @@ class SessionEngine:
             self.prices,
         )
         self._commits_since_yield = 0
-        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, prices=self.prices)
-        """Each tree's budget and spend; stops a tree that spent its budget (`engine.budgets`)."""
         self.subscribe(self.budgets.hear)
         if self.sends_frames:
             self.subscribe(LiveFrames(self.sink))
@@ -290,7 +295,6 @@ class SessionEngine:
             id=session_id,
             cwd=Path(cwd).resolve(),
             client=client or self.client,
-            parent_id=parent_session_id,
             agent_name=agent_name,
             title=title,
         )
@@ -394,8 +398,8 @@ class SessionEngine:
             raise TurnConflict(f"{session_id} has a turn that is not finished")
         del self._sessions[session_id]
         self.permissions.forget_session(session_id)
-        if info.parent_id is None:  # a root: its tree's servers go (none of its tree is read now)
-            self._close_tree_tools(session_id, info)
+        if self.budgets.index.parent_of(session_id) is None:  # a root: its tree's servers go
+            self._close_tree_tools(session_id, info)  # (none of its tree is read now)
 
     def _session_from_created(self, session_id: str, event: Event) -> SessionInfo:
         if event.type != "session.created":
@@ -405,7 +409,6 @@ class SessionEngine:
             id=session_id,
             cwd=Path(payload["cwd"]),
             client=payload["client"],
-            parent_id=payload.get("parentSessionId"),
             agent_name=payload.get("agentName"),
             title=payload.get("title"),
         )
@@ -503,9 +506,7 @@ class SessionEngine:
         refusal = self.budgets.refusal(session_id)
         if refusal is not None:
             raise BudgetExceeded(session_id, refusal)
-        fsm = self.registry.claim(
-            session_id, turn_id=turn.turn_id, parent_session_id=info.parent_id, agent_name=info.agent_name
-        )
+        fsm = self.registry.claim(session_id, turn_id=turn.turn_id)
         if fsm is None:
             raise TurnConflict(session_id)
         turn.fsm = fsm
@@ -684,7 +685,8 @@ class SessionEngine:
     def _close_tree_tools(self, session_id: str, info: SessionInfo | None) -> None:
         """Close the tools of the tree rooted at `session_id` (its MCP servers: its next turn
         opens them again), and its model calls' builder."""
-        tree_router = info.router if info is not None and info.parent_id is None else None
+        root = self.budgets.index.parent_of(session_id) is None
+        tree_router = info.router if info is not None and root else None
         if self.session_tools is not None:
             self._tools_opened.discard(session_id)
             self._tools_opening.pop(session_id, None)

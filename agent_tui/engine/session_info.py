@@ -90,8 +90,7 @@ class SessionInfo:
 
     id: str
     cwd: Path
-    client: str
-    parent_id: str | None = None
+    client: str  # its family is the engine's `SessionIndex` (`engine.budgets.index`)
     agent_name: str | None = None
     title: str | None = None
     last_sequence: int = 0
