@@ -173,11 +173,8 @@ class SessionEngine:
         self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, prices=self.prices)
         """Each tree's budget and spend; stops a tree that spent its budget (`engine.budgets`).
         Its `index` is the one owner of the engine's session family (the registry walks it)."""
-        if registry is None:
-            registry = TurnRegistry(self.sink, self.budgets.index)
-        else:
-            registry.family = self.budgets.index
-        self.registry = registry
+        self.registry = registry if registry is not None else TurnRegistry(self.sink)
+        self.registry.family = self.budgets.index  # (a given registry walks this engine's family too)
         self.router = router if router is not None else ToolRouter()
         self.permissions = permissions if permissions is not None else PermissionEngine()
         self.questions = questions if questions is not None else Questions()
@@ -345,8 +342,7 @@ class SessionEngine:
         hydration = self.load_session(session_id, observe)
         info = self._sessions[session_id]
         closed = info.open_turn
-        if closed is not None:
-            await self.close_open_turn(info)
+        await self.close_open_turn(info)
         return replace(hydration, closed_turn=closed)
 
     def load_session(self, session_id: str, observe: Callable[[Event], None] | None = None) -> Hydration:
@@ -518,8 +514,7 @@ class SessionEngine:
         """The turn's task: open, converse, close, settle; whatever happens, the turn settles."""
         info = turn.session
         try:
-            if info.open_turn is not None:
-                await self.close_open_turn(info)
+            await self.close_open_turn(info)  # one a reopened log, or a failed store, left open
             await driver.open_turn(turn)
             shutdown: BaseException | None = None
             try:
@@ -672,10 +667,9 @@ class SessionEngine:
         """Stop and forget a session and its whole subtree (their logs stay on disk)."""
         self.stop_subtree(session_id)
         sessions = self._sessions
-        doomed = self.budgets.index.subtree(session_id)
         self.registry.dispose(session_id)
         disposed = sessions.get(session_id)
-        for sid in doomed:
+        for sid in self.budgets.index.subtree(session_id):
             doomed_info = sessions.get(sid)
             if doomed_info is not None and doomed_info.live_turn is None:
                 del sessions[sid]
