@@ -312,9 +312,6 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 KNOWN_CIRCLES: list[list[str]] = [
     # The test fails when one is cut and left here, or a new one appears.
-    # A session holds its current turn and a turn its session: both are annotations only
-    # (`TYPE_CHECKING`); cutting it would leave `turn.session` untyped everywhere.
-    ["agent_tui.engine.session_info", "agent_tui.engine.turn_handle"],
 ]
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import anyio
 import pytest
 from support_frames import as_transition
 
+from agent_tui.events.session_tree import SessionTree
 from agent_tui.turns import (
     Attached,
     Compressing,
@@ -35,16 +35,20 @@ def anyio_backend() -> str:
 
 
 class Harness:
-    """A registry over a real sink, with every session attached and every frame recorded."""
+    """A registry over a real sink and a family of sessions it is given (as the engine gives its
+    index), with every session attached and every frame recorded."""
 
     def __init__(self) -> None:
         self.sink = EventSink()
-        self.registry = TurnRegistry(self.sink)
+        self.family = SessionTree()
+        self.registry = TurnRegistry(self.sink, self.family)
         self.frames: list[Frame] = []
         self.sink.subscribe(self.frames.append)
 
-    def begin(self, session_id: str, turn_id: str, **claim_kwargs: Any) -> None:
-        assert self.registry.claim(session_id, turn_id=turn_id, **claim_kwargs)
+    def begin(self, session_id: str, turn_id: str, parent_session_id: str | None = None) -> None:
+        if parent_session_id is not None:  # the family's owner links it (the engine: at creation)
+            self.family.link(session_id, parent_session_id)
+        assert self.registry.claim(session_id, turn_id=turn_id)
         self.sink.attach(session_id)
         self.registry.transition(session_id, Start())
 
@@ -99,17 +103,15 @@ class TestClaim:
         assert h.registry.state("s1") == "running"
         assert h.registry.reason("s1") is None
 
-    def test_a_claim_records_lineage_and_name(self, h: Harness) -> None:
-        h.registry.claim("child", turn_id="t", parent_session_id="p", agent_name="explorer")
+    def test_a_claim_reads_the_family_it_was_given_and_writes_none(self, h: Harness) -> None:
+        h.family.link("child", "p")
+        h.registry.claim("child", turn_id="t")
         record = h.registry.record("child")
-        assert record is not None
-        assert (record.parent_session_id, record.agent_name, record.state) == (
-            "p",
-            "explorer",
-            "running",
-        )
-        assert h.registry.parent_of("child") == "p"
-        assert h.registry.children("p") == ["child"]
+        assert record is not None and record.state == "running"
+        assert h.registry.family is h.family and h.registry.running_children("p") == 1
+        assert h.family.children("p") == ["child"] and len(h.family) == 1
+        alone = TurnRegistry(EventSink())  # no family given: no session has a parent
+        assert alone.claim("child", turn_id="t") and alone.running_children("p") == 0
 
     def test_claim_sends_no_frame(self, h: Harness) -> None:
         h.sink.attach("s1")
@@ -252,7 +254,7 @@ class TestWait:
     @pytest.mark.anyio
     async def test_a_child_waits_for_mark_delivered(self, h: Harness) -> None:
         h.begin("parent", "tp")
-        h.begin("child", "tc", parent_session_id="parent", agent_name="explorer")
+        h.begin("child", "tc", parent_session_id="parent")
         h.registry.transition("child", End("final"))
         # Ended but not delivered: still waiting.
         assert await h.registry.wait("child", timeout=0.02) == "timeout"
@@ -384,10 +386,10 @@ class TestDispose:
         for sid in ("p", "c1", "c2", "g"):
             assert h.registry.record(sid) is None
             assert h.registry.state(sid) is None
-            assert h.registry.parent_of(sid) is None
-        assert h.registry.children("p") == []
         assert h.registry.record("other") is not None
-        assert h.registry.parent_of("other") == "q"
+        # The family is its owner's: the registry forgets turns, never who spawned whom (the
+        # engine's index keeps a closed sub-agent's spend).
+        assert h.family.children("p") == ["c1", "c2"] and h.family.parent_of("g") == "c1"
         # A disposed session can be claimed afresh.
         assert h.registry.claim("p", turn_id="tp2")
 

@@ -178,6 +178,18 @@ def test_a_child_created_in_the_same_millisecond_follows_its_parents_spawn_call(
     )
 
 
+def test_sessions_that_name_each_other_as_parent_still_merge_every_line(tmp_path: Path) -> None:
+    # A corrupt pair of logs: each says the other spawned it. A child's rank walks its parents,
+    # which must stop at the cycle.
+    logs = [SessionLog("sess_a"), SessionLog("sess_b"), SessionLog("sess_c")]
+    logs[0].created(10, parent="sess_b", name="a")
+    logs[1].created(10, parent="sess_c", name="b")
+    logs[2].created(10, parent="sess_a", name="c")
+    timeline = Timeline(sorted(log.write(tmp_path) for log in logs))
+    index_all(timeline)
+    assert sorted(e.session_id for e in events_of(timeline)) == ["sess_a", "sess_b", "sess_c"]
+
+
 # -- marks, bad input --------------------------------------------------------------------------
 
 

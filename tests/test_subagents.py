@@ -275,11 +275,12 @@ async def test_stop_children_on_a_three_level_tree_of_thirty_agents(tmp_path: Pa
                 < 18
             ):
                 await anyio.sleep(0.02)
-        root_id = next(s.id for s in run.engine.sessions() if s.parent_id is None)
+        family = run.engine.budgets.index
+        root_id = next(s.id for s in run.engine.sessions() if family.parent_of(s.id) is None)
         started = time.monotonic()
         stopped = run.engine.registry.stop_children(root_id)
         with anyio.fail_after(5):
-            while sum(1 for s in run.engine.sessions() if s.live_turn is not None and s.parent_id) > 0:
+            while any(s.live_turn is not None and family.parent_of(s.id) for s in run.engine.sessions()):
                 await anyio.sleep(0.01)
         elapsed = time.monotonic() - started
     assert stopped == 30
@@ -339,7 +340,8 @@ async def test_a_stopped_childs_pending_permission_is_withdrawn(tmp_path: Path) 
         group.start_soon(run.play)
         request = await prompter.next_request()
         assert request.agent_path == ("lead", "explorer")
-        lead_id = next(s.id for s in run.engine.sessions() if s.parent_id is None)
+        family = run.engine.budgets.index
+        lead_id = next(s.id for s in run.engine.sessions() if family.parent_of(s.id) is None)
         assert run.engine.stop_subtree(lead_id) == 2
     assert prompter.withdrawn == [request.request_id]
     sessions = by_session(events_of(tmp_path))

@@ -16,7 +16,7 @@ from support_engine import make_engine, workspace
 from support_imports import PACKAGE_ROOT
 
 from agent_tui.engine.engine import TurnDriver
-from agent_tui.engine.turn_handle import TurnHandle
+from agent_tui.engine.session_info import TurnHandle
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.events.turn_vocabulary import TurnEnd

@@ -26,7 +26,6 @@ from agent_tui.engine.provider import ModelRequest, ProviderChunk
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import ScriptedToolCall, Step
 from agent_tui.engine.scripted import ScriptedProvider
-from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, Spend, apply_event
 from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend
@@ -90,13 +89,14 @@ def _workbench(directory: Path, provider: ScriptedProvider | None = None) -> Wor
     )
 
 
-def _known(info: SessionInfo) -> tuple[Any, ...]:
+def _known(workbench: Workbench, session_id: str) -> tuple[Any, ...]:
     """What the engine knows of a session that a follow-up goes on from."""
+    info = workbench.engine.session(session_id)
     return (
         info.id,
         info.cwd,
         info.client,
-        info.parent_id,
+        workbench.engine.budgets.index.parent_of(session_id),
         info.label,
         info.last_sequence,
         info.open_turn,
@@ -135,7 +135,7 @@ async def _eager(directory: Path) -> tuple[dict[str, tuple[Any, ...]], dict[str,
     folded = _Folded()
     async with workbench.engine:
         assert await workbench.hydrate(folded.fold, folded.earlier) == []
-        known = {info.id: _known(info) for info in workbench.engine.sessions()}
+        known = {info.id: _known(workbench, info.id) for info in workbench.engine.sessions()}
         budgets = _budgets(workbench, list(known))
         await workbench.close()
     workbench.close_store()
@@ -186,7 +186,7 @@ class TestFinishedSessionsWaitUntilUsed:
             assert {info.id for info in workbench.engine.sessions()} == {child, parent}
             for sid in ids:
                 assert workbench.open_listed(sid) is None
-                assert _known(workbench.engine.session(sid)) == known[sid]
+                assert _known(workbench, sid) == known[sid]
             assert _budgets(workbench, ids) == budgets  # read whole: counted once
             await workbench.close()
         workbench.close_store()
@@ -246,7 +246,7 @@ class TestFinishedSessionsWaitUntilUsed:
                 assert workbench.open_listed(sid) is None
                 assert len(workbench.opened) <= 4 and len(workbench.engine.sessions()) <= 4
                 assert sid in workbench.opened
-                assert _known(workbench.engine.session(sid)) == known[sid]
+                assert _known(workbench, sid) == known[sid]
             # The least recently used went first: the last four chosen stay.
             assert {info.id for info in workbench.engine.sessions()} == set(roots[:4])
             assert set(workbench.listed) == set(ids) - set(roots[:4])
@@ -341,8 +341,9 @@ class TestFinishedSessionsWaitUntilUsed:
                 group.start_soon(read_each_as_it_is_listed)
                 assert await workbench.hydrate(lazy.fold, lazy.earlier, lazy=True) == []
             # Only the one read last (and its parent) is still read: the bound is 0.
-            last = workbench.engine.session(read[-1])
-            assert {info.id for info in workbench.engine.sessions()} == {last.id, last.parent_id} - {None}
+            last = read[-1]
+            parent = workbench.engine.budgets.index.parent_of(last)
+            assert {info.id for info in workbench.engine.sessions()} == {last, parent} - {None}
             assert _budgets(workbench, ids) == budgets
             assert _totals(lazy.state) == _totals(eager.state)
             await workbench.close()

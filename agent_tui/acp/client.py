@@ -55,7 +55,7 @@ from agent_tui.acp.recorder import AcpRecorder
 from agent_tui.acp.session_side import SessionSide
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.engine import SessionEngine
-from agent_tui.engine.turn_handle import TurnHandle
+from agent_tui.engine.session_info import TurnHandle
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.runtime.agent_requests import AgentStartError

@@ -52,8 +52,7 @@ from agent_tui.acp.mapping import (
     tool_name_for,
 )
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.session_info import SessionInfo
-from agent_tui.engine.turn_handle import TurnHandle
+from agent_tui.engine.session_info import SessionInfo, TurnHandle
 from agent_tui.events.model import Risk
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import CallEnding, TurnWriter

@@ -265,7 +265,7 @@ class HostLog:
         publisher = self.publisher
         host = publisher.host
         running = {info.id for info in self.engine.sessions() if info.live_turn is not None}
-        parents = {info.id: info.parent_id for info in self.engine.sessions()}
+        family = self.engine.budgets.index
         summaries = []
         for session_id, latest in sorted(publisher.latest.items()):
             created = self._created.get(session_id)
@@ -280,7 +280,7 @@ class HostLog:
                     lastSequence=latest,
                     publishedSequence=publisher.marks.get(session_id, 0),
                     streamSequence=publisher.stream_sequences.get(session_id),
-                    parentSessionId=parents.get(session_id, created.get("parentSessionId")),
+                    parentSessionId=family.parent_of(session_id) or created.get("parentSessionId"),
                     created=created,
                     running=session_id in running,
                 )

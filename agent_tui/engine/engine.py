@@ -60,11 +60,10 @@ from agent_tui.engine.log_trust import log_inside_project
 from agent_tui.engine.permissions import PermissionEngine, SessionAnswers
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.questions import Questions
-from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo
+from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo, TurnHandle
 from agent_tui.engine.tool_calls import ToolCallRunner
 from agent_tui.engine.tools.base import Tool
 from agent_tui.engine.tools.router import ToolRouter
-from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
 from agent_tui.events.frames import Fatal
@@ -168,9 +167,14 @@ class SessionEngine:
             raise ValueError("the registry sends frames to its own sink: pass the registry, or the sink")
         self.sends_frames = registry is not None or sink is not None
         self.sink = registry.sink if registry is not None else (sink if sink is not None else EventSink())
-        self.registry = registry if registry is not None else TurnRegistry(self.sink)
         self.store = store
         self.provider = provider
+        self.prices = prices if prices is not None else shipped_prices()
+        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, prices=self.prices)
+        """Each tree's budget and spend; stops a tree that spent its budget (`engine.budgets`).
+        Its `index` is the one owner of the engine's session family (the registry walks it)."""
+        self.registry = registry if registry is not None else TurnRegistry(self.sink)
+        self.registry.family = self.budgets.index  # (a given registry walks this engine's family too)
         self.router = router if router is not None else ToolRouter()
         self.permissions = permissions if permissions is not None else PermissionEngine()
         self.questions = questions if questions is not None else Questions()
@@ -187,7 +191,6 @@ class SessionEngine:
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
         self._input_ids = itertools.count(1)
-        self.prices = prices if prices is not None else shipped_prices()
         self.session_tools = session_tools
         self._tools_opened: set[str] = set()  # the roots whose `session_tools` were opened
         self._tools_opening: dict[str, anyio.Lock] = {}  # one opening at a time per root
@@ -202,8 +205,6 @@ class SessionEngine:
             self.prices,
         )
         self._commits_since_yield = 0
-        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, prices=self.prices)
-        """Each tree's budget and spend; stops a tree that spent its budget (`engine.budgets`)."""
         self.subscribe(self.budgets.hear)
         if self.sends_frames:
             self.subscribe(LiveFrames(self.sink))
@@ -291,7 +292,6 @@ class SessionEngine:
             id=session_id,
             cwd=Path(cwd).resolve(),
             client=client or self.client,
-            parent_id=parent_session_id,
             agent_name=agent_name,
             title=title,
         )
@@ -342,8 +342,7 @@ class SessionEngine:
         hydration = self.load_session(session_id, observe)
         info = self._sessions[session_id]
         closed = info.open_turn
-        if closed is not None:
-            await self.close_open_turn(info)
+        await self.close_open_turn(info)
         return replace(hydration, closed_turn=closed)
 
     def load_session(self, session_id: str, observe: Callable[[Event], None] | None = None) -> Hydration:
@@ -395,8 +394,8 @@ class SessionEngine:
             raise TurnConflict(f"{session_id} has a turn that is not finished")
         del self._sessions[session_id]
         self.permissions.forget_session(session_id)
-        if info.parent_id is None:  # a root: its tree's servers go (none of its tree is read now)
-            self._close_tree_tools(session_id, info)
+        if self.budgets.index.parent_of(session_id) is None:  # a root: its tree's servers go
+            self._close_tree_tools(session_id, info)  # (none of its tree is read now)
 
     def _session_from_created(self, session_id: str, event: Event) -> SessionInfo:
         if event.type != "session.created":
@@ -406,7 +405,6 @@ class SessionEngine:
             id=session_id,
             cwd=Path(payload["cwd"]),
             client=payload["client"],
-            parent_id=payload.get("parentSessionId"),
             agent_name=payload.get("agentName"),
             title=payload.get("title"),
         )
@@ -504,9 +502,7 @@ class SessionEngine:
         refusal = self.budgets.refusal(session_id)
         if refusal is not None:
             raise BudgetExceeded(session_id, refusal)
-        fsm = self.registry.claim(
-            session_id, turn_id=turn.turn_id, parent_session_id=info.parent_id, agent_name=info.agent_name
-        )
+        fsm = self.registry.claim(session_id, turn_id=turn.turn_id)
         if fsm is None:
             raise TurnConflict(session_id)
         turn.fsm = fsm
@@ -518,8 +514,7 @@ class SessionEngine:
         """The turn's task: open, converse, close, settle; whatever happens, the turn settles."""
         info = turn.session
         try:
-            if info.open_turn is not None:
-                await self.close_open_turn(info)
+            await self.close_open_turn(info)  # one a reopened log, or a failed store, left open
             await driver.open_turn(turn)
             shutdown: BaseException | None = None
             try:
@@ -672,10 +667,9 @@ class SessionEngine:
         """Stop and forget a session and its whole subtree (their logs stay on disk)."""
         self.stop_subtree(session_id)
         sessions = self._sessions
-        doomed = self.budgets.index.subtree(session_id)
         self.registry.dispose(session_id)
         disposed = sessions.get(session_id)
-        for sid in doomed:
+        for sid in self.budgets.index.subtree(session_id):
             doomed_info = sessions.get(sid)
             if doomed_info is not None and doomed_info.live_turn is None:
                 del sessions[sid]
@@ -685,7 +679,8 @@ class SessionEngine:
     def _close_tree_tools(self, session_id: str, info: SessionInfo | None) -> None:
         """Close the tools of the tree rooted at `session_id` (its MCP servers: its next turn
         opens them again), and its model calls' builder."""
-        tree_router = info.router if info is not None and info.parent_id is None else None
+        root = self.budgets.index.parent_of(session_id) is None
+        tree_router = info.router if info is not None and root else None
         if self.session_tools is not None:
             self._tools_opened.discard(session_id)
             self._tools_opening.pop(session_id, None)

@@ -1,6 +1,9 @@
-"""What the engine knows of each session, kept in step with the session's stored events.
+"""What the engine knows of each session, kept in step with its stored events, and its turn.
 
-Invariants:
+A session holds its current turn and a turn its session: the two are one concept (the engine's
+session while a turn runs), kept in one module.
+
+Invariants of a session (`SessionInfo`):
 - `SessionInfo.track(event)` is called for every event of the session, live or replayed from
   its log, in sequence order; so a hydrated session knows exactly what a live one knew (last
   sequence, transcript, the open turn and its open tool calls);
@@ -8,26 +11,45 @@ Invariants:
   here, derived from the stored events: the turn loop, the tool runner and the ACP recorder read
   them after each commit and never keep a copy, so a call is open exactly while the log says so;
 - the cwd is fixed for the session's life.
+
+Invariants of a turn (`TurnHandle`: one turn as its caller sees it: wait for it, cancel it, or
+read its events):
+- the turn's run state is its `TurnFsm`, the one the registry's record holds and moves (the
+  handle only reads it); how the turn ended is one `TurnEnd` (`end`), set once by the engine
+  where it decides the ending (`SessionEngine._live`), None until then;
+- the turn's events are written by its `writer` (the one `TurnWriter` of the turn), whoever
+  drives it;
+- a turn started with `start_turn` buffers nothing: its events reach the log and the engine's
+  listeners, and the handle holds only the outcome (stop reason, error code, error). Only a turn
+  started by `run_turn` (`streaming=True`) queues its events for `events()`, and the iterator
+  takes them as they come, so a turn of any length holds at most what its reader has not read;
+- `done` is set once the turn's task has finished every write (including extensions' work on the
+  turn's end); `wait()` returns then.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
 
 from agent_tui.engine.commit_gate import CommitGate
 from agent_tui.engine.context import TranscriptBuilder
 from agent_tui.events import Event
 from agent_tui.events.model import CALL_PROGRESS_TYPES
 from agent_tui.events.session_tree import session_label
+from agent_tui.events.turn_vocabulary import TurnEnd
+from agent_tui.events.turn_writer import TurnWriter
 from agent_tui.store import TailRepair
+from agent_tui.turns.turn_fsm import TurnFsm
 
 if TYPE_CHECKING:
     from agent_tui.engine.permissions import PermissionEngine
     from agent_tui.engine.tools.router import ToolRouter
-    from agent_tui.engine.turn_handle import TurnHandle
 
 
 CallStage = Literal["requested", "asking", "running"]
@@ -68,8 +90,7 @@ class SessionInfo:
 
     id: str
     cwd: Path
-    client: str
-    parent_id: str | None = None
+    client: str  # its family is the engine's `SessionIndex` (`engine.budgets.index`)
     agent_name: str | None = None
     title: str | None = None
     last_sequence: int = 0
@@ -140,6 +161,114 @@ class SessionInfo:
         elif kind == "turn.completed":
             self.open_turn = None
             self.open_calls.clear()
+
+
+class TurnHandle:
+    """A running (or finished) turn."""
+
+    def __init__(
+        self,
+        session: SessionInfo,
+        turn_id: str,
+        text: str,
+        input_id: str | None,
+        writer: TurnWriter,
+        *,
+        streaming: bool = False,
+    ) -> None:
+        self.session = session
+        self.turn_id = turn_id
+        self.writer = writer
+        self.text = text
+        self.input_id = input_id
+        self.fsm = TurnFsm()  # idle until `drive` puts the registry's, which moves it
+        self.outbox: deque[Event] | None = deque() if streaming else None
+        self.scope: anyio.CancelScope | None = None
+        self.cancel_requested = False
+        self.stopped_with: TurnEnd | None = None  # the ending a stop asked for (a spent budget's)
+        self.end: TurnEnd | None = None
+        self.error: BaseException | None = None
+        self.step = 0
+        self.call_ids: set[str] = set()  # every tool-call id this turn has stored
+        self.done = anyio.Event()
+        self.lockstep = False
+        self._wakeup: anyio.Event | None = None
+        self._drained: anyio.Event | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+    def push(self, event: Event) -> None:
+        """Queue a stored event for the reader (a no-op for a turn nobody streams)."""
+        outbox = self.outbox
+        if outbox is None:
+            return
+        outbox.append(event)
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    def finish(self) -> None:
+        self.done.set()
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    def cancel(self, end: TurnEnd | None = None) -> None:
+        """Stop the turn: it ends `end` if given (the first stop that gives one), else cancelled."""
+        if end is not None and self.stopped_with is None:
+            self.stopped_with = end
+        self.cancel_requested = True
+        if self.scope is not None:
+            self.scope.cancel()
+
+    async def wait(self) -> str | None:
+        """Wait for the end; returns the stop reason (None if the store failed before it)."""
+        await self.done.wait()
+        return None if self.end is None else self.end.stop_reason
+
+    async def events(self, *, lockstep: bool = False) -> AsyncIterator[Event]:
+        """Every event this turn stored, in order; raises the turn's `EventStoreFailure`.
+
+        With `lockstep`, the turn waits after storing each event until this iterator is asked
+        for the next one, as a plain generator would: a consumer that cancels on seeing an event
+        stops the turn before anything after it is stored.
+        """
+        outbox = self.outbox
+        if outbox is None:
+            raise RuntimeError(
+                "this turn was started with start_turn and keeps no events: iterate run_turn, "
+                "or observe every turn with SessionEngine.subscribe"
+            )
+        self.lockstep = lockstep
+        try:
+            while True:
+                while outbox:
+                    yield outbox.popleft()
+                    if not outbox and self._drained is not None:
+                        self._drained.set()
+                if self.done.is_set():
+                    break
+                self._wakeup = anyio.Event()
+                await self._wakeup.wait()
+                self._wakeup = None
+        finally:
+            self.release()
+        if self.error is not None:
+            raise self.error
+
+    def release(self) -> None:
+        """Stop waiting for a consumer (it left): the turn runs on at its own pace, and queues
+        nothing more."""
+        self.lockstep = False
+        self.outbox = None
+        if self._drained is not None:
+            self._drained.set()
+
+    async def await_consumer(self) -> None:
+        """In lockstep, wait until the reader has taken everything queued."""
+        if self.lockstep and self.outbox:
+            self._drained = anyio.Event()
+            await self._drained.wait()
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,9 @@ from agent_tui.engine.permissions import (
     Verdict,
 )
 from agent_tui.engine.questions import Questions
-from agent_tui.engine.session_info import OpenCall
+from agent_tui.engine.session_info import OpenCall, TurnHandle
 from agent_tui.engine.tools.base import Risk, ToolError
 from agent_tui.engine.tools.router import ToolRouter
-from agent_tui.engine.turn_handle import TurnHandle
 
 
 class Cancelled(Exception):

@@ -42,10 +42,9 @@ from agent_tui.engine.provider import (
     TextDelta,
     ToolCall,
 )
-from agent_tui.engine.session_info import OpenCall, SessionInfo
+from agent_tui.engine.session_info import OpenCall, SessionInfo, TurnHandle
 from agent_tui.engine.tool_calls import Cancelled, ToolCallRunner
 from agent_tui.engine.tools.router import ToolRouter
-from agent_tui.engine.turn_handle import TurnHandle
 from agent_tui.events.model import ModelUsage, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.turns import TurnRegistry

@@ -3,10 +3,10 @@
 A `SessionTree` holds the parent links of sessions and, for each parent, its children in order.
 A `SessionIndex` is a tree folded from stored events that also answers what each session is
 called, which model it runs on, its budget, what it and its tree spent, and its open turn. The
-registry (its lineage) and the reducer (the dashboard's tree) keep a tree; the engine's budget
-keeper keeps the index its engine's family is asked of (the workbench, the model router, the
-sub-agent tools), attention keeps one of the events it watches; none of them walks a tree of its
-own.
+reducer keeps a tree (the dashboard's); the engine's budget keeper keeps the index that is the
+one owner of its engine's family, asked by the engine, the registry (which walks it and links
+nothing), the workbench, the model router, the sub-agent tools and the bus host; attention keeps
+one of the events it watches; none of them walks a tree of its own.
 
 Invariants:
 - a session has at most one parent and appears once among that parent's children; linking it

@@ -20,6 +20,7 @@ import heapq
 from collections import deque
 from collections.abc import Sequence
 
+from agent_tui.events.session_tree import path_to_root
 from agent_tui.replay.logfile import READ_BYTES, Entry, LogFile
 
 Key = tuple[str, int, int]
@@ -29,7 +30,6 @@ START_KEY: Key = ("", 0, -1)
 """Sorts before every line."""
 
 _MIN_BUDGET = 16 * 1024
-_MAX_DEPTH = 64
 
 
 class Merger:
@@ -58,16 +58,16 @@ class Merger:
         return max(_MIN_BUDGET, READ_BYTES * 8 // max(8, len(self._files)))
 
     def depth(self, file: LogFile) -> int:
-        """How far below a root the session of `file` is (0 for a root or an unknown parent)."""
-        depth = 0
-        current = file
-        while current.parent_id is not None and depth < _MAX_DEPTH:
-            parent = self._by_session.get(current.parent_id)
-            if parent is None or parent is file:
-                break
-            depth += 1
-            current = parent
-        return depth
+        """How far below a root the session of `file` is: its ancestors whose files were read,
+        up to a cycle (0 for a root or an unknown parent)."""
+        by_session = self._by_session
+        start = file.session_id or ""
+
+        def parent_of(session_id: str) -> str | None:
+            parent = file.parent_id if session_id == start else by_session[session_id].parent_id
+            return parent if parent in by_session else None
+
+        return len(path_to_root(start, parent_of, str)) - 1
 
     def key(self, file: LogFile, entry: Entry) -> Key:
         event = entry[4]

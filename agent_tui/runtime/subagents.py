@@ -152,13 +152,14 @@ class SubAgents(EngineExtension):
     # -- delivery --------------------------------------------------------------------------
     async def turn_ended(self, engine: SessionEngine, turn: TurnHandle) -> None:
         child = turn.session
-        if child.parent_id is None:
+        parent_id = engine.budgets.index.parent_of(child.id)
+        if parent_id is None:
             return
         status = turn.end.ending.delivery if turn.end is not None else "failed"
         text = _final_text(turn)
         outcome = ChildOutcome(child.id, child.agent_name or child.id, status, text)
         self.outcomes[child.id] = outcome
-        engine.deliver(child.parent_id, Delivery(child.id, outcome.agent_name, status, text))
+        engine.deliver(parent_id, Delivery(child.id, outcome.agent_name, status, text))
         engine.registry.mark_delivered(child.id)
 
     # -- waiting ---------------------------------------------------------------------------

@@ -17,11 +17,14 @@ Invariants this module guarantees:
 - settling is idempotent: only a running record settles; it writes state and reason, sends one
   `end` frame, wakes `wait`ers, and drops this session's finished child records (live ones stay);
 - the record's state and what `wait` answers are the `registry_state` and `wait_outcome` of the
-  row its turn ended by (`TurnFsm.ending`), never a mapping of this module's own; a record with
+  row its turn ended by (`TurnFsm.ending`), never a mapping of this module's own; a session with
   a parent returns only once its result was delivered (`mark_delivered`), never before it ended;
-- the session tree (lineage: child → parent, set by `claim`) outlives reclaimed records, so
-  `stop_children` reaches every running descendant even through a finished middle session, and
-  `dispose` removes a whole subtree; each armed running record is stopped at most once.
+- the session family is not the registry's: it reads the tree it was given (`family`, the
+  engine's `SessionIndex`) and never links or forgets in it. The tree outlives reclaimed and
+  disposed records, so `stop_children` reaches every running descendant even through a finished
+  middle session, and `dispose` forgets the records of a whole subtree (its sessions' turns; what
+  the tree says of them, a closed sub-agent's spend included, stays its owner's); each armed
+  running record is stopped at most once.
 """
 
 from __future__ import annotations
@@ -133,8 +136,6 @@ class TurnRecord:
 
     session_id: str
     turn_id: str
-    parent_session_id: str | None
-    agent_name: str | None
     state: TurnState
     reason: EndReason | None
     armed: bool
@@ -147,8 +148,6 @@ class TurnRecord:
 class _Record:
     session_id: str
     turn_id: str
-    parent_session_id: str | None
-    agent_name: str | None
     fsm: TurnFsm = field(default_factory=TurnFsm)
     reason: EndReason | None = None
     ended: anyio.Event = field(default_factory=anyio.Event)
@@ -170,8 +169,6 @@ class _Record:
         return TurnRecord(
             session_id=self.session_id,
             turn_id=self.turn_id,
-            parent_session_id=self.parent_session_id,
-            agent_name=self.agent_name,
             state=self.state,
             reason=self.reason,
             armed=self.stop is not None,
@@ -182,17 +179,20 @@ class _Record:
 
 
 class TurnRegistry:
-    """The authority on which session runs which turn, in which phase, under which parent.
+    """The authority on which session runs which turn, in which phase.
 
     Args:
         sink: where phase frames are emitted (the registry is its only source of `transition`
             frames).
+        family: the session tree it walks to reach a session's sub-agents, linked by its owner
+            (the engine gives its `SessionIndex`); an empty tree when not given: no session has
+            a parent.
     """
 
-    def __init__(self, sink: EventSink) -> None:
+    def __init__(self, sink: EventSink, family: SessionTree | None = None) -> None:
         self._sink = sink
         self._records: dict[str, _Record] = {}
-        self._tree = SessionTree()  # child session → parent session, children in claim order
+        self.family = family if family is not None else SessionTree()
 
     @property
     def sink(self) -> EventSink:
@@ -201,14 +201,7 @@ class TurnRegistry:
 
     # -- birth ---------------------------------------------------------------------------------
 
-    def claim(
-        self,
-        session_id: str,
-        *,
-        turn_id: str,
-        parent_session_id: str | None = None,
-        agent_name: str | None = None,
-    ) -> TurnFsm | None:
+    def claim(self, session_id: str, *, turn_id: str) -> TurnFsm | None:
         """Register a new running turn for `session_id`, before anything is written to disk.
 
         Returns:
@@ -219,9 +212,7 @@ class TurnRegistry:
         current = self._records.get(session_id)
         if current is not None and current.running:
             return None
-        record = self._records[session_id] = _Record(session_id, turn_id, parent_session_id, agent_name)
-        if parent_session_id is not None:
-            self._tree.link(session_id, parent_session_id)
+        record = self._records[session_id] = _Record(session_id, turn_id)
         return record.fsm
 
     # -- the one transition ----------------------------------------------------------------------
@@ -266,7 +257,7 @@ class TurnRegistry:
         reason = record.reason = EndReason(ending.end_reason, error if ending.failed else None)
         self._sink.emit(record.session_id, Transition("end", record.turn_id, reason.kind, reason.error))
         record.ended.set()
-        for child_id in self._tree.children(record.session_id):
+        for child_id in self.family.children(record.session_id):
             child = self._records.get(child_id)
             if child is not None and not child.running:
                 del self._records[child_id]
@@ -309,7 +300,7 @@ class TurnRegistry:
         if not self._settled_for_wait(record):
             with anyio.move_on_after(math.inf if timeout is None else timeout):
                 await record.ended.wait()
-                if record.parent_session_id is not None:
+                if self.family.parent_of(session_id) is not None:
                     await record.delivered.wait()
             # Checked again rather than trusting the scope: a zero timeout on a turn that ended
             # meanwhile still reports the outcome.
@@ -318,9 +309,10 @@ class TurnRegistry:
         ending = record.fsm.ending
         return "failed" if ending is None else ending.wait_outcome
 
-    @staticmethod
-    def _settled_for_wait(record: _Record) -> bool:
-        return record.ended.is_set() and (record.parent_session_id is None or record.delivered.is_set())
+    def _settled_for_wait(self, record: _Record) -> bool:
+        return record.ended.is_set() and (
+            record.delivered.is_set() or self.family.parent_of(record.session_id) is None
+        )
 
     def mark_delivered(self, session_id: str) -> None:
         """The session's result reached its parent's mailbox: release `wait`. Unknown: no-op."""
@@ -340,7 +332,7 @@ class TurnRegistry:
         """How many direct child sessions of `parent_session_id` have a running turn."""
         return sum(
             1
-            for child_id in self._tree.children(parent_session_id)
+            for child_id in self.family.children(parent_session_id)
             if (child := self._records.get(child_id)) is not None and child.running
         )
 
@@ -352,7 +344,7 @@ class TurnRegistry:
         """
         targets = [
             record
-            for session_id in self._tree.descendants(parent_session_id)
+            for session_id in self.family.descendants(parent_session_id)
             if (record := self._records.get(session_id)) is not None
             and record.running
             and record.stop is not None
@@ -369,19 +361,17 @@ class TurnRegistry:
     # -- cleanup ---------------------------------------------------------------------------------
 
     def dispose(self, session_id: str) -> None:
-        """Forget the session and every session below it (records and lineage).
+        """Forget the turn records of the session and every session below it (the family stays
+        its owner's).
 
         Running turns are not stopped (call `stop_children` first); anyone waiting on a disposed
         record is released and gets its ending's wait outcome, or "failed" if it had not ended.
         """
-        doomed = [session_id, *self._tree.descendants(session_id)]
-        for sid in doomed:
+        for sid in self.family.subtree(session_id):
             record = self._records.pop(sid, None)
             if record is not None:
                 record.ended.set()
                 record.delivered.set()
-        for sid in doomed:
-            self._tree.forget(sid)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -400,18 +390,6 @@ class TurnRegistry:
     def is_running(self, session_id: str) -> bool:
         record = self._records.get(session_id)
         return record is not None and record.running
-
-    def parent_of(self, session_id: str) -> str | None:
-        """The session's parent, as learned by `claim`; kept after its record is reclaimed."""
-        return self._tree.parent_of(session_id)
-
-    def children(self, parent_session_id: str) -> list[str]:
-        """Direct child sessions of `parent_session_id`, in the order they were first claimed.
-
-        This is the session tree, not the records: a finished child whose record was dropped
-        when the parent settled is still listed (until `dispose`).
-        """
-        return self._tree.children(parent_session_id)
 
     def record(self, session_id: str) -> TurnRecord | None:
         record = self._records.get(session_id)
