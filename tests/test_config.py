@@ -620,3 +620,25 @@ class TestTheConfigFileIsReadOncePerProcess:
             "agent-tui: no bus at nats://127.0.0.1:1: nothing answers there\n",
         )
         assert_read_once(opens)
+
+    def test_the_acp_server_opens_the_config_file_once(self, tmp_path: Path) -> None:
+        # The entry, then the server's MCP servers (its client leaves at once: it ends).
+        config = write(tmp_path, ONE_OF_EACH)
+        scenario = tmp_path / "scenario.json"
+        scenario.write_text(json.dumps({"sessions": [{"prompt": "x", "steps": [{"text": ["hi"]}]}]}))
+        env, opens = counting_opens(tmp_path, config)
+        command = [
+            sys.executable,
+            "-m",
+            "agent_tui",
+            "acp",
+            "--scenario",
+            str(scenario),
+            "--sessions-dir",
+            str(tmp_path / "s"),
+        ]
+        done = subprocess.run(
+            command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert_read_once(opens)
