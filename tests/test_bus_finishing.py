@@ -400,7 +400,8 @@ async def test_a_scenario_host_refuses_finishing_and_is_passed_over_by_the_close
         run = start_agent_tui([*run_args, "--bus", nats_server.url, "--host", "ci"], host_env(tmp_path))
         await until(work.run, lambda: work.run.bus.host("ci").reachable)
         assert [s.session_id for s in await work.ask(Closed(), "closed")] == [work.sid]
-        refused = await work.host.control.send("ci", ReadReview(sessionId="sess_any"))
+        # (as long as a dashboard waits for a finishing verb: a host just started may be slow to answer)
+        refused = await work.host.control.send("ci", ReadReview(sessionId="sess_any"), timeout=60)
         assert (refused.ok, refused.message) == (
             False,
             "this host runs a scenario: review is for `agent-tui serve`'s sessions",

@@ -10,6 +10,7 @@ every cost total is, `earlier_spend` what a session listed from its last turn sp
 
 from agent_tui.events.turn_vocabulary import Phase
 from agent_tui.reducer.attention import AttentionPolicy, Notification, Occurrence
+from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, usage_events
 from agent_tui.reducer.fold import apply_event, project_state
 from agent_tui.reducer.spend import NO_SPEND, Spend
 from agent_tui.reducer.timestamps import epoch_ms, ms_between
@@ -41,6 +42,7 @@ __all__ = [
     "AttentionPolicy",
     "DashboardState",
     "DeliveryView",
+    "EarlierSpend",
     "Notification",
     "Occurrence",
     "PermissionView",
@@ -54,9 +56,11 @@ __all__ = [
     "TranscriptRole",
     "TurnUsage",
     "TurnView",
+    "add_earlier_spend",
     "apply_event",
     "apply_frame",
     "epoch_ms",
     "ms_between",
     "project_state",
+    "usage_events",
 ]

@@ -9,7 +9,7 @@ The CLI's `--dump` views and log sources are imported from their modules (`repla
 
 from agent_tui.replay.bar import Cell, bar_cells
 from agent_tui.replay.cache import TimelineCache
-from agent_tui.replay.catalog import Catalog, ListSpend, overlay, read_catalog
+from agent_tui.replay.catalog import Catalog, CatalogEntry, ListSpend, overlay, read_catalog
 from agent_tui.replay.filters import Filter, matching
 from agent_tui.replay.follow import Follower
 from agent_tui.replay.goto import GotoError, goto_position
@@ -23,6 +23,7 @@ __all__ = [
     "FULL_TURNS",
     "INDEX_BATCH",
     "Catalog",
+    "CatalogEntry",
     "Cell",
     "Filter",
     "Follower",

@@ -50,8 +50,14 @@ from agent_tui.ports import (
     Workbench,
     load_scenario,
 )
-from agent_tui.reducer import DashboardState, apply_event, apply_frame
-from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, usage_events
+from agent_tui.reducer import (
+    DashboardState,
+    EarlierSpend,
+    add_earlier_spend,
+    apply_event,
+    apply_frame,
+    usage_events,
+)
 from agent_tui.tui.messages import (
     LiveRunFinished,
     McpServerDown,

@@ -20,10 +20,8 @@ import anyio
 from textual.message import Message
 
 from agent_tui.ports import AgentSpec, ProjectRulesState
-from agent_tui.reducer import DashboardState
-from agent_tui.reducer.earlier_spend import EarlierSpend
-from agent_tui.replay import Catalog, Snapshot, Timeline
-from agent_tui.replay.catalog import CatalogEntry
+from agent_tui.reducer import DashboardState, EarlierSpend
+from agent_tui.replay import Catalog, CatalogEntry, Snapshot, Timeline
 
 
 @dataclass
