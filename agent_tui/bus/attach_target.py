@@ -21,16 +21,14 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import nats
 from nats.aio.client import Client
 
 from agent_tui.bus.protocol import inbox_prefix, name_from, valid_user
-
-if TYPE_CHECKING:
-    from agent_tui.providers.config import Config
+from agent_tui.providers.config import Config, ConfigError, load_config
 
 CONNECT_TIMEOUT_S = 3.0
 RECONNECT_WAIT_S = 0.25
@@ -106,7 +104,6 @@ def resolve_target(bus: str | None, config: Config | None = None) -> BusTarget:
     from agent_tui.bus.config import ENV_BUS, LOCAL, BusConfigError, bus_settings
     from agent_tui.bus.credentials import bus_user, connect_options
     from agent_tui.bus.local_server import LocalServerError, local_server_file, read_local_server
-    from agent_tui.providers.config import ConfigError, load_config
 
     try:
         settings = bus_settings(config or load_config(), flag_url=bus)

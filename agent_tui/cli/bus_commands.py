@@ -78,7 +78,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from agent_tui.cli.dashboard import _acp_agents, _model_choices
     from agent_tui.private_files import make_private_dirs
-    from agent_tui.providers.config import ConfigError
     from agent_tui.runtime.session_dirs import default_sessions_dir
     from agent_tui.runtime.workbench import Workbench
 
@@ -89,9 +88,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         settings = bus_settings_for(args.config, args.bus, args.host, start_private=True)
         external, servers = _acp_agents(args.config, None)
         models, _ = _model_choices(args)
-    except _Refused as error:
-        return fail(str(error), EXIT_USAGE)
-    except (ConfigError, ValueError) as error:
+    except (_Refused, ValueError) as error:  # a bus setting, a profile, an [acp.NAME] or [mcp.NAME] table
         return fail(str(error), EXIT_USAGE)
     sessions_dir = args.serve_sessions_dir or default_sessions_dir(project)
     problem = sessions_dir_error(sessions_dir)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,6 @@ def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
     """
     from agent_tui.providers.config import ConfigError, resolve_settings
     from agent_tui.providers.factory import build_provider
-    from agent_tui.runtime.model_router import ModelChoice
 
     config = args.config
     flags = {"provider": args.provider, "model": args.model, "base_url": args.base_url}
@@ -107,16 +107,7 @@ def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
     if chosen is None:
         return [], NO_MODEL_NOTICE
     provider = build_provider(chosen)
-    choices = [
-        ModelChoice(
-            chosen.profile or "default",
-            f"{chosen.provider} · {chosen.model}",
-            build=lambda: provider,
-            provider=chosen.provider,
-            model=chosen.model,
-            budget=chosen.budget,
-        )
-    ]
+    choices = [_choice(chosen.profile or "default", chosen, lambda: provider)]
     for name in sorted(config.profiles):
         if name == chosen.profile:
             continue
@@ -125,14 +116,15 @@ def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
         except ConfigError:
             continue  # a broken profile nobody asked for does not stop the dashboard
         if other is not None:
-            choices.append(
-                ModelChoice(
-                    name,
-                    f"{other.provider} · {other.model}",
-                    build=partial(build_provider, other),
-                    provider=other.provider,
-                    model=other.model,
-                    budget=other.budget,
-                )
-            )
+            choices.append(_choice(name, other, partial(build_provider, other)))
     return choices, None
+
+
+def _choice(name: str, settings: Any, build: Callable[[], Any]) -> Any:
+    """The form's entry (a `ModelChoice`) for the model `settings` name, made by `build` when used."""
+    from agent_tui.runtime.model_router import ModelChoice
+
+    shown = f"{settings.provider} · {settings.model}"
+    return ModelChoice(
+        name, shown, build=build, provider=settings.provider, model=settings.model, budget=settings.budget
+    )

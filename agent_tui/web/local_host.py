@@ -20,10 +20,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from agent_tui.providers.config import Config
+from agent_tui.providers.config import Config
 
 SERVE_LOG = "web-serve.log"
 START_TIMEOUT_S = 60.0
