@@ -24,7 +24,8 @@ The groups:
 - steering: a running turn accepts more input (`Attached`) or there is none (`NoActiveTurn`);
 - the workbench: starting agents (`AgentSpec`, `AgentStartError`), sending them text (`Sent`,
   `SendRefused`), the model to run them on (`ModelChoice`), or the external agents that run
-  some of them instead (`ExternalAgents`, ACP agents of the config file);
+  some of them instead (`ExternalAgents`, ACP agents of the config file), and what the loaded
+  config file gives it: prices (`PriceTable`) and MCP servers (`McpServerConfig`);
 - budgets: what a session's tree may spend (`BudgetLimit`, also `AgentSpec.budget`), set or
   raised with `Workbench.set_budget` (a `BudgetRefused` says why not); how near a tree is to
   its budget (`budget_state`: ok, near or over) and dollars as the user reads them (`format_usd`);
@@ -60,6 +61,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from agent_tui.costs.budgets import BudgetLimit, budget_share, budget_state, format_usd, tokens_problem
+from agent_tui.costs.prices import PriceTable
 from agent_tui.demo import demo_scenario_path
 from agent_tui.engine.permissions import (
     PermissionAnswer,
@@ -71,6 +73,7 @@ from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import load_scenario
 from agent_tui.export import ExportFailed, write_export
+from agent_tui.mcp.config import McpServerConfig
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
 from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
 from agent_tui.runtime.command_executor import Adapters, CommandExecutor, read_result
@@ -182,6 +185,7 @@ __all__ = [
     "FollowUp",
     "Hit",
     "HostView",
+    "McpServerConfig",
     "Merge",
     "MergeResult",
     "ModelChoice",
@@ -194,6 +198,7 @@ __all__ = [
     "PermissionRulesError",
     "PlanRewind",
     "PlannedFile",
+    "PriceTable",
     "Progress",
     "ProjectRulesState",
     "QueryError",

@@ -29,7 +29,7 @@ from textual.widgets import Input, Static
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.scenario import Step
 from agent_tui.engine.scripted import ScriptedProvider
-from agent_tui.providers.config import DEFAULT_KEY_ENV
+from agent_tui.providers.config import DEFAULT_KEY_ENV, load_config
 from agent_tui.providers.factory import build_provider
 from agent_tui.reducer import AttentionPolicy
 from agent_tui.runtime.commands import FollowUp, SetBudget
@@ -173,12 +173,11 @@ PRICED = (
 LOOK = ("ls", "list_dir", ['{"path": "."}'])
 
 
-def served_app(tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch) -> AgentTuiApp:
+def served_app(tmp_path: Path, server: FakeModelServer) -> AgentTuiApp:
     """The dashboard on a real OpenAI-compatible server, its calls priced from the config file,
     telling what comes while the user is away at once (no gathering)."""
     config = tmp_path / "config.toml"
     config.write_text(PRICED)
-    monkeypatch.setenv("AGENT_TUI_CONFIG", str(config))
     provider = build_provider(
         settings_for("openai", server.openai_url, max_output=1024), {DEFAULT_KEY_ENV["openai"]: FAKE_KEY},
         policy=FAST,
@@ -190,11 +189,12 @@ def served_app(tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.Monk
         project=project,
         models=[ModelChoice("work", "openai · test-model", build=lambda: provider, model="test-model")],
         attention=AttentionPolicy(lambda: time.monotonic_ns() // 1_000_000, gather_ms=0, min_gap_ms=0),
+        prices=load_config(config).price_table(),
     )
 
 
 async def test_a_tree_is_marked_at_80_percent_stopped_at_its_budget_and_goes_on_once_raised(
-    tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, server: FakeModelServer
 ) -> None:
     second_call = threading.Event()
     server.script(
@@ -202,7 +202,7 @@ async def test_a_tree_is_marked_at_80_percent_stopped_at_its_budget_and_goes_on_
         Stream(openai_stream(["Again."], [LOOK], usage=(40, 24_960, 0)), gate=second_call),  # $0.058
         Stream(openai_stream(["Done."], usage=(10, 5, 0))),
     )
-    app = served_app(tmp_path, server, monkeypatch)
+    app = served_app(tmp_path, server)
     async with app.run_test(size=(120, 40)) as pilot:
         live = app.live
         assert live is not None
@@ -252,14 +252,14 @@ async def test_a_tree_is_marked_at_80_percent_stopped_at_its_budget_and_goes_on_
 
 
 async def test_a_dashboard_reopened_over_the_logs_counts_every_turn_and_the_latest_budget(
-    tmp_path: Path, server: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, server: FakeModelServer
 ) -> None:
     server.script(
         Stream(openai_stream(["Looking."], [LOOK], usage=(40, 32_960, 0))),  # $0.033
         Stream(openai_stream(["Again."], [LOOK], usage=(40, 24_960, 0))),  # $0.058: over its $0.04
         Stream(openai_stream(["Done."], usage=(10, 5, 0))),  # $0.000015 after B raised it to $1
     )
-    first = served_app(tmp_path, server, monkeypatch)
+    first = served_app(tmp_path, server)
     async with first.run_test(size=(120, 40)) as pilot:
         live = first.live
         assert live is not None
@@ -279,7 +279,7 @@ async def test_a_dashboard_reopened_over_the_logs_counts_every_turn_and_the_late
         await wait_for(pilot, lambda: len(turns_of(first, session_id)) == 2, "turn 2")
         await pilot.press("q")
 
-    again = served_app(tmp_path, server, monkeypatch)  # lists each log from its head and last turn
+    again = served_app(tmp_path, server)  # lists each log from its head and last turn
     async with again.run_test(size=(120, 40)) as pilot:
         reopened = again.live
         assert reopened is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -22,6 +23,7 @@ from fake_model_server import (
     openai_stream,
 )
 from support_providers import FAKE_KEY, agent_tui, clean_env, project
+from test_workbench_cli import Terminal, _all_turn_ends
 
 from agent_tui.providers.config import (
     ConfigError,
@@ -525,49 +527,118 @@ sys.addaudithook(_hook)
 """
 
 
+ONE_OF_EACH = """\
+default_profile = "fake"
+[profiles.fake]
+provider = "openai"
+model = "gpt-test"
+base_url = "http://127.0.0.1:1/v1"
+[shell_env]
+include = ["LANG"]
+[prices."gpt-test"]
+input = 1.0
+output = 2.0
+[mcp.off]
+command = "true"
+enabled = false
+"""
+"""A profile, prices and an MCP server: each a reader of the file once."""
+
+
+def counting_opens(tmp_path: Path, config: Path, **extra: str) -> tuple[dict[str, str], Path]:
+    """The environment of an agent-tui whose every interpreter writes a line to the returned
+    file each time it opens `config` (an audit hook in `sitecustomize`)."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(OPEN_COUNTER)
+    opens = tmp_path / "opens"
+    env = clean_env(
+        AGENT_TUI_CONFIG=str(config),
+        WATCHED_CONFIG=str(config),
+        OPENS_LOG=str(opens),
+        PYTHONPATH=str(hooks),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        **extra,
+    )
+    return env, opens
+
+
+def assert_read_once(opens: Path) -> None:
+    readings = opens.read_text().split()
+    assert readings and all(readings.count(token) == 1 for token in readings), readings
+
+
 class TestTheConfigFileIsReadOncePerProcess:
     def test_a_turn_with_profile_prices_and_mcp_tables_opens_the_config_file_once(
         self, tmp_path: Path
     ) -> None:
         # The entry (keys to hide), the shell settings, the model settings, the prices and the
         # MCP servers all come from one reading, handed down.
-        config = write(
-            tmp_path,
-            """\
-            default_profile = "fake"
-            [profiles.fake]
-            provider = "openai"
-            model = "gpt-test"
-            base_url = "http://127.0.0.1:1/v1"
-            [shell_env]
-            include = ["LANG"]
-            [prices."gpt-test"]
-            input = 1.0
-            output = 2.0
-            [mcp.off]
-            command = "true"
-            enabled = false
-            """,
-        )
-        hooks = tmp_path / "hooks"
-        hooks.mkdir()
-        (hooks / "sitecustomize.py").write_text(OPEN_COUNTER)
-        opens = tmp_path / "opens"
+        config = write(tmp_path, ONE_OF_EACH)
         with FakeModelServer() as server:
             server.script(Stream(openai_stream(["Done."])))
-            env = clean_env(
-                AGENT_TUI_CONFIG=str(config),
-                AGENT_TUI_BASE_URL=server.openai_url,
-                WATCHED_CONFIG=str(config),
-                OPENS_LOG=str(opens),
-                PYTHONPATH=str(hooks),
-                XDG_DATA_HOME=str(tmp_path / "data"),
-            )
+            env, opens = counting_opens(tmp_path, config, AGENT_TUI_BASE_URL=server.openai_url)
             done = agent_tui(
                 "run", "--prompt", "hi", "--cwd", str(project(tmp_path)), "--sessions-dir", str(tmp_path / "s"),
                 env=env,
             )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         assert "turn ended: final" in done.stdout
-        readings = opens.read_text().split()
-        assert readings and all(readings.count(token) == 1 for token in readings), readings
+        assert_read_once(opens)
+
+    def test_a_project_dashboard_with_an_acp_agent_opens_the_config_file_once(self, tmp_path: Path) -> None:
+        # Besides the turn's readers: the dashboard's ACP agents, the workbench's prices and MCP
+        # servers, and the servers the ACP agents are handed when they are served.
+        config = write(tmp_path, ONE_OF_EACH + '[acp.idle]\ncommand = "true"\n')
+        with FakeModelServer() as server:
+            server.script(Stream(openai_stream(["Done."])))
+            env, opens = counting_opens(
+                tmp_path, config, AGENT_TUI_BASE_URL=server.openai_url, TERM="xterm-256color"
+            )
+            terminal = Terminal(["--cwd", str(project(tmp_path)), "--prompt", "hi"], env)
+            try:
+                logs = tmp_path / "data" / "agent-tui" / "projects"
+                terminal.wait_until(
+                    lambda: (1, ["final"]) in _all_turn_ends(logs).values(), "the turn to end"
+                )
+                os.kill(terminal.pid, signal.SIGTERM)
+                terminal.wait_until(terminal.exited, "agent-tui to exit", seconds=30)
+            finally:
+                terminal.close()
+        assert terminal.status == 128 + signal.SIGTERM
+        assert_read_once(opens)
+
+    @pytest.mark.parametrize("command", ["attach", "web"])
+    def test_attach_and_web_open_the_config_file_once(self, tmp_path: Path, command: str) -> None:
+        # The entry, then the bus settings and the target of the dashboard (a server that is
+        # not there: the command ends at once, having read all it reads).
+        config = write(tmp_path, '[bus]\nurl = "nats://127.0.0.1:1"\n')
+        env, opens = counting_opens(tmp_path, config)
+        done = agent_tui(command, env=env)
+        assert (done.returncode, done.stderr) == (
+            2,
+            "agent-tui: no bus at nats://127.0.0.1:1: nothing answers there\n",
+        )
+        assert_read_once(opens)
+
+    def test_the_acp_server_opens_the_config_file_once(self, tmp_path: Path) -> None:
+        # The entry, then the server's MCP servers (its client leaves at once: it ends).
+        config = write(tmp_path, ONE_OF_EACH)
+        scenario = tmp_path / "scenario.json"
+        scenario.write_text(json.dumps({"sessions": [{"prompt": "x", "steps": [{"text": ["hi"]}]}]}))
+        env, opens = counting_opens(tmp_path, config)
+        command = [
+            sys.executable,
+            "-m",
+            "agent_tui",
+            "acp",
+            "--scenario",
+            str(scenario),
+            "--sessions-dir",
+            str(tmp_path / "s"),
+        ]
+        done = subprocess.run(
+            command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert_read_once(opens)

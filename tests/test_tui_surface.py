@@ -36,6 +36,7 @@ PORT_HOMES = (
     "agent_tui.search",
     "agent_tui.bus",
     "agent_tui.costs",
+    "agent_tui.mcp",
 )
 """Where the names `agent_tui.ports` re-exports are defined."""
 

@@ -31,7 +31,7 @@ from agent_tui.acp.client import AcpAgentSession
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.vault import ENVIRONMENT
-from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
+from agent_tui.mcp.config import McpServerConfig
 
 
 class AcpAgents:
@@ -43,7 +43,7 @@ class AcpAgents:
     env: where the variables named in an agent's `env` come from (default: our environment).
     observers: called with every JSON-RPC message in either direction (tests validate them).
     mcp_servers: the MCP servers an agent is given in `session/new` (those enabled for its
-        directory); default: the config file's `[mcp.NAME]`.
+        directory): the loaded config's `[mcp.NAME]` (`load_mcp_servers`); default: none.
     """
 
     def __init__(
@@ -61,9 +61,7 @@ class AcpAgents:
         self.cancel_timeout = cancel_timeout
         self.env = env if env is not None else dict(ENVIRONMENT)
         self.observers = list(observers or ())
-        self.mcp_servers: Mapping[str, McpServerConfig] = (
-            dict(mcp_servers) if mcp_servers is not None else configured_mcp_servers()
-        )
+        self.mcp_servers: Mapping[str, McpServerConfig] = dict(mcp_servers or {})
         self.sessions: dict[str, AcpAgentSession] = {}
         self._group: TaskGroup | None = None
 

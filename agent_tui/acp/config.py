@@ -9,8 +9,8 @@ env = ["ANTHROPIC_API_KEY"]
 
 Invariants:
 - the file is the one model profiles live in (`providers.config.config_path`: `$AGENT_TUI_CONFIG`,
-  else `config.toml` in the platform's config directory), read once with `tomllib`; a missing
-  file declares no agents;
+  else `config.toml` in the platform's config directory), read once per process (`load_config`)
+  and handed down as the loaded `Config`; a missing file declares no agents;
 - `env` holds variable NAMES only: their values are taken from our environment when the agent
   starts (`engine.vault.ENVIRONMENT`: the keys agent-tui holds count as set; an agent gets only
   the keys it names), never from the file, and a name that is not set is simply not passed on;
@@ -71,11 +71,6 @@ class AcpAgentConfig:
         return shlex.join([self.command, *self.args])
 
 
-def acp_config_path(env: Mapping[str, str] = ENVIRONMENT) -> Path:
-    """The config file model profiles come from (one place decides where it is)."""
-    return config_path(env)
-
-
 def load_acp_agents(source: Path | Config | None = None) -> dict[str, AcpAgentConfig]:
     """Read every `[acp.NAME]` table of the loaded config, or of the file at a path (other tables
     are not looked at).
@@ -83,7 +78,7 @@ def load_acp_agents(source: Path | Config | None = None) -> dict[str, AcpAgentCo
     Raises:
         AcpConfigError: the file cannot be read, is not TOML, or an `[acp.NAME]` table is wrong.
     """
-    source = source if source is not None else acp_config_path()
+    source = source if source is not None else config_path()
     path = source.path if isinstance(source, Config) else source
     try:
         tables, lines = read_named_tables(source, "acp")

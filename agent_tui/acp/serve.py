@@ -35,6 +35,7 @@ from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.questions import Questions
 from agent_tui.mcp.config import McpConfigError, McpServerConfig, load_mcp_servers
 from agent_tui.mcp.servers import McpServers
+from agent_tui.providers.config import Config
 
 McpConfigs = Mapping[str, McpServerConfig]
 
@@ -136,11 +137,13 @@ async def serve_stdio(agent: EngineAgent, engine: SessionEngine, stdout: int) ->
 def run_acp_server(
     sessions_dir: Path,
     *,
+    config: Config,
     scenario: Path | None = None,
     flags: Mapping[str, str | None] | None = None,
     trust_project_rules: bool = False,
 ) -> int:
     """Build the engine for a scenario or a configured model and serve it; the exit status.
+    `config`: the config file as the command loaded it (its profiles, prices and MCP servers).
 
     The permission rules are the user's for the directory the server runs in, plus that
     directory's own rules file once accepted (`trust_project_rules` accepts it as it is now).
@@ -153,9 +156,9 @@ def run_acp_server(
 
     from agent_tui.store import JsonlFileEventStore
 
-    agent, provider, make_engine = _model(scenario, dict(flags or {}))
+    agent, provider, make_engine = _model(scenario, dict(flags or {}), config)
     try:
-        mcp = load_mcp_servers()
+        mcp = load_mcp_servers(config)
     except McpConfigError as error:
         raise ServerSetupError(str(error)) from None
     policy = agent.scenario.policy if agent.scenario is not None else None
@@ -185,10 +188,12 @@ def run_acp_server(
         store.close()
 
 
-def _model(scenario: Path | None, flags: dict[str, str | None]) -> tuple[EngineAgent, ModelProvider, Any]:
+def _model(
+    scenario: Path | None, flags: dict[str, str | None], config: Config
+) -> tuple[EngineAgent, ModelProvider, Any]:
     """The scripted model of `scenario`, or the configured one `flags` pick."""
     if scenario is None:
-        return _real_model(flags)
+        return _real_model(flags, config)
     if any(value is not None for value in flags.values()):
         raise ServerSetupError("give either --scenario or model flags, not both")
     return _scripted(scenario)
@@ -226,26 +231,19 @@ def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:
     return agent, provider, make
 
 
-def _real_model(flags: Mapping[str, str | None]) -> tuple[EngineAgent, ModelProvider, Any]:
+def _real_model(flags: Mapping[str, str | None], config: Config) -> tuple[EngineAgent, ModelProvider, Any]:
     """A configured model; each session's system prompt is built for the directory the client
     opened it in, with that directory's `AGENTS.md` or `CLAUDE.md`."""
-    from agent_tui.providers.config import (
-        HOW_TO_CONFIGURE,
-        ConfigError,
-        config_path,
-        load_config,
-        resolve_settings,
-    )
+    from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, resolve_settings
     from agent_tui.providers.factory import build_provider
     from agent_tui.providers.prompt import system_prompt
     from agent_tui.runtime.subagents import SubAgents
 
     try:
-        config = load_config()
         settings = resolve_settings(config, **flags)  # type: ignore[arg-type]
         if settings is None:
             raise ServerSetupError(
-                HOW_TO_CONFIGURE.format(path=config_path()).rstrip(".")
+                HOW_TO_CONFIGURE.format(path=config.path).rstrip(".")
                 + "; or pass --scenario FILE for a scripted model"
             )
         provider = build_provider(settings)

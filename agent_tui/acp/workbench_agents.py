@@ -50,7 +50,8 @@ class AcpWorkbenchAgents:
     """Args:
     configs: the agents by name (`load_acp_agents()`), in the order the form lists them.
     where: where they were declared (the config file), for messages.
-    agents_options: passed to `AcpAgents` (`start_timeout`, `cancel_timeout`, `env`, `observers`).
+    agents_options: passed to `AcpAgents` (`start_timeout`, `cancel_timeout`, `env`, `observers`,
+        `mcp_servers`).
     """
 
     def __init__(

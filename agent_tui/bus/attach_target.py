@@ -28,6 +28,7 @@ import nats
 from nats.aio.client import Client
 
 from agent_tui.bus.protocol import inbox_prefix, name_from, valid_user
+from agent_tui.providers.config import Config, ConfigError, load_config
 
 CONNECT_TIMEOUT_S = 3.0
 RECONNECT_WAIT_S = 0.25
@@ -91,10 +92,11 @@ def shown_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def resolve_target(bus: str | None) -> BusTarget:
+def resolve_target(bus: str | None, config: Config | None = None) -> BusTarget:
     """`--bus URL|local`, else `$AGENT_TUI_BUS`, else `[bus] url` of the config file, else the
     private server `agent-tui serve` recorded (`local_server_file()`); the credentials as the
     config file names them (`[bus] credentials_env`, `creds_file`), or the private server's nkey seed file.
+    `config`: the config file as the command loaded it (None: read it here).
 
     Raises:
         BusUnreachable: a setting is wrong, or no private server is recorded.
@@ -102,10 +104,9 @@ def resolve_target(bus: str | None) -> BusTarget:
     from agent_tui.bus.config import ENV_BUS, LOCAL, BusConfigError, bus_settings
     from agent_tui.bus.credentials import bus_user, connect_options
     from agent_tui.bus.local_server import LocalServerError, local_server_file, read_local_server
-    from agent_tui.providers.config import ConfigError, load_config
 
     try:
-        settings = bus_settings(load_config(), flag_url=bus)
+        settings = bus_settings(config or load_config(), flag_url=bus)
     except (ConfigError, BusConfigError) as error:
         raise BusUnreachable(str(error)) from None
     source = "--bus" if bus else (f"${ENV_BUS}" if os.environ.get(ENV_BUS, "").strip() else "[bus] url")

@@ -154,7 +154,7 @@ def _export(args: argparse.Namespace) -> int:
 def _attach(args: argparse.Namespace) -> int:
     from agent_tui.cli.attach_command import cmd_attach
 
-    return cmd_attach(args.bus, args.from_sequence)
+    return cmd_attach(args.bus, args.from_sequence, args.config)
 
 
 def _web(args: argparse.Namespace) -> int:

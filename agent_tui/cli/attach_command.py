@@ -15,11 +15,12 @@ from agent_tui.cli.status import EXIT_USAGE, fail
 
 if TYPE_CHECKING:
     from agent_tui.bus.attach_target import BusTarget
+    from agent_tui.providers.config import Config
 
 BUS_EXTRA = "pip install 'agent-tui-dashboard[bus]'"
 
 
-def cmd_attach(bus: str | None, from_sequence: int | None = None) -> int:
+def cmd_attach(bus: str | None, from_sequence: int | None = None, config: Config | None = None) -> int:
     try:
         from agent_tui.bus.attach import AttachedBus
         from agent_tui.bus.attach_target import BusUnreachable, resolve_target
@@ -27,7 +28,7 @@ def cmd_attach(bus: str | None, from_sequence: int | None = None) -> int:
     except ImportError:
         return fail(f"attach needs the NATS client: {BUS_EXTRA}", EXIT_USAGE)
     try:
-        target = resolve_target(bus)
+        target = resolve_target(bus, config)
         asyncio.run(_probe(target))
     except BusUnreachable as error:
         return fail(str(error), EXIT_USAGE)

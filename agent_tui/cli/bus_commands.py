@@ -18,6 +18,8 @@ import os
 import secrets
 import sys
 import threading
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -76,37 +78,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from agent_tui.cli.dashboard import _acp_agents, _model_choices
     from agent_tui.private_files import make_private_dirs
-    from agent_tui.providers.config import ConfigError
     from agent_tui.runtime.session_dirs import default_sessions_dir
+    from agent_tui.runtime.workbench import Workbench
 
     project = (args.serve_cwd or Path.cwd()).expanduser().resolve()
     if not project.is_dir():
         return fail(f"{project}: no such directory", EXIT_USAGE)
     try:
         settings = bus_settings_for(args.config, args.bus, args.host, start_private=True)
-        external = _acp_agents(args.config, None)
+        external, servers = _acp_agents(args.config, None)
         models, _ = _model_choices(args)
-    except _Refused as error:
-        return fail(str(error), EXIT_USAGE)
-    except (ConfigError, ValueError) as error:
+    except (_Refused, ValueError) as error:  # a bus setting, a profile, an [acp.NAME] or [mcp.NAME] table
         return fail(str(error), EXIT_USAGE)
     sessions_dir = args.serve_sessions_dir or default_sessions_dir(project)
     problem = sessions_dir_error(sessions_dir)
     if problem is not None:
         return fail(problem)
     make_private_dirs(sessions_dir)
-    has_agents = external is not None and bool(external.names())
-    return anyio.run(_serve, settings, project, sessions_dir, models, external if has_agents else None)
+    workbench = partial(
+        Workbench.for_project,
+        project=project,
+        sessions_dir=sessions_dir,
+        models=models,
+        external=external if external.names() else None,
+        prices=args.config.price_table(),
+        mcp_servers=servers,
+    )
+    return anyio.run(_serve, settings, project, sessions_dir, workbench)
 
 
-async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[Any], external: Any) -> int:
+async def _serve(settings: Any, project: Path, sessions_dir: Path, make_workbench: Callable[..., Any]) -> int:
+    """The host on the bus, serving the workbench `make_workbench(questions=...)` makes."""
     import anyio
 
     from agent_tui.bus.config import default_name
     from agent_tui.bus.host import BusHost, BusUnreachable, NameTaken
     from agent_tui.engine.questions import Questions
     from agent_tui.runtime.stop_signals import listen_for_stop_signals
-    from agent_tui.runtime.workbench import Workbench
 
     name = settings.host or default_name()
     host = BusHost(
@@ -137,13 +145,7 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, models: list[
         watchdog.start()
 
     undo = listen_for_stop_signals(on_signal)
-    workbench = Workbench.for_project(
-        project=project,
-        sessions_dir=sessions_dir,
-        models=models,
-        questions=Questions(None),
-        external=external,
-    )
+    workbench = make_workbench(questions=Questions(None))
     try:
         async with workbench.serving():
             engine = workbench.engine

@@ -212,6 +212,7 @@ def cmd_acp(args: argparse.Namespace) -> int:
     try:
         return run_acp_server(
             args.acp_sessions_dir or default_sessions_dir(Path.cwd()),
+            config=args.config,
             scenario=args.scenario,
             flags=flags,
             trust_project_rules=args.acp_trust_project_rules,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,15 +27,13 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     models: list[Any] = []
     notice: str | None = None
     external: Any = None
+    servers: dict[str, Any] = {}
     if args.demo and args.agent is not None:
         return fail("--agent runs an agent on your project, not in the demo (leave out --demo)", EXIT_USAGE)
     if not args.demo:
-        from agent_tui.mcp.config import load_mcp_servers
-
         try:
-            external = _acp_agents(args.config, args.agent)
+            external, servers = _acp_agents(args.config, args.agent)
             models, notice = _model_choices(args)
-            load_mcp_servers(args.config)  # a wrong [mcp.NAME] is said now, before the UI opens
         except ValueError as error:  # a setting, an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
             return fail(str(error), EXIT_USAGE)
     has_agents = external is not None and bool(external.names())
@@ -57,6 +56,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         external=external if has_agents else None,
         agent=args.agent,
         notify_command=_notify_command(args.config),
+        prices=args.config.price_table(),
+        mcp_servers=servers,
     )
 
 
@@ -69,20 +70,23 @@ def _notify_command(config: Any) -> Any:
     return NotifyCommand(config.notify_command, where=config.where(config.notify_command_line))
 
 
-def _acp_agents(config: Any, wanted: str | None) -> Any:
-    """The ACP agents of the config file, for the dashboard (`AcpWorkbenchAgents`).
+def _acp_agents(config: Any, wanted: str | None) -> tuple[Any, dict[str, Any]]:
+    """The ACP agents of the loaded config file, for the dashboard (`AcpWorkbenchAgents`), with
+    its MCP servers, which they are handed as our own agents are (`load_mcp_servers`).
 
     Raises:
-        ValueError: an `[acp.NAME]` table is wrong (`PATH:LINE: reason`), or `wanted` is not one
-            of them (the message lists those that are).
+        ValueError: an `[acp.NAME]` or `[mcp.NAME]` table is wrong (`PATH:LINE: reason`), or
+            `wanted` is not one of the agents (the message lists those that are).
     """
     from agent_tui.acp.config import load_acp_agents
     from agent_tui.acp.workbench_agents import AcpWorkbenchAgents, unknown_agent_message
+    from agent_tui.mcp.config import load_mcp_servers
 
     configs = load_acp_agents(config)
     if wanted is not None and wanted not in configs:
         raise ValueError(unknown_agent_message(wanted, configs, config.path))
-    return AcpWorkbenchAgents(configs, where=config.path)
+    servers = load_mcp_servers(config)
+    return AcpWorkbenchAgents(configs, where=config.path, mcp_servers=servers), servers
 
 
 def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
@@ -96,7 +100,6 @@ def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
     """
     from agent_tui.providers.config import ConfigError, resolve_settings
     from agent_tui.providers.factory import build_provider
-    from agent_tui.runtime.model_router import ModelChoice
 
     config = args.config
     flags = {"provider": args.provider, "model": args.model, "base_url": args.base_url}
@@ -104,16 +107,7 @@ def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
     if chosen is None:
         return [], NO_MODEL_NOTICE
     provider = build_provider(chosen)
-    choices = [
-        ModelChoice(
-            chosen.profile or "default",
-            f"{chosen.provider} · {chosen.model}",
-            build=lambda: provider,
-            provider=chosen.provider,
-            model=chosen.model,
-            budget=chosen.budget,
-        )
-    ]
+    choices = [_choice(chosen.profile or "default", chosen, lambda: provider)]
     for name in sorted(config.profiles):
         if name == chosen.profile:
             continue
@@ -122,14 +116,15 @@ def _model_choices(args: argparse.Namespace) -> tuple[list[Any], str | None]:
         except ConfigError:
             continue  # a broken profile nobody asked for does not stop the dashboard
         if other is not None:
-            choices.append(
-                ModelChoice(
-                    name,
-                    f"{other.provider} · {other.model}",
-                    build=partial(build_provider, other),
-                    provider=other.provider,
-                    model=other.model,
-                    budget=other.budget,
-                )
-            )
+            choices.append(_choice(name, other, partial(build_provider, other)))
     return choices, None
+
+
+def _choice(name: str, settings: Any, build: Callable[[], Any]) -> Any:
+    """The form's entry (a `ModelChoice`) for the model `settings` name, made by `build` when used."""
+    from agent_tui.runtime.model_router import ModelChoice
+
+    shown = f"{settings.provider} · {settings.model}"
+    return ModelChoice(
+        name, shown, build=build, provider=settings.provider, model=settings.model, budget=settings.budget
+    )

@@ -49,13 +49,14 @@ def cmd_web(args: argparse.Namespace) -> int:
     if not 1 <= max_tabs <= MOST_TABS:
         return fail(f"--max-tabs {max_tabs}: not a number of tabs (1 to {MOST_TABS})", EXIT_USAGE)
     try:
-        settings = bus_settings(args.config or load_config(), flag_url=args.web_bus)
+        config = args.config or load_config()
+        settings = bus_settings(config, flag_url=args.web_bus)
     except (ConfigError, BusConfigError) as error:
         return fail(str(error), EXIT_USAGE)
     local = settings.url in (None, LOCAL)
     try:
-        command = _tab_command(settings, local)
-        target = resolve_target("local" if local else args.web_bus)
+        command = _tab_command(settings, local, config)
+        target = resolve_target("local" if local else args.web_bus, config)
         asyncio.run(_probe(target))
         token = TokenStore().load(new=args.new_token)
     except (BusUnreachable, LocalHostError, TokenStoreError) as error:
@@ -68,7 +69,7 @@ def cmd_web(args: argparse.Namespace) -> int:
         return fail(str(error), EXIT_USAGE)
 
 
-def _tab_command(settings: Any, local: bool) -> Any:
+def _tab_command(settings: Any, local: bool, config: Any) -> Any:
     """How a tab runs `agent-tui attach` (a `TabCommand`): on this machine's private bus, whose
     `agent-tui serve` is started here when none runs, or on the bus `settings` name.
 
@@ -81,7 +82,7 @@ def _tab_command(settings: Any, local: bool) -> Any:
     attach = [sys.executable, "-P", "-m", "agent_tui", "attach"]
     if not local:
         return TabCommand(attach, _bus_environment(settings))
-    if not asyncio.run(serve_host_running()):
+    if not asyncio.run(serve_host_running(config)):
         project = Path.cwd()
         started = start_serve_host(project)
         say(

@@ -20,7 +20,8 @@ projects = ["~/code/site"]         # only for sessions working under these direc
 
 Invariants:
 - the file is the one model profiles and ACP agents live in (`providers.config.config_path`),
-  read with `tomllib`; a missing file declares no servers;
+  read once per process (`load_config`) and handed down as the loaded `Config`; a missing file
+  declares no servers;
 - a secret never comes from the file: `env` holds variable names (as `[acp.NAME] env` does) and
   a header takes its value from `${NAME}` references, which are filled from our environment when
   the server is reached; a header whose name looks secret must use one;
@@ -49,7 +50,6 @@ __all__ = [
     "McpConfigError",
     "McpServerConfig",
     "check_server",
-    "configured_mcp_servers",
     "enabled_servers",
     "load_mcp_servers",
 ]
@@ -199,15 +199,6 @@ def load_mcp_servers(source: Path | Config | None = None) -> dict[str, McpServer
         return lambda *keys: f"{path}:{lines.line('mcp', name, *keys)}"
 
     return {name: check_server(name, table, where_in(name)) for name, table in tables.items()}
-
-
-def configured_mcp_servers() -> dict[str, McpServerConfig]:
-    """The config file's servers, or none when the file is wrong (the commands that start
-    sessions check it first and say what is wrong: `load_mcp_servers`)."""
-    try:
-        return load_mcp_servers()
-    except McpConfigError:
-        return {}
 
 
 def enabled_servers(

@@ -237,15 +237,6 @@ def read_named_tables(source: Path | Config, section: str) -> tuple[dict[str, An
     return tables, lines
 
 
-def configured_prices(env: Mapping[str, str] = ENVIRONMENT) -> PriceTable:
-    """The price table in force: the config file's (`Config.price_table`), or the shipped one
-    when the file cannot be read (the command that opened the dashboard said why already)."""
-    try:
-        return load_config(config_path(env)).price_table()
-    except ConfigError:
-        return shipped_prices()
-
-
 def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
     """The one way a file that is not TOML is said, by every reader of the config file:
     `PATH:LINE: reason (column N)`, or `PATH: reason (at the end of the file)`."""

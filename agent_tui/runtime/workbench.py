@@ -67,9 +67,8 @@ from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
-from agent_tui.mcp.config import McpServerConfig, configured_mcp_servers
+from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
-from agent_tui.providers.config import configured_prices
 from agent_tui.providers.prompt import system_prompt
 from agent_tui.reducer.earlier_spend import EarlierSpend, usage_events
 from agent_tui.replay.catalog import CatalogEntry, created_event, read_entry
@@ -219,10 +218,10 @@ class Workbench(FinishingActions):
         """A workbench with its own engine: logs in `sessions_dir`, the user's rules for the
         project (kept under `data_dir`, the platform's user data directory by default), the
         project's own rules file once accepted, and the coding-agent prompt for the project
-        (its tools, rules and `AGENTS.md`). Model calls are priced by `prices`, by default the
-        config file's table (the shipped prices with its `[prices]`); a root agent's MCP servers
-        are `mcp_servers`, by default the config file's `[mcp.NAME]` for its model's profile;
-        `notice` is told of each that does not start.
+        (its tools, rules and `AGENTS.md`). Model calls are priced by `prices` (the loaded config's
+        `price_table()`; by default the shipped prices); a root agent's MCP servers are those of
+        `mcp_servers` (the loaded config's `[mcp.NAME]`; by default none) for its model's
+        profile; `notice` is told of each that does not start. The config file is not read here.
 
         With no `models` (only external agents configured), our own agents cannot be started,
         and a stored one that is continued ends its turn saying no model is configured."""
@@ -235,9 +234,8 @@ class Workbench(FinishingActions):
         router = ProviderRouter(models or [_no_model()], parent_of)
         permissions = permission_engine(DEFAULT_POLICY, project=project, data_dir=data_dir)
         # A root agent's MCP servers are those of its model's profile (picked in the form).
-        configs = mcp_servers if mcp_servers is not None else configured_mcp_servers()
         servers = McpServers(
-            configs,
+            mcp_servers or {},
             lambda session_id: router.choice_for(session_id).name,
             notice=notice or (lambda text: None),
         )
@@ -249,7 +247,7 @@ class Workbench(FinishingActions):
             questions=questions,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory (or worktree), tools, AGENTS.md
-            prices=prices if prices is not None else configured_prices(),
+            prices=prices,
             session_tools=servers,
         )
         SubAgents(engine)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 
@@ -32,8 +32,10 @@ from textual.worker import Worker, WorkerState
 from agent_tui.events import Event, counted, visible
 from agent_tui.ports import (
     ExternalAgents,
+    McpServerConfig,
     ModelChoice,
     NotifyCommand,
+    PriceTable,
     demo_scenario_path,
     exit_status,
     listen_for_leave_signals,
@@ -79,6 +81,7 @@ class AgentTuiApp(AgentTuiBase):
         prompt: start an agent with this prompt at launch.
         external: external (ACP) agents the new-agent form offers besides the models.
         agent: start this external agent at launch (with `prompt`, if given).
+        prices, mcp_servers: a project run's prices and MCP servers (from the loaded config).
         notice: a sentence shown once the dashboard is up (e.g. how to configure a model).
         warning: a sentence shown once in the top line when the dashboard is up (e.g. that shell
             commands run without a sandbox).
@@ -106,6 +109,8 @@ class AgentTuiApp(AgentTuiBase):
         prompt: str | None = None,
         external: ExternalAgents | None = None,
         agent: str | None = None,
+        prices: PriceTable | None = None,
+        mcp_servers: Mapping[str, McpServerConfig] | None = None,
         notice: str | None = None,
         warning: str | None = None,
         clock: Callable[[], int] | None = None,
@@ -133,6 +138,8 @@ class AgentTuiApp(AgentTuiBase):
                 prompt=prompt,
                 external=external,
                 agent=agent,
+                prices=prices,
+                mcp_servers=mcp_servers,
             )
             if scenario_path is not None:
                 self._mode = f"live · {scenario_path.stem}"
@@ -457,9 +464,12 @@ def run_dashboard(
     external: ExternalAgents | None = None,
     agent: str | None = None,
     notify_command: NotifyCommand | None = None,
+    prices: PriceTable | None = None,
+    mcp_servers: Mapping[str, McpServerConfig] | None = None,
 ) -> int:
     """`agent-tui`: the dashboard on `project` with `models` and the `external` agents, or (none of
-    either) the built-in demo; `agent` starts that external agent at launch.
+    either) the built-in demo; `agent` starts that external agent at launch. `prices` and
+    `mcp_servers` are the loaded config file's (the dashboard reads no file of its own).
 
     Returns the exit status; says where the logs are once the terminal is back.
     """
@@ -472,6 +482,8 @@ def run_dashboard(
         prompt=prompt,
         external=None if demo else external,
         agent=None if demo else agent,
+        prices=prices,
+        mcp_servers=mcp_servers,
         notice=notice if demo else None,
         warning=warning,
         notify_command=notify_command,

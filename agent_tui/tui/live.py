@@ -25,7 +25,7 @@ Invariants:
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import anyio
@@ -39,7 +39,9 @@ from agent_tui.ports import (
     CommandClient,
     CommandExecutor,
     ExternalAgents,
+    McpServerConfig,
     ModelChoice,
+    PriceTable,
     ProjectRulesState,
     Questions,
     Reply,
@@ -85,6 +87,8 @@ class LiveRun:
         external: the external (ACP) agents the form offers besides the models.
         agent: start this external agent once the run is up (`agent-tui --agent`), with
             `prompt` if given (else it waits for its first prompt from the composer).
+        prices, mcp_servers: a project run's prices and MCP servers, from the config file the
+            command read (`Workbench.for_project`).
     """
 
     def __init__(
@@ -99,6 +103,8 @@ class LiveRun:
         prompt: str | None = None,
         external: ExternalAgents | None = None,
         agent: str | None = None,
+        prices: PriceTable | None = None,
+        mcp_servers: Mapping[str, McpServerConfig] | None = None,
     ) -> None:
         if scenario_path is None and (project is None or not (models or (external and external.names()))):
             raise ValueError("a project run needs a project directory and a model or an external agent")
@@ -110,6 +116,7 @@ class LiveRun:
         self.prompt = prompt
         self.external = external
         self.agent = agent
+        self.prices, self.mcp_servers = prices, mcp_servers
         self._post = post
         self.questions = Questions(None)
         """The engine's questions: the user answers them from the approval queue."""
@@ -153,6 +160,8 @@ class LiveRun:
                 models=self.models,
                 questions=self.questions,
                 external=self.external,
+                prices=self.prices,
+                mcp_servers=self.mcp_servers,
                 notice=lambda text: self._post(McpServerDown(text)),
             )
         scenario = load_scenario(self.scenario_path)

@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_tui.providers.config import Config
+
 SERVE_LOG = "web-serve.log"
 START_TIMEOUT_S = 60.0
 SERVING = " serves "
@@ -37,8 +39,9 @@ class StartedHost:
     log: Path
 
 
-async def serve_host_running() -> bool:
-    """Whether a `serve` host of this machine is on the private bus now."""
+async def serve_host_running(config: Config) -> bool:
+    """Whether a `serve` host of this machine is on the private bus now (`config`: the loaded
+    config file, whose `[bus]` credentials reach it)."""
     from agent_tui.bus.attach_target import BusUnreachable, connect, resolve_target
     from agent_tui.bus.local_server import LocalServerError, running_local_server
     from agent_tui.bus.presence import machine
@@ -50,7 +53,7 @@ async def serve_host_running() -> bool:
     except LocalServerError as error:
         raise LocalHostError(str(error)) from None
     try:
-        client = await connect(resolve_target("local"), name="agent-tui-web-probe")
+        client = await connect(resolve_target("local", config), name="agent-tui-web-probe")
     except BusUnreachable:
         return False
     try:
