@@ -220,8 +220,12 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
             lambda: "✗ served end" in tree_line(app, sid) and "was killed by SIGKILL" in tree_line(app, sid),
             "the tree's reason",
         )
-        assert "served was killed by SIGKILL" in detail_text(app)
-        assert not live.questions.waiting() and app.dashboard.queue.count == 0
+        # The tree line and the detail panel are redrawn by the same throttle, not the same frame.
+        await wait_for(
+            pilot, lambda: "served was killed by SIGKILL" in detail_text(app), "the detail's reason"
+        )
+        await wait_for(pilot, lambda: app.dashboard.queue.count == 0, "the queue emptied")
+        assert not live.questions.waiting()
 
         # A follow-up to a dead agent is refused with the reason; the text stays.
         await send(pilot, "Hello?")

@@ -162,6 +162,8 @@ class Workbench(FinishingActions):
             `external` offers agents).
         router: routes sessions to their model (None: every session uses `engine.provider`).
         external: agents run by programs of their own (ACP agents), or None.
+        data_dir: the user data directory the search index of `sessions_dir` is kept under (None:
+            the platform's).
     """
 
     def __init__(
@@ -173,8 +175,10 @@ class Workbench(FinishingActions):
         models: list[ModelChoice],
         router: ProviderRouter | None = None,
         external: ExternalAgents | None = None,
+        data_dir: Path | None = None,
     ) -> None:
         self.engine = engine
+        self.data_dir = data_dir
         self.project = project
         self.sessions_dir = sessions_dir
         self.models = list(models)
@@ -259,6 +263,7 @@ class Workbench(FinishingActions):
             models=models,
             router=router,
             external=external,
+            data_dir=data_dir,
         )
 
     @asynccontextmanager
@@ -428,7 +433,7 @@ class Workbench(FinishingActions):
         if not wanted:
             return []
         try:
-            spent = await anyio.to_thread.run_sync(logs_spend, [s.path for s in stored])
+            spent = await anyio.to_thread.run_sync(logs_spend, [s.path for s in stored], self.data_dir)
         except SearchError as error:
             return [f"{error} (what the sessions spent before their last turns is left out)"]
         for sid, entry in wanted.items():
