@@ -88,7 +88,9 @@ class BudgetKeeper:
         self.index.track(event)
 
     def hear(self, event: Event) -> None:
-        """The engine's listener: track a live event, then act on what it changed."""
+        """The engine's listener: track a live event, then act on what it changed (its index
+        opens and closes turns from `turn.started`/`turn.completed`, as it does for a reopened
+        log's turns, which were never run here)."""
         kind = event.type
         if kind not in _HEARD:  # most events (deltas, tool output): one set lookup
             return

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 class EventPrinter:
     """A listener for `SessionEngine.subscribe` that prints a readable run log.
 
+    It prints a turn's end from its stored `turn.completed`, in store order with the rest.
+
     Args:
         out: where to print.
         quiet: print nothing per event (only `summary`).

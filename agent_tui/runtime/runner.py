@@ -174,21 +174,10 @@ class ScenarioRun:
         Must run inside `async with run.engine`.
         """
         result = RunResult()
-
-        def record(event: Event) -> None:
-            if event.type == "turn.started":
-                result.stop_reasons[event.session_id] = None
-            elif event.type == "turn.completed":
-                result.stop_reasons[event.session_id] = event.payload["stopReason"]
-
-        unsubscribe = self.engine.subscribe(record)
-        try:
-            async with anyio.create_task_group() as group:
-                for session, cwd in zip(self.scenario.sessions, self.cwds, strict=True):
-                    group.start_soon(self._run_scenario_session, session, cwd, result)
-            await self.wait_idle(result)
-        finally:
-            unsubscribe()
+        async with anyio.create_task_group() as group:
+            for session, cwd in zip(self.scenario.sessions, self.cwds, strict=True):
+                group.start_soon(self._run_scenario_session, session, cwd, result)
+        await self.wait_idle(result)
         return result
 
     async def _run_scenario_session(self, session: ScenarioSession, cwd: Path, result: RunResult) -> None:
@@ -218,7 +207,8 @@ class ScenarioRun:
 
     async def wait_idle(self, result: RunResult | None = None) -> None:
         """Wait until no turn of any session is running (children included); then note in
-        `result` every session whose last turn failed outside the model (the store, a bug)."""
+        `result` how each session's last turn ended (the engine's `TurnEnd`; None: it never
+        settled) and every one that failed outside the model (the store, a bug)."""
         while True:
             unfinished = self.engine.unfinished_turns()
             if not unfinished:
@@ -230,8 +220,10 @@ class ScenarioRun:
         if result is None:
             return
         for info in self.engine.sessions():
-            error = info.turn.error if info.turn is not None else None
-            if error is not None:
+            if (turn := info.turn) is None:
+                continue
+            result.stop_reasons[info.id] = turn.end.stop_reason if turn.end is not None else None
+            if (error := turn.error) is not None:
                 cause = error.__cause__
                 detail = f" ({cause})" if cause is not None else ""
                 result.errors.append(f"{error}{detail}")

@@ -98,6 +98,9 @@ def snapshot_tree(root: Path) -> str:
 class TurnRecorder:
     """Records what each turn of an engine's sessions found (see the module contract).
 
+    An event listener, not a turn-end hook: each snapshot is the tree as it was when the event
+    was stored, before the next write or turn can change it.
+
     Args:
         sessions_dir: where the logs are; records go beside them.
         cwd_of: the session's working directory.
