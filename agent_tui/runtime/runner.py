@@ -220,10 +220,10 @@ class ScenarioRun:
         if result is None:
             return
         for info in self.engine.sessions():
-            if (turn := info.turn) is None:
+            if (last := info.turn) is None:
                 continue
-            result.stop_reasons[info.id] = turn.end.stop_reason if turn.end is not None else None
-            if (error := turn.error) is not None:
+            result.stop_reasons[info.id] = last.end.stop_reason if last.end is not None else None
+            if (error := last.error) is not None:
                 cause = error.__cause__
                 detail = f" ({cause})" if cause is not None else ""
                 result.errors.append(f"{error}{detail}")
