@@ -24,7 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,11 +32,12 @@ import anyio
 
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.context import ContextBuilder
+from agent_tui.engine.context import ContextBuilder, TokenEstimate
 from agent_tui.engine.provider import (
     ModelMessage,
     ModelProvider,
     ModelRequest,
+    ProviderChunk,
     Retrying,
     StepDone,
     TextDelta,
@@ -171,14 +172,9 @@ class ModelLoop:
             turn.step += 1
             step = turn.step
             transcript = info.transcript
-            estimate = builder.preflight(transcript)
-            if estimate.total > limit:
-                summary = builder.compact(transcript.messages)
-                after = builder.estimate([ModelMessage("user", summary)])
-                await writer.compacted(step, estimate.total, after.total, summary)
-                estimate = builder.preflight(transcript)
-                if estimate.total > limit:
-                    return TurnEnd.failed("context_overflow")
+            estimate = await _fitted(turn, builder, limit)
+            if estimate is None:
+                return TurnEnd.failed("context_overflow")
             messages = transcript.messages
             sent_tokens = transcript.tokens
             await writer.context_built(step, estimate.as_payload(), limit)
@@ -222,10 +218,7 @@ class ModelLoop:
         calls: list[OpenCall] = []
         prompt_tokens: int | None = None
         finished = False
-        try:
-            stream = self.provider.stream(request)
-        except Exception as error:  # e.g. a provider that cannot be built for this session
-            raise _ModelFailed(_failure_text(error)) from error
+        stream = self._open(request)
         try:
             while True:
                 # Only this await is the model's: what the engine does with a chunk (storing it,
@@ -257,18 +250,17 @@ class ModelLoop:
                         prompt_tokens = chunk.prompt_tokens
             finished = True
         finally:
-            # An async generator run to its end has nothing left to close; any other iterator
-            # may hold a connection until `aclose`.
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None and not (finished and inspect.isasyncgen(stream)):
-                with anyio.CancelScope(shield=True):
-                    try:
-                        await aclose()
-                    except Exception:
-                        pass
+            await _close(stream, finished)
         if turn.cancel_requested:
             raise Cancelled
         return calls, prompt_tokens
+
+    def _open(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
+        """The model's stream for one call; raises `_ModelFailed` when it cannot be opened."""
+        try:
+            return self.provider.stream(request)
+        except Exception as error:  # e.g. a provider that cannot be built for this session
+            raise _ModelFailed(_failure_text(error)) from error
 
     @staticmethod
     def _call_id(turn: TurnHandle, chunk: ToolCall) -> str:
@@ -279,6 +271,33 @@ class ModelLoop:
         call_id = given if given and given not in turn.call_ids else new_id("call")
         turn.call_ids.add(call_id)
         return call_id
+
+
+async def _fitted(turn: TurnHandle, builder: ContextBuilder, limit: int) -> TokenEstimate | None:
+    """The context of the turn's next step, compacted first when it is over the window's limit;
+    None when even the compacted one does not fit."""
+    transcript = turn.session.transcript
+    estimate = builder.preflight(transcript)
+    if estimate.total > limit:
+        summary = builder.compact(transcript.messages)
+        after = builder.estimate([ModelMessage("user", summary)])
+        await turn.writer.compacted(turn.step, estimate.total, after.total, summary)
+        estimate = builder.preflight(transcript)
+        if estimate.total > limit:
+            return None
+    return estimate
+
+
+async def _close(stream: AsyncIterator[ProviderChunk], finished: bool) -> None:
+    """Close a model's stream: an async generator run to its end has nothing left to close; any
+    other iterator may hold a connection until `aclose`."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None and not (finished and inspect.isasyncgen(stream)):
+        with anyio.CancelScope(shield=True):
+            try:
+                await aclose()
+            except Exception:
+                pass
 
 
 def _failure_text(error: BaseException) -> str:
