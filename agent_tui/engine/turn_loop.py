@@ -24,7 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -180,14 +180,7 @@ class ModelLoop:
             await writer.context_built(step, estimate.as_payload(), limit)
             if turn.cancel_requested:  # stopped as the call was prepared (a budget's preflight)
                 raise Cancelled
-            request = ModelRequest(
-                session_id=info.id,
-                turn_id=turn.turn_id,
-                step=step,
-                messages=builder.request_messages(messages),
-                tools=builder.tool_schemas,
-                agent_name=info.agent_name,
-            )
+            request = _request(turn, builder, messages)
             calls, prompt_tokens = await self._call_model(turn, request, usage)
             if prompt_tokens is not None:
                 transcript.record_prompt_tokens(prompt_tokens, sent_tokens)
@@ -213,7 +206,6 @@ class ModelLoop:
             The tool calls asked for, and the prompt tokens the provider counted for this call
             (None when it did not say).
         """
-        info = turn.session
         writer = turn.writer
         calls: list[OpenCall] = []
         prompt_tokens: int | None = None
@@ -239,7 +231,7 @@ class ModelLoop:
                 elif isinstance(chunk, ToolCall):
                     call_id = self._call_id(turn, chunk)
                     await writer.request_call(call_id, chunk.tool, dict(chunk.args))
-                    calls.append(info.open_calls[call_id])  # the call as stored
+                    calls.append(turn.session.open_calls[call_id])  # the call as stored
                 elif isinstance(chunk, Retrying):
                     await writer.retry(chunk.attempt, chunk.delay_ms, chunk.reason)
                 elif isinstance(chunk, StepDone):
@@ -271,6 +263,18 @@ class ModelLoop:
         call_id = given if given and given not in turn.call_ids else new_id("call")
         turn.call_ids.add(call_id)
         return call_id
+
+
+def _request(turn: TurnHandle, builder: ContextBuilder, messages: Sequence[ModelMessage]) -> ModelRequest:
+    """The model call of the turn's current step."""
+    return ModelRequest(
+        session_id=turn.session_id,
+        turn_id=turn.turn_id,
+        step=turn.step,
+        messages=builder.request_messages(messages),
+        tools=builder.tool_schemas,
+        agent_name=turn.session.agent_name,
+    )
 
 
 async def _fitted(turn: TurnHandle, builder: ContextBuilder, limit: int) -> TokenEstimate | None:
