@@ -162,11 +162,10 @@ class TranscriptBuilder:
                 ModelMessage("tool", payload["result"], payload["toolCallId"], payload["tool"])
             )
         elif kind == "tool.failed":
-            text = tool_failure_text(payload)
-            self._messages.append(ModelMessage("tool", text, payload["toolCallId"], payload["tool"]))
+            failure = tool_failure_text(payload)
+            self._messages.append(ModelMessage("tool", failure, payload["toolCallId"], payload["tool"]))
         elif kind == "subagent.delivered":
-            text = delivery_text(payload)
-            self._messages.append(ModelMessage("user", text))
+            self._messages.append(ModelMessage("user", delivery_text(payload)))
         elif kind == "turn.rewound":
             self._messages.append(ModelMessage("user", rewind_text(payload)))
         elif kind == "context.compacted":

@@ -8,7 +8,6 @@ class EventStoreFailure(RuntimeError):
 
     def __init__(self, session_id: str, sequence: int, event_type: str) -> None:
         super().__init__(f"could not store {event_type} #{sequence} of session {session_id}")
-        self.session_id = session_id
         self.sequence = sequence
         self.event_type = event_type
 
@@ -18,7 +17,6 @@ class TurnConflict(RuntimeError):
 
     def __init__(self, session_id: str) -> None:
         super().__init__(f"session {session_id} already has a running turn")
-        self.session_id = session_id
 
 
 class UnknownSession(KeyError):

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import Risk
 from agent_tui.safety import shell_programs
+from agent_tui.store.whole_file import write_whole
 
 __all__ = [
     "PermissionRule",
@@ -112,6 +113,18 @@ def parse_rules(path: Path, raw: bytes) -> list[PermissionRule]:
         return list(_RulesFile.model_validate(data).rules)
     except ValidationError as error:
         raise PermissionRulesError(path, _describe(error)) from None
+
+
+def write_document(path: Path, document: Mapping[str, Any]) -> None:
+    """Write a rules or acceptances file whole, indented.
+
+    Raises:
+        PermissionRulesError: it cannot be written.
+    """
+    try:
+        write_whole(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+    except OSError as error:
+        raise PermissionRulesError(path, f"cannot write ({error.strerror})") from None
 
 
 def as_mapping(args: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:

@@ -38,12 +38,12 @@ from agent_tui.engine.permission_rules import (
     as_mapping,
     first_match,
     parse_rules,
+    write_document,
 )
 from agent_tui.engine.project_rules import ProjectRules
 from agent_tui.engine.protected_paths import ProtectedChange, protected_change
 from agent_tui.events.model import Decision, Remember, Risk
 from agent_tui.safety import RISK_ORDER, classify_shell, riskiest, shell_programs
-from agent_tui.store.whole_file import write_whole
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -202,17 +202,10 @@ class _RulesStore:
 
     def _write(self, rules: list[PermissionRule]) -> None:
         assert self.path is not None
-        document: dict[str, Any] = {"version": 1}
-        if self.project is not None:
-            document["project"] = self.project
-        document |= {
-            "rules": [rule.model_dump(exclude_none=True) for rule in rules],
-        }
-        data = orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
-        try:
-            write_whole(self.path, data)
-        except OSError as error:
-            raise PermissionRulesError(self.path, f"cannot write ({error.strerror})") from None
+        project = {"project": self.project} if self.project is not None else {}
+        write_document(
+            self.path, {"version": 1, **project, "rules": [r.model_dump(exclude_none=True) for r in rules]}
+        )
 
 
 class PermissionEngine:
@@ -283,9 +276,7 @@ class PermissionEngine:
         rules, byTool, byRisk, default, ask. A `protected` change is never allowed by any of
         them: an allow becomes an `ask` with the change's warning (a deny stays a deny)."""
         verdict = self._decide(session_id, tool, args, risk)
-        if protected is None:
-            return verdict
-        if verdict.decision == "deny":
+        if protected is None or verdict.decision == "deny":
             return verdict
         decided = f"; {verdict.policy} would allow it" if verdict.decision == "allow" else ""
         return Verdict(

@@ -22,13 +22,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import orjson
 
-from agent_tui.engine.permission_rules import PermissionRule, PermissionRulesError, parse_rules
-from agent_tui.store.whole_file import write_whole
+from agent_tui.engine.permission_rules import (
+    PermissionRule,
+    PermissionRulesError,
+    parse_rules,
+    write_document,
+)
 
 __all__ = ["AcceptedRules", "ProjectRules", "ProjectRulesState"]
 
@@ -71,11 +75,7 @@ class AcceptedRules:
         """
         accepted = self._read()
         accepted[key] = digest
-        data = orjson.dumps({"version": 1, "accepted": accepted}, option=orjson.OPT_INDENT_2) + b"\n"
-        try:
-            write_whole(self.path, data)
-        except OSError as error:
-            raise PermissionRulesError(self.path, f"cannot write ({error.strerror})") from None
+        write_document(self.path, {"version": 1, "accepted": accepted})
 
     def _read(self) -> dict[str, object]:
         try:
@@ -114,9 +114,7 @@ class ProjectRules:
         state = self._state
         accepted = state.digest is not None and self.accepted.digest_for(self.key) == state.digest
         if accepted != state.accepted:
-            state = self._state = ProjectRulesState(
-                state.path, state.digest, state.rules, state.problem, accepted
-            )
+            state = self._state = replace(state, accepted=accepted)
         return state
 
     def active(self) -> list[PermissionRule]:

@@ -71,8 +71,6 @@ class ScenarioError(ValueError):
 
     def __init__(self, source: str, where: str, reason: str) -> None:
         super().__init__(f"{source}: {where}: {reason}" if where else f"{source}: {reason}")
-        self.source = source
-        self.where = where
         self.reason = reason
 
 

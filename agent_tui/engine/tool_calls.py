@@ -21,12 +21,11 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import (
-    PermissionAnswer,
     PermissionEngine,
     PermissionRequest,
     PermissionRulesError,
@@ -69,64 +68,15 @@ class ToolCallRunner:
         writer = turn.writer
         info = turn.session
         router = info.router or self.router
-        args = call.args
         if turn.cancel_requested:
             raise Cancelled
         try:
-            tool, parsed = router.parse(call.tool, args)
+            tool, parsed = router.parse(call.tool, call.args)
         except ToolError as error:
             await writer.fail_call(call.call_id, call.tool, error.code, error.message)
             return
-        assessment = router.assess(call.tool, parsed, cwd=info.cwd)
-        risk = assessment.risk
-        preview = router.preview(args)
-        permissions = info.permissions or self.permissions
-        protected = permissions.protected_change(call.tool, parsed, risk, info.cwd)
-        warning = _joined(protected.warning if protected else None, assessment.warning)
-        await writer.request_permission(
-            call.call_id, call.tool, new_id("perm"), risk, preview, reason=assessment.reason, warning=warning
-        )
-        try:
-            verdict = permissions.evaluate(info.id, call.tool, args, risk, protected=protected)
-        except PermissionRulesError as error:  # the rules cannot be read now: no rule allows it
-            verdict = Verdict("deny", "rules", reason=f"the permission rules cannot be used: {error}")
-        warning = _joined(protected.warning if protected else None, assessment.warning or verdict.warning)
-        if verdict.decision == "ask":
-            await writer.resolve(
-                call.call_id,
-                call.request_id,
-                "ask",
-                "policy",
-                policy=verdict.policy,
-                reason=verdict.warning or verdict.reason,
-            )
-            answer = await self._ask(turn, call, risk, preview, args, warning, assessment.reason)
-            await writer.resolve(
-                call.call_id,
-                call.request_id,
-                answer.decision,
-                answer.actor,
-                remember=answer.remember if answer.actor == "user" else None,
-                reason=answer.reason,
-                by=dict(answer.by) if answer.by else None,
-            )
-            if answer.actor == "user":
-                try:
-                    permissions.remember(info.id, call.tool, args, risk, answer)
-                except PermissionRulesError:
-                    pass  # the answer still decides this call; the next one meets the same error
-            allowed = answer.decision == "allow"
-        else:
-            await writer.resolve(
-                call.call_id,
-                call.request_id,
-                verdict.decision,
-                "system" if verdict.policy == "rules" else "policy",
-                policy=verdict.policy,
-                reason=verdict.reason,
-            )
-            allowed = verdict.decision == "allow"
-        if not allowed:
+        preview = router.preview(call.args)
+        if not await self._allowed(turn, call, router, parsed, preview):
             await writer.deny(call.call_id, call.tool)
             return
         if turn.cancel_requested:
@@ -138,28 +88,62 @@ class ToolCallRunner:
             await writer.call_output(call_id, stream, text)
 
         context = router.make_context(
-            cwd=info.cwd,
-            session_id=info.id,
-            turn_id=turn.turn_id,
-            tool_call_id=call.call_id,
-            on_output=on_output,
+            cwd=info.cwd, session_id=info.id, turn_id=turn.turn_id, tool_call_id=call_id, on_output=on_output
         )
         result = await router.run(tool, parsed, context)
         if not result.ok:
-            await writer.fail_call(call.call_id, call.tool, result.error_code or "unknown", result.text)
+            await writer.fail_call(call_id, call.tool, result.error_code or "unknown", result.text)
             return
-        await writer.complete_call(call.call_id, call.tool, result.text, result.exit_code, result.truncated)
+        await writer.complete_call(call_id, call.tool, result.text, result.exit_code, result.truncated)
 
-    async def _ask(
+    async def _allowed(
+        self, turn: TurnHandle, call: OpenCall, router: ToolRouter, parsed: Any, preview: str
+    ) -> bool:
+        """Store the call's permission request and its answer (the policy's, or the person's)."""
+        writer = turn.writer
+        info = turn.session
+        assessment = router.assess(call.tool, parsed, cwd=info.cwd)
+        risk = assessment.risk
+        permissions = info.permissions or self.permissions
+        protected = permissions.protected_change(call.tool, parsed, risk, info.cwd)
+        warning = _joined(protected.warning if protected else None, assessment.warning)
+        await writer.request_permission(
+            call.call_id, call.tool, new_id("perm"), risk, preview, reason=assessment.reason, warning=warning
+        )
+        try:
+            verdict = permissions.evaluate(info.id, call.tool, call.args, risk, protected=protected)
+        except PermissionRulesError as error:  # the rules cannot be read now: no rule allows it
+            verdict = Verdict("deny", "rules", reason=f"the permission rules cannot be used: {error}")
+        if verdict.decision != "ask":
+            actor = "system" if verdict.policy == "rules" else "policy"
+            await writer.resolve(
+                call.call_id,
+                call.request_id,
+                verdict.decision,
+                actor,
+                policy=verdict.policy,
+                reason=verdict.reason,
+            )
+            return verdict.decision == "allow"
+        reason = verdict.warning or verdict.reason
+        await writer.resolve(
+            call.call_id, call.request_id, "ask", "policy", policy=verdict.policy, reason=reason
+        )
+        warning = _joined(protected.warning if protected else None, assessment.warning or verdict.warning)
+        return await self._asked(turn, call, permissions, risk, preview, warning, assessment.reason)
+
+    async def _asked(
         self,
         turn: TurnHandle,
         call: OpenCall,
+        permissions: PermissionEngine,
         risk: Risk,
         preview: str,
-        args: Mapping[str, Any],
         warning: str | None,
         reason: str | None,
-    ) -> PermissionAnswer:
+    ) -> bool:
+        """Put the call's question to `Questions`, store the answer, and keep what the person
+        asked to remember."""
         request = PermissionRequest(
             session_id=turn.session_id,
             turn_id=turn.turn_id,
@@ -168,12 +152,28 @@ class ToolCallRunner:
             tool=call.tool,
             risk=risk,
             args_preview=preview,
-            args=dict(args),
+            args=dict(call.args),
             agent_path=self.agent_path(turn.session_id),
             warning=warning,
             reason=reason,
         )
-        return await self.questions.ask(request)
+        answer = await self.questions.ask(request)
+        user = answer.actor == "user"
+        await turn.writer.resolve(
+            call.call_id,
+            call.request_id,
+            answer.decision,
+            answer.actor,
+            remember=answer.remember if user else None,
+            reason=answer.reason,
+            by=dict(answer.by) if answer.by else None,
+        )
+        if user:
+            try:
+                permissions.remember(turn.session_id, call.tool, call.args, risk, answer)
+            except PermissionRulesError:
+                pass  # the answer still decides this call; the next one meets the same error
+        return answer.decision == "allow"
 
 
 def _joined(*warnings: str | None) -> str | None:

@@ -24,7 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,11 +32,12 @@ import anyio
 
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.context import ContextBuilder
+from agent_tui.engine.context import ContextBuilder, TokenEstimate
 from agent_tui.engine.provider import (
     ModelMessage,
     ModelProvider,
     ModelRequest,
+    ProviderChunk,
     Retrying,
     StepDone,
     TextDelta,
@@ -171,27 +172,15 @@ class ModelLoop:
             turn.step += 1
             step = turn.step
             transcript = info.transcript
-            estimate = builder.preflight(transcript)
-            if estimate.total > limit:
-                summary = builder.compact(transcript.messages)
-                after = builder.estimate([ModelMessage("user", summary)])
-                await writer.compacted(step, estimate.total, after.total, summary)
-                estimate = builder.preflight(transcript)
-                if estimate.total > limit:
-                    return TurnEnd.failed("context_overflow")
+            estimate = await _fitted(turn, builder, limit)
+            if estimate is None:
+                return TurnEnd.failed("context_overflow")
             messages = transcript.messages
             sent_tokens = transcript.tokens
             await writer.context_built(step, estimate.as_payload(), limit)
             if turn.cancel_requested:  # stopped as the call was prepared (a budget's preflight)
                 raise Cancelled
-            request = ModelRequest(
-                session_id=info.id,
-                turn_id=turn.turn_id,
-                step=step,
-                messages=builder.request_messages(messages),
-                tools=builder.tool_schemas,
-                agent_name=info.agent_name,
-            )
+            request = _request(turn, builder, messages)
             calls, prompt_tokens = await self._call_model(turn, request, usage)
             if prompt_tokens is not None:
                 transcript.record_prompt_tokens(prompt_tokens, sent_tokens)
@@ -217,15 +206,11 @@ class ModelLoop:
             The tool calls asked for, and the prompt tokens the provider counted for this call
             (None when it did not say).
         """
-        info = turn.session
         writer = turn.writer
         calls: list[OpenCall] = []
         prompt_tokens: int | None = None
         finished = False
-        try:
-            stream = self.provider.stream(request)
-        except Exception as error:  # e.g. a provider that cannot be built for this session
-            raise _ModelFailed(_failure_text(error)) from error
+        stream = self._open(request)
         try:
             while True:
                 # Only this await is the model's: what the engine does with a chunk (storing it,
@@ -246,7 +231,7 @@ class ModelLoop:
                 elif isinstance(chunk, ToolCall):
                     call_id = self._call_id(turn, chunk)
                     await writer.request_call(call_id, chunk.tool, dict(chunk.args))
-                    calls.append(info.open_calls[call_id])  # the call as stored
+                    calls.append(turn.session.open_calls[call_id])  # the call as stored
                 elif isinstance(chunk, Retrying):
                     await writer.retry(chunk.attempt, chunk.delay_ms, chunk.reason)
                 elif isinstance(chunk, StepDone):
@@ -257,18 +242,17 @@ class ModelLoop:
                         prompt_tokens = chunk.prompt_tokens
             finished = True
         finally:
-            # An async generator run to its end has nothing left to close; any other iterator
-            # may hold a connection until `aclose`.
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None and not (finished and inspect.isasyncgen(stream)):
-                with anyio.CancelScope(shield=True):
-                    try:
-                        await aclose()
-                    except Exception:
-                        pass
+            await _close(stream, finished)
         if turn.cancel_requested:
             raise Cancelled
         return calls, prompt_tokens
+
+    def _open(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
+        """The model's stream for one call; raises `_ModelFailed` when it cannot be opened."""
+        try:
+            return self.provider.stream(request)
+        except Exception as error:  # e.g. a provider that cannot be built for this session
+            raise _ModelFailed(_failure_text(error)) from error
 
     @staticmethod
     def _call_id(turn: TurnHandle, chunk: ToolCall) -> str:
@@ -279,6 +263,45 @@ class ModelLoop:
         call_id = given if given and given not in turn.call_ids else new_id("call")
         turn.call_ids.add(call_id)
         return call_id
+
+
+def _request(turn: TurnHandle, builder: ContextBuilder, messages: Sequence[ModelMessage]) -> ModelRequest:
+    """The model call of the turn's current step."""
+    return ModelRequest(
+        session_id=turn.session_id,
+        turn_id=turn.turn_id,
+        step=turn.step,
+        messages=builder.request_messages(messages),
+        tools=builder.tool_schemas,
+        agent_name=turn.session.agent_name,
+    )
+
+
+async def _fitted(turn: TurnHandle, builder: ContextBuilder, limit: int) -> TokenEstimate | None:
+    """The context of the turn's next step, compacted first when it is over the window's limit;
+    None when even the compacted one does not fit."""
+    transcript = turn.session.transcript
+    estimate = builder.preflight(transcript)
+    if estimate.total > limit:
+        summary = builder.compact(transcript.messages)
+        after = builder.estimate([ModelMessage("user", summary)])
+        await turn.writer.compacted(turn.step, estimate.total, after.total, summary)
+        estimate = builder.preflight(transcript)
+        if estimate.total > limit:
+            return None
+    return estimate
+
+
+async def _close(stream: AsyncIterator[ProviderChunk], finished: bool) -> None:
+    """Close a model's stream: an async generator run to its end has nothing left to close; any
+    other iterator may hold a connection until `aclose`."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None and not (finished and inspect.isasyncgen(stream)):
+        with anyio.CancelScope(shield=True):
+            try:
+                await aclose()
+            except Exception:
+                pass
 
 
 def _failure_text(error: BaseException) -> str:
