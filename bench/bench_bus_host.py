@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_log import Row
 
 from agent_tui.bus.config import BusSettings
-from agent_tui.bus.host import BusHost, EngineActions
+from agent_tui.bus.host import BusHost
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import PermissionEngine, PolicyConfig
 from agent_tui.engine.scenario import Step
@@ -75,7 +75,7 @@ async def _one(root: Path, url: str | None) -> tuple[float, float]:
     events = 0
     async with engine:
         if host is not None:
-            host.attach(engine, EngineActions(engine, host.publisher))
+            host.attach(engine)
         ids = []
         for n in range(AGENTS):
             sid = await engine.create_session(cwd, agent_name=f"a{n}")

@@ -165,13 +165,18 @@ class AttachedBus:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(connection.close(), 5)
             raise BusUnreachable(str(taken)) from None
-        self.rights = ControlRights(self.name, self.target.bus_user, self._changed)
-        await self.rights.probe(connection)
+        self.rights = rights = ControlRights(self.name, self.target.bus_user, self._changed)
+        await rights.probe(connection)
         self._control = BusCommands(
             connection,
             Caller(dashboard=self.name, user=self.target.bus_user, host=machine()),
             timeout=self._control_timeout,
         )
+        await self._follow(js, rights)
+
+    async def _follow(self, js: JetStreamContext, rights: ControlRights) -> None:
+        """Follow presence and read the stream; a dashboard with rights on some hosts only
+        decides the hosts already present before the first event is read."""
         hold_limit, hole_grace = self._holes
         self._feed = StreamFeed(
             js,
@@ -185,10 +190,10 @@ class AttachedBus:
         )
         self._presence = PresenceWatch(js, self._changed, self._problem, ttl=self._presence_ttl)
         await self._presence.start()
-        if not self.rights.everywhere:  # some hosts at most: decide the known ones before going on
+        if not rights.everywhere:  # some hosts at most: decide the known ones before going on
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._presence.first_read(), FIRST_READ_S)
-            await self.rights.decide(self._presence.hosts)
+            await rights.decide(self._presence.hosts)
         await self._feed.start()
 
     async def _ask_republish(self, host: str, session_id: str, first: int, last: int) -> str | None:
@@ -302,11 +307,6 @@ class AttachedBus:
     def feed(self) -> StreamFeed:
         assert self._feed is not None, "open the bus first"
         return self._feed
-
-    @property
-    def presence(self) -> PresenceWatch:
-        assert self._presence is not None, "open the bus first"
-        return self._presence
 
     @property
     def live(self) -> bool:

@@ -153,22 +153,9 @@ async def connect(
     async def quiet(_error: Exception) -> None:
         return None
 
-    credentials = {**target.options, "inbox_prefix": inbox_prefix(target.bus_user)}
-    try:
-        probe = await asyncio.wait_for(
-            nats.connect(
-                target.url,
-                allow_reconnect=False,
-                max_reconnect_attempts=1,
-                reconnect_time_wait=0.05,
-                connect_timeout=int(CONNECT_TIMEOUT_S),
-                error_cb=quiet,
-                **credentials,
-            ),
-            CONNECT_TIMEOUT_S * 3,
-        )
-    except Exception as error:
-        raise BusUnreachable(f"no bus at {target.shown}: {_why(error)}") from None
+    probe = await _open(
+        target, allow_reconnect=False, max_reconnect_attempts=1, reconnect_time_wait=0.05, error_cb=quiet
+    )
     await probe.close()
 
     async def on_disconnect() -> None:
@@ -183,23 +170,27 @@ async def connect(
         if error is not None:
             error(reported)
 
+    return await _open(
+        target,
+        name=name,
+        max_reconnect_attempts=-1,
+        reconnect_time_wait=RECONNECT_WAIT_S,
+        error_cb=on_error,
+        disconnected_cb=on_disconnect,
+        reconnected_cb=on_reconnect,
+    )
+
+
+async def _open(target: BusTarget, **options: Any) -> Client:
+    """One connection to the target with its credentials, or BusUnreachable saying why not."""
+    credentials = {**target.options, "inbox_prefix": inbox_prefix(target.bus_user)}
     try:
         return await asyncio.wait_for(
-            nats.connect(
-                target.url,
-                name=name,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=RECONNECT_WAIT_S,
-                connect_timeout=int(CONNECT_TIMEOUT_S),
-                error_cb=on_error,
-                disconnected_cb=on_disconnect,
-                reconnected_cb=on_reconnect,
-                **credentials,
-            ),
+            nats.connect(target.url, connect_timeout=int(CONNECT_TIMEOUT_S), **credentials, **options),
             CONNECT_TIMEOUT_S * 3,
         )
-    except Exception as failure:
-        raise BusUnreachable(f"no bus at {target.shown}: {_why(failure)}") from None
+    except Exception as error:
+        raise BusUnreachable(f"no bus at {target.shown}: {_why(error)}") from None
 
 
 def _why(error: BaseException) -> str:

@@ -78,13 +78,7 @@ class BusHost:
         self._name_refused: NameTaken | None = None
         self._name_claimed_by_start = False
         self.link.watchers.append(self._link_changed)
-        self.publisher.before = self._serve_control
-
-    async def _serve_control(self) -> None:
-        control = self.control
-        if control is not None and not control.serving:
-            with contextlib.suppress(Exception):
-                await control.start()
+        self.publisher.before = self.control_ready
 
     def claim(self) -> NameClaim:
         return NameClaim(
@@ -154,10 +148,12 @@ class BusHost:
 
     async def control_ready(self) -> None:
         """Return once the control subject is served (when the bus is up): a host says it serves
-        only after a request sent then finds its responder."""
-        if self.control is not None and self.link.connected.is_set():
+        only after a request sent then finds its responder; the publisher awaits it before each
+        batch, so a permission request goes out once an answer to it can come back."""
+        control = self.control
+        if control is not None and not control.serving:
             with contextlib.suppress(Exception):
-                await self.control.start()
+                await control.start()
 
     async def _claim_name(self) -> None:
         stream = self.link.stream

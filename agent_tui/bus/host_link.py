@@ -104,8 +104,6 @@ class BusLink:
             )
         except Exception as error:
             raise BusUnreachable(describe_failure(self.settings, error)) from None
-        except asyncio.CancelledError:
-            raise
         self.client = client
         self.stream = client.jetstream(publish_async_max_pending=PUBLISH_WINDOW * 2)
         await self._up()

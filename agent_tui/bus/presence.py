@@ -65,7 +65,8 @@ async def bucket(stream: JetStreamContext, name: str, ttl_s: float) -> KeyValue:
         return await stream.create_key_value(config)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process `pid` of this machine exists (another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -104,7 +105,7 @@ class BusPresence:
             return
         holder = NameClaim.model_validate_json(entry.value or b"{}")
         ours = holder.pid == self.claim.pid and holder.machine == self.claim.machine
-        gone = holder.machine == self.claim.machine and not _alive(holder.pid)
+        gone = holder.machine == self.claim.machine and not alive(holder.pid)
         if not (ours or gone):
             raise self._taken(holder)
         try:

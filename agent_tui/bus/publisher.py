@@ -320,16 +320,7 @@ class Publisher:
             while self._refills:
                 await self._refill(self._refills[0])
                 self._refills.popleft()
-            while self._queue:
-                session_id, sequence, line = self._queue.popleft()
-                sent = self._sent.get(session_id, 0)
-                if sequence <= sent:
-                    continue
-                if sequence > sent + 1:  # the queue was dropped meanwhile: the log has the rest
-                    await self._from_log(session_id, sequence - 1)
-                await self._send(session_id, sequence, line)
-                if not self._live:
-                    break
+            await self._send_queued()
             if not self._live:
                 continue
             self._settle_done()
@@ -337,19 +328,36 @@ class Publisher:
                 self._marks_written = loop.time()
                 self.write_marks()
             if not self._queue and self._live:
-                self._wake.clear()
-                if self._window:  # an acknowledgement, a new event, or the oldest is late
-                    oldest = self._window[0][3]
-                    left = oldest + self.ack_timeout - loop.time()
-                    if left <= 0:
-                        raise _Outage("no acknowledgement")
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), left)
-                elif self._marks_dirty:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), MARKS_EVERY_S)
-                else:
-                    await self._wake.wait()
+                await self._idle(loop.time())
+
+    async def _send_queued(self) -> None:
+        """Send what the queue holds, in order, from the log where the queue was dropped."""
+        while self._queue:
+            session_id, sequence, line = self._queue.popleft()
+            sent = self._sent.get(session_id, 0)
+            if sequence <= sent:
+                continue
+            if sequence > sent + 1:  # the queue was dropped meanwhile: the log has the rest
+                await self._from_log(session_id, sequence - 1)
+            await self._send(session_id, sequence, line)
+            if not self._live:
+                return
+
+    async def _idle(self, now: float) -> None:
+        """Wait for an acknowledgement, a new event, or the marks' next write; raise when the
+        oldest publish waits past its timeout."""
+        self._wake.clear()
+        if self._window:
+            left = self._window[0][3] + self.ack_timeout - now
+            if left <= 0:
+                raise _Outage("no acknowledgement")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), left)
+        elif self._marks_dirty:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), MARKS_EVERY_S)
+        else:
+            await self._wake.wait()
 
     async def _catch_up(self) -> None:
         for session_id, latest in list(self.latest.items()):

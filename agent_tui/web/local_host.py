@@ -44,7 +44,7 @@ async def serve_host_running(config: Config) -> bool:
     config file, whose `[bus]` credentials reach it)."""
     from agent_tui.bus.attach_target import BusUnreachable, connect, resolve_target
     from agent_tui.bus.local_server import LocalServerError, running_local_server
-    from agent_tui.bus.presence import machine
+    from agent_tui.bus.presence import alive, machine
     from agent_tui.bus.protocol import PRESENCE_BUCKET, Presence
 
     try:
@@ -64,7 +64,7 @@ async def serve_host_running(config: Config) -> bool:
                 presence = Presence.model_validate_json(entry.value or b"")
             except ValueError:
                 continue
-            if presence.kind == "serve" and presence.machine == machine() and _alive(presence.pid):
+            if presence.kind == "serve" and presence.machine == machine() and alive(presence.pid):
                 return True
         return False
     except Exception:  # no bucket, no keys yet: no host has been heard
@@ -127,13 +127,3 @@ def _said_since(log: Path, start: int) -> str:
             return file.read().decode("utf-8", "replace")
     except OSError:
         return ""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
