@@ -6,8 +6,8 @@ headless, beside the same app on a 10-event log measured in the same run:
 - first screen: from starting the process to the list of every session painted (from the logs'
   heads), target 1 s;
 - the list complete: the same to the list painted from heads and tails (statuses, phases, last
-  turns), target 1.5 s; then until every log's spend lines are scanned and the list shows the
-  whole logs' costs (informational: the list is in use meanwhile);
+  turns), target 1.5 s; then until every log's spend is known (asked of the search index, built or
+  brought up to date in the background) and the list shows the whole logs' costs (informational: the list is in use meanwhile);
 - memory: the peak RSS after choosing 30 sessions one after another (each one's timeline
   indexed and shown), against the 10-event log's; target 250 MB; the timelines held never
   exceed the cache's bound;
@@ -15,8 +15,8 @@ headless, beside the same app on a 10-event log measured in the same run:
   starting the process to "listed", the first frame composed with a line in the tree for every
   session (from the logs' first lines; their last turns may still be being read), against the
   same dashboard on a directory of one 10-event log; target 1 s; then until the workbench is
-  ready (every log's last turn read, the unfinished ones reopened, the finished ones' spend lines
-  scanned; informational: the dashboard is in use meanwhile);
+  ready (every log's last turn read, the unfinished ones reopened, the finished ones' earlier spend
+  asked of the search index; informational: the dashboard is in use meanwhile);
 - the workbench's memory: the peak RSS after choosing 30 sessions one after another in its tree
   (each one read whole by the engine as it is chosen), against the 10-event directory's; target
   250 MB; the sessions held read never exceed the workbench's bound.
@@ -114,7 +114,7 @@ def bench_many(sessions: int, workdir: Path, events_per_session: int = 500) -> l
             "ms",
         ),
         Row(
-            f"replay DIR list with the whole logs' spend, scanned in the background ({label})",
+            f"replay DIR list with the whole logs' spend, from the index in the background ({label})",
             scanned * 1e3,
             floor * 1e3,
             scanned / floor,

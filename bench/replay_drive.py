@@ -78,7 +78,7 @@ async def _many_first(directory: Path) -> None:
 
 async def _many_spend(directory: Path) -> None:
     """Many logs: print "complete" once the list from heads and tails is painted, "scanned" once
-    every log's spend lines are scanned and the list painted with the whole logs' figures."""
+    every log's spend is known (from the search index) and the list painted with the whole logs' figures."""
     from agent_tui.tui.app import ReplayApp
 
     app = ReplayApp(sorted(directory.glob("*.jsonl"), key=lambda p: p.stem))
