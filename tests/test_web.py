@@ -441,6 +441,35 @@ def test_with_no_bus_named_the_private_host_is_started_and_outlives_web(
             os.kill(json.loads(record.read_text())["pid"], signal.SIGTERM)
 
 
+async def test_a_tab_whose_reader_ended_cancelled_stops_all_the_same() -> None:
+    """textual-serve cancels and awaits its stderr reader when the output ends, also one that never
+    ran (a process that left at once): its reader then ends cancelled, and `stop` still returns
+    (it raised `CancelledError` into whoever closed the tab)."""
+    from textual_serve.download_manager import DownloadManager
+
+    from agent_tui.web import tab_process
+
+    async def ignore(data: object = None) -> None:
+        pass
+
+    tab = tab_process.TabProcess(
+        [sys.executable, "-c", "pass"],
+        environment={},
+        write_bytes=ignore,
+        write_str=ignore,
+        close=ignore,
+        download_manager=DownloadManager(),
+    )
+    await tab.start(80, 24)
+    await tab.ended()
+    reader = asyncio.get_running_loop().create_task(asyncio.sleep(60))
+    reader.cancel()  # the reader as textual-serve leaves it in that case: ended cancelled
+    await asyncio.wait({reader})
+    tab._task = reader
+    await tab.stop()
+    assert tab.process is not None and tab.process.returncode == 0
+
+
 async def test_a_tab_process_that_ignores_quit_is_ended_all_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -129,9 +129,11 @@ class TabProcess(AppService):
             await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
         task, self._task = self._task, None
         if task is not None:
-            # Its output ends with the process, unless a child of it still holds the pipe.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(task), TERM_GRACE_S)
+            # Its output ends with the process, unless a child of it still holds the pipe. The
+            # reader may itself end cancelled (textual-serve cancels its stderr reader, and awaits
+            # it, even when that never started: a process that left at once), so it is waited on
+            # with `asyncio.wait`, which says when it ended, never how.
+            await asyncio.wait({task}, timeout=TERM_GRACE_S)
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
