@@ -55,7 +55,16 @@ class Stream:
     gate: threading.Event | None = None
 
 
-Reply = Status | Stream
+@dataclass(frozen=True)
+class Body:
+    """A plain (not streamed) 200 answer: JSON, or `text` with its content type (a GET of a
+    model list, a non-streaming completion)."""
+
+    body: Any
+    content_type: str = "application/json"
+
+
+Reply = Status | Stream | Body
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,7 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+    method: str = "POST"
 
 
 def sse(data: Any, event: str | None = None) -> bytes:
@@ -139,6 +149,12 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             return
 
         def do_POST(self) -> None:
+            self._answer("POST")
+
+        def do_GET(self) -> None:
+            self._answer("GET")
+
+        def _answer(self, method: str) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
             try:
@@ -146,19 +162,26 @@ def _handler(server: FakeModelServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = raw.decode(errors="replace")
             headers = {name.lower(): value for name, value in self.headers.items()}
-            reply = server.next_reply(Recorded(self.path, headers, body))
+            reply = server.next_reply(Recorded(self.path, headers, body, method))
             try:
-                if isinstance(reply, Status):
+                if isinstance(reply, Body):
+                    self._status(Status(200, reply.body, {}), reply.content_type)
+                elif isinstance(reply, Status):
                     self._status(reply)
                 else:
                     self._stream(reply)
             except OSError:  # the client went away first (it gave up on a bad stream): fine
                 self.close_connection = True
 
-        def _status(self, reply: Status) -> None:
-            data = json.dumps(reply.body).encode()
+        def _status(self, reply: Status, content_type: str = "application/json") -> None:
+            body = reply.body
+            data = (
+                body.encode()
+                if isinstance(body, str) and content_type != "application/json"
+                else json.dumps(body).encode()
+            )
             self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             for name, value in reply.headers.items():
                 self.send_header(name, value)
