@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from support_events import SAMPLE_PAYLOADS, build_event, build_session
+from support_tmux import tmux  # noqa: F401  (the fixture, for every test that drives a real terminal)
 
 from agent_tui.events import Event
 
