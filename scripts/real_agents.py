@@ -84,9 +84,22 @@ def install(root: Path) -> None:
         return
     root.mkdir(parents=True, exist_ok=True)
     table = pins()
-    npm = [f"{table[name]['package']}@{table[name]['version']}" for name in todo if table[name]["registry"] == "npm"]
+    npm = [
+        f"{table[name]['package']}@{table[name]['version']}"
+        for name in todo
+        if table[name]["registry"] == "npm"
+    ]
     if npm:
-        command = ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(root / "npm"), *npm]
+        command = [
+            "npm",
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--ignore-scripts",
+            "--prefix",
+            str(root / "npm"),
+            *npm,
+        ]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     for name in todo:
         pin = table[name]
