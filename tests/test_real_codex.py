@@ -1,0 +1,267 @@
+"""Codex (`@zed-industries/codex-acp`) supervised by agent-tui, end to end against a fake model.
+
+The real agent, installed at its pinned version, runs against `FakeModelServer` speaking the
+OpenAI Responses API (`real_agent_codex.py` says how it is pointed there). Each test drives it
+through `AcpAgents` as the dashboard does and checks what our log says: a shell command is
+asked with its real command and risk, runs only after an allow, is not run after a deny, a stop
+works while the question waits and while the agent starts, a follow-up turn carries the first
+turn's history, and a session reopened after a restart goes on. Every log keeps the chains of
+our event log, and every message on the wire fits the ACP schema.
+
+With `RECORD_ACP_TRANSCRIPTS=1` the allowed, denied and stopped runs also write their wire
+transcripts to `tests/fixtures/acp-transcripts/codex/` (host paths replaced by fixed ones).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import real_agent_codex as codex
+from acp.connection import StreamDirection, StreamEvent
+from acp_support import Harness, QueuePrompter
+from fake_responses_api import input_items, user_texts
+from support_real_agents import RealRun, real_agent
+
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.events import Event
+from agent_tui.events.chains import chain_violations
+from agent_tui.safety.shell_risk import classify_shell
+
+pytestmark = [pytest.mark.anyio, pytest.mark.real_agents]
+
+COMMAND = "printf hello > made.txt; echo done"
+TRANSCRIPTS = Path(__file__).parent / "fixtures" / "acp-transcripts" / "codex"
+
+
+def payloads(log: list[Event], kind: str, call_id: str | None = None) -> list[dict[str, Any]]:
+    return [
+        event.payload
+        for event in log
+        if event.type == kind and (call_id is None or event.payload.get("toolCallId") == call_id)
+    ]
+
+
+def answering(decision: str) -> Callable[[PermissionRequest], PermissionAnswer]:
+    return lambda request: PermissionAnswer(decision)  # type: ignore[arg-type]
+
+
+def assert_clean(run: RealRun, log: list[Event]) -> None:
+    assert chain_violations(log) == []
+    assert run.harness.validator.problems == []
+
+
+class Transcript:
+    """An observer that keeps every JSON-RPC message, to save as a fixture (see the docstring)."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+
+    def __call__(self, event: StreamEvent) -> None:
+        direction = "in" if event.direction is StreamDirection.INCOMING else "out"
+        self.lines.append({"dir": direction, "message": event.message})
+
+    def save(self, name: str, run: RealRun) -> None:
+        if os.environ.get("RECORD_ACP_TRANSCRIPTS") != "1":
+            return
+        places = {str(run.workspace): "/work/ws", str(run.home): "/work/home", str(run.home.parent): "/work"}
+        text = "\n".join(json.dumps(line) for line in self.lines) + "\n"
+        for place, fixed in sorted(places.items(), key=lambda item: -len(item[0])):
+            text = text.replace(place, fixed)
+        TRANSCRIPTS.mkdir(parents=True, exist_ok=True)
+        (TRANSCRIPTS / f"{name}.jsonl").write_text(text)
+
+
+def recording(run: RealRun) -> Transcript:
+    transcript = Transcript()
+    run.harness.agents.observers.append(transcript)
+    return transcript
+
+
+# -- a shell command, asked ------------------------------------------------------------------------
+
+
+async def test_an_allowed_command_is_asked_with_its_real_command_then_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prompter = QueuePrompter(answering("allow"))
+    async with real_agent(codex, tmp_path, monkeypatch, prompter) as run:
+        transcript = recording(run)
+        call_id = codex.scripted_shell_call(run.model, COMMAND, then="The file is made.")
+        session = await run.harness.agents.start(run.agent.config, run.workspace, prompt="make the file")
+        assert session.turn is not None
+        assert await session.turn.wait() == "final"
+        log = run.harness.log(session.session_id)
+        transcript.save("shell-allowed", run)
+
+    assert_clean(run, log)
+    [question] = prompter.requests
+    assert question.tool_call_id == call_id
+    assert COMMAND in question.args_preview
+    assert question.risk == classify_shell(COMMAND)
+    assert (run.workspace / "made.txt").read_text() == "hello"
+
+    steps = [(e.type, e.payload.get("decision")) for e in log if e.payload.get("toolCallId") == call_id]
+    kinds = [kind for kind, _ in steps]
+    assert kinds.count("model.tool_call_requested") == 1
+    assert kinds.index("model.tool_call_requested") < kinds.index("permission.requested")
+    resolved = payloads(log, "permission.resolved", call_id)
+    assert [(p["decision"], p["actor"]) for p in resolved] == [("ask", "policy"), ("allow", "user")]
+    assert kinds.count("tool.started") == 1
+    assert kinds.index("tool.started") > steps.index(("permission.resolved", "allow"))
+    [requested] = payloads(log, "model.tool_call_requested", call_id)
+    assert COMMAND in json.dumps(requested["args"])
+    [completed] = payloads(log, "tool.completed", call_id)
+    assert completed["result"].strip() == "done"  # Codex's output text, not its raw output as JSON
+    assert completed["exitCode"] == 0  # Codex says `rawOutput.exit_code`
+    assert "".join(p["text"] for p in payloads(log, "model.delta")).endswith("The file is made.")
+
+
+async def test_a_denied_command_is_logged_as_the_users_denial_and_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prompter = QueuePrompter(answering("deny"))
+    async with real_agent(codex, tmp_path, monkeypatch, prompter) as run:
+        transcript = recording(run)
+        call_id = codex.scripted_shell_call(run.model, COMMAND, then="unused: Codex ends its turn on a deny")
+        session = await run.harness.agents.start(run.agent.config, run.workspace, prompt="make the file")
+        assert session.turn is not None
+        ending = await session.turn.wait()
+        log = run.harness.log(session.session_id)
+        transcript.save("shell-denied", run)
+
+    assert_clean(run, log)
+    assert ending == "cancelled"  # Codex answers a deny by ending its prompt `cancelled`: kept as it ended
+    [question] = prompter.requests
+    assert COMMAND in question.args_preview
+    assert not (run.workspace / "made.txt").exists()
+    resolved = payloads(log, "permission.resolved", call_id)
+    assert [(p["decision"], p["actor"]) for p in resolved] == [("ask", "policy"), ("deny", "user")]
+    assert payloads(log, "tool.started", call_id) == []
+    [failed] = payloads(log, "tool.failed", call_id)
+    assert failed["errorCode"] == "permission_denied"
+
+
+# -- stopping ----------------------------------------------------------------------------------------
+
+
+async def test_a_stop_while_the_question_waits_withdraws_it_and_the_session_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prompter = QueuePrompter(lambda request: None)  # nobody answers
+    async with real_agent(codex, tmp_path, monkeypatch, prompter) as run:
+        transcript = recording(run)
+        call_id = codex.scripted_shell_call(run.model, COMMAND, then="unused: the turn is stopped")
+        session = await run.harness.agents.start(run.agent.config, run.workspace, prompt="make the file")
+        assert session.turn is not None
+        await prompter.asked.wait()
+        assert session.cancel()
+        assert await session.turn.wait() == "cancelled"
+        transcript.save("shell-stopped", run)
+        codex.answer(run.model, "Back again.")
+        assert await session.prompt("go on").wait() == "final"
+        log = run.harness.log(session.session_id)
+
+    assert_clean(run, log)
+    assert prompter.withdrawn == 1
+    assert not (run.workspace / "made.txt").exists()
+    [failed] = payloads(log, "tool.failed", call_id)
+    assert failed["errorCode"] == "cancelled"
+    ends = [p["stopReason"] for p in payloads(log, "turn.completed")]
+    assert ends == ["cancelled", "final"]
+    assert "".join(p["text"] for p in payloads(log, "model.delta")).endswith("Back again.")
+
+
+async def test_a_stop_while_the_agent_starts_leaves_a_session_that_can_be_prompted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prompter = QueuePrompter(answering("allow"))
+    async with real_agent(codex, tmp_path, monkeypatch, prompter) as run:
+        asked_for_session = anyio.Event()
+
+        def watch(event: StreamEvent) -> None:
+            if event.direction is StreamDirection.OUTGOING and event.message.get("method") == "session/new":
+                asked_for_session.set()
+
+        run.harness.agents.observers.append(watch)
+        session = await run.harness.agents.start(run.agent.config, run.workspace, prompt="hello")
+        assert session.turn is not None
+        await asked_for_session.wait()  # `session/new` is sent; Codex has not answered it yet
+        assert session.cancel()
+        assert await session.turn.wait() == "cancelled"
+        codex.answer(run.model, "Started after all.")
+        assert await session.prompt("hello again").wait() == "final"
+        log = run.harness.log(session.session_id)
+
+    assert_clean(run, log)
+    ends = [(p["stopReason"], p.get("message")) for p in payloads(log, "turn.completed")]
+    assert [reason for reason, _ in ends] == ["cancelled", "final"]
+    assert "".join(p["text"] for p in payloads(log, "model.delta")).endswith("Started after all.")
+    [request] = run.model.requests
+    assert user_texts(request)[-1] == "hello again"
+
+
+# -- more turns ----------------------------------------------------------------------------------------
+
+
+async def test_a_follow_up_turn_reaches_the_model_with_the_first_turns_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prompter = QueuePrompter(answering("allow"))
+    async with real_agent(codex, tmp_path, monkeypatch, prompter) as run:
+        codex.shell_call(run.model, COMMAND, then="The file is made.")
+        session = await run.harness.agents.start(run.agent.config, run.workspace, prompt="make the file")
+        assert session.turn is not None
+        assert await session.turn.wait() == "final"
+        codex.answer(run.model, "It says hello.")
+        assert await session.prompt("what is in it?").wait() == "final"
+        log = run.harness.log(session.session_id)
+
+    assert_clean(run, log)
+    assert [p["stopReason"] for p in payloads(log, "turn.completed")] == ["final", "final"]
+    last = run.model.requests[-1]
+    assert "make the file" in user_texts(last) and user_texts(last)[-1] == "what is in it?"
+    kinds = [item.get("type") for item in input_items(last)]
+    assert "function_call" in kinds and "function_call_output" in kinds
+    said = [item for item in input_items(last) if item.get("role") == "assistant"]
+    assert "The file is made." in json.dumps(said)
+    assert "".join(p["text"] for p in payloads(log, "model.delta")).endswith("It says hello.")
+
+
+async def test_a_session_reopened_after_a_restart_goes_on_in_the_same_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prompter = QueuePrompter(answering("allow"))
+    async with real_agent(codex, tmp_path, monkeypatch, prompter) as run:
+        # The run before the restart: its own engine and agents on the same logs directory,
+        # all ended (the agent's process too) before `run.harness`, the restarted program, reopens.
+        env = {**os.environ, **run.agent.env}
+        async with Harness(run.sessions_dir, prompter, env=env, start_timeout=120.0) as before:
+            codex.answer(run.model, "First answer.")
+            session = await before.agents.start(run.agent.config, run.workspace, prompt="first question")
+            assert session.turn is not None
+            assert await session.turn.wait() == "final"
+            session_id = session.session_id
+
+        codex.answer(run.model, "Second answer.")
+        reopened = await run.harness.agents.reopen(run.agent.config, session_id)
+        assert await reopened.prompt("second question").wait() == "final"
+        log = run.harness.log(session_id)
+
+    assert before.validator.problems == []
+    assert_clean(run, log)
+    methods = run.harness.validator.methods
+    assert methods["session/load"] == 1 and methods["session/new"] == 0  # Codex loads its own session
+    assert [p["stopReason"] for p in payloads(log, "turn.completed")] == ["final", "final"]
+    text = "".join(p["text"] for p in payloads(log, "model.delta"))
+    assert text.startswith("First answer.") and text.endswith("Second answer.")
+    last = run.model.requests[-1]
+    assert "first question" in user_texts(last) and user_texts(last)[-1] == "second question"
+    assert "First answer." in json.dumps(
+        [item for item in input_items(last) if item.get("role") == "assistant"]
+    )
