@@ -20,7 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 import real_agent_codex as codex
 from acp.connection import StreamDirection, StreamEvent
@@ -182,18 +181,19 @@ async def test_a_stop_while_the_agent_starts_leaves_a_session_that_can_be_prompt
 ) -> None:
     prompter = QueuePrompter(answering("allow"))
     async with real_agent(codex, tmp_path, monkeypatch, prompter) as run:
-        asked_for_session = anyio.Event()
+        stopped: list[bool] = []
 
-        def watch(event: StreamEvent) -> None:
+        def stop_on_session_new(event: StreamEvent) -> None:
+            """The stop, the moment `session/new` is written: before its answer can be read."""
             if event.direction is StreamDirection.OUTGOING and event.message.get("method") == "session/new":
-                asked_for_session.set()
+                stopped.append(session.cancel())
 
-        run.harness.agents.observers.append(watch)
+        run.harness.agents.observers.append(stop_on_session_new)
         session = await run.harness.agents.start(run.agent.config, run.workspace, prompt="hello")
         assert session.turn is not None
-        await asked_for_session.wait()  # `session/new` is sent; Codex has not answered it yet
-        assert session.cancel()
         assert await session.turn.wait() == "cancelled"
+        assert stopped == [True]
+        run.harness.agents.observers.remove(stop_on_session_new)
         codex.answer(run.model, "Started after all.")
         assert await session.prompt("hello again").wait() == "final"
         log = run.harness.log(session.session_id)
