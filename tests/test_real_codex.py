@@ -50,9 +50,13 @@ def answering(decision: str) -> Callable[[PermissionRequest], PermissionAnswer]:
     return lambda request: PermissionAnswer(decision)  # type: ignore[arg-type]
 
 
-def assert_clean(run: RealRun, log: list[Event]) -> None:
+def assert_clean(run: RealRun, log: list[Event], *, model_requests: int) -> None:
+    """The log keeps its chains, the wire fits the schema, and the model was asked exactly what
+    the test scripted (no side request, no retry: a request the script has no reply for would
+    be answered 500)."""
     assert chain_violations(log) == []
     assert run.harness.validator.problems == []
+    assert [(r.method, r.path) for r in run.model.requests] == [("POST", "/v1/responses")] * model_requests
 
 
 class Transcript:
@@ -98,7 +102,7 @@ async def test_an_allowed_command_is_asked_with_its_real_command_then_runs(
         log = run.harness.log(session.session_id)
         transcript.save("shell-allowed", run)
 
-    assert_clean(run, log)
+    assert_clean(run, log, model_requests=2)
     [question] = prompter.requests
     assert question.tool_call_id == call_id
     assert COMMAND in question.args_preview
@@ -134,7 +138,7 @@ async def test_a_denied_command_is_logged_as_the_users_denial_and_not_run(
         log = run.harness.log(session.session_id)
         transcript.save("shell-denied", run)
 
-    assert_clean(run, log)
+    assert_clean(run, log, model_requests=1)
     assert ending == "cancelled"  # Codex answers a deny by ending its prompt `cancelled`: kept as it ended
     [question] = prompter.requests
     assert COMMAND in question.args_preview
@@ -166,7 +170,7 @@ async def test_a_stop_while_the_question_waits_withdraws_it_and_the_session_goes
         assert await session.prompt("go on").wait() == "final"
         log = run.harness.log(session.session_id)
 
-    assert_clean(run, log)
+    assert_clean(run, log, model_requests=2)
     assert prompter.withdrawn == 1
     assert not (run.workspace / "made.txt").exists()
     [failed] = payloads(log, "tool.failed", call_id)
@@ -198,7 +202,7 @@ async def test_a_stop_while_the_agent_starts_leaves_a_session_that_can_be_prompt
         assert await session.prompt("hello again").wait() == "final"
         log = run.harness.log(session.session_id)
 
-    assert_clean(run, log)
+    assert_clean(run, log, model_requests=1)
     ends = [(p["stopReason"], p.get("message")) for p in payloads(log, "turn.completed")]
     assert [reason for reason, _ in ends] == ["cancelled", "final"]
     assert "".join(p["text"] for p in payloads(log, "model.delta")).endswith("Started after all.")
@@ -222,7 +226,7 @@ async def test_a_follow_up_turn_reaches_the_model_with_the_first_turns_history(
         assert await session.prompt("what is in it?").wait() == "final"
         log = run.harness.log(session.session_id)
 
-    assert_clean(run, log)
+    assert_clean(run, log, model_requests=3)
     assert [p["stopReason"] for p in payloads(log, "turn.completed")] == ["final", "final"]
     last = run.model.requests[-1]
     assert "make the file" in user_texts(last) and user_texts(last)[-1] == "what is in it?"
@@ -254,7 +258,7 @@ async def test_a_session_reopened_after_a_restart_goes_on_in_the_same_log(
         log = run.harness.log(session_id)
 
     assert before.validator.problems == []
-    assert_clean(run, log)
+    assert_clean(run, log, model_requests=2)
     methods = run.harness.validator.methods
     assert methods["session/load"] == 1 and methods["session/new"] == 0  # Codex loads its own session
     assert [p["stopReason"] for p in payloads(log, "turn.completed")] == ["final", "final"]
