@@ -153,15 +153,20 @@ def user_texts(recorded: Recorded) -> list[str]:
 
 
 def answers_call(call_id: str) -> Callable[[Recorded], bool]:
-    """Picks the request that hands call `call_id`'s output back, the last item of its input (for
-    `server.route`); later requests carry it too, in their history."""
+    """Picks the request that hands call `call_id`'s output back (for `server.route`): the output
+    is in its input with no user or assistant message after it (later requests carry it too, in
+    their history; the client may add its own developer notes after it)."""
 
     def when(recorded: Recorded) -> bool:
         items = input_items(recorded)
-        return (
-            bool(items)
-            and items[-1].get("type") == "function_call_output"
-            and items[-1].get("call_id") == call_id
-        )
+        outputs = [
+            n
+            for n, item in enumerate(items)
+            if item.get("type") == "function_call_output" and item.get("call_id") == call_id
+        ]
+        if not outputs:
+            return False
+        later = items[outputs[-1] + 1 :]
+        return not any(item.get("role") in ("user", "assistant") for item in later)
 
     return when

@@ -27,6 +27,7 @@ from acp_support import Harness, QueuePrompter
 from fake_responses_api import input_items, user_texts
 from support_real_agents import RealRun, real_agent
 
+from agent_tui.acp.permissions import AcpPermissionRequest
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
@@ -148,6 +149,38 @@ async def test_a_denied_command_is_logged_as_the_users_denial_and_not_run(
     assert payloads(log, "tool.started", call_id) == []
     [failed] = payloads(log, "tool.failed", call_id)
     assert failed["errorCode"] == "permission_denied"
+
+
+async def test_allow_for_the_session_is_ours_never_codexs_persistent_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex offers `approved` (once), `approved-execpolicy-amendment` (always: a rule it writes
+    to `$CODEX_HOME/rules/`) and `abort`; our "allow for this session" must not pick the rule."""
+    prompter = QueuePrompter(lambda request: PermissionAnswer("allow", remember="session"))
+    async with real_agent(codex, tmp_path, monkeypatch, prompter) as run:
+        transcript = recording(run)
+        codex.shell_call(run.model, COMMAND, then="The file is made.")
+        session = await run.harness.agents.start(run.agent.config, run.workspace, prompt="make the file")
+        assert session.turn is not None
+        assert await session.turn.wait() == "final"
+        log = run.harness.log(session.session_id)
+
+    assert_clean(run, log, model_requests=2)
+    [question] = prompter.requests
+    assert isinstance(question, AcpPermissionRequest)
+    assert [(o.option_id, o.kind) for o in question.options] == [
+        ("approved", "allow_once"),
+        ("approved-execpolicy-amendment", "allow_always"),
+        ("abort", "reject_once"),
+    ]
+    [answer] = [
+        line["message"]["result"]
+        for line in transcript.lines
+        if line["dir"] == "out" and "result" in line["message"] and "outcome" in line["message"]["result"]
+    ]
+    assert answer["outcome"] == {"outcome": "selected", "optionId": "approved"}
+    assert list((run.home / ".codex").glob("rules/*")) == []
+    assert (run.workspace / "made.txt").read_text() == "hello"
 
 
 # -- stopping ----------------------------------------------------------------------------------------
