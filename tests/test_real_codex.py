@@ -126,6 +126,33 @@ async def test_an_allowed_command_is_asked_with_its_real_command_then_runs(
     assert "".join(p["text"] for p in payloads(log, "model.delta")).endswith("The file is made.")
 
 
+async def test_a_command_that_only_reads_has_its_own_risk_not_that_of_codexs_shell_wrapper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex runs every command as `/bin/bash -lc CMD` and says so in `rawInput.command` (a
+    list); the command the model wrote, and the user reads, is CMD. `basename` is not on Codex's
+    own list of safe commands, so it asks; our classifier calls it a read."""
+    command = "basename /work/notes.txt"
+    assert classify_shell(command) == "read"
+    prompter = QueuePrompter(answering("allow"))
+    async with real_agent(codex, tmp_path, monkeypatch, prompter) as run:
+        call_id = codex.scripted_shell_call(run.model, command, then="It is notes.txt.")
+        session = await run.harness.agents.start(run.agent.config, run.workspace, prompt="which file?")
+        assert session.turn is not None
+        assert await session.turn.wait() == "final"
+        log = run.harness.log(session.session_id)
+
+    assert_clean(run, log, model_requests=2)
+    [question] = prompter.requests
+    assert question.args_preview.endswith(command)
+    assert question.risk == "read"
+    [requested] = payloads(log, "permission.requested", call_id)
+    assert requested["risk"] == "read"
+    [completed] = payloads(log, "tool.completed", call_id)
+    assert completed["result"].strip() == "notes.txt"
+    assert completed["exitCode"] == 0
+
+
 async def test_a_denied_command_is_logged_as_the_users_denial_and_not_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
