@@ -16,8 +16,8 @@ file that keeps the default mode and turns off what reaches for the network.
 
 Invariants:
 - every request of the agent's main loop carries its tools (`Bash` among them); anything else it
-  sends (a title, a quota check, a token count) is a side request, answered by a route with a
-  short text so the main script stays in order;
+  sends (a session title, a guess at the user's next prompt, a token count) is a side request,
+  answered by a route with a short text so the main script stays in order;
 - a shell call is the `Bash` tool with `command` (and the `description` Claude Code's model gives).
 """
 
@@ -46,7 +46,17 @@ def is_main(recorded: Recorded) -> bool:
     if recorded.path.startswith("/v1/messages/count_tokens"):
         return False
     tools = body.get("tools") if isinstance(body, dict) else None
-    return any(isinstance(tool, dict) and tool.get("name") == MAIN_TOOL for tool in tools or ())
+    offers_shell = any(isinstance(tool, dict) and tool.get("name") == MAIN_TOOL for tool in tools or ())
+    return offers_shell and not _is_suggestion(recorded)
+
+
+def _is_suggestion(recorded: Recorded) -> bool:
+    """Claude Code's guess at the user's next prompt, asked after a turn (from the second turn
+    of a session on) with the main loop's tools and history: a side request."""
+    return any(
+        block.get("type") == "text" and block.get("text", "").startswith("[SUGGESTION MODE")
+        for block in _last_user_blocks(recorded)
+    )
 
 
 def _is_count(recorded: Recorded) -> bool:
@@ -188,10 +198,35 @@ def reported_costs(messages: list[tuple[str, dict[str, Any]]]) -> list[float]:
 
 
 SCRUBBED_AT = {"workspace": "/work/ws", "home": "/work/home", "sessions_dir": "/work/logs"}
+SESSION_ID = "00000000-0000-4000-8000-00000000c1de"
+"""The agent's session id in a saved transcript (it makes a new one each run)."""
+COMMANDS_KEPT = 5
+DESCRIPTION_LIMIT = 60
+"""A saved transcript keeps the first `COMMANDS_KEPT` slash commands of each
+`available_commands_update`, their descriptions cut to `DESCRIPTION_LIMIT` characters (Claude Code
+lists some sixty, its skills described in paragraphs: 30 kB a transcript)."""
 
 
-def scrub(text: str, run: Any) -> str:
-    """A transcript without host-specific paths (the test's directories become fixed ones)."""
+def transcript(messages: list[tuple[str, dict[str, Any]]], run: Any) -> str:
+    """`messages` as JSONL (`{"dir": "in"|"out", "message": ...}`), scrubbed of what is specific to
+    the host and the run: the test's directories, the agent's session id, long descriptions."""
+    lines = []
+    for way, message in messages:
+        update = (message.get("params") or {}).get("update") or {}
+        if update.get("sessionUpdate") == "available_commands_update":
+            message = json.loads(json.dumps(message))
+            commands = message["params"]["update"]["availableCommands"][:COMMANDS_KEPT]
+            message["params"]["update"]["availableCommands"] = commands
+            for command in commands:
+                text = command.get("description") or ""
+                if len(text) > DESCRIPTION_LIMIT:
+                    command["description"] = text[: DESCRIPTION_LIMIT - 1] + "…"
+        lines.append(json.dumps({"dir": way, "message": message}, ensure_ascii=False))
+    text = "\n".join(lines) + "\n"
     for attribute, fixed in SCRUBBED_AT.items():
         text = text.replace(str(getattr(run, attribute)), fixed)
+    for _, message in messages:
+        result = message.get("result")
+        if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+            text = text.replace(result["sessionId"], SESSION_ID)
     return text

@@ -73,9 +73,7 @@ class Wire:
         if os.environ.get("AGENT_TUI_RECORD_TRANSCRIPTS") != "1":
             return
         TRANSCRIPTS.mkdir(parents=True, exist_ok=True)
-        lines = [json.dumps({"dir": way, "message": message}) for way, message in self.messages]
-        text = claude.scrub("\n".join(lines) + "\n", run)
-        (TRANSCRIPTS / f"{name}.jsonl").write_text(text)
+        (TRANSCRIPTS / f"{name}.jsonl").write_text(claude.transcript(self.messages, run))
 
 
 async def started(run: RealRun, wire: Wire, prompt: str) -> Any:
@@ -154,7 +152,10 @@ async def test_a_denied_shell_command_is_logged_as_a_denial_and_not_run(
     wire.save("shell-denied", run)
     assert_clean(run, wire, log)
     assert not (run.workspace / "made.txt").exists()
-    assert end in ("final", "cancelled")  # the turn ends as the agent ended it
+    # Claude Code tells its model the user refused and lets it answer: the turn ends as the
+    # agent ended it (`end_turn`), with what the model said.
+    assert end == "final"
+    assert "".join(p["text"] for p in payloads(log, "model.delta")).endswith("I will not make it.")
     [question] = prompter.requests
     assert COMMAND in question.args_preview
     resolved = [p for p in payloads(log, "permission.resolved") if p["actor"] == "user"]
