@@ -7,12 +7,13 @@ as a child process; both read the Anthropic Messages API settings from the envir
   `ANTHROPIC_API_KEY` (any string: the fake model does not check it);
 - `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`, `DISABLE_AUTOUPDATER`, `DISABLE_TELEMETRY`,
   `DISABLE_ERROR_REPORTING`: no update checks, telemetry or error reports leave the machine;
-- `IS_SANDBOX`: as root (CI) Claude Code refuses the mode that skips permissions, and the adapter
-  drops it from its mode list; `IS_SANDBOX=1` makes root behave as a user would. The session still
-  starts in the default mode, which asks before every shell command.
+- `IS_SANDBOX`: run as root (CI is), Claude Code refuses the mode that skips permissions and the
+  adapter leaves it out of its modes; `IS_SANDBOX=1` makes root get what a user gets. The session
+  starts in the default mode ("Manual"), which asks before every shell command.
 
-Its settings live in `$HOME/.claude` (the isolated home), which `setup` fills with a settings
-file that keeps the default mode and turns off what reaches for the network.
+Its settings live in `$HOME/.claude` (the isolated home); `setup` writes a settings file that
+names the default mode, so nothing else decides it. It needs no `authenticate`: the key in the
+environment is its login (it says so in an `_auth/status_update` notification).
 
 Invariants:
 - every request of the agent's main loop carries its tools (`Bash` among them); anything else it
@@ -51,8 +52,8 @@ def is_main(recorded: Recorded) -> bool:
 
 
 def _is_suggestion(recorded: Recorded) -> bool:
-    """Claude Code's guess at the user's next prompt, asked after a turn (from the second turn
-    of a session on) with the main loop's tools and history: a side request."""
+    """Claude Code's guess at the user's next prompt, asked after a turn with the main loop's
+    tools and history: a side request."""
     return any(
         block.get("type") == "text" and block.get("text", "").startswith("[SUGGESTION MODE")
         for block in _last_user_blocks(recorded)
@@ -70,11 +71,7 @@ def _is_side(recorded: Recorded) -> bool:
 def setup(home: Path, model: FakeModelServer) -> AgentSetup:
     claude = home / ".claude"
     claude.mkdir(parents=True, exist_ok=True)
-    settings: dict[str, Any] = {
-        "permissions": {"defaultMode": "default"},
-        "includeCoAuthoredBy": False,
-        "autoUpdates": False,
-    }
+    settings: dict[str, Any] = {"permissions": {"defaultMode": "default"}}
     (claude / "settings.json").write_text(json.dumps(settings, indent=2))
     _route_side_requests(model)
     env = {

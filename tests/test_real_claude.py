@@ -68,6 +68,14 @@ class Wire:
         if standard is not None:
             self.schema(StreamEvent(event.direction, standard))
 
+    def advertised_terminal_output(self) -> bool:
+        """Whether our `initialize` told the agent we show terminal output (`_meta`)."""
+        for way, message in self.messages:
+            if way == "out" and message.get("method") == "initialize":
+                meta = message["params"]["clientCapabilities"].get("_meta") or {}
+                return meta.get("terminal_output") is True
+        raise AssertionError("agent-tui sent no initialize")
+
     def save(self, name: str, run: RealRun) -> None:
         """Write the transcript when recording is asked for (`AGENT_TUI_RECORD_TRANSCRIPTS=1`)."""
         if os.environ.get("AGENT_TUI_RECORD_TRANSCRIPTS") != "1":
@@ -132,11 +140,19 @@ async def test_a_shell_command_is_asked_with_its_real_command_and_runs_when_allo
     assert COMMAND in asked["argsPreview"] and asked["risk"] == classify_shell(COMMAND)
     [completed] = payloads(log, "tool.completed")
     assert "done" in completed["result"] and "{" not in completed["result"]
-    # Claude's adapter sends an exit code only to clients that advertise terminal output
-    # (`_meta.terminal_output`), which we do not: none may be made up.
-    assert completed.get("exitCode") is None
+    # Claude's adapter reports the exit code (`_meta.terminal_exit.exit_code`) only to a client
+    # that advertises terminal output (`clientCapabilities._meta.terminal_output`); to any other
+    # it reports none, and none may be made up.
+    if wire.advertised_terminal_output():
+        assert completed.get("exitCode") == 0
+    else:
+        assert completed.get("exitCode") is None
     texts = "".join(p["text"] for p in payloads(log, "model.delta"))
     assert texts.endswith("The file is made.")
+    # All it sent went to the Messages API: the turn, its title, its guess at the next prompt.
+    assert {(recorded.method, recorded.path) for recorded in run.model.requests} == {
+        ("POST", "/v1/messages?beta=true")
+    }
 
 
 async def test_a_denied_shell_command_is_logged_as_a_denial_and_not_run(
