@@ -122,6 +122,12 @@ async def test_a_shell_command_is_asked_with_its_real_command_and_runs_when_allo
     assert (run.workspace / "made.txt").read_text() == "hello"
 
     [question] = prompter.requests
+    # The agent's own options: once, its persistent rule for the command, no.
+    assert [(option.option_id, option.kind) for option in question.options] == [
+        ("allow-once", "allow_once"),
+        ("allow-with-updates", "allow_always"),
+        ("reject", "reject_once"),
+    ]
     assert COMMAND in question.args_preview
     assert question.risk == classify_shell(COMMAND)
     [requested] = payloads(log, "model.tool_call_requested")
