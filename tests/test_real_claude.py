@@ -25,6 +25,7 @@ from acp_support import Harness, QueuePrompter, WireValidator
 from fake_model_server import Recorded
 from support_real_agents import RealRun, real_agent
 
+from agent_tui.acp.permissions import AcpPermissionRequest
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
@@ -122,6 +123,7 @@ async def test_a_shell_command_is_asked_with_its_real_command_and_runs_when_allo
     assert (run.workspace / "made.txt").read_text() == "hello"
 
     [question] = prompter.requests
+    assert isinstance(question, AcpPermissionRequest)
     # The agent's own options: once, its persistent rule for the command, no.
     assert [(option.option_id, option.kind) for option in question.options] == [
         ("allow-once", "allow_once"),
