@@ -207,7 +207,8 @@ class Harness:
             questions=Questions(prompter.ask) if prompter is not None else None,
         )
         self.engine.subscribe(self.watch)
-        self.agents = AcpAgents(self.engine, observers=[self.validator], **agents_options)
+        observers = [self.validator, *agents_options.pop("observers", ())]
+        self.agents = AcpAgents(self.engine, observers=observers, **agents_options)
 
     async def __aenter__(self) -> Harness:
         await self.engine.__aenter__()

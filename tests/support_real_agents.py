@@ -52,6 +52,10 @@ AGENTS_DIR: Path = INSTALLER.agents_dir()
 """Read once, at import: the tests give `$HOME` a fresh directory, the agents stay where they are."""
 
 
+REAL_AGENTS: tuple[str, ...] = tuple(INSTALLER.pins())
+"""The agents of the pass, in `real-agents.toml`'s order (each has `tests/real_agent_<name>.py`)."""
+
+
 def agent_program(name: str) -> Path:
     """The installed program of agent `name`; the test fails (never skips) when it is missing."""
     if name in INSTALLER.missing(AGENTS_DIR):
@@ -128,5 +132,7 @@ async def real_agent(
     with FakeModelServer() as model:
         agent = adapter.setup(home, model)
         options = {"start_timeout": 120.0, **agents_options}
-        async with Harness(tmp_path / "logs", prompter, env={**os.environ, **agent.env}, **options) as harness:
+        async with Harness(
+            tmp_path / "logs", prompter, env={**os.environ, **agent.env}, **options
+        ) as harness:
             yield RealRun(model, agent, harness, home, workspace, tmp_path / "logs")

@@ -29,10 +29,14 @@ class Tmux:
         return result.stdout
 
     def start(
-        self, *command: str | Path, env: dict[str, str] | None = None, size: tuple[int, int] = (120, 40)
+        self,
+        *command: str | Path,
+        env: dict[str, str] | None = None,
+        size: tuple[int, int] = (120, 40),
+        cwd: Path | None = None,
     ) -> None:
         """Run `command` once the pane has a known title (it waits for a line on stdin first),
-        with `env` added to its environment (`-e`, never on a command line)."""
+        with `env` added to its environment (`-e`, never on a command line), in `cwd`."""
         words = " ".join(_quoted(str(word)) for word in command)
         extra = [item for name, value in (env or {}).items() for item in ("-e", f"{name}={value}")]
         # (COLUMNS and LINES, if the test runner has them, would override the pane's own size.)
@@ -40,6 +44,7 @@ class Tmux:
             "new-session",
             "-d",
             *extra,
+            *(("-c", str(cwd)) if cwd is not None else ()),
             "-x",
             str(size[0]),
             "-y",
