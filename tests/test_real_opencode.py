@@ -86,6 +86,10 @@ async def test_a_shell_command_is_asked_with_its_command_and_runs_once_allowed(
     assert COMMAND in json.dumps(requested["args"])
     call = requested["toolCallId"]
     allowed = index_of(log, "permission.resolved", toolCallId=call, actor="user", decision="allow")
+    resolved = payloads(log, "permission.resolved")
+    assert [
+        p for p in resolved if p["decision"] == "allow" and p["actor"] != "user"
+    ] == []  # only the user allowed it
     assert index_of(log, "tool.started", toolCallId=call) > allowed
     [done] = payloads(log, "tool.completed")
     assert done["result"] == "done\n"
@@ -114,6 +118,7 @@ async def test_a_denied_shell_command_is_a_denial_and_does_not_run(
     call = requested["toolCallId"]
     [answer] = [p for p in payloads(log, "permission.resolved") if p["actor"] == "user"]
     assert (answer["toolCallId"], answer["decision"]) == (call, "deny")
+    assert [p for p in payloads(log, "permission.resolved") if p["decision"] == "allow"] == []
     [failed] = payloads(log, "tool.failed")
     assert (failed["toolCallId"], failed["errorCode"]) == (call, "permission_denied")
     assert payloads(log, "tool.started") == []
