@@ -53,11 +53,21 @@ def program() -> Path:
     agent_program(NAME)  # fails with the install command when the pin is not installed
     arch = {"x86_64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(), platform.machine())
     modules = AGENTS_DIR / "npm" / "node_modules"
-    for package in (f"opencode-linux-{arch}", f"opencode-linux-{arch}-baseline"):
+    packages = [f"opencode-linux-{arch}", f"opencode-linux-{arch}-baseline"]
+    if arch == "x64" and not _has_avx2():  # the build for CPUs without AVX2, as its installer picks
+        packages.reverse()
+    for package in packages:
         binary = modules / package / "bin" / "opencode"
         if binary.exists():
             return binary
     raise AssertionError(f"opencode's platform binary is not in {modules} (opencode-linux-{arch})")
+
+
+def _has_avx2() -> bool:
+    try:
+        return " avx2" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
 
 
 def setup(home: Path, model: FakeModelServer) -> AgentSetup:
