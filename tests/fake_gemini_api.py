@@ -1,14 +1,14 @@
 """The Gemini API's wire format, for a `FakeModelServer` that stands in for Google's model.
 
 Gemini CLI (and the `@google/genai` SDK under it) calls
-`POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse` for every turn of its chat,
-`:generateContent` (not streamed) for its side questions, and sometimes `:countTokens`. The
-builders here give the frames and bodies of those answers as the SDK parses them:
+`POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse` for every step of its chat
+(its side questions, `:generateContent` and `:countTokens`, are turned off by the tests'
+settings). The builders here give the frames of those answers as the SDK parses them:
 
 - a stream is `data: {GenerateContentResponse}` frames without event names and without a
   `[DONE]` marker: each has `candidates[0].content` (`role: model`, `parts`), the text in
   `{text}` parts, a function call whole in one `{functionCall: {name, args}}` part (the API
-  never splits a call's arguments across frames), and the last frame carries the candidate's
+  does not split a call's arguments across frames unless asked to), and the last frame carries the candidate's
   `finishReason` and the `usageMetadata` (`promptTokenCount` counts cached tokens too, as the
   API does; `cachedContentTokenCount` says how many of them were);
 - a request's conversation is its `contents` (`role` `user` or `model`, `parts`); a tool's
@@ -19,10 +19,10 @@ Nothing here reaches beyond the fake server: it only builds data and reads recor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from fake_model_server import Body, Recorded, sse
+from fake_model_server import Recorded, sse
 
 GEMINI_MODEL = "gemini-2.5-flash"
 """The model the tests configure; a concrete one, so Gemini CLI asks no router which to use."""
@@ -72,30 +72,6 @@ def gemini_stream(
     return frames
 
 
-def gemini_answer(text: str, *, usage: tuple[int, int, int] = (12, 5, 0)) -> Body:
-    """A whole (not streamed) `:generateContent` answer of `text`."""
-    return Body(
-        {
-            "candidates": [
-                {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}
-            ],
-            "usageMetadata": gemini_usage(*usage),
-            "modelVersion": GEMINI_MODEL,
-            "responseId": _RESPONSE_ID,
-        }
-    )
-
-
-def gemini_token_count(total: int) -> Body:
-    """A `:countTokens` answer."""
-    return Body({"totalTokens": total, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": total}]})
-
-
-def gemini_error(status: int, message: str, kind: str = "INVALID_ARGUMENT") -> dict[str, Any]:
-    """The body of an API error (the status goes in the HTTP status line too)."""
-    return {"error": {"code": status, "message": message, "status": kind}}
-
-
 # -- reading recorded requests ---------------------------------------------------------------------
 
 
@@ -105,11 +81,6 @@ def method_of(recorded: Recorded) -> str:
     path = recorded.path.split("?", 1)[0]
     head, _, method = path.rpartition(":")
     return method if "/models/" in head else ""
-
-
-def calls_method(method: str) -> Callable[[Recorded], bool]:
-    """Picks the requests of one API method (for `server.route`)."""
-    return lambda recorded: method_of(recorded) == method
 
 
 def contents(recorded: Recorded) -> list[dict[str, Any]]:

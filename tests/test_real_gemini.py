@@ -300,6 +300,10 @@ async def test_a_follow_up_turn_reaches_the_model_with_the_first_turns_history(
     assert user_texts(second)[-2:] == ["first question", "second question"]
     assert "The first answer." in json.dumps(second.body["contents"])
     assert [p["text"] for p in payloads(log, "model.delta")] == ["The first answer.", "The second answer."]
+    # Each turn's tokens, as the model counted them (12 in, 5 out): Gemini CLI passes them on in
+    # its prompt answer's `_meta.quota.token_count`, as it has no `usage`; they are priced as ours.
+    usages = [p.get("usage") or {} for p in payloads(log, "turn.completed")]
+    assert [(u.get("promptTokens"), u.get("completionTokens")) for u in usages] == [(12, 5), (12, 5)]
 
 
 def backdate_chats(home: Path) -> None:
