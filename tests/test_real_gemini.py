@@ -215,9 +215,6 @@ async def test_a_denied_shell_command_is_logged_as_the_users_denial_and_does_not
     assert (resolved[-1]["decision"], resolved[-1]["actor"]) == ("deny", "user")
     [failed] = payloads(log, "tool.failed")
     assert failed["errorCode"] == "permission_denied"
-    # The call failed at the deny, not when the turn ended: before the agent's next words.
-    kinds = [event.type for event in log]
-    assert kinds.index("tool.failed") < kinds.index("model.delta")
     assert not (run.workspace / "made.txt").exists()
     [refusal] = function_responses(run.model.requests[-1])
     assert "canceled by the user" in json.dumps(refusal)
