@@ -9,6 +9,8 @@ How it is kept offline and deterministic:
   would call out or ask the model on the side: usage statistics (Clearcut), telemetry, update
   checks, IDE integration, the next-speaker check, loop detection (which asks the model when it
   suspects a loop), checkpointing and folder trust (an untrusted folder would change its tools);
+- a model request is tried once (`general.maxAttempts`), so a reply the test did not script
+  ends the turn with the fake server's error at once instead of after ten backed-off retries;
 - its approval mode stays `default`: it asks (`session/request_permission`) before each
   `run_shell_command`. `security.enablePermanentToolApproval` stays off, so it offers no option
   that outlives the session.
@@ -41,6 +43,8 @@ SETTINGS = {
         "enableAutoUpdate": False,
         "enableAutoUpdateNotification": False,
         "checkpointing": {"enabled": False},
+        "maxAttempts": 1,
+        "retryFetchErrors": False,
     },
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False},

@@ -27,7 +27,7 @@ from acp.connection import StreamDirection, StreamEvent
 from acp_support import Harness, QueuePrompter
 from fake_gemini_api import function_responses, method_of, user_texts
 from fake_model_server import FakeModelServer
-from support_real_agents import RealRun, real_agent
+from support_real_agents import RealRun, real_agent, standard_config
 
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
@@ -354,3 +354,23 @@ async def test_a_session_reopened_after_a_restart_loads_the_agents_own_session(
     assert "Before the restart." in json.dumps(request.body["contents"])
     assert [p["text"] for p in payloads(log, "model.delta")] == ["Before the restart.", "After the restart."]
     assert [p["stopReason"] for p in payloads(log, "turn.completed")] == ["final", "final"]
+
+
+async def test_without_a_way_to_log_in_the_turn_ends_saying_how_to_log_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with real_agent(gemini, tmp_path, monkeypatch, QueuePrompter(allow)) as run:
+        # A user who never chose how to log in and has no key: no `security.auth`, no
+        # `GEMINI_API_KEY` and no gateway URL (with a key alone it would call Google itself).
+        settings = {**gemini.SETTINGS, "security": {"folderTrust": {"enabled": False}}}
+        (run.home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+        config = standard_config(gemini.NAME, {}).config
+        session = await run.harness.agents.start(config, run.workspace, prompt="hello")
+        assert await session.turn.wait() == "error"  # type: ignore[union-attr]
+        log = run.harness.log(session.session_id)
+    check_clean(run, log)
+    assert run.model.requests == []
+    [end] = payloads(log, "turn.completed")
+    assert end["errorCode"] == "provider_failure"
+    assert end["message"].startswith("gemini needs you to log in first (")
+    assert "Gemini API key" in end["message"] and "is missing or not configured" in end["message"]
