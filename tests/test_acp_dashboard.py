@@ -174,10 +174,10 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
         modal = app.screen
         assert isinstance(modal, ApprovalScreen)
         assert [str(b.label) for b in modal.query(Button).results()] == [
-            "Allow once  1",
-            "Allow for this session  2",
-            "Deny  3",
-            "Deny for this session  4",
+            "1  Allow once  · allow once",
+            "2  Allow for this session  · always · the agent remembers",
+            "3  Deny  · deny once",
+            "4  Deny for this session  · deny always · the agent remembers",
         ]
         await pilot.pause()
         dialog = modal.query_one("#approval-dialog").region

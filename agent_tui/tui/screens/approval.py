@@ -17,6 +17,8 @@ later spawn (any agent, any prompt), not only this one.
 
 from __future__ import annotations
 
+import shlex
+
 import orjson
 from textual import on
 from textual.app import ComposeResult
@@ -50,6 +52,14 @@ OPTION_VARIANTS: dict[str, ButtonVariant] = {
     "reject_once": "error",
 }
 """How each kind of an agent's option looks (`reject_always` and unknown kinds: `warning`)."""
+OPTION_REACH = {
+    "allow_once": "allow once",
+    "allow_always": "always · the agent remembers",
+    "reject_once": "deny once",
+    "reject_always": "deny always · the agent remembers",
+}
+"""What each kind of an agent's option does, beside its name: the `always` kinds are the agent's
+own rules, kept by the agent past this session and beyond our protected paths."""
 
 
 class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
@@ -111,6 +121,8 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         preview = self.preview
         with Vertical(id="approval-dialog", classes="-diff" if preview is not None else "") as dialog:
             dialog.border_title = f"Approval {number} of {total}"
+            with Vertical(id="approval-answers"):
+                yield from self._answers()
             yield Static(self._title(), id="approval-title")
             yield Static(
                 Content.assemble(
@@ -151,46 +163,52 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                 ),
                 id="approval-ids",
             )
-            if self.answerable and self.options:
-                options = list(enumerate(self.options[:9], start=1))
-                # Agents name their options at length ("Allow for this session"): more than three
-                # go two to a row, so none is cut off at the modal's edge.
-                per_row = 2 if len(options) > 3 else len(options)
-                with Vertical(id="approval-buttons"):
-                    for first in range(0, len(options), per_row):
-                        with Horizontal(classes="option-row"):
-                            for number, option in options[first : first + per_row]:
-                                yield Button(
-                                    marked(f"{option.name}  {number}"),  # text, not markup
-                                    id=f"option-{number}",
-                                    variant=OPTION_VARIANTS.get(option.kind, "warning"),
-                                    compact=True,
-                                )
-                yield Static(
-                    Content.styled(
-                        f"the agent's own options: 1–{min(len(self.options), 9)} · esc closes", MUTED
-                    ),
-                    id="approval-hint",
-                )
-            elif self.answerable:
-                with Horizontal(id="approval-buttons"):
-                    yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
-                    yield Button("This session  s", id="allow-session", variant="primary", compact=True)
-                    yield Button("Always  !", id="allow-always", variant="warning", compact=True)
-                    yield Button("Deny  n", id="deny", variant="error", compact=True)
-                reach = answer_reach(view.tool)
-                if reach is not None:
-                    yield Static(
-                        Content.assemble(("⚠ ", "bold"), marked(reach)),
-                        id="approval-reach",
-                        classes="-destructive",
+
+    def _answers(self) -> ComposeResult:
+        """The ways to answer (or why there are none): docked at the dialog's foot, so a long
+        diff or command never pushes them off a small screen."""
+        view = self.view
+        if self.answerable and self.options:
+            # One option a row, its name wrapped in the dialog's width: agents name their
+            # options at length ("Yes, and don't ask again for commands that start with …"),
+            # and none may be cut off at the dialog's edge, even at a phone's width.
+            with Vertical(id="approval-buttons", classes="-agent"):
+                for number, option in enumerate(self.options[:9], start=1):
+                    yield Button(
+                        option_label(number, option),
+                        id=f"option-{number}",
+                        variant=OPTION_VARIANTS.get(option.kind, "warning"),
+                        compact=True,
                     )
-                yield Static(Content.styled("esc closes without answering", MUTED), id="approval-hint")
-            else:
-                yield Static(Content.styled(f"{self._note}  esc closes", MUTED), id="approval-hint")
+            yield Static(ours_hint(len(self.options)), id="approval-hint")
+        elif self.answerable:
+            with Horizontal(id="approval-buttons"):
+                yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
+                yield Button("This session  s", id="allow-session", variant="primary", compact=True)
+                yield Button("Always  !", id="allow-always", variant="warning", compact=True)
+                yield Button("Deny  n", id="deny", variant="error", compact=True)
+            reach = answer_reach(view.tool)
+            if reach is not None:
+                yield Static(
+                    Content.assemble(("⚠ ", "bold"), marked(reach)),
+                    id="approval-reach",
+                    classes="-destructive",
+                )
+            yield Static(Content.styled("esc closes without answering", MUTED), id="approval-hint")
+        else:
+            yield Static(Content.styled(f"{self._note}  esc closes", MUTED), id="approval-hint")
 
     def _title(self) -> Content:
         view, preview = self.view, self.preview
+        if preview is None and self.options and view.args_preview:
+            # An agent's call is known by the title the agent gave it (Codex: the command).
+            return Content.assemble(
+                marked(view.args_preview, "bold $text-accent"),
+                ("?  ", "bold"),
+                marked(view.tool, MUTED),
+                (" · ", MUTED),
+                risk_content(view.risk),
+            )
         if preview is None:
             return Content.assemble(
                 ("Run ", "bold"),
@@ -240,9 +258,13 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             return None
         if self.options:  # an agent's call: its raw input may name a command (execute)
             raw = call.args.get("rawInput")
-            command = raw.get("command") if isinstance(raw, dict) else None
+            command = (
+                next((raw[key] for key in ("command", "cmd") if key in raw), None)
+                if isinstance(raw, dict)
+                else None
+            )
             if isinstance(command, list) and all(isinstance(part, str) for part in command):
-                command = " ".join(command)
+                command = shlex.join(command)  # Codex sends argv: ["bash", "-lc", "git push"]
             return command if isinstance(command, str) else None
         command = call.args.get("cmd") if self.view.tool == "shell" else None
         return command if isinstance(command, str) else None
@@ -290,6 +312,28 @@ def option_answer(option: AgentOption) -> AcpPermissionAnswer:
     if option.kind.startswith("allow"):
         return AcpPermissionAnswer("allow", "once" if once else "session", option_id=option.option_id)
     return AcpPermissionAnswer("deny", "once" if once else "session", option_id=option.option_id)
+
+
+def option_label(number: int, option: AgentOption) -> Content:
+    """`1  Yes, proceed  · allow once`: the option's key, the agent's name for it (as text, not
+    markup) and what it does."""
+    reach = OPTION_REACH.get(option.kind, option.kind)
+    return Content.assemble((f"{number}  ", "bold"), Content(option.name), (f"  · {reach}", "dim"))
+
+
+def ours_hint(count: int) -> Content:
+    """The line under an agent's options: which keys are the agent's and which are ours (`s`
+    is agent-tui's rule for this session, never the agent's own `always`)."""
+    keys = "1" if count == 1 else f"1–{min(count, 9)}"
+    return Content.assemble(
+        (f"{keys} the agent's options · ", MUTED),
+        ("y", "bold"),
+        (" once · ", MUTED),
+        ("s", "bold"),
+        (" this session (agent-tui remembers, not the agent) · ", MUTED),
+        ("n", "bold"),
+        (" deny · esc closes", MUTED),
+    )
 
 
 def answer_reach(tool: str) -> str | None:

@@ -22,6 +22,7 @@ from textual.widget import Widget
 from agent_tui.events import counted
 from agent_tui.ports import (
     AcceptProjectRules,
+    AcpPermissionAnswer,
     Adapters,
     AgentOption,
     AgentSpec,
@@ -198,6 +199,7 @@ class DashboardScreen(SessionsScreen):
             decision=answer.decision,
             remember=answer.remember,
             reason=answer.reason,
+            optionId=answer.option_id if isinstance(answer, AcpPermissionAnswer) else None,
         )
         reply = await self.live.commands.send(command) if self.live is not None else None
         if reply is None or not reply.ok:
