@@ -9,17 +9,25 @@ the user picks it); `s` is our session rule, an answer with no option of the age
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import test_acp_looks as looks
+from support_engine import make_engine
 from support_tui import pin_scene
 from textual.geometry import Region
 from textual.widgets import Button
 
-from agent_tui.ports import AcpPermissionAnswer, PermissionAnswer
+from agent_tui.ports import (
+    AcpPermissionAnswer,
+    AcpPermissionRequest,
+    Answer,
+    CommandExecutor,
+    PermissionAnswer,
+)
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.screens.approval import ApprovalScreen
 
@@ -128,3 +136,37 @@ async def test_numbers_pick_the_agents_options_and_s_is_our_session_rule(
         await pilot.pause()
         assert answers == [expected]
         assert type(answers[0]) is type(expected)  # `s` names no option of the agent's
+
+
+async def test_a_picked_option_reaches_the_question_by_its_id(tmp_path: Path) -> None:
+    """The dashboard's answer is an `Answer` command: the option's id rides along with it, so the
+    agent gets the very option the user picked (its `always` only when picked)."""
+    engine = make_engine(tmp_path, approve=None)
+    engine.questions.answerer = None  # a person answers, from the dashboard
+    request = AcpPermissionRequest(
+        session_id="sess_1",
+        turn_id="turn_1",
+        request_id="perm_1",
+        tool_call_id="call_1",
+        tool="execute",
+        risk="execute",
+        args_preview="git push",
+        args={},
+        agent_path=("codex",),
+        warning=None,
+        options=looks.CODEX_OPTIONS,
+    )
+    asked = asyncio.ensure_future(engine.questions.ask(request))
+    await asyncio.sleep(0)  # the question waits
+    command = Answer(
+        sessionId="sess_1",
+        requestId="perm_1",
+        decision="allow",
+        remember="session",
+        optionId="approved-execpolicy-amendment",
+    )
+    reply = await CommandExecutor(engine).send(command)
+    assert reply.ok, reply.message
+    answer = await asked
+    assert isinstance(answer, AcpPermissionAnswer)
+    assert answer.option_id == "approved-execpolicy-amendment" and answer.decision == "allow"
