@@ -170,3 +170,19 @@ async def test_a_picked_option_reaches_the_question_by_its_id(tmp_path: Path) ->
     answer = await asked
     assert isinstance(answer, AcpPermissionAnswer)
     assert answer.option_id == "approved-execpolicy-amendment" and answer.decision == "allow"
+
+
+async def test_a_diff_taller_than_the_screen_scrolls_above_answers_that_stay() -> None:
+    build, session, options = AGENTS["opencode"]
+    app = build()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await looks.armed("A", session=session, options=options)(pilot)
+        modal = opened(app)
+        dialog = modal.query_one("#approval-dialog").content_region
+        last = "return hmac.compare_digest"
+        assert last not in words_in(app, dialog)  # below the fold at first
+        body = modal.query_one("#approval-body")
+        body.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        shown = words_in(app, dialog)
+        assert last in shown and "3 Reject · deny once" in shown

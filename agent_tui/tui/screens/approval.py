@@ -2,11 +2,17 @@
 
 Opened only by the user (enter on the approval queue). `y` allow once, `s` allow for this
 session, `!` always allow, `n` deny; `escape` closes without answering. A question from an
-external (ACP) agent offers that agent's own options instead, as buttons under its names, picked
-with `1`, `2`, … (the four keys still work: they pick the agent's option of that kind); its
-call is shown by its title and the input the agent gave it (a command as a command, an edit
-with a diff as a diff, when the dashboard made a preview of it). The dashboard closes it
-with a notification if the request is withdrawn while it is open.
+external (ACP) agent offers that agent's own options too, one a row under their own names
+(wrapped, never cut off, at 80x24 and at a phone's 45 columns), each saying what it does (an
+`always` kind reads "the agent remembers": it is the agent's own rule, kept by the agent);
+`1`, `2`, … pick one by its id. `y`, `s` and `n` still answer as for our own tools, and the
+hint under the options says so: `s` is agent-tui's rule for this session, not the agent's
+`always` (`choose_option` maps such an answer onto the agent's options). The call is shown by
+the title the agent gave it and the input it was given (a command as a command, argv quoted as
+a shell reads it; an edit with a diff as a diff, when the dashboard made a preview of it). The
+ways to answer are docked at the dialog's foot; what is asked scrolls above them, so a long
+diff never hides them. The dashboard closes it with a notification if the request is withdrawn
+while it is open.
 
 What is asked is shown so it can be judged: a `write_file`/`edit_file` as a diff against the
 file as it is now (a new file all added, an overwrite marked as one, an edit that will fail
@@ -123,46 +129,49 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             dialog.border_title = f"Approval {number} of {total}"
             with Vertical(id="approval-answers"):
                 yield from self._answers()
-            yield Static(self._title(), id="approval-title")
-            yield Static(
-                Content.assemble(
-                    ("asked by ", MUTED),
-                    marked(self._path, "bold"),
-                    (" on ", MUTED) if self.host else ("", ""),
-                    marked(self.host or "", "bold"),
-                ),
-                id="approval-path",
-            )
-            if view.risk_reason:
+            with VerticalScroll(id="approval-body"):
+                yield Static(self._title(), id="approval-title")
                 yield Static(
-                    Content.assemble(("why ", MUTED), marked(view.risk_reason)), id="approval-reason"
+                    Content.assemble(
+                        ("asked by ", MUTED),
+                        marked(self._path, "bold"),
+                        (" on ", MUTED) if self.host else ("", ""),
+                        marked(self.host or "", "bold"),
+                    ),
+                    id="approval-path",
                 )
-            warnings = self._warnings()
-            if warnings:
+                if view.risk_reason:
+                    yield Static(
+                        Content.assemble(("why ", MUTED), marked(view.risk_reason)), id="approval-reason"
+                    )
+                warnings = self._warnings()
+                if warnings:
+                    yield Static(
+                        Content("\n").join(
+                            Content.assemble(("⚠ ", "bold"), marked(line)) for line in warnings
+                        ),
+                        id="approval-warning",
+                        classes="-destructive"
+                        if view.risk == "destructive" or view.policy == "protected"
+                        else "",
+                    )
+                if preview is not None and preview.kind not in ("fails", "unchanged"):
+                    with VerticalScroll(id="approval-diff"):
+                        yield DiffView(preview)
+                elif self._command() is not None:
+                    with VerticalScroll(id="approval-args"):
+                        yield Static(highlight(visible(self._command() or ""), language="bash"))
+                else:
+                    with VerticalScroll(id="approval-args"):
+                        yield Static(marked(self._args, "$foreground"))
                 yield Static(
-                    Content("\n").join(Content.assemble(("⚠ ", "bold"), marked(line)) for line in warnings),
-                    id="approval-warning",
-                    classes="-destructive"
-                    if view.risk == "destructive" or view.policy == "protected"
-                    else "",
+                    marked(
+                        f"{view.session_id} · {view.turn_id} · {view.request_id}"
+                        + (f" · policy {view.policy}" if view.policy else ""),
+                        MUTED,
+                    ),
+                    id="approval-ids",
                 )
-            if preview is not None and preview.kind not in ("fails", "unchanged"):
-                with VerticalScroll(id="approval-diff"):
-                    yield DiffView(preview)
-            elif self._command() is not None:
-                with VerticalScroll(id="approval-args"):
-                    yield Static(highlight(visible(self._command() or ""), language="bash"))
-            else:
-                with VerticalScroll(id="approval-args"):
-                    yield Static(marked(self._args, "$foreground"))
-            yield Static(
-                marked(
-                    f"{view.session_id} · {view.turn_id} · {view.request_id}"
-                    + (f" · policy {view.policy}" if view.policy else ""),
-                    MUTED,
-                ),
-                id="approval-ids",
-            )
 
     def _answers(self) -> ComposeResult:
         """The ways to answer (or why there are none): docked at the dialog's foot, so a long
