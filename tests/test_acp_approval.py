@@ -112,7 +112,7 @@ async def test_an_opencode_edit_shows_its_diff_against_the_file() -> None:
     ("key", "expected"),
     [
         ("1", AcpPermissionAnswer("allow", "once", option_id="approved")),
-        ("2", AcpPermissionAnswer("allow", "session", option_id="approved-execpolicy-amendment")),
+        ("2", AcpPermissionAnswer("allow", "once", option_id="approved-execpolicy-amendment")),
         ("3", AcpPermissionAnswer("deny", "once", option_id="abort")),
         ("s", PermissionAnswer("allow", "session")),
         ("y", PermissionAnswer("allow", "once")),

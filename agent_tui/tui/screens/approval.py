@@ -316,11 +316,10 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
 
 
 def option_answer(option: AgentOption) -> AcpPermissionAnswer:
-    """The answer that picks `option`: an allow or a deny, once or for the session, by its kind."""
-    once = option.kind.endswith("_once")
-    if option.kind.startswith("allow"):
-        return AcpPermissionAnswer("allow", "once" if once else "session", option_id=option.option_id)
-    return AcpPermissionAnswer("deny", "once" if once else "session", option_id=option.option_id)
+    """The answer that picks `option` by its id: an allow or a deny by its kind. agent-tui itself
+    remembers nothing for it (`once`): an `always` option is a rule the agent keeps, not ours."""
+    decision = "allow" if option.kind.startswith("allow") else "deny"
+    return AcpPermissionAnswer(decision, "once", option_id=option.option_id)
 
 
 def option_label(number: int, option: AgentOption) -> Content:

@@ -193,6 +193,14 @@ class DashboardScreen(SessionsScreen):
 
     async def _answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         path = agent_path_text(self.state.agent_path(view.session_id))
+        picked = next(
+            (
+                option.name
+                for option in self.agent_options(view)
+                if isinstance(answer, AcpPermissionAnswer) and option.option_id == answer.option_id
+            ),
+            None,
+        )  # looked up while the request still waits
         command = Answer(
             sessionId=view.session_id,
             requestId=view.request_id,
@@ -205,6 +213,9 @@ class DashboardScreen(SessionsScreen):
         if reply is None or not reply.ok:
             said = reply.message if reply is not None else None
             self.notify(f"{path}: {said or 'that request is no longer waiting.'}", severity="warning")
+            return
+        if picked is not None:  # the agent's own option: it says how far it reaches
+            self.notify(f"Chose “{picked}”: {path} · {view.tool}", timeout=2)
             return
         if answer.decision == "deny":
             self.notify(f"Denied: {path} · {view.tool}", timeout=2)
