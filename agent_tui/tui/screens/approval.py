@@ -318,8 +318,9 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
 def option_answer(option: AgentOption) -> AcpPermissionAnswer:
     """The answer that picks `option` by its id: an allow or a deny by its kind. agent-tui itself
     remembers nothing for it (`once`): an `always` option is a rule the agent keeps, not ours."""
-    decision = "allow" if option.kind.startswith("allow") else "deny"
-    return AcpPermissionAnswer(decision, "once", option_id=option.option_id)
+    if option.kind.startswith("allow"):
+        return AcpPermissionAnswer("allow", "once", option_id=option.option_id)
+    return AcpPermissionAnswer("deny", "once", option_id=option.option_id)
 
 
 def option_label(number: int, option: AgentOption) -> Content:
