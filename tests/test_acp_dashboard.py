@@ -119,6 +119,11 @@ def turns(app: AgentTuiApp, sid: str) -> int:
     return len(state_of(app).sessions[sid].turns)
 
 
+def noted(app: AgentTuiApp, text: str) -> bool:
+    """Whether a notification on screen says `text`."""
+    return any(notice.message == text for notice in app.notices)
+
+
 def tree_line(app: AgentTuiApp, sid: str) -> str:
     def find(node: TreeNode[str]) -> TreeNode[str] | None:
         if node.data == sid:
@@ -174,15 +179,16 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
         modal = app.screen
         assert isinstance(modal, ApprovalScreen)
         assert [str(b.label) for b in modal.query(Button).results()] == [
-            "Allow once  1",
-            "Allow for this session  2",
-            "Deny  3",
-            "Deny for this session  4",
+            "1  Allow once  · allow once",
+            "2  Allow for this session  · always · the agent remembers",
+            "3  Deny  · deny once",
+            "4  Deny for this session  · deny always · the agent remembers",
         ]
         await pilot.pause()
         dialog = modal.query_one("#approval-dialog").region
         assert all(dialog.contains_region(b.region) for b in modal.query(Button).results())  # none cut off
         await pilot.press("1")
+        await wait_for(pilot, lambda: noted(app, "Chose “Allow once”: served · edit"), "the note")
         await wait_for(pilot, lambda: status(app, sid) == "completed", "turn 1", AGENT_START)
         assert (tmp_path / "project" / "notes.txt").read_text() == "hi\n"
         await wait_for(pilot, lambda: "Wrote the notes." in detail_text(app), "the last words")

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from support_tui import Scene, ask, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
-from support_workbench import Log, arm_project, at, fake_home, settle
+from support_workbench import EDIT_NEW, EDIT_OLD, Log, arm_project, at, fake_home, settle
 from textual.pilot import Pilot
 
 from agent_tui.events import Event
@@ -39,6 +39,26 @@ CLAUDE_OPTIONS = (
     AgentOption("reject", "Reject", "reject_once"),
 )
 """The options Claude Code's ACP adapter offers for an edit."""
+CODEX = "sess_9c0d1e2f3a4b"
+CODEX_OPTIONS = (
+    AgentOption("approved", "Yes, proceed", "allow_once"),
+    AgentOption(
+        "approved-execpolicy-amendment",
+        "Yes, and don't ask again for commands that start with `git push --force origin`",
+        "allow_always",
+    ),
+    AgentOption("abort", "No, and tell Codex what to do differently", "reject_once"),
+)
+"""The options codex-acp 0.16.0 offers for a command with a proposed rule (its
+`build_exec_permission_options`)."""
+OPENCODE = "sess_0d1e2f3a4b5c"
+OPENCODE_OPTIONS = (
+    AgentOption("once", "Allow once", "allow_once"),
+    AgentOption("always", "Always allow", "allow_always"),
+    AgentOption("reject", "Reject", "reject_once"),
+)
+"""The options opencode's `acp` offers."""
+PUSH = ["bash", "-lc", "git push --force origin fix-login"]
 LOGOUT_PY = '''"""Logging out: the session cookie is dropped and the token revoked."""
 
 from shop.app import app
@@ -147,9 +167,66 @@ def acp_app() -> AgentTuiApp:
     return AgentTuiApp(events=side_by_side(home), live=False, group_by_day=True)
 
 
-def armed(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
-    """A live-like dashboard: claude's question waits with its own options, the end messages of
-    the turns in the log, claude is selected; then `keys`."""
+def one_question(home: Path, agent: str) -> list[Event]:
+    """One ACP session asking: `codex` to force-push (a command), `opencode` to edit a file
+    (a diff), each as the recorder writes it."""
+    shop = str(home / "shop")
+    if agent == "codex":
+        log = AcpLog(CODEX, at(14, 16), "codex", cwd=shop, title="Publish the login fix")
+        title = "git push --force origin fix-login"
+        call: dict[str, Any] = {
+            "toolCallId": "call_push",
+            "title": title,
+            "kind": "execute",
+            "status": "pending",
+            "rawInput": {"call_id": "call_push", "command": PUSH, "cwd": shop},
+            "content": [{"type": "content", "content": {"type": "text", "text": "Available Decisions: …"}}],
+        }
+        tool, risk = "execute", "destructive"
+        warning: str | None = f"{title}: the agent's call can delete or overwrite data"
+    else:
+        log = AcpLog(OPENCODE, at(14, 16), "opencode", cwd=shop, title="Harden the login check")
+        title = "Edit src/auth.py"
+        auth = f"{shop}/src/auth.py"
+        call = {
+            "toolCallId": "call_edit",
+            "title": title,
+            "kind": "edit",
+            "status": "pending",
+            "locations": [{"path": auth}],
+            "rawInput": {"filePath": auth, "oldString": EDIT_OLD, "newString": EDIT_NEW},
+            "content": [{"type": "diff", "path": auth, "oldText": EDIT_OLD, "newText": EDIT_NEW}],
+        }
+        tool, risk, warning = "edit", "write", None
+    log.start("turn_1", "Publish the fix" if agent == "codex" else "Harden the login check", after=1)
+    log.emit("model.delta", "turn_1", after=2, text="One step first.")
+    call_id = call["toolCallId"]
+    log.emit("model.tool_call_requested", "turn_1", after=1, toolCallId=call_id, tool=tool, args=call)
+    asked: dict[str, Any] = {"requestId": "perm_1", "toolCallId": call_id}
+    reason = "classified from its command" if tool == "execute" else f"ACP tool kind {tool}"
+    log.emit(
+        "permission.requested", "turn_1", tool=tool, risk=risk, argsPreview=title, reason=reason,
+        warning=warning, **asked,
+    )  # fmt: skip
+    log.emit(
+        "permission.resolved", "turn_1", decision="ask", actor="policy", policy=f"agent:{agent}", **asked
+    )
+    return log.events
+
+
+def question_app(agent: str) -> Callable[[], AgentTuiApp]:
+    def build() -> AgentTuiApp:
+        base = SCENE_BASE if SCENE_BASE is not None else Path(tempfile.mkdtemp(prefix="agent-tui-scene-"))
+        return AgentTuiApp(events=one_question(fake_home(base), agent), live=False, group_by_day=True)
+
+    return build
+
+
+def armed(
+    *keys: str, session: str = CLAUDE, options: tuple[AgentOption, ...] = CLAUDE_OPTIONS
+) -> Callable[[Pilot], Awaitable[None]]:
+    """A live-like dashboard: `session`'s question waits with the agent's own `options`, the end
+    messages of the turns in the log, `session` is selected; then `keys`."""
 
     async def run_before(pilot: Pilot) -> None:
         await settle(pilot)
@@ -157,25 +234,25 @@ def armed(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
         app = pilot.app
         assert isinstance(app, AgentTuiApp)
         state = app.dashboard.state
-        [view] = [v for v in state.pending_permissions() if v.session_id == CLAUDE]
+        [view] = [v for v in state.pending_permissions() if v.session_id == session]
         ask(
             live,
             AcpPermissionRequest(
-                session_id=CLAUDE,
+                session_id=session,
                 turn_id=view.turn_id,
                 request_id=view.request_id,
                 tool_call_id=view.tool_call_id,
                 tool=view.tool,
-                risk="write",
+                risk=view.risk or "write",  # type: ignore[arg-type]
                 args_preview=view.args_preview,
                 args={},
-                agent_path=("claude",),
-                warning=None,
-                options=CLAUDE_OPTIONS,
+                agent_path=state.agent_path(session),
+                warning=view.reason,
+                options=options,
             ),
         )
         app.dashboard.show_state(state)
-        app.dashboard.select_session(CLAUDE)
+        app.dashboard.select_session(session)
         await settle(pilot)
         for key in keys:
             await pilot.press(key)
@@ -188,6 +265,22 @@ def armed(*keys: str) -> Callable[[Pilot], Awaitable[None]]:
 SCENES: dict[str, Scene] = {
     "acp_tree_100x30": Scene(acp_app, (100, 30), armed()),
     "acp_approval": Scene(acp_app, (100, 30), armed("A")),
+    "codex_approval_80x24": Scene(
+        question_app("codex"), (80, 24), armed("A", session=CODEX, options=CODEX_OPTIONS)
+    ),
+    "codex_approval_120x30": Scene(
+        question_app("codex"), (120, 30), armed("A", session=CODEX, options=CODEX_OPTIONS)
+    ),
+    "codex_approval_phone": Scene(
+        question_app("codex"), (45, 30), armed("A", session=CODEX, options=CODEX_OPTIONS)
+    ),
+    "claude_approval_phone": Scene(acp_app, (45, 30), armed("A")),
+    "opencode_edit_80x24": Scene(
+        question_app("opencode"), (80, 24), armed("A", session=OPENCODE, options=OPENCODE_OPTIONS)
+    ),
+    "opencode_edit_phone": Scene(
+        question_app("opencode"), (45, 30), armed("A", session=OPENCODE, options=OPENCODE_OPTIONS)
+    ),
 }
 """Also read by scripts/screenshots.py."""
 
@@ -204,3 +297,26 @@ class TestAcpAgentsLook:
 
     def test_an_acp_question_offers_the_agents_own_options(self, snap_compare) -> None:
         assert snap(snap_compare, SCENES["acp_approval"])
+
+
+class TestAcpQuestionAtEachSize:
+    """Every option an agent offers shows whole, its key and what it does beside it, at 80x24,
+    at 120 columns and at a phone's size (the web dashboard at ~390 px: 45x30)."""
+
+    def test_codex_command_at_80x24(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["codex_approval_80x24"])
+
+    def test_codex_command_at_120_columns(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["codex_approval_120x30"])
+
+    def test_codex_command_on_a_phone(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["codex_approval_phone"])
+
+    def test_claude_edit_on_a_phone(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["claude_approval_phone"])
+
+    def test_opencode_edit_at_80x24(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["opencode_edit_80x24"])
+
+    def test_opencode_edit_on_a_phone(self, snap_compare) -> None:
+        assert snap(snap_compare, SCENES["opencode_edit_phone"])

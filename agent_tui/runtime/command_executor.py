@@ -38,6 +38,7 @@ from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
 from agent_tui.runtime import commands as c
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused
+from agent_tui.runtime.external_agents import AcpPermissionAnswer
 from agent_tui.runtime.finishing import FinishRefused, TurnFacts
 from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
 from agent_tui.runtime.rewind import RewindPlan, RewindResult
@@ -155,7 +156,13 @@ class CommandExecutor:
         questions = self.engine.questions
         if questions.answerer is not None:
             raise Refused("this host answers its permission requests itself (--approve allow|deny)")
-        answer = PermissionAnswer(command.decision, remember=command.remember, reason=command.reason)
+        answer = (
+            AcpPermissionAnswer(
+                command.decision, command.remember, reason=command.reason, option_id=command.option_id
+            )
+            if command.option_id is not None
+            else PermissionAnswer(command.decision, remember=command.remember, reason=command.reason)
+        )
         try:
             first = questions.answer(
                 command.session_id, command.request_id, answer, by.model_dump() if by is not None else None

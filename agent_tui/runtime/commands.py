@@ -97,13 +97,15 @@ class _OnSession(_Value):
 
 
 class Answer(_OnSession):
-    """Answer a waiting permission request; the first answer wins."""
+    """Answer a waiting permission request; the first answer wins. `optionId` picks one of an
+    external agent's own options (its `always` is used only when picked so)."""
 
     verb: Literal["answer"] = "answer"
     request_id: str = Field(alias="requestId", min_length=1)
     decision: Literal["allow", "deny"]
     remember: Scope = "once"
     reason: str | None = None
+    option_id: str | None = Field(default=None, alias="optionId", min_length=1)
 
 
 class Stop(_OnSession):

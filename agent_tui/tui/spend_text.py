@@ -64,14 +64,16 @@ def cost_brief(spend: Spend, *, partial: bool = False) -> str:
 
 
 def cost_words(spend: Spend) -> str:
-    """A spend in words: `$0.42 · 12.3k tok`, `12.3k tok · price unknown`, or (priced in part)
+    """A spend in words: `$0.42 · 12.3k tok` (`$0.42` for a cost reported without tokens),
+    `12.3k tok · price unknown`, or (priced in part)
     `≥$0.42 · 12.3k tok, 2.1k of them price unknown`."""
     tokens = f"{tokens_text(spend.tokens)} tok"
     known = spend.known_cost_usd
     if known is None:
         return f"{tokens} · price unknown"
     if spend.fully_priced:
-        return f"{usd_text(known)} · {tokens}"
+        # An agent may report its cost and no tokens: then the dollars are all there is to say.
+        return f"{usd_text(known)} · {tokens}" if spend.tokens else usd_text(known)
     return f"≥{usd_text(known)} · {tokens}, {tokens_text(spend.unpriced_tokens)} of them price unknown"
 
 

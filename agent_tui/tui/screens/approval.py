@@ -2,11 +2,17 @@
 
 Opened only by the user (enter on the approval queue). `y` allow once, `s` allow for this
 session, `!` always allow, `n` deny; `escape` closes without answering. A question from an
-external (ACP) agent offers that agent's own options instead, as buttons under its names, picked
-with `1`, `2`, … (the four keys still work: they pick the agent's option of that kind); its
-call is shown by its title and the input the agent gave it (a command as a command, an edit
-with a diff as a diff, when the dashboard made a preview of it). The dashboard closes it
-with a notification if the request is withdrawn while it is open.
+external (ACP) agent offers that agent's own options too, one a row under their own names
+(wrapped, never cut off, at 80x24 and at a phone's 45 columns), each saying what it does (an
+`always` kind reads "the agent remembers": it is the agent's own rule, kept by the agent);
+`1`, `2`, … pick one by its id. `y`, `s` and `n` still answer as for our own tools, and the
+hint under the options says so: `s` is agent-tui's rule for this session, not the agent's
+`always` (`choose_option` maps such an answer onto the agent's options). The call is shown by
+the title the agent gave it and the input it was given (a command as a command, argv quoted as
+a shell reads it; an edit with a diff as a diff, when the dashboard made a preview of it). The
+ways to answer are docked at the dialog's foot; what is asked scrolls above them, so a long
+diff never hides them. The dashboard closes it with a notification if the request is withdrawn
+while it is open.
 
 What is asked is shown so it can be judged: a `write_file`/`edit_file` as a diff against the
 file as it is now (a new file all added, an overwrite marked as one, an edit that will fail
@@ -16,6 +22,8 @@ later spawn (any agent, any prompt), not only this one.
 """
 
 from __future__ import annotations
+
+import shlex
 
 import orjson
 from textual import on
@@ -50,6 +58,14 @@ OPTION_VARIANTS: dict[str, ButtonVariant] = {
     "reject_once": "error",
 }
 """How each kind of an agent's option looks (`reject_always` and unknown kinds: `warning`)."""
+OPTION_REACH = {
+    "allow_once": "allow once",
+    "allow_always": "always · the agent remembers",
+    "reject_once": "deny once",
+    "reject_always": "deny always · the agent remembers",
+}
+"""What each kind of an agent's option does, beside its name: the `always` kinds are the agent's
+own rules, kept by the agent past this session and beyond our protected paths."""
 
 
 class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
@@ -111,86 +127,97 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         preview = self.preview
         with Vertical(id="approval-dialog", classes="-diff" if preview is not None else "") as dialog:
             dialog.border_title = f"Approval {number} of {total}"
-            yield Static(self._title(), id="approval-title")
-            yield Static(
-                Content.assemble(
-                    ("asked by ", MUTED),
-                    marked(self._path, "bold"),
-                    (" on ", MUTED) if self.host else ("", ""),
-                    marked(self.host or "", "bold"),
-                ),
-                id="approval-path",
-            )
-            if view.risk_reason:
+            with Vertical(id="approval-answers"):
+                yield from self._answers()
+            with VerticalScroll(id="approval-body"):
+                yield Static(self._title(), id="approval-title")
                 yield Static(
-                    Content.assemble(("why ", MUTED), marked(view.risk_reason)), id="approval-reason"
-                )
-            warnings = self._warnings()
-            if warnings:
-                yield Static(
-                    Content("\n").join(Content.assemble(("⚠ ", "bold"), marked(line)) for line in warnings),
-                    id="approval-warning",
-                    classes="-destructive"
-                    if view.risk == "destructive" or view.policy == "protected"
-                    else "",
-                )
-            if preview is not None and preview.kind not in ("fails", "unchanged"):
-                with VerticalScroll(id="approval-diff"):
-                    yield DiffView(preview)
-            elif self._command() is not None:
-                with VerticalScroll(id="approval-args"):
-                    yield Static(highlight(visible(self._command() or ""), language="bash"))
-            else:
-                with VerticalScroll(id="approval-args"):
-                    yield Static(marked(self._args, "$foreground"))
-            yield Static(
-                marked(
-                    f"{view.session_id} · {view.turn_id} · {view.request_id}"
-                    + (f" · policy {view.policy}" if view.policy else ""),
-                    MUTED,
-                ),
-                id="approval-ids",
-            )
-            if self.answerable and self.options:
-                options = list(enumerate(self.options[:9], start=1))
-                # Agents name their options at length ("Allow for this session"): more than three
-                # go two to a row, so none is cut off at the modal's edge.
-                per_row = 2 if len(options) > 3 else len(options)
-                with Vertical(id="approval-buttons"):
-                    for first in range(0, len(options), per_row):
-                        with Horizontal(classes="option-row"):
-                            for number, option in options[first : first + per_row]:
-                                yield Button(
-                                    marked(f"{option.name}  {number}"),  # text, not markup
-                                    id=f"option-{number}",
-                                    variant=OPTION_VARIANTS.get(option.kind, "warning"),
-                                    compact=True,
-                                )
-                yield Static(
-                    Content.styled(
-                        f"the agent's own options: 1–{min(len(self.options), 9)} · esc closes", MUTED
+                    Content.assemble(
+                        ("asked by ", MUTED),
+                        marked(self._path, "bold"),
+                        (" on ", MUTED) if self.host else ("", ""),
+                        marked(self.host or "", "bold"),
                     ),
-                    id="approval-hint",
+                    id="approval-path",
                 )
-            elif self.answerable:
-                with Horizontal(id="approval-buttons"):
-                    yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
-                    yield Button("This session  s", id="allow-session", variant="primary", compact=True)
-                    yield Button("Always  !", id="allow-always", variant="warning", compact=True)
-                    yield Button("Deny  n", id="deny", variant="error", compact=True)
-                reach = answer_reach(view.tool)
-                if reach is not None:
+                if view.risk_reason:
                     yield Static(
-                        Content.assemble(("⚠ ", "bold"), marked(reach)),
-                        id="approval-reach",
-                        classes="-destructive",
+                        Content.assemble(("why ", MUTED), marked(view.risk_reason)), id="approval-reason"
                     )
-                yield Static(Content.styled("esc closes without answering", MUTED), id="approval-hint")
-            else:
-                yield Static(Content.styled(f"{self._note}  esc closes", MUTED), id="approval-hint")
+                warnings = self._warnings()
+                if warnings:
+                    yield Static(
+                        Content("\n").join(
+                            Content.assemble(("⚠ ", "bold"), marked(line)) for line in warnings
+                        ),
+                        id="approval-warning",
+                        classes="-destructive"
+                        if view.risk == "destructive" or view.policy == "protected"
+                        else "",
+                    )
+                if preview is not None and preview.kind not in ("fails", "unchanged"):
+                    with VerticalScroll(id="approval-diff"):
+                        yield DiffView(preview)
+                elif self._command() is not None:
+                    with VerticalScroll(id="approval-args"):
+                        yield Static(highlight(visible(self._command() or ""), language="bash"))
+                else:
+                    with VerticalScroll(id="approval-args"):
+                        yield Static(marked(self._args, "$foreground"))
+                yield Static(
+                    marked(
+                        f"{view.session_id} · {view.turn_id} · {view.request_id}"
+                        + (f" · policy {view.policy}" if view.policy else ""),
+                        MUTED,
+                    ),
+                    id="approval-ids",
+                )
+
+    def _answers(self) -> ComposeResult:
+        """The ways to answer (or why there are none): docked at the dialog's foot, so a long
+        diff or command never pushes them off a small screen."""
+        view = self.view
+        if self.answerable and self.options:
+            # One option a row, its name wrapped in the dialog's width: agents name their
+            # options at length ("Yes, and don't ask again for commands that start with …"),
+            # and none may be cut off at the dialog's edge, even at a phone's width.
+            with Vertical(id="approval-buttons", classes="-agent"):
+                for number, option in enumerate(self.options[:9], start=1):
+                    yield Button(
+                        option_label(number, option),
+                        id=f"option-{number}",
+                        variant=OPTION_VARIANTS.get(option.kind, "warning"),
+                        compact=True,
+                    )
+            yield Static(ours_hint(len(self.options)), id="approval-hint")
+        elif self.answerable:
+            with Horizontal(id="approval-buttons"):
+                yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
+                yield Button("This session  s", id="allow-session", variant="primary", compact=True)
+                yield Button("Always  !", id="allow-always", variant="warning", compact=True)
+                yield Button("Deny  n", id="deny", variant="error", compact=True)
+            reach = answer_reach(view.tool)
+            if reach is not None:
+                yield Static(
+                    Content.assemble(("⚠ ", "bold"), marked(reach)),
+                    id="approval-reach",
+                    classes="-destructive",
+                )
+            yield Static(Content.styled("esc closes without answering", MUTED), id="approval-hint")
+        else:
+            yield Static(Content.styled(f"{self._note}  esc closes", MUTED), id="approval-hint")
 
     def _title(self) -> Content:
         view, preview = self.view, self.preview
+        if preview is None and self.options and view.args_preview:
+            # An agent's call is known by the title the agent gave it (Codex: the command).
+            return Content.assemble(
+                marked(view.args_preview, "bold $text-accent"),
+                ("?  ", "bold"),
+                marked(view.tool, MUTED),
+                (" · ", MUTED),
+                risk_content(view.risk),
+            )
         if preview is None:
             return Content.assemble(
                 ("Run ", "bold"),
@@ -240,9 +267,13 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             return None
         if self.options:  # an agent's call: its raw input may name a command (execute)
             raw = call.args.get("rawInput")
-            command = raw.get("command") if isinstance(raw, dict) else None
+            command = (
+                next((raw[key] for key in ("command", "cmd") if key in raw), None)
+                if isinstance(raw, dict)
+                else None
+            )
             if isinstance(command, list) and all(isinstance(part, str) for part in command):
-                command = " ".join(command)
+                command = shlex.join(command)  # Codex sends argv: ["bash", "-lc", "git push"]
             return command if isinstance(command, str) else None
         command = call.args.get("cmd") if self.view.tool == "shell" else None
         return command if isinstance(command, str) else None
@@ -285,11 +316,33 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
 
 
 def option_answer(option: AgentOption) -> AcpPermissionAnswer:
-    """The answer that picks `option`: an allow or a deny, once or for the session, by its kind."""
-    once = option.kind.endswith("_once")
+    """The answer that picks `option` by its id: an allow or a deny by its kind. agent-tui itself
+    remembers nothing for it (`once`): an `always` option is a rule the agent keeps, not ours."""
     if option.kind.startswith("allow"):
-        return AcpPermissionAnswer("allow", "once" if once else "session", option_id=option.option_id)
-    return AcpPermissionAnswer("deny", "once" if once else "session", option_id=option.option_id)
+        return AcpPermissionAnswer("allow", "once", option_id=option.option_id)
+    return AcpPermissionAnswer("deny", "once", option_id=option.option_id)
+
+
+def option_label(number: int, option: AgentOption) -> Content:
+    """`1  Yes, proceed  · allow once`: the option's key, the agent's name for it (as text, not
+    markup) and what it does."""
+    reach = OPTION_REACH.get(option.kind, option.kind)
+    return Content.assemble((f"{number}  ", "bold"), Content(option.name), (f"  · {reach}", "dim"))
+
+
+def ours_hint(count: int) -> Content:
+    """The line under an agent's options: which keys are the agent's and which are ours (`s`
+    is agent-tui's rule for this session, never the agent's own `always`)."""
+    keys = "1" if count == 1 else f"1–{min(count, 9)}"
+    return Content.assemble(
+        (f"{keys} the agent's options · ", MUTED),
+        ("y", "bold"),
+        (" once · ", MUTED),
+        ("s", "bold"),
+        (" this session (agent-tui remembers, not the agent) · ", MUTED),
+        ("n", "bold"),
+        (" deny · esc closes", MUTED),
+    )
 
 
 def answer_reach(tool: str) -> str | None:

@@ -22,6 +22,7 @@ from textual.widget import Widget
 from agent_tui.events import counted
 from agent_tui.ports import (
     AcceptProjectRules,
+    AcpPermissionAnswer,
     Adapters,
     AgentOption,
     AgentSpec,
@@ -192,17 +193,29 @@ class DashboardScreen(SessionsScreen):
 
     async def _answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         path = agent_path_text(self.state.agent_path(view.session_id))
+        picked = next(
+            (
+                option.name
+                for option in self.agent_options(view)
+                if isinstance(answer, AcpPermissionAnswer) and option.option_id == answer.option_id
+            ),
+            None,
+        )  # looked up while the request still waits
         command = Answer(
             sessionId=view.session_id,
             requestId=view.request_id,
             decision=answer.decision,
             remember=answer.remember,
             reason=answer.reason,
+            optionId=answer.option_id if isinstance(answer, AcpPermissionAnswer) else None,
         )
         reply = await self.live.commands.send(command) if self.live is not None else None
         if reply is None or not reply.ok:
             said = reply.message if reply is not None else None
             self.notify(f"{path}: {said or 'that request is no longer waiting.'}", severity="warning")
+            return
+        if picked is not None:  # the agent's own option: it says how far it reaches
+            self.notify(f"Chose “{picked}”: {path} · {view.tool}", timeout=2)
             return
         if answer.decision == "deny":
             self.notify(f"Denied: {path} · {view.tool}", timeout=2)
