@@ -156,3 +156,24 @@ async def test_a_gemini_shell_call_is_judged_by_the_command_in_its_title(
     assert (question.args_preview, question.risk) == ("rm -rf build", risk)
     [done_event] = [event.payload for event in log if event.type == "tool.completed"]
     assert done_event["result"] == "removed" and "exitCode" not in done_event
+
+
+def test_the_quirks_table_in_the_docs_is_the_code() -> None:
+    doc = (ROOT / "docs" / "acp.md").read_text()
+    lines = doc[doc.index("| agent | versions | what it does | rule |") :].splitlines()[2:]
+    rows = []
+    for line in lines:
+        if not line.startswith("|"):
+            break
+        rows.append(tuple(cell.strip() for cell in line.strip("|").split(" | ")))
+    expected = [
+        (
+            f"`{quirk.agent}`",
+            (f"from {quirk.since}" if quirk.since else "all")
+            + (f" before {quirk.before}" if quirk.before else ""),
+            quirk.behaviour,
+            quirk.rule,
+        )
+        for quirk in QUIRKS
+    ]
+    assert rows == expected
