@@ -435,14 +435,14 @@ def _flag(argv: list[str], name: str, default: str) -> str:
 async def main(argv: list[str]) -> None:
     protocol = int(_flag(argv, "--protocol", str(PROTOCOL_VERSION)))
     hang = "--hang-initialize" in argv
-    agent = TestAgent(
+    agent = TestAgent(  # type: ignore[abstract]
         hang_initialize=hang,
         protocol=protocol,
         name=_flag(argv, "--name", "test-agent"),
         version=_flag(argv, "--version", "1.0"),
     )
     # The test agent answers only the calls the tests make (no authenticate, modes, ...).
-    await run_agent(agent)  # type: ignore[abstract]
+    await run_agent(agent)
 
 
 if __name__ == "__main__":

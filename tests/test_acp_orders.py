@@ -28,7 +28,7 @@ pytestmark = pytest.mark.anyio
 RM = "rm -rf build"
 
 
-def script(*steps: dict[str, Any]) -> str:
+def script(*steps: Any) -> str:
     return "script " + json.dumps(list(steps))
 
 
