@@ -177,3 +177,39 @@ def test_the_quirks_table_in_the_docs_is_the_code() -> None:
         for quirk in QUIRKS
     ]
     assert rows == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "deltas", "result"),
+    [("@mistralai/mistral-vibe", ["a\n", "b\n"], "a\nb\n"), ("test-agent", ["a\n", "\nb\n"], "b\n")],
+)
+async def test_vibes_output_pieces_are_joined(
+    tmp_path: Path, name: str, deltas: list[str], result: str
+) -> None:
+    """Vibe's content is the output's next piece; another agent's content replaces the last
+    (ACP's rule). A completion without content keeps the output shown so far."""
+
+    def piece(value: str | None, status: str = "in_progress") -> dict[str, Any]:
+        done = call_done(value, None, None)
+        return {**done, "status": status}
+
+    steps = [
+        {"send": {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls", "kind": "execute",
+                  "status": "in_progress", "rawInput": {"command": "ls"}}},
+        {"ask": {"toolCallId": "t1"}, "allowed": [{"send": piece("a\n")}, {"send": piece("b\n")},
+                                                  {"send": piece(None, "completed")}]},
+    ]  # fmt: skip
+    async with Harness(
+        tmp_path / "logs", QueuePrompter(lambda request: PermissionAnswer("allow"))
+    ) as harness:
+        session = await harness.agents.start(
+            script_agent_config("--name", name, "--version", "3.0.2"),
+            tmp_path,
+            prompt="script " + json.dumps(steps),
+        )
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        log = harness.log(session.session_id)
+    assert chain_violations(log) == []
+    assert [event.payload["text"] for event in log if event.type == "tool.delta"] == deltas
+    [done] = [event.payload for event in log if event.type == "tool.completed"]
+    assert done["result"] == result

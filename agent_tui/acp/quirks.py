@@ -4,8 +4,8 @@ Most of what real agents do differently is handled by general rules of the recor
 held until its input is known, `in_progress` that is not yet "ran without asking", a deny that
 stays a denial when the prompt ends `cancelled`) and of the mapping (where a result's text and
 exit code are found). `QUIRKS` says which agent needs which rule, so a reader knows why the rule
-is there; the few mappings that are truly one agent's own (`TITLE_IS_COMMAND`) are decided here
-and nowhere else.
+is there; the few mappings that are truly one agent's own (`TITLE_IS_COMMAND`,
+`OUTPUT_IN_PIECES`) are decided here and nowhere else.
 
 Invariants:
 - an agent is named as in its `initialize` answer (`agentInfo.name`), its versions by a range
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["QUIRKS", "TITLE_IS_COMMAND", "AgentIdentity", "Quirk", "applies"]
+__all__ = ["OUTPUT_IN_PIECES", "QUIRKS", "TITLE_IS_COMMAND", "AgentIdentity", "Quirk", "applies"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,10 @@ class Quirk:
 TITLE_IS_COMMAND = "title-is-command"
 """Agent-specific rule: an `execute` call without a command in its raw input names its command
 in its title, which our shell classifier then judges."""
+
+OUTPUT_IN_PIECES = "output-in-pieces"
+"""Agent-specific rule: a running call's text content is the output's next piece, not the
+output so far (ACP's content replaces); the pieces are joined."""
 
 _ORDERS = "tests/test_acp_orders.py"
 _QUIRKS = "tests/test_acp_quirks.py"
@@ -122,6 +126,13 @@ QUIRKS: tuple[Quirk, ...] = (
         "only its id",
         "in_progress is not ran-without-asking (recorder)",
         f"{_ORDERS}::test_a_question_that_names_only_the_call_shows_what_the_call_said",
+    ),
+    Quirk(
+        "@mistralai/mistral-vibe", "3.0.2", None,
+        "sends a running command's output in pieces, each update's content the next piece, and "
+        "completes a command without content",
+        OUTPUT_IN_PIECES,
+        f"{_QUIRKS}::test_vibes_output_pieces_are_joined",
     ),
     Quirk(
         "@mistralai/mistral-vibe", "3.0.2", None,

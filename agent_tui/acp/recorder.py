@@ -67,7 +67,7 @@ from agent_tui.acp.mapping import (
     text_of_tool_content,
     tool_name_for,
 )
-from agent_tui.acp.quirks import TITLE_IS_COMMAND, AgentIdentity, applies
+from agent_tui.acp.quirks import OUTPUT_IN_PIECES, TITLE_IS_COMMAND, AgentIdentity, applies
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import Verdict
 from agent_tui.engine.session_info import SessionInfo, TurnHandle
@@ -256,6 +256,8 @@ class AcpRecorder:
         if exit_code is not None:
             call.exit_code = exit_code
         text = text_of_tool_content(update.content) if update.content is not None else None
+        if text is not None and call.started and applies(OUTPUT_IN_PIECES, self.agent):
+            text = call.text + text  # each update brings the output's next piece
         status = update.status
         ended = status in ("completed", "failed")
         if status == "in_progress":
@@ -274,7 +276,7 @@ class AcpRecorder:
             call.text = text
             await state.turn.writer.call_output(call.call_id, "stdout", delta)
         if status == "completed" and call.decision != "deny":
-            await self._complete(call, text if text is not None else call.text, update.raw_output)
+            await self._complete(call, text or call.text, update.raw_output)
         elif ended:
             code = "unknown"
             if call.decision == "deny":
