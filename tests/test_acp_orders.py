@@ -218,11 +218,13 @@ async def test_a_call_that_shows_output_without_a_question_ran_by_the_agents_pol
 
 
 async def test_a_question_that_names_only_the_call_shows_what_the_call_said(tmp_path: Path) -> None:
-    """Vibe asks with a tool call that carries only its id: the question shows the call's title
-    and the risk of its command, as its updates said them."""
+    """Vibe announces a call waiting for approval `in_progress`, with text that describes it, then
+    asks with a tool call that carries only its id: the text is no sign that it runs, and the
+    question shows the call's title and the risk of its command, as its updates said them."""
+    announced = {**call("t1", "rm -rf cache", {"command": "rm -rf cache"}, status="in_progress"),
+                 "content": text("rm -rf cache")}  # fmt: skip
     steps = [
-        {"send": call("t1", "rm -rf cache", {"command": "rm -rf cache"})},
-        {"send": update("t1", status="in_progress")},
+        {"send": announced},
         {
             "ask": {"toolCallId": "t1"},
             "allowed": [{"send": update("t1", status="completed", content=text("ok"))}],
@@ -231,6 +233,10 @@ async def test_a_question_that_names_only_the_call_shows_what_the_call_said(tmp_
     log, _, prompter = await run(tmp_path, script(*steps), lambda request: PermissionAnswer("allow"))
     [question] = prompter.requests
     assert (question.args_preview, question.risk) == ("rm -rf cache", "destructive")
+    assert kinds_of(log, "t1") == [
+        "model.tool_call_requested", "permission.requested", "resolved:ask:policy", "resolved:allow:user",
+        "tool.started", "tool.completed",
+    ]  # fmt: skip
     [done] = payloads(log, "tool.completed")
     assert done["result"] == "ok" and "exitCode" not in done  # none reported, none made up
 
@@ -344,3 +350,24 @@ async def test_the_agents_always_is_used_when_picked_but_never_for_a_protected_p
     assert protected["reason"] == (
         "'Always' would be remembered by the agent, and the call changes a protected path: chose 'Yes' instead"
     )
+
+
+async def test_a_question_that_names_the_call_better_than_its_updates_is_judged_as_it_says(
+    tmp_path: Path,
+) -> None:
+    """The call was requested without input (its `in_progress` released it); the question brings
+    the command: the question shows it, with our classifier's risk for it, and keeps it."""
+    steps = [
+        {"send": call("t1", "Terminal", {})},
+        {"send": update("t1", status="in_progress")},
+        {"ask": ASKED_RM, "denied": [{"send": update("t1", status="failed")}]},
+    ]
+    log, _, prompter = await run(tmp_path, script(*steps), lambda request: PermissionAnswer("deny"))
+    [question] = prompter.requests
+    assert (question.args_preview, question.risk) == (RM, "destructive")
+    [requested] = payloads(log, "model.tool_call_requested")
+    assert requested["args"]["title"] == "Terminal"  # as the updates said it when it was requested
+    [kept] = [p["data"] for p in payloads(log, "source.record") if p["recordType"] == "request_permission"]
+    assert kept["toolCall"]["rawInput"] == {"command": RM}
+    [failed] = payloads(log, "tool.failed")
+    assert failed["errorCode"] == "permission_denied"

@@ -310,7 +310,9 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_output(content: Iterable[ToolContent] | None) -> bool:
-    """Whether a tool call's content shows it running: text, or a terminal (a diff is what the
-    call would do, not what it did)."""
-    return any(isinstance(item, ContentToolCallContent | TerminalToolCallContent) for item in content or ())
+def is_output(content: Iterable[ToolContent] | None, *, first: bool = False) -> bool:
+    """Whether a tool call's content shows it running: a terminal, or text in a later update
+    (`first`: the update that announced the call, whose text describes the call, as Vibe's
+    does; a diff is what the call would do, not what it did)."""
+    kinds = TerminalToolCallContent if first else ContentToolCallContent | TerminalToolCallContent
+    return any(isinstance(item, kinds) for item in content or ())

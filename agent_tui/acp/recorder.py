@@ -16,7 +16,8 @@ Invariants:
   held updates before the one that released it are kept as `source.record`s;
 - a tool call is started at most once and only after an `allow`; `in_progress` alone starts
   nothing (agents mark a call running and then ask); only evidence that it runs without a
-  question (output while nothing was asked, or its end) writes the pair of the agent's own
+  question (output while nothing was asked: text in a later update or a terminal, not the
+  text that announced it; or its end) writes the pair of the agent's own
   policy (`actor: policy`, `policy: agent:<name>`), and an allowed call the agent marked
   running starts at the allow;
 - a call is answered exactly once; `end_turn` fails a call the user denied
@@ -263,12 +264,12 @@ class AcpRecorder:
         if status == "in_progress":
             call.marked_running = True
         if not call.started and call.decision != "deny":
+            runs = ended or is_output(update.content, first=isinstance(update, ToolCallStart))
             if call.asking:
-                if status == "in_progress" or ended or is_output(update.content):
+                if status == "in_progress" or runs:
                     await self._record(as_sent(update))  # it says it runs while its question waits
                 return
             # Allowed, it starts once the agent says it runs; not asked, only once it shows it ran.
-            runs = ended or is_output(update.content)
             if runs or (call.decision == "allow" and call.marked_running):
                 await self._start(call)
         if text is not None and call.started and text != call.text and not ended:
