@@ -108,7 +108,14 @@ async def test_a_call_sent_before_its_input_is_requested_with_its_input(
     steps: list[dict[str, Any]] = [{"send": call("t1", "Terminal", {})}]
     if refined:
         steps.append({"send": update("t1", rawInput={"command": RM}, title=RM, kind="execute")})
-        steps.append({"send": update("t1", rawInput={"command": RM, "description": "Remove"}, title=RM)})
+        # Its text content describes the command; it is not output (the call has not run).
+        steps.append(
+            {
+                "send": update(
+                    "t1", rawInput={"command": RM, "description": "Remove"}, title=RM, content=text("Remove")
+                )
+            }
+        )
     steps.append({"ask": ASKED_RM, "allowed": [{"send": RAN_RM}]})
     log, _, prompter = await run(tmp_path, script(*steps), lambda request: PermissionAnswer("allow"))
 
@@ -130,7 +137,7 @@ async def test_a_call_sent_before_its_input_is_requested_with_its_input(
 
 
 OPENCODE_RUNNING = [
-    {"send": call("t1", "bash", {})},
+    {"send": call("t1", "bash", {"cwd": "."})},  # opencode: the directory first, no command yet
     {
         "send": update(
             "t1", status="in_progress", rawInput={"command": "touch made.txt"}, title="touch made.txt"
@@ -173,6 +180,8 @@ async def test_a_call_marked_running_before_its_question_starts_only_after_the_a
         "model.tool_call_requested", "permission.requested", "resolved:ask:policy", "resolved:allow:user",
         "tool.started", "tool.completed",
     ]  # fmt: skip
+    [requested] = payloads(log, "model.tool_call_requested")
+    assert requested["args"]["rawInput"] == {"command": "touch made.txt"}
     [done] = payloads(log, "tool.completed")
     assert (done["result"], done["exitCode"]) == ("", 0)  # opencode's `metadata.exit`
     assert said(log) == "told yes"

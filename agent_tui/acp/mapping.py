@@ -240,8 +240,9 @@ def compact_json(value: Any) -> str:
 
 
 def carries_more_than_progress(update: ToolCallStart | ToolCallProgress) -> bool:
-    """Whether an update of a known call says more than its status and text output."""
-    if update.title or update.kind or update.locations or update.raw_input is not None:
+    """Whether an update of a known call says more than its status and text output (its
+    `_meta` too: Claude's adapter sends a command's output and exit there)."""
+    if update.title or update.kind or update.locations or update.raw_input is not None or update.field_meta:
         return True
     return any(getattr(item, "type", "content") != "content" for item in update.content or ())
 
@@ -310,9 +311,10 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def is_output(content: Iterable[ToolContent] | None, *, first: bool = False) -> bool:
-    """Whether a tool call's content shows it running: a terminal, or text in a later update
-    (`first`: the update that announced the call, whose text describes the call, as Vibe's
-    does; a diff is what the call would do, not what it did)."""
-    kinds = TerminalToolCallContent if first else ContentToolCallContent | TerminalToolCallContent
+def is_output(content: Iterable[ToolContent] | None, *, running: bool) -> bool:
+    """Whether a tool call's content shows it running: a terminal, or text once the call runs
+    (`running`: the agent said `in_progress`, not in the update that announced the call). Text
+    before that describes the call (Claude's adapter sends the command's description, Vibe the
+    command); a diff is what the call would do, not what it did."""
+    kinds = ContentToolCallContent | TerminalToolCallContent if running else TerminalToolCallContent
     return any(isinstance(item, kinds) for item in content or ())

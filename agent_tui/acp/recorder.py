@@ -11,13 +11,14 @@ Invariants:
 - every event is worded by the turn's `TurnWriter` (`events/turn_writer.py`), the one the
   engine's own turns use: this recorder decides what an update means, the writer writes it;
 - a tool call is requested once its input is known: a call whose updates carried no input yet
-  (an empty `rawInput`, no status past `pending`, no content) is held, its updates merged, until
+  (an empty `rawInput`, or no command for an `execute` call; no status past `pending`, no
+  content) is held, its updates merged, until
   one brings input or a status or content, or the agent asks about it, or the turn ends; the
   held updates before the one that released it are kept as `source.record`s;
 - a tool call is started at most once and only after an `allow`; `in_progress` alone starts
   nothing (agents mark a call running and then ask); only evidence that it runs without a
-  question (output while nothing was asked: text in a later update or a terminal, not the
-  text that announced it; or its end) writes the pair of the agent's own
+  question (output while nothing was asked: a terminal, or text once the agent said the call
+  runs, not the text that announced or described it; or its end) writes the pair of the agent's own
   policy (`actor: policy`, `policy: agent:<name>`), and an allowed call the agent marked
   running starts at the allow;
 - a call is answered exactly once; `end_turn` fails a call the user denied
@@ -241,9 +242,10 @@ class AcpRecorder:
             if call_id in self._answered:
                 await self._record(as_sent(update))  # more news of a call that already ended
                 return
-            state.held.setdefault(call_id, []).append(as_sent(update))
-            if not _releases(update):
-                return  # its input is not known yet
+            held = state.held.setdefault(call_id, [])
+            held.append(as_sent(update))
+            if not _input_known(held):
+                return
             call = await self._release(state, call_id)
         elif carries_more_than_progress(update):
             await self._record(as_sent(update))
@@ -264,7 +266,8 @@ class AcpRecorder:
         if status == "in_progress":
             call.marked_running = True
         if not call.started and call.decision != "deny":
-            runs = ended or is_output(update.content, first=isinstance(update, ToolCallStart))
+            announcing = isinstance(update, ToolCallStart)
+            runs = ended or is_output(update.content, running=call.marked_running and not announcing)
             if call.asking:
                 if status == "in_progress" or runs:
                     await self._record(as_sent(update))  # it says it runs while its question waits
@@ -496,10 +499,20 @@ class AcpRecorder:
         )
 
 
-def _releases(update: ToolCallStart | ToolCallProgress) -> bool:
-    """Whether an update of a call not requested yet says enough to request it: its input, a
-    status past `pending`, or content."""
-    return bool(has_input(update.raw_input) or update.status not in (None, "pending") or update.content)
+def _input_known(held: list[dict[str, Any]]) -> bool:
+    """Whether a call's updates so far (as sent) say enough to request it: its input (for an
+    `execute` call, its command: opencode first sends only the directory), a status past
+    `pending`, or content."""
+    last = held[-1]
+    if last.get("status") not in (None, "pending") or last.get("content"):
+        return True
+    merged: dict[str, Any] = {}
+    for sent in held:
+        merged.update(sent)
+    raw_input = merged.get("rawInput")
+    if tool_name_for(merged.get("kind")) == "execute":
+        return command_of(raw_input) is not None
+    return has_input(raw_input)
 
 
 def _result_of(raw_output: Any) -> str:
