@@ -77,6 +77,10 @@ def test_every_acp_stop_reason_is_documented() -> None:
         ("execute", {"command": "ls src"}, "read"),
         ("execute", {"command": "rm -rf build"}, "destructive"),
         ("execute", {"cmd": ["curl", "https://example.com"]}, "network"),
+        # Codex runs each command as `/bin/bash -lc CMD`: the command is CMD.
+        ("execute", {"command": ["/bin/bash", "-lc", "basename /work/notes.txt"]}, "read"),
+        ("execute", {"command": ["bash", "-c", "rm -rf build"]}, "destructive"),
+        ("execute", {"command": ["bash", "--login", "script.sh"]}, "execute"),
         ("execute", None, "execute"),
         ("delete", {"path": "x"}, "destructive"),
         ("fetch", {"url": "https://example.com"}, "network"),

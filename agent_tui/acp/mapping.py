@@ -19,7 +19,9 @@ Invariants:
 from __future__ import annotations
 
 import difflib
+import shlex
 from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 import orjson
@@ -91,6 +93,8 @@ STOP_REASON_OF_ACP: dict[str, tuple[str, str | None]] = {
 """ACP `StopReason` → (our `stopReason`, the `turn.completed.message` that says what it was)."""
 
 COMMAND_KEYS = ("command", "cmd")
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+"""Shells whose `-c SCRIPT` (or `-lc SCRIPT`) runs the script as the command."""
 OUTPUT_KEYS = ("output", "aggregated_output", "formatted_output")
 """Fields of a raw tool output that hold its text, first found first (opencode and Vibe say
 `output`, Codex `aggregated_output` and `formatted_output`, beside `stdout`/`stderr`)."""
@@ -119,7 +123,12 @@ def risk_for(kind: str | None, raw_input: Any) -> tuple[Risk, str]:
 
 
 def command_of(raw_input: Any) -> str | None:
-    """The command line an agent's raw tool input names (`command` or `cmd`), if any."""
+    """The command line an agent's raw tool input names (`command` or `cmd`), if any.
+
+    A list is an argument vector, joined as a shell would read it; a shell running a script
+    (`["/bin/bash", "-lc", SCRIPT]`, as Codex runs every command) is that script, the command
+    the model wrote.
+    """
     if not isinstance(raw_input, Mapping):
         return None
     for key in COMMAND_KEYS:
@@ -127,10 +136,22 @@ def command_of(raw_input: Any) -> str | None:
         if isinstance(value, str) and value.strip():
             return value
         if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
-            import shlex
-
+            if _runs_script(value):
+                return str(value[2])
             return shlex.join(value)
     return None
+
+
+def _runs_script(argv: list[str]) -> bool:
+    shell, flag = PurePosixPath(argv[0]).name, argv[1] if len(argv) > 1 else ""
+    return (
+        len(argv) >= 3
+        and shell in SHELLS
+        and flag.startswith("-")
+        and not flag.startswith("--")
+        and "c" in flag
+        and bool(argv[2].strip())
+    )
 
 
 def kind_for_tool(tool: str) -> str:

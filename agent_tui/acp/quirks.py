@@ -90,6 +90,13 @@ QUIRKS: tuple[Quirk, ...] = (
     ),
     Quirk(
         "codex-acp", "0.16.0", None,
+        "asks before it sends the `tool_call`, with `rawInput.command` the argument vector "
+        "`[\"/bin/bash\", \"-lc\", CMD]`",
+        "a shell's script is the command (mapping.command_of)",
+        "tests/test_acp_mapping.py::test_risk_of_an_agent_call",
+    ),
+    Quirk(
+        "codex-acp", "0.16.0", None,
         "completes a command without content; `rawOutput` holds `stdout`, `stderr`, "
         "`aggregated_output`, `formatted_output` and `exit_code`",
         "result text and exit codes where agents put them (mapping)",
