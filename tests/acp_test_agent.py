@@ -8,8 +8,9 @@ known agent). What a prompt does depends on its text:
   UPDATE}` sends a session update as it is on the wire, `{"say": TEXT}` a message chunk,
   `{"ask": TOOL_CALL, "options": [...], "allowed": [STEPS], "denied": [STEPS]}` asks
   permission (default options: Yes `allow_once`, Always `allow_always`, No `reject_once`),
-  says `told OPTION` (or `told cancelled`) and plays the steps of the answer's family, and
-  `{"stop": REASON}` ends the prompt with that stop reason (else `end_turn`);
+  says `told OPTION` (or `told cancelled`) and plays the steps of the answer's family,
+  `{"usage": USAGE}` is the usage its prompt answer reports, and `{"stop": REASON}` ends the
+  prompt with that stop reason (else `end_turn`);
 
 - `every update`: sends each kind of session update the protocol has, a tool call through all
   its statuses (with text, diff and terminal content), asks permission with its own options,
@@ -77,6 +78,7 @@ from acp.schema import (
     SessionNotification,
     ToolCallLocation,
     ToolCallUpdate,
+    Usage,
     UsageUpdate,
 )
 
@@ -94,6 +96,7 @@ class TestAgent(Agent):
         self.protocol = protocol
         self.name = name
         self.version = version
+        self.usage: Usage | None = None  # what a script's prompt answer reports
         self.capabilities: ClientCapabilities | None = None
         self.mcp_servers: list[dict[str, Any]] = []
         self.forever = asyncio.Event()
@@ -166,8 +169,9 @@ class TestAgent(Agent):
             sys.stdout.buffer.flush()
             await self.forever.wait()
         if text.startswith("script "):
+            self.usage = None
             stop = await self._script(session_id, json.loads(text.removeprefix("script ")))
-            return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
+            return PromptResponse(stop_reason=stop, usage=self.usage)  # type: ignore[arg-type]
         if text == "ignore cancel":
             await say(session_id=session_id, update=update_agent_message_text("working on it"))
             await self.forever.wait()
@@ -249,6 +253,8 @@ class TestAgent(Agent):
                 )
                 if stop != "end_turn":
                     return stop
+            elif "usage" in step:
+                self.usage = Usage.model_validate(step["usage"])
             elif "stop" in step:
                 return str(step["stop"])
         return "end_turn"

@@ -18,6 +18,7 @@ import pytest
 from acp_support import Harness, QueuePrompter, script_agent_config
 
 from agent_tui.acp.permissions import AcpPermissionAnswer
+from agent_tui.costs.prices import shipped_prices
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
@@ -380,3 +381,28 @@ async def test_a_question_that_names_the_call_better_than_its_updates_is_judged_
     assert kept["toolCall"]["rawInput"] == {"command": RM}
     [failed] = payloads(log, "tool.failed")
     assert failed["errorCode"] == "permission_denied"
+
+
+def model_option(model: str) -> dict:
+    return {"sessionUpdate": "config_option_update", "configOptions": [
+        {"type": "select", "id": "model", "name": "Model", "category": "model", "currentValue": model,
+         "options": [{"value": model, "name": model}]}]}  # fmt: skip
+
+
+TOKENS = {"usage": {"totalTokens": 3000, "inputTokens": 2000, "outputTokens": 1000}}
+
+
+@pytest.mark.parametrize(("model", "priced"), [("gpt-5.4", True), ("a-model-nobody-prices", False)])
+async def test_tokens_without_the_agents_cost_are_priced_as_ours(
+    tmp_path: Path, model: str, priced: bool
+) -> None:
+    """An agent that reports tokens and no cost: they are priced by our table as the model it
+    says it uses, exactly as our own agents' tokens; an unknown model stays "price unknown"."""
+    log, _, _ = await run(
+        tmp_path, script({"send": model_option(model)}, {"say": "hi"}, TOKENS), lambda r: None
+    )
+    [end] = payloads(log, "turn.completed")
+    expected = shipped_prices().cost_usd(model, 2000, 1000)
+    assert (expected is not None) is priced
+    assert end["usage"].get("costUsd") == expected
+    assert (end["usage"]["promptTokens"], end["usage"]["completionTokens"]) == (2000, 1000)

@@ -26,7 +26,9 @@ Invariants:
   writer answer every other call still open (`cancelled` when the turn was, else `unknown`),
   withdrawing an ask still waiting (`deny` by `system`);
 - a cost the agent reports in USD (`usage_update.cost`, the session's so far) is its own: the
-  turn's `usage.costUsd` is what it grew by in the turn;
+  turn's `usage.costUsd` is what it grew by in the turn; otherwise the turn's tokens are priced
+  by our price table as the model the agent says it uses (its `model` config option), and have
+  no cost when it named none or the table does not know it;
 - whether a call is open, and how far it got, is read from the session's `open_calls` (derived
   from the stored events), never kept here; an `AcpCall` adds only what ACP knows (`acp_call.py`);
 - nothing the agent sends is dropped: what our events cannot say is a `source.record`
@@ -45,6 +47,7 @@ from typing import Any
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    ConfigOptionUpdate,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
@@ -70,10 +73,11 @@ from agent_tui.acp.mapping import (
     tool_name_for,
 )
 from agent_tui.acp.quirks import OUTPUT_IN_PIECES, TITLE_IS_COMMAND, AgentIdentity, applies
+from agent_tui.costs.prices import shipped_prices
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import Verdict
 from agent_tui.engine.session_info import SessionInfo, TurnHandle
-from agent_tui.events.model import Risk, Usage
+from agent_tui.events.model import Pricing, Risk, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import CallEnding, TurnWriter
 
@@ -98,11 +102,15 @@ class AcpRecorder:
     Args:
         info: the session (created with `client` = the agent's name), as the engine keeps it.
         agent_name: the agent's name from the config (`policy: agent:<name>`).
+        prices: what models cost, for an agent that reports tokens but no cost of its own (the
+            shipped table when not given).
     """
 
-    def __init__(self, info: SessionInfo, agent_name: str) -> None:
+    def __init__(self, info: SessionInfo, agent_name: str, prices: Pricing | None = None) -> None:
         self.info = info
         self.agent_name = agent_name
+        self.prices = prices if prices is not None else shipped_prices()
+        self.model: str | None = None  # the model the agent says it uses, to price its tokens
         self._state: _TurnState | None = None
         self._between_turns: list[tuple[str, dict[str, Any]]] = []
         self._usage: tuple[int, int] | None = None
@@ -158,18 +166,42 @@ class AcpRecorder:
     def _with_cost(self, end: TurnEnd) -> TurnEnd:
         """`end` with the agent's own cost of the turn, when it reported one in USD."""
         cost, before = self._cost, self._cost_before
-        if cost is None:  # it reported no cost in USD this turn
-            return end
+        if cost is None:  # it reported no cost in USD this turn: its tokens at our prices
+            return self._priced(end)
         self._cost, self._cost_before = None, cost
         spent = cost - before if cost >= before else cost  # less than before: the agent restarted
         tokens = end.usage or Usage(promptTokens=0, completionTokens=0)
         return replace(end, usage=tokens.model_copy(update={"costUsd": spent}))
+
+    def _priced(self, end: TurnEnd) -> TurnEnd:
+        usage = end.usage
+        if usage is None or usage.costUsd is not None or self.model is None:
+            return end
+        cost = self.prices.cost_usd(
+            self.model, usage.promptTokens, usage.completionTokens, usage.cachedTokens, usage.cacheWriteTokens
+        )
+        return end if cost is None else replace(end, usage=usage.model_copy(update={"costUsd": cost}))
+
+    def _learn_model(self, update: Any) -> None:
+        """The model the agent says it uses: its `model` config option, or a `…/model` in a usage
+        update's `_meta` (Claude's adapter)."""
+        if isinstance(update, ConfigOptionUpdate):
+            for option in update.config_options:
+                if getattr(option, "category", None) == "model" or option.id == "model":
+                    value = getattr(option, "current_value", None)
+                    if isinstance(value, str) and value:
+                        self.model = value
+        elif isinstance(update, UsageUpdate) and update.field_meta:
+            for key, value in update.field_meta.items():
+                if key.endswith("/model") and isinstance(value, str) and value:
+                    self.model = value
 
     # -- session updates -----------------------------------------------------------------------
     async def apply(self, update: Any) -> None:
         """Write what one `session/update` says (see the mapping in `docs/acp.md`)."""
         if self.paused:
             return
+        self._learn_model(update)
         if isinstance(update, UsageUpdate):
             self._usage = (update.used, update.size)
             cost = update.cost
