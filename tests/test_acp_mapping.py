@@ -247,3 +247,12 @@ def test_usage_goes_through_our_usage_model_both_ways() -> None:
         4,
     )
     assert acp_usage(None) is None
+
+
+def test_gemini_clis_tokens_in_the_prompt_answers_meta_are_its_usage() -> None:
+    meta = {"quota": {"model_usage": [{"model": "gemini-2.5-flash", "token_count": {"input_tokens": 24,
+            "output_tokens": 10}}], "token_count": {"input_tokens": 24, "output_tokens": 10}}}  # fmt: skip
+    assert token_usage(None, meta) == Usage(promptTokens=24, completionTokens=10)
+    assert token_usage(None, {"quota": {}}) is None and token_usage(None, None) is None
+    usage = AcpUsage(total_tokens=3, input_tokens=2, output_tokens=1)
+    assert token_usage(usage, meta) == Usage(promptTokens=2, completionTokens=1)  # its own usage wins

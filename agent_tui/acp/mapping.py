@@ -163,10 +163,25 @@ def stop_reason_from_acp(stop_reason: str) -> tuple[str, str | None]:
     return STOP_REASON_OF_ACP.get(stop_reason, ("final", f"the agent stopped: {stop_reason}"))
 
 
-def token_usage(usage: Usage | None) -> TokenUsage | None:
+def token_usage(usage: Usage | None, meta: Any = None) -> TokenUsage | None:
     """ACP prompt usage as our `Usage` (None when the agent reported none; no cached tokens
-    reported, or none cached, leave `cachedTokens` out)."""
+    reported, or none cached, leave `cachedTokens` out).
+
+    `meta`: the prompt answer's `_meta`; without `usage`, its `quota.token_count`
+    (`input_tokens`, `output_tokens`: where Gemini CLI reports a turn's tokens) is the usage.
+    """
     if usage is None:
+        quota = meta.get("quota") if isinstance(meta, Mapping) else None
+        counted = quota.get("token_count") if isinstance(quota, Mapping) else None
+        if isinstance(counted, Mapping):
+            prompt, completion = counted.get("input_tokens"), counted.get("output_tokens")
+            if (
+                isinstance(prompt, int)
+                and isinstance(completion, int)
+                and _is_int(prompt)
+                and _is_int(completion)
+            ):
+                return TokenUsage(promptTokens=prompt, completionTokens=completion)
         return None
     return TokenUsage(
         promptTokens=usage.input_tokens,
