@@ -12,13 +12,13 @@ Invariants:
   engine's own turns use: this recorder decides what an update means, the writer writes it;
 - a tool call is requested once its input is known: a call whose updates carried no input yet
   (an empty `rawInput`, or no command for an `execute` call; no status past `pending`, no
-  content) is held, its updates merged, until
-  one brings input or a status or content, or the agent asks about it, or the turn ends; the
-  held updates before the one that released it are kept as `source.record`s;
+  content) is held, its updates merged, until one brings input, a status or content, or the
+  agent asks about it, or the turn ends; the held updates before the one that released it are
+  kept as `source.record`s; per-agent exceptions are in `quirks.py` and nowhere else;
 - a tool call is started at most once and only after an `allow`; `in_progress` alone starts
   nothing (agents mark a call running and then ask); only evidence that it runs without a
-  question (output while nothing was asked: a terminal, or text once the agent said the call
-  runs, not the text that announced or described it; or its end) writes the pair of the agent's own
+  question (a terminal, or text once the agent said the call runs, not the text that announced
+  or described it; or its end, all while nothing was asked) writes the pair of the agent's own
   policy (`actor: policy`, `policy: agent:<name>`), and an allowed call the agent marked
   running starts at the allow;
 - a call is answered exactly once; `end_turn` fails a call the user denied
