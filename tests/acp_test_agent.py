@@ -1,7 +1,16 @@
 """A small ACP agent in the shape of the SDK's own examples, for the client's tests.
 
-Run as `python tests/acp_test_agent.py [--hang-initialize] [--protocol N]`. What a prompt does
-depends on its text:
+Run as `python tests/acp_test_agent.py [--hang-initialize] [--protocol N] [--name NAME]
+[--version V]` (`--name`/`--version`: the `agentInfo` it answers `initialize` with, to play a
+known agent). What a prompt does depends on its text:
+
+- `script JSON`: plays a list of steps in the order given, as real agents send them: `{"send":
+  UPDATE}` sends a session update as it is on the wire, `{"say": TEXT}` a message chunk,
+  `{"ask": TOOL_CALL, "options": [...], "allowed": [STEPS], "denied": [STEPS]}` asks
+  permission (default options: Yes `allow_once`, Always `allow_always`, No `reject_once`),
+  says `told OPTION` (or `told cancelled`) and plays the steps of the answer's family,
+  `{"usage": USAGE}` is the usage its prompt answer reports, and `{"stop": REASON}` ends the
+  prompt with that stop reason (else `end_turn`);
 
 - `every update`: sends each kind of session update the protocol has, a tool call through all
   its statuses (with text, diff and terminal content), asks permission with its own options,
@@ -66,7 +75,10 @@ from acp.schema import (
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionInfoUpdate,
+    SessionNotification,
     ToolCallLocation,
+    ToolCallUpdate,
+    Usage,
     UsageUpdate,
 )
 
@@ -77,9 +89,14 @@ PLAN_ID = "plan_id" if "plan_id" in PlanUpdateMarkdown.model_fields else "id"
 class TestAgent(Agent):
     _conn: Client
 
-    def __init__(self, *, hang_initialize: bool, protocol: int) -> None:
+    def __init__(
+        self, *, hang_initialize: bool, protocol: int, name: str = "test-agent", version: str = "1.0"
+    ) -> None:
         self.hang_initialize = hang_initialize
         self.protocol = protocol
+        self.name = name
+        self.version = version
+        self.usage: Usage | None = None  # what a script's prompt answer reports
         self.capabilities: ClientCapabilities | None = None
         self.mcp_servers: list[dict[str, Any]] = []
         self.forever = asyncio.Event()
@@ -102,7 +119,7 @@ class TestAgent(Agent):
             agent_capabilities=AgentCapabilities(
                 load_session=True, mcp_capabilities=McpCapabilities(http=True)
             ),
-            agent_info=Implementation(name="test-agent", version="1.0"),
+            agent_info=Implementation(name=self.name, version=self.version),
         )
 
     async def load_session(
@@ -151,6 +168,10 @@ class TestAgent(Agent):
             sys.stdout.buffer.write(b"this is not json\n")
             sys.stdout.buffer.flush()
             await self.forever.wait()
+        if text.startswith("script "):
+            self.usage = None
+            stop = await self._script(session_id, json.loads(text.removeprefix("script ")))
+            return PromptResponse(stop_reason=stop, usage=self.usage)  # type: ignore[arg-type]
         if text == "ignore cancel":
             await say(session_id=session_id, update=update_agent_message_text("working on it"))
             await self.forever.wait()
@@ -205,6 +226,38 @@ class TestAgent(Agent):
             return PromptResponse(stop_reason="end_turn")
         await say(session_id=session_id, update=update_agent_message_text(f"echo: {text}"))
         return PromptResponse(stop_reason="end_turn")
+
+    async def _script(self, session_id: str, steps: list[dict[str, Any]]) -> str:
+        """Play `steps` (see the module docstring); the stop reason the prompt ends with."""
+        say = self._conn.session_update
+        for step in steps:
+            if "send" in step:
+                sent = SessionNotification.model_validate({"sessionId": session_id, "update": step["send"]})
+                await say(session_id=session_id, update=sent.update)
+            elif "say" in step:
+                await say(session_id=session_id, update=update_agent_message_text(step["say"]))
+            elif "ask" in step:
+                options = [PermissionOption.model_validate(option) for option in step.get("options", ASKED)]
+                answer = await self._conn.request_permission(
+                    session_id=session_id,
+                    tool_call=ToolCallUpdate.model_validate(step["ask"]),
+                    options=options,
+                )
+                chosen = getattr(answer.outcome, "option_id", None)
+                kind = next((option.kind for option in options if option.option_id == chosen), "")
+                await say(
+                    session_id=session_id, update=update_agent_message_text(f"told {chosen or 'cancelled'}")
+                )
+                stop = await self._script(
+                    session_id, step.get("allowed" if kind.startswith("allow") else "denied", [])
+                )
+                if stop != "end_turn":
+                    return stop
+            elif "usage" in step:
+                self.usage = Usage.model_validate(step["usage"])
+            elif "stop" in step:
+                return str(step["stop"])
+        return "end_turn"
 
     async def _terminal(self, session_id: str, command: str, args: list[str]) -> None:
         try:
@@ -373,11 +426,29 @@ class TestAgent(Agent):
         await say(session_id=session_id, update=update_agent_message_text(" Done."))
 
 
+ASKED = [
+    {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+    {"optionId": "always", "name": "Always", "kind": "allow_always"},
+    {"optionId": "no", "name": "No", "kind": "reject_once"},
+]
+"""The options a script's question offers unless it names its own."""
+
+
+def _flag(argv: list[str], name: str, default: str) -> str:
+    return argv[argv.index(name) + 1] if name in argv else default
+
+
 async def main(argv: list[str]) -> None:
-    protocol = int(argv[argv.index("--protocol") + 1]) if "--protocol" in argv else PROTOCOL_VERSION
+    protocol = int(_flag(argv, "--protocol", str(PROTOCOL_VERSION)))
     hang = "--hang-initialize" in argv
+    agent = TestAgent(  # type: ignore[abstract]
+        hang_initialize=hang,
+        protocol=protocol,
+        name=_flag(argv, "--name", "test-agent"),
+        version=_flag(argv, "--version", "1.0"),
+    )
     # The test agent answers only the calls the tests make (no authenticate, modes, ...).
-    await run_agent(TestAgent(hang_initialize=hang, protocol=protocol))  # type: ignore[abstract]
+    await run_agent(agent)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,10 @@ def test_every_acp_stop_reason_is_documented() -> None:
         ("execute", {"command": "ls src"}, "read"),
         ("execute", {"command": "rm -rf build"}, "destructive"),
         ("execute", {"cmd": ["curl", "https://example.com"]}, "network"),
+        # Codex runs each command as `/bin/bash -lc CMD`: the command is CMD.
+        ("execute", {"command": ["/bin/bash", "-lc", "basename /work/notes.txt"]}, "read"),
+        ("execute", {"command": ["bash", "-c", "rm -rf build"]}, "destructive"),
+        ("execute", {"command": ["bash", "--login", "script.sh"]}, "execute"),
         ("execute", None, "execute"),
         ("delete", {"path": "x"}, "destructive"),
         ("fetch", {"url": "https://example.com"}, "network"),
@@ -106,22 +110,36 @@ OPTIONS = (
     ("answer", "chosen"),
     [
         (PermissionAnswer("allow"), "a1"),
-        (PermissionAnswer("allow", "session"), "a2"),
-        (PermissionAnswer("allow", "always"), "a2"),
+        # "For this session" is ours (we remember it): the agent is told once, never "always".
+        (PermissionAnswer("allow", "session"), "a1"),
+        (PermissionAnswer("allow", "always"), "a1"),
         (PermissionAnswer("deny"), "r1"),
-        (PermissionAnswer("deny", "always"), "r1"),  # falls back within the deny family
-        (AcpPermissionAnswer("allow", option_id="a2"), "a2"),
+        (PermissionAnswer("deny", "always"), "r1"),
+        # The agent's persistent option only when the user picked it by its id.
+        (AcpPermissionAnswer("allow", "session", option_id="a2"), "a2"),
         (AcpPermissionAnswer("deny", option_id="gone"), "r1"),
     ],
 )
 def test_an_answer_picks_the_agents_option(answer: PermissionAnswer, chosen: str) -> None:
-    option = choose_option(OPTIONS, answer)
-    assert option is not None and option.option_id == chosen
+    choice = choose_option(OPTIONS, answer)
+    assert choice.option is not None and choice.option.option_id == chosen
+    assert choice.note is None
 
 
-def test_no_option_of_the_answers_family_picks_nothing() -> None:
-    assert choose_option(OPTIONS[:2], PermissionAnswer("deny")) is None
-    assert choose_option(OPTIONS[2:], PermissionAnswer("allow")) is None
+def test_no_once_option_of_the_answers_family_picks_nothing() -> None:
+    assert choose_option(OPTIONS[:2], PermissionAnswer("deny")).option is None
+    assert choose_option(OPTIONS[2:], PermissionAnswer("allow")).option is None
+    assert choose_option(OPTIONS[1:2], PermissionAnswer("allow", "session")).option is None
+
+
+def test_the_agents_always_is_never_picked_for_a_protected_path() -> None:
+    choice = choose_option(OPTIONS, AcpPermissionAnswer("allow", "session", option_id="a2"), protected=True)
+    assert choice.option is not None and choice.option.option_id == "a1"
+    assert choice.note == (
+        "'Always' would be remembered by the agent, and the call changes a protected path: chose 'Allow' instead"
+    )
+    reject = choose_option(OPTIONS, AcpPermissionAnswer("deny", option_id="r1"), protected=True)
+    assert reject.option is not None and reject.option.option_id == "r1" and reject.note is None
 
 
 def test_the_servers_options_come_back_as_our_answers() -> None:
@@ -229,3 +247,12 @@ def test_usage_goes_through_our_usage_model_both_ways() -> None:
         4,
     )
     assert acp_usage(None) is None
+
+
+def test_gemini_clis_tokens_in_the_prompt_answers_meta_are_its_usage() -> None:
+    meta = {"quota": {"model_usage": [{"model": "gemini-2.5-flash", "token_count": {"input_tokens": 24,
+            "output_tokens": 10}}], "token_count": {"input_tokens": 24, "output_tokens": 10}}}  # fmt: skip
+    assert token_usage(None, meta) == Usage(promptTokens=24, completionTokens=10)
+    assert token_usage(None, {"quota": {}}) is None and token_usage(None, None) is None
+    usage = AcpUsage(total_tokens=3, input_tokens=2, output_tokens=1)
+    assert token_usage(usage, meta) == Usage(promptTokens=2, completionTokens=1)  # its own usage wins

@@ -215,6 +215,16 @@ class TestLazyViews:
                             "startedAt": "2026-11-29T00:02:22.000Z",
                             "endedAt": "2026-11-29T00:02:25.000Z",
                             "durationMs": 3000,
+                            # seen without its request or any decision
+                            "toolCalls": [
+                                {
+                                    "toolCallId": "c",
+                                    "tool": "grep",
+                                    "status": "completed",
+                                    "decision": None,
+                                    "decidedBy": None,
+                                }
+                            ],
                         }
                     ],
                 }

@@ -6,7 +6,9 @@ Invariants:
   `SessionInfo.open_calls`, which the stored events keep; once the call is answered that record
   leaves `open_calls` and keeps its last state;
 - what is kept here is only what ACP knows and the log does not: the title the agent gave, the
-  risk and why, whether we run the call for the agent, a withdrawn question, the text shown.
+  risk and why, whether we run the call for the agent, a withdrawn question, the text shown,
+  whether the agent said it runs (`in_progress`, which alone starts nothing), the exit code it
+  reported so far.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class AcpCall:
     risk_reason: str | None = None  # why it has its risk, in a few words
     withdrawn: bool = False  # its question was withdrawn (a stop), not answered by the user
     text: str = ""  # the text content shown so far (sent as tool.delta)
+    marked_running: bool = False  # the agent said `in_progress` (it may still ask about it)
+    exit_code: int | None = None  # as the agent reported it (None: not reported)
 
     @property
     def call_id(self) -> str:

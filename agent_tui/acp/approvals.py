@@ -38,15 +38,9 @@ class TurnApprovals:
 
     def note(self, call_args: Mapping[str, Any]) -> None:
         """Remember what an allowed agent call names (`call_args`: the call as the agent sent it)."""
-        for location in call_args.get("locations") or ():
-            if isinstance(location, dict) and isinstance(location.get("path"), str):
-                self.paths.add(self.real(location["path"]))
-        raw = call_args.get("rawInput")
-        if isinstance(raw, dict):
-            for key in PATH_KEYS:
-                if isinstance(raw.get(key), str):
-                    self.paths.add(self.real(raw[key]))
-        command = command_of(raw)
+        for path in paths_of(call_args):
+            self.paths.add(self.real(path))
+        command = command_of(call_args.get("rawInput"))
         if command is not None:
             self.commands.add(_squeeze(command))
 
@@ -58,6 +52,19 @@ class TurnApprovals:
 
     def real(self, path: str) -> str:
         return os.path.realpath(os.path.join(self.cwd, path))
+
+
+def paths_of(call_args: Mapping[str, Any]) -> list[str]:
+    """The paths an agent's call names: its `locations`, and the usual path fields of its raw input."""
+    paths = [
+        location["path"]
+        for location in call_args.get("locations") or ()
+        if isinstance(location, dict) and isinstance(location.get("path"), str)
+    ]
+    raw = call_args.get("rawInput")
+    if isinstance(raw, dict):
+        paths.extend(raw[key] for key in PATH_KEYS if isinstance(raw.get(key), str))
+    return paths
 
 
 def _squeeze(command: str) -> str:

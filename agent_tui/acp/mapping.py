@@ -9,13 +9,19 @@ Invariants:
 - every ACP stop reason maps to one of our stop reasons, and each of ours but `error` maps back
   (an error is a JSON-RPC error in ACP, not a stop reason);
 - text is taken from content blocks without loss where the block is text (text blocks, embedded
-  text resources); other blocks yield None and the caller keeps them as `source.record`.
+  text resources); other blocks yield None and the caller keeps them as `source.record`;
+- a tool result's text is its content's text, else the first of the known output fields of its
+  raw output (`OUTPUT_KEYS`, then `stdout`/`stderr`, then `metadata.output`), and its raw output
+  as JSON only when it has none of them; an exit code is read only where an agent reports one
+  (`exit_code_of`), never made up.
 """
 
 from __future__ import annotations
 
 import difflib
+import shlex
 from collections.abc import Iterable, Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 import orjson
@@ -87,6 +93,13 @@ STOP_REASON_OF_ACP: dict[str, tuple[str, str | None]] = {
 """ACP `StopReason` → (our `stopReason`, the `turn.completed.message` that says what it was)."""
 
 COMMAND_KEYS = ("command", "cmd")
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+"""Shells whose `-c SCRIPT` (or `-lc SCRIPT`) runs the script as the command."""
+OUTPUT_KEYS = ("output", "aggregated_output", "formatted_output")
+"""Fields of a raw tool output that hold its text, first found first (opencode and Vibe say
+`output`, Codex `aggregated_output` and `formatted_output`, beside `stdout`/`stderr`)."""
+EXIT_KEYS = ("exitCode", "exit_code")
+"""Fields of a raw tool output that hold the exit code (Codex says `exit_code`)."""
 PREVIEW_CHARS = 120
 
 
@@ -110,7 +123,12 @@ def risk_for(kind: str | None, raw_input: Any) -> tuple[Risk, str]:
 
 
 def command_of(raw_input: Any) -> str | None:
-    """The command line an agent's raw tool input names (`command` or `cmd`), if any."""
+    """The command line an agent's raw tool input names (`command` or `cmd`), if any.
+
+    A list is an argument vector, joined as a shell would read it; a shell running a script
+    (`["/bin/bash", "-lc", SCRIPT]`, as Codex runs every command) is that script, the command
+    the model wrote.
+    """
     if not isinstance(raw_input, Mapping):
         return None
     for key in COMMAND_KEYS:
@@ -118,10 +136,22 @@ def command_of(raw_input: Any) -> str | None:
         if isinstance(value, str) and value.strip():
             return value
         if isinstance(value, list) and value and all(isinstance(part, str) for part in value):
-            import shlex
-
+            if _runs_script(value):
+                return str(value[2])
             return shlex.join(value)
     return None
+
+
+def _runs_script(argv: list[str]) -> bool:
+    shell, flag = PurePosixPath(argv[0]).name, argv[1] if len(argv) > 1 else ""
+    return (
+        len(argv) >= 3
+        and shell in SHELLS
+        and flag.startswith("-")
+        and not flag.startswith("--")
+        and "c" in flag
+        and bool(argv[2].strip())
+    )
 
 
 def kind_for_tool(tool: str) -> str:
@@ -133,10 +163,25 @@ def stop_reason_from_acp(stop_reason: str) -> tuple[str, str | None]:
     return STOP_REASON_OF_ACP.get(stop_reason, ("final", f"the agent stopped: {stop_reason}"))
 
 
-def token_usage(usage: Usage | None) -> TokenUsage | None:
+def token_usage(usage: Usage | None, meta: Any = None) -> TokenUsage | None:
     """ACP prompt usage as our `Usage` (None when the agent reported none; no cached tokens
-    reported, or none cached, leave `cachedTokens` out)."""
+    reported, or none cached, leave `cachedTokens` out).
+
+    `meta`: the prompt answer's `_meta`; without `usage`, its `quota.token_count`
+    (`input_tokens`, `output_tokens`: where Gemini CLI reports a turn's tokens) is the usage.
+    """
     if usage is None:
+        quota = meta.get("quota") if isinstance(meta, Mapping) else None
+        counted = quota.get("token_count") if isinstance(quota, Mapping) else None
+        if isinstance(counted, Mapping):
+            prompt, completion = counted.get("input_tokens"), counted.get("output_tokens")
+            if (
+                isinstance(prompt, int)
+                and isinstance(completion, int)
+                and _is_int(prompt)
+                and _is_int(completion)
+            ):
+                return TokenUsage(promptTokens=prompt, completionTokens=completion)
         return None
     return TokenUsage(
         promptTokens=usage.input_tokens,
@@ -231,7 +276,81 @@ def compact_json(value: Any) -> str:
 
 
 def carries_more_than_progress(update: ToolCallStart | ToolCallProgress) -> bool:
-    """Whether an update of a known call says more than its status and text output."""
-    if update.title or update.kind or update.locations or update.raw_input is not None:
+    """Whether an update of a known call says more than its status and text output (its
+    `_meta` too: Claude's adapter sends a command's output and exit there)."""
+    if update.title or update.kind or update.locations or update.raw_input is not None or update.field_meta:
         return True
     return any(getattr(item, "type", "content") != "content" for item in update.content or ())
+
+
+# -- tool results -------------------------------------------------------------------------------
+def has_input(raw_input: Any) -> bool:
+    """Whether a tool call's raw input says anything (an agent may send `{}` before the input
+    streamed)."""
+    return raw_input is not None and raw_input != {} and raw_input != [] and raw_input != ""
+
+
+def text_of_raw_output(raw_output: Any) -> str | None:
+    """The text of a tool's raw output, or None when it holds no known text field.
+
+    A string is its own text; a list of text blocks is their text; a mapping gives the first
+    of `OUTPUT_KEYS`, else `stdout` and `stderr` (either, joined by a newline), else
+    `metadata.output`. A field that is there but empty is the empty text (a command that
+    printed nothing), not a reason to show JSON.
+    """
+    if isinstance(raw_output, str):
+        return raw_output
+    if isinstance(raw_output, list):
+        texts = [
+            item["text"]
+            for item in raw_output
+            if isinstance(item, Mapping) and item.get("type") == "text" and isinstance(item.get("text"), str)
+        ]
+        return "".join(texts) if texts else None
+    if not isinstance(raw_output, Mapping):
+        return None
+    for key in OUTPUT_KEYS:
+        value = raw_output.get(key)
+        if isinstance(value, str):
+            return value
+    streams = [raw_output[key] for key in ("stdout", "stderr") if isinstance(raw_output.get(key), str)]
+    if streams:
+        return "\n".join(stream for stream in streams if stream)
+    metadata = raw_output.get("metadata")
+    if isinstance(metadata, Mapping) and isinstance(metadata.get("output"), str):
+        return str(metadata["output"])
+    return None
+
+
+def exit_code_of(raw_output: Any, meta: Any = None) -> int | None:
+    """The exit code an agent reports for a call: `exitCode` or `exit_code` of its raw output,
+    `metadata.exit` (opencode), or `terminal_exit.exit_code` in the raw output's or the
+    update's `_meta` (Claude's adapter); None when it reports none."""
+    metas: list[Any] = [meta]
+    if isinstance(raw_output, Mapping):
+        for key in EXIT_KEYS:
+            if _is_int(raw_output.get(key)):
+                return int(raw_output[key])
+        metadata = raw_output.get("metadata")
+        if isinstance(metadata, Mapping) and _is_int(metadata.get("exit")):
+            return int(metadata["exit"])
+        metas.append(raw_output.get("_meta"))
+    for found in metas:
+        if isinstance(found, Mapping):
+            terminal_exit = found.get("terminal_exit")
+            if isinstance(terminal_exit, Mapping) and _is_int(terminal_exit.get("exit_code")):
+                return int(terminal_exit["exit_code"])
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_output(content: Iterable[ToolContent] | None, *, running: bool) -> bool:
+    """Whether a tool call's content shows it running: a terminal, or text once the call runs
+    (`running`: the agent said `in_progress`, not in the update that announced the call). Text
+    before that describes the call (Claude's adapter sends the command's description, Vibe the
+    command); a diff is what the call would do, not what it did."""
+    kinds = ContentToolCallContent | TerminalToolCallContent if running else TerminalToolCallContent
+    return any(isinstance(item, kinds) for item in content or ())

@@ -4,6 +4,9 @@ Client side (an external agent asks us): the request reaches our one approval qu
 `AcpPermissionRequest`, a `PermissionRequest` that also carries the agent's own options. Whoever
 answers may pick one of them (`AcpPermissionAnswer.option_id`) or answer as for our own tools
 (allow/deny, once/session/always); `choose_option` maps the latter onto the agent's options.
+"For this session" is ours: we remember it ourselves, so the agent is told once
+(`allow_once`/`reject_once`); its persistent `*_always` options would outlive our session and
+our protected-path rule.
 (Those three types are plain data defined with the workbench's `ExternalAgents` port, so the
 dashboard can show and answer such a question without loading the ACP SDK.)
 
@@ -13,12 +16,16 @@ offers, and `answer_for_option` turns the client's choice back into our answer.
 Invariants:
 - an answer never selects an option of the other family: an allow picks an `allow_*` option or
   nothing, a deny a `reject_*` option or nothing (then the request is answered `cancelled`);
-- an explicitly chosen option id wins when the agent offered it.
+- an explicitly chosen option id wins when the agent offered it, but for an `allow_always` on a
+  call that changes a protected path (then the agent's `allow_once`);
+- a plain answer (no option id) picks only a `*_once` option, whatever it remembers: an
+  agent's `*_always` option is picked only by its id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from acp.schema import PermissionOption
 
@@ -30,39 +37,54 @@ __all__ = [
     "AcpPermissionAnswer",
     "AcpPermissionRequest",
     "AgentOption",
+    "Choice",
     "agent_options",
     "answer_for_option",
     "choose_option",
     "describe_request",
 ]
 
-_PREFERENCE: dict[tuple[str, bool], tuple[str, str]] = {
-    ("allow", True): ("allow_once", "allow_always"),
-    ("allow", False): ("allow_always", "allow_once"),
-    ("deny", True): ("reject_once", "reject_always"),
-    ("deny", False): ("reject_always", "reject_once"),
-}
+_ONCE = {"allow": "allow_once", "deny": "reject_once"}
 
 
 def agent_options(options: Sequence[PermissionOption]) -> tuple[AgentOption, ...]:
     return tuple(AgentOption(option.option_id, option.name, option.kind) for option in options)
 
 
-def choose_option(options: Sequence[AgentOption], answer: PermissionAnswer) -> AgentOption | None:
-    """The agent's option that says what `answer` says, or None if it offered none that does.
+@dataclass(frozen=True)
+class Choice:
+    """The agent's option an answer picks (None: none fits, the agent hears `cancelled`), and
+    why it is not the one the user picked, when it is not."""
 
-    `once` prefers the agent's `*_once` option, `session`/`always` its `*_always` option; either
-    falls back to the other of the same family.
+    option: AgentOption | None
+    note: str | None = None
+
+
+def choose_option(
+    options: Sequence[AgentOption], answer: PermissionAnswer, *, protected: bool = False
+) -> Choice:
+    """The agent's option that says what `answer` says.
+
+    An explicit `option_id` the agent offered is taken as it is, except an `allow_always` when
+    the call changes a protected path (`protected`): then the agent's `allow_once`. Otherwise
+    the agent's `allow_once` or `reject_once`, whatever the answer remembers (we remember a
+    session answer ourselves).
     """
     if isinstance(answer, AcpPermissionAnswer) and answer.option_id is not None:
         for option in options:
             if option.option_id == answer.option_id:
-                return option
-    for kind in _PREFERENCE[(answer.decision, answer.remember == "once")]:
-        for option in options:
-            if option.kind == kind:
-                return option
-    return None
+                if not (protected and option.kind == "allow_always"):
+                    return Choice(option)
+                once = _first(options, "allow_once")
+                note = (
+                    f"{option.name!r} would be remembered by the agent, and the call changes a protected path"
+                )
+                return Choice(once, note + (f": chose {once.name!r} instead" if once else ""))
+    return Choice(_first(options, _ONCE[answer.decision]))
+
+
+def _first(options: Sequence[AgentOption], kind: str) -> AgentOption | None:
+    return next((option for option in options if option.kind == kind), None)
 
 
 # -- server side ---------------------------------------------------------------------------------

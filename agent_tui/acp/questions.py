@@ -11,6 +11,10 @@ Invariants:
   `cancelled` (nothing is left to decide);
   the answer is one of those options (`choose_option`), or `cancelled` when none fits, and the
   log gets the matching `permission.resolved`;
+- "for this session" is ours: the user's session answer is remembered in the session's
+  `PermissionEngine` (a command by its programs, as for our shell), and answers the agent's
+  later questions it covers without asking (`actor: policy`, `policy: session:<tool>`, the
+  agent told `allow_once`/`reject_once`); the agent's persistent option is never picked for it;
 - a question is withdrawn when its turn stops or ends (`withdraw_all`): the `ask` is
   cancelled (the dashboard drops it from the queue), the answer is `deny` by `system`, and the
   agent hears `cancelled`, as the protocol asks;
@@ -31,9 +35,10 @@ from acp.schema import (
 )
 
 from agent_tui.acp.acp_call import AcpCall
-from agent_tui.acp.permissions import AcpPermissionRequest, agent_options, choose_option
+from agent_tui.acp.approvals import paths_of
+from agent_tui.acp.permissions import AcpPermissionRequest, AgentOption, agent_options, choose_option
 from agent_tui.acp.session_side import SessionSide
-from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest, PermissionRulesError, Verdict
 
 
 class AgentQuestions:
@@ -53,22 +58,72 @@ class AgentQuestions:
         """`session/request_permission`: into our approval queue, with the agent's options."""
         session = self.session
         recorder = session.recorder
-        call = await session.write(lambda: recorder.ask_for_agent_call(tool_call))
-        if call is None:  # no turn, or the call already ended: nothing is left to decide
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        asked = await session.write(lambda: recorder.ask_for_agent_call(tool_call, self._remembered))
+        if asked is None:  # no turn, or the call already ended: nothing is left to decide
+            return _cancelled()
+        call, ruled = asked
         choices = agent_options(options)
+        if ruled is not None:  # our session rule answered it
+            return _selected(choose_option(choices, PermissionAnswer(ruled.decision)).option)  # type: ignore[arg-type]
         answer, actor = await self.ask_user(call, dict(call.args), None, options=choices)
-        option = choose_option(choices, answer) if actor == "user" else None
+        choice = choose_option(choices, answer, protected=self._protected(call)) if actor == "user" else None
+        option = choice.option if choice is not None else None
         if option is None and actor == "user" and answer.decision == "allow":
             answer = PermissionAnswer("deny", reason="the agent offered no option to allow it")
         decision = "allow" if option is not None and option.kind.startswith("allow") else "deny"
         reason = f"chose {option.name!r}" if option is not None else answer.reason
+        if choice is not None and choice.note is not None:
+            reason = choice.note
         remember = answer.remember if actor == "user" else None
         await session.write(lambda: recorder.answer(call, decision, actor, remember=remember, reason=reason))
-        if option is None:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
+        if actor == "user" and remember in ("session", "always"):
+            tool, args = self._our_terms(call)
+            try:
+                session.permissions.remember(
+                    session.session_id,
+                    tool,
+                    args,
+                    call.risk,
+                    PermissionAnswer(decision, "session"),  # type: ignore[arg-type]
+                )
+            except PermissionRulesError:
+                pass  # a session answer writes no file; nothing to report
+        return _selected(option)
+
+    def _our_terms(self, call: AcpCall) -> tuple[str, dict[str, Any]]:
+        """The agent's call in our permission engine's terms: a command as our `shell`."""
+        command = self.session.recorder.command_of_call(call)
+        if command is not None:
+            return "shell", {"cmd": command}
+        return call.tool, call.args
+
+    def _remembered(self, call: AcpCall) -> Verdict | None:
+        """Our session rule's answer to the agent's question, if one covers it."""
+        session = self.session
+        tool, args = self._our_terms(call)
+        try:
+            verdict = session.permissions.evaluate(session.session_id, tool, args, call.risk)
+        except PermissionRulesError:
+            return None
+        policy = verdict.policy or ""
+        if verdict.decision == "ask" or not policy.startswith("session:"):
+            return None
+        if verdict.decision == "allow" and self._protected(call):
+            return None  # a protected path is asked about every time
+        return verdict
+
+    def _protected(self, call: AcpCall) -> bool:
+        """Whether the agent's call changes a protected path (its command, or a path it names)."""
+        session = self.session
+        permissions = session.permissions
+        tool, args = self._our_terms(call)
+        if tool == "shell":
+            return permissions.protected_change(tool, args, call.risk, session.cwd) is not None
+        if call.risk == "read":
+            return False
+        return any(
+            permissions.protected_change("write_file", {"path": path}, call.risk, session.cwd) is not None
+            for path in paths_of(call.args)
         )
 
     async def ask_user(
@@ -101,3 +156,13 @@ class AgentQuestions:
             finally:
                 self._waiting.discard(scope)
         return PermissionAnswer("deny", reason="cancelled"), "system"
+
+
+def _cancelled() -> RequestPermissionResponse:
+    return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+
+def _selected(option: AgentOption | None) -> RequestPermissionResponse:
+    if option is None:
+        return _cancelled()
+    return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option.option_id))

@@ -10,11 +10,25 @@ Invariants:
   the executing phase at the agent's first update, carrying the context use it last reported;
 - every event is worded by the turn's `TurnWriter` (`events/turn_writer.py`), the one the
   engine's own turns use: this recorder decides what an update means, the writer writes it;
-- a tool call is requested once, started at most once and only after an `allow` (when the agent
-  did not ask, the pair records its own policy's decision: `actor: policy`,
-  `policy: agent:<name>`), and answered exactly once; `end_turn` has the writer answer every
-  call still open (`cancelled` when the turn was, `permission_denied` for a denied call, else
-  `unknown`), withdrawing an ask still waiting (`deny` by `system`);
+- a tool call is requested once its input is known: a call whose updates carried no input yet
+  (an empty `rawInput`, or no command for an `execute` call; no status past `pending`, no
+  content) is held, its updates merged, until one brings input, a status or content, or the
+  agent asks about it, or the turn ends; the held updates before the one that released it are
+  kept as `source.record`s; per-agent exceptions are in `quirks.py` and nowhere else;
+- a tool call is started at most once and only after an `allow`; `in_progress` alone starts
+  nothing (agents mark a call running and then ask); only evidence that it runs without a
+  question (a terminal, or text once the agent said the call runs, not the text that announced
+  or described it; or its end, all while nothing was asked) writes the pair of the agent's own
+  policy (`actor: policy`, `policy: agent:<name>`), and an allowed call the agent marked
+  running starts at the allow;
+- a call is answered exactly once; `end_turn` fails a call the user denied
+  `permission_denied` (also when the agent then ends its prompt `cancelled`), and has the
+  writer answer every other call still open (`cancelled` when the turn was, else `unknown`),
+  withdrawing an ask still waiting (`deny` by `system`);
+- a cost the agent reports in USD (`usage_update.cost`, the session's so far) is its own: the
+  turn's `usage.costUsd` is what it grew by in the turn; otherwise the turn's tokens are priced
+  by our price table as the model the agent says it uses (its `model` config option), and have
+  no cost when it named none or the table does not know it;
 - whether a call is open, and how far it got, is read from the session's `open_calls` (derived
   from the stored events), never kept here; an `AcpCall` adds only what ACP knows (`acp_call.py`);
 - nothing the agent sends is dropped: what our events cannot say is a `source.record`
@@ -26,12 +40,14 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    ConfigOptionUpdate,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
@@ -44,16 +60,24 @@ from agent_tui.acp.mapping import (
     RECORD_FORMAT,
     as_sent,
     carries_more_than_progress,
+    command_of,
     compact_json,
+    exit_code_of,
+    has_input,
+    is_output,
     one_line,
     risk_for,
     text_of_block,
+    text_of_raw_output,
     text_of_tool_content,
     tool_name_for,
 )
+from agent_tui.acp.quirks import OUTPUT_IN_PIECES, TITLE_IS_COMMAND, AgentIdentity, applies
+from agent_tui.costs.prices import shipped_prices
 from agent_tui.engine.clock import new_id
+from agent_tui.engine.permissions import Verdict
 from agent_tui.engine.session_info import SessionInfo, TurnHandle
-from agent_tui.events.model import Risk
+from agent_tui.events.model import Pricing, Risk, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import CallEnding, TurnWriter
 
@@ -68,6 +92,7 @@ class _TurnState:
     turn: TurnHandle
     executing: bool = False
     calls: dict[str, AcpCall] = field(default_factory=dict)  # by id, answered ones too
+    held: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # updates of calls not requested yet
     thought: list[str] = field(default_factory=list)
 
 
@@ -77,14 +102,21 @@ class AcpRecorder:
     Args:
         info: the session (created with `client` = the agent's name), as the engine keeps it.
         agent_name: the agent's name from the config (`policy: agent:<name>`).
+        prices: what models cost, for an agent that reports tokens but no cost of its own (the
+            shipped table when not given).
     """
 
-    def __init__(self, info: SessionInfo, agent_name: str) -> None:
+    def __init__(self, info: SessionInfo, agent_name: str, prices: Pricing | None = None) -> None:
         self.info = info
         self.agent_name = agent_name
+        self.prices = prices if prices is not None else shipped_prices()
+        self.model: str | None = None  # the model the agent says it uses, to price its tokens
         self._state: _TurnState | None = None
         self._between_turns: list[tuple[str, dict[str, Any]]] = []
         self._usage: tuple[int, int] | None = None
+        self._cost: float | None = None  # the session's cost so far, as the agent reported it this turn
+        self._cost_before = 0.0  # that cost when the last turn ended
+        self.agent: AgentIdentity | None = None  # as it said in `initialize`
         self.approvals = TurnApprovals(self.info.cwd)
         self._answered: set[str] = set()  # this turn's calls that already have their result
         self.paused = False  # while the agent replays a loaded session's history (already logged)
@@ -121,18 +153,60 @@ class AcpRecorder:
         if state is None:
             return
         await self._flush_thought()
+        for call_id in list(state.held):
+            await self._release(state, call_id)
+        for call in list(state.calls.values()):
+            if self.open_call(call.call_id) is call and call.decision == "deny" and not call.withdrawn:
+                await self._fail(call, "permission_denied", f"{call.title} was denied permission")
         ending = CANCELLED if end.stop_reason == "cancelled" else UNREPORTED
         self._answered.update(self.info.open_calls)
-        await state.turn.writer.end(end, self.info.open_calls.values(), ending)
+        await state.turn.writer.end(self._with_cost(end), self.info.open_calls.values(), ending)
         self._state = None
+
+    def _with_cost(self, end: TurnEnd) -> TurnEnd:
+        """`end` with the agent's own cost of the turn, when it reported one in USD."""
+        cost, before = self._cost, self._cost_before
+        if cost is None:  # it reported no cost in USD this turn: its tokens at our prices
+            return self._priced(end)
+        self._cost, self._cost_before = None, cost
+        spent = cost - before if cost >= before else cost  # less than before: the agent restarted
+        tokens = end.usage or Usage(promptTokens=0, completionTokens=0)
+        return replace(end, usage=tokens.model_copy(update={"costUsd": spent}))
+
+    def _priced(self, end: TurnEnd) -> TurnEnd:
+        usage = end.usage
+        if usage is None or usage.costUsd is not None or self.model is None:
+            return end
+        cost = self.prices.cost_usd(
+            self.model, usage.promptTokens, usage.completionTokens, usage.cachedTokens, usage.cacheWriteTokens
+        )
+        return end if cost is None else replace(end, usage=usage.model_copy(update={"costUsd": cost}))
+
+    def _learn_model(self, update: Any) -> None:
+        """The model the agent says it uses: its `model` config option, or a `…/model` in a usage
+        update's `_meta` (Claude's adapter)."""
+        if isinstance(update, ConfigOptionUpdate):
+            for option in update.config_options:
+                if getattr(option, "category", None) == "model" or option.id == "model":
+                    value = getattr(option, "current_value", None)
+                    if isinstance(value, str) and value:
+                        self.model = value
+        elif isinstance(update, UsageUpdate) and update.field_meta:
+            for key, value in update.field_meta.items():
+                if key.endswith("/model") and isinstance(value, str) and value:
+                    self.model = value
 
     # -- session updates -----------------------------------------------------------------------
     async def apply(self, update: Any) -> None:
         """Write what one `session/update` says (see the mapping in `docs/acp.md`)."""
         if self.paused:
             return
+        self._learn_model(update)
         if isinstance(update, UsageUpdate):
             self._usage = (update.used, update.size)
+            cost = update.cost
+            if cost is not None and cost.currency.upper() == "USD":
+                self._cost = cost.amount
         state = self._state
         if state is None:
             await self._record(as_sent(update))
@@ -164,6 +238,9 @@ class AcpRecorder:
     async def note(self, record_type: str, data: dict[str, Any]) -> None:
         """Keep something the agent said outside of session updates (its identity, a custom
         notification) as a `source.record` (at the next turn's start if none is open)."""
+        if record_type in ("session/new", "session/load") and isinstance(data.get("agentInfo"), dict):
+            info = data["agentInfo"]
+            self.agent = AgentIdentity(str(info.get("name", "")), info.get("version"))
         if self._state is None:
             self._between_turns.append((record_type, data))
             return
@@ -191,41 +268,91 @@ class AcpRecorder:
 
     # -- the agent's tool calls ----------------------------------------------------------------
     async def _tool_update(self, state: _TurnState, update: ToolCallStart | ToolCallProgress) -> None:
-        call = self.open_call(update.tool_call_id)
+        call_id = update.tool_call_id
+        call = self.open_call(call_id)
         if call is None:
-            if update.tool_call_id in self._answered:
+            if call_id in self._answered:
                 await self._record(as_sent(update))  # more news of a call that already ended
                 return
-            call = await self._announce(state, update)
+            held = state.held.setdefault(call_id, [])
+            held.append(as_sent(update))
+            if not _input_known(held):
+                return
+            call = await self._release(state, call_id)
         elif carries_more_than_progress(update):
             await self._record(as_sent(update))
+        await self._progress(state, call, update)
+
+    async def _progress(
+        self, state: _TurnState, call: AcpCall, update: ToolCallStart | ToolCallProgress
+    ) -> None:
+        """What an update says of how far a requested call got (see the module docstring)."""
+        exit_code = exit_code_of(update.raw_output, update.field_meta)
+        if exit_code is not None:
+            call.exit_code = exit_code
         text = text_of_tool_content(update.content) if update.content is not None else None
+        if text is not None and call.started and applies(OUTPUT_IN_PIECES, self.agent):
+            text = call.text + text  # each update brings the output's next piece
         status = update.status
-        if status in ("in_progress", "completed") and not call.started and call.decision != "deny":
+        ended = status in ("completed", "failed")
+        if status == "in_progress":
+            call.marked_running = True
+        if not call.started and call.decision != "deny":
+            announcing = isinstance(update, ToolCallStart)
+            runs = ended or is_output(update.content, running=call.marked_running and not announcing)
             if call.asking:
-                await self._record(as_sent(update))  # it runs while its question waits: keep it
+                if status == "in_progress" or runs:
+                    await self._record(as_sent(update))  # it says it runs while its question waits
                 return
-            await self._start(call)
-        if text is not None and call.started and text != call.text and status not in ("completed", "failed"):
+            # Allowed, it starts once the agent says it runs; not asked, only once it shows it ran.
+            if runs or (call.decision == "allow" and call.marked_running):
+                await self._start(call)
+        if text is not None and call.started and text != call.text and not ended:
             delta = text[len(call.text) :] if text.startswith(call.text) else "\n" + text
             call.text = text
             await state.turn.writer.call_output(call.call_id, "stdout", delta)
         if status == "completed" and call.decision != "deny":
-            await self._complete(call, text if text is not None else call.text, update.raw_output)
-        elif status in ("completed", "failed"):
+            await self._complete(call, text or call.text, update.raw_output)
+        elif ended:
             code = "unknown"
             if call.decision == "deny":
                 code = "cancelled" if call.withdrawn else "permission_denied"
             await self._fail(call, code, text or call.text or f"the agent reports that {call.title} failed")
 
-    async def _announce(self, state: _TurnState, update: ToolCallStart | ToolCallUpdate) -> AcpCall:
-        data = as_sent(update)
+    async def _announce(self, state: _TurnState, call_id: str, sent: dict[str, Any]) -> AcpCall:
+        """Request a call the agent asks about (with whatever of it was held)."""
+        state.held.setdefault(call_id, []).append(sent)
+        return await self._release(state, call_id)
+
+    async def _release(self, state: _TurnState, call_id: str) -> AcpCall:
+        """Request a held call: its updates merged are its args (the earlier ones kept as sent)."""
+        updates = state.held.pop(call_id)
+        merged: dict[str, Any] = {}
+        for sent in updates:
+            merged.update({key: value for key, value in sent.items() if value is not None})
+        for sent in updates[:-1]:
+            await self._record(sent)
         args = {
-            key: value for key, value in data.items() if key not in ("sessionUpdate", "toolCallId", "status")
+            key: value
+            for key, value in merged.items()
+            if key not in ("sessionUpdate", "toolCallId", "status")
         }
-        risk, reason = risk_for(update.kind, update.raw_input)
-        tool = tool_name_for(update.kind)
-        return await self._open(state, update.tool_call_id, tool, update.title or tool, risk, args, reason)
+        kind = merged.get("kind")
+        risk, reason = self._risk(kind, merged.get("title"), merged.get("rawInput"))
+        tool = tool_name_for(kind)
+        return await self._open(state, call_id, tool, merged.get("title") or tool, risk, args, reason)
+
+    def _risk(self, kind: str | None, title: Any, raw_input: Any) -> tuple[Risk, str]:
+        if (
+            tool_name_for(kind) == "execute"
+            and command_of(raw_input) is None
+            and isinstance(title, str)
+            and title.strip()
+            and applies(TITLE_IS_COMMAND, self.agent)
+        ):
+            risk, _ = risk_for(kind, {"command": title})
+            return risk, "classified from the command in its title"
+        return risk_for(kind, raw_input)
 
     async def _open(
         self, state: _TurnState, call_id: str, tool: str, title: str, risk: Risk, args: dict[str, Any],
@@ -248,15 +375,10 @@ class AcpRecorder:
     async def _complete(self, call: AcpCall, text: str, raw_output: Any) -> None:
         if not call.started:
             await self._start(call)
-        result = text or (compact_json(raw_output) if raw_output is not None else "")
+        result = text or _result_of(raw_output)
         self._answered.add(call.call_id)
-        exit_code = raw_output.get("exitCode") if isinstance(raw_output, dict) else None
         await self._writer.complete_call(
-            call.call_id,
-            call.tool,
-            result[:RESULT_CHARS],
-            exit_code if isinstance(exit_code, int) else None,
-            len(result) > RESULT_CHARS,
+            call.call_id, call.tool, result[:RESULT_CHARS], call.exit_code, len(result) > RESULT_CHARS
         )
 
     async def _fail(self, call: AcpCall, code: str, message: str) -> None:
@@ -264,28 +386,63 @@ class AcpRecorder:
         await self._writer.fail_call(call.call_id, call.tool, code, message[:RESULT_CHARS])
 
     # -- permissions ---------------------------------------------------------------------------
-    async def ask_for_agent_call(self, tool_call: ToolCallUpdate) -> AcpCall | None:
-        """The agent asks about one of its calls: write the request and the policy's `ask`.
+    async def ask_for_agent_call(
+        self, tool_call: ToolCallUpdate, remembered: Callable[[AcpCall], Verdict | None] | None = None
+    ) -> tuple[AcpCall, Verdict | None] | None:
+        """The agent asks about one of its calls: write the request and the policy's `ask`, or
+        the answer of our rule that covers it (`remembered(call)`: a session answer).
 
-        Returns the call, or None when no turn is open or the call has ended (the question is
-        then kept as a `source.record`; an ended call is never requested twice). A call that
-        runs, or was answered, gets a new request: every question is in the log before anyone
-        is asked.
+        Returns the call and that rule's verdict (None: the user is to be asked), or None when
+        no turn is open or the call has ended (the question is then kept as a `source.record`;
+        an ended call is never requested twice). A call that runs, or was answered, gets a new
+        request: every question is in the log before anyone is asked.
         """
         state = self._state
         if state is None:
             return None
         await self._flush_thought()
         await self._executing(state)
-        call = self.open_call(tool_call.tool_call_id)
-        if call is None and tool_call.tool_call_id not in self._answered:
-            call = await self._announce(state, tool_call)
+        call_id = tool_call.tool_call_id
+        call = self.open_call(call_id)
+        sent = as_sent(tool_call)
+        if call is None and call_id not in self._answered:
+            call = await self._announce(state, call_id, sent)
+        elif call is not None and not call.started and (tool_call.title or has_input(tool_call.raw_input)):
+            await self._record({"sessionUpdate": "request_permission", "toolCall": sent})
+            self._reassess(call, tool_call)
         if call is None:  # it ended
-            await self._record({"sessionUpdate": "request_permission", "toolCall": as_sent(tool_call)})
+            await self._record({"sessionUpdate": "request_permission", "toolCall": sent})
             return None
         await self._request(call, reason=call.risk_reason)
+        verdict = remembered(call) if remembered is not None else None
+        if verdict is not None:
+            decision = verdict.decision
+            await self._resolve(call, decision, "policy", policy=verdict.policy, reason=verdict.reason)
+            if decision == "allow":
+                await self._allowed(call)
+            return call, verdict
         await self._resolve(call, "ask", "policy", policy=f"agent:{self.agent_name}", reason="the agent asks")
-        return call
+        return call, None
+
+    def command_of_call(self, call: AcpCall) -> str | None:
+        """The command line of the agent's `execute` call: its raw input's, or (for an agent that
+        names it there, `TITLE_IS_COMMAND`) its title."""
+        if call.own or call.tool != "execute":
+            return None
+        command = command_of(call.args.get("rawInput"))
+        if command is None and call.title.strip() and applies(TITLE_IS_COMMAND, self.agent):
+            return call.title
+        return command
+
+    def _reassess(self, call: AcpCall, tool_call: ToolCallUpdate) -> None:
+        """The question names the call better than its updates did (its title, its input): the
+        question is shown, and its risk judged, as the question says."""
+        raw_input = tool_call.raw_input if has_input(tool_call.raw_input) else call.args.get("rawInput")
+        title = tool_call.title or call.title
+        call.risk, call.risk_reason = self._risk(tool_call.kind or call.args.get("kind"), title, raw_input)
+        call.title = title
+        if has_input(tool_call.raw_input):
+            call.args = {**call.args, "rawInput": tool_call.raw_input}
 
     async def answer(
         self,
@@ -302,7 +459,12 @@ class AcpRecorder:
         call.withdrawn = actor == "system"
         await self._resolve(call, decision, actor, remember=remember, reason=reason)
         if decision == "allow" and not call.own:
-            self.approvals.note(call.args)
+            await self._allowed(call)
+
+    async def _allowed(self, call: AcpCall) -> None:
+        self.approvals.note(call.args)
+        if call.marked_running and not call.started:  # it said it runs; it does now
+            await self._start(call)
 
     async def own_call(self, tool: str, args: dict[str, Any], risk: Risk, title: str) -> AcpCall | None:
         """A file or terminal request of the agent, as a tool call of ours (None: no turn open)."""
@@ -367,3 +529,27 @@ class AcpRecorder:
         await self._writer.resolve(
             call.call_id, call.request_id, decision, actor, policy=policy, reason=reason, remember=remember
         )
+
+
+def _input_known(held: list[dict[str, Any]]) -> bool:
+    """Whether a call's updates so far (as sent) say enough to request it: its input (for an
+    `execute` call, its command: opencode first sends only the directory), a status past
+    `pending`, or content."""
+    last = held[-1]
+    if last.get("status") not in (None, "pending") or last.get("content"):
+        return True
+    merged: dict[str, Any] = {}
+    for sent in held:
+        merged.update(sent)
+    raw_input = merged.get("rawInput")
+    if tool_name_for(merged.get("kind")) == "execute":
+        return command_of(raw_input) is not None
+    return has_input(raw_input)
+
+
+def _result_of(raw_output: Any) -> str:
+    """A result without text content: the text of the raw output, its JSON only when it has none."""
+    if raw_output is None:
+        return ""
+    text = text_of_raw_output(raw_output)
+    return text if text is not None else compact_json(raw_output)

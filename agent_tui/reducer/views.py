@@ -415,7 +415,26 @@ def _turn_dump(turn: TurnView) -> dict[str, Any]:
     }
     if turn.usage is not None:
         dump.update(_spend_dump(turn.usage, "costUsd", "tokens"))
+    if turn.tool_calls:
+        dump["toolCalls"] = [_tool_call_dump(call) for call in turn.tool_calls.values()]
     return dump
+
+
+def _tool_call_dump(call: ToolCallView) -> dict[str, Any]:
+    """A call in the state dump: its status, and its final permission decision and who made it
+    (`user`, `policy` or `system`; both null before a decision)."""
+    decision = decided_by = None
+    for answer, actor in reversed(call.decisions):
+        if answer != "ask":
+            decision, decided_by = answer, actor
+            break
+    return {
+        "toolCallId": call.call_id,
+        "tool": call.tool,
+        "status": call.status,
+        "decision": decision,
+        "decidedBy": decided_by,
+    }
 
 
 def dump_usd(amount: float | None) -> float | None:
