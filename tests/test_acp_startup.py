@@ -120,7 +120,9 @@ async def test_a_stop_before_the_program_even_started_starts_nothing(tmp_path: P
     assert harness.validator.methods["initialize"] == 1
 
 
-async def test_a_stop_racing_the_session_opening_ends_the_turn_and_the_session_goes_on(tmp_path: Path) -> None:
+async def test_a_stop_racing_the_session_opening_ends_the_turn_and_the_session_goes_on(
+    tmp_path: Path,
+) -> None:
     async with Harness(tmp_path / "logs", nobody_answers()) as harness:
         holder: list[AcpAgentSession] = []
 
