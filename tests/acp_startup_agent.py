@@ -10,7 +10,10 @@ Run as `python tests/acp_startup_agent.py [--hang-initialize-while FILE]
   error (-32000), as Gemini CLI does without a key; once the file named by `$TEST_AGENT_LOGIN`
   exists, it takes the session (the user logged in);
 - `--no-load-session`: says `loadSession: false` (opencode-like agents without `session/load`);
-- prompts behave as in the test agent.
+- `--modes`: `session/new` answers with two modes (`ask`, the current one, and `code`);
+- the prompt `plan`: sends a plan of three entries and switches to mode `code`, then ends the
+  turn; `plan text` sends a plan as markdown (`plan_update`), `no plan` removes the plan
+  (`plan_removed`); other prompts behave as in the test agent.
 """
 
 from __future__ import annotations
@@ -20,9 +23,27 @@ import os
 import sys
 from typing import Any
 
-from acp import InitializeResponse, NewSessionResponse, RequestError, run_agent
-from acp.schema import AuthMethodAgent, ClientCapabilities, Implementation
-from acp_test_agent import TestAgent
+from acp import (
+    InitializeResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    plan_entry,
+    run_agent,
+    update_plan,
+)
+from acp.schema import (
+    AgentPlanContentUpdate,
+    AgentPlanRemovedUpdate,
+    AuthMethodAgent,
+    ClientCapabilities,
+    CurrentModeUpdate,
+    Implementation,
+    PlanUpdateMarkdown,
+    SessionMode,
+    SessionModeState,
+)
+from acp_test_agent import PLAN_ID, TestAgent
 
 
 class StartupAgent(TestAgent):
@@ -32,6 +53,7 @@ class StartupAgent(TestAgent):
         self.hang_new_session_while = _flag_value("--hang-new-session-while", argv)
         self.needs_login = "--needs-login" in argv
         self.no_load_session = "--no-load-session" in argv
+        self.modes = "--modes" in argv
 
     async def initialize(
         self,
@@ -60,7 +82,42 @@ class StartupAgent(TestAgent):
         login = os.environ.get("TEST_AGENT_LOGIN", "")
         if self.needs_login and not (login and os.path.exists(login)):
             raise RequestError.auth_required({"details": "no credentials"})
-        return await super().new_session(cwd, **kwargs)
+        answer = await super().new_session(cwd, **kwargs)
+        if self.modes:
+            answer.modes = SessionModeState(
+                current_mode_id="ask",
+                available_modes=[
+                    SessionMode(id="ask", name="Ask first"),
+                    SessionMode(id="code", name="Code"),
+                ],
+            )
+        return answer
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        text = "".join(getattr(block, "text", "") for block in prompt)
+        plan_id: dict[str, Any] = {PLAN_ID: "p1"}
+        if text == "plan text":
+            plan = PlanUpdateMarkdown(type="markdown", content="# Plan", **plan_id)
+            update = AgentPlanContentUpdate(session_update="plan_update", plan=plan)
+            await self._conn.session_update(session_id=session_id, update=update)
+            return PromptResponse(stop_reason="end_turn")
+        if text == "no plan":
+            removed = AgentPlanRemovedUpdate(session_update="plan_removed", **plan_id)
+            await self._conn.session_update(session_id=session_id, update=removed)
+            return PromptResponse(stop_reason="end_turn")
+        if text != "plan":
+            return await super().prompt(session_id, prompt, **kwargs)
+        entries = [
+            plan_entry("read the file", status="completed", priority="high"),
+            plan_entry("edit it", status="in_progress"),
+            plan_entry("run the tests", priority="low"),
+        ]
+        await self._conn.session_update(session_id=session_id, update=update_plan(entries))
+        await self._conn.session_update(
+            session_id=session_id,
+            update=CurrentModeUpdate(session_update="current_mode_update", current_mode_id="code"),
+        )
+        return PromptResponse(stop_reason="end_turn")
 
 
 def _flag_value(flag: str, argv: list[str]) -> str | None:

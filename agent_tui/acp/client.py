@@ -370,15 +370,17 @@ class AcpAgentSession:
             # The agent replays the session's history before it answers; our log has it already.
             self.writer.submit(lambda: self.recorder.pause(True))
             try:
-                await conn.load_session(cwd=str(self.cwd), session_id=earlier, mcp_servers=servers)
+                loaded = await conn.load_session(cwd=str(self.cwd), session_id=earlier, mcp_servers=servers)
             finally:
                 with anyio.CancelScope(shield=True):  # a stop must not leave the recorder paused
                     await self.write(lambda: self.recorder.pause(False))
-            await self.write(lambda: self.recorder.note("session/load", _started(init, earlier)))
+            data = _started(init, earlier, loaded.modes if loaded is not None else None)
+            await self.write(lambda: self.recorder.note("session/load", data))
             self.acp_session_id = earlier
             return
         created = await conn.new_session(cwd=str(self.cwd), mcp_servers=servers)
-        await self.write(lambda: self.recorder.note("session/new", _started(init, created.session_id)))
+        data = _started(init, created.session_id, created.modes)
+        await self.write(lambda: self.recorder.note("session/new", data))
         self.acp_session_id = created.session_id
 
     def _refusal(self, error: RequestError) -> str:
@@ -451,7 +453,9 @@ def _login_hint(method: Any) -> str:
     return f"{method.name} ({description})" if description else str(method.name)
 
 
-def _started(init: Any, session_id: str) -> dict[str, Any]:
+def _started(init: Any, session_id: str, modes: Any = None) -> dict[str, Any]:
+    """The `session/new` (or `session/load`) record: the agent's session id, protocol version,
+    whether it can load a session later, its identity, and its modes (the reducer shows them)."""
     capabilities = init.agent_capabilities
     data: dict[str, Any] = {
         "sessionId": session_id,
@@ -460,4 +464,6 @@ def _started(init: Any, session_id: str) -> dict[str, Any]:
     }
     if init.agent_info is not None:
         data["agentInfo"] = init.agent_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if modes is not None:
+        data["modes"] = modes.model_dump(mode="json", by_alias=True, exclude_none=True)
     return data
