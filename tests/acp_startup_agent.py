@@ -76,13 +76,19 @@ class StartupAgent(TestAgent):
             ]
         return answer
 
-    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
         if self.hang_new_session_while and os.path.exists(self.hang_new_session_while):
             await self.forever.wait()
         login = os.environ.get("TEST_AGENT_LOGIN", "")
         if self.needs_login and not (login and os.path.exists(login)):
             raise RequestError.auth_required({"details": "no credentials"})
-        answer = await super().new_session(cwd, **kwargs)
+        answer = await super().new_session(cwd, additional_directories, mcp_servers, **kwargs)
         if self.modes:
             answer.modes = SessionModeState(
                 current_mode_id="ask",

@@ -81,7 +81,8 @@ async def assert_stopped_then_prompted_again(
     if hang is not None:
         hang.unlink()  # the next agent started answers
     assert await session.prompt("second").wait() == "final"
-    assert session.process is not first and session.process.returncode is None
+    again = session.process
+    assert again is not None and again is not first and again.returncode is None
     log = harness.log(session.session_id)
     assert chain_violations(log) == []
     ends = payloads(log, "turn.completed")
