@@ -205,3 +205,26 @@ async def test_an_older_log_whose_agent_turns_out_unable_to_load_it_ends_the_tur
     [*_, end] = payloads(log, "turn.completed")
     assert end["message"].startswith(cannot_load("test-agent"))
     assert harness.validator.methods["session/new"] == 0
+
+
+async def test_the_dashboard_refuses_a_follow_up_to_a_session_its_agent_cannot_load(tmp_path: Path) -> None:
+    from test_acp_workbench import Bench
+
+    from agent_tui.runtime.workbench import AgentSpec, SendRefused
+
+    agent = startup_agent("--no-load-session")
+    bench = Bench(tmp_path, agent, nobody_answers())
+    async with bench.workbench.serving():
+        sid = await bench.workbench.start_agent(AgentSpec("first", bench.project, acp="test-agent"))
+        assert await bench.turn_end(sid) == ["final"]
+    bench.workbench.close_store()
+
+    again = Bench(tmp_path, agent, nobody_answers())
+    async with again.workbench.serving():
+        assert await again.workbench.hydrate(lambda event: None) == []
+        refused = again.workbench.send(sid, "Do you remember?")
+        log = again.log(sid)
+    again.workbench.close_store()
+    assert isinstance(refused, SendRefused)
+    assert refused.reason == f"This session cannot be continued: {cannot_load('test-agent')}."
+    assert [e.payload["stopReason"] for e in log if e.type == "turn.completed"] == ["final"]
