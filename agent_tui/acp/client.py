@@ -333,14 +333,13 @@ class AcpAgentSession:
         """End an agent that did not open a session: its process group killed and reaped, its
         connection closed; the next prompt starts another."""
         process.kill()
-        with anyio.CancelScope(shield=True):
-            with anyio.move_on_after(self.hub.cancel_timeout):
-                await process.exited.wait()
+        self.conn = None
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self.hub.cancel_timeout):
+            await process.exited.wait()
             try:
                 await conn.close()
             except Exception:
                 pass  # its stream is gone with it
-        self.conn = None
 
     async def _handshake(self, conn: ClientSideConnection) -> None:
         process = self.process
