@@ -13,7 +13,8 @@ Run as `python tests/acp_startup_agent.py [--hang-initialize-while FILE]
 - `--modes`: `session/new` answers with two modes (`ask`, the current one, and `code`);
 - the prompt `plan`: sends a plan of three entries and switches to mode `code`, then ends the
   turn; `plan text` sends a plan as markdown (`plan_update`), `no plan` removes the plan
-  (`plan_removed`); other prompts behave as in the test agent.
+  (`plan_removed`); `until cancelled` says one chunk and answers `cancelled` once it hears
+  `session/cancel`; other prompts behave as in the test agent.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from acp import (
     RequestError,
     plan_entry,
     run_agent,
+    update_agent_message_text,
     update_plan,
 )
 from acp.schema import (
@@ -99,6 +101,12 @@ class StartupAgent(TestAgent):
             )
         return answer
 
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        await super().cancel(session_id, **kwargs)
+        heard = getattr(self, "cancel_heard", None)
+        if heard is not None:
+            heard.set()
+
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         text = "".join(getattr(block, "text", "") for block in prompt)
         plan_id: dict[str, Any] = {PLAN_ID: "p1"}
@@ -107,6 +115,12 @@ class StartupAgent(TestAgent):
             update = AgentPlanContentUpdate(session_update="plan_update", plan=plan)
             await self._conn.session_update(session_id=session_id, update=update)
             return PromptResponse(stop_reason="end_turn")
+        if text == "until cancelled":
+            self.cancel_heard = asyncio.Event()
+            update = update_agent_message_text("working")
+            await self._conn.session_update(session_id=session_id, update=update)
+            await self.cancel_heard.wait()
+            return PromptResponse(stop_reason="cancelled")
         if text == "no plan":
             removed = AgentPlanRemovedUpdate(session_update="plan_removed", **plan_id)
             await self._conn.session_update(session_id=session_id, update=removed)

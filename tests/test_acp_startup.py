@@ -228,3 +228,28 @@ async def test_the_dashboard_refuses_a_follow_up_to_a_session_its_agent_cannot_l
     assert isinstance(refused, SendRefused)
     assert refused.reason == f"This session cannot be continued: {cannot_load('test-agent')}."
     assert [e.payload["stopReason"] for e in log if e.type == "turn.completed"] == ["final"]
+
+
+async def test_a_stop_at_the_agents_first_update_cancels_the_turn_and_the_agent_takes_the_next(
+    tmp_path: Path,
+) -> None:
+    async with Harness(tmp_path / "logs", nobody_answers()) as harness:
+        holder: list[AcpAgentSession] = []
+
+        def stop_at_first_word(event: Event) -> None:
+            if event.type == "model.delta" and holder and event.payload["text"]:
+                holder[0].cancel()
+
+        unsubscribe = harness.engine.subscribe(stop_at_first_word)
+        session = await harness.agents.start(startup_agent(), tmp_path, prompt="until cancelled")
+        holder.append(session)
+        assert await session.turn.wait() == "cancelled"  # type: ignore[union-attr]
+        unsubscribe()
+        process = session.process
+        assert await session.prompt("second").wait() == "final"
+        assert session.process is process  # the same agent: a stop once started does not restart it
+        log = harness.log(session.session_id)
+    assert chain_violations(log) == []
+    ends = payloads(log, "turn.completed")
+    assert [end["stopReason"] for end in ends] == ["cancelled", "final"]
+    assert harness.validator.methods["session/cancel"] == 1
