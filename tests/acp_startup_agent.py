@@ -117,8 +117,8 @@ class StartupAgent(TestAgent):
             return PromptResponse(stop_reason="end_turn")
         if text == "until cancelled":
             self.cancel_heard = asyncio.Event()
-            update = update_agent_message_text("working")
-            await self._conn.session_update(session_id=session_id, update=update)
+            said = update_agent_message_text("working")
+            await self._conn.session_update(session_id=session_id, update=said)
             await self.cancel_heard.wait()
             return PromptResponse(stop_reason="cancelled")
         if text == "no plan":
