@@ -46,6 +46,12 @@ def rich_events() -> list[Event]:
         worktree={"path": "/w/.wt/lead", "branch": "agent/lead"}, budget={"usd": 5.0},
     )  # fmt: skip
     lead.emit("source.record", None, format="claude", recordType="summary", data={})
+    modes = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]}
+    lead.emit("source.record", None, format="acp", recordType="session/new", data={"modes": modes})
+    entry = {"content": "read it", "status": "pending", "priority": "high"}
+    lead.emit("source.record", None, format="acp", recordType="plan", data={"entries": [entry]})
+    plan = {"type": "markdown", "content": "# Plan"}
+    lead.emit("source.record", None, format="acp", recordType="plan_update", data={"plan": plan})
     t1 = "turn_1"
     lead.emit("turn.started", t1, promptPreview="first")
     lead.emit("user.message", t1, content="first")

@@ -27,7 +27,7 @@ import anyio
 from acp.connection import StreamObserver
 from anyio.abc import TaskGroup
 
-from agent_tui.acp.client import AcpAgentSession
+from agent_tui.acp.client import AcpAgentSession, cannot_load
 from agent_tui.acp.config import AcpAgentConfig
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.vault import ENVIRONMENT
@@ -125,8 +125,9 @@ class AcpAgents:
 
     async def reopen(self, config: AcpAgentConfig, session_id: str) -> AcpAgentSession:
         """An ACP-backed session of an earlier run, from its log: its next prompt starts the agent
-        again and, if the agent can (`loadSession`), loads the agent's own session, so the agent
-        remembers it; otherwise the agent starts a fresh session (the log says which).
+        again and loads the agent's own session (`session/load`), so the agent remembers it. When
+        the agent cannot (the log recorded `loadSession` false, or `initialize` says so later),
+        the session is read-only: `read_only` says why, and prompts are refused with it.
 
         Raises:
             UnknownSession: no log for `session_id`. `EventLogDecodeError` for a corrupt log.
@@ -135,7 +136,10 @@ class AcpAgents:
             raise RuntimeError("use `async with AcpAgents(engine)` before starting agents")
         await self.engine.open_session(session_id)
         session = AcpAgentSession(self, config, session_id)
-        session.resume_from = _agent_session_id(self.engine, session_id)
+        started = _agent_session(self.engine, session_id)
+        session.resume_from = started.get("sessionId") if isinstance(started.get("sessionId"), str) else None
+        if session.resume_from is not None and started.get("loadSession") is False:
+            session.read_only = cannot_load(config.name)
         await self._group.start(session.writer.serve)
         self.sessions[session_id] = session
         return session
@@ -158,10 +162,12 @@ class AcpAgents:
                 group.start_soon(session.close)
 
 
-def _agent_session_id(engine: SessionEngine, session_id: str) -> str | None:
-    """The agent's own session id, as the log last recorded it (`session/new` or `session/load`)."""
-    found = None
+def _agent_session(engine: SessionEngine, session_id: str) -> dict[str, Any]:
+    """The agent's own session as the log last recorded it (`session/new` or `session/load`): its
+    `sessionId`, and whether the agent said it can load it (`loadSession`, in logs that have it)."""
+    found: dict[str, Any] = {}
     for event in engine.store.replay(session_id):
         if event.type == "source.record" and event.payload["recordType"] in ("session/new", "session/load"):
-            found = event.payload["data"].get("sessionId")
-    return found if isinstance(found, str) else None
+            data = event.payload["data"]
+            found = {**found, **data} if event.payload["recordType"] == "session/load" else dict(data)
+    return found

@@ -10,7 +10,15 @@ the phase frames treat an ACP-backed session like any other, and this module onl
 Invariants:
 - the agent is started by the session's first turn (after `turn.started` and `user.message`), so
   a program that is missing, hangs in `initialize` (`start_timeout`), speaks another protocol
-  version, or refuses `session/new` ends that turn `error/provider_failure` with the reason;
+  version, or refuses `session/new` ends that turn `error/provider_failure` with the reason; an
+  agent that refuses for want of a login (`AUTH_REQUIRED`) says how to log in (its `authMethods`'
+  names and descriptions), and the next prompt tries again;
+- a stop during start-up (before, while or just after `initialize` and `session/new`) ends that
+  turn `cancelled`, kills what was started (its process group, reaped) and leaves no failure
+  behind: the next prompt starts the agent afresh; a stop that lands once the session is open
+  but before the prompt went out ends the turn `cancelled` without sending it;
+- a reopened session whose agent cannot load it (`loadSession` false, as the log recorded or as
+  `initialize` says) is read-only: `read_only` says why, and a prompt is refused with it;
 - a turn's end (a `TurnEnd`) follows the prompt's answer: its `stopReason` (see `mapping`), or an
   error response, or the agent's death (`AgentProcess.describe()`: its exit and stderr tail); a
   turn never stays open in the log;
@@ -66,6 +74,10 @@ AUTH_REQUIRED = -32000
 
 class AgentFailure(Exception):
     """The agent cannot go on; the message is the reason, fit for the log and the tree."""
+
+
+class StartStopped(Exception):
+    """The turn was stopped while the agent was starting; what was started is gone."""
 
 
 class AcpTurn(TurnHandle):
@@ -125,8 +137,11 @@ class AcpAgentSession:
         self.acp_session_id: str | None = None
         self.resume_from: str | None = None  # the agent's session to load at start (a reopened log)
         self.failure: str | None = None
+        self.read_only: str | None = None
+        """Why this reopened session cannot take prompts (its agent cannot load it), if so."""
         self.turn: AcpTurn | None = None
         self._auth_methods: list[str] = []
+        self._login_needed = False
         self._closed = False
 
     @property
@@ -150,6 +165,8 @@ class AcpAgentSession:
         """Start a turn: send `text` as `session/prompt` (raises `TurnConflict` while one runs)."""
         if self._closed:
             raise AgentFailure(f"{self.name} was closed")
+        if self.read_only is not None:
+            raise AgentFailure(self.read_only)
         turn = AcpTurn(self, new_id("turn"), text)
         self.engine.drive(turn, self, self.spawn)  # raises TurnConflict
         self.turn = turn
@@ -197,14 +214,15 @@ class AcpAgentSession:
         """Boot if needed, send the prompt, and wait for its answer or a stop."""
         if self.failure is not None:
             return TurnEnd.failed("provider_failure", self.failure)
-        try:
-            if self.conn is None:
+        if self.conn is None:
+            try:
                 await self._boot(turn)
-        except AgentFailure as failure:
-            self.failure = str(failure)
-            if turn.cancel_requested:
+            except StartStopped:
                 return TurnEnd.cancelled(f"stopped while {self.name} was starting")
-            return TurnEnd.failed("provider_failure", self.failure)
+            except AgentFailure as failure:
+                return TurnEnd.failed("provider_failure", str(failure))
+        if turn.cancel_requested:  # stopped as the session opened: the prompt never goes out
+            return TurnEnd.cancelled(f"stopped before the prompt was sent to {self.name}")
         outcome: dict[str, TurnEnd] = {}
         answered = anyio.Event()
         async with anyio.create_task_group() as group:
@@ -266,11 +284,22 @@ class AcpAgentSession:
 
     # -- starting the agent --------------------------------------------------------------------
     async def _boot(self, turn: AcpTurn) -> None:
+        """Start the agent and open its session.
+
+        Raises:
+            StartStopped: the turn was stopped first (what was started is killed; nothing is
+                kept, so the next prompt starts afresh).
+            AgentFailure: the agent cannot be used; `failure` keeps the reason for later prompts,
+                except when it needs a login (the user may log in and prompt again).
+        """
+        if turn.cancel_requested:
+            raise StartStopped
         process = AgentProcess(self.config, self.cwd, self.hub.env)
         try:
             await process.start()
         except AgentStartError as error:
-            raise AgentFailure(f"{self.name} could not start: {error}") from None
+            self.failure = f"{self.name} could not start: {error}"
+            raise AgentFailure(self.failure) from None
         self.process = process
         self.spawn(process.run)
         endpoint = cast(
@@ -279,6 +308,7 @@ class AcpAgentSession:
         observers = [self._on_wire, *self.hub.observers]
         conn = connect_to_agent(endpoint, process.writer, process.reader, observers=observers)
         self.conn = conn
+        self._login_needed = False
         try:
             with anyio.fail_after(self.hub.start_timeout):
                 await _first_of(lambda: self._handshake(conn), turn.stopping.wait)
@@ -288,12 +318,28 @@ class AcpAgentSession:
             process.fail(self._refusal(error))
         except (ConnectionError, OSError):
             pass
-        if self.acp_session_id is None:
-            if turn.cancel_requested and process.fault is None:
-                process.fail("was stopped while starting")
-            process.kill()
-            await self._agent_gone()
-            raise AgentFailure(self.failure or self._describe())
+        if self.acp_session_id is not None:
+            return
+        stopped = turn.cancel_requested and process.fault is None
+        await self._discard(process, conn)
+        if stopped:
+            raise StartStopped
+        reason = process.describe()
+        if not self._login_needed:
+            self.failure = reason
+        raise AgentFailure(reason)
+
+    async def _discard(self, process: AgentProcess, conn: ClientSideConnection) -> None:
+        """End an agent that did not open a session: its process group killed and reaped, its
+        connection closed; the next prompt starts another."""
+        process.kill()
+        self.conn = None
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self.hub.cancel_timeout):
+            await process.exited.wait()
+            try:
+                await conn.close()
+            except Exception:
+                pass  # its stream is gone with it
 
     async def _handshake(self, conn: ClientSideConnection) -> None:
         process = self.process
@@ -311,28 +357,36 @@ class AcpAgentSession:
                 f"{PROTOCOL_VERSION} (update one of them)"
             )
             return
-        self._auth_methods = [method.name for method in init.auth_methods or ()]
+        self._auth_methods = [_login_hint(method) for method in init.auth_methods or ()]
         earlier = self.resume_from
         capabilities = init.agent_capabilities
         servers = acp_mcp_servers(self.hub.mcp_servers, self.cwd, capabilities, self.hub.env)
-        if earlier is not None and capabilities is not None and capabilities.load_session:
+        if earlier is not None and not (capabilities is not None and capabilities.load_session):
+            self.read_only = cannot_load(self.name)
+            process.fail(CANNOT_LOAD)
+            return
+        if earlier is not None:
             # The agent replays the session's history before it answers; our log has it already.
             self.writer.submit(lambda: self.recorder.pause(True))
             try:
-                await conn.load_session(cwd=str(self.cwd), session_id=earlier, mcp_servers=servers)
+                loaded = await conn.load_session(cwd=str(self.cwd), session_id=earlier, mcp_servers=servers)
             finally:
-                await self.write(lambda: self.recorder.pause(False))
-            await self.write(lambda: self.recorder.note("session/load", _started(init, earlier)))
+                with anyio.CancelScope(shield=True):  # a stop must not leave the recorder paused
+                    await self.write(lambda: self.recorder.pause(False))
+            data = _started(init, earlier, loaded.modes if loaded is not None else None)
+            await self.write(lambda: self.recorder.note("session/load", data))
             self.acp_session_id = earlier
             return
         created = await conn.new_session(cwd=str(self.cwd), mcp_servers=servers)
-        await self.write(lambda: self.recorder.note("session/new", _started(init, created.session_id)))
+        data = _started(init, created.session_id, created.modes)
+        await self.write(lambda: self.recorder.note("session/new", data))
         self.acp_session_id = created.session_id
 
     def _refusal(self, error: RequestError) -> str:
         if error.code == AUTH_REQUIRED:
-            methods = ", ".join(self._auth_methods) or "see its documentation"
-            return f"needs you to log in first ({methods}): {_error_text(error)}"
+            self._login_needed = True
+            how = "; or ".join(self._auth_methods) or "see its documentation"
+            return f"needs you to log in first: {how} (it answered: {_error_text(error)})"
         return f"refused to start a session: {_error_text(error)}"
 
     def _on_wire(self, event: StreamEvent) -> None:
@@ -381,8 +435,34 @@ def _error_text(error: RequestError) -> str:
     return f"{error} ({details})" if details else str(error)
 
 
-def _started(init: Any, session_id: str) -> dict[str, Any]:
-    data: dict[str, Any] = {"sessionId": session_id, "protocolVersion": init.protocol_version}
+CANNOT_LOAD = (
+    "cannot reopen an earlier session (it does not offer session/load), so this session is "
+    "read-only: its log stays readable; start a new session to go on"
+)
+
+
+def cannot_load(name: str) -> str:
+    """Why a reopened session of agent `name` is read-only."""
+    return f"{name} {CANNOT_LOAD}"
+
+
+def _login_hint(method: Any) -> str:
+    """How an `authMethods` entry says to log in: its name, and its description when it has one."""
+    description = (method.description or "").strip()
+    return f"{method.name} ({description})" if description else str(method.name)
+
+
+def _started(init: Any, session_id: str, modes: Any = None) -> dict[str, Any]:
+    """The `session/new` (or `session/load`) record: the agent's session id, protocol version,
+    whether it can load a session later, its identity, and its modes (the reducer shows them)."""
+    capabilities = init.agent_capabilities
+    data: dict[str, Any] = {
+        "sessionId": session_id,
+        "protocolVersion": init.protocol_version,
+        "loadSession": bool(capabilities is not None and capabilities.load_session),
+    }
     if init.agent_info is not None:
         data["agentInfo"] = init.agent_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if modes is not None:
+        data["modes"] = modes.model_dump(mode="json", by_alias=True, exclude_none=True)
     return data

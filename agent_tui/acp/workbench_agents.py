@@ -107,8 +107,9 @@ class AcpWorkbenchAgents:
         )
         return session.session_id
 
-    async def reopen(self, name: str, session_id: str) -> None:
-        await self._hub().reopen(self.config(name), session_id)
+    async def reopen(self, name: str, session_id: str) -> str | None:
+        session = await self._hub().reopen(self.config(name), session_id)
+        return session.read_only
 
     def owns(self, session_id: str) -> bool:
         return self.hub is not None and self.hub.session(session_id) is not None

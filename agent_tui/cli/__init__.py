@@ -100,6 +100,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """`agent-tui run`: one real-model turn with --prompt, else a scenario (here or on a bus)."""
+    if args.agent is not None:
+        from agent_tui.cli.run_agent_command import cmd_run_agent
+
+        return cmd_run_agent(args)
     if args.prompt is not None or args.cwd is not None:
         if args.run_bus is not None or args.approve == "ask":
             return fail("--bus and --approve ask go with a scenario run (or `agent-tui serve`)", EXIT_USAGE)

@@ -1,7 +1,7 @@
 """The `agent-tui` argument parser: every command, option and its help text.
 
 Invariants:
-- an option that belongs to several commands (`--cwd`, `--sessions-dir`, `--prompt`,
+- an option that belongs to several commands (`--cwd`, `--sessions-dir`, `--prompt`, `--agent`,
   `--profile`, `--provider`, `--model`, `--base-url`) means the same before and after the command's name:
   `agent-tui --cwd DIR sessions` is `agent-tui sessions --cwd DIR`; given in both places, the one
   after the command wins;
@@ -61,6 +61,7 @@ SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
         },
     ),
     "prompt": ("--prompt", {None: "prompt", "run": "prompt"}),
+    "agent": ("--agent", {None: "agent", "run": "agent"}),
     **{
         dest: (flag, {None: dest, "run": dest, "models": dest, "acp": dest, "serve": dest, "mcp": dest})
         for dest, flag in (
@@ -166,13 +167,22 @@ def run_arguments(run: argparse.ArgumentParser) -> None:
         help="scenario JSON file (see README, 'Running scenarios headlessly'); not with --prompt",
     )
     run.add_argument(
-        "--prompt", default=argparse.SUPPRESS, help="run one turn of a real model on this prompt"
+        "--prompt",
+        default=argparse.SUPPRESS,
+        help="run one turn of a real model (or of the --agent) on this prompt",
+    )
+    run.add_argument(
+        "--agent",
+        default=argparse.SUPPRESS,
+        metavar="NAME",
+        help="with --prompt: run the ACP agent [acp.NAME] of the config file instead of our own "
+        "(its own model; --approve answers its questions)",
     )
     run.add_argument(
         "--cwd",
         type=Path,
         default=argparse.SUPPRESS,
-        help="with --prompt: the directory the agent works in (the real one)",
+        help="with --prompt: the directory the agent works in (the real one; with --agent, default: .)",
     )
     model_flags(run)
     sessions_dir_flag(
@@ -198,8 +208,8 @@ def ask_flags(run: argparse.ArgumentParser) -> None:
         "--approve",
         choices=("allow", "deny", "ask"),
         default="deny",
-        help="how the user answers every permission ask (default: deny); ask: with --bus, an "
-        "attached dashboard answers",
+        help="how the user answers every permission ask (default: deny); ask: with --bus (a "
+        "scenario or --agent run), an attached dashboard answers",
     )
     bus_flags(run, "run_bus", "run_host")
     run.add_argument(
@@ -475,7 +485,7 @@ def model_flags(parser: argparse.ArgumentParser, default: object = argparse.SUPP
 
 
 COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...] = (
-    ("run", "run a scenario headlessly, or one real agent turn with --prompt, writing one log per session",
+    ("run", "run a scenario headlessly, or one real agent turn with --prompt (--agent NAME: an ACP agent's), writing one log per session",
      run_arguments),
     ("replay", "scrub through recorded sessions, or dump them", replay_arguments),
     ("attach", "open the dashboard on every host of a bus (agent-tui serve); quitting stops nothing",

@@ -5,7 +5,7 @@ headless `replay --dump state` fold logs the same way. Import from here: `views`
 dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_events`,
 `tool_events` and `spend_events` what each event type does, `spend` the tokens-and-dollars value
 every cost total is, `earlier_spend` what a session listed from its last turn spent before it,
-`timestamps` the durations read from event times.
+`timestamps` the durations read from event times, `agent_reports` an ACP agent's plan and mode.
 """
 
 from agent_tui.events.turn_vocabulary import Phase
@@ -20,9 +20,11 @@ from agent_tui.reducer.views import (
     OUTPUT_CHARS,
     RESULT_CHARS,
     TEXT_CHARS,
+    AgentModeView,
     DashboardState,
     DeliveryView,
     PermissionView,
+    PlanEntryView,
     SessionStatus,
     SessionView,
     ToolCallView,
@@ -39,6 +41,7 @@ __all__ = [
     "OUTPUT_CHARS",
     "RESULT_CHARS",
     "TEXT_CHARS",
+    "AgentModeView",
     "AttentionPolicy",
     "DashboardState",
     "DeliveryView",
@@ -47,6 +50,7 @@ __all__ = [
     "Occurrence",
     "PermissionView",
     "Phase",
+    "PlanEntryView",
     "SessionStatus",
     "SessionView",
     "Spend",

@@ -22,6 +22,7 @@ from agent_tui.events import Event
 from agent_tui.events.frames import Frame, Transition
 from agent_tui.events.transcript_text import context_tokens_total
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT
+from agent_tui.reducer.agent_reports import fold_agent_report
 from agent_tui.reducer.spend_events import record_budget, settle_turn_usage
 from agent_tui.reducer.turn_writes import (
     Handler,
@@ -191,6 +192,8 @@ def _thinking_size(data: dict[str, Any]) -> int:
 
 def _on_source_record(state: DashboardState, session: SessionView, event: Event) -> None:
     session.source_records += 1
+    if event.payload["format"] == "acp":  # an ACP agent's plan or mode, if it is one
+        fold_agent_report(session, event.payload["recordType"], event.payload["data"])
     if event.turn_id is None:  # session-level (between an imported log's turns): counted only
         turns = session.turns
         if turns and turns[-1]._open is not None:

@@ -219,6 +219,23 @@ class TurnView:
         return ms_between(self.started_ts, self.ended_ts)
 
 
+@dataclass(frozen=True, slots=True)
+class PlanEntryView:
+    """One entry of the plan an ACP agent reported (`plan`): what, how far, how important."""
+
+    content: str
+    status: str  # pending | in_progress | completed
+    priority: str  # high | medium | low
+
+
+@dataclass(frozen=True, slots=True)
+class AgentModeView:
+    """One mode an ACP agent offers (`session/new`'s `modes`): its id and the name it shows."""
+
+    mode_id: str
+    name: str
+
+
 @dataclass(slots=True)
 class SessionView:
     """One session: its header, its turns, its deliveries and its pending approvals.
@@ -250,6 +267,17 @@ class SessionView:
     spend: Spend = NO_SPEND
     budget_usd: float | None = None
     budget_tokens: int | None = None
+    plan: tuple[PlanEntryView, ...] = ()  # an ACP agent's latest `plan` (none after `plan_removed`)
+    plan_text: str | None = None  # its latest plan sent as text (`plan_update`, markdown)
+    mode: str | None = None  # its current mode's id (`session/new`'s modes, `current_mode_update`)
+    modes: tuple[AgentModeView, ...] = ()  # the modes it offers (`session/new`)
+
+    @property
+    def mode_name(self) -> str | None:
+        """The current mode's name as the agent shows it (its id when it did not name it)."""
+        if self.mode is None:
+            return None
+        return next((mode.name for mode in self.modes if mode.mode_id == self.mode), self.mode)
 
     @property
     def running(self) -> bool:
@@ -373,6 +401,7 @@ class DashboardState:
                     **_spend_dump(s.spend, "costUsd", "tokens"),
                     **_spend_dump(self.tree_spend(s.session_id), "treeCostUsd", "treeTokens"),
                     "budget": _budget_dump(s),
+                    **_agent_reports_dump(s),
                     "turns": [_turn_dump(t) for t in s.turns],
                 }
                 for s in sorted(self.sessions.values(), key=_by_id)
@@ -403,6 +432,21 @@ def _by_id(session: SessionView) -> str:
 
 def _asked_order(view: PermissionView) -> int:
     return view.order
+
+
+def _agent_reports_dump(session: SessionView) -> dict[str, Any]:
+    """An ACP agent's plan and mode, for sessions whose agent reported one (others: nothing)."""
+    dump: dict[str, Any] = {}
+    if session.plan or session.plan_text is not None:
+        dump["plan"] = [
+            {"content": entry.content, "status": entry.status, "priority": entry.priority}
+            for entry in session.plan
+        ]
+        if session.plan_text is not None:
+            dump["planText"] = session.plan_text
+    if session.mode is not None:
+        dump["mode"] = session.mode
+    return dump
 
 
 def _turn_dump(turn: TurnView) -> dict[str, Any]:

@@ -93,8 +93,11 @@ class ExternalAgents(Protocol):
         """
         ...
 
-    async def reopen(self, name: str, session_id: str) -> None:
-        """Take over a session of an earlier run from its log (its next prompt restarts the agent)."""
+    async def reopen(self, name: str, session_id: str) -> str | None:
+        """Take over a session of an earlier run from its log (its next prompt restarts the agent).
+
+        Returns None, or why the session is read-only (its agent cannot load an earlier session).
+        """
         ...
 
     def owns(self, session_id: str) -> bool:

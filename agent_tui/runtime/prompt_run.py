@@ -24,10 +24,10 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, Protocol, TextIO
 
 import anyio
 
@@ -287,8 +287,10 @@ def run_prompt(
         return fail(f"{error.filename or cwd}: {os_reason(error)}", 2)
     _say_before(run, quiet, out, err)
     printer = EventPrinter(out, quiet=quiet, names=run.engine.agent_path)
-    result = _play(run, printer, err, fail)
-    return result if isinstance(result, int) else _ended(run, result, printer, sessions_dir, err, fail)
+    result = play_headless(run, printer, err, fail)
+    if isinstance(result, int):
+        return result
+    return ended(result, printer, sessions_dir, err, fail, problems=run.recorder.problems)
 
 
 def _model_and_logs(
@@ -319,9 +321,30 @@ def _model_and_logs(
     return config, settings, sessions_dir
 
 
-def _play(run: PromptRun, printer: Any, err: TextIO, fail: Callable[[str, int], int]) -> PromptResult | int:
+class HeadlessTurn(Protocol):
+    """What `play_headless` and `ended` need of a one-turn headless run (`PromptRun`, and the ACP
+    agent's run of `agent-tui run --agent`)."""
+
+    engine: SessionEngine
+    notice: Callable[[str], None]
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]: ...
+
+    async def play(self, *, catch_interrupt: bool = False) -> PromptResult: ...
+
+    def close(self) -> None: ...
+
+
+def play_headless(
+    run: HeadlessTurn,
+    printer: Any,
+    err: TextIO,
+    fail: Callable[[str, int], int],
+    play: Callable[[], Awaitable[PromptResult]] | None = None,
+) -> PromptResult | int:
     """Run the turn, its events printed and its budget's notices said; how it ended, or the exit
-    status when its log could not be written."""
+    status when its log could not be written. `play` replaces `run.play(catch_interrupt=True)`
+    (a run that also publishes on a bus)."""
     from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.events import visible
 
@@ -329,7 +352,7 @@ def _play(run: PromptRun, printer: Any, err: TextIO, fail: Callable[[str, int], 
     run.notice = run.engine.budgets.notice
     run.subscribe(printer)
     try:
-        return anyio.run(lambda: run.play(catch_interrupt=True))
+        return anyio.run(play or (lambda: run.play(catch_interrupt=True)))
     except EventStoreFailure as error:
         cause = error.__cause__
         return fail(f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})", 1)
@@ -350,21 +373,23 @@ def _say_before(run: PromptRun, quiet: bool, out: TextIO, err: TextIO) -> None:
         out.write(visible(f"(the model reads {run.instructions.file} from {run.cwd})") + "\n")
 
 
-def _ended(
-    run: PromptRun,
+def ended(
     result: PromptResult,
     printer: Any,
     sessions_dir: Path,
     err: TextIO,
     fail: Callable[[str, int], int],
+    *,
+    problems: Sequence[str] = (),
 ) -> int:
-    """Print the summary and what went wrong after the turn; the exit status."""
+    """Print the summary and what went wrong after the turn (`problems`: with its rewind data);
+    the exit status (see `run_prompt`)."""
     from agent_tui.events import visible
     from agent_tui.runtime.runner import RunResult
 
     summary = RunResult(stop_reasons={result.session_id: result.stop_reason} if result.session_id else {})
     printer.summary(summary, sessions_dir)
-    for problem in run.recorder.problems:  # the run went on; only its rewind is incomplete
+    for problem in problems:  # the run went on; only its rewind is incomplete
         print(visible(f"agent-tui: rewind data: {problem}"), file=err)
     if printer.gone is not None and result.signal is None:  # after a hang-up no one is there
         print(f"agent-tui: stdout: {printer.gone} (the run went on; its log is complete)", file=err)

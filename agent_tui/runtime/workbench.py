@@ -560,9 +560,11 @@ class Workbench(FinishingActions):
             self._record(session.session_id).not_continued = reason
             return None
         try:
-            await external.reopen(name, session.session_id)
+            read_only = await external.reopen(name, session.session_id)
         except Exception as error:
             return f"{session.path}: could not be reopened: {error}"
+        if read_only is not None:
+            self._record(session.session_id).not_continued = read_only
         return None
 
     def _remember_model(self, session: StoredSession) -> None:
