@@ -1,8 +1,8 @@
 """An ACP agent's mode and plan in the session's header, and its own cost where it reports one.
 
-The reducer keeps the latest mode and plan an agent reported per session (`current_mode`,
-`plan`: entries with `content`, `priority` and `status`, as ACP sends them); until its fold is
-joined here, a stand-in session with those fields shows what the header makes of them. The
+The reducer keeps the latest mode and plan an agent reported per session (`mode`, `plan`:
+entries with `content`, `status` and `priority`, as ACP sends them); a session given those
+fields shows what the header makes of them (the fold itself: tests/test_agent_reports.py). The
 cost is the reducer's `Spend`: an agent-reported cost reads as dollars, never "price unknown".
 
     .venv/bin/python -m pytest tests/test_acp_plan.py --snapshot-update   # accept new looks
@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 import test_acp_looks as looks
@@ -23,7 +23,7 @@ from test_acp_dashboard import tree_line
 from textual.pilot import Pilot
 
 from agent_tui.events import Event
-from agent_tui.reducer import DashboardState, SessionView, project_state
+from agent_tui.reducer import DashboardState, PlanEntryView, SessionView, project_state
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.formatting import session_header
 from agent_tui.tui.widgets.session_detail import SessionDetail
@@ -31,20 +31,9 @@ from agent_tui.tui.widgets.session_detail import SessionDetail
 pytestmark = pytest.mark.anyio
 
 
-class Entry(NamedTuple):
-    """ACP's `PlanEntry` as the reducer is to keep it."""
-
-    content: str
-    priority: str
-    status: str
-
-
-@dataclasses.dataclass(slots=True)
-class ReportingSession(SessionView):
-    """A session with the fields the reducer adds for an ACP agent's mode and plan."""
-
-    current_mode: str | None = None
-    plan: list[Entry] = dataclasses.field(default_factory=list)
+def Entry(content: str, priority: str, status: str) -> PlanEntryView:
+    """ACP's `PlanEntry` as the reducer keeps it (in the order ACP's schema lists the fields)."""
+    return PlanEntryView(content, status, priority)
 
 
 PLAN = [
@@ -55,12 +44,10 @@ PLAN = [
 
 
 def reporting(
-    state: DashboardState, session_id: str, mode: str | None, plan: list[Entry]
-) -> ReportingSession:
+    state: DashboardState, session_id: str, mode: str | None, plan: list[PlanEntryView]
+) -> SessionView:
     """`state`'s session `session_id`, now with a mode and a plan (it replaces the plain one)."""
-    plain = state.sessions[session_id]
-    fields = {field.name: getattr(plain, field.name) for field in dataclasses.fields(SessionView)}
-    session = ReportingSession(**fields, current_mode=mode, plan=plan)
+    session = dataclasses.replace(state.sessions[session_id], mode=mode, plan=tuple(plan))
     state.sessions[session_id] = session
     return session
 
@@ -99,6 +86,17 @@ class TestTheHeader:
         assert header_text(state, reporting(state, looks.CLAUDE, None, [])) == plain
         assert "mode" not in plain and "plan" not in plain
 
+    def test_a_plan_sent_as_text_shows_as_the_agent_wrote_it(self, tmp_path: Path) -> None:
+        state = project_state(looks.side_by_side(tmp_path))
+        text = "1. Read the login code\n2. [b]Fix[/b] the compare\n" + "".join(
+            f"{n}. more\n" for n in range(3, 12)
+        )
+        session = dataclasses.replace(state.sessions[looks.CLAUDE], plan_text=text)
+        lines = header_text(state, session).splitlines()
+        at = lines.index("plan 1. Read the login code")
+        assert lines[at + 1] == "  2. [b]Fix[/b] the compare"
+        assert "    … 3 more lines" in lines and "  9. more" not in lines
+
     def test_the_agents_words_are_text_not_markup(self, tmp_path: Path) -> None:
         state = project_state(looks.side_by_side(tmp_path))
         plan = [Entry("[bold]Ship[/bold] it\x1b[2J", "low", "pending")]
@@ -131,8 +129,7 @@ async def test_the_detail_pane_shows_the_plan_as_the_agent_updates_it() -> None:
         assert "▸ ! Switch to hmac.compare_digest" in detail_text(app)
         state = app.dashboard.state
         session = state.sessions[looks.CLAUDE]
-        assert isinstance(session, ReportingSession)
-        session.plan = [entry._replace(status="completed") for entry in PLAN]
+        session.plan = tuple(dataclasses.replace(entry, status="completed") for entry in PLAN)
         session.last_sequence += 1  # as a new `plan` record would move it
         app.dashboard.show_state(state)
         await settle(pilot)

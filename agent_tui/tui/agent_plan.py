@@ -4,7 +4,8 @@ of the session's header.
 An ACP agent may report the mode it works in (`session/new`'s `modes`, `current_mode_update`:
 "code", "plan", "ask"…) and its plan (`plan` updates: the whole list of entries each time, each
 with its words, a priority and a status). The reducer keeps the latest of each per session
-(`SessionView.current_mode`, `SessionView.plan`); these functions only word them.
+(`SessionView.mode_name`, `SessionView.plan`, and `plan_text` for a plan sent as text); these
+functions only word them.
 
 Rules:
 - nothing shows for a session that reported neither (our own agents, most logs);
@@ -72,3 +73,15 @@ def plan_lines(plan: Sequence[PlanEntry]) -> list[Content]:
     if hidden > 0:
         lines.append(Content.styled(f"    … {hidden} more", MUTED))
     return lines
+
+
+def plan_text_lines(text: str | None) -> list[Content]:
+    """A plan the agent sent as text (`plan_update`), its first `PLAN_LINES` lines as it wrote them."""
+    if not text:
+        return []
+    lines = text.splitlines()
+    shown = [Content.assemble(("plan ", MUTED)) + marked(lines[0])]
+    shown += [Content.assemble(("  ", "")) + marked(line) for line in lines[1:PLAN_LINES]]
+    if len(lines) > PLAN_LINES:
+        shown.append(Content.styled(f"    … {len(lines) - PLAN_LINES} more lines", MUTED))
+    return shown

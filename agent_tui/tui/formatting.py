@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from textual.content import Content
@@ -26,7 +26,7 @@ from agent_tui.reducer import (
     TranscriptEntry,
     TurnView,
 )
-from agent_tui.tui.agent_plan import PlanEntry, mode_line, plan_lines
+from agent_tui.tui.agent_plan import mode_line, plan_lines, plan_text_lines
 from agent_tui.tui.hanging import hang
 from agent_tui.tui.marked import marked
 from agent_tui.tui.spend_text import (
@@ -139,11 +139,10 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
         timing = turn_timing(turn, now_ms, waiting_since)
         lines.append(Content.styled(f"turn {len(session.turns)} {timing}", MUTED))
     # An ACP agent's own mode and plan (the reducer keeps the latest of each; our agents have none).
-    mode: str | None = getattr(session, "current_mode", None)
-    plan: Sequence[PlanEntry] = getattr(session, "plan", None) or ()
-    said = mode_line(mode, plan)
+    said = mode_line(session.mode_name, session.plan)
     if said is not None:
-        lines += [said, *plan_lines(plan)]
+        lines += [said, *plan_lines(session.plan)]
+    lines += plan_text_lines(session.plan_text)
     spend_line = session_spend_line(state, session)
     if spend_line is not None:
         lines.append(spend_line)
