@@ -118,7 +118,7 @@ class AcpAgentSession:
         self.session_id = session_id
         self.cwd: Path = self.engine.session(session_id).cwd
         self.writer = OrderedWriter()
-        self.recorder = AcpRecorder(self.engine.session(session_id), config.name)
+        self.recorder = AcpRecorder(self.engine.session(session_id), config.name, self.engine.prices)
         side = SessionSide(
             session_id=session_id,
             name=config.name,
@@ -250,7 +250,7 @@ class AcpAgentSession:
             stop_reason, message = stop_reason_from_acp(response.stop_reason)
             if turn.cancel_requested and stop_reason != "cancelled":
                 message = f"stopped, but {self.name} finished first ({response.stop_reason})"
-            spent = token_usage(response.usage)
+            spent = token_usage(response.usage, response.field_meta)
             outcome["ending"] = TurnEnd(stop_reason, message=message, usage=spent)  # type: ignore[arg-type]
         answered.set()
 
@@ -374,11 +374,14 @@ class AcpAgentSession:
                 with anyio.CancelScope(shield=True):  # a stop must not leave the recorder paused
                     await self.write(lambda: self.recorder.pause(False))
             data = _started(init, earlier, loaded.modes if loaded is not None else None)
+            options = loaded.config_options if loaded is not None else None
+            self.recorder.learn_options(options)
             await self.write(lambda: self.recorder.note("session/load", data))
             self.acp_session_id = earlier
             return
         created = await conn.new_session(cwd=str(self.cwd), mcp_servers=servers)
         data = _started(init, created.session_id, created.modes)
+        self.recorder.learn_options(created.config_options)
         await self.write(lambda: self.recorder.note("session/new", data))
         self.acp_session_id = created.session_id
 

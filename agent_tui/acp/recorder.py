@@ -40,7 +40,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -182,15 +182,20 @@ class AcpRecorder:
         )
         return end if cost is None else replace(end, usage=usage.model_copy(update={"costUsd": cost}))
 
+    def learn_options(self, options: Iterable[Any] | None) -> None:
+        """The model among an agent's config options (`session/new`'s or `session/load`'s, or a
+        `config_option_update`'s): the one of category `model`, or with the id `model`."""
+        for option in options or ():
+            if getattr(option, "category", None) == "model" or getattr(option, "id", None) == "model":
+                value = getattr(option, "current_value", None)
+                if isinstance(value, str) and value:
+                    self.model = value
+
     def _learn_model(self, update: Any) -> None:
         """The model the agent says it uses: its `model` config option, or a `…/model` in a usage
         update's `_meta` (Claude's adapter)."""
         if isinstance(update, ConfigOptionUpdate):
-            for option in update.config_options:
-                if getattr(option, "category", None) == "model" or option.id == "model":
-                    value = getattr(option, "current_value", None)
-                    if isinstance(value, str) and value:
-                        self.model = value
+            self.learn_options(update.config_options)
         elif isinstance(update, UsageUpdate) and update.field_meta:
             for key, value in update.field_meta.items():
                 if key.endswith("/model") and isinstance(value, str) and value:
