@@ -100,6 +100,8 @@ class TestAgent(Agent):
         self.capabilities: ClientCapabilities | None = None
         self.mcp_servers: list[dict[str, Any]] = []
         self.forever = asyncio.Event()
+        self.late_replay = ""  # `--late-replay ANSWER`: a load's history goes on after its answer
+        self.replaying = ""
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
@@ -133,6 +135,9 @@ class TestAgent(Agent):
         self.cwd = cwd
         say = self._conn.session_update
         await say(session_id=session_id, update=update_user_message_text("(an earlier prompt)"))
+        if self.late_replay:  # as Gemini CLI does: the rest of the history after the answer
+            self.replaying = self.late_replay
+            return LoadSessionResponse()
         await say(session_id=session_id, update=update_agent_message_text("(an earlier answer)"))
         return LoadSessionResponse()
 
@@ -153,6 +158,11 @@ class TestAgent(Agent):
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         text = "".join(getattr(block, "text", "") for block in prompt)
         say = self._conn.session_update
+        if self.replaying:  # the loaded history's answer, in two pieces, after our prompt came
+            earlier, self.replaying = self.replaying, ""
+            half = len(earlier) // 2
+            for piece in (earlier[:half], earlier[half:]):
+                await say(session_id=session_id, update=update_agent_message_text(piece))
         if text == "crash":
             sys.stderr.write("fatal: out of cheese\n")
             sys.stderr.flush()
@@ -447,6 +457,7 @@ async def main(argv: list[str]) -> None:
         name=_flag(argv, "--name", "test-agent"),
         version=_flag(argv, "--version", "1.0"),
     )
+    agent.late_replay = _flag(argv, "--late-replay", "")
     # The test agent answers only the calls the tests make (no authenticate, modes, ...).
     await run_agent(agent)
 

@@ -356,6 +356,25 @@ async def test_a_reopened_session_loads_the_agents_own_session(tmp_path: Path) -
     assert records == ["session/new", "session/load"]
 
 
+async def test_a_history_replayed_after_the_load_answer_is_not_the_new_turns_words(tmp_path: Path) -> None:
+    """Gemini CLI answers `session/load` before its replay ends: the rest of the history comes
+    in the turn that loaded it, and must not be logged as that turn's answer."""
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None)) as harness:
+        session = await harness.agents.start(script_agent_config(), tmp_path, prompt="first")
+        assert await session.turn.wait() == "final"  # type: ignore[union-attr]
+        session_id = session.session_id
+    late = script_agent_config("--late-replay", "echo: first")
+    async with Harness(tmp_path / "logs", QueuePrompter(lambda request: None)) as harness:
+        again = await harness.agents.reopen(late, session_id)
+        assert await again.prompt("echo: first, again").wait() == "final"
+        log = harness.log(session_id)
+    assert chain_violations(log) == []
+    # Its answer begins as the replayed one did: only the words that go on with the history are it.
+    assert [p["text"] for p in payloads(log, "model.delta")] == ["echo: first", "echo: echo: first, again"]
+    kept = [p["data"]["content"]["text"] for p in payloads(log, "source.record") if "content" in p["data"]]
+    assert kept == ["echo:", " first"]
+
+
 async def test_the_agent_is_given_the_users_mcp_servers_in_session_new(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -372,5 +372,5 @@ async def test_without_a_way_to_log_in_the_turn_ends_saying_how_to_log_in(
     assert run.model.requests == []
     [end] = payloads(log, "turn.completed")
     assert end["errorCode"] == "provider_failure"
-    assert end["message"].startswith("gemini needs you to log in first (")
+    assert end["message"].startswith("gemini needs you to log in first: ")
     assert "Gemini API key" in end["message"] and "is missing or not configured" in end["message"]

@@ -367,6 +367,7 @@ class AcpAgentSession:
             return
         if earlier is not None:
             # The agent replays the session's history before it answers; our log has it already.
+            self.recorder.expect_replay(_answers(self.engine, self.session_id))
             self.writer.submit(lambda: self.recorder.pause(True))
             try:
                 loaded = await conn.load_session(cwd=str(self.cwd), session_id=earlier, mcp_servers=servers)
@@ -469,3 +470,13 @@ def _started(init: Any, session_id: str, modes: Any = None) -> dict[str, Any]:
     if modes is not None:
         data["modes"] = modes.model_dump(mode="json", by_alias=True, exclude_none=True)
     return data
+
+
+def _answers(engine: SessionEngine, session_id: str) -> list[str]:
+    """Each turn's answer in a session's log (its `model.delta`s joined), in order: what the
+    agent replays when it loads its own session."""
+    answers: dict[str, list[str]] = {}
+    for event in engine.store.replay(session_id):
+        if event.type == "model.delta" and event.turn_id is not None:
+            answers.setdefault(event.turn_id, []).append(event.payload["text"])
+    return ["".join(parts) for parts in answers.values()]

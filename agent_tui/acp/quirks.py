@@ -111,6 +111,13 @@ QUIRKS: tuple[Quirk, ...] = (
     ),
     Quirk(
         "gemini-cli", "0.61.0", None,
+        "answers `session/load` before its replay of the history ends: the rest of it comes in "
+        "the turn that loaded the session",
+        "a late replay is the history's, not the turn's (recorder)",
+        "tests/test_acp_client.py::test_a_history_replayed_after_the_load_answer_is_not_the_new_turns_words",
+    ),
+    Quirk(
+        "gemini-cli", "0.61.0", None,
         "reports no exit code",
         "no exit code is made up (mapping.exit_code_of)",
         f"{_QUIRKS}::test_each_agents_result_text_and_exit_code",

@@ -52,6 +52,7 @@ from acp.schema import (
     ToolCallStart,
     ToolCallUpdate,
     UsageUpdate,
+    UserMessageChunk,
 )
 
 from agent_tui.acp.acp_call import AcpCall
@@ -120,6 +121,8 @@ class AcpRecorder:
         self.approvals = TurnApprovals(self.info.cwd)
         self._answered: set[str] = set()  # this turn's calls that already have their result
         self.paused = False  # while the agent replays a loaded session's history (already logged)
+        self._replay: list[str] | None = None  # the history's answers a loaded session may still replay
+        self._replay_rest: str | None = None  # what is left of the answer being replayed
 
     @property
     def turn(self) -> TurnHandle | None:
@@ -149,6 +152,7 @@ class AcpRecorder:
             await writer.record(RECORD_FORMAT, record_type, data)
 
     async def end_turn(self, end: TurnEnd) -> None:
+        self._replay = self._replay_rest = None
         state = self._state
         if state is None:
             return
@@ -204,7 +208,11 @@ class AcpRecorder:
     # -- session updates -----------------------------------------------------------------------
     async def apply(self, update: Any) -> None:
         """Write what one `session/update` says (see the mapping in `docs/acp.md`)."""
+        replayed = self._replayed(update)
         if self.paused:
+            return
+        if replayed:
+            await self._record(as_sent(update))
             return
         self._learn_model(update)
         if isinstance(update, UsageUpdate):
@@ -234,6 +242,33 @@ class AcpRecorder:
             await self._tool_update(state, update)
             return
         await self._record(as_sent(update))
+
+    def expect_replay(self, answers: list[str]) -> None:
+        """A session is being loaded: `answers` are its turns' answers as our log has them.
+
+        An agent replays the loaded history as `user_message_chunk`s, each followed by the
+        answer's `agent_message_chunk`s. ACP has it do so before it answers `session/load` (and
+        those updates are not written: `pause`); Gemini CLI goes on replaying after its answer,
+        into the turn that loaded the session. So, until that turn ends, a user chunk starts the
+        next answer of the history, and an agent chunk that goes on with it word for word is the
+        replay (kept as a `source.record`, never the turn's words); anything else ends the replay.
+        """
+        self._replay, self._replay_rest = list(answers), None
+
+    def _replayed(self, update: Any) -> bool:
+        if self._replay is None:
+            return False
+        if isinstance(update, UserMessageChunk):
+            self._replay_rest = self._replay.pop(0) if self._replay else ""
+            return True
+        if isinstance(update, AgentMessageChunk) and self._replay_rest:
+            text = text_of_block(update.content)
+            if text and self._replay_rest.startswith(text):
+                self._replay_rest = self._replay_rest[len(text) :]
+                return True
+        if isinstance(update, AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress):
+            self._replay = self._replay_rest = None  # the agent's own words: the replay is over
+        return False
 
     async def pause(self, paused: bool) -> None:
         """Stop (or resume) writing session updates: a loaded session's replayed history is in
