@@ -136,6 +136,7 @@ class TestAgent(Agent):
         say = self._conn.session_update
         await say(session_id=session_id, update=update_user_message_text("(an earlier prompt)"))
         if self.late_replay:  # as Gemini CLI does: the rest of the history after the answer
+            await say(session_id=session_id, update=update_user_message_text("<session_context>"))
             self.replaying = self.late_replay
             return LoadSessionResponse()
         await say(session_id=session_id, update=update_agent_message_text("(an earlier answer)"))

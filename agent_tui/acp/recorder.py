@@ -121,7 +121,7 @@ class AcpRecorder:
         self.approvals = TurnApprovals(self.info.cwd)
         self._answered: set[str] = set()  # this turn's calls that already have their result
         self.paused = False  # while the agent replays a loaded session's history (already logged)
-        self._replay: list[str] | None = None  # the history's answers a loaded session may still replay
+        self._replay: str | None = None  # the history's answers a loaded session may still replay
         self._replay_rest: str | None = None  # what is left of the answer being replayed
 
     @property
@@ -246,20 +246,20 @@ class AcpRecorder:
     def expect_replay(self, answers: list[str]) -> None:
         """A session is being loaded: `answers` are its turns' answers as our log has them.
 
-        An agent replays the loaded history as `user_message_chunk`s, each followed by the
-        answer's `agent_message_chunk`s. ACP has it do so before it answers `session/load` (and
-        those updates are not written: `pause`); Gemini CLI goes on replaying after its answer,
-        into the turn that loaded the session. So, until that turn ends, a user chunk starts the
-        next answer of the history, and an agent chunk that goes on with it word for word is the
-        replay (kept as a `source.record`, never the turn's words); anything else ends the replay.
+        An agent replays the loaded history as `user_message_chunk`s, each message followed by
+        its answer's `agent_message_chunk`s. ACP has it do so before it answers `session/load`
+        (those updates are not written: `pause`); Gemini CLI goes on replaying after its answer,
+        into the turn that loaded the session. So, until that turn ends and once a user chunk
+        came, an agent chunk that goes on with the history's answers word for word is the replay
+        (kept as a `source.record`, never the turn's words); anything else ends the replay.
         """
-        self._replay, self._replay_rest = list(answers), None
+        self._replay, self._replay_rest = "".join(answers), None
 
     def _replayed(self, update: Any) -> bool:
         if self._replay is None:
             return False
         if isinstance(update, UserMessageChunk):
-            self._replay_rest = self._replay.pop(0) if self._replay else ""
+            self._replay_rest = self._replay if self._replay_rest is None else self._replay_rest
             return True
         if isinstance(update, AgentMessageChunk) and self._replay_rest:
             text = text_of_block(update.content)
