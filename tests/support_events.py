@@ -45,6 +45,10 @@ SAMPLE_PAYLOADS: dict[str, dict[str, Any]] = {
         "argsPreview": "mv src/foo.py src/bar.py",
         "reason": "mv: moves over a file",
         "warning": "overwrites src/bar.py",
+        "options": [
+            {"optionId": "allow-once", "name": "Yes", "kind": "allow_once"},
+            {"optionId": "reject", "name": "No", "kind": "reject_once"},
+        ],
     },
     "permission.resolved": {
         "requestId": "perm_1",

@@ -83,6 +83,27 @@ async def test_every_option_shows_whole_inside_the_dialog(agent: str, size: tupl
         assert "s this session (agent-tui remembers, not the agent)" in said and "n deny" in said
 
 
+@pytest.mark.parametrize("agent", list(AGENTS))
+async def test_a_view_that_only_has_the_log_offers_the_agents_options_from_it(agent: str) -> None:
+    """An attached or browser dashboard (on a phone too) has only the events: the agent's options
+    come from `permission.requested.options`, as in the local dashboard."""
+    build, session, options = AGENTS[agent]
+    app = build()  # the state folded from the log, no run behind it: as an attached dashboard has
+    async with app.run_test(size=(45, 30)) as pilot:
+        await pilot.pause()
+        app.dashboard.can_answer = lambda view: True  # type: ignore[method-assign]  # as over the bus
+        app.dashboard.select_session(session)
+        await pilot.press("A")
+        await pilot.pause()
+        modal = opened(app)
+        dialog = modal.query_one("#approval-dialog").content_region
+        buttons = list(modal.query(Button).results())
+        assert len(buttons) == len(options)
+        for number, (button, option) in enumerate(zip(buttons, options, strict=True), start=1):
+            assert dialog.contains_region(button.region), f"{option.name!r} is cut off on a phone"
+            assert f"{number} {option.name}" in words_in(app, button.content_region)
+
+
 async def test_a_codex_command_shows_as_the_agent_sent_it_with_the_risk_of_the_real_command() -> None:
     build, session, options = AGENTS["codex"]
     app = build()

@@ -59,6 +59,13 @@ OPENCODE_OPTIONS = (
 )
 """The options opencode's `acp` offers."""
 PUSH = ["bash", "-lc", "git push --force origin fix-login"]
+
+
+def offered(options: tuple[AgentOption, ...]) -> list[dict[str, str]]:
+    """An agent's options as `permission.requested.options` records them."""
+    return [{"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in options]
+
+
 LOGOUT_PY = '''"""Logging out: the session cookie is dropped and the token revoked."""
 
 from shop.app import app
@@ -138,8 +145,9 @@ def side_by_side(home: Path) -> list[Event]:
     )
     ask: dict[str, Any] = {"requestId": "perm_c1", "toolCallId": "toolu_01"}
     claude.emit(
-        "permission.requested", "turn_c1", tool="edit", risk="write", argsPreview="Write src/logout.py", **ask
-    )
+        "permission.requested", "turn_c1", tool="edit", risk="write", argsPreview="Write src/logout.py",
+        options=offered(CLAUDE_OPTIONS), **ask,
+    )  # fmt: skip
     claude.emit(
         "permission.resolved", "turn_c1", decision="ask", actor="policy", policy="agent:claude", **ask
     )
@@ -182,7 +190,7 @@ def one_question(home: Path, agent: str) -> list[Event]:
             "rawInput": {"call_id": "call_push", "command": PUSH, "cwd": shop},
             "content": [{"type": "content", "content": {"type": "text", "text": "Available Decisions: …"}}],
         }
-        tool, risk = "execute", "destructive"
+        tool, risk, options = "execute", "destructive", CODEX_OPTIONS
         warning: str | None = f"{title}: the agent's call can delete or overwrite data"
     else:
         log = AcpLog(OPENCODE, at(14, 16), "opencode", cwd=shop, title="Harden the login check")
@@ -197,7 +205,7 @@ def one_question(home: Path, agent: str) -> list[Event]:
             "rawInput": {"filePath": auth, "oldString": EDIT_OLD, "newString": EDIT_NEW},
             "content": [{"type": "diff", "path": auth, "oldText": EDIT_OLD, "newText": EDIT_NEW}],
         }
-        tool, risk, warning = "edit", "write", None
+        tool, risk, warning, options = "edit", "write", None, OPENCODE_OPTIONS
     log.start("turn_1", "Publish the fix" if agent == "codex" else "Harden the login check", after=1)
     log.emit("model.delta", "turn_1", after=2, text="One step first.")
     call_id = call["toolCallId"]
@@ -206,7 +214,7 @@ def one_question(home: Path, agent: str) -> list[Event]:
     reason = "classified from its command" if tool == "execute" else f"ACP tool kind {tool}"
     log.emit(
         "permission.requested", "turn_1", tool=tool, risk=risk, argsPreview=title, reason=reason,
-        warning=warning, **asked,
+        warning=warning, options=offered(options), **asked,
     )  # fmt: skip
     log.emit(
         "permission.resolved", "turn_1", decision="ask", actor="policy", policy=f"agent:{agent}", **asked

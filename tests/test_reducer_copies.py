@@ -68,6 +68,7 @@ def rich_events() -> list[Event]:
     lead.emit(
         "permission.requested", t1, requestId="req_1", toolCallId="call_1", tool="shell", risk="execute",
         argsPreview="ls", reason="runs a program",
+        options=[{"optionId": "yes", "name": "Yes", "kind": "allow_once"}],
     )  # fmt: skip
     lead.emit(
         "permission.resolved", t1, requestId="req_1", toolCallId="call_1", decision="ask", actor="policy"

@@ -58,7 +58,7 @@ class AgentQuestions:
         """`session/request_permission`: into our approval queue, with the agent's options."""
         session = self.session
         recorder = session.recorder
-        asked = await session.write(lambda: recorder.ask_for_agent_call(tool_call, self._remembered))
+        asked = await session.write(lambda: recorder.ask_for_agent_call(tool_call, self._remembered, options))
         if asked is None:  # no turn, or the call already ended: nothing is left to decide
             return _cancelled()
         call, ruled = asked

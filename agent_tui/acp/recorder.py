@@ -40,7 +40,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -48,6 +48,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     ConfigOptionUpdate,
+    PermissionOption,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
@@ -427,7 +428,10 @@ class AcpRecorder:
 
     # -- permissions ---------------------------------------------------------------------------
     async def ask_for_agent_call(
-        self, tool_call: ToolCallUpdate, remembered: Callable[[AcpCall], Verdict | None] | None = None
+        self,
+        tool_call: ToolCallUpdate,
+        remembered: Callable[[AcpCall], Verdict | None] | None = None,
+        options: Sequence[PermissionOption] = (),
     ) -> tuple[AcpCall, Verdict | None] | None:
         """The agent asks about one of its calls: write the request and the policy's `ask`, or
         the answer of our rule that covers it (`remembered(call)`: a session answer).
@@ -453,7 +457,8 @@ class AcpRecorder:
         if call is None:  # it ended
             await self._record({"sessionUpdate": "request_permission", "toolCall": sent})
             return None
-        await self._request(call, reason=call.risk_reason)
+        offered = [{"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in options]
+        await self._request(call, reason=call.risk_reason, options=offered)
         verdict = remembered(call) if remembered is not None else None
         if verdict is not None:
             decision = verdict.decision
@@ -549,7 +554,14 @@ class AcpRecorder:
         else:
             await self._fail(call, error_code or "unknown", text)
 
-    async def _request(self, call: AcpCall, *, reason: str | None, warning: str | None = None) -> None:
+    async def _request(
+        self,
+        call: AcpCall,
+        *,
+        reason: str | None,
+        warning: str | None = None,
+        options: Sequence[Mapping[str, str]] | None = None,
+    ) -> None:
         if warning is None and call.risk == "destructive" and not call.own:
             warning = f"{call.title}: the agent's call can delete or overwrite data"
         await self._writer.request_permission(
@@ -560,6 +572,7 @@ class AcpRecorder:
             one_line(call.title),
             reason=reason,
             warning=warning,
+            options=options,
         )
 
     async def _resolve(

@@ -107,6 +107,14 @@ class ToolCallRequested(_Payload):
     args: dict[str, Any]
 
 
+class OfferedOption(_Payload):
+    """One of the options an external (ACP) agent offers for its permission question."""
+
+    optionId: str
+    name: str
+    kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
 class PermissionRequested(_Payload):
     requestId: str
     toolCallId: str
@@ -115,6 +123,7 @@ class PermissionRequested(_Payload):
     argsPreview: str
     reason: str | None = None
     warning: str | None = None
+    options: list[OfferedOption] | None = None  # an ACP agent's own options, in its order
 
 
 class AnsweredBy(_Payload):

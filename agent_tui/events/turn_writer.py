@@ -36,7 +36,7 @@ writes several is a coroutine, driven synchronously to its end over such a sink 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Generator, Iterable
+from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -271,6 +271,7 @@ class TurnWriter:
         *,
         reason: str | None = None,
         warning: str | None = None,
+        options: Sequence[Mapping[str, str]] | None = None,
     ) -> Awaitable[object]:
         fields: dict[str, Any] = {
             "requestId": request_id,
@@ -283,6 +284,8 @@ class TurnWriter:
             fields["reason"] = reason
         if warning is not None:
             fields["warning"] = warning
+        if options:
+            fields["options"] = [dict(option) for option in options]
         return self._commit(self.turn_id, "permission.requested", fields)
 
     def resolve(

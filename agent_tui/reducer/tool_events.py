@@ -30,6 +30,7 @@ from agent_tui.reducer.views import (
     OUTPUT_CHARS,
     RESULT_CHARS,
     DashboardState,
+    OptionView,
     PermissionView,
     SessionView,
     ToolCallView,
@@ -75,6 +76,8 @@ def _on_permission_requested(state: DashboardState, session: SessionView, event:
     call.risk = payload["risk"]
     call.risk_reason = payload.get("reason")
     call.args_preview = payload["argsPreview"]
+    offered = payload.get("options")
+    call.options = tuple(OptionView(o["optionId"], o["name"], o["kind"]) for o in offered) if offered else ()
 
 
 def _on_permission_resolved(state: DashboardState, session: SessionView, event: Event) -> None:

@@ -105,6 +105,14 @@ class DeliveryView:
     sequence: int
 
 
+class OptionView(NamedTuple):
+    """One of an external (ACP) agent's own options for its question (`permission.requested.options`)."""
+
+    option_id: str
+    name: str
+    kind: str  # allow_once | allow_always | reject_once | reject_always
+
+
 @dataclass(slots=True)
 class ToolCallView:
     """One tool call, from the model's request to its result.
@@ -130,6 +138,7 @@ class ToolCallView:
     result: str | None = None
     truncated: bool = False
     answer_reason: str | None = None
+    options: tuple[OptionView, ...] = ()  # an ACP agent's own options for its last question
     # Output parts: a list while the call runs; once it ended, the kept output as one string
     # (see `tool_events.seal_output`).
     _out_parts: list[str] | str = field(default_factory=list, repr=False)

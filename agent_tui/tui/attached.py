@@ -38,7 +38,6 @@ from textual.message import Message
 
 from agent_tui.events import Event
 from agent_tui.ports import (
-    AcpPermissionRequest,
     Adapters,
     Answer,
     AttachedBus,
@@ -268,9 +267,6 @@ class AttachedRun:
 
     def running_turns(self) -> int:
         return 0  # quitting an attached dashboard stops nothing: nothing runs here
-
-    def waiting_request(self, session_id: str, request_id: str) -> AcpPermissionRequest | None:
-        return None  # an external agent's own options stay on its host
 
     def _refusal(self, session_id: str | None) -> str | None:
         """Why an action on `session_id` cannot be sent now (None: it can)."""

@@ -33,7 +33,6 @@ from textual.message import Message
 
 from agent_tui.events import OUR_CLIENT, Event, Frame, counted, is_ours
 from agent_tui.ports import (
-    AcpPermissionRequest,
     AgentSpec,
     Command,
     CommandClient,
@@ -311,11 +310,6 @@ class LiveRun:
 
     def is_waiting(self, session_id: str, request_id: str) -> bool:
         return self.questions.request(session_id, request_id) is not None
-
-    def waiting_request(self, session_id: str, request_id: str) -> AcpPermissionRequest | None:
-        """An external agent's request still waiting (it carries the agent's own options)."""
-        request = self.questions.request(session_id, request_id)
-        return request if isinstance(request, AcpPermissionRequest) else None
 
     def log_of(self, session_id: str) -> Path | None:
         return self.sessions_dir / f"{session_id}.jsonl"

@@ -24,7 +24,6 @@ from agent_tui.ports import (
     AcceptProjectRules,
     AcpPermissionAnswer,
     Adapters,
-    AgentOption,
     AgentSpec,
     Answer,
     ChangePreview,
@@ -172,10 +171,6 @@ class DashboardScreen(SessionsScreen):
     # -- approvals -----------------------------------------------------------------------------
     def can_answer(self, view: PermissionView) -> bool:
         return self.live is not None and self.live.is_waiting(view.session_id, view.request_id)
-
-    def agent_options(self, view: PermissionView) -> tuple[AgentOption, ...]:
-        request = self.live.waiting_request(view.session_id, view.request_id) if self.live else None
-        return request.options if request is not None else ()
 
     def change_preview(self, view: PermissionView) -> ChangePreview | None:
         session = self.state.sessions.get(view.session_id)

@@ -310,7 +310,14 @@ class SessionsScreen(Screen[None]):
         return None
 
     def agent_options(self, view: PermissionView) -> tuple[AgentOption, ...]:
-        """The options an external agent offers for this request (only a live run knows them)."""
+        """The options an external agent offers for this request, as its `permission.requested`
+        recorded them (so a local, an attached and a browser dashboard show the same ones)."""
+        session = self.state.sessions.get(view.session_id)
+        for turn in reversed(session.turns if session is not None else ()):
+            if turn.turn_id == view.turn_id:
+                call = turn.tool_calls.get(view.tool_call_id)
+                offered = call.options if call is not None else ()
+                return tuple(AgentOption(o.option_id, o.name, o.kind) for o in offered)
         return ()
 
     def action_focus_approvals(self) -> None:
