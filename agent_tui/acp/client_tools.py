@@ -337,6 +337,7 @@ class ClientTools:
                 actor,
                 remember=answer.remember if actor == "user" else None,
                 reason=answer.reason,
+                by=answer.by if actor == "user" else None,
             )
         )
         if actor == "user":

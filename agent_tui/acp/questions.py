@@ -75,7 +75,10 @@ class AgentQuestions:
         if choice is not None and choice.note is not None:
             reason = choice.note
         remember = answer.remember if actor == "user" else None
-        await session.write(lambda: recorder.answer(call, decision, actor, remember=remember, reason=reason))
+        by = answer.by if actor == "user" else None
+        await session.write(
+            lambda: recorder.answer(call, decision, actor, remember=remember, reason=reason, by=by)
+        )
         if actor == "user" and remember in ("session", "always"):
             tool, args = self._our_terms(call)
             try:

@@ -497,12 +497,14 @@ class AcpRecorder:
         *,
         remember: str | None = None,
         reason: str | None = None,
+        by: Mapping[str, str] | None = None,
     ) -> None:
-        """Write the final answer to `call`'s question (a no-op if the turn already ended it)."""
+        """Write the final answer to `call`'s question (a no-op if the turn already ended it);
+        `by`: who answered, when the answer came over a bus."""
         if self.open_call(call.call_id) is not call or not call.asking:
             return
         call.withdrawn = actor == "system"
-        await self._resolve(call, decision, actor, remember=remember, reason=reason)
+        await self._resolve(call, decision, actor, remember=remember, reason=reason, by=by)
         if decision == "allow" and not call.own:
             await self._allowed(call)
 
@@ -577,11 +579,12 @@ class AcpRecorder:
 
     async def _resolve(
         self, call: AcpCall, decision: str, actor: str, *, policy: str | None = None,
-        reason: str | None = None, remember: str | None = None,
+        reason: str | None = None, remember: str | None = None, by: Mapping[str, str] | None = None,
     ) -> None:  # fmt: skip
         await self._writer.resolve(
-            call.call_id, call.request_id, decision, actor, policy=policy, reason=reason, remember=remember
-        )
+            call.call_id, call.request_id, decision, actor, policy=policy, reason=reason, remember=remember,
+            by=dict(by) if by else None,
+        )  # fmt: skip
 
 
 def _input_known(held: list[dict[str, Any]]) -> bool:
