@@ -60,6 +60,15 @@ class TestTurnTimes:
             "durationMs": 100_400,
             "costUsd": None,  # the scripted model has no price
             "tokens": {"completion": 180, "prompt": 2100, "unpriced": 2280},
+            "toolCalls": [
+                {
+                    "toolCallId": "call_1",
+                    "tool": "write_file",
+                    "status": "completed",
+                    "decision": "allow",
+                    "decidedBy": "user",
+                }
+            ],
         }
 
 
