@@ -89,6 +89,10 @@ async def test_the_dashboard_shows_what_the_replay_dumps(
             )
             assert (project / "made.txt").read_text() == "hello"
             shown = dump_of(_state(app))
+            await pilot.press("ctrl+q")  # quit as a user does: every agent is closed and reaped
+            await wait_for(
+                pilot, lambda: app.live is None or app.live.finished, "the dashboard to close", AGENT_START
+            )
     logs = sorted((tmp_path / "sessions").glob("*.jsonl"))
     assert logs, "the dashboard wrote no log"
     assert shown == replay_dump(logs)

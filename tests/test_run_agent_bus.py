@@ -72,5 +72,6 @@ async def test_an_agents_question_is_answered_by_a_dashboard_on_the_bus(
     assert "publishes on the bus" in err and "turn ended: final" in out
     (resolved,) = resolutions(sessions)
     assert (resolved["actor"], resolved["decision"]) == ("user", "allow")
-    assert resolved["by"]["dashboard"] == "laptop"  # who answered, as for our own agents
+    by = resolved["by"]
+    assert isinstance(by, dict) and by["dashboard"] == "laptop"  # who answered, as for our own agents
     assert (project / "made.txt").read_text() == "made\n"

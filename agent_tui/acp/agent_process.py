@@ -110,6 +110,11 @@ class AgentProcess:
                 self.returncode = await self.process.wait()
         finally:
             self.reader.feed_eof()
+            # asyncio's Process has no public close: its transport, left to the garbage collector,
+            # would close its pipes on an event loop that may be gone by then (an error at exit).
+            transport = getattr(self.process, "_transport", None)
+            if transport is not None and self.process.returncode is not None:
+                transport.close()
             self.exited.set()
             _LIVE.discard(self)
 
