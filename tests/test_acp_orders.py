@@ -16,13 +16,15 @@ from typing import Any
 import anyio
 import pytest
 from acp_support import Harness, QueuePrompter, script_agent_config
+from support_terminal import assert_safe
 
-from agent_tui.acp.permissions import AcpPermissionAnswer
+from agent_tui.acp.permissions import AcpPermissionAnswer, AgentOption
 from agent_tui.costs.prices import shipped_prices
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import DashboardState, apply_event
+from agent_tui.tui.screens.approval import option_label
 
 pytestmark = pytest.mark.anyio
 
@@ -406,3 +408,23 @@ async def test_tokens_without_the_agents_cost_are_priced_as_ours(
     assert (expected is not None) is priced
     assert end["usage"].get("costUsd") == expected
     assert (end["usage"]["promptTokens"], end["usage"]["completionTokens"]) == (2000, 1000)
+
+
+async def test_a_hostile_agents_options_are_kept_bounded_and_as_text(tmp_path: Path) -> None:
+    """An agent's option names are its text: of forty options, one named with escape sequences and
+    a megabyte of words, the log keeps sixteen, each cut to what a person reads; the dialog shows
+    the escapes as text."""
+    hostile = "\x1b]0;PWNED\x07\x1b[2JAllow " + "x" * 1_000_000
+    options = [{"optionId": "evil", "name": hostile, "kind": "allow_once"}]
+    options += [{"optionId": f"o{n}", "name": f"Option {n}", "kind": "reject_once"} for n in range(39)]
+    steps = [{"ask": {"toolCallId": "t1", "title": "ls", "kind": "execute"}, "options": options}]
+    log, _, _ = await run(tmp_path, script(*steps), lambda request: PermissionAnswer("deny"))
+    assert chain_violations(log) == []
+    [asked] = payloads(log, "permission.requested")
+    kept = asked["options"]
+    assert len(kept) == 16 and kept[1] == {"optionId": "o0", "name": "Option 0", "kind": "reject_once"}
+    name = kept[0]["name"]
+    assert len(name) <= 300 and name.startswith("\x1b]0;PWNED")  # the log keeps what was sent
+    shown = option_label(1, AgentOption("evil", name, "allow_once")).plain  # the dialog shows it as text
+    assert_safe(shown, "an agent's option in the dialog")
+    assert "␛]0;PWNED" in shown

@@ -85,6 +85,10 @@ from agent_tui.events.turn_writer import CallEnding, TurnWriter
 
 CANCELLED = CallEnding("cancelled", "the turn ended before this call finished", "cancelled")
 UNREPORTED = CallEnding("unknown", "the agent did not report an end for this call", "turn ended")
+OPTIONS_KEPT = 16
+OPTION_CHARS = 300
+"""The most options of one question, and characters of an option's id and name, the log keeps
+(what an agent sends is not ours to trust; the dashboard offers nine)."""
 RESULT_CHARS = 32_000
 """The most of a tool result our log keeps (the agent still gets all of it)."""
 
@@ -457,7 +461,10 @@ class AcpRecorder:
         if call is None:  # it ended
             await self._record({"sessionUpdate": "request_permission", "toolCall": sent})
             return None
-        offered = [{"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in options]
+        offered = [
+            {"optionId": o.option_id[:OPTION_CHARS], "name": one_line(o.name, OPTION_CHARS), "kind": o.kind}
+            for o in options[:OPTIONS_KEPT]
+        ]
         await self._request(call, reason=call.risk_reason, options=offered)
         verdict = remembered(call) if remembered is not None else None
         if verdict is not None:

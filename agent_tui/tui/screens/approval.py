@@ -327,7 +327,7 @@ def option_label(number: int, option: AgentOption) -> Content:
     """`1  Yes, proceed  · allow once`: the option's key, the agent's name for it (as text, not
     markup) and what it does."""
     reach = OPTION_REACH.get(option.kind, option.kind)
-    return Content.assemble((f"{number}  ", "bold"), Content(option.name), (f"  · {reach}", "dim"))
+    return Content.assemble((f"{number}  ", "bold"), marked(option.name), (f"  · {reach}", "dim"))
 
 
 def ours_hint(count: int) -> Content:
