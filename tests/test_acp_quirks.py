@@ -89,7 +89,11 @@ def call_done(content: str | None, raw_output: Any, meta: Any) -> dict[str, Any]
         pytest.param(
             "@agentclientprotocol/claude-agent-acp", "```console\nhi\n```", None,
             {"claudeCode": {"toolName": "Bash"}, "terminal_exit": {"terminal_id": "t1", "exit_code": 2, "signal": None}},
-            "```console\nhi\n```", 2, id="claude",
+            "hi\n", 2, id="claude",
+        ),
+        pytest.param(
+            "test-agent", "```\nhi\n```\nand then ```more```", None, None,
+            "```\nhi\n```\nand then ```more```", None, id="not-only-a-block",
         ),
         pytest.param("gemini-cli", "hi\n", None, None, "hi\n", None, id="gemini"),
         pytest.param("@mistralai/mistral-vibe", "hi\n", "hi\n", None, "hi\n", None, id="vibe"),

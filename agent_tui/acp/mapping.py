@@ -19,6 +19,7 @@ Invariants:
 from __future__ import annotations
 
 import difflib
+import re
 import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
@@ -101,6 +102,15 @@ OUTPUT_KEYS = ("output", "aggregated_output", "formatted_output")
 EXIT_KEYS = ("exitCode", "exit_code")
 """Fields of a raw tool output that hold the exit code (Codex says `exit_code`)."""
 PREVIEW_CHARS = 120
+_ONE_BLOCK = re.compile(r"\A```[\w.+-]*\n(?P<body>(?:(?!```)[\s\S])*?)\n?```\s*\Z")
+"""A text that is one fenced code block and nothing else (its body holds no fence)."""
+
+
+def unfenced(text: str) -> str:
+    """A result that is one fenced block (Claude's adapter wraps a command's output in
+    ```` ```console ````) as the output it holds; any other text as it is."""
+    found = _ONE_BLOCK.match(text)
+    return found["body"] + "\n" if found is not None and found["body"] else text
 
 
 def tool_name_for(kind: str | None) -> str:

@@ -83,6 +83,12 @@ QUIRKS: tuple[Quirk, ...] = (
         f"{_ORDERS}::test_the_agents_own_cost_is_its_turns_cost",
     ),
     Quirk(
+        "@agentclientprotocol/claude-agent-acp", "0.101.0", None,
+        "completes a command with its output as one fenced block (```` ```console ````)",
+        "a result that is one fenced block is its body (mapping.unfenced)",
+        f"{_QUIRKS}::test_each_agents_result_text_and_exit_code",
+    ),
+    Quirk(
         "codex-acp", "0.16.0", None,
         "answers a deny by ending the prompt `cancelled`, without an update of the call",
         "a deny is a denial (recorder)",

@@ -73,6 +73,7 @@ from agent_tui.acp.mapping import (
     text_of_raw_output,
     text_of_tool_content,
     tool_name_for,
+    unfenced,
 )
 from agent_tui.acp.quirks import OUTPUT_IN_PIECES, TITLE_IS_COMMAND, AgentIdentity, applies
 from agent_tui.costs.prices import shipped_prices
@@ -420,7 +421,7 @@ class AcpRecorder:
     async def _complete(self, call: AcpCall, text: str, raw_output: Any) -> None:
         if not call.started:
             await self._start(call)
-        result = text or _result_of(raw_output)
+        result = unfenced(text) or _result_of(raw_output)
         self._answered.add(call.call_id)
         await self._writer.complete_call(
             call.call_id, call.tool, result[:RESULT_CHARS], call.exit_code, len(result) > RESULT_CHARS
