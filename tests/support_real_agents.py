@@ -22,6 +22,7 @@ Invariants:
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -99,6 +100,18 @@ def standard_config(name: str, env: dict[str, str]) -> AgentSetup:
     """The pinned program and arguments of `name`, given the variables in `env`."""
     config = AcpAgentConfig(name, str(agent_program(name)), agent_args(name), tuple(env))
     return AgentSetup(config, env)
+
+
+def write_config(path: Path, agent: AgentSetup) -> Path:
+    """`agent` as the `[acp.NAME]` table of a config file at `path`, the way a user declares it."""
+    config = agent.config
+    path.write_text(
+        f"[acp.{config.name}]\n"
+        f"command = {json.dumps(config.command)}\n"
+        f"args = {json.dumps(list(config.args))}\n"
+        f"env = {json.dumps(list(config.env))}\n"
+    )
+    return path
 
 
 @dataclass

@@ -11,7 +11,6 @@ and the run exits as `run --prompt` does for the same ending (0 for a turn that 
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 import orjson
 import pytest
 from fake_model_server import FakeModelServer
-from support_real_agents import REAL_AGENTS
+from support_real_agents import REAL_AGENTS, write_config
 
 from agent_tui.events import event_from_json
 from agent_tui.events.chains import chain_violations
@@ -42,13 +41,7 @@ def run_agent(name: str, tmp_path: Path, approve: str) -> tuple[subprocess.Compl
     with FakeModelServer() as model:
         agent = adapter.setup(home, model)
         adapter.shell_call(model, COMMAND, then=ANSWER)
-        config = tmp_path / "config.toml"
-        config.write_text(
-            f"[acp.{name}]\n"
-            f"command = {json.dumps(agent.config.command)}\n"
-            f"args = {json.dumps(list(agent.config.args))}\n"
-            f"env = {json.dumps(list(agent.config.env))}\n"
-        )
+        config = write_config(tmp_path / "config.toml", agent)
         env = {**os.environ, "HOME": str(home), "AGENT_TUI_CONFIG": str(config), **agent.env}
         for variable in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
             env.pop(variable, None)

@@ -11,14 +11,13 @@ each call's decision included.
 from __future__ import annotations
 
 import importlib
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_model_server import FakeModelServer
 from support_bus import dump_of, replay_dump
-from support_real_agents import REAL_AGENTS
+from support_real_agents import REAL_AGENTS, write_config
 from support_workbench import scripted_models, wait_for
 
 from agent_tui.acp.config import load_acp_agents
@@ -54,13 +53,7 @@ async def test_the_dashboard_shows_what_the_replay_dumps(
     with FakeModelServer() as model:
         agent = adapter.setup(home, model)
         adapter.shell_call(model, COMMAND, then=ANSWER)
-        config = tmp_path / "config.toml"
-        config.write_text(
-            f"[acp.{name}]\n"
-            f"command = {json.dumps(agent.config.command)}\n"
-            f"args = {json.dumps(list(agent.config.args))}\n"
-            f"env = {json.dumps(list(agent.config.env))}\n"
-        )
+        config = write_config(tmp_path / "config.toml", agent)
         monkeypatch.setenv("AGENT_TUI_CONFIG", str(config))
         for variable, value in agent.env.items():
             monkeypatch.setenv(variable, value)

@@ -11,13 +11,12 @@ is on screen. One smoke test per agent; the behaviour in detail is in `tests/tes
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 from pathlib import Path
 
 import pytest
 from fake_model_server import FakeModelServer
-from support_real_agents import REAL_AGENTS
+from support_real_agents import REAL_AGENTS, write_config
 from support_tmux import Tmux
 
 pytestmark = pytest.mark.real_agents
@@ -36,13 +35,7 @@ def test_an_agent_asks_in_the_dashboard_and_runs_once_allowed(name: str, tmp_pat
     with FakeModelServer() as model:
         agent = adapter.setup(home, model)
         adapter.shell_call(model, COMMAND, then=ANSWER)
-        config = tmp_path / "config.toml"
-        config.write_text(
-            f"[acp.{name}]\n"
-            f"command = {json.dumps(agent.config.command)}\n"
-            f"args = {json.dumps(list(agent.config.args))}\n"
-            f"env = {json.dumps(list(agent.config.env))}\n"
-        )
+        config = write_config(tmp_path / "config.toml", agent)
         env = {"HOME": str(home), "AGENT_TUI_CONFIG": str(config), **agent.env}
         tmux.start(
             sys.executable, "-m", "agent_tui", "--agent", name, "--prompt", "Make the file",
