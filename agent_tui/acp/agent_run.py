@@ -20,7 +20,8 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -33,16 +34,15 @@ from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.engine.session_info import TurnHandle
 from agent_tui.engine.vault import ENVIRONMENT
-from agent_tui.events import Event
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.runtime.permission_files import permission_engine
-from agent_tui.runtime.prompt_run import PromptResult
-from agent_tui.runtime.stop_signals import listen_for_stop_signals
+from agent_tui.runtime.prompt_run import HeadlessRun, PromptResult
 from agent_tui.store import JsonlFileEventStore
 
 
-class AgentRun:
+class AgentRun(HeadlessRun):
     """A session of an ACP agent in `cwd`, for one prompt.
 
     Args:
@@ -82,6 +82,7 @@ class AgentRun:
         start_timeout: float = 30.0,
         cancel_timeout: float = 10.0,
     ) -> None:
+        super().__init__()
         cwd = cwd.resolve()
         if not cwd.exists():
             raise FileNotFoundError(2, "no such directory", str(cwd))
@@ -108,63 +109,22 @@ class AgentRun:
         )
         self.notice: Callable[[str], None] = lambda text: None
         self.session: AcpAgentSession | None = None
-        self._interrupted = False
-        self._signal: int | None = None
 
     @property
     def session_id(self) -> str | None:
         return self.session.session_id if self.session is not None else None
 
-    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
-        return self.engine.subscribe(listener)
+    @asynccontextmanager
+    async def _serving(self) -> AsyncIterator[None]:
+        async with self.engine, self.agents:
+            yield
 
-    def interrupt(self) -> None:
-        """Stop the turn (what Ctrl-C does), at any moment, the agent's start-up included."""
-        self._interrupted = True
-        if self.session_id is not None:
-            self.engine.stop_subtree(self.session_id)
-
-    async def play(self, *, catch_interrupt: bool = False) -> PromptResult:
-        """Create the session, start the agent on the prompt, and wait for the turn's end.
-
-        Args:
-            catch_interrupt: turn SIGINT, SIGTERM and SIGHUP into `interrupt()` (the CLI; only
-                from the main thread).
-        """
-        result = PromptResult()
-        undo = listen_for_stop_signals(self._signalled) if catch_interrupt else None
-        try:
-            async with self.engine, self.agents:
-                budget = self.budget.payload() if self.budget is not None else None
-                self.session = await self.agents.start(
-                    self.config, self.cwd, prompt=self.prompt, budget=budget
-                )
-                result.session_id = self.session.session_id
-                turn = self.session.turn
-                assert turn is not None
-                if self._interrupted:
-                    self.interrupt()
-                await turn.wait()
-                if (end := turn.end) is not None:  # None: the store failed
-                    result.stop_reason, result.error_code, result.message = (
-                        end.stop_reason,
-                        end.error_code,
-                        end.message,
-                    )
-        finally:
-            if undo is not None:
-                undo()
-        result.interrupted = self._interrupted
-        result.signal = self._signal
-        return result
-
-    def _signalled(self, number: int) -> None:
-        if self._signal is None:
-            self._signal = number
-        self.interrupt()
-
-    def close(self) -> None:
-        self.store.close()
+    async def _begin(self) -> TurnHandle:
+        budget = self.budget.payload() if self.budget is not None else None
+        self.session = await self.agents.start(self.config, self.cwd, prompt=self.prompt, budget=budget)
+        turn = self.session.turn
+        assert turn is not None  # started with a prompt
+        return turn
 
 
 def run_agent(

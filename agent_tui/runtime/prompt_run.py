@@ -25,6 +25,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TextIO
@@ -37,6 +38,7 @@ from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import DEFAULT_POLICY
 from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.questions import Questions, fixed_answer
+from agent_tui.engine.session_info import TurnHandle
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.events import Event
 from agent_tui.events.turn_vocabulary import ENDINGS
@@ -73,7 +75,90 @@ class PromptResult:
         return ending is not None and ending.answered
 
 
-class PromptRun:
+class HeadlessRun:
+    """What `run --prompt` and `run --agent` share: one prompt's session, headless.
+
+    `play` serves the run (`_serving`), starts its turn (`_begin`), waits for it and what it
+    spawned (`_after_turn`), releases what it holds (`_release`, shielded) and says how it
+    ended; `interrupt` (Ctrl-C, SIGTERM, SIGHUP in the CLI) stops the session's whole tree at
+    any moment, before its turn started included. Subclasses set `engine` and `store`.
+    """
+
+    engine: SessionEngine
+    store: JsonlFileEventStore
+
+    def __init__(self) -> None:
+        self._interrupted = False
+        self._signal: int | None = None
+
+    @property
+    def session_id(self) -> str | None:
+        raise NotImplementedError
+
+    def _serving(self) -> AbstractAsyncContextManager[object]:
+        return self.engine
+
+    async def _begin(self) -> TurnHandle:
+        """Create the session and start its turn on the prompt."""
+        raise NotImplementedError
+
+    async def _after_turn(self) -> None:
+        """Wait for what the turn left running (its sub-agents)."""
+
+    async def _release(self) -> None:
+        """Let go of what the run holds beyond the engine (a model's connections)."""
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        return self.engine.subscribe(listener)
+
+    def interrupt(self) -> None:
+        """Stop the turn and everything it spawned (what Ctrl-C does)."""
+        self._interrupted = True
+        if self.session_id is not None:
+            self.engine.stop_subtree(self.session_id)
+
+    async def play(self, *, catch_interrupt: bool = False) -> PromptResult:
+        """Run the prompt's turn and wait for its end.
+
+        Args:
+            catch_interrupt: turn SIGINT, SIGTERM and SIGHUP into `interrupt()` (the CLI; only
+                from the main thread).
+        """
+        result = PromptResult()
+        undo = listen_for_stop_signals(self._signalled) if catch_interrupt else None
+        try:
+            async with self._serving():
+                turn = await self._begin()
+                result.session_id = self.session_id
+                if self._interrupted:  # the stop came while the session was being made
+                    self.interrupt()
+                await turn.wait()
+                if (end := turn.end) is not None:  # how the turn ended (None: the store failed)
+                    result.stop_reason, result.error_code, result.message = (
+                        end.stop_reason,
+                        end.error_code,
+                        end.message,
+                    )
+                await self._after_turn()
+        finally:
+            if undo is not None:
+                undo()
+            with anyio.CancelScope(shield=True):
+                await self._release()
+        result.interrupted = self._interrupted
+        result.signal = self._signal
+        return result
+
+    def _signalled(self, number: int) -> None:
+        if self._signal is None:
+            self._signal = number
+        self.interrupt()
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class PromptRun(HeadlessRun):
     """A session in `cwd` driven by a real model, for one prompt.
 
     Args:
@@ -116,6 +201,7 @@ class PromptRun:
         prices: PriceTable | None = None,
         mcp_servers: Mapping[str, McpServerConfig] | None = None,
     ) -> None:
+        super().__init__()
         cwd = cwd.resolve()
         if not cwd.exists():
             raise FileNotFoundError(2, "no such directory", str(cwd))
@@ -141,9 +227,7 @@ class PromptRun:
         self.recorder = TurnRecorder(sessions_dir, lambda session_id: self.engine.session(session_id).cwd)
         self.engine.subscribe(self.recorder)
         self.budget = budget.merged_over(settings.budget) if budget is not None else settings.budget
-        self.session_id: str | None = None
-        self._interrupted = False
-        self._signal: int | None = None
+        self._session_id: str | None = None
 
     def _engine(self, questions: Questions | None, max_steps: int) -> SessionEngine:
         engine = SessionEngine(
@@ -159,62 +243,21 @@ class PromptRun:
         SubAgents(engine)
         return engine
 
-    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
-        return self.engine.subscribe(listener)
+    @property
+    def session_id(self) -> str | None:
+        return self._session_id
 
-    def interrupt(self) -> None:
-        """Stop the turn and everything it spawned (what Ctrl-C does)."""
-        self._interrupted = True
-        if self.session_id is not None:
-            self.engine.stop_subtree(self.session_id)
+    async def _begin(self) -> TurnHandle:
+        self._session_id = await self.engine.create_session(
+            self.cwd,
+            title=self.prompt[:60],
+            provider=self.settings.provider,
+            model=self.settings.model,
+            budget=self.budget.payload() if self.budget is not None else None,
+        )
+        return self.engine.start_turn(self._session_id, self.prompt)
 
-    async def play(self, *, catch_interrupt: bool = False) -> PromptResult:
-        """Create the session, run the turn, wait for it and its sub-agents.
-
-        Args:
-            catch_interrupt: turn SIGINT, SIGTERM and SIGHUP into `interrupt()` (the CLI; only
-                from the main thread).
-        """
-        result = PromptResult()
-        undo = listen_for_stop_signals(self._signalled) if catch_interrupt else None
-        try:
-            async with self.engine:
-                self.session_id = await self.engine.create_session(
-                    self.cwd,
-                    title=self.prompt[:60],
-                    provider=self.settings.provider,
-                    model=self.settings.model,
-                    budget=self.budget.payload() if self.budget is not None else None,
-                )
-                result.session_id = self.session_id
-                handle = self.engine.start_turn(self.session_id, self.prompt)
-                if self._interrupted:
-                    handle.cancel()
-                await handle.wait()
-                if (end := handle.end) is not None:  # how the engine ended it (None: the store failed)
-                    result.stop_reason, result.error_code, result.message = (
-                        end.stop_reason,
-                        end.error_code,
-                        end.message,
-                    )
-                await self._wait_children()
-        finally:
-            if undo is not None:
-                undo()
-            with anyio.CancelScope(shield=True):
-                aclose = getattr(self.provider, "aclose", None)
-                if aclose is not None:
-                    await aclose()
-        result.interrupted = self._interrupted
-        result.signal = self._signal
-        return result
-
-    def _signalled(self, number: int) -> None:
-        if self._signal is None:
-            self._signal = number
-        self.interrupt()
-
-    async def _wait_children(self) -> None:
+    async def _after_turn(self) -> None:
         while True:
             running = self.engine.unfinished_turns()
             if not running:
@@ -224,8 +267,10 @@ class PromptRun:
             for turn in running:
                 await turn.wait()
 
-    def close(self) -> None:
-        self.store.close()
+    async def _release(self) -> None:
+        aclose = getattr(self.provider, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def run_prompt(
