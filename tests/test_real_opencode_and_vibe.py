@@ -1,15 +1,19 @@
-"""Mistral Vibe, the real agent (`vibe-acp`, pinned in `tests/real-agents.toml`), supervised by us.
+"""opencode and Mistral Vibe, the real agents (`opencode acp`, `vibe-acp`, pinned in
+`tests/real-agents.toml`), supervised by us: both speak Chat Completions to their model and
+both mark a call running before they ask about it.
 
-Each test starts Vibe in an isolated home against the fake model (`real_agent_vibe`),
+Each test starts the agent in an isolated home against the fake model (`real_agent_<name>`),
 drives it through `AcpAgents` as the dashboard does, and checks what the issue promises: every
 shell command it runs is asked first with the real command and our risk, a deny is a denial,
 stop works at any moment, a follow-up turn and a reopened session carry the history. Every log
 keeps our chains and every wire message fits the ACP schema. With `AGENT_TUI_RECORD_TRANSCRIPTS`
 set, the allow, deny and stop-while-asked runs are saved under
-`tests/fixtures/acp-transcripts/vibe/`.
+`tests/fixtures/acp-transcripts/<name>/`.
 
-Vibe's first `tool_call` is already `in_progress` (with the command) before it asks, its
-permission request names the call by id only, and its result reports no exit code.
+opencode marks its bash call `in_progress` (with the command) before it asks, and its first
+`tool_call` carries only `rawInput.cwd`; the exit code is `rawOutput.metadata.exit`. Vibe's
+first `tool_call` is already `in_progress` (with the command) before it asks, its permission
+request names the call by id only, and its result reports no exit code.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import real_agent_vibe as adapter
+import real_agent_opencode
+import real_agent_vibe
 from acp.connection import StreamDirection, StreamEvent
 from acp_support import Harness, QueuePrompter
 from support_real_agents import RealRun, real_agent
@@ -31,6 +36,15 @@ from agent_tui.events.chains import chain_violations
 from agent_tui.safety.shell_risk import classify_shell
 
 pytestmark = [pytest.mark.anyio, pytest.mark.real_agents]
+
+EXIT_CODE = {"opencode": 0, "vibe": None}
+"""The exit code each reports for a command that succeeded (Vibe reports none: never made up)."""
+
+
+@pytest.fixture(params=[real_agent_opencode, real_agent_vibe], ids=lambda module: module.NAME)
+def adapter(request: pytest.FixtureRequest) -> Any:
+    return request.param
+
 
 COMMAND = "printf hello > made.txt; echo done"
 
@@ -77,7 +91,7 @@ def answering(decision: str) -> QueuePrompter:
 
 
 async def test_a_shell_command_is_asked_with_its_command_and_runs_once_allowed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    adapter: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prompter = answering("allow")
     transcript = Transcript()
@@ -104,12 +118,12 @@ async def test_a_shell_command_is_asked_with_its_command_and_runs_once_allowed(
     assert index_of(log, "tool.started", toolCallId=call) > allowed
     [done] = payloads(log, "tool.completed")
     assert done["result"] == "done\n"
-    assert "exitCode" not in done  # Vibe reports none: never a made-up one
+    assert done.get("exitCode") == EXIT_CODE[adapter.NAME]
     assert "".join(p["text"] for p in payloads(log, "model.delta")) == "The file is made."
 
 
 async def test_a_denied_shell_command_is_a_denial_and_does_not_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    adapter: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prompter = answering("deny")
     transcript = Transcript()
@@ -136,7 +150,7 @@ async def test_a_denied_shell_command_is_a_denial_and_does_not_run(
 
 
 async def test_stop_while_the_question_waits_withdraws_it_and_the_session_goes_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    adapter: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prompter = QueuePrompter(lambda request: None)  # nobody answers
     transcript = Transcript()
@@ -160,7 +174,7 @@ async def test_stop_while_the_question_waits_withdraws_it_and_the_session_goes_o
 
 
 async def test_stop_during_start_up_then_a_new_prompt_works(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    adapter: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with real_agent(adapter, tmp_path, monkeypatch, answering("deny")) as run:
         sessions: list[Any] = []
@@ -185,7 +199,7 @@ async def test_stop_during_start_up_then_a_new_prompt_works(
 
 
 async def test_a_follow_up_turn_reaches_the_model_with_the_first_turns_history(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    adapter: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with real_agent(adapter, tmp_path, monkeypatch, answering("deny")) as run:
         adapter.answer(run.model, "The answer is 42.")
@@ -207,7 +221,7 @@ async def test_a_follow_up_turn_reaches_the_model_with_the_first_turns_history(
 
 
 async def test_a_session_reopened_after_a_restart_loads_the_agents_session_and_continues_the_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    adapter: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with real_agent(adapter, tmp_path, monkeypatch, answering("deny")) as run:
         # The first run: an engine and agents of their own on the same logs, ended before the second.
