@@ -12,7 +12,9 @@ Invariants:
   that id, so the host, which treats a repeated id as the same request, never does it twice
   (a follow-up sent once, one agent started); once a reply came, the next ask is a new request;
 - a host that does not reply within `timeout` seconds gives a `RemoteOutcome` with
-  `answered=False` (never an exception): the action is retriable and the caller says so;
+  `answered=False` (never an exception): the action is retriable and the caller says so; a
+  request that finds no responder is sent again while that time lasts (a host just up is
+  present before it serves its control subject);
 - a reply that is not a `ControlReply`, or answers another id, is an outcome with `ok=False`
   whose message says the host's reply was not understood;
 - nothing here folds events or reads the screen: what a control did shows up in the stream.
@@ -20,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -38,6 +41,9 @@ from agent_tui.bus.protocol import (
     control_subject,
 )
 from agent_tui.runtime.commands import Command, Reply
+
+NO_RESPONDER_RETRY_S = 0.1
+"""How soon a request that found no responder is sent again, while its time lasts."""
 
 
 @dataclass(frozen=True)
@@ -94,14 +100,23 @@ class BusCommands:
             self._unanswered[identity] = request_id
         request = ControlRequest(id=request_id, by=self.caller, command=command)
         body = request.model_dump_json(by_alias=True, exclude_none=True).encode()
-        try:
-            message = await self._connection.request(
-                control_subject(host, self.caller.user),
-                body,
-                timeout=timeout if timeout is not None else self.timeout,
-            )
-        except (NatsTimeout, NoRespondersError, ConnectionClosedError, TimeoutError):
-            return RemoteOutcome(host, request_id, answered=False)
+        wait = timeout if timeout is not None else self.timeout
+        deadline = asyncio.get_running_loop().time() + wait
+        while True:
+            left = deadline - asyncio.get_running_loop().time()
+            try:
+                message = await self._connection.request(
+                    control_subject(host, self.caller.user), body, timeout=max(left, 0.001)
+                )
+                break
+            except NoRespondersError:
+                # A host that has just come up is present before its control subject is served:
+                # within the time given, that is a host slow to answer, not one that is gone.
+                if left <= NO_RESPONDER_RETRY_S:
+                    return RemoteOutcome(host, request_id, answered=False)
+                await asyncio.sleep(NO_RESPONDER_RETRY_S)
+            except (NatsTimeout, ConnectionClosedError, TimeoutError):
+                return RemoteOutcome(host, request_id, answered=False)
         self._unanswered.pop(identity, None)
         try:
             reply = ControlReply.model_validate_json(message.data)
