@@ -1,6 +1,8 @@
 """agent-tui: a terminal dashboard for many coding agents, and the engine it embeds.
 
-The public names load lazily, so `agent-tui --help` does not import the engine or Textual.
+The public names load lazily, so `agent-tui --help` does not import the engine or Textual, and
+`__version__` is read from the installed distribution only when asked for (the hook that runs
+once per tool call in a user's agent imports this package and nothing more).
 """
 
 from __future__ import annotations
@@ -21,8 +23,6 @@ def _installed_version() -> str:
     except PackageNotFoundError:  # run from a checkout that was never installed
         return "0+unknown"
 
-
-__version__ = _installed_version()
 
 _EXPORTS: dict[str, str] = {
     "SessionEngine": "agent_tui.engine.engine",
@@ -52,6 +52,9 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # read on first use: `importlib.metadata` costs ~20 ms at start
+        globals()[name] = version = _installed_version()
+        return version
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'agent_tui' has no attribute {name!r}")

@@ -308,3 +308,12 @@ def private_sqlite_file(path: Path) -> None:
     """
     make_private_dirs(path.parent)
     os.close(open_private(path, os.O_RDWR | os.O_CREAT))
+
+
+def runtime_dir() -> Path:
+    """agent-tui's folder for sockets and records of running processes: `$XDG_RUNTIME_DIR/agent-tui`,
+    else `agent-tui-<uid>` in the temporary directory. Not made here: `own_folder` makes it."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return Path(runtime) / "agent-tui"
+    return Path(tempfile.gettempdir()) / f"agent-tui-{os.getuid()}"

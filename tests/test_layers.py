@@ -38,6 +38,7 @@ FLOORS: dict[str, int] = {
     "mcp": 4,  # MCP servers' tools: the config file's [mcp.NAME], the SDK, tools for the engine
     "runtime": 5,
     "acp": 6,
+    "terminal": 6,  # Claude Code and Codex run in the user's terminals: hooks, transcripts followed
     "bus": 7,  # hosts and attached dashboards: runs the runtime's agents, publishes their events
     "ports": 8,  # what the dashboard may use of the engine and the runtime
     "tui": 9,

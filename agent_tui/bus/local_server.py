@@ -54,6 +54,7 @@ from agent_tui.private_files import (
     open_private,
     own_folder,
     read_trusted,
+    runtime_dir,
     trusted_dir,
     write_private,
 )
@@ -97,17 +98,6 @@ class LocalServerInfo(BaseModel):
         return replace(
             base, url=self.url, creds_file=Path(self.seed_file), credentials_env=None, local_record=follow
         )
-
-
-def runtime_dir() -> Path:
-    """`$XDG_RUNTIME_DIR/agent-tui`, else `agent-tui-<uid>` in the temporary directory (the
-    attached dashboard looks in the same place)."""
-    import tempfile
-
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
-        return Path(runtime) / APP_NAME
-    return Path(tempfile.gettempdir()) / f"{APP_NAME}-{os.getuid()}"
 
 
 def private_runtime_dir() -> Path:
