@@ -167,6 +167,12 @@ def _web(args: argparse.Namespace) -> int:
     return cmd_web(args)
 
 
+def _hooks(args: argparse.Namespace) -> int:
+    from agent_tui.cli.hooks_command import cmd_hooks
+
+    return cmd_hooks(args)
+
+
 def _search(args: argparse.Namespace) -> int:
     from agent_tui.cli.search import cmd_search
 
@@ -190,5 +196,6 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "web": _web,
     "sessions": lambda args: cmd_sessions(args.list_sessions_dir, args.list_cwd),
     "search": _search,
+    "hooks": _hooks,
 }
 """What each command runs (no command: the dashboard, `cmd_dashboard`)."""

@@ -400,6 +400,59 @@ def search_arguments(search: argparse.ArgumentParser) -> None:
     )
 
 
+def hooks_arguments(hooks: argparse.ArgumentParser) -> None:
+    """`agent-tui hooks install|uninstall [CLI ...] [--user | --project DIR]`, `hooks status`."""
+    actions = hooks.add_subparsers(
+        dest="hooks_action", metavar="ACTION", required=True, parser_class=SubcommandParser
+    )
+    for action, help in (
+        (
+            "install",
+            "add agent-tui's hook after your own hooks (both CLIs unless named; for you, unless --project)",
+        ),
+        ("uninstall", "remove exactly agent-tui's hook (the file as it was, when nothing else changed)"),
+    ):
+        chosen = actions.add_parser(action, help=help, description=help[0].upper() + help[1:] + ".")
+        chosen.add_argument(
+            "hooks_clis",
+            nargs="*",
+            type=hooks_cli,
+            metavar="CLI",
+            help="claude-code, codex (default: both)",
+        )
+        where = chosen.add_mutually_exclusive_group()
+        where.add_argument(
+            "--user",
+            action="store_true",
+            help="your own hook files: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME or ~/.codex (the default)",
+        )
+        where.add_argument(
+            "--project",
+            type=Path,
+            default=None,
+            dest="hooks_project",
+            metavar="DIR",
+            help="the project in DIR: .claude/settings.local.json, .codex/hooks.json",
+        )
+    state = "say what is installed where, and whether a running agent-tui answers the hooks"
+    status = actions.add_parser("status", help=state, description=state[0].upper() + state[1:] + ".")
+    status.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        dest="hooks_project",
+        metavar="DIR",
+        help="the project whose hook files are shown (default: .)",
+    )
+
+
+def hooks_cli(text: str) -> str:
+    """A CLI named after `hooks install|uninstall`."""
+    if text not in ("claude-code", "codex"):
+        raise argparse.ArgumentTypeError(f"expected claude-code or codex, got {text!r}")
+    return text
+
+
 def budget_usd(text: str) -> float:
     """`--budget USD`: a positive number of dollars (`2.50`, `$2.50`)."""
     try:
@@ -502,6 +555,8 @@ COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None]], ...]
      lambda sessions: project_flags(sessions, "list", "a sessions directory (default: the project's)")),
     ("export", "write a session and its sub-agents as Markdown, HTML or JSON", export_arguments),
     ("search", "find sessions by what was said in them: prompts, answers, commands, output", search_arguments),
+    ("hooks", "install, remove or check the hook that brings Claude Code's and Codex's prompts to agent-tui",
+     hooks_arguments),
 )  # fmt: skip
 """Every command in the order `agent-tui --help` lists them: its name, its one-line help, and
 what adds its arguments."""
