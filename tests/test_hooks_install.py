@@ -505,6 +505,20 @@ class TestVersions:
         (tmp_path / "bin" / "claude").symlink_to(binary)
         assert find_cli("claude-code", str(tmp_path / "bin")).version == (2, 1, 328)
 
+    def test_the_platform_package_holding_the_native_binary(self, tmp_path: Path) -> None:
+        package = tmp_path / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64"
+        package.mkdir(parents=True)
+        (package / "package.json").write_text(
+            '{"name": "@anthropic-ai/claude-code-linux-x64", "version": "2.1.332"}'
+        )
+        (package / "claude").write_text("")
+        (package / "claude").chmod(0o755)
+        assert find_cli("claude-code", str(package)).version == (2, 1, 332)
+        (package / "package.json").write_text(
+            '{"name": "@anthropic-ai/claude-code-router", "version": "9.0.0"}'
+        )
+        assert find_cli("claude-code", str(package)).version is None
+
     def test_never_the_current_directory(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         planted = self.npm_cli(tmp_path / "repo", "claude-code", "9.9.9")
         monkeypatch.chdir(planted)

@@ -19,8 +19,8 @@ How the installed version is learnt (`find_cli`), without running anything: the 
 (`claude`, `codex`) is looked up on `$PATH`, skipping every entry that is not an absolute path
 (an empty entry or `.` means the current directory: a repository could put a `claude` there), and
 its real path is followed to the npm package it belongs to: the nearest `package.json` above it
-whose `name` is the CLI's package (`@anthropic-ai/claude-code`, `@openai/codex`) gives the
-version. Claude Code's own installer keeps each version as `…/versions/X.Y.Z`, which gives it too.
+whose `name` is the CLI's package (`@anthropic-ai/claude-code`, `@openai/codex`), or its platform
+package holding the native binary (`@anthropic-ai/claude-code-linux-x64`), gives the version. Claude Code's own installer keeps each version as `…/versions/X.Y.Z`, which gives it too.
 Running `claude --version` would also tell, but it starts the CLI (its auto-updater, its config
 migrations, whatever a planted binary does) for a fact that a file beside it states; a CLI whose
 version cannot be read this way is treated as one of unknown version (installed, with a warning).
@@ -170,7 +170,7 @@ def _version_beside(cli: Cli, real: Path) -> tuple[Version | None, Path | None]:
     for _ in range(_MAX_LEVELS):
         manifest = folder / "package.json"
         fields = _read_manifest(manifest)
-        if fields is not None and fields.get("name") == package:
+        if fields is not None and _is_package(fields.get("name"), package):
             version = fields.get("version")
             return (parse_version(version) if isinstance(version, str) else None), manifest
         if folder.parent == folder:
@@ -181,6 +181,17 @@ def _version_beside(cli: Cli, real: Path) -> tuple[Version | None, Path | None]:
         if version is not None:
             return version, real
     return None, None
+
+
+def _is_package(name: object, package: str) -> bool:
+    """The CLI's npm package, or its platform package (`@anthropic-ai/claude-code-linux-x64`,
+    which holds the native binary the wrapper runs, and which can be run directly)."""
+    if not isinstance(name, str):
+        return False
+    return (
+        name == package
+        or re.fullmatch(re.escape(package) + r"-(?:linux|darwin|win32)-[a-z0-9-]+", name) is not None
+    )
 
 
 def _read_manifest(path: Path) -> dict[str, object] | None:
