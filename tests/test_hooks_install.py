@@ -24,6 +24,7 @@ from agent_tui.terminal.cli_versions import events_for, find_cli, minimum_versio
 from agent_tui.terminal.install import (
     EVENT_TIMEOUT,
     PERMISSION_TIMEOUT,
+    SESSION_END_TIMEOUT,
     InstallError,
     Target,
     backup_path,
@@ -82,7 +83,10 @@ def hooks_of(path: Path) -> dict[str, Any]:
 
 
 def ours(cli: str, event: str) -> dict[str, Any]:
-    timeout = PERMISSION_TIMEOUT if event == "PermissionRequest" else EVENT_TIMEOUT
+    timeout = {"PermissionRequest": PERMISSION_TIMEOUT, "SessionEnd": SESSION_END_TIMEOUT}.get(
+        event, EVENT_TIMEOUT
+    )
+    assert SESSION_END_TIMEOUT <= 3  # Codex's most for SessionEnd
     return {"hooks": [{"type": "command", "command": COMMAND[cli], "timeout": timeout}]}
 
 

@@ -62,6 +62,9 @@ to answer in agent-tui (Claude Code shows its own dialog meanwhile; Codex gets t
 after `[hooks] hand_back_after`, which the hook reads when it runs), so this only bounds a hook
 agent-tui never answers; it is fixed, since a changed entry makes Codex ask for trust again, and
 large enough for any hand-back time a person would set. Claude Code `-p` waits at most this long."""
+SESSION_END_TIMEOUT = 3
+"""Seconds for `SessionEnd`: Codex allows it at most 3 (and warns at every start of a session when
+asked for more); Claude Code keeps a session's end short too."""
 EVENT_TIMEOUT = 60
 """Seconds for every other event: the hook reports it and returns at once; this bounds a stuck one."""
 GUARD_NAME = "agent-tui-hook"
@@ -132,7 +135,9 @@ def hook_command(cli: Cli, interpreter: str | None = None, module_file: Path | N
 
 def entry(cli: Cli, event: str, command: str) -> dict[str, Any]:
     """Our matcher group for `event` (no matcher: every tool, every source)."""
-    timeout = PERMISSION_TIMEOUT if event == "PermissionRequest" else EVENT_TIMEOUT
+    timeout = {"PermissionRequest": PERMISSION_TIMEOUT, "SessionEnd": SESSION_END_TIMEOUT}.get(
+        event, EVENT_TIMEOUT
+    )
     return {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
 
 
@@ -605,6 +610,7 @@ def installed_state(target: Target, command: str, events: tuple[str, ...]) -> In
 __all__ = [
     "EVENT_TIMEOUT",
     "PERMISSION_TIMEOUT",
+    "SESSION_END_TIMEOUT",
     "InstallError",
     "Installed",
     "Outcome",
