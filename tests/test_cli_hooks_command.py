@@ -204,6 +204,19 @@ def test_project_install_in_a_hostile_repository(machine: Machine) -> None:
     assert not (repo / ".codex" / "config.toml").exists()
 
 
+def test_codex_in_both_the_users_and_the_projects_file_is_pointed_out(machine: Machine) -> None:
+    machine.cli("codex", "0.169.0")
+    project = machine.root / "proj"
+    project.mkdir()
+    assert machine.run("install", "codex").returncode == 0
+    result = machine.run("install", "codex", "--project", str(project))
+    assert result.returncode == 0, result.stderr
+    assert f"agent-tui's hook is in {machine.home / '.codex' / 'hooks.json'} too" in result.stdout
+    assert "`agent-tui hooks uninstall codex --user`" in result.stdout
+    again = machine.run("install", "codex", cwd=project)
+    assert f"agent-tui's hook is in {project / '.codex' / 'hooks.json'} too" in again.stdout
+
+
 def test_a_control_character_in_a_path_is_shown_not_obeyed(machine: Machine) -> None:
     machine.cli("claude", "2.1.328")
     machine.env["CLAUDE_CONFIG_DIR"] = str(machine.root / "conf\x1b]0;pwned\x07")

@@ -415,6 +415,28 @@ class TestRefusals:
             install(user_target("codex"), COMMAND["codex"], CODEX_EVENTS)
         assert os.listdir(folder) == []
 
+    def test_a_project_folder_others_can_write_is_refused(self, tmp_path: Path) -> None:
+        shared = tmp_path / "shared"
+        shared.mkdir()
+        shared.chmod(0o777)  # another user could swap its .claude for a link between check and write
+        with pytest.raises(InstallError, match=r"shared can be written by others \(mode 0777\)"):
+            install(project_target("claude-code", shared), COMMAND["claude-code"], CLAUDE_EVENTS)
+        assert os.listdir(shared) == []
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o755)
+        os.chown(theirs, 54321, 54321)  # another user's project: its owner may rename what is in it
+        with pytest.raises(InstallError, match="theirs can be written by others"):
+            install(project_target("codex", theirs), COMMAND["codex"], CODEX_EVENTS)
+
+    def test_a_huge_file_is_not_read(self, scratch_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        from agent_tui.terminal import install as installer
+
+        monkeypatch.setattr(installer, "MAX_FILE", 1000)
+        path = write(scratch_home / ".codex" / "hooks.json", b'{"hooks": {}, "x": "' + b"a" * 1000 + b'"}')
+        with pytest.raises(InstallError, match="is larger than"):
+            install(user_target("codex"), COMMAND["codex"], CODEX_EVENTS)
+        assert path.stat().st_size > 1000
+
     def test_a_fifo_is_not_waited_on(self, scratch_home: Path) -> None:
         (scratch_home / ".codex").mkdir()
         os.mkfifo(scratch_home / ".codex" / "hooks.json", 0o600)

@@ -34,6 +34,7 @@ from agent_tui.terminal.cli_versions import (
     CODEX_HOOKS_ON_BY_DEFAULT,
     COMMANDS,
     NAMES,
+    Version,
     events_for,
     find_cli,
     minimum_version,
@@ -112,12 +113,29 @@ def install_one(target: Target) -> int:
             "config.toml (agent-tui does not write it), or from Codex "
             f"{shown(CODEX_HOOKS_ON_BY_DEFAULT)} on"
         )
+    if cli == "codex":
+        _say_if_twice(target, found.version)
     if outcome.changed and target.scope == "project" and cli == "codex":
         _say(
             "  Codex reads a project's .codex/hooks.json only in a project you trust, and the file is "
             "not private to you: keep it out of your repository (.git/info/exclude)"
         )
     return EXIT_OK
+
+
+def _say_if_twice(target: Target, version: Version | None) -> None:
+    """Codex runs every matching hook of every file (Claude Code runs an identical command once):
+    ours in both the user's and the project's file would bring each event to agent-tui twice."""
+    other = user_target("codex") if target.scope == "project" else project_target("codex", Path.cwd())
+    if other.path == target.path:
+        return
+    state = installed_state(other, hook_command("codex"), events_for("codex", version))
+    if state.state in ("installed", "partly", "other"):
+        _say(
+            f"  agent-tui's hook is in {other.path} too: Codex runs both, so each event would reach "
+            f"agent-tui twice; keep one (`agent-tui hooks uninstall codex "
+            f"{'--user' if other.scope == 'user' else '--project ' + str(other.project)}`)"
+        )
 
 
 def uninstall_one(target: Target) -> int:

@@ -25,8 +25,9 @@ Invariants:
   install, the file's original bytes are put back (kept at install in agent-tui's data dir,
   0600, `backup_path`), and a file the install made is removed again, with the folders it made
   when they are empty;
-- a file that is a link, not a plain file, another user's, or writable by group or others, or in
-  a folder others may write, is refused, and so is a project's `.claude`/`.codex` that is a link;
+- a file that is a link, not a plain file, another user's, writable by group or others, or over
+  `MAX_FILE`, or in a folder others may write (a project's folder included), is refused, and so
+  is a project's `.claude`/`.codex` that is a link;
   JSON that cannot be read is `FILE:LINE: what`; in every refusal nothing is written;
 - a file is written whole: a temporary file in its folder, renamed over it, with the mode the file
   had (a new file: 0600);
@@ -70,6 +71,8 @@ EVENT_TIMEOUT = 60
 GUARD_NAME = "agent-tui-hook"
 """`$0` of the guard's shell: what `ps` shows for it."""
 
+MAX_FILE = 16 << 20
+"""The largest hook file read (16 MiB): a bigger one is refused, not loaded."""
 _OURS = re.compile(r"-m agent_tui\.terminal\.hook_client (claude-code|codex)(?:\s|;|$)")
 _UNSAFE_IN_PATH = re.compile(r"['\\\x00-\x1f\x7f]")
 
@@ -202,12 +205,21 @@ def _refusal(path: Path, reason: str) -> InstallError:
 
 
 def _check_folder(target: Target) -> None:
-    """Refuse a folder that another user could change under us, and a project's `.claude` or
-    `.codex` that is a link (a repository pointing it at some other folder)."""
+    """Refuse a folder that another user could change under us: the file's folder (which must be
+    this user's), and a project's folder; and a project's `.claude` or `.codex` that is a link (a
+    repository pointing it at some other folder)."""
     folder = target.path.parent
     if target.project is not None:
-        if not target.project.is_dir():
+        try:
+            project = os.stat(target.project)
+        except OSError:
+            raise InstallError(f"{target.project} is not a folder") from None
+        if not stat.S_ISDIR(project.st_mode):
             raise InstallError(f"{target.project} is not a folder")
+        if _others_can_write(project):
+            raise _refusal(
+                target.project, f"can be written by others (mode {stat.S_IMODE(project.st_mode):04o})"
+            )
         try:
             info = os.lstat(folder)
         except FileNotFoundError:
@@ -224,8 +236,19 @@ def _check_folder(target: Target) -> None:
         raise InstallError(f"{folder} is not a folder")
     if info.st_uid != os.geteuid():
         raise _refusal(folder, f"belongs to another user (uid {info.st_uid})")
-    if info.st_mode & stat.S_IWOTH or (info.st_mode & stat.S_IWGRP and info.st_gid != os.getegid()):
+    if _others_can_write(info):
         raise _refusal(folder, f"can be written by others (mode {stat.S_IMODE(info.st_mode):04o})")
+
+
+def _others_can_write(info: os.stat_result) -> bool:
+    """Whether someone but this user may add, remove or rename entries of a folder (a group
+    counts when it is not this user's own)."""
+    mode = info.st_mode
+    if mode & stat.S_IWOTH:
+        return True
+    if mode & stat.S_IWGRP and info.st_gid != os.getegid():
+        return True
+    return bool(mode & stat.S_IWUSR) and info.st_uid not in (os.geteuid(), 0)  # root needs no bits
 
 
 def _read(path: Path) -> tuple[bytes, int] | None:
@@ -250,9 +273,14 @@ def _read(path: Path) -> tuple[bytes, int] | None:
             raise _refusal(path, f"belongs to another user (uid {info.st_uid})")
         if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             raise _refusal(path, f"can be written by others (mode {stat.S_IMODE(info.st_mode):04o})")
+        if info.st_size > MAX_FILE:
+            raise _refusal(path, f"is larger than {MAX_FILE >> 20} MiB")
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as file:
-            return file.read(), stat.S_IMODE(info.st_mode)
+            data = file.read(MAX_FILE + 1)
+        if len(data) > MAX_FILE:
+            raise _refusal(path, f"is larger than {MAX_FILE >> 20} MiB")
+        return data, stat.S_IMODE(info.st_mode)
     except OSError as error:
         raise InstallError(f"{path}: {error.strerror or error}") from None
     finally:
