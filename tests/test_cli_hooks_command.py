@@ -322,6 +322,49 @@ def test_status_pings_the_running_agent_tui(
     assert "\x1b" not in result.stdout
 
 
+SYSTEM_PYTHON = "/usr/bin/python3"
+"""An interpreter the other user may run (the tests' own may sit in a folder only root enters)."""
+LISTENER_OF_ANOTHER_USER = """
+import socket, sys
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(sys.argv[1])
+server.listen(1)
+print("ready", flush=True)
+conn, _ = server.accept()
+conn.settimeout(30)
+try:
+    conn.recv(4096)
+    conn.sendall(b'{"v": 1, "pong": true, "pid": 1, "watched": true}\\n')
+except OSError:
+    pass
+"""
+
+
+def test_status_does_not_believe_a_listener_of_another_user(machine: Machine) -> None:
+    machine.runtime.chmod(0o711)
+    folder = machine.runtime / "agent-tui"
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)  # so the other user can make its socket there (as a planted one would be)
+    socket_path = folder / "hooks.sock"
+    listener = subprocess.Popen(
+        [SYSTEM_PYTHON, "-I", "-c", LISTENER_OF_ANOTHER_USER, str(socket_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        user=54321,
+        group=54321,
+        cwd="/",
+    )
+    try:
+        assert listener.stdout is not None and listener.stdout.readline() == "ready\n"
+        result = machine.run("status")
+    finally:
+        listener.wait(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1].startswith(
+        f"agent-tui: not reachable at {socket_path} (the listener runs as another user (uid 54321))"
+    )
+
+
 def test_the_hooks_command_imports_little() -> None:
     code = (
         "import sys; import agent_tui.cli.hooks_command; "
