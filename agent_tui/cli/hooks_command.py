@@ -63,7 +63,11 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     """Run `agent-tui hooks ACTION`."""
     action = args.hooks_action
     if action == "status":
-        return status(Path(args.hooks_project or os.getcwd()))
+        try:
+            return status(Path(args.hooks_project or os.getcwd()))
+        except FileNotFoundError:
+            _warn("the current directory is gone; give the project with --project DIR")
+            return EXIT_FAILED
     clis: tuple[Cli, ...] = tuple(dict.fromkeys(args.hooks_clis)) or CLIS
     project: Path | None = args.hooks_project
     if project is not None and not project.is_dir():
@@ -126,7 +130,10 @@ def install_one(target: Target) -> int:
 def _say_if_twice(target: Target, version: Version | None) -> None:
     """Codex runs every matching hook of every file (Claude Code runs an identical command once):
     ours in both the user's and the project's file would bring each event to agent-tui twice."""
-    other = user_target("codex") if target.scope == "project" else project_target("codex", Path.cwd())
+    try:
+        other = user_target("codex") if target.scope == "project" else project_target("codex", Path.cwd())
+    except OSError:
+        return  # no current directory: no project to look at
     if other.path == target.path:
         return
     state = installed_state(other, hook_command("codex"), events_for("codex", version))
