@@ -83,6 +83,9 @@ def hooks_of(path: Path) -> dict[str, object]:
 def test_install_defaults_to_both_clis_for_the_user(machine: Machine) -> None:
     machine.cli("claude", "2.1.328")
     machine.cli("codex", "0.169.0")
+    config = machine.home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('model = "o3"\n[hooks.state]\n')  # where Codex keeps its trust: never ours to write
     result = machine.run("install")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
@@ -97,6 +100,8 @@ def test_install_defaults_to_both_clis_for_the_user(machine: Machine) -> None:
     assert again.returncode == 0
     assert "already installed" in again.stdout
     assert machine.never_ran_a_cli()
+    assert config.read_text() == 'model = "o3"\n[hooks.state]\n'
+    assert sorted(os.listdir(config.parent)) == ["config.toml", "hooks.json"]
 
 
 def test_uninstall_gives_back_the_users_files(machine: Machine) -> None:
