@@ -222,6 +222,26 @@ def test_codex_in_both_the_users_and_the_projects_file_is_pointed_out(machine: M
     assert f"agent-tui's hook is in {project / '.codex' / 'hooks.json'} too" in again.stdout
 
 
+def test_codex_in_a_linked_worktree_is_pointed_at_the_main_checkout(machine: Machine) -> None:
+    machine.cli("codex", "0.169.0")
+    main = machine.root / "main"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(main)]
+    subprocess.run(["git", "init", "-q", str(main)], check=True, timeout=60)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True, timeout=60)
+    subprocess.run([*git, "worktree", "add", "-q", str(machine.root / "wt")], check=True, timeout=60)
+    (machine.root / "wt" / "sub").mkdir()
+    result = machine.run("install", "codex", "--project", str(machine.root / "wt" / "sub"))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"agent-tui: {machine.root / 'wt' / 'sub'} is in a linked git worktree: Codex reads its hooks from "
+        f"the main checkout's {main / 'sub' / '.codex' / 'hooks.json'}, so nothing was installed here; run "
+        f"`agent-tui hooks install codex --project {main / 'sub'}`"
+    ]
+    assert not (machine.root / "wt" / "sub" / ".codex").exists()
+    assert machine.run("install", "codex", "--project", str(main)).returncode == 0  # a regular checkout
+    assert (main / ".codex" / "hooks.json").is_file()
+
+
 def test_a_control_character_in_a_path_is_shown_not_obeyed(machine: Machine) -> None:
     machine.cli("claude", "2.1.328")
     machine.env["CLAUDE_CONFIG_DIR"] = str(machine.root / "conf\x1b]0;pwned\x07")

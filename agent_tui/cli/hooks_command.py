@@ -44,6 +44,7 @@ from agent_tui.terminal.hook_wire import CLIS, PING_LINE, Cli, socket_path
 from agent_tui.terminal.install import (
     InstallError,
     Target,
+    codex_worktree_home,
     hook_command,
     install,
     installed_state,
@@ -103,6 +104,15 @@ def install_one(target: Target) -> int:
             f"hook: it needs {name} {needed} or newer, the first with PermissionRequest"
         )
         return EXIT_FAILED
+    if cli == "codex" and target.project is not None:
+        home = codex_worktree_home(target.project)
+        if home is not None:
+            _warn(
+                f"{target.project} is in a linked git worktree: Codex reads its hooks from the main "
+                f"checkout's {home / '.codex' / 'hooks.json'}, so nothing was installed here; run "
+                f"`agent-tui hooks install codex --project {home}`"
+            )
+            return EXIT_FAILED
     try:
         outcome = install(target, hook_command(cli), events_for(cli, found.version))
     except InstallError as error:

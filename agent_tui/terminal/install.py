@@ -5,7 +5,8 @@ Where (`user_target`, `project_target`):
   `DIR/.claude/settings.local.json` for a project, never its `settings.json`, which a team commits;
 - Codex: `$CODEX_HOME/hooks.json` (else `~/.codex/hooks.json`) for the user;
   `DIR/.codex/hooks.json` for a project (Codex reads it only in a project the user trusted, and
-  has no local-only variant of it); never `config.toml`.
+  has no local-only variant of it; in a linked git worktree it reads the main checkout's instead,
+  `codex_worktree_home`); never `config.toml`.
 
 What: for each hook event the CLI's version has (`cli_versions.events_for`), one matcher group of
 our own, `{"hooks": [{"type": "command", "command": …, "timeout": …}]}`, after the user's groups.
@@ -109,6 +110,33 @@ def project_target(cli: Cli, directory: Path) -> Target:
     if cli == "claude-code":
         return Target(cli, "project", project / ".claude" / "settings.local.json", project)
     return Target(cli, "project", project / ".codex" / "hooks.json", project)
+
+
+def codex_worktree_home(directory: Path) -> Path | None:
+    """Where Codex looks for the hooks of `directory` when it lies in a linked git worktree: the
+    same folder in the main checkout (Codex reads a worktree's `.codex/hooks.json` from there);
+    None for a regular checkout, or when it cannot tell. Read from git's files, not by running git.
+    """
+    directory = Path(os.path.abspath(directory))
+    for level in (directory, *directory.parents):
+        try:
+            info = os.lstat(level / ".git")
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            return None  # a .git folder: a regular checkout (or a link: not followed)
+        try:
+            text = (level / ".git").read_text(encoding="utf-8", errors="replace")[:4096]
+            if not text.startswith("gitdir:"):
+                return None
+            gitdir = level / text[len("gitdir:") :].strip()
+            common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+        except (OSError, ValueError):
+            return None  # a submodule has no commondir: its own checkout
+        if common.name != ".git":
+            return None  # the main repository is bare: no checkout to hold hooks
+        return common.parent / directory.relative_to(level)
+    return None
 
 
 def hook_module_file() -> Path:
@@ -644,6 +672,7 @@ __all__ = [
     "Outcome",
     "Target",
     "backup_path",
+    "codex_worktree_home",
     "events_for",
     "hook_command",
     "install",
