@@ -331,8 +331,45 @@ class TestProperties:
         uninstall(target)
         assert target.path.read_bytes() == data
 
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(hooks=HOOKS, added=GROUP, event=EVENT, cli=st.sampled_from(["claude-code", "codex"]))
+    def test_what_the_user_adds_after_the_install_outlives_the_uninstall(
+        self, scratch_home: Path, hooks: dict[str, Any], added: dict[str, Any], event: str, cli: str
+    ) -> None:
+        target = user_target(cli)  # type: ignore[arg-type]
+        write(target.path, json.dumps({"hooks": hooks}).encode())
+        install(target, COMMAND[cli], events_for(cli, None))  # type: ignore[arg-type]
+        installed = json.loads(target.path.read_bytes())
+        installed["hooks"].setdefault(event, []).append(added)
+        target.path.write_text(json.dumps(installed))
+        uninstall(target)
+        expected = {event: list(groups) for event, groups in hooks.items()}
+        expected.setdefault(event, []).append(added)
+        assert hooks_of(target.path) == expected
+
 
 class TestRefusals:
+    def test_a_file_changed_while_it_is_written_is_left_as_changed(
+        self, scratch_home: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from agent_tui.terminal import install as installer
+
+        path = write(scratch_home / ".claude" / "settings.json", USER_SETTINGS)
+        reads = installer._read
+        calls = []
+
+        def read_then_the_cli_writes(where: Path) -> tuple[bytes, int] | None:
+            calls.append(where)
+            if len(calls) == 2:  # between the install's read and its rename, Claude Code saves
+                where.write_bytes(b'{"model": "sonnet"}')
+            return reads(where)
+
+        monkeypatch.setattr(installer, "_read", read_then_the_cli_writes)
+        with pytest.raises(InstallError, match="changed while agent-tui was writing it; nothing was changed"):
+            install(user_target("claude-code"), COMMAND["claude-code"], CLAUDE_EVENTS)
+        assert path.read_bytes() == b'{"model": "sonnet"}'
+        assert not [name for name in os.listdir(path.parent) if name != "settings.json"]
+
     def test_bad_json_names_the_line_and_nothing_is_written(self, scratch_home: Path) -> None:
         bad = b'{\n  "hooks": {\n    "Stop": [,]\n  }\n}\n'
         path = write(scratch_home / ".claude" / "settings.json", bad)
