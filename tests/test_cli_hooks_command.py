@@ -109,7 +109,10 @@ def test_uninstall_gives_back_the_users_files(machine: Machine) -> None:
     machine.cli("codex", "0.169.0")
     claude = machine.home / ".claude" / "settings.json"
     claude.parent.mkdir()
-    mine = b'{\n\t"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},\n\t"model": "opus"\n}'
+    mine = (
+        b'{\n\t"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},'
+        b'\n\t"model": "opus"\n}'
+    )
     claude.write_bytes(mine)
     claude.chmod(0o600)
     assert machine.run("install").returncode == 0

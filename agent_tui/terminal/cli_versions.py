@@ -13,14 +13,17 @@ The table (`HOOK_EVENTS`) is taken from each CLI's own record:
   0.114.0 (`SessionStart`, `Stop`, behind the `codex_hooks` feature), `UserPromptSubmit` 0.116.0,
   `PreToolUse` 0.117.0, `PermissionRequest` 0.122.0, on by default from 0.124.0, `SubagentStart`
   0.133.0, `SubagentStop` 0.134.0 (the release that gave every hook the sub-agent's identity; it
-  may have come a release earlier), `SessionEnd` 0.145.0.
+  may have come a release earlier), `SessionEnd` 0.145.0 (its timeout at most 3 seconds).
+Claude Code 2.1.332 and Codex 0.171.0 were seen reading the files `install` writes and running
+its command for these events.
 
 How the installed version is learnt (`find_cli`), without running anything: the CLI's command
 (`claude`, `codex`) is looked up on `$PATH`, skipping every entry that is not an absolute path
 (an empty entry or `.` means the current directory: a repository could put a `claude` there), and
 its real path is followed to the npm package it belongs to: the nearest `package.json` above it
 whose `name` is the CLI's package (`@anthropic-ai/claude-code`, `@openai/codex`), or its platform
-package holding the native binary (`@anthropic-ai/claude-code-linux-x64`), gives the version. Claude Code's own installer keeps each version as `…/versions/X.Y.Z`, which gives it too.
+package holding the native binary (`@anthropic-ai/claude-code-linux-x64`), gives the version.
+Claude Code's own installer keeps each version as `…/versions/X.Y.Z`, which gives it too.
 Running `claude --version` would also tell, but it starts the CLI (its auto-updater, its config
 migrations, whatever a planted binary does) for a fact that a file beside it states; a CLI whose
 version cannot be read this way is treated as one of unknown version (installed, with a warning).

@@ -220,7 +220,9 @@ class Installed:
             "installed": "installed",
             "missing": "not installed",
             "partly": f"partly installed ({self.detail} missing): run `agent-tui hooks install` again",
-            "other": "installed by another agent-tui (another interpreter): `agent-tui hooks install` replaces it",
+            "other": (
+                "installed by another agent-tui (another interpreter): `agent-tui hooks install` replaces it"
+            ),
             "unreadable": f"cannot be read: {self.detail}",
         }[self.state]
 
