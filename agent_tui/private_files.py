@@ -39,9 +39,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
-from typing import BinaryIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports this module once per tool call: `typing` costs its start-up
+    from typing import BinaryIO
 
 __all__ = [
     "FILE_MODE",
@@ -289,6 +291,8 @@ def write_private(path: Path, data: bytes) -> None:
     """
     directory = path.parent if str(path.parent) else Path(".")
     make_private_dirs(directory)
+    import tempfile
+
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")  # 0600
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -316,4 +320,6 @@ def runtime_dir() -> Path:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime:
         return Path(runtime) / "agent-tui"
+    import tempfile  # only here: the hook (which imports this module) rarely needs it
+
     return Path(tempfile.gettempdir()) / f"agent-tui-{os.getuid()}"
