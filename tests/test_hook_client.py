@@ -452,7 +452,8 @@ async def test_a_hook_killed_while_waiting_cancels_the_question(runtime: Path) -
             await started.wait()
             process.send_signal(signal.SIGKILL)  # what Claude Code does when its user answers
             await process.wait()
-            await cancelled.wait()
+            with anyio.fail_after(60):  # a question never withdrawn would wait forever: fail, not hang
+                await cancelled.wait()
 
 
 async def test_two_hooks_wait_at_once_and_each_gets_its_own_answer(runtime: Path) -> None:
