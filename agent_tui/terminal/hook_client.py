@@ -1,7 +1,7 @@
 """The hook: `python -I -m agent_tui.terminal.hook_client claude-code|codex` (or `agent-tui hook …`).
 
 Claude Code and Codex run it once per hook event, the event as one JSON object on its standard
-input. It forwards the event to the agent-tui listening at `hook_wire.socket_path()`, waits for
+input. It forwards the event to the agent-tui listening at `hook_wire.socket_name()`, waits for
 the one reply line, and prints the CLI's own hook output for it (`hook_wire.render`).
 
 Invariants:
@@ -15,15 +15,17 @@ Invariants:
 - it waits for the reply with no time limit of its own: the CLI's hook timeout ends it (and a
   person answering in Claude Code's own dialog kills it), which closes the connection: that is
   how the agent-tui that asked learns the question was withdrawn;
-- it reads nothing of the environment but what `runtime_dir()` reads, and forwards none of it;
-  it imports the standard library's cheapest modules and `hook_wire` only (its start-up is the
-  agent's latency), and never restarts itself.
+- it reads nothing of the environment but what `private_files.runtime_dir_name()` reads, and
+  forwards none of it; it imports the standard library's cheapest modules and `hook_wire` only
+  (its start-up is the agent's latency; `json` only once someone of this user's accepted), and
+  never restarts itself;
+- nothing but the one event line is ever sent, and only after both checks above passed: a
+  malformed event is no decision with nothing sent.
 """
 
 from __future__ import annotations
 
 import _socket  # not `socket`: it costs the hook's start-up (enum, selectors)
-import json
 import os
 import stat
 import sys
@@ -36,12 +38,12 @@ from agent_tui.terminal.hook_wire import (
     own_uid,
     peer_uid,
     render,
-    socket_path,
+    socket_name,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` costs the hook's start-up
-    from typing import BinaryIO
+    from typing import Any, BinaryIO
 
 CONNECT_SECONDS = 2.0
 """How long connecting and sending may take (a listener that does not accept is no one)."""
@@ -64,59 +66,76 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def answer(cli: str, stdin: BinaryIO) -> bytes:
-    """The hook output for the event read from `stdin` (a binary stream), empty for no decision."""
+    """The hook output for the event read from `stdin` (a binary stream), empty for no decision.
+
+    The socket is looked for before the event is parsed: with no agent-tui listening (the usual
+    case) the hook never imports `json`, which would be a third of its start-up."""
     if cli not in CLIS:
         sys.stderr.write(f"agent-tui hook: expected claude-code or codex, got {cli!r}: no decision\n")
         return b""
     data = stdin.read(MAX_LINE + 1)
     if len(data) > MAX_LINE:
         return b""
+    sock = _connect()
+    if sock is None:
+        return b""
     try:
-        event = json.loads(data)
-    except (ValueError, RecursionError):
-        return b""
-    if not isinstance(event, dict):
-        return b""
-    line = event_line(cli, event)
-    if len(line) > MAX_LINE:
-        return b""
-    reply = _ask(line)
+        event = _event(data)
+        if event is None:
+            return b""
+        line = event_line(cli, event)
+        if len(line) > MAX_LINE:
+            return b""
+        reply = _ask(sock, line)
+    finally:
+        sock.close()
     return b"" if reply is None else render(cli, event, reply)
 
 
-def _ask(line: bytes) -> Reply | None:
-    """Send `line` to the agent-tui that listens, and return its reply (None: no one, or no
-    well-formed reply)."""
-    path = socket_path()
-    if not _own_folder(str(path.parent)):
+def _event(data: bytes) -> dict[str, Any] | None:
+    """The hook event `data` holds: a JSON object, or None."""
+    import json
+
+    try:
+        event = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def _connect() -> _socket.socket | None:
+    """A connection to the agent-tui that listens at the hooks' socket, when its folder is this
+    user's own and the process that accepted is this user's; else None."""
+    path = socket_name()
+    if not _own_folder(os.path.dirname(path)):
         return None
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_SECONDS)
-        try:
-            sock.connect(str(path))
-        except OSError:
-            return None
-        if peer_uid(sock) != own_uid():
-            return None
-        try:
-            sock.sendall(line)
-        except OSError:
-            return None
+        sock.connect(path)
+        if peer_uid(sock) == own_uid():
+            return sock
+    except OSError:
+        pass
+    sock.close()
+    return None
+
+
+def _ask(sock: _socket.socket, line: bytes) -> Reply | None:
+    """Send `line` and return the reply (None: the connection closed, or no well-formed line)."""
+    try:
+        sock.sendall(line)
         sock.settimeout(None)  # the CLI's timeout is the only one
         received = b""
         while b"\n" not in received:
-            try:
-                chunk = sock.recv(65536)
-            except OSError:
-                return None
+            chunk = sock.recv(65536)
             if not chunk:
                 return None
             received += chunk
             if len(received) > MAX_LINE:
                 return None
-    finally:
-        sock.close()
+    except OSError:
+        return None
     return Reply.parse(received.split(b"\n", 1)[0])
 
 

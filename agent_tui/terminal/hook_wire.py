@@ -17,8 +17,8 @@ know those shapes): a `PermissionRequest` allow or deny, a `PreToolUse` deny; an
 no decision, is no output at all.
 
 Invariants:
-- stdlib only (`json`, `os`, `socket`, `struct`: nothing that costs start-up, no `typing`, no
-  `dataclasses`), and nothing of agent-tui but `private_files`: the hook imports this module
+- stdlib only (`os`, `_socket`, `struct`, and `json` when a line is read or written: nothing
+  that costs start-up, no `typing`, no `dataclasses`, no `pathlib` on the hook's path), and nothing of agent-tui but `private_files`: the hook imports this module
   once per tool call of the user's agent;
 - a line is at most `MAX_LINE` bytes; anything that is not a well-formed line of this shape is
   no decision (`Reply.parse` never raises), so a hook never decides by mistake;
@@ -31,11 +31,10 @@ Invariants:
 from __future__ import annotations
 
 import _socket  # `socket` costs the hook's start-up (enum, selectors); its base class is enough
-import json
 import os
 import struct
 
-from agent_tui.private_files import runtime_dir
+from agent_tui.private_files import runtime_dir, runtime_dir_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` costs the hook's start-up: read by the type checker only
@@ -64,7 +63,14 @@ def socket_path() -> Path:
     return runtime_dir() / SOCKET_NAME
 
 
+def socket_name() -> str:
+    """`socket_path()` as a string, for the hook (`pathlib` costs its start-up)."""
+    return os.path.join(runtime_dir_name(), SOCKET_NAME)
+
+
 def _dumps(fields: object) -> bytes:
+    import json  # not at the top: a hook that finds no agent-tui never needs it
+
     return json.dumps(fields, separators=(",", ":")).encode() + b"\n"
 
 
@@ -73,7 +79,8 @@ def event_line(cli: Cli, event: dict[str, Any]) -> bytes:
     return _dumps({"v": PROTOCOL, "cli": cli, "event": event})
 
 
-PING_LINE = _dumps({"v": PROTOCOL, "ping": True})
+PING_LINE = b'{"v":1,"ping":true}\n'
+"""A ping (written out: `json` is imported only when a hook has someone to talk to)."""
 
 
 def pong_line(pid: int, watched: bool) -> bytes:
@@ -136,6 +143,8 @@ class Reply:
     @classmethod
     def parse(cls, line: bytes) -> Reply:
         """The reply a line says, or no decision when it says nothing well-formed."""
+        import json
+
         try:
             fields = json.loads(line)
         except (ValueError, RecursionError):
