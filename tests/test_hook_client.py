@@ -30,6 +30,8 @@ from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Reply, socket_pa
 pytestmark = pytest.mark.anyio
 
 HOOK = [sys.executable, "-I", "-m", "agent_tui.terminal.hook_client"]
+FIXTURES = Path(__file__).parent / "fixtures" / "cli-hooks"
+"""What the real CLIs sent a hook and took from one (recorded offline: claude-code 2.1.332, codex 0.171.0)."""
 
 CLAUDE_SUGGESTION = {
     "type": "addRules",
@@ -37,6 +39,7 @@ CLAUDE_SUGGESTION = {
     "behavior": "allow",
     "destination": "localSettings",
 }
+CLAUDE_FOLDER = {"type": "addDirectories", "directories": ["/home/u/p"], "destination": "session"}
 CODEX_SUGGESTION = {
     "type": "addRules",
     "rules": [{"type": "prefixRule", "command": ["npm", "test"]}],
@@ -60,6 +63,7 @@ def event(cli: str, name: str, *, suggestions: bool = True) -> dict[str, Any]:
     if name == "PermissionRequest" and suggestions:
         fields["permission_suggestions"] = [
             CLAUDE_SUGGESTION if cli == "claude-code" else CODEX_SUGGESTION,
+            CLAUDE_FOLDER,  # what Claude Code offers for a command touching a folder (Codex: not its kind)
             {"type": "setMode", "mode": "acceptEdits", "destination": "session"},
             {"type": "addRules", "rules": [], "behavior": "deny", "destination": "session"},
         ]
@@ -157,7 +161,7 @@ RENDERED: list[tuple[str, str, Reply, dict[str, Any] | None]] = [
         "claude-code",
         "PermissionRequest",
         ALWAYS,
-        _permission({"behavior": "allow", "updatedPermissions": [CLAUDE_SUGGESTION]}),
+        _permission({"behavior": "allow", "updatedPermissions": [CLAUDE_SUGGESTION, CLAUDE_FOLDER]}),
     ),
     ("claude-code", "PermissionRequest", DENY, _permission({"behavior": "deny", "message": "Not now."})),
     (
@@ -265,6 +269,78 @@ async def test_agent_tui_hook_is_the_same_hook(runtime: Path, served: Recorder) 
         command=command,
     )
     assert json.loads(out) == _permission({"behavior": "deny", "message": "Not now."})
+
+
+@pytest.mark.parametrize("cli", ["claude-code", "codex"])
+@pytest.mark.parametrize(
+    ("name", "reply", "decision"),
+    [
+        ("PermissionRequest", Reply("allow"), "allow"),
+        ("PermissionRequest", Reply("deny", message="denied by test"), "deny"),
+        ("PermissionRequest", Reply("deny", message="stopped by test", interrupt=True), "deny_interrupt"),
+        ("PermissionRequest", NO_DECISION, "no_decision"),
+        ("PreToolUse", Reply("deny", message="denied by test"), "pre_tool_use_deny"),
+    ],
+)
+async def test_the_real_clis_events_get_the_answers_they_took(
+    runtime: Path, served: Recorder, cli: str, name: str, reply: Reply, decision: str
+) -> None:
+    """The events the real CLIs sent, answered: the hook prints what each CLI was seen to obey
+    (`decisions.json`). Codex has no interrupt: its deny is the plain deny."""
+    served.reply = reply
+    decisions = json.loads((FIXTURES / cli / "decisions.json").read_text())
+    if decision == "deny_interrupt" and cli == "codex":
+        expected = json.loads(json.dumps(decisions["deny"]).replace("denied by test", "stopped by test"))
+    else:
+        expected = decisions[decision]
+    stdin = (FIXTURES / cli / f"{name}.json").read_bytes()
+    out = await run_hook(runtime, cli, stdin)
+    assert served.asked == [(cli, json.loads(stdin))]
+    assert (json.loads(out) if out else "") == expected
+
+
+@pytest.mark.parametrize("cli", ["claude-code", "codex"])
+async def test_always_allow_on_the_real_clis_events_is_what_each_offered(
+    runtime: Path, served: Recorder, cli: str
+) -> None:
+    """Claude Code offered its folder (`addDirectories`, its dialog's "always allow access to …")
+    and a mode switch (left out: that is "switch to auto mode", not this prompt); Codex 0.171.0
+    offered nothing, so its "always" is a plain allow."""
+    served.reply = ALWAYS
+    sent = json.loads((FIXTURES / cli / "PermissionRequest.json").read_bytes())
+    decision = json.loads(await run_hook(runtime, cli, json.dumps(sent).encode()))["hookSpecificOutput"][
+        "decision"
+    ]
+    if cli == "claude-code":
+        assert decision == {"behavior": "allow", "updatedPermissions": [sent["permission_suggestions"][0]]}
+        assert sent["permission_suggestions"][0]["type"] == "addDirectories"
+    else:
+        assert decision == {"behavior": "allow"}
+
+
+async def test_a_hook_ended_by_sigterm_at_its_timeout_exits_0_and_prints_nothing(runtime: Path) -> None:
+    # Claude Code sends SIGTERM when a hook's timeout runs out (its user may have answered in the
+    # terminal long before); a status other than 0 would be reported as a failing hook.
+    started, cancelled = anyio.Event(), anyio.Event()
+
+    async def handler(cli: str, event: dict[str, Any]) -> Reply:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        return ALLOW  # never reached
+
+    async with HookSocket(handler, lambda: True):
+        process = await _start_hook(runtime, "claude-code", event("claude-code", "PermissionRequest"))
+        async with process:
+            await started.wait()
+            process.send_signal(signal.SIGTERM)
+            assert await process.wait() == 0
+            assert process.stdout is not None
+            assert b"".join([chunk async for chunk in process.stdout]) == b""
+            with anyio.fail_after(60):  # a question never withdrawn would wait forever: fail, not hang
+                await cancelled.wait()
 
 
 # -- what is not forwarded -------------------------------------------------------------------------

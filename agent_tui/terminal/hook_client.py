@@ -5,7 +5,8 @@ input. It forwards the event to the agent-tui listening at `hook_wire.socket_nam
 the one reply line, and prints the CLI's own hook output for it (`hook_wire.render`).
 
 Invariants:
-- it always exits 0 and prints either nothing (no decision: the CLI goes on as without the hook)
+- it always exits 0 (ended by SIGTERM or SIGHUP too: Claude Code sends SIGTERM at the hook's
+  timeout) and prints either nothing (no decision: the CLI goes on as without the hook)
   or one decision the CLI understands; Claude Code reads exit status 2 as "block", so no failure
   of ours may show as a status;
 - no decision, at once, when: the event is bigger than `MAX_LINE` or not a JSON object; there is
@@ -25,7 +26,8 @@ Invariants:
 
 from __future__ import annotations
 
-import _socket  # not `socket`: it costs the hook's start-up (enum, selectors)
+import _signal  # not `signal` nor `socket`: they cost the hook's start-up (enum, selectors)
+import _socket
 import os
 import stat
 import sys
@@ -52,6 +54,8 @@ CONNECT_SECONDS = 2.0
 def main(argv: list[str] | None = None) -> int:
     """Run the hook for the CLI named by `argv[0]`; the status is always 0."""
     args = sys.argv[1:] if argv is None else argv
+    for number in (_signal.SIGTERM, _signal.SIGHUP):  # Claude Code sends SIGTERM at the hook's timeout
+        _signal.signal(number, _quit)
     try:
         output = answer(args[0] if args else "", sys.stdin.buffer)
     except BaseException:  # whatever went wrong, the CLI gets no decision
@@ -63,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
     return 0
+
+
+def _quit(number: int, frame: object) -> None:
+    """End at once with status 0 and nothing printed: no decision."""
+    os._exit(0)
 
 
 def answer(cli: str, stdin: BinaryIO) -> bytes:

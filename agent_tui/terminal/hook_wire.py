@@ -183,7 +183,7 @@ def render(cli: Cli, event: dict[str, Any], reply: Reply) -> bytes:
         decision: dict[str, Any] = {"behavior": reply.decision}
         if reply.decision == "allow":
             if reply.remember:
-                rules = _suggested_allow_rules(event)
+                rules = _suggested_allow_rules(cli, event)
                 if rules:
                     decision["updatedPermissions"] = rules
         else:
@@ -204,19 +204,24 @@ def render(cli: Cli, event: dict[str, Any], reply: Reply) -> bytes:
     return b""
 
 
-def _suggested_allow_rules(event: dict[str, Any]) -> list[dict[str, Any]]:
-    """The "always allow" rules the CLI offered with this prompt (`permission_suggestions`, as its
-    own dialog offers them: `addRules` with `behavior: allow`), as it gave them."""
+def _suggested_allow_rules(cli: Cli, event: dict[str, Any]) -> list[dict[str, Any]]:
+    """The "always allow" the CLI offered with this prompt (`permission_suggestions`), as it gave
+    them: rules that allow (`addRules` with `behavior: allow`) and, Claude Code's, folders to allow
+    (`addDirectories`); never a change of the whole session's mode (`setMode`) nor a rule that
+    denies or asks. Codex takes `addRules` only (anything else fails its answer closed)."""
     suggestions = event.get("permission_suggestions")
     if not isinstance(suggestions, list):
         return []
-    return [
-        suggestion
-        for suggestion in suggestions
-        if isinstance(suggestion, dict)
-        and suggestion.get("type") == "addRules"
-        and suggestion.get("behavior") == "allow"
-    ]
+    kept = []
+    for suggestion in suggestions:
+        if not isinstance(suggestion, dict):
+            continue
+        kind = suggestion.get("type")
+        if (kind == "addRules" and suggestion.get("behavior") == "allow") or (
+            kind == "addDirectories" and cli == "claude-code"
+        ):
+            kept.append(suggestion)
+    return kept
 
 
 def peer_uid(sock: _socket.socket) -> int | None:
