@@ -52,8 +52,8 @@ async def exchange(line: bytes) -> bytes:
 async def read_reply(stream: SocketStream) -> bytes:
     try:
         return await BufferedByteReceiveStream(stream).receive_until(b"\n", MAX_LINE) + b"\n"
-    except (anyio.IncompleteRead, anyio.EndOfStream):
-        return b""
+    except (anyio.IncompleteRead, anyio.EndOfStream, anyio.BrokenResourceError):
+        return b""  # closed (or reset: closed with our line unread)
 
 
 async def test_the_socket_is_ours_alone_and_answers_an_event(runtime: Path) -> None:
@@ -241,3 +241,21 @@ async def test_a_runtime_folder_that_is_not_ours_is_refused(runtime: Path, how: 
             pass
     assert not (runtime / "elsewhere" / "hooks.sock").exists()
     assert not (folder / "hooks.sock").exists() or how == "symlink"
+
+
+async def test_a_connection_that_fails_in_an_unforeseen_way_is_its_own_end_only(
+    runtime: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failures = [RuntimeError("a bug of ours")]
+    real = hook_socket.peer_uid
+
+    def flaky(sock: socket.socket) -> int | None:
+        if failures:
+            raise failures.pop()
+        return real(sock)
+
+    monkeypatch.setattr(hook_socket, "peer_uid", flaky)
+    async with HookSocket(answer_allow, lambda: True):
+        assert await exchange(event_line("codex", EVENT)) == b""  # that one is closed
+        assert await exchange(event_line("codex", EVENT)) == Reply("allow").line()  # the server goes on
+    assert failures == []

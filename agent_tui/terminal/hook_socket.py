@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 
 READ_SECONDS = 5.0
 """How long a connected hook may take to send its one line."""
+ACCEPT_RETRY_SECONDS = 0.1
+"""How long to wait before accepting again after an accept failed (no file descriptor left)."""
 PROBE_SECONDS = 2.0
 """How long a socket file found at start has to answer a ping before it counts as no one's."""
 
@@ -97,7 +99,7 @@ class HookSocket:
             await self._stack.enter_async_context(listener)
             tasks: TaskGroup = await self._stack.enter_async_context(anyio.create_task_group())
             self._stack.callback(tasks.cancel_scope.cancel)
-            tasks.start_soon(listener.serve, self._serve_one, tasks)
+            tasks.start_soon(self._accept, listener, tasks)
         except BaseException:
             await self._stack.aclose()
             raise
@@ -185,6 +187,26 @@ class HookSocket:
             self.path.unlink(missing_ok=True)
 
     # -- one connection ------------------------------------------------------------------------
+
+    async def _accept(self, listener: SocketListener, tasks: TaskGroup) -> None:
+        """Take connections until the socket closes; each is served in a task of its own. A failed
+        accept (out of file descriptors) is waited out, never the end of the server."""
+        while True:
+            try:
+                stream = await listener.accept()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            except OSError as error:
+                log.warning("the hooks' socket could not accept a connection (%s)", error.strerror)
+                await anyio.sleep(ACCEPT_RETRY_SECONDS)
+                continue
+            tasks.start_soon(self._serve_guarded, stream)
+
+    async def _serve_guarded(self, stream: SocketStream) -> None:
+        try:
+            await self._serve_one(stream)
+        except Exception as error:  # one hook's failure is its own: no decision, the server goes on
+            log.warning("a hook's connection failed (%s)", type(error).__name__)
 
     async def _serve_one(self, stream: SocketStream) -> None:
         async with stream:
