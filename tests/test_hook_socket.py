@@ -20,7 +20,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agent_tui.private_files import UntrustedStateError
 from agent_tui.terminal import hook_socket
-from agent_tui.terminal.hook_socket import HookSocket, HookSocketBusy
+from agent_tui.terminal.hook_socket import HookSocket, HookSocketBusy, HookSocketError
 from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, PING_LINE, Reply, event_line, socket_path
 
 pytestmark = pytest.mark.anyio
@@ -259,3 +259,15 @@ async def test_a_connection_that_fails_in_an_unforeseen_way_is_its_own_end_only(
         assert await exchange(event_line("codex", EVENT)) == b""  # that one is closed
         assert await exchange(event_line("codex", EVENT)) == Reply("allow").line()  # the server goes on
     assert failures == []
+
+
+async def test_a_socket_path_too_long_is_one_sentence(runtime: Path) -> None:
+    deep = runtime / ("d" * 120)
+    deep.mkdir(mode=0o700)
+    path = deep / "agent-tui" / "hooks.sock"
+    with pytest.raises(HookSocketError) as raised:
+        async with HookSocket(answer_allow, lambda: True, path=path):
+            pass
+    assert str(raised.value) == (
+        f"agent-tui cannot listen for the Claude Code and Codex hooks at {path}: AF_UNIX path too long"
+    )

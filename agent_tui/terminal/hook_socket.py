@@ -19,6 +19,9 @@ Invariants:
 - a socket file nobody accepts on (left by an agent-tui that died) is replaced; one a live
   agent-tui listens on is `HookSocketBusy`, naming its pid; two agent-tuis starting at once take
   turns (a lock file beside the socket), so one of them serves and the other is told so;
+- a socket that cannot be made (a path too long for a Unix socket, a full disk) is
+  `HookSocketError`, one sentence naming the path; a runtime dir that is not this user's own is
+  `private_files.UntrustedStateError`;
 - on leaving, the socket file is removed only when it is still the one this process bound (same
   inode): a later agent-tui's socket is left alone.
 """
@@ -57,7 +60,7 @@ from agent_tui.terminal.hook_wire import (
     socket_path,
 )
 
-__all__ = ["READ_SECONDS", "Handler", "HookSocket", "HookSocketBusy"]
+__all__ = ["READ_SECONDS", "Handler", "HookSocket", "HookSocketBusy", "HookSocketError"]
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +74,11 @@ PROBE_SECONDS = 2.0
 Handler = Callable[[Cli, dict[str, Any]], Awaitable[Reply]]
 
 
-class HookSocketBusy(Exception):
+class HookSocketError(Exception):
+    """The hooks' socket cannot be served; the message is one sentence naming its path."""
+
+
+class HookSocketBusy(HookSocketError):
     """Another agent-tui already answers the hooks; the message is one sentence naming it."""
 
 
@@ -94,7 +101,13 @@ class HookSocket:
     async def __aenter__(self) -> Self:
         own_folder(self.path.parent)
         try:
-            listener = await self._listen()
+            try:
+                listener = await self._listen()
+            except OSError as error:
+                raise HookSocketError(
+                    f"agent-tui cannot listen for the Claude Code and Codex hooks at {self.path}: "
+                    f"{error.strerror or error}"
+                ) from None
             self._stack.push_async_callback(self._remove_socket_file)
             await self._stack.enter_async_context(listener)
             tasks: TaskGroup = await self._stack.enter_async_context(anyio.create_task_group())
