@@ -18,13 +18,15 @@ no decision, is no output at all.
 
 Invariants:
 - stdlib only (`os`, `_socket`, `struct`, and `json` when a line is read or written: nothing
-  that costs start-up, no `typing`, no `dataclasses`, no `pathlib` on the hook's path), and nothing of agent-tui but `private_files`: the hook imports this module
-  once per tool call of the user's agent;
+  that costs start-up, no `typing`, no `dataclasses`, no `pathlib` on the hook's path), and
+  nothing of agent-tui but `private_files`: the hook imports this module once per tool call of
+  the user's agent;
 - a line is at most `MAX_LINE` bytes; anything that is not a well-formed line of this shape is
   no decision (`Reply.parse` never raises), so a hook never decides by mistake;
 - `render` never allows at `PreToolUse` (that would skip the CLI's own permission check), never
   sends Codex an `interrupt` (Codex fails such an answer closed), and gives "always allow" only as
-  the rules the CLI itself suggested in the event (`permission_suggestions`), never rules of ours;
+  what the CLI itself offered in the event (`permission_suggestions`: its allow rules, and Claude
+  Code's folders), never rules of ours nor a change of the session's mode;
 - `peer_uid` is the one check of who is at the other end of the socket, on both ends.
 """
 
