@@ -593,3 +593,21 @@ async def test_agent_tui_hook_neither_restarts_nor_reads_the_keys(runtime: Path)
     assert f"ANTHROPIC_API_KEY={secret}".encode() in seen["environ"].split(b"\0")
     assert b"AGENT_TUI_SECRETS_FD" not in seen["environ"]
     assert b"-P" not in seen["cmdline"].split(b"\0")  # the restart's mark
+
+
+async def test_agent_tui_quitting_while_a_hook_waits_is_no_decision(runtime: Path) -> None:
+    started = anyio.Event()
+
+    async def handler(cli: str, event: dict[str, Any]) -> Reply:
+        started.set()
+        await anyio.sleep_forever()
+        return ALLOW  # never reached
+
+    async with HookSocket(handler, lambda: True) as served:
+        process = await _start_hook(runtime, "codex", event("codex", "PermissionRequest"))
+        await started.wait()
+    assert not served.path.exists()
+    async with process:
+        assert process.stdout is not None
+        assert b"".join([chunk async for chunk in process.stdout]) == b""
+        assert await process.wait() == 0
