@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,8 @@ pytestmark = pytest.mark.real_agents
 
 __all__ = ["cli_session"]
 
+OpenSession = Callable[..., Session]
+
 PROMPT = "Please create the marker file."
 HELD_HOOK_TIMEOUT = 15
 """Seconds: the hook timeout of the test whose hook Claude Code leaves running."""
@@ -66,7 +69,7 @@ def _run_turn(session: Session, *, project_hooks: bool = False) -> Path:
 # -- Claude Code -----------------------------------------------------------------------------------
 
 
-def test_claude_tui_runs_the_command_a_permission_hook_allows(cli_session) -> None:
+def test_claude_tui_runs_the_command_a_permission_hook_allows(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     session.hook.decide("PermissionRequest", permission_decision("allow"))
     marker = _run_turn(session)
@@ -84,7 +87,7 @@ def test_claude_tui_runs_the_command_a_permission_hook_allows(cli_session) -> No
     assert Path(pre["transcript_path"]).parent.parent == session.home.config_dir / "projects"
 
 
-def test_claude_tui_does_not_run_what_the_hook_denies_and_the_turn_goes_on(cli_session) -> None:
+def test_claude_tui_does_not_run_what_the_hook_denies_and_the_turn_goes_on(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     session.hook.decide("PermissionRequest", permission_decision("deny", "denied by the test"))
     marker = _run_turn(session)
@@ -93,7 +96,7 @@ def test_claude_tui_does_not_run_what_the_hook_denies_and_the_turn_goes_on(cli_s
     assert claude_tool_results(session.model, "toolu_main1") == ["denied by the test"]
 
 
-def test_claude_permission_deny_with_interrupt_aborts_the_turn(cli_session) -> None:
+def test_claude_permission_deny_with_interrupt_aborts_the_turn(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     session.hook.decide("PermissionRequest", permission_decision("deny", "stopped", interrupt=True))
     marker = _run_turn(session)
@@ -104,7 +107,7 @@ def test_claude_permission_deny_with_interrupt_aborts_the_turn(cli_session) -> N
     assert session.hook.events("Stop") == []
 
 
-def test_claude_pre_tool_use_deny_stops_the_call_before_any_question(cli_session) -> None:
+def test_claude_pre_tool_use_deny_stops_the_call_before_any_question(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     session.hook.decide("PreToolUse", pre_tool_use_deny("not now"))
     marker = _run_turn(session)
@@ -115,7 +118,7 @@ def test_claude_pre_tool_use_deny_stops_the_call_before_any_question(cli_session
 
 
 def test_claude_dialog_shows_beside_the_running_hook_which_an_answer_in_the_terminal_leaves_running(
-    cli_session,
+    cli_session: OpenSession,
 ) -> None:
     """The user's answer decides; the hook is not told: it runs on until its timeout, then gets
     SIGTERM (so agent-tui must learn of the answer from the events that follow it)."""
@@ -141,7 +144,7 @@ def test_claude_dialog_shows_beside_the_running_hook_which_an_answer_in_the_term
     assert not any("released" in record for record in session.hook.records())
 
 
-def test_claude_no_decision_leaves_its_own_question_working(cli_session) -> None:
+def test_claude_no_decision_leaves_its_own_question_working(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     session.hook.decide("PermissionRequest", "")
     marker = _run_turn(session)
@@ -153,7 +156,7 @@ def test_claude_no_decision_leaves_its_own_question_working(cli_session) -> None
     assert marker.exists()
 
 
-def test_claude_headless_waits_for_the_hook(cli_session) -> None:
+def test_claude_headless_waits_for_the_hook(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     marker = _marker(session)
     session.home.install_hook()
@@ -169,7 +172,7 @@ def test_claude_headless_waits_for_the_hook(cli_session) -> None:
     assert claude_tool_results(session.model, "toolu_main1") != []
 
 
-def test_claude_headless_without_a_decision_refuses_the_call(cli_session) -> None:
+def test_claude_headless_without_a_decision_refuses_the_call(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     marker = _marker(session)
     session.home.install_hook()
@@ -181,7 +184,7 @@ def test_claude_headless_without_a_decision_refuses_the_call(cli_session) -> Non
     assert "needs approval" in result
 
 
-def test_claude_subagent_hooks_carry_its_id_and_its_transcript(cli_session) -> None:
+def test_claude_subagent_hooks_carry_its_id_and_its_transcript(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     sub_marker = _marker(session, "sub-marker")
     session.home.install_hook()
@@ -211,7 +214,7 @@ def _trust_keys(session: Session) -> set[str]:
     return set(config.get("hooks", {}).get("state", {}))
 
 
-def test_codex_asks_to_trust_new_hooks_once_and_runs_what_the_hook_allows(cli_session) -> None:
+def test_codex_asks_to_trust_new_hooks_once_and_runs_what_the_hook_allows(cli_session: OpenSession) -> None:
     session = cli_session("codex")
     session.hook.decide("PermissionRequest", permission_decision("allow"))
     marker = _run_turn(session)
@@ -234,7 +237,7 @@ def test_codex_asks_to_trust_new_hooks_once_and_runs_what_the_hook_allows(cli_se
     assert "Hooks need review" not in screen
 
 
-def test_codex_does_not_run_what_the_hook_denies(cli_session) -> None:
+def test_codex_does_not_run_what_the_hook_denies(cli_session: OpenSession) -> None:
     session = cli_session("codex")
     session.hook.decide("PermissionRequest", permission_decision("deny", "denied by the test"))
     marker = _run_turn(session)
@@ -245,7 +248,7 @@ def test_codex_does_not_run_what_the_hook_denies(cli_session) -> None:
     assert "denied by the test" in output
 
 
-def test_codex_pre_tool_use_deny_blocks_the_call(cli_session) -> None:
+def test_codex_pre_tool_use_deny_blocks_the_call(cli_session: OpenSession) -> None:
     session = cli_session("codex")
     session.hook.decide("PreToolUse", pre_tool_use_deny("not now"))
     marker = _run_turn(session, project_hooks=True)
@@ -254,7 +257,7 @@ def test_codex_pre_tool_use_deny_blocks_the_call(cli_session) -> None:
     assert session.hook.events("PermissionRequest") == []
 
 
-def test_codex_waits_for_the_hook_before_its_own_question(cli_session) -> None:
+def test_codex_waits_for_the_hook_before_its_own_question(cli_session: OpenSession) -> None:
     session = cli_session("codex")
     session.hook.hold("PermissionRequest")
     session.hook.decide("PermissionRequest", "")
@@ -270,7 +273,7 @@ def test_codex_waits_for_the_hook_before_its_own_question(cli_session) -> None:
     assert marker.exists()
 
 
-def test_codex_subagent_hooks_carry_its_id_under_the_parent_session(cli_session) -> None:
+def test_codex_subagent_hooks_carry_its_id_under_the_parent_session(cli_session: OpenSession) -> None:
     session = cli_session("codex")
     sub_marker = _marker(session, "sub-marker")
     session.home.install_hook()
@@ -292,7 +295,7 @@ def test_codex_subagent_hooks_carry_its_id_under_the_parent_session(cli_session)
     assert transcript.name.endswith(f"-{agent}.jsonl") and "call_sub1" in transcript.read_text()
 
 
-def test_codex_hooks_run_under_its_background_service(cli_session) -> None:
+def test_codex_hooks_run_under_its_background_service(cli_session: OpenSession) -> None:
     session = cli_session("codex", daemon=True)
     session.hook.decide("PermissionRequest", permission_decision("allow"))
     marker = _run_turn(session)
@@ -306,7 +309,7 @@ def test_codex_hooks_run_under_its_background_service(cli_session) -> None:
     assert service in stop_codex_daemon(session.home)
 
 
-def test_codex_exec_never_asks(cli_session) -> None:
+def test_codex_exec_never_asks(cli_session: OpenSession) -> None:
     session = cli_session("codex")
     marker = _marker(session)
     session.home.install_hook(events=("SessionStart", "PreToolUse", "PermissionRequest", "Stop"))
