@@ -144,6 +144,28 @@ def test_claude_dialog_shows_beside_the_running_hook_which_an_answer_in_the_term
     assert not any("released" in record for record in session.hook.records())
 
 
+def test_claude_no_in_the_terminal_stops_the_running_hook_at_once(cli_session: OpenSession) -> None:
+    """Refusing in Claude Code's own dialog aborts the turn and terminates the hook (its
+    connection closes: the withdrawal signal), well before the hook's timeout; nothing follows."""
+    session = cli_session("claude-code")
+    session.hook.hold("PermissionRequest")
+    marker = _marker(session)
+    session.home.install_hook(timeout=HELD_HOOK_TIMEOUT * 20)
+    session.script(PROMPT, f"touch {marker}")
+    session.open_tui()
+    submit(session.tmux, PROMPT)
+    session.hook.wait_for("PermissionRequest")
+    session.tmux.wait_for(CLAUDE_DIALOG, "Claude Code's own question while the hook runs")
+    hook_pid = session.hook.pid_of("PermissionRequest")
+    press(session.tmux, "4")  # "No"
+    session.tmux.wait_for(CLAUDE_INTERRUPTED, "Claude Code's aborted turn")
+    wait_gone(hook_pid, "the PermissionRequest hook after the user said no")
+    assert session.hook.signals("PermissionRequest") == [15]
+    assert not marker.exists()
+    later = [e["hook_event_name"] for e in session.hook.events()]
+    assert later[-1] == "PermissionRequest", later
+
+
 def test_claude_no_decision_leaves_its_own_question_working(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     session.hook.decide("PermissionRequest", "")
