@@ -295,6 +295,26 @@ def test_codex_waits_for_the_hook_before_its_own_question(cli_session: OpenSessi
     assert marker.exists()
 
 
+def test_codex_interrupt_while_the_hook_runs_kills_the_hook(cli_session: OpenSession) -> None:
+    """Esc while Codex waits for the hook ends the turn and kills the hook at once (SIGKILL: the
+    hook gets no chance to record a signal), well before its timeout."""
+    session = cli_session("codex")
+    session.hook.hold("PermissionRequest")
+    marker = _marker(session)
+    session.home.install_hook(timeout=600)
+    session.script(PROMPT, f"touch {marker}")
+    session.open_tui()
+    submit(session.tmux, PROMPT)
+    session.hook.wait_for("PermissionRequest")
+    session.tmux.wait_for(CODEX_RUNNING_HOOK, "Codex waiting for the hook")
+    hook_pid = session.hook.pid_of("PermissionRequest")
+    press(session.tmux, "Escape")
+    session.tmux.wait_for("Conversation interrupted", "Codex's interrupted turn")
+    wait_gone(hook_pid, "the PermissionRequest hook after the interrupt")
+    assert session.hook.signals("PermissionRequest") == []
+    assert not marker.exists() and session.hook.events("Stop") == []
+
+
 def test_codex_subagent_hooks_carry_its_id_under_the_parent_session(cli_session: OpenSession) -> None:
     session = cli_session("codex")
     sub_marker = _marker(session, "sub-marker")
