@@ -13,6 +13,7 @@ running under its background service.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from support_real_clis import (
     CODEX_BLOCKED,
     CODEX_DIALOG,
     CODEX_RUNNING_HOOK,
+    CODEX_TRUST,
     Session,
     claude_tool_results,
     cli_session,
@@ -259,6 +261,32 @@ def test_codex_asks_to_trust_new_hooks_once_and_runs_what_the_hook_allows(cli_se
     assert "Hooks need review" not in screen
 
 
+def test_codex_keeps_the_trust_of_hooks_before_an_appended_one(cli_session: OpenSession) -> None:
+    """Trust is kept per position: a hook appended after trusted ones is the only one asked
+    about, and the ones before it run without being trusted again."""
+    session = cli_session("codex")
+    marker = _marker(session)
+    path = session.home.install_hook(events=("PreToolUse", "Stop"))
+    session.open_tui()
+    session.tmux.close()
+    config = json.loads(path.read_text())
+    config["hooks"]["PreToolUse"].append({"hooks": [{"type": "command", "command": "true", "timeout": 5}]})
+    path.write_text(json.dumps(config, indent=2))
+    session.tmux = Tmux()
+    session.home.start(session.tmux)
+    screen = session.tmux.wait_for(CODEX_TRUST, "Codex's question about the appended hook")
+    assert "1 hook is new or changed" in screen, screen
+    session.tmux.wait_for("Continue without trusting", "the choice to leave it untrusted")
+    press(session.tmux, "Escape")  # skip: the new hook stays untrusted
+    wait_ready(session.tmux, "codex")
+    session.script(PROMPT, f"touch {marker}")
+    submit(session.tmux, PROMPT)
+    pre = session.hook.wait_for("PreToolUse")
+    assert pre["tool_use_id"] == "call_main1"
+    keys = _trust_keys(session)
+    assert f"{path}:pre_tool_use:0:0" in keys and f"{path}:pre_tool_use:1:0" not in keys
+
+
 def test_codex_does_not_run_what_the_hook_denies(cli_session: OpenSession) -> None:
     session = cli_session("codex")
     session.hook.decide("PermissionRequest", permission_decision("deny", "denied by the test"))
@@ -277,6 +305,8 @@ def test_codex_pre_tool_use_deny_blocks_the_call(cli_session: OpenSession) -> No
     session.hook.wait_for("Stop")
     assert not marker.exists()
     assert session.hook.events("PermissionRequest") == []
+    # The project's hooks are trusted in the user's config, keyed by the project file's path.
+    assert f"{session.home.hooks_file(project=True)}:pre_tool_use:0:0" in _trust_keys(session)
 
 
 def test_codex_waits_for_the_hook_before_its_own_question(cli_session: OpenSession) -> None:
