@@ -277,11 +277,17 @@ class CliHome:
         return (self.workspace / ".codex" if project else self.config_dir) / "hooks.json"
 
     def install_hook(
-        self, events: tuple[str, ...] | None = None, project: bool = False, timeout: int = 60
+        self,
+        events: tuple[str, ...] | None = None,
+        project: bool = False,
+        timeout: int = 60,
+        command: str | None = None,
     ) -> Path:
-        """Configure the recording hook for `events` (all the tests record, by default)."""
+        """Configure a hook for `events` (all the tests record, by default) in the user's file (or
+        the project's): the recording hook, or `command` (agent-tui's own hook entry, say).
+        Replaces the file's `hooks` and keeps the rest of it; returns its path."""
         events = events or (CLAUDE_EVENTS if self.cli == "claude-code" else CODEX_EVENTS)
-        handler = {"type": "command", "command": self.hook.command, "timeout": timeout}
+        handler = {"type": "command", "command": command or self.hook.command, "timeout": timeout}
         groups: dict[str, Any] = {}
         for event in events:
             group: dict[str, Any] = {"hooks": [handler]}

@@ -44,7 +44,7 @@ from support_tmux import Tmux
 
 pytestmark = pytest.mark.real_agents
 
-__all__ = ["cli_session"]
+__all__ = ["cli_session"]  # the fixture the tests take
 
 OpenSession = Callable[..., Session]
 
