@@ -49,7 +49,7 @@ __all__ = ["cli_session"]  # the fixture the tests take
 OpenSession = Callable[..., Session]
 
 PROMPT = "Please create the marker file."
-HELD_HOOK_TIMEOUT = 15
+HELD_HOOK_TIMEOUT = 25
 """Seconds: the hook timeout of the test whose hook Claude Code leaves running."""
 SUBAGENT_PROMPT = "Create the sub-agent's marker file."
 
