@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -693,5 +694,7 @@ def cli_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Call
         session.tmux.close()
         if session.home.cli == "codex":
             stop_codex_daemon(session.home)
+            # The service runs from a copy of Codex (some 400 MB) it puts in CODEX_HOME.
+            shutil.rmtree(session.home.config_dir / "packages", ignore_errors=True)
     for server in servers:
         server.__exit__(None, None, None)
