@@ -190,6 +190,7 @@ class _Turn:
     pending_key: str | None = None
     pending: dict[str, Any] | None = None
     written_keys: set[str] = field(default_factory=set)  # calls whose usage is in the log
+    reported_cost: float | None = None  # the turn's cost in USD as the source reported it
 
 
 @dataclass(slots=True)
@@ -373,7 +374,8 @@ class SessionBuilder:
         """`turn.completed`, after the last call's usage and answering every open call. Without
         `stop`, it is read off the turn: interrupted → cancelled; a provider error → error; calls
         left open → error/unknown (the source was cut off); else final (the writer's rule for an
-        answer without text). Its usage is the sum of its calls' (`Usage.of_written`)."""
+        answer without text). Its usage is the sum of its calls' (`Usage.of_written`), its cost
+        the source's own when it reported one (`report_cost`)."""
         turn = self.turn
         if turn is None:
             return
@@ -391,6 +393,9 @@ class SessionBuilder:
                 stop = "final"
         self.flush_usage(ts)
         spent = Usage.of_written(turn.calls_usage)
+        if turn.reported_cost is not None:  # the source's own figure, over our prices
+            tokens = spent or Usage(promptTokens=0, completionTokens=0)
+            spent = tokens.model_copy(update={"costUsd": turn.reported_cost})
         if stop == "error":
             end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
         else:
@@ -421,6 +426,12 @@ class SessionBuilder:
         turn.pending_key = key
         step = len(turn.calls_usage) + 1
         turn.pending = ModelUsage.priced_fields(self.prices, step, model, prompt, completion, cached, written)
+
+    def report_cost(self, usd: float) -> None:
+        """The open turn's cost in USD as the source reported it: `turn.completed`'s
+        `usage.costUsd` says it (its calls' `model.usage` keep our prices)."""
+        if self.turn is not None:
+            self.turn.reported_cost = usd
 
     def flush_usage(self, ts: str) -> None:
         """Write the open turn's pending call usage as `model.usage` (if any)."""

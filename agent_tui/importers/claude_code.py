@@ -20,10 +20,18 @@ How records map (every line is used, or kept as a `source.record` with its origi
   as `agentName`; the call's result is `subagent.delivered` in the parent, then its tool result;
 - `system` `compact_boundary` plus the summary line after it → `context.compacted` (see
   `claude_code_compaction.py`);
-- `thinking` blocks, `system` notes, `summary`, `file-history-snapshot`, `progress`, … →
-  `source.record` (thinking as recordType `thinking`);
-- a record type this module does not know → `source.record` and the warning
-  `FILE:LINE: unsupported Claude Code record 'xyz' (kept as source-specific)`.
+- `cost-state` (Claude Code's own running cost of the session, `totalCostUSD`) → the open turn's
+  cost: `turn.completed`'s `usage.costUsd` is what that total grew by in the turn, as for an ACP
+  agent that reports its cost (the calls' `model.usage` keep our prices); the record is kept too;
+- `api-request`, `api-request-blob`, `api-request-shape`, `content-replacement`, … that carry an
+  `agentId` (Claude Code writes them into a sub-agent's own log, without `isSidechain`) belong to
+  that sub-agent's session;
+- `thinking` blocks, `system` notes, `summary`, `file-history-snapshot`, `progress`, the session
+  state records of 2.1 (`tools-used`, `atis-latch`, `api-request*`, …: `KNOWN_RECORDS`) →
+  `source.record` (thinking as recordType `thinking`), quietly;
+- a record type this module does not know → `source.record`, and the first of each type in a
+  log gives the warning `FILE:LINE: unsupported Claude Code record 'xyz' (kept as
+  source-specific)` (once per type and log, however many lines have it).
 """
 
 from __future__ import annotations
@@ -36,8 +44,10 @@ from agent_tui.costs.prices import PriceTable
 from agent_tui.importers.builder import UNREADABLE, LineImporter, LogLine, RawLine, SessionBuilder
 from agent_tui.importers.claude_code_compaction import Compactions
 from agent_tui.importers.claude_code_words import (
+    AGENT_ROUTED,
     CLIENT,
     COMMAND_PREFIXES,
+    COST_STATE,
     FORMAT,
     INTERRUPTED,
     KNOWN_RECORDS,
@@ -91,6 +101,9 @@ class ClaudeCodeImporter(LineImporter):
         self._current_source: str | None = None  # the source session id of `_current`
         self._usage_key: Any = None  # the model call whose usage was read last, and that usage
         self._usage: dict[str, Any] | None = None
+        self._unknown: set[str] = set()  # record types reported as unknown (once each)
+        self._cost_seen: dict[str, float] = {}  # session → its latest reported cost so far
+        self._cost_base: dict[str, tuple[int, float]] = {}  # session → (its turn, cost before it)
 
     # -- the interface -------------------------------------------------------------------------
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
@@ -113,6 +126,7 @@ class ClaudeCodeImporter(LineImporter):
             or data.get("sessionId") != self._current_source
             or not builder.created
             or data.get("isSidechain")
+            or (kind in AGENT_ROUTED and data.get("agentId"))
         ):
             builder = self._route(data)
         if kind == "assistant" and builder is not None:
@@ -156,9 +170,10 @@ class ClaudeCodeImporter(LineImporter):
                 "not-an-object",
                 "line-too-long",
             )
-            if not known:
-                self._warn(n, f"unsupported Claude Code record {kind!r} (kept as source-specific)")
             record_type = kind if isinstance(kind, str) else "unknown"
+            if not known and repr(kind) not in self._unknown:  # once per type: a new CLI writes many
+                self._unknown.add(repr(kind))
+                self._warn(n, f"unsupported Claude Code record {kind!r} (kept as source-specific)")
             title_key = TITLE_RECORDS.get(record_type)
             title = data.get(title_key) if title_key else None
             if builder is None:
@@ -168,7 +183,28 @@ class ClaudeCodeImporter(LineImporter):
                 builder.title = title[:80]
             if kind == "progress":
                 self._progress(builder, ts, data)
+            elif kind == COST_STATE:
+                self._cost_state(n, builder, data)
             builder.record(ts, record_type, data)
+
+    def _cost_state(self, n: int, builder: SessionBuilder, data: dict[str, Any]) -> None:
+        """The session's cost so far as Claude Code counts it: the open turn's cost is what it grew
+        by since the turn before (all of it when it went down: the count started over)."""
+        total = data.get("totalCostUSD")
+        if type(total) not in (int, float) or not 0 <= total < 1e9:  # NaN fails both
+            if "cost-state?" not in self._unknown:
+                self._unknown.add("cost-state?")
+                self._warn(n, "cost-state whose totalCostUSD is not a cost in USD (kept as source-specific)")
+            return
+        session = builder.session_id
+        seen = self._cost_seen.get(session, 0.0)
+        self._cost_seen[session] = total
+        if builder.turn is None:
+            return
+        mark = self._cost_base.get(session)
+        if mark is None or mark[0] != builder.turns:
+            mark = self._cost_base[session] = (builder.turns, seen)
+        builder.report_cost(total - mark[1] if total >= mark[1] else total)
 
     def _route(self, data: dict[str, Any]) -> SessionBuilder | None:
         """The session a line belongs to, created when new (None before any session is known)."""
@@ -178,7 +214,7 @@ class ClaudeCodeImporter(LineImporter):
         main_id = self._ids.get(source_session)
         if main_id is None:
             main_id = self._ids[source_session] = session_id_for(source_session)
-        if data.get("isSidechain"):
+        if data.get("isSidechain") or (data.get("type") in AGENT_ROUTED and data.get("agentId")):
             key = self._sidechain_key(data)
             session_id = session_id_for(source_session, key)
             builder = self.sessions.get(session_id)
@@ -192,6 +228,8 @@ class ClaudeCodeImporter(LineImporter):
                     agentName=agent_type or "subagent",
                     title=description,
                 )
+            elif not builder.created and builder.header is not None and not builder.header["cwd"]:
+                builder.header["cwd"] = str(data.get("cwd") or "")  # a first record without a cwd
             return builder
         builder = self.sessions.get(main_id)
         if builder is None:

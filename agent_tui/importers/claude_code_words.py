@@ -29,8 +29,47 @@ KNOWN_RECORDS = frozenset(
         "last-prompt",
         "tag",
         "mode",
+        # Claude Code 2.1: session state it appends as it changes (the last one wins on resume)
+        "ended-by-model",
+        "continued-in",
+        "relocated",
+        "agent-color",
+        "frame-link",
+        "artifact-comment-monitor",
+        "artifact-autoreact-ledger",
+        "bridge-session",
+        "history-suppression",
+        "file-history-delta",
+        "attribution-snapshot",
+        "permission-mode",
+        "isolation-latch",
+        "session-owner",
+        "dev-mods",
+        "memory-mode",
+        "atis-latch",
+        "tools-used",
+        "worktree-state",
+        "cost-state",
+        "repl-mode",
+        "content-replacement",
+        "api-request",
+        "api-request-blob",
+        "api-request-shape",
+        "fork-context-ref",
+        "observer-ref",
     }
 )
+"""The record types Claude Code writes besides `user`, `assistant` and `system` (the table its
+transcript writer keeps, as of 2.1.3xx): kept as `source.record` without a warning, or mapped
+(`cost-state`, the titles, `progress`)."""
+AGENT_ROUTED = frozenset(
+    {"content-replacement", "api-request", "api-request-blob", "api-request-shape", "fork-context-ref", "observer-ref"}
+)
+"""Records Claude Code writes into a sub-agent's own log when they carry its `agentId` (they have
+no `isSidechain`): they belong to that sub-agent's session, not to the main one."""
+COST_STATE = "cost-state"
+"""The session's running totals as Claude Code's own cost counter has them (`totalCostUSD`: the
+whole session's so far, in USD), written again whenever the cost grows."""
 TITLE_RECORDS = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
 COMMAND_PREFIXES = (
     "<command-name>",
