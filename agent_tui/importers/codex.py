@@ -13,8 +13,9 @@ How records map:
   record itself is also kept as a `source.record`;
 - the user's prompt (`event_msg user_message`, or a user `message` item) starts a turn; context
   Codex injects as user-role messages (the project's AGENTS.md, `<environment_context>`,
-  `<user_instructions>`) is no prompt: it is kept as a `source.record` (`message.user`) and
-  starts no turn; a prompt the IDE extension or the desktop app prefixed with the editor's state
+  `<user_instructions>`, `<skill>`, `<turn_aborted>`, `<subagent_notification>`, …:
+  `codex_words.CONTEXT_PREFIXES`) is no prompt: it is kept as a `source.record` (`message.user`)
+  and starts no turn (a turn Codex started with only such input has an empty prompt); a prompt the IDE extension or the desktop app prefixed with the editor's state
   (`# Context from my IDE setup:` … `## My request for Codex:`) is the request after the heading,
   the editor's state kept in its turn as a `source.record` (`ide_context`); the two
   copies Codex writes of each prompt, answer and reasoning summary are matched and used once;
@@ -31,7 +32,8 @@ How records map:
 - in a spawned agent's rollout, records older than its `session_meta` are history inherited from
   its parent: kept as `source.record`s (`inherited.<type>`), not replayed as its own turns;
 - reasoning, turn contexts, snapshots, … → `source.record`; a type this module does not know →
-  kept, with `FILE:LINE: unsupported Codex record 'xyz' (kept as source-specific)`.
+  kept, with `FILE:LINE: unsupported Codex record 'xyz' (kept as source-specific)` for the
+  first of each type in a log.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ class CodexImporter(LineImporter):
         self._compacted_last = False
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id → (tool, args), this turn
         self._children = CodexChildren()
+        self._unknown: set[str] = set()  # record types reported as unsupported (once each)
 
     @property
     def sessions(self) -> dict[str, SessionBuilder]:
@@ -114,6 +117,12 @@ class CodexImporter(LineImporter):
             self.builder.finish()
         return self._take()
 
+    def _unsupported(self, n: int, name: str) -> None:
+        """The warning for a record type this module does not know: once per type and log."""
+        if name not in self._unknown:
+            self._unknown.add(name)
+            self._warn(n, f"unsupported Codex record {name} (kept as source-specific)")
+
     def _malformed(self, n: int, ts: str, record_type: str, data: dict[str, Any], what: str) -> None:
         """A record of a known type but the wrong shape: kept as it is, and reported."""
         self._warn(n, f"Codex {record_type} {what} (kept as source-specific)")
@@ -139,7 +148,7 @@ class CodexImporter(LineImporter):
             self._record("", f"state.{data['record_type']}", data)
             return
         else:
-            self._warn(n, f"unsupported Codex record {kind!r} (kept as source-specific)")
+            self._unsupported(n, repr(kind))
             self._record(normalize_ts(data.get("timestamp")) or "", str(kind), data)
             return
         if kind == "session_meta":
@@ -157,7 +166,7 @@ class CodexImporter(LineImporter):
         elif kind == "turn_context":
             self._turn_context(ts, payload)
         else:
-            self._warn(n, f"unsupported Codex record {kind!r} (kept as source-specific)")
+            self._unsupported(n, repr(kind))
             self._record(ts, kind, payload)
 
     def _turn_context(self, ts: str, context: dict[str, Any]) -> None:
@@ -275,10 +284,13 @@ class CodexImporter(LineImporter):
 
     def _in_turn(self, n: int, ts: str) -> SessionBuilder:
         builder = self._builder(ts)
-        if builder.ensure_turn(f"turn_L{n}", ts):
+        marked = self._next_turn_id  # Codex started a turn whose input was only context
+        if builder.ensure_turn("turn_" + safe_part((marked or f"L{n}").removeprefix("turn_")), ts):
+            self._next_turn_id = None
             self._turn_base = self._total
             self._calls = {}
-            self._warn(n, "model output with no prompt before it (its turn has an empty prompt)")
+            if marked is None:
+                self._warn(n, "model output with no prompt before it (its turn has an empty prompt)")
         return builder
 
     # -- response items --------------------------------------------------------------------------
@@ -317,7 +329,7 @@ class CodexImporter(LineImporter):
         elif type(kind) is str and kind in RESPONSE_ITEMS:
             self._record(ts, kind, item)
         else:
-            self._warn(n, f"unsupported Codex record 'response_item.{kind}' (kept as source-specific)")
+            self._unsupported(n, f"'response_item.{kind}'")
             self._record(ts, f"response_item.{kind}", item)
 
     def _tool_call(self, n: int, ts: str, item: dict[str, Any]) -> None:
@@ -405,7 +417,7 @@ class CodexImporter(LineImporter):
                 self._children.announced(event)
             self._record(ts, f"event_msg.{kind}", event)
         else:
-            self._warn(n, f"unsupported Codex record 'event_msg.{kind}' (kept as source-specific)")
+            self._unsupported(n, f"'event_msg.{kind}'")
             self._record(ts, f"event_msg.{kind}", event)
         self._compacted_last = False
 

@@ -64,16 +64,34 @@ KEPT_EVENTS = frozenset(
         "agent_reasoning_raw_content",
     }
 )
-CONTEXT_PREFIXES = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# AGENTS.md",
-    "<permissions",
-    "<INSTRUCTIONS>",
-    "<user_shell_command>",
+CONTEXT_PREFIXES = tuple(
+    prefix.lower()
+    for prefix in (
+        "<environment_context>",
+        "<user_instructions>",
+        "# AGENTS.md",
+        "<permissions",
+        "<INSTRUCTIONS>",
+        "<user_shell_command>",
+        "<turn_aborted>",
+        "<subagent_notification>",
+        "<skill>",
+        "<extension_context>",
+        "<goal_context>",
+        "<hook_prompt",
+        "<external_",
+        "<context_update>",
+        "Warning: apply_patch was requested via ",
+        "Warning: The maximum number of unified exec processes you can keep open is",
+        "Warning: Your account was flagged for potentially high-risk cyber activity",
+    )
 )
-"""How the texts Codex injects as user-role messages begin (the project's AGENTS.md, the
-sandbox and directory it runs in): context for the model, never a prompt of the user's."""
+"""How the texts Codex injects as user-role messages begin, lowercased (Codex matches them
+regardless of case): the project's AGENTS.md, the sandbox and directory it runs in, a skill's
+instructions, the note that the previous turn was interrupted, a sub-agent's notification to its
+parent, a hook's prompt or context, and the warnings of older releases. The list follows Codex's
+own (`codex-rs/core/src/context/contextual_user_message.rs`, which filters them out of the
+conversation the same way): context for the model, never a prompt of the user's."""
 CONTEXT_KINDS = frozenset({"user_instructions", "environment_context"})
 """The `kind`s of a `user_message` event (some releases) that mark injected context."""
 IDE_CONTEXT = "# Context from my IDE setup:"
@@ -96,7 +114,7 @@ def user_request(content: Any) -> tuple[str, str]:
     for part in parts:
         text = content_text([part]) if isinstance(part, dict) else part if isinstance(part, str) else ""
         stripped = text.lstrip()
-        if stripped.startswith(CONTEXT_PREFIXES):
+        if stripped[:80].lower().startswith(CONTEXT_PREFIXES):
             context.append(text)
         elif stripped.startswith(IDE_CONTEXT):
             heading = IDE_REQUEST.search(stripped)
