@@ -154,3 +154,26 @@ def test_unknown_types_are_reported_once_per_type_not_per_line(tmp_path: Path) -
     kept = [e for e in events_of(tmp_path / "out") if e.type == "source.record"]
     assert len(kept) == 300
     shutil.rmtree(tmp_path / "out")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"type": {"api-request": 1}, "agentId": "b81d0e", "sessionId": "s1"},
+        {"type": ["api-request"], "agentId": "b81d0e", "sessionId": "s1"},
+        {"type": "api-request", "agentId": {"id": 1}, "sessionId": "s1"},
+        {"type": "api-request", "agentId": "../../../etc/passwd", "sessionId": "s1"},
+        {"type": "cost-state", "sessionId": ["s1"], "totalCostUSD": 1},
+    ],
+)
+def test_hostile_records_are_kept_without_a_crash_or_a_path_outside(record: dict, tmp_path: Path) -> None:
+    log = tmp_path / "in" / "s1.jsonl"
+    log.parent.mkdir()
+    log.write_bytes(_prompt("u1", "one") + b"\n" + orjson.dumps(record) + b"\n" + _answer("a1", "x") + b"\n")
+    report = import_path(log, tmp_path / "out")
+    written = sorted((tmp_path / "out").iterdir())
+    assert all(path.parent == tmp_path / "out" and "/" not in path.name for path in written)
+    assert all("could not be imported" not in warning for warning in report.warnings)
+    events = events_of(tmp_path / "out")
+    assert chain_violations(events) == []
+    assert sum(e.type == "source.record" for e in events) == 1

@@ -98,7 +98,9 @@ def test_a_turn_codex_started_on_context_alone_has_an_empty_prompt_and_no_warnin
             "payload": {
                 "type": "message",
                 "role": "user",
-                "content": [{"type": "input_text", "text": "<subagent_notification>\n{}\n</subagent_notification>"}],
+                "content": [
+                    {"type": "input_text", "text": "<subagent_notification>\n{}\n</subagent_notification>"}
+                ],
             },
         },
         {"type": "event_msg", "payload": {"type": "agent_message", "message": "The helper is done."}},
@@ -114,13 +116,16 @@ def test_a_turn_codex_started_on_context_alone_has_an_empty_prompt_and_no_warnin
     assert importer.counts.prompts == 0
 
 
-@pytest.mark.parametrize("text", INJECTED + ["  <Turn_Aborted>\nx\n</turn_aborted>", "<external_docs>x</external_docs>"])
+@pytest.mark.parametrize(
+    "text", INJECTED + ["  <Turn_Aborted>\nx\n</turn_aborted>", "<external_docs>x</external_docs>"]
+)
 def test_each_marker_is_context_not_a_request(text: str) -> None:
     assert user_request([{"type": "input_text", "text": text}]) == ("", text)
 
 
 @pytest.mark.parametrize(
-    "text", ["Warning: the tests are slow", "<skills> are what I want to learn", "What does <turn_aborted> mean?"]
+    "text",
+    ["Warning: the tests are slow", "<skills> are what I want to learn", "What does <turn_aborted> mean?"],
 )
 def test_words_that_only_look_like_a_marker_are_a_request(text: str) -> None:
     assert user_request([{"type": "input_text", "text": text}]) == (text, "")
@@ -128,8 +133,19 @@ def test_words_that_only_look_like_a_marker_are_a_request(text: str) -> None:
 
 def test_an_unknown_record_type_is_reported_once_per_log() -> None:
     importer = CodexImporter("x.jsonl")
-    importer.feed(1, orjson.dumps({"timestamp": "2026-12-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "t"}}))
+    importer.feed(
+        1,
+        orjson.dumps(
+            {"timestamp": "2026-12-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "t"}}
+        ),
+    )
     for number in range(2, 50):
-        line = {"timestamp": "2026-12-01T10:00:00.000Z", "type": "event_msg", "payload": {"type": "thread_goal"}}
+        line = {
+            "timestamp": "2026-12-01T10:00:00.000Z",
+            "type": "event_msg",
+            "payload": {"type": "thread_goal"},
+        }
         importer.feed(number, orjson.dumps(line))
-    assert importer.warnings == ["x.jsonl:2: unsupported Codex record 'event_msg.thread_goal' (kept as source-specific)"]
+    assert importer.warnings == [
+        "x.jsonl:2: unsupported Codex record 'event_msg.thread_goal' (kept as source-specific)"
+    ]

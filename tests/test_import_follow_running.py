@@ -51,13 +51,20 @@ RESULT = _claude(
     "user",
     "u2",
     9,
-    message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}]},
+    message={
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}],
+    },
 )
 ANSWER = _claude(
     "assistant",
     "a2",
     10,
-    message={"id": "m2", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "One file: a.py."}]},
+    message={
+        "id": "m2",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "One file: a.py."}],
+    },
 )
 NEXT = _claude("user", "u3", 20, message={"role": "user", "content": "and the tests?"})
 
@@ -119,7 +126,9 @@ class TestClaudeCode:
         assert tail.poll() == 0 and tail.finish() == 0  # nothing is read after the end
         writer.close()
 
-    def test_the_follower_thread_keeps_a_running_turn_open_and_stop_leaves_it_so(self, tmp_path: Path) -> None:
+    def test_the_follower_thread_keeps_a_running_turn_open_and_stop_leaves_it_so(
+        self, tmp_path: Path
+    ) -> None:
         live, out = tmp_path / "project" / f"{CLAUDE_SESSION}.jsonl", tmp_path / "out"
         live.parent.mkdir()
         out.mkdir()
@@ -152,7 +161,12 @@ class TestCodex:
         out.mkdir()
         writer = SessionLogWriter(out, truncate=False)
         tail = ForeignTail(SourceFile(live, "codex"), writer)
-        call = {"type": "function_call", "name": "exec_command", "arguments": '{"cmd": "ls"}', "call_id": "c1"}
+        call = {
+            "type": "function_call",
+            "name": "exec_command",
+            "arguments": '{"cmd": "ls"}',
+            "call_id": "c1",
+        }
         _append(
             live,
             self._line(0, "session_meta", {"id": CODEX_THREAD, "cwd": "/w"}),

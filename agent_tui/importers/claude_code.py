@@ -126,7 +126,7 @@ class ClaudeCodeImporter(LineImporter):
             or data.get("sessionId") != self._current_source
             or not builder.created
             or data.get("isSidechain")
-            or (kind in AGENT_ROUTED and data.get("agentId"))
+            or (type(kind) is str and kind in AGENT_ROUTED and data.get("agentId"))
         ):
             builder = self._route(data)
         if kind == "assistant" and builder is not None:
@@ -190,8 +190,9 @@ class ClaudeCodeImporter(LineImporter):
     def _cost_state(self, n: int, builder: SessionBuilder, data: dict[str, Any]) -> None:
         """The session's cost so far as Claude Code counts it: the open turn's cost is what it grew
         by since the turn before (all of it when it went down: the count started over)."""
-        total = data.get("totalCostUSD")
-        if type(total) not in (int, float) or not 0 <= total < 1e9:  # NaN fails both
+        reported = data.get("totalCostUSD")
+        total = float(reported) if type(reported) is int or type(reported) is float else -1.0
+        if not 0 <= total < 1e9:  # not a number (NaN fails both), negative, or absurd
             if "cost-state?" not in self._unknown:
                 self._unknown.add("cost-state?")
                 self._warn(n, "cost-state whose totalCostUSD is not a cost in USD (kept as source-specific)")
@@ -214,7 +215,8 @@ class ClaudeCodeImporter(LineImporter):
         main_id = self._ids.get(source_session)
         if main_id is None:
             main_id = self._ids[source_session] = session_id_for(source_session)
-        if data.get("isSidechain") or (data.get("type") in AGENT_ROUTED and data.get("agentId")):
+        kind = data.get("type")
+        if data.get("isSidechain") or (type(kind) is str and kind in AGENT_ROUTED and data.get("agentId")):
             key = self._sidechain_key(data)
             session_id = session_id_for(source_session, key)
             builder = self.sessions.get(session_id)

@@ -63,7 +63,14 @@ KNOWN_RECORDS = frozenset(
 transcript writer keeps, as of 2.1.3xx): kept as `source.record` without a warning, or mapped
 (`cost-state`, the titles, `progress`)."""
 AGENT_ROUTED = frozenset(
-    {"content-replacement", "api-request", "api-request-blob", "api-request-shape", "fork-context-ref", "observer-ref"}
+    {
+        "content-replacement",
+        "api-request",
+        "api-request-blob",
+        "api-request-shape",
+        "fork-context-ref",
+        "observer-ref",
+    }
 )
 """Records Claude Code writes into a sub-agent's own log when they carry its `agentId` (they have
 no `isSidechain`): they belong to that sub-agent's session, not to the main one."""
