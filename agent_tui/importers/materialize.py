@@ -41,7 +41,7 @@ from agent_tui.importers.follow import ForeignFollower
 from agent_tui.importers.import_cache import CacheUse, bound_bytes, cache_lock, prune, use
 from agent_tui.private_files import make_private_dirs, write_private
 
-CACHE_VERSION = "3"
+CACHE_VERSION = "4"
 """Bumped when the importers change what they write, so old cache entries are not reused."""
 
 
