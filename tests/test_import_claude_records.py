@@ -112,12 +112,27 @@ class TestTheFixture:
 
 
 class TestCostState:
-    def test_a_cost_that_went_down_counts_whole(self) -> None:
-        # Claude Code started counting again (a new process on the same log): the turn cost that.
+    def test_a_total_below_what_the_turns_before_cost_leaves_the_turn_nothing(self) -> None:
         lines = [_prompt("u1", "one"), _answer("a1", "x"), _cost(0.5)]
         lines += [_prompt("u2", "two"), _answer("a2", "y"), _cost(0.2)]
         events = _feed(ClaudeCodeImporter("x.jsonl"), lines)
-        assert _turn_costs(events, "sess_s1") == [0.5, 0.2]
+        assert _turn_costs(events, "sess_s1") == [0.5, 0.0]
+
+    def test_the_turn_open_at_a_cost_state_takes_up_what_the_turns_before_did_not_count(self) -> None:
+        # Claude Code saves its cost seldom (at the end of a session): the turns before it keep
+        # our prices, the open one what is left, so the session costs what Claude Code says.
+        lines = [
+            _prompt("u1", "one"),
+            _answer("a1", "x"),
+            _prompt("u2", "two"),
+            _answer("a2", "y"),
+            _cost(0.01),
+        ]
+        events = _feed(ClaudeCodeImporter("x.jsonl"), lines)
+        first, second = _turn_costs(events, "sess_s1")
+        assert first is not None and first > 0 and second == pytest.approx(0.01 - first)
+        [session] = project_state(events).sessions.values()
+        assert session.spend.cost_usd == pytest.approx(0.01)
 
     def test_a_cost_before_any_turn_is_the_start_not_a_turns_cost(self) -> None:
         lines = [_cost(1.25), _prompt("u1", "one"), _answer("a1", "x"), _cost(1.5)]

@@ -233,6 +233,7 @@ class SessionBuilder:
         "prices",
         "sequence",
         "session_id",
+        "spent_usd",
         "title",
         "turn",
         "turns",
@@ -260,6 +261,7 @@ class SessionBuilder:
         self._held: list[tuple[str, str, dict[str, Any]]] = []
         self.turn: _Turn | None = None
         self.turns = 0
+        self.spent_usd = 0.0  # what its closed turns cost (those with a known cost)
         self._ts = ""  # the time of what the writer writes now
         self._sink = self._write_line  # the writers' commit, bound once
 
@@ -396,6 +398,8 @@ class SessionBuilder:
         if turn.reported_cost is not None:  # the source's own figure, over our prices
             tokens = spent or Usage(promptTokens=0, completionTokens=0)
             spent = tokens.model_copy(update={"costUsd": turn.reported_cost})
+        if spent is not None and spent.costUsd is not None:
+            self.spent_usd += spent.costUsd
         if stop == "error":
             end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
         else:
