@@ -15,7 +15,8 @@ How records map:
   Codex injects as user-role messages (the project's AGENTS.md, `<environment_context>`,
   `<user_instructions>`, `<skill>`, `<turn_aborted>`, `<subagent_notification>`, …:
   `codex_words.CONTEXT_PREFIXES`) is no prompt: it is kept as a `source.record` (`message.user`)
-  and starts no turn (a turn Codex started with only such input has an empty prompt); a prompt the IDE extension or the desktop app prefixed with the editor's state
+  and starts no turn (a turn Codex started with only such input has an empty prompt); newer
+  releases (0.17x) also say so themselves, part by part (`provenance` other than `user`); a prompt the IDE extension or the desktop app prefixed with the editor's state
   (`# Context from my IDE setup:` … `## My request for Codex:`) is the request after the heading,
   the editor's state kept in its turn as a `source.record` (`ide_context`); the two
   copies Codex writes of each prompt, answer and reasoning summary are matched and used once;
@@ -31,7 +32,7 @@ How records map:
   their final messages → `subagent.delivered` (`codex_subagents.py`);
 - in a spawned agent's rollout, records older than its `session_meta` are history inherited from
   its parent: kept as `source.record`s (`inherited.<type>`), not replayed as its own turns;
-- reasoning, turn contexts, snapshots, … → `source.record`; a type this module does not know →
+- reasoning, turn contexts, snapshots, `world_state`, `token_usage_record`, … → `source.record`; a type this module does not know →
   kept, with `FILE:LINE: unsupported Codex record 'xyz' (kept as source-specific)` for the
   first of each type in a log.
 """
@@ -50,9 +51,11 @@ from agent_tui.importers.codex_words import (
     CONTEXT_KINDS,
     FORMAT,
     KEPT_EVENTS,
+    KEPT_LINES,
     RESPONSE_ITEMS,
     RISK,
     content_text,
+    injected_parts,
     output_text,
     unreadable,
     user_request,
@@ -165,6 +168,8 @@ class CodexImporter(LineImporter):
             self._compacted(ts, payload)
         elif kind == "turn_context":
             self._turn_context(ts, payload)
+        elif kind in KEPT_LINES:
+            self._record(ts, kind, payload)
         else:
             self._unsupported(n, repr(kind))
             self._record(ts, kind, payload)
@@ -241,12 +246,20 @@ class CodexImporter(LineImporter):
         self._turn_base = self._total
         self._calls = {}
 
-    def _user_text(self, n: int, ts: str, content: Any, side: str, record: dict[str, Any]) -> None:
+    def _user_text(
+        self,
+        n: int,
+        ts: str,
+        content: Any,
+        side: str,
+        record: dict[str, Any],
+        injected: list[bool] | None = None,
+    ) -> None:
         """A user message (`side`: its item or its event copy): a prompt, with the context the
         app or the IDE put around it kept in its turn as `ide_context`; or, wholly injected
         context, kept as it came. The copies are matched on the request alone (one side may
         carry the IDE's context, the other not)."""
-        request, context = user_request(content)
+        request, context = user_request(content, injected)
         if not request:
             self._record(ts, "message.user" if side == "item" else "event_msg.user_message", record)
             return
@@ -307,7 +320,7 @@ class CodexImporter(LineImporter):
                 if text and self._first_copy("item", text):
                     self._in_turn(n, ts).delta(ts, text)
             elif role == "user":
-                self._user_text(n, ts, content, "item", item)
+                self._user_text(n, ts, content, "item", item, injected_parts(item))
             else:
                 self._record(ts, f"message.{role}", item)
         elif kind == "reasoning":
