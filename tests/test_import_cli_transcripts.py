@@ -150,3 +150,26 @@ def _follow_line_by_line(folder: Path, tmp_path: Path, session: str) -> list[str
     writer.close()
     assert tail.importer.warnings == []
     return statuses
+
+
+SAMPLES = Path(__file__).parent / "sample-logs"
+NEW_FIXTURES = [CLAUDE, CODEX, SAMPLES / "claude-code-2.1-records", SAMPLES / "codex-context"]
+
+
+@pytest.mark.parametrize("folder", NEW_FIXTURES, ids=lambda path: path.name)
+def test_the_same_bytes_twice_and_followed_to_its_end_as_imported(folder: Path, tmp_path: Path) -> None:
+    import_path(folder, tmp_path / "a")
+    import_path(folder, tmp_path / "b")
+    imported = {path.name: path.read_bytes() for path in sorted((tmp_path / "a").glob("*.jsonl"))}
+    assert imported and imported == {
+        path.name: path.read_bytes() for path in sorted((tmp_path / "b").glob("*.jsonl"))
+    }
+    followed = tmp_path / "followed"
+    followed.mkdir()
+    writer = SessionLogWriter(followed, truncate=False)
+    for source in discover([folder]).sources:
+        tail = ForeignTail(source, writer)
+        tail.poll()
+        tail.finish()
+    writer.close()
+    assert {path.name: path.read_bytes() for path in sorted(followed.glob("*.jsonl"))} == imported
