@@ -161,8 +161,8 @@ class TestReplays:
                     assert later.files and all(path.exists() for path in later.files)
                     last = {path.parent.name for path in later.files}
                 assert all(path.exists() for path in held)  # the open replay's entries stay
-            # Each conversion pruned the entries nobody read: the open replay's stay, and the
-            # last replay's (its prunes ran while it held them).
+            # Each replay's prune dropped the entries nobody read: the open replay's stay, and
+            # the last replay's (its prune ran while it held them).
             assert set(_entries(root)) == {path.parent.name for path in held} | last
             assert len(_entries(root)) < len(logs)
         finally:

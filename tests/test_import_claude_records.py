@@ -192,3 +192,31 @@ def test_hostile_records_are_kept_without_a_crash_or_a_path_outside(record: dict
     events = events_of(tmp_path / "out")
     assert chain_violations(events) == []
     assert sum(e.type == "source.record" for e in events) == 1
+
+
+def test_a_task_notification_is_read_in_linear_time_whatever_it_holds() -> None:
+    # A hostile transcript: a notification of megabytes of opening tags and no closing one.
+    launch = {"type": "tool_use", "id": "toolu_bg", "name": "Agent", "input": {"prompt": "p"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_bg", "content": "Async agent launched"}
+    text = "<task-notification>\n<tool-use-id>toolu_bg</tool-use-id>\n" + "<result>" * 400_000
+    lines = [
+        _prompt("u1", "go"),
+        _line(type="assistant", uuid="a1", message={"id": "m1", "content": [launch]}),
+        _line(
+            type="user",
+            uuid="u2",
+            message={"role": "user", "content": [result]},
+            toolUseResult={"isAsync": True, "status": "async_launched", "agentId": "bg1"},
+        ),
+        _line(
+            type="user",
+            uuid="u3",
+            message={"role": "user", "content": text},
+            origin={"kind": "task-notification"},
+            promptSource="system",
+        ),
+    ]
+    events = _feed(ClaudeCodeImporter("x.jsonl"), lines)
+    [delivered] = [e.payload for e in events if e.type == "subagent.delivered"]
+    assert delivered["childSessionId"] == "sess_s1_agent-bg1" and delivered["status"] == "completed"
+    assert [e.payload["promptPreview"] for e in events if e.type == "turn.started"] == ["go", ""]

@@ -56,14 +56,12 @@ from agent_tui.importers.claude_code_words import (
     FORMAT,
     INTERRUPTED,
     KNOWN_RECORDS,
-    NOTICE_CALL,
-    NOTICE_RESULT,
-    NOTICE_STATUS,
     SYSTEM_ORIGINS,
     TASK_TOOLS,
     TITLE_RECORDS,
     block_text,
     is_rejection,
+    notice_field,
     risk_for,
 )
 from agent_tui.importers.ids import normalize_ts, safe_part, session_id_for
@@ -504,15 +502,13 @@ class ClaudeCodeImporter(LineImporter):
 
     def _notified(self, builder: SessionBuilder, ts: str, text: str) -> None:
         """A background agent's `<task-notification>`: its delivery to the turn it started."""
-        call = NOTICE_CALL.search(text)
-        launched = self._launched.pop(call.group(1), None) if call is not None else None
+        call = notice_field(text, "tool-use-id")
+        launched = self._launched.pop(call, None) if call is not None else None
         if launched is None:
             return
-        status = NOTICE_STATUS.search(text)
-        result = NOTICE_RESULT.search(text)
         child_id, agent_type = launched
-        failed = status is not None and status.group(1) != "completed"
-        builder.delivered(ts, child_id, agent_type, failed, result.group(1) if result is not None else "")
+        failed = notice_field(text, "status") not in (None, "completed")
+        builder.delivered(ts, child_id, agent_type, failed, notice_field(text, "result") or "")
 
     # -- system lines ----------------------------------------------------------------------------
     def _system(self, builder: SessionBuilder, ts: str, data: dict[str, Any]) -> None:

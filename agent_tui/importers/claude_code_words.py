@@ -7,7 +7,6 @@ Shared by the importer (`claude_code.py`); the names and texts follow what Claud
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
@@ -78,11 +77,21 @@ no `isSidechain`): they belong to that sub-agent's session, not to the main one.
 SYSTEM_ORIGINS = frozenset({"task-notification", "auto-continuation", "observer-activity"})
 """`origin.kind`s of a user line Claude Code wrote itself to start a turn (a background agent's
 notification, …); such a line also says `promptSource: "system"`, a typed one `"typed"`."""
-NOTICE_CALL = re.compile(r"<tool-use-id>([^<]{1,200})</tool-use-id>")
-NOTICE_STATUS = re.compile(r"<status>([^<]{1,40})</status>")
-NOTICE_RESULT = re.compile(r"<result>(.*?)</result>", re.DOTALL)
-"""What a `<task-notification>` says of the background agent it reports: the `Agent` call that
-launched it, how it ended (`completed`, or else), and its answer."""
+
+
+def notice_field(text: str, tag: str) -> str | None:
+    """The text of the first `<tag>…</tag>` in a `<task-notification>` (the `Agent` call that
+    launched the agent it reports, `tool-use-id`; how it ended, `status`: `completed` or else;
+    its answer, `result`), None when it has none. Found with `str.find`, in time linear in the
+    text whatever it holds (a transcript is untrusted)."""
+    start = text.find(f"<{tag}>")
+    if start < 0:
+        return None
+    start += len(tag) + 2
+    end = text.find(f"</{tag}>", start)
+    return text[start:end] if end >= 0 else None
+
+
 COST_STATE = "cost-state"
 """The session's running totals as Claude Code's own cost counter has them (`totalCostUSD`: the
 whole session's so far, in USD), written again whenever the cost grows."""

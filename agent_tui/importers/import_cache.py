@@ -8,7 +8,8 @@ place). Invariants:
 - an entry's modification time is its last use: a replay that reads an entry touches it
   (`use`), so the oldest is the one least recently used;
 - `prune` drops entries, oldest first, until the entries hold at most the bound in bytes; it
-  runs after a conversion (a cache that only serves reads never grows);
+  runs once per replay that converted something (a cache that only serves reads never grows),
+  after its conversions;
 - an entry in use is never dropped: every `CacheUse` (one per replay, from its first entry to
   its `close()`) names the entries it reads in a file under `<root>/.users/` that it holds
   locked (`flock`) while it lives; a prune skips the entries named by every file still locked,

@@ -101,10 +101,14 @@ def replay_inputs(paths: list[Path], *, follow: bool = False) -> ReplayInputs:
     else:
         converted = []
         inputs.cache_use = CacheUse(cache_root())
+        made = False
         for source in found.sources:
-            folder, warnings = _cached(source, inputs.cache_use)
+            folder, warnings, new = _cached(source, inputs.cache_use)
+            made |= new
             inputs.warnings += warnings
             converted += sorted(folder.glob("*.jsonl"))
+        if made:  # once per replay: a prune reads every entry's size
+            prune(cache_root(), bound_bytes())
     inputs.files, duplicates = once_per_session([*found.own_logs, *converted])
     inputs.warnings += duplicates
     inputs.files.sort(key=lambda path: path.stem)
@@ -134,9 +138,9 @@ def once_per_session(files: list[Path]) -> tuple[list[Path], list[str]]:
     return sorted(kept, key=files.index), warnings
 
 
-def _cached(source: SourceFile, user: CacheUse) -> tuple[Path, list[str]]:
-    """The cache folder holding `source` converted (converting it first if needed), and its
-    warnings; `user` holds it in use. A conversion is followed by a prune of the cache."""
+def _cached(source: SourceFile, user: CacheUse) -> tuple[Path, list[str], bool]:
+    """The cache folder holding `source` converted (converting it first if needed), its
+    warnings, and whether it was converted now; `user` holds it in use."""
     stat = source.path.stat()
     key = hashlib.blake2b(
         f"{CACHE_VERSION}\0{source.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{source.agent_hints}".encode(),
@@ -151,7 +155,7 @@ def _cached(source: SourceFile, user: CacheUse) -> tuple[Path, list[str]]:
         if cached:
             use(folder)
     if cached:
-        return folder, notes.read_text(encoding="utf-8").splitlines()
+        return folder, notes.read_text(encoding="utf-8").splitlines(), False
     make_private_dirs(folder.parent)
     building = Path(tempfile.mkdtemp(prefix=key + ".", dir=folder.parent))  # 0700
     try:
@@ -161,8 +165,7 @@ def _cached(source: SourceFile, user: CacheUse) -> tuple[Path, list[str]]:
             os.rename(building, folder)
         except OSError:  # another process cached it first: use theirs
             shutil.rmtree(building, ignore_errors=True)
-        prune(root, bound_bytes())
-        return folder, importer.warnings
+        return folder, importer.warnings, True
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
