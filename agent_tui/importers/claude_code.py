@@ -25,9 +25,11 @@ How records map (every line is used, or kept as a `source.record` with its origi
   `<task-notification>` for that call comes (`<status>`, `<result>`), in the turn it starts;
 - `system` `compact_boundary` plus the summary line after it → `context.compacted` (see
   `claude_code_compaction.py`);
-- `cost-state` (Claude Code's own running cost of the session, `totalCostUSD`) → the open turn's
-  cost: `turn.completed`'s `usage.costUsd` is what that total grew by in the turn, as for an ACP
-  agent that reports its cost (the calls' `model.usage` keep our prices); the record is kept too;
+- `cost-state` (Claude Code's own running cost of the session, `totalCostUSD`, its sub-agents'
+  calls included) → the open turn's cost: `turn.completed`'s `usage.costUsd` is what of that
+  total the session's closed turns do not account for, as for an ACP agent that reports its cost
+  (the calls' `model.usage` keep our prices), so the session costs what Claude Code says; the
+  record is kept too;
 - `api-request`, `api-request-blob`, `api-request-shape`, `content-replacement`, … that carry an
   `agentId` (Claude Code writes them into a sub-agent's own log, without `isSidechain`) belong to
   that sub-agent's session;
@@ -507,6 +509,9 @@ class ClaudeCodeImporter(LineImporter):
         if launched is None:
             return
         child_id, agent_type = launched
+        child = self.sessions.get(child_id)  # an inline side chain: its end is here too
+        if child is not None and child.turn is not None:
+            child.close_turn(ts)
         failed = notice_field(text, "status") not in (None, "completed")
         builder.delivered(ts, child_id, agent_type, failed, notice_field(text, "result") or "")
 
