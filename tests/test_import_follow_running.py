@@ -190,3 +190,26 @@ class TestCodex:
         tail.poll()
         assert _status(out) == ("completed", ["final"])
         writer.close()
+
+
+def test_an_unsupported_type_is_said_once_for_all_the_logs_followed(tmp_path: Path) -> None:
+    sources = []
+    for index in range(3):
+        session = f"11111111-2222-4333-8444-00000000000{index}"
+        live = tmp_path / f"{session}.jsonl"
+        prompt = {**PROMPT, "sessionId": session, "uuid": f"u{index}"}
+        _append(
+            live,
+            prompt,
+            {"type": "hologram-state", "sessionId": session},
+            {"type": "tag", "sessionId": session},
+        )
+        sources.append(SourceFile(live, "claude-code"))
+    (tmp_path / "out").mkdir()
+    follower = ForeignFollower(sources, tmp_path / "out")
+    follower.catch_up()
+    follower.stop()
+    assert follower.warnings == [
+        f"{sources[0].path}:2: unsupported Claude Code record 'hologram-state' (kept as source-specific)"
+    ]
+    assert sum(len(tail.importer.warnings) for tail in follower.tails.values()) == 3  # each log's own

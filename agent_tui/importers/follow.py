@@ -131,7 +131,19 @@ class ForeignFollower:
 
     @property
     def warnings(self) -> list[str]:
-        found = [warning for tail in self.tails.values() for warning in tail.importer.warnings]
+        """What the imports said, in the order of the logs; a record type one log reported as
+        unsupported is said once for the whole follow, at the first log that had it (a new CLI
+        release writes it into every session followed)."""
+        found: list[str] = []
+        said: set[str] = set()
+        for tail in self.tails.values():
+            for warning in tail.importer.warnings:
+                what = warning.partition(": ")[2]  # the words after `FILE:LINE`
+                if what.startswith("unsupported "):
+                    if what in said:
+                        continue
+                    said.add(what)
+                found.append(warning)
         return found + self.writer.conflicts
 
     def catch_up(self) -> int:
