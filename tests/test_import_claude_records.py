@@ -17,7 +17,7 @@ from support_importers import events_of
 
 from agent_tui.events.chains import chain_violations
 from agent_tui.importers import ClaudeCodeImporter, detect_format, import_path
-from agent_tui.importers.claude_code_words import KNOWN_RECORDS
+from agent_tui.importers.claude_code_words import AGENT_ROUTED, KNOWN_RECORDS
 from agent_tui.reducer import project_state
 
 RECORDS = Path(__file__).parent / "sample-logs" / "claude-code-2.1-records"
@@ -220,3 +220,12 @@ def test_a_task_notification_is_read_in_linear_time_whatever_it_holds() -> None:
     [delivered] = [e.payload for e in events if e.type == "subagent.delivered"]
     assert delivered["childSessionId"] == "sess_s1_agent-bg1" and delivered["status"] == "completed"
     assert [e.payload["promptPreview"] for e in events if e.type == "turn.started"] == ["go", ""]
+
+
+@pytest.mark.parametrize("record_type", sorted(AGENT_ROUTED))
+def test_each_record_claude_code_routes_by_agent_belongs_to_that_agent(record_type: str) -> None:
+    record = orjson.dumps({"type": record_type, "sessionId": "s1", "agentId": "b81d0e", "v": 1})
+    events = _feed(ClaudeCodeImporter("x.jsonl"), [_prompt("u1", "one"), record, _answer("a1", "x")])
+    [kept] = [e for e in events if e.type == "source.record"]
+    assert kept.session_id == "sess_s1_agent-b81d0e" and kept.payload["recordType"] == record_type
+    assert [e.session_id for e in events if e.type == "turn.completed"] == ["sess_s1"]

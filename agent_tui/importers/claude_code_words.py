@@ -57,10 +57,16 @@ KNOWN_RECORDS = frozenset(
         "api-request-shape",
         "fork-context-ref",
         "observer-ref",
+        # Claude Code 2.1.332
+        "api-request-resumed",
+        "data-flow-incomplete",
+        "data-flow-records",
+        "derived-from",
+        "resume-head-vouch",
     }
 )
 """The record types Claude Code writes besides `user`, `assistant` and `system` (the table its
-transcript writer keeps, as of 2.1.3xx): kept as `source.record` without a warning, or mapped
+transcript writer keeps, as of 2.1.332): kept as `source.record` without a warning, or mapped
 (`cost-state`, the titles, `progress`)."""
 AGENT_ROUTED = frozenset(
     {
@@ -68,6 +74,9 @@ AGENT_ROUTED = frozenset(
         "api-request",
         "api-request-blob",
         "api-request-shape",
+        "api-request-resumed",
+        "data-flow-incomplete",
+        "data-flow-records",
         "fork-context-ref",
         "observer-ref",
     }
