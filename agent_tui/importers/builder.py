@@ -190,6 +190,7 @@ class _Turn:
     pending_key: str | None = None
     pending: dict[str, Any] | None = None
     written_keys: set[str] = field(default_factory=set)  # calls whose usage is in the log
+    reported_cost: float | None = None  # the turn's cost in USD as the source reported it
 
 
 @dataclass(slots=True)
@@ -232,6 +233,7 @@ class SessionBuilder:
         "prices",
         "sequence",
         "session_id",
+        "spent_usd",
         "title",
         "turn",
         "turns",
@@ -259,6 +261,7 @@ class SessionBuilder:
         self._held: list[tuple[str, str, dict[str, Any]]] = []
         self.turn: _Turn | None = None
         self.turns = 0
+        self.spent_usd = 0.0  # what its closed turns cost (those with a known cost)
         self._ts = ""  # the time of what the writer writes now
         self._sink = self._write_line  # the writers' commit, bound once
 
@@ -373,7 +376,8 @@ class SessionBuilder:
         """`turn.completed`, after the last call's usage and answering every open call. Without
         `stop`, it is read off the turn: interrupted → cancelled; a provider error → error; calls
         left open → error/unknown (the source was cut off); else final (the writer's rule for an
-        answer without text). Its usage is the sum of its calls' (`Usage.of_written`)."""
+        answer without text). Its usage is the sum of its calls' (`Usage.of_written`), its cost
+        the source's own when it reported one (`report_cost`)."""
         turn = self.turn
         if turn is None:
             return
@@ -391,6 +395,11 @@ class SessionBuilder:
                 stop = "final"
         self.flush_usage(ts)
         spent = Usage.of_written(turn.calls_usage)
+        if turn.reported_cost is not None:  # the source's own figure, over our prices
+            tokens = spent or Usage(promptTokens=0, completionTokens=0)
+            spent = tokens.model_copy(update={"costUsd": turn.reported_cost})
+        if spent is not None and spent.costUsd is not None:
+            self.spent_usd += spent.costUsd
         if stop == "error":
             end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
         else:
@@ -421,6 +430,12 @@ class SessionBuilder:
         turn.pending_key = key
         step = len(turn.calls_usage) + 1
         turn.pending = ModelUsage.priced_fields(self.prices, step, model, prompt, completion, cached, written)
+
+    def report_cost(self, usd: float) -> None:
+        """The open turn's cost in USD as the source reported it: `turn.completed`'s
+        `usage.costUsd` says it (its calls' `model.usage` keep our prices)."""
+        if self.turn is not None:
+            self.turn.reported_cost = usd
 
     def flush_usage(self, ts: str) -> None:
         """Write the open turn's pending call usage as `model.usage` (if any)."""

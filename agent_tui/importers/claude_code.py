@@ -6,7 +6,10 @@ same lines gives the same events, so follow mode can feed appended lines as they
 
 How records map (every line is used, or kept as a `source.record` with its original type):
 - a user line that is a prompt (text, not a tool result, not meta, not a slash command or its
-  output) starts a turn; `[Request interrupted by user…]` ends the turn `cancelled`;
+  output) starts a turn; `[Request interrupted by user…]` ends the turn `cancelled`; a user line
+  Claude Code wrote itself to start a turn (`promptSource: "system"`, or an `origin.kind` such as
+  `task-notification`: a background agent finished) starts a turn with an empty prompt, the line
+  kept in it as `source.record` `user.<kind>`;
 - assistant `text` blocks → `model.delta`; `tool_use` → `model.tool_call_requested`; the
   matching `tool_result` → `tool.started` + `tool.completed`, or `tool.failed` when `is_error`
   (a rejection by the user is the recorded denial: `permission.requested/resolved{deny}` and
@@ -18,12 +21,24 @@ How records map (every line is used, or kept as a `source.record` with its origi
   newer versions) are child sessions `sess_<session>_agent-<id>` (or `_side-<root uuid>` for
   old inline sidechains) with `parentSessionId` and the `Task`/`Agent` call's `subagent_type`
   as `agentName`; the call's result is `subagent.delivered` in the parent, then its tool result;
+  a background agent's (2.1.3xx: the result says `async_launched`) delivers when Claude Code's
+  `<task-notification>` for that call comes (`<status>`, `<result>`), in the turn it starts;
 - `system` `compact_boundary` plus the summary line after it → `context.compacted` (see
   `claude_code_compaction.py`);
-- `thinking` blocks, `system` notes, `summary`, `file-history-snapshot`, `progress`, … →
-  `source.record` (thinking as recordType `thinking`);
-- a record type this module does not know → `source.record` and the warning
-  `FILE:LINE: unsupported Claude Code record 'xyz' (kept as source-specific)`.
+- `cost-state` (Claude Code's own running cost of the session, `totalCostUSD`, its sub-agents'
+  calls included) → the open turn's cost: `turn.completed`'s `usage.costUsd` is what of that
+  total the session's closed turns do not account for, as for an ACP agent that reports its cost
+  (the calls' `model.usage` keep our prices), so the session costs what Claude Code says; the
+  record is kept too;
+- `api-request`, `api-request-blob`, `api-request-shape`, `content-replacement`, … that carry an
+  `agentId` (Claude Code writes them into a sub-agent's own log, without `isSidechain`) belong to
+  that sub-agent's session;
+- `thinking` blocks, `system` notes, `summary`, `file-history-snapshot`, `progress`, the session
+  state records of 2.1 (`tools-used`, `atis-latch`, `api-request*`, …: `KNOWN_RECORDS`) →
+  `source.record` (thinking as recordType `thinking`), quietly;
+- a record type this module does not know → `source.record`, and the first of each type in a
+  log gives the warning `FILE:LINE: unsupported Claude Code record 'xyz' (kept as
+  source-specific)` (once per type and log, however many lines have it).
 """
 
 from __future__ import annotations
@@ -36,15 +51,19 @@ from agent_tui.costs.prices import PriceTable
 from agent_tui.importers.builder import UNREADABLE, LineImporter, LogLine, RawLine, SessionBuilder
 from agent_tui.importers.claude_code_compaction import Compactions
 from agent_tui.importers.claude_code_words import (
+    AGENT_ROUTED,
     CLIENT,
     COMMAND_PREFIXES,
+    COST_STATE,
     FORMAT,
     INTERRUPTED,
     KNOWN_RECORDS,
+    SYSTEM_ORIGINS,
     TASK_TOOLS,
     TITLE_RECORDS,
     block_text,
     is_rejection,
+    notice_field,
     risk_for,
 )
 from agent_tui.importers.ids import normalize_ts, safe_part, session_id_for
@@ -86,11 +105,14 @@ class ClaudeCodeImporter(LineImporter):
             str, tuple[str, str, str, str]
         ] = {}  # call id → (parent, type, description, prompt)
         self._task_child: dict[str, str] = {}  # call id → child session id
+        self._launched: dict[str, tuple[str, str]] = {}  # background agent's call id → (child, type)
         self._compactions = Compactions()
         self._ids: dict[str, str] = {}  # source session id → ours
         self._current_source: str | None = None  # the source session id of `_current`
         self._usage_key: Any = None  # the model call whose usage was read last, and that usage
         self._usage: dict[str, Any] | None = None
+        self._unknown: set[str] = set()  # record types reported as unknown (once each)
+        self._cost_before: dict[str, float] = {}  # session → its reported cost before its first turn
 
     # -- the interface -------------------------------------------------------------------------
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
@@ -113,6 +135,7 @@ class ClaudeCodeImporter(LineImporter):
             or data.get("sessionId") != self._current_source
             or not builder.created
             or data.get("isSidechain")
+            or (type(kind) is str and kind in AGENT_ROUTED and data.get("agentId"))
         ):
             builder = self._route(data)
         if kind == "assistant" and builder is not None:
@@ -156,9 +179,10 @@ class ClaudeCodeImporter(LineImporter):
                 "not-an-object",
                 "line-too-long",
             )
-            if not known:
-                self._warn(n, f"unsupported Claude Code record {kind!r} (kept as source-specific)")
             record_type = kind if isinstance(kind, str) else "unknown"
+            if not known and repr(kind) not in self._unknown:  # once per type: a new CLI writes many
+                self._unknown.add(repr(kind))
+                self._warn(n, f"unsupported Claude Code record {kind!r} (kept as source-specific)")
             title_key = TITLE_RECORDS.get(record_type)
             title = data.get(title_key) if title_key else None
             if builder is None:
@@ -168,7 +192,32 @@ class ClaudeCodeImporter(LineImporter):
                 builder.title = title[:80]
             if kind == "progress":
                 self._progress(builder, ts, data)
+            elif kind == COST_STATE:
+                self._cost_state(n, builder, data)
             builder.record(ts, record_type, data)
+
+    def _cost_state(self, n: int, builder: SessionBuilder, data: dict[str, Any]) -> None:
+        """The session's cost so far as Claude Code counts it (its sub-agents' calls included):
+        the open turn costs what of it the session's closed turns and the time before its first
+        turn (a resumed session's earlier cost) do not account for, none when they account for
+        more. Claude Code writes it seldom (when it saves the session's cost), so the turn open
+        then takes up what the turns before it cost beyond our prices."""
+        reported = data.get("totalCostUSD")
+        total = float(reported) if type(reported) is int or type(reported) is float else -1.0
+        if not 0 <= total < 1e9:  # not a number (NaN fails both), negative, or absurd
+            if "cost-state?" not in self._unknown:
+                self._unknown.add("cost-state?")
+                self._warn(n, "cost-state whose totalCostUSD is not a cost in USD (kept as source-specific)")
+            return
+        session = builder.session_id
+        if builder.turn is None:
+            if not builder.turns:
+                self._cost_before[session] = total
+            return
+        before = self._cost_before.get(session, 0.0)
+        if total < before:  # Claude Code counted from zero again
+            before = self._cost_before[session] = 0.0
+        builder.report_cost(max(total - before - builder.spent_usd, 0.0))
 
     def _route(self, data: dict[str, Any]) -> SessionBuilder | None:
         """The session a line belongs to, created when new (None before any session is known)."""
@@ -178,7 +227,8 @@ class ClaudeCodeImporter(LineImporter):
         main_id = self._ids.get(source_session)
         if main_id is None:
             main_id = self._ids[source_session] = session_id_for(source_session)
-        if data.get("isSidechain"):
+        kind = data.get("type")
+        if data.get("isSidechain") or (type(kind) is str and kind in AGENT_ROUTED and data.get("agentId")):
             key = self._sidechain_key(data)
             session_id = session_id_for(source_session, key)
             builder = self.sessions.get(session_id)
@@ -192,6 +242,8 @@ class ClaudeCodeImporter(LineImporter):
                     agentName=agent_type or "subagent",
                     title=description,
                 )
+            elif not builder.created and builder.header is not None and not builder.header["cwd"]:
+                builder.header["cwd"] = str(data.get("cwd") or "")  # a first record without a cwd
             return builder
         builder = self.sessions.get(main_id)
         if builder is None:
@@ -364,10 +416,26 @@ class ClaudeCodeImporter(LineImporter):
             builder.close_turn(ts)
         elif stripped.startswith(COMMAND_PREFIXES):
             builder.record(ts, "user.command", data)
+        elif self._from_claude_code(data):  # a turn it started itself: nobody typed this
+            builder.close_turn(ts)
+            builder.ensure_turn("turn_" + safe_part(str(data.get("uuid") or f"line-{n}")), ts)
+            origin = data.get("origin")
+            kind = origin.get("kind") if isinstance(origin, dict) else None
+            builder.record(ts, "user." + (kind if isinstance(kind, str) else "system"), data)
+            if kind == "task-notification":
+                self._notified(builder, ts, text)
         else:
             if not builder.created and builder.header and "parentSessionId" in builder.header:
                 self._bind_child(builder, ts, text)
             builder.start_turn("turn_" + safe_part(str(data.get("uuid") or f"line-{n}")), ts, text)
+
+    @staticmethod
+    def _from_claude_code(data: dict[str, Any]) -> bool:
+        """Whether a user line is one Claude Code wrote to start a turn of its own (2.1.3xx)."""
+        origin = data.get("origin")
+        if type(origin) is dict and origin.get("kind") in SYSTEM_ORIGINS:
+            return True
+        return data.get("promptSource") == "system"
 
     def _bind_child(self, child: SessionBuilder, ts: str, prompt: str) -> None:
         """A sub-agent's first prompt: find the parent's Task call with that prompt (inline logs)."""
@@ -424,10 +492,28 @@ class ClaudeCodeImporter(LineImporter):
             child_id = session_id_for(source_session, "agent-" + safe_part(agent))
         if child_id is None:
             return
+        if isinstance(result, dict) and (
+            result.get("isAsync") is True or result.get("status") == "async_launched"
+        ):
+            self._launched[call_id] = (child_id, agent_type)  # it delivers later: a task-notification
+            return
         child = self.sessions.get(child_id)
         if child is not None and child.turn is not None:
             child.close_turn(ts)
         parent.delivered(ts, child_id, agent_type, failed, text)
+
+    def _notified(self, builder: SessionBuilder, ts: str, text: str) -> None:
+        """A background agent's `<task-notification>`: its delivery to the turn it started."""
+        call = notice_field(text, "tool-use-id")
+        launched = self._launched.pop(call, None) if call is not None else None
+        if launched is None:
+            return
+        child_id, agent_type = launched
+        child = self.sessions.get(child_id)  # an inline side chain: its end is here too
+        if child is not None and child.turn is not None:
+            child.close_turn(ts)
+        failed = notice_field(text, "status") not in (None, "completed")
+        builder.delivered(ts, child_id, agent_type, failed, notice_field(text, "result") or "")
 
     # -- system lines ----------------------------------------------------------------------------
     def _system(self, builder: SessionBuilder, ts: str, data: dict[str, Any]) -> None:

@@ -29,8 +29,81 @@ KNOWN_RECORDS = frozenset(
         "last-prompt",
         "tag",
         "mode",
+        # Claude Code 2.1: session state it appends as it changes (the last one wins on resume)
+        "ended-by-model",
+        "continued-in",
+        "relocated",
+        "agent-color",
+        "frame-link",
+        "artifact-comment-monitor",
+        "artifact-autoreact-ledger",
+        "bridge-session",
+        "history-suppression",
+        "file-history-delta",
+        "attribution-snapshot",
+        "permission-mode",
+        "isolation-latch",
+        "session-owner",
+        "dev-mods",
+        "memory-mode",
+        "atis-latch",
+        "tools-used",
+        "worktree-state",
+        "cost-state",
+        "repl-mode",
+        "content-replacement",
+        "api-request",
+        "api-request-blob",
+        "api-request-shape",
+        "fork-context-ref",
+        "observer-ref",
+        # Claude Code 2.1.332
+        "api-request-resumed",
+        "data-flow-incomplete",
+        "data-flow-records",
+        "derived-from",
+        "resume-head-vouch",
     }
 )
+"""The record types Claude Code writes besides `user`, `assistant` and `system` (the table its
+transcript writer keeps, as of 2.1.332): kept as `source.record` without a warning, or mapped
+(`cost-state`, the titles, `progress`)."""
+AGENT_ROUTED = frozenset(
+    {
+        "content-replacement",
+        "api-request",
+        "api-request-blob",
+        "api-request-shape",
+        "api-request-resumed",
+        "data-flow-incomplete",
+        "data-flow-records",
+        "fork-context-ref",
+        "observer-ref",
+    }
+)
+"""Records Claude Code writes into a sub-agent's own log when they carry its `agentId` (they have
+no `isSidechain`): they belong to that sub-agent's session, not to the main one."""
+SYSTEM_ORIGINS = frozenset({"task-notification", "auto-continuation", "observer-activity"})
+"""`origin.kind`s of a user line Claude Code wrote itself to start a turn (a background agent's
+notification, …); such a line also says `promptSource: "system"`, a typed one `"typed"`."""
+
+
+def notice_field(text: str, tag: str) -> str | None:
+    """The text of the first `<tag>…</tag>` in a `<task-notification>` (the `Agent` call that
+    launched the agent it reports, `tool-use-id`; how it ended, `status`: `completed` or else;
+    its answer, `result`), None when it has none. Found with `str.find`, in time linear in the
+    text whatever it holds (a transcript is untrusted)."""
+    start = text.find(f"<{tag}>")
+    if start < 0:
+        return None
+    start += len(tag) + 2
+    end = text.find(f"</{tag}>", start)
+    return text[start:end] if end >= 0 else None
+
+
+COST_STATE = "cost-state"
+"""The session's running totals as Claude Code's own cost counter has them (`totalCostUSD`: the
+whole session's so far, in USD), written again whenever the cost grows."""
 TITLE_RECORDS = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
 COMMAND_PREFIXES = (
     "<command-name>",

@@ -13,8 +13,10 @@ How records map:
   record itself is also kept as a `source.record`;
 - the user's prompt (`event_msg user_message`, or a user `message` item) starts a turn; context
   Codex injects as user-role messages (the project's AGENTS.md, `<environment_context>`,
-  `<user_instructions>`) is no prompt: it is kept as a `source.record` (`message.user`) and
-  starts no turn; a prompt the IDE extension or the desktop app prefixed with the editor's state
+  `<user_instructions>`, `<skill>`, `<turn_aborted>`, `<subagent_notification>`, …:
+  `codex_words.CONTEXT_PREFIXES`) is no prompt: it is kept as a `source.record` (`message.user`)
+  and starts no turn (a turn Codex started with only such input has an empty prompt); newer
+  releases (0.17x) also say so themselves, part by part (`provenance` other than `user`); a prompt the IDE extension or the desktop app prefixed with the editor's state
   (`# Context from my IDE setup:` … `## My request for Codex:`) is the request after the heading,
   the editor's state kept in its turn as a `source.record` (`ide_context`); the two
   copies Codex writes of each prompt, answer and reasoning summary are matched and used once;
@@ -30,8 +32,9 @@ How records map:
   their final messages → `subagent.delivered` (`codex_subagents.py`);
 - in a spawned agent's rollout, records older than its `session_meta` are history inherited from
   its parent: kept as `source.record`s (`inherited.<type>`), not replayed as its own turns;
-- reasoning, turn contexts, snapshots, … → `source.record`; a type this module does not know →
-  kept, with `FILE:LINE: unsupported Codex record 'xyz' (kept as source-specific)`.
+- reasoning, turn contexts, snapshots, `world_state`, `token_usage_record`, … → `source.record`; a type this module does not know →
+  kept, with `FILE:LINE: unsupported Codex record 'xyz' (kept as source-specific)` for the
+  first of each type in a log.
 """
 
 from __future__ import annotations
@@ -48,9 +51,11 @@ from agent_tui.importers.codex_words import (
     CONTEXT_KINDS,
     FORMAT,
     KEPT_EVENTS,
+    KEPT_LINES,
     RESPONSE_ITEMS,
     RISK,
     content_text,
+    injected_parts,
     output_text,
     unreadable,
     user_request,
@@ -86,6 +91,7 @@ class CodexImporter(LineImporter):
         self._compacted_last = False
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id → (tool, args), this turn
         self._children = CodexChildren()
+        self._unknown: set[str] = set()  # record types reported as unsupported (once each)
 
     @property
     def sessions(self) -> dict[str, SessionBuilder]:
@@ -114,6 +120,12 @@ class CodexImporter(LineImporter):
             self.builder.finish()
         return self._take()
 
+    def _unsupported(self, n: int, name: str) -> None:
+        """The warning for a record type this module does not know: once per type and log."""
+        if name not in self._unknown:
+            self._unknown.add(name)
+            self._warn(n, f"unsupported Codex record {name} (kept as source-specific)")
+
     def _malformed(self, n: int, ts: str, record_type: str, data: dict[str, Any], what: str) -> None:
         """A record of a known type but the wrong shape: kept as it is, and reported."""
         self._warn(n, f"Codex {record_type} {what} (kept as source-specific)")
@@ -139,7 +151,7 @@ class CodexImporter(LineImporter):
             self._record("", f"state.{data['record_type']}", data)
             return
         else:
-            self._warn(n, f"unsupported Codex record {kind!r} (kept as source-specific)")
+            self._unsupported(n, repr(kind))
             self._record(normalize_ts(data.get("timestamp")) or "", str(kind), data)
             return
         if kind == "session_meta":
@@ -156,8 +168,10 @@ class CodexImporter(LineImporter):
             self._compacted(ts, payload)
         elif kind == "turn_context":
             self._turn_context(ts, payload)
+        elif kind in KEPT_LINES:
+            self._record(ts, kind, payload)
         else:
-            self._warn(n, f"unsupported Codex record {kind!r} (kept as source-specific)")
+            self._unsupported(n, repr(kind))
             self._record(ts, kind, payload)
 
     def _turn_context(self, ts: str, context: dict[str, Any]) -> None:
@@ -232,12 +246,20 @@ class CodexImporter(LineImporter):
         self._turn_base = self._total
         self._calls = {}
 
-    def _user_text(self, n: int, ts: str, content: Any, side: str, record: dict[str, Any]) -> None:
+    def _user_text(
+        self,
+        n: int,
+        ts: str,
+        content: Any,
+        side: str,
+        record: dict[str, Any],
+        injected: list[bool] | None = None,
+    ) -> None:
         """A user message (`side`: its item or its event copy): a prompt, with the context the
         app or the IDE put around it kept in its turn as `ide_context`; or, wholly injected
         context, kept as it came. The copies are matched on the request alone (one side may
         carry the IDE's context, the other not)."""
-        request, context = user_request(content)
+        request, context = user_request(content, injected)
         if not request:
             self._record(ts, "message.user" if side == "item" else "event_msg.user_message", record)
             return
@@ -275,10 +297,13 @@ class CodexImporter(LineImporter):
 
     def _in_turn(self, n: int, ts: str) -> SessionBuilder:
         builder = self._builder(ts)
-        if builder.ensure_turn(f"turn_L{n}", ts):
+        marked = self._next_turn_id  # Codex started a turn whose input was only context
+        if builder.ensure_turn("turn_" + safe_part((marked or f"L{n}").removeprefix("turn_")), ts):
+            self._next_turn_id = None
             self._turn_base = self._total
             self._calls = {}
-            self._warn(n, "model output with no prompt before it (its turn has an empty prompt)")
+            if marked is None:
+                self._warn(n, "model output with no prompt before it (its turn has an empty prompt)")
         return builder
 
     # -- response items --------------------------------------------------------------------------
@@ -295,7 +320,7 @@ class CodexImporter(LineImporter):
                 if text and self._first_copy("item", text):
                     self._in_turn(n, ts).delta(ts, text)
             elif role == "user":
-                self._user_text(n, ts, content, "item", item)
+                self._user_text(n, ts, content, "item", item, injected_parts(item))
             else:
                 self._record(ts, f"message.{role}", item)
         elif kind == "reasoning":
@@ -317,7 +342,7 @@ class CodexImporter(LineImporter):
         elif type(kind) is str and kind in RESPONSE_ITEMS:
             self._record(ts, kind, item)
         else:
-            self._warn(n, f"unsupported Codex record 'response_item.{kind}' (kept as source-specific)")
+            self._unsupported(n, f"'response_item.{kind}'")
             self._record(ts, f"response_item.{kind}", item)
 
     def _tool_call(self, n: int, ts: str, item: dict[str, Any]) -> None:
@@ -405,7 +430,7 @@ class CodexImporter(LineImporter):
                 self._children.announced(event)
             self._record(ts, f"event_msg.{kind}", event)
         else:
-            self._warn(n, f"unsupported Codex record 'event_msg.{kind}' (kept as source-specific)")
+            self._unsupported(n, f"'event_msg.{kind}'")
             self._record(ts, f"event_msg.{kind}", event)
         self._compacted_last = False
 

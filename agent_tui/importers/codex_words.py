@@ -32,6 +32,9 @@ RESPONSE_ITEMS = frozenset(
         "image_generation_call",
     }
 )
+KEPT_LINES = frozenset({"world_state", "token_usage_record"})
+"""Line types of newer rollouts (0.17x) kept as they are: the model's world state (environments,
+instructions) and each response's token usage, which the `token_count` totals also give."""
 KEPT_EVENTS = frozenset(
     {
         "token_count",
@@ -42,6 +45,7 @@ KEPT_EVENTS = frozenset(
         "thread_rolled_back",
         "thread_goal_updated",
         "item_completed",
+        "thread_settings_applied",
         "patch_apply_end",
         "mcp_tool_call_end",
         "web_search_end",
@@ -64,16 +68,34 @@ KEPT_EVENTS = frozenset(
         "agent_reasoning_raw_content",
     }
 )
-CONTEXT_PREFIXES = (
-    "<environment_context>",
-    "<user_instructions>",
-    "# AGENTS.md",
-    "<permissions",
-    "<INSTRUCTIONS>",
-    "<user_shell_command>",
+CONTEXT_PREFIXES = tuple(
+    prefix.lower()
+    for prefix in (
+        "<environment_context>",
+        "<user_instructions>",
+        "# AGENTS.md",
+        "<permissions",
+        "<INSTRUCTIONS>",
+        "<user_shell_command>",
+        "<turn_aborted>",
+        "<subagent_notification>",
+        "<skill>",
+        "<extension_context>",
+        "<goal_context>",
+        "<hook_prompt",
+        "<external_",
+        "<context_update>",
+        "Warning: apply_patch was requested via ",
+        "Warning: The maximum number of unified exec processes you can keep open is",
+        "Warning: Your account was flagged for potentially high-risk cyber activity",
+    )
 )
-"""How the texts Codex injects as user-role messages begin (the project's AGENTS.md, the
-sandbox and directory it runs in): context for the model, never a prompt of the user's."""
+"""How the texts Codex injects as user-role messages begin, lowercased (Codex matches them
+regardless of case): the project's AGENTS.md, the sandbox and directory it runs in, a skill's
+instructions, the note that the previous turn was interrupted, a sub-agent's notification to its
+parent, a hook's prompt or context, and the warnings of older releases. The list follows Codex's
+own (`codex-rs/core/src/context/contextual_user_message.rs`, which filters them out of the
+conversation the same way): context for the model, never a prompt of the user's."""
 CONTEXT_KINDS = frozenset({"user_instructions", "environment_context"})
 """The `kind`s of a `user_message` event (some releases) that mark injected context."""
 IDE_CONTEXT = "# Context from my IDE setup:"
@@ -82,10 +104,27 @@ IDE_CONTEXT = "# Context from my IDE setup:"
 IDE_REQUEST = re.compile(r"^#{1,3} My request for Codex:[ \t]*$\n?", re.MULTILINE)
 
 
-def user_request(content: Any) -> tuple[str, str]:
+def injected_parts(item: dict[str, Any]) -> list[bool] | None:
+    """Which content parts of a user message Codex says it put there itself (0.17x: each part's
+    `provenance` in `internal_chat_message_metadata_passthrough`, `user` for what the user
+    typed, `harness`, `tool`, `skills`, … for the rest); None when the message does not say."""
+    passthrough = item.get("internal_chat_message_metadata_passthrough")
+    parts = passthrough.get("content_item_metadata") if isinstance(passthrough, dict) else None
+    if not isinstance(parts, list) or len(parts) != len(item.get("content") or ()):
+        return None
+    injected = []
+    for part in parts:
+        provenance = part.get("provenance") if isinstance(part, dict) else None
+        kind = provenance.get("type") if isinstance(provenance, dict) else None
+        injected.append(isinstance(kind, str) and kind != "user")
+    return injected
+
+
+def user_request(content: Any, injected: list[bool] | None = None) -> tuple[str, str]:
     """A user message's content as (what the user asked, the context injected around it).
 
-    Each text part that begins like injected context (`CONTEXT_PREFIXES`) is context; a part
+    A part Codex marked as its own (`injected`, from `injected_parts`) is context; so is each
+    text part that begins like injected context (`CONTEXT_PREFIXES`); a part
     that begins with the IDE's `# Context from my IDE setup:` is context up to `## My request for
     Codex:` and the request after it (all context when that heading is missing). The request is
     empty when the whole message was injected.
@@ -93,10 +132,12 @@ def user_request(content: Any) -> tuple[str, str]:
     parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []
     asked: list[str] = []
     context: list[str] = []
-    for part in parts:
+    for index, part in enumerate(parts):
         text = content_text([part]) if isinstance(part, dict) else part if isinstance(part, str) else ""
         stripped = text.lstrip()
-        if stripped.startswith(CONTEXT_PREFIXES):
+        if (injected is not None and index < len(injected) and injected[index]) or stripped[
+            :80
+        ].lower().startswith(CONTEXT_PREFIXES):
             context.append(text)
         elif stripped.startswith(IDE_CONTEXT):
             heading = IDE_REQUEST.search(stripped)

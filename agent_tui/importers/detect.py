@@ -22,7 +22,17 @@ SNIFF_BYTES = 256 * 1024
 SNIFF_LINES = 50
 
 _OURS = frozenset(EVENT_TYPES)
-_CODEX_ENVELOPE = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_CODEX_ENVELOPE = frozenset(
+    {
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+        "compacted",
+        "world_state",
+        "token_usage_record",
+    }
+)
 _CODEX_ITEMS = frozenset(
     {"message", "reasoning", "function_call", "function_call_output", "local_shell_call"}
 )

@@ -7,6 +7,13 @@ any of our logs. A line still being written (no newline yet) waits for the next 
 read as the import reads them (`SourceLines`): one past the cap is only measured, and becomes a
 `line-too-long` record.
 
+A poll never ends a turn: a turn whose lines are still to come (a tool call waiting for its
+result or for the user's answer, a model still writing) stays open, so its session reads as
+running, however long the wait and however many polls find nothing new; it ends when its source
+says so (the next prompt, Codex's `task_complete`, an interruption). Only `ForeignTail.finish()`,
+for a log known to be finished (its CLI exited), closes what is still open, as the import of a
+finished file does (`convert_source`).
+
 A `ForeignFollower` runs the polls in a thread, on file-system changes (and once a second in any
 case), and picks up new foreign logs that appear in the directories it was given. `stop()` ends
 it; our logs are left as written so far (the last turn of a running session stays open).
@@ -39,13 +46,14 @@ class ForeignTail:
         self.offset = 0
         self.lines = 0
         self.failed = False  # the importer failed on a line: this log is no longer followed
+        self.finished = False  # `finish()` ended it: nothing more is read
 
     def poll(self) -> int:
         """Feed the complete lines appended since the last poll; returns how many events it wrote.
 
         An importer that fails on a line (a bug) stops the following of this log, with a warning
         naming the line (`ImportLineError`'s words); what was written before stays."""
-        if self.failed:
+        if self.failed or self.finished:
             return 0
         try:
             size = self.source.path.stat().st_size
@@ -74,6 +82,24 @@ class ForeignTail:
         self.writer.write(events, str(self.source.path))
         self.writer.flush()
         return len(events)
+
+    def finish(self) -> int:
+        """The log is finished (its CLI exited): poll what is left, then close what is still open
+        as the import of a finished file does (an unfinished last turn ends, its open calls
+        answered); returns how many events that wrote. Nothing is read after it."""
+        written = self.poll()
+        if self.failed or self.finished:
+            return written
+        self.finished = True
+        try:
+            events = self.importer.finish_lines()
+        except Exception as error:
+            self.failed = True
+            self.importer.warnings.append(str(ImportLineError(self.source.path, None, error)))
+            return written
+        self.writer.write(events, str(self.source.path))
+        self.writer.flush()
+        return written + len(events)
 
 
 class ForeignFollower:
@@ -105,7 +131,19 @@ class ForeignFollower:
 
     @property
     def warnings(self) -> list[str]:
-        found = [warning for tail in self.tails.values() for warning in tail.importer.warnings]
+        """What the imports said, in the order of the logs; a record type one log reported as
+        unsupported is said once for the whole follow, at the first log that had it (a new CLI
+        release writes it into every session followed)."""
+        found: list[str] = []
+        said: set[str] = set()
+        for tail in self.tails.values():
+            for warning in tail.importer.warnings:
+                what = warning.partition(": ")[2]  # the words after `FILE:LINE`
+                if what.startswith("unsupported "):
+                    if what in said:
+                        continue
+                    said.add(what)
+                found.append(warning)
         return found + self.writer.conflicts
 
     def catch_up(self) -> int:

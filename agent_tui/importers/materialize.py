@@ -6,7 +6,9 @@ and returns our log files to replay:
 - a foreign log converted once into a cache folder keyed by its path, size and modification time
   (`<user cache dir>/agent-tui/imports/<key>/`), so replaying it again reads the cache; the cache
   is written to a temporary folder and renamed into place, so a crash never leaves half of one;
-  its folders are 0700 and its files 0600 (`private_files`): they hold the sessions;
+  its folders are 0700 and its files 0600 (`private_files`): they hold the sessions; it is
+  bounded in size, the least recently used entries dropped first and never one a replay still
+  reads (`import_cache.py`: the entries of a `ReplayInputs` are in use until its `close()`);
 - in follow mode, foreign logs are converted into a fresh temporary folder instead and a
   `ForeignFollower` keeps appending to it as the sources grow; that folder is the one to watch
   for new sessions (a sub-agent that starts later), and it is removed by `close()`.
@@ -36,9 +38,10 @@ from agent_tui.importers.convert import (
     session_of,
 )
 from agent_tui.importers.follow import ForeignFollower
+from agent_tui.importers.import_cache import CacheUse, bound_bytes, cache_lock, prune, use
 from agent_tui.private_files import make_private_dirs, write_private
 
-CACHE_VERSION = "3"
+CACHE_VERSION = "4"
 """Bumped when the importers change what they write, so old cache entries are not reused."""
 
 
@@ -55,8 +58,12 @@ class ReplayInputs:
     warnings: list[str] = field(default_factory=list)
     follower: ForeignFollower | None = None
     scratch: Path | None = None
+    cache_use: CacheUse | None = None  # the cache entries it reads, kept from pruning
 
     def close(self) -> None:
+        if self.cache_use is not None:
+            self.cache_use.close()
+            self.cache_use = None
         if self.follower is not None:
             self.follower.stop()
             self.follower = None
@@ -93,10 +100,15 @@ def replay_inputs(paths: list[Path], *, follow: bool = False) -> ReplayInputs:
         converted = sorted(scratch.glob("*.jsonl"))
     else:
         converted = []
+        inputs.cache_use = CacheUse(cache_root())
+        made = False
         for source in found.sources:
-            folder, warnings = _cached(source)
+            folder, warnings, new = _cached(source, inputs.cache_use)
+            made |= new
             inputs.warnings += warnings
             converted += sorted(folder.glob("*.jsonl"))
+        if made:  # once per replay: a prune reads every entry's size
+            prune(cache_root(), bound_bytes())
     inputs.files, duplicates = once_per_session([*found.own_logs, *converted])
     inputs.warnings += duplicates
     inputs.files.sort(key=lambda path: path.stem)
@@ -126,17 +138,24 @@ def once_per_session(files: list[Path]) -> tuple[list[Path], list[str]]:
     return sorted(kept, key=files.index), warnings
 
 
-def _cached(source: SourceFile) -> tuple[Path, list[str]]:
-    """The cache folder holding `source` converted (converting it first if needed), and its warnings."""
+def _cached(source: SourceFile, user: CacheUse) -> tuple[Path, list[str], bool]:
+    """The cache folder holding `source` converted (converting it first if needed), its
+    warnings, and whether it was converted now; `user` holds it in use."""
     stat = source.path.stat()
     key = hashlib.blake2b(
         f"{CACHE_VERSION}\0{source.path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}\0{source.agent_hints}".encode(),
         digest_size=12,
     ).hexdigest()
-    folder = cache_root() / key
+    root = cache_root()
+    folder = root / key
     notes = folder / "warnings.txt"
-    if notes.is_file():
-        return folder, notes.read_text(encoding="utf-8").splitlines()
+    with cache_lock(root, exclusive=False):
+        user.add(key)
+        cached = notes.is_file()
+        if cached:
+            use(folder)
+    if cached:
+        return folder, notes.read_text(encoding="utf-8").splitlines(), False
     make_private_dirs(folder.parent)
     building = Path(tempfile.mkdtemp(prefix=key + ".", dir=folder.parent))  # 0700
     try:
@@ -146,7 +165,7 @@ def _cached(source: SourceFile) -> tuple[Path, list[str]]:
             os.rename(building, folder)
         except OSError:  # another process cached it first: use theirs
             shutil.rmtree(building, ignore_errors=True)
-        return folder, importer.warnings
+        return folder, importer.warnings, True
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
