@@ -62,6 +62,7 @@ LIBRARY_HOMES: dict[str, frozenset[str]] = {
     "aiohttp": frozenset({"web"}),
     "mcp": frozenset({"mcp"}),
     "mcp_types": frozenset({"mcp"}),
+    "genai_prices": frozenset({"costs"}),
 }
 """Third-party libraries with a room of their own, and the only parts that may import them."""
 
