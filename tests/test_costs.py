@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import textwrap
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +114,15 @@ class TestPriceConfig:
     def test_the_shipped_prices_are_the_maintained_tables_and_nothing_of_ours(self) -> None:
         table = shipped_prices()
         assert table.prices == {} and table.maintained is not None
-        for family in ("claude-opus-4-1", "claude-sonnet-4-5", "claude-haiku-4-5", "gpt-5", "gpt-4.1", "gpt-4o", "o3"):
+        for family in (
+            "claude-opus-4-1",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "gpt-5",
+            "gpt-4.1",
+            "gpt-4o",
+            "o3",
+        ):
             assert table.cost_usd(family, 1000, 100) is not None, family
 
     def test_a_name_is_found_without_its_provider_prefix_or_date_but_never_loosely(self) -> None:

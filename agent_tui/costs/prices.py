@@ -26,41 +26,11 @@ from functools import cache
 from typing import Any
 
 from agent_tui.costs.maintained import MaintainedPrices
+from agent_tui.costs.price import Price
 
 __all__ = ["PRICE_KEYS", "Price", "PriceTable", "price_from", "price_value", "shipped_prices"]
 
-_PER = 1_000_000
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
-
-
-@dataclass(frozen=True, slots=True)
-class Price:
-    """US dollars per million tokens."""
-
-    input: float
-    output: float
-    cached_input: float | None = None
-    cache_write: float | None = None
-
-    def cost_usd(
-        self,
-        prompt_tokens: int,
-        completion_tokens: int,
-        cached_tokens: int | None = None,
-        cache_write_tokens: int | None = None,
-    ) -> float:
-        """What a call's tokens cost (the prompt's cached and cache-written parts at theirs)."""
-        cached = cached_tokens or 0
-        written = cache_write_tokens or 0
-        fresh = max(prompt_tokens - cached - written, 0)
-        cached_price = self.input if self.cached_input is None else self.cached_input
-        write_price = self.input if self.cache_write is None else self.cache_write
-        return (
-            fresh * self.input
-            + cached * cached_price
-            + written * write_price
-            + completion_tokens * self.output
-        ) / _PER
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +72,9 @@ class PriceTable:
             return price.cost_usd(prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)
         if self.maintained is None or not model:
             return None
-        return self.maintained.cost_usd(model, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)
+        return self.maintained.cost_usd(
+            model, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens
+        )
 
     def with_overrides(self, overrides: Mapping[str, Price]) -> PriceTable:
         """This table with `overrides` (the user's config) replacing or adding models."""
