@@ -21,8 +21,8 @@ from fake_model_server import OPENAI_MODEL, FakeModelServer, Stream, openai_stre
 from genai_prices import Usage, calc_price
 from support_providers import FAKE_KEY, agent_tui, clean_env, project
 
-from agent_tui.costs.maintained import MaintainedPrices
-from agent_tui.costs.prices import PriceTable, shipped_prices
+from agent_tui.costs.maintained import LONGEST_NAME, REMEMBERED, MaintainedPrices
+from agent_tui.costs.prices import Price, PriceTable, shipped_prices
 from agent_tui.providers.config import DEFAULT_KEY_ENV, load_config
 from agent_tui.store import JsonlEventLog
 
@@ -119,6 +119,19 @@ class TestTheTable:
     )
     def test_a_model_nobody_knows_has_no_price(self, model: str) -> None:
         assert shipped_prices().cost_usd(model, 1000, 10) is None
+
+    def test_names_an_agent_makes_up_cost_no_search_past_a_length_and_no_memory_past_a_count(self) -> None:
+        prices = MaintainedPrices(clock=lambda: NOON)
+        long_name = "gpt-4.1" + "-4.1" * (LONGEST_NAME // 4)
+        assert prices.cost_usd(long_name, 1000, 10) is None
+        for n in range(REMEMBERED + 10):
+            prices.cost_usd(f"made-up-{n}", 1, 1)
+        assert len(prices._found) == REMEMBERED
+        assert prices.cost_usd("gpt-4.1", 1000, 10) == pytest.approx(library("gpt-4.1", 1000, 10))
+        table = PriceTable({"mine": Price(1.0, 1.0)})
+        for n in range(REMEMBERED + 10):
+            table.lookup(f"made-up-{n}")
+        assert len(table._found) == REMEMBERED and table.lookup("mine") == Price(1.0, 1.0)
 
     def test_a_vendor_prefix_names_the_vendor(self) -> None:
         table = PriceTable({}, MaintainedPrices(clock=lambda: NOON))

@@ -10,7 +10,8 @@ Invariants:
   then as the bare `MODEL`; the vendor is otherwise the one the table's own rules give the name,
   so a model served through an OpenAI-compatible endpoint (`deepseek-chat`, `gemini-2.5-flash`
   through a custom base URL) is priced as its maker prices it; a name the table does not know has
-  no price, never a guessed one;
+  no price, never a guessed one; nor does a name longer than `LONGEST_NAME`, and at most
+  `REMEMBERED` names' look-ups are kept (an agent or a log names its model: anything);
 - a call is priced at the price in force when it is priced (`clock`): the table knows prices that
   changed on a date or that depend on the hour (DeepSeek's off-peak rate) and on the prompt's
   length (tiers); a cost once written in a log is never priced again;
@@ -31,7 +32,14 @@ from agent_tui.costs.price import Price
 if TYPE_CHECKING:
     from genai_prices.types import ModelInfo, Provider
 
-__all__ = ["MaintainedPrices"]
+__all__ = ["LONGEST_NAME", "REMEMBERED", "MaintainedPrices"]
+
+LONGEST_NAME = 256
+"""A longer model name (an agent or a log may say anything) has no price and costs no search."""
+
+REMEMBERED = 4096
+"""The most names whose look-up is remembered: an agent that names a new model on every call
+cannot grow the memory; the names past it are looked up each time."""
 
 
 def _utc_now() -> datetime:
@@ -56,7 +64,9 @@ class MaintainedPrices:
         found = self._found
         if name in found:
             return found[name]
-        model = found[name] = _search(name)
+        model = _search(name) if len(name) <= LONGEST_NAME else None
+        if len(found) < REMEMBERED:
+            found[name] = model
         return model
 
     def cost_usd(

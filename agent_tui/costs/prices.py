@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from agent_tui.costs.maintained import MaintainedPrices
+from agent_tui.costs.maintained import REMEMBERED, MaintainedPrices
 from agent_tui.costs.price import Price
 
 __all__ = ["PRICE_KEYS", "Price", "PriceTable", "price_from", "price_value", "shipped_prices"]
@@ -49,7 +49,9 @@ class PriceTable:
         found = self._found
         if model in found:
             return found[model]
-        price = found[model] = self._search(model)
+        price = self._search(model)
+        if len(found) < REMEMBERED:  # a stream of made-up names cannot grow it
+            found[model] = price
         return price
 
     def _search(self, model: str) -> Price | None:
