@@ -106,7 +106,14 @@ def _run(args: argparse.Namespace) -> int:
 
         return cmd_run_agent(args)
     if args.prompt is not None or args.cwd is not None:
-        return cmd_run_prompt(args)
+        play = None
+        if args.run_bus is not None or args.run_host is not None:
+            from agent_tui.cli.bus_commands import publishing_play
+
+            play = publishing_play(args, args.config)
+            if isinstance(play, int):
+                return play
+        return cmd_run_prompt(args, play)
     if args.scenario is None:
         return fail("run needs a SCENARIO.json, or --prompt TEXT --cwd DIR for a real model", EXIT_USAGE)
     if any(getattr(args, flag) is not None for flag in ("profile", "provider", "model", "base_url")):

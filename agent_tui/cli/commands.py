@@ -145,7 +145,8 @@ def store_failure(error: BaseException) -> str:
     return f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})"
 
 
-def cmd_run_prompt(args: argparse.Namespace) -> int:
+def cmd_run_prompt(args: argparse.Namespace, play: Callable[[Any], Any] | None = None) -> int:
+    """`agent-tui run --prompt`; `play(run)` plays it while publishing it on a bus (`--bus`)."""
     from agent_tui.runtime.prompt_run import run_prompt
 
     if args.scenario is not None:
@@ -161,13 +162,6 @@ def cmd_run_prompt(args: argparse.Namespace) -> int:
     questions = _asked(args)
     if isinstance(questions, int):
         return questions
-    play = None
-    if args.run_bus is not None or args.run_host is not None:
-        from agent_tui.cli.bus_commands import publishing_play
-
-        play = publishing_play(args, args.config)
-        if isinstance(play, int):
-            return play
     return run_prompt(
         prompt=args.prompt,
         cwd=args.cwd,
