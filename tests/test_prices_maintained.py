@@ -238,9 +238,12 @@ class TestThroughTheCommand:
 
 NO_NETWORK = textwrap.dedent(
     """\
-    import socket, sys
+    import socket, sys, threading
+
+    tried = []
 
     def refuse(*args, **kwargs):
+        tried.append(args)
         raise OSError("network use refused by the test")
 
     socket.socket.connect = refuse
@@ -253,6 +256,8 @@ NO_NETWORK = textwrap.dedent(
     assert "genai_prices" not in sys.modules, "imported before a price was needed"
     print(table.cost_usd("claude-sonnet-4-5", 1000, 100), table.cost_usd("no-such-model", 1, 1))
     assert "genai_prices" in sys.modules
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("genai_prices")], "an updater runs"
+    assert tried == [], tried
     """
 )
 
