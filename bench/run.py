@@ -26,6 +26,7 @@ from bench_import import bench_import
 from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
 from bench_many import bench_many
+from bench_prices import bench_prices
 from bench_providers import bench_providers
 from bench_replay import bench_replay
 from bench_search import bench_search
@@ -67,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     rows.extend(bench_providers())
     rows.extend(bench_shell_risk(args.commands))
+    rows.extend(bench_prices())  # 100,000 calls priced with the maintained table and the old way
     rows.extend(bench_export())  # a 10,000-event session
     rows.extend(bench_grep(args.grep_mb))
     rows.extend(bench_hook())  # a Claude Code or Codex hook call, with and without agent-tui

@@ -137,8 +137,7 @@ class Log:
     def usage_of(self, step: int) -> dict[str, Any]:
         """What model call `step` reports: a prompt that grows with the transcript, its price."""
         prompt, completion = 14_000 + 9_000 * step, 600 + 250 * step
-        price = shipped_prices().lookup(self.billed)
-        cost = price.cost_usd(prompt, completion) if price is not None else None
+        cost = shipped_prices().cost_usd(self.billed, prompt, completion)
         return {"step": step, "promptTokens": prompt, "completionTokens": completion, "costUsd": cost}
 
     def _call_ended(self) -> None:

@@ -244,7 +244,7 @@ def test_an_unknown_flag_is_said_with_the_subcommands_own_usage(tmp_path: Path, 
     name = command[0]
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith(f"usage: agent-tui {name} [-h]"), result.stderr
-    assert result.stderr.endswith(f"agent-tui {name}: error: unrecognized arguments: --frob\n")
+    assert result.stderr.endswith(f"agent-tui {name}: error: unrecognized option --frob\n")
 
 
 def test_a_stray_argument_is_the_subcommands_error_and_a_top_level_one_the_top_levels() -> None:
@@ -253,7 +253,7 @@ def test_a_stray_argument_is_the_subcommands_error_and_a_top_level_one_the_top_l
     assert stray.stderr.endswith("agent-tui schema: error: unrecognized arguments: extra\n")
     top = agent_tui("--frob")
     assert top.returncode == 2 and top.stderr.startswith("usage: agent-tui [-h]")
-    assert top.stderr.endswith("agent-tui: error: unrecognized arguments: --frob\n")
+    assert top.stderr.endswith("agent-tui: error: unrecognized option --frob\n")
 
 
 SHARED_BEFORE_AND_AFTER = [

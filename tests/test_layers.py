@@ -62,6 +62,8 @@ LIBRARY_HOMES: dict[str, frozenset[str]] = {
     "aiohttp": frozenset({"web"}),
     "mcp": frozenset({"mcp"}),
     "mcp_types": frozenset({"mcp"}),
+    "genai_prices": frozenset({"costs"}),
+    "setproctitle": frozenset({"cli"}),
 }
 """Third-party libraries with a room of their own, and the only parts that may import them."""
 

@@ -37,6 +37,7 @@ from agent_tui.cli.status import (
     EXIT_USAGE,
     fail,
     fresh_dir,
+    project_logs,
     silence_stdout,
 )
 
@@ -105,9 +106,14 @@ def _run(args: argparse.Namespace) -> int:
 
         return cmd_run_agent(args)
     if args.prompt is not None or args.cwd is not None:
-        if args.run_bus is not None or args.approve == "ask":
-            return fail("--bus and --approve ask go with a scenario run (or `agent-tui serve`)", EXIT_USAGE)
-        return cmd_run_prompt(args)
+        play = None
+        if args.run_bus is not None or args.run_host is not None:
+            from agent_tui.cli.bus_commands import publishing_play
+
+            play = publishing_play(args, args.config)
+            if isinstance(play, int):
+                return play
+        return cmd_run_prompt(args, play)
     if args.scenario is None:
         return fail("run needs a SCENARIO.json, or --prompt TEXT --cwd DIR for a real model", EXIT_USAGE)
     if any(getattr(args, flag) is not None for flag in ("profile", "provider", "model", "base_url")):
@@ -134,7 +140,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     tools: tuple[Literal["claude", "codex"], ...] = ("claude",) * args.claude + ("codex",) * args.codex
-    return cmd_replay(args.path, args.dump, args.strict, args.follow, tools, args.since, args.from_start)
+    path = args.path
+    if path is not None and args.replay_sessions_dir is not None:
+        return fail("give a PATH or --sessions-dir, not both", EXIT_USAGE)
+    if path is None and not tools:  # the project's sessions, as `sessions`, `search` and `export` read
+        found = project_logs(args.replay_sessions_dir, args.replay_cwd, waiting=args.follow)
+        if isinstance(found, int):
+            return found
+        path = found
+    return cmd_replay(path, args.dump, args.strict, args.follow, tools, args.since, args.from_start)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
-"""The bus's commands: `agent-tui serve` (a headless host) and `agent-tui run --bus` (a scenario
-run that publishes its events and, with `--approve ask`, waits for an attached dashboard).
+"""The bus's commands: `agent-tui serve` (a headless host) and `agent-tui run --bus` (a run, of a
+scenario, a `--prompt` or an `--agent`, that publishes its events and, with `--approve ask`,
+waits for an attached dashboard to answer its asks).
 
 Invariants:
 - a bus that cannot be used at the start of `serve` (no server, a wrong URL, refused
@@ -8,7 +9,9 @@ Invariants:
 - `run --bus` never fails because of the bus: it says so on stderr, runs, logs, and publishes
   when the bus is there (the logs have everything; the next host on them publishes the rest);
 - both stop on SIGINT, SIGTERM and SIGHUP the way `run` does: every turn is cancelled and logs
-  its end, which is published before the process leaves (for a bounded time).
+  its end, which is published before the process leaves (for a bounded time);
+- `serve`, once it serves, prints on stdout one line per agent's turn started or ended and per
+  question waiting for a person (`serve_lines`); its own notices go to stderr.
 """
 
 from __future__ import annotations
@@ -153,6 +156,9 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, make_workbenc
             await host.control_ready()
             for problem in await workbench.hydrate(lambda _event: None):
                 _stderr(problem)
+            from agent_tui.cli.serve_lines import ServeLines
+
+            engine.subscribe(ServeLines(sys.stdout, engine.agent_path))  # what it does from now on
             _stderr(
                 f"host {name} serves {sessions_dir} on the bus at {settings.shown_url()} "
                 f"({len(workbench.engine.sessions())} sessions open); stop it with Ctrl-C"
@@ -241,3 +247,34 @@ async def _play_on_bus(headless: Any, settings: Any, name: str) -> Any:
                 f"the bus at {settings.shown_url()} did not take every event before the run ended; "
                 "the logs have them all"
             )
+
+
+def publishing_play(args: argparse.Namespace, config: Any) -> Any:
+    """How `run --prompt` and `run --agent` play their run while publishing it on the bus (as
+    `run SCENARIO --bus` does; an attached dashboard answers its asks with `--approve ask`), or
+    the exit status when the bus settings are wrong."""
+    from agent_tui.bus.config import default_name
+
+    try:
+        settings = bus_settings_for(config, args.run_bus, args.run_host, start_private=False)
+    except _Refused as error:
+        return fail(str(error), EXIT_USAGE)
+    name = settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
+
+    async def play(run: Any) -> Any:
+        from agent_tui.bus.host import BusHost
+
+        host = BusHost(settings, name=name, kind="run", sessions_dir=run.store.root, say=_stderr)
+        await host.start(required=False)
+        host.attach(run.engine)
+        _stderr(f"run {name} publishes on the bus at {settings.shown_url()}")
+        try:
+            return await run.play(catch_interrupt=True)
+        finally:
+            if not await host.close():
+                _stderr(
+                    f"the bus at {settings.shown_url()} did not take every event before the run "
+                    "ended; the log has them all"
+                )
+
+    return play

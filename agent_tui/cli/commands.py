@@ -145,7 +145,8 @@ def store_failure(error: BaseException) -> str:
     return f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})"
 
 
-def cmd_run_prompt(args: argparse.Namespace) -> int:
+def cmd_run_prompt(args: argparse.Namespace, play: Callable[[Any], Any] | None = None) -> int:
+    """`agent-tui run --prompt`; `play(run)` plays it while publishing it on a bus (`--bus`)."""
     from agent_tui.runtime.prompt_run import run_prompt
 
     if args.scenario is not None:
@@ -158,6 +159,9 @@ def cmd_run_prompt(args: argparse.Namespace) -> int:
         problem = sessions_dir_error(args.run_sessions_dir)
         if problem is not None:
             return fail(problem, EXIT_USAGE)
+    questions = _asked(args)
+    if isinstance(questions, int):
+        return questions
     return run_prompt(
         prompt=args.prompt,
         cwd=args.cwd,
@@ -175,7 +179,36 @@ def cmd_run_prompt(args: argparse.Namespace) -> int:
         trust_project_rules=args.trust_project_rules,
         budget=_budget(args.budget, args.budget_tokens),
         config=args.config,
+        questions=questions,
+        play=play,
     )
+
+
+def _asked(args: argparse.Namespace) -> Any:
+    """Who answers a `run --prompt`'s asks with `--approve ask` (an attached dashboard, within
+    `--ask-timeout`); None for `--approve allow|deny`; the exit status when a flag is wrong."""
+    if args.approve != "ask":
+        if args.ask_timeout is not None:
+            return fail("--ask-timeout goes with --approve ask", EXIT_USAGE)
+        return None
+    if args.run_bus is None:
+        return fail(ASK_NEEDS_BUS, EXIT_USAGE)
+    from agent_tui.bus.config import BusConfigError, parse_duration
+    from agent_tui.engine.questions import Questions
+
+    timeout = None
+    if args.ask_timeout is not None:
+        try:
+            timeout = parse_duration(args.ask_timeout, "--ask-timeout")
+        except BusConfigError as error:
+            return fail(str(error), EXIT_USAGE)
+    return Questions(None, ask_timeout=timeout)
+
+
+ASK_NEEDS_BUS = (
+    "--approve ask goes with --bus URL|local (an attached dashboard answers); "
+    "without a bus, answer with --approve allow or --approve deny"
+)
 
 
 def _budget(usd: float | None, tokens: int | None) -> Any:

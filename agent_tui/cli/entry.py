@@ -25,7 +25,11 @@ Invariants:
 - a process holding keys makes itself not dumpable (`keep_out_debuggers`), so a command of the
   same user cannot read its memory either (root and `CAP_SYS_PTRACE` can: the sandbox's own
   process tree is what stops those);
-- a bad `$AGENT_TUI_SECRETS_FD` is one sentence and exit status 2, never a traceback.
+- a bad `$AGENT_TUI_SECRETS_FD` is one sentence and exit status 2, never a traceback;
+- the process is named `agent-tui` (`name_the_process`), however it was started (the console
+  script, `python -m agent_tui`, the restart's `python -P -m agent_tui`): its name (`comm`, what
+  `pgrep`/`pkill agent-tui` and `top` match) is `agent-tui`, its command line (`ps -o args`)
+  `agent-tui` and the user's arguments; its environment's `/proc` entry is left as it is.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from agent_tui.engine import vault
 if TYPE_CHECKING:
     from agent_tui.providers.config import Config
 
-__all__ = ["keep_out_debuggers", "keys_to_move", "run"]
+__all__ = ["keep_out_debuggers", "keys_to_move", "name_the_process", "run"]
 
 
 def run() -> NoReturn:
@@ -68,6 +72,7 @@ def run() -> NoReturn:
             _restart_without(moved, args)
     if vault.held_names():
         keep_out_debuggers()
+    name_the_process(args)
     from agent_tui.cli import main
 
     sys.exit(main(args, config))
@@ -119,6 +124,24 @@ def keep_out_debuggers() -> bool:
 
 
 _PR_SET_DUMPABLE = 4
+
+
+def name_the_process(args: list[str]) -> bool:
+    """Name this process `agent-tui` for `ps`, `top`, `pgrep` and `pkill`: its command line
+    becomes `agent-tui ARGS…` (written over the original one, which is always longer, so never
+    over the environment's) and its name (`comm`) `agent-tui`. Returns whether it was done (not
+    where `setproctitle` has no build for the system)."""
+    try:
+        import setproctitle
+    except ImportError:
+        return False
+    os.environ["SPT_NOENV"] = "1"  # read by the first title set: stay within the command line's memory
+    try:
+        setproctitle.setproctitle(" ".join(["agent-tui", *args]))
+    finally:
+        del os.environ["SPT_NOENV"]
+    setproctitle.setthreadtitle("agent-tui")
+    return True
 
 
 class _HandOverError(Exception):

@@ -6,20 +6,75 @@ Invariants:
   `agent-tui --cwd DIR sessions` is `agent-tui sessions --cwd DIR`; given in both places, the one
   after the command wins;
 - such an option given before a command that does not take it is a usage error naming both,
-  never silently ignored.
+  never silently ignored;
+- a long option no parser knows is named as the error, with the nearest known one
+  (`unrecognized option --sesions-dir; did you mean --sessions-dir?`), never mistaken for the
+  command or an argument.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agent_tui.costs.budgets import tokens_problem, usd_problem
 
 
-class SubcommandParser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """A parser that names a long option it does not know, with the one it probably meant
+    (`unrecognized option --sesions-dir; did you mean --sessions-dir?`), before anything else is
+    read: plain argparse went on and took the option's value for the command (`invalid choice:
+    'X'`) or for a positional argument."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._check_options(list(args) if args is not None else sys.argv[1:])
+        return super().parse_known_args(args, namespace)
+
+    def _check_options(self, args: list[str]) -> None:
+        """Error on the first `--option` this parser does not know, up to its command's name."""
+        takes_value = {
+            option: action.nargs != 0 for action in self._actions for option in action.option_strings
+        }
+        commands = {
+            name
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices
+        }
+        index = 0
+        while index < len(args):
+            token = args[index]
+            index += 1
+            if token == "--" or token in commands:
+                return
+            if not token.startswith("--"):
+                continue
+            name, equals, _ = token.partition("=")
+            known = [option for option in takes_value if option.startswith(name)]
+            if name in takes_value:
+                known = [name]
+            if not known:
+                self.error(
+                    unknown_option(name, [option for option in takes_value if option.startswith("--")])
+                )
+            if len(known) == 1 and takes_value[known[0]] and not equals:
+                index += 1  # its value, whatever it looks like
+
+
+def unknown_option(name: str, options: list[str]) -> str:
+    """`unrecognized option --sesions-dir; did you mean --sessions-dir?` (the hint when one is near)."""
+    near = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    return f"unrecognized option {name}{hint}"
+
+
+class SubcommandParser(Parser):
     """A subcommand's parser: an argument it does not know is its own error, said with its own
     usage. (Plain argparse hands such arguments up to the top-level parser, which answered
     `agent-tui replay --frob` with the usage of `agent-tui`.)"""
@@ -41,6 +96,7 @@ SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
             None: "cwd",
             "run": "cwd",
             "sessions": "list_cwd",
+            "replay": "replay_cwd",
             "export": "export_cwd",
             "search": "search_cwd",
             "serve": "serve_cwd",
@@ -55,6 +111,7 @@ SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
             "demo": "demo_sessions_dir",
             "acp": "acp_sessions_dir",
             "sessions": "list_sessions_dir",
+            "replay": "replay_sessions_dir",
             "export": "export_sessions_dir",
             "search": "search_sessions_dir",
             "serve": "serve_sessions_dir",
@@ -98,7 +155,7 @@ TRUST_HELP = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="agent-tui",
         description=(
             "Watch many coding agents at once: a live session tree, one approval queue, stop "
@@ -208,8 +265,8 @@ def ask_flags(run: argparse.ArgumentParser) -> None:
         "--approve",
         choices=("allow", "deny", "ask"),
         default="deny",
-        help="how the user answers every permission ask (default: deny); ask: with --bus (a "
-        "scenario or --agent run), an attached dashboard answers",
+        help="how the user answers every permission ask (default: deny); ask: an attached "
+        "dashboard answers, with --bus, for any run (a scenario, --prompt or --agent)",
     )
     bus_flags(run, "run_bus", "run_host")
     run.add_argument(
@@ -245,7 +302,11 @@ def replay_arguments(replay: argparse.ArgumentParser) -> None:
         "path",
         type=Path,
         nargs="?",
-        help="a session log (.jsonl) or a directory of them: ours, Claude Code's or Codex's",
+        help="a session log (.jsonl) or a directory of them: ours, Claude Code's or Codex's "
+        "(default: the project's sessions, unless --claude or --codex)",
+    )
+    project_flags(
+        replay, "replay", "the directory of logs to replay instead of PATH (default: the project's)"
     )
     replay.add_argument(
         "--claude", action="store_true", help="your Claude Code sessions (~/.claude/projects)"

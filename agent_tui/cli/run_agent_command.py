@@ -13,7 +13,6 @@ Invariants:
 from __future__ import annotations
 
 import argparse
-import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,7 +67,9 @@ def cmd_run_agent(args: argparse.Namespace) -> int:
         questions = Questions(fixed_answer(args.approve, reason=f"--approve {args.approve}"))
     play = None
     if args.run_bus is not None or args.run_host is not None:
-        play = _on_bus(args, config, sessions_dir)
+        from agent_tui.cli.bus_commands import publishing_play
+
+        play = publishing_play(args, config)
         if isinstance(play, int):
             return play
     return run_agent(
@@ -102,10 +103,9 @@ def _flag_problem(args: argparse.Namespace) -> str | None:
             "uses its own model settings"
         )
     if args.approve == "ask" and args.run_bus is None:
-        return (
-            "--approve ask goes with --bus URL|local (an attached dashboard answers); "
-            "without a bus, answer with --approve allow or --approve deny"
-        )
+        from agent_tui.cli.commands import ASK_NEEDS_BUS
+
+        return ASK_NEEDS_BUS
     if args.ask_timeout is not None and args.approve != "ask":
         return "--ask-timeout goes with --approve ask"
     if args.run_sessions_dir is not None:
@@ -119,34 +119,3 @@ def _budget(usd: float | None, tokens: int | None) -> Any:
     from agent_tui.costs.budgets import BudgetLimit
 
     return BudgetLimit(usd, tokens)
-
-
-def _on_bus(args: argparse.Namespace, config: Any, sessions_dir: Path) -> Any:
-    """How to play the run while publishing it on the bus (as `run SCENARIO --bus` does), or the
-    exit status when the bus settings are wrong."""
-    from agent_tui.bus.config import default_name
-    from agent_tui.cli.bus_commands import _Refused, _stderr, bus_settings_for
-
-    try:
-        settings = bus_settings_for(config, args.run_bus, args.run_host, start_private=False)
-    except _Refused as error:
-        return fail(str(error), EXIT_USAGE)
-    name = settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
-
-    async def play(run: Any) -> Any:
-        from agent_tui.bus.host import BusHost
-
-        host = BusHost(settings, name=name, kind="run", sessions_dir=sessions_dir, say=_stderr)
-        await host.start(required=False)
-        host.attach(run.engine)
-        _stderr(f"run {name} publishes on the bus at {settings.shown_url()}")
-        try:
-            return await run.play(catch_interrupt=True)
-        finally:
-            if not await host.close():
-                _stderr(
-                    f"the bus at {settings.shown_url()} did not take every event before the run "
-                    "ended; the log has them all"
-                )
-
-    return play

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agent_tui.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
+from agent_tui.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, project_logs
 
 if TYPE_CHECKING:
     from agent_tui.search import Progress, SearchResults
@@ -48,7 +48,7 @@ def cmd_search(
         query = parse_query(" ".join(words))
     except QueryError as error:
         return fail(f"search: {error}", EXIT_USAGE)
-    directory = _searched_directory(sessions_dir, cwd)
+    directory = project_logs(sessions_dir, cwd)
     if isinstance(directory, int):
         return directory
     try:
@@ -68,25 +68,6 @@ def cmd_search(
     marks = color == "always" or (color == "auto" and sys.stdout.isatty())
     _print_results(results, sys.stdout, marks)
     return EXIT_OK if results.hits else EXIT_FAILED
-
-
-def _searched_directory(sessions_dir: Path | None, cwd: Path | None) -> Path | int:
-    """The directory of logs to search (`--sessions-dir`, else the project's); the exit status
-    when there is none, said."""
-    from agent_tui.runtime.session_dirs import default_sessions_dir
-
-    if sessions_dir is None:
-        project = (cwd or Path.cwd()).expanduser().resolve()
-        if not project.is_dir():
-            return fail(f"{project}: no such directory", EXIT_USAGE)
-        directory = default_sessions_dir(project)
-        if not directory.is_dir():
-            return fail(f"{project}: no sessions yet (looked in {directory})", EXIT_FAILED)
-        return directory
-    directory = sessions_dir.expanduser()
-    if not directory.is_dir():
-        return fail(f"{directory}: no such directory", EXIT_USAGE)
-    return directory
 
 
 def _say_skipped(report: Any) -> None:

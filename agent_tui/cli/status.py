@@ -59,6 +59,26 @@ def sessions_dir_error(directory: Path) -> str | None:
     return None
 
 
+def project_logs(sessions_dir: Path | None, cwd: Path | None, *, waiting: bool = False) -> Path | int:
+    """The directory of logs a reading command (`search`, `replay`) reads: `--sessions-dir`, else
+    the project's (`--cwd`, else the current directory); the exit status when there is none,
+    said. `waiting`: the project's directory may not exist yet (`replay --follow` waits for it)."""
+    from agent_tui.runtime.session_dirs import default_sessions_dir
+
+    if sessions_dir is None:
+        project = (cwd or Path.cwd()).expanduser().resolve()
+        if not project.is_dir():
+            return fail(f"{project}: no such directory", EXIT_USAGE)
+        directory = default_sessions_dir(project)
+        if not directory.is_dir() and not waiting:
+            return fail(f"{project}: no sessions yet (looked in {directory})", EXIT_FAILED)
+        return directory
+    directory = sessions_dir.expanduser()
+    if not directory.is_dir() and not waiting:
+        return fail(f"{directory}: no such directory", EXIT_USAGE)
+    return directory
+
+
 def fresh_dir() -> Path:
     import tempfile
 

@@ -1,1 +1,1 @@
-"""What model calls cost: the shipped price table, the user's overrides, and the arithmetic."""
+"""What model calls cost: the maintained price table (`genai-prices`), the user's overrides, and the arithmetic."""

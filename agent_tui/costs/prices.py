@@ -1,13 +1,17 @@
 """Prices per million tokens, and what a call's tokens cost at them.
 
 Invariants:
-- the shipped table (`prices.toml`, with the date it was taken and its source) is data, never
-  code; the user's `[prices."MODEL"]` entries replace a shipped model's price or add a model;
-- `PriceTable.lookup` finds a model by its name as written, then without a provider prefix
-  (`anthropic/claude-sonnet-4`), a date suffix (`-20250929`, `-2025-04-14`) or `-latest`; never
-  by a looser match (`o3-pro` is not `o3`): an unknown model has no price, never a guessed one;
+- the prices agent-tui ships with are the maintained table of `genai-prices` (`maintained.py`:
+  read lazily, never fetched at run time); the user's `[prices."MODEL"]` entries, a table's own
+  `prices`, come first: they replace a maintained model's price or add a model;
+- `PriceTable.lookup` finds a model among the table's own prices by its name as written, then
+  without a provider prefix (`anthropic/claude-sonnet-4`), a date suffix (`-20250929`,
+  `-2025-04-14`) or `-latest`; never by a looser match (`o3-pro` is not `o3`); a model none of
+  them has is priced by the maintained table, by its own rules (`maintained.py`); an unknown model
+  has no price, never a guessed one;
 - a table is not changed once made (`with_overrides` makes another): what a model name finds is
-  remembered, so pricing a call (an import prices one per source message) is one dict look-up;
+  remembered, so pricing a call (an import prices one per source message) is one dict look-up
+  and, for a maintained model, the table's arithmetic;
 - token counts follow the log's usage: `promptTokens` counts every prompt token, cached ones
   (`cachedTokens`) and ones written to the cache (`cacheWriteTokens`) included; each part is
   charged at its own price (a missing `cached_input` or `cache_write` price is `input`'s).
@@ -16,67 +20,38 @@ Invariants:
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date
 from functools import cache
-from importlib import resources
 from typing import Any
+
+from agent_tui.costs.maintained import REMEMBERED, MaintainedPrices
+from agent_tui.costs.price import Price
 
 __all__ = ["PRICE_KEYS", "Price", "PriceTable", "price_from", "price_value", "shipped_prices"]
 
-_PER = 1_000_000
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 
 @dataclass(frozen=True, slots=True)
-class Price:
-    """US dollars per million tokens."""
-
-    input: float
-    output: float
-    cached_input: float | None = None
-    cache_write: float | None = None
-
-    def cost_usd(
-        self,
-        prompt_tokens: int,
-        completion_tokens: int,
-        cached_tokens: int | None = None,
-        cache_write_tokens: int | None = None,
-    ) -> float:
-        """What a call's tokens cost (the prompt's cached and cache-written parts at theirs)."""
-        cached = cached_tokens or 0
-        written = cache_write_tokens or 0
-        fresh = max(prompt_tokens - cached - written, 0)
-        cached_price = self.input if self.cached_input is None else self.cached_input
-        write_price = self.input if self.cache_write is None else self.cache_write
-        return (
-            fresh * self.input
-            + cached * cached_price
-            + written * write_price
-            + completion_tokens * self.output
-        ) / _PER
-
-
-@dataclass(frozen=True, slots=True)
 class PriceTable:
-    """Models' prices, the user's over the shipped ones; `taken`/`source` describe the shipped."""
+    """Models' prices: the table's own (the user's), then the maintained table's when it has one."""
 
     prices: Mapping[str, Price]
-    taken: date | None = None
-    source: str | None = None
+    maintained: MaintainedPrices | None = None
     _found: dict[str, Price | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def lookup(self, model: str | None) -> Price | None:
-        """The price of `model`, or None when it is not known (see the module's rules)."""
+        """The table's own price of `model` (the user's), or None when it has none (see the
+        module's rules; the maintained table is asked by `cost_usd`)."""
         if not model:
             return None
         found = self._found
         if model in found:
             return found[model]
-        price = found[model] = self._search(model)
+        price = self._search(model)
+        if len(found) < REMEMBERED:  # a stream of made-up names cannot grow it
+            found[model] = price
         return price
 
     def _search(self, model: str) -> Price | None:
@@ -95,15 +70,19 @@ class PriceTable:
     ) -> float | None:
         """What a call of `model` cost, or None when its price is not known."""
         price = self.lookup(model)
-        if price is None:
+        if price is not None:
+            return price.cost_usd(prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)
+        if self.maintained is None or not model:
             return None
-        return price.cost_usd(prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)
+        return self.maintained.cost_usd(
+            model, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens
+        )
 
     def with_overrides(self, overrides: Mapping[str, Price]) -> PriceTable:
         """This table with `overrides` (the user's config) replacing or adding models."""
         if not overrides:
             return self
-        return PriceTable({**self.prices, **overrides}, self.taken, self.source)
+        return PriceTable({**self.prices, **overrides}, self.maintained)
 
 
 def _names_of(model: str) -> list[str]:
@@ -148,9 +127,5 @@ def price_from(values: Mapping[str, Any]) -> Price:
 
 @cache
 def shipped_prices() -> PriceTable:
-    """The table shipped with agent-tui (`prices.toml`)."""
-    text = resources.files(__package__).joinpath("prices.toml").read_text(encoding="utf-8")
-    data = tomllib.loads(text)
-    models = {name: price_from(values) for name, values in data["models"].items()}
-    taken = data.get("taken")
-    return PriceTable(models, taken if isinstance(taken, date) else None, data.get("source"))
+    """The prices agent-tui ships with: the maintained table (`genai-prices`), nothing of its own."""
+    return PriceTable({}, MaintainedPrices())

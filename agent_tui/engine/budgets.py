@@ -153,9 +153,8 @@ class BudgetKeeper:
         prompt = sum(int(tokens.get(part) or 0) for part in ("instruction", "transcript", "tools"))
         output = self._output_limit(session_id)
         model = self._model(session_id)
-        price = self.prices.lookup(model)
         worst_tokens = prompt + (output or 0)
-        worst_usd = price.cost_usd(prompt, output or 0) if price is not None else None
+        worst_usd = self.prices.cost_usd(model, prompt, output or 0)
         shape = f"{prompt:,} prompt tokens estimated" + (
             f" and up to {output:,} output tokens" if output else ""
         )

@@ -11,7 +11,9 @@ Invariants:
   a tool call joins the same line;
 - a write that fails (the terminal hung up, the reader of a pipe went away, a full disk)
   silences the printer for the rest of the run instead of failing the listener: the run, and its
-  logs, go on; `gone` says why, for the command to say at the end.
+  logs, go on; `gone` says why, for the command to say at the end;
+- quiet, it prints of the events only a turn's end that failed (not `final`, not `cancelled`),
+  with its stop reason and why: a quiet run still says in one line why it failed.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ class EventPrinter:
 
     Args:
         out: where to print.
-        quiet: print nothing per event (only `summary`).
+        quiet: print nothing per event but a turn's end that is a failure (why it failed), and
+            the `summary`.
         names: maps a session id to its agent path (root first).
     """
 
@@ -69,6 +72,9 @@ class EventPrinter:
     def __call__(self, event: Event) -> None:
         self.events += 1
         if self.quiet:
+            if event.type == "turn.completed" and event.payload.get("stopReason") not in QUIET_ENDS:
+                self._say(event, _event_line(event.type, event.payload) or "")  # why it failed
+                self._write("", flush=True)
             return
         payload = event.payload
         kind = event.type
@@ -102,6 +108,10 @@ class EventPrinter:
             + "\n",
             flush=True,
         )
+
+
+QUIET_ENDS = ("final", "cancelled")
+"""The turn ends `--quiet` does not print: done, or stopped by the person (who was told so)."""
 
 
 def _usage(usage: dict[str, Any] | None) -> str:

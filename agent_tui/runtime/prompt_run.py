@@ -287,12 +287,16 @@ def run_prompt(
     trust_project_rules: bool = False,
     budget: BudgetLimit | None = None,
     config: Config | None = None,
+    questions: Questions | None = None,
+    play: Callable[[HeadlessRun], Awaitable[PromptResult]] | None = None,
 ) -> int:
     """`agent-tui run --prompt`: resolve the model, run the turn, print its events.
 
     `sessions_dir`: where the log goes; None for the project's own sessions directory, made
     once the directory and the model settings are known to be good. `config`: the config file
-    as the process loaded it (None: read it here).
+    as the process loaded it (None: read it here). `questions`: who answers the permission asks
+    (None: `approve`, for every one); `play(run)` replaces `run.play(catch_interrupt=True)` (a
+    run that also publishes on a bus, where an attached dashboard may answer them).
 
     Returns the exit status: 0 when the turn ended `final`, 1 when it ended otherwise, 2 for a
     bad setting or directory, 128 + the signal's number when a signal stopped it (130 for
@@ -319,7 +323,7 @@ def run_prompt(
             prompt=prompt,
             cwd=cwd,
             sessions_dir=sessions_dir,
-            questions=Questions(fixed_answer(decision, reason=f"--approve {decision}")),
+            questions=questions or Questions(fixed_answer(decision, reason=f"--approve {decision}")),
             env=env,
             trust_project_rules=trust_project_rules,
             budget=budget,
@@ -332,7 +336,7 @@ def run_prompt(
         return fail(f"{error.filename or cwd}: {os_reason(error)}", 2)
     _say_before(run, quiet, out, err)
     printer = EventPrinter(out, quiet=quiet, names=run.engine.agent_path)
-    result = play_headless(run, printer, err, fail)
+    result = play_headless(run, printer, err, fail, (lambda: play(run)) if play is not None else None)
     if isinstance(result, int):
         return result
     return ended(result, printer, sessions_dir, err, fail, problems=run.recorder.problems)
