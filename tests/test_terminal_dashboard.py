@@ -1,0 +1,227 @@
+"""Claude Code and Codex sessions run in the user's own terminals, in the workbench and the dashboard.
+
+Real transcripts (the importer tests' fixtures) in a temporary `CLAUDE_CONFIG_DIR` and
+`CODEX_HOME`, found by `terminal.discovery`, listed by a real workbench beside our own logs,
+read through the importers' real cache (`XDG_CACHE_HOME` in tmp_path) when used.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from functools import partial
+from pathlib import Path
+
+import orjson
+import pytest
+from replay_logs import SessionLog, turn_events
+from support_importers import FIXTURES
+from support_workbench import scripted_models
+
+from agent_tui.costs.budgets import BudgetLimit
+from agent_tui.engine.errors import UnknownSession
+from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events import Event, driven_from_its_terminal
+from agent_tui.importers import replay_inputs
+from agent_tui.reducer import DashboardState, apply_event, project_state
+from agent_tui.replay.sources import replay_files
+from agent_tui.runtime.agent_requests import BudgetRefused, SendRefused
+from agent_tui.runtime.finishing import FinishRefused
+from agent_tui.runtime.workbench import Workbench
+from agent_tui.terminal.discovery import claude_folder_name, discover
+
+SHOP = "/home/dev/shop-api"
+CLAUDE = "sess_c4d5e6f7-8a9b-4c0d-9e1f-2a3b4c5d6e23"
+CLAUDE_CHILD = CLAUDE + "_agent-a7f3c2"
+CODEX = "sess_019c0d1e-2f3a-7b4c-8d5e-6f7a8b9c0d73"
+CODEX_CHILD = "sess_019c0d1e-5a6b-7c8d-9e0f-1a2b3c4d5e84"
+CLAUDE_NAME = "claude · Changelog entry for order cancellation"
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """The CLIs' folders holding the fixtures' sessions of SHOP, and the import cache, in tmp_path."""
+    claude, codex = tmp_path / "claude", tmp_path / "codex"
+    shutil.copytree(
+        FIXTURES / "claude_code" / "v2.1-subagents-dir", claude / "projects" / claude_folder_name(SHOP)
+    )
+    shutil.copytree(FIXTURES / "codex" / "multi-agent-0.58", codex / "sessions")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return claude, codex
+
+
+def _ours(sessions_dir: Path) -> str:
+    """One finished session of ours in `sessions_dir`."""
+    sessions_dir.mkdir(parents=True, exist_ok=True)
+    log = SessionLog("sess_ours")
+    log.add("session.created", None, {"cwd": SHOP, "client": "agent-tui", "agentName": "lead"}, 0)
+    for n, (kind, payload) in enumerate(turn_events(1, "plain"), start=1):
+        log.add(kind, "turn_1", payload, n)
+    log.write(sessions_dir)
+    return "sess_ours"
+
+
+def _workbench(sessions_dir: Path, *, all_projects: bool = False) -> Workbench:
+    def find(every: bool, warn: object) -> list[object]:
+        return list(discover(Path(SHOP), all_projects=every, warn=warn))  # type: ignore[arg-type]
+
+    return Workbench.for_project(
+        project=Path(SHOP),
+        sessions_dir=sessions_dir,
+        models=scripted_models(ScriptedProvider()),
+        questions=None,
+        terminal=find,  # type: ignore[arg-type]
+        all_projects=all_projects,
+    )
+
+
+class _Folded:
+    def __init__(self) -> None:
+        self.state = DashboardState()
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+        apply_event(self.state, event)
+
+
+def _cache_files(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "cache").rglob("*.jsonl"))
+
+
+class TestTheHistory:
+    async def test_terminal_sessions_are_listed_beside_ours_from_their_heads_and_read_only_when_used(
+        self, tmp_path: Path, homes: tuple[Path, Path]
+    ) -> None:
+        sessions_dir = tmp_path / "sessions"
+        ours = _ours(sessions_dir)
+        workbench = _workbench(sessions_dir)
+        folded = _Folded()
+        async with workbench.serving():
+            problems = await workbench.hydrate(folded, lazy=True)
+            assert problems == []
+            state = folded.state
+            assert {ours, CLAUDE, CODEX, CODEX_CHILD} <= set(state.sessions)
+            assert state.sessions[CLAUDE].client == "claude-code" and state.sessions[CODEX].client == "codex"
+            assert state.sessions[CODEX_CHILD].parent_session_id == CODEX
+            assert state.sessions[CLAUDE].turns == [] and CLAUDE_CHILD not in state.sessions
+            assert _cache_files(tmp_path) == []  # nothing converted yet
+            with pytest.raises(UnknownSession):
+                workbench.engine.session(CLAUDE)  # and never in our engine
+
+            assert await workbench.read_terminal(CLAUDE, folded) is None
+            log = workbench.log_of(CLAUDE)
+            assert log.is_file() and log.is_relative_to(tmp_path / "cache")
+            assert state.sessions[CLAUDE_CHILD].parent_session_id == CLAUDE  # its sub-agent, with it
+            with replay_inputs([homes[0] / "projects" / claude_folder_name(SHOP)]) as inputs:
+                replayed = project_state(replay_files(inputs.files))
+            for sid in (CLAUDE, CLAUDE_CHILD):  # the same fold as a replay of the transcript
+                live, again = state.sessions[sid], replayed.sessions[sid]
+                assert (live.title, live.client, live.spend, len(live.turns)) == (
+                    again.title,
+                    again.client,
+                    again.spend,
+                    len(again.turns),
+                )
+            assert state.sessions[CLAUDE].spend.tokens > 0
+            count = len(folded.events)
+            assert await workbench.read_terminal(CLAUDE, folded) is None
+            assert len(folded.events) == count  # read once
+            with pytest.raises(UnknownSession):
+                workbench.engine.session(CLAUDE)
+
+    async def test_a_terminal_session_stored_here_is_listed_from_its_log_once_and_not_opened(
+        self, tmp_path: Path, homes: tuple[Path, Path]
+    ) -> None:
+        sessions_dir = tmp_path / "sessions"
+        companion = SessionLog(CLAUDE)  # a followed session's companion log, in our store
+        companion.add("session.created", None, {"cwd": SHOP, "client": "claude-code", "title": "followed"}, 0)
+        sessions_dir.mkdir()
+        companion.write(sessions_dir)
+        workbench = _workbench(sessions_dir)
+        folded = _Folded()
+        async with workbench.serving():
+            await workbench.hydrate(folded, lazy=True)
+            created = [e for e in folded.events if e.session_id == CLAUDE and e.type == "session.created"]
+            assert [e.payload["title"] for e in created] == ["followed"]  # not the transcript's too
+            with pytest.raises(UnknownSession):
+                workbench.engine.session(CLAUDE)
+            refused = workbench.send(CLAUDE, "go on")
+            assert refused == SendRefused(driven_from_its_terminal("claude · followed"))
+
+    async def test_every_projects_sessions_are_listed_on_demand_and_known_as_others(
+        self, tmp_path: Path, homes: tuple[Path, Path]
+    ) -> None:
+        claude, _ = homes
+        other = claude / "projects" / claude_folder_name("/srv/other")
+        other.mkdir(parents=True)
+        record = {
+            "cwd": "/srv/other",
+            "sessionId": "elsewhere",
+            "type": "user",
+            "uuid": "u",
+            "message": {"role": "user", "content": "hi"},
+        }
+        (other / "elsewhere.jsonl").write_bytes(orjson.dumps(record) + b"\n")
+        workbench = _workbench(tmp_path / "sessions")
+        folded = _Folded()
+        async with workbench.serving():
+            await workbench.hydrate(folded, lazy=True)
+            assert "sess_elsewhere" not in folded.state.sessions
+            assert await workbench.list_terminal(folded, all_projects=True) == []
+            assert "sess_elsewhere" in folded.state.sessions
+            assert not workbench.in_project("sess_elsewhere") and workbench.in_project(CLAUDE)
+            before = len(folded.events)
+            await workbench.list_terminal(folded, all_projects=True)
+            assert len(folded.events) == before  # listed once
+
+    async def test_a_file_skipped_is_said_in_one_line_among_the_problems(
+        self, tmp_path: Path, homes: tuple[Path, Path]
+    ) -> None:
+        folder = homes[0] / "projects" / claude_folder_name(SHOP)
+        (folder / "broken.jsonl").write_bytes(b"{not json\n")
+        workbench = _workbench(tmp_path / "sessions")
+        async with workbench.serving():
+            problems = await workbench.hydrate(_Folded(), lazy=True)
+        assert problems == [f"{folder / 'broken.jsonl'}: its first line is not JSON (skipped)"]
+
+    async def test_a_transcript_gone_since_it_was_listed_is_said_not_raised(
+        self, tmp_path: Path, homes: tuple[Path, Path]
+    ) -> None:
+        workbench = _workbench(tmp_path / "sessions")
+        folded = _Folded()
+        async with workbench.serving():
+            await workbench.hydrate(folded, lazy=True)
+            path = workbench.records[CODEX].transcript.path  # type: ignore[union-attr]
+            os.remove(path)
+            said = await workbench.read_terminal(CODEX, folded)
+            assert said is not None and said.startswith(f"{path}: could not be read")
+
+
+class TestNeverDrivenByOurEngine:
+    async def test_a_follow_up_a_budget_and_a_review_are_refused_in_one_sentence(
+        self, tmp_path: Path, homes: tuple[Path, Path]
+    ) -> None:
+        workbench = _workbench(tmp_path / "sessions")
+        folded = _Folded()
+        async with workbench.serving():
+            await workbench.hydrate(folded, lazy=True)
+            await workbench.read_terminal(CLAUDE, folded)
+            sentence = f"{CLAUDE_NAME} is a terminal agent: drive it from its own terminal."
+            assert workbench.send(CLAUDE, "continue") == SendRefused(sentence)
+            with pytest.raises(BudgetRefused, match=f"^{sentence}$"):
+                await workbench.set_budget(CLAUDE, BudgetLimit(usd=1.0))
+            for action in (workbench.review, workbench.turns, partial(workbench.commit, message="m")):
+                with pytest.raises(FinishRefused, match=f"^{sentence}$"):
+                    await action(CLAUDE)
+            child = workbench.send(CLAUDE_CHILD, "more")
+            assert child == SendRefused(
+                f"{CLAUDE_NAME} › general-purpose is a terminal agent: drive it from its own terminal."
+            )
+            codex = workbench.send(CODEX_CHILD, "more")
+            assert isinstance(codex, SendRefused) and codex.reason.startswith("codex · Which module")
+            assert codex.reason.endswith(" › explorer is a terminal agent: drive it from its own terminal.")
