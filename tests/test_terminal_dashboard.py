@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from replay_logs import SessionLog, turn_events
 from support_importers import FIXTURES
-from support_workbench import scripted_models
+from support_workbench import scripted_models, type_text, wait_for
+from textual.widgets import Static
 
 from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.errors import UnknownSession
@@ -28,7 +31,11 @@ from agent_tui.replay.sources import replay_files
 from agent_tui.runtime.agent_requests import BudgetRefused, SendRefused
 from agent_tui.runtime.finishing import FinishRefused
 from agent_tui.runtime.workbench import Workbench
-from agent_tui.terminal.discovery import claude_folder_name, discover
+from agent_tui.terminal.discovery import TerminalTranscript, claude_folder_name, discover
+from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.screens.budget import BudgetScreen
+from agent_tui.tui.screens.dashboard import DashboardScreen
+from agent_tui.tui.widgets.composer import Composer
 
 SHOP = "/home/dev/shop-api"
 CLAUDE = "sess_c4d5e6f7-8a9b-4c0d-9e1f-2a3b4c5d6e23"
@@ -179,15 +186,14 @@ class TestTheHistory:
             await workbench.list_terminal(folded, all_projects=True)
             assert len(folded.events) == before  # listed once
 
-    async def test_a_file_skipped_is_said_in_one_line_among_the_problems(
-        self, tmp_path: Path, homes: tuple[Path, Path]
-    ) -> None:
+    async def test_a_file_skipped_is_said_in_one_line(self, tmp_path: Path, homes: tuple[Path, Path]) -> None:
         folder = homes[0] / "projects" / claude_folder_name(SHOP)
         (folder / "broken.jsonl").write_bytes(b"{not json\n")
         workbench = _workbench(tmp_path / "sessions")
         async with workbench.serving():
             problems = await workbench.hydrate(_Folded(), lazy=True)
-        assert problems == [f"{folder / 'broken.jsonl'}: its first line is not JSON (skipped)"]
+        assert problems == []  # (a stored session of ours that was not reopened would be one)
+        assert workbench.skipped == [f"{folder / 'broken.jsonl'}: its first line is not JSON (skipped)"]
 
     async def test_a_transcript_gone_since_it_was_listed_is_said_not_raised(
         self, tmp_path: Path, homes: tuple[Path, Path]
@@ -225,3 +231,163 @@ class TestNeverDrivenByOurEngine:
             codex = workbench.send(CODEX_CHILD, "more")
             assert isinstance(codex, SendRefused) and codex.reason.startswith("codex · Which module")
             assert codex.reason.endswith(" › explorer is a terminal agent: drive it from its own terminal.")
+
+
+# -- the dashboard ---------------------------------------------------------------------------------
+def project_with_transcripts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch | None = None
+) -> tuple[Path, dict[str, str]]:
+    """A real project directory, and the CLIs' folders holding the fixtures' sessions as run in it
+    (their `cwd` rewritten to it); the variables naming the folders and the import cache."""
+    project = tmp_path / "shop-api"
+    project.mkdir(exist_ok=True)
+    claude, codex = tmp_path / "claude", tmp_path / "codex"
+    for source, target in (
+        (
+            FIXTURES / "claude_code" / "v2.1-subagents-dir",
+            claude / "projects" / claude_folder_name(str(project)),
+        ),
+        (FIXTURES / "codex" / "multi-agent-0.58", codex / "sessions"),
+    ):
+        for path in sorted(source.rglob("*")):
+            if path.is_file():
+                copy = target / path.relative_to(source)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                copy.write_bytes(path.read_bytes().replace(SHOP.encode(), str(project).encode()))
+    env = {
+        "CLAUDE_CONFIG_DIR": str(claude),
+        "CODEX_HOME": str(codex),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    if monkeypatch is not None:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+    return project, env
+
+
+def terminal_app(tmp_path: Path, project: Path, **kwargs: object) -> AgentTuiApp:
+    """The dashboard on `project` with no model configured: only its terminal agents."""
+
+    def find(every: bool, warn: Callable[[str], object]) -> list[TerminalTranscript]:
+        return discover(project, all_projects=every, warn=warn)
+
+    return AgentTuiApp(
+        sessions_dir=tmp_path / "sessions", project=project, models=[], terminal=find, **kwargs
+    )  # type: ignore[arg-type]
+
+
+def _named(app: AgentTuiApp, prefix: str) -> str | None:
+    assert app.live is not None
+    return next(
+        (sid for sid, s in app.live.state.sessions.items() if (s.title or "").startswith(prefix)), None
+    )
+
+
+class TestTheDashboard:
+    async def test_the_tree_shows_them_by_their_cli_and_a_chosen_one_is_read_with_its_sub_agent(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        project, _ = project_with_transcripts(tmp_path, monkeypatch)
+        app = terminal_app(tmp_path, project)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(
+                pilot, lambda: app.live is not None and CODEX_CHILD in app.live.state.sessions, "the listing"
+            )
+            screen = app.screen
+            assert isinstance(screen, DashboardScreen)
+            labels = {str(node.label) for node in _tree_nodes(screen)}
+            assert any(label.startswith("○ claude · Changelog entry") for label in labels), labels
+            assert any(label.startswith("○ codex · Which module computes") for label in labels), labels
+            assert app.live is not None
+            assert CLAUDE_CHILD not in app.live.state.sessions  # not read yet
+            screen.select_session(CLAUDE)
+            await wait_for(pilot, lambda: CLAUDE_CHILD in app.live.state.sessions, "the transcript read")  # type: ignore[union-attr]
+            await wait_for(
+                pilot,
+                lambda: any(
+                    str(n.label).startswith("✓ general-purpose") or "general-purpose" in str(n.label)
+                    for n in _tree_nodes(screen)
+                ),
+                "its sub-agent in the tree",
+            )
+            assert app.live.log_of(CLAUDE).is_relative_to(tmp_path / "cache")  # type: ignore[union-attr]
+
+    async def test_the_composer_review_and_budget_say_it_is_driven_from_its_own_terminal(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        project, _ = project_with_transcripts(tmp_path, monkeypatch)
+        app = terminal_app(tmp_path, project)
+        sentence = f"{CLAUDE_NAME} is a terminal agent: drive it from its own terminal."
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(
+                pilot, lambda: app.live is not None and CLAUDE in app.live.state.sessions, "the listing"
+            )
+            screen = app.screen
+            assert isinstance(screen, DashboardScreen)
+            screen.select_session(CLAUDE)
+            await pilot.pause()
+            composer = screen.query_one("#composer", Composer)
+            note = str(composer.query_one("#composer-note", Static).render())
+            assert sentence in note
+            shown: list[str] = []
+            monkeypatch.setattr(app, "notify", lambda message, **kw: shown.append(str(message)))
+            monkeypatch.setattr(screen, "notify", lambda message, **kw: shown.append(str(message)))
+            await pilot.press("D")
+            await pilot.press("B")
+            await pilot.pause()
+            assert shown == [sentence, sentence]
+            assert not isinstance(app.screen, BudgetScreen)
+            await pilot.press("i")
+            await type_text(pilot, "go on")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: composer.reason is not None, "the composer's refusal")
+            assert composer.reason == sentence and composer.text == "go on"  # the text is kept
+
+    async def test_the_palette_shows_and_hides_every_projects_sessions(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        project, env = project_with_transcripts(tmp_path, monkeypatch)
+        other = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / claude_folder_name("/srv/other")
+        other.mkdir(parents=True)
+        record = {
+            "cwd": "/srv/other",
+            "sessionId": "elsewhere",
+            "type": "user",
+            "uuid": "u",
+            "message": {"role": "user", "content": "tidy the other repo"},
+        }
+        (other / "elsewhere.jsonl").write_bytes(orjson.dumps(record) + b"\n")
+        app = terminal_app(tmp_path, project)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(
+                pilot, lambda: app.live is not None and CLAUDE in app.live.state.sessions, "the listing"
+            )
+            screen = app.screen
+            assert isinstance(screen, DashboardScreen)
+            assert "sess_elsewhere" not in app.live.state.sessions  # type: ignore[union-attr]
+            names = [command.name for command in screen.palette_commands()]
+            assert "Show every project's terminal sessions" in names
+            screen.action_toggle_all_projects()
+            await wait_for(
+                pilot,
+                lambda: any("tidy the other repo" in str(n.label) for n in _tree_nodes(screen)),
+                "the other project's session",
+            )
+            assert "Show only this project's terminal sessions" in [c.name for c in screen.palette_commands()]
+            screen.action_toggle_all_projects()
+            await wait_for(
+                pilot,
+                lambda: not any("tidy the other repo" in str(n.label) for n in _tree_nodes(screen)),
+                "it hidden again",
+            )
+            assert any("claude · Changelog" in str(n.label) for n in _tree_nodes(screen))
+
+
+def _tree_nodes(screen: DashboardScreen) -> list[Any]:
+    nodes = []
+    stack = [screen.session_tree.root]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        stack.extend(node.children)
+    return nodes

@@ -169,9 +169,11 @@ class TerminalListing(Protocol):
     def agent_name(self) -> str | None: ...
 
 
-TerminalFinder = Callable[[bool, Callable[[str], object]], Sequence[TerminalListing]]
-"""`find(all_projects, warn)`: the terminal sessions of the project (every project's), newest
-first; `warn` is told one line per file skipped."""
+class TerminalFinder(Protocol):
+    """`find(all_projects, warn)`: the terminal sessions of the project (every project's), newest
+    first; `warn` is told one line per file skipped (`terminal.discovery.discover`)."""
+
+    def __call__(self, all_projects: bool, warn: Callable[[str], object], /) -> Sequence[TerminalListing]: ...
 
 
 def listing_event(listing: TerminalListing) -> Event:
@@ -264,6 +266,8 @@ class Workbench(FinishingActions):
         self.terminal = terminal
         self.all_projects = all_projects
         """Whether `hydrate` lists every project's terminal sessions (else this project's)."""
+        self.skipped: list[str] = []
+        """The transcripts `hydrate` skipped (unreadable, or not a session): one line each."""
         self.data_dir = data_dir
         self.project = project
         self.sessions_dir = sessions_dir
@@ -436,7 +440,7 @@ class Workbench(FinishingActions):
                 fold(created)
         for session in stored:
             self._record(session.session_id)  # (known: a transcript of the same session is not listed)
-        problems += await self.list_terminal(fold, all_projects=self.all_projects)
+        self.skipped = await self.list_terminal(fold, all_projects=self.all_projects)
         terminal = any(record.transcript is not None for record in self.records.values())
         if listed is not None and (shown or terminal):  # (an empty history has no list to wait for)
             await listed()
@@ -498,13 +502,18 @@ class Workbench(FinishingActions):
 
     def in_project(self, session_id: str) -> bool:
         """Whether a session runs in this workbench's project (its directory or one under it), as
-        its head told; a session of ours always does."""
-        record = self.records.get(session_id)
-        listing = record.transcript if record is not None else None
-        if listing is None:
-            return True
-        project = str(self.project)
-        return listing.cwd == project or listing.cwd.startswith(project.rstrip("/") + "/")
+        its transcript's head told (a sub-agent's: its root's); a session of ours always does."""
+        sid: str | None = session_id
+        for _ in range(64):  # (a parent loop in hostile heads ends)
+            record = self.records.get(sid) if sid is not None else None
+            if record is None:
+                return True
+            listing = record.transcript
+            if listing is not None:
+                project = str(self.project)
+                return listing.cwd == project or listing.cwd.startswith(project.rstrip("/") + "/")
+            sid = record.parent
+        return True
 
     def _name_terminal(self, session_id: str, client: str, name: str, parent: str | None) -> None:
         record = self._record(session_id)

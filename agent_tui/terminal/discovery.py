@@ -19,6 +19,10 @@ Invariants:
   (`FILE: reason (skipped)`, control characters shown as markers), never an exception; a missing
   folder is no session and no warning; a symbolic link, a FIFO or a device is never opened;
 - the CLIs' files are never written.
+
+`hooks_installed(project)` tells whether agent-tui's hook is in one of the CLIs' settings files
+(the user's, or the project's): with it, the dashboard opens on the project even before its first
+terminal session.
 """
 
 from __future__ import annotations
@@ -36,7 +40,15 @@ from agent_tui.events import visible
 from agent_tui.importers.ids import normalize_ts, session_id_for
 from agent_tui.importers.locations import default_dir
 
-__all__ = ["HEAD_BYTES", "HEAD_LINES", "TerminalTranscript", "claude_folder_name", "discover"]
+__all__ = [
+    "HEAD_BYTES",
+    "HEAD_LINES",
+    "TerminalTranscript",
+    "claude_folder_name",
+    "discover",
+    "hook_files",
+    "hooks_installed",
+]
 
 Cli = Literal["claude-code", "codex"]
 
@@ -376,3 +388,37 @@ def _short(text: str | None) -> str | None:
         return None
     line = " ".join(text.split())
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+
+
+# -- our hooks in the CLIs' settings -----------------------------------------------------------------
+HOOK_MODULE = b"agent_tui.terminal.hook_client"
+"""What every hook command agent-tui installs runs (`python -I -m agent_tui.terminal.hook_client`)."""
+SETTINGS_BYTES = 1024 * 1024
+
+
+def hook_files(project: Path) -> list[Path]:
+    """The CLIs' settings files agent-tui's hooks are installed into, the user's and `project`'s."""
+    claude, codex = default_dir("claude").parent, default_dir("codex").parent
+    return [
+        claude / "settings.json",
+        claude / "settings.local.json",
+        project / ".claude" / "settings.local.json",
+        project / ".claude" / "settings.json",
+        codex / "hooks.json",
+        project / ".codex" / "hooks.json",
+    ]
+
+
+def hooks_installed(project: Path) -> bool:
+    """Whether one of the CLIs' settings files (`hook_files`) holds a hook command of agent-tui's
+    (it names `HOOK_MODULE`); only plain files are read, at most `SETTINGS_BYTES` of each."""
+    for path in hook_files(project):
+        try:
+            if not path.is_file() or path.is_symlink():
+                continue
+            with path.open("rb") as handle:
+                if HOOK_MODULE in handle.read(SETTINGS_BYTES):
+                    return True
+        except OSError:
+            continue
+    return False

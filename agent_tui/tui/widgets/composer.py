@@ -96,16 +96,26 @@ class Composer(Vertical):
         return self.input.text
 
     def show_target(
-        self, session_id: str | None, agent_path: str, running: bool, turns: int, *, steerable: bool = True
+        self,
+        session_id: str | None,
+        agent_path: str,
+        running: bool,
+        turns: int,
+        *,
+        steerable: bool = True,
+        refused: str | None = None,
     ) -> None:
         """Say what enter will do for the selected session (the typed text stays as it is).
 
-        `steerable` is False for an agent that takes text only between turns (an ACP agent)."""
+        `steerable` is False for an agent that takes text only between turns (an ACP agent);
+        `refused` says why nothing can be sent to it here (a terminal agent's session)."""
         if session_id != self.session_id:
             self.session_id = session_id
             self.reason = None
         if session_id is None:
             hint = Content.styled("Select a session to talk to it.", MUTED)
+        elif refused is not None:
+            hint = marked(refused, MUTED)
         elif running and not steerable:
             hint = Content.assemble(
                 ("send once this turn ends · ", MUTED),
