@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 from replay_logs import SessionLog, turn_events
 from support_importers import FIXTURES
 from support_workbench import scripted_models, type_text, wait_for
+from test_workbench_cli import Terminal, clean_env
 from textual.widgets import Static
 
 from agent_tui.costs.budgets import BudgetLimit
@@ -265,7 +267,7 @@ def project_with_transcripts(
     return project, env
 
 
-def terminal_app(tmp_path: Path, project: Path, **kwargs: object) -> AgentTuiApp:
+def terminal_app(tmp_path: Path, project: Path, **kwargs: Any) -> AgentTuiApp:
     """The dashboard on `project` with no model configured: only its terminal agents."""
 
     def find(every: bool, warn: Callable[[str], object]) -> list[TerminalTranscript]:
@@ -273,13 +275,6 @@ def terminal_app(tmp_path: Path, project: Path, **kwargs: object) -> AgentTuiApp
 
     return AgentTuiApp(
         sessions_dir=tmp_path / "sessions", project=project, models=[], terminal=find, **kwargs
-    )  # type: ignore[arg-type]
-
-
-def _named(app: AgentTuiApp, prefix: str) -> str | None:
-    assert app.live is not None
-    return next(
-        (sid for sid, s in app.live.state.sessions.items() if (s.title or "").startswith(prefix)), None
     )
 
 
@@ -391,3 +386,55 @@ def _tree_nodes(screen: DashboardScreen) -> list[Any]:
         nodes.append(node)
         stack.extend(node.children)
     return nodes
+
+
+class TestTheDefaultChoice:
+    """`agent-tui` with no model configured, run as a user runs it (a real pseudo-terminal): the
+    workbench on the project's terminal agents when there are some (or the hook is installed),
+    else the built-in demo; `--demo` always opens the demo."""
+
+    WORKBENCH = "claude · Changelog entry".encode()
+    DEMO = "live · demo".encode()  # the demo's top line
+
+    def _open(self, tmp_path: Path, args: list[str], extra: dict[str, str]) -> Terminal:
+        env = {**clean_env(tmp_path), **extra}
+        env.setdefault("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude"))
+        env.setdefault("CODEX_HOME", str(tmp_path / "no-codex"))
+        return Terminal(args, env)
+
+    def _shows(self, terminal: Terminal, wanted: bytes, unwanted: bytes) -> None:
+        try:
+            terminal.wait_until(lambda: wanted in terminal.output, f"{wanted!r} on the screen")
+            assert unwanted not in terminal.output
+        finally:
+            terminal.close()
+
+    def test_a_project_with_terminal_sessions_opens_the_workbench_on_them(self, tmp_path: Path) -> None:
+        project, extra = project_with_transcripts(tmp_path)
+        self._shows(self._open(tmp_path, ["--cwd", str(project)], extra), self.WORKBENCH, self.DEMO)
+
+    def test_demo_opens_the_demo_all_the_same(self, tmp_path: Path) -> None:
+        project, extra = project_with_transcripts(tmp_path)
+        self._shows(self._open(tmp_path, ["--cwd", str(project), "--demo"], extra), self.DEMO, self.WORKBENCH)
+
+    def test_a_project_with_none_opens_the_demo(self, tmp_path: Path) -> None:
+        _, extra = project_with_transcripts(tmp_path)
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        self._shows(self._open(tmp_path, ["--cwd", str(empty)], extra), self.DEMO, self.WORKBENCH)
+
+    def test_all_projects_opens_the_workbench_on_every_projects_sessions(self, tmp_path: Path) -> None:
+        _, extra = project_with_transcripts(tmp_path)
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        terminal = self._open(tmp_path, ["--cwd", str(empty), "--all-projects"], extra)
+        self._shows(terminal, self.WORKBENCH, self.DEMO)
+
+    def test_the_hook_installed_opens_the_workbench_before_any_session(self, tmp_path: Path) -> None:
+        empty = tmp_path / "empty"
+        (empty / ".claude").mkdir(parents=True)
+        command = f"{sys.executable} -I -m agent_tui.terminal.hook_client claude-code"
+        hook = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command}]}]}}
+        (empty / ".claude" / "settings.local.json").write_bytes(orjson.dumps(hook))
+        terminal = self._open(tmp_path, ["--cwd", str(empty)], {})
+        self._shows(terminal, b"No sessions yet", self.DEMO)
