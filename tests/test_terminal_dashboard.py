@@ -83,7 +83,7 @@ def _workbench(sessions_dir: Path, *, all_projects: bool = False) -> Workbench:
         sessions_dir=sessions_dir,
         models=scripted_models(ScriptedProvider()),
         questions=None,
-        terminal=find,  # type: ignore[arg-type]
+        find_terminal=find,  # type: ignore[arg-type]
         all_projects=all_projects,
     )
 
@@ -219,7 +219,7 @@ class TestNeverDrivenByOurEngine:
         async with workbench.serving():
             await workbench.hydrate(folded, lazy=True)
             await workbench.read_terminal(CLAUDE, folded)
-            sentence = f"{CLAUDE_NAME} is a terminal agent: drive it from its own terminal."
+            sentence = f"{CLAUDE_NAME} is a terminal agent: drive it from its own terminal"
             assert workbench.send(CLAUDE, "continue") == SendRefused(sentence)
             with pytest.raises(BudgetRefused, match=f"^{sentence}$"):
                 await workbench.set_budget(CLAUDE, BudgetLimit(usd=1.0))
@@ -228,11 +228,11 @@ class TestNeverDrivenByOurEngine:
                     await action(CLAUDE)
             child = workbench.send(CLAUDE_CHILD, "more")
             assert child == SendRefused(
-                f"{CLAUDE_NAME} › general-purpose is a terminal agent: drive it from its own terminal."
+                f"{CLAUDE_NAME} › general-purpose is a terminal agent: drive it from its own terminal"
             )
             codex = workbench.send(CODEX_CHILD, "more")
             assert isinstance(codex, SendRefused) and codex.reason.startswith("codex · Which module")
-            assert codex.reason.endswith(" › explorer is a terminal agent: drive it from its own terminal.")
+            assert codex.reason.endswith(" › explorer is a terminal agent: drive it from its own terminal")
 
 
 # -- the dashboard ---------------------------------------------------------------------------------
@@ -274,7 +274,7 @@ def terminal_app(tmp_path: Path, project: Path, **kwargs: Any) -> AgentTuiApp:
         return discover(project, all_projects=every, warn=warn)
 
     return AgentTuiApp(
-        sessions_dir=tmp_path / "sessions", project=project, models=[], terminal=find, **kwargs
+        sessions_dir=tmp_path / "sessions", project=project, models=[], find_terminal=find, **kwargs
     )
 
 
@@ -312,7 +312,7 @@ class TestTheDashboard:
     ) -> None:
         project, _ = project_with_transcripts(tmp_path, monkeypatch)
         app = terminal_app(tmp_path, project)
-        sentence = f"{CLAUDE_NAME} is a terminal agent: drive it from its own terminal."
+        sentence = f"{CLAUDE_NAME} is a terminal agent: drive it from its own terminal"
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_for(
                 pilot, lambda: app.live is not None and CLAUDE in app.live.state.sessions, "the listing"

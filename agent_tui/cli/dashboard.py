@@ -75,7 +75,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         notify_command=_notify_command(args.config),
         prices=args.config.price_table(),
         mcp_servers=servers,
-        terminal=terminal,
+        find_terminal=terminal,
         all_projects=all_projects,
     )
 

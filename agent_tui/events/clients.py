@@ -51,4 +51,4 @@ def terminal_name(client: str | None, name: str) -> str:
 def driven_from_its_terminal(path: str) -> str:
     """Why a terminal agent's session is not continued, budgeted or reviewed here (`path`: its
     agent path, `claude · fix-tests`)."""
-    return f"{path} is a terminal agent: drive it from its own terminal."
+    return f"{path} is a terminal agent: drive it from its own terminal"

@@ -33,7 +33,7 @@ Invariants:
   same engine: the tree, the approval queue, stop and close treat it like our own; `send` gives
   it the next prompt (it cannot be steered mid-turn), and a stored one is reopened by its agent
   when that agent is still configured (else it is shown but not continued);
-- a Claude Code or Codex session run in the user's own terminal (`terminal`: the transcripts
+- a Claude Code or Codex session run in the user's own terminal (`find_terminal`: the transcripts
   the caller found, `terminal.discovery`) is listed beside ours as history from its transcript's
   head (a `session.created` made of it, as the importer makes it), and read whole only when used
   (`read_terminal`: converted by the importers through their cache, its events folded, its
@@ -244,7 +244,7 @@ class Workbench(FinishingActions):
         external: agents run by programs of their own (ACP agents), or None.
         data_dir: the user data directory the search index of `sessions_dir` is kept under (None:
             the platform's).
-        terminal: finds the terminal CLIs' sessions to show beside ours (`terminal.discovery`,
+        find_terminal: finds the terminal CLIs' sessions to show beside ours (`terminal.discovery`,
             called in a thread by `hydrate` and `list_terminal`), or None.
         all_projects: `hydrate` lists every project's terminal sessions, not only this one's.
     """
@@ -259,11 +259,11 @@ class Workbench(FinishingActions):
         router: ProviderRouter | None = None,
         external: ExternalAgents | None = None,
         data_dir: Path | None = None,
-        terminal: TerminalFinder | None = None,
+        find_terminal: TerminalFinder | None = None,
         all_projects: bool = False,
     ) -> None:
         self.engine = engine
-        self.terminal = terminal
+        self.find_terminal = find_terminal
         self.all_projects = all_projects
         """Whether `hydrate` lists every project's terminal sessions (else this project's)."""
         self.skipped: list[str] = []
@@ -308,7 +308,7 @@ class Workbench(FinishingActions):
         prices: PriceTable | None = None,
         mcp_servers: Mapping[str, McpServerConfig] | None = None,
         notice: Callable[[str], object] | None = None,
-        terminal: TerminalFinder | None = None,
+        find_terminal: TerminalFinder | None = None,
         all_projects: bool = False,
     ) -> Workbench:
         """A workbench with its own engine: logs in `sessions_dir`, the user's rules for the
@@ -356,7 +356,7 @@ class Workbench(FinishingActions):
             router=router,
             external=external,
             data_dir=data_dir,
-            terminal=terminal,
+            find_terminal=find_terminal,
             all_projects=all_projects,
         )
 
@@ -475,13 +475,13 @@ class Workbench(FinishingActions):
 
     # -- terminal agents' sessions (Claude Code, Codex) ----------------------------------------------
     async def list_terminal(self, fold: Callable[[Event], None], *, all_projects: bool = False) -> list[str]:
-        """List the terminal sessions `terminal` finds (this project's, or every project's), but
+        """List the terminal sessions `find_terminal` finds (this project's, or every project's), but
         not those listed or stored here already, nor closed ones; a parent before its sub-agents.
         Returns the lines of the files skipped (one each)."""
-        if self.terminal is None:
+        if self.find_terminal is None:
             return []
         skipped: list[str] = []
-        find = self.terminal
+        find = self.find_terminal
         found = await anyio.to_thread.run_sync(lambda: find(all_projects, skipped.append))
         closed = closed_sessions(self.sessions_dir)
         listed = [

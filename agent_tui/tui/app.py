@@ -95,7 +95,7 @@ class AgentTuiApp(AgentTuiBase):
             `search_index` the index file (default: its usual place in the data directory).
         notify_command: the config's `notify_command`, told each notification while the user is
             away; `attention` the policy deciding them (default: the usual gathering and gaps).
-        terminal: finds the Claude Code and Codex sessions of the project (a project run), shown
+        find_terminal: finds the Claude Code and Codex sessions of the project (a project run), shown
             beside ours; `all_projects` lists every project's from the start.
     """
 
@@ -123,7 +123,7 @@ class AgentTuiApp(AgentTuiBase):
         search_index: Path | None = None,
         notify_command: NotifyCommand | None = None,
         attention: AttentionPolicy | None = None,
-        terminal: TerminalFinder | None = None,
+        find_terminal: TerminalFinder | None = None,
         all_projects: bool = False,
     ) -> None:
         super().__init__(theme=theme)
@@ -146,7 +146,7 @@ class AgentTuiApp(AgentTuiBase):
                 agent=agent,
                 prices=prices,
                 mcp_servers=mcp_servers,
-                terminal=terminal,
+                find_terminal=find_terminal,
                 all_projects=all_projects,
             )
             if scenario_path is not None:
@@ -478,17 +478,17 @@ def run_dashboard(
     notify_command: NotifyCommand | None = None,
     prices: PriceTable | None = None,
     mcp_servers: Mapping[str, McpServerConfig] | None = None,
-    terminal: TerminalFinder | None = None,
+    find_terminal: TerminalFinder | None = None,
     all_projects: bool = False,
 ) -> int:
     """`agent-tui`: the dashboard on `project` with `models`, the `external` agents and the
     `terminal` agents' sessions, or (none of these) the built-in demo; `agent` starts that
-    external agent at launch. `prices` and
+    external agent at launch (`find_terminal` finds the terminal agents' sessions). `prices` and
     `mcp_servers` are the loaded config file's (the dashboard reads no file of its own).
 
     Returns the exit status; says where the logs are once the terminal is back.
     """
-    demo = not models and (external is None or not external.names()) and terminal is None
+    demo = not models and (external is None or not external.names()) and find_terminal is None
     app = AgentTuiApp(
         scenario_path=demo_scenario_path() if demo else None,
         sessions_dir=sessions_dir,
@@ -502,7 +502,7 @@ def run_dashboard(
         notice=notice if demo else None,
         warning=warning,
         notify_command=notify_command,
-        terminal=None if demo else terminal,
+        find_terminal=None if demo else find_terminal,
         all_projects=all_projects,
     )
     app.run()

@@ -90,7 +90,7 @@ class LiveRun:
             `prompt` if given (else it waits for its first prompt from the composer).
         prices, mcp_servers: a project run's prices and MCP servers, from the config file the
             command read (`Workbench.for_project`).
-        terminal: finds the Claude Code and Codex sessions run in the user's own terminals, listed
+        find_terminal: finds the Claude Code and Codex sessions run in the user's own terminals, listed
             beside ours (a project run may have only these: no model, no external agent).
         all_projects: list every project's terminal sessions, not only this project's.
     """
@@ -109,15 +109,15 @@ class LiveRun:
         agent: str | None = None,
         prices: PriceTable | None = None,
         mcp_servers: Mapping[str, McpServerConfig] | None = None,
-        terminal: TerminalFinder | None = None,
+        find_terminal: TerminalFinder | None = None,
         all_projects: bool = False,
     ) -> None:
-        runs_something = models or (external and external.names()) or terminal is not None
+        runs_something = models or (external and external.names()) or find_terminal is not None
         if scenario_path is None and (project is None or not runs_something):
             raise ValueError(
                 "a project run needs a project directory and a model, an external agent or terminal agents"
             )
-        self.terminal = terminal
+        self.find_terminal = find_terminal
         self.all_projects = all_projects
         self._tasks: anyio.abc.TaskGroup | None = None  # the run's own background reads
         self.scenario_path = scenario_path
@@ -175,7 +175,7 @@ class LiveRun:
                 prices=self.prices,
                 mcp_servers=self.mcp_servers,
                 notice=lambda text: self._post(McpServerDown(text)),
-                terminal=self.terminal,
+                find_terminal=self.find_terminal,
                 all_projects=self.all_projects,
             )
         scenario = load_scenario(self.scenario_path)
