@@ -59,6 +59,7 @@ class Composer(Vertical):
         padding: 0 1;
         & > #composer-note { height: 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
         & > #composer-note.-error { color: $text-error; height: auto; text-wrap: wrap; }
+        & > #composer-note.-refused { height: auto; text-wrap: wrap; }
         & > ComposerInput { height: auto; min-height: 1; max-height: 6; border: none; padding: 0 1;
                             background: $panel; }
         & > ComposerInput:focus { background: $panel-lighten-1; }
@@ -79,6 +80,7 @@ class Composer(Vertical):
         self.session_id: str | None = None
         self.reason: str | None = None
         self._hint = Content("")
+        self._refused = False  # the selected session takes nothing from here (a terminal agent)
         self._shown_note: tuple[object, ...] = ()
 
     def compose(self) -> ComposeResult:
@@ -114,7 +116,7 @@ class Composer(Vertical):
             self.reason = None
         if session_id is None:
             hint = Content.styled("Select a session to talk to it.", MUTED)
-        elif refused is not None:
+        elif refused is not None:  # (said whole: it names the agent's path, which may be long)
             hint = marked(refused, MUTED)
         elif running and not steerable:
             hint = Content.assemble(
@@ -133,6 +135,7 @@ class Composer(Vertical):
                 marked(f"starts turn {turns + 1} of {agent_path} · shift+enter new line", MUTED),
             )
         self._hint = hint
+        self._refused = refused is not None
         if self.reason is None:
             self._note(hint, error=False)
 
@@ -149,13 +152,14 @@ class Composer(Vertical):
 
     def _note(self, content: Content, *, error: bool) -> None:
         # The dashboard asks on every redraw; an update lays the screen out again, so only on a change.
-        key = (content.plain, tuple(content.spans), error)
+        key = (content.plain, tuple(content.spans), error, self._refused)
         if key == self._shown_note:
             return
         self._shown_note = key
         note = self.query_one("#composer-note", Static)
         note.update(content)
         note.set_class(error, "-error")
+        note.set_class(self._refused and not error, "-refused")
 
     def on_composer_input_submit(self, message: ComposerInput.Submit) -> None:
         message.stop()
