@@ -19,7 +19,7 @@ import orjson
 import pytest
 from replay_logs import SessionLog, turn_events
 from support_importers import FIXTURES
-from support_workbench import scripted_models, type_text, wait_for
+from support_workbench import arm_project, scripted_models, settle, type_text, wait_for
 from test_workbench_cli import Terminal, clean_env
 from textual.widgets import Static
 
@@ -35,6 +35,8 @@ from agent_tui.runtime.finishing import FinishRefused
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.terminal.discovery import TerminalTranscript, claude_folder_name, discover
 from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.formatting import decision_text
+from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.budget import BudgetScreen
 from agent_tui.tui.screens.dashboard import DashboardScreen
 from agent_tui.tui.widgets.composer import Composer
@@ -438,3 +440,75 @@ class TestTheDefaultChoice:
         (empty / ".claude" / "settings.local.json").write_bytes(orjson.dumps(hook))
         terminal = self._open(tmp_path, ["--cwd", str(empty)], {})
         self._shows(terminal, b"No sessions yet", self.DEMO)
+
+
+class TestTakenBack:
+    """A question its CLI took back (answered in the terminal, or Codex's handed back) is
+    `permission.resolved{decision: withdrawn}` with the reason, as the terminal core stores it."""
+
+    @staticmethod
+    def _events(reason: str) -> list[Event]:
+        def event(sequence: int, kind: str, turn: str | None, **payload: Any) -> Event:
+            ts = f"2026-11-30T14:0{sequence}:00.000Z"
+            return Event(
+                id=f"evt_x_{sequence}",
+                session_id=CLAUDE,
+                turn_id=turn,
+                sequence=sequence,
+                ts=ts,
+                type=kind,
+                payload=payload,
+            )
+
+        asked = {"requestId": "hook_toolu_1_1_abc", "toolCallId": "toolu_1"}
+        return [
+            event(1, "session.created", None, cwd=SHOP, client="claude-code", title="fix-tests"),
+            event(2, "turn.started", "t1", promptPreview="run the tests"),
+            event(
+                3,
+                "model.tool_call_requested",
+                "t1",
+                toolCallId="toolu_1",
+                tool="Bash",
+                args={"command": "make test"},
+            ),
+            event(
+                4, "permission.requested", "t1", tool="Bash", risk="execute", argsPreview="make test", **asked
+            ),
+            event(
+                5, "permission.resolved", "t1", decision="ask", actor="policy", policy="claude-code", **asked
+            ),
+            event(
+                6, "permission.resolved", "t1", decision="withdrawn", actor="system", reason=reason, **asked
+            ),
+        ]
+
+    @pytest.mark.parametrize("reason", ["answered in the terminal", "handed back to the terminal"])
+    def test_it_leaves_the_queue_and_the_detail_says_how(self, reason: str) -> None:
+        events = self._events(reason)
+        asking = project_state(events[:-1])
+        assert [v.request_id for v in asking.pending_permissions()] == ["hook_toolu_1_1_abc"]
+        state = project_state(events)
+        assert state.pending_permissions() == []
+        call = state.sessions[CLAUDE].turns[-1].tool_calls["toolu_1"]
+        shown = decision_text(call)
+        assert shown is not None and shown.plain == f"↩ {reason}"
+
+    async def test_an_open_dialog_closes_saying_how_it_was_taken_back(self, tmp_path: Path) -> None:
+        events = self._events("answered in the terminal")
+        app = AgentTuiApp(events=events[:-1], live=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            arm_project(pilot)
+            await pilot.press("A")
+            await settle(pilot)
+            dialog = app.screen
+            assert isinstance(dialog, ApprovalScreen) and dialog.terminal == "claude"
+            screen = app.dashboard
+            apply_event(screen.state, events[-1])
+            screen.show_state(screen.state)
+            await settle(pilot)
+            assert not isinstance(app.screen, ApprovalScreen)
+            assert app.notices[-1].message == (
+                "claude · fix-tests: the Bash request was answered in the terminal."
+            )

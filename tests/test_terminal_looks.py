@@ -24,6 +24,7 @@ import pytest
 from support_tui import Scene, pin_scene, snap, snapshot  # noqa: F401 - snapshot: where pictures go
 from support_workbench import EDIT_NEW, EDIT_OLD, Log, arm_project, at, fake_home, settle
 from textual.pilot import Pilot
+from textual.widgets import Button
 
 from agent_tui.events import Event
 from agent_tui.tui.app import AgentTuiApp
@@ -57,7 +58,7 @@ class TerminalLog(Log):
         """A tool call its CLI is about to ask the user about, through the hook: in the queue."""
         self.emit("model.tool_call_requested", turn_id, after=1, toolCallId=call, tool=tool, args=args)
         self._call_ended()
-        request = {"requestId": f"hook_{call}_1_a1b2c3", "toolCallId": call}
+        request: dict[str, Any] = {"requestId": f"hook_{call}_1_a1b2c3", "toolCallId": call}
         self.emit(
             "permission.requested", turn_id, tool=tool, risk=risk, argsPreview=preview, **more, **request
         )
@@ -232,7 +233,7 @@ class TestTerminalQuestionDialog:
             text = " ".join(str(widget.render()) for widget in dialog.query("Static"))
             assert "claude · Fix the flaky checkout tests › Explore" in text
             assert PYTEST in text and "agent-tui's reading, shown only" in text
-            buttons = [str(button.label) for button in dialog.query("Button")]
+            buttons = [str(button.label) for button in dialog.query(Button)]
             assert buttons == ["Allow once  y", "Always (claude)  !", "Deny  n"]
             await pilot.press("s")  # agent-tui's "this session" does not reach a terminal agent
             await pilot.pause()

@@ -208,9 +208,7 @@ class SessionsScreen(Screen[None]):
         session = self.state.sessions.get(session_id or "")
         self._set_title(
             "#detail-pane",
-            "Detail · " + agent_path_text(self.state.agent_path(session.session_id))
-            if session is not None
-            else "Detail",
+            "Detail · " + session_path(self.state, session.session_id) if session is not None else "Detail",
         )
 
     @on(SessionSelected)
