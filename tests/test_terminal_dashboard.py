@@ -20,6 +20,7 @@ import pytest
 from replay_logs import SessionLog, turn_events
 from support_importers import FIXTURES
 from support_workbench import arm_project, scripted_models, settle, type_text, wait_for
+from test_search_tui import searched
 from test_workbench_cli import Terminal, clean_env
 from textual.widgets import Static
 
@@ -309,6 +310,9 @@ class TestTheDashboard:
             )
             assert app.live.log_of(CLAUDE).is_relative_to(tmp_path / "cache")  # type: ignore[union-attr]
 
+            search = await searched(pilot, "cancellation")  # what it said, once read, is searched
+            assert CLAUDE in {hit.session_id for hit in search.hits}
+
     async def test_the_composer_review_and_budget_say_it_is_driven_from_its_own_terminal(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -512,3 +516,53 @@ class TestTakenBack:
             assert app.notices[-1].message == (
                 "claude · fix-tests: the Bash request was answered in the terminal."
             )
+
+
+class TestHostileTranscripts:
+    async def test_control_characters_and_parent_loops_in_heads_are_shown_harmlessly(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        project, env = project_with_transcripts(tmp_path, monkeypatch)
+        folder = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / claude_folder_name(str(project))
+        title = {
+            "type": "ai-title",
+            "aiTitle": "evil\x1b]52;c;cm0gLXJmIH4=\x07[b]x[/b]\x1b[2J",
+            "sessionId": "evil",
+        }
+        user = {
+            "cwd": str(project),
+            "sessionId": "evil",
+            "type": "user",
+            "uuid": "u",
+            "message": {"role": "user", "content": "hi"},
+        }
+        (folder / "evil.jsonl").write_bytes(orjson.dumps(title) + b"\n" + orjson.dumps(user) + b"\n")
+        day = Path(env["CODEX_HOME"]) / "sessions" / "2026" / "03" / "01"
+        day.mkdir(parents=True)
+        for me, parent in (("loop-a", "loop-b"), ("loop-b", "loop-a")):  # each the other's parent
+            meta = {
+                "cwd": str(project),
+                "id": me,
+                "source": {"subagent": {"thread_spawn": {"parent_thread_id": parent}}},
+            }
+            line = {"timestamp": "2026-03-01T10:00:00.000Z", "type": "session_meta", "payload": meta}
+            (day / f"rollout-2026-03-01T10-00-00-{me}.jsonl").write_bytes(orjson.dumps(line) + b"\n")
+        app = terminal_app(tmp_path, project)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(
+                pilot,
+                lambda: app.live is not None and "sess_loop-b" in app.live.state.sessions,
+                "the listing",
+            )
+            screen = app.screen
+            assert isinstance(screen, DashboardScreen)
+            await settle(pilot)
+            labels = [str(node.label) for node in _tree_nodes(screen)]
+            evil = [label for label in labels if "evil" in label]
+            assert evil and all("\x1b" not in label and "\x07" not in label for label in evil), evil
+            assert app.live is not None and app.live.workbench is not None
+            refused = app.live.workbench.send("sess_loop-a", "hi")  # the path's walk ends
+            assert isinstance(refused, SendRefused) and refused.reason.endswith(
+                "drive it from its own terminal"
+            )
+            assert app.live.workbench.in_project("sess_loop-a")

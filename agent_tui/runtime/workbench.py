@@ -541,6 +541,12 @@ class Workbench(FinishingActions):
         path = self.terminal_path(session_id)
         return driven_from_its_terminal(path) if path is not None else None
 
+    def terminal_logs(self) -> list[Path]:
+        """The logs of the terminal sessions read whole so far (converted, in the import cache)."""
+        return sorted(
+            {r.log for r in self.records.values() if r.log is not None and r.log.parent != self.sessions_dir}
+        )
+
     def log_of(self, session_id: str) -> Path:
         """The session's log: a terminal session's as converted once read, else ours."""
         record = self.records.get(session_id)

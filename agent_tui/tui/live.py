@@ -321,6 +321,10 @@ class LiveRun:
             for line in await workbench.list_terminal(self._fold_terminal, all_projects=True):
                 self._post(TerminalNotice(line))
 
+    def terminal_logs(self) -> list[Path]:
+        """The logs of the terminal sessions read so far (converted), for search."""
+        return self.workbench.terminal_logs() if self.workbench is not None else []
+
     def in_project(self, session_id: str) -> bool:
         """Whether a session belongs to this run's project (a terminal session of another
         project, listed with `show_all_projects`, does not)."""

@@ -600,7 +600,8 @@ class DashboardScreen(SessionsScreen):
         if directory is None:
             self.notify("These sessions have no directory of logs to search.", timeout=4)
             return
-        self.app.push_screen(SearchScreen(directory, getattr(self.app, "search_index", None)))
+        more = getattr(self.live, "terminal_logs", None)  # the terminal sessions read so far
+        self.app.push_screen(SearchScreen(directory, getattr(self.app, "search_index", None), more))
 
     def palette_commands(self) -> list[PaletteCommand]:
         commands = super().palette_commands()
