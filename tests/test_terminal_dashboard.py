@@ -566,3 +566,21 @@ class TestHostileTranscripts:
                 "drive it from its own terminal"
             )
             assert app.live.workbench.in_project("sess_loop-a")
+
+
+async def test_a_session_followed_live_since_it_was_listed_is_not_read_from_its_transcript_again(
+    tmp_path: Path, homes: tuple[Path, Path]
+) -> None:
+    sessions_dir = tmp_path / "sessions"
+    workbench = _workbench(sessions_dir)
+    folded = _Folded()
+    async with workbench.serving():
+        await workbench.hydrate(folded, lazy=True)
+        companion = SessionLog(CLAUDE)  # the terminal core began following it meanwhile
+        companion.add("session.created", None, {"cwd": SHOP, "client": "claude-code", "title": "followed"}, 0)
+        sessions_dir.mkdir(exist_ok=True)
+        companion.write(sessions_dir)
+        count = len(folded.events)
+        assert await workbench.read_terminal(CLAUDE, folded) is None
+        assert len(folded.events) == count and _cache_files(tmp_path) == []
+        assert workbench.log_of(CLAUDE) == sessions_dir / f"{CLAUDE}.jsonl"

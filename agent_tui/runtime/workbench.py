@@ -557,11 +557,14 @@ class Workbench(FinishingActions):
     async def read_terminal(self, session_id: str, fold: Callable[[Event], None]) -> str | None:
         """Read a listed terminal session whole (once): its transcript converted by the
         importers, through their cache, in a thread; `fold` sees every event of it and of its
-        sub-agents. None, or why it could not be read (`FILE: reason`)."""
+        sub-agents. One followed live since it was listed (its log in the sessions directory) is
+        not read again. None, or why it could not be read (`FILE: reason`)."""
         record = self.records.get(session_id)
         listing = record.transcript if record is not None else None
         if record is None or listing is None or record.log is not None or record.reading:
             return None
+        if self._is_open(session_id) or (self.sessions_dir / f"{session_id}.jsonl").exists():
+            return None  # followed live since it was listed: its events come from its own log
         record.reading = True
         try:
             read, _warnings = await anyio.to_thread.run_sync(_read_transcript, listing.path)
