@@ -28,6 +28,7 @@ from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.engine.errors import UnknownSession
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event, driven_from_its_terminal
+from agent_tui.export import write_export
 from agent_tui.importers import replay_inputs
 from agent_tui.reducer import DashboardState, apply_event, project_state
 from agent_tui.replay.sources import replay_files
@@ -140,6 +141,8 @@ class TestTheHistory:
                     len(again.turns),
                 )
             assert state.sessions[CLAUDE].spend.tokens > 0
+            exported = write_export(log, tmp_path / "exports", "md").read_text()  # export, unchanged
+            assert "Changelog entry for order cancellation" in exported and "general-purpose" in exported
             count = len(folded.events)
             assert await workbench.read_terminal(CLAUDE, folded) is None
             assert len(folded.events) == count  # read once
