@@ -587,3 +587,21 @@ async def test_a_session_followed_live_since_it_was_listed_is_not_read_from_its_
         assert await workbench.read_terminal(CLAUDE, folded) is None
         assert len(folded.events) == count and _cache_files(tmp_path) == []
         assert workbench.log_of(CLAUDE) == sessions_dir / f"{CLAUDE}.jsonl"
+
+
+async def test_a_transcript_the_importers_choke_on_is_said_and_the_dashboard_goes_on(
+    tmp_path: Path, homes: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agent_tui.runtime.workbench as workbench_module
+
+    def choking(paths: list[Path], **kwargs: Any) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")  # what a hostile nesting could do
+
+    monkeypatch.setattr(workbench_module, "replay_inputs", choking)
+    workbench = _workbench(tmp_path / "sessions")
+    folded = _Folded()
+    async with workbench.serving():
+        await workbench.hydrate(folded, lazy=True)
+        said = await workbench.read_terminal(CLAUDE, folded)
+        assert said is not None and "RecursionError: maximum recursion depth exceeded" in said
+        assert workbench.records[CLAUDE].reading is False  # chosen again, it is tried again

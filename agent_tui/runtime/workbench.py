@@ -482,7 +482,10 @@ class Workbench(FinishingActions):
             return []
         skipped: list[str] = []
         find = self.find_terminal
-        found = await anyio.to_thread.run_sync(lambda: find(all_projects, skipped.append))
+        try:
+            found = await anyio.to_thread.run_sync(lambda: find(all_projects, skipped.append))
+        except Exception as error:  # (the CLIs' folders are read as they are: never the dashboard's end)
+            return [*skipped, f"the terminal agents' sessions could not be listed: {error}"]
         closed = closed_sessions(self.sessions_dir)
         listed = [
             t
@@ -570,6 +573,8 @@ class Workbench(FinishingActions):
             read, _warnings = await anyio.to_thread.run_sync(_read_transcript, listing.path)
         except (ImportInputError, EventLogError, OSError) as error:
             return f"{listing.path}: could not be read: {error}"
+        except Exception as error:  # a transcript is untrusted input: it never ends the dashboard
+            return f"{listing.path}: could not be read: {type(error).__name__}: {error}"
         finally:
             record.reading = False
         for file, events in read:
