@@ -20,7 +20,6 @@ import pytest
 from replay_logs import SessionLog, turn_events
 from support_importers import FIXTURES
 from support_workbench import arm_project, scripted_models, settle, type_text, wait_for
-from test_search_tui import searched
 from test_workbench_cli import Terminal, clean_env
 from textual.widgets import Static
 
@@ -41,6 +40,7 @@ from agent_tui.tui.formatting import decision_text
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.budget import BudgetScreen
 from agent_tui.tui.screens.dashboard import DashboardScreen
+from agent_tui.tui.screens.search import SearchScreen
 from agent_tui.tui.widgets.composer import Composer
 
 SHOP = "/home/dev/shop-api"
@@ -284,6 +284,11 @@ def terminal_app(tmp_path: Path, project: Path, **kwargs: Any) -> AgentTuiApp:
     )
 
 
+async def waited(pilot: Any, condition: Callable[[], bool], what: str) -> None:
+    """`wait_for` with room for a loaded machine (the transcript is read and indexed meanwhile)."""
+    await wait_for(pilot, condition, what, seconds=30)
+
+
 class TestTheDashboard:
     async def test_the_tree_shows_them_by_their_cli_and_a_chosen_one_is_read_with_its_sub_agent(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -291,7 +296,7 @@ class TestTheDashboard:
         project, _ = project_with_transcripts(tmp_path, monkeypatch)
         app = terminal_app(tmp_path, project)
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(
+            await waited(
                 pilot, lambda: app.live is not None and CODEX_CHILD in app.live.state.sessions, "the listing"
             )
             screen = app.screen
@@ -302,8 +307,8 @@ class TestTheDashboard:
             assert app.live is not None
             assert CLAUDE_CHILD not in app.live.state.sessions  # not read yet
             screen.select_session(CLAUDE)
-            await wait_for(pilot, lambda: CLAUDE_CHILD in app.live.state.sessions, "the transcript read")  # type: ignore[union-attr]
-            await wait_for(
+            await waited(pilot, lambda: CLAUDE_CHILD in app.live.state.sessions, "the transcript read")  # type: ignore[union-attr]
+            await waited(
                 pilot,
                 lambda: any(
                     str(n.label).startswith("✓ general-purpose") or "general-purpose" in str(n.label)
@@ -313,7 +318,13 @@ class TestTheDashboard:
             )
             assert app.live.log_of(CLAUDE).is_relative_to(tmp_path / "cache")  # type: ignore[union-attr]
 
-            search = await searched(pilot, "cancellation")  # what it said, once read, is searched
+            await pilot.press("F")  # what it said, once read, is searched
+            await waited(pilot, lambda: isinstance(app.screen, SearchScreen), "the search screen")
+            search = app.screen
+            assert isinstance(search, SearchScreen)
+            await waited(pilot, lambda: search.synced, "the index")
+            await type_text(pilot, "cancellation")
+            await waited(pilot, lambda: bool(search.hits), "the hits")
             assert CLAUDE in {hit.session_id for hit in search.hits}
 
     async def test_the_composer_review_and_budget_say_it_is_driven_from_its_own_terminal(
@@ -323,7 +334,7 @@ class TestTheDashboard:
         app = terminal_app(tmp_path, project)
         sentence = f"{CLAUDE_NAME} is a terminal agent: drive it from its own terminal"
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(
+            await waited(
                 pilot, lambda: app.live is not None and CLAUDE in app.live.state.sessions, "the listing"
             )
             screen = app.screen
@@ -344,7 +355,7 @@ class TestTheDashboard:
             await pilot.press("i")
             await type_text(pilot, "go on")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: composer.reason is not None, "the composer's refusal")
+            await waited(pilot, lambda: composer.reason is not None, "the composer's refusal")
             assert composer.reason == sentence and composer.text == "go on"  # the text is kept
 
     async def test_the_palette_shows_and_hides_every_projects_sessions(
@@ -363,7 +374,7 @@ class TestTheDashboard:
         (other / "elsewhere.jsonl").write_bytes(orjson.dumps(record) + b"\n")
         app = terminal_app(tmp_path, project)
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for(
+            await waited(
                 pilot, lambda: app.live is not None and CLAUDE in app.live.state.sessions, "the listing"
             )
             screen = app.screen
@@ -372,14 +383,14 @@ class TestTheDashboard:
             names = [command.name for command in screen.palette_commands()]
             assert "Show every project's terminal sessions" in names
             screen.action_toggle_all_projects()
-            await wait_for(
+            await waited(
                 pilot,
                 lambda: any("tidy the other repo" in str(n.label) for n in _tree_nodes(screen)),
                 "the other project's session",
             )
             assert "Show only this project's terminal sessions" in [c.name for c in screen.palette_commands()]
             screen.action_toggle_all_projects()
-            await wait_for(
+            await waited(
                 pilot,
                 lambda: not any("tidy the other repo" in str(n.label) for n in _tree_nodes(screen)),
                 "it hidden again",
