@@ -39,7 +39,7 @@ from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.formatting import decision_text
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.budget import BudgetScreen
-from agent_tui.tui.screens.dashboard import DashboardScreen
+from agent_tui.tui.screens.dashboard import NO_AGENT_TO_START, DashboardScreen
 from agent_tui.tui.screens.search import SearchScreen
 from agent_tui.tui.widgets.composer import Composer
 
@@ -357,6 +357,20 @@ class TestTheDashboard:
             await pilot.press("enter")
             await waited(pilot, lambda: composer.reason is not None, "the composer's refusal")
             assert composer.reason == sentence and composer.text == "go on"  # the text is kept
+
+    async def test_with_no_model_n_says_why_no_agent_of_ours_starts(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        project, _ = project_with_transcripts(tmp_path, monkeypatch)
+        app = terminal_app(tmp_path, project)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await waited(
+                pilot, lambda: app.live is not None and CLAUDE in app.live.state.sessions, "the listing"
+            )
+            await pilot.press("n")
+            await settle(pilot)
+            assert isinstance(app.screen, DashboardScreen)  # no form with nothing to start
+            assert app.notices[-1].message == NO_AGENT_TO_START
 
     async def test_the_palette_shows_and_hides_every_projects_sessions(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -75,6 +75,10 @@ from agent_tui.tui.widgets.composer import Composer
 from agent_tui.tui.widgets.session_detail import SessionDetail
 
 _READ_ONLY = "This view shows recorded events: nothing is running here."
+NO_AGENT_TO_START = (
+    "No model is configured for agent-tui's own agents (README, 'Real models'): the Claude Code "
+    "and Codex sessions here are driven from their own terminals."
+)
 CHOSEN_AFTER_S = 0.25
 """How long the cursor rests on a session before it counts as chosen (a stored one is then read
 whole): holding a key down through the tree reads none of the sessions it passes."""
@@ -253,6 +257,9 @@ class DashboardScreen(SessionsScreen):
             return
         if live.project is None:
             self.notify("The engine is still starting; try again in a moment.", severity="warning")
+            return
+        if not live.models and not live.remote and not live.external_agents():
+            self.notify(NO_AGENT_TO_START, severity="warning", timeout=10)  # (terminal agents only)
             return
 
         hosts, first_host = live.agent_hosts()
