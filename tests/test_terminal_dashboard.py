@@ -352,6 +352,15 @@ class TestTheDashboard:
             await pilot.pause()
             assert shown == [sentence, sentence]
             assert not isinstance(app.screen, BudgetScreen)
+            await pilot.press("x")  # history, not followed here: nothing of it runs
+            await waited(pilot, lambda: len(shown) == 3, "the stop's answer")
+            await pilot.press("delete")
+            await pilot.pause()
+            assert shown[2:] == [
+                f"Nothing is running under {CLAUDE_NAME}.",
+                f"{CLAUDE_NAME} is a terminal agent: it is listed while its CLI keeps its transcript.",
+            ]
+            assert isinstance(app.screen, DashboardScreen)
             await pilot.press("i")
             await type_text(pilot, "go on")
             await pilot.press("enter")

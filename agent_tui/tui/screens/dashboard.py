@@ -52,7 +52,6 @@ from agent_tui.ports import (
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import (
-    agent_path_text,
     session_path,
     session_spend_line,
     short_path,
@@ -219,7 +218,7 @@ class DashboardScreen(SessionsScreen):
         self.run_worker(self._answer(view, answer), group="answer", exit_on_error=False)
 
     async def _answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
-        path = agent_path_text(self.state.agent_path(view.session_id))
+        path = session_path(self.state, view.session_id)
         picked = next(
             (
                 option.name
@@ -318,7 +317,7 @@ class DashboardScreen(SessionsScreen):
         self.run_worker(self._send(self.live, command, composer), group="send", exit_on_error=False)
 
     async def _send(self, live: Run, command: FollowUp, composer: Composer) -> None:
-        path = agent_path_text(self.state.agent_path(command.session_id))
+        path = session_path(self.state, command.session_id)
         reply = await live.commands.send(command)
         if not reply.ok:
             composer.failed(reply.message or "Not sent.")
@@ -344,10 +343,18 @@ class DashboardScreen(SessionsScreen):
         self.run_worker(self._stop(self.live, session_id), group="stop", exit_on_error=False)
 
     async def _stop(self, live: Run, session_id: str) -> None:
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         session = self.state.sessions.get(session_id)
         was_running = session is not None and session.running
         reply = await live.commands.send(StopSubtree(sessionId=session_id))
+        if not reply.ok and terminal_of(session) is not None and not was_running:
+            self.notify(f"Nothing is running under {path}.", timeout=3)  # (history, not followed here)
+            return
+        if not reply.ok and terminal_of(session) is not None:
+            self.notify(
+                f"{path} is not followed by this dashboard: stop it in its own terminal.", title="Stop"
+            )
+            return
         if not reply.ok and reply.message:
             self.notify(reply.message, title="Stop", severity="warning")
             return
@@ -374,7 +381,7 @@ class DashboardScreen(SessionsScreen):
         if refused is not None:
             self.notify(refused, title="Budget", severity="warning")
             return
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         summary = session_spend_line(self.state, session) or Content.styled(
             "Nothing spent yet · no budget", "$text-muted"
         )
@@ -473,13 +480,19 @@ class DashboardScreen(SessionsScreen):
         if session is None or session_id is None:
             self.notify("Select a session to close.", severity="warning")
             return
+        if terminal_of(session) is not None:
+            path = session_path(self.state, session_id)
+            self.notify(
+                f"{path} is a terminal agent: it is listed while its CLI keeps its transcript.", title="Close"
+            )
+            return
         worktree = Path(session.worktree_path) if session.worktree_path else None
         changes = None
         if not live.remote:  # a host's worktree is on its own disk
             worktree, changes = _worktree_to_ask(worktree)
         family = [session_id, *self.state.descendants(session_id)]
         running = sum(1 for sid in family if self.state.sessions[sid].running)
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         dialog = CloseSessionScreen(
             path, running=running, worktree=worktree, branch=session.worktree_branch, changes=changes
         )
@@ -492,7 +505,7 @@ class DashboardScreen(SessionsScreen):
         self.app.push_screen(dialog, chosen)
 
     async def _close(self, live: Run, session_id: str, remove: bool) -> None:
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         family = [session_id, *self.state.descendants(session_id)]
         command = Close(sessionId=session_id, worktree="remove" if remove else "keep")
         reply = await live.commands.send(command)
@@ -535,7 +548,7 @@ class DashboardScreen(SessionsScreen):
         )
 
     async def _open_review(self, commands: CommandClient, session_id: str) -> None:
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         try:
             review = read_result(
                 await commands.send(ReadReview(sessionId=session_id)), Adapters.review, "review"
@@ -590,7 +603,7 @@ class DashboardScreen(SessionsScreen):
         self.hidden.difference_update([session_id, *self.state.descendants(session_id)])
         self.show_state(self.state)
         self.select_session(session_id)
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         if problems:
             self.notify(
                 "; ".join(problems), title=f"{path} reopened, in part", severity="warning", timeout=15
