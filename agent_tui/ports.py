@@ -113,7 +113,7 @@ from agent_tui.runtime.rewind import PlannedFile, RewindPlan, RewindResult
 from agent_tui.runtime.runner import RunResult, ScenarioRun
 from agent_tui.runtime.session_dirs import StoredSession, exports_dir
 from agent_tui.runtime.stop_signals import exit_status, listen_for_leave_signals
-from agent_tui.runtime.workbench import Workbench
+from agent_tui.runtime.workbench import TerminalFinder, Workbench
 from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
 from agent_tui.search import (
     Hit,
@@ -223,6 +223,7 @@ __all__ = [
     "StopAll",
     "StopSubtree",
     "StoredSession",
+    "TerminalFinder",
     "TurnFacts",
     "Turns",
     "Workbench",

@@ -31,6 +31,7 @@ from bench_providers import bench_providers
 from bench_replay import bench_replay
 from bench_search import bench_search
 from bench_shell_risk import bench_shell_risk
+from bench_terminal_discovery import bench_terminal_discovery
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(bench_bus_host())  # the same 100 agents on a host that publishes to a real server
     rows.extend(bench_bus_attach())  # a dashboard attaching to a stream of 1,000,000 events
     rows.extend(bench_bus_paint())  # committed on a host -> painted in an attached dashboard
+    rows.extend(bench_terminal_discovery())  # 5,000 Claude Code and Codex transcripts' heads
     print(format_table(rows))
     return 0 if all(row.passed for row in rows) else 1
 

@@ -3,7 +3,7 @@
     .venv/bin/python scripts/screenshots.py [--out screenshots]
 
 The states come from `SCENES` in tests/test_tui.py (fixture logs in tests/sample-logs/) and in
-tests/test_workbench_looks.py and tests/test_acp_looks.py (a project in a fake home, fixed
+tests/test_workbench_looks.py, tests/test_acp_looks.py and tests/test_terminal_looks.py (a project in a fake home, fixed
 times), so a picture in the README is exactly what `tests/snapshots/` holds for that state. Local
 time is UTC here, as in the tests.
 """
@@ -35,6 +35,8 @@ PICTURES = {
     "budget.svg": ("test_workbench_looks.py", "near_budget_120x40"),
     "acp-agents.svg": ("test_acp_looks.py", "acp_tree_100x30"),
     "acp-approval.svg": ("test_acp_looks.py", "acp_approval"),
+    "terminal-agents.svg": ("test_terminal_looks.py", "terminal_tree_120x40"),
+    "terminal-approval.svg": ("test_terminal_looks.py", "terminal_edit_120x40"),
 }
 """Screenshot file → (test module, scene name)."""
 

@@ -1,4 +1,14 @@
-"""The dashboard command: the demo, or the workbench on a project with its models and ACP agents."""
+"""The dashboard command: the demo, or the workbench on a project with its models and ACP agents.
+
+Which one `agent-tui` opens (`--demo` always opens the demo):
+- a model configured (the config file, or `--provider`/`--model`), or an ACP agent: the workbench
+  on the project, its Claude Code and Codex sessions listed beside ours;
+- none of these, but the project has Claude Code or Codex sessions (`terminal.discovery`; every
+  project's with `--all-projects`), or agent-tui's hook is installed in a CLI's settings
+  (`hooks_installed`): the workbench on those sessions (our own agents then say no model is
+  configured);
+- else the built-in demo, with a line saying how to configure a model.
+"""
 
 from __future__ import annotations
 
@@ -37,9 +47,16 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         except ValueError as error:  # a setting, an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
             return fail(str(error), EXIT_USAGE)
     has_agents = external is not None and bool(external.names())
-    sessions_dir = args.sessions_dir or (
-        default_sessions_dir(project) if models or has_agents else fresh_dir()
-    )
+    all_projects = bool(getattr(args, "all_projects", False))
+    terminal = None if args.demo else _terminal_finder(project)
+    if (
+        terminal is not None
+        and not (models or has_agents)
+        and not _has_terminal_agents(project, all_projects)
+    ):
+        terminal = None  # nothing to show: the demo, which says how to configure a model
+    runs_project = bool(models or has_agents or terminal is not None)
+    sessions_dir = args.sessions_dir or (default_sessions_dir(project) if runs_project else fresh_dir())
     problem = sessions_dir_error(sessions_dir)
     if problem is not None:
         return fail(problem)
@@ -58,7 +75,29 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         notify_command=_notify_command(args.config),
         prices=args.config.price_table(),
         mcp_servers=servers,
+        find_terminal=terminal,
+        all_projects=all_projects,
     )
+
+
+def _terminal_finder(project: Path) -> Any:
+    """The workbench's `TerminalFinder`: the Claude Code and Codex sessions of `project` (every
+    project's when asked), from the CLIs' transcript folders."""
+    from agent_tui.terminal.discovery import discover
+
+    def find(all_projects: bool, warn: Callable[[str], object]) -> Any:
+        return discover(project, all_projects=all_projects, warn=warn)
+
+    return find
+
+
+def _has_terminal_agents(project: Path, all_projects: bool) -> bool:
+    """Whether the workbench has terminal agents to show with no model configured: the project's
+    Claude Code or Codex sessions (every project's, with `--all-projects`), or agent-tui's hook
+    installed in a CLI's settings (its sessions will come)."""
+    from agent_tui.terminal.discovery import discover, hooks_installed
+
+    return hooks_installed(project) or bool(discover(project, all_projects=all_projects))
 
 
 def _notify_command(config: Any) -> Any:

@@ -160,8 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Watch many coding agents at once: a live session tree, one approval queue, stop "
             "controls, and a replay scrubber over their JSONL logs. With no command, opens the "
-            "dashboard on the current directory with the configured model (the built-in demo "
-            "when none is configured)."
+            "dashboard on the current directory with the configured model (with none configured: on "
+            "the project's Claude Code and Codex sessions when it has some, else the built-in demo)."
         ),
     )
     from agent_tui import __version__
@@ -176,6 +176,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--demo", action="store_true", help="open the built-in demo, even with a model")
     parser.add_argument("--cwd", type=Path, default=None, help="the project directory (default: .)")
+    parser.add_argument(
+        "--all-projects",
+        action="store_true",
+        help="list every project's Claude Code and Codex sessions, not only this project's",
+    )
     parser.add_argument("--prompt", default=None, help="start an agent with this prompt at launch")
     parser.add_argument(
         "--agent",

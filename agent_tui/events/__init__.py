@@ -1,7 +1,14 @@
 """Events: the schema every other layer speaks (the bottom floor; imports nothing of ours)."""
 
 from agent_tui.events.args_preview import args_preview
-from agent_tui.events.clients import OUR_CLIENT, is_ours
+from agent_tui.events.clients import (
+    OUR_CLIENT,
+    TERMINAL_CLIS,
+    driven_from_its_terminal,
+    is_ours,
+    terminal_cli,
+    terminal_name,
+)
 from agent_tui.events.frames import Frame
 from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import (
@@ -21,6 +28,7 @@ __all__ = [
     "EVENT_TYPES",
     "OUR_CLIENT",
     "PAYLOADS",
+    "TERMINAL_CLIS",
     "EndTone",
     "Ending",
     "Event",
@@ -29,12 +37,15 @@ __all__ = [
     "TurnEnd",
     "args_preview",
     "counted",
+    "driven_from_its_terminal",
     "event_from_dict",
     "event_from_json",
     "is_ours",
     "json_problem",
     "log_line_json_schema",
     "payload_from",
+    "terminal_cli",
+    "terminal_name",
     "visible",
     "visible_json",
     "visible_runs",

@@ -33,6 +33,13 @@ Invariants:
   same engine: the tree, the approval queue, stop and close treat it like our own; `send` gives
   it the next prompt (it cannot be steered mid-turn), and a stored one is reopened by its agent
   when that agent is still configured (else it is shown but not continued);
+- a Claude Code or Codex session run in the user's own terminal (`find_terminal`: the transcripts
+  the caller found, `terminal.discovery`) is listed beside ours as history from its transcript's
+  head (a `session.created` made of it, as the importer makes it), and read whole only when used
+  (`read_terminal`: converted by the importers through their cache, its events folded, its
+  sub-agents with it); a terminal session stored here already (followed, its companion log) is
+  listed from that log instead. Our engine never continues one: a follow-up, a budget and every
+  finishing action are refused with `driven_from_its_terminal`;
 - the project's own rules file is applied only once the user accepted its content
   (`accept_project_rules`, the dashboard's question); until then `project_rules` says it waits;
 - finishing the work is a handful of plain actions, the same for the dashboard and any other
@@ -47,11 +54,11 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -66,7 +73,10 @@ from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.session_info import SessionInfo
-from agent_tui.events import Event, is_ours
+from agent_tui.events import Event, driven_from_its_terminal, is_ours, terminal_cli, terminal_name
+from agent_tui.events.session_tree import session_label
+from agent_tui.importers import ImportInputError, replay_inputs
+from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.prompt import system_prompt
@@ -81,7 +91,7 @@ from agent_tui.runtime.agent_requests import (
     name_from_prompt,
 )
 from agent_tui.runtime.external_agents import ExternalAgentGone, ExternalAgents
-from agent_tui.runtime.finishing import FinishRefused
+from agent_tui.runtime.finishing import FinishRefused, SessionFacts
 from agent_tui.runtime.finishing_actions import FinishingActions
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
 from agent_tui.runtime.opened_sessions import OpenedSessions
@@ -137,6 +147,71 @@ def _ends_inside_turn(tail: list[Event]) -> bool:
     return open_turn
 
 
+class TerminalListing(Protocol):
+    """A terminal CLI's session as its transcript's head tells (`terminal.discovery`'s
+    `TerminalTranscript`: the workbench only reads these)."""
+
+    @property
+    def cli(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def session_id(self) -> str: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def started(self) -> str | None: ...
+    @property
+    def parent_session_id(self) -> str | None: ...
+    @property
+    def agent_name(self) -> str | None: ...
+
+
+class TerminalFinder(Protocol):
+    """`find(all_projects, warn)`: the terminal sessions of the project (every project's), newest
+    first; `warn` is told one line per file skipped (`terminal.discovery.discover`)."""
+
+    def __call__(self, all_projects: bool, warn: Callable[[str], object], /) -> Sequence[TerminalListing]: ...
+
+
+def listing_event(listing: TerminalListing) -> Event:
+    """The `session.created` a terminal session is listed by (sequence 1, as its import begins)."""
+    payload: dict[str, Any] = {"cwd": listing.cwd, "client": listing.cli}
+    if listing.parent_session_id is not None:
+        payload["parentSessionId"] = listing.parent_session_id
+    if listing.agent_name:
+        payload["agentName"] = listing.agent_name
+    if listing.title:
+        payload["title"] = listing.title
+    return Event(
+        id=event_id_prefix(listing.session_id) + "1",
+        session_id=listing.session_id,
+        turn_id=None,
+        sequence=1,
+        ts=listing.started or EPOCH_TS,
+        type="session.created",
+        payload=payload,
+    )
+
+
+def _read_transcript(path: Path) -> tuple[list[tuple[Path, list[Event]]], list[str]]:
+    """A transcript converted by the importers (through their cache): each of its sessions' log
+    (its sub-agents' too) with its events, and the importers' warnings.
+
+    Raises:
+        ImportInputError: it cannot be read as a transcript.
+        EventLogError: a converted log cannot be read.
+    """
+    with replay_inputs([path]) as inputs:
+        read = []
+        for file in inputs.files:
+            with JsonlEventLog(file) as log:
+                read.append((file, list(log.replay())))
+        return read, inputs.warnings
+
+
 @dataclass(eq=False)
 class SessionRecord:
     """What the workbench keeps of one session beside the engine's state."""
@@ -149,6 +224,11 @@ class SessionRecord:
     listed: int | None = None  # its last sequence as listed, while finished and not read in the engine
     read_whole: bool = False  # listed, then read (and counted) whole by the engine
     in_use: int = 0  # how many actions read and write it now (it is kept read meanwhile)
+    terminal: str | None = None  # a terminal CLI's session: its name as shown (`claude · fix-tests`)
+    parent: str | None = None  # a terminal session's parent session, if a sub-agent
+    transcript: TerminalListing | None = None  # listed from a transcript's head, to read on demand
+    log: Path | None = None  # a terminal session's log once read (converted, in the import cache)
+    reading: bool = False  # a terminal session's transcript is being read now
 
 
 class Workbench(FinishingActions):
@@ -164,6 +244,9 @@ class Workbench(FinishingActions):
         external: agents run by programs of their own (ACP agents), or None.
         data_dir: the user data directory the search index of `sessions_dir` is kept under (None:
             the platform's).
+        find_terminal: finds the terminal CLIs' sessions to show beside ours (`terminal.discovery`,
+            called in a thread by `hydrate` and `list_terminal`), or None.
+        all_projects: `hydrate` lists every project's terminal sessions, not only this one's.
     """
 
     def __init__(
@@ -176,8 +259,15 @@ class Workbench(FinishingActions):
         router: ProviderRouter | None = None,
         external: ExternalAgents | None = None,
         data_dir: Path | None = None,
+        find_terminal: TerminalFinder | None = None,
+        all_projects: bool = False,
     ) -> None:
         self.engine = engine
+        self.find_terminal = find_terminal
+        self.all_projects = all_projects
+        """Whether `hydrate` lists every project's terminal sessions (else this project's)."""
+        self.skipped: list[str] = []
+        """The transcripts `hydrate` skipped (unreadable, or not a session): one line each."""
         self.data_dir = data_dir
         self.project = project
         self.sessions_dir = sessions_dir
@@ -218,6 +308,8 @@ class Workbench(FinishingActions):
         prices: PriceTable | None = None,
         mcp_servers: Mapping[str, McpServerConfig] | None = None,
         notice: Callable[[str], object] | None = None,
+        find_terminal: TerminalFinder | None = None,
+        all_projects: bool = False,
     ) -> Workbench:
         """A workbench with its own engine: logs in `sessions_dir`, the user's rules for the
         project (kept under `data_dir`, the platform's user data directory by default), the
@@ -264,6 +356,8 @@ class Workbench(FinishingActions):
             router=router,
             external=external,
             data_dir=data_dir,
+            find_terminal=find_terminal,
+            all_projects=all_projects,
         )
 
     @asynccontextmanager
@@ -344,7 +438,11 @@ class Workbench(FinishingActions):
             created = created_event(session.head, session.session_id)
             if created is not None:
                 fold(created)
-        if listed is not None and shown:  # (an empty history has no list to wait for)
+        for session in stored:
+            self._record(session.session_id)  # (known: a transcript of the same session is not listed)
+        self.skipped = await self.list_terminal(fold, all_projects=self.all_projects)
+        terminal = any(record.transcript is not None for record in self.records.values())
+        if listed is not None and (shown or terminal):  # (an empty history has no list to wait for)
             await listed()
         entries: dict[str, CatalogEntry] = {}
         for start in range(0, len(shown), TAILS_BATCH):  # then their last turns, read in a thread
@@ -363,6 +461,9 @@ class Workbench(FinishingActions):
             record.reopening = False
             if record.listed is not None:
                 continue
+            if self._is_terminal_log(session):
+                self._list_terminal_log(session)
+                continue
             if self._is_external(session):
                 problem = await self._reopen_external(session)
             else:
@@ -371,6 +472,126 @@ class Workbench(FinishingActions):
                 problems.append(problem)
         problems.extend(await self._tell_earlier(stored, entries, earlier))
         return problems
+
+    # -- terminal agents' sessions (Claude Code, Codex) ----------------------------------------------
+    async def list_terminal(self, fold: Callable[[Event], None], *, all_projects: bool = False) -> list[str]:
+        """List the terminal sessions `find_terminal` finds (this project's, or every project's), but
+        not those listed or stored here already, nor closed ones; a parent before its sub-agents.
+        Returns the lines of the files skipped (one each)."""
+        if self.find_terminal is None:
+            return []
+        skipped: list[str] = []
+        find = self.find_terminal
+        try:
+            found = await anyio.to_thread.run_sync(lambda: find(all_projects, skipped.append))
+        except Exception as error:  # (the CLIs' folders are read as they are: never the dashboard's end)
+            return [*skipped, f"the terminal agents' sessions could not be listed: {error}"]
+        closed = closed_sessions(self.sessions_dir)
+        listed = [
+            t
+            for t in found
+            if t.session_id not in closed
+            and t.parent_session_id not in closed
+            and (record := self.records.get(t.session_id)) is None  # (ours, or listed before)
+        ]
+        listed.sort(key=lambda t: t.parent_session_id is not None)
+        for listing in listed:
+            record = self._record(listing.session_id)
+            record.transcript = listing
+            name = session_label(listing.agent_name, listing.title, listing.session_id)
+            self._name_terminal(listing.session_id, listing.cli, name, listing.parent_session_id)
+            fold(listing_event(listing))
+        return skipped
+
+    def in_project(self, session_id: str) -> bool:
+        """Whether a session runs in this workbench's project (its directory or one under it), as
+        its transcript's head told (a sub-agent's: its root's); a session of ours always does."""
+        sid: str | None = session_id
+        for _ in range(64):  # (a parent loop in hostile heads ends)
+            record = self.records.get(sid) if sid is not None else None
+            if record is None:
+                return True
+            listing = record.transcript
+            if listing is not None:
+                project = str(self.project)
+                return listing.cwd == project or listing.cwd.startswith(project.rstrip("/") + "/")
+            sid = record.parent
+        return True
+
+    def _name_terminal(self, session_id: str, client: str, name: str, parent: str | None) -> None:
+        record = self._record(session_id)
+        record.parent = parent
+        record.terminal = name if parent is not None else terminal_name(client, name)
+
+    def is_terminal(self, session_id: str) -> bool:
+        """Whether the session is a terminal CLI's (listed from its transcript, or stored here)."""
+        record = self.records.get(session_id)
+        return record is not None and record.terminal is not None
+
+    def terminal_path(self, session_id: str) -> str | None:
+        """A terminal session's agent path (`claude · my-proj › Explore`), or None for ours."""
+        names: list[str] = []
+        sid: str | None = session_id
+        while sid is not None and len(names) < 64:  # (a parent loop in hostile heads ends)
+            record = self.records.get(sid)
+            if record is None or record.terminal is None:
+                break
+            names.append(record.terminal)
+            sid = record.parent
+        return " › ".join(reversed(names)) if names else None
+
+    def _terminal_refusal(self, session_id: str) -> str | None:
+        path = self.terminal_path(session_id)
+        return driven_from_its_terminal(path) if path is not None else None
+
+    def terminal_logs(self) -> list[Path]:
+        """The logs of the terminal sessions read whole so far (converted, in the import cache)."""
+        return sorted(
+            {r.log for r in self.records.values() if r.log is not None and r.log.parent != self.sessions_dir}
+        )
+
+    def log_of(self, session_id: str) -> Path:
+        """The session's log: a terminal session's as converted once read, else ours."""
+        record = self.records.get(session_id)
+        if record is not None and record.log is not None:
+            return record.log
+        return self.sessions_dir / f"{session_id}.jsonl"
+
+    async def read_terminal(self, session_id: str, fold: Callable[[Event], None]) -> str | None:
+        """Read a listed terminal session whole (once): its transcript converted by the
+        importers, through their cache, in a thread; `fold` sees every event of it and of its
+        sub-agents. One followed live since it was listed (its log in the sessions directory) is
+        not read again. None, or why it could not be read (`FILE: reason`)."""
+        record = self.records.get(session_id)
+        listing = record.transcript if record is not None else None
+        if record is None or listing is None or record.log is not None or record.reading:
+            return None
+        if self._is_open(session_id) or (self.sessions_dir / f"{session_id}.jsonl").exists():
+            return None  # followed live since it was listed: its events come from its own log
+        record.reading = True
+        try:
+            read, _warnings = await anyio.to_thread.run_sync(_read_transcript, listing.path)
+        except (ImportInputError, EventLogError, OSError) as error:
+            return f"{listing.path}: could not be read: {error}"
+        except Exception as error:  # a transcript is untrusted input: it never ends the dashboard
+            return f"{listing.path}: could not be read: {type(error).__name__}: {error}"
+        finally:
+            record.reading = False
+        for file, events in read:
+            if not events:
+                continue
+            sid = events[0].session_id
+            child = self._record(sid)
+            child.log = file
+            created = events[0].payload if events[0].type == "session.created" else {}
+            if sid != session_id and child.terminal is None:
+                name = session_label(created.get("agentName"), created.get("title"), sid)
+                self._name_terminal(sid, listing.cli, name, created.get("parentSessionId"))
+            for event in events:
+                fold(event)
+        if record.log is None:  # (the transcript held no session of that id: nothing more to read)
+            record.log = self.sessions_dir / f"{session_id}.jsonl"
+        return None
 
     async def _open_in_engine(self, session: StoredSession) -> str | None:
         """Open a stored session of ours in the engine; None, or why not (`FILE: reason`). One another process writes now is shown, not continued here
@@ -394,7 +615,12 @@ class Workbench(FinishingActions):
     def _can_wait(self, session: StoredSession, entry: CatalogEntry, tail: list[Event]) -> bool:
         """Whether a listed session may wait to be opened until it is used: ours, its log's end
         clean, and its last turn finished (nothing to close or repair)."""
-        return entry.problem is None and not self._is_external(session) and not _ends_inside_turn(tail)
+        return (
+            entry.problem is None
+            and not self._is_external(session)
+            and not self._is_terminal_log(session)
+            and not _ends_inside_turn(tail)
+        )
 
     def _list_finished(self, session: StoredSession, tail: list[Event]) -> None:
         """List a finished session for opening on demand; the engine's budgets learn its head and
@@ -552,6 +778,20 @@ class Workbench(FinishingActions):
         """Whether the session was run by an external agent (its `client` is not our engine)."""
         return session.parent_session_id is None and not is_ours(session.client, self.engine.client)
 
+    def _is_terminal_log(self, session: StoredSession) -> bool:
+        """Whether a stored log is a terminal CLI's session (a followed one's companion log): its
+        client is Claude Code's or Codex's, and no ACP agent of the config file has that name."""
+        client = session.client
+        external = self.external
+        return terminal_cli(client) is not None and (external is None or client not in external.names())
+
+    def _list_terminal_log(self, session: StoredSession) -> None:
+        """Show a terminal session stored here as it is (its log is read, never opened in the
+        engine: our engine does not continue it)."""
+        label = session_label(session.agent_name, session.title, session.session_id)
+        self._name_terminal(session.session_id, session.client or "", label, session.parent_session_id)
+        self._record(session.session_id).not_continued = self._terminal_refusal(session.session_id)
+
     async def _reopen_external(self, session: StoredSession) -> str | None:
         name = session.client or ""
         external = self.external
@@ -576,6 +816,18 @@ class Workbench(FinishingActions):
                 return
 
     # -- new agents ----------------------------------------------------------------------------
+    def facts(self, session_id: str) -> SessionFacts:
+        """What the session's log says (see `FinishingActions.facts`); every finishing action
+        asks it first, so a terminal agent's session is refused here, once for all of them.
+
+        Raises:
+            FinishRefused: a terminal agent's session, or its log cannot be read.
+        """
+        terminal = self._terminal_refusal(session_id)
+        if terminal is not None:
+            raise FinishRefused(terminal)
+        return super().facts(session_id)
+
     def choice(self, name: str | None) -> ModelChoice:
         for choice in self.models:
             if choice.name == name:
@@ -680,6 +932,9 @@ class Workbench(FinishingActions):
         text = text.strip()
         if not text:
             return SendRefused("There is nothing to send.")
+        terminal = self._terminal_refusal(session_id)
+        if terminal is not None:
+            return SendRefused(terminal)
         record = self._record(session_id)
         if record.not_continued is not None:
             return SendRefused(f"This session cannot be continued: {record.not_continued}.")
@@ -770,6 +1025,9 @@ class Workbench(FinishingActions):
         Raises:
             BudgetRefused: the session is not open here, or another process writes it.
         """
+        terminal = self._terminal_refusal(session_id)
+        if terminal is not None:
+            raise BudgetRefused(terminal)
         with self.using(session_id):
             unread = self.open_listed(session_id)
             if unread is not None:

@@ -36,6 +36,7 @@ from agent_tui.ports import (
     ModelChoice,
     NotifyCommand,
     PriceTable,
+    TerminalFinder,
     demo_scenario_path,
     exit_status,
     listen_for_leave_signals,
@@ -52,6 +53,7 @@ from agent_tui.tui.messages import (
     McpServerDown,
     ProjectRulesWaiting,
     StoredSessionsListed,
+    TerminalNotice,
     WorkbenchReady,
 )
 from agent_tui.tui.screens.confirm import ConfirmScreen
@@ -93,6 +95,8 @@ class AgentTuiApp(AgentTuiBase):
             `search_index` the index file (default: its usual place in the data directory).
         notify_command: the config's `notify_command`, told each notification while the user is
             away; `attention` the policy deciding them (default: the usual gathering and gaps).
+        find_terminal: finds the Claude Code and Codex sessions of the project (a project run), shown
+            beside ours; `all_projects` lists every project's from the start.
     """
 
     def __init__(
@@ -119,6 +123,8 @@ class AgentTuiApp(AgentTuiBase):
         search_index: Path | None = None,
         notify_command: NotifyCommand | None = None,
         attention: AttentionPolicy | None = None,
+        find_terminal: TerminalFinder | None = None,
+        all_projects: bool = False,
     ) -> None:
         super().__init__(theme=theme)
         self.search_dir, self.search_index = search_dir, search_index
@@ -140,6 +146,8 @@ class AgentTuiApp(AgentTuiBase):
                 agent=agent,
                 prices=prices,
                 mcp_servers=mcp_servers,
+                find_terminal=find_terminal,
+                all_projects=all_projects,
             )
             if scenario_path is not None:
                 self._mode = f"live · {scenario_path.stem}"
@@ -298,6 +306,10 @@ class AgentTuiApp(AgentTuiBase):
         self._refresh_live()
         for problem in message.problems:
             self.notify(problem, title="A stored session was not reopened", severity="error", timeout=15)
+
+    @on(TerminalNotice)
+    def _terminal_notice(self, message: TerminalNotice) -> None:
+        self.notify(message.text, title="Terminal agents", severity="warning", timeout=10)
 
     @on(McpServerDown)
     def _mcp_server_down(self, message: McpServerDown) -> None:
@@ -466,14 +478,17 @@ def run_dashboard(
     notify_command: NotifyCommand | None = None,
     prices: PriceTable | None = None,
     mcp_servers: Mapping[str, McpServerConfig] | None = None,
+    find_terminal: TerminalFinder | None = None,
+    all_projects: bool = False,
 ) -> int:
-    """`agent-tui`: the dashboard on `project` with `models` and the `external` agents, or (none of
-    either) the built-in demo; `agent` starts that external agent at launch. `prices` and
+    """`agent-tui`: the dashboard on `project` with `models`, the `external` agents and the
+    `terminal` agents' sessions, or (none of these) the built-in demo; `agent` starts that
+    external agent at launch (`find_terminal` finds the terminal agents' sessions). `prices` and
     `mcp_servers` are the loaded config file's (the dashboard reads no file of its own).
 
     Returns the exit status; says where the logs are once the terminal is back.
     """
-    demo = not models and (external is None or not external.names())
+    demo = not models and (external is None or not external.names()) and find_terminal is None
     app = AgentTuiApp(
         scenario_path=demo_scenario_path() if demo else None,
         sessions_dir=sessions_dir,
@@ -487,6 +502,8 @@ def run_dashboard(
         notice=notice if demo else None,
         warning=warning,
         notify_command=notify_command,
+        find_terminal=None if demo else find_terminal,
+        all_projects=all_projects,
     )
     app.run()
     try:

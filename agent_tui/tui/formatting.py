@@ -17,7 +17,7 @@ from pathlib import Path
 
 from textual.content import Content
 
-from agent_tui.events import ENDINGS, EndTone, args_preview, counted, is_ours
+from agent_tui.events import ENDINGS, EndTone, args_preview, counted, is_ours, terminal_cli, terminal_name
 from agent_tui.reducer import (
     DashboardState,
     PermissionView,
@@ -83,6 +83,37 @@ def agent_path_text(path: Iterable[str]) -> str:
     return PATH_SEPARATOR.join(path)
 
 
+def terminal_of(session: SessionView | None) -> str | None:
+    """`claude` or `codex` for a session Claude Code or Codex ran in the user's own terminal (by
+    its `client`), else None. An ACP agent of the config file named `codex` records its own name
+    as the session's `agentName` too: that one is not a terminal agent."""
+    if session is None or session.agent_name == session.client:
+        return None
+    return terminal_cli(session.client)
+
+
+def tree_name(session: SessionView) -> str:
+    """A session's name in the tree: a terminal agent's root as `claude · <title>`."""
+    name = session.display_name
+    if session.parent_session_id is None and terminal_of(session) is not None:
+        return terminal_name(session.client, name)
+    return name
+
+
+def session_path(state: DashboardState, session_id: str) -> str:
+    """`lead › explorer`, a terminal agent's as `claude · my-proj › Explore`."""
+    path = list(state.agent_path(session_id))
+    root: SessionView | None = state.sessions.get(session_id)
+    for _ in range(len(path) - 1):  # (the path is as long as the chain: no loop to fear)
+        parent = state.sessions.get(root.parent_session_id or "") if root is not None else None
+        if parent is None:
+            break
+        root = parent
+    if path and root is not None and root.parent_session_id is None:
+        path[0] = tree_name(root)
+    return agent_path_text(path)
+
+
 def risk_content(risk: str | None) -> Content:
     if not risk:
         return Content.styled("risk ?", MUTED)
@@ -121,7 +152,7 @@ def session_header(state: DashboardState, session: SessionView, now_ms: int | No
     path = state.agent_path(session.session_id)
     second: list[Content | str | tuple[str, str]] = []
     if len(path) > 1:
-        second += [marked(agent_path_text(path), "$text-accent"), (" · ", MUTED)]
+        second += [marked(session_path(state, session.session_id), "$text-accent"), (" · ", MUTED)]
     kept = f" · {session.source_records} source-specific" if session.source_records else ""
     second.append(
         marked(
@@ -154,7 +185,7 @@ def _status_line(session: SessionView, now_ms: int | None) -> Content:
     """The session's name and status, its turn's phase, step and context, and its open asks."""
     status = session.status
     parts: list[Content | str | tuple[str, str]] = [
-        marked(session.display_name, "bold"),
+        marked(tree_name(session), "bold"),
         "  ",
         (f"{STATUS_GLYPH[status]} {status}", STATUS_STYLE[status]),
     ]
@@ -413,6 +444,8 @@ def decision_text(call: ToolCallView) -> Content | None:
     if final is None:
         return None
     decision, actor = final
+    if decision == "withdrawn":  # a terminal agent's CLI took the question back
+        return marked(f"↩ {call.answer_reason or 'withdrawn'}", "$text-warning")
     who = {"user": "you", "policy": "policy", "system": "system"}.get(actor, actor)
     if actor == "user" and call.answer_reason and call.answer_reason.startswith("--approve"):
         who = "--approve"  # the headless runner answered for the user
@@ -461,7 +494,7 @@ def approval_prompt(
     waited = waited_ms(view.asked_ts, now_ms)
     head = Content.assemble(
         (f"{number}. ", MUTED),
-        marked(agent_path_text(state.agent_path(view.session_id)), "bold"),
+        marked(session_path(state, view.session_id), "bold"),
         (" on ", MUTED) if where else ("", ""),
         marked(where or "", "bold"),
         ("  ", ""),

@@ -46,6 +46,7 @@ from agent_tui.ports import (
     Reply,
     RunResult,
     ScenarioRun,
+    TerminalFinder,
     Workbench,
     load_scenario,
 )
@@ -62,6 +63,7 @@ from agent_tui.tui.messages import (
     McpServerDown,
     ProjectRulesWaiting,
     StoredSessionsListed,
+    TerminalNotice,
     WorkbenchReady,
 )
 from agent_tui.tui.redraw_throttle import RedrawThrottle
@@ -88,6 +90,9 @@ class LiveRun:
             `prompt` if given (else it waits for its first prompt from the composer).
         prices, mcp_servers: a project run's prices and MCP servers, from the config file the
             command read (`Workbench.for_project`).
+        find_terminal: finds the Claude Code and Codex sessions run in the user's own terminals, listed
+            beside ours (a project run may have only these: no model, no external agent).
+        all_projects: list every project's terminal sessions, not only this project's.
     """
 
     def __init__(
@@ -104,9 +109,17 @@ class LiveRun:
         agent: str | None = None,
         prices: PriceTable | None = None,
         mcp_servers: Mapping[str, McpServerConfig] | None = None,
+        find_terminal: TerminalFinder | None = None,
+        all_projects: bool = False,
     ) -> None:
-        if scenario_path is None and (project is None or not (models or (external and external.names()))):
-            raise ValueError("a project run needs a project directory and a model or an external agent")
+        runs_something = models or (external and external.names()) or find_terminal is not None
+        if scenario_path is None and (project is None or not runs_something):
+            raise ValueError(
+                "a project run needs a project directory and a model, an external agent or terminal agents"
+            )
+        self.find_terminal = find_terminal
+        self.all_projects = all_projects
+        self._tasks: anyio.abc.TaskGroup | None = None  # the run's own background reads
         self.scenario_path = scenario_path
         self.sessions_dir = sessions_dir
         self.workspace_root = workspace_root
@@ -162,6 +175,8 @@ class LiveRun:
                 prices=self.prices,
                 mcp_servers=self.mcp_servers,
                 notice=lambda text: self._post(McpServerDown(text)),
+                find_terminal=self.find_terminal,
+                all_projects=self.all_projects,
             )
         scenario = load_scenario(self.scenario_path)
         run = ScenarioRun(
@@ -207,10 +222,12 @@ class LiveRun:
         result: RunResult | None = None
         collector = RunCollector()
         try:
-            async with workbench.serving():
+            async with workbench.serving(), anyio.create_task_group() as self._tasks:
                 problems = await workbench.hydrate(
                     self._on_event, self._on_earlier, lazy=True, listed=self._listed
                 )
+                for line in workbench.skipped:
+                    self._post(TerminalNotice(line))
                 self.hydrated = True
                 for hook in self.on_hydrated:
                     hook()
@@ -224,7 +241,9 @@ class LiveRun:
                     result = await self.run.play()
                     self._post(LiveRunFinished(_summary(result)))
                 await self._closing.wait()
+                self._tasks.cancel_scope.cancel()  # (a transcript being read: nothing to keep)
         finally:
+            self._tasks = None
             collector.restore()
             unsubscribe()
             unwatch()
@@ -270,9 +289,46 @@ class LiveRun:
 
     def session_chosen(self, session_id: str) -> None:
         """The user chose the session in the tree: a finished stored one is read in the engine
-        now (a follow-up starts at once), and it is the last to be let go."""
-        if self.workbench is not None and not self.finished:
-            self.workbench.open_listed(session_id)
+        now (a follow-up starts at once), and it is the last to be let go; a terminal agent's
+        listed one is read whole from its transcript (in the background: its events come in)."""
+        workbench = self.workbench
+        if workbench is None or self.finished:
+            return
+        if workbench.is_terminal(session_id):
+            if self._tasks is not None:
+                self._tasks.start_soon(self._read_terminal, session_id)
+            return
+        workbench.open_listed(session_id)
+
+    async def _read_terminal(self, session_id: str) -> None:
+        assert self.workbench is not None
+        problem = await self.workbench.read_terminal(session_id, self._fold_terminal)
+        if problem is not None:
+            self._post(TerminalNotice(problem))
+
+    def _fold_terminal(self, event: Event) -> None:
+        """A terminal session's event read from its transcript: history, so the attention
+        (bells, notifications) is not told of it."""
+        apply_event(self.state, event)
+        self.redraws.changed()
+
+    async def show_all_projects(self, on: bool) -> None:
+        """List every project's terminal sessions too (`on`), once; the screen hides the other
+        projects' again when it is off (`in_project`)."""
+        self.all_projects = on
+        workbench = self.workbench
+        if on and workbench is not None and not self.finished:
+            for line in await workbench.list_terminal(self._fold_terminal, all_projects=True):
+                self._post(TerminalNotice(line))
+
+    def terminal_logs(self) -> list[Path]:
+        """The logs of the terminal sessions read so far (converted), for search."""
+        return self.workbench.terminal_logs() if self.workbench is not None else []
+
+    def in_project(self, session_id: str) -> bool:
+        """Whether a session belongs to this run's project (a terminal session of another
+        project, listed with `show_all_projects`, does not)."""
+        return self.workbench is None or self.workbench.in_project(session_id)
 
     def _on_earlier(self, session_id: str, found: EarlierSpend) -> None:
         """What a listed session's turns before its folded last one spent (asked of the search
@@ -312,6 +368,8 @@ class LiveRun:
         return self.questions.request(session_id, request_id) is not None
 
     def log_of(self, session_id: str) -> Path | None:
+        if self.workbench is not None:
+            return self.workbench.log_of(session_id)  # (a terminal session's: its converted log)
         return self.sessions_dir / f"{session_id}.jsonl"
 
     def running_turns(self) -> int:

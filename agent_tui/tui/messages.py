@@ -55,6 +55,14 @@ class McpServerDown(Message):
 
 
 @dataclass
+class TerminalNotice(Message):
+    """Something to say about the terminal agents' sessions (a transcript skipped, one that could
+    not be read)."""
+
+    text: str
+
+
+@dataclass
 class ProjectRulesWaiting(Message):
     """The project ships a rules file the user has not accepted (as it is now)."""
 

@@ -14,6 +14,14 @@ ways to answer are docked at the dialog's foot; what is asked scrolls above them
 diff never hides them. The dashboard closes it with a notification if the request is withdrawn
 while it is open.
 
+A terminal agent's question (Claude Code or Codex in the user's own terminal, asked through its
+hook) is shown with the agent's path (`claude · my-proj › Explore`), its command or its edit
+(a diff: against the file as it is now when the dashboard could preview it, else the one the
+request carries), and the risk agent-tui's classifier gave it, said to be shown only (agent-tui
+never answers for a person). Its answers are the CLI's: `y` once, `!` the CLI's own "always
+allow" (kept by the CLI), `n` deny; there is no `s` (agent-tui's rule for this session does not
+reach a terminal agent).
+
 What is asked is shown so it can be judged: a `write_file`/`edit_file` as a diff against the
 file as it is now (a new file all added, an overwrite marked as one, an edit that will fail
 says why), a `shell` call as its whole command with the reason it got its risk, anything else
@@ -39,7 +47,7 @@ from textual.widgets.button import ButtonVariant
 from agent_tui.events import visible
 from agent_tui.ports import AcpPermissionAnswer, AgentOption, ChangePreview, PermissionAnswer
 from agent_tui.reducer import DashboardState, PermissionView, ToolCallView
-from agent_tui.tui.formatting import MUTED, agent_path_text, risk_content
+from agent_tui.tui.formatting import MUTED, risk_content, session_path
 from agent_tui.tui.marked import marked
 from agent_tui.tui.widgets.diff_view import DiffView
 
@@ -81,6 +89,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         preview: the change a write_file/edit_file would make now (None: show the arguments).
         options: an external agent's own options for this question (empty: ours).
         host: the host the session runs on (an attached dashboard's; None: this process).
+        terminal: `claude` or `codex` for a terminal agent's question (its CLI's answers), else None.
     """
 
     BINDINGS = [
@@ -104,14 +113,16 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         preview: ChangePreview | None = None,
         options: tuple[AgentOption, ...] = (),
         host: str | None = None,
+        terminal: str | None = None,
     ) -> None:
         super().__init__()
         self.host = host
+        self.terminal = terminal
         self.view = view
         self.answerable = answerable
         self.preview = preview
         self.options = options
-        self._path = agent_path_text(state.agent_path(view.session_id))
+        self._path = session_path(state, view.session_id)
         self._call = _call_of(state, view)
         self._args = _agent_call_text(self._call) if options else _full_args(self._call, view)
         self._position = position
@@ -155,9 +166,14 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                         if view.risk == "destructive" or view.policy == "protected"
                         else "",
                     )
+                if self.terminal is not None:
+                    yield Static(terminal_risk_note(self.terminal), id="approval-risk-note")
                 if preview is not None and preview.kind not in ("fails", "unchanged"):
                     with VerticalScroll(id="approval-diff"):
                         yield DiffView(preview)
+                elif self.terminal is not None and _is_diff(view.args_preview):
+                    with VerticalScroll(id="approval-args"):
+                        yield Static(highlight(visible(view.args_preview or ""), language="diff"))
                 elif self._command() is not None:
                     with VerticalScroll(id="approval-args"):
                         yield Static(highlight(visible(self._command() or ""), language="bash"))
@@ -190,6 +206,14 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                         compact=True,
                     )
             yield Static(ours_hint(len(self.options)), id="approval-hint")
+        elif self.answerable and self.terminal is not None:
+            with Horizontal(id="approval-buttons"):
+                yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
+                yield Button(
+                    f"Always ({self.terminal})  !", id="allow-always", variant="warning", compact=True
+                )
+                yield Button("Deny  n", id="deny", variant="error", compact=True)
+            yield Static(terminal_hint(self.terminal), id="approval-hint")
         elif self.answerable:
             with Horizontal(id="approval-buttons"):
                 yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
@@ -265,6 +289,11 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         call = self._call
         if call is None:
             return None
+        if self.terminal is not None:  # Claude Code's Bash `command`; Codex's argv or `cmd`
+            command = next((call.args[key] for key in ("command", "cmd") if key in call.args), None)
+            if isinstance(command, list) and all(isinstance(part, str) for part in command):
+                command = shlex.join(command)
+            return command if isinstance(command, str) else None
         if self.options:  # an agent's call: its raw input may name a command (execute)
             raw = call.args.get("rawInput")
             command = (
@@ -287,7 +316,13 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         self.query_one(selector, Button).focus()
 
     def action_answer(self, choice: str) -> None:
-        if self.answerable:
+        if self.answerable and self.terminal is not None and choice == "allow-session":
+            self.notify(
+                f"{self.terminal} has no answer for this session here: y once, ! {self.terminal}'s "
+                "own always, n deny.",
+                severity="warning",
+            )
+        elif self.answerable:
             self.dismiss(_ANSWERS[choice])
         else:
             self.notify("A recorded request cannot be answered.", severity="warning")
@@ -343,6 +378,31 @@ def ours_hint(count: int) -> Content:
         ("n", "bold"),
         (" deny · esc closes", MUTED),
     )
+
+
+def terminal_hint(cli: str) -> Content:
+    """The line under a terminal agent's answers: `!` is the CLI's own rule, kept by the CLI."""
+    return Content.assemble(
+        ("y", "bold"),
+        (" once · ", MUTED),
+        ("!", "bold"),
+        (f' {cli}\'s own "always allow" ({cli} remembers it) · ', MUTED),
+        ("n", "bold"),
+        (" deny · esc closes (answer in its terminal instead)", MUTED),
+    )
+
+
+def terminal_risk_note(cli: str) -> Content:
+    """Whose the risk shown is: agent-tui's classifier's, shown only."""
+    return Content.styled(
+        f"The risk is agent-tui's reading, shown only: {cli} asks by its own rules, and only you answer.",
+        MUTED,
+    )
+
+
+def _is_diff(text: str | None) -> bool:
+    """Whether a request's preview is a change (a unified diff, or a Codex patch)."""
+    return text is not None and text.startswith(("--- ", "*** Begin Patch", "diff --git"))
 
 
 def answer_reach(tool: str) -> str | None:

@@ -4,6 +4,11 @@ reviewing and reopening sessions, and answering approvals.
 Everything that acts on the run goes through the app's `Run`: a `LiveRun` (this process's engine)
 or an `AttachedRun` (hosts on a bus); without one (a dashboard built from recorded events) the
 same keys explain that nothing is running.
+
+A terminal agent's session (Claude Code or Codex in the user's own terminal) is shown and
+answered here but driven from its terminal: the composer, `D` and `B` say so in one sentence
+(`driven_from_its_terminal`) rather than send anything; the palette shows or hides every other
+project's terminal sessions (`agent-tui --all-projects`).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
 
-from agent_tui.events import counted
+from agent_tui.events import counted, driven_from_its_terminal
 from agent_tui.ports import (
     AcceptProjectRules,
     AcpPermissionAnswer,
@@ -46,7 +51,12 @@ from agent_tui.ports import (
 )
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
-from agent_tui.tui.formatting import agent_path_text, session_spend_line, short_path
+from agent_tui.tui.formatting import (
+    session_path,
+    session_spend_line,
+    short_path,
+    terminal_of,
+)
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.run_surface import Run, start_agent
 from agent_tui.tui.screens.budget import BudgetAnswer, BudgetScreen
@@ -64,6 +74,10 @@ from agent_tui.tui.widgets.composer import Composer
 from agent_tui.tui.widgets.session_detail import SessionDetail
 
 _READ_ONLY = "This view shows recorded events: nothing is running here."
+NO_AGENT_TO_START = (
+    "No model is configured for agent-tui's own agents (README, 'Real models'): the Claude Code "
+    "and Codex sessions here are driven from their own terminals."
+)
 CHOSEN_AFTER_S = 0.25
 """How long the cursor rests on a session before it counts as chosen (a stored one is then read
 whole): holding a key down through the tree reads none of the sessions it passes."""
@@ -156,11 +170,22 @@ class DashboardScreen(SessionsScreen):
         if session is None:
             composer.show_target(None, "", False, 0)
             return
-        path = agent_path_text(self.state.agent_path(session.session_id))
+        path = session_path(self.state, session.session_id)
         steerable = not self.live.is_external(session.client)
         composer.show_target(
-            session.session_id, path, session.running, len(session.turns), steerable=steerable
+            session.session_id,
+            path,
+            session.running,
+            len(session.turns),
+            steerable=steerable,
+            refused=self._terminal_refusal(session.session_id),
         )
+
+    def _terminal_refusal(self, session_id: str) -> str | None:
+        """The one sentence for a terminal agent's session (driven from its own terminal)."""
+        if terminal_of(self.state.sessions.get(session_id)) is None:
+            return None
+        return driven_from_its_terminal(session_path(self.state, session_id))
 
     def _run(self) -> Run | None:
         """The run, or None after saying that this view runs nothing."""
@@ -179,15 +204,21 @@ class DashboardScreen(SessionsScreen):
         for turn in reversed(session.turns):
             if turn.turn_id == view.turn_id:
                 call = turn.tool_calls.get(view.tool_call_id)
-                if call is not None:
-                    return preview_change(Path(session.cwd), *_as_our_change(call.tool, call.args))
+                if call is None:
+                    return None
+                if terminal_of(session) is not None:  # Claude Code's Edit/Write, against the file now
+                    tool, args = _terminal_change(call.tool, call.args)
+                    preview = preview_change(Path(session.cwd), tool, args)
+                    # A failure here is our tools' (a path outside the directory): not the CLI's.
+                    return None if preview is None or preview.kind == "fails" else preview
+                return preview_change(Path(session.cwd), *_as_our_change(call.tool, call.args))
         return None
 
     def answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         self.run_worker(self._answer(view, answer), group="answer", exit_on_error=False)
 
     async def _answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
-        path = agent_path_text(self.state.agent_path(view.session_id))
+        path = session_path(self.state, view.session_id)
         picked = next(
             (
                 option.name
@@ -225,6 +256,9 @@ class DashboardScreen(SessionsScreen):
             return
         if live.project is None:
             self.notify("The engine is still starting; try again in a moment.", severity="warning")
+            return
+        if not live.models and not live.remote and not live.external_agents():
+            self.notify(NO_AGENT_TO_START, severity="warning", timeout=10)  # (terminal agents only)
             return
 
         hosts, first_host = live.agent_hosts()
@@ -272,6 +306,10 @@ class DashboardScreen(SessionsScreen):
         if message.session_id is None or message.session_id not in self.state.sessions:
             composer.failed("Select a session in the tree first.")
             return
+        refused = self._terminal_refusal(message.session_id)
+        if refused is not None:
+            composer.failed(refused)
+            return
         if not message.text.strip():
             composer.failed("Type something first.")
             return
@@ -279,7 +317,7 @@ class DashboardScreen(SessionsScreen):
         self.run_worker(self._send(self.live, command, composer), group="send", exit_on_error=False)
 
     async def _send(self, live: Run, command: FollowUp, composer: Composer) -> None:
-        path = agent_path_text(self.state.agent_path(command.session_id))
+        path = session_path(self.state, command.session_id)
         reply = await live.commands.send(command)
         if not reply.ok:
             composer.failed(reply.message or "Not sent.")
@@ -305,10 +343,18 @@ class DashboardScreen(SessionsScreen):
         self.run_worker(self._stop(self.live, session_id), group="stop", exit_on_error=False)
 
     async def _stop(self, live: Run, session_id: str) -> None:
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         session = self.state.sessions.get(session_id)
         was_running = session is not None and session.running
         reply = await live.commands.send(StopSubtree(sessionId=session_id))
+        if not reply.ok and terminal_of(session) is not None and not was_running:
+            self.notify(f"Nothing is running under {path}.", timeout=3)  # (history, not followed here)
+            return
+        if not reply.ok and terminal_of(session) is not None:
+            self.notify(
+                f"{path} is not followed by this dashboard: stop it in its own terminal.", title="Stop"
+            )
+            return
         if not reply.ok and reply.message:
             self.notify(reply.message, title="Stop", severity="warning")
             return
@@ -331,7 +377,11 @@ class DashboardScreen(SessionsScreen):
         if session is None or session_id is None:
             self.notify("Select a session to give a budget.", severity="warning")
             return
-        path = agent_path_text(self.state.agent_path(session_id))
+        refused = self._terminal_refusal(session_id)
+        if refused is not None:
+            self.notify(refused, title="Budget", severity="warning")
+            return
+        path = session_path(self.state, session_id)
         summary = session_spend_line(self.state, session) or Content.styled(
             "Nothing spent yet · no budget", "$text-muted"
         )
@@ -430,13 +480,19 @@ class DashboardScreen(SessionsScreen):
         if session is None or session_id is None:
             self.notify("Select a session to close.", severity="warning")
             return
+        if terminal_of(session) is not None:
+            path = session_path(self.state, session_id)
+            self.notify(
+                f"{path} is a terminal agent: it is listed while its CLI keeps its transcript.", title="Close"
+            )
+            return
         worktree = Path(session.worktree_path) if session.worktree_path else None
         changes = None
         if not live.remote:  # a host's worktree is on its own disk
             worktree, changes = _worktree_to_ask(worktree)
         family = [session_id, *self.state.descendants(session_id)]
         running = sum(1 for sid in family if self.state.sessions[sid].running)
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         dialog = CloseSessionScreen(
             path, running=running, worktree=worktree, branch=session.worktree_branch, changes=changes
         )
@@ -449,7 +505,7 @@ class DashboardScreen(SessionsScreen):
         self.app.push_screen(dialog, chosen)
 
     async def _close(self, live: Run, session_id: str, remove: bool) -> None:
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         family = [session_id, *self.state.descendants(session_id)]
         command = Close(sessionId=session_id, worktree="remove" if remove else "keep")
         reply = await live.commands.send(command)
@@ -480,6 +536,10 @@ class DashboardScreen(SessionsScreen):
         if session_id is None or session_id not in self.state.sessions:
             self.notify("Select a session to review.", severity="warning")
             return
+        refused = self._terminal_refusal(session_id)
+        if refused is not None:
+            self.notify(refused, title="Review", severity="warning")
+            return
         self.run_worker(
             self._open_review(self.live.commands, session_id),
             group="review",
@@ -488,7 +548,7 @@ class DashboardScreen(SessionsScreen):
         )
 
     async def _open_review(self, commands: CommandClient, session_id: str) -> None:
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         try:
             review = read_result(
                 await commands.send(ReadReview(sessionId=session_id)), Adapters.review, "review"
@@ -543,7 +603,7 @@ class DashboardScreen(SessionsScreen):
         self.hidden.difference_update([session_id, *self.state.descendants(session_id)])
         self.show_state(self.state)
         self.select_session(session_id)
-        path = agent_path_text(self.state.agent_path(session_id))
+        path = session_path(self.state, session_id)
         if problems:
             self.notify(
                 "; ".join(problems), title=f"{path} reopened, in part", severity="warning", timeout=15
@@ -560,7 +620,8 @@ class DashboardScreen(SessionsScreen):
         if directory is None:
             self.notify("These sessions have no directory of logs to search.", timeout=4)
             return
-        self.app.push_screen(SearchScreen(directory, getattr(self.app, "search_index", None)))
+        more = getattr(self.live, "terminal_logs", None)  # the terminal sessions read so far
+        self.app.push_screen(SearchScreen(directory, getattr(self.app, "search_index", None), more))
 
     def palette_commands(self) -> list[PaletteCommand]:
         commands = super().palette_commands()
@@ -590,6 +651,17 @@ class DashboardScreen(SessionsScreen):
                 self.action_reopen,
             ),
         ]
+        every = getattr(self.live, "all_projects", None)
+        if every is not None:
+            commands.append(
+                PaletteCommand(
+                    "Show only this project's terminal sessions"
+                    if every
+                    else "Show every project's terminal sessions",
+                    "Claude Code and Codex sessions run in your terminals (agent-tui --all-projects)",
+                    self.action_toggle_all_projects,
+                )
+            )
         rules = self.live.project_rules()
         if rules is not None and rules.needs_acceptance:
             commands.insert(
@@ -601,6 +673,27 @@ class DashboardScreen(SessionsScreen):
                 ),
             )
         return commands + list(self._session_commands())
+
+    def action_toggle_all_projects(self) -> None:
+        """Show every project's terminal sessions (listed once, when first shown), or hide the
+        other projects' again."""
+        live = self.live
+        show = getattr(live, "show_all_projects", None)
+        if live is None or show is None:
+            return
+        on = not live.all_projects  # type: ignore[attr-defined]
+        self.run_worker(self._all_projects(live, on), group="all-projects", exclusive=True)
+
+    async def _all_projects(self, live: Run, on: bool) -> None:
+        await live.show_all_projects(on)  # type: ignore[attr-defined]
+        others = {sid for sid in self.state.sessions if not live.in_project(sid)}  # type: ignore[attr-defined]
+        if on:
+            self.hidden.difference_update(others)
+            self.notify("Every project's terminal sessions are shown.", timeout=3)
+        else:
+            self.hidden.update(others)
+            self.notify("Only this project's terminal sessions are shown.", timeout=3)
+        self.show_state(self.state)
 
     def _session_commands(self) -> Iterator[PaletteCommand]:
         """Stop (a running session), review and close (a root one): found by typing, not listed."""
@@ -632,6 +725,21 @@ def _as_our_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str
     if not diff.get("oldText"):
         return "write_file", {"path": diff["path"], "content": diff.get("newText") or ""}
     return "edit_file", {"path": diff["path"], "old": diff["oldText"], "new": diff.get("newText") or ""}
+
+
+def _terminal_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    """Claude Code's `Edit`/`Write` as the `edit_file`/`write_file` it amounts to, so it is
+    previewed against the file as it is now, like ours (anything else as it is)."""
+    path = args.get("file_path")
+    if tool == "Edit" and isinstance(path, str):
+        return "edit_file", {
+            "path": path,
+            "old": args.get("old_string", ""),
+            "new": args.get("new_string", ""),
+        }
+    if tool == "Write" and isinstance(path, str):
+        return "write_file", {"path": path, "content": args.get("content", "")}
+    return tool, args
 
 
 def _worktree_to_ask(worktree: Path | None) -> tuple[Path | None, int | None]:

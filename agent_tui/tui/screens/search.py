@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,7 +82,8 @@ class SearchAnswered(Message):
 
 
 class SearchScreen(Screen[None]):
-    """Search the logs in `sessions_dir` (the index at `index_file`, default its usual place)."""
+    """Search the logs in `sessions_dir` (the index at `index_file`, default its usual place),
+    and the logs `more_logs` gives (the terminal agents' sessions read so far, converted)."""
 
     DEFAULT_CSS = """
     SearchScreen {
@@ -99,9 +101,15 @@ class SearchScreen(Screen[None]):
         Binding("down", "to_results", "Results", show=False),
     ]
 
-    def __init__(self, sessions_dir: Path, index_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        sessions_dir: Path,
+        index_file: Path | None = None,
+        more_logs: Callable[[], list[Path]] | None = None,
+    ) -> None:
         super().__init__()
         self.sessions_dir = sessions_dir
+        self.more_logs = more_logs
         self.index_file = index_file or index_path(sessions_dir)
         self.results: SearchResults | None = None
         self.hits: list[Hit] = []
@@ -141,10 +149,11 @@ class SearchScreen(Screen[None]):
 
     # -- the index, kept current -------------------------------------------------------------------
     def _logs(self) -> list[Path]:
+        more = self.more_logs() if self.more_logs is not None else []
         try:
-            return sorted(self.sessions_dir.glob("*.jsonl"))
+            return sorted(self.sessions_dir.glob("*.jsonl")) + more
         except OSError:
-            return []
+            return more
 
     @work(thread=True, exclusive=True, group="search-index", exit_on_error=False)
     def _keep_current(self) -> None:

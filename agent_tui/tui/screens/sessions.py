@@ -36,7 +36,7 @@ from agent_tui.ports import (
 )
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
-from agent_tui.tui.formatting import agent_path_text
+from agent_tui.tui.formatting import agent_path_text, session_path, terminal_of
 from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected
 from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen
@@ -208,9 +208,7 @@ class SessionsScreen(Screen[None]):
         session = self.state.sessions.get(session_id or "")
         self._set_title(
             "#detail-pane",
-            "Detail · " + agent_path_text(self.state.agent_path(session.session_id))
-            if session is not None
-            else "Detail",
+            "Detail · " + session_path(self.state, session.session_id) if session is not None else "Detail",
         )
 
     @on(SessionSelected)
@@ -363,6 +361,7 @@ class SessionsScreen(Screen[None]):
             preview=self.change_preview(view),
             options=self.agent_options(view),
             host=self.queue.where(view.session_id),
+            terminal=terminal_of(self.state.sessions.get(view.session_id)),
         )
 
         def answered(answer: PermissionAnswer | None) -> None:
@@ -378,7 +377,13 @@ class SessionsScreen(Screen[None]):
         pending = {(v.session_id, v.request_id) for v in self.state.pending_permissions()}
         if top.key not in pending:
             top.withdraw()
-            path = agent_path_text(self.state.agent_path(top.view.session_id))
+            path = session_path(self.state, top.view.session_id)
+            taken_back = _taken_back(self.state, top.view)
+            if taken_back is not None:  # a terminal agent's CLI took it back: it says how
+                self.notify(
+                    f"{path}: the {top.view.tool} request was {taken_back}.", title="Request withdrawn"
+                )
+                return
             self.notify(
                 f"{path}: the {top.view.tool} request was withdrawn ({self.withdrawn_note}).",
                 title="Request withdrawn",
@@ -467,3 +472,15 @@ class SessionsScreen(Screen[None]):
         paths = [(sid, agent_path_text(state.agent_path(sid))) for sid in state.sessions]
         paths.sort(key=lambda item: item[1])
         return paths
+
+
+def _taken_back(state: DashboardState, view: PermissionView) -> str | None:
+    """How a terminal agent's CLI took a question back (`answered in the terminal`, `handed back
+    to the terminal`), if it did: its `withdrawn` resolution's reason."""
+    session = state.sessions.get(view.session_id)
+    for turn in reversed(session.turns if session is not None else ()):
+        if turn.turn_id == view.turn_id:
+            call = turn.tool_calls.get(view.tool_call_id)
+            if call is not None and call.decisions and call.decisions[-1][0] == "withdrawn":
+                return call.answer_reason or "withdrawn in the terminal"
+    return None

@@ -59,6 +59,7 @@ class Composer(Vertical):
         padding: 0 1;
         & > #composer-note { height: 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
         & > #composer-note.-error { color: $text-error; height: auto; text-wrap: wrap; }
+        & > #composer-note.-refused { height: auto; text-wrap: wrap; }
         & > ComposerInput { height: auto; min-height: 1; max-height: 6; border: none; padding: 0 1;
                             background: $panel; }
         & > ComposerInput:focus { background: $panel-lighten-1; }
@@ -79,6 +80,7 @@ class Composer(Vertical):
         self.session_id: str | None = None
         self.reason: str | None = None
         self._hint = Content("")
+        self._refused = False  # the selected session takes nothing from here (a terminal agent)
         self._shown_note: tuple[object, ...] = ()
 
     def compose(self) -> ComposeResult:
@@ -96,16 +98,26 @@ class Composer(Vertical):
         return self.input.text
 
     def show_target(
-        self, session_id: str | None, agent_path: str, running: bool, turns: int, *, steerable: bool = True
+        self,
+        session_id: str | None,
+        agent_path: str,
+        running: bool,
+        turns: int,
+        *,
+        steerable: bool = True,
+        refused: str | None = None,
     ) -> None:
         """Say what enter will do for the selected session (the typed text stays as it is).
 
-        `steerable` is False for an agent that takes text only between turns (an ACP agent)."""
+        `steerable` is False for an agent that takes text only between turns (an ACP agent);
+        `refused` says why nothing can be sent to it here (a terminal agent's session)."""
         if session_id != self.session_id:
             self.session_id = session_id
             self.reason = None
         if session_id is None:
             hint = Content.styled("Select a session to talk to it.", MUTED)
+        elif refused is not None:  # (said whole: it names the agent's path, which may be long)
+            hint = marked(refused, MUTED)
         elif running and not steerable:
             hint = Content.assemble(
                 ("send once this turn ends · ", MUTED),
@@ -123,6 +135,7 @@ class Composer(Vertical):
                 marked(f"starts turn {turns + 1} of {agent_path} · shift+enter new line", MUTED),
             )
         self._hint = hint
+        self._refused = refused is not None
         if self.reason is None:
             self._note(hint, error=False)
 
@@ -139,13 +152,14 @@ class Composer(Vertical):
 
     def _note(self, content: Content, *, error: bool) -> None:
         # The dashboard asks on every redraw; an update lays the screen out again, so only on a change.
-        key = (content.plain, tuple(content.spans), error)
+        key = (content.plain, tuple(content.spans), error, self._refused)
         if key == self._shown_note:
             return
         self._shown_note = key
         note = self.query_one("#composer-note", Static)
         note.update(content)
         note.set_class(error, "-error")
+        note.set_class(self._refused and not error, "-refused")
 
     def on_composer_input_submit(self, message: ComposerInput.Submit) -> None:
         message.stop()

@@ -40,7 +40,7 @@ from textual.widgets.tree import TreeNode
 
 from agent_tui.events import visible
 from agent_tui.reducer import DashboardState, SessionView, Spend
-from agent_tui.tui.formatting import STATUS_GLYPH
+from agent_tui.tui.formatting import STATUS_GLYPH, tree_name
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.session_filter import group_roots_by_day
 from agent_tui.tui.spend_text import TreeCost, budget_mark, cost_brief, spent, tree_cost
@@ -369,7 +369,7 @@ class SessionTree(Tree[str]):
 
         add("fixed", STATUS_GLYPH[status], style(f"session-tree--{status}"))
         add("fixed", " ", "")
-        add("name", visible(session.display_name), Style(bold=session.running))
+        add("name", visible(tree_name(session)), Style(bold=session.running))
         if session.worktree_branch:
             add("worktree", " ⎇", style("session-tree--time"))
         if session.pending:
@@ -606,7 +606,7 @@ def _spend_key(state: DashboardState, session: SessionView) -> object:
 
 def _label_key(session: SessionView, now_ms: int | None, dim: bool) -> _LabelKey:
     return (
-        session.display_name,
+        tree_name(session),
         session.status,
         session.phase,
         len(session.pending),
