@@ -331,6 +331,8 @@ def runtime_dir_name() -> str:
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime:
         return os.path.join(runtime, "agent-tui")
-    import tempfile  # only here: the hook (which imports this module) rarely needs it
-
-    return os.path.join(tempfile.gettempdir(), f"agent-tui-{os.getuid()}")
+    # The temporary directory as `tempfile` names it on Unix (its first variable set, else /tmp),
+    # without importing `tempfile`: with `shutil` and `re` it costs the hook ~10 ms per call.
+    environ = os.environ
+    temporary = environ.get("TMPDIR") or environ.get("TEMP") or environ.get("TMP") or "/tmp"
+    return os.path.join(temporary, f"agent-tui-{os.getuid()}")

@@ -1,7 +1,7 @@
 """Benchmark of the Claude Code and Codex hook: what one hook call costs the user's agent.
 
-Two figures, each the wall time of one hook process as the CLI runs it (`python -I -m
-agent_tui.terminal.hook_client claude-code`, a `PermissionRequest` event on its standard input),
+Two figures, each the wall time of one hook process as the CLI runs it (the installed command,
+`install.hook_command`, through `/bin/sh -c`; a `PermissionRequest` event on its standard input),
 beside `python -I -c pass` measured in the same run: with no agent-tui listening (the hook gives no
 decision at once), and with a `HookSocket` whose handler allows at once (the event forwarded, the
 answer read and printed as Claude Code's hook output). Target: at most 2x the baseline each, in
@@ -36,6 +36,7 @@ from bench_log import Row, format_table
 
 from agent_tui.terminal.hook_socket import HookSocket
 from agent_tui.terminal.hook_wire import Reply
+from agent_tui.terminal.install import hook_command
 
 REPEATS = 30
 TARGET_RATIO = 2.0
@@ -82,7 +83,7 @@ def _seconds(command: list[str], env: dict[str, str], expect: bytes) -> tuple[fl
 
 def bench_hook(repeats: int = REPEATS) -> list[Row]:
     """The hook's cost per call, without and with an agent-tui listening."""
-    hook = [sys.executable, "-I", "-m", "agent_tui.terminal.hook_client", "claude-code"]
+    hook = ["/bin/sh", "-c", hook_command("claude-code")]  # as the CLI runs it: through its shell
     python = [sys.executable, "-I", "-c", "pass"]
     quiet = Path(tempfile.mkdtemp(prefix="atui-bh-", dir="/tmp"))  # short: a socket path's limit
     served = Path(tempfile.mkdtemp(prefix="atui-bh-", dir="/tmp"))

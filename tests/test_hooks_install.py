@@ -31,6 +31,7 @@ from agent_tui.terminal.install import (
     hook_command,
     install,
     installed_state,
+    is_our_handler,
     project_target,
     uninstall,
     user_target,
@@ -506,8 +507,8 @@ class TestCommand:
         assert run.stdout == b"ran\n"
         assert (folder / "argv").read_text().splitlines() == [
             "-I",
-            "-m",
-            "agent_tui.terminal.hook_client",
+            "-c",
+            "from agent_tui.terminal.hook_client import run; run()",
             "codex",
         ]
         assert (folder / "stdin").read_bytes() == b'{"x": 1}'
@@ -532,7 +533,9 @@ class TestCommand:
     def test_the_real_install_names_this_interpreter_and_module(self) -> None:
         command = hook_command("claude-code")
         assert "agent_tui/terminal/hook_client.py" in command
-        assert "-I -m agent_tui.terminal.hook_client claude-code" in command
+        assert '-I -c "from agent_tui.terminal.hook_client import run; run()" claude-code' in command
+        assert is_our_handler({"type": "command", "command": command}, "claude-code")
+        assert not is_our_handler({"type": "command", "command": command}, "codex")
 
 
 class TestVersions:

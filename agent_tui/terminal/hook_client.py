@@ -1,4 +1,5 @@
-"""The hook: `python -I -m agent_tui.terminal.hook_client claude-code|codex` (or `agent-tui hook …`).
+"""The hook: `python -I -c "from agent_tui.terminal.hook_client import run; run()" claude-code|codex`
+(as installed; also `python -m agent_tui.terminal.hook_client CLI` and `agent-tui hook CLI`).
 
 Claude Code and Codex run it once per hook event, the event as one JSON object on its standard
 input. It forwards the event to the agent-tui listening at `hook_wire.socket_name()`, waits for
@@ -157,5 +158,10 @@ def _own_folder(folder: str) -> bool:
     return stat.S_ISDIR(info.st_mode) and info.st_uid == own_uid() and not info.st_mode & 0o077
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The installed command's entry (`python -I -c "from … import run; run()" CLI`)."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()
