@@ -1,0 +1,359 @@
+"""`TerminalLogs`: Claude Code and Codex transcripts followed into our logs, as they grow.
+
+A terminal agent's session is one of our logs in the engine's store: the events the importers
+make of its CLI's transcript (`importers/`, a `SessionBuilder` per session: the main one and its
+sub-agents), with what the CLI's hooks said woven in where it happened (`SessionBuilder.weave`).
+Each event is stored with the engine's `store_built` and told to its listeners like any other.
+
+Invariants:
+- one writer per log: a session's log is written only after this process took its lock (the
+  store's `claim`); a session whose log another process holds is that process's to show: its
+  lines are not written here (`foreign`), and its hooks get no decision from here;
+- incremental: each poll reads only the complete lines appended since the last one (a line still
+  being written waits); the transcript is never written;
+- a transcript path is followed only when it lies under its CLI's own session directory
+  (`importers/locations.py`, symbolic links resolved; `transcript_refused` says why not);
+- a turn in progress stays open (running): agent-tui never ends a turn the transcript did not
+  end, but for the CLI's own word (its `Stop` hook, woven as `agent-tui.turn-end`); when the
+  following stops, the logs are left as written;
+- a later process continues a log where it ends: it reads the transcript again from its start
+  (the importer is deterministic: the same events get the same ids), skips what the log holds,
+  and gives the woven events (ids ending `_hook`) back to `weave` where they stand; a log that
+  does not match its transcript is no longer followed, with a warning;
+- every change of a builder and the storing of what it wrote happen under one lock, so events
+  reach the store in the order they were built.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.events import Event
+from agent_tui.importers.builder import WOVEN, LogLine, SessionBuilder, as_event
+from agent_tui.importers.convert import Importer, ImportLineError, SourceFile, discover
+from agent_tui.importers.ids import session_id_for
+from agent_tui.importers.locations import Tool, default_dir
+from agent_tui.importers.source_lines import OVERLONG, SourceLines
+from agent_tui.store import SessionLockedError
+from agent_tui.terminal.hook_wire import Cli
+
+TOOL_OF: dict[Cli, Tool] = {"claude-code": "claude", "codex": "codex"}
+NAME_OF: dict[Cli, str] = {"claude-code": "Claude Code", "codex": "Codex"}
+
+
+class TranscriptRefused(ValueError):
+    """A transcript path that is not followed; the message says why."""
+
+
+def transcript_refused(cli: Cli, path: str | Path, root: Path | None = None) -> Path:
+    """The resolved transcript `path`, when it is a regular file of this user under `cli`'s own
+    session directory (`root`, by default where the CLI keeps them).
+
+    Raises:
+        TranscriptRefused: it is not (outside the directory, a link out of it, not a file, not
+            this user's, not a `.jsonl`).
+    """
+    base = root if root is not None else default_dir(TOOL_OF[cli])
+    try:
+        resolved = Path(path).resolve(strict=True)
+        home = base.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise TranscriptRefused(f"{path}: no such transcript") from None
+    if not resolved.is_relative_to(home):
+        raise TranscriptRefused(f"{path}: not under {NAME_OF[cli]}'s session directory {home}")
+    try:
+        status = resolved.stat()
+    except OSError:
+        raise TranscriptRefused(f"{path}: no such transcript") from None
+    if not resolved.is_file() or resolved.suffix != ".jsonl":
+        raise TranscriptRefused(f"{path}: not a transcript file")
+    if status.st_uid != os.geteuid():
+        raise TranscriptRefused(f"{path}: belongs to another user")
+    return resolved
+
+
+@dataclass
+class _Transcript:
+    """One transcript file being followed."""
+
+    source: SourceFile
+    cli: Cli
+    importer: Importer
+    offset: int = 0
+    lines: int = 0
+    failed: bool = False
+
+
+@dataclass
+class _Log:
+    """One of our logs a transcript writes: what of it is still to be matched (a log an earlier
+    process wrote), and whether another process writes it."""
+
+    expected: deque[Event] = field(default_factory=deque)
+    foreign: bool = False
+
+
+class TerminalLogs:
+    """The transcripts followed into `engine`'s store (see the module docstring).
+
+    Args:
+        engine: whose store keeps the logs and whose listeners hear every event.
+        roots: each CLI's session directory (default: where the CLI keeps them; tests give theirs).
+    """
+
+    def __init__(self, engine: SessionEngine, roots: dict[Cli, Path] | None = None) -> None:
+        self.engine = engine
+        self.roots = dict(roots or {})
+        self.warnings: list[str] = []
+        self._transcripts: dict[Path, _Transcript] = {}
+        self._logs: dict[str, _Log] = {}
+        self._owner: dict[str, _Transcript] = {}  # our session id → the transcript that writes it
+        self.lock = anyio.Lock()
+        """Held while a builder changes and what it wrote is stored."""
+        self.on_line: Callable[[Event], None] | None = None
+        """Sees each event stored from here (the hooks learn of a question the transcript settled)."""
+
+    # -- which transcripts -----------------------------------------------------------------------
+    def root(self, cli: Cli) -> Path:
+        return self.roots.get(cli) or default_dir(TOOL_OF[cli])
+
+    def check(self, cli: Cli, path: str | Path) -> Path:
+        """`transcript_refused` against this follower's directory of `cli`."""
+        return transcript_refused(cli, path, self.root(cli))
+
+    def follows(self, path: Path) -> bool:
+        return path in self._transcripts
+
+    async def follow(self, cli: Cli, path: str | Path) -> Path:
+        """Follow the transcript at `path` (and its sub-agents' files beside it), caught up
+        before this returns.
+
+        Raises:
+            TranscriptRefused: the path is not one to follow.
+        """
+        resolved = self.check(cli, path)
+        if resolved not in self._transcripts:
+            self._add(cli, SourceFile(resolved, "codex" if cli == "codex" else "claude-code"))
+        await self.catch_up()
+        return resolved
+
+    def _add(self, cli: Cli, source: SourceFile) -> None:
+        self._transcripts[source.path] = _Transcript(source, cli, source.importer())
+
+    def _companions(self) -> None:
+        """Sub-agents' files that appeared beside a followed Claude Code transcript join."""
+        for transcript in list(self._transcripts.values()):
+            path = transcript.source.path
+            if transcript.cli != "claude-code" or path.name.startswith("agent-"):
+                continue
+            if not (path.parent / path.stem / "subagents").is_dir() and not any(
+                path.parent.glob("agent-*.jsonl")
+            ):
+                continue
+            try:
+                found = discover([path], known=set(self._transcripts))
+            except Exception:  # a file that went away: the next poll looks again
+                continue
+            for source in found.sources:
+                resolved = source.path.resolve()
+                if resolved.is_relative_to(path.parent) and resolved not in self._transcripts:
+                    self._add("claude-code", SourceFile(resolved, source.format, source.agent_hints))
+
+    # -- reading ---------------------------------------------------------------------------------
+    async def catch_up(self) -> int:
+        """Read what every followed transcript gained; returns how many events were stored."""
+        async with self.lock:
+            self._companions()
+            stored = 0
+            for transcript in list(self._transcripts.values()):
+                stored += await self._poll(transcript)
+            return stored
+
+    async def _poll(self, transcript: _Transcript) -> int:
+        if transcript.failed:
+            return 0
+        path = transcript.source.path
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return 0
+        if size <= transcript.offset:
+            return 0
+        importer = transcript.importer
+        stored = 0
+        with path.open("rb", buffering=0) as handle:
+            handle.seek(transcript.offset)
+            lines = SourceLines(handle, first_number=transcript.lines + 1)
+            try:
+                for number, line in lines:
+                    transcript.lines = number
+                    stored += await self._rewoven(transcript)
+                    if line is OVERLONG:
+                        made = importer.feed_overlong(number, lines.overlong, lines.max_line)
+                    elif line[0] <= 32 and line.tobytes().isspace():
+                        continue
+                    else:
+                        made = importer.feed_lines(number, line)
+                    stored += await self._store(transcript, made)
+            except Exception as error:
+                transcript.failed = True
+                self.warnings.append(f"{ImportLineError(path, transcript.lines, error)} (no longer followed)")
+            transcript.offset = handle.tell() - (len(lines.tail) or lines.tail_overlong)
+        stored += await self._rewoven(transcript)
+        return stored
+
+    async def _rewoven(self, transcript: _Transcript) -> int:
+        """Give the woven events an earlier process stored next in its logs back to `weave`."""
+        stored = 0
+        for session_id, builder in list(transcript.importer.sessions.items()):
+            log = self._logs.get(session_id)
+            while log is not None and log.expected and log.expected[0].id.endswith(WOVEN):
+                head = log.expected[0]
+                start = len(transcript.importer.out)
+                if not builder.weave(head.ts, head.type, dict(head.payload)):
+                    self._lost(transcript, session_id, f"its woven event #{head.sequence} no longer fits")
+                    return stored
+                made = transcript.importer.out[start:]
+                del transcript.importer.out[start:]
+                stored += await self._store(transcript, made)
+        return stored
+
+    async def _store(self, transcript: _Transcript, made: list[LogLine]) -> int:
+        stored = 0
+        for line in made:
+            session_id = line["sessionId"]
+            log = self._logs.get(session_id)
+            if log is None:
+                log = self._open(transcript, session_id)
+            if log.foreign:
+                continue
+            if log.expected:
+                head = log.expected.popleft()
+                if head.id != line["id"]:
+                    self._lost(transcript, session_id, f"event #{head.sequence} differs from its transcript")
+                    return stored
+                continue
+            event = as_event(line)
+            await self.engine.store_built(event)
+            stored += 1
+            if self.on_line is not None:
+                self.on_line(event)
+        return stored
+
+    def _open(self, transcript: _Transcript, session_id: str) -> _Log:
+        """The log of a session met for the first time: this process its writer (or another
+        process's), what an earlier process stored of it to be matched."""
+        log = self._logs[session_id] = _Log()
+        self._owner[session_id] = transcript
+        store = self.engine.store
+        claim = getattr(store, "claim", None)
+        try:
+            if claim is not None:
+                claim(session_id)
+        except SessionLockedError as error:
+            log.foreign = True
+            self.warnings.append(f"{session_id}: {error} (shown by that process)")
+            return log
+        if store.last_sequence(session_id) > 0:
+            log.expected.extend(store.replay(session_id))
+            self.engine.load_session(session_id)
+        return log
+
+    def _lost(self, transcript: _Transcript, session_id: str, why: str) -> None:
+        transcript.failed = True
+        self.warnings.append(
+            f"{transcript.source.path}: the log of {session_id} does not match it ({why}): no longer followed"
+        )
+
+    # -- what the hooks weave in -----------------------------------------------------------------
+    def builder(self, session_id: str) -> SessionBuilder | None:
+        """The builder of our session `session_id`, when this process writes its log."""
+        transcript = self._owner.get(session_id)
+        log = self._logs.get(session_id)
+        if transcript is None or log is None or log.foreign or log.expected or transcript.failed:
+            return None
+        return transcript.importer.sessions.get(session_id)
+
+    def family(self, main: str) -> list[str]:
+        """Our session `main` (a CLI session's) and its sub-agents' in the same transcripts
+        (`<main>_<child>`), those this process writes, `main` first."""
+        found = [sid for sid in self._owner if sid == main or sid.startswith(main + "_")]
+        found.sort(key=lambda sid: (sid != main, sid))
+        return [sid for sid in found if self.builder(sid) is not None]
+
+    def written_here(self, session_id: str) -> bool:
+        """Whether this process writes the log of `session_id`."""
+        return self.builder(session_id) is not None
+
+    def known(self, session_id: str) -> bool:
+        """Whether `session_id` is a terminal session this follower met (written here or not)."""
+        return session_id in self._logs
+
+    async def weave(self, session_id: str, kind: str, payload: dict[str, Any]) -> Event | None:
+        """Weave one hook fact into the log of `session_id` (under the lock: call `weave_locked`
+        when holding it); returns its first event, None when it does not fit."""
+        async with self.lock:
+            return await self.weave_locked(session_id, kind, payload)
+
+    async def weave_locked(self, session_id: str, kind: str, payload: dict[str, Any]) -> Event | None:
+        builder = self.builder(session_id)
+        if builder is None:
+            return None
+        transcript = self._owner[session_id]
+        out = transcript.importer.out
+        start = len(out)
+        if not builder.weave(self.engine.clock(), kind, payload):
+            return None
+        made = out[start:]
+        del out[start:]
+        first = as_event(made[0]) if made else None
+        await self._store(transcript, made)
+        return first
+
+    def release(self) -> None:
+        """Let go of every log this follower writes (their locks: a later process continues
+        them); they are left as written. The follower writes nothing more."""
+        release = getattr(self.engine.store, "release", None)
+        for session_id, log in self._logs.items():
+            if not log.foreign and release is not None:
+                release(session_id)
+        self._transcripts.clear()
+        self._logs.clear()
+        self._owner.clear()
+
+    async def finish_file(self, cli: Cli, path: str | Path) -> None:
+        """The CLI ended the sessions of the transcript at `path` (a sub-agent's): read what is
+        left, close their open turns as the importer does at a transcript's end, stop following."""
+        try:
+            resolved = self.check(cli, path)
+        except TranscriptRefused:
+            return
+        async with self.lock:
+            transcript = self._transcripts.get(resolved)
+            if transcript is not None:
+                await self._end(transcript)
+
+    async def _end(self, transcript: _Transcript) -> None:
+        await self._poll(transcript)
+        if not transcript.failed:
+            await self._store(transcript, transcript.importer.finish_lines())
+        del self._transcripts[transcript.source.path]
+
+    async def finish(self, cli_session: str) -> None:
+        """The CLI ended its session: read what is left, close its open turns as the importer
+        does at a transcript's end, and stop following its files."""
+        async with self.lock:
+            main = session_id_for(cli_session)
+            for transcript in list(self._transcripts.values()):
+                owned = [sid for sid, owner in self._owner.items() if owner is transcript]
+                if not any(sid == main or sid.startswith(main + "_") for sid in owned):
+                    continue
+                await self._end(transcript)

@@ -1,0 +1,427 @@
+"""`TerminalHooks`: a terminal agent's hook events, answered from the one queue.
+
+`handle(cli, event)` is the hook socket's handler (`HookSocket`): one hook event of Claude Code
+or Codex in, one `Reply` out. What each event does:
+
+- `SessionStart`, `UserPromptSubmit`, `SubagentStart`, `SubagentStop`: follow the transcript the
+  event names (caught up first); a new prompt ends a stop (`x`) of the turn before;
+- `Stop`: the CLI's turn ended: woven as `agent-tui.turn-end` (the log's turn closes) and a stop
+  ends; `SessionEnd`: the rest of the transcript is read and its logs closed;
+- `PreToolUse` (it carries the call's id): the call is opened in the log if the transcript has
+  not shown it yet (the transcript's line with the same id is not written twice);
+- `PermissionRequest` (no id): matched to the `PreToolUse` before it by session, agent and input
+  (else to an open call of the transcript with that input); when two match, the request's
+  warning says agent-tui cannot tell which; then `permission.requested` (with the risk the
+  classifier gives a shell command, shown and never acted on; an edit's change in its preview)
+  and the policy's `ask` are stored, and `engine.questions.ask` waits for a person.
+
+Invariants:
+- agent-tui never answers for a person: with no one watching (`watched()` false) or an engine
+  whose questions an answerer of its own answers (`--approve`), a question gets no decision at
+  once and nothing is asked or stored; a hook event that is malformed, names a transcript
+  outside its CLI's directory, or names a session whose log another process writes, gets no
+  decision;
+- the one exception is a stop (`stop`): until the stopped turn ends, every further tool call of
+  it is denied at `PreToolUse` and `PermissionRequest`, and for Claude Code a question waiting
+  is answered `deny` with `interrupt` (Codex cannot end a turn from a hook); the stop is a
+  `source.record` (`agent-tui.stop`) in the log;
+- an answer is `permission.resolved` with who answered, then the `Reply`: `allow` (with the
+  CLI's own "always" only when the person picked `always`) or `deny`;
+- a question the CLI takes back is `permission.resolved{withdrawn}`: Claude Code's hook killed
+  (its user answered in the terminal: the handler is cancelled) at once; Codex's after
+  `hand_back_after` seconds (the hook then gets no decision: Codex opens its own prompt), with
+  the reason `handed back to the terminal`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
+from agent_tui.events import Event
+from agent_tui.events.turn_writer import PREVIEW_CHARS
+from agent_tui.importers.builder import args_preview
+from agent_tui.importers.ids import safe_part, session_id_for
+from agent_tui.safety import assess_shell
+from agent_tui.terminal.hook_wire import NO_DECISION, Cli, Reply
+from agent_tui.terminal.logs import NAME_OF, TerminalLogs, TranscriptRefused
+
+HANDED_BACK = "handed back to the terminal"
+IN_TERMINAL = "answered in the terminal"
+STOPPED = "stopped from agent-tui: no further tool calls this turn"
+SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "shell_command"})
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"})
+DIFF_LINES = 40
+
+
+@dataclass(frozen=True, slots=True)
+class _Announced:
+    """A tool call a `PreToolUse` announced: where, and with what."""
+
+    session_id: str
+    agent: str
+    call_id: str
+    tool: str
+    args: dict[str, Any]
+
+
+class TerminalHooks:
+    """Answers terminal agents' hook events (see the module docstring).
+
+    Args:
+        engine: whose questions hold the requests and whose store keeps the logs (`logs`').
+        logs: the transcripts followed into the engine's store.
+        watched: whether someone would answer a question now (a dashboard is attached).
+        hand_back_after: seconds after which a Codex question is handed back to its terminal.
+    """
+
+    def __init__(
+        self,
+        engine: SessionEngine,
+        logs: TerminalLogs,
+        *,
+        watched: Callable[[], bool],
+        hand_back_after: float = 30.0,
+    ) -> None:
+        self.engine = engine
+        self.logs = logs
+        self.watched = watched
+        self.hand_back_after = hand_back_after
+        self.warnings: list[str] = []
+        self._announced: list[_Announced] = []
+        self._stopped: dict[str, Cli] = {}  # main session id → its CLI, while its turn is stopped
+        self._waiting: dict[str, tuple[str, str]] = {}  # request id → (session, main session)
+        self._ids = itertools.count(1)
+        logs.on_line = self._heard
+
+    # -- the handler -------------------------------------------------------------------------------
+    async def handle(self, cli: Cli, event: dict[str, Any]) -> Reply:
+        """One hook event of `cli` → the reply its hook gives the CLI."""
+        name = event.get("hook_event_name")
+        cli_session = event.get("session_id")
+        if not isinstance(name, str) or not isinstance(cli_session, str) or not cli_session:
+            return NO_DECISION
+        main = session_id_for(cli_session)
+        await self._follow(cli, event)
+        if name == "PreToolUse":
+            return await self._pre_tool_use(cli, main, event)
+        if name == "PermissionRequest":
+            return await self._permission_request(cli, main, event)
+        if name == "UserPromptSubmit":
+            self._stopped.pop(main, None)
+        elif name == "Stop":
+            self._stopped.pop(main, None)
+            await self.logs.weave(main, "source.record", _record(cli, "agent-tui.turn-end", {"hook": "Stop"}))
+        elif name == "SubagentStop":
+            path = event.get("agent_transcript_path")
+            if isinstance(path, str) and path:
+                await self.logs.finish_file(cli, path)
+        elif name == "SessionEnd":
+            self._stopped.pop(main, None)
+            await self.logs.finish(cli_session)
+        return NO_DECISION
+
+    async def _follow(self, cli: Cli, event: dict[str, Any]) -> None:
+        """Follow the transcripts the event names (refused ones are warned about), caught up."""
+        paths = [event.get(key) for key in ("transcript_path", "agent_transcript_path")]
+        followed = False
+        for path in paths:
+            if not isinstance(path, str) or not path:
+                continue
+            try:
+                await self.logs.follow(cli, path)
+                followed = True
+            except TranscriptRefused as refused:
+                self.warnings.append(f"{NAME_OF[cli]} hook: {refused} (not followed)")
+        if not followed:
+            await self.logs.catch_up()
+
+    # -- tool calls ----------------------------------------------------------------------------------
+    async def _pre_tool_use(self, cli: Cli, main: str, event: dict[str, Any]) -> Reply:
+        call_id, tool, args = _call_of(event)
+        if call_id and tool:
+            target = self._session_with(main, call_id) or self._agent_session(main, event)
+            if target is not None:
+                if self.logs.builder(target) is not None and not self._has(target, call_id):
+                    await self.logs.weave(
+                        target,
+                        "model.tool_call_requested",
+                        {"toolCallId": call_id, "tool": tool, "args": args},
+                    )
+                if self._has(target, call_id):
+                    self._announced.append(_Announced(target, _agent(event), call_id, tool, args))
+                    del self._announced[:-64]  # only the latest are matched
+        if main in self._stopped:
+            return Reply("deny", message=STOPPED)
+        return NO_DECISION
+
+    async def _permission_request(self, cli: Cli, main: str, event: dict[str, Any]) -> Reply:
+        if main in self._stopped:
+            return Reply("deny", message=STOPPED, interrupt=cli == "claude-code")
+        questions = self.engine.questions
+        if not self.watched() or questions.answerer is not None:
+            return NO_DECISION  # no one would answer: the CLI asks in its own terminal, at once
+        _, tool, args = _call_of(event)
+        async with self.logs.lock:
+            matches = self._matches(main, _agent(event), tool, args)
+            if not matches:
+                return NO_DECISION
+            session_id, call_id = matches[0]
+            builder = self.logs.builder(session_id)
+            if builder is None or builder.turn is None:
+                return NO_DECISION
+            request_id = f"hook_{safe_part(call_id)}_{next(self._ids)}_{secrets.token_hex(3)}"
+            risk, reason, warning = _risk(tool, args)
+            if len(matches) > 1:
+                warning = (
+                    f"{len(matches)} {tool} calls with these same arguments wait: agent-tui cannot tell "
+                    "which one the CLI asks about"
+                )
+            preview = _preview(tool, args)
+            fields: dict[str, Any] = {
+                "requestId": request_id,
+                "toolCallId": call_id,
+                "tool": tool,
+                "risk": risk,
+                "argsPreview": preview,
+            }
+            if reason:
+                fields["reason"] = reason
+            if warning:
+                fields["warning"] = warning
+            asked = await self.logs.weave_locked(session_id, "permission.requested", fields)
+            if asked is None:
+                return NO_DECISION
+            turn_id = builder.turn.turn_id
+        request = PermissionRequest(
+            session_id=session_id,
+            turn_id=turn_id,
+            request_id=request_id,
+            tool_call_id=call_id,
+            tool=tool,
+            risk=risk,  # type: ignore[arg-type]
+            args_preview=preview,
+            args=args,
+            agent_path=self.engine.agent_path(session_id),
+            warning=warning,
+            reason=reason,
+        )
+        self._waiting[request_id] = (session_id, main)
+        try:
+            answer = await self._ask(cli, request)
+        except anyio.get_cancelled_exc_class():
+            # The hook's connection closed: its user answered in the terminal.
+            with anyio.CancelScope(shield=True):
+                await self._withdraw(session_id, call_id, request_id, IN_TERMINAL)
+            raise
+        finally:
+            self._waiting.pop(request_id, None)
+        if answer is None:
+            await self._withdraw(session_id, call_id, request_id, HANDED_BACK)
+            return NO_DECISION
+        resolved: dict[str, Any] = {
+            "requestId": request_id,
+            "toolCallId": call_id,
+            "decision": answer.decision,
+            "actor": answer.actor,
+        }
+        if answer.reason:
+            resolved["reason"] = answer.reason
+        if answer.decision == "allow" and answer.remember == "always":
+            resolved["remember"] = "always"
+        if answer.by:
+            resolved["by"] = dict(answer.by)
+        await self.logs.weave(session_id, "permission.resolved", resolved)
+        if answer.decision == "allow":
+            return Reply("allow", remember=answer.remember == "always")
+        stopped = main in self._stopped
+        message = STOPPED if stopped else answer.reason or "denied from agent-tui"
+        return Reply("deny", message=message, interrupt=stopped and cli == "claude-code")
+
+    async def _ask(self, cli: Cli, request: PermissionRequest) -> PermissionAnswer | None:
+        """The person's answer, or None when a Codex question was handed back to its terminal."""
+        questions = self.engine.questions
+        if cli != "codex":
+            return await questions.ask(request)
+        with anyio.move_on_after(self.hand_back_after):
+            return await questions.ask(request)
+        return None
+
+    async def _withdraw(self, session_id: str, call_id: str, request_id: str, reason: str) -> None:
+        """`withdrawn` for a question still asked (the transcript may have settled it already)."""
+        await self.logs.weave(
+            session_id,
+            "permission.resolved",
+            {
+                "requestId": request_id,
+                "toolCallId": call_id,
+                "decision": "withdrawn",
+                "actor": "system",
+                "reason": reason,
+            },
+        )
+
+    # -- stopping ------------------------------------------------------------------------------------
+    def runs(self, session_id: str) -> bool:
+        """Whether `session_id` is a terminal session this process follows."""
+        return self.logs.known(session_id)
+
+    async def stop(self, session_id: str, *, by: str | None = None) -> int:
+        """Stop the turn of the terminal session `session_id` (its whole CLI session: a
+        sub-agent's is its parent's): every further tool call of the turn is denied until the turn
+        ends, and for Claude Code a question waiting is answered `deny` (its hook then
+        interrupts). Returns 1 when a turn was running, else 0."""
+        main = self._main_of(session_id)
+        builder = self.logs.builder(main)
+        if builder is None or builder.turn is None or main in self._stopped:
+            return 0
+        cli: Cli = "codex" if builder.format == "codex" else "claude-code"
+        self._stopped[main] = cli
+        how = (
+            "every further tool call of this turn is denied, and a question waiting is answered "
+            "deny with interrupt"
+            if cli == "claude-code"
+            else "every further tool call of this turn is denied (Codex cannot end a turn from a hook)"
+        )
+        data: dict[str, Any] = {"how": how}
+        if by:
+            data["by"] = by
+        await self.logs.weave(main, "source.record", _record(cli, "agent-tui.stop", data))
+        if cli == "claude-code":
+            for request_id, (waiting_in, of_main) in list(self._waiting.items()):
+                if of_main == main:
+                    try:
+                        self.engine.questions.answer(
+                            waiting_in, request_id, PermissionAnswer("deny", reason=STOPPED)
+                        )
+                    except LookupError:
+                        pass
+        return 1
+
+    def _main_of(self, session_id: str) -> str:
+        """The root of `session_id`'s tree (the CLI session a sub-agent belongs to)."""
+        chain = self.engine.budgets.index.chain(session_id)
+        return chain[0] if chain else session_id
+
+    def _heard(self, event: Event) -> None:
+        """A stored event: the transcript's end of a stopped turn ends the stop."""
+        if event.type == "turn.completed" and event.session_id in self._stopped:
+            del self._stopped[event.session_id]
+
+    # -- matching --------------------------------------------------------------------------------------
+    def _has(self, session_id: str, call_id: str) -> bool:
+        builder = self.logs.builder(session_id)
+        return builder is not None and builder.has_call(call_id)
+
+    def _session_with(self, main: str, call_id: str) -> str | None:
+        for session_id in self.logs.family(main):
+            if self._has(session_id, call_id):
+                return session_id
+        return None
+
+    def _agent_session(self, main: str, event: dict[str, Any]) -> str | None:
+        agent = _agent(event)
+        family = self.logs.family(main)
+        if agent:
+            child = f"{main}_agent-{safe_part(agent)}"
+            if child in family:
+                return child
+        return main if main in family else None
+
+    def _matches(self, main: str, agent: str, tool: str, args: dict[str, Any]) -> list[tuple[str, str]]:
+        """The open calls a `PermissionRequest` may be about: those `PreToolUse` announced in its
+        session by its agent with its input, else the transcript's open calls with that input."""
+        found = []
+        for announced in self._announced:
+            if announced.agent != agent or announced.tool != tool or announced.args != args:
+                continue
+            if not (announced.session_id == main or announced.session_id.startswith(main + "_")):
+                continue
+            builder = self.logs.builder(announced.session_id)
+            if builder is not None and announced.call_id in builder.find_call(tool, args):
+                found.append((announced.session_id, announced.call_id))
+        if found:
+            return found
+        for session_id in self.logs.family(main):
+            builder = self.logs.builder(session_id)
+            if builder is not None:
+                found += [(session_id, call_id) for call_id in builder.find_call(tool, args)]
+        return found
+
+
+def _record(cli: Cli, record_type: str, data: dict[str, Any]) -> dict[str, Any]:
+    return {"format": cli, "recordType": record_type, "data": data}
+
+
+def _agent(event: dict[str, Any]) -> str:
+    agent = event.get("agent_id")
+    return agent if isinstance(agent, str) else ""
+
+
+def _call_of(event: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """A hook event's tool call: its id (empty when it has none), tool and input."""
+    call_id = event.get("tool_use_id")
+    tool = event.get("tool_name")
+    args = event.get("tool_input")
+    if not isinstance(args, dict):
+        args = {} if args is None else {"input": args}
+    return (
+        call_id if isinstance(call_id, str) else "",
+        tool if isinstance(tool, str) else "",
+        args,
+    )
+
+
+def _risk(tool: str, args: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    """The risk shown with a request (never acted on), and why."""
+    command = args.get("command", args.get("cmd"))
+    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+        command = " ".join(command)
+    if tool in SHELL_TOOLS and isinstance(command, str):
+        assessed = assess_shell(command)
+        return assessed.risk, assessed.reason or None, assessed.warning
+    if tool in EDIT_TOOLS:
+        return "write", None, None
+    if tool in ("Read", "Grep", "Glob", "LS"):
+        return "read", None, None
+    if tool in ("WebFetch", "WebSearch"):
+        return "network", None, None
+    return "execute", None, None
+
+
+def _preview(tool: str, args: dict[str, Any]) -> str:
+    """The request's preview: an edit's change as a short diff, else the call's telling field."""
+    path = args.get("file_path") or args.get("path") or ""
+    if tool == "Edit" and isinstance(args.get("old_string"), str) and isinstance(args.get("new_string"), str):
+        return _diff(str(path), args["old_string"], args["new_string"])
+    if tool == "MultiEdit" and isinstance(args.get("edits"), list):
+        parts = [
+            _diff(str(path), edit.get("old_string", ""), edit.get("new_string", ""))
+            for edit in args["edits"]
+            if isinstance(edit, dict)
+        ]
+        return "\n".join(parts)[: PREVIEW_CHARS * 20]
+    if tool == "Write" and isinstance(args.get("content"), str):
+        return _diff(str(path), "", args["content"])
+    if tool == "apply_patch":
+        patch = args.get("input", args.get("patch"))
+        if isinstance(patch, str):
+            return "\n".join(patch.splitlines()[:DIFF_LINES])
+    return args_preview(args)
+
+
+def _diff(path: str, old: str, new: str) -> str:
+    lines = list(
+        difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="", n=2)
+    )
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"… {len(lines) - DIFF_LINES} more lines"]
+    return "\n".join(lines) if lines else f"{path}: no change"
