@@ -131,7 +131,6 @@ def stored(tmp_path: Path, session_id: str) -> list[Event]:
     return list(JsonlFileEventStore(tmp_path / "sessions").replay(session_id))
 
 
-
 class TestFollowing:
     async def test_the_session_appears_with_its_subagent_through_the_engines_listeners(
         self, tmp_path: Path

@@ -31,13 +31,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.events import Event
-from agent_tui.importers.builder import WOVEN, LogLine, SessionBuilder, as_event
+from agent_tui.importers.builder import WOVEN, LineImporter, LogLine, SessionBuilder, as_event
 from agent_tui.importers.convert import Importer, ImportLineError, SourceFile, discover
 from agent_tui.importers.ids import session_id_for
 from agent_tui.importers.locations import Tool, default_dir
@@ -90,6 +90,11 @@ class _Transcript:
     offset: int = 0
     lines: int = 0
     failed: bool = False
+
+    @property
+    def out(self) -> list[LogLine]:
+        """Where the importer's builders write (both importers are `LineImporter`s)."""
+        return cast(LineImporter, self.importer).out
 
 
 @dataclass
@@ -217,12 +222,12 @@ class TerminalLogs:
             log = self._logs.get(session_id)
             while log is not None and log.expected and log.expected[0].id.endswith(WOVEN):
                 head = log.expected[0]
-                start = len(transcript.importer.out)
+                start = len(transcript.out)
                 if not builder.weave(head.ts, head.type, dict(head.payload)):
                     self._lost(transcript, session_id, f"its woven event #{head.sequence} no longer fits")
                     return stored
-                made = transcript.importer.out[start:]
-                del transcript.importer.out[start:]
+                made = transcript.out[start:]
+                del transcript.out[start:]
                 stored += await self._store(transcript, made)
         return stored
 
@@ -308,7 +313,7 @@ class TerminalLogs:
         if builder is None:
             return None
         transcript = self._owner[session_id]
-        out = transcript.importer.out
+        out = transcript.out
         start = len(out)
         if not builder.weave(self.engine.clock(), kind, payload):
             return None
