@@ -242,7 +242,7 @@ class TerminalLogs:
                 continue
             if log.expected:
                 head = log.expected.popleft()
-                if head.id != line["id"]:
+                if head.id != line["id"] or head.type != line["type"] or head.payload != line["payload"]:
                     self._lost(transcript, session_id, f"event #{head.sequence} differs from its transcript")
                     return stored
                 continue

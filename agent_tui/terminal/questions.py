@@ -159,12 +159,12 @@ class TerminalHooks:
                 if self._has(target, call_id):
                     self._announced.append(_Announced(target, _agent(event), call_id, tool, args))
                     del self._announced[:-64]  # only the latest are matched
-        if main in self._stopped:
+        if self._stopped_for(main):
             return Reply("deny", message=STOPPED)
         return NO_DECISION
 
     async def _permission_request(self, cli: Cli, main: str, event: dict[str, Any]) -> Reply:
-        if main in self._stopped:
+        if self._stopped_for(main):
             return Reply("deny", message=STOPPED, interrupt=cli == "claude-code")
         questions = self.engine.questions
         if not self.watched() or questions.answerer is not None:
@@ -214,7 +214,7 @@ class TerminalHooks:
             warning=warning,
             reason=reason,
         )
-        self._waiting[request_id] = (session_id, main)
+        self._waiting[request_id] = (session_id, self._main_of(session_id))
         try:
             answer = await self._ask(cli, request)
         except anyio.get_cancelled_exc_class():
@@ -242,7 +242,7 @@ class TerminalHooks:
         await self.logs.weave(session_id, "permission.resolved", resolved)
         if answer.decision == "allow":
             return Reply("allow", remember=answer.remember == "always")
-        stopped = main in self._stopped
+        stopped = self._stopped_for(main)
         message = STOPPED if stopped else answer.reason or "denied from agent-tui"
         return Reply("deny", message=message, interrupt=stopped and cli == "claude-code")
 
@@ -310,6 +310,10 @@ class TerminalHooks:
         """The root of `session_id`'s tree (the CLI session a sub-agent belongs to)."""
         chain = self.engine.budgets.index.chain(session_id)
         return chain[0] if chain else session_id
+
+    def _stopped_for(self, session_id: str) -> bool:
+        """Whether the turn of `session_id`'s tree was stopped (a sub-agent's is its root's)."""
+        return bool(self._stopped) and self._main_of(session_id) in self._stopped
 
     def _heard(self, event: Event) -> None:
         """A stored event: the transcript's end of a stopped turn ends the stop."""

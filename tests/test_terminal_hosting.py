@@ -1,0 +1,337 @@
+"""Terminal agents as a host serves them: Codex's sessions and sub-agents, a later process that
+continues a log, the commands routed to them, the replay of who answered, and the handler behind
+a real Unix socket whose closing withdraws the question."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.streams.buffered
+import orjson
+import pytest
+from test_terminal_logs import (
+    CLAUDE_ID,
+    EDIT_ID,
+    MAIN,
+    FakeClaude,
+    Harness,
+    new_engine,
+    stored,
+    wait_for_question,
+)
+
+from agent_tui.engine.permissions import PermissionAnswer
+from agent_tui.events.chains import chain_violations
+from agent_tui.runtime import commands as c
+from agent_tui.runtime.command_executor import CommandExecutor
+from agent_tui.terminal.agents import TerminalAgents, hand_back_after
+from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Reply, event_line
+from agent_tui.terminal.questions import IN_TERMINAL, STOPPED
+
+CODEX = Path(__file__).parent / "fixtures" / "codex" / "multi-agent-0.58" / "2026" / "01" / "15"
+PARENT_ID = "019c0d1e-2f3a-7b4c-8d5e-6f7a8b9c0d73"
+CHILD_ID = "019c0d1e-5a6b-7c8d-9e0f-1a2b3c4d5e84"
+EXEC_INPUT = {"cmd": "rg -n 'def .*refund' src"}
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class FakeCodex:
+    """Codex as the tests play it: `sessions/YYYY/MM/DD/rollout-*.jsonl`, appended line by line."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.root = tmp_path / "codex" / "sessions"
+        self.day = self.root / "2026" / "01" / "15"
+        self.day.mkdir(parents=True)
+        self.files: dict[str, tuple[Path, list[bytes]]] = {}
+        for source in sorted(CODEX.glob("*.jsonl")):
+            lines = source.read_bytes().splitlines(keepends=True)
+            self.files[CHILD_ID if CHILD_ID in source.name else PARENT_ID] = (self.day / source.name, lines)
+        self.written = {key: 0 for key in self.files}
+
+    def write(self, which: str, upto: int) -> None:
+        path, lines = self.files[which]
+        with path.open("ab") as handle:
+            handle.writelines(lines[self.written[which] : upto])
+        self.written[which] = max(self.written[which], upto)
+
+    def hook(self, which: str, name: str, **fields: Any) -> dict[str, Any]:
+        return {
+            "session_id": which,
+            "transcript_path": str(self.files[which][0]),
+            "cwd": "/home/dev/shop-api",
+            "hook_event_name": name,
+            **fields,
+        }
+
+
+def codex_agents(engine: Any, tmp_path: Path, cli: FakeCodex, **options: Any) -> TerminalAgents:
+    return TerminalAgents(
+        engine,
+        watched=lambda: True,
+        roots={"codex": cli.root, "claude-code": tmp_path / "claude" / "projects"},
+        **options,
+    )
+
+
+class TestCodex:
+    async def test_a_codex_sub_agents_question_is_handed_back(self, tmp_path: Path) -> None:
+        cli = FakeCodex(tmp_path)
+        cli.write(PARENT_ID, 8)
+        cli.write(CHILD_ID, 5)  # up to the sub-agent's prompt: its call is not in the transcript yet
+        async with new_engine(tmp_path) as engine:
+            agents = codex_agents(engine, tmp_path, cli, hand_back_after=0.05)
+            heard: list[Any] = []
+            engine.subscribe(heard.append)
+            await agents.handle("codex", cli.hook(PARENT_ID, "SessionStart"))
+            await agents.handle("codex", cli.hook(CHILD_ID, "SessionStart"))
+            child = f"sess_{CHILD_ID}"
+            assert engine.budgets.index.parent_of(child) == f"sess_{PARENT_ID}"
+            pre = cli.hook(
+                CHILD_ID,
+                "PreToolUse",
+                tool_name="exec_command",
+                tool_input=EXEC_INPUT,
+                tool_use_id="call_ex1",
+            )
+            assert await agents.handle("codex", pre) == NO_DECISION
+            ask = cli.hook(CHILD_ID, "PermissionRequest", tool_name="exec_command", tool_input=EXEC_INPUT)
+            assert await agents.handle("codex", ask) == NO_DECISION  # nobody answered in time
+            cli.write(CHILD_ID, 11)
+            cli.write(PARENT_ID, 14)
+            await agents.logs.catch_up()
+            agents.logs.release()
+        events = stored(tmp_path, child)
+        assert chain_violations(events) == []
+        calls = [e for e in events if e.type == "model.tool_call_requested"]
+        assert [e.payload["toolCallId"] for e in calls] == ["call_ex1"]
+        resolved = [
+            (e.payload["decision"], e.payload.get("reason"))
+            for e in events
+            if e.type == "permission.resolved"
+        ]
+        assert resolved == [("ask", None), ("withdrawn", "handed back to the terminal")]
+        asked = next(e for e in events if e.type == "permission.requested")
+        assert asked.payload["risk"] == "read"  # the classifier's word on `rg`, shown only
+
+
+class TestContinuing:
+    async def test_a_later_process_continues_the_log_where_it_ends(self, tmp_path: Path) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        async with new_engine(tmp_path) as engine:
+            h = Harness(engine, cli)
+            await h.hooks.handle("claude-code", cli.edit_hook("PreToolUse"))
+            async with anyio.create_task_group() as group:
+                group.start_soon(h.hooks.handle, "claude-code", cli.edit_hook("PermissionRequest"))
+                request = await wait_for_question(engine)
+                engine.questions.answer(MAIN, request.request_id, PermissionAnswer("allow"))
+            h.logs.release()
+        first = stored(tmp_path, MAIN)
+        cli.write(11)  # the CLI went on while no agent-tui ran
+        async with new_engine(tmp_path) as engine:
+            again = Harness(engine, cli)
+            await again.hooks.handle("claude-code", cli.hook("Stop"))
+            assert again.logs.warnings == []
+            assert [e.id for e in again.events][:1] != [first[0].id]  # only what is new is told
+            again.logs.release()
+        events = stored(tmp_path, MAIN)
+        assert [e.id for e in events[: len(first)]] == [e.id for e in first]
+        assert chain_violations(events) == []
+        assert len({e.id for e in events}) == len(events)
+        requested = [
+            e for e in events if e.type == "model.tool_call_requested" and e.payload["toolCallId"] == EDIT_ID
+        ]
+        assert len(requested) == 1
+        assert events[-1].type == "turn.completed" and events[-1].payload["stopReason"] == "final"
+
+    async def test_a_log_that_does_not_match_its_transcript_is_no_longer_followed(
+        self, tmp_path: Path
+    ) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        async with new_engine(tmp_path) as engine:
+            h = Harness(engine, cli)
+            await h.logs.follow("claude-code", cli.transcript)
+            h.logs.release()
+        before = stored(tmp_path, MAIN)
+        # another transcript now stands at that path (rewritten from another prompt)
+        lines = [orjson.loads(line) for line in cli.lines[:6]]
+        lines[1]["message"]["content"] = "something else entirely"
+        cli.transcript.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+        async with new_engine(tmp_path) as engine:
+            again = Harness(engine, cli)
+            await again.logs.follow("claude-code", cli.transcript)
+            assert any("does not match" in warning for warning in again.logs.warnings)
+            again.logs.release()
+        assert stored(tmp_path, MAIN) == before
+
+
+class TestCommands:
+    async def test_stop_goes_to_the_terminal_session_and_follow_ups_are_refused(self, tmp_path: Path) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        async with new_engine(tmp_path) as engine:
+            agents = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
+            executor = CommandExecutor(engine, terminal=agents)
+            await agents.handle("claude-code", cli.hook("UserPromptSubmit"))
+            name = engine.session(MAIN).label
+            for command in (
+                c.FollowUp(sessionId=MAIN, text="more"),
+                c.Steer(sessionId=MAIN, text="more"),
+                c.SetBudget(sessionId=MAIN, usd=1),
+            ):
+                reply = await executor.send(command)
+                assert (
+                    not reply.ok
+                    and reply.message == f"{name} is a terminal agent: drive it from its own terminal"
+                )
+            reply = await executor.send(c.Stop(sessionId=MAIN))
+            assert reply.ok and reply.detail == {"stopped": 1}
+            assert await agents.handle("claude-code", cli.edit_hook("PreToolUse")) == Reply(
+                "deny", message=STOPPED
+            )
+            # a sub-agent's stop is its CLI session's
+            assert (await executor.send(c.StopSubtree(sessionId=MAIN))).detail == {"stopped": 0}
+            agents.logs.release()
+
+    def test_hand_back_after_is_read_from_the_config(self, tmp_path: Path) -> None:
+        from agent_tui.providers.config import ConfigError, load_config
+
+        path = tmp_path / "config.toml"
+        path.write_text("[hooks]\nhand_back_after = 5\n")
+        assert hand_back_after(load_config(path)) == 5.0
+        path.write_text("[hooks]\n\nhand_back_after = -1\n")
+        with pytest.raises(ConfigError, match=r"config.toml:3: \[hooks\] hand_back_after"):
+            hand_back_after(load_config(path))
+        path.write_text("")
+        assert hand_back_after(load_config(path)) == 30.0
+
+
+class TestReplay:
+    async def test_replaying_the_log_shows_who_answered(self, tmp_path: Path) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        async with new_engine(tmp_path) as engine:
+            h = Harness(engine, cli)
+            await h.hooks.handle("claude-code", cli.edit_hook("PreToolUse"))
+            async with anyio.create_task_group() as group:
+                group.start_soon(h.hooks.handle, "claude-code", cli.edit_hook("PermissionRequest"))
+                request = await wait_for_question(engine)
+                by = {"dashboard": "laptop-dash-1", "user": "ana", "host": "laptop"}
+                engine.questions.answer(MAIN, request.request_id, PermissionAnswer("allow"), by=by)
+            h.logs.release()
+        log = tmp_path / "sessions" / f"{MAIN}.jsonl"
+        dumped = subprocess.run(
+            [sys.executable, "-m", "agent_tui", "replay", str(log), "--dump", "state"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert dumped.returncode == 0, dumped.stderr
+        (session,) = orjson.loads(dumped.stdout)["sessions"]
+        calls = {call["toolCallId"]: call for turn in session["turns"] for call in turn["toolCalls"]}
+        assert (calls[EDIT_ID]["decision"], calls[EDIT_ID]["decidedBy"]) == ("allow", "user")
+        assert session["status"] == "running"  # the CLI's turn goes on: never failed
+
+
+class _Socket:
+    """A minimal hook socket (the real one is `terminal/hook_socket.py`): one line in, the
+    handler's reply out; the hook's connection closing cancels the handler."""
+
+    def __init__(self, path: Path, agents: TerminalAgents) -> None:
+        self.path = path
+        self.agents = agents
+
+    async def serve(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        async with await anyio.create_unix_listener(self.path) as listener:
+            os.chmod(self.path, 0o600)
+            task_status.started()
+            await listener.serve(self._one)
+
+    async def _one(self, stream: Any) -> None:
+        async with stream:
+            buffered = anyio.streams.buffered.BufferedByteReceiveStream(stream)
+            line = await buffered.receive_until(b"\n", MAX_LINE)
+            request = orjson.loads(line)
+            reply: Reply | None = None
+            async with anyio.create_task_group() as group:
+
+                async def closed() -> None:
+                    await buffered.receive(1)  # EOF: the hook is gone
+
+                group.start_soon(self._closed_then_cancel, closed, group)
+                reply = await self.agents.handle(request["cli"], request["event"])
+                group.cancel_scope.cancel()
+            if reply is not None:  # (None: the hook hung up, the handler was cancelled)
+                await stream.send(reply.line())
+
+    @staticmethod
+    async def _closed_then_cancel(closed: Any, group: Any) -> None:
+        try:
+            await closed()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        group.cancel_scope.cancel()
+
+
+class TestRealSocket:
+    async def test_answers_cross_the_socket_and_a_closed_connection_withdraws(self, tmp_path: Path) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        path = tmp_path / "hooks.sock"
+        async with new_engine(tmp_path) as engine:
+            agents = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
+            async with anyio.create_task_group() as group:
+                await group.start(_Socket(path, agents).serve)
+
+                async def connect(event: dict[str, Any]) -> Any:
+                    hook = await anyio.connect_unix(path)
+                    await hook.send(event_line("claude-code", event))
+                    return hook
+
+                async def send(event: dict[str, Any]) -> Reply:
+                    async with await connect(event) as hook:
+                        reply = anyio.streams.buffered.BufferedByteReceiveStream(hook)
+                        return Reply.parse(await reply.receive_until(b"\n", MAX_LINE))
+
+                assert await send(cli.edit_hook("PreToolUse")) == NO_DECISION
+                replies: list[Reply] = []
+
+                async def ask() -> None:
+                    replies.append(await send(cli.edit_hook("PermissionRequest")))
+
+                group.start_soon(ask)
+                request = await wait_for_question(engine)
+                engine.questions.answer(MAIN, request.request_id, PermissionAnswer("deny", reason="no"))
+                while not replies:
+                    await anyio.sleep(0.01)
+                assert replies == [Reply("deny", message="no")]
+                # a second question, whose hook is killed (its user answered in the terminal)
+                twin = cli.edit_hook("PreToolUse")
+                twin["tool_use_id"] = "toolu_second"
+                await send(twin)
+                hook = await connect(cli.edit_hook("PermissionRequest"))
+                await wait_for_question(engine)
+                await hook.aclose()
+                while True:
+                    resolved = [e.payload for e in stored(tmp_path, MAIN) if e.type == "permission.resolved"]
+                    if resolved[-1]["decision"] == "withdrawn":
+                        break
+                    await anyio.sleep(0.01)
+                assert resolved[-1]["reason"] == IN_TERMINAL
+                assert engine.questions.waiting() == []
+                group.cancel_scope.cancel()
+            agents.logs.release()
+        assert chain_violations(stored(tmp_path, MAIN), complete=False) == []
+        assert CLAUDE_ID in MAIN
