@@ -27,6 +27,7 @@ Invariants:
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from agent_tui.engine.engine import SessionEngine
 from agent_tui.events import Event
 from agent_tui.importers.builder import WOVEN, LineImporter, LogLine, SessionBuilder, as_event
 from agent_tui.importers.convert import Importer, ImportLineError, SourceFile, discover
+from agent_tui.importers.detect import Format
 from agent_tui.importers.ids import session_id_for
 from agent_tui.importers.locations import Tool, default_dir
 from agent_tui.importers.source_lines import OVERLONG, SourceLines
@@ -47,6 +49,8 @@ from agent_tui.terminal.hook_wire import Cli
 
 TOOL_OF: dict[Cli, Tool] = {"claude-code": "claude", "codex": "codex"}
 NAME_OF: dict[Cli, str] = {"claude-code": "Claude Code", "codex": "Codex"}
+COMPANIONS_EVERY = 1.0
+"""Seconds between two looks for a quiet Claude Code transcript's new sub-agents' files."""
 
 
 class TranscriptRefused(ValueError):
@@ -90,6 +94,8 @@ class _Transcript:
     offset: int = 0
     lines: int = 0
     failed: bool = False
+    grew: bool = True  # since its sub-agents' files were last looked for
+    looked: float = 0.0  # when they were (monotonic seconds)
 
     @property
     def out(self) -> list[LogLine]:
@@ -146,31 +152,44 @@ class TerminalLogs:
         """
         resolved = self.check(cli, path)
         if resolved not in self._transcripts:
-            self._add(cli, SourceFile(resolved, "codex" if cli == "codex" else "claude-code"))
+            self._join(cli, resolved)
         await self.catch_up()
         return resolved
+
+    def _join(self, cli: Cli, path: Path) -> None:
+        """Follow `path` and the sub-agents' files found with it (a Claude Code sub-agent's file
+        with what its `meta.json` says of it), each under the CLI's directory."""
+        fmt: Format = "codex" if cli == "codex" else "claude-code"
+        try:
+            found = discover([path], known=set(self._transcripts)).sources
+        except Exception:  # a transcript still empty is not recognised yet: followed as its CLI's
+            found = []
+        home = self.root(cli).resolve()
+        joined = False
+        for source in found:
+            resolved = source.path.resolve()
+            if source.format == fmt and resolved.is_relative_to(home) and resolved not in self._transcripts:
+                self._add(cli, SourceFile(resolved, fmt, source.agent_hints))
+                joined = joined or resolved == path
+        if not joined and path not in self._transcripts:
+            self._add(cli, SourceFile(path, fmt))
 
     def _add(self, cli: Cli, source: SourceFile) -> None:
         self._transcripts[source.path] = _Transcript(source, cli, source.importer())
 
     def _companions(self) -> None:
-        """Sub-agents' files that appeared beside a followed Claude Code transcript join."""
+        """Sub-agents' files that appeared beside a followed Claude Code transcript join (looked
+        for when it grew, and at least once a second)."""
+        now = time.monotonic()
         for transcript in list(self._transcripts.values()):
             path = transcript.source.path
             if transcript.cli != "claude-code" or path.name.startswith("agent-"):
                 continue
-            if not (path.parent / path.stem / "subagents").is_dir() and not any(
-                path.parent.glob("agent-*.jsonl")
-            ):
+            if not transcript.grew and now - transcript.looked < COMPANIONS_EVERY:
                 continue
-            try:
-                found = discover([path], known=set(self._transcripts))
-            except Exception:  # a file that went away: the next poll looks again
-                continue
-            for source in found.sources:
-                resolved = source.path.resolve()
-                if resolved.is_relative_to(path.parent) and resolved not in self._transcripts:
-                    self._add("claude-code", SourceFile(resolved, source.format, source.agent_hints))
+            transcript.grew, transcript.looked = False, now
+            if (path.parent / path.stem / "subagents").is_dir() or any(path.parent.glob("agent-*.jsonl")):
+                self._join("claude-code", path)
 
     # -- reading ---------------------------------------------------------------------------------
     async def catch_up(self) -> int:
@@ -192,6 +211,7 @@ class TerminalLogs:
             return 0
         if size <= transcript.offset:
             return 0
+        transcript.grew = True
         importer = transcript.importer
         stored = 0
         with path.open("rb", buffering=0) as handle:
