@@ -31,6 +31,7 @@ from agent_tui.runtime import commands as c
 from agent_tui.runtime.command_executor import CommandExecutor
 from agent_tui.terminal.agents import TerminalAgents, hand_back_after
 from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Reply, event_line
+from agent_tui.terminal.logs import TranscriptRefused
 from agent_tui.terminal.questions import IN_TERMINAL, STOPPED
 
 CODEX = Path(__file__).parent / "fixtures" / "codex" / "multi-agent-0.58" / "2026" / "01" / "15"
@@ -335,3 +336,92 @@ class TestRealSocket:
             agents.logs.release()
         assert chain_violations(stored(tmp_path, MAIN), complete=False) == []
         assert CLAUDE_ID in MAIN
+
+
+class TestServing:
+    async def test_the_projects_recent_transcripts_are_followed_live(self, tmp_path: Path) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(2)
+        elsewhere = cli.root / "-other"
+        elsewhere.mkdir()
+        other = [orjson.loads(line) for line in cli.lines[:2]]
+        for line in other:
+            line["sessionId"], line["cwd"] = "other-session", "/somewhere/else"
+        (elsewhere / "other-session.jsonl").write_bytes(
+            b"".join(orjson.dumps(line) + b"\n" for line in other)
+        )
+        async with new_engine(tmp_path) as engine:
+            heard: list[Any] = []
+            grew = anyio.Event()
+
+            def hear(event: Any) -> None:
+                heard.append(event)
+                if event.type == "model.tool_call_requested":
+                    grew.set()
+
+            engine.subscribe(hear)
+            async with TerminalAgents.serving(
+                engine,
+                watched=lambda: True,
+                project=Path("/home/dev/shop-api"),
+                roots={"claude-code": cli.root, "codex": tmp_path / "codex"},
+                poll_every=0.01,
+            ) as agents:
+                assert agents.runs(MAIN) and not agents.runs("sess_other-session")
+                cli.write(4)  # the CLI goes on: the poll tells the listeners
+                with anyio.fail_after(20):
+                    await grew.wait()
+            assert {event.session_id for event in heard} == {MAIN}
+        # leaving lets go of the logs: another process may continue them
+        async with new_engine(tmp_path) as engine:
+            again = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
+            await again.logs.follow("claude-code", cli.transcript)
+            assert again.logs.written_here(MAIN)
+            again.logs.release()
+
+
+class TestHostileHookEvents:
+    @pytest.mark.parametrize(
+        "event",
+        [
+            {},
+            {"hook_event_name": "PermissionRequest"},
+            {"hook_event_name": 7, "session_id": CLAUDE_ID},
+            {"hook_event_name": "PermissionRequest", "session_id": ["x"]},
+            {"hook_event_name": "PermissionRequest", "session_id": "../../etc", "tool_input": "rm -rf /"},
+            {
+                "hook_event_name": "PreToolUse",
+                "session_id": CLAUDE_ID,
+                "tool_use_id": {"a": 1},
+                "tool_name": None,
+            },
+            {"hook_event_name": "SessionStart", "session_id": CLAUDE_ID, "transcript_path": "/dev/zero"},
+            {"hook_event_name": "SessionStart", "session_id": CLAUDE_ID, "transcript_path": 12},
+            {"hook_event_name": "Bogus", "session_id": CLAUDE_ID},
+        ],
+    )
+    async def test_a_malformed_event_gets_no_decision_and_writes_nothing(
+        self, tmp_path: Path, event: Any
+    ) -> None:
+        cli = FakeClaude(tmp_path)
+        async with new_engine(tmp_path) as engine:
+            agents = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
+            assert await agents.handle("claude-code", event) == NO_DECISION
+            assert engine.sessions() == [] and engine.questions.waiting() == []
+
+    async def test_transcripts_that_are_no_files_of_this_user_are_refused(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        fifo = cli.project / "fifo.jsonl"
+        os.mkfifo(fifo)
+        async with new_engine(tmp_path) as engine:
+            agents = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
+            with pytest.raises(TranscriptRefused, match="not a transcript file"):
+                await agents.logs.follow("claude-code", fifo)
+            me = os.geteuid()
+            monkeypatch.setattr(os, "geteuid", lambda: me + 1)  # the transcript is now another user's
+            with pytest.raises(TranscriptRefused, match="belongs to another user"):
+                await agents.logs.follow("claude-code", cli.transcript)
+            assert engine.sessions() == []
