@@ -37,7 +37,7 @@ from agent_tui.terminal.questions import IN_TERMINAL, STOPPED
 CODEX = Path(__file__).parent / "fixtures" / "codex" / "multi-agent-0.58" / "2026" / "01" / "15"
 PARENT_ID = "019c0d1e-2f3a-7b4c-8d5e-6f7a8b9c0d73"
 CHILD_ID = "019c0d1e-5a6b-7c8d-9e0f-1a2b3c4d5e84"
-EXEC_INPUT = {"cmd": "rg -n 'def .*refund' src"}
+EXEC_INPUT = {"command": "rg -n 'def .*refund' src"}
 
 pytestmark = pytest.mark.anyio
 
@@ -98,15 +98,14 @@ class TestCodex:
             await agents.handle("codex", cli.hook(CHILD_ID, "SessionStart"))
             child = f"sess_{CHILD_ID}"
             assert engine.budgets.index.parent_of(child) == f"sess_{PARENT_ID}"
+            # Codex's hooks name the call `Bash` with a `command` (its transcript: `exec_command`,
+            # `cmd`), and its question adds the call's justification as `description`.
             pre = cli.hook(
-                CHILD_ID,
-                "PreToolUse",
-                tool_name="exec_command",
-                tool_input=EXEC_INPUT,
-                tool_use_id="call_ex1",
+                CHILD_ID, "PreToolUse", tool_name="Bash", tool_input=EXEC_INPUT, tool_use_id="call_ex1"
             )
             assert await agents.handle("codex", pre) == NO_DECISION
-            ask = cli.hook(CHILD_ID, "PermissionRequest", tool_name="exec_command", tool_input=EXEC_INPUT)
+            asked_input = {**EXEC_INPUT, "description": "find the refunds"}
+            ask = cli.hook(CHILD_ID, "PermissionRequest", tool_name="Bash", tool_input=asked_input)
             assert await agents.handle("codex", ask) == NO_DECISION  # nobody answered in time
             cli.write(CHILD_ID, 11)
             cli.write(PARENT_ID, 14)

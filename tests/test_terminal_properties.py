@@ -59,10 +59,8 @@ async def _ask(h: Harness, how: str) -> None:
                     group.cancel_scope.cancel()
                     break
                 if how != "ask_codex":
-                    decision = "allow" if how == "ask_allow" else "deny"
-                    engine.questions.answer(
-                        waiting[0].session_id, waiting[0].request_id, PermissionAnswer(decision)
-                    )
+                    answer = PermissionAnswer("allow" if how == "ask_allow" else "deny")
+                    engine.questions.answer(waiting[0].session_id, waiting[0].request_id, answer)
             await anyio.sleep(0.001)
 
 

@@ -643,8 +643,8 @@ class SessionBuilder:
             and call.args == args
         ]
 
-    def open_call(self, call_id: str) -> tuple[str, dict[str, Any]] | None:
-        """The tool and arguments of the open turn's call `call_id` while it is open."""
+    def awaits(self, call_id: str) -> bool:
+        """Whether the open turn's call `call_id` is open and neither started nor asked about."""
         turn = self.turn
         call = turn.calls.get(call_id) if turn is not None else None
-        return None if call is None or call.answered else (call.tool, call.args)
+        return call is not None and not call.answered and not call.started and call.stage != "asking"

@@ -21,7 +21,9 @@ Invariants:
   and gives the woven events (ids ending `_hook`) back to `weave` where they stand; a log that
   does not match its transcript is no longer followed, with a warning;
 - every change of a builder and the storing of what it wrote happen under one lock, so events
-  reach the store in the order they were built.
+  reach the store in the order they were built;
+- a session is written from one transcript, the first that made an event of it: what another
+  file's importer makes of it (a sub-agent's file's records of its parent's session) is left out.
 """
 
 from __future__ import annotations
@@ -54,7 +56,12 @@ COMPANIONS_EVERY = 1.0
 
 
 class TranscriptRefused(ValueError):
-    """A transcript path that is not followed; the message says why."""
+    """A transcript path that is not followed; the message says why. `missing`: no file is
+    there (yet: Claude Code writes a session's transcript at its first tool call)."""
+
+    def __init__(self, message: str, *, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
 def transcript_refused(cli: Cli, path: str | Path, root: Path | None = None) -> Path:
@@ -70,7 +77,7 @@ def transcript_refused(cli: Cli, path: str | Path, root: Path | None = None) -> 
         resolved = Path(path).resolve(strict=True)
         home = base.resolve(strict=True)
     except (OSError, RuntimeError):
-        raise TranscriptRefused(f"{path}: no such transcript") from None
+        raise TranscriptRefused(f"{path}: no such transcript", missing=True) from None
     if not resolved.is_relative_to(home):
         raise TranscriptRefused(f"{path}: not under {NAME_OF[cli]}'s session directory {home}")
     try:
@@ -239,7 +246,7 @@ class TerminalLogs:
         """Give the woven events an earlier process stored next in its logs back to `weave`."""
         stored = 0
         for session_id, builder in list(transcript.importer.sessions.items()):
-            log = self._logs.get(session_id)
+            log = self._logs.get(session_id) if self._owner.get(session_id) is transcript else None
             while log is not None and log.expected and log.expected[0].id.endswith(WOVEN):
                 head = log.expected[0]
                 start = len(transcript.out)
@@ -258,8 +265,8 @@ class TerminalLogs:
             log = self._logs.get(session_id)
             if log is None:
                 log = self._open(transcript, session_id)
-            if log.foreign:
-                continue
+            if log.foreign or self._owner[session_id] is not transcript:
+                continue  # another transcript writes that session (a sub-agent's file's stray records)
             if log.expected:
                 head = log.expected.popleft()
                 if head.id != line["id"] or head.type != line["type"] or head.payload != line["payload"]:
@@ -308,11 +315,9 @@ class TerminalLogs:
         return transcript.importer.sessions.get(session_id)
 
     def family(self, main: str) -> list[str]:
-        """Our session `main` (a CLI session's) and its sub-agents' in the same transcripts
-        (`<main>_<child>`), those this process writes, `main` first."""
-        found = [sid for sid in self._owner if sid == main or sid.startswith(main + "_")]
-        found.sort(key=lambda sid: (sid != main, sid))
-        return [sid for sid in found if self.builder(sid) is not None]
+        """Our session `main` (a CLI session's) and its sub-agents', those this process writes,
+        `main` first."""
+        return [sid for sid in self.engine.budgets.index.subtree(main) if self.builder(sid) is not None]
 
     def written_here(self, session_id: str) -> bool:
         """Whether this process writes the log of `session_id`."""

@@ -40,6 +40,7 @@ import itertools
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -130,8 +131,15 @@ class TerminalHooks:
         return NO_DECISION
 
     async def _follow(self, cli: Cli, event: dict[str, Any]) -> None:
-        """Follow the transcripts the event names (refused ones are warned about), caught up."""
-        paths = [event.get(key) for key in ("transcript_path", "agent_transcript_path")]
+        """Follow the transcripts the event names (refused ones are warned about; one not
+        written yet is followed when a later event names it), caught up."""
+        paths: list[Any] = [event.get(key) for key in ("transcript_path", "agent_transcript_path")]
+        main_path, agent = paths[0], _agent(event)
+        if cli == "claude-code" and agent and isinstance(main_path, str) and main_path.endswith(".jsonl"):
+            # a sub-agent's own transcript, beside its session's
+            paths.append(
+                str(Path(main_path[: -len(".jsonl")]) / "subagents" / f"agent-{safe_part(agent)}.jsonl")
+            )
         followed = False
         for path in paths:
             if not isinstance(path, str) or not path:
@@ -140,7 +148,8 @@ class TerminalHooks:
                 await self.logs.follow(cli, path)
                 followed = True
             except TranscriptRefused as refused:
-                self.warnings.append(f"{NAME_OF[cli]} hook: {refused} (not followed)")
+                if not refused.missing:
+                    self.warnings.append(f"{NAME_OF[cli]} hook: {refused} (not followed)")
         if not followed:
             await self.logs.catch_up()
 
@@ -332,25 +341,27 @@ class TerminalHooks:
         return None
 
     def _agent_session(self, main: str, event: dict[str, Any]) -> str | None:
+        """The session of the event's agent: its session's own, or (with an `agent_id`) that
+        sub-agent's (Claude Code's `<main>_agent-<id>`, Codex's own thread), None when not known."""
         agent = _agent(event)
         family = self.logs.family(main)
-        if agent:
-            child = f"{main}_agent-{safe_part(agent)}"
+        if not agent:
+            return main if main in family else None
+        for child in (f"{main}_agent-{safe_part(agent)}", session_id_for(agent)):
             if child in family:
                 return child
-        return main if main in family else None
+        return None
 
     def _matches(self, main: str, agent: str, tool: str, args: dict[str, Any]) -> list[tuple[str, str]]:
         """The open calls a `PermissionRequest` may be about: those `PreToolUse` announced in its
         session by its agent with its input, else the transcript's open calls with that input."""
         found = []
+        family = set(self.logs.family(main))
         for announced in self._announced:
-            if announced.agent != agent or announced.tool != tool or announced.args != args:
-                continue
-            if not (announced.session_id == main or announced.session_id.startswith(main + "_")):
+            if announced.agent != agent or announced.tool != tool or not _same_input(announced.args, args):
                 continue
             builder = self.logs.builder(announced.session_id)
-            if builder is not None and announced.call_id in builder.find_call(tool, args):
+            if announced.session_id in family and builder is not None and builder.awaits(announced.call_id):
                 found.append((announced.session_id, announced.call_id))
         if found:
             return found
@@ -359,6 +370,16 @@ class TerminalHooks:
             if builder is not None:
                 found += [(session_id, call_id) for call_id in builder.find_call(tool, args)]
         return found
+
+
+def _same_input(announced: dict[str, Any], asked: dict[str, Any]) -> bool:
+    """Whether a `PermissionRequest`'s input is the `PreToolUse`'s (Codex adds the call's
+    justification to the question as `description`)."""
+    if announced == asked:
+        return True
+    return {k: v for k, v in announced.items() if k != "description"} == {
+        k: v for k, v in asked.items() if k != "description"
+    }
 
 
 def _record(cli: Cli, record_type: str, data: dict[str, Any]) -> dict[str, Any]:
