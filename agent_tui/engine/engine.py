@@ -17,6 +17,9 @@ Invariants:
 - frames go to a sink only when the embedding program asked for them (`sink=`, a `registry=`
   with its sink, or `watch_frames`), through the `LiveFrames` listener; the local dashboard
   watches them: they are the phases it shows;
+- an event worded elsewhere (a terminal agent's log, built by the importers from its CLI's
+  transcript) is stored with `store_built` only for a session no turn of this engine runs, after
+  the chain checker (`ChainCheck`) accepted it, and then told to the listeners like any other;
 - a turn's life is written here once, for every driver (the model loop, an ACP agent): `drive`
   claims the session in the registry (or raises `TurnConflict`), arms its stop and starts its
   task; the task closes a turn a reopened log left open, lets the driver open and converse,
