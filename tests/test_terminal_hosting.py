@@ -424,3 +424,40 @@ class TestHostileHookEvents:
             with pytest.raises(TranscriptRefused, match="belongs to another user"):
                 await agents.logs.follow("claude-code", cli.transcript)
             assert engine.sessions() == []
+
+    async def test_a_deeply_nested_input_is_neither_woven_nor_asked(self, tmp_path: Path) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        deep: dict[str, Any] = {}
+        inner = deep
+        for _ in range(200):
+            inner["x"] = {}
+            inner = inner["x"]
+        async with new_engine(tmp_path) as engine:
+            agents = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
+            for name in ("PreToolUse", "PermissionRequest"):
+                event = cli.hook(name, tool_name="Bash", tool_input=deep, tool_use_id="toolu_deep")
+                assert await agents.handle("claude-code", event) == NO_DECISION
+            assert engine.questions.waiting() == []
+            assert agents.warnings == []
+            agents.logs.release()
+        assert all(e.payload.get("toolCallId") != "toolu_deep" for e in stored(tmp_path, MAIN))
+
+    async def test_a_huge_edit_is_previewed_by_its_size(self, tmp_path: Path) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        huge = {"file_path": "/w/big.txt", "old_string": "x\n" * 5000, "new_string": "y"}
+        async with new_engine(tmp_path) as engine:
+            agents = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
+            pre = cli.hook("PreToolUse", tool_name="Edit", tool_input=huge, tool_use_id="toolu_big")
+            await agents.handle("claude-code", pre)
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    agents.handle,
+                    "claude-code",
+                    cli.hook("PermissionRequest", tool_name="Edit", tool_input=huge),
+                )
+                request = await wait_for_question(engine)
+                engine.questions.answer(MAIN, request.request_id, PermissionAnswer("deny"))
+            agents.logs.release()
+        assert request.args_preview == "/w/big.txt: -5000 +1 lines"

@@ -345,7 +345,12 @@ class TerminalLogs:
         made = out[start:]
         del out[start:]
         first = as_event(made[0]) if made else None
-        await self._store(transcript, made)
+        try:
+            await self._store(transcript, made)
+        except Exception as error:  # the builder is ahead of its log now: stop following it
+            transcript.failed = True
+            self.warnings.append(f"{transcript.source.path}: {error} (no longer followed)")
+            return None
         return first
 
     def release(self) -> None:

@@ -48,7 +48,7 @@ import anyio
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.events import Event
-from agent_tui.events.turn_writer import PREVIEW_CHARS
+from agent_tui.events.json_depth import nested_deeper
 from agent_tui.importers.builder import args_preview
 from agent_tui.importers.ids import safe_part, session_id_for
 from agent_tui.safety import assess_shell
@@ -61,6 +61,12 @@ STOPPED = "stopped from agent-tui: no further tool calls this turn"
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "shell_command"})
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"})
 DIFF_LINES = 40
+DIFF_LINE_CHARS = 200
+"""An edit's preview: at most this many lines of its diff, each at most this many characters."""
+DIFF_INPUT_LINES = 2000
+"""An edit with more lines than this on either side is previewed by its size only."""
+ID_CHARS = 256
+"""The longest tool name or call id a hook event's is taken with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +111,17 @@ class TerminalHooks:
 
     # -- the handler -------------------------------------------------------------------------------
     async def handle(self, cli: Cli, event: dict[str, Any]) -> Reply:
-        """One hook event of `cli` → the reply its hook gives the CLI."""
+        """One hook event of `cli` → the reply its hook gives the CLI (no decision, with a
+        warning, when handling it failed)."""
+        try:
+            return await self._handle(cli, event)
+        except Exception as error:  # a bug, a store that failed: the CLI goes on as without us
+            self.warnings.append(f"{NAME_OF.get(cli, cli)} hook event not handled: {error!r}")
+            return NO_DECISION
+
+    async def _handle(self, cli: Cli, event: dict[str, Any]) -> Reply:
+        if not isinstance(event, dict) or cli not in NAME_OF:
+            return NO_DECISION
         name = event.get("hook_event_name")
         cli_session = event.get("session_id")
         if not isinstance(name, str) or not isinstance(cli_session, str) or not cli_session:
@@ -156,7 +172,7 @@ class TerminalHooks:
     # -- tool calls ----------------------------------------------------------------------------------
     async def _pre_tool_use(self, cli: Cli, main: str, event: dict[str, Any]) -> Reply:
         call_id, tool, args = _call_of(event)
-        if call_id and tool:
+        if call_id and tool and args is not None:
             target = self._session_with(main, call_id) or self._agent_session(main, event)
             if target is not None:
                 if self.logs.builder(target) is not None and not self._has(target, call_id):
@@ -179,6 +195,8 @@ class TerminalHooks:
         if not self.watched() or questions.answerer is not None:
             return NO_DECISION  # no one would answer: the CLI asks in its own terminal, at once
         _, tool, args = _call_of(event)
+        if not tool or args is None:
+            return NO_DECISION
         async with self.logs.lock:
             matches = self._matches(main, _agent(event), tool, args)
             if not matches:
@@ -391,17 +409,18 @@ def _agent(event: dict[str, Any]) -> str:
     return agent if isinstance(agent, str) else ""
 
 
-def _call_of(event: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """A hook event's tool call: its id (empty when it has none), tool and input."""
+def _call_of(event: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
+    """A hook event's tool call: its id (empty when it has none), tool and input (None when it
+    nests deeper than a log line may hold: such a call is neither woven in nor asked about)."""
     call_id = event.get("tool_use_id")
     tool = event.get("tool_name")
     args = event.get("tool_input")
     if not isinstance(args, dict):
         args = {} if args is None else {"input": args}
     return (
-        call_id if isinstance(call_id, str) else "",
-        tool if isinstance(tool, str) else "",
-        args,
+        call_id if isinstance(call_id, str) and len(call_id) <= ID_CHARS else "",
+        tool if isinstance(tool, str) and len(tool) <= ID_CHARS else "",
+        None if nested_deeper(args) else args,
     )
 
 
@@ -424,29 +443,40 @@ def _risk(tool: str, args: dict[str, Any]) -> tuple[str, str | None, str | None]
 
 def _preview(tool: str, args: dict[str, Any]) -> str:
     """The request's preview: an edit's change as a short diff, else the call's telling field."""
-    path = args.get("file_path") or args.get("path") or ""
-    if tool == "Edit" and isinstance(args.get("old_string"), str) and isinstance(args.get("new_string"), str):
-        return _diff(str(path), args["old_string"], args["new_string"])
-    if tool == "MultiEdit" and isinstance(args.get("edits"), list):
-        parts = [
-            _diff(str(path), edit.get("old_string", ""), edit.get("new_string", ""))
-            for edit in args["edits"]
-            if isinstance(edit, dict)
-        ]
-        return "\n".join(parts)[: PREVIEW_CHARS * 20]
+    path = str(args.get("file_path") or args.get("path") or "")
+    if tool in ("Edit", "MultiEdit"):
+        edits = args.get("edits") if tool == "MultiEdit" else [args]
+        if isinstance(edits, list):
+            parts = [
+                _diff(path, _text(edit.get("old_string")), _text(edit.get("new_string")))
+                for edit in edits[:DIFF_LINES]
+                if isinstance(edit, dict)
+            ]
+            return "\n".join(parts)
     if tool == "Write" and isinstance(args.get("content"), str):
-        return _diff(str(path), "", args["content"])
+        return _diff(path, "", args["content"])
     if tool == "apply_patch":
         patch = args.get("input", args.get("patch"))
         if isinstance(patch, str):
-            return "\n".join(patch.splitlines()[:DIFF_LINES])
+            return "\n".join(_clipped(patch.splitlines()[:DIFF_LINES]))
     return args_preview(args)
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _clipped(lines: list[str]) -> list[str]:
+    return [line if len(line) <= DIFF_LINE_CHARS else line[: DIFF_LINE_CHARS - 1] + "…" for line in lines]
+
+
 def _diff(path: str, old: str, new: str) -> str:
-    lines = list(
-        difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="", n=2)
-    )
+    """A short unified diff of one edit (a summary when either side is too long to compare
+    quickly: the diff runs on the event loop)."""
+    before, after = old.splitlines(), new.splitlines()
+    if len(before) > DIFF_INPUT_LINES or len(after) > DIFF_INPUT_LINES:
+        return f"{path}: -{len(before)} +{len(after)} lines"
+    lines = list(difflib.unified_diff(before, after, f"a/{path}", f"b/{path}", lineterm="", n=2))
     if len(lines) > DIFF_LINES:
         lines = [*lines[:DIFF_LINES], f"… {len(lines) - DIFF_LINES} more lines"]
-    return "\n".join(lines) if lines else f"{path}: no change"
+    return "\n".join(_clipped(lines)) if lines else f"{path}: no change"
