@@ -461,3 +461,26 @@ class TestHostileHookEvents:
                 engine.questions.answer(MAIN, request.request_id, PermissionAnswer("deny"))
             agents.logs.release()
         assert request.args_preview == "/w/big.txt: -5000 +1 lines"
+
+
+class TestResuming:
+    async def test_a_session_resumed_after_its_end_is_followed_again_from_its_log(
+        self, tmp_path: Path
+    ) -> None:
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        async with new_engine(tmp_path) as engine:
+            agents = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
+            await agents.handle("claude-code", cli.hook("SessionStart"))
+            await agents.handle("claude-code", cli.hook("SessionEnd"))
+            assert not agents.runs(MAIN) and not agents.logs.follows(cli.transcript)
+            ended = stored(tmp_path, MAIN)
+            assert ended[-1].type == "turn.completed" and ended[-1].id.endswith("_hook")
+            cli.write(11)  # `claude --resume`: the same transcript goes on
+            await agents.handle("claude-code", cli.hook("SessionStart"))
+            assert agents.runs(MAIN) and agents.warnings == []
+            agents.logs.release()
+        events = stored(tmp_path, MAIN)
+        assert [e.id for e in events[: len(ended)]] == [e.id for e in ended]
+        assert len(events) > len(ended)
+        assert chain_violations(events, complete=False) == []

@@ -613,8 +613,11 @@ class SessionBuilder:
             fields = {key: payload[key] for key in ("policy", "reason", "remember", "by") if key in payload}
             self._writer(ts).resolve(call.call_id, call.request_id, decision, payload["actor"], **fields)
         elif kind == "source.record":
+            ends = payload["recordType"] == "agent-tui.turn-end"
+            if ends and turn is None:
+                return False
             self.record(ts, payload["recordType"], payload["data"])
-            if payload["recordType"] == "agent-tui.turn-end":
+            if ends:
                 self.close_turn(ts)
         else:
             return False

@@ -28,6 +28,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections import deque
@@ -43,7 +44,6 @@ from agent_tui.events import Event
 from agent_tui.importers.builder import WOVEN, LineImporter, LogLine, SessionBuilder, as_event
 from agent_tui.importers.convert import Importer, ImportLineError, SourceFile, discover
 from agent_tui.importers.detect import Format
-from agent_tui.importers.ids import session_id_for
 from agent_tui.importers.locations import Tool, default_dir
 from agent_tui.importers.source_lines import OVERLONG, SourceLines
 from agent_tui.store import SessionLockedError
@@ -51,6 +51,8 @@ from agent_tui.terminal.hook_wire import Cli
 
 TOOL_OF: dict[Cli, Tool] = {"claude-code": "claude", "codex": "codex"}
 NAME_OF: dict[Cli, str] = {"claude-code": "Claude Code", "codex": "Codex"}
+TURN_END = "agent-tui.turn-end"
+"""The record of a turn the CLI said ended (its `Stop`, `SubagentStop` or `SessionEnd` hook)."""
 COMPANIONS_EVERY = 1.0
 """Seconds between two looks for a quiet Claude Code transcript's new sub-agents' files."""
 
@@ -365,30 +367,46 @@ class TerminalLogs:
         self._owner.clear()
 
     async def finish_file(self, cli: Cli, path: str | Path) -> None:
-        """The CLI ended the sessions of the transcript at `path` (a sub-agent's): read what is
-        left, close their open turns as the importer does at a transcript's end, stop following."""
+        """The CLI ended the sessions of the transcript at `path` (a sub-agent's): see `end`."""
         try:
             resolved = self.check(cli, path)
         except TranscriptRefused:
             return
-        async with self.lock:
-            transcript = self._transcripts.get(resolved)
-            if transcript is not None:
-                await self._end(transcript)
+        transcript = self._transcripts.get(resolved)
+        if transcript is not None:
+            await self.end([sid for sid, owner in self._owner.items() if owner is transcript], "SubagentStop")
 
-    async def _end(self, transcript: _Transcript) -> None:
-        await self._poll(transcript)
-        if not transcript.failed:
-            await self._store(transcript, transcript.importer.finish_lines())
-        del self._transcripts[transcript.source.path]
+    async def finish(self, main: str) -> None:
+        """The CLI ended its session `main`, sub-agents and all: see `end`."""
+        await self.end(self.engine.budgets.index.subtree(main), "SessionEnd")
 
-    async def finish(self, cli_session: str) -> None:
-        """The CLI ended its session: read what is left, close its open turns as the importer
-        does at a transcript's end, and stop following its files."""
+    async def end(self, session_ids: list[str], hook: str) -> None:
+        """The CLI ended these sessions (its `hook` said so): what is left of their transcripts
+        is read, a turn still open is closed (`agent-tui.turn-end`, woven: a later process
+        closes it where this one did), and the transcripts that wrote only these sessions are
+        let go (their logs' locks too): a resumed session is followed again from its log."""
         async with self.lock:
-            main = session_id_for(cli_session)
-            for transcript in list(self._transcripts.values()):
+            ending = [sid for sid in session_ids if sid in self._owner]
+            owners = {id(self._owner[sid]): self._owner[sid] for sid in ending}
+            for transcript in owners.values():
+                await self._poll(transcript)
+            for session_id in ending:
+                builder = self.builder(session_id)
+                if builder is not None and builder.turn is not None:
+                    record = {"format": builder.format, "recordType": TURN_END, "data": {"hook": hook}}
+                    await self.weave_locked(session_id, "source.record", record)
+            release = getattr(self.engine.store, "release", None)
+            for transcript in owners.values():
                 owned = [sid for sid, owner in self._owner.items() if owner is transcript]
-                if not any(sid == main or sid.startswith(main + "_") for sid in owned):
-                    continue
-                await self._end(transcript)
+                if not set(owned) <= set(ending):
+                    continue  # it writes a session that goes on
+                self._transcripts.pop(transcript.source.path, None)
+                for session_id in owned:
+                    log = self._logs.pop(session_id)
+                    del self._owner[session_id]
+                    if log.foreign:
+                        continue
+                    with contextlib.suppress(Exception):  # a turn of its still writing: kept
+                        self.engine.forget_session(session_id)
+                        if release is not None:
+                            release(session_id)

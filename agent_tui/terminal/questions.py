@@ -53,7 +53,7 @@ from agent_tui.importers.builder import args_preview
 from agent_tui.importers.ids import safe_part, session_id_for
 from agent_tui.safety import assess_shell
 from agent_tui.terminal.hook_wire import NO_DECISION, Cli, Reply
-from agent_tui.terminal.logs import NAME_OF, TerminalLogs, TranscriptRefused
+from agent_tui.terminal.logs import NAME_OF, TURN_END, TerminalLogs, TranscriptRefused
 
 HANDED_BACK = "handed back to the terminal"
 IN_TERMINAL = "answered in the terminal"
@@ -136,14 +136,14 @@ class TerminalHooks:
             self._stopped.pop(main, None)
         elif name == "Stop":
             self._stopped.pop(main, None)
-            await self.logs.weave(main, "source.record", _record(cli, "agent-tui.turn-end", {"hook": "Stop"}))
+            await self.logs.weave(main, "source.record", _record(cli, TURN_END, {"hook": "Stop"}))
         elif name == "SubagentStop":
             path = event.get("agent_transcript_path")
             if isinstance(path, str) and path:
                 await self.logs.finish_file(cli, path)
         elif name == "SessionEnd":
             self._stopped.pop(main, None)
-            await self.logs.finish(cli_session)
+            await self.logs.finish(main)
         return NO_DECISION
 
     async def _follow(self, cli: Cli, event: dict[str, Any]) -> None:
