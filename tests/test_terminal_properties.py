@@ -82,6 +82,8 @@ async def _play(root: Path, first: int, actions: list[str]) -> None:
                 await h.hooks.handle("claude-code", cli.hook("Stop"))
             elif action == "x":
                 await h.hooks.stop(MAIN)
+            elif action == "session_end":  # then any hook event follows the session again
+                await h.hooks.handle("claude-code", cli.hook("SessionEnd"))
             elif action == "prompt":
                 await h.hooks.handle("claude-code", cli.hook("UserPromptSubmit"))
             elif action == "end":

@@ -6,7 +6,8 @@ or Codex in, one `Reply` out. What each event does:
 - `SessionStart`, `UserPromptSubmit`, `SubagentStart`, `SubagentStop`: follow the transcript the
   event names (caught up first); a new prompt ends a stop (`x`) of the turn before;
 - `Stop`: the CLI's turn ended: woven as `agent-tui.turn-end` (the log's turn closes) and a stop
-  ends; `SessionEnd`: the rest of the transcript is read and its logs closed;
+  ends; `SubagentStop`, `SessionEnd`: the sub-agent's or the whole session's open turns end the
+  same way, and its transcripts are let go (`TerminalLogs.end`);
 - `PreToolUse` (it carries the call's id): the call is opened in the log if the transcript has
   not shown it yet (the transcript's line with the same id is not written twice);
 - `PermissionRequest` (no id): matched to the `PreToolUse` before it by session, agent and input
