@@ -484,3 +484,27 @@ class TestResuming:
         assert [e.id for e in events[: len(ended)]] == [e.id for e in ended]
         assert len(events) > len(ended)
         assert chain_violations(events, complete=False) == []
+
+
+class TestCodexStop:
+    async def test_x_denies_a_waiting_codex_question_without_interrupt(self, tmp_path: Path) -> None:
+        cli = FakeCodex(tmp_path)
+        cli.write(CHILD_ID, 6)
+        async with new_engine(tmp_path) as engine:
+            agents = codex_agents(engine, tmp_path, cli)
+            pre = cli.hook(
+                CHILD_ID, "PreToolUse", tool_name="Bash", tool_input=EXEC_INPUT, tool_use_id="call_ex1"
+            )
+            await agents.handle("codex", pre)
+            replies: list[Reply] = []
+
+            async def ask() -> None:
+                event = cli.hook(CHILD_ID, "PermissionRequest", tool_name="Bash", tool_input=EXEC_INPUT)
+                replies.append(await agents.handle("codex", event))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(ask)
+                await wait_for_question(engine)
+                assert await agents.stop(f"sess_{CHILD_ID}") == 1
+            assert replies == [Reply("deny", message=STOPPED)]
+            agents.logs.release()

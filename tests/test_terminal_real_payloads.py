@@ -18,6 +18,7 @@ from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.terminal.agents import TerminalAgents
 from agent_tui.terminal.hook_wire import NO_DECISION, Reply
+from agent_tui.terminal.questions import STOPPED
 
 HOOKS = Path(__file__).parent / "fixtures" / "cli-hooks" / "claude-code"
 SESSION = "00000000-0000-4000-8000-000000000001"
@@ -114,3 +115,26 @@ async def test_a_real_sessions_sub_agent_question_is_answered_from_the_queue(tmp
         "tool.started",
         "tool.completed",
     ]
+
+
+async def test_x_stops_a_background_sub_agent_after_its_parents_turn_ended(tmp_path: Path) -> None:
+    cli = RecordedClaude(tmp_path)
+    async with new_engine(tmp_path) as engine:
+        agents = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.config / "projects"})
+        cli.append(cli.main, cli.main_lines[:34])
+        cli.append(cli.sub, cli.sub_lines[:14])
+        await agents.handle("claude-code", cli.hook("SubagentStart"))
+        await agents.handle("claude-code", cli.hook("Stop"))  # the main turn ended; the sub-agent runs
+        assert await agents.stop(MAIN) == 1
+        stopped = [e for e in stored(tmp_path, CHILD) if e.type == "source.record"]
+        assert stopped[-1].payload["recordType"] == "agent-tui.stop"
+        reply = await agents.handle("claude-code", cli.hook("PreToolUse.subagent"))
+        assert reply == Reply("deny", message=STOPPED)
+        reply = await agents.handle("claude-code", cli.hook("PermissionRequest.subagent"))
+        assert reply == Reply("deny", message=STOPPED, interrupt=True)
+        # the sub-agent's turn ends: the stop ends with it
+        cli.append(cli.sub, cli.sub_lines[14:])
+        await agents.handle("claude-code", cli.hook("SubagentStop"))
+        assert await agents.handle("claude-code", cli.hook("PreToolUse.subagent")) == NO_DECISION
+        agents.logs.release()
+    assert chain_violations(stored(tmp_path, CHILD)) == []

@@ -625,12 +625,6 @@ class SessionBuilder:
             line["id"] += WOVEN
         return True
 
-    def asking(self) -> list[str]:
-        """The request ids of the open turn's questions still asked through a hook."""
-        turn = self.turn
-        calls = turn.calls.values() if turn is not None else ()
-        return [call.request_id for call in calls if call.stage == "asking" and call.request_id]
-
     def find_call(self, tool: str, args: dict[str, Any]) -> list[str]:
         """The open turn's open calls (not started, not asked about) of `tool` with `args`."""
         turn = self.turn

@@ -36,6 +36,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import itertools
 import secrets
@@ -105,7 +106,7 @@ class TerminalHooks:
         self.hand_back_after = hand_back_after
         self.warnings: list[str] = []
         self._announced: list[_Announced] = []
-        self._stopped: dict[str, Cli] = {}  # main session id → its CLI, while its turn is stopped
+        self._stopped: dict[str, tuple[Cli, str]] = {}  # main session → (its CLI, whose turn), while stopped
         self._waiting: dict[str, tuple[str, str]] = {}  # request id → (session, main session)
         self._ids = itertools.count(1)
         logs.on_line = self._heard
@@ -298,21 +299,25 @@ class TerminalHooks:
         )
 
     # -- stopping ------------------------------------------------------------------------------------
-    def runs(self, session_id: str) -> bool:
-        """Whether `session_id` is a terminal session this process follows."""
-        return self.logs.known(session_id)
-
     async def stop(self, session_id: str, *, by: str | None = None) -> int:
-        """Stop the turn of the terminal session `session_id` (its whole CLI session: a
-        sub-agent's is its parent's): every further tool call of the turn is denied until the turn
-        ends, and for Claude Code a question waiting is answered `deny` (its hook then
-        interrupts). Returns 1 when a turn was running, else 0."""
+        """Stop the running turn of the terminal session `session_id`'s CLI session (a
+        sub-agent's is its parent's; the turn is its own while only a background sub-agent runs):
+        every further tool call of the turn is denied until that turn ends, and a question
+        waiting is answered `deny` (Claude Code's hook then interrupts the turn). Returns 1 when
+        a turn was running, else 0."""
         main = self._main_of(session_id)
-        builder = self.logs.builder(main)
-        if builder is None or builder.turn is None or main in self._stopped:
+        if main in self._stopped:
             return 0
+        running = [
+            sid for sid in self.logs.family(main) if (builder := self.logs.builder(sid)) and builder.turn
+        ]
+        if not running:
+            return 0
+        turn_of = running[0]  # the main session's first, when its turn runs
+        builder = self.logs.builder(turn_of)
+        assert builder is not None
         cli: Cli = "codex" if builder.format == "codex" else "claude-code"
-        self._stopped[main] = cli
+        self._stopped[main] = (cli, turn_of)
         how = (
             "every further tool call of this turn is denied, and a question waiting is answered "
             "deny with interrupt"
@@ -322,16 +327,13 @@ class TerminalHooks:
         data: dict[str, Any] = {"how": how}
         if by:
             data["by"] = by
-        await self.logs.weave(main, "source.record", _record(cli, "agent-tui.stop", data))
-        if cli == "claude-code":
-            for request_id, (waiting_in, of_main) in list(self._waiting.items()):
-                if of_main == main:
-                    try:
-                        self.engine.questions.answer(
-                            waiting_in, request_id, PermissionAnswer("deny", reason=STOPPED)
-                        )
-                    except LookupError:
-                        pass
+        await self.logs.weave(turn_of, "source.record", _record(cli, "agent-tui.stop", data))
+        for request_id, (waiting_in, of_main) in list(self._waiting.items()):
+            if of_main == main:
+                with contextlib.suppress(LookupError):
+                    self.engine.questions.answer(
+                        waiting_in, request_id, PermissionAnswer("deny", reason=STOPPED)
+                    )
         return 1
 
     def _main_of(self, session_id: str) -> str:
@@ -344,9 +346,12 @@ class TerminalHooks:
         return bool(self._stopped) and self._main_of(session_id) in self._stopped
 
     def _heard(self, event: Event) -> None:
-        """A stored event: the transcript's end of a stopped turn ends the stop."""
-        if event.type == "turn.completed" and event.session_id in self._stopped:
-            del self._stopped[event.session_id]
+        """A stored event: the end of a stopped turn (the transcript's, or its CLI's word) ends
+        the stop."""
+        if event.type == "turn.completed" and self._stopped:
+            for main, (_, turn_of) in list(self._stopped.items()):
+                if turn_of == event.session_id:
+                    del self._stopped[main]
 
     # -- matching --------------------------------------------------------------------------------------
     def _has(self, session_id: str, call_id: str) -> bool:
