@@ -93,7 +93,7 @@ async def test_serve_without_the_flag_follows_no_terminal_session(
         "--bus",
         nats_server.url,
         "--host",
-        "box",
+        "plain",
         "--cwd",
         str(project),
         "--sessions-dir",
@@ -102,8 +102,8 @@ async def test_serve_without_the_flag_follows_no_terminal_session(
     serve = start_agent_tui(args, env)
     client, _ = await reader(nats_server.url)
     try:
-        wait_for_line(serve, "host box serves")  # with the flag, the project's sessions are followed by now
-        listed = await control(client, "box", "sessions", request_id="l1")
+        wait_for_line(serve, "host plain serves")  # with the flag, the project's sessions are followed by now
+        listed = await control(client, "plain", "sessions", request_id="l1")
         assert listed.ok and listed.detail["sessions"] == []
         assert not (sessions / f"{MAIN}.jsonl").exists()
     finally:
