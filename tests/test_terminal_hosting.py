@@ -194,7 +194,8 @@ class TestCommands:
                 reply = await executor.send(command)
                 assert (
                     not reply.ok
-                    and reply.message == f"{name} is a terminal agent: drive it from its own terminal"
+                    and reply.message
+                    == f"claude · {name} is a terminal agent: drive it from its own terminal"
                 )
             reply = await executor.send(c.Stop(sessionId=MAIN))
             assert reply.ok and reply.detail == {"stopped": 1}
@@ -539,6 +540,6 @@ class TestStoredTerminalSessions:
             for session_id in before:
                 sent = workbench.send(session_id, "go on")
                 assert isinstance(sent, SendRefused)
-                assert sent.reason.endswith("is a terminal agent: drive it from its own terminal.")
+                assert sent.reason.endswith("is a terminal agent: drive it from its own terminal")
         assert {sid: stored(tmp_path, sid) for sid in before} == before  # no turn closed in them
         workbench.close_store()

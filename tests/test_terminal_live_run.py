@@ -43,14 +43,18 @@ async def test_a_project_run_follows_its_terminal_agents(
     appeared = anyio.Event()
 
     def heard(event: Event) -> None:
-        if event.session_id == MAIN and event.type == "session.created":
+        # (its turn: the workbench lists the session from its transcript's head before it is followed)
+        if event.session_id == MAIN and event.type == "turn.started":
             appeared.set()
 
     live.observers.append(heard)
+    following = anyio.Event()  # the run's hooks are told once it follows its terminal agents
+    live.on_hydrated.append(following.set)
     async with anyio.create_task_group() as group:
         group.start_soon(live.play)
         with anyio.fail_after(60):
             await appeared.wait()
+            await following.wait()
         assert live.terminal is not None and MAIN in live.state.sessions
         terminal = live.terminal
         await terminal.handle("claude-code", cli.edit_hook("PreToolUse"))

@@ -247,10 +247,10 @@ class LiveRun:
         result: RunResult | None = None
         collector = RunCollector()
         try:
-            async with (
+            async with (  # the terminal agents' task group nests inside the run's tasks: left first
                 workbench.serving(),
-                AsyncExitStack() as terminal,
                 anyio.create_task_group() as self._tasks,
+                AsyncExitStack() as terminal,
             ):
                 problems = await workbench.hydrate(
                     self._on_event, self._on_earlier, lazy=True, listed=self._listed
