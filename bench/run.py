@@ -25,6 +25,7 @@ from bench_import import bench_import
 from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
 from bench_many import bench_many
+from bench_markdown import bench_markdown
 from bench_providers import bench_providers
 from bench_replay import bench_replay
 from bench_search import bench_search
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(bench_bus_host())  # the same 100 agents on a host that publishes to a real server
     rows.extend(bench_bus_attach())  # a dashboard attaching to a stream of 1,000,000 events
     rows.extend(bench_bus_paint())  # committed on a host -> painted in an attached dashboard
+    rows.extend(bench_markdown())  # a 2,000-line Markdown answer as the detail renders it
     print(format_table(rows))
     return 0 if all(row.passed for row in rows) else 1
 

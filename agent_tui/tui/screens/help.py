@@ -28,6 +28,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("/", "filter the tree by name, prompt or directory (esc clears)"),
             ("S", "state filter: needs me, running, failed, all"),
             ("f", "follow: keep the newest line in view (replay: tail the logs)"),
+            ("W", "long lines in the detail whole (wrapped) or cut with … (again: back)"),
             ("ctrl+p", "command palette: jump to, stop or close a session, themes, …"),
             ("N", "notices: every notification of this run, whole"),
             ("$", "spend chart: what the selected tree spent over time, per agent"),
