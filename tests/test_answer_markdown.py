@@ -161,3 +161,22 @@ def test_looks_of_a_markdown_answer_in_the_detail(snap_compare, home_in_tmp: Pat
 
     app = AgentTuiApp(events=answer_log(ANSWER), live=False)
     assert snap_compare(app, terminal_size=(100, 34), run_before=shown)
+
+
+@pytest.mark.anyio
+async def test_an_unchecked_worktree_box_is_empty_and_a_checked_one_shows_its_X() -> None:
+    from textual.app import App, ComposeResult
+
+    from agent_tui.tui.screens.new_agent import TickBox
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield TickBox("Own worktree", id="box")
+
+    app = One()
+    async with app.run_test(size=(40, 3)) as pilot:
+        box = app.query_one("#box", TickBox)
+        assert box.render().plain.startswith("▐ ▌")
+        box.focus()
+        await pilot.press("space")
+        assert box.value and box.render().plain.startswith("▐X▌")

@@ -5,8 +5,9 @@
   arrives after the user moved on clears the draft of the session it was sent to, not the one
   shown.
 - Right after a follow-up is sent the focus is still in the (now empty) composer, exactly when a
-  request tends to arrive: `A` opens it rather than typing. In a composer with text in it, or
-  while no request waits, `A` types.
+  request tends to arrive: `A` opens it rather than typing. Once the user types (or comes to the
+  composer with `i`), or while no request waits, `A` types: "Also…" never opens a dialog whose
+  keys would answer the request.
 """
 
 from __future__ import annotations
@@ -107,14 +108,19 @@ async def test_A_right_after_a_follow_up_opens_the_request_and_types_in_a_draft(
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the write request")
         assert composer.input.has_focus and composer.text == ""
-        # The user is typing: `A` types, the request waits.
-        await type_text(pilot, "OK A")
-        assert composer.text == "OK A" and not isinstance(app.screen, ApprovalScreen)
-        composer.input.clear()
-        # The composer is empty (just sent): `A` opens the request.
+        # Just sent, a request waits: `A` opens it.
         await pilot.press("A")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval")
         assert composer.text == ""
-        await pilot.press("y")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), "the approval closed")
+        # Back in the composer (`i`), the request still waiting: typing "Also…" types it all.
+        await pilot.press("i")
+        await type_text(pilot, "Also say so")
+        assert composer.text == "Also say so" and not isinstance(app.screen, ApprovalScreen)
+        composer.input.clear()
+        await pilot.press("A")  # emptied by hand, not by a send: still a letter
+        assert composer.text == "A" and len(live.questions.waiting()) == 1
+        await pilot.press("escape", "A", "y")
         await wait_for(pilot, lambda: completed_after(app, "fix-it", 2), "turn 2")
         await pilot.press("q")

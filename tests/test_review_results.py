@@ -50,7 +50,7 @@ class QuietReviewApp(ReviewApp):
         super().__init__(screen)
         self.said: list[str] = []
 
-    def notify(self, message: str, *, title: str = "", **_: object) -> None:  # type: ignore[override]
+    def notify(self, message: str, *, title: str = "", **_: object) -> None:
         self.said.append(f"{title}: {message}")
 
 

@@ -60,7 +60,7 @@ _CONSOLE = Console(
 class _LeftHeading(Heading):
     """Every heading at the left, as the rest of the transcript (Rich centres the first level)."""
 
-    LEVEL_ALIGN = dict.fromkeys(Heading.LEVEL_ALIGN, "left")  # type: ignore[arg-type]
+    LEVEL_ALIGN = dict.fromkeys(Heading.LEVEL_ALIGN, "left")
 
 
 class _AnswerMarkdown(Markdown):

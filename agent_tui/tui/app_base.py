@@ -8,8 +8,8 @@ a dialog; the app keeps the latest `MAX_NOTICES` of them.
 `A` opens the next waiting request from anywhere: it closes the help or an approval on top
 first, and refuses (with a notice) to throw away any other dialog. It is read before the focused
 widget (priority); a text box that takes `A` as text keeps it (Textual leaves a key the focused
-widget consumes out of the bindings), and the composer gives it up while it is empty and a
-request waits (see `ComposerInput`).
+widget consumes out of the bindings), and the composer gives it up right after a follow-up was
+sent, while a request waits (see `ComposerInput`).
 
 The footer always says how to quit and get help: `q` and `?`, or, while the focus is in a text
 box (where those keys type), `ctrl+q` and `f1`, which work everywhere.

@@ -24,7 +24,7 @@ _KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("↑ ↓ enter", "move in the tree, the detail or the approval queue"),
             ("tab shift+tab", "next / previous panel"),
             ("a", "approval queue, oldest first; again: open it"),
-            ("A", "open the next waiting request, from anywhere (in the composer: while it is empty)"),
+            ("A", "open the next waiting request, from anywhere (in the composer: right after a send)"),
             ("/", "filter the tree by name, prompt or directory (esc clears)"),
             ("S", "state filter: needs me, running, failed, all"),
             ("f", "follow: keep the newest line in view (replay: tail the logs)"),

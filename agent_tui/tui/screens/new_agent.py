@@ -34,7 +34,6 @@ from agent_tui.tui.text_entry import focus_now
 MUTED = "$text-muted"
 
 
-@dataclass(frozen=True)
 class TickBox(Checkbox):
     """A checkbox whose box is empty while unchecked: Textual's draws its `X` either way, only
     dimmer when off, which reads as checked (at least in some themes)."""
@@ -44,6 +43,7 @@ class TickBox(Checkbox):
         return super().render()
 
 
+@dataclass(frozen=True)
 class AcpEntry:
     """The model list's value for an ACP agent (a model's value is its profile name)."""
 

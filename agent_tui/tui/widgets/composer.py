@@ -5,8 +5,9 @@ at its next step); on an idle or finished session, `enter` starts its next turn,
 whole transcript. An external (ACP) agent takes text only between turns: while its turn runs,
 the hint says so (and `enter` is refused, the text kept). `shift+enter` or `ctrl+j` adds a line;
 `escape` goes back to the tree (the screen's priority binding, so the keys after it in a burst
-are not typed here). `A` in an empty composer opens the next waiting request when one waits
-(typing in a draft, or with no request waiting, it is a letter).
+are not typed here). `A` right after a follow-up was sent (the box emptied by the send, nothing
+typed since) opens the next waiting request when one waits; once the user types, or comes to
+the box with `i`, it is a letter.
 
 Each session keeps its own draft: selecting another session puts the text typed so far aside as
 that session's and shows the new one's (empty if nothing was typed for it), so text typed for one
@@ -39,7 +40,8 @@ MUTED = "$text-muted"
 
 class ComposerInput(TextArea):
     """A TextArea whose `enter` submits (a newline is `shift+enter` or `ctrl+j`), and which
-    leaves `A` to the app (open the next request) while it is empty and a request waits.
+    leaves `A` to the app (open the next request) right after a follow-up was sent, while a
+    request waits.
 
     Args:
         request_waits: whether a permission request waits for an answer now.
@@ -48,19 +50,27 @@ class ComposerInput(TextArea):
     def __init__(self, *, request_waits: Callable[[], bool], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.request_waits = request_waits
+        self.just_sent = False
+        """The box was emptied by a send and nothing was typed (or focused, or switched) since."""
 
-    def check_consume_key(self, key: str, character: str | None) -> bool:
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
         # Right after a follow-up is sent the focus is still here, in an empty box, exactly when
-        # a request tends to arrive: `A` then opens it. Typing (text in the box) it stays a letter.
-        if character == "A" and not self.text and self.request_waits():
+        # a request tends to arrive: `A` then opens it. Once the user types (or comes here with
+        # `i`, or to another session's draft) it is a letter: a message starting "Also…" must
+        # never open a dialog whose keys (`s`, `y`, `n`) would answer for them.
+        if character == "A" and self.just_sent and not self.text and self.request_waits():
             return False
         return super().check_consume_key(key, character)
+
+    def on_focus(self) -> None:
+        self.just_sent = False
 
     @dataclass
     class Submit(Message):
         """`enter` was pressed."""
 
     async def _on_key(self, event: events.Key) -> None:
+        self.just_sent = False
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -168,6 +178,7 @@ class Composer(Vertical):
         if self.reason is not None:
             self._reasons[self.session_id] = self.reason
         self.session_id = session_id
+        self.input.just_sent = False
         self.input.load_text(self.drafts.pop(session_id, ""))
         self.input.move_cursor(self.input.document.end)
         self.reason = self._reasons.pop(session_id, None)
@@ -196,6 +207,7 @@ class Composer(Vertical):
         self.reason = None
         if text is None or self.input.text == text:
             self.input.clear()
+            self.input.just_sent = True
         self._note(self._hint, error=False)
 
     def _note(self, content: Content, *, error: bool) -> None:
