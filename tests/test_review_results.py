@@ -190,3 +190,54 @@ def test_looks_of_a_merge_refused_for_an_untracked_file_80x24(snap_compare) -> N
         await settled(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=merge)
+
+
+@pytest.mark.anyio
+async def test_from_the_dashboard_a_merge_refused_for_an_untracked_file_is_said_on_the_review(
+    tmp_path: Path,
+) -> None:
+    """The refusal travels whole (runtime → executor's reply → `FinishRefused` → the screen): it
+    is said on the review, where the user is, and kept in the notices (`N`)."""
+    from support_workbench import wait_for
+
+    from agent_tui.tui.app import AgentTuiApp
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "README.md").write_text("# project\n")
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "first")
+    write = ScriptedToolCall(tool="write_file", args={"path": "notes.txt", "content": "from the agent\n"})
+    provider = ScriptedProvider(agents={"isolated": agent_script(Step(text=["Writing."], toolCalls=[write]))})
+    app = AgentTuiApp(sessions_dir=tmp_path / "sessions", project=project, models=scripted_models(provider))
+    async with app.run_test(size=(120, 40)) as pilot:
+        live = app.live
+        assert live is not None
+        await wait_for(pilot, lambda: live.workbench is not None, "the engine")
+        sid = await live.workbench.start_agent(  # type: ignore[union-attr]
+            AgentSpec("Write notes", project, name="isolated", own_worktree=True)
+        )
+        await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the write request")
+        await pilot.press("A", "y")
+        await wait_for(pilot, lambda: live.state.sessions[sid].status == "completed", "the turn")
+        app.dashboard.select_session(sid)
+        await pilot.press("D")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review")
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommitMessageScreen), "the message")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: "committed" in screen.finished, "the commit")
+        (project / "notes.txt").write_text("mine\n")
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the merge question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "untracked" in screen.result, "the refusal")
+        assert result_line(screen).startswith(
+            "✗ Not merged: the merge would overwrite untracked files of your checkout (notes.txt)"
+        )
+        assert app.notices[-1].message.startswith("the merge would overwrite untracked files")
+        await pilot.press("escape")
+        await pilot.press("q")
