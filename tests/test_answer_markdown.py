@@ -71,6 +71,9 @@ def test_hostile_text_stays_inert() -> None:
     for unsafe in ("\x1b", "\x07", "\x9b", "\u202e"):
         assert unsafe not in text
     assert "␛]0;pwned␇" in text and "\\x9b31m" in text and "\\u202e" in text  # shown, as markers
+    title = next(row for row in rows if "pwned" in row.plain)
+    start = title.plain.index("␛")
+    assert any(span.start <= start < span.end and "reverse" in str(span.style) for span in title.spans)
     assert "[red]not red[/red] [link=https://evil.example]click[/link]" in text  # no markup read
     assert "markdown link (https://evil.example/x)" in text  # the address shown, not a hyperlink
     for row in rows:

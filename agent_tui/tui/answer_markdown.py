@@ -7,7 +7,8 @@ replay alike.
 
 Invariants (terminal safety, as for every untrusted text: `events/terminal_text.py`):
 - The text is made `visible` before it is parsed: no control character reaches the renderer,
-  so none reaches the terminal (each is shown as its marker).
+  so none reaches the terminal (each is shown as its marker; a control picture such as `␛` in
+  reverse video, as `marked` shows it elsewhere).
 - No markup is read from it: Rich's Markdown takes the text as Markdown only (`[red]` stays
   those five characters), and the rows become `Content` from styled segments, never from markup.
 - No link becomes a terminal hyperlink (OSC 8): links are rendered as their text and their
@@ -35,7 +36,7 @@ from rich.text import Text
 from textual.content import Content
 
 from agent_tui.events.terminal_text import visible
-from agent_tui.tui.marked import marked
+from agent_tui.tui.marked import MARKER_STYLE, marked
 
 MARKDOWN_BLOCK_LINES = 400
 """A block (text between blank lines, or a fenced code block) longer than this is shown plain."""
@@ -45,6 +46,8 @@ DEFAULT_WIDTH = 80
 """The width an answer is rendered at when the view gives none."""
 CODE_THEME = "monokai"
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_PICTURE = re.compile("[\u2400-\u2421]+")
+"""The control pictures `visible` shows C0 controls and DEL as."""
 _CONSOLE = Console(
     width=DEFAULT_WIDTH,
     color_system="truecolor",
@@ -138,7 +141,10 @@ def _block_rows(block: str, width: int) -> tuple[Content, ...]:
                 style = style.update_link(None) + Style.from_meta(None)
             text.append(segment.text, style)
         text.rstrip()
-        rows.append(Content.from_rich_text(text))
+        row = Content.from_rich_text(text)
+        for found in _PICTURE.finditer(row.plain):
+            row = row.stylize(MARKER_STYLE, found.start(), found.end())
+        rows.append(row)
     while rows and not rows[-1].plain.strip():
         rows.pop()
     first = next((index for index, row in enumerate(rows) if row.plain.strip()), len(rows))
