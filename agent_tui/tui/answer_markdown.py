@@ -28,14 +28,16 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
+from markdown_it import MarkdownIt
 from rich.console import Console
 from rich.markdown import Heading, Markdown
 from rich.style import Style
 from rich.text import Text
 from textual.content import Content
 
-from agent_tui.events.terminal_text import visible
+from agent_tui.events import visible
 from agent_tui.tui.marked import MARKER_STYLE, marked
 
 MARKDOWN_BLOCK_LINES = 400
@@ -67,7 +69,19 @@ class _LeftHeading(Heading):
 
 
 class _AnswerMarkdown(Markdown):
+    """Rich's Markdown, headings at the left, and a line break in a paragraph kept (as GitHub
+    shows a comment): an agent's lines stay the lines it wrote."""
+
     elements = {**Markdown.elements, "heading_open": _LeftHeading}
+
+    def __init__(self, markup: str, **options: Any) -> None:
+        super().__init__("", **options)
+        self.markup = markup
+        self.parsed = MarkdownIt().enable("strikethrough").enable("table").parse(markup)
+        for token in self.parsed:
+            for child in token.children or ():
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
 
 
 def answer_lines(text: str, width: int | None, lead: Content | None = None) -> list[Content]:
