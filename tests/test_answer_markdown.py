@@ -65,6 +65,11 @@ def test_an_answer_is_rendered_as_markdown() -> None:
     assert any(line.strip().startswith("▌ Run the tests") for line in plain), plain
 
 
+def test_a_line_break_in_a_paragraph_is_kept() -> None:
+    plain = [row.plain for row in answer_lines("line one\nline **two**", 80)]
+    assert plain == ["◆ line one", "  line two"]
+
+
 def test_hostile_text_stays_inert() -> None:
     rows = answer_lines(HOSTILE, 60)
     text = "\n".join(row.plain for row in rows)
