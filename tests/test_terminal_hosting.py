@@ -29,7 +29,7 @@ from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events.chains import chain_violations
 from agent_tui.runtime import commands as c
 from agent_tui.runtime.command_executor import CommandExecutor
-from agent_tui.terminal.agents import TerminalAgents, hand_back_after
+from agent_tui.terminal.agents import TerminalAgents, hand_back_after, hook_socket
 from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Reply, event_line
 from agent_tui.terminal.logs import TranscriptRefused
 from agent_tui.terminal.questions import IN_TERMINAL, STOPPED
@@ -339,6 +339,26 @@ class TestRealSocket:
 
 
 class TestServing:
+    async def test_a_second_agent_tui_follows_but_leaves_the_hooks_to_the_first(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+        (tmp_path / "run").mkdir(mode=0o700)
+        roots = {"claude-code": tmp_path / "claude", "codex": tmp_path / "codex"}
+        said: list[str] = []
+        async with (
+            new_engine(tmp_path / "first") as first,
+            new_engine(tmp_path / "second") as second,
+            TerminalAgents.serving(first, watched=lambda: True, roots=roots, socket=hook_socket()),
+            TerminalAgents.serving(
+                second, watched=lambda: True, roots=roots, socket=hook_socket(), on_warning=said.append
+            ) as agents,
+        ):
+            assert agents.warnings == said  # told at once, each once
+            agents.tell_warnings()
+            assert len(said) == 1 and said[0].startswith("the CLIs' hooks are not answered here: ")
+            assert str(os.getpid()) in said[0]  # who answers them instead
+
     async def test_the_projects_recent_transcripts_are_followed_live(self, tmp_path: Path) -> None:
         cli = FakeClaude(tmp_path)
         cli.write(2)

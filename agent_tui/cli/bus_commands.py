@@ -221,6 +221,7 @@ async def _relay_hooks(host: Any, engine: Any, project: Path, hand_back: float) 
             hand_back_after=hand_back,
             project=project,
             socket=hook_socket(),
+            on_warning=_stderr,
         ) as agents:
             yield agents
         group.cancel_scope.cancel()

@@ -13,15 +13,17 @@ Invariants:
 - with a `project`, the project's recent transcripts (a CLI session whose cwd is the project,
   changed within `recent`) are followed as they appear, besides those a hook announces;
 - the hook socket is opened only when a `socket` is given (`HookSocket(handler, watched)`, an
-  async context manager): the follower works without one (tests, a host that relays no hooks).
+  async context manager): the follower works without one (tests, a host that relays no hooks),
+  and without it when another agent-tui already answers this user's hooks (a warning says so);
+- every warning (a transcript refused, a log no longer followed, a hook event that failed) is
+  told once to `on_warning` (the dashboard's notices, serve's stderr) as it is given.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import timedelta
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ import orjson
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.importers.locations import recent_sessions
 from agent_tui.providers.config import Config, ConfigError
+from agent_tui.terminal.hook_socket import HookSocket, HookSocketError
 from agent_tui.terminal.hook_wire import CLIS, Cli, Reply
 from agent_tui.terminal.logs import TOOL_OF, TerminalLogs, TranscriptRefused
 from agent_tui.terminal.questions import TerminalHooks
@@ -67,6 +70,8 @@ class TerminalAgents:
         self.engine = engine
         self.logs = TerminalLogs(engine, roots)
         self.hooks = TerminalHooks(engine, self.logs, watched=watched, hand_back_after=hand_back_after)
+        self.on_warning: Callable[[str], object] | None = None
+        self._told = 0  # how many of `warnings` `on_warning` was told
 
     @property
     def warnings(self) -> list[str]:
@@ -96,28 +101,41 @@ class TerminalAgents:
         socket: SocketFactory | None = None,
         roots: dict[Cli, Path] | None = None,
         recent: float = RECENT,
+        on_warning: Callable[[str], object] | None = None,
         poll_every: float = POLL_EVERY,
     ) -> AsyncIterator[TerminalAgents]:
         """Follow and answer terminal sessions for `engine` while inside (see the class)."""
         agents = cls(engine, watched=watched, hand_back_after=hand_back_after, roots=roots)
+        agents.on_warning = on_warning
         try:
-            async with anyio.create_task_group() as group:
+            async with anyio.create_task_group() as group, AsyncExitStack() as answering:
+                if socket is not None:
+                    try:
+                        await answering.enter_async_context(socket(agents.handle, watched))
+                    except HookSocketError as error:  # another agent-tui answers them: follow only
+                        agents.hooks.warnings.append(f"the CLIs' hooks are not answered here: {error}")
                 if project is not None:
                     await agents.follow_project(project, recent)
                     group.start_soon(agents._look_for, project, recent)
                 group.start_soon(agents._poll, poll_every)
-                if socket is not None:
-                    async with socket(agents.handle, watched):
-                        yield agents
-                else:
-                    yield agents
+                agents.tell_warnings()
+                yield agents
                 group.cancel_scope.cancel()
         finally:
             agents.logs.release()
 
+    def tell_warnings(self) -> None:
+        """Tell `on_warning` the warnings given since it was last told (each once)."""
+        warnings = self.warnings
+        if self.on_warning is not None:
+            for line in warnings[self._told :]:
+                self.on_warning(line)
+        self._told = len(warnings)
+
     async def _poll(self, every: float) -> None:
         while True:
             await self.logs.catch_up()
+            self.tell_warnings()
             await anyio.sleep(every)
 
     async def _look_for(self, project: Path, recent: float) -> None:
@@ -203,12 +221,6 @@ def hand_back_after(config: Config) -> float:
     return float(value)
 
 
-def hook_socket() -> SocketFactory | None:
-    """The hook socket's server (`terminal/hook_socket.py`: `HookSocket(handler, watched)`, an
-    async context manager), when this agent-tui has it."""
-    try:
-        module = import_module("agent_tui.terminal.hook_socket")
-    except ImportError:
-        return None
-    factory: SocketFactory | None = getattr(module, "HookSocket", None)
-    return factory
+def hook_socket() -> SocketFactory:
+    """The hook socket's server (`HookSocket(handler, watched)`, an async context manager)."""
+    return HookSocket

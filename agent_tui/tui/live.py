@@ -219,6 +219,7 @@ class LiveRun:
                 hand_back_after=self.terminal_hand_back,
                 project=self.project,
                 socket=hook_socket(),
+                on_warning=lambda line: self._post(TerminalNotice(line)),
             )
         )
         if self._executor is not None:
