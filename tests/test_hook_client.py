@@ -341,6 +341,35 @@ async def test_a_hook_ended_by_sigterm_at_its_timeout_exits_0_and_prints_nothing
                 await cancelled.wait()
 
 
+INSTALLED = "from agent_tui.terminal.hook_client import run; run()"
+"""What the installed hook command runs (`install.hook_command`)."""
+SLOW_MODULES = ("json", "re", "collections", "functools", "typing", "enum", "socket", "signal", "pathlib")
+"""What would cost the hook's start-up (the agent's latency at every tool call)."""
+
+
+@pytest.mark.parametrize("listening", [True, False], ids=["answered", "no-one-listening"])
+async def test_the_hook_imports_nothing_that_costs_its_start_up(
+    runtime: Path, served: Recorder, listening: bool
+) -> None:
+    served.reply = ALWAYS
+    env = hook_env(runtime if listening else runtime / "nowhere")
+    done = await anyio.run_process(
+        [sys.executable, "-I", "-X", "importtime", "-c", INSTALLED, "claude-code"],
+        input=json.dumps(event("claude-code", "PermissionRequest")).encode(),
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert (json.loads(done.stdout) if listening else done.stdout) == (
+        _permission({"behavior": "allow", "updatedPermissions": [CLAUDE_SUGGESTION, CLAUDE_FOLDER]})
+        if listening
+        else b""
+    )
+    imported = [line.rsplit(b"|", 1)[-1].strip().decode() for line in done.stderr.splitlines()[1:]]
+    assert "agent_tui.terminal.hook_client" in imported  # what was measured is the hook
+    assert [name for name in imported if name.split(".")[0] in SLOW_MODULES] == []
+
+
 # -- what is not forwarded -------------------------------------------------------------------------
 
 
