@@ -26,6 +26,7 @@ from bench_import import bench_import
 from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
 from bench_many import bench_many
+from bench_markdown import bench_markdown
 from bench_prices import bench_prices
 from bench_providers import bench_providers
 from bench_replay import bench_replay
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(bench_bus_attach())  # a dashboard attaching to a stream of 1,000,000 events
     rows.extend(bench_bus_paint())  # committed on a host -> painted in an attached dashboard
     rows.extend(bench_terminal_discovery())  # 5,000 Claude Code and Codex transcripts' heads
+    rows.extend(bench_markdown())  # a 2,000-line Markdown answer as the detail renders it
     print(format_table(rows))
     return 0 if all(row.passed for row in rows) else 1
 

@@ -1,6 +1,8 @@
 """Tree lines too long for the tree are cut with `…`, the name first, so the status, approvals,
-phase and time stay in view; at 80 columns the phase gives way so what an agent (and its tree)
-spent and its budget mark stay; a line that cannot keep them is cut at its end.
+phase and time stay in view; at 80 columns the approvals' wait and the turn's time give way
+(never a time without its word) and the phase word stays, short (`exec`) where the line needs it
+to keep what an agent (and its tree) spent and its budget mark; a line that cannot keep them is
+cut at its end.
 
 Read as painted at 80x24 (the narrow tree), from the fixture dashboard and the workbench.
 """
@@ -57,14 +59,17 @@ async def test_a_long_name_is_cut_and_the_phase_and_time_stay() -> None:
         assert line.endswith("executing 5s"), line
 
 
-async def test_at_80_columns_what_was_spent_stays_and_the_phase_gives_way(tmp_path: Path) -> None:
+async def test_at_80_columns_the_phase_word_and_what_was_spent_stay_and_the_times_give_way(
+    tmp_path: Path,
+) -> None:
     app = recorded_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         lines = await tree_lines(pilot)
-        assert lines["lint"] == "├─ ● lint 59s $0.01"  # `executing` left out for the cost
-        assert lines["fix-login"] == "├─ ▼ ● fix-l… ⚑ 9m59s Σ$0.42", lines["fix-login"]  # its tree's
-        assert lines["explorer"].endswith("⚑ 9m23s $0.08")
+        assert lines["lint"] == "├─ ● lint executing $0.01"  # the turn's time left out for the cost
+        assert lines["fix-login"] == "├─ ▼ ● fix-lo… ⚑ exec Σ$0.42", lines["fix-login"]  # its tree's
+        assert lines["explorer"] == "│  └─ ● explor… ⚑ exec $0.08"  # no unlabelled `9m23s` after ⚑
         assert lines["docs"] == "├─ ✗ docs end 20s"  # its only model call failed: nothing spent
+        assert lines["add-tests"] == "└─ ✓ add-te… end 3m04s $0.03"
 
 
 async def test_wide_the_tree_total_stays_and_the_days_total_their_trees(tmp_path: Path) -> None:

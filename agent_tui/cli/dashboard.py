@@ -40,10 +40,12 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     servers: dict[str, Any] = {}
     if args.demo and args.agent is not None:
         return fail("--agent runs an agent on your project, not in the demo (leave out --demo)", EXIT_USAGE)
+    hand_back: float | None = None
     if not args.demo:
         try:
             external, servers = _acp_agents(args.config, args.agent)
             models, notice = _model_choices(args)
+            hand_back = _hand_back(args.config)
         except ValueError as error:  # a setting, an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
             return fail(str(error), EXIT_USAGE)
     has_agents = external is not None and bool(external.names())
@@ -77,6 +79,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         mcp_servers=servers,
         find_terminal=terminal,
         all_projects=all_projects,
+        terminal_hand_back=hand_back,
     )
 
 
@@ -98,6 +101,13 @@ def _has_terminal_agents(project: Path, all_projects: bool) -> bool:
     from agent_tui.terminal.discovery import discover, hooks_installed
 
     return hooks_installed(project) or bool(discover(project, all_projects=all_projects))
+
+
+def _hand_back(config: Any) -> float:
+    """`[hooks] hand_back_after` (raises `ConfigError`, a `ValueError`, when it is wrong)."""
+    from agent_tui.terminal.agents import hand_back_after
+
+    return hand_back_after(config)
 
 
 def _notify_command(config: Any) -> Any:

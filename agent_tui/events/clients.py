@@ -18,6 +18,7 @@ from __future__ import annotations
 __all__ = [
     "OUR_CLIENT",
     "TERMINAL_CLIS",
+    "TRANSCRIPT_CLIENTS",
     "driven_from_its_terminal",
     "is_ours",
     "terminal_cli",
@@ -52,3 +53,8 @@ def driven_from_its_terminal(path: str) -> str:
     """Why a terminal agent's session is not continued, budgeted or reviewed here (`path`: its
     agent path, `claude · fix-tests`)."""
     return f"{path} is a terminal agent: drive it from its own terminal"
+
+
+TRANSCRIPT_CLIENTS = frozenset(TERMINAL_CLIS)
+"""The clients of logs made of a CLI's transcript (an import, or a terminal agent followed live):
+no engine continues them, their sub-agents' included (the transcript's next lines do)."""

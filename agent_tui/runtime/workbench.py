@@ -74,6 +74,7 @@ from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, driven_from_its_terminal, is_ours, terminal_cli, terminal_name
+from agent_tui.events.clients import TRANSCRIPT_CLIENTS
 from agent_tui.events.session_tree import session_label
 from agent_tui.importers import ImportInputError, replay_inputs
 from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
@@ -103,6 +104,7 @@ from agent_tui.runtime.session_dirs import (
     mark_closed,
 )
 from agent_tui.runtime.subagents import SubAgents
+from agent_tui.runtime.terminal_sessions import refusal as terminal_refusal
 from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
 from agent_tui.search import SearchError, logs_spend
@@ -775,8 +777,11 @@ class Workbench(FinishingActions):
         return await self._open_in_engine(session)
 
     def _is_external(self, session: StoredSession) -> bool:
-        """Whether the session was run by an external agent (its `client` is not our engine)."""
-        return session.parent_session_id is None and not is_ours(session.client, self.engine.client)
+        """Whether the session was run by an external agent (its `client` is not our engine),
+        or is made of a CLI's transcript (a sub-agent's too: no engine continues it)."""
+        if is_ours(session.client, self.engine.client):
+            return False
+        return session.parent_session_id is None or session.client in TRANSCRIPT_CLIENTS
 
     def _is_terminal_log(self, session: StoredSession) -> bool:
         """Whether a stored log is a terminal CLI's session (a followed one's companion log): its
@@ -795,6 +800,10 @@ class Workbench(FinishingActions):
     async def _reopen_external(self, session: StoredSession) -> str | None:
         name = session.client or ""
         external = self.external
+        if name in TRANSCRIPT_CLIENTS:  # a terminal agent's: its CLI continues it, in its terminal
+            label = session_label(session.agent_name, session.title, session.session_id)
+            self._record(session.session_id).not_continued = terminal_refusal(label)
+            return None
         if external is None or name not in external.names():
             reason = f"it was run by {name}, which is not an ACP agent of the config file"
             self._record(session.session_id).not_continued = reason

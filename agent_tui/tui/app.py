@@ -480,11 +480,14 @@ def run_dashboard(
     mcp_servers: Mapping[str, McpServerConfig] | None = None,
     find_terminal: TerminalFinder | None = None,
     all_projects: bool = False,
+    terminal_hand_back: float | None = None,
 ) -> int:
     """`agent-tui`: the dashboard on `project` with `models`, the `external` agents and the
     `terminal` agents' sessions, or (none of these) the built-in demo; `agent` starts that
     external agent at launch (`find_terminal` finds the terminal agents' sessions). `prices` and
-    `mcp_servers` are the loaded config file's (the dashboard reads no file of its own).
+    `mcp_servers` are the loaded config file's (the dashboard reads no file of its own). With
+    `terminal_hand_back` (`[hooks] hand_back_after`), a project run follows the project's
+    terminal agents and answers their hooks.
 
     Returns the exit status; says where the logs are once the terminal is back.
     """
@@ -505,6 +508,8 @@ def run_dashboard(
         find_terminal=None if demo else find_terminal,
         all_projects=all_projects,
     )
+    if app.live is not None and not demo:
+        app.live.terminal_hand_back = terminal_hand_back
     app.run()
     try:
         print(visible(f"agent-tui: session logs in {sessions_dir} (agent-tui replay {sessions_dir})"))

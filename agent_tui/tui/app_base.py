@@ -6,7 +6,10 @@ their screens in the command palette. Notifications go to the summary bar of the
 that has one (the dashboard's, or a scrubber's opened over it), never as toasts over the panels or
 a dialog; the app keeps the latest `MAX_NOTICES` of them.
 `A` opens the next waiting request from anywhere: it closes the help or an approval on top
-first, and refuses (with a notice) to throw away any other dialog.
+first, and refuses (with a notice) to throw away any other dialog. It is read before the focused
+widget (priority); a text box that takes `A` as text keeps it (Textual leaves a key the focused
+widget consumes out of the bindings), and the composer gives it up right after a follow-up was
+sent, while a request waits (see `ComposerInput`).
 
 The footer always says how to quit and get help: `q` and `?`, or, while the focus is in a text
 box (where those keys type), `ctrl+q` and `f1`, which work everywhere.
@@ -71,7 +74,7 @@ class AgentTuiBase(App[int]):
         Binding("f1", "help", "Help", show=False),
         Binding("ctrl+q", "quit_in_text", "Quit", priority=True),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
-        Binding("A", "next_approval", "Next request", show=False),
+        Binding("A", "next_approval", "Next request", show=False, priority=True),
         Binding("N", "notices", "Notices", show=False),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (160, "-wide")]

@@ -27,6 +27,7 @@ from agent_tui.reducer import (
     TurnView,
 )
 from agent_tui.tui.agent_plan import mode_line, plan_lines, plan_text_lines
+from agent_tui.tui.answer_markdown import answer_lines
 from agent_tui.tui.hanging import hang
 from agent_tui.tui.marked import marked
 from agent_tui.tui.spend_text import (
@@ -256,28 +257,42 @@ def session_spend_line(state: DashboardState, session: SessionView) -> Content |
 
 
 def turn_content(
-    turn: TurnView, number: int, session: SessionView, width: int | None = None, now_ms: int | None = None
+    turn: TurnView,
+    number: int,
+    session: SessionView,
+    width: int | None = None,
+    now_ms: int | None = None,
+    *,
+    whole: bool = False,
 ) -> Content:
     """One turn: a header rule, then its messages and tool calls in order.
 
     Tool lines (arguments, output) are cut to `width` cells with `…` instead of wrapping, so
-    a call stays a compact block; the model's and the user's words wrap.
+    a call stays a compact block (`whole`: they wrap, read whole); the user's words wrap; the
+    agent's answers are Markdown rendered to `width` (`answer_markdown`).
     """
-    return Content("\n").join(turn_lines(turn, number, session, width, now_ms))
+    return Content("\n").join(turn_lines(turn, number, session, width, now_ms, whole=whole))
 
 
 def turn_lines(
-    turn: TurnView, number: int, session: SessionView, width: int | None = None, now_ms: int | None = None
+    turn: TurnView,
+    number: int,
+    session: SessionView,
+    width: int | None = None,
+    now_ms: int | None = None,
+    *,
+    whole: bool = False,
 ) -> list[Content]:
     """`turn_content` as a list of its lines (a message's text may hold line breaks), for a view
     that renders each line once and keeps it while the turn grows."""
     lines: list[Content] = [_turn_rule(turn, number, now_ms, dated_clock(session, now_ms))]
     shown: set[str] = set()
+    cut = None if whole else width
     for entry in turn.transcript:
-        lines += _entry_lines(entry, turn, session, shown, width)
+        lines += _entry_lines(entry, turn, session, shown, cut, width)
     for call in turn.tool_calls.values():
         if call.call_id not in shown and call.status in ("requested", "asking", "running"):
-            lines += tool_call_lines(call, width)
+            lines += tool_call_lines(call, cut)
     ending = ENDINGS.get(turn.stop_reason or "")
     if ending is not None and ending.end_line is not None:
         lines.append(_turn_end_line(turn, ending.end_line, ending.end_tone))
@@ -357,7 +372,12 @@ def _turn_end_line(turn: TurnView, line: str, tone: EndTone | None) -> Content:
 
 
 def _entry_lines(
-    message: TranscriptEntry, turn: TurnView, session: SessionView, shown: set[str], width: int | None
+    message: TranscriptEntry,
+    turn: TurnView,
+    session: SessionView,
+    shown: set[str],
+    width: int | None,
+    answer_width: int | None = None,
 ) -> list[Content]:
     role = message.role
     if role == "user":
@@ -366,7 +386,7 @@ def _entry_lines(
     if role == "assistant":
         if not message.text:
             return []
-        return [Content.assemble(("◆ ", "$text-primary"), marked(message.text))]
+        return answer_lines(message.text, answer_width)
     if role == "note":  # dimmed: an imported log's own record (cut to one line), or a model retry
         note = marked(f"  · {message.text}", "$text-muted italic")
         whole = message.ref in ("model.retry", "turn.rewound")  # why a turn is slow; what a rewind did

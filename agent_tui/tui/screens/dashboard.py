@@ -135,7 +135,7 @@ class DashboardScreen(SessionsScreen):
         return SessionDetail(id="detail", empty_text="No sessions yet. Press n to start an agent.")
 
     def compose_detail_bottom(self) -> Iterable[Widget]:
-        yield Composer(id="composer")
+        yield Composer(id="composer", request_waits=lambda: bool(self.state.pending_permissions()))
 
     def log_of(self, session_id: str) -> Path | None:
         return self.live.log_of(session_id) if self.live is not None else None
@@ -320,9 +320,9 @@ class DashboardScreen(SessionsScreen):
         path = session_path(self.state, command.session_id)
         reply = await live.commands.send(command)
         if not reply.ok:
-            composer.failed(reply.message or "Not sent.")
+            composer.failed(reply.message or "Not sent.", command.session_id)
             return
-        composer.sent()
+        composer.sent(command.session_id, command.text)
         if reply.detail.get("how") == "steered":
             self.notify(f"Sent to {path}; it reads it at its next step.", timeout=3)
         else:

@@ -34,6 +34,15 @@ from agent_tui.tui.text_entry import focus_now
 MUTED = "$text-muted"
 
 
+class TickBox(Checkbox):
+    """A checkbox whose box is empty while unchecked: Textual's draws its `X` either way, only
+    dimmer when off, which reads as checked (at least in some themes)."""
+
+    def render(self) -> Content:
+        self.BUTTON_INNER = "X" if self.value else " "
+        return super().render()
+
+
 @dataclass(frozen=True)
 class AcpEntry:
     """The model list's value for an ACP agent (a model's value is its profile name)."""
@@ -158,7 +167,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                     id="new-agent-budget-tokens",
                     compact=True,
                 )
-            yield Checkbox(
+            yield TickBox(
                 "Own worktree: a new branch under .agent-tui/worktrees/",
                 value=draft.own_worktree if draft is not None else False,
                 id="new-agent-worktree",

@@ -3,19 +3,21 @@
 On the left the changed files (`A` added, `M` modified, `D` deleted, with `+added −removed`);
 on the right the highlighted diff of the highlighted file (the approval dialog's diff view).
 Keys: `c` commit (the message prefilled from the session's prompt, editable), `m` merge into the
-branch it came from, `d` discard (asks first), `w` rewind a turn (pick it, see what it writes
+branch it came from, `d` discard (asks first; the screen stays, saying so, until `escape`), `w` rewind a turn (pick it, see what it writes
 back, confirm; protected paths are asked about on their own), `r` reads the change again,
 `escape` goes back. Commit, merge and discard are a worktree session's; a directory session's
 change is shown (and its turns can be rewound) but is finished in the user's own checkout.
 
 Every action is a command (`Commit`, `Merge`, ...) given through the run's `CommandClient`: the
-executor over the workbench here, or the session's host for an attached dashboard; a refusal is
-shown whole as a notice, and nothing was changed. A review read from a host is bounded: what was cut is said in the top line and in a
+executor over the workbench here, or the session's host for an attached dashboard. What came of
+the last one (done, or refused and why: nothing was changed) is said whole on the screen itself,
+in the line under the title, until the next action; it is also a notice (`N` lists them). A review read from a host is bounded: what was cut is said in the top line and in a
 notice, and in the cut file's diff.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -113,6 +115,11 @@ class ReviewScreen(Screen[None]):
     DEFAULT_CSS = """
     ReviewScreen { layout: vertical; }
     #review-title { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    #review-result { height: auto; max-height: 5; padding: 0 1; display: none; }
+    #review-result.-shown { display: block; }
+    #review-result.-error { color: $text-error; }
+    #review-result.-warning { color: $text-warning; }
+    #review-result.-done { color: $text-success; }
     #review-body { height: 1fr; }
     #review-files { width: 36%; min-width: 28; max-width: 60; text-wrap: nowrap; text-overflow: ellipsis; height: 1fr; border: round $primary-muted; }
     #review-files:focus { border: round $primary; }
@@ -130,9 +137,12 @@ class ReviewScreen(Screen[None]):
         self.shown_file: str | None = None
         self.finished: list[str] = []
         """What was done here (`committed`, `merged`, `discarded`, `rewound`), for tests."""
+        self.result = ""
+        """What the result line says (empty: no action yet), for tests."""
 
     def compose(self) -> ComposeResult:
         yield Static(review_title(self.review, self.agent_path), id="review-title")
+        yield Static(id="review-result")
         with Horizontal(id="review-body"):
             yield OptionList(id="review-files")
             with VerticalScroll(id="review-diff"):
@@ -143,6 +153,17 @@ class ReviewScreen(Screen[None]):
         self._show_review()
         self.query_one("#review-files", OptionList).focus()
         self._say_cut()
+
+    def say(self, message: str, *, title: str, severity: str = "done", timeout: float = 5) -> None:
+        """Say what came of an action in the result line (whole, until the next one) and as a
+        notice. `severity` is `done`, `warning` or `error`."""
+        self.result = f"{title}: {message}"
+        glyph = {"done": "✓", "warning": "!", "error": "✗"}[severity]
+        line = self.query_one("#review-result", Static)
+        line.update(Content.assemble((f"{glyph} {title}: ", "bold"), marked(" ".join(message.split()))))
+        line.set_classes(f"-shown -{severity}")
+        level = {"done": "information", "warning": "warning", "error": "error"}[severity]
+        self.notify(message, title=title, severity=level, timeout=timeout)  # type: ignore[arg-type]
 
     def _say_cut(self) -> None:
         if self.review.cut:
@@ -170,7 +191,11 @@ class ReviewScreen(Screen[None]):
         diff.border_title = "No change"
         body = self.query_one("#review-diff-body", Vertical)
         body.remove_children()
-        text = f"Nothing differs from {self.review.base_label}."
+        text = (
+            "Discarded: the worktree and its branch are gone."
+            if "discarded" in self.finished
+            else f"Nothing differs from {self.review.base_label}."
+        )
         body.mount(Static(marked(text), classes="review-note"))
 
     def _show_file(self, item: ReviewFile) -> None:
@@ -212,11 +237,13 @@ class ReviewScreen(Screen[None]):
         try:
             return read_result(await self.commands.send(command), adapter, key)
         except FinishRefused as error:
-            self.notify(str(error), title=f"Not {what}", severity="error", timeout=15)
+            self.say(str(error), title=f"Not {what}", severity="error", timeout=15)
             return None
 
     @work(exclusive=True, group="review-reload", exit_on_error=False)
     async def action_reload(self) -> None:
+        if not self._still_there():
+            return
         review = await self._ask(
             ReadReview(sessionId=self.review.session_id), Adapters.review, "review", "read again"
         )
@@ -226,12 +253,22 @@ class ReviewScreen(Screen[None]):
         self._show_review()
         self._say_cut()
 
+    def _still_there(self) -> bool:
+        """Whether the session was not discarded here (after that, only `escape` is left)."""
+        if "discarded" not in self.finished:
+            return True
+        self.say("it was discarded; esc goes back", title="Nothing to do", severity="warning")
+        return False
+
     def _needs_worktree(self) -> bool:
+        if not self._still_there():
+            return False
         if self.review.can_finish:
             return True
-        self.notify(
-            "This session works in your own directory: commit or undo its changes there yourself "
+        self.say(
+            "this session works in your own directory: commit or undo its changes there yourself "
             "(w rewinds one of its turns).",
+            title="Not here",
             severity="warning",
             timeout=8,
         )
@@ -253,7 +290,7 @@ class ReviewScreen(Screen[None]):
         if done is None:
             return
         self.finished.append("committed")
-        self.notify(f"Committed {done.files} file(s) as {done.commit[:7]}.", title="Commit")
+        self.say(f"{done.files} file(s) as {done.commit[:7]}.", title="Committed")
         await self._reread()
 
     def action_merge(self) -> None:
@@ -278,7 +315,7 @@ class ReviewScreen(Screen[None]):
             return
         self.finished.append("merged")
         how = "fast-forwarded" if done.fast_forward else f"merged as {done.commit[:7]}"
-        self.notify(f"{self.review.branch} {how} into {done.into}.", title="Merge")
+        self.say(f"{self.review.branch} {how} into {done.into}.", title="Merged")
         await self._reread()
 
     def action_discard(self) -> None:
@@ -300,21 +337,27 @@ class ReviewScreen(Screen[None]):
     async def _discard(self) -> None:
         reply = await self.commands.send(Discard(sessionId=self.review.session_id))
         if not reply.ok:
-            self.notify(reply.message or "", title="Not discarded", severity="error", timeout=15)
+            self.say(reply.message or "the host refused", title="Not discarded", severity="error", timeout=15)
             return
         self.finished.append("discarded")
-        self.notify(f"{self.agent_path} discarded: worktree removed, branch deleted.", title="Discard")
-        self.dismiss(None)
+        self.review = dataclasses.replace(self.review, files=(), more_files=0, uncommitted=0)
+        self._show_review()
+        self.say(
+            f"{self.agent_path}: worktree removed, branch deleted, session closed (its log stays); "
+            "esc goes back.",
+            title="Discarded",
+        )
 
     def action_rewind(self) -> None:
-        self._run(self._pick_turn())
+        if self._still_there():
+            self._run(self._pick_turn())
 
     async def _pick_turn(self) -> None:
         turns = await self._ask(Turns(sessionId=self.review.session_id), Adapters.turns, "turns", "rewound")
         if turns is None:
             return
         if not turns:
-            self.notify("This session has no turn to rewind.", timeout=4)
+            self.say("this session has no turn to rewind.", title="Not rewound", severity="warning")
             return
 
         def picked(turn_id: str | None) -> None:
@@ -363,9 +406,7 @@ class ReviewScreen(Screen[None]):
         message = f"{put_back} file(s) put back."
         if result.incomplete:
             message += f" Not undone: {result.incomplete}."
-        self.notify(
-            message, title="Rewind", severity="warning" if result.incomplete else "information", timeout=10
-        )
+        self.say(message, title="Rewound", severity="warning" if result.incomplete else "done", timeout=10)
         await self._reread()
 
     async def _reread(self) -> None:

@@ -75,6 +75,7 @@ class SessionsScreen(Screen[None]):
         # already find the focus back on the tree (and run as commands), none is typed in the box.
         Binding("escape", "leave_text_box", "Back", show=False, priority=True),
         Binding("dollar_sign", "toggle_spend_chart", "Spend chart", key_display="$", show=False),
+        Binding("W", "toggle_whole_lines", "Whole lines", show=False),
     ]
     CHART_FROM_HEIGHT: int | None = None
     """The spend chart shows on screens this many rows tall or taller (below, it would squeeze
@@ -395,6 +396,12 @@ class SessionsScreen(Screen[None]):
         detail = self.detail
         detail.follow = not detail.follow
         self.notify(f"Follow {'on' if detail.follow else 'off'}.", timeout=2)
+
+    def action_toggle_whole_lines(self) -> None:
+        """`W`: the detail's long lines whole (wrapped) or cut with `…`."""
+        detail = self.detail
+        detail.whole_lines = not detail.whole_lines
+        self.notify(f"Long lines {'whole' if detail.whole_lines else 'cut with …'}.", timeout=2)
 
     def select_session(self, session_id: str) -> None:
         """Show `session_id` (clearing the filters if they hide it) and put the cursor on it.

@@ -5,16 +5,26 @@ at its next step); on an idle or finished session, `enter` starts its next turn,
 whole transcript. An external (ACP) agent takes text only between turns: while its turn runs,
 the hint says so (and `enter` is refused, the text kept). `shift+enter` or `ctrl+j` adds a line;
 `escape` goes back to the tree (the screen's priority binding, so the keys after it in a burst
-are not typed here).
+are not typed here). `A` right after a follow-up was sent (the box emptied by the send, nothing
+typed since) opens the next waiting request when one waits; once the user types, or comes to
+the box with `i`, it is a letter.
+
+Each session keeps its own draft: selecting another session puts the text typed so far aside as
+that session's and shows the new one's (empty if nothing was typed for it), so text typed for one
+agent is never shown as, or sent to, another's.
 
 Invariant: the text is never lost. `enter` only posts `Composer.Submitted`; the screen decides,
-and the box is cleared only by `sent()`. A send that fails calls `failed(reason)`, which keeps
-the text and shows why above it.
+and a draft is cleared only by `sent(session_id, text)` (the session's, whichever is shown by
+then, and only if it still holds the text that was sent). A send that fails calls
+`failed(reason, session_id)`, which keeps the text and shows why above it (when that session is
+shown again, if another is shown now).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from textual import events
 from textual.app import ComposeResult
@@ -29,13 +39,38 @@ MUTED = "$text-muted"
 
 
 class ComposerInput(TextArea):
-    """A TextArea whose `enter` submits (a newline is `shift+enter` or `ctrl+j`)."""
+    """A TextArea whose `enter` submits (a newline is `shift+enter` or `ctrl+j`), and which
+    leaves `A` to the app (open the next request) right after a follow-up was sent, while a
+    request waits.
+
+    Args:
+        request_waits: whether a permission request waits for an answer now.
+    """
+
+    def __init__(self, *, request_waits: Callable[[], bool], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.request_waits = request_waits
+        self.just_sent = False
+        """The box was emptied by a send and nothing was typed (or focused, or switched) since."""
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        # Right after a follow-up is sent the focus is still here, in an empty box, exactly when
+        # a request tends to arrive: `A` then opens it. Once the user types (or comes here with
+        # `i`, or to another session's draft) it is a letter: a message starting "Also…" must
+        # never open a dialog whose keys (`s`, `y`, `n`) would answer for them.
+        if character == "A" and self.just_sent and not self.text and self.request_waits():
+            return False
+        return super().check_consume_key(key, character)
+
+    def on_focus(self) -> None:
+        self.just_sent = False
 
     @dataclass
     class Submit(Message):
         """`enter` was pressed."""
 
     async def _on_key(self, event: events.Key) -> None:
+        self.just_sent = False
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -75,10 +110,14 @@ class Composer(Vertical):
         session_id: str | None
         text: str
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, request_waits: Callable[[], bool] = lambda: False) -> None:
         super().__init__(id=id)
+        self._request_waits = request_waits
         self.session_id: str | None = None
         self.reason: str | None = None
+        self.drafts: dict[str | None, str] = {}
+        """The text typed for each session not shown now (the shown one's is in the box)."""
+        self._reasons: dict[str | None, str] = {}
         self._hint = Content("")
         self._refused = False  # the selected session takes nothing from here (a terminal agent)
         self._shown_note: tuple[object, ...] = ()
@@ -86,7 +125,11 @@ class Composer(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="composer-note")
         yield ComposerInput(
-            id="composer-input", soft_wrap=True, compact=True, placeholder="Talk to the selected session…"
+            request_waits=self._request_waits,
+            id="composer-input",
+            soft_wrap=True,
+            compact=True,
+            placeholder="Talk to the selected session…",
         )
 
     @property
@@ -112,8 +155,7 @@ class Composer(Vertical):
         `steerable` is False for an agent that takes text only between turns (an ACP agent);
         `refused` says why nothing can be sent to it here (a terminal agent's session)."""
         if session_id != self.session_id:
-            self.session_id = session_id
-            self.reason = None
+            self._switch_to(session_id)
         if session_id is None:
             hint = Content.styled("Select a session to talk to it.", MUTED)
         elif refused is not None:  # (said whole: it names the agent's path, which may be long)
@@ -139,15 +181,46 @@ class Composer(Vertical):
         if self.reason is None:
             self._note(hint, error=False)
 
-    def failed(self, reason: str) -> None:
-        """The text could not be sent: keep it, and say why."""
+    def _switch_to(self, session_id: str | None) -> None:
+        """Put the shown draft (and why it was not sent) aside, show `session_id`'s."""
+        text = self.input.text
+        if text:
+            self.drafts[self.session_id] = text
+        else:
+            self.drafts.pop(self.session_id, None)
+        if self.reason is not None:
+            self._reasons[self.session_id] = self.reason
+        self.session_id = session_id
+        self.input.just_sent = False
+        self.input.load_text(self.drafts.pop(session_id, ""))
+        self.input.move_cursor(self.input.document.end)
+        self.reason = self._reasons.pop(session_id, None)
+        if self.reason is not None:
+            self._say_failed(self.reason)
+
+    def failed(self, reason: str, session_id: str | None = None) -> None:
+        """The text for `session_id` (None: the shown session) could not be sent: keep it, say why."""
+        if session_id is not None and session_id != self.session_id:
+            self._reasons[session_id] = reason
+            return
         self.reason = reason
+        self._say_failed(reason)
+
+    def _say_failed(self, reason: str) -> None:
         self._note(Content.assemble(("✗ not sent: ", "bold"), marked(reason)), error=True)
 
-    def sent(self) -> None:
-        """The text was handed over: clear the box."""
+    def sent(self, session_id: str | None = None, text: str | None = None) -> None:
+        """`text` was handed over to `session_id` (None: the shown session, whatever it holds):
+        clear its draft, unless more was typed for it since."""
+        if session_id is not None and session_id != self.session_id:
+            if text is None or self.drafts.get(session_id) == text:
+                self.drafts.pop(session_id, None)
+            self._reasons.pop(session_id, None)
+            return
         self.reason = None
-        self.input.clear()
+        if text is None or self.input.text == text:
+            self.input.clear()
+            self.input.just_sent = True
         self._note(self._hint, error=False)
 
     def _note(self, content: Content, *, error: bool) -> None:

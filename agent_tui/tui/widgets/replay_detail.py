@@ -58,7 +58,9 @@ class ReplayDetail(SessionDetail):
         width = self._width
         # What is left of the panel under the header (3 lines) and above the current turn.
         current = (
-            turn_content(session.turns[-1], len(session.turns), session, width) if session.turns else None
+            turn_content(session.turns[-1], len(session.turns), session, width, whole=self.whole_lines)
+            if session.turns
+            else None
         )
         below = _lines(current, width) if current is not None else 0
         room = max(3, self.size.height - 3 - below) + self._more
@@ -73,7 +75,7 @@ class ReplayDetail(SessionDetail):
                 hydrated = count + 2 + HYDRATE_STEP  # this turn, the current one, a few more
                 self.hydrate(session.session_id, hydrated)
             turn = finished[index]
-            content = turn_content(turn, index + 1, session, width)
+            content = turn_content(turn, index + 1, session, width, whole=self.whole_lines)
             parts.append(content)
             used += _lines(content, width) + 1
             count += 1

@@ -8,7 +8,9 @@ the last turn (rebuilt when the session has new events). A turn that ended with 
 reducer's `end_message`: an agent's exit status and stderr tail, a provider's error) shows it
 under its last line, live and in a replay alike. While `follow` is on and the view is at the
 bottom, it stays at the bottom as the text grows; scrolling up pauses that until the user is
-back at the bottom.
+back at the bottom. The agent's answers are rendered as Markdown (`answer_markdown`); a tool
+call's lines are cut to the panel with `…` unless `whole_lines` is on (`W`), when they wrap and
+read whole.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class SessionDetail(VerticalScroll):
 
     follow: var[bool] = var(True)
     """Keep the newest output in view."""
+    whole_lines: var[bool] = var(False)
+    """Show long lines whole (wrapped) rather than cut with `…`."""
 
     def __init__(self, *, id: str | None = None, empty_text: str = "Waiting for the first session…") -> None:
         super().__init__(id=id)
@@ -150,7 +154,11 @@ class SessionDetail(VerticalScroll):
         if current_key != self._current_key:
             self._current_key = current_key
             if turns:
-                current.show_lines(turn_lines(turns[-1], len(turns), session, self._width, self._now_ms))
+                current.show_lines(
+                    turn_lines(
+                        turns[-1], len(turns), session, self._width, self._now_ms, whole=self.whole_lines
+                    )
+                )
             else:
                 current.update(Content.styled("No turn yet.", "$text-muted"))
             changed = True
@@ -176,7 +184,9 @@ class SessionDetail(VerticalScroll):
         if summaries:
             parts.append(Content("\n").join(summaries))
         parts += [
-            turn_content(turn, full_from + index + 1, session, self._width, self._now_ms)
+            turn_content(
+                turn, full_from + index + 1, session, self._width, self._now_ms, whole=self.whole_lines
+            )
             for index, turn in enumerate(finished[full_from:])
         ]
         # One blank line between turns, and one before the current turn.
@@ -199,6 +209,11 @@ class SessionDetail(VerticalScroll):
             self._pinned = True
         elif new_value < old_value:
             self._pinned = False  # the user scrolled up: stop following until they come back
+
+    def watch_whole_lines(self) -> None:
+        self._history_key = self._current_key = None
+        if self._last is not None:
+            self.show(*self._last)
 
     def watch_follow(self, follow: bool) -> None:
         if follow:

@@ -22,9 +22,11 @@ layout work for each node).
 A line too long for the tree is cut with `…` when it is drawn: first the end message, then the
 cost gives its short form (the tree's total, `Σ$1.87`), then the name is cut (to no fewer than
 `MIN_NAME_CELLS`), so the status, approvals, phase, time, cost and budget mark stay in view;
-where even that is too long (an 80-column screen) on a line with a cost, the phase word, then the
-worktree mark, the approvals' wait and the turn's time are left out before the name is cut, so what was spent and the budget mark
-stay (a line that cannot keep them either is cut at its end).
+where even that is too long (an 80-column screen), the approvals' wait, the worktree mark and the
+turn's time are left out, one by one, before the name is cut, then the phase word takes its
+short form (`exec`), then the cost goes: the phase word always stays, and a time is never shown
+without the word it belongs to (`⚑ 4s` the oldest request's wait, `executing 5s` the turn's).
+The budget mark stays (a line that cannot keep it is cut at its end).
 """
 
 from __future__ import annotations
@@ -360,7 +362,9 @@ class SessionTree(Tree[str]):
             role: str, text: str, look: Style | str, short: str | None = None, *, gap: bool = False
         ) -> None:
             piece = Text.assemble(" ", (text, look)) if gap else Text(text, look)
-            shorter = Text(short, look) if short is not None else None
+            shorter = None
+            if short is not None:
+                shorter = Text.assemble(" ", (short, look)) if gap else Text(short, look)
             if dim:
                 piece.stylize(style("session-tree--context"))
                 if shorter is not None:
@@ -378,7 +382,7 @@ class SessionTree(Tree[str]):
             add("wait", _oldest_wait(session, now_ms), style("session-tree--pending"))
         phase = session.phase
         if phase is not None:
-            add("phase", phase, style(f"session-tree--phase-{phase}"), gap=True)
+            add("phase", phase, style(f"session-tree--phase-{phase}"), PHASE_SHORT.get(phase), gap=True)
         duration = _duration(session, now_ms)
         if duration:
             add("time", f" {duration}", style("session-tree--time"))
@@ -526,16 +530,24 @@ def _cut(text: Text, room: int) -> Text:
 class _Piece(NamedTuple):
     """A part of a tree line: its `role` says how it gives way when the line is too long
     (`fixed` and `budget` never, `note` is cut first, `cost` takes its `short` form, `name` is
-    cut, and on a line with a cost or a budget mark `phase`, `worktree`, `wait` and `time` are
-    dropped in that order)."""
+    cut, then `wait`, `worktree` and `time` are dropped, `phase` takes its `short` form and
+    `cost` is dropped, in that order)."""
 
     role: str
     text: Text
     short: Text | None = None
 
 
-DROPPED_IN_TURN = ("phase", "worktree", "wait", "time")
-"""What a line too narrow for its cut name leaves out, one after the other."""
+PHASE_SHORT = {"executing": "exec", "compress": "compr"}
+"""The phase words' short forms, for a line too narrow for the whole word."""
+GIVING_WAY: tuple[tuple[str, str], ...] = (
+    ("drop", "wait"),
+    ("drop", "worktree"),
+    ("drop", "time"),
+    ("short", "phase"),
+    ("drop", "cost"),
+)
+"""What a line too narrow for its cut name does, one step after the other."""
 
 
 def _joined(pieces: list[_Piece]) -> Text:
@@ -544,24 +556,25 @@ def _joined(pieces: list[_Piece]) -> Text:
 
 def _fit(pieces: list[_Piece], room: int) -> Text:
     """A line in `room` cells (see the module docstring): its note cut or dropped; then its cost
-    in its short form; then its name cut (not under `MIN_NAME_CELLS`); then, to keep a cost or a
-    budget mark, its phase, its worktree mark, the approvals' wait and the turn's time left out,
-    one by one; at last cut at its end."""
+    in its short form; then its name cut (not under `MIN_NAME_CELLS`); then `GIVING_WAY`, step
+    by step, each time with the name cut; at last cut at its end."""
     head = [piece for piece in pieces if piece.role != "note"]
     whole = _joined(head)
     if whole.cell_len < room:
         return Text.assemble(whole, _cut(_joined(pieces[len(head) :]), room - whole.cell_len))
     if whole.cell_len == room:
         return whole
-    head = [_Piece(p.role, p.short) if p.short is not None else p for p in head]
-    spend = any(piece.role in ("cost", "budget") for piece in head)
-    for left_out in range(len(DROPPED_IN_TURN) + 1 if spend else 1):
-        dropped = DROPPED_IN_TURN[:left_out]
-        kept = [piece for piece in head if piece.role not in dropped]
-        fitted = _name_cut(kept, room)
+    kept = [_Piece(p.role, p.short) if p.role == "cost" and p.short is not None else p for p in head]
+    fitted = _name_cut(kept, room)
+    for how, role in GIVING_WAY:
         if fitted is not None:
             return fitted
-    return _cut(_joined(kept), room)
+        if how == "drop":
+            kept = [piece for piece in kept if piece.role != role]
+        else:
+            kept = [_Piece(p.role, p.short) if p.role == role and p.short is not None else p for p in kept]
+        fitted = _name_cut(kept, room)
+    return fitted if fitted is not None else _cut(_joined(kept), room)
 
 
 def _name_cut(pieces: list[_Piece], room: int) -> Text | None:
