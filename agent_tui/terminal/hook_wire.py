@@ -62,7 +62,9 @@ not forwarded."""
 
 CLIS: tuple[Cli, ...] = ("claude-code", "codex")
 
-EVENT_PREFIXES: dict[Cli, bytes] = {cli: b'{"v":2,"cli":"%s","event":' % cli.encode() for cli in CLIS}
+EVENT_PREFIXES: dict[Cli, bytes] = {
+    cli: b'{"v":%d,"cli":"%s","event":' % (PROTOCOL, cli.encode()) for cli in CLIS
+}
 """What an event line starts with, for each CLI (the event's bytes follow, then `}`)."""
 
 OUTPUT_PREFIX = b'{"hookSpecificOutput":'
@@ -139,7 +141,7 @@ def output_of(line: bytes) -> bytes:
     return b""
 
 
-PING_LINE = b'{"v":2,"ping":true}\n'
+PING_LINE = b'{"v":%d,"ping":true}\n' % PROTOCOL
 """A ping."""
 
 
