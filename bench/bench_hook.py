@@ -3,8 +3,9 @@
 Two figures, each the wall time of one hook process as the CLI runs it (the installed command,
 `install.hook_command`, through `/bin/sh -c`; a `PermissionRequest` event on its standard input),
 beside `python -I -c pass` measured in the same run: with no agent-tui listening (the hook gives no
-decision at once), and with a `HookSocket` whose handler allows at once (the event forwarded, the
-answer read and printed as Claude Code's hook output). Target: at most 2x the baseline each, in
+decision at once), and with a `HookSocket` whose handler allows at once (the event's bytes
+forwarded unparsed, the Claude Code hook output agent-tui rendered read and printed: the hook
+imports no `json`). Target: at most 2x the baseline each, in
 wall time (what the agent waits); beside each, informational, the median CPU time of the same
 runs (user and system), steadier than wall time on a shared machine.
 

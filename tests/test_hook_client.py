@@ -2,6 +2,7 @@
 real process with the event on its standard input, against a real `HookSocket` (or a socket that
 misbehaves on purpose) in a runtime dir of the test's own.
 
+The hook forwards the event's bytes unparsed; the agent-tui that answers renders the CLI's output.
 What the hook prints is compared with the CLIs' own hook output shapes (Claude Code's hooks
 reference; Codex's `codex-rs/hooks/schema/generated/*.command.output.schema.json`, whose objects
 allow no other fields).
@@ -24,7 +25,7 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from agent_tui.terminal.hook_socket import HookSocket
+from agent_tui.terminal.hook_socket import HookSocket, render
 from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Reply, socket_path
 
 pytestmark = pytest.mark.anyio
@@ -340,28 +341,102 @@ async def test_a_hook_ended_by_sigterm_at_its_timeout_exits_0_and_prints_nothing
                 await cancelled.wait()
 
 
+INSTALLED = "from agent_tui.terminal.hook_client import run; run()"
+"""What the installed hook command runs (`install.hook_command`)."""
+SLOW_MODULES = ("json", "re", "collections", "functools", "typing", "enum", "socket", "signal", "pathlib")
+"""What would cost the hook's start-up (the agent's latency at every tool call)."""
+
+
+@pytest.mark.parametrize("listening", [True, False], ids=["answered", "no-one-listening"])
+async def test_the_hook_imports_nothing_that_costs_its_start_up(
+    runtime: Path, served: Recorder, listening: bool
+) -> None:
+    served.reply = ALWAYS
+    env = hook_env(runtime if listening else runtime / "nowhere")
+    done = await anyio.run_process(
+        [sys.executable, "-I", "-X", "importtime", "-c", INSTALLED, "claude-code"],
+        input=json.dumps(event("claude-code", "PermissionRequest")).encode(),
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert (json.loads(done.stdout) if listening else done.stdout) == (
+        _permission({"behavior": "allow", "updatedPermissions": [CLAUDE_SUGGESTION, CLAUDE_FOLDER]})
+        if listening
+        else b""
+    )
+    imported = [line.rsplit(b"|", 1)[-1].strip().decode() for line in done.stderr.splitlines()[1:]]
+    assert "agent_tui.terminal.hook_client" in imported  # what was measured is the hook
+    assert [name for name in imported if name.split(".")[0] in SLOW_MODULES] == []
+
+
 # -- what is not forwarded -------------------------------------------------------------------------
+
+
+NOT_AN_OBJECT = [b"", b"not json", b"[1, 2, 3]", b'"PermissionRequest"', b"{" * 100_000, b"\x00" * 100]
+NOT_AN_OBJECT_IDS = ["empty", "text", "array", "string", "deep", "nul"]
 
 
 @pytest.mark.parametrize(
     "stdin",
     [
-        b"",
-        b"not json",
-        b"[1, 2, 3]",
-        b'"PermissionRequest"',
-        b"{" * 100_000,  # nested deeper than the parser goes
+        *NOT_AN_OBJECT,
         b'{"hook_event_name": "PermissionRequest", "x": "\xff\xfe"}',  # not UTF-8
-        b"\x00" * 100,
+        b'{"hook_event_name": "PermissionRequest", "x": "a\nb"}',  # a raw line break in a string
+        b'{"hook_event_name": "PermissionRequest"} {"hook_event_name": "PermissionRequest"}',
+        # fields smuggled after the event, to replace the request's own: still the event's bytes
+        b'{"hook_event_name": "PermissionRequest"}, "cli": "codex", "x": {}',
+        b'{"hook_event_name": "PermissionRequest"}}',
+        b'{"hook_event_name": "PermissionRequest",}',
+        b'\xef\xbb\xbf{"hook_event_name": "PermissionRequest"}',  # a byte-order mark
     ],
-    ids=["empty", "text", "array", "string", "deep", "bad-utf8", "nul"],
+    ids=[
+        *NOT_AN_OBJECT_IDS,
+        "bad-utf8",
+        "raw-newline-in-a-string",
+        "two-objects",
+        "smuggled-fields",
+        "one-brace-too-many",
+        "trailing-comma",
+        "bom",
+    ],
 )
-async def test_malformed_stdin_is_no_decision_and_nothing_is_sent(
+async def test_malformed_stdin_is_no_decision_and_never_reaches_the_handler(
     runtime: Path, served: Recorder, stdin: bytes
 ) -> None:
     served.reply = ALLOW
     assert await run_hook(runtime, "claude-code", stdin) == b""
     assert served.asked == []
+
+
+@pytest.mark.parametrize("stdin", NOT_AN_OBJECT, ids=NOT_AN_OBJECT_IDS)
+async def test_stdin_that_is_no_object_is_not_even_sent(runtime: Path, stdin: bytes) -> None:
+    folder = runtime / "agent-tui"
+    folder.mkdir(mode=0o700)
+    with _listening_in(folder) as listener:
+        assert await run_hook(runtime, "claude-code", stdin) == b""
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody even connected
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda sent: json.dumps(sent, indent=2).encode(),
+        lambda sent: json.dumps(sent, indent=2).replace("\n", "\r\n").encode() + b"\r\n",
+        lambda sent: b"\n \t" + json.dumps(sent, ensure_ascii=False).encode() + b"\n\n",
+    ],
+    ids=["pretty", "crlf", "blanks-around"],
+)
+async def test_line_breaks_and_blanks_between_tokens_are_forwarded(
+    runtime: Path, served: Recorder, encode: Callable[[dict[str, Any]], bytes]
+) -> None:
+    served.reply = DENY
+    sent = event("claude-code", "PermissionRequest")
+    sent["tool_input"]["command"] = "echo 'é ✓' \\\n done"  # escaped line break and backslash
+    out = await run_hook(runtime, "claude-code", encode(sent))
+    assert served.asked == [("claude-code", sent)]
+    assert json.loads(out) == _permission({"behavior": "deny", "message": "Not now."})
 
 
 async def test_an_event_bigger_than_a_line_is_no_decision_and_nothing_is_sent(
@@ -371,12 +446,25 @@ async def test_an_event_bigger_than_a_line_is_no_decision_and_nothing_is_sent(
     big = event("claude-code", "PermissionRequest")
     big["tool_input"]["command"] = "x" * MAX_LINE
     assert await run_hook(runtime, "claude-code", json.dumps(big).encode()) == b""
-    # Just under the line but escaped past it on the wire (each "é" is six bytes there): the same.
-    big["tool_input"]["command"] = "é" * (MAX_LINE // 3)
-    stdin = json.dumps(big, ensure_ascii=False).encode()
-    assert len(stdin) <= MAX_LINE
+    # Just under the line on stdin but past it with the request around it on the wire: the same.
+    stdin = json.dumps(big).encode()
+    big["tool_input"]["command"] = "x" * (MAX_LINE - len(stdin) + MAX_LINE - 20)
+    stdin = json.dumps(big).encode()
+    assert MAX_LINE - 40 < len(stdin) <= MAX_LINE
     assert await run_hook(runtime, "claude-code", stdin) == b""
     assert served.asked == []
+
+
+async def test_an_event_that_just_fits_is_forwarded_unchanged(runtime: Path, served: Recorder) -> None:
+    served.reply = ALLOW
+    big = event("claude-code", "PermissionRequest")
+    big["tool_input"]["command"] = ""
+    wrapper = len(b'{"v":2,"cli":"claude-code","event":}\n')
+    big["tool_input"]["command"] = "é" * ((MAX_LINE - wrapper - len(json.dumps(big).encode())) // 2)
+    stdin = json.dumps(big, ensure_ascii=False).encode()  # UTF-8 as it came, never escaped on the wire
+    assert MAX_LINE - 2 <= len(stdin) + wrapper <= MAX_LINE
+    assert json.loads(await run_hook(runtime, "claude-code", stdin)) == _permission({"behavior": "allow"})
+    assert served.asked == [("claude-code", big)]
 
 
 async def test_an_unknown_cli_is_no_decision_and_one_sentence(runtime: Path, served: Recorder) -> None:
@@ -433,8 +521,29 @@ async def _serve_raw(
         lambda c: c.sendall(b'["allow"]\n'),
         lambda c: None,  # closed mid-wait
         lambda c: c.sendall(b"x" * (MAX_LINE + 10)),
+        lambda c: c.sendall(b'{"decision": "allow", "remember": false}\n'),  # an older agent-tui's
+        lambda c: c.sendall(b'{"hookSpecificOutput":{"hookEventName":"PermissionRequest"\n'),
+        lambda c: c.sendall(b'{"hookSpecificOutput":{"decision":{"message":"\x1b[2J"}}}\n'),
+        lambda c: c.sendall(b'{"hookSpecificOutput":{"decision":{"message":"\xc3\xa9"}}}\n'),
+        lambda c: c.sendall(b'{"hookSpecificOutput":{"decision":{"message":"a\rb"}}}\n'),
+        lambda c: c.sendall(b' {"hookSpecificOutput":{}}\n'),
+        lambda c: c.sendall(b'{"hookSpecificOutput":{}' + b" " * MAX_LINE + b"}\n"),
     ],
-    ids=["garbage", "unterminated", "unknown-decision", "array", "closed", "endless"],
+    ids=[
+        "garbage",
+        "unterminated",
+        "unknown-decision",
+        "array",
+        "closed",
+        "endless",
+        "version-1-reply",
+        "cut-output",
+        "control-codes",
+        "not-ascii",
+        "carriage-return",
+        "leading-blank",
+        "output-too-long",
+    ],
 )
 async def test_a_garbage_reply_or_a_closed_connection_is_no_decision(
     runtime: Path, answer: Callable[[socket.socket], None]
@@ -450,10 +559,11 @@ async def test_a_garbage_reply_or_a_closed_connection_is_no_decision(
     assert json.loads(received[0])["cli"] == "claude-code"  # it did ask
 
 
-async def test_a_well_formed_reply_from_a_bare_server_is_rendered(runtime: Path) -> None:
+async def test_a_well_formed_reply_from_a_bare_server_is_printed(runtime: Path) -> None:
     # The same bare server, answering properly: what the garbage test relies on works.
     def answer(connection: socket.socket) -> None:
-        connection.sendall(Reply("deny", message="no").line())
+        sent = json.loads(received[0])["event"]
+        connection.sendall(render("claude-code", sent, Reply("deny", message="no")))
 
     received: list[bytes] = []
     with _raw_server(runtime) as listener:

@@ -1,5 +1,6 @@
 """`HookSocket`: the hooks' socket, spoken to over a real Unix socket by a bare client (what a hook
-sends, and what a hook that misbehaves sends)."""
+sends, and what a hook that misbehaves sends). The replies are the CLIs' own hook output, rendered
+here (`render`); that output is checked against the CLIs' shapes in `test_hook_client.py`."""
 
 from __future__ import annotations
 
@@ -20,12 +21,21 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agent_tui.private_files import UntrustedStateError
 from agent_tui.terminal import hook_socket
-from agent_tui.terminal.hook_socket import HookSocket, HookSocketBusy, HookSocketError
-from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, PING_LINE, Reply, event_line, socket_path
+from agent_tui.terminal.hook_socket import HookSocket, HookSocketBusy, HookSocketError, render
+from agent_tui.terminal.hook_wire import MAX_LINE, PING_LINE, Cli, Reply, event_line, output_of, socket_path
 
 pytestmark = pytest.mark.anyio
 
 EVENT = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+NO_OUTPUT = b"\n"
+"""The reply that is no decision: an empty line."""
+
+
+def output(reply: Reply, cli: Cli = "codex", event: dict[str, Any] = EVENT) -> bytes:
+    """The reply line a hook gets for `reply` to `event` (the CLI's hook output, never empty here)."""
+    rendered = render(cli, event, reply)
+    assert rendered and output_of(rendered[:-1]) == rendered  # what the hook prints as it is
+    return rendered
 
 
 @pytest.fixture
@@ -68,8 +78,8 @@ async def test_the_socket_is_ours_alone_and_answers_an_event(runtime: Path) -> N
         assert stat.S_IMODE(os.lstat(served.path.parent).st_mode) == 0o700
         info = os.lstat(served.path)
         assert stat.S_ISSOCK(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600
-        assert (
-            await exchange(event_line("codex", EVENT)) == Reply("deny", message="no", interrupt=True).line()
+        assert await exchange(event_line("codex", EVENT)) == output(
+            Reply("deny", message="no", interrupt=True)
         )
     assert asked == [("codex", EVENT)]
     assert not served.path.exists()  # removed on leaving
@@ -82,7 +92,7 @@ async def test_a_ping_is_answered_without_the_handler(runtime: Path, watched: bo
 
     async with HookSocket(handler, lambda: watched):
         pong = json.loads(await exchange(PING_LINE))
-    assert pong == {"v": 1, "pong": True, "pid": os.getpid(), "watched": watched}
+    assert pong == {"v": 2, "pong": True, "pid": os.getpid(), "watched": watched}
 
 
 @pytest.mark.parametrize(
@@ -90,13 +100,36 @@ async def test_a_ping_is_answered_without_the_handler(runtime: Path, watched: bo
     [
         b"garbage\n",
         b"[]\n",
-        b'{"v": 2, "cli": "codex", "event": {}}\n',
-        b'{"v": 1, "cli": "gemini", "event": {}}\n',
-        b'{"v": 1, "cli": "codex", "event": "PermissionRequest"}\n',
-        b'{"v": 1, "cli": "codex"}\n',
+        b'{"v":1,"cli":"codex","event":{"hook_event_name":"PermissionRequest"}}\n',  # an older hook
+        b'{"v": 1, "ping": true}\n',  # an older `hooks status`: not answered as a pong either
+        b'{"v":2,"cli":"gemini","event":{}}\n',
+        b'{"v":2,"cli":"codex","event":"PermissionRequest"}\n',
+        b'{"v":2,"cli":"codex"}\n',
         b"[" * 100_000 + b"\n",
+        b'{"v":2,"cli":"codex","event":' + b"{" * 100_000 + b"}\n",
+        b'{"v":2,"cli":"codex","event":{"hook_event_name":"PermissionRequest","x":"\xff"}}\n',
+        b'{"v":2,"cli":"codex","event":{"hook_event_name":"PermissionRequest","x":"a\tb"}}\n',
+        # fields smuggled past the event's end: it is the bytes up to the final `}`, one object
+        b'{"v":2,"cli":"codex","event":{"hook_event_name":"PermissionRequest"},"cli":"claude-code","x":{}}\n',
+        b'{"v":2,"cli":"codex","event":{"hook_event_name":"PermissionRequest"}} \n',
+        b'{"v": 2, "cli": "codex", "event": {"hook_event_name": "PermissionRequest"}}\n',
     ],
-    ids=["text", "array", "version", "cli", "event-string", "no-event", "deep"],
+    ids=[
+        "text",
+        "array",
+        "version",
+        "old-ping",
+        "cli",
+        "event-string",
+        "no-event",
+        "deep",
+        "deep-event",
+        "not-utf8",
+        "raw-tab-in-a-string",
+        "smuggled-fields",
+        "trailing-blank",
+        "not-the-prefix",
+    ],
 )
 async def test_a_malformed_request_is_no_decision_and_never_reaches_the_handler(
     runtime: Path, line: bytes
@@ -108,7 +141,7 @@ async def test_a_malformed_request_is_no_decision_and_never_reaches_the_handler(
         return Reply("allow")
 
     async with HookSocket(handler, lambda: True):
-        assert await exchange(line) == NO_DECISION.line()
+        assert await exchange(line) == NO_OUTPUT
     assert asked == []
 
 
@@ -120,7 +153,7 @@ async def test_a_line_longer_than_the_limit_is_not_read_nor_answered(runtime: Pa
             except anyio.BrokenResourceError:
                 pass  # closed while we were still sending
             assert await read_reply(stream) == b""
-        assert await exchange(event_line("codex", EVENT)) == Reply("allow").line()  # still serving
+        assert await exchange(event_line("codex", EVENT)) == output(Reply("allow"))  # still serving
 
 
 async def test_a_hook_that_sends_nothing_is_dropped_after_the_read_time(
@@ -128,7 +161,7 @@ async def test_a_hook_that_sends_nothing_is_dropped_after_the_read_time(
 ) -> None:
     monkeypatch.setattr(hook_socket, "READ_SECONDS", 0.05)
     async with HookSocket(answer_allow, lambda: True), await anyio.connect_unix(socket_path()) as stream:
-        await stream.send(b'{"v": 1')  # and no more
+        await stream.send(b'{"v":2')  # and no more
         assert await read_reply(stream) == b""
 
 
@@ -147,8 +180,8 @@ async def test_a_failing_handler_is_no_decision_and_the_server_goes_on(
         return Reply("allow")
 
     async with HookSocket(handler, lambda: True):
-        assert await exchange(event_line("claude-code", EVENT)) == NO_DECISION.line()
-        assert await exchange(event_line("claude-code", EVENT)) == Reply("allow").line()
+        assert await exchange(event_line("claude-code", EVENT)) == NO_OUTPUT
+        assert await exchange(event_line("claude-code", EVENT)) == output(Reply("allow"))
     assert "secret event text" not in caplog.text  # the event and the error's text are not logged
 
 
@@ -189,12 +222,14 @@ async def test_many_hooks_wait_at_once(runtime: Path) -> None:
     replies: dict[int, bytes] = {}
 
     async def one(n: int) -> None:
-        replies[n] = await exchange(event_line("codex", {"n": n}))
+        replies[n] = await exchange(event_line("codex", {**EVENT, "n": n}))
 
     async with HookSocket(handler, lambda: True), anyio.create_task_group() as tasks:
         for n in range(count):
             tasks.start_soon(one, n)
-    assert replies == {n: Reply("deny", message=str(n)).line() for n in range(count)}
+    assert replies == {
+        n: output(Reply("deny", message=str(n)), event={**EVENT, "n": n}) for n in range(count)
+    }
 
 
 async def test_a_stale_socket_file_is_replaced(runtime: Path) -> None:
@@ -203,7 +238,7 @@ async def test_a_stale_socket_file_is_replaced(runtime: Path) -> None:
     with socket.socket(socket.AF_UNIX) as dead:
         dead.bind(str(folder / "hooks.sock"))  # left by an agent-tui that died: nobody accepts
     async with HookSocket(answer_allow, lambda: True):
-        assert await exchange(event_line("codex", EVENT)) == Reply("allow").line()
+        assert await exchange(event_line("codex", EVENT)) == output(Reply("allow"))
 
 
 async def test_a_live_agent_tui_holding_the_socket_is_named(runtime: Path) -> None:
@@ -215,7 +250,7 @@ async def test_a_live_agent_tui_holding_the_socket_is_named(runtime: Path) -> No
             f"another agent-tui (pid {os.getpid()}) already answers the Claude Code and Codex hooks at "
             f"{first.path}: quit it first, or leave the hooks to it"
         )
-        assert await exchange(event_line("codex", EVENT)) == Reply("allow").line()  # the first goes on
+        assert await exchange(event_line("codex", EVENT)) == output(Reply("allow"))  # the first goes on
 
 
 async def test_leaving_removes_the_socket_file_only_if_it_is_still_ours(runtime: Path) -> None:
@@ -257,7 +292,7 @@ async def test_a_connection_that_fails_in_an_unforeseen_way_is_its_own_end_only(
     monkeypatch.setattr(hook_socket, "peer_uid", flaky)
     async with HookSocket(answer_allow, lambda: True):
         assert await exchange(event_line("codex", EVENT)) == b""  # that one is closed
-        assert await exchange(event_line("codex", EVENT)) == Reply("allow").line()  # the server goes on
+        assert await exchange(event_line("codex", EVENT)) == output(Reply("allow"))  # the server goes on
     assert failures == []
 
 
@@ -294,6 +329,43 @@ async def test_two_agent_tuis_starting_at_once_one_serves_and_the_other_is_told(
         tasks.start_soon(start)
         tasks.start_soon(start)
         await both.wait()  # the second could not serve while the first does
-        assert await exchange(event_line("codex", EVENT)) == Reply("allow").line()
+        assert await exchange(event_line("codex", EVENT)) == output(Reply("allow"))
         done.set()
     assert sorted(outcomes) == ["busy", "serves"]
+
+
+@pytest.mark.parametrize(
+    ("name", "reply"),
+    [("PermissionRequest", Reply()), ("PreToolUse", Reply("allow")), ("SessionStart", Reply("deny"))],
+    ids=["no-decision", "allow-before-the-tool", "no-form"],
+)
+async def test_a_reply_with_no_output_for_the_cli_is_the_empty_line(
+    runtime: Path, name: str, reply: Reply
+) -> None:
+    async def handler(cli: str, event: dict[str, Any]) -> Reply:
+        return reply
+
+    async with HookSocket(handler, lambda: True):
+        assert await exchange(event_line("claude-code", {**EVENT, "hook_event_name": name})) == NO_OUTPUT
+
+
+async def test_the_output_escapes_what_the_event_and_the_message_hold(runtime: Path) -> None:
+    # A message (or a suggestion Claude Code echoed from the event) with line breaks and control
+    # characters still makes one line of printable ASCII, which the hook prints.
+    hostile = "no\nmore\r\x1b]0;title\x07 é \u2028"
+
+    async def handler(cli: str, event: dict[str, Any]) -> Reply:
+        return Reply("deny", message=hostile)
+
+    async with HookSocket(handler, lambda: True):
+        got = await exchange(event_line("claude-code", EVENT))
+    assert output_of(got[:-1]) == got
+    assert json.loads(got)["hookSpecificOutput"]["decision"]["message"] == hostile
+
+
+async def test_an_output_longer_than_a_line_is_no_decision(runtime: Path) -> None:
+    async def handler(cli: str, event: dict[str, Any]) -> Reply:
+        return Reply("deny", message="x" * MAX_LINE)
+
+    async with HookSocket(handler, lambda: True):
+        assert await exchange(event_line("codex", EVENT)) == NO_OUTPUT

@@ -2,27 +2,31 @@
 (as installed; also `python -m agent_tui.terminal.hook_client CLI` and `agent-tui hook CLI`).
 
 Claude Code and Codex run it once per hook event, the event as one JSON object on its standard
-input. It forwards the event to the agent-tui listening at `hook_wire.socket_name()`, waits for
-the one reply line, and prints the CLI's own hook output for it (`hook_wire.render`).
+input. It forwards the event's bytes, unparsed, to the agent-tui listening at
+`hook_wire.socket_name()` (`hook_wire.raw_event_line`), waits for the one reply line, and prints
+it when it is the CLI's own hook output (`hook_wire.output_of`): the agent-tui that answers
+renders that output for the CLI and the event (`hook_socket.render`), so the hook never parses
+JSON.
 
 Invariants:
 - it always exits 0 (ended by SIGTERM or SIGHUP too: Claude Code sends SIGTERM at the hook's
   timeout) and prints either nothing (no decision: the CLI goes on as without the hook)
-  or one decision the CLI understands; Claude Code reads exit status 2 as "block", so no failure
+  or one line of the CLI's hook output; Claude Code reads exit status 2 as "block", so no failure
   of ours may show as a status;
-- no decision, at once, when: the event is bigger than `MAX_LINE` or not a JSON object; there is
-  no socket or nobody accepts on it; the socket's folder is not this user's own folder (a link,
-  another's, or open to others); the process at the other end is another user's (`peer_uid`);
-  the reply is not a well-formed `Reply`, or the connection closes before one;
+- no decision, at once, when: the event is bigger than `MAX_LINE` or does not look like one JSON
+  object (`{` first, `}` last); there is no socket or nobody accepts on it; the socket's folder is
+  not this user's own folder (a link, another's, or open to others); the process at the other end
+  is another user's (`peer_uid`); the reply is not one line of the output's shape (another
+  version's, garbage, too long), or the connection closes before one; an event that looks like an
+  object but is not well-formed JSON is forwarded and answered no decision by agent-tui, its
+  handler never asked;
 - it waits for the reply with no time limit of its own: the CLI's hook timeout ends it (and a
   person answering in Claude Code's own dialog kills it), which closes the connection: that is
   how the agent-tui that asked learns the question was withdrawn;
 - it reads nothing of the environment but what `private_files.runtime_dir_name()` reads, and
   forwards none of it; it imports the standard library's cheapest modules and `hook_wire` only
-  (its start-up is the agent's latency; `json` only once someone of this user's accepted), and
-  never restarts itself;
-- nothing but the one event line is ever sent, and only after both checks above passed: a
-  malformed event is no decision with nothing sent.
+  (its start-up is the agent's latency: no `json`, no `re`), and never restarts itself;
+- nothing but the one event line is ever sent, and only after the checks above passed.
 """
 
 from __future__ import annotations
@@ -36,17 +40,16 @@ import sys
 from agent_tui.terminal.hook_wire import (
     CLIS,
     MAX_LINE,
-    Reply,
-    event_line,
+    output_of,
     own_uid,
     peer_uid,
-    render,
+    raw_event_line,
     socket_name,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` costs the hook's start-up
-    from typing import Any, BinaryIO
+    from typing import BinaryIO
 
 CONNECT_SECONDS = 2.0
 """How long connecting and sending may take (a listener that does not accept is no one)."""
@@ -76,41 +79,23 @@ def _quit(number: int, frame: object) -> None:
 
 
 def answer(cli: str, stdin: BinaryIO) -> bytes:
-    """The hook output for the event read from `stdin` (a binary stream), empty for no decision.
-
-    The socket is looked for before the event is parsed: with no agent-tui listening (the usual
-    case) the hook never imports `json`, which would be a third of its start-up."""
+    """The hook output for the event read from `stdin` (a binary stream), empty for no decision."""
     if cli not in CLIS:
         sys.stderr.write(f"agent-tui hook: expected claude-code or codex, got {cli!r}: no decision\n")
         return b""
     data = stdin.read(MAX_LINE + 1)
     if len(data) > MAX_LINE:
         return b""
+    line = raw_event_line(cli, data)
+    if line is None:
+        return b""
     sock = _connect()
     if sock is None:
         return b""
     try:
-        event = _event(data)
-        if event is None:
-            return b""
-        line = event_line(cli, event)
-        if len(line) > MAX_LINE:
-            return b""
-        reply = _ask(sock, line)
+        return _ask(sock, line)
     finally:
         sock.close()
-    return b"" if reply is None else render(cli, event, reply)
-
-
-def _event(data: bytes) -> dict[str, Any] | None:
-    """The hook event `data` holds: a JSON object, or None."""
-    import json
-
-    try:
-        event = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    return event if isinstance(event, dict) else None
 
 
 def _connect() -> _socket.socket | None:
@@ -131,8 +116,9 @@ def _connect() -> _socket.socket | None:
     return None
 
 
-def _ask(sock: _socket.socket, line: bytes) -> Reply | None:
-    """Send `line` and return the reply (None: the connection closed, or no well-formed line)."""
+def _ask(sock: _socket.socket, line: bytes) -> bytes:
+    """Send `line` and return what to print for the reply (empty: the connection closed, or the
+    reply is not the CLI's hook output)."""
     try:
         sock.sendall(line)
         sock.settimeout(None)  # the CLI's timeout is the only one
@@ -140,13 +126,13 @@ def _ask(sock: _socket.socket, line: bytes) -> Reply | None:
         while b"\n" not in received:
             chunk = sock.recv(65536)
             if not chunk:
-                return None
+                return b""
             received += chunk
             if len(received) > MAX_LINE:
-                return None
+                return b""
     except OSError:
-        return None
-    return Reply.parse(received.split(b"\n", 1)[0])
+        return b""
+    return output_of(received.split(b"\n", 1)[0])
 
 
 def _own_folder(folder: str) -> bool:

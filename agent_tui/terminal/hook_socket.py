@@ -2,20 +2,28 @@
 
 `HookSocket(handler, watched)` is an async context manager: inside it, each hook that connects
 sends one line (`hook_wire`), and a hook event is handed to `await handler(cli, event)`, whose
-`Reply` is written back as one line. The hook waits as long as the CLI lets it; when its
-connection closes before the reply (the CLI killed the hook: its user answered in the terminal,
-or the hook's timeout ran out), the handler's task is cancelled: that is the withdrawal signal.
+`Reply` is written back as the CLI's own hook output (`render`), one line the hook prints as it
+is. The hook waits as long as the CLI lets it; when its connection closes before the reply (the
+CLI killed the hook: its user answered in the terminal, or the hook's timeout ran out), the
+handler's task is cancelled: that is the withdrawal signal.
 
 Invariants:
 - the runtime dir is made with `private_files.own_folder` (0700, this user's, not a link) and the
   socket in it is 0600; a connection from another user's process (`SO_PEERCRED`) is closed at
   once and nothing it sent is read or logged;
 - a connection gets at most one line of `MAX_LINE` bytes, within `READ_SECONDS`; a line that is
-  not a well-formed request is answered "no decision"; a ping is answered with this process's
+  not a well-formed request of this version (`hook_wire.event_of`, the event one JSON object) is
+  answered "no decision" (an empty line) and never reaches the handler; a ping is answered with this process's
   pid and `watched()` (someone would answer a question now), without the handler;
 - the handler runs once per event, many at once; one that raises, or returns something that is
   not a `Reply`, is no decision (logged as its class, never the event), never an error out of
   the server; when the hook goes away first the handler is cancelled and nothing is written;
+- `render` never allows at `PreToolUse` (that would skip the CLI's own permission check), never
+  sends Codex an `interrupt` or `updatedPermissions` (Codex fails such an answer closed: its
+  "always allow" is a plain allow), and gives Claude Code's "always allow" only as what it offered
+  in the event (`permission_suggestions`: its allow rules and folders), never rules of ours nor a
+  change of the session's mode; what it writes is one line of ASCII JSON (every other character
+  escaped), the shape the hook checks (`hook_wire.output_of`);
 - a socket file nobody accepts on (left by an agent-tui that died) is replaced; one a live
   agent-tui listens on is `HookSocketBusy`, naming its pid; two agent-tuis starting at once take
   turns (a lock file beside the socket), so one of them serves and the other is told so;
@@ -46,21 +54,21 @@ from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from agent_tui.private_files import FILE_MODE, open_private, own_folder
+from agent_tui.terminal import hook_wire
 from agent_tui.terminal.hook_wire import (
-    CLIS,
     MAX_LINE,
     NO_DECISION,
-    PING_LINE,
     PROTOCOL,
     Cli,
     Reply,
+    event_of,
     own_uid,
     peer_uid,
     pong_line,
     socket_path,
 )
 
-__all__ = ["READ_SECONDS", "Handler", "HookSocket", "HookSocketBusy", "HookSocketError"]
+__all__ = ["READ_SECONDS", "Handler", "HookSocket", "HookSocketBusy", "HookSocketError", "render"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +78,10 @@ ACCEPT_RETRY_SECONDS = 0.1
 """How long to wait before accepting again after an accept failed (no file descriptor left)."""
 PROBE_SECONDS = 2.0
 """How long a socket file found at start has to answer a ping before it counts as no one's."""
+DEFAULT_DENY_MESSAGE = "Denied in agent-tui."
+"""What the agent is told when a deny came without a reason (both CLIs want one)."""
+NO_OUTPUT = b"\n"
+"""The reply line that is no decision: the hook prints nothing."""
 
 Handler = Callable[[Cli, dict[str, Any]], Awaitable[Reply]]
 
@@ -165,7 +177,7 @@ class HookSocket:
         async with stream:
             try:
                 with anyio.move_on_after(PROBE_SECONDS):
-                    await stream.send(PING_LINE)
+                    await stream.send(hook_wire.PING_LINE)
                     answer = await BufferedByteReceiveStream(stream).receive_until(b"\n", 4096)
                     pong = json.loads(answer)
                     if isinstance(pong, dict) and pong.get("pong") is True:
@@ -235,14 +247,15 @@ class HookSocket:
                 return  # longer than any request: not read further
             request = _request(line)
             if request is None:
-                reply = NO_DECISION.line()
-            elif request == "ping":
+                reply = NO_OUTPUT
+            elif isinstance(request, str):  # a ping
                 reply = pong_line(os.getpid(), bool(self._watched()))
             else:
-                answered = await self._decide(reader, *request)
+                cli, event = request
+                answered = await self._decide(reader, cli, event)
                 if answered is None:
                     return  # the hook went away: the question is withdrawn
-                reply = answered.line()
+                reply = render(cli, event, answered) or NO_OUTPUT
             try:
                 await stream.send(reply)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -282,16 +295,78 @@ class HookSocket:
 
 
 def _request(line: bytes) -> tuple[Cli, dict[str, Any]] | str | None:
-    """What a line asks: `(cli, event)`, `"ping"`, or None when it is not a well-formed request."""
+    """What a line asks: `(cli, event)`, `"ping"`, or None when it is not a well-formed request of
+    this version."""
+    if line.startswith(b'{"v":%d,"cli":' % PROTOCOL):
+        return event_of(line)
     try:
         fields = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(fields, dict) or fields.get("v") != PROTOCOL:
-        return None
-    if fields.get("ping") is True:
+    if isinstance(fields, dict) and fields.get("v") == PROTOCOL and fields.get("ping") is True:
         return "ping"
-    cli, event = fields.get("cli"), fields.get("event")
-    if cli not in CLIS or not isinstance(event, dict):
-        return None
-    return cli, event
+    return None
+
+
+def render(cli: Cli, event: dict[str, Any], reply: Reply) -> bytes:
+    """The CLI's own hook output (standard output, exit status 0) for `reply` to `event`, one line;
+    empty when there is nothing to say (no decision, or an event where this decision has no form).
+
+    Claude Code and Codex share the shapes: `hookSpecificOutput` with `hookEventName`; at
+    `PermissionRequest` a `decision` with `behavior` (`updatedPermissions` for "always allow",
+    `message` and, Claude Code only, `interrupt` for a deny); at `PreToolUse` a
+    `permissionDecision` of `deny` with its reason.
+    """
+    if reply.decision is None:
+        return b""
+    name = event.get("hook_event_name")
+    if name == "PermissionRequest":
+        decision: dict[str, Any] = {"behavior": reply.decision}
+        if reply.decision == "allow":
+            if reply.remember:
+                rules = _suggested_allow_rules(cli, event)
+                if rules:
+                    decision["updatedPermissions"] = rules
+        else:
+            decision["message"] = reply.message or DEFAULT_DENY_MESSAGE
+            if reply.interrupt and cli == "claude-code":
+                decision["interrupt"] = True
+        return _output({"hookSpecificOutput": {"hookEventName": name, "decision": decision}})
+    if name == "PreToolUse" and reply.decision == "deny":
+        return _output(
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": name,
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": reply.message or DEFAULT_DENY_MESSAGE,
+                }
+            }
+        )
+    return b""
+
+
+def _output(fields: dict[str, Any]) -> bytes:
+    """`fields` as one line of ASCII JSON (what the hook prints); empty when it would be longer
+    than a line (the hook could not take it: no decision rather than a cut answer)."""
+    line = json.dumps(fields, separators=(",", ":")).encode() + b"\n"
+    return line if len(line) <= MAX_LINE else b""
+
+
+def _suggested_allow_rules(cli: Cli, event: dict[str, Any]) -> list[dict[str, Any]]:
+    """The "always allow" Claude Code offered with this prompt (`permission_suggestions`), as it
+    gave them: rules that allow (`addRules` with `behavior: allow`) and folders to allow
+    (`addDirectories`, its dialog's "always allow access to …"); never a change of the whole
+    session's mode (`setMode`) nor a rule that denies or asks. Codex (0.171.0) fails an answer
+    with `updatedPermissions` closed: for it, none."""
+    suggestions = event.get("permission_suggestions")
+    if cli != "claude-code" or not isinstance(suggestions, list):
+        return []
+    return [
+        suggestion
+        for suggestion in suggestions
+        if isinstance(suggestion, dict)
+        and (
+            (suggestion.get("type") == "addRules" and suggestion.get("behavior") == "allow")
+            or suggestion.get("type") == "addDirectories"
+        )
+    ]

@@ -1,33 +1,37 @@
 """The hook's wire: one line a CLI's hook sends to the agent-tui that answers, one line back.
 
 The hook (`hook_client`, run by Claude Code or Codex once per hook event) connects to the Unix
-socket `socket_path()` in agent-tui's runtime dir and writes one JSON line, then reads one:
+socket `socket_path()` in agent-tui's runtime dir and writes one line, then reads one:
 
-- a hook event: `{"v": 1, "cli": "claude-code" | "codex", "event": {…}}`, the event being the
-  JSON object the CLI gave the hook on its standard input;
-- a ping (`agent-tui hooks status`): `{"v": 1, "ping": true}`.
+- a hook event: `{"v":2,"cli":"claude-code"|"codex","event":<the CLI's hook stdin>}`, the event's
+  bytes as the CLI wrote them (not parsed by the hook: `raw_event_line`), its raw line breaks made
+  tabs; the server reads as the event exactly the bytes between that fixed prefix and the line's
+  final `}`, as one JSON object in UTF-8 (`event_of`), so an event can neither add a field to the
+  request nor replace one;
+- a ping (`agent-tui hooks status`): `{"v":2,"ping":true}`.
 
-The reply is one `Reply` line: `{"decision": null}` (no decision: the CLI goes on as if there were
-no hook), `{"decision": "allow", "remember": false}`, or `{"decision": "deny", "message": "…",
-"interrupt": false}`; a ping is answered `{"v": 1, "pong": true, "pid": N, "watched": bool}`
-(`watched`: someone would answer a question now).
+The reply to an event is the CLI's own hook output, rendered by the server (`hook_socket.render`)
+from its handler's `Reply`, the CLI and the event: one line that starts `{"hookSpecificOutput":`
+(`OUTPUT_PREFIX`), which the hook prints as it is (`output_of`), or an empty line for no decision;
+a ping is answered `{"v":2,"pong":true,"pid":N,"watched":bool}` (`watched`: someone would answer a
+question now). Another version (`PROTOCOL`) on either side is no decision: a request of another
+version is answered the empty line, and a reply of another shape is not printed.
 
-The hook turns a reply into the CLI's own hook output with `render` (the server never needs to
-know those shapes): a `PermissionRequest` allow or deny, a `PreToolUse` deny; anything else, and
-no decision, is no output at all.
+`Reply` (`decision` None, "allow" or "deny", `remember`, `message`, `interrupt`) is what a handler
+answers; its own JSON line (`Reply.line`, `Reply.parse`) is for agent-tui's side and its tests.
 
 Invariants:
-- stdlib only (`os`, `_socket`, `struct`, and `json` when a line is read or written: nothing
-  that costs start-up, no `typing`, no `dataclasses`, no `pathlib` on the hook's path), and
-  nothing of agent-tui but `private_files`: the hook imports this module once per tool call of
-  the user's agent;
-- a line is at most `MAX_LINE` bytes; anything that is not a well-formed line of this shape is
-  no decision (`Reply.parse` never raises), so a hook never decides by mistake;
-- `render` never allows at `PreToolUse` (that would skip the CLI's own permission check), never
-  sends Codex an `interrupt` or `updatedPermissions` (Codex fails such an answer closed: its
-  "always allow" is a plain allow), and gives Claude Code's "always allow" only as what it offered
-  in the event (`permission_suggestions`: its allow rules and folders), never rules of ours nor a
-  change of the session's mode;
+- stdlib only (`os`, `_socket`, `struct`: nothing that costs start-up, no `json` nor `re` on the
+  hook's path, no `typing`, no `dataclasses`, no `pathlib`), and nothing of agent-tui but
+  `private_files`: the hook imports this module once per tool call of the user's agent;
+- a line is at most `MAX_LINE` bytes, newline included; an event line is sent only when the
+  event's bytes look like one JSON object (`{` first and `}` last, blanks aside) and fit; a raw
+  line break in the event is made a tab, which keeps exactly what is valid JSON (both are blanks
+  between tokens; both are refused inside a string);
+- anything that is not a well-formed line of these shapes is no decision on both sides
+  (`event_of`, `output_of` and `Reply.parse` never raise), so a hook never decides by mistake;
+- the hook prints a reply only when it is one line of printable ASCII of the output's shape:
+  nothing else from the socket reaches the CLI;
 - `peer_uid` is the one check of who is at the other end of the socket, on both ends.
 """
 
@@ -50,15 +54,24 @@ else:
     Cli = str
     Decision = str
 
-PROTOCOL = 1
+PROTOCOL = 2
 SOCKET_NAME = "hooks.sock"
 MAX_LINE = 1 << 20
-"""The longest line either side reads (1 MiB): a bigger hook event is not forwarded."""
+"""The longest line either side reads or sends (1 MiB, newline included): a bigger hook event is
+not forwarded."""
 
 CLIS: tuple[Cli, ...] = ("claude-code", "codex")
 
-DEFAULT_DENY_MESSAGE = "Denied in agent-tui."
-"""What the agent is told when a deny came without a reason (both CLIs want one)."""
+EVENT_PREFIXES: dict[Cli, bytes] = {
+    cli: b'{"v":%d,"cli":"%s","event":' % (PROTOCOL, cli.encode()) for cli in CLIS
+}
+"""What an event line starts with, for each CLI (the event's bytes follow, then `}`)."""
+
+OUTPUT_PREFIX = b'{"hookSpecificOutput":'
+"""What every reply that is a decision starts with: the CLI's own hook output."""
+
+_BLANKS = b" \t\r\n"
+_UNPRINTABLE = bytes(range(32)) + b"\x7f"
 
 
 def socket_path() -> Path:
@@ -72,18 +85,64 @@ def socket_name() -> str:
 
 
 def _dumps(fields: object) -> bytes:
-    import json  # not at the top: a hook that finds no agent-tui never needs it
+    import json  # not at the top: agent-tui's side only, never the hook's
 
     return json.dumps(fields, separators=(",", ":")).encode() + b"\n"
 
 
+def raw_event_line(cli: Cli, data: bytes) -> bytes | None:
+    """The line a hook sends for the event `data` (the CLI's hook stdin, not parsed), or None when
+    `cli` is not one of `CLIS`, `data` does not look like one JSON object (`{` first, `}` last,
+    blanks aside) or the line would be longer than `MAX_LINE`."""
+    prefix = EVENT_PREFIXES.get(cli)
+    event = data.strip(_BLANKS)
+    if prefix is None or event[:1] != b"{" or event[-1:] != b"}":
+        return None
+    line = prefix + event.replace(b"\n", b"\t") + b"}\n"
+    return line if len(line) <= MAX_LINE else None
+
+
 def event_line(cli: Cli, event: dict[str, Any]) -> bytes:
-    """The line a hook sends for one hook event (ASCII: every other character escaped)."""
-    return _dumps({"v": PROTOCOL, "cli": cli, "event": event})
+    """The line a hook sends for the hook event `event` (agent-tui's side and tests: the hook
+    itself sends the CLI's bytes, `raw_event_line`)."""
+    return EVENT_PREFIXES[cli] + _dumps(event)[:-1] + b"}\n"
 
 
-PING_LINE = b'{"v":1,"ping":true}\n'
-"""A ping (written out: `json` is imported only when a hook has someone to talk to)."""
+def event_of(line: bytes) -> tuple[Cli, dict[str, Any]] | None:
+    """The CLI and the hook event an event line (without its newline) carries: the event is exactly
+    the bytes between the CLI's prefix and the final `}`, one JSON object in UTF-8; None for a line
+    of another shape or version."""
+    import json
+
+    if not line.endswith(b"}"):
+        return None
+    for cli, prefix in EVENT_PREFIXES.items():
+        if line.startswith(prefix):
+            try:
+                event = json.loads(line[len(prefix) : -1].decode("utf-8"))
+            except (ValueError, RecursionError):
+                return None
+            return (cli, event) if isinstance(event, dict) else None
+    return None
+
+
+def output_of(line: bytes) -> bytes:
+    """What the hook prints for the reply `line` (without its newline): the line and a newline
+    when it is the CLI's hook output (`OUTPUT_PREFIX`, a final `}`, printable ASCII only), else
+    nothing (no decision)."""
+    if (
+        line.startswith(OUTPUT_PREFIX)
+        and line.endswith(b"}")
+        and len(line) < MAX_LINE
+        and line.isascii()
+        and len(line.translate(None, _UNPRINTABLE)) == len(line)
+    ):
+        return line + b"\n"
+    return b""
+
+
+PING_LINE = b'{"v":%d,"ping":true}\n' % PROTOCOL
+"""A ping."""
 
 
 def pong_line(pid: int, watched: bool) -> bytes:
@@ -168,63 +227,6 @@ class Reply:
 
 
 NO_DECISION = Reply()
-
-
-def render(cli: Cli, event: dict[str, Any], reply: Reply) -> bytes:
-    """The CLI's own hook output (standard output, exit status 0) for `reply` to `event`; empty
-    when there is nothing to say (no decision, or an event where this decision has no form).
-
-    Claude Code and Codex share the shapes: `hookSpecificOutput` with `hookEventName`; at
-    `PermissionRequest` a `decision` with `behavior` (`updatedPermissions` for "always allow",
-    `message` and, Claude Code only, `interrupt` for a deny); at `PreToolUse` a
-    `permissionDecision` of `deny` with its reason.
-    """
-    if reply.decision is None:
-        return b""
-    name = event.get("hook_event_name")
-    if name == "PermissionRequest":
-        decision: dict[str, Any] = {"behavior": reply.decision}
-        if reply.decision == "allow":
-            if reply.remember:
-                rules = _suggested_allow_rules(cli, event)
-                if rules:
-                    decision["updatedPermissions"] = rules
-        else:
-            decision["message"] = reply.message or DEFAULT_DENY_MESSAGE
-            if reply.interrupt and cli == "claude-code":
-                decision["interrupt"] = True
-        return _dumps({"hookSpecificOutput": {"hookEventName": name, "decision": decision}})
-    if name == "PreToolUse" and reply.decision == "deny":
-        return _dumps(
-            {
-                "hookSpecificOutput": {
-                    "hookEventName": name,
-                    "permissionDecision": "deny",
-                    "permissionDecisionReason": reply.message or DEFAULT_DENY_MESSAGE,
-                }
-            }
-        )
-    return b""
-
-
-def _suggested_allow_rules(cli: Cli, event: dict[str, Any]) -> list[dict[str, Any]]:
-    """The "always allow" Claude Code offered with this prompt (`permission_suggestions`), as it
-    gave them: rules that allow (`addRules` with `behavior: allow`) and folders to allow
-    (`addDirectories`, its dialog's "always allow access to …"); never a change of the whole
-    session's mode (`setMode`) nor a rule that denies or asks. Codex (0.171.0) fails an answer
-    with `updatedPermissions` closed: for it, none."""
-    suggestions = event.get("permission_suggestions")
-    if cli != "claude-code" or not isinstance(suggestions, list):
-        return []
-    return [
-        suggestion
-        for suggestion in suggestions
-        if isinstance(suggestion, dict)
-        and (
-            (suggestion.get("type") == "addRules" and suggestion.get("behavior") == "allow")
-            or suggestion.get("type") == "addDirectories"
-        )
-    ]
 
 
 def peer_uid(sock: _socket.socket) -> int | None:
