@@ -91,7 +91,7 @@ def _line(sid: str, cwd: str, session: int, n: int) -> tuple[str, bytes]:
     usage = {"input_tokens": 1200 + n, "output_tokens": 40, "cache_read_input_tokens": 900}
     if n % 3 == 2:
         text = f"I will look at the rounding helper next ({mark}) and check how refunds are summed."
-        message = {
+        message: dict[str, Any] = {
             "id": f"msg_{session}_{n}",
             "type": "message",
             "role": "assistant",
@@ -102,7 +102,7 @@ def _line(sid: str, cwd: str, session: int, n: int) -> tuple[str, bytes]:
         }
         return mark, orjson.dumps(_record(sid, cwd, "assistant", n, message)) + b"\n"
     if n % 3 == 0:
-        tool_use = {
+        tool_use: dict[str, Any] = {
             "type": "tool_use",
             "id": f"toolu_{session}_{n}",
             "name": "Bash",
