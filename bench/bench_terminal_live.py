@@ -12,7 +12,9 @@ session, each session's lines offset from the others', for 10 seconds: 10,000 li
 second in all) the lines a working Claude Code appends (assistant text, a `Bash` tool use, its
 tool result, in turn), each carrying a unique mark in its text. The write time of each line is
 taken just before its one `write`; the listener takes the time when it has folded the event that
-carries the line's mark and read the session's phase. Figures: p50 and p99 of that delay.
+carries the line's mark and read the session's phase. Figures: p50 and p99 of that delay. (The
+dashboard then paints its state at most 1/12 s later, `tui.app.REFRESH_SECONDS`: the stored →
+painted lag is `bench_live_dashboard.py`'s row, not counted again here.)
 
 Baseline, in the same run: the same path with one session writing at the same rate. The delay
 of a single session is what the follower costs by design (its poll interval, `POLL_EVERY`, and
