@@ -33,6 +33,7 @@ from bench_replay import bench_replay
 from bench_search import bench_search
 from bench_shell_risk import bench_shell_risk
 from bench_terminal_discovery import bench_terminal_discovery
+from bench_terminal_live import bench_terminal_live
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(bench_bus_attach())  # a dashboard attaching to a stream of 1,000,000 events
     rows.extend(bench_bus_paint())  # committed on a host -> painted in an attached dashboard
     rows.extend(bench_terminal_discovery())  # 5,000 Claude Code and Codex transcripts' heads
+    rows.extend(bench_terminal_live())  # 50 Claude Code transcripts growing: a line written -> its frame
     rows.extend(bench_markdown())  # a 2,000-line Markdown answer as the detail renders it
     print(format_table(rows))
     return 0 if all(row.passed for row in rows) else 1
