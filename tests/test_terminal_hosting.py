@@ -30,7 +30,7 @@ from agent_tui.events.chains import chain_violations
 from agent_tui.runtime import commands as c
 from agent_tui.runtime.command_executor import CommandExecutor
 from agent_tui.terminal.agents import TerminalAgents, hand_back_after, hook_socket
-from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Reply, event_line
+from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Cli, Reply, event_line
 from agent_tui.terminal.logs import TranscriptRefused
 from agent_tui.terminal.questions import IN_TERMINAL, STOPPED
 
@@ -344,7 +344,7 @@ class TestServing:
     ) -> None:
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
         (tmp_path / "run").mkdir(mode=0o700)
-        roots = {"claude-code": tmp_path / "claude", "codex": tmp_path / "codex"}
+        roots: dict[Cli, Path] = {"claude-code": tmp_path / "claude", "codex": tmp_path / "codex"}
         said: list[str] = []
         async with (
             new_engine(tmp_path / "first") as first,
