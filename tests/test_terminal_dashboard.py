@@ -436,7 +436,8 @@ class TestTheDefaultChoice:
     workbench on the project's terminal agents when there are some (or the hook is installed),
     else the built-in demo; `--demo` always opens the demo."""
 
-    WORKBENCH = "claude · Changelog entry".encode()
+    # (the tree's row, not its whole label: a redraw under load may paint the label in pieces)
+    WORKBENCH = "claude · ".encode()
     DEMO = "live · demo".encode()  # the demo's top line
 
     def _open(self, tmp_path: Path, args: list[str], extra: dict[str, str]) -> Terminal:
