@@ -496,19 +496,7 @@ def install(target: Target, command: str, events: tuple[str, ...]) -> Outcome:
         hooks = {}
         document["hooks"] = hooks
     had_ours = any(_is_our_group(group, target.cli) for groups in hooks.values() for group in groups)
-    replaced: list[str] = []
-    for event in events:
-        groups = hooks.setdefault(event, [])
-        ours = [index for index, group in enumerate(groups) if _is_our_group(group, target.cli)]
-        wanted = entry(target.cli, event, command)
-        if not ours:
-            groups.append(wanted)
-            continue
-        if groups[ours[0]] != wanted:
-            groups[ours[0]] = wanted
-            replaced.append(event)
-        for index in reversed(ours[1:]):  # a second copy of ours: one is enough
-            del groups[index]
+    replaced = _place_ours(hooks, target.cli, events, command)
     if json.dumps(document) == before:
         return Outcome(target, False, f"{NAMES[target.cli]}: already installed in {path}")
     record = _load_record(path) if had_ours else None
@@ -526,15 +514,39 @@ def install(target: Target, command: str, events: tuple[str, ...]) -> Outcome:
         _write(path, render(document, data), mode, data)
     except OSError as error:
         raise InstallError(f"{error.filename or path}: {error.strerror or error}") from None
+    summary = f"{NAMES[target.cli]}: installed in {path} ({', '.join(events)})"
+    return Outcome(target, True, summary, _install_notes(target.cli, replaced))
+
+
+def _place_ours(hooks: dict[str, Any], cli: Cli, events: tuple[str, ...], command: str) -> list[str]:
+    """Put our group for each of `events` after the user's own (one copy, the current command).
+    Returns the events where an earlier command of ours was replaced."""
+    replaced: list[str] = []
+    for event in events:
+        groups = hooks.setdefault(event, [])
+        ours = [index for index, group in enumerate(groups) if _is_our_group(group, cli)]
+        wanted = entry(cli, event, command)
+        if not ours:
+            groups.append(wanted)
+            continue
+        if groups[ours[0]] != wanted:
+            groups[ours[0]] = wanted
+            replaced.append(event)
+        for index in reversed(ours[1:]):  # a second copy of ours: one is enough
+            del groups[index]
+    return replaced
+
+
+def _install_notes(cli: Cli, replaced: list[str]) -> list[str]:
     notes = []
-    if target.cli == "codex":
+    if cli == "codex":
         notes.append(
             "Codex asks you once to trust the new hook (in its TUI, or with /hooks); agent-tui never "
             "trusts it for you"
         )
     if replaced:
         notes.append(f"replaced agent-tui's earlier command for {', '.join(replaced)}")
-    return Outcome(target, True, f"{NAMES[target.cli]}: installed in {path} ({', '.join(events)})", notes)
+    return notes
 
 
 def _missing_folders(folder: Path) -> tuple[str, ...]:
@@ -573,26 +585,9 @@ def uninstall(target: Target) -> Outcome:
         except InstallError:
             record = None
     if hooks is not None:
-        for event in [event for event, groups in hooks.items() if not groups]:
-            if not _had(original, event):
-                del hooks[event]
-        if not hooks and not (original is not None and "hooks" in original):
-            del document["hooks"]
+        _drop_emptied(document, hooks, original)
     try:
-        if record is not None and record.original is None and not document:
-            if (_read(path) or (None,))[0] != data:
-                raise InstallError(
-                    f"{path} changed while agent-tui was removing it; nothing was changed, try again"
-                )
-            path.unlink()
-            _remove_made(record.made)
-            summary = f"{NAMES[target.cli]}: removed {path} (agent-tui had made it)"
-        elif record is not None and record.original is not None and document == original:
-            _write(path, record.original, mode, data)
-            summary = f"{NAMES[target.cli]}: uninstalled from {path} (restored as it was)"
-        else:
-            _write(path, render(document, data), mode, data)
-            summary = f"{NAMES[target.cli]}: uninstalled from {path}"
+        summary = f"{NAMES[target.cli]}: {_put_back(path, document, original, record, data, mode)}"
     except OSError as error:
         raise InstallError(f"{error.filename or path}: {error.strerror or error}") from None
     _drop_record(path)
@@ -603,6 +598,46 @@ def uninstall(target: Target) -> Outcome:
             "trust them again"
         )
     return Outcome(target, True, summary, notes)
+
+
+def _drop_emptied(document: dict[str, Any], hooks: dict[str, Any], original: dict[str, Any] | None) -> None:
+    """Remove the events (and the `hooks` key) our removal emptied, unless the file had them
+    before the install."""
+    for event in [event for event, groups in hooks.items() if not groups]:
+        if not _had(original, event):
+            del hooks[event]
+    if not hooks and not (original is not None and "hooks" in original):
+        del document["hooks"]
+
+
+def _put_back(
+    path: Path,
+    document: dict[str, Any],
+    original: dict[str, Any] | None,
+    record: _Record | None,
+    data: bytes,
+    mode: int,
+) -> str:
+    """Write the file without our groups: removed when the install made it and nothing else is
+    left, restored byte for byte when nothing else changed, else rewritten. Returns what was done.
+
+    Raises:
+        InstallError: the file changed while it was being removed.
+        OSError: the file could not be written or removed.
+    """
+    if record is not None and record.original is None and not document:
+        if (_read(path) or (None,))[0] != data:
+            raise InstallError(
+                f"{path} changed while agent-tui was removing it; nothing was changed, try again"
+            )
+        path.unlink()
+        _remove_made(record.made)
+        return f"removed {path} (agent-tui had made it)"
+    if record is not None and record.original is not None and document == original:
+        _write(path, record.original, mode, data)
+        return f"uninstalled from {path} (restored as it was)"
+    _write(path, render(document, data), mode, data)
+    return f"uninstalled from {path}"
 
 
 def _had(original: dict[str, Any] | None, event: str) -> bool:
