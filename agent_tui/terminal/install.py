@@ -24,7 +24,7 @@ Invariants:
   runs): a changed command would make Codex ask the user to trust it again;
 - uninstall removes exactly our entries; when what remains is what the file held before the
   install, the file's original bytes are put back (kept at install in agent-tui's data dir,
-  0600, `backup_path`), and a file the install made is removed again, with the folders it made
+  0600, `install_record`), and a file the install made is removed again, with the folders it made
   when they are empty;
 - a file that is a link, not a plain file, another user's, writable by group or others, or over
   `MAX_FILE`, or in a folder others may write (a project's folder included), is refused, and so
@@ -37,9 +37,7 @@ Invariants:
 
 from __future__ import annotations
 
-import base64
 import errno
-import hashlib
 import json
 import os
 import re
@@ -51,9 +49,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_tui.private_files import UntrustedStateError, make_private_dirs, read_trusted, write_private
+from agent_tui.private_files import make_private_dirs
 from agent_tui.terminal.cli_versions import NAMES, events_for
 from agent_tui.terminal.hook_wire import Cli
+from agent_tui.terminal.install_record import (
+    InstallRecord,
+    backup_path,
+    drop_record,
+    load_record,
+    save_record,
+)
 
 Scope = Literal["user", "project"]
 
@@ -423,59 +428,6 @@ def _write(path: Path, data: bytes, mode: int, read: bytes | None) -> None:
         raise
 
 
-# --- the record of what a file held before --------------------------------------------------
-
-
-def backup_dir() -> Path:
-    """Where the bytes a hook file held before our install are kept (agent-tui's data dir)."""
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("agent-tui")) / "hook-installs"
-
-
-def backup_path(path: Path) -> Path:
-    """The record of the hook file `path`: named by its real path, so every spelling meets."""
-    real = os.path.join(os.path.realpath(path.parent), path.name)
-    return backup_dir() / (hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json")
-
-
-@dataclass(frozen=True)
-class _Record:
-    original: bytes | None
-    """The file's bytes before the install; None: there was no file."""
-    made: tuple[str, ...] = ()
-    """Folders the install made for it, outermost first."""
-
-
-def _load_record(path: Path) -> _Record | None:
-    try:
-        fields = json.loads(read_trusted(backup_path(path)))
-        original = fields["original"]
-        made = fields.get("made", [])
-        return _Record(
-            None if original is None else base64.b64decode(original, validate=True),
-            tuple(str(folder) for folder in made),
-        )
-    except (OSError, ValueError, KeyError, TypeError, UntrustedStateError):
-        return None  # none (or not ours to trust): uninstall then only removes our entries
-
-
-def _save_record(path: Path, record: _Record) -> None:
-    fields = {
-        "path": str(path),
-        "original": None if record.original is None else base64.b64encode(record.original).decode(),
-        "made": list(record.made),
-    }
-    write_private(backup_path(path), json.dumps(fields, indent=1).encode() + b"\n")
-
-
-def _drop_record(path: Path) -> None:
-    try:
-        backup_path(path).unlink()
-    except OSError:
-        pass
-
-
 # --- install and uninstall ------------------------------------------------------------------
 
 
@@ -499,7 +451,7 @@ def install(target: Target, command: str, events: tuple[str, ...]) -> Outcome:
     replaced = _place_ours(hooks, target.cli, events, command)
     if json.dumps(document) == before:
         return Outcome(target, False, f"{NAMES[target.cli]}: already installed in {path}")
-    record = _load_record(path) if had_ours else None
+    record = load_record(path) if had_ours else None
     made: tuple[str, ...] = ()
     if found is None:
         made = _missing_folders(path.parent)
@@ -508,9 +460,9 @@ def install(target: Target, command: str, events: tuple[str, ...]) -> Outcome:
         except OSError as error:
             raise InstallError(f"{path.parent}: {error.strerror or error}") from None
     if record is None:
-        record = _Record(data, made)
+        record = InstallRecord(data, made)
     try:
-        _save_record(path, record)
+        save_record(path, record)
         _write(path, render(document, data), mode, data)
     except OSError as error:
         raise InstallError(f"{error.filename or path}: {error.strerror or error}") from None
@@ -569,7 +521,7 @@ def uninstall(target: Target) -> Outcome:
     path = target.path
     found = _read(path)
     if found is None:
-        _drop_record(path)
+        drop_record(path)
         return Outcome(target, False, f"{NAMES[target.cli]}: not installed in {path} (no such file)")
     data, mode = found
     document = parse(path, data)
@@ -577,7 +529,7 @@ def uninstall(target: Target) -> Outcome:
     removed, shifted = _remove_ours(hooks or {}, target.cli)
     if not removed:
         return Outcome(target, False, f"{NAMES[target.cli]}: not installed in {path}")
-    record = _load_record(path)
+    record = load_record(path)
     original = None
     if record is not None and record.original is not None:
         try:
@@ -590,7 +542,7 @@ def uninstall(target: Target) -> Outcome:
         summary = f"{NAMES[target.cli]}: {_put_back(path, document, original, record, data, mode)}"
     except OSError as error:
         raise InstallError(f"{error.filename or path}: {error.strerror or error}") from None
-    _drop_record(path)
+    drop_record(path)
     notes = []
     if target.cli == "codex" and shifted:
         notes.append(
@@ -614,7 +566,7 @@ def _put_back(
     path: Path,
     document: dict[str, Any],
     original: dict[str, Any] | None,
-    record: _Record | None,
+    record: InstallRecord | None,
     data: bytes,
     mode: int,
 ) -> str:
