@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,30 +35,18 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     project = (args.cwd or Path.cwd()).expanduser().resolve()
     if not project.is_dir():
         return fail(f"{project}: no such directory", EXIT_USAGE)
-    models: list[Any] = []
-    notice: str | None = None
-    external: Any = None
-    servers: dict[str, Any] = {}
     if args.demo and args.agent is not None:
         return fail("--agent runs an agent on your project, not in the demo (leave out --demo)", EXIT_USAGE)
-    hand_back: float | None = None
-    if not args.demo:
-        try:
-            external, servers = _acp_agents(args.config, args.agent)
-            models, notice = _model_choices(args)
-            hand_back = _hand_back(args.config)
-        except ValueError as error:  # a setting, an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
-            return fail(str(error), EXIT_USAGE)
+    try:
+        chosen = _Choices() if args.demo else _choices(args)
+    except ValueError as error:  # a setting, an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
+        return fail(str(error), EXIT_USAGE)
+    models, external = chosen.models, chosen.external
     has_agents = external is not None and bool(external.names())
     all_projects = bool(getattr(args, "all_projects", False))
-    terminal = None if args.demo else _terminal_finder(project)
-    if (
-        terminal is not None
-        and not (models or has_agents)
-        and not _has_terminal_agents(project, all_projects)
-    ):
-        terminal = None  # nothing to show: the demo, which says how to configure a model
-    runs_project = bool(models or has_agents or terminal is not None)
+    ours = bool(models or has_agents)
+    terminal = None if args.demo else _terminal_shown(project, ours=ours, all_projects=all_projects)
+    runs_project = ours or terminal is not None
     sessions_dir = args.sessions_dir or (default_sessions_dir(project) if runs_project else fresh_dir())
     problem = sessions_dir_error(sessions_dir)
     if problem is not None:
@@ -69,18 +58,49 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         project=project,
         models=models,
         prompt=args.prompt,
-        notice=notice,
+        notice=chosen.notice,
         # The demo's scripted commands need no sandbox; its top line keeps how to configure a model.
         warning=sandbox_problem(args.config) if models or has_agents else None,
         external=external if has_agents else None,
         agent=args.agent,
         notify_command=_notify_command(args.config),
         prices=args.config.price_table(),
-        mcp_servers=servers,
+        mcp_servers=chosen.servers,
         find_terminal=terminal,
         all_projects=all_projects,
-        terminal_hand_back=hand_back,
+        terminal_hand_back=chosen.hand_back,
     )
+
+
+@dataclass(frozen=True)
+class _Choices:
+    """What the configuration and the options give the workbench (nothing, for the demo)."""
+
+    models: list[Any] = field(default_factory=list)
+    notice: str | None = None
+    external: Any = None
+    servers: dict[str, Any] = field(default_factory=dict)
+    hand_back: float | None = None
+
+
+def _choices(args: argparse.Namespace) -> _Choices:
+    """The models, ACP agents, MCP servers and terminal hand-back the configuration and options give.
+
+    Raises:
+        ValueError: a setting, an `[acp.NAME]` or `[mcp.NAME]` table, or `--agent` is wrong.
+    """
+    external, servers = _acp_agents(args.config, args.agent)
+    models, notice = _model_choices(args)
+    return _Choices(models, notice, external, servers, _hand_back(args.config))
+
+
+def _terminal_shown(project: Path, *, ours: bool, all_projects: bool) -> Any:
+    """The `TerminalFinder` of `project`, or None when there is nothing to show in it: no model or
+    agent of ours, and no Claude Code or Codex session (the demo then says how to configure one)."""
+    terminal = _terminal_finder(project)
+    if terminal is not None and not ours and not _has_terminal_agents(project, all_projects):
+        return None
+    return terminal
 
 
 def _terminal_finder(project: Path) -> Any:

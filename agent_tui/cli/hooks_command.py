@@ -34,6 +34,7 @@ from agent_tui.terminal.cli_versions import (
     CODEX_HOOKS_ON_BY_DEFAULT,
     COMMANDS,
     NAMES,
+    FoundCli,
     Version,
     events_for,
     find_cli,
@@ -86,6 +87,24 @@ def install_one(target: Target) -> int:
     """Install the hook into one file, checking the CLI's version first."""
     cli = target.cli
     found = find_cli(cli)
+    if not _version_allows(cli, found) or _in_linked_codex_worktree(target):
+        return EXIT_FAILED
+    try:
+        outcome = install(target, hook_command(cli), events_for(cli, found.version))
+    except InstallError as error:
+        _warn(str(error))
+        return EXIT_FAILED
+    _say(outcome.summary)
+    for note in outcome.notes:
+        _say(f"  {note}")
+    if cli == "codex":
+        _say_codex_notes(target, found.version, changed=outcome.changed)
+    return EXIT_OK
+
+
+def _version_allows(cli: Cli, found: FoundCli) -> bool:
+    """Whether the hook may be installed for the CLI as found (too old: no), warning when its
+    version cannot be told."""
     name = NAMES[cli]
     needed = shown(minimum_version(cli))
     if found.command is None:
@@ -103,38 +122,41 @@ def install_one(target: Target) -> int:
             f"{name} {shown(found.version)} ({found.command}) is too old for agent-tui's "
             f"hook: it needs {name} {needed} or newer, the first with PermissionRequest"
         )
-        return EXIT_FAILED
-    if cli == "codex" and target.project is not None:
-        home = codex_worktree_home(target.project)
-        if home is not None:
-            _warn(
-                f"{target.project} is in a linked git worktree: Codex reads its hooks from the main "
-                f"checkout's {home / '.codex' / 'hooks.json'}, so nothing was installed here; run "
-                f"`agent-tui hooks install codex --project {home}`"
-            )
-            return EXIT_FAILED
-    try:
-        outcome = install(target, hook_command(cli), events_for(cli, found.version))
-    except InstallError as error:
-        _warn(str(error))
-        return EXIT_FAILED
-    _say(outcome.summary)
-    for note in outcome.notes:
-        _say(f"  {note}")
-    if cli == "codex" and found.version is not None and found.version < CODEX_HOOKS_ON_BY_DEFAULT:
+        return False
+    return True
+
+
+def _in_linked_codex_worktree(target: Target) -> bool:
+    """Whether `target` is a Codex project in a linked git worktree (Codex reads the main
+    checkout's hooks there), warning where to install instead."""
+    if target.cli != "codex" or target.project is None:
+        return False
+    home = codex_worktree_home(target.project)
+    if home is None:
+        return False
+    _warn(
+        f"{target.project} is in a linked git worktree: Codex reads its hooks from the main "
+        f"checkout's {home / '.codex' / 'hooks.json'}, so nothing was installed here; run "
+        f"`agent-tui hooks install codex --project {home}`"
+    )
+    return True
+
+
+def _say_codex_notes(target: Target, version: Version | None, *, changed: bool) -> None:
+    """What a Codex user should know after an install: the feature flag of older versions, a
+    second install, a project file that is not private."""
+    if version is not None and version < CODEX_HOOKS_ON_BY_DEFAULT:
         _say(
-            f"  Codex {shown(found.version)} runs hooks only with `[features] codex_hooks = true` in its "
+            f"  Codex {shown(version)} runs hooks only with `[features] codex_hooks = true` in its "
             "config.toml (agent-tui does not write it), or from Codex "
             f"{shown(CODEX_HOOKS_ON_BY_DEFAULT)} on"
         )
-    if cli == "codex":
-        _say_if_twice(target, found.version)
-    if outcome.changed and target.scope == "project" and cli == "codex":
+    _say_if_twice(target, version)
+    if changed and target.scope == "project":
         _say(
             "  Codex reads a project's .codex/hooks.json only in a project you trust, and the file is "
             "not private to you: keep it out of your repository (.git/info/exclude)"
         )
-    return EXIT_OK
 
 
 def _say_if_twice(target: Target, version: Version | None) -> None:

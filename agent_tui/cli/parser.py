@@ -485,27 +485,7 @@ def hooks_arguments(hooks: argparse.ArgumentParser) -> None:
         ("uninstall", "remove exactly agent-tui's hook (the file as it was, when nothing else changed)"),
     ):
         chosen = actions.add_parser(action, help=help, description=help[0].upper() + help[1:] + ".")
-        chosen.add_argument(
-            "hooks_clis",
-            nargs="*",
-            type=hooks_cli,
-            metavar="CLI",
-            help="claude-code, codex (default: both)",
-        )
-        where = chosen.add_mutually_exclusive_group()
-        where.add_argument(
-            "--user",
-            action="store_true",
-            help="your own hook files: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME or ~/.codex (the default)",
-        )
-        where.add_argument(
-            "--project",
-            type=Path,
-            default=None,
-            dest="hooks_project",
-            metavar="DIR",
-            help="the project in DIR: .claude/settings.local.json, .codex/hooks.json",
-        )
+        hooks_file_arguments(chosen)
     state = "say what is installed where, and whether a running agent-tui answers the hooks"
     status = actions.add_parser("status", help=state, description=state[0].upper() + state[1:] + ".")
     status.add_argument(
@@ -515,6 +495,31 @@ def hooks_arguments(hooks: argparse.ArgumentParser) -> None:
         dest="hooks_project",
         metavar="DIR",
         help="the project whose hook files are shown (default: .)",
+    )
+
+
+def hooks_file_arguments(chosen: argparse.ArgumentParser) -> None:
+    """`[CLI ...] [--user | --project DIR]`: which hook files `hooks install|uninstall` changes."""
+    chosen.add_argument(
+        "hooks_clis",
+        nargs="*",
+        type=hooks_cli,
+        metavar="CLI",
+        help="claude-code, codex (default: both)",
+    )
+    where = chosen.add_mutually_exclusive_group()
+    where.add_argument(
+        "--user",
+        action="store_true",
+        help="your own hook files: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME or ~/.codex (the default)",
+    )
+    where.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        dest="hooks_project",
+        metavar="DIR",
+        help="the project in DIR: .claude/settings.local.json, .codex/hooks.json",
     )
 
 

@@ -174,22 +174,8 @@ def _claude_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) ->
     if head is None:
         return None
     records, rest = head
-    cwd = session = started = title = prompt = None
-    for record in records:
-        kind = record.get("type")
-        title_key = _TITLE_RECORDS.get(kind) if isinstance(kind, str) else None
-        if title_key is not None and title is None and isinstance(record.get(title_key), str):
-            title = record[title_key]
-        if session is None and isinstance(record.get("sessionId"), str):
-            session = record["sessionId"]
-        if kind not in ("user", "assistant", "system"):
-            continue
-        if cwd is None and isinstance(record.get("cwd"), str) and record["cwd"]:
-            cwd = record["cwd"]
-        if started is None:
-            started = normalize_ts(record.get("timestamp"))
-        if prompt is None and kind == "user" and not record.get("isSidechain") and not record.get("isMeta"):
-            prompt = _prompt_text(record.get("message"))
+    first = _claude_head(records)
+    cwd, session, started, title, prompt = first.cwd, first.session, first.started, first.title, first.prompt
     if cwd is None:
         cwd = _field(rest, "cwd")
     if session is None:
@@ -211,6 +197,43 @@ def _claude_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) ->
         started=started,
         modified_ns=_mtime(entry),
     )
+
+
+@dataclass
+class _ClaudeHead:
+    """What a Claude Code transcript's first records tell, each the first one found."""
+
+    cwd: str | None = None
+    session: str | None = None
+    started: str | None = None
+    title: str | None = None
+    prompt: str | None = None
+
+
+def _claude_head(records: list[dict[str, Any]]) -> _ClaudeHead:
+    """The folder, session, start, title and first typed prompt in a transcript's first records."""
+    head = _ClaudeHead()
+    for record in records:
+        kind = record.get("type")
+        title_key = _TITLE_RECORDS.get(kind) if isinstance(kind, str) else None
+        if title_key is not None and head.title is None and isinstance(record.get(title_key), str):
+            head.title = record[title_key]
+        if head.session is None and isinstance(record.get("sessionId"), str):
+            head.session = record["sessionId"]
+        if kind not in ("user", "assistant", "system"):
+            continue
+        if head.cwd is None and isinstance(record.get("cwd"), str) and record["cwd"]:
+            head.cwd = record["cwd"]
+        if head.started is None:
+            head.started = normalize_ts(record.get("timestamp"))
+        if (
+            head.prompt is None
+            and kind == "user"
+            and not record.get("isSidechain")
+            and not record.get("isMeta")
+        ):
+            head.prompt = _prompt_text(record.get("message"))
+    return head
 
 
 def _prompt_text(message: object) -> str | None:

@@ -24,7 +24,7 @@ Invariants:
   runs): a changed command would make Codex ask the user to trust it again;
 - uninstall removes exactly our entries; when what remains is what the file held before the
   install, the file's original bytes are put back (kept at install in agent-tui's data dir,
-  0600, `backup_path`), and a file the install made is removed again, with the folders it made
+  0600, `install_record`), and a file the install made is removed again, with the folders it made
   when they are empty;
 - a file that is a link, not a plain file, another user's, writable by group or others, or over
   `MAX_FILE`, or in a folder others may write (a project's folder included), is refused, and so
@@ -37,9 +37,7 @@ Invariants:
 
 from __future__ import annotations
 
-import base64
 import errno
-import hashlib
 import json
 import os
 import re
@@ -51,9 +49,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_tui.private_files import UntrustedStateError, make_private_dirs, read_trusted, write_private
+from agent_tui.private_files import make_private_dirs
 from agent_tui.terminal.cli_versions import NAMES, events_for
 from agent_tui.terminal.hook_wire import Cli
+from agent_tui.terminal.install_record import (
+    InstallRecord,
+    backup_path,
+    drop_record,
+    load_record,
+    save_record,
+)
 
 Scope = Literal["user", "project"]
 
@@ -423,59 +428,6 @@ def _write(path: Path, data: bytes, mode: int, read: bytes | None) -> None:
         raise
 
 
-# --- the record of what a file held before --------------------------------------------------
-
-
-def backup_dir() -> Path:
-    """Where the bytes a hook file held before our install are kept (agent-tui's data dir)."""
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("agent-tui")) / "hook-installs"
-
-
-def backup_path(path: Path) -> Path:
-    """The record of the hook file `path`: named by its real path, so every spelling meets."""
-    real = os.path.join(os.path.realpath(path.parent), path.name)
-    return backup_dir() / (hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json")
-
-
-@dataclass(frozen=True)
-class _Record:
-    original: bytes | None
-    """The file's bytes before the install; None: there was no file."""
-    made: tuple[str, ...] = ()
-    """Folders the install made for it, outermost first."""
-
-
-def _load_record(path: Path) -> _Record | None:
-    try:
-        fields = json.loads(read_trusted(backup_path(path)))
-        original = fields["original"]
-        made = fields.get("made", [])
-        return _Record(
-            None if original is None else base64.b64decode(original, validate=True),
-            tuple(str(folder) for folder in made),
-        )
-    except (OSError, ValueError, KeyError, TypeError, UntrustedStateError):
-        return None  # none (or not ours to trust): uninstall then only removes our entries
-
-
-def _save_record(path: Path, record: _Record) -> None:
-    fields = {
-        "path": str(path),
-        "original": None if record.original is None else base64.b64encode(record.original).decode(),
-        "made": list(record.made),
-    }
-    write_private(backup_path(path), json.dumps(fields, indent=1).encode() + b"\n")
-
-
-def _drop_record(path: Path) -> None:
-    try:
-        backup_path(path).unlink()
-    except OSError:
-        pass
-
-
 # --- install and uninstall ------------------------------------------------------------------
 
 
@@ -496,22 +448,10 @@ def install(target: Target, command: str, events: tuple[str, ...]) -> Outcome:
         hooks = {}
         document["hooks"] = hooks
     had_ours = any(_is_our_group(group, target.cli) for groups in hooks.values() for group in groups)
-    replaced: list[str] = []
-    for event in events:
-        groups = hooks.setdefault(event, [])
-        ours = [index for index, group in enumerate(groups) if _is_our_group(group, target.cli)]
-        wanted = entry(target.cli, event, command)
-        if not ours:
-            groups.append(wanted)
-            continue
-        if groups[ours[0]] != wanted:
-            groups[ours[0]] = wanted
-            replaced.append(event)
-        for index in reversed(ours[1:]):  # a second copy of ours: one is enough
-            del groups[index]
+    replaced = _place_ours(hooks, target.cli, events, command)
     if json.dumps(document) == before:
         return Outcome(target, False, f"{NAMES[target.cli]}: already installed in {path}")
-    record = _load_record(path) if had_ours else None
+    record = load_record(path) if had_ours else None
     made: tuple[str, ...] = ()
     if found is None:
         made = _missing_folders(path.parent)
@@ -520,21 +460,45 @@ def install(target: Target, command: str, events: tuple[str, ...]) -> Outcome:
         except OSError as error:
             raise InstallError(f"{path.parent}: {error.strerror or error}") from None
     if record is None:
-        record = _Record(data, made)
+        record = InstallRecord(data, made)
     try:
-        _save_record(path, record)
+        save_record(path, record)
         _write(path, render(document, data), mode, data)
     except OSError as error:
         raise InstallError(f"{error.filename or path}: {error.strerror or error}") from None
+    summary = f"{NAMES[target.cli]}: installed in {path} ({', '.join(events)})"
+    return Outcome(target, True, summary, _install_notes(target.cli, replaced))
+
+
+def _place_ours(hooks: dict[str, Any], cli: Cli, events: tuple[str, ...], command: str) -> list[str]:
+    """Put our group for each of `events` after the user's own (one copy, the current command).
+    Returns the events where an earlier command of ours was replaced."""
+    replaced: list[str] = []
+    for event in events:
+        groups = hooks.setdefault(event, [])
+        ours = [index for index, group in enumerate(groups) if _is_our_group(group, cli)]
+        wanted = entry(cli, event, command)
+        if not ours:
+            groups.append(wanted)
+            continue
+        if groups[ours[0]] != wanted:
+            groups[ours[0]] = wanted
+            replaced.append(event)
+        for index in reversed(ours[1:]):  # a second copy of ours: one is enough
+            del groups[index]
+    return replaced
+
+
+def _install_notes(cli: Cli, replaced: list[str]) -> list[str]:
     notes = []
-    if target.cli == "codex":
+    if cli == "codex":
         notes.append(
             "Codex asks you once to trust the new hook (in its TUI, or with /hooks); agent-tui never "
             "trusts it for you"
         )
     if replaced:
         notes.append(f"replaced agent-tui's earlier command for {', '.join(replaced)}")
-    return Outcome(target, True, f"{NAMES[target.cli]}: installed in {path} ({', '.join(events)})", notes)
+    return notes
 
 
 def _missing_folders(folder: Path) -> tuple[str, ...]:
@@ -557,7 +521,7 @@ def uninstall(target: Target) -> Outcome:
     path = target.path
     found = _read(path)
     if found is None:
-        _drop_record(path)
+        drop_record(path)
         return Outcome(target, False, f"{NAMES[target.cli]}: not installed in {path} (no such file)")
     data, mode = found
     document = parse(path, data)
@@ -565,7 +529,7 @@ def uninstall(target: Target) -> Outcome:
     removed, shifted = _remove_ours(hooks or {}, target.cli)
     if not removed:
         return Outcome(target, False, f"{NAMES[target.cli]}: not installed in {path}")
-    record = _load_record(path)
+    record = load_record(path)
     original = None
     if record is not None and record.original is not None:
         try:
@@ -573,29 +537,12 @@ def uninstall(target: Target) -> Outcome:
         except InstallError:
             record = None
     if hooks is not None:
-        for event in [event for event, groups in hooks.items() if not groups]:
-            if not _had(original, event):
-                del hooks[event]
-        if not hooks and not (original is not None and "hooks" in original):
-            del document["hooks"]
+        _drop_emptied(document, hooks, original)
     try:
-        if record is not None and record.original is None and not document:
-            if (_read(path) or (None,))[0] != data:
-                raise InstallError(
-                    f"{path} changed while agent-tui was removing it; nothing was changed, try again"
-                )
-            path.unlink()
-            _remove_made(record.made)
-            summary = f"{NAMES[target.cli]}: removed {path} (agent-tui had made it)"
-        elif record is not None and record.original is not None and document == original:
-            _write(path, record.original, mode, data)
-            summary = f"{NAMES[target.cli]}: uninstalled from {path} (restored as it was)"
-        else:
-            _write(path, render(document, data), mode, data)
-            summary = f"{NAMES[target.cli]}: uninstalled from {path}"
+        summary = f"{NAMES[target.cli]}: {_put_back(path, document, original, record, data, mode)}"
     except OSError as error:
         raise InstallError(f"{error.filename or path}: {error.strerror or error}") from None
-    _drop_record(path)
+    drop_record(path)
     notes = []
     if target.cli == "codex" and shifted:
         notes.append(
@@ -603,6 +550,46 @@ def uninstall(target: Target) -> Outcome:
             "trust them again"
         )
     return Outcome(target, True, summary, notes)
+
+
+def _drop_emptied(document: dict[str, Any], hooks: dict[str, Any], original: dict[str, Any] | None) -> None:
+    """Remove the events (and the `hooks` key) our removal emptied, unless the file had them
+    before the install."""
+    for event in [event for event, groups in hooks.items() if not groups]:
+        if not _had(original, event):
+            del hooks[event]
+    if not hooks and not (original is not None and "hooks" in original):
+        del document["hooks"]
+
+
+def _put_back(
+    path: Path,
+    document: dict[str, Any],
+    original: dict[str, Any] | None,
+    record: InstallRecord | None,
+    data: bytes,
+    mode: int,
+) -> str:
+    """Write the file without our groups: removed when the install made it and nothing else is
+    left, restored byte for byte when nothing else changed, else rewritten. Returns what was done.
+
+    Raises:
+        InstallError: the file changed while it was being removed.
+        OSError: the file could not be written or removed.
+    """
+    if record is not None and record.original is None and not document:
+        if (_read(path) or (None,))[0] != data:
+            raise InstallError(
+                f"{path} changed while agent-tui was removing it; nothing was changed, try again"
+            )
+        path.unlink()
+        _remove_made(record.made)
+        return f"removed {path} (agent-tui had made it)"
+    if record is not None and record.original is not None and document == original:
+        _write(path, record.original, mode, data)
+        return f"uninstalled from {path} (restored as it was)"
+    _write(path, render(document, data), mode, data)
+    return f"uninstalled from {path}"
 
 
 def _had(original: dict[str, Any] | None, event: str) -> bool:

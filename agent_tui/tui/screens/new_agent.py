@@ -131,42 +131,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                         id="new-agent-host",
                         compact=True,
                     )
-            with Horizontal(classes="field-row"):
-                yield Label("Directory", classes="field-label")
-                yield self._directory_input()
-            with Horizontal(classes="field-row"):
-                yield Label("Model", classes="field-label")
-                entries = self._runs_on()
-                yield Select(
-                    entries,
-                    value=self._drafted(entries),
-                    allow_blank=False,
-                    id="new-agent-model",
-                    compact=True,
-                )
-            with Horizontal(classes="field-row"):
-                yield Label("Name", classes="field-label")
-                yield Input(
-                    draft.name if draft is not None else "",
-                    placeholder="optional: made from the prompt",
-                    id="new-agent-name",
-                    compact=True,
-                )
-            budget = draft.budget if draft is not None else None
-            with Horizontal(classes="field-row"):
-                yield Label("Budget", classes="field-label")
-                yield Input(
-                    f"{budget.usd:.2f}" if budget is not None and budget.usd is not None else "",
-                    placeholder="dollars, e.g. 2.50",
-                    id="new-agent-budget-usd",
-                    compact=True,
-                )
-                yield Input(
-                    tokens_text(budget.tokens) if budget is not None and budget.tokens is not None else "",
-                    placeholder="tokens, e.g. 500k",
-                    id="new-agent-budget-tokens",
-                    compact=True,
-                )
+            yield from self._run_fields()
             yield TickBox(
                 "Own worktree: a new branch under .agent-tui/worktrees/",
                 value=draft.own_worktree if draft is not None else False,
@@ -179,6 +144,46 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             with Horizontal(id="new-agent-buttons"):
                 yield Button("Start  ctrl+s", id="new-agent-start", variant="primary", compact=True)
                 yield Button("Cancel  esc", id="new-agent-cancel", compact=True)
+
+    def _run_fields(self) -> ComposeResult:
+        """The rows of where, on what, under which name and within what budget the agent runs."""
+        draft = self._draft
+        with Horizontal(classes="field-row"):
+            yield Label("Directory", classes="field-label")
+            yield self._directory_input()
+        with Horizontal(classes="field-row"):
+            yield Label("Model", classes="field-label")
+            entries = self._runs_on()
+            yield Select(
+                entries,
+                value=self._drafted(entries),
+                allow_blank=False,
+                id="new-agent-model",
+                compact=True,
+            )
+        with Horizontal(classes="field-row"):
+            yield Label("Name", classes="field-label")
+            yield Input(
+                draft.name if draft is not None else "",
+                placeholder="optional: made from the prompt",
+                id="new-agent-name",
+                compact=True,
+            )
+        budget = draft.budget if draft is not None else None
+        with Horizontal(classes="field-row"):
+            yield Label("Budget", classes="field-label")
+            yield Input(
+                f"{budget.usd:.2f}" if budget is not None and budget.usd is not None else "",
+                placeholder="dollars, e.g. 2.50",
+                id="new-agent-budget-usd",
+                compact=True,
+            )
+            yield Input(
+                tokens_text(budget.tokens) if budget is not None and budget.tokens is not None else "",
+                placeholder="tokens, e.g. 500k",
+                id="new-agent-budget-tokens",
+                compact=True,
+            )
 
     def _directory_input(self) -> Input:
         if self._hosts is None:

@@ -19,20 +19,13 @@ the tree's layout is the room it has (every line is cut to it), so nothing is bu
 The nodes are appended and the tree invalidated once for all of them (Textual's `add` redoes its
 layout work for each node).
 
-A line too long for the tree is cut with `…` when it is drawn: first the end message, then the
-cost gives its short form (the tree's total, `Σ$1.87`), then the name is cut (to no fewer than
-`MIN_NAME_CELLS`), so the status, approvals, phase, time, cost and budget mark stay in view;
-where even that is too long (an 80-column screen), the approvals' wait, the worktree mark and the
-turn's time are left out, one by one, before the name is cut, then the phase word takes its
-short form (`exec`), then the cost goes: the phase word always stays, and a time is never shown
-without the word it belongs to (`⚑ 4s` the oldest request's wait, `executing 5s` the turn's).
-The budget mark stays (a line that cannot keep it is cut at its end).
+A line too long for the tree is cut with `…` when it is drawn, its parts giving way in the order
+`tree_line` sets out: the status, approvals, phase word and budget mark stay in view.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 from rich.style import Style
 from rich.text import Text
@@ -47,13 +40,13 @@ from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.session_filter import group_roots_by_day
 from agent_tui.tui.spend_text import TreeCost, budget_mark, cost_brief, spent, tree_cost
 from agent_tui.tui.timing import elapsed_ms, format_duration, waited_ms
+from agent_tui.tui.tree_line import PHASE_SHORT, LinePiece, LinePieces, cut_text, fit_line
 
 _LabelKey = tuple[object, ...]
 _Shown = tuple[set[str], set[str]] | None
 Grouping = Callable[[DashboardState, list[str]], list[tuple[str, list[str]]]]
 """Root sessions (in tree order) → `(line, roots under it)`, the lines in order."""
 _GROUP = "\x00group:"  # node data prefix of a day line (never a session id)
-MIN_NAME_CELLS = 6
 """A name is cut to no fewer cells than this (with its `…`); below that the line is cut at its end."""
 LABELLED_LINES = 100
 """At each state, the labels of at least this many lines from the top of the view are brought
@@ -117,7 +110,7 @@ class SessionTree(Tree[str]):
         self._session_nodes: dict[str, TreeNode[str]] = {}
         self._shape: tuple[object, ...] = ()
         self._labels: dict[str, _LabelKey] = {}
-        self._pieces: dict[str, list[_Piece]] = {}  # each label's parts (how they give way)
+        self._pieces: dict[str, list[LinePiece]] = {}  # each label's parts (how they give way)
         self._group_nodes: dict[str, TreeNode[str]] = {}  # day (or host) lines by node data
         self._group_roots: dict[str, list[str]] = {}  # the roots under each of them
         self._state: DashboardState | None = None
@@ -356,21 +349,8 @@ class SessionTree(Tree[str]):
     def _label(self, session: SessionView, now_ms: int | None, dim: bool) -> Text:
         style = self._style
         status = session.status
-        pieces: list[_Piece] = []
-
-        def add(
-            role: str, text: str, look: Style | str, short: str | None = None, *, gap: bool = False
-        ) -> None:
-            piece = Text.assemble(" ", (text, look)) if gap else Text(text, look)
-            shorter = None
-            if short is not None:
-                shorter = Text.assemble(" ", (short, look)) if gap else Text(short, look)
-            if dim:
-                piece.stylize(style("session-tree--context"))
-                if shorter is not None:
-                    shorter.stylize(style("session-tree--context"))
-            pieces.append(_Piece(role, piece, shorter))
-
+        line = LinePieces(style("session-tree--context") if dim else None)
+        add = line.add
         add("fixed", STATUS_GLYPH[status], style(f"session-tree--{status}"))
         add("fixed", " ", "")
         add("name", visible(tree_name(session)), Style(bold=session.running))
@@ -399,9 +379,8 @@ class SessionTree(Tree[str]):
         if note:
             kind = "failed" if status == "failed" or session.session_id in self.end_marks else "time"
             add("note", visible(f" {note}"), style(f"session-tree--{kind}"))
-        self._pieces[session.session_id] = pieces
-        text = Text.assemble(*(piece.text for piece in pieces), no_wrap=True, overflow="ellipsis")
-        return text
+        self._pieces[session.session_id] = line.pieces
+        return Text.assemble(*(piece.text for piece in line.pieces), no_wrap=True, overflow="ellipsis")
 
     def _style(self, name: str, *, partial: bool = True) -> Style:
         """A component class's style (thousands of labels share a dozen: looked up once)."""
@@ -481,9 +460,9 @@ class SessionTree(Tree[str]):
             return text
         pieces = self._pieces.get(node.data or "")
         if pieces is None:
-            return _cut(text, room)
+            return cut_text(text, room)
         prefix = text[: len(text) - len(node.label)]  # the expand/collapse icon
-        fitted = _fit(pieces, room - prefix.cell_len)
+        fitted = fit_line(pieces, room - prefix.cell_len)
         fitted.stylize(style)
         return Text.assemble(prefix, fitted)
 
@@ -519,78 +498,6 @@ class SessionTree(Tree[str]):
         note = session.turns[-1].end_message if session.turns else None
         # "gemini exited with status 1" on gemini's own line: the name is there already.
         return note.removeprefix(f"{session.display_name} ") if note else None
-
-
-def _cut(text: Text, room: int) -> Text:
-    cut = text.copy()
-    cut.truncate(room, overflow="ellipsis")
-    return cut
-
-
-class _Piece(NamedTuple):
-    """A part of a tree line: its `role` says how it gives way when the line is too long
-    (`fixed` and `budget` never, `note` is cut first, `cost` takes its `short` form, `name` is
-    cut, then `wait`, `worktree` and `time` are dropped, `phase` takes its `short` form and
-    `cost` is dropped, in that order)."""
-
-    role: str
-    text: Text
-    short: Text | None = None
-
-
-PHASE_SHORT = {"executing": "exec", "compress": "compr"}
-"""The phase words' short forms, for a line too narrow for the whole word."""
-GIVING_WAY: tuple[tuple[str, str], ...] = (
-    ("drop", "wait"),
-    ("drop", "worktree"),
-    ("drop", "time"),
-    ("short", "phase"),
-    ("drop", "cost"),
-)
-"""What a line too narrow for its cut name does, one step after the other."""
-
-
-def _joined(pieces: list[_Piece]) -> Text:
-    return Text.assemble(*(piece.text for piece in pieces))
-
-
-def _fit(pieces: list[_Piece], room: int) -> Text:
-    """A line in `room` cells (see the module docstring): its note cut or dropped; then its cost
-    in its short form; then its name cut (not under `MIN_NAME_CELLS`); then `GIVING_WAY`, step
-    by step, each time with the name cut; at last cut at its end."""
-    head = [piece for piece in pieces if piece.role != "note"]
-    whole = _joined(head)
-    if whole.cell_len < room:
-        return Text.assemble(whole, _cut(_joined(pieces[len(head) :]), room - whole.cell_len))
-    if whole.cell_len == room:
-        return whole
-    kept = [_Piece(p.role, p.short) if p.role == "cost" and p.short is not None else p for p in head]
-    fitted = _name_cut(kept, room)
-    for how, role in GIVING_WAY:
-        if fitted is not None:
-            return fitted
-        if how == "drop":
-            kept = [piece for piece in kept if piece.role != role]
-        else:
-            kept = [_Piece(p.role, p.short) if p.role == role and p.short is not None else p for p in kept]
-        fitted = _name_cut(kept, room)
-    return fitted if fitted is not None else _cut(_joined(kept), room)
-
-
-def _name_cut(pieces: list[_Piece], room: int) -> Text | None:
-    """The pieces in `room` cells by cutting the name, or None if its cut would be too short."""
-    line = _joined(pieces)
-    if line.cell_len <= room:
-        return line
-    name = next((piece for piece in pieces if piece.role == "name"), None)
-    if name is None:
-        return None
-    fixed = line.cell_len - name.text.cell_len
-    if room - fixed < MIN_NAME_CELLS:
-        return None
-    return Text.assemble(
-        *(_cut(piece.text, room - fixed) if piece is name else piece.text for piece in pieces)
-    )
 
 
 def _oldest_wait(session: SessionView, now_ms: int | None) -> str:
