@@ -8,7 +8,10 @@ once per tool call in a user's agent imports this package and nothing more).
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports this package once per tool call: `typing` costs its start-up
+    from typing import Any
 
 DISTRIBUTION = "agent-tui-dashboard"
 """The name agent-tui is installed under (`pip install agent-tui-dashboard`); the command is `agent-tui`."""

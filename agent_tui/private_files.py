@@ -39,9 +39,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
-from pathlib import Path
-from typing import BinaryIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports this module once per tool call: `typing` and `pathlib` cost its start-up
+    from pathlib import Path
+    from typing import BinaryIO
 
 __all__ = [
     "FILE_MODE",
@@ -54,6 +56,8 @@ __all__ = [
     "plain_descriptor",
     "private_sqlite_file",
     "read_trusted",
+    "runtime_dir",
+    "runtime_dir_name",
     "tighten_own_folder",
     "trusted_dir",
     "untrusted_reason",
@@ -287,8 +291,12 @@ def write_private(path: Path, data: bytes) -> None:
     Raises:
         OSError: nothing was changed.
     """
+    from pathlib import Path
+
     directory = path.parent if str(path.parent) else Path(".")
     make_private_dirs(directory)
+    import tempfile
+
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")  # 0600
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -313,7 +321,16 @@ def private_sqlite_file(path: Path) -> None:
 def runtime_dir() -> Path:
     """agent-tui's folder for sockets and records of running processes: `$XDG_RUNTIME_DIR/agent-tui`,
     else `agent-tui-<uid>` in the temporary directory. Not made here: `own_folder` makes it."""
+    from pathlib import Path
+
+    return Path(runtime_dir_name())
+
+
+def runtime_dir_name() -> str:
+    """`runtime_dir` as a string: the rule itself, for the hook (`pathlib` costs its start-up)."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime:
-        return Path(runtime) / "agent-tui"
-    return Path(tempfile.gettempdir()) / f"agent-tui-{os.getuid()}"
+        return os.path.join(runtime, "agent-tui")
+    import tempfile  # only here: the hook (which imports this module) rarely needs it
+
+    return os.path.join(tempfile.gettempdir(), f"agent-tui-{os.getuid()}")

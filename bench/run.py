@@ -21,6 +21,7 @@ from bench_dump import bench_dump
 from bench_engine import TARGET_EVENTS_PER_SECOND, bench_engine
 from bench_export import bench_export
 from bench_grep import bench_grep
+from bench_hook import bench_hook
 from bench_import import bench_import
 from bench_live_dashboard import live_dashboard_rows
 from bench_log import Row, bench_log, format_table
@@ -68,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(bench_shell_risk(args.commands))
     rows.extend(bench_export())  # a 10,000-event session
     rows.extend(bench_grep(args.grep_mb))
+    rows.extend(bench_hook())  # a Claude Code or Codex hook call, with and without agent-tui
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-search-") as tmp:
         rows += bench_search(args.sessions, Path(tmp))
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-many-") as tmp:

@@ -16,6 +16,8 @@ Invariants:
   put on a command line, so `/proc/<agent-tui>/cmdline` holds only the user's own arguments;
 - the new program is started with `-P`: the current directory (a repository we do not trust)
   is not put on the module path, so it cannot stand in for agent-tui;
+- `agent-tui hook …` (the CLIs' hook, `agent_tui.terminal.hook_client`) is handed over before
+  any of this: it reads no key, no config, and never restarts;
 - only the real entry does this: `agent_tui.cli.main` (what tests call in-process) never
   restarts anything; when the restart itself fails, the keys are still moved to the vault and
   out of `os.environ` (children do not get them), and one line on stderr says that our own
@@ -47,6 +49,10 @@ __all__ = ["keep_out_debuggers", "keys_to_move", "run"]
 def run() -> NoReturn:
     """The console script and `python -m agent_tui`."""
     args = sys.argv[1:]
+    if args[:1] == ["hook"]:  # run by Claude Code or Codex once per tool call: no keys, no config
+        from agent_tui.terminal.hook_client import main as hook
+
+        sys.exit(hook(args[1:]))
     config = None  # read here once, handed to `main`: no one reads the file again
     handed = os.environ.pop(vault.SECRETS_FD_ENV, None)
     if handed is not None:
