@@ -126,6 +126,7 @@ from agent_tui.search import (
     index_path,
     logs_spend,
 )
+from agent_tui.terminal.agents import TerminalAgents, hook_socket
 from agent_tui.turns import Attached, NoActiveTurn
 
 if TYPE_CHECKING:
@@ -223,6 +224,7 @@ __all__ = [
     "StopAll",
     "StopSubtree",
     "StoredSession",
+    "TerminalAgents",
     "TurnFacts",
     "Turns",
     "Workbench",
@@ -234,6 +236,7 @@ __all__ = [
     "exit_status",
     "exports_dir",
     "format_usd",
+    "hook_socket",
     "index_path",
     "listen_for_leave_signals",
     "load_scenario",

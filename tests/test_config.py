@@ -201,11 +201,11 @@ class TestErrors:
             ),
             (
                 'default-profile = "a"\n',
-                r":1: unknown setting 'default-profile' \(known at the top: default_profile, profiles, acp, shell_env, sandbox, notify_command, bus, prices, budget, mcp\)$",
+                r":1: unknown setting 'default-profile' \(known at the top: default_profile, profiles, acp, shell_env, sandbox, notify_command, bus, prices, budget, mcp, hooks\)$",
             ),
             (
                 '[profiles.a]\nmodel = "m"\n\n[profile.b]\nmodel = "m"\n',
-                r":4: unknown table 'profile' \(known at the top: default_profile, profiles, acp, shell_env, sandbox, notify_command, bus, prices, budget, mcp\)$",
+                r":4: unknown table 'profile' \(known at the top: default_profile, profiles, acp, shell_env, sandbox, notify_command, bus, prices, budget, mcp, hooks\)$",
             ),
             ("profiles = 3\n", ":1: profiles must be a table"),
             (

@@ -37,6 +37,7 @@ PORT_HOMES = (
     "agent_tui.bus",
     "agent_tui.costs",
     "agent_tui.mcp",
+    "agent_tui.terminal",
 )
 """Where the names `agent_tui.ports` re-exports are defined."""
 

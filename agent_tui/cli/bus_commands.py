@@ -14,11 +14,12 @@ Invariants:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import secrets
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -104,11 +105,26 @@ def cmd_serve(args: argparse.Namespace) -> int:
         prices=args.config.price_table(),
         mcp_servers=servers,
     )
-    return anyio.run(_serve, settings, project, sessions_dir, workbench)
+    hand_back: float | None = None
+    if getattr(args, "relay_hooks", False):
+        from agent_tui.terminal.agents import hand_back_after
+
+        try:
+            hand_back = hand_back_after(args.config)
+        except ValueError as error:
+            return fail(str(error), EXIT_USAGE)
+    return anyio.run(_serve, settings, project, sessions_dir, workbench, hand_back)
 
 
-async def _serve(settings: Any, project: Path, sessions_dir: Path, make_workbench: Callable[..., Any]) -> int:
-    """The host on the bus, serving the workbench `make_workbench(questions=...)` makes."""
+async def _serve(
+    settings: Any,
+    project: Path,
+    sessions_dir: Path,
+    make_workbench: Callable[..., Any],
+    hand_back: float | None = None,
+) -> int:
+    """The host on the bus, serving the workbench `make_workbench(questions=...)` makes; with
+    `hand_back` (`--relay-hooks`), also the terminal agents' hooks, answered by attached dashboards."""
     import anyio
 
     from agent_tui.bus.config import default_name
@@ -147,12 +163,17 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, make_workbenc
     undo = listen_for_stop_signals(on_signal)
     workbench = make_workbench(questions=Questions(None))
     try:
-        async with workbench.serving():
+        async with workbench.serving(), contextlib.AsyncExitStack() as terminal:
             engine = workbench.engine
-            host.attach(engine, host.executor(engine, workbench=workbench, project=project))
+            executor = host.executor(engine, workbench=workbench, project=project)
+            host.attach(engine, executor)
             await host.control_ready()
             for problem in await workbench.hydrate(lambda _event: None):
                 _stderr(problem)
+            if hand_back is not None:
+                executor.terminal = await terminal.enter_async_context(
+                    _relay_hooks(host, engine, project, hand_back)
+                )
             _stderr(
                 f"host {name} serves {sessions_dir} on the bus at {settings.shown_url()} "
                 f"({len(workbench.engine.sessions())} sessions open); stop it with Ctrl-C"
@@ -169,6 +190,57 @@ async def _serve(settings: Any, project: Path, sessions_dir: Path, make_workbenc
 
         return stopped(stopped_by[0])
     return EXIT_OK
+
+
+@contextlib.asynccontextmanager
+async def _relay_hooks(host: Any, engine: Any, project: Path, hand_back: float) -> AsyncIterator[Any]:
+    """`serve --relay-hooks`: the terminal agents of this machine followed and their hooks
+    answered, by a dashboard attached to this bus (none attached: no decision, nothing asked)."""
+    import anyio
+
+    from agent_tui.terminal.agents import TerminalAgents, hook_socket
+
+    present = [False]
+
+    async def watch() -> None:
+        while True:
+            present[0] = await _dashboard_attached(host)
+            await anyio.sleep(DASHBOARDS_EVERY_S)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        async with TerminalAgents.serving(
+            engine,
+            watched=lambda: present[0],
+            hand_back_after=hand_back,
+            project=project,
+            socket=hook_socket(),
+        ) as agents:
+            yield agents
+        group.cancel_scope.cancel()
+
+
+DASHBOARDS_EVERY_S = 2.0
+"""How often `serve --relay-hooks` looks for attached dashboards (their names on the bus)."""
+
+
+async def _dashboard_attached(host: Any) -> bool:
+    """Whether a dashboard holds a name on the host's bus now (a question would be seen)."""
+    from agent_tui.bus.presence import bucket
+    from agent_tui.bus.protocol import NAMES_BUCKET, NameClaim
+
+    stream = host.link.stream
+    if stream is None:
+        return False
+    try:
+        names = await bucket(stream, NAMES_BUCKET, host.settings.presence_ttl_s)
+        for key in await names.keys():
+            entry = await names.get(key)
+            if entry.value and NameClaim.model_validate_json(entry.value).kind == "dashboard":
+                return True
+    except Exception:  # no names yet (`keys` raises when there are none), the bus gone: no one
+        return False
+    return False
 
 
 SHUTDOWN_GRACE_S = 30.0

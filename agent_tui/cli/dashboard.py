@@ -30,10 +30,12 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     servers: dict[str, Any] = {}
     if args.demo and args.agent is not None:
         return fail("--agent runs an agent on your project, not in the demo (leave out --demo)", EXIT_USAGE)
+    hand_back: float | None = None
     if not args.demo:
         try:
             external, servers = _acp_agents(args.config, args.agent)
             models, notice = _model_choices(args)
+            hand_back = _hand_back(args.config)
         except ValueError as error:  # a setting, an [acp.NAME] or [mcp.NAME] table, or --agent, is wrong
             return fail(str(error), EXIT_USAGE)
     has_agents = external is not None and bool(external.names())
@@ -58,7 +60,15 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         notify_command=_notify_command(args.config),
         prices=args.config.price_table(),
         mcp_servers=servers,
+        terminal_hand_back=hand_back,
     )
+
+
+def _hand_back(config: Any) -> float:
+    """`[hooks] hand_back_after` (raises `ConfigError`, a `ValueError`, when it is wrong)."""
+    from agent_tui.terminal.agents import hand_back_after
+
+    return hand_back_after(config)
 
 
 def _notify_command(config: Any) -> Any:

@@ -150,6 +150,12 @@ def serve_arguments(serve: argparse.ArgumentParser) -> None:
     bus_flags(serve, "bus", "host")
     project_flags(serve, "serve", "where the logs go (default: the project's)")
     model_flags(serve)
+    serve.add_argument(
+        "--relay-hooks",
+        action="store_true",
+        help="answer the hooks of Claude Code and Codex run on this machine: attached dashboards "
+        "see their sessions and answer their permission prompts (off by default)",
+    )
 
 
 def import_arguments(imports: argparse.ArgumentParser) -> None:

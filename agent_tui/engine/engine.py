@@ -17,6 +17,9 @@ Invariants:
 - frames go to a sink only when the embedding program asked for them (`sink=`, a `registry=`
   with its sink, or `watch_frames`), through the `LiveFrames` listener; the local dashboard
   watches them: they are the phases it shows;
+- an event worded elsewhere (a terminal agent's log, built by the importers from its CLI's
+  transcript) is stored with `store_built` only for a session no turn of this engine runs, after
+  the chain checker (`ChainCheck`) accepted it, and then told to the listeners like any other;
 - a turn's life is written here once, for every driver (the model loop, an ACP agent): `drive`
   claims the session in the registry (or raises `TurnConflict`), arms its stop and starts its
   task; the task closes a turn a reopened log left open, lets the driver open and converse,
@@ -66,6 +69,7 @@ from agent_tui.engine.tools.base import Tool
 from agent_tui.engine.tools.router import ToolRouter
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
+from agent_tui.events.chains import ChainCheck
 from agent_tui.events.frames import Fatal
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
@@ -188,6 +192,7 @@ class SessionEngine:
         self._builders: dict[tuple[Path | None, int | None], tuple[ToolRouter, ContextBuilder]] = {}
         self._builder_schemas: tuple[Mapping[str, Any], ...] | None = None
         self._sessions: dict[str, SessionInfo] = {}
+        self._built_chains: dict[str, ChainCheck] = {}  # the sessions `store_built` writes
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
         self._input_ids = itertools.count(1)
@@ -393,6 +398,7 @@ class SessionEngine:
         if info.unfinished_turn is not None or info.open_turn is not None:
             raise TurnConflict(f"{session_id} has a turn that is not finished")
         del self._sessions[session_id]
+        self._built_chains.pop(session_id, None)
         self.permissions.forget_session(session_id)
         if self.budgets.index.parent_of(session_id) is None:  # a root: its tree's servers go
             self._close_tree_tools(session_id, info)  # (none of its tree is read now)
@@ -473,6 +479,58 @@ class SessionEngine:
             self._commits_since_yield = 0
             await anyio.lowlevel.checkpoint()
         return event
+
+    async def store_built(self, event: Event) -> None:
+        """Store an event worded elsewhere, of a session no turn of this engine runs (a terminal
+        agent's log, built from its CLI's transcript by the importers), then tell the listeners,
+        as `commit_fields` does for the engine's own. A `session.created` makes the session known
+        to the engine; any other event continues a session it knows (created, or read with
+        `load_session`).
+
+        Raises:
+            ValueError: the event breaks its log's chain rules (`events/chains.py`: its sequence,
+                its turn, its tool call's chain) or names a session a turn of this engine runs;
+                nothing is stored.
+            EventStoreFailure: the store failed (nothing is stored).
+        """
+        session_id = event.session_id
+        info = self._sessions.get(session_id)
+        if event.type == "session.created":
+            if info is not None:
+                raise ValueError(f"session {session_id} exists")
+            info = self._session_from_created(session_id, event)
+        elif info is None:
+            raise UnknownSession(session_id)
+        elif info.unfinished_turn is not None:
+            raise ValueError(f"a turn of this engine runs in {session_id}")
+        check = self._built_chains.get(session_id)
+        if check is None:
+            check = self._built_chains[session_id] = ChainCheck()
+            if event.type != "session.created":
+                for stored in self.store.replay(session_id):
+                    check.check(stored)
+        problems = check.check(event)
+        if problems:
+            del self._built_chains[session_id]  # read again from the log at the next event
+            raise ValueError("; ".join(problems))
+        gate = info.commit_gate
+        if gate.busy:
+            await gate.wait_turn()
+        else:
+            gate.busy = True
+        try:
+            try:
+                await self.store.append(event)
+            except Exception as error:
+                self._built_chains.pop(session_id, None)
+                raise EventStoreFailure(session_id, event.sequence, event.type) from error
+            if event.type == "session.created":
+                self._sessions[session_id] = info
+            info.track(event)
+            if self._listeners.registered:
+                self._listeners.tell(event)
+        finally:
+            gate.release()
 
     # -- turns ---------------------------------------------------------------------------------
     def start_turn(self, session_id: str, text: str, *, input_id: str | None = None) -> TurnHandle:

@@ -25,7 +25,13 @@ tests run it on real logs of generated scenarios. Rules:
   turn, and in our own sessions it names the step of the turn's latest `context.built` (so it
   comes after that call's stream and before the next `context.built` or `turn.completed`);
   imported sessions have no `context.built`, their steps only rise;
-- `session.budget` falls between turns (turnId null) or inside the open turn; no chain beyond.
+- `session.budget` falls between turns (turnId null) or inside the open turn; no chain beyond;
+- `withdrawn` (a terminal agent's question its CLI took back: answered in its own terminal, or
+  handed back to it) ends an `ask` of an imported session only; the call then goes on as its
+  source says (it may start: the answer given in the terminal is the CLI's).
+
+`ChainCheck` checks the same rules one event at a time, for a writer that stores events it did not
+word itself (the engine's `store_built`).
 """
 
 from __future__ import annotations
@@ -63,24 +69,43 @@ class _SessionCheck:
 
 def chain_violations(events: Iterable[Event], *, complete: bool = True) -> list[str]:
     """Check the events of any number of sessions (each session's events in sequence order)."""
+    check = ChainCheck()
     problems: list[str] = []
-    sessions: dict[str, _SessionCheck] = {}
-
-    def bad(event: Event, message: str) -> None:
-        problems.append(f"{event.session_id}#{event.sequence} {event.type}: {message}")
-
     for event in events:
-        check = sessions.setdefault(event.session_id, _SessionCheck())
+        problems += check.check(event)
+    if complete:
+        problems += check.unfinished()
+    return problems
+
+
+class ChainCheck:
+    """The chain rules checked one event at a time, for any number of sessions."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, _SessionCheck] = {}
+
+    def check(self, event: Event) -> list[str]:
+        """The rules `event` breaks, after the events checked before it (empty: none)."""
+        problems: list[str] = []
+
+        def bad(event: Event, message: str) -> None:
+            problems.append(f"{event.session_id}#{event.sequence} {event.type}: {message}")
+
+        check = self._sessions.setdefault(event.session_id, _SessionCheck())
         if event.sequence != check.last_sequence + 1:
             bad(event, f"sequence follows {check.last_sequence}")
         check.last_sequence = event.sequence
         if not _outside_the_open_turn(check, event, bad):
             _in_the_open_turn(check, event, bad)
-    if complete:
-        for session_id, check in sessions.items():
-            if check.turn is not None:
-                problems.append(f"{session_id}: turn {check.turn} never completed")
-    return problems
+        return problems
+
+    def unfinished(self) -> list[str]:
+        """The sessions whose last turn never completed."""
+        return [
+            f"{session_id}: turn {check.turn} never completed"
+            for session_id, check in self._sessions.items()
+            if check.turn is not None
+        ]
 
 
 def _outside_the_open_turn(check: _SessionCheck, event: Event, bad: Callable[[Event, str], None]) -> bool:
@@ -174,6 +199,11 @@ def _call_progress(
             bad(event, "`ask` must be the policy's first answer")
         if call.decisions and call.decisions[-1][0] != "ask":
             bad(event, "resolved again after a final decision")
+        if decision == "withdrawn":
+            if not check.imported or not call.decisions:
+                bad(event, "`withdrawn` ends an `ask` of an imported session only")
+            call.decisions = []  # the call goes on as its source says: the terminal answered
+            return
         call.decisions.append((decision, actor))
     elif kind == "tool.started":
         if (call.decisions or not check.imported) and (

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-__all__ = ["OUR_CLIENT", "is_ours"]
+__all__ = ["OUR_CLIENT", "TRANSCRIPT_CLIENTS", "is_ours"]
 
 OUR_CLIENT = "agent-tui"
 """The `client` our engine writes in `session.created`."""
@@ -20,3 +20,8 @@ OUR_CLIENT = "agent-tui"
 def is_ours(client: str | None, ours: str = OUR_CLIENT) -> bool:
     """Whether a session whose log names `client` was written by our engine (called `ours`)."""
     return client is None or client == ours
+
+
+TRANSCRIPT_CLIENTS = frozenset({"claude-code", "codex"})
+"""The clients of logs made of a CLI's transcript (an import, or a terminal agent followed live):
+no engine continues them, their sub-agents' included (the transcript's next lines do)."""

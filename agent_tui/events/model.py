@@ -21,6 +21,9 @@ SCHEMA_VERSION: Final = 1
 
 Risk = Literal["read", "write", "execute", "network", "destructive"]
 Decision = Literal["allow", "deny", "ask"]
+Resolution = Literal["allow", "deny", "ask", "withdrawn"]
+"""A `permission.resolved`'s decision: a policy's or a person's, or `withdrawn` (a terminal
+agent's question that its CLI took back: answered in its own terminal, or handed back to it)."""
 Actor = Literal["policy", "user", "system"]
 Remember = Literal["once", "session", "always"]
 ToolErrorCode = Literal[
@@ -138,7 +141,7 @@ class AnsweredBy(_Payload):
 class PermissionResolved(_Payload):
     requestId: str
     toolCallId: str
-    decision: Decision
+    decision: Resolution
     actor: Actor
     policy: str | None = None
     reason: str | None = None

@@ -18,7 +18,15 @@ obey the log's rules whatever the source did. Invariants:
 - a tool call is requested once per turn, started at most once (just before its result when the
   source shows nothing earlier), answered exactly once; a recorded denial is the writer's
   `deny_call`: `permission.requested` → `permission.resolved{deny, user}` → `tool.failed{permission_denied}`;
-- a `source.record` outside any turn has turnId null (a session-level record).
+- a `source.record` outside any turn has turnId null (a session-level record);
+- a terminal agent's log weaves in what the CLI's hooks said, through `weave` only: a tool call
+  the hook announced before its transcript did (the transcript's later request of the same id is
+  not written again), a question asked about a call and its answer, a stop or a turn's end. The
+  events `weave` writes have ids ending `_hook` (`WOVEN`), so a later process re-reading the
+  transcript gives them to `weave` again where they stand and gets the same log; what follows a
+  woven answer in the transcript is kept consistent with it: a denied call is only ever failed
+  `permission_denied`, and a call still asked about when the transcript shows it ran (its user
+  answered in the terminal) is first resolved `withdrawn`.
 
 A builder writes log lines (`LogLine`: our envelope as a dict, keys in the log's order) to the
 `out` list it was given: the import path serializes them as they are; `as_event` makes an
@@ -162,6 +170,12 @@ def first_line(text: str, limit: int = PREVIEW_CHARS) -> str:
     return text.strip()[:limit]
 
 
+WOVEN = "_hook"
+"""The end of the id of an event `weave` wrote (a hook's fact, not the transcript's)."""
+IN_TERMINAL = "answered in the terminal"
+"""Why a question is `withdrawn` when the transcript shows its call ran or ended meanwhile."""
+
+
 @dataclass(slots=True)
 class _Call:
     call_id: str
@@ -169,11 +183,11 @@ class _Call:
     args: dict[str, Any]
     started: bool = False
     answered: bool = False
-    # What the writer reads of an open call: an imported one never waits for a question, and a
-    # denial is written whole (`deny_call`), so an open call is never asking and never denied.
-    stage = "requested"
-    request_id = None
-    decision = None
+    # What the writer reads of an open call. An imported call never waits for a question (a
+    # denial is written whole, `deny_call`); a woven one may (a terminal agent's hook asked).
+    stage: str = "requested"
+    request_id: str | None = None
+    decision: str | None = None
 
 
 @dataclass(slots=True)
@@ -463,11 +477,13 @@ class SessionBuilder:
         turn.writer.request_call(call_id, tool, args)
 
     def start_call(self, ts: str, call_id: str) -> None:
-        """`tool.started` for an open call not started yet (no-op otherwise)."""
+        """`tool.started` for an open call not started yet (no-op otherwise, and for a call
+        denied through a hook)."""
         turn = self.turn
         call = turn.calls.get(call_id) if turn is not None else None
-        if call is None or call.started or call.answered:
+        if call is None or call.started or call.answered or call.decision == "deny":
             return
+        self._settled_in_terminal(ts, call)
         call.started = True
         self._writer(ts).start_call(call_id, call.tool, args_preview(call.args))
 
@@ -475,9 +491,13 @@ class SessionBuilder:
         """`tool.completed` (after `tool.started`, when the call was not started yet)."""
         turn = self.turn
         assert turn is not None
+        call = turn.calls[call_id]
+        if call.decision == "deny":  # denied through a hook: it cannot have run
+            self.fail_call(ts, call_id, "permission_denied", result)
+            return
+        self._settled_in_terminal(ts, call)
         self._ts = ts
         writer = turn.writer
-        call = turn.calls[call_id]
         if not call.started:
             call.started = True
             writer.start_call(call_id, call.tool, args_preview(call.args))
@@ -488,16 +508,32 @@ class SessionBuilder:
     def fail_call(self, ts: str, call_id: str, code: str, message: str) -> None:
         """`tool.failed` of a result the source recorded."""
         call = self._answer(call_id)
+        if call.decision == "deny" and not call.started:
+            code = "permission_denied"
+        self._settled_in_terminal(ts, call)
         self._writer(ts).fail_call(call_id, call.tool, code, message)
 
     def deny_call(self, ts: str, call_id: str, risk: str, message: str, actor: str = "user") -> None:
-        """A denial the source recorded: the permission pair, then `tool.failed{permission_denied}`."""
+        """A denial the source recorded: the permission pair, then `tool.failed{permission_denied}`
+        (only the failure when the denial was woven in already)."""
         call = self._answer(call_id)
+        if call.decision == "deny":
+            self._writer(ts).fail_call(call_id, call.tool, "permission_denied", message)
+            return
+        self._settled_in_terminal(ts, call)
         run_now(
             self._writer(ts).deny_call(
                 call_id, call.tool, "perm_" + call_id, risk, args_preview(call.args), message, actor
             )
         )
+
+    def _settled_in_terminal(self, ts: str, call: _Call) -> None:
+        """A call still asked about through a hook whose transcript moves on: its question was
+        answered in the terminal (`withdrawn`) before what the transcript says is written."""
+        if call.stage != "asking":
+            return
+        call.stage, call.decision = "requested", None
+        self._writer(ts).resolve(call.call_id, call.request_id, "withdrawn", "system", reason=IN_TERMINAL)
 
     def _answer(self, call_id: str) -> _Call:
         assert self.turn is not None
@@ -526,3 +562,86 @@ class SessionBuilder:
         self._emit(
             "source.record", {"format": self.format, "recordType": record_type, "data": data}, ts, None
         )
+
+    # -- what a terminal agent's hooks said ----------------------------------------------------
+    def weave(self, ts: str, kind: str, payload: dict[str, Any]) -> bool:
+        """Write one of a hook's facts as `kind` with `payload`, the events it writes marked
+        `WOVEN`; returns False when it does not fit here (nothing written):
+
+        - `model.tool_call_requested`: the call, unless the open turn has it already;
+        - `permission.requested`: the question about an open call, then the policy's `ask`
+          (`policy` = the session's format);
+        - `permission.resolved`: the answer to the call's open question (`allow`, `deny` or
+          `withdrawn`);
+        - `source.record` (`format` = the session's): a note (a stop, a handing back), in the
+          open turn, else session-level; `recordType` `agent-tui.turn-end` then closes the open
+          turn (the CLI said its turn ended).
+
+        A later process gives the same events back to `weave` (`Event.type`, `Event.payload`,
+        `Event.ts`) where they stand in the log, and gets the same lines.
+        """
+        if not self.created:
+            return False
+        start = len(self.out)
+        turn = self.turn
+        call = turn.calls.get(payload.get("toolCallId", "")) if turn is not None else None
+        if kind == "model.tool_call_requested":
+            if turn is None or call is not None:
+                return False
+            self.request_call(ts, payload["toolCallId"], payload["tool"], payload["args"])
+        elif kind == "permission.requested":
+            if call is None or call.answered or call.started or call.stage == "asking":
+                return False
+            call.stage, call.request_id, call.decision = "asking", payload["requestId"], None
+            writer = self._writer(ts)
+            writer.request_permission(
+                call.call_id,
+                call.tool,
+                payload["requestId"],
+                payload["risk"],
+                payload["argsPreview"],
+                reason=payload.get("reason"),
+                warning=payload.get("warning"),
+            )
+            writer.resolve(call.call_id, payload["requestId"], "ask", "policy", policy=self.format)
+        elif kind == "permission.resolved":
+            if call is None or call.stage != "asking" or call.request_id != payload["requestId"]:
+                return False
+            decision = payload["decision"]
+            call.stage = "running" if call.started else "requested"
+            call.decision = None if decision == "withdrawn" else decision
+            fields = {key: payload[key] for key in ("policy", "reason", "remember", "by") if key in payload}
+            self._writer(ts).resolve(call.call_id, call.request_id, decision, payload["actor"], **fields)
+        elif kind == "source.record":
+            ends = payload["recordType"] == "agent-tui.turn-end"
+            if ends and turn is None:
+                return False
+            self.record(ts, payload["recordType"], payload["data"])
+            if ends:
+                self.close_turn(ts)
+        else:
+            return False
+        for line in self.out[start:]:
+            line["id"] += WOVEN
+        return True
+
+    def find_call(self, tool: str, args: dict[str, Any]) -> list[str]:
+        """The open turn's open calls (not started, not asked about) of `tool` with `args`."""
+        turn = self.turn
+        if turn is None:
+            return []
+        return [
+            call.call_id
+            for call in turn.calls.values()
+            if not call.answered
+            and not call.started
+            and call.stage != "asking"
+            and call.tool == tool
+            and call.args == args
+        ]
+
+    def awaits(self, call_id: str) -> bool:
+        """Whether the open turn's call `call_id` is open and neither started nor asked about."""
+        turn = self.turn
+        call = turn.calls.get(call_id) if turn is not None else None
+        return call is not None and not call.answered and not call.started and call.stage != "asking"

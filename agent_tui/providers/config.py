@@ -252,9 +252,10 @@ def toml_error_message(path: Path, error: tomllib.TOMLDecodeError) -> str:
 
 TOP_LEVEL_KEYS = (
     "default_profile", "profiles", "acp", "shell_env", "sandbox", "notify_command", "bus", "prices",
-    "budget", "mcp",
+    "budget", "mcp", "hooks",
 )  # fmt: skip
 """Every key the config file may have at its top (`acp` is read by `agent_tui.acp.config`,
+`hooks` by `agent_tui.terminal`,
 `bus` by `agent_tui.bus.config`, `mcp` by `agent_tui.mcp.config`)."""
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import get_args
 
 from agent_tui.events import Event
-from agent_tui.events.model import Actor, Decision
+from agent_tui.events.model import Actor, Resolution
 from agent_tui.reducer.field_copy import compiled_new
 from agent_tui.reducer.timestamps import ms_between
 from agent_tui.reducer.turn_writes import Handler, add_entry, close_assistant, turn_for
@@ -45,7 +45,7 @@ and its default factories (the fold creates one per tool call)."""
 # One shared tuple per valid (decision, actor): `decisions` entries of a long replay then add no
 # objects for the garbage collector to count.
 _PAIRS = {
-    (decision, actor): (decision, actor) for decision in get_args(Decision) for actor in get_args(Actor)
+    (decision, actor): (decision, actor) for decision in get_args(Resolution) for actor in get_args(Actor)
 }
 
 
@@ -104,7 +104,10 @@ def _on_permission_resolved(state: DashboardState, session: SessionView, event: 
                 turn.approval_wait_ms += waited
     call.answer_reason = payload.get("reason")
     status = call.status
-    if status == "requested" or status == "asking":
+    if decision == "withdrawn":  # its CLI took the question back: the call goes on as it says
+        if status == "asking":
+            call.status = "requested"
+    elif status == "requested" or status == "asking":
         call.status = "running" if decision == "allow" else "denied"
 
 

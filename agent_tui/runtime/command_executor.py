@@ -17,6 +17,9 @@ Invariants:
   by any front end with `read_result`; a review is bounded to `review_limit` bytes when one is
   given (a reply on the bus), see `bounded`; a reopened session's stored events go to `reopened`
   (the local dashboard's state; on the bus they reach a dashboard by the stream);
+- a terminal session (a Claude Code or Codex session run in the user's own terminal, followed by
+  `terminal`) is stopped through that port; a follow-up, a steer or a budget for it is refused
+  with `terminal_sessions.refusal`;
 - a host without a workbench refuses what only a workbench does (new agents, closing, finishing,
   the project's rules) with a sentence naming `agent-tui serve`.
 """
@@ -43,6 +46,7 @@ from agent_tui.runtime.finishing import FinishRefused, TurnFacts
 from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
 from agent_tui.runtime.rewind import RewindPlan, RewindResult
 from agent_tui.runtime.session_dirs import StoredSession
+from agent_tui.runtime.terminal_sessions import TerminalSessions, refusal
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.turns import Attached
 
@@ -101,6 +105,7 @@ class CommandExecutor:
         bus: the bus's own verbs (None: not on a bus).
         review_limit: the most bytes a review's reply carries (None: unbounded).
         reopened: sees a reopened session's stored events (None: nobody here folds them).
+        terminal: the terminal sessions this host follows (None: none; may be set later).
     """
 
     def __init__(
@@ -112,8 +117,10 @@ class CommandExecutor:
         bus: BusVerbs | None = None,
         review_limit: Callable[[], int] | None = None,
         reopened: Callable[[Event], None] | None = None,
+        terminal: TerminalSessions | None = None,
     ) -> None:
         self.engine = engine
+        self.terminal = terminal
         self.workbench = workbench
         self.project = project
         self.bus = bus
@@ -146,6 +153,15 @@ class CommandExecutor:
         except UnknownSession:
             raise Refused(f"no session {session_id} runs on this host") from None
 
+    def _terminal(self, session_id: str) -> bool:
+        terminal = self.terminal
+        return terminal is not None and terminal.runs(session_id)
+
+    def _not_terminal(self, session_id: str) -> None:
+        """Refuse what a terminal session cannot take (its CLI reads its own terminal only)."""
+        if self._terminal(session_id):
+            raise Refused(refusal(self.engine.session(session_id).label))
+
     def _bench(self, what: str) -> Workbench:
         if self.workbench is None:
             raise Refused(f"this host runs a scenario: {what} is for `agent-tui serve`'s sessions")
@@ -176,10 +192,14 @@ class CommandExecutor:
 
     async def _stop(self, command: c.Stop, by: c.Caller | None) -> c.Reply:
         self._known(command.session_id)
+        if self.terminal is not None and self.terminal.runs(command.session_id):
+            return c.done(stopped=await self.terminal.stop(command.session_id, by=by.text() if by else None))
         return c.done(stopped=1 if self.engine.cancel_turn(command.session_id) else 0)
 
     async def _stop_subtree(self, command: c.StopSubtree, by: c.Caller | None) -> c.Reply:
         self._known(command.session_id)
+        if self.terminal is not None and self.terminal.runs(command.session_id):
+            return c.done(stopped=await self.terminal.stop(command.session_id, by=by.text() if by else None))
         return c.done(stopped=self.engine.stop_subtree(command.session_id))
 
     async def _stop_all(self, command: c.StopAll, by: c.Caller | None) -> c.Reply:
@@ -187,12 +207,14 @@ class CommandExecutor:
 
     async def _steer(self, command: c.Steer, by: c.Caller | None) -> c.Reply:
         self._known(command.session_id)
+        self._not_terminal(command.session_id)
         if isinstance(self.engine.submit(command.session_id, command.text.strip()), Attached):
             return c.done(how="steered")
         raise Refused("no turn is running in that session to steer (send a follow-up instead)")
 
     async def _follow_up(self, command: c.FollowUp, by: c.Caller | None) -> c.Reply:
         session_id, text = command.session_id, command.text.strip()
+        self._not_terminal(session_id)
         if self.workbench is not None:
             sent = self.workbench.send(session_id, text)
             if isinstance(sent, SendRefused):
@@ -223,6 +245,7 @@ class CommandExecutor:
         return c.done(sessionId=await self.workbench.start_agent(spec))
 
     async def _set_budget(self, command: c.SetBudget, by: c.Caller | None) -> c.Reply:
+        self._not_terminal(command.session_id)
         who = by.text() if by is not None else "dashboard"
         if self.workbench is not None:
             await self.workbench.set_budget(command.session_id, command.limit(), by=who)

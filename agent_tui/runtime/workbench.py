@@ -67,6 +67,7 @@ from agent_tui.engine.provider import ModelProvider, ProviderFailure
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
+from agent_tui.events.clients import TRANSCRIPT_CLIENTS
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.prompt import system_prompt
@@ -549,8 +550,11 @@ class Workbench(FinishingActions):
         return await self._open_in_engine(session)
 
     def _is_external(self, session: StoredSession) -> bool:
-        """Whether the session was run by an external agent (its `client` is not our engine)."""
-        return session.parent_session_id is None and not is_ours(session.client, self.engine.client)
+        """Whether the session was run by an external agent (its `client` is not our engine),
+        or is made of a CLI's transcript (a sub-agent's too: no engine continues it)."""
+        if is_ours(session.client, self.engine.client):
+            return False
+        return session.parent_session_id is None or session.client in TRANSCRIPT_CLIENTS
 
     async def _reopen_external(self, session: StoredSession) -> str | None:
         name = session.client or ""

@@ -466,10 +466,13 @@ def run_dashboard(
     notify_command: NotifyCommand | None = None,
     prices: PriceTable | None = None,
     mcp_servers: Mapping[str, McpServerConfig] | None = None,
+    terminal_hand_back: float | None = None,
 ) -> int:
     """`agent-tui`: the dashboard on `project` with `models` and the `external` agents, or (none of
     either) the built-in demo; `agent` starts that external agent at launch. `prices` and
-    `mcp_servers` are the loaded config file's (the dashboard reads no file of its own).
+    `mcp_servers` are the loaded config file's (the dashboard reads no file of its own). With
+    `terminal_hand_back` (`[hooks] hand_back_after`), a project run follows the project's
+    terminal agents and answers their hooks.
 
     Returns the exit status; says where the logs are once the terminal is back.
     """
@@ -488,6 +491,8 @@ def run_dashboard(
         warning=warning,
         notify_command=notify_command,
     )
+    if app.live is not None and not demo:
+        app.live.terminal_hand_back = terminal_hand_back
     app.run()
     try:
         print(visible(f"agent-tui: session logs in {sessions_dir} (agent-tui replay {sessions_dir})"))

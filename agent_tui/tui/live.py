@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import anyio
@@ -46,7 +47,9 @@ from agent_tui.ports import (
     Reply,
     RunResult,
     ScenarioRun,
+    TerminalAgents,
     Workbench,
+    hook_socket,
     load_scenario,
 )
 from agent_tui.reducer import (
@@ -138,6 +141,11 @@ class LiveRun:
         self._closing: anyio.Event | None = None
         self._closed: anyio.Event | None = None
         self._rules_told: str | None = None  # the digest of the project rules last announced
+        self.terminal_hand_back: float | None = None
+        """Follow the project's Claude Code and Codex sessions and answer their hooks, handing a
+        Codex question back after this many seconds (None: a project run follows none; the
+        `agent-tui` command sets it from `[hooks] hand_back_after`)."""
+        self.terminal: TerminalAgents | None = None
 
     remote = False
 
@@ -184,6 +192,23 @@ class LiveRun:
             external=self.external,
         )
 
+    async def _follow_terminal_agents(self, stack: AsyncExitStack, workbench: Workbench) -> None:
+        """A project run follows the project's terminal sessions once the stored ones are folded
+        in (what it writes after is new), and the executor stops them."""
+        if self.terminal_hand_back is None or self.run is not None or self.project is None:
+            return
+        self.terminal = await stack.enter_async_context(
+            TerminalAgents.serving(
+                workbench.engine,
+                watched=lambda: True,  # this dashboard is watching
+                hand_back_after=self.terminal_hand_back,
+                project=self.project,
+                socket=hook_socket(),
+            )
+        )
+        if self._executor is not None:
+            self._executor.terminal = self.terminal
+
     async def play(self) -> RunResult | None:
         """Open the engine, reopen stored sessions, play the demo, and serve until `shutdown`.
 
@@ -207,11 +232,12 @@ class LiveRun:
         result: RunResult | None = None
         collector = RunCollector()
         try:
-            async with workbench.serving():
+            async with workbench.serving(), AsyncExitStack() as terminal:
                 problems = await workbench.hydrate(
                     self._on_event, self._on_earlier, lazy=True, listed=self._listed
                 )
                 self.hydrated = True
+                await self._follow_terminal_agents(terminal, workbench)
                 for hook in self.on_hydrated:
                     hook()
                 collector.keep_out()  # what exists now lives as long as the run

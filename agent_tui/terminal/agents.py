@@ -1,0 +1,214 @@
+"""`TerminalAgents`: the terminal sessions of one host, followed and answered while it runs.
+
+`TerminalAgents.serving(engine, watched=…, hand_back_after=…)` is what a host runs (the local
+dashboard's project run, `agent-tui serve --relay-hooks`): inside it, the followed transcripts
+are read as they grow (`TerminalLogs`), the hook events are answered (`handle`, given to the hook
+socket), and the command executor stops terminal sessions through it (it is the runtime's
+`TerminalSessions` port).
+
+Invariants:
+- one task group owns the follower's tasks: leaving `serving` cancels them, then lets go of
+  every log it wrote (left as written: a turn in progress stays open for a later process to
+  continue);
+- with a `project`, the project's recent transcripts (a CLI session whose cwd is the project,
+  changed within `recent`) are followed as they appear, besides those a hook announces;
+- the hook socket is opened only when a `socket` is given (`HookSocket(handler, watched)`, an
+  async context manager): the follower works without one (tests, a host that relays no hooks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import timedelta
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+
+from agent_tui.engine.engine import SessionEngine
+from agent_tui.importers.locations import recent_sessions
+from agent_tui.providers.config import Config, ConfigError
+from agent_tui.terminal.hook_wire import CLIS, Cli, Reply
+from agent_tui.terminal.logs import TOOL_OF, TerminalLogs, TranscriptRefused
+from agent_tui.terminal.questions import TerminalHooks
+
+Handler = Callable[[Cli, dict[str, Any]], Awaitable[Reply]]
+SocketFactory = Callable[[Handler, Callable[[], bool]], AbstractAsyncContextManager[object]]
+POLL_EVERY = 0.1
+"""Seconds between two reads of the followed transcripts (a line shows within about this)."""
+LOOK_EVERY = 5.0
+"""Seconds between two looks for the project's new transcripts."""
+RECENT = 3600.0
+"""A transcript changed within this many seconds is a live session of the project."""
+HEAD_BYTES = 64 * 1024
+
+
+class TerminalAgents:
+    """The terminal sessions of one host (see the module docstring).
+
+    Args:
+        engine: whose store keeps their logs and whose questions hold their requests.
+        watched: whether someone would answer a question now.
+        hand_back_after: seconds after which a Codex question is handed back to its terminal.
+        roots: each CLI's session directory (default: where the CLI keeps them).
+    """
+
+    def __init__(
+        self,
+        engine: SessionEngine,
+        *,
+        watched: Callable[[], bool],
+        hand_back_after: float = 30.0,
+        roots: dict[Cli, Path] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.logs = TerminalLogs(engine, roots)
+        self.hooks = TerminalHooks(engine, self.logs, watched=watched, hand_back_after=hand_back_after)
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.logs.warnings + self.hooks.warnings
+
+    async def handle(self, cli: Cli, event: dict[str, Any]) -> Reply:
+        """The hook socket's handler: one hook event → its reply."""
+        return await self.hooks.handle(cli, event)
+
+    # -- the runtime's `TerminalSessions` port ---------------------------------------------------
+    def runs(self, session_id: str) -> bool:
+        return self.logs.known(session_id)
+
+    async def stop(self, session_id: str, *, by: str | None = None) -> int:
+        return await self.hooks.stop(session_id, by=by)
+
+    # -- running -----------------------------------------------------------------------------------
+    @classmethod
+    @asynccontextmanager
+    async def serving(
+        cls,
+        engine: SessionEngine,
+        *,
+        watched: Callable[[], bool],
+        hand_back_after: float = 30.0,
+        project: Path | None = None,
+        socket: SocketFactory | None = None,
+        roots: dict[Cli, Path] | None = None,
+        recent: float = RECENT,
+        poll_every: float = POLL_EVERY,
+    ) -> AsyncIterator[TerminalAgents]:
+        """Follow and answer terminal sessions for `engine` while inside (see the class)."""
+        agents = cls(engine, watched=watched, hand_back_after=hand_back_after, roots=roots)
+        try:
+            async with anyio.create_task_group() as group:
+                if project is not None:
+                    await agents.follow_project(project, recent)
+                    group.start_soon(agents._look_for, project, recent)
+                group.start_soon(agents._poll, poll_every)
+                if socket is not None:
+                    async with socket(agents.handle, watched):
+                        yield agents
+                else:
+                    yield agents
+                group.cancel_scope.cancel()
+        finally:
+            agents.logs.release()
+
+    async def _poll(self, every: float) -> None:
+        while True:
+            await self.logs.catch_up()
+            await anyio.sleep(every)
+
+    async def _look_for(self, project: Path, recent: float) -> None:
+        while True:
+            await anyio.sleep(LOOK_EVERY)
+            await self.follow_project(project, recent)
+
+    async def follow_project(self, project: Path, recent: float = RECENT) -> int:
+        """Follow the transcripts of `project` changed within `recent` seconds not followed yet;
+        returns how many joined."""
+        joined = 0
+        for cli, path in project_transcripts(project, self.logs.root, recent):
+            if self.logs.follows(path):
+                continue
+            try:
+                await self.logs.follow(cli, path)
+                joined += 1
+            except TranscriptRefused:
+                continue
+        return joined
+
+
+def project_transcripts(
+    project: Path, root_of: Callable[[Cli], Path], recent: float = RECENT
+) -> list[tuple[Cli, Path]]:
+    """The transcripts under each CLI's directory changed within `recent` seconds whose session
+    works in `project` (the `cwd` of their first records), newest first."""
+    want = str(project.resolve())
+    found: list[tuple[Cli, Path]] = []
+    for cli in CLIS:
+        try:
+            paths = recent_sessions(TOOL_OF[cli], timedelta(seconds=recent), root=root_of(cli))
+        except (FileNotFoundError, OSError):
+            continue
+        found += [(cli, path.resolve()) for path in paths if _cwd_of(path) == want]
+    return found
+
+
+def _cwd_of(path: Path) -> str | None:
+    """The working directory the first records of a transcript name (Claude Code's `cwd`, Codex's
+    `session_meta.payload.cwd`), None when they name none."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError:
+        return None
+    for line in head.splitlines()[:20]:
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        cwd = record.get("cwd")
+        payload = record.get("payload")
+        if not isinstance(cwd, str) and isinstance(payload, dict):
+            cwd = payload.get("cwd")
+        if isinstance(cwd, str) and cwd:
+            return cwd
+    return None
+
+
+HAND_BACK_AFTER = 30.0
+"""`[hooks] hand_back_after`'s default (seconds)."""
+
+
+def hand_back_after(config: Config) -> float:
+    """`[hooks] hand_back_after` of the config file: seconds before a Codex question is handed
+    back to its terminal (default 30).
+
+    Raises:
+        ConfigError: it is not a number of seconds above 0 (`PATH:LINE: …`).
+    """
+    table = config.data.get("hooks")
+    if not isinstance(table, dict) or "hand_back_after" not in table:
+        return HAND_BACK_AFTER
+    value = table["hand_back_after"]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3600:
+        line = config.lines.line("hooks", "hand_back_after")
+        raise ConfigError(
+            f"{config.path}:{line}: [hooks] hand_back_after must be seconds, above 0 and at most 3600"
+        )
+    return float(value)
+
+
+def hook_socket() -> SocketFactory | None:
+    """The hook socket's server (`terminal/hook_socket.py`: `HookSocket(handler, watched)`, an
+    async context manager), when this agent-tui has it."""
+    try:
+        module = import_module("agent_tui.terminal.hook_socket")
+    except ImportError:
+        return None
+    factory: SocketFactory | None = getattr(module, "HookSocket", None)
+    return factory
