@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -277,11 +278,17 @@ class CliHome:
         return (self.workspace / ".codex" if project else self.config_dir) / "hooks.json"
 
     def install_hook(
-        self, events: tuple[str, ...] | None = None, project: bool = False, timeout: int = 60
+        self,
+        events: tuple[str, ...] | None = None,
+        project: bool = False,
+        timeout: int = 60,
+        command: str | None = None,
     ) -> Path:
-        """Configure the recording hook for `events` (all the tests record, by default)."""
+        """Configure a hook for `events` (all the tests record, by default) in the user's file (or
+        the project's): the recording hook, or `command` (agent-tui's own hook entry, say).
+        Replaces the file's `hooks` and keeps the rest of it; returns its path."""
         events = events or (CLAUDE_EVENTS if self.cli == "claude-code" else CODEX_EVENTS)
-        handler = {"type": "command", "command": self.hook.command, "timeout": timeout}
+        handler = {"type": "command", "command": command or self.hook.command, "timeout": timeout}
         groups: dict[str, Any] = {}
         for event in events:
             group: dict[str, Any] = {"hooks": [handler]}
@@ -687,5 +694,7 @@ def cli_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Call
         session.tmux.close()
         if session.home.cli == "codex":
             stop_codex_daemon(session.home)
+            # The service runs from a copy of Codex (some 400 MB) it puts in CODEX_HOME.
+            shutil.rmtree(session.home.config_dir / "packages", ignore_errors=True)
     for server in servers:
         server.__exit__(None, None, None)

@@ -271,3 +271,29 @@ async def test_a_socket_path_too_long_is_one_sentence(runtime: Path) -> None:
     assert str(raised.value) == (
         f"agent-tui cannot listen for the Claude Code and Codex hooks at {path}: AF_UNIX path too long"
     )
+
+
+async def test_two_agent_tuis_starting_at_once_one_serves_and_the_other_is_told(runtime: Path) -> None:
+    outcomes: list[str] = []
+    both, done = anyio.Event(), anyio.Event()
+
+    def say(outcome: str) -> None:
+        outcomes.append(outcome)
+        if len(outcomes) == 2:
+            both.set()
+
+    async def start() -> None:
+        try:
+            async with HookSocket(answer_allow, lambda: True):
+                say("serves")
+                await done.wait()
+        except HookSocketBusy:
+            say("busy")
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(start)
+        tasks.start_soon(start)
+        await both.wait()  # the second could not serve while the first does
+        assert await exchange(event_line("codex", EVENT)) == Reply("allow").line()
+        done.set()
+    assert sorted(outcomes) == ["busy", "serves"]

@@ -7,8 +7,9 @@ version: where hooks are configured; which events fire with which fields (the to
 PreToolUse, none on PermissionRequest; sub-agents' `agent_id`); that an allow runs the command and
 a deny does not; that no decision leaves the CLI's own question working; Claude Code's dialog
 beside a running hook (an answer in the terminal kills the hook) and its interrupt; `claude -p`
-waiting for the hook; Codex asking for the hook first and trusting hooks once; Codex's hooks
-running under its background service.
+waiting for the hook; Claude Code's "always allow" from a hook; Codex asking for the hook first,
+killing it on an interrupt, reading no field beyond `behavior` and `message`, and trusting hooks
+once per position; Codex's hooks running under its background service; `codex exec` never asking.
 """
 
 from __future__ import annotations
@@ -44,12 +45,12 @@ from support_tmux import Tmux
 
 pytestmark = pytest.mark.real_agents
 
-__all__ = ["cli_session"]
+__all__ = ["cli_session"]  # the fixture the tests take
 
 OpenSession = Callable[..., Session]
 
 PROMPT = "Please create the marker file."
-HELD_HOOK_TIMEOUT = 15
+HELD_HOOK_TIMEOUT = 25
 """Seconds: the hook timeout of the test whose hook Claude Code leaves running."""
 SUBAGENT_PROMPT = "Create the sub-agent's marker file."
 
@@ -208,6 +209,26 @@ def test_claude_headless_without_a_decision_refuses_the_call(cli_session: OpenSe
     assert "needs approval" in result
 
 
+def test_claude_always_allow_from_the_hook_writes_the_rule_to_the_project(cli_session: OpenSession) -> None:
+    """An allow with `updatedPermissions` is Claude Code's own "always allow": it keeps the rule
+    in the project's settings.local.json."""
+    session = cli_session("claude-code")
+    marker = _marker(session)
+    session.home.install_hook()
+    rule = {"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "touch:*"}]}
+    always = permission_decision("allow")
+    always["hookSpecificOutput"]["decision"]["updatedPermissions"] = [
+        {**rule, "behavior": "allow", "destination": "localSettings"}
+    ]
+    session.hook.decide("PermissionRequest", always)
+    session.script(PROMPT, f"touch {marker}")
+    session.home.start(session.tmux, *session.home.headless(PROMPT))
+    session.tmux.wait_for("dead", "claude -p to finish")
+    assert marker.exists()
+    settings = json.loads((session.home.workspace / ".claude" / "settings.local.json").read_text())
+    assert settings["permissions"]["allow"] == ["Bash(touch:*)"]
+
+
 def test_claude_subagent_hooks_carry_its_id_and_its_transcript(cli_session: OpenSession) -> None:
     session = cli_session("claude-code")
     sub_marker = _marker(session, "sub-marker")
@@ -296,6 +317,19 @@ def test_codex_does_not_run_what_the_hook_denies(cli_session: OpenSession) -> No
     assert not marker.exists()
     (output,) = codex_tool_outputs(session.model, "call_main1")
     assert "denied by the test" in output
+
+
+def test_codex_takes_a_decision_with_any_other_field_as_no_decision(cli_session: OpenSession) -> None:
+    """Codex reads only `behavior` and `message`: Claude Code's `interrupt` makes the hook count
+    as failed, so Codex asks its own question (agent-tui must never send it to Codex)."""
+    session = cli_session("codex")
+    session.hook.decide("PermissionRequest", permission_decision("deny", "stopped", interrupt=True))
+    marker = _run_turn(session)
+    screen = session.tmux.wait_for(CODEX_DIALOG, "Codex's own question after the failed hook")
+    assert "unsupported interrupt" in screen
+    press(session.tmux, "y")
+    session.hook.wait_for("Stop")
+    assert marker.exists()
 
 
 def test_codex_pre_tool_use_deny_blocks_the_call(cli_session: OpenSession) -> None:

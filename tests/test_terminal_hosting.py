@@ -508,3 +508,37 @@ class TestCodexStop:
                 assert await agents.stop(f"sess_{CHILD_ID}") == 1
             assert replies == [Reply("deny", message=STOPPED)]
             agents.logs.release()
+
+
+class TestStoredTerminalSessions:
+    async def test_a_stored_terminal_session_is_neither_closed_nor_continued_by_the_workbench(
+        self, tmp_path: Path
+    ) -> None:
+        from support_workbench import scripted_models
+
+        from agent_tui.engine.scripted import ScriptedProvider
+        from agent_tui.runtime.agent_requests import SendRefused
+        from agent_tui.runtime.workbench import Workbench
+
+        cli = FakeClaude(tmp_path)
+        cli.write(6)
+        cli.write_subagent()
+        async with new_engine(tmp_path) as engine:
+            agents = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
+            await agents.logs.follow("claude-code", cli.transcript)  # its turn and its sub-agent's open
+            agents.logs.release()
+        before = {sid: stored(tmp_path, sid) for sid in (MAIN, f"{MAIN}_agent-a7f3c2")}
+        workbench = Workbench.for_project(
+            project=tmp_path,
+            sessions_dir=tmp_path / "sessions",
+            models=scripted_models(ScriptedProvider()),
+            questions=None,
+        )
+        async with workbench.engine:
+            assert await workbench.hydrate(lambda event: None) == []
+            for session_id in before:
+                sent = workbench.send(session_id, "go on")
+                assert isinstance(sent, SendRefused)
+                assert sent.reason.endswith("is a terminal agent: drive it from its own terminal.")
+        assert {sid: stored(tmp_path, sid) for sid in before} == before  # no turn closed in them
+        workbench.close_store()

@@ -68,6 +68,7 @@ from agent_tui.engine.questions import Questions
 from agent_tui.engine.session_info import SessionInfo
 from agent_tui.events import Event, is_ours
 from agent_tui.events.clients import TRANSCRIPT_CLIENTS
+from agent_tui.events.session_tree import session_label
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.prompt import system_prompt
@@ -94,6 +95,7 @@ from agent_tui.runtime.session_dirs import (
     mark_closed,
 )
 from agent_tui.runtime.subagents import SubAgents
+from agent_tui.runtime.terminal_sessions import refusal as terminal_refusal
 from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
 from agent_tui.search import SearchError, logs_spend
@@ -559,6 +561,10 @@ class Workbench(FinishingActions):
     async def _reopen_external(self, session: StoredSession) -> str | None:
         name = session.client or ""
         external = self.external
+        if name in TRANSCRIPT_CLIENTS:  # a terminal agent's: its CLI continues it, in its terminal
+            label = session_label(session.agent_name, session.title, session.session_id)
+            self._record(session.session_id).not_continued = terminal_refusal(label)
+            return None
         if external is None or name not in external.names():
             reason = f"it was run by {name}, which is not an ACP agent of the config file"
             self._record(session.session_id).not_continued = reason

@@ -24,9 +24,10 @@ Invariants:
 - a line is at most `MAX_LINE` bytes; anything that is not a well-formed line of this shape is
   no decision (`Reply.parse` never raises), so a hook never decides by mistake;
 - `render` never allows at `PreToolUse` (that would skip the CLI's own permission check), never
-  sends Codex an `interrupt` (Codex fails such an answer closed), and gives "always allow" only as
-  what the CLI itself offered in the event (`permission_suggestions`: its allow rules, and Claude
-  Code's folders), never rules of ours nor a change of the session's mode;
+  sends Codex an `interrupt` or `updatedPermissions` (Codex fails such an answer closed: its
+  "always allow" is a plain allow), and gives Claude Code's "always allow" only as what it offered
+  in the event (`permission_suggestions`: its allow rules and folders), never rules of ours nor a
+  change of the session's mode;
 - `peer_uid` is the one check of who is at the other end of the socket, on both ends.
 """
 
@@ -207,23 +208,23 @@ def render(cli: Cli, event: dict[str, Any], reply: Reply) -> bytes:
 
 
 def _suggested_allow_rules(cli: Cli, event: dict[str, Any]) -> list[dict[str, Any]]:
-    """The "always allow" the CLI offered with this prompt (`permission_suggestions`), as it gave
-    them: rules that allow (`addRules` with `behavior: allow`) and, Claude Code's, folders to allow
-    (`addDirectories`); never a change of the whole session's mode (`setMode`) nor a rule that
-    denies or asks. Codex takes `addRules` only (anything else fails its answer closed)."""
+    """The "always allow" Claude Code offered with this prompt (`permission_suggestions`), as it
+    gave them: rules that allow (`addRules` with `behavior: allow`) and folders to allow
+    (`addDirectories`, its dialog's "always allow access to …"); never a change of the whole
+    session's mode (`setMode`) nor a rule that denies or asks. Codex (0.171.0) fails an answer
+    with `updatedPermissions` closed: for it, none."""
     suggestions = event.get("permission_suggestions")
-    if not isinstance(suggestions, list):
+    if cli != "claude-code" or not isinstance(suggestions, list):
         return []
-    kept = []
-    for suggestion in suggestions:
-        if not isinstance(suggestion, dict):
-            continue
-        kind = suggestion.get("type")
-        if (kind == "addRules" and suggestion.get("behavior") == "allow") or (
-            kind == "addDirectories" and cli == "claude-code"
-        ):
-            kept.append(suggestion)
-    return kept
+    return [
+        suggestion
+        for suggestion in suggestions
+        if isinstance(suggestion, dict)
+        and (
+            (suggestion.get("type") == "addRules" and suggestion.get("behavior") == "allow")
+            or suggestion.get("type") == "addDirectories"
+        )
+    ]
 
 
 def peer_uid(sock: _socket.socket) -> int | None:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio
+import anyio.lowlevel
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.events import Event
@@ -51,6 +52,8 @@ from agent_tui.terminal.hook_wire import Cli
 
 TOOL_OF: dict[Cli, Tool] = {"claude-code": "claude", "codex": "codex"}
 NAME_OF: dict[Cli, str] = {"claude-code": "Claude Code", "codex": "Codex"}
+YIELD_EVERY = 256
+"""Transcript lines read between two turns given to the rest of the event loop."""
 TURN_END = "agent-tui.turn-end"
 """The record of a turn the CLI said ended (its `Stop`, `SubagentStop` or `SessionEnd` hook)."""
 COMPANIONS_EVERY = 1.0
@@ -229,6 +232,8 @@ class TerminalLogs:
             try:
                 for number, line in lines:
                     transcript.lines = number
+                    if number % YIELD_EVERY == 0:  # a long catch-up lets the dashboard draw meanwhile
+                        await anyio.lowlevel.checkpoint()
                     stored += await self._rewoven(transcript)
                     if line is OVERLONG:
                         made = importer.feed_overlong(number, lines.overlong, lines.max_line)
