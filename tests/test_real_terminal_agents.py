@@ -152,6 +152,21 @@ class Rig:
             for call in turn["toolCalls"]
         }
 
+    def resolutions(self, call_id: str) -> list[dict[str, Any]]:
+        """The `permission.resolved` payloads our logs hold for the CLI's call `call_id`."""
+        found = []
+        for directory in self.sessions_dirs:
+            for log in sorted(directory.glob("*.jsonl")):
+                for line in log.read_text().splitlines():
+                    try:
+                        event = json.loads(line)
+                    except ValueError:  # a line being written
+                        continue
+                    payload = event.get("payload", {})
+                    if event.get("type") == "permission.resolved" and payload.get("toolCallId") == call_id:
+                        found.append(payload)
+        return found
+
 
 def DASHBOARD_ARGS(rig: Rig) -> tuple[str, ...]:  # noqa: N802
     """What `agent-tui` is started with besides the project (it is run in it): a model of the
@@ -288,7 +303,11 @@ def wait_question(rig: Rig, what: str = "the question in agent-tui's queue") -> 
         if QUEUED in screen and wanted in flat(screen):
             return screen
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}; the dashboard shows:\n{screen}")
+            seen = [event.get("hook_event_name") for event in rig.session.hook.events()]
+            raise AssertionError(
+                f"timed out waiting for {what}; the dashboard shows:\n{screen}\n"
+                f"the CLI shows:\n{rig.tmux.screen()}\nthe user's hook saw: {seen}"
+            )
         time.sleep(0.1)
 
 
@@ -394,15 +413,25 @@ def test_an_answer_in_claude_codes_terminal_withdraws_the_question(key: str, rig
     setup.tmux.wait_for(CLAUDE_DIALOG, "Claude Code's own dialog", WAIT)
     press(setup.tmux, key)
     setup.dash(EMPTY_QUEUE, "the question withdrawn from agent-tui's queue")
+    call = MAIN_CALL["claude-code"]
     if key == "1":
         wait_file(setup.marker, "the command, allowed in the terminal")
         setup.session.hook.wait_for("Stop")
+        after = ("withdrawn", "system")
     else:
         setup.tmux.wait_for(CLAUDE_INTERRUPTED, "Claude Code's turn, refused in the terminal", WAIT)
+        # The transcript's refusal reaches our log too: the user refused, in the terminal.
+        wait_until(
+            lambda: any(r["decision"] == "deny" for r in setup.resolutions(call)),
+            "the transcript's refusal in our log",
+            lambda: str(setup.resolutions(call)),
+        )
         assert not setup.marker.exists()
+        after = ("deny", "user")
     setup.quit_dashboard()
-    decision, by = setup.decisions()[MAIN_CALL["claude-code"]]
-    assert by != "user", (decision, by)
+    asked = [r for r in setup.resolutions(call) if r["requestId"].startswith("hook_")]
+    assert [(r["decision"], r.get("reason")) for r in asked[1:]] == [("withdrawn", "answered in the terminal")]
+    assert setup.decisions()[call] == after, setup.resolutions(call)
 
 
 def test_esc_in_codex_while_it_waits_for_agent_tui_withdraws_the_question(rig: Callable[..., Rig]) -> None:
@@ -414,6 +443,9 @@ def test_esc_in_codex_while_it_waits_for_agent_tui_withdraws_the_question(rig: C
     setup.tmux.wait_for("Conversation interrupted", "Codex's turn interrupted", WAIT)
     setup.dash(EMPTY_QUEUE, "the question withdrawn from agent-tui's queue")
     assert not setup.marker.exists()
+    setup.quit_dashboard()
+    call = MAIN_CALL["codex"]
+    assert setup.decisions()[call] == ("withdrawn", "system"), setup.resolutions(call)
 
 
 def test_a_codex_question_nobody_answers_is_handed_back_to_its_terminal(rig: Callable[..., Rig]) -> None:
@@ -477,5 +509,5 @@ def test_x_in_agent_tui_stops_the_sessions_turn(cli: str, rig: Callable[..., Rig
     setup.dash(EMPTY_QUEUE, "the question answered by the stop")
     assert not setup.marker.exists()
     setup.quit_dashboard()
-    decision, _by = setup.decisions()[MAIN_CALL[cli]]
-    assert decision == "deny"
+    call = MAIN_CALL[cli]
+    assert setup.decisions()[call] == ("deny", "user"), setup.resolutions(call)
