@@ -215,6 +215,7 @@ async def _relay_hooks(host: Any, engine: Any, project: Path, hand_back: float) 
             hand_back_after=hand_back,
             project=project,
             socket=hook_socket(),
+            transcript_wait=TerminalAgents.TRANSCRIPT_WAIT,
         ) as agents:
             yield agents
         group.cancel_scope.cancel()

@@ -204,6 +204,7 @@ class LiveRun:
                 hand_back_after=self.terminal_hand_back,
                 project=self.project,
                 socket=hook_socket(),
+                transcript_wait=TerminalAgents.TRANSCRIPT_WAIT,
             )
         )
         if self._executor is not None:
