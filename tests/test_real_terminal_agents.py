@@ -48,7 +48,6 @@ from support_real_clis import (
     press,
     submit,
     wait_file,
-    wait_ready,
 )
 from support_tmux import Tmux
 
@@ -130,8 +129,12 @@ class Rig:
         return dashboard
 
     def dash(self, text: str, what: str) -> str:
+        """The dashboard's screen once it shows `text` (failing with both panes)."""
         assert self.dashboard is not None
-        return self.dashboard.wait_for(text, what, WAIT)
+        try:
+            return self.dashboard.wait_for(text, what, WAIT)
+        except AssertionError as error:
+            raise AssertionError(f"{error}\nthe CLI shows:\n{self.tmux.screen()}") from None
 
     def quit_dashboard(self) -> None:
         assert self.dashboard is not None
@@ -149,7 +152,7 @@ class Rig:
             call["toolCallId"]: (call.get("decision"), call.get("decidedBy"))
             for session in dump["sessions"]
             for turn in session["turns"]
-            for call in turn["toolCalls"]
+            for call in turn.get("toolCalls", ())
         }
 
     def resolutions(self, call_id: str) -> list[dict[str, Any]]:
@@ -168,7 +171,7 @@ class Rig:
         return found
 
 
-def DASHBOARD_ARGS(rig: Rig) -> tuple[str, ...]:  # noqa: N802
+def DASHBOARD_ARGS(rig: Rig) -> tuple[str, ...]:
     """What `agent-tui` is started with besides the project (it is run in it): a model of the
     fake server, which nothing here asks, since this branch's dashboard opens the demo when no
     model is configured."""
@@ -346,6 +349,22 @@ def hook_clients(runtime: Path) -> list[int]:
     return found
 
 
+def answer_in_cli(rig: Rig, key: str, dialog: str) -> None:
+    """Press `key` in the CLI's own dialog, as a user does again when the first press came
+    before the dialog took keys (it still shows a moment later)."""
+    deadline = time.monotonic() + WAIT
+    press(rig.tmux, key)
+    while True:
+        settle = time.monotonic() + 1.0
+        while dialog in rig.tmux.screen() and time.monotonic() < settle:
+            time.sleep(0.05)
+        if dialog not in rig.tmux.screen():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the CLI's dialog never took {key!r}:\n{rig.tmux.screen()}")
+        press(rig.tmux, key)
+
+
 def wait_until(check: Callable[[], bool], what: str, show: Callable[[], str] = lambda: "") -> None:
     deadline = time.monotonic() + WAIT
     while not check():
@@ -411,7 +430,7 @@ def test_an_answer_in_claude_codes_terminal_withdraws_the_question(key: str, rig
     setup.session.open_tui()
     ask(setup)
     setup.tmux.wait_for(CLAUDE_DIALOG, "Claude Code's own dialog", WAIT)
-    press(setup.tmux, key)
+    answer_in_cli(setup, key, CLAUDE_DIALOG)
     setup.dash(EMPTY_QUEUE, "the question withdrawn from agent-tui's queue")
     call = MAIN_CALL["claude-code"]
     if key == "1":
@@ -430,7 +449,9 @@ def test_an_answer_in_claude_codes_terminal_withdraws_the_question(key: str, rig
         after = ("deny", "user")
     setup.quit_dashboard()
     asked = [r for r in setup.resolutions(call) if r["requestId"].startswith("hook_")]
-    assert [(r["decision"], r.get("reason")) for r in asked[1:]] == [("withdrawn", "answered in the terminal")]
+    assert [(r["decision"], r.get("reason")) for r in asked[1:]] == [
+        ("withdrawn", "answered in the terminal")
+    ]
     assert setup.decisions()[call] == after, setup.resolutions(call)
 
 
@@ -456,7 +477,7 @@ def test_a_codex_question_nobody_answers_is_handed_back_to_its_terminal(rig: Cal
     setup.tmux.wait_for(CODEX_DIALOG, "Codex's own dialog, once agent-tui handed the question back", WAIT)
     screen = setup.dash("handed back", "the queue saying the question went back to the terminal")
     assert EMPTY_QUEUE in screen
-    press(setup.tmux, "y")
+    answer_in_cli(setup, "y", CODEX_DIALOG)
     wait_file(setup.marker, "the command, allowed in Codex's own dialog")
 
 
@@ -473,7 +494,9 @@ def test_with_no_dashboard_the_clis_own_question_works_at_once(cli: str, rig: Ca
     # Our hook gave no decision and is gone, the CLI's dialog still open and unanswered.
     wait_until(lambda: not hook_clients(setup.runtime), "agent-tui's hook to give up", setup.tmux.screen)
     assert not setup.marker.exists()
-    press(setup.tmux, "1" if cli == "claude-code" else "y")
+    answer_in_cli(
+        setup, "1" if cli == "claude-code" else "y", CLAUDE_DIALOG if cli == "claude-code" else CODEX_DIALOG
+    )
     wait_file(setup.marker, "the command, allowed in the CLI's own dialog")
     assert setup.sessions_dirs == []  # no agent-tui ran: nothing was written for it
 
