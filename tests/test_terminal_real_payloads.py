@@ -138,3 +138,69 @@ async def test_x_stops_a_background_sub_agent_after_its_parents_turn_ended(tmp_p
         assert await agents.handle("claude-code", cli.hook("PreToolUse.subagent")) == NO_DECISION
         agents.logs.release()
     assert chain_violations(stored(tmp_path, CHILD)) == []
+
+
+CODEX_HOOKS = HOOKS.parent / "codex"
+PARENT = "00000000-0000-7000-8000-000000000001"
+SUB = "00000000-0000-7000-8000-00000000000a"
+
+
+class RecordedCodex:
+    """The recorded Codex 0.171.0 session (a sub-agent asks to run `touch`), its placeholders
+    (`/work/codex-home`, `/work/ws`) put in `tmp_path`."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.home = tmp_path / "codex-home"
+        self.ws = tmp_path / "ws"
+        day = self.home / "sessions" / "2026" / "12" / "06"
+        day.mkdir(parents=True)
+        self.parent = day / f"rollout-2026-12-06T13-18-40-{PARENT}.jsonl"
+        self.sub = day / f"rollout-2026-12-06T13-23-18-{SUB}.jsonl"
+        self.parent_lines = self._text("transcript.jsonl").splitlines(keepends=True)
+        self.sub_lines = self._text("transcript-subagent.jsonl").splitlines(keepends=True)
+
+    def _text(self, name: str) -> str:
+        text = (CODEX_HOOKS / name).read_text()
+        return text.replace("/work/codex-home", str(self.home)).replace("/work/ws", str(self.ws))
+
+    def hook(self, name: str) -> dict[str, Any]:
+        event: dict[str, Any] = orjson.loads(self._text(f"{name}.json"))
+        return event
+
+
+async def test_a_real_codex_sub_agents_question_is_denied_from_the_queue(tmp_path: Path) -> None:
+    cli = RecordedCodex(tmp_path)
+    child = f"sess_{SUB}"
+    async with new_engine(tmp_path) as engine:
+        agents = TerminalAgents(engine, watched=lambda: True, roots={"codex": cli.home / "sessions"})
+        RecordedClaude.append(cli.parent, cli.parent_lines[:12])  # up to the spawn
+        assert await agents.handle("codex", cli.hook("SessionStart")) == NO_DECISION
+        RecordedClaude.append(cli.sub, cli.sub_lines[:10])  # up to the sub-agent's exec_command
+        assert await agents.handle("codex", cli.hook("SubagentStart")) == NO_DECISION
+        assert engine.budgets.index.parent_of(child) == f"sess_{PARENT}"
+        assert await agents.handle("codex", cli.hook("PreToolUse.subagent")) == NO_DECISION
+        replies: list[Reply] = []
+
+        async def ask() -> None:
+            replies.append(await agents.handle("codex", cli.hook("PermissionRequest.subagent")))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            request = await wait_for_question(engine)
+            engine.questions.answer(
+                request.session_id, request.request_id, PermissionAnswer("deny", reason="no")
+            )
+        assert replies == [Reply("deny", message="no")]
+        assert (request.session_id, request.tool_call_id) == (child, "call_sub1")
+        assert request.args_preview == "touch /work/ws/submarker".replace("/work/ws", str(cli.ws))
+        RecordedClaude.append(cli.sub, cli.sub_lines[10:])
+        RecordedClaude.append(cli.parent, cli.parent_lines[12:])
+        assert await agents.handle("codex", cli.hook("Stop")) == NO_DECISION
+        assert agents.warnings == []
+        agents.logs.release()
+    events = stored(tmp_path, child)
+    assert chain_violations(events) == [] and chain_violations(stored(tmp_path, f"sess_{PARENT}")) == []
+    ends = [
+        (e.type, e.payload.get("errorCode")) for e in events if e.payload.get("toolCallId") == "call_sub1"
+    ]
+    assert ends[-1] == ("tool.failed", "permission_denied")

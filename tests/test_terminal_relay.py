@@ -93,7 +93,7 @@ async def test_serve_without_the_flag_follows_no_terminal_session(
         "--bus",
         nats_server.url,
         "--host",
-        "box",
+        "plain",
         "--cwd",
         str(project),
         "--sessions-dir",
@@ -102,11 +102,45 @@ async def test_serve_without_the_flag_follows_no_terminal_session(
     serve = start_agent_tui(args, env)
     client, _ = await reader(nats_server.url)
     try:
-        wait_for_line(serve, "host box serves")  # with the flag, the project's sessions are followed by now
-        listed = await control(client, "box", "sessions", request_id="l1")
+        wait_for_line(serve, "host plain serves")  # with the flag, the project's sessions are followed by now
+        listed = await control(client, "plain", "sessions", request_id="l1")
         assert listed.ok and listed.detail["sessions"] == []
         assert not (sessions / f"{MAIN}.jsonl").exists()
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.communicate(timeout=60)
+        await client.close()
+
+
+async def test_a_relaying_host_counts_as_watched_only_while_a_dashboard_holds_a_name(
+    nats_server: NatsServer,
+) -> None:
+    from types import SimpleNamespace
+
+    from agent_tui.bus.presence import bucket
+    from agent_tui.bus.protocol import NAMES_BUCKET, NameClaim
+    from agent_tui.cli.bus_commands import _dashboard_attached
+
+    client, stream = await reader(nats_server.url)
+    host = SimpleNamespace(link=SimpleNamespace(stream=stream), settings=SimpleNamespace(presence_ttl_s=30.0))
+    try:
+        assert not await _dashboard_attached(host)  # no names at all
+        names = await bucket(stream, NAMES_BUCKET, 30.0)
+
+        def claim(name: str, kind: str) -> bytes:
+            fields = {"name": name, "kind": kind, "pid": 1, "machine": "m", "user": "ana", "since": "now"}
+            return NameClaim.model_validate(fields).model_dump_json().encode()
+
+        await names.put("box", claim("box", "host"))
+        assert not await _dashboard_attached(host)  # a host is no one to answer
+        await names.put("gone-dash", claim("gone-dash", "dashboard"))
+        await names.delete("gone-dash")
+        assert not await _dashboard_attached(host)
+        await names.put("junk", b"not a claim")
+        await names.put("laptop-dash-1", claim("laptop-dash-1", "dashboard"))
+        assert await _dashboard_attached(host)  # whatever else the bucket holds
+        await names.delete("laptop-dash-1")
+        assert not await _dashboard_attached(host)
+        assert not await _dashboard_attached(SimpleNamespace(link=SimpleNamespace(stream=None)))  # no bus
+    finally:
         await client.close()

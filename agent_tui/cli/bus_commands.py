@@ -235,12 +235,16 @@ async def _dashboard_attached(host: Any) -> bool:
         return False
     try:
         names = await bucket(stream, NAMES_BUCKET, host.settings.presence_ttl_s)
-        for key in await names.keys():
+        keys = await names.keys()
+    except Exception:  # no names yet (`keys` raises when there are none), the bus gone: no one
+        return False
+    for key in keys:
+        try:
             entry = await names.get(key)
             if entry.value and NameClaim.model_validate_json(entry.value).kind == "dashboard":
                 return True
-    except Exception:  # no names yet (`keys` raises when there are none), the bus gone: no one
-        return False
+        except Exception:  # a name let go meanwhile, a value that is no claim: not a dashboard
+            continue
     return False
 
 
