@@ -475,10 +475,17 @@ def test_a_codex_question_nobody_answers_is_handed_back_to_its_terminal(rig: Cal
     setup.session.open_tui()
     submit(setup.tmux, PROMPT)
     setup.tmux.wait_for(CODEX_DIALOG, "Codex's own dialog, once agent-tui handed the question back", WAIT)
-    screen = setup.dash("handed back", "the queue saying the question went back to the terminal")
-    assert EMPTY_QUEUE in screen
+    setup.dash(EMPTY_QUEUE, "the question gone from agent-tui's queue")
+    call = MAIN_CALL["codex"]
+    # It was asked in agent-tui (held there for a second), then handed back.
+    asked = [(r["decision"], r.get("reason")) for r in setup.resolutions(call)]
+    assert asked[0][0] == "ask" and asked[1:] == [("withdrawn", "handed back to the terminal")], asked
     answer_in_cli(setup, "y", CODEX_DIALOG)
     wait_file(setup.marker, "the command, allowed in Codex's own dialog")
+    # The call says how its question went.
+    setup.dash("handed back", "the call saying its question went back to the terminal")
+    setup.quit_dashboard()
+    assert setup.decisions()[call] == ("withdrawn", "system")
 
 
 # -- no dashboard, claude -p, x ------------------------------------------------------------------------
