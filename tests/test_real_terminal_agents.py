@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +43,15 @@ from support_real_clis import (
     CLAUDE_INTERRUPTED,
     CODEX_BLOCKED,
     CODEX_DIALOG,
+    CODEX_TRUST,
     WAIT,
     Session,
+    accept_hook_trust,
     cli_session,
     press,
     submit,
     wait_file,
+    wait_ready,
 )
 from support_tmux import Tmux
 
@@ -486,6 +490,47 @@ def test_a_codex_question_nobody_answers_is_handed_back_to_its_terminal(rig: Cal
     setup.dash("handed back", "the call saying its question went back to the terminal")
     setup.quit_dashboard()
     assert setup.decisions()[call] == ("withdrawn", "system")
+
+
+def test_codex_keeps_trusting_the_users_hooks_and_asks_once_about_agent_tuis(
+    cli_session: OpenSession,
+) -> None:
+    session = cli_session("codex")
+    env = isolated_env(session)
+    session.home.env = env
+    hooks_file = session.home.install_hook()  # the user's own hooks, trusted in Codex's TUI
+    session.open_tui()
+    trusted = _trust(session)
+    assert trusted and all(key.startswith(f"{hooks_file}:") for key in trusted), trusted
+    session.tmux.close()
+    before = hooks_file.read_bytes()
+    installed = agent_tui(env, "hooks", "install", "codex", "--user")
+    assert installed.returncode == 0, installed.stderr
+    assert "trust" in installed.stdout  # the installer says Codex will ask, and never trusts for you
+    ours = sum(
+        len(groups) - len(json.loads(before)["hooks"].get(event, ()))
+        for event, groups in json.loads(hooks_file.read_bytes())["hooks"].items()
+    )
+    assert _trust(session) == trusted  # nothing was trusted for the user
+    session.tmux = Tmux()
+    session.home.start(session.tmux)
+    screen = session.tmux.wait_for(CODEX_TRUST, "Codex's question about agent-tui's hooks", WAIT)
+    assert f"{ours} hooks are new or changed" in screen, screen  # only ours: the user's kept their trust
+    accept_hook_trust(session.tmux)
+    wait_ready(session.tmux, "codex")
+    after = _trust(session)
+    assert {key: after[key] for key in trusted} == trusted
+    assert len(after) == len(trusted) + ours
+    removed = agent_tui(env, "hooks", "uninstall", "codex", "--user")
+    assert removed.returncode == 0, removed.stderr
+    assert hooks_file.read_bytes() == before
+
+
+def _trust(session: Session) -> dict[str, str]:
+    """Codex's trusted hooks (`[hooks.state]` of its config.toml): key → hash."""
+    config = tomllib.loads((session.home.config_dir / "config.toml").read_text())
+    state = config.get("hooks", {}).get("state", {})
+    return {key: entry.get("trusted_hash", "") for key, entry in state.items()}
 
 
 # -- no dashboard, claude -p, x ------------------------------------------------------------------------
