@@ -16,8 +16,11 @@ takes the question out of agent-tui's queue (Claude Code: its yes or its no; Cod
 and its question handed back after `[hooks] hand_back_after` opens its own dialog); with no
 dashboard the CLI's own question works at once; `claude -p` waits for the queue; `x` stops as
 docs/terminal-agents.md says; `hooks install` leaves the user's hooks as they were (they still
-fire) and `uninstall` gives the file back byte for byte; `agent-tui replay --dump state` of our
-log of the session names who answered.
+fire, and Codex still trusts them: it asks about ours alone) and `uninstall` gives the file back
+byte for byte; `agent-tui replay --dump state` of our log of the session names who answered.
+
+Until the dashboard opens on terminal sessions with no model configured, `DASHBOARD_ARGS` gives
+it a model of the fake server that nothing asks.
 
 Every wait polls the panes, the hook's record or a file, with a deadline; no sleeps.
 """
