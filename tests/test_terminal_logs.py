@@ -321,6 +321,59 @@ class TestQuestions:
         first = h.engine.questions.answer(MAIN, request.request_id, PermissionAnswer("allow"))
         assert first is not None and first.actor == "system"
 
+    async def test_a_question_that_comes_before_its_transcript_is_asked_once_the_call_is_written(
+        self, tmp_path: Path
+    ) -> None:
+        # The real Claude Code may write a new session's first lines after its first call's hooks.
+        cli = FakeClaude(tmp_path)
+        async with new_engine(tmp_path) as engine:
+            h = Harness(engine, cli)
+            h.hooks.transcript_wait = 60.0
+            assert await h.hooks.handle("claude-code", cli.edit_hook("PreToolUse")) == NO_DECISION
+            replies: list[Reply] = []
+
+            async def permission() -> None:
+                replies.append(await h.hooks.handle("claude-code", cli.edit_hook("PermissionRequest")))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(permission)
+                await anyio.wait_all_tasks_blocked()
+                assert engine.questions.waiting() == [] and replies == []  # waiting for the transcript
+                cli.write(7)  # the session and the call, no result yet
+                request = await wait_for_question(engine)
+                assert request.tool_call_id == EDIT_ID
+                engine.questions.answer(MAIN, request.request_id, PermissionAnswer("allow"))
+            assert replies == [Reply("allow", remember=False)]
+
+    async def test_a_stop_before_the_transcript_shows_the_call_ran_waits_for_it(self, tmp_path: Path) -> None:
+        # Allowed in the terminal: the real Claude Code's Stop hook may come before the call's result.
+        cli = FakeClaude(tmp_path)
+        async with new_engine(tmp_path) as engine:
+            h = Harness(engine, cli)
+            h.hooks.transcript_wait = 60.0
+            cli.write(7)
+            await h.hooks.handle("claude-code", cli.hook("SessionStart"))
+            await h.hooks.handle("claude-code", cli.edit_hook("PreToolUse"))
+            async with anyio.create_task_group() as group:
+                group.start_soon(h.hooks.handle, "claude-code", cli.edit_hook("PermissionRequest"))
+                await wait_for_question(engine)
+                stopped: list[Reply] = []
+
+                async def stop() -> None:
+                    stopped.append(await h.hooks.handle("claude-code", cli.hook("Stop")))
+
+                group.start_soon(stop)
+                await anyio.wait_all_tasks_blocked()
+                assert stopped == [] and "turn.completed" not in h.types()
+                cli.write(11)  # the call's result
+                while not stopped:
+                    await h.logs.catch_up()
+                    await anyio.wait_all_tasks_blocked()
+                group.cancel_scope.cancel()  # the held PermissionRequest hook (Claude ends it at its timeout)
+        resolved = [e.payload for e in stored(tmp_path, MAIN) if e.payload.get("toolCallId") == EDIT_ID]
+        decisions = [(r["decision"], r.get("reason")) for r in resolved if "decision" in r]
+        assert decisions == [("ask", None), ("withdrawn", IN_TERMINAL)]
+
     async def test_the_hook_disconnecting_withdraws_the_request_at_once(self, tmp_path: Path) -> None:
         cli = FakeClaude(tmp_path)
         async with new_engine(tmp_path) as engine:

@@ -222,6 +222,7 @@ async def _relay_hooks(host: Any, engine: Any, project: Path, hand_back: float) 
             project=project,
             socket=hook_socket(),
             on_warning=_stderr,
+            transcript_wait=TerminalAgents.TRANSCRIPT_WAIT,
         ) as agents:
             yield agents
         group.cancel_scope.cancel()

@@ -36,7 +36,7 @@ from agent_tui.providers.config import Config, ConfigError
 from agent_tui.terminal.hook_socket import HookSocket, HookSocketError
 from agent_tui.terminal.hook_wire import CLIS, Cli, Reply
 from agent_tui.terminal.logs import TOOL_OF, TerminalLogs, TranscriptRefused
-from agent_tui.terminal.questions import TerminalHooks
+from agent_tui.terminal.questions import TRANSCRIPT_WAIT, TerminalHooks
 
 Handler = Callable[[Cli, dict[str, Any]], Awaitable[Reply]]
 SocketFactory = Callable[[Handler, Callable[[], bool]], AbstractAsyncContextManager[object]]
@@ -56,8 +56,13 @@ class TerminalAgents:
         engine: whose store keeps their logs and whose questions hold their requests.
         watched: whether someone would answer a question now.
         hand_back_after: seconds after which a Codex question is handed back to its terminal.
+        transcript_wait: seconds to wait for a transcript that lags its CLI's hooks
+            (`questions.TRANSCRIPT_WAIT` for live CLIs).
         roots: each CLI's session directory (default: where the CLI keeps them).
     """
+
+    TRANSCRIPT_WAIT = TRANSCRIPT_WAIT
+    """The `transcript_wait` of a host of live CLIs (the dashboard's project run, `serve`)."""
 
     def __init__(
         self,
@@ -66,10 +71,17 @@ class TerminalAgents:
         watched: Callable[[], bool],
         hand_back_after: float = 30.0,
         roots: dict[Cli, Path] | None = None,
+        transcript_wait: float = 0.0,
     ) -> None:
         self.engine = engine
         self.logs = TerminalLogs(engine, roots)
-        self.hooks = TerminalHooks(engine, self.logs, watched=watched, hand_back_after=hand_back_after)
+        self.hooks = TerminalHooks(
+            engine,
+            self.logs,
+            watched=watched,
+            hand_back_after=hand_back_after,
+            transcript_wait=transcript_wait,
+        )
         self.on_warning: Callable[[str], object] | None = None
         self._told = 0  # how many of `warnings` `on_warning` was told
 
@@ -103,9 +115,16 @@ class TerminalAgents:
         recent: float = RECENT,
         on_warning: Callable[[str], object] | None = None,
         poll_every: float = POLL_EVERY,
+        transcript_wait: float = 0.0,
     ) -> AsyncIterator[TerminalAgents]:
         """Follow and answer terminal sessions for `engine` while inside (see the class)."""
-        agents = cls(engine, watched=watched, hand_back_after=hand_back_after, roots=roots)
+        agents = cls(
+            engine,
+            watched=watched,
+            hand_back_after=hand_back_after,
+            roots=roots,
+            transcript_wait=transcript_wait,
+        )
         agents.on_warning = on_warning
         try:
             async with anyio.create_task_group() as group, AsyncExitStack() as answering:

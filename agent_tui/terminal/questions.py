@@ -5,16 +5,18 @@ or Codex in, one `Reply` out. What each event does:
 
 - `SessionStart`, `UserPromptSubmit`, `SubagentStart`, `SubagentStop`: follow the transcript the
   event names (caught up first); a new prompt ends a stop (`x`) of the turn before;
-- `Stop`: the CLI's turn ended: woven as `agent-tui.turn-end` (the log's turn closes) and a stop
-  ends; `SubagentStop`, `SessionEnd`: the sub-agent's or the whole session's open turns end the
-  same way, and its transcripts are let go (`TerminalLogs.end`);
+- `Stop`: the CLI's turn ended: woven as `agent-tui.turn-end` (the log's turn closes, once the
+  transcript shows its calls' ends, waited for a few seconds: Claude Code may write them after
+  its `Stop` hook) and a stop ends; `SubagentStop`, `SessionEnd`: the sub-agent's or the whole
+  session's open turns end the same way, and its transcripts are let go (`TerminalLogs.end`);
 - `PreToolUse` (it carries the call's id): the call is opened in the log if the transcript has
   not shown it yet (the transcript's line with the same id is not written twice);
 - `PermissionRequest` (no id): matched to the `PreToolUse` before it by session, agent and input
-  (else to an open call of the transcript with that input); when two match, the request's
-  warning says agent-tui cannot tell which; then `permission.requested` (with the risk the
-  classifier gives a shell command, shown and never acted on; an edit's change in its preview)
-  and the policy's `ask` are stored, and `engine.questions.ask` waits for a person.
+  (else to an open call of the transcript with that input, waited for a few seconds when the
+  transcript does not show it yet: Claude Code may write it after the hooks); when two match,
+  the request's warning says agent-tui cannot tell which; then `permission.requested` (with the
+  risk the classifier gives a shell command, shown and never acted on; an edit's change in its
+  preview) and the policy's `ask` are stored, and `engine.questions.ask` waits for a person.
 
 Invariants:
 - agent-tui never answers for a person: with no one watching (`watched()` false) or an engine
@@ -69,6 +71,12 @@ DIFF_INPUT_LINES = 2000
 """An edit with more lines than this on either side is previewed by its size only."""
 ID_CHARS = 256
 """The longest tool name or call id a hook event's is taken with."""
+TRANSCRIPT_WAIT = 5.0
+"""Seconds a host waits (`transcript_wait`) for a transcript that lags its CLI's hooks: a
+`PermissionRequest` no call matches, for the transcript to show the call; a `Stop`, for it to
+show its turn's calls' ends (Claude Code may write a call's lines, even a new session's first
+lines, after the hooks about them ran)."""
+TRANSCRIPT_POLL = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +98,8 @@ class TerminalHooks:
         logs: the transcripts followed into the engine's store.
         watched: whether someone would answer a question now (a dashboard is attached).
         hand_back_after: seconds after which a Codex question is handed back to its terminal.
+        transcript_wait: seconds to wait for a transcript that lags its hooks (`TRANSCRIPT_WAIT`
+            for a host of live CLIs; 0: what the transcript shows when the hook comes is all).
     """
 
     def __init__(
@@ -99,8 +109,10 @@ class TerminalHooks:
         *,
         watched: Callable[[], bool],
         hand_back_after: float = 30.0,
+        transcript_wait: float = 0.0,
     ) -> None:
         self.engine = engine
+        self.transcript_wait = transcript_wait
         self.logs = logs
         self.watched = watched
         self.hand_back_after = hand_back_after
@@ -138,6 +150,7 @@ class TerminalHooks:
             self._stopped.pop(main, None)
         elif name == "Stop":
             self._stopped.pop(main, None)
+            await self._shown(cli, event, lambda: self._calls_answered(main))
             await self.logs.weave(main, "source.record", _record(cli, TURN_END, {"hook": "Stop"}))
         elif name == "SubagentStop":
             path = event.get("agent_transcript_path")
@@ -171,6 +184,30 @@ class TerminalHooks:
         if not followed:
             await self.logs.catch_up()
 
+    async def _shown(self, cli: Cli, event: dict[str, Any], shown: Callable[[], bool]) -> None:
+        """Read the transcript the event names as it is written (followed once it exists) until
+        it shows what `shown` looks for, at most `transcript_wait` seconds."""
+        if self.transcript_wait <= 0:
+            return
+        path = event.get("transcript_path")
+        with anyio.move_on_after(self.transcript_wait):
+            while not shown():
+                await anyio.sleep(TRANSCRIPT_POLL)
+                if not isinstance(path, str) or not path:
+                    await self.logs.catch_up()
+                    continue
+                try:
+                    await self.logs.follow(cli, path)
+                except TranscriptRefused as refused:
+                    if not refused.missing:
+                        return  # said by `_follow` already
+
+    def _calls_answered(self, session_id: str) -> bool:
+        """Whether the transcript shows the end of every call of `session_id`'s open turn."""
+        builder = self.logs.builder(session_id)
+        turn = builder.turn if builder is not None else None
+        return turn is None or all(call.answered for call in turn.calls.values())
+
     # -- tool calls ----------------------------------------------------------------------------------
     async def _pre_tool_use(self, cli: Cli, main: str, event: dict[str, Any]) -> Reply:
         call_id, tool, args = _call_of(event)
@@ -199,6 +236,9 @@ class TerminalHooks:
         _, tool, args = _call_of(event)
         if not tool or args is None:
             return NO_DECISION
+        agent = _agent(event)
+        if not self._matches(main, agent, tool, args):
+            await self._shown(cli, event, lambda: bool(self._matches(main, agent, tool, args)))
         async with self.logs.lock:
             matches = self._matches(main, _agent(event), tool, args)
             if not matches:

@@ -220,6 +220,7 @@ class LiveRun:
                 project=self.project,
                 socket=hook_socket(),
                 on_warning=lambda line: self._post(TerminalNotice(line)),
+                transcript_wait=TerminalAgents.TRANSCRIPT_WAIT,
             )
         )
         if self._executor is not None:
