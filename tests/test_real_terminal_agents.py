@@ -76,7 +76,7 @@ DENIED = {"claude-code": "Denied by PermissionRequest hook", "codex": CODEX_BLOC
 """What the CLI's own screen says of a call agent-tui's queue denied."""
 EMPTY_QUEUE = "No pending approvals."
 QUEUED = "Approvals (1)"
-DIALOG_OPEN = "esc closes"
+DIALOG_OPEN = "Allow once"  # (the hint under the buttons wraps with the dialog's width)
 
 # -- the rig: a CLI with the user's hooks and ours, agent-tui's dashboard beside it -------------------
 
