@@ -30,9 +30,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from collections.abc import Callable, Iterator
@@ -182,8 +184,9 @@ def isolated_env(session: Session) -> dict[str, str]:
     """The CLI's environment plus agent-tui's own places, all under the test's directory."""
     home = session.home
     root = home.home.parent
-    runtime = root / "run"
-    runtime.mkdir(mode=0o700, exist_ok=True)
+    # A short folder of its own in /tmp (0700): a Unix socket's path holds at most 107 bytes, and
+    # the test's own directory under pytest-xdist is longer than that with agent-tui/hooks.sock.
+    runtime = Path(tempfile.mkdtemp(prefix="atui-", dir="/tmp"))
     env = dict(home.env)
     env.update(
         XDG_RUNTIME_DIR=str(runtime),
@@ -247,6 +250,7 @@ def rig(cli_session: OpenSession) -> Iterator[Callable[..., Rig]]:
     for built in made:
         if built.dashboard is not None:
             built.dashboard.close()
+        shutil.rmtree(built.runtime, ignore_errors=True)
 
 
 def user_hooks_kept(rig: Rig) -> None:
