@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -135,7 +136,7 @@ def test_claude_dialog_shows_beside_the_running_hook_which_an_answer_in_the_term
     asked = session.hook.wait_for("PermissionRequest")
     session.tmux.wait_for(CLAUDE_DIALOG, "Claude Code's own question while the hook runs")
     hook_pid = session.hook.pid_of("PermissionRequest")
-    press(session.tmux, "1")  # "Yes"
+    answer_in_dialog(session, "1")  # "Yes"
     done = session.hook.wait_for("PostToolUse")
     session.hook.wait_for("Stop")
     assert marker.exists()
@@ -160,7 +161,7 @@ def test_claude_no_in_the_terminal_stops_the_running_hook_at_once(cli_session: O
     session.hook.wait_for("PermissionRequest")
     session.tmux.wait_for(CLAUDE_DIALOG, "Claude Code's own question while the hook runs")
     hook_pid = session.hook.pid_of("PermissionRequest")
-    press(session.tmux, "4")  # "No"
+    answer_in_dialog(session, "4")  # "No"
     session.tmux.wait_for(CLAUDE_INTERRUPTED, "Claude Code's aborted turn")
     wait_gone(hook_pid, "the PermissionRequest hook after the user said no")
     assert session.hook.signals("PermissionRequest") == [15]
@@ -176,7 +177,7 @@ def test_claude_no_decision_leaves_its_own_question_working(cli_session: OpenSes
     session.hook.wait_for("PermissionRequest")
     session.tmux.wait_for(CLAUDE_DIALOG, "Claude Code's own question")
     assert not marker.exists()
-    press(session.tmux, "1")
+    answer_in_dialog(session, "1")
     session.hook.wait_for("Stop")
     assert marker.exists()
 
@@ -426,3 +427,19 @@ def test_codex_exec_never_asks(cli_session: OpenSession) -> None:
     assert session.hook.events("PermissionRequest") == []
     assert session.hook.wait_for("SessionStart")["permission_mode"] == "bypassPermissions"
     assert os.path.exists(session.hook.wait_for("Stop")["transcript_path"])
+
+
+def answer_in_dialog(session: Session, key: str) -> None:
+    """Press `key` in Claude Code's own dialog, and again, as a user does, while the dialog still
+    shows a second later (a key pressed before the dialog takes keys is lost)."""
+    deadline = time.monotonic() + 60
+    press(session.tmux, key)
+    while True:
+        settle = time.monotonic() + 1.0
+        while CLAUDE_DIALOG in session.tmux.screen() and time.monotonic() < settle:
+            time.sleep(0.05)
+        if CLAUDE_DIALOG not in session.tmux.screen():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"Claude Code's dialog never took {key!r}:\n{session.tmux.screen()}")
+        press(session.tmux, key)
