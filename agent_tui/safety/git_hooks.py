@@ -11,37 +11,15 @@ Invariants:
 
 from __future__ import annotations
 
+from agent_tui.safety.shell_words import names
+
 __all__ = ["HOOK_EVENTS", "WRITE_ONLY_HOOKS"]
 
-WRITE_ONLY_HOOKS = frozenset(
-    [
-        "applypatch-msg",
-        "pre-applypatch",
-        "post-applypatch",
-        "pre-commit",
-        "pre-merge-commit",
-        "prepare-commit-msg",
-        "commit-msg",
-        "post-commit",
-        "pre-rebase",
-        "post-checkout",
-        "post-merge",
-        "pre-push",
-        "pre-receive",
-        "update",
-        "proc-receive",
-        "post-receive",
-        "post-update",
-        "push-to-checkout",
-        "pre-auto-gc",
-        "post-rewrite",
-        "sendemail-validate",
-        "fsmonitor-watchman",
-        "p4-changelist",
-        "p4-prepare-changelist",
-        "p4-post-changelist",
-        "p4-pre-submit",
-    ]
+WRITE_ONLY_HOOKS = names(
+    "applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit prepare-commit-msg "
+    "commit-msg post-commit pre-rebase post-checkout post-merge pre-push pre-receive update proc-receive "
+    "post-receive post-update push-to-checkout pre-auto-gc post-rewrite sendemail-validate "
+    "fsmonitor-watchman p4-changelist p4-prepare-changelist p4-post-changelist p4-pre-submit"
 )
 """Hooks git runs only for commands that are never `read`."""
 

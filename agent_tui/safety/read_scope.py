@@ -39,43 +39,23 @@ from pathlib import Path
 
 from agent_tui.safety.credential_stores import StoreIndex, StorePath, store_paths
 from agent_tui.safety.shell_parse import SimpleCommand, Word, parse_shell
-from agent_tui.safety.shell_words import brace_spellings
+from agent_tui.safety.shell_words import brace_spellings, names
 
 __all__ = ["HARMLESS_PLACES", "MAX_MATCHES", "MAX_NAMES", "ReadScope", "outside_reason"]
 
-HARMLESS_PLACES: tuple[str, ...] = (
-    # installed software and its documentation (world-readable, the same on every machine)
-    "/usr/share/",
-    "/usr/include/",
-    "/usr/lib/",
-    "/usr/lib64/",
-    "/usr/bin/",
-    "/usr/sbin/",
-    "/bin/",
-    "/sbin/",
-    "/lib/",
-    "/lib64/",
-    # what system this is
-    "/etc/os-release",
-    "/etc/lsb-release",
-    "/etc/debian_version",
-    "/etc/redhat-release",
-    "/etc/alpine-release",
-    "/etc/hostname",
-    "/etc/timezone",
-    "/etc/localtime",
-    "/etc/shells",
-    "/proc/cpuinfo",
-    "/proc/meminfo",
-    "/proc/version",
-    "/proc/uptime",
-    "/proc/loadavg",
-    # devices that hold nothing
-    "/dev/null",
-    "/dev/zero",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/stdin",
+_HARMLESS_GROUPS = {
+    "installed software and its documentation (world-readable, the same on every machine)": (
+        "/usr/share/ /usr/include/ /usr/lib/ /usr/lib64/ /usr/bin/ /usr/sbin/ /bin/ /sbin/ /lib/ /lib64/"
+    ),
+    "what system this is": (
+        "/etc/os-release /etc/lsb-release /etc/debian_version /etc/redhat-release /etc/alpine-release "
+        "/etc/hostname /etc/timezone /etc/localtime /etc/shells /proc/cpuinfo /proc/meminfo /proc/version "
+        "/proc/uptime /proc/loadavg"
+    ),
+    "devices that hold nothing": "/dev/null /dev/zero /dev/random /dev/urandom /dev/stdin",
+}
+HARMLESS_PLACES: tuple[str, ...] = tuple(
+    place for group in _HARMLESS_GROUPS.values() for place in group.split()
 )
 """Places outside the session's directory a `read` may name without the sandbox: a directory
 ends in `/` and covers what is under it. A path is judged by its real path (a
@@ -87,24 +67,7 @@ MAX_MATCHES = 256
 MAX_WALKED = 20_000
 """Entries one line's symlink-following walks (`grep -R`) may hold before it is not judged."""
 
-_NAMES_ONLY = frozenset(
-    [
-        "echo",
-        "printf",
-        "basename",
-        "dirname",
-        "test",
-        "[",
-        "true",
-        "false",
-        "pwd",
-        "which",
-        "type",
-        "command",
-        "realpath",
-        "readlink",
-    ]
-)
+_NAMES_ONLY = names("echo printf basename dirname test [ true false pwd which type command realpath readlink")
 """Programs that never open their operands: a path among them is text, not a read."""
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
 

@@ -33,6 +33,7 @@ from agent_tui.safety.shell_words import (
     Word,
     bare_word,
     expanding_characters,
+    names,
     shape,
     unescape_double_quoted,
 )
@@ -165,23 +166,9 @@ _CONSTRUCTS = {
     "function_definition": "a function definition",
     "test_command": "a test `[[ … ]]`",
 }
-_WORD_TYPES = frozenset(
-    {
-        "word",
-        "number",
-        "raw_string",
-        "string",
-        "concatenation",
-        "simple_expansion",
-        "expansion",
-        "command_substitution",
-        "process_substitution",
-        "arithmetic_expansion",
-        "brace_expression",
-        "ansi_c_string",
-        "translated_string",
-        "array",
-    }
+_WORD_TYPES = names(
+    "word number raw_string string concatenation simple_expansion expansion command_substitution "
+    "process_substitution arithmetic_expansion brace_expression ansi_c_string translated_string array"
 )
 _REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _ARITHMETIC_SAFE = frozenset(

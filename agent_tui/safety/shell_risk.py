@@ -35,6 +35,7 @@ from agent_tui.safety.assessment import Findings, RiskAssessment, worst
 from agent_tui.safety.options import scan
 from agent_tui.safety.read_scope import ReadScope, outside_reason
 from agent_tui.safety.shell_parse import Redirect, SimpleCommand, Word, parse_shell, subscript_with_expansion
+from agent_tui.safety.shell_words import names
 
 __all__ = ["RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"]
 
@@ -50,36 +51,9 @@ _SED = frozenset({"sed", "gsed"})
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
 _DECLARATIONS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
-_SUBCOMMAND_LABELS = frozenset(
-    [
-        "npm",
-        "yarn",
-        "pnpm",
-        "bun",
-        "pip",
-        "pip3",
-        "cargo",
-        "gem",
-        "poetry",
-        "pipx",
-        "conda",
-        "mamba",
-        "micromamba",
-        "brew",
-        "apt",
-        "apt-get",
-        "aptitude",
-        "dnf",
-        "yum",
-        "apk",
-        "zypper",
-        "bundle",
-        "composer",
-        "go",
-        "uv",
-        "docker",
-        "podman",
-    ]
+_SUBCOMMAND_LABELS = names(
+    "npm yarn pnpm bun pip pip3 cargo gem poetry pipx conda mamba micromamba brew apt apt-get aptitude "
+    "dnf yum apk zypper bundle composer go uv docker podman"
 )
 
 

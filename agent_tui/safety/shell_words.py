@@ -20,6 +20,7 @@ __all__ = [
     "bare_word",
     "brace_spellings",
     "expanding_characters",
+    "names",
     "quoted_delimiter",
     "shape",
     "unescape_double_quoted",
@@ -46,6 +47,11 @@ class Word:
     @property
     def literal(self) -> bool:
         return not self.expansions
+
+
+def names(text: str) -> frozenset[str]:
+    """A set of names written as one string, space-separated: how the rule tables list them."""
+    return frozenset(text.split())
 
 
 def quoted_delimiter(delimiter: str) -> bool:

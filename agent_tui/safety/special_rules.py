@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from agent_tui.events.model import Risk
 from agent_tui.safety.assessment import RiskAssessment
+from agent_tui.safety.shell_words import names
 
 __all__ = ["SPECIAL", "harmless_target"]
 
@@ -218,6 +219,7 @@ _ALIASES = {
 _VALUE_OPTIONS = frozenset(
     {"-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "-C", "--prefix"}
 )
+_DOCKER_GROUPS = names("container image volume network system builder buildx")
 
 
 def _subcommand(args: list[str]) -> str:
@@ -235,15 +237,7 @@ def _subcommand(args: list[str]) -> str:
 def _package_manager(table: dict[str, Risk], empty: Risk = "execute") -> Rule:
     def rule(name: str, args: list[str]) -> RiskAssessment:
         sub = _subcommand(args)
-        if name in ("docker", "podman") and sub in (
-            "container",
-            "image",
-            "volume",
-            "network",
-            "system",
-            "builder",
-            "buildx",
-        ):
+        if name in ("docker", "podman") and sub in _DOCKER_GROUPS:
             sub = _subcommand(args[args.index(sub) + 1 :]) or sub
         label = f"{name} {sub}".strip()
         risk = table.get(sub, empty if not sub else "execute")
@@ -295,44 +289,15 @@ SPECIAL: dict[str, Rule] = {
     "python3": _python,
     "pacman": _pacman,
     **dict.fromkeys(
-        (
-            "gzip",
-            "gunzip",
-            "bzip2",
-            "bunzip2",
-            "xz",
-            "unxz",
-            "lzma",
-            "unlzma",
-            "compress",
-            "uncompress",
-            "zstd",
-        ),
-        _compressor,
+        names("gzip gunzip bzip2 bunzip2 xz unxz lzma unlzma compress uncompress zstd"), _compressor
     ),
     **{name: _package_manager(table) for name, table in _PACKAGE_TABLES.items()},
     **{alias: _package_manager(_PACKAGE_TABLES[target]) for alias, target in _ALIASES.items()},
     "yarn": _package_manager(_PACKAGE_TABLES["yarn"], empty="network"),
     **dict.fromkeys(
-        [
-            "kubectl",
-            "helm",
-            "oc",
-            "gh",
-            "glab",
-            "hub",
-            "aws",
-            "gcloud",
-            "gsutil",
-            "az",
-            "rclone",
-            "s3cmd",
-            "terraform",
-            "tofu",
-            "heroku",
-            "flyctl",
-            "vercel",
-        ],
+        names(
+            "kubectl helm oc gh glab hub aws gcloud gsutil az rclone s3cmd terraform tofu heroku flyctl vercel"
+        ),
         _remote_cli,
     ),
 }

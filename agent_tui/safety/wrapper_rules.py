@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from agent_tui.safety.assessment import Findings
 from agent_tui.safety.shell_parse import Word, subscript_with_expansion
+from agent_tui.safety.shell_words import names
 
 __all__ = ["SHELLS", "WRAPPERS", "assignment_reason", "declaration", "env", "find", "shell", "wrapper"]
 
@@ -48,43 +49,33 @@ def assignment_reason(name: str, value: Word | None) -> str | None:
 
 
 # name → (options that take a value, options known to be flags, words to skip before the command)
-WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
-    "nice": (frozenset({"-n", "--adjustment"}), frozenset(), 0),
-    "ionice": (frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}), frozenset({"-t"}), 0),
-    "timeout": (
-        frozenset({"-s", "--signal", "-k", "--kill-after"}),
-        frozenset({"--preserve-status", "--foreground", "-v", "--verbose"}),
-        1,
-    ),
-    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), frozenset(), 0),
-    "nohup": (frozenset(), frozenset(), 0),
-    "time": (frozenset({"-f", "--format", "-o", "--output"}), frozenset({"-p", "-v", "-a", "--append"}), 0),
-    "setsid": (frozenset(), frozenset({"-c", "-f", "-w", "--ctty", "--fork", "--wait"}), 0),
-    "watch": (
-        frozenset({"-n", "--interval", "-d"}),
-        frozenset({"-t", "-x", "-e", "-g", "-c", "-b", "-p"}),
-        0,
-    ),
+_WRAPPER_OPTIONS: dict[str, tuple[str, str, int]] = {
+    "nice": ("-n --adjustment", "", 0),
+    "ionice": ("-c -n -p -P -u --class --classdata", "-t", 0),
+    "timeout": ("-s --signal -k --kill-after", "--preserve-status --foreground -v --verbose", 1),
+    "stdbuf": ("-i -o -e --input --output --error", "", 0),
+    "nohup": ("", "", 0),
+    "time": ("-f --format -o --output", "-p -v -a --append", 0),
+    "setsid": ("", "-c -f -w --ctty --fork --wait", 0),
+    "watch": ("-n --interval -d", "-t -x -e -g -c -b -p", 0),
     "xargs": (
-        frozenset(
-            {"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "--max-args", "--max-procs", "--delimiter"}
-            | {"--arg-file", "--max-lines", "--max-chars", "--eof", "--replace", "--process-slot-var"}
-        ),
-        frozenset({"-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-p", "-x", "-o"}),
+        "-I -n -P -L -d -E -s -a --max-args --max-procs --delimiter --arg-file --max-lines --max-chars "
+        "--eof --replace --process-slot-var",
+        "-0 --null -r --no-run-if-empty -t --verbose -p -x -o",
         0,
     ),
-    "sudo": (
-        frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group"}),
-        frozenset({"-n", "-E", "-H", "-S", "-b", "-i", "-s", "-k", "-K", "--preserve-env"}),
-        0,
-    ),
-    "doas": (frozenset({"-u", "-C"}), frozenset({"-n", "-s"}), 0),
-    "exec": (frozenset({"-a"}), frozenset({"-c", "-l"}), 0),
-    "command": (frozenset(), frozenset({"-p"}), 0),
-    "builtin": (frozenset(), frozenset(), 0),
-    "busybox": (frozenset(), frozenset(), 0),
-    "unbuffer": (frozenset(), frozenset(), 0),
-    "caffeinate": (frozenset({"-t", "-w"}), frozenset({"-d", "-i", "-m", "-s", "-u"}), 0),
+    "sudo": ("-u -g -C -D -h -p -r -t -U -T --user --group", "-n -E -H -S -b -i -s -k -K --preserve-env", 0),
+    "doas": ("-u -C", "-n -s", 0),
+    "exec": ("-a", "-c -l", 0),
+    "command": ("", "-p", 0),
+    "builtin": ("", "", 0),
+    "busybox": ("", "", 0),
+    "unbuffer": ("", "", 0),
+    "caffeinate": ("-t -w", "-d -i -m -s -u", 0),
+}
+WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], int]] = {
+    name: (names(with_value), names(flags), skip)
+    for name, (with_value, flags, skip) in _WRAPPER_OPTIONS.items()
 }
 _WHAT_WRAPPERS_DO = {
     "sudo": "runs a command as another user",
@@ -273,48 +264,10 @@ def declaration(name: str, args: Sequence[Word]) -> Findings:
     return found
 
 
-_FIND_VALUE = frozenset(
-    [
-        "-name",
-        "-iname",
-        "-path",
-        "-ipath",
-        "-wholename",
-        "-iwholename",
-        "-regex",
-        "-iregex",
-        "-lname",
-        "-ilname",
-        "-type",
-        "-xtype",
-        "-size",
-        "-perm",
-        "-user",
-        "-group",
-        "-uid",
-        "-gid",
-        "-links",
-        "-inum",
-        "-samefile",
-        "-newer",
-        "-anewer",
-        "-cnewer",
-        "-mtime",
-        "-atime",
-        "-ctime",
-        "-mmin",
-        "-amin",
-        "-cmin",
-        "-used",
-        "-fstype",
-        "-context",
-        "-maxdepth",
-        "-mindepth",
-        "-regextype",
-        "-printf",
-        "-files0-from",
-        "-D",
-    ]
+_FIND_VALUE = names(
+    "-name -iname -path -ipath -wholename -iwholename -regex -iregex -lname -ilname -type -xtype -size "
+    "-perm -user -group -uid -gid -links -inum -samefile -newer -anewer -cnewer -mtime -atime -ctime "
+    "-mmin -amin -cmin -used -fstype -context -maxdepth -mindepth -regextype -printf -files0-from -D"
 )
 _FIND_FLAG = frozenset(
     [
