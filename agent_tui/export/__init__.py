@@ -23,7 +23,6 @@ from agent_tui.store import EventLogDecodeError
 from agent_tui.store.whole_file import write_whole
 
 __all__ = [
-    "FORMATS",
     "ExportFailed",
     "ExportFormat",
     "ExportSourceError",
@@ -35,7 +34,6 @@ __all__ = [
 ]
 
 ExportFormat = Literal["md", "html", "json"]
-FORMATS: tuple[ExportFormat, ...] = ("md", "html", "json")
 
 
 def read_tree(log: Path) -> list[ExportedSession]:

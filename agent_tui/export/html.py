@@ -25,7 +25,7 @@ from agent_tui.export.document import (
     ToolCall,
     UserText,
 )
-from agent_tui.export.wording import call_outcome, decision_text, session_facts, turn_facts, write_note
+from agent_tui.export.wording import call_facts, session_facts, turn_facts, write_note
 
 __all__ = ["to_html"]
 
@@ -63,10 +63,7 @@ def _diff(lines: list[str]) -> str:
 def _call(call: ToolCall) -> Iterator[str]:
     yield '<div class="call">'
     yield f"<div>⚙ <strong>{_t(call.tool)}</strong> <code>{_t(call.preview)}</code></div>"
-    facts = [call.risk] if call.risk else []
-    facts += [decision_text(decision) for decision in call.decisions]
-    facts.append(call_outcome(call))
-    yield f'<div class="meta">{" · ".join(_t(fact) for fact in facts if fact)}</div>'
+    yield f'<div class="meta">{" · ".join(_t(fact) for fact in call_facts(call))}</div>'
     if call.warning:
         yield f'<div class="warning">⚠ {_t(call.warning)}</div>'
     note = write_note(call)

@@ -15,7 +15,6 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from agent_tui.events import visible
@@ -30,19 +29,15 @@ from agent_tui.export.document import (
     ToolCall,
     UserText,
 )
-from agent_tui.export.neutral import fenced, neutral_markdown, plain_line
-from agent_tui.export.wording import call_outcome, decision_text, session_facts, turn_facts, write_note
+from agent_tui.export.neutral import code_span, fenced, neutral_markdown, plain_line
+from agent_tui.export.wording import call_facts, session_facts, turn_facts, write_note
 
 __all__ = ["to_markdown"]
 
 
 def _code(text: str) -> str:
     """Inline code on one line: a span of backticks longer than any inside, padded when needed."""
-    text = visible(text).replace("\n", "⏎")
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
+    return code_span(visible(text).replace("\n", "⏎"))
 
 
 def _quote(label: str, text: str) -> list[str]:
@@ -76,10 +71,7 @@ def _block(block: Block) -> Iterator[str]:
 def _call(call: ToolCall) -> Iterator[str]:
     yield f"**⚙ {plain_line(call.tool)}** {_code(call.preview)}"
     yield ""
-    facts = [call.risk] if call.risk else []
-    facts += [decision_text(decision) for decision in call.decisions]
-    facts.append(call_outcome(call))
-    yield "- " + " · ".join(plain_line(fact) for fact in facts if fact)
+    yield "- " + " · ".join(plain_line(fact) for fact in call_facts(call))
     if call.warning:
         yield f"- ⚠ {plain_line(call.warning)}"
     note = write_note(call)

@@ -35,7 +35,7 @@ from markdown_it.token import Token
 
 from agent_tui.events import visible
 
-__all__ = ["fenced", "neutral_markdown", "plain_line"]
+__all__ = ["code_span", "fenced", "neutral_markdown", "plain_line"]
 
 _ROUNDS = 8
 _END = "agent-tui-end-of-text"  # a paragraph after the text: if it is not one, the text spilled
@@ -71,11 +71,21 @@ def plain_line(text: str) -> str:
     return _MARKS.sub(r"\\\1", visible(text).replace("\n", "⏎"))
 
 
+def _longest_ticks(text: str) -> int:
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
 def fenced(text: str, language: str = "text") -> list[str]:
     """`text` in a fenced block whose fence is longer than any run of backticks it holds."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = "`" * max(3, _longest_ticks(text) + 1)
     return [f"{fence}{language}", *visible(text).rstrip("\n").split("\n"), fence]
+
+
+def code_span(text: str) -> str:
+    """Inline code: a span of backticks longer than any inside, padded when the text has one at an end."""
+    ticks = "`" * (_longest_ticks(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def neutral_markdown(text: str, *, label: str | None = None) -> str:
@@ -224,15 +234,12 @@ def _unsafe(inline: Token) -> bool:
 def _inline_markdown(children: list[Token]) -> str:
     """The Markdown of a paragraph's inline tokens again, without raw HTML or a dangerous address."""
     out: list[str] = []
-    dropped = 0  # open links whose address is dropped
     for child in children:
         kind = child.type
         if kind == "text":
             out.append(_PUNCTUATION.sub(r"\\\1", child.content))
         elif kind == "code_inline":
-            ticks = "`" * (max((len(run) for run in re.findall(r"`+", child.content)), default=0) + 1)
-            pad = " " if child.content.startswith("`") or child.content.endswith("`") else ""
-            out.append(f"{ticks}{pad}{child.content}{pad}{ticks}")
+            out.append(code_span(child.content))
         elif kind == "softbreak":
             out.append("\n")
         elif kind == "hardbreak":
@@ -242,8 +249,7 @@ def _inline_markdown(children: list[Token]) -> str:
         elif kind == "link_open":
             href = str(child.attrGet("href") or "")
             if _dangerous(href):
-                dropped += 1
-                out.append("\x00")
+                out.append("\x00")  # a link whose address is dropped
             else:
                 out.append(f"\x01{href}\x03")
         elif kind == "link_close":

@@ -15,7 +15,7 @@ from agent_tui.costs.wording import usd_text
 from agent_tui.events import counted, is_ours
 from agent_tui.export.document import Decision, ExportedSession, ExportedTurn, ToolCall
 
-__all__ = ["call_outcome", "decision_text", "session_facts", "turn_facts", "utc", "write_note"]
+__all__ = ["call_facts", "decision_text", "session_facts", "turn_facts", "utc", "write_note"]
 
 _WHO = {"user": "you", "policy": "policy", "system": "system"}
 _VERB = {"allow": "allowed", "deny": "denied", "ask": "asked"}
@@ -96,7 +96,12 @@ def decision_text(decision: Decision) -> str:
     return f"{words} {utc(decision.ts, clock_only=True)}"
 
 
-def call_outcome(call: ToolCall) -> str:
+def call_facts(call: ToolCall) -> list[str]:
+    """A call's risk, each decision on it, and how it ended."""
+    return [fact for fact in (call.risk, *map(decision_text, call.decisions), _outcome(call)) if fact]
+
+
+def _outcome(call: ToolCall) -> str:
     if call.status == "completed":
         end = f"exit {call.exit_code}" if call.exit_code is not None else "done"
         return end + (" (output cut)" if call.truncated else "")

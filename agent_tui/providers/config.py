@@ -483,19 +483,21 @@ def check_setting(key: str, value: Any) -> Any:
     raise ValueError(f"unknown setting (known: {', '.join(SETTINGS)})")
 
 
+_NUMBERS: dict[str, Callable[[str], int | float]] = {
+    "context_window": int,
+    "max_output_tokens": int,
+    "temperature": float,
+}
+
+
 def _from_env(key: str, text: str) -> Any:
-    if key in ("context_window", "max_output_tokens"):
-        try:
-            return check_setting(key, int(text))
-        except ValueError:
-            raise ValueError(f"expected a positive whole number of tokens, got {text!r}") from None
-    if key == "temperature":
-        try:
-            number = float(text)
-        except ValueError:
-            raise ValueError(f"expected a number from 0 to 2, got {text!r}") from None
-        return check_setting(key, number)
-    return check_setting(key, text)
+    """A setting from its text: a number is read first (text that is none `check_setting` refuses,
+    in the words it uses for any value that is not one)."""
+    try:
+        value: Any = _NUMBERS[key](text) if key in _NUMBERS else text
+    except ValueError:
+        value = text
+    return check_setting(key, value)
 
 
 # -- merging -------------------------------------------------------------------------------------
@@ -623,6 +625,7 @@ def _base_url(layers: list[_Layer], provider: str, env: Mapping[str, str]) -> tu
 def _defaults(provider: str, model: str, vendors_endpoint: bool) -> dict[str, tuple[Any, str]]:
     """The built-in values (and their sources) of the settings no layer sets."""
     family = family_of(model)
+    table = f"built-in table ({family.prefix}*)" if family is not None else ""
     defaults: dict[str, tuple[Any, str]] = {
         "api_key_env": (
             (DEFAULT_KEY_ENV[provider], "default")
@@ -630,20 +633,16 @@ def _defaults(provider: str, model: str, vendors_endpoint: bool) -> dict[str, tu
             else (None, "default (a custom endpoint gets no key unless api_key_env names one)")
         ),
         "context_window": (
-            (family.context_window, f"built-in table ({family.prefix}*)")
+            (family.context_window, table)
             if family is not None
             else (DEFAULT_CONTEXT_WINDOW, "default (a model the table does not know)")
         ),
         "max_output_tokens": (None, "default (the server decides)"),
         "temperature": (None, "default (the server decides)"),
     }
+    limit = family.max_output_tokens if family is not None else None
     if provider == "anthropic":
-        limit = family.max_output_tokens if family is not None and family.max_output_tokens else None
-        defaults["max_output_tokens"] = (
-            (limit, f"built-in table ({family.prefix}*)")
-            if limit is not None and family is not None
-            else (DEFAULT_ANTHROPIC_MAX_OUTPUT, "default")
-        )
+        defaults["max_output_tokens"] = (limit, table) if limit else (DEFAULT_ANTHROPIC_MAX_OUTPUT, "default")
     return defaults
 
 

@@ -56,15 +56,11 @@ def project_instructions(cwd: Path) -> ProjectInstructions:
             continue
         try:
             fd, _ = open_under(cwd, name, os.O_RDONLY, must_exist=True)
-        except ToolError as error:
-            return ProjectInstructions(name, warning=f"{name} not read: {error.message}")
-        except OSError as error:
-            return ProjectInstructions(name, warning=f"{name} not read: {error.strerror or error}")
-        try:
             with os.fdopen(fd, "rb") as handle:
                 raw = handle.read(INSTRUCTIONS_LIMIT * 4 + 1)
-        except OSError as error:
-            return ProjectInstructions(name, warning=f"{name} not read: {error.strerror or error}")
+        except (ToolError, OSError) as error:
+            reason = error.message if isinstance(error, ToolError) else error.strerror or error
+            return ProjectInstructions(name, warning=f"{name} not read: {reason}")
         text = raw.decode("utf-8", errors="replace").strip()
         clipped = len(text) > INSTRUCTIONS_LIMIT or len(raw) > INSTRUCTIONS_LIMIT * 4
         return ProjectInstructions(name, text[:INSTRUCTIONS_LIMIT], clipped)

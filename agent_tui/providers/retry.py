@@ -237,11 +237,7 @@ def _phrase(status: int) -> str:
 
 
 async def with_retries(
-    attempt: Callable[[], AsyncIterator[ProviderChunk]],
-    *,
-    vendor: str,
-    policy: RetryPolicy,
-    redact: Redactor,
+    attempt: Callable[[], AsyncIterator[ProviderChunk]], *, vendor: str, policy: RetryPolicy, redact: Redactor
 ) -> AsyncIterator[ProviderChunk]:
     """Run `attempt()` (one request, as a stream of chunks), retrying it under `policy`.
 

@@ -27,7 +27,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CREDENTIAL_STORES", "CredentialStore", "StoreIndex", "StorePath", "store_paths"]
+__all__ = [
+    "CREDENTIAL_STORES",
+    "CredentialStore",
+    "StoreIndex",
+    "StorePath",
+    "real_path",
+    "store_paths",
+    "under",
+]
 
 Base = Literal["home", "config", "data", "cache", "runtime", "tmp", "named", "variable"]
 
@@ -222,11 +230,13 @@ def store_paths(env: Mapping[str, str] | None = None, named: Iterable[str] = ())
     return list(found.values())
 
 
-def _under(path: str, root: str) -> bool:
+def under(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies under it (both absolute and normalized)."""
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _real(path: str) -> str:
+def real_path(path: str) -> str:
+    """`path` with its links followed (as it is, when it cannot be resolved)."""
     try:
         return os.path.realpath(path)
     except (OSError, ValueError):  # not a name a file can have (a lone surrogate)
@@ -239,14 +249,16 @@ class StoreIndex:
     def __init__(self, stores: Iterable[StorePath]) -> None:
         self.stores = tuple(stores)
         self._roots = [
-            (found, root) for found in self.stores for root in dict.fromkeys((found.path, _real(found.path)))
+            (found, root)
+            for found in self.stores
+            for root in dict.fromkeys((found.path, real_path(found.path)))
         ]
 
     def find(self, path: str) -> StorePath | None:
         """The store `path` (absolute) is, or lies in, by its spelling or its real path; else None."""
-        spellings = dict.fromkeys((os.path.normpath(path), _real(path)))
+        spellings = dict.fromkeys((os.path.normpath(path), real_path(path)))
         for found, root in self._roots:
-            if any(_under(spelling, root) for spelling in spellings):
+            if any(under(spelling, root) for spelling in spellings):
                 return found
         return None
 

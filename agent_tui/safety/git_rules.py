@@ -19,6 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from agent_tui.events.model import Risk
@@ -27,6 +28,8 @@ from agent_tui.safety.git_options import BRANCH, CONFIG, DIFF, GLOBAL, LOG, READ
 from agent_tui.safety.options import OptionTable, Scan, scan
 
 __all__ = ["git_assessment"]
+
+_RUNS_GPG = re.compile(r"%G|%\(signature")  # format placeholders git fills in by running gpg
 
 
 def git_assessment(args: list[str]) -> tuple[RiskAssessment, str]:
@@ -43,7 +46,7 @@ def git_assessment(args: list[str]) -> tuple[RiskAssessment, str]:
         findings.append(RiskAssessment("execute", f"`git --help {sub}` opens the manual in a pager"))
     table = READ_ONLY.get(sub)
     if table is not None:
-        findings.extend(_read_only_subcommand(label, rest, table))
+        findings.extend(_findings(label, scan(rest, table)))
         return worst(findings) or RiskAssessment("read", f"`{label}` only reads"), label
     rule = _SUBCOMMANDS.get(sub)
     if rule is None:
@@ -56,22 +59,11 @@ def git_assessment(args: list[str]) -> tuple[RiskAssessment, str]:
 
 
 def _findings(label: str, found: Scan) -> list[RiskAssessment]:
-    findings = [RiskAssessment("execute", f"`{label}`: {problem}") for problem in found.problems]
+    findings = found.findings(label)
     for use in found.used:
-        option = use.option
-        if option.risk != "read":
-            findings.append(RiskAssessment(option.risk, f"`{label} {use.written}` {option.effect}"))
-        elif option.spelling in ("--format", "--pretty") and use.value and _runs_gpg(use.value):
+        if use.option.spelling in ("--format", "--pretty") and use.value and _RUNS_GPG.search(use.value):
             findings.append(RiskAssessment("execute", f"`{label} {use.written}=%G…` runs gpg"))
     return findings
-
-
-def _runs_gpg(format_text: str) -> bool:
-    return "%G" in format_text or "%(signature" in format_text
-
-
-def _read_only_subcommand(label: str, args: list[str], table: OptionTable) -> list[RiskAssessment]:
-    return _findings(label, scan(args, table))
 
 
 # -- subcommands that are not plainly read-only ---------------------------------------------------
@@ -79,26 +71,21 @@ def _read_only_subcommand(label: str, args: list[str], table: OptionTable) -> li
 _LISTING_FLAGS = frozenset({"-l", "--list"})
 
 
-def _branch(label: str, args: list[str]) -> RiskAssessment:
-    found = scan(args, BRANCH)
-    if (risky := worst(_findings(label, found))) is not None:
-        return risky
-    listing = any(use.option.spelling in _LISTING_FLAGS for use in found.used)
-    if found.operands and not listing:
-        return RiskAssessment("write", f"`{label} NAME` creates a branch")
-    if found.dashdash:
-        return RiskAssessment("execute", f"`{label} --list --` is not judged")
-    return RiskAssessment("read", f"`{label}` lists branches")
+def _lists_or_creates(noun: str, table: OptionTable) -> Callable[[str, list[str]], RiskAssessment]:
+    """`git branch` and `git tag`: a NAME creates one; without one, or with `--list`, they list."""
 
+    def rule(label: str, args: list[str]) -> RiskAssessment:
+        found = scan(args, table)
+        if (risky := worst(_findings(label, found))) is not None:
+            return risky
+        listing = any(use.option.spelling in _LISTING_FLAGS for use in found.used)
+        if found.operands and not listing:
+            return RiskAssessment("write", f"`{label} NAME` creates a {noun}")
+        if found.dashdash:
+            return RiskAssessment("execute", f"`{label} --list --` is not judged")
+        return RiskAssessment("read", f"`{label}` lists {noun}s")
 
-def _tag(label: str, args: list[str]) -> RiskAssessment:
-    found = scan(args, TAG)
-    if (risky := worst(_findings(label, found))) is not None:
-        return risky
-    listing = any(use.option.spelling in _LISTING_FLAGS for use in found.used)
-    if found.operands and not listing:
-        return RiskAssessment("write", f"`{label} NAME` creates a tag")
-    return RiskAssessment("read", f"`{label}` lists tags")
+    return rule
 
 
 def _config(label: str, args: list[str]) -> RiskAssessment:
@@ -254,8 +241,8 @@ _SUBCOMMANDS: dict[str, _SubcommandRule] = {
     ),
     "help": RiskAssessment("execute", "`git help` opens the manual in a pager"),
     "push": _push,
-    "branch": _branch,
-    "tag": _tag,
+    "branch": _lists_or_creates("branch", BRANCH),
+    "tag": _lists_or_creates("tag", TAG),
     "config": _config,
     "reset": _reset,
     "remote": _remote,

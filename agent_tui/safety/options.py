@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent_tui.events.model import Risk
+from agent_tui.safety.assessment import RiskAssessment
 
 __all__ = ["Option", "OptionTable", "Scan", "scan"]
 
@@ -56,6 +57,17 @@ class Scan:
     problems: list[str] = field(default_factory=list)
     dashdash: bool = False
     before_dashdash: int = 0  # how many operands came before `--` (all of them without one)
+
+    def findings(self, label: str) -> list[RiskAssessment]:
+        """What the options show of `label`: each problem is `execute`, each option that is not
+        read-only its own risk and effect."""
+        found = [RiskAssessment("execute", f"`{label}`: {problem}") for problem in self.problems]
+        found += [
+            RiskAssessment(use.option.risk, f"`{label} {use.written}` {use.option.effect}")
+            for use in self.used
+            if use.option.risk != "read"
+        ]
+        return found
 
 
 class OptionTable:

@@ -55,31 +55,13 @@ _ALWAYS_READ_ONLY = """
 """
 
 
-def _second_operand_is_written(what: str) -> OperandCheck:
+def _operands_that(test: Callable[[list[str]], bool], risk: Risk, said: str) -> OperandCheck:
+    """A check of the operands: when `test(operands)` holds, `risk` and `said` (`{name}`: the program)."""
+
     def check(name: str, found: Scan) -> RiskAssessment | None:
-        if len(found.operands) >= 2:
-            return RiskAssessment("destructive", f"`{name}` writes its second file ({what})")
-        return None
+        return RiskAssessment(risk, said.format(name=name)) if test(found.operands) else None
 
     return check
-
-
-def _date_operands(name: str, found: Scan) -> RiskAssessment | None:
-    if any(not operand.startswith("+") for operand in found.operands):
-        return RiskAssessment("write", f"`{name}` with a date sets the system clock")
-    return None
-
-
-def _hostname_operands(name: str, found: Scan) -> RiskAssessment | None:
-    if found.operands:
-        return RiskAssessment("write", f"`{name} NAME` sets the host name")
-    return None
-
-
-def _bat_operands(name: str, found: Scan) -> RiskAssessment | None:
-    if found.operands[:1] == ["cache"]:
-        return RiskAssessment("write", f"`{name} cache` builds or clears its cache")
-    return None
 
 
 _WRITES_OUTPUT: tuple[Risk, str] = ("destructive", "writes its output to a file")
@@ -109,7 +91,9 @@ READ_ONLY: dict[str, ReadOnly] = {
             "--ignore-case -s= --skip-chars= -u --unique -z --zero-terminated -w= "
             "--check-chars= --help --version"
         ),
-        operands=_second_operand_is_written("OUTPUT"),
+        operands=_operands_that(
+            lambda operands: len(operands) >= 2, "destructive", "`{name}` writes its second file (OUTPUT)"
+        ),
     ),
     "tree": ReadOnly(
         OptionTable(
@@ -154,7 +138,11 @@ READ_ONLY: dict[str, ReadOnly] = {
             "--help --version",
             {"-s= --set=": ("write", "sets the system clock")},
         ),
-        operands=_date_operands,
+        operands=_operands_that(
+            lambda operands: any(not operand.startswith("+") for operand in operands),
+            "write",
+            "`{name}` with a date sets the system clock",
+        ),
     ),
     "hostname": ReadOnly(
         OptionTable(
@@ -167,7 +155,7 @@ READ_ONLY: dict[str, ReadOnly] = {
                 ),
             },
         ),
-        operands=_hostname_operands,
+        operands=_operands_that(bool, "write", "`{name} NAME` sets the host name"),
     ),
     "printf": ReadOnly(OptionTable("", {"-v=": ("execute", "assigns a shell variable")}), permute=False),
     "rg": ReadOnly(
@@ -230,7 +218,11 @@ READ_ONLY: dict[str, ReadOnly] = {
                 "--nonprintable-notation= --squeeze-blank -s --squeeze-limit= -P --no-paging",
                 {"--pager= --paging=": ("execute", "runs a pager program")},
             ),
-            operands=_bat_operands,
+            operands=_operands_that(
+                lambda operands: operands[:1] == ["cache"],
+                "write",
+                "`{name} cache` builds or clears its cache",
+            ),
         ),
     ),
 }

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_tui.safety.credential_stores import StoreIndex, StorePath, store_paths
+from agent_tui.safety.credential_stores import StoreIndex, StorePath, real_path, store_paths, under
 from agent_tui.safety.shell_parse import SimpleCommand, Word, parse_shell
 from agent_tui.safety.shell_words import brace_spellings, names
 
@@ -101,14 +101,10 @@ class _TooMany(Exception):
     pass
 
 
-def _inside(path: str, root: str) -> bool:
-    return root == os.sep or path == root or path.startswith(root + os.sep)
-
-
 def _harmless(path: str) -> bool:
     for place in HARMLESS_PLACES:
         if place.endswith("/"):
-            if _inside(path, place.rstrip("/")):
+            if under(path, place.rstrip("/")):
                 return True
         elif path == place:
             return True
@@ -118,16 +114,7 @@ def _harmless(path: str) -> bool:
 def _magic(path: str) -> bool:
     """A path through `/proc` or `/dev/fd`: `/proc/self/cwd/..` means one thing to the command and
     another to us (`self` is whoever looks), so its real path here proves nothing."""
-    return any(
-        _inside(path, root) for root in ("/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr")
-    )
-
-
-def _real(path: str) -> str:
-    try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return path
+    return any(under(path, root) for root in ("/proc", "/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr"))
 
 
 class _Judge:
@@ -137,7 +124,7 @@ class _Judge:
         everywhere = StoreIndex(scope.stores)
         # stores the session works inside (the user chose to) do not count
         self.index = StoreIndex(
-            found for found in scope.stores if not _inside(scope.cwd, everywhere.real(found))
+            found for found in scope.stores if not under(scope.cwd, everywhere.real(found))
         )
 
     def named(self, program: str, text: str, base: str, shown: str) -> str | None:
@@ -151,7 +138,7 @@ class _Judge:
             if self.scope.sandboxed or program in _NAMES_ONLY:
                 continue
             cwd = self.scope.cwd
-            spelled, real = os.path.normpath(path), _real(path)
+            spelled, real = os.path.normpath(path), real_path(path)
             if _magic(spelled) and not _harmless(spelled):
                 return (
                     f"`{program}` reads {shown}, outside the session's directory (the kernel "
@@ -159,7 +146,7 @@ class _Judge:
                 )
             if not os.path.lexists(path):
                 continue
-            if _inside(real, cwd) or _harmless(real):  # where the kernel goes, links followed
+            if under(real, cwd) or _harmless(real):  # where the kernel goes, links followed
                 continue
             return f"`{program}` reads {shown}, outside the session's directory: not judged read without the sandbox"
         return None
@@ -196,8 +183,7 @@ class _Judge:
             return base + sep + rest
         if user == "-":
             raise _TooMany(f"`{text}` names the previous directory, not known here")
-        expanded = os.path.expanduser(text)
-        return expanded
+        return os.path.expanduser(text)
 
     def walked(self, program: str, roots: Sequence[str], base: str) -> str | None:
         """Why a walk of `roots` that follows every symlink it meets is not a read of the
@@ -282,9 +268,7 @@ def _stores_held(judge: _Judge, scope: ReadScope) -> str | None:
         return None
     index = judge.index
     held = [
-        found
-        for found in index.stores
-        if _inside(index.real(found), scope.cwd) and os.path.lexists(found.path)
+        found for found in index.stores if under(index.real(found), scope.cwd) and os.path.lexists(found.path)
     ]
     if not held:
         return None
@@ -297,9 +281,7 @@ def _stores_held(judge: _Judge, scope: ReadScope) -> str | None:
 
 _FOLLOWING: dict[str, tuple[str, str]] = {
     # a program that walks a tree following every symlink in it: (its short flag, its long one)
-    "grep": ("R", "--dereference-recursive"),
-    "egrep": ("R", "--dereference-recursive"),
-    "fgrep": ("R", "--dereference-recursive"),
+    **dict.fromkeys(("grep", "egrep", "fgrep"), ("R", "--dereference-recursive")),
     "rg": ("L", "--follow"),
     "find": ("L", "-follow"),
     "tree": ("l", "--follow"),

@@ -42,27 +42,22 @@ _WITH_NUMBER = frozenset("qQlL")
 _BRANCHES = frozenset("btT")
 _S_FLAGS = frozenset("gpiImM0123456789")
 _NOT_JUDGED = {
-    "a": "`sed` script uses `a`: GNU and BSD sed end its text differently",
-    "i": "`sed` script uses `i`: GNU and BSD sed end its text differently",
-    "c": "`sed` script uses `c`: GNU and BSD sed end its text differently",
-    "r": "`sed` script uses `r`: reads another file",
-    "R": "`sed` script uses `R`: reads another file",
-    "e": "`sed` script uses `e`: runs a command",
-    "w": "`sed` script uses `w`: writes a file",
-    "W": "`sed` script uses `W`: writes a file",
+    command: f"`sed` script uses `{command}`: {why}"
+    for commands, why in (
+        ("aic", "GNU and BSD sed end its text differently"),
+        ("rR", "reads another file"),
+        ("e", "runs a command"),
+        ("wW", "writes a file"),
+    )
+    for command in commands
 }
 
 
 def sed_assessment(name: str, args: list[str]) -> RiskAssessment:
     """The risk of `sed ARGS` (all words literal)."""
     found = scan(args, SED_OPTIONS)
-    findings = [RiskAssessment("execute", f"`{name}`: {problem}") for problem in found.problems]
-    scripts: list[str] = []
-    for use in found.used:
-        if use.option.risk != "read":
-            findings.append(RiskAssessment(use.option.risk, f"`{name} {use.written}` {use.option.effect}"))
-        elif use.option.spelling in ("-e", "--expression"):
-            scripts.append(use.value or "")
+    findings = found.findings(name)
+    scripts = [use.value or "" for use in found.used if use.option.spelling in ("-e", "--expression")]
     files = found.operands
     if not scripts and not any(use.option.spelling in ("-f", "--file") for use in found.used):
         if not files:
@@ -250,10 +245,7 @@ _AWK_STRING = re.compile(r'"(?:\\.|[^"\\])*"')
 def awk_assessment(name: str, args: list[str]) -> RiskAssessment:
     """The risk of `awk ARGS` (all words literal)."""
     found = scan(args, AWK_OPTIONS, permute=False)
-    findings = [RiskAssessment("execute", f"`{name}`: {problem}") for problem in found.problems]
-    for use in found.used:
-        if use.option.risk != "read":
-            findings.append(RiskAssessment(use.option.risk, f"`{name} {use.written}` {use.option.effect}"))
+    findings = found.findings(name)
     text = " ".join(found.operands + [use.value or "" for use in found.used])
     call = _AWK_WORD.search(text)
     if call is not None:

@@ -119,14 +119,18 @@ def parse_shell(text: str) -> ParsedScript:
     source = text.encode("utf-8", "surrogatepass")
     if not source.endswith(b"\\"):
         source += b"\n"
-    tree = _parser().parse(source)
-    root = tree.root_node
+    _walk(source, script, 0)
+    return script
+
+
+def _walk(source: bytes, script: ParsedScript, depth: int) -> None:
+    """Parse `source` and walk its tree into `script`: its commands, constructs and problems."""
+    root = _parser().parse(source).root_node
     walker = _Walker(source, script)
-    walker.statement(root, 0)
+    walker.statement(root, depth)
     walker.finish()
     if root.has_error:
         script.problems.append(_describe_error(root, source))
-    return script
 
 
 def _parser() -> Parser:
@@ -437,13 +441,7 @@ class _Walker:
 
     def nested(self, text: str, depth: int) -> None:
         """Search a piece of text bash runs as a command line (a backquoted heredoc part)."""
-        source = text.encode("utf-8", "surrogatepass") + b"\n"
-        root = _parser().parse(source).root_node
-        walker = _Walker(source, self.script)
-        walker.statement(root, depth)
-        walker.finish()
-        if root.has_error:
-            self.script.problems.append(_describe_error(root, source))
+        _walk(text.encode("utf-8", "surrogatepass") + b"\n", self.script, depth)
 
     # -- words ---------------------------------------------------------------------------------
 

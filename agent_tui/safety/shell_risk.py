@@ -216,7 +216,7 @@ def _words(words: Sequence[Word], depth: int) -> Findings:
 
 
 def _program(name: str, args: list[Word], depth: int) -> Findings:
-    if name in wrapper_rules.WRAPPERS and not (name == "command" and _asks_about(args)):
+    if name in wrapper_rules.WRAPPERS and not (name == "command" and args and args[0].value in ("-v", "-V")):
         return wrapper_rules.wrapper(name, args, depth, _words)
     if name in wrapper_rules.SHELLS:
         return wrapper_rules.shell(name, args, depth, _line)
@@ -274,10 +274,7 @@ def _read_only(name: str, entry: program_rules.ReadOnly, values: list[str]) -> R
     if entry.options is None:
         return RiskAssessment("read", f"`{name}` only reads")
     found = scan(values, entry.options, permute=entry.permute)
-    findings = [RiskAssessment("execute", f"`{name}`: {problem}") for problem in found.problems]
-    for use in found.used:
-        if use.option.risk != "read":
-            findings.append(RiskAssessment(use.option.risk, f"`{name} {use.written}` {use.option.effect}"))
+    findings = found.findings(name)
     if entry.operands is not None:
         checked = entry.operands(name, found)
         if checked is not None:
@@ -291,7 +288,3 @@ def _with_names_checked(name: str, args: list[Word], found: Findings) -> Finding
     if expanded is not None:
         found.add("execute", f"`{name}` gets `{expanded.source}`, which expands to words not known here")
     return found
-
-
-def _asks_about(args: list[Word]) -> bool:
-    return bool(args) and args[0].value in ("-v", "-V")

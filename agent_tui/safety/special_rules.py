@@ -148,67 +148,55 @@ def _perl(name: str, args: list[str]) -> RiskAssessment:
 # -- package managers and cloud CLIs ----------------------------------------------------------
 
 
-def _words(risk: Risk, text: str) -> dict[str, Risk]:
-    return dict.fromkeys(text.split(), risk)
-
-
 _WHAT: dict[str, str] = {
     "network": "downloads or publishes packages",
     "write": "changes installed packages or project files",
     "destructive": "removes packages or published versions",
 }
 
-_PACKAGE_TABLES: dict[str, dict[str, Risk]] = {
-    "npm": {
-        **_words(
-            "network",
-            "install i isntall add ci update up upgrade publish login adduser view v info show "
-            "outdated audit search dist-tag deprecate create init exec x doctor ping fund",
-        ),
-        **_words("destructive", "unpublish"),
-        **_words("write", "uninstall remove rm r un unlink prune dedupe link version pack"),
-    },
-    "yarn": {
-        **_words("network", "install add upgrade up dlx info npm publish create init"),
-        **_words("write", "remove unlink"),
-    },
-    "pnpm": {
-        **_words("network", "install i add update up upgrade dlx publish fetch create outdated audit"),
-        **_words("write", "remove rm uninstall un unlink prune"),
-    },
-    "bun": {
-        **_words("network", "install i add update upgrade x create publish pm"),
-        **_words("write", "remove rm"),
-    },
-    "pip": {**_words("network", "install download wheel search index"), **_words("write", "uninstall")},
-    "cargo": {
-        **_words("network", "install fetch update publish search login add yank owner"),
-        **_words("write", "clean fmt remove rm new init"),
-    },
-    "gem": {**_words("network", "install update push fetch"), **_words("write", "uninstall")},
-    "poetry": {**_words("network", "add install update lock publish search"), **_words("write", "remove")},
-    "pipx": {**_words("network", "install upgrade run inject"), **_words("write", "uninstall")},
-    "conda": {
-        **_words("network", "install create update upgrade search"),
-        **_words("write", "remove uninstall"),
-    },
-    "brew": {
-        **_words("network", "install upgrade update tap fetch reinstall"),
-        **_words("write", "uninstall remove rm untap cleanup"),
-    },
-    "apt": {
-        **_words("network", "install update upgrade dist-upgrade full-upgrade add download source makecache"),
-        **_words("destructive", "remove purge autoremove del erase"),
-    },
-    "bundle": _words("network", "install update add"),
-    "composer": {**_words("network", "install require update create-project"), **_words("write", "remove")},
-    "go": {**_words("network", "get install mod"), **_words("write", "fmt")},
-    "uv": {**_words("network", "add sync lock pip tool python run"), **_words("write", "remove venv init")},
-    "docker": {
-        **_words("network", "pull push login search build run"),
-        **_words("destructive", "rm rmi prune"),
-    },
+# program → its subcommands that reach the network, that write, that remove (one column a rank)
+_PACKAGE_COLUMNS: dict[str, tuple[str, str, str]] = {
+    "npm": (
+        "install i isntall add ci update up upgrade publish login adduser view v info show outdated audit "
+        "search dist-tag deprecate create init exec x doctor ping fund",
+        "uninstall remove rm r un unlink prune dedupe link version pack",
+        "unpublish",
+    ),
+    "yarn": ("install add upgrade up dlx info npm publish create init", "remove unlink", ""),
+    "pnpm": (
+        "install i add update up upgrade dlx publish fetch create outdated audit",
+        "remove rm uninstall un unlink prune",
+        "",
+    ),
+    "bun": ("install i add update upgrade x create publish pm", "remove rm", ""),
+    "pip": ("install download wheel search index", "uninstall", ""),
+    "cargo": (
+        "install fetch update publish search login add yank owner",
+        "clean fmt remove rm new init",
+        "",
+    ),
+    "gem": ("install update push fetch", "uninstall", ""),
+    "poetry": ("add install update lock publish search", "remove", ""),
+    "pipx": ("install upgrade run inject", "uninstall", ""),
+    "conda": ("install create update upgrade search", "remove uninstall", ""),
+    "brew": ("install upgrade update tap fetch reinstall", "uninstall remove rm untap cleanup", ""),
+    "apt": (
+        "install update upgrade dist-upgrade full-upgrade add download source makecache",
+        "",
+        "remove purge autoremove del erase",
+    ),
+    "bundle": ("install update add", "", ""),
+    "composer": ("install require update create-project", "remove", ""),
+    "go": ("get install mod", "fmt", ""),
+    "uv": ("add sync lock pip tool python run", "remove venv init", ""),
+    "docker": ("pull push login search build run", "", "rm rmi prune"),
 }
+_COLUMN_RISKS: tuple[Risk, ...] = ("network", "write", "destructive")
+_PACKAGE_TABLES: dict[str, dict[str, Risk]] = {
+    name: {word: risk for risk, words in zip(_COLUMN_RISKS, columns, strict=True) for word in words.split()}
+    for name, columns in _PACKAGE_COLUMNS.items()
+}
+
 _ALIASES = {
     "pip3": "pip",
     "mamba": "conda",

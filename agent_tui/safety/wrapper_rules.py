@@ -154,21 +154,11 @@ def shell(name: str, args: Sequence[Word], depth: int, script: ClassifyScript) -
     return found
 
 
-_ENV_LONG = {
-    # GNU env's long options: does it take a value (required), and is it the split string?
-    "ignore-environment": False,
-    "null": False,
-    "unset": True,
-    "chdir": True,
-    "split-string": True,
-    "block-signal": False,
-    "default-signal": False,
-    "ignore-signal": False,
-    "list-signal-handling": False,
-    "debug": False,
-    "help": False,
-    "version": False,
-}
+# GNU env's long options, and those of them that take a value (required)
+_ENV_LONG_VALUED = names("unset chdir split-string")
+_ENV_LONG = _ENV_LONG_VALUED | names(
+    "ignore-environment null block-signal default-signal ignore-signal list-signal-handling debug help version"
+)
 _ENV_SHORT_FLAGS = frozenset("i0v")
 _ENV_SHORT_VALUED = frozenset("uCS")
 
@@ -227,7 +217,7 @@ def _env_option(value: str, following: str | None) -> tuple[int, str | None, str
             return 0, None, value
         if matches[0] == "split-string":
             return 1, attached if equals else (following or ""), None
-        return 1 if equals or not _ENV_LONG[matches[0]] else 2, None, None
+        return 1 if equals or matches[0] not in _ENV_LONG_VALUED else 2, None, None
     cluster = value[1:]
     for position, letter in enumerate(cluster):
         if letter in _ENV_SHORT_VALUED:

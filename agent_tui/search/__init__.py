@@ -10,38 +10,20 @@ matched (pass it through `agent_tui.events.visible` before printing it).
 The logs stay the source of truth: the index can be deleted at any time.
 """
 
-from agent_tui.search.excerpt import Excerpt, excerpt
-from agent_tui.search.index import (
-    FileStatus,
-    Hit,
-    Progress,
-    SearchError,
-    SearchIndex,
-    SearchResults,
-    SyncReport,
-    logs_spend,
-)
+from agent_tui.search.excerpt import excerpt
+from agent_tui.search.index import Hit, Progress, SearchError, SearchIndex, SearchResults, logs_spend
 from agent_tui.search.location import index_path
-from agent_tui.search.query import Query, QueryError, Term, parse_query
-from agent_tui.search.words import Word, fold, words
+from agent_tui.search.query import QueryError, parse_query
 
 __all__ = [
-    "Excerpt",
-    "FileStatus",
     "Hit",
     "Progress",
-    "Query",
     "QueryError",
     "SearchError",
     "SearchIndex",
     "SearchResults",
-    "SyncReport",
-    "Term",
-    "Word",
     "excerpt",
-    "fold",
     "index_path",
     "logs_spend",
     "parse_query",
-    "words",
 ]
