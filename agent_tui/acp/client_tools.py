@@ -116,11 +116,7 @@ class ClientTools:
             raise _denied(call)
         await session.write(lambda: session.recorder.start_own(call, title))
         result = await self.router.run(tool, parsed, self._context(call, session.cwd, self._output_of(call)))
-        await session.write(
-            lambda: session.recorder.finish_own(
-                call, ok=result.ok, text=result.text, error_code=result.error_code, truncated=result.truncated
-            )
-        )
+        await self._finish(call, result)
         if not result.ok:
             raise RequestError.internal_error({"details": result.text, "errorCode": result.error_code})
         return result
@@ -151,11 +147,8 @@ class ClientTools:
         # judged where it runs: the paths a read names are resolved from there
         call, tool, parsed = await self._request("shell", shell_args, title, logged, cwd=workdir)
         if unsafe is not None:
-            bad = unsafe
-            await session.write(
-                lambda: session.recorder.finish_own(call, ok=False, text=bad.message, error_code=bad.code)
-            )
-            raise RequestError.invalid_params({"details": bad.message}) from None
+            await self._finish(call, ToolResult.failure(unsafe.code, unsafe.message))
+            raise RequestError.invalid_params({"details": unsafe.message}) from None
         if not await self._permit(call, shell_args):
             raise _denied(call)
         terminal = _Terminal(new_id("term"), call, output_byte_limit)
@@ -165,7 +158,6 @@ class ClientTools:
         return CreateTerminalResponse(terminal_id=terminal.terminal_id)
 
     async def _run_terminal(self, terminal: _Terminal, tool: Any, parsed: Any, workdir: Path) -> None:
-        session = self.session
         call = terminal.call
         output = self._output_of(call, terminal.append)
         result: ToolResult | None = None
@@ -179,27 +171,12 @@ class ClientTools:
                 if result is None:
                     terminal.signal = "SIGKILL"
                     why = terminal.killed_by or "the turn ended"
-                    await session.write(
-                        lambda: session.recorder.finish_own(
-                            call, ok=False, text=f"the terminal was killed ({why})", error_code="cancelled"
-                        )
-                    )
+                    result = ToolResult.failure("cancelled", f"the terminal was killed ({why})")
+                elif result.exit_code is not None and result.exit_code < 0:
+                    terminal.signal = _signal_name(-result.exit_code)
                 else:
-                    code = result.exit_code
-                    if code is not None and code < 0:
-                        terminal.signal = _signal_name(-code)
-                    else:
-                        terminal.exit_code = code
-                    await session.write(
-                        lambda: session.recorder.finish_own(
-                            call,
-                            ok=result.ok,
-                            text=result.text,
-                            error_code=result.error_code,
-                            exit_code=result.exit_code,
-                            truncated=result.truncated,
-                        )
-                    )
+                    terminal.exit_code = result.exit_code
+                await self._finish(call, result)
                 terminal.done.set()
 
     def _terminal(self, terminal_id: str) -> _Terminal:
@@ -270,23 +247,21 @@ class ClientTools:
         if call is None:
             raise RequestError.invalid_request({"details": "no prompt is running in this session"})
         if failure is not None:
-            bad = failure
-            await session.write(
-                lambda: session.recorder.finish_own(call, ok=False, text=bad.message, error_code=bad.code)
-            )
-            raise RequestError.invalid_params({"details": bad.message})
+            await self._finish(call, ToolResult.failure(failure.code, failure.message))
+            raise RequestError.invalid_params({"details": failure.message})
         return call, tool, parsed
+
+    async def _finish(self, call: AcpCall, result: ToolResult) -> None:
+        recorder = self.session.recorder
+        await self.session.write(lambda: recorder.finish_own(call, result))
 
     async def _permit(self, call: AcpCall, args: dict[str, Any]) -> bool:
         """Decide like our engine does (policy, then the queue); True when allowed. A denied
         call is answered in the log (`tool.failed{permission_denied}`) before this returns."""
         allowed = await self._decide(call, args)
         if not allowed:
-            session = self.session
-            await session.write(
-                lambda: session.recorder.finish_own(
-                    call, ok=False, text=f"{call.tool} was denied permission", error_code="permission_denied"
-                )
+            await self._finish(
+                call, ToolResult.failure("permission_denied", f"{call.tool} was denied permission")
             )
         return allowed
 
@@ -305,30 +280,9 @@ class ClientTools:
             approved = self._approved(call, args)
             if approved is not None:
                 verdict = Verdict("allow", f"agent:{session.name}", reason=approved)
+        await session.write(lambda: recorder.decide_own(call, verdict))
         if verdict.decision != "ask":
-            decision = verdict.decision
-            await session.write(
-                lambda: recorder.decide_own(
-                    call,
-                    decision,
-                    "policy",
-                    policy=verdict.policy,
-                    reason=verdict.reason,
-                    warning=verdict.warning,
-                )
-            )
-            return decision == "allow"
-        await session.write(
-            lambda: recorder.decide_own(
-                call,
-                "ask",
-                "policy",
-                policy=verdict.policy,
-                reason=verdict.reason,
-                warning=verdict.warning,
-                asking=True,
-            )
-        )
+            return verdict.decision == "allow"
         answer, actor = await self.questions.ask_user(call, args, verdict.warning)
         await session.write(
             lambda: recorder.answer(
