@@ -366,11 +366,6 @@ class AcpRecorder:
                 code = "cancelled" if call.withdrawn else "permission_denied"
             await self._fail(call, code, text or call.text or f"the agent reports that {call.title} failed")
 
-    async def _announce(self, state: _TurnState, call_id: str, sent: dict[str, Any]) -> AcpCall:
-        """Request a call the agent asks about (with whatever of it was held)."""
-        state.held.setdefault(call_id, []).append(sent)
-        return await self._release(state, call_id)
-
     async def _release(self, state: _TurnState, call_id: str) -> AcpCall:
         """Request a held call: its updates merged are its args (the earlier ones kept as sent)."""
         updates = state.held.pop(call_id)
@@ -455,8 +450,9 @@ class AcpRecorder:
         call_id = tool_call.tool_call_id
         call = self.open_call(call_id)
         sent = as_sent(tool_call)
-        if call is None and call_id not in self._answered:
-            call = await self._announce(state, call_id, sent)
+        if call is None and call_id not in self._answered:  # requested with whatever of it was held
+            state.held.setdefault(call_id, []).append(sent)
+            call = await self._release(state, call_id)
         elif call is not None and not call.started and (tool_call.title or has_input(tool_call.raw_input)):
             await self._record({"sessionUpdate": "request_permission", "toolCall": sent})
             self._reassess(call, tool_call)
