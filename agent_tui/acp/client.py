@@ -363,17 +363,16 @@ class AcpAgentSession:
             finally:
                 with anyio.CancelScope(shield=True):  # a stop must not leave the recorder paused
                     await self.write(lambda: self.recorder.pause(False))
-            data = _started(init, earlier, loaded.modes if loaded is not None else None)
-            options = loaded.config_options if loaded is not None else None
-            self.recorder.learn_options(options)
-            await self.write(lambda: self.recorder.note("session/load", data))
-            self.acp_session_id = earlier
-            return
-        created = await conn.new_session(cwd=str(self.cwd), mcp_servers=servers)
-        data = _started(init, created.session_id, created.modes)
-        self.recorder.learn_options(created.config_options)
-        await self.write(lambda: self.recorder.note("session/new", data))
-        self.acp_session_id = created.session_id
+            method, session_id = "session/load", earlier
+            modes, options = (loaded.modes, loaded.config_options) if loaded is not None else (None, None)
+        else:
+            created = await conn.new_session(cwd=str(self.cwd), mcp_servers=servers)
+            method, session_id = "session/new", created.session_id
+            modes, options = created.modes, created.config_options
+        data = _started(init, session_id, modes)
+        self.recorder.learn_options(options)
+        await self.write(lambda: self.recorder.note(method, data))
+        self.acp_session_id = session_id
 
     def _refusal(self, error: RequestError) -> str:
         if error.code == AUTH_REQUIRED:
