@@ -532,7 +532,7 @@ class AcpRecorder:
         only the request and the policy's `ask`; `answer` writes the user's decision later)."""
         if call.request_id is None:
             await self._request(call, reason=verdict.reason, warning=verdict.warning)
-        reason = verdict.warning or verdict.reason if verdict.decision == "ask" else verdict.reason
+        reason = (verdict.warning or verdict.reason) if verdict.decision == "ask" else verdict.reason
         await self._resolve(call, verdict.decision, "policy", policy=verdict.policy, reason=reason)
 
     async def start_own(self, call: AcpCall, preview: str) -> None:

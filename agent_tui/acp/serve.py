@@ -38,6 +38,8 @@ from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import Config
 
 McpConfigs = Mapping[str, McpServerConfig]
+Model = tuple[EngineAgent, ModelProvider, dict[str, Any], dict[str, Any]]
+"""The ACP agent, its model, and the options of its engine and of its sub-agents."""
 
 STDIO_LIMIT = 50 * 1024 * 1024
 """The longest JSON-RPC line read from the client (bytes)."""
@@ -174,12 +176,9 @@ def run_acp_server(
     async def main() -> int:
         from agent_tui.runtime.subagents import SubAgents
 
+        questions = Questions(agent.ask_client)
         engine = SessionEngine(
-            store,
-            provider,
-            permissions=permissions,
-            questions=Questions(agent.ask_client),
-            **engine_options,
+            store, provider, permissions=permissions, questions=questions, **engine_options
         )
         SubAgents(engine, **sub_agent_options)
         try:
@@ -197,9 +196,7 @@ def run_acp_server(
         store.close()
 
 
-def _model(
-    scenario: Path | None, flags: dict[str, str | None], config: Config, mcp: McpConfigs
-) -> tuple[EngineAgent, ModelProvider, dict[str, Any], dict[str, Any]]:
+def _model(scenario: Path | None, flags: dict[str, str | None], config: Config, mcp: McpConfigs) -> Model:
     """The scripted model of `scenario`, or the configured one `flags` pick, with the options of
     its engine and of its sub-agents."""
     if scenario is None:
@@ -209,9 +206,7 @@ def _model(
     return _scripted(scenario, mcp)
 
 
-def _scripted(
-    path: Path, mcp: McpConfigs
-) -> tuple[EngineAgent, ModelProvider, dict[str, Any], dict[str, Any]]:
+def _scripted(path: Path, mcp: McpConfigs) -> Model:
     from agent_tui.engine.scenario import ScenarioError, load_scenario
     from agent_tui.engine.scripted import ScriptedProvider
 
@@ -230,9 +225,7 @@ def _scripted(
     return agent, provider, options, sub_agents
 
 
-def _real_model(
-    flags: Mapping[str, str | None], config: Config, mcp: McpConfigs
-) -> tuple[EngineAgent, ModelProvider, dict[str, Any], dict[str, Any]]:
+def _real_model(flags: Mapping[str, str | None], config: Config, mcp: McpConfigs) -> Model:
     """A configured model; each session's system prompt is built for the directory the client
     opened it in, with that directory's `AGENTS.md` or `CLAUDE.md`."""
     from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, resolve_settings
