@@ -192,11 +192,7 @@ class AgentProcess:
         if code is None:
             return f"{self.name} stopped answering"
         if code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = f"signal {-code}"
-            return f"{self.name} was killed by {name}"
+            return f"{self.name} was killed by {signal_name(-code)}"
         return f"{self.name} exited with status {code}"
 
     # -- ending it -----------------------------------------------------------------------------
@@ -227,6 +223,14 @@ class AgentProcess:
             # Whatever the agent left in its group (a daemon it forked) goes with it.
             _kill_group(process.pid, signal.SIGKILL)
             await self.exited.wait()
+
+
+def signal_name(number: int) -> str:
+    """`SIGKILL` for 9; `signal 99` for a number no signal has."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _kill_group(pgid: int, sig: signal.Signals) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from agent_tui.acp.agents import AcpAgents
 from agent_tui.acp.client import AcpAgentSession
@@ -130,24 +130,18 @@ class AgentRun(HeadlessRun):
 def run_agent(
     config: AcpAgentConfig,
     *,
-    prompt: str,
     cwd: Path,
     sessions_dir: Path,
-    questions: Questions | None,
     quiet: bool,
     out: TextIO,
     err: TextIO,
-    env: Mapping[str, str] = ENVIRONMENT,
-    trust_project_rules: bool = False,
-    budget: BudgetLimit | None = None,
-    prices: PriceTable | None = None,
-    mcp_servers: Mapping[str, McpServerConfig] | None = None,
     play: Callable[[AgentRun], Awaitable[PromptResult]] | None = None,
+    **run_options: Any,
 ) -> int:
     """`agent-tui run --agent NAME --prompt TEXT`: run the turn, print its events.
 
-    `play(run)` replaces `run.play(catch_interrupt=True)` (the CLI's run that also publishes on a
-    bus). Returns the exit status as `run_prompt` does: 0 when the turn ended `final`, 1 when it
+    `run_options` are `AgentRun`'s (`prompt`, `questions`, `budget`, ...). `play(run)` replaces
+    `run.play(catch_interrupt=True)` (the CLI's run that also publishes on a bus). Returns the exit status as `run_prompt` does: 0 when the turn ended `final`, 1 when it
     ended otherwise, 2 for a bad directory or rules file, 128 + the signal's number when a signal
     stopped it.
     """
@@ -164,18 +158,7 @@ def run_agent(
     if not cwd.is_dir():
         return fail(f"{cwd}: {'not a directory' if cwd.exists() else 'no such directory'}", 2)
     try:
-        run = AgentRun(
-            config,
-            prompt=prompt,
-            cwd=cwd,
-            sessions_dir=sessions_dir,
-            questions=questions,
-            env=env,
-            trust_project_rules=trust_project_rules,
-            budget=budget,
-            prices=prices,
-            mcp_servers=mcp_servers,
-        )
+        run = AgentRun(config, cwd=cwd, sessions_dir=sessions_dir, **run_options)
     except PermissionRulesError as error:
         return fail(str(error), 2)
     except OSError as error:

@@ -84,9 +84,18 @@ class AcpAgents:
 
     def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         """Run `fn(*args)` in the agents' task group."""
+        self._running().start_soon(fn, *args)
+
+    def _running(self) -> TaskGroup:
         if self._group is None:
             raise RuntimeError("use `async with AcpAgents(engine)` before starting agents")
-        self._group.start_soon(fn, *args)
+        return self._group
+
+    async def _serve(self, session: AcpAgentSession) -> AcpAgentSession:
+        """Start the session's ordered writer and list it."""
+        await self._running().start(session.writer.serve)
+        self.sessions[session.session_id] = session
+        return session
 
     async def start(
         self,
@@ -107,8 +116,7 @@ class AcpAgents:
             RuntimeError: outside `async with`. `EventStoreFailure` if `session.created` cannot
                 be stored.
         """
-        if self._group is None:
-            raise RuntimeError("use `async with AcpAgents(engine)` before starting agents")
+        self._running()  # outside `async with`: RuntimeError, before anything is written
         session_id = await self.engine.create_session(
             cwd,
             client=config.name,
@@ -116,9 +124,7 @@ class AcpAgents:
             title=title or (prompt or "")[:60] or None,
             **created,
         )
-        session = AcpAgentSession(self, config, session_id)
-        await self._group.start(session.writer.serve)
-        self.sessions[session_id] = session
+        session = await self._serve(AcpAgentSession(self, config, session_id))
         if prompt is not None:
             session.prompt(prompt)
         return session
@@ -132,17 +138,14 @@ class AcpAgents:
         Raises:
             UnknownSession: no log for `session_id`. `EventLogDecodeError` for a corrupt log.
         """
-        if self._group is None:
-            raise RuntimeError("use `async with AcpAgents(engine)` before starting agents")
+        self._running()  # outside `async with`: RuntimeError, before anything is written
         await self.engine.open_session(session_id)
         session = AcpAgentSession(self, config, session_id)
         started = _agent_session(self.engine, session_id)
         session.resume_from = started.get("sessionId") if isinstance(started.get("sessionId"), str) else None
         if session.resume_from is not None and started.get("loadSession") is False:
             session.read_only = cannot_load(config.name)
-        await self._group.start(session.writer.serve)
-        self.sessions[session_id] = session
-        return session
+        return await self._serve(session)
 
     def session(self, session_id: str) -> AcpAgentSession | None:
         """The ACP-backed session with that id (None for our own agents' sessions)."""

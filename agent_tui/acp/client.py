@@ -54,7 +54,6 @@ import agent_tui
 from agent_tui.acp.agent_process import AgentProcess
 from agent_tui.acp.client_tools import ClientTools
 from agent_tui.acp.config import AcpAgentConfig
-from agent_tui.acp.endpoint import ClientEndpoint
 from agent_tui.acp.mapping import stop_reason_from_acp, token_usage
 from agent_tui.acp.mcp_servers import acp_mcp_servers
 from agent_tui.acp.ordered import OrderedWriter
@@ -155,11 +154,6 @@ class AcpAgentSession:
     def spawn(self, fn: Callable[..., Coroutine[Any, Any, Any]], *args: Any) -> None:
         self.hub.spawn(fn, *args)
 
-    def _note(self, method: str, data: dict[str, Any]) -> None:
-        """Keep what the agent sent that we do not act on (an extension) as a record."""
-        recorder = self.recorder
-        self.writer.submit(lambda: recorder.note(method, data))
-
     # -- the public controls -------------------------------------------------------------------
     def prompt(self, text: str) -> AcpTurn:
         """Start a turn: send `text` as `session/prompt` (raises `TurnConflict` while one runs)."""
@@ -201,17 +195,14 @@ class AcpAgentSession:
     async def open_turn(self, turn: TurnHandle) -> None:
         await self.write(lambda: self.recorder.begin_turn(turn))
 
-    async def converse(self, turn: TurnHandle) -> TurnEnd:
-        assert isinstance(turn, AcpTurn)
-        return await self._converse(turn)
-
     async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None:
         self.questions.withdraw_all()  # questions still waiting leave the queue
         await self.tools.stop_all("the turn ended")
         await self.write(lambda: self.recorder.end_turn(end))
 
-    async def _converse(self, turn: AcpTurn) -> TurnEnd:
+    async def converse(self, turn: TurnHandle) -> TurnEnd:
         """Boot if needed, send the prompt, and wait for its answer or a stop."""
+        assert isinstance(turn, AcpTurn)
         if self.failure is not None:
             return TurnEnd.failed("provider_failure", self.failure)
         if self.conn is None:
@@ -302,9 +293,7 @@ class AcpAgentSession:
             raise AgentFailure(self.failure) from None
         self.process = process
         self.spawn(process.run)
-        endpoint = cast(
-            acp.Client, ClientEndpoint(self.questions, self.tools, self._note)
-        )  # the methods an agent may call of us
+        endpoint = cast(acp.Client, self.tools)  # the methods an agent may call of us
         observers = [self._on_wire, *self.hub.observers]
         conn = connect_to_agent(endpoint, process.writer, process.reader, observers=observers)
         self.conn = conn
@@ -374,17 +363,16 @@ class AcpAgentSession:
             finally:
                 with anyio.CancelScope(shield=True):  # a stop must not leave the recorder paused
                     await self.write(lambda: self.recorder.pause(False))
-            data = _started(init, earlier, loaded.modes if loaded is not None else None)
-            options = loaded.config_options if loaded is not None else None
-            self.recorder.learn_options(options)
-            await self.write(lambda: self.recorder.note("session/load", data))
-            self.acp_session_id = earlier
-            return
-        created = await conn.new_session(cwd=str(self.cwd), mcp_servers=servers)
-        data = _started(init, created.session_id, created.modes)
-        self.recorder.learn_options(created.config_options)
-        await self.write(lambda: self.recorder.note("session/new", data))
-        self.acp_session_id = created.session_id
+            method, session_id = "session/load", earlier
+            modes, options = (loaded.modes, loaded.config_options) if loaded is not None else (None, None)
+        else:
+            created = await conn.new_session(cwd=str(self.cwd), mcp_servers=servers)
+            method, session_id = "session/new", created.session_id
+            modes, options = created.modes, created.config_options
+        data = _started(init, session_id, modes)
+        self.recorder.learn_options(options)
+        await self.write(lambda: self.recorder.note(method, data))
+        self.acp_session_id = session_id
 
     def _refusal(self, error: RequestError) -> str:
         if error.code == AUTH_REQUIRED:

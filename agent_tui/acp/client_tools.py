@@ -1,4 +1,5 @@
-"""The file and terminal requests an external ACP agent makes of us, run as our own tool calls.
+"""`ClientTools`: the ACP client an external agent talks to; its file and terminal requests run
+as our own tool calls.
 
 `fs/read_text_file` is our `read_file`, `fs/write_text_file` our `write_file`, and a terminal
 (`terminal/create`, then `output`, `wait_for_exit`, `kill`, `release`) our `shell`: the same
@@ -15,7 +16,13 @@ Invariants:
 - a terminal runs in the background; when its turn ends, every terminal still running is killed
   (its process group), and its call ends `cancelled`;
 - output kept for `terminal/output` honours the agent's byte limit, cutting from the start at a
-  character boundary.
+  character boundary;
+- session updates are not taken here but off the wire, as they are read (`AcpAgentSession.
+  _on_wire`): the SDK may run handlers out of wire order, the log must not; a permission
+  question goes to the session's `AgentQuestions`;
+- every request the protocol lets an agent make of a client with our capabilities (permission,
+  files, terminals) is answered; extension methods are "method not found", extension
+  notifications are kept as `source.record`s.
 """
 
 from __future__ import annotations
@@ -32,15 +39,19 @@ from acp.schema import (
     CreateTerminalResponse,
     EnvVariable,
     KillTerminalResponse,
+    PermissionOption,
     ReadTextFileResponse,
     ReleaseTerminalResponse,
+    RequestPermissionResponse,
     TerminalExitStatus,
     TerminalOutputResponse,
+    ToolCallUpdate,
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
 from agent_tui.acp.acp_call import AcpCall
+from agent_tui.acp.agent_process import signal_name
 from agent_tui.acp.questions import AgentQuestions
 from agent_tui.acp.session_side import SessionSide
 from agent_tui.engine.clock import new_id
@@ -86,7 +97,8 @@ class _Terminal:
 
 
 class ClientTools:
-    """Runs one ACP-backed session's file and terminal requests (see the module docstring)."""
+    """The ACP `Client` of one ACP-backed session (see the module docstring). Its methods take
+    what the SDK hands over (`session_id` is the agent's session, which is ours)."""
 
     def __init__(self, session: SessionSide, questions: AgentQuestions) -> None:
         self.session = session
@@ -95,8 +107,25 @@ class ClientTools:
         self.router = ToolRouter(tools, output_budget=OUTPUT_BUDGET)
         self._terminals: dict[str, _Terminal] = {}
 
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        """Nothing to do: the session takes updates off the wire, in wire order (`_on_wire`)."""
+
+    async def request_permission(
+        self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
+    ) -> RequestPermissionResponse:
+        return await self.questions.permission(tool_call, options)
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        recorder = self.session.recorder
+        await self.session.write(lambda: recorder.note(method, {"method": method, "params": params}))
+
     # -- files ---------------------------------------------------------------------------------
-    async def read_text_file(self, path: str, line: int | None, limit: int | None) -> ReadTextFileResponse:
+    async def read_text_file(
+        self, path: str, session_id: str, limit: int | None = None, line: int | None = None, **kwargs: Any
+    ) -> ReadTextFileResponse:
         args: dict[str, Any] = {"path": path}
         if line is not None:
             args["offset"] = line
@@ -105,7 +134,9 @@ class ClientTools:
         result = await self._call("read_file", args, f"read {path}")
         return ReadTextFileResponse(content=result.text)
 
-    async def write_text_file(self, path: str, content: str) -> WriteTextFileResponse:
+    async def write_text_file(
+        self, content: str, path: str, session_id: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
         await self._call("write_file", {"path": path, "content": content}, f"write {path}")
         return WriteTextFileResponse()
 
@@ -116,11 +147,7 @@ class ClientTools:
             raise _denied(call)
         await session.write(lambda: session.recorder.start_own(call, title))
         result = await self.router.run(tool, parsed, self._context(call, session.cwd, self._output_of(call)))
-        await session.write(
-            lambda: session.recorder.finish_own(
-                call, ok=result.ok, text=result.text, error_code=result.error_code, truncated=result.truncated
-            )
-        )
+        await self._finish(call, result)
         if not result.ok:
             raise RequestError.internal_error({"details": result.text, "errorCode": result.error_code})
         return result
@@ -129,10 +156,12 @@ class ClientTools:
     async def create_terminal(
         self,
         command: str,
-        args: list[str] | None,
-        env: list[EnvVariable] | None,
-        cwd: str | None,
-        output_byte_limit: int | None,
+        session_id: str,
+        args: list[str] | None = None,
+        cwd: str | None = None,
+        env: list[EnvVariable] | None = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
     ) -> CreateTerminalResponse:
         session = self.session
         cmd = shlex.join([command, *args]) if args else command
@@ -151,11 +180,8 @@ class ClientTools:
         # judged where it runs: the paths a read names are resolved from there
         call, tool, parsed = await self._request("shell", shell_args, title, logged, cwd=workdir)
         if unsafe is not None:
-            bad = unsafe
-            await session.write(
-                lambda: session.recorder.finish_own(call, ok=False, text=bad.message, error_code=bad.code)
-            )
-            raise RequestError.invalid_params({"details": bad.message}) from None
+            await self._finish(call, ToolResult.failure(unsafe.code, unsafe.message))
+            raise RequestError.invalid_params({"details": unsafe.message}) from None
         if not await self._permit(call, shell_args):
             raise _denied(call)
         terminal = _Terminal(new_id("term"), call, output_byte_limit)
@@ -165,7 +191,6 @@ class ClientTools:
         return CreateTerminalResponse(terminal_id=terminal.terminal_id)
 
     async def _run_terminal(self, terminal: _Terminal, tool: Any, parsed: Any, workdir: Path) -> None:
-        session = self.session
         call = terminal.call
         output = self._output_of(call, terminal.append)
         result: ToolResult | None = None
@@ -179,27 +204,12 @@ class ClientTools:
                 if result is None:
                     terminal.signal = "SIGKILL"
                     why = terminal.killed_by or "the turn ended"
-                    await session.write(
-                        lambda: session.recorder.finish_own(
-                            call, ok=False, text=f"the terminal was killed ({why})", error_code="cancelled"
-                        )
-                    )
+                    result = ToolResult.failure("cancelled", f"the terminal was killed ({why})")
+                elif result.exit_code is not None and result.exit_code < 0:
+                    terminal.signal = signal_name(-result.exit_code)
                 else:
-                    code = result.exit_code
-                    if code is not None and code < 0:
-                        terminal.signal = _signal_name(-code)
-                    else:
-                        terminal.exit_code = code
-                    await session.write(
-                        lambda: session.recorder.finish_own(
-                            call,
-                            ok=result.ok,
-                            text=result.text,
-                            error_code=result.error_code,
-                            exit_code=result.exit_code,
-                            truncated=result.truncated,
-                        )
-                    )
+                    terminal.exit_code = result.exit_code
+                await self._finish(call, result)
                 terminal.done.set()
 
     def _terminal(self, terminal_id: str) -> _Terminal:
@@ -208,22 +218,28 @@ class ClientTools:
             raise RequestError.invalid_params({"details": f"no terminal {terminal_id}"})
         return terminal
 
-    async def terminal_output(self, terminal_id: str) -> TerminalOutputResponse:
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
         terminal = self._terminal(terminal_id)
         return TerminalOutputResponse(
             output=terminal.output, truncated=terminal.truncated, exit_status=terminal.exit_status()
         )
 
-    async def wait_for_terminal_exit(self, terminal_id: str) -> WaitForTerminalExitResponse:
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
         terminal = self._terminal(terminal_id)
         await terminal.done.wait()
         return WaitForTerminalExitResponse(exit_code=terminal.exit_code, signal=terminal.signal)
 
-    async def kill_terminal(self, terminal_id: str) -> KillTerminalResponse:
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> KillTerminalResponse:
         await self._kill(self._terminal(terminal_id), "the agent killed it")
         return KillTerminalResponse()
 
-    async def release_terminal(self, terminal_id: str) -> ReleaseTerminalResponse:
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse:
         terminal = self._terminal(terminal_id)
         await self._kill(terminal, "the agent released it")
         self._terminals.pop(terminal_id, None)
@@ -270,23 +286,21 @@ class ClientTools:
         if call is None:
             raise RequestError.invalid_request({"details": "no prompt is running in this session"})
         if failure is not None:
-            bad = failure
-            await session.write(
-                lambda: session.recorder.finish_own(call, ok=False, text=bad.message, error_code=bad.code)
-            )
-            raise RequestError.invalid_params({"details": bad.message})
+            await self._finish(call, ToolResult.failure(failure.code, failure.message))
+            raise RequestError.invalid_params({"details": failure.message})
         return call, tool, parsed
+
+    async def _finish(self, call: AcpCall, result: ToolResult) -> None:
+        recorder = self.session.recorder
+        await self.session.write(lambda: recorder.finish_own(call, result))
 
     async def _permit(self, call: AcpCall, args: dict[str, Any]) -> bool:
         """Decide like our engine does (policy, then the queue); True when allowed. A denied
         call is answered in the log (`tool.failed{permission_denied}`) before this returns."""
         allowed = await self._decide(call, args)
         if not allowed:
-            session = self.session
-            await session.write(
-                lambda: session.recorder.finish_own(
-                    call, ok=False, text=f"{call.tool} was denied permission", error_code="permission_denied"
-                )
+            await self._finish(
+                call, ToolResult.failure("permission_denied", f"{call.tool} was denied permission")
             )
         return allowed
 
@@ -305,30 +319,9 @@ class ClientTools:
             approved = self._approved(call, args)
             if approved is not None:
                 verdict = Verdict("allow", f"agent:{session.name}", reason=approved)
+        await session.write(lambda: recorder.decide_own(call, verdict))
         if verdict.decision != "ask":
-            decision = verdict.decision
-            await session.write(
-                lambda: recorder.decide_own(
-                    call,
-                    decision,
-                    "policy",
-                    policy=verdict.policy,
-                    reason=verdict.reason,
-                    warning=verdict.warning,
-                )
-            )
-            return decision == "allow"
-        await session.write(
-            lambda: recorder.decide_own(
-                call,
-                "ask",
-                "policy",
-                policy=verdict.policy,
-                reason=verdict.reason,
-                warning=verdict.warning,
-                asking=True,
-            )
-        )
+            return verdict.decision == "allow"
         answer, actor = await self.questions.ask_user(call, args, verdict.warning)
         await session.write(
             lambda: recorder.answer(
@@ -386,12 +379,3 @@ def _denied(call: AcpCall) -> RequestError:
             "errorCode": "permission_denied",
         }
     )
-
-
-def _signal_name(number: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"

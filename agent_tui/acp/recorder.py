@@ -80,6 +80,7 @@ from agent_tui.costs.prices import shipped_prices
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.permissions import Verdict
 from agent_tui.engine.session_info import SessionInfo, TurnHandle
+from agent_tui.engine.tools.base import ToolResult
 from agent_tui.events.model import Pricing, Risk, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import CallEnding, TurnWriter
@@ -365,11 +366,6 @@ class AcpRecorder:
                 code = "cancelled" if call.withdrawn else "permission_denied"
             await self._fail(call, code, text or call.text or f"the agent reports that {call.title} failed")
 
-    async def _announce(self, state: _TurnState, call_id: str, sent: dict[str, Any]) -> AcpCall:
-        """Request a call the agent asks about (with whatever of it was held)."""
-        state.held.setdefault(call_id, []).append(sent)
-        return await self._release(state, call_id)
-
     async def _release(self, state: _TurnState, call_id: str) -> AcpCall:
         """Request a held call: its updates merged are its args (the earlier ones kept as sent)."""
         updates = state.held.pop(call_id)
@@ -454,8 +450,9 @@ class AcpRecorder:
         call_id = tool_call.tool_call_id
         call = self.open_call(call_id)
         sent = as_sent(tool_call)
-        if call is None and call_id not in self._answered:
-            call = await self._announce(state, call_id, sent)
+        if call is None and call_id not in self._answered:  # requested with whatever of it was held
+            state.held.setdefault(call_id, []).append(sent)
+            call = await self._release(state, call_id)
         elif call is not None and not call.started and (tool_call.title or has_input(tool_call.raw_input)):
             await self._record({"sessionUpdate": "request_permission", "toolCall": sent})
             self._reassess(call, tool_call)
@@ -530,18 +527,13 @@ class AcpRecorder:
         await self._executing(state)
         return await self._open(state, new_id("call"), tool, title, risk, args, own=True)
 
-    async def decide_own(
-        self, call: AcpCall, decision: str, actor: str, *, policy: str | None, reason: str | None,
-        warning: str | None = None, remember: str | None = None, asking: bool = False,
-    ) -> None:  # fmt: skip
-        """The permission pair of one of our own calls (with `asking`, only the request and the
-        policy's `ask`; `answer` writes the user's decision later)."""
+    async def decide_own(self, call: AcpCall, verdict: Verdict) -> None:
+        """The permission pair of one of our own calls as the policy decided it (for an `ask`,
+        only the request and the policy's `ask`; `answer` writes the user's decision later)."""
         if call.request_id is None:
-            await self._request(call, reason=reason, warning=warning)
-        if asking:
-            await self._resolve(call, "ask", "policy", policy=policy, reason=warning or reason)
-            return
-        await self._resolve(call, decision, actor, policy=policy, reason=reason, remember=remember)
+            await self._request(call, reason=verdict.reason, warning=verdict.warning)
+        reason = (verdict.warning or verdict.reason) if verdict.decision == "ask" else verdict.reason
+        await self._resolve(call, verdict.decision, "policy", policy=verdict.policy, reason=reason)
 
     async def start_own(self, call: AcpCall, preview: str) -> None:
         await self._writer.start_call(call.call_id, call.tool, preview)
@@ -550,19 +542,18 @@ class AcpRecorder:
         if self.open_call(call.call_id) is call and call.started:
             await self._writer.call_output(call.call_id, stream, text)
 
-    async def finish_own(
-        self, call: AcpCall, *, ok: bool, text: str, error_code: str | None = None,
-        exit_code: int | None = None, truncated: bool = False,
-    ) -> None:  # fmt: skip
+    async def finish_own(self, call: AcpCall, result: ToolResult) -> None:
         """The end of one of our own calls (a no-op if the turn already answered it)."""
         if self.open_call(call.call_id) is not call:
             return
-        if ok:
+        text = result.text
+        if result.ok:
+            truncated = result.truncated or len(text) > RESULT_CHARS
             await self._writer.complete_call(
-                call.call_id, call.tool, text[:RESULT_CHARS], exit_code, truncated or len(text) > RESULT_CHARS
+                call.call_id, call.tool, text[:RESULT_CHARS], result.exit_code, truncated
             )
         else:
-            await self._fail(call, error_code or "unknown", text)
+            await self._fail(call, result.error_code or "unknown", text)
 
     async def _request(
         self,

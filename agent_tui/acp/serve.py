@@ -38,6 +38,8 @@ from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.config import Config
 
 McpConfigs = Mapping[str, McpServerConfig]
+Model = tuple[EngineAgent, ModelProvider, dict[str, Any], dict[str, Any]]
+"""The ACP agent, its model, and the options of its engine and of its sub-agents."""
 
 STDIO_LIMIT = 50 * 1024 * 1024
 """The longest JSON-RPC line read from the client (bytes)."""
@@ -156,11 +158,11 @@ def run_acp_server(
 
     from agent_tui.store import JsonlFileEventStore
 
-    agent, provider, make_engine = _model(scenario, dict(flags or {}), config)
     try:
         mcp = load_mcp_servers(config)
     except McpConfigError as error:
         raise ServerSetupError(str(error)) from None
+    agent, provider, engine_options, sub_agent_options = _model(scenario, dict(flags or {}), config, mcp)
     policy = agent.scenario.policy if agent.scenario is not None else None
     permissions = _permissions(policy, trust_project_rules, keep_rules=scenario is None)
     try:
@@ -172,7 +174,13 @@ def run_acp_server(
     sdk_log.addHandler(OneLineLog())
 
     async def main() -> int:
-        engine: SessionEngine = make_engine(store, agent, permissions, mcp)
+        from agent_tui.runtime.subagents import SubAgents
+
+        questions = Questions(agent.ask_client)
+        engine = SessionEngine(
+            store, provider, permissions=permissions, questions=questions, **engine_options
+        )
+        SubAgents(engine, **sub_agent_options)
         try:
             async with engine:
                 return await serve_stdio(agent, engine, stdout)
@@ -188,56 +196,41 @@ def run_acp_server(
         store.close()
 
 
-def _model(
-    scenario: Path | None, flags: dict[str, str | None], config: Config
-) -> tuple[EngineAgent, ModelProvider, Any]:
-    """The scripted model of `scenario`, or the configured one `flags` pick."""
+def _model(scenario: Path | None, flags: dict[str, str | None], config: Config, mcp: McpConfigs) -> Model:
+    """The scripted model of `scenario`, or the configured one `flags` pick, with the options of
+    its engine and of its sub-agents."""
     if scenario is None:
-        return _real_model(flags, config)
+        return _real_model(flags, config, mcp)
     if any(value is not None for value in flags.values()):
         raise ServerSetupError("give either --scenario or model flags, not both")
-    return _scripted(scenario)
+    return _scripted(scenario, mcp)
 
 
-def _scripted(path: Path) -> tuple[EngineAgent, ModelProvider, Any]:
+def _scripted(path: Path, mcp: McpConfigs) -> Model:
     from agent_tui.engine.scenario import ScenarioError, load_scenario
     from agent_tui.engine.scripted import ScriptedProvider
-    from agent_tui.runtime.subagents import SubAgents
 
     try:
         scenario = load_scenario(path)
     except ScenarioError as error:
         raise ServerSetupError(str(error)) from None
-    agent = EngineAgent(scenario=scenario)
     provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)
-
-    def make(store: Any, agent: EngineAgent, permissions: PermissionEngine, mcp: McpConfigs) -> SessionEngine:
-        engine = SessionEngine(
-            store,
-            provider,
-            permissions=permissions,
-            questions=Questions(agent.ask_client),
-            max_steps=scenario.maxSteps,
-            session_tools=McpServers(mcp, notice=agent.notice),
-        )
-        SubAgents(
-            engine,
-            max_background=scenario.maxBackground,
-            max_depth=scenario.maxDepth,
-            policies={name: script.policy for name, script in scenario.agents.items() if script.policy},
-        )
-        return engine
-
-    return agent, provider, make
+    sub_agents = {
+        "max_background": scenario.maxBackground,
+        "max_depth": scenario.maxDepth,
+        "policies": {name: script.policy for name, script in scenario.agents.items() if script.policy},
+    }
+    agent = EngineAgent(scenario=scenario)
+    options = {"max_steps": scenario.maxSteps, "session_tools": McpServers(mcp, notice=agent.notice)}
+    return agent, provider, options, sub_agents
 
 
-def _real_model(flags: Mapping[str, str | None], config: Config) -> tuple[EngineAgent, ModelProvider, Any]:
+def _real_model(flags: Mapping[str, str | None], config: Config, mcp: McpConfigs) -> Model:
     """A configured model; each session's system prompt is built for the directory the client
     opened it in, with that directory's `AGENTS.md` or `CLAUDE.md`."""
     from agent_tui.providers.config import HOW_TO_CONFIGURE, ConfigError, resolve_settings
     from agent_tui.providers.factory import build_provider
     from agent_tui.providers.prompt import system_prompt
-    from agent_tui.runtime.subagents import SubAgents
 
     try:
         settings = resolve_settings(config, **flags)  # type: ignore[arg-type]
@@ -250,21 +243,12 @@ def _real_model(flags: Mapping[str, str | None], config: Config) -> tuple[Engine
     except ConfigError as error:
         raise ServerSetupError(str(error)) from None
     agent = EngineAgent(budget=settings.budget)
-
-    def make(store: Any, agent: EngineAgent, permissions: PermissionEngine, mcp: McpConfigs) -> SessionEngine:
-        engine = SessionEngine(
-            store,
-            provider,
-            permissions=permissions,
-            questions=Questions(agent.ask_client),
-            instructions=system_prompt,  # per session: the directory the client opened it in
-            prices=config.price_table(),
-            session_tools=McpServers(mcp, lambda session_id: settings.profile, notice=agent.notice),
-        )
-        SubAgents(engine)
-        return engine
-
-    return agent, provider, make
+    options = {
+        "instructions": system_prompt,  # per session: the directory the client opened it in
+        "prices": config.price_table(),
+        "session_tools": McpServers(mcp, lambda session_id: settings.profile, notice=agent.notice),
+    }
+    return agent, provider, options, {}
 
 
 def _permissions(

@@ -230,10 +230,7 @@ class EngineAgent:
         if answer is None:  # a failed turn: the prompt answers a JSON-RPC error
             message = ending.get("message") or ending.get("errorCode") or "the turn failed"
             raise RequestError.internal_error({"details": message, "errorCode": ending.get("errorCode")})
-        return PromptResponse(
-            stop_reason=answer,
-            usage=acp_usage(ending.get("usage")),
-        )
+        return PromptResponse(stop_reason=answer, usage=acp_usage(ending.get("usage")))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         if self.engine is not None:

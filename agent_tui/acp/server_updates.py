@@ -38,7 +38,6 @@ OUTPUT_CHARS = 16_000
 """How much of a running tool's output each update carries (its tail)."""
 
 ServerUpdate = AgentMessageChunk | UserMessageChunk | ToolCallStart | ToolCallProgress
-_PATH_ARGS = ("path",)
 
 
 class UpdateTranslator:
@@ -95,17 +94,16 @@ class UpdateTranslator:
         )
 
     def _announce(self, call_id: str, tool: str, args: dict[str, Any]) -> ToolCallStart:
-        locations = [
-            ToolCallLocation(path=str((self.cwd / args[key]).resolve()))
-            for key in _PATH_ARGS
-            if isinstance(args.get(key), str)
-        ]
+        path = args.get("path")
+        locations = (
+            [ToolCallLocation(path=str((self.cwd / path).resolve()))] if isinstance(path, str) else None
+        )
         return start_tool_call(
             call_id,
             tool_title(tool, args),
             kind=kind_for_tool(tool),  # type: ignore[arg-type]
             status="pending",
-            locations=locations or None,
+            locations=locations,
             raw_input=args,
         )
 

@@ -1,7 +1,7 @@
 """`SessionSide`: what the helpers of one ACP-backed session use of it, handed over explicitly.
 
-The questions (`AgentQuestions`), the file and terminal requests (`ClientTools`) and the endpoint the
-agent calls (`ClientEndpoint`) each serve one `AcpAgentSession`. They get this instead of the
+The questions (`AgentQuestions`) and the endpoint the agent calls, its file and terminal requests
+(`ClientTools`), each serve one `AcpAgentSession`. They get this instead of the
 session itself, so none of them reaches back through it (and none imports it): the session's id,
 name and directory, its recorder, its one ordered writer, the task group to run background work
 in, the permission engine, and the engine's `Questions`.

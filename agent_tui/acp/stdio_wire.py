@@ -151,22 +151,19 @@ class StdioWire:
         except orjson.JSONDecodeError as error:
             await self._refuse(None, PARSE_ERROR, "Parse error", json_problem(error))
             return None
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+            request_id = None  # not one an answer can carry
         if nested_deeper(message, MAX_DEPTH):
-            request_id = message.get("id") if isinstance(message, dict) else None
-            usable = isinstance(request_id, str | int) and not isinstance(request_id, bool)
             details = f"a message nested deeper than {MAX_DEPTH} levels"
-            await self._refuse(request_id if usable else None, INVALID_REQUEST, "Invalid Request", details)
+            await self._refuse(request_id, INVALID_REQUEST, "Invalid Request", details)
             return None
         if not isinstance(message, dict):
             await self._refuse(None, INVALID_REQUEST, "Invalid Request", "a message is a JSON object")
             return None
         problem = _problem(message)
         if problem is not None:
-            request_id = message.get("id")
-            usable = request_id is None or (
-                isinstance(request_id, str | int) and not isinstance(request_id, bool)
-            )
-            await self._refuse(request_id if usable else None, INVALID_REQUEST, "Invalid Request", problem)
+            await self._refuse(request_id, INVALID_REQUEST, "Invalid Request", problem)
             return None
         return message
 

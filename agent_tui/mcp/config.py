@@ -229,12 +229,8 @@ def check_server(name: str, table: Any, where: Callable[..., str]) -> McpServerC
     enabled = table.get("enabled", True)
     if not isinstance(enabled, bool):
         raise fail(".enabled: expected true or false", "enabled")
-    profiles = _strings(
-        table.get("profiles", []), lambda: fail(".profiles: expected a list of profile names", "profiles")
-    )
-    projects = _strings(
-        table.get("projects", []), lambda: fail(".projects: expected a list of directories", "projects")
-    )
+    profiles = _strings(table, "profiles", "a list of profile names", fail)
+    projects = _strings(table, "projects", "a list of directories", fail)
     risk, tools = _risks(table, fail)
     timeout = _seconds(table.get("timeout", DEFAULT_TIMEOUT), "timeout", fail)
     startup = table.get("startup_timeout")
@@ -276,8 +272,8 @@ def _transport(table: dict[str, Any], fail: Callable[..., McpConfigError]) -> di
         cwd = Path(cwd).expanduser()
     if url is None and "headers" in table:
         raise fail(".headers: only an HTTP server (url) takes headers", "headers")
-    args = _strings(table.get("args", []), lambda: fail(".args: expected a list of strings", "args"))
-    env = _strings(table.get("env", []), lambda: fail(".env: expected a list of variable names", "env"))
+    args = _strings(table, "args", "a list of strings", fail)
+    env = _strings(table, "env", "a list of variable names", fail)
     for item in env:
         if not ENV_NAME.match(item):
             raise fail(
@@ -316,9 +312,13 @@ def is_secret_header(name: str) -> bool:
     return name.lower() in _SECRET_HEADERS or is_secret_name(name.replace("-", "_"))
 
 
-def _strings(value: Any, fail: Any) -> tuple[str, ...]:
+def _strings(
+    table: dict[str, Any], key: str, what: str, fail: Callable[..., McpConfigError]
+) -> tuple[str, ...]:
+    """`table[key]` (none: empty), checked to be `what`: a list of strings."""
+    value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise fail()
+        raise fail(f".{key}: expected {what}", key)
     return tuple(value)
 
 

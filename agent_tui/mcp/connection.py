@@ -122,10 +122,9 @@ class McpServer:
                 is not a tool result.
         """
         session = self._session
+        server = f"MCP server {self.name}"
         if session is None or self.status != "running":
-            raise ToolError(
-                "not_found", f"MCP server {self.name} is not running: {self.reason or self.status}"
-            )
+            raise ToolError("not_found", f"{server} is not running: {self.reason or self.status}")
         timeout = self.config.timeout
         with anyio.move_on_after(timeout) as scope:
             try:
@@ -133,11 +132,9 @@ class McpServer:
             except Exception as error:
                 raise self._call_failure(tool, error) from None
         if scope.cancelled_caught:
-            raise ToolError("timeout", f"MCP server {self.name} did not answer {tool} within {timeout:g} s")
+            raise ToolError("timeout", f"{server} did not answer {tool} within {timeout:g} s")
         if not isinstance(result, mcp_types.CallToolResult):
-            raise ToolError(
-                "unknown", f"MCP server {self.name} answered {tool} with something other than a tool result"
-            )
+            raise ToolError("unknown", f"{server} answered {tool} with something other than a tool result")
         return result
 
     # -- the transports ------------------------------------------------------------------------
@@ -147,13 +144,9 @@ class McpServer:
             # Closed by `serve` when the server is gone; read for the reason a start failed.
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
             env = shell_environment(current_shell_setup()) | config.environment()
+            args = list(config.args)
             return stdio_streams(
-                config.command,
-                list(config.args),
-                env=env,
-                cwd=config.cwd,
-                errlog=self._stderr,
-                known=self.process,
+                config.command, args, env=env, cwd=config.cwd, errlog=self._stderr, known=self.process
             )
         return _http(config)
 
@@ -167,18 +160,15 @@ class McpServer:
 
     def _start_failure(self, error: BaseException) -> str:
         error = _innermost(error)
+        command = self.config.command
         if isinstance(error, TimeoutError):  # `fail_after`, before the OSErrors it is one of
             return f"did not start within {self.config.start_timeout:g} s"
-        if isinstance(error, FileNotFoundError) and self.config.command is not None:
-            return f"cannot run {self.config.command}: no such program"
-        if isinstance(error, OSError) and self.config.command is not None:
-            return f"cannot run {self.config.command}: {error.strerror or error}"
+        if isinstance(error, FileNotFoundError) and command is not None:
+            return f"cannot run {command}: no such program"
+        if isinstance(error, OSError) and command is not None:
+            return f"cannot run {command}: {error.strerror or error}"
         said = self._last_stderr_line()
-        if (
-            said
-            and self.config.command is not None
-            and said.startswith(f"cannot run {self.config.command}: ")
-        ):
+        if said and command is not None and said.startswith(f"cannot run {command}: "):
             return said  # the launcher's line: the program could not be started
         if said:
             return f"exited while starting: {said}"
@@ -190,30 +180,23 @@ class McpServer:
 
     def _call_failure(self, tool: str, error: BaseException) -> ToolError:
         error = _innermost(error)
-        if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED and self.process.too_long:
-            self.status = "failed"
-            self.reason = f"it sent a message over {MAX_LINE // 2**20} MB"
-            return ToolError(
-                "io_error",
-                f"MCP server {self.name} answered {tool} with a message over {MAX_LINE // 2**20} MB",
-            )
+        server = f"MCP server {self.name}"
         if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
             self.status = "failed"
+            if self.process.too_long:
+                self.reason = f"it sent a message over {MAX_LINE // 2**20} MB"
+                return ToolError(
+                    "io_error", f"{server} answered {tool} with a message over {MAX_LINE // 2**20} MB"
+                )
             self.reason = "it exited during a call"
-            return ToolError(
-                "io_error", f"MCP server {self.name} exited during the call ({tool} has no result)"
-            )
+            return ToolError("io_error", f"{server} exited during the call ({tool} has no result)")
         if isinstance(error, MCPError):
-            return ToolError(
-                "unknown", f"MCP server {self.name} refused {tool}: {_error_text(error.message)}"
-            )
+            return ToolError("unknown", f"{server} refused {tool}: {_error_text(error.message)}")
         if isinstance(error, ValidationError):
             first = error.errors()[0] if error.errors() else None
             said = f" ({'.'.join(str(part) for part in first['loc'])}: {first['msg']})" if first else ""
-            return ToolError(
-                "unknown", f"MCP server {self.name} answered {tool} with a malformed result{said}"
-            )
-        return ToolError("unknown", f"MCP server {self.name} failed {tool}: {_error_text(error)}")
+            return ToolError("unknown", f"{server} answered {tool} with a malformed result{said}")
+        return ToolError("unknown", f"{server} failed {tool}: {_error_text(error)}")
 
     def _last_stderr_line(self) -> str | None:
         stderr = self._stderr

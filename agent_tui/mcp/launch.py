@@ -191,7 +191,7 @@ def _end_tree(server: int, reaper: bool) -> None:
     """SIGKILL what is left of the server's tree and reap it: as a subreaper, every descendant
     becomes our child once its parent dies, so killing our children until none is left ends
     the whole tree, whatever sessions or groups its members made."""
-    _kill_group(server)
+    _kill(-server)  # a negative pid: the server's whole process group
     if not reaper:
         return
     while True:
@@ -236,13 +236,6 @@ def _children() -> list[int]:
 def _kill(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 

@@ -30,11 +30,11 @@ Invariants:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import orjson
 
@@ -54,6 +54,7 @@ MAX_TAIL_BYTES = 256 * 1024
 HEAD_BYTES = 4 * 1024
 TORN_MARK = "✗ torn tail"
 TORN_PROBLEM = "torn final line (the writer stopped mid-line)"
+T = TypeVar("T")
 FAMILY_LOGS = 16
 """A session's timeline covers its sub-agents' logs too when the family has at most this many."""
 
@@ -210,55 +211,47 @@ def _fold_listed(catalog: Catalog, picked: list[Event]) -> None:
 def read_entry(path: Path, *, tail: bool = True) -> tuple[CatalogEntry, list[Event]]:
     """One log's entry and the events its head and tail give (head first, then the last turn;
     the head alone without `tail`)."""
-    try:
-        fd = plain_descriptor(path)  # a FIFO put in its place: not waited on
-    except OSError as error:
-        return _unreadable(path, error), []
-    try:
+
+    def read(fd: int) -> tuple[CatalogEntry, list[Event]]:
         entry, created = _head_of(fd, path)
         if not tail:
             return entry, [created] if created is not None else []
         return _with_tail(fd, entry, created)
-    except OSError as error:
-        return _unreadable(path, error), []
-    finally:
-        os.close(fd)
+
+    return _opened(path, read, [])
 
 
 def _tail_of(entry: CatalogEntry, created: Event | None) -> tuple[CatalogEntry, list[Event]]:
     """`read_entry` of a log whose head was read already (`entry`, `created`)."""
     if created is None:
         return read_entry(entry.path)
-    try:
-        fd = plain_descriptor(entry.path)
-    except OSError as error:
-        return _unreadable(entry.path, error), []
-    try:
+
+    def read(fd: int) -> tuple[CatalogEntry, list[Event]]:
         if os.fstat(fd).st_size < entry.head_end:
             return read_entry(entry.path)  # rewritten since its head was read
         return _with_tail(fd, entry, created)
-    except OSError as error:
-        return _unreadable(entry.path, error), []
-    finally:
-        os.close(fd)
 
-
-def _unreadable(path: Path, error: OSError) -> CatalogEntry:
-    return CatalogEntry(path, path.stem, None, f"{path}: unreadable: {error.strerror or error}", (-1, -1))
+    return _opened(entry.path, read, [])
 
 
 def _read_head(path: Path) -> tuple[CatalogEntry, Event | None]:
     """One log's entry from its head, and its `session.created` (None if its head is not that)."""
+    return _opened(path, lambda fd: _head_of(fd, path), None)
+
+
+def _opened(path: Path, read: Callable[[int], tuple[CatalogEntry, T]], empty: T) -> tuple[CatalogEntry, T]:
+    """`read(fd)` of the log at `path`; a log that cannot be read is listed with its reason."""
     try:
         fd = plain_descriptor(path)  # a FIFO put in its place: not waited on
+        try:
+            return read(fd)
+        finally:
+            os.close(fd)
     except OSError as error:
-        return _unreadable(path, error), None
-    try:
-        return _head_of(fd, path)
-    except OSError as error:
-        return _unreadable(path, error), None
-    finally:
-        os.close(fd)
+        entry = CatalogEntry(
+            path, path.stem, None, f"{path}: unreadable: {error.strerror or error}", (-1, -1)
+        )
+        return entry, empty
 
 
 def _head_of(fd: int, path: Path) -> tuple[CatalogEntry, Event | None]:
@@ -401,11 +394,6 @@ def overlay(base: DashboardState, over: DashboardState) -> DashboardState:
     pending.update(over._pending)
     state._pending = pending
     return state
-
-
-def catalog_paths(catalog: Catalog) -> Sequence[Path]:
-    """Every listed log, in session-id order."""
-    return [entry.path for _sid, entry in sorted(catalog.entries.items())]
 
 
 @dataclass

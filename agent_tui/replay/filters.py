@@ -100,7 +100,7 @@ def _scan(
     done = 0
     total = sum(len(positions) for _file, positions in plan)
     for file, positions in plan:
-        for line_number, line in _lines(file, len(positions)):
+        for line_number, line in enumerate(file.iter_lines_at(0, len(positions))):
             index = positions[line_number]
             done += 1
             if progress is not None and done % 50_000 == 0:
@@ -115,10 +115,6 @@ def _scan(
                 hits.append(index)
     hits.sort()
     return array("I", hits)
-
-
-def _lines(file: Any, count: int) -> Iterator[tuple[int, bytes]]:
-    yield from enumerate(file.iter_lines_at(0, count))
 
 
 def _session_matches(file: Any, wanted: str | None) -> bool:

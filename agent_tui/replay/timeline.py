@@ -342,13 +342,8 @@ class Timeline:
         the rare sessions that stop being regular)."""
         files = {self.file_of[i] for i in range(end)} if end < 65_536 else set(range(len(self.files)))
         sources = [
-            (
-                self.files[file_id],
-                self._positions[file_id],
-                self._corrupt[file_id],
-                self.lines_of(file_id, end),
-            )
-            for file_id in sorted(files)
+            (self.files[i], self._positions[i], self._corrupt[i], self.lines_of(i, end))
+            for i in sorted(files)
         ]
         return fold_session(sources, session_id)
 
