@@ -50,10 +50,9 @@ from agent_tui.tui.messages import (
     AgentStarted,
     AgentStartFailed,
     LiveRunFinished,
-    McpServerDown,
+    NoticePosted,
     ProjectRulesWaiting,
     StoredSessionsListed,
-    TerminalNotice,
     WorkbenchReady,
 )
 from agent_tui.tui.screens.confirm import ConfirmScreen
@@ -192,11 +191,6 @@ class AgentTuiApp(AgentTuiBase):
         return screen
 
     @property
-    def terminal_title(self) -> str:
-        """The terminal window's title as last shown."""
-        return self.window_title.text
-
-    @property
     def dashboard(self) -> DashboardScreen:
         screen = self.screen_stack[0]
         assert isinstance(screen, DashboardScreen)
@@ -307,13 +301,9 @@ class AgentTuiApp(AgentTuiBase):
         for problem in message.problems:
             self.notify(problem, title="A stored session was not reopened", severity="error", timeout=15)
 
-    @on(TerminalNotice)
-    def _terminal_notice(self, message: TerminalNotice) -> None:
-        self.notify(message.text, title="Terminal agents", severity="warning", timeout=10)
-
-    @on(McpServerDown)
-    def _mcp_server_down(self, message: McpServerDown) -> None:
-        self.notify(message.text, title="An MCP server did not start", severity="warning", timeout=15)
+    @on(NoticePosted)
+    def _notice_posted(self, message: NoticePosted) -> None:
+        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout)
 
     @on(ProjectRulesWaiting)
     def _project_rules_waiting(self, message: ProjectRulesWaiting) -> None:

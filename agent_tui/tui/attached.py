@@ -8,7 +8,7 @@ Invariants:
 - a command's `Reply` is the host's (or a sentence saying it did not answer: a retry of a command
   that got no answer is the same request, `BusCommands`); stopping everything asks every host
   that runs something and adds up what they stopped, a host's refusal arriving as
-  `RemoteActionFailed` (the app shows it);
+  `NoticePosted` (the app shows it);
 - an action on a session whose host is unreachable, while the bus is away, or that the
   dashboard's credentials may not ask for (a read-only dashboard, a host whose control subject
   the server refused) is refused at once with a sentence saying so, never sent; a read-only
@@ -56,7 +56,7 @@ from agent_tui.ports import (
     read_result,
 )
 from agent_tui.reducer import DashboardState
-from agent_tui.tui.messages import LiveRunFinished, RemoteActionFailed
+from agent_tui.tui.messages import LiveRunFinished, NoticePosted
 from agent_tui.tui.redraw_throttle import RedrawThrottle
 from agent_tui.tui.run_collector import RunCollector
 
@@ -187,14 +187,14 @@ class AttachedRun:
         self._tell_problems()
         if self.bus.read_only and not self._read_only_told:
             self._read_only_told = True
-            self._post(RemoteActionFailed(self.read_only_note() or "", title="Read-only", severity="warning"))
+            self._post(NoticePosted(self.read_only_note() or "", title="Read-only", severity="warning"))
         if self.bus.live:
             self.redraws.slower(None)
         self.redraws.changed(ask=True)
 
     def _tell_problems(self) -> None:
         while self._problems_told < len(self.bus.problems):
-            self._post(RemoteActionFailed(self.bus.problems[self._problems_told], title="The bus"))
+            self._post(NoticePosted(self.bus.problems[self._problems_told], title="The bus"))
             self._problems_told += 1
 
     # -- what the screens ask --------------------------------------------------------------------
@@ -347,7 +347,7 @@ class AttachedRun:
             if outcome.answered and outcome.ok:
                 stopped += int(outcome.detail.get("stopped", 0))
             else:
-                self._post(RemoteActionFailed(outcome.sentence("stop all"), title=f"Stop all · {host.name}"))
+                self._post(NoticePosted(outcome.sentence("stop all"), title=f"Stop all · {host.name}"))
         return Reply(ok=True, detail={"stopped": stopped})
 
     async def _list_closed(self, command: Closed) -> Reply:

@@ -63,10 +63,9 @@ from agent_tui.reducer import (
 )
 from agent_tui.tui.messages import (
     LiveRunFinished,
-    McpServerDown,
+    NoticePosted,
     ProjectRulesWaiting,
     StoredSessionsListed,
-    TerminalNotice,
     WorkbenchReady,
 )
 from agent_tui.tui.redraw_throttle import RedrawThrottle
@@ -182,7 +181,7 @@ class LiveRun:
                 external=self.external,
                 prices=self.prices,
                 mcp_servers=self.mcp_servers,
-                notice=lambda text: self._post(McpServerDown(text)),
+                notice=lambda text: self._post(NoticePosted(text, "An MCP server did not start", timeout=15)),
                 find_terminal=self.find_terminal,
                 all_projects=self.all_projects,
             )
@@ -219,7 +218,7 @@ class LiveRun:
                 hand_back_after=self.terminal_hand_back,
                 project=self.project,
                 socket=hook_socket(),
-                on_warning=lambda line: self._post(TerminalNotice(line)),
+                on_warning=self._terminal_notice,
                 transcript_wait=TerminalAgents.TRANSCRIPT_WAIT,
             )
         )
@@ -258,7 +257,7 @@ class LiveRun:
                     self._on_event, self._on_earlier, lazy=True, listed=self._listed
                 )
                 for line in workbench.skipped:
-                    self._post(TerminalNotice(line))
+                    self._terminal_notice(line)
                 self.hydrated = True
                 await self._follow_terminal_agents(terminal, workbench)
                 for hook in self.on_hydrated:
@@ -336,7 +335,7 @@ class LiveRun:
         assert self.workbench is not None
         problem = await self.workbench.read_terminal(session_id, self._fold_terminal)
         if problem is not None:
-            self._post(TerminalNotice(problem))
+            self._terminal_notice(problem)
 
     def _fold_terminal(self, event: Event) -> None:
         """A terminal session's event read from its transcript: history, so the attention
@@ -351,7 +350,10 @@ class LiveRun:
         workbench = self.workbench
         if on and workbench is not None and not self.finished:
             for line in await workbench.list_terminal(self._fold_terminal, all_projects=True):
-                self._post(TerminalNotice(line))
+                self._terminal_notice(line)
+
+    def _terminal_notice(self, text: str) -> None:
+        self._post(NoticePosted(text, "Terminal agents"))
 
     def terminal_logs(self) -> list[Path]:
         """The logs of the terminal sessions read so far (converted), for search."""
@@ -367,7 +369,6 @@ class LiveRun:
         index): into its totals, and to the observers as usage events (attention counts a tree's
         spend from the calls: those before the folded part are new to it)."""
         add_earlier_spend(self.state, session_id, found)
-        self._changed = True
         for event in usage_events(session_id, found):
             for observer in self.observers:
                 observer(event)
