@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 
@@ -172,8 +172,8 @@ class AgentTuiApp(AgentTuiBase):
             attention or AttentionPolicy(lambda: time.monotonic_ns() // 1_000_000),
             self._write_terminal,
             command=notify_command,
-            run=self._run_notify_command,
-            report=self._notify_command_failed,
+            run=partial(self.run_worker, group="notify-command", exit_on_error=False),
+            report=partial(self.notify, title="The notify command failed", severity="warning", timeout=15),
         )
         if self.live is not None:
             self.live.observers.append(self.attention.policy.observe)
@@ -212,7 +212,7 @@ class AgentTuiApp(AgentTuiBase):
             self.call_after_refresh(
                 self.notify, self._warning, title="No sandbox", severity="warning", timeout=20
             )
-        self.watch(self, "app_focus", self._focus_changed, init=False)
+        self.watch(self, "app_focus", self.attention.policy.present, init=False)
         if not self.is_headless:
             listen_for_leave_signals(self._signalled)
 
@@ -243,15 +243,6 @@ class AgentTuiApp(AgentTuiBase):
             self.attention.tick()
 
     # -- attention while the user is away ------------------------------------------------------
-    def _focus_changed(self, focused: bool) -> None:
-        self.attention.present(focused)
-
-    def _run_notify_command(self, job: Awaitable[None]) -> None:
-        self.run_worker(job, group="notify-command", exit_on_error=False)
-
-    def _notify_command_failed(self, problem: str) -> None:
-        self.notify(problem, title="The notify command failed", severity="warning", timeout=15)
-
     def _heard(self, event: Event) -> None:
         """A new question for the user (the policy's `ask`): the bell when they look elsewhere."""
         live = self.live

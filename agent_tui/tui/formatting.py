@@ -424,7 +424,7 @@ def fit(content: Content, width: int | None) -> Content:
 
 def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Content]:
     """A tool call as 2+ lines: name and arguments; risk, decision, outcome; output tail."""
-    preview = call.args_preview or _args_text(call)
+    preview = call.args_preview or args_preview(call.args)
     head = Content.assemble(("  ⚙ ", MUTED), marked(call.tool or "tool", "bold"), " ", marked(preview, MUTED))
     lines = [fit(head, width)]
     # No risk: a call from another tool's log (ours is never judged there), or one that failed
@@ -438,10 +438,7 @@ def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Conten
         parts.append(outcome)
     if not parts:
         parts.append(marked(call.status, MUTED))
-    meta: list[Content | tuple[str, str]] = [parts[0]]
-    for part in parts[1:]:
-        meta += [(" · ", MUTED), part]
-    lines.append(Content.assemble("    ", *meta))
+    lines.append(Content("    ") + Content.styled(" · ", MUTED).join(parts))
     if call.status == "failed" and call.message:
         lines += indented_lines(call.message, "    ", "$text-error")
     body = call.output if call.status == "running" else (call.result or call.output or "")
@@ -450,10 +447,6 @@ def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Conten
     if call.truncated:
         lines.append(Content.styled("    │ (output truncated)", MUTED))
     return lines
-
-
-def _args_text(call: ToolCallView) -> str:
-    return args_preview(call.args)
 
 
 def decision_text(call: ToolCallView) -> Content | None:

@@ -180,16 +180,27 @@ class SessionTree(Tree[str]):
             return
         session = state.sessions[session_id]
         dim = session_id in self._dimmed
+        now_ms = self._now_ms
         key = (
-            *_label_key(session, self._now_ms, dim),
+            tree_name(session),
+            session.status,
+            session.phase,
+            len(session.pending),
+            _oldest_wait(session, now_ms) if session.pending else "",
+            _duration(session, now_ms),
+            session.worktree_branch,
+            dim,
             self._note(session),
             self._mark(session_id),
-            _spend_key(state, session),
+            _tree_spend(state, session),
+            session.spend,
+            session.budget_usd,
+            session.budget_tokens,
             self._partial(state, session.session_id),
         )
         if self._labels.get(session_id) != key:
             self._labels[session_id] = key
-            node.set_label(self._label(session, self._now_ms, dim))
+            node.set_label(self._label(session, now_ms, dim))
 
     def _group_cost(self, data: str) -> str | None:
         """What the trees under a day (or host) line spent, `$3.21`; None if nothing."""
@@ -501,23 +512,6 @@ def _tree_spend(state: DashboardState, session: SessionView) -> Spend:
     if not state.children(session.session_id):
         return session.spend
     return state.tree_spend(session.session_id)
-
-
-def _spend_key(state: DashboardState, session: SessionView) -> object:
-    return (_tree_spend(state, session), session.spend, session.budget_usd, session.budget_tokens)
-
-
-def _label_key(session: SessionView, now_ms: int | None, dim: bool) -> _LabelKey:
-    return (
-        tree_name(session),
-        session.status,
-        session.phase,
-        len(session.pending),
-        _oldest_wait(session, now_ms) if session.pending else "",
-        _duration(session, now_ms),
-        session.worktree_branch,
-        dim,
-    )
 
 
 def _subtree(
