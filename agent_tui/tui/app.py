@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
+from typing import Unpack
 
 from textual import events, on, work
 from textual.screen import Screen
@@ -45,7 +46,7 @@ from agent_tui.reducer import AttentionPolicy, DashboardState, epoch_ms, project
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
 from agent_tui.tui.attention import Attention
 from agent_tui.tui.formatting import agent_path_text, short_path
-from agent_tui.tui.live import LiveRun
+from agent_tui.tui.live import LiveRun, RunOptions
 from agent_tui.tui.messages import (
     AgentStarted,
     AgentStartFailed,
@@ -107,13 +108,6 @@ class AgentTuiApp(AgentTuiBase):
         sessions_dir: Path | None = None,
         workspace_root: Path | None = None,
         theme: str | None = None,
-        project: Path | None = None,
-        models: list[ModelChoice] | None = None,
-        prompt: str | None = None,
-        external: ExternalAgents | None = None,
-        agent: str | None = None,
-        prices: PriceTable | None = None,
-        mcp_servers: Mapping[str, McpServerConfig] | None = None,
         notice: str | None = None,
         warning: str | None = None,
         clock: Callable[[], int] | None = None,
@@ -122,38 +116,24 @@ class AgentTuiApp(AgentTuiBase):
         search_index: Path | None = None,
         notify_command: NotifyCommand | None = None,
         attention: AttentionPolicy | None = None,
-        find_terminal: TerminalFinder | None = None,
-        all_projects: bool = False,
+        **options: Unpack[RunOptions],
     ) -> None:
         super().__init__(theme=theme)
         self.search_dir, self.search_index = search_dir, search_index
         self.live: LiveRun | None = None
         self._events = list(events or ())
         self._project_run = False
+        project = options.get("project")
         if live:
             if sessions_dir is None or (scenario_path is None and project is None):
                 raise ValueError("a live dashboard needs sessions_dir and a scenario_path or a project")
-            self.live = LiveRun(
-                scenario_path,
-                sessions_dir,
-                self.post_message,
-                workspace_root,
-                project=project,
-                models=models,
-                prompt=prompt,
-                external=external,
-                agent=agent,
-                prices=prices,
-                mcp_servers=mcp_servers,
-                find_terminal=find_terminal,
-                all_projects=all_projects,
-            )
+            self.live = LiveRun(scenario_path, sessions_dir, self.post_message, workspace_root, **options)
             if scenario_path is not None:
                 self._mode = f"live · {scenario_path.stem}"
             else:
                 self._project_run = True
                 assert project is not None
-                self._mode = project_mode(project, models or [])
+                self._mode = project_mode(project, options.get("models") or [])
         else:
             self._mode = "recorded"
         if clock is None:

@@ -28,6 +28,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import anyio
 from textual.message import Message
@@ -75,6 +76,21 @@ from agent_tui.tui.run_surface import start_agent
 NOT_OPEN = "Nothing is running here: the engine is not open."
 
 
+class RunOptions(TypedDict, total=False):
+    """What a live run runs beside its scenario or project (see `LiveRun`'s arguments); the
+    app takes them too and hands them over as they are."""
+
+    project: Path | None
+    models: list[ModelChoice] | None
+    prompt: str | None
+    external: ExternalAgents | None
+    agent: str | None
+    prices: PriceTable | None
+    mcp_servers: Mapping[str, McpServerConfig] | None
+    find_terminal: TerminalFinder | None
+    all_projects: bool
+
+
 class LiveRun:
     """A run the dashboard shows and controls (in this process: `remote` is False).
 
@@ -103,34 +119,27 @@ class LiveRun:
         sessions_dir: Path,
         post: Callable[[Message], object],
         workspace_root: Path | None = None,
-        *,
-        project: Path | None = None,
-        models: list[ModelChoice] | None = None,
-        prompt: str | None = None,
-        external: ExternalAgents | None = None,
-        agent: str | None = None,
-        prices: PriceTable | None = None,
-        mcp_servers: Mapping[str, McpServerConfig] | None = None,
-        find_terminal: TerminalFinder | None = None,
-        all_projects: bool = False,
+        **options: Unpack[RunOptions],
     ) -> None:
-        runs_something = models or (external and external.names()) or find_terminal is not None
+        project, external = options.get("project"), options.get("external")
+        find_terminal = options.get("find_terminal")
+        runs_something = options.get("models") or (external and external.names()) or find_terminal is not None
         if scenario_path is None and (project is None or not runs_something):
             raise ValueError(
                 "a project run needs a project directory and a model, an external agent or terminal agents"
             )
         self.find_terminal = find_terminal
-        self.all_projects = all_projects
+        self.all_projects = options.get("all_projects", False)
         self._tasks: anyio.abc.TaskGroup | None = None  # the run's own background reads
         self.scenario_path = scenario_path
         self.sessions_dir = sessions_dir
         self.workspace_root = workspace_root
         self.project = project
-        self.models = list(models or ())
-        self.prompt = prompt
+        self.models = list(options.get("models") or ())
+        self.prompt = options.get("prompt")
         self.external = external
-        self.agent = agent
-        self.prices, self.mcp_servers = prices, mcp_servers
+        self.agent = options.get("agent")
+        self.prices, self.mcp_servers = options.get("prices"), options.get("mcp_servers")
         self._post = post
         self.questions = Questions(None)
         """The engine's questions: the user answers them from the approval queue."""
