@@ -524,15 +524,13 @@ def project_mode(project: Path, models: list[ModelChoice]) -> str:
 
 def quit_question(state: DashboardState) -> str | None:
     """What quitting would stop, as a question (None: nothing runs, nothing waits)."""
-    running = state.running_count()
-    waiting = len(state.pending_permissions())
-    if not running and not waiting:
+    counts = (
+        (state.running_count(), "agent", "running"),
+        (len(state.pending_permissions()), "request", "waiting"),
+    )
+    parts = [f"{counted(n, noun)} {'is' if n == 1 else 'are'} {doing}" for n, noun, doing in counts if n]
+    if not parts:
         return None
-    parts = []
-    if running:
-        parts.append(f"{counted(running, 'agent')} {'is' if running == 1 else 'are'} running")
-    if waiting:
-        parts.append(f"{counted(waiting, 'request')} {'is' if waiting == 1 else 'are'} waiting")
     return (
         f"{' and '.join(parts).capitalize()}. Quitting stops every turn (each log ends with the "
         "turn cancelled). Quit?"

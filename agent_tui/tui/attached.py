@@ -297,9 +297,12 @@ class AttachedRun:
     async def send(self, command: Command, host: str | None = None) -> Reply:
         """Ask the host of the command's session (a new agent: `host`, else `new_agent_host`)
         to carry it out; refused here, with the sentence, when it cannot be sent now."""
-        if isinstance(command, StopAll):
-            return await self._stop_all(command)
-        if isinstance(command, Closed):
+        if isinstance(command, StopAll | Closed):  # every host's: refused when the bus is
+            refusal = self._refusal(None)
+            if refusal is not None:
+                return Reply(ok=False, message=refusal)
+            if isinstance(command, StopAll):
+                return await self._stop_all(command)
             return await self._list_closed(command)
         session_id: str | None = getattr(command, "session_id", None)
         what = command.verb.replace("_", " ")
@@ -333,9 +336,6 @@ class AttachedRun:
 
     async def _stop_all(self, command: StopAll) -> Reply:
         """Every host that runs something stops it all: how many turns they stopped together."""
-        refusal = self._refusal(None)
-        if refusal is not None:
-            return Reply(ok=False, message=refusal)
         stopped = 0
         for host in self.bus.hosts():
             sessions = self.state.sessions.items()
@@ -353,9 +353,6 @@ class AttachedRun:
     async def _list_closed(self, command: Closed) -> Reply:
         """The closed sessions of every `serve` host, newest first; a host that refuses or does
         not answer is passed over (when none answered, their reasons are the refusal)."""
-        refusal = self._refusal(None)
-        if refusal is not None:
-            return Reply(ok=False, message=refusal)
         found: list[list[StoredSession]] = []
         problems: list[str] = []
         for host in self._finishing_hosts():

@@ -55,7 +55,7 @@ def visible_sessions(
     needle = text.strip().lower()
     if not needle and wanted == "all" and not hidden:
         return None
-    gone = _with_descendants(state, hidden) if hidden else set()
+    gone = {sid for root in hidden or () for sid in (root, *state.descendants(root))}
     matches = {
         sid
         for sid, session in state.sessions.items()
@@ -71,13 +71,6 @@ def visible_sessions(
                 ancestors.add(parent)
             parent = state.sessions[parent].parent_session_id
     return matches, ancestors
-
-
-def _with_descendants(state: DashboardState, roots: set[str]) -> set[str]:
-    found = set(roots)
-    for root in roots:
-        found.update(state.descendants(root))
-    return found
 
 
 def day_of(ts: str) -> date | None:
