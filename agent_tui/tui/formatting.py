@@ -30,6 +30,7 @@ from agent_tui.tui.agent_plan import mode_line, plan_lines, plan_text_lines
 from agent_tui.tui.answer_markdown import answer_lines
 from agent_tui.tui.hanging import hang
 from agent_tui.tui.marked import marked
+from agent_tui.tui.session_filter import root_of
 from agent_tui.tui.spend_text import (
     budget_share,
     budget_text,
@@ -104,12 +105,7 @@ def tree_name(session: SessionView) -> str:
 def session_path(state: DashboardState, session_id: str) -> str:
     """`lead › explorer`, a terminal agent's as `claude · my-proj › Explore`."""
     path = list(state.agent_path(session_id))
-    root: SessionView | None = state.sessions.get(session_id)
-    for _ in range(len(path) - 1):  # (the path is as long as the chain: no loop to fear)
-        parent = state.sessions.get(root.parent_session_id or "") if root is not None else None
-        if parent is None:
-            break
-        root = parent
+    root = state.sessions.get(root_of(state, session_id) or "")
     if path and root is not None and root.parent_session_id is None:
         path[0] = tree_name(root)
     return agent_path_text(path)
