@@ -362,7 +362,7 @@ class TestAttention:
             await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the first request")
             # The user was looking at asker (a new agent is selected): no bell, but the title counts.
             assert app.dashboard.session_tree.selected_id == asker
-            assert (app.bells, app.terminal_title) == (0, "(1) agent-tui")
+            assert (app.bells, app.window_title.text) == (0, "(1) agent-tui")
 
             quiet = await start_agent(live, app.post_message, AgentSpec("Think", project, name="quiet"))
             await wait_for(pilot, lambda: app.dashboard.session_tree.selected_id == quiet, "quiet selected")
@@ -377,7 +377,7 @@ class TestAttention:
                 ),
                 "the second request",
             )
-            assert (app.bells, app.terminal_title) == (1, "(1) agent-tui")
+            assert (app.bells, app.window_title.text) == (1, "(1) agent-tui")
             assert any("A opens it" in n.title for n in app.notices)
 
             await pilot.press("question_mark")
@@ -386,7 +386,7 @@ class TestAttention:
             assert isinstance(app.screen, ApprovalScreen)
             assert app.dashboard.session_tree.selected_id == asker
             await pilot.press("y")
-            await wait_for(pilot, lambda: app.terminal_title == "agent-tui", "the title to clear")
+            await wait_for(pilot, lambda: app.window_title.text == "agent-tui", "the title to clear")
             await pilot.press("q")
 
 

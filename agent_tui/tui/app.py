@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
+from typing import Unpack
 
 from textual import events, on, work
 from textual.screen import Screen
@@ -45,15 +46,14 @@ from agent_tui.reducer import AttentionPolicy, DashboardState, epoch_ms, project
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
 from agent_tui.tui.attention import Attention
 from agent_tui.tui.formatting import agent_path_text, short_path
-from agent_tui.tui.live import LiveRun
+from agent_tui.tui.live import LiveRun, RunOptions
 from agent_tui.tui.messages import (
     AgentStarted,
     AgentStartFailed,
     LiveRunFinished,
-    McpServerDown,
+    NoticePosted,
     ProjectRulesWaiting,
     StoredSessionsListed,
-    TerminalNotice,
     WorkbenchReady,
 )
 from agent_tui.tui.screens.confirm import ConfirmScreen
@@ -108,13 +108,6 @@ class AgentTuiApp(AgentTuiBase):
         sessions_dir: Path | None = None,
         workspace_root: Path | None = None,
         theme: str | None = None,
-        project: Path | None = None,
-        models: list[ModelChoice] | None = None,
-        prompt: str | None = None,
-        external: ExternalAgents | None = None,
-        agent: str | None = None,
-        prices: PriceTable | None = None,
-        mcp_servers: Mapping[str, McpServerConfig] | None = None,
         notice: str | None = None,
         warning: str | None = None,
         clock: Callable[[], int] | None = None,
@@ -123,38 +116,24 @@ class AgentTuiApp(AgentTuiBase):
         search_index: Path | None = None,
         notify_command: NotifyCommand | None = None,
         attention: AttentionPolicy | None = None,
-        find_terminal: TerminalFinder | None = None,
-        all_projects: bool = False,
+        **options: Unpack[RunOptions],
     ) -> None:
         super().__init__(theme=theme)
         self.search_dir, self.search_index = search_dir, search_index
         self.live: LiveRun | None = None
         self._events = list(events or ())
         self._project_run = False
+        project = options.get("project")
         if live:
             if sessions_dir is None or (scenario_path is None and project is None):
                 raise ValueError("a live dashboard needs sessions_dir and a scenario_path or a project")
-            self.live = LiveRun(
-                scenario_path,
-                sessions_dir,
-                self.post_message,
-                workspace_root,
-                project=project,
-                models=models,
-                prompt=prompt,
-                external=external,
-                agent=agent,
-                prices=prices,
-                mcp_servers=mcp_servers,
-                find_terminal=find_terminal,
-                all_projects=all_projects,
-            )
+            self.live = LiveRun(scenario_path, sessions_dir, self.post_message, workspace_root, **options)
             if scenario_path is not None:
                 self._mode = f"live · {scenario_path.stem}"
             else:
                 self._project_run = True
                 assert project is not None
-                self._mode = project_mode(project, models or [])
+                self._mode = project_mode(project, options.get("models") or [])
         else:
             self._mode = "recorded"
         if clock is None:
@@ -173,8 +152,8 @@ class AgentTuiApp(AgentTuiBase):
             attention or AttentionPolicy(lambda: time.monotonic_ns() // 1_000_000),
             self._write_terminal,
             command=notify_command,
-            run=self._run_notify_command,
-            report=self._notify_command_failed,
+            run=partial(self.run_worker, group="notify-command", exit_on_error=False),
+            report=partial(self.notify, title="The notify command failed", severity="warning", timeout=15),
         )
         if self.live is not None:
             self.live.observers.append(self.attention.policy.observe)
@@ -190,11 +169,6 @@ class AgentTuiApp(AgentTuiBase):
         if self.live is None:
             screen.state = project_state(self._events)
         return screen
-
-    @property
-    def terminal_title(self) -> str:
-        """The terminal window's title as last shown."""
-        return self.window_title.text
 
     @property
     def dashboard(self) -> DashboardScreen:
@@ -218,7 +192,7 @@ class AgentTuiApp(AgentTuiBase):
             self.call_after_refresh(
                 self.notify, self._warning, title="No sandbox", severity="warning", timeout=20
             )
-        self.watch(self, "app_focus", self._focus_changed, init=False)
+        self.watch(self, "app_focus", self.attention.policy.present, init=False)
         if not self.is_headless:
             listen_for_leave_signals(self._signalled)
 
@@ -249,15 +223,6 @@ class AgentTuiApp(AgentTuiBase):
             self.attention.tick()
 
     # -- attention while the user is away ------------------------------------------------------
-    def _focus_changed(self, focused: bool) -> None:
-        self.attention.present(focused)
-
-    def _run_notify_command(self, job: Awaitable[None]) -> None:
-        self.run_worker(job, group="notify-command", exit_on_error=False)
-
-    def _notify_command_failed(self, problem: str) -> None:
-        self.notify(problem, title="The notify command failed", severity="warning", timeout=15)
-
     def _heard(self, event: Event) -> None:
         """A new question for the user (the policy's `ask`): the bell when they look elsewhere."""
         live = self.live
@@ -307,13 +272,9 @@ class AgentTuiApp(AgentTuiBase):
         for problem in message.problems:
             self.notify(problem, title="A stored session was not reopened", severity="error", timeout=15)
 
-    @on(TerminalNotice)
-    def _terminal_notice(self, message: TerminalNotice) -> None:
-        self.notify(message.text, title="Terminal agents", severity="warning", timeout=10)
-
-    @on(McpServerDown)
-    def _mcp_server_down(self, message: McpServerDown) -> None:
-        self.notify(message.text, title="An MCP server did not start", severity="warning", timeout=15)
+    @on(NoticePosted)
+    def _notice_posted(self, message: NoticePosted) -> None:
+        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout)
 
     @on(ProjectRulesWaiting)
     def _project_rules_waiting(self, message: ProjectRulesWaiting) -> None:
@@ -563,15 +524,13 @@ def project_mode(project: Path, models: list[ModelChoice]) -> str:
 
 def quit_question(state: DashboardState) -> str | None:
     """What quitting would stop, as a question (None: nothing runs, nothing waits)."""
-    running = state.running_count()
-    waiting = len(state.pending_permissions())
-    if not running and not waiting:
+    counts = (
+        (state.running_count(), "agent", "running"),
+        (len(state.pending_permissions()), "request", "waiting"),
+    )
+    parts = [f"{counted(n, noun)} {'is' if n == 1 else 'are'} {doing}" for n, noun, doing in counts if n]
+    if not parts:
         return None
-    parts = []
-    if running:
-        parts.append(f"{counted(running, 'agent')} {'is' if running == 1 else 'are'} running")
-    if waiting:
-        parts.append(f"{counted(waiting, 'request')} {'is' if waiting == 1 else 'are'} waiting")
     return (
         f"{' and '.join(parts).capitalize()}. Quitting stops every turn (each log ends with the "
         "turn cancelled). Quit?"

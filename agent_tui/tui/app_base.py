@@ -47,13 +47,8 @@ _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 def stylesheet_path() -> Path:
     """`app.tcss`: inside the package when installed from a wheel, else the repo's `styles/`."""
-    try:
-        packaged = Path(str(resources.files("agent_tui") / "styles" / "app.tcss"))
-    except (ModuleNotFoundError, TypeError):  # pragma: no cover - namespace oddities
-        packaged = _PACKAGE_DIR / "styles" / "app.tcss"
-    if packaged.is_file():
-        return packaged
-    return _PACKAGE_DIR.parent / "styles" / "app.tcss"
+    packaged = Path(str(resources.files("agent_tui") / "styles" / "app.tcss"))
+    return packaged if packaged.is_file() else _PACKAGE_DIR.parent / "styles" / "app.tcss"
 
 
 class AgentTuiBase(App[int]):

@@ -8,7 +8,7 @@ Invariants:
 - a command's `Reply` is the host's (or a sentence saying it did not answer: a retry of a command
   that got no answer is the same request, `BusCommands`); stopping everything asks every host
   that runs something and adds up what they stopped, a host's refusal arriving as
-  `RemoteActionFailed` (the app shows it);
+  `NoticePosted` (the app shows it);
 - an action on a session whose host is unreachable, while the bus is away, or that the
   dashboard's credentials may not ask for (a read-only dashboard, a host whose control subject
   the server refused) is refused at once with a sentence saying so, never sent; a read-only
@@ -56,7 +56,7 @@ from agent_tui.ports import (
     read_result,
 )
 from agent_tui.reducer import DashboardState
-from agent_tui.tui.messages import LiveRunFinished, RemoteActionFailed
+from agent_tui.tui.messages import LiveRunFinished, NoticePosted
 from agent_tui.tui.redraw_throttle import RedrawThrottle
 from agent_tui.tui.run_collector import RunCollector
 
@@ -187,14 +187,14 @@ class AttachedRun:
         self._tell_problems()
         if self.bus.read_only and not self._read_only_told:
             self._read_only_told = True
-            self._post(RemoteActionFailed(self.read_only_note() or "", title="Read-only", severity="warning"))
+            self._post(NoticePosted(self.read_only_note() or "", title="Read-only", severity="warning"))
         if self.bus.live:
             self.redraws.slower(None)
         self.redraws.changed(ask=True)
 
     def _tell_problems(self) -> None:
         while self._problems_told < len(self.bus.problems):
-            self._post(RemoteActionFailed(self.bus.problems[self._problems_told], title="The bus"))
+            self._post(NoticePosted(self.bus.problems[self._problems_told], title="The bus"))
             self._problems_told += 1
 
     # -- what the screens ask --------------------------------------------------------------------
@@ -297,9 +297,12 @@ class AttachedRun:
     async def send(self, command: Command, host: str | None = None) -> Reply:
         """Ask the host of the command's session (a new agent: `host`, else `new_agent_host`)
         to carry it out; refused here, with the sentence, when it cannot be sent now."""
-        if isinstance(command, StopAll):
-            return await self._stop_all(command)
-        if isinstance(command, Closed):
+        if isinstance(command, StopAll | Closed):  # every host's: refused when the bus is
+            refusal = self._refusal(None)
+            if refusal is not None:
+                return Reply(ok=False, message=refusal)
+            if isinstance(command, StopAll):
+                return await self._stop_all(command)
             return await self._list_closed(command)
         session_id: str | None = getattr(command, "session_id", None)
         what = command.verb.replace("_", " ")
@@ -333,9 +336,6 @@ class AttachedRun:
 
     async def _stop_all(self, command: StopAll) -> Reply:
         """Every host that runs something stops it all: how many turns they stopped together."""
-        refusal = self._refusal(None)
-        if refusal is not None:
-            return Reply(ok=False, message=refusal)
         stopped = 0
         for host in self.bus.hosts():
             sessions = self.state.sessions.items()
@@ -347,15 +347,12 @@ class AttachedRun:
             if outcome.answered and outcome.ok:
                 stopped += int(outcome.detail.get("stopped", 0))
             else:
-                self._post(RemoteActionFailed(outcome.sentence("stop all"), title=f"Stop all · {host.name}"))
+                self._post(NoticePosted(outcome.sentence("stop all"), title=f"Stop all · {host.name}"))
         return Reply(ok=True, detail={"stopped": stopped})
 
     async def _list_closed(self, command: Closed) -> Reply:
         """The closed sessions of every `serve` host, newest first; a host that refuses or does
         not answer is passed over (when none answered, their reasons are the refusal)."""
-        refusal = self._refusal(None)
-        if refusal is not None:
-            return Reply(ok=False, message=refusal)
         found: list[list[StoredSession]] = []
         problems: list[str] = []
         for host in self._finishing_hosts():

@@ -17,13 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from textual import on
 from textual.screen import Screen
 
 from agent_tui.ports import AttachedBus
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.attached import AttachedRun, local_time
-from agent_tui.tui.messages import RemoteActionFailed
 from agent_tui.tui.screens.dashboard import DashboardScreen
 from agent_tui.tui.timing import now_epoch_ms
 
@@ -85,7 +83,3 @@ class AttachedApp(AgentTuiApp):
     async def request_quit(self) -> None:
         """Quit at once: the agents run on their hosts, nothing here stops them."""
         await self.run_action("quit")
-
-    @on(RemoteActionFailed)
-    def _remote_failed(self, message: RemoteActionFailed) -> None:
-        self.notify(message.text, title=message.title, severity=message.severity, timeout=10)

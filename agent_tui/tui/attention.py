@@ -24,7 +24,7 @@ import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
 
-from agent_tui.events import Event, visible
+from agent_tui.events import visible
 from agent_tui.ports import NotifyCommand
 from agent_tui.reducer import AttentionPolicy, Notification
 
@@ -88,12 +88,6 @@ class Attention:
         """Every notification sent (the newest last)."""
         self.reported: str | None = None
         """The command's failure, once said."""
-
-    def observe(self, event: Event) -> None:
-        self.policy.observe(event)
-
-    def present(self, here: bool) -> None:
-        self.policy.present(here)
 
     def tick(self) -> None:
         """Send what is due now, if anything."""

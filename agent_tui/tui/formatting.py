@@ -30,6 +30,7 @@ from agent_tui.tui.agent_plan import mode_line, plan_lines, plan_text_lines
 from agent_tui.tui.answer_markdown import answer_lines
 from agent_tui.tui.hanging import hang
 from agent_tui.tui.marked import marked
+from agent_tui.tui.session_filter import root_of
 from agent_tui.tui.spend_text import (
     budget_share,
     budget_text,
@@ -104,12 +105,7 @@ def tree_name(session: SessionView) -> str:
 def session_path(state: DashboardState, session_id: str) -> str:
     """`lead › explorer`, a terminal agent's as `claude · my-proj › Explore`."""
     path = list(state.agent_path(session_id))
-    root: SessionView | None = state.sessions.get(session_id)
-    for _ in range(len(path) - 1):  # (the path is as long as the chain: no loop to fear)
-        parent = state.sessions.get(root.parent_session_id or "") if root is not None else None
-        if parent is None:
-            break
-        root = parent
+    root = state.sessions.get(root_of(state, session_id) or "")
     if path and root is not None and root.parent_session_id is None:
         path[0] = tree_name(root)
     return agent_path_text(path)
@@ -424,7 +420,7 @@ def fit(content: Content, width: int | None) -> Content:
 
 def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Content]:
     """A tool call as 2+ lines: name and arguments; risk, decision, outcome; output tail."""
-    preview = call.args_preview or _args_text(call)
+    preview = call.args_preview or args_preview(call.args)
     head = Content.assemble(("  ⚙ ", MUTED), marked(call.tool or "tool", "bold"), " ", marked(preview, MUTED))
     lines = [fit(head, width)]
     # No risk: a call from another tool's log (ours is never judged there), or one that failed
@@ -438,10 +434,7 @@ def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Conten
         parts.append(outcome)
     if not parts:
         parts.append(marked(call.status, MUTED))
-    meta: list[Content | tuple[str, str]] = [parts[0]]
-    for part in parts[1:]:
-        meta += [(" · ", MUTED), part]
-    lines.append(Content.assemble("    ", *meta))
+    lines.append(Content("    ") + Content.styled(" · ", MUTED).join(parts))
     if call.status == "failed" and call.message:
         lines += indented_lines(call.message, "    ", "$text-error")
     body = call.output if call.status == "running" else (call.result or call.output or "")
@@ -450,10 +443,6 @@ def tool_call_lines(call: ToolCallView, width: int | None = None) -> list[Conten
     if call.truncated:
         lines.append(Content.styled("    │ (output truncated)", MUTED))
     return lines
-
-
-def _args_text(call: ToolCallView) -> str:
-    return args_preview(call.args)
 
 
 def decision_text(call: ToolCallView) -> Content | None:

@@ -28,6 +28,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import anyio
 from textual.message import Message
@@ -63,10 +64,9 @@ from agent_tui.reducer import (
 )
 from agent_tui.tui.messages import (
     LiveRunFinished,
-    McpServerDown,
+    NoticePosted,
     ProjectRulesWaiting,
     StoredSessionsListed,
-    TerminalNotice,
     WorkbenchReady,
 )
 from agent_tui.tui.redraw_throttle import RedrawThrottle
@@ -74,6 +74,21 @@ from agent_tui.tui.run_collector import RunCollector
 from agent_tui.tui.run_surface import start_agent
 
 NOT_OPEN = "Nothing is running here: the engine is not open."
+
+
+class RunOptions(TypedDict, total=False):
+    """What a live run runs beside its scenario or project (see `LiveRun`'s arguments); the
+    app takes them too and hands them over as they are."""
+
+    project: Path | None
+    models: list[ModelChoice] | None
+    prompt: str | None
+    external: ExternalAgents | None
+    agent: str | None
+    prices: PriceTable | None
+    mcp_servers: Mapping[str, McpServerConfig] | None
+    find_terminal: TerminalFinder | None
+    all_projects: bool
 
 
 class LiveRun:
@@ -104,34 +119,27 @@ class LiveRun:
         sessions_dir: Path,
         post: Callable[[Message], object],
         workspace_root: Path | None = None,
-        *,
-        project: Path | None = None,
-        models: list[ModelChoice] | None = None,
-        prompt: str | None = None,
-        external: ExternalAgents | None = None,
-        agent: str | None = None,
-        prices: PriceTable | None = None,
-        mcp_servers: Mapping[str, McpServerConfig] | None = None,
-        find_terminal: TerminalFinder | None = None,
-        all_projects: bool = False,
+        **options: Unpack[RunOptions],
     ) -> None:
-        runs_something = models or (external and external.names()) or find_terminal is not None
+        project, external = options.get("project"), options.get("external")
+        find_terminal = options.get("find_terminal")
+        runs_something = options.get("models") or (external and external.names()) or find_terminal is not None
         if scenario_path is None and (project is None or not runs_something):
             raise ValueError(
                 "a project run needs a project directory and a model, an external agent or terminal agents"
             )
         self.find_terminal = find_terminal
-        self.all_projects = all_projects
+        self.all_projects = options.get("all_projects", False)
         self._tasks: anyio.abc.TaskGroup | None = None  # the run's own background reads
         self.scenario_path = scenario_path
         self.sessions_dir = sessions_dir
         self.workspace_root = workspace_root
         self.project = project
-        self.models = list(models or ())
-        self.prompt = prompt
+        self.models = list(options.get("models") or ())
+        self.prompt = options.get("prompt")
         self.external = external
-        self.agent = agent
-        self.prices, self.mcp_servers = prices, mcp_servers
+        self.agent = options.get("agent")
+        self.prices, self.mcp_servers = options.get("prices"), options.get("mcp_servers")
         self._post = post
         self.questions = Questions(None)
         """The engine's questions: the user answers them from the approval queue."""
@@ -182,7 +190,7 @@ class LiveRun:
                 external=self.external,
                 prices=self.prices,
                 mcp_servers=self.mcp_servers,
-                notice=lambda text: self._post(McpServerDown(text)),
+                notice=lambda text: self._post(NoticePosted(text, "An MCP server did not start", timeout=15)),
                 find_terminal=self.find_terminal,
                 all_projects=self.all_projects,
             )
@@ -219,7 +227,7 @@ class LiveRun:
                 hand_back_after=self.terminal_hand_back,
                 project=self.project,
                 socket=hook_socket(),
-                on_warning=lambda line: self._post(TerminalNotice(line)),
+                on_warning=self._terminal_notice,
                 transcript_wait=TerminalAgents.TRANSCRIPT_WAIT,
             )
         )
@@ -258,7 +266,7 @@ class LiveRun:
                     self._on_event, self._on_earlier, lazy=True, listed=self._listed
                 )
                 for line in workbench.skipped:
-                    self._post(TerminalNotice(line))
+                    self._terminal_notice(line)
                 self.hydrated = True
                 await self._follow_terminal_agents(terminal, workbench)
                 for hook in self.on_hydrated:
@@ -336,7 +344,7 @@ class LiveRun:
         assert self.workbench is not None
         problem = await self.workbench.read_terminal(session_id, self._fold_terminal)
         if problem is not None:
-            self._post(TerminalNotice(problem))
+            self._terminal_notice(problem)
 
     def _fold_terminal(self, event: Event) -> None:
         """A terminal session's event read from its transcript: history, so the attention
@@ -351,7 +359,10 @@ class LiveRun:
         workbench = self.workbench
         if on and workbench is not None and not self.finished:
             for line in await workbench.list_terminal(self._fold_terminal, all_projects=True):
-                self._post(TerminalNotice(line))
+                self._terminal_notice(line)
+
+    def _terminal_notice(self, text: str) -> None:
+        self._post(NoticePosted(text, "Terminal agents"))
 
     def terminal_logs(self) -> list[Path]:
         """The logs of the terminal sessions read so far (converted), for search."""
@@ -367,7 +378,6 @@ class LiveRun:
         index): into its totals, and to the observers as usage events (attention counts a tree's
         spend from the calls: those before the folded part are new to it)."""
         add_earlier_spend(self.state, session_id, found)
-        self._changed = True
         for event in usage_events(session_id, found):
             for observer in self.observers:
                 observer(event)

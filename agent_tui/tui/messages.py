@@ -48,18 +48,16 @@ class WorkbenchReady(Message):
 
 
 @dataclass
-class McpServerDown(Message):
-    """An MCP server of an agent's tree did not start (`text` says which and why)."""
+class NoticePosted(Message):
+    """Something the run tells the user as a notice: an MCP server of an agent's tree did not
+    start, a terminal agent's transcript was skipped or could not be read, an attached
+    dashboard's control request came back refused or its host did not answer (then a retry is
+    the same request), the bus sent what could not be read."""
 
     text: str
-
-
-@dataclass
-class TerminalNotice(Message):
-    """Something to say about the terminal agents' sessions (a transcript skipped, one that could
-    not be read)."""
-
-    text: str
+    title: str = ""
+    severity: Literal["information", "warning", "error"] = "warning"
+    timeout: float = 10
 
 
 @dataclass
@@ -190,13 +188,3 @@ class SessionSelected(Message):
     """The user moved the session tree's cursor to `session_id`."""
 
     session_id: str
-
-
-@dataclass
-class RemoteActionFailed(Message):
-    """An attached dashboard's control request came back refused, or its host did not answer
-    (then a retry is the same request); also what the bus sent that could not be read."""
-
-    text: str
-    title: str = ""
-    severity: Literal["information", "warning", "error"] = "warning"

@@ -34,9 +34,13 @@ from agent_tui.tui.redraw_throttle import RedrawThrottle
 
 
 class Run(Protocol):
-    @property
-    def remote(self) -> bool:
-        """Whether the sessions run elsewhere (on hosts of a bus)."""
+    remote: bool
+    """Whether the sessions run elsewhere (on hosts of a bus)."""
+    project: Path | None
+    models: list[ModelChoice]
+    finished: bool
+    redraws: RedrawThrottle
+    """When the screen redraws `state` (every change of the run is told to it)."""
 
     @property
     def commands(self) -> CommandClient:
@@ -47,20 +51,7 @@ class Run(Protocol):
     def sessions_dir(self) -> Path | None: ...
 
     @property
-    def project(self) -> Path | None: ...
-
-    @property
-    def models(self) -> list[ModelChoice]: ...
-
-    @property
-    def finished(self) -> bool: ...
-
-    @property
     def state(self) -> DashboardState: ...
-
-    @property
-    def redraws(self) -> RedrawThrottle:
-        """When the screen redraws `state` (every change of the run is told to it)."""
 
     async def play(self) -> RunResult | None: ...
     async def shutdown(self, timeout: float = 5.0) -> None: ...

@@ -55,7 +55,7 @@ def visible_sessions(
     needle = text.strip().lower()
     if not needle and wanted == "all" and not hidden:
         return None
-    gone = _with_descendants(state, hidden) if hidden else set()
+    gone = {sid for root in hidden or () for sid in (root, *state.descendants(root))}
     matches = {
         sid
         for sid, session in state.sessions.items()
@@ -73,11 +73,18 @@ def visible_sessions(
     return matches, ancestors
 
 
-def _with_descendants(state: DashboardState, roots: set[str]) -> set[str]:
-    found = set(roots)
-    for root in roots:
-        found.update(state.descendants(root))
-    return found
+def root_of(state: DashboardState, session_id: str | None) -> str | None:
+    """The root of `session_id`'s tree: itself when it has no known parent, else its farthest
+    known ancestor (a parent cycle in a corrupt log stops the walk); None for an unknown session."""
+    seen: set[str] = set()
+    current = session_id
+    while current is not None and current in state.sessions and current not in seen:
+        seen.add(current)
+        parent = state.sessions[current].parent_session_id
+        if parent is None or parent not in state.sessions:
+            return current
+        current = parent
+    return current if current in state.sessions else None
 
 
 def day_of(ts: str) -> date | None:

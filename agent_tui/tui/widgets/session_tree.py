@@ -56,47 +56,32 @@ up to date (all of them on any screen; before the tree is laid out, the first on
 class SessionTree(Tree[str]):
     """Sessions as a tree; the cursor picks the session the detail panel shows."""
 
-    COMPONENT_CLASSES = {
-        "session-tree--idle",
-        "session-tree--running",
-        "session-tree--completed",
-        "session-tree--cancelled",
-        "session-tree--failed",
-        "session-tree--phase-start",
-        "session-tree--phase-executing",
-        "session-tree--phase-compress",
-        "session-tree--phase-end",
-        "session-tree--step",
-        "session-tree--pending",
-        "session-tree--time",
-        "session-tree--day",
-        "session-tree--context",
-        "session-tree--cost",
-        "session-tree--budget-near",
-        "session-tree--budget-over",
+    _LOOKS = {
+        "idle": "color: $foreground-muted;",
+        "running": "color: $accent; text-style: bold;",
+        "completed": "color: $success;",
+        "cancelled": "color: $warning;",
+        "failed": "color: $error;",
+        "phase-start": "color: $text-secondary;",
+        "phase-executing": "color: $text-accent;",
+        "phase-compress": "color: $text-warning;",
+        "phase-end": "color: $foreground-muted;",
+        "step": "color: $foreground-muted;",
+        "pending": "color: $warning; text-style: bold;",
+        "time": "color: $foreground-muted;",
+        "day": "color: $text-muted; text-style: bold;",
+        "context": "color: $foreground-muted; text-style: dim;",
+        "cost": "color: $text-secondary;",
+        "budget-near": "color: $text-warning; text-style: bold;",
+        "budget-over": "color: $text-error; text-style: bold;",
     }
-
-    DEFAULT_CSS = """
-    SessionTree {
-        & > .session-tree--idle { color: $foreground-muted; }
-        & > .session-tree--running { color: $accent; text-style: bold; }
-        & > .session-tree--completed { color: $success; }
-        & > .session-tree--cancelled { color: $warning; }
-        & > .session-tree--failed { color: $error; }
-        & > .session-tree--phase-start { color: $text-secondary; }
-        & > .session-tree--phase-executing { color: $text-accent; }
-        & > .session-tree--phase-compress { color: $text-warning; }
-        & > .session-tree--phase-end { color: $foreground-muted; }
-        & > .session-tree--step { color: $foreground-muted; }
-        & > .session-tree--pending { color: $warning; text-style: bold; }
-        & > .session-tree--time { color: $foreground-muted; }
-        & > .session-tree--day { color: $text-muted; text-style: bold; }
-        & > .session-tree--context { color: $foreground-muted; text-style: dim; }
-        & > .session-tree--cost { color: $text-secondary; }
-        & > .session-tree--budget-near { color: $text-warning; text-style: bold; }
-        & > .session-tree--budget-over { color: $text-error; text-style: bold; }
-    }
-    """
+    """Each component class (`session-tree--<name>`) and its default look."""
+    COMPONENT_CLASSES = {f"session-tree--{name}" for name in _LOOKS}
+    DEFAULT_CSS = (
+        "SessionTree {\n"
+        + "\n".join(f"& > .session-tree--{n} {{ {look} }}" for n, look in _LOOKS.items())
+        + "\n}"
+    )
 
     def __init__(self, *, id: str | None = None, group_by_day: bool = False) -> None:
         super().__init__("sessions", id=id)
@@ -195,16 +180,27 @@ class SessionTree(Tree[str]):
             return
         session = state.sessions[session_id]
         dim = session_id in self._dimmed
+        now_ms = self._now_ms
         key = (
-            *_label_key(session, self._now_ms, dim),
+            tree_name(session),
+            session.status,
+            session.phase,
+            len(session.pending),
+            _oldest_wait(session, now_ms) if session.pending else "",
+            _duration(session, now_ms),
+            session.worktree_branch,
+            dim,
             self._note(session),
             self._mark(session_id),
-            _spend_key(state, session),
+            _tree_spend(state, session),
+            session.spend,
+            session.budget_usd,
+            session.budget_tokens,
             self._partial(state, session.session_id),
         )
         if self._labels.get(session_id) != key:
             self._labels[session_id] = key
-            node.set_label(self._label(session, self._now_ms, dim))
+            node.set_label(self._label(session, now_ms, dim))
 
     def _group_cost(self, data: str) -> str | None:
         """What the trees under a day (or host) line spent, `$3.21`; None if nothing."""
@@ -302,13 +298,10 @@ class SessionTree(Tree[str]):
             target = self.selected_id
         else:
             target = order[0] if order else None
-        if target != self.selected_id:
-            self.selected_id = target
-            if target is not None:
-                node = self._session_nodes.get(target)
-                if node is not None and not self._restoring:
-                    self.move_cursor(node)
-                self.post_message(SessionSelected(target))
+        if target is not None and self._select(target) and not self._restoring:
+            self.move_cursor(self._session_nodes[target])
+        elif target is None:
+            self.selected_id = None
 
     def select_session(self, session_id: str) -> bool:
         """Move the cursor to a session (the command palette's "jump to"). False if not shown."""
@@ -320,10 +313,16 @@ class SessionTree(Tree[str]):
             parent.expand()
             parent = parent.parent
         self._wanted_id = session_id
-        if session_id != self.selected_id:
-            self.selected_id = session_id
-            self.post_message(SessionSelected(session_id))
+        self._select(session_id)
         self.call_after_refresh(self.move_cursor, node)
+        return True
+
+    def _select(self, session_id: str) -> bool:
+        """Make `session_id` the selected one, telling the screen; False if it already was."""
+        if session_id == self.selected_id:
+            return False
+        self.selected_id = session_id
+        self.post_message(SessionSelected(session_id))
         return True
 
     def want(self, session_id: str) -> None:
@@ -337,9 +336,7 @@ class SessionTree(Tree[str]):
         if session_id is None or self._restoring or self._session_nodes.get(session_id) is not event.node:
             return
         self._wanted_id = session_id
-        if session_id != self.selected_id:
-            self.selected_id = session_id
-            self.post_message(SessionSelected(session_id))
+        self._select(session_id)
 
     @on(Tree.NodeSelected)
     def _selected(self, event: Tree.NodeSelected[str]) -> None:
@@ -398,10 +395,7 @@ class SessionTree(Tree[str]):
     def get_label_width(self, node: TreeNode[str]) -> int:
         """The room the node's line has (its label is cut to it): nothing is built to measure.
         Before the tree is laid out, 0 (its lines are measured again once it has a size)."""
-        width, guide = self._build_room or (
-            self.scrollable_content_region.width if self.is_mounted else 0,
-            self.guide_depth,
-        )
+        width, guide = self._build_room or self._room()
         if not width:
             return 0
         room = width - self._depth(node) * guide
@@ -518,23 +512,6 @@ def _tree_spend(state: DashboardState, session: SessionView) -> Spend:
     if not state.children(session.session_id):
         return session.spend
     return state.tree_spend(session.session_id)
-
-
-def _spend_key(state: DashboardState, session: SessionView) -> object:
-    return (_tree_spend(state, session), session.spend, session.budget_usd, session.budget_tokens)
-
-
-def _label_key(session: SessionView, now_ms: int | None, dim: bool) -> _LabelKey:
-    return (
-        tree_name(session),
-        session.status,
-        session.phase,
-        len(session.pending),
-        _oldest_wait(session, now_ms) if session.pending else "",
-        _duration(session, now_ms),
-        session.worktree_branch,
-        dim,
-    )
 
 
 def _subtree(

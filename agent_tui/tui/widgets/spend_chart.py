@@ -28,6 +28,7 @@ from textual.widgets import Static
 from agent_tui.events import counted
 from agent_tui.reducer import DashboardState, SessionView, epoch_ms
 from agent_tui.tui.marked import marked
+from agent_tui.tui.session_filter import root_of
 from agent_tui.tui.spend_text import tokens_text, usd_text
 from agent_tui.tui.timing import format_clock
 
@@ -179,7 +180,7 @@ class SpendChart(Static):
     def show(self, state: DashboardState, session_id: str | None, now_ms: int | None) -> None:
         """Chart the tree of `session_id`'s root (only when what it shows changed)."""
         self._last = (state, session_id, now_ms)
-        root_id = _root_of(state, session_id)
+        root_id = root_of(state, session_id)
         # Hidden, it has no width of its own: it will have its panel's (less its padding).
         room = self.size.width if self.display and self.size.width else self._panel_width() - 2
         width = max(room, 20)
@@ -203,16 +204,3 @@ class SpendChart(Static):
     def on_resize(self) -> None:
         if self._last is not None:
             self.show(*self._last)
-
-
-def _root_of(state: DashboardState, session_id: str | None) -> str | None:
-    """The root of `session_id`'s tree (itself when it has no known parent)."""
-    seen: set[str] = set()
-    current = session_id
-    while current is not None and current in state.sessions and current not in seen:
-        seen.add(current)
-        parent = state.sessions[current].parent_session_id
-        if parent is None or parent not in state.sessions:
-            return current
-        current = parent
-    return current if current in state.sessions else None
