@@ -379,18 +379,6 @@ class TurnRegistry:
         record = self._records.get(session_id)
         return None if record is None else record.state
 
-    def reason(self, session_id: str) -> EndReason | None:
-        record = self._records.get(session_id)
-        return None if record is None else record.reason
-
-    def turn_id(self, session_id: str) -> str | None:
-        record = self._records.get(session_id)
-        return None if record is None else record.turn_id
-
-    def is_running(self, session_id: str) -> bool:
-        record = self._records.get(session_id)
-        return record is not None and record.running
-
     def record(self, session_id: str) -> TurnRecord | None:
         record = self._records.get(session_id)
         return None if record is None else record.snapshot()
