@@ -90,37 +90,32 @@ class FinishingActions:
         """
         facts = self.facts(session_id)
         try:
-            if facts.worktree_path is not None and facts.worktree_branch is not None:
-                return await anyio.to_thread.run_sync(
-                    lambda: review_worktree(
-                        session_id,
-                        facts.worktree_path,  # type: ignore[arg-type]
-                        facts.worktree_branch,  # type: ignore[arg-type]
-                        facts.base_branch,
-                        facts.base_commit,
-                        facts.prompt,
-                    )
-                )
-            root = repo_root(facts.cwd)
-            if root is None:
-                return await anyio.to_thread.run_sync(
-                    lambda: review_written(
-                        session_id, facts.cwd, first_contents(self.sessions_dir, session_id), facts.prompt
-                    )
-                )
-            since = next(
-                (
-                    record.tree
-                    for record in read_records(self.sessions_dir, session_id)
-                    if isinstance(record, Snapshot) and record.at == "start" and record.root == root
-                ),
-                None,
-            )
-            return await anyio.to_thread.run_sync(
-                lambda: review_directory(session_id, root, since, facts.prompt)
-            )
+            return await anyio.to_thread.run_sync(self._review, facts)
         except WorktreeError as error:
             raise FinishRefused(str(error)) from None
+
+    def _review(self, facts: SessionFacts) -> Review:
+        """`review`'s work, in a worker thread: the worktree's change, else the directory's
+        since its first turn's snapshot (git), else what its file tools wrote (no git)."""
+        session_id, path, branch = facts.session_id, facts.worktree_path, facts.worktree_branch
+        if path is not None and branch is not None:
+            return review_worktree(
+                session_id, path, branch, facts.base_branch, facts.base_commit, facts.prompt
+            )
+        root = repo_root(facts.cwd)
+        if root is None:
+            return review_written(
+                session_id, facts.cwd, first_contents(self.sessions_dir, session_id), facts.prompt
+            )
+        since = next(
+            (
+                record.tree
+                for record in read_records(self.sessions_dir, session_id)
+                if isinstance(record, Snapshot) and record.at == "start" and record.root == root
+            ),
+            None,
+        )
+        return review_directory(session_id, root, since, facts.prompt)
 
     async def commit(self, session_id: str, message: str) -> CommitResult:
         """Commit everything in the session's worktree with `message`.

@@ -219,31 +219,26 @@ class PromptRun(HeadlessRun):
         self.provider = provider if provider is not None else build_provider(settings, env, policy=policy)
         self.store = JsonlFileEventStore(sessions_dir)
         self.instructions: ProjectInstructions = project_instructions(cwd)
-        self.prices = prices
         self.notice = lambda text: None
         self.mcp = McpServers(
             mcp_servers or {}, lambda session_id: settings.profile, notice=lambda text: self.notice(text)
         )
-        self.engine = self._engine(questions, max_steps)
-        # Recorded as in the dashboard, so a turn run here can be rewound there later.
-        self.recorder = TurnRecorder(sessions_dir, lambda session_id: self.engine.session(session_id).cwd)
-        self.engine.subscribe(self.recorder)
-        self.budget = budget.merged_over(settings.budget) if budget is not None else settings.budget
-        self._session_id: str | None = None
-
-    def _engine(self, questions: Questions | None, max_steps: int) -> SessionEngine:
-        engine = SessionEngine(
+        self.engine = SessionEngine(
             self.store,
             self.provider,
             permissions=self.permissions,
             questions=questions,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory, its tools, its AGENTS.md
-            prices=self.prices,
+            prices=prices,
             session_tools=self.mcp,
         )
-        SubAgents(engine)
-        return engine
+        SubAgents(self.engine)
+        # Recorded as in the dashboard, so a turn run here can be rewound there later.
+        self.recorder = TurnRecorder(sessions_dir, lambda session_id: self.engine.session(session_id).cwd)
+        self.engine.subscribe(self.recorder)
+        self.budget = budget.merged_over(settings.budget) if budget is not None else settings.budget
+        self._session_id: str | None = None
 
     @property
     def session_id(self) -> str | None:

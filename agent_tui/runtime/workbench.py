@@ -428,21 +428,18 @@ class Workbench(FinishingActions):
         stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
         closed = closed_sessions(self.sessions_dir)
         shown: list[StoredSession] = []
-        for session in stored:
+        for session in stored:  # the whole list first, from the heads
+            record = self._record(session.session_id)  # (known: a transcript of it is not listed)
             if session.session_id in closed or session.parent_session_id in closed:
                 closed.add(session.session_id)  # a closed session's sub-agents stay closed too
-                continue
-            if session.problem is not None:
+            elif session.problem is not None:
                 problems.append(f"{session.path}: {session.problem}")
-                continue
-            shown.append(session)
-        for session in shown:  # the whole list first, from the heads
-            self._record(session.session_id).reopening = True
-            created = created_event(session.head, session.session_id)
-            if created is not None:
-                fold(created)
-        for session in stored:
-            self._record(session.session_id)  # (known: a transcript of the same session is not listed)
+            else:
+                shown.append(session)
+                record.reopening = True
+                created = created_event(session.head, session.session_id)
+                if created is not None:
+                    fold(created)
         self.skipped = await self.list_terminal(fold, all_projects=self.all_projects)
         terminal = any(record.transcript is not None for record in self.records.values())
         if listed is not None and (shown or terminal):  # (an empty history has no list to wait for)
