@@ -219,7 +219,6 @@ def _read_transcript(path: Path) -> tuple[list[tuple[Path, list[Event]]], list[s
 class SessionRecord:
     """What the workbench keeps of one session beside the engine's state."""
 
-    worktree: Worktree | None = None  # made for it in this run
     not_continued: str | None = None  # why it is shown but not reopened (its agent is not configured)
     held_elsewhere: str | None = None  # who wrote it in another process when it was reopened, since when
     reopening: bool = False  # listed, not reopened yet (`hydrate` reopens them one by one)
@@ -281,8 +280,7 @@ class Workbench(FinishingActions):
         """What this workbench keeps of each session beside the engine's state."""
         self.opened = OpenedSessions()
         """The finished sessions read on demand, least recently used first (the bound)."""
-        self.recorder = TurnRecorder(sessions_dir, lambda session_id: engine.session(session_id).cwd)
-        engine.subscribe(self.recorder)
+        engine.subscribe(TurnRecorder(sessions_dir, lambda session_id: engine.session(session_id).cwd))
 
     def _record(self, session_id: str) -> SessionRecord:
         return self.records.setdefault(session_id, SessionRecord())
@@ -291,11 +289,6 @@ class Workbench(FinishingActions):
     def listed(self) -> dict[str, int]:
         """Finished stored sessions listed but not read in the engine, with their last sequence."""
         return {sid: r.listed for sid, r in self.records.items() if r.listed is not None}
-
-    @property
-    def stored(self) -> dict[str, StoredSession]:
-        """The stored sessions listed for opening on demand (whether read now or not)."""
-        return {sid: r.stored for sid, r in self.records.items() if r.stored is not None}
 
     @classmethod
     def for_project(
@@ -325,12 +318,7 @@ class Workbench(FinishingActions):
         With no `models` (only external agents configured), our own agents cannot be started,
         and a stored one that is continued ends its turn saying no model is configured."""
         store = JsonlFileEventStore(sessions_dir)
-        engine_box: list[SessionEngine] = []
-
-        def parent_of(session_id: str) -> str | None:
-            return engine_box[0].budgets.index.parent_of(session_id) if engine_box else None
-
-        router = ProviderRouter(models or [_no_model()], parent_of)
+        router = ProviderRouter(models or [_no_model()], lambda session_id: None)  # (the family: below)
         permissions = permission_engine(DEFAULT_POLICY, project=project, data_dir=data_dir)
         # A root agent's MCP servers are those of its model's profile (picked in the form).
         servers = McpServers(
@@ -350,7 +338,7 @@ class Workbench(FinishingActions):
             session_tools=servers,
         )
         SubAgents(engine)
-        engine_box.append(engine)
+        router.parent_of = engine.budgets.index.parent_of
         return cls(
             engine,
             project=project,
@@ -630,10 +618,8 @@ class Workbench(FinishingActions):
         last turn now (its earlier spend once the index is asked)."""
         created = created_event(session.head, session.session_id)
         assert created is not None  # (listed: its first line is its session.created)
-        budgets = self.engine.budgets
-        budgets.track(created)
-        for event in tail:
-            budgets.track(event)
+        for event in (created, *tail):
+            self.engine.budgets.track(event)
         record = self._record(session.session_id)
         record.stored = session
         record.listed = tail[-1].sequence if tail else created.sequence
@@ -648,16 +634,11 @@ class Workbench(FinishingActions):
         in the engine or listed for opening on demand), and the engine's budgets of a listed one
         not read whole meanwhile; asked of the search index of the sessions directory, brought
         up to date in a thread. A problem with the index, as a sentence."""
-        records = self.records
-
-        def listed(sid: str) -> bool:
-            record = records.get(sid)
-            return record is not None and record.stored is not None
-
-        wanted = {
+        wanted = {  # (each one listed by `hydrate` has its record)
             sid: entry
             for sid, entry in entries.items()
-            if entry.tail_from is not None and (listed(sid) or (earlier is not None and self._is_open(sid)))
+            if entry.tail_from is not None
+            and (self._record(sid).stored is not None or (earlier is not None and self._is_open(sid)))
         }
         if not wanted:
             return []
@@ -672,7 +653,8 @@ class Workbench(FinishingActions):
             found = whole.minus(entry.tail_spend)
             if earlier is not None:
                 earlier(sid, found)
-            if listed(sid) and not records[sid].read_whole:  # (the engine counted one read whole)
+            record = self._record(sid)
+            if record.stored is not None and not record.read_whole:  # (the engine counted one read whole)
                 for event in usage_events(sid, found):
                     self.engine.budgets.track(event)
         return []
@@ -883,8 +865,6 @@ class Workbench(FinishingActions):
             if worktree is not None:
                 await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
             raise
-        if worktree is not None:
-            self._record(session_id).worktree = worktree
         if choice is not None:
             self.engine.start_turn(session_id, prompt)
         return session_id
@@ -1074,13 +1054,6 @@ class Workbench(FinishingActions):
         return False
 
     # -- leaving a session ---------------------------------------------------------------------
-    def worktree_path(self, session_id: str, recorded: str | None = None) -> Path | None:
-        """The session's worktree: made in this run, or `recorded` in its `session.created`."""
-        made = self._record(session_id).worktree
-        if made is not None:
-            return made.path
-        return Path(recorded) if recorded else None
-
     async def dispose(
         self, session_id: str, *, remove: Path | None = None, timeout: float = 5.0
     ) -> str | None:
@@ -1109,7 +1082,6 @@ class Workbench(FinishingActions):
         if isinstance(engine.store, JsonlFileEventStore):
             for sid in family:
                 engine.store.release(sid)  # another process may write them now
-        self._record(session_id).worktree = None
         unlisted = None
         try:
             mark_closed(self.sessions_dir, sorted(family))
