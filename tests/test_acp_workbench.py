@@ -168,7 +168,7 @@ async def test_an_acp_agent_in_its_own_worktree_records_it_and_close_ends_the_ag
     async with workbench.serving():
         sid = await workbench.start_agent(AgentSpec("Say hello", repo, acp="served", own_worktree=True))
         assert await bench.turn_end(sid) == ["final"]
-        worktree = workbench.worktree_path(sid)
+        worktree = workbench.facts(sid).worktree_path  # (its session.created records it)
         assert worktree is not None and worktree.is_dir()
         session = workbench.external.session(sid)  # type: ignore[union-attr]
         assert session.cwd == worktree.resolve()

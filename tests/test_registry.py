@@ -27,6 +27,7 @@ from agent_tui.turns import (
     Transition,
     TurnRegistry,
 )
+from agent_tui.turns.registry import TurnRecord
 
 
 @pytest.fixture
@@ -51,6 +52,11 @@ class Harness:
         assert self.registry.claim(session_id, turn_id=turn_id)
         self.sink.attach(session_id)
         self.registry.transition(session_id, Start())
+
+    def snapshot(self, session_id: str) -> TurnRecord:
+        record = self.registry.record(session_id)
+        assert record is not None
+        return record
 
     def transitions(self, session_id: str | None = None) -> list[Transition]:
         return [
@@ -86,8 +92,8 @@ class TestClaim:
     def test_second_claim_while_running_fails(self, h: Harness) -> None:
         assert h.registry.claim("s1", turn_id="t1")
         assert not h.registry.claim("s1", turn_id="t2")
-        assert h.registry.turn_id("s1") == "t1"
-        assert h.registry.is_running("s1")
+        assert h.snapshot("s1").turn_id == "t1"
+        assert h.registry.state("s1") == "running"
 
     def test_claim_after_terminal_state_works_and_start_carries_new_turn_id(self, h: Harness) -> None:
         h.begin("s1", "t1")
@@ -101,7 +107,7 @@ class TestClaim:
             ("start", "t2"),
         ]
         assert h.registry.state("s1") == "running"
-        assert h.registry.reason("s1") is None
+        assert h.snapshot("s1").reason is None
 
     def test_a_claim_reads_the_family_it_was_given_and_writes_none(self, h: Harness) -> None:
         h.family.link("child", "p")
@@ -134,8 +140,8 @@ class TestTransitions:
             Transition("compress", "t1"),
             Transition("executing", "t1"),
         ]
-        assert h.registry.is_running("s1")
-        assert h.registry.reason("s1") is None
+        assert h.registry.state("s1") == "running"
+        assert h.snapshot("s1").reason is None
 
     @pytest.mark.parametrize(
         ("command", "state", "reason"),
@@ -157,8 +163,8 @@ class TestTransitions:
         assert h.registry.transition("s1", End("cancelled")) is False
         assert h.ends("s1") == [Transition("end", "t1", reason.kind, reason.error)]
         assert h.registry.state("s1") == state
-        assert h.registry.reason("s1") == reason
-        assert not h.registry.is_running("s1")
+        assert h.snapshot("s1").reason == reason
+        assert h.registry.state("s1") != "running"
 
     def test_phase_commands_after_the_end_send_nothing(self, h: Harness) -> None:
         h.begin("s1", "t1")
@@ -249,7 +255,7 @@ class TestWait:
         h.begin("s1", "t1")
         with anyio.fail_after(2):
             assert await h.registry.wait("s1", timeout=0.01) == "timeout"
-        assert h.registry.is_running("s1")
+        assert h.registry.state("s1") == "running"
 
     @pytest.mark.anyio
     async def test_a_child_waits_for_mark_delivered(self, h: Harness) -> None:

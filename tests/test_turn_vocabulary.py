@@ -171,8 +171,8 @@ async def test_the_registry_state_and_its_wait_follow_the_row(changed: Ending) -
         if command is not None:
             assert registry.transition("sess_end", command)
     assert registry.state("sess_end") == changed.registry_state
-    reason = registry.reason("sess_end")
-    assert reason is not None and reason.kind == changed.end_reason
+    record = registry.record("sess_end")
+    assert record is not None and record.reason is not None and record.reason.kind == changed.end_reason
     assert await registry.wait("sess_end", 0) == changed.wait_outcome
 
 

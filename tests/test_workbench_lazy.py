@@ -297,7 +297,7 @@ class TestFinishedSessionsWaitUntilUsed:
             roots = [
                 sid
                 for sid in ids
-                if sid not in {s for s in workbench.stored if workbench.stored[s].parent_session_id}
+                if not ((stored := workbench.records[sid].stored) and stored.parent_session_id)
             ]
             target, others = roots[0], roots[1:]
             engine_set_budget = workbench.engine.set_budget

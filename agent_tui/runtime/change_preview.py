@@ -64,23 +64,17 @@ class ChangePreview:
         matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
         for group in matcher.get_grouped_opcodes(context):
             first, last = group[0], group[-1]
-            out.append(
-                DiffLine(
-                    "hunk",
-                    f"@@ -{_span(first[1], last[2])} +{_span(first[3], last[4])} @@",
-                )
-            )
+            out.append(DiffLine("hunk", f"@@ -{_span(first[1], last[2])} +{_span(first[3], last[4])} @@"))
             for tag, i1, i2, j1, j2 in group:
                 if tag == "equal":
-                    for offset, text in enumerate(old[i1:i2]):
-                        out.append(DiffLine("context", text, i1 + offset + 1, j1 + offset + 1))
+                    out += [
+                        DiffLine("context", text, i1 + n + 1, j1 + n + 1) for n, text in enumerate(old[i1:i2])
+                    ]
                     continue
                 if tag in ("replace", "delete"):
-                    for offset, text in enumerate(old[i1:i2]):
-                        out.append(DiffLine("remove", text, i1 + offset + 1, None))
+                    out += [DiffLine("remove", text, i1 + n + 1, None) for n, text in enumerate(old[i1:i2])]
                 if tag in ("replace", "insert"):
-                    for offset, text in enumerate(new[j1:j2]):
-                        out.append(DiffLine("add", text, None, j1 + offset + 1))
+                    out += [DiffLine("add", text, None, j1 + n + 1) for n, text in enumerate(new[j1:j2])]
         return out
 
     def counts(self) -> tuple[int, int]:

@@ -21,6 +21,7 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, Protocol
 
@@ -71,23 +72,21 @@ class AlreadyAnswered(_Value):
         return f"already answered ({self.decision}) by {who} at {at}"
 
 
-def _usd(value: Any) -> Any:
-    problem = usd_problem(value) if value is not None else None
-    if problem is not None:
-        raise PydanticCustomError("budget", "expected {problem}", {"problem": problem})
-    return value
+def _checked(problem_of: Callable[[Any], str | None]) -> BeforeValidator:
+    """A budget's check: `problem_of` says what is wrong with a value (None: nothing)."""
+
+    def check(value: Any) -> Any:
+        problem = problem_of(value) if value is not None else None
+        if problem is not None:
+            raise PydanticCustomError("budget", "expected {problem}", {"problem": problem})
+        return value
+
+    return BeforeValidator(check)
 
 
-def _tokens(value: Any) -> Any:
-    problem = tokens_problem(value) if value is not None else None
-    if problem is not None:
-        raise PydanticCustomError("budget", "expected {problem}", {"problem": problem})
-    return value
-
-
-Usd = Annotated[float | None, BeforeValidator(_usd)]
+Usd = Annotated[float | None, _checked(usd_problem)]
 """A dollar budget as a peer sends it, checked as the flag and the config check it."""
-Tokens = Annotated[int | None, BeforeValidator(_tokens)]
+Tokens = Annotated[int | None, _checked(tokens_problem)]
 """A token budget as a peer sends it: a JSON integer from 1 to `MAX_TOKENS` (not 5.0, not "5")."""
 Scope = Literal["once", "session", "always"]
 
@@ -171,8 +170,7 @@ class NewAgent(_Value):
 
     def budget(self) -> BudgetLimit | None:
         """Its tree's budget (None: the host's default)."""
-        budget = BudgetLimit(self.budget_usd, self.budget_tokens)
-        return None if budget.empty else budget
+        return BudgetLimit.of({"usd": self.budget_usd, "tokens": self.budget_tokens})
 
 
 class SetBudget(_OnSession):
@@ -183,8 +181,7 @@ class SetBudget(_OnSession):
     tokens: Tokens = None
 
     def limit(self) -> BudgetLimit | None:
-        budget = BudgetLimit(self.usd, self.tokens)
-        return None if budget.empty else budget
+        return BudgetLimit.of({"usd": self.usd, "tokens": self.tokens})
 
 
 class Close(_OnSession):

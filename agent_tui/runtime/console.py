@@ -18,6 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -92,10 +93,7 @@ class EventPrinter:
         self._write("", flush=True)
 
     def summary(self, result: RunResult, sessions_dir: Path) -> None:
-        counts: dict[str, int] = {}
-        for reason in result.stop_reasons.values():
-            key = reason or "unfinished"
-            counts[key] = counts.get(key, 0) + 1
+        counts = Counter(reason or "unfinished" for reason in result.stop_reasons.values())
         if not counts:
             self._write(visible(f"no session started; logs in {sessions_dir}") + "\n", flush=True)
             return

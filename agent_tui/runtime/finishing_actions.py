@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from agent_tui.engine.errors import UnknownSession
 from agent_tui.events import Event
 from agent_tui.runtime.finishing import FinishRefused, SessionFacts, TurnFacts, read_facts
 from agent_tui.runtime.review import (
@@ -47,7 +46,6 @@ from agent_tui.runtime.worktrees import WorktreeError, repo_root
 if TYPE_CHECKING:
     from agent_tui.engine.engine import SessionEngine
     from agent_tui.engine.session_info import SessionInfo
-    from agent_tui.runtime.agent_requests import SendRefused
 
 
 class FinishingActions:
@@ -60,11 +58,9 @@ class FinishingActions:
 
         def is_running(self, session_id: str) -> bool: ...
 
-        def open_listed(self, session_id: str) -> str | None: ...
-
         def using(self, session_id: str) -> AbstractContextManager[None]: ...
 
-        def _claim(self, session_id: str, info: SessionInfo) -> SendRefused | None: ...
+        def _writable(self, session_id: str) -> SessionInfo | str: ...
 
         async def dispose(
             self, session_id: str, *, remove: Path | None = None, timeout: float = 5.0
@@ -94,37 +90,32 @@ class FinishingActions:
         """
         facts = self.facts(session_id)
         try:
-            if facts.worktree_path is not None and facts.worktree_branch is not None:
-                return await anyio.to_thread.run_sync(
-                    lambda: review_worktree(
-                        session_id,
-                        facts.worktree_path,  # type: ignore[arg-type]
-                        facts.worktree_branch,  # type: ignore[arg-type]
-                        facts.base_branch,
-                        facts.base_commit,
-                        facts.prompt,
-                    )
-                )
-            root = repo_root(facts.cwd)
-            if root is None:
-                return await anyio.to_thread.run_sync(
-                    lambda: review_written(
-                        session_id, facts.cwd, first_contents(self.sessions_dir, session_id), facts.prompt
-                    )
-                )
-            since = next(
-                (
-                    record.tree
-                    for record in read_records(self.sessions_dir, session_id)
-                    if isinstance(record, Snapshot) and record.at == "start" and record.root == root
-                ),
-                None,
-            )
-            return await anyio.to_thread.run_sync(
-                lambda: review_directory(session_id, root, since, facts.prompt)
-            )
+            return await anyio.to_thread.run_sync(self._review, facts)
         except WorktreeError as error:
             raise FinishRefused(str(error)) from None
+
+    def _review(self, facts: SessionFacts) -> Review:
+        """`review`'s work, in a worker thread: the worktree's change, else the directory's
+        since its first turn's snapshot (git), else what its file tools wrote (no git)."""
+        session_id, path, branch = facts.session_id, facts.worktree_path, facts.worktree_branch
+        if path is not None and branch is not None:
+            return review_worktree(
+                session_id, path, branch, facts.base_branch, facts.base_commit, facts.prompt
+            )
+        root = repo_root(facts.cwd)
+        if root is None:
+            return review_written(
+                session_id, facts.cwd, first_contents(self.sessions_dir, session_id), facts.prompt
+            )
+        since = next(
+            (
+                record.tree
+                for record in read_records(self.sessions_dir, session_id)
+                if isinstance(record, Snapshot) and record.at == "start" and record.root == root
+            ),
+            None,
+        )
+        return review_directory(session_id, root, since, facts.prompt)
 
     async def commit(self, session_id: str, message: str) -> CommitResult:
         """Commit everything in the session's worktree with `message`.
@@ -220,16 +211,9 @@ class FinishingActions:
         if self.is_running(session_id):
             raise FinishRefused("a turn of this session is running: stop it (x) or wait for it to end")
         with self.using(session_id):  # read, claimed, then written after awaits: kept read
-            unread = self.open_listed(session_id)
-            if unread is not None:
-                raise FinishRefused(unread)
-            try:
-                info = self.engine.session(session_id)
-            except UnknownSession:
-                raise FinishRefused("this session is not open in this dashboard") from None
-            refused = self._claim(session_id, info)
-            if refused is not None:
-                raise FinishRefused(refused.reason)
+            info = self._writable(session_id)
+            if isinstance(info, str):
+                raise FinishRefused(info)
             plan = await self.rewind_plan(session_id, turn_id)
             result = await anyio.to_thread.run_sync(
                 lambda: apply_rewind(plan, allow_protected=allow_protected)

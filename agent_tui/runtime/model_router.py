@@ -69,7 +69,8 @@ class ProviderRouter:
             raise ValueError("a router needs at least one model choice")
         self.choices = {choice.name: choice for choice in choices}
         self.default = choices[0]
-        self._parent_of = parent_of
+        self.parent_of = parent_of
+        """A session's parent (its owner may set it once the engine whose family it is exists)."""
         self._by_session: dict[str, ModelChoice] = {}
         self._window: int | None = None
 
@@ -111,7 +112,7 @@ class ProviderRouter:
     def choice_for(self, session_id: str) -> ModelChoice:
         """The choice assigned to the session, else to its nearest ancestor, else the default."""
         by_session = self._by_session
-        for sid in reversed(path_to_root(session_id, self._parent_of, str)):
+        for sid in reversed(path_to_root(session_id, self.parent_of, str)):
             choice = by_session.get(sid)
             if choice is not None:
                 return choice

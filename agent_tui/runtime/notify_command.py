@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agent_tui.engine.tools.shell_setup import current_shell_setup
@@ -45,20 +44,17 @@ class NotifyCommand:
     timeout: float = NOTIFY_TIMEOUT_SECONDS
     where: str = ""
 
-    def environment(self, source: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The command's environment: a shell command's (no keys)."""
-        return shell_environment(current_shell_setup(), source)
-
     async def send(self, payload: bytes) -> str | None:
         """Run the command with `payload` on its stdin; None when it exited 0, else why not."""
-        name = self._name()
+        where = f" ({self.where})" if self.where else ""
+        name = f"notify_command {' '.join(self.argv)!r}{where}"
         try:
             process = await asyncio.create_subprocess_exec(
                 *self.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
-                env=self.environment(),
+                env=shell_environment(current_shell_setup()),  # a shell command's: no keys
                 start_new_session=True,
             )
         except OSError as error:
@@ -75,11 +71,6 @@ class NotifyCommand:
             said = " ".join(stderr.decode("utf-8", "replace").split())[-_STDERR_CHARS:]
             return f"{name} exited with status {process.returncode}" + (f": {said}" if said else "")
         return None
-
-    def _name(self) -> str:
-        shown = " ".join(self.argv)
-        where = f" ({self.where})" if self.where else ""
-        return f"notify_command {shown!r}{where}"
 
 
 async def _kill(process: asyncio.subprocess.Process) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from agent_tui.engine.permissions import PermissionEngine, PolicyConfig
 from agent_tui.engine.project_rules import AcceptedRules, ProjectRules
 from agent_tui.engine.protected_paths import find_repository
-from agent_tui.runtime.session_dirs import APP_NAME
+from agent_tui.runtime.session_dirs import user_data_dir
 
 __all__ = [
     "ACCEPTED_FILE",
@@ -48,11 +48,7 @@ ACCEPTED_FILE = "accepted-project-rules.json"
 
 def rules_dir(data_dir: Path | None = None) -> Path:
     """`<user data dir>/permissions` (`platformdirs.user_data_dir("agent-tui")` by default)."""
-    if data_dir is None:
-        import platformdirs
-
-        data_dir = Path(platformdirs.user_data_dir(APP_NAME))
-    return data_dir / RULES_DIR
+    return user_data_dir(data_dir) / RULES_DIR
 
 
 def project_rules_file(project: Path) -> Path:

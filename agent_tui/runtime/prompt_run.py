@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TextIO
+from typing import Any, Literal, TextIO
 
 import anyio
 
@@ -50,6 +50,7 @@ from agent_tui.providers.prompt import ProjectInstructions, project_instructions
 from agent_tui.providers.retry import RetryPolicy
 from agent_tui.runtime.os_errors import os_reason
 from agent_tui.runtime.permission_files import permission_engine, project_rules_notice
+from agent_tui.runtime.runner import until_ended
 from agent_tui.runtime.stop_signals import exit_status, listen_for_stop_signals, signal_name
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.turn_records import TurnRecorder
@@ -86,6 +87,8 @@ class HeadlessRun:
 
     engine: SessionEngine
     store: JsonlFileEventStore
+    notice: Callable[[str], None]
+    """Told what the person running it should know (an MCP server that did not start)."""
 
     def __init__(self) -> None:
         self._interrupted = False
@@ -216,32 +219,26 @@ class PromptRun(HeadlessRun):
         self.provider = provider if provider is not None else build_provider(settings, env, policy=policy)
         self.store = JsonlFileEventStore(sessions_dir)
         self.instructions: ProjectInstructions = project_instructions(cwd)
-        self.prices = prices
-        self.notice: Callable[[str], None] = lambda text: None
-        """Told what the person running this should know (an MCP server that did not start)."""
+        self.notice = lambda text: None
         self.mcp = McpServers(
             mcp_servers or {}, lambda session_id: settings.profile, notice=lambda text: self.notice(text)
         )
-        self.engine = self._engine(questions, max_steps)
-        # Recorded as in the dashboard, so a turn run here can be rewound there later.
-        self.recorder = TurnRecorder(sessions_dir, lambda session_id: self.engine.session(session_id).cwd)
-        self.engine.subscribe(self.recorder)
-        self.budget = budget.merged_over(settings.budget) if budget is not None else settings.budget
-        self._session_id: str | None = None
-
-    def _engine(self, questions: Questions | None, max_steps: int) -> SessionEngine:
-        engine = SessionEngine(
+        self.engine = SessionEngine(
             self.store,
             self.provider,
             permissions=self.permissions,
             questions=questions,
             max_steps=max_steps,
             instructions=system_prompt,  # per session: its directory, its tools, its AGENTS.md
-            prices=self.prices,
+            prices=prices,
             session_tools=self.mcp,
         )
-        SubAgents(engine)
-        return engine
+        SubAgents(self.engine)
+        # Recorded as in the dashboard, so a turn run here can be rewound there later.
+        self.recorder = TurnRecorder(sessions_dir, lambda session_id: self.engine.session(session_id).cwd)
+        self.engine.subscribe(self.recorder)
+        self.budget = budget.merged_over(settings.budget) if budget is not None else settings.budget
+        self._session_id: str | None = None
 
     @property
     def session_id(self) -> str | None:
@@ -258,14 +255,11 @@ class PromptRun(HeadlessRun):
         return self.engine.start_turn(self._session_id, self.prompt)
 
     async def _after_turn(self) -> None:
-        while True:
-            running = self.engine.unfinished_turns()
-            if not running:
-                return
-            if self._interrupted:  # a child that started while the stop went down the tree
-                self.interrupt()
-            for turn in running:
-                await turn.wait()
+        await until_ended(self.engine.unfinished_turns, self._stop_again)
+
+    def _stop_again(self) -> None:
+        if self._interrupted:  # a child that started while the stop went down the tree
+            self.interrupt()
 
     async def _release(self) -> None:
         aclose = getattr(self.provider, "aclose", None)
@@ -370,22 +364,8 @@ def _model_and_logs(
     return config, settings, sessions_dir
 
 
-class HeadlessTurn(Protocol):
-    """What `play_headless` and `ended` need of a one-turn headless run (`PromptRun`, and the ACP
-    agent's run of `agent-tui run --agent`)."""
-
-    engine: SessionEngine
-    notice: Callable[[str], None]
-
-    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]: ...
-
-    async def play(self, *, catch_interrupt: bool = False) -> PromptResult: ...
-
-    def close(self) -> None: ...
-
-
 def play_headless(
-    run: HeadlessTurn,
+    run: HeadlessRun,
     printer: Any,
     err: TextIO,
     fail: Callable[[str, int], int],

@@ -25,6 +25,8 @@ from __future__ import annotations
 import difflib
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -38,6 +40,7 @@ from agent_tui.runtime.worktrees import (
     git_bytes,
     main_repo_of,
     remove_worktree,
+    uncommitted_changes,
 )
 
 MAX_FILES = 500
@@ -152,9 +155,7 @@ def review_worktree(
     if base is None:
         base = git(path, "rev-parse", "HEAD")
     files, more = _diff(path, base, snapshot_tree(path))
-    uncommitted = len(
-        [line for line in git(path, "status", "--porcelain", "--untracked-files=all").splitlines() if line]
-    )
+    uncommitted = uncommitted_changes(path)
     label = f"{base_branch} at {base[:7]}" if base_branch else f"{base[:7]}"
     return Review(
         session_id,
@@ -331,12 +332,8 @@ def commit_worktree(path: Path, message: str) -> CommitResult:
         staged = git(path, "diff", "--cached", "--name-only", "-z")
         if not staged:
             raise ReviewRefused("there is nothing to commit: the worktree has no uncommitted change")
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
-            handle.write(message.rstrip() + "\n")
-        try:
-            git(path, "commit", "--quiet", "--no-verify", "-F", handle.name)
-        finally:
-            os.unlink(handle.name)
+        with _message_file(message) as name:
+            git(path, "commit", "--quiet", "--no-verify", "-F", name)
         commit = git(path, "rev-parse", "HEAD")
     except WorktreeError as error:
         raise ReviewRefused(f"git did not commit: {error}") from None
@@ -456,16 +453,23 @@ def _move_branch(
     if fast_forward:
         new = theirs
     else:
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
-            handle.write(message.rstrip() + "\n")
-        try:
-            new = git(repo, "commit-tree", tree, "-p", ours, "-p", theirs, "-F", handle.name)
-        finally:
-            os.unlink(handle.name)
+        with _message_file(message) as name:
+            new = git(repo, "commit-tree", tree, "-p", ours, "-p", theirs, "-F", name)
     try:
         git(repo, "update-ref", "-m", "agent-tui: merge", f"refs/heads/{base_branch}", new, ours)
     except WorktreeError as error:
         raise ReviewRefused(f"{base_branch} was not moved: {error}") from None
+
+
+@contextmanager
+def _message_file(message: str) -> Iterator[str]:
+    """A temporary file holding a commit message, for git's `-F` (removed afterwards)."""
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as handle:
+        handle.write(message.rstrip() + "\n")
+    try:
+        yield handle.name
+    finally:
+        os.unlink(handle.name)
 
 
 def discard_worktree(path: Path, branch: str | None) -> None:

@@ -6,7 +6,7 @@ what the dashboard shows is exactly what the headless runner writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionRulesError
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import Scenario, ScenarioError, ScenarioSession
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.engine.session_info import TurnHandle
 from agent_tui.events import Event
 from agent_tui.runtime.permission_files import permission_engine, project_rules_file, project_rules_notice
 from agent_tui.runtime.subagents import SubAgents
@@ -37,6 +38,18 @@ class RunResult:
     @property
     def all_ended(self) -> bool:
         return not self.errors and all(reason is not None for reason in self.stop_reasons.values())
+
+
+async def until_ended(turns: Callable[[], Sequence[TurnHandle]], stop: Callable[[], object]) -> None:
+    """Call `stop`, then await the end of every turn `turns` lists; again while one is listed (a
+    turn may start while others end: a child while a stop goes down the tree)."""
+    while True:
+        stop()
+        unfinished = turns()
+        if not unfinished:
+            return
+        for turn in unfinished:
+            await turn.wait()
 
 
 def copy_directories(scenario: Scenario, workspace: Workspace) -> list[Path]:
@@ -165,6 +178,10 @@ class ScenarioRun:
         for info in self.engine.sessions():
             self.engine.stop_subtree(info.id)
 
+    def _stop_again(self) -> None:
+        if self.stopped:  # a child that started while the stop went down the tree
+            self.stop()
+
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         return self.engine.subscribe(listener)
 
@@ -209,14 +226,7 @@ class ScenarioRun:
         """Wait until no turn of any session is running (children included); then note in
         `result` how each session's last turn ended (the engine's `TurnEnd`; None: it never
         settled) and every one that failed outside the model (the store, a bug)."""
-        while True:
-            unfinished = self.engine.unfinished_turns()
-            if not unfinished:
-                break
-            if self.stopped:  # a child that started while the stop went down the tree
-                self.stop()
-            for turn in unfinished:
-                await turn.wait()
+        await until_ended(self.engine.unfinished_turns, self._stop_again)
         if result is None:
             return
         for info in self.engine.sessions():

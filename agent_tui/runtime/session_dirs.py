@@ -18,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -45,13 +46,18 @@ class SessionsDirError(Exception):
     """A sessions directory that cannot be used; the message is `DIR: reason`."""
 
 
+def user_data_dir(data_dir: Path | None = None) -> Path:
+    """`data_dir`, or agent-tui's data directory on this platform (`platformdirs`) when None."""
+    if data_dir is not None:
+        return data_dir
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
 def exports_dir(data_dir: Path | None = None) -> Path:
     """Where the dashboard writes the sessions it exports: `exports/` in agent-tui's data dir."""
-    if data_dir is None:
-        import platformdirs
-
-        data_dir = Path(platformdirs.user_data_dir(APP_NAME))
-    return data_dir / "exports"
+    return user_data_dir(data_dir) / "exports"
 
 
 def default_sessions_dir(project: Path, data_dir: Path | None = None) -> Path:
@@ -61,14 +67,10 @@ def default_sessions_dir(project: Path, data_dir: Path | None = None) -> Path:
         project: the project directory (resolved here).
         data_dir: the base (default: `platformdirs.user_data_dir("agent-tui")`).
     """
-    if data_dir is None:
-        import platformdirs
-
-        data_dir = Path(platformdirs.user_data_dir(APP_NAME))
     resolved = project.resolve()
     digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:12]
     name = resolved.name or "root"
-    return data_dir / "projects" / f"{name}-{digest}"
+    return user_data_dir(data_dir) / "projects" / f"{name}-{digest}"
 
 
 def ensure_writable(directory: Path) -> None:
@@ -285,14 +287,8 @@ def local_day(ts: str) -> str:
 
 def group_by_day(sessions: Iterable[StoredSession]) -> list[tuple[str, list[StoredSession]]]:
     """Consecutive sessions of the same local day of last activity, in the order given."""
-    groups: list[tuple[str, list[StoredSession]]] = []
-    for session in sessions:
-        day = local_day(session.last_ts)
-        if groups and groups[-1][0] == day:
-            groups[-1][1].append(session)
-        else:
-            groups.append((day, [session]))
-    return groups
+    days = itertools.groupby(sessions, key=lambda session: local_day(session.last_ts))
+    return [(day, list(group)) for day, group in days]
 
 
 def format_listing(

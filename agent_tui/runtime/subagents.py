@@ -185,22 +185,15 @@ class SubAgents(EngineExtension):
             for sid in targets:
                 if sid not in self.outcomes:
                     await self.engine.registry.wait(sid, None)
-        answers = []
+        answers: list[dict[str, Any]] = []
         for sid in targets:
             outcome = self.outcomes.get(sid)
+            answer: dict[str, Any] = {"sessionId": sid}
             if outcome is None:
-                answers.append(
-                    {"sessionId": sid, "agentName": self.engine.session(sid).agent_name, "status": "timeout"}
-                )
+                answer.update(agentName=self.engine.session(sid).agent_name, status="timeout")
             else:
-                answers.append(
-                    {
-                        "sessionId": sid,
-                        "agentName": outcome.agent_name,
-                        "status": outcome.status,
-                        "text": outcome.text,
-                    }
-                )
+                answer.update(agentName=outcome.agent_name, status=outcome.status, text=outcome.text)
+            answers.append(answer)
         return answers
 
 
@@ -219,7 +212,12 @@ def _final_text(turn: TurnHandle) -> str:
     return ""
 
 
-class _SpawnTool(BaseTool):
+class _AgentTool(BaseTool):
+    def __init__(self, agents: SubAgents) -> None:
+        self.agents = agents
+
+
+class _SpawnTool(_AgentTool):
     name = "spawn_agent"
     description = (
         "Start a sub-agent on a task in the background, in this workspace. Returns its sessionId "
@@ -227,9 +225,6 @@ class _SpawnTool(BaseTool):
     )
     Args = SpawnArgs
     fixed_risk = "execute"
-
-    def __init__(self, agents: SubAgents) -> None:
-        self.agents = agents
 
     async def run(self, args: SpawnArgs, ctx: ToolContext) -> ToolResult:
         child = await self.agents.spawn(ctx.session_id, args.agentName, args.prompt, args.budgetUsd)
@@ -239,7 +234,7 @@ class _SpawnTool(BaseTool):
         return ToolResult(ok=True, text=orjson.dumps(body).decode())
 
 
-class _WaitTool(BaseTool):
+class _WaitTool(_AgentTool):
     name = "wait_agent"
     description = (
         "Wait for sub-agents to finish: one by sessionId, those with an agentName, or (no "
@@ -247,9 +242,6 @@ class _WaitTool(BaseTool):
     )
     Args = WaitArgs
     fixed_risk = "read"
-
-    def __init__(self, agents: SubAgents) -> None:
-        self.agents = agents
 
     async def run(self, args: WaitArgs, ctx: ToolContext) -> ToolResult:
         answers = await self.agents.wait(ctx.session_id, args)

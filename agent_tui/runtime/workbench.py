@@ -97,6 +97,7 @@ from agent_tui.runtime.finishing_actions import FinishingActions
 from agent_tui.runtime.model_router import ModelChoice, ProviderRouter
 from agent_tui.runtime.opened_sessions import OpenedSessions
 from agent_tui.runtime.permission_files import permission_engine
+from agent_tui.runtime.runner import until_ended
 from agent_tui.runtime.session_dirs import (
     StoredSession,
     closed_sessions,
@@ -218,7 +219,6 @@ def _read_transcript(path: Path) -> tuple[list[tuple[Path, list[Event]]], list[s
 class SessionRecord:
     """What the workbench keeps of one session beside the engine's state."""
 
-    worktree: Worktree | None = None  # made for it in this run
     not_continued: str | None = None  # why it is shown but not reopened (its agent is not configured)
     held_elsewhere: str | None = None  # who wrote it in another process when it was reopened, since when
     reopening: bool = False  # listed, not reopened yet (`hydrate` reopens them one by one)
@@ -280,8 +280,7 @@ class Workbench(FinishingActions):
         """What this workbench keeps of each session beside the engine's state."""
         self.opened = OpenedSessions()
         """The finished sessions read on demand, least recently used first (the bound)."""
-        self.recorder = TurnRecorder(sessions_dir, lambda session_id: engine.session(session_id).cwd)
-        engine.subscribe(self.recorder)
+        engine.subscribe(TurnRecorder(sessions_dir, lambda session_id: engine.session(session_id).cwd))
 
     def _record(self, session_id: str) -> SessionRecord:
         return self.records.setdefault(session_id, SessionRecord())
@@ -290,11 +289,6 @@ class Workbench(FinishingActions):
     def listed(self) -> dict[str, int]:
         """Finished stored sessions listed but not read in the engine, with their last sequence."""
         return {sid: r.listed for sid, r in self.records.items() if r.listed is not None}
-
-    @property
-    def stored(self) -> dict[str, StoredSession]:
-        """The stored sessions listed for opening on demand (whether read now or not)."""
-        return {sid: r.stored for sid, r in self.records.items() if r.stored is not None}
 
     @classmethod
     def for_project(
@@ -324,12 +318,7 @@ class Workbench(FinishingActions):
         With no `models` (only external agents configured), our own agents cannot be started,
         and a stored one that is continued ends its turn saying no model is configured."""
         store = JsonlFileEventStore(sessions_dir)
-        engine_box: list[SessionEngine] = []
-
-        def parent_of(session_id: str) -> str | None:
-            return engine_box[0].budgets.index.parent_of(session_id) if engine_box else None
-
-        router = ProviderRouter(models or [_no_model()], parent_of)
+        router = ProviderRouter(models or [_no_model()], lambda session_id: None)  # (the family: below)
         permissions = permission_engine(DEFAULT_POLICY, project=project, data_dir=data_dir)
         # A root agent's MCP servers are those of its model's profile (picked in the form).
         servers = McpServers(
@@ -349,7 +338,7 @@ class Workbench(FinishingActions):
             session_tools=servers,
         )
         SubAgents(engine)
-        engine_box.append(engine)
+        router.parent_of = engine.budgets.index.parent_of
         return cls(
             engine,
             project=project,
@@ -427,21 +416,18 @@ class Workbench(FinishingActions):
         stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
         closed = closed_sessions(self.sessions_dir)
         shown: list[StoredSession] = []
-        for session in stored:
+        for session in stored:  # the whole list first, from the heads
+            record = self._record(session.session_id)  # (known: a transcript of it is not listed)
             if session.session_id in closed or session.parent_session_id in closed:
                 closed.add(session.session_id)  # a closed session's sub-agents stay closed too
-                continue
-            if session.problem is not None:
+            elif session.problem is not None:
                 problems.append(f"{session.path}: {session.problem}")
-                continue
-            shown.append(session)
-        for session in shown:  # the whole list first, from the heads
-            self._record(session.session_id).reopening = True
-            created = created_event(session.head, session.session_id)
-            if created is not None:
-                fold(created)
-        for session in stored:
-            self._record(session.session_id)  # (known: a transcript of the same session is not listed)
+            else:
+                shown.append(session)
+                record.reopening = True
+                created = created_event(session.head, session.session_id)
+                if created is not None:
+                    fold(created)
         self.skipped = await self.list_terminal(fold, all_projects=self.all_projects)
         terminal = any(record.transcript is not None for record in self.records.values())
         if listed is not None and (shown or terminal):  # (an empty history has no list to wait for)
@@ -508,17 +494,23 @@ class Workbench(FinishingActions):
     def in_project(self, session_id: str) -> bool:
         """Whether a session runs in this workbench's project (its directory or one under it), as
         its transcript's head told (a sub-agent's: its root's); a session of ours always does."""
-        sid: str | None = session_id
-        for _ in range(64):  # (a parent loop in hostile heads ends)
-            record = self.records.get(sid) if sid is not None else None
-            if record is None:
-                return True
+        for record in self._lineage(session_id):
             listing = record.transcript
             if listing is not None:
                 project = str(self.project)
                 return listing.cwd == project or listing.cwd.startswith(project.rstrip("/") + "/")
-            sid = record.parent
         return True
+
+    def _lineage(self, session_id: str) -> Iterator[SessionRecord]:
+        """The records of the session and its parents as a terminal session's head names them,
+        up to the first one not kept here (at most 64: a parent loop in hostile heads ends)."""
+        sid: str | None = session_id
+        for _ in range(64):
+            record = self.records.get(sid) if sid is not None else None
+            if record is None:
+                return
+            yield record
+            sid = record.parent
 
     def _name_terminal(self, session_id: str, client: str, name: str, parent: str | None) -> None:
         record = self._record(session_id)
@@ -533,13 +525,10 @@ class Workbench(FinishingActions):
     def terminal_path(self, session_id: str) -> str | None:
         """A terminal session's agent path (`claude · my-proj › Explore`), or None for ours."""
         names: list[str] = []
-        sid: str | None = session_id
-        while sid is not None and len(names) < 64:  # (a parent loop in hostile heads ends)
-            record = self.records.get(sid)
-            if record is None or record.terminal is None:
+        for record in self._lineage(session_id):
+            if record.terminal is None:
                 break
             names.append(record.terminal)
-            sid = record.parent
         return " › ".join(reversed(names)) if names else None
 
     def _terminal_refusal(self, session_id: str) -> str | None:
@@ -629,10 +618,8 @@ class Workbench(FinishingActions):
         last turn now (its earlier spend once the index is asked)."""
         created = created_event(session.head, session.session_id)
         assert created is not None  # (listed: its first line is its session.created)
-        budgets = self.engine.budgets
-        budgets.track(created)
-        for event in tail:
-            budgets.track(event)
+        for event in (created, *tail):
+            self.engine.budgets.track(event)
         record = self._record(session.session_id)
         record.stored = session
         record.listed = tail[-1].sequence if tail else created.sequence
@@ -647,16 +634,11 @@ class Workbench(FinishingActions):
         in the engine or listed for opening on demand), and the engine's budgets of a listed one
         not read whole meanwhile; asked of the search index of the sessions directory, brought
         up to date in a thread. A problem with the index, as a sentence."""
-        records = self.records
-
-        def listed(sid: str) -> bool:
-            record = records.get(sid)
-            return record is not None and record.stored is not None
-
-        wanted = {
+        wanted = {  # (each one listed by `hydrate` has its record)
             sid: entry
             for sid, entry in entries.items()
-            if entry.tail_from is not None and (listed(sid) or (earlier is not None and self._is_open(sid)))
+            if entry.tail_from is not None
+            and (self._record(sid).stored is not None or (earlier is not None and self._is_open(sid)))
         }
         if not wanted:
             return []
@@ -671,7 +653,8 @@ class Workbench(FinishingActions):
             found = whole.minus(entry.tail_spend)
             if earlier is not None:
                 earlier(sid, found)
-            if listed(sid) and not records[sid].read_whole:  # (the engine counted one read whole)
+            record = self._record(sid)
+            if record.stored is not None and not record.read_whole:  # (the engine counted one read whole)
                 for event in usage_events(sid, found):
                     self.engine.budgets.track(event)
         return []
@@ -872,9 +855,29 @@ class Workbench(FinishingActions):
             except WorktreeError as error:
                 raise AgentStartError(f"no worktree: {error}") from None
             cwd = worktree.cwd
-        if choice is None:
-            assert spec.acp is not None
-            return await self._start_external(spec.acp, prompt, cwd, name, worktree)
+        try:
+            if choice is None:
+                assert spec.acp is not None
+                session_id = await self._start_external(spec.acp, prompt, cwd, name, worktree)
+            else:
+                session_id = await self._create(choice, spec, prompt, cwd, name, worktree)
+        except AgentStartError:
+            if worktree is not None:
+                await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
+            raise
+        if choice is not None:
+            self.engine.start_turn(session_id, prompt)
+        return session_id
+
+    async def _create(
+        self,
+        choice: ModelChoice,
+        spec: AgentSpec,
+        prompt: str,
+        cwd: Path,
+        name: str,
+        worktree: Worktree | None,
+    ) -> str:
         extra: dict[str, Any] = {}
         if choice.provider is not None:
             extra["provider"] = choice.provider
@@ -893,12 +896,7 @@ class Workbench(FinishingActions):
                 cwd, agent_name=name, title=prompt[:60], session_id=session_id, **extra
             )
         except Exception as error:
-            if worktree is not None:
-                await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
             raise AgentStartError(f"could not create the session: {error}") from None
-        if worktree is not None:
-            self._record(session_id).worktree = worktree
-        self.engine.start_turn(session_id, prompt)
         return session_id
 
     def _check_external(self, agent: str) -> None:
@@ -911,20 +909,13 @@ class Workbench(FinishingActions):
         self, agent: str, prompt: str, cwd: Path, name: str, worktree: Worktree | None
     ) -> str:
         assert self.external is not None
-        created: dict[str, Any] = {}
-        if worktree is not None:
-            created["worktree"] = _worktree_fields(worktree)
+        created = {"worktree": _worktree_fields(worktree)} if worktree is not None else {}
         try:
-            session_id = await self.external.start(
+            return await self.external.start(
                 agent, cwd, prompt=prompt or None, agent_name=name, title=prompt[:60] or None, created=created
             )
         except Exception as error:
-            if worktree is not None:
-                await anyio.to_thread.run_sync(_remove_quietly, worktree.path)
             raise AgentStartError(f"could not start {agent}: {error}") from None
-        if worktree is not None:
-            self._record(session_id).worktree = worktree
-        return session_id
 
     # -- talking to sessions -------------------------------------------------------------------
     def is_running(self, session_id: str) -> bool:
@@ -941,28 +932,9 @@ class Workbench(FinishingActions):
         text = text.strip()
         if not text:
             return SendRefused("There is nothing to send.")
-        terminal = self._terminal_refusal(session_id)
-        if terminal is not None:
-            return SendRefused(terminal)
-        record = self._record(session_id)
-        if record.not_continued is not None:
-            return SendRefused(f"This session cannot be continued: {record.not_continued}.")
-        unread = self.open_listed(session_id)
-        if unread is not None:
-            return SendRefused(unread)
-        try:
-            info = self.engine.session(session_id)
-        except UnknownSession:
-            if record.held_elsewhere is not None:
-                return self._held_refusal(session_id, record.held_elsewhere)
-            if record.reopening:
-                return SendRefused(
-                    "This session is still being reopened from its log; send again in a moment."
-                )
-            return SendRefused("This session is not open in this dashboard (it could not be reopened).")
-        refused = self._claim(session_id, info)
-        if refused is not None:
-            return refused
+        info = self._writable(session_id, continuing=True)
+        if isinstance(info, str):
+            return SendRefused(info)
         if self.external is not None and self.external.owns(session_id):
             return self._send_external(session_id, info, text)
         if info.live_turn is not None and isinstance(self.engine.submit(session_id, text), Attached):
@@ -977,38 +949,57 @@ class Workbench(FinishingActions):
             return SendRefused(f"The engine is not running: {error}.")
         return Sent("started")
 
-    def _claim(self, session_id: str, info: SessionInfo) -> SendRefused | None:
-        """Make this process the session's one writer before anything is sent, or say why not:
-        another process holds it (named), or wrote to it after this dashboard read it."""
+    def _writable(self, session_id: str, *, continuing: bool = False) -> SessionInfo | str:
+        """The session, open here (read whole now if it was listed) with this process made its
+        one writer; or why not, in a sentence: a terminal agent's, not continued here (when
+        `continuing`: a follow-up), its log unreadable, not open, or another process holds it
+        (named) or wrote to it after this dashboard read it."""
+        terminal = self._terminal_refusal(session_id)
+        if terminal is not None:
+            return terminal
+        record = self._record(session_id)
+        if continuing and record.not_continued is not None:
+            return f"This session cannot be continued: {record.not_continued}."
+        unread = self.open_listed(session_id)
+        if unread is not None:
+            return unread
+        try:
+            info = self.engine.session(session_id)
+        except UnknownSession:
+            if record.held_elsewhere is not None:
+                return self._held_refusal(session_id, record.held_elsewhere)
+            if record.reopening:
+                return "This session is still being reopened from its log; send again in a moment."
+            return "This session is not open here."
         store = self.engine.store
         if not isinstance(store, JsonlFileEventStore):
-            return None
+            return info
         try:
             store.claim(session_id)
         except SessionLockedError as error:
-            return SendRefused(_held_sentence(error.where))
+            return _held_sentence(error.where)
         except EventLogError as error:
-            return SendRefused(f"Its log cannot be written: {error}.")
+            return f"Its log cannot be written: {error}."
         if store.last_sequence(session_id) != info.last_sequence:
             store.release(session_id)  # not ours to continue: let the other process have it
-            return SendRefused(
+            return (
                 "Another agent-tui process wrote to this session after this dashboard opened it; "
                 "open the dashboard again to continue it with what was written."
             )
-        return None
+        return info
 
-    def _held_refusal(self, session_id: str, where: str) -> SendRefused:
+    def _held_refusal(self, session_id: str, where: str) -> str:
         """For a session left closed at start because another process was writing it."""
         store = self.engine.store
         if isinstance(store, JsonlFileEventStore):
             try:
                 store.claim(session_id)  # only to see whether it is still held: let go at once
             except SessionLockedError as error:
-                return SendRefused(_held_sentence(error.where))
+                return _held_sentence(error.where)
             except EventLogError:
                 pass
             store.release(session_id)
-        return SendRefused(
+        return (
             f"This session was {where} when this dashboard opened it; "
             "open the dashboard again to continue it here."
         )
@@ -1034,24 +1025,12 @@ class Workbench(FinishingActions):
         Raises:
             BudgetRefused: the session is not open here, or another process writes it.
         """
-        terminal = self._terminal_refusal(session_id)
-        if terminal is not None:
-            raise BudgetRefused(terminal)
+        if self.external is not None and self.external.owns(session_id):
+            raise BudgetRefused("An external agent's spend is not known to agent-tui: it has no budget here.")
         with self.using(session_id):
-            unread = self.open_listed(session_id)
-            if unread is not None:
-                raise BudgetRefused(unread)
-            try:
-                info = self.engine.session(session_id)
-            except UnknownSession:
-                raise BudgetRefused("This session is not open here.") from None
-            if self.external is not None and self.external.owns(session_id):
-                raise BudgetRefused(
-                    "An external agent's spend is not known to agent-tui: it has no budget here."
-                )
-            refused = self._claim(session_id, info)
-            if refused is not None:
-                raise BudgetRefused(refused.reason)
+            info = self._writable(session_id)
+            if isinstance(info, str):
+                raise BudgetRefused(info)
             await self.engine.set_budget(session_id, budget, by=by)
 
     # -- stopping ------------------------------------------------------------------------------
@@ -1070,18 +1049,11 @@ class Workbench(FinishingActions):
     async def close(self, timeout: float = 5.0) -> bool:
         """Stop every turn and wait until each has stored its end. False if time ran out."""
         with anyio.move_on_after(timeout):
-            await _stop_until_ended(self.engine.stop_all, self.engine.sessions)
+            await until_ended(self.engine.unfinished_turns, self.engine.stop_all)
             return True
         return False
 
     # -- leaving a session ---------------------------------------------------------------------
-    def worktree_path(self, session_id: str, recorded: str | None = None) -> Path | None:
-        """The session's worktree: made in this run, or `recorded` in its `session.created`."""
-        made = self._record(session_id).worktree
-        if made is not None:
-            return made.path
-        return Path(recorded) if recorded else None
-
     async def dispose(
         self, session_id: str, *, remove: Path | None = None, timeout: float = 5.0
     ) -> str | None:
@@ -1095,9 +1067,9 @@ class Workbench(FinishingActions):
         engine = self.engine
         family = set(engine.budgets.index.subtree(session_id))  # (listed ones too)
         with anyio.move_on_after(timeout):
-            await _stop_until_ended(
+            await until_ended(
+                lambda: [turn for turn in engine.unfinished_turns() if turn.session.id in family],
                 lambda: engine.stop_subtree(session_id),
-                lambda: [info for info in engine.sessions() if info.id in family],
             )
         if self.external is not None and self.external.owns(session_id):
             with anyio.CancelScope(shield=True):
@@ -1110,7 +1082,6 @@ class Workbench(FinishingActions):
         if isinstance(engine.store, JsonlFileEventStore):
             for sid in family:
                 engine.store.release(sid)  # another process may write them now
-        self._record(session_id).worktree = None
         unlisted = None
         try:
             mark_closed(self.sessions_dir, sorted(family))
@@ -1166,18 +1137,6 @@ def _no_model() -> ModelChoice:
         raise ProviderFailure("no model is configured for agent-tui's own agents (README, 'Real models')")
 
     return ModelChoice("none", "no model configured", build=refuse)
-
-
-async def _stop_until_ended(stop: Callable[[], object], sessions: Callable[[], list[SessionInfo]]) -> None:
-    """Stop, then await the end of every turn of `sessions` still writing; again while one is
-    (a turn may start while others end)."""
-    while True:
-        stop()
-        turns = [turn for info in sessions() if (turn := info.unfinished_turn) is not None]
-        if not turns:
-            return
-        for turn in turns:
-            await turn.done.wait()
 
 
 def _remove_quietly(path: Path) -> None:

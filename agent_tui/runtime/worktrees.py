@@ -151,16 +151,16 @@ def _own_folder(root: Path) -> Path:
             raise WorktreeError(
                 f"{folder}: cannot make the folder for worktrees ({error.strerror})"
             ) from None
-        found = os.lstat(folder)
-        if stat.S_ISLNK(found.st_mode):
-            raise WorktreeError(
-                f"{folder} is a symbolic link: agent-tui makes its worktrees only in a real folder "
-                "inside the repository; remove the link and try again"
+        mode = os.lstat(folder).st_mode
+        if not stat.S_ISDIR(mode):  # (lstat: a symbolic link is not a folder here)
+            what, fix = (
+                ("a symbolic link", "remove the link")
+                if stat.S_ISLNK(mode)
+                else ("not a folder", "move it away")
             )
-        if not stat.S_ISDIR(found.st_mode):
             raise WorktreeError(
-                f"{folder} is not a folder: agent-tui makes its worktrees only in a real folder "
-                "inside the repository; move it away and try again"
+                f"{folder} is {what}: agent-tui makes its worktrees only in a real folder "
+                f"inside the repository; {fix} and try again"
             )
     ignore = folder / ".gitignore"
     try:

@@ -190,14 +190,10 @@ class TurnRegistry:
     """
 
     def __init__(self, sink: EventSink, family: SessionTree | None = None) -> None:
-        self._sink = sink
+        self.sink = sink
+        """Where this registry sends its phase frames."""
         self._records: dict[str, _Record] = {}
         self.family = family if family is not None else SessionTree()
-
-    @property
-    def sink(self) -> EventSink:
-        """Where this registry sends its phase frames."""
-        return self._sink
 
     # -- birth ---------------------------------------------------------------------------------
 
@@ -235,13 +231,13 @@ class TurnRegistry:
             case Start():
                 if record.fsm.state == "idle":
                     record.fsm.start()
-                self._sink.emit(record.session_id, Transition("start", record.turn_id))
+                self.sink.emit(record.session_id, Transition("start", record.turn_id))
             case Running(responded=responded):
-                self._sink.emit(
+                self.sink.emit(
                     record.session_id, Transition("executing", record.turn_id, responded=responded)
                 )
             case Compressing():
-                self._sink.emit(record.session_id, Transition("compress", record.turn_id))
+                self.sink.emit(record.session_id, Transition("compress", record.turn_id))
             case End(stop_reason=stop_reason, error=error):
                 self._settle(record, ending_for(stop_reason), error)
             case Fail(error=error):
@@ -255,7 +251,7 @@ class TurnRegistry:
             record.fsm.start()
         record.fsm.finish(ending.stop_reason)
         reason = record.reason = EndReason(ending.end_reason, error if ending.failed else None)
-        self._sink.emit(record.session_id, Transition("end", record.turn_id, reason.kind, reason.error))
+        self.sink.emit(record.session_id, Transition("end", record.turn_id, reason.kind, reason.error))
         record.ended.set()
         for child_id in self.family.children(record.session_id):
             child = self._records.get(child_id)
@@ -378,18 +374,6 @@ class TurnRegistry:
     def state(self, session_id: str) -> TurnState | None:
         record = self._records.get(session_id)
         return None if record is None else record.state
-
-    def reason(self, session_id: str) -> EndReason | None:
-        record = self._records.get(session_id)
-        return None if record is None else record.reason
-
-    def turn_id(self, session_id: str) -> str | None:
-        record = self._records.get(session_id)
-        return None if record is None else record.turn_id
-
-    def is_running(self, session_id: str) -> bool:
-        record = self._records.get(session_id)
-        return record is not None and record.running
 
     def record(self, session_id: str) -> TurnRecord | None:
         record = self._records.get(session_id)
