@@ -156,21 +156,15 @@ class TurnWriter:
     # -- the turn --------------------------------------------------------------------------------
     def start(self, prompt: str, input_id: str | None = None) -> Awaitable[object]:
         turn_id = self.turn_id
-        message: dict[str, Any] = {"content": prompt}
-        if input_id is not None:
-            message["inputId"] = input_id
         commit = self._commit
         return Then(
             commit(turn_id, "turn.started", {"promptPreview": prompt[:PREVIEW_CHARS]}),
-            commit(turn_id, "user.message", message),
+            commit(turn_id, "user.message", {"content": prompt} | _given(inputId=input_id)),
         )
 
     def steer(self, text: str, input_id: str | None = None) -> Awaitable[object]:
         """Input taken into the running turn (not a new prompt)."""
-        message: dict[str, Any] = {"content": text}
-        if input_id is not None:
-            message["inputId"] = input_id
-        message["steered"] = True
+        message: dict[str, Any] = {"content": text, **_given(inputId=input_id), "steered": True}
         return self._commit(self.turn_id, "user.message", message)
 
     def end(
@@ -273,19 +267,10 @@ class TurnWriter:
         warning: str | None = None,
         options: Sequence[Mapping[str, str]] | None = None,
     ) -> Awaitable[object]:
-        fields: dict[str, Any] = {
-            "requestId": request_id,
-            "toolCallId": call_id,
-            "tool": tool,
-            "risk": risk,
-            "argsPreview": args_preview,
-        }
-        if reason is not None:
-            fields["reason"] = reason
-        if warning is not None:
-            fields["warning"] = warning
-        if options:
-            fields["options"] = [dict(option) for option in options]
+        fields: dict[str, Any] = {"requestId": request_id, "toolCallId": call_id, "tool": tool, "risk": risk}
+        fields["argsPreview"] = args_preview
+        offered = [dict(option) for option in options] if options else None
+        fields |= _given(reason=reason, warning=warning, options=offered)
         return self._commit(self.turn_id, "permission.requested", fields)
 
     def resolve(
@@ -302,20 +287,9 @@ class TurnWriter:
     ) -> Awaitable[object]:
         """One `permission.resolved` of a call's request (the policy's `ask`, or an answer;
         `by`: who answered, when the answer came over a bus)."""
-        fields: dict[str, Any] = {
-            "requestId": request_id,
-            "toolCallId": call_id,
-            "decision": decision,
-            "actor": actor,
-        }
-        if policy is not None:
-            fields["policy"] = policy
-        if reason is not None:
-            fields["reason"] = reason
-        if remember is not None:
-            fields["remember"] = remember
-        if by is not None:
-            fields["by"] = by
+        fields: dict[str, Any] = {"requestId": request_id, "toolCallId": call_id, "decision": decision}
+        fields["actor"] = actor
+        fields |= _given(policy=policy, reason=reason, remember=remember, by=by)
         return self._commit(self.turn_id, "permission.resolved", fields)
 
     async def deny_call(
@@ -347,8 +321,7 @@ class TurnWriter:
         self, call_id: str, tool: str, result: str, exit_code: int | None = None, truncated: bool = False
     ) -> Awaitable[object]:
         fields: dict[str, Any] = {"toolCallId": call_id, "tool": tool, "result": result}
-        if exit_code is not None:
-            fields["exitCode"] = exit_code
+        fields |= _given(exitCode=exit_code)
         fields["truncated"] = truncated
         return self._commit(self.turn_id, "tool.completed", fields)
 
@@ -376,3 +349,8 @@ class TurnWriter:
                 await self.deny(call.call_id, call.tool)
             else:
                 await self.fail_call(call.call_id, call.tool, ending.code, ending.message)
+
+
+def _given(**fields: Any) -> dict[str, Any]:
+    """The fields that are known (`None`: left out of the payload), in the order given."""
+    return {name: value for name, value in fields.items() if value is not None}
