@@ -24,9 +24,10 @@ from typing import Any
 
 import orjson
 
+from agent_tui.bus.attach_target import BusUnreachable
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.control_server import ControlServer
-from agent_tui.bus.host_link import BusLink, BusUnreachable
+from agent_tui.bus.host_link import BusLink
 from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
 from agent_tui.bus.protocol import (
     HostNotice,
@@ -285,4 +286,3 @@ class HostLog:
         # The engine's questions are the one owner: the reply reads their fields by name.
         waiting = [WaitingRequest.model_validate(request, from_attributes=True) for request in asked]
         return HostSessions(host=host, sessions=summaries, waiting=waiting).model_dump(by_alias=True)
-

@@ -27,6 +27,7 @@ import nats
 from nats.aio.client import Client, Server
 from nats.js import JetStreamContext
 
+from agent_tui.bus.attach_target import BusUnreachable
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.credentials import bus_user, connect_options, describe_failure, scrub
 from agent_tui.bus.protocol import inbox_prefix
@@ -36,10 +37,6 @@ CONNECT_TIMEOUT_S = 3.0
 RECONNECT_WAIT_S = 0.5
 PUBLISH_WINDOW = 1024
 """At most this many events published and not yet acknowledged (`js.publish_async`)."""
-
-
-class BusUnreachable(Exception):
-    """The bus could not be reached; the message is one sentence without any secret."""
 
 
 Watcher = Callable[[bool], Awaitable[None] | None]
@@ -95,10 +92,10 @@ class BusLink:
                 reconnect_time_wait=RECONNECT_WAIT_S,
                 max_reconnect_attempts=-1,
                 allow_reconnect=True,
-                disconnected_cb=self._disconnected,
-                reconnected_cb=self._reconnected,
+                disconnected_cb=self._down,
+                reconnected_cb=self._up,
                 error_cb=self._error,
-                closed_cb=self._closed,
+                closed_cb=self._down,
                 reconnect_to_server_handler=self._follow_record if self.settings.local_record else None,
                 **options,
             )
@@ -175,15 +172,6 @@ class BusLink:
             client._nkeys_seed = str(self.settings.creds_file)
             client._setup_nkeys_connect()
         return None, RECONNECT_WAIT_S
-
-    async def _disconnected(self) -> None:
-        await self._down()
-
-    async def _reconnected(self) -> None:
-        await self._up()
-
-    async def _closed(self) -> None:
-        await self._down()
 
     async def _error(self, error: Exception) -> None:
         if isinstance(error, (nats.errors.StaleConnectionError, ConnectionError, OSError)):

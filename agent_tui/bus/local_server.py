@@ -325,4 +325,3 @@ def stop_local_server() -> bool:
         return False
     os.kill(info.pid, signal.SIGTERM)
     return True
-

@@ -21,6 +21,7 @@ Invariants this module guarantees:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 from agent_tui.events.session_tree import SessionTree, session_label
@@ -368,7 +369,7 @@ class DashboardState:
     def pending_permissions(self) -> list[PermissionView]:
         """Every approval waiting for the user, across sessions, in the order they were asked."""
         pending = list(self._pending.values())
-        pending.sort(key=_asked_order)
+        pending.sort(key=attrgetter("order"))
         return pending
 
     def tree_spend(self, session_id: str) -> Spend:
@@ -413,7 +414,7 @@ class DashboardState:
                     **_agent_reports_dump(s),
                     "turns": [_turn_dump(t) for t in s.turns],
                 }
-                for s in sorted(self.sessions.values(), key=_by_id)
+                for s in sorted(self.sessions.values(), key=attrgetter("session_id"))
             ]
         }
 
@@ -433,14 +434,6 @@ new_named_tuple = tuple.__new__
 def tree_order(session: SessionView) -> tuple[str, str]:
     """Where a session stands among its siblings (and the roots): oldest first."""
     return (session.created_ts, session.session_id)
-
-
-def _by_id(session: SessionView) -> str:
-    return session.session_id
-
-
-def _asked_order(view: PermissionView) -> int:
-    return view.order
 
 
 def _agent_reports_dump(session: SessionView) -> dict[str, Any]:
