@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import nats
@@ -30,6 +29,7 @@ from nats.js import JetStreamContext
 from agent_tui.bus.attach_target import BusUnreachable
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.credentials import bus_user, connect_options, describe_failure, scrub
+from agent_tui.bus.presence import now
 from agent_tui.bus.protocol import inbox_prefix
 
 MAX_RETRY_S = 5.0
@@ -122,7 +122,7 @@ class BusLink:
                 return
             except BusUnreachable as error:
                 if not told:
-                    self.away_since = _now()
+                    self.away_since = now()
                     self.say(f"{error}; agents go on and log; trying again in the background")
                     told = True
                 self.first_try.set()
@@ -143,7 +143,7 @@ class BusLink:
         if self.connected.is_set():
             self.connected.clear()
             self.lost.set()
-            self.away_since = _now()
+            self.away_since = now()
             if not self._closing:
                 self.say(f"bus at {self.url} is away; agents go on and log; trying again in the background")
             await self._tell(False)
@@ -203,10 +203,6 @@ class BusLink:
 CLOSE_TIMEOUT_S = 5.0
 """How long closing the connection may take: a client stuck in a reconnect never holds up the
 host's exit."""
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 async def _quiet(_error: Exception) -> None:

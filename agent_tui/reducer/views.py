@@ -21,6 +21,7 @@ Invariants this module guarantees:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import reduce
 from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
@@ -381,10 +382,7 @@ class DashboardState:
 
     def total_spend(self) -> Spend:
         """What every session of this state spent."""
-        total = NO_SPEND
-        for session in self.sessions.values():
-            total = total.plus(session.spend)
-        return total
+        return reduce(Spend.plus, (session.spend for session in self.sessions.values()), NO_SPEND)
 
     def running_count(self) -> int:
         """How many sessions have a turn that started and has not completed."""
