@@ -158,16 +158,6 @@ def test_an_answered_or_withdrawn_request_and_coming_back_drop_what_waits() -> N
     assert policy.due() is None
 
 
-def test_the_budget_hook_is_told_like_the_rest() -> None:
-    clock, log = Clock(), Log()
-    policy = away_policy(clock, gather_ms=0)
-    feed(policy, log.created("s1", "lead"))
-    policy.budget_warning("s1", "90% of the $5.00 budget spent")
-    policy.budget_warning("s1", "90% of the $5.00 budget spent")  # the same warning once
-    told = policy.due()
-    assert told is not None and told.body == "lead: 90% of the $5.00 budget spent"
-
-
 def test_a_tree_nearing_its_budget_is_told_once_per_budget() -> None:
     clock, log = Clock(), Log()
     policy = away_policy(clock, gather_ms=0, min_gap_ms=0)

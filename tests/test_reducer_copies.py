@@ -21,7 +21,7 @@ import pytest
 from support_reducer import SessionLog, approved_rename_log, tokens
 
 from agent_tui.events import Event
-from agent_tui.events.frames import Frame
+from agent_tui.events.frames import Frame, Transition
 from agent_tui.reducer import (
     DashboardState,
     SessionView,
@@ -122,7 +122,7 @@ def field_values(view: Any) -> dict[str, Any]:
 def test_the_sample_sets_every_field_of_every_view_away_from_its_default() -> None:
     state = project_state(rich_events())
     # `phase_live` is set by a frame from the engine's sink, never by an event.
-    apply_frame(state, Frame.transition("sess_lead", "executing", "turn_2"))
+    apply_frame(state, Frame.of("sess_lead", Transition("executing", "turn_2")))
     for cls in VIEWS:
         args: list[Any] = ["x"] if cls in (SessionView, TurnView, ToolCallView) else []
         defaults = field_values(cls(*args))

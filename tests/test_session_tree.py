@@ -12,8 +12,16 @@ from agent_tui.reducer.views import SessionView
 from agent_tui.runtime.session_dirs import StoredSession
 
 
+def _tree(links: list[tuple[str, str | None]]) -> SessionTree:
+    """A tree of `(session id, parent id or None)` pairs, children in the pairs' order."""
+    tree = SessionTree()
+    for session_id, parent in links:
+        tree.link(session_id, parent)
+    return tree
+
+
 def test_children_keep_the_order_they_were_linked_in() -> None:
-    tree = SessionTree.from_parents([("a", None), ("b", "a"), ("c", "a"), ("d", "b")])
+    tree = _tree([("a", None), ("b", "a"), ("c", "a"), ("d", "b")])
     assert tree.children("a") == ["b", "c"]
     assert tree.children("b") == ["d"]
     assert tree.children("d") == []
@@ -22,7 +30,7 @@ def test_children_keep_the_order_they_were_linked_in() -> None:
 
 
 def test_linking_again_where_it_is_keeps_its_place_and_elsewhere_moves_it() -> None:
-    tree = SessionTree.from_parents([("b", "a"), ("c", "a")])
+    tree = _tree([("b", "a"), ("c", "a")])
     tree.link("b", "a")
     assert tree.children("a") == ["b", "c"]
     tree.link("b", "c")
@@ -44,20 +52,20 @@ def test_children_linked_with_an_order_key_stay_sorted_by_it() -> None:
 
 
 def test_a_session_linked_under_itself_is_a_root() -> None:
-    tree = SessionTree.from_parents([("a", "a")])
+    tree = _tree([("a", "a")])
     assert tree.parent_of("a") is None
     assert tree.children("a") == []
     assert tree.descendants("a") == []
 
 
 def test_descendants_are_breadth_first_each_once_and_stop_at_a_cycle() -> None:
-    tree = SessionTree.from_parents([("b", "a"), ("c", "a"), ("d", "b"), ("e", "c"), ("a", "e")])
+    tree = _tree([("b", "a"), ("c", "a"), ("d", "b"), ("e", "c"), ("a", "e")])
     assert tree.descendants("a") == ["b", "c", "d", "e"]
     assert tree.descendants("d") == []
 
 
 def test_path_is_root_first_and_a_cycle_stops_it() -> None:
-    tree = SessionTree.from_parents([("b", "a"), ("c", "b")])
+    tree = _tree([("b", "a"), ("c", "b")])
     assert tree.path("c", str.upper) == ("A", "B", "C")
     tree.link("a", "c")  # a corrupt log: a → c → b → a
     assert tree.path("c", str) == ("a", "b", "c")
@@ -65,28 +73,19 @@ def test_path_is_root_first_and_a_cycle_stops_it() -> None:
 
 
 def test_roots_are_those_without_a_known_parent_in_the_given_order() -> None:
-    tree = SessionTree.from_parents([("b", "a"), ("x", "missing"), ("a", None)])
+    tree = _tree([("b", "a"), ("x", "missing"), ("a", None)])
     assert tree.roots(["b", "x", "a"]) == ["x", "a"]
     assert tree.roots({"b": 1, "a": 2}) == ["a"]
 
 
 def test_a_copy_is_independent() -> None:
-    tree = SessionTree.from_parents([("b", "a")])
+    tree = _tree([("b", "a")])
     copy = tree.copy()
     copy.link("c", "a")
     copy.link("b", None)
     assert tree.children("a") == ["b"]
     assert copy.children("a") == ["c"]
     assert len(tree) == 1
-
-
-def test_forget_drops_the_link_to_the_parent_but_children_keep_theirs() -> None:
-    tree = SessionTree.from_parents([("b", "a"), ("c", "b")])
-    tree.forget("b")
-    assert tree.children("a") == []
-    assert tree.parent_of("b") is None
-    assert tree.parent_of("c") == "b"
-    tree.forget("never-linked")  # a no-op
 
 
 @pytest.mark.parametrize(

@@ -75,10 +75,10 @@ class TestFrames:
             event.data["text"] = "x"  # type: ignore[index]
 
     def test_is_turn_end_only_for_end_transitions(self) -> None:
-        assert is_turn_end(Frame.transition("s", "end", "t1", reason="aborted"))
-        assert not is_turn_end(Frame.transition("s", "executing", "t1"))
-        assert not is_turn_end(Frame.event("s", "end"))
-        assert not is_turn_end(Frame.fatal("s", "end", "end"))
+        assert is_turn_end(Frame.of("s", Transition("end", "t1", "aborted")))
+        assert not is_turn_end(Frame.of("s", Transition("executing", "t1")))
+        assert not is_turn_end(Frame.of("s", RuntimeEvent("end")))
+        assert not is_turn_end(Frame.of("s", Fatal("end", "end")))
 
 
 class TestOrder:

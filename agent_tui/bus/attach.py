@@ -133,7 +133,6 @@ class AttachedBus:
         self.problems: list[str] = []
         self.connected = False
         self.disconnected_since: datetime | None = None
-        self.disconnects = 0
         self._connection: Client | None = None
         self._feed: StreamFeed | None = None
         self._presence: PresenceWatch | None = None
@@ -275,7 +274,6 @@ class AttachedBus:
         if self._closed or not self.connected:
             return
         self.connected = False
-        self.disconnects += 1
         self.disconnected_since = datetime.now(UTC)
         if self._presence is not None:
             self._presence.pause()
@@ -346,17 +344,10 @@ class AttachedBus:
     def listen(self, listener: Listener) -> Callable[[], None]:
         """Hear every folded event (and None for any other change); returns the unsubscribe."""
         self._listeners += (listener,)
-
-        def unsubscribe() -> None:
-            self._drop(listener)
-
-        return unsubscribe
+        return lambda: self._drop(listener)
 
     def _drop(self, listener: Listener) -> None:
-        listeners = list(self._listeners)
-        if listener in listeners:
-            listeners.remove(listener)
-        self._listeners = tuple(listeners)
+        self._listeners = tuple(other for other in self._listeners if other is not listener)
 
     def _deliver(self, host: str, event: Event) -> None:
         if host not in self._event_hosts:

@@ -158,14 +158,6 @@ async def connect(
     )
     await probe.close()
 
-    async def on_disconnect() -> None:
-        if disconnected is not None:
-            await disconnected()
-
-    async def on_reconnect() -> None:
-        if reconnected is not None:
-            await reconnected()
-
     async def on_error(reported: Exception) -> None:
         if error is not None:
             error(reported)
@@ -176,8 +168,8 @@ async def connect(
         max_reconnect_attempts=-1,
         reconnect_time_wait=RECONNECT_WAIT_S,
         error_cb=on_error,
-        disconnected_cb=on_disconnect,
-        reconnected_cb=on_reconnect,
+        disconnected_cb=disconnected,
+        reconnected_cb=reconnected,
     )
 
 

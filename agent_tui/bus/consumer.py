@@ -161,12 +161,11 @@ class StreamFeed:
             if info.state.messages == 0:
                 self._set_live()
         config = js_api.ConsumerConfig()
-        if self.last_stream_sequence:
+        # After a reconnect: on from the next stream sequence; else where the read was asked to begin.
+        start = self.last_stream_sequence + 1 if self.last_stream_sequence else self._start.sequence
+        if start is not None:
             policy = js_api.DeliverPolicy.BY_START_SEQUENCE
-            config.opt_start_seq = self.last_stream_sequence + 1
-        elif self._start.sequence is not None:
-            policy = js_api.DeliverPolicy.BY_START_SEQUENCE
-            config.opt_start_seq = self._start.sequence
+            config.opt_start_seq = start
         elif self._start.time is not None:
             policy = js_api.DeliverPolicy.BY_START_TIME
             config.opt_start_time = self._start.time

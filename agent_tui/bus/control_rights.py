@@ -82,30 +82,28 @@ class ControlRights:
         if self._probing:
             await asyncio.wait(set(self._probing))
 
-    async def _probe(self, hosts: Iterable[str]) -> None:
-        """Probe each of `hosts` not probed yet (see the module docstring)."""
+    async def _probe(self, host: str) -> None:
+        """Probe `host` unless it was already (see the module docstring)."""
         connection = self._connection
-        subjects = [control_subject(host, self.user) for host in hosts]
-        subjects = [s for s in subjects if s.lower() not in self._asked]
-        if connection is None or not subjects:
+        subject = control_subject(host, self.user)
+        key = subject.lower()
+        if connection is None or key in self._asked:
             return
-        keys = {subject.lower() for subject in subjects}
-        self._asked.update(keys)
+        self._asked.add(key)
         try:
-            for subject in subjects:
-                await connection.publish(subject, b"")  # no reply subject: the host ignores it
+            await connection.publish(subject, b"")  # no reply subject: the host ignores it
             await _round_trip(connection)
         except Exception:
-            self._asked.difference_update(keys)  # the bus away: probed again when seen again
+            self._asked.discard(key)  # the bus away: probed again when seen again
             return
-        self._decided.update(keys)
+        self._decided.add(key)
         self._changed()
 
     def see(self, host: str) -> None:
         """A host seen (a heartbeat, an event): decide it in the background if it is new."""
         if self._connection is None or control_subject(host, self.user).lower() in self._asked:
             return
-        task = asyncio.get_running_loop().create_task(self._probe([host]))
+        task = asyncio.get_running_loop().create_task(self._probe(host))
         self._probing.add(task)
         task.add_done_callback(self._probing.discard)
 

@@ -24,9 +24,10 @@ from typing import Any
 
 import orjson
 
+from agent_tui.bus.attach_target import BusUnreachable
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.control_server import ControlServer
-from agent_tui.bus.host_link import BusLink, BusUnreachable
+from agent_tui.bus.host_link import BusLink
 from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
 from agent_tui.bus.protocol import (
     HostNotice,
@@ -40,7 +41,6 @@ from agent_tui.bus.protocol import (
 )
 from agent_tui.bus.publisher import Publisher, RefillFailed
 from agent_tui.engine.engine import SessionEngine
-from agent_tui.engine.permissions import PermissionRequest
 from agent_tui.runtime.command_executor import CommandExecutor, Refused, review_limit
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.store.jsonl import iter_lines
@@ -282,19 +282,7 @@ class HostLog:
                 )
             )
         questions = self.engine.questions
-        waiting = [_waiting(r) for r in questions.waiting()] if questions.answerer is None else []
+        asked = questions.waiting() if questions.answerer is None else []
+        # The engine's questions are the one owner: the reply reads their fields by name.
+        waiting = [WaitingRequest.model_validate(request, from_attributes=True) for request in asked]
         return HostSessions(host=host, sessions=summaries, waiting=waiting).model_dump(by_alias=True)
-
-
-def _waiting(request: PermissionRequest) -> WaitingRequest:
-    return WaitingRequest(
-        sessionId=request.session_id,
-        requestId=request.request_id,
-        toolCallId=request.tool_call_id,
-        tool=request.tool,
-        risk=request.risk,
-        argsPreview=request.args_preview,
-        warning=request.warning,
-        reason=request.reason,
-        agentPath=list(request.agent_path),
-    )

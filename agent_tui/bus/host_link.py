@@ -20,15 +20,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import nats
 from nats.aio.client import Client, Server
 from nats.js import JetStreamContext
 
+from agent_tui.bus.attach_target import BusUnreachable
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.credentials import bus_user, connect_options, describe_failure, scrub
+from agent_tui.bus.presence import now
 from agent_tui.bus.protocol import inbox_prefix
 
 MAX_RETRY_S = 5.0
@@ -36,10 +37,6 @@ CONNECT_TIMEOUT_S = 3.0
 RECONNECT_WAIT_S = 0.5
 PUBLISH_WINDOW = 1024
 """At most this many events published and not yet acknowledged (`js.publish_async`)."""
-
-
-class BusUnreachable(Exception):
-    """The bus could not be reached; the message is one sentence without any secret."""
 
 
 Watcher = Callable[[bool], Awaitable[None] | None]
@@ -95,10 +92,10 @@ class BusLink:
                 reconnect_time_wait=RECONNECT_WAIT_S,
                 max_reconnect_attempts=-1,
                 allow_reconnect=True,
-                disconnected_cb=self._disconnected,
-                reconnected_cb=self._reconnected,
+                disconnected_cb=self._down,
+                reconnected_cb=self._up,
                 error_cb=self._error,
-                closed_cb=self._closed,
+                closed_cb=self._down,
                 reconnect_to_server_handler=self._follow_record if self.settings.local_record else None,
                 **options,
             )
@@ -125,7 +122,7 @@ class BusLink:
                 return
             except BusUnreachable as error:
                 if not told:
-                    self.away_since = _now()
+                    self.away_since = now()
                     self.say(f"{error}; agents go on and log; trying again in the background")
                     told = True
                 self.first_try.set()
@@ -146,7 +143,7 @@ class BusLink:
         if self.connected.is_set():
             self.connected.clear()
             self.lost.set()
-            self.away_since = _now()
+            self.away_since = now()
             if not self._closing:
                 self.say(f"bus at {self.url} is away; agents go on and log; trying again in the background")
             await self._tell(False)
@@ -175,15 +172,6 @@ class BusLink:
             client._nkeys_seed = str(self.settings.creds_file)
             client._setup_nkeys_connect()
         return None, RECONNECT_WAIT_S
-
-    async def _disconnected(self) -> None:
-        await self._down()
-
-    async def _reconnected(self) -> None:
-        await self._up()
-
-    async def _closed(self) -> None:
-        await self._down()
 
     async def _error(self, error: Exception) -> None:
         if isinstance(error, (nats.errors.StaleConnectionError, ConnectionError, OSError)):
@@ -215,10 +203,6 @@ class BusLink:
 CLOSE_TIMEOUT_S = 5.0
 """How long closing the connection may take: a client stuck in a reconnect never holds up the
 host's exit."""
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 async def _quiet(_error: Exception) -> None:

@@ -229,7 +229,7 @@ def ensure_local_server() -> tuple[LocalServerInfo, bool]:
         store=str(store),
         startedAt=datetime.now(UTC).isoformat(),
     )
-    _write_private(local_server_file(), info.model_dump_json(by_alias=True))
+    write_private(local_server_file(), info.model_dump_json(by_alias=True).encode())
     return info, True
 
 
@@ -269,12 +269,12 @@ def _start(
     shutil.rmtree(ports, ignore_errors=True)
     ports.mkdir(mode=0o700)
     config = folder / "nats-server.conf"
-    _write_private(
+    write_private(
         config,
         f"listen: 127.0.0.1:{port if port is not None else -1}\n"
         f"authorization {{ users = [ {{ nkey: {json.dumps(public_key)} }} ] }}\n"
         f"jetstream {{ store_dir: {json.dumps(str(store))} }}\n"
-        f"ports_file_dir: {json.dumps(str(ports))}\n",
+        f"ports_file_dir: {json.dumps(str(ports))}\n".encode(),
     )
     log = folder / "nats-server.log"
     out = open_private(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -325,8 +325,3 @@ def stop_local_server() -> bool:
         return False
     os.kill(info.pid, signal.SIGTERM)
     return True
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write `text` to `path`, readable by this user only, replacing it whole."""
-    write_private(path, text.encode())

@@ -27,9 +27,12 @@ from nats.js.kv import KeyValue
 
 from agent_tui.bus.protocol import NAMES_BUCKET, PRESENCE_BUCKET, NameClaim, Presence
 
+HOST_HINT = "choose another with --host"
+"""What a refused host can do (a dashboard is told to choose another name its own way)."""
+
 
 class NameTaken(Exception):
-    def __init__(self, claim: NameClaim, hint: str = "choose another with --host") -> None:
+    def __init__(self, claim: NameClaim, hint: str = HOST_HINT) -> None:
         self.claim = claim
         super().__init__(
             f"the name {claim.name!r} is in use on the bus by a {claim.kind} (pid {claim.pid} on "
@@ -85,7 +88,7 @@ class BusPresence:
         self.stream = stream
         self.claim = claim
         self.ttl_s = ttl_s
-        self._hint = hint  # what a refused claimant can do (NameTaken's default: --host)
+        self._hint = hint or HOST_HINT  # what a refused claimant can do
         self.names: KeyValue | None = None
         self.hosts: KeyValue | None = None
 
@@ -107,15 +110,12 @@ class BusPresence:
         ours = holder.pid == self.claim.pid and holder.machine == self.claim.machine
         gone = holder.machine == self.claim.machine and not alive(holder.pid)
         if not (ours or gone):
-            raise self._taken(holder)
+            raise NameTaken(holder, self._hint)
         try:
             await names.update(self.claim.name, value, last=entry.revision)
         except KeyWrongLastSequenceError:
             latest = await names.get(self.claim.name)
-            raise self._taken(NameClaim.model_validate_json(latest.value or b"{}")) from None
-
-    def _taken(self, holder: NameClaim) -> NameTaken:
-        return NameTaken(holder) if self._hint is None else NameTaken(holder, self._hint)
+            raise NameTaken(NameClaim.model_validate_json(latest.value or b"{}"), self._hint) from None
 
     async def beat(self, presence: Presence | None) -> None:
         """Renew the name and, for a host, its presence."""

@@ -190,7 +190,7 @@ def sequence_of(message_id_text: str) -> tuple[str, int] | None:
 
 
 class _Message(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
 
 class ControlRequest(_Message):
@@ -225,8 +225,6 @@ class Presence(_Message):
     heartbeat_s: float = Field(default=DEFAULT_HEARTBEAT_S, alias="heartbeatS")
     ttl_s: float = Field(default=DEFAULT_PRESENCE_TTL_S, alias="ttlS")
 
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
 
 class NameClaim(_Message):
     """Who holds a name on the bus."""
@@ -252,8 +250,6 @@ class WaitingRequest(_Message):
     reason: str | None = None
     agent_path: list[str] = Field(default_factory=list, alias="agentPath")
 
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
 
 class SessionSummary(_Message):
     """One session of a host, as the `sessions` action tells it."""
@@ -270,8 +266,6 @@ class SessionSummary(_Message):
     created: dict[str, Any] = Field(default_factory=dict)
     """The `session.created` payload (title, agentName, cwd, ...)."""
     running: bool = False
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
 
 class HostSessions(_Message):

@@ -3,7 +3,6 @@
 from agent_tui.events.args_preview import args_preview
 from agent_tui.events.clients import (
     OUR_CLIENT,
-    TERMINAL_CLIS,
     driven_from_its_terminal,
     is_ours,
     terminal_cli,
@@ -19,7 +18,7 @@ from agent_tui.events.model import (
     log_line_json_schema,
 )
 from agent_tui.events.terminal_text import visible, visible_json, visible_runs
-from agent_tui.events.turn_vocabulary import ENDINGS, Ending, EndTone, TurnEnd
+from agent_tui.events.turn_vocabulary import ENDINGS, EndTone
 from agent_tui.events.validation import event_from_dict, event_from_json, payload_from
 from agent_tui.events.wording import counted
 
@@ -28,13 +27,10 @@ __all__ = [
     "EVENT_TYPES",
     "OUR_CLIENT",
     "PAYLOADS",
-    "TERMINAL_CLIS",
     "EndTone",
-    "Ending",
     "Event",
     "EventValidationError",
     "Frame",
-    "TurnEnd",
     "args_preview",
     "counted",
     "driven_from_its_terminal",

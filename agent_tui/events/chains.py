@@ -46,7 +46,6 @@ from agent_tui.events.model import CALL_PROGRESS_TYPES, Event
 @dataclass
 class _Call:
     tool: str
-    requested: bool = False
     decisions: list[tuple[str, str]] = field(default_factory=list)
     started: bool = False
     answered: bool = False
@@ -168,7 +167,7 @@ def _in_the_open_turn(check: _SessionCheck, event: Event, bad: Callable[[Event, 
     elif kind == "model.tool_call_requested":
         if payload["toolCallId"] in check.calls:
             bad(event, "tool call id requested twice")
-        check.calls[payload["toolCallId"]] = _Call(payload["tool"], requested=True)
+        check.calls[payload["toolCallId"]] = _Call(payload["tool"])
     elif kind in CALL_PROGRESS_TYPES:
         call = check.calls.get(payload.get("toolCallId", "")) if "toolCallId" in payload else None
         if call is None:

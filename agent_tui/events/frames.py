@@ -135,27 +135,6 @@ class Frame:
         """A frame whose family is read off its body."""
         return cls(session_id, family_of(body), body)
 
-    @classmethod
-    def transition(
-        cls,
-        session_id: str,
-        to: Phase,
-        turn_id: str,
-        *,
-        reason: EndReasonKind | None = None,
-        error: FrameError | None = None,
-        responded: ResponseMeta | None = None,
-    ) -> Frame:
-        return cls(session_id, "transition", Transition(to, turn_id, reason, error, responded))
-
-    @classmethod
-    def event(cls, session_id: str, kind: str, data: Mapping[str, Any] | None = None) -> Frame:
-        return cls(session_id, "event", RuntimeEvent(kind, data or {}))
-
-    @classmethod
-    def fatal(cls, session_id: str, code: str, message: str) -> Frame:
-        return cls(session_id, "fatal", Fatal(code, message))
-
 
 def is_turn_end(frame: Frame) -> bool:
     """True for a transition frame to `end`: the last frame of a turn's stream."""

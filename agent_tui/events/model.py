@@ -197,9 +197,15 @@ class Usage(_Payload):
     costUsd: float | None = None
 
     def fields(self) -> dict[str, Any]:
-        """The payload (unknown fields left out, in the log's order)."""
+        """The payload (unknown fields left out, in the log's order; a `ModelUsage`'s step first)."""
+        step = self.step if isinstance(self, ModelUsage) else None
         return usage_fields(
-            self.promptTokens, self.completionTokens, self.cachedTokens, self.cacheWriteTokens, self.costUsd
+            self.promptTokens,
+            self.completionTokens,
+            self.cachedTokens,
+            self.cacheWriteTokens,
+            self.costUsd,
+            step,
         )
 
     @classmethod
@@ -287,17 +293,6 @@ class ModelUsage(Usage):
         writes one per source message."""
         cost = prices.cost_usd(model, prompt, completion, cached, written)
         return usage_fields(prompt, completion, cached, written, cost, step)
-
-    def fields(self) -> dict[str, Any]:
-        """The `model.usage` payload: the step, then the usage's fields."""
-        return usage_fields(
-            self.promptTokens,
-            self.completionTokens,
-            self.cachedTokens,
-            self.cacheWriteTokens,
-            self.costUsd,
-            self.step,
-        )
 
 
 def usage_fields(

@@ -90,14 +90,6 @@ class SessionTree:
         self._children: dict[str, list[str]] = {}
         self._order: dict[str, Any] = {}
 
-    @classmethod
-    def from_parents(cls, links: Iterable[tuple[str, str | None]]) -> SessionTree:
-        """A tree of `(session id, parent id or None)` pairs, children in the pairs' order."""
-        tree = cls()
-        for session_id, parent in links:
-            tree.link(session_id, parent)
-        return tree
-
     # -- writing -----------------------------------------------------------------------------
 
     def link(self, session_id: str, parent: str | None, order: Any = None) -> None:
@@ -123,12 +115,6 @@ class SessionTree:
         else:
             self._order[session_id] = order
             insort(siblings, session_id, key=self._order.__getitem__)
-
-    def forget(self, session_id: str) -> None:
-        """Drop the session's link to its parent (its children keep theirs to it)."""
-        old = self._parent.get(session_id)
-        if old is not None:
-            self._unlink(session_id, old)
 
     def _unlink(self, session_id: str, parent: str) -> None:
         del self._parent[session_id]

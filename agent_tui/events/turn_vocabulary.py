@@ -22,7 +22,7 @@ Invariants this module guarantees:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from agent_tui.events.model import StopReason, TurnErrorCode, Usage
 
@@ -174,14 +174,9 @@ class TurnEnd:
 
     def payload(self) -> dict[str, object]:
         """The `turn.completed` payload for this ending (fields that are unset are left out)."""
-        payload: dict[str, object] = {"stopReason": self.stop_reason}
-        if self.error_code is not None:
-            payload["errorCode"] = self.error_code
-        if self.usage is not None:
-            payload["usage"] = self.usage.fields()
-        if self.message is not None:
-            payload["message"] = self.message
-        return payload
+        usage = self.usage.fields() if self.usage is not None else None
+        known = given(errorCode=self.error_code, usage=usage, message=self.message)
+        return {"stopReason": self.stop_reason, **known}
 
     @classmethod
     def final(cls, usage: Usage | None = None) -> TurnEnd:
@@ -194,3 +189,8 @@ class TurnEnd:
     @classmethod
     def failed(cls, code: TurnErrorCode, message: str | None = None, usage: Usage | None = None) -> TurnEnd:
         return cls("error", error_code=code, message=message, usage=usage)
+
+
+def given(**fields: Any) -> dict[str, Any]:
+    """The fields that are known (`None`: left out of a payload), in the order given."""
+    return {name: value for name, value in fields.items() if value is not None}

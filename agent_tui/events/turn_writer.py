@@ -40,7 +40,7 @@ from collections.abc import Awaitable, Callable, Collection, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_tui.events.turn_vocabulary import TurnEnd
+from agent_tui.events.turn_vocabulary import TurnEnd, given
 
 Commit = Callable[[str | None, str, dict[str, Any]], Awaitable[object]]
 """Store one event: `(turn id, event type, fields)`."""
@@ -153,24 +153,22 @@ class TurnWriter:
         self._said = False  # text (or the empty delta) written since the step began
         self._recorded = False  # a source.record written in this turn
 
+    def _put(self, kind: str, **fields: Any) -> Awaitable[object]:
+        """Commit one event of this turn whose payload is `fields` as given."""
+        return self._commit(self.turn_id, kind, fields)
+
     # -- the turn --------------------------------------------------------------------------------
     def start(self, prompt: str, input_id: str | None = None) -> Awaitable[object]:
         turn_id = self.turn_id
-        message: dict[str, Any] = {"content": prompt}
-        if input_id is not None:
-            message["inputId"] = input_id
         commit = self._commit
         return Then(
             commit(turn_id, "turn.started", {"promptPreview": prompt[:PREVIEW_CHARS]}),
-            commit(turn_id, "user.message", message),
+            commit(turn_id, "user.message", {"content": prompt} | given(inputId=input_id)),
         )
 
     def steer(self, text: str, input_id: str | None = None) -> Awaitable[object]:
         """Input taken into the running turn (not a new prompt)."""
-        message: dict[str, Any] = {"content": text}
-        if input_id is not None:
-            message["inputId"] = input_id
-        message["steered"] = True
+        message: dict[str, Any] = {"content": text, **given(inputId=input_id), "steered": True}
         return self._commit(self.turn_id, "user.message", message)
 
     def end(
@@ -204,17 +202,11 @@ class TurnWriter:
     def context_built(self, step: int, tokens: dict[str, int], max_context_tokens: int) -> Awaitable[object]:
         """A model call's context is ready: a step begins."""
         self._said = False
-        return self._commit(
-            self.turn_id,
-            "context.built",
-            {"step": step, "tokens": tokens, "maxContextTokens": max_context_tokens},
-        )
+        return self._put("context.built", step=step, tokens=tokens, maxContextTokens=max_context_tokens)
 
     def compacted(self, step: int, before: int, after: int, summary: str) -> Awaitable[object]:
-        return self._commit(
-            self.turn_id,
-            "context.compacted",
-            {"step": step, "beforeTokens": before, "afterTokens": after, "summary": summary},
+        return self._put(
+            "context.compacted", step=step, beforeTokens=before, afterTokens=after, summary=summary
         )
 
     def delta(self, text: str) -> Awaitable[object]:
@@ -222,13 +214,13 @@ class TurnWriter:
         if not text:
             return DONE
         self._said = True
-        return self._commit(self.turn_id, "model.delta", {"text": text})
+        return self._put("model.delta", text=text)
 
     async def answered(self) -> None:
         """The model answered without asking for tools: an answer without text is an empty delta."""
         if not self._said:
             self._said = True
-            await self._commit(self.turn_id, "model.delta", {"text": ""})
+            await self._put("model.delta", text="")
 
     def model_usage(self, fields: dict[str, Any]) -> Awaitable[object]:
         """What the step's model call used (its `ModelUsage.fields()`), once its stream ended
@@ -236,30 +228,21 @@ class TurnWriter:
         return self._commit(self.turn_id, "model.usage", fields)
 
     def retry(self, attempt: int, delay_ms: int, reason: str) -> Awaitable[object]:
-        return self._commit(
-            self.turn_id, "model.retry", {"attempt": attempt, "delayMs": delay_ms, "reason": reason}
-        )
+        return self._put("model.retry", attempt=attempt, delayMs=delay_ms, reason=reason)
 
     def delivered(self, child_session_id: str, agent_name: str, status: str, text: str) -> Awaitable[object]:
         """A sub-agent's result, taken into this turn."""
-        return self._commit(
-            self.turn_id,
-            "subagent.delivered",
-            {"childSessionId": child_session_id, "agentName": agent_name, "status": status, "text": text},
-        )
+        fields = {"childSessionId": child_session_id, "agentName": agent_name, "status": status, "text": text}
+        return self._commit(self.turn_id, "subagent.delivered", fields)
 
     def record(self, fmt: str, record_type: str, data: dict[str, Any]) -> Awaitable[object]:
         """What the source said that our events cannot (a `source.record` of this turn)."""
         self._recorded = True
-        return self._commit(
-            self.turn_id, "source.record", {"format": fmt, "recordType": record_type, "data": data}
-        )
+        return self._put("source.record", format=fmt, recordType=record_type, data=data)
 
     # -- tool calls ------------------------------------------------------------------------------
     def request_call(self, call_id: str, tool: str, args: dict[str, Any]) -> Awaitable[object]:
-        return self._commit(
-            self.turn_id, "model.tool_call_requested", {"toolCallId": call_id, "tool": tool, "args": args}
-        )
+        return self._put("model.tool_call_requested", toolCallId=call_id, tool=tool, args=args)
 
     def request_permission(
         self,
@@ -273,19 +256,10 @@ class TurnWriter:
         warning: str | None = None,
         options: Sequence[Mapping[str, str]] | None = None,
     ) -> Awaitable[object]:
-        fields: dict[str, Any] = {
-            "requestId": request_id,
-            "toolCallId": call_id,
-            "tool": tool,
-            "risk": risk,
-            "argsPreview": args_preview,
-        }
-        if reason is not None:
-            fields["reason"] = reason
-        if warning is not None:
-            fields["warning"] = warning
-        if options:
-            fields["options"] = [dict(option) for option in options]
+        fields: dict[str, Any] = {"requestId": request_id, "toolCallId": call_id, "tool": tool, "risk": risk}
+        fields["argsPreview"] = args_preview
+        offered = [dict(option) for option in options] if options else None
+        fields |= given(reason=reason, warning=warning, options=offered)
         return self._commit(self.turn_id, "permission.requested", fields)
 
     def resolve(
@@ -302,20 +276,9 @@ class TurnWriter:
     ) -> Awaitable[object]:
         """One `permission.resolved` of a call's request (the policy's `ask`, or an answer;
         `by`: who answered, when the answer came over a bus)."""
-        fields: dict[str, Any] = {
-            "requestId": request_id,
-            "toolCallId": call_id,
-            "decision": decision,
-            "actor": actor,
-        }
-        if policy is not None:
-            fields["policy"] = policy
-        if reason is not None:
-            fields["reason"] = reason
-        if remember is not None:
-            fields["remember"] = remember
-        if by is not None:
-            fields["by"] = by
+        fields: dict[str, Any] = {"requestId": request_id, "toolCallId": call_id, "decision": decision}
+        fields["actor"] = actor
+        fields |= given(policy=policy, reason=reason, remember=remember, by=by)
         return self._commit(self.turn_id, "permission.resolved", fields)
 
     async def deny_call(
@@ -334,30 +297,21 @@ class TurnWriter:
         await self.fail_call(call_id, tool, "permission_denied", message)
 
     def start_call(self, call_id: str, tool: str, args_preview: str) -> Awaitable[object]:
-        return self._commit(
-            self.turn_id, "tool.started", {"toolCallId": call_id, "tool": tool, "argsPreview": args_preview}
-        )
+        return self._put("tool.started", toolCallId=call_id, tool=tool, argsPreview=args_preview)
 
     def call_output(self, call_id: str, stream: str, text: str) -> Awaitable[object]:
-        return self._commit(
-            self.turn_id, "tool.delta", {"toolCallId": call_id, "stream": stream, "text": text}
-        )
+        return self._put("tool.delta", toolCallId=call_id, stream=stream, text=text)
 
     def complete_call(
         self, call_id: str, tool: str, result: str, exit_code: int | None = None, truncated: bool = False
     ) -> Awaitable[object]:
         fields: dict[str, Any] = {"toolCallId": call_id, "tool": tool, "result": result}
-        if exit_code is not None:
-            fields["exitCode"] = exit_code
+        fields |= given(exitCode=exit_code)
         fields["truncated"] = truncated
         return self._commit(self.turn_id, "tool.completed", fields)
 
     def fail_call(self, call_id: str, tool: str, code: str, message: str) -> Awaitable[object]:
-        return self._commit(
-            self.turn_id,
-            "tool.failed",
-            {"toolCallId": call_id, "tool": tool, "errorCode": code, "message": message},
-        )
+        return self._put("tool.failed", toolCallId=call_id, tool=tool, errorCode=code, message=message)
 
     def deny(self, call_id: str, tool: str) -> Awaitable[object]:
         """The end of a call that was denied permission."""

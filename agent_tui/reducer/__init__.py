@@ -8,36 +8,28 @@ every cost total is, `earlier_spend` what a session listed from its last turn sp
 `timestamps` the durations read from event times, `agent_reports` an ACP agent's plan and mode.
 """
 
-from agent_tui.events.turn_vocabulary import Phase
-from agent_tui.reducer.attention import AttentionPolicy, Notification, Occurrence
+from agent_tui.reducer.attention import AttentionPolicy, Notification
 from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, usage_events
 from agent_tui.reducer.fold import apply_event, project_state
 from agent_tui.reducer.spend import NO_SPEND, Spend
 from agent_tui.reducer.timestamps import epoch_ms, ms_between
 from agent_tui.reducer.turn_events import apply_frame
 from agent_tui.reducer.views import (
-    MAX_TRANSCRIPT_ENTRIES,
     OUTPUT_CHARS,
     RESULT_CHARS,
     TEXT_CHARS,
     AgentModeView,
     DashboardState,
-    DeliveryView,
-    OptionView,
     PermissionView,
     PlanEntryView,
-    SessionStatus,
     SessionView,
     ToolCallView,
-    ToolStatus,
     TranscriptEntry,
-    TranscriptRole,
     TurnUsage,
     TurnView,
 )
 
 __all__ = [
-    "MAX_TRANSCRIPT_ENTRIES",
     "NO_SPEND",
     "OUTPUT_CHARS",
     "RESULT_CHARS",
@@ -45,21 +37,14 @@ __all__ = [
     "AgentModeView",
     "AttentionPolicy",
     "DashboardState",
-    "DeliveryView",
     "EarlierSpend",
     "Notification",
-    "Occurrence",
-    "OptionView",
     "PermissionView",
-    "Phase",
     "PlanEntryView",
-    "SessionStatus",
     "SessionView",
     "Spend",
     "ToolCallView",
-    "ToolStatus",
     "TranscriptEntry",
-    "TranscriptRole",
     "TurnUsage",
     "TurnView",
     "add_earlier_spend",

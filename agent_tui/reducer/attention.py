@@ -9,8 +9,8 @@ Invariants:
 - what counts: an approval waiting (for any agent, a sub-agent's too: only the user can answer
   it), a root agent's turn that ended with an error, a root agent's turn that finished, and a
   budget warning: a tree's spend (its `model.usage`s) reaching `NEAR_SHARE` of a budget
-  recorded in its log (`session.created.budget`, `session.budget`), told once per budget set,
-  or by whoever else keeps budgets (`budget_warning`). Nothing else: a sub-agent's
+  recorded in its log (`session.created.budget`, `session.budget`), told once per budget set.
+  Nothing else: a sub-agent's
   turns ending, its errors (its parent hears them) and every other event are never told;
 - only while the user is away (`present(False)`, the terminal lost focus) and only once
   `arm`ed (the stored sessions a start-up folds are history, not news); coming back clears what
@@ -175,10 +175,6 @@ class AttentionPolicy:
                     self._add("error", session, detail, event.turn_id or event.id)
                 elif reason == "final":
                     self._add("finished", session, "finished", event.turn_id or event.id)
-
-    def budget_warning(self, session_id: str, text: str) -> None:
-        """A budget is nearly spent (or spent): told like the rest."""
-        self._add("budget", session_id, text, f"budget:{session_id}:{text}")
 
     def due(self) -> Notification | None:
         """The notification to send now, if one is due (what it sums up is then told)."""

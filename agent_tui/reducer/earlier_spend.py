@@ -109,13 +109,8 @@ def usage_events(session_id: str, found: EarlierSpend) -> list[Event]:
         if unpriced:
             told.append(("model.usage", ts, {"step": 0, "promptTokens": unpriced, "completionTokens": 0}))
     if found.budget is not None:
-        told.append(
-            (
-                "session.budget",
-                "1970-01-01T00:00:00.000Z",
-                {"usd": found.budget[0], "tokens": found.budget[1]},
-            )
-        )
+        usd, tokens = found.budget
+        told.append(("session.budget", "1970-01-01T00:00:00.000Z", {"usd": usd, "tokens": tokens}))
     return [
         Event(
             id=f"earlier_{n}",

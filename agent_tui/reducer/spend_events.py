@@ -20,7 +20,7 @@ from typing import Any
 
 from agent_tui.events import Event
 from agent_tui.reducer.spend import NO_SPEND, Spend, spend_of
-from agent_tui.reducer.turn_writes import Handler, close_assistant, turn_for
+from agent_tui.reducer.turn_writes import Handler, close_assistant, close_last, turn_for
 from agent_tui.reducer.views import DashboardState, SessionView, TurnView
 
 
@@ -59,9 +59,7 @@ def record_budget(session: SessionView, budget: dict[str, Any] | None) -> None:
 
 
 def _on_session_budget(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    if turns and turns[-1]._open is not None:
-        close_assistant(turns[-1])
+    close_last(session)
     record_budget(session, event.payload)
 
 

@@ -28,6 +28,7 @@ from agent_tui.reducer.turn_writes import (
     Handler,
     add_entry,
     close_assistant,
+    close_last,
     drop_pending,
     open_turn,
     turn_for,
@@ -45,9 +46,7 @@ from agent_tui.reducer.views import (
 
 
 def _on_session_created(state: DashboardState, session: SessionView, event: Event) -> None:
-    turns = session.turns
-    if turns and turns[-1]._open is not None:  # (a repeated one, in a corrupt log)
-        close_assistant(turns[-1])
+    close_last(session)  # (a repeated one, in a corrupt log)
     payload = event.payload
     session.cwd = payload["cwd"]
     session.client = payload["client"]
@@ -74,9 +73,8 @@ def _link_parent(state: DashboardState, session: SessionView, parent: str | None
 
 
 def _on_turn_started(state: DashboardState, session: SessionView, event: Event) -> None:
+    close_last(session)  # a new turn ends the message being streamed
     turns = session.turns
-    if turns and turns[-1]._open is not None:  # a new turn ends the message being streamed
-        close_assistant(turns[-1])
     turn_id = event.turn_id
     if turn_id is not None and (not turns or turns[-1].turn_id != turn_id):
         turn = open_turn(state, session, turn_id, event.sequence, event.ts)  # what `turn_of` would do
@@ -195,9 +193,7 @@ def _on_source_record(state: DashboardState, session: SessionView, event: Event)
     if event.payload["format"] == "acp":  # an ACP agent's plan or mode, if it is one
         fold_agent_report(session, event.payload["recordType"], event.payload["data"])
     if event.turn_id is None:  # session-level (between an imported log's turns): counted only
-        turns = session.turns
-        if turns and turns[-1]._open is not None:
-            close_assistant(turns[-1])
+        close_last(session)
         return
     turn = turn_for(state, session, event)
     record_type = event.payload["recordType"]

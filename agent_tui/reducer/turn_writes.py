@@ -110,6 +110,14 @@ def close_assistant(turn: TurnView) -> None:
         turn._text_head = head[-TEXT_CHARS:] if len(head) > TEXT_CHARS else head
 
 
+def close_last(session: SessionView) -> None:
+    """End the model call being streamed in the session's last turn, if any (a turn's start, a
+    budget, a session-level record: every event but a delta ends the message being streamed)."""
+    turns = session.turns
+    if turns and turns[-1]._open is not None:
+        close_assistant(turns[-1])
+
+
 def add_entry(turn: TurnView, role: str, text: str, steered: bool, ref: str | None) -> None:
     """Append a transcript entry, after what the model streamed so far (which it closes)."""
     if turn._open is not None:

@@ -21,6 +21,8 @@ Invariants this module guarantees:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import reduce
+from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 from agent_tui.events.session_tree import SessionTree, session_label
@@ -368,7 +370,7 @@ class DashboardState:
     def pending_permissions(self) -> list[PermissionView]:
         """Every approval waiting for the user, across sessions, in the order they were asked."""
         pending = list(self._pending.values())
-        pending.sort(key=_asked_order)
+        pending.sort(key=attrgetter("order"))
         return pending
 
     def tree_spend(self, session_id: str) -> Spend:
@@ -380,10 +382,7 @@ class DashboardState:
 
     def total_spend(self) -> Spend:
         """What every session of this state spent."""
-        total = NO_SPEND
-        for session in self.sessions.values():
-            total = total.plus(session.spend)
-        return total
+        return reduce(Spend.plus, (session.spend for session in self.sessions.values()), NO_SPEND)
 
     def running_count(self) -> int:
         """How many sessions have a turn that started and has not completed."""
@@ -413,7 +412,7 @@ class DashboardState:
                     **_agent_reports_dump(s),
                     "turns": [_turn_dump(t) for t in s.turns],
                 }
-                for s in sorted(self.sessions.values(), key=_by_id)
+                for s in sorted(self.sessions.values(), key=attrgetter("session_id"))
             ]
         }
 
@@ -433,14 +432,6 @@ new_named_tuple = tuple.__new__
 def tree_order(session: SessionView) -> tuple[str, str]:
     """Where a session stands among its siblings (and the roots): oldest first."""
     return (session.created_ts, session.session_id)
-
-
-def _by_id(session: SessionView) -> str:
-    return session.session_id
-
-
-def _asked_order(view: PermissionView) -> int:
-    return view.order
 
 
 def _agent_reports_dump(session: SessionView) -> dict[str, Any]:
