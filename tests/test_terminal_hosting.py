@@ -4,6 +4,7 @@ a real Unix socket whose closing withdraws the question."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -30,7 +31,8 @@ from agent_tui.events.chains import chain_violations
 from agent_tui.runtime import commands as c
 from agent_tui.runtime.command_executor import CommandExecutor
 from agent_tui.terminal.agents import TerminalAgents, hand_back_after, hook_socket
-from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Cli, Reply, event_line
+from agent_tui.terminal.hook_socket import NO_DECISION, Reply
+from agent_tui.terminal.hook_wire import MAX_LINE, Cli, event_line
 from agent_tui.terminal.logs import TranscriptRefused
 from agent_tui.terminal.questions import IN_TERMINAL, STOPPED
 
@@ -275,7 +277,7 @@ class _Socket:
                 reply = await self.agents.handle(request["cli"], request["event"])
                 group.cancel_scope.cancel()
             if reply is not None:  # (None: the hook hung up, the handler was cancelled)
-                await stream.send(reply.line())
+                await stream.send(orjson.dumps(dataclasses.asdict(reply)) + b"\n")
 
     @staticmethod
     async def _closed_then_cancel(closed: Any, group: Any) -> None:
@@ -304,7 +306,7 @@ class TestRealSocket:
                 async def send(event: dict[str, Any]) -> Reply:
                     async with await connect(event) as hook:
                         reply = anyio.streams.buffered.BufferedByteReceiveStream(hook)
-                        return Reply.parse(await reply.receive_until(b"\n", MAX_LINE))
+                        return Reply(**orjson.loads(await reply.receive_until(b"\n", MAX_LINE)))
 
                 assert await send(cli.edit_hook("PreToolUse")) == NO_DECISION
                 replies: list[Reply] = []

@@ -21,7 +21,7 @@ from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.store import JsonlFileEventStore
-from agent_tui.terminal.hook_wire import NO_DECISION, Reply
+from agent_tui.terminal.hook_socket import NO_DECISION, Reply
 from agent_tui.terminal.logs import TerminalLogs, TranscriptRefused
 from agent_tui.terminal.questions import HANDED_BACK, IN_TERMINAL, STOPPED, TerminalHooks
 

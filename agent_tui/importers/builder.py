@@ -80,10 +80,14 @@ class LineImporter:
 
     overlong = 0
     """The length of the line past the cap being fed (bytes), read by `overlong_record`."""
+    format: str
+    """The source format's name (`claude-code`, `codex`)."""
 
     def __init__(self, label: str, prices: PriceTable | None) -> None:
         self.label = label
         self.prices = prices
+        self.sessions: dict[str, SessionBuilder] = {}
+        """Our sessions the file's lines made, by session id."""
         self.out: list[LogLine] = []
         self.warnings: list[str] = []
         self.counts = ImportCounts()

@@ -97,7 +97,6 @@ class ClaudeCodeImporter(LineImporter):
     ) -> None:
         super().__init__(label, prices)
         self.agent_hints = agent_hints or {}
-        self.sessions: dict[str, SessionBuilder] = {}
         self._current: SessionBuilder | None = None  # the main session of the latest line
         self._early: list[tuple[str, str, dict[str, Any], str | None]] = []  # before any session
         self._side_roots: dict[str, str] = {}  # sidechain uuid → its child key

@@ -33,8 +33,8 @@ import orjson
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.importers.locations import recent_sessions
 from agent_tui.providers.config import Config, ConfigError
-from agent_tui.terminal.hook_socket import HookSocket, HookSocketError
-from agent_tui.terminal.hook_wire import CLIS, Cli, Reply
+from agent_tui.terminal.hook_socket import HookSocket, HookSocketError, Reply
+from agent_tui.terminal.hook_wire import CLIS, Cli
 from agent_tui.terminal.logs import TOOL_OF, TerminalLogs, TranscriptRefused
 from agent_tui.terminal.questions import TRANSCRIPT_WAIT, TerminalHooks
 

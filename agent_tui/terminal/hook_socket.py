@@ -45,9 +45,10 @@ import socket
 import stat
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
@@ -57,10 +58,8 @@ from agent_tui.private_files import FILE_MODE, open_private, own_folder
 from agent_tui.terminal import hook_wire
 from agent_tui.terminal.hook_wire import (
     MAX_LINE,
-    NO_DECISION,
     PROTOCOL,
     Cli,
-    Reply,
     event_of,
     own_uid,
     peer_uid,
@@ -68,7 +67,16 @@ from agent_tui.terminal.hook_wire import (
     socket_path,
 )
 
-__all__ = ["READ_SECONDS", "Handler", "HookSocket", "HookSocketBusy", "HookSocketError", "render"]
+__all__ = [
+    "NO_DECISION",
+    "READ_SECONDS",
+    "Handler",
+    "HookSocket",
+    "HookSocketBusy",
+    "HookSocketError",
+    "Reply",
+    "render",
+]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +91,21 @@ DEFAULT_DENY_MESSAGE = "Denied in agent-tui."
 NO_OUTPUT = b"\n"
 """The reply line that is no decision: the hook prints nothing."""
 
+
+@dataclass(frozen=True)
+class Reply:
+    """What agent-tui answers a hook event: a decision, or none (`decision is None`)."""
+
+    decision: Literal["allow", "deny"] | None = None
+    remember: bool = False
+    """With `allow`: the CLI's own "always allow" (only when the person picked it)."""
+    message: str = ""
+    """With `deny`: why, for the agent."""
+    interrupt: bool = False
+    """With `deny`: stop the agent's turn too (Claude Code honours it)."""
+
+
+NO_DECISION = Reply()
 Handler = Callable[[Cli, dict[str, Any]], Awaitable[Reply]]
 
 

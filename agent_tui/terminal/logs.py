@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -43,7 +43,7 @@ import anyio.lowlevel
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.events import Event
 from agent_tui.importers.builder import WOVEN, LineImporter, LogLine, SessionBuilder, as_event
-from agent_tui.importers.convert import Importer, ImportLineError, SourceFile, discover
+from agent_tui.importers.convert import ImportLineError, SourceFile, discover
 from agent_tui.importers.detect import Format
 from agent_tui.importers.locations import Tool, default_dir
 from agent_tui.importers.source_lines import OVERLONG, SourceLines
@@ -102,17 +102,12 @@ class _Transcript:
 
     source: SourceFile
     cli: Cli
-    importer: Importer
+    importer: LineImporter
     offset: int = 0
     lines: int = 0
     failed: bool = False
     grew: bool = True  # since its sub-agents' files were last looked for
     looked: float = 0.0  # when they were (monotonic seconds)
-
-    @property
-    def out(self) -> list[LogLine]:
-        """Where the importer's builders write (both importers are `LineImporter`s)."""
-        return cast(LineImporter, self.importer).out
 
 
 @dataclass
@@ -256,12 +251,12 @@ class TerminalLogs:
             log = self._logs.get(session_id) if self._owner.get(session_id) is transcript else None
             while log is not None and log.expected and log.expected[0].id.endswith(WOVEN):
                 head = log.expected[0]
-                start = len(transcript.out)
+                start = len(transcript.importer.out)
                 if not builder.weave(head.ts, head.type, dict(head.payload)):
                     self._lost(transcript, session_id, f"its woven event #{head.sequence} no longer fits")
                     return stored
-                made = transcript.out[start:]
-                del transcript.out[start:]
+                made = transcript.importer.out[start:]
+                del transcript.importer.out[start:]
                 stored += await self._store(transcript, made)
         return stored
 
@@ -345,7 +340,7 @@ class TerminalLogs:
         if builder is None:
             return None
         transcript = self._owner[session_id]
-        out = transcript.out
+        out = transcript.importer.out
         start = len(out)
         if not builder.weave(self.engine.clock(), kind, payload):
             return None

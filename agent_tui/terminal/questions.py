@@ -56,7 +56,8 @@ from agent_tui.events.json_depth import nested_deeper
 from agent_tui.importers.builder import args_preview
 from agent_tui.importers.ids import safe_part, session_id_for
 from agent_tui.safety import assess_shell
-from agent_tui.terminal.hook_wire import NO_DECISION, Cli, Reply
+from agent_tui.terminal.hook_socket import NO_DECISION, Reply
+from agent_tui.terminal.hook_wire import Cli
 from agent_tui.terminal.logs import NAME_OF, TURN_END, TerminalLogs, TranscriptRefused
 
 HANDED_BACK = "handed back to the terminal"
