@@ -15,6 +15,7 @@ import anyio
 import anyio.streams.buffered
 import orjson
 import pytest
+from support_terminal import event_line
 from test_terminal_logs import (
     CLAUDE_ID,
     EDIT_ID,
@@ -32,7 +33,7 @@ from agent_tui.runtime import commands as c
 from agent_tui.runtime.command_executor import CommandExecutor
 from agent_tui.terminal.agents import TerminalAgents, hand_back_after, hook_socket
 from agent_tui.terminal.hook_socket import NO_DECISION, Reply
-from agent_tui.terminal.hook_wire import MAX_LINE, Cli, event_line
+from agent_tui.terminal.hook_wire import MAX_LINE, Cli
 from agent_tui.terminal.logs import TranscriptRefused
 from agent_tui.terminal.questions import IN_TERMINAL, STOPPED
 
@@ -398,7 +399,7 @@ class TestServing:
         async with new_engine(tmp_path) as engine:
             again = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
             await again.logs.follow("claude-code", cli.transcript)
-            assert again.logs.written_here(MAIN)
+            assert again.logs.builder(MAIN) is not None
             again.logs.release()
 
 

@@ -45,7 +45,6 @@ from agent_tui.events import Event
 from agent_tui.events.model import ModelUsage, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
-from agent_tui.events.turn_writer import PREVIEW_CHARS as PREVIEW_CHARS
 from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
 from agent_tui.importers.source_lines import OVERLONG
 
@@ -55,12 +54,6 @@ LogLine = dict[str, Any]
 
 RawLine = bytes | memoryview | str
 """One source line as an importer takes it (a memoryview when the import reads blocks of the file)."""
-
-
-def raw_text(raw: RawLine) -> str:
-    """A source line as text (bytes that are not UTF-8 replaced), for a record that keeps a line
-    that is not JSON."""
-    return raw if isinstance(raw, str) else bytes(raw).decode(errors="replace")
 
 
 UNREADABLE = object()
@@ -113,7 +106,8 @@ class LineImporter:
         if raw is OVERLONG:  # said by `feed_overlong`
             return "line-too-long", self.overlong_record(line_number)
         self._warn(line_number, "not valid JSON (kept as source-specific)")
-        return "invalid-json", {"line": raw_text(raw).rstrip("\n")}
+        text = raw if isinstance(raw, str) else bytes(raw).decode(errors="replace")  # not UTF-8: replaced
+        return "invalid-json", {"line": text.rstrip("\n")}
 
     def feed_overlong(self, line_number: int, length: int, cap: int) -> list[LogLine]:
         """The log lines for a source line of `length` bytes, past the `cap` of what is held:
@@ -170,10 +164,6 @@ def args_preview(args: dict[str, Any]) -> str:
     return text if len(text) <= ARGS_PREVIEW_CHARS else text[: ARGS_PREVIEW_CHARS - 1] + "…"
 
 
-def first_line(text: str, limit: int = PREVIEW_CHARS) -> str:
-    return text.strip()[:limit]
-
-
 WOVEN = "_hook"
 """The end of the id of an event `weave` wrote (a hook's fact, not the transcript's)."""
 IN_TERMINAL = "answered in the terminal"
@@ -198,7 +188,6 @@ class _Call:
 class _Turn:
     turn_id: str
     writer: TurnWriter
-    deltas: int = 0
     calls: dict[str, _Call] = field(default_factory=dict)
     interrupted: bool = False
     provider_error: bool = False
@@ -359,7 +348,7 @@ class SessionBuilder:
     def start_turn(self, turn_id: str, ts: str, prompt: str) -> None:
         """A prompt: close the open turn (the source moved on), then `turn.started, user.message`."""
         if not self.created:
-            self.create(ts, first_line(prompt, 60) or None)
+            self.create(ts, prompt.strip()[:60] or None)
         if self.turn is not None:
             self.close_turn(ts)
         self.turn = _Turn(turn_id, TurnWriter(self._sink, turn_id, keeps_source=True))
@@ -473,7 +462,6 @@ class SessionBuilder:
         turn = self.turn
         assert turn is not None
         self._ts = ts
-        turn.deltas += 1
         turn.writer.delta(text)
 
     def has_call(self, call_id: str) -> bool:

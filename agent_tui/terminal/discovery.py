@@ -48,6 +48,7 @@ __all__ = [
     "discover",
     "hook_files",
     "hooks_installed",
+    "transcript_at",
 ]
 
 Cli = Literal["claude-code", "codex"]
@@ -162,26 +163,28 @@ def _claude_sessions(root: Path, where: str | None, say: Callable[[str], object]
                 continue
             if not entry.is_file(follow_symlinks=False):
                 continue
-            transcript = _claude_transcript(entry, say)
+            transcript = _claude_transcript(entry.path, say)
             if transcript is not None and _belongs(transcript.cwd, where):
                 found.append(transcript)
     return found
 
 
-def _claude_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) -> TerminalTranscript | None:
-    path = Path(entry.path)
-    head = _read_head(entry, say)
+def transcript_at(cli: Cli, path: Path) -> TerminalTranscript | None:
+    """The session of the transcript at `path` as its head tells (None: none, or unreadable)."""
+    read = _claude_transcript if cli == "claude-code" else _codex_transcript
+    return read(str(path), lambda line: None)
+
+
+def _claude_transcript(where: str, say: Callable[[str], object]) -> TerminalTranscript | None:
+    path = Path(where)
+    head = _read_head(where, say)
     if head is None:
         return None
     records, rest = head
     first = _claude_head(records)
-    cwd, session, started, title, prompt = first.cwd, first.session, first.started, first.title, first.prompt
-    if cwd is None:
-        cwd = _field(rest, "cwd")
-    if session is None:
-        session = _field(rest, "sessionId")
-    if started is None:
-        started = normalize_ts(_field(rest, "timestamp"))
+    cwd = first.cwd or _field(rest, "cwd")
+    session = first.session or _field(rest, "sessionId")
+    title = first.title
     if cwd is None:
         if session is None and not title:  # (a file of titles only, as older releases left: no session)
             say(f"{visible(str(path))}: no Claude Code session in its first lines (skipped)")
@@ -193,9 +196,9 @@ def _claude_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) ->
         cli_id=session,
         session_id=session_id_for(session),
         cwd=cwd,
-        title=_short(title or prompt),
-        started=started,
-        modified_ns=_mtime(entry),
+        title=_short(title or first.prompt),
+        started=first.started or normalize_ts(_field(rest, "timestamp")),
+        modified_ns=_mtime(path),
     )
 
 
@@ -253,7 +256,7 @@ def _prompt_text(message: object) -> str | None:
 def _codex_sessions(root: Path, where: str | None, say: Callable[[str], object]) -> list[TerminalTranscript]:
     found = []
     for entry in _rollouts(root, say):
-        transcript = _codex_transcript(entry, say)
+        transcript = _codex_transcript(entry.path, say)
         if transcript is not None and _belongs(transcript.cwd, where):
             found.append(transcript)
     return found
@@ -271,9 +274,9 @@ def _rollouts(root: Path, say: Callable[[str], object]) -> Iterator[os.DirEntry[
                     yield entry
 
 
-def _codex_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) -> TerminalTranscript | None:
-    path = Path(entry.path)
-    head = _read_head(entry, say)
+def _codex_transcript(where: str, say: Callable[[str], object]) -> TerminalTranscript | None:
+    path = Path(where)
+    head = _read_head(where, say)
     if head is None:
         return None
     records, rest = head
@@ -304,7 +307,7 @@ def _codex_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) -> 
         cwd=cwd,
         title=None if parent else _short(prompt),  # (a sub-agent's head repeats its parent's prompt)
         started=started,
-        modified_ns=_mtime(entry),
+        modified_ns=_mtime(path),
         parent_cli_id=parent,
         agent_name=agent,
     )
@@ -350,17 +353,17 @@ def _entries(folder: Path, say: Callable[[str], object]) -> list[os.DirEntry[str
 
 
 def _read_head(
-    entry: os.DirEntry[str], say: Callable[[str], object], *, lines: int = HEAD_LINES
+    path: str, say: Callable[[str], object], *, lines: int = HEAD_LINES
 ) -> tuple[list[dict[str, Any]], bytes] | None:
     """The decoded whole lines of a file's head (up to `lines`), and what follows them (a line cut
     by the bound: its fields are looked for as text); None (said) if it cannot be read."""
     try:
-        with open(entry.path, "rb") as handle:
+        with open(path, "rb") as handle:
             data = handle.read(FIRST_READ)
             if b"\n" not in data and len(data) == FIRST_READ:
                 data += handle.read(HEAD_BYTES - FIRST_READ)
     except OSError as error:
-        say(f"{visible(entry.path)}: {error.strerror or error} (skipped)")
+        say(f"{visible(path)}: {error.strerror or error} (skipped)")
         return None
     records: list[dict[str, Any]] = []
     start = 0
@@ -376,7 +379,7 @@ def _read_head(
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             if not records:
-                say(f"{visible(entry.path)}: its first line is not JSON (skipped)")
+                say(f"{visible(path)}: its first line is not JSON (skipped)")
                 return None
             continue
         if isinstance(record, dict):
@@ -399,9 +402,9 @@ def _field(data: bytes, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _mtime(entry: os.DirEntry[str]) -> int:
+def _mtime(path: Path) -> int:
     try:
-        return entry.stat(follow_symlinks=False).st_mtime_ns
+        return os.lstat(path).st_mtime_ns
     except OSError:
         return 0
 

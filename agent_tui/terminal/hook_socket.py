@@ -212,7 +212,7 @@ class HookSocket:
                 anyio.BrokenResourceError,
             ):
                 pass
-            except ValueError:
+            except ValueError:  # not JSON
                 pass
         who = (
             f"another agent-tui (pid {pid})"
@@ -266,8 +266,8 @@ class HookSocket:
                     line = await reader.receive_until(b"\n", MAX_LINE)
             except (TimeoutError, anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
                 return
-            except anyio.DelimiterNotFound:
-                return  # longer than any request: not read further
+            except anyio.DelimiterNotFound:  # longer than any request: not read further
+                return
             request = _request(line)
             if request is None:
                 reply = NO_OUTPUT

@@ -100,12 +100,6 @@ def raw_event_line(cli: Cli, data: bytes) -> bytes | None:
     return line if len(line) <= MAX_LINE else None
 
 
-def event_line(cli: Cli, event: dict[str, Any]) -> bytes:
-    """The line a hook sends for the hook event `event` (agent-tui's side and tests: the hook
-    itself sends the CLI's bytes, `raw_event_line`)."""
-    return EVENT_PREFIXES[cli] + _dumps(event)[:-1] + b"}\n"
-
-
 def event_of(line: bytes) -> tuple[Cli, dict[str, Any]] | None:
     """The CLI and the hook event an event line (without its newline) carries: the event is exactly
     the bytes between the CLI's prefix and the final `}`, one JSON object in UTF-8; None for a line

@@ -44,7 +44,6 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -102,14 +101,13 @@ class Target:
     """The project's folder (scope `project`): the CLI's folder below it must not be a link."""
 
 
-def user_target(cli: Cli, env: Mapping[str, str] | None = None) -> Target:
+def user_target(cli: Cli) -> Target:
     """The CLI's user-wide hook file (`$CLAUDE_CONFIG_DIR`, `$CODEX_HOME` honoured)."""
-    env = os.environ if env is None else env
-    if cli == "claude-code":
-        base = env.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
-        return Target(cli, "user", Path(os.path.abspath(os.path.expanduser(base))) / "settings.json")
-    base = env.get("CODEX_HOME") or str(Path.home() / ".codex")
-    return Target(cli, "user", Path(os.path.abspath(os.path.expanduser(base))) / "hooks.json")
+    variable, folder, name = ("CLAUDE_CONFIG_DIR", ".claude", "settings.json")
+    if cli == "codex":
+        variable, folder, name = ("CODEX_HOME", ".codex", "hooks.json")
+    base = os.environ.get(variable) or str(Path.home() / folder)
+    return Target(cli, "user", Path(os.path.abspath(os.path.expanduser(base))) / name)
 
 
 def project_target(cli: Cli, directory: Path) -> Target:
@@ -174,7 +172,7 @@ def hook_command(cli: Cli, interpreter: str | None = None, module_file: Path | N
     return f"/bin/sh -c '{script}' {GUARD_NAME} '{module}' '{python}'"
 
 
-def entry(cli: Cli, event: str, command: str) -> dict[str, Any]:
+def entry(event: str, command: str) -> dict[str, Any]:
     """Our matcher group for `event` (no matcher: every tool, every source)."""
     timeout = {"PermissionRequest": PERMISSION_TIMEOUT, "SessionEnd": SESSION_END_TIMEOUT}.get(
         event, EVENT_TIMEOUT
@@ -477,7 +475,7 @@ def _place_ours(hooks: dict[str, Any], cli: Cli, events: tuple[str, ...], comman
     for event in events:
         groups = hooks.setdefault(event, [])
         ours = [index for index, group in enumerate(groups) if _is_our_group(group, cli)]
-        wanted = entry(cli, event, command)
+        wanted = entry(event, command)
         if not ours:
             groups.append(wanted)
             continue
@@ -647,7 +645,7 @@ def installed_state(target: Target, command: str, events: tuple[str, ...]) -> In
         ours = [group for group in groups if _is_our_group(group, target.cli)]
         if ours:
             present.append(event)
-            other = other or ours[0] != entry(target.cli, event, command)
+            other = other or ours[0] != entry(event, command)
     if not present:
         return Installed(target, "missing")
     if other:

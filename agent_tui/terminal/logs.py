@@ -321,10 +321,6 @@ class TerminalLogs:
         `main` first."""
         return [sid for sid in self.engine.budgets.index.subtree(main) if self.builder(sid) is not None]
 
-    def written_here(self, session_id: str) -> bool:
-        """Whether this process writes the log of `session_id`."""
-        return self.builder(session_id) is not None
-
     def known(self, session_id: str) -> bool:
         """Whether `session_id` is a terminal session this follower met (written here or not)."""
         return session_id in self._logs

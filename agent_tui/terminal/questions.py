@@ -54,6 +54,8 @@ from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.events import Event
 from agent_tui.events.json_depth import nested_deeper
 from agent_tui.importers.builder import args_preview
+from agent_tui.importers.claude_code_words import RISK as CLAUDE_RISKS
+from agent_tui.importers.codex_words import RISK as CODEX_RISKS
 from agent_tui.importers.ids import safe_part, session_id_for
 from agent_tui.safety import assess_shell
 from agent_tui.terminal.hook_socket import NO_DECISION, Reply
@@ -64,7 +66,6 @@ HANDED_BACK = "handed back to the terminal"
 IN_TERMINAL = "answered in the terminal"
 STOPPED = "stopped from agent-tui: no further tool calls this turn"
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "shell_command"})
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"})
 DIFF_LINES = 40
 DIFF_LINE_CHARS = 200
 """An edit's preview: at most this many lines of its diff, each at most this many characters."""
@@ -256,17 +257,14 @@ class TerminalHooks:
                     "which one the CLI asks about"
                 )
             preview = _preview(tool, args)
-            fields: dict[str, Any] = {
+            fields = {
                 "requestId": request_id,
                 "toolCallId": call_id,
                 "tool": tool,
                 "risk": risk,
                 "argsPreview": preview,
             }
-            if reason:
-                fields["reason"] = reason
-            if warning:
-                fields["warning"] = warning
+            fields.update({key: value for key, value in (("reason", reason), ("warning", warning)) if value})
             asked = await self.logs.weave_locked(session_id, "permission.requested", fields)
             if asked is None:
                 return NO_DECISION
@@ -327,16 +325,9 @@ class TerminalHooks:
 
     async def _withdraw(self, session_id: str, call_id: str, request_id: str, reason: str) -> None:
         """`withdrawn` for a question still asked (the transcript may have settled it already)."""
+        resolved = {"requestId": request_id, "toolCallId": call_id, "decision": "withdrawn"}
         await self.logs.weave(
-            session_id,
-            "permission.resolved",
-            {
-                "requestId": request_id,
-                "toolCallId": call_id,
-                "decision": "withdrawn",
-                "actor": "system",
-                "reason": reason,
-            },
+            session_id, "permission.resolved", {**resolved, "actor": "system", "reason": reason}
         )
 
     # -- stopping ------------------------------------------------------------------------------------
@@ -440,11 +431,7 @@ class TerminalHooks:
 def _same_input(announced: dict[str, Any], asked: dict[str, Any]) -> bool:
     """Whether a `PermissionRequest`'s input is the `PreToolUse`'s (Codex adds the call's
     justification to the question as `description`)."""
-    if announced == asked:
-        return True
-    return {k: v for k, v in announced.items() if k != "description"} == {
-        k: v for k, v in asked.items() if k != "description"
-    }
+    return {**announced, "description": None} == {**asked, "description": None}
 
 
 def _record(cli: Cli, record_type: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -479,13 +466,7 @@ def _risk(tool: str, args: dict[str, Any]) -> tuple[str, str | None, str | None]
     if tool in SHELL_TOOLS and isinstance(command, str):
         assessed = assess_shell(command)
         return assessed.risk, assessed.reason or None, assessed.warning
-    if tool in EDIT_TOOLS:
-        return "write", None, None
-    if tool in ("Read", "Grep", "Glob", "LS"):
-        return "read", None, None
-    if tool in ("WebFetch", "WebSearch"):
-        return "network", None, None
-    return "execute", None, None
+    return CLAUDE_RISKS.get(tool) or CODEX_RISKS.get(tool, "execute"), None, None  # as the importers
 
 
 def _preview(tool: str, args: dict[str, Any]) -> str:
