@@ -226,26 +226,6 @@ class SessionBuilder:
         prices: what the source's model calls cost (the shipped table if not given).
     """
 
-    __slots__ = (
-        "_held",
-        "_prefix",
-        "_sink",
-        "_ts",
-        "counts",
-        "created",
-        "format",
-        "header",
-        "last_ts",
-        "out",
-        "prices",
-        "sequence",
-        "session_id",
-        "spent_usd",
-        "title",
-        "turn",
-        "turns",
-    )
-
     def __init__(
         self,
         session_id: str,

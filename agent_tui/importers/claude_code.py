@@ -76,6 +76,11 @@ def _has_tool_result(content: list[Any]) -> bool:
     return False
 
 
+# The record types besides `KNOWN_RECORDS` kept without a warning (a message before any session,
+# a line that is not a JSON object).
+_QUIET = frozenset({"user", "assistant", "system", "invalid-json", "not-an-object", "line-too-long"})
+
+
 def _turn_key(data: dict[str, Any], n: int) -> str:
     """The id of the turn a line starts: its `uuid`, else its line number."""
     return "turn_" + safe_part(str(data.get("uuid") or f"line-{n}"))
@@ -175,14 +180,7 @@ class ClaudeCodeImporter(LineImporter):
         if kind == "system" and builder is not None:
             self._system(builder, ts, data)
         else:
-            known = (type(kind) is str and kind in KNOWN_RECORDS) or kind in (
-                "user",
-                "assistant",
-                "system",
-                "invalid-json",
-                "not-an-object",
-                "line-too-long",
-            )
+            known = type(kind) is str and (kind in KNOWN_RECORDS or kind in _QUIET)
             record_type = kind if isinstance(kind, str) else "unknown"
             if not known and repr(kind) not in self._unknown:  # once per type: a new CLI writes many
                 self._unknown.add(repr(kind))

@@ -29,7 +29,8 @@ migrations, whatever a planted binary does) for a fact that a file beside it sta
 version cannot be read this way is treated as one of unknown version (installed, with a warning).
 
 Invariants:
-- nothing here executes a program or imports more than the standard library (and `hook_wire`);
+- nothing here executes a program or imports more than the standard library (and `hook_wire`,
+  `private_files`);
 - `find_cli` never raises: an unreadable or hostile file is a CLI of unknown version.
 """
 
@@ -38,10 +39,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_tui.private_files import open_plain
 from agent_tui.terminal.hook_wire import Cli
 
 Version = tuple[int, int, int]
@@ -178,19 +179,10 @@ def _is_package(name: object, package: str) -> bool:
 
 def _read_manifest(path: Path) -> dict[str, object] | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as file:
+        with open_plain(path) as file:  # (a FIFO or a device is not waited on)
             data = file.read(_MAX_PACKAGE_JSON + 1)
     except OSError:
         return None
-    finally:
-        os.close(fd)
     if len(data) > _MAX_PACKAGE_JSON:
         return None
     try:

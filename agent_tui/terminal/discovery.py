@@ -40,17 +40,6 @@ from agent_tui.events import visible
 from agent_tui.importers.ids import normalize_ts, session_id_for
 from agent_tui.importers.locations import default_dir
 
-__all__ = [
-    "HEAD_BYTES",
-    "HEAD_LINES",
-    "TerminalTranscript",
-    "claude_folder_name",
-    "discover",
-    "hook_files",
-    "hooks_installed",
-    "transcript_at",
-]
-
 Cli = Literal["claude-code", "codex"]
 
 HEAD_BYTES = 64 * 1024

@@ -36,6 +36,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -66,17 +67,6 @@ from agent_tui.terminal.hook_wire import (
     pong_line,
     socket_path,
 )
-
-__all__ = [
-    "NO_DECISION",
-    "READ_SECONDS",
-    "Handler",
-    "HookSocket",
-    "HookSocketBusy",
-    "HookSocketError",
-    "Reply",
-    "render",
-]
 
 log = logging.getLogger(__name__)
 
@@ -196,29 +186,15 @@ class HookSocket:
                 stream = await anyio.connect_unix(self.path)
         except (OSError, TimeoutError):
             return  # refused: nobody accepts any more
-        pid: object = None
+        who = "a process that does not answer as agent-tui"
+        broken = (anyio.EndOfStream, anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.BrokenResourceError)
         async with stream:
-            try:
-                with anyio.move_on_after(PROBE_SECONDS):
-                    await stream.send(hook_wire.PING_LINE)
-                    answer = await BufferedByteReceiveStream(stream).receive_until(b"\n", 4096)
-                    pong = json.loads(answer)
-                    if isinstance(pong, dict) and pong.get("pong") is True:
-                        pid = pong.get("pid")
-            except (
-                anyio.EndOfStream,
-                anyio.IncompleteRead,
-                anyio.DelimiterNotFound,
-                anyio.BrokenResourceError,
-            ):
-                pass
-            except ValueError:  # not JSON
-                pass
-        who = (
-            f"another agent-tui (pid {pid})"
-            if isinstance(pid, int)
-            else "a process that does not answer as agent-tui"
-        )
+            # (a ValueError: the answer is not JSON)
+            with contextlib.suppress(*broken, ValueError), anyio.move_on_after(PROBE_SECONDS):
+                await stream.send(hook_wire.PING_LINE)
+                pong = json.loads(await BufferedByteReceiveStream(stream).receive_until(b"\n", 4096))
+                if isinstance(pong, dict) and pong.get("pong") is True and isinstance(pong.get("pid"), int):
+                    who = f"another agent-tui (pid {pong['pid']})"
         raise HookSocketBusy(
             f"{who} already answers the Claude Code and Codex hooks at {self.path}: "
             "quit it first, or leave the hooks to it"

@@ -48,12 +48,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_tui.private_files import make_private_dirs
-from agent_tui.terminal.cli_versions import NAMES, events_for
+from agent_tui.private_files import make_private_dirs, untrusted_reason
+from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_wire import Cli
 from agent_tui.terminal.install_record import (
     InstallRecord,
-    backup_path,
     drop_record,
     load_record,
     save_record,
@@ -305,12 +304,9 @@ def _read(path: Path) -> tuple[bytes, int] | None:
         raise InstallError(f"{path}: {error.strerror or error}") from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _refusal(path, "is not a plain file")
-        if info.st_uid != os.geteuid():
-            raise _refusal(path, f"belongs to another user (uid {info.st_uid})")
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise _refusal(path, f"can be written by others (mode {stat.S_IMODE(info.st_mode):04o})")
+        problem = untrusted_reason(info, folder=False)
+        if problem is not None:
+            raise _refusal(path, problem)
         if info.st_size > MAX_FILE:
             raise _refusal(path, f"is larger than {MAX_FILE >> 20} MiB")
         os.set_blocking(fd, True)
@@ -653,23 +649,3 @@ def installed_state(target: Target, command: str, events: tuple[str, ...]) -> In
     if len(present) < len(events):
         return Installed(target, "partly", ", ".join(event for event in events if event not in present))
     return Installed(target, "installed")
-
-
-__all__ = [
-    "EVENT_TIMEOUT",
-    "PERMISSION_TIMEOUT",
-    "SESSION_END_TIMEOUT",
-    "InstallError",
-    "Installed",
-    "Outcome",
-    "Target",
-    "backup_path",
-    "codex_worktree_home",
-    "events_for",
-    "hook_command",
-    "install",
-    "installed_state",
-    "project_target",
-    "uninstall",
-    "user_target",
-]

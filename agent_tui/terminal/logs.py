@@ -143,10 +143,6 @@ class TerminalLogs:
     def root(self, cli: Cli) -> Path:
         return self.roots.get(cli) or default_dir(TOOL_OF[cli])
 
-    def check(self, cli: Cli, path: str | Path) -> Path:
-        """`transcript_refused` against this follower's directory of `cli`."""
-        return transcript_refused(cli, path, self.root(cli))
-
     def follows(self, path: Path) -> bool:
         return path in self._transcripts
 
@@ -157,7 +153,7 @@ class TerminalLogs:
         Raises:
             TranscriptRefused: the path is not one to follow.
         """
-        resolved = self.check(cli, path)
+        resolved = transcript_refused(cli, path, self.root(cli))
         if resolved not in self._transcripts:
             self._join(cli, resolved)
         await self.catch_up()
@@ -365,7 +361,7 @@ class TerminalLogs:
     async def finish_file(self, cli: Cli, path: str | Path) -> None:
         """The CLI ended the sessions of the transcript at `path` (a sub-agent's): see `end`."""
         try:
-            resolved = self.check(cli, path)
+            resolved = transcript_refused(cli, path, self.root(cli))
         except TranscriptRefused:
             return
         transcript = self._transcripts.get(resolved)

@@ -288,26 +288,17 @@ class TerminalHooks:
         except anyio.get_cancelled_exc_class():
             # The hook's connection closed: its user answered in the terminal.
             with anyio.CancelScope(shield=True):
-                await self._withdraw(session_id, call_id, request_id, IN_TERMINAL)
+                await self._resolve(session_id, call_id, request_id, reason=IN_TERMINAL)
             raise
         finally:
             self._waiting.pop(request_id, None)
         if answer is None:
-            await self._withdraw(session_id, call_id, request_id, HANDED_BACK)
+            await self._resolve(session_id, call_id, request_id, reason=HANDED_BACK)
             return NO_DECISION
-        resolved: dict[str, Any] = {
-            "requestId": request_id,
-            "toolCallId": call_id,
-            "decision": answer.decision,
-            "actor": answer.actor,
-        }
-        if answer.reason:
-            resolved["reason"] = answer.reason
-        if answer.decision == "allow" and answer.remember == "always":
-            resolved["remember"] = "always"
-        if answer.by:
-            resolved["by"] = dict(answer.by)
-        await self.logs.weave(session_id, "permission.resolved", resolved)
+        remember = "always" if answer.decision == "allow" and answer.remember == "always" else None
+        by = dict(answer.by) if answer.by else None
+        answered = {"reason": answer.reason, "remember": remember, "by": by}
+        await self._resolve(session_id, call_id, request_id, answer.decision, answer.actor, **answered)
         if answer.decision == "allow":
             return Reply("allow", remember=answer.remember == "always")
         stopped = self._stopped_for(main)
@@ -323,12 +314,20 @@ class TerminalHooks:
             return await questions.ask(request)
         return None
 
-    async def _withdraw(self, session_id: str, call_id: str, request_id: str, reason: str) -> None:
-        """`withdrawn` for a question still asked (the transcript may have settled it already)."""
-        resolved = {"requestId": request_id, "toolCallId": call_id, "decision": "withdrawn"}
-        await self.logs.weave(
-            session_id, "permission.resolved", {**resolved, "actor": "system", "reason": reason}
-        )
+    async def _resolve(
+        self,
+        session_id: str,
+        call_id: str,
+        request_id: str,
+        decision: str = "withdrawn",
+        actor: str = "system",
+        **fields: Any,
+    ) -> None:
+        """`permission.resolved` of a question, with the `fields` that are set (by default
+        `withdrawn`, for a question still asked: the transcript may have settled it already)."""
+        resolved = {"requestId": request_id, "toolCallId": call_id, "decision": decision, "actor": actor}
+        resolved.update({key: value for key, value in fields.items() if value})
+        await self.logs.weave(session_id, "permission.resolved", resolved)
 
     # -- stopping ------------------------------------------------------------------------------------
     async def stop(self, session_id: str, *, by: str | None = None) -> int:
