@@ -271,22 +271,20 @@ def _codex_transcript(where: str, say: Callable[[str], object]) -> TerminalTrans
     records, rest = head
     first = records[0] if records else None
     prompt = next(filter(None, map(_codex_prompt, records[1:])), None)
-    meta: dict[str, Any] | None = None
-    if first is not None and first.get("type") == "session_meta" and isinstance(first.get("payload"), dict):
+    meta: dict[str, Any] = {}
+    if first is None and b'"session_meta"' in rest[:256]:  # a first line cut by the bound
+        meta = {key: _field(rest, key) for key in ("id", "cwd", "timestamp")}
+    elif first is not None and first.get("type") == "session_meta" and isinstance(first.get("payload"), dict):
         meta = first["payload"]
     elif first is not None and "id" in first and "type" not in first:
         meta = first  # the first releases' header: no working directory in it
-    elif first is not None or b'"session_meta"' not in rest[:256]:
-        say(f"{visible(str(path))}: no session_meta on its first line: not a Codex rollout (skipped)")
-        return None
-    cwd = meta.get("cwd") if meta is not None else _field(rest, "cwd")
-    cli_id = meta.get("id") if meta is not None else _field(rest, "id")
+    cwd, cli_id = meta.get("cwd"), meta.get("id")
     if not isinstance(cli_id, str) or not cli_id:
         say(f"{visible(str(path))}: no session_meta on its first line: not a Codex rollout (skipped)")
         return None
     if not isinstance(cwd, str) or not cwd:
         return None  # (the first releases kept no working directory: no project to belong to)
-    started = normalize_ts(meta.get("timestamp") if meta is not None else _field(rest, "timestamp"))
+    started = normalize_ts(meta.get("timestamp"))
     parent, agent = _codex_parent(meta)
     return TerminalTranscript(
         cli="codex",
@@ -302,9 +300,9 @@ def _codex_transcript(where: str, say: Callable[[str], object]) -> TerminalTrans
     )
 
 
-def _codex_parent(meta: dict[str, Any] | None) -> tuple[str | None, str | None]:
+def _codex_parent(meta: dict[str, Any]) -> tuple[str | None, str | None]:
     """A sub-agent rollout's parent thread and name (`source.subagent.thread_spawn`)."""
-    source = meta.get("source") if meta is not None else None
+    source = meta.get("source")
     sub = source.get("subagent") if isinstance(source, dict) else None
     spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
     if not isinstance(spawn, dict):
