@@ -72,7 +72,7 @@ class LineImporter:
     a line too long to hold; `unreadable` words a line that is no JSON object."""
 
     overlong = 0
-    """The length of the line past the cap being fed (bytes), read by `overlong_record`."""
+    """The length of the line past the cap being fed (bytes), read by `unreadable`."""
     format: str
     """The source format's name (`claude-code`, `codex`)."""
 
@@ -104,7 +104,7 @@ class LineImporter:
             self._warn(line_number, "not a JSON object (kept as source-specific)")
             return "not-an-object", {"value": data}
         if raw is OVERLONG:  # said by `feed_overlong`
-            return "line-too-long", self.overlong_record(line_number)
+            return "line-too-long", {"bytes": self.overlong, "where": f"{self.label}:{line_number}"}
         self._warn(line_number, "not valid JSON (kept as source-specific)")
         text = raw if isinstance(raw, str) else bytes(raw).decode(errors="replace")  # not UTF-8: replaced
         return "invalid-json", {"line": text.rstrip("\n")}
@@ -118,10 +118,6 @@ class LineImporter:
             "read of a line (kept as source-specific: its length only)"
         )
         return self.feed_lines(line_number, OVERLONG)
-
-    def overlong_record(self, line_number: int) -> dict[str, Any]:
-        """The `data` of the `line-too-long` record: how long the line was and where."""
-        return {"bytes": self.overlong, "where": f"{self.label}:{line_number}"}
 
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
         raise NotImplementedError

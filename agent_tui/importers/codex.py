@@ -266,10 +266,8 @@ class CodexImporter(LineImporter):
                 self._record(ts, "ide_context", {"text": context})
 
     def _close(self, ts: str, stop: str | None = None) -> None:
-        builder = self.builder
-        if builder is None or builder.turn is None:
-            return
-        builder.close_turn(ts, stop)
+        if self.builder is not None:  # (closing no turn does nothing)
+            self.builder.close_turn(ts, stop)
 
     def _count_call(self, n: int, ts: str) -> None:
         """A `token_count` in a turn whose totals grew: the growth is one model call's usage
