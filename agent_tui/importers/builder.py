@@ -286,10 +286,8 @@ class SessionBuilder:
     def describe(self, cwd: str, client: str, **optional: Any) -> None:
         """What `session.created` will say (`parentSessionId`, `agentName`, `title`, `model`, …)."""
         header: dict[str, Any] = {"cwd": cwd, "client": client}
-        for key in ("parentSessionId", "agentName", "title", "provider", "model"):
-            value = optional.get(key)
-            if value and type(value) is str:  # the source record, kept, still holds any other value
-                header[key] = value
+        # (`create` orders them; the source record, kept, still holds a value that is not text)
+        header.update({key: value for key, value in optional.items() if value and type(value) is str})
         self.header = header
 
     def create(self, ts: str, title: str | None = None) -> None:

@@ -124,11 +124,8 @@ def discover(
         raise ValueError("discover needs a project directory or all_projects")
     say = warn or (lambda line: None)
     where = None if all_projects or project is None else str(project.expanduser().resolve())
-    found: list[TerminalTranscript] = []
-    claude = claude_root if claude_root is not None else default_dir("claude")
-    codex = codex_root if codex_root is not None else default_dir("codex")
-    found += _claude_sessions(claude, where, say)
-    found += _codex_sessions(codex, where, say)
+    found = _claude_sessions(claude_root or default_dir("claude"), where, say)
+    found += _codex_sessions(codex_root or default_dir("codex"), where, say)
     found.sort(key=lambda t: (-t.modified_ns, str(t.path)))
     return found
 
@@ -243,12 +240,8 @@ def _prompt_text(message: object) -> str | None:
 
 # -- Codex ----------------------------------------------------------------------------------------
 def _codex_sessions(root: Path, where: str | None, say: Callable[[str], object]) -> list[TerminalTranscript]:
-    found = []
-    for entry in _rollouts(root, say):
-        transcript = _codex_transcript(entry.path, say)
-        if transcript is not None and _belongs(transcript.cwd, where):
-            found.append(transcript)
-    return found
+    transcripts = (_codex_transcript(entry.path, say) for entry in _rollouts(root, say))
+    return [transcript for transcript in transcripts if transcript and _belongs(transcript.cwd, where)]
 
 
 def _rollouts(root: Path, say: Callable[[str], object]) -> Iterator[os.DirEntry[str]]:
