@@ -48,10 +48,10 @@ from agent_tui.importers.detect import Format
 from agent_tui.importers.locations import Tool, default_dir
 from agent_tui.importers.source_lines import OVERLONG, SourceLines
 from agent_tui.store import SessionLockedError
+from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_wire import Cli
 
 TOOL_OF: dict[Cli, Tool] = {"claude-code": "claude", "codex": "codex"}
-NAME_OF: dict[Cli, str] = {"claude-code": "Claude Code", "codex": "Codex"}
 YIELD_EVERY = 256
 """Transcript lines read between two turns given to the rest of the event loop."""
 TURN_END = "agent-tui.turn-end"
@@ -84,7 +84,7 @@ def transcript_refused(cli: Cli, path: str | Path, root: Path | None = None) -> 
     except (OSError, RuntimeError):
         raise TranscriptRefused(f"{path}: no such transcript", missing=True) from None
     if not resolved.is_relative_to(home):
-        raise TranscriptRefused(f"{path}: not under {NAME_OF[cli]}'s session directory {home}")
+        raise TranscriptRefused(f"{path}: not under {NAMES[cli]}'s session directory {home}")
     try:
         status = resolved.stat()
     except OSError:

@@ -58,9 +58,10 @@ from agent_tui.importers.claude_code_words import RISK as CLAUDE_RISKS
 from agent_tui.importers.codex_words import RISK as CODEX_RISKS
 from agent_tui.importers.ids import safe_part, session_id_for
 from agent_tui.safety import assess_shell
+from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_socket import NO_DECISION, Reply
 from agent_tui.terminal.hook_wire import Cli
-from agent_tui.terminal.logs import NAME_OF, TURN_END, TerminalLogs, TranscriptRefused
+from agent_tui.terminal.logs import TURN_END, TerminalLogs, TranscriptRefused
 
 HANDED_BACK = "handed back to the terminal"
 IN_TERMINAL = "answered in the terminal"
@@ -132,11 +133,11 @@ class TerminalHooks:
         try:
             return await self._handle(cli, event)
         except Exception as error:  # a bug, a store that failed: the CLI goes on as without us
-            self.warnings.append(f"{NAME_OF.get(cli, cli)} hook event not handled: {error!r}")
+            self.warnings.append(f"{NAMES.get(cli, cli)} hook event not handled: {error!r}")
             return NO_DECISION
 
     async def _handle(self, cli: Cli, event: dict[str, Any]) -> Reply:
-        if not isinstance(event, dict) or cli not in NAME_OF:
+        if not isinstance(event, dict) or cli not in NAMES:
             return NO_DECISION
         name = event.get("hook_event_name")
         cli_session = event.get("session_id")
@@ -182,7 +183,7 @@ class TerminalHooks:
                 followed = True
             except TranscriptRefused as refused:
                 if not refused.missing:
-                    self.warnings.append(f"{NAME_OF[cli]} hook: {refused} (not followed)")
+                    self.warnings.append(f"{NAMES[cli]} hook: {refused} (not followed)")
         if not followed:
             await self.logs.catch_up()
 
