@@ -35,8 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_log import Row, format_table
 
-from agent_tui.terminal.hook_socket import HookSocket
-from agent_tui.terminal.hook_wire import Reply
+from agent_tui.terminal.hook_socket import HookSocket, Reply
 from agent_tui.terminal.install import hook_command
 
 REPEATS = 30

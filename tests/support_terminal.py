@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import orjson
 from replay_logs import SessionLog
+
+from agent_tui.terminal.hook_wire import Cli, raw_event_line
 
 ATTACK = (
     "\x1b]0;PWNED-TITLE\x07\x1b]2;PWNED-TWO\x1b\\\x1b]52;c;cHduZWQ=\x07"
@@ -122,3 +125,10 @@ def hostile_log(directory: Path, session_id: str = "ses_hostile") -> Path:
     ask = {"requestId": "perm_2", "toolCallId": "call_2", "decision": "ask", "actor": "policy"}
     log.add("permission.resolved", turn, ask, 23)
     return log.write(directory)
+
+
+def event_line(cli: Cli, event: dict[str, Any]) -> bytes:
+    """The line a hook sends for the hook event `event`."""
+    line = raw_event_line(cli, orjson.dumps(event))
+    assert line is not None
+    return line

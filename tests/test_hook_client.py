@@ -25,8 +25,8 @@ import anyio
 import pytest
 from anyio.abc import Process
 
-from agent_tui.terminal.hook_socket import HookSocket, render
-from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Reply, socket_path
+from agent_tui.terminal.hook_socket import NO_DECISION, HookSocket, Reply, render
+from agent_tui.terminal.hook_wire import MAX_LINE, socket_path
 
 pytestmark = pytest.mark.anyio
 

@@ -18,11 +18,12 @@ import anyio
 import pytest
 from anyio.abc import SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
+from support_terminal import event_line
 
 from agent_tui.private_files import UntrustedStateError
 from agent_tui.terminal import hook_socket
-from agent_tui.terminal.hook_socket import HookSocket, HookSocketBusy, HookSocketError, render
-from agent_tui.terminal.hook_wire import MAX_LINE, PING_LINE, Cli, Reply, event_line, output_of, socket_path
+from agent_tui.terminal.hook_socket import HookSocket, HookSocketBusy, HookSocketError, Reply, render
+from agent_tui.terminal.hook_wire import MAX_LINE, PING_LINE, Cli, output_of, socket_path
 
 pytestmark = pytest.mark.anyio
 

@@ -27,7 +27,6 @@ from agent_tui.terminal.install import (
     SESSION_END_TIMEOUT,
     InstallError,
     Target,
-    backup_path,
     hook_command,
     install,
     installed_state,
@@ -36,6 +35,7 @@ from agent_tui.terminal.install import (
     uninstall,
     user_target,
 )
+from agent_tui.terminal.install_record import backup_path
 
 CLAUDE_EVENTS = events_for("claude-code", None)
 CODEX_EVENTS = events_for("codex", None)

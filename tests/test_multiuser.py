@@ -671,8 +671,10 @@ async def test_another_user_can_neither_ask_nor_tell_our_hooks_socket(
     """Mallory connects to the victim's hooks socket and sends a hook event and a ping: as made
     (0700 folder) they cannot even connect; with the folder and socket opened to others by mistake
     they connect, and the server (SO_PEERCRED) reads nothing of theirs and answers nothing."""
-    from agent_tui.terminal.hook_socket import HookSocket
-    from agent_tui.terminal.hook_wire import PING_LINE, Reply, event_line
+    from support_terminal import event_line
+
+    from agent_tui.terminal.hook_socket import HookSocket, Reply
+    from agent_tui.terminal.hook_wire import PING_LINE
 
     mallory = other_user()
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)

@@ -4,6 +4,7 @@ a real Unix socket whose closing withdraws the question."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import anyio
 import anyio.streams.buffered
 import orjson
 import pytest
+from support_terminal import event_line
 from test_terminal_logs import (
     CLAUDE_ID,
     EDIT_ID,
@@ -30,7 +32,8 @@ from agent_tui.events.chains import chain_violations
 from agent_tui.runtime import commands as c
 from agent_tui.runtime.command_executor import CommandExecutor
 from agent_tui.terminal.agents import TerminalAgents, hand_back_after, hook_socket
-from agent_tui.terminal.hook_wire import MAX_LINE, NO_DECISION, Cli, Reply, event_line
+from agent_tui.terminal.hook_socket import NO_DECISION, Reply
+from agent_tui.terminal.hook_wire import MAX_LINE, Cli
 from agent_tui.terminal.logs import TranscriptRefused
 from agent_tui.terminal.questions import IN_TERMINAL, STOPPED
 
@@ -275,7 +278,7 @@ class _Socket:
                 reply = await self.agents.handle(request["cli"], request["event"])
                 group.cancel_scope.cancel()
             if reply is not None:  # (None: the hook hung up, the handler was cancelled)
-                await stream.send(reply.line())
+                await stream.send(orjson.dumps(dataclasses.asdict(reply)) + b"\n")
 
     @staticmethod
     async def _closed_then_cancel(closed: Any, group: Any) -> None:
@@ -304,7 +307,7 @@ class TestRealSocket:
                 async def send(event: dict[str, Any]) -> Reply:
                     async with await connect(event) as hook:
                         reply = anyio.streams.buffered.BufferedByteReceiveStream(hook)
-                        return Reply.parse(await reply.receive_until(b"\n", MAX_LINE))
+                        return Reply(**orjson.loads(await reply.receive_until(b"\n", MAX_LINE)))
 
                 assert await send(cli.edit_hook("PreToolUse")) == NO_DECISION
                 replies: list[Reply] = []
@@ -396,7 +399,7 @@ class TestServing:
         async with new_engine(tmp_path) as engine:
             again = TerminalAgents(engine, watched=lambda: True, roots={"claude-code": cli.root})
             await again.logs.follow("claude-code", cli.transcript)
-            assert again.logs.written_here(MAIN)
+            assert again.logs.builder(MAIN) is not None
             again.logs.release()
 
 

@@ -15,7 +15,7 @@ from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.ports import FollowUp, ModelChoice, PermissionAnswer
 from agent_tui.runtime.commands import Stop
-from agent_tui.terminal.hook_wire import Reply
+from agent_tui.terminal.hook_socket import Reply
 from agent_tui.terminal.questions import STOPPED
 from agent_tui.tui.live import LiveRun
 

@@ -21,7 +21,7 @@ from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.store import JsonlFileEventStore
-from agent_tui.terminal.hook_wire import NO_DECISION, Reply
+from agent_tui.terminal.hook_socket import NO_DECISION, Reply
 from agent_tui.terminal.logs import TerminalLogs, TranscriptRefused
 from agent_tui.terminal.questions import HANDED_BACK, IN_TERMINAL, STOPPED, TerminalHooks
 
@@ -201,13 +201,13 @@ class TestFollowing:
         async with new_engine(tmp_path) as engine:
             h = Harness(engine, cli)
             await h.logs.follow("claude-code", cli.transcript)
-            assert h.logs.written_here(MAIN)
+            assert h.logs.builder(MAIN) is not None
             other_dir = tmp_path / "other"
             other_dir.mkdir()
             async with new_engine(tmp_path) as second:  # the same sessions directory
                 h2 = Harness(second, cli)
                 await h2.logs.follow("claude-code", cli.transcript)
-                assert not h2.logs.written_here(MAIN)
+                assert h2.logs.builder(MAIN) is None
                 assert h2.types() == []
                 assert any("shown by that process" in warning for warning in h2.logs.warnings)
                 # its hooks get no decision from the second one

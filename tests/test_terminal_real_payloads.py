@@ -17,7 +17,7 @@ from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
 from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.terminal.agents import TerminalAgents
-from agent_tui.terminal.hook_wire import NO_DECISION, Reply
+from agent_tui.terminal.hook_socket import NO_DECISION, Reply
 from agent_tui.terminal.questions import STOPPED
 
 HOOKS = Path(__file__).parent / "fixtures" / "cli-hooks" / "claude-code"

@@ -45,7 +45,6 @@ from agent_tui.events import Event
 from agent_tui.events.model import ModelUsage, Usage
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
-from agent_tui.events.turn_writer import PREVIEW_CHARS as PREVIEW_CHARS
 from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
 from agent_tui.importers.source_lines import OVERLONG
 
@@ -55,12 +54,6 @@ LogLine = dict[str, Any]
 
 RawLine = bytes | memoryview | str
 """One source line as an importer takes it (a memoryview when the import reads blocks of the file)."""
-
-
-def raw_text(raw: RawLine) -> str:
-    """A source line as text (bytes that are not UTF-8 replaced), for a record that keeps a line
-    that is not JSON."""
-    return raw if isinstance(raw, str) else bytes(raw).decode(errors="replace")
 
 
 UNREADABLE = object()
@@ -79,11 +72,15 @@ class LineImporter:
     a line too long to hold; `unreadable` words a line that is no JSON object."""
 
     overlong = 0
-    """The length of the line past the cap being fed (bytes), read by `overlong_record`."""
+    """The length of the line past the cap being fed (bytes), read by `unreadable`."""
+    format: str
+    """The source format's name (`claude-code`, `codex`)."""
 
     def __init__(self, label: str, prices: PriceTable | None) -> None:
         self.label = label
         self.prices = prices
+        self.sessions: dict[str, SessionBuilder] = {}
+        """Our sessions the file's lines made, by session id."""
         self.out: list[LogLine] = []
         self.warnings: list[str] = []
         self.counts = ImportCounts()
@@ -107,9 +104,10 @@ class LineImporter:
             self._warn(line_number, "not a JSON object (kept as source-specific)")
             return "not-an-object", {"value": data}
         if raw is OVERLONG:  # said by `feed_overlong`
-            return "line-too-long", self.overlong_record(line_number)
+            return "line-too-long", {"bytes": self.overlong, "where": f"{self.label}:{line_number}"}
         self._warn(line_number, "not valid JSON (kept as source-specific)")
-        return "invalid-json", {"line": raw_text(raw).rstrip("\n")}
+        text = raw if isinstance(raw, str) else bytes(raw).decode(errors="replace")  # not UTF-8: replaced
+        return "invalid-json", {"line": text.rstrip("\n")}
 
     def feed_overlong(self, line_number: int, length: int, cap: int) -> list[LogLine]:
         """The log lines for a source line of `length` bytes, past the `cap` of what is held:
@@ -120,10 +118,6 @@ class LineImporter:
             "read of a line (kept as source-specific: its length only)"
         )
         return self.feed_lines(line_number, OVERLONG)
-
-    def overlong_record(self, line_number: int) -> dict[str, Any]:
-        """The `data` of the `line-too-long` record: how long the line was and where."""
-        return {"bytes": self.overlong, "where": f"{self.label}:{line_number}"}
 
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
         raise NotImplementedError
@@ -166,10 +160,6 @@ def args_preview(args: dict[str, Any]) -> str:
     return text if len(text) <= ARGS_PREVIEW_CHARS else text[: ARGS_PREVIEW_CHARS - 1] + "…"
 
 
-def first_line(text: str, limit: int = PREVIEW_CHARS) -> str:
-    return text.strip()[:limit]
-
-
 WOVEN = "_hook"
 """The end of the id of an event `weave` wrote (a hook's fact, not the transcript's)."""
 IN_TERMINAL = "answered in the terminal"
@@ -194,7 +184,6 @@ class _Call:
 class _Turn:
     turn_id: str
     writer: TurnWriter
-    deltas: int = 0
     calls: dict[str, _Call] = field(default_factory=dict)
     interrupted: bool = False
     provider_error: bool = False
@@ -232,26 +221,6 @@ class SessionBuilder:
         counts: the import's tally, shared by the sessions of one importer.
         prices: what the source's model calls cost (the shipped table if not given).
     """
-
-    __slots__ = (
-        "_held",
-        "_prefix",
-        "_sink",
-        "_ts",
-        "counts",
-        "created",
-        "format",
-        "header",
-        "last_ts",
-        "out",
-        "prices",
-        "sequence",
-        "session_id",
-        "spent_usd",
-        "title",
-        "turn",
-        "turns",
-    )
 
     def __init__(
         self,
@@ -317,10 +286,8 @@ class SessionBuilder:
     def describe(self, cwd: str, client: str, **optional: Any) -> None:
         """What `session.created` will say (`parentSessionId`, `agentName`, `title`, `model`, …)."""
         header: dict[str, Any] = {"cwd": cwd, "client": client}
-        for key in ("parentSessionId", "agentName", "title", "provider", "model"):
-            value = optional.get(key)
-            if value and type(value) is str:  # the source record, kept, still holds any other value
-                header[key] = value
+        # (`create` orders them; the source record, kept, still holds a value that is not text)
+        header.update({key: value for key, value in optional.items() if value and type(value) is str})
         self.header = header
 
     def create(self, ts: str, title: str | None = None) -> None:
@@ -355,7 +322,7 @@ class SessionBuilder:
     def start_turn(self, turn_id: str, ts: str, prompt: str) -> None:
         """A prompt: close the open turn (the source moved on), then `turn.started, user.message`."""
         if not self.created:
-            self.create(ts, first_line(prompt, 60) or None)
+            self.create(ts, prompt.strip()[:60] or None)
         if self.turn is not None:
             self.close_turn(ts)
         self.turn = _Turn(turn_id, TurnWriter(self._sink, turn_id, keeps_source=True))
@@ -469,7 +436,6 @@ class SessionBuilder:
         turn = self.turn
         assert turn is not None
         self._ts = ts
-        turn.deltas += 1
         turn.writer.delta(text)
 
     def has_call(self, call_id: str) -> bool:

@@ -76,6 +76,16 @@ def _has_tool_result(content: list[Any]) -> bool:
     return False
 
 
+# The record types besides `KNOWN_RECORDS` kept without a warning (a message before any session,
+# a line that is not a JSON object).
+_QUIET = frozenset({"user", "assistant", "system", "invalid-json", "not-an-object", "line-too-long"})
+
+
+def _turn_key(data: dict[str, Any], n: int) -> str:
+    """The id of the turn a line starts: its `uuid`, else its line number."""
+    return "turn_" + safe_part(str(data.get("uuid") or f"line-{n}"))
+
+
 class ClaudeCodeImporter(LineImporter):
     """Converts the lines of one Claude Code log file.
 
@@ -97,7 +107,6 @@ class ClaudeCodeImporter(LineImporter):
     ) -> None:
         super().__init__(label, prices)
         self.agent_hints = agent_hints or {}
-        self.sessions: dict[str, SessionBuilder] = {}
         self._current: SessionBuilder | None = None  # the main session of the latest line
         self._early: list[tuple[str, str, dict[str, Any], str | None]] = []  # before any session
         self._side_roots: dict[str, str] = {}  # sidechain uuid → its child key
@@ -171,14 +180,7 @@ class ClaudeCodeImporter(LineImporter):
         if kind == "system" and builder is not None:
             self._system(builder, ts, data)
         else:
-            known = (type(kind) is str and kind in KNOWN_RECORDS) or kind in (
-                "user",
-                "assistant",
-                "system",
-                "invalid-json",
-                "not-an-object",
-                "line-too-long",
-            )
+            known = type(kind) is str and (kind in KNOWN_RECORDS or kind in _QUIET)
             record_type = kind if isinstance(kind, str) else "unknown"
             if not known and repr(kind) not in self._unknown:  # once per type: a new CLI writes many
                 self._unknown.add(repr(kind))
@@ -242,17 +244,15 @@ class ClaudeCodeImporter(LineImporter):
                     agentName=agent_type or "subagent",
                     title=description,
                 )
-            elif not builder.created and builder.header is not None and not builder.header["cwd"]:
-                builder.header["cwd"] = str(data.get("cwd") or "")  # a first record without a cwd
-            return builder
-        builder = self.sessions.get(main_id)
-        if builder is None:
-            builder = self._new_session(main_id, data)
-            builder.describe(str(data.get("cwd") or ""), CLIENT)
-        elif not builder.created and builder.header is not None and not builder.header["cwd"]:
+        else:
+            builder = self.sessions.get(main_id)
+            if builder is None:
+                builder = self._new_session(main_id, data)
+                builder.describe(str(data.get("cwd") or ""), CLIENT)
+            self._current = builder
+            self._current_source = source_session
+        if not builder.created and builder.header is not None and not builder.header["cwd"]:
             builder.header["cwd"] = str(data.get("cwd") or "")  # a first record without a cwd
-        self._current = builder
-        self._current_source = source_session
         return builder
 
     def _new_session(self, session_id: str, data: dict[str, Any]) -> SessionBuilder:
@@ -357,8 +357,7 @@ class ClaudeCodeImporter(LineImporter):
         )
 
     def _ensure_turn(self, n: int, builder: SessionBuilder, data: dict[str, Any], ts: str) -> None:
-        turn_key = "turn_" + safe_part(str(data.get("uuid") or f"line-{n}"))
-        if builder.ensure_turn(turn_key, ts):
+        if builder.ensure_turn(_turn_key(data, n), ts):
             self._warn(n, "assistant output with no prompt before it (its turn has an empty prompt)")
 
     def _tool_use(self, builder: SessionBuilder, ts: str, block: dict[str, Any]) -> None:
@@ -418,7 +417,7 @@ class ClaudeCodeImporter(LineImporter):
             builder.record(ts, "user.command", data)
         elif self._from_claude_code(data):  # a turn it started itself: nobody typed this
             builder.close_turn(ts)
-            builder.ensure_turn("turn_" + safe_part(str(data.get("uuid") or f"line-{n}")), ts)
+            builder.ensure_turn(_turn_key(data, n), ts)
             origin = data.get("origin")
             kind = origin.get("kind") if isinstance(origin, dict) else None
             builder.record(ts, "user." + (kind if isinstance(kind, str) else "system"), data)
@@ -427,7 +426,7 @@ class ClaudeCodeImporter(LineImporter):
         else:
             if not builder.created and builder.header and "parentSessionId" in builder.header:
                 self._bind_child(builder, ts, text)
-            builder.start_turn("turn_" + safe_part(str(data.get("uuid") or f"line-{n}")), ts, text)
+            builder.start_turn(_turn_key(data, n), ts, text)
 
     @staticmethod
     def _from_claude_code(data: dict[str, Any]) -> bool:

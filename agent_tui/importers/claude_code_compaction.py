@@ -36,13 +36,12 @@ class Compactions:
 
     def summary(self, builder: SessionBuilder, ts: str, data: dict[str, Any], text: str) -> None:
         """A summary line (`isCompactSummary`) whose text is `text`."""
-        waiting, self.waiting = self.waiting, None
-        if waiting is None or waiting[0] is not builder:
-            if waiting is not None:
-                self.waiting = waiting
-                self.flush()
+        waiting = self.waiting
+        if waiting is None or waiting[0] is not builder:  # (a boundary of another session: alone)
+            self.flush()
             builder.record(ts, "user.compact_summary", data)
             return
+        self.waiting = None
         _compacted(builder, waiting[1], waiting[2], text, data)
 
     def flush(self) -> None:

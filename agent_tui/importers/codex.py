@@ -93,10 +93,6 @@ class CodexImporter(LineImporter):
         self._children = CodexChildren()
         self._unknown: set[str] = set()  # record types reported as unsupported (once each)
 
-    @property
-    def sessions(self) -> dict[str, SessionBuilder]:
-        return {self.builder.session_id: self.builder} if self.builder is not None else {}
-
     # -- the interface -------------------------------------------------------------------------
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
         try:
@@ -193,6 +189,7 @@ class CodexImporter(LineImporter):
         builder = self.builder = SessionBuilder(
             session_id_for(thread), FORMAT, self.out, self.counts, self.prices
         )
+        self.sessions[builder.session_id] = builder
         parent = agent = None
         source = meta.get("source")
         sub = source.get("subagent") if isinstance(source, dict) else None
@@ -269,10 +266,8 @@ class CodexImporter(LineImporter):
                 self._record(ts, "ide_context", {"text": context})
 
     def _close(self, ts: str, stop: str | None = None) -> None:
-        builder = self.builder
-        if builder is None or builder.turn is None:
-            return
-        builder.close_turn(ts, stop)
+        if self.builder is not None:  # (closing no turn does nothing)
+            self.builder.close_turn(ts, stop)
 
     def _count_call(self, n: int, ts: str) -> None:
         """A `token_count` in a turn whose totals grew: the growth is one model call's usage

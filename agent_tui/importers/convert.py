@@ -22,13 +22,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
-from agent_tui.events import Event
 from agent_tui.events.wording import counted
-from agent_tui.importers.builder import ImportCounts, LogLine, RawLine, SessionBuilder
+from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine
 from agent_tui.importers.claude_code import ClaudeCodeImporter
 from agent_tui.importers.codex import CodexImporter
 from agent_tui.importers.detect import Format, detect_format
@@ -58,28 +57,6 @@ class ImportLineError(ImportInputError):
         self.line_number = line_number
 
 
-class Importer(Protocol):
-    """What `ClaudeCodeImporter` and `CodexImporter` share."""
-
-    format: str
-    label: str
-    warnings: list[str]
-    counts: ImportCounts
-
-    @property
-    def sessions(self) -> dict[str, SessionBuilder]: ...
-
-    def feed(self, line_number: int, raw: RawLine) -> list[Event]: ...
-
-    def finish(self) -> list[Event]: ...
-
-    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]: ...
-
-    def feed_overlong(self, line_number: int, length: int, cap: int) -> list[LogLine]: ...
-
-    def finish_lines(self) -> list[LogLine]: ...
-
-
 @dataclass(frozen=True)
 class SourceFile:
     """One foreign log to convert, with what its importer needs to know beside its lines."""
@@ -88,7 +65,7 @@ class SourceFile:
     format: Format
     agent_hints: tuple[tuple[str, str, str], ...] = ()  # (agent id, agent type, description)
 
-    def importer(self) -> Importer:
+    def importer(self) -> LineImporter:
         label = str(self.path)
         if self.format == "codex":
             return CodexImporter(label)
@@ -222,7 +199,7 @@ def _task_agents(parent: Path) -> dict[str, tuple[str, str]]:
     return agents
 
 
-def feed_final(importer: Importer, number: int, line: bytes) -> list[LogLine]:
+def feed_final(importer: LineImporter, number: int, line: bytes) -> list[LogLine]:
     """A last line with no newline: fed if it is a whole JSON value, else reported torn."""
     if not line.strip():
         return []
@@ -238,19 +215,6 @@ def feed_final(importer: Importer, number: int, line: bytes) -> list[LogLine]:
 
 _NEWLINE = orjson.OPT_APPEND_NEWLINE
 _BUFFER = 1 << 20  # bytes buffered per session log before a write to the OS
-
-
-class _Discard:
-    """Where the events of a session that belongs to another source go."""
-
-    def write(self, data: bytes) -> int:
-        return len(data)
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class SessionLogWriter:
@@ -281,18 +245,8 @@ class SessionLogWriter:
         return handle if handle is not None else self._open(session_id, source)
 
     def write(self, lines: list[LogLine], source: str = "") -> None:
-        handles = self._handles
-        dumps = orjson.dumps
-        session_id: str | None = None
-        put: Any = None
         for line in lines:
-            if line["sessionId"] != session_id:  # runs of one session: look its file up once
-                session_id = line["sessionId"]
-                handle = handles.get(session_id)
-                if handle is None:
-                    handle = self._open(session_id, source)
-                put = handle.write
-            put(dumps(line, option=_NEWLINE))
+            self.handle_for(line["sessionId"], source).write(orjson.dumps(line, option=_NEWLINE))
 
     def _open(self, session_id: str, source: str) -> Any:
         owner = self.owners.setdefault(session_id, source)
@@ -300,7 +254,7 @@ class SessionLogWriter:
             message = f"{source}: session {session_id} is also in {owner} (this copy left out)"
             if message not in self.conflicts:
                 self.conflicts.append(message)
-            handle: Any = _Discard()
+            handle: Any = open(os.devnull, "wb")  # noqa: SIM115 - another source's session: left out
         else:
             path = self.paths.get(session_id)
             mode = "ab"
@@ -322,7 +276,7 @@ class SessionLogWriter:
             handle.close()
 
 
-def convert_source(source: SourceFile, writer: SessionLogWriter) -> Importer:
+def convert_source(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
     """Convert one foreign log into our logs through `writer`; returns its importer."""
     # The cyclic garbage collector is paused for the loop: converting allocates millions of
     # short-lived dicts that hold no cycles, and its passes over them would double the time.
@@ -335,7 +289,7 @@ def convert_source(source: SourceFile, writer: SessionLogWriter) -> Importer:
             gc.enable()
 
 
-def _convert(source: SourceFile, writer: SessionLogWriter) -> Importer:
+def _convert(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
     importer = source.importer()
     label = str(source.path)
     feed = importer.feed_lines
@@ -436,10 +390,8 @@ def import_path(
         target = out_dir / log.name
         if target.resolve() != log.resolve():
             torn = complete.get(log)
-            if torn is None:
-                _copy_start(log, target, log.stat().st_size)
-            else:
-                _copy_start(log, target, torn[0])
+            _copy_start(log, target, log.stat().st_size if torn is None else torn[0])
+            if torn is not None:
                 report.warnings.append(torn[1])
         report.copied.append(target)
     return report
@@ -449,10 +401,6 @@ def _copy_start(source: Path, target: Path, size: int) -> None:
     """The first `size` bytes of `source` into `target` (made 0600: it is a session log)."""
     fd = open_private(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     with source.open("rb") as reading, os.fdopen(fd, "wb") as writing:
-        remaining = size
-        while remaining > 0:
-            chunk = reading.read(min(remaining, 1 << 20))
-            if not chunk:
-                break
+        while size > 0 and (chunk := reading.read(min(size, 1 << 20))):
             writing.write(chunk)
-            remaining -= len(chunk)
+            size -= len(chunk)

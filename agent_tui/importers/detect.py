@@ -16,22 +16,15 @@ import orjson
 
 from agent_tui.events.model import EVENT_TYPES
 from agent_tui.importers.claude_code_words import KNOWN_RECORDS
+from agent_tui.importers.codex_words import KEPT_LINES
 
 Format = Literal["agent-tui", "claude-code", "codex"]
 SNIFF_BYTES = 256 * 1024
 SNIFF_LINES = 50
 
 _OURS = frozenset(EVENT_TYPES)
-_CODEX_ENVELOPE = frozenset(
-    {
-        "session_meta",
-        "response_item",
-        "event_msg",
-        "turn_context",
-        "compacted",
-        "world_state",
-        "token_usage_record",
-    }
+_CODEX_ENVELOPE = (
+    frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"}) | KEPT_LINES
 )
 _CODEX_ITEMS = frozenset(
     {"message", "reasoning", "function_call", "function_call_output", "local_shell_call"}

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from watchfiles import watch
 
-from agent_tui.importers.convert import Importer, ImportLineError, SessionLogWriter, SourceFile, discover
+from agent_tui.importers.builder import LineImporter
+from agent_tui.importers.convert import ImportLineError, SessionLogWriter, SourceFile, discover
 from agent_tui.importers.source_lines import OVERLONG, SourceLines
 
 
@@ -42,7 +43,7 @@ class ForeignTail:
     def __init__(self, source: SourceFile, writer: SessionLogWriter) -> None:
         self.source = source
         self.writer = writer
-        self.importer: Importer = source.importer()
+        self.importer: LineImporter = source.importer()
         self.offset = 0
         self.lines = 0
         self.failed = False  # the importer failed on a line: this log is no longer followed
@@ -174,22 +175,21 @@ class ForeignFollower:
         )
         watched = [path for path in watched if path.is_dir()]
         try:
-            if not watched:
-                while not self._stop.wait(1.0):
+            if watched:
+                for _changes in watch(
+                    *watched,
+                    stop_event=self._stop,
+                    rust_timeout=1000,
+                    yield_on_timeout=True,
+                    debounce=50,
+                    step=25,
+                ):
                     self.catch_up()
                 return
-            for _changes in watch(
-                *watched,
-                stop_event=self._stop,
-                rust_timeout=1000,
-                yield_on_timeout=True,
-                debounce=50,
-                step=25,
-            ):
-                self.catch_up()
         except Exception:  # the watcher failed (a folder removed): fall back to polling
-            while not self._stop.wait(1.0):
-                self.catch_up()
+            pass
+        while not self._stop.wait(1.0):  # (nothing to watch: polling)
+            self.catch_up()
 
     def stop(self) -> None:
         self._stop.set()

@@ -26,6 +26,7 @@ place). Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import secrets
@@ -108,10 +109,8 @@ class CacheUse:
 
 def use(folder: Path) -> None:
     """Mark the entry at `folder` as just used (its modification time is its last use)."""
-    try:
+    with contextlib.suppress(OSError):  # gone meanwhile: its reader finds that out
         os.utime(folder)
-    except OSError:
-        pass  # gone meanwhile: its reader finds that out
 
 
 def in_use(root: Path) -> set[str]:
@@ -145,10 +144,8 @@ def _size(folder: Path) -> int:
     total = 0
     for dirpath, _dirs, files in os.walk(folder):
         for name in files:
-            try:
+            with contextlib.suppress(OSError):  # (gone meanwhile)
                 total += os.lstat(os.path.join(dirpath, name)).st_size
-            except OSError:
-                pass
     return total
 
 

@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import orjson
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.importers.locations import recent_sessions
 from agent_tui.providers.config import Config, ConfigError
-from agent_tui.terminal.hook_socket import HookSocket, HookSocketError
-from agent_tui.terminal.hook_wire import CLIS, Cli, Reply
+from agent_tui.terminal.discovery import transcript_at
+from agent_tui.terminal.hook_socket import HookSocket, HookSocketError, Reply
+from agent_tui.terminal.hook_wire import CLIS, Cli
 from agent_tui.terminal.logs import TOOL_OF, TerminalLogs, TranscriptRefused
 from agent_tui.terminal.questions import TRANSCRIPT_WAIT, TerminalHooks
 
@@ -46,7 +46,6 @@ LOOK_EVERY = 5.0
 """Seconds between two looks for the project's new transcripts."""
 RECENT = 3600.0
 """A transcript changed within this many seconds is a live session of the project."""
-HEAD_BYTES = 64 * 1024
 
 
 class TerminalAgents:
@@ -189,32 +188,11 @@ def project_transcripts(
             paths = recent_sessions(TOOL_OF[cli], timedelta(seconds=recent), root=root_of(cli))
         except (FileNotFoundError, OSError):
             continue
-        found += [(cli, path.resolve()) for path in paths if _cwd_of(path) == want]
+        for path in paths:
+            transcript = transcript_at(cli, path)
+            if transcript is not None and transcript.cwd == want:
+                found.append((cli, path.resolve()))
     return found
-
-
-def _cwd_of(path: Path) -> str | None:
-    """The working directory the first records of a transcript name (Claude Code's `cwd`, Codex's
-    `session_meta.payload.cwd`), None when they name none."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(HEAD_BYTES)
-    except OSError:
-        return None
-    for line in head.splitlines()[:20]:
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(record, dict):
-            continue
-        cwd = record.get("cwd")
-        payload = record.get("payload")
-        if not isinstance(cwd, str) and isinstance(payload, dict):
-            cwd = payload.get("cwd")
-        if isinstance(cwd, str) and cwd:
-            return cwd
-    return None
 
 
 HAND_BACK_AFTER = 30.0

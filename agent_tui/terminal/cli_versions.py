@@ -29,7 +29,8 @@ migrations, whatever a planted binary does) for a fact that a file beside it sta
 version cannot be read this way is treated as one of unknown version (installed, with a warning).
 
 Invariants:
-- nothing here executes a program or imports more than the standard library (and `hook_wire`);
+- nothing here executes a program or imports more than the standard library (and `hook_wire`,
+  `private_files`);
 - `find_cli` never raises: an unreadable or hostile file is a CLI of unknown version.
 """
 
@@ -38,49 +39,26 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_tui.private_files import open_plain
 from agent_tui.terminal.hook_wire import Cli
 
 Version = tuple[int, int, int]
 
-HOOK_EVENTS: dict[str, dict[str, Version]] = {
-    "claude-code": {
-        "PreToolUse": (1, 0, 38),
-        "Stop": (1, 0, 38),
-        "SubagentStop": (1, 0, 41),
-        "UserPromptSubmit": (1, 0, 54),
-        "SessionStart": (1, 0, 62),
-        "SessionEnd": (1, 0, 85),
-        "SubagentStart": (2, 0, 43),
-        "PermissionRequest": (2, 0, 45),
-    },
-    "codex": {
-        "SessionStart": (0, 114, 0),
-        "Stop": (0, 114, 0),
-        "UserPromptSubmit": (0, 116, 0),
-        "PreToolUse": (0, 117, 0),
-        "PermissionRequest": (0, 122, 0),
-        "SubagentStart": (0, 133, 0),
-        "SubagentStop": (0, 134, 0),
-        "SessionEnd": (0, 145, 0),
-    },
+HOOK_EVENTS: dict[str, tuple[Version, Version]] = {
+    "SessionStart": ((1, 0, 62), (0, 114, 0)),
+    "UserPromptSubmit": ((1, 0, 54), (0, 116, 0)),
+    "PreToolUse": ((1, 0, 38), (0, 117, 0)),
+    "PermissionRequest": ((2, 0, 45), (0, 122, 0)),
+    "SubagentStart": ((2, 0, 43), (0, 133, 0)),
+    "SubagentStop": ((1, 0, 41), (0, 134, 0)),
+    "Stop": ((1, 0, 38), (0, 114, 0)),
+    "SessionEnd": ((1, 0, 85), (0, 145, 0)),
 }
-"""For each CLI, the hook events agent-tui installs and the first version that has each."""
-
-WANTED_EVENTS: tuple[str, ...] = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PermissionRequest",
-    "SubagentStart",
-    "SubagentStop",
-    "Stop",
-    "SessionEnd",
-)
-"""The events agent-tui listens to, in the order they are written into a config file."""
+"""The hook events agent-tui listens to, in the order they are written into a config file, each
+with the first version of Claude Code and of Codex that has it."""
 
 CODEX_HOOKS_ON_BY_DEFAULT: Version = (0, 124, 0)
 """Before it, Codex runs hooks only with `[features] codex_hooks = true` in its config.toml."""
@@ -96,18 +74,20 @@ _MAX_LEVELS = 8
 below its package; a platform binary inside `vendor/…` a few more)."""
 
 
+def _since(cli: Cli, event: str) -> Version:
+    claude, codex = HOOK_EVENTS[event]
+    return claude if cli == "claude-code" else codex
+
+
 def minimum_version(cli: Cli) -> Version:
     """The first version of `cli` that has `PermissionRequest` (older ones are refused)."""
-    return HOOK_EVENTS[cli]["PermissionRequest"]
+    return _since(cli, "PermissionRequest")
 
 
 def events_for(cli: Cli, version: Version | None) -> tuple[str, ...]:
     """The events to install for `cli` at `version` (None: unknown, so all of them), in
-    `WANTED_EVENTS` order."""
-    known = HOOK_EVENTS[cli]
-    return tuple(
-        event for event in WANTED_EVENTS if event in known and (version is None or version >= known[event])
-    )
+    `HOOK_EVENTS` order."""
+    return tuple(event for event in HOOK_EVENTS if version is None or version >= _since(cli, event))
 
 
 def shown(version: Version) -> str:
@@ -199,19 +179,10 @@ def _is_package(name: object, package: str) -> bool:
 
 def _read_manifest(path: Path) -> dict[str, object] | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as file:
+        with open_plain(path) as file:  # (a FIFO or a device is not waited on)
             data = file.read(_MAX_PACKAGE_JSON + 1)
     except OSError:
         return None
-    finally:
-        os.close(fd)
     if len(data) > _MAX_PACKAGE_JSON:
         return None
     try:

@@ -40,16 +40,6 @@ from agent_tui.events import visible
 from agent_tui.importers.ids import normalize_ts, session_id_for
 from agent_tui.importers.locations import default_dir
 
-__all__ = [
-    "HEAD_BYTES",
-    "HEAD_LINES",
-    "TerminalTranscript",
-    "claude_folder_name",
-    "discover",
-    "hook_files",
-    "hooks_installed",
-]
-
 Cli = Literal["claude-code", "codex"]
 
 HEAD_BYTES = 64 * 1024
@@ -134,11 +124,8 @@ def discover(
         raise ValueError("discover needs a project directory or all_projects")
     say = warn or (lambda line: None)
     where = None if all_projects or project is None else str(project.expanduser().resolve())
-    found: list[TerminalTranscript] = []
-    claude = claude_root if claude_root is not None else default_dir("claude")
-    codex = codex_root if codex_root is not None else default_dir("codex")
-    found += _claude_sessions(claude, where, say)
-    found += _codex_sessions(codex, where, say)
+    found = _claude_sessions(claude_root or default_dir("claude"), where, say)
+    found += _codex_sessions(codex_root or default_dir("codex"), where, say)
     found.sort(key=lambda t: (-t.modified_ns, str(t.path)))
     return found
 
@@ -162,26 +149,28 @@ def _claude_sessions(root: Path, where: str | None, say: Callable[[str], object]
                 continue
             if not entry.is_file(follow_symlinks=False):
                 continue
-            transcript = _claude_transcript(entry, say)
+            transcript = _claude_transcript(entry.path, say)
             if transcript is not None and _belongs(transcript.cwd, where):
                 found.append(transcript)
     return found
 
 
-def _claude_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) -> TerminalTranscript | None:
-    path = Path(entry.path)
-    head = _read_head(entry, say)
+def transcript_at(cli: Cli, path: Path) -> TerminalTranscript | None:
+    """The session of the transcript at `path` as its head tells (None: none, or unreadable)."""
+    read = _claude_transcript if cli == "claude-code" else _codex_transcript
+    return read(str(path), lambda line: None)
+
+
+def _claude_transcript(where: str, say: Callable[[str], object]) -> TerminalTranscript | None:
+    path = Path(where)
+    head = _read_head(where, say)
     if head is None:
         return None
     records, rest = head
     first = _claude_head(records)
-    cwd, session, started, title, prompt = first.cwd, first.session, first.started, first.title, first.prompt
-    if cwd is None:
-        cwd = _field(rest, "cwd")
-    if session is None:
-        session = _field(rest, "sessionId")
-    if started is None:
-        started = normalize_ts(_field(rest, "timestamp"))
+    cwd = first.cwd or _field(rest, "cwd")
+    session = first.session or _field(rest, "sessionId")
+    title = first.title
     if cwd is None:
         if session is None and not title:  # (a file of titles only, as older releases left: no session)
             say(f"{visible(str(path))}: no Claude Code session in its first lines (skipped)")
@@ -193,9 +182,9 @@ def _claude_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) ->
         cli_id=session,
         session_id=session_id_for(session),
         cwd=cwd,
-        title=_short(title or prompt),
-        started=started,
-        modified_ns=_mtime(entry),
+        title=_short(title or first.prompt),
+        started=first.started or normalize_ts(_field(rest, "timestamp")),
+        modified_ns=_mtime(path),
     )
 
 
@@ -251,12 +240,8 @@ def _prompt_text(message: object) -> str | None:
 
 # -- Codex ----------------------------------------------------------------------------------------
 def _codex_sessions(root: Path, where: str | None, say: Callable[[str], object]) -> list[TerminalTranscript]:
-    found = []
-    for entry in _rollouts(root, say):
-        transcript = _codex_transcript(entry, say)
-        if transcript is not None and _belongs(transcript.cwd, where):
-            found.append(transcript)
-    return found
+    transcripts = (_codex_transcript(entry.path, say) for entry in _rollouts(root, say))
+    return [transcript for transcript in transcripts if transcript and _belongs(transcript.cwd, where)]
 
 
 def _rollouts(root: Path, say: Callable[[str], object]) -> Iterator[os.DirEntry[str]]:
@@ -271,30 +256,28 @@ def _rollouts(root: Path, say: Callable[[str], object]) -> Iterator[os.DirEntry[
                     yield entry
 
 
-def _codex_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) -> TerminalTranscript | None:
-    path = Path(entry.path)
-    head = _read_head(entry, say)
+def _codex_transcript(where: str, say: Callable[[str], object]) -> TerminalTranscript | None:
+    path = Path(where)
+    head = _read_head(where, say)
     if head is None:
         return None
     records, rest = head
     first = records[0] if records else None
     prompt = next(filter(None, map(_codex_prompt, records[1:])), None)
-    meta: dict[str, Any] | None = None
-    if first is not None and first.get("type") == "session_meta" and isinstance(first.get("payload"), dict):
+    meta: dict[str, Any] = {}
+    if first is None and b'"session_meta"' in rest[:256]:  # a first line cut by the bound
+        meta = {key: _field(rest, key) for key in ("id", "cwd", "timestamp")}
+    elif first is not None and first.get("type") == "session_meta" and isinstance(first.get("payload"), dict):
         meta = first["payload"]
     elif first is not None and "id" in first and "type" not in first:
         meta = first  # the first releases' header: no working directory in it
-    elif first is not None or b'"session_meta"' not in rest[:256]:
-        say(f"{visible(str(path))}: no session_meta on its first line: not a Codex rollout (skipped)")
-        return None
-    cwd = meta.get("cwd") if meta is not None else _field(rest, "cwd")
-    cli_id = meta.get("id") if meta is not None else _field(rest, "id")
+    cwd, cli_id = meta.get("cwd"), meta.get("id")
     if not isinstance(cli_id, str) or not cli_id:
         say(f"{visible(str(path))}: no session_meta on its first line: not a Codex rollout (skipped)")
         return None
     if not isinstance(cwd, str) or not cwd:
         return None  # (the first releases kept no working directory: no project to belong to)
-    started = normalize_ts(meta.get("timestamp") if meta is not None else _field(rest, "timestamp"))
+    started = normalize_ts(meta.get("timestamp"))
     parent, agent = _codex_parent(meta)
     return TerminalTranscript(
         cli="codex",
@@ -304,15 +287,15 @@ def _codex_transcript(entry: os.DirEntry[str], say: Callable[[str], object]) -> 
         cwd=cwd,
         title=None if parent else _short(prompt),  # (a sub-agent's head repeats its parent's prompt)
         started=started,
-        modified_ns=_mtime(entry),
+        modified_ns=_mtime(path),
         parent_cli_id=parent,
         agent_name=agent,
     )
 
 
-def _codex_parent(meta: dict[str, Any] | None) -> tuple[str | None, str | None]:
+def _codex_parent(meta: dict[str, Any]) -> tuple[str | None, str | None]:
     """A sub-agent rollout's parent thread and name (`source.subagent.thread_spawn`)."""
-    source = meta.get("source") if meta is not None else None
+    source = meta.get("source")
     sub = source.get("subagent") if isinstance(source, dict) else None
     spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
     if not isinstance(spawn, dict):
@@ -350,17 +333,17 @@ def _entries(folder: Path, say: Callable[[str], object]) -> list[os.DirEntry[str
 
 
 def _read_head(
-    entry: os.DirEntry[str], say: Callable[[str], object], *, lines: int = HEAD_LINES
+    path: str, say: Callable[[str], object], *, lines: int = HEAD_LINES
 ) -> tuple[list[dict[str, Any]], bytes] | None:
     """The decoded whole lines of a file's head (up to `lines`), and what follows them (a line cut
     by the bound: its fields are looked for as text); None (said) if it cannot be read."""
     try:
-        with open(entry.path, "rb") as handle:
+        with open(path, "rb") as handle:
             data = handle.read(FIRST_READ)
             if b"\n" not in data and len(data) == FIRST_READ:
                 data += handle.read(HEAD_BYTES - FIRST_READ)
     except OSError as error:
-        say(f"{visible(entry.path)}: {error.strerror or error} (skipped)")
+        say(f"{visible(path)}: {error.strerror or error} (skipped)")
         return None
     records: list[dict[str, Any]] = []
     start = 0
@@ -376,7 +359,7 @@ def _read_head(
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             if not records:
-                say(f"{visible(entry.path)}: its first line is not JSON (skipped)")
+                say(f"{visible(path)}: its first line is not JSON (skipped)")
                 return None
             continue
         if isinstance(record, dict):
@@ -399,9 +382,9 @@ def _field(data: bytes, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _mtime(entry: os.DirEntry[str]) -> int:
+def _mtime(path: Path) -> int:
     try:
-        return entry.stat(follow_symlinks=False).st_mtime_ns
+        return os.lstat(path).st_mtime_ns
     except OSError:
         return 0
 

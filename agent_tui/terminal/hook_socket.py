@@ -36,6 +36,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -45,9 +46,10 @@ import socket
 import stat
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
@@ -57,18 +59,14 @@ from agent_tui.private_files import FILE_MODE, open_private, own_folder
 from agent_tui.terminal import hook_wire
 from agent_tui.terminal.hook_wire import (
     MAX_LINE,
-    NO_DECISION,
     PROTOCOL,
     Cli,
-    Reply,
     event_of,
     own_uid,
     peer_uid,
     pong_line,
     socket_path,
 )
-
-__all__ = ["READ_SECONDS", "Handler", "HookSocket", "HookSocketBusy", "HookSocketError", "render"]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +81,21 @@ DEFAULT_DENY_MESSAGE = "Denied in agent-tui."
 NO_OUTPUT = b"\n"
 """The reply line that is no decision: the hook prints nothing."""
 
+
+@dataclass(frozen=True)
+class Reply:
+    """What agent-tui answers a hook event: a decision, or none (`decision is None`)."""
+
+    decision: Literal["allow", "deny"] | None = None
+    remember: bool = False
+    """With `allow`: the CLI's own "always allow" (only when the person picked it)."""
+    message: str = ""
+    """With `deny`: why, for the agent."""
+    interrupt: bool = False
+    """With `deny`: stop the agent's turn too (Claude Code honours it)."""
+
+
+NO_DECISION = Reply()
 Handler = Callable[[Cli, dict[str, Any]], Awaitable[Reply]]
 
 
@@ -173,29 +186,15 @@ class HookSocket:
                 stream = await anyio.connect_unix(self.path)
         except (OSError, TimeoutError):
             return  # refused: nobody accepts any more
-        pid: object = None
+        who = "a process that does not answer as agent-tui"
+        broken = (anyio.EndOfStream, anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.BrokenResourceError)
         async with stream:
-            try:
-                with anyio.move_on_after(PROBE_SECONDS):
-                    await stream.send(hook_wire.PING_LINE)
-                    answer = await BufferedByteReceiveStream(stream).receive_until(b"\n", 4096)
-                    pong = json.loads(answer)
-                    if isinstance(pong, dict) and pong.get("pong") is True:
-                        pid = pong.get("pid")
-            except (
-                anyio.EndOfStream,
-                anyio.IncompleteRead,
-                anyio.DelimiterNotFound,
-                anyio.BrokenResourceError,
-            ):
-                pass
-            except ValueError:
-                pass
-        who = (
-            f"another agent-tui (pid {pid})"
-            if isinstance(pid, int)
-            else "a process that does not answer as agent-tui"
-        )
+            # (a ValueError: the answer is not JSON)
+            with contextlib.suppress(*broken, ValueError), anyio.move_on_after(PROBE_SECONDS):
+                await stream.send(hook_wire.PING_LINE)
+                pong = json.loads(await BufferedByteReceiveStream(stream).receive_until(b"\n", 4096))
+                if isinstance(pong, dict) and pong.get("pong") is True and isinstance(pong.get("pid"), int):
+                    who = f"another agent-tui (pid {pong['pid']})"
         raise HookSocketBusy(
             f"{who} already answers the Claude Code and Codex hooks at {self.path}: "
             "quit it first, or leave the hooks to it"
@@ -243,8 +242,8 @@ class HookSocket:
                     line = await reader.receive_until(b"\n", MAX_LINE)
             except (TimeoutError, anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
                 return
-            except anyio.DelimiterNotFound:
-                return  # longer than any request: not read further
+            except anyio.DelimiterNotFound:  # longer than any request: not read further
+                return
             request = _request(line)
             if request is None:
                 reply = NO_OUTPUT

@@ -17,8 +17,8 @@ a ping is answered `{"v":2,"pong":true,"pid":N,"watched":bool}` (`watched`: some
 question now). Another version (`PROTOCOL`) on either side is no decision: a request of another
 version is answered the empty line, and a reply of another shape is not printed.
 
-`Reply` (`decision` None, "allow" or "deny", `remember`, `message`, `interrupt`) is what a handler
-answers; its own JSON line (`Reply.line`, `Reply.parse`) is for agent-tui's side and its tests.
+`hook_socket.Reply` (`decision` None, "allow" or "deny", `remember`, `message`, `interrupt`) is
+what a handler answers.
 
 Invariants:
 - stdlib only (`os`, `_socket`, `struct`: nothing that costs start-up, no `json` nor `re` on the
@@ -29,7 +29,7 @@ Invariants:
   line break in the event is made a tab, which keeps exactly what is valid JSON (both are blanks
   between tokens; both are refused inside a string);
 - anything that is not a well-formed line of these shapes is no decision on both sides
-  (`event_of`, `output_of` and `Reply.parse` never raise), so a hook never decides by mistake;
+  (`event_of` and `output_of` never raise), so a hook never decides by mistake;
 - the hook prints a reply only when it is one line of printable ASCII of the output's shape:
   nothing else from the socket reaches the CLI;
 - `peer_uid` is the one check of who is at the other end of the socket, on both ends.
@@ -49,10 +49,8 @@ if TYPE_CHECKING:  # `typing` costs the hook's start-up: read by the type checke
     from typing import Any, Literal
 
     Cli = Literal["claude-code", "codex"]
-    Decision = Literal["allow", "deny"] | None
 else:
     Cli = str
-    Decision = str
 
 PROTOCOL = 2
 SOCKET_NAME = "hooks.sock"
@@ -102,12 +100,6 @@ def raw_event_line(cli: Cli, data: bytes) -> bytes | None:
     return line if len(line) <= MAX_LINE else None
 
 
-def event_line(cli: Cli, event: dict[str, Any]) -> bytes:
-    """The line a hook sends for the hook event `event` (agent-tui's side and tests: the hook
-    itself sends the CLI's bytes, `raw_event_line`)."""
-    return EVENT_PREFIXES[cli] + _dumps(event)[:-1] + b"}\n"
-
-
 def event_of(line: bytes) -> tuple[Cli, dict[str, Any]] | None:
     """The CLI and the hook event an event line (without its newline) carries: the event is exactly
     the bytes between the CLI's prefix and the final `}`, one JSON object in UTF-8; None for a line
@@ -148,85 +140,6 @@ PING_LINE = b'{"v":%d,"ping":true}\n' % PROTOCOL
 def pong_line(pid: int, watched: bool) -> bytes:
     """The answer to a ping: who listens (`pid`), and whether a question would be answered now."""
     return _dumps({"v": PROTOCOL, "pong": True, "pid": pid, "watched": watched})
-
-
-class Reply:
-    """What agent-tui answers a hook event: a decision, or none (`decision is None`). Immutable."""
-
-    __slots__ = ("decision", "interrupt", "message", "remember")
-
-    decision: Decision
-    remember: bool
-    """With `allow`: the CLI's own "always allow" (only when the person picked it)."""
-    message: str
-    """With `deny`: why, for the agent."""
-    interrupt: bool
-    """With `deny`: stop the agent's turn too (Claude Code honours it)."""
-
-    def __init__(
-        self,
-        decision: Decision = None,
-        remember: bool = False,
-        message: str = "",
-        interrupt: bool = False,
-    ) -> None:
-        object.__setattr__(self, "decision", decision)
-        object.__setattr__(self, "remember", remember)
-        object.__setattr__(self, "message", message)
-        object.__setattr__(self, "interrupt", interrupt)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Reply is immutable: cannot set {name}")
-
-    def _key(self) -> tuple[object, ...]:
-        return (self.decision, self.remember, self.message, self.interrupt)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Reply) and self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return (
-            f"Reply(decision={self.decision!r}, remember={self.remember!r}, "
-            f"message={self.message!r}, interrupt={self.interrupt!r})"
-        )
-
-    def line(self) -> bytes:
-        if self.decision is None:
-            fields: dict[str, Any] = {"decision": None}
-        elif self.decision == "allow":
-            fields = {"decision": "allow", "remember": self.remember}
-        else:
-            fields = {"decision": "deny", "message": self.message, "interrupt": self.interrupt}
-        return _dumps(fields)
-
-    @classmethod
-    def parse(cls, line: bytes) -> Reply:
-        """The reply a line says, or no decision when it says nothing well-formed."""
-        import json
-
-        try:
-            fields = json.loads(line)
-        except (ValueError, RecursionError):
-            return NO_DECISION
-        if not isinstance(fields, dict):
-            return NO_DECISION
-        decision = fields.get("decision")
-        if decision == "allow":
-            return cls("allow", remember=fields.get("remember") is True)
-        if decision == "deny":
-            message = fields.get("message")
-            return cls(
-                "deny",
-                message=message if isinstance(message, str) else "",
-                interrupt=fields.get("interrupt") is True,
-            )
-        return NO_DECISION
-
-
-NO_DECISION = Reply()
 
 
 def peer_uid(sock: _socket.socket) -> int | None:

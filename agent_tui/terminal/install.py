@@ -44,17 +44,15 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_tui.private_files import make_private_dirs
-from agent_tui.terminal.cli_versions import NAMES, events_for
+from agent_tui.private_files import make_private_dirs, untrusted_reason
+from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_wire import Cli
 from agent_tui.terminal.install_record import (
     InstallRecord,
-    backup_path,
     drop_record,
     load_record,
     save_record,
@@ -102,14 +100,13 @@ class Target:
     """The project's folder (scope `project`): the CLI's folder below it must not be a link."""
 
 
-def user_target(cli: Cli, env: Mapping[str, str] | None = None) -> Target:
+def user_target(cli: Cli) -> Target:
     """The CLI's user-wide hook file (`$CLAUDE_CONFIG_DIR`, `$CODEX_HOME` honoured)."""
-    env = os.environ if env is None else env
-    if cli == "claude-code":
-        base = env.get("CLAUDE_CONFIG_DIR") or str(Path.home() / ".claude")
-        return Target(cli, "user", Path(os.path.abspath(os.path.expanduser(base))) / "settings.json")
-    base = env.get("CODEX_HOME") or str(Path.home() / ".codex")
-    return Target(cli, "user", Path(os.path.abspath(os.path.expanduser(base))) / "hooks.json")
+    variable, folder, name = ("CLAUDE_CONFIG_DIR", ".claude", "settings.json")
+    if cli == "codex":
+        variable, folder, name = ("CODEX_HOME", ".codex", "hooks.json")
+    base = os.environ.get(variable) or str(Path.home() / folder)
+    return Target(cli, "user", Path(os.path.abspath(os.path.expanduser(base))) / name)
 
 
 def project_target(cli: Cli, directory: Path) -> Target:
@@ -174,7 +171,7 @@ def hook_command(cli: Cli, interpreter: str | None = None, module_file: Path | N
     return f"/bin/sh -c '{script}' {GUARD_NAME} '{module}' '{python}'"
 
 
-def entry(cli: Cli, event: str, command: str) -> dict[str, Any]:
+def entry(event: str, command: str) -> dict[str, Any]:
     """Our matcher group for `event` (no matcher: every tool, every source)."""
     timeout = {"PermissionRequest": PERMISSION_TIMEOUT, "SessionEnd": SESSION_END_TIMEOUT}.get(
         event, EVENT_TIMEOUT
@@ -307,12 +304,9 @@ def _read(path: Path) -> tuple[bytes, int] | None:
         raise InstallError(f"{path}: {error.strerror or error}") from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _refusal(path, "is not a plain file")
-        if info.st_uid != os.geteuid():
-            raise _refusal(path, f"belongs to another user (uid {info.st_uid})")
-        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise _refusal(path, f"can be written by others (mode {stat.S_IMODE(info.st_mode):04o})")
+        problem = untrusted_reason(info, folder=False)
+        if problem is not None:
+            raise _refusal(path, problem)
         if info.st_size > MAX_FILE:
             raise _refusal(path, f"is larger than {MAX_FILE >> 20} MiB")
         os.set_blocking(fd, True)
@@ -477,7 +471,7 @@ def _place_ours(hooks: dict[str, Any], cli: Cli, events: tuple[str, ...], comman
     for event in events:
         groups = hooks.setdefault(event, [])
         ours = [index for index, group in enumerate(groups) if _is_our_group(group, cli)]
-        wanted = entry(cli, event, command)
+        wanted = entry(event, command)
         if not ours:
             groups.append(wanted)
             continue
@@ -647,7 +641,7 @@ def installed_state(target: Target, command: str, events: tuple[str, ...]) -> In
         ours = [group for group in groups if _is_our_group(group, target.cli)]
         if ours:
             present.append(event)
-            other = other or ours[0] != entry(target.cli, event, command)
+            other = other or ours[0] != entry(event, command)
     if not present:
         return Installed(target, "missing")
     if other:
@@ -655,23 +649,3 @@ def installed_state(target: Target, command: str, events: tuple[str, ...]) -> In
     if len(present) < len(events):
         return Installed(target, "partly", ", ".join(event for event in events if event not in present))
     return Installed(target, "installed")
-
-
-__all__ = [
-    "EVENT_TIMEOUT",
-    "PERMISSION_TIMEOUT",
-    "SESSION_END_TIMEOUT",
-    "InstallError",
-    "Installed",
-    "Outcome",
-    "Target",
-    "backup_path",
-    "codex_worktree_home",
-    "events_for",
-    "hook_command",
-    "install",
-    "installed_state",
-    "project_target",
-    "uninstall",
-    "user_target",
-]

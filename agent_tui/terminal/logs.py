@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -43,15 +43,15 @@ import anyio.lowlevel
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.events import Event
 from agent_tui.importers.builder import WOVEN, LineImporter, LogLine, SessionBuilder, as_event
-from agent_tui.importers.convert import Importer, ImportLineError, SourceFile, discover
+from agent_tui.importers.convert import ImportLineError, SourceFile, discover
 from agent_tui.importers.detect import Format
 from agent_tui.importers.locations import Tool, default_dir
 from agent_tui.importers.source_lines import OVERLONG, SourceLines
 from agent_tui.store import SessionLockedError
+from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_wire import Cli
 
 TOOL_OF: dict[Cli, Tool] = {"claude-code": "claude", "codex": "codex"}
-NAME_OF: dict[Cli, str] = {"claude-code": "Claude Code", "codex": "Codex"}
 YIELD_EVERY = 256
 """Transcript lines read between two turns given to the rest of the event loop."""
 TURN_END = "agent-tui.turn-end"
@@ -84,7 +84,7 @@ def transcript_refused(cli: Cli, path: str | Path, root: Path | None = None) -> 
     except (OSError, RuntimeError):
         raise TranscriptRefused(f"{path}: no such transcript", missing=True) from None
     if not resolved.is_relative_to(home):
-        raise TranscriptRefused(f"{path}: not under {NAME_OF[cli]}'s session directory {home}")
+        raise TranscriptRefused(f"{path}: not under {NAMES[cli]}'s session directory {home}")
     try:
         status = resolved.stat()
     except OSError:
@@ -102,17 +102,12 @@ class _Transcript:
 
     source: SourceFile
     cli: Cli
-    importer: Importer
+    importer: LineImporter
     offset: int = 0
     lines: int = 0
     failed: bool = False
     grew: bool = True  # since its sub-agents' files were last looked for
     looked: float = 0.0  # when they were (monotonic seconds)
-
-    @property
-    def out(self) -> list[LogLine]:
-        """Where the importer's builders write (both importers are `LineImporter`s)."""
-        return cast(LineImporter, self.importer).out
 
 
 @dataclass
@@ -148,10 +143,6 @@ class TerminalLogs:
     def root(self, cli: Cli) -> Path:
         return self.roots.get(cli) or default_dir(TOOL_OF[cli])
 
-    def check(self, cli: Cli, path: str | Path) -> Path:
-        """`transcript_refused` against this follower's directory of `cli`."""
-        return transcript_refused(cli, path, self.root(cli))
-
     def follows(self, path: Path) -> bool:
         return path in self._transcripts
 
@@ -162,7 +153,7 @@ class TerminalLogs:
         Raises:
             TranscriptRefused: the path is not one to follow.
         """
-        resolved = self.check(cli, path)
+        resolved = transcript_refused(cli, path, self.root(cli))
         if resolved not in self._transcripts:
             self._join(cli, resolved)
         await self.catch_up()
@@ -256,12 +247,12 @@ class TerminalLogs:
             log = self._logs.get(session_id) if self._owner.get(session_id) is transcript else None
             while log is not None and log.expected and log.expected[0].id.endswith(WOVEN):
                 head = log.expected[0]
-                start = len(transcript.out)
+                start = len(transcript.importer.out)
                 if not builder.weave(head.ts, head.type, dict(head.payload)):
                     self._lost(transcript, session_id, f"its woven event #{head.sequence} no longer fits")
                     return stored
-                made = transcript.out[start:]
-                del transcript.out[start:]
+                made = transcript.importer.out[start:]
+                del transcript.importer.out[start:]
                 stored += await self._store(transcript, made)
         return stored
 
@@ -326,10 +317,6 @@ class TerminalLogs:
         `main` first."""
         return [sid for sid in self.engine.budgets.index.subtree(main) if self.builder(sid) is not None]
 
-    def written_here(self, session_id: str) -> bool:
-        """Whether this process writes the log of `session_id`."""
-        return self.builder(session_id) is not None
-
     def known(self, session_id: str) -> bool:
         """Whether `session_id` is a terminal session this follower met (written here or not)."""
         return session_id in self._logs
@@ -345,7 +332,7 @@ class TerminalLogs:
         if builder is None:
             return None
         transcript = self._owner[session_id]
-        out = transcript.out
+        out = transcript.importer.out
         start = len(out)
         if not builder.weave(self.engine.clock(), kind, payload):
             return None
@@ -374,7 +361,7 @@ class TerminalLogs:
     async def finish_file(self, cli: Cli, path: str | Path) -> None:
         """The CLI ended the sessions of the transcript at `path` (a sub-agent's): see `end`."""
         try:
-            resolved = self.check(cli, path)
+            resolved = transcript_refused(cli, path, self.root(cli))
         except TranscriptRefused:
             return
         transcript = self._transcripts.get(resolved)

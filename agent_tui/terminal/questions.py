@@ -54,16 +54,19 @@ from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 from agent_tui.events import Event
 from agent_tui.events.json_depth import nested_deeper
 from agent_tui.importers.builder import args_preview
+from agent_tui.importers.claude_code_words import RISK as CLAUDE_RISKS
+from agent_tui.importers.codex_words import RISK as CODEX_RISKS
 from agent_tui.importers.ids import safe_part, session_id_for
 from agent_tui.safety import assess_shell
-from agent_tui.terminal.hook_wire import NO_DECISION, Cli, Reply
-from agent_tui.terminal.logs import NAME_OF, TURN_END, TerminalLogs, TranscriptRefused
+from agent_tui.terminal.cli_versions import NAMES
+from agent_tui.terminal.hook_socket import NO_DECISION, Reply
+from agent_tui.terminal.hook_wire import Cli
+from agent_tui.terminal.logs import TURN_END, TerminalLogs, TranscriptRefused
 
 HANDED_BACK = "handed back to the terminal"
 IN_TERMINAL = "answered in the terminal"
 STOPPED = "stopped from agent-tui: no further tool calls this turn"
 SHELL_TOOLS = frozenset({"Bash", "shell", "local_shell", "exec_command", "shell_command"})
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "apply_patch"})
 DIFF_LINES = 40
 DIFF_LINE_CHARS = 200
 """An edit's preview: at most this many lines of its diff, each at most this many characters."""
@@ -130,11 +133,11 @@ class TerminalHooks:
         try:
             return await self._handle(cli, event)
         except Exception as error:  # a bug, a store that failed: the CLI goes on as without us
-            self.warnings.append(f"{NAME_OF.get(cli, cli)} hook event not handled: {error!r}")
+            self.warnings.append(f"{NAMES.get(cli, cli)} hook event not handled: {error!r}")
             return NO_DECISION
 
     async def _handle(self, cli: Cli, event: dict[str, Any]) -> Reply:
-        if not isinstance(event, dict) or cli not in NAME_OF:
+        if not isinstance(event, dict) or cli not in NAMES:
             return NO_DECISION
         name = event.get("hook_event_name")
         cli_session = event.get("session_id")
@@ -180,7 +183,7 @@ class TerminalHooks:
                 followed = True
             except TranscriptRefused as refused:
                 if not refused.missing:
-                    self.warnings.append(f"{NAME_OF[cli]} hook: {refused} (not followed)")
+                    self.warnings.append(f"{NAMES[cli]} hook: {refused} (not followed)")
         if not followed:
             await self.logs.catch_up()
 
@@ -255,17 +258,14 @@ class TerminalHooks:
                     "which one the CLI asks about"
                 )
             preview = _preview(tool, args)
-            fields: dict[str, Any] = {
+            fields = {
                 "requestId": request_id,
                 "toolCallId": call_id,
                 "tool": tool,
                 "risk": risk,
                 "argsPreview": preview,
             }
-            if reason:
-                fields["reason"] = reason
-            if warning:
-                fields["warning"] = warning
+            fields.update({key: value for key, value in (("reason", reason), ("warning", warning)) if value})
             asked = await self.logs.weave_locked(session_id, "permission.requested", fields)
             if asked is None:
                 return NO_DECISION
@@ -289,26 +289,17 @@ class TerminalHooks:
         except anyio.get_cancelled_exc_class():
             # The hook's connection closed: its user answered in the terminal.
             with anyio.CancelScope(shield=True):
-                await self._withdraw(session_id, call_id, request_id, IN_TERMINAL)
+                await self._resolve(session_id, call_id, request_id, reason=IN_TERMINAL)
             raise
         finally:
             self._waiting.pop(request_id, None)
         if answer is None:
-            await self._withdraw(session_id, call_id, request_id, HANDED_BACK)
+            await self._resolve(session_id, call_id, request_id, reason=HANDED_BACK)
             return NO_DECISION
-        resolved: dict[str, Any] = {
-            "requestId": request_id,
-            "toolCallId": call_id,
-            "decision": answer.decision,
-            "actor": answer.actor,
-        }
-        if answer.reason:
-            resolved["reason"] = answer.reason
-        if answer.decision == "allow" and answer.remember == "always":
-            resolved["remember"] = "always"
-        if answer.by:
-            resolved["by"] = dict(answer.by)
-        await self.logs.weave(session_id, "permission.resolved", resolved)
+        remember = "always" if answer.decision == "allow" and answer.remember == "always" else None
+        by = dict(answer.by) if answer.by else None
+        answered = {"reason": answer.reason, "remember": remember, "by": by}
+        await self._resolve(session_id, call_id, request_id, answer.decision, answer.actor, **answered)
         if answer.decision == "allow":
             return Reply("allow", remember=answer.remember == "always")
         stopped = self._stopped_for(main)
@@ -324,19 +315,20 @@ class TerminalHooks:
             return await questions.ask(request)
         return None
 
-    async def _withdraw(self, session_id: str, call_id: str, request_id: str, reason: str) -> None:
-        """`withdrawn` for a question still asked (the transcript may have settled it already)."""
-        await self.logs.weave(
-            session_id,
-            "permission.resolved",
-            {
-                "requestId": request_id,
-                "toolCallId": call_id,
-                "decision": "withdrawn",
-                "actor": "system",
-                "reason": reason,
-            },
-        )
+    async def _resolve(
+        self,
+        session_id: str,
+        call_id: str,
+        request_id: str,
+        decision: str = "withdrawn",
+        actor: str = "system",
+        **fields: Any,
+    ) -> None:
+        """`permission.resolved` of a question, with the `fields` that are set (by default
+        `withdrawn`, for a question still asked: the transcript may have settled it already)."""
+        resolved = {"requestId": request_id, "toolCallId": call_id, "decision": decision, "actor": actor}
+        resolved.update({key: value for key, value in fields.items() if value})
+        await self.logs.weave(session_id, "permission.resolved", resolved)
 
     # -- stopping ------------------------------------------------------------------------------------
     async def stop(self, session_id: str, *, by: str | None = None) -> int:
@@ -439,11 +431,7 @@ class TerminalHooks:
 def _same_input(announced: dict[str, Any], asked: dict[str, Any]) -> bool:
     """Whether a `PermissionRequest`'s input is the `PreToolUse`'s (Codex adds the call's
     justification to the question as `description`)."""
-    if announced == asked:
-        return True
-    return {k: v for k, v in announced.items() if k != "description"} == {
-        k: v for k, v in asked.items() if k != "description"
-    }
+    return {**announced, "description": None} == {**asked, "description": None}
 
 
 def _record(cli: Cli, record_type: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -478,13 +466,7 @@ def _risk(tool: str, args: dict[str, Any]) -> tuple[str, str | None, str | None]
     if tool in SHELL_TOOLS and isinstance(command, str):
         assessed = assess_shell(command)
         return assessed.risk, assessed.reason or None, assessed.warning
-    if tool in EDIT_TOOLS:
-        return "write", None, None
-    if tool in ("Read", "Grep", "Glob", "LS"):
-        return "read", None, None
-    if tool in ("WebFetch", "WebSearch"):
-        return "network", None, None
-    return "execute", None, None
+    return CLAUDE_RISKS.get(tool) or CODEX_RISKS.get(tool, "execute"), None, None  # as the importers
 
 
 def _preview(tool: str, args: dict[str, Any]) -> str:
