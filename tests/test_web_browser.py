@@ -165,7 +165,6 @@ async def open_tab(
     await page.goto(url)
     if drawn:
         await page.wait_for_selector("body.-first-byte", timeout=60_000)
-        await page.focus(".xterm-helper-textarea")  # where xterm.js takes the keys from
     return Tab(page, outside)
 
 
@@ -211,6 +210,21 @@ async def test_the_page_loads_with_the_token_fetches_nothing_outside_and_fits_a_
         assert await tab.page.evaluate("history.length") <= 2  # about:blank and the dashboard
         await tab.page.go_back()  # the entry address is not in the history to go back to
         assert tab.page.url == "about:blank"
+        await tab.page.close()
+
+
+async def test_the_page_takes_the_keys_and_shows_them_without_a_click(web: Web, browser: Browser) -> None:
+    for viewport in (DESKTOP, PHONE):
+        tab = await open_tab(browser, web.url, viewport)
+        await tab.shows("attached")
+        focused = (
+            "document.activeElement && document.activeElement.matches('#terminal .xterm-helper-textarea')"
+        )
+        await tab.page.wait_for_function(focused)  # where xterm.js takes the keys from
+        await tab.shows("Quit")  # the footer names the keys before anything is clicked
+        mark = await tab.mark()
+        await tab.page.keyboard.press("?")
+        await tab.shows("agent-tui help", after=mark)  # the help screen: the key reached the app
         await tab.page.close()
 
 
@@ -385,15 +399,18 @@ async def test_tabs_beyond_the_cap_say_so_and_a_freed_slot_opens_again(
         served.stop()
 
 
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 async def test_a_request_is_approved_by_keys_in_the_page(
-    machine: Machine, web: Web, browser: Browser
+    machine: Machine, web: Web, browser: Browser, viewport: dict[str, int]
 ) -> None:
     run, sessions = machine.run(RENAMING)
-    tab = await open_tab(browser, web.url)
-    await tab.shows("1 approval")
+    tab = await open_tab(browser, web.url, viewport)
+    await tab.shows("Approvals (1)")
+    mark = await tab.mark()
     await tab.page.keyboard.press("Shift+A")
-    await tab.shows("Allow once")
-    await screenshot(tab, "approval-dialog", DESKTOP)
+    for answer in ("Allow once  y", "This session  s", "Always  !", "Deny  n"):
+        await tab.shows(answer, after=mark)  # every answer drawn whole, on a phone too
+    await screenshot(tab, "approval-dialog" + ("-phone" if viewport is PHONE else ""), viewport)
     await tab.page.keyboard.press("y")
     _, stderr = run.communicate(timeout=60)
     assert run.returncode == 0, stderr

@@ -22,6 +22,7 @@ from collections import deque
 from importlib import resources
 from pathlib import Path
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -72,7 +73,7 @@ class AgentTuiBase(App[int]):
         Binding("A", "next_approval", "Next request", show=False, priority=True),
         Binding("N", "notices", "Notices", show=False),
     ]
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (160, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-phone"), (70, "-narrow"), (100, "-normal"), (160, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]  # a short screen packs the forms tighter
 
     def __init__(self, *, theme: str | None = None) -> None:
@@ -92,6 +93,13 @@ class AgentTuiBase(App[int]):
             )
             self.theme = DEFAULT_THEME
             self.call_after_refresh(self.notify, self.theme_warning, severity="warning", timeout=10)
+
+    def on_ready(self) -> None:
+        if self.is_web:
+            # The web driver starts the app without the focus until the page says it has it, and
+            # the page's word can come first (it takes the focus as it opens: web.js): without
+            # this, keys worked but the footer stayed blank until something was clicked.
+            self.post_message(events.AppFocus())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("help_in_text", "quit_in_text"):

@@ -113,7 +113,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         draft = self._draft
         with Vertical(id="new-agent-dialog") as dialog:
             dialog.border_title = "New agent"
-            dialog.border_subtitle = "enter: new line · tab: next field · ctrl+s starts · esc closes"
+            dialog.border_subtitle = "enter: new line · ctrl+s starts · esc closes"
             yield Label("Prompt", classes="field-label")
             yield TextArea(
                 draft.prompt if draft is not None else "",
@@ -133,7 +133,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                     )
             yield from self._run_fields()
             yield TickBox(
-                "Own worktree: a new branch under .agent-tui/worktrees/",
+                "Own worktree (a new git branch)",
                 value=draft.own_worktree if draft is not None else False,
                 id="new-agent-worktree",
                 disabled=True,

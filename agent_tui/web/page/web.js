@@ -1,12 +1,16 @@
 // agent-tui's web page: starts textual-serve's terminal (textual.js) once our own font is
 // loaded, on a websocket to this same server (wherever a proxy serves it), with a font size that
 // gives 80 columns where the window allows it and stays readable on a phone (never under 11 px:
-// a 390 px phone gets 59 columns, the dashboard's narrow layout).
+// a 390 px phone gets about 65 columns, the dashboard's narrow layout).
 //
 // The websocket shows the session value the entry page kept in this origin's localStorage, as a
 // subprotocol (never in an address); without one the page says how to get one and opens
 // nothing. A websocket closed with AT_CAP (the server's every allowed tab is open) shows the
 // server's sentence in place of "ended".
+//
+// Once the websocket is open, the terminal takes the keyboard's focus, as a terminal window
+// does: keys work without a click first (the app starts believing it has the focus: the
+// dashboard's footer names its keys at once; see `AgentTuiBase.on_ready`).
 "use strict";
 (function () {
   const COLUMNS = 80;
@@ -49,6 +53,9 @@
         : protocols === undefined
           ? new Real(url)
           : new Real(url, protocols);
+      if (ours) {
+        socket.addEventListener("open", focusTerminal);
+      }
       socket.addEventListener("close", function (event) {
         if (event.code === AT_CAP && event.reason) {
           document.querySelector(".ended p").textContent = event.reason;
@@ -62,6 +69,19 @@
       Socket[state] = Real[state];
     }
     window.WebSocket = Socket;
+  }
+
+  // xterm.js takes keys from its hidden textarea; focusing it also tells the app it has focus.
+  // textual.js sends that news only on an open socket, so this waits for the socket to open.
+  function keysArea() {
+    return document.querySelector("#terminal .xterm-helper-textarea");
+  }
+
+  function focusTerminal() {
+    const keys = keysArea();
+    if (keys !== null && document.activeElement !== keys) {
+      keys.focus();
+    }
   }
 
   const start = window.onload; // textual.js's own start
