@@ -316,7 +316,7 @@ class ReplayFeed:
         if message.complete:
             self.screen.call_after_refresh(self._scan_spend, catalog)
 
-    def take_spend(self, message: ReplaySpendScanned) -> None:
+    def take_spend_scanned(self, message: ReplaySpendScanned) -> None:
         """Many logs: what some listed sessions' earlier turns spent, into the list."""
         self.spend.take(message.entries, message.spent)
         catalog = self.catalog
