@@ -16,9 +16,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from agent_tui.tui.marked import marked
+from agent_tui.tui.screens.confirm import dialog_button
 from agent_tui.tui.spend_text import BudgetInputError, parse_tokens, parse_usd, tokens_text
 from agent_tui.tui.text_entry import focus_now
 
@@ -78,8 +79,8 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
             )
             yield Static("", id="budget-error")
             with Horizontal(id="budget-buttons"):
-                yield Button("Set  enter", id="budget-set", variant="primary", compact=True)
-                yield Button("Cancel  esc", id="budget-cancel", compact=True)
+                yield dialog_button("Set  enter", "budget-set", "set", "primary")
+                yield dialog_button("Cancel  esc", "budget-cancel", "cancel")
 
     def on_mount(self) -> None:
         focus_now(self.query_one("#budget-usd", Input))
@@ -107,11 +108,3 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.action_set()
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "budget-set":
-            self.action_set()
-        else:
-            self.action_cancel()

@@ -13,10 +13,10 @@ project's terminal sessions (`agent-tui --all-projects`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import TypeAdapter
 from textual import on
@@ -48,10 +48,7 @@ from agent_tui.ports import (
     SetBudget,
     StopAll,
     StopSubtree,
-    WorktreeError,
-    preview_change,
     read_result,
-    uncommitted_changes,
 )
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
@@ -63,8 +60,9 @@ from agent_tui.tui.formatting import (
 )
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.run_surface import Run, start_agent
+from agent_tui.tui.screens.approval import call_of, change_preview
 from agent_tui.tui.screens.budget import BudgetAnswer, BudgetScreen
-from agent_tui.tui.screens.close_session import CloseSessionScreen
+from agent_tui.tui.screens.close_session import CloseSessionScreen, worktree_to_ask
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.screens.project_rules import ProjectRulesScreen
@@ -251,41 +249,26 @@ class DashboardScreen(SessionsScreen):
 
     def change_preview(self, view: PermissionView) -> ChangePreview | None:
         session = self.state.sessions.get(view.session_id)
-        if self.live is None or self.live.remote or session is None or not session.cwd:
+        call = call_of(self.state, view)
+        if self.live is None or self.live.remote or session is None or not session.cwd or call is None:
             return None  # a host's files are on the host
-        for turn in reversed(session.turns):
-            if turn.turn_id == view.turn_id:
-                call = turn.tool_calls.get(view.tool_call_id)
-                if call is None:
-                    return None
-                if terminal_of(session) is not None:  # Claude Code's Edit/Write, against the file now
-                    tool, args = _terminal_change(call.tool, call.args)
-                    preview = preview_change(Path(session.cwd), tool, args)
-                    # A failure here is our tools' (a path outside the directory): not the CLI's.
-                    return None if preview is None or preview.kind == "fails" else preview
-                return preview_change(Path(session.cwd), *_as_our_change(call.tool, call.args))
-        return None
+        return change_preview(Path(session.cwd), call, terminal=terminal_of(session) is not None)
 
     def answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         self.run_worker(self._answer(view, answer), group="answer", exit_on_error=False)
 
     async def _answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         path = session_path(self.state, view.session_id)
-        picked = next(
-            (
-                option.name
-                for option in self.agent_options(view)
-                if isinstance(answer, AcpPermissionAnswer) and option.option_id == answer.option_id
-            ),
-            None,
-        )  # looked up while the request still waits
+        option_id = answer.option_id if isinstance(answer, AcpPermissionAnswer) else None
+        options = self.agent_options(view)  # looked up while the request still waits
+        picked = next((o.name for o in options if option_id is not None and o.option_id == option_id), None)
         command = Answer(
             sessionId=view.session_id,
             requestId=view.request_id,
             decision=answer.decision,
             remember=answer.remember,
             reason=answer.reason,
-            optionId=answer.option_id if isinstance(answer, AcpPermissionAnswer) else None,
+            optionId=option_id,
         )
         reply = await self.live.commands.send(command) if self.live is not None else None
         if reply is None or not reply.ok:
@@ -517,7 +500,7 @@ class DashboardScreen(SessionsScreen):
         worktree = Path(session.worktree_path) if session.worktree_path else None
         changes = None
         if not live.remote:  # a host's worktree is on its own disk
-            worktree, changes = _worktree_to_ask(worktree)
+            worktree, changes = worktree_to_ask(worktree)
         family = [session_id, *self.state.descendants(session_id)]
         running = sum(1 for sid in family if self.state.sessions[sid].running)
         dialog = CloseSessionScreen(
@@ -715,46 +698,6 @@ class DashboardScreen(SessionsScreen):
                     yield PaletteCommand(
                         f"{verb} {path}", help_text, partial(act, session_id), discover=False
                     )
-
-
-def _as_our_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
-    """An external agent's call that carries a diff (ACP `content: [{type: diff, path, oldText,
-    newText}]`) as the `write_file`/`edit_file` it amounts to, so it is previewed like ours."""
-    content = args.get("content")
-    items = content if isinstance(content, list) else []
-    diffs = [item for item in items if isinstance(item, dict) and item.get("type") == "diff"]
-    if tool in ("write_file", "edit_file") or len(diffs) != 1 or not isinstance(diffs[0].get("path"), str):
-        return tool, args
-    diff = diffs[0]
-    if not diff.get("oldText"):
-        return "write_file", {"path": diff["path"], "content": diff.get("newText") or ""}
-    return "edit_file", {"path": diff["path"], "old": diff["oldText"], "new": diff.get("newText") or ""}
-
-
-def _terminal_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
-    """Claude Code's `Edit`/`Write` as the `edit_file`/`write_file` it amounts to, so it is
-    previewed against the file as it is now, like ours (anything else as it is)."""
-    path = args.get("file_path")
-    if tool == "Edit" and isinstance(path, str):
-        return "edit_file", {
-            "path": path,
-            "old": args.get("old_string", ""),
-            "new": args.get("new_string", ""),
-        }
-    if tool == "Write" and isinstance(path, str):
-        return "write_file", {"path": path, "content": args.get("content", "")}
-    return tool, args
-
-
-def _worktree_to_ask(worktree: Path | None) -> tuple[Path | None, int | None]:
-    """A closing session's worktree, if it is still there, and its uncommitted changes (None:
-    unknown)."""
-    if worktree is None or not worktree.exists():
-        return None, None  # none, or removed already: nothing to ask about
-    try:
-        return worktree, uncommitted_changes(worktree)
-    except WorktreeError:
-        return worktree, None
 
 
 def stopped_sentence(path: str, stopped: int, was_running: bool) -> str:

@@ -23,11 +23,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
+from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 
 from agent_tui.ports import AgentSpec, BudgetLimit, ModelChoice, repo_root
 from agent_tui.tui.formatting import short_path
 from agent_tui.tui.marked import marked
+from agent_tui.tui.screens.confirm import dialog_button
 from agent_tui.tui.spend_text import BudgetInputError, parse_tokens, parse_usd, tokens_text
 from agent_tui.tui.text_entry import focus_now
 
@@ -142,8 +143,8 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             yield Static(Content.styled("Checking the directory…", MUTED), id="new-agent-repo")
             yield Static("", id="new-agent-error")
             with Horizontal(id="new-agent-buttons"):
-                yield Button("Start  ctrl+s", id="new-agent-start", variant="primary", compact=True)
-                yield Button("Cancel  esc", id="new-agent-cancel", compact=True)
+                yield dialog_button("Start  ctrl+s", "new-agent-start", "start", "primary")
+                yield dialog_button("Cancel  esc", "new-agent-cancel", "cancel")
 
     def _run_fields(self) -> ComposeResult:
         """The rows of where, on what, under which name and within what budget the agent runs."""
@@ -291,11 +292,3 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "new-agent-start":
-            self.action_start()
-        else:
-            self.action_cancel()

@@ -39,7 +39,7 @@ from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text, session_path, terminal_of
 from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected
-from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen
+from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen, call_of
 from agent_tui.tui.session_filter import next_state_filter, visible_sessions
 from agent_tui.tui.text_entry import focus_now, types
 from agent_tui.tui.widgets.approval_queue import ApprovalQueue
@@ -311,13 +311,9 @@ class SessionsScreen(Screen[None]):
     def agent_options(self, view: PermissionView) -> tuple[AgentOption, ...]:
         """The options an external agent offers for this request, as its `permission.requested`
         recorded them (so a local, an attached and a browser dashboard show the same ones)."""
-        session = self.state.sessions.get(view.session_id)
-        for turn in reversed(session.turns if session is not None else ()):
-            if turn.turn_id == view.turn_id:
-                call = turn.tool_calls.get(view.tool_call_id)
-                offered = call.options if call is not None else ()
-                return tuple(AgentOption(o.option_id, o.name, o.kind) for o in offered)
-        return ()
+        call = call_of(self.state, view)
+        offered = call.options if call is not None else ()
+        return tuple(AgentOption(o.option_id, o.name, o.kind) for o in offered)
 
     def action_focus_approvals(self) -> None:
         """`a`: go to the queue (oldest first); pressed again there, open the highlighted one."""
@@ -484,10 +480,7 @@ class SessionsScreen(Screen[None]):
 def _taken_back(state: DashboardState, view: PermissionView) -> str | None:
     """How a terminal agent's CLI took a question back (`answered in the terminal`, `handed back
     to the terminal`), if it did: its `withdrawn` resolution's reason."""
-    session = state.sessions.get(view.session_id)
-    for turn in reversed(session.turns if session is not None else ()):
-        if turn.turn_id == view.turn_id:
-            call = turn.tool_calls.get(view.tool_call_id)
-            if call is not None and call.decisions and call.decisions[-1][0] == "withdrawn":
-                return call.answer_reason or "withdrawn in the terminal"
+    call = call_of(state, view)
+    if call is not None and call.decisions and call.decisions[-1][0] == "withdrawn":
+        return call.answer_reason or "withdrawn in the terminal"
     return None
