@@ -233,29 +233,24 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
 
     def _title(self) -> Content:
         view, preview = self.view, self.preview
-        if preview is None and self.options and view.args_preview:
-            # An agent's call is known by the title the agent gave it (Codex: the command).
-            return Content.assemble(
-                marked(view.args_preview, "bold $text-accent"),
-                ("?  ", "bold"),
-                marked(view.tool, MUTED),
-                (" · ", MUTED),
-                risk_content(view.risk),
-            )
-        if preview is None:
-            return Content.assemble(
-                ("Run ", "bold"),
-                marked(view.tool, "bold $text-accent"),
-                ("?  ", "bold"),
-                risk_content(view.risk),
-            )
-        verb = {"create": "Create", "overwrite": "Overwrite", "edit": "Edit"}.get(preview.kind, "Write")
-        parts: list[Content | str | tuple[str, str]] = [
-            (f"{verb} ", "bold"),
-            marked(preview.path, "bold $text-accent"),
+        asked: list[Content | str | tuple[str, str]] = [
             ("?  ", "bold"),
             marked(view.tool, MUTED),
             (" · ", MUTED),
+        ]
+        if preview is None and self.options and view.args_preview:
+            # An agent's call is known by the title the agent gave it (Codex: the command).
+            return Content.assemble(
+                marked(view.args_preview, "bold $text-accent"), *asked, risk_content(view.risk)
+            )
+        if preview is None:
+            run = marked(view.tool, "bold $text-accent")
+            return Content.assemble(("Run ", "bold"), run, ("?  ", "bold"), risk_content(view.risk))
+        verb = {"create": "Create", "overwrite": "Overwrite", "edit": "Edit"}.get(preview.kind, "Write")
+        parts = [
+            (f"{verb} ", "bold"),
+            marked(preview.path, "bold $text-accent"),
+            *asked,
             risk_content(view.risk),
         ]
         if preview.kind in ("create", "overwrite", "edit"):

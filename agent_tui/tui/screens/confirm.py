@@ -7,7 +7,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import ContentText
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widget import Widget
+from textual.widgets import Button, Label, Static
 from textual.widgets.button import ButtonVariant
 
 from agent_tui.tui.marked import marked
@@ -18,6 +19,11 @@ def dialog_button(
 ) -> Button:
     """A dialog's compact button that runs the screen's `action` when pressed."""
     return Button(label, variant, id=button_id, compact=True, action=f"screen.{action}")
+
+
+def field_row(label: str, *fields: Widget) -> Horizontal:
+    """A form's row: its label, then its fields."""
+    return Horizontal(Label(label, classes="field-label"), *fields, classes="field-row")
 
 
 class ConfirmScreen(ModalScreen[bool]):

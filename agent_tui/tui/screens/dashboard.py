@@ -69,7 +69,7 @@ from agent_tui.tui.screens.project_rules import ProjectRulesScreen
 from agent_tui.tui.screens.reopen import ReopenScreen
 from agent_tui.tui.screens.review import ReviewScreen
 from agent_tui.tui.screens.search import SearchScreen
-from agent_tui.tui.screens.sessions import SessionsScreen
+from agent_tui.tui.screens.sessions import SessionsScreen, palette
 from agent_tui.tui.spend_text import budget_text
 from agent_tui.tui.text_entry import focus_now
 from agent_tui.tui.widgets.composer import Composer
@@ -379,18 +379,17 @@ class DashboardScreen(SessionsScreen):
         session = self.state.sessions.get(session_id)
         was_running = session is not None and session.running
         reply = await live.commands.send(StopSubtree(sessionId=session_id))
-        if not reply.ok and terminal_of(session) is not None and not was_running:
-            self.notify(f"Nothing is running under {path}.", timeout=3)  # (history, not followed here)
-            return
-        if not reply.ok and terminal_of(session) is not None:
+        terminal = terminal_of(session) is not None
+        if not reply.ok and terminal and was_running:
             self.notify(
                 f"{path} is not followed by this dashboard: stop it in its own terminal.", title="Stop"
             )
             return
-        if not reply.ok and reply.message:
+        if not reply.ok and reply.message and not terminal:
             self.notify(reply.message, title="Stop", severity="warning")
             return
-        stopped = int(reply.detail.get("stopped", 0))
+        # A terminal agent's session that is not running stopped nothing (history, not followed here).
+        stopped = int(reply.detail.get("stopped", 0)) if reply.ok or not terminal else 0
         if stopped:
             self.notify(stopped_sentence(path, stopped, was_running), title="Stop")
         else:
@@ -612,32 +611,20 @@ class DashboardScreen(SessionsScreen):
 
     def palette_commands(self) -> list[PaletteCommand]:
         commands = super().palette_commands()
-        commands.insert(
-            1, PaletteCommand("Search sessions…", "Find what was said in any session (F)", self.action_search)
+        commands[1:1] = palette(
+            ("Search sessions…", "Find what was said in any session (F)", self.action_search)
         )
-        commands.append(
-            PaletteCommand(
-                "Toggle the spend chart",
-                "What the selected tree spent over time, per agent ($)",
-                self.action_toggle_spend_chart,
-            )
-        )
+        chart = "What the selected tree spent over time, per agent ($)"
+        commands += palette(("Toggle the spend chart", chart, self.action_toggle_spend_chart))
         if self.live is None:
             return commands
-        commands[2:2] = [
-            PaletteCommand("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
-            PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all),
-            PaletteCommand(
-                "Budget of the selected session…",
-                "Set, raise or remove what its tree may spend (B)",
-                partial(self.action_on_selected, "budget"),
-            ),
-            PaletteCommand(
-                "Reopen a closed session…",
-                "Bring a closed session back into the tree (O)",
-                self.action_reopen,
-            ),
-        ]
+        budget = partial(self.action_on_selected, "budget")
+        commands[2:2] = palette(
+            ("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
+            ("Stop all sessions", "Stop every running turn", self.action_stop_all),
+            ("Budget of the selected session…", "Set, raise or remove what its tree may spend (B)", budget),
+            ("Reopen a closed session…", "Bring a closed session back into the tree (O)", self.action_reopen),
+        )
         every = getattr(self.live, "all_projects", None)
         if every is not None:
             commands.append(
@@ -676,10 +663,9 @@ class DashboardScreen(SessionsScreen):
         others = {sid for sid in self.state.sessions if not live.in_project(sid)}  # type: ignore[attr-defined]
         if on:
             self.hidden.difference_update(others)
-            self.notify("Every project's terminal sessions are shown.", timeout=3)
         else:
             self.hidden.update(others)
-            self.notify("Only this project's terminal sessions are shown.", timeout=3)
+        self.notify(f"{'Every' if on else 'Only this'} project's terminal sessions are shown.", timeout=3)
         self.show_state(self.state)
 
     def _session_commands(self) -> Iterator[PaletteCommand]:

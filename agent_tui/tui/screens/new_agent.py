@@ -28,7 +28,7 @@ from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 from agent_tui.ports import AgentSpec, BudgetLimit, ModelChoice, repo_root
 from agent_tui.tui.formatting import short_path
 from agent_tui.tui.marked import marked
-from agent_tui.tui.screens.confirm import dialog_button
+from agent_tui.tui.screens.confirm import dialog_button, field_row
 from agent_tui.tui.spend_text import BudgetInputError, parse_tokens, parse_usd, tokens_text
 from agent_tui.tui.text_entry import focus_now
 
@@ -102,11 +102,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
 
     def _drafted(self, entries: list[tuple[str, RunsOn]]) -> RunsOn:
         draft = self._draft
-        wanted: RunsOn | None = None
-        if draft is not None and draft.acp:
-            wanted = AcpEntry(draft.acp)
-        elif draft is not None and draft.model:
-            wanted = draft.model
+        wanted = None if draft is None else AcpEntry(draft.acp) if draft.acp else draft.model
         values = [value for _, value in entries]
         return wanted if wanted in values else values[0]
 
@@ -123,15 +119,11 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                 placeholder="What should the agent do? (several lines are fine)",
             )
             if self._hosts:
-                with Horizontal(classes="field-row"):
-                    yield Label("Host", classes="field-label")
-                    yield Select(
-                        [(name, name) for name in self._hosts],
-                        value=self.host,
-                        allow_blank=False,
-                        id="new-agent-host",
-                        compact=True,
-                    )
+                hosts = [(name, name) for name in self._hosts]
+                yield field_row(
+                    "Host",
+                    Select(hosts, value=self.host, allow_blank=False, id="new-agent-host", compact=True),
+                )
             yield from self._run_fields()
             yield TickBox(
                 "Own worktree: a new branch under .agent-tui/worktrees/",
@@ -149,42 +141,23 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
     def _run_fields(self) -> ComposeResult:
         """The rows of where, on what, under which name and within what budget the agent runs."""
         draft = self._draft
-        with Horizontal(classes="field-row"):
-            yield Label("Directory", classes="field-label")
-            yield self._directory_input()
-        with Horizontal(classes="field-row"):
-            yield Label("Model", classes="field-label")
-            entries = self._runs_on()
-            yield Select(
-                entries,
-                value=self._drafted(entries),
-                allow_blank=False,
-                id="new-agent-model",
-                compact=True,
-            )
-        with Horizontal(classes="field-row"):
-            yield Label("Name", classes="field-label")
-            yield Input(
-                draft.name if draft is not None else "",
-                placeholder="optional: made from the prompt",
-                id="new-agent-name",
-                compact=True,
-            )
+        yield field_row("Directory", self._directory_input())
+        entries = self._runs_on()
+        value = self._drafted(entries)
+        yield field_row(
+            "Model", Select(entries, value=value, allow_blank=False, id="new-agent-model", compact=True)
+        )
+        name = draft.name if draft is not None else ""
+        placeholder = "optional: made from the prompt"
+        yield field_row("Name", Input(name, placeholder=placeholder, id="new-agent-name", compact=True))
         budget = draft.budget if draft is not None else None
-        with Horizontal(classes="field-row"):
-            yield Label("Budget", classes="field-label")
-            yield Input(
-                f"{budget.usd:.2f}" if budget is not None and budget.usd is not None else "",
-                placeholder="dollars, e.g. 2.50",
-                id="new-agent-budget-usd",
-                compact=True,
-            )
-            yield Input(
-                tokens_text(budget.tokens) if budget is not None and budget.tokens is not None else "",
-                placeholder="tokens, e.g. 500k",
-                id="new-agent-budget-tokens",
-                compact=True,
-            )
+        usd = f"{budget.usd:.2f}" if budget is not None and budget.usd is not None else ""
+        tokens = tokens_text(budget.tokens) if budget is not None and budget.tokens is not None else ""
+        yield field_row(
+            "Budget",
+            Input(usd, placeholder="dollars, e.g. 2.50", id="new-agent-budget-usd", compact=True),
+            Input(tokens, placeholder="tokens, e.g. 500k", id="new-agent-budget-tokens", compact=True),
+        )
 
     def _directory_input(self) -> Input:
         if self._hosts is None:
