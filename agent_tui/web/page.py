@@ -8,7 +8,7 @@ the dashboard's path secret (`/<path secret>/`); `/` serves only the entry page,
 browser the session value and moves it to the dashboard (`access` decides who gets either).
 
 Invariants:
-- only the files named in `STATIC_FILES` are served, each from a fixed place: no directory
+- only the files named in `THEIR_FILES` and `OUR_STATIC` are served, each from a fixed place: no directory
   listing, no path taken from the request (a `..` or an encoded slash matches no name);
 - every reference in the pages and stylesheets is relative (a TLS proxy may serve the
   dashboard under a path of its own);
@@ -19,7 +19,6 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
@@ -31,10 +30,16 @@ class PageError(Exception):
     """A file the page needs is not installed; one sentence naming it."""
 
 
-@dataclass(frozen=True)
-class StaticFile:
-    path: Path
-    content_type: str
+THEIR_FILES = (
+    "js/textual.js",
+    "css/xterm.css",
+    "fonts/RobotoMono-VariableFont_wght.ttf",
+    "fonts/RobotoMono-Italic-VariableFont_wght.ttf",
+)
+"""The files of the installed `textual-serve` the page loads, by their place under its `static/`."""
+OUR_STATIC = ("web.js", "web.css", "enter.js")
+"""Our own files in `page/`, served as `agent-tui/NAME`."""
+CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".ttf": "font/ttf"}
 
 
 def textual_serve_static() -> Path:
@@ -43,25 +48,14 @@ def textual_serve_static() -> Path:
     return Path(textual_serve.__file__).parent / "static"
 
 
-def static_files() -> dict[str, StaticFile]:
+def static_files() -> dict[str, Path]:
     """Every file under `/static/` the page may load, by its name there."""
     theirs = textual_serve_static()
-    files = {
-        "js/textual.js": StaticFile(theirs / "js" / "textual.js", "text/javascript"),
-        "css/xterm.css": StaticFile(theirs / "css" / "xterm.css", "text/css"),
-        "fonts/RobotoMono-VariableFont_wght.ttf": StaticFile(
-            theirs / "fonts" / "RobotoMono-VariableFont_wght.ttf", "font/ttf"
-        ),
-        "fonts/RobotoMono-Italic-VariableFont_wght.ttf": StaticFile(
-            theirs / "fonts" / "RobotoMono-Italic-VariableFont_wght.ttf", "font/ttf"
-        ),
-        "agent-tui/web.js": StaticFile(OUR_FILES / "web.js", "text/javascript"),
-        "agent-tui/web.css": StaticFile(OUR_FILES / "web.css", "text/css"),
-        "agent-tui/enter.js": StaticFile(OUR_FILES / "enter.js", "text/javascript"),
-    }
-    for file in files.values():
-        if not file.path.is_file():
-            raise PageError(f"{file.path}: missing (reinstall agent-tui-dashboard[bus])")
+    files = {name: theirs / name for name in THEIR_FILES}
+    files |= {f"agent-tui/{name}": OUR_FILES / name for name in OUR_STATIC}
+    for path in files.values():
+        if not path.is_file():
+            raise PageError(f"{path}: missing (reinstall agent-tui-dashboard[bus])")
     return files
 
 
@@ -85,7 +79,7 @@ class Page:
             .replace("{session}", session)
             .encode("utf-8")
         )
-        self._bodies = {name: file.path.read_bytes() for name, file in self.files.items()}
+        self._bodies = {name: path.read_bytes() for name, path in self.files.items()}
 
     @property
     def root(self) -> str:
@@ -111,7 +105,7 @@ class Page:
 
     async def handle_static(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        file = self.files.get(name)
-        if file is None:
+        path = self.files.get(name)
+        if path is None:
             raise web.HTTPNotFound()
-        return web.Response(body=self._bodies[name], content_type=file.content_type)
+        return web.Response(body=self._bodies[name], content_type=CONTENT_TYPES[path.suffix])

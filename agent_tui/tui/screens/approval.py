@@ -32,9 +32,11 @@ later spawn (any agent, any prompt), not only this one.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 import orjson
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -45,10 +47,11 @@ from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
 from agent_tui.events import visible
-from agent_tui.ports import AcpPermissionAnswer, AgentOption, ChangePreview, PermissionAnswer
+from agent_tui.ports import AcpPermissionAnswer, AgentOption, ChangePreview, PermissionAnswer, preview_change
 from agent_tui.reducer import DashboardState, PermissionView, ToolCallView
 from agent_tui.tui.formatting import MUTED, risk_content, session_path
 from agent_tui.tui.marked import marked
+from agent_tui.tui.screens.confirm import dialog_button
 from agent_tui.tui.widgets.diff_view import DiffView
 
 _ANSWERS = {
@@ -123,7 +126,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         self.preview = preview
         self.options = options
         self._path = session_path(state, view.session_id)
-        self._call = _call_of(state, view)
+        self._call = call_of(state, view)
         self._args = _agent_call_text(self._call) if options else _full_args(self._call, view)
         self._position = position
         self._note = note
@@ -199,27 +202,24 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             # and none may be cut off at the dialog's edge, even at a phone's width.
             with Vertical(id="approval-buttons", classes="-agent"):
                 for number, option in enumerate(self.options[:9], start=1):
-                    yield Button(
-                        option_label(number, option),
-                        id=f"option-{number}",
-                        variant=OPTION_VARIANTS.get(option.kind, "warning"),
-                        compact=True,
-                    )
+                    variant = OPTION_VARIANTS.get(option.kind, "warning")
+                    label = option_label(number, option)
+                    yield dialog_button(label, f"option-{number}", f"option({number})", variant)
             yield Static(ours_hint(len(self.options)), id="approval-hint")
         elif self.answerable and self.terminal is not None:
             with Horizontal(id="approval-buttons"):
-                yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
-                yield Button(
-                    f"Always ({self.terminal})  !", id="allow-always", variant="warning", compact=True
+                yield dialog_button("Allow once  y", "allow-once", "answer('allow-once')", "success")
+                yield dialog_button(
+                    f"Always ({self.terminal})  !", "allow-always", "answer('allow-always')", "warning"
                 )
-                yield Button("Deny  n", id="deny", variant="error", compact=True)
+                yield dialog_button("Deny  n", "deny", "answer('deny')", "error")
             yield Static(terminal_hint(self.terminal), id="approval-hint")
         elif self.answerable:
             with Horizontal(id="approval-buttons"):
-                yield Button("Allow once  y", id="allow-once", variant="success", compact=True)
-                yield Button("This session  s", id="allow-session", variant="primary", compact=True)
-                yield Button("Always  !", id="allow-always", variant="warning", compact=True)
-                yield Button("Deny  n", id="deny", variant="error", compact=True)
+                yield dialog_button("Allow once  y", "allow-once", "answer('allow-once')", "success")
+                yield dialog_button("This session  s", "allow-session", "answer('allow-session')", "primary")
+                yield dialog_button("Always  !", "allow-always", "answer('allow-always')", "warning")
+                yield dialog_button("Deny  n", "deny", "answer('deny')", "error")
             reach = answer_reach(view.tool)
             if reach is not None:
                 yield Static(
@@ -233,29 +233,24 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
 
     def _title(self) -> Content:
         view, preview = self.view, self.preview
-        if preview is None and self.options and view.args_preview:
-            # An agent's call is known by the title the agent gave it (Codex: the command).
-            return Content.assemble(
-                marked(view.args_preview, "bold $text-accent"),
-                ("?  ", "bold"),
-                marked(view.tool, MUTED),
-                (" · ", MUTED),
-                risk_content(view.risk),
-            )
-        if preview is None:
-            return Content.assemble(
-                ("Run ", "bold"),
-                marked(view.tool, "bold $text-accent"),
-                ("?  ", "bold"),
-                risk_content(view.risk),
-            )
-        verb = {"create": "Create", "overwrite": "Overwrite", "edit": "Edit"}.get(preview.kind, "Write")
-        parts: list[Content | str | tuple[str, str]] = [
-            (f"{verb} ", "bold"),
-            marked(preview.path, "bold $text-accent"),
+        asked: list[Content | str | tuple[str, str]] = [
             ("?  ", "bold"),
             marked(view.tool, MUTED),
             (" · ", MUTED),
+        ]
+        if preview is None and self.options and view.args_preview:
+            # An agent's call is known by the title the agent gave it (Codex: the command).
+            return Content.assemble(
+                marked(view.args_preview, "bold $text-accent"), *asked, risk_content(view.risk)
+            )
+        if preview is None:
+            run = marked(view.tool, "bold $text-accent")
+            return Content.assemble(("Run ", "bold"), run, ("?  ", "bold"), risk_content(view.risk))
+        verb = {"create": "Create", "overwrite": "Overwrite", "edit": "Edit"}.get(preview.kind, "Write")
+        parts = [
+            (f"{verb} ", "bold"),
+            marked(preview.path, "bold $text-accent"),
+            *asked,
             risk_content(view.risk),
         ]
         if preview.kind in ("create", "overwrite", "edit"):
@@ -289,22 +284,16 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         call = self._call
         if call is None:
             return None
-        if self.terminal is not None:  # Claude Code's Bash `command`; Codex's argv or `cmd`
-            command = next((call.args[key] for key in ("command", "cmd") if key in call.args), None)
-            if isinstance(command, list) and all(isinstance(part, str) for part in command):
-                command = shlex.join(command)
-            return command if isinstance(command, str) else None
-        if self.options:  # an agent's call: its raw input may name a command (execute)
-            raw = call.args.get("rawInput")
-            command = (
-                next((raw[key] for key in ("command", "cmd") if key in raw), None)
-                if isinstance(raw, dict)
-                else None
-            )
+        args = call.args  # a terminal agent's: Claude Code's Bash `command`; Codex's argv or `cmd`
+        if self.terminal is None and self.options:  # an agent's call: its raw input may name a command
+            raw = args.get("rawInput")
+            args = raw if isinstance(raw, dict) else {}
+        if self.terminal is not None or self.options:
+            command = next((args[key] for key in ("command", "cmd") if key in args), None)
             if isinstance(command, list) and all(isinstance(part, str) for part in command):
                 command = shlex.join(command)  # Codex sends argv: ["bash", "-lc", "git push"]
-            return command if isinstance(command, str) else None
-        command = call.args.get("cmd") if self.view.tool == "shell" else None
+        else:
+            command = args.get("cmd") if self.view.tool == "shell" else None
         return command if isinstance(command, str) else None
 
     def on_mount(self) -> None:
@@ -340,14 +329,6 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
     def withdraw(self) -> None:
         """The engine stopped waiting: close without an answer."""
         self.dismiss(None)
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id in _ANSWERS:
-            self.action_answer(event.button.id)
-        elif event.button.id and event.button.id.startswith("option-"):
-            self.action_option(int(event.button.id.removeprefix("option-")))
 
 
 def option_answer(option: AgentOption) -> AcpPermissionAnswer:
@@ -419,7 +400,8 @@ def answer_reach(tool: str) -> str | None:
     return None
 
 
-def _call_of(state: DashboardState, view: PermissionView) -> ToolCallView | None:
+def call_of(state: DashboardState, view: PermissionView) -> ToolCallView | None:
+    """The tool call a request asks about, if the state holds it."""
     session = state.sessions.get(view.session_id)
     if session is not None:
         for turn in reversed(session.turns):
@@ -446,3 +428,42 @@ def _full_args(call: ToolCallView | None, view: PermissionView) -> str:
     if call is not None and call.args:
         return orjson.dumps(call.args, option=orjson.OPT_INDENT_2).decode()
     return view.args_preview or "(no arguments)"
+
+
+def change_preview(cwd: Path, call: ToolCallView, *, terminal: bool) -> ChangePreview | None:
+    """What a call would change in `cwd` now: ours, an external agent's diff, or (`terminal`) a
+    terminal agent's `Edit`/`Write` (None: it writes no file)."""
+    if not terminal:
+        return preview_change(cwd, *_as_our_change(call.tool, call.args))
+    preview = preview_change(cwd, *_terminal_change(call.tool, call.args))
+    # A failure here is our tools' (a path outside the directory): not the CLI's.
+    return None if preview is None or preview.kind == "fails" else preview
+
+
+def _as_our_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    """An external agent's call that carries a diff (ACP `content: [{type: diff, path, oldText,
+    newText}]`) as the `write_file`/`edit_file` it amounts to, so it is previewed like ours."""
+    content = args.get("content")
+    items = content if isinstance(content, list) else []
+    diffs = [item for item in items if isinstance(item, dict) and item.get("type") == "diff"]
+    if tool in ("write_file", "edit_file") or len(diffs) != 1 or not isinstance(diffs[0].get("path"), str):
+        return tool, args
+    diff = diffs[0]
+    if not diff.get("oldText"):
+        return "write_file", {"path": diff["path"], "content": diff.get("newText") or ""}
+    return "edit_file", {"path": diff["path"], "old": diff["oldText"], "new": diff.get("newText") or ""}
+
+
+def _terminal_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    """Claude Code's `Edit`/`Write` as the `edit_file`/`write_file` it amounts to, so it is
+    previewed against the file as it is now, like ours (anything else as it is)."""
+    path = args.get("file_path")
+    if tool == "Edit" and isinstance(path, str):
+        return "edit_file", {
+            "path": path,
+            "old": args.get("old_string", ""),
+            "new": args.get("new_string", ""),
+        }
+    if tool == "Write" and isinstance(path, str):
+        return "write_file", {"path": path, "content": args.get("content", "")}
+    return tool, args

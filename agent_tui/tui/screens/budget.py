@@ -16,9 +16,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Input, Static
 
 from agent_tui.tui.marked import marked
+from agent_tui.tui.screens.confirm import dialog_button, field_row
 from agent_tui.tui.spend_text import BudgetInputError, parse_tokens, parse_usd, tokens_text
 from agent_tui.tui.text_entry import focus_now
 
@@ -56,30 +57,24 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
             dialog.border_title = marked(f"Budget · {self._path}")
             dialog.border_subtitle = "enter sets · esc closes"
             yield Static(self._summary, id="budget-summary")
-            with Horizontal(classes="field-row"):
-                yield Label("Dollars", classes="field-label")
-                yield Input(
-                    f"{self._usd:.2f}" if self._usd is not None else "",
-                    placeholder="e.g. 2.50 (empty: no dollar limit)",
-                    id="budget-usd",
-                    compact=True,
-                )
-            with Horizontal(classes="field-row"):
-                yield Label("Tokens", classes="field-label")
-                yield Input(
-                    tokens_text(self._tokens) if self._tokens is not None else "",
-                    placeholder="e.g. 500k (empty: no token limit)",
-                    id="budget-tokens",
-                    compact=True,
-                )
+            usd = f"{self._usd:.2f}" if self._usd is not None else ""
+            tokens = tokens_text(self._tokens) if self._tokens is not None else ""
+            usd_input = Input(
+                usd, placeholder="e.g. 2.50 (empty: no dollar limit)", id="budget-usd", compact=True
+            )
+            yield field_row("Dollars", usd_input)
+            tokens_input = Input(
+                tokens, placeholder="e.g. 500k (empty: no token limit)", id="budget-tokens", compact=True
+            )
+            yield field_row("Tokens", tokens_input)
             yield Static(
                 Content.styled("The budget counts for its sub-agents too; both empty: no budget.", MUTED),
                 id="budget-note",
             )
             yield Static("", id="budget-error")
             with Horizontal(id="budget-buttons"):
-                yield Button("Set  enter", id="budget-set", variant="primary", compact=True)
-                yield Button("Cancel  esc", id="budget-cancel", compact=True)
+                yield dialog_button("Set  enter", "budget-set", "set", "primary")
+                yield dialog_button("Cancel  esc", "budget-cancel", "cancel")
 
     def on_mount(self) -> None:
         focus_now(self.query_one("#budget-usd", Input))
@@ -107,11 +102,3 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.action_set()
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "budget-set":
-            self.action_set()
-        else:
-            self.action_cancel()

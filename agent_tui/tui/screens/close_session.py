@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from agent_tui.ports import WorktreeError, uncommitted_changes
 from agent_tui.tui.formatting import short_path
 from agent_tui.tui.marked import marked
+from agent_tui.tui.screens.confirm import dialog_button
 
 
 class CloseSessionScreen(ModalScreen[str | None]):
@@ -71,11 +72,11 @@ class CloseSessionScreen(ModalScreen[str | None]):
             yield Static(marked("\n".join(lines)), id="close-question")
             with Horizontal(id="close-buttons"):
                 if self._worktree is not None:
-                    yield Button("Remove worktree  r", id="close-remove", variant="error", compact=True)
-                    yield Button("Keep worktree  k", id="close-keep", variant="primary", compact=True)
+                    yield dialog_button("Remove worktree  r", "close-remove", "choose('remove')", "error")
+                    yield dialog_button("Keep worktree  k", "close-keep", "choose('keep')", "primary")
                 else:
-                    yield Button("Close  y", id="close-keep", variant="primary", compact=True)
-                yield Button("Cancel  n", id="close-cancel", compact=True)
+                    yield dialog_button("Close  y", "close-keep", "choose('keep')", "primary")
+                yield dialog_button("Cancel  n", "close-cancel", "choose(None)")
 
     def on_mount(self) -> None:
         self.query_one("#close-cancel", Button).focus()
@@ -85,8 +86,13 @@ class CloseSessionScreen(ModalScreen[str | None]):
             return
         self.dismiss(choice)
 
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        choice = {"close-remove": "remove", "close-keep": "keep"}.get(event.button.id or "")
-        self.dismiss(choice)
+
+def worktree_to_ask(worktree: Path | None) -> tuple[Path | None, int | None]:
+    """A closing session's worktree, if it is still there, and its uncommitted changes (None:
+    unknown)."""
+    if worktree is None or not worktree.exists():
+        return None, None  # none, or removed already: nothing to ask about
+    try:
+        return worktree, uncommitted_changes(worktree)
+    except WorktreeError:
+        return worktree, None

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import ContentText
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widget import Widget
+from textual.widgets import Button, Label, Static
+from textual.widgets.button import ButtonVariant
 
 from agent_tui.tui.marked import marked
+
+
+def dialog_button(
+    label: ContentText, button_id: str, action: str, variant: ButtonVariant = "default"
+) -> Button:
+    """A dialog's compact button that runs the screen's `action` when pressed."""
+    return Button(label, variant, id=button_id, compact=True, action=f"screen.{action}")
+
+
+def field_row(label: str, *fields: Widget) -> Horizontal:
+    """A form's row: its label, then its fields."""
+    return Horizontal(Label(label, classes="field-label"), *fields, classes="field-row")
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -37,16 +51,11 @@ class ConfirmScreen(ModalScreen[bool]):
             dialog.border_title = marked(self._dialog_title)
             yield Static(marked(self._question), id="confirm-question")
             with Horizontal(id="confirm-buttons"):
-                yield Button(f"{self._confirm}  y", id="confirm-yes", variant="error", compact=True)
-                yield Button("Cancel  n", id="confirm-no", compact=True)
+                yield dialog_button(f"{self._confirm}  y", "confirm-yes", "choose(True)", "error")
+                yield dialog_button("Cancel  n", "confirm-no", "choose(False)")
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()
 
     def action_choose(self, yes: bool) -> None:
         self.dismiss(yes)
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "confirm-yes")

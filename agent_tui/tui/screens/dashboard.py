@@ -13,14 +13,16 @@ project's terminal sessions (`agent-tui --all-projects`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
+from pydantic import TypeAdapter
 from textual import on
 from textual.binding import Binding
 from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.widget import Widget
 
@@ -34,6 +36,7 @@ from agent_tui.ports import (
     ChangePreview,
     Close,
     Closed,
+    Command,
     CommandClient,
     FinishRefused,
     FollowUp,
@@ -41,13 +44,11 @@ from agent_tui.ports import (
     ProjectRulesState,
     ReadReview,
     Reopen,
+    Reply,
     SetBudget,
     StopAll,
     StopSubtree,
-    WorktreeError,
-    preview_change,
     read_result,
-    uncommitted_changes,
 )
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
@@ -59,20 +60,22 @@ from agent_tui.tui.formatting import (
 )
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.run_surface import Run, start_agent
+from agent_tui.tui.screens.approval import call_of, change_preview
 from agent_tui.tui.screens.budget import BudgetAnswer, BudgetScreen
-from agent_tui.tui.screens.close_session import CloseSessionScreen
+from agent_tui.tui.screens.close_session import CloseSessionScreen, worktree_to_ask
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.screens.project_rules import ProjectRulesScreen
 from agent_tui.tui.screens.reopen import ReopenScreen
 from agent_tui.tui.screens.review import ReviewScreen
 from agent_tui.tui.screens.search import SearchScreen
-from agent_tui.tui.screens.sessions import SessionsScreen
+from agent_tui.tui.screens.sessions import SessionsScreen, palette
 from agent_tui.tui.spend_text import budget_text
 from agent_tui.tui.text_entry import focus_now
 from agent_tui.tui.widgets.composer import Composer
 from agent_tui.tui.widgets.session_detail import SessionDetail
 
+T = TypeVar("T")
 _READ_ONLY = "This view shows recorded events: nothing is running here."
 NO_AGENT_TO_START = (
     "No model is configured for agent-tui's own agents (README, 'Real models'): the Claude Code "
@@ -98,14 +101,14 @@ class DashboardScreen(SessionsScreen):
     BINDINGS = [
         Binding("n", "new_agent", "New agent", priority=True),  # opens a text box: TEXT_BOX_OPENERS
         Binding("i", "compose", "Talk", priority=True),  # opens a text box: see TEXT_BOX_OPENERS
-        Binding("x", "stop_selected", "Stop"),
+        Binding("x", "on_selected('stop')", "Stop"),
         Binding("X", "stop_all", "Stop all", show=False),
-        Binding("delete", "close_selected", "Close", show=False),
+        Binding("delete", "on_selected('close')", "Close", show=False),
         Binding("R", "project_rules", "Project rules", show=False),
         Binding("F", "search", "Search", show=False, priority=True),  # opens a text box: TEXT_BOX_OPENERS
-        Binding("D", "review_selected", "Review", show=False),
+        Binding("D", "on_selected('review')", "Review", show=False),
         Binding("O", "reopen", "Reopen", show=False),
-        Binding("B", "budget_selected", "Budget", show=False),
+        Binding("B", "on_selected('budget')", "Budget", show=False),
     ]
 
     def __init__(
@@ -193,47 +196,79 @@ class DashboardScreen(SessionsScreen):
             self.notify(_READ_ONLY, severity="warning")
         return self.live
 
+    def _run_for(self, session_id: str | None, verb: str, refuse: str | None = None) -> Run | None:
+        """The run to `verb` the session `session_id` with, or None after saying why not (nothing
+        runs here, no session selected, or, when `refuse` titles it, a terminal agent's)."""
+        live = self._run()
+        if live is None:
+            return None
+        if session_id is None or session_id not in self.state.sessions:
+            self.notify(f"Select a session to {verb}.", severity="warning")
+            return None
+        refused = self._terminal_refusal(session_id)
+        if refuse is not None and refused is not None:
+            self.notify(refused, title=refuse, severity="warning")
+            return None
+        return live
+
+    async def _sent(
+        self,
+        live: Run,
+        command: Command,
+        title: str,
+        *,
+        severity: SeverityLevel = "warning",
+        timeout: float = 5,
+    ) -> Reply | None:
+        """The reply to `command` when it was done, or None after saying why not."""
+        reply = await live.commands.send(command)
+        if not reply.ok:
+            self.notify(reply.message or "", title=title, severity=severity, timeout=timeout)
+            return None
+        return reply
+
+    async def _result(
+        self,
+        commands: CommandClient,
+        command: Command,
+        adapter: TypeAdapter[T],
+        key: str,
+        title: str,
+        severity: SeverityLevel = "warning",
+    ) -> T | None:
+        """What `command` gives back (read as `key`), or None after a notice saying why not."""
+        try:
+            return read_result(await commands.send(command), adapter, key)
+        except FinishRefused as error:
+            self.notify(str(error), title=title, severity=severity, timeout=10)
+            return None
+
     # -- approvals -----------------------------------------------------------------------------
     def can_answer(self, view: PermissionView) -> bool:
         return self.live is not None and self.live.is_waiting(view.session_id, view.request_id)
 
     def change_preview(self, view: PermissionView) -> ChangePreview | None:
         session = self.state.sessions.get(view.session_id)
-        if self.live is None or self.live.remote or session is None or not session.cwd:
+        call = call_of(self.state, view)
+        if self.live is None or self.live.remote or session is None or not session.cwd or call is None:
             return None  # a host's files are on the host
-        for turn in reversed(session.turns):
-            if turn.turn_id == view.turn_id:
-                call = turn.tool_calls.get(view.tool_call_id)
-                if call is None:
-                    return None
-                if terminal_of(session) is not None:  # Claude Code's Edit/Write, against the file now
-                    tool, args = _terminal_change(call.tool, call.args)
-                    preview = preview_change(Path(session.cwd), tool, args)
-                    # A failure here is our tools' (a path outside the directory): not the CLI's.
-                    return None if preview is None or preview.kind == "fails" else preview
-                return preview_change(Path(session.cwd), *_as_our_change(call.tool, call.args))
-        return None
+        return change_preview(Path(session.cwd), call, terminal=terminal_of(session) is not None)
 
     def answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         self.run_worker(self._answer(view, answer), group="answer", exit_on_error=False)
 
     async def _answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         path = session_path(self.state, view.session_id)
-        picked = next(
-            (
-                option.name
-                for option in self.agent_options(view)
-                if isinstance(answer, AcpPermissionAnswer) and option.option_id == answer.option_id
-            ),
-            None,
-        )  # looked up while the request still waits
+        option_id = answer.option_id if isinstance(answer, AcpPermissionAnswer) else None
+        options = self.agent_options(view)  # looked up while the request still waits
+        picked = next((o.name for o in options if option_id is not None and o.option_id == option_id), None)
         command = Answer(
             sessionId=view.session_id,
             requestId=view.request_id,
             decision=answer.decision,
             remember=answer.remember,
             reason=answer.reason,
-            optionId=answer.option_id if isinstance(answer, AcpPermissionAnswer) else None,
+            optionId=option_id,
         )
         reply = await self.live.commands.send(command) if self.live is not None else None
         if reply is None or not reply.ok:
@@ -329,58 +364,44 @@ class DashboardScreen(SessionsScreen):
             self.notify(f"{path}: next turn started.", timeout=3)
 
     # -- stopping ------------------------------------------------------------------------------
-    def action_stop_selected(self) -> None:
-        self.stop_session(self.session_tree.selected_id)
+    def action_on_selected(self, verb: str) -> None:
+        """`x`, `delete`, `D`, `B`: stop, close, review or budget the selected session."""
+        getattr(self, f"{verb}_session")(self.session_tree.selected_id)
 
     def stop_session(self, session_id: str | None) -> None:
         """Stop a session's turn and its whole subtree; say how many turns were stopped."""
-        if self.live is None:
-            self.notify(_READ_ONLY, severity="warning")
-            return
-        if session_id is None:
-            self.notify("Select a session to stop.", severity="warning")
-            return
-        self.run_worker(self._stop(self.live, session_id), group="stop", exit_on_error=False)
+        live = self._run_for(session_id, "stop")
+        if live is not None and session_id is not None:
+            self.run_worker(self._stop(live, session_id), group="stop", exit_on_error=False)
 
     async def _stop(self, live: Run, session_id: str) -> None:
         path = session_path(self.state, session_id)
         session = self.state.sessions.get(session_id)
         was_running = session is not None and session.running
         reply = await live.commands.send(StopSubtree(sessionId=session_id))
-        if not reply.ok and terminal_of(session) is not None and not was_running:
-            self.notify(f"Nothing is running under {path}.", timeout=3)  # (history, not followed here)
-            return
-        if not reply.ok and terminal_of(session) is not None:
+        terminal = terminal_of(session) is not None
+        if not reply.ok and terminal and was_running:
             self.notify(
                 f"{path} is not followed by this dashboard: stop it in its own terminal.", title="Stop"
             )
             return
-        if not reply.ok and reply.message:
+        if not reply.ok and reply.message and not terminal:
             self.notify(reply.message, title="Stop", severity="warning")
             return
-        stopped = int(reply.detail.get("stopped", 0))
+        # A terminal agent's session that is not running stopped nothing (history, not followed here).
+        stopped = int(reply.detail.get("stopped", 0)) if reply.ok or not terminal else 0
         if stopped:
             self.notify(stopped_sentence(path, stopped, was_running), title="Stop")
         else:
             self.notify(f"Nothing is running under {path}.", timeout=3)
 
-    def action_budget_selected(self) -> None:
-        self.change_budget(self.session_tree.selected_id)
-
-    def change_budget(self, session_id: str | None) -> None:
+    def budget_session(self, session_id: str | None) -> None:
         """`B`: set, raise or remove the budget of a session's tree (through the run: an
         attached dashboard asks the session's host)."""
-        live = self._run()
-        if live is None:
+        live = self._run_for(session_id, "give a budget", "Budget")
+        if live is None or session_id is None:
             return
-        session = self.state.sessions.get(session_id or "")
-        if session is None or session_id is None:
-            self.notify("Select a session to give a budget.", severity="warning")
-            return
-        refused = self._terminal_refusal(session_id)
-        if refused is not None:
-            self.notify(refused, title="Budget", severity="warning")
-            return
+        session = self.state.sessions[session_id]
         path = session_path(self.state, session_id)
         summary = session_spend_line(self.state, session) or Content.styled(
             "Nothing spent yet · no budget", "$text-muted"
@@ -395,11 +416,8 @@ class DashboardScreen(SessionsScreen):
         self.app.push_screen(dialog, chosen)
 
     async def _set_budget(self, live: Run, session_id: str, path: str, answer: BudgetAnswer) -> None:
-        reply = await live.commands.send(
-            SetBudget(sessionId=session_id, usd=answer.usd, tokens=answer.tokens)
-        )
-        if not reply.ok:
-            self.notify(reply.message or "", title="Budget not changed", severity="error", timeout=10)
+        command = SetBudget(sessionId=session_id, usd=answer.usd, tokens=answer.tokens)
+        if await self._sent(live, command, "Budget not changed", severity="error", timeout=10) is None:
             return
         what = budget_text(answer.usd, answer.tokens)
         self.notify(f"{path} may spend {what}." if what else f"{path} has no budget now.", title="Budget")
@@ -427,9 +445,9 @@ class DashboardScreen(SessionsScreen):
         self.run_worker(self._accept_rules(self.live, state), group="project-rules", exit_on_error=False)
 
     async def _accept_rules(self, live: Run, state: ProjectRulesState) -> None:
-        reply = await live.commands.send(AcceptProjectRules(digest=state.digest or ""))
-        if not reply.ok:
-            self.notify(reply.message or "", title="Not accepted", severity="error", timeout=15)
+        command = AcceptProjectRules(digest=state.digest or "")
+        reply = await self._sent(live, command, "Not accepted", severity="error", timeout=15)
+        if reply is None:
             return
         if reply.detail.get("accepted"):
             self.notify(f"{short_path(state.path)} is accepted: its rules apply now.", title="Project rules")
@@ -451,9 +469,8 @@ class DashboardScreen(SessionsScreen):
         question = f"{running} {sessions} running. Stop every turn, sub-agents included?"
 
         async def stop_all(live: Run) -> None:
-            reply = await live.commands.send(StopAll())
-            if not reply.ok:
-                self.notify(reply.message or "", title="Stop all", severity="warning")
+            reply = await self._sent(live, StopAll(), "Stop all")
+            if reply is None:
                 return
             stopped = int(reply.detail.get("stopped", 0))
             self.notify(f"Stopped {stopped} {'turn' if stopped == 1 else 'turns'}.", title="Stop all")
@@ -466,22 +483,15 @@ class DashboardScreen(SessionsScreen):
         self.app.push_screen(ConfirmScreen("Stop all sessions", question, "Stop all"), confirmed)
 
     # -- closing a session ---------------------------------------------------------------------
-    def action_close_selected(self) -> None:
-        self.close_session(self.session_tree.selected_id)
-
     def close_session(self, session_id: str | None) -> None:
         """Ask, then stop the session's subtree, forget it, and maybe remove its worktree (the
         host does it, for an attached dashboard)."""
-        live = self.live
-        if live is None:
-            self.notify(_READ_ONLY, severity="warning")
+        live = self._run_for(session_id, "close")
+        if live is None or session_id is None:
             return
-        session = self.state.sessions.get(session_id or "")
-        if session is None or session_id is None:
-            self.notify("Select a session to close.", severity="warning")
-            return
+        session = self.state.sessions[session_id]
+        path = session_path(self.state, session_id)
         if terminal_of(session) is not None:
-            path = session_path(self.state, session_id)
             self.notify(
                 f"{path} is a terminal agent: it is listed while its CLI keeps its transcript.", title="Close"
             )
@@ -489,10 +499,9 @@ class DashboardScreen(SessionsScreen):
         worktree = Path(session.worktree_path) if session.worktree_path else None
         changes = None
         if not live.remote:  # a host's worktree is on its own disk
-            worktree, changes = _worktree_to_ask(worktree)
+            worktree, changes = worktree_to_ask(worktree)
         family = [session_id, *self.state.descendants(session_id)]
         running = sum(1 for sid in family if self.state.sessions[sid].running)
-        path = session_path(self.state, session_id)
         dialog = CloseSessionScreen(
             path, running=running, worktree=worktree, branch=session.worktree_branch, changes=changes
         )
@@ -508,9 +517,8 @@ class DashboardScreen(SessionsScreen):
         path = session_path(self.state, session_id)
         family = [session_id, *self.state.descendants(session_id)]
         command = Close(sessionId=session_id, worktree="remove" if remove else "keep")
-        reply = await live.commands.send(command)
-        if not reply.ok:
-            self.notify(reply.message or "", title="Close", severity="warning", timeout=10)
+        reply = await self._sent(live, command, "Close", timeout=10)
+        if reply is None:
             return
         self.hidden.update(family)
         self.show_state(self.state)
@@ -524,37 +532,19 @@ class DashboardScreen(SessionsScreen):
         self.session_tree.focus()
 
     # -- reviewing and reopening ---------------------------------------------------------------
-    def action_review_selected(self) -> None:
-        self.review_session(self.session_tree.selected_id)
-
     def review_session(self, session_id: str | None) -> None:
         """`D`: the session's whole change, to commit, merge, discard or rewind (on its host, for
         an attached dashboard)."""
-        if self.live is None:
-            self.notify(_READ_ONLY, severity="warning")
-            return
-        if session_id is None or session_id not in self.state.sessions:
-            self.notify("Select a session to review.", severity="warning")
-            return
-        refused = self._terminal_refusal(session_id)
-        if refused is not None:
-            self.notify(refused, title="Review", severity="warning")
-            return
-        self.run_worker(
-            self._open_review(self.live.commands, session_id),
-            group="review",
-            exclusive=True,
-            exit_on_error=False,
-        )
+        live = self._run_for(session_id, "review", "Review")
+        if live is not None and session_id is not None:
+            review = self._open_review(live.commands, session_id)
+            self.run_worker(review, group="review", exclusive=True, exit_on_error=False)
 
     async def _open_review(self, commands: CommandClient, session_id: str) -> None:
         path = session_path(self.state, session_id)
-        try:
-            review = read_result(
-                await commands.send(ReadReview(sessionId=session_id)), Adapters.review, "review"
-            )
-        except FinishRefused as error:
-            self.notify(str(error), title=f"No review of {path}", severity="warning", timeout=10)
+        command = ReadReview(sessionId=session_id)
+        review = await self._result(commands, command, Adapters.review, "review", f"No review of {path}")
+        if review is None:
             return
         screen = ReviewScreen(commands, review, path)
 
@@ -568,18 +558,15 @@ class DashboardScreen(SessionsScreen):
 
     def action_reopen(self) -> None:
         """`O`: pick a closed session and bring it back into the tree."""
-        if self.live is None:
-            self.notify(_READ_ONLY, severity="warning")
-            return
-        self.run_worker(
-            self._pick_closed(self.live.commands), group="reopen", exclusive=True, exit_on_error=False
-        )
+        live = self._run()
+        if live is not None:
+            self.run_worker(
+                self._pick_closed(live.commands), group="reopen", exclusive=True, exit_on_error=False
+            )
 
     async def _pick_closed(self, commands: CommandClient) -> None:
-        try:
-            closed = read_result(await commands.send(Closed()), Adapters.closed, "closed")
-        except FinishRefused as error:
-            self.notify(str(error), title="No closed sessions", severity="warning", timeout=10)
+        closed = await self._result(commands, Closed(), Adapters.closed, "closed", "No closed sessions")
+        if closed is None:
             return
         if not closed:
             self.notify("No session of this project is closed.", timeout=3)
@@ -593,12 +580,11 @@ class DashboardScreen(SessionsScreen):
 
     async def _reopen(self, commands: CommandClient, session_id: str) -> None:
         """Reopen it (its stored events reach the state by the run: folded here, streamed there)."""
-        try:
-            problems = read_result(
-                await commands.send(Reopen(sessionId=session_id)), Adapters.problems, "problems"
-            )
-        except FinishRefused as error:
-            self.notify(str(error), title="Not reopened", severity="error", timeout=10)
+        command = Reopen(sessionId=session_id)
+        problems = await self._result(
+            commands, command, Adapters.problems, "problems", "Not reopened", "error"
+        )
+        if problems is None:
             return
         self.hidden.difference_update([session_id, *self.state.descendants(session_id)])
         self.show_state(self.state)
@@ -625,32 +611,20 @@ class DashboardScreen(SessionsScreen):
 
     def palette_commands(self) -> list[PaletteCommand]:
         commands = super().palette_commands()
-        commands.insert(
-            1, PaletteCommand("Search sessions…", "Find what was said in any session (F)", self.action_search)
+        commands[1:1] = palette(
+            ("Search sessions…", "Find what was said in any session (F)", self.action_search)
         )
-        commands.append(
-            PaletteCommand(
-                "Toggle the spend chart",
-                "What the selected tree spent over time, per agent ($)",
-                self.action_toggle_spend_chart,
-            )
-        )
+        chart = "What the selected tree spent over time, per agent ($)"
+        commands += palette(("Toggle the spend chart", chart, self.action_toggle_spend_chart))
         if self.live is None:
             return commands
-        commands[2:2] = [
-            PaletteCommand("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
-            PaletteCommand("Stop all sessions", "Stop every running turn", self.action_stop_all),
-            PaletteCommand(
-                "Budget of the selected session…",
-                "Set, raise or remove what its tree may spend (B)",
-                self.action_budget_selected,
-            ),
-            PaletteCommand(
-                "Reopen a closed session…",
-                "Bring a closed session back into the tree (O)",
-                self.action_reopen,
-            ),
-        ]
+        budget = partial(self.action_on_selected, "budget")
+        commands[2:2] = palette(
+            ("New agent…", "Start an agent with your own prompt (n)", self.action_new_agent),
+            ("Stop all sessions", "Stop every running turn", self.action_stop_all),
+            ("Budget of the selected session…", "Set, raise or remove what its tree may spend (B)", budget),
+            ("Reopen a closed session…", "Bring a closed session back into the tree (O)", self.action_reopen),
+        )
         every = getattr(self.live, "all_projects", None)
         if every is not None:
             commands.append(
@@ -689,10 +663,9 @@ class DashboardScreen(SessionsScreen):
         others = {sid for sid in self.state.sessions if not live.in_project(sid)}  # type: ignore[attr-defined]
         if on:
             self.hidden.difference_update(others)
-            self.notify("Every project's terminal sessions are shown.", timeout=3)
         else:
             self.hidden.update(others)
-            self.notify("Only this project's terminal sessions are shown.", timeout=3)
+        self.notify(f"{'Every' if on else 'Only this'} project's terminal sessions are shown.", timeout=3)
         self.show_state(self.state)
 
     def _session_commands(self) -> Iterator[PaletteCommand]:
@@ -711,46 +684,6 @@ class DashboardScreen(SessionsScreen):
                     yield PaletteCommand(
                         f"{verb} {path}", help_text, partial(act, session_id), discover=False
                     )
-
-
-def _as_our_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
-    """An external agent's call that carries a diff (ACP `content: [{type: diff, path, oldText,
-    newText}]`) as the `write_file`/`edit_file` it amounts to, so it is previewed like ours."""
-    content = args.get("content")
-    items = content if isinstance(content, list) else []
-    diffs = [item for item in items if isinstance(item, dict) and item.get("type") == "diff"]
-    if tool in ("write_file", "edit_file") or len(diffs) != 1 or not isinstance(diffs[0].get("path"), str):
-        return tool, args
-    diff = diffs[0]
-    if not diff.get("oldText"):
-        return "write_file", {"path": diff["path"], "content": diff.get("newText") or ""}
-    return "edit_file", {"path": diff["path"], "old": diff["oldText"], "new": diff.get("newText") or ""}
-
-
-def _terminal_change(tool: str, args: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
-    """Claude Code's `Edit`/`Write` as the `edit_file`/`write_file` it amounts to, so it is
-    previewed against the file as it is now, like ours (anything else as it is)."""
-    path = args.get("file_path")
-    if tool == "Edit" and isinstance(path, str):
-        return "edit_file", {
-            "path": path,
-            "old": args.get("old_string", ""),
-            "new": args.get("new_string", ""),
-        }
-    if tool == "Write" and isinstance(path, str):
-        return "write_file", {"path": path, "content": args.get("content", "")}
-    return tool, args
-
-
-def _worktree_to_ask(worktree: Path | None) -> tuple[Path | None, int | None]:
-    """A closing session's worktree, if it is still there, and its uncommitted changes (None:
-    unknown)."""
-    if worktree is None or not worktree.exists():
-        return None, None  # none, or removed already: nothing to ask about
-    try:
-        return worktree, uncommitted_changes(worktree)
-    except WorktreeError:
-        return worktree, None
 
 
 def stopped_sentence(path: str, stopped: int, was_running: bool) -> str:

@@ -113,20 +113,16 @@ def _rows() -> list[Row]:
         rows.append(Content.styled(title, "bold underline"))
         rows += [(Content.styled(key, KEY), Content(what), True) for key, what in keys]
         rows.append(Content(""))
-    rows.append(Content.styled("Phases (the badge after a session's name)", "bold underline"))
-    rows += [
-        (Content.styled(phase, PHASE_STYLE[phase]), Content(what), False) for phase, what in _PHASES.items()
-    ]
-    rows.append(Content(""))
-    rows.append(Content.styled("Statuses", "bold underline"))
-    rows += [
-        (Content.styled(f"{STATUS_GLYPH[status]} {status}", STATUS_STYLE[status]), Content(what), False)
-        for status, what in _STATUSES.items()
-    ]
-    rows.append(Content(""))
-    rows.append(Content.styled("Risks (what a tool call may do)", "bold underline"))
-    rows += [(Content.styled(risk, RISK_STYLE[risk]), Content(what), False) for risk, what in _RISKS.items()]
-    rows.append(Content(""))
+    statuses = {f"{STATUS_GLYPH[status]} {status}": STATUS_STYLE[status] for status in _STATUSES}
+    vocabularies = (
+        ("Phases (the badge after a session's name)", _PHASES, PHASE_STYLE),
+        ("Statuses", dict(zip(statuses, _STATUSES.values(), strict=True)), statuses),
+        ("Risks (what a tool call may do)", _RISKS, RISK_STYLE),
+    )
+    for title, words, styles in vocabularies:
+        rows.append(Content.styled(title, "bold underline"))
+        rows += [(Content.styled(word, styles[word]), Content(what), False) for word, what in words.items()]
+        rows.append(Content(""))
     rows.append(
         Content.styled(
             "A tree line reads: status, name (⎇: own worktree), ⚑ approvals waiting (⚑2: two) "

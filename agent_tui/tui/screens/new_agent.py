@@ -23,11 +23,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Label, Select, Static, TextArea
+from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 
 from agent_tui.ports import AgentSpec, BudgetLimit, ModelChoice, repo_root
 from agent_tui.tui.formatting import short_path
 from agent_tui.tui.marked import marked
+from agent_tui.tui.screens.confirm import dialog_button, field_row
 from agent_tui.tui.spend_text import BudgetInputError, parse_tokens, parse_usd, tokens_text
 from agent_tui.tui.text_entry import focus_now
 
@@ -101,11 +102,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
 
     def _drafted(self, entries: list[tuple[str, RunsOn]]) -> RunsOn:
         draft = self._draft
-        wanted: RunsOn | None = None
-        if draft is not None and draft.acp:
-            wanted = AcpEntry(draft.acp)
-        elif draft is not None and draft.model:
-            wanted = draft.model
+        wanted = None if draft is None else AcpEntry(draft.acp) if draft.acp else draft.model
         values = [value for _, value in entries]
         return wanted if wanted in values else values[0]
 
@@ -122,15 +119,11 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
                 placeholder="What should the agent do? (several lines are fine)",
             )
             if self._hosts:
-                with Horizontal(classes="field-row"):
-                    yield Label("Host", classes="field-label")
-                    yield Select(
-                        [(name, name) for name in self._hosts],
-                        value=self.host,
-                        allow_blank=False,
-                        id="new-agent-host",
-                        compact=True,
-                    )
+                hosts = [(name, name) for name in self._hosts]
+                yield field_row(
+                    "Host",
+                    Select(hosts, value=self.host, allow_blank=False, id="new-agent-host", compact=True),
+                )
             yield from self._run_fields()
             yield TickBox(
                 "Own worktree (a new git branch)",
@@ -142,48 +135,29 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             yield Static(Content.styled("Checking the directory…", MUTED), id="new-agent-repo")
             yield Static("", id="new-agent-error")
             with Horizontal(id="new-agent-buttons"):
-                yield Button("Start  ctrl+s", id="new-agent-start", variant="primary", compact=True)
-                yield Button("Cancel  esc", id="new-agent-cancel", compact=True)
+                yield dialog_button("Start  ctrl+s", "new-agent-start", "start", "primary")
+                yield dialog_button("Cancel  esc", "new-agent-cancel", "cancel")
 
     def _run_fields(self) -> ComposeResult:
         """The rows of where, on what, under which name and within what budget the agent runs."""
         draft = self._draft
-        with Horizontal(classes="field-row"):
-            yield Label("Directory", classes="field-label")
-            yield self._directory_input()
-        with Horizontal(classes="field-row"):
-            yield Label("Model", classes="field-label")
-            entries = self._runs_on()
-            yield Select(
-                entries,
-                value=self._drafted(entries),
-                allow_blank=False,
-                id="new-agent-model",
-                compact=True,
-            )
-        with Horizontal(classes="field-row"):
-            yield Label("Name", classes="field-label")
-            yield Input(
-                draft.name if draft is not None else "",
-                placeholder="optional: made from the prompt",
-                id="new-agent-name",
-                compact=True,
-            )
+        yield field_row("Directory", self._directory_input())
+        entries = self._runs_on()
+        value = self._drafted(entries)
+        yield field_row(
+            "Model", Select(entries, value=value, allow_blank=False, id="new-agent-model", compact=True)
+        )
+        name = draft.name if draft is not None else ""
+        placeholder = "optional: made from the prompt"
+        yield field_row("Name", Input(name, placeholder=placeholder, id="new-agent-name", compact=True))
         budget = draft.budget if draft is not None else None
-        with Horizontal(classes="field-row"):
-            yield Label("Budget", classes="field-label")
-            yield Input(
-                f"{budget.usd:.2f}" if budget is not None and budget.usd is not None else "",
-                placeholder="dollars, e.g. 2.50",
-                id="new-agent-budget-usd",
-                compact=True,
-            )
-            yield Input(
-                tokens_text(budget.tokens) if budget is not None and budget.tokens is not None else "",
-                placeholder="tokens, e.g. 500k",
-                id="new-agent-budget-tokens",
-                compact=True,
-            )
+        usd = f"{budget.usd:.2f}" if budget is not None and budget.usd is not None else ""
+        tokens = tokens_text(budget.tokens) if budget is not None and budget.tokens is not None else ""
+        yield field_row(
+            "Budget",
+            Input(usd, placeholder="dollars, e.g. 2.50", id="new-agent-budget-usd", compact=True),
+            Input(tokens, placeholder="tokens, e.g. 500k", id="new-agent-budget-tokens", compact=True),
+        )
 
     def _directory_input(self) -> Input:
         if self._hosts is None:
@@ -291,11 +265,3 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "new-agent-start":
-            self.action_start()
-        else:
-            self.action_cancel()

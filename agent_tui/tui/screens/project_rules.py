@@ -11,7 +11,6 @@ out matches anything, so "allow shell, any risk" says so), and the file's path.
 
 from __future__ import annotations
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -21,6 +20,7 @@ from textual.widgets import Button, Static
 
 from agent_tui.ports import PermissionRule, ProjectRulesState
 from agent_tui.tui.formatting import MUTED, short_path
+from agent_tui.tui.screens.confirm import dialog_button
 
 
 class ProjectRulesScreen(ModalScreen[bool | None]):
@@ -66,8 +66,8 @@ class ProjectRulesScreen(ModalScreen[bool | None]):
                 else:
                     yield Static(Content.styled("(the file holds no rules)", MUTED))
             with Horizontal(id="project-rules-buttons"):
-                yield Button("Accept  y", id="project-rules-accept", variant="warning", compact=True)
-                yield Button("Keep ignoring  n", id="project-rules-ignore", variant="primary", compact=True)
+                yield dialog_button("Accept  y", "project-rules-accept", "choose(True)", "warning")
+                yield dialog_button("Keep ignoring  n", "project-rules-ignore", "choose(False)", "primary")
             yield Static(Content.styled("esc closes; R opens this again", MUTED), id="project-rules-hint")
 
     def on_mount(self) -> None:
@@ -75,11 +75,6 @@ class ProjectRulesScreen(ModalScreen[bool | None]):
 
     def action_choose(self, choice: bool | None) -> None:
         self.dismiss(choice)
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "project-rules-accept")
 
 
 def rule_line(rule: PermissionRule) -> Content:

@@ -33,35 +33,52 @@ def closed_label(session: StoredSession) -> Content:
     )
 
 
-class ReopenScreen(ModalScreen[str | None]):
-    """The closed sessions; dismisses with the one picked."""
+class PickScreen(ModalScreen[str | None]):
+    """A list to pick one entry of: dismisses with its id (`enter`), or None (`escape`).
+
+    Args:
+        list_id: the list's id (its looks are the subclass's `DEFAULT_CSS`).
+        title, subtitle: the list's border titles.
+        options: the entries, each with its id.
+        highlighted: the entry highlighted first (None: the list's own choice).
+    """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(
+        self, list_id: str, title: str, subtitle: str, options: list[Option], highlighted: int | None = None
+    ) -> None:
+        super().__init__()
+        self._list = OptionList(*options, id=list_id)
+        self._list.border_title = title
+        self._list.border_subtitle = subtitle
+        self._highlighted = highlighted
+
+    def compose(self) -> ComposeResult:
+        yield self._list
+
+    def on_mount(self) -> None:
+        if self._highlighted is not None:
+            self._list.highlighted = self._highlighted
+        self._list.focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(OptionList.OptionSelected)
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(event.option.id)
+
+
+class ReopenScreen(PickScreen):
+    """The closed sessions; dismisses with the one picked."""
+
     DEFAULT_CSS = """
     #reopen-list { width: 100; max-width: 96%; height: auto; max-height: 80%; border: round $primary;
         background: $surface; }
     """
 
     def __init__(self, sessions: list[StoredSession]) -> None:
-        super().__init__()
-        self.sessions = sessions
-
-    def compose(self) -> ComposeResult:
-        options = OptionList(
-            *(Option(closed_label(session), id=session.session_id) for session in self.sessions),
-            id="reopen-list",
-        )
-        options.border_title = "Reopen a closed session"
-        options.border_subtitle = "enter reopens · esc cancels"
-        yield options
-
-    def on_mount(self) -> None:
-        self.query_one("#reopen-list", OptionList).focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(OptionList.OptionSelected, "#reopen-list")
-    def _picked(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id)
+        options = [Option(closed_label(session), id=session.session_id) for session in sessions]
+        super().__init__("reopen-list", "Reopen a closed session", "enter reopens · esc cancels", options)

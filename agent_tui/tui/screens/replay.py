@@ -22,6 +22,7 @@ from typing import Literal
 from textual import on, work
 from textual.binding import Binding
 from textual.content import Content
+from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
@@ -235,36 +236,19 @@ class ReplayScreen(SessionsScreen):
             self.feed.worker_failed(event.worker.group, event.worker.error)
 
     @on(ReplayListed)
-    def _listed(self, message: ReplayListed) -> None:
-        self.feed.take_listed(message)
-
     @on(ReplaySpendScanned)
-    def _spend_scanned(self, message: ReplaySpendScanned) -> None:
-        self.feed.take_spend(message)
+    @on(ReplayOpened)
+    @on(ReplayIndexing)
+    @on(ReplayIndexed)
+    @on(ReplayAppended)
+    @on(ReplayNotice)
+    def _from_feed(self, message: Message) -> None:
+        """A report of the feed's threads, to the feed's method of its name (`take_listed`, …)."""
+        getattr(self.feed, "take_" + message.handler_name.removeprefix("on_replay_"))(message)
 
     @on(SessionSelected)
     def _choose_family(self, message: SessionSelected) -> None:
         self.feed.session_chosen(message.session_id)
-
-    @on(ReplayOpened)
-    def _opened(self, message: ReplayOpened) -> None:
-        self.feed.take_opened(message)
-
-    @on(ReplayIndexing)
-    def _indexing(self, message: ReplayIndexing) -> None:
-        self.feed.take_indexing(message)
-
-    @on(ReplayIndexed)
-    def _indexed(self, message: ReplayIndexed) -> None:
-        self.feed.take_indexed(message)
-
-    @on(ReplayAppended)
-    def _appended(self, message: ReplayAppended) -> None:
-        self.feed.take_appended(message)
-
-    @on(ReplayNotice)
-    def _notice(self, message: ReplayNotice) -> None:
-        self.feed.take_notice(message)
 
     def action_toggle_follow(self) -> None:
         self.feed.toggle_follow()

@@ -316,7 +316,7 @@ class ReplayFeed:
         if message.complete:
             self.screen.call_after_refresh(self._scan_spend, catalog)
 
-    def take_spend(self, message: ReplaySpendScanned) -> None:
+    def take_spend_scanned(self, message: ReplaySpendScanned) -> None:
         """Many logs: what some listed sessions' earlier turns spent, into the list."""
         self.spend.take(message.entries, message.spent)
         catalog = self.catalog
@@ -436,19 +436,11 @@ class ReplayFeed:
         self.host.index_progress.display = False
         if source.many:
             self.timelines.put(source.family, timeline, message.end)
-            if not source.following:
-                for notice in torn_tail_notices(timeline.files, message.end.state):
-                    cursor.report(notice, "Torn final line: left out (the writer stopped mid-line)")
-            if cursor.at_end:
-                cursor.show_end(message.end)
-            else:
-                cursor.move_to(cursor.position)
-            self._family_ready(timeline)
-            return
-        # What indexing built lives as long as the screen: keep the collector from scanning it.
-        gc.collect()
-        gc.freeze()
-        cursor.report_errors()
+        else:
+            # What indexing built lives as long as the screen: keep the collector from scanning it.
+            gc.collect()
+            gc.freeze()
+            cursor.report_errors()
         if not source.following:  # followed, the bytes after the last newline may be a line being written
             for notice in torn_tail_notices(timeline.files, message.end.state):
                 cursor.report(notice, "Torn final line: left out (the writer stopped mid-line)")
@@ -457,6 +449,9 @@ class ReplayFeed:
             cursor.show_end(message.end)
         else:
             cursor.move_to(cursor.position)
+        if source.many:
+            self._family_ready(timeline)
+            return
         cursor.loaded = True
         if source.following:
             self._follow(timeline)

@@ -18,7 +18,7 @@ notice, and in the cut file's diff.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from pydantic import TypeAdapter
@@ -302,12 +302,7 @@ class ReviewScreen(Screen[None]):
             f"Merge {review.branch} into {into}? Only into a checkout with no uncommitted change; "
             "a conflict merges nothing."
         )
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._run(self._merge())
-
-        self.app.push_screen(ConfirmScreen("Merge", question, "Merge"), confirmed)
+        self._ask_first("Merge", question, "Merge", self._merge)
 
     async def _merge(self) -> None:
         done = await self._ask(Merge(sessionId=self.review.session_id), Adapters.merge, "merge", "merged")
@@ -327,12 +322,7 @@ class ReviewScreen(Screen[None]):
             f"removed and its branch {review.branch} deleted, committed work included; the session "
             "is closed (its log stays)."
         )
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._run(self._discard())
-
-        self.app.push_screen(ConfirmScreen("Discard", question, "Discard"), confirmed)
+        self._ask_first("Discard", question, "Discard", self._discard)
 
     async def _discard(self) -> None:
         reply = await self.commands.send(Discard(sessionId=self.review.session_id))
@@ -416,6 +406,15 @@ class ReviewScreen(Screen[None]):
         except FinishRefused:
             return
         self._show_review()
+
+    def _ask_first(self, title: str, question: str, button: str, then: Callable[[], Awaitable[Any]]) -> None:
+        """Ask `question` (a `ConfirmScreen`); on yes, run `then()`."""
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._run(then())
+
+        self.app.push_screen(ConfirmScreen(title, question, button), confirmed)
 
     def _run(self, action: Awaitable[Any]) -> None:
         self.run_worker(action, group="review-action", exclusive=True, exit_on_error=False)

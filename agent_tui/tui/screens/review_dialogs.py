@@ -9,18 +9,19 @@ the user: their change is replaced too), and every note of what stays undone.
 
 from __future__ import annotations
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, OptionList, TextArea
+from textual.widgets import TextArea
 from textual.widgets.option_list import Option
 
 from agent_tui.ports import RewindPlan, TurnFacts
 from agent_tui.tui.formatting import MUTED
 from agent_tui.tui.marked import marked
+from agent_tui.tui.screens.confirm import dialog_button
+from agent_tui.tui.screens.reopen import PickScreen
 
 _SHOWN_FILES = 8
 
@@ -50,8 +51,8 @@ class CommitMessageScreen(ModalScreen[str | None]):
             dialog.border_subtitle = "ctrl+s commits · esc cancels"
             yield TextArea(self.message, id="commit-message", soft_wrap=True, show_line_numbers=False)
             with Horizontal(id="commit-buttons"):
-                yield Button("Commit  ctrl+s", id="commit-yes", variant="primary", compact=True)
-                yield Button("Cancel  esc", id="commit-no", compact=True)
+                yield dialog_button("Commit  ctrl+s", "commit-yes", "commit", "primary")
+                yield dialog_button("Cancel  esc", "commit-no", "cancel")
 
     def on_mount(self) -> None:
         self.query_one("#commit-message", TextArea).focus()
@@ -62,56 +63,27 @@ class CommitMessageScreen(ModalScreen[str | None]):
     def action_cancel(self) -> None:
         self.dismiss(None)
 
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        if event.button.id == "commit-yes":
-            self.action_commit()
-        else:
-            self.dismiss(None)
 
-
-class TurnPickScreen(ModalScreen[str | None]):
+class TurnPickScreen(PickScreen):
     """Which turn to rewind: every turn of the session, the last highlighted."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
     #turn-pick { width: 80; max-width: 96%; height: auto; max-height: 80%; border: round $primary;
         background: $surface; }
     """
 
     def __init__(self, turns: list[TurnFacts]) -> None:
-        super().__init__()
-        self.turns = turns
+        options = [Option(turn_label(turn), id=turn.turn_id) for turn in turns]
+        last = len(turns) - 1 if turns else None
+        super().__init__("turn-pick", "Rewind which turn?", "enter rewinds · esc cancels", options, last)
 
-    def compose(self) -> ComposeResult:
-        options = OptionList(
-            *(Option(self._label(turn), id=turn.turn_id) for turn in self.turns), id="turn-pick"
-        )
-        options.border_title = "Rewind which turn?"
-        options.border_subtitle = "enter rewinds · esc cancels"
-        yield options
 
-    @staticmethod
-    def _label(turn: TurnFacts) -> Content:
-        prompt = turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else "(no prompt)"
-        parts: list[Content | tuple[str, str]] = [(f"{turn.number:>3}  ", MUTED), marked(prompt[:70])]
-        if turn.rewound:
-            parts.append(("  (rewound)", MUTED))
-        return Content.assemble(*parts)
-
-    def on_mount(self) -> None:
-        options = self.query_one("#turn-pick", OptionList)
-        options.highlighted = len(self.turns) - 1 if self.turns else None
-        options.focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(OptionList.OptionSelected, "#turn-pick")
-    def _picked(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id)
+def turn_label(turn: TurnFacts) -> Content:
+    prompt = turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else "(no prompt)"
+    parts: list[Content | tuple[str, str]] = [(f"{turn.number:>3}  ", MUTED), marked(prompt[:70])]
+    if turn.rewound:
+        parts.append(("  (rewound)", MUTED))
+    return Content.assemble(*parts)
 
 
 def rewind_question(plan: RewindPlan, number: int) -> tuple[str, str]:

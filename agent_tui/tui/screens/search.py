@@ -218,7 +218,6 @@ class SearchScreen(Screen[None]):
     def _submitted(self, event: Input.Submitted) -> None:
         if self._typing is not None:
             self._typing.stop()
-            self._typing = None
         if self.hits and self.results is not None and self.results.query.text == event.value:
             self.action_to_results()
         else:

@@ -13,15 +13,16 @@ so that quit and help fit at 80; the others (`f`, `S`, …) are in the help and 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Vertical
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
@@ -39,7 +40,7 @@ from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text, session_path, terminal_of
 from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected
-from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen
+from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen, call_of
 from agent_tui.tui.session_filter import next_state_filter, visible_sessions
 from agent_tui.tui.text_entry import focus_now, types
 from agent_tui.tui.widgets.approval_queue import ApprovalQueue
@@ -86,7 +87,6 @@ class SessionsScreen(Screen[None]):
         self.mode = mode
         self.location = location
         self.state = DashboardState()
-        self.summary_note = ""
         self.summary_error = ""
         self.filter_text = ""
         self.state_filter = "all"
@@ -193,7 +193,7 @@ class SessionsScreen(Screen[None]):
         self.session_tree.show_state(state, now_ms=now, shown=shown)
         self._show_detail()
         self.queue.show_state(state, now)
-        self.summary.show_state(state, note=self.summary_note, error=self.summary_error)
+        self.summary.show_state(state, error=self.summary_error)
         self._show_tree_title(shown)
         self._close_withdrawn_approval()
         self._show_chart()
@@ -311,13 +311,9 @@ class SessionsScreen(Screen[None]):
     def agent_options(self, view: PermissionView) -> tuple[AgentOption, ...]:
         """The options an external agent offers for this request, as its `permission.requested`
         recorded them (so a local, an attached and a browser dashboard show the same ones)."""
-        session = self.state.sessions.get(view.session_id)
-        for turn in reversed(session.turns if session is not None else ()):
-            if turn.turn_id == view.turn_id:
-                call = turn.tool_calls.get(view.tool_call_id)
-                offered = call.options if call is not None else ()
-                return tuple(AgentOption(o.option_id, o.name, o.kind) for o in offered)
-        return ()
+        call = call_of(self.state, view)
+        offered = call.options if call is not None else ()
+        return tuple(AgentOption(o.option_id, o.name, o.kind) for o in offered)
 
     def action_focus_approvals(self) -> None:
         """`a`: go to the queue (oldest first); pressed again there, open the highlighted one."""
@@ -379,16 +375,13 @@ class SessionsScreen(Screen[None]):
         if top.key not in pending:
             top.withdraw()
             path = session_path(self.state, top.view.session_id)
-            taken_back = _taken_back(self.state, top.view)
-            if taken_back is not None:  # a terminal agent's CLI took it back: it says how
-                self.notify(
-                    f"{path}: the {top.view.tool} request was {taken_back}.", title="Request withdrawn"
-                )
-                return
+            taken_back = _taken_back(self.state, top.view)  # a terminal agent's CLI says how
+            how = taken_back or f"withdrawn ({self.withdrawn_note})"
+            severity: SeverityLevel = "information" if taken_back else "warning"
             self.notify(
-                f"{path}: the {top.view.tool} request was withdrawn ({self.withdrawn_note}).",
+                f"{path}: the {top.view.tool} request was {how}.",
                 title="Request withdrawn",
-                severity="warning",
+                severity=severity,
             )
 
     # -- follow, palette -----------------------------------------------------------------------
@@ -422,26 +415,16 @@ class SessionsScreen(Screen[None]):
     def palette_commands(self) -> list[PaletteCommand]:
         """What the command palette offers on this screen."""
         export, html = "The selected session and its sub-agents as", "HTML (one file, works offline)"
-        return [
-            PaletteCommand(
-                "Open next approval", "Open the oldest pending request", self.action_open_next_approval
-            ),
-            PaletteCommand(
-                "Toggle follow", "Keep the newest output in view (or stop)", self.action_toggle_follow
-            ),
-            PaletteCommand("Filter sessions", "Type to filter the tree (/)", self.action_filter),
-            PaletteCommand(
-                "Cycle state filter", "Needs me, running, failed, all (S)", self.action_cycle_state_filter
-            ),
-            PaletteCommand("Help", "Keys, phases, statuses and risks", self.app.action_help),  # type: ignore[attr-defined]
-            PaletteCommand("Notices", "Every notice of this run, whole (N)", self.app.action_notices),  # type: ignore[attr-defined]
-            PaletteCommand(
-                "Export session as Markdown", f"{export} Markdown", partial(self.export_selected, "md")
-            ),
-            PaletteCommand(
-                "Export session as HTML", f"{export} {html}", partial(self.export_selected, "html")
-            ),
-        ] + [
+        return palette(
+            ("Open next approval", "Open the oldest pending request", self.action_open_next_approval),
+            ("Toggle follow", "Keep the newest output in view (or stop)", self.action_toggle_follow),
+            ("Filter sessions", "Type to filter the tree (/)", self.action_filter),
+            ("Cycle state filter", "Needs me, running, failed, all (S)", self.action_cycle_state_filter),
+            ("Help", "Keys, phases, statuses and risks", self.app.action_help),  # type: ignore[attr-defined]
+            ("Notices", "Every notice of this run, whole (N)", self.app.action_notices),  # type: ignore[attr-defined]
+            ("Export session as Markdown", f"{export} Markdown", partial(self.export_selected, "md")),
+            ("Export session as HTML", f"{export} {html}", partial(self.export_selected, "html")),
+        ) + [
             PaletteCommand(
                 f"Jump to {path}", f"Show {sid} in the detail panel", partial(self.select_session, sid)
             )
@@ -481,13 +464,15 @@ class SessionsScreen(Screen[None]):
         return paths
 
 
+def palette(*rows: tuple[str, str, Callable[[], Any]]) -> list[PaletteCommand]:
+    """Palette commands from `(name, help, run)` rows."""
+    return [PaletteCommand(*row) for row in rows]
+
+
 def _taken_back(state: DashboardState, view: PermissionView) -> str | None:
     """How a terminal agent's CLI took a question back (`answered in the terminal`, `handed back
     to the terminal`), if it did: its `withdrawn` resolution's reason."""
-    session = state.sessions.get(view.session_id)
-    for turn in reversed(session.turns if session is not None else ()):
-        if turn.turn_id == view.turn_id:
-            call = turn.tool_calls.get(view.tool_call_id)
-            if call is not None and call.decisions and call.decisions[-1][0] == "withdrawn":
-                return call.answer_reason or "withdrawn in the terminal"
+    call = call_of(state, view)
+    if call is not None and call.decisions and call.decisions[-1][0] == "withdrawn":
+        return call.answer_reason or "withdrawn in the terminal"
     return None
