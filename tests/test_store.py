@@ -75,7 +75,7 @@ class TestAppendAndReplay:
         assert list(log.replay("strict")) == []
         assert log.last_sequence == 0
         assert len(log) == 0
-        assert log.torn_tail() == 0
+        assert log.torn_line() is None
         assert log.repair() is None
         with pytest.raises(IndexError):
             log.read(0)
@@ -158,7 +158,8 @@ class TestTornTail:
         path, events, torn = self.torn_log(tmp_path, make_session)
         log = JsonlEventLog(path)
         assert log.last_sequence == 10
-        assert log.torn_tail() == len(torn)
+        tail = log.torn_line()
+        assert tail is not None and tail.size == len(torn)
         with pytest.raises(EventLogTornTailError) as caught:
             log.append(events[10])
         assert (caught.value.line_number, caught.value.size) == (11, len(torn))
@@ -442,7 +443,7 @@ class TestFailedWrites:
         assert calls, "the fake write was not reached"
         assert path.read_bytes() == before  # no torn line left behind
         assert log.last_sequence == 10
-        assert log.torn_tail() == 0
+        assert log.torn_line() is None
         monkeypatch.undo()
         log.append(events[10])
         log.append(events[11])

@@ -15,7 +15,7 @@ def cmd_export(target: str, fmt: str, out: Path | None, sessions_dir: Path | Non
     from agent_tui.export import ExportSourceError, export_session, find_log
     from agent_tui.runtime.session_dirs import default_sessions_dir
     from agent_tui.store import EventLogDecodeError
-    from agent_tui.store.whole_file import write_whole
+    from agent_tui.private_files import write_private
 
     directory = sessions_dir
     if directory is None:
@@ -38,7 +38,7 @@ def cmd_export(target: str, fmt: str, out: Path | None, sessions_dir: Path | Non
             silence_stdout()
         return EXIT_OK
     try:
-        write_whole(out, document)
+        write_private(out, document)
     except OSError as error:
         return fail_os(error, out)
     print(f"agent-tui: {log.stem} exported to {out}", file=sys.stderr)

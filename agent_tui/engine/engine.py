@@ -42,6 +42,7 @@ How the engine's own turns converse (steps, model calls, tools, permissions) is 
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -80,18 +81,7 @@ from agent_tui.turns.live_frames import LiveFrames
 from agent_tui.turns.projection import command_for
 from agent_tui.turns.registry import Attached, NoActiveTurn
 
-__all__ = [
-    "Delivery",
-    "EngineExtension",
-    "EventListener",
-    "Hydration",
-    "ListenerFailure",
-    "SessionEngine",
-    "SessionInfo",
-    "SessionTools",
-    "TurnDriver",
-    "TurnHandle",
-]
+__all__ = ["Delivery", "EngineExtension", "SessionEngine", "TurnDriver", "TurnHandle"]
 
 YIELD_EVERY = 32
 """Commits between two checkpoints that let the rest of the event loop run."""
@@ -539,15 +529,10 @@ class SessionEngine:
         The handle keeps no events (observe them with `subscribe`); iterate `run_turn` instead
         to read a turn's events as they are stored.
         """
-        return self._start(session_id, text, input_id, streaming=False)
-
-    def _start(self, session_id: str, text: str, input_id: str | None, *, streaming: bool) -> TurnHandle:
         spawn = self._group().start_soon
         info = self.session(session_id)
         turn_id = new_id("turn")
-        handle = TurnHandle(
-            info, turn_id, text, input_id, self.writer_for(info, turn_id), streaming=streaming
-        )
+        handle = TurnHandle(info, turn_id, text, input_id, self.writer_for(info, turn_id))
         self.drive(handle, self._loop, spawn)
         return handle
 
@@ -642,7 +627,8 @@ class SessionEngine:
         Cancelling the caller (or leaving the loop early) cancels the turn; the turn's last events
         are still written before this returns, so the log stays whole.
         """
-        handle = self._start(session_id, text, input_id, streaming=True)
+        handle = self.start_turn(session_id, text, input_id=input_id)
+        handle.outbox = deque()  # before its task first runs: it queues every event it stores
         handle.lockstep = True
         finished = False
         try:

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import Risk
+from agent_tui.private_files import write_private
 from agent_tui.safety import shell_programs
-from agent_tui.store.whole_file import write_whole
 
 __all__ = [
     "PermissionRule",
@@ -122,7 +122,7 @@ def write_document(path: Path, document: Mapping[str, Any]) -> None:
         PermissionRulesError: it cannot be written.
     """
     try:
-        write_whole(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        write_private(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     except OSError as error:
         raise PermissionRulesError(path, f"cannot write ({error.strerror})") from None
 

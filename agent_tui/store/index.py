@@ -45,13 +45,7 @@ class LineIndex:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        # cumulative[k] = number of newlines in blocks 0..k (inclusive)
-        self._cumulative = array("Q")
-        self._indexed = 0  # bytes covered by complete blocks in `_cumulative`
-        self._tail_newlines = 0  # newlines in the partial block after `_indexed`
-        self._size = 0
-        self._last_byte_newline = True
-        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the indexed file
+        self._reset()
         self.extend()
 
     @property
@@ -127,12 +121,13 @@ class LineIndex:
         return self.line_count - before
 
     def _reset(self) -> None:
+        # cumulative[k] = number of newlines in blocks 0..k (inclusive)
         self._cumulative = array("Q")
-        self._indexed = 0
-        self._tail_newlines = 0
+        self._indexed = 0  # bytes covered by complete blocks in `_cumulative`
+        self._tail_newlines = 0  # newlines in the partial block after `_indexed`
         self._size = 0
         self._last_byte_newline = True
-        self._identity = None
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the indexed file
 
     def _find_newline(self, fd: int, k: int) -> tuple[int, bytes, int]:
         """Find the k-th newline (1-based) of the file.
