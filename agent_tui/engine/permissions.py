@@ -22,7 +22,6 @@ Invariants this module guarantees:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from agent_tui.engine.permission_rules import (
     PermissionRulesError,
     RememberKey,
     as_mapping,
+    file_signature,
     first_match,
     parse_rules,
     write_document,
@@ -43,25 +43,19 @@ from agent_tui.engine.permission_rules import (
 from agent_tui.engine.project_rules import ProjectRules
 from agent_tui.engine.protected_paths import ProtectedChange, protected_change
 from agent_tui.events.model import Decision, Remember, Risk
-from agent_tui.safety import RISK_ORDER, classify_shell, riskiest, shell_programs
+from agent_tui.safety import classify_shell
 
 __all__ = [
     "DEFAULT_POLICY",
-    "RISK_ORDER",
     "PermissionAnswer",
     "PermissionEngine",
     "PermissionRequest",
     "PermissionRule",
     "PermissionRulesError",
     "PolicyConfig",
-    "ProtectedChange",
-    "RememberKey",
     "SessionAnswers",
     "Verdict",
     "classify_shell",
-    "parse_rules",
-    "riskiest",
-    "shell_programs",
 ]
 
 # =============================================================================================
@@ -165,12 +159,9 @@ class _RulesStore:
         if self.path is None:
             return None
         try:
-            info = os.stat(self.path)
-        except FileNotFoundError:
-            return None
+            return file_signature(self.path)
         except OSError as error:
             raise PermissionRulesError(self.path, f"cannot read ({error.strerror})") from None
-        return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
 
     def reload_if_changed(self) -> list[PermissionRule]:
         if self.path is None:

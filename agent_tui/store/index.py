@@ -45,7 +45,13 @@ class LineIndex:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self._reset()
+        # cumulative[k] = number of newlines in blocks 0..k (inclusive)
+        self._cumulative = array("Q")
+        self._indexed = 0  # bytes covered by complete blocks in `_cumulative`
+        self._tail_newlines = 0  # newlines in the partial block after `_indexed`
+        self._size = 0
+        self._last_byte_newline = True
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the indexed file
         self.extend()
 
     @property
@@ -121,13 +127,12 @@ class LineIndex:
         return self.line_count - before
 
     def _reset(self) -> None:
-        # cumulative[k] = number of newlines in blocks 0..k (inclusive)
         self._cumulative = array("Q")
-        self._indexed = 0  # bytes covered by complete blocks in `_cumulative`
-        self._tail_newlines = 0  # newlines in the partial block after `_indexed`
+        self._indexed = 0
+        self._tail_newlines = 0
         self._size = 0
         self._last_byte_newline = True
-        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the indexed file
+        self._identity = None
 
     def _find_newline(self, fd: int, k: int) -> tuple[int, bytes, int]:
         """Find the k-th newline (1-based) of the file.
