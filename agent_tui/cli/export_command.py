@@ -13,9 +13,9 @@ from agent_tui.cli.status import EXIT_CORRUPT, EXIT_OK, EXIT_USAGE, fail, fail_o
 
 def cmd_export(target: str, fmt: str, out: Path | None, sessions_dir: Path | None, cwd: Path | None) -> int:
     from agent_tui.export import ExportSourceError, export_session, find_log
+    from agent_tui.private_files import write_private
     from agent_tui.runtime.session_dirs import default_sessions_dir
     from agent_tui.store import EventLogDecodeError
-    from agent_tui.private_files import write_private
 
     directory = sessions_dir
     if directory is None:

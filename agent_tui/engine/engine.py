@@ -435,8 +435,8 @@ class SessionEngine:
         finally:
             gate.release()
         turn = info.turn
-        if turn is not None and turn.turn_id == turn_id and turn.outbox is not None:
-            turn.push(event)
+        if turn is not None and turn.turn_id == turn_id and (outbox := turn.outbox) is not None:
+            turn.push(outbox, event)
             if turn.lockstep:
                 await turn.await_consumer()
         self._commits_since_yield += 1

@@ -168,17 +168,13 @@ class _RulesStore:
             return self._rules
         signature = self._stat()
         if signature != self._signature:
-            self._rules = self._read() if signature is not None else []
+            try:
+                raw = self.path.read_bytes() if signature is not None else b""
+            except OSError as error:
+                raise PermissionRulesError(self.path, f"cannot read ({error.strerror})") from None
+            self._rules = parse_rules(self.path, raw)
             self._signature = signature
         return self._rules
-
-    def _read(self) -> list[PermissionRule]:
-        assert self.path is not None
-        try:
-            raw = self.path.read_bytes()
-        except OSError as error:
-            raise PermissionRulesError(self.path, f"cannot read ({error.strerror})") from None
-        return parse_rules(self.path, raw)
 
     def match(self, key: RememberKey) -> PermissionRule | None:
         return first_match(self.reload_if_changed(), key)
@@ -187,16 +183,11 @@ class _RulesStore:
         rules = [existing for existing in self.reload_if_changed() if not existing.same_key(key)]
         rules.append(rule)
         if self.path is not None:
-            self._write(rules)
+            project = {"project": self.project} if self.project is not None else {}
+            dumped = [rule.model_dump(exclude_none=True) for rule in rules]
+            write_document(self.path, {"version": 1, **project, "rules": dumped})
             self._signature = self._stat()
         self._rules = rules
-
-    def _write(self, rules: list[PermissionRule]) -> None:
-        assert self.path is not None
-        project = {"project": self.project} if self.project is not None else {}
-        write_document(
-            self.path, {"version": 1, **project, "rules": [r.model_dump(exclude_none=True) for r in rules]}
-        )
 
 
 class PermissionEngine:

@@ -197,11 +197,8 @@ class TurnHandle:
     def session_id(self) -> str:
         return self.session.id
 
-    def push(self, event: Event) -> None:
-        """Queue a stored event for the reader (a no-op for a turn nobody streams)."""
-        outbox = self.outbox
-        if outbox is None:
-            return
+    def push(self, outbox: deque[Event], event: Event) -> None:
+        """Queue a stored event in the turn's `outbox` for the reader."""
         outbox.append(event)
         if self._wakeup is not None:
             self._wakeup.set()

@@ -19,8 +19,8 @@ from agent_tui.export.html import to_html
 from agent_tui.export.json_document import to_json
 from agent_tui.export.markdown import to_markdown
 from agent_tui.export.sources import ExportSourceError, find_log, session_events, tree_logs
-from agent_tui.store import EventLogDecodeError
 from agent_tui.private_files import write_private
+from agent_tui.store import EventLogDecodeError
 
 __all__ = [
     "FORMATS",
