@@ -391,7 +391,7 @@ class TestConcurrentSessions:
         assert order[:50] != sorted(order[:50]) or len(set(order[:50])) > 1  # they interleaved
         assert len(set(order[:100])) == 50
         reopened = JsonlFileEventStore(tmp_path / "sessions")
-        assert reopened.session_ids() == sorted(sessions)
+        assert sorted(path.stem for path in reopened.root.glob("*.jsonl")) == sorted(sessions)
         for session_id, events in sessions.items():
             assert list(reopened.replay(session_id, "strict")) == events
             assert reopened.last_sequence(session_id) == len(events)

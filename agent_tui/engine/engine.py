@@ -164,7 +164,6 @@ class SessionEngine:
         """The questions waiting for an answer, and who answers them besides the people."""
         self._tools = ToolCallRunner(self.router, self.permissions, self.questions, self.agent_path)
         self.client = client
-        self.max_steps = max_steps
         self.clock = clock
         self.builders = ContextBuilders(instructions or DEFAULT_INSTRUCTIONS, self.router)
         self.extensions: list[EngineExtension] = []
@@ -607,7 +606,7 @@ class SessionEngine:
         handle.lockstep = True
         finished = False
         try:
-            async for event in handle.events(lockstep=True):
+            async for event in handle.events():
                 yield event
             finished = True
         finally:
@@ -660,8 +659,7 @@ class SessionEngine:
         output_for = getattr(self.provider, "output_for", None)
         if output_for is not None:
             return output_for(session_id)
-        settings = getattr(self.provider, "settings", None)
-        limit = getattr(settings, "max_output_tokens", None)
+        limit = getattr(getattr(self.provider, "settings", None), "max_output_tokens", None)
         return limit if isinstance(limit, int) else None
 
     def deliver(self, parent_id: str, delivery: Delivery) -> bool:

@@ -221,10 +221,10 @@ class TurnHandle:
         await self.done.wait()
         return None if self.end is None else self.end.stop_reason
 
-    async def events(self, *, lockstep: bool = False) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncIterator[Event]:
         """Every event this turn stored, in order; raises the turn's `EventStoreFailure`.
 
-        With `lockstep`, the turn waits after storing each event until this iterator is asked
+        With `lockstep` (`run_turn` sets it), the turn waits after storing each event until this iterator is asked
         for the next one, as a plain generator would: a consumer that cancels on seeing an event
         stops the turn before anything after it is stored.
         """
@@ -234,7 +234,6 @@ class TurnHandle:
                 "this turn was started with start_turn and keeps no events: iterate run_turn, "
                 "or observe every turn with SessionEngine.subscribe"
             )
-        self.lockstep = lockstep
         try:
             while True:
                 while outbox:

@@ -45,7 +45,7 @@ from agent_tui.store.errors import (
     EventLogWriteError,
 )
 from agent_tui.store.index import LineIndex, TornLine
-from agent_tui.store.lock import LockHolder, SessionLock, read_holder
+from agent_tui.store.lock import SessionLock
 
 ReplayMode = Literal["skip-trailing-partial", "strict"]
 _CHUNK = 4 * 1024 * 1024
@@ -455,24 +455,11 @@ class JsonlFileEventStore:
         `JsonlEventLog.claim`. Raises `SessionLockedError` naming the process that holds it."""
         self.log(session_id).claim()
 
-    def holder(self, session_id: str) -> LockHolder | None:
-        """The other process that holds the session's lock, or None (this store holds it, or
-        nobody does). Takes no lock."""
-        log = self._logs.get(session_id)
-        if log is not None and log._lock.held:
-            return None
-        return read_holder(self.path_for(session_id))
-
     def release(self, session_id: str) -> None:
         """Let go of the session's lock (and close its file): another process may write it now."""
         log = self._logs.pop(session_id, None)
         if log is not None:
             log.close()
-
-    def session_ids(self) -> list[str]:
-        if not self.root.is_dir():
-            return []
-        return sorted(path.stem for path in self.root.glob("*.jsonl"))
 
     def close(self) -> None:
         """Close every log and let go of every session's lock."""
