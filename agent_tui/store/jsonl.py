@@ -67,24 +67,16 @@ class TailRepair:
         )
 
 
-def iter_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield `(offset, line_without_newline, complete)` for the bytes `[start, end)` of `path`.
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield `(offset, line_without_newline, complete)` for every line of `path`.
 
     Reads in 4 MiB chunks, so memory stays flat for any file size. Only the last line can be
-    incomplete (no newline before `end`).
+    incomplete (no newline at the end of the file).
     """
     with open_plain(path) as handle:  # a FIFO put in its place: not waited on
-        handle.seek(start)
-        remaining = None if end is None else end - start
         carry = b""
-        offset = start
-        while True:
-            size = _CHUNK if remaining is None else min(_CHUNK, remaining)
-            data = handle.read(size) if size else b""
-            if remaining is not None:
-                remaining -= len(data)
-            if not data:
-                break
+        offset = 0
+        while data := handle.read(_CHUNK):
             if carry:
                 data = carry + data
             lines = data.split(b"\n")
