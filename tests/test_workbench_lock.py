@@ -113,7 +113,6 @@ async def test_a_session_written_elsewhere_after_it_was_read_is_refused_not_fork
             refused = workbench.send(sid, "Again")
             assert isinstance(refused, SendRefused), refused
             assert "wrote to this session after this dashboard opened it" in refused.reason
-            assert workbench.engine.store.holder(sid) is None  # type: ignore[attr-defined]
             assert other.ask("claim") == "claimed"  # it let go again: the other process may go on
         finally:
             other.close()
@@ -173,7 +172,6 @@ async def test_a_session_left_alone_at_start_says_so_once_its_writer_is_gone(tmp
             assert isinstance(refused, SendRefused)
             assert refused.reason.startswith(f"This session was open in agent-tui pid {holder.pid} since ")
             assert "open the dashboard again" in refused.reason
-            assert workbench.engine.store.holder(sid) is None  # type: ignore[attr-defined]
             assert holder.ask("claim") == "claimed"  # the look let go at once
         workbench.close_store()
     finally:

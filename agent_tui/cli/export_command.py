@@ -13,9 +13,9 @@ from agent_tui.cli.status import EXIT_CORRUPT, EXIT_OK, EXIT_USAGE, fail, fail_o
 
 def cmd_export(target: str, fmt: str, out: Path | None, sessions_dir: Path | None, cwd: Path | None) -> int:
     from agent_tui.export import ExportSourceError, export_session, find_log
+    from agent_tui.private_files import write_private
     from agent_tui.runtime.session_dirs import default_sessions_dir
     from agent_tui.store import EventLogDecodeError
-    from agent_tui.store.whole_file import write_whole
 
     directory = sessions_dir
     if directory is None:
@@ -38,7 +38,7 @@ def cmd_export(target: str, fmt: str, out: Path | None, sessions_dir: Path | Non
             silence_stdout()
         return EXIT_OK
     try:
-        write_whole(out, document)
+        write_private(out, document)
     except OSError as error:
         return fail_os(error, out)
     print(f"agent-tui: {log.stem} exported to {out}", file=sys.stderr)

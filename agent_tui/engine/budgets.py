@@ -163,27 +163,23 @@ class BudgetKeeper:
             assert budget is not None
             spent = self.index.tree_spend(sid)
             whose = "" if sid == session_id else f" of {self.index.label(sid)}'s tree"
+            over = None
             if budget.tokens is not None and spent.tokens + worst_tokens > budget.tokens:
                 left = max(budget.tokens - spent.tokens, 0)
-                self._stop(
-                    [session_id],
-                    f"{PREFIX}the next model call could use {worst_tokens:,} tokens ({shape}), "
-                    f"more than the {left:,} left of a {budget.tokens:,}-token budget{whose}",
+                over = (
+                    f"use {worst_tokens:,} tokens ({shape}), "
+                    f"more than the {left:,} left of a {budget.tokens:,}-token budget{whose}"
                 )
-                return
-            if budget.usd is None:
-                continue
-            if worst_usd is None:
+            elif budget.usd is not None and worst_usd is None:
                 self._say_unpriced(model)
-                continue
-            if spent.usd + worst_usd > budget.usd:
+            elif budget.usd is not None and worst_usd is not None and spent.usd + worst_usd > budget.usd:
                 left_usd = max(budget.usd - spent.usd, 0.0)
-                self._stop(
-                    [session_id],
-                    f"{PREFIX}the next model call could cost up to {format_usd(worst_usd)} ({shape}), "
-                    f"more than the {format_usd(left_usd)} left of a {format_usd(budget.usd)} "
-                    f"budget{whose}",
+                over = (
+                    f"cost up to {format_usd(worst_usd)} ({shape}), more than the "
+                    f"{format_usd(left_usd)} left of a {format_usd(budget.usd)} budget{whose}"
                 )
+            if over is not None:
+                self._stop([session_id], f"{PREFIX}the next model call could {over}")
                 return
 
     def _model(self, session_id: str) -> str | None:

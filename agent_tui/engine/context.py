@@ -22,13 +22,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from agent_tui.engine.provider import ModelMessage, ToolCall
 from agent_tui.events import Event
 from agent_tui.events.transcript_text import delivery_text, rewind_text, tool_failure_text
+
+if TYPE_CHECKING:
+    from agent_tui.engine.tools.router import ToolRouter
 
 DEFAULT_INSTRUCTIONS = (
     "You are a coding agent working inside one directory. Use the tools to read, search, edit and "
@@ -243,3 +246,41 @@ class ContextBuilder:
             lines.append("Recent history (newest last):")
             lines.extend(reversed(earlier))
         return "\n".join(lines)
+
+
+class ContextBuilders:
+    """The `ContextBuilder` of each tool set (and each directory, when the instructions are a
+    function of it): a session's model calls are assembled by the one of its directory and its
+    tree's tools; all are rebuilt when the engine's own tools change.
+
+    Args:
+        instructions: one text for every session, or a function of a session's directory and
+            the tools' schemas, asked once per directory and tool set.
+        router: the engine's tools.
+    """
+
+    def __init__(self, instructions: str | InstructionsFor, router: ToolRouter) -> None:
+        self.instructions = instructions
+        self.router = router
+        self._built: dict[tuple[Path | None, int | None], tuple[ToolRouter, ContextBuilder]] = {}
+        self._schemas: tuple[Mapping[str, Any], ...] | None = None
+
+    def get(self, cwd: Path | None = None, router: ToolRouter | None = None) -> ContextBuilder:
+        """What assembles each model call of a session working in `cwd` with the tools of
+        `router` (the engine's when None)."""
+        router = router or self.router
+        schemas = tuple(router.schemas())
+        if router is self.router and schemas != self._schemas:
+            self._built.clear()
+            self._schemas = schemas
+        instructions = self.instructions
+        key = (cwd if callable(instructions) else None, id(router) if router is not self.router else None)
+        found = self._built.get(key)
+        if found is None or found[0] is not router:
+            text = instructions(cwd or Path.cwd(), schemas) if callable(instructions) else instructions
+            found = self._built[key] = (router, ContextBuilder(text, schemas))
+        return found[1]
+
+    def forget(self, router: ToolRouter) -> None:
+        """Drop the builders of a tree's tools that were closed."""
+        self._built = {key: kept for key, kept in self._built.items() if kept[0] is not router}

@@ -42,7 +42,8 @@ How the engine's own turns converse (steps, model calls, tools, permissions) is 
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -56,7 +57,7 @@ from agent_tui.costs.budgets import BudgetLimit
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.engine.budgets import BudgetExceeded, BudgetKeeper
 from agent_tui.engine.clock import new_id, utc_now
-from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilder, InstructionsFor
+from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilders, InstructionsFor
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict, UnknownSession
 from agent_tui.engine.listeners import EventListener, ListenerFailure, Listeners
 from agent_tui.engine.log_trust import log_inside_project
@@ -65,8 +66,8 @@ from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.session_info import Delivery, Hydration, SessionInfo, TurnHandle
 from agent_tui.engine.tool_calls import ToolCallRunner
-from agent_tui.engine.tools.base import Tool
 from agent_tui.engine.tools.router import ToolRouter
+from agent_tui.engine.tree_tools import SessionTools, TreeTools
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
 from agent_tui.events.chains import ChainCheck
@@ -80,18 +81,7 @@ from agent_tui.turns.live_frames import LiveFrames
 from agent_tui.turns.projection import command_for
 from agent_tui.turns.registry import Attached, NoActiveTurn
 
-__all__ = [
-    "Delivery",
-    "EngineExtension",
-    "EventListener",
-    "Hydration",
-    "ListenerFailure",
-    "SessionEngine",
-    "SessionInfo",
-    "SessionTools",
-    "TurnDriver",
-    "TurnHandle",
-]
+__all__ = ["Delivery", "EngineExtension", "SessionEngine", "TurnDriver", "TurnHandle"]
 
 YIELD_EVERY = 32
 """Commits between two checkpoints that let the rest of the event loop run."""
@@ -112,17 +102,6 @@ class TurnDriver(Protocol):
     async def open_turn(self, turn: TurnHandle) -> None: ...
     async def converse(self, turn: TurnHandle) -> TurnEnd: ...
     async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None: ...
-
-
-class SessionTools(Protocol):
-    """Tools a root session gets besides the engine's (its MCP servers'), shared by its
-    sub-agents. `open` starts what serves them in `group` (the engine's task group) and returns
-    once they are ready or failed; `close` stops a session's (without waiting); `close_all` stops
-    everything, before the engine's task group is left."""
-
-    async def open(self, session_id: str, cwd: Path, group: TaskGroup) -> Sequence[Tool]: ...
-    def close(self, session_id: str) -> None: ...
-    def close_all(self) -> None: ...
 
 
 class SessionEngine:
@@ -185,25 +164,21 @@ class SessionEngine:
         """The questions waiting for an answer, and who answers them besides the people."""
         self._tools = ToolCallRunner(self.router, self.permissions, self.questions, self.agent_path)
         self.client = client
-        self.max_steps = max_steps
         self.clock = clock
-        self.instructions = instructions or DEFAULT_INSTRUCTIONS
+        self.builders = ContextBuilders(instructions or DEFAULT_INSTRUCTIONS, self.router)
         self.extensions: list[EngineExtension] = []
-        self._builders: dict[tuple[Path | None, int | None], tuple[ToolRouter, ContextBuilder]] = {}
-        self._builder_schemas: tuple[Mapping[str, Any], ...] | None = None
         self._sessions: dict[str, SessionInfo] = {}
         self._built_chains: dict[str, ChainCheck] = {}  # the sessions `store_built` writes
         self._listeners = Listeners()
         self._task_group: TaskGroup | None = None
         self._input_ids = itertools.count(1)
         self.session_tools = session_tools
-        self._tools_opened: set[str] = set()  # the roots whose `session_tools` were opened
-        self._tools_opening: dict[str, anyio.Lock] = {}  # one opening at a time per root
+        self._tree_tools = TreeTools(session_tools) if session_tools is not None else None
         self._loop = ModelLoop(
             provider,
             self.registry,
             self._tools,
-            self.context_builder,
+            self.builders.get,
             self.context_window,
             self.tree_tools,
             max_steps,
@@ -318,22 +293,11 @@ class SessionEngine:
         """The tools of `info`'s tree: its root's own (its MCP servers, started at the root's
         first turn of this process and shared by every sub-agent) over the engine's, or None
         when the tree has none of its own."""
-        if self.session_tools is None:
+        if self._tree_tools is None:
             return None
         sessions = self._sessions
         root = next((sessions[sid] for sid in self.budgets.index.chain(info.id) if sid in sessions), info)
-        # A sub-agent's turn may start while its root's first turn is still opening the
-        # servers: it waits for that opening rather than going on without the tree's tools.
-        async with self._tools_opening.setdefault(root.id, anyio.Lock()):
-            if root.id not in self._tools_opened:
-                try:
-                    tools = await self.session_tools.open(root.id, root.cwd, self._group())
-                except BaseException:  # cancelled while they start: the next turn starts them again
-                    self.session_tools.close(root.id)
-                    raise
-                self._tools_opened.add(root.id)
-                root.router = self.router.with_tools(tools) if tools else None
-        return root.router
+        return await self._tree_tools.open(root, self.router, self._group())
 
     async def open_session(
         self, session_id: str, observe: Callable[[Event], None] | None = None
@@ -470,8 +434,8 @@ class SessionEngine:
         finally:
             gate.release()
         turn = info.turn
-        if turn is not None and turn.turn_id == turn_id and turn.outbox is not None:
-            turn.push(event)
+        if turn is not None and turn.turn_id == turn_id and (outbox := turn.outbox) is not None:
+            turn.push(outbox, event)
             if turn.lockstep:
                 await turn.await_consumer()
         self._commits_since_yield += 1
@@ -539,15 +503,10 @@ class SessionEngine:
         The handle keeps no events (observe them with `subscribe`); iterate `run_turn` instead
         to read a turn's events as they are stored.
         """
-        return self._start(session_id, text, input_id, streaming=False)
-
-    def _start(self, session_id: str, text: str, input_id: str | None, *, streaming: bool) -> TurnHandle:
         spawn = self._group().start_soon
         info = self.session(session_id)
         turn_id = new_id("turn")
-        handle = TurnHandle(
-            info, turn_id, text, input_id, self.writer_for(info, turn_id), streaming=streaming
-        )
+        handle = TurnHandle(info, turn_id, text, input_id, self.writer_for(info, turn_id))
         self.drive(handle, self._loop, spawn)
         return handle
 
@@ -642,11 +601,12 @@ class SessionEngine:
         Cancelling the caller (or leaving the loop early) cancels the turn; the turn's last events
         are still written before this returns, so the log stays whole.
         """
-        handle = self._start(session_id, text, input_id, streaming=True)
+        handle = self.start_turn(session_id, text, input_id=input_id)
+        handle.outbox = deque()  # before its task first runs: it queues every event it stores
         handle.lockstep = True
         finished = False
         try:
-            async for event in handle.events(lockstep=True):
+            async for event in handle.events():
                 yield event
             finished = True
         finally:
@@ -699,8 +659,7 @@ class SessionEngine:
         output_for = getattr(self.provider, "output_for", None)
         if output_for is not None:
             return output_for(session_id)
-        settings = getattr(self.provider, "settings", None)
-        limit = getattr(settings, "max_output_tokens", None)
+        limit = getattr(getattr(self.provider, "settings", None), "max_output_tokens", None)
         return limit if isinstance(limit, int) else None
 
     def deliver(self, parent_id: str, delivery: Delivery) -> bool:
@@ -739,34 +698,15 @@ class SessionEngine:
         opens them again), and its model calls' builder."""
         root = self.budgets.index.parent_of(session_id) is None
         tree_router = info.router if info is not None and root else None
-        if self.session_tools is not None:
-            self._tools_opened.discard(session_id)
-            self._tools_opening.pop(session_id, None)
-            self.session_tools.close(session_id)
+        if self._tree_tools is not None:
+            self._tree_tools.close(session_id)
         if tree_router is not None:
-            self._builders = {key: kept for key, kept in self._builders.items() if kept[0] is not tree_router}
+            self.builders.forget(tree_router)
 
     def submit(self, session_id: str, text: str, *, input_id: str | None = None) -> Attached | NoActiveTurn:
         """Steer a running turn: the text is absorbed at its next step boundary."""
         input_id = input_id or f"input_{next(self._input_ids)}"
         return self.registry.submit(session_id, PendingInput(input_id, text))
-
-    def context_builder(self, cwd: Path | None = None, router: ToolRouter | None = None) -> ContextBuilder:
-        """What assembles each model call of a session working in `cwd` with the tools of
-        `router` (the engine's when None); rebuilt when the tools change, one per directory when
-        the instructions depend on it."""
-        router = router or self.router
-        schemas = tuple(router.schemas())
-        if router is self.router and schemas != self._builder_schemas:
-            self._builders.clear()
-            self._builder_schemas = schemas
-        instructions = self.instructions
-        key = (cwd if callable(instructions) else None, id(router) if router is not self.router else None)
-        found = self._builders.get(key)
-        if found is None or found[0] is not router:
-            text = instructions(cwd or Path.cwd(), schemas) if callable(instructions) else instructions
-            found = self._builders[key] = (router, ContextBuilder(text, schemas))
-        return found[1]
 
     def context_window(self, session_id: str) -> int:
         """The context window of the model that answers `session_id` (providers that route

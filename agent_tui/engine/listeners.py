@@ -47,13 +47,8 @@ class Listeners:
     __slots__ = ("failures", "registered")
 
     def __init__(self) -> None:
-        self.registered: list[
-            EventListener
-        ] = []  # read-only outside: `add` and the returned remover change it
+        self.registered: list[EventListener] = []  # changed only by `add` and its remover
         self.failures: deque[ListenerFailure] = deque(maxlen=MAX_FAILURES)
-
-    def __bool__(self) -> bool:
-        return bool(self.registered)
 
     def add(self, listener: EventListener) -> Callable[[], None]:
         self.registered.append(listener)

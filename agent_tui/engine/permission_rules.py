@@ -11,6 +11,7 @@ permission engine and the project's rules share one format and one error. Invari
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_tui.events.json_words import json_problem
 from agent_tui.events.model import Risk
+from agent_tui.private_files import write_private
 from agent_tui.safety import shell_programs
-from agent_tui.store.whole_file import write_whole
 
 __all__ = [
     "PermissionRule",
@@ -122,7 +123,7 @@ def write_document(path: Path, document: Mapping[str, Any]) -> None:
         PermissionRulesError: it cannot be written.
     """
     try:
-        write_whole(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        write_private(path, orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     except OSError as error:
         raise PermissionRulesError(path, f"cannot write ({error.strerror})") from None
 
@@ -133,10 +134,28 @@ def as_mapping(args: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
 
 def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
+    return f"{field_path(first['loc']) or 'file'}: {first['msg']}"
+
+
+def field_path(loc: Sequence[Any]) -> str:
+    """Where a pydantic error is, as a person writes it: `rules[0].decision`."""
     where = ""
-    for part in first["loc"]:
+    for part in loc:
         where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
-    return f"{where or 'file'}: {first['msg']}"
+    return where
+
+
+def file_signature(path: Path) -> tuple[int, int, int, int] | None:
+    """What changes when a rules file is rewritten (times, size, inode); None: there is none.
+
+    Raises:
+        OSError: the file is there but cannot be looked at (not `FileNotFoundError`).
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
 
 
 def first_match(rules: Sequence[PermissionRule], key: RememberKey) -> PermissionRule | None:

@@ -22,7 +22,6 @@ Invariants this module guarantees:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from agent_tui.engine.permission_rules import (
     PermissionRulesError,
     RememberKey,
     as_mapping,
+    file_signature,
     first_match,
     parse_rules,
     write_document,
@@ -43,25 +43,19 @@ from agent_tui.engine.permission_rules import (
 from agent_tui.engine.project_rules import ProjectRules
 from agent_tui.engine.protected_paths import ProtectedChange, protected_change
 from agent_tui.events.model import Decision, Remember, Risk
-from agent_tui.safety import RISK_ORDER, classify_shell, riskiest, shell_programs
+from agent_tui.safety import classify_shell
 
 __all__ = [
     "DEFAULT_POLICY",
-    "RISK_ORDER",
     "PermissionAnswer",
     "PermissionEngine",
     "PermissionRequest",
     "PermissionRule",
     "PermissionRulesError",
     "PolicyConfig",
-    "ProtectedChange",
-    "RememberKey",
     "SessionAnswers",
     "Verdict",
     "classify_shell",
-    "parse_rules",
-    "riskiest",
-    "shell_programs",
 ]
 
 # =============================================================================================
@@ -165,29 +159,22 @@ class _RulesStore:
         if self.path is None:
             return None
         try:
-            info = os.stat(self.path)
-        except FileNotFoundError:
-            return None
+            return file_signature(self.path)
         except OSError as error:
             raise PermissionRulesError(self.path, f"cannot read ({error.strerror})") from None
-        return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
 
     def reload_if_changed(self) -> list[PermissionRule]:
         if self.path is None:
             return self._rules
         signature = self._stat()
         if signature != self._signature:
-            self._rules = self._read() if signature is not None else []
+            try:
+                raw = self.path.read_bytes() if signature is not None else b""
+            except OSError as error:
+                raise PermissionRulesError(self.path, f"cannot read ({error.strerror})") from None
+            self._rules = parse_rules(self.path, raw)
             self._signature = signature
         return self._rules
-
-    def _read(self) -> list[PermissionRule]:
-        assert self.path is not None
-        try:
-            raw = self.path.read_bytes()
-        except OSError as error:
-            raise PermissionRulesError(self.path, f"cannot read ({error.strerror})") from None
-        return parse_rules(self.path, raw)
 
     def match(self, key: RememberKey) -> PermissionRule | None:
         return first_match(self.reload_if_changed(), key)
@@ -196,16 +183,11 @@ class _RulesStore:
         rules = [existing for existing in self.reload_if_changed() if not existing.same_key(key)]
         rules.append(rule)
         if self.path is not None:
-            self._write(rules)
+            project = {"project": self.project} if self.project is not None else {}
+            dumped = [rule.model_dump(exclude_none=True) for rule in rules]
+            write_document(self.path, {"version": 1, **project, "rules": dumped})
             self._signature = self._stat()
         self._rules = rules
-
-    def _write(self, rules: list[PermissionRule]) -> None:
-        assert self.path is not None
-        project = {"project": self.project} if self.project is not None else {}
-        write_document(
-            self.path, {"version": 1, **project, "rules": [r.model_dump(exclude_none=True) for r in rules]}
-        )
 
 
 class PermissionEngine:

@@ -21,7 +21,6 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import orjson
 from agent_tui.engine.permission_rules import (
     PermissionRule,
     PermissionRulesError,
+    file_signature,
     parse_rules,
     write_document,
 )
@@ -159,10 +159,9 @@ class ProjectRules:
 
     def _stat(self) -> tuple[int, int, int, int] | None:
         try:
-            info = os.stat(self.path)
+            return file_signature(self.path)
         except OSError:
             return None
-        return (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
 
     def _read(self) -> ProjectRulesState:
         try:

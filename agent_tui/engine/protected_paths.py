@@ -46,7 +46,7 @@ from agent_tui.safety import shell_commands
 from agent_tui.safety.shell_parse import MAX_PIPES
 from agent_tui.safety.shell_words import brace_spellings
 
-__all__ = ["FILE_WRITERS", "ProtectedChange", "Repository", "find_repository", "protected_change"]
+__all__ = ["ProtectedChange", "find_repository", "protected_change"]
 
 FILE_WRITERS = frozenset({"write_file", "edit_file"})
 """The file tools whose `path` argument is written."""

@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import Literal
 
+from agent_tui.engine.clock import utc_now
 from agent_tui.engine.permissions import PermissionAnswer, PermissionRequest
 
 Answerer = Callable[[PermissionRequest], Awaitable[PermissionAnswer]]
@@ -78,7 +78,7 @@ class Questions:
                 answer = await self.answerer(request)
             except Exception as error:
                 answer = PermissionAnswer("deny", reason=f"the question failed: {error}", actor="system")
-            self._answered[key] = FirstAnswer(answer.by, answer.actor, _now(), answer.decision)
+            self._answered[key] = FirstAnswer(answer.by, answer.actor, utc_now(), answer.decision)
             return answer
         future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
         self._waiting[key] = (request, future)
@@ -103,7 +103,7 @@ class Questions:
         waiting = self._waiting.get(key)
         if waiting is None or key in self._answered:
             return
-        self._answered[key] = FirstAnswer(answer.by, answer.actor, _now(), answer.decision)
+        self._answered[key] = FirstAnswer(answer.by, answer.actor, utc_now(), answer.decision)
         if not waiting[1].done():  # a cancelled `ask` cancelled its future
             waiting[1].set_result(answer)
 
@@ -138,7 +138,3 @@ class Questions:
     def waiting(self) -> list[PermissionRequest]:
         """Every question waiting for an answer, oldest first."""
         return [request for request, future in self._waiting.values() if not future.done()]
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

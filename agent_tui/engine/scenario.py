@@ -12,6 +12,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agent_tui.engine.permission_rules import field_path
 from agent_tui.engine.permissions import PolicyConfig
 from agent_tui.events import json_problem
 
@@ -74,16 +75,6 @@ class ScenarioError(ValueError):
         self.reason = reason
 
 
-def _location(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 def parse_scenario(data: bytes | str, source: str = "<scenario>") -> Scenario:
     try:
         raw = orjson.loads(data)
@@ -95,7 +86,7 @@ def parse_scenario(data: bytes | str, source: str = "<scenario>") -> Scenario:
         first = error.errors()[0]
         loc = tuple(part for part in first["loc"] if part not in ("function-after",))
         message = first["msg"].removeprefix("Value error, ")
-        raise ScenarioError(source, _location(loc) or "scenario", message) from None
+        raise ScenarioError(source, field_path(loc) or "scenario", message) from None
 
 
 def load_scenario(path: Path | str) -> Scenario:

@@ -27,8 +27,8 @@ from agent_tui.engine.scenario import AgentScript, Step
 
 OUT_OF_SCRIPT = "(end of script)"
 
-CancelHook = Callable[[str, str], Awaitable[None] | None]
-SteerHook = Callable[[str, str], Awaitable[None] | None]
+Hook = Callable[[str, str], Awaitable[None] | None]
+"""`on_cancel(session_id, turn_id)`, `on_steer(session_id, text)`; may be a coroutine function."""
 
 
 class ScriptedProvider:
@@ -50,8 +50,8 @@ class ScriptedProvider:
         self.model = model
         self._scripts: dict[str, list[Step]] = {}
         self._cursor: dict[str, int] = {}
-        self.on_cancel: CancelHook | None = None
-        self.on_steer: SteerHook | None = None
+        self.on_cancel: Hook | None = None
+        self.on_steer: Hook | None = None
         self.calls: list[ModelRequest] = []
 
     def assign(self, session_id: str, steps: Sequence[Step]) -> None:
@@ -82,9 +82,8 @@ class ScriptedProvider:
             if step.delayMs and index:
                 await anyio.sleep(step.delayMs / 1000)
             yield TextDelta(chunk)
-            if step.cancelAfterChunks is not None and index + 1 == step.cancelAfterChunks:
-                if self.on_cancel is not None:
-                    await _maybe_await(self.on_cancel(request.session_id, request.turn_id))
+            if index + 1 == step.cancelAfterChunks and self.on_cancel is not None:
+                await _maybe_await(self.on_cancel(request.session_id, request.turn_id))
         if step.cancelAfterChunks == 0 and self.on_cancel is not None:
             await _maybe_await(self.on_cancel(request.session_id, request.turn_id))
         for call in step.toolCalls:

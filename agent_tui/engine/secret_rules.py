@@ -58,13 +58,11 @@ from dataclasses import dataclass
 from enum import Enum
 
 __all__ = [
-    "HARMLESS_WORDS",
     "NAME_WORDS",
     "NOT_SECRET_NAMES",
     "REDACTED",
     "VALUE_RULES",
     "Placement",
-    "ValueRule",
     "is_secret_name",
     "redact",
     "secret_in_value",

@@ -21,7 +21,7 @@ read its events):
   drives it;
 - a turn started with `start_turn` buffers nothing: its events reach the log and the engine's
   listeners, and the handle holds only the outcome (stop reason, error code, error). Only a turn
-  started by `run_turn` (`streaming=True`) queues its events for `events()`, and the iterator
+  started by `run_turn` (given an `outbox`) queues its events for `events()`, and the iterator
   takes them as they come, so a turn of any length holds at most what its reader has not read;
 - `done` is set once the turn's task has finished every write (including extensions' work on the
   turn's end); `wait()` returns then.
@@ -173,8 +173,6 @@ class TurnHandle:
         text: str,
         input_id: str | None,
         writer: TurnWriter,
-        *,
-        streaming: bool = False,
     ) -> None:
         self.session = session
         self.turn_id = turn_id
@@ -182,7 +180,7 @@ class TurnHandle:
         self.text = text
         self.input_id = input_id
         self.fsm = TurnFsm()  # idle until `drive` puts the registry's, which moves it
-        self.outbox: deque[Event] | None = deque() if streaming else None
+        self.outbox: deque[Event] | None = None  # `run_turn` gives it one: it streams the events
         self.scope: anyio.CancelScope | None = None
         self.cancel_requested = False
         self.stopped_with: TurnEnd | None = None  # the ending a stop asked for (a spent budget's)
@@ -199,11 +197,8 @@ class TurnHandle:
     def session_id(self) -> str:
         return self.session.id
 
-    def push(self, event: Event) -> None:
-        """Queue a stored event for the reader (a no-op for a turn nobody streams)."""
-        outbox = self.outbox
-        if outbox is None:
-            return
+    def push(self, outbox: deque[Event], event: Event) -> None:
+        """Queue a stored event in the turn's `outbox` for the reader."""
         outbox.append(event)
         if self._wakeup is not None:
             self._wakeup.set()
@@ -226,10 +221,10 @@ class TurnHandle:
         await self.done.wait()
         return None if self.end is None else self.end.stop_reason
 
-    async def events(self, *, lockstep: bool = False) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncIterator[Event]:
         """Every event this turn stored, in order; raises the turn's `EventStoreFailure`.
 
-        With `lockstep`, the turn waits after storing each event until this iterator is asked
+        With `lockstep` (`run_turn` sets it), the turn waits after storing each event until this iterator is asked
         for the next one, as a plain generator would: a consumer that cancels on seeing an event
         stops the turn before anything after it is stored.
         """
@@ -239,7 +234,6 @@ class TurnHandle:
                 "this turn was started with start_turn and keeps no events: iterate run_turn, "
                 "or observe every turn with SessionEngine.subscribe"
             )
-        self.lockstep = lockstep
         try:
             while True:
                 while outbox:

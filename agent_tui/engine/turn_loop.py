@@ -55,34 +55,20 @@ class _ModelFailed(Exception):
     """The model call failed; the message is safe to store."""
 
 
-class UsageTotals:
-    """The usage of a turn's model calls that reported any, priced from the price table."""
-
-    __slots__ = ("calls", "prices")
-
-    def __init__(self, prices: PriceTable) -> None:
-        self.prices = prices
-        self.calls: list[ModelUsage] = []
-
-    def add(self, step: int, done: StepDone) -> ModelUsage | None:
-        """The call's `model.usage` (None when the provider reported no usage), kept for the
-        turn's total."""
-        if done.prompt_tokens is None and done.completion_tokens is None:
-            return None
-        used = ModelUsage.priced(
-            self.prices,
-            step,
-            done.model,
-            done.prompt_tokens or 0,
-            done.completion_tokens or 0,
-            done.cached_tokens,
-            done.cache_write_tokens,
-        )
-        self.calls.append(used)
-        return used
-
-    def usage(self) -> Usage | None:
-        return Usage.of_calls(self.calls)
+def _priced(prices: PriceTable, step: int, done: StepDone) -> ModelUsage | None:
+    """The call's `model.usage`, priced from the price table (None when the provider reported
+    no usage)."""
+    if done.prompt_tokens is None and done.completion_tokens is None:
+        return None
+    return ModelUsage.priced(
+        prices,
+        step,
+        done.model,
+        done.prompt_tokens or 0,
+        done.completion_tokens or 0,
+        done.cached_tokens,
+        done.cache_write_tokens,
+    )
 
 
 class ModelLoop:
@@ -115,7 +101,7 @@ class ModelLoop:
     async def converse(self, turn: TurnHandle) -> TurnEnd:
         """Step after step until the turn ends; a cancel (the guard, or the turn's cancel scope)
         ends it `cancelled`."""
-        usage = UsageTotals(self.prices)
+        usage: list[ModelUsage] = []  # the turn's model calls that reported usage
         end = TurnEnd.cancelled()
         with anyio.CancelScope() as scope:
             turn.scope = scope
@@ -130,7 +116,7 @@ class ModelLoop:
         turn.scope = None
         if scope.cancelled_caught or turn.cancel_requested:
             end = TurnEnd.cancelled()
-        return replace(end, usage=usage.usage())
+        return replace(end, usage=Usage.of_calls(usage))
 
     async def close_turn(self, turn: TurnHandle, end: TurnEnd) -> None:
         await turn.writer.end(end, turn.session.open_calls.values())
@@ -152,7 +138,7 @@ class ModelLoop:
             arrived = True
         return arrived
 
-    async def _run_steps(self, turn: TurnHandle, usage: UsageTotals) -> TurnEnd:
+    async def _run_steps(self, turn: TurnHandle, usage: list[ModelUsage]) -> TurnEnd:
         """Model call, then its tool calls, step after step, until the turn ends.
 
         Returns:
@@ -198,7 +184,7 @@ class ModelLoop:
 
     # -- the model call ------------------------------------------------------------------------
     async def _call_model(
-        self, turn: TurnHandle, request: ModelRequest, usage: UsageTotals
+        self, turn: TurnHandle, request: ModelRequest, usage: list[ModelUsage]
     ) -> tuple[list[OpenCall], int | None]:
         """Stream one model call into the log. Raises `_ModelFailed` when the model failed.
 
@@ -235,8 +221,9 @@ class ModelLoop:
                 elif isinstance(chunk, Retrying):
                     await writer.retry(chunk.attempt, chunk.delay_ms, chunk.reason)
                 elif isinstance(chunk, StepDone):
-                    used = usage.add(request.step, chunk)
+                    used = _priced(self.prices, request.step, chunk)
                     if used is not None:  # the last chunk: the call's stream has ended
+                        usage.append(used)
                         await writer.model_usage(used.fields())
                     if chunk.prompt_tokens is not None:
                         prompt_tokens = chunk.prompt_tokens

@@ -19,8 +19,8 @@ from agent_tui.export.html import to_html
 from agent_tui.export.json_document import to_json
 from agent_tui.export.markdown import to_markdown
 from agent_tui.export.sources import ExportSourceError, find_log, session_events, tree_logs
+from agent_tui.private_files import write_private
 from agent_tui.store import EventLogDecodeError
-from agent_tui.store.whole_file import write_whole
 
 __all__ = [
     "ExportFailed",
@@ -80,7 +80,7 @@ def write_export(log: Path, directory: Path, fmt: ExportFormat = "md") -> Path:
         name = roots[0].name if roots else log.stem
         data = render(roots, fmt)
         target = directory / f"{_UNSAFE_NAME.sub('-', name).strip('-')[:40] or 'session'}-{log.stem}.{fmt}"
-        write_whole(target, data)
+        write_private(target, data)
     except EventLogDecodeError as error:
         raise ExportFailed(str(error)) from None
     except OSError as error:

@@ -32,10 +32,9 @@ from agent_tui.costs.wording import cost_text
 from agent_tui.events.session_tree import session_label
 from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.events.wording import counted
-from agent_tui.private_files import make_private_dirs, open_plain, open_private
+from agent_tui.private_files import make_private_dirs, open_plain, open_private, write_private
 from agent_tui.reducer import NO_SPEND, Spend
 from agent_tui.store import foreign_session
-from agent_tui.store.whole_file import write_whole
 
 APP_NAME = "agent-tui"
 TAIL_BYTES = 65_536
@@ -263,7 +262,7 @@ def reopen_closed(directory: Path, session_ids: Iterable[str]) -> None:
     except FileNotFoundError:
         return
     kept = [line for line in lines if line.strip() and line.strip() not in gone]
-    write_whole(directory / CLOSED_FILE, "".join(line + "\n" for line in kept).encode("utf-8"))
+    write_private(directory / CLOSED_FILE, "".join(line + "\n" for line in kept).encode("utf-8"))
 
 
 def list_stored_sessions(directory: Path, *, ends: bool = True) -> list[StoredSession]:

@@ -18,7 +18,7 @@ from agent_tui.store.jsonl import (
     foreign_session,
     iter_lines,
 )
-from agent_tui.store.lock import LockHolder, read_holder
+from agent_tui.store.lock import read_holder
 
 __all__ = [
     "EventLogDecodeError",
@@ -30,7 +30,6 @@ __all__ = [
     "JsonlEventLog",
     "JsonlFileEventStore",
     "LineIndex",
-    "LockHolder",
     "ReplayMode",
     "SessionLockedError",
     "TailRepair",

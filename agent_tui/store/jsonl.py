@@ -45,7 +45,7 @@ from agent_tui.store.errors import (
     EventLogWriteError,
 )
 from agent_tui.store.index import LineIndex, TornLine
-from agent_tui.store.lock import LockHolder, SessionLock, read_holder
+from agent_tui.store.lock import SessionLock
 
 ReplayMode = Literal["skip-trailing-partial", "strict"]
 _CHUNK = 4 * 1024 * 1024
@@ -67,24 +67,16 @@ class TailRepair:
         )
 
 
-def iter_lines(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield `(offset, line_without_newline, complete)` for the bytes `[start, end)` of `path`.
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield `(offset, line_without_newline, complete)` for every line of `path`.
 
     Reads in 4 MiB chunks, so memory stays flat for any file size. Only the last line can be
-    incomplete (no newline before `end`).
+    incomplete (no newline at the end of the file).
     """
     with open_plain(path) as handle:  # a FIFO put in its place: not waited on
-        handle.seek(start)
-        remaining = None if end is None else end - start
         carry = b""
-        offset = start
-        while True:
-            size = _CHUNK if remaining is None else min(_CHUNK, remaining)
-            data = handle.read(size) if size else b""
-            if remaining is not None:
-                remaining -= len(data)
-            if not data:
-                break
+        offset = 0
+        while data := handle.read(_CHUNK):
             if carry:
                 data = carry + data
             lines = data.split(b"\n")
@@ -147,10 +139,6 @@ class JsonlEventLog:
     # -- reading -----------------------------------------------------------------------------
     @property
     def index(self) -> LineIndex:
-        return self._index
-
-    @property
-    def _index(self) -> LineIndex:
         # Indexing reads the whole file; a replay from the start reads it anyway and needs no
         # index, so a log that is only replayed never pays for one.
         if self._line_index is None:
@@ -159,15 +147,11 @@ class JsonlEventLog:
 
     def __len__(self) -> int:
         """Complete lines in the log (as of the last refresh)."""
-        return self._index.line_count
-
-    def refresh(self) -> int:
-        """Look for lines appended by another writer; returns how many are new."""
-        return self._index.extend()
+        return self.index.line_count
 
     def read(self, n: int) -> Event:
         """Event on line `n` (0-based) without reading the lines before it."""
-        line = self._index.read_line(n)
+        line = self.index.read_line(n)
         try:
             event = event_from_json(line)
         except EventValidationError as error:
@@ -227,12 +211,12 @@ class JsonlEventLog:
             return None
         if not start_line:
             return 0
-        self._index.extend()
-        if start_line > self._index.line_count:
+        self.index.extend()
+        if start_line > self.index.line_count:
             return None
-        if start_line == self._index.line_count:
-            return self._index.complete_bytes()  # only a torn tail (if any) is left
-        return self._index.line_span(start_line)[0]
+        if start_line == self.index.line_count:
+            return self.index.complete_bytes()  # only a torn tail (if any) is left
+        return self.index.line_span(start_line)[0]
 
     # -- writing -----------------------------------------------------------------------------
     @property
@@ -243,18 +227,13 @@ class JsonlEventLog:
         process may have written since); cached while it does (nobody else can write then).
         """
         if self._last_sequence is None or not self._lock.held:
-            self._index.extend()
-            count = self._index.line_count
+            self.index.extend()
+            count = self.index.line_count
             last = self.read(count - 1).sequence if count else 0
             if not self._lock.held:
                 return last
             self._last_sequence = last
         return self._last_sequence
-
-    @property
-    def locked(self) -> bool:
-        """Whether this log holds its session's writer lock."""
-        return self._lock.held
 
     def claim(self) -> None:
         """Become the session's one writer: take its lock (kept until `close()`) and read the
@@ -267,18 +246,13 @@ class JsonlEventLog:
             return
         self._lock.acquire()
         self._close_fd()
-        self._index.extend()
+        self.index.extend()
         self._last_sequence = None
-
-    def torn_tail(self) -> int:
-        """Bytes after the last newline (0 when the log ends cleanly)."""
-        torn = self.torn_line()
-        return torn.size if torn is not None else 0
 
     def torn_line(self) -> TornLine | None:
         """The torn final line, if the log ends in one (what was appended is looked at first)."""
-        self._index.extend()
-        return self._index.torn_line()
+        self.index.extend()
+        return self.index.torn_line()
 
     def repair(self) -> TailRepair | None:
         """Cut off a torn final line. Returns what was removed, or None if the tail was clean.
@@ -292,7 +266,7 @@ class JsonlEventLog:
         torn = self.torn_line()
         if torn is None:
             return None
-        keep = self._index.complete_bytes()
+        keep = self.index.complete_bytes()
         self._close_fd()
         try:
             os.truncate(self.path, keep)
@@ -473,24 +447,11 @@ class JsonlFileEventStore:
         `JsonlEventLog.claim`. Raises `SessionLockedError` naming the process that holds it."""
         self.log(session_id).claim()
 
-    def holder(self, session_id: str) -> LockHolder | None:
-        """The other process that holds the session's lock, or None (this store holds it, or
-        nobody does). Takes no lock."""
-        log = self._logs.get(session_id)
-        if log is not None and log.locked:
-            return None
-        return read_holder(self.path_for(session_id))
-
     def release(self, session_id: str) -> None:
         """Let go of the session's lock (and close its file): another process may write it now."""
         log = self._logs.pop(session_id, None)
         if log is not None:
             log.close()
-
-    def session_ids(self) -> list[str]:
-        if not self.root.is_dir():
-            return []
-        return sorted(path.stem for path in self.root.glob("*.jsonl"))
 
     def close(self) -> None:
         """Close every log and let go of every session's lock."""

@@ -26,7 +26,6 @@ from agent_tui.events.model import Risk, ToolErrorCode
 from agent_tui.safety import RiskAssessment
 
 __all__ = [
-    "TRUNCATION_MARKER",
     "BaseTool",
     "OutputCallback",
     "Risk",
@@ -36,7 +35,6 @@ __all__ = [
     "ToolArgs",
     "ToolContext",
     "ToolError",
-    "ToolErrorCode",
     "ToolResult",
     "cut_to_budget",
 ]

@@ -11,15 +11,7 @@ from agent_tui.engine.tools.read_tools import GrepTool, ListDirTool, ReadFileToo
 from agent_tui.engine.tools.shell_tool import ShellTool
 from agent_tui.engine.tools.write_tools import EditFileTool, WriteFileTool
 
-__all__ = [
-    "EditFileTool",
-    "GrepTool",
-    "ListDirTool",
-    "ReadFileTool",
-    "ShellTool",
-    "WriteFileTool",
-    "builtin_tools",
-]
+__all__ = ["builtin_tools"]
 
 
 def builtin_tools() -> list[Tool]:

@@ -35,15 +35,7 @@ from typing import IO, Any
 
 import re2
 
-__all__ = [
-    "CHUNK",
-    "LINE_CAP",
-    "MAX_PATTERN_CHARS",
-    "MAX_PROGRAM_SIZE",
-    "LinePattern",
-    "PatternError",
-    "matching_lines",
-]
+__all__ = ["LinePattern", "PatternError", "matching_lines"]
 
 CHUNK = 256 * 1024
 LINE_CAP = 1 << 20  # at least CHUNK: a line that starts inside a read is shorter than the cap

@@ -52,10 +52,6 @@ def is_inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root + os.sep)
 
 
-def _root_of(cwd: Path) -> str:
-    return os.path.realpath(cwd)
-
-
 def resolve_under(cwd: Path, user_path: str, *, must_exist: bool) -> Path:
     """Resolve a path named by the model under the session cwd.
 
@@ -75,7 +71,7 @@ def resolve_under(cwd: Path, user_path: str, *, must_exist: bool) -> Path:
     """
     if "\x00" in user_path:
         raise ToolError("path_unsafe", "path contains a NUL byte")
-    root = _root_of(cwd)
+    root = os.path.realpath(cwd)
     real = os.path.realpath(os.path.join(root, user_path or "."))
     if not is_inside(real, root):
         raise ToolError(
@@ -146,7 +142,7 @@ def open_resolved(
         ToolError: `path_unsafe` if a component is (now) a symlink or the opened file lies
             outside the cwd. OSError for everything else (missing file, permissions, ...).
     """
-    root = _root_of(cwd)
+    root = os.path.realpath(cwd)
     shown = display if display is not None else str(resolved)
     real = os.path.normpath(str(resolved))
     if not is_inside(real, root):
@@ -210,7 +206,7 @@ def open_under(
 
 def display_path(cwd: Path, resolved: Path) -> str:
     """`resolved` relative to the cwd, as tools print it (`.` for the cwd itself)."""
-    return os.path.relpath(resolved, _root_of(cwd))
+    return os.path.relpath(resolved, os.path.realpath(cwd))
 
 
 def os_error_to_tool_error(error: OSError, user_path: str) -> ToolError:

@@ -410,13 +410,9 @@ def _submodules(look: _Look, common: Path, work_tree: Path | None, depth: int) -
     paths += links
     for relative in dict.fromkeys(paths):
         dot_git = work_tree / relative / ".git"
-        if dot_git.is_file():
-            target = _gitdir_file(dot_git)
-            if target is None:
-                continue
-            _repository(look, target, work_tree / relative, depth + 1, what)
-        elif dot_git.is_dir():
-            _repository(look, dot_git, work_tree / relative, depth + 1, what)
+        git_dir = _gitdir_file(dot_git) if dot_git.is_file() else dot_git if dot_git.is_dir() else None
+        if git_dir is not None:
+            _repository(look, git_dir, work_tree / relative, depth + 1, what)
         if look.reason is not None:
             return
 

@@ -108,8 +108,7 @@ class ToolRouter:
                 e.g. "bad arguments for read_file: path: Field required".
         """
         tool = self.get(name)
-        if args is None:
-            args = {}
+        args = {} if args is None else args
         if not isinstance(args, Mapping):
             got = type(args).__name__
             raise ToolError("unknown", f"bad arguments for {name}: expected an object, got {got}")
@@ -138,14 +137,7 @@ class ToolRouter:
         self, *, cwd: Path, session_id: str, turn_id: str, tool_call_id: str, on_output: OutputCallback
     ) -> ToolContext:
         """A `ToolContext` carrying this router's output budget."""
-        return ToolContext(
-            cwd=cwd,
-            session_id=session_id,
-            turn_id=turn_id,
-            tool_call_id=tool_call_id,
-            on_output=on_output,
-            output_budget=self.output_budget,
-        )
+        return ToolContext(cwd, session_id, turn_id, tool_call_id, on_output, self.output_budget)
 
     async def run(self, tool: Tool, parsed_args: BaseModel, ctx: ToolContext) -> ToolResult:
         """Run a parsed call; failures come back as `ToolResult(ok=False)`.
@@ -173,13 +165,7 @@ class ToolRouter:
             return _failure(tool, error)
         if len(result.text) > ctx.output_budget + _MARKER_ROOM:
             text, _ = cut_to_budget(result.text, ctx.output_budget)
-            result = ToolResult(
-                ok=result.ok,
-                text=text,
-                exit_code=result.exit_code,
-                truncated=True,
-                error_code=result.error_code,
-            )
+            result = replace(result, text=text, truncated=True)
         return result
 
     @staticmethod

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from agent_tui.safety.credential_stores import store_paths
 
-__all__ = ["SandboxStatus", "git_dirs", "probe_sandbox", "sandbox_status", "sandboxed_argv"]
+__all__ = ["git_dirs", "probe_sandbox", "sandbox_status", "sandboxed_argv"]
 
 PROBE_TIMEOUT_S = 10.0
 HIDDEN_DIRS = ("/run/user", "/run/dbus")

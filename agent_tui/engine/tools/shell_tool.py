@@ -82,20 +82,17 @@ class _ShellOutput:
 
     async def deliver(self, stream: Any, text: str, ctx: ToolContext) -> None:
         async with self._delivering:
-            await self._deliver(stream, text, ctx)
-
-    async def _deliver(self, stream: Any, text: str, ctx: ToolContext) -> None:
-        self.total += len(text)
-        self.tail = (self.tail + text)[-self.budget :] if self.budget > 0 else ""
-        room = self.budget - self.head_size
-        if room <= 0:
-            return
-        shown = text[:room]
-        self.head.append(shown)
-        self.head_size += len(shown)
-        # Shielded: a chunk is either delivered whole or not at all, even under cancellation.
-        with anyio.CancelScope(shield=True):
-            await ctx.on_output(stream, shown)
+            self.total += len(text)
+            self.tail = (self.tail + text)[-self.budget :] if self.budget > 0 else ""
+            room = self.budget - self.head_size
+            if room <= 0:
+                return
+            shown = text[:room]
+            self.head.append(shown)
+            self.head_size += len(shown)
+            # Shielded: a chunk is either delivered whole or not at all, even under cancellation.
+            with anyio.CancelScope(shield=True):
+                await ctx.on_output(stream, shown)
 
     @property
     def truncated(self) -> bool:
@@ -224,8 +221,7 @@ class ShellTool(BaseTool):
                 await process.aclose()
         if deadline.cancelled_caught:
             message = f"command timed out after {args.timeoutMs} ms and was killed"
-            so_far = output.text()
-            if so_far:
+            if so_far := output.text():
                 message += "; output so far:\n" + so_far
             return ToolResult(ok=False, text=message, truncated=output.truncated, error_code="timeout")
         return ToolResult(
@@ -239,6 +235,5 @@ async def _pump(stream: Any, name: str, output: _ShellOutput, ctx: ToolContext) 
         text = decoder.decode(chunk)
         if text:
             await output.deliver(name, text, ctx)
-    tail = decoder.decode(b"", final=True)
-    if tail:
+    if tail := decoder.decode(b"", final=True):
         await output.deliver(name, tail, ctx)

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from agent_tui.engine import secret_rules, vault
 from agent_tui.engine.tools.shell_setup import ShellSetup
 
-__all__ = ["DROPPED", "GIT_HARDENING", "GIT_SETTINGS", "shell_environment"]
+__all__ = ["shell_environment"]
 
 GIT_HARDENING: Mapping[str, str] = {
     "GIT_OPTIONAL_LOCKS": "0",
