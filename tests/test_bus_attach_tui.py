@@ -345,10 +345,10 @@ async def test_hosts_gone_with_everything_ended_are_one_finished_line_at_the_end
         await wait_for(
             pilot, lambda: bus.is_open and bus.live and len(bus.state.sessions) == 14 + 2 * 7, "all"
         )
-        await wait_for(pilot, lambda: any(line.startswith("finished") for line in tree_lines(app)), "grouped")
+        expected = ["build-box", "laptop", "finished · 2 hosts gone"]
+        await wait_for(pilot, lambda: heads_of(tree_lines(app)) == expected, "the finished hosts grouped")
         lines = tree_lines(app)
-        heads = [line for line in lines if not line.startswith(" ")]
-        assert heads == ["build-box", "laptop", "finished · 2 hosts gone"]
+        heads = heads_of(lines)
         under = lines[lines.index(heads[-1]) + 1 :]
         assert (
             sum(1 for line in under if line.startswith("  ") and not line.startswith("    ")) == 2 * 5
@@ -361,6 +361,11 @@ async def test_hosts_gone_with_everything_ended_are_one_finished_line_at_the_end
             lambda: any(line.startswith("laptop · unreachable since") for line in tree_lines(app)),
             "laptop",
         )
-        heads = [line for line in tree_lines(app) if not line.startswith(" ")]
+        heads = heads_of(tree_lines(app))
         assert heads[-1] == "finished · 2 hosts gone" and heads[1].startswith("laptop · unreachable")
         assert any("host unreachable" in line for line in tree_lines(app))
+
+
+def heads_of(lines: list[str]) -> list[str]:
+    """The tree's top lines: its host lines."""
+    return [line for line in lines if not line.startswith(" ")]
