@@ -354,6 +354,13 @@ async def test_hosts_gone_with_everything_ended_are_one_finished_line_at_the_end
             sum(1 for line in under if line.startswith("  ") and not line.startswith("    ")) == 2 * 5
         )  # roots
         assert not any("host unreachable" in line or "host left" in line for line in under)
+        tree = app.dashboard.session_tree
+        finished = tree.root.children[-1]
+        assert not finished.is_expanded  # one line, however many runs ended
+        assert tree.selected_id is not None and not tree.selected_id.startswith(("sesa_", "sesb_"))
+        ended = next(sid for sid in bus.state.sessions if sid.startswith("sesa_"))
+        assert tree.select_session(ended)  # jumping to one of them unfolds the line
+        assert tree.root.children[-1].is_expanded
         kv = await js.key_value("agent-tui-hosts")
         await kv.purge("laptop")  # silent, with sessions running: not finished
         await wait_for(
@@ -363,6 +370,7 @@ async def test_hosts_gone_with_everything_ended_are_one_finished_line_at_the_end
         )
         heads = heads_of(tree_lines(app))
         assert heads[-1] == "finished · 2 hosts gone" and heads[1].startswith("laptop · unreachable")
+        assert tree.root.children[-1].is_expanded  # the user's unfolding outlives a new layout
         assert any("host unreachable" in line for line in tree_lines(app))
 
 

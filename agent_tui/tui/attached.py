@@ -15,8 +15,8 @@ Invariants:
   dashboard says so once as a notice, and in the summary bar for as long as it is attached;
 - the tree groups root sessions under a line per host, except the hosts that are gone (left,
   or silent) with nothing running or waiting: their sessions are under one `FINISHED` line at
-  the end (a finished `run --bus` leaves a host behind in the stream, one per run), never marked
-  "host unreachable" for being over;
+  the end, folded until the user unfolds it (a finished `run --bus` leaves a host behind in the
+  stream, one per run), never marked "host unreachable" for being over;
 - `shutdown` closes the connection and stops nothing on any host;
 - finishing a session's work is commands like any other, given the session's host longer to
   answer (`FINISH_TIMEOUT_S`); the closed sessions are every `serve` host's, a host that refuses
@@ -246,6 +246,10 @@ class AttachedRun:
                 (f"{FINISHED} · {len(finished)} host{'s' if len(finished) > 1 else ''} gone", ended)
             )
         return groups
+
+    def folded(self, line: str) -> bool:
+        """The finished hosts' line starts folded: one line, however many runs ended."""
+        return line.startswith(f"{FINISHED} · ")
 
     def _gone(self, host: str) -> bool:
         """Whether `host` left or is silent (judged only while the bus is there to hear it)."""
