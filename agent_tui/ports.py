@@ -34,7 +34,8 @@ The groups:
 - leaving: SIGTERM and SIGHUP end a run the way `q` does, heard on the event loop
   (`listen_for_leave_signals`, the mechanism the headless commands use for theirs), and the
   exit status a signal gives (`exit_status`);
-- changes on disk: a proposed write or edit as a diff (`preview_change`, `ChangePreview`,
+- changes on disk: a proposed write or edit as a diff (`preview_change`, or `preview_asked` of
+  the arguments alone where the file is not here, `ChangePreview`,
   `DiffLine`), and a session's git worktree (`repo_root`, `uncommitted_changes`,
   `WorktreeError`);
 - finishing the work, by commands like any other action: a session's whole change
@@ -75,7 +76,7 @@ from agent_tui.engine.scenario import load_scenario
 from agent_tui.export import ExportFailed, write_export
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
-from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_change
+from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_asked, preview_change
 from agent_tui.runtime.command_executor import Adapters, CommandExecutor, read_result
 from agent_tui.runtime.commands import (
     AcceptProjectRules,
@@ -242,6 +243,7 @@ __all__ = [
     "listen_for_leave_signals",
     "load_scenario",
     "logs_spend",
+    "preview_asked",
     "preview_change",
     "read_result",
     "repo_root",

@@ -12,6 +12,7 @@ import nats
 import pytest
 from nats.aio.client import Client
 from support_bus import (
+    SAMPLE,
     ControlResponder,
     as_another_host,
     ensure_stream,
@@ -326,3 +327,53 @@ async def test_the_new_agent_form_picks_the_host_the_selected_session_runs_on_or
         assert isinstance(request.command, NewAgent) and request.command.prompt == "count the todos"
         assert request.command.cwd == "."  # the host's own
         assert not hosts.laptop.requests
+
+
+async def test_hosts_gone_with_everything_ended_are_one_finished_line_at_the_end(
+    nats_server: NatsServer, hosts: Hosts
+) -> None:
+    """Two finished `run --bus` hosts (their whole runs in the stream, no heartbeat any more) sit
+    under one line after the live hosts, their ended sessions not marked "host unreachable"; a
+    host that goes silent while its sessions run keeps its own line and its marks."""
+    js = hosts.connection.jetstream()
+    complete = log_lines(sorted((SAMPLE / "complete").glob("*.jsonl")))
+    await publish_lines(js, "box-run-1a2b", as_another_host(complete, b"sesa_"))
+    await publish_lines(js, "box-run-3c4d", as_another_host(complete, b"sesb_"))
+    app = attached_app(nats_server)
+    async with app.run_test(size=SIZE) as pilot:
+        bus = app.attached.bus
+        await wait_for(
+            pilot, lambda: bus.is_open and bus.live and len(bus.state.sessions) == 14 + 2 * 7, "all"
+        )
+        expected = ["build-box", "laptop", "finished · 2 hosts gone"]
+        await wait_for(pilot, lambda: heads_of(tree_lines(app)) == expected, "the finished hosts grouped")
+        lines = tree_lines(app)
+        heads = heads_of(lines)
+        under = lines[lines.index(heads[-1]) + 1 :]
+        assert (
+            sum(1 for line in under if line.startswith("  ") and not line.startswith("    ")) == 2 * 5
+        )  # roots
+        assert not any("host unreachable" in line or "host left" in line for line in under)
+        tree = app.dashboard.session_tree
+        finished = tree.root.children[-1]
+        assert not finished.is_expanded  # one line, however many runs ended
+        assert tree.selected_id is not None and not tree.selected_id.startswith(("sesa_", "sesb_"))
+        ended = next(sid for sid in bus.state.sessions if sid.startswith("sesa_"))
+        assert tree.select_session(ended)  # jumping to one of them unfolds the line
+        assert tree.root.children[-1].is_expanded
+        kv = await js.key_value("agent-tui-hosts")
+        await kv.purge("laptop")  # silent, with sessions running: not finished
+        await wait_for(
+            pilot,
+            lambda: any(line.startswith("laptop · unreachable since") for line in tree_lines(app)),
+            "laptop",
+        )
+        heads = heads_of(tree_lines(app))
+        assert heads[-1] == "finished · 2 hosts gone" and heads[1].startswith("laptop · unreachable")
+        assert tree.root.children[-1].is_expanded  # the user's unfolding outlives a new layout
+        assert any("host unreachable" in line for line in tree_lines(app))
+
+
+def heads_of(lines: list[str]) -> list[str]:
+    """The tree's top lines: its host lines."""
+    return [line for line in lines if not line.startswith(" ")]

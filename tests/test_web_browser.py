@@ -16,7 +16,7 @@ import struct
 import subprocess
 import threading
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -62,6 +62,8 @@ ESCAPES = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[\]P].*?(?:\x07|\x1b\\)|
 class Machine:
     tmp: Path
     env: dict[str, str]
+    runs: list[subprocess.Popen[str]] = field(default_factory=list)
+    """Every `run` started, ended with the machine (a failed test left them waiting for ever)."""
 
     def run(self, scenario: dict[str, object]) -> tuple[subprocess.Popen[str], Path]:
         (self.tmp / "ws" / "src").mkdir(parents=True, exist_ok=True)
@@ -70,7 +72,8 @@ class Machine:
         path.write_bytes(orjson.dumps(scenario))
         sessions = self.tmp / "run-sessions"
         args = ["run", str(path), "--sessions-dir", str(sessions), "--approve", "ask", "--bus", "local"]
-        return start_agent_tui([*args, "--host", "ci-run"], self.env), sessions
+        self.runs.append(start_agent_tui([*args, "--host", "ci-run"], self.env))
+        return self.runs[-1], sessions
 
 
 @pytest.fixture
@@ -81,10 +84,15 @@ def machine(tmp_path: Path) -> Iterator[Machine]:
         ["serve", "--sessions-dir", str(tmp_path / "served"), "--cwd", str(tmp_path), "--host", "box"], env
     )
     record = tmp_path / "run" / "agent-tui" / "bus.json"
+    machine = Machine(tmp_path, env)
     try:
         wait_for_line(serve, "host box serves")
-        yield Machine(tmp_path, env)
+        yield machine
     finally:
+        for run in machine.runs:
+            if run.poll() is None:
+                run.kill()
+                run.communicate(timeout=60)
         serve.send_signal(signal.SIGTERM)
         serve.communicate(timeout=60)
         os.kill(json.loads(record.read_text())["pid"], signal.SIGTERM)

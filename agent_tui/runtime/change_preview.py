@@ -7,7 +7,11 @@ Invariants:
 - `write_file` onto an existing file is an `overwrite`, onto nothing a `create` (every line
   added); `edit_file` replaces the one occurrence of `old`, and an `old` that occurs zero or several
   times previews as the failure the call will meet (`problem`), with no diff;
-- files larger than `MAX_PREVIEW_BYTES` are not read (the preview says so).
+- files larger than `MAX_PREVIEW_BYTES` are not read (the preview says so);
+- where the file cannot be read (an attached dashboard: the file is on the host), a preview is
+  made of the call's arguments alone (`preview_asked`): a `write` of every line, or an edit's
+  replaced text against its replacement, marked `asked` (no line numbers: where in the file
+  the text stands is not known here).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ MAX_PREVIEW_BYTES = 1_000_000
 CONTEXT_LINES = 3
 PREVIEWED_TOOLS = ("write_file", "edit_file")
 
-ChangeKind = Literal["create", "overwrite", "edit", "unchanged", "fails"]
+ChangeKind = Literal["create", "overwrite", "write", "edit", "unchanged", "fails"]
 LineKind = Literal["hunk", "context", "add", "remove"]
 
 
@@ -44,8 +48,9 @@ class DiffLine:
 class ChangePreview:
     """A file change as the user should judge it.
 
-    `kind` is `create`, `overwrite` (write_file onto an existing file), `edit`, `unchanged`
-    (the new content equals the old) or `fails` (the call will fail: `problem` says why).
+    `kind` is `create`, `overwrite` (write_file onto an existing file), `write` (onto a file
+    not seen: `asked`), `edit`, `unchanged` (the new content equals the old) or `fails` (the call
+    will fail: `problem` says why).
     """
 
     path: str
@@ -53,6 +58,9 @@ class ChangePreview:
     old_text: str = ""
     new_text: str = ""
     problem: str | None = None
+    asked: bool = False
+    """Made of the call's arguments only, not against the file: its line numbers are the
+    texts' own, not the file's."""
 
     def lines(self, context: int = CONTEXT_LINES) -> list[DiffLine]:
         """The unified diff, hunk headers included (every line added for a new file)."""
@@ -133,6 +141,18 @@ def preview_change(cwd: Path, tool: str, args: Mapping[str, Any]) -> ChangePrevi
         )
     new_text = old_text.replace(old, new, 1)
     return ChangePreview(shown, "unchanged" if new_text == old_text else "edit", old_text, new_text)
+
+
+def preview_asked(tool: str, args: Mapping[str, Any]) -> ChangePreview | None:
+    """The change a `write_file`/`edit_file` call asks for, from its arguments alone (for a
+    dashboard that cannot read the file); None for other tools."""
+    if tool not in PREVIEWED_TOOLS:
+        return None
+    path = str(args.get("path", ""))
+    if tool == "write_file":
+        return ChangePreview(path, "write", "", str(args.get("content", "")), asked=True)
+    old, new = str(args.get("old", "")), str(args.get("new", ""))
+    return ChangePreview(path, "unchanged" if old == new else "edit", old, new, asked=True)
 
 
 class _TooLarge(Exception):

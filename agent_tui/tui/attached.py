@@ -13,6 +13,10 @@ Invariants:
   dashboard's credentials may not ask for (a read-only dashboard, a host whose control subject
   the server refused) is refused at once with a sentence saying so, never sent; a read-only
   dashboard says so once as a notice, and in the summary bar for as long as it is attached;
+- the tree groups root sessions under a line per host, except the hosts that are gone (left,
+  or silent) with nothing running or waiting: their sessions are under one `FINISHED` line at
+  the end, folded until the user unfolds it (a finished `run --bus` leaves a host behind in the
+  stream, one per run), never marked "host unreachable" for being over;
 - `shutdown` closes the connection and stops nothing on any host;
 - finishing a session's work is commands like any other, given the session's host longer to
   answer (`FINISH_TIMEOUT_S`); the closed sessions are every `serve` host's, a host that refuses
@@ -55,7 +59,7 @@ from agent_tui.ports import (
     StoredSession,
     read_result,
 )
-from agent_tui.reducer import DashboardState
+from agent_tui.reducer import DashboardState, SessionView
 from agent_tui.tui.messages import LiveRunFinished, NoticePosted
 from agent_tui.tui.redraw_throttle import RedrawThrottle
 from agent_tui.tui.run_collector import RunCollector
@@ -228,19 +232,38 @@ class AttachedRun:
         return host
 
     def groups(self, state: DashboardState, roots: list[str]) -> list[tuple[str, list[str]]]:
-        """Root sessions under a line per host, hosts by name (the session tree's grouping)."""
+        """Root sessions under a line per host, hosts by name (the session tree's grouping); the
+        finished hosts' under one line at the end."""
         by_host: dict[str, list[str]] = {}
         for root in roots:
             by_host.setdefault(self.bus.host_of(root) or "?", []).append(root)
-        return [(self.host_label(host), by_host[host]) for host in sorted(by_host)]
+        busy = {self.bus.host_of(sid) for sid, session in state.sessions.items() if _busy(session)}
+        finished = [host for host in by_host if host not in busy and self._gone(host)]
+        groups = [(self.host_label(host), by_host[host]) for host in sorted(by_host) if host not in finished]
+        if finished:
+            ended = [root for host in sorted(finished) for root in by_host[host]]
+            groups.append(
+                (f"{FINISHED} · {len(finished)} host{'s' if len(finished) > 1 else ''} gone", ended)
+            )
+        return groups
+
+    def folded(self, line: str) -> bool:
+        """The finished hosts' line starts folded: one line, however many runs ended."""
+        return line.startswith(f"{FINISHED} · ")
+
+    def _gone(self, host: str) -> bool:
+        """Whether `host` left or is silent (judged only while the bus is there to hear it)."""
+        return self.bus.connected and not self.bus.host(host).reachable
 
     def mark(self, session_id: str) -> str | None:
-        """What the tree says after a session whose host cannot be reached, or has left."""
+        """What the tree says after a session whose host cannot be reached, or has left, while
+        the session runs or waits (an ended one is over wherever its host is)."""
         host = self.bus.host_of(session_id)
         if host is None or not self.bus.connected:
             return None
         view = self.bus.host(host)
-        if view.reachable:
+        session = self.state.sessions.get(session_id)
+        if view.reachable or session is None or not _busy(session):
             return None
         return "host left" if view.left_at is not None else "host unreachable"
 
@@ -392,3 +415,12 @@ class AttachedRun:
             return self.bus.host_of(selected)
         reachable = [host.name for host in self.bus.hosts() if host.reachable]
         return reachable[0] if reachable else None
+
+
+FINISHED = "finished"
+"""The tree's line over the sessions of hosts that are gone with nothing running."""
+
+
+def _busy(session: SessionView) -> bool:
+    """Whether a session runs or waits for an answer."""
+    return session.status == "running" or bool(session.pending)

@@ -61,6 +61,7 @@ class AttachedApp(AgentTuiApp):
     def _group_by_host(self) -> None:
         tree = self.dashboard.session_tree
         tree.grouping = self.attached.groups
+        tree.folded = self.attached.folded
         tree.marks = self.attached.mark
         self.dashboard.queue.origin = self.attached.bus.host_of
         self.attached.selected = lambda: tree.selected_id

@@ -47,7 +47,14 @@ from textual.widgets import Button, Static
 from textual.widgets.button import ButtonVariant
 
 from agent_tui.events import visible
-from agent_tui.ports import AcpPermissionAnswer, AgentOption, ChangePreview, PermissionAnswer, preview_change
+from agent_tui.ports import (
+    AcpPermissionAnswer,
+    AgentOption,
+    ChangePreview,
+    PermissionAnswer,
+    preview_asked,
+    preview_change,
+)
 from agent_tui.reducer import DashboardState, PermissionView, ToolCallView
 from agent_tui.tui.formatting import MUTED, risk_content, session_path
 from agent_tui.tui.marked import marked
@@ -253,7 +260,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             *asked,
             risk_content(view.risk),
         ]
-        if preview.kind in ("create", "overwrite", "edit"):
+        if preview.kind in ("create", "overwrite", "write", "edit"):
             added, removed = preview.counts()
             parts += [
                 (" · ", MUTED),
@@ -263,6 +270,8 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             ]
         if preview.kind == "create":
             parts += [(" · new file", MUTED)]
+        if preview.asked:
+            parts += [(" · as asked: the file is on its host", MUTED)]
         return Content.assemble(*parts)
 
     def _warnings(self) -> list[str]:
@@ -430,12 +439,16 @@ def _full_args(call: ToolCallView | None, view: PermissionView) -> str:
     return view.args_preview or "(no arguments)"
 
 
-def change_preview(cwd: Path, call: ToolCallView, *, terminal: bool) -> ChangePreview | None:
+def change_preview(cwd: Path | None, call: ToolCallView, *, terminal: bool) -> ChangePreview | None:
     """What a call would change in `cwd` now: ours, an external agent's diff, or (`terminal`) a
-    terminal agent's `Edit`/`Write` (None: it writes no file)."""
+    terminal agent's `Edit`/`Write` (None: it writes no file); with no `cwd` (the file is on a
+    host), what it asks for, from its arguments."""
+    change = _terminal_change(call.tool, call.args) if terminal else _as_our_change(call.tool, call.args)
+    if cwd is None:
+        return preview_asked(*change)
     if not terminal:
-        return preview_change(cwd, *_as_our_change(call.tool, call.args))
-    preview = preview_change(cwd, *_terminal_change(call.tool, call.args))
+        return preview_change(cwd, *change)
+    preview = preview_change(cwd, *change)
     # A failure here is our tools' (a path outside the directory): not the CLI's.
     return None if preview is None or preview.kind == "fails" else preview
 

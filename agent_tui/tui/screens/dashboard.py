@@ -250,9 +250,10 @@ class DashboardScreen(SessionsScreen):
     def change_preview(self, view: PermissionView) -> ChangePreview | None:
         session = self.state.sessions.get(view.session_id)
         call = call_of(self.state, view)
-        if self.live is None or self.live.remote or session is None or not session.cwd or call is None:
-            return None  # a host's files are on the host
-        return change_preview(Path(session.cwd), call, terminal=terminal_of(session) is not None)
+        if self.live is None or session is None or call is None:
+            return None
+        here = None if self.live.remote or not session.cwd else Path(session.cwd)  # a host's files are its
+        return change_preview(here, call, terminal=terminal_of(session) is not None)
 
     def answer(self, view: PermissionView, answer: PermissionAnswer) -> None:
         self.run_worker(self._answer(view, answer), group="answer", exit_on_error=False)

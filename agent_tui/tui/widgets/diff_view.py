@@ -1,4 +1,5 @@
-"""A file change as a unified diff: line numbers, `+`/`-`, the code syntax-highlighted.
+"""A file change as a unified diff: line numbers, `+`/`-`, the code syntax-highlighted (a change
+known only from what the call asks, `ChangePreview.asked`, without numbers or hunk lines).
 
 The lines come from `ChangePreview.lines()`; the old and the new text are each highlighted
 whole (so a multi-line string is coloured right) by Textual's highlighter, with the language
@@ -37,6 +38,9 @@ def diff_content(preview: ChangePreview) -> Content:
     old = _highlighted_lines(preview.old_text, language)
     new = _highlighted_lines(preview.new_text, language)
     width = len(str(max(len(old), len(new), 1)))
+    if preview.asked:  # the texts' own numbers, not the file's: neither numbers nor hunks
+        lines = [line for line in lines if line.kind != "hunk"]
+        width = 0
     shown = lines[:MAX_DIFF_LINES]
     longest = max((len(line.text) for line in shown), default=0)
     out = [_line(line, old, new, width, longest) for line in shown]
@@ -62,7 +66,8 @@ def _line(line: DiffLine, old: list[Content], new: list[Content], width: int, lo
         sign_part = Content.styled(f"{sign} ", f"bold {background}")
     else:
         sign_part = Content.styled(f"{sign} ", MUTED)
-    return Content.assemble((f"{number:>{width}} ", MUTED), sign_part, body)
+    shown = f"{number:>{width}} " if width else ""
+    return Content.assemble((shown, MUTED), sign_part, body)
 
 
 class DiffView(Static):

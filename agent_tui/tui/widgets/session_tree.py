@@ -47,7 +47,14 @@ _Shown = tuple[set[str], set[str]] | None
 Grouping = Callable[[DashboardState, list[str]], list[tuple[str, list[str]]]]
 """Root sessions (in tree order) → `(line, roots under it)`, the lines in order."""
 _GROUP = "\x00group:"  # node data prefix of a day line (never a session id)
-"""A name is cut to no fewer cells than this (with its `…`); below that the line is cut at its end."""
+
+
+def _fold_key(data: str) -> str:
+    """A group line's name, without what it says after it (`finished · 2 hosts gone`): a line
+    keeps its folding as its count or state changes."""
+    return data.split(" · ", 1)[0]
+
+
 LABELLED_LINES = 100
 """At each state, the labels of at least this many lines from the top of the view are brought
 up to date (all of them on any screen; before the tree is laid out, the first ones)."""
@@ -90,6 +97,9 @@ class SessionTree(Tree[str]):
         self.group_by_day = group_by_day
         self.grouping: Grouping | None = None
         self.marks: Callable[[str], str | None] | None = None
+        self.folded: Callable[[str], bool] | None = None
+        """Whether a group line (by its words) starts folded; the user's unfolding is kept."""
+        self._hidden: set[str] = set()  # sessions under a folded group line, when last laid out
         self.selected_id: str | None = None
         self._wanted_id: str | None = None
         self._session_nodes: dict[str, TreeNode[str]] = {}
@@ -154,7 +164,7 @@ class SessionTree(Tree[str]):
             if self._labels.get(data) != day_key:
                 self._labels[data] = day_key
                 group_node.set_label(self._group_label(data))
-        self._settle_selection(state, list(self._session_nodes))
+        self._settle_selection(state, [sid for sid in self._session_nodes if sid not in self._hidden])
 
     def _relabel_in_view(self) -> None:
         """Bring the labels of the lines in view up to date; forget those of the others (see
@@ -253,18 +263,26 @@ class SessionTree(Tree[str]):
         collapsed = {
             sid for sid, node in self._session_nodes.items() if node.allow_expand and not node.is_expanded
         }
+        opened = {_fold_key(data): node.is_expanded for data, node in self._group_nodes.items()}
         self.clear()
         self._session_nodes = {}
         self._labels = {}
         self._group_nodes = groups = {}
+        self._hidden = hidden = set()
         parents = {parent for _, parent in layout if parent is not None}
         for data, parent_data in layout:
             if data.startswith(_GROUP):
-                groups[data] = self.root.add(self._group_label(data), data=data, expand=True)
+                folds = self.folded is not None and self.folded(data[len(_GROUP) :])
+                expand = opened.get(_fold_key(data), not folds)
+                groups[data] = self.root.add(self._group_label(data), data=data, expand=expand)
+                if not expand:
+                    hidden.add(data)
                 continue
             under: TreeNode[str] = self.root
             if parent_data is not None:
                 under = groups.get(parent_data) or self._session_nodes.get(parent_data) or self.root
+                if parent_data in hidden:
+                    hidden.add(data)
             self._session_nodes[data] = self._append(
                 under, data, parent=data in parents, expand=data not in collapsed
             )
