@@ -312,7 +312,7 @@ class SessionTree(Tree[str]):
     def _settle_selection(self, state: DashboardState, order: list[str]) -> None:
         if self._wanted_id in self._session_nodes:
             target: str | None = self._wanted_id
-        elif self.selected_id in self._session_nodes:
+        elif self.selected_id in order:  # not when folded away: the first line shown instead
             target = self.selected_id
         else:
             target = order[0] if order else None
