@@ -555,7 +555,8 @@ def test_a_recorded_server_whose_pid_another_user_now_has_is_not_ours(
         record["token"] = "victim-token"
         code = (
             "import sys\nfrom agent_tui.bus import local_server as s\n"
-            "s.private_runtime_dir()\ns._write_private(s.local_server_file(), sys.argv[1])\n"
+            "from agent_tui.private_files import write_private\n"
+            "s.private_runtime_dir()\nwrite_private(s.local_server_file(), sys.argv[1].encode())\n"
             "print(s.running_local_server(), s.stop_local_server())\n"
         )
         said = subprocess.run(
