@@ -16,6 +16,7 @@ import pytest
 from agent_tui.engine.tools.repository_check import repository_config_risk
 from agent_tui.engine.tools.shell_tool import ShellArgs, ShellTool
 from agent_tui.safety import assess_shell
+from agent_tui.safety.git_hooks import gitdir_of
 
 _ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -280,3 +281,31 @@ def test_the_classifier_alone_still_judges_by_text() -> None:
     )
     assert assess_shell("ls", lambda: "never asked").risk == "read"
     assert assess_shell("git status; rm x", lambda: "x").risk == "destructive"
+
+
+@pytest.mark.parametrize("said", ["gitdir: ../store/.git\r\n", "gitdir: ../store/.git\n\n", "gitdir: {abs}"])
+def test_a_dot_git_file_is_read_as_git_reads_it(tmp_path: Path, said: str) -> None:
+    store = repository(tmp_path / "store")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / ".git").write_text(said.format(abs=store / ".git"))
+    asked = git(checkout, "rev-parse", "--absolute-git-dir").strip()
+    found = gitdir_of(checkout / ".git")
+    assert found is not None and found.resolve() == Path(asked).resolve() == (store / ".git").resolve()
+
+
+@pytest.mark.parametrize("said", ["gitdir:../store/.git\n", "# a note\ngitdir: ../store/.git\n", "gitdir: \n"])
+def test_a_dot_git_file_git_refuses_points_nowhere(tmp_path: Path, said: str) -> None:
+    repository(tmp_path / "store")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / ".git").write_text(said)
+    refused = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=checkout, env=_ENV, capture_output=True)
+    assert refused.returncode != 0
+    assert gitdir_of(checkout / ".git") is None
+
+
+def test_a_dot_git_fifo_is_not_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / ".git")
+    assert gitdir_of(tmp_path / ".git") is None
+    assert gitdir_of(tmp_path / "absent") is None

@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from agent_tui.events.model import Risk
 from agent_tui.safety import shell_commands
+from agent_tui.safety.git_hooks import gitdir_of
 from agent_tui.safety.shell_parse import MAX_PIPES
 from agent_tui.safety.shell_words import brace_spellings
 
@@ -123,9 +124,10 @@ def _repository_at(root: Path, dot_git: Path) -> Repository:
     if os.path.isdir(dot_git):
         real = Path(os.path.realpath(dot_git))
         return Repository(root, _main_of(real, root), (real,))
-    target = _gitdir_of(dot_git)
-    if target is None:
+    said = gitdir_of(dot_git)
+    if said is None:
         return Repository(root, root, ())
+    target = Path(os.path.realpath(said))
     dirs = [target]
     common = _common_of(target)
     if common is not None and common != target:
@@ -135,18 +137,6 @@ def _repository_at(root: Path, dot_git: Path) -> Repository:
 
 def _main_of(git_dir: Path, fallback: Path) -> Path:
     return git_dir.parent if git_dir.name == GIT else fallback
-
-
-def _gitdir_of(dot_git: Path) -> Path | None:
-    """Where a `.git` file (`gitdir: PATH`) points, as a real path."""
-    try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace")[:4096]
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("gitdir:"):
-            return Path(os.path.realpath(os.path.join(dot_git.parent, line[len("gitdir:") :].strip())))
-    return None
 
 
 def _common_of(git_dir: Path) -> Path | None:

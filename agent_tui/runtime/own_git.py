@@ -59,7 +59,7 @@ from pathlib import Path
 
 from agent_tui.engine.tools.shell_setup import ShellSetup
 from agent_tui.engine.tools.tool_env import shell_environment
-from agent_tui.safety.git_hooks import HOOK_EVENTS
+from agent_tui.safety.git_hooks import HOOK_EVENTS, gitdir_of
 
 __all__ = ["ALWAYS", "GIT_TIMEOUT", "PROGRAM_KEYS", "GitError", "git", "git_bytes", "own_git_environment"]
 
@@ -282,10 +282,8 @@ def _points_at(dot_git: Path, git_dir: Path) -> bool:
             return False
         if dot_git.is_dir():
             return dot_git.samefile(git_dir)
-        said = dot_git.read_text(encoding="utf-8", errors="replace")
-        if not said.startswith("gitdir: "):
-            return False
-        return (dot_git.parent / said.removeprefix("gitdir: ").strip()).samefile(git_dir)
+        said = gitdir_of(dot_git)
+        return said is not None and said.samefile(git_dir)
     except OSError:
         return False
 

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_tui.private_files import make_private_dirs, untrusted_reason
+from agent_tui.safety.git_hooks import gitdir_of
 from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_wire import Cli
 from agent_tui.terminal.install_record import (
@@ -131,11 +132,10 @@ def codex_worktree_home(directory: Path) -> Path | None:
             continue
         if not stat.S_ISREG(info.st_mode):
             return None  # a .git folder: a regular checkout (or a link: not followed)
+        gitdir = gitdir_of(level / ".git")
+        if gitdir is None:
+            return None
         try:
-            text = (level / ".git").read_text(encoding="utf-8", errors="replace")[:4096]
-            if not text.startswith("gitdir:"):
-                return None
-            gitdir = level / text[len("gitdir:") :].strip()
             common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
         except (OSError, ValueError):
             return None  # a submodule has no commondir: its own checkout

@@ -39,7 +39,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from agent_tui.safety import RepositoryCheck
-from agent_tui.safety.git_hooks import WRITE_ONLY_HOOKS
+from agent_tui.safety.git_hooks import WRITE_ONLY_HOOKS, gitdir_of
 
 __all__ = ["repository_check", "repository_config_risk"]
 
@@ -230,7 +230,7 @@ def _candidates(cwd: Path) -> list[tuple[Path, Path | None]]:
             if _looks_like_git_dir(dot_git):
                 return found  # git stops here
         elif dot_git.is_file():
-            target = _gitdir_file(dot_git)
+            target = gitdir_of(dot_git)
             found.append((target if target is not None else dot_git, directory))
             return found  # git uses it, or stops with an error
         if _looks_like_git_dir(directory):
@@ -242,19 +242,6 @@ def _looks_like_git_dir(path: Path) -> bool:
     """Looser than git's own test (HEAD, and `objects` and `refs` it can enter; git takes an
     executable file for either), so every directory git could use is looked at."""
     return (path / "HEAD").exists() and ((path / "objects").exists() or (path / "refs").exists())
-
-
-def _gitdir_file(path: Path) -> Path | None:
-    try:
-        with path.open("rb") as file:
-            text = file.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return None
-    first = text.splitlines()[0] if text else ""
-    if not first.startswith("gitdir:"):
-        return None
-    target = Path(first.removeprefix("gitdir:").strip())
-    return target if target.is_absolute() else path.parent / target
 
 
 def _repository(look: _Look, git_dir: Path, work_tree: Path | None, depth: int, what: str) -> None:
@@ -410,7 +397,7 @@ def _submodules(look: _Look, common: Path, work_tree: Path | None, depth: int) -
     paths += links
     for relative in dict.fromkeys(paths):
         dot_git = work_tree / relative / ".git"
-        git_dir = _gitdir_file(dot_git) if dot_git.is_file() else dot_git if dot_git.is_dir() else None
+        git_dir = gitdir_of(dot_git) if dot_git.is_file() else dot_git if dot_git.is_dir() else None
         if git_dir is not None:
             _repository(look, git_dir, work_tree / relative, depth + 1, what)
         if look.reason is not None:

@@ -41,6 +41,7 @@ from functools import cache
 from pathlib import Path
 
 from agent_tui.safety.credential_stores import store_paths
+from agent_tui.safety.git_hooks import gitdir_of
 
 __all__ = ["git_dirs", "probe_sandbox", "sandbox_status", "sandboxed_argv"]
 
@@ -226,13 +227,10 @@ def git_dirs(cwd: Path) -> tuple[list[Path], list[Path]]:
 
 def _worktree_dirs(dot_git: Path) -> list[Path]:
     """A linked worktree's own git directory and its repository's, if the pair checks out."""
-    try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+    said = gitdir_of(dot_git)
+    if said is None:
         return []
-    if not text.startswith("gitdir:"):
-        return []
-    gitdir = (dot_git.parent / text.removeprefix("gitdir:").strip()).resolve()
+    gitdir = said.resolve()
     common = gitdir.parent.parent
     try:
         back = (gitdir / "gitdir").read_text(encoding="utf-8").strip()
