@@ -65,14 +65,17 @@ class StoresInside:
                 )
 
 
-def _open_outside_stores(ctx: ToolContext, user_path: str, flags: int) -> tuple[int, Path]:
-    """`open_under`, refusing a credential store inside the cwd; OSError becomes a ToolError."""
+def _open_outside_stores(
+    ctx: ToolContext, user_path: str, flags: int, stores: StoresInside | None = None
+) -> tuple[int, Path]:
+    """`open_under`, refusing a credential store inside the cwd (`stores`, when the caller has
+    them already); OSError becomes a ToolError."""
     try:
         fd, resolved = open_under(ctx.cwd, user_path, flags, must_exist=True)
     except OSError as error:
         raise os_error_to_tool_error(error, user_path) from None
     try:
-        StoresInside(ctx.cwd).refuse(resolved, user_path)
+        (stores or StoresInside(ctx.cwd)).refuse(resolved, user_path)
     except ToolError:
         os.close(fd)
         raise
@@ -261,10 +264,9 @@ class GrepTool(BaseTool):
             pattern = LinePattern.compile(args.pattern)
         except PatternError as error:
             raise ToolError("unknown", error.message) from None
-        fd, resolved = _open_outside_stores(ctx, args.path, _READ_FLAGS)
-        out = _GrepOutput(
-            ctx.output_budget, skipped=frozenset(StoresInside(ctx.cwd).paths), top=str(resolved)
-        )
+        stores = StoresInside(ctx.cwd)
+        fd, resolved = _open_outside_stores(ctx, args.path, _READ_FLAGS, stores)
+        out = _GrepOutput(ctx.output_budget, skipped=frozenset(stores.paths), top=str(resolved))
         base = display_path(ctx.cwd, resolved)
         try:
             if stat.S_ISDIR(os.fstat(fd).st_mode):
@@ -387,7 +389,7 @@ class _GrepOutput:
     credential stores inside the cwd) neither opened nor entered, below `top`, the real path
     the walk starts from."""
 
-    def __init__(self, budget: int, *, skipped: frozenset[str] = frozenset(), top: str = "") -> None:
+    def __init__(self, budget: int, *, skipped: frozenset[str], top: str) -> None:
         self.skipped = skipped
         self.top = top
         self.budget = budget
