@@ -76,7 +76,7 @@ from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
 from agent_tui.events.wording import counted
 from agent_tui.store import EventStore
-from agent_tui.turns import EventSink, Fail, FrameError, FrameListener, PendingInput, TurnRegistry
+from agent_tui.turns import End, EventSink, FrameError, FrameListener, PendingInput, TurnRegistry
 from agent_tui.turns.live_frames import LiveFrames
 from agent_tui.turns.projection import command_for
 from agent_tui.turns.registry import Attached, NoActiveTurn
@@ -420,11 +420,7 @@ class SessionEngine:
                 type=kind,
                 payload=payload_from(kind, fields),
             )
-            try:
-                await self.store.append(event)
-            except Exception as error:
-                raise EventStoreFailure(info.id, sequence, kind) from error
-            info.track(event)
+            await self._append_tracked(info, event)
             if self._listeners.registered:  # a list check, not a method call: once per event
                 self._listeners.tell(event)
             if turn_id is not None and kind in PHASE_OF_EVENT:  # most events move no phase
@@ -484,17 +480,23 @@ class SessionEngine:
             gate.busy = True
         try:
             try:
-                await self.store.append(event)
-            except Exception as error:
+                await self._append_tracked(info, event)
+            except EventStoreFailure:
                 self._built_chains.pop(session_id, None)
-                raise EventStoreFailure(session_id, event.sequence, event.type) from error
-            if event.type == "session.created":
-                self._sessions[session_id] = info
-            info.track(event)
+                raise
+            self._sessions[session_id] = info
             if self._listeners.registered:
                 self._listeners.tell(event)
         finally:
             gate.release()
+
+    async def _append_tracked(self, info: SessionInfo, event: Event) -> None:
+        """Store `event` and keep its session in step; the caller holds the session's gate."""
+        try:
+            await self.store.append(event)
+        except Exception as error:
+            raise EventStoreFailure(info.id, event.sequence, event.type) from error
+        info.track(event)
 
     # -- turns ---------------------------------------------------------------------------------
     def start_turn(self, session_id: str, text: str, *, input_id: str | None = None) -> TurnHandle:
@@ -591,7 +593,7 @@ class SessionEngine:
         session_id = turn.session_id
         if fatal and self.sends_frames:
             self.sink.emit(session_id, Fatal(code, message))
-        self.registry.transition(session_id, Fail(FrameError(code, message)), turn.turn_id)
+        self.registry.transition(session_id, End("error", FrameError(code, message)), turn.turn_id)
 
     async def run_turn(
         self, session_id: str, text: str, *, input_id: str | None = None
