@@ -16,7 +16,6 @@ from agent_tui.turns import (
     End,
     EndReason,
     EventSink,
-    Fail,
     Frame,
     FrameError,
     NoActiveTurn,
@@ -150,7 +149,7 @@ class TestTransitions:
             (End("max_steps"), "complete", EndReason("maxSteps")),
             (End("cancelled"), "interrupt", EndReason("aborted")),
             (
-                Fail(FrameError("provider_failure", "503")),
+                End("error", FrameError("provider_failure", "503")),
                 "error",
                 EndReason("error", FrameError("provider_failure", "503")),
             ),
@@ -193,7 +192,7 @@ class TestTransitions:
         stream = h.sink.attach("s1")
         h.registry.transition("s1", Start())
         h.registry.transition("s1", Running())
-        h.registry.transition("s1", Fail(FrameError("unknown", "boom")))
+        h.registry.transition("s1", End("error", FrameError("unknown", "boom")))
         with anyio.fail_after(2):
             got = [as_transition(f).to async for f in stream]
         assert got == ["start", "executing", "end"]
@@ -233,7 +232,7 @@ class TestWait:
         assert outcome == ["completed"]
 
     @pytest.mark.anyio
-    @pytest.mark.parametrize("command", [Fail(FrameError("unknown", "x")), End("cancelled")])
+    @pytest.mark.parametrize("command", [End("error", FrameError("unknown", "x")), End("cancelled")])
     async def test_wait_says_failed_for_a_failed_or_interrupted_turn(self, h: Harness, command) -> None:
         h.begin("s1", "t1")
         h.registry.transition("s1", command)
@@ -274,7 +273,7 @@ class TestWait:
         h.begin("child", "tc", parent_session_id="parent")
         h.registry.mark_delivered("child")
         assert await h.registry.wait("child", timeout=0.02) == "timeout"
-        h.registry.transition("child", Fail(FrameError("unknown", "x")))
+        h.registry.transition("child", End("error", FrameError("unknown", "x")))
         assert await h.registry.wait("child", timeout=1) == "failed"
 
     @pytest.mark.anyio

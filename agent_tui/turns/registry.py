@@ -11,8 +11,8 @@ Invariants this module guarantees:
   unknown session, for another turn than the record's, or for a record that is no longer
   running, is a no-op;
 - phase frames go out through the sink only, from here: start → `start` (with the turn id),
-  running → `executing` (with `responded`), compressing → `compress`, and an `End` (or `Fail`)
-  → exactly one `end`, whose reason is the end reason of its stop reason's row of `ENDINGS`
+  running → `executing` (with `responded`), compressing → `compress`, and an `End` (`End("error", error)` for a
+  turn that failed before its `turn.completed` was stored) → exactly one `end`, whose reason is the end reason of its stop reason's row of `ENDINGS`
   (with the error for a failed one);
 - settling is idempotent: only a running record settles; it writes state and reason, sends one
   `end` frame, wakes `wait`ers, and drops this session's finished child records (live ones stay);
@@ -90,15 +90,7 @@ class End:
     error: FrameError | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Fail:
-    """The turn failed with `error` before its `turn.completed` could be stored: an `End` with
-    the stop reason "error"."""
-
-    error: FrameError
-
-
-TurnCommand: TypeAlias = Start | Running | Compressing | End | Fail
+TurnCommand: TypeAlias = Start | Running | Compressing | End
 
 
 # -- steer input -------------------------------------------------------------------------------
@@ -240,8 +232,6 @@ class TurnRegistry:
                 self.sink.emit(record.session_id, Transition("compress", record.turn_id))
             case End(stop_reason=stop_reason, error=error):
                 self._settle(record, ending_for(stop_reason), error)
-            case Fail(error=error):
-                self._settle(record, ending_for("error"), error)
             case _:
                 assert_never(command)
         return True
