@@ -28,7 +28,7 @@ The groups:
   config file gives it: prices (`PriceTable`) and MCP servers (`McpServerConfig`);
 - budgets: what a session's tree may spend (`BudgetLimit`, also `AgentSpec.budget`), set or
   raised with `Workbench.set_budget` (a `BudgetRefused` says why not); how near a tree is to
-  its budget (`budget_state`: ok, near or over) and dollars as the user reads them (`format_usd`);
+  its budget (`budget_state`: ok, near or over);
 - the demo: a scenario (`load_scenario`, `demo_scenario_path`) played by a `ScenarioRun`,
   which returns a `RunResult`;
 - leaving: SIGTERM and SIGHUP end a run the way `q` does, heard on the event loop
@@ -61,7 +61,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from agent_tui.costs.budgets import BudgetLimit, budget_share, budget_state, format_usd, tokens_problem
+from agent_tui.costs.budgets import BudgetLimit, budget_share, budget_state, tokens_problem
 from agent_tui.costs.prices import PriceTable
 from agent_tui.demo import demo_scenario_path
 from agent_tui.engine.permissions import (
@@ -237,7 +237,6 @@ __all__ = [
     "excerpt",
     "exit_status",
     "exports_dir",
-    "format_usd",
     "hook_socket",
     "index_path",
     "listen_for_leave_signals",

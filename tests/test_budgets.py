@@ -29,10 +29,10 @@ from agent_tui.costs.budgets import (
     BudgetLimit,
     BudgetSpend,
     budget_state,
-    format_usd,
     over_sentence,
 )
 from agent_tui.costs.prices import Price, PriceTable
+from agent_tui.costs.wording import usd_text
 from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.events import Event
@@ -142,7 +142,7 @@ class TestBudgetState:
             == "spent 1,200 tokens of a 1,000-token budget"
         )
         assert over_sentence(BudgetSpend(1.0, 10), BudgetLimit(usd=2.5)) is None
-        assert [format_usd(x) for x in (0.05, 0.0042, 0.015, 12.5)] == [
+        assert [usd_text(x) for x in (0.05, 0.0042, 0.015, 12.5)] == [
             "$0.05",
             "$0.0042",
             "$0.015",

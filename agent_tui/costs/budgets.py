@@ -35,7 +35,6 @@ __all__ = [
     "BudgetState",
     "budget_share",
     "budget_state",
-    "format_usd",
     "over_sentence",
     "tokens_problem",
     "usd_problem",
@@ -163,15 +162,10 @@ def budget_share(spent_usd: float, spent_tokens: int, usd: float | None, tokens:
     return max(shares) if shares else None
 
 
-def format_usd(amount: float) -> str:
-    """Dollars as every message says them (`costs.wording.usd_text`): `$2.51`, `$0.0042`."""
-    return usd_text(amount)
-
-
 def over_sentence(spent: BudgetSpend, budget: BudgetLimit) -> str | None:
     """`spent $2.51 of a $2.50 budget` for the limit that was reached (None: none was)."""
     if budget.usd is not None and spent.usd >= budget.usd:
-        return f"spent {format_usd(spent.usd)} of a {format_usd(budget.usd)} budget"
+        return f"spent {usd_text(spent.usd)} of a {usd_text(budget.usd)} budget"
     if budget.tokens is not None and spent.tokens >= budget.tokens:
         return f"spent {spent.tokens:,} tokens of a {budget.tokens:,}-token budget"
     return None

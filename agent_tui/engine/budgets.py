@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from agent_tui.costs.budgets import BudgetLimit, BudgetSpend, format_usd, over_sentence
+from agent_tui.costs.budgets import BudgetLimit, BudgetSpend, over_sentence
 from agent_tui.costs.prices import PriceTable, shipped_prices
+from agent_tui.costs.wording import usd_text
 from agent_tui.events import Event
 from agent_tui.events.session_tree import SessionIndex
 
@@ -175,8 +176,8 @@ class BudgetKeeper:
             elif budget.usd is not None and worst_usd is not None and spent.usd + worst_usd > budget.usd:
                 left_usd = max(budget.usd - spent.usd, 0.0)
                 over = (
-                    f"cost up to {format_usd(worst_usd)} ({shape}), more than the "
-                    f"{format_usd(left_usd)} left of a {format_usd(budget.usd)} budget{whose}"
+                    f"cost up to {usd_text(worst_usd)} ({shape}), more than the "
+                    f"{usd_text(left_usd)} left of a {usd_text(budget.usd)} budget{whose}"
                 )
             if over is not None:
                 self._stop([session_id], f"{PREFIX}the next model call could {over}")

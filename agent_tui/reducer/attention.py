@@ -30,7 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_tui.costs.budgets import NEAR_SHARE, BudgetLimit, BudgetSpend, budget_state, format_usd
+from agent_tui.costs.budgets import NEAR_SHARE, BudgetLimit, BudgetSpend, budget_state
+from agent_tui.costs.wording import usd_text
 from agent_tui.events import Event, counted, visible
 from agent_tui.events.session_tree import SessionIndex
 
@@ -204,7 +205,7 @@ class AttentionPolicy:
             return
         self._warned.add(session_id)
         if budget.usd is not None and spent.usd >= budget.usd * NEAR_SHARE:
-            detail = f"spent {format_usd(spent.usd)} of a {format_usd(budget.usd)} budget"
+            detail = f"spent {usd_text(spent.usd)} of a {usd_text(budget.usd)} budget"
         else:
             detail = f"spent {spent.tokens:,} tokens of a {budget.tokens or 0:,}-token budget"
         self._add("budget", session_id, detail, f"budget:{session_id}:{detail}")

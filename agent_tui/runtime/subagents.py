@@ -27,7 +27,7 @@ import anyio
 import orjson
 from pydantic import Field
 
-from agent_tui.costs.budgets import format_usd
+from agent_tui.costs.wording import usd_text
 from agent_tui.engine.budgets import BudgetExceeded
 from agent_tui.engine.engine import Delivery, EngineExtension, SessionEngine, TurnHandle
 from agent_tui.engine.permissions import PolicyConfig
@@ -144,8 +144,8 @@ class SubAgents(EngineExtension):
         whose = "this session's" if owner == parent_id else f"{self.engine.session(owner).label}'s"
         raise ToolError(
             "budget_exceeded",
-            f"cannot spawn {agent_name} with a budget of {format_usd(budget_usd)}: only "
-            f"{format_usd(max(left, 0.0))} is left of {whose} {format_usd(limit.usd)} budget "
+            f"cannot spawn {agent_name} with a budget of {usd_text(budget_usd)}: only "
+            f"{usd_text(max(left, 0.0))} is left of {whose} {usd_text(limit.usd)} budget "
             "(ask for at most that, or leave budgetUsd out to share what is left)",
         )
 
