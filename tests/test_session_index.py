@@ -63,7 +63,6 @@ def _brute(events: list[FakeEvent]) -> dict[str, Any]:
     label: dict[str, str] = {}
     budget: dict[str, BudgetLimit] = {}
     spent: dict[str, BudgetSpend] = {}
-    open_turn: dict[str, str] = {}
     for at, event in enumerate(events):
         sid, payload = event.session_id, event.payload
         if event.type == "session.created":
@@ -76,7 +75,6 @@ def _brute(events: list[FakeEvent]) -> dict[str, Any]:
                 parent[sid] = linked
             label[sid] = session_label(payload["agentName"], None, sid)
             spent[sid] = BudgetSpend()
-            open_turn.pop(sid, None)
             budget.pop(sid, None)
             if payload.get("budget"):
                 budget[sid] = BudgetLimit(payload["budget"]["usd"])
@@ -91,10 +89,6 @@ def _brute(events: list[FakeEvent]) -> dict[str, Any]:
             spent[sid] = BudgetSpend(
                 old.usd + (cost or 0.0), old.tokens + tokens, old.unpriced or cost is None
             )
-        elif event.type == "turn.started":
-            open_turn[sid] = event.turn_id or ""
-        elif event.type == "turn.completed":
-            open_turn.pop(sid, None)
 
     def chain(sid: str) -> tuple[str, ...]:
         found = [sid]
@@ -118,7 +112,6 @@ def _brute(events: list[FakeEvent]) -> dict[str, Any]:
         "label": {s: label.get(s, s) for s in every},
         "budget": {s: budget.get(s) for s in every},
         "tree_spend": {s: total({s} | below[s]) for s in every},
-        "open_turn": {s: open_turn.get(s) for s in every},
     }
 
 
@@ -132,7 +125,6 @@ def _answers(index: SessionIndex[BudgetLimit, BudgetSpend]) -> dict[str, Any]:
         "label": {s: index.label(s) for s in every},
         "budget": {s: index.budget(s) for s in every},
         "tree_spend": {s: index.tree_spend(s) for s in every},
-        "open_turn": {s: index.open_turns.get(s) for s in every},
     }
 
 
@@ -178,11 +170,10 @@ def test_a_log_read_again_starts_its_session_over_and_a_budget_needs_its_session
     index.track(_created("a", None, "lead", 2.0))
     index.track(_created("b", "a", None, None))
     index.track(FakeEvent("model.usage", "b", usage))
-    index.track(FakeEvent("turn.started", "b", turn_id="turn_1"))
-    assert index.tree_spend("a") == BudgetSpend(0.5, 7) and index.open_turns == {"b": "turn_1"}
+    assert index.tree_spend("a") == BudgetSpend(0.5, 7)
     assert index.budget("a") == BudgetLimit(2.0) and index.models["a"] == "m-a"
     index.track(_created("b", "a", None, None))  # its log read again
-    assert index.tree_spend("a") == BudgetSpend() and index.open_turns == {}
+    assert index.tree_spend("a") == BudgetSpend()
     assert index.agent_path("b") == ("lead", "b")
     index.track(FakeEvent("session.budget", "a", {"by": "user"}))  # no limit left: no budget
     assert index.budget("a") is None

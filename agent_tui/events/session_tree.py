@@ -2,7 +2,7 @@
 
 A `SessionTree` holds the parent links of sessions and, for each parent, its children in order.
 A `SessionIndex` is a tree folded from stored events that also answers what each session is
-called, which model it runs on, its budget, what it and its tree spent, and its open turn. The
+called, which model it runs on, its budget, and what it and its tree spent. The
 reducer keeps a tree (the dashboard's); the engine's budget keeper keeps the index that is the
 one owner of its engine's family, asked by the engine, the registry (which walks it and links
 nothing), the workbench, the model router, the sub-agent tools and the bus host; attention keeps
@@ -21,7 +21,7 @@ Invariants:
 - `session_label` is the one rule for what a session is called: its agent name, else its
   title, else its id;
 - the index's answers are those of a fold of its events in order: a `session.created` (a log
-  read again) starts the session over (its link, label, model, budget, spend, open turn); a
+  read again) starts the session over (its link, label, model, budget, spend); a
   `session.budget` replaces the budget and a `model.usage` adds to the spend of a session it
   knows (one whose `session.created` it saw); `tree_spend` is the sum of the own spends of the
   session and every session below it; what a budget or a spend is, and how spends add, is the
@@ -198,7 +198,7 @@ Spend = TypeVar("Spend", bound=Summable)
 
 class SessionIndex(SessionTree, Generic[Budget, Spend]):
     """A session tree folded from stored events, with each session's label, model, budget,
-    own spend and open turn (see the module contract).
+    own spend (see the module contract).
 
     Args:
         budget_of: the budget a `session.created.budget` or `session.budget` payload states
@@ -207,7 +207,7 @@ class SessionIndex(SessionTree, Generic[Budget, Spend]):
         zero: nothing spent (spends add with `+`).
     """
 
-    __slots__ = ("_budget_of", "_spend_of", "_zero", "budgets", "labels", "models", "open_turns", "spent")
+    __slots__ = ("_budget_of", "_spend_of", "_zero", "budgets", "labels", "models", "spent")
 
     def __init__(
         self,
@@ -223,7 +223,6 @@ class SessionIndex(SessionTree, Generic[Budget, Spend]):
         self.models: dict[str, str | None] = {}
         self.budgets: dict[str, Budget] = {}
         self.spent: dict[str, Spend] = {}  # each known session's own (not its sub-agents')
-        self.open_turns: dict[str, str] = {}  # the turn each session started and did not complete
 
     def track(self, event: Any) -> None:
         """Fold one stored event (an `Event`: `type`, `session_id`, `turn_id`, `payload`)."""
@@ -237,16 +236,11 @@ class SessionIndex(SessionTree, Generic[Budget, Spend]):
             self.labels[sid] = session_label(payload.get("agentName"), payload.get("title"), sid)
             self.models[sid] = payload.get("model")
             self.spent[sid] = self._zero
-            self.open_turns.pop(sid, None)
             self._set_budget(sid, payload.get("budget"))
             self.link(sid, payload.get("parentSessionId"))
         elif kind == "session.budget":
             if sid in self.spent:
                 self._set_budget(sid, event.payload)
-        elif kind == "turn.started":
-            self.open_turns[sid] = event.turn_id
-        elif kind == "turn.completed":
-            self.open_turns.pop(sid, None)
 
     def _set_budget(self, session_id: str, payload: Any) -> None:
         budget = self._budget_of(payload)
