@@ -294,7 +294,9 @@ def test_a_dot_git_file_is_read_as_git_reads_it(tmp_path: Path, said: str) -> No
     assert found is not None and found.resolve() == Path(asked).resolve() == (store / ".git").resolve()
 
 
-@pytest.mark.parametrize("said", ["gitdir:../store/.git\n", "# a note\ngitdir: ../store/.git\n", "gitdir: \n"])
+@pytest.mark.parametrize(
+    "said", ["gitdir:../store/.git\n", "# a note\ngitdir: ../store/.git\n", "gitdir: \n"]
+)
 def test_a_dot_git_file_git_refuses_points_nowhere(tmp_path: Path, said: str) -> None:
     repository(tmp_path / "store")
     checkout = tmp_path / "checkout"
