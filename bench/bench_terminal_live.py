@@ -2,7 +2,7 @@
 
 50 Claude Code sessions of one project (a temporary `CLAUDE_CONFIG_DIR`, each transcript opened
 with the CLI's head lines: its title and the prompt that names the project as `cwd`) are followed
-by `TerminalAgents.serving(engine, project=…)` on a real `SessionEngine` (a `JsonlFileEventStore`
+by `TerminalAgents(engine, …).serving(project=…)` on a real `SessionEngine` (a `JsonlFileEventStore`
 in the same temporary directory). A listener subscribed to the engine folds every event into the
 dashboard's reducer (`apply_event`, which projects the turn's phase frame from the event with
 `events.frames.transition_for`, as the dashboard shows terminal sessions) and reads that phase.
@@ -232,8 +232,8 @@ async def _follow(
     options: dict[str, Any] = {} if poll_every is None else {"poll_every": poll_every}
     async with engine:
         engine.subscribe(heard)
-        async with TerminalAgents.serving(
-            engine, watched=lambda: False, project=project, **options
+        async with TerminalAgents(engine, watched=lambda: False).serving(
+            project=project, **options
         ) as agents:
             if len(state.sessions) != sessions:
                 raise RuntimeError(

@@ -352,9 +352,9 @@ class TestServing:
         async with (
             new_engine(tmp_path / "first") as first,
             new_engine(tmp_path / "second") as second,
-            TerminalAgents.serving(first, watched=lambda: True, roots=roots, socket=hook_socket()),
-            TerminalAgents.serving(
-                second, watched=lambda: True, roots=roots, socket=hook_socket(), on_warning=said.append
+            TerminalAgents(first, watched=lambda: True, roots=roots).serving(socket=hook_socket()),
+            TerminalAgents(second, watched=lambda: True, roots=roots, on_warning=said.append).serving(
+                socket=hook_socket()
             ) as agents,
         ):
             assert agents.warnings == said  # told at once, each once
@@ -383,13 +383,9 @@ class TestServing:
                     grew.set()
 
             engine.subscribe(hear)
-            async with TerminalAgents.serving(
-                engine,
-                watched=lambda: True,
-                project=Path("/home/dev/shop-api"),
-                roots={"claude-code": cli.root, "codex": tmp_path / "codex"},
-                poll_every=0.01,
-            ) as agents:
+            async with TerminalAgents(
+                engine, watched=lambda: True, roots={"claude-code": cli.root, "codex": tmp_path / "codex"}
+            ).serving(project=Path("/home/dev/shop-api"), poll_every=0.01) as agents:
                 assert agents.runs(MAIN) and not agents.runs("sess_other-session")
                 cli.write(4)  # the CLI goes on: the poll tells the listeners
                 with anyio.fail_after(20):

@@ -215,15 +215,13 @@ async def _relay_hooks(host: Any, engine: Any, project: Path, hand_back: float) 
 
     async with anyio.create_task_group() as group:
         group.start_soon(watch)
-        async with TerminalAgents.serving(
+        async with TerminalAgents(
             engine,
             watched=lambda: present[0],
             hand_back_after=hand_back,
-            project=project,
-            socket=hook_socket(),
             on_warning=_stderr,
             transcript_wait=TerminalAgents.TRANSCRIPT_WAIT,
-        ) as agents:
+        ).serving(project=project, socket=hook_socket()) as agents:
             yield agents
         group.cancel_scope.cancel()
 

@@ -1,6 +1,6 @@
 """`TerminalAgents`: the terminal sessions of one host, followed and answered while it runs.
 
-`TerminalAgents.serving(engine, watched=…, hand_back_after=…)` is what a host runs (the local
+`TerminalAgents(engine, watched=…, hand_back_after=…).serving(project=…)` is what a host runs (the local
 dashboard's project run, `agent-tui serve --relay-hooks`): inside it, the followed transcripts
 are read as they grow (`TerminalLogs`), the hook events are answered (`handle`, given to the hook
 socket), and the command executor stops terminal sessions through it (it is the runtime's
@@ -71,6 +71,7 @@ class TerminalAgents:
         hand_back_after: float = 30.0,
         roots: dict[Cli, Path] | None = None,
         transcript_wait: float = 0.0,
+        on_warning: Callable[[str], object] | None = None,
     ) -> None:
         self.engine = engine
         self.logs = TerminalLogs(engine, roots)
@@ -81,7 +82,7 @@ class TerminalAgents:
             hand_back_after=hand_back_after,
             transcript_wait=transcript_wait,
         )
-        self.on_warning: Callable[[str], object] | None = None
+        self.on_warning = on_warning
         self._told = 0  # how many of `warnings` `on_warning` was told
 
     @property
@@ -100,47 +101,32 @@ class TerminalAgents:
         return await self.hooks.stop(session_id, by=by)
 
     # -- running -----------------------------------------------------------------------------------
-    @classmethod
     @asynccontextmanager
     async def serving(
-        cls,
-        engine: SessionEngine,
+        self,
         *,
-        watched: Callable[[], bool],
-        hand_back_after: float = 30.0,
         project: Path | None = None,
         socket: SocketFactory | None = None,
-        roots: dict[Cli, Path] | None = None,
         recent: float = RECENT,
-        on_warning: Callable[[str], object] | None = None,
         poll_every: float = POLL_EVERY,
-        transcript_wait: float = 0.0,
     ) -> AsyncIterator[TerminalAgents]:
-        """Follow and answer terminal sessions for `engine` while inside (see the class)."""
-        agents = cls(
-            engine,
-            watched=watched,
-            hand_back_after=hand_back_after,
-            roots=roots,
-            transcript_wait=transcript_wait,
-        )
-        agents.on_warning = on_warning
+        """Follow and answer terminal sessions for the engine while inside (see the class)."""
         try:
             async with anyio.create_task_group() as group, AsyncExitStack() as answering:
                 if socket is not None:
                     try:
-                        await answering.enter_async_context(socket(agents.handle, watched))
+                        await answering.enter_async_context(socket(self.handle, self.hooks.watched))
                     except HookSocketError as error:  # another agent-tui answers them: follow only
-                        agents.hooks.warnings.append(f"the CLIs' hooks are not answered here: {error}")
+                        self.hooks.warnings.append(f"the CLIs' hooks are not answered here: {error}")
                 if project is not None:
-                    await agents.follow_project(project, recent)
-                    group.start_soon(agents._look_for, project, recent)
-                group.start_soon(agents._poll, poll_every)
-                agents.tell_warnings()
-                yield agents
+                    await self.follow_project(project, recent)
+                    group.start_soon(self._look_for, project, recent)
+                group.start_soon(self._poll, poll_every)
+                self.tell_warnings()
+                yield self
                 group.cancel_scope.cancel()
         finally:
-            agents.logs.release()
+            self.logs.release()
 
     def tell_warnings(self) -> None:
         """Tell `on_warning` the warnings given since it was last told (each once)."""

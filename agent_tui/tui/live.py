@@ -221,15 +221,13 @@ class LiveRun:
         if self.terminal_hand_back is None or self.run is not None or self.project is None:
             return
         self.terminal = await stack.enter_async_context(
-            TerminalAgents.serving(
+            TerminalAgents(
                 workbench.engine,
                 watched=lambda: True,  # this dashboard is watching
                 hand_back_after=self.terminal_hand_back,
-                project=self.project,
-                socket=hook_socket(),
                 on_warning=self._terminal_notice,
                 transcript_wait=TerminalAgents.TRANSCRIPT_WAIT,
-            )
+            ).serving(project=self.project, socket=hook_socket())
         )
         if self._executor is not None:
             self._executor.terminal = self.terminal
