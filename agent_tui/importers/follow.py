@@ -22,17 +22,71 @@ it; our logs are left as written so far (the last turn of a running session stay
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from watchfiles import watch
-
-from agent_tui.importers.builder import LineImporter
+from agent_tui.importers.builder import LineImporter, LogLine
 from agent_tui.importers.convert import ImportLineError, SessionLogWriter, SourceFile, discover
 from agent_tui.importers.source_lines import OVERLONG, SourceLines
 
 
-class ForeignTail:
+class SourceTail:
+    """How far one source file was read (the byte after its last complete line, and its lines so
+    far) and its importer, kept alive between reads: what `ForeignTail` and the terminal agents'
+    transcripts (`terminal.logs`) share.
+
+    Args:
+        source: the log.
+    """
+
+    def __init__(self, source: SourceFile) -> None:
+        self.source = source
+        self.importer: LineImporter = source.importer()
+        self.offset = 0
+        self.lines = 0
+        self.failed = False  # the importer failed on a line: this log is no longer followed
+        self._overlong = (0, 0)  # the last overlong line's length, and the cap
+
+    def grown(self) -> bool:
+        """Whether the file holds bytes past `offset` (never once `failed`)."""
+        if self.failed:
+            return False
+        try:
+            return self.source.path.stat().st_size > self.offset
+        except OSError:
+            return False
+
+    def appended(self) -> Iterator[tuple[int, memoryview]]:
+        """Each complete line appended since the last read that is not blank, with its number;
+        `feed` makes its events. When the iteration ends or stops, `offset` is past the last
+        complete line read: a line still being written (however long) waits for the next read."""
+        with self.source.path.open("rb", buffering=0) as handle:
+            handle.seek(self.offset)
+            lines = SourceLines(handle, first_number=self.lines + 1)
+            try:
+                for number, line in lines:
+                    self.lines = number
+                    if line is OVERLONG:
+                        self._overlong = (lines.overlong, lines.max_line)
+                        yield number, line
+                    elif not (line[0] <= 32 and line.tobytes().isspace()):
+                        yield number, line
+            finally:
+                self.offset = handle.tell() - (len(lines.tail) or lines.tail_overlong)
+
+    def feed(self, number: int, line: memoryview) -> list[LogLine]:
+        """The importer's events for line `number`, as `appended` gave it."""
+        if line is OVERLONG:
+            return self.importer.feed_overlong(number, *self._overlong)
+        return self.importer.feed_lines(number, line)
+
+    def fail(self, error: Exception) -> str:
+        """The importer failed on the current line: stop following; returns the warning."""
+        self.failed = True
+        return f"{ImportLineError(self.source.path, self.lines, error)} (no longer followed)"
+
+
+class ForeignTail(SourceTail):
     """One foreign log being followed.
 
     Args:
@@ -41,12 +95,8 @@ class ForeignTail:
     """
 
     def __init__(self, source: SourceFile, writer: SessionLogWriter) -> None:
-        self.source = source
+        super().__init__(source)
         self.writer = writer
-        self.importer: LineImporter = source.importer()
-        self.offset = 0
-        self.lines = 0
-        self.failed = False  # the importer failed on a line: this log is no longer followed
         self.finished = False  # `finish()` ended it: nothing more is read
 
     def poll(self) -> int:
@@ -54,32 +104,14 @@ class ForeignTail:
 
         An importer that fails on a line (a bug) stops the following of this log, with a warning
         naming the line (`ImportLineError`'s words); what was written before stays."""
-        if self.failed or self.finished:
+        if self.finished or not self.grown():
             return 0
+        events: list[LogLine] = []
         try:
-            size = self.source.path.stat().st_size
-        except OSError:
-            return 0
-        if size <= self.offset:
-            return 0
-        events = []
-        importer = self.importer
-        with self.source.path.open("rb", buffering=0) as handle:
-            handle.seek(self.offset)
-            lines = SourceLines(handle, first_number=self.lines + 1)
-            try:
-                for number, line in lines:
-                    self.lines = number
-                    if line is OVERLONG:
-                        events += importer.feed_overlong(number, lines.overlong, lines.max_line)
-                    elif not (line[0] <= 32 and line.tobytes().isspace()):
-                        events += importer.feed_lines(number, line)
-            except Exception as error:
-                self.failed = True
-                failure = ImportLineError(self.source.path, self.lines, error)
-                self.importer.warnings.append(f"{failure} (no longer followed)")
-            # A line still being written (however long) waits for the next poll.
-            self.offset = handle.tell() - (len(lines.tail) or lines.tail_overlong)
+            for number, line in self.appended():
+                events += self.feed(number, line)
+        except Exception as error:
+            self.importer.warnings.append(self.fail(error))
         self.writer.write(events, str(self.source.path))
         self.writer.flush()
         return len(events)
@@ -169,6 +201,8 @@ class ForeignFollower:
             self._thread.start()
 
     def _run(self) -> None:
+        from watchfiles import watch  # here: the terminal agents share `SourceTail`, not the watcher
+
         watched = sorted(
             {tail.source.path.parent for tail in self.tails.values()}
             | {root if root.is_dir() else root.parent for root in self.roots}

@@ -42,11 +42,11 @@ import anyio.lowlevel
 
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.events import Event
-from agent_tui.importers.builder import WOVEN, LineImporter, LogLine, SessionBuilder, as_event
-from agent_tui.importers.convert import ImportLineError, SourceFile, discover
+from agent_tui.importers.builder import WOVEN, LogLine, SessionBuilder, as_event
+from agent_tui.importers.convert import SourceFile, discover
 from agent_tui.importers.detect import Format
+from agent_tui.importers.follow import SourceTail
 from agent_tui.importers.locations import Tool, default_dir
-from agent_tui.importers.source_lines import OVERLONG, SourceLines
 from agent_tui.store import SessionLockedError
 from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_wire import Cli
@@ -96,18 +96,14 @@ def transcript_refused(cli: Cli, path: str | Path, root: Path | None = None) -> 
     return resolved
 
 
-@dataclass
-class _Transcript:
+class _Transcript(SourceTail):
     """One transcript file being followed."""
 
-    source: SourceFile
-    cli: Cli
-    importer: LineImporter
-    offset: int = 0
-    lines: int = 0
-    failed: bool = False
-    grew: bool = True  # since its sub-agents' files were last looked for
-    looked: float = 0.0  # when they were (monotonic seconds)
+    def __init__(self, source: SourceFile, cli: Cli) -> None:
+        super().__init__(source)
+        self.cli = cli
+        self.grew = True  # since its sub-agents' files were last looked for
+        self.looked = 0.0  # when they were (monotonic seconds)
 
 
 @dataclass
@@ -178,7 +174,7 @@ class TerminalLogs:
             self._add(cli, SourceFile(path, fmt))
 
     def _add(self, cli: Cli, source: SourceFile) -> None:
-        self._transcripts[source.path] = _Transcript(source, cli, source.importer())
+        self._transcripts[source.path] = _Transcript(source, cli)
 
     def _companions(self) -> None:
         """Sub-agents' files that appeared beside a followed Claude Code transcript join (looked
@@ -205,38 +201,18 @@ class TerminalLogs:
             return stored
 
     async def _poll(self, transcript: _Transcript) -> int:
-        if transcript.failed:
-            return 0
-        path = transcript.source.path
-        try:
-            size = path.stat().st_size
-        except OSError:
-            return 0
-        if size <= transcript.offset:
+        if not transcript.grown():
             return 0
         transcript.grew = True
-        importer = transcript.importer
         stored = 0
-        with path.open("rb", buffering=0) as handle:
-            handle.seek(transcript.offset)
-            lines = SourceLines(handle, first_number=transcript.lines + 1)
-            try:
-                for number, line in lines:
-                    transcript.lines = number
-                    if number % YIELD_EVERY == 0:  # a long catch-up lets the dashboard draw meanwhile
-                        await anyio.lowlevel.checkpoint()
-                    stored += await self._rewoven(transcript)
-                    if line is OVERLONG:
-                        made = importer.feed_overlong(number, lines.overlong, lines.max_line)
-                    elif line[0] <= 32 and line.tobytes().isspace():
-                        continue
-                    else:
-                        made = importer.feed_lines(number, line)
-                    stored += await self._store(transcript, made)
-            except Exception as error:
-                transcript.failed = True
-                self.warnings.append(f"{ImportLineError(path, transcript.lines, error)} (no longer followed)")
-            transcript.offset = handle.tell() - (len(lines.tail) or lines.tail_overlong)
+        try:
+            for number, line in transcript.appended():
+                if number % YIELD_EVERY == 0:  # a long catch-up lets the dashboard draw meanwhile
+                    await anyio.lowlevel.checkpoint()
+                stored += await self._rewoven(transcript)  # what an earlier process wove before it
+                stored += await self._store(transcript, transcript.feed(number, line))
+        except Exception as error:
+            self.warnings.append(transcript.fail(error))
         stored += await self._rewoven(transcript)
         return stored
 
