@@ -16,7 +16,7 @@ import pytest
 from agent_tui.engine.tools.repository_check import repository_config_risk
 from agent_tui.engine.tools.shell_tool import ShellArgs, ShellTool
 from agent_tui.safety import assess_shell
-from agent_tui.safety.git_hooks import gitdir_of
+from agent_tui.safety.git_hooks import common_dir_of, gitdir_of
 
 _ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -311,3 +311,13 @@ def test_a_dot_git_fifo_is_not_waited_on(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / ".git")
     assert gitdir_of(tmp_path / ".git") is None
     assert gitdir_of(tmp_path / "absent") is None
+
+
+def test_a_linked_worktrees_common_dir_is_the_one_git_uses(tmp_path: Path) -> None:
+    store = repository(tmp_path / "store")
+    git(store, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    own = gitdir_of(tmp_path / "side" / ".git")
+    assert own is not None and common_dir_of(store / ".git") is None  # the main one is its own
+    common = common_dir_of(own)
+    asked = git(tmp_path / "side", "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    assert common is not None and common.resolve() == Path(asked).resolve() == (store / ".git").resolve()

@@ -43,7 +43,7 @@ from typing import Any, Literal
 
 from agent_tui.events.model import Risk
 from agent_tui.safety import shell_commands
-from agent_tui.safety.git_hooks import gitdir_of
+from agent_tui.safety.git_hooks import common_dir_of, gitdir_of
 from agent_tui.safety.shell_parse import MAX_PIPES
 from agent_tui.safety.shell_words import brace_spellings
 
@@ -129,22 +129,15 @@ def _repository_at(root: Path, dot_git: Path) -> Repository:
         return Repository(root, root, ())
     target = Path(os.path.realpath(said))
     dirs = [target]
-    common = _common_of(target)
-    if common is not None and common != target:
+    named = common_dir_of(target)
+    common = Path(os.path.realpath(named)) if named is not None else target
+    if common != target:
         dirs.append(common)
     return Repository(root, _main_of(dirs[-1], root), tuple(dirs))
 
 
 def _main_of(git_dir: Path, fallback: Path) -> Path:
     return git_dir.parent if git_dir.name == GIT else fallback
-
-
-def _common_of(git_dir: Path) -> Path | None:
-    try:
-        text = (git_dir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    return Path(os.path.realpath(os.path.join(git_dir, text))) if text else None
 
 
 class _Areas:

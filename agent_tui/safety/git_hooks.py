@@ -8,8 +8,9 @@ Invariants:
   merges, checkouts, pushes, rebases, receiving); `fsmonitor-watchman` runs only when
   `core.fsmonitor` names it. The others (`post-index-change` whenever `git status` or `git diff`
   refreshes the index, `reference-transaction` on ref updates) can run for a `read`;
-- `gitdir_of` is the one reader of a `.git` file's `gitdir:` line, and reads it as git does
-  (setup.c's `read_gitfile_gently`): every caller sees the directory git would use, or None.
+- `gitdir_of` is the one reader of a `.git` file's `gitdir:` line and `common_dir_of` of a git
+  directory's `commondir` file; each reads it as git does (setup.c): every caller sees the
+  directory git would use, or None. Neither waits on a FIFO or reads past `_MAX_GIT_FILE`.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from pathlib import Path
 
 from agent_tui.safety.shell_words import names
 
-__all__ = ["HOOK_EVENTS", "WRITE_ONLY_HOOKS", "gitdir_of"]
+__all__ = ["HOOK_EVENTS", "WRITE_ONLY_HOOKS", "common_dir_of", "gitdir_of"]
 
 _MAX_GIT_FILE = 1 << 20
-"""git refuses a `.git` file larger than this."""
+"""git refuses a `.git` file larger than this; neither file is read past it here."""
 
 WRITE_ONLY_HOOKS = names(
     "applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit prepare-commit-msg "
@@ -40,16 +41,37 @@ HOOK_EVENTS: tuple[str, ...] = (*sorted(WRITE_ONLY_HOOKS), "post-index-change", 
 def gitdir_of(dot_git: Path) -> Path | None:
     """Where the `.git` file `dot_git` points, as git reads it: the file starts with `gitdir: `,
     the rest without its trailing line breaks (up to a NUL) is the path, relative to the file's
-    folder. None when it is not a regular file (a FIFO is never waited on), cannot be read, or
-    git would refuse it. The path is not resolved."""
+    folder. None when it is not a regular file, cannot be read, or git would refuse it. The
+    path is not resolved."""
+    raw = _git_file(dot_git)
+    if raw is None or not raw.startswith(b"gitdir: "):
+        return None
+    return _named(dot_git.parent, raw.removeprefix(b"gitdir: "))
+
+
+def common_dir_of(git_dir: Path) -> Path | None:
+    """The repository's common directory that the `commondir` file of the git directory
+    `git_dir` names (a linked worktree's), as git reads it: without its trailing line breaks,
+    relative to `git_dir`. None when there is no such file (`git_dir` is its own), or it cannot
+    be read or is empty (git stops there). The path is not resolved."""
+    raw = _git_file(git_dir / "commondir")
+    return None if raw is None else _named(git_dir, raw)
+
+
+def _git_file(path: Path) -> bytes | None:
+    """The bytes of a regular file of git's (a FIFO is never waited on); None if not one, not
+    readable or larger than `_MAX_GIT_FILE`."""
     try:
-        with open(os.open(dot_git, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
                 return None
             raw = file.read(_MAX_GIT_FILE + 1)
     except OSError:
         return None
-    if len(raw) > _MAX_GIT_FILE or not raw.startswith(b"gitdir: "):
-        return None
-    said = raw.removeprefix(b"gitdir: ").rstrip(b"\r\n").split(b"\0")[0]
-    return dot_git.parent / os.fsdecode(said) if said else None
+    return raw if len(raw) <= _MAX_GIT_FILE else None
+
+
+def _named(folder: Path, said: bytes) -> Path | None:
+    """The path a git file says, trailing line breaks removed, up to a NUL, from `folder`."""
+    said = said.rstrip(b"\r\n").split(b"\0")[0]
+    return folder / os.fsdecode(said) if said else None

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent_tui.private_files import make_private_dirs, untrusted_reason
-from agent_tui.safety.git_hooks import gitdir_of
+from agent_tui.safety.git_hooks import common_dir_of, gitdir_of
 from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_wire import Cli
 from agent_tui.terminal.install_record import (
@@ -133,12 +133,10 @@ def codex_worktree_home(directory: Path) -> Path | None:
         if not stat.S_ISREG(info.st_mode):
             return None  # a .git folder: a regular checkout (or a link: not followed)
         gitdir = gitdir_of(level / ".git")
-        if gitdir is None:
-            return None
-        try:
-            common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
-        except (OSError, ValueError):
+        named = common_dir_of(gitdir) if gitdir is not None else None
+        if named is None:
             return None  # a submodule has no commondir: its own checkout
+        common = named.resolve()
         if common.name != ".git":
             return None  # the main repository is bare: no checkout to hold hooks
         return common.parent / directory.relative_to(level)

@@ -39,7 +39,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from agent_tui.safety import RepositoryCheck
-from agent_tui.safety.git_hooks import WRITE_ONLY_HOOKS, gitdir_of
+from agent_tui.safety.git_hooks import WRITE_ONLY_HOOKS, common_dir_of, gitdir_of
 
 __all__ = ["repository_check", "repository_config_risk"]
 
@@ -251,14 +251,7 @@ def _repository(look: _Look, git_dir: Path, work_tree: Path | None, depth: int, 
     if key in look.seen:
         return
     look.seen.add(key)
-    common = git_dir
-    commondir = git_dir / "commondir"
-    if commondir.is_file():
-        try:
-            named = Path(commondir.read_text("utf-8", "replace").strip())
-        except OSError:
-            named = Path()
-        common = named if named.is_absolute() else git_dir / named
+    common = common_dir_of(git_dir) or git_dir
     files = [common / "config", git_dir / "config.worktree", common / "config.worktree"]
     values: dict[str, str] = {}
     for path in dict.fromkeys(files):

@@ -41,7 +41,7 @@ from functools import cache
 from pathlib import Path
 
 from agent_tui.safety.credential_stores import store_paths
-from agent_tui.safety.git_hooks import gitdir_of
+from agent_tui.safety.git_hooks import common_dir_of, gitdir_of
 
 __all__ = ["git_dirs", "probe_sandbox", "sandbox_status", "sandboxed_argv"]
 
@@ -232,15 +232,16 @@ def _worktree_dirs(dot_git: Path) -> list[Path]:
         return []
     gitdir = said.resolve()
     common = gitdir.parent.parent
+    named = common_dir_of(gitdir)
     try:
         back = (gitdir / "gitdir").read_text(encoding="utf-8").strip()
-        commondir = (gitdir / "commondir").read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return []
     proven = (
         gitdir.parent.name == "worktrees"
         and (gitdir / back).resolve() == dot_git.resolve()
-        and (gitdir / commondir).resolve() == common
+        and named is not None
+        and named.resolve() == common
         and (common / "HEAD").is_file()
         and (common / "objects").is_dir()
     )
