@@ -242,47 +242,10 @@ class TerminalHooks:
         agent = _agent(event)
         if not self._matches(main, agent, tool, args):
             await self._shown(cli, event, lambda: bool(self._matches(main, agent, tool, args)))
-        async with self.logs.lock:
-            matches = self._matches(main, _agent(event), tool, args)
-            if not matches:
-                return NO_DECISION
-            session_id, call_id = matches[0]
-            builder = self.logs.builder(session_id)
-            if builder is None or builder.turn is None:
-                return NO_DECISION
-            request_id = f"hook_{safe_part(call_id)}_{next(self._ids)}_{secrets.token_hex(3)}"
-            risk, reason, warning = _risk(tool, args)
-            if len(matches) > 1:
-                warning = (
-                    f"{len(matches)} {tool} calls with these same arguments wait: agent-tui cannot tell "
-                    "which one the CLI asks about"
-                )
-            preview = _preview(tool, args)
-            fields = {
-                "requestId": request_id,
-                "toolCallId": call_id,
-                "tool": tool,
-                "risk": risk,
-                "argsPreview": preview,
-            }
-            fields.update({key: value for key, value in (("reason", reason), ("warning", warning)) if value})
-            asked = await self.logs.weave_locked(session_id, "permission.requested", fields)
-            if asked is None:
-                return NO_DECISION
-            turn_id = builder.turn.turn_id
-        request = PermissionRequest(
-            session_id=session_id,
-            turn_id=turn_id,
-            request_id=request_id,
-            tool_call_id=call_id,
-            tool=tool,
-            risk=risk,  # type: ignore[arg-type]
-            args_preview=preview,
-            args=args,
-            agent_path=self.engine.agent_path(session_id),
-            warning=warning,
-            reason=reason,
-        )
+        request = await self._question(main, agent, tool, args)
+        if request is None:
+            return NO_DECISION
+        session_id, call_id, request_id = request.session_id, request.tool_call_id, request.request_id
         self._waiting[request_id] = (session_id, self._main_of(session_id))
         try:
             answer = await self._ask(cli, request)
@@ -305,6 +268,47 @@ class TerminalHooks:
         stopped = self._stopped_for(main)
         message = STOPPED if stopped else answer.reason or "denied from agent-tui"
         return Reply("deny", message=message, interrupt=stopped and cli == "claude-code")
+
+    async def _question(
+        self, main: str, agent: str, tool: str, args: dict[str, Any]
+    ) -> PermissionRequest | None:
+        """Weave the question about the call the hook asks of into its session's log; the request
+        to put to the person (None: the call is not in a log's open turn)."""
+        async with self.logs.lock:
+            matches = self._matches(main, agent, tool, args)
+            if not matches:
+                return None
+            session_id, call_id = matches[0]
+            builder = self.logs.builder(session_id)
+            if builder is None or builder.turn is None:
+                return None
+            request_id = f"hook_{safe_part(call_id)}_{next(self._ids)}_{secrets.token_hex(3)}"
+            risk, reason, warning = _risk(tool, args)
+            if len(matches) > 1:
+                warning = (
+                    f"{len(matches)} {tool} calls with these same arguments wait: agent-tui cannot tell "
+                    "which one the CLI asks about"
+                )
+            preview = _preview(tool, args)
+            fields = {"requestId": request_id, "toolCallId": call_id, "tool": tool, "risk": risk}
+            fields["argsPreview"] = preview
+            fields.update({key: value for key, value in (("reason", reason), ("warning", warning)) if value})
+            if await self.logs.weave_locked(session_id, "permission.requested", fields) is None:
+                return None
+            turn_id = builder.turn.turn_id
+        return PermissionRequest(
+            session_id=session_id,
+            turn_id=turn_id,
+            request_id=request_id,
+            tool_call_id=call_id,
+            tool=tool,
+            risk=risk,  # type: ignore[arg-type]
+            args_preview=preview,
+            args=args,
+            agent_path=self.engine.agent_path(session_id),
+            warning=warning,
+            reason=reason,
+        )
 
     async def _ask(self, cli: Cli, request: PermissionRequest) -> PermissionAnswer | None:
         """The person's answer, or None when a Codex question was handed back to its terminal."""
