@@ -107,7 +107,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         Binding("s", "answer('allow-session')", "Allow for session"),
         Binding("exclamation_mark", "answer('allow-always')", "Always allow", key_display="!"),
         Binding("n", "answer('deny')", "Deny"),
-        Binding("escape", "close", "Close"),
+        Binding("escape", "dismiss", "Close"),
         Binding("A", "app.next_approval", "Next request"),
         *(Binding(str(n), f"option({n})", f"Option {n}", show=False) for n in range(1, 10)),
     ]
@@ -331,9 +331,6 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             self.notify("A recorded request cannot be answered.", severity="warning")
         elif 1 <= number <= len(self.options):
             self.dismiss(option_answer(self.options[number - 1]))
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
     def withdraw(self) -> None:
         """The engine stopped waiting: close without an answer."""

@@ -43,7 +43,7 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
         tokens: the tokens of its budget now (None: no token limit).
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
 
     def __init__(self, path: str, summary: Content, usd: float | None, tokens: int | None) -> None:
         super().__init__()
@@ -74,7 +74,7 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
             yield Static("", id="budget-error")
             with Horizontal(id="budget-buttons"):
                 yield dialog_button("Set  enter", "budget-set", "set", "primary")
-                yield dialog_button("Cancel  esc", "budget-cancel", "cancel")
+                yield dialog_button("Cancel  esc", "budget-cancel", "dismiss")
 
     def on_mount(self) -> None:
         focus_now(self.query_one("#budget-usd", Input))
@@ -94,9 +94,6 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
             self.query_one("#budget-error", Static).update(marked("✗ " + answer, "$text-error"))
             return
         self.dismiss(answer)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -72,7 +72,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         # Not a priority binding: it must reach the screen after the keys typed before it, which
         # the prompt box handles in its own queue (a paste then ctrl+s would start without it).
         Binding("ctrl+s", "start", "Start"),
-        Binding("escape", "cancel", "Cancel"),
+        Binding("escape", "dismiss", "Cancel"),
     ]
 
     def __init__(
@@ -136,7 +136,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             yield Static("", id="new-agent-error")
             with Horizontal(id="new-agent-buttons"):
                 yield dialog_button("Start  ctrl+s", "new-agent-start", "start", "primary")
-                yield dialog_button("Cancel  esc", "new-agent-cancel", "cancel")
+                yield dialog_button("Cancel  esc", "new-agent-cancel", "dismiss")
 
     def _run_fields(self) -> ComposeResult:
         """The rows of where, on what, under which name and within what budget the agent runs."""
@@ -262,6 +262,3 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             picked = self.query_one("#new-agent-host", Select).value
             self.host = picked if isinstance(picked, str) else self.host
         self.dismiss(spec)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

@@ -36,7 +36,7 @@ def notice_line(notice: Notice) -> Content:
 class NoticesScreen(ModalScreen[None]):
     """The notices, newest first (`notices` oldest first, as the app keeps them)."""
 
-    BINDINGS = [Binding("escape,q,N", "close", "Close")]
+    BINDINGS = [Binding("escape,q,N", "dismiss", "Close")]
 
     def __init__(self, notices: Iterable[Notice]) -> None:
         super().__init__()
@@ -50,6 +50,3 @@ class NoticesScreen(ModalScreen[None]):
                 yield Static(Content.styled("No notices yet.", MUTED), classes="notice-line")
             for notice in reversed(self._notices):
                 yield Static(notice_line(notice), classes="notice-line")
-
-    def action_close(self) -> None:
-        self.dismiss(None)

@@ -43,7 +43,7 @@ class PickScreen(ModalScreen[str | None]):
         highlighted: the entry highlighted first (None: the list's own choice).
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
 
     def __init__(
         self, list_id: str, title: str, subtitle: str, options: list[Option], highlighted: int | None = None
@@ -61,9 +61,6 @@ class PickScreen(ModalScreen[str | None]):
         if self._highlighted is not None:
             self._list.highlighted = self._highlighted
         self._list.focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:

@@ -104,7 +104,7 @@ class ReviewScreen(Screen[None]):
     """
 
     BINDINGS = [
-        Binding("escape", "close", "Back"),
+        Binding("escape", "dismiss", "Back"),
         Binding("c", "commit", "Commit"),
         Binding("m", "merge", "Merge"),
         Binding("d", "discard", "Discard"),
@@ -229,9 +229,6 @@ class ReviewScreen(Screen[None]):
         self.query_one("#review-diff", VerticalScroll).focus()
 
     # -- acting ----------------------------------------------------------------------------------
-    def action_close(self) -> None:
-        self.dismiss(None)
-
     async def _ask(self, command: Command, adapter: TypeAdapter[T], key: str, what: str) -> T | None:
         """What `command` gives back (read as `key`), or None after a notice saying why not."""
         try:

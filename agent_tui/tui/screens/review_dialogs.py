@@ -31,7 +31,7 @@ class CommitMessageScreen(ModalScreen[str | None]):
 
     BINDINGS = [
         Binding("ctrl+s", "commit", "Commit", priority=True),
-        Binding("escape", "cancel", "Cancel", priority=True),
+        Binding("escape", "dismiss", "Cancel", priority=True),
     ]
     DEFAULT_CSS = """
     #commit-dialog { width: 80; max-width: 96%; height: auto; max-height: 90%; border: round $primary;
@@ -52,16 +52,13 @@ class CommitMessageScreen(ModalScreen[str | None]):
             yield TextArea(self.message, id="commit-message", soft_wrap=True, show_line_numbers=False)
             with Horizontal(id="commit-buttons"):
                 yield dialog_button("Commit  ctrl+s", "commit-yes", "commit", "primary")
-                yield dialog_button("Cancel  esc", "commit-no", "cancel")
+                yield dialog_button("Cancel  esc", "commit-no", "dismiss")
 
     def on_mount(self) -> None:
         self.query_one("#commit-message", TextArea).focus()
 
     def action_commit(self) -> None:
         self.dismiss(self.query_one("#commit-message", TextArea).text)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 class TurnPickScreen(PickScreen):
