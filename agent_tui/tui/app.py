@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Unpack
@@ -32,12 +32,8 @@ from textual.worker import Worker, WorkerState
 
 from agent_tui.events import Event, counted, visible
 from agent_tui.ports import (
-    ExternalAgents,
-    McpServerConfig,
     ModelChoice,
     NotifyCommand,
-    PriceTable,
-    TerminalFinder,
     demo_scenario_path,
     exit_status,
     listen_for_leave_signals,
@@ -429,19 +425,11 @@ class ReplayApp(AgentTuiBase):
 def run_dashboard(
     sessions_dir: Path,
     *,
-    project: Path | None = None,
-    models: list[ModelChoice] | None = None,
-    prompt: str | None = None,
     notice: str | None = None,
     warning: str | None = None,
-    external: ExternalAgents | None = None,
-    agent: str | None = None,
     notify_command: NotifyCommand | None = None,
-    prices: PriceTable | None = None,
-    mcp_servers: Mapping[str, McpServerConfig] | None = None,
-    find_terminal: TerminalFinder | None = None,
-    all_projects: bool = False,
     terminal_hand_back: float | None = None,
+    **options: Unpack[RunOptions],
 ) -> int:
     """`agent-tui`: the dashboard on `project` with `models`, the `external` agents and the
     `terminal` agents' sessions, or (none of these) the built-in demo; `agent` starts that
@@ -452,22 +440,18 @@ def run_dashboard(
 
     Returns the exit status; says where the logs are once the terminal is back.
     """
-    demo = not models and (external is None or not external.names()) and find_terminal is None
+    external = options.get("external")
+    has_agents = options.get("models") or (external is not None and external.names())
+    demo = not has_agents and options.get("find_terminal") is None
+    if demo:  # the demo scenario runs none of the project's own agents
+        options.update(RunOptions(project=None, models=None, external=None, agent=None, find_terminal=None))
     app = AgentTuiApp(
         scenario_path=demo_scenario_path() if demo else None,
         sessions_dir=sessions_dir,
-        project=None if demo else project,
-        models=None if demo else models,
-        prompt=prompt,
-        external=None if demo else external,
-        agent=None if demo else agent,
-        prices=prices,
-        mcp_servers=mcp_servers,
         notice=notice if demo else None,
         warning=warning,
         notify_command=notify_command,
-        find_terminal=None if demo else find_terminal,
-        all_projects=all_projects,
+        **options,
     )
     if app.live is not None and not demo:
         app.live.terminal_hand_back = terminal_hand_back
