@@ -37,7 +37,7 @@ class PickScreen(ModalScreen[str | None]):
     """A list to pick one entry of: dismisses with its id (`enter`), or None (`escape`).
 
     Args:
-        list_id: the list's id (its looks are the subclass's `DEFAULT_CSS`).
+        list_id: the list's id (its looks are in `styles/app.tcss`).
         title, subtitle: the list's border titles.
         options: the entries, each with its id.
         highlighted: the entry highlighted first (None: the list's own choice).
@@ -70,11 +70,6 @@ class PickScreen(ModalScreen[str | None]):
 
 class ReopenScreen(PickScreen):
     """The closed sessions; dismisses with the one picked."""
-
-    DEFAULT_CSS = """
-    #reopen-list { width: 100; max-width: 96%; height: auto; max-height: 80%; border: round $primary;
-        background: $surface; }
-    """
 
     def __init__(self, sessions: list[StoredSession]) -> None:
         options = [Option(closed_label(session), id=session.session_id) for session in sessions]

@@ -111,23 +111,6 @@ class ReviewScreen(Screen[None]):
         Binding("r", "reload", "Reload"),
     ]
 
-    DEFAULT_CSS = """
-    ReviewScreen { layout: vertical; }
-    #review-title { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
-    #review-result { height: auto; max-height: 5; padding: 0 1; display: none; }
-    #review-result.-shown { display: block; }
-    #review-result.-error { color: $text-error; }
-    #review-result.-warning { color: $text-warning; }
-    #review-result.-done { color: $text-success; }
-    #review-body { height: 1fr; }
-    #review-files { width: 36%; min-width: 28; max-width: 60; text-wrap: nowrap; text-overflow: ellipsis; height: 1fr; border: round $primary-muted; }
-    #review-files:focus { border: round $primary; }
-    #review-diff { width: 1fr; height: 1fr; border: round $primary-muted; }
-    #review-diff:focus { border: round $primary; }
-    .review-note { color: $text-muted; padding: 1 2; }
-    .review-plain { padding: 0 1; }
-    """
-
     def __init__(self, commands: CommandClient, review: Review, agent_path: str) -> None:
         super().__init__()
         self.commands = commands

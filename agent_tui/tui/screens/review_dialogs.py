@@ -33,13 +33,6 @@ class CommitMessageScreen(ModalScreen[str | None]):
         Binding("ctrl+s", "commit", "Commit", priority=True),
         Binding("escape", "dismiss", "Cancel", priority=True),
     ]
-    DEFAULT_CSS = """
-    #commit-dialog { width: 80; max-width: 96%; height: auto; max-height: 90%; border: round $primary;
-        background: $surface; padding: 0 1; }
-    #commit-message { height: 8; }
-    #commit-buttons { height: auto; align-horizontal: center; }
-    #commit-buttons Button { margin: 0 1; }
-    """
 
     def __init__(self, message: str) -> None:
         super().__init__()
@@ -63,11 +56,6 @@ class CommitMessageScreen(ModalScreen[str | None]):
 
 class TurnPickScreen(PickScreen):
     """Which turn to rewind: every turn of the session, the last highlighted."""
-
-    DEFAULT_CSS = """
-    #turn-pick { width: 80; max-width: 96%; height: auto; max-height: 80%; border: round $primary;
-        background: $surface; }
-    """
 
     def __init__(self, turns: list[TurnFacts]) -> None:
         options = [Option(turn_label(turn), id=turn.turn_id) for turn in turns]
