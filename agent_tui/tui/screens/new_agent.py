@@ -26,13 +26,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 
 from agent_tui.ports import AgentSpec, BudgetLimit, ModelChoice, repo_root
-from agent_tui.tui.formatting import short_path
+from agent_tui.tui.formatting import MUTED, short_path
 from agent_tui.tui.marked import marked
 from agent_tui.tui.screens.confirm import dialog_button, field_row
 from agent_tui.tui.spend_text import BudgetInputError, parse_tokens, parse_usd, tokens_text
 from agent_tui.tui.text_entry import focus_now
-
-MUTED = "$text-muted"
 
 
 class TickBox(Checkbox):
