@@ -79,21 +79,15 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
     def on_mount(self) -> None:
         focus_now(self.query_one("#budget-usd", Input))
 
-    def answer(self) -> BudgetAnswer | str:
-        """What the fields say, or why they cannot be used."""
+    def action_set(self) -> None:
+        """Dismiss with what the fields say, or say under them why they cannot be used."""
         try:
             usd = parse_usd(self.query_one("#budget-usd", Input).value)
             tokens = parse_tokens(self.query_one("#budget-tokens", Input).value)
         except BudgetInputError as error:
-            return str(error)
-        return BudgetAnswer(usd, tokens)
-
-    def action_set(self) -> None:
-        answer = self.answer()
-        if isinstance(answer, str):
-            self.query_one("#budget-error", Static).update(marked("✗ " + answer, "$text-error"))
+            self.query_one("#budget-error", Static).update(marked(f"✗ {error}", "$text-error"))
             return
-        self.dismiss(answer)
+        self.dismiss(BudgetAnswer(usd, tokens))
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
