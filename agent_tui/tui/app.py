@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 from typing import Unpack
@@ -32,12 +32,8 @@ from textual.worker import Worker, WorkerState
 
 from agent_tui.events import Event, counted, visible
 from agent_tui.ports import (
-    ExternalAgents,
-    McpServerConfig,
     ModelChoice,
     NotifyCommand,
-    PriceTable,
-    TerminalFinder,
     demo_scenario_path,
     exit_status,
     listen_for_leave_signals,
@@ -122,7 +118,7 @@ class AgentTuiApp(AgentTuiBase):
         self.search_dir, self.search_index = search_dir, search_index
         self.live: LiveRun | None = None
         self._events = list(events or ())
-        self._project_run = False
+        self._mode = "recorded"
         project = options.get("project")
         if live:
             if sessions_dir is None or (scenario_path is None and project is None):
@@ -130,37 +126,36 @@ class AgentTuiApp(AgentTuiBase):
             self.live = LiveRun(scenario_path, sessions_dir, self.post_message, workspace_root, **options)
             if scenario_path is not None:
                 self._mode = f"live · {scenario_path.stem}"
-            else:
-                self._project_run = True
-                assert project is not None
+            elif project is not None:
                 self._mode = project_mode(project, options.get("models") or [])
-        else:
-            self._mode = "recorded"
-        if clock is None:
-            newest = max((epoch_ms(e.ts) or 0 for e in self._events), default=0)
-            clock = (lambda: newest) if not live else now_epoch_ms
-        self.clock_ms = clock
+        newest = max((epoch_ms(e.ts) or 0 for e in self._events), default=0)
+        self.clock_ms = clock or (now_epoch_ms if live else lambda: newest)
         if notice:
             self._mode += " · no model configured"
-        if group_by_day is not None:
-            self._project_run = group_by_day
+        self._project_run = group_by_day if group_by_day is not None else live and scenario_path is None
         self._notice = notice
         self._warning = warning
         self.window_title = TerminalTitle(TITLE, self._write_terminal)
         self.bells = 0
-        self.attention = Attention(
-            attention or AttentionPolicy(lambda: time.monotonic_ns() // 1_000_000),
+        self.attention = self._attend(attention, notify_command)
+        self._leaving = False
+        self._left_on: int | None = None  # the signal the run is leaving on (SIGTERM, SIGHUP)
+
+    def _attend(self, policy: AttentionPolicy | None, command: NotifyCommand | None) -> Attention:
+        """What tells the user away from the dashboard (bell, title, notifications), told the
+        live run's events once its stored sessions are folded in."""
+        attention = Attention(
+            policy or AttentionPolicy(lambda: time.monotonic_ns() // 1_000_000),
             self._write_terminal,
-            command=notify_command,
+            command=command,
             run=partial(self.run_worker, group="notify-command", exit_on_error=False),
             report=partial(self.notify, title="The notify command failed", severity="warning", timeout=15),
         )
         if self.live is not None:
-            self.live.observers.append(self.attention.policy.observe)
+            self.live.observers.append(attention.policy.observe)
             self.live.observers.append(self._heard)
-            self.live.on_hydrated.append(self.attention.policy.arm)  # what comes after is news
-        self._leaving = False
-        self._left_on: int | None = None  # the signal the run is leaving on (SIGTERM, SIGHUP)
+            self.live.on_hydrated.append(attention.policy.arm)  # what comes after is news
+        return attention
 
     def get_default_screen(self) -> Screen[None]:
         sessions_dir = self.live.sessions_dir if self.live is not None else None
@@ -429,19 +424,11 @@ class ReplayApp(AgentTuiBase):
 def run_dashboard(
     sessions_dir: Path,
     *,
-    project: Path | None = None,
-    models: list[ModelChoice] | None = None,
-    prompt: str | None = None,
     notice: str | None = None,
     warning: str | None = None,
-    external: ExternalAgents | None = None,
-    agent: str | None = None,
     notify_command: NotifyCommand | None = None,
-    prices: PriceTable | None = None,
-    mcp_servers: Mapping[str, McpServerConfig] | None = None,
-    find_terminal: TerminalFinder | None = None,
-    all_projects: bool = False,
     terminal_hand_back: float | None = None,
+    **options: Unpack[RunOptions],
 ) -> int:
     """`agent-tui`: the dashboard on `project` with `models`, the `external` agents and the
     `terminal` agents' sessions, or (none of these) the built-in demo; `agent` starts that
@@ -452,22 +439,18 @@ def run_dashboard(
 
     Returns the exit status; says where the logs are once the terminal is back.
     """
-    demo = not models and (external is None or not external.names()) and find_terminal is None
+    external = options.get("external")
+    has_agents = options.get("models") or (external is not None and external.names())
+    demo = not has_agents and options.get("find_terminal") is None
+    if demo:  # the demo scenario runs none of the project's own agents
+        options.update(RunOptions(project=None, models=None, external=None, agent=None, find_terminal=None))
     app = AgentTuiApp(
         scenario_path=demo_scenario_path() if demo else None,
         sessions_dir=sessions_dir,
-        project=None if demo else project,
-        models=None if demo else models,
-        prompt=prompt,
-        external=None if demo else external,
-        agent=None if demo else agent,
-        prices=prices,
-        mcp_servers=mcp_servers,
         notice=notice if demo else None,
         warning=warning,
         notify_command=notify_command,
-        find_terminal=None if demo else find_terminal,
-        all_projects=all_projects,
+        **options,
     )
     if app.live is not None and not demo:
         app.live.terminal_hand_back = terminal_hand_back

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -31,12 +31,19 @@ class PaletteCommand:
     discover: bool = True
 
 
+@runtime_checkable
+class OffersCommands(Protocol):
+    """A screen with commands of its own for the palette."""
+
+    def palette_commands(self) -> list[PaletteCommand]: ...
+
+
 class ScreenCommands(Provider):
     """Offers the commands of the screen the palette was opened from."""
 
     def _commands(self) -> list[PaletteCommand]:
-        offer = getattr(self.screen, "palette_commands", None)
-        return list(offer()) if offer is not None else []
+        screen = self.screen
+        return screen.palette_commands() if isinstance(screen, OffersCommands) else []
 
     async def discover(self) -> Hits:
         shown = 0

@@ -252,34 +252,9 @@ class LiveRun:
         )
         unsubscribe = workbench.engine.subscribe(self._on_event)
         unwatch = workbench.engine.watch_frames(self._on_frame)  # the phases: live frames
-        result: RunResult | None = None
         collector = RunCollector()
         try:
-            async with (  # the terminal agents' task group nests inside the run's tasks: left first
-                workbench.serving(),
-                anyio.create_task_group() as self._tasks,
-                AsyncExitStack() as terminal,
-            ):
-                problems = await workbench.hydrate(
-                    self._on_event, self._on_earlier, lazy=True, listed=self._listed
-                )
-                for line in workbench.skipped:
-                    self._terminal_notice(line)
-                self.hydrated = True
-                await self._follow_terminal_agents(terminal, workbench)
-                for hook in self.on_hydrated:
-                    hook()
-                collector.keep_out()  # what exists now lives as long as the run
-                self._post(WorkbenchReady(problems))
-                self.check_project_rules()
-                if self.prompt or self.agent:
-                    spec = AgentSpec(self.prompt or "", self.project or Path.cwd(), acp=self.agent)
-                    await start_agent(self, self._post, spec)
-                if self.run is not None and not self._closing.is_set():
-                    result = await self.run.play()
-                    self._post(LiveRunFinished(_summary(result)))
-                await self._closing.wait()
-                self._tasks.cancel_scope.cancel()  # (a transcript being read: nothing to keep)
+            return await self._serve(workbench, collector)
         finally:
             self._tasks = None
             collector.restore()
@@ -295,6 +270,37 @@ class LiveRun:
                 workbench.close_store()
             self.finished = True
             self._closed.set()
+
+    async def _serve(self, workbench: Workbench, collector: RunCollector) -> RunResult | None:
+        """Reopen the stored sessions, start what was asked at launch, play the demo, then
+        serve until `shutdown`; the demo's result (None for a project run)."""
+        assert self._closing is not None
+        result: RunResult | None = None
+        async with (  # the terminal agents' task group nests inside the run's tasks: left first
+            workbench.serving(),
+            anyio.create_task_group() as self._tasks,
+            AsyncExitStack() as terminal,
+        ):
+            problems = await workbench.hydrate(
+                self._on_event, self._on_earlier, lazy=True, listed=self._listed
+            )
+            for line in workbench.skipped:
+                self._terminal_notice(line)
+            self.hydrated = True
+            await self._follow_terminal_agents(terminal, workbench)
+            for hook in self.on_hydrated:
+                hook()
+            collector.keep_out()  # what exists now lives as long as the run
+            self._post(WorkbenchReady(problems))
+            self.check_project_rules()
+            if self.prompt or self.agent:
+                spec = AgentSpec(self.prompt or "", self.project or Path.cwd(), acp=self.agent)
+                await start_agent(self, self._post, spec)
+            if self.run is not None and not self._closing.is_set():
+                result = await self.run.play()
+                self._post(LiveRunFinished(_summary(result)))
+            await self._closing.wait()
+            self._tasks.cancel_scope.cancel()  # (a transcript being read: nothing to keep)
         return result
 
     def _on_event(self, event: Event) -> None:

@@ -28,7 +28,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_tui.private_files import make_private_dirs
+from agent_tui.private_files import write_private
 
 APP_NAME = "agent-tui"
 TOKEN_BYTES = 32
@@ -140,18 +140,8 @@ class TokenStore:
 
     def _make(self) -> AccessToken:
         token = AccessToken(secrets.token_urlsafe(TOKEN_BYTES))
-        folder = self.path.parent
-        temporary = folder / f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}"
         try:
-            make_private_dirs(folder)
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            try:
-                os.write(fd, (token.value + "\n").encode("ascii"))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temporary, self.path)
+            write_private(self.path, (token.value + "\n").encode("ascii"))
         except OSError as error:
-            temporary.unlink(missing_ok=True)
             raise TokenStoreError(f"{error.filename or self.path}: {error.strerror or error}") from None
         return token

@@ -61,12 +61,13 @@ from agent_tui.tui.marked import marked
 from agent_tui.tui.screens.confirm import dialog_button
 from agent_tui.tui.widgets.diff_view import DiffView
 
-_ANSWERS = {
-    "allow-once": PermissionAnswer("allow", "once"),
-    "allow-session": PermissionAnswer("allow", "session"),
-    "allow-always": PermissionAnswer("allow", "always"),
-    "deny": PermissionAnswer("deny", "once"),
+_ANSWERS: dict[str, tuple[str, ButtonVariant, PermissionAnswer]] = {
+    "allow-once": ("Allow once  y", "success", PermissionAnswer("allow", "once")),
+    "allow-session": ("This session  s", "primary", PermissionAnswer("allow", "session")),
+    "allow-always": ("Always  !", "warning", PermissionAnswer("allow", "always")),
+    "deny": ("Deny  n", "error", PermissionAnswer("deny", "once")),
 }
+"""Our own answers: each choice's button (label, look) and what it answers."""
 
 
 RECORDED_NOTE = "Recorded log: this request is shown as it was; it cannot be answered here."
@@ -107,7 +108,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
         Binding("s", "answer('allow-session')", "Allow for session"),
         Binding("exclamation_mark", "answer('allow-always')", "Always allow", key_display="!"),
         Binding("n", "answer('deny')", "Deny"),
-        Binding("escape", "close", "Close"),
+        Binding("escape", "dismiss", "Close"),
         Binding("A", "app.next_approval", "Next request"),
         *(Binding(str(n), f"option({n})", f"Option {n}", show=False) for n in range(1, 10)),
     ]
@@ -152,52 +153,31 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                 yield from self._answers()
             with VerticalScroll(id="approval-body"):
                 yield Static(self._title(), id="approval-title")
-                yield Static(
-                    Content.assemble(
-                        ("asked by ", MUTED),
-                        marked(self._path, "bold"),
-                        (" on ", MUTED) if self.host else ("", ""),
-                        marked(self.host or "", "bold"),
-                    ),
-                    id="approval-path",
-                )
+                on_host = Content.assemble((" on ", MUTED), marked(self.host, "bold")) if self.host else ""
+                asked_by = Content.assemble(("asked by ", MUTED), marked(self._path, "bold"), on_host)
+                yield Static(asked_by, id="approval-path")
                 if view.risk_reason:
                     yield Static(
                         Content.assemble(("why ", MUTED), marked(view.risk_reason)), id="approval-reason"
                     )
-                warnings = self._warnings()
+                warnings = [Content.assemble(("⚠ ", "bold"), marked(line)) for line in self._warnings()]
                 if warnings:
+                    destructive = view.risk == "destructive" or view.policy == "protected"
+                    warning = Content("\n").join(warnings)
                     yield Static(
-                        Content("\n").join(
-                            Content.assemble(("⚠ ", "bold"), marked(line)) for line in warnings
-                        ),
-                        id="approval-warning",
-                        classes="-destructive"
-                        if view.risk == "destructive" or view.policy == "protected"
-                        else "",
+                        warning, id="approval-warning", classes="-destructive" if destructive else ""
                     )
                 if self.terminal is not None:
                     yield Static(terminal_risk_note(self.terminal), id="approval-risk-note")
                 if preview is not None and preview.kind not in ("fails", "unchanged"):
                     with VerticalScroll(id="approval-diff"):
                         yield DiffView(preview)
-                elif self.terminal is not None and _is_diff(view.args_preview):
-                    with VerticalScroll(id="approval-args"):
-                        yield Static(highlight(visible(view.args_preview or ""), language="diff"))
-                elif self._command() is not None:
-                    with VerticalScroll(id="approval-args"):
-                        yield Static(highlight(visible(self._command() or ""), language="bash"))
                 else:
                     with VerticalScroll(id="approval-args"):
-                        yield Static(marked(self._args, "$foreground"))
-                yield Static(
-                    marked(
-                        f"{view.session_id} · {view.turn_id} · {view.request_id}"
-                        + (f" · policy {view.policy}" if view.policy else ""),
-                        MUTED,
-                    ),
-                    id="approval-ids",
-                )
+                        yield Static(self._call_input())
+                ids = f"{view.session_id} · {view.turn_id} · {view.request_id}"
+                policy = f" · policy {view.policy}" if view.policy else ""
+                yield Static(marked(ids + policy, MUTED), id="approval-ids")
 
     def _answers(self) -> ComposeResult:
         """The ways to answer (or why there are none): docked at the dialog's foot, so a long
@@ -213,20 +193,17 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                     label = option_label(number, option)
                     yield dialog_button(label, f"option-{number}", f"option({number})", variant)
             yield Static(ours_hint(len(self.options)), id="approval-hint")
-        elif self.answerable and self.terminal is not None:
-            with Horizontal(id="approval-buttons"):
-                yield dialog_button("Allow once  y", "allow-once", "answer('allow-once')", "success")
-                yield dialog_button(
-                    f"Always ({self.terminal})  !", "allow-always", "answer('allow-always')", "warning"
-                )
-                yield dialog_button("Deny  n", "deny", "answer('deny')", "error")
-            yield Static(terminal_hint(self.terminal), id="approval-hint")
         elif self.answerable:
+            terminal = self.terminal
             with Horizontal(id="approval-buttons"):
-                yield dialog_button("Allow once  y", "allow-once", "answer('allow-once')", "success")
-                yield dialog_button("This session  s", "allow-session", "answer('allow-session')", "primary")
-                yield dialog_button("Always  !", "allow-always", "answer('allow-always')", "warning")
-                yield dialog_button("Deny  n", "deny", "answer('deny')", "error")
+                for choice, (text, variant, _) in _ANSWERS.items():
+                    if terminal is not None and choice == "allow-always":
+                        text = f"Always ({terminal})  !"  # the CLI's own rule, kept by the CLI
+                    if terminal is None or choice != "allow-session":  # ours does not reach a CLI
+                        yield dialog_button(text, choice, f"answer('{choice}')", variant)
+            if terminal is not None:
+                yield Static(terminal_hint(terminal), id="approval-hint")
+                return
             reach = answer_reach(view.tool)
             if reach is not None:
                 yield Static(
@@ -289,6 +266,15 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             lines.append("destructive: it can delete or overwrite data")
         return lines
 
+    def _call_input(self) -> Content:
+        """What the call is given: a terminal agent's diff, a command, or its arguments."""
+        if self.terminal is not None and _is_diff(self.view.args_preview):
+            return highlight(visible(self.view.args_preview or ""), language="diff")
+        command = self._command()
+        if command is not None:
+            return highlight(visible(command), language="bash")
+        return marked(self._args, "$foreground")
+
     def _command(self) -> str | None:
         call = self._call
         if call is None:
@@ -321,7 +307,7 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
                 severity="warning",
             )
         elif self.answerable:
-            self.dismiss(_ANSWERS[choice])
+            self.dismiss(_ANSWERS[choice][2])
         else:
             self.notify("A recorded request cannot be answered.", severity="warning")
 
@@ -331,9 +317,6 @@ class ApprovalScreen(ModalScreen[PermissionAnswer | None]):
             self.notify("A recorded request cannot be answered.", severity="warning")
         elif 1 <= number <= len(self.options):
             self.dismiss(option_answer(self.options[number - 1]))
-
-    def action_close(self) -> None:
-        self.dismiss(None)
 
     def withdraw(self) -> None:
         """The engine stopped waiting: close without an answer."""

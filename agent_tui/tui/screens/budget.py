@@ -43,7 +43,7 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
         tokens: the tokens of its budget now (None: no token limit).
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
 
     def __init__(self, path: str, summary: Content, usd: float | None, tokens: int | None) -> None:
         super().__init__()
@@ -74,29 +74,20 @@ class BudgetScreen(ModalScreen[BudgetAnswer | None]):
             yield Static("", id="budget-error")
             with Horizontal(id="budget-buttons"):
                 yield dialog_button("Set  enter", "budget-set", "set", "primary")
-                yield dialog_button("Cancel  esc", "budget-cancel", "cancel")
+                yield dialog_button("Cancel  esc", "budget-cancel", "dismiss")
 
     def on_mount(self) -> None:
         focus_now(self.query_one("#budget-usd", Input))
 
-    def answer(self) -> BudgetAnswer | str:
-        """What the fields say, or why they cannot be used."""
+    def action_set(self) -> None:
+        """Dismiss with what the fields say, or say under them why they cannot be used."""
         try:
             usd = parse_usd(self.query_one("#budget-usd", Input).value)
             tokens = parse_tokens(self.query_one("#budget-tokens", Input).value)
         except BudgetInputError as error:
-            return str(error)
-        return BudgetAnswer(usd, tokens)
-
-    def action_set(self) -> None:
-        answer = self.answer()
-        if isinstance(answer, str):
-            self.query_one("#budget-error", Static).update(marked("✗ " + answer, "$text-error"))
+            self.query_one("#budget-error", Static).update(marked(f"✗ {error}", "$text-error"))
             return
-        self.dismiss(answer)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.dismiss(BudgetAnswer(usd, tokens))
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

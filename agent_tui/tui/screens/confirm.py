@@ -36,8 +36,8 @@ class ConfirmScreen(ModalScreen[bool]):
     """
 
     BINDINGS = [
-        Binding("y", "choose(True)", "Yes"),
-        Binding("n,escape", "choose(False)", "No"),
+        Binding("y", "dismiss(True)", "Yes"),
+        Binding("n,escape", "dismiss(False)", "No"),
     ]
 
     def __init__(self, title: str, question: str, confirm: str) -> None:
@@ -51,11 +51,8 @@ class ConfirmScreen(ModalScreen[bool]):
             dialog.border_title = marked(self._dialog_title)
             yield Static(marked(self._question), id="confirm-question")
             with Horizontal(id="confirm-buttons"):
-                yield dialog_button(f"{self._confirm}  y", "confirm-yes", "choose(True)", "error")
-                yield dialog_button("Cancel  n", "confirm-no", "choose(False)")
+                yield dialog_button(f"{self._confirm}  y", "confirm-yes", "dismiss(True)", "error")
+                yield dialog_button("Cancel  n", "confirm-no", "dismiss(False)")
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()
-
-    def action_choose(self, yes: bool) -> None:
-        self.dismiss(yes)

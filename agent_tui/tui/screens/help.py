@@ -137,7 +137,7 @@ class HelpScreen(ModalScreen[None]):
     """Keys and vocabulary; any of escape, q, ? or f1 closes it."""
 
     BINDINGS = [
-        Binding("escape,q,question_mark,f1", "close", "Close"),
+        Binding("escape,q,question_mark,f1", "dismiss", "Close"),
         Binding("A", "app.next_approval", "Next request", show=False),
     ]
 
@@ -153,6 +153,3 @@ class HelpScreen(ModalScreen[None]):
                 with Horizontal(classes="help-row"):  # a long description wraps under itself
                     yield Static(label, classes="help-label" + (" help-key" if is_key else ""))
                     yield Static(what, classes="help-what")
-
-    def action_close(self) -> None:
-        self.dismiss(None)

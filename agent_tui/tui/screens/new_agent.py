@@ -26,13 +26,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Select, Static, TextArea
 
 from agent_tui.ports import AgentSpec, BudgetLimit, ModelChoice, repo_root
-from agent_tui.tui.formatting import short_path
+from agent_tui.tui.formatting import MUTED, short_path
 from agent_tui.tui.marked import marked
 from agent_tui.tui.screens.confirm import dialog_button, field_row
 from agent_tui.tui.spend_text import BudgetInputError, parse_tokens, parse_usd, tokens_text
 from agent_tui.tui.text_entry import focus_now
-
-MUTED = "$text-muted"
 
 
 class TickBox(Checkbox):
@@ -72,7 +70,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
         # Not a priority binding: it must reach the screen after the keys typed before it, which
         # the prompt box handles in its own queue (a paste then ctrl+s would start without it).
         Binding("ctrl+s", "start", "Start"),
-        Binding("escape", "cancel", "Cancel"),
+        Binding("escape", "dismiss", "Cancel"),
     ]
 
     def __init__(
@@ -136,7 +134,7 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             yield Static("", id="new-agent-error")
             with Horizontal(id="new-agent-buttons"):
                 yield dialog_button("Start  ctrl+s", "new-agent-start", "start", "primary")
-                yield dialog_button("Cancel  esc", "new-agent-cancel", "cancel")
+                yield dialog_button("Cancel  esc", "new-agent-cancel", "dismiss")
 
     def _run_fields(self) -> ComposeResult:
         """The rows of where, on what, under which name and within what budget the agent runs."""
@@ -262,6 +260,3 @@ class NewAgentScreen(ModalScreen[AgentSpec | None]):
             picked = self.query_one("#new-agent-host", Select).value
             self.host = picked if isinstance(picked, str) else self.host
         self.dismiss(spec)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)

@@ -16,27 +16,15 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from agent_tui.tui.marked import marked
 from agent_tui.tui.notice import Notice
-from agent_tui.tui.widgets.summary_bar import NOTICE_STYLE
 
 MUTED = "$text-muted"
-
-
-def notice_line(notice: Notice) -> Content:
-    """One notice as shown here: its mark, its title in bold, then the whole message."""
-    glyph, style = NOTICE_STYLE.get(notice.severity, NOTICE_STYLE["information"])
-    parts: list[Content | str | tuple[str, str]] = [(glyph + " ", style)]
-    if notice.title:
-        parts += [marked(notice.title, f"bold {style}"), (": ", MUTED)]
-    parts.append(marked(notice.message))  # a notice may quote a log, a file name, an error
-    return Content.assemble(*parts)
 
 
 class NoticesScreen(ModalScreen[None]):
     """The notices, newest first (`notices` oldest first, as the app keeps them)."""
 
-    BINDINGS = [Binding("escape,q,N", "close", "Close")]
+    BINDINGS = [Binding("escape,q,N", "dismiss", "Close")]
 
     def __init__(self, notices: Iterable[Notice]) -> None:
         super().__init__()
@@ -49,7 +37,4 @@ class NoticesScreen(ModalScreen[None]):
             if not self._notices:
                 yield Static(Content.styled("No notices yet.", MUTED), classes="notice-line")
             for notice in reversed(self._notices):
-                yield Static(notice_line(notice), classes="notice-line")
-
-    def action_close(self) -> None:
-        self.dismiss(None)
+                yield Static(notice.line(), classes="notice-line")

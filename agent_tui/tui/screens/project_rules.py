@@ -31,9 +31,9 @@ class ProjectRulesScreen(ModalScreen[bool | None]):
     """
 
     BINDINGS = [
-        Binding("y", "choose(True)", "Accept"),
-        Binding("n", "choose(False)", "Keep ignoring"),
-        Binding("escape", "choose(None)", "Close"),
+        Binding("y", "dismiss(True)", "Accept"),
+        Binding("n", "dismiss(False)", "Keep ignoring"),
+        Binding("escape", "dismiss", "Close"),
     ]
 
     def __init__(self, state: ProjectRulesState) -> None:
@@ -66,15 +66,12 @@ class ProjectRulesScreen(ModalScreen[bool | None]):
                 else:
                     yield Static(Content.styled("(the file holds no rules)", MUTED))
             with Horizontal(id="project-rules-buttons"):
-                yield dialog_button("Accept  y", "project-rules-accept", "choose(True)", "warning")
-                yield dialog_button("Keep ignoring  n", "project-rules-ignore", "choose(False)", "primary")
+                yield dialog_button("Accept  y", "project-rules-accept", "dismiss(True)", "warning")
+                yield dialog_button("Keep ignoring  n", "project-rules-ignore", "dismiss(False)", "primary")
             yield Static(Content.styled("esc closes; R opens this again", MUTED), id="project-rules-hint")
 
     def on_mount(self) -> None:
         self.query_one("#project-rules-ignore", Button).focus()
-
-    def action_choose(self, choice: bool | None) -> None:
-        self.dismiss(choice)
 
 
 def rule_line(rule: PermissionRule) -> Content:

@@ -37,13 +37,13 @@ class PickScreen(ModalScreen[str | None]):
     """A list to pick one entry of: dismisses with its id (`enter`), or None (`escape`).
 
     Args:
-        list_id: the list's id (its looks are the subclass's `DEFAULT_CSS`).
+        list_id: the list's id (its looks are in `styles/app.tcss`).
         title, subtitle: the list's border titles.
         options: the entries, each with its id.
         highlighted: the entry highlighted first (None: the list's own choice).
     """
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
 
     def __init__(
         self, list_id: str, title: str, subtitle: str, options: list[Option], highlighted: int | None = None
@@ -62,9 +62,6 @@ class PickScreen(ModalScreen[str | None]):
             self._list.highlighted = self._highlighted
         self._list.focus()
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -73,11 +70,6 @@ class PickScreen(ModalScreen[str | None]):
 
 class ReopenScreen(PickScreen):
     """The closed sessions; dismisses with the one picked."""
-
-    DEFAULT_CSS = """
-    #reopen-list { width: 100; max-width: 96%; height: auto; max-height: 80%; border: round $primary;
-        background: $surface; }
-    """
 
     def __init__(self, sessions: list[StoredSession]) -> None:
         options = [Option(closed_label(session), id=session.session_id) for session in sessions]

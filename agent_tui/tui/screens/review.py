@@ -18,8 +18,8 @@ notice, and in the cut file's diff.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from pydantic import TypeAdapter
 from textual import on, work
@@ -44,7 +44,6 @@ from agent_tui.ports import (
     Review,
     ReviewFile,
     Rewind,
-    RewindPlan,
     Turns,
     read_result,
 )
@@ -104,30 +103,13 @@ class ReviewScreen(Screen[None]):
     """
 
     BINDINGS = [
-        Binding("escape", "close", "Back"),
+        Binding("escape", "dismiss", "Back"),
         Binding("c", "commit", "Commit"),
         Binding("m", "merge", "Merge"),
         Binding("d", "discard", "Discard"),
         Binding("w", "rewind", "Rewind"),
         Binding("r", "reload", "Reload"),
     ]
-
-    DEFAULT_CSS = """
-    ReviewScreen { layout: vertical; }
-    #review-title { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
-    #review-result { height: auto; max-height: 5; padding: 0 1; display: none; }
-    #review-result.-shown { display: block; }
-    #review-result.-error { color: $text-error; }
-    #review-result.-warning { color: $text-warning; }
-    #review-result.-done { color: $text-success; }
-    #review-body { height: 1fr; }
-    #review-files { width: 36%; min-width: 28; max-width: 60; text-wrap: nowrap; text-overflow: ellipsis; height: 1fr; border: round $primary-muted; }
-    #review-files:focus { border: round $primary; }
-    #review-diff { width: 1fr; height: 1fr; border: round $primary-muted; }
-    #review-diff:focus { border: round $primary; }
-    .review-note { color: $text-muted; padding: 1 2; }
-    .review-plain { padding: 0 1; }
-    """
 
     def __init__(self, commands: CommandClient, review: Review, agent_path: str) -> None:
         super().__init__()
@@ -229,9 +211,6 @@ class ReviewScreen(Screen[None]):
         self.query_one("#review-diff", VerticalScroll).focus()
 
     # -- acting ----------------------------------------------------------------------------------
-    def action_close(self) -> None:
-        self.dismiss(None)
-
     async def _ask(self, command: Command, adapter: TypeAdapter[T], key: str, what: str) -> T | None:
         """What `command` gives back (read as `key`), or None after a notice saying why not."""
         try:
@@ -275,16 +254,13 @@ class ReviewScreen(Screen[None]):
         return False
 
     def action_commit(self) -> None:
-        if not self._needs_worktree():
+        if self._needs_worktree():
+            self._run(self._commit())
+
+    async def _commit(self) -> None:
+        message = await self.app.push_screen_wait(CommitMessageScreen(self.review.message))
+        if message is None:
             return
-
-        def written(message: str | None) -> None:
-            if message is not None:
-                self._run(self._commit(message))
-
-        self.app.push_screen(CommitMessageScreen(self.review.message), written)
-
-    async def _commit(self, message: str) -> None:
         command = Commit(sessionId=self.review.session_id, message=message)
         done = await self._ask(command, Adapters.commit, "commit", "committed")
         if done is None:
@@ -294,43 +270,45 @@ class ReviewScreen(Screen[None]):
         await self._reread()
 
     def action_merge(self) -> None:
-        if not self._needs_worktree():
-            return
+        if self._needs_worktree():
+            self._run(self._merge())
+
+    async def _merge(self) -> None:
         review = self.review
         into = review.base_branch or "the branch it came from"
         question = (
             f"Merge {review.branch} into {into}? Only into a checkout with no uncommitted change; "
             "a conflict merges nothing."
         )
-        self._ask_first("Merge", question, "Merge", self._merge)
-
-    async def _merge(self) -> None:
-        done = await self._ask(Merge(sessionId=self.review.session_id), Adapters.merge, "merge", "merged")
+        if not await self._confirm("Merge", question, "Merge"):
+            return
+        done = await self._ask(Merge(sessionId=review.session_id), Adapters.merge, "merge", "merged")
         if done is None:
             return
         self.finished.append("merged")
         how = "fast-forwarded" if done.fast_forward else f"merged as {done.commit[:7]}"
-        self.say(f"{self.review.branch} {how} into {done.into}.", title="Merged")
+        self.say(f"{review.branch} {how} into {done.into}.", title="Merged")
         await self._reread()
 
     def action_discard(self) -> None:
-        if not self._needs_worktree():
-            return
+        if self._needs_worktree():
+            self._run(self._discard())
+
+    async def _discard(self) -> None:
         review = self.review
         question = (
             f"Discard everything {self.agent_path} did? Its worktree {short_path(review.root)} is "
             f"removed and its branch {review.branch} deleted, committed work included; the session "
             "is closed (its log stays)."
         )
-        self._ask_first("Discard", question, "Discard", self._discard)
-
-    async def _discard(self) -> None:
-        reply = await self.commands.send(Discard(sessionId=self.review.session_id))
+        if not await self._confirm("Discard", question, "Discard"):
+            return
+        reply = await self.commands.send(Discard(sessionId=review.session_id))
         if not reply.ok:
             self.say(reply.message or "the host refused", title="Not discarded", severity="error", timeout=15)
             return
         self.finished.append("discarded")
-        self.review = dataclasses.replace(self.review, files=(), more_files=0, uncommitted=0)
+        self.review = dataclasses.replace(review, files=(), more_files=0, uncommitted=0)
         self._show_review()
         self.say(
             f"{self.agent_path}: worktree removed, branch deleted, session closed (its log stays); "
@@ -340,54 +318,36 @@ class ReviewScreen(Screen[None]):
 
     def action_rewind(self) -> None:
         if self._still_there():
-            self._run(self._pick_turn())
+            self._run(self._rewind())
 
-    async def _pick_turn(self) -> None:
-        turns = await self._ask(Turns(sessionId=self.review.session_id), Adapters.turns, "turns", "rewound")
+    async def _rewind(self) -> None:
+        """Pick a turn, see what rewinding it writes back, confirm (protected paths on their
+        own), then rewind it."""
+        session_id = self.review.session_id
+        turns = await self._ask(Turns(sessionId=session_id), Adapters.turns, "turns", "rewound")
         if turns is None:
             return
         if not turns:
             self.say("this session has no turn to rewind.", title="Not rewound", severity="warning")
             return
-
-        def picked(turn_id: str | None) -> None:
-            if turn_id is not None:
-                number = next((turn.number for turn in turns if turn.turn_id == turn_id), 0)
-                self._run(self._plan(turn_id, number))
-
-        self.app.push_screen(TurnPickScreen(list(turns)), picked)
-
-    async def _plan(self, turn_id: str, number: int) -> None:
-        command = PlanRewind(sessionId=self.review.session_id, turnId=turn_id)
-        plan = await self._ask(command, Adapters.plan, "plan", "rewound")
-        if plan is None:
+        turn_id = await self.app.push_screen_wait(TurnPickScreen(list(turns)))
+        if turn_id is None:
             return
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._ask_protected(plan, number)
-
-        title, question = rewind_question(plan, number)
-        self.app.push_screen(ConfirmScreen(title, question, "Rewind"), confirmed)
-
-    def _ask_protected(self, plan: RewindPlan, number: int) -> None:
-        protected = plan.protected
-        if not protected:
-            self._run(self._rewind(plan, False))
-            return
-        names = ", ".join(item.shown for item in protected[:3])
-        question = (
-            f"It also writes protected paths back ({names}): they hold hooks, git config or "
-            "agent-tui's permissions. Write them too? (No: they are left as they are.)"
+        number = next((turn.number for turn in turns if turn.turn_id == turn_id), 0)
+        plan = await self._ask(
+            PlanRewind(sessionId=session_id, turnId=turn_id), Adapters.plan, "plan", "rewound"
         )
-
-        def answered(yes: bool | None) -> None:
-            self._run(self._rewind(plan, bool(yes)))
-
-        self.app.push_screen(ConfirmScreen("Protected paths", question, "Write them too"), answered)
-
-    async def _rewind(self, plan: RewindPlan, allow_protected: bool) -> None:
-        command = Rewind(sessionId=plan.session_id, turnId=plan.turn_id, allowProtected=allow_protected)
+        if plan is None or not await self._confirm(*rewind_question(plan, number), "Rewind"):
+            return
+        allow_protected = False
+        if plan.protected:
+            names = ", ".join(item.shown for item in plan.protected[:3])
+            question = (
+                f"It also writes protected paths back ({names}): they hold hooks, git config or "
+                "agent-tui's permissions. Write them too? (No: they are left as they are.)"
+            )
+            allow_protected = await self._confirm("Protected paths", question, "Write them too")
+        command = Rewind(sessionId=session_id, turnId=turn_id, allowProtected=allow_protected)
         result = await self._ask(command, Adapters.rewind, "rewind", "rewound")
         if result is None:
             return
@@ -407,14 +367,9 @@ class ReviewScreen(Screen[None]):
             return
         self._show_review()
 
-    def _ask_first(self, title: str, question: str, button: str, then: Callable[[], Awaitable[Any]]) -> None:
-        """Ask `question` (a `ConfirmScreen`); on yes, run `then()`."""
+    async def _confirm(self, title: str, question: str, button: str) -> bool:
+        """Whether the user said yes to `question` (a `ConfirmScreen`; in a worker)."""
+        return await self.app.push_screen_wait(ConfirmScreen(title, question, button))
 
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self._run(then())
-
-        self.app.push_screen(ConfirmScreen(title, question, button), confirmed)
-
-    def _run(self, action: Awaitable[Any]) -> None:
+    def _run(self, action: Awaitable[None]) -> None:
         self.run_worker(action, group="review-action", exclusive=True, exit_on_error=False)

@@ -31,15 +31,8 @@ class CommitMessageScreen(ModalScreen[str | None]):
 
     BINDINGS = [
         Binding("ctrl+s", "commit", "Commit", priority=True),
-        Binding("escape", "cancel", "Cancel", priority=True),
+        Binding("escape", "dismiss", "Cancel", priority=True),
     ]
-    DEFAULT_CSS = """
-    #commit-dialog { width: 80; max-width: 96%; height: auto; max-height: 90%; border: round $primary;
-        background: $surface; padding: 0 1; }
-    #commit-message { height: 8; }
-    #commit-buttons { height: auto; align-horizontal: center; }
-    #commit-buttons Button { margin: 0 1; }
-    """
 
     def __init__(self, message: str) -> None:
         super().__init__()
@@ -52,7 +45,7 @@ class CommitMessageScreen(ModalScreen[str | None]):
             yield TextArea(self.message, id="commit-message", soft_wrap=True, show_line_numbers=False)
             with Horizontal(id="commit-buttons"):
                 yield dialog_button("Commit  ctrl+s", "commit-yes", "commit", "primary")
-                yield dialog_button("Cancel  esc", "commit-no", "cancel")
+                yield dialog_button("Cancel  esc", "commit-no", "dismiss")
 
     def on_mount(self) -> None:
         self.query_one("#commit-message", TextArea).focus()
@@ -60,17 +53,9 @@ class CommitMessageScreen(ModalScreen[str | None]):
     def action_commit(self) -> None:
         self.dismiss(self.query_one("#commit-message", TextArea).text)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
 
 class TurnPickScreen(PickScreen):
     """Which turn to rewind: every turn of the session, the last highlighted."""
-
-    DEFAULT_CSS = """
-    #turn-pick { width: 80; max-width: 96%; height: auto; max-height: 80%; border: round $primary;
-        background: $surface; }
-    """
 
     def __init__(self, turns: list[TurnFacts]) -> None:
         options = [Option(turn_label(turn), id=turn.turn_id) for turn in turns]

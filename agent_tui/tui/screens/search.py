@@ -85,17 +85,6 @@ class SearchScreen(Screen[None]):
     """Search the logs in `sessions_dir` (the index at `index_file`, default its usual place),
     and the logs `more_logs` gives (the terminal agents' sessions read so far, converted)."""
 
-    DEFAULT_CSS = """
-    SearchScreen {
-        #search-pane { border: round $primary; padding: 0 1; height: 1fr; }
-        #search-input { margin-bottom: 0; }
-        #search-status-row { height: 1; }
-        #search-status { width: auto; padding-right: 2; }
-        #search-progress { width: 1fr; display: none; }
-        #search-progress > Bar { width: 1fr; }
-        #search-results { height: 1fr; border: none; padding: 0; text-wrap: nowrap; text-overflow: ellipsis; }
-    }
-    """
     BINDINGS = [
         Binding("escape", "close", "Back", priority=True),
         Binding("down", "to_results", "Results", show=False),

@@ -121,16 +121,7 @@ class SessionDetail(VerticalScroll):
         history = self.query_one("#detail-history", TranscriptLines)
         current = self.query_one("#detail-current", TranscriptLines)
         if session is None:
-            key = ("empty", len(state.sessions))
-            if key == self._header_key:
-                return False
-            self._header_key = key
-            text = "No session selected." if state.sessions else self.empty_text
-            header.update(Content.styled(text, "$text-muted"))
-            history.update("")
-            history.display = False
-            current.update("")
-            return True
+            return self._render_none(state, header, history, current)
         changed = False
         live = session.pending or session.running
         header_key = (
@@ -163,6 +154,19 @@ class SessionDetail(VerticalScroll):
                 current.update(Content.styled("No turn yet.", "$text-muted"))
             changed = True
         return changed
+
+    def _render_none(self, state: DashboardState, header: Static, history: Static, current: Static) -> bool:
+        """No session to show: say why (none selected, or none yet)."""
+        key = ("empty", len(state.sessions))
+        if key == self._header_key:
+            return False
+        self._header_key = key
+        text = "No session selected." if state.sessions else self.empty_text
+        header.update(Content.styled(text, "$text-muted"))
+        history.update("")
+        history.display = False
+        current.update("")
+        return True
 
     def _render_history(self, history: Static, session: SessionView) -> bool:
         finished = session.turns[:-1]

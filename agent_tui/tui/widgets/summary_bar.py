@@ -23,17 +23,13 @@ from textual.widgets import Static
 from agent_tui.events import counted
 from agent_tui.reducer import DashboardState
 from agent_tui.tui.marked import marked
+from agent_tui.tui.notice import Notice
 from agent_tui.tui.spend_text import cost_brief, spent
 
 _Part = Content | str | tuple[str, str]
 
 MUTED = "$text-muted"
 NOTICE_RANK = {"information": 0, "warning": 1, "error": 2}
-NOTICE_STYLE = {
-    "information": ("●", "$text-accent"),
-    "warning": ("▲", "$text-warning"),
-    "error": ("✗", "$text-error"),
-}
 
 
 class SummaryBar(Horizontal):
@@ -146,15 +142,10 @@ class SummaryBar(Horizontal):
         if self.notice and rank < self._notice_rank:
             return
         self._notice_rank = rank
-        glyph, style = NOTICE_STYLE.get(severity, NOTICE_STYLE["information"])
         text = " ".join(message.split())
         self.notice = f"{title}: {text}" if title else text
-        parts: list[_Part] = [(glyph + " ", style)]
-        if title:
-            parts += [marked(title, f"bold {style}"), (": ", MUTED)]
-        parts.append(marked(text))
         widget = self.query_one("#summary-notice", Static)
-        widget.update(Content.assemble(*parts))
+        widget.update(Notice(text, title, severity).line())
         widget.add_class("-shown")
         self.call_after_refresh(self._redraw)
         if self._timer is not None:
