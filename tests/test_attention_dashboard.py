@@ -115,7 +115,7 @@ def test_the_config_reads_notify_command_and_refuses_a_string(tmp_path: Path) ->
     config.write_text('\nnotify_command = ["ntfy", "publish", "my-topic"]\n')
     loaded = load_config(config)
     assert loaded.notify_command == ("ntfy", "publish", "my-topic")
-    assert loaded.where(loaded.notify_command_line) == f"{config}:2"
+    assert loaded.where_set("notify_command") == f"{config}:2"
     config.write_text('notify_command = "ntfy publish my-topic"\n')
     with pytest.raises(ConfigError, match=r":1: notify_command must be a list"):
         load_config(config)

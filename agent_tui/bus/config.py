@@ -156,7 +156,7 @@ def _table_values(config: Config) -> dict[str, Any]:
     table = dict(config.bus)
 
     def fail(key: str, reason: str) -> ConfigError:
-        return ConfigError(f"{config.where(config.bus_lines.get(key))}: bus.{key}: {reason}")
+        return ConfigError(f"{config.where_set('bus', key)}: bus.{key}: {reason}")
 
     for key in table:
         if key not in KEYS:

@@ -136,7 +136,7 @@ def _notify_command(config: Any) -> Any:
 
     if not config.notify_command:
         return None
-    return NotifyCommand(config.notify_command, where=config.where(config.notify_command_line))
+    return NotifyCommand(config.notify_command, where=config.where_set("notify_command"))
 
 
 def _acp_agents(config: Any, wanted: str | None) -> tuple[Any, dict[str, Any]]:

@@ -25,7 +25,7 @@ from agent_tui.export.document import (
     ToolCall,
     UserText,
 )
-from agent_tui.export.wording import call_facts, session_facts, turn_facts, write_note
+from agent_tui.export.wording import call_facts, session_facts, shown_output, turn_facts, write_note
 
 __all__ = ["to_html"]
 
@@ -45,10 +45,6 @@ pre { background: rgba(127, 127, 127, 0.12); padding: 0.5rem; overflow-x: auto; 
 
 def _t(text: str) -> str:
     return escape(visible(text))
-
-
-def _pre(text: str) -> str:
-    return f"<pre>{_t(text)}</pre>"
 
 
 def _diff(lines: list[str]) -> str:
@@ -72,10 +68,9 @@ def _call(call: ToolCall) -> Iterator[str]:
     diff = call.diff
     if diff:
         yield _diff(diff)
-    if call.error:
-        yield _pre(call.error)
-    elif call.result and call.tool not in ("write_file", "edit_file"):
-        yield _pre(call.result)
+    output = shown_output(call)
+    if output:
+        yield f"<pre>{_t(output)}</pre>"
     yield "</div>"
 
 

@@ -30,7 +30,7 @@ from agent_tui.export.document import (
     UserText,
 )
 from agent_tui.export.neutral import code_span, fenced, neutral_markdown, plain_line
-from agent_tui.export.wording import call_facts, session_facts, turn_facts, write_note
+from agent_tui.export.wording import call_facts, session_facts, shown_output, turn_facts, write_note
 
 __all__ = ["to_markdown"]
 
@@ -82,11 +82,9 @@ def _call(call: ToolCall) -> Iterator[str]:
     if diff:
         yield from fenced("\n".join(diff), "diff")
         yield ""
-    if call.error:
-        yield from fenced(call.error)
-        yield ""
-    elif call.result and call.tool not in ("write_file", "edit_file"):
-        yield from fenced(call.result)
+    output = shown_output(call)
+    if output:
+        yield from fenced(output)
         yield ""
 
 

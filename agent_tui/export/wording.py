@@ -115,3 +115,10 @@ def write_note(call: ToolCall) -> str | None:
     if call.tool == "write_file" and call.diff is not None:
         return "the whole new content (the log does not hold the file as it was before)"
     return None
+
+
+def shown_output(call: ToolCall) -> str | None:
+    """The text shown under a call: its error, else its result (a file write's is its diff)."""
+    if call.error:
+        return call.error
+    return call.result if call.result and call.tool not in ("write_file", "edit_file") else None

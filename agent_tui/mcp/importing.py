@@ -45,18 +45,7 @@ def imported_tables(path: Path, existing: Mapping[str, Any]) -> str:
         McpImportError: the file is not a `.mcp.json`, a server cannot be used, or it holds
             literal values (the message lists the lines to move into the environment).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except OSError as error:
-        raise McpImportError(f"{path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise McpImportError(f"{path}: not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise McpImportError(f"{path}:{error.lineno}: not JSON: {error.msg}") from None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict) or not servers:
-        raise McpImportError(f'{path}: no "mcpServers" object with servers in it')
+    text, servers = _read_servers(path)
     moves: list[str] = []
     tables: list[str] = []
     for name, server in servers.items():
@@ -90,6 +79,23 @@ def imported_tables(path: Path, existing: Mapping[str, Any]) -> str:
             "import again:\n" + "\n".join(moves)
         )
     return "\n".join(tables)
+
+
+def _read_servers(path: Path) -> tuple[str, dict[Any, Any]]:
+    """The file's text and its `mcpServers` object (not empty)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except OSError as error:
+        raise McpImportError(f"{path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise McpImportError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise McpImportError(f"{path}:{error.lineno}: not JSON: {error.msg}") from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict) or not servers:
+        raise McpImportError(f'{path}: no "mcpServers" object with servers in it')
+    return text, servers
 
 
 def _table(name: str, server: dict[str, Any], where: Any) -> tuple[dict[str, Any], list[str]]:

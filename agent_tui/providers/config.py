@@ -74,12 +74,10 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Profile:
-    """One `[profiles.NAME]` table, validated. `lines` maps each setting to its line."""
+    """One `[profiles.NAME]` table, validated (its lines are the `Config`'s `lines`)."""
 
     name: str
     values: Mapping[str, Any]
-    line: int
-    lines: Mapping[str, int] = field(default_factory=dict)
     budget: BudgetLimit | None = None
     """`[profiles.NAME.budget]`: its limits replace the top-level `[budget]`'s, one by one."""
 
@@ -91,20 +89,15 @@ class Config:
     path: Path
     profiles: Mapping[str, Profile] = field(default_factory=dict)
     default_profile: str | None = None
-    default_profile_line: int | None = None
     exists: bool = False
     shell_include: tuple[str, ...] = ()
     """`[shell_env] include`: variables passed to shell commands although their names look secret."""
     sandbox_enabled: bool = True
     """`[sandbox] enabled`: run shell commands in the sandbox where the machine has one."""
-    sandbox_line: int | None = None
-    """The line of `enabled` in `[sandbox]`, when the file sets it."""
     notify_command: tuple[str, ...] = ()
     """`notify_command`: a program (and its arguments) told each notification as JSON on stdin."""
-    notify_command_line: int | None = None
     bus: Mapping[str, Any] = field(default_factory=dict)
     """`[bus]` as written (checked by `agent_tui.bus.config`, which knows its settings)."""
-    bus_lines: Mapping[str, int] = field(default_factory=dict)
     budget: BudgetLimit | None = None
     """`[budget] usd, tokens`: what a new root agent's tree may spend (a profile's own replace it)."""
     prices: Mapping[str, Price] = field(default_factory=dict)
@@ -112,6 +105,7 @@ class Config:
     data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """The file's tables as parsed, for the readers of `[acp.NAME]` and `[mcp.NAME]`."""
     lines: KeyLines = field(default_factory=lambda: KeyLines(""), repr=False, compare=False)
+    """Where each table and key of the file is: the one owner of a setting's line."""
 
     def price_table(self) -> PriceTable:
         """What models cost: the shipped table with this file's `[prices]` over it."""
@@ -131,6 +125,10 @@ class Config:
 
     def where(self, line: int | None) -> str:
         return f"{self.path}:{line}" if line is not None else str(self.path)
+
+    def where_set(self, *path: str) -> str:
+        """`PATH:LINE` of a setting the file sets (`where_set("bus", "url")`)."""
+        return self.where(self.lines.line(*path))
 
 
 @dataclass(frozen=True)
@@ -274,14 +272,13 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
             raise fail(lines.line(key), f"unknown {what} {key!r} (known at the top: {known})")
     profiles = _profiles(data, lines, fail)
     default = data.get("default_profile")
-    default_line = lines.line("default_profile") if "default_profile" in data else None
     if default is not None:
         if not isinstance(default, str):
             raise fail(lines.line("default_profile"), "default_profile must be a profile's name")
         if default not in profiles:
             raise fail(lines.line("default_profile"), f"default_profile {default!r}: {_no_profile(profiles)}")
     include = _shell_include(data, lines, fail)
-    sandbox_enabled, sandbox_line = _sandbox(data, lines, fail)
+    sandbox_enabled = _sandbox(data, lines, fail)
     notify = _notify_command(data, lines, fail)
     bus = data.get("bus", {})
     if not isinstance(bus, dict):
@@ -290,15 +287,11 @@ def _check(path: Path, data: dict[str, Any], lines: KeyLines) -> Config:
         path,
         profiles,
         default,
-        default_line,
         exists=True,
         shell_include=include,
         sandbox_enabled=sandbox_enabled,
-        sandbox_line=sandbox_line,
         notify_command=notify,
-        notify_command_line=lines.line("notify_command") if notify else None,
         bus=bus,
-        bus_lines={key: lines.line("bus", key) for key in bus},
         budget=_budget(data.get("budget"), ("budget",), lines, fail),
         prices=_prices(data, lines, fail),
         data=data,
@@ -313,21 +306,18 @@ def _profiles(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> dict[str, P
         raise fail(lines.line("profiles"), "profiles must be a table of [profiles.NAME] tables")
     profiles: dict[str, Profile] = {}
     for name, table in tables.items():
-        where = lines.line("profiles", name)
         if not isinstance(table, dict):
-            raise fail(where, f"profiles.{name} must be a table of settings")
+            raise fail(lines.line("profiles", name), f"profiles.{name} must be a table of settings")
         values: dict[str, Any] = {}
-        key_lines: dict[str, int] = {}
         budget = _budget(table.get("budget"), ("profiles", name, "budget"), lines, fail)
         for key, value in table.items():
             if key == "budget":
                 continue
-            key_lines[key] = lines.line("profiles", name, key)
             try:
                 values[key] = check_setting(key, value)
             except ValueError as error:
-                raise fail(key_lines[key], f"profiles.{name}.{key}: {error}") from None
-        profiles[name] = Profile(name, values, where, key_lines, budget)
+                raise fail(lines.line("profiles", name, key), f"profiles.{name}.{key}: {error}") from None
+        profiles[name] = Profile(name, values, budget)
     return profiles
 
 
@@ -408,15 +398,15 @@ def _shell_include(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> tuple[
     return tuple(include)
 
 
-def _sandbox(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> tuple[bool, int | None]:
-    """`[sandbox] enabled = true|false`, checked, with its line."""
+def _sandbox(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> bool:
+    """`[sandbox] enabled = true|false`, checked."""
     table = _known_table(data.get("sandbox", {}), ("sandbox",), ("enabled",), "enabled = false", lines, fail)
-    if "enabled" not in table:
-        return True, None
-    line = lines.line("sandbox", "enabled")
-    if not isinstance(table["enabled"], bool):
-        raise fail(line, f"sandbox.enabled: expected true or false, got {table['enabled']!r}")
-    return table["enabled"], line
+    enabled = table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise fail(
+            lines.line("sandbox", "enabled"), f"sandbox.enabled: expected true or false, got {enabled!r}"
+        )
+    return enabled
 
 
 def _known_table(
@@ -595,7 +585,10 @@ def _layers(
                 f"but the provider asked for is {wanted}"
             )
     if chosen is not None:
-        where = {key: f"profile {chosen.name} ({config.where(line)})" for key, line in chosen.lines.items()}
+        where = {
+            key: f"profile {chosen.name} ({config.where_set('profiles', chosen.name, key)})"
+            for key in chosen.values
+        }
         layers.append((dict(chosen.values), where))
     return layers, chosen, chosen_source
 
@@ -659,7 +652,7 @@ def _choose_profile(config: Config, flag: str | None, env: Mapping[str, str]) ->
         name, source = env[ENV_PROFILE].strip(), f"env {ENV_PROFILE}"
     if name is None and config.default_profile is not None:
         name = config.default_profile
-        source = f"default_profile ({config.where(config.default_profile_line)})"
+        source = f"default_profile ({config.where_set('default_profile')})"
     if name is None:
         return None, ""
     found = config.profiles.get(name)

@@ -140,14 +140,8 @@ def server_message(body: object) -> str | None:
     """The human part of an error body: `{"error": {"message": …}}` (both vendors), or the text."""
     if isinstance(body, Mapping):
         error = body.get("error", body)
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-        return None
-    if isinstance(body, str) and body.strip():
-        return body.strip()
-    return None
+        return error if isinstance(error, str) else _error_field(body, "message")
+    return body.strip() if isinstance(body, str) and body.strip() else None
 
 
 def _error_field(body: object, name: str) -> str | None:

@@ -154,15 +154,24 @@ class CommandExecutor:
         except UnknownSession:
             raise Refused(f"no session {session_id} runs on this host") from None
 
-    def _terminal(self, session_id: str) -> bool:
-        terminal = self.terminal
-        return terminal is not None and terminal.runs(session_id)
-
     def _not_terminal(self, session_id: str) -> None:
         """Refuse what a terminal session cannot take (its CLI reads its own terminal only)."""
-        if self._terminal(session_id):
+        if self.terminal is not None and self.terminal.runs(session_id):
             info = self.engine.session(session_id)
             raise Refused(refusal(terminal_name(info.client, info.label)))
+
+    async def _stopped(self, session_id: str, by: c.Caller | None, stop: Callable[[str], int]) -> c.Reply:
+        """`stop(session_id)`'s count of stopped turns; a terminal session is stopped through
+        its own port, whatever `stop` is (its CLI stops its own sub-agents)."""
+        self._known(session_id)
+        if self.terminal is not None and self.terminal.runs(session_id):
+            return c.done(stopped=await self.terminal.stop(session_id, by=by.text() if by else None))
+        return c.done(stopped=stop(session_id))
+
+    def _bus(self) -> BusVerbs:
+        if self.bus is None:
+            raise Refused("this process is not on a bus")
+        return self.bus
 
     def _bench(self, what: str) -> Workbench:
         if self.workbench is None:
@@ -193,16 +202,10 @@ class CommandExecutor:
         return c.done(decision=command.decision, remember=command.remember)
 
     async def _stop(self, command: c.Stop, by: c.Caller | None) -> c.Reply:
-        self._known(command.session_id)
-        if self.terminal is not None and self.terminal.runs(command.session_id):
-            return c.done(stopped=await self.terminal.stop(command.session_id, by=by.text() if by else None))
-        return c.done(stopped=1 if self.engine.cancel_turn(command.session_id) else 0)
+        return await self._stopped(command.session_id, by, lambda sid: int(self.engine.cancel_turn(sid)))
 
     async def _stop_subtree(self, command: c.StopSubtree, by: c.Caller | None) -> c.Reply:
-        self._known(command.session_id)
-        if self.terminal is not None and self.terminal.runs(command.session_id):
-            return c.done(stopped=await self.terminal.stop(command.session_id, by=by.text() if by else None))
-        return c.done(stopped=self.engine.stop_subtree(command.session_id))
+        return await self._stopped(command.session_id, by, self.engine.stop_subtree)
 
     async def _stop_all(self, command: c.StopAll, by: c.Caller | None) -> c.Reply:
         return c.done(stopped=self.engine.stop_all())
@@ -272,14 +275,10 @@ class CommandExecutor:
         return c.done(accepted=self._bench("the project's rules").accept_project_rules(command.digest))
 
     async def _sessions(self, command: c.Sessions, by: c.Caller | None) -> c.Reply:
-        if self.bus is None:
-            raise Refused("this process is not on a bus")
-        return c.done(**self.bus.sessions())
+        return c.done(**self._bus().sessions())
 
     async def _republish(self, command: c.Republish, by: c.Caller | None) -> c.Reply:
-        if self.bus is None:
-            raise Refused("this process is not on a bus")
-        published, stored = await self.bus.republish(command.session_id, command.first, command.last)
+        published, stored = await self._bus().republish(command.session_id, command.first, command.last)
         return c.done(republished=published, stored=stored)
 
     # -- finishing a session's work ------------------------------------------------------------------
@@ -375,10 +374,9 @@ def bounded(review: Review, limit: int) -> Review:
         said.append(f"{cut} file's diff was cut" if cut == 1 else f"{cut} files' diffs were cut")
     if left_out:
         said.append(f"{left_out} more {'file is' if left_out == 1 else 'files are'} only counted")
-    place = "worktree" if review.kind == "worktree" else "directory"
     sentence = (
         f"{' and '.join(said)} to keep the reply under {_amount(limit)}; "
-        f"the whole change is on the host, in its {place}"
+        f"the whole change is on the host, in its {review.kind}"
     )
     return dataclasses.replace(
         review, files=tuple(files), more_files=review.more_files + left_out, cut=sentence

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
@@ -46,6 +46,8 @@ from agent_tui.runtime.worktrees import WorktreeError, repo_root
 if TYPE_CHECKING:
     from agent_tui.engine.engine import SessionEngine
     from agent_tui.engine.session_info import SessionInfo
+
+T = TypeVar("T")
 
 
 class FinishingActions:
@@ -124,10 +126,7 @@ class FinishingActions:
             FinishRefused: no worktree, its turn is running, nothing to commit, or git refused.
         """
         path, _ = self._worktree_to_finish(session_id)
-        try:
-            return await anyio.to_thread.run_sync(commit_worktree, path, message)
-        except ReviewRefused as refused:
-            raise FinishRefused(str(refused)) from None
+        return await _git(commit_worktree, path, message)
 
     async def merge(self, session_id: str, message: str | None = None) -> MergeResult:
         """Merge the session's branch into the branch it came from (only into a clean checkout;
@@ -142,12 +141,7 @@ class FinishingActions:
             message
             or f"Merge {facts.worktree_branch}: {facts.prompt.splitlines()[0][:60] if facts.prompt else ''}"
         )
-        try:
-            return await anyio.to_thread.run_sync(
-                merge_worktree, path, facts.worktree_branch, facts.base_branch, message.strip()
-            )
-        except ReviewRefused as refused:
-            raise FinishRefused(str(refused)) from None
+        return await _git(merge_worktree, path, facts.worktree_branch, facts.base_branch, message.strip())
 
     async def discard(self, session_id: str) -> None:
         """Close the session (its log stays), remove its worktree and delete its branch.
@@ -157,10 +151,7 @@ class FinishingActions:
         """
         path, facts = self._worktree_to_finish(session_id, running_ok=True)
         await self.dispose(session_id)
-        try:
-            await anyio.to_thread.run_sync(discard_worktree, path, facts.worktree_branch)
-        except ReviewRefused as refused:
-            raise FinishRefused(f"closed, but the worktree stays: {refused}") from None
+        await _git(discard_worktree, path, facts.worktree_branch, said="closed, but the worktree stays: ")
 
     def _worktree_to_finish(self, session_id: str, *, running_ok: bool = False) -> tuple[Path, SessionFacts]:
         facts = self.facts(session_id)
@@ -272,3 +263,11 @@ class FinishingActions:
             if problem is not None:
                 problems.append(problem)
         return problems
+
+
+async def _git(work: Callable[..., T], *args: object, said: str = "") -> T:
+    """`work(*args)` in a worker thread; git's refusal is a `FinishRefused` (after `said`)."""
+    try:
+        return await anyio.to_thread.run_sync(work, *args)
+    except ReviewRefused as refused:
+        raise FinishRefused(f"{said}{refused}") from None

@@ -40,7 +40,7 @@ from agent_tui.engine.provider import ModelProvider
 from agent_tui.engine.questions import Questions, fixed_answer
 from agent_tui.engine.session_info import TurnHandle
 from agent_tui.engine.vault import ENVIRONMENT
-from agent_tui.events import Event
+from agent_tui.events import Event, visible
 from agent_tui.events.turn_vocabulary import ENDINGS
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
@@ -50,7 +50,7 @@ from agent_tui.providers.prompt import ProjectInstructions, project_instructions
 from agent_tui.providers.retry import RetryPolicy
 from agent_tui.runtime.os_errors import os_reason
 from agent_tui.runtime.permission_files import permission_engine, project_rules_notice
-from agent_tui.runtime.runner import until_ended
+from agent_tui.runtime.runner import RunResult, until_ended
 from agent_tui.runtime.stop_signals import exit_status, listen_for_stop_signals, signal_name
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.turn_records import TurnRecorder
@@ -297,7 +297,6 @@ def run_prompt(
     Ctrl-C, 143 for SIGTERM, 129 for SIGHUP).
     """
     from agent_tui.engine.permissions import PermissionRulesError
-    from agent_tui.events import visible
     from agent_tui.mcp.config import McpConfigError, load_mcp_servers
     from agent_tui.providers.config import ConfigError
     from agent_tui.runtime.console import EventPrinter
@@ -375,7 +374,6 @@ def play_headless(
     status when its log could not be written. `play` replaces `run.play(catch_interrupt=True)`
     (a run that also publishes on a bus)."""
     from agent_tui.engine.errors import EventStoreFailure
-    from agent_tui.events import visible
 
     run.engine.budgets.notice = lambda text: print(visible(f"agent-tui: {text}"), file=err)
     run.notice = run.engine.budgets.notice
@@ -391,7 +389,6 @@ def play_headless(
 
 def _say_before(run: PromptRun, quiet: bool, out: TextIO, err: TextIO) -> None:
     """Say, before the turn, which project rules apply and which instructions file the model reads."""
-    from agent_tui.events import visible
 
     notice = project_rules_notice(run.permissions)
     if notice is not None:
@@ -413,8 +410,6 @@ def ended(
 ) -> int:
     """Print the summary and what went wrong after the turn (`problems`: with its rewind data);
     the exit status (see `run_prompt`)."""
-    from agent_tui.events import visible
-    from agent_tui.runtime.runner import RunResult
 
     summary = RunResult(stop_reasons={result.session_id: result.stop_reason} if result.session_id else {})
     printer.summary(summary, sessions_dir)

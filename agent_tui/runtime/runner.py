@@ -15,7 +15,7 @@ import anyio
 from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.errors import EventStoreFailure
-from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionRulesError
+from agent_tui.engine.permissions import DEFAULT_POLICY, PermissionEngine, PermissionRulesError
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import Scenario, ScenarioError, ScenarioSession
 from agent_tui.engine.scripted import ScriptedProvider
@@ -109,33 +109,12 @@ class ScenarioRun:
         prices: PriceTable | None = None,
     ) -> None:
         self.scenario = scenario
-        self.workspace = (
-            workspace
-            if workspace is not None
-            else Workspace(base_dir, workspace_root, leave_out=[sessions_dir])
-        )
+        self.workspace = workspace or Workspace(base_dir, workspace_root, leave_out=[sessions_dir])
         self.cwds = copy_directories(scenario, self.workspace)
         self.store = JsonlFileEventStore(sessions_dir)
         self.provider = ScriptedProvider(max_context_tokens=scenario.maxContextTokens, agents=scenario.agents)
-        # A run on scratch copies keeps its "always" answers for the run; the scenario
-        # directory's rules file is read from the copy, and used once the user accepted it.
-        project = (base_dir / scenario.sessions[0].cwd).resolve() if scenario.sessions else base_dir
-        self.project = project
-        try:
-            self.permissions = permission_engine(
-                scenario.policy or DEFAULT_POLICY,
-                project=project,
-                read_from=self.cwds[0] if self.cwds else None,
-                data_dir=data_dir,
-                keep_rules=False,
-                trust_project_rules=trust_project_rules,
-            )
-        except PermissionRulesError as error:
-            self.workspace.remove()
-            # Named where the user can fix it: the scenario's directory, not the scratch copy.
-            copy = self.cwds[0] if self.cwds else project
-            shown = project / error.path.relative_to(copy) if error.path.is_relative_to(copy) else error.path
-            raise ScenarioError(str(shown), "", error.reason) from None
+        self.project = (base_dir / scenario.sessions[0].cwd).resolve() if scenario.sessions else base_dir
+        self.permissions = self._permissions(data_dir, trust_project_rules)
         self.engine = SessionEngine(
             self.store,
             self.provider,
@@ -155,6 +134,33 @@ class ScenarioRun:
         self.provider.on_steer = self._steer_for_script
         self.stopped = False
         self._waiting: set[anyio.CancelScope] = set()  # sessions still in their start delay
+
+    def _permissions(self, data_dir: Path | None, trust_project_rules: bool) -> PermissionEngine:
+        """The run's rules: a run on scratch copies keeps its "always" answers for the run; the
+        scenario directory's rules file is read from the copy, and used once the user accepted it.
+
+        Raises:
+            ScenarioError: the rules file is not valid, named in the scenario's directory (the
+                scratch copies removed: nobody gets this run to remove them later).
+        """
+        copy = self.cwds[0] if self.cwds else None
+        try:
+            return permission_engine(
+                self.scenario.policy or DEFAULT_POLICY,
+                project=self.project,
+                read_from=copy,
+                data_dir=data_dir,
+                keep_rules=False,
+                trust_project_rules=trust_project_rules,
+            )
+        except PermissionRulesError as error:
+            self.workspace.remove()
+            # Named where the user can fix it: the scenario's directory, not the scratch copy.
+            copy = copy or self.project
+            shown = (
+                self.project / error.path.relative_to(copy) if error.path.is_relative_to(copy) else error.path
+            )
+            raise ScenarioError(str(shown), "", error.reason) from None
 
     def project_rules_notice(self) -> str | None:
         """What to tell the user about the scenario directory's own rules file, if not used."""

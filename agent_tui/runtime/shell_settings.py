@@ -54,7 +54,7 @@ def sandbox_problem(config: Config) -> str | None:
 def sandbox_state(config: Config) -> str:
     """Where shell commands run, in one sentence."""
     if not config.sandbox_enabled:
-        return f"off ([sandbox] enabled = false in {config.where(config.sandbox_line)})"
+        return f"off ([sandbox] enabled = false in {config.where_set('sandbox', 'enabled')})"
     status = sandbox_status()
     if status.available:
         return (

@@ -189,13 +189,10 @@ class Workspace:
                         info = entry.stat(follow_symlinks=False)
                     except FileNotFoundError:  # removed since the directory was listed
                         continue
-                    if stat.S_ISDIR(info.st_mode):
-                        if path.resolve() in self._left_out:
-                            self.skipped.append(
-                                f"{path}: where this run writes (its logs or copies), not copied"
-                            )
-                        else:
-                            pending.append(path)
+                    if stat.S_ISDIR(info.st_mode) and path.resolve() not in self._left_out:
+                        pending.append(path)
+                    elif stat.S_ISDIR(info.st_mode):
+                        self.skipped.append(f"{path}: where this run writes (its logs or copies), not copied")
                     elif stat.S_ISREG(info.st_mode):
                         plan.files.append((path, info.st_size))
                         plan.size += info.st_size
