@@ -17,12 +17,16 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agent_tui.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, project_logs
 
 if TYPE_CHECKING:
     from agent_tui.search import Progress, SearchResults
+    from agent_tui.search.index import SyncReport
+    from agent_tui.search.query import Query
+
+    Found = tuple[SyncReport, SearchResults]
 
 MARK_ON = "\x1b[1;4m"
 MARK_OFF = "\x1b[22;24m"
@@ -39,8 +43,7 @@ def cmd_search(
     limit: int,
     color: str,
 ) -> int:
-    from agent_tui.replay.sources import ReplaySourceError, open_replay
-    from agent_tui.search import QueryError, SearchError, SearchIndex, index_path, parse_query
+    from agent_tui.search import QueryError, SearchError, index_path, parse_query
 
     if limit < 1:
         return fail(f"search: --limit {limit}: give at least 1", EXIT_USAGE)
@@ -51,26 +54,67 @@ def cmd_search(
     directory = project_logs(sessions_dir, cwd)
     if isinstance(directory, int):
         return directory
+    found: Found | int | None
     try:
-        inputs = open_replay(directory)
-    except ReplaySourceError as error:
+        found = _search_indexed(index_path(directory), own_logs(directory), query, limit)
+        if found is None:
+            found = _search_found(directory, query, limit)
+    except SearchError as error:
         return fail(str(error), EXIT_FAILED)
-    for warning in inputs.warnings:
-        print(f"agent-tui: {warning}", file=sys.stderr)
-    with inputs:
-        try:
-            with SearchIndex.open(index_path(directory)) as index:
-                report = index.sync(inputs.files, progress=_progress_printer(sys.stderr))
-                results = index.search(query, limit=limit)
-        except SearchError as error:
-            return fail(str(error), EXIT_FAILED)
+    if isinstance(found, int):
+        return found
+    report, results = found
     _say_skipped(report)
     marks = color == "always" or (color == "auto" and sys.stdout.isatty())
     _print_results(results, sys.stdout, marks)
     return EXIT_OK if results.hits else EXIT_FAILED
 
 
-def _say_skipped(report: Any) -> None:
+def own_logs(directory: Path) -> list[Path]:
+    """The logs under `directory` that `open_replay(directory)` looks at, in its order, when all
+    are agent-tui logs (`importers.convert.discover`'s candidates, sorted by session id, as
+    `importers.materialize.replay_inputs` sorts them); tests/test_command_imports.py holds the two
+    equal."""
+    candidates = sorted(directory.glob("*.jsonl")) + sorted(directory.glob("*/subagents/*.jsonl"))
+    if not candidates:
+        candidates = sorted(directory.rglob("*.jsonl"))
+    return sorted(candidates, key=lambda path: path.stem)
+
+
+def _search_indexed(index_file: Path, files: list[Path], query: Query, limit: int) -> Found | None:
+    """Search without finding out again what the logs are, when the index holds every one of
+    them as it read them last (None otherwise, or when there is no index yet): they are the logs
+    `open_replay` gave then, and it would give them again (no foreign log to convert, no copy of a
+    session, nothing it skipped: those are not in the index), with no warning. This spares the
+    importers' start-up (and pydantic's)."""
+    from agent_tui.search import SearchIndex
+
+    if not index_file.is_file():
+        return None
+    with SearchIndex.open(index_file) as index:
+        if not index.holds_unchanged(files):
+            return None
+        return index.sync(files, progress=_progress_printer(sys.stderr)), index.search(query, limit=limit)
+
+
+def _search_found(directory: Path, query: Query, limit: int) -> Found | int:
+    """Find the logs of `directory` as `replay` does (converting Claude Code's and Codex's), bring
+    the index up to date with them and search it; the exit status when there are none."""
+    from agent_tui.replay.sources import ReplaySourceError, open_replay
+    from agent_tui.search import SearchIndex, index_path
+
+    try:
+        inputs = open_replay(directory)
+    except ReplaySourceError as error:
+        return fail(str(error), EXIT_FAILED)
+    for warning in inputs.warnings:
+        print(f"agent-tui: {warning}", file=sys.stderr)
+    with inputs, SearchIndex.open(index_path(directory)) as index:
+        report = index.sync(inputs.files, progress=_progress_printer(sys.stderr))
+        return report, index.search(query, limit=limit)
+
+
+def _say_skipped(report: SyncReport) -> None:
     """Say on stderr which logs the index could not read, and which lines it skipped."""
     for path, reason in report.unreadable:
         print(f"agent-tui: {path}: {reason} (not searched)", file=sys.stderr)

@@ -187,6 +187,13 @@ class _Known:
     spend: str | None
 
 
+_KNOWN_COLUMNS = (
+    "id, size, mtime_ns, inode, head, offset, lines, resume_offset, resume_line, resume_corrupt,"
+    " resume_tail, corrupt, first_corrupt, session_id, agent_name, title, spend"
+)
+"""The columns of `files` a `_Known` holds, in its order."""
+
+
 def _head_hash(handle: BinaryIO, size: int) -> str:
     handle.seek(0)
     first = handle.read(min(size, HEAD_BYTES))
@@ -352,6 +359,25 @@ class SearchIndex:
         report.corrupt = [status for status in self.files() if status.corrupt]
         return report
 
+    def holds_unchanged(self, files: Sequence[Path]) -> bool:
+        """Whether every log of `files` is in the index as it was last read (its inode, size and
+        modification time, read through its end): such logs are the very ones a sync took before,
+        so a caller may skip finding out again what they are (`agent-tui search` a second time).
+        False for no files."""
+        try:
+            rows = self._db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM files").fetchall()
+        except sqlite3.Error:
+            return False
+        known = {path: _Known(*row) for path, *row in rows}
+        for path in files:
+            was = known.get(str(path.absolute()))
+            try:
+                if was is None or not _unchanged(was, os.stat(path)):
+                    return False
+            except OSError:
+                return False
+        return bool(files)
+
     def _plan(self, files: Sequence[Path], report: SyncReport) -> list[tuple[Path, os.stat_result, int]]:
         """The logs to look at, oldest first (the newest get the highest ids), each with where
         its reading would resume; the index lets go of the logs gone or unreadable."""
@@ -405,12 +431,7 @@ class SearchIndex:
             raise
 
     def _load(self, key: str) -> _Known | None:
-        row = self._db.execute(
-            "SELECT id, size, mtime_ns, inode, head, offset, lines, resume_offset, resume_line,"
-            " resume_corrupt, resume_tail, corrupt, first_corrupt, session_id, agent_name, title, spend"
-            " FROM files WHERE path = ?",
-            (key,),
-        ).fetchone()
+        row = self._db.execute(f"SELECT {_KNOWN_COLUMNS} FROM files WHERE path = ?", (key,)).fetchone()
         return _Known(*row) if row is not None else None
 
     def _sync_file(self, path: Path, report: SyncReport) -> int:
