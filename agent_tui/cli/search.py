@@ -75,10 +75,12 @@ def own_logs(directory: Path) -> list[Path]:
     are agent-tui logs (`importers.convert.discover`'s candidates, sorted by session id, as
     `importers.materialize.replay_inputs` sorts them); tests/test_command_imports.py holds the two
     equal."""
-    candidates = sorted(directory.glob("*.jsonl")) + sorted(directory.glob("*/subagents/*.jsonl"))
-    if not candidates:
-        candidates = sorted(directory.rglob("*.jsonl"))
-    return sorted(candidates, key=lambda path: path.stem)
+    found = [(0, path) for path in directory.glob("*.jsonl")]
+    found += [(1, path) for path in directory.glob("*/subagents/*.jsonl")]
+    if not found:
+        found = [(0, path) for path in directory.rglob("*.jsonl")]
+    found.sort(key=lambda item: (item[1].stem, item[0], item[1].parts))  # one sort: the same order
+    return [path for _group, path in found]
 
 
 def _search_indexed(index_file: Path, files: list[Path], query: Query, limit: int) -> Found | None:

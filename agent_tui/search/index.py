@@ -194,6 +194,11 @@ _KNOWN_COLUMNS = (
 """The columns of `files` a `_Known` holds, in its order."""
 
 
+_Planned = tuple[Path, os.stat_result, int, _Known | None]
+"""A log to look at in a sync: its path, its status, where its reading would resume, and what the
+index knew of it when the sync began (None: nothing)."""
+
+
 def _head_hash(handle: BinaryIO, size: int) -> str:
     handle.seek(0)
     first = handle.read(min(size, HEAD_BYTES))
@@ -329,15 +334,18 @@ class SearchIndex:
     ) -> SyncReport:
         report = SyncReport(files=len(files))
         plan = self._plan(files, report)
-        total = sum(max(0, status.st_size - resume) for _path, status, resume in plan)
+        total = sum(max(0, status.st_size - resume) for _path, status, resume, _known in plan)
         done = batch = 0
         db = self._db
         in_transaction = False
         try:
-            for number, (path, status, _resume) in enumerate(plan):
+            for number, (path, status, _resume, known) in enumerate(plan):
                 if stop is not None and stop():
                     break
-                known_now = self._load(str(path.absolute()))
+                if known is not None and _unchanged(known, status):
+                    known_now: _Known | None = known  # as it was read: no need to ask the file again
+                else:  # asked again: another process may have indexed it since the plan
+                    known_now = self._load(str(path.absolute()))
                 if known_now is None or not _unchanged(known_now, status):
                     if not in_transaction:
                         db.execute("BEGIN IMMEDIATE")
@@ -356,7 +364,7 @@ class SearchIndex:
             raise
         if in_transaction:
             db.execute("COMMIT")
-        report.corrupt = [status for status in self.files() if status.corrupt]
+        report.corrupt = self._statuses("WHERE corrupt > 0")
         return report
 
     def holds_unchanged(self, files: Sequence[Path]) -> bool:
@@ -365,10 +373,9 @@ class SearchIndex:
         so a caller may skip finding out again what they are (`agent-tui search` a second time).
         False for no files."""
         try:
-            rows = self._db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM files").fetchall()
+            known = self._known()
         except sqlite3.Error:
             return False
-        known = {path: _Known(*row) for path, *row in rows}
         for path in files:
             was = known.get(str(path.absolute()))
             try:
@@ -378,18 +385,16 @@ class SearchIndex:
                 return False
         return bool(files)
 
-    def _plan(self, files: Sequence[Path], report: SyncReport) -> list[tuple[Path, os.stat_result, int]]:
+    def _plan(self, files: Sequence[Path], report: SyncReport) -> list[_Planned]:
         """The logs to look at, oldest first (the newest get the highest ids), each with where
-        its reading would resume; the index lets go of the logs gone or unreadable."""
+        its reading would resume and what the index knew of it; the index lets go of the logs
+        gone or unreadable."""
         wanted = {str(path.absolute()): path for path in files}
-        known = {
-            path: (file_id, resume)
-            for file_id, path, resume in self._db.execute("SELECT id, path, resume_offset FROM files")
-        }
+        known = self._known()
         for gone in set(known) - set(wanted):
-            self._drop(known[gone][0])
+            self._drop(known[gone].id)
             report.removed += 1
-        plan: list[tuple[Path, os.stat_result, int]] = []
+        plan: list[_Planned] = []
         for key, path in wanted.items():
             try:
                 status = os.stat(path)
@@ -398,9 +403,10 @@ class SearchIndex:
             except OSError as error:
                 report.unreadable.append((path, error.strerror or str(error)))
                 if key in known:
-                    self._drop(known[key][0])
+                    self._drop(known[key].id)
                 continue
-            plan.append((path, status, known[key][1] if key in known else 0))
+            was = known.get(key)
+            plan.append((path, status, 0 if was is None else was.resume_offset, was))
         plan.sort(key=lambda item: (item[1].st_mtime_ns, str(item[0])))
         return plan
 
@@ -429,6 +435,11 @@ class SearchIndex:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+    def _known(self) -> dict[str, _Known]:
+        """What the index knows of every log, by its absolute path."""
+        rows = self._db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM files").fetchall()
+        return {path: _Known(*row) for path, *row in rows}
 
     def _load(self, key: str) -> _Known | None:
         row = self._db.execute(f"SELECT {_KNOWN_COLUMNS} FROM files WHERE path = ?", (key,)).fetchone()
@@ -559,10 +570,14 @@ class SearchIndex:
 
     def files(self) -> list[FileStatus]:
         """Every log the index knows, in path order."""
+        return self._statuses("")
+
+    def _statuses(self, where: str) -> list[FileStatus]:
+        """The logs `where` (an SQL condition on `files`, or nothing) picks, in path order."""
         return [
             FileStatus(Path(path), session_id, lines, corrupt, first_corrupt)
             for path, session_id, lines, corrupt, first_corrupt in self._db.execute(
-                "SELECT path, session_id, lines, corrupt, first_corrupt FROM files ORDER BY path"
+                f"SELECT path, session_id, lines, corrupt, first_corrupt FROM files {where} ORDER BY path"
             )
         ]
 
