@@ -7,7 +7,9 @@ asserted here: `bench/bench_startup.py` measures the commands beside `python -c 
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -205,3 +207,21 @@ def test_own_logs_are_the_logs_replay_finds_in_a_directory_of_ours(tmp_path: Pat
         with open_replay(directory) as inputs:
             assert inputs.warnings == []
             assert own_logs(directory) == inputs.files
+
+
+def test_search_finds_the_logs_again_once_one_was_written_to(tmp_path: Path, recorded: Path) -> None:
+    sessions = tmp_path / "sessions"
+    shutil.copytree(recorded, sessions)
+    first, _ = run_listed("search", "--sessions-dir", str(sessions), "the", home=tmp_path)
+    log = sorted(sessions.glob("*.jsonl"))[0]
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 1_000_000_000))
+    again, modules = run_listed("search", "--sessions-dir", str(sessions), "the", home=tmp_path)
+    assert "agent_tui.importers" in modules
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+    log.unlink()  # a log gone: the index lets go of it, found as `replay` finds the rest
+    third, modules = run_listed("search", "--sessions-dir", str(sessions), "the", home=tmp_path)
+    assert "agent_tui.importers" in modules
+    assert str(log) not in third.stdout
+    fourth, modules = run_listed("search", "--sessions-dir", str(sessions), "the", home=tmp_path)
+    assert "agent_tui.importers" not in modules
+    assert (fourth.returncode, fourth.stdout) == (third.returncode, third.stdout)

@@ -367,23 +367,29 @@ class SearchIndex:
         report.corrupt = self._statuses("WHERE corrupt > 0")
         return report
 
-    def holds_unchanged(self, files: Sequence[Path]) -> bool:
-        """Whether every log of `files` is in the index as it was last read (its inode, size and
-        modification time, read through its end): such logs are the very ones a sync took before,
-        so a caller may skip finding out again what they are (`agent-tui search` a second time).
-        False for no files."""
+    def sync_unchanged(self, files: Sequence[Path]) -> SyncReport | None:
+        """The report of `sync(files)` when it would find nothing to do, without doing it: every
+        log of `files` in the index as it was last read (its inode, size and modification time,
+        read through its end) and no other log in it. None when a sync has something to do (or
+        for no files). Such logs are the very ones a sync took before, so a caller may also skip
+        finding out again what they are (`agent-tui search` a second time)."""
         try:
             known = self._known()
         except sqlite3.Error:
-            return False
+            return None
+        if not files or len(known) != len(files):
+            return None
         for path in files:
             was = known.get(str(path.absolute()))
             try:
                 if was is None or not _unchanged(was, os.stat(path)):
-                    return False
+                    return None
             except OSError:
-                return False
-        return bool(files)
+                return None
+        try:
+            return SyncReport(files=len(files), corrupt=self._statuses("WHERE corrupt > 0"))
+        except sqlite3.Error as error:
+            raise SearchError(f"{self.path}: {error}") from None
 
     def _plan(self, files: Sequence[Path], report: SyncReport) -> list[_Planned]:
         """The logs to look at, oldest first (the newest get the highest ids), each with where
