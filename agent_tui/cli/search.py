@@ -76,23 +76,24 @@ def own_logs(directory: Path) -> list[Path]:
     are agent-tui logs (`importers.convert.discover`'s candidates, sorted by session id, as
     `importers.materialize.replay_inputs` sorts them); tests/test_command_imports.py holds the two
     equal. Listed with `os.scandir`: `Path.glob` costs more than the search over 3,000 logs."""
-    found = [(0, path) for path in _entries(directory)]
+    found = [(_stem(name), 0, "", directory, name) for name in _entries(directory)]
     for folder in _entries(directory, folders=True):
-        found += [(1, path) for path in _entries(folder / "subagents")]
+        subagents = directory / folder / "subagents"
+        found += [(_stem(name), 1, folder, subagents, name) for name in _entries(subagents)]
     if not found:
-        found = [(0, path) for path in directory.rglob("*.jsonl")]
-    found.sort(key=lambda item: (item[1].stem, item[0], item[1].parts))  # one sort: the same order
-    return [path for _group, path in found]
+        return sorted(sorted(directory.rglob("*.jsonl")), key=lambda path: path.stem)
+    found.sort()  # by session id; then the top folder's first, then by the folder holding them
+    return [where / name for _stem, _group, _folder, where, name in found]
 
 
-def _entries(folder: Path, *, folders: bool = False) -> list[Path]:
-    """What `folder.glob("*.jsonl")` lists (hidden names too), or with `folders` its folders (a
-    link to one too); nothing when it cannot be read."""
+def _entries(folder: Path, *, folders: bool = False) -> list[str]:
+    """The names `folder.glob("*.jsonl")` lists (hidden ones too), or with `folders` the names
+    of its folders (a link to one too); nothing when it cannot be read."""
     try:
         with os.scandir(folder) as entries:
             if folders:
-                return [folder / entry.name for entry in entries if _is_folder(entry)]
-            return [folder / entry.name for entry in entries if entry.name.endswith(".jsonl")]
+                return [entry.name for entry in entries if _is_folder(entry)]
+            return [entry.name for entry in entries if entry.name.endswith(".jsonl")]
     except OSError:
         return []
 
@@ -102,6 +103,11 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
+
+
+def _stem(name: str) -> str:
+    """`Path(name).stem` of a name ending in `.jsonl`."""
+    return name[:-6] if len(name) > 6 else name
 
 
 def _search_indexed(index_file: Path, files: list[Path], query: Query, limit: int) -> Found | None:

@@ -210,12 +210,13 @@ def _head_hash(handle: BinaryIO, size: int) -> str:
 
 def _unchanged(known: _Known, status: os.stat_result) -> bool:
     """Whether a log is as it was indexed (then it is not even opened)."""
-    return (
-        known.inode == status.st_ino
-        and known.size == status.st_size
-        and known.mtime_ns == status.st_mtime_ns
-        and known.offset == status.st_size
-    )
+    return _same(known.inode, known.size, known.mtime_ns, known.offset, status)
+
+
+def _same(inode: int, size: int, mtime_ns: int, offset: int, status: os.stat_result) -> bool:
+    """Whether a log indexed with this inode, size and modification time, through `offset`, is
+    as it was (`_unchanged`)."""
+    return inode == status.st_ino and size == status.st_size == offset and mtime_ns == status.st_mtime_ns
 
 
 def _tail_hash(handle: BinaryIO, offset: int) -> str:
@@ -374,15 +375,19 @@ class SearchIndex:
         for no files). Such logs are the very ones a sync took before, so a caller may also skip
         finding out again what they are (`agent-tui search` a second time)."""
         try:
-            known = self._known()
+            rows = self._db.execute("SELECT path, inode, size, mtime_ns, offset FROM files").fetchall()
         except sqlite3.Error:
             return None
+        known: dict[str, tuple[int, int, int, int]] = {
+            path: (inode, size, mtime, offset) for path, inode, size, mtime, offset in rows
+        }
         if not files or len(known) != len(files):
             return None
+        stat_of = os.stat
         for path in files:
-            was = known.get(str(path.absolute()))
+            was = known.get(str(path if path.is_absolute() else path.absolute()))
             try:
-                if was is None or not _unchanged(was, os.stat(path)):
+                if was is None or not _same(*was, stat_of(path)):
                     return None
             except OSError:
                 return None
