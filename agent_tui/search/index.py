@@ -39,16 +39,17 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from agent_tui.events.session_tree import session_label
 from agent_tui.private_files import make_private_dirs, private_sqlite_file
 from agent_tui.reducer.earlier_spend import EarlierSpend
-from agent_tui.search.extract import Row, RowBuilder
 from agent_tui.search.location import index_path
 from agent_tui.search.query import Query, parse_query
-from agent_tui.search.reading import LogReading
-from agent_tui.search.spend import LogSpend
+
+if TYPE_CHECKING:  # the reading of new lines (and orjson) is imported by a sync that reads some
+    from agent_tui.search.extract import Row
+    from agent_tui.search.reading import LogReading
 
 SCHEMA_VERSION = 3
 LINE_BITS = 32
@@ -508,6 +509,8 @@ class SearchIndex:
     ) -> int:
         """Index one log from `start` (its resume point, or its start) to its last complete
         line, and record where it is now; the bytes read."""
+        from agent_tui.search.extract import RowBuilder
+
         reading = self._reading(key, known, start)
         base = reading.file_id << LINE_BITS
         self._db.execute(
@@ -523,6 +526,9 @@ class SearchIndex:
     def _reading(self, key: str, known: _Known | None, start: tuple[int, int, int]) -> LogReading:
         """Where the reading of a log starts: its row (made now for a new log), what its lines
         before `start` said, and from where its spend goes on."""
+        from agent_tui.search.reading import LogReading
+        from agent_tui.search.spend import LogSpend
+
         offset, line, corrupt = start
         if known is None:
             cursor = self._db.execute(
@@ -595,6 +601,8 @@ class SearchIndex:
     def spend(self) -> dict[str, EarlierSpend]:
         """What each indexed log spent, in all, per day, and the latest budget it set after its
         head, by its session id (see `agent_tui.search.spend`)."""
+        from agent_tui.search.spend import LogSpend
+
         return {
             session_id: LogSpend.loads(spend).as_earlier()
             for session_id, spend in self._db.execute("SELECT session_id, spend FROM files ORDER BY id")
