@@ -6,6 +6,10 @@ the search index first (only what they gained since the last search is read), th
 answered from it: hits grouped by session and turn, newest session first, each with the event's
 sequence (for `g` in the scrubber) and the line that matched.
 
+A second search with nothing changed (every log of the directory in the index as it was read,
+none new, none gone) is answered from the index without finding out again what the logs are: it
+does not import the importers or the event models, which cost more than the search.
+
 Exit statuses: 0 when something matched, 1 when nothing did (or the index cannot be used), 2 for
 a query that cannot be read or a directory that is not there. Every line printed from a log goes
 through `visible` first, so a log cannot send the terminal escape sequences.

@@ -28,6 +28,8 @@ Invariants:
   mode), its folders 0700 when made here (`private_files`): it holds what the logs say;
 - an index of another schema version, or a file SQLite cannot read as a database, is deleted
   and built again from the logs (`SearchIndex.open`).
+- `sync_unchanged` says what a sync would report when it has nothing to do, from the index's
+  records and one `stat` per log, and writes nothing; otherwise it says None.
 """
 
 from __future__ import annotations
