@@ -206,7 +206,7 @@ def test_own_logs_are_the_logs_replay_finds_in_a_directory_of_ours(tmp_path: Pat
     for directory in (flat, nested):
         with open_replay(directory) as inputs:
             assert inputs.warnings == []
-            assert own_logs(directory) == inputs.files
+            assert own_logs(directory) == [str(path.absolute()) for path in inputs.files]
 
 
 def test_search_finds_the_logs_again_once_one_was_written_to(tmp_path: Path, recorded: Path) -> None:

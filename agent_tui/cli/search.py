@@ -75,19 +75,23 @@ def cmd_search(
     return EXIT_OK if results.hits else EXIT_FAILED
 
 
-def own_logs(directory: Path) -> list[Path]:
+def own_logs(directory: Path) -> list[str]:
     """The logs under `directory` that `open_replay(directory)` looks at, in its order, when all
     are agent-tui logs (`importers.convert.discover`'s candidates, sorted by session id, as
-    `importers.materialize.replay_inputs` sorts them); tests/test_command_imports.py holds the two
-    equal. Listed with `os.scandir`: `Path.glob` costs more than the search over 3,000 logs."""
-    found = [(_stem(name), 0, "", directory, name) for name in _entries(directory)]
+    `importers.materialize.replay_inputs` sorts them), each as `str(path.absolute())`, the key
+    the search index keeps it by; tests/test_command_imports.py holds the two equal. Listed with
+    `os.scandir`, as strings: `Path.glob` and a `Path` per log cost more than the search over
+    3,000 logs."""
+    base = str(directory if directory.is_absolute() else directory.absolute()).rstrip("/")  # "/": ""
+    found = [(_stem(name), 0, "", base, name) for name in _entries(directory)]
     for folder in _entries(directory, folders=True):
-        subagents = directory / folder / "subagents"
-        found += [(_stem(name), 1, folder, subagents, name) for name in _entries(subagents)]
+        subagents = f"{base}/{folder}/subagents"
+        found += [(_stem(name), 1, folder, subagents, name) for name in _entries(Path(subagents))]
     if not found:
-        return sorted(sorted(directory.rglob("*.jsonl")), key=lambda path: path.stem)
+        nested = sorted(sorted(directory.rglob("*.jsonl")), key=lambda path: path.stem)
+        return [str(path.absolute()) for path in nested]
     found.sort()  # by session id; then the top folder's first, then by the folder holding them
-    return [where / name for _stem, _group, _folder, where, name in found]
+    return [f"{where}/{name}" for _stem, _group, _folder, where, name in found]
 
 
 def _entries(folder: Path, *, folders: bool = False) -> list[str]:
@@ -114,7 +118,7 @@ def _stem(name: str) -> str:
     return name[:-6] if len(name) > 6 else name
 
 
-def _search_indexed(index_file: Path, files: list[Path], query: Query, limit: int) -> Found | None:
+def _search_indexed(index_file: Path, files: list[str], query: Query, limit: int) -> Found | None:
     """Search without finding out again what the logs are, when the index holds every one of
     them as it read them last (None otherwise, or when there is no index yet): they are the logs
     `open_replay` gave then, and it would give them again (no foreign log to convert, no copy of a

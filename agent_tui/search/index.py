@@ -371,12 +371,14 @@ class SearchIndex:
         report.corrupt = self._statuses("WHERE corrupt > 0")
         return report
 
-    def sync_unchanged(self, files: Sequence[Path]) -> SyncReport | None:
+    def sync_unchanged(self, files: Sequence[Path | str]) -> SyncReport | None:
         """The report of `sync(files)` when it would find nothing to do, without doing it: every
         log of `files` in the index as it was last read (its inode, size and modification time,
         read through its end) and no other log in it. None when a sync has something to do (or
         for no files). Such logs are the very ones a sync took before, so a caller may also skip
-        finding out again what they are (`agent-tui search` a second time)."""
+        finding out again what they are (`agent-tui search` a second time). A log given as a
+        `str` is taken as the key the index keeps it by, `str(path.absolute())`: it spares making
+        and printing a `Path` of each."""
         try:
             rows = self._db.execute("SELECT path, inode, size, mtime_ns, offset FROM files").fetchall()
         except sqlite3.Error:
@@ -387,10 +389,11 @@ class SearchIndex:
         if not files or len(known) != len(files):
             return None
         stat_of = os.stat
-        for path in files:
-            was = known.get(str(path if path.is_absolute() else path.absolute()))
+        for file in files:
+            key = file if isinstance(file, str) else str(file.absolute())
+            was = known.get(key)
             try:
-                if was is None or not _same(*was, stat_of(path)):
+                if was is None or not _same(*was, stat_of(key)):
                     return None
             except OSError:
                 return None
