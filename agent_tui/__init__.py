@@ -18,13 +18,43 @@ DISTRIBUTION = "agent-tui-dashboard"
 
 
 def _installed_version() -> str:
-    """The version the installed distribution declares (pyproject.toml is its one source)."""
+    """The version the installed distribution declares (pyproject.toml is its one source): the
+    `Version:` of its `.dist-info` on `sys.path`, found as `importlib.metadata` finds it (the first
+    folder that holds one) without importing that package (~20 ms, twice `agent-tui --version`)."""
+    import os
+    import sys
+
+    prefix = DISTRIBUTION.replace("-", "_") + "-"
+    for folder in sys.path:
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                found = _metadata_version(os.path.join(folder, name, "METADATA"))
+                if found is not None:
+                    return found
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version(DISTRIBUTION)
     except PackageNotFoundError:  # run from a checkout that was never installed
         return "0+unknown"
+
+
+def _metadata_version(path: str) -> str | None:
+    """The `Version:` header of a distribution's METADATA file, or None."""
+    try:
+        with open(path, encoding="utf-8") as metadata:
+            for line in metadata:
+                if line.startswith("Version:"):
+                    return line.removeprefix("Version:").strip() or None
+                if not line.strip():  # the headers end at the first blank line
+                    return None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
 
 
 _EXPORTS: dict[str, str] = {
@@ -55,7 +85,7 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "__version__":  # read on first use: `importlib.metadata` costs ~20 ms at start
+    if name == "__version__":  # read on first use: a directory listing and a file at start
         globals()[name] = version = _installed_version()
         return version
     module = _EXPORTS.get(name)

@@ -32,6 +32,7 @@ from bench_providers import bench_providers
 from bench_replay import bench_replay
 from bench_search import bench_search
 from bench_shell_risk import bench_shell_risk
+from bench_startup import bench_startup
 from bench_terminal_discovery import bench_terminal_discovery
 from bench_terminal_live import bench_terminal_live
 
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.extend(bench_hook())  # a Claude Code or Codex hook call, with and without agent-tui
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-search-") as tmp:
         rows += bench_search(args.sessions, Path(tmp))
+    rows.extend(bench_startup(args.sessions))  # each headless command as a whole process
     with tempfile.TemporaryDirectory(prefix="agent-tui-bench-many-") as tmp:
         rows += bench_many(args.sessions, Path(tmp))  # replay DIR and the workbench on them
     rows.extend(dashboard_rows())  # always 100,000 events: the caches need that many to settle

@@ -612,3 +612,28 @@ def test_progress_counts_up_to_every_byte_and_log(tmp_path: Path) -> None:
             handle.write(event("sess_x", 99, "user.message", {"content": "more"}))
         index.sync(files, progress=stopped.append, stop=lambda: bool(stopped))
         assert len(stopped) == 1  # the stop was heard before the second log
+
+
+def test_sync_unchanged_says_what_a_sync_with_nothing_to_do_reports(
+    tmp_path: Path, index: SearchIndex
+) -> None:
+    files, _ = write_histories(tmp_path, 11, 4)
+    torn = tmp_path / "sess_torn.jsonl"
+    torn.write_bytes(event("sess_torn", 1, "user.message", {"content": "x"}, None) + b"{not json\n")
+    files.append(torn)
+    assert index.sync_unchanged(files) is None  # nothing indexed yet
+    index.sync(files)
+    report = index.sync_unchanged(files)
+    assert report is not None
+    assert report == index.sync(files)  # the sync after it had nothing to do either
+    assert [status.path for status in report.corrupt] == [torn]
+    assert index.sync_unchanged(files[1:]) is None  # a log the index holds is not listed: it goes
+    assert index.sync_unchanged([*files, tmp_path / "sess_new.jsonl"]) is None  # one it does not hold
+    assert index.sync_unchanged([]) is None
+    status = files[0].stat()
+    os.utime(files[0], ns=(status.st_atime_ns, status.st_mtime_ns + 1))
+    assert index.sync_unchanged(files) is None  # written to since
+    index.sync(files)
+    assert index.sync_unchanged(files) is not None
+    files[1].unlink()
+    assert index.sync_unchanged(files) is None  # gone

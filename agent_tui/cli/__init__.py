@@ -1,8 +1,11 @@
 """The `agent-tui` command line (its commands and options: README.md).
 
 Heavy imports (Textual, pydantic models, the engine) happen inside the subcommands, so
-`agent-tui --help` answers at once. Every expected failure is one sentence on stderr and an exit
-status; a Python traceback is never what a user sees for bad input.
+`agent-tui --help` answers at once: this package imports nothing at the top but the exit
+statuses (`agent_tui.cli.entry` is imported through it, `agent-tui --version` answers there), and
+each command's module is imported when that command runs, never for another's. Every expected
+failure is one sentence on stderr and an exit status; a Python traceback is never what a user
+sees for bad input.
 
 The package: `parser` (the arguments), `commands` (the headless commands), `dashboard` (the
 dashboard command), `search` (the search command), `status` (exit statuses and how failures are
@@ -12,39 +15,26 @@ the commands the config file as the entry read it (`args.config`: read once per 
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from agent_tui.cli.status import EXIT_CORRUPT, EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
 
-from agent_tui.cli.commands import (
-    awaited_dir,
-    cmd_acp,
-    cmd_import,
-    cmd_mcp,
-    cmd_models,
-    cmd_replay,
-    cmd_run,
-    cmd_run_prompt,
-    cmd_schema,
-    cmd_sessions,
-)
-from agent_tui.cli.dashboard import cmd_dashboard
-from agent_tui.cli.parser import parse_arguments
-from agent_tui.cli.status import (
-    EXIT_CORRUPT,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_USAGE,
-    fail,
-    fresh_dir,
-    project_logs,
-    silence_stdout,
-)
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `agent-tui --version` imports this package before anything: `typing` costs its start-up
+    import argparse
+    from collections.abc import Callable
+    from typing import Any, Literal
 
-if TYPE_CHECKING:
+    from agent_tui.cli.commands import awaited_dir
     from agent_tui.providers.config import Config
 
 __all__ = ["EXIT_CORRUPT", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "awaited_dir", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "awaited_dir":  # the headless commands' module, imported when asked for
+        from agent_tui.cli.commands import awaited_dir
+
+        return awaited_dir
+    raise AttributeError(f"module 'agent_tui.cli' has no attribute {name!r}")
 
 
 _RUNS_TOOLS = ("run", "demo", "acp", "serve", "mcp", None)
@@ -54,6 +44,8 @@ _RUNS_TOOLS = ("run", "demo", "acp", "serve", "mcp", None)
 def main(argv: list[str] | None = None, config: Config | None = None) -> int:
     """Run one command. `config`: the config file as the entry read it (None: read it here,
     once, when the command needs it); the commands are given it as `args.config`."""
+    from agent_tui.cli.parser import parse_arguments
+
     args = parse_arguments(argv)
     args.config = config
     _tighten_own_folders()
@@ -90,8 +82,10 @@ def _tighten_own_folders() -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    from agent_tui.cli.status import silence_stdout
+
     try:
-        return COMMANDS.get(args.command, cmd_dashboard)(args)
+        return COMMANDS.get(args.command, _dashboard)(args)
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:
@@ -113,6 +107,8 @@ def _run(args: argparse.Namespace) -> int:
             play = publishing_play(args, args.config)
             if isinstance(play, int):
                 return play
+        from agent_tui.cli.commands import cmd_run_prompt
+
         return cmd_run_prompt(args, play)
     if args.scenario is None:
         return fail("run needs a SCENARIO.json, or --prompt TEXT --cwd DIR for a real model", EXIT_USAGE)
@@ -128,6 +124,8 @@ def _run(args: argparse.Namespace) -> int:
         from agent_tui.cli.bus_commands import cmd_run_on_bus
 
         return cmd_run_on_bus(args)
+    from agent_tui.cli.commands import cmd_run
+
     return cmd_run(
         args.scenario,
         args.run_sessions_dir,
@@ -139,6 +137,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from agent_tui.cli.commands import cmd_replay
+    from agent_tui.cli.status import project_logs
+
     tools: tuple[Literal["claude", "codex"], ...] = ("claude",) * args.claude + ("codex",) * args.codex
     path = args.path
     if path is not None and args.replay_sessions_dir is not None:
@@ -158,6 +159,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from agent_tui.cli.commands import cmd_run
+    from agent_tui.cli.status import fresh_dir
     from agent_tui.demo import demo_scenario_path
 
     return cmd_run(demo_scenario_path(), args.demo_sessions_dir or fresh_dir(), args.approve, None, False)
@@ -195,21 +198,64 @@ def _search(args: argparse.Namespace) -> int:
     )
 
 
+def _dashboard(args: argparse.Namespace) -> int:
+    from agent_tui.cli.dashboard import cmd_dashboard
+
+    return cmd_dashboard(args)
+
+
+def _models(args: argparse.Namespace) -> int:
+    from agent_tui.cli.commands import cmd_models
+
+    return cmd_models(args)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from agent_tui.cli.commands import cmd_mcp
+
+    return cmd_mcp(args)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from agent_tui.cli.commands import cmd_import
+
+    return cmd_import(args.src, args.out)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from agent_tui.cli.commands import cmd_schema
+
+    return cmd_schema()
+
+
+def _acp(args: argparse.Namespace) -> int:
+    from agent_tui.cli.commands import cmd_acp
+
+    return cmd_acp(args)
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from agent_tui.cli.commands import cmd_sessions
+
+    return cmd_sessions(args.list_sessions_dir, args.list_cwd)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _run,
     "serve": _serve,
-    "models": cmd_models,
-    "mcp": cmd_mcp,
+    "models": _models,
+    "mcp": _mcp,
     "replay": _replay,
-    "import": lambda args: cmd_import(args.src, args.out),
-    "schema": lambda args: cmd_schema(),
-    "acp": cmd_acp,
+    "import": _import,
+    "schema": _schema,
+    "acp": _acp,
     "demo": _demo,
     "export": _export,
     "attach": _attach,
     "web": _web,
-    "sessions": lambda args: cmd_sessions(args.list_sessions_dir, args.list_cwd),
+    "sessions": _sessions,
     "search": _search,
     "hooks": _hooks,
 }
-"""What each command runs (no command: the dashboard, `cmd_dashboard`)."""
+"""What each command runs (no command: the dashboard, `cmd_dashboard`); each imports its
+command's module when it runs, so building the parser or running one command imports no other's."""

@@ -18,6 +18,10 @@ Invariants:
   is not put on the module path, so it cannot stand in for agent-tui;
 - `agent-tui hook …` (the CLIs' hook, `agent_tui.terminal.hook_client`) is handed over before
   any of this: it reads no key, no config, and never restarts;
+- `agent-tui --version` (exactly that) is answered before any of this too, from the installed
+  distribution's metadata: it reads no config and no key, starts no tool and no child, and
+  exits at once, so no command can read its environment through it, and which variables
+  hold keys changes nothing it does; restarting it would only double its start-up;
 - only the real entry does this: `agent_tui.cli.main` (what tests call in-process) never
   restarts anything; when the restart itself fails, the keys are still moved to the vault and
   out of `os.environ` (children do not get them), and one line on stderr says that our own
@@ -34,17 +38,14 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal, NoReturn
 
-from agent_tui.cli.status import EXIT_USAGE
-from agent_tui.engine import vault
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `agent-tui --version` answers before anything else is imported
+    from collections.abc import Mapping
+    from typing import Literal, NoReturn
 
-if TYPE_CHECKING:
     from agent_tui.providers.config import Config
 
 __all__ = ["keep_out_debuggers", "keys_to_move", "name_the_process", "run"]
@@ -57,6 +58,14 @@ def run() -> NoReturn:
         from agent_tui.terminal.hook_client import main as hook
 
         sys.exit(hook(args[1:]))
+    if args == ["--version"]:  # no config, no keys, no child: see the module docstring
+        from agent_tui import __version__
+
+        print(f"agent-tui {__version__}")
+        sys.exit(0)
+    from agent_tui.cli.status import EXIT_USAGE
+    from agent_tui.engine import vault
+
     config = None  # read here once, handed to `main`: no one reads the file again
     handed = os.environ.pop(vault.SECRETS_FD_ENV, None)
     if handed is not None:
@@ -81,6 +90,9 @@ def run() -> NoReturn:
 def keys_to_move(env: Mapping[str, str], config: Config | Literal[False] | None = None) -> dict[str, str]:
     """The variables of `env` that hold keys (see the module docstring), with their values.
     `config`: the loaded config file (None: read it here; False: it could not be read)."""
+    import re
+
+    from agent_tui.engine import vault
     from agent_tui.providers.config import ENV_SETTINGS
 
     if config is None:
@@ -90,11 +102,12 @@ def keys_to_move(env: Mapping[str, str], config: Config | Literal[False] | None 
     return {
         name: value
         for name, value in env.items()
-        if name in named or (vault.is_secret(name, value) and _GIT_SETTING.match(name) is None)
+        if name in named or (vault.is_secret(name, value) and re.match(_GIT_SETTING, name) is None)
     }
 
 
-_GIT_SETTING = re.compile(r"^GIT_CONFIG_(?:KEY|VALUE)_[0-9]+$")
+_GIT_SETTING = r"^GIT_CONFIG_(?:KEY|VALUE)_[0-9]+$"
+"""git's `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, which stay (see the module docstring)."""
 
 
 def _good_config(env: Mapping[str, str]) -> Config | None:
@@ -150,6 +163,10 @@ class _HandOverError(Exception):
 
 def _restart_without(moved: dict[str, str], args: list[str]) -> None:
     """Start agent-tui again without `moved` in its environment; returns only if that failed."""
+    import json
+
+    from agent_tui.engine import vault
+
     for name in moved:
         os.environ.pop(name, None)
     vault.keep(moved)
@@ -186,6 +203,8 @@ def _anonymous_file(data: bytes) -> int:
 
 
 def _receive(text: str) -> dict[str, str]:
+    import json
+
     try:
         fd = int(text)
     except ValueError:

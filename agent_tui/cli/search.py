@@ -6,6 +6,10 @@ the search index first (only what they gained since the last search is read), th
 answered from it: hits grouped by session and turn, newest session first, each with the event's
 sequence (for `g` in the scrubber) and the line that matched.
 
+A second search with nothing changed (every log of the directory in the index as it was read,
+none new, none gone) is answered from the index without finding out again what the logs are: it
+does not import the importers or the event models, which cost more than the search.
+
 Exit statuses: 0 when something matched, 1 when nothing did (or the index cannot be used), 2 for
 a query that cannot be read or a directory that is not there. Every line printed from a log goes
 through `visible` first, so a log cannot send the terminal escape sequences.
@@ -13,16 +17,21 @@ through `visible` first, so a log cannot send the terminal escape sequences.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from agent_tui.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, project_logs
 
 if TYPE_CHECKING:
     from agent_tui.search import Progress, SearchResults
+    from agent_tui.search.index import SyncReport
+    from agent_tui.search.query import Query
+
+    Found = tuple[SyncReport, SearchResults]
 
 MARK_ON = "\x1b[1;4m"
 MARK_OFF = "\x1b[22;24m"
@@ -39,8 +48,7 @@ def cmd_search(
     limit: int,
     color: str,
 ) -> int:
-    from agent_tui.replay.sources import ReplaySourceError, open_replay
-    from agent_tui.search import QueryError, SearchError, SearchIndex, index_path, parse_query
+    from agent_tui.search import QueryError, SearchError, index_path, parse_query
 
     if limit < 1:
         return fail(f"search: --limit {limit}: give at least 1", EXIT_USAGE)
@@ -51,26 +59,100 @@ def cmd_search(
     directory = project_logs(sessions_dir, cwd)
     if isinstance(directory, int):
         return directory
+    found: Found | int | None
     try:
-        inputs = open_replay(directory)
-    except ReplaySourceError as error:
+        found = _search_indexed(index_path(directory), own_logs(directory), query, limit)
+        if found is None:
+            found = _search_found(directory, query, limit)
+    except SearchError as error:
         return fail(str(error), EXIT_FAILED)
-    for warning in inputs.warnings:
-        print(f"agent-tui: {warning}", file=sys.stderr)
-    with inputs:
-        try:
-            with SearchIndex.open(index_path(directory)) as index:
-                report = index.sync(inputs.files, progress=_progress_printer(sys.stderr))
-                results = index.search(query, limit=limit)
-        except SearchError as error:
-            return fail(str(error), EXIT_FAILED)
+    if isinstance(found, int):
+        return found
+    report, results = found
     _say_skipped(report)
     marks = color == "always" or (color == "auto" and sys.stdout.isatty())
     _print_results(results, sys.stdout, marks)
     return EXIT_OK if results.hits else EXIT_FAILED
 
 
-def _say_skipped(report: Any) -> None:
+def own_logs(directory: Path) -> list[str]:
+    """The logs under `directory` that `open_replay(directory)` looks at, in its order, when all
+    are agent-tui logs (`importers.convert.discover`'s candidates, sorted by session id, as
+    `importers.materialize.replay_inputs` sorts them), each as `str(path.absolute())`, the key
+    the search index keeps it by; tests/test_command_imports.py holds the two equal. Listed with
+    `os.scandir`, as strings: `Path.glob` and a `Path` per log cost more than the search over
+    3,000 logs."""
+    base = str(directory if directory.is_absolute() else directory.absolute()).rstrip("/")  # "/": ""
+    found = [(_stem(name), 0, "", base, name) for name in _entries(directory)]
+    for folder in _entries(directory, folders=True):
+        subagents = f"{base}/{folder}/subagents"
+        found += [(_stem(name), 1, folder, subagents, name) for name in _entries(Path(subagents))]
+    if not found:
+        nested = sorted(sorted(directory.rglob("*.jsonl")), key=lambda path: path.stem)
+        return [str(path.absolute()) for path in nested]
+    found.sort()  # by session id; then the top folder's first, then by the folder holding them
+    return [f"{where}/{name}" for _stem, _group, _folder, where, name in found]
+
+
+def _entries(folder: Path, *, folders: bool = False) -> list[str]:
+    """The names `folder.glob("*.jsonl")` lists (hidden ones too), or with `folders` the names
+    of its folders (a link to one too); nothing when it cannot be read."""
+    try:
+        with os.scandir(folder) as entries:
+            if folders:
+                return [entry.name for entry in entries if _is_folder(entry)]
+            return [entry.name for entry in entries if entry.name.endswith(".jsonl")]
+    except OSError:
+        return []
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _stem(name: str) -> str:
+    """`Path(name).stem` of a name ending in `.jsonl`."""
+    return name[:-6] if len(name) > 6 else name
+
+
+def _search_indexed(index_file: Path, files: list[str], query: Query, limit: int) -> Found | None:
+    """Search without finding out again what the logs are, when the index holds every one of
+    them as it read them last (None otherwise, or when there is no index yet): they are the logs
+    `open_replay` gave then, and it would give them again (no foreign log to convert, no copy of a
+    session, nothing it skipped: those are not in the index), with no warning. This spares the
+    importers' start-up (and pydantic's)."""
+    from agent_tui.search import SearchIndex
+
+    if not index_file.is_file():
+        return None
+    with SearchIndex.open(index_file) as index:
+        report = index.sync_unchanged(files)
+        if report is None:
+            return None
+        return report, index.search(query, limit=limit)
+
+
+def _search_found(directory: Path, query: Query, limit: int) -> Found | int:
+    """Find the logs of `directory` as `replay` does (converting Claude Code's and Codex's), bring
+    the index up to date with them and search it; the exit status when there are none."""
+    from agent_tui.replay.sources import ReplaySourceError, open_replay
+    from agent_tui.search import SearchIndex, index_path
+
+    try:
+        inputs = open_replay(directory)
+    except ReplaySourceError as error:
+        return fail(str(error), EXIT_FAILED)
+    for warning in inputs.warnings:
+        print(f"agent-tui: {warning}", file=sys.stderr)
+    with inputs, SearchIndex.open(index_path(directory)) as index:
+        report = index.sync(inputs.files, progress=_progress_printer(sys.stderr))
+        return report, index.search(query, limit=limit)
+
+
+def _say_skipped(report: SyncReport) -> None:
     """Say on stderr which logs the index could not read, and which lines it skipped."""
     for path, reason in report.unreadable:
         print(f"agent-tui: {path}: {reason} (not searched)", file=sys.stderr)

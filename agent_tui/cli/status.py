@@ -8,8 +8,11 @@ the terminal. `fail` says its message that way.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # imported by `agent_tui.cli`, before `agent-tui --version` answers
+    from pathlib import Path
+    from typing import TextIO
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -63,9 +66,11 @@ def project_logs(sessions_dir: Path | None, cwd: Path | None, *, waiting: bool =
     """The directory of logs a reading command (`search`, `replay`) reads: `--sessions-dir`, else
     the project's (`--cwd`, else the current directory); the exit status when there is none,
     said. `waiting`: the project's directory may not exist yet (`replay --follow` waits for it)."""
-    from agent_tui.runtime.session_dirs import default_sessions_dir
-
     if sessions_dir is None:
+        from pathlib import Path
+
+        from agent_tui.runtime.session_dirs import default_sessions_dir
+
         project = (cwd or Path.cwd()).expanduser().resolve()
         if not project.is_dir():
             return fail(f"{project}: no such directory", EXIT_USAGE)
@@ -81,5 +86,6 @@ def project_logs(sessions_dir: Path | None, cwd: Path | None, *, waiting: bool =
 
 def fresh_dir() -> Path:
     import tempfile
+    from pathlib import Path
 
     return Path(tempfile.mkdtemp(prefix="agent-tui-sessions-"))

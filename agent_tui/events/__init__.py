@@ -1,26 +1,47 @@
-"""Events: the schema every other layer speaks (the bottom floor; imports nothing of ours)."""
+"""Events: the schema every other layer speaks (the bottom floor; imports nothing of ours).
 
-from agent_tui.events.args_preview import args_preview
-from agent_tui.events.clients import (
-    OUR_CLIENT,
-    driven_from_its_terminal,
-    is_ours,
-    terminal_cli,
-    terminal_name,
-)
-from agent_tui.events.frames import Frame
-from agent_tui.events.json_words import json_problem
-from agent_tui.events.model import (
-    EVENT_TYPES,
-    PAYLOADS,
-    Event,
-    EventValidationError,
-    log_line_json_schema,
-)
-from agent_tui.events.terminal_text import visible, visible_json, visible_runs
-from agent_tui.events.turn_vocabulary import ENDINGS, EndTone
-from agent_tui.events.validation import event_from_dict, event_from_json, payload_from
-from agent_tui.events.wording import counted
+The names below load lazily, each from its module when first asked for: a command that only
+shows text (`visible`) or labels a session does not import the pydantic models (`model`).
+"""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_tui.events.args_preview import args_preview
+    from agent_tui.events.clients import (
+        OUR_CLIENT,
+        driven_from_its_terminal,
+        is_ours,
+        terminal_cli,
+        terminal_name,
+    )
+    from agent_tui.events.frames import Frame
+    from agent_tui.events.json_words import json_problem
+    from agent_tui.events.model import (
+        EVENT_TYPES,
+        PAYLOADS,
+        Event,
+        EventValidationError,
+        log_line_json_schema,
+    )
+    from agent_tui.events.terminal_text import visible, visible_json, visible_runs
+    from agent_tui.events.turn_vocabulary import ENDINGS, EndTone
+    from agent_tui.events.validation import event_from_dict, event_from_json, payload_from
+    from agent_tui.events.wording import counted
+
+_MODULES = {
+    "args_preview": ("args_preview",),
+    "clients": ("OUR_CLIENT", "driven_from_its_terminal", "is_ours", "terminal_cli", "terminal_name"),
+    "frames": ("Frame",),
+    "json_words": ("json_problem",),
+    "model": ("EVENT_TYPES", "PAYLOADS", "Event", "EventValidationError", "log_line_json_schema"),
+    "terminal_text": ("visible", "visible_json", "visible_runs"),
+    "turn_vocabulary": ("ENDINGS", "EndTone"),
+    "validation": ("event_from_dict", "event_from_json", "payload_from"),
+    "wording": ("counted",),
+}
+_EXPORTS = {name: f"agent_tui.events.{module}" for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "ENDINGS",
@@ -46,3 +67,16 @@ __all__ = [
     "visible_json",
     "visible_runs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_tui.events' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -6,28 +6,58 @@ dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_
 `tool_events` and `spend_events` what each event type does, `spend` the tokens-and-dollars value
 every cost total is, `earlier_spend` what a session listed from its last turn spent before it,
 `timestamps` the durations read from event times, `agent_reports` an ACP agent's plan and mode.
+The names load lazily, each from its module when first asked for: `agent-tui search` reads
+`earlier_spend` and `spend` without the fold and the event models it checks.
 """
 
-from agent_tui.reducer.attention import AttentionPolicy, Notification
-from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, usage_events
-from agent_tui.reducer.fold import apply_event, project_state
-from agent_tui.reducer.spend import NO_SPEND, Spend
-from agent_tui.reducer.timestamps import epoch_ms, ms_between
-from agent_tui.reducer.turn_events import apply_frame
-from agent_tui.reducer.views import (
-    OUTPUT_CHARS,
-    RESULT_CHARS,
-    TEXT_CHARS,
-    AgentModeView,
-    DashboardState,
-    PermissionView,
-    PlanEntryView,
-    SessionView,
-    ToolCallView,
-    TranscriptEntry,
-    TurnUsage,
-    TurnView,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_tui.reducer.attention import AttentionPolicy, Notification
+    from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, usage_events
+    from agent_tui.reducer.fold import apply_event, project_state
+    from agent_tui.reducer.spend import NO_SPEND, Spend
+    from agent_tui.reducer.timestamps import epoch_ms, ms_between
+    from agent_tui.reducer.turn_events import apply_frame
+    from agent_tui.reducer.views import (
+        OUTPUT_CHARS,
+        RESULT_CHARS,
+        TEXT_CHARS,
+        AgentModeView,
+        DashboardState,
+        PermissionView,
+        PlanEntryView,
+        SessionView,
+        ToolCallView,
+        TranscriptEntry,
+        TurnUsage,
+        TurnView,
+    )
+
+_MODULES = {
+    "attention": ("AttentionPolicy", "Notification"),
+    "earlier_spend": ("EarlierSpend", "add_earlier_spend", "usage_events"),
+    "fold": ("apply_event", "project_state"),
+    "spend": ("NO_SPEND", "Spend"),
+    "timestamps": ("epoch_ms", "ms_between"),
+    "turn_events": ("apply_frame",),
+    "views": (
+        "OUTPUT_CHARS",
+        "RESULT_CHARS",
+        "TEXT_CHARS",
+        "AgentModeView",
+        "DashboardState",
+        "PermissionView",
+        "PlanEntryView",
+        "SessionView",
+        "ToolCallView",
+        "TranscriptEntry",
+        "TurnUsage",
+        "TurnView",
+    ),
+}
+_EXPORTS = {name: f"agent_tui.reducer.{module}" for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "NO_SPEND",
@@ -55,3 +85,16 @@ __all__ = [
     "project_state",
     "usage_events",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_tui.reducer' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_tui.events import Event
-from agent_tui.reducer.fold import apply_event
 from agent_tui.reducer.spend import NO_SPEND, Spend
-from agent_tui.reducer.views import DashboardState
+
+if TYPE_CHECKING:  # the search index keeps `EarlierSpend`s without the fold and the event models
+    from agent_tui.events import Event
+    from agent_tui.reducer.views import DashboardState
 
 __all__ = [
     "EARLIER_TYPES",
@@ -65,6 +66,9 @@ class EarlierSpend:
 def earlier_spend(session_id: str, earlier: Iterable[Event]) -> EarlierSpend | None:
     """What the session's `earlier` events (see the module's rules) spent; None if they hold
     nothing of the session's."""
+    from agent_tui.reducer.fold import apply_event
+    from agent_tui.reducer.views import DashboardState
+
     scratch = DashboardState()
     budgeted = False
     for event in earlier:
@@ -96,6 +100,8 @@ def usage_events(session_id: str, found: EarlierSpend) -> list[Event]:
     engine's budgets, attention): per day, a `model.usage` of its priced part and one of its
     unpriced tokens (no `costUsd`, as `spend_of` reads them), then its `session.budget`.
     Never stored; `earlier_spend` of them is `found`."""
+    from agent_tui.events import Event
+
     told: list[tuple[str, str, dict[str, Any]]] = []
     for day, spend in found.by_day:
         ts, unpriced = f"{day}T00:00:00.000Z", spend.unpriced_tokens

@@ -5,19 +5,41 @@ The names below are what the replay scrubber uses: the lazy `Timeline` over many
 timelines kept for it (`TimelineCache`), what its sessions' earlier turns spent (`ListSpend`), `g`'s targets and follow mode.
 The CLI's `--dump` views and log sources are imported from their modules (`replay.dump`,
 `replay.sources`), which the dashboard never needs.
+
+The names load lazily, each from its module when first asked for: `agent-tui search` reads
+`replay.sources` without the scrubber's timelines and the reducer they fold with.
 """
 
-from agent_tui.replay.bar import Cell, bar_cells
-from agent_tui.replay.cache import TimelineCache
-from agent_tui.replay.catalog import Catalog, CatalogEntry, ListSpend, overlay, read_catalog
-from agent_tui.replay.filters import Filter, matching
-from agent_tui.replay.follow import Follower
-from agent_tui.replay.goto import GotoError, goto_position
-from agent_tui.replay.kinds import Mark
-from agent_tui.replay.preview import preview_end
-from agent_tui.replay.timeline import INDEX_BATCH, PollResult, Timeline
-from agent_tui.replay.torn import torn_tail_notices
-from agent_tui.replay.view import FULL_TURNS, Snapshot, TimelineView, end_snapshot
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_tui.replay.bar import Cell, bar_cells
+    from agent_tui.replay.cache import TimelineCache
+    from agent_tui.replay.catalog import Catalog, CatalogEntry, ListSpend, overlay, read_catalog
+    from agent_tui.replay.filters import Filter, matching
+    from agent_tui.replay.follow import Follower
+    from agent_tui.replay.goto import GotoError, goto_position
+    from agent_tui.replay.kinds import Mark
+    from agent_tui.replay.preview import preview_end
+    from agent_tui.replay.timeline import INDEX_BATCH, PollResult, Timeline
+    from agent_tui.replay.torn import torn_tail_notices
+    from agent_tui.replay.view import FULL_TURNS, Snapshot, TimelineView, end_snapshot
+
+_MODULES = {
+    "bar": ("Cell", "bar_cells"),
+    "cache": ("TimelineCache",),
+    "catalog": ("Catalog", "CatalogEntry", "ListSpend", "overlay", "read_catalog"),
+    "filters": ("Filter", "matching"),
+    "follow": ("Follower",),
+    "goto": ("GotoError", "goto_position"),
+    "kinds": ("Mark",),
+    "preview": ("preview_end",),
+    "timeline": ("INDEX_BATCH", "PollResult", "Timeline"),
+    "torn": ("torn_tail_notices",),
+    "view": ("FULL_TURNS", "Snapshot", "TimelineView", "end_snapshot"),
+}
+_EXPORTS = {name: f"agent_tui.replay.{module}" for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "FULL_TURNS",
@@ -44,3 +66,16 @@ __all__ = [
     "read_catalog",
     "torn_tail_notices",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_tui.replay' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

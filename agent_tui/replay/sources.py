@@ -11,11 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from agent_tui.events import Event
-from agent_tui.store import JsonlEventLog, ReplayMode
-
 if TYPE_CHECKING:
+    from agent_tui.events import Event
     from agent_tui.importers import ReplayInputs
+    from agent_tui.store import JsonlEventLog, ReplayMode
 
 
 class ReplaySourceError(Exception):
@@ -36,6 +35,8 @@ def log_files(path: Path) -> list[Path]:
 
 def replay_all(path: Path, mode: ReplayMode = "skip-trailing-partial") -> Iterator[Event]:
     """Every event of every log under `path`: sessions in id order, each in sequence order."""
+    from agent_tui.store import JsonlEventLog
+
     for file in log_files(path):
         yield from JsonlEventLog(file).replay(mode)
 
@@ -48,6 +49,8 @@ def replay_files(files: list[Path], mode: ReplayMode = "skip-trailing-partial") 
 def open_logs(files: list[Path]) -> list[JsonlEventLog]:
     """The logs of `files` in session-id order; a reader done replaying them asks them about a
     torn tail (`replay.torn.torn_lines`), which reads their last byte, not the files again."""
+    from agent_tui.store import JsonlEventLog
+
     return [JsonlEventLog(file) for file in sorted(files, key=lambda p: p.stem)]
 
 
@@ -68,6 +71,7 @@ def check_log(path: Path) -> tuple[int, str] | None:
         EventLogDecodeError: a corrupt line (`FILE:LINE: reason`), another session's included.
     """
     from agent_tui.replay.torn import left_out
+    from agent_tui.store import JsonlEventLog
 
     log = JsonlEventLog(path)
     for _event in log.replay():

@@ -28,6 +28,8 @@ Invariants:
   mode), its folders 0700 when made here (`private_files`): it holds what the logs say;
 - an index of another schema version, or a file SQLite cannot read as a database, is deleted
   and built again from the logs (`SearchIndex.open`).
+- `sync_unchanged` says what a sync would report when it has nothing to do, from the index's
+  records and one `stat` per log, and writes nothing; otherwise it says None.
 """
 
 from __future__ import annotations
@@ -39,16 +41,17 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from agent_tui.events.session_tree import session_label
 from agent_tui.private_files import make_private_dirs, private_sqlite_file
 from agent_tui.reducer.earlier_spend import EarlierSpend
-from agent_tui.search.extract import Row, RowBuilder
 from agent_tui.search.location import index_path
 from agent_tui.search.query import Query, parse_query
-from agent_tui.search.reading import LogReading
-from agent_tui.search.spend import LogSpend
+
+if TYPE_CHECKING:  # the reading of new lines (and orjson) is imported by a sync that reads some
+    from agent_tui.search.extract import Row
+    from agent_tui.search.reading import LogReading
 
 SCHEMA_VERSION = 3
 LINE_BITS = 32
@@ -187,6 +190,18 @@ class _Known:
     spend: str | None
 
 
+_KNOWN_COLUMNS = (
+    "id, size, mtime_ns, inode, head, offset, lines, resume_offset, resume_line, resume_corrupt,"
+    " resume_tail, corrupt, first_corrupt, session_id, agent_name, title, spend"
+)
+"""The columns of `files` a `_Known` holds, in its order."""
+
+
+_Planned = tuple[Path, os.stat_result, int, _Known | None]
+"""A log to look at in a sync: its path, its status, where its reading would resume, and what the
+index knew of it when the sync began (None: nothing)."""
+
+
 def _head_hash(handle: BinaryIO, size: int) -> str:
     handle.seek(0)
     first = handle.read(min(size, HEAD_BYTES))
@@ -198,12 +213,13 @@ def _head_hash(handle: BinaryIO, size: int) -> str:
 
 def _unchanged(known: _Known, status: os.stat_result) -> bool:
     """Whether a log is as it was indexed (then it is not even opened)."""
-    return (
-        known.inode == status.st_ino
-        and known.size == status.st_size
-        and known.mtime_ns == status.st_mtime_ns
-        and known.offset == status.st_size
-    )
+    return _same(known.inode, known.size, known.mtime_ns, known.offset, status)
+
+
+def _same(inode: int, size: int, mtime_ns: int, offset: int, status: os.stat_result) -> bool:
+    """Whether a log indexed with this inode, size and modification time, through `offset`, is
+    as it was (`_unchanged`)."""
+    return inode == status.st_ino and size == status.st_size == offset and mtime_ns == status.st_mtime_ns
 
 
 def _tail_hash(handle: BinaryIO, offset: int) -> str:
@@ -322,15 +338,18 @@ class SearchIndex:
     ) -> SyncReport:
         report = SyncReport(files=len(files))
         plan = self._plan(files, report)
-        total = sum(max(0, status.st_size - resume) for _path, status, resume in plan)
+        total = sum(max(0, status.st_size - resume) for _path, status, resume, _known in plan)
         done = batch = 0
         db = self._db
         in_transaction = False
         try:
-            for number, (path, status, _resume) in enumerate(plan):
+            for number, (path, status, _resume, known) in enumerate(plan):
                 if stop is not None and stop():
                     break
-                known_now = self._load(str(path.absolute()))
+                if known is not None and _unchanged(known, status):
+                    known_now: _Known | None = known  # as it was read: no need to ask the file again
+                else:  # asked again: another process may have indexed it since the plan
+                    known_now = self._load(str(path.absolute()))
                 if known_now is None or not _unchanged(known_now, status):
                     if not in_transaction:
                         db.execute("BEGIN IMMEDIATE")
@@ -349,21 +368,50 @@ class SearchIndex:
             raise
         if in_transaction:
             db.execute("COMMIT")
-        report.corrupt = [status for status in self.files() if status.corrupt]
+        report.corrupt = self._statuses("WHERE corrupt > 0")
         return report
 
-    def _plan(self, files: Sequence[Path], report: SyncReport) -> list[tuple[Path, os.stat_result, int]]:
-        """The logs to look at, oldest first (the newest get the highest ids), each with where
-        its reading would resume; the index lets go of the logs gone or unreadable."""
-        wanted = {str(path.absolute()): path for path in files}
-        known = {
-            path: (file_id, resume)
-            for file_id, path, resume in self._db.execute("SELECT id, path, resume_offset FROM files")
+    def sync_unchanged(self, files: Sequence[Path | str]) -> SyncReport | None:
+        """The report of `sync(files)` when it would find nothing to do, without doing it: every
+        log of `files` in the index as it was last read (its inode, size and modification time,
+        read through its end) and no other log in it. None when a sync has something to do (or
+        for no files). Such logs are the very ones a sync took before, so a caller may also skip
+        finding out again what they are (`agent-tui search` a second time). A log given as a
+        `str` is taken as the key the index keeps it by, `str(path.absolute())`: it spares making
+        and printing a `Path` of each."""
+        try:
+            rows = self._db.execute("SELECT path, inode, size, mtime_ns, offset FROM files").fetchall()
+        except sqlite3.Error:
+            return None
+        known: dict[str, tuple[int, int, int, int]] = {
+            path: (inode, size, mtime, offset) for path, inode, size, mtime, offset in rows
         }
+        if not files or len(known) != len(files):
+            return None
+        stat_of = os.stat
+        for file in files:
+            key = file if isinstance(file, str) else str(file.absolute())
+            was = known.get(key)
+            try:
+                if was is None or not _same(*was, stat_of(key)):
+                    return None
+            except OSError:
+                return None
+        try:
+            return SyncReport(files=len(files), corrupt=self._statuses("WHERE corrupt > 0"))
+        except sqlite3.Error as error:
+            raise SearchError(f"{self.path}: {error}") from None
+
+    def _plan(self, files: Sequence[Path], report: SyncReport) -> list[_Planned]:
+        """The logs to look at, oldest first (the newest get the highest ids), each with where
+        its reading would resume and what the index knew of it; the index lets go of the logs
+        gone or unreadable."""
+        wanted = {str(path.absolute()): path for path in files}
+        known = self._known()
         for gone in set(known) - set(wanted):
-            self._drop(known[gone][0])
+            self._drop(known[gone].id)
             report.removed += 1
-        plan: list[tuple[Path, os.stat_result, int]] = []
+        plan: list[_Planned] = []
         for key, path in wanted.items():
             try:
                 status = os.stat(path)
@@ -372,9 +420,10 @@ class SearchIndex:
             except OSError as error:
                 report.unreadable.append((path, error.strerror or str(error)))
                 if key in known:
-                    self._drop(known[key][0])
+                    self._drop(known[key].id)
                 continue
-            plan.append((path, status, known[key][1] if key in known else 0))
+            was = known.get(key)
+            plan.append((path, status, 0 if was is None else was.resume_offset, was))
         plan.sort(key=lambda item: (item[1].st_mtime_ns, str(item[0])))
         return plan
 
@@ -404,13 +453,13 @@ class SearchIndex:
             db.execute("ROLLBACK")
             raise
 
+    def _known(self) -> dict[str, _Known]:
+        """What the index knows of every log, by its absolute path."""
+        rows = self._db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM files").fetchall()
+        return {path: _Known(*row) for path, *row in rows}
+
     def _load(self, key: str) -> _Known | None:
-        row = self._db.execute(
-            "SELECT id, size, mtime_ns, inode, head, offset, lines, resume_offset, resume_line,"
-            " resume_corrupt, resume_tail, corrupt, first_corrupt, session_id, agent_name, title, spend"
-            " FROM files WHERE path = ?",
-            (key,),
-        ).fetchone()
+        row = self._db.execute(f"SELECT {_KNOWN_COLUMNS} FROM files WHERE path = ?", (key,)).fetchone()
         return _Known(*row) if row is not None else None
 
     def _sync_file(self, path: Path, report: SyncReport) -> int:
@@ -465,6 +514,8 @@ class SearchIndex:
     ) -> int:
         """Index one log from `start` (its resume point, or its start) to its last complete
         line, and record where it is now; the bytes read."""
+        from agent_tui.search.extract import RowBuilder
+
         reading = self._reading(key, known, start)
         base = reading.file_id << LINE_BITS
         self._db.execute(
@@ -480,6 +531,9 @@ class SearchIndex:
     def _reading(self, key: str, known: _Known | None, start: tuple[int, int, int]) -> LogReading:
         """Where the reading of a log starts: its row (made now for a new log), what its lines
         before `start` said, and from where its spend goes on."""
+        from agent_tui.search.reading import LogReading
+        from agent_tui.search.spend import LogSpend
+
         offset, line, corrupt = start
         if known is None:
             cursor = self._db.execute(
@@ -538,16 +592,22 @@ class SearchIndex:
 
     def files(self) -> list[FileStatus]:
         """Every log the index knows, in path order."""
+        return self._statuses("")
+
+    def _statuses(self, where: str) -> list[FileStatus]:
+        """The logs `where` (an SQL condition on `files`, or nothing) picks, in path order."""
         return [
             FileStatus(Path(path), session_id, lines, corrupt, first_corrupt)
             for path, session_id, lines, corrupt, first_corrupt in self._db.execute(
-                "SELECT path, session_id, lines, corrupt, first_corrupt FROM files ORDER BY path"
+                f"SELECT path, session_id, lines, corrupt, first_corrupt FROM files {where} ORDER BY path"
             )
         ]
 
     def spend(self) -> dict[str, EarlierSpend]:
         """What each indexed log spent, in all, per day, and the latest budget it set after its
         head, by its session id (see `agent_tui.search.spend`)."""
+        from agent_tui.search.spend import LogSpend
+
         return {
             session_id: LogSpend.loads(spend).as_earlier()
             for session_id, spend in self._db.execute("SELECT session_id, spend FROM files ORDER BY id")

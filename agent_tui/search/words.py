@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,15 +40,8 @@ def fold(word: str) -> str:
 
 def words(text: str) -> list[Word]:
     """The words of `text`, in order, with their places."""
-    found: list[Word] = []
-    start = -1
-    for index, ch in enumerate(text):
-        if ch.isalnum():
-            if start < 0:
-                start = index
-        elif start >= 0:
-            found.append(Word(start, index, fold(text[start:index])))
-            start = -1
-    if start >= 0:
-        found.append(Word(start, len(text), fold(text[start:])))
-    return found
+    return [Word(*match.span(), fold(match.group())) for match in _WORD.finditer(text)]
+
+
+_WORD = re.compile(r"[^\W_]+")
+"""A run of letters and digits: `re`'s word characters are `str.isalnum`'s and `_`."""
