@@ -34,7 +34,6 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 import stat
@@ -45,11 +44,11 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from agent_tui.events.session_tree import session_label
 from agent_tui.private_files import make_private_dirs, private_sqlite_file
-from agent_tui.reducer.earlier_spend import EarlierSpend
 from agent_tui.search.location import index_path
 from agent_tui.search.query import Query, parse_query
 
 if TYPE_CHECKING:  # the reading of new lines (and orjson) is imported by a sync that reads some
+    from agent_tui.reducer.earlier_spend import EarlierSpend
     from agent_tui.search.extract import Row
     from agent_tui.search.reading import LogReading
 
@@ -203,6 +202,8 @@ index knew of it when the sync began (None: nothing)."""
 
 
 def _head_hash(handle: BinaryIO, size: int) -> str:
+    import hashlib  # only for a log read: a search with nothing changed hashes nothing
+
     handle.seek(0)
     first = handle.read(min(size, HEAD_BYTES))
     newline = first.find(b"\n")
@@ -223,6 +224,8 @@ def _same(inode: int, size: int, mtime_ns: int, offset: int, status: os.stat_res
 
 
 def _tail_hash(handle: BinaryIO, offset: int) -> str:
+    import hashlib
+
     start = max(0, offset - TAIL_BYTES)
     handle.seek(start)
     return hashlib.sha256(handle.read(offset - start)).hexdigest()[:32]
