@@ -10,10 +10,36 @@ looks at the paths a `read` names: never a credential store, nothing outside the
 directory without the sandbox).
 """
 
-from agent_tui.safety.assessment import RISK_ORDER, RiskAssessment, riskiest
-from agent_tui.safety.read_scope import ReadScope
-from agent_tui.safety.shell_paths import shell_commands
-from agent_tui.safety.shell_risk import RepositoryCheck, assess_shell, classify_shell, shell_programs
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_tui.safety.assessment import RISK_ORDER, RiskAssessment, riskiest
+    from agent_tui.safety.read_scope import ReadScope
+    from agent_tui.safety.shell_paths import shell_commands
+    from agent_tui.safety.shell_risk import RepositoryCheck, assess_shell, classify_shell, shell_programs
+
+# loaded on first use: the hook installer reads a `.git` file through `safety.git_hooks` without
+# loading the classifier (tree-sitter and its tables)
+_MODULES = {
+    "assessment": ("RISK_ORDER", "RiskAssessment", "riskiest"),
+    "read_scope": ("ReadScope",),
+    "shell_paths": ("shell_commands",),
+    "shell_risk": ("RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"),
+}
+_EXPORTS = {name: f"agent_tui.safety.{module}" for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_tui.safety' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "RISK_ORDER",
