@@ -147,6 +147,10 @@ class ReplayFeed:
     def start(self) -> None:
         """Open the logs: list them (many logs), or index them."""
         if self.source.many:
+            # What exists now (the app, its modules) lives as long as the screen: kept out of
+            # the collector's full passes, which over thousands of logs' heads, tails and tree
+            # lines would otherwise each scan it again (`stop` lets it go).
+            gc.freeze()
             heads = None
             if len(self.source.files) <= HEADS_BEFORE_PAINT:
                 heads = read_catalog(self.source.files, tails=False)
@@ -164,7 +168,7 @@ class ReplayFeed:
         self._run_stop.set()
         self._resume.set()
         self._first_paint.set()
-        gc.unfreeze()  # what indexing built may be collected again
+        gc.unfreeze()  # what indexing (or the list of many logs) kept out may be collected again
         if self._follower is not None:
             self._follower.stop()
 
