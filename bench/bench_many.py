@@ -4,7 +4,7 @@
 `agent-tui replay DIR` opens them, each figure from a fresh child process running the real app
 headless, beside the same app on a 10-event log measured in the same run:
 - first screen: from starting the process to the list of every session painted (from the logs'
-  heads), target 1 s;
+  heads), target at most twice the 10-event log's first screen;
 - the list complete: the same to the list painted from heads and tails (statuses, phases, last
   turns), target 1.5 s; then until every log's spend is known (asked of the search index, built or
   brought up to date in the background) and the list shows the whole logs' costs (informational: the list is in use meanwhile);
@@ -14,7 +14,7 @@ headless, beside the same app on a 10-event log measured in the same run:
 - the workbench (the dashboard on a project whose sessions directory holds those logs): from
   starting the process to "listed", the first frame composed with a line in the tree for every
   session (from the logs' first lines; their last turns may still be being read), against the
-  same dashboard on a directory of one 10-event log; target 1 s; then until the workbench is
+  same dashboard on a directory of one 10-event log; target at most twice that; then until the workbench is
   ready (every log's last turn read, the unfinished ones reopened, the finished ones' earlier spend
   asked of the search index; informational: the dashboard is in use meanwhile);
 - the workbench's memory: the peak RSS after choosing 30 sessions one after another in its tree
@@ -44,6 +44,8 @@ from bench_replay import DRIVE, TINY_EVENTS, _first_screen_seconds, _run_child
 from replay_drive import write_sessions
 
 WALK_STEPS = 30
+FIRST_SCREEN_RATIO = 2.0
+"""The first screens' target: at most this many times the same app's on a 10-event log."""
 
 
 def _two_moments(*args: str, words: tuple[str, str], runs: int = 3) -> tuple[float, float, str]:
@@ -100,8 +102,8 @@ def bench_many(sessions: int, workdir: Path, events_per_session: int = 500) -> l
             listed * 1e3,
             floor * 1e3,
             listed / floor,
-            "<= 1000 ms",
-            listed <= 1.0,
+            f"<= {FIRST_SCREEN_RATIO:g}x",
+            listed / floor <= FIRST_SCREEN_RATIO,
             "ms",
         ),
         Row(
@@ -136,8 +138,8 @@ def bench_many(sessions: int, workdir: Path, events_per_session: int = 500) -> l
             wb_listed * 1e3,
             wb_floor * 1e3,
             wb_listed / wb_floor,
-            "<= 1000 ms",
-            wb_listed <= 1.0,
+            f"<= {FIRST_SCREEN_RATIO:g}x",
+            wb_listed / wb_floor <= FIRST_SCREEN_RATIO,
             "ms",
         ),
         Row(

@@ -8,6 +8,7 @@ against the full fold of every log, the cache's bound while walking through many
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,21 @@ async def test_the_replay_opens_on_the_list_and_scrubs_the_chosen_family(history
         screen.select_session("sess_2966")
         await pilot.pause()
         assert screen.timeline is timeline
+
+
+@pytest.mark.anyio
+async def test_what_existed_stays_out_of_the_collector_while_the_list_is_open(history: list[Path]) -> None:
+    gc.unfreeze()  # (whatever an earlier test in this process left frozen)
+    app = ReplayApp(history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        await _listed(pilot, screen)
+        # The app and its modules are out of the collector's full passes; it still runs.
+        assert gc.get_freeze_count() > 0
+        assert gc.isenabled()
+    # The screen closed: everything may be collected again.
+    assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
 
 
 @pytest.mark.anyio

@@ -184,13 +184,17 @@ def read_catalog(paths: Iterable[Path], *, tails: bool = True) -> Catalog:
     """List `paths` from their heads and tails (see the module docstring); without `tails`,
     from their heads alone (names and tree, every status idle: a first look, ten times quicker,
     that `with_tails` completes)."""
-    heads = [_read_head(path) for path in paths]
+    # As in `with_tails`: what is read and folded holds no cycles, and the collector's passes
+    # over it as it piles up cost more than the reading.
+    with collector_paused():
+        heads = [_read_head(path) for path in paths]
     catalog = Catalog(complete=False, _heads=tuple(heads))
     if tails:  # `with_tails` folds the heads with the tails: folding them here too was waste
         return catalog.with_tails()
-    for entry, _created in heads:
-        catalog.entries[entry.session_id] = entry
-    _fold_listed(catalog, [created for _entry, created in heads if created is not None])
+    with collector_paused():
+        for entry, _created in heads:
+            catalog.entries[entry.session_id] = entry
+        _fold_listed(catalog, [created for _entry, created in heads if created is not None])
     return catalog
 
 

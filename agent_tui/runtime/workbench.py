@@ -81,6 +81,7 @@ from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.mcp.servers import McpServers
 from agent_tui.providers.prompt import system_prompt
+from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.earlier_spend import EarlierSpend, usage_events
 from agent_tui.replay.catalog import CatalogEntry, created_event, read_entry
 from agent_tui.runtime.agent_requests import (
@@ -412,22 +413,25 @@ class Workbench(FinishingActions):
             could not be asked).
         """
         problems: list[str] = []
-        stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
-        stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
-        closed = closed_sessions(self.sessions_dir)
-        shown: list[StoredSession] = []
-        for session in stored:  # the whole list first, from the heads
-            record = self._record(session.session_id)  # (known: a transcript of it is not listed)
-            if session.session_id in closed or session.parent_session_id in closed:
-                closed.add(session.session_id)  # a closed session's sub-agents stay closed too
-            elif session.problem is not None:
-                problems.append(f"{session.path}: {session.problem}")
-            else:
-                shown.append(session)
-                record.reopening = True
-                created = created_event(session.head, session.session_id)
-                if created is not None:
-                    fold(created)
+        # Thousands of heads read and folded hold no cycles: the collector's passes as they pile
+        # up would cost more than reading them (nothing is awaited meanwhile).
+        with collector_paused():
+            stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
+            stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
+            closed = closed_sessions(self.sessions_dir)
+            shown: list[StoredSession] = []
+            for session in stored:  # the whole list first, from the heads
+                record = self._record(session.session_id)  # (known: a transcript of it is not listed)
+                if session.session_id in closed or session.parent_session_id in closed:
+                    closed.add(session.session_id)  # a closed session's sub-agents stay closed too
+                elif session.problem is not None:
+                    problems.append(f"{session.path}: {session.problem}")
+                else:
+                    shown.append(session)
+                    record.reopening = True
+                    created = created_event(session.head, session.session_id)
+                    if created is not None:
+                        fold(created)
         self.skipped = await self.list_terminal(fold, all_projects=self.all_projects)
         terminal = any(record.transcript is not None for record in self.records.values())
         if listed is not None and (shown or terminal):  # (an empty history has no list to wait for)

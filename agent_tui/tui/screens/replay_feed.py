@@ -4,8 +4,10 @@ One of the replay screen's three parts (the screen's keys, this feed, the view a
 thread worker opens the logs, posts a first look at their end (`preview_end`), waits for it to
 be painted, counts the logs' lines and indexes them in batches of about a thousand events,
 posting progress; every key works meanwhile (what is not indexed yet is simply not reachable).
-Over many logs, their list from the heads is read before the screen first paints (by a thread
-beyond `HEADS_BEFORE_PAINT` logs), then a thread completes it from the logs' tails; once it is
+Over many logs, what exists when they are opened (the app, its modules) is kept out of the
+collector's full passes until the screen closes (`gc.freeze`), their list from the heads is read
+before the screen first paints (by a thread beyond `HEADS_BEFORE_PAINT` logs), then a thread
+completes it from the logs' tails; once it is
 drawn, another thread asks the search index what each log spent (`logs_spend`), so the
 list's costs become the whole logs'. Following runs a `Follower` in a thread of its own; each change arrives as the state at the new
 end, already folded, so the screen's thread never parses a line it did not ask for. A followed
@@ -147,6 +149,10 @@ class ReplayFeed:
     def start(self) -> None:
         """Open the logs: list them (many logs), or index them."""
         if self.source.many:
+            # What exists now (the app, its modules) lives as long as the screen: kept out of
+            # the collector's full passes, which over thousands of logs' heads, tails and tree
+            # lines would otherwise each scan it again (`stop` lets it go).
+            gc.freeze()
             heads = None
             if len(self.source.files) <= HEADS_BEFORE_PAINT:
                 heads = read_catalog(self.source.files, tails=False)
@@ -164,7 +170,7 @@ class ReplayFeed:
         self._run_stop.set()
         self._resume.set()
         self._first_paint.set()
-        gc.unfreeze()  # what indexing built may be collected again
+        gc.unfreeze()  # what indexing (or the list of many logs) kept out may be collected again
         if self._follower is not None:
             self._follower.stop()
 

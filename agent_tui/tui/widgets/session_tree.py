@@ -35,6 +35,7 @@ from textual.widgets.tree import TreeNode
 
 from agent_tui.events import visible
 from agent_tui.reducer import DashboardState, SessionView, Spend
+from agent_tui.reducer.collector import collector_paused
 from agent_tui.tui.formatting import STATUS_GLYPH, tree_name
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.session_filter import group_roots_by_day
@@ -423,7 +424,10 @@ class SessionTree(Tree[str]):
         """Textual's line building, the tree's width and guide looked up once for all its lines."""
         self._build_room = self._built_room = self._room()
         try:
-            super()._build()
+            # A line per session, thousands of them: the lines hold no cycles, and the
+            # collector's passes as they pile up cost more than building them.
+            with collector_paused():
+                super()._build()
         finally:
             self._build_room = None
 
