@@ -50,25 +50,36 @@ class Spend(NamedTuple):
             return None
         return self.cost_usd
 
+    # Made with `_new_spend` (`tuple.__new__`), not `Spend(...)`: the named tuple's generated
+    # `__new__` costs more than the sum itself, and the fold adds spends on every usage.
     def plus(self, other: Spend) -> Spend:
-        return Spend(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-            self.cost_usd + other.cost_usd,
-            self.unpriced_tokens + other.unpriced_tokens,
+        return _new_spend(
+            Spend,
+            (
+                self.prompt_tokens + other.prompt_tokens,
+                self.completion_tokens + other.completion_tokens,
+                self.cached_tokens + other.cached_tokens,
+                self.cache_write_tokens + other.cache_write_tokens,
+                self.cost_usd + other.cost_usd,
+                self.unpriced_tokens + other.unpriced_tokens,
+            ),
         )
 
     def minus(self, other: Spend) -> Spend:
-        return Spend(
-            self.prompt_tokens - other.prompt_tokens,
-            self.completion_tokens - other.completion_tokens,
-            self.cached_tokens - other.cached_tokens,
-            self.cache_write_tokens - other.cache_write_tokens,
-            self.cost_usd - other.cost_usd,
-            self.unpriced_tokens - other.unpriced_tokens,
+        return _new_spend(
+            Spend,
+            (
+                self.prompt_tokens - other.prompt_tokens,
+                self.completion_tokens - other.completion_tokens,
+                self.cached_tokens - other.cached_tokens,
+                self.cache_write_tokens - other.cache_write_tokens,
+                self.cost_usd - other.cost_usd,
+                self.unpriced_tokens - other.unpriced_tokens,
+            ),
         )
+
+
+_new_spend = tuple.__new__
 
 
 NO_SPEND = Spend()
@@ -79,12 +90,16 @@ def spend_of(usage: dict[str, Any]) -> Spend:
     """The spend of one usage payload (`model.usage`, or `turn.completed.usage`)."""
     prompt = usage["promptTokens"]
     completion = usage["completionTokens"]
-    cost = usage.get("costUsd")
-    return Spend(
-        prompt,
-        completion,
-        usage.get("cachedTokens") or 0,
-        usage.get("cacheWriteTokens") or 0,
-        cost if cost is not None else 0.0,
-        0 if cost is not None else prompt + completion,
+    get = usage.get
+    cost = get("costUsd")
+    return _new_spend(
+        Spend,
+        (
+            prompt,
+            completion,
+            get("cachedTokens") or 0,
+            get("cacheWriteTokens") or 0,
+            cost if cost is not None else 0.0,
+            0 if cost is not None else prompt + completion,
+        ),
     )

@@ -72,8 +72,13 @@ def write_dump(kind: DumpKind, events: Iterable[Event], out: BinaryIO) -> None:
             out.write(visible_json(orjson.dumps(transition_dict(frame))) + b"\n")
     elif kind == "state":
         from agent_tui.reducer import project_state
+        from agent_tui.reducer.collector import collector_paused
 
-        state = project_state(events).to_state_dump()
-        out.write(visible_json(orjson.dumps(state, option=orjson.OPT_APPEND_NEWLINE)))
+        # The collector stays off until the state is written and gone: turned back on between the
+        # fold and the dump, its first pass would scan everything the fold built, only to free it.
+        with collector_paused():
+            state = project_state(events).to_state_dump()
+            out.write(visible_json(orjson.dumps(state, option=orjson.OPT_APPEND_NEWLINE)))
+            del state
     else:  # pragma: no cover - argparse restricts the choices
         raise ValueError(kind)
