@@ -50,31 +50,36 @@ class Spend(NamedTuple):
             return None
         return self.cost_usd
 
-    # Made with `_new_spend` (`tuple.__new__`), not `Spend(...)`: the named tuple's generated
-    # `__new__` costs more than the sum itself, and the fold adds spends on every usage.
+    # Fields unpacked, and the sum made with `_new_spend` (`tuple.__new__`) rather than
+    # `Spend(...)`: a named tuple's attribute reads and its generated `__new__` cost more than
+    # the sums, and the fold adds spends at every usage and every turn's end.
     def plus(self, other: Spend) -> Spend:
+        prompt, completion, cached, written, cost, unpriced = self
+        prompt2, completion2, cached2, written2, cost2, unpriced2 = other
         return _new_spend(
             Spend,
             (
-                self.prompt_tokens + other.prompt_tokens,
-                self.completion_tokens + other.completion_tokens,
-                self.cached_tokens + other.cached_tokens,
-                self.cache_write_tokens + other.cache_write_tokens,
-                self.cost_usd + other.cost_usd,
-                self.unpriced_tokens + other.unpriced_tokens,
+                prompt + prompt2,
+                completion + completion2,
+                cached + cached2,
+                written + written2,
+                cost + cost2,
+                unpriced + unpriced2,
             ),
         )
 
     def minus(self, other: Spend) -> Spend:
+        prompt, completion, cached, written, cost, unpriced = self
+        prompt2, completion2, cached2, written2, cost2, unpriced2 = other
         return _new_spend(
             Spend,
             (
-                self.prompt_tokens - other.prompt_tokens,
-                self.completion_tokens - other.completion_tokens,
-                self.cached_tokens - other.cached_tokens,
-                self.cache_write_tokens - other.cache_write_tokens,
-                self.cost_usd - other.cost_usd,
-                self.unpriced_tokens - other.unpriced_tokens,
+                prompt - prompt2,
+                completion - completion2,
+                cached - cached2,
+                written - written2,
+                cost - cost2,
+                unpriced - unpriced2,
             ),
         )
 
