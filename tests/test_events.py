@@ -11,7 +11,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agent_tui.events import (
     EVENT_TYPES,
@@ -23,7 +23,7 @@ from agent_tui.events import (
     log_line_json_schema,
     payload_from,
 )
-from agent_tui.events.model import EventLine
+from agent_tui.events.model import line_adapter
 
 ENVELOPE_FIELDS = ("id", "sessionId", "turnId", "sequence", "ts", "type", "payload")
 
@@ -513,7 +513,7 @@ def fast_accepts(data: Any) -> bool:
     return True
 
 
-_LINE = TypeAdapter(EventLine)
+_LINE = line_adapter()
 
 
 def pydantic_accepts_line(data: Any) -> bool:

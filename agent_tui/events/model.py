@@ -12,6 +12,7 @@ Reading and writing lines (validation, building payloads) is `validation.py`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Annotated, Any, Final, Literal, Protocol, Union
 
 import orjson
@@ -42,7 +43,10 @@ ToolStream = Literal["stdout", "stderr"]
 
 
 class _Payload(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # `defer_build`: pydantic builds a model's validator when it first validates, not when the
+    # class is made. A replay checks lines with `validation.py`'s builders and never asks
+    # pydantic, so every command that only reads logs is spared the start-up of building them.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class Worktree(_Payload):
@@ -416,7 +420,7 @@ def _typed(type_name: str, payload: type[_Payload]) -> type[BaseModel]:
 
 
 class _EnvelopeBase(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)  # see `_Payload`
 
     v: Literal[1] = SCHEMA_VERSION
     id: str
@@ -426,10 +430,17 @@ class _EnvelopeBase(BaseModel):
     ts: str
 
 
-_ENVELOPES = [_typed(name, model) for name, model in PAYLOADS.items()]
-# A union built at run time from PAYLOADS: real to pydantic, `Any` to a static type checker.
-EventLine: Any = Annotated[Union[tuple(_ENVELOPES)], Field(discriminator="type")]  # noqa: UP007
-_LINE_ADAPTER: TypeAdapter[Any] = TypeAdapter(EventLine)
+@cache
+def line_adapter() -> TypeAdapter[Any]:
+    """Pydantic's validator of one whole log line: the union of the envelopes, tagged by `type`.
+
+    Built on first use (the JSON Schema, tests holding the fast checks to it): its twenty models
+    would cost every command's start-up, and reading a log never needs them.
+    """
+    envelopes = tuple(_typed(name, model) for name, model in PAYLOADS.items())
+    # A union built at run time from PAYLOADS: real to pydantic, `Any` to a static type checker.
+    line: Any = Annotated[Union[envelopes], Field(discriminator="type")]  # noqa: UP007
+    return TypeAdapter(line)
 
 
 class EventValidationError(ValueError):
@@ -521,7 +532,7 @@ _new_event = object.__new__  # `Event` without `__init__`'s keyword call: half t
 
 def log_line_json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of one log line, for validating our logs with other tools."""
-    schema = _LINE_ADAPTER.json_schema()
+    schema = line_adapter().json_schema()
     schema["title"] = "agent-tui event log line"
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema

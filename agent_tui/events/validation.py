@@ -7,7 +7,9 @@ Invariants this module guarantees:
 - the generated fast paths accept exactly what pydantic's strict validation of the same models
   accepts (they may send a line to the slow path, never accept more); the slow path gives every
   error message, so messages have one source. Property tests hold both;
-- `payload_from` stores what was given (fields left `None` are dropped), keys in model order.
+- `payload_from` stores what was given (fields left `None` are dropped), keys in model order;
+- nothing is generated at import: each type's functions are made the first time a line (or a
+  writer) of that type asks for them, so a command that reads a few types compiles only those.
 
 It runs a little over our usual length because the code generators and the functions they feed
 share private compiled tables; split, each half would reach into the other's.
@@ -16,6 +18,7 @@ share private compiled tables; split, each half would reach into the other's.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -68,15 +71,27 @@ class _ListOf:
 
 class _Compiled:
     """The fast paths of one payload model: `check(data) -> bool` for a reader, and
-    `make(fields) -> payload` for the writer."""
+    `make(fields) -> payload` for the writer, each generated when first asked for."""
 
-    __slots__ = ("check", "make", "model", "required")
+    __slots__ = ("_check", "_make", "model", "required")
 
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
         self.required = frozenset(name for name, info in model.model_fields.items() if info.is_required())
-        self.check = self._generate()
-        self.make = self._generate_make()
+        self._check: Any = None
+        self._make: Any = None
+
+    @property
+    def check(self) -> Any:
+        if self._check is None:
+            self._check = self._generate()
+        return self._check
+
+    @property
+    def make(self) -> Any:
+        if self._make is None:
+            self._make = self._generate_make()
+        return self._make
 
     def _generate(self) -> Any:
         namespace: dict[str, Any] = {"_MISSING": _MISSING}
@@ -204,8 +219,27 @@ def _accepted(annotation: Any) -> tuple[Any, bool]:
     raise TypeError(f"no fast check for {annotation!r}")
 
 
-_COMPILED = {name: _Compiled(model) for name, model in PAYLOADS.items()}
-_CHECKS = {name: compiled.check for name, compiled in _COMPILED.items()}
+class _PerType(dict[str, Any]):
+    """Something generated per event type, made the first time a type is looked up (`[name]`;
+    an unknown type raises KeyError). Compiling every type's functions up front cost each
+    command's start-up more than a replay of a big log spends in the types it meets."""
+
+    __slots__ = ("_generate",)
+
+    def __init__(self, generate: Callable[[str], Any]) -> None:
+        super().__init__()
+        self._generate = generate
+
+    def __missing__(self, type_name: str) -> Any:
+        if type_name not in PAYLOADS:
+            raise KeyError(type_name)
+        # Keyed by the interned name, so `event.type` of a replayed event is one shared string.
+        name = sys.intern(type_name)
+        made = self[name] = self._generate(name)
+        return made
+
+
+_COMPILED = _PerType(lambda name: _Compiled(PAYLOADS[name]))
 _ENVELOPE_KEYS = frozenset({"v", "id", "sessionId", "turnId", "sequence", "ts", "type", "payload"})
 _ENVELOPE_REQUIRED = _ENVELOPE_KEYS - {"v"}
 
@@ -390,16 +424,10 @@ _NEW_EVENT = [
 """The end of a built `build`: the checked line made an `Event` without pydantic."""
 
 
-def _json_builders(with_v: bool) -> dict[str, Any]:
-    # Keyed by the interned type names, so `event.type` of a replayed event is one shared string.
-    return {
-        sys.intern(name): _json_builder(sys.intern(name), compiled, with_v)
-        for name, compiled in _COMPILED.items()
-    }
-
-
-BUILDERS_WITH_V = _json_builders(True)  # the writer always writes `v`
-BUILDERS_WITHOUT_V = _json_builders(False)
+BUILDERS_WITH_V: dict[str, Any] = _PerType(lambda name: _json_builder(name, _COMPILED[name], True))
+"""`build(data, expected)` by event type, for lines with `v` (the writer always writes it)."""
+BUILDERS_WITHOUT_V: dict[str, Any] = _PerType(lambda name: _json_builder(name, _COMPILED[name], False))
+"""The same for lines without `v` (valid, but not what `append` writes)."""
 
 
 def event_from_dict(data: Any) -> Event:
@@ -428,8 +456,8 @@ def event_from_dict(data: Any) -> Event:
             and (turn_id is None or type(turn_id) is str)
             and type(sequence) is int
             and sequence >= 1
-            and (check := _CHECKS.get(type_name)) is not None
-            and check(payload)
+            and type_name in PAYLOADS
+            and _COMPILED[type_name].check(payload)
         ):
             # Event's fields set directly: a keyword call costs as much as the checks above.
             event = _new_event(Event)
@@ -451,7 +479,7 @@ def _reject(data: Any) -> EventValidationError:
     if "type" not in data:
         return EventValidationError("type: field required")
     type_name = data["type"]
-    if type(type_name) is not str or type_name not in _COMPILED:
+    if type(type_name) is not str or type_name not in PAYLOADS:
         return EventValidationError(f"type: unknown event type {type_name!r}")
     keys = data.keys()
     missing = sorted(_ENVELOPE_REQUIRED - keys)
@@ -506,9 +534,9 @@ def payload_from(type_name: str, fields: dict[str, Any]) -> dict[str, Any]:
     out in model order (nested models too) whatever order they were given in, so equal payloads
     serialize to equal bytes. `fields` is not copied when it already fits (the engine's path).
     """
-    compiled = _COMPILED.get(type_name)
-    if compiled is None:
+    if type_name not in PAYLOADS:
         raise EventValidationError(f"unknown event type {type_name!r}")
+    compiled = _COMPILED[type_name]
     try:
         return compiled.make(fields)
     except (_Rejected, KeyError, TypeError):

@@ -50,25 +50,41 @@ class Spend(NamedTuple):
             return None
         return self.cost_usd
 
+    # Fields unpacked, and the sum made with `_new_spend` (`tuple.__new__`) rather than
+    # `Spend(...)`: a named tuple's attribute reads and its generated `__new__` cost more than
+    # the sums, and the fold adds spends at every usage and every turn's end.
     def plus(self, other: Spend) -> Spend:
-        return Spend(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-            self.cost_usd + other.cost_usd,
-            self.unpriced_tokens + other.unpriced_tokens,
+        prompt, completion, cached, written, cost, unpriced = self
+        prompt2, completion2, cached2, written2, cost2, unpriced2 = other
+        return _new_spend(
+            Spend,
+            (
+                prompt + prompt2,
+                completion + completion2,
+                cached + cached2,
+                written + written2,
+                cost + cost2,
+                unpriced + unpriced2,
+            ),
         )
 
     def minus(self, other: Spend) -> Spend:
-        return Spend(
-            self.prompt_tokens - other.prompt_tokens,
-            self.completion_tokens - other.completion_tokens,
-            self.cached_tokens - other.cached_tokens,
-            self.cache_write_tokens - other.cache_write_tokens,
-            self.cost_usd - other.cost_usd,
-            self.unpriced_tokens - other.unpriced_tokens,
+        prompt, completion, cached, written, cost, unpriced = self
+        prompt2, completion2, cached2, written2, cost2, unpriced2 = other
+        return _new_spend(
+            Spend,
+            (
+                prompt - prompt2,
+                completion - completion2,
+                cached - cached2,
+                written - written2,
+                cost - cost2,
+                unpriced - unpriced2,
+            ),
         )
+
+
+_new_spend = tuple.__new__
 
 
 NO_SPEND = Spend()
@@ -79,12 +95,16 @@ def spend_of(usage: dict[str, Any]) -> Spend:
     """The spend of one usage payload (`model.usage`, or `turn.completed.usage`)."""
     prompt = usage["promptTokens"]
     completion = usage["completionTokens"]
-    cost = usage.get("costUsd")
-    return Spend(
-        prompt,
-        completion,
-        usage.get("cachedTokens") or 0,
-        usage.get("cacheWriteTokens") or 0,
-        cost if cost is not None else 0.0,
-        0 if cost is not None else prompt + completion,
+    get = usage.get
+    cost = get("costUsd")
+    return _new_spend(
+        Spend,
+        (
+            prompt,
+            completion,
+            get("cachedTokens") or 0,
+            get("cacheWriteTokens") or 0,
+            cost if cost is not None else 0.0,
+            0 if cost is not None else prompt + completion,
+        ),
     )

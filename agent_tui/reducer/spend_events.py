@@ -45,9 +45,12 @@ def settle_turn_usage(
     """A `turn.completed` reported the turn's usage: it becomes the turn's, and the totals move
     by what its `model.usage` events had not added already."""
     total = spend_of(usage)
-    added = turn.usage if turn.usage is not None else NO_SPEND
+    added = turn.usage
     turn.usage = total
-    if total != added:
+    if added is None:  # no `model.usage` before it (an older log): all of it is new
+        if total != NO_SPEND:
+            _add_spend(state, session, ts, total)
+    elif total != added:
         _add_spend(state, session, ts, total.minus(added))
 
 

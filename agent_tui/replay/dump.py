@@ -16,8 +16,6 @@ import orjson
 from agent_tui.events import Event, visible_json
 from agent_tui.events.assistant_messages import AssistantMessages
 from agent_tui.events.transcript_text import delivery_text, rewind_text, tool_failure_text
-from agent_tui.reducer import project_state
-from agent_tui.turns.projection import frames_from_log, transition_dict
 
 DumpKind = Literal["events", "transcript", "frames", "state"]
 
@@ -66,10 +64,21 @@ def write_dump(kind: DumpKind, events: Iterable[Event], out: BinaryIO) -> None:
         for line in transcript_lines(events):
             out.write(visible_json(orjson.dumps(line)) + b"\n")
     elif kind == "frames":
+        # Each view imports its own floor when asked for: a script's one dump of a big log should
+        # not pay the start-up of the others (the turn registry behind the frames' projection).
+        from agent_tui.turns.projection import frames_from_log, transition_dict
+
         for frame in frames_from_log(events):
             out.write(visible_json(orjson.dumps(transition_dict(frame))) + b"\n")
     elif kind == "state":
-        state = project_state(events).to_state_dump()
-        out.write(visible_json(orjson.dumps(state, option=orjson.OPT_APPEND_NEWLINE)))
+        from agent_tui.reducer import project_state
+        from agent_tui.reducer.collector import collector_paused
+
+        # The collector stays off until the state is written and gone: turned back on between the
+        # fold and the dump, its first pass would scan everything the fold built, only to free it.
+        with collector_paused():
+            state = project_state(events).to_state_dump()
+            out.write(visible_json(orjson.dumps(state, option=orjson.OPT_APPEND_NEWLINE)))
+            del state
     else:  # pragma: no cover - argparse restricts the choices
         raise ValueError(kind)

@@ -8,6 +8,7 @@ everything after this module reads only our format.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -55,9 +56,10 @@ def open_logs(files: list[Path]) -> list[JsonlEventLog]:
 
 
 def replay_logs(logs: list[JsonlEventLog], mode: ReplayMode = "skip-trailing-partial") -> Iterator[Event]:
-    """Every event of `logs`, one log after the other, each in sequence order."""
-    for log in logs:
-        yield from log.replay(mode)
+    """Every event of `logs`, one log after the other, each in sequence order (each log read
+    when the one before it is done)."""
+    # `chain` rather than a generator of our own: one frame fewer to resume per event.
+    return chain.from_iterable(log.replay(mode) for log in logs)
 
 
 def check_log(path: Path) -> tuple[int, str] | None:

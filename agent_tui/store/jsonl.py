@@ -194,6 +194,9 @@ class JsonlEventLog:
                     event = build[data["type"]](data, expected)
                     if event.session_id != session:
                         raise LookupError  # another session's line: `_check_line` names it
+                    # The log's own id string in place of the line's equal copy: its hash is
+                    # computed once, so a fold's look-up of the session by it compares identities.
+                    event.session_id = session
                 except Exception:
                     line_number = start_line + 1 if expected is None else expected + offset
                     wanted = first if expected is None else expected
