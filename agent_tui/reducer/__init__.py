@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agent_tui.reducer.attention import AttentionPolicy, Notification
+    from agent_tui.reducer.collector import collector_paused
     from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, usage_events
     from agent_tui.reducer.fold import apply_event, project_state
     from agent_tui.reducer.spend import NO_SPEND, Spend
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 _MODULES = {
     "attention": ("AttentionPolicy", "Notification"),
+    "collector": ("collector_paused",),
     "earlier_spend": ("EarlierSpend", "add_earlier_spend", "usage_events"),
     "fold": ("apply_event", "project_state"),
     "spend": ("NO_SPEND", "Spend"),
@@ -80,6 +82,7 @@ __all__ = [
     "add_earlier_spend",
     "apply_event",
     "apply_frame",
+    "collector_paused",
     "epoch_ms",
     "ms_between",
     "project_state",

@@ -11,9 +11,10 @@ The logs stay the source of truth: the index can be deleted at any time.
 """
 
 from agent_tui.search.excerpt import excerpt
-from agent_tui.search.index import Hit, Progress, SearchError, SearchIndex, SearchResults, logs_spend
+from agent_tui.search.index import Hit, Progress, SearchError, SearchIndex, SearchResults
 from agent_tui.search.location import index_path
 from agent_tui.search.query import QueryError, parse_query
+from agent_tui.search.spent import logs_spend
 
 __all__ = [
     "Hit",

@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from agent_tui.events.session_tree import session_label
 from agent_tui.private_files import make_private_dirs, private_sqlite_file
-from agent_tui.search.location import index_path
 from agent_tui.search.query import Query, parse_query
 
 if TYPE_CHECKING:  # the reading of new lines (and orjson) is imported by a sync that reads some
@@ -657,22 +656,3 @@ class SearchIndex:
             )
         hits = tuple(hit for file_id in by_file for hit in reversed(by_file[file_id]))
         return SearchResults(parsed, hits, min(counted, COUNT_CAP), more=counted > COUNT_CAP)
-
-
-def logs_spend(files: Sequence[Path], data_dir: Path | None = None) -> dict[str, EarlierSpend]:
-    """What each of `files` spent (`SearchIndex.spend`), from the index of each one's directory
-    brought up to date first (`files` holds every log of those directories: one not among them
-    leaves the index); `data_dir` as `index_path` takes it.
-
-    Raises:
-        SearchError: an index cannot be opened or written.
-    """
-    by_directory: dict[Path, list[Path]] = {}
-    for path in files:
-        by_directory.setdefault(path.parent, []).append(path)
-    spent: dict[str, EarlierSpend] = {}
-    for directory, logs in by_directory.items():
-        with SearchIndex.open(index_path(directory, data_dir)) as index:
-            index.sync(logs)
-            spent.update(index.spend())
-    return spent

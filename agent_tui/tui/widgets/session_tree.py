@@ -34,8 +34,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from agent_tui.events import visible
-from agent_tui.reducer import DashboardState, SessionView, Spend
-from agent_tui.reducer.collector import collector_paused
+from agent_tui.reducer import DashboardState, SessionView, Spend, collector_paused
 from agent_tui.tui.formatting import STATUS_GLYPH, tree_name
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.session_filter import group_roots_by_day
