@@ -26,11 +26,12 @@ from support_bus import (
     replay_dump,
     until,
 )
+from support_bus_roles import password, roles_config
 from support_nats import NatsServer, nats_server
 
 from agent_tui.bus.attach import AttachedBus
 from agent_tui.bus.attach_target import BusTarget
-from agent_tui.bus.protocol import MSG_ID_HEADER, STREAM, events_subject, message_id
+from agent_tui.bus.protocol import MSG_ID_HEADER, STREAM, events_subject, inbox_prefix, message_id
 from agent_tui.bus.snapshots import (
     MAX_SNAPSHOT_BYTES,
     SNAPSHOT_BUCKET,
@@ -240,7 +241,7 @@ TAMPERS: list[tuple[Tamper, str]] = [
     (old_format, "format 0, this dashboard reads format 1"),
     (old_schema, "written in format 1 (schema 0123)"),
     (oversized, "says it holds"),
-    (huge_head, "its head is"),
+    (huge_head, "its keys hold over 65,536 bytes"),
     (other_host, "names host 'host-b'"),
     (other_stream, "made from another stream"),
     (another_host_first, "other hosts' events are in the stream before"),
@@ -300,3 +301,69 @@ def test_a_host_whose_start_is_not_its_own_writes_no_snapshot(
 
     wrote, bus = asyncio.run(go())
     assert not wrote and bus.snapshot_seq == 0 and not bus.problems
+
+
+def test_with_the_documented_roles_a_host_writes_its_snapshot_and_a_watcher_starts_from_it(
+    tmp_path: Path, runs: list[Path]
+) -> None:
+    """The host's own permissions are enough to make the bucket and write its keys; a watcher's
+    are enough to read and check it (another host's events after it included); the server
+    refuses nothing of it."""
+    server = NatsServer(store=tmp_path / "store", config=roles_config(), log=tmp_path / "nats.log")
+    server.start()
+    lines = log_lines(runs[:2])
+    later = as_another_host(log_lines(runs[2:3]))
+
+    async def go() -> tuple[int, int, DashboardState, list[str]]:
+        host = await nats.connect(
+            server.url, user="buildbox", password=password("buildbox"), inbox_prefix=inbox_prefix("buildbox")
+        )
+        prod = await nats.connect(
+            server.url, user="prod", password=password("prod"), inbox_prefix=inbox_prefix("prod")
+        )
+        try:
+            js = host.jetstream()
+            await ensure_stream(js)
+            keeper = SnapshotKeeper("buildbox", lambda: js)
+            keeper.began(await js.stream_info(STREAM))
+            await publish(js, lines, keeper, host="buildbox")
+            assert await keeper.write()
+            await publish(prod.jetstream(), later, None, host="prod")
+            target = BusTarget(server.url, {"user": "watch", "password": password("watch")})
+            bus = AttachedBus(target, fold=PrimedFold())
+            await bus.open()
+            total = len(lines) + len(later)
+            await until(bus, lambda: bus.live and bus.state.event_count >= total, "every event")
+            await bus.close()
+            return bus.snapshot_seq, keeper.last_seq, bus.state, bus.problems
+        finally:
+            await host.close()
+            await prod.close()
+
+    try:
+        snapshot_seq, written, state, problems = asyncio.run(go())
+        assert snapshot_seq == written == len(lines), problems
+        assert not [p for p in problems if "snapshot" in p], problems
+        assert orjson.loads(orjson.dumps(state.to_state_dump())) == replay_dump(
+            _as_files(tmp_path, lines + later)
+        )
+        assert server.log is not None
+        refused = [line for line in server.log.read_text().splitlines() if "Violation" in line]
+        # (a watcher's own probes, its name and its control subjects, are refused as documented)
+        assert [line for line in refused if "snapshots" in line or "user:watch" not in line] == []
+    finally:
+        server.stop()
+
+
+def _as_files(folder: Path, lines: list[bytes]) -> list[Path]:
+    """The lines as one log per session (what `replay` reads)."""
+    by_session: dict[str, list[bytes]] = {}
+    for line in lines:
+        by_session.setdefault(orjson.loads(line)["sessionId"], []).append(line)
+    paths = []
+    for session_id, session_lines in by_session.items():
+        path = folder / "logs" / f"{session_id}.jsonl"
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(b"\n".join(session_lines) + b"\n")
+        paths.append(path)
+    return paths

@@ -40,7 +40,7 @@ from typing import Any
 
 from nats.js import JetStreamContext
 from nats.js import api as js_api
-from nats.js.errors import BucketNotFoundError, KeyNotFoundError, NotFoundError
+from nats.js.errors import BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 from pydantic import ValidationError
 
@@ -64,6 +64,9 @@ SNAPSHOT_EVERY_S = 60.0
 COST_SPACING = 10.0
 """A snapshot is written at most once per this many times the last write's cost."""
 FOREIGN_WAIT_S = 5.0
+READ_S = 60.0
+"""How long a dashboard reads a snapshot's keys, at most."""
+KV_PREFIX = f"$KV.{SNAPSHOT_BUCKET}"
 
 
 class SnapshotHead(_Message):
@@ -140,6 +143,7 @@ class SnapshotKeeper:
         self._last_cost = 0.0
         self._wake = asyncio.Event()
         self._writing = asyncio.Lock()
+        self._parts = 0  # how many parts the last snapshot written had
         self.written = 0
         """Snapshots written."""
         self.last_seq = 0
@@ -227,6 +231,9 @@ class SnapshotKeeper:
             parts=[hashlib.sha256(part).hexdigest() for part in parts],
         )
         await bucket.put(_head_key(self.host), head.model_dump_json().encode())
+        for n in range(len(parts), self._parts):  # the last one's parts this one did not need
+            await bucket.delete(_part_key(self.host, n))
+        self._parts = len(parts)
         self._last_write = time.monotonic()
         self._last_cost = self._last_write - started
         self.written += 1
@@ -271,32 +278,33 @@ class _Ignored(Exception):
 
 async def load_snapshot(js: JetStreamContext, problem: Callable[[str], None]) -> LoadedSnapshot | None:
     """The newest snapshot this dashboard can check (see the module docstring), else None (each
-    one not used said through `problem`, once)."""
+    one not used said through `problem`, once). The bucket is read through consumers, which a
+    watcher's permissions allow."""
     try:
         info = await js.stream_info(STREAM, subjects_filter=ALL_EVENTS)
-        bucket = await js.key_value(SNAPSHOT_BUCKET)
-    except (NotFoundError, BucketNotFoundError):
+        kept = await js.stream_info(f"KV_{SNAPSHOT_BUCKET}", subjects_filter=f"{KV_PREFIX}.>")
+    except NotFoundError:
         return None  # no stream yet, or no host ever wrote a snapshot
     try:
-        await _check_bucket(js)
+        _check_bucket(kept.config)
     except _Ignored as why:
         problem(f"state snapshots ignored, the stream is read from its start: {why}")
         return None
+    keys = dict(kept.state.subjects or {})
     subjects: dict[str, int] = dict(info.state.subjects or {})
     hosts = sorted({subject.split(".")[1] for subject in subjects if subject.count(".") == 3})
     heads: list[SnapshotHead] = []
     for host in hosts:
+        if not valid_name(host) or f"{KV_PREFIX}.{_head_key(host)}" not in keys:
+            continue
         try:
-            head = await _head(bucket, host, info)
+            heads.append(await _head(js, host, info))
         except _Ignored as why:
             problem(f"the state snapshot of host {host} is ignored, the stream is read from its start: {why}")
-            continue
-        if head is not None:
-            heads.append(head)
     for head in sorted(heads, key=lambda h: h.last_seq, reverse=True):
         try:
             await _only_host(js, head, subjects)
-            state = await _state(bucket, head, subjects)
+            state = await _state(js, head, subjects, keys)
         except _Ignored as why:
             problem(
                 f"the state snapshot of host {head.host} is ignored, the stream is read from its start: {why}"
@@ -306,15 +314,14 @@ async def load_snapshot(js: JetStreamContext, problem: Callable[[str], None]) ->
     return None
 
 
-async def _check_bucket(js: JetStreamContext) -> None:
-    config = (await js.stream_info(f"KV_{SNAPSHOT_BUCKET}")).config
+def _check_bucket(config: js_api.StreamConfig) -> None:
     odd = [
         what
         for what, present in (
             ("it republishes what it stores", config.republish is not None),
             ("it rewrites subjects", config.subject_transform is not None),
             ("it copies another stream", bool(config.sources) or config.mirror is not None),
-            (f"its subjects are {config.subjects}", (config.subjects or []) != [f"$KV.{SNAPSHOT_BUCKET}.>"]),
+            (f"its subjects are {config.subjects}", (config.subjects or []) != [f"{KV_PREFIX}.>"]),
         )
         if present
     ]
@@ -322,25 +329,47 @@ async def _check_bucket(js: JetStreamContext) -> None:
         raise _Ignored(f"the bucket {SNAPSHOT_BUCKET} is not as agent-tui makes it ({'; '.join(odd)})")
 
 
-async def _get(bucket: KeyValue, key: str) -> bytes | None:
+async def _read(js: JetStreamContext, subject: str, count: int, limit: int) -> dict[str, bytes]:
+    """The last value of each of the `count` keys under `subject` (a consumer of the bucket's
+    stream), at most `limit` bytes in all."""
+    values: dict[str, bytes] = {}
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    size = 0
+
+    async def take(message: Any) -> None:
+        nonlocal size
+        size += len(message.data)
+        if size > limit and not done.done():
+            done.set_exception(_Ignored(f"its keys hold over {limit:,} bytes"))
+        values[message.subject] = message.data
+        if (len(values) >= count or message.metadata.num_pending == 0) and not done.done():
+            done.set_result(None)
+
     try:
-        entry = await bucket.get(key)
-    except KeyNotFoundError:
-        return None
+        subscription = await js.subscribe(
+            subject,
+            stream=f"KV_{SNAPSHOT_BUCKET}",
+            cb=take,
+            ordered_consumer=True,
+            deliver_policy=js_api.DeliverPolicy.LAST_PER_SUBJECT,
+            pending_bytes_limit=2 * limit + 1024,
+        )
     except Exception as error:
-        raise _Ignored(f"{key} could not be read ({type(error).__name__})") from None
-    return entry.value or b""
+        raise _Ignored(f"its keys could not be read ({type(error).__name__})") from None
+    try:
+        await asyncio.wait_for(done, READ_S)
+    except TimeoutError:
+        raise _Ignored(f"its keys were not all read in {READ_S:.0f} s") from None
+    finally:
+        with contextlib.suppress(Exception):
+            await subscription.unsubscribe()
+    return values
 
 
-async def _head(bucket: KeyValue, host: str, info: js_api.StreamInfo) -> SnapshotHead | None:
-    """The host's head, checked against the stream as it is; None when it wrote none."""
-    if not valid_name(host):
-        return None
-    raw = await _get(bucket, _head_key(host))
-    if raw is None:
-        return None
-    if len(raw) > MAX_HEAD_BYTES:
-        raise _Ignored(f"its head is {len(raw):,} bytes, over {MAX_HEAD_BYTES:,}")
+async def _head(js: JetStreamContext, host: str, info: js_api.StreamInfo) -> SnapshotHead:
+    """The host's head, checked against the stream as it is."""
+    key = f"{KV_PREFIX}.{_head_key(host)}"
+    raw = (await _read(js, key, 1, MAX_HEAD_BYTES)).get(key, b"")
     try:
         head = SnapshotHead.model_validate_json(raw)
     except ValidationError as error:
@@ -405,10 +434,19 @@ async def _first_sequence(js: JetStreamContext, filters: list[str], start: int) 
             await subscription.unsubscribe()
 
 
-async def _state(bucket: KeyValue, head: SnapshotHead, subjects: dict[str, int]) -> DashboardState:
+async def _state(
+    js: JetStreamContext, head: SnapshotHead, subjects: dict[str, int], keys: dict[str, int]
+) -> DashboardState:
+    prefix = f"{KV_PREFIX}.{head.host}."
+    values = await _read(
+        js,
+        f"{prefix}>",
+        sum(1 for key in keys if key.startswith(prefix)),
+        MAX_SNAPSHOT_BYTES + MAX_HEAD_BYTES,
+    )
     parts: list[bytes] = []
     for n, digest in enumerate(head.parts):
-        part = await _get(bucket, _part_key(head.host, n))
+        part = values.get(f"{KV_PREFIX}.{_part_key(head.host, n)}")
         if part is None or hashlib.sha256(part).hexdigest() != digest:
             raise _Ignored(f"part {n} is missing or does not match its head (written again meanwhile?)")
         parts.append(part)
