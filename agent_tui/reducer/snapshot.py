@@ -35,8 +35,6 @@ FORMAT = 1
 MAX_BYTES = 256 * 1024 * 1024
 """The largest snapshot read by default."""
 
-Decode = Callable[[Any, str], Any]
-
 
 class SnapshotRefused(Exception):
     """A snapshot that cannot be read: its one-sentence reason."""
@@ -109,96 +107,161 @@ def state_to_bytes(state: DashboardState) -> bytes:
 
 
 # -- decoding: each value checked against its declared type ------------------------------------
-def _refuse(where: str, what: str) -> SnapshotRefused:
-    return SnapshotRefused(f"{where or 'the state'}: {what}")
+# A decoder reads one value; what went wrong raises `_Wrong`, to which each enclosing record,
+# object and list adds its field, key or index on the way out: the path is built only for the
+# one value that fails, never for the millions that read well.
+Decode = Callable[[Any], Any]
+_PLAIN = (str, int, float, bool, type(None))
 
 
-def _json_value(value: Any, where: str, depth: int = 0) -> Any:
-    """A JSON value as it is (`Any` in the views): only checked to be JSON and not too deep."""
+class _Wrong(Exception):
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+        self.path: list[str] = []
+
+    def within(self, step: str) -> _Wrong:
+        self.path.append(step)
+        return self
+
+    def sentence(self) -> str:
+        where = "".join(reversed(self.path)).lstrip(".")
+        return f"{where or 'the state'}: {self.what}"
+
+
+def _json_value(value: Any, depth: int = 0) -> Any:
+    """A JSON value as it is (`Any` in the views): only checked not to be nested too deep."""
+    if type(value) in _PLAIN:
+        return value
     if depth > 64:
-        raise _refuse(where, "nested too deep")
-    if isinstance(value, dict):
-        return {key: _json_value(item, where, depth + 1) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_json_value(item, where, depth + 1) for item in value]
-    return value
+        raise _Wrong("nested too deep")
+    if type(value) is dict:
+        return {key: _json_value(item, depth + 1) for key, item in value.items()}
+    return [_json_value(item, depth + 1) for item in value]
 
 
 _SCALARS: dict[Any, tuple[type, ...]] = {str: (str,), bool: (bool,), float: (float, int), int: (int,)}
 
 
-def _decoder(kind: Any) -> Decode:
+def _decoder(kind: Any) -> Decode:  # one branch per kind of type the views use
     """What reads a JSON value as `kind`, checking it (built once per type)."""
     if kind is Any:
         return _json_value
     if kind in _SCALARS:
-        allowed = _SCALARS[kind]
-
-        def scalar(value: Any, where: str) -> Any:
-            if type(value) not in allowed:
-                raise _refuse(where, f"{type(value).__name__} where {kind.__name__} belongs")
-            return float(value) if kind is float else value
-
-        return scalar
+        return _scalar(kind)
     if kind is type(None):
-
-        def none(value: Any, where: str) -> None:
-            if value is not None:
-                raise _refuse(where, "a value where none belongs")
-
-        return none
+        return _none
     origin = typing.get_origin(kind)
     args = typing.get_args(kind)
     if origin is Literal:
-        words = set(args)
-
-        def literal(value: Any, where: str) -> Any:
-            if type(value) is not str or value not in words:
-                raise _refuse(where, f"{str(value)[:40]!r} is not one of {sorted(words)}")
-            return value
-
-        return literal
+        return _literal(frozenset(args))
     if origin in (typing.Union, types.UnionType):
-        options = [_decoder(arg) for arg in args]
-
-        def union(value: Any, where: str) -> Any:
-            for option in options:
-                try:
-                    return option(value, where)
-                except SnapshotRefused:
-                    continue
-            raise _refuse(where, f"a {type(value).__name__} that is none of {kind}")
-
-        return union
+        return _union(kind, args)
     if origin is dict:
-        read_value = _decoder(args[1])
-
-        def mapping(value: Any, where: str) -> dict[str, Any]:
-            if type(value) is not dict:
-                raise _refuse(where, "not an object")
-            return {key: read_value(item, f"{where}.{key[:40]}") for key, item in value.items()}
-
-        return mapping
+        return _mapping(_decoder(args[1]))
     if origin in (list, tuple):
         ellipsis = origin is tuple and len(args) == 2 and args[1] is Ellipsis
-        items = [_decoder(arg) for arg in (args[:1] if ellipsis or origin is list else args)]
-        make = list if origin is list else tuple
-
-        def sequence(value: Any, where: str) -> Any:
-            if type(value) is not list:
-                raise _refuse(where, "not a list")
-            if len(items) > 1 and len(value) != len(items):
-                raise _refuse(where, f"{len(value)} items where {len(items)} belong")
-            if len(items) == 1:
-                return make(items[0](item, f"{where}[{n}]") for n, item in enumerate(value))
-            return make(
-                read(item, f"{where}[{n}]") for n, (read, item) in enumerate(zip(items, value, strict=True))
-            )
-
-        return sequence
+        if ellipsis or origin is list:
+            return _sequence(_decoder(args[0]), list if origin is list else tuple)
+        return _fixed_tuple([_decoder(arg) for arg in args])
     if isinstance(kind, type) and (dataclasses.is_dataclass(kind) or _tuple_class(kind)):
         return _record_decoder(kind)
     raise TypeError(f"no snapshot decoder for {kind!r}")  # a view's new kind of type: add one
+
+
+def _scalar(kind: type) -> Decode:
+    allowed = _SCALARS[kind]
+
+    def scalar(value: Any) -> Any:
+        if type(value) not in allowed:
+            raise _Wrong(f"{type(value).__name__} where {kind.__name__} belongs")
+        return float(value) if kind is float else value
+
+    return scalar
+
+
+def _none(value: Any) -> None:
+    if value is not None:
+        raise _Wrong("a value where none belongs")
+
+
+def _literal(words: frozenset[str]) -> Decode:
+    def literal(value: Any) -> Any:
+        if type(value) is not str or value not in words:
+            raise _Wrong(f"{str(value)[:40]!r} is not one of {sorted(words)}")
+        return value
+
+    return literal
+
+
+def _union(kind: Any, args: tuple[Any, ...]) -> Decode:
+    options = [_decoder(arg) for arg in args if arg is not type(None)]
+    optional = len(options) < len(args)
+
+    def union(value: Any) -> Any:
+        if value is None and optional:
+            return None
+        for option in options:
+            try:
+                return option(value)
+            except _Wrong:
+                continue
+        raise _Wrong(f"a {type(value).__name__} that is none of {kind}")
+
+    return union
+
+
+def _mapping(read: Decode) -> Decode:
+    def mapping(value: Any) -> dict[str, Any]:
+        if type(value) is not dict:
+            raise _Wrong("not an object")
+        try:
+            return {key: read(item) for key, item in value.items()}
+        except _Wrong as wrong:
+            raise wrong.within(f".{_failing_key(value, read)[:40]}") from None
+
+    return mapping
+
+
+def _failing_key(value: dict[str, Any], read: Decode) -> str:
+    for key, item in value.items():
+        try:
+            read(item)
+        except _Wrong:
+            return key
+    return "?"
+
+
+def _sequence(read: Decode, make: type) -> Decode:
+    def sequence(value: Any) -> Any:
+        if type(value) is not list:
+            raise _Wrong("not a list")
+        n = 0
+        try:
+            out = []
+            for n, item in enumerate(value):  # noqa: B007 (n names the item that fails)
+                out.append(read(item))
+        except _Wrong as wrong:
+            raise wrong.within(f"[{n}]") from None
+        return out if make is list else tuple(out)
+
+    return sequence
+
+
+def _fixed_tuple(reads: list[Decode]) -> Decode:
+    def fixed(value: Any) -> tuple[Any, ...]:
+        if type(value) is not list or len(value) != len(reads):
+            raise _Wrong(f"not a list of {len(reads)}")
+        n = 0
+        try:
+            out = []
+            for n, (read, item) in enumerate(zip(reads, value, strict=True)):  # noqa: B007
+                out.append(read(item))
+        except _Wrong as wrong:
+            raise wrong.within(f"[{n}]") from None
+        return tuple(out)
+
+    return fixed
 
 
 _RECORDS: dict[type, Decode] = {}
@@ -209,17 +272,19 @@ def _record_decoder(cls: type) -> Decode:
     if cls in _RECORDS:
         return _RECORDS[cls]
     reads: list[tuple[str, Decode]] = []
+    positional = _tuple_class(cls)
 
-    def record(value: Any, where: str) -> Any:
+    def record(value: Any) -> Any:
         if type(value) is not list or len(value) != len(reads):
-            raise _refuse(where, f"not a {cls.__name__}")
-        if _tuple_class(cls):
-            return cls(
-                *(read(item, f"{where}.{name}") for (name, read), item in zip(reads, value, strict=True))
-            )
-        return cls(
-            **{name: read(item, f"{where}.{name}") for (name, read), item in zip(reads, value, strict=True)}
-        )
+            raise _Wrong(f"not a {cls.__name__}")
+        name = ""
+        try:
+            values = {}
+            for (name, read), item in zip(reads, value, strict=True):
+                values[name] = read(item)
+        except _Wrong as wrong:
+            raise wrong.within(f".{name}") from None
+        return cls(*values.values()) if positional else cls(**values)
 
     _RECORDS[cls] = record  # before the fields: a view that holds its own kind
     reads.extend((name, _decoder(kind)) for name, kind in _fields(cls))
@@ -255,7 +320,12 @@ def state_from_bytes(data: bytes, max_bytes: int = MAX_BYTES) -> DashboardState:
     fields = _state_fields()
     if type(body) is not list or len(body) != len(fields):
         raise SnapshotRefused("the state: not a dashboard state")
-    values = {name: _decoder(kind)(item, name) for (name, kind), item in zip(fields, body, strict=True)}
+    values = {}
+    for (name, kind), item in zip(fields, body, strict=True):
+        try:
+            values[name] = _decoder(kind)(item)
+        except _Wrong as wrong:
+            raise SnapshotRefused(wrong.within(name).sentence()) from None
     return _rebuilt(DashboardState(**values))
 
 
