@@ -17,9 +17,9 @@ Invariants:
 - `load_snapshot` (the dashboard) uses a snapshot only when it can check it: the bucket is as a
   host makes it (no republish, no subject transform, no copy of another stream), the head is
   under the key of the host it names, for the stream as it is now (same creation time, same
-  first sequence: nothing was cut or deleted), and the server's own list of the stream's
-  subjects shows no other host's message at or before its last sequence, and every session it
-  holds has a subject of that host; the parts match their SHA-256, the bytes are within
+  first sequence: nothing was cut or deleted), the stream holds no other host's message at or
+  before its last sequence (the first one on the other hosts' subjects, which the server lists,
+  comes after it) and holds every session it has under that host's subject; the parts match their SHA-256, the bytes are within
   `MAX_SNAPSHOT_BYTES` and read as the views' schema (`reducer.snapshot`). Anything else is
   one sentence through `problem` and the dashboard folds the stream from its start: never a
   traceback, never a state the stream does not give;
