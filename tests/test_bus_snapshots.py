@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from nats.js import JetStreamContext
 from support_bus import (
+    SCENARIO,
     CheckedFold,
     as_another_host,
     ensure_stream,
@@ -26,6 +27,7 @@ from support_bus import (
     replay_dump,
     until,
 )
+from support_bus_host import host_env, start_agent_tui
 from support_bus_roles import password, roles_config
 from support_nats import NatsServer, nats_server
 
@@ -367,3 +369,29 @@ def _as_files(folder: Path, lines: list[bytes]) -> list[Path]:
         path.write_bytes(b"\n".join(session_lines) + b"\n")
         paths.append(path)
     return paths
+
+
+def test_a_real_host_leaves_a_snapshot_that_a_dashboard_starts_from(
+    nats_server: NatsServer, tmp_path: Path
+) -> None:
+    """`agent-tui run --bus` on a new stream writes its snapshot as it stops; a dashboard attached
+    afterwards starts from it, folds nothing more, and shows what the replay of the logs shows."""
+    sessions = tmp_path / "sessions"
+    args = ["run", str(SCENARIO), "--sessions-dir", str(sessions), "--approve", "allow"]
+    args += ["--quiet", "--workspace", str(tmp_path / "ws"), "--bus", nats_server.url, "--host", "laptop"]
+    done = start_agent_tui(args, host_env(tmp_path))
+    assert done.wait(timeout=120) == 0, done.stderr.read() if done.stderr else ""
+
+    async def go() -> tuple[int, int, object, list[str], int]:
+        connection = await nats.connect(nats_server.url)
+        try:
+            stored = (await connection.jetstream().stream_info(STREAM)).state.last_seq
+        finally:
+            await connection.close()
+        bus, fold = await attached(nats_server.url, stored)
+        await bus.close()
+        return bus.snapshot_seq, stored, bus.state.to_state_dump(), bus.problems, fold.folded
+
+    snapshot_seq, stored, dump, problems, folded = asyncio.run(go())
+    assert snapshot_seq == stored and folded == 0 and not problems
+    assert orjson.loads(orjson.dumps(dump)) == replay_dump(sorted(sessions.glob("*.jsonl")))
