@@ -236,6 +236,12 @@ MUST_NOT: list[tuple[str, str, Callable[[Client], Awaitable[object]]]] = [
     ("ana", "ask as bob", asking(control_subject("buildbox", "bob"))),
     ("ana", "delete the stream", asking(f"$JS.API.STREAM.DELETE.{STREAM}")),
     ("ana", "forge an event", publishing("agent-tui.buildbox.forged.events", EVENT)),
+    # nobody but a host writes its state snapshot
+    ("prod", "write buildbox's snapshot", publishing("$KV.agent-tui-snapshots.buildbox.head")),
+    ("bob", "write a host's snapshot", publishing("$KV.agent-tui-snapshots.buildbox.head")),
+    ("ana", "write a host's snapshot part", publishing("$KV.agent-tui-snapshots.prod.part-0")),
+    ("ana", "make the snapshot bucket", asking("$JS.API.STREAM.CREATE.KV_agent-tui-snapshots")),
+    ("watch", "write a host's snapshot", publishing("$KV.agent-tui-snapshots.buildbox.head")),
     # the watcher
     ("watch", "ask a host", asking(control_subject("buildbox", "watch"))),
     ("watch", "read ana's replies", subscribing("_INBOX_ana.>")),

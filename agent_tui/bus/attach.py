@@ -18,7 +18,10 @@ Invariants:
   hole, unless the dashboard may not ask it), whose log is the whole history;
 - `state` is folded by the one reducer (`apply_event`, or the `fold` a test wraps), only with
   what `StreamFeed` hands on: each session's events once, in sequence order, so `state` equals
-  the fold of the hosts' logs (`replay --dump state`) up to what the stream held;
+  the fold of the hosts' logs (`replay --dump state`) up to what the stream held; reading the
+  whole stream (no `start`), it begins from the newest state snapshot a host keeps that checks
+  out against the stream (`snapshots.load_snapshot`), folding only what came after it: the same
+  state; a snapshot it cannot use is said in `problems` and the stream is read from its start;
 - every session has the host that published it (`host_of`); a host is listed (`hosts`) from its
   first heartbeat or its first event, whichever comes first;
 - `connected` is False from a disconnect until the reconnect; on the reconnect the feed and the
@@ -59,6 +62,7 @@ from agent_tui.bus.protocol import (
     name_from,
 )
 from agent_tui.bus.remote import BusCommands
+from agent_tui.bus.snapshots import LoadedSnapshot, load_snapshot
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.runtime.commands import Republish
@@ -102,6 +106,7 @@ class AttachedBus:
         name: this dashboard's name on the bus (default: `dashboard_name()`).
         hold_limit: events held per session while a hole in its sequence waits (`SessionOrder`).
         hole_grace: seconds a hole may stay open before it is read again from the stream.
+        snapshots: whether to begin from a host's state snapshot (else the stream's start).
     """
 
     def __init__(
@@ -115,8 +120,10 @@ class AttachedBus:
         name: str | None = None,
         hold_limit: int = DEFAULT_HOLD_LIMIT,
         hole_grace: float = HOLE_GRACE_S,
+        snapshots: bool = True,
     ) -> None:
         self.target = target
+        self._snapshots = snapshots
         self._holes = (hold_limit, hole_grace)
         self.name = name or dashboard_name()
         self._name_given = name is not None
@@ -124,6 +131,8 @@ class AttachedBus:
         self._name_beat: asyncio.Task[None] | None = None
         self.rights: ControlRights | None = None
         self.state = DashboardState()
+        self.snapshot_seq = 0
+        """The stream sequence of the state snapshot the dashboard started from (0: none)."""
         self._fold = fold
         self._start = start
         self._presence_ttl = presence_ttl
@@ -177,6 +186,7 @@ class AttachedBus:
         """Follow presence and read the stream; a dashboard with rights on some hosts only
         decides the hosts already present before the first event is read."""
         hold_limit, hole_grace = self._holes
+        loaded = await self._snapshot(js) if self._start is None and self._snapshots else None
         self._feed = StreamFeed(
             js,
             self._deliver,
@@ -187,6 +197,13 @@ class AttachedBus:
             hole_grace=hole_grace,
             ask_host=self._ask_republish,
         )
+        if loaded is not None:
+            self.state = loaded.state
+            self.snapshot_seq = loaded.last_seq
+            self._event_hosts[loaded.host] = None
+            rights.see(loaded.host)
+            self._feed.start_after(loaded.host, loaded.last_seq, loaded.first_seq, loaded.expected())
+            self._tell(None)
         self._presence = PresenceWatch(js, self._changed, self._problem, ttl=self._presence_ttl)
         await self._presence.start()
         if not rights.everywhere:  # some hosts at most: decide the known ones before going on
@@ -194,6 +211,17 @@ class AttachedBus:
                 await asyncio.wait_for(self._presence.first_read(), FIRST_READ_S)
             await rights.decide(self._presence.hosts)
         await self._feed.start()
+
+    async def _snapshot(self, js: JetStreamContext) -> LoadedSnapshot | None:
+        """The newest state snapshot a host keeps that this dashboard can check, else None (each
+        one it cannot use said in `problems`); a failure to read them is one of those."""
+        try:
+            return await load_snapshot(js, self._problem)
+        except Exception as error:
+            self._problem(
+                f"state snapshots could not be read ({_failure_kind(error)}): the stream is read from its start"
+            )
+            return None
 
     async def _ask_republish(self, host: str, session_id: str, first: int, last: int) -> str | None:
         """Ask `host` to publish what the stream lost of a session again (`HoleFiller`): None

@@ -27,7 +27,10 @@ Invariants:
 - `live` is set once the feed has taken every message the stream held when it started (or
   the stream was empty): from then on the dashboard shows what happens as it happens. Becoming
   live is a change of its own (`became_live`), told even when the last messages were held by
-  the order gate and so folded nothing.
+  the order gate and so folded nothing;
+- a read that goes on from a state snapshot (`start_after`) folds exactly what a read from the
+  start would fold after the snapshot's last sequence: the gate knows each of its sessions'
+  next sequence and their host.
 """
 
 from __future__ import annotations
@@ -111,6 +114,16 @@ class StreamFeed:
     def host_of(self, session_id: str) -> str | None:
         return self._host_of.get(session_id)
 
+    def start_after(self, host: str, last_seq: int, first_seq: int, expected: dict[str, int]) -> None:
+        """Read on from a state snapshot of the stream's messages up to `last_seq`, all `host`'s
+        (`snapshots.load_snapshot`), before `start`: its sessions are `host`'s and folded up to
+        `expected` (each one's next sequence); the read begins at `last_seq + 1`."""
+        self.order.from_anywhere = first_seq > 1
+        for session_id, sequence in expected.items():
+            self.order.prime(session_id, sequence)
+            self._host_of[session_id] = host
+        self.last_stream_sequence = last_seq
+
     async def start(self) -> None:
         """Begin reading; when no host has made the stream yet, keep looking in the background."""
         if not await self._subscribe(first=True):
@@ -158,7 +171,7 @@ class StreamFeed:
             self._live_at = info.state.last_seq
             if info.state.first_seq > 1:
                 self.order.from_anywhere = True  # the stream's limits cut its start
-            if info.state.messages == 0:
+            if info.state.messages == 0 or self.last_stream_sequence >= info.state.last_seq:
                 self._set_live()
         config = js_api.ConsumerConfig()
         # After a reconnect: on from the next stream sequence; else where the read was asked to begin.

@@ -81,6 +81,10 @@ class SessionOrder:
         session.held[sequence] = event
         return []
 
+    def prime(self, session_id: str, expected: int) -> None:
+        """The session's events before `expected` were folded already (a state snapshot)."""
+        self._sessions[session_id] = _Session(expected=expected)
+
     def expected(self, session_id: str) -> int | None:
         """The next sequence `session_id` may fold (None: not seen)."""
         session = self._sessions.get(session_id)

@@ -9,7 +9,10 @@ Invariants:
 - the control subject is served by `ControlServer` over a `CommandExecutor` (`executor`): the
   workbench's on `serve` (finishing sessions' work included), the engine's alone (stop, steer,
   follow-up, budgets) on `run --bus`; the bus's own verbs (sessions, republish) are `HostLog`'s;
-- `close()` flushes what is logged to the bus for a bounded time, keeps the marks, lets go of
+- while its publishes are the stream's first messages, it keeps a state snapshot of them in
+  `SNAPSHOT_BUCKET` (`SnapshotKeeper`, off the path of publishing) for dashboards to start from;
+- `close()` flushes what is logged to the bus for a bounded time, writes its last snapshot
+  (bounded too), keeps the marks, lets go of
   the name and the presence, and closes the link; it never raises.
 """
 
@@ -40,6 +43,7 @@ from agent_tui.bus.protocol import (
     notice_subject,
 )
 from agent_tui.bus.publisher import Publisher, RefillFailed
+from agent_tui.bus.snapshots import SnapshotKeeper
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.runtime.command_executor import CommandExecutor, Refused, review_limit
 from agent_tui.runtime.workbench import Workbench
@@ -70,6 +74,7 @@ class BusHost:
         self.say = say
         self.link = BusLink(settings, say)
         self.publisher = Publisher(name, sessions_dir, self.link, settings)
+        self.snapshots = self.publisher.snapshots = SnapshotKeeper(name, lambda: self.link.stream, say=say)
         self.started_at = now()
         self.presence: BusPresence | None = None
         self.control: ControlServer | None = None
@@ -119,6 +124,7 @@ class BusHost:
         else:
             self.link.open_in_background()
         self._tasks.append(asyncio.get_running_loop().create_task(self.publisher.run()))
+        self._tasks.append(asyncio.get_running_loop().create_task(self.snapshots.run()))
 
     def executor(
         self, engine: SessionEngine, *, workbench: Workbench | None = None, project: Path | None = None
@@ -200,6 +206,9 @@ class BusHost:
         await self.link.settle()
         if self.link.connected.is_set():
             flushed = await self.publisher.flushed(flush_timeout)
+        if flushed:  # what was published, kept for the dashboards that attach later
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.snapshots.write(), flush_timeout)
         for undo in self._unsubscribe:
             undo()
         if self.control is not None:

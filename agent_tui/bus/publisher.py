@@ -20,6 +20,8 @@ Invariants:
   every publish (`_from_log`), so it keeps each session's order of publishes, leaves the marks
   as they are, and the stream's duplicate window drops what it still remembers; it returns
   once the stream acknowledged all of them;
+- every acknowledged publish the stream stored anew (not a duplicate) goes to `snapshots` (the
+  host's `SnapshotKeeper`), oldest first, with the line and its stream sequence;
 - the stream (`protocol.STREAM`) is created, when it is missing, with the configured limits and
   a duplicate window of `DUPLICATE_WINDOW_S` before anything is published; one that exists is
   left as it is (a host never updates, purges or deletes it: its credentials need not allow it);
@@ -54,6 +56,7 @@ from agent_tui.bus.protocol import (
     message_id,
     sequence_of,
 )
+from agent_tui.bus.snapshots import SnapshotKeeper
 from agent_tui.events import Event
 from agent_tui.private_files import UntrustedStateError, read_trusted, write_private
 from agent_tui.store.jsonl import iter_lines
@@ -113,7 +116,7 @@ class Publisher:
         self._sent: dict[str, int] = {}
         self._queue: deque[tuple[str, int, bytes]] = deque()
         self._live = False  # the queue holds every event past `_sent` (else: read the logs)
-        self._window: deque[tuple[str, int, asyncio.Future[Any], float]] = deque()
+        self._window: deque[tuple[str, int, asyncio.Future[Any], float, bytes]] = deque()
         self._wake = asyncio.Event()
         self._progress = asyncio.Event()
         self._stream_id: str | None = None
@@ -125,6 +128,8 @@ class Publisher:
         self._stream_deleted = False  # the server said so (`STREAM_DELETED`)
         self._made_again = False  # the stream was found gone: say so once it is made again
         self._advisory_client: Any = None
+        self.snapshots: SnapshotKeeper | None = None
+        """Hears every acknowledged publish that is not a duplicate, in stream order."""
         self.before: Callable[[], Awaitable[None]] | None = None
         """Awaited before each batch is published (the host: its control subject is served
         before a permission request it could answer goes out)."""
@@ -264,6 +269,8 @@ class Publisher:
                 "again; publishing every session again from the logs"
             )
         self._stream_id = f"{STREAM}@{info.created}"
+        if self.snapshots is not None:
+            self.snapshots.began(info)
 
     async def _read_marks(self) -> None:
         """The marks of this stream from the marks file, raised to the stream's last messages."""
@@ -420,7 +427,7 @@ class Publisher:
         future.add_done_callback(self._acknowledged)
         if self._acks is not None:
             self._acks.append(future)
-        self._window.append((session_id, sequence, future, asyncio.get_running_loop().time()))
+        self._window.append((session_id, sequence, future, asyncio.get_running_loop().time(), line))
         self._sent[session_id] = sequence
         if len(self._window) >= self.window_size:
             self._settle_done()
@@ -434,18 +441,21 @@ class Publisher:
         """Settle the acknowledged publishes at the head of the window (never waits)."""
         window = self._window
         while window and window[0][2].done():
-            session_id, sequence, future, _ = window[0]
+            session_id, sequence, future, _, line = window[0]
             if future.cancelled():
                 raise _Outage("the link went away")
             error = future.exception()
             if error is not None:
                 raise _Outage(str(error))
             window.popleft()
-            self._settled(session_id, sequence, future.result())
+            ack = future.result()
+            self._settled(session_id, sequence, ack)
+            if self.snapshots is not None and not getattr(ack, "duplicate", False):
+                self.snapshots.stored(int(ack.seq), line)
 
     async def _settle_oldest(self) -> None:
         """Wait for the oldest publish's acknowledgement (the window is full)."""
-        _, _, future, sent_at = self._window[0]
+        _, _, future, sent_at, _ = self._window[0]
         left = max(0.0, sent_at + self.ack_timeout - asyncio.get_running_loop().time())
         try:
             await asyncio.wait_for(asyncio.shield(future), left)
@@ -465,7 +475,7 @@ class Publisher:
             self._progress.set()
 
     def _drop_in_flight(self) -> None:
-        for _, _, future, _ in self._window:
+        for _, _, future, _, _ in self._window:
             if not future.done():
                 future.cancel()
             elif not future.cancelled():
@@ -477,7 +487,7 @@ class Publisher:
 
     def _link_changed(self, up: bool) -> None:
         if not up:
-            for _, _, future, _ in self._window:
+            for _, _, future, _, _ in self._window:
                 if not future.done():
                     future.cancel()  # the settle in progress sees an outage at once
         self._wake.set()
