@@ -225,3 +225,36 @@ def test_search_finds_the_logs_again_once_one_was_written_to(tmp_path: Path, rec
     fourth, modules = run_listed("search", "--sessions-dir", str(sessions), "the", home=tmp_path)
     assert "agent_tui.importers" not in modules
     assert (fourth.returncode, fourth.stdout) == (third.returncode, third.stdout)
+
+
+LAZY_NAMES_CHECK = """
+import importlib, pkgutil, sys, types
+package = importlib.import_module(sys.argv[1])
+for info in pkgutil.iter_modules(package.__path__):
+    if not info.name.startswith("__"):  # `python -m agent_tui` would start the app
+        importlib.import_module(f"{package.__name__}.{info.name}")  # each module loaded first
+print([name for name in package.__all__ if isinstance(getattr(package, name), types.ModuleType)])
+"""
+
+
+def test_a_lazily_loaded_name_stays_itself_once_every_module_is_loaded() -> None:
+    """A package's lazy name that is also one of its modules' names turns into that module when
+    the module is loaded before the name is asked for (`events.args_preview` did: the tree's
+    tool lines called a module). Each lazy package in a process of its own, nothing asked first."""
+    root = Path(agent_tui.__file__).parent
+    lazy = [
+        ".".join(init.parent.relative_to(root.parent).parts)
+        for init in sorted(root.rglob("__init__.py"))
+        if "def __getattr__" in init.read_text(encoding="utf-8")
+    ]
+    assert "agent_tui.events" in lazy
+    for package in lazy:
+        done = subprocess.run(
+            [sys.executable, "-c", LAZY_NAMES_CHECK, package],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "[]", package
