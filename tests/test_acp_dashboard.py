@@ -174,7 +174,8 @@ async def test_the_dashboard_drives_agent_tui_acp_as_an_external_agent(
         # Its words stream into the detail; its question waits in the queue with its own options.
         await wait_for(pilot, lambda: "Hello from agent-tui." in detail_text(app), "the words", AGENT_START)
         await wait_for(pilot, lambda: len(live.questions.waiting()) == 1, "the question", AGENT_START)
-        assert "⚑" in tree_line(app, sid)
+        # the tree repaints on its own clock: the flag follows the question, not at once
+        await wait_for(pilot, lambda: "⚑" in tree_line(app, sid), "the flag in the tree", AGENT_START)
         await pilot.press("A")
         modal = app.screen
         assert isinstance(modal, ApprovalScreen)
