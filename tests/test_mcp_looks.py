@@ -24,7 +24,7 @@ from textual.pilot import Pilot
 from textual.widgets import Static
 
 from agent_tui.events import Event
-from agent_tui.events.args_preview import args_preview
+from agent_tui.events.argument_preview import args_preview
 from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.screens.approval import ApprovalScreen
 

@@ -15,7 +15,6 @@ Invariants:
 from __future__ import annotations
 
 import argparse
-import difflib
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -69,6 +68,8 @@ class Parser(argparse.ArgumentParser):
 
 def unknown_option(name: str, options: list[str]) -> str:
     """`unrecognized option --sesions-dir; did you mean --sessions-dir?` (the hint when one is near)."""
+    import difflib  # only for a misspelled option: every command parses without it
+
     near = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
     hint = f"; did you mean {near[0]}?" if near else ""
     return f"unrecognized option {name}{hint}"

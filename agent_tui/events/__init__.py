@@ -7,11 +7,8 @@ shows text (`visible`) or labels a session does not import the pydantic models (
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-# Not lazy: the function has its module's name, and a module loaded after the function was looked
-# up here would take the package's attribute (`events.args_preview` the module, not callable).
-from agent_tui.events.args_preview import args_preview
-
 if TYPE_CHECKING:
+    from agent_tui.events.argument_preview import args_preview
     from agent_tui.events.clients import (
         OUR_CLIENT,
         driven_from_its_terminal,
@@ -34,6 +31,7 @@ if TYPE_CHECKING:
     from agent_tui.events.wording import counted
 
 _MODULES = {
+    "argument_preview": ("args_preview",),
     "clients": ("OUR_CLIENT", "driven_from_its_terminal", "is_ours", "terminal_cli", "terminal_name"),
     "frames": ("Frame",),
     "json_words": ("json_problem",),

@@ -38,7 +38,7 @@ from agent_tui.engine.tools.base import (
     cut_to_budget,
 )
 from agent_tui.engine.tools.paths import os_error_to_tool_error
-from agent_tui.events.args_preview import args_preview
+from agent_tui.events.argument_preview import args_preview
 
 __all__ = ["ToolRouter"]
 
@@ -170,7 +170,7 @@ class ToolRouter:
 
     @staticmethod
     def preview(args: Mapping[str, Any]) -> str:
-        """One line summarizing arguments (`agent_tui.events.args_preview`)."""
+        """One line summarizing arguments (`agent_tui.events.argument_preview`)."""
         return args_preview(args)
 
 
