@@ -20,8 +20,6 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from agent_tui.costs.budgets import tokens_problem, usd_problem
-
 
 class Parser(argparse.ArgumentParser):
     """A parser that names a long option it does not know, with the one it probably meant
@@ -533,6 +531,8 @@ def hooks_cli(text: str) -> str:
 
 def budget_usd(text: str) -> float:
     """`--budget USD`: a positive number of dollars (`2.50`, `$2.50`)."""
+    from agent_tui.costs.budgets import usd_problem  # only when the option is given
+
     try:
         value = float(text.strip().removeprefix("$"))
     except ValueError:
@@ -545,6 +545,8 @@ def budget_usd(text: str) -> float:
 
 def budget_tokens(text: str) -> int:
     """`--budget-tokens N`: a whole number of tokens from 1 to `MAX_TOKENS` (`500000`, `500_000`)."""
+    from agent_tui.costs.budgets import tokens_problem
+
     try:
         value = int(text.strip()) if len(text) <= 40 else 0  # int() of a huge text is slow
     except ValueError:

@@ -28,13 +28,15 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_tui.costs.budgets import BudgetLimit, tokens_problem, usd_problem
-from agent_tui.costs.prices import PRICE_KEYS, Price, PriceTable, price_from, price_value, shipped_prices
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.toml_lines import KeyLines
-from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW, family_of
+
+if TYPE_CHECKING:  # imported where a file sets budgets or prices, or a model is resolved: the
+    # entry reads the config of every command, `--version` and `search` among them
+    from agent_tui.costs.budgets import BudgetLimit
+    from agent_tui.costs.prices import Price, PriceTable
 
 PROVIDERS = ("openai", "anthropic")
 DEFAULT_MODEL = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}
@@ -109,6 +111,8 @@ class Config:
 
     def price_table(self) -> PriceTable:
         """What models cost: the shipped table with this file's `[prices]` over it."""
+        from agent_tui.costs.prices import shipped_prices
+
         return shipped_prices().with_overrides(self.prices)
 
     def key_variables(self) -> frozenset[str]:
@@ -325,6 +329,8 @@ def _budget(table: Any, path: tuple[str, ...], lines: KeyLines, fail: _Fail) -> 
     """`[budget] usd = 2.5, tokens = 500000` (or a profile's `[profiles.NAME.budget]`), checked."""
     if table is None:
         return None
+    from agent_tui.costs.budgets import BudgetLimit, tokens_problem, usd_problem
+
     name = ".".join(path)
     _known_table(table, path, ("usd", "tokens"), "usd = 2.50, tokens = 500000", lines, fail)
     usd = table.get("usd")
@@ -351,6 +357,10 @@ def _prices(data: dict[str, Any], lines: KeyLines, fail: _Fail) -> dict[str, Pri
     example = '[prices."MODEL"] input = 3.0, output = 15.0'
     if not isinstance(table, dict):
         raise fail(lines.line("prices"), f"prices must be a table of models: {example}")
+    if not table:
+        return {}
+    from agent_tui.costs.prices import PRICE_KEYS, price_from, price_value
+
     prices: dict[str, Price] = {}
     for model, entry in table.items():
         where = lines.line("prices", model)
@@ -617,6 +627,8 @@ def _base_url(layers: list[_Layer], provider: str, env: Mapping[str, str]) -> tu
 
 def _defaults(provider: str, model: str, vendors_endpoint: bool) -> dict[str, tuple[Any, str]]:
     """The built-in values (and their sources) of the settings no layer sets."""
+    from agent_tui.providers.windows import DEFAULT_CONTEXT_WINDOW, family_of
+
     family = family_of(model)
     table = f"built-in table ({family.prefix}*)" if family is not None else ""
     defaults: dict[str, tuple[Any, str]] = {
