@@ -7,7 +7,7 @@ once per tool call in a user's agent imports this package and nothing more).
 
 from __future__ import annotations
 
-from importlib import import_module
+from agent_tui.events.lazy_names import lazy_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this package once per tool call: `typing` costs its start-up
@@ -57,44 +57,29 @@ def _metadata_version(path: str) -> str | None:
     return None
 
 
-_EXPORTS: dict[str, str] = {
-    "SessionEngine": "agent_tui.engine.engine",
-    "TurnHandle": "agent_tui.engine.engine",
-    "TurnFsm": "agent_tui.turns.turn_fsm",
-    "IllegalTransition": "agent_tui.turns.turn_fsm",
-    "TurnConflict": "agent_tui.engine.errors",
-    "EventStoreFailure": "agent_tui.engine.errors",
-    "JsonlFileEventStore": "agent_tui.store.jsonl",
-    "JsonlEventLog": "agent_tui.store.jsonl",
-    "EventLogDecodeError": "agent_tui.store.errors",
-    "EventLogSequenceError": "agent_tui.store.errors",
-    "ScriptedProvider": "agent_tui.engine.scripted",
-    "TurnRegistry": "agent_tui.turns.registry",
-    "EventSink": "agent_tui.turns.sink",
-    "PermissionEngine": "agent_tui.engine.permissions",
-    "ToolRouter": "agent_tui.engine.tools.router",
-    "project_state": "agent_tui.reducer",
-    "apply_event": "agent_tui.reducer",
-    "frames_from_log": "agent_tui.turns.projection",
-    "Event": "agent_tui.events.model",
-    "SubAgents": "agent_tui.runtime.subagents",
-    "ScenarioRun": "agent_tui.runtime.runner",
+_MODULES = {
+    "agent_tui.engine.engine": ("SessionEngine", "TurnHandle"),
+    "agent_tui.turns.turn_fsm": ("TurnFsm", "IllegalTransition"),
+    "agent_tui.engine.errors": ("TurnConflict", "EventStoreFailure"),
+    "agent_tui.store.jsonl": ("JsonlFileEventStore", "JsonlEventLog"),
+    "agent_tui.store.errors": ("EventLogDecodeError", "EventLogSequenceError"),
+    "agent_tui.engine.scripted": ("ScriptedProvider",),
+    "agent_tui.turns.registry": ("TurnRegistry",),
+    "agent_tui.turns.sink": ("EventSink",),
+    "agent_tui.engine.permissions": ("PermissionEngine",),
+    "agent_tui.engine.tools.router": ("ToolRouter",),
+    "agent_tui.reducer": ("project_state", "apply_event"),
+    "agent_tui.turns.projection": ("frames_from_log",),
+    "agent_tui.events.model": ("Event",),
+    "agent_tui.runtime.subagents": ("SubAgents",),
+    "agent_tui.runtime.runner": ("ScenarioRun",),
 }
-
-__all__ = sorted(_EXPORTS)
+_load, __dir__ = lazy_names(__name__, _MODULES)
+__all__ = sorted(name for names in _MODULES.values() for name in names)
 
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":  # read on first use: a directory listing and a file at start
         globals()[name] = version = _installed_version()
         return version
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_tui' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+    return _load(name)

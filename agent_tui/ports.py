@@ -58,8 +58,7 @@ The groups:
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_tui.costs.budgets import BudgetLimit, budget_share, budget_state, tokens_problem
 from agent_tui.costs.prices import PriceTable
@@ -73,6 +72,7 @@ from agent_tui.engine.permissions import (
 from agent_tui.engine.project_rules import ProjectRulesState
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.scenario import load_scenario
+from agent_tui.events.lazy_names import lazy_names
 from agent_tui.export import ExportFailed, write_export
 from agent_tui.mcp.config import McpServerConfig
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
@@ -136,25 +136,13 @@ if TYPE_CHECKING:
     from agent_tui.bus.consumer import StartAt
 
 _BUS_NAMES = {
-    "AttachedBus": "agent_tui.bus.attach",
-    "HostView": "agent_tui.bus.attach",
-    "BusTarget": "agent_tui.bus.attach_target",
-    "BusUnreachable": "agent_tui.bus.attach_target",
-    "resolve_target": "agent_tui.bus.attach_target",
-    "StartAt": "agent_tui.bus.consumer",
+    "agent_tui.bus.attach": ("AttachedBus", "HostView"),
+    "agent_tui.bus.attach_target": ("BusTarget", "BusUnreachable", "resolve_target"),
+    "agent_tui.bus.consumer": ("StartAt",),
 }
 """The bus's names, imported when first used: the bus needs `nats-py` (the `bus` extra), which a
 dashboard that attaches to nothing never loads."""
-
-
-def __getattr__(name: str) -> Any:
-    module = _BUS_NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_names(__name__, _BUS_NAMES)
 
 __all__ = [
     "AcceptProjectRules",

@@ -4,10 +4,10 @@ The names below load lazily, each from its module when first asked for: a comman
 shows text (`visible`) or labels a session does not import the pydantic models (`model`).
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from agent_tui.events.lazy_names import lazy_names
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports this package (through `agent_tui`): `typing` costs its start-up
     from agent_tui.events.argument_preview import args_preview
     from agent_tui.events.clients import (
         OUR_CLIENT,
@@ -31,17 +31,17 @@ if TYPE_CHECKING:
     from agent_tui.events.wording import counted
 
 _MODULES = {
-    "argument_preview": ("args_preview",),
-    "clients": ("OUR_CLIENT", "driven_from_its_terminal", "is_ours", "terminal_cli", "terminal_name"),
-    "frames": ("Frame",),
-    "json_words": ("json_problem",),
-    "model": ("EVENT_TYPES", "PAYLOADS", "Event", "EventValidationError", "log_line_json_schema"),
-    "terminal_text": ("visible", "visible_json", "visible_runs"),
-    "turn_vocabulary": ("ENDINGS", "EndTone"),
-    "validation": ("event_from_dict", "event_from_json", "payload_from"),
-    "wording": ("counted",),
+    ".argument_preview": ("args_preview",),
+    ".clients": ("OUR_CLIENT", "driven_from_its_terminal", "is_ours", "terminal_cli", "terminal_name"),
+    ".frames": ("Frame",),
+    ".json_words": ("json_problem",),
+    ".model": ("EVENT_TYPES", "PAYLOADS", "Event", "EventValidationError", "log_line_json_schema"),
+    ".terminal_text": ("visible", "visible_json", "visible_runs"),
+    ".turn_vocabulary": ("ENDINGS", "EndTone"),
+    ".validation": ("event_from_dict", "event_from_json", "payload_from"),
+    ".wording": ("counted",),
 }
-_EXPORTS = {name: f"agent_tui.events.{module}" for module, names in _MODULES.items() for name in names}
+__getattr__, __dir__ = lazy_names(__name__, _MODULES)
 
 __all__ = [
     "ENDINGS",
@@ -67,16 +67,3 @@ __all__ = [
     "visible_json",
     "visible_runs",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_tui.events' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)

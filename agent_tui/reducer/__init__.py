@@ -10,8 +10,9 @@ The names load lazily, each from its module when first asked for: `agent-tui sea
 `earlier_spend` and `spend` without the fold and the event models it checks.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_tui.events.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from agent_tui.reducer.attention import AttentionPolicy, Notification
@@ -37,14 +38,14 @@ if TYPE_CHECKING:
     )
 
 _MODULES = {
-    "attention": ("AttentionPolicy", "Notification"),
-    "collector": ("collector_paused",),
-    "earlier_spend": ("EarlierSpend", "add_earlier_spend", "usage_events"),
-    "fold": ("apply_event", "project_state"),
-    "spend": ("NO_SPEND", "Spend"),
-    "timestamps": ("epoch_ms", "ms_between"),
-    "turn_events": ("apply_frame",),
-    "views": (
+    ".attention": ("AttentionPolicy", "Notification"),
+    ".collector": ("collector_paused",),
+    ".earlier_spend": ("EarlierSpend", "add_earlier_spend", "usage_events"),
+    ".fold": ("apply_event", "project_state"),
+    ".spend": ("NO_SPEND", "Spend"),
+    ".timestamps": ("epoch_ms", "ms_between"),
+    ".turn_events": ("apply_frame",),
+    ".views": (
         "OUTPUT_CHARS",
         "RESULT_CHARS",
         "TEXT_CHARS",
@@ -59,7 +60,7 @@ _MODULES = {
         "TurnView",
     ),
 }
-_EXPORTS = {name: f"agent_tui.reducer.{module}" for module, names in _MODULES.items() for name in names}
+__getattr__, __dir__ = lazy_names(__name__, _MODULES)
 
 __all__ = [
     "NO_SPEND",
@@ -88,16 +89,3 @@ __all__ = [
     "project_state",
     "usage_events",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_tui.reducer' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)

@@ -10,8 +10,9 @@ The names load lazily, each from its module when first asked for: `agent-tui sea
 `replay.sources` without the scrubber's timelines and the reducer they fold with.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_tui.events.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from agent_tui.replay.bar import Cell, bar_cells
@@ -27,19 +28,19 @@ if TYPE_CHECKING:
     from agent_tui.replay.view import FULL_TURNS, Snapshot, TimelineView, end_snapshot
 
 _MODULES = {
-    "bar": ("Cell", "bar_cells"),
-    "cache": ("TimelineCache",),
-    "catalog": ("Catalog", "CatalogEntry", "ListSpend", "overlay", "read_catalog"),
-    "filters": ("Filter", "matching"),
-    "follow": ("Follower",),
-    "goto": ("GotoError", "goto_position"),
-    "kinds": ("Mark",),
-    "preview": ("preview_end",),
-    "timeline": ("INDEX_BATCH", "PollResult", "Timeline"),
-    "torn": ("torn_tail_notices",),
-    "view": ("FULL_TURNS", "Snapshot", "TimelineView", "end_snapshot"),
+    ".bar": ("Cell", "bar_cells"),
+    ".cache": ("TimelineCache",),
+    ".catalog": ("Catalog", "CatalogEntry", "ListSpend", "overlay", "read_catalog"),
+    ".filters": ("Filter", "matching"),
+    ".follow": ("Follower",),
+    ".goto": ("GotoError", "goto_position"),
+    ".kinds": ("Mark",),
+    ".preview": ("preview_end",),
+    ".timeline": ("INDEX_BATCH", "PollResult", "Timeline"),
+    ".torn": ("torn_tail_notices",),
+    ".view": ("FULL_TURNS", "Snapshot", "TimelineView", "end_snapshot"),
 }
-_EXPORTS = {name: f"agent_tui.replay.{module}" for module, names in _MODULES.items() for name in names}
+__getattr__, __dir__ = lazy_names(__name__, _MODULES)
 
 __all__ = [
     "FULL_TURNS",
@@ -66,16 +67,3 @@ __all__ = [
     "read_catalog",
     "torn_tail_notices",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_tui.replay' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)

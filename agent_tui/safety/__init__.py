@@ -12,8 +12,9 @@ directory without the sandbox).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_tui.events.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from agent_tui.safety.assessment import RISK_ORDER, RiskAssessment, riskiest
@@ -24,22 +25,12 @@ if TYPE_CHECKING:
 # loaded on first use: the hook installer reads a `.git` file through `safety.git_hooks` without
 # loading the classifier (tree-sitter and its tables)
 _MODULES = {
-    "assessment": ("RISK_ORDER", "RiskAssessment", "riskiest"),
-    "read_scope": ("ReadScope",),
-    "shell_paths": ("shell_commands",),
-    "shell_risk": ("RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"),
+    ".assessment": ("RISK_ORDER", "RiskAssessment", "riskiest"),
+    ".read_scope": ("ReadScope",),
+    ".shell_paths": ("shell_commands",),
+    ".shell_risk": ("RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"),
 }
-_EXPORTS = {name: f"agent_tui.safety.{module}" for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_tui.safety' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_names(__name__, _MODULES)
 
 __all__ = [
     "RISK_ORDER",
