@@ -41,6 +41,7 @@ from agent_tui.engine.scenario import AgentScript, ScriptedToolCall, Step  # noq
 from agent_tui.engine.scripted import ScriptedProvider  # noqa: E402
 from agent_tui.reducer import project_state  # noqa: E402
 from agent_tui.replay.sources import replay_all  # noqa: E402
+from agent_tui.runtime.agent_requests import Sent  # noqa: E402
 from agent_tui.runtime.model_router import ModelChoice  # noqa: E402
 from agent_tui.runtime.workbench import AgentSpec  # noqa: E402
 from agent_tui.tui.app import AgentTuiApp  # noqa: E402
@@ -83,16 +84,17 @@ def _traced() -> int:
     return tracemalloc.get_traced_memory()[0]
 
 
-async def _wait_all_done(pilot, live, agents: int, turns: int) -> None:  # type: ignore[no-untyped-def]
-    state = live.state
-    while len(state.sessions) < agents or any(len(s.turns) < turns for s in state.sessions.values()):
-        await pilot.pause(0.05)  # every agent's turn has started
-    while state.running_count():
-        await pilot.pause(0.05)
+async def _wait_all_done(pilot, live, agents: int, turns: int) -> None:
+    def started() -> bool:  # every agent's turn has started
+        sessions = live.state.sessions
+        return len(sessions) >= agents and all(len(s.turns) >= turns for s in sessions.values())
+
+    while not started() or live.state.running_count():
+        await asyncio.sleep(0.05)  # a plain sleep: the app is busy, `pilot.pause` would time out
     await pilot.pause(0.2)  # the last redraws
 
 
-def _measure(live, provider: ScriptedProvider, sessions: Path, before: int) -> dict[str, float]:  # type: ignore[no-untyped-def]
+def _measure(live, provider: ScriptedProvider, sessions: Path, before: int) -> dict[str, float]:
     """What the dashboard holds now, and what the reducer and the transcripts account for."""
     provider.calls.clear()  # the scripted model's own record of its calls is not the dashboard's
     retained = _traced() - before
@@ -130,11 +132,15 @@ async def _run(events: int, agents: int, workdir: Path) -> tuple[dict[str, float
             await pilot.pause(0.01)
         await pilot.pause(0.1)
         before = _traced()
-        ids = [await live.start_agent(AgentSpec("Work through the README", project, name=n)) for n in names]
+        workbench = live.workbench
+        ids = [
+            await workbench.start_agent(AgentSpec("Work through the README", project, name=n)) for n in names
+        ]
         await _wait_all_done(pilot, live, agents, 1)
         first = _measure(live, provider, sessions, before)
         for session_id in ids:
-            assert session_id is not None and live.send(session_id, "Again, please").how == "started"
+            sent = workbench.send(session_id, "Again, please")
+            assert isinstance(sent, Sent) and sent.how == "started"
         await _wait_all_done(pilot, live, agents, 2)
         second = _measure(live, provider, sessions, before)
         await pilot.press("q")

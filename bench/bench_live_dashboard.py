@@ -2,10 +2,10 @@
 
     .venv/bin/python bench/bench_live_dashboard.py [--sessions 100] [--events-per-session 2000]
 
-The workload: a project with `--sessions` agents, each started the way the new-agent form starts
-one (`LiveRun.start_agent`), each playing one turn of a scripted model with no delays: steps of
-50 text chunks and a `read_file` call, then a final answer. Two runs of it, each measured 3 times
-(min and median reported):
+The workload: a project with `--sessions` agents, each started the way the new-agent form's
+command starts one (`Workbench.start_agent`), each playing one turn of a scripted model with no
+delays: steps of 50 text chunks and a `read_file` call, then a final answer. Two runs of it,
+each measured 3 times (min and median reported):
 
 - headless, the baseline: the same `Workbench` (engine, JSONL store, router, tools) on a bare
   event loop, no reducer and no UI; events/s from the first agent started to the last turn's end
@@ -252,7 +252,7 @@ async def _dashboard(workdir: Path, sessions: int, events_per_session: int) -> t
         engine.subscribe(finish)
         started = time.perf_counter()
         for name in names:
-            await live.start_agent(AgentSpec("Work through the README", project, name=name))
+            await live.workbench.start_agent(AgentSpec("Work through the README", project, name=name))
         await finish.done.wait()
         elapsed = finish.finished_at - started
         deadline = time.monotonic() + 10

@@ -395,7 +395,11 @@ def bench_log(events: int, workdir: Path) -> list[Row]:
     # machine falls on all of them alike rather than on whichever ran during it.
     timed: dict[str, Callable[[], Any]] = {"bare": bare, "replay": lambda: _drain(log.replay())}
     for label, fold in folds:
-        timed[label] = lambda fold=fold: fold(log.replay())
+
+        def folded(fold: Callable[..., Any] = fold) -> Any:
+            return fold(log.replay())
+
+        timed[label] = folded
     best = interleaved_best(timed, REPLAY_REPEATS)
     bare_rate = events / best["bare"]
     replay_rate = events / best["replay"]

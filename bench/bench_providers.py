@@ -28,6 +28,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def _anthropic_body(chunks: int) -> bytes:
     def event(name: str, data: dict[str, Any]) -> str:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n"
 
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_bench",
         "type": "message",
         "role": "assistant",
@@ -195,7 +196,7 @@ def bench_providers(turns: int = 150, repeats: int = 3) -> list[Row]:
                     if kind == "scripted":
                         cost, events = _turn_cost(turns, ScriptedProvider, chunks)
                     else:
-                        cost, events = _turn_cost(turns, lambda v=vendor, c=chunks: _in_memory(v, c), None)
+                        cost, events = _turn_cost(turns, partial(_in_memory, vendor, chunks), None)
                     best[kind, chunks] = min(best.get((kind, chunks), float("inf")), cost)
                     if kind == "scripted" and chunks == LONG:
                         events_long = events

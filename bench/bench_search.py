@@ -220,7 +220,7 @@ def bench_search(sessions: int, workdir: Path) -> list[Row]:
     for attempt in range(2):  # best of two full builds (each from nothing)
         path = workdir / f"index{attempt}.sqlite3"
         with SearchIndex.open(path) as index:
-            builds.append(_cpu(lambda index=index: index.sync(files)))  # type: ignore[misc]
+            builds.append(_cpu(lambda index=index: index.sync(files)))
     build = min(builds)
     rows = [
         Row(
