@@ -326,3 +326,29 @@ def test_a_log_older_than_what_is_shown_is_put_in_its_place(tmp_path: Path) -> N
     assert result.rewound_to == 0 and result.new_files == 1
     events = events_of(timeline)
     assert [e.session_id for e in events] == ["sess_a"] * late.sequence + ["sess_b"] * recent.sequence
+
+
+def test_a_view_left_behind_by_a_rewind_is_not_hydrated_from_the_cut_archive(tmp_path: Path) -> None:
+    """Following, the clock redraws the detail while a poll that rewound the timeline (cutting
+    back the archive the view's marks share) is still indexing: that redraw must not read the
+    archive past where it has grown back to, and the view's next move shows the logs as they are."""
+    slow = SessionLog("sess_a")  # a turn every 2 s: a log starting mid-way arrives late
+    slow.created(0)
+    for turn in range(1, 501):
+        for kind, payload in turn_events(turn, "plain"):
+            slow.add(kind, f"turn_{turn}", payload, turn * 2_000)
+    timeline = Timeline([slow.write(tmp_path)], watch_dir=tmp_path, every=64)
+    index_all(timeline)
+    view = TimelineView(timeline, full_turns=1)
+    assert len(view.seek(timeline.total, "sess_a").sessions["sess_a"].turns) == 500
+    plain_log("sess_b", 1, start_ms=100_000).write(tmp_path)
+    redraws: list[int] = []
+
+    def redraw() -> None:  # the follow tick, between two of the poll's batches
+        if not redraws:
+            view.hydrate("sess_a", 500)
+        redraws.append(timeline.total)
+
+    assert timeline.poll(redraw).rewound_to not in (None, 0)  # back to a checkpoint inside sess_a
+    assert redraws[0] < timeline.total  # the redraw came while indexing was under way
+    assert view.seek(timeline.total, "sess_a", hydrate_all=True) == project_state(events_of(timeline))

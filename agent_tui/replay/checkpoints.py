@@ -275,17 +275,20 @@ class Hydrator:
             return
         cache = self._cache
         wanted = [i for i in missing if (mark.file_id, mark.lines[i]) not in cache]
-        if wanted:
-            self._rebuild(session_id, mark, wanted[0], end)
+        rebuilt = self._rebuild(session_id, mark, wanted[0], end) if wanted else {}
         for i in missing:
-            full = cache.get((mark.file_id, mark.lines[i]))
+            key = (mark.file_id, mark.lines[i])
+            full = rebuilt[i] if i in rebuilt else cache.get(key)
             if full is not None and full.turn_id == turns[i].turn_id:
-                cache.move_to_end((mark.file_id, mark.lines[i]))
+                cache[key] = full
+                cache.move_to_end(key)
                 turns[i] = full
+        while len(cache) > self._size:  # the least recently shown go first
+            cache.popitem(last=False)
 
-    def _rebuild(self, session_id: str, mark: SessionMark, index: int, end: int) -> None:
-        # Fold from the first missing turn's start to the end of the archived turns (or the
-        # state's end): the scratch session's turns are the archived ones from `index` on.
+    def _rebuild(self, session_id: str, mark: SessionMark, index: int, end: int) -> dict[int, TurnView]:
+        """The archived turns from `index` on, whole, by their index: folded from the first
+        one's start to the end of the archived turns (or the state's end)."""
         stop = mark.lines[mark.count] if mark.count < len(mark.lines) else end
         if mark.running_at is not None:
             stop = min(stop, mark.running_at[0])
@@ -294,11 +297,5 @@ class Hydrator:
         scratch = fold_lines(file, mark.lines[index], mark.offsets[index], stop, self._corrupt(mark.file_id))
         session = scratch.sessions.get(session_id)
         if session is None:
-            return
-        for offset, turn in enumerate(session.turns):
-            i = index + offset
-            if i >= mark.count:
-                break
-            self._cache[(mark.file_id, mark.lines[i])] = turn
-        while len(self._cache) > self._size:
-            self._cache.popitem(last=False)
+            return {}
+        return {index + n: turn for n, turn in enumerate(session.turns[: mark.count - index])}

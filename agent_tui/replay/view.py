@@ -148,8 +148,8 @@ class TimelineView:
 
     def _hydrate(self, session_id: str, last: int) -> None:
         mark = self._marks.get(session_id)
-        if mark is None or session_id in self._whole:
-            return
+        if mark is None or session_id in self._whole or self._generation != self.timeline.generation:
+            return  # a rebuilt timeline may have cut the archive these marks share: move first
         end = self._lines.get(mark.file_id, (0, 0))[0]
         self.timeline.hydrator.hydrate(self.state, session_id, mark, last, end)
 
