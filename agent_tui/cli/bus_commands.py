@@ -262,95 +262,72 @@ def _leave_now(number: int, why: str) -> None:
     os._exit(128 + number)
 
 
-def cmd_run_on_bus(args: argparse.Namespace) -> int:
-    """`agent-tui run SCENARIO --bus URL|local`: `run`, with its host on the bus."""
-    from agent_tui.bus.config import BusConfigError, default_name, parse_duration
-    from agent_tui.cli.commands import cmd_run
-    from agent_tui.engine.questions import Questions
+def scenario_on_bus(args: argparse.Namespace) -> Any:
+    """How `run SCENARIO --bus URL|local` plays its run with its host on the bus (the engine is
+    attached once the run is built on its copies), or the exit status when the bus settings are
+    wrong."""
+    import anyio
 
-    if args.run_sessions_dir is None:
-        return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
-    timeout = None
-    if args.ask_timeout is not None:
-        if args.approve != "ask":
-            return fail("--ask-timeout goes with --approve ask", EXIT_USAGE)
-        try:
-            timeout = parse_duration(args.ask_timeout, "--ask-timeout")
-        except BusConfigError as error:
-            return fail(str(error), EXIT_USAGE)
-    try:
-        settings = bus_settings_for(args.config, args.run_bus, args.run_host, start_private=False)
-    except _Refused as error:
-        return fail(str(error), EXIT_USAGE)
-    name = settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
-    questions = Questions(None, ask_timeout=timeout) if args.approve == "ask" else None
+    host = _run_host(args, args.config)
+    if isinstance(host, int):
+        return host
 
-    def play(headless: Any) -> Any:
-        import anyio
+    async def play_on_bus(headless: Any) -> Any:
+        async with _published(*host, headless.sessions_dir) as published:
+            inner = headless.listener
 
-        return anyio.run(_play_on_bus, headless, settings, name)
+            def listener(run: Any) -> Any:
+                published.attach(run.engine)
+                return inner(run)
 
-    return cmd_run(
-        args.scenario,
-        args.run_sessions_dir,
-        "deny" if args.approve == "ask" else args.approve,
-        args.workspace,
-        args.quiet,
-        trust_project_rules=args.trust_project_rules,
-        questions=questions,
-        play=play,
-    )
+            headless.listener = listener
+            return await headless.play()
 
-
-async def _play_on_bus(headless: Any, settings: Any, name: str) -> Any:
-    from agent_tui.bus.host import BusHost
-
-    host = BusHost(settings, name=name, kind="run", sessions_dir=headless.sessions_dir, say=_stderr)
-    await host.start(required=False)
-    inner = headless.listener
-
-    def listener(run: Any) -> Any:
-        host.attach(run.engine)
-        return inner(run)
-
-    headless.listener = listener
-    _stderr(f"run {name} publishes on the bus at {settings.shown_url()}")
-    try:
-        return await headless.play()
-    finally:
-        if not await host.close():
-            _stderr(
-                f"the bus at {settings.shown_url()} did not take every event before the run ended; "
-                "the logs have them all"
-            )
+    return lambda headless: anyio.run(play_on_bus, headless)
 
 
 def publishing_play(args: argparse.Namespace, config: Any) -> Any:
     """How `run --prompt` and `run --agent` play their run while publishing it on the bus (as
     `run SCENARIO --bus` does; an attached dashboard answers its asks with `--approve ask`), or
     the exit status when the bus settings are wrong."""
+    host = _run_host(args, config)
+    if isinstance(host, int):
+        return host
+
+    async def play(run: Any) -> Any:
+        async with _published(*host, run.store.root) as published:
+            published.attach(run.engine)
+            return await run.play(catch_interrupt=True)
+
+    return play
+
+
+def _run_host(args: argparse.Namespace, config: Any) -> tuple[Any, str] | int:
+    """The bus settings of a run (`--bus`, `--host`) and the name its host takes there (the
+    machine's, made unique), or the exit status when they are wrong."""
     from agent_tui.bus.config import default_name
 
     try:
         settings = bus_settings_for(config, args.run_bus, args.run_host, start_private=False)
     except _Refused as error:
         return fail(str(error), EXIT_USAGE)
-    name = settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
+    return settings, settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
 
-    async def play(run: Any) -> Any:
-        from agent_tui.bus.host import BusHost
 
-        host = BusHost(settings, name=name, kind="run", sessions_dir=run.store.root, say=_stderr)
-        await host.start(required=False)
-        host.attach(run.engine)
-        _stderr(f"run {name} publishes on the bus at {settings.shown_url()}")
-        try:
-            return await run.play(catch_interrupt=True)
-        finally:
-            if not await host.close():
-                _stderr(
-                    f"the bus at {settings.shown_url()} did not take every event before the run "
-                    "ended; the log has them all"
-                )
+@contextlib.asynccontextmanager
+async def _published(settings: Any, name: str, sessions_dir: Path) -> AsyncIterator[Any]:
+    """A run's host on the bus while inside (started without requiring the bus); leaving says
+    when the bus did not take every event."""
+    from agent_tui.bus.host import BusHost
 
-    return play
+    host = BusHost(settings, name=name, kind="run", sessions_dir=sessions_dir, say=_stderr)
+    await host.start(required=False)
+    _stderr(f"run {name} publishes on the bus at {settings.shown_url()}")
+    try:
+        yield host
+    finally:
+        if not await host.close():
+            _stderr(
+                f"the bus at {settings.shown_url()} did not take every event before the run ended; "
+                "the logs have them all"
+            )

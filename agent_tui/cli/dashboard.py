@@ -89,9 +89,11 @@ def _choices(args: argparse.Namespace) -> _Choices:
     Raises:
         ValueError: a setting, an `[acp.NAME]` or `[mcp.NAME]` table, or `--agent` is wrong.
     """
+    from agent_tui.terminal.agents import hand_back_after
+
     external, servers = _acp_agents(args.config, args.agent)
     models, notice = _model_choices(args)
-    return _Choices(models, notice, external, servers, _hand_back(args.config))
+    return _Choices(models, notice, external, servers, hand_back_after(args.config))
 
 
 def _terminal_shown(project: Path, *, ours: bool, all_projects: bool) -> Any:
@@ -121,13 +123,6 @@ def _has_terminal_agents(project: Path, all_projects: bool) -> bool:
     from agent_tui.terminal.discovery import discover, hooks_installed
 
     return hooks_installed(project) or bool(discover(project, all_projects=all_projects))
-
-
-def _hand_back(config: Any) -> float:
-    """`[hooks] hand_back_after` (raises `ConfigError`, a `ValueError`, when it is wrong)."""
-    from agent_tui.terminal.agents import hand_back_after
-
-    return hand_back_after(config)
 
 
 def _notify_command(config: Any) -> Any:

@@ -15,18 +15,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
+from agent_tui.cli.commands import budget_of, model_flags, questions_for
 from agent_tui.cli.status import EXIT_USAGE, fail, sessions_dir_error
-
-MODEL_FLAGS = ("profile", "provider", "model", "base_url")
 
 
 def cmd_run_agent(args: argparse.Namespace) -> int:
     from agent_tui.acp.agent_run import run_agent
     from agent_tui.acp.config import AcpConfigError, load_acp_agents
     from agent_tui.acp.workbench_agents import unknown_agent_message
-    from agent_tui.engine.questions import Questions, fixed_answer
     from agent_tui.mcp.config import McpConfigError, load_mcp_servers
     from agent_tui.providers.config import ConfigError, config_path, load_config
     from agent_tui.runtime.session_dirs import SessionsDirError, default_sessions_dir, ensure_writable
@@ -34,14 +31,9 @@ def cmd_run_agent(args: argparse.Namespace) -> int:
     problem = _flag_problem(args)
     if problem is not None:
         return fail(problem, EXIT_USAGE)
-    timeout = None
-    if args.ask_timeout is not None:
-        from agent_tui.bus.config import BusConfigError, parse_duration
-
-        try:
-            timeout = parse_duration(args.ask_timeout, "--ask-timeout")
-        except BusConfigError as error:
-            return fail(str(error), EXIT_USAGE)
+    questions = questions_for(args)
+    if isinstance(questions, int):
+        return questions
     cwd: Path = args.cwd if args.cwd is not None else Path.cwd()
     if not cwd.is_dir():
         return fail(f"{cwd}: {'not a directory' if cwd.exists() else 'no such directory'}", EXIT_USAGE)
@@ -61,10 +53,6 @@ def cmd_run_agent(args: argparse.Namespace) -> int:
         from agent_tui.runtime.os_errors import os_reason
 
         return fail(f"{error.filename or sessions_dir}: {os_reason(error)}", EXIT_USAGE)
-    if args.approve == "ask":
-        questions = Questions(None, ask_timeout=timeout)
-    else:
-        questions = Questions(fixed_answer(args.approve, reason=f"--approve {args.approve}"))
     play = None
     if args.run_bus is not None or args.run_host is not None:
         from agent_tui.cli.bus_commands import publishing_play
@@ -82,7 +70,7 @@ def cmd_run_agent(args: argparse.Namespace) -> int:
         out=sys.stdout,
         err=sys.stderr,
         trust_project_rules=args.trust_project_rules,
-        budget=_budget(args.budget, args.budget_tokens),
+        budget=budget_of(args),
         prices=config.price_table(),
         mcp_servers=mcp_servers,
         play=play,
@@ -97,25 +85,11 @@ def _flag_problem(args: argparse.Namespace) -> str | None:
         return f"--agent {args.agent} needs --prompt TEXT (what to ask it)"
     if args.workspace is not None:
         return "--workspace is for scenarios; --cwd is the directory the agent works in"
-    if any(getattr(args, flag) is not None for flag in MODEL_FLAGS):
+    if any(value is not None for value in model_flags(args).values()):
         return (
             "--profile, --provider, --model and --base-url are for our own agents; an ACP agent "
             "uses its own model settings"
         )
-    if args.approve == "ask" and args.run_bus is None:
-        from agent_tui.cli.commands import ASK_NEEDS_BUS
-
-        return ASK_NEEDS_BUS
-    if args.ask_timeout is not None and args.approve != "ask":
-        return "--ask-timeout goes with --approve ask"
     if args.run_sessions_dir is not None:
         return sessions_dir_error(args.run_sessions_dir)
     return None
-
-
-def _budget(usd: float | None, tokens: int | None) -> Any:
-    if usd is None and tokens is None:
-        return None
-    from agent_tui.costs.budgets import BudgetLimit
-
-    return BudgetLimit(usd, tokens)

@@ -106,7 +106,6 @@ from agent_tui.runtime.session_dirs import (
     mark_closed,
 )
 from agent_tui.runtime.subagents import SubAgents
-from agent_tui.runtime.terminal_sessions import refusal as terminal_refusal
 from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
 from agent_tui.search import SearchError, logs_spend
@@ -789,7 +788,7 @@ class Workbench(FinishingActions):
         external = self.external
         if name in TRANSCRIPT_CLIENTS:  # a terminal agent's: its CLI continues it, in its terminal
             label = session_label(session.agent_name, session.title, session.session_id)
-            self._record(session.session_id).not_continued = terminal_refusal(label)
+            self._record(session.session_id).not_continued = driven_from_its_terminal(label)
             return None
         if external is None or name not in external.names():
             reason = f"it was run by {name}, which is not an ACP agent of the config file"
