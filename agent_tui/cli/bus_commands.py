@@ -88,11 +88,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     project = (args.serve_cwd or Path.cwd()).expanduser().resolve()
     if not project.is_dir():
         return fail(f"{project}: no such directory", EXIT_USAGE)
+    from agent_tui.terminal.agents import hand_back_after
+
     try:
         settings = bus_settings_for(args.config, args.bus, args.host, start_private=True)
         external, servers = _acp_agents(args.config, None)
         models, _ = _model_choices(args)
-    except (_Refused, ValueError) as error:  # a bus setting, a profile, an [acp.NAME] or [mcp.NAME] table
+        hand_back = hand_back_after(args.config) if args.relay_hooks else None  # `--relay-hooks`
+    except (
+        _Refused,
+        ValueError,
+    ) as error:  # a bus setting, a profile, an [acp.NAME], [mcp.NAME] or [hooks] table
         return fail(str(error), EXIT_USAGE)
     sessions_dir = args.serve_sessions_dir or default_sessions_dir(project)
     problem = sessions_dir_error(sessions_dir)
@@ -108,14 +114,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         prices=args.config.price_table(),
         mcp_servers=servers,
     )
-    hand_back: float | None = None
-    if getattr(args, "relay_hooks", False):
-        from agent_tui.terminal.agents import hand_back_after
-
-        try:
-            hand_back = hand_back_after(args.config)
-        except ValueError as error:
-            return fail(str(error), EXIT_USAGE)
     return anyio.run(_serve, settings, project, sessions_dir, workbench, hand_back)
 
 
@@ -192,9 +190,9 @@ async def _serve(
         await workbench.close_models()
         undo()
     if stopped_by:
-        from agent_tui.cli.commands import stopped
+        from agent_tui.runtime.stop_signals import said_stopped
 
-        return stopped(stopped_by[0])
+        return said_stopped(stopped_by[0], fail)
     return EXIT_OK
 
 

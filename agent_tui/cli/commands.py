@@ -150,6 +150,8 @@ def _play_scenario(
 
     from agent_tui.engine.errors import EventStoreFailure
     from agent_tui.engine.scenario import ScenarioError
+    from agent_tui.runtime.os_errors import store_failure
+    from agent_tui.runtime.stop_signals import said_stopped
     from agent_tui.runtime.workspace import CopyStopped
 
     try:
@@ -157,7 +159,7 @@ def _play_scenario(
     except ScenarioError as error:
         return fail(str(error), EXIT_USAGE)
     except CopyStopped:
-        return stopped(headless.signal or signal.SIGINT)
+        return said_stopped(headless.signal or signal.SIGINT, fail)
     except EventStoreFailure as error:
         return fail(store_failure(error))
     except OSError as error:
@@ -171,27 +173,8 @@ def _play_scenario(
     for line in result.errors:
         say(f"agent-tui: {line}", sys.stderr)
     if headless.signal is not None:
-        return stopped(headless.signal)
+        return said_stopped(headless.signal, fail)
     return EXIT_OK if result.all_ended else EXIT_FAILED
-
-
-def stopped(number: int) -> int:
-    """Say which signal stopped the run; its exit status (128 + its number)."""
-    from agent_tui.runtime.stop_signals import exit_status, signal_name
-
-    said = "interrupted" if number == signal.SIGINT else f"stopped by {signal_name(number)}"
-    try:
-        return fail(said, exit_status(number))
-    except OSError:  # stderr is gone with the terminal (SIGHUP)
-        return exit_status(number)
-
-
-def store_failure(error: BaseException) -> str:
-    """A failed store in one line: what failed, and the OS's reason in its own words."""
-    from agent_tui.runtime.os_errors import os_reason
-
-    cause = error.__cause__
-    return f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})"
 
 
 def cmd_run_prompt(args: argparse.Namespace) -> int:

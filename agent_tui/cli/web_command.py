@@ -139,9 +139,9 @@ async def _serve(command: object, token: object, bind: str, port: int, bus: str,
     except OSError:
         pass
     if stopped_by and stopped_by[0] != signal.SIGINT:
-        from agent_tui.cli.commands import stopped
+        from agent_tui.runtime.stop_signals import said_stopped
 
-        return stopped(stopped_by[0])
+        return said_stopped(stopped_by[0], fail)
     return EXIT_OK
 
 

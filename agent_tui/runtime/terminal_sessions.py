@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Protocol
 
 
-
 class TerminalSessions(Protocol):
     """The terminal sessions this host follows (see the module docstring)."""
 
