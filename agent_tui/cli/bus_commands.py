@@ -131,17 +131,9 @@ async def _serve(
     from agent_tui.bus.config import default_name
     from agent_tui.bus.host import BusHost, BusUnreachable, NameTaken
     from agent_tui.engine.questions import Questions
-    from agent_tui.runtime.stop_signals import listen_for_stop_signals
 
     name = settings.host or default_name()
-    host = BusHost(
-        settings,
-        name=name,
-        kind="serve",
-        sessions_dir=sessions_dir,
-        say=_stderr,
-        cwd=project,
-    )
+    host = BusHost(settings, name=name, kind="serve", sessions_dir=sessions_dir, say=_stderr, cwd=project)
     try:
         await host.start(required=True)
     except (BusUnreachable, NameTaken) as error:
@@ -149,35 +141,10 @@ async def _serve(
         return fail(str(error), EXIT_USAGE)
     stop = anyio.Event()
     stopped_by: list[int] = []
-
-    def on_signal(number: int) -> None:
-        if stopped_by:  # asked again while closing: go now
-            _leave_now(number, "stopped again while closing")
-        stopped_by.append(number)
-        stop.set()
-        # A close that hangs (a bus client stuck mid-reconnect) never keeps the host from
-        # leaving: the logs are whole at every append, and the next start republishes.
-        watchdog = threading.Timer(SHUTDOWN_GRACE_S, _leave_now, (number, "did not close in time"))
-        watchdog.daemon = True
-        watchdog.start()
-
-    undo = listen_for_stop_signals(on_signal)
+    undo = _stop_on_signals(stop, stopped_by)
     workbench = make_workbench(questions=Questions(None))
     try:
-        async with workbench.serving(), contextlib.AsyncExitStack() as terminal:
-            engine = workbench.engine
-            executor = host.executor(engine, workbench=workbench, project=project)
-            host.attach(engine, executor)
-            await host.control_ready()
-            for problem in await workbench.hydrate(lambda _event: None):
-                _stderr(problem)
-            if hand_back is not None:
-                executor.terminal = await terminal.enter_async_context(
-                    _relay_hooks(host, engine, project, hand_back)
-                )
-            from agent_tui.cli.serve_lines import ServeLines
-
-            engine.subscribe(ServeLines(sys.stdout, engine.agent_path))  # what it does from now on
+        async with workbench.serving(), _offered(host, workbench, project, hand_back):
             _stderr(
                 f"host {name} serves {sessions_dir} on the bus at {settings.shown_url()} "
                 f"({len(workbench.engine.sessions())} sessions open); stop it with Ctrl-C"
@@ -194,6 +161,46 @@ async def _serve(
 
         return said_stopped(stopped_by[0], fail)
     return EXIT_OK
+
+
+def _stop_on_signals(stop: Any, stopped_by: list[int]) -> Callable[[], None]:
+    """Set `stop` on SIGINT, SIGTERM or SIGHUP (its number into `stopped_by`); a second one, or a
+    close that outlasts `SHUTDOWN_GRACE_S`, leaves at once. Returns the undo."""
+    from agent_tui.runtime.stop_signals import listen_for_stop_signals
+
+    def on_signal(number: int) -> None:
+        if stopped_by:  # asked again while closing: go now
+            _leave_now(number, "stopped again while closing")
+        stopped_by.append(number)
+        stop.set()
+        # A close that hangs (a bus client stuck mid-reconnect) never keeps the host from
+        # leaving: the logs are whole at every append, and the next start republishes.
+        watchdog = threading.Timer(SHUTDOWN_GRACE_S, _leave_now, (number, "did not close in time"))
+        watchdog.daemon = True
+        watchdog.start()
+
+    return listen_for_stop_signals(on_signal)
+
+
+@contextlib.asynccontextmanager
+async def _offered(host: Any, workbench: Any, project: Path, hand_back: float | None) -> AsyncIterator[None]:
+    """The workbench's engine and commands offered on the host, its stored sessions reopened (and
+    with `hand_back`, the terminal agents' hooks relayed); serve's lines printed from then on."""
+    async with contextlib.AsyncExitStack() as terminal:
+        engine = workbench.engine
+        executor = host.executor(engine, workbench=workbench, project=project)
+        host.attach(engine, executor)
+        await host.control_ready()
+        for problem in await workbench.hydrate(lambda _event: None):
+            _stderr(problem)
+        if hand_back is not None:
+            executor.terminal = await terminal.enter_async_context(
+                _relay_hooks(host, engine, project, hand_back)
+            )
+        from agent_tui.cli.serve_lines import ServeLines
+
+        engine.subscribe(ServeLines(sys.stdout, engine.agent_path))  # what it does from now on
+        yield
 
 
 @contextlib.asynccontextmanager

@@ -215,6 +215,28 @@ def run_arguments(run: argparse.ArgumentParser) -> None:
         nargs="?",
         help="scenario JSON file (see README, 'Running scenarios headlessly'); not with --prompt",
     )
+    prompt_flags(run)
+    model_flags(run)
+    sessions_dir_flag(
+        run,
+        "run_sessions_dir",
+        "directory for the session logs (needed for a scenario; with --prompt the default is "
+        "the project's own, where the dashboard and `agent-tui sessions` find them)",
+    )
+    ask_flags(run)
+    budget_flags(run)
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        default=None,
+        help="where the scenario's directories are copied and kept (default: a temporary copy, removed after)",
+    )
+    run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+
+
+def prompt_flags(run: argparse.ArgumentParser) -> None:
+    """What `run --prompt` asks of: `--prompt`, `--agent` and `--cwd`, left unset when absent
+    (`parse_arguments`)."""
     run.add_argument(
         "--prompt",
         default=argparse.SUPPRESS,
@@ -233,22 +255,6 @@ def run_arguments(run: argparse.ArgumentParser) -> None:
         default=argparse.SUPPRESS,
         help="with --prompt: the directory the agent works in (the real one; with --agent, default: .)",
     )
-    model_flags(run)
-    sessions_dir_flag(
-        run,
-        "run_sessions_dir",
-        "directory for the session logs (needed for a scenario; with --prompt the default is "
-        "the project's own, where the dashboard and `agent-tui sessions` find them)",
-    )
-    ask_flags(run)
-    budget_flags(run)
-    run.add_argument(
-        "--workspace",
-        type=Path,
-        default=None,
-        help="where the scenario's directories are copied and kept (default: a temporary copy, removed after)",
-    )
-    run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
 
 
 def ask_flags(run: argparse.ArgumentParser) -> None:
