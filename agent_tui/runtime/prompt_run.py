@@ -137,11 +137,8 @@ class HeadlessRun:
                     self.interrupt()
                 await turn.wait()
                 if (end := turn.end) is not None:  # how the turn ended (None: the store failed)
-                    result.stop_reason, result.error_code, result.message = (
-                        end.stop_reason,
-                        end.error_code,
-                        end.message,
-                    )
+                    result.stop_reason, result.error_code = end.stop_reason, end.error_code
+                    result.message = end.message
                 await self._after_turn()
         finally:
             if undo is not None:

@@ -141,13 +141,8 @@ def _last_turns(paths: list[Path]) -> list[tuple[CatalogEntry, list[Event]]]:
 
 def _ends_inside_turn(tail: list[Event]) -> bool:
     """Whether a log's last turn (`tail`, from its start) has no `turn.completed`."""
-    open_turn = False
-    for event in tail:
-        if event.type == "turn.started":
-            open_turn = True
-        elif event.type == "turn.completed":
-            open_turn = False
-    return open_turn
+    ends = [event.type for event in tail if event.type in ("turn.started", "turn.completed")]
+    return bool(ends) and ends[-1] == "turn.started"
 
 
 class TerminalListing(Protocol):
