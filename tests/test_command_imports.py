@@ -47,7 +47,6 @@ COMMAND_MODULES = (
     "agent_tui.cli.bus_commands",
     "agent_tui.cli.web_command",
     "agent_tui.cli.attach_command",
-    "agent_tui.cli.run_agent_command",
 )
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.MULTILINE)
 

@@ -8,6 +8,7 @@ how to get it, also 2. Quitting the dashboard stops nothing on any host.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from typing import TYPE_CHECKING
 
@@ -15,12 +16,11 @@ from agent_tui.cli.status import EXIT_USAGE, fail
 
 if TYPE_CHECKING:
     from agent_tui.bus.attach_target import BusTarget
-    from agent_tui.providers.config import Config
 
 BUS_EXTRA = "pip install 'agent-tui-dashboard[bus]'"
 
 
-def cmd_attach(bus: str | None, from_sequence: int | None = None, config: Config | None = None) -> int:
+def cmd_attach(args: argparse.Namespace) -> int:
     try:
         from agent_tui.bus.attach import AttachedBus
         from agent_tui.bus.attach_target import BusUnreachable, resolve_target
@@ -28,21 +28,21 @@ def cmd_attach(bus: str | None, from_sequence: int | None = None, config: Config
     except ImportError:
         return fail(f"attach needs the NATS client: {BUS_EXTRA}", EXIT_USAGE)
     try:
-        target = resolve_target(bus, config)
-        asyncio.run(_probe(target))
+        target = resolve_target(args.bus, args.config)
+        asyncio.run(probe(target))
     except BusUnreachable as error:
         return fail(str(error), EXIT_USAGE)
     from agent_tui.tui.attached_app import AttachedApp
 
-    start = StartAt(sequence=from_sequence) if from_sequence is not None else None
+    start = StartAt(sequence=args.from_sequence) if args.from_sequence is not None else None
     app = AttachedApp(AttachedBus(target, start=start))
     app.run()
     return app.return_code or 0
 
 
-async def _probe(target: BusTarget) -> None:
+async def probe(target: BusTarget, name: str = "agent-tui-attach-probe") -> None:
     """Connect once and leave: the bus is there, with these credentials."""
     from agent_tui.bus.attach_target import connect
 
-    connection = await connect(target, name="agent-tui-attach-probe")
+    connection = await connect(target, name=name)
     await connection.close()

@@ -88,11 +88,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     project = (args.serve_cwd or Path.cwd()).expanduser().resolve()
     if not project.is_dir():
         return fail(f"{project}: no such directory", EXIT_USAGE)
+    from agent_tui.terminal.agents import hand_back_after
+
     try:
         settings = bus_settings_for(args.config, args.bus, args.host, start_private=True)
         external, servers = _acp_agents(args.config, None)
         models, _ = _model_choices(args)
-    except (_Refused, ValueError) as error:  # a bus setting, a profile, an [acp.NAME] or [mcp.NAME] table
+        hand_back = hand_back_after(args.config) if args.relay_hooks else None  # `--relay-hooks`
+    except (
+        _Refused,
+        ValueError,
+    ) as error:  # a bus setting, a profile, an [acp.NAME], [mcp.NAME] or [hooks] table
         return fail(str(error), EXIT_USAGE)
     sessions_dir = args.serve_sessions_dir or default_sessions_dir(project)
     problem = sessions_dir_error(sessions_dir)
@@ -108,14 +114,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         prices=args.config.price_table(),
         mcp_servers=servers,
     )
-    hand_back: float | None = None
-    if getattr(args, "relay_hooks", False):
-        from agent_tui.terminal.agents import hand_back_after
-
-        try:
-            hand_back = hand_back_after(args.config)
-        except ValueError as error:
-            return fail(str(error), EXIT_USAGE)
     return anyio.run(_serve, settings, project, sessions_dir, workbench, hand_back)
 
 
@@ -133,17 +131,9 @@ async def _serve(
     from agent_tui.bus.config import default_name
     from agent_tui.bus.host import BusHost, BusUnreachable, NameTaken
     from agent_tui.engine.questions import Questions
-    from agent_tui.runtime.stop_signals import listen_for_stop_signals
 
     name = settings.host or default_name()
-    host = BusHost(
-        settings,
-        name=name,
-        kind="serve",
-        sessions_dir=sessions_dir,
-        say=_stderr,
-        cwd=project,
-    )
+    host = BusHost(settings, name=name, kind="serve", sessions_dir=sessions_dir, say=_stderr, cwd=project)
     try:
         await host.start(required=True)
     except (BusUnreachable, NameTaken) as error:
@@ -151,35 +141,10 @@ async def _serve(
         return fail(str(error), EXIT_USAGE)
     stop = anyio.Event()
     stopped_by: list[int] = []
-
-    def on_signal(number: int) -> None:
-        if stopped_by:  # asked again while closing: go now
-            _leave_now(number, "stopped again while closing")
-        stopped_by.append(number)
-        stop.set()
-        # A close that hangs (a bus client stuck mid-reconnect) never keeps the host from
-        # leaving: the logs are whole at every append, and the next start republishes.
-        watchdog = threading.Timer(SHUTDOWN_GRACE_S, _leave_now, (number, "did not close in time"))
-        watchdog.daemon = True
-        watchdog.start()
-
-    undo = listen_for_stop_signals(on_signal)
+    undo = _stop_on_signals(stop, stopped_by)
     workbench = make_workbench(questions=Questions(None))
     try:
-        async with workbench.serving(), contextlib.AsyncExitStack() as terminal:
-            engine = workbench.engine
-            executor = host.executor(engine, workbench=workbench, project=project)
-            host.attach(engine, executor)
-            await host.control_ready()
-            for problem in await workbench.hydrate(lambda _event: None):
-                _stderr(problem)
-            if hand_back is not None:
-                executor.terminal = await terminal.enter_async_context(
-                    _relay_hooks(host, engine, project, hand_back)
-                )
-            from agent_tui.cli.serve_lines import ServeLines
-
-            engine.subscribe(ServeLines(sys.stdout, engine.agent_path))  # what it does from now on
+        async with workbench.serving(), _offered(host, workbench, project, hand_back):
             _stderr(
                 f"host {name} serves {sessions_dir} on the bus at {settings.shown_url()} "
                 f"({len(workbench.engine.sessions())} sessions open); stop it with Ctrl-C"
@@ -192,10 +157,50 @@ async def _serve(
         await workbench.close_models()
         undo()
     if stopped_by:
-        from agent_tui.cli.commands import stopped
+        from agent_tui.runtime.stop_signals import said_stopped
 
-        return stopped(stopped_by[0])
+        return said_stopped(stopped_by[0], fail)
     return EXIT_OK
+
+
+def _stop_on_signals(stop: Any, stopped_by: list[int]) -> Callable[[], None]:
+    """Set `stop` on SIGINT, SIGTERM or SIGHUP (its number into `stopped_by`); a second one, or a
+    close that outlasts `SHUTDOWN_GRACE_S`, leaves at once. Returns the undo."""
+    from agent_tui.runtime.stop_signals import listen_for_stop_signals
+
+    def on_signal(number: int) -> None:
+        if stopped_by:  # asked again while closing: go now
+            _leave_now(number, "stopped again while closing")
+        stopped_by.append(number)
+        stop.set()
+        # A close that hangs (a bus client stuck mid-reconnect) never keeps the host from
+        # leaving: the logs are whole at every append, and the next start republishes.
+        watchdog = threading.Timer(SHUTDOWN_GRACE_S, _leave_now, (number, "did not close in time"))
+        watchdog.daemon = True
+        watchdog.start()
+
+    return listen_for_stop_signals(on_signal)
+
+
+@contextlib.asynccontextmanager
+async def _offered(host: Any, workbench: Any, project: Path, hand_back: float | None) -> AsyncIterator[None]:
+    """The workbench's engine and commands offered on the host, its stored sessions reopened (and
+    with `hand_back`, the terminal agents' hooks relayed); serve's lines printed from then on."""
+    async with contextlib.AsyncExitStack() as terminal:
+        engine = workbench.engine
+        executor = host.executor(engine, workbench=workbench, project=project)
+        host.attach(engine, executor)
+        await host.control_ready()
+        for problem in await workbench.hydrate(lambda _event: None):
+            _stderr(problem)
+        if hand_back is not None:
+            executor.terminal = await terminal.enter_async_context(
+                _relay_hooks(host, engine, project, hand_back)
+            )
+        from agent_tui.cli.serve_lines import ServeLines
+
+        engine.subscribe(ServeLines(sys.stdout, engine.agent_path))  # what it does from now on
+        yield
 
 
 @contextlib.asynccontextmanager
@@ -262,95 +267,72 @@ def _leave_now(number: int, why: str) -> None:
     os._exit(128 + number)
 
 
-def cmd_run_on_bus(args: argparse.Namespace) -> int:
-    """`agent-tui run SCENARIO --bus URL|local`: `run`, with its host on the bus."""
-    from agent_tui.bus.config import BusConfigError, default_name, parse_duration
-    from agent_tui.cli.commands import cmd_run
-    from agent_tui.engine.questions import Questions
+def scenario_on_bus(args: argparse.Namespace) -> Any:
+    """How `run SCENARIO --bus URL|local` plays its run with its host on the bus (the engine is
+    attached once the run is built on its copies), or the exit status when the bus settings are
+    wrong."""
+    import anyio
 
-    if args.run_sessions_dir is None:
-        return fail("a scenario run needs --sessions-dir DIR for its logs", EXIT_USAGE)
-    timeout = None
-    if args.ask_timeout is not None:
-        if args.approve != "ask":
-            return fail("--ask-timeout goes with --approve ask", EXIT_USAGE)
-        try:
-            timeout = parse_duration(args.ask_timeout, "--ask-timeout")
-        except BusConfigError as error:
-            return fail(str(error), EXIT_USAGE)
-    try:
-        settings = bus_settings_for(args.config, args.run_bus, args.run_host, start_private=False)
-    except _Refused as error:
-        return fail(str(error), EXIT_USAGE)
-    name = settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
-    questions = Questions(None, ask_timeout=timeout) if args.approve == "ask" else None
+    host = _run_host(args, args.config)
+    if isinstance(host, int):
+        return host
 
-    def play(headless: Any) -> Any:
-        import anyio
+    async def play_on_bus(headless: Any) -> Any:
+        async with _published(*host, headless.sessions_dir) as published:
+            inner = headless.listener
 
-        return anyio.run(_play_on_bus, headless, settings, name)
+            def listener(run: Any) -> Any:
+                published.attach(run.engine)
+                return inner(run)
 
-    return cmd_run(
-        args.scenario,
-        args.run_sessions_dir,
-        "deny" if args.approve == "ask" else args.approve,
-        args.workspace,
-        args.quiet,
-        trust_project_rules=args.trust_project_rules,
-        questions=questions,
-        play=play,
-    )
+            headless.listener = listener
+            return await headless.play()
 
-
-async def _play_on_bus(headless: Any, settings: Any, name: str) -> Any:
-    from agent_tui.bus.host import BusHost
-
-    host = BusHost(settings, name=name, kind="run", sessions_dir=headless.sessions_dir, say=_stderr)
-    await host.start(required=False)
-    inner = headless.listener
-
-    def listener(run: Any) -> Any:
-        host.attach(run.engine)
-        return inner(run)
-
-    headless.listener = listener
-    _stderr(f"run {name} publishes on the bus at {settings.shown_url()}")
-    try:
-        return await headless.play()
-    finally:
-        if not await host.close():
-            _stderr(
-                f"the bus at {settings.shown_url()} did not take every event before the run ended; "
-                "the logs have them all"
-            )
+    return lambda headless: anyio.run(play_on_bus, headless)
 
 
 def publishing_play(args: argparse.Namespace, config: Any) -> Any:
     """How `run --prompt` and `run --agent` play their run while publishing it on the bus (as
     `run SCENARIO --bus` does; an attached dashboard answers its asks with `--approve ask`), or
     the exit status when the bus settings are wrong."""
+    host = _run_host(args, config)
+    if isinstance(host, int):
+        return host
+
+    async def play(run: Any) -> Any:
+        async with _published(*host, run.store.root) as published:
+            published.attach(run.engine)
+            return await run.play(catch_interrupt=True)
+
+    return play
+
+
+def _run_host(args: argparse.Namespace, config: Any) -> tuple[Any, str] | int:
+    """The bus settings of a run (`--bus`, `--host`) and the name its host takes there (the
+    machine's, made unique), or the exit status when they are wrong."""
     from agent_tui.bus.config import default_name
 
     try:
         settings = bus_settings_for(config, args.run_bus, args.run_host, start_private=False)
     except _Refused as error:
         return fail(str(error), EXIT_USAGE)
-    name = settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
+    return settings, settings.host or f"{default_name()[:59]}-{secrets.token_hex(2)}"
 
-    async def play(run: Any) -> Any:
-        from agent_tui.bus.host import BusHost
 
-        host = BusHost(settings, name=name, kind="run", sessions_dir=run.store.root, say=_stderr)
-        await host.start(required=False)
-        host.attach(run.engine)
-        _stderr(f"run {name} publishes on the bus at {settings.shown_url()}")
-        try:
-            return await run.play(catch_interrupt=True)
-        finally:
-            if not await host.close():
-                _stderr(
-                    f"the bus at {settings.shown_url()} did not take every event before the run "
-                    "ended; the log has them all"
-                )
+@contextlib.asynccontextmanager
+async def _published(settings: Any, name: str, sessions_dir: Path) -> AsyncIterator[Any]:
+    """A run's host on the bus while inside (started without requiring the bus); leaving says
+    when the bus did not take every event."""
+    from agent_tui.bus.host import BusHost
 
-    return play
+    host = BusHost(settings, name=name, kind="run", sessions_dir=sessions_dir, say=_stderr)
+    await host.start(required=False)
+    _stderr(f"run {name} publishes on the bus at {settings.shown_url()}")
+    try:
+        yield host
+    finally:
+        if not await host.close():
+            _stderr(
+                f"the bus at {settings.shown_url()} did not take every event before the run ended; "
+                "the logs have them all"
+            )

@@ -89,45 +89,28 @@ def _choices(args: argparse.Namespace) -> _Choices:
     Raises:
         ValueError: a setting, an `[acp.NAME]` or `[mcp.NAME]` table, or `--agent` is wrong.
     """
+    from agent_tui.terminal.agents import hand_back_after
+
     external, servers = _acp_agents(args.config, args.agent)
     models, notice = _model_choices(args)
-    return _Choices(models, notice, external, servers, _hand_back(args.config))
+    return _Choices(models, notice, external, servers, hand_back_after(args.config))
 
 
 def _terminal_shown(project: Path, *, ours: bool, all_projects: bool) -> Any:
-    """The `TerminalFinder` of `project`, or None when there is nothing to show in it: no model or
-    agent of ours, and no Claude Code or Codex session (the demo then says how to configure one)."""
-    terminal = _terminal_finder(project)
-    if terminal is not None and not ours and not _has_terminal_agents(project, all_projects):
-        return None
-    return terminal
-
-
-def _terminal_finder(project: Path) -> Any:
     """The workbench's `TerminalFinder`: the Claude Code and Codex sessions of `project` (every
-    project's when asked), from the CLIs' transcript folders."""
-    from agent_tui.terminal.discovery import discover
+    project's when asked), from the CLIs' transcript folders. None when there is nothing to show
+    in it: no model or agent of ours, and neither such a session (every project's, with
+    `--all-projects`) nor agent-tui's hook installed in a CLI's settings (its sessions will come);
+    the demo then says how to configure one."""
+    from agent_tui.terminal.discovery import discover, hooks_installed
+
+    if not ours and not hooks_installed(project) and not discover(project, all_projects=all_projects):
+        return None
 
     def find(all_projects: bool, warn: Callable[[str], object]) -> Any:
         return discover(project, all_projects=all_projects, warn=warn)
 
     return find
-
-
-def _has_terminal_agents(project: Path, all_projects: bool) -> bool:
-    """Whether the workbench has terminal agents to show with no model configured: the project's
-    Claude Code or Codex sessions (every project's, with `--all-projects`), or agent-tui's hook
-    installed in a CLI's settings (its sessions will come)."""
-    from agent_tui.terminal.discovery import discover, hooks_installed
-
-    return hooks_installed(project) or bool(discover(project, all_projects=all_projects))
-
-
-def _hand_back(config: Any) -> float:
-    """`[hooks] hand_back_after` (raises `ConfigError`, a `ValueError`, when it is wrong)."""
-    from agent_tui.terminal.agents import hand_back_after
-
-    return hand_back_after(config)
 
 
 def _notify_command(config: Any) -> Any:

@@ -5,25 +5,26 @@ failed export never leaves half a file; folders it makes are 0700)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from agent_tui.cli.status import EXIT_CORRUPT, EXIT_OK, EXIT_USAGE, fail, fail_os, silence_stdout
 
 
-def cmd_export(target: str, fmt: str, out: Path | None, sessions_dir: Path | None, cwd: Path | None) -> int:
+def cmd_export(args: argparse.Namespace) -> int:
     from agent_tui.export import ExportSourceError, export_session, find_log
     from agent_tui.private_files import write_private
     from agent_tui.runtime.session_dirs import default_sessions_dir
     from agent_tui.store import EventLogDecodeError
 
-    directory = sessions_dir
+    target, out = args.target, args.out
+    directory = args.export_sessions_dir
     if directory is None:
-        project = (cwd or Path.cwd()).expanduser().resolve()
-        directory = default_sessions_dir(project)
+        directory = default_sessions_dir((args.export_cwd or Path.cwd()).expanduser().resolve())
     try:
         log = find_log(target, directory)
-        document = export_session(log, fmt)  # type: ignore[arg-type]
+        document = export_session(log, args.export_format)
     except ExportSourceError as error:
         return fail(str(error), EXIT_USAGE)
     except EventLogDecodeError as error:

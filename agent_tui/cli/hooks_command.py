@@ -44,6 +44,7 @@ from agent_tui.terminal.cli_versions import (
 from agent_tui.terminal.hook_wire import CLIS, PING_LINE, Cli, socket_path
 from agent_tui.terminal.install import (
     InstallError,
+    Outcome,
     Target,
     codex_worktree_home,
     hook_command,
@@ -94,12 +95,25 @@ def install_one(target: Target) -> int:
     except InstallError as error:
         _warn(str(error))
         return EXIT_FAILED
-    _say(outcome.summary)
-    for note in outcome.notes:
-        _say(f"  {note}")
+    _say_outcome(outcome)
     if cli == "codex":
         _say_codex_notes(target, found.version, changed=outcome.changed)
     return EXIT_OK
+
+
+def uninstall_one(target: Target) -> int:
+    try:
+        _say_outcome(uninstall(target))
+    except InstallError as error:
+        _warn(str(error))
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _say_outcome(outcome: Outcome) -> None:
+    _say(outcome.summary)
+    for note in outcome.notes:
+        _say(f"  {note}")
 
 
 def _version_allows(cli: Cli, found: FoundCli) -> bool:
@@ -175,18 +189,6 @@ def _say_if_twice(target: Target, version: Version | None) -> None:
             f"agent-tui twice; keep one (`agent-tui hooks uninstall codex "
             f"{'--user' if other.scope == 'user' else '--project ' + str(other.project)}`)"
         )
-
-
-def uninstall_one(target: Target) -> int:
-    try:
-        outcome = uninstall(target)
-    except InstallError as error:
-        _warn(str(error))
-        return EXIT_FAILED
-    _say(outcome.summary)
-    for note in outcome.notes:
-        _say(f"  {note}")
-    return EXIT_OK
 
 
 def status(project: Path) -> int:

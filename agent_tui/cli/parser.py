@@ -87,63 +87,39 @@ class SubcommandParser(Parser):
         return parsed, extras
 
 
-SHARED_OPTIONS: dict[str, tuple[str, dict[str | None, str]]] = {
-    # top-level dest: (the option, {command: the dest that command keeps it in}); None is the dashboard.
-    "cwd": (
-        "--cwd",
-        {
-            None: "cwd",
-            "run": "cwd",
-            "sessions": "list_cwd",
-            "replay": "replay_cwd",
-            "export": "export_cwd",
-            "search": "search_cwd",
-            "serve": "serve_cwd",
-            "mcp": "mcp_cwd",
-        },
-    ),
-    "sessions_dir": (
-        "--sessions-dir",
-        {
-            None: "sessions_dir",
-            "run": "run_sessions_dir",
-            "demo": "demo_sessions_dir",
-            "acp": "acp_sessions_dir",
-            "sessions": "list_sessions_dir",
-            "replay": "replay_sessions_dir",
-            "export": "export_sessions_dir",
-            "search": "search_sessions_dir",
-            "serve": "serve_sessions_dir",
-        },
-    ),
-    "prompt": ("--prompt", {None: "prompt", "run": "prompt"}),
-    "agent": ("--agent", {None: "agent", "run": "agent"}),
-    **{
-        dest: (flag, {None: dest, "run": dest, "models": dest, "acp": dest, "serve": dest, "mcp": dest})
-        for dest, flag in (
-            ("profile", "--profile"),
-            ("provider", "--provider"),
-            ("model", "--model"),
-            ("base_url", "--base-url"),
-        )
-    },
-}
-"""The options every command that has them shares with the top level."""
+SHARED_OPTIONS = (
+    "--cwd",
+    "--sessions-dir",
+    "--prompt",
+    "--agent",
+    "--profile",
+    "--provider",
+    "--model",
+    "--base-url",
+)
+"""The options every command that has them shares with the top level (a command may keep its
+own copy's value under a name of its own: `sessions --cwd` is `list_cwd`)."""
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse a command line, reading a shared option given before the command as if after it."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    for top, (flag, dests) in SHARED_OPTIONS.items():
-        given_before = getattr(args, top)
-        own = dests.get(args.command)
-        if own is None:
+    if args.command is None:
+        return args
+    (subparsers,) = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+    own = {
+        option: action.dest
+        for action in subparsers.choices[args.command]._actions
+        for option in action.option_strings
+    }
+    for flag in SHARED_OPTIONS:
+        given_before = getattr(args, flag.removeprefix("--").replace("-", "_"))
+        if flag not in own:
             if given_before is not None:
                 parser.error(f"{flag} does not go with `{args.command}`")
-            continue
-        if getattr(args, own, None) is None:
-            setattr(args, own, given_before)
+        elif getattr(args, own[flag], None) is None:
+            setattr(args, own[flag], given_before)
     return args
 
 
@@ -190,9 +166,15 @@ def build_parser() -> argparse.ArgumentParser:
     model_flags(parser, default=None)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
     for name, help, arguments in COMMANDS:
-        # A subcommand's `--help` opens with the line `agent-tui --help` lists it by.
-        arguments(subparsers.add_parser(name, help=help, description=help[0].upper() + help[1:] + "."))
+        arguments(described(subparsers, name, help))
     return parser
+
+
+def described(
+    subparsers: argparse._SubParsersAction[SubcommandParser], name: str, help: str
+) -> argparse.ArgumentParser:
+    """A subcommand whose `--help` opens with the line its parent's `--help` lists it by."""
+    return subparsers.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".")
 
 
 def demo_arguments(demo: argparse.ArgumentParser) -> None:
@@ -233,6 +215,28 @@ def run_arguments(run: argparse.ArgumentParser) -> None:
         nargs="?",
         help="scenario JSON file (see README, 'Running scenarios headlessly'); not with --prompt",
     )
+    prompt_flags(run)
+    model_flags(run)
+    sessions_dir_flag(
+        run,
+        "run_sessions_dir",
+        "directory for the session logs (needed for a scenario; with --prompt the default is "
+        "the project's own, where the dashboard and `agent-tui sessions` find them)",
+    )
+    ask_flags(run)
+    budget_flags(run)
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        default=None,
+        help="where the scenario's directories are copied and kept (default: a temporary copy, removed after)",
+    )
+    run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
+
+
+def prompt_flags(run: argparse.ArgumentParser) -> None:
+    """What `run --prompt` asks of: `--prompt`, `--agent` and `--cwd`, left unset when absent
+    (`parse_arguments`)."""
     run.add_argument(
         "--prompt",
         default=argparse.SUPPRESS,
@@ -251,22 +255,6 @@ def run_arguments(run: argparse.ArgumentParser) -> None:
         default=argparse.SUPPRESS,
         help="with --prompt: the directory the agent works in (the real one; with --agent, default: .)",
     )
-    model_flags(run)
-    sessions_dir_flag(
-        run,
-        "run_sessions_dir",
-        "directory for the session logs (needed for a scenario; with --prompt the default is "
-        "the project's own, where the dashboard and `agent-tui sessions` find them)",
-    )
-    ask_flags(run)
-    budget_flags(run)
-    run.add_argument(
-        "--workspace",
-        type=Path,
-        default=None,
-        help="where the scenario's directories are copied and kept (default: a temporary copy, removed after)",
-    )
-    run.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
 
 
 def ask_flags(run: argparse.ArgumentParser) -> None:
@@ -483,18 +471,9 @@ def hooks_arguments(hooks: argparse.ArgumentParser) -> None:
         ),
         ("uninstall", "remove exactly agent-tui's hook (the file as it was, when nothing else changed)"),
     ):
-        chosen = actions.add_parser(action, help=help, description=help[0].upper() + help[1:] + ".")
-        hooks_file_arguments(chosen)
+        hooks_file_arguments(described(actions, action, help))
     state = "say what is installed where, and whether a running agent-tui answers the hooks"
-    status = actions.add_parser("status", help=state, description=state[0].upper() + state[1:] + ".")
-    status.add_argument(
-        "--project",
-        type=Path,
-        default=None,
-        dest="hooks_project",
-        metavar="DIR",
-        help="the project whose hook files are shown (default: .)",
-    )
+    hooks_project(described(actions, "status", state), "the project whose hook files are shown (default: .)")
 
 
 def hooks_file_arguments(chosen: argparse.ArgumentParser) -> None:
@@ -512,14 +491,12 @@ def hooks_file_arguments(chosen: argparse.ArgumentParser) -> None:
         action="store_true",
         help="your own hook files: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME or ~/.codex (the default)",
     )
-    where.add_argument(
-        "--project",
-        type=Path,
-        default=None,
-        dest="hooks_project",
-        metavar="DIR",
-        help="the project in DIR: .claude/settings.local.json, .codex/hooks.json",
-    )
+    hooks_project(where, "the project in DIR: .claude/settings.local.json, .codex/hooks.json")
+
+
+def hooks_project(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, help: str) -> None:
+    """`hooks ... --project DIR`: the project whose hook files are meant."""
+    parser.add_argument("--project", type=Path, default=None, dest="hooks_project", metavar="DIR", help=help)
 
 
 def hooks_cli(text: str) -> str:

@@ -17,6 +17,7 @@ through `visible` first, so a log cannot send the terminal escape sequences.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -40,23 +41,17 @@ SHOWN_CORRUPT = 5
 PROGRESS_SECONDS = 0.5
 
 
-def cmd_search(
-    words: list[str],
-    sessions_dir: Path | None,
-    cwd: Path | None,
-    *,
-    limit: int,
-    color: str,
-) -> int:
+def cmd_search(args: argparse.Namespace) -> int:
     from agent_tui.search import QueryError, SearchError, index_path, parse_query
 
+    limit, color = args.limit, args.color
     if limit < 1:
         return fail(f"search: --limit {limit}: give at least 1", EXIT_USAGE)
     try:
-        query = parse_query(" ".join(words))
+        query = parse_query(" ".join(args.words))
     except QueryError as error:
         return fail(f"search: {error}", EXIT_USAGE)
-    directory = project_logs(sessions_dir, cwd)
+    directory = project_logs(args.search_sessions_dir, args.search_cwd)
     if isinstance(directory, int):
         return directory
     found: Found | int | None

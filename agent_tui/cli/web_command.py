@@ -27,9 +27,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agent_tui.cli.attach_command import BUS_EXTRA, probe
 from agent_tui.cli.status import EXIT_OK, EXIT_USAGE, fail, say
-
-BUS_EXTRA = "pip install 'agent-tui-dashboard[bus]'"
 
 
 def cmd_web(args: argparse.Namespace) -> int:
@@ -57,7 +56,7 @@ def cmd_web(args: argparse.Namespace) -> int:
     try:
         command = _tab_command(settings, local, config)
         target = resolve_target("local" if local else args.web_bus, config)
-        asyncio.run(_probe(target))
+        asyncio.run(probe(target, "agent-tui-web-probe"))
         token = TokenStore().load(new=args.new_token)
     except (BusUnreachable, LocalHostError, TokenStoreError) as error:
         return fail(str(error), EXIT_USAGE)
@@ -108,15 +107,6 @@ def _bus_environment(settings: object) -> dict[str, str]:
     return environment
 
 
-async def _probe(target: object) -> None:
-    """Connect once and leave: the bus is there, with these credentials."""
-    from agent_tui.bus.attach_target import BusTarget, connect
-
-    assert isinstance(target, BusTarget)
-    connection = await connect(target, name="agent-tui-web-probe")
-    await connection.close()
-
-
 async def _serve(command: object, token: object, bind: str, port: int, bus: str, max_tabs: int) -> int:
     from agent_tui.web.access_token import AccessToken
     from agent_tui.web.server import ListenError, TabCommand, WebServer
@@ -149,9 +139,9 @@ async def _serve(command: object, token: object, bind: str, port: int, bus: str,
     except OSError:
         pass
     if stopped_by and stopped_by[0] != signal.SIGINT:
-        from agent_tui.cli.commands import stopped
+        from agent_tui.runtime.stop_signals import said_stopped
 
-        return stopped(stopped_by[0])
+        return said_stopped(stopped_by[0], fail)
     return EXIT_OK
 
 

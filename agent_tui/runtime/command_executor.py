@@ -19,7 +19,7 @@ Invariants:
   (the local dashboard's state; on the bus they reach a dashboard by the stream);
 - a terminal session (a Claude Code or Codex session run in the user's own terminal, followed by
   `terminal`) is stopped through that port; a follow-up, a steer or a budget for it is refused
-  with `terminal_sessions.refusal`;
+  with `events.driven_from_its_terminal`;
 - a host without a workbench refuses what only a workbench does (new agents, closing, finishing,
   the project's rules) with a sentence naming `agent-tui serve`.
 """
@@ -39,7 +39,7 @@ from agent_tui.engine.errors import TurnConflict, UnknownSession
 from agent_tui.engine.permission_rules import PermissionRulesError
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
-from agent_tui.events.clients import terminal_name
+from agent_tui.events.clients import driven_from_its_terminal, terminal_name
 from agent_tui.runtime import commands as c
 from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused
 from agent_tui.runtime.external_agents import AcpPermissionAnswer
@@ -47,7 +47,7 @@ from agent_tui.runtime.finishing import FinishRefused, TurnFacts
 from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
 from agent_tui.runtime.rewind import RewindPlan, RewindResult
 from agent_tui.runtime.session_dirs import StoredSession
-from agent_tui.runtime.terminal_sessions import TerminalSessions, refusal
+from agent_tui.runtime.terminal_sessions import TerminalSessions
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.turns import Attached
 
@@ -158,7 +158,7 @@ class CommandExecutor:
         """Refuse what a terminal session cannot take (its CLI reads its own terminal only)."""
         if self.terminal is not None and self.terminal.runs(session_id):
             info = self.engine.session(session_id)
-            raise Refused(refusal(terminal_name(info.client, info.label)))
+            raise Refused(driven_from_its_terminal(terminal_name(info.client, info.label)))
 
     async def _stopped(self, session_id: str, by: c.Caller | None, stop: Callable[[str], int]) -> c.Reply:
         """`stop(session_id)`'s count of stopped turns; a terminal session is stopped through

@@ -49,9 +49,6 @@ class SessionFacts:
     base_commit: str | None = None
     turns: tuple[TurnFacts, ...] = field(default_factory=tuple)
 
-    def turn(self, turn_id: str) -> TurnFacts | None:
-        return next((turn for turn in self.turns if turn.turn_id == turn_id), None)
-
 
 def read_facts(store: EventStore, session_id: str) -> SessionFacts:
     """What the session's log says (see the module contract).

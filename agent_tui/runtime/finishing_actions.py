@@ -173,7 +173,7 @@ class FinishingActions:
             FinishRefused: the turn is unknown, or nothing was recorded for it.
         """
         facts = self.facts(session_id)
-        turn = facts.turn(turn_id)
+        turn = next((turn for turn in facts.turns if turn.turn_id == turn_id), None)
         if turn is None:
             raise FinishRefused(f"the session has no turn {turn_id}")
         try:

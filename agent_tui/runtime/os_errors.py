@@ -20,3 +20,10 @@ def os_reason(error: OSError) -> str:
         except ValueError:
             pass
     return error.strerror or str(error) or type(error).__name__
+
+
+def store_failure(error: BaseException) -> str:
+    """A failed store (`EventStoreFailure`) in one line: what failed, and the OS's reason in its
+    own words."""
+    cause = error.__cause__
+    return f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})"

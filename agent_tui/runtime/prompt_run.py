@@ -48,10 +48,10 @@ from agent_tui.providers.config import Config, ModelSettings, config_path
 from agent_tui.providers.factory import build_provider
 from agent_tui.providers.prompt import ProjectInstructions, project_instructions, system_prompt
 from agent_tui.providers.retry import RetryPolicy
-from agent_tui.runtime.os_errors import os_reason
+from agent_tui.runtime.os_errors import os_reason, store_failure
 from agent_tui.runtime.permission_files import permission_engine, project_rules_notice
 from agent_tui.runtime.runner import RunResult, until_ended
-from agent_tui.runtime.stop_signals import exit_status, listen_for_stop_signals, signal_name
+from agent_tui.runtime.stop_signals import listen_for_stop_signals, said_stopped
 from agent_tui.runtime.subagents import SubAgents
 from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.store import JsonlFileEventStore
@@ -137,11 +137,8 @@ class HeadlessRun:
                     self.interrupt()
                 await turn.wait()
                 if (end := turn.end) is not None:  # how the turn ended (None: the store failed)
-                    result.stop_reason, result.error_code, result.message = (
-                        end.stop_reason,
-                        end.error_code,
-                        end.message,
-                    )
+                    result.stop_reason, result.error_code = end.stop_reason, end.error_code
+                    result.message = end.message
                 await self._after_turn()
         finally:
             if undo is not None:
@@ -381,8 +378,7 @@ def play_headless(
     try:
         return anyio.run(play or (lambda: run.play(catch_interrupt=True)))
     except EventStoreFailure as error:
-        cause = error.__cause__
-        return fail(f"{error} ({os_reason(cause) if isinstance(cause, OSError) else cause})", 1)
+        return fail(store_failure(error), 1)
     finally:
         run.close()
 
@@ -418,13 +414,7 @@ def ended(
     if printer.gone is not None and result.signal is None:  # after a hang-up no one is there
         print(f"agent-tui: stdout: {printer.gone} (the run went on; its log is complete)", file=err)
     if result.signal is not None:
-        name = signal_name(result.signal)
-        said = "interrupted" if name == "SIGINT" else f"stopped by {name}"
-        try:
-            fail(said, 0)
-        except OSError:  # stderr went with the terminal (SIGHUP)
-            pass
-        return exit_status(result.signal)
+        return said_stopped(result.signal, fail)
     if result.interrupted:
         return 130
     if result.error_code == "budget_exceeded":

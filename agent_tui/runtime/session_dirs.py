@@ -124,15 +124,8 @@ def read_stored_session(path: Path, *, ends: bool = True) -> StoredSession:
     two alone (`last_ts` and `status` are then the first line's) and the first line, if whole, is
     kept (`head`: who reopens the session folds it, without reading it again)."""
     session_id = path.stem
-    last_line = ending_line = None
     try:
-        with open_plain(path) as handle:  # a FIFO planted in a shared dir: not waited on
-            first = handle.readline()
-            second = handle.readline()
-            if ends:
-                size = os.fstat(handle.fileno()).st_size
-                last_line = _last_complete_line(handle, size)
-                ending_line = _last_turn_line(handle, size, last_line)
+        first, second, last_line, ending_line = _read_lines(path, ends=ends)
     except OSError as error:
         return _unreadable(path, error.strerror or str(error))
     try:
@@ -166,6 +159,19 @@ def read_stored_session(path: Path, *, ends: bool = True) -> StoredSession:
         client=created.get("client"),
         head=first[:-1] if not ends and first.endswith(b"\n") else b"",
     )
+
+
+def _read_lines(path: Path, *, ends: bool) -> tuple[bytes, bytes, bytes | None, bytes | None]:
+    """A log's first two lines, and with `ends` its last complete line and its last turn's
+    (`_last_turn_line`; None: not read, or not found)."""
+    with open_plain(path) as handle:  # a FIFO planted in a shared dir: not waited on
+        first = handle.readline()
+        second = handle.readline()
+        if not ends:
+            return first, second, None, None
+        size = os.fstat(handle.fileno()).st_size
+        last_line = _last_complete_line(handle, size)
+        return first, second, last_line, _last_turn_line(handle, size, last_line)
 
 
 def _not_its_session(path: Path, found: object) -> str:

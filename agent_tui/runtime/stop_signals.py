@@ -32,6 +32,17 @@ def exit_status(number: int) -> int:
     return 128 + number
 
 
+def said_stopped(number: int, fail: Callable[[str, int], object]) -> int:
+    """Say with `fail(line, status)` which signal stopped the run (`interrupted`, `stopped by
+    SIGTERM`); its exit status."""
+    said = "interrupted" if number == signal.SIGINT else f"stopped by {signal_name(number)}"
+    try:
+        fail(said, exit_status(number))
+    except OSError:  # stderr is gone with the terminal (SIGHUP)
+        pass
+    return exit_status(number)
+
+
 def signal_name(number: int) -> str:
     """`SIGTERM` for 15."""
     try:

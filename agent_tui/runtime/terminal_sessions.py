@@ -9,20 +9,13 @@ Invariants:
 - `stop` never ends the CLI: it denies every further tool call of the session's turn until the
   turn ends (and for Claude Code answers a question waiting `deny` with `interrupt`); it returns
   how many turns it stopped (0 or 1);
-- follow-ups, steering and budgets are refused for a terminal session with `refusal(name)`: its
-  CLI takes input only from its own terminal.
+- follow-ups, steering and budgets are refused for a terminal session with
+  `events.driven_from_its_terminal(name)`: its CLI takes input only from its own terminal.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
-
-from agent_tui.events.clients import driven_from_its_terminal
-
-
-def refusal(name: str) -> str:
-    """Why a follow-up, a steer or a budget is refused for the terminal session `name`."""
-    return driven_from_its_terminal(name)
 
 
 class TerminalSessions(Protocol):

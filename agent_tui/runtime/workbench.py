@@ -106,7 +106,6 @@ from agent_tui.runtime.session_dirs import (
     mark_closed,
 )
 from agent_tui.runtime.subagents import SubAgents
-from agent_tui.runtime.terminal_sessions import refusal as terminal_refusal
 from agent_tui.runtime.turn_records import TurnRecorder
 from agent_tui.runtime.worktrees import Worktree, WorktreeError, create_worktree, remove_worktree
 from agent_tui.search import SearchError, logs_spend
@@ -142,13 +141,8 @@ def _last_turns(paths: list[Path]) -> list[tuple[CatalogEntry, list[Event]]]:
 
 def _ends_inside_turn(tail: list[Event]) -> bool:
     """Whether a log's last turn (`tail`, from its start) has no `turn.completed`."""
-    open_turn = False
-    for event in tail:
-        if event.type == "turn.started":
-            open_turn = True
-        elif event.type == "turn.completed":
-            open_turn = False
-    return open_turn
+    ends = [event.type for event in tail if event.type in ("turn.started", "turn.completed")]
+    return bool(ends) and ends[-1] == "turn.started"
 
 
 class TerminalListing(Protocol):
@@ -413,40 +407,12 @@ class Workbench(FinishingActions):
             could not be asked).
         """
         problems: list[str] = []
-        # Thousands of heads read and folded hold no cycles: the collector's passes as they pile
-        # up would cost more than reading them (nothing is awaited meanwhile).
-        with collector_paused():
-            stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
-            stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
-            closed = closed_sessions(self.sessions_dir)
-            shown: list[StoredSession] = []
-            for session in stored:  # the whole list first, from the heads
-                record = self._record(session.session_id)  # (known: a transcript of it is not listed)
-                if session.session_id in closed or session.parent_session_id in closed:
-                    closed.add(session.session_id)  # a closed session's sub-agents stay closed too
-                elif session.problem is not None:
-                    problems.append(f"{session.path}: {session.problem}")
-                else:
-                    shown.append(session)
-                    record.reopening = True
-                    created = created_event(session.head, session.session_id)
-                    if created is not None:
-                        fold(created)
+        stored, shown = self._list_heads(fold, problems)
         self.skipped = await self.list_terminal(fold, all_projects=self.all_projects)
         terminal = any(record.transcript is not None for record in self.records.values())
         if listed is not None and (shown or terminal):  # (an empty history has no list to wait for)
             await listed()
-        entries: dict[str, CatalogEntry] = {}
-        for start in range(0, len(shown), TAILS_BATCH):  # then their last turns, read in a thread
-            batch = shown[start : start + TAILS_BATCH]
-            last_turns = await anyio.to_thread.run_sync(_last_turns, [session.path for session in batch])
-            for session, (entry, events) in zip(batch, last_turns, strict=True):
-                entries[session.session_id] = entry
-                for event in events:
-                    fold(event)
-                if lazy and self._can_wait(session, entry, events):
-                    self._list_finished(session, events)
-                await anyio.sleep(0)  # one tail at a time: the list stays responsive meanwhile
+        entries = await self._fold_last_turns(shown, fold, lazy=lazy)
         for session in shown:
             await anyio.sleep(0)  # thousands of logs: the dashboard stays responsive meanwhile
             record = self._record(session.session_id)
@@ -464,6 +430,51 @@ class Workbench(FinishingActions):
                 problems.append(problem)
         problems.extend(await self._tell_earlier(stored, entries, earlier))
         return problems
+
+    def _list_heads(
+        self, fold: Callable[[Event], None], problems: list[str]
+    ) -> tuple[list[StoredSession], list[StoredSession]]:
+        """Every stored log from its head, parents before their sub-agents, and those shown: each
+        one's `session.created` folded, marked `reopening` (a log that cannot be listed goes to
+        `problems`; a closed session and its sub-agents are not shown)."""
+        # Thousands of heads read and folded hold no cycles: the collector's passes as they pile
+        # up would cost more than reading them (nothing is awaited meanwhile).
+        with collector_paused():
+            stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
+            stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
+            closed = closed_sessions(self.sessions_dir)
+            shown: list[StoredSession] = []
+            for session in stored:
+                record = self._record(session.session_id)  # (known: a transcript of it is not listed)
+                if session.session_id in closed or session.parent_session_id in closed:
+                    closed.add(session.session_id)  # a closed session's sub-agents stay closed too
+                elif session.problem is not None:
+                    problems.append(f"{session.path}: {session.problem}")
+                else:
+                    shown.append(session)
+                    record.reopening = True
+                    created = created_event(session.head, session.session_id)
+                    if created is not None:
+                        fold(created)
+        return stored, shown
+
+    async def _fold_last_turns(
+        self, shown: list[StoredSession], fold: Callable[[Event], None], *, lazy: bool
+    ) -> dict[str, CatalogEntry]:
+        """Fold each shown log's last turn, read in a thread `TAILS_BATCH` logs at a time (with
+        `lazy`, a finished one is listed for opening on demand); each one's catalog entry."""
+        entries: dict[str, CatalogEntry] = {}
+        for start in range(0, len(shown), TAILS_BATCH):
+            batch = shown[start : start + TAILS_BATCH]
+            last_turns = await anyio.to_thread.run_sync(_last_turns, [session.path for session in batch])
+            for session, (entry, events) in zip(batch, last_turns, strict=True):
+                entries[session.session_id] = entry
+                for event in events:
+                    fold(event)
+                if lazy and self._can_wait(session, entry, events):
+                    self._list_finished(session, events)
+                await anyio.sleep(0)  # one tail at a time: the list stays responsive meanwhile
+        return entries
 
     # -- terminal agents' sessions (Claude Code, Codex) ----------------------------------------------
     async def list_terminal(self, fold: Callable[[Event], None], *, all_projects: bool = False) -> list[str]:
@@ -789,7 +800,7 @@ class Workbench(FinishingActions):
         external = self.external
         if name in TRANSCRIPT_CLIENTS:  # a terminal agent's: its CLI continues it, in its terminal
             label = session_label(session.agent_name, session.title, session.session_id)
-            self._record(session.session_id).not_continued = terminal_refusal(label)
+            self._record(session.session_id).not_continued = driven_from_its_terminal(label)
             return None
         if external is None or name not in external.names():
             reason = f"it was run by {name}, which is not an ACP agent of the config file"
