@@ -40,7 +40,7 @@ from agent_tui.tui.spend_text import (
     tokens_text,
     tree_budget_state,
 )
-from agent_tui.tui.timing import format_clock, format_duration, turn_timing, waited_ms
+from agent_tui.tui.timing import format_clock, format_duration, oldest_wait, turn_timing, waited_ms
 
 STATUS_GLYPH = {
     "idle": "○",
@@ -196,10 +196,8 @@ def _status_line(session: SessionView, now_ms: int | None) -> Content:
                 (" · ", MUTED),
                 f"{compact_count(turn.tokens)}/{compact_count(turn.max_context_tokens)} tok",
             ]
-    oldest_ask = min((view.asked_ts for view in session.pending.values()), default=None)
-    if oldest_ask is not None:
-        waited = waited_ms(oldest_ask, now_ms)
-        since = f" {format_duration(waited)}" if waited is not None else ""
+    if session.pending:
+        since = oldest_wait(session, now_ms)
         parts += [(" · ", MUTED), (f"⚑ {len(session.pending)} waiting{since}", "bold $warning")]
     return Content.assemble(*parts)
 
@@ -538,13 +536,19 @@ def approval_prompt(
     return Content("\n").join(lines)
 
 
+def call_of(state: DashboardState, view: PermissionView) -> ToolCallView | None:
+    """The tool call a request asks about, if the state holds it."""
+    session = state.sessions.get(view.session_id)
+    if session is not None:
+        for turn in reversed(session.turns):
+            if turn.turn_id == view.turn_id:
+                return turn.tool_calls.get(view.tool_call_id)
+    return None
+
+
 def _written_file(state: DashboardState, view: PermissionView) -> tuple[str, str] | None:
     """A `write_file` request's path and content, if the state has the call's arguments."""
-    session = state.sessions.get(view.session_id)
-    if view.tool != "write_file" or session is None:
-        return None
-    turn = next((t for t in reversed(session.turns) if t.turn_id == view.turn_id), None)
-    call = turn.tool_calls.get(view.tool_call_id) if turn is not None else None
+    call = call_of(state, view) if view.tool == "write_file" else None
     args = call.args if call is not None else {}
     path, content = args.get("path"), args.get("content")
     return (path, content) if isinstance(path, str) and isinstance(content, str) else None
