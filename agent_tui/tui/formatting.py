@@ -250,24 +250,6 @@ def session_spend_line(state: DashboardState, session: SessionView) -> Content |
     return Content.assemble(*parts)
 
 
-def turn_content(
-    turn: TurnView,
-    number: int,
-    session: SessionView,
-    width: int | None = None,
-    now_ms: int | None = None,
-    *,
-    whole: bool = False,
-) -> Content:
-    """One turn: a header rule, then its messages and tool calls in order.
-
-    Tool lines (arguments, output) are cut to `width` cells with `…` instead of wrapping, so
-    a call stays a compact block (`whole`: they wrap, read whole); the user's words wrap; the
-    agent's answers are Markdown rendered to `width` (`answer_markdown`).
-    """
-    return Content("\n").join(turn_lines(turn, number, session, width, now_ms, whole=whole))
-
-
 def turn_lines(
     turn: TurnView,
     number: int,
@@ -277,8 +259,14 @@ def turn_lines(
     *,
     whole: bool = False,
 ) -> list[Content]:
-    """`turn_content` as a list of its lines (a message's text may hold line breaks), for a view
-    that renders each line once and keeps it while the turn grows."""
+    """One turn, line by line: a header rule, then its messages and tool calls in order (a
+    message's text may hold line breaks; a view may render each line once and keep it while the
+    turn grows).
+
+    Tool lines (arguments, output) are cut to `width` cells with `…` instead of wrapping, so
+    a call stays a compact block (`whole`: they wrap, read whole); the user's words wrap; the
+    agent's answers are Markdown rendered to `width` (`answer_markdown`).
+    """
     lines: list[Content] = [_turn_rule(turn, number, now_ms, dated_clock(session, now_ms))]
     shown: set[str] = set()
     cut = None if whole else width
