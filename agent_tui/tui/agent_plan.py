@@ -18,10 +18,10 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from textual.content import Content
 
+from agent_tui.reducer import PlanEntryView
 from agent_tui.tui.marked import marked
 
 MUTED = "$text-muted"
@@ -35,20 +35,7 @@ PLAN_GLYPH = {
 """An entry's status as a glyph and its style (an unknown status reads as pending)."""
 
 
-class PlanEntry(Protocol):
-    """One entry of an agent's plan, as the reducer keeps it (ACP's `PlanEntry`)."""
-
-    @property
-    def content(self) -> str: ...
-
-    @property
-    def priority(self) -> str: ...  # high | medium | low
-
-    @property
-    def status(self) -> str: ...  # pending | in_progress | completed
-
-
-def mode_line(mode: str | None, plan: Sequence[PlanEntry]) -> Content | None:
+def mode_line(mode: str | None, plan: Sequence[PlanEntryView]) -> Content | None:
     """`mode code · plan 2 of 5 done`: the agent's mode and how far its plan is (None: neither)."""
     parts: list[Content | tuple[str, str]] = []
     if mode:
@@ -59,7 +46,7 @@ def mode_line(mode: str | None, plan: Sequence[PlanEntry]) -> Content | None:
     return Content.assemble(*parts) if parts else None
 
 
-def plan_lines(plan: Sequence[PlanEntry]) -> list[Content]:
+def plan_lines(plan: Sequence[PlanEntryView]) -> list[Content]:
     """The plan's entries, one a line, in the agent's order (see the module docstring)."""
     lines = []
     for entry in plan[:PLAN_LINES]:

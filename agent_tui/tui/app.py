@@ -47,7 +47,6 @@ from agent_tui.tui.messages import (
     AgentStarted,
     AgentStartFailed,
     LiveRunFinished,
-    NoticePosted,
     ProjectRulesWaiting,
     StoredSessionsListed,
     WorkbenchReady,
@@ -266,10 +265,6 @@ class AgentTuiApp(AgentTuiBase):
         self._refresh_live()
         for problem in message.problems:
             self.notify(problem, title="A stored session was not reopened", severity="error", timeout=15)
-
-    @on(NoticePosted)
-    def _notice_posted(self, message: NoticePosted) -> None:
-        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout)
 
     @on(ProjectRulesWaiting)
     def _project_rules_waiting(self, message: ProjectRulesWaiting) -> None:

@@ -22,13 +22,14 @@ from collections import deque
 from importlib import resources
 from pathlib import Path
 
-from textual import events
+from textual import events, on
 from textual.app import App
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 
 from agent_tui.tui.commands import ScreenCommands
+from agent_tui.tui.messages import NoticePosted
 from agent_tui.tui.notice import Notice
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.help import HelpScreen
@@ -157,6 +158,10 @@ class AgentTuiBase(App[int]):
         bar = self._summary_bar()
         if bar is not None:
             bar.show_notice(message, title=title, severity=severity, timeout=timeout or 5)
+
+    @on(NoticePosted)
+    def _notice_posted(self, message: NoticePosted) -> None:
+        self.notify(message.text, title=message.title, severity=message.severity, timeout=message.timeout)
 
     def clear_notifications(self) -> None:
         """Clear the notice in the summary bar too."""

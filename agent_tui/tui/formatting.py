@@ -40,7 +40,7 @@ from agent_tui.tui.spend_text import (
     tokens_text,
     tree_budget_state,
 )
-from agent_tui.tui.timing import format_clock, format_duration, turn_timing, waited_ms
+from agent_tui.tui.timing import format_clock, format_duration, oldest_wait, turn_timing, waited_ms
 
 STATUS_GLYPH = {
     "idle": "○",
@@ -196,10 +196,8 @@ def _status_line(session: SessionView, now_ms: int | None) -> Content:
                 (" · ", MUTED),
                 f"{compact_count(turn.tokens)}/{compact_count(turn.max_context_tokens)} tok",
             ]
-    oldest_ask = min((view.asked_ts for view in session.pending.values()), default=None)
-    if oldest_ask is not None:
-        waited = waited_ms(oldest_ask, now_ms)
-        since = f" {format_duration(waited)}" if waited is not None else ""
+    if session.pending:
+        since = oldest_wait(session, now_ms)
         parts += [(" · ", MUTED), (f"⚑ {len(session.pending)} waiting{since}", "bold $warning")]
     return Content.assemble(*parts)
 
@@ -252,24 +250,6 @@ def session_spend_line(state: DashboardState, session: SessionView) -> Content |
     return Content.assemble(*parts)
 
 
-def turn_content(
-    turn: TurnView,
-    number: int,
-    session: SessionView,
-    width: int | None = None,
-    now_ms: int | None = None,
-    *,
-    whole: bool = False,
-) -> Content:
-    """One turn: a header rule, then its messages and tool calls in order.
-
-    Tool lines (arguments, output) are cut to `width` cells with `…` instead of wrapping, so
-    a call stays a compact block (`whole`: they wrap, read whole); the user's words wrap; the
-    agent's answers are Markdown rendered to `width` (`answer_markdown`).
-    """
-    return Content("\n").join(turn_lines(turn, number, session, width, now_ms, whole=whole))
-
-
 def turn_lines(
     turn: TurnView,
     number: int,
@@ -279,8 +259,14 @@ def turn_lines(
     *,
     whole: bool = False,
 ) -> list[Content]:
-    """`turn_content` as a list of its lines (a message's text may hold line breaks), for a view
-    that renders each line once and keeps it while the turn grows."""
+    """One turn, line by line: a header rule, then its messages and tool calls in order (a
+    message's text may hold line breaks; a view may render each line once and keep it while the
+    turn grows).
+
+    Tool lines (arguments, output) are cut to `width` cells with `…` instead of wrapping, so
+    a call stays a compact block (`whole`: they wrap, read whole); the user's words wrap; the
+    agent's answers are Markdown rendered to `width` (`answer_markdown`).
+    """
     lines: list[Content] = [_turn_rule(turn, number, now_ms, dated_clock(session, now_ms))]
     shown: set[str] = set()
     cut = None if whole else width
@@ -538,13 +524,19 @@ def approval_prompt(
     return Content("\n").join(lines)
 
 
+def call_of(state: DashboardState, view: PermissionView) -> ToolCallView | None:
+    """The tool call a request asks about, if the state holds it."""
+    session = state.sessions.get(view.session_id)
+    if session is not None:
+        for turn in reversed(session.turns):
+            if turn.turn_id == view.turn_id:
+                return turn.tool_calls.get(view.tool_call_id)
+    return None
+
+
 def _written_file(state: DashboardState, view: PermissionView) -> tuple[str, str] | None:
     """A `write_file` request's path and content, if the state has the call's arguments."""
-    session = state.sessions.get(view.session_id)
-    if view.tool != "write_file" or session is None:
-        return None
-    turn = next((t for t in reversed(session.turns) if t.turn_id == view.turn_id), None)
-    call = turn.tool_calls.get(view.tool_call_id) if turn is not None else None
+    call = call_of(state, view) if view.tool == "write_file" else None
     args = call.args if call is not None else {}
     path, content = args.get("path"), args.get("content")
     return (path, content) if isinstance(path, str) and isinstance(content, str) else None

@@ -4,7 +4,7 @@ The engine reaches the UI only through these and through the reducer's state (a 
 request is a `permission.requested` event: the approval queue is the state's, and its answer
 goes to `engine.questions`). The replay's indexing thread
 posts `ReplayOpened` (a first look at the end, before indexing), `ReplayIndexing` (progress),
-`ReplayIndexed`, over many logs `ReplayListed` and `ReplaySpendScanned`, and, while following, `ReplayAppended` and `ReplayNotice`: the screen draws at
+`ReplayIndexed`, over many logs `ReplayListed` and `ReplaySpendScanned`, and, while following, `ReplayAppended` and a `NoticePosted`: the screen draws at
 once and never waits for the logs. The live run says when its stored sessions are reopened
 (`WorkbenchReady`) and how starting an agent went (`AgentStarted`, `AgentStartFailed`, which
 keeps what the user asked for).
@@ -52,7 +52,7 @@ class NoticePosted(Message):
     """Something the run tells the user as a notice: an MCP server of an agent's tree did not
     start, a terminal agent's transcript was skipped or could not be read, an attached
     dashboard's control request came back refused or its host did not answer (then a retry is
-    the same request), the bus sent what could not be read."""
+    the same request), the bus sent what could not be read, a followed log was truncated, replaced or unreadable."""
 
     text: str
     title: str = ""
@@ -152,14 +152,6 @@ class ReplayAppended(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, ReplayAppended)
-
-
-@dataclass
-class ReplayNotice(Message):
-    """Something about the logs the user should know (a file truncated, replaced, unreadable)."""
-
-    text: str
-    severity: Literal["information", "warning", "error"] = "warning"
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agent_tui.reducer import TurnView, epoch_ms
+from agent_tui.reducer import SessionView, TurnView, epoch_ms
 
 
 def format_duration(ms: int | None) -> str:
@@ -56,6 +56,14 @@ def waited_ms(asked_ts: str, now_ms: int | None) -> int | None:
     if start is None or now_ms is None:
         return None
     return max(0, now_ms - start)
+
+
+def oldest_wait(session: SessionView, now_ms: int | None) -> str:
+    """How long the session's oldest waiting request has waited by `now_ms`: ` 42s` (empty when
+    nothing waits, or there is no "now")."""
+    oldest = min((view.asked_ts for view in session.pending.values()), default=None)
+    waited = waited_ms(oldest, now_ms) if oldest is not None else None
+    return f" {format_duration(waited)}" if waited is not None else ""
 
 
 def turn_timing(turn: TurnView, now_ms: int | None, waiting_since: str | None = None) -> str:

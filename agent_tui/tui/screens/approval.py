@@ -56,7 +56,7 @@ from agent_tui.ports import (
     preview_change,
 )
 from agent_tui.reducer import DashboardState, PermissionView, ToolCallView
-from agent_tui.tui.formatting import MUTED, risk_content, session_path
+from agent_tui.tui.formatting import MUTED, call_of, risk_content, session_path
 from agent_tui.tui.marked import marked
 from agent_tui.tui.screens.confirm import dialog_button
 from agent_tui.tui.widgets.diff_view import DiffView
@@ -389,16 +389,6 @@ def answer_reach(tool: str) -> str | None:
             "s allows every spawn_agent in this session, ! every future spawn_agent in this project: "
             "any agent, any prompt, without asking"
         )
-    return None
-
-
-def call_of(state: DashboardState, view: PermissionView) -> ToolCallView | None:
-    """The tool call a request asks about, if the state holds it."""
-    session = state.sessions.get(view.session_id)
-    if session is not None:
-        for turn in reversed(session.turns):
-            if turn.turn_id == view.turn_id:
-                return turn.tool_calls.get(view.tool_call_id)
     return None
 
 

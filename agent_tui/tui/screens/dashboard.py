@@ -53,6 +53,7 @@ from agent_tui.ports import (
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import (
+    call_of,
     session_path,
     session_spend_line,
     short_path,
@@ -60,7 +61,7 @@ from agent_tui.tui.formatting import (
 )
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.run_surface import Run, start_agent
-from agent_tui.tui.screens.approval import call_of, change_preview
+from agent_tui.tui.screens.approval import change_preview
 from agent_tui.tui.screens.budget import BudgetAnswer, BudgetScreen
 from agent_tui.tui.screens.close_session import CloseSessionScreen, worktree_to_ask
 from agent_tui.tui.screens.confirm import ConfirmScreen
@@ -628,25 +629,15 @@ class DashboardScreen(SessionsScreen):
         )
         every = getattr(self.live, "all_projects", None)
         if every is not None:
-            commands.append(
-                PaletteCommand(
-                    "Show only this project's terminal sessions"
-                    if every
-                    else "Show every project's terminal sessions",
-                    "Claude Code and Codex sessions run in your terminals (agent-tui --all-projects)",
-                    self.action_toggle_all_projects,
-                )
+            shown = "only this project's" if every else "every project's"
+            terminals = "Claude Code and Codex sessions run in your terminals (agent-tui --all-projects)"
+            commands += palette(
+                (f"Show {shown} terminal sessions", terminals, self.action_toggle_all_projects)
             )
         rules = self.live.project_rules()
         if rules is not None and rules.needs_acceptance:
-            commands.insert(
-                1,
-                PaletteCommand(
-                    "Review the project's rules file…",
-                    f"{short_path(rules.path)} is ignored until you accept it (R)",
-                    self.action_project_rules,
-                ),
-            )
+            ignored = f"{short_path(rules.path)} is ignored until you accept it (R)"
+            commands[1:1] = palette(("Review the project's rules file…", ignored, self.action_project_rules))
         return commands + list(self._session_commands())
 
     def action_toggle_all_projects(self) -> None:

@@ -36,7 +36,6 @@ from agent_tui.tui.messages import (
     ReplayIndexed,
     ReplayIndexing,
     ReplayListed,
-    ReplayNotice,
     ReplayOpened,
     ReplayPromptSubmitted,
     ReplaySpendScanned,
@@ -241,7 +240,6 @@ class ReplayScreen(SessionsScreen):
     @on(ReplayIndexing)
     @on(ReplayIndexed)
     @on(ReplayAppended)
-    @on(ReplayNotice)
     def _from_feed(self, message: Message) -> None:
         """A report of the feed's threads, to the feed's method of its name (`take_listed`, …)."""
         getattr(self.feed, "take_" + message.handler_name.removeprefix("on_replay_"))(message)

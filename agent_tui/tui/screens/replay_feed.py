@@ -54,11 +54,11 @@ from agent_tui.replay import (
 )
 from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import (
+    NoticePosted,
     ReplayAppended,
     ReplayIndexed,
     ReplayIndexing,
     ReplayListed,
-    ReplayNotice,
     ReplayOpened,
     ReplaySpendScanned,
 )
@@ -270,7 +270,7 @@ class ReplayFeed:
         def follow() -> None:
             def changed(result: PollResult) -> None:
                 for notice in result.notices:
-                    self.screen.post_message(ReplayNotice(notice))
+                    self.screen.post_message(NoticePosted(notice, "Logs changed", timeout=8))
                 self.screen.post_message(ReplayAppended(end_snapshot(timeline)))
 
             follower = self._follower = Follower(timeline, changed)
@@ -497,9 +497,6 @@ class ReplayFeed:
             anchor = view.anchor()
             cursor.move_to(cursor.position_of(anchor) if anchor is not None else cursor.position)
         cursor.arrived(end.position)
-
-    def take_notice(self, message: ReplayNotice) -> None:
-        self.screen.notify(message.text, title="Logs changed", severity=message.severity, timeout=8)
 
     # -- following -----------------------------------------------------------------------------
     def toggle_follow(self) -> None:

@@ -37,10 +37,10 @@ from agent_tui.ports import (
 )
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
-from agent_tui.tui.formatting import agent_path_text, session_path, terminal_of
+from agent_tui.tui.formatting import agent_path_text, call_of, session_path, terminal_of
 from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected
-from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen, call_of
+from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen
 from agent_tui.tui.session_filter import next_state_filter, visible_sessions
 from agent_tui.tui.text_entry import focus_now, types
 from agent_tui.tui.widgets.approval_queue import ApprovalQueue

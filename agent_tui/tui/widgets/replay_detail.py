@@ -19,18 +19,19 @@ from textual.widgets import Static
 
 from agent_tui.reducer import SessionView
 from agent_tui.replay import FULL_TURNS
-from agent_tui.tui.formatting import turn_content
+from agent_tui.tui.formatting import turn_lines
 from agent_tui.tui.widgets.session_detail import SessionDetail
 
 HYDRATE_STEP = 4
 """Turns made whole at a time when the panel needs more than a seek gave it."""
 
 
-def _lines(content: Content, width: int | None) -> int:
-    """About how many lines `content` takes at `width` (wrapping estimated per line)."""
+def _lines(lines: list[Content], width: int | None) -> int:
+    """About how many lines `lines` take at `width` (wrapping estimated per line)."""
+    rows = [row for line in lines for row in line.plain.split("\n")]
     if width is None:
-        return content.plain.count("\n") + 1
-    return sum(max(1, -(-len(line) // width)) for line in content.plain.split("\n"))
+        return len(rows)
+    return sum(max(1, -(-len(row) // width)) for row in rows)
 
 
 NOTHING_YET = "No event yet at this point of the logs."
@@ -57,12 +58,9 @@ class ReplayDetail(SessionDetail):
             self._more = 0
         width = self._width
         # What is left of the panel under the header (3 lines) and above the current turn.
-        current = (
-            turn_content(session.turns[-1], len(session.turns), session, width, whole=self.whole_lines)
-            if session.turns
-            else None
-        )
-        below = _lines(current, width) if current is not None else 0
+        turns = session.turns
+        current = turn_lines(turns[-1], len(turns), session, width, whole=self.whole_lines) if turns else []
+        below = _lines(current, width)
         room = max(3, self.size.height - 3 - below) + self._more
         parts: list[Content] = []
         used = 0
@@ -75,9 +73,9 @@ class ReplayDetail(SessionDetail):
                 hydrated = count + 2 + HYDRATE_STEP  # this turn, the current one, a few more
                 self.hydrate(session.session_id, hydrated)
             turn = finished[index]
-            content = turn_content(turn, index + 1, session, width, whole=self.whole_lines)
-            parts.append(content)
-            used += _lines(content, width) + 1
+            lines = turn_lines(turn, index + 1, session, width, whole=self.whole_lines)
+            parts.append(Content("\n").join(lines))
+            used += _lines(lines, width) + 1
             count += 1
         parts.reverse()
         self._hidden = len(finished) - count

@@ -22,7 +22,7 @@ from textual.reactive import var
 from textual.widgets import Static
 
 from agent_tui.reducer import DashboardState, SessionView
-from agent_tui.tui.formatting import session_header, turn_content, turn_lines, turn_summary
+from agent_tui.tui.formatting import session_header, turn_lines, turn_summary
 from agent_tui.tui.widgets.transcript_lines import TranscriptLines
 
 FULL_TURNS = 8
@@ -187,12 +187,9 @@ class SessionDetail(VerticalScroll):
         ]
         if summaries:
             parts.append(Content("\n").join(summaries))
-        parts += [
-            turn_content(
-                turn, full_from + index + 1, session, self._width, self._now_ms, whole=self.whole_lines
-            )
-            for index, turn in enumerate(finished[full_from:])
-        ]
+        for number, turn in enumerate(finished[full_from:], full_from + 1):
+            lines = turn_lines(turn, number, session, self._width, self._now_ms, whole=self.whole_lines)
+            parts.append(Content("\n").join(lines))
         # One blank line between turns, and one before the current turn.
         history.update(Content("\n\n").join(parts) + "\n" if parts else Content(""))
         history.display = bool(parts)

@@ -39,7 +39,7 @@ from agent_tui.tui.formatting import STATUS_GLYPH, tree_name
 from agent_tui.tui.messages import SessionSelected
 from agent_tui.tui.session_filter import group_roots_by_day
 from agent_tui.tui.spend_text import TreeCost, budget_mark, cost_brief, spent, tree_cost
-from agent_tui.tui.timing import elapsed_ms, format_duration, waited_ms
+from agent_tui.tui.timing import elapsed_ms, format_duration, oldest_wait
 from agent_tui.tui.tree_line import PHASE_SHORT, LinePiece, LinePieces, cut_text, fit_line
 
 _LabelKey = tuple[object, ...]
@@ -196,7 +196,7 @@ class SessionTree(Tree[str]):
             session.status,
             session.phase,
             len(session.pending),
-            _oldest_wait(session, now_ms) if session.pending else "",
+            oldest_wait(session, now_ms) if session.pending else "",
             _duration(session, now_ms),
             session.worktree_branch,
             dim,
@@ -374,7 +374,7 @@ class SessionTree(Tree[str]):
         if session.pending:
             count = len(session.pending)
             add("fixed", " ⚑" if count == 1 else f" ⚑{count}", style("session-tree--pending"))
-            add("wait", _oldest_wait(session, now_ms), style("session-tree--pending"))
+            add("wait", oldest_wait(session, now_ms), style("session-tree--pending"))
         phase = session.phase
         if phase is not None:
             add("phase", phase, style(f"session-tree--phase-{phase}"), PHASE_SHORT.get(phase), gap=True)
@@ -513,12 +513,6 @@ class SessionTree(Tree[str]):
         note = session.turns[-1].end_message if session.turns else None
         # "gemini exited with status 1" on gemini's own line: the name is there already.
         return note.removeprefix(f"{session.display_name} ") if note else None
-
-
-def _oldest_wait(session: SessionView, now_ms: int | None) -> str:
-    oldest = min((view.asked_ts for view in session.pending.values()), default=None)
-    waited = waited_ms(oldest, now_ms) if oldest is not None else None
-    return f" {format_duration(waited)}" if waited is not None else ""
 
 
 def _duration(session: SessionView, now_ms: int | None) -> str:

@@ -59,13 +59,13 @@ class SummaryBar(Horizontal):
         self._notice_rank = 0
         self._key: object = None
         self._timer: Timer | None = None
-        self._shown: tuple[DashboardState, str, str] | None = None
+        self._shown: tuple[DashboardState, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary-counts")
         yield Static(id="summary-notice")
 
-    def show_state(self, state: DashboardState, *, note: str = "", error: str = "") -> None:
+    def show_state(self, state: DashboardState, *, error: str = "") -> None:
         running = state.running_count()
         pending = len(state.pending_permissions())
         sessions = len(state.sessions)
@@ -74,10 +74,10 @@ class SummaryBar(Horizontal):
         notice = self.query_one("#summary-notice", Static)
         notice_width = notice.size.width if notice.has_class("-shown") else 0
         key = (
-            self.mode, running, pending, state.event_count, sessions, note, error, self.location,
+            self.mode, running, pending, state.event_count, sessions, error, self.location,
             width, notice_width, total, self.partial_spend,
         )  # fmt: skip
-        self._shown = (state, note, error)
+        self._shown = (state, error)
         if key == self._key:
             return
         self._key = key
@@ -95,8 +95,6 @@ class SummaryBar(Horizontal):
             parts += [(cost_brief(total, partial=self.partial_spend), "$text-secondary"), sep]
         parts.append((f"{counted(sessions, 'session')}", MUTED))
         events_count: list[_Part] = [sep, (f"{state.event_count:,} events", MUTED)]
-        if note:
-            parts += [sep, marked(note, MUTED)]
         tail: list[_Part] = []
         if error:
             tail += ["   ", marked("⚠ " + error, "bold $text-error")]
@@ -131,8 +129,8 @@ class SummaryBar(Horizontal):
     def _redraw(self) -> None:
         """Draw the counts again at the line's width as it is now (the notice came or went)."""
         if self._shown is not None and self.is_attached:
-            state, note, error = self._shown
-            self.show_state(state, note=note, error=error)
+            state, error = self._shown
+            self.show_state(state, error=error)
 
     def show_notice(
         self, message: str, *, title: str = "", severity: str = "information", timeout: float = 5
