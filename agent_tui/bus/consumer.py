@@ -47,7 +47,7 @@ from nats.js.errors import NotFoundError
 
 from agent_tui.bus.consumer_holes import HOLE_GRACE_S, AskHost, HoleFiller
 from agent_tui.bus.consumer_order import DEFAULT_HOLD_LIMIT, SessionOrder
-from agent_tui.bus.protocol import ALL_EVENTS, STREAM, SUBJECT_PREFIX, subject_token
+from agent_tui.bus.protocol import ALL_EVENTS, STREAM, SUBJECT_PREFIX, stream_oddities, subject_token
 from agent_tui.events import Event, EventValidationError, event_from_json
 
 STREAM_WAIT_S = 0.5
@@ -200,16 +200,7 @@ class StreamFeed:
     def _check_config(self, config: js_api.StreamConfig) -> None:
         """Say once when the stream is not as a host makes it: whoever made it so (a host may
         make a missing stream) could have the server publish for another host."""
-        odd = [
-            what
-            for what, present in (
-                ("it republishes what it stores", config.republish is not None),
-                ("it rewrites subjects", config.subject_transform is not None),
-                ("it copies another stream", bool(config.sources) or config.mirror is not None),
-                (f"its subjects are {config.subjects}", (config.subjects or []) != [ALL_EVENTS]),
-            )
-            if present
-        ]
+        odd = stream_oddities(config, ALL_EVENTS)
         if odd:
             self._problem(
                 f"the stream {STREAM} is not as agent-tui makes it ({'; '.join(odd)}): events may "

@@ -112,7 +112,6 @@ class Publisher:
         """Each session's "published up to": every sequence up to it is acknowledged."""
         self.stream_sequences: dict[str, int] = {}
         """The stream sequence of each session's last acknowledged event (this run)."""
-        self.republished = 0
         self._sent: dict[str, int] = {}
         self._queue: deque[tuple[str, int, bytes]] = deque()
         self._live = False  # the queue holds every event past `_sent` (else: read the logs)
@@ -369,9 +368,7 @@ class Publisher:
     async def _catch_up(self) -> None:
         for session_id, latest in list(self.latest.items()):
             if self._sent.get(session_id, 0) < latest:
-                before = self._sent.get(session_id, 0)
                 await self._from_log(session_id, latest)
-                self.republished += self._sent.get(session_id, 0) - before
 
     async def _refill(self, refill: _Refill) -> None:
         """Publish a refill's sequences from the log (an outage meanwhile: it is done again)."""
