@@ -85,18 +85,6 @@ def _read_holder(fd: int) -> LockHolder | None:
     return None
 
 
-def read_holder(log_path: Path) -> LockHolder | None:
-    """Who holds the lock of the log at `log_path` now, as far as its lock file says (None when
-    there is none, or it names a process of this machine that is gone). A look, for the
-    dashboard: it takes no lock, so a writer taking it at that moment is never disturbed."""
-    try:
-        data = lock_path(log_path).read_bytes()
-    except OSError:
-        return None
-    holder = _parse_holder(data)
-    return holder if holder is not None and _alive(holder) else None
-
-
 def _release(path: Path, fd: int) -> None:
     """Remove the lock file (still holding it, so nobody can have taken it meanwhile), then let go."""
     try:
