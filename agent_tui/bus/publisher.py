@@ -90,22 +90,11 @@ class _Refill:
 
 
 class Publisher:
-    def __init__(
-        self,
-        host: str,
-        sessions_dir: Path,
-        link: BusLink,
-        settings: BusSettings,
-        *,
-        window: int = PUBLISH_WINDOW,
-        ack_timeout: float = ACK_TIMEOUT_S,
-    ) -> None:
+    def __init__(self, host: str, sessions_dir: Path, link: BusLink, settings: BusSettings) -> None:
         self.host = host
         self.sessions_dir = sessions_dir
         self.link = link
         self.settings = settings
-        self.window_size = window
-        self.ack_timeout = ack_timeout
         self.latest: dict[str, int] = {}
         """Each session's newest logged sequence."""
         self.marks: dict[str, int] = {}
@@ -354,7 +343,7 @@ class Publisher:
         oldest publish waits past its timeout."""
         self._wake.clear()
         if self._window:
-            left = self._window[0][3] + self.ack_timeout - now
+            left = self._window[0][3] + ACK_TIMEOUT_S - now
             if left <= 0:
                 raise _Outage("no acknowledgement")
             with contextlib.suppress(TimeoutError):
@@ -426,9 +415,9 @@ class Publisher:
             self._acks.append(future)
         self._window.append((session_id, sequence, future, asyncio.get_running_loop().time(), line))
         self._sent[session_id] = sequence
-        if len(self._window) >= self.window_size:
+        if len(self._window) >= PUBLISH_WINDOW:
             self._settle_done()
-            if len(self._window) >= self.window_size:
+            if len(self._window) >= PUBLISH_WINDOW:
                 await self._settle_oldest()
 
     def _acknowledged(self, _future: asyncio.Future[Any]) -> None:
@@ -453,7 +442,7 @@ class Publisher:
     async def _settle_oldest(self) -> None:
         """Wait for the oldest publish's acknowledgement (the window is full)."""
         _, _, future, sent_at, _ = self._window[0]
-        left = max(0.0, sent_at + self.ack_timeout - asyncio.get_running_loop().time())
+        left = max(0.0, sent_at + ACK_TIMEOUT_S - asyncio.get_running_loop().time())
         try:
             await asyncio.wait_for(asyncio.shield(future), left)
         except (TimeoutError, asyncio.CancelledError) as error:
