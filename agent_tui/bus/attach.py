@@ -62,7 +62,7 @@ from agent_tui.bus.protocol import (
     name_from,
 )
 from agent_tui.bus.remote import BusCommands
-from agent_tui.bus.snapshots import LoadedSnapshot, load_snapshot
+from agent_tui.bus.snapshots import load_snapshot
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.runtime.commands import Republish
@@ -186,7 +186,14 @@ class AttachedBus:
         """Follow presence and read the stream; a dashboard with rights on some hosts only
         decides the hosts already present before the first event is read."""
         hold_limit, hole_grace = self._holes
-        loaded = await self._snapshot(js) if self._start is None and self._snapshots else None
+        loaded = None
+        if self._start is None and self._snapshots:  # the newest state snapshot a host keeps that checks out
+            try:
+                loaded = await load_snapshot(js, self._problem)
+            except Exception as error:  # a failure to read them is one more snapshot not used
+                self._problem(
+                    f"state snapshots could not be read ({_failure_kind(error)}): the stream is read from its start"
+                )
         self._feed = StreamFeed(
             js,
             self._deliver,
@@ -211,17 +218,6 @@ class AttachedBus:
                 await asyncio.wait_for(self._presence.first_read(), FIRST_READ_S)
             await rights.decide(self._presence.hosts)
         await self._feed.start()
-
-    async def _snapshot(self, js: JetStreamContext) -> LoadedSnapshot | None:
-        """The newest state snapshot a host keeps that this dashboard can check, else None (each
-        one it cannot use said in `problems`); a failure to read them is one of those."""
-        try:
-            return await load_snapshot(js, self._problem)
-        except Exception as error:
-            self._problem(
-                f"state snapshots could not be read ({_failure_kind(error)}): the stream is read from its start"
-            )
-            return None
 
     async def _ask_republish(self, host: str, session_id: str, first: int, last: int) -> str | None:
         """Ask `host` to publish what the stream lost of a session again (`HoleFiller`): None

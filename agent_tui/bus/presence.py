@@ -26,6 +26,7 @@ from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSe
 from nats.js.kv import KeyValue
 
 from agent_tui.bus.protocol import NAMES_BUCKET, PRESENCE_BUCKET, NameClaim, Presence
+from agent_tui.store.lock import process_alive as alive
 
 HOST_HINT = "choose another with --host"
 """What a refused host can do (a dashboard is told to choose another name its own way)."""
@@ -66,17 +67,6 @@ async def bucket(stream: JetStreamContext, name: str, ttl_s: float) -> KeyValue:
         return await stream.create_key_value(config, limit_marker_ttl=max(ttl_s, 1.0))
     except Exception:
         return await stream.create_key_value(config)
-
-
-def alive(pid: int) -> bool:
-    """Whether a process `pid` of this machine exists (another user's counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class BusPresence:

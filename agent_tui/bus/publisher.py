@@ -410,7 +410,7 @@ class Publisher:
             )
         except Exception as error:
             raise _Outage(str(error)) from None
-        future.add_done_callback(self._acknowledged)
+        future.add_done_callback(lambda _future: self._wake.set())  # an acknowledgement wakes the loop
         if self._acks is not None:
             self._acks.append(future)
         self._window.append((session_id, sequence, future, asyncio.get_running_loop().time(), line))
@@ -419,9 +419,6 @@ class Publisher:
             self._settle_done()
             if len(self._window) >= PUBLISH_WINDOW:
                 await self._settle_oldest()
-
-    def _acknowledged(self, _future: asyncio.Future[Any]) -> None:
-        self._wake.set()
 
     def _settle_done(self) -> None:
         """Settle the acknowledged publishes at the head of the window (never waits)."""

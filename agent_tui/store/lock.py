@@ -58,17 +58,20 @@ def _parse_holder(data: bytes) -> LockHolder | None:
         return None
 
 
-def _alive(holder: LockHolder) -> bool:
-    """False only when the holder is a process of this machine that no longer exists."""
-    if holder.host and holder.host != socket.gethostname():
-        return True
+def process_alive(pid: int) -> bool:
+    """Whether a process `pid` of this machine exists (another user's counts)."""
     try:
-        os.kill(holder.pid, 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
     return True
+
+
+def _alive(holder: LockHolder) -> bool:
+    """False only when the holder is a process of this machine that no longer exists."""
+    return holder.host not in ("", socket.gethostname()) or process_alive(holder.pid)
 
 
 def _read_holder(fd: int) -> LockHolder | None:
