@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,14 +50,13 @@ from agent_tui.bus.consumer import StartAt, StreamFeed
 from agent_tui.bus.consumer_holes import HOLE_GRACE_S
 from agent_tui.bus.consumer_order import DEFAULT_HOLD_LIMIT
 from agent_tui.bus.control_rights import ControlRights
-from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
+from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, own_claim
 from agent_tui.bus.protocol import (
     DEFAULT_CONTROL_TIMEOUT_S,
     DEFAULT_HEARTBEAT_S,
     DEFAULT_PRESENCE_TTL_S,
     DUPLICATE_WINDOW_S,
     Caller,
-    NameClaim,
     name_from,
 )
 from agent_tui.bus.remote import BusCommands
@@ -247,9 +245,7 @@ class AttachedBus:
             NameTaken: another process holds the name (after `NAME_DRAWS` default names).
         """
         for draw in range(NAME_DRAWS):
-            claim = NameClaim(
-                name=self.name, kind="dashboard", pid=os.getpid(), machine=machine(), user=user(), since=now()
-            )
+            claim = own_claim(self.name, "dashboard", now())
             holder = BusPresence(
                 js,
                 claim,

@@ -19,6 +19,7 @@ import getpass
 import os
 import socket
 from datetime import UTC, datetime
+from typing import Literal
 
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig
@@ -54,6 +55,11 @@ def user() -> str:
 
 def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def own_claim(name: str, kind: Literal["host", "dashboard", "run"], since: str) -> NameClaim:
+    """This process's claim of `name` on the bus."""
+    return NameClaim(name=name, kind=kind, pid=os.getpid(), machine=machine(), user=user(), since=since)
 
 
 async def bucket(stream: JetStreamContext, name: str, ttl_s: float) -> KeyValue:
