@@ -167,7 +167,13 @@ class StreamFeed:
         except NotFoundError:
             return False
         if first:
-            self._check_config(info.config)
+            odd = stream_oddities(info.config, ALL_EVENTS)
+            if odd:  # whoever made it so (a host may make a missing stream) could publish for another host
+                self._problem(
+                    f"the stream {STREAM} is not as agent-tui makes it ({'; '.join(odd)}): events may "
+                    "show under another host than the one that sent them; ask the server's administrator "
+                    "to make it again"
+                )
             self._live_at = info.state.last_seq
             if info.state.first_seq > 1:
                 self.order.from_anywhere = True  # the stream's limits cut its start
@@ -196,17 +202,6 @@ class StreamFeed:
             pending_bytes_limit=PENDING_MESSAGES * 1024,
         )
         return True
-
-    def _check_config(self, config: js_api.StreamConfig) -> None:
-        """Say once when the stream is not as a host makes it: whoever made it so (a host may
-        make a missing stream) could have the server publish for another host."""
-        odd = stream_oddities(config, ALL_EVENTS)
-        if odd:
-            self._problem(
-                f"the stream {STREAM} is not as agent-tui makes it ({'; '.join(odd)}): events may "
-                "show under another host than the one that sent them; ask the server's administrator "
-                "to make it again"
-            )
 
     async def _on_message(self, message: object) -> None:
         """One delivered message (a `nats.aio.msg.Msg`)."""

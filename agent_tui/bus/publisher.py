@@ -175,7 +175,10 @@ class Publisher:
         while True:
             await self.link.connected.wait()
             try:
-                await self._start_up()
+                if self._stream_id is None:
+                    await self._ensure_stream()
+                    await self._read_marks()
+                await self._hear_deletion()
                 await self._publish()
             except _Outage:
                 self._drop_in_flight()
@@ -207,12 +210,6 @@ class Publisher:
         self.stream_sequences.clear()
         self._sent.clear()
         self._marks_dirty = True
-
-    async def _start_up(self) -> None:
-        if self._stream_id is None:
-            await self._ensure_stream()
-            await self._read_marks()
-        await self._hear_deletion()
 
     async def _hear_deletion(self) -> None:
         """Hear the server's advisory when the stream is deleted (once per client: it
@@ -311,7 +308,9 @@ class Publisher:
             if not self._live:
                 self._live = True  # from now on the queue hears everything; the logs give the rest
                 self._queue.clear()
-                await self._catch_up()
+                for session_id, latest in list(self.latest.items()):
+                    if self._sent.get(session_id, 0) < latest:
+                        await self._from_log(session_id, latest)
             while self._refills:
                 await self._refill(self._refills[0])
                 self._refills.popleft()
@@ -353,11 +352,6 @@ class Publisher:
                 await asyncio.wait_for(self._wake.wait(), MARKS_EVERY_S)
         else:
             await self._wake.wait()
-
-    async def _catch_up(self) -> None:
-        for session_id, latest in list(self.latest.items()):
-            if self._sent.get(session_id, 0) < latest:
-                await self._from_log(session_id, latest)
 
     async def _refill(self, refill: _Refill) -> None:
         """Publish a refill's sequences from the log (an outage meanwhile: it is done again)."""
@@ -432,7 +426,11 @@ class Publisher:
                 raise _Outage(str(error))
             window.popleft()
             ack = future.result()
-            self._settled(session_id, sequence, ack)
+            if sequence > self.marks.get(session_id, 0):
+                self.marks[session_id] = sequence
+                self.stream_sequences[session_id] = int(getattr(ack, "seq", 0) or 0)
+                self._marks_dirty = True
+                self._progress.set()
             if self.snapshots is not None and not getattr(ack, "duplicate", False):
                 self.snapshots.stored(int(ack.seq), line)
 
@@ -449,13 +447,6 @@ class Publisher:
         except Exception as error:
             raise _Outage(str(error)) from None
         self._settle_done()
-
-    def _settled(self, session_id: str, sequence: int, ack: Any) -> None:
-        if sequence > self.marks.get(session_id, 0):
-            self.marks[session_id] = sequence
-            self.stream_sequences[session_id] = int(getattr(ack, "seq", 0) or 0)
-            self._marks_dirty = True
-            self._progress.set()
 
     def _drop_in_flight(self) -> None:
         for _, _, future, _, _ in self._window:
