@@ -23,7 +23,6 @@ from agent_tui.store import (
     JsonlEventLog,
     JsonlFileEventStore,
     SessionLockedError,
-    read_holder,
 )
 from agent_tui.store.lock import lock_path
 
@@ -112,8 +111,6 @@ def test_the_lock_dies_with_its_holder_and_the_next_writer_continues_the_chain(
     assert holder.ask("read") == "last 3"
     assert holder.ask("hold") == "wrote 4 4"
     store = JsonlFileEventStore(root)
-    seen = read_holder(path)
-    assert seen is not None and seen.pid == holder.pid
     with pytest.raises(SessionLockedError) as caught:
         store.claim(SESSION)
     assert f"open in agent-tui pid {holder.pid} since " in str(caught.value)
@@ -121,14 +118,11 @@ def test_the_lock_dies_with_its_holder_and_the_next_writer_continues_the_chain(
     os.kill(holder.pid, signal.SIGKILL)
     holder.process.wait(timeout=30)
     assert lock_path(path).exists()  # a dead holder leaves its file; the kernel let go of the lock
-    assert read_holder(path) is None  # it names a process that is gone
 
     assert store.last_sequence(SESSION) == 4  # read again: the dead writer's #4 is there
     log = store.log(SESSION)
     log.append(build_event(5))
     log.append(build_event(6))
-    ours = read_holder(path)
-    assert ours is not None and ours.pid == os.getpid()  # this store holds it now
     again = JsonlFileEventStore(root)
     with pytest.raises(SessionLockedError) as caught:
         again.claim(SESSION)

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,18 +50,17 @@ from agent_tui.bus.consumer import StartAt, StreamFeed
 from agent_tui.bus.consumer_holes import HOLE_GRACE_S
 from agent_tui.bus.consumer_order import DEFAULT_HOLD_LIMIT
 from agent_tui.bus.control_rights import ControlRights
-from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
+from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, own_claim
 from agent_tui.bus.protocol import (
     DEFAULT_CONTROL_TIMEOUT_S,
     DEFAULT_HEARTBEAT_S,
     DEFAULT_PRESENCE_TTL_S,
     DUPLICATE_WINDOW_S,
     Caller,
-    NameClaim,
     name_from,
 )
 from agent_tui.bus.remote import BusCommands
-from agent_tui.bus.snapshots import LoadedSnapshot, load_snapshot
+from agent_tui.bus.snapshots import load_snapshot
 from agent_tui.events import Event
 from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.runtime.commands import Republish
@@ -186,7 +184,14 @@ class AttachedBus:
         """Follow presence and read the stream; a dashboard with rights on some hosts only
         decides the hosts already present before the first event is read."""
         hold_limit, hole_grace = self._holes
-        loaded = await self._snapshot(js) if self._start is None and self._snapshots else None
+        loaded = None
+        if self._start is None and self._snapshots:  # the newest state snapshot a host keeps that checks out
+            try:
+                loaded = await load_snapshot(js, self._problem)
+            except Exception as error:  # a failure to read them is one more snapshot not used
+                self._problem(
+                    f"state snapshots could not be read ({_failure_kind(error)}): the stream is read from its start"
+                )
         self._feed = StreamFeed(
             js,
             self._deliver,
@@ -211,17 +216,6 @@ class AttachedBus:
                 await asyncio.wait_for(self._presence.first_read(), FIRST_READ_S)
             await rights.decide(self._presence.hosts)
         await self._feed.start()
-
-    async def _snapshot(self, js: JetStreamContext) -> LoadedSnapshot | None:
-        """The newest state snapshot a host keeps that this dashboard can check, else None (each
-        one it cannot use said in `problems`); a failure to read them is one of those."""
-        try:
-            return await load_snapshot(js, self._problem)
-        except Exception as error:
-            self._problem(
-                f"state snapshots could not be read ({_failure_kind(error)}): the stream is read from its start"
-            )
-            return None
 
     async def _ask_republish(self, host: str, session_id: str, first: int, last: int) -> str | None:
         """Ask `host` to publish what the stream lost of a session again (`HoleFiller`): None
@@ -251,9 +245,7 @@ class AttachedBus:
             NameTaken: another process holds the name (after `NAME_DRAWS` default names).
         """
         for draw in range(NAME_DRAWS):
-            claim = NameClaim(
-                name=self.name, kind="dashboard", pid=os.getpid(), machine=machine(), user=user(), since=now()
-            )
+            claim = own_claim(self.name, "dashboard", now())
             holder = BusPresence(
                 js,
                 claim,

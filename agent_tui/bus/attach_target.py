@@ -149,10 +149,6 @@ async def connect(
     Raises:
         BusUnreachable: no server answers at the URL, or it refused the credentials.
     """
-
-    async def quiet(_error: Exception) -> None:
-        return None
-
     probe = await _open(
         target, allow_reconnect=False, max_reconnect_attempts=1, reconnect_time_wait=0.05, error_cb=quiet
     )
@@ -171,6 +167,10 @@ async def connect(
         disconnected_cb=disconnected,
         reconnected_cb=reconnected,
     )
+
+
+async def quiet(_error: Exception) -> None:
+    """A connection's error callback that hears nothing (a probe's refusal is said once, raised)."""
 
 
 async def _open(target: BusTarget, **options: Any) -> Client:

@@ -47,7 +47,7 @@ from nats.js.errors import NotFoundError
 
 from agent_tui.bus.consumer_holes import HOLE_GRACE_S, AskHost, HoleFiller
 from agent_tui.bus.consumer_order import DEFAULT_HOLD_LIMIT, SessionOrder
-from agent_tui.bus.protocol import ALL_EVENTS, STREAM, SUBJECT_PREFIX, subject_token
+from agent_tui.bus.protocol import ALL_EVENTS, STREAM, SUBJECT_PREFIX, stream_oddities, subject_token
 from agent_tui.events import Event, EventValidationError, event_from_json
 
 STREAM_WAIT_S = 0.5
@@ -167,7 +167,13 @@ class StreamFeed:
         except NotFoundError:
             return False
         if first:
-            self._check_config(info.config)
+            odd = stream_oddities(info.config, ALL_EVENTS)
+            if odd:  # whoever made it so (a host may make a missing stream) could publish for another host
+                self._problem(
+                    f"the stream {STREAM} is not as agent-tui makes it ({'; '.join(odd)}): events may "
+                    "show under another host than the one that sent them; ask the server's administrator "
+                    "to make it again"
+                )
             self._live_at = info.state.last_seq
             if info.state.first_seq > 1:
                 self.order.from_anywhere = True  # the stream's limits cut its start
@@ -196,26 +202,6 @@ class StreamFeed:
             pending_bytes_limit=PENDING_MESSAGES * 1024,
         )
         return True
-
-    def _check_config(self, config: js_api.StreamConfig) -> None:
-        """Say once when the stream is not as a host makes it: whoever made it so (a host may
-        make a missing stream) could have the server publish for another host."""
-        odd = [
-            what
-            for what, present in (
-                ("it republishes what it stores", config.republish is not None),
-                ("it rewrites subjects", config.subject_transform is not None),
-                ("it copies another stream", bool(config.sources) or config.mirror is not None),
-                (f"its subjects are {config.subjects}", (config.subjects or []) != [ALL_EVENTS]),
-            )
-            if present
-        ]
-        if odd:
-            self._problem(
-                f"the stream {STREAM} is not as agent-tui makes it ({'; '.join(odd)}): events may "
-                "show under another host than the one that sent them; ask the server's administrator "
-                "to make it again"
-            )
 
     async def _on_message(self, message: object) -> None:
         """One delivered message (a `nats.aio.msg.Msg`)."""

@@ -112,11 +112,3 @@ class SessionOrder:
         session = self._sessions.get(session_id)
         if session is not None:
             session.dropped = 0
-
-    def holes(self) -> dict[str, tuple[int, int]]:
-        """Sessions waiting for a hole to be filled: `(first missing, events held after it)`."""
-        return {sid: (s.expected, len(s.held)) for sid, s in self._sessions.items() if s.held}
-
-    @property
-    def held(self) -> int:
-        return sum(len(s.held) for s in self._sessions.values())

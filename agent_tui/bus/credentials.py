@@ -37,15 +37,18 @@ def secrets_of(settings: BusSettings, env: Any = ENVIRONMENT) -> list[str]:
             found.append(value)
             if ":" in value:
                 found.extend(part for part in value.split(":", 1) if len(part) >= 4)
-    for part in (settings.url or "").split(","):
-        _, sep, rest = part.strip().partition("://")
-        if sep and "@" in rest:
-            userinfo = rest.rpartition("@")[0]
-            found.append(userinfo)
-            found.extend(piece for piece in userinfo.split(":") if len(piece) >= 4)
+    for userinfo in _userinfos(settings.url):
+        found.append(userinfo)
+        found.extend(piece for piece in userinfo.split(":") if len(piece) >= 4)
     if settings.creds_file is not None:
         found.extend(_file_secrets(settings.creds_file))
     return sorted(set(found), key=len, reverse=True)
+
+
+def _userinfos(url: str | None) -> list[str]:
+    """The user parts (`USER:PASSWORD`, a token) of the URLs that have one."""
+    parts = [part.strip().partition("://") for part in (url or "").split(",")]
+    return [rest.rpartition("@")[0] for _, sep, rest in parts if sep and "@" in rest]
 
 
 def _file_secrets(path: Path) -> list[str]:
@@ -110,13 +113,7 @@ def bus_user(settings: BusSettings, env: Any = ENVIRONMENT) -> str:
         if sep and user and password:
             name = user
     if name is None:
-        for part in (settings.url or "").split(","):
-            _, sep, rest = part.strip().partition("://")
-            if sep and "@" in rest:
-                userinfo = rest.rpartition("@")[0]
-                if ":" in userinfo:
-                    name = userinfo.partition(":")[0]
-                    break
+        name = next((info.partition(":")[0] for info in _userinfos(settings.url) if ":" in info), None)
     if name is None:
         from agent_tui.bus.presence import user
 

@@ -31,11 +31,10 @@ from agent_tui.bus.attach_target import BusUnreachable
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.control_server import ControlServer
 from agent_tui.bus.host_link import BusLink
-from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, user
+from agent_tui.bus.presence import BusPresence, NameTaken, machine, now, own_claim, user
 from agent_tui.bus.protocol import (
     HostNotice,
     HostSessions,
-    NameClaim,
     Presence,
     SessionSummary,
     WaitingRequest,
@@ -84,16 +83,6 @@ class BusHost:
         self._name_claimed_by_start = False
         self.link.watchers.append(self._link_changed)
         self.publisher.before = self.control_ready
-
-    def claim(self) -> NameClaim:
-        return NameClaim(
-            name=self.name,
-            kind="host" if self.kind == "serve" else "run",
-            pid=os.getpid(),
-            machine=machine(),
-            user=user(),
-            since=self.started_at,
-        )
 
     def presence_record(self) -> Presence:
         from agent_tui import __version__
@@ -164,7 +153,11 @@ class BusHost:
     async def _claim_name(self) -> None:
         stream = self.link.stream
         assert stream is not None
-        presence = self.presence = BusPresence(stream, self.claim(), self.settings.presence_ttl_s)
+        presence = self.presence = BusPresence(
+            stream,
+            own_claim(self.name, "host" if self.kind == "serve" else "run", self.started_at),
+            self.settings.presence_ttl_s,
+        )
         await presence.claim_name()
         record = self.presence_record()
         with contextlib.suppress(Exception):

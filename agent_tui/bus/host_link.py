@@ -26,7 +26,7 @@ import nats
 from nats.aio.client import Client, Server
 from nats.js import JetStreamContext
 
-from agent_tui.bus.attach_target import BusUnreachable
+from agent_tui.bus.attach_target import BusUnreachable, quiet
 from agent_tui.bus.config import BusSettings
 from agent_tui.bus.credentials import bus_user, connect_options, describe_failure, scrub
 from agent_tui.bus.presence import now
@@ -80,7 +80,7 @@ class BusLink:
                     connect_timeout=CONNECT_TIMEOUT_S,
                     allow_reconnect=False,
                     max_reconnect_attempts=1,
-                    error_cb=_quiet,
+                    error_cb=quiet,
                     **options,
                 ),
                 CONNECT_TIMEOUT_S * 3,
@@ -203,10 +203,6 @@ class BusLink:
 CLOSE_TIMEOUT_S = 5.0
 """How long closing the connection may take: a client stuck in a reconnect never holds up the
 host's exit."""
-
-
-async def _quiet(_error: Exception) -> None:
-    return None
 
 
 def _hush_resets_said_elsewhere(loop: asyncio.AbstractEventLoop) -> None:

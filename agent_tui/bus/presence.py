@@ -19,6 +19,7 @@ import getpass
 import os
 import socket
 from datetime import UTC, datetime
+from typing import Literal
 
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig
@@ -26,6 +27,7 @@ from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSe
 from nats.js.kv import KeyValue
 
 from agent_tui.bus.protocol import NAMES_BUCKET, PRESENCE_BUCKET, NameClaim, Presence
+from agent_tui.store.lock import process_alive as alive
 
 HOST_HINT = "choose another with --host"
 """What a refused host can do (a dashboard is told to choose another name its own way)."""
@@ -55,6 +57,11 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def own_claim(name: str, kind: Literal["host", "dashboard", "run"], since: str) -> NameClaim:
+    """This process's claim of `name` on the bus."""
+    return NameClaim(name=name, kind=kind, pid=os.getpid(), machine=machine(), user=user(), since=since)
+
+
 async def bucket(stream: JetStreamContext, name: str, ttl_s: float) -> KeyValue:
     """The KV bucket, made with a TTL of `ttl_s` (and limit markers) when it does not exist."""
     try:
@@ -66,17 +73,6 @@ async def bucket(stream: JetStreamContext, name: str, ttl_s: float) -> KeyValue:
         return await stream.create_key_value(config, limit_marker_ttl=max(ttl_s, 1.0))
     except Exception:
         return await stream.create_key_value(config)
-
-
-def alive(pid: int) -> bool:
-    """Whether a process `pid` of this machine exists (another user's counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class BusPresence:

@@ -72,12 +72,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_tui.runtime.commands import AlreadyAnswered as AlreadyAnswered
 from agent_tui.runtime.commands import Caller, Command, Reply
+
+if TYPE_CHECKING:
+    from nats.js.api import StreamConfig
 
 STREAM = "AGENT_TUI_EVENTS"
 """The JetStream stream that holds every host's events."""
@@ -187,6 +190,21 @@ def sequence_of(message_id_text: str) -> tuple[str, int] | None:
     if not session_id or not number.isdigit():
         return None
     return session_id, int(number)
+
+
+def stream_oddities(config: StreamConfig, subject: str) -> list[str]:
+    """How a stream is not as agent-tui makes it (one clause each; none: it is): a stream that
+    republishes, rewrites or copies could have the server publish for another host."""
+    return [
+        what
+        for what, present in (
+            ("it republishes what it stores", config.republish is not None),
+            ("it rewrites subjects", config.subject_transform is not None),
+            ("it copies another stream", bool(config.sources) or config.mirror is not None),
+            (f"its subjects are {config.subjects}", (config.subjects or []) != [subject]),
+        )
+        if present
+    ]
 
 
 class _Message(BaseModel):

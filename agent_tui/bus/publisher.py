@@ -90,29 +90,17 @@ class _Refill:
 
 
 class Publisher:
-    def __init__(
-        self,
-        host: str,
-        sessions_dir: Path,
-        link: BusLink,
-        settings: BusSettings,
-        *,
-        window: int = PUBLISH_WINDOW,
-        ack_timeout: float = ACK_TIMEOUT_S,
-    ) -> None:
+    def __init__(self, host: str, sessions_dir: Path, link: BusLink, settings: BusSettings) -> None:
         self.host = host
         self.sessions_dir = sessions_dir
         self.link = link
         self.settings = settings
-        self.window_size = window
-        self.ack_timeout = ack_timeout
         self.latest: dict[str, int] = {}
         """Each session's newest logged sequence."""
         self.marks: dict[str, int] = {}
         """Each session's "published up to": every sequence up to it is acknowledged."""
         self.stream_sequences: dict[str, int] = {}
         """The stream sequence of each session's last acknowledged event (this run)."""
-        self.republished = 0
         self._sent: dict[str, int] = {}
         self._queue: deque[tuple[str, int, bytes]] = deque()
         self._live = False  # the queue holds every event past `_sent` (else: read the logs)
@@ -187,7 +175,10 @@ class Publisher:
         while True:
             await self.link.connected.wait()
             try:
-                await self._start_up()
+                if self._stream_id is None:
+                    await self._ensure_stream()
+                    await self._read_marks()
+                await self._hear_deletion()
                 await self._publish()
             except _Outage:
                 self._drop_in_flight()
@@ -219,12 +210,6 @@ class Publisher:
         self.stream_sequences.clear()
         self._sent.clear()
         self._marks_dirty = True
-
-    async def _start_up(self) -> None:
-        if self._stream_id is None:
-            await self._ensure_stream()
-            await self._read_marks()
-        await self._hear_deletion()
 
     async def _hear_deletion(self) -> None:
         """Hear the server's advisory when the stream is deleted (once per client: it
@@ -323,7 +308,9 @@ class Publisher:
             if not self._live:
                 self._live = True  # from now on the queue hears everything; the logs give the rest
                 self._queue.clear()
-                await self._catch_up()
+                for session_id, latest in list(self.latest.items()):
+                    if self._sent.get(session_id, 0) < latest:
+                        await self._from_log(session_id, latest)
             while self._refills:
                 await self._refill(self._refills[0])
                 self._refills.popleft()
@@ -355,7 +342,7 @@ class Publisher:
         oldest publish waits past its timeout."""
         self._wake.clear()
         if self._window:
-            left = self._window[0][3] + self.ack_timeout - now
+            left = self._window[0][3] + ACK_TIMEOUT_S - now
             if left <= 0:
                 raise _Outage("no acknowledgement")
             with contextlib.suppress(TimeoutError):
@@ -365,13 +352,6 @@ class Publisher:
                 await asyncio.wait_for(self._wake.wait(), MARKS_EVERY_S)
         else:
             await self._wake.wait()
-
-    async def _catch_up(self) -> None:
-        for session_id, latest in list(self.latest.items()):
-            if self._sent.get(session_id, 0) < latest:
-                before = self._sent.get(session_id, 0)
-                await self._from_log(session_id, latest)
-                self.republished += self._sent.get(session_id, 0) - before
 
     async def _refill(self, refill: _Refill) -> None:
         """Publish a refill's sequences from the log (an outage meanwhile: it is done again)."""
@@ -424,18 +404,15 @@ class Publisher:
             )
         except Exception as error:
             raise _Outage(str(error)) from None
-        future.add_done_callback(self._acknowledged)
+        future.add_done_callback(lambda _future: self._wake.set())  # an acknowledgement wakes the loop
         if self._acks is not None:
             self._acks.append(future)
         self._window.append((session_id, sequence, future, asyncio.get_running_loop().time(), line))
         self._sent[session_id] = sequence
-        if len(self._window) >= self.window_size:
+        if len(self._window) >= PUBLISH_WINDOW:
             self._settle_done()
-            if len(self._window) >= self.window_size:
+            if len(self._window) >= PUBLISH_WINDOW:
                 await self._settle_oldest()
-
-    def _acknowledged(self, _future: asyncio.Future[Any]) -> None:
-        self._wake.set()
 
     def _settle_done(self) -> None:
         """Settle the acknowledged publishes at the head of the window (never waits)."""
@@ -449,14 +426,18 @@ class Publisher:
                 raise _Outage(str(error))
             window.popleft()
             ack = future.result()
-            self._settled(session_id, sequence, ack)
+            if sequence > self.marks.get(session_id, 0):
+                self.marks[session_id] = sequence
+                self.stream_sequences[session_id] = int(getattr(ack, "seq", 0) or 0)
+                self._marks_dirty = True
+                self._progress.set()
             if self.snapshots is not None and not getattr(ack, "duplicate", False):
                 self.snapshots.stored(int(ack.seq), line)
 
     async def _settle_oldest(self) -> None:
         """Wait for the oldest publish's acknowledgement (the window is full)."""
         _, _, future, sent_at, _ = self._window[0]
-        left = max(0.0, sent_at + self.ack_timeout - asyncio.get_running_loop().time())
+        left = max(0.0, sent_at + ACK_TIMEOUT_S - asyncio.get_running_loop().time())
         try:
             await asyncio.wait_for(asyncio.shield(future), left)
         except (TimeoutError, asyncio.CancelledError) as error:
@@ -466,13 +447,6 @@ class Publisher:
         except Exception as error:
             raise _Outage(str(error)) from None
         self._settle_done()
-
-    def _settled(self, session_id: str, sequence: int, ack: Any) -> None:
-        if sequence > self.marks.get(session_id, 0):
-            self.marks[session_id] = sequence
-            self.stream_sequences[session_id] = int(getattr(ack, "seq", 0) or 0)
-            self._marks_dirty = True
-            self._progress.set()
 
     def _drop_in_flight(self) -> None:
         for _, _, future, _, _ in self._window:

@@ -45,7 +45,15 @@ from nats.js.kv import KeyValue
 from pydantic import ValidationError
 
 from agent_tui.bus.consumer_order import SessionOrder
-from agent_tui.bus.protocol import ALL_EVENTS, STREAM, SUBJECT_PREFIX, _Message, subject_token, valid_name
+from agent_tui.bus.protocol import (
+    ALL_EVENTS,
+    STREAM,
+    SUBJECT_PREFIX,
+    _Message,
+    stream_oddities,
+    subject_token,
+    valid_name,
+)
 from agent_tui.events import EventValidationError, event_from_json
 from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.reducer.snapshot import SnapshotRefused, state_from_bytes, state_to_bytes
@@ -138,7 +146,6 @@ class SnapshotKeeper:
         self._pending: list[bytes] = []
         self._state = DashboardState()
         self._order = SessionOrder()
-        self._folded_to = 0
         self._last_write = time.monotonic()
         self._last_cost = 0.0
         self._wake = asyncio.Event()
@@ -161,7 +168,6 @@ class SnapshotKeeper:
         if info.state.messages == 0:
             self._first = self._next = info.state.last_seq + 1
             self._order.from_anywhere = self._first > 1
-            self._folded_to = self._first - 1
         else:
             self._next = None
 
@@ -285,10 +291,12 @@ async def load_snapshot(js: JetStreamContext, problem: Callable[[str], None]) ->
         kept = await js.stream_info(f"KV_{SNAPSHOT_BUCKET}", subjects_filter=f"{KV_PREFIX}.>")
     except NotFoundError:
         return None  # no stream yet, or no host ever wrote a snapshot
-    try:
-        _check_bucket(kept.config)
-    except _Ignored as why:
-        problem(f"state snapshots ignored, the stream is read from its start: {why}")
+    odd = stream_oddities(kept.config, f"{KV_PREFIX}.>")
+    if odd:
+        problem(
+            "state snapshots ignored, the stream is read from its start: the bucket "
+            f"{SNAPSHOT_BUCKET} is not as agent-tui makes it ({'; '.join(odd)})"
+        )
         return None
     keys = dict(kept.state.subjects or {})
     subjects: dict[str, int] = dict(info.state.subjects or {})
@@ -312,21 +320,6 @@ async def load_snapshot(js: JetStreamContext, problem: Callable[[str], None]) ->
             continue
         return LoadedSnapshot(head.host, state, head.first_seq, head.last_seq)
     return None
-
-
-def _check_bucket(config: js_api.StreamConfig) -> None:
-    odd = [
-        what
-        for what, present in (
-            ("it republishes what it stores", config.republish is not None),
-            ("it rewrites subjects", config.subject_transform is not None),
-            ("it copies another stream", bool(config.sources) or config.mirror is not None),
-            (f"its subjects are {config.subjects}", (config.subjects or []) != [f"{KV_PREFIX}.>"]),
-        )
-        if present
-    ]
-    if odd:
-        raise _Ignored(f"the bucket {SNAPSHOT_BUCKET} is not as agent-tui makes it ({'; '.join(odd)})")
 
 
 async def _read(js: JetStreamContext, subject: str, count: int, limit: int) -> dict[str, bytes]:

@@ -3,6 +3,8 @@ hand to a colleague (`agent-tui export`, and the dashboard's export command).
 
 `export_session(log, fmt)` reads the session's log and its sub-agents' logs from the same
 directory, folds them into one document (`document.py`) and renders it as Markdown, HTML or JSON.
+The logs are read as the replay reads them: a torn final line (a session still being written)
+is left out, a corrupt complete line stops the export with its `FILE:LINE`.
 The export holds what the logs hold, with control characters made visible, and nothing else;
 in the Markdown, text from a log cannot make the document's own structure, raw HTML or a link a
 renderer would run (`neutral.py`), and in the HTML it is all escaped text.
@@ -18,9 +20,9 @@ from agent_tui.export.document import ExportedSession, build_documents
 from agent_tui.export.html import to_html
 from agent_tui.export.json_document import to_json
 from agent_tui.export.markdown import to_markdown
-from agent_tui.export.sources import ExportSourceError, find_log, session_events, tree_logs
+from agent_tui.export.sources import ExportSourceError, find_log, tree_logs
 from agent_tui.private_files import write_private
-from agent_tui.store import EventLogDecodeError
+from agent_tui.store import EventLogDecodeError, JsonlEventLog
 
 __all__ = [
     "ExportFailed",
@@ -39,7 +41,7 @@ ExportFormat = Literal["md", "html", "json"]
 def read_tree(log: Path) -> list[ExportedSession]:
     """The session of `log` with its sub-agents nested under it (others of the same directory
     that name a parent outside the tree are not read)."""
-    roots = build_documents(session_events(path) for path in tree_logs(log))
+    roots = build_documents(JsonlEventLog(path).replay() for path in tree_logs(log))
     return [root for root in roots if root.session_id == log.stem] or roots
 
 

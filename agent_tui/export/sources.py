@@ -6,22 +6,16 @@ Invariants:
   short id); two that match, or none, is an `ExportSourceError` saying which;
 - the tree is found from each log's first line (`session.created`'s `parentSessionId`), so a
   directory of thousands of logs costs one short read per log; a log whose first line is not a
-  session's start is not part of any tree;
-- the events are read as the replay reads them: a torn final line (a session still being written)
-  is left out, a corrupt complete line stops the export with its `FILE:LINE`.
+  session's start is not part of any tree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 
-from agent_tui.events import Event
-from agent_tui.store import JsonlEventLog
-
-__all__ = ["ExportSourceError", "find_log", "session_events", "tree_logs"]
+__all__ = ["ExportSourceError", "find_log", "tree_logs"]
 
 _FIRST_LINE_LIMIT = 1 << 16
 
@@ -89,8 +83,3 @@ def tree_logs(root: Path) -> list[Path]:
                 logs.append(path)
                 stack.append(child_id)
     return logs
-
-
-def session_events(path: Path) -> Iterator[Event]:
-    """One log's events, in order (see the module's invariants for what is left out)."""
-    return JsonlEventLog(path).replay("skip-trailing-partial")

@@ -54,10 +54,6 @@ class Excerpt:
             parts.append(("…", False))
         return parts
 
-    def plain(self) -> str:
-        """The excerpt as one visible line, without marks."""
-        return "".join(text for text, _ in self.visible_parts())
-
 
 def _marks(line: str, query: Query) -> list[tuple[int, int]]:
     found = words(line)

@@ -38,7 +38,7 @@ import os
 import sqlite3
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -188,11 +188,10 @@ class _Known:
     spend: str | None
 
 
-_KNOWN_COLUMNS = (
-    "id, size, mtime_ns, inode, head, offset, lines, resume_offset, resume_line, resume_corrupt,"
-    " resume_tail, corrupt, first_corrupt, session_id, agent_name, title, spend"
-)
-"""The columns of `files` a `_Known` holds, in its order."""
+_KNOWN_COLUMNS = [column.name for column in fields(_Known)]
+_KNOWN = ", ".join(_KNOWN_COLUMNS)
+"""The columns of `files` a `_Known` holds, in its order: `id`, then what `_record` writes."""
+_RECORD = f"UPDATE files SET {' = ?, '.join(_KNOWN_COLUMNS[1:])} = ? WHERE id = ?"
 
 
 _Planned = tuple[Path, os.stat_result, int, _Known | None]
@@ -220,6 +219,17 @@ def _same(inode: int, size: int, mtime_ns: int, offset: int, status: os.stat_res
     """Whether a log indexed with this inode, size and modification time, through `offset`, is
     as it was (`_unchanged`)."""
     return inode == status.st_ino and size == status.st_size == offset and mtime_ns == status.st_mtime_ns
+
+
+def _replaced(handle: BinaryIO, known: _Known, fresh: os.stat_result, head: str) -> bool:
+    """Whether a log is other than the one indexed, grown (truncated, replaced, rewritten in
+    place): then it is indexed again from its start."""
+    return (
+        known.inode != fresh.st_ino
+        or known.head != head
+        or fresh.st_size < known.offset
+        or _tail_hash(handle, known.resume_offset) != known.resume_tail
+    )
 
 
 def _tail_hash(handle: BinaryIO, offset: int) -> str:
@@ -457,11 +467,11 @@ class SearchIndex:
 
     def _known(self) -> dict[str, _Known]:
         """What the index knows of every log, by its absolute path."""
-        rows = self._db.execute(f"SELECT path, {_KNOWN_COLUMNS} FROM files").fetchall()
+        rows = self._db.execute(f"SELECT path, {_KNOWN} FROM files").fetchall()
         return {path: _Known(*row) for path, *row in rows}
 
     def _load(self, key: str) -> _Known | None:
-        row = self._db.execute(f"SELECT {_KNOWN_COLUMNS} FROM files WHERE path = ?", (key,)).fetchone()
+        row = self._db.execute(f"SELECT {_KNOWN} FROM files WHERE path = ?", (key,)).fetchone()
         return _Known(*row) if row is not None else None
 
     def _sync_file(self, path: Path, report: SyncReport) -> int:
@@ -477,48 +487,26 @@ class SearchIndex:
             if known is not None and _unchanged(known, fresh):
                 return 0
             head = _head_hash(handle, fresh.st_size)
-            start = self._start(handle, known, fresh, head, path, report)
-            return self._index_from(handle, path, key, known, start, fresh, head, report)
-
-    def _start(
-        self,
-        handle: BinaryIO,
-        known: _Known | None,
-        fresh: os.stat_result,
-        head: str,
-        path: Path,
-        report: SyncReport,
-    ) -> tuple[int, int, int]:
-        """Where to read from: (byte offset, line, corrupt lines before it)."""
-        if known is None:
-            return 0, 0, 0
-        replaced = (
-            known.inode != fresh.st_ino
-            or known.head != head
-            or fresh.st_size < known.offset
-            or _tail_hash(handle, known.resume_offset) != known.resume_tail
-        )
-        if replaced:
-            report.reindexed.append(path)
-            return 0, 0, 0
-        return known.resume_offset, known.resume_line, known.resume_corrupt
+            start = (0, 0, 0)
+            if known is not None and _replaced(handle, known, fresh, head):
+                report.reindexed.append(path)
+            elif known is not None:
+                start = (known.resume_offset, known.resume_line, known.resume_corrupt)
+            return self._index_from(handle, path, self._reading(key, known, start), fresh, head, report)
 
     def _index_from(
         self,
         handle: BinaryIO,
         path: Path,
-        key: str,
-        known: _Known | None,
-        start: tuple[int, int, int],
+        reading: LogReading,
         fresh: os.stat_result,
         head: str,
         report: SyncReport,
     ) -> int:
-        """Index one log from `start` (its resume point, or its start) to its last complete
-        line, and record where it is now; the bytes read."""
+        """Index one log from where `reading` starts (its resume point, or its start) to its last
+        complete line, and record where it is now; the bytes read."""
         from agent_tui.search.extract import RowBuilder
 
-        reading = self._reading(key, known, start)
         base = reading.file_id << LINE_BITS
         self._db.execute(
             "DELETE FROM hits WHERE rowid >= ? AND rowid < ?", (base + reading.line, base + (1 << LINE_BITS))
@@ -561,30 +549,26 @@ class SearchIndex:
         """Remember where a log was read through, where to resume, and what it said."""
         session_id, agent_name, title = reading.names
         pending_offset, pending_line, pending_corrupt = reading.pending
-        self._db.execute(
-            "UPDATE files SET size = ?, mtime_ns = ?, inode = ?, head = ?, offset = ?, lines = ?,"
-            " resume_offset = ?, resume_line = ?, resume_corrupt = ?, resume_tail = ?, corrupt = ?,"
-            " first_corrupt = ?, session_id = ?, agent_name = ?, title = ?, spend = ? WHERE id = ?",
-            (
-                fresh.st_size,
-                fresh.st_mtime_ns,
-                fresh.st_ino,
-                head,
-                reading.offset,
-                reading.line,
-                pending_offset,
-                pending_line,
-                pending_corrupt,
-                _tail_hash(handle, pending_offset),
-                reading.corrupt,
-                reading.first_corrupt,
-                session_id if isinstance(session_id, str) else path.stem,
-                agent_name if isinstance(agent_name, str) else None,
-                title if isinstance(title, str) else None,
-                reading.spend.dumps(),
-                reading.file_id,
-            ),
+        record = _Known(
+            reading.file_id,
+            fresh.st_size,
+            fresh.st_mtime_ns,
+            fresh.st_ino,
+            head,
+            reading.offset,
+            reading.line,
+            pending_offset,
+            pending_line,
+            pending_corrupt,
+            _tail_hash(handle, pending_offset),
+            reading.corrupt,
+            reading.first_corrupt,
+            session_id if isinstance(session_id, str) else path.stem,
+            agent_name if isinstance(agent_name, str) else None,
+            title if isinstance(title, str) else None,
+            reading.spend.dumps(),
         )
+        self._db.execute(_RECORD, (*astuple(record)[1:], record.id))
 
     def _insert(self, rows: list[Row]) -> None:
         if rows:

@@ -63,10 +63,6 @@ class Query:
         """The FTS5 MATCH expression: every term quoted, joined by AND."""
         return " AND ".join(term.fts() for term in self.terms)
 
-    def matches(self, folded: Sequence[str]) -> bool:
-        """Whether a text with these folded words matches (every term occurs)."""
-        return all(term.spans(folded) for term in self.terms)
-
 
 def parse_query(text: str) -> Query:
     """Read a query (see the module docstring).

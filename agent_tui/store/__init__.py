@@ -18,7 +18,6 @@ from agent_tui.store.jsonl import (
     foreign_session,
     iter_lines,
 )
-from agent_tui.store.lock import read_holder
 
 __all__ = [
     "EventLogDecodeError",
@@ -36,5 +35,4 @@ __all__ = [
     "TornLine",
     "foreign_session",
     "iter_lines",
-    "read_holder",
 ]

@@ -58,17 +58,20 @@ def _parse_holder(data: bytes) -> LockHolder | None:
         return None
 
 
-def _alive(holder: LockHolder) -> bool:
-    """False only when the holder is a process of this machine that no longer exists."""
-    if holder.host and holder.host != socket.gethostname():
-        return True
+def process_alive(pid: int) -> bool:
+    """Whether a process `pid` of this machine exists (another user's counts)."""
     try:
-        os.kill(holder.pid, 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
     return True
+
+
+def _alive(holder: LockHolder) -> bool:
+    """False only when the holder is a process of this machine that no longer exists."""
+    return holder.host not in ("", socket.gethostname()) or process_alive(holder.pid)
 
 
 def _read_holder(fd: int) -> LockHolder | None:
@@ -83,18 +86,6 @@ def _read_holder(fd: int) -> LockHolder | None:
             return holder
         time.sleep(0.001)
     return None
-
-
-def read_holder(log_path: Path) -> LockHolder | None:
-    """Who holds the lock of the log at `log_path` now, as far as its lock file says (None when
-    there is none, or it names a process of this machine that is gone). A look, for the
-    dashboard: it takes no lock, so a writer taking it at that moment is never disturbed."""
-    try:
-        data = lock_path(log_path).read_bytes()
-    except OSError:
-        return None
-    holder = _parse_holder(data)
-    return holder if holder is not None and _alive(holder) else None
 
 
 def _release(path: Path, fd: int) -> None:
