@@ -53,9 +53,17 @@ def main(argv: list[str] | None = None) -> int:
         default=3_000,
         help="generated logs of 500 events, search and history benchmarks",
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="run only the benchmarks whose name contains one of these words (e.g. `bus paint`, `import`)",
+    )
     args = parser.parse_args(argv)
     rows: list[Row] = []
     for name, bench in _steps(args):
+        if args.only and not any(word in name for word in args.only):
+            continue
         try:
             found = bench()
         except Exception as error:  # one broken benchmark is a failed row, not a lost table
