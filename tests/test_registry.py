@@ -9,6 +9,7 @@ import anyio
 import pytest
 from support_frames import as_transition
 
+from agent_tui.events.frames import Frame, FrameError, ResponseMeta, Transition
 from agent_tui.events.session_tree import SessionTree
 from agent_tui.turns import (
     Attached,
@@ -16,14 +17,10 @@ from agent_tui.turns import (
     End,
     EndReason,
     EventSink,
-    Frame,
-    FrameError,
     NoActiveTurn,
     PendingInput,
-    ResponseMeta,
     Running,
     Start,
-    Transition,
     TurnRegistry,
 )
 from agent_tui.turns.registry import TurnRecord

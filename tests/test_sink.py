@@ -9,16 +9,8 @@ import anyio
 import pytest
 from support_frames import as_event, as_transition
 
-from agent_tui.events.frames import FrameBody
-from agent_tui.turns import (
-    EventSink,
-    Fatal,
-    Frame,
-    FrameError,
-    RuntimeEvent,
-    Transition,
-    is_turn_end,
-)
+from agent_tui.events.frames import Fatal, Frame, FrameBody, FrameError, RuntimeEvent, Transition, is_turn_end
+from agent_tui.turns import EventSink
 
 
 @pytest.fixture

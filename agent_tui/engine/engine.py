@@ -71,12 +71,12 @@ from agent_tui.engine.tree_tools import SessionTools, TreeTools
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
 from agent_tui.events.chains import ChainCheck
-from agent_tui.events.frames import Fatal
+from agent_tui.events.frames import Fatal, FrameError
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
 from agent_tui.events.wording import counted
 from agent_tui.store import EventStore
-from agent_tui.turns import End, EventSink, FrameError, FrameListener, PendingInput, TurnRegistry
+from agent_tui.turns import End, EventSink, FrameListener, PendingInput, TurnRegistry
 from agent_tui.turns.live_frames import LiveFrames
 from agent_tui.turns.projection import command_for
 from agent_tui.turns.registry import Attached, NoActiveTurn
