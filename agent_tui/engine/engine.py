@@ -153,7 +153,7 @@ class SessionEngine:
         self.store = store
         self.provider = provider
         self.prices = prices if prices is not None else shipped_prices()
-        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, prices=self.prices)
+        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, self.prices)
         """Each tree's budget and spend; stops a tree that spent its budget (`engine.budgets`).
         Its `index` is the one owner of the engine's session family (the registry walks it)."""
         self.registry = registry if registry is not None else TurnRegistry(self.sink)
