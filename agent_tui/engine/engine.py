@@ -59,7 +59,7 @@ from agent_tui.engine.budgets import BudgetExceeded, BudgetKeeper
 from agent_tui.engine.clock import new_id, utc_now
 from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilders, InstructionsFor
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict, UnknownSession
-from agent_tui.engine.listeners import EventListener, ListenerFailure, Listeners
+from agent_tui.engine.listeners import EventListener, Listeners
 from agent_tui.engine.log_trust import log_inside_project
 from agent_tui.engine.permissions import PermissionEngine, SessionAnswers
 from agent_tui.engine.provider import ModelProvider
@@ -221,15 +221,9 @@ class SessionEngine:
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Call `listener(event)` for every event stored, of every session, in store order.
 
-        A listener that raises is detached and its failure kept in `listener_failures`; the
-        turn goes on unchanged. Returns a function that unsubscribes.
+        A listener that raises is detached and its failure logged; the turn goes on unchanged. Returns a function that unsubscribes.
         """
         return self._listeners.add(listener)
-
-    @property
-    def listener_failures(self) -> list[ListenerFailure]:
-        """Listeners that raised and were detached, oldest first (the most recent few)."""
-        return list(self._listeners.failures)
 
     def session(self, session_id: str) -> SessionInfo:
         try:
