@@ -293,22 +293,19 @@ class SessionEngine:
         root = next((sessions[sid] for sid in self.budgets.index.chain(info.id) if sid in sessions), info)
         return await self._tree_tools.open(root, self.router, self._group())
 
-    async def open_session(
-        self, session_id: str, observe: Callable[[Event], None] | None = None
-    ) -> Hydration:
+    async def open_session(self, session_id: str) -> Hydration:
         """Hydrate a session from its log (a new process continuing an old session).
 
         A torn final line left by a crash is cut off (and reported in the result); a turn the
-        log started but never completed is closed with `turn.completed{error}`. `observe` sees
-        each event read from the log (one read serves the engine and whoever needs the log too).
+        log started but never completed is closed with `turn.completed{error}`.
         """
-        hydration = self.load_session(session_id, observe)
+        hydration = self.load_session(session_id)
         info = self._sessions[session_id]
         closed = info.open_turn
         await self.close_open_turn(info)
         return replace(hydration, closed_turn=closed)
 
-    def load_session(self, session_id: str, observe: Callable[[Event], None] | None = None) -> Hydration:
+    def load_session(self, session_id: str) -> Hydration:
         """`open_session` without closing an unfinished turn: the session is read and known to
         the engine, and a turn its log left open stays open (`SessionInfo.open_turn`); the
         caller closes it (`close_open_turn`) or lets go of the session (`forget_session`)."""
@@ -325,8 +322,6 @@ class SessionEngine:
             info.track(event)
             answers.track(event)
             self.budgets.track(event)
-            if observe is not None:
-                observe(event)
         if info is None:
             raise UnknownSession(session_id)
         self._sessions[session_id] = info
