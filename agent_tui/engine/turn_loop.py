@@ -206,9 +206,7 @@ class ModelLoop:
                     chunk = await anext(stream)
                 except StopAsyncIteration:
                     break
-                except anyio.get_cancelled_exc_class():
-                    raise
-                except Exception as error:
+                except Exception as error:  # (a cancellation is no `Exception`: it goes on up)
                     raise _ModelFailed(_failure_text(error)) from error
                 if turn.cancel_requested:  # the guard: nothing streamed after a cancel is stored
                     raise Cancelled
