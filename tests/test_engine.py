@@ -14,8 +14,9 @@ from agent_tui.engine.provider import StepDone, TextDelta
 from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.events.chains import chain_violations
+from agent_tui.events.frames import Frame
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
-from agent_tui.turns import EventSink, Frame
+from agent_tui.turns import EventSink
 from agent_tui.turns.turn_fsm import IllegalTransition, TurnFsm
 
 pytestmark = pytest.mark.anyio

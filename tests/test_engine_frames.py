@@ -11,9 +11,9 @@ from support_frames import as_transition
 
 from agent_tui.engine.errors import EventStoreFailure
 from agent_tui.engine.scripted import ScriptedProvider
-from agent_tui.events.frames import Fatal
+from agent_tui.events.frames import Fatal, Frame, is_turn_end
 from agent_tui.store import JsonlEventLog, JsonlFileEventStore
-from agent_tui.turns import EventSink, Frame, is_turn_end
+from agent_tui.turns import EventSink
 from agent_tui.turns.projection import frames_from_log, transition_dict
 
 pytestmark = pytest.mark.anyio

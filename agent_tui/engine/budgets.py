@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from agent_tui.costs.budgets import BudgetLimit, BudgetSpend, over_sentence
-from agent_tui.costs.prices import PriceTable, shipped_prices
+from agent_tui.costs.prices import PriceTable
 from agent_tui.costs.wording import usd_text
 from agent_tui.events import Event
 from agent_tui.events.session_tree import SessionIndex
@@ -60,22 +60,14 @@ class BudgetKeeper:
         stop: ends the running turns of sessions, with the message (the engine's).
         output_limit: the most output tokens a session's model may answer with (None: unknown).
         prices: the price table the preflight prices a call's worst case with.
-        notice: told, once per model, that a dollar budget cannot be checked.
     """
 
-    def __init__(
-        self,
-        stop: Stop,
-        output_limit: Callable[[str], int | None] = lambda _session_id: None,
-        *,
-        prices: PriceTable | None = None,
-        notice: Callable[[str], None] | None = None,
-    ) -> None:
+    def __init__(self, stop: Stop, output_limit: Callable[[str], int | None], prices: PriceTable) -> None:
         self._stop = stop
         self._output_limit = output_limit
-        self.prices = prices if prices is not None else shipped_prices()
-        self.notice = notice
-        self.notices: list[str] = []
+        self.prices = prices
+        self.notice: Callable[[str], None] | None = None
+        """Told, once per model, that a dollar budget cannot be checked (the embedding program's)."""
         self.index: SessionIndex[BudgetLimit, BudgetSpend] = SessionIndex(
             BudgetLimit.of, BudgetSpend.of, BudgetSpend()
         )
@@ -200,6 +192,5 @@ class BudgetKeeper:
             f"the price of {name} is unknown, so a dollar budget cannot be checked for it "
             '(add it to the config as [prices."MODEL"]; a token budget still holds)'
         )
-        self.notices.append(text)
         if self.notice is not None:
             self.notice(text)

@@ -59,7 +59,7 @@ from agent_tui.engine.budgets import BudgetExceeded, BudgetKeeper
 from agent_tui.engine.clock import new_id, utc_now
 from agent_tui.engine.context import DEFAULT_INSTRUCTIONS, ContextBuilders, InstructionsFor
 from agent_tui.engine.errors import EventStoreFailure, TurnConflict, UnknownSession
-from agent_tui.engine.listeners import EventListener, ListenerFailure, Listeners
+from agent_tui.engine.listeners import EventListener, Listeners
 from agent_tui.engine.log_trust import log_inside_project
 from agent_tui.engine.permissions import PermissionEngine, SessionAnswers
 from agent_tui.engine.provider import ModelProvider
@@ -71,12 +71,12 @@ from agent_tui.engine.tree_tools import SessionTools, TreeTools
 from agent_tui.engine.turn_loop import ModelLoop
 from agent_tui.events import Event, payload_from
 from agent_tui.events.chains import ChainCheck
-from agent_tui.events.frames import Fatal
+from agent_tui.events.frames import Fatal, FrameError
 from agent_tui.events.turn_vocabulary import PHASE_OF_EVENT, TurnEnd
 from agent_tui.events.turn_writer import INTERRUPTED, TurnWriter
 from agent_tui.events.wording import counted
 from agent_tui.store import EventStore
-from agent_tui.turns import End, EventSink, FrameError, FrameListener, PendingInput, TurnRegistry
+from agent_tui.turns import End, EventSink, FrameListener, PendingInput, TurnRegistry
 from agent_tui.turns.live_frames import LiveFrames
 from agent_tui.turns.projection import command_for
 from agent_tui.turns.registry import Attached, NoActiveTurn
@@ -153,7 +153,7 @@ class SessionEngine:
         self.store = store
         self.provider = provider
         self.prices = prices if prices is not None else shipped_prices()
-        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, prices=self.prices)
+        self.budgets = BudgetKeeper(self._stop_for_budget, self._output_limit, self.prices)
         """Each tree's budget and spend; stops a tree that spent its budget (`engine.budgets`).
         Its `index` is the one owner of the engine's session family (the registry walks it)."""
         self.registry = registry if registry is not None else TurnRegistry(self.sink)
@@ -221,15 +221,9 @@ class SessionEngine:
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Call `listener(event)` for every event stored, of every session, in store order.
 
-        A listener that raises is detached and its failure kept in `listener_failures`; the
-        turn goes on unchanged. Returns a function that unsubscribes.
+        A listener that raises is detached and its failure logged; the turn goes on unchanged. Returns a function that unsubscribes.
         """
         return self._listeners.add(listener)
-
-    @property
-    def listener_failures(self) -> list[ListenerFailure]:
-        """Listeners that raised and were detached, oldest first (the most recent few)."""
-        return list(self._listeners.failures)
 
     def session(self, session_id: str) -> SessionInfo:
         try:
@@ -299,22 +293,19 @@ class SessionEngine:
         root = next((sessions[sid] for sid in self.budgets.index.chain(info.id) if sid in sessions), info)
         return await self._tree_tools.open(root, self.router, self._group())
 
-    async def open_session(
-        self, session_id: str, observe: Callable[[Event], None] | None = None
-    ) -> Hydration:
+    async def open_session(self, session_id: str) -> Hydration:
         """Hydrate a session from its log (a new process continuing an old session).
 
         A torn final line left by a crash is cut off (and reported in the result); a turn the
-        log started but never completed is closed with `turn.completed{error}`. `observe` sees
-        each event read from the log (one read serves the engine and whoever needs the log too).
+        log started but never completed is closed with `turn.completed{error}`.
         """
-        hydration = self.load_session(session_id, observe)
+        hydration = self.load_session(session_id)
         info = self._sessions[session_id]
         closed = info.open_turn
         await self.close_open_turn(info)
         return replace(hydration, closed_turn=closed)
 
-    def load_session(self, session_id: str, observe: Callable[[Event], None] | None = None) -> Hydration:
+    def load_session(self, session_id: str) -> Hydration:
         """`open_session` without closing an unfinished turn: the session is read and known to
         the engine, and a turn its log left open stays open (`SessionInfo.open_turn`); the
         caller closes it (`close_open_turn`) or lets go of the session (`forget_session`)."""
@@ -331,8 +322,6 @@ class SessionEngine:
             info.track(event)
             answers.track(event)
             self.budgets.track(event)
-            if observe is not None:
-                observe(event)
         if info is None:
             raise UnknownSession(session_id)
         self._sessions[session_id] = info

@@ -9,7 +9,6 @@ class EventStoreFailure(RuntimeError):
     def __init__(self, session_id: str, sequence: int, event_type: str) -> None:
         super().__init__(f"could not store {event_type} #{sequence} of session {session_id}")
         self.sequence = sequence
-        self.event_type = event_type
 
 
 class TurnConflict(RuntimeError):

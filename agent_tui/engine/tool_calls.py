@@ -114,21 +114,14 @@ class ToolCallRunner:
             verdict = permissions.evaluate(info.id, call.tool, call.args, risk, protected=protected)
         except PermissionRulesError as error:  # the rules cannot be read now: no rule allows it
             verdict = Verdict("deny", "rules", reason=f"the permission rules cannot be used: {error}")
-        if verdict.decision != "ask":
-            actor = "system" if verdict.policy == "rules" else "policy"
-            await writer.resolve(
-                call.call_id,
-                call.request_id,
-                verdict.decision,
-                actor,
-                policy=verdict.policy,
-                reason=verdict.reason,
-            )
-            return verdict.decision == "allow"
-        reason = verdict.warning or verdict.reason
+        asked = verdict.decision == "ask"
+        actor = "system" if verdict.policy == "rules" else "policy"  # rules it cannot read
+        reason = (verdict.warning or verdict.reason) if asked else verdict.reason
         await writer.resolve(
-            call.call_id, call.request_id, "ask", "policy", policy=verdict.policy, reason=reason
+            call.call_id, call.request_id, verdict.decision, actor, policy=verdict.policy, reason=reason
         )
+        if not asked:
+            return verdict.decision == "allow"
         warning = _joined(protected.warning if protected else None, assessment.warning or verdict.warning)
         return await self._asked(turn, call, permissions, risk, preview, warning, assessment.reason)
 
@@ -178,8 +171,4 @@ class ToolCallRunner:
 
 def _joined(*warnings: str | None) -> str | None:
     """Warnings that are set, in order, without repeats, as one line."""
-    kept: list[str] = []
-    for warning in warnings:
-        if warning and warning not in kept:
-            kept.append(warning)
-    return "; ".join(kept) or None
+    return "; ".join(dict.fromkeys(warning for warning in warnings if warning)) or None

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import anyio
 
-from agent_tui.costs.prices import PriceTable, shipped_prices
+from agent_tui.costs.prices import PriceTable
 from agent_tui.engine.clock import new_id
 from agent_tui.engine.context import ContextBuilder, TokenEstimate
 from agent_tui.engine.provider import (
@@ -83,11 +83,11 @@ class ModelLoop:
         context_window: Callable[[str], int],
         tree_tools: Callable[[SessionInfo], Awaitable[ToolRouter | None]],
         max_steps: int,
-        prices: PriceTable | None = None,
+        prices: PriceTable,
     ) -> None:
         self.provider = provider
         self.tree_tools = tree_tools
-        self.prices = prices if prices is not None else shipped_prices()
+        self.prices = prices
         self.registry = registry
         self.tools = tools
         self.context_builder = context_builder
@@ -206,9 +206,7 @@ class ModelLoop:
                     chunk = await anext(stream)
                 except StopAsyncIteration:
                     break
-                except anyio.get_cancelled_exc_class():
-                    raise
-                except Exception as error:
+                except Exception as error:  # (a cancellation is no `Exception`: it goes on up)
                     raise _ModelFailed(_failure_text(error)) from error
                 if turn.cancel_requested:  # the guard: nothing streamed after a cancel is stored
                     raise Cancelled

@@ -20,14 +20,14 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from anthropic import AsyncAnthropic, AsyncStream
 
-from agent_tui.engine.provider import ModelMessage, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
+from agent_tui.engine.provider import ModelMessage, ModelRequest, StepDone, TextDelta, ToolCall
 from agent_tui.providers.config import DEFAULT_ANTHROPIC_MAX_OUTPUT
-from agent_tui.providers.retry import MalformedChunk, StreamIncomplete
+from agent_tui.providers.retry import MalformedChunk
 from agent_tui.providers.tool_arguments import parse_arguments
 from agent_tui.providers.vendor_provider import VendorProvider
 
@@ -38,12 +38,13 @@ class AnthropicMessagesProvider(VendorProvider):
     """The provider port over the Messages API (see `VendorProvider` for the arguments)."""
 
     name = "anthropic"
+    path = "/v1/messages"
+    stream_cls = AsyncStream[object]
 
     def _make_client(self, **options: Any) -> AsyncAnthropic:
         return AsyncAnthropic(**options)
 
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
-        """The body of the request for `request` (what the server is sent)."""
         system = "\n\n".join(m.text for m in request.messages if m.role == "system" and m.text)
         params: dict[str, Any] = {
             "model": self.model,
@@ -66,44 +67,20 @@ class AnthropicMessagesProvider(VendorProvider):
             params["temperature"] = self.settings.temperature
         return params
 
-    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
-        # The SDK's generic `post` with `cast_to=object`: its HTTP, timeouts, typed errors (an
-        # `error` event included) and SSE decoding, each event handed over as the decoded JSON
-        # instead of built into the SDK's typed classes (see bench/bench_providers.py).
-        response = await self._client.post(
-            "/v1/messages",
-            cast_to=object,
-            body=self.request_params(request),
-            stream=True,
-            stream_cls=AsyncStream[object],
-        )
-        try:
-            message = _Message()
-            while True:
-                try:  # `__anext__` rather than `async for`: one async generator less per chunk
-                    event = await response.__anext__()
-                except StopAsyncIteration:
-                    break
-                chunk = message.read(event)
-                if chunk is not None:
-                    yield chunk
-            if not message.stopped:
-                raise StreamIncomplete("the stream ended before the model finished its answer")
-            yield message.step_done(self.model)
-        finally:
-            await response.close()
+    def _reader(self) -> _Message:
+        return _Message()
 
 
 class _Message:
     """What one streamed message has said so far: its open tool blocks, usage, whether it stopped."""
 
-    __slots__ = ("model", "stopped", "tools", "usage")
+    __slots__ = ("finished", "model", "tools", "usage")
 
     def __init__(self) -> None:
         self.tools: dict[int, tuple[str | None, str, list[str]]] = {}
         self.usage: dict[str, int] = {}
         self.model: str | None = None
-        self.stopped = False
+        self.finished = False
 
     def read(self, event: Any) -> TextDelta | ToolCall | None:
         """Take in one stream event; returns the chunk it completes, if any."""
@@ -132,7 +109,7 @@ class _Message:
             elif kind == "message_delta":
                 self._add_usage(event.get("usage"))
             elif kind == "message_stop":
-                self.stopped = True
+                self.finished = True
             return None
         except (AttributeError, TypeError, KeyError) as error:
             raise MalformedChunk(f"an event not shaped like the Messages stream's ({error!r})") from None
@@ -149,7 +126,11 @@ class _Message:
             if isinstance(value, int):
                 self.usage[name] = value
 
-    def step_done(self, fallback_model: str) -> StepDone:
+    def last_chunks(self, fallback_model: str) -> tuple[StepDone]:
+        """The step's end (each call was yielded when its block stopped)."""
+        return (self._step_done(fallback_model),)
+
+    def _step_done(self, fallback_model: str) -> StepDone:
         model = self.model or fallback_model
         usage = self.usage
         if "input_tokens" not in usage and "output_tokens" not in usage:

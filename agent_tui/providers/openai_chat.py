@@ -23,7 +23,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from openai import AsyncOpenAI, AsyncStream, BadRequestError
 
 from agent_tui.engine.provider import ModelMessage, ModelRequest, ProviderChunk, StepDone, TextDelta, ToolCall
 from agent_tui.providers.config import ModelSettings
-from agent_tui.providers.retry import MalformedChunk, StreamIncomplete
+from agent_tui.providers.retry import MalformedChunk
 from agent_tui.providers.tool_arguments import parse_arguments
 from agent_tui.providers.vendor_provider import VendorProvider
 
@@ -50,6 +50,8 @@ class OpenAIChatProvider(VendorProvider):
     """The provider port over Chat Completions (see `VendorProvider` for the arguments)."""
 
     name = "openai"
+    path = "/chat/completions"
+    stream_cls = AsyncStream[object]
 
     def __init__(self, settings: ModelSettings, **options: Any) -> None:
         super().__init__(settings, **options)
@@ -64,7 +66,6 @@ class OpenAIChatProvider(VendorProvider):
         return AsyncOpenAI(**options)
 
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
-        """The body of the request for `request` (what the server is sent)."""
         params: dict[str, Any] = {
             "model": self.model,
             "messages": openai_messages(request.messages),
@@ -96,44 +97,17 @@ class OpenAIChatProvider(VendorProvider):
             self._tools_for = tools
         return self._tools
 
-    async def _attempt(self, request: ModelRequest) -> AsyncIterator[ProviderChunk]:
+    def _reader(self) -> _Answer:
+        return _Answer()
+
+    async def _post(self, request: ModelRequest) -> AsyncStream[object]:
         try:
-            response = await self._post(request)
+            return await super()._post(request)
         except BadRequestError as error:
             if not (self._usage_option and "stream_options" in str(error)):
                 raise
             self._usage_option = False
-            response = await self._post(request)
-        try:
-            answer = _Answer()
-            while True:
-                try:  # `__anext__` rather than `async for`: one async generator less per chunk
-                    chunk = await response.__anext__()
-                except StopAsyncIteration:
-                    break
-                text = answer.read(chunk)
-                if text:
-                    yield TextDelta(text)
-            if not answer.finished:
-                raise StreamIncomplete("the stream ended before the model finished its answer")
-            for index in sorted(answer.calls):
-                yield answer.calls[index].finish()
-            yield answer.step_done(self.model)
-        finally:
-            await response.close()
-
-    async def _post(self, request: ModelRequest) -> AsyncStream[object]:
-        # The SDK's generic `post` (its way to reach any endpoint) with `cast_to=object`: its HTTP,
-        # timeouts, typed errors and SSE decoding, each event handed over as the decoded JSON
-        # instead of built into the SDK's typed classes, which costs several times what the
-        # whole engine spends on a chunk (see bench/bench_providers.py).
-        return await self._client.post(
-            "/chat/completions",
-            cast_to=object,
-            body=self.request_params(request),
-            stream=True,
-            stream_cls=AsyncStream[object],
-        )
+            return await super()._post(request)
 
 
 class _Answer:
@@ -147,7 +121,7 @@ class _Answer:
         self.model: str | None = None
         self.usage: Mapping[str, Any] | None = None
 
-    def read(self, chunk: Any) -> str | None:
+    def read(self, chunk: Any) -> TextDelta | None:
         """Take in one `chat.completion.chunk`; returns the text it adds (None: none)."""
         try:
             if chunk.get("usage"):
@@ -165,11 +139,16 @@ class _Answer:
                         _collect(self.calls, pieces)
                 if choice.get("finish_reason"):
                     self.finished = True
-            return text
+            return TextDelta(text) if text else None
         except (AttributeError, TypeError, KeyError) as error:
             raise MalformedChunk(f"a chunk not shaped like a chat.completion.chunk ({error})") from None
 
-    def step_done(self, fallback_model: str) -> StepDone:
+    def last_chunks(self, fallback_model: str) -> list[ProviderChunk]:
+        """The calls in the order the model made them, then the step's end."""
+        calls: list[ProviderChunk] = [self.calls[index].finish() for index in sorted(self.calls)]
+        return [*calls, self._step_done(fallback_model)]
+
+    def _step_done(self, fallback_model: str) -> StepDone:
         model = self.model or fallback_model
         usage = self.usage
         if not usage:

@@ -3,18 +3,9 @@
 The contract, in prose: docs/frames-and-registry.md.
 
 Imports only `agent_tui.events` from the rest of `agent_tui`; the engine and the dashboard import
-from here.
+from here. The frames themselves are events' vocabulary: import them from `agent_tui.events.frames`.
 """
 
-from agent_tui.events.frames import (
-    Fatal,
-    Frame,
-    FrameError,
-    ResponseMeta,
-    RuntimeEvent,
-    Transition,
-    is_turn_end,
-)
 from agent_tui.turns.registry import (
     Attached,
     Compressing,
@@ -34,17 +25,10 @@ __all__ = [
     "End",
     "EndReason",
     "EventSink",
-    "Fatal",
-    "Frame",
-    "FrameError",
     "FrameListener",
     "NoActiveTurn",
     "PendingInput",
-    "ResponseMeta",
     "Running",
-    "RuntimeEvent",
     "Start",
-    "Transition",
     "TurnRegistry",
-    "is_turn_end",
 ]

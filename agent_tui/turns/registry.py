@@ -49,7 +49,6 @@ from agent_tui.events.turn_vocabulary import (
 from agent_tui.turns.sink import EventSink
 from agent_tui.turns.turn_fsm import TurnFsm
 
-TurnState = RegistryState
 StopHandle = Callable[[], None]
 
 
@@ -128,7 +127,7 @@ class TurnRecord:
 
     session_id: str
     turn_id: str
-    state: TurnState
+    state: RegistryState
     reason: EndReason | None
     armed: bool
     stopping: bool
@@ -153,7 +152,7 @@ class _Record:
         return not self.fsm.is_terminal
 
     @property
-    def state(self) -> TurnState:
+    def state(self) -> RegistryState:
         ending = self.fsm.ending
         return RUNNING_REGISTRY_STATE if ending is None else ending.registry_state
 
@@ -361,7 +360,7 @@ class TurnRegistry:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def state(self, session_id: str) -> TurnState | None:
+    def state(self, session_id: str) -> RegistryState | None:
         record = self._records.get(session_id)
         return None if record is None else record.state
 

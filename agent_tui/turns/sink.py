@@ -70,16 +70,6 @@ class FrameStream:
 
     # -- the reader's side --
 
-    @property
-    def closed(self) -> bool:
-        """True once the stream was detached or replaced (queued frames may still be unread)."""
-        return self._closed
-
-    @property
-    def pending(self) -> int:
-        """How many frames are queued and not yet read."""
-        return len(self._queue)
-
     def __aiter__(self) -> FrameStream:
         return self
 
@@ -116,12 +106,6 @@ class EventSink:
         self._listeners: list[FrameListener] = []
         self._dispatch_queue: deque[Frame] = deque()
         self._dispatching = False
-        self._dropped = 0
-
-    @property
-    def dropped(self) -> int:
-        """How many emits went to a session that was not attached."""
-        return self._dropped
 
     def is_attached(self, session_id: str) -> bool:
         return session_id in self._streams
@@ -164,7 +148,6 @@ class EventSink:
         frame = Frame.of(session_id, body)
         stream = self._streams.get(session_id)
         if stream is None:
-            self._dropped += 1
             return False
         stream._push(frame)
         self._dispatch(frame)

@@ -86,12 +86,10 @@ def open_regular(ctx: ToolContext, user_path: str, flags: int) -> tuple[int, Pat
     """Open an existing regular file under the cwd, or raise a readable ToolError."""
     fd, resolved = _open_outside_stores(ctx, user_path, flags)
     mode = os.fstat(fd).st_mode
-    if stat.S_ISDIR(mode):
-        os.close(fd)
-        raise ToolError("io_error", f"{user_path}: is a directory; use list_dir")
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise ToolError("io_error", f"{user_path}: not a regular file")
+        what = "is a directory; use list_dir" if stat.S_ISDIR(mode) else "not a regular file"
+        raise ToolError("io_error", f"{user_path}: {what}")
     return fd, resolved
 
 
