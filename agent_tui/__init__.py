@@ -7,7 +7,7 @@ once per tool call in a user's agent imports this package and nothing more).
 
 from __future__ import annotations
 
-from agent_tui.events.lazy_names import lazy_names
+from importlib import import_module
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this package once per tool call: `typing` costs its start-up
@@ -74,12 +74,22 @@ _MODULES = {
     "agent_tui.runtime.subagents": ("SubAgents",),
     "agent_tui.runtime.runner": ("ScenarioRun",),
 }
-_load, __dir__ = lazy_names(__name__, _MODULES)
-__all__ = sorted(name for names in _MODULES.values() for name in names)
+_HOMES = {name: module for module, names in _MODULES.items() for name in names}
+__all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str) -> Any:
+    # The packages' loader (`events.lazy_names`) is not used here: importing it loads the
+    # `events` package, which the hook and `agent-tui hooks` never need.
     if name == "__version__":  # read on first use: a directory listing and a file at start
         globals()[name] = version = _installed_version()
         return version
-    return _load(name)
+    module = _HOMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_tui' has no attribute {name!r}")
+    value = globals()[name] = getattr(import_module(module), name)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -68,10 +68,6 @@ LIBRARY_HOMES: dict[str, frozenset[str]] = {
 """Third-party libraries with a room of their own, and the only parts that may import them."""
 
 
-LAZY_HOMES = {name: module for module, names in agent_tui._MODULES.items() for name in names}
-"""The module each of `agent_tui`'s lazy public names is loaded from."""
-
-
 class Import(NamedTuple):
     path: str  # relative to the repository, for messages
     line: int
@@ -114,7 +110,7 @@ def imports_in(source: str, module: str, *, is_package: bool, path: str = "<sour
             target = imported_module(node, module, is_package=is_package)
             if target == "agent_tui":
                 for alias in node.names:
-                    lazy = LAZY_HOMES.get(alias.name)
+                    lazy = agent_tui._HOMES.get(alias.name)
                     sub = f"agent_tui.{alias.name}"
                     if lazy is not None:
                         found.append(Import(path, node.lineno, lazy))
