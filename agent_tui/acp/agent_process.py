@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import signal
 import sys
@@ -234,10 +235,8 @@ def signal_name(number: int) -> str:
 
 
 def _kill_group(pgid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _checked(line: bytes) -> tuple[str | None, bytes]:

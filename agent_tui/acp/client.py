@@ -33,6 +33,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
@@ -250,10 +251,8 @@ class AcpAgentSession:
         self.questions.withdraw_all()
         conn = self.conn
         if conn is not None and self.acp_session_id is not None:
-            try:
+            with contextlib.suppress(ConnectionError, OSError):
                 await conn.cancel(session_id=self.acp_session_id)
-            except (ConnectionError, OSError):
-                pass
         timeout = self.hub.cancel_timeout
         with anyio.move_on_after(timeout):
             await answered.wait()
@@ -325,10 +324,8 @@ class AcpAgentSession:
         self.conn = None
         with anyio.CancelScope(shield=True), anyio.move_on_after(self.hub.cancel_timeout):
             await process.exited.wait()
-            try:
+            with contextlib.suppress(Exception):  # its stream is gone with it
                 await conn.close()
-            except Exception:
-                pass  # its stream is gone with it
 
     async def _handshake(self, conn: ClientSideConnection) -> None:
         process = self.process

@@ -27,6 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -334,10 +335,9 @@ class ClientTools:
             )
         )
         if actor == "user":
-            try:
+            # the answer still counts for this call; the rules file is reported elsewhere
+            with contextlib.suppress(PermissionRulesError):
                 permissions.remember(session.session_id, call.tool, args, call.risk, answer)
-            except PermissionRulesError:
-                pass  # the answer still counts for this call; the rules file is reported elsewhere
         return answer.decision == "allow"
 
     def _approved(self, call: AcpCall, args: dict[str, Any]) -> str | None:

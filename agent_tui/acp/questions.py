@@ -23,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import anyio
@@ -81,7 +82,8 @@ class AgentQuestions:
         )
         if actor == "user" and remember in ("session", "always"):
             tool, args = self._our_terms(call)
-            try:
+            # a session answer writes no file; nothing to report
+            with contextlib.suppress(PermissionRulesError):
                 session.permissions.remember(
                     session.session_id,
                     tool,
@@ -89,8 +91,6 @@ class AgentQuestions:
                     call.risk,
                     PermissionAnswer(decision, "session"),  # type: ignore[arg-type]
                 )
-            except PermissionRulesError:
-                pass  # a session answer writes no file; nothing to report
         return _selected(option)
 
     def _our_terms(self, call: AcpCall) -> tuple[str, dict[str, Any]]:

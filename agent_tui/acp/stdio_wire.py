@@ -28,6 +28,7 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
@@ -116,10 +117,8 @@ class StdioWire:
         self._hand_over(None)
 
     def _hand_over(self, line: bytes | None) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the server is done
             self._loop.call_soon_threadsafe(self._incoming.put_nowait, line)
-        except RuntimeError:  # the loop is closed: the server is done
-            pass
 
     async def receive(self) -> dict[str, Any] | None:
         while True:
@@ -232,10 +231,8 @@ class StdioWire:
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
-        try:
+        with contextlib.suppress(OSError):
             os.close(self._stdout)
-        except OSError:
-            pass
 
 
 def _problem(message: dict[str, Any]) -> str | None:

@@ -43,6 +43,7 @@ import orjson
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.events import Event
 from agent_tui.events.model import ModelUsage, Usage
+from agent_tui.events.terminal_text import one_line
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
 from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
@@ -156,8 +157,7 @@ def args_preview(args: dict[str, Any]) -> str:
             break
     else:
         text = orjson.dumps(args).decode()
-    text = " ".join(text.split())
-    return text if len(text) <= ARGS_PREVIEW_CHARS else text[: ARGS_PREVIEW_CHARS - 1] + "…"
+    return one_line(text, ARGS_PREVIEW_CHARS)
 
 
 WOVEN = "_hook"

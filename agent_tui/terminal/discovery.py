@@ -37,6 +37,7 @@ from typing import Any, Literal
 import orjson
 
 from agent_tui.events import visible
+from agent_tui.events.terminal_text import one_line
 from agent_tui.importers.ids import normalize_ts, session_id_for
 from agent_tui.importers.locations import default_dir
 
@@ -390,10 +391,7 @@ def _mtime(path: Path) -> int:
 
 
 def _short(text: str | None) -> str | None:
-    if text is None:
-        return None
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+    return one_line(text, TITLE_CHARS) if text is not None else None
 
 
 # -- our hooks in the CLIs' settings -----------------------------------------------------------------

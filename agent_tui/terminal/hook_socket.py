@@ -255,10 +255,8 @@ class HookSocket:
                 if answered is None:
                     return  # the hook went away: the question is withdrawn
                 reply = render(cli, event, answered) or NO_OUTPUT
-            try:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await stream.send(reply)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
 
     async def _decide(
         self, reader: BufferedByteReceiveStream, cli: Cli, event: dict[str, Any]
