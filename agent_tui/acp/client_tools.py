@@ -324,16 +324,7 @@ class ClientTools:
         if verdict.decision != "ask":
             return verdict.decision == "allow"
         answer, actor = await self.questions.ask_user(call, args, verdict.warning)
-        await session.write(
-            lambda: recorder.answer(
-                call,
-                answer.decision,
-                actor,
-                remember=answer.remember if actor == "user" else None,
-                reason=answer.reason,
-                by=answer.by if actor == "user" else None,
-            )
-        )
+        await session.write(lambda: recorder.answer(call, answer.decision, actor, answer, answer.reason))
         if actor == "user":
             # the answer still counts for this call; the rules file is reported elsewhere
             with contextlib.suppress(PermissionRulesError):

@@ -75,12 +75,8 @@ class AgentQuestions:
         reason = f"chose {option.name!r}" if option is not None else answer.reason
         if choice is not None and choice.note is not None:
             reason = choice.note
-        remember = answer.remember if actor == "user" else None
-        by = answer.by if actor == "user" else None
-        await session.write(
-            lambda: recorder.answer(call, decision, actor, remember=remember, reason=reason, by=by)
-        )
-        if actor == "user" and remember in ("session", "always"):
+        await session.write(lambda: recorder.answer(call, decision, actor, answer, reason))
+        if actor == "user" and answer.remember in ("session", "always"):
             tool, args = self._our_terms(call)
             # a session answer writes no file; nothing to report
             with contextlib.suppress(PermissionRulesError):

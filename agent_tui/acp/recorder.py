@@ -78,7 +78,7 @@ from agent_tui.acp.mapping import (
 from agent_tui.acp.quirks import OUTPUT_IN_PIECES, TITLE_IS_COMMAND, AgentIdentity, applies
 from agent_tui.costs.prices import shipped_prices
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.permissions import Verdict
+from agent_tui.engine.permissions import PermissionAnswer, Verdict
 from agent_tui.engine.session_info import SessionInfo, TurnHandle
 from agent_tui.engine.tools.base import ToolResult
 from agent_tui.events.model import Pricing, Risk, Usage
@@ -495,20 +495,16 @@ class AcpRecorder:
             call.args = {**call.args, "rawInput": tool_call.raw_input}
 
     async def answer(
-        self,
-        call: AcpCall,
-        decision: str,
-        actor: str,
-        *,
-        remember: str | None = None,
-        reason: str | None = None,
-        by: Mapping[str, str] | None = None,
+        self, call: AcpCall, decision: str, actor: str, given: PermissionAnswer, reason: str | None
     ) -> None:
-        """Write the final answer to `call`'s question (a no-op if the turn already ended it);
-        `by`: who answered, when the answer came over a bus."""
+        """Write the final answer to `call`'s question (a no-op if the turn already ended it):
+        `decision` by `actor`, for `reason`; when a user gave it, what `given` remembers and who
+        answered (`by`, when the answer came over a bus)."""
         if self.open_call(call.call_id) is not call or not call.asking:
             return
         call.withdrawn = actor == "system"
+        user = actor == "user"
+        remember, by = (given.remember, given.by) if user else (None, None)
         await self._resolve(call, decision, actor, remember=remember, reason=reason, by=by)
         if decision == "allow" and not call.own:
             await self._allowed(call)

@@ -101,7 +101,7 @@ class StdioWire:
 
     # -- reading -------------------------------------------------------------------------------
     def _read_lines(self) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):  # stdin closed or unreadable: the end of the input
             reader = os.fdopen(self._stdin, "rb", closefd=False)
             while True:
                 line = reader.readline(self.limit + 1)
@@ -112,8 +112,6 @@ class StdioWire:
                         pass  # the rest of an overlong line
                     line = OVERLONG
                 self._hand_over(line)
-        except (OSError, ValueError):  # stdin closed or unreadable: the end of the input
-            pass
         self._hand_over(None)
 
     def _hand_over(self, line: bytes | None) -> None:

@@ -38,6 +38,7 @@ import orjson
 
 from agent_tui.events import visible
 from agent_tui.events.terminal_text import one_line
+from agent_tui.importers.claude_code_words import TITLE_RECORDS
 from agent_tui.importers.ids import normalize_ts, session_id_for
 from agent_tui.importers.locations import default_dir
 
@@ -56,7 +57,6 @@ _FIELD = {
     key: re.compile(rb'"' + key.encode() + rb'"\s*:\s*"((?:[^"\\]|\\.)*)"')
     for key in ("cwd", "id", "sessionId", "timestamp")
 }
-_TITLE_RECORDS = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
 _NOT_PROMPTS = (
     "<command-",
     "<local-command-",
@@ -205,7 +205,7 @@ def _claude_head(records: list[dict[str, Any]]) -> _ClaudeHead:
     head = _ClaudeHead()
     for record in records:
         kind = record.get("type")
-        title_key = _TITLE_RECORDS.get(kind) if isinstance(kind, str) else None
+        title_key = TITLE_RECORDS.get(kind) if isinstance(kind, str) else None
         if title_key is not None and head.title is None and isinstance(record.get(title_key), str):
             head.title = record[title_key]
         if head.session is None and isinstance(record.get("sessionId"), str):
