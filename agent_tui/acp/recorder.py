@@ -369,9 +369,7 @@ class AcpRecorder:
     async def _release(self, state: _TurnState, call_id: str) -> AcpCall:
         """Request a held call: its updates merged are its args (the earlier ones kept as sent)."""
         updates = state.held.pop(call_id)
-        merged: dict[str, Any] = {}
-        for sent in updates:
-            merged.update({key: value for key, value in sent.items() if value is not None})
+        merged = _merged(updates)
         for sent in updates[:-1]:
             await self._record(sent)
         args = {
@@ -589,13 +587,16 @@ def _input_known(held: list[dict[str, Any]]) -> bool:
     last = held[-1]
     if last.get("status") not in (None, "pending") or last.get("content"):
         return True
-    merged: dict[str, Any] = {}
-    for sent in held:
-        merged.update(sent)
+    merged = _merged(held)
     raw_input = merged.get("rawInput")
     if tool_name_for(merged.get("kind")) == "execute":
         return command_of(raw_input) is not None
     return has_input(raw_input)
+
+
+def _merged(updates: list[dict[str, Any]]) -> dict[str, Any]:
+    """A held call's updates (as sent: no empty fields) as one, a later update's fields winning."""
+    return {key: value for sent in updates for key, value in sent.items()}
 
 
 def _result_of(raw_output: Any) -> str:
