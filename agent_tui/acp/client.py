@@ -55,7 +55,7 @@ import agent_tui
 from agent_tui.acp.agent_process import AgentProcess
 from agent_tui.acp.client_tools import ClientTools
 from agent_tui.acp.config import AcpAgentConfig
-from agent_tui.acp.mapping import stop_reason_from_acp, token_usage
+from agent_tui.acp.mapping import as_sent, stop_reason_from_acp, token_usage
 from agent_tui.acp.mcp_servers import acp_mcp_servers
 from agent_tui.acp.ordered import OrderedWriter
 from agent_tui.acp.questions import AgentQuestions
@@ -451,9 +451,9 @@ def _started(init: Any, session_id: str, modes: Any = None) -> dict[str, Any]:
         "loadSession": bool(capabilities is not None and capabilities.load_session),
     }
     if init.agent_info is not None:
-        data["agentInfo"] = init.agent_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data["agentInfo"] = as_sent(init.agent_info)
     if modes is not None:
-        data["modes"] = modes.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data["modes"] = as_sent(modes)
     return data
 
 
