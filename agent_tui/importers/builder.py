@@ -470,21 +470,13 @@ class SessionBuilder:
 
     def complete_call(self, ts: str, call_id: str, result: str, exit_code: int | None = None) -> None:
         """`tool.completed` (after `tool.started`, when the call was not started yet)."""
-        turn = self.turn
-        assert turn is not None
-        call = turn.calls[call_id]
-        if call.decision == "deny":  # denied through a hook: it cannot have run
+        assert self.turn is not None
+        if self.turn.calls[call_id].decision == "deny":  # denied through a hook: it cannot have run
             self.fail_call(ts, call_id, "permission_denied", result)
             return
-        self._settled_in_terminal(ts, call)
-        self._ts = ts
-        writer = turn.writer
-        if not call.started:
-            call.started = True
-            writer.start_call(call_id, call.tool, args_preview(call.args))
-        call.answered = True
-        self.counts.tool_results += 1
-        writer.complete_call(call_id, call.tool, result, exit_code)
+        self.start_call(ts, call_id)
+        call = self._answer(call_id)
+        self._writer(ts).complete_call(call_id, call.tool, result, exit_code)
 
     def fail_call(self, ts: str, call_id: str, code: str, message: str) -> None:
         """`tool.failed` of a result the source recorded."""
