@@ -415,11 +415,15 @@ class AcpRecorder:
     async def _complete(self, call: AcpCall, text: str, raw_output: Any) -> None:
         if not call.started:
             await self._start(call)
-        result = unfenced(text) or _result_of(raw_output)
+        await self._completed(call, unfenced(text) or _result_of(raw_output), call.exit_code)
+
+    async def _completed(
+        self, call: AcpCall, result: str, exit_code: int | None, truncated: bool = False
+    ) -> None:
+        """`tool.completed` with at most `RESULT_CHARS` of `result`."""
         self._answered.add(call.call_id)
-        await self._writer.complete_call(
-            call.call_id, call.tool, result[:RESULT_CHARS], call.exit_code, len(result) > RESULT_CHARS
-        )
+        truncated = truncated or len(result) > RESULT_CHARS
+        await self._writer.complete_call(call.call_id, call.tool, result[:RESULT_CHARS], exit_code, truncated)
 
     async def _fail(self, call: AcpCall, code: str, message: str) -> None:
         self._answered.add(call.call_id)
@@ -540,14 +544,10 @@ class AcpRecorder:
         """The end of one of our own calls (a no-op if the turn already answered it)."""
         if self.open_call(call.call_id) is not call:
             return
-        text = result.text
         if result.ok:
-            truncated = result.truncated or len(text) > RESULT_CHARS
-            await self._writer.complete_call(
-                call.call_id, call.tool, text[:RESULT_CHARS], result.exit_code, truncated
-            )
+            await self._completed(call, result.text, result.exit_code, result.truncated)
         else:
-            await self._fail(call, result.error_code or "unknown", text)
+            await self._fail(call, result.error_code or "unknown", result.text)
 
     async def _request(
         self,
