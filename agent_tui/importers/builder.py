@@ -314,8 +314,7 @@ class SessionBuilder:
         """End of the source: create the session if only held records came, close the open turn."""
         if not self.created and (self._held or self.header is not None):
             self.create("")
-        if self.turn is not None:
-            self.close_turn(self.last_ts)
+        self.close_turn(self.last_ts)
         self.counts.events += self.sequence
 
     # -- turns ---------------------------------------------------------------------------------
@@ -323,8 +322,7 @@ class SessionBuilder:
         """A prompt: close the open turn (the source moved on), then `turn.started, user.message`."""
         if not self.created:
             self.create(ts, prompt.strip()[:60] or None)
-        if self.turn is not None:
-            self.close_turn(ts)
+        self.close_turn(ts)  # the source moved on
         self.turn = _Turn(turn_id, TurnWriter(self._sink, turn_id, keeps_source=True))
         self.turns += 1
         self.counts.prompts += 1

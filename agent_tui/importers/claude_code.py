@@ -497,7 +497,7 @@ class ClaudeCodeImporter(LineImporter):
             self._launched[call_id] = (child_id, agent_type)  # it delivers later: a task-notification
             return
         child = self.sessions.get(child_id)
-        if child is not None and child.turn is not None:
+        if child is not None:
             child.close_turn(ts)
         parent.delivered(ts, child_id, agent_type, failed, text)
 
@@ -509,7 +509,7 @@ class ClaudeCodeImporter(LineImporter):
             return
         child_id, agent_type = launched
         child = self.sessions.get(child_id)  # an inline side chain: its end is here too
-        if child is not None and child.turn is not None:
+        if child is not None:
             child.close_turn(ts)
         failed = notice_field(text, "status") not in (None, "completed")
         builder.delivered(ts, child_id, agent_type, failed, notice_field(text, "result") or "")
