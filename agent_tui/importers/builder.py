@@ -85,9 +85,16 @@ class LineImporter:
         self.out: list[LogLine] = []
         self.warnings: list[str] = []
         self.counts = ImportCounts()
+        self._warned: set[str] = set()  # what `_warn_once` said
 
     def _warn(self, line_number: int, message: str) -> None:
         self.warnings.append(f"{self.label}:{line_number}: {message}")
+
+    def _warn_once(self, line_number: int, message: str) -> None:
+        """`_warn`, once per log (an unknown record type a new CLI writes on many lines)."""
+        if message not in self._warned:
+            self._warned.add(message)
+            self._warn(line_number, message)
 
     def _take(self) -> list[LogLine]:
         """The log lines written since the last take."""

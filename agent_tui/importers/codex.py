@@ -91,7 +91,6 @@ class CodexImporter(LineImporter):
         self._compacted_last = False
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id → (tool, args), this turn
         self._children = CodexChildren()
-        self._unknown: set[str] = set()  # record types reported as unsupported (once each)
 
     # -- the interface -------------------------------------------------------------------------
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
@@ -118,9 +117,7 @@ class CodexImporter(LineImporter):
 
     def _unsupported(self, n: int, name: str) -> None:
         """The warning for a record type this module does not know: once per type and log."""
-        if name not in self._unknown:
-            self._unknown.add(name)
-            self._warn(n, f"unsupported Codex record {name} (kept as source-specific)")
+        self._warn_once(n, f"unsupported Codex record {name} (kept as source-specific)")
 
     def _malformed(self, n: int, ts: str, record_type: str, data: dict[str, Any], what: str) -> None:
         """A record of a known type but the wrong shape: kept as it is, and reported."""
