@@ -90,6 +90,13 @@ class LineImporter:
     def _warn(self, line_number: int, message: str) -> None:
         self.warnings.append(f"{self.label}:{line_number}: {message}")
 
+    def _nothing_imported(self, missing: str, record_types: list[str]) -> None:
+        """The warning for a log of records that make no session (it has no `missing`)."""
+        types = ", ".join(sorted({repr(record_type) for record_type in record_types}))
+        self.warnings.append(
+            f"{self.label}: no {missing} in this log (only {types} records); nothing imported"
+        )
+
     def _warn_once(self, line_number: int, message: str) -> None:
         """`_warn`, once per log (an unknown record type a new CLI writes on many lines)."""
         if message not in self._warned:

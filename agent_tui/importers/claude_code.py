@@ -159,10 +159,7 @@ class ClaudeCodeImporter(LineImporter):
         if self._early:
             target = self._current or next(iter(self.sessions.values()), None)
             if target is None:
-                types = ", ".join(sorted({repr(record_type) for _, record_type, _, _ in self._early}))
-                self.warnings.append(
-                    f"{self.label}: no conversation in this log (only {types} records); nothing imported"
-                )
+                self._nothing_imported("conversation", [record_type for _, record_type, _, _ in self._early])
             else:
                 early, self._early = self._early, []
                 for ts, record_type, record, _title in early:

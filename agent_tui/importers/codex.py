@@ -106,10 +106,7 @@ class CodexImporter(LineImporter):
 
     def finish_lines(self) -> list[LogLine]:
         if self.builder is None and self._early:
-            types = ", ".join(sorted({repr(record_type) for _, record_type, _ in self._early}))
-            self.warnings.append(
-                f"{self.label}: no session_meta in this log (only {types} records); nothing imported"
-            )
+            self._nothing_imported("session_meta", [record_type for _, record_type, _ in self._early])
         if self.builder is not None:
             self._close(self.builder.last_ts)
             self.builder.finish()
