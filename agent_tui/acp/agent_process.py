@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import os
 import signal
 import sys
@@ -234,10 +235,8 @@ def signal_name(number: int) -> str:
 
 
 def _kill_group(pgid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _checked(line: bytes) -> tuple[str | None, bytes]:
@@ -250,7 +249,7 @@ def _checked(line: bytes) -> tuple[str | None, bytes]:
     except orjson.JSONDecodeError as error:
         if "depth" in str(error) or "recursion" in str(error):  # orjson's own limit: 1024 levels
             return too_deep, b""
-        return f"wrote something that is not JSON-RPC to stdout: {_quote(line)}", b""
+        value = None
     if not isinstance(value, dict):
         return f"wrote something that is not JSON-RPC to stdout: {_quote(line)}", b""
     if nested_deeper(value, MAX_DEPTH):

@@ -62,7 +62,6 @@ class AgentRun(HeadlessRun):
 
     Raises:
         PermissionRulesError: the user's rules file, or a trusted project rules file, is not valid.
-        NotADirectoryError, FileNotFoundError: `cwd` is not a directory.
     """
 
     def __init__(
@@ -83,11 +82,7 @@ class AgentRun(HeadlessRun):
         cancel_timeout: float = 10.0,
     ) -> None:
         super().__init__()
-        cwd = cwd.resolve()
-        if not cwd.exists():
-            raise FileNotFoundError(2, "no such directory", str(cwd))
-        if not cwd.is_dir():
-            raise NotADirectoryError(20, "not a directory", str(cwd))
+        cwd = cwd.resolve()  # a directory: `run_agent` makes sure
         self.config = config
         self.prompt = prompt
         self.cwd = cwd

@@ -33,6 +33,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
@@ -54,7 +55,7 @@ import agent_tui
 from agent_tui.acp.agent_process import AgentProcess
 from agent_tui.acp.client_tools import ClientTools
 from agent_tui.acp.config import AcpAgentConfig
-from agent_tui.acp.mapping import stop_reason_from_acp, token_usage
+from agent_tui.acp.mapping import as_sent, stop_reason_from_acp, token_usage
 from agent_tui.acp.mcp_servers import acp_mcp_servers
 from agent_tui.acp.ordered import OrderedWriter
 from agent_tui.acp.questions import AgentQuestions
@@ -250,10 +251,8 @@ class AcpAgentSession:
         self.questions.withdraw_all()
         conn = self.conn
         if conn is not None and self.acp_session_id is not None:
-            try:
+            with contextlib.suppress(ConnectionError, OSError):
                 await conn.cancel(session_id=self.acp_session_id)
-            except (ConnectionError, OSError):
-                pass
         timeout = self.hub.cancel_timeout
         with anyio.move_on_after(timeout):
             await answered.wait()
@@ -325,10 +324,8 @@ class AcpAgentSession:
         self.conn = None
         with anyio.CancelScope(shield=True), anyio.move_on_after(self.hub.cancel_timeout):
             await process.exited.wait()
-            try:
+            with contextlib.suppress(Exception):  # its stream is gone with it
                 await conn.close()
-            except Exception:
-                pass  # its stream is gone with it
 
     async def _handshake(self, conn: ClientSideConnection) -> None:
         process = self.process
@@ -454,9 +451,9 @@ def _started(init: Any, session_id: str, modes: Any = None) -> dict[str, Any]:
         "loadSession": bool(capabilities is not None and capabilities.load_session),
     }
     if init.agent_info is not None:
-        data["agentInfo"] = init.agent_info.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data["agentInfo"] = as_sent(init.agent_info)
     if modes is not None:
-        data["modes"] = modes.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data["modes"] = as_sent(modes)
     return data
 
 

@@ -27,6 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -167,11 +168,9 @@ class ClientTools:
         cmd = shlex.join([command, *args]) if args else command
         if env:
             cmd = "env " + " ".join(shlex.quote(f"{item.name}={item.value}") for item in env) + " " + cmd
-        logged: dict[str, Any] = {"cmd": cmd, "timeoutMs": TERMINAL_TIMEOUT_MS}
-        if cwd is not None:
-            logged["cwd"] = cwd
+        shell_args: dict[str, Any] = {"cmd": cmd, "timeoutMs": TERMINAL_TIMEOUT_MS}
+        logged = shell_args if cwd is None else {**shell_args, "cwd": cwd}
         title = f"terminal: {cmd}" + (f" (in {cwd})" if cwd else "")
-        shell_args = {"cmd": cmd, "timeoutMs": TERMINAL_TIMEOUT_MS}
         unsafe: ToolError | None = None
         try:
             workdir = resolve_under(session.cwd, cwd, must_exist=True) if cwd else session.cwd
@@ -275,11 +274,7 @@ class ClientTools:
         failure: ToolError | None = None
         try:
             tool, parsed = self.router.parse(tool_name, args)
-            risk = (
-                self.router.risk(tool_name, parsed)
-                if cwd is None
-                else self.router.assess(tool_name, parsed, cwd=cwd).risk
-            )
+            risk = self.router.assess(tool_name, parsed, cwd=cwd).risk
         except ToolError as error:
             failure = error
         call = await session.write(lambda: session.recorder.own_call(tool_name, logged, risk, title))
@@ -323,21 +318,11 @@ class ClientTools:
         if verdict.decision != "ask":
             return verdict.decision == "allow"
         answer, actor = await self.questions.ask_user(call, args, verdict.warning)
-        await session.write(
-            lambda: recorder.answer(
-                call,
-                answer.decision,
-                actor,
-                remember=answer.remember if actor == "user" else None,
-                reason=answer.reason,
-                by=answer.by if actor == "user" else None,
-            )
-        )
+        await session.write(lambda: recorder.answer(call, answer.decision, actor, answer, answer.reason))
         if actor == "user":
-            try:
+            # the answer still counts for this call; the rules file is reported elsewhere
+            with contextlib.suppress(PermissionRulesError):
                 permissions.remember(session.session_id, call.tool, args, call.risk, answer)
-            except PermissionRulesError:
-                pass  # the answer still counts for this call; the rules file is reported elsewhere
         return answer.decision == "allow"
 
     def _approved(self, call: AcpCall, args: dict[str, Any]) -> str | None:

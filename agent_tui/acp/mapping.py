@@ -23,7 +23,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 from acp.schema import (
@@ -185,12 +185,7 @@ def token_usage(usage: Usage | None, meta: Any = None) -> TokenUsage | None:
         counted = quota.get("token_count") if isinstance(quota, Mapping) else None
         if isinstance(counted, Mapping):
             prompt, completion = counted.get("input_tokens"), counted.get("output_tokens")
-            if (
-                isinstance(prompt, int)
-                and isinstance(completion, int)
-                and _is_int(prompt)
-                and _is_int(completion)
-            ):
+            if _is_int(prompt) and _is_int(completion):
                 return TokenUsage(promptTokens=prompt, completionTokens=completion)
         return None
     return TokenUsage(
@@ -353,7 +348,7 @@ def exit_code_of(raw_output: Any, meta: Any = None) -> int | None:
     return None
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -23,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import anyio
@@ -74,14 +75,11 @@ class AgentQuestions:
         reason = f"chose {option.name!r}" if option is not None else answer.reason
         if choice is not None and choice.note is not None:
             reason = choice.note
-        remember = answer.remember if actor == "user" else None
-        by = answer.by if actor == "user" else None
-        await session.write(
-            lambda: recorder.answer(call, decision, actor, remember=remember, reason=reason, by=by)
-        )
-        if actor == "user" and remember in ("session", "always"):
+        await session.write(lambda: recorder.answer(call, decision, actor, answer, reason))
+        if actor == "user" and answer.remember in ("session", "always"):
             tool, args = self._our_terms(call)
-            try:
+            # a session answer writes no file; nothing to report
+            with contextlib.suppress(PermissionRulesError):
                 session.permissions.remember(
                     session.session_id,
                     tool,
@@ -89,8 +87,6 @@ class AgentQuestions:
                     call.risk,
                     PermissionAnswer(decision, "session"),  # type: ignore[arg-type]
                 )
-            except PermissionRulesError:
-                pass  # a session answer writes no file; nothing to report
         return _selected(option)
 
     def _our_terms(self, call: AcpCall) -> tuple[str, dict[str, Any]]:

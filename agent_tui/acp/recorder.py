@@ -78,7 +78,7 @@ from agent_tui.acp.mapping import (
 from agent_tui.acp.quirks import OUTPUT_IN_PIECES, TITLE_IS_COMMAND, AgentIdentity, applies
 from agent_tui.costs.prices import shipped_prices
 from agent_tui.engine.clock import new_id
-from agent_tui.engine.permissions import Verdict
+from agent_tui.engine.permissions import PermissionAnswer, Verdict
 from agent_tui.engine.session_info import SessionInfo, TurnHandle
 from agent_tui.engine.tools.base import ToolResult
 from agent_tui.events.model import Pricing, Risk, Usage
@@ -369,9 +369,7 @@ class AcpRecorder:
     async def _release(self, state: _TurnState, call_id: str) -> AcpCall:
         """Request a held call: its updates merged are its args (the earlier ones kept as sent)."""
         updates = state.held.pop(call_id)
-        merged: dict[str, Any] = {}
-        for sent in updates:
-            merged.update({key: value for key, value in sent.items() if value is not None})
+        merged = _merged(updates)
         for sent in updates[:-1]:
             await self._record(sent)
         args = {
@@ -417,11 +415,15 @@ class AcpRecorder:
     async def _complete(self, call: AcpCall, text: str, raw_output: Any) -> None:
         if not call.started:
             await self._start(call)
-        result = unfenced(text) or _result_of(raw_output)
+        await self._completed(call, unfenced(text) or _result_of(raw_output), call.exit_code)
+
+    async def _completed(
+        self, call: AcpCall, result: str, exit_code: int | None, truncated: bool = False
+    ) -> None:
+        """`tool.completed` with at most `RESULT_CHARS` of `result`."""
         self._answered.add(call.call_id)
-        await self._writer.complete_call(
-            call.call_id, call.tool, result[:RESULT_CHARS], call.exit_code, len(result) > RESULT_CHARS
-        )
+        truncated = truncated or len(result) > RESULT_CHARS
+        await self._writer.complete_call(call.call_id, call.tool, result[:RESULT_CHARS], exit_code, truncated)
 
     async def _fail(self, call: AcpCall, code: str, message: str) -> None:
         self._answered.add(call.call_id)
@@ -495,20 +497,16 @@ class AcpRecorder:
             call.args = {**call.args, "rawInput": tool_call.raw_input}
 
     async def answer(
-        self,
-        call: AcpCall,
-        decision: str,
-        actor: str,
-        *,
-        remember: str | None = None,
-        reason: str | None = None,
-        by: Mapping[str, str] | None = None,
+        self, call: AcpCall, decision: str, actor: str, given: PermissionAnswer, reason: str | None
     ) -> None:
-        """Write the final answer to `call`'s question (a no-op if the turn already ended it);
-        `by`: who answered, when the answer came over a bus."""
+        """Write the final answer to `call`'s question (a no-op if the turn already ended it):
+        `decision` by `actor`, for `reason`; when a user gave it, what `given` remembers and who
+        answered (`by`, when the answer came over a bus)."""
         if self.open_call(call.call_id) is not call or not call.asking:
             return
         call.withdrawn = actor == "system"
+        user = actor == "user"
+        remember, by = (given.remember, given.by) if user else (None, None)
         await self._resolve(call, decision, actor, remember=remember, reason=reason, by=by)
         if decision == "allow" and not call.own:
             await self._allowed(call)
@@ -546,14 +544,10 @@ class AcpRecorder:
         """The end of one of our own calls (a no-op if the turn already answered it)."""
         if self.open_call(call.call_id) is not call:
             return
-        text = result.text
         if result.ok:
-            truncated = result.truncated or len(text) > RESULT_CHARS
-            await self._writer.complete_call(
-                call.call_id, call.tool, text[:RESULT_CHARS], result.exit_code, truncated
-            )
+            await self._completed(call, result.text, result.exit_code, result.truncated)
         else:
-            await self._fail(call, result.error_code or "unknown", text)
+            await self._fail(call, result.error_code or "unknown", result.text)
 
     async def _request(
         self,
@@ -593,13 +587,16 @@ def _input_known(held: list[dict[str, Any]]) -> bool:
     last = held[-1]
     if last.get("status") not in (None, "pending") or last.get("content"):
         return True
-    merged: dict[str, Any] = {}
-    for sent in held:
-        merged.update(sent)
+    merged = _merged(held)
     raw_input = merged.get("rawInput")
     if tool_name_for(merged.get("kind")) == "execute":
         return command_of(raw_input) is not None
     return has_input(raw_input)
+
+
+def _merged(updates: list[dict[str, Any]]) -> dict[str, Any]:
+    """A held call's updates (as sent: no empty fields) as one, a later update's fields winning."""
+    return {key: value for sent in updates for key, value in sent.items()}
 
 
 def _result_of(raw_output: Any) -> str:

@@ -18,6 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -68,10 +69,8 @@ def protect_stdio() -> int:
     if 1 in closed:
         raise StdoutClosed()
     if sys.stdout is not None:
-        try:
+        with contextlib.suppress(OSError):
             sys.stdout.flush()
-        except OSError:
-            pass
     real = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -92,10 +91,8 @@ class OneLineLog(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         error = record.exc_info[1] if record.exc_info else None
         why = f": {type(error).__name__}: {error}" if error is not None else ""
-        try:
+        with contextlib.suppress(OSError, ValueError):
             print(f"agent-tui acp: {record.getMessage()}{why}", file=sys.stderr, flush=True)
-        except (OSError, ValueError):
-            pass
 
 
 async def serve_stdio(agent: EngineAgent, engine: SessionEngine, stdout: int) -> int:

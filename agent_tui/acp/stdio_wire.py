@@ -28,6 +28,7 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
@@ -100,7 +101,7 @@ class StdioWire:
 
     # -- reading -------------------------------------------------------------------------------
     def _read_lines(self) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):  # stdin closed or unreadable: the end of the input
             reader = os.fdopen(self._stdin, "rb", closefd=False)
             while True:
                 line = reader.readline(self.limit + 1)
@@ -111,15 +112,11 @@ class StdioWire:
                         pass  # the rest of an overlong line
                     line = OVERLONG
                 self._hand_over(line)
-        except (OSError, ValueError):  # stdin closed or unreadable: the end of the input
-            pass
         self._hand_over(None)
 
     def _hand_over(self, line: bytes | None) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the server is done
             self._loop.call_soon_threadsafe(self._incoming.put_nowait, line)
-        except RuntimeError:  # the loop is closed: the server is done
-            pass
 
     async def receive(self) -> dict[str, Any] | None:
         while True:
@@ -232,10 +229,8 @@ class StdioWire:
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
-        try:
+        with contextlib.suppress(OSError):
             os.close(self._stdout)
-        except OSError:
-            pass
 
 
 def _problem(message: dict[str, Any]) -> str | None:

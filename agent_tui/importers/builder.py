@@ -43,6 +43,7 @@ import orjson
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.events import Event
 from agent_tui.events.model import ModelUsage, Usage
+from agent_tui.events.terminal_text import one_line
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
 from agent_tui.importers.ids import EPOCH_TS, event_id_prefix
@@ -84,9 +85,23 @@ class LineImporter:
         self.out: list[LogLine] = []
         self.warnings: list[str] = []
         self.counts = ImportCounts()
+        self._warned: set[str] = set()  # what `_warn_once` said
 
     def _warn(self, line_number: int, message: str) -> None:
         self.warnings.append(f"{self.label}:{line_number}: {message}")
+
+    def _nothing_imported(self, missing: str, record_types: list[str]) -> None:
+        """The warning for a log of records that make no session (it has no `missing`)."""
+        types = ", ".join(sorted({repr(record_type) for record_type in record_types}))
+        self.warnings.append(
+            f"{self.label}: no {missing} in this log (only {types} records); nothing imported"
+        )
+
+    def _warn_once(self, line_number: int, message: str) -> None:
+        """`_warn`, once per log (an unknown record type a new CLI writes on many lines)."""
+        if message not in self._warned:
+            self._warned.add(message)
+            self._warn(line_number, message)
 
     def _take(self) -> list[LogLine]:
         """The log lines written since the last take."""
@@ -156,8 +171,7 @@ def args_preview(args: dict[str, Any]) -> str:
             break
     else:
         text = orjson.dumps(args).decode()
-    text = " ".join(text.split())
-    return text if len(text) <= ARGS_PREVIEW_CHARS else text[: ARGS_PREVIEW_CHARS - 1] + "…"
+    return one_line(text, ARGS_PREVIEW_CHARS)
 
 
 WOVEN = "_hook"
@@ -314,8 +328,7 @@ class SessionBuilder:
         """End of the source: create the session if only held records came, close the open turn."""
         if not self.created and (self._held or self.header is not None):
             self.create("")
-        if self.turn is not None:
-            self.close_turn(self.last_ts)
+        self.close_turn(self.last_ts)
         self.counts.events += self.sequence
 
     # -- turns ---------------------------------------------------------------------------------
@@ -323,8 +336,7 @@ class SessionBuilder:
         """A prompt: close the open turn (the source moved on), then `turn.started, user.message`."""
         if not self.created:
             self.create(ts, prompt.strip()[:60] or None)
-        if self.turn is not None:
-            self.close_turn(ts)
+        self.close_turn(ts)  # the source moved on
         self.turn = _Turn(turn_id, TurnWriter(self._sink, turn_id, keeps_source=True))
         self.turns += 1
         self.counts.prompts += 1
@@ -470,21 +482,13 @@ class SessionBuilder:
 
     def complete_call(self, ts: str, call_id: str, result: str, exit_code: int | None = None) -> None:
         """`tool.completed` (after `tool.started`, when the call was not started yet)."""
-        turn = self.turn
-        assert turn is not None
-        call = turn.calls[call_id]
-        if call.decision == "deny":  # denied through a hook: it cannot have run
+        assert self.turn is not None
+        if self.turn.calls[call_id].decision == "deny":  # denied through a hook: it cannot have run
             self.fail_call(ts, call_id, "permission_denied", result)
             return
-        self._settled_in_terminal(ts, call)
-        self._ts = ts
-        writer = turn.writer
-        if not call.started:
-            call.started = True
-            writer.start_call(call_id, call.tool, args_preview(call.args))
-        call.answered = True
-        self.counts.tool_results += 1
-        writer.complete_call(call_id, call.tool, result, exit_code)
+        self.start_call(ts, call_id)
+        call = self._answer(call_id)
+        self._writer(ts).complete_call(call_id, call.tool, result, exit_code)
 
     def fail_call(self, ts: str, call_id: str, code: str, message: str) -> None:
         """`tool.failed` of a result the source recorded."""

@@ -120,7 +120,6 @@ class ClaudeCodeImporter(LineImporter):
         self._current_source: str | None = None  # the source session id of `_current`
         self._usage_key: Any = None  # the model call whose usage was read last, and that usage
         self._usage: dict[str, Any] | None = None
-        self._unknown: set[str] = set()  # record types reported as unknown (once each)
         self._cost_before: dict[str, float] = {}  # session → its reported cost before its first turn
 
     # -- the interface -------------------------------------------------------------------------
@@ -160,10 +159,7 @@ class ClaudeCodeImporter(LineImporter):
         if self._early:
             target = self._current or next(iter(self.sessions.values()), None)
             if target is None:
-                types = ", ".join(sorted({repr(record_type) for _, record_type, _, _ in self._early}))
-                self.warnings.append(
-                    f"{self.label}: no conversation in this log (only {types} records); nothing imported"
-                )
+                self._nothing_imported("conversation", [record_type for _, record_type, _, _ in self._early])
             else:
                 early, self._early = self._early, []
                 for ts, record_type, record, _title in early:
@@ -182,9 +178,8 @@ class ClaudeCodeImporter(LineImporter):
         else:
             known = type(kind) is str and (kind in KNOWN_RECORDS or kind in _QUIET)
             record_type = kind if isinstance(kind, str) else "unknown"
-            if not known and repr(kind) not in self._unknown:  # once per type: a new CLI writes many
-                self._unknown.add(repr(kind))
-                self._warn(n, f"unsupported Claude Code record {kind!r} (kept as source-specific)")
+            if not known:
+                self._warn_once(n, f"unsupported Claude Code record {kind!r} (kept as source-specific)")
             title_key = TITLE_RECORDS.get(record_type)
             title = data.get(title_key) if title_key else None
             if builder is None:
@@ -207,9 +202,7 @@ class ClaudeCodeImporter(LineImporter):
         reported = data.get("totalCostUSD")
         total = float(reported) if type(reported) is int or type(reported) is float else -1.0
         if not 0 <= total < 1e9:  # not a number (NaN fails both), negative, or absurd
-            if "cost-state?" not in self._unknown:
-                self._unknown.add("cost-state?")
-                self._warn(n, "cost-state whose totalCostUSD is not a cost in USD (kept as source-specific)")
+            self._warn_once(n, "cost-state whose totalCostUSD is not a cost in USD (kept as source-specific)")
             return
         session = builder.session_id
         if builder.turn is None:
@@ -497,7 +490,7 @@ class ClaudeCodeImporter(LineImporter):
             self._launched[call_id] = (child_id, agent_type)  # it delivers later: a task-notification
             return
         child = self.sessions.get(child_id)
-        if child is not None and child.turn is not None:
+        if child is not None:
             child.close_turn(ts)
         parent.delivered(ts, child_id, agent_type, failed, text)
 
@@ -509,7 +502,7 @@ class ClaudeCodeImporter(LineImporter):
             return
         child_id, agent_type = launched
         child = self.sessions.get(child_id)  # an inline side chain: its end is here too
-        if child is not None and child.turn is not None:
+        if child is not None:
             child.close_turn(ts)
         failed = notice_field(text, "status") not in (None, "completed")
         builder.delivered(ts, child_id, agent_type, failed, notice_field(text, "result") or "")

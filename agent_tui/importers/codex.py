@@ -91,7 +91,6 @@ class CodexImporter(LineImporter):
         self._compacted_last = False
         self._calls: dict[str, tuple[str, dict[str, Any]]] = {}  # call id → (tool, args), this turn
         self._children = CodexChildren()
-        self._unknown: set[str] = set()  # record types reported as unsupported (once each)
 
     # -- the interface -------------------------------------------------------------------------
     def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
@@ -107,10 +106,7 @@ class CodexImporter(LineImporter):
 
     def finish_lines(self) -> list[LogLine]:
         if self.builder is None and self._early:
-            types = ", ".join(sorted({repr(record_type) for _, record_type, _ in self._early}))
-            self.warnings.append(
-                f"{self.label}: no session_meta in this log (only {types} records); nothing imported"
-            )
+            self._nothing_imported("session_meta", [record_type for _, record_type, _ in self._early])
         if self.builder is not None:
             self._close(self.builder.last_ts)
             self.builder.finish()
@@ -118,9 +114,7 @@ class CodexImporter(LineImporter):
 
     def _unsupported(self, n: int, name: str) -> None:
         """The warning for a record type this module does not know: once per type and log."""
-        if name not in self._unknown:
-            self._unknown.add(name)
-            self._warn(n, f"unsupported Codex record {name} (kept as source-specific)")
+        self._warn_once(n, f"unsupported Codex record {name} (kept as source-specific)")
 
     def _malformed(self, n: int, ts: str, record_type: str, data: dict[str, Any], what: str) -> None:
         """A record of a known type but the wrong shape: kept as it is, and reported."""

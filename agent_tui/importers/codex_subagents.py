@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from agent_tui.importers.builder import SessionBuilder
-from agent_tui.importers.codex_words import THREAD_ID
+from agent_tui.importers.codex_words import THREAD_ID, json_object
 from agent_tui.importers.ids import session_id_for
 
 
@@ -28,17 +26,14 @@ class CodexChildren:
 
     def spawned(self, text: str, args: dict[str, Any]) -> None:
         """A `spawn_agent` call's output, with the call's `args`."""
-        try:
-            decoded = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            decoded = None
-        thread = decoded.get("agent_id") if isinstance(decoded, dict) else None
+        decoded = json_object(text) or {}
+        thread = decoded.get("agent_id")
         if not isinstance(thread, str):
             match = THREAD_ID.search(text)
             thread = match.group(0) if match else None
         if thread:
             name = args.get("agent_type") or args.get("task_name") or args.get("role") or "subagent"
-            if isinstance(decoded, dict) and isinstance(decoded.get("nickname"), str) and name == "subagent":
+            if isinstance(decoded.get("nickname"), str) and name == "subagent":
                 name = decoded["nickname"]
             self._names[thread] = str(name)
 
@@ -51,11 +46,7 @@ class CodexChildren:
 
     def wait_result(self, builder: SessionBuilder, ts: str, text: str) -> None:
         """A `wait` call's output: deliver each child that ended and was not delivered yet."""
-        try:
-            decoded = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            return
-        statuses = decoded.get("status") if isinstance(decoded, dict) else None
+        statuses = (json_object(text) or {}).get("status")
         if not isinstance(statuses, dict):
             return
         for thread, status in statuses.items():

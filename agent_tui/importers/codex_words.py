@@ -185,6 +185,15 @@ def unreadable(content: Any) -> bool:
     return False
 
 
+def json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object a tool's output holds (None: no JSON, or JSON of another kind)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def output_text(output: Any) -> tuple[str, int | None, bool]:
     """A tool output as (text, exit code if recorded, failed flag)."""
     failed = False
@@ -194,11 +203,8 @@ def output_text(output: Any) -> tuple[str, int | None, bool]:
     text = content_text(output) if not isinstance(output, str) else output
     exit_code = None
     if text.startswith("{") and '"output"' in text:  # {"output": …, "metadata": {"exit_code": …}}
-        try:
-            decoded = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            decoded = None
-        if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
+        decoded = json_object(text) or {}
+        if isinstance(decoded.get("output"), str):
             metadata = decoded.get("metadata")
             code = metadata.get("exit_code") if isinstance(metadata, dict) else None
             return decoded["output"], code if type(code) is int else None, failed

@@ -172,7 +172,7 @@ def project_transcripts(
     for cli in CLIS:
         try:
             paths = recent_sessions(TOOL_OF[cli], timedelta(seconds=recent), root=root_of(cli))
-        except (FileNotFoundError, OSError):
+        except OSError:  # (no such folder among them)
             continue
         for path in paths:
             transcript = transcript_at(cli, path)

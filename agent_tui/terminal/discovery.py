@@ -37,6 +37,8 @@ from typing import Any, Literal
 import orjson
 
 from agent_tui.events import visible
+from agent_tui.events.terminal_text import one_line
+from agent_tui.importers.claude_code_words import TITLE_RECORDS
 from agent_tui.importers.ids import normalize_ts, session_id_for
 from agent_tui.importers.locations import default_dir
 
@@ -55,7 +57,6 @@ _FIELD = {
     key: re.compile(rb'"' + key.encode() + rb'"\s*:\s*"((?:[^"\\]|\\.)*)"')
     for key in ("cwd", "id", "sessionId", "timestamp")
 }
-_TITLE_RECORDS = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
 _NOT_PROMPTS = (
     "<command-",
     "<local-command-",
@@ -204,7 +205,7 @@ def _claude_head(records: list[dict[str, Any]]) -> _ClaudeHead:
     head = _ClaudeHead()
     for record in records:
         kind = record.get("type")
-        title_key = _TITLE_RECORDS.get(kind) if isinstance(kind, str) else None
+        title_key = TITLE_RECORDS.get(kind) if isinstance(kind, str) else None
         if title_key is not None and head.title is None and isinstance(record.get(title_key), str):
             head.title = record[title_key]
         if head.session is None and isinstance(record.get("sessionId"), str):
@@ -390,10 +391,7 @@ def _mtime(path: Path) -> int:
 
 
 def _short(text: str | None) -> str | None:
-    if text is None:
-        return None
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+    return one_line(text, TITLE_CHARS) if text is not None else None
 
 
 # -- our hooks in the CLIs' settings -----------------------------------------------------------------

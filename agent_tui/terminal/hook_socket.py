@@ -255,10 +255,8 @@ class HookSocket:
                 if answered is None:
                     return  # the hook went away: the question is withdrawn
                 reply = render(cli, event, answered) or NO_OUTPUT
-            try:
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await stream.send(reply)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
 
     async def _decide(
         self, reader: BufferedByteReceiveStream, cli: Cli, event: dict[str, Any]
@@ -268,11 +266,9 @@ class HookSocket:
         outcome: list[Reply] = []
 
         async def withdrawn_when_closed(tasks: TaskGroup) -> None:
-            try:
+            with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 while len(await reader.receive(65536)):
                     pass  # the hook sends nothing more; what it might is not read as a request
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass
             tasks.cancel_scope.cancel()
 
         async with anyio.create_task_group() as tasks:

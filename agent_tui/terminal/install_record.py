@@ -9,6 +9,7 @@ spelling of the path meets the same record; kept in agent-tui's data dir, privat
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
@@ -71,7 +72,5 @@ def save_record(path: Path, record: InstallRecord) -> None:
 
 def drop_record(path: Path) -> None:
     """Forget the record of `path` (there may be none)."""
-    try:
+    with contextlib.suppress(OSError):
         backup_path(path).unlink()
-    except OSError:
-        pass

@@ -149,10 +149,9 @@ class TerminalHooks:
             return await self._pre_tool_use(cli, main, event)
         if name == "PermissionRequest":
             return await self._permission_request(cli, main, event)
-        if name == "UserPromptSubmit":
+        if name in ("UserPromptSubmit", "Stop", "SessionEnd"):  # a new prompt, or an end, ends a stop
             self._stopped.pop(main, None)
-        elif name == "Stop":
-            self._stopped.pop(main, None)
+        if name == "Stop":
             await self._shown(cli, event, lambda: self._calls_answered(main))
             await self.logs.weave(main, "source.record", _record(cli, TURN_END, {"hook": "Stop"}))
         elif name == "SubagentStop":
@@ -160,7 +159,6 @@ class TerminalHooks:
             if isinstance(path, str) and path:
                 await self.logs.finish_file(cli, path)
         elif name == "SessionEnd":
-            self._stopped.pop(main, None)
             await self.logs.finish(main)
         return NO_DECISION
 
