@@ -427,3 +427,23 @@ class TestFollowInTheScrubber:
                 sessions = screen.state.sessions  # type: ignore[attr-defined]
         assert timeline.total > before
         assert len(sessions) == 2  # the sub-agent's log appeared in the folder and joined
+
+
+def test_a_parent_log_line_whose_message_is_not_an_object_does_not_stop_the_sub_agents_naming(
+    tmp_path: Path,
+) -> None:
+    """A sub-agent without its `.meta.json` is named from its session's Task call; a line of that
+    session's log naming `subagent_type` beside a `message` that is a string is passed over."""
+    session = "c4d5e6f7-8a9b-4c0d-9e1f-2a3b4c5d6e23"
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(V21 / f"{session}.jsonl", project)
+    shutil.copytree(V21 / session, project / session)
+    for meta in (project / session).rglob("*.meta.json"):
+        meta.unlink()
+    with (project / f"{session}.jsonl").open("ab") as log:
+        log.write(b'\n{"type":"assistant","message":"plain words","subagent_type":"x"}\n')
+    out = tmp_path / "out"
+    import_path(project, out)
+    child = out / f"sess_{session}_agent-a7f3c2.jsonl"
+    assert orjson.loads(child.read_bytes().split(b"\n")[0])["payload"]["agentName"] == "general-purpose"

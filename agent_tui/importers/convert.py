@@ -180,7 +180,8 @@ def _task_agents(parent: Path) -> dict[str, tuple[str, str]]:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        content = (record.get("message") or {}).get("content") if isinstance(record, dict) else None
+        message = record.get("message") if isinstance(record, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
         for block in content if isinstance(content, list) else ():
             if not isinstance(block, dict):
                 continue
