@@ -14,7 +14,8 @@ Invariants:
   `REMEMBERED` names' look-ups are kept (an agent or a log names its model: anything);
 - a call is priced at the price in force when it is priced (`clock`): the table knows prices that
   changed on a date or that depend on the hour (DeepSeek's off-peak rate) and on the prompt's
-  length (tiers); a cost once written in a log is never priced again;
+  length (tiers); a cost once written in a log is never priced again; a model whose price never
+  changes does not ask the clock;
 - a model whose price is tokens alone (nearly all) has its four token prices read once as floats
   and charged by `Price.cost_usd`, the same arithmetic as the user's own prices (the library's
   takes 200 µs a call; an import prices one per source message); any other is priced by the
@@ -87,8 +88,14 @@ class MaintainedPrices:
         provider, info = found
         cached, written = cached_tokens or 0, cache_write_tokens or 0
         prompt = max(prompt_tokens, cached + written)  # more cached than prompt: none of it fresh
-        now = self._clock()
-        rates = _token_rates(info.get_prices(now))
+        prices = info.prices
+        now = None
+        if type(prices) is list:  # prices that change on a date or with the hour: asked of the clock
+            now = self._clock()
+            prices = info.get_prices(now)
+        rates, flat = _token_rates(prices)
+        if flat is not None:  # the same price for any prompt: read once
+            return flat.cost_usd(prompt, completion_tokens, cached, written)
         if rates is not None:
             input_rate, read_rate, write_rate, output_rate = rates
             price = Price(
@@ -107,7 +114,7 @@ class MaintainedPrices:
             output_tokens=completion_tokens,
         )
         try:
-            priced = info.calc_price(usage, provider, genai_request_timestamp=now)
+            priced = info.calc_price(usage, provider, genai_request_timestamp=now or self._clock())
         except (ValueError, ArithmeticError):  # a price the table cannot apply to these tokens
             return None
         return float(priced.total_price)
@@ -121,23 +128,31 @@ TokenRates = tuple[Rate, Rate | None, Rate | None, Rate]
 """Input, cache read, cache write and output (a cache price None: `Price`'s rule, input's)."""
 
 _TOKEN_PRICES = ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")
-_rates_of: dict[int, tuple[Any, TokenRates | None]] = {}
+_rates_of: dict[int, tuple[Any, TokenRates | None, Price | None]] = {}
 
 
-def _token_rates(prices: Any) -> TokenRates | None:
-    """The four token prices of a genai-prices `ModelPrice` as plain floats, remembered; None when
-    it charges anything else for a text call's tokens (the library's own arithmetic then)."""
+def _token_rates(prices: Any) -> tuple[TokenRates | None, Price | None]:
+    """The four token prices of a genai-prices `ModelPrice` as plain floats, remembered (None when
+    it charges anything else for a text call's tokens: the library's own arithmetic then), and
+    their `Price` when none of them has tiers (the same for any prompt, so made once)."""
     known = _rates_of.get(id(prices))
     if known is not None and known[0] is prices:
-        return known[1]
+        return known[1], known[2]
     charged = {key for key, value in vars(prices).items() if value is not None and not key.startswith("_")}
     simple = "input_mtok" in charged and "output_mtok" in charged and charged <= _PLAIN_KEYS
     rates: TokenRates | None = None
+    flat: Price | None = None
     if simple:
         input_, read, write, output = (getattr(prices, key, None) for key in _TOKEN_PRICES)
         rates = (_rate(input_), _rate_or_none(read), _rate_or_none(write), _rate(output))
-    _rates_of[id(prices)] = (prices, rates)
-    return rates
+        if not any(rate[1] for rate in rates if rate is not None):
+            flat = Price(rates[0][0], rates[3][0], _base(rates[1]), _base(rates[2]))
+    _rates_of[id(prices)] = (prices, rates, flat)
+    return rates, flat
+
+
+def _base(rate: Rate | None) -> float | None:
+    return None if rate is None else rate[0]
 
 
 _PLAIN_KEYS = frozenset(_TOKEN_PRICES) | {
