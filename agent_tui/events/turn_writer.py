@@ -154,7 +154,8 @@ class TurnWriter:
         self._recorded = False  # a source.record written in this turn
 
     def _put(self, kind: str, **fields: Any) -> Awaitable[object]:
-        """Commit one event of this turn whose payload is `fields` as given."""
+        """Commit one event of this turn whose payload is `fields` as given (the events an
+        import writes for nearly every source line commit their dict directly: no keywords)."""
         return self._commit(self.turn_id, kind, fields)
 
     # -- the turn --------------------------------------------------------------------------------
@@ -163,7 +164,11 @@ class TurnWriter:
         commit = self._commit
         return Then(
             commit(turn_id, "turn.started", {"promptPreview": prompt[:PREVIEW_CHARS]}),
-            commit(turn_id, "user.message", {"content": prompt} | given(inputId=input_id)),
+            commit(
+                turn_id,
+                "user.message",
+                {"content": prompt} if input_id is None else {"content": prompt, "inputId": input_id},
+            ),
         )
 
     def steer(self, text: str, input_id: str | None = None) -> Awaitable[object]:
@@ -214,7 +219,7 @@ class TurnWriter:
         if not text:
             return DONE
         self._said = True
-        return self._put("model.delta", text=text)
+        return self._commit(self.turn_id, "model.delta", {"text": text})
 
     async def answered(self) -> None:
         """The model answered without asking for tools: an answer without text is an empty delta."""
@@ -238,11 +243,14 @@ class TurnWriter:
     def record(self, fmt: str, record_type: str, data: dict[str, Any]) -> Awaitable[object]:
         """What the source said that our events cannot (a `source.record` of this turn)."""
         self._recorded = True
-        return self._put("source.record", format=fmt, recordType=record_type, data=data)
+        return self._commit(
+            self.turn_id, "source.record", {"format": fmt, "recordType": record_type, "data": data}
+        )
 
     # -- tool calls ------------------------------------------------------------------------------
     def request_call(self, call_id: str, tool: str, args: dict[str, Any]) -> Awaitable[object]:
-        return self._put("model.tool_call_requested", toolCallId=call_id, tool=tool, args=args)
+        fields = {"toolCallId": call_id, "tool": tool, "args": args}
+        return self._commit(self.turn_id, "model.tool_call_requested", fields)
 
     def request_permission(
         self,
@@ -297,7 +305,8 @@ class TurnWriter:
         await self.fail_call(call_id, tool, "permission_denied", message)
 
     def start_call(self, call_id: str, tool: str, args_preview: str) -> Awaitable[object]:
-        return self._put("tool.started", toolCallId=call_id, tool=tool, argsPreview=args_preview)
+        fields = {"toolCallId": call_id, "tool": tool, "argsPreview": args_preview}
+        return self._commit(self.turn_id, "tool.started", fields)
 
     def call_output(self, call_id: str, stream: str, text: str) -> Awaitable[object]:
         return self._put("tool.delta", toolCallId=call_id, stream=stream, text=text)
@@ -306,12 +315,14 @@ class TurnWriter:
         self, call_id: str, tool: str, result: str, exit_code: int | None = None, truncated: bool = False
     ) -> Awaitable[object]:
         fields: dict[str, Any] = {"toolCallId": call_id, "tool": tool, "result": result}
-        fields |= given(exitCode=exit_code)
+        if exit_code is not None:
+            fields["exitCode"] = exit_code
         fields["truncated"] = truncated
         return self._commit(self.turn_id, "tool.completed", fields)
 
     def fail_call(self, call_id: str, tool: str, code: str, message: str) -> Awaitable[object]:
-        return self._put("tool.failed", toolCallId=call_id, tool=tool, errorCode=code, message=message)
+        fields = {"toolCallId": call_id, "tool": tool, "errorCode": code, "message": message}
+        return self._commit(self.turn_id, "tool.failed", fields)
 
     def deny(self, call_id: str, tool: str) -> Awaitable[object]:
         """The end of a call that was denied permission."""

@@ -473,22 +473,31 @@ class SessionBuilder:
         """`tool.started` for an open call not started yet (no-op otherwise, and for a call
         denied through a hook)."""
         turn = self.turn
-        call = turn.calls.get(call_id) if turn is not None else None
+        if turn is None:
+            return
+        call = turn.calls.get(call_id)
         if call is None or call.started or call.answered or call.decision == "deny":
             return
-        self._settled_in_terminal(ts, call)
+        if call.stage == "asking":
+            self._settled_in_terminal(ts, call)
         call.started = True
-        self._writer(ts).start_call(call_id, call.tool, args_preview(call.args))
+        self._ts = ts
+        turn.writer.start_call(call_id, call.tool, args_preview(call.args))
 
     def complete_call(self, ts: str, call_id: str, result: str, exit_code: int | None = None) -> None:
         """`tool.completed` (after `tool.started`, when the call was not started yet)."""
-        assert self.turn is not None
-        if self.turn.calls[call_id].decision == "deny":  # denied through a hook: it cannot have run
+        turn = self.turn
+        assert turn is not None
+        call = turn.calls[call_id]
+        if call.decision == "deny":  # denied through a hook: it cannot have run
             self.fail_call(ts, call_id, "permission_denied", result)
             return
-        self.start_call(ts, call_id)
-        call = self._answer(call_id)
-        self._writer(ts).complete_call(call_id, call.tool, result, exit_code)
+        if not call.started:
+            self.start_call(ts, call_id)
+        call.answered = True  # `_answer`, inline: nearly every tool result comes here
+        self.counts.tool_results += 1
+        self._ts = ts
+        turn.writer.complete_call(call_id, call.tool, result, exit_code)
 
     def fail_call(self, ts: str, call_id: str, code: str, message: str) -> None:
         """`tool.failed` of a result the source recorded."""
