@@ -241,9 +241,7 @@ class Usage(_Payload):
             cost = None if cost is None or call_cost is None else cost + call_cost
         if not count:
             return None
-        # Sums of counts that were checked already (a `ModelUsage`'s, or written by `priced_fields`
-        # from whole numbers): made without validating them again (an import closes one per turn).
-        return Usage.model_construct(
+        return Usage(
             promptTokens=prompt,
             completionTokens=completion,
             cachedTokens=cached if has_cached else None,
