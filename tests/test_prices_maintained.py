@@ -113,6 +113,26 @@ class TestTheTable:
             "deepseek-chat", 1_000_000, 0, at=NOON
         )
 
+    def test_a_price_that_never_changes_is_priced_without_the_clock(self) -> None:
+        """An import prices every source message: a model whose price has no date or hour in it
+        is priced without asking the clock (tiers or not), one whose price changed on a date asks
+        it for every call."""
+        asked: list[datetime] = []
+
+        def clock() -> datetime:
+            asked.append(NOON)
+            return NOON
+
+        table = PriceTable({}, MaintainedPrices(clock=clock))
+        for model in ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5", "gpt-4.1-mini"):
+            for prompt in (1000, 300_000):
+                got = table.cost_usd(model, prompt, 100, 200, 50)
+                assert got == pytest.approx(library(model, prompt, 100, 200, 50), rel=1e-12)
+        assert asked == []
+        for _ in range(2):
+            assert table.cost_usd("o3", 1000, 10) == pytest.approx(library("o3", 1000, 10), rel=1e-12)
+        assert len(asked) == 2
+
     @pytest.mark.parametrize(
         "model",
         ["my-local-llama", "qwen2.5-coder:14b", "gpt-4.1-mini-turbo", "o3-mega", "", "a/b/", "x" * 10_000],
