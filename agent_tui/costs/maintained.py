@@ -16,14 +16,16 @@ Invariants:
   changed on a date or that depend on the hour (DeepSeek's off-peak rate) and on the prompt's
   length (tiers); a cost once written in a log is never priced again; a model whose price never
   changes does not ask the clock;
-- a model whose price is tokens alone (nearly all) has its four token prices read once as floats
-  and charged by `Price.cost_usd`, the same arithmetic as the user's own prices (the library's
+- a model whose price is tokens alone (nearly all) has its four token prices read once as floats,
+  its `Price` made once for each band of prompt lengths between its tiers, and charged by
+  `Price.cost_usd`, the same arithmetic as the user's own prices (the library's
   takes 200 µs a call; an import prices one per source message); any other is priced by the
   library itself; a test holds the two equal for every model of the table.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -93,18 +95,9 @@ class MaintainedPrices:
         if type(prices) is list:  # prices that change on a date or with the hour: asked of the clock
             now = self._clock()
             prices = info.get_prices(now)
-        rates, flat = _token_rates(prices)
-        if flat is not None:  # the same price for any prompt: read once
-            return flat.cost_usd(prompt, completion_tokens, cached, written)
-        if rates is not None:
-            input_rate, read_rate, write_rate, output_rate = rates
-            price = Price(
-                _at(input_rate, prompt),
-                _at(output_rate, prompt),
-                None if read_rate is None else _at(read_rate, prompt),
-                None if write_rate is None else _at(write_rate, prompt),
-            )
-            return price.cost_usd(prompt, completion_tokens, cached, written)
+        banded = _token_rates(prices)
+        if banded is not None:
+            return banded.price(prompt).cost_usd(prompt, completion_tokens, cached, written)
         from genai_prices.types import Usage
 
         usage = Usage(
@@ -128,31 +121,51 @@ TokenRates = tuple[Rate, Rate | None, Rate | None, Rate]
 """Input, cache read, cache write and output (a cache price None: `Price`'s rule, input's)."""
 
 _TOKEN_PRICES = ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")
-_rates_of: dict[int, tuple[Any, TokenRates | None, Price | None]] = {}
 
 
-def _token_rates(prices: Any) -> tuple[TokenRates | None, Price | None]:
-    """The four token prices of a genai-prices `ModelPrice` as plain floats, remembered (None when
-    it charges anything else for a text call's tokens: the library's own arithmetic then), and
-    their `Price` when none of them has tiers (the same for any prompt, so made once)."""
+class _Banded:
+    """A model's four token rates and the `Price` they make for each band of prompt lengths
+    between their tiers' starts, each made once (an import prices every source message)."""
+
+    __slots__ = ("_prices", "_starts", "rates")
+
+    def __init__(self, rates: TokenRates) -> None:
+        self.rates = rates
+        self._starts = sorted({start for rate in rates if rate is not None for start, _ in rate[1]})
+        self._prices: dict[int, Price] = {}
+
+    def price(self, prompt: int) -> Price:
+        """The price of a call of `prompt` tokens (every tier whose start it is above applies)."""
+        band = bisect_left(self._starts, prompt)  # how many starts lie below the prompt
+        price = self._prices.get(band)
+        if price is None:
+            input_rate, read_rate, write_rate, output_rate = self.rates
+            price = self._prices[band] = Price(
+                _at(input_rate, prompt),
+                _at(output_rate, prompt),
+                None if read_rate is None else _at(read_rate, prompt),
+                None if write_rate is None else _at(write_rate, prompt),
+            )
+        return price
+
+
+_rates_of: dict[int, tuple[Any, _Banded | None]] = {}
+
+
+def _token_rates(prices: Any) -> _Banded | None:
+    """The four token prices of a genai-prices `ModelPrice` as plain floats, remembered; None when
+    it charges anything else for a text call's tokens (the library's own arithmetic then)."""
     known = _rates_of.get(id(prices))
     if known is not None and known[0] is prices:
-        return known[1], known[2]
+        return known[1]
     charged = {key for key, value in vars(prices).items() if value is not None and not key.startswith("_")}
     simple = "input_mtok" in charged and "output_mtok" in charged and charged <= _PLAIN_KEYS
-    rates: TokenRates | None = None
-    flat: Price | None = None
+    banded: _Banded | None = None
     if simple:
         input_, read, write, output = (getattr(prices, key, None) for key in _TOKEN_PRICES)
-        rates = (_rate(input_), _rate_or_none(read), _rate_or_none(write), _rate(output))
-        if not any(rate[1] for rate in rates if rate is not None):
-            flat = Price(rates[0][0], rates[3][0], _base(rates[1]), _base(rates[2]))
-    _rates_of[id(prices)] = (prices, rates, flat)
-    return rates, flat
-
-
-def _base(rate: Rate | None) -> float | None:
-    return None if rate is None else rate[0]
+        banded = _Banded((_rate(input_), _rate_or_none(read), _rate_or_none(write), _rate(output)))
+    _rates_of[id(prices)] = (prices, banded)
+    return banded
 
 
 _PLAIN_KEYS = frozenset(_TOKEN_PRICES) | {
