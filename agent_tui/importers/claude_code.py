@@ -131,19 +131,20 @@ class ClaudeCodeImporter(LineImporter):
         if type(data) is not dict:
             record_type, record = self.unreadable(line_number, raw, data)
             data = {"type": record_type, **record}
-        kind = data.get("type")
-        ts = data.get("timestamp")
+        get = data.get
+        kind = get("type")
+        ts = get("timestamp")
         if type(ts) is not str or len(ts) != 24 or ts[23] != "Z":  # the usual shape needs no work
             ts = normalize_ts(ts) or ""
-        if self._compactions.waiting is not None and not data.get("isCompactSummary"):
+        if self._compactions.waiting is not None and not get("isCompactSummary"):
             self._compactions.flush()
         builder = self._current
         if (
             builder is None
-            or data.get("sessionId") != self._current_source
+            or get("sessionId") != self._current_source
             or not builder.created
-            or data.get("isSidechain")
-            or (type(kind) is str and kind in AGENT_ROUTED and data.get("agentId"))
+            or get("isSidechain")
+            or (get("agentId") and type(kind) is str and kind in AGENT_ROUTED)
         ):
             builder = self._route(data)
         if kind == "assistant" and builder is not None:
