@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from replay_logs import SessionLog, turn_events
@@ -355,7 +356,9 @@ def test_a_view_left_behind_by_a_rewind_is_not_hydrated_from_the_cut_archive(tmp
     assert view.seek(timeline.total, "sess_a", hydrate_all=True) == project_state(events_of(timeline))
 
 
-def test_lines_written_while_a_poll_reads_wait_for_the_next_poll_and_none_is_late(tmp_path: Path) -> None:
+def test_lines_written_while_a_poll_reads_wait_for_the_next_poll_and_none_is_late(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A slow poll (a loaded machine) reads one log, and the writers append to both logs before
     it reads the other: what the second log gained meanwhile (newer than the first log's unread
     line by more than the late slack) waits for the next poll, which then merges both in time
@@ -385,7 +388,7 @@ def test_lines_written_while_a_poll_reads_wait_for_the_next_poll_and_none_is_lat
                     handle.write(log.lines[-1] + b"\n")
         return read_b(budget)
 
-    file_b.read_entries = meanwhile  # type: ignore[method-assign]
+    monkeypatch.setattr(file_b, "read_entries", meanwhile)
     assert timeline.poll().added == 2  # the lines there when the poll looked
     result = timeline.poll()
     assert result.rewound_to is None and result.added == 2
