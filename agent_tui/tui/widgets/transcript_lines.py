@@ -185,15 +185,12 @@ class TranscriptLines(Static):
         row_keys: list[_RowsKey] = []
         starts: list[int] = []
         height = 0
-        fits = width - 2 * styles.line_pad  # a line this wide or less, without tabs, is one row
+        fits = width - 2 * styles.line_pad
         for index, (key, line) in enumerate(zip(self._keys, self._lines, strict=True)):
             row_key = (key, index)
             rows = self._heights.get(row_key)
             if rows is None:
-                if line.cell_length <= fits and "\t" not in key[0]:
-                    rows = 1
-                else:
-                    rows = len(self._wrap(row_key, line, width))
+                rows = self._height_of(row_key, line, width, fits)
             heights[row_key] = rows
             row_keys.append(row_key)
             starts.append(height)
@@ -207,6 +204,13 @@ class TranscriptLines(Static):
         self._starts = starts
         self._height = height
         self._measured = True
+
+    def _height_of(self, row_key: _RowsKey, line: Content, width: int, fits: int) -> int:
+        """The rows `line` takes: one if it is at most `fits` cells without a tab (wrapped when
+        painted), else as many as wrapping it at `width` gives."""
+        if line.cell_length <= fits and "\t" not in row_key[0][0]:
+            return 1
+        return len(self._wrap(row_key, line, width))
 
     def _wrap(self, row_key: _RowsKey, line: Content, width: int) -> list[Strip]:
         hung = hang_rows(line, width)
