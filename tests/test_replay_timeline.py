@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from replay_logs import SessionLog, turn_events
@@ -19,6 +20,7 @@ from replay_logs import SessionLog, turn_events
 from agent_tui.events import Event
 from agent_tui.reducer import project_state
 from agent_tui.replay.kinds import KIND_NAMES
+from agent_tui.replay.logfile import Entry
 from agent_tui.replay.timeline import Timeline
 from agent_tui.replay.view import FULL_TURNS, TimelineView, end_snapshot
 
@@ -352,3 +354,47 @@ def test_a_view_left_behind_by_a_rewind_is_not_hydrated_from_the_cut_archive(tmp
     assert timeline.poll(redraw).rewound_to not in (None, 0)  # back to a checkpoint inside sess_a
     assert redraws[0] < timeline.total  # the redraw came while indexing was under way
     assert view.seek(timeline.total, "sess_a", hydrate_all=True) == project_state(events_of(timeline))
+
+
+def test_lines_written_while_a_poll_reads_wait_for_the_next_poll_and_none_is_late(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow poll (a loaded machine) reads one log, and the writers append to both logs before
+    it reads the other: what the second log gained meanwhile (newer than the first log's unread
+    line by more than the late slack) waits for the next poll, which then merges both in time
+    order without rebuilding the timeline."""
+    first, second = SessionLog("sess_a"), SessionLog("sess_b")
+    first.created(0)
+    second.created(1)
+    paths = [first.write(tmp_path), second.write(tmp_path)]
+    timeline = Timeline(paths, watch_dir=tmp_path, every=4)
+    index_all(timeline)
+    for turn, log in enumerate((first, second), start=1):
+        log.add("turn.started", f"turn_{turn}", {"promptPreview": "go"}, 1_000)
+    with paths[0].open("ab") as handle:
+        handle.write(first.lines[-1] + b"\n")
+    with paths[1].open("ab") as handle:
+        handle.write(second.lines[-1] + b"\n")
+    file_b = timeline.files[1]
+    read_b = file_b.read_entries
+
+    def meanwhile(budget: int) -> list[Entry]:
+        """Reading the second log, after the first: both writers have appended since the look."""
+        if len(first.lines) == 2:
+            first.add("user.message", "turn_1", {"content": "late?"}, 1_500)
+            second.add("user.message", "turn_2", {"content": "newer"}, 5_000)
+            for log, path in zip((first, second), paths, strict=True):
+                with path.open("ab") as handle:
+                    handle.write(log.lines[-1] + b"\n")
+        return read_b(budget)
+
+    monkeypatch.setattr(file_b, "read_entries", meanwhile)
+    assert timeline.poll().added == 2  # the lines there when the poll looked
+    result = timeline.poll()
+    assert result.rewound_to is None and result.added == 2
+    assert [(e.session_id, e.sequence) for e in events_of(timeline)[-4:]] == [
+        ("sess_a", 2),
+        ("sess_b", 2),
+        ("sess_a", 3),
+        ("sess_b", 3),
+    ]

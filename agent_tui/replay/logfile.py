@@ -10,6 +10,10 @@ Invariants:
 - `changed()` tells whether the file was truncated, replaced or rewritten under the read offset
   since the last read (size, inode, and the bytes just before the offset), so the timeline can
   index it again from the start;
+- `changed()` is also a follower's look: its size then is the `horizon` reads stop at until
+  `horizon` is cleared, so one poll merges what every log held at one moment (a log read later
+  in a slow poll would otherwise bring lines newer than those still unread in a log read earlier,
+  which the next poll would find late);
 - an unreadable file is not an exception: `error` says `FILE: reason` and it reads as empty.
 """
 
@@ -82,6 +86,8 @@ class LogFile:
         self.error: str | None = None
         self.index: LineIndex | None = None
         self._read_fd: int | None = None
+        self.horizon: int | None = None
+        """Reads stop at this byte (the size at the last `changed()`), or at the end if None."""
         self._reset_reading()
 
     def _reset_reading(self) -> None:
@@ -132,16 +138,20 @@ class LogFile:
         """Why what was read no longer matches the file (`truncated`, `replaced`, …), or None.
 
         One `stat` when nothing changed; the bytes before the read offset are compared only when
-        the file's size or time moved.
+        the file's size or time moved. The size it saw becomes the `horizon`.
         """
-        if self.lines == 0 and self._identity is None:
-            return None
+        unread = self.lines == 0 and self._identity is None
         try:
             stat = os.stat(self.path)
         except FileNotFoundError:
-            return "removed"
+            self.horizon = 0
+            return None if unread else "removed"
         except OSError:
+            self.horizon = None
             return None  # unreadable for now: `error` says so on the next read
+        self.horizon = stat.st_size
+        if unread:
+            return None
         seen = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
         if seen == self._seen:
             return None
@@ -248,9 +258,11 @@ class LogFile:
 
     def _read_complete(self, budget: int) -> bytes:
         """Bytes from the read offset to the end of the last complete line within `budget` (a
-        longer line is read whole); b"" if no complete line is there yet."""
+        longer line is read whole; not past the `horizon`); b"" if no complete line is there yet."""
+        horizon = self.horizon
         try:
-            if os.stat(self.path).st_size <= self.offset:
+            size = os.stat(self.path).st_size
+            if (size if horizon is None else min(size, horizon)) <= self.offset:
                 self.caught_up = True
                 return b""  # nothing new: one stat, no open
             fd = os.open(self.path, os.O_RDONLY)
@@ -262,8 +274,9 @@ class LogFile:
         try:
             stat = os.fstat(fd)
             self._identity = (stat.st_dev, stat.st_ino)
-            self.caught_up = stat.st_size - self.offset <= budget
-            data = os.pread(fd, min(budget, max(0, stat.st_size - self.offset)), self.offset)
+            size = stat.st_size if horizon is None else min(stat.st_size, horizon)
+            self.caught_up = size - self.offset <= budget
+            data = os.pread(fd, min(budget, max(0, size - self.offset)), self.offset)
             end = data.rfind(b"\n")
             pieces = [data]
             read = len(data)

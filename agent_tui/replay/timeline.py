@@ -416,8 +416,16 @@ class Timeline:
     def poll(self, on_progress: Callable[[], None] | None = None) -> PollResult:
         """Look for new logs and lines, fold them in; see the module docstring for the order.
 
-        From the indexing thread only: files are stat'ed, read and decoded outside the lock.
+        From the indexing thread only: files are stat'ed, read and decoded outside the lock. What
+        is merged is what the logs held when they were stat'ed (`LogFile.horizon`).
         """
+        try:
+            return self._poll(on_progress)
+        finally:
+            for file in self.files:
+                file.horizon = None
+
+    def _poll(self, on_progress: Callable[[], None] | None) -> PollResult:
         result = PollResult()
         before = self.total
         found = self._new_logs()

@@ -21,14 +21,15 @@ is rendered at once is capped: a block longer than `MARKDOWN_BLOCK_LINES` lines 
 text (a giant code block or paste costs what plain text costs), and of an answer longer than
 `MARKDOWN_ANSWER_LINES` lines only its last that-many lines are Markdown (where a streaming
 answer grows and is read), the lines before them plain: a 2,000-line answer shows in about a
-tenth of a second (`bench/bench_markdown.py`).
+tenth of a second (`bench/bench_markdown.py`). One parser serves every block (Rich's Markdown
+builds a parser per instance, which cost several times the parse of a short block).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from functools import lru_cache
-from typing import Any
 
 from markdown_it import MarkdownIt
 from rich.console import Console
@@ -74,14 +75,24 @@ class _AnswerMarkdown(Markdown):
 
     elements = {**Markdown.elements, "heading_open": _LeftHeading}
 
-    def __init__(self, markup: str, **options: Any) -> None:
-        super().__init__("", **options)
-        self.markup = markup
-        self.parsed = MarkdownIt().enable("strikethrough").enable("table").parse(markup)
-        for token in self.parsed:
-            for child in token.children or ():
-                if child.type == "softbreak":
-                    child.type = "hardbreak"
+
+_PARSER = MarkdownIt().enable("strikethrough").enable("table")
+"""The parser Rich's Markdown builds for itself, built once: building one (and its link
+finder) cost more than parsing a short block."""
+_TEMPLATE = _AnswerMarkdown("", code_theme=CODE_THEME, hyperlinks=False, inline_code_lexer=None)
+"""Rich's options set once by its own constructor; each block is a copy with its own text."""
+
+
+def _answer_markdown(block: str) -> _AnswerMarkdown:
+    """`block` as Rich's Markdown with `_TEMPLATE`'s options, parsed by `_PARSER`."""
+    markdown = copy.copy(_TEMPLATE)
+    markdown.markup = block
+    markdown.parsed = _PARSER.parse(block)
+    for token in markdown.parsed:
+        for child in token.children or ():
+            if child.type == "softbreak":
+                child.type = "hardbreak"
+    return markdown
 
 
 def answer_lines(text: str, width: int | None, lead: Content | None = None) -> list[Content]:
@@ -142,7 +153,7 @@ def markdown_blocks(text: str) -> list[str]:
 @lru_cache(maxsize=4096)
 def _block_rows(block: str, width: int) -> tuple[Content, ...]:
     """One block rendered at `width` cells, row by row (cached: see the module's note on cost)."""
-    markdown = _AnswerMarkdown(block, code_theme=CODE_THEME, hyperlinks=False, inline_code_lexer=None)
+    markdown = _answer_markdown(block)
     options = _CONSOLE.options.update(width=width, highlight=False, markup=False)
     rows = []
     for line in _CONSOLE.render_lines(markdown, options, pad=False):

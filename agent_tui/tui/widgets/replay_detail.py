@@ -8,22 +8,35 @@ left above it; scrolling to its top brings in earlier turns a panel's height at 
 stays where it was).
 The turns it will show whole are asked for through `hydrate` first (the replay keeps older turns
 as header copies until then).
+
+A seek rebuilds the state's turns as new objects, but a finished turn never changes: its lines
+(and their estimated height) are kept by what identifies its content (`_TurnKey`: session, turn,
+end, entries, calls, number, width, whole lines), so a step or a followed log's next event lays
+out only the current turn again; the current turn's lines are made once per show, for the room
+they leave and for the panel.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from textual.cache import LRUCache
 from textual.content import Content
 from textual.widgets import Static
 
-from agent_tui.reducer import SessionView
+from agent_tui.reducer import SessionView, TurnView
 from agent_tui.replay import FULL_TURNS
 from agent_tui.tui.formatting import turn_lines
 from agent_tui.tui.widgets.session_detail import SessionDetail
 
 HYDRATE_STEP = 4
 """Turns made whole at a time when the panel needs more than a seek gave it."""
+KEPT_TURNS = 64
+"""Finished turns whose lines are kept (the most recently shown)."""
+
+_TurnKey = tuple[str, str, int | None, int, int, int, int | None, bool]
+"""A finished turn's lines depend on: session, turn id, ended sequence, transcript entries, tool
+calls (a header copy has none until hydrated), its number, the width and `whole_lines`."""
 
 
 def _lines(lines: list[Content], width: int | None) -> int:
@@ -49,6 +62,39 @@ class ReplayDetail(SessionDetail):
         self._hidden = 0  # finished turns not rendered
         self._newest: object = None  # the newest finished turn rendered (a seek elsewhere resets)
         self._grow_from: float | None = None
+        self._turns: LRUCache[_TurnKey, tuple[Content, int]] = LRUCache(KEPT_TURNS)
+        self._current: tuple[TurnView, tuple[object, ...], list[Content]] | None = None
+        """The last current turn shown, what its lines depend on, and its lines."""
+
+    def _current_lines(self, session: SessionView) -> list[Content]:
+        turns = session.turns
+        turn = turns[-1]
+        key = (session.last_sequence, len(turns), self._width, self._now_ms, self.whole_lines)
+        if self._current is not None and self._current[0] is turn and self._current[1] == key:
+            return self._current[2]
+        lines = super()._current_lines(session)
+        self._current = (turn, key, lines)
+        return lines
+
+    def _finished_turn(self, session: SessionView, index: int) -> tuple[Content, int]:
+        """Finished turn `index` of `session` as one text, and about how many lines it takes."""
+        turn = session.turns[index]
+        width = self._width
+        key = (
+            session.session_id,
+            turn.turn_id,
+            turn.ended_sequence,
+            len(turn.transcript),
+            len(turn.tool_calls),
+            index + 1,
+            width,
+            self.whole_lines,
+        )
+        kept = self._turns.get(key)
+        if kept is None:
+            lines = turn_lines(turn, index + 1, session, width, whole=self.whole_lines)
+            kept = self._turns[key] = (Content("\n").join(lines), _lines(lines, width))
+        return kept
 
     def _render_history(self, history: Static, session: SessionView) -> bool:
         finished = session.turns[:-1]
@@ -56,11 +102,8 @@ class ReplayDetail(SessionDetail):
         if newest != self._newest:
             self._newest = newest
             self._more = 0
-        width = self._width
         # What is left of the panel under the header (3 lines) and above the current turn.
-        turns = session.turns
-        current = turn_lines(turns[-1], len(turns), session, width, whole=self.whole_lines) if turns else []
-        below = _lines(current, width)
+        below = _lines(self._current_lines(session), self._width) if session.turns else 0
         room = max(3, self.size.height - 3 - below) + self._more
         parts: list[Content] = []
         used = 0
@@ -72,14 +115,13 @@ class ReplayDetail(SessionDetail):
             if self.hydrate is not None and count + 2 > hydrated:
                 hydrated = count + 2 + HYDRATE_STEP  # this turn, the current one, a few more
                 self.hydrate(session.session_id, hydrated)
-            turn = finished[index]
-            lines = turn_lines(turn, index + 1, session, width, whole=self.whole_lines)
-            parts.append(Content("\n").join(lines))
-            used += _lines(lines, width) + 1
+            text, height = self._finished_turn(session, index)
+            parts.append(text)
+            used += height + 1
             count += 1
         parts.reverse()
         self._hidden = len(finished) - count
-        shown = finished[self._hidden :]
+        shown = session.turns[self._hidden : len(finished)]  # as hydrated (it replaces header copies)
         key = (self._hidden, tuple((t.turn_id, t.ended_sequence, len(t.transcript)) for t in shown))
         if key == self._history_key:
             return False

@@ -145,15 +145,16 @@ class SessionDetail(VerticalScroll):
         if current_key != self._current_key:
             self._current_key = current_key
             if turns:
-                current.show_lines(
-                    turn_lines(
-                        turns[-1], len(turns), session, self._width, self._now_ms, whole=self.whole_lines
-                    )
-                )
+                current.show_lines(self._current_lines(session))
             else:
                 current.update(Content.styled("No turn yet.", "$text-muted"))
             changed = True
         return changed
+
+    def _current_lines(self, session: SessionView) -> list[Content]:
+        """The lines of `session`'s current (last) turn, which must have one."""
+        turns = session.turns
+        return turn_lines(turns[-1], len(turns), session, self._width, self._now_ms, whole=self.whole_lines)
 
     def _render_none(self, state: DashboardState, header: Static, history: Static, current: Static) -> bool:
         """No session to show: say why (none selected, or none yet)."""

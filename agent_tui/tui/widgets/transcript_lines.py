@@ -7,7 +7,9 @@ its own, exactly as a `Static` wraps each line of the joined text), and:
 - wraps a line only when it is new or changed (same text and same styles at the same place
   reuse the rendered rows), or when what wrapping depends on changes: the width, the widget's
   colours and text styles, the theme;
-- measures its height as the sum of its lines' heights;
+- measures its height as the sum of its lines' heights; a line that fits in the width (no tab,
+  which the wrap expands) is one row without being wrapped, and is wrapped when it is painted
+  (a seek's new history is measured whole, but mostly painted in part);
 - paints a row from the rows of the line that holds it: Textual asks only for the rows the
   screen shows, so a paint costs what is visible, not the transcript's length; it keeps the
   rows of the `KEPT_LINES` lines shown that were wrapped or painted last (and of no line no
@@ -183,11 +185,12 @@ class TranscriptLines(Static):
         row_keys: list[_RowsKey] = []
         starts: list[int] = []
         height = 0
+        fits = width - 2 * styles.line_pad
         for index, (key, line) in enumerate(zip(self._keys, self._lines, strict=True)):
             row_key = (key, index)
             rows = self._heights.get(row_key)
             if rows is None:
-                rows = len(self._wrap(row_key, line, width))
+                rows = self._height_of(row_key, line, width, fits)
             heights[row_key] = rows
             row_keys.append(row_key)
             starts.append(height)
@@ -201,6 +204,13 @@ class TranscriptLines(Static):
         self._starts = starts
         self._height = height
         self._measured = True
+
+    def _height_of(self, row_key: _RowsKey, line: Content, width: int, fits: int) -> int:
+        """The rows `line` takes: one if it is at most `fits` cells without a tab (wrapped when
+        painted), else as many as wrapping it at `width` gives."""
+        if line.cell_length <= fits and "\t" not in row_key[0][0]:
+            return 1
+        return len(self._wrap(row_key, line, width))
 
     def _wrap(self, row_key: _RowsKey, line: Content, width: int) -> list[Strip]:
         hung = hang_rows(line, width)

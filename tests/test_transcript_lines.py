@@ -1,0 +1,90 @@
+"""`TranscriptLines` measures a line that fits in one row without wrapping it, and wraps it when
+it is painted: its height and every row it paints are what wrapping each line gives (a line as
+wide as the panel, an empty one, one with a tab, one that wraps with a hanging indent), and a
+long text scrolled to its end wraps the rows on screen, not the lines above them."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.visual import Visual
+
+from agent_tui.tui.hanging import hang
+from agent_tui.tui.widgets.transcript_lines import TranscriptLines
+
+WIDTH = 40
+PANEL_HEIGHT = 12
+LINES = [
+    Content("x" * WIDTH),  # exactly the width: one row
+    Content(""),
+    Content("a\tb" * 12),  # 35 characters, 96 cells once the tabs are expanded: wraps
+    Content("◆ " + "word " * 20),  # wraps, continuation rows under its text
+    Content.styled("styled and short", "bold"),
+    Content("y" * (WIDTH + 1)),  # one cell too many
+]
+
+
+class _Panel(App[None]):
+    def __init__(self, lines: list[Content]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="panel"):
+            yield TranscriptLines(id="text")
+
+    def on_mount(self) -> None:
+        panel = self.query_one("#panel", VerticalScroll)
+        panel.styles.width = WIDTH
+        panel.styles.height = PANEL_HEIGHT
+        panel.styles.scrollbar_size_vertical = 0
+        self.query_one(TranscriptLines).show_lines(self.lines)
+
+
+def _rows_of(widget: TranscriptLines, lines: list[Content]) -> list[str]:
+    """The rows each line wraps into, laid out alone (hanging indents included)."""
+    rows: list[str] = []
+    for line in lines:
+        for part in hang(line, WIDTH):
+            strips = Visual.to_strips(widget, part, WIDTH, None, widget.visual_style)
+            rows += [strip.text.rstrip() for strip in strips]
+    return rows
+
+
+async def _painted(app: App[None]) -> None:
+    await app.workers.wait_for_complete()
+    refreshed = asyncio.Event()
+    app.screen.call_after_refresh(refreshed.set)
+    await refreshed.wait()
+
+
+@pytest.mark.anyio
+async def test_height_and_rows_are_those_of_each_line_wrapped() -> None:
+    app = _Panel(LINES)
+    async with app.run_test(size=(60, 30)):
+        await _painted(app)
+        widget = app.query_one(TranscriptLines)
+        expected = _rows_of(widget, LINES)
+        assert widget.size.height == len(expected) > len(LINES)
+        assert [widget.render_line(y).text.rstrip() for y in range(len(expected))] == expected
+
+
+@pytest.mark.anyio
+async def test_a_long_text_at_its_end_wraps_what_shows() -> None:
+    lines = [Content(f"line {n} of a long answer") for n in range(500)]
+    app = _Panel(lines)
+    async with app.run_test(size=(60, 30)) as pilot:
+        await _painted(app)
+        widget = app.query_one(TranscriptLines)
+        assert widget.size.height == 500
+        before = widget.wrapped
+        app.query_one("#panel", VerticalScroll).scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        await _painted(app)
+        assert widget.wrapped - before <= 2 * PANEL_HEIGHT  # the rows on screen, not 500 lines
+        assert widget.wrapped <= 4 * PANEL_HEIGHT
+        assert widget.render_line(499).text.rstrip() == "line 499 of a long answer"
