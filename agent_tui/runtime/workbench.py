@@ -37,7 +37,8 @@ Invariants:
   the caller found, `terminal.discovery`) is listed beside ours as history from its transcript's
   head (a `session.created` made of it, as the importer makes it), and read whole only when used
   (`read_terminal`: converted by the importers through their cache, its events folded, its
-  sub-agents with it); a terminal session stored here already (followed, its companion log) is
+  sub-agents with it), but not a transcript of a session run here through ACP (`acp_sessions`:
+  its log records the CLI's session id); a terminal session stored here already (followed, its companion log) is
   listed from that log instead. Our engine never continues one: a follow-up, a budget and every
   finishing action are refused with `driven_from_its_terminal`;
 - the project's own rules file is applied only once the user accepted its content
@@ -116,6 +117,7 @@ from agent_tui.store import (
     JsonlFileEventStore,
     SessionLockedError,
 )
+from agent_tui.terminal.acp_sessions import our_ids, recorded_acp_sessions
 from agent_tui.turns.registry import Attached
 
 __all__ = [
@@ -443,6 +445,7 @@ class Workbench(FinishingActions):
             stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
             stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
             closed = closed_sessions(self.sessions_dir)
+            closed |= our_ids(recorded_acp_sessions(self.sessions_dir))  # an ACP session's transcript's copy
             shown: list[StoredSession] = []
             for session in stored:
                 record = self._record(session.session_id)  # (known: a transcript of it is not listed)
@@ -490,6 +493,8 @@ class Workbench(FinishingActions):
         except Exception as error:  # (the CLIs' folders are read as they are: never the dashboard's end)
             return [*skipped, f"the terminal agents' sessions could not be listed: {error}"]
         closed = closed_sessions(self.sessions_dir)
+        # A transcript of a session run here through ACP (its log records the CLI's id) is that session.
+        closed |= our_ids(await anyio.to_thread.run_sync(recorded_acp_sessions, self.sessions_dir))
         listed = [
             t
             for t in found
