@@ -22,7 +22,9 @@ from agent_tui.acp.agents import AcpAgents
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.engine.questions import Questions
 from agent_tui.engine.scripted import ScriptedProvider
+from agent_tui.events import Event
 from agent_tui.importers.ids import session_id_for
+from agent_tui.reducer import DashboardState, apply_event
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.store import JsonlFileEventStore
 from agent_tui.terminal.acp_sessions import recorded_acp_sessions
@@ -56,15 +58,16 @@ class Host:
         self.claude = tmp_path / "claude" / "projects"
         self.sessions = tmp_path / "sessions"
 
-    def rollout(self, agent_id: str = ACP_ID) -> Path:
-        """Codex's rollout of session `agent_id` in the project (the fixture's lines, re-addressed)."""
+    def rollout(self, agent_id: str = ACP_ID, lines: int | None = None) -> Path:
+        """Codex's rollout of session `agent_id` in the project (the fixture's first `lines`,
+        re-addressed)."""
         day = self.codex / "2026" / "01" / "15"
         day.mkdir(parents=True, exist_ok=True)
         text = (
             ROLLOUT.read_text().replace(FIXTURE_ID, agent_id).replace("/home/dev/shop-api", str(self.project))
         )
         path = day / f"rollout-2026-01-15T16-00-00-{agent_id}.jsonl"
-        path.write_text(text)
+        path.write_text("".join(text.splitlines(keepends=True)[:lines]))
         return path
 
     def terminal(self, engine: SessionEngine, **options: Any) -> TerminalAgents:
@@ -108,20 +111,41 @@ class TestFollower:
     async def test_a_transcript_followed_before_the_acp_id_is_let_go(self, tmp_path: Path) -> None:
         host = Host(tmp_path)
         dropped: list[list[str]] = []
+        state = DashboardState()  # the dashboard's, fed by the engine and told what is let go
+
+        def let_go(session_ids: list[str]) -> None:
+            dropped.append(session_ids)
+            state.forget(session_ids)
+
         async with host.engine() as (engine, agents):
-            terminal = host.terminal(engine, on_dropped=dropped.append)
-            host.rollout()  # the rollout appears before `session/new` answers
+            engine.subscribe(lambda event: apply_event(state, event))
+            terminal = host.terminal(engine, on_dropped=let_go)
+            host.rollout(lines=8)  # the rollout appears before `session/new` answers, its turn open
             assert await terminal.follow_project(host.project) == 1
-            assert terminal.runs(OURS)
-            await host.drive(agents)
+            assert terminal.runs(OURS) and OURS in state.sessions and state.running_count() == 1
+            ours = await host.drive(agents)
             await terminal.logs.catch_up()
             assert dropped == [[OURS]]
             assert not terminal.runs(OURS)
+            assert list(state.sessions) == [ours] and state.roots() == [ours]
+            assert state.running_count() == 0  # (the copy's turn stayed open: it no longer counts)
             assert await terminal.follow_project(host.project) == 0  # and not followed again
             with host.rollout().open("a") as grown:
                 grown.write('{"timestamp":"2026-01-15T16:09:00.000Z","type":"event_msg","payload":{}}\n')
             assert await terminal.logs.catch_up() == 0
             terminal.logs.release()
+        # the next start: the copy's log (stored before the id came) is not shown either
+        store = JsonlFileEventStore(host.sessions)
+        bench = Workbench(
+            SessionEngine(store, ScriptedProvider()),
+            project=host.project,
+            sessions_dir=host.sessions,
+            models=[],
+        )
+        folded: list[Event] = []
+        await bench.hydrate(folded.append, lazy=True)
+        store.close()
+        assert {event.session_id for event in folded} == {ours}
 
 
 class TestRestart:
@@ -200,4 +224,6 @@ class TestHooks:
             assert engine.questions.waiting() == []
             assert not terminal.runs(session_id_for(CLAUDE_ID))
             assert not (host.sessions / f"{session_id_for(CLAUDE_ID)}.jsonl").exists()
+            # answered before anything was read: the transcript was not even opened to be left out
+            assert not terminal.logs.left_out(cli.transcript.resolve())
             assert EDIT_ID  # (the call of `cli.edit_hook`)
