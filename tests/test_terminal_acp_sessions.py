@@ -113,12 +113,15 @@ class TestFollower:
         dropped: list[list[str]] = []
         state = DashboardState()  # the dashboard's, fed by the engine and told what is let go
 
+        def fold(event: Event) -> None:
+            apply_event(state, event)
+
         def let_go(session_ids: list[str]) -> None:
             dropped.append(session_ids)
             state.forget(session_ids)
 
         async with host.engine() as (engine, agents):
-            engine.subscribe(lambda event: apply_event(state, event))
+            engine.subscribe(fold)
             terminal = host.terminal(engine, on_dropped=let_go)
             host.rollout(lines=8)  # the rollout appears before `session/new` answers, its turn open
             assert await terminal.follow_project(host.project) == 1
