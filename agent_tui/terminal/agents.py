@@ -25,6 +25,7 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import timedelta
@@ -37,7 +38,7 @@ from agent_tui.engine.engine import SessionEngine
 from agent_tui.importers.locations import recent_sessions
 from agent_tui.providers.config import Config, ConfigError
 from agent_tui.terminal.acp_sessions import AcpSessions, recorded_acp_sessions
-from agent_tui.terminal.discovery import transcript_at
+from agent_tui.terminal.discovery import TerminalTranscript, transcript_at
 from agent_tui.terminal.hook_socket import HookSocket, HookSocketError, Reply
 from agent_tui.terminal.hook_wire import CLIS, Cli
 from agent_tui.terminal.logs import TOOL_OF, TerminalLogs, TranscriptRefused
@@ -164,9 +165,10 @@ class TerminalAgents:
         """Follow the transcripts of `project` changed within `recent` seconds not followed yet;
         returns how many joined."""
         joined = 0
-        for cli, path in project_transcripts(project, self.logs.root, recent):
-            if self.logs.follows(path):
-                continue
+        for transcript in project_transcripts(project, self.logs.root, recent):
+            cli, path = transcript.cli, transcript.path
+            if self.logs.follows(path) or {transcript.cli_id, transcript.parent_cli_id} & self.acp.ids():
+                continue  # (followed already, or a session of this host's ACP agents: not a terminal's)
             try:
                 joined += not self.logs.left_out(await self.logs.follow(cli, path))
             except TranscriptRefused:
@@ -176,11 +178,11 @@ class TerminalAgents:
 
 def project_transcripts(
     project: Path, root_of: Callable[[Cli], Path], recent: float = RECENT
-) -> list[tuple[Cli, Path]]:
+) -> list[TerminalTranscript]:
     """The transcripts under each CLI's directory changed within `recent` seconds whose session
-    works in `project` (the `cwd` of their first records), newest first."""
+    works in `project` (the `cwd` of their first records), newest first, their paths resolved."""
     want = str(project.resolve())
-    found: list[tuple[Cli, Path]] = []
+    found: list[TerminalTranscript] = []
     for cli in CLIS:
         try:
             paths = recent_sessions(TOOL_OF[cli], timedelta(seconds=recent), root=root_of(cli))
@@ -189,7 +191,7 @@ def project_transcripts(
         for path in paths:
             transcript = transcript_at(cli, path)
             if transcript is not None and transcript.cwd == want:
-                found.append((cli, path.resolve()))
+                found.append(dataclasses.replace(transcript, path=path.resolve()))
     return found
 
 
