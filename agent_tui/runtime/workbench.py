@@ -117,7 +117,7 @@ from agent_tui.store import (
     JsonlFileEventStore,
     SessionLockedError,
 )
-from agent_tui.terminal.acp_sessions import our_ids, recorded_acp_sessions
+from agent_tui.terminal.acp_sessions import our_ids, recorded_acp_session, recorded_acp_sessions
 from agent_tui.turns.registry import Attached
 
 __all__ = [
@@ -445,7 +445,7 @@ class Workbench(FinishingActions):
             stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
             stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
             closed = closed_sessions(self.sessions_dir)
-            closed |= our_ids(recorded_acp_sessions(self.sessions_dir))  # an ACP session's transcript's copy
+            closed |= self._acp_copies(stored)
             shown: list[StoredSession] = []
             for session in stored:
                 record = self._record(session.session_id)  # (known: a transcript of it is not listed)
@@ -460,6 +460,16 @@ class Workbench(FinishingActions):
                     if created is not None:
                         fold(created)
         return stored, shown
+
+    def _acp_copies(self, stored: list[StoredSession]) -> set[str]:
+        """Our ids of the transcripts of the ACP sessions stored here (as their logs' heads
+        record them): a log a follower made of one is not that session a second time."""
+        acp = [
+            s.path
+            for s in stored
+            if s.parent_session_id is None and not is_ours(s.client, self.engine.client)
+        ]
+        return set(our_ids(filter(None, map(recorded_acp_session, acp))))
 
     async def _fold_last_turns(
         self, shown: list[StoredSession], fold: Callable[[Event], None], *, lazy: bool

@@ -15,8 +15,8 @@ record while this host runs (`heard`, an engine listener); a test holds the two 
 Invariants:
 - an id is taken only from a `source.record` of format `acp` whose type is `session/new` or
   `session/load` and whose `data.sessionId` is a non-empty string;
-- a stored log is read at its head only (`HEAD_BYTES`, whole lines), never parsed beyond the
-  line that holds the record; a log that cannot be read adds nothing;
+- a stored log is read at its head only (its first `HEAD_LINES` lines, at most `HEAD_BYTES`),
+  and only the line that holds the record is parsed; a log that cannot be read adds nothing;
 - ids are only added (a session's log is never unwritten): a transcript left out stays out.
 """
 
@@ -34,9 +34,13 @@ from agent_tui.importers.ids import session_id_for
 ACP_FORMAT = "acp"
 """The `format` of the records the ACP client keeps (`acp.mapping.RECORD_FORMAT`)."""
 ACP_RECORDS = frozenset({"session/new", "session/load"})
-HEAD_BYTES = 64 * 1024
-"""How far into a stored log its `session/new` record is looked for (it is the first turn's
-fourth line: after a long first prompt, still within this)."""
+HEAD_LINES = 16
+"""How many first lines of a stored log its `session/new` record is looked for in (it is the
+first turn's fourth line: `session.created`, `turn.started`, `user.message`, the record)."""
+HEAD_BYTES = 256 * 1024
+"""The most of a stored log read for them (a long first prompt)."""
+FIRST_READ = 8 * 1024
+"""The first read of a log's head (most heads are whole in it)."""
 _MARK = b'"recordType":"session/'
 
 
@@ -55,8 +59,7 @@ def agent_session_of(event_type: str, payload: object) -> str | None:
 def recorded_acp_session(path: Path) -> str | None:
     """The agent session id the stored log at `path` recorded in its head (None: none)."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(HEAD_BYTES)
+        data = _head(path)
     except OSError:
         return None
     at = data.find(_MARK)
@@ -70,6 +73,22 @@ def recorded_acp_session(path: Path) -> str | None:
             return found
         at = data.find(_MARK, end)
     return None
+
+
+def _head(path: Path) -> bytes:
+    """The first `HEAD_LINES` whole lines of the file (fewer when `HEAD_BYTES` come first, or the
+    record's line is whole before)."""
+    with open(path, "rb") as handle:
+        data = handle.read(FIRST_READ)
+        while len(data) < HEAD_BYTES and data.count(b"\n") < HEAD_LINES:
+            at = data.find(_MARK)
+            if at >= 0 and data.find(b"\n", at) >= 0:
+                break
+            more = handle.read(min(len(data), HEAD_BYTES - len(data)))
+            if not more:
+                break
+            data += more
+    return data
 
 
 def _recorded_in(line: bytes) -> str | None:
