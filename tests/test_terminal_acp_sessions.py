@@ -30,7 +30,7 @@ from agent_tui.store import JsonlFileEventStore
 from agent_tui.terminal.acp_sessions import recorded_acp_sessions
 from agent_tui.terminal.agents import TerminalAgents
 from agent_tui.terminal.discovery import discover
-from agent_tui.terminal.hook_socket import HookSocket
+from agent_tui.terminal.hook_socket import NO_DECISION, HookSocket
 from agent_tui.terminal.hook_wire import MAX_LINE, Cli
 
 pytestmark = pytest.mark.anyio
@@ -41,6 +41,7 @@ ROLLOUT = (
 FIXTURE_ID = "019c0d1e-2f3a-7b4c-8d5e-6f7a8b9c0d73"
 ACP_ID = "019c0d1e-aaaa-7b4c-8d5e-6f7a8b9c0d99"
 OURS = session_id_for(ACP_ID)
+CHILD_ID = "019c0d1e-5a6b-7c8d-9e0f-1a2b3c4d5e84"
 
 
 @pytest.fixture
@@ -68,6 +69,16 @@ class Host:
         )
         path = day / f"rollout-2026-01-15T16-00-00-{agent_id}.jsonl"
         path.write_text("".join(text.splitlines(keepends=True)[:lines]))
+        return path
+
+    def sub_agent_rollout(self) -> Path:
+        """Codex's rollout of a sub-agent whose parent thread is the ACP session `ACP_ID`."""
+        day = self.codex / "2026" / "01" / "15"
+        day.mkdir(parents=True, exist_ok=True)
+        source = ROLLOUT.parent / f"rollout-2026-01-15T16-00-05-{CHILD_ID}.jsonl"
+        text = source.read_text().replace(FIXTURE_ID, ACP_ID).replace("/home/dev/shop-api", str(self.project))
+        path = day / source.name
+        path.write_text(text)
         return path
 
     def terminal(self, engine: SessionEngine, **options: Any) -> TerminalAgents:
@@ -149,6 +160,21 @@ class TestFollower:
         await bench.hydrate(folded.append, lazy=True)
         store.close()
         assert {event.session_id for event in folded} == {ours}
+
+    async def test_a_sub_agent_of_an_acp_session_is_not_followed_either(self, tmp_path: Path) -> None:
+        host = Host(tmp_path)
+        async with host.engine() as (engine, agents):
+            terminal = host.terminal(engine)
+            await host.drive(agents)
+            child = host.sub_agent_rollout()
+            assert await terminal.follow_project(host.project) == 0  # left out at its head
+            # a hook naming it (Codex's sub-agent has a session id of its own) is not followed
+            start = {"session_id": CHILD_ID, "transcript_path": str(child), "hook_event_name": "SessionStart"}
+            assert await terminal.handle("codex", {**start, "cwd": str(host.project)}) == NO_DECISION
+            assert terminal.logs.left_out(child.resolve())
+            assert not terminal.runs(session_id_for(CHILD_ID))
+            assert not (host.sessions / f"{session_id_for(CHILD_ID)}.jsonl").exists()
+            terminal.logs.release()
 
 
 class TestRestart:

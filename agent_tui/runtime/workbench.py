@@ -438,7 +438,8 @@ class Workbench(FinishingActions):
     ) -> tuple[list[StoredSession], list[StoredSession]]:
         """Every stored log from its head, parents before their sub-agents, and those shown: each
         one's `session.created` folded, marked `reopening` (a log that cannot be listed goes to
-        `problems`; a closed session and its sub-agents are not shown)."""
+        `problems`; a closed session and its sub-agents are not shown, nor a follower's log of an
+        ACP session's transcript)."""
         # Thousands of heads read and folded hold no cycles: the collector's passes as they pile
         # up would cost more than reading them (nothing is awaited meanwhile).
         with collector_paused():

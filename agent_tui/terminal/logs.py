@@ -263,6 +263,8 @@ class TerminalLogs:
             session_id = line["sessionId"]
             log = self._logs.get(session_id)
             if log is None and self._acp_copy(session_id, line):
+                if transcript in self._owner.values():
+                    continue  # (a stray record in a file that writes sessions of its own)
                 self._leave(transcript)
                 return stored
             if log is None:
