@@ -25,9 +25,9 @@ from agent_tui.engine.scripted import ScriptedProvider
 from agent_tui.events import Event
 from agent_tui.importers.ids import session_id_for
 from agent_tui.reducer import DashboardState, apply_event
+from agent_tui.runtime.acp_sessions import recorded_acp_sessions
 from agent_tui.runtime.workbench import Workbench
 from agent_tui.store import JsonlFileEventStore
-from agent_tui.terminal.acp_sessions import recorded_acp_sessions
 from agent_tui.terminal.agents import TerminalAgents
 from agent_tui.terminal.discovery import discover
 from agent_tui.terminal.hook_socket import NO_DECISION, HookSocket

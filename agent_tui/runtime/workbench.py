@@ -85,6 +85,7 @@ from agent_tui.providers.prompt import system_prompt
 from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.earlier_spend import EarlierSpend, usage_events
 from agent_tui.replay.catalog import CatalogEntry, created_event, read_entry
+from agent_tui.runtime.acp_sessions import our_ids, recorded_acp_session, recorded_acp_sessions
 from agent_tui.runtime.agent_requests import (
     AgentSpec,
     AgentStartError,
@@ -117,7 +118,6 @@ from agent_tui.store import (
     JsonlFileEventStore,
     SessionLockedError,
 )
-from agent_tui.terminal.acp_sessions import our_ids, recorded_acp_session, recorded_acp_sessions
 from agent_tui.turns.registry import Attached
 
 __all__ = [

@@ -37,7 +37,7 @@ import anyio
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.importers.locations import recent_sessions
 from agent_tui.providers.config import Config, ConfigError
-from agent_tui.terminal.acp_sessions import AcpSessions, recorded_acp_sessions
+from agent_tui.runtime.acp_sessions import AcpSessions, recorded_acp_sessions
 from agent_tui.terminal.discovery import TerminalTranscript, transcript_at
 from agent_tui.terminal.hook_socket import HookSocket, HookSocketError, Reply
 from agent_tui.terminal.hook_wire import CLIS, Cli

@@ -24,7 +24,7 @@ Invariants:
   reach the store in the order they were built;
 - a session is written from one transcript, the first that made an event of it: what another
   file's importer makes of it (a sub-agent's file's records of its parent's session) is left out;
-- a transcript of a session this host drives through ACP (`acp_sessions.AcpSessions`: its id, or
+- a transcript of a session this host drives through ACP (`runtime.acp_sessions`: its id, or
   its parent's) is left out: nothing of it is stored, and it is not followed again; one followed
   before its ACP session's id was recorded (the transcript came first) is let go at the next
   read, its sessions (sub-agents too) forgotten by the engine and told to `on_dropped`.
@@ -51,8 +51,8 @@ from agent_tui.importers.convert import SourceFile, discover
 from agent_tui.importers.detect import Format
 from agent_tui.importers.follow import SourceTail
 from agent_tui.importers.locations import Tool, default_dir
+from agent_tui.runtime.acp_sessions import AcpSessions
 from agent_tui.store import SessionLockedError
-from agent_tui.terminal.acp_sessions import AcpSessions
 from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_wire import Cli
 
