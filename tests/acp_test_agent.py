@@ -1,8 +1,8 @@
 """A small ACP agent in the shape of the SDK's own examples, for the client's tests.
 
 Run as `python tests/acp_test_agent.py [--hang-initialize] [--protocol N] [--name NAME]
-[--version V]` (`--name`/`--version`: the `agentInfo` it answers `initialize` with, to play a
-known agent). What a prompt does depends on its text:
+[--version V] [--session-id ID]` (`--name`/`--version`: the `agentInfo` it answers `initialize`
+with, to play a known agent; `--session-id`: the id its `session/new` answers). What a prompt does depends on its text:
 
 - `script JSON`: plays a list of steps in the order given, as real agents send them: `{"send":
   UPDATE}` sends a session update as it is on the wire, `{"say": TEXT}` a message chunk,
@@ -102,6 +102,7 @@ class TestAgent(Agent):
         self.forever = asyncio.Event()
         self.late_replay = ""  # `--late-replay ANSWER`: a load's history goes on after its answer
         self.replaying = ""
+        self.session_id = "test-session-1"  # `--session-id ID`: the id `session/new` answers
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
@@ -151,7 +152,7 @@ class TestAgent(Agent):
     ) -> NewSessionResponse:
         self.cwd = cwd
         self.mcp_servers = [server.model_dump(mode="json", exclude_none=True) for server in mcp_servers or ()]
-        return NewSessionResponse(session_id="test-session-1")
+        return NewSessionResponse(session_id=self.session_id)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         self.cancelled = True
@@ -459,6 +460,7 @@ async def main(argv: list[str]) -> None:
         version=_flag(argv, "--version", "1.0"),
     )
     agent.late_replay = _flag(argv, "--late-replay", "")
+    agent.session_id = _flag(argv, "--session-id", agent.session_id)
     # The test agent answers only the calls the tests make (no authenticate, modes, ...).
     await run_agent(agent)
 

@@ -384,6 +384,18 @@ class DashboardState:
         """What every session of this state spent."""
         return reduce(Spend.plus, (session.spend for session in self.sessions.values()), NO_SPEND)
 
+    def forget(self, session_ids: list[str]) -> None:
+        """Leave these sessions out (their views, their pending approvals, their place under a
+        parent): the state a fold of the logs still shown gives. For the copy of a session shown
+        twice (a terminal follower let go of an ACP session's transcript); what they spent stays in
+        `spend_by_day`."""
+        gone = set(session_ids)
+        for session_id in gone:
+            self.sessions.pop(session_id, None)
+            self._tree.link(session_id, None)
+        for key in [key for key in self._pending if key[0] in gone]:
+            del self._pending[key]
+
     def running_count(self) -> int:
         """How many sessions have a turn that started and has not completed."""
         return sum(1 for s in self.sessions.values() if s.running)

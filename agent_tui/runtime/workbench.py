@@ -37,7 +37,8 @@ Invariants:
   the caller found, `terminal.discovery`) is listed beside ours as history from its transcript's
   head (a `session.created` made of it, as the importer makes it), and read whole only when used
   (`read_terminal`: converted by the importers through their cache, its events folded, its
-  sub-agents with it); a terminal session stored here already (followed, its companion log) is
+  sub-agents with it), but not a transcript of a session run here through ACP (`acp_sessions`:
+  its log records the CLI's session id); a terminal session stored here already (followed, its companion log) is
   listed from that log instead. Our engine never continues one: a follow-up, a budget and every
   finishing action are refused with `driven_from_its_terminal`;
 - the project's own rules file is applied only once the user accepted its content
@@ -84,6 +85,7 @@ from agent_tui.providers.prompt import system_prompt
 from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.earlier_spend import EarlierSpend, usage_events
 from agent_tui.replay.catalog import CatalogEntry, created_event, read_entry
+from agent_tui.runtime.acp_sessions import our_ids, recorded_acp_session, recorded_acp_sessions
 from agent_tui.runtime.agent_requests import (
     AgentSpec,
     AgentStartError,
@@ -436,13 +438,15 @@ class Workbench(FinishingActions):
     ) -> tuple[list[StoredSession], list[StoredSession]]:
         """Every stored log from its head, parents before their sub-agents, and those shown: each
         one's `session.created` folded, marked `reopening` (a log that cannot be listed goes to
-        `problems`; a closed session and its sub-agents are not shown)."""
+        `problems`; a closed session and its sub-agents are not shown, nor a follower's log of an
+        ACP session's transcript)."""
         # Thousands of heads read and folded hold no cycles: the collector's passes as they pile
         # up would cost more than reading them (nothing is awaited meanwhile).
         with collector_paused():
             stored = list_stored_sessions(self.sessions_dir, ends=False)  # (each head read once)
             stored.sort(key=lambda s: (s.created_ts, s.session_id))  # parents before sub-agents
             closed = closed_sessions(self.sessions_dir)
+            closed |= self._acp_copies(stored)
             shown: list[StoredSession] = []
             for session in stored:
                 record = self._record(session.session_id)  # (known: a transcript of it is not listed)
@@ -457,6 +461,16 @@ class Workbench(FinishingActions):
                     if created is not None:
                         fold(created)
         return stored, shown
+
+    def _acp_copies(self, stored: list[StoredSession]) -> set[str]:
+        """Our ids of the transcripts of the ACP sessions stored here (as their logs' heads
+        record them): a log a follower made of one is not that session a second time."""
+        acp = [
+            s.path
+            for s in stored
+            if s.parent_session_id is None and not is_ours(s.client, self.engine.client)
+        ]
+        return set(our_ids(filter(None, map(recorded_acp_session, acp))))
 
     async def _fold_last_turns(
         self, shown: list[StoredSession], fold: Callable[[Event], None], *, lazy: bool
@@ -490,6 +504,8 @@ class Workbench(FinishingActions):
         except Exception as error:  # (the CLIs' folders are read as they are: never the dashboard's end)
             return [*skipped, f"the terminal agents' sessions could not be listed: {error}"]
         closed = closed_sessions(self.sessions_dir)
+        # A transcript of a session run here through ACP (its log records the CLI's id) is that session.
+        closed |= our_ids(await anyio.to_thread.run_sync(recorded_acp_sessions, self.sessions_dir))
         listed = [
             t
             for t in found

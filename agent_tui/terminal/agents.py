@@ -16,11 +16,16 @@ Invariants:
   async context manager): the follower works without one (tests, a host that relays no hooks),
   and without it when another agent-tui already answers this user's hooks (a warning says so);
 - every warning (a transcript refused, a log no longer followed, a hook event that failed) is
-  told once to `on_warning` (the dashboard's notices, serve's stderr) as it is given.
+  told once to `on_warning` (the dashboard's notices, serve's stderr) as it is given;
+- the sessions this host drives through ACP (`acp`: those the engine's logs record, stored ones
+  read when `serving` starts, new ones as the engine stores them) are not terminal sessions:
+  their transcripts are not followed, their hooks get no decision, and a transcript followed
+  before its ACP session's id was recorded is let go, its sessions told to `on_dropped`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import timedelta
@@ -32,7 +37,8 @@ import anyio
 from agent_tui.engine.engine import SessionEngine
 from agent_tui.importers.locations import recent_sessions
 from agent_tui.providers.config import Config, ConfigError
-from agent_tui.terminal.discovery import transcript_at
+from agent_tui.runtime.acp_sessions import AcpSessions, recorded_acp_sessions
+from agent_tui.terminal.discovery import TerminalTranscript, transcript_at
 from agent_tui.terminal.hook_socket import HookSocket, HookSocketError, Reply
 from agent_tui.terminal.hook_wire import CLIS, Cli
 from agent_tui.terminal.logs import TOOL_OF, TerminalLogs, TranscriptRefused
@@ -55,6 +61,8 @@ class TerminalAgents:
         engine: whose store keeps their logs and whose questions hold their requests.
         watched: whether someone would answer a question now.
         hand_back_after: seconds after which a Codex question is handed back to its terminal.
+        on_dropped: told the sessions of a transcript followed before it was known as an ACP
+            session's, when it is let go (the dashboard leaves them out of its tree).
         transcript_wait: seconds to wait for a transcript that lags its CLI's hooks
             (`questions.TRANSCRIPT_WAIT` for live CLIs).
         roots: each CLI's session directory (default: where the CLI keeps them).
@@ -72,9 +80,13 @@ class TerminalAgents:
         roots: dict[Cli, Path] | None = None,
         transcript_wait: float = 0.0,
         on_warning: Callable[[str], object] | None = None,
+        on_dropped: Callable[[list[str]], None] | None = None,
     ) -> None:
         self.engine = engine
-        self.logs = TerminalLogs(engine, roots)
+        self.acp = AcpSessions()
+        engine.subscribe(self.acp.heard)
+        self.logs = TerminalLogs(engine, roots, self.acp)
+        self.logs.on_dropped = on_dropped
         self.hooks = TerminalHooks(
             engine,
             self.logs,
@@ -113,6 +125,8 @@ class TerminalAgents:
         """Follow and answer terminal sessions for the engine while inside (see the class)."""
         try:
             async with anyio.create_task_group() as group, AsyncExitStack() as answering:
+                stored_in = getattr(self.engine.store, "root", None)
+                self.acp.learn(await anyio.to_thread.run_sync(recorded_acp_sessions, stored_in))
                 if socket is not None:
                     try:
                         await answering.enter_async_context(socket(self.handle, self.hooks.watched))
@@ -151,12 +165,12 @@ class TerminalAgents:
         """Follow the transcripts of `project` changed within `recent` seconds not followed yet;
         returns how many joined."""
         joined = 0
-        for cli, path in project_transcripts(project, self.logs.root, recent):
-            if self.logs.follows(path):
-                continue
+        for transcript in project_transcripts(project, self.logs.root, recent):
+            cli, path = transcript.cli, transcript.path
+            if self.logs.follows(path) or {transcript.cli_id, transcript.parent_cli_id} & self.acp.ids():
+                continue  # (followed already, or a session of this host's ACP agents: not a terminal's)
             try:
-                await self.logs.follow(cli, path)
-                joined += 1
+                joined += not self.logs.left_out(await self.logs.follow(cli, path))
             except TranscriptRefused:
                 continue
         return joined
@@ -164,11 +178,11 @@ class TerminalAgents:
 
 def project_transcripts(
     project: Path, root_of: Callable[[Cli], Path], recent: float = RECENT
-) -> list[tuple[Cli, Path]]:
+) -> list[TerminalTranscript]:
     """The transcripts under each CLI's directory changed within `recent` seconds whose session
-    works in `project` (the `cwd` of their first records), newest first."""
+    works in `project` (the `cwd` of their first records), newest first, their paths resolved."""
     want = str(project.resolve())
-    found: list[tuple[Cli, Path]] = []
+    found: list[TerminalTranscript] = []
     for cli in CLIS:
         try:
             paths = recent_sessions(TOOL_OF[cli], timedelta(seconds=recent), root=root_of(cli))
@@ -177,7 +191,7 @@ def project_transcripts(
         for path in paths:
             transcript = transcript_at(cli, path)
             if transcript is not None and transcript.cwd == want:
-                found.append((cli, path.resolve()))
+                found.append(dataclasses.replace(transcript, path=path.resolve()))
     return found
 
 

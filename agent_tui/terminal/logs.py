@@ -23,7 +23,11 @@ Invariants:
 - every change of a builder and the storing of what it wrote happen under one lock, so events
   reach the store in the order they were built;
 - a session is written from one transcript, the first that made an event of it: what another
-  file's importer makes of it (a sub-agent's file's records of its parent's session) is left out.
+  file's importer makes of it (a sub-agent's file's records of its parent's session) is left out;
+- a transcript of a session this host drives through ACP (`runtime.acp_sessions`: its id, or
+  its parent's) is left out: nothing of it is stored, and it is not followed again; one followed
+  before its ACP session's id was recorded (the transcript came first) is let go at the next
+  read, its sessions (sub-agents too) forgotten by the engine and told to `on_dropped`.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from agent_tui.importers.convert import SourceFile, discover
 from agent_tui.importers.detect import Format
 from agent_tui.importers.follow import SourceTail
 from agent_tui.importers.locations import Tool, default_dir
+from agent_tui.runtime.acp_sessions import AcpSessions
 from agent_tui.store import SessionLockedError
 from agent_tui.terminal.cli_versions import NAMES
 from agent_tui.terminal.hook_wire import Cli
@@ -121,11 +126,19 @@ class TerminalLogs:
     Args:
         engine: whose store keeps the logs and whose listeners hear every event.
         roots: each CLI's session directory (default: where the CLI keeps them; tests give theirs).
+        acp: the sessions this host drives through ACP (their transcripts are left out).
     """
 
-    def __init__(self, engine: SessionEngine, roots: dict[Cli, Path] | None = None) -> None:
+    def __init__(
+        self, engine: SessionEngine, roots: dict[Cli, Path] | None = None, acp: AcpSessions | None = None
+    ) -> None:
         self.engine = engine
         self.roots = dict(roots or {})
+        self.acp = acp if acp is not None else AcpSessions()
+        self._left: set[Path] = set()  # transcripts of ACP sessions: never followed
+        self._dropped: set[str] = set()  # our sessions of those transcripts
+        self.on_dropped: Callable[[list[str]], None] | None = None
+        """Told the sessions of a followed transcript let go as an ACP session's (to leave the tree)."""
         self.warnings: list[str] = []
         self._transcripts: dict[Path, _Transcript] = {}
         self._logs: dict[str, _Log] = {}
@@ -140,7 +153,12 @@ class TerminalLogs:
         return self.roots.get(cli) or default_dir(TOOL_OF[cli])
 
     def follows(self, path: Path) -> bool:
-        return path in self._transcripts
+        """Whether the transcript at `path` is followed, or left out (an ACP session's)."""
+        return path in self._transcripts or path in self._left
+
+    def left_out(self, path: Path) -> bool:
+        """Whether the transcript at `path` is left out as an ACP session's."""
+        return path in self._left
 
     async def follow(self, cli: Cli, path: str | Path) -> Path:
         """Follow the transcript at `path` (and its sub-agents' files beside it), caught up
@@ -150,6 +168,8 @@ class TerminalLogs:
             TranscriptRefused: the path is not one to follow.
         """
         resolved = transcript_refused(cli, path, self.root(cli))
+        if resolved in self._left:
+            raise TranscriptRefused(f"{path}: a session agent-tui drives through ACP (shown as that)")
         if resolved not in self._transcripts:
             self._join(cli, resolved)
         await self.catch_up()
@@ -167,10 +187,12 @@ class TerminalLogs:
         joined = False
         for source in found:
             resolved = source.path.resolve()
-            if source.format == fmt and resolved.is_relative_to(home) and resolved not in self._transcripts:
+            if source.format != fmt or resolved in self._left:
+                continue
+            if resolved.is_relative_to(home) and resolved not in self._transcripts:
                 self._add(cli, SourceFile(resolved, fmt, source.agent_hints))
                 joined = joined or resolved == path
-        if not joined and path not in self._transcripts:
+        if not joined and path not in self._transcripts and path not in self._left:
             self._add(cli, SourceFile(path, fmt))
 
     def _add(self, cli: Cli, source: SourceFile) -> None:
@@ -194,6 +216,7 @@ class TerminalLogs:
     async def catch_up(self) -> int:
         """Read what every followed transcript gained; returns how many events were stored."""
         async with self.lock:
+            self._drop_acp_copies()
             self._companions()
             stored = 0
             for transcript in list(self._transcripts.values()):
@@ -211,6 +234,8 @@ class TerminalLogs:
                     await anyio.lowlevel.checkpoint()
                 stored += await self._rewoven(transcript)  # what an earlier process wove before it
                 stored += await self._store(transcript, transcript.feed(number, line))
+                if transcript.failed:
+                    break  # (left out: an ACP session's)
         except Exception as error:
             self.warnings.append(transcript.fail(error))
         stored += await self._rewoven(transcript)
@@ -237,6 +262,11 @@ class TerminalLogs:
         for line in made:
             session_id = line["sessionId"]
             log = self._logs.get(session_id)
+            if log is None and self._acp_copy(session_id, line):
+                if transcript in self._owner.values():
+                    continue  # (a stray record in a file that writes sessions of its own)
+                self._leave(transcript)
+                return stored
             if log is None:
                 log = self._open(transcript, session_id)
             if log.foreign or self._owner[session_id] is not transcript:
@@ -253,6 +283,47 @@ class TerminalLogs:
             if self.on_line is not None:
                 self.on_line(event)
         return stored
+
+    # -- the transcripts of this host's ACP sessions ---------------------------------------------
+    def _acp_copy(self, session_id: str, line: LogLine) -> bool:
+        """Whether a session met for the first time is an ACP session's transcript (or a
+        sub-agent of one, as its `session.created` names its parent)."""
+        parent = line["payload"].get("parentSessionId") if line["type"] == "session.created" else None
+        return any(
+            sid is not None and (self.acp.holds(sid) or sid in self._dropped) for sid in (session_id, parent)
+        )
+
+    def _leave(self, transcript: _Transcript) -> None:
+        """Stop following `transcript` for good (nothing more of it is read or stored)."""
+        transcript.failed = True
+        self._transcripts.pop(transcript.source.path, None)
+        self._left.add(transcript.source.path)
+
+    def _drop_acp_copies(self) -> None:
+        """Let go of the followed transcripts whose sessions turned out to be ACP sessions' (their
+        id was recorded after the transcript was followed): see the module docstring."""
+        held = [sid for sid in self._owner if self.acp.holds(sid)]
+        doomed = {sid for main in held for sid in self.engine.budgets.index.subtree(main)}
+        doomed.update(held)
+        owners = {id(owner): owner for sid, owner in self._owner.items() if sid in doomed}
+        if not owners:
+            return
+        dropped = [sid for sid, owner in self._owner.items() if id(owner) in owners]
+        release = getattr(self.engine.store, "release", None)
+        for transcript in owners.values():
+            self._leave(transcript)
+        for session_id in dropped:
+            self._dropped.add(session_id)
+            log = self._logs.pop(session_id)
+            del self._owner[session_id]
+            if log.foreign:
+                continue
+            with contextlib.suppress(Exception):  # (a session the engine no longer holds)
+                self.engine.forget_session(session_id)
+            if release is not None:
+                release(session_id)
+        if self.on_dropped is not None:
+            self.on_dropped(dropped)
 
     def _open(self, transcript: _Transcript, session_id: str) -> _Log:
         """The log of a session met for the first time: this process its writer (or another

@@ -24,6 +24,9 @@ Invariants:
   once and nothing is asked or stored; a hook event that is malformed, names a transcript
   outside its CLI's directory, or names a session whose log another process writes, gets no
   decision;
+- a hook event of a session this host drives through ACP (`logs.acp`: a Claude Code run by its
+  ACP adapter runs the user's hooks too) gets no decision at once, and nothing of it is followed,
+  asked or stored: the CLI goes on to its ACP permission request, the one question asked;
 - the one exception is a stop (`stop`): until the stopped turn ends, every further tool call of
   it is denied at `PreToolUse` and `PermissionRequest`, and for Claude Code a question waiting
   is answered `deny` with `interrupt` (Codex cannot end a turn from a hook); the stop is a
@@ -143,6 +146,8 @@ class TerminalHooks:
         cli_session = event.get("session_id")
         if not isinstance(name, str) or not isinstance(cli_session, str) or not cli_session:
             return NO_DECISION
+        if cli_session in self.logs.acp:
+            return NO_DECISION  # its ACP session asks, shows and ends it
         main = session_id_for(cli_session)
         await self._follow(cli, event)
         if name == "PreToolUse":

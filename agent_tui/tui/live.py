@@ -226,6 +226,7 @@ class LiveRun:
                 watched=lambda: True,  # this dashboard is watching
                 hand_back_after=self.terminal_hand_back,
                 on_warning=self._terminal_notice,
+                on_dropped=self._terminal_dropped,
                 transcript_wait=TerminalAgents.TRANSCRIPT_WAIT,
             ).serving(project=self.project, socket=hook_socket())
         )
@@ -364,6 +365,12 @@ class LiveRun:
         if on and workbench is not None and not self.finished:
             for line in await workbench.list_terminal(self._fold_terminal, all_projects=True):
                 self._terminal_notice(line)
+
+    def _terminal_dropped(self, session_ids: list[str]) -> None:
+        """A transcript followed before it was known as one of this run's ACP sessions' is let go:
+        its sessions leave the tree (the ACP session shows that run)."""
+        self.state.forget(session_ids)
+        self.redraws.changed()
 
     def _terminal_notice(self, text: str) -> None:
         self._post(NoticePosted(text, "Terminal agents"))
