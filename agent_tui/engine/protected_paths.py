@@ -236,19 +236,19 @@ def protected_change(
     """
     if cwd is None:
         return None
-    areas = _Areas(cwd, extra_roots)
     if tool in FILE_WRITERS:
         path = args.get("path")
         if not isinstance(path, str):
             return None
+        areas = _Areas(cwd, extra_roots)
         kind = areas.judge(path, [areas.cwd])
         return ProtectedChange(kind, (path,)) if kind is not None else None
     if tool == "shell":
         cmd = args.get("cmd")
         if not isinstance(cmd, str) or risk == "read":
             return None
-        return _shell_change(cmd, areas)
-    return None
+        return _shell_change(cmd, _Areas(cwd, extra_roots))
+    return None  # no other tool writes a path: its areas are not even looked at
 
 
 def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:

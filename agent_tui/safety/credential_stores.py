@@ -248,10 +248,9 @@ class StoreIndex:
 
     def __init__(self, stores: Iterable[StorePath]) -> None:
         self.stores = tuple(stores)
+        self._real = {found: real_path(found.path) for found in self.stores}
         self._roots = [
-            (found, root)
-            for found in self.stores
-            for root in dict.fromkeys((found.path, real_path(found.path)))
+            (found, root) for found in self.stores for root in dict.fromkeys((found.path, self._real[found]))
         ]
 
     def find(self, path: str) -> StorePath | None:
@@ -264,4 +263,4 @@ class StoreIndex:
 
     def real(self, found: StorePath) -> str:
         """Where `found` really is (its link followed)."""
-        return next(root for store, root in reversed(self._roots) if store == found)
+        return self._real[found]
