@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from agent_tui.safety.resolution import Resolution, cached_resolution
 
 __all__ = [
     "CREDENTIAL_STORES",
     "CredentialStore",
     "StoreIndex",
     "StorePath",
+    "current_index",
     "real_path",
     "store_paths",
     "under",
@@ -244,14 +247,23 @@ def real_path(path: str) -> str:
 
 
 class StoreIndex:
-    """The stores where they are on disk now (their spellings and real paths), to look paths up."""
+    """The stores where they are on disk now (their spellings and real paths), to look paths up.
 
-    def __init__(self, stores: Iterable[StorePath]) -> None:
+    Args:
+        stores: the stores.
+        reals: their real paths, in the same order, when the caller resolved them already
+            (`current_index`); else each is resolved here.
+    """
+
+    def __init__(self, stores: Iterable[StorePath], reals: Sequence[str] | None = None) -> None:
         self.stores = tuple(stores)
-        self._real = {found: real_path(found.path) for found in self.stores}
+        if reals is None:
+            reals = [real_path(found.path) for found in self.stores]
+        self._real = dict(zip(self.stores, reals, strict=True))
         self._roots = [
             (found, root) for found in self.stores for root in dict.fromkeys((found.path, self._real[found]))
         ]
+        self._inside: dict[str, dict[str, StorePath]] = {}
 
     def find(self, path: str) -> StorePath | None:
         """The store `path` (absolute) is, or lies in, by its spelling or its real path; else None."""
@@ -264,3 +276,32 @@ class StoreIndex:
     def real(self, found: StorePath) -> str:
         """Where `found` really is (its link followed)."""
         return self._real[found]
+
+    def inside(self, root: str) -> dict[str, StorePath]:
+        """The stores whose real path lies inside `root` (a real path) without holding it (a
+        store the directory lies in is the session's own), by real path."""
+        if (kept := self._inside.get(root)) is not None:
+            return kept
+        found = {
+            real: store for store, real in self._real.items() if under(real, root) and not under(root, real)
+        }
+        self._inside[root] = found
+        return found
+
+
+_index: tuple[tuple[StorePath, ...], Resolution, StoreIndex] | None = None
+
+
+def current_index(named: Iterable[str] = ()) -> StoreIndex:
+    """The index of this process's stores (`store_paths(named=named)`) where they are on disk
+    now: resolved once, and again only when a directory their real paths were read from has
+    changed (`safety.resolution`), so a link swapped in or out between two calls is seen."""
+    global _index
+    stores = tuple(store_paths(named=named))
+    resolution = cached_resolution([found.path for found in stores])
+    kept = _index
+    if kept is not None and kept[0] == stores and kept[1] is resolution:
+        return kept[2]
+    index = StoreIndex(stores, resolution.realpaths)
+    _index = (stores, resolution, index)
+    return index

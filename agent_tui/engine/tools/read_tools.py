@@ -34,7 +34,8 @@ from agent_tui.engine.tools.line_search import LinePattern, PatternError, matchi
 from agent_tui.engine.tools.paths import display_path, is_inside, open_under, os_error_to_tool_error
 from agent_tui.engine.tools.shell_setup import current_shell_setup
 from agent_tui.engine.tools.worker import Checkpoint, run_stoppable, sorted_in_steps
-from agent_tui.safety.credential_stores import StoreIndex, StorePath, store_paths
+from agent_tui.safety.credential_stores import StorePath, current_index
+from agent_tui.safety.resolution import cached_resolution
 
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK  # NONBLOCK: opening a FIFO must not hang the tool
 _BINARY_SNIFF = 8192  # a NUL byte in this many leading bytes marks a binary file
@@ -46,13 +47,8 @@ class StoresInside:
     session works in `$HOME` or above it)."""
 
     def __init__(self, cwd: Path) -> None:
-        root = os.path.realpath(cwd)
-        index = StoreIndex(store_paths(named=current_shell_setup().secret_files))
-        self.paths: dict[str, StorePath] = {}
-        for found in index.stores:
-            real = index.real(found)
-            if is_inside(real, root) and not is_inside(root, real):
-                self.paths[real] = found
+        (root,) = cached_resolution([str(cwd)]).realpaths
+        self.paths: dict[str, StorePath] = current_index(current_shell_setup().secret_files).inside(root)
 
     def refuse(self, resolved: Path, user_path: str) -> None:
         """Raise `path_unsafe` if `resolved` (a real path) is a store or lies inside one."""

@@ -1,0 +1,138 @@
+"""Real paths that remember what they were read from, so a caller can keep them while a few
+`stat`s say nothing they depend on has changed.
+
+`os.path.realpath` costs an `lstat` per component of every path, and every `lstat` hands the GIL
+to another thread and waits to get it back: a check that resolves the same few dozen places on
+every tool call pays that on every call. A `Resolution` resolves them once and records every
+directory a name was looked up in (and any file whose content the caller read to decide); a
+directory's entries cannot change (a link made, swapped, removed, renamed over) without its
+modification and change times moving, so comparing those few directories' `stat` is enough to
+know the real paths still hold.
+
+Invariants:
+- `realpaths` are what `os.path.realpath` (not strict) returns for each path, in order;
+- `valid()` is True only if every recorded directory and file has the same device, inode, type,
+  size and modification and change times as when it was resolved (a missing one is still
+  missing), and none had changed within `RACY_SECONDS` before the resolution: a change in the
+  same clock tick as the resolution could leave the times equal (the file system's clock is
+  coarse), so such a resolution is never trusted again (git's "racily clean" rule);
+- `cached_resolution` hands back a resolution of exactly these paths and files that is valid at
+  the time of the call, else a fresh one; a path that cannot be resolved (a NUL, a lone
+  surrogate) resolves to itself, and such a resolution is never kept.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections.abc import Sequence
+
+__all__ = ["RACY_SECONDS", "Resolution", "cached_resolution"]
+
+RACY_SECONDS = 2.0
+"""A directory changed this recently when resolved is not trusted to show a later change."""
+_KEPT = 256
+"""Resolutions `cached_resolution` keeps (the oldest goes first)."""
+
+_Signature = tuple[int, int, int, int, int, int] | None
+
+
+def _signature(path: str) -> _Signature:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class Resolution:
+    """The real paths of `paths`, and what they were read from (see the module contract)."""
+
+    def __init__(self, paths: Sequence[str], files: Sequence[str] = ()) -> None:
+        looked_in: dict[str, None] = {}
+        self.resolvable = True
+        self.realpaths = tuple(self._resolve(path, looked_in) for path in paths)
+        watched = [*looked_in, *files]
+        began = time.time_ns() - int(RACY_SECONDS * 1e9)
+        self._signatures = tuple((path, _signature(path)) for path in watched)
+        self.racy = any(sig is not None and max(sig[4], sig[5]) >= began for _, sig in self._signatures)
+
+    def valid(self) -> bool:
+        """Whether the real paths still hold (see the module contract)."""
+        if self.racy or not self.resolvable:
+            return False
+        return all(_signature(path) == sig for path, sig in self._signatures)
+
+    def _resolve(self, path: str, looked_in: dict[str, None]) -> str:
+        try:
+            start = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)  # `..` kept
+            resolved, _ = _join_real("", start, {}, looked_in)
+        except (OSError, ValueError):  # not a name a file can have, or a link gone mid-read
+            self.resolvable = False
+            return path
+        return os.path.abspath(resolved)
+
+
+def _join_real(
+    path: str, rest: str, seen: dict[str, str | None], looked_in: dict[str, None]
+) -> tuple[str, bool]:
+    """`posixpath._joinrealpath` (not strict), noting each directory a name is looked up in."""
+    if rest.startswith(os.sep):
+        rest = rest[1:]
+        path = os.sep
+    while rest:
+        name, _, rest = rest.partition(os.sep)
+        if not name or name == os.curdir:
+            continue
+        if name == os.pardir:
+            if path:
+                path, name = os.path.split(path)
+                if name == os.pardir:
+                    path = os.path.join(path, os.pardir, os.pardir)
+            else:
+                path = os.pardir
+            continue
+        new_path = os.path.join(path, name)
+        looked_in[path or os.curdir] = None
+        try:
+            is_link = stat.S_ISLNK(os.lstat(new_path).st_mode)
+        except OSError:
+            is_link = False
+        if not is_link:
+            path = new_path
+            continue
+        if new_path in seen:
+            known = seen[new_path]
+            if known is not None:
+                path = known
+                continue
+            return os.path.join(new_path, rest), False  # a loop: as realpath, left as it is
+        seen[new_path] = None
+        path, ok = _join_real(path, os.readlink(new_path), seen, looked_in)
+        if not ok:
+            return os.path.join(path, rest), False
+        seen[new_path] = path
+    return path, True
+
+
+_cache: dict[tuple[tuple[str, ...], tuple[str, ...]], Resolution] = {}
+_lock = threading.Lock()
+
+
+def cached_resolution(paths: Sequence[str], files: Sequence[str] = ()) -> Resolution:
+    """A resolution of `paths` (watching `files` too) valid now: a kept one, else a new one."""
+    key = (tuple(paths), tuple(files))
+    with _lock:
+        kept = _cache.get(key)
+    if kept is not None and kept.valid():
+        return kept
+    fresh = Resolution(key[0], key[1])
+    if fresh.resolvable:
+        with _lock:
+            _cache.pop(key, None)
+            _cache[key] = fresh
+            while len(_cache) > _KEPT:
+                del _cache[next(iter(_cache))]
+    return fresh
