@@ -289,7 +289,32 @@ class StoreIndex:
         return found
 
 
+_ENVIRONMENT = (
+    "HOME",
+    "TMPDIR",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    *(store.path.rstrip("/") for store in CREDENTIAL_STORES if store.base == "variable"),
+)
+"""Every variable `store_paths` reads (`tempfile.gettempdir` keeps its own answer)."""
+_paths: tuple[tuple[object, ...], tuple[StorePath, ...]] | None = None
 _index: tuple[tuple[StorePath, ...], Resolution, StoreIndex] | None = None
+
+
+def _current_paths(named: Iterable[str]) -> tuple[StorePath, ...]:
+    """`store_paths(named=named)` for this process's environment, made again only when one of the
+    variables it reads (or `named`) differs from the last call's."""
+    global _paths
+    environ = os.environ
+    key = (tuple(environ.get(name) for name in _ENVIRONMENT), tempfile.gettempdir(), tuple(named))
+    kept = _paths
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    stores = tuple(store_paths(named=key[2]))
+    _paths = (key, stores)
+    return stores
 
 
 def current_index(named: Iterable[str] = ()) -> StoreIndex:
@@ -297,7 +322,7 @@ def current_index(named: Iterable[str] = ()) -> StoreIndex:
     now: resolved once, and again only when a directory their real paths were read from has
     changed (`safety.resolution`), so a link swapped in or out between two calls is seen."""
     global _index
-    stores = tuple(store_paths(named=named))
+    stores = _current_paths(named)
     resolution = cached_resolution([found.path for found in stores])
     kept = _index
     if kept is not None and kept[0] == stores and kept[1] is resolution:
