@@ -51,11 +51,11 @@ class Resolution:
     """The real paths of `paths`, and what they were read from (see the module contract)."""
 
     def __init__(self, paths: Sequence[str], files: Sequence[str] = ()) -> None:
+        began = time.time_ns() - int(RACY_SECONDS * 1e9)  # before: a change while resolving is racy
         looked_in: dict[str, None] = {}
         self.resolvable = True
         self.realpaths = tuple(self._resolve(path, looked_in) for path in paths)
         watched = [*looked_in, *files]
-        began = time.time_ns() - int(RACY_SECONDS * 1e9)
         self._signatures = tuple((path, _signature(path)) for path in watched)
         self.racy = any(sig is not None and max(sig[4], sig[5]) >= began for _, sig in self._signatures)
 
