@@ -36,6 +36,9 @@ RACY_SECONDS = 2.0
 _KEPT = 256
 """Resolutions `cached_resolution` keeps (the oldest goes first)."""
 
+_clock = time.time_ns
+"""The wall clock a resolution's racy window is read from (a test moves it)."""
+
 _Signature = tuple[int, int, int, int, int, int] | None
 
 
@@ -51,7 +54,7 @@ class Resolution:
     """The real paths of `paths`, and what they were read from (see the module contract)."""
 
     def __init__(self, paths: Sequence[str], files: Sequence[str] = ()) -> None:
-        began = time.time_ns() - int(RACY_SECONDS * 1e9)  # before: a change while resolving is racy
+        began = _clock() - int(RACY_SECONDS * 1e9)  # before: a change while resolving is racy
         looked_in: dict[str, None] = {}
         self.resolvable = True
         self.realpaths = tuple(self._resolve(path, looked_in) for path in paths)
