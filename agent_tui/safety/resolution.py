@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-__all__ = ["RACY_SECONDS", "Resolution", "cached_resolution"]
+__all__ = ["RACY_SECONDS", "Resolution", "cached_resolution", "clock"]
 
 RACY_SECONDS = 2.0
 """A directory changed this recently when resolved is not trusted to show a later change."""
@@ -38,6 +38,12 @@ _KEPT = 256
 
 _clock = time.time_ns
 """The wall clock a resolution's racy window is read from (a test moves it)."""
+
+
+def clock() -> int:
+    """The wall clock's nanoseconds, as a resolution reads them (`since`)."""
+    return _clock()
+
 
 _Signature = tuple[int, int, int, int, int, int] | None
 
@@ -53,8 +59,16 @@ def _signature(path: str) -> _Signature:
 class Resolution:
     """The real paths of `paths`, and what they were read from (see the module contract)."""
 
-    def __init__(self, paths: Sequence[str], files: Sequence[str] = ()) -> None:
-        began = _clock() - int(RACY_SECONDS * 1e9)  # before: a change while resolving is racy
+    def __init__(self, paths: Sequence[str], files: Sequence[str] = (), *, since: int | None = None) -> None:
+        """Args:
+        paths: the paths to resolve.
+        files: more files whose content the caller read.
+        since: `clock()` when the caller began reading what this resolution vouches for (a
+            change after it is racy too); default: now.
+        """
+        began = (clock() if since is None else since) - int(
+            RACY_SECONDS * 1e9
+        )  # a change while reading is racy
         looked_in: dict[str, None] = {}
         self.resolvable = True
         self.realpaths = tuple(self._resolve(path, looked_in) for path in paths)
