@@ -112,3 +112,14 @@ def test_the_kept_index_follows_the_environment(home: Path, monkeypatch: pytest.
     assert any(
         found.path == "/elsewhere/bus.creds" for found in current_index(["/elsewhere/bus.creds"]).stores
     )
+
+
+@pytest.mark.anyio
+async def test_a_store_made_inside_a_directory_that_was_not_there_is_seen(home: Path) -> None:
+    """`~/.config` is missing at the first read (nothing inside it is watched, only the home
+    that would hold it); then it is made, with `gh` a link to the keys."""
+    assert (await read(home, "keys/id_rsa")).ok
+    assert current_index() is current_index()
+    (home / ".config").mkdir()
+    (home / ".config" / "gh").symlink_to(home / "keys")
+    assert refused(await read(home, "keys/id_rsa"))

@@ -124,3 +124,14 @@ def test_a_directory_changed_just_before_resolving_is_not_trusted(tree: Path) ->
     first = cached_resolution([path])
     assert not first.valid()
     assert cached_resolution([path]) is not first
+
+
+def test_a_check_answers_only_for_calls_begun_before_it(tree: Path, trusted: None) -> None:
+    """A call that began after a swap never takes an earlier check's word for it."""
+    backdate(tree)
+    kept = Resolution([str(tree / "link" / "deep")])
+    before = time.monotonic_ns()
+    assert kept.valid(since=before)
+    (tree / "swap").symlink_to(tree / "other")
+    os.replace(tree / "swap", tree / "link")
+    assert not kept.valid(since=time.monotonic_ns())

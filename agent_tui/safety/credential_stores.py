@@ -317,13 +317,15 @@ def _current_paths(named: Iterable[str]) -> tuple[StorePath, ...]:
     return stores
 
 
-def current_index(named: Iterable[str] = ()) -> StoreIndex:
+def current_index(named: Iterable[str] = (), *, since: int | None = None) -> StoreIndex:
     """The index of this process's stores (`store_paths(named=named)`) where they are on disk
     now: resolved once, and again only when a directory their real paths were read from has
-    changed (`safety.resolution`), so a link swapped in or out between two calls is seen."""
+    changed (`safety.resolution`), so a link swapped in or out between two calls is seen.
+    `since`: when the caller's call began (`time.monotonic_ns()`); a check begun after it
+    answers for it too."""
     global _index
     stores = _current_paths(named)
-    resolution = cached_resolution([found.path for found in stores])
+    resolution = cached_resolution([found.path for found in stores], since=since)
     kept = _index
     if kept is not None and kept[0] == stores and kept[1] is resolution:
         return kept[2]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -46,9 +47,12 @@ class StoresInside:
     """The credential stores inside a session's directory, by real path (none, unless the
     session works in `$HOME` or above it)."""
 
-    def __init__(self, cwd: Path) -> None:
-        (root,) = cached_resolution([str(cwd)]).realpaths
-        self.paths: dict[str, StorePath] = current_index(current_shell_setup().secret_files).inside(root)
+    def __init__(self, cwd: Path, since: int | None = None) -> None:
+        """`since`: when the call began (`time.monotonic_ns()`): the stores as they were then or
+        later count (`credential_stores.current_index`)."""
+        (root,) = cached_resolution([str(cwd)], since=since).realpaths
+        index = current_index(current_shell_setup().secret_files, since=since)
+        self.paths: dict[str, StorePath] = index.inside(root)
 
     def refuse(self, resolved: Path, user_path: str) -> None:
         """Raise `path_unsafe` if `resolved` (a real path) is a store or lies inside one."""
@@ -66,12 +70,13 @@ def _open_outside_stores(
 ) -> tuple[int, Path]:
     """`open_under`, refusing a credential store inside the cwd (`stores`, when the caller has
     them already); OSError becomes a ToolError."""
+    began = time.monotonic_ns()
     try:
         fd, resolved = open_under(ctx.cwd, user_path, flags, must_exist=True)
     except OSError as error:
         raise os_error_to_tool_error(error, user_path) from None
     try:
-        (stores or StoresInside(ctx.cwd)).refuse(resolved, user_path)
+        (stores or StoresInside(ctx.cwd, began)).refuse(resolved, user_path)
     except ToolError:
         os.close(fd)
         raise
