@@ -118,6 +118,14 @@ class Resolution:
         return os.path.abspath(resolved)
 
 
+def _climb(path: str) -> str:
+    """`path`'s parent, as `posixpath._joinrealpath` takes a `..` (`path` has no links)."""
+    if not path:
+        return os.pardir
+    parent, name = os.path.split(path)
+    return os.path.join(parent, os.pardir, os.pardir) if name == os.pardir else parent
+
+
 def _join_real(
     path: str, rest: str, seen: dict[str, str | None], looked_in: dict[str, None]
 ) -> tuple[str, bool]:
@@ -131,13 +139,7 @@ def _join_real(
         if not name or name == os.curdir:
             continue
         if name == os.pardir:
-            if path:
-                path, name = os.path.split(path)
-                if name == os.pardir:
-                    path = os.path.join(path, os.pardir, os.pardir)
-            else:
-                path = os.pardir
-            found = True
+            path, found = _climb(path), True
             continue
         new_path = os.path.join(path, name)
         if found:  # a name looked up in a directory that is not there changes with its parent
