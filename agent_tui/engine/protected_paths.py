@@ -7,7 +7,12 @@ would change them is put to the user every time, with a warning saying which kin
 
 Invariants:
 - `protected_change` is a pure function of the call, the session's directory and what is on
-  disk now; it never raises;
+  disk now; it never raises; a `read_file` or a `read` shell line builds nothing;
+- the areas a session directory's calls are judged by (its real path, its repository's git
+  directories, the links named `.git` or `.agent-tui`, the extra roots) are read once and kept
+  while every directory and file they were read from is unchanged (`safety.resolution`): a link
+  made or swapped, a `.git` file written, between two calls, is seen at the second; the path a
+  call names is resolved on every call;
 - a path is protected when its real path (symlinks followed, `..` applied, from the session's
   directory) or its plain spelling has a component `.git` or `.agent-tui` (except inside a
   worktree's checkout under `.agent-tui/worktrees/NAME/`, whose own `.git` and `.agent-tui`
@@ -44,6 +49,8 @@ from typing import Any, Literal
 from agent_tui.events.model import Risk
 from agent_tui.safety import shell_commands
 from agent_tui.safety.git_hooks import common_dir_of, gitdir_of
+from agent_tui.safety.resolution import Resolution
+from agent_tui.safety.resolution import clock as resolution_clock
 from agent_tui.safety.shell_parse import MAX_PIPES
 from agent_tui.safety.shell_words import brace_spellings
 
@@ -107,29 +114,47 @@ class Repository:
     git_dirs: tuple[Path, ...]
 
 
-def find_repository(directory: Path) -> Repository | None:
-    """The repository `directory` is in, read from the files (no `git` is run); None if none."""
+def find_repository(directory: Path, read: _Read | None = None) -> Repository | None:
+    """The repository `directory` is in, read from the files (no `git` is run); None if none.
+
+    `read`, when given, gets every path the answer was resolved from and every file whose
+    content it used (`safety.resolution` watches them)."""
     current = os.path.realpath(directory)
     while True:
         dot_git = os.path.join(current, GIT)
+        if read is not None:
+            read.paths.append(dot_git)
         if os.path.lexists(dot_git):
-            return _repository_at(Path(current), Path(dot_git))
+            return _repository_at(Path(current), Path(dot_git), read)
         parent = os.path.dirname(current)
         if parent == current:
             return None
         current = parent
 
 
-def _repository_at(root: Path, dot_git: Path) -> Repository:
+@dataclass(slots=True)
+class _Read:
+    """What an answer was read from: paths resolved, files read."""
+
+    paths: list[str]
+    files: list[str]
+
+
+def _repository_at(root: Path, dot_git: Path, read: _Read | None) -> Repository:
     if os.path.isdir(dot_git):
         real = Path(os.path.realpath(dot_git))
         return Repository(root, _main_of(real, root), (real,))
     said = gitdir_of(dot_git)
+    if read is not None:
+        read.files.append(str(dot_git))
     if said is None:
         return Repository(root, root, ())
     target = Path(os.path.realpath(said))
     dirs = [target]
     named = common_dir_of(target)
+    if read is not None:
+        read.paths.extend((str(said), str(target / "commondir"), *([str(named)] if named else [])))
+        read.files.append(str(target / "commondir"))
     common = Path(os.path.realpath(named)) if named is not None else target
     if common != target:
         dirs.append(common)
@@ -141,12 +166,16 @@ def _main_of(git_dir: Path, fallback: Path) -> Path:
 
 
 class _Areas:
-    """The protected areas as seen from one session directory."""
+    """The protected areas as seen from one session directory.
 
-    def __init__(self, cwd: Path, extra: Sequence[Path]) -> None:
+    `read` gets what they were read from (`find_repository`), so they can be kept while none
+    of it changes (`_areas`)."""
+
+    def __init__(self, cwd: Path, extra: Sequence[Path], read: _Read) -> None:
         self.cwd = os.path.realpath(cwd)
+        read.paths.extend((str(cwd), *map(str, extra)))
         roots: dict[str, Kind] = {os.path.realpath(path): "permissions" for path in extra}
-        repository = find_repository(Path(self.cwd))
+        repository = find_repository(Path(self.cwd), read)
         if repository is not None:
             for git_dir in repository.git_dirs:
                 roots[str(git_dir)] = "repository"
@@ -154,6 +183,7 @@ class _Areas:
                 links: tuple[tuple[str, Kind], ...] = ((GIT, "repository"), (OWN, "permissions"))
                 for name, kind in links:
                     link = base / name
+                    read.paths.append(str(link))
                     if os.path.islink(link):
                         roots[os.path.realpath(link)] = kind
         self.roots = roots
@@ -185,6 +215,30 @@ class _Areas:
                 if (kind := self.kind_of(path)) is not None:
                     return kind
         return None
+
+
+_KEPT_AREAS = 64
+"""Session directories whose areas are kept (the oldest goes first)."""
+_kept: dict[tuple[Path, tuple[Path, ...]], tuple[_Areas, Resolution]] = {}
+
+
+def _areas(cwd: Path, extra: Sequence[Path]) -> _Areas:
+    """The areas seen from `cwd`: built once, and again only when a directory or file they were
+    read from has changed since (`safety.resolution`: a link swapped, a `.git` made, a `gitdir:`
+    rewritten between two calls is seen at the second)."""
+    key = (cwd, tuple(extra))
+    kept = _kept.get(key)
+    if kept is not None and kept[1].valid():
+        return kept[0]
+    began = resolution_clock()
+    read = _Read([], [])
+    areas = _Areas(cwd, extra, read)
+    resolved = Resolution(read.paths, read.files, since=began)
+    _kept.pop(key, None)
+    _kept[key] = (areas, resolved)
+    while len(_kept) > _KEPT_AREAS:
+        _kept.pop(next(iter(_kept)), None)
+    return areas
 
 
 def _by_pattern(word: str, *, dot_explicit: bool = True) -> Kind | None:
@@ -236,19 +290,19 @@ def protected_change(
     """
     if cwd is None:
         return None
-    areas = _Areas(cwd, extra_roots)
     if tool in FILE_WRITERS:
         path = args.get("path")
         if not isinstance(path, str):
             return None
+        areas = _areas(cwd, extra_roots)
         kind = areas.judge(path, [areas.cwd])
         return ProtectedChange(kind, (path,)) if kind is not None else None
     if tool == "shell":
         cmd = args.get("cmd")
         if not isinstance(cmd, str) or risk == "read":
             return None
-        return _shell_change(cmd, areas)
-    return None
+        return _shell_change(cmd, _areas(cwd, extra_roots))
+    return None  # no other tool writes a path: its areas are not even looked at
 
 
 def _shell_change(cmd: str, areas: _Areas) -> ProtectedChange | None:

@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from agent_tui.safety.resolution import Resolution, cached_resolution
 
 __all__ = [
     "CREDENTIAL_STORES",
     "CredentialStore",
     "StoreIndex",
     "StorePath",
+    "current_index",
     "real_path",
     "store_paths",
     "under",
@@ -244,15 +247,23 @@ def real_path(path: str) -> str:
 
 
 class StoreIndex:
-    """The stores where they are on disk now (their spellings and real paths), to look paths up."""
+    """The stores where they are on disk now (their spellings and real paths), to look paths up.
 
-    def __init__(self, stores: Iterable[StorePath]) -> None:
+    Args:
+        stores: the stores.
+        reals: their real paths, in the same order, when the caller resolved them already
+            (`current_index`); else each is resolved here.
+    """
+
+    def __init__(self, stores: Iterable[StorePath], reals: Sequence[str] | None = None) -> None:
         self.stores = tuple(stores)
+        if reals is None:
+            reals = [real_path(found.path) for found in self.stores]
+        self._real = dict(zip(self.stores, reals, strict=True))
         self._roots = [
-            (found, root)
-            for found in self.stores
-            for root in dict.fromkeys((found.path, real_path(found.path)))
+            (found, root) for found in self.stores for root in dict.fromkeys((found.path, self._real[found]))
         ]
+        self._inside: dict[str, dict[str, StorePath]] = {}
 
     def find(self, path: str) -> StorePath | None:
         """The store `path` (absolute) is, or lies in, by its spelling or its real path; else None."""
@@ -264,4 +275,60 @@ class StoreIndex:
 
     def real(self, found: StorePath) -> str:
         """Where `found` really is (its link followed)."""
-        return next(root for store, root in reversed(self._roots) if store == found)
+        return self._real[found]
+
+    def inside(self, root: str) -> dict[str, StorePath]:
+        """The stores whose real path lies inside `root` (a real path) without holding it (a
+        store the directory lies in is the session's own), by real path."""
+        if (kept := self._inside.get(root)) is not None:
+            return kept
+        found = {
+            real: store for store, real in self._real.items() if under(real, root) and not under(root, real)
+        }
+        self._inside[root] = found
+        return found
+
+
+_ENVIRONMENT = (
+    "HOME",
+    "TMPDIR",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    *(store.path.rstrip("/") for store in CREDENTIAL_STORES if store.base == "variable"),
+)
+"""Every variable `store_paths` reads (`tempfile.gettempdir` keeps its own answer)."""
+_paths: tuple[tuple[object, ...], tuple[StorePath, ...]] | None = None
+_index: tuple[tuple[StorePath, ...], Resolution, StoreIndex] | None = None
+
+
+def _current_paths(named: Iterable[str]) -> tuple[StorePath, ...]:
+    """`store_paths(named=named)` for this process's environment, made again only when one of the
+    variables it reads (or `named`) differs from the last call's."""
+    global _paths
+    environ = os.environ
+    key = (tuple(environ.get(name) for name in _ENVIRONMENT), tempfile.gettempdir(), tuple(named))
+    kept = _paths
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    stores = tuple(store_paths(named=key[2]))
+    _paths = (key, stores)
+    return stores
+
+
+def current_index(named: Iterable[str] = (), *, since: int | None = None) -> StoreIndex:
+    """The index of this process's stores (`store_paths(named=named)`) where they are on disk
+    now: resolved once, and again only when a directory their real paths were read from has
+    changed (`safety.resolution`), so a link swapped in or out between two calls is seen.
+    `since`: when the caller's call began (`time.monotonic_ns()`); a check begun after it
+    answers for it too."""
+    global _index
+    stores = _current_paths(named)
+    resolution = cached_resolution([found.path for found in stores], since=since)
+    kept = _index
+    if kept is not None and kept[0] == stores and kept[1] is resolution:
+        return kept[2]
+    index = StoreIndex(stores, resolution.realpaths)
+    _index = (stores, resolution, index)
+    return index

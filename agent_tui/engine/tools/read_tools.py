@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -34,7 +35,8 @@ from agent_tui.engine.tools.line_search import LinePattern, PatternError, matchi
 from agent_tui.engine.tools.paths import display_path, is_inside, open_under, os_error_to_tool_error
 from agent_tui.engine.tools.shell_setup import current_shell_setup
 from agent_tui.engine.tools.worker import Checkpoint, run_stoppable, sorted_in_steps
-from agent_tui.safety.credential_stores import StoreIndex, StorePath, store_paths
+from agent_tui.safety.credential_stores import StorePath, current_index
+from agent_tui.safety.resolution import cached_resolution
 
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK  # NONBLOCK: opening a FIFO must not hang the tool
 _BINARY_SNIFF = 8192  # a NUL byte in this many leading bytes marks a binary file
@@ -45,14 +47,12 @@ class StoresInside:
     """The credential stores inside a session's directory, by real path (none, unless the
     session works in `$HOME` or above it)."""
 
-    def __init__(self, cwd: Path) -> None:
-        root = os.path.realpath(cwd)
-        index = StoreIndex(store_paths(named=current_shell_setup().secret_files))
-        self.paths: dict[str, StorePath] = {}
-        for found in index.stores:
-            real = index.real(found)
-            if is_inside(real, root) and not is_inside(root, real):
-                self.paths[real] = found
+    def __init__(self, cwd: Path, since: int | None = None) -> None:
+        """`since`: when the call began (`time.monotonic_ns()`): the stores as they were then or
+        later count (`credential_stores.current_index`)."""
+        (root,) = cached_resolution([str(cwd)], since=since).realpaths
+        index = current_index(current_shell_setup().secret_files, since=since)
+        self.paths: dict[str, StorePath] = index.inside(root)
 
     def refuse(self, resolved: Path, user_path: str) -> None:
         """Raise `path_unsafe` if `resolved` (a real path) is a store or lies inside one."""
@@ -70,12 +70,13 @@ def _open_outside_stores(
 ) -> tuple[int, Path]:
     """`open_under`, refusing a credential store inside the cwd (`stores`, when the caller has
     them already); OSError becomes a ToolError."""
+    began = time.monotonic_ns()
     try:
         fd, resolved = open_under(ctx.cwd, user_path, flags, must_exist=True)
     except OSError as error:
         raise os_error_to_tool_error(error, user_path) from None
     try:
-        (stores or StoresInside(ctx.cwd)).refuse(resolved, user_path)
+        (stores or StoresInside(ctx.cwd, began)).refuse(resolved, user_path)
     except ToolError:
         os.close(fd)
         raise
