@@ -78,9 +78,16 @@ class SubcommandParser(Parser):
     usage. (Plain argparse hands such arguments up to the top-level parser, which answered
     `agent-tui replay --frob` with the usage of `agent-tui`.)"""
 
+    fill: Callable[[argparse.ArgumentParser], None] | None = None
+    """Adds the command's arguments when its command line is parsed (`build_parser(lazy=True)`):
+    a command line names one command, so the others' arguments need not be built."""
+
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> tuple[argparse.Namespace, list[str]]:
+        if self.fill is not None:
+            fill, self.fill = self.fill, None
+            fill(self)
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
@@ -103,7 +110,7 @@ own copy's value under a name of its own: `sessions --cwd` is `list_cwd`)."""
 
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Parse a command line, reading a shared option given before the command as if after it."""
-    parser = build_parser()
+    parser = build_parser(lazy=True)
     args = parser.parse_args(argv)
     if args.command is None:
         return args
@@ -129,7 +136,9 @@ TRUST_HELP = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
+    """The whole parser; with `lazy`, each command's arguments are added only when a command line
+    naming it is parsed (what `parse_arguments` does: one command's, not all 19, built)."""
     parser = Parser(
         prog="agent-tui",
         description=(
@@ -166,7 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
     model_flags(parser, default=None)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=SubcommandParser)
     for name, help, arguments in COMMANDS:
-        arguments(described(subparsers, name, help))
+        command = described(subparsers, name, help)
+        if lazy and isinstance(command, SubcommandParser):
+            command.fill = arguments
+        else:
+            arguments(command)
     return parser
 
 

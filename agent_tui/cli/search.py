@@ -23,11 +23,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
 
 from agent_tui.cli.status import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail, project_logs
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs a search's start-up
+    from typing import TextIO
+
     from agent_tui.search import Progress, SearchResults
     from agent_tui.search.index import SyncReport
     from agent_tui.search.query import Query
@@ -78,10 +80,11 @@ def own_logs(directory: Path) -> list[str]:
     `os.scandir`, as strings: `Path.glob` and a `Path` per log cost more than the search over
     3,000 logs."""
     base = str(directory if directory.is_absolute() else directory.absolute()).rstrip("/")  # "/": ""
-    found = [(_stem(name), 0, "", base, name) for name in _entries(directory)]
-    for folder in _entries(directory, folders=True):
+    logs, folders = _entries(directory)
+    found = [(_stem(name), 0, "", base, name) for name in logs]
+    for folder in folders:
         subagents = f"{base}/{folder}/subagents"
-        found += [(_stem(name), 1, folder, subagents, name) for name in _entries(Path(subagents))]
+        found += [(_stem(name), 1, folder, subagents, name) for name in _entries(Path(subagents))[0]]
     if not found:
         nested = sorted(sorted(directory.rglob("*.jsonl")), key=lambda path: path.stem)
         return [str(path.absolute()) for path in nested]
@@ -89,16 +92,22 @@ def own_logs(directory: Path) -> list[str]:
     return [f"{where}/{name}" for _stem, _group, _folder, where, name in found]
 
 
-def _entries(folder: Path, *, folders: bool = False) -> list[str]:
-    """The names `folder.glob("*.jsonl")` lists (hidden ones too), or with `folders` the names
-    of its folders (a link to one too); nothing when it cannot be read."""
+def _entries(folder: Path) -> tuple[list[str], list[str]]:
+    """The names `folder.glob("*.jsonl")` lists (hidden ones too), and the names of its folders
+    (a link to one too), from one listing; nothing when it cannot be read."""
+    logs: list[str] = []
+    folders: list[str] = []
     try:
         with os.scandir(folder) as entries:
-            if folders:
-                return [entry.name for entry in entries if _is_folder(entry)]
-            return [entry.name for entry in entries if entry.name.endswith(".jsonl")]
+            for entry in entries:
+                name = entry.name
+                if name.endswith(".jsonl"):
+                    logs.append(name)
+                if _is_folder(entry):
+                    folders.append(name)
     except OSError:
-        return []
+        return [], []
+    return logs, folders
 
 
 def _is_folder(entry: os.DirEntry[str]) -> bool:

@@ -24,17 +24,20 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from agent_tui.engine.vault import ENVIRONMENT
 from agent_tui.providers.toml_lines import KeyLines
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # imported where a file sets budgets or prices, or a model is resolved: the
-    # entry reads the config of every command, `--version` and `search` among them
+    # entry reads the config of every command, `search` among them; `typing` and `tomllib`
+    # (which imports it) cost that start-up when there is no config file to parse
+    import tomllib
+    from typing import Any
+
     from agent_tui.costs.budgets import BudgetLimit
     from agent_tui.costs.prices import Price, PriceTable
 
@@ -211,6 +214,8 @@ def read_config_file(path: Path) -> tuple[dict[str, Any], KeyLines] | None:
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise ConfigError(f"{path}:{line}: not UTF-8 text") from None
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -557,8 +562,9 @@ def resolve_settings(
     )
 
 
-_Layer = tuple[dict[str, Any], dict[str, str]]
-"""One source of settings: the values it sets, and how each is said in `ModelSettings.sources`."""
+if TYPE_CHECKING:
+    _Layer = tuple[dict[str, Any], dict[str, str]]
+    """One source of settings: the values it sets, and how each is said in `ModelSettings.sources`."""
 
 
 def _layers(

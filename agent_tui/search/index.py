@@ -40,13 +40,14 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
 
-from agent_tui.events.session_tree import session_label
 from agent_tui.private_files import make_private_dirs, private_sqlite_file
 from agent_tui.search.query import Query, parse_query
 
+TYPE_CHECKING = False  # `typing` costs a search's start-up
 if TYPE_CHECKING:  # the reading of new lines (and orjson) is imported by a sync that reads some
+    from typing import BinaryIO
+
     from agent_tui.reducer.earlier_spend import EarlierSpend
     from agent_tui.search.extract import Row
     from agent_tui.search.reading import LogReading
@@ -152,6 +153,8 @@ class Hit:
 
     @property
     def session_name(self) -> str:
+        from agent_tui.events.session_tree import session_label  # (and `typing`) when printed
+
         return session_label(self.agent_name, self.title, self.session_id)
 
 

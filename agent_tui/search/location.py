@@ -11,9 +11,16 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
+
+try:  # the one hash a search needs, without `hashlib`'s start-up (it loads OpenSSL's binding)
+    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # Python 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:  # a Python built without its own SHA-2
+        from hashlib import sha256  # type: ignore[assignment,unused-ignore]
 
 APP_NAME = "agent-tui"
 """The name of agent-tui's data directory (as `runtime.session_dirs` names it)."""
@@ -31,5 +38,5 @@ def index_path(sessions_dir: Path, data_dir: Path | None = None) -> Path:
 
         data_dir = Path(platformdirs.user_data_dir(APP_NAME))
     resolved = sessions_dir.expanduser().resolve()
-    digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:12]
+    digest = sha256(os.fsencode(resolved)).hexdigest()[:12]
     return data_dir / "search" / f"{resolved.name or 'root'}-{digest}.sqlite3"

@@ -34,6 +34,8 @@ class Word:
 @lru_cache(maxsize=65_536)
 def fold(word: str) -> str:
     """`word` as the index compares it: lower case, diacritics removed."""
+    if word.isascii():  # most words: nothing to decompose
+        return word.lower()
     decomposed = unicodedata.normalize("NFD", word.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
