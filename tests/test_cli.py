@@ -325,6 +325,34 @@ def test_every_command_says_what_it_does_and_every_option_has_help() -> None:
     assert named and set(named) <= headings
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "deploy", "--limit", "3"],
+        ["--cwd", "/tmp", "sessions"],
+        ["--profile", "p", "run", "s.json"],
+        ["replay", "--follow", "x.jsonl"],
+        ["export", "x.jsonl", "--format", "html"],
+        ["hooks", "status"],
+    ],
+)
+def test_a_command_line_parses_as_the_whole_parser_parses_it(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`parse_arguments` builds only the named command's arguments; what it reads is the same."""
+    import argparse
+
+    from agent_tui.cli import parser
+
+    lazy = parser.parse_arguments(argv)
+    build = parser.build_parser
+    (commands,) = (a for a in build(lazy=True)._actions if isinstance(a, argparse._SubParsersAction))
+    assert all(len(sub._actions) == 1 for sub in commands.choices.values())  # `-h` until parsed
+    monkeypatch.setattr(parser, "build_parser", lambda lazy=False: build())
+    whole = parser.parse_arguments(argv)
+    assert vars(lazy) == vars(whole) and lazy.command in argv
+
+
 def test_the_demo_s_docs_agent_edits_the_readme_it_was_asked_to(tmp_path: Path) -> None:
     from agent_tui.demo import demo_scenario_path
 
