@@ -7,8 +7,6 @@ once per tool call in a user's agent imports this package and nothing more).
 
 from __future__ import annotations
 
-from importlib import import_module
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports this package once per tool call: `typing` costs its start-up
     from typing import Any
@@ -87,6 +85,8 @@ def __getattr__(name: str) -> Any:
     module = _HOMES.get(name)
     if module is None:
         raise AttributeError(f"module 'agent_tui' has no attribute {name!r}")
+    from importlib import import_module  # (and `warnings`) only here: the hook never asks for a name
+
     value = globals()[name] = getattr(import_module(module), name)
     return value
 
