@@ -69,7 +69,8 @@ def as_event(line: LogLine) -> Event:
 
 class LineImporter:
     """What both importers share: `feed`/`finish` give `Event`s of the log lines that
-    `feed_lines`/`finish_lines` (which each importer defines) make; `feed_overlong` stands for
+    `feed_lines` (`read_line`, which each importer defines, then what it wrote to `out`) and
+    `finish_lines` (each importer's) make; `feed_overlong` stands for
     a line too long to hold; `unreadable` words a line that is no JSON object."""
 
     overlong = 0
@@ -134,8 +135,15 @@ class LineImporter:
         )
         return self.feed_lines(line_number, OVERLONG)
 
-    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
+    def read_line(self, line_number: int, raw: RawLine) -> None:
+        """Convert one source line, its log lines appended to `out` (the import's loop reads
+        them there, no list of its own made per line)."""
         raise NotImplementedError
+
+    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
+        """The log lines one source line makes (of any session of the file)."""
+        self.read_line(line_number, raw)
+        return self._take()
 
     def finish_lines(self) -> list[LogLine]:
         raise NotImplementedError

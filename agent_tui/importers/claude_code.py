@@ -123,7 +123,7 @@ class ClaudeCodeImporter(LineImporter):
         self._cost_before: dict[str, float] = {}  # session → its reported cost before its first turn
 
     # -- the interface -------------------------------------------------------------------------
-    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
+    def read_line(self, line_number: int, raw: RawLine) -> None:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -153,7 +153,6 @@ class ClaudeCodeImporter(LineImporter):
             self._user(line_number, builder, ts, data)
         else:
             self._other(line_number, builder, kind, ts, data)
-        return self._take()
 
     def finish_lines(self) -> list[LogLine]:
         self._compactions.flush()

@@ -293,7 +293,8 @@ def convert_source(source: SourceFile, writer: SessionLogWriter) -> LineImporter
 def _convert(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
     importer = source.importer()
     label = str(source.path)
-    feed = importer.feed_lines
+    read = importer.read_line
+    out = importer.out  # where `read_line` puts a line's log lines (emptied here after each)
     dumps = orjson.dumps
     session_id: str | None = None
     put: Any = None
@@ -305,18 +306,21 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
             # newline: the JSON decoder skips it, and copying the line would cost.
             for number, line in lines:
                 if line[0] > 32:  # every whitespace byte is <= 32, and OVERLONG's first
-                    made_lines = feed(number, line)
+                    read(number, line)
                 elif line is OVERLONG:
-                    made_lines = importer.feed_overlong(number, lines.overlong, lines.max_line)
+                    out += importer.feed_overlong(number, lines.overlong, lines.max_line)
                 elif line.tobytes().isspace():
                     continue
                 else:
-                    made_lines = feed(number, line)
-                for made in made_lines:
+                    read(number, line)
+                if not out:
+                    continue
+                for made in out:
                     if made["sessionId"] != session_id:
                         session_id = made["sessionId"]
                         put = writer.handle_for(session_id, label).write
                     put(dumps(made, option=_NEWLINE))
+                out.clear()
             number = lines.next_number
             if lines.tail_overlong:
                 writer.write(importer.feed_overlong(number, lines.tail_overlong, lines.max_line), label)
