@@ -42,7 +42,7 @@ import orjson
 
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.events import Event
-from agent_tui.events.model import ModelUsage, Usage
+from agent_tui.events.model import Usage, usage_fields
 from agent_tui.events.terminal_text import one_line
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
@@ -429,8 +429,9 @@ class SessionBuilder:
         if turn.pending_key is not None and turn.pending_key != key:
             self.flush_usage(ts)
         turn.pending_key = key
-        step = len(turn.calls_usage) + 1
-        turn.pending = ModelUsage.priced_fields(self.prices, step, model, prompt, completion, cached, written)
+        # `ModelUsage.priced_fields`, inline: one per source message
+        cost = self.prices.cost_usd(model, prompt, completion, cached, written)
+        turn.pending = usage_fields(prompt, completion, cached, written, cost, len(turn.calls_usage) + 1)
 
     def report_cost(self, usd: float) -> None:
         """The open turn's cost in USD as the source reported it: `turn.completed`'s
@@ -468,6 +469,13 @@ class SessionBuilder:
     def call_open(self, call_id: str) -> bool:
         call = self.turn.calls.get(call_id) if self.turn is not None else None
         return call is not None and not call.answered
+
+    def open_call_tool(self, call_id: str) -> str | None:
+        """The tool of the open turn's call `call_id` while it is open (`call_open` and
+        `call_tool` in one look-up: every tool result asks both), else None."""
+        turn = self.turn
+        call = turn.calls.get(call_id) if turn is not None else None
+        return None if call is None or call.answered else call.tool
 
     def request_call(self, ts: str, call_id: str, tool: str, args: dict[str, Any]) -> None:
         turn = self.turn
