@@ -83,6 +83,7 @@ def test_feed_lines_makes_the_lines_the_import_wrote(tmp_path: Path) -> None:
 if __name__ == "__main__":  # write the digests again (see the module docstring)
     with tempfile.TemporaryDirectory() as tmp:
         DIGESTS.write_bytes(
-            orjson.dumps(written_digests(Path(tmp)), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+            orjson.dumps(written_digests(Path(tmp)), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+            + b"\n"
         )
     sys.exit(0)

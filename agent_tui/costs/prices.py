@@ -30,7 +30,15 @@ from typing import Any
 from agent_tui.costs.maintained import REMEMBERED, MaintainedPrices
 from agent_tui.costs.price import Price
 
-__all__ = ["PRICE_KEYS", "REMEMBERED_COSTS", "Price", "PriceTable", "price_from", "price_value", "shipped_prices"]
+__all__ = [
+    "PRICE_KEYS",
+    "REMEMBERED_COSTS",
+    "Price",
+    "PriceTable",
+    "price_from",
+    "price_value",
+    "shipped_prices",
+]
 
 REMEMBERED_COSTS = 1 << 14
 """The most (model, tokens) costs remembered: a log whose every call differs cannot grow the memory."""
@@ -83,7 +91,7 @@ class PriceTable:
         costs = self._costs
         cost = costs.get(key, _UNSET)
         if cost is not _UNSET:
-            return cost  # type: ignore[no-any-return]
+            return cost
         price = self.lookup(model)
         if price is not None:
             cost = price.cost_usd(prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)

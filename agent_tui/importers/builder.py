@@ -405,7 +405,9 @@ class SessionBuilder:
             end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
         else:
             end = TurnEnd(stop, usage=spent)  # type: ignore[arg-type]
-        run_now(self._writer(ts).end(end, left_open, _LEFT_OPEN))
+        ending = self._writer(ts).end(end, left_open, _LEFT_OPEN)
+        if ending is not DONE:  # several events: a coroutine, driven here (one is written already)
+            run_now(ending)
         self.turn = None
 
     # -- usage -----------------------------------------------------------------------------------
