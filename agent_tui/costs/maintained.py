@@ -91,17 +91,15 @@ class MaintainedPrices:
         the cached and cache-written ones included, as genai-prices' `input_tokens` does; a count
         of those larger than the prompt (Codex's logs have them) leaves no fresh input, as
         `Price.cost_usd` reads it."""
+        cached, written = cached_tokens or 0, cache_write_tokens or 0
+        prompt = max(prompt_tokens, cached + written)  # more cached than prompt: none of it fresh
         fixed = self._fixed.get(model)
         if fixed is not None:
-            cached, written = cached_tokens or 0, cache_write_tokens or 0
-            prompt = max(prompt_tokens, cached + written)
             return fixed.price(prompt).cost_usd(prompt, completion_tokens, cached, written)
         found = self.model(model)
         if found is None:
             return None
         provider, info = found
-        cached, written = cached_tokens or 0, cache_write_tokens or 0
-        prompt = max(prompt_tokens, cached + written)  # more cached than prompt: none of it fresh
         prices = info.prices
         now = None
         if type(prices) is list:  # prices that change on a date or with the hour: asked of the clock

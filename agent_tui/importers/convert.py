@@ -293,8 +293,7 @@ def convert_source(source: SourceFile, writer: SessionLogWriter) -> LineImporter
 def _convert(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
     importer = source.importer()
     label = str(source.path)
-    read = importer.read_line
-    out = importer.out  # where `read_line` puts a line's log lines (emptied here after each)
+    read, out = importer.read_line, importer.out  # `read_line` puts a line's log lines in `out`
     dumps = orjson.dumps
     session_id: str | None = None
     put: Any = None
@@ -302,8 +301,7 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
     try:
         with source.path.open("rb", buffering=0) as handle:
             lines = SourceLines(handle)
-            # `writer.write` inlined: this loop runs once per source line. A line keeps its
-            # newline: the JSON decoder skips it, and copying the line would cost.
+            # `writer.write` inlined (once per source line); a line keeps its newline (no copy)
             for number, line in lines:
                 if line[0] > 32:  # every whitespace byte is <= 32, and OVERLONG's first
                     read(number, line)
@@ -313,8 +311,6 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
                     continue
                 else:
                     read(number, line)
-                if not out:
-                    continue
                 for made in out:
                     if made["sessionId"] != session_id:
                         session_id = made["sessionId"]
