@@ -348,14 +348,14 @@ class TestAnImporterThatFails:
     """A bug in an importer (a shape nobody foresaw) is one line naming the file and line."""
 
     def _failing_on_line_2(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        original = ClaudeCodeImporter.feed_lines
+        original = ClaudeCodeImporter.read_line  # what the import and `feed_lines` both call
 
-        def feed_lines(self: ClaudeCodeImporter, line_number: int, raw: Any) -> Any:
+        def read_line(self: ClaudeCodeImporter, line_number: int, raw: Any) -> Any:
             if line_number == 2:
                 raise KeyError("surprise")
             return original(self, line_number, raw)
 
-        monkeypatch.setattr(ClaudeCodeImporter, "feed_lines", feed_lines)
+        monkeypatch.setattr(ClaudeCodeImporter, "read_line", read_line)
 
     def test_agent_tui_import_says_file_and_line_in_one_line(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

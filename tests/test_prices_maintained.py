@@ -22,7 +22,7 @@ from genai_prices import Usage, calc_price
 from support_providers import FAKE_KEY, agent_tui, clean_env, project
 
 from agent_tui.costs.maintained import LONGEST_NAME, REMEMBERED, MaintainedPrices
-from agent_tui.costs.prices import Price, PriceTable, shipped_prices
+from agent_tui.costs.prices import REMEMBERED_COSTS, Price, PriceTable, shipped_prices
 from agent_tui.providers.config import DEFAULT_KEY_ENV, load_config
 from agent_tui.store import JsonlEventLog
 
@@ -152,6 +152,21 @@ class TestTheTable:
         for n in range(REMEMBERED + 10):
             table.lookup(f"made-up-{n}")
         assert len(table._found) == REMEMBERED and table.lookup("mine") == Price(1.0, 1.0)
+
+    def test_a_calls_cost_is_remembered_only_while_its_price_cannot_change_and_within_a_count(self) -> None:
+        """The same tokens of a model whose price never changes cost the same: remembered (at
+        most `REMEMBERED_COSTS` of them); a price that changes with the clock is asked each time."""
+        at = {"when": datetime(2025, 1, 1, tzinfo=UTC)}
+        table = PriceTable({"mine": Price(1.0, 2.0)}, MaintainedPrices(clock=lambda: at["when"]))
+        before = table.cost_usd("o3", 1_000_000, 0)
+        at["when"] = NOON  # o3's price was cut in June 2025: the same tokens cost less now
+        assert table.cost_usd("o3", 1_000_000, 0) == library("o3", 1_000_000, 0) != before
+        for n in range(REMEMBERED_COSTS + 10):
+            assert table.cost_usd("mine", n, 1) == (n * 1.0 + 2.0) / 1_000_000
+        assert len(table._costs) == REMEMBERED_COSTS
+        sonnet = table.cost_usd("claude-sonnet-4-5", 300_000, 100, 200, 50)
+        assert sonnet == pytest.approx(library("claude-sonnet-4-5", 300_000, 100, 200, 50), rel=1e-12)
+        assert table.cost_usd("claude-sonnet-4-5", 300_000, 100, 200, 50) == sonnet
 
     def test_a_vendor_prefix_names_the_vendor(self) -> None:
         table = PriceTable({}, MaintainedPrices(clock=lambda: NOON))

@@ -20,7 +20,8 @@ Invariants:
   its `Price` made once for each band of prompt lengths between its tiers, and charged by
   `Price.cost_usd`, the same arithmetic as the user's own prices (the library's
   takes 200 µs a call; an import prices one per source message); any other is priced by the
-  library itself; a test holds the two equal for every model of the table.
+  library itself; a test holds the two equal for every model of the table; a name whose price
+  never changes keeps its rates (`fixed`), so its next call goes straight to the arithmetic.
 """
 
 from __future__ import annotations
@@ -56,11 +57,17 @@ class MaintainedPrices:
         clock: the moment a call is priced at (now, in UTC, unless a test fixes it).
     """
 
-    __slots__ = ("_clock", "_found")
+    __slots__ = ("_clock", "_fixed", "_found")
 
     def __init__(self, clock: Callable[[], datetime] = _utc_now) -> None:
         self._clock = clock
         self._found: dict[str, tuple[Provider, ModelInfo] | None] = {}
+        self._fixed: dict[str, _Banded] = {}  # names whose price never changes: their rates
+
+    def fixed(self, name: str) -> bool:
+        """Whether `name` was priced already at token rates that never change (the same tokens
+        then always cost the same)."""
+        return name in self._fixed
 
     def model(self, name: str) -> tuple[Provider, ModelInfo] | None:
         """The vendor and model the table has for `name`, or None when it knows none."""
@@ -84,12 +91,15 @@ class MaintainedPrices:
         the cached and cache-written ones included, as genai-prices' `input_tokens` does; a count
         of those larger than the prompt (Codex's logs have them) leaves no fresh input, as
         `Price.cost_usd` reads it."""
+        cached, written = cached_tokens or 0, cache_write_tokens or 0
+        prompt = max(prompt_tokens, cached + written)  # more cached than prompt: none of it fresh
+        fixed = self._fixed.get(model)
+        if fixed is not None:
+            return fixed.price(prompt).cost_usd(prompt, completion_tokens, cached, written)
         found = self.model(model)
         if found is None:
             return None
         provider, info = found
-        cached, written = cached_tokens or 0, cache_write_tokens or 0
-        prompt = max(prompt_tokens, cached + written)  # more cached than prompt: none of it fresh
         prices = info.prices
         now = None
         if type(prices) is list:  # prices that change on a date or with the hour: asked of the clock
@@ -97,6 +107,8 @@ class MaintainedPrices:
             prices = info.get_prices(now)
         banded = _token_rates(prices)
         if banded is not None:
+            if now is None and len(self._fixed) < REMEMBERED:
+                self._fixed[model] = banded
             return banded.price(prompt).cost_usd(prompt, completion_tokens, cached, written)
         from genai_prices.types import Usage
 

@@ -11,7 +11,9 @@ Invariants:
   has no price, never a guessed one;
 - a table is not changed once made (`with_overrides` makes another): what a model name finds is
   remembered, so pricing a call (an import prices one per source message) is one dict look-up
-  and, for a maintained model, the table's arithmetic;
+  and, for a maintained model, the table's arithmetic; the cost of a call whose price cannot
+  change (the table's own, or a maintained one that does not ask the clock) is remembered by
+  its model and tokens (at most `REMEMBERED_COSTS` of them), so the same usage is priced once;
 - token counts follow the log's usage: `promptTokens` counts every prompt token, cached ones
   (`cachedTokens`) and ones written to the cache (`cacheWriteTokens`) included; each part is
   charged at its own price (a missing `cached_input` or `cache_write` price is `input`'s).
@@ -28,7 +30,20 @@ from typing import Any
 from agent_tui.costs.maintained import REMEMBERED, MaintainedPrices
 from agent_tui.costs.price import Price
 
-__all__ = ["PRICE_KEYS", "Price", "PriceTable", "price_from", "price_value", "shipped_prices"]
+__all__ = [
+    "PRICE_KEYS",
+    "REMEMBERED_COSTS",
+    "Price",
+    "PriceTable",
+    "price_from",
+    "price_value",
+    "shipped_prices",
+]
+
+REMEMBERED_COSTS = 1 << 14
+"""The most (model, tokens) costs remembered: a log whose every call differs cannot grow the memory."""
+
+_UNSET: Any = object()
 
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
@@ -40,6 +55,9 @@ class PriceTable:
     prices: Mapping[str, Price]
     maintained: MaintainedPrices | None = None
     _found: dict[str, Price | None] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _costs: dict[tuple[Any, ...], float | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def lookup(self, model: str | None) -> Price | None:
         """The table's own price of `model` (the user's), or None when it has none (see the
@@ -69,14 +87,25 @@ class PriceTable:
         cache_write_tokens: int | None = None,
     ) -> float | None:
         """What a call of `model` cost, or None when its price is not known."""
+        key = (model, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)
+        costs = self._costs
+        cost = costs.get(key, _UNSET)
+        if cost is not _UNSET:
+            return cost
         price = self.lookup(model)
         if price is not None:
-            return price.cost_usd(prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)
-        if self.maintained is None or not model:
+            cost = price.cost_usd(prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens)
+        elif self.maintained is None or not model:
             return None
-        return self.maintained.cost_usd(
-            model, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens
-        )
+        else:
+            cost = self.maintained.cost_usd(
+                model, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens
+            )
+            if not self.maintained.fixed(model):  # a price that changes with the clock
+                return cost
+        if len(costs) < REMEMBERED_COSTS:
+            costs[key] = cost
+        return cost
 
     def with_overrides(self, overrides: Mapping[str, Price]) -> PriceTable:
         """This table with `overrides` (the user's config) replacing or adding models."""

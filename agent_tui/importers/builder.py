@@ -42,7 +42,7 @@ import orjson
 
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.events import Event
-from agent_tui.events.model import ModelUsage, Usage
+from agent_tui.events.model import Usage, usage_fields
 from agent_tui.events.terminal_text import one_line
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
@@ -69,7 +69,8 @@ def as_event(line: LogLine) -> Event:
 
 class LineImporter:
     """What both importers share: `feed`/`finish` give `Event`s of the log lines that
-    `feed_lines`/`finish_lines` (which each importer defines) make; `feed_overlong` stands for
+    `feed_lines` (`read_line`, which each importer defines, then what it wrote to `out`) and
+    `finish_lines` (each importer's) make; `feed_overlong` stands for
     a line too long to hold; `unreadable` words a line that is no JSON object."""
 
     overlong = 0
@@ -134,8 +135,15 @@ class LineImporter:
         )
         return self.feed_lines(line_number, OVERLONG)
 
-    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
+    def read_line(self, line_number: int, raw: RawLine) -> None:
+        """Convert one source line, its log lines appended to `out` (the import's loop reads
+        them there, no list of its own made per line)."""
         raise NotImplementedError
+
+    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
+        """The log lines one source line makes (of any session of the file)."""
+        self.read_line(line_number, raw)
+        return self._take()
 
     def finish_lines(self) -> list[LogLine]:
         raise NotImplementedError
@@ -397,7 +405,9 @@ class SessionBuilder:
             end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
         else:
             end = TurnEnd(stop, usage=spent)  # type: ignore[arg-type]
-        run_now(self._writer(ts).end(end, left_open, _LEFT_OPEN))
+        ending = self._writer(ts).end(end, left_open, _LEFT_OPEN)
+        if ending is not DONE:  # several events: a coroutine, driven here (one is written already)
+            run_now(ending)
         self.turn = None
 
     # -- usage -----------------------------------------------------------------------------------
@@ -421,8 +431,9 @@ class SessionBuilder:
         if turn.pending_key is not None and turn.pending_key != key:
             self.flush_usage(ts)
         turn.pending_key = key
-        step = len(turn.calls_usage) + 1
-        turn.pending = ModelUsage.priced_fields(self.prices, step, model, prompt, completion, cached, written)
+        # `ModelUsage.priced_fields`, inline: one per source message
+        cost = self.prices.cost_usd(model, prompt, completion, cached, written)
+        turn.pending = usage_fields(prompt, completion, cached, written, cost, len(turn.calls_usage) + 1)
 
     def report_cost(self, usd: float) -> None:
         """The open turn's cost in USD as the source reported it: `turn.completed`'s
@@ -460,6 +471,13 @@ class SessionBuilder:
     def call_open(self, call_id: str) -> bool:
         call = self.turn.calls.get(call_id) if self.turn is not None else None
         return call is not None and not call.answered
+
+    def open_call_tool(self, call_id: str) -> str | None:
+        """The tool of the open turn's call `call_id` while it is open (`call_open` and
+        `call_tool` in one look-up: every tool result asks both), else None."""
+        turn = self.turn
+        call = turn.calls.get(call_id) if turn is not None else None
+        return None if call is None or call.answered else call.tool
 
     def request_call(self, ts: str, call_id: str, tool: str, args: dict[str, Any]) -> None:
         turn = self.turn

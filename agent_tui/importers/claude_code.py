@@ -123,7 +123,7 @@ class ClaudeCodeImporter(LineImporter):
         self._cost_before: dict[str, float] = {}  # session → its reported cost before its first turn
 
     # -- the interface -------------------------------------------------------------------------
-    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
+    def read_line(self, line_number: int, raw: RawLine) -> None:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -153,7 +153,6 @@ class ClaudeCodeImporter(LineImporter):
             self._user(line_number, builder, ts, data)
         else:
             self._other(line_number, builder, kind, ts, data)
-        return self._take()
 
     def finish_lines(self) -> list[LogLine]:
         self._compactions.flush()
@@ -290,12 +289,16 @@ class ClaudeCodeImporter(LineImporter):
                 return
             content = [{"type": "text", "text": content}]
         for block in content:
-            kind = block.get("type") if isinstance(block, dict) else None
-            if kind == "text" and isinstance(text := block.get("text"), str):
+            kind = block.get("type") if type(block) is dict else None
+            if kind == "text" and type(text := block.get("text")) is str:
                 if text:
                     if builder.turn is None:
                         self._ensure_turn(n, builder, data, ts)
                     builder.delta(ts, text)
+            elif kind == "tool_use":  # `_block`'s first case, inline: most blocks are calls
+                if builder.turn is None:
+                    self._ensure_turn(n, builder, data, ts)
+                self._tool_use(builder, ts, block)
             else:
                 self._block(n, builder, ts, data, kind, block)
         usage = message.get("usage")
@@ -448,17 +451,19 @@ class ClaudeCodeImporter(LineImporter):
         self, n: int, builder: SessionBuilder, ts: str, block: dict[str, Any], data: dict[str, Any]
     ) -> None:
         call_id = str(block.get("tool_use_id") or "")
-        text = block_text(block.get("content"))
-        if not builder.call_open(call_id):
+        content = block.get("content")
+        text = content if type(content) is str else block_text(content)
+        tool = builder.open_call_tool(call_id)
+        if tool is None:
             self._warn(
                 n, f"tool result for a call this log did not request ({call_id}) (kept as source-specific)"
             )
             builder.record(ts, "user.tool_result", block)
             return
-        tool = builder.call_tool(call_id)
+        failed = block.get("is_error")
         if tool in TASK_TOOLS:
-            self._deliver(builder, ts, call_id, data, text, bool(block.get("is_error")))
-        if not block.get("is_error"):
+            self._deliver(builder, ts, call_id, data, text, bool(failed))
+        if not failed:
             builder.complete_call(ts, call_id, text)
         elif is_rejection(text):
             builder.deny_call(ts, call_id, risk_for(tool), text)

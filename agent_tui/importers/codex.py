@@ -93,7 +93,7 @@ class CodexImporter(LineImporter):
         self._children = CodexChildren()
 
     # -- the interface -------------------------------------------------------------------------
-    def feed_lines(self, line_number: int, raw: RawLine) -> list[LogLine]:
+    def read_line(self, line_number: int, raw: RawLine) -> None:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -102,7 +102,6 @@ class CodexImporter(LineImporter):
             self._line(line_number, data)
         else:
             self._record("", *self.unreadable(line_number, raw, data))
-        return self._take()
 
     def finish_lines(self) -> list[LogLine]:
         if self.builder is None and self._early:

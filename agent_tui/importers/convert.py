@@ -293,7 +293,7 @@ def convert_source(source: SourceFile, writer: SessionLogWriter) -> LineImporter
 def _convert(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
     importer = source.importer()
     label = str(source.path)
-    feed = importer.feed_lines
+    read, out = importer.read_line, importer.out  # `read_line` puts a line's log lines in `out`
     dumps = orjson.dumps
     session_id: str | None = None
     put: Any = None
@@ -301,22 +301,22 @@ def _convert(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
     try:
         with source.path.open("rb", buffering=0) as handle:
             lines = SourceLines(handle)
-            # `writer.write` inlined: this loop runs once per source line. A line keeps its
-            # newline: the JSON decoder skips it, and copying the line would cost.
+            # `writer.write` inlined (once per source line); a line keeps its newline (no copy)
             for number, line in lines:
                 if line[0] > 32:  # every whitespace byte is <= 32, and OVERLONG's first
-                    made_lines = feed(number, line)
+                    read(number, line)
                 elif line is OVERLONG:
-                    made_lines = importer.feed_overlong(number, lines.overlong, lines.max_line)
+                    out += importer.feed_overlong(number, lines.overlong, lines.max_line)
                 elif line.tobytes().isspace():
                     continue
                 else:
-                    made_lines = feed(number, line)
-                for made in made_lines:
+                    read(number, line)
+                for made in out:
                     if made["sessionId"] != session_id:
                         session_id = made["sessionId"]
                         put = writer.handle_for(session_id, label).write
                     put(dumps(made, option=_NEWLINE))
+                out.clear()
             number = lines.next_number
             if lines.tail_overlong:
                 writer.write(importer.feed_overlong(number, lines.tail_overlong, lines.max_line), label)
