@@ -198,6 +198,8 @@ class ReplayFeed:
         # read), then its full passes again and again while the list is painted.
         with collector_paused():
             complete = heads.with_tails()
+            if self._stopping.is_set():
+                return  # the screen is gone (and has let go of what was frozen)
             gc.freeze()
         self.screen.post_message(ReplayListed(complete, complete=True))
 
