@@ -224,6 +224,14 @@ async def test_what_existed_stays_out_of_the_collector_while_the_list_is_open(hi
         # The app and its modules are out of the collector's full passes; it still runs.
         assert gc.get_freeze_count() > 0
         assert gc.isenabled()
+        # So is the list read from the tails (it holds no cycles): no pass scans its views and
+        # events, the generations the collector walks do not hold them.
+        catalog = screen.feed.catalog
+        assert catalog is not None and catalog.complete
+        listed = [catalog.state.sessions[sid] for sid in sorted(catalog.entries)[:50]]
+        assert all(gc.is_tracked(view) for view in listed)
+        walked = {id(thing) for thing in gc.get_objects()}
+        assert not any(id(view) in walked for view in listed)
     # The screen closed: everything may be collected again.
     assert gc.get_freeze_count() == 0
     assert gc.isenabled()

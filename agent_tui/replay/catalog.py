@@ -289,7 +289,7 @@ def _with_tail(fd: int, entry: CatalogEntry, created: Event | None) -> tuple[Cat
         entry.path, entry.session_id, entry.parent_id, problem, seen, tail_from, entry.head_end, tail_spend
     )
     kept = [created]
-    kept += (event for event in tail.events if event.session_id == session_id)
+    kept += [event for event in tail.events if event.session_id == session_id]
     return listed, kept
 
 

@@ -4,8 +4,9 @@ One of the replay screen's three parts (the screen's keys, this feed, the view a
 thread worker opens the logs, posts a first look at their end (`preview_end`), waits for it to
 be painted, counts the logs' lines and indexes them in batches of about a thousand events,
 posting progress; every key works meanwhile (what is not indexed yet is simply not reachable).
-Over many logs, what exists when they are opened (the app, its modules) is kept out of the
-collector's full passes until the screen closes (`gc.freeze`), their list from the heads is read
+Over many logs, what exists when they are opened (the app, its modules) and their lists as
+read (they hold no cycles) are kept out of the collector's passes until the screen closes
+(`gc.freeze`), their list from the heads is read
 before the screen first paints (by a thread beyond `HEADS_BEFORE_PAINT` logs), then a thread
 completes it from the logs' tails; once it is
 drawn, another thread asks the search index what each log spent (`logs_spend`), so the
@@ -37,7 +38,7 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from agent_tui.ports import SearchError, logs_spend
-from agent_tui.reducer import DashboardState
+from agent_tui.reducer import DashboardState, collector_paused
 from agent_tui.replay import (
     INDEX_BATCH,
     Catalog,
@@ -155,7 +156,9 @@ class ReplayFeed:
             gc.freeze()
             heads = None
             if len(self.source.files) <= HEADS_BEFORE_PAINT:
-                heads = read_catalog(self.source.files, tails=False)
+                with collector_paused():  # frozen as the list from the tails is (`_list`)
+                    heads = read_catalog(self.source.files, tails=False)
+                    gc.freeze()
                 self.take_listed(ReplayListed(heads, complete=False))
             else:
                 self.host.scrubber.label = marked(f"listing {len(self.source.files):,} logs…", "$text-accent")
@@ -190,7 +193,15 @@ class ReplayFeed:
         self._first_paint.wait(FIRST_PAINT_WAIT)
         if self._stopping.is_set():
             return
-        self.screen.post_message(ReplayListed(heads.with_tails(), complete=True))
+        # The list lives as long as the screen and holds no cycles: frozen before the collector
+        # runs again, or its first pass scans every event and view just read (a tenth of the
+        # read), then its full passes again and again while the list is painted.
+        with collector_paused():
+            complete = heads.with_tails()
+            if self._stopping.is_set():
+                return  # the screen is gone (and has let go of what was frozen)
+            gc.freeze()
+        self.screen.post_message(ReplayListed(complete, complete=True))
 
     def _follow_list(self, catalog: Catalog) -> None:
         """Many logs, following: the logs that grow are read again at their tails, new ones at
