@@ -82,6 +82,8 @@ class LogFile:
 
     def __init__(self, path: Path, file_id: int) -> None:
         self.path = path
+        self.stem = path.stem
+        """The session id its name says (`path.stem`, kept: every read compares each line to it)."""
         self.file_id = file_id
         self.error: str | None = None
         self.index: LineIndex | None = None
@@ -161,13 +163,17 @@ class LogFile:
         if stat.st_size < self.offset:
             return "truncated"
         if self._fingerprint:
-            try:
-                with open(self.path, "rb") as handle:
-                    handle.seek(self.offset - len(self._fingerprint))
-                    if handle.read(len(self._fingerprint)) != self._fingerprint:
-                        return "rewritten"
+            size = len(self._fingerprint)
+            try:  # os-level calls: this runs for every grown log at every poll
+                fd = os.open(self.path, os.O_RDONLY)
+                try:
+                    before = os.pread(fd, size, self.offset - size)
+                finally:
+                    os.close(fd)
             except OSError:
                 return None
+            if before != self._fingerprint:
+                return "rewritten"
         return None
 
     def read_entries(self, budget: int = READ_BYTES) -> list[Entry]:
@@ -183,7 +189,7 @@ class LogFile:
         last = self.last_sequence
         resync = self.resync
         build = BUILDERS_WITH_V
-        session = self.path.stem
+        session = self.stem
         for line in chunk.split(b"\n")[:-1]:
             end = offset + len(line) + 1
             try:
@@ -224,7 +230,7 @@ class LogFile:
             event = event_from_dict(orjson.loads(line))
         except (orjson.JSONDecodeError, EventValidationError):
             event = None
-        if event is not None and event.session_id == self.path.stem:
+        if event is not None and event.session_id == self.stem:
             if event.sequence == last + 1 or (resync and event.sequence > last):
                 return (number, offset, end, event.ts, event, None)
         self.last_sequence = last
@@ -260,9 +266,11 @@ class LogFile:
         """Bytes from the read offset to the end of the last complete line within `budget` (a
         longer line is read whole; not past the `horizon`); b"" if no complete line is there yet."""
         horizon = self.horizon
+        if horizon is not None and horizon <= self.offset:
+            self.caught_up = True
+            return b""  # nothing new at the last look (`changed()` just stat'ed it)
         try:
-            size = os.stat(self.path).st_size
-            if (size if horizon is None else min(size, horizon)) <= self.offset:
+            if horizon is None and os.stat(self.path).st_size <= self.offset:
                 self.caught_up = True
                 return b""  # nothing new: one stat, no open
             fd = os.open(self.path, os.O_RDONLY)
