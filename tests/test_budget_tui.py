@@ -290,8 +290,13 @@ async def test_a_dashboard_reopened_over_the_logs_counts_every_turn_and_the_late
         assert list(reopened.state.spend_by_day.values()) == [spend]  # the day's total is every turn's
         await wait_for(pilot, lambda: "$0.06" in tree_line(again, "fixer"), "the whole spend on its line")
         assert "▲" not in tree_line(again, "fixer")
-        counts = str(again.dashboard.summary.query_one("#summary-counts", Static).render())
-        assert " · $0.06 · " in counts  # the top line's total: every session's every turn
+        await wait_for(  # the top line's total, every session's every turn: its own redraw
+            pilot,
+            lambda: (
+                " · $0.06 · " in str(again.dashboard.summary.query_one("#summary-counts", Static).render())
+            ),
+            "the whole spend on the top line",
+        )
         await wait_for(pilot, lambda: "budget $1.00, 5% used" in detail_text(again), "the raised budget")
         await pilot.press("q")
 
