@@ -1,4 +1,4 @@
-"""An imported turn's end written directly (`SessionBuilder.close_turn`'s common case) is what
+"""An imported turn's end written directly (`TurnWriter.end_final`, `SessionBuilder.close_turn`'s common case) is what
 the turn writer writes for the same ending: the payload `TurnEnd(...).payload()` gives, the
 usage total `Usage.of_written` gives, and the rule for an answer without text kept."""
 
@@ -10,7 +10,8 @@ import pytest
 
 from agent_tui.events.model import Usage, usage_total
 from agent_tui.events.turn_vocabulary import TurnEnd
-from agent_tui.importers.builder import ImportCounts, LogLine, SessionBuilder, final_payload
+from agent_tui.events.turn_writer import DONE, Done, TurnWriter, run_now
+from agent_tui.importers.builder import ImportCounts, LogLine, SessionBuilder
 
 TS = "2025-11-01T10:00:00.000Z"
 
@@ -34,12 +35,37 @@ def test_the_usage_total_is_the_written_usage_of_the_model(calls: list[dict[str,
     assert usage_total(calls) == (None if model is None else model.fields())
 
 
+class _Sink:
+    """A synchronous commit that keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str | None, str, dict[str, Any]]] = []
+
+    def __call__(self, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Done:
+        self.lines.append((turn_id, kind, fields))
+        return DONE
+
+
 @pytest.mark.parametrize("calls", CALLS)
-def test_the_final_payload_is_the_turn_ends_payload(calls: list[dict[str, Any]]) -> None:
+def test_a_final_end_from_the_usage_payload_is_the_turn_ends(calls: list[dict[str, Any]]) -> None:
     total = usage_total(calls)
-    expected = TurnEnd("final", usage=None if total is None else Usage(**total)).payload()
-    assert final_payload(total) == expected
-    assert list(final_payload(total)) == list(expected)  # the same keys in the same order
+    fast, full = _Sink(), _Sink()
+    writer = TurnWriter(fast, "t", keeps_source=True)
+    writer.delta("said")
+    assert writer.end_final(total) is not None
+    writer = TurnWriter(full, "t", keeps_source=True)
+    writer.delta("said")
+    run_now(writer.end(TurnEnd("final", usage=None if total is None else Usage(**total))))
+    assert fast.lines == full.lines
+    assert list(fast.lines[-1][2]) == list(full.lines[-1][2])  # the same keys in the same order
+
+
+def test_a_final_end_without_text_is_left_to_the_writers_rule() -> None:
+    sink = _Sink()
+    writer = TurnWriter(sink, "t", keeps_source=True)
+    writer.delta("")
+    assert writer.end_final({"promptTokens": 1, "completionTokens": 1}) is None
+    assert sink.lines == []
 
 
 def _turn(say: str, calls: list[dict[str, Any]], reported: float | None = None) -> list[LogLine]:

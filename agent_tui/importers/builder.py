@@ -173,11 +173,6 @@ _LEFT_OPEN = CallEnding("cancelled", NO_RESULT, "turn ended")
 _PREVIEW_KEYS = ("command", "cmd", "pattern", "query", "url", "file_path", "path", "description", "input")
 
 
-def final_payload(usage: dict[str, Any] | None) -> dict[str, Any]:
-    """`TurnEnd("final", usage=Usage(**usage)).payload()`, from the usage's payload."""
-    return {"stopReason": "final"} if usage is None else {"stopReason": "final", "usage": usage}
-
-
 def args_preview(args: dict[str, Any]) -> str:
     """A short text of a call's arguments: its most telling field, else the compact JSON."""
     for key in _PREVIEW_KEYS:
@@ -229,9 +224,6 @@ class _Turn:
     pending: dict[str, Any] | None = None
     written_keys: set[str] = field(default_factory=set)  # calls whose usage is in the log
     reported_cost: float | None = None  # the turn's cost in USD as the source reported it
-    # text written (what the writer's rule for an answer without text reads: an importer's
-    # writer says text only through `delta`, and never begins a step)
-    said: bool = False
 
 
 @dataclass(slots=True)
@@ -426,12 +418,8 @@ class SessionBuilder:
         cost = total.get("costUsd") if total is not None else None
         if cost is not None:
             self.spent_usd += cost
-        if stop == "final" and not left_open and turn.said:
-            # What `TurnWriter.end` writes for this ending (`TurnEnd("final", usage).payload()`),
-            # without making the models: one turn per prompt; test_import_turn_end holds them equal.
-            self._ts = ts
-            self._write_line(turn.turn_id, "turn.completed", final_payload(total))
-            self.turn = None
+        if stop == "final" and not left_open and self._writer(ts).end_final(total) is not None:
+            self.turn = None  # (ended without making the models: nearly every imported turn)
             return
         spent = None if total is None else Usage(**total)
         if stop == "error":
@@ -492,8 +480,6 @@ class SessionBuilder:
         turn = self.turn
         assert turn is not None
         self._ts = ts
-        if text:
-            turn.said = True
         turn.writer.delta(text)
 
     def has_call(self, call_id: str) -> bool:
