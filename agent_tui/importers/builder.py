@@ -62,6 +62,9 @@ WriteTo = Callable[[str], Callable[[bytes], object]]
 """Session id → the `write` of its log file (`LineImporter.write_to`)."""
 
 
+_dumps = orjson.dumps
+_KIND_JSON: dict[str, bytes] = {}  # event type → its JSON string (a handful of types)
+
 UNREADABLE = object()
 """What an importer decodes a line that is not JSON to (see `LineImporter.unreadable`)."""
 _NOTHING: list[LogLine] = []  # what a line that makes no event returns (never written to)
@@ -281,6 +284,12 @@ class SessionBuilder:
         self._sink = self._write_line  # the writers' commit, bound once
         self._write_to = write_to
         self._put: Callable[[bytes], object] | None = None  # its file's write, once it has a line
+        # What `_write_line` serialized last (to its file only): ts, turn id, and their bytes.
+        self._prefix_bytes = self._prefix.encode()
+        self._ts_of: str | None = None
+        self._ts_json = b""
+        self._turn_of: str | bool | None = False  # (False: a first line's turn id, None too, differs)
+        self._head = b""
 
     # -- writing -------------------------------------------------------------------------------
     def _write_line(self, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Done:
@@ -291,23 +300,42 @@ class SessionBuilder:
             ts = self.last_ts
         self.last_ts = ts
         self.sequence = sequence = self.sequence + 1
-        line = {
-            "v": 1,
-            "id": self._prefix + str(sequence),
-            "sessionId": self.session_id,
-            "turnId": turn_id,
-            "sequence": sequence,
-            "ts": ts,
-            "type": kind,
-            "payload": fields,
-        }
         put = self._put
         if put is None:
             if self._write_to is None:
-                self.out.append(line)
+                self.out.append(
+                    {
+                        "v": 1,
+                        "id": self._prefix + str(sequence),
+                        "sessionId": self.session_id,
+                        "turnId": turn_id,
+                        "sequence": sequence,
+                        "ts": ts,
+                        "type": kind,
+                        "payload": fields,
+                    }
+                )
                 return DONE
             put = self._put = self._write_to(self.session_id)  # its file opens with its first line
-        put(orjson.dumps(line, option=orjson.OPT_APPEND_NEWLINE))
+        # The bytes `orjson.dumps` gives of the dict above, made from its parts: what stays the
+        # same from line to line (the session and turn, the time of one source record, the
+        # event type) is serialized once (test_import_written_lines holds them equal).
+        if ts is not self._ts_of:
+            self._ts_of = ts
+            self._ts_json = _dumps(ts)
+        if turn_id is not self._turn_of:
+            self._turn_of = turn_id
+            self._head = b'","sessionId":%s,"turnId":%s,"sequence":' % (
+                _dumps(self.session_id),
+                _dumps(turn_id),
+            )
+        kind_json = _KIND_JSON.get(kind)
+        if kind_json is None:
+            kind_json = _KIND_JSON[kind] = _dumps(kind)
+        put(
+            b'{"v":1,"id":"%s%d%s%d,"ts":%s,"type":%s,"payload":%s}\n'
+            % (self._prefix_bytes, sequence, self._head, sequence, self._ts_json, kind_json, _dumps(fields))
+        )
         return DONE
 
     def _emit(self, kind: str, payload: dict[str, Any], ts: str, turn_id: str | None) -> None:
