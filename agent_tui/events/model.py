@@ -221,33 +221,37 @@ class Usage(_Payload):
     def of_written(cls, calls: Iterable[Mapping[str, Any]]) -> Usage | None:
         """The turn's total of its calls' `model.usage` payloads (None when no call reported
         any): tokens summed, a cache count only when some call had one, the cost only when
-        every call had one."""
-        prompt = completion = cached = written = 0
-        has_cached = has_written = False
-        cost: float | None = 0.0
-        count = 0
-        for call in calls:
-            count += 1
-            prompt += call["promptTokens"]
-            completion += call["completionTokens"]
-            get = call.get
-            if (call_cached := get("cachedTokens")) is not None:
-                cached += call_cached
-                has_cached = True
-            if (call_written := get("cacheWriteTokens")) is not None:
-                written += call_written
-                has_written = True
-            call_cost = get("costUsd")
-            cost = None if cost is None or call_cost is None else cost + call_cost
-        if not count:
-            return None
-        return Usage(
-            promptTokens=prompt,
-            completionTokens=completion,
-            cachedTokens=cached if has_cached else None,
-            cacheWriteTokens=written if has_written else None,
-            costUsd=cost,
-        )
+        every call had one (`usage_total`, as a model)."""
+        total = usage_total(calls)
+        return None if total is None else cls(**total)
+
+
+def usage_total(calls: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The payload of `Usage.of_written(calls)` without making the model (an import closes a
+    turn per prompt): tokens summed, a cache count only when some call had one, the cost only
+    when every call had one; None when no call reported any."""
+    prompt = completion = cached = written = 0
+    has_cached = has_written = False
+    cost: float | None = 0.0
+    count = 0
+    for call in calls:
+        count += 1
+        prompt += call["promptTokens"]
+        completion += call["completionTokens"]
+        get = call.get
+        if (call_cached := get("cachedTokens")) is not None:
+            cached += call_cached
+            has_cached = True
+        if (call_written := get("cacheWriteTokens")) is not None:
+            written += call_written
+            has_written = True
+        call_cost = get("costUsd")
+        cost = None if cost is None or call_cost is None else cost + call_cost
+    if not count:
+        return None
+    return usage_fields(
+        prompt, completion, cached if has_cached else None, written if has_written else None, cost
+    )
 
 
 class Pricing(Protocol):

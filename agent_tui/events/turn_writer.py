@@ -194,6 +194,15 @@ class TurnWriter:
             return self._end(end, open_calls, ending)
         return self._commit(self.turn_id, "turn.completed", end.payload())
 
+    def end_final(self, usage: dict[str, Any] | None) -> Awaitable[object] | None:
+        """`end(TurnEnd("final", usage=...))` when that writes `turn.completed` alone (text was
+        said), from the usage's payload (`usage_total`): an import ends a turn per prompt and
+        makes no models for it. None when the rule for an answer without text applies (`end`)."""
+        if not self._said:
+            return None
+        fields = {"stopReason": "final"} if usage is None else {"stopReason": "final", "usage": usage}
+        return self._commit(self.turn_id, "turn.completed", fields)
+
     async def _end(self, end: TurnEnd, open_calls: Collection[OpenCallState], ending: CallEnding) -> None:
         await self.answer_open(open_calls, ending)
         if end.stop_reason == "final" and not self._said:

@@ -35,6 +35,7 @@ A builder writes log lines (`LogLine`: our envelope as a dict, keys in the log's
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,7 @@ import orjson
 
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.events import Event
-from agent_tui.events.model import Usage, usage_fields
+from agent_tui.events.model import Usage, usage_fields, usage_total
 from agent_tui.events.terminal_text import one_line
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
@@ -56,6 +57,13 @@ LogLine = dict[str, Any]
 RawLine = bytes | memoryview | str
 """One source line as an importer takes it (a memoryview when the import reads blocks of the file)."""
 
+
+WriteTo = Callable[[str], Callable[[bytes], object]]
+"""Session id → the `write` of its log file (`LineImporter.write_to`)."""
+
+
+_dumps = orjson.dumps
+_KIND_JSON: dict[str, bytes] = {}  # event type → its JSON string (a handful of types)
 
 UNREADABLE = object()
 """What an importer decodes a line that is not JSON to (see `LineImporter.unreadable`)."""
@@ -84,6 +92,9 @@ class LineImporter:
         self.sessions: dict[str, SessionBuilder] = {}
         """Our sessions the file's lines made, by session id."""
         self.out: list[LogLine] = []
+        self.write_to: WriteTo | None = None
+        """Set (before the first line), the sessions' lines go serialized to their files, not to
+        `out`: the import's path (`convert_source`), which needs no `LogLine` of its own."""
         self.warnings: list[str] = []
         self.counts = ImportCounts()
         self._warned: set[str] = set()  # what `_warn_once` said
@@ -242,6 +253,7 @@ class SessionBuilder:
         out: where events are appended.
         counts: the import's tally, shared by the sessions of one importer.
         prices: what the source's model calls cost (the shipped table if not given).
+        write_to: where lines go serialized instead of `out` (`LineImporter.write_to`).
     """
 
     def __init__(
@@ -251,6 +263,7 @@ class SessionBuilder:
         out: list[LogLine],
         counts: ImportCounts,
         prices: PriceTable | None = None,
+        write_to: WriteTo | None = None,
     ) -> None:
         self.session_id = session_id
         self.prices = prices if prices is not None else shipped_prices()
@@ -269,6 +282,14 @@ class SessionBuilder:
         self.spent_usd = 0.0  # what its closed turns cost (those with a known cost)
         self._ts = ""  # the time of what the writer writes now
         self._sink = self._write_line  # the writers' commit, bound once
+        self._write_to = write_to
+        self._put: Callable[[bytes], object] | None = None  # its file's write, once it has a line
+        # What `_write_line` serialized last (to its file only): ts, turn id, and their bytes.
+        self._prefix_bytes = self._prefix.encode()
+        self._ts_of: str | None = None
+        self._ts_json = b""
+        self._turn_of: str | bool | None = False  # (False: a first line's turn id, None too, differs)
+        self._head = b""
 
     # -- writing -------------------------------------------------------------------------------
     def _write_line(self, turn_id: str | None, kind: str, fields: dict[str, Any]) -> Done:
@@ -279,17 +300,41 @@ class SessionBuilder:
             ts = self.last_ts
         self.last_ts = ts
         self.sequence = sequence = self.sequence + 1
-        self.out.append(
-            {
-                "v": 1,
-                "id": self._prefix + str(sequence),
-                "sessionId": self.session_id,
-                "turnId": turn_id,
-                "sequence": sequence,
-                "ts": ts,
-                "type": kind,
-                "payload": fields,
-            }
+        put = self._put
+        if put is None:
+            if self._write_to is None:
+                self.out.append(
+                    {
+                        "v": 1,
+                        "id": self._prefix + str(sequence),
+                        "sessionId": self.session_id,
+                        "turnId": turn_id,
+                        "sequence": sequence,
+                        "ts": ts,
+                        "type": kind,
+                        "payload": fields,
+                    }
+                )
+                return DONE
+            put = self._put = self._write_to(self.session_id)  # its file opens with its first line
+        # The bytes `orjson.dumps` gives of the dict above, made from its parts: what stays the
+        # same from line to line (the session and turn, the time of one source record, the
+        # event type) is serialized once (test_import_written_lines holds them equal).
+        if ts is not self._ts_of:
+            self._ts_of = ts
+            self._ts_json = _dumps(ts)
+        if turn_id is not self._turn_of:
+            self._turn_of = turn_id
+            self._head = b'","sessionId":%s,"turnId":%s,"sequence":' % (
+                _dumps(self.session_id),
+                _dumps(turn_id),
+            )
+        kind_json = _KIND_JSON.get(kind)
+        if kind_json is None:
+            kind_json = _KIND_JSON[kind] = _dumps(kind)
+        put(
+            b'{"v":1,"id":"%s%d%s%d,"ts":%s,"type":%s,"payload":%s}\n'
+            % (self._prefix_bytes, sequence, self._head, sequence, self._ts_json, kind_json, _dumps(fields))
         )
         return DONE
 
@@ -395,12 +440,16 @@ class SessionBuilder:
             else:
                 stop = "final"
         self.flush_usage(ts)
-        spent = Usage.of_written(turn.calls_usage)
+        total = usage_total(turn.calls_usage)  # `Usage.of_written`'s payload
         if turn.reported_cost is not None:  # the source's own figure, over our prices
-            tokens = spent or Usage(promptTokens=0, completionTokens=0)
-            spent = tokens.model_copy(update={"costUsd": turn.reported_cost})
-        if spent is not None and spent.costUsd is not None:
-            self.spent_usd += spent.costUsd
+            total = {**(total or {"promptTokens": 0, "completionTokens": 0}), "costUsd": turn.reported_cost}
+        cost = total.get("costUsd") if total is not None else None
+        if cost is not None:
+            self.spent_usd += cost
+        if stop == "final" and not left_open and self._writer(ts).end_final(total) is not None:
+            self.turn = None  # (ended without making the models: nearly every imported turn)
+            return
+        spent = None if total is None else Usage(**total)
         if stop == "error":
             end = TurnEnd.failed(error_code or "unknown", usage=spent)  # type: ignore[arg-type]
         else:
@@ -592,6 +641,7 @@ class SessionBuilder:
         A later process gives the same events back to `weave` (`Event.type`, `Event.payload`,
         `Event.ts`) where they stand in the log, and gets the same lines.
         """
+        assert self._write_to is None, "an import writing its files directly weaves nothing"
         if not self.created:
             return False
         start = len(self.out)

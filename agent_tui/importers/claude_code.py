@@ -249,7 +249,7 @@ class ClaudeCodeImporter(LineImporter):
         return builder
 
     def _new_session(self, session_id: str, data: dict[str, Any]) -> SessionBuilder:
-        builder = SessionBuilder(session_id, FORMAT, self.out, self.counts, self.prices)
+        builder = SessionBuilder(session_id, FORMAT, self.out, self.counts, self.prices, self.write_to)
         self.sessions[session_id] = builder
         if self._early and not data.get("isSidechain"):
             early, self._early = self._early, []

@@ -180,7 +180,7 @@ class CodexImporter(LineImporter):
             return
         thread = str(meta.get("id") or "unknown")
         builder = self.builder = SessionBuilder(
-            session_id_for(thread), FORMAT, self.out, self.counts, self.prices
+            session_id_for(thread), FORMAT, self.out, self.counts, self.prices, self.write_to
         )
         self.sessions[builder.session_id] = builder
         parent = agent = None

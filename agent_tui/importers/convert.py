@@ -293,30 +293,21 @@ def convert_source(source: SourceFile, writer: SessionLogWriter) -> LineImporter
 def _convert(source: SourceFile, writer: SessionLogWriter) -> LineImporter:
     importer = source.importer()
     label = str(source.path)
-    read, out = importer.read_line, importer.out  # `read_line` puts a line's log lines in `out`
-    dumps = orjson.dumps
-    session_id: str | None = None
-    put: Any = None
+    # The builders write each line to its session's file as they make it: no `LogLine` list
+    # between them and the file (`finish_lines` and the rest then return nothing to write).
+    importer.write_to = lambda session_id: writer.handle_for(session_id, label).write
+    read = importer.read_line
     number: int | None = 0
     try:
         with source.path.open("rb", buffering=0) as handle:
             lines = SourceLines(handle)
-            # `writer.write` inlined (once per source line); a line keeps its newline (no copy)
             for number, line in lines:
                 if line[0] > 32:  # every whitespace byte is <= 32, and OVERLONG's first
                     read(number, line)
                 elif line is OVERLONG:
-                    out += importer.feed_overlong(number, lines.overlong, lines.max_line)
-                elif line.tobytes().isspace():
-                    continue
-                else:
+                    writer.write(importer.feed_overlong(number, lines.overlong, lines.max_line), label)
+                elif not line.tobytes().isspace():
                     read(number, line)
-                for made in out:
-                    if made["sessionId"] != session_id:
-                        session_id = made["sessionId"]
-                        put = writer.handle_for(session_id, label).write
-                    put(dumps(made, option=_NEWLINE))
-                out.clear()
             number = lines.next_number
             if lines.tail_overlong:
                 writer.write(importer.feed_overlong(number, lines.tail_overlong, lines.max_line), label)
