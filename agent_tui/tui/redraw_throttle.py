@@ -10,7 +10,10 @@ Invariants:
   itself (it runs at every event), when changes stop the app's timer (at its next tick);
 - while changes keep the loop busy that timer comes late (it waits its turn behind every
   running turn), so once a redraw is due `changed` calls the redraw itself (`every`): the screen
-  keeps its rate under any load;
+  keeps its rate under any load; but only once the event loop has turned since the last redraw
+  (the loop paints what a redraw changed): changes that keep the loop busy past a period (a backlog
+  of a stream's messages handled in one go) redraw once, not once a period for a screen that
+  cannot paint meanwhile;
 - `slower(seconds)` lengthens the period (never shortens it) until `slower(None)`: a run catching
   up with a long history (an attached dashboard reading a stream) redraws less often while
   nobody can read the rows flying by, and every redraw it spares is folding time (the app's
@@ -24,6 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
@@ -38,6 +42,7 @@ class RedrawThrottle:
         self._redrawn_at = float("-inf")  # when the screen last showed the state
         self._changed = False  # changes came since
         self._asked = True  # someone asked for a redraw (the first one, to begin with)
+        self._turned = True  # the event loop turned since the last redraw (so it could paint it)
 
     @property
     def dirty(self) -> bool:
@@ -80,7 +85,7 @@ class RedrawThrottle:
         self._changed = True
         if ask:
             self._asked = True
-        if time.monotonic() - self._redrawn_at >= self._period:
+        if self._turned and time.monotonic() - self._redrawn_at >= self._period:
             self._call_redraw()
 
     def now(self) -> None:
@@ -97,3 +102,11 @@ class RedrawThrottle:
         except Exception:
             self._redraw = None
             self._asked = True
+        try:
+            asyncio.get_running_loop().call_soon(self._turn)
+        except RuntimeError:  # no loop (a test calling it directly): nothing can hold it up
+            return
+        self._turned = False
+
+    def _turn(self) -> None:
+        self._turned = True

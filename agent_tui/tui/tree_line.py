@@ -80,13 +80,14 @@ def _joined(pieces: list[LinePiece]) -> Text:
 def fit_line(pieces: list[LinePiece], room: int) -> Text:
     """A line in `room` cells (see the module docstring): its note cut or dropped; then its cost
     in its short form; then its name cut (not under `MIN_NAME_CELLS`); then `GIVING_WAY`, step
-    by step, each time with the name cut; at last cut at its end."""
+    by step, each time with the name cut; at last cut at its end. (Each step is measured by its
+    pieces' widths, which add up: only the line that fits is assembled.)"""
     head = [piece for piece in pieces if piece.role != "note"]
-    whole = _joined(head)
-    if whole.cell_len < room:
-        return Text.assemble(whole, cut_text(_joined(pieces[len(head) :]), room - whole.cell_len))
-    if whole.cell_len == room:
-        return whole
+    width = _width(head)
+    if width < room:
+        return Text.assemble(_joined(head), cut_text(_joined(pieces[len(head) :]), room - width))
+    if width == room:
+        return _joined(head)
     kept = [LinePiece(p.role, p.short) if p.role == "cost" and p.short is not None else p for p in head]
     fitted = _name_cut(kept, room)
     for how, role in GIVING_WAY:
@@ -100,15 +101,20 @@ def fit_line(pieces: list[LinePiece], room: int) -> Text:
     return fitted if fitted is not None else cut_text(_joined(kept), room)
 
 
+def _width(pieces: list[LinePiece]) -> int:
+    """The cells the pieces take side by side (a line's width is the sum of its parts')."""
+    return sum(piece.text.cell_len for piece in pieces)
+
+
 def _name_cut(pieces: list[LinePiece], room: int) -> Text | None:
     """The pieces in `room` cells by cutting the name, or None if its cut would be too short."""
-    line = _joined(pieces)
-    if line.cell_len <= room:
-        return line
+    width = _width(pieces)
+    if width <= room:
+        return _joined(pieces)
     name = next((piece for piece in pieces if piece.role == "name"), None)
     if name is None:
         return None
-    fixed = line.cell_len - name.text.cell_len
+    fixed = width - name.text.cell_len
     if room - fixed < MIN_NAME_CELLS:
         return None
     return Text.assemble(

@@ -10,10 +10,13 @@ tail, a provider's error), in the status's colour, cut to the line. With `group_
 newest first under a line per day (with what the trees under it spent); with `grouping` (an attached dashboard's hosts), under the
 lines it gives, and `marks` adds a word after a session (its host is unreachable). A filter (`shown`) keeps the matching sessions and, dimmed,
 their ancestors. Labels are rebuilt only when what they show changes, and the node structure
-only when sessions appear, vanish (scrubbing back), move, or the filter changes.
+only when sessions appear, vanish (scrubbing back), move, or the filter changes. A new label
+repaints its own line alone (Textual's `set_label` repaints every line under the node: under a
+host's line, whose total moves with every event, all its sessions'), and none at all when what
+the line shows in its room is the same (a cost the line has no room for moved on).
 
 Thousands of sessions cost what is on screen: a session's line is built when it is drawn (and at
-each state for the lines in view, `LABELLED_LINES` at least), never for the whole tree; a line
+each state for the lines in view), never for the whole tree; a line
 scrolled away forgets its label and builds it again when it comes back. A line's width for
 the tree's layout is the room it has (every line is cut to it), so nothing is built to measure it.
 The nodes are appended and the tree invalidated once for all of them (Textual's `add` redoes its
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events, on
@@ -56,8 +60,9 @@ def _fold_key(data: str) -> str:
 
 
 LABELLED_LINES = 100
-"""At each state, the labels of at least this many lines from the top of the view are brought
-up to date (all of them on any screen; before the tree is laid out, the first ones)."""
+"""Before the tree is laid out (it has no height yet), the labels of this many lines from the top
+are brought up to date at each state; once it has a height, those of the lines in view (a line
+scrolled into view builds its label as it is drawn)."""
 
 
 class SessionTree(Tree[str]):
@@ -106,6 +111,7 @@ class SessionTree(Tree[str]):
         self._shape: tuple[object, ...] = ()
         self._labels: dict[str, _LabelKey] = {}
         self._pieces: dict[str, list[LinePiece]] = {}  # each label's parts (how they give way)
+        self._drawn: dict[str, tuple[int, Text]] = {}  # node data → (room, what its line shows)
         self._group_nodes: dict[str, TreeNode[str]] = {}  # day (or host) lines by node data
         self._group_roots: dict[str, list[str]] = {}  # the roots under each of them
         self._state: DashboardState | None = None
@@ -130,6 +136,7 @@ class SessionTree(Tree[str]):
     def _on_theme_changed(self, _theme: object) -> None:
         self._styles.clear()
         self._labels.clear()
+        self._drawn.clear()
         self._shape = ()
         if self._state is not None:
             self.call_after_refresh(self.show_state, self._state, now_ms=self._now_ms, shown=self._shown)
@@ -163,7 +170,7 @@ class SessionTree(Tree[str]):
             day_key = (data, self._group_cost(data))
             if self._labels.get(data) != day_key:
                 self._labels[data] = day_key
-                group_node.set_label(self._group_label(data))
+                self._put_label(group_node, self._group_label(data))
         self._settle_selection(state, [sid for sid in self._session_nodes if sid not in self._hidden])
 
     def _relabel_in_view(self) -> None:
@@ -171,7 +178,7 @@ class SessionTree(Tree[str]):
         the module docstring)."""
         top = self.scroll_offset.y
         in_view: set[str] = set()
-        for line in range(top, top + max(self.size.height, LABELLED_LINES)):
+        for line in range(top, top + (self.size.height or LABELLED_LINES)):
             node = self.get_node_at_line(line)
             if node is None:
                 break
@@ -181,6 +188,7 @@ class SessionTree(Tree[str]):
         for session_id in [sid for sid in self._labels if sid in self._session_nodes and sid not in in_view]:
             del self._labels[session_id]
             self._pieces.pop(session_id, None)
+            self._drawn.pop(session_id, None)
             self._session_nodes[session_id].refresh()  # a line drawn earlier is drawn again
 
     def _relabel(self, session_id: str, node: TreeNode[str]) -> None:
@@ -210,7 +218,41 @@ class SessionTree(Tree[str]):
         )
         if self._labels.get(session_id) != key:
             self._labels[session_id] = key
-            node.set_label(self._label(session, now_ms, dim))
+            self._put_label(node, self._label(session, now_ms, dim))
+
+    def _put_label(self, node: TreeNode[str], label: Text) -> None:
+        """Give a line its new label, repainting that line alone and only when what it shows
+        changed (see the module docstring)."""
+        room = self._label_room(node)
+        data = node.data or ""
+        if room is None:
+            self._drawn.pop(data, None)
+        else:
+            shown = self._in_room(node, label, room)
+            if self._drawn.get(data) == (room, shown):
+                node._label = label  # drawn the same: the line on screen stays as it is
+                return
+            self._drawn[data] = (room, shown)
+        node._updates += 1
+        node._label = label
+        if self._tree_lines_cached is not None and node._line >= 0:
+            self._refresh_line(node._line)  # else every line is drawn anew
+
+    def _label_room(self, node: TreeNode[str]) -> int | None:
+        """The cells a node's label has on its line (None: not laid out yet)."""
+        width = self._room()[0]
+        if not width:
+            return None
+        icon = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) if node.allow_expand else ""
+        return width - self._depth(node) * self.guide_depth - cell_len(icon)
+
+    def _in_room(self, node: TreeNode[str], label: Text, room: int) -> Text:
+        """What of `label` its line shows in `room` cells (as `render_label` draws it)."""
+        if room <= 0 or label.cell_len <= room:
+            return label
+        data = node.data or ""
+        pieces = self._pieces.get(data) if self._session_nodes.get(data) is node else None
+        return fit_line(pieces, room) if pieces is not None else cut_text(label, room)
 
     def _group_cost(self, data: str) -> str | None:
         """What the trees under a day (or host) line spent, `$3.21`; None if nothing."""
@@ -267,6 +309,7 @@ class SessionTree(Tree[str]):
         self.clear()
         self._session_nodes = {}
         self._labels = {}
+        self._drawn = {}
         self._group_nodes = groups = {}
         self._hidden = hidden = set()
         parents = {parent for _, parent in layout if parent is not None}
@@ -477,7 +520,11 @@ class SessionTree(Tree[str]):
         if pieces is None:
             return cut_text(text, room)
         prefix = text[: len(text) - len(node.label)]  # the expand/collapse icon
-        fitted = fit_line(pieces, room - prefix.cell_len)
+        drawn = self._drawn.get(node.data or "")
+        if drawn is not None and drawn[0] == room - prefix.cell_len > 0:
+            fitted = drawn[1].copy()  # fitted when the label was put
+        else:
+            fitted = fit_line(pieces, room - prefix.cell_len)
         fitted.stylize(style)
         return Text.assemble(prefix, fitted)
 
