@@ -27,6 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import subprocess
@@ -91,9 +92,11 @@ class CatalogChild:
         assert process is not None and process.stdin is not None
         try:
             process.stdin.write(names)
-            process.stdin.close()
         except (OSError, ValueError):  # the child is gone (closed, or failed): `result` says None
             pass
+        finally:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
 
     def result(self) -> Catalog | None:
         """The list the child read (waiting for it), or None if it could not give it; once."""
