@@ -60,9 +60,7 @@ async def _first_screen(paths: list[Path]) -> None:
 async def _many_first(directory: Path) -> None:
     """Many logs: print "listed" once their list (from the heads) is painted, "complete" once
     the list from heads and tails is."""
-    from agent_tui.tui.app import ReplayApp
-
-    app = ReplayApp(sorted(directory.glob("*.jsonl"), key=lambda p: p.stem))
+    app = _many_app(directory)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.replay
         for word, ready in (
@@ -79,9 +77,7 @@ async def _many_first(directory: Path) -> None:
 async def _many_spend(directory: Path) -> None:
     """Many logs: print "complete" once the list from heads and tails is painted, "scanned" once
     every log's spend is known (from the search index) and the list painted with the whole logs' figures."""
-    from agent_tui.tui.app import ReplayApp
-
-    app = ReplayApp(sorted(directory.glob("*.jsonl"), key=lambda p: p.stem))
+    app = _many_app(directory)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.replay
         for word, ready in (
@@ -94,6 +90,18 @@ async def _many_spend(directory: Path) -> None:
             print(word, flush=True)
 
 
+def _many_app(directory: Path) -> Any:
+    """The replay app over every log of `directory`, opened as `agent-tui replay DIR` opens it:
+    the child reading their list is started before the app is imported."""
+    from agent_tui.replay.catalog_child import start_listing
+
+    paths = sorted(directory.glob("*.jsonl"), key=lambda p: p.stem)
+    listing = start_listing(paths)
+    from agent_tui.tui.app import ReplayApp
+
+    return ReplayApp(paths, listing=listing)
+
+
 def _complete(screen: Any) -> bool:
     """Whether the list on screen was read from the logs' tails too."""
     catalog = screen.feed.catalog
@@ -103,9 +111,7 @@ def _complete(screen: Any) -> bool:
 async def _many_walk(directory: Path, steps: int) -> dict[str, Any]:
     """Many logs: choose `steps` sessions one after another (down the tree), each until its
     timeline is on screen; the peak memory and the most timelines held."""
-    from agent_tui.tui.app import ReplayApp
-
-    app = ReplayApp(sorted(directory.glob("*.jsonl"), key=lambda p: p.stem))
+    app = _many_app(directory)
     held = 0
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.replay

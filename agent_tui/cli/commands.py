@@ -325,15 +325,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return fail_os(error, path)
     with inputs:
         if dump is None:  # the scrubber shows the warnings as notices (N lists them)
-            from agent_tui.tui.app import run_replay
+            from agent_tui.replay.catalog_child import start_listing
 
-            return run_replay(
-                inputs.files,
-                follow=follow,
-                sessions_dir=inputs.watch_dir,
-                from_start=from_start,
-                warnings=list(inputs.warnings),
-            )
+            # Many logs: their list is read by a child process from now on, on the other core
+            # while this one starts the app (the screen ends it).
+            listing = start_listing(inputs.files)
+            try:
+                from agent_tui.tui.app import run_replay
+
+                return run_replay(
+                    inputs.files,
+                    follow=follow,
+                    sessions_dir=inputs.watch_dir,
+                    from_start=from_start,
+                    warnings=list(inputs.warnings),
+                    listing=listing,
+                )
+            finally:
+                if listing is not None:
+                    listing.close()
         for warning in inputs.warnings:
             say(f"agent-tui: {warning}", sys.stderr)
         return _dump(inputs.files, dump, args.strict, path)

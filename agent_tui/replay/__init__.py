@@ -1,7 +1,7 @@
 """Reading recorded sessions: finding logs, dumping them, and (in the dashboard) scrubbing them.
 
 The names below are what the replay scrubber uses: the lazy `Timeline` over many logs and the
-`TimelineView` of one position in it, the bar's cells, filters, the list of many logs from their heads and tails (`Catalog`) and the
+`TimelineView` of one position in it, the bar's cells, filters, the list of many logs from their heads and tails (`Catalog`, read by a `CatalogChild`) and the
 timelines kept for it (`TimelineCache`), what its sessions' earlier turns spent (`ListSpend`), `g`'s targets and follow mode.
 The CLI's `--dump` views and log sources are imported from their modules (`replay.dump`,
 `replay.sources`), which the dashboard never needs.
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agent_tui.replay.bar import Cell, bar_cells
     from agent_tui.replay.cache import TimelineCache
     from agent_tui.replay.catalog import Catalog, CatalogEntry, ListSpend, overlay, read_catalog
+    from agent_tui.replay.catalog_child import LIST_FROM, CatalogChild, start_listing
     from agent_tui.replay.filters import Filter, matching
     from agent_tui.replay.follow import Follower
     from agent_tui.replay.goto import GotoError, goto_position
@@ -31,6 +32,7 @@ _MODULES = {
     ".bar": ("Cell", "bar_cells"),
     ".cache": ("TimelineCache",),
     ".catalog": ("Catalog", "CatalogEntry", "ListSpend", "overlay", "read_catalog"),
+    ".catalog_child": ("LIST_FROM", "CatalogChild", "start_listing"),
     ".filters": ("Filter", "matching"),
     ".follow": ("Follower",),
     ".goto": ("GotoError", "goto_position"),
@@ -45,7 +47,9 @@ __getattr__, __dir__ = lazy_names(__name__, _MODULES)
 __all__ = [
     "FULL_TURNS",
     "INDEX_BATCH",
+    "LIST_FROM",
     "Catalog",
+    "CatalogChild",
     "CatalogEntry",
     "Cell",
     "Filter",
@@ -65,5 +69,6 @@ __all__ = [
     "overlay",
     "preview_end",
     "read_catalog",
+    "start_listing",
     "torn_tail_notices",
 ]

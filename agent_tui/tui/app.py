@@ -39,6 +39,7 @@ from agent_tui.ports import (
     listen_for_leave_signals,
 )
 from agent_tui.reducer import AttentionPolicy, DashboardState, epoch_ms, project_state
+from agent_tui.replay import CatalogChild
 from agent_tui.tui.app_base import TITLE, AgentTuiBase
 from agent_tui.tui.attention import Attention
 from agent_tui.tui.formatting import agent_path_text, short_path
@@ -374,6 +375,7 @@ class ReplayApp(AgentTuiBase):
             the indexing state; `replay.resume_indexing()` lets it go on).
         warnings: what opening the logs found (a file skipped, a duplicate log), shown as
             notices once the scrubber is up, so they are read while it runs, not after it.
+        listing: many logs: a child reading their list already (see `ReplayFeed`).
     """
 
     def __init__(
@@ -386,6 +388,7 @@ class ReplayApp(AgentTuiBase):
         theme: str | None = None,
         pause_indexing_after: int | None = None,
         warnings: list[str] | None = None,
+        listing: CatalogChild | None = None,
     ) -> None:
         super().__init__(theme=theme)
         self._warnings = list(warnings or [])
@@ -396,6 +399,7 @@ class ReplayApp(AgentTuiBase):
             watch_dir=watch_dir,
             start_at_end=start_at_end,
             pause_indexing_after=pause_indexing_after,
+            listing=listing,
         )
 
     def get_default_screen(self) -> Screen[None]:
@@ -464,14 +468,23 @@ def run_replay(
     sessions_dir: Path | None = None,
     from_start: bool = False,
     warnings: list[str] | None = None,
+    listing: CatalogChild | None = None,
 ) -> int:
     """`agent-tui replay PATH [--follow] [--from-start]`: the scrubber over `files`.
 
     `sessions_dir` (PATH when it is a directory, even one that does not exist yet) is where
-    follow mode picks up new logs; without it, it is guessed from `files`.
+    follow mode picks up new logs; without it, it is guessed from `files`. `listing`: a child
+    reading the list of many `files` already (started before this module was imported).
     """
     watch_dir = sessions_dir if sessions_dir is not None else _sessions_dir_of(files)
-    app = ReplayApp(files, follow=follow, watch_dir=watch_dir, start_at_end=not from_start, warnings=warnings)
+    app = ReplayApp(
+        files,
+        follow=follow,
+        watch_dir=watch_dir,
+        start_at_end=not from_start,
+        warnings=warnings,
+        listing=listing,
+    )
     app.run()
     return app.return_code or 0
 

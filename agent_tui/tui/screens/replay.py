@@ -28,7 +28,16 @@ from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
 from agent_tui.reducer import DashboardState, epoch_ms
-from agent_tui.replay import Filter, GotoError, Mark, Timeline, goto_position, matching, overlay
+from agent_tui.replay import (
+    CatalogChild,
+    Filter,
+    GotoError,
+    Mark,
+    Timeline,
+    goto_position,
+    matching,
+    overlay,
+)
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.messages import (
     ReplayAppended,
@@ -71,6 +80,7 @@ class ReplayScreen(SessionsScreen):
         start_at_end: open at the last event (True) or at the first.
         pause_indexing_after: stop indexing after this many events until `resume_indexing()`
             (for tests and screenshots of the indexing state).
+        listing: many logs: a child reading their list already (`ReplayFeed`'s `listing`).
     """
 
     BINDINGS = [
@@ -107,11 +117,12 @@ class ReplayScreen(SessionsScreen):
         watch_dir: Path | None = None,
         start_at_end: bool = True,
         pause_indexing_after: int | None = None,
+        listing: CatalogChild | None = None,
     ) -> None:
         super().__init__(replay_mode(len(files)))
         self.source = ReplaySource(list(files), watch_dir, follow, start_at_end)
         self.cursor = ReplayView(self, self.source)
-        self.feed = ReplayFeed(self, self.source, self.cursor, pause_indexing_after)
+        self.feed = ReplayFeed(self, self.source, self.cursor, pause_indexing_after, listing)
         self.playing = False
         self.speed = DEFAULT_SPEED
         self.withdrawn_note = "it is not pending at this point of the log"

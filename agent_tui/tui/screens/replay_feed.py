@@ -7,8 +7,10 @@ posting progress; every key works meanwhile (what is not indexed yet is simply n
 Over many logs, what exists when they are opened (the app, its modules) and their lists as
 read (they hold no cycles) are kept out of the collector's passes until the screen closes
 (`gc.freeze`), their list from the heads is read
-before the screen first paints (by a thread beyond `HEADS_BEFORE_PAINT` logs), then a thread
-completes it from the logs' tails; once it is
+before the screen first paints (by a thread beyond `HEADS_BEFORE_PAINT` logs), while a child
+process reads it from heads and tails on the other core (`CatalogChild`, started by the CLI
+before the app's start-up, or here; a thread takes its list, or reads the tails itself if the
+child could not, and the screen's stop ends the child); once it is
 drawn, another thread asks the search index what each log spent (`logs_spend`), so the
 list's costs become the whole logs'. Following runs a `Follower` in a thread of its own; each change arrives as the state at the new
 end, already folded, so the screen's thread never parses a line it did not ask for. A followed
@@ -42,6 +44,7 @@ from agent_tui.reducer import DashboardState, collector_paused
 from agent_tui.replay import (
     INDEX_BATCH,
     Catalog,
+    CatalogChild,
     Follower,
     ListSpend,
     PollResult,
@@ -113,6 +116,9 @@ class ReplayFeed:
         cursor: the view the reports move.
         pause_indexing_after: stop indexing after this many events until `resume_indexing()`
             (for tests and screenshots of the indexing state).
+        listing: many logs: a child reading their list already (started by the CLI before the
+            app was imported); the feed owns it from now on. One is started when the feed opens
+            the logs if none is given (or it reads other paths).
     """
 
     def __init__(
@@ -121,6 +127,7 @@ class ReplayFeed:
         source: ReplaySource,
         cursor: ReplayView,
         pause_indexing_after: int | None = None,
+        listing: CatalogChild | None = None,
     ) -> None:
         self.host = host
         self.source = source
@@ -132,6 +139,7 @@ class ReplayFeed:
         self.partial: set[str] = set()  # many logs: sessions whose spend counts their last turn only
         self._list_followed = False  # many logs: whether the list is being followed
         self._pause_after = pause_indexing_after
+        self._listing = listing
         self._resume = threading.Event()
         self._first_paint = threading.Event()
         self._stopping = threading.Event()
@@ -154,15 +162,21 @@ class ReplayFeed:
             # the collector's full passes, which over thousands of logs' heads, tails and tree
             # lines would otherwise each scan it again (`stop` lets it go).
             gc.freeze()
+            files = self.source.files
+            listing = self._listing
+            if listing is None or listing.paths != tuple(files):
+                if listing is not None:
+                    listing.close()
+                listing = self._listing = CatalogChild(files)  # first: it reads beside the heads
             heads = None
-            if len(self.source.files) <= HEADS_BEFORE_PAINT:
+            if len(files) <= HEADS_BEFORE_PAINT:
                 with collector_paused():  # frozen as the list from the tails is (`_list`)
                     heads = read_catalog(self.source.files, tails=False)
                     gc.freeze()
                 self.take_listed(ReplayListed(heads, complete=False))
             else:
                 self.host.scrubber.label = marked(f"listing {len(self.source.files):,} logs…", "$text-accent")
-            self._run(lambda: self._list(heads), "replay-list")
+            self._run(lambda: self._list(heads, listing), "replay-list")
         else:
             timeline = Timeline(self.source.files, watch_dir=self.source.watch_dir)
             self._index(timeline, self._run_stop)
@@ -174,6 +188,8 @@ class ReplayFeed:
         self._resume.set()
         self._first_paint.set()
         gc.unfreeze()  # what indexing (or the list of many logs) kept out may be collected again
+        if self._listing is not None:
+            self._listing.close()
         if self._follower is not None:
             self._follower.stop()
 
@@ -184,9 +200,9 @@ class ReplayFeed:
     def _run(self, work: Callable[[], None], group: str, *, exclusive: bool = False) -> None:
         self.screen.run_worker(work, group=group, exclusive=exclusive, thread=True, exit_on_error=False)
 
-    def _list(self, heads: Catalog | None) -> None:
+    def _list(self, heads: Catalog | None, listing: CatalogChild) -> None:
         """Many logs: their list from the heads first (unless `heads` is it, already shown),
-        then from heads and tails."""
+        then from heads and tails (as `listing` read them, or read here if it could not)."""
         if heads is None:
             heads = read_catalog(self.source.files, tails=False)
             self.screen.post_message(ReplayListed(heads, complete=False))
@@ -197,8 +213,10 @@ class ReplayFeed:
         # runs again, or its first pass scans every event and view just read (a tenth of the
         # read), then its full passes again and again while the list is painted.
         with collector_paused():
-            complete = heads.with_tails()
-            if self._stopping.is_set():
+            complete = listing.result()
+            if complete is None and not self._stopping.is_set():
+                complete = heads.with_tails()
+            if complete is None or self._stopping.is_set():
                 return  # the screen is gone (and has let go of what was frozen)
             gc.freeze()
         self.screen.post_message(ReplayListed(complete, complete=True))

@@ -27,17 +27,13 @@ from textual.content import Content
 
 from agent_tui.events import counted
 from agent_tui.reducer import DashboardState
-from agent_tui.replay import Cell, Filter, Snapshot, Timeline, TimelineView, bar_cells
+from agent_tui.replay import LIST_FROM, Cell, Filter, Snapshot, Timeline, TimelineView, bar_cells
 from agent_tui.tui.formatting import agent_path_text
 from agent_tui.tui.marked import marked
 from agent_tui.tui.widgets.scrubber import Scrubber
 
 DEFAULT_SPEED = 20
 _WHERE = re.compile(r"^(?P<path>.+?)(?P<rest>:\d+: .*|: .*)$", re.S)
-
-LIST_FROM = 64
-"""Over more logs than this, the replay opens on their list (read from each log's head and
-tail) and the scrubber's timeline covers the chosen session's family (`Catalog.family`)."""
 
 
 def _short(error: str) -> str:

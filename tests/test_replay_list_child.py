@@ -1,0 +1,180 @@
+"""The list of many logs read by a child process (`CatalogChild`): the same list, problems and
+state as read in the app's own process; our package and its dependencies only, whatever the
+working directory holds; never outliving its owner; and a list all the same when the child
+cannot give one.
+
+Real logs on disk (some torn, corrupt, headless, unreadable, a file name with a newline), real
+child processes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from replay_logs import SessionLog, turn_events
+from support_workbench import wait_for
+
+from agent_tui.replay import LIST_FROM, Catalog, CatalogChild, read_catalog, start_listing
+from agent_tui.tui.app import ReplayApp
+
+LOGS = LIST_FROM + 8
+SHAPES = ("tool", "plain", "failed", "denied", "compress")
+
+
+def _history(directory: Path) -> list[Path]:
+    """`LOGS` logs of a few turns (sub-agents among them, some cut mid-turn), and one each torn,
+    corrupt near its end, headless, empty, unreadable, and named with a newline."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for k in range(LOGS):
+        sid = f"sess_{k:04d}" if k != 5 else "sess_odd\nname"
+        log = SessionLog(sid)
+        log.created(k * 10, parent="sess_0000" if k in (1, 2) else None, name=f"agent-{k}")
+        turns = 1 + k % 3
+        for turn in range(1, turns + 1):
+            events = turn_events(turn, SHAPES[(k + turn) % len(SHAPES)])
+            if k % 7 == 0 and turn == turns:
+                events = events[:4]  # cut mid-turn: still running at its log's end
+            for kind, payload in events:
+                log.add(kind, f"turn_{turn}", payload, k * 10 + turn)
+        paths.append(log.write(directory))
+    with open(paths[10], "ab") as handle:
+        handle.write(b'{"v":1,"id":"evt_torn","seq')
+    lines = paths[11].read_bytes().splitlines(keepends=True)
+    lines.insert(len(lines) - 1, b"this is not json\n")
+    paths[11].write_bytes(b"".join(lines))
+    paths[12].write_bytes(b"garbage\n")
+    paths[13].write_bytes(b"")
+    os.chmod(paths[14], 0)
+    return sorted(paths, key=lambda p: p.stem)
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Iterator[list[Path]]:
+    paths = _history(tmp_path / "sessions")
+    yield paths
+    for path in paths:
+        os.chmod(path, 0o600)
+
+
+def _same_list(got: Catalog, expected: Catalog) -> None:
+    assert got.complete and expected.complete
+    assert got.entries == expected.entries
+    assert got.state == expected.state
+    assert got.problems() == expected.problems()
+    assert got.marks() == expected.marks()
+    assert (
+        got.state.children("sess_0000") == expected.state.children("sess_0000") == ["sess_0001", "sess_0002"]
+    )
+    assert got.state._pending.keys() == expected.state._pending.keys()
+
+
+def test_the_child_lists_the_logs_as_this_process_reads_them(history: list[Path]) -> None:
+    with CatalogChild(history) as child:
+        got = child.result()
+    assert got is not None
+    expected = read_catalog(history)
+    _same_list(got, expected)
+    marks = got.marks()
+    assert {marks["sess_0010"], marks["sess_0011"]} == {"✗ torn tail", "✗ corrupt tail"}
+    assert "sess_odd\nname" in got.state.sessions  # the paths reach the child whole
+    if os.geteuid() != 0:  # root reads a file whatever its mode
+        assert got.entries["sess_0014"].problem == f"{history[14]}: unreadable: Permission denied"
+
+
+def test_the_child_never_imports_from_the_working_directory(
+    history: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hostile repository the replay is started in: modules named as the child's imports.
+    hostile = tmp_path / "repo"
+    hostile.mkdir()
+    marker = tmp_path / "pwned"
+    for name in ("orjson", "pydantic", "agent_tui"):
+        (hostile / f"{name}.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(hostile)
+    with CatalogChild(history) as child:
+        got = child.result()
+    assert not marker.exists()
+    assert got is not None
+    _same_list(got, read_catalog(history))
+
+
+def test_closing_a_running_child_kills_and_reaps_it(history: list[Path]) -> None:
+    child = CatalogChild(history)
+    # Just started: its interpreter cannot have read, listed and written the logs yet.
+    assert child.running
+    child.close()
+    assert not child.running
+    process = child._process
+    assert process is not None and process.returncode == -signal.SIGKILL
+    assert child.result() is None  # closed: the caller reads the tails itself
+    child.close()  # twice is harmless
+
+
+def test_a_few_logs_start_no_child(history: list[Path]) -> None:
+    assert start_listing(history[:LIST_FROM]) is None
+    listing = start_listing(history)
+    assert listing is not None
+    listing.close()
+
+
+@pytest.mark.anyio
+async def test_the_screen_takes_the_childs_list_and_ends_the_child(history: list[Path]) -> None:
+    listing = CatalogChild(history)
+    app = ReplayApp(history, listing=listing)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        await wait_for(
+            pilot, lambda: screen.feed.catalog is not None and screen.feed.catalog.complete, "the list", 30
+        )
+        catalog = screen.feed.catalog
+        assert catalog is not None
+        _same_list(catalog, read_catalog(history))
+        assert screen.session_tree.end_marks.keys() >= {"sess_0010", "sess_0011"}
+    assert not listing.running
+
+
+@pytest.mark.anyio
+async def test_the_screen_reads_the_tails_itself_when_the_child_gives_no_list(history: list[Path]) -> None:
+    listing = CatalogChild(history)
+    listing.close()  # killed before it wrote anything: as a child that could not start or failed
+    app = ReplayApp(history, listing=listing)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        await wait_for(
+            pilot, lambda: screen.feed.catalog is not None and screen.feed.catalog.complete, "the list", 30
+        )
+        catalog = screen.feed.catalog
+        assert catalog is not None
+        _same_list(catalog, read_catalog(history))
+
+
+@pytest.mark.anyio
+async def test_the_screen_ends_a_child_still_reading_when_it_closes(tmp_path: Path) -> None:
+    # Many logs, and the app left as soon as their heads are listed: their child is still
+    # reading (a fresh interpreter, thousands of tails) and is ended with the screen.
+    directory = tmp_path / "many"
+    directory.mkdir()
+    paths = []
+    for k in range(3_000):
+        log = SessionLog(f"sess_{k:04d}")
+        log.created(k, name=f"agent-{k}")
+        for kind, payload in turn_events(1, "tool"):
+            log.add(kind, "turn_1", payload, k + 1)
+        paths.append(log.write(directory))
+    app = ReplayApp(paths)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        await wait_for(pilot, lambda: screen.feed.listed, "the heads", 30)
+        listing = screen.feed._listing
+        assert listing is not None and listing.paths == tuple(paths)
+        was_running = listing.running
+    assert not listing.running
+    process = listing._process
+    assert process is not None and process.returncode is not None
+    if was_running:
+        assert process.returncode == -signal.SIGKILL
