@@ -85,6 +85,12 @@ async def caught_up(pilot: Pilot, app: AttachedApp) -> None:
     )
     await wait_for(pilot, lambda: app.dashboard.session_tree.grouping is not None, "the tree grouped by host")
     await wait_for(pilot, lambda: len(tree_lines(app)) > 14, "the tree drawn with its host lines")
+    # The tree takes the heartbeats in at its next redraw, which may come after the bus has them.
+    await wait_for(
+        pilot,
+        lambda: not any("no heartbeat" in line for line in tree_lines(app)),
+        "the host lines drawn with their heartbeats",
+    )
 
 
 def tree_lines(app: AttachedApp) -> list[str]:
