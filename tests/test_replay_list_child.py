@@ -10,7 +10,10 @@ child processes.
 from __future__ import annotations
 
 import os
+import pickle
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +21,9 @@ import pytest
 from replay_logs import SessionLog, turn_events
 from support_workbench import wait_for
 
+import agent_tui
 from agent_tui.replay import LIST_FROM, Catalog, CatalogChild, read_catalog, start_listing
+from agent_tui.replay.catalog_child import _CHILD_CODE
 from agent_tui.tui.app import ReplayApp
 
 LOGS = LIST_FROM + 8
@@ -103,6 +108,26 @@ def test_the_child_never_imports_from_the_working_directory(
     _same_list(got, read_catalog(history))
 
 
+def test_an_installed_package_s_directory_is_not_put_before_the_standard_library(
+    history: list[Path], tmp_path: Path
+) -> None:
+    # Installed, the package's directory (site-packages) is on the path after the standard
+    # library's; a stray module there named as a standard one must not shadow it in the child.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "agent_tui").symlink_to(Path(agent_tui.__file__).parent)
+    marker = tmp_path / "pwned"
+    (site / "pickle.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    code = f"import sys; sys.path.append({str(site)!r}); exec({_CHILD_CODE!r})"
+    names = b"\0".join(os.fsencode(path) for path in history)
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", code, str(site)], input=names, capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert not marker.exists()
+    _same_list(pickle.loads(done.stdout), read_catalog(history))
+
+
 def test_closing_a_running_child_kills_and_reaps_it(history: list[Path]) -> None:
     child = CatalogChild(history)
     # Just started: its interpreter cannot have read, listed and written the logs yet.
@@ -123,8 +148,15 @@ def test_a_few_logs_start_no_child(history: list[Path]) -> None:
 
 
 @pytest.mark.anyio
-async def test_the_screen_takes_the_childs_list_and_ends_the_child(history: list[Path]) -> None:
+@pytest.mark.parametrize("killed_first", [False, True], ids=["the child's list", "read here"])
+async def test_the_screen_lists_the_logs_from_the_child_or_by_itself(
+    history: list[Path], killed_first: bool
+) -> None:
+    # The child's list is taken and the child ended; a child killed before it wrote anything
+    # (as one that could not start or failed) leaves the screen to read the tails itself.
     listing = CatalogChild(history)
+    if killed_first:
+        listing.close()
     app = ReplayApp(history, listing=listing)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.replay
@@ -136,21 +168,6 @@ async def test_the_screen_takes_the_childs_list_and_ends_the_child(history: list
         _same_list(catalog, read_catalog(history))
         assert screen.session_tree.end_marks.keys() >= {"sess_0010", "sess_0011"}
     assert not listing.running
-
-
-@pytest.mark.anyio
-async def test_the_screen_reads_the_tails_itself_when_the_child_gives_no_list(history: list[Path]) -> None:
-    listing = CatalogChild(history)
-    listing.close()  # killed before it wrote anything: as a child that could not start or failed
-    app = ReplayApp(history, listing=listing)
-    async with app.run_test(size=(120, 40)) as pilot:
-        screen = app.replay
-        await wait_for(
-            pilot, lambda: screen.feed.catalog is not None and screen.feed.catalog.complete, "the list", 30
-        )
-        catalog = screen.feed.catalog
-        assert catalog is not None
-        _same_list(catalog, read_catalog(history))
 
 
 @pytest.mark.anyio

@@ -10,7 +10,8 @@ painted.
 
 Invariants:
 - the child is this interpreter (`sys.executable`, with `-P`: never the working directory's
-  modules) importing this package from the directory the parent imported it from; it reads the
+  modules) importing this package from the directory the parent imported it from (put first on
+  its path only when that directory is not on it already: a checkout, not an install); it reads the
   paths it is given (NUL-separated on its stdin) with `read_catalog` and writes the pickled
   catalog (`read_catalog(paths)`: the same entries, problems and state as
   `read_catalog(paths, tails=False).with_tails()`) on its stdout, a pipe of ours;
@@ -53,7 +54,9 @@ spare it changes nothing, on a busy one the app's start-up (the first screen) co
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 """The directory this package was imported from: the child imports the same one."""
 _CHILD_CODE = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
+    # An installed package's directory is on the path already, after the standard library's:
+    # put first, it would let a stray module there shadow a standard one in the child.
+    "import sys; sys.argv[1] in sys.path or sys.path.insert(0, sys.argv[1]); "
     "from agent_tui.replay.catalog_child import child_main; child_main()"
 )
 
