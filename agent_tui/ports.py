@@ -60,89 +60,119 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent_tui.costs.budgets import BudgetLimit, budget_share, budget_state, tokens_problem
-from agent_tui.costs.prices import PriceTable
-from agent_tui.demo import demo_scenario_path
-from agent_tui.engine.permissions import (
-    PermissionAnswer,
-    PermissionRequest,
-    PermissionRule,
-    PermissionRulesError,
-)
-from agent_tui.engine.project_rules import ProjectRulesState
-from agent_tui.engine.questions import Questions
-from agent_tui.engine.scenario import load_scenario
 from agent_tui.events.lazy_names import lazy_names
-from agent_tui.export import ExportFailed, write_export
-from agent_tui.mcp.config import McpServerConfig
-from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
-from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_asked, preview_change
-from agent_tui.runtime.command_executor import Adapters, CommandExecutor, read_result
-from agent_tui.runtime.commands import (
-    AcceptProjectRules,
-    Answer,
-    Close,
-    Closed,
-    Command,
-    CommandClient,
-    Commit,
-    Discard,
-    FollowUp,
-    Merge,
-    NewAgent,
-    PlanRewind,
-    ReadReview,
-    Reopen,
-    Reply,
-    Rewind,
-    SetBudget,
-    StopAll,
-    StopSubtree,
-    Turns,
-)
-from agent_tui.runtime.external_agents import (
-    AcpPermissionAnswer,
-    AcpPermissionRequest,
-    AgentOption,
-    ExternalAgents,
-)
-from agent_tui.runtime.finishing import FinishRefused, TurnFacts
-from agent_tui.runtime.model_router import ModelChoice
-from agent_tui.runtime.notify_command import NotifyCommand
-from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
-from agent_tui.runtime.rewind import PlannedFile, RewindPlan, RewindResult
-from agent_tui.runtime.runner import RunResult, ScenarioRun
-from agent_tui.runtime.session_dirs import StoredSession, exports_dir
-from agent_tui.runtime.stop_signals import exit_status, listen_for_leave_signals
-from agent_tui.runtime.workbench import TerminalFinder, Workbench
-from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
-from agent_tui.search import (
-    Hit,
-    Progress,
-    QueryError,
-    SearchError,
-    SearchIndex,
-    SearchResults,
-    excerpt,
-    index_path,
-    logs_spend,
-)
-from agent_tui.terminal.agents import TerminalAgents, hook_socket
-from agent_tui.turns import Attached, NoActiveTurn
 
 if TYPE_CHECKING:
     from agent_tui.bus.attach import AttachedBus, HostView
     from agent_tui.bus.attach_target import BusTarget, BusUnreachable, resolve_target
     from agent_tui.bus.consumer import StartAt
+    from agent_tui.costs.budgets import BudgetLimit, budget_share, budget_state, tokens_problem
+    from agent_tui.costs.prices import PriceTable
+    from agent_tui.demo import demo_scenario_path
+    from agent_tui.engine.permissions import (
+        PermissionAnswer,
+        PermissionRequest,
+        PermissionRule,
+        PermissionRulesError,
+    )
+    from agent_tui.engine.project_rules import ProjectRulesState
+    from agent_tui.engine.questions import Questions
+    from agent_tui.engine.scenario import load_scenario
+    from agent_tui.export import ExportFailed, write_export
+    from agent_tui.mcp.config import McpServerConfig
+    from agent_tui.runtime.agent_requests import AgentSpec, AgentStartError, BudgetRefused, SendRefused, Sent
+    from agent_tui.runtime.change_preview import ChangePreview, DiffLine, preview_asked, preview_change
+    from agent_tui.runtime.command_executor import Adapters, CommandExecutor, read_result
+    from agent_tui.runtime.commands import (
+        AcceptProjectRules,
+        Answer,
+        Close,
+        Closed,
+        Command,
+        CommandClient,
+        Commit,
+        Discard,
+        FollowUp,
+        Merge,
+        NewAgent,
+        PlanRewind,
+        ReadReview,
+        Reopen,
+        Reply,
+        Rewind,
+        SetBudget,
+        StopAll,
+        StopSubtree,
+        Turns,
+    )
+    from agent_tui.runtime.external_agents import (
+        AcpPermissionAnswer,
+        AcpPermissionRequest,
+        AgentOption,
+        ExternalAgents,
+    )
+    from agent_tui.runtime.finishing import FinishRefused, TurnFacts
+    from agent_tui.runtime.model_router import ModelChoice
+    from agent_tui.runtime.notify_command import NotifyCommand
+    from agent_tui.runtime.review import CommitResult, MergeResult, Review, ReviewFile
+    from agent_tui.runtime.rewind import PlannedFile, RewindPlan, RewindResult
+    from agent_tui.runtime.runner import RunResult, ScenarioRun
+    from agent_tui.runtime.session_dirs import StoredSession, exports_dir
+    from agent_tui.runtime.stop_signals import exit_status, listen_for_leave_signals
+    from agent_tui.runtime.workbench import TerminalFinder, Workbench
+    from agent_tui.runtime.worktrees import WorktreeError, repo_root, uncommitted_changes
+    from agent_tui.search import (
+        Hit,
+        Progress,
+        QueryError,
+        SearchError,
+        SearchIndex,
+        SearchResults,
+        excerpt,
+        index_path,
+        logs_spend,
+    )
+    from agent_tui.terminal.agents import TerminalAgents, hook_socket
+    from agent_tui.turns import Attached, NoActiveTurn
 
-_BUS_NAMES = {
-    "agent_tui.bus.attach": ("AttachedBus", "HostView"),
-    "agent_tui.bus.attach_target": ("BusTarget", "BusUnreachable", "resolve_target"),
-    "agent_tui.bus.consumer": ("StartAt",),
+_NAMES = {
+    "agent_tui.costs.budgets": "BudgetLimit budget_share budget_state tokens_problem",
+    "agent_tui.costs.prices": "PriceTable",
+    "agent_tui.demo": "demo_scenario_path",
+    "agent_tui.engine.permissions": "PermissionAnswer PermissionRequest PermissionRule PermissionRulesError",
+    "agent_tui.engine.project_rules": "ProjectRulesState",
+    "agent_tui.engine.questions": "Questions",
+    "agent_tui.engine.scenario": "load_scenario",
+    "agent_tui.export": "ExportFailed write_export",
+    "agent_tui.mcp.config": "McpServerConfig",
+    "agent_tui.runtime.agent_requests": "AgentSpec AgentStartError BudgetRefused SendRefused Sent",
+    "agent_tui.runtime.change_preview": "ChangePreview DiffLine preview_asked preview_change",
+    "agent_tui.runtime.command_executor": "Adapters CommandExecutor read_result",
+    "agent_tui.runtime.commands": "AcceptProjectRules Answer Close Closed Command CommandClient Commit Discard FollowUp Merge NewAgent PlanRewind ReadReview Reopen Reply Rewind SetBudget StopAll StopSubtree Turns",
+    "agent_tui.runtime.external_agents": "AcpPermissionAnswer AcpPermissionRequest AgentOption ExternalAgents",
+    "agent_tui.runtime.finishing": "FinishRefused TurnFacts",
+    "agent_tui.runtime.model_router": "ModelChoice",
+    "agent_tui.runtime.notify_command": "NotifyCommand",
+    "agent_tui.runtime.review": "CommitResult MergeResult Review ReviewFile",
+    "agent_tui.runtime.rewind": "PlannedFile RewindPlan RewindResult",
+    "agent_tui.runtime.runner": "RunResult ScenarioRun",
+    "agent_tui.runtime.session_dirs": "StoredSession exports_dir",
+    "agent_tui.runtime.stop_signals": "exit_status listen_for_leave_signals",
+    "agent_tui.runtime.workbench": "TerminalFinder Workbench",
+    "agent_tui.runtime.worktrees": "WorktreeError repo_root uncommitted_changes",
+    "agent_tui.search": "Hit Progress QueryError SearchError SearchIndex SearchResults excerpt index_path logs_spend",
+    "agent_tui.terminal.agents": "TerminalAgents hook_socket",
+    "agent_tui.turns": "Attached NoActiveTurn",
+    "agent_tui.bus.attach": "AttachedBus HostView",
+    "agent_tui.bus.attach_target": "BusTarget BusUnreachable resolve_target",
+    "agent_tui.bus.consumer": "StartAt",
 }
-"""The bus's names, imported when first used: the bus needs `nats-py` (the `bus` extra), which a
-dashboard that attaches to nothing never loads."""
-__getattr__, __dir__ = lazy_names(__name__, _BUS_NAMES)
+"""Where each name lives (space-separated), imported when first used (what the type checker reads
+are the same imports above): a dashboard that replays logs never loads the engine or the
+runtime, one that attaches to nothing never loads the bus and `nats-py` (the `bus` extra)."""
+__getattr__, __dir__ = lazy_names(
+    __name__, {module: tuple(names.split()) for module, names in _NAMES.items()}
+)
 
 __all__ = [
     "AcceptProjectRules",

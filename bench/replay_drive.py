@@ -44,7 +44,7 @@ def _peak_mb() -> float:
 
 
 async def _first_screen(paths: list[Path]) -> None:
-    from agent_tui.tui.app import ReplayApp
+    from agent_tui.tui.replay_app import ReplayApp
 
     app = ReplayApp(paths)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -97,7 +97,7 @@ def _many_app(directory: Path) -> Any:
 
     paths = sorted(directory.glob("*.jsonl"), key=lambda p: p.stem)
     listing = start_listing(paths)
-    from agent_tui.tui.app import ReplayApp
+    from agent_tui.tui.replay_app import ReplayApp
 
     return ReplayApp(paths, listing=listing)
 
@@ -217,7 +217,7 @@ async def _painted(pilot: Any, act: Any) -> float:
 
 
 async def _scrub(paths: list[Path]) -> dict[str, Any]:
-    from agent_tui.tui.app import ReplayApp
+    from agent_tui.tui.replay_app import ReplayApp
 
     app = ReplayApp(paths)
     started = time.perf_counter()
@@ -243,7 +243,7 @@ async def _scrub(paths: list[Path]) -> dict[str, Any]:
 async def _follow(directory: Path, expected: int, seconds: float) -> dict[str, Any]:
     """Follow `directory` (created by the writer later); every ~20 ms, after the screen has
     painted, note how old the newest event on screen is."""
-    from agent_tui.tui.app import ReplayApp
+    from agent_tui.tui.replay_app import ReplayApp
 
     lags: list[float] = []
     app = ReplayApp([], follow=True, watch_dir=directory)

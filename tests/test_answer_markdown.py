@@ -14,7 +14,8 @@ from textual.pilot import Pilot
 
 from agent_tui.events import Event
 from agent_tui.tui.answer_markdown import MARKDOWN_BLOCK_LINES, answer_lines, markdown_blocks
-from agent_tui.tui.app import AgentTuiApp, ReplayApp
+from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.widgets.transcript_lines import TranscriptLines
 
 ANSWER = """## What I changed

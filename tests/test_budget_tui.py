@@ -35,7 +35,8 @@ from agent_tui.reducer import AttentionPolicy
 from agent_tui.runtime.commands import FollowUp, SetBudget
 from agent_tui.runtime.model_router import ModelChoice
 from agent_tui.runtime.workbench import AgentSpec
-from agent_tui.tui.app import AgentTuiApp, ReplayApp
+from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.run_surface import start_agent
 from agent_tui.tui.screens.budget import BudgetScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen

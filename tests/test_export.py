@@ -221,7 +221,7 @@ async def test_the_palette_exports_the_selected_session_from_the_replay(
 ) -> None:
     from test_tui import settle, wait_for
 
-    from agent_tui.tui.app import ReplayApp
+    from agent_tui.tui.replay_app import ReplayApp
 
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     logs, lead = run

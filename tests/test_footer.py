@@ -15,7 +15,8 @@ from support_workbench import armed, recorded_app, settle, wait_for
 from textual.app import App
 from textual.widgets import Footer, Static
 
-from agent_tui.tui.app import AgentTuiApp, ReplayApp
+from agent_tui.tui.app import AgentTuiApp
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.help import HelpScreen
 from agent_tui.tui.widgets.composer import Composer

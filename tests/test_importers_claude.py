@@ -34,7 +34,7 @@ from agent_tui.importers.ids import safe_part
 from agent_tui.importers.materialize import replay_inputs
 from agent_tui.importers.source_lines import BLOCK_SIZE, SourceLines
 from agent_tui.reducer import project_state
-from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.replay_app import ReplayApp
 
 CLAUDE = fixture_dirs("claude_code")
 V1, V20, V21 = CLAUDE

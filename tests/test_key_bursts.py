@@ -17,7 +17,7 @@ from textual import events
 from textual.app import App
 from textual.widgets import Input, TextArea
 
-from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.screens.help import HelpScreen
 from agent_tui.tui.screens.new_agent import NewAgentScreen
 from agent_tui.tui.widgets.composer import Composer

@@ -8,7 +8,7 @@ import pytest
 from test_tui import COMPLETE_LOGS, dashboard_app, settle, wait_for
 from textual.widgets import Static
 
-from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.screens.notices import NoticesScreen
 
 LONG = (

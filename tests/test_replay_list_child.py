@@ -24,7 +24,7 @@ from support_workbench import wait_for
 import agent_tui
 from agent_tui.replay import LIST_FROM, Catalog, CatalogChild, read_catalog, start_listing
 from agent_tui.replay.catalog_child import _CHILD_CODE
-from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.replay_app import ReplayApp
 
 LOGS = LIST_FROM + 8
 SHAPES = ("tool", "plain", "failed", "denied", "compress")

@@ -25,7 +25,7 @@ from agent_tui.reducer import DashboardState, SessionView, apply_event
 from agent_tui.replay import read_catalog
 from agent_tui.replay.catalog import MAX_TAIL_BYTES
 from agent_tui.replay.logfile import decode_line
-from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.screens import replay_feed
 from agent_tui.tui.screens.replay_view import LIST_FROM
 

@@ -23,8 +23,8 @@ from agent_tui.reducer import DashboardState, project_state
 from agent_tui.replay import read_catalog
 from agent_tui.replay.catalog import FAMILY_LOGS, TAIL_BYTES, read_entry
 from agent_tui.replay.sources import replay_files
-from agent_tui.tui.app import ReplayApp
 from agent_tui.tui.formatting import STATUS_GLYPH
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.screens.replay import ReplayScreen
 from agent_tui.tui.screens.replay_view import LIST_FROM
 

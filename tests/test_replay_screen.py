@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from agent_tui.reducer import project_state
 from agent_tui.replay.sources import replay_all
-from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.replay_app import ReplayApp
 
 
 def label(app: ReplayApp) -> str:

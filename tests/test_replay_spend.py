@@ -26,7 +26,7 @@ from agent_tui.replay.catalog import MAX_TAIL_BYTES, TAIL_BYTES
 from agent_tui.replay.sources import replay_files
 from agent_tui.search import SearchIndex, index_path, logs_spend
 from agent_tui.tui import screens
-from agent_tui.tui.app import ReplayApp
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.screens.replay import ReplayScreen
 from agent_tui.tui.screens.replay_view import LIST_FROM
 from agent_tui.tui.spend_text import cost_brief

@@ -22,8 +22,9 @@ from textual.content import Content
 
 from agent_tui.events import visible
 from agent_tui.replay.sources import replay_all
-from agent_tui.tui.app import AgentTuiApp, ReplayApp
+from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.marked import marked
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.terminal import TerminalTitle
 

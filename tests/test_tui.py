@@ -28,8 +28,9 @@ from textual.widgets import Static
 from agent_tui.engine.permissions import PermissionAnswer
 from agent_tui.events import Event
 from agent_tui.replay.sources import replay_all
-from agent_tui.tui.app import AgentTuiApp, ReplayApp
+from agent_tui.tui.app import AgentTuiApp
 from agent_tui.tui.live import LiveRun
+from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.confirm import ConfirmScreen
 from agent_tui.tui.screens.replay import TICKS_PER_SECOND, ReplayScreen

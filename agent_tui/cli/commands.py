@@ -314,7 +314,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             return found
         path = found
     if follow and dump is None and not tools and path is not None and awaited_dir(path):
-        from agent_tui.tui.app import run_replay
+        from agent_tui.tui.replay_app import run_replay
 
         return run_replay([], follow=True, sessions_dir=path, from_start=from_start)
     try:
@@ -331,7 +331,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             # while this one starts the app (the screen ends it).
             listing = start_listing(inputs.files)
             try:
-                from agent_tui.tui.app import run_replay
+                from agent_tui.tui.replay_app import run_replay
 
                 return run_replay(
                     inputs.files,

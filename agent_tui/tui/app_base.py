@@ -31,7 +31,6 @@ from textual.notifications import SeverityLevel
 from agent_tui.tui.commands import ScreenCommands
 from agent_tui.tui.messages import NoticePosted
 from agent_tui.tui.notice import Notice
-from agent_tui.tui.screens.approval import ApprovalScreen
 from agent_tui.tui.screens.help import HelpScreen
 from agent_tui.tui.screens.notices import NoticesScreen
 from agent_tui.tui.screens.sessions import SessionsScreen
@@ -188,6 +187,8 @@ class AgentTuiBase(App[int]):
         if not pending:
             self.notify("No approvals are waiting.", timeout=3)
             return
+        from agent_tui.tui.screens.approval import ApprovalScreen  # the engine's answers, when first asked
+
         top = self.screen
         after = top.key if isinstance(top, ApprovalScreen) else None
         keys = [(v.session_id, v.request_id) for v in pending]

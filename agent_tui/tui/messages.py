@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from textual.message import Message
 
-from agent_tui.ports import AgentSpec, ProjectRulesState
 from agent_tui.reducer import DashboardState, EarlierSpend
 from agent_tui.replay import Catalog, CatalogEntry, Snapshot, Timeline
+
+if TYPE_CHECKING:  # the runtime's, loaded by whoever sends these: a replay never does
+    from agent_tui.ports import AgentSpec, ProjectRulesState
 
 
 @dataclass

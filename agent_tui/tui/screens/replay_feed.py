@@ -39,7 +39,6 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from agent_tui.ports import SearchError, logs_spend
 from agent_tui.reducer import DashboardState, collector_paused
 from agent_tui.replay import (
     INDEX_BATCH,
@@ -249,6 +248,8 @@ class ReplayFeed:
         files = list(self.source.files)
 
         def ask() -> None:
+            from agent_tui.ports import SearchError, logs_spend  # the index, on this thread only
+
             try:
                 spent = logs_spend(files)
             except SearchError as error:

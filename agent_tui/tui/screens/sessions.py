@@ -13,10 +13,11 @@ so that quit and help fit at 80; the others (`f`, `S`, …) are in the help and 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -27,20 +28,11 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 
-from agent_tui.ports import (
-    AgentOption,
-    ChangePreview,
-    ExportFailed,
-    PermissionAnswer,
-    exports_dir,
-    write_export,
-)
 from agent_tui.reducer import DashboardState, PermissionView
 from agent_tui.tui.commands import PaletteCommand
 from agent_tui.tui.formatting import agent_path_text, call_of, session_path, terminal_of
 from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import ApprovalChosen, SessionSelected
-from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen
 from agent_tui.tui.session_filter import next_state_filter, visible_sessions
 from agent_tui.tui.text_entry import focus_now, types
 from agent_tui.tui.widgets.approval_queue import ApprovalQueue
@@ -48,6 +40,9 @@ from agent_tui.tui.widgets.session_detail import SessionDetail
 from agent_tui.tui.widgets.session_tree import SessionTree
 from agent_tui.tui.widgets.spend_chart import SpendChart
 from agent_tui.tui.widgets.summary_bar import SummaryBar
+
+if TYPE_CHECKING:  # the engine's and the runtime's: loaded when a request is first opened
+    from agent_tui.ports import AgentOption, ChangePreview, PermissionAnswer
 
 STATE_FILTER_LABEL = {"needs-me": "needs me", "running": "running", "failed": "failed"}
 TEXT_BOX_OPENERS = {"compose", "filter", "prompt", "new_agent", "search"}
@@ -97,7 +92,7 @@ class SessionsScreen(Screen[None]):
         self._selected_on_mount: str | None = None
         self._titles: dict[str, str] = {}  # the border title last set on each pane
         self.withdrawn_note = "its turn was stopped"
-        self.unanswerable_note = RECORDED_NOTE
+        self.unanswerable_note: str | None = None  # None: the dialog's own (a recorded request)
 
     def compose(self) -> ComposeResult:
         bar = SummaryBar(self.mode, id="summary")
@@ -311,6 +306,8 @@ class SessionsScreen(Screen[None]):
     def agent_options(self, view: PermissionView) -> tuple[AgentOption, ...]:
         """The options an external agent offers for this request, as its `permission.requested`
         recorded them (so a local, an attached and a browser dashboard show the same ones)."""
+        from agent_tui.ports import AgentOption
+
         call = call_of(self.state, view)
         offered = call.options if call is not None else ()
         return tuple(AgentOption(o.option_id, o.name, o.kind) for o in offered)
@@ -349,12 +346,14 @@ class SessionsScreen(Screen[None]):
             self.notify("That request is no longer waiting.", severity="warning")
             return
         view = pending[index]
+        from agent_tui.tui.screens.approval import RECORDED_NOTE, ApprovalScreen  # the engine's answers
+
         modal = ApprovalScreen(
             self.state,
             view,
             answerable=self.can_answer(view),
             position=(index + 1, len(pending)),
-            note=self.unanswerable_note,
+            note=self.unanswerable_note or RECORDED_NOTE,
             preview=self.change_preview(view),
             options=self.agent_options(view),
             host=self.queue.where(view.session_id),
@@ -368,8 +367,15 @@ class SessionsScreen(Screen[None]):
         self.app.push_screen(modal, answered)
 
     def _close_withdrawn_approval(self) -> None:
+        # Asked at every redraw: an approval dialog is open only once its module is loaded (a
+        # replay may never load it, nor the engine's answers it imports).
+        approval = sys.modules.get("agent_tui.tui.screens.approval")
         top = self.app.screen_stack[-1] if self.app.screen_stack else None
-        if not isinstance(top, ApprovalScreen) or self.app.screen_stack[-2:-1] != [self]:
+        if (
+            approval is None
+            or not isinstance(top, approval.ApprovalScreen)
+            or self.app.screen_stack[-2:-1] != [self]
+        ):
             return
         pending = {(v.session_id, v.request_id) for v in self.state.pending_permissions()}
         if top.key not in pending:
@@ -450,6 +456,8 @@ class SessionsScreen(Screen[None]):
 
     @work(thread=True, group="export", exit_on_error=False)
     def _export(self, log: Path, fmt: Literal["md", "html"]) -> None:
+        from agent_tui.ports import ExportFailed, exports_dir, write_export  # loaded when first asked
+
         try:
             written = write_export(log, exports_dir(), fmt)
         except ExportFailed as error:
