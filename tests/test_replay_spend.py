@@ -20,12 +20,12 @@ from replay_logs import SessionLog
 from support_workbench import wait_for
 from textual.widgets import Static
 
+import agent_tui.ports
 from agent_tui.reducer import DashboardState, project_state
 from agent_tui.replay import Catalog, ListSpend, read_catalog
 from agent_tui.replay.catalog import MAX_TAIL_BYTES, TAIL_BYTES
 from agent_tui.replay.sources import replay_files
 from agent_tui.search import SearchIndex, index_path, logs_spend
-from agent_tui.tui import screens
 from agent_tui.tui.replay_app import ReplayApp
 from agent_tui.tui.screens.replay import ReplayScreen
 from agent_tui.tui.screens.replay_view import LIST_FROM
@@ -224,7 +224,7 @@ async def test_the_list_shows_partial_figures_then_the_whole_logs(
         gate.wait(60)
         return logs_spend(files, tmp_path / "data")
 
-    monkeypatch.setattr(screens.replay_feed, "logs_spend", held)
+    monkeypatch.setattr(agent_tui.ports, "logs_spend", held)  # what the list asks, on its thread
     app = ReplayApp(paths)
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.replay
