@@ -20,6 +20,9 @@ output the test chose for that event and exits 0. The tests synchronise on what 
 (the pane's text, the hook's record), never on sleeps; every wait has a deadline that fails with
 what was seen.
 
+Codex's own start-up failure `CODEX_STARTUP_CRASH` is the one death `Tmux` answers by starting the
+CLI again, once, and only before any key of ours reached it (with a warning in the test output).
+
 Invariants: nothing here reaches beyond 127.0.0.1; a missing CLI fails with the command that
 installs it; every process a test starts lives in its tmux server (closed by the fixture) or is a
 Codex background service this module stops (`stop_codex_daemon`).
