@@ -20,6 +20,9 @@ output the test chose for that event and exits 0. The tests synchronise on what 
 (the pane's text, the hook's record), never on sleeps; every wait has a deadline that fails with
 what was seen.
 
+Codex's own start-up failure `CODEX_STARTUP_CRASH` is the one death `Tmux` answers by starting the
+CLI again, once, and only before any key of ours reached it (with a warning in the test output).
+
 Invariants: nothing here reaches beyond 127.0.0.1; a missing CLI fails with the command that
 installs it; every process a test starts lives in its tmux server (closed by the fixture) or is a
 Codex background service this module stops (`stop_codex_daemon`).
@@ -306,7 +309,8 @@ class CliHome:
         return path
 
     def start(self, tmux: Tmux, *command: str) -> None:
-        tmux.start(*(command or self.tui()), env=self.env, cwd=self.workspace)
+        restart = CODEX_STARTUP_CRASH if self.cli == "codex" else None
+        tmux.start(*(command or self.tui()), env=self.env, cwd=self.workspace, restart_once_on=restart)
 
     def transcripts(self) -> list[Path]:
         """The CLI's own session logs under its config dir, oldest first."""
@@ -397,6 +401,9 @@ CODEX_TRUST_ALL = "Trust all and continue"
 CODEX_DIALOG = "Would you like to run the following command?"
 CODEX_RUNNING_HOOK = "Running hook"
 CODEX_BLOCKED = "Blocked by hook"
+CODEX_STARTUP_CRASH = "timed out discarding buffered terminal input"
+"""How Codex dies when the input it drains before a protected start-up screen does not settle within
+its one second: the one failure `Tmux` may answer by starting the CLI again (once, before any key)."""
 
 
 def accept_hook_trust(tmux: Tmux) -> None:
@@ -410,6 +417,24 @@ def accept_hook_trust(tmux: Tmux) -> None:
         tmux("send-keys", "-t", "t", "Down")
         _settle(tmux, f"› 2. {CODEX_TRUST_ALL}", 1.0)
     tmux("send-keys", "-t", "t", "Enter")
+
+
+def dismiss(tmux: Tmux, key: str, text: str) -> None:
+    """Press `key` until `text` leaves the screen (again if the first key came while the screen
+    still drained its input, as Codex's protected start-up screens do just after they are drawn)."""
+    deadline = time.monotonic() + WAIT
+    while text in tmux.screen():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{key} never dismissed {text!r}:\n{tmux.screen()}")
+        tmux("send-keys", "-t", "t", key)
+        _settle_gone(tmux, text, 1.0)
+
+
+def _settle_gone(tmux: Tmux, text: str, timeout: float) -> None:
+    """Poll the pane until `text` is gone, up to `timeout` seconds, without failing."""
+    deadline = time.monotonic() + timeout
+    while text in tmux.screen() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _settle(tmux: Tmux, text: str, timeout: float) -> None:
@@ -433,10 +458,6 @@ def submit(tmux: Tmux, text: str) -> None:
 
 def press(tmux: Tmux, *keys: str) -> None:
     tmux("send-keys", "-t", "t", *keys)
-
-
-def pane_dead(tmux: Tmux) -> bool:
-    return tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip() == "1"
 
 
 def wait_gone(pid: int, what: str, timeout: float = WAIT) -> None:

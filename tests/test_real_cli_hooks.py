@@ -33,7 +33,7 @@ from support_real_clis import (
     claude_tool_results,
     cli_session,
     codex_tool_outputs,
-    pane_dead,
+    dismiss,
     permission_decision,
     pre_tool_use_deny,
     press,
@@ -191,7 +191,7 @@ def test_claude_headless_waits_for_the_hook(cli_session: OpenSession) -> None:
     session.hook.decide("PermissionRequest", permission_decision("allow"))
     session.home.start(session.tmux, *session.home.headless(PROMPT))
     session.hook.wait_for("PermissionRequest")
-    assert not pane_dead(session.tmux) and not marker.exists()
+    assert not session.tmux.dead() and not marker.exists()
     session.hook.release("PermissionRequest")
     session.tmux.wait_for("dead", "claude -p to finish")
     assert marker.exists()
@@ -299,7 +299,7 @@ def test_codex_keeps_the_trust_of_hooks_before_an_appended_one(cli_session: Open
     screen = session.tmux.wait_for(CODEX_TRUST, "Codex's question about the appended hook")
     assert "1 hook is new or changed" in screen, screen
     session.tmux.wait_for("Continue without trusting", "the choice to leave it untrusted")
-    press(session.tmux, "Escape")  # skip: the new hook stays untrusted
+    dismiss(session.tmux, "Escape", "Continue without trusting")  # skip: the new hook stays untrusted
     wait_ready(session.tmux, "codex")
     session.script(PROMPT, f"touch {marker}")
     submit(session.tmux, PROMPT)
