@@ -473,6 +473,21 @@ class TestHostileLogs:
         for word in ("dict", "huge", "negative", "float", "big", "text"):
             assert indexed(index, word) == set(), word
 
+    def test_a_corrupt_line_inside_an_answer_does_not_lose_the_answer(
+        self, tmp_path: Path, index: SearchIndex
+    ) -> None:
+        log = tmp_path / "sess_a.jsonl"
+        log.write_bytes(
+            event("sess_a", 1, "session.created", {"cwd": "/w", "client": "t"}, None)
+            + event("sess_a", 2, "model.delta", {"text": "deploy sta"})
+            + b'{"type": ["model.delta"], "sequence": 3, "payload": {}}\n'  # a type no event has
+            + event("sess_a", 4, "model.delta", {"text": "ging now"})
+            + event("sess_a", 5, "user.message", {"content": "next"})
+        )
+        report = index.sync([log])
+        assert (report.corrupt[0].corrupt, report.corrupt[0].first_corrupt) == (1, 3)
+        assert indexed(index, '"deploy staging now"') == {("sess_a", 2, "answer")}
+
     def test_a_fifo_or_a_device_named_like_a_log_is_not_read(
         self, tmp_path: Path, index: SearchIndex
     ) -> None:

@@ -108,7 +108,6 @@ class RowBuilder:
                     return rows
                 self._pending_parts.append(text)
             return _NOTHING
-        rows = self.flush() if self.pending_line is not None else []
         field = _TEXT_OF.get(kind)
         if field is not None:
             row_kind, text = field[0], payload.get(field[1])
@@ -117,7 +116,8 @@ class RowBuilder:
             row_kind = "command"
             text = _args_text(tool, payload.get("args")) if isinstance(tool, str) else None
         else:
-            return rows
+            return self.flush() if self.pending_line is not None else _NOTHING
+        rows = self.flush() if self.pending_line is not None else []
         if isinstance(text, str) and text:
             rows.append((self.base + line, sequence, turn, row_kind, text))
         return rows

@@ -77,23 +77,29 @@ class LogReading:
         """Read whole lines (without their newlines); the rows they give."""
         rows: list[Row] = []
         add, loads = builder.add, orjson.loads
-        for raw in parts:
-            line = self.line
-            try:
-                event = loads(raw)
-                rows.extend(add(line, event))
-                kind = event["type"]
-                if isinstance(kind, str) and kind in EARLIER_TYPES and self.offset >= self.spend_from:
-                    self.spend.add(event)
-                if line == 0 and kind == "session.created":
-                    created = event.get("payload") or {}
-                    self.names = (event.get("sessionId"), created.get("agentName"), created.get("title"))
-            except (orjson.JSONDecodeError, NotAnEvent, AttributeError, TypeError):
-                self.corrupt += 1
-                if self.first_corrupt is None:
-                    self.first_corrupt = line + 1
-            if builder.pending_line == line:
-                self.pending = (self.offset, line, self.corrupt)
-            self.offset += len(raw) + 1
-            self.line += 1
+        spend, spend_from = self.spend, self.spend_from
+        line, offset = self.line, self.offset  # (kept here, written back at the end: the loop is hot)
+        try:
+            for raw in parts:
+                try:
+                    event = loads(raw)
+                    found = add(line, event)
+                    if found:
+                        rows += found
+                    kind = event["type"]  # (hashable: `add` looked it up)
+                    if kind in EARLIER_TYPES and offset >= spend_from:
+                        spend.add(event)
+                    if line == 0 and kind == "session.created":
+                        created = event.get("payload") or {}
+                        self.names = (event.get("sessionId"), created.get("agentName"), created.get("title"))
+                except (orjson.JSONDecodeError, NotAnEvent, AttributeError, TypeError):
+                    self.corrupt += 1
+                    if self.first_corrupt is None:
+                        self.first_corrupt = line + 1
+                if builder.pending_line == line:
+                    self.pending = (offset, line, self.corrupt)
+                offset += len(raw) + 1
+                line += 1
+        finally:
+            self.line, self.offset = line, offset
         return rows
