@@ -135,44 +135,9 @@ if TYPE_CHECKING:
     from agent_tui.terminal.agents import TerminalAgents, hook_socket
     from agent_tui.turns import Attached, NoActiveTurn
 
-_NAMES = {
-    "agent_tui.costs.budgets": "BudgetLimit budget_share budget_state tokens_problem",
-    "agent_tui.costs.prices": "PriceTable",
-    "agent_tui.demo": "demo_scenario_path",
-    "agent_tui.engine.permissions": "PermissionAnswer PermissionRequest PermissionRule PermissionRulesError",
-    "agent_tui.engine.project_rules": "ProjectRulesState",
-    "agent_tui.engine.questions": "Questions",
-    "agent_tui.engine.scenario": "load_scenario",
-    "agent_tui.export": "ExportFailed write_export",
-    "agent_tui.mcp.config": "McpServerConfig",
-    "agent_tui.runtime.agent_requests": "AgentSpec AgentStartError BudgetRefused SendRefused Sent",
-    "agent_tui.runtime.change_preview": "ChangePreview DiffLine preview_asked preview_change",
-    "agent_tui.runtime.command_executor": "Adapters CommandExecutor read_result",
-    "agent_tui.runtime.commands": "AcceptProjectRules Answer Close Closed Command CommandClient Commit Discard FollowUp Merge NewAgent PlanRewind ReadReview Reopen Reply Rewind SetBudget StopAll StopSubtree Turns",
-    "agent_tui.runtime.external_agents": "AcpPermissionAnswer AcpPermissionRequest AgentOption ExternalAgents",
-    "agent_tui.runtime.finishing": "FinishRefused TurnFacts",
-    "agent_tui.runtime.model_router": "ModelChoice",
-    "agent_tui.runtime.notify_command": "NotifyCommand",
-    "agent_tui.runtime.review": "CommitResult MergeResult Review ReviewFile",
-    "agent_tui.runtime.rewind": "PlannedFile RewindPlan RewindResult",
-    "agent_tui.runtime.runner": "RunResult ScenarioRun",
-    "agent_tui.runtime.session_dirs": "StoredSession exports_dir",
-    "agent_tui.runtime.stop_signals": "exit_status listen_for_leave_signals",
-    "agent_tui.runtime.workbench": "TerminalFinder Workbench",
-    "agent_tui.runtime.worktrees": "WorktreeError repo_root uncommitted_changes",
-    "agent_tui.search": "Hit Progress QueryError SearchError SearchIndex SearchResults excerpt index_path logs_spend",
-    "agent_tui.terminal.agents": "TerminalAgents hook_socket",
-    "agent_tui.turns": "Attached NoActiveTurn",
-    "agent_tui.bus.attach": "AttachedBus HostView",
-    "agent_tui.bus.attach_target": "BusTarget BusUnreachable resolve_target",
-    "agent_tui.bus.consumer": "StartAt",
-}
-"""Where each name lives (space-separated), imported when first used (what the type checker reads
-are the same imports above): a dashboard that replays logs never loads the engine or the
-runtime, one that attaches to nothing never loads the bus and `nats-py` (the `bus` extra)."""
-__getattr__, __dir__ = lazy_names(
-    __name__, {module: tuple(names.split()) for module, names in _NAMES.items()}
-)
+# Each name is imported from the module above when first used: a dashboard that replays logs never
+# loads the engine or the runtime, one that attaches to nothing never loads the bus and `nats-py`.
+__getattr__, __dir__ = lazy_names(__name__, __file__)
 
 __all__ = [
     "AcceptProjectRules",

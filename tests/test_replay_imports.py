@@ -9,13 +9,10 @@ the approval dialog (loading its module then).
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
-
-import agent_tui.ports
 
 SAMPLES = Path(__file__).parent / "sample-logs"
 
@@ -82,22 +79,3 @@ def test_a_replay_loads_neither_the_engine_nor_the_runtime_and_still_opens_a_rec
     assert "agent_tui.reducer" in found["first"]
     assert _among(found["first"], LIVE_ONLY) == []
     assert found["opened"] == "ApprovalScreen"
-
-
-def test_each_port_is_loaded_from_the_module_the_type_checker_reads_it_from() -> None:
-    # The ports' table of homes and their `TYPE_CHECKING` imports say the same, name for name.
-    tree = ast.parse(Path(agent_tui.ports.__file__).read_text(encoding="utf-8"))
-    checked = next(
-        node
-        for node in tree.body
-        if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
-    )
-    imported = {
-        (node.module, alias.name)
-        for node in checked.body
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-    }
-    table = {(module, name) for module, names in agent_tui.ports._NAMES.items() for name in names.split()}
-    assert imported == table
-    assert {name for _module, name in table} == set(agent_tui.ports.__all__)

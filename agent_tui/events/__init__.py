@@ -30,18 +30,7 @@ if TYPE_CHECKING:  # the hook imports this package (through `agent_tui`): `typin
     from agent_tui.events.validation import event_from_dict, event_from_json, payload_from
     from agent_tui.events.wording import counted
 
-_MODULES = {
-    ".argument_preview": ("args_preview",),
-    ".clients": ("OUR_CLIENT", "driven_from_its_terminal", "is_ours", "terminal_cli", "terminal_name"),
-    ".frames": ("Frame",),
-    ".json_words": ("json_problem",),
-    ".model": ("EVENT_TYPES", "PAYLOADS", "Event", "EventValidationError", "log_line_json_schema"),
-    ".terminal_text": ("visible", "visible_json", "visible_runs"),
-    ".turn_vocabulary": ("ENDINGS", "EndTone"),
-    ".validation": ("event_from_dict", "event_from_json", "payload_from"),
-    ".wording": ("counted",),
-}
-__getattr__, __dir__ = lazy_names(__name__, _MODULES)
+__getattr__, __dir__ = lazy_names(__name__, __file__)
 
 __all__ = [
     "ENDINGS",

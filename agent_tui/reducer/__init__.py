@@ -37,30 +37,7 @@ if TYPE_CHECKING:
         TurnView,
     )
 
-_MODULES = {
-    ".attention": ("AttentionPolicy", "Notification"),
-    ".collector": ("collector_paused",),
-    ".earlier_spend": ("EarlierSpend", "add_earlier_spend", "usage_events"),
-    ".fold": ("apply_event", "project_state"),
-    ".spend": ("NO_SPEND", "Spend"),
-    ".timestamps": ("epoch_ms", "ms_between"),
-    ".turn_events": ("apply_frame",),
-    ".views": (
-        "OUTPUT_CHARS",
-        "RESULT_CHARS",
-        "TEXT_CHARS",
-        "AgentModeView",
-        "DashboardState",
-        "PermissionView",
-        "PlanEntryView",
-        "SessionView",
-        "ToolCallView",
-        "TranscriptEntry",
-        "TurnUsage",
-        "TurnView",
-    ),
-}
-__getattr__, __dir__ = lazy_names(__name__, _MODULES)
+__getattr__, __dir__ = lazy_names(__name__, __file__)
 
 __all__ = [
     "NO_SPEND",

@@ -28,21 +28,7 @@ if TYPE_CHECKING:
     from agent_tui.replay.torn import torn_tail_notices
     from agent_tui.replay.view import FULL_TURNS, Snapshot, TimelineView, end_snapshot
 
-_MODULES = {
-    ".bar": ("Cell", "bar_cells"),
-    ".cache": ("TimelineCache",),
-    ".catalog": ("Catalog", "CatalogEntry", "ListSpend", "overlay", "read_catalog"),
-    ".catalog_child": ("LIST_FROM", "CatalogChild", "start_listing"),
-    ".filters": ("Filter", "matching"),
-    ".follow": ("Follower",),
-    ".goto": ("GotoError", "goto_position"),
-    ".kinds": ("Mark",),
-    ".preview": ("preview_end",),
-    ".timeline": ("INDEX_BATCH", "PollResult", "Timeline"),
-    ".torn": ("torn_tail_notices",),
-    ".view": ("FULL_TURNS", "Snapshot", "TimelineView", "end_snapshot"),
-}
-__getattr__, __dir__ = lazy_names(__name__, _MODULES)
+__getattr__, __dir__ = lazy_names(__name__, __file__)
 
 __all__ = [
     "FULL_TURNS",

@@ -24,13 +24,7 @@ if TYPE_CHECKING:
 
 # loaded on first use: the hook installer reads a `.git` file through `safety.git_hooks` without
 # loading the classifier (tree-sitter and its tables)
-_MODULES = {
-    ".assessment": ("RISK_ORDER", "RiskAssessment", "riskiest"),
-    ".read_scope": ("ReadScope",),
-    ".shell_paths": ("shell_commands",),
-    ".shell_risk": ("RepositoryCheck", "assess_shell", "classify_shell", "shell_programs"),
-}
-__getattr__, __dir__ = lazy_names(__name__, _MODULES)
+__getattr__, __dir__ = lazy_names(__name__, __file__)
 
 __all__ = [
     "RISK_ORDER",
