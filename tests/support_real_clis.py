@@ -420,27 +420,23 @@ def accept_hook_trust(tmux: Tmux) -> None:
 
 
 def dismiss(tmux: Tmux, key: str, text: str) -> None:
-    """Press `key` until `text` leaves the screen (again if the first key came while the screen
-    still drained its input, as Codex's protected start-up screens do just after they are drawn)."""
+    """Press `key` until `text` leaves the screen: again only if the screen is still there 2 s
+    later (the first key came while the screen still drained its input, as Codex's protected
+    start-up screens do for up to a second after they are drawn); a slow screen that takes the
+    first key within that time never gets a second one to carry to the next screen."""
     deadline = time.monotonic() + WAIT
     while text in tmux.screen():
         if time.monotonic() > deadline:
             raise AssertionError(f"{key} never dismissed {text!r}:\n{tmux.screen()}")
         tmux("send-keys", "-t", "t", key)
-        _settle_gone(tmux, text, 1.0)
+        _settle(tmux, text, 2.0, shown=False)
 
 
-def _settle_gone(tmux: Tmux, text: str, timeout: float) -> None:
-    """Poll the pane until `text` is gone, up to `timeout` seconds, without failing."""
+def _settle(tmux: Tmux, text: str, timeout: float, *, shown: bool = True) -> None:
+    """Poll the pane until `text` is on it (`shown`) or gone, up to `timeout` seconds, without
+    failing (the caller decides)."""
     deadline = time.monotonic() + timeout
-    while text in tmux.screen() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
-def _settle(tmux: Tmux, text: str, timeout: float) -> None:
-    """Poll the pane for `text` up to `timeout` seconds, without failing (the caller decides)."""
-    deadline = time.monotonic() + timeout
-    while text not in tmux.screen() and time.monotonic() < deadline:
+    while (text in tmux.screen()) != shown and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
