@@ -13,7 +13,6 @@ so that quit and help fit at 80; the others (`f`, `S`, …) are in the help and 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -43,6 +42,7 @@ from agent_tui.tui.widgets.summary_bar import SummaryBar
 
 if TYPE_CHECKING:  # the engine's and the runtime's: loaded when a request is first opened
     from agent_tui.ports import AgentOption, ChangePreview, PermissionAnswer
+    from agent_tui.tui.screens.approval import ApprovalScreen
 
 STATE_FILTER_LABEL = {"needs-me": "needs me", "running": "running", "failed": "failed"}
 TEXT_BOX_OPENERS = {"compose", "filter", "prompt", "new_agent", "search"}
@@ -93,6 +93,7 @@ class SessionsScreen(Screen[None]):
         self._titles: dict[str, str] = {}  # the border title last set on each pane
         self.withdrawn_note = "its turn was stopped"
         self.unanswerable_note: str | None = None  # None: the dialog's own (a recorded request)
+        self._approval: ApprovalScreen | None = None  # the request dialog opened last
 
     def compose(self) -> ComposeResult:
         bar = SummaryBar(self.mode, id="summary")
@@ -364,18 +365,13 @@ class SessionsScreen(Screen[None]):
             if answer is not None:
                 self.answer(view, answer)
 
+        self._approval = modal
         self.app.push_screen(modal, answered)
 
     def _close_withdrawn_approval(self) -> None:
-        # Asked at every redraw: an approval dialog is open only once its module is loaded (a
-        # replay may never load it, nor the engine's answers it imports).
-        approval = sys.modules.get("agent_tui.tui.screens.approval")
-        top = self.app.screen_stack[-1] if self.app.screen_stack else None
-        if (
-            approval is None
-            or not isinstance(top, approval.ApprovalScreen)
-            or self.app.screen_stack[-2:-1] != [self]
-        ):
+        # Asked at every redraw: is the dialog this screen opened last still open, right above it?
+        top = self._approval
+        if top is None or self.app.screen_stack[-2:] != [self, top]:
             return
         pending = {(v.session_id, v.request_id) for v in self.state.pending_permissions()}
         if top.key not in pending:
