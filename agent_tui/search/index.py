@@ -60,8 +60,9 @@ TAIL_BYTES = 256
 """How much before the place indexing resumes from is hashed, to tell a log rewritten in place
 (same first line, as long or longer) from one that grew."""
 BATCH_BYTES = 16 << 20
-"""Logs are indexed in transactions of about this many bytes read: FTS5 writes a segment per
-transaction, so many small ones (one per log) would cost more merging than the inserts."""
+"""Logs are indexed in transactions of about this many bytes read (each log in a savepoint of
+its own, where FTS5 writes a segment): committing, not the segments, is what many small
+transactions would repeat."""
 COUNT_CAP = 10_000
 """Matches are counted up to this many (a count beyond it is said as `10000+`)."""
 
