@@ -52,9 +52,12 @@ def _module(filename: str) -> ModuleType:
 
 
 async def _shoot(scene, path: Path) -> None:  # type: ignore[no-untyped-def]
+    from support_tui import steady_cursors  # tests/, on the path since the scene's module loaded
+
     app = scene.app()
     async with app.run_test(size=scene.size) as pilot:
         await scene.run_before(pilot)
+        steady_cursors(app)
         await pilot.pause()
         app.save_screenshot(filename=path.name, path=str(path.parent))
 

@@ -26,7 +26,7 @@ from pytest_textual_snapshot import SVGImageExtension
 from syrupy import SnapshotAssertion
 from textual.app import App
 from textual.pilot import Pilot
-from textual.widgets import Static
+from textual.widgets import Input, Static, TextArea
 
 from agent_tui.ports import PermissionAnswer, PermissionRequest
 from agent_tui.reducer import DashboardState
@@ -70,8 +70,21 @@ class Scene:
 
 
 def snap(snap_compare: Callable[..., bool], scene: Scene) -> bool:
-    """Whether `scene` looks as its stored picture does."""
-    return bool(snap_compare(scene.app(), terminal_size=scene.size, run_before=scene.run_before))
+    """Whether `scene` looks as its stored picture does (its text cursors steady)."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await scene.run_before(pilot)
+        steady_cursors(pilot.app)
+
+    return bool(snap_compare(scene.app(), terminal_size=scene.size, run_before=run_before))
+
+
+def steady_cursors(app: App[Any]) -> None:
+    """Stop the text cursors of the screen blinking, shown: a blink is not a look, and a picture
+    taken more than half a second after the last key (a loaded machine) would catch it off."""
+    for box in app.screen.query("Input, TextArea"):
+        assert isinstance(box, Input | TextArea)
+        box.cursor_blink = False
 
 
 # -- a recorded dashboard that can be answered -------------------------------------------------

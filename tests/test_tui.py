@@ -194,6 +194,15 @@ async def notices_listed(pilot: Pilot) -> None:
     await settle(pilot)
 
 
+async def palette_searched(pilot: Pilot) -> None:
+    """`ctrl+p`, then `jump` typed: once the palette's search (a worker of its own) has gathered
+    every hit, however long a loaded machine takes."""
+    await press("ctrl+p", *"jump")(pilot)
+    palette = pilot.app.screen
+    await pilot.app.workers.wait_for_complete([w for w in pilot.app.workers if w.node is palette])
+    await settle(pilot)
+
+
 SCENES: dict[str, Scene] = {
     "dashboard_80x24": Scene(dashboard_app, (80, 24), press()),
     "dashboard_120x40": Scene(dashboard_app, (120, 40), press()),
@@ -204,7 +213,7 @@ SCENES: dict[str, Scene] = {
     "help": Scene(dashboard_app, (100, 30), press("question_mark")),
     "stop_all_confirm": Scene(dashboard_app, (100, 30), armed_then("X")),
     "quit_confirm": Scene(dashboard_app, (100, 30), armed_then("q")),
-    "command_palette": Scene(dashboard_app, (100, 30), press("ctrl+p", *"jump")),
+    "command_palette": Scene(dashboard_app, (100, 30), palette_searched),
     "notices": Scene(dashboard_app, (80, 24), notices_listed),
     "replay_start": Scene(replay_app, (100, 30), press("home")),
     "replay_middle": Scene(replay_app, (100, 30), press("home", "pagedown", "right", "right")),
