@@ -6,6 +6,7 @@ its own report once every event is in).
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,60 @@ def test_a_poll_within_the_report_interval_reports_once_with_every_event(
     timeline = Timeline([], watch_dir=tmp_path)
     reports = _follow_until(timeline, total)
     assert [(result.added, result.new_files, position) for result, position in reports] == [(total, 1, total)]
+
+
+def test_a_paced_follower_reports_again_only_when_asked_and_then_everything_it_folded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The screen's pace: after a report, a paced follower folds on but reports nothing until
+    `ready()`; then one report holds every event folded meanwhile, and the new log it found."""
+    monkeypatch.setattr(follow, "REPORT_SECONDS", 3600.0)  # a report at the end of each poll
+    first = SessionLog("sess_a")
+    first.created(0)
+    for kind, payload in turn_events(1, "tool"):
+        first.add(kind, "turn_1", payload, 10)
+    path = first.write(tmp_path)
+    shown = first.sequence
+    timeline = Timeline([], watch_dir=tmp_path)
+    reports: list[tuple[PollResult, int]] = []
+    reported = threading.Event()
+    folded = threading.Event()
+    grown = shown + 2 * len(turn_events(2, "tool")) + 1  # both logs, once they have grown
+
+    def changed(result: PollResult) -> None:
+        reports.append((result, end_snapshot(timeline).position))
+        reported.set()
+
+    def progress() -> None:
+        if timeline.total >= grown:
+            folded.set()
+
+    follower = Follower(timeline, changed, progress, paced=True)
+    thread = threading.Thread(target=follower.run)
+    thread.start()
+    try:
+        assert reported.wait(10)
+        assert [(r.added, r.new_files, at) for r, at in reports] == [(shown, 1, shown)]
+        reported.clear()
+        # More lines in the first log, and a second log: folded, not reported.
+        with path.open("ab") as handle:
+            for kind, payload in turn_events(2, "tool"):
+                handle.write(first.add(kind, "turn_2", payload, 20) + b"\n")
+        second = SessionLog("sess_b")
+        second.created(20)
+        for kind, payload in turn_events(2, "tool"):
+            second.add(kind, "turn_2", payload, 20)
+        second.write(tmp_path)
+        assert folded.wait(10)
+        assert not reported.is_set() and len(reports) == 1
+        follower.ready()
+        assert reported.wait(10)
+    finally:
+        follower.stop()
+        thread.join(10)
+    assert not thread.is_alive()
+    assert [(r.added, r.new_files, at) for r, at in reports[1:]] == [(grown - shown, 1, grown)]
+    view = TimelineView(timeline)
+    assert view.seek(grown, hydrate_all=True) == project_state(
+        [event for index in range(grown) if (event := timeline.event_at(index)) is not None]
+    )

@@ -318,6 +318,29 @@ def test_a_replaced_log_is_noticed_by_its_inode(tmp_path: Path) -> None:
     assert timeline.total == plain_log("sess_a", 1).sequence
 
 
+def test_a_replaced_log_is_not_read_on_through_the_descriptor_kept_on_the_old_file(
+    tmp_path: Path,
+) -> None:
+    """Reads go through a descriptor kept open: the old file, replaced and still written to by
+    its writer, must not be read on; the new file is indexed from its start."""
+    old = plain_log("sess_a", 3)
+    path = tmp_path / "sess_a.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in old.lines[:4]))
+    timeline = Timeline([path], watch_dir=tmp_path, every=4)
+    index_all(timeline)
+    assert timeline.total == 4
+    with path.open("ab") as writer:  # the old writer keeps the old file open
+        fresh = tmp_path / "fresh.tmp"
+        fresh.write_bytes(b"".join(line + b"\n" for line in plain_log("sess_a", 1).lines))
+        os.replace(fresh, path)
+        writer.write(b"".join(line + b"\n" for line in old.lines[4:]))  # past the new one's size
+    result = timeline.poll()
+    assert result.notices == [f"{path}: replaced; indexed again from its start"]
+    assert timeline.total == plain_log("sess_a", 1).sequence
+    assert TimelineView(timeline).seek(timeline.total, hydrate_all=True) == project_state(events_of(timeline))
+    assert timeline.poll().added == 0  # and the old file's lines never come later
+
+
 def test_a_log_older_than_what_is_shown_is_put_in_its_place(tmp_path: Path) -> None:
     late = plain_log("sess_a", 2, start_ms=0)
     recent = plain_log("sess_b", 2, start_ms=60_000)

@@ -164,12 +164,8 @@ class LogFile:
             return "truncated"
         if self._fingerprint:
             size = len(self._fingerprint)
-            try:  # os-level calls: this runs for every grown log at every poll
-                fd = os.open(self.path, os.O_RDONLY)
-                try:
-                    before = os.pread(fd, size, self.offset - size)
-                finally:
-                    os.close(fd)
+            try:  # one pread on the kept descriptor: this runs for every grown log at every poll
+                before = os.pread(self._reader(), size, self.offset - size)
             except OSError:
                 return None
             if before != self._fingerprint:
@@ -264,44 +260,41 @@ class LogFile:
 
     def _read_complete(self, budget: int) -> bytes:
         """Bytes from the read offset to the end of the last complete line within `budget` (a
-        longer line is read whole; not past the `horizon`); b"" if no complete line is there yet."""
+        longer line is read whole; not past the `horizon`); b"" if no complete line is there yet.
+
+        Reads go through the descriptor kept open (`_reader`): a follower reads every grown log
+        at every poll, and with the `horizon` known a read is one `pread` (the size needs no
+        `fstat`). A log replaced under that descriptor is what `changed()` reports."""
         horizon = self.horizon
-        if horizon is not None and horizon <= self.offset:
+        offset = self.offset
+        if horizon is not None and horizon <= offset:
             self.caught_up = True
             return b""  # nothing new at the last look (`changed()` just stat'ed it)
         try:
-            if horizon is None and os.stat(self.path).st_size <= self.offset:
+            fd = self._reader()
+            size = os.fstat(fd).st_size if horizon is None else horizon
+            if size <= offset:
                 self.caught_up = True
-                return b""  # nothing new: one stat, no open
-            fd = os.open(self.path, os.O_RDONLY)
+                return b""  # nothing new
+            self.caught_up = size - offset <= budget
+            data = os.pread(fd, min(budget, size - offset), offset)
+            end = data.rfind(b"\n")
+            if end < 0 and data:  # one line longer than the budget: read until its newline
+                pieces = [data]
+                read = len(data)
+                while end < 0 and data:
+                    data = os.pread(fd, budget, offset + read)
+                    pieces.append(data)
+                    end = data.rfind(b"\n")
+                    if end >= 0:
+                        end += read
+                    read += len(data)
+                data = b"".join(pieces)
         except FileNotFoundError:
             return b""
         except OSError as error:
             self.error = f"{self.path}: {error.strerror or error}"
             return b""
-        try:
-            stat = os.fstat(fd)
-            self._identity = (stat.st_dev, stat.st_ino)
-            size = stat.st_size if horizon is None else min(stat.st_size, horizon)
-            self.caught_up = size - self.offset <= budget
-            data = os.pread(fd, min(budget, max(0, size - self.offset)), self.offset)
-            end = data.rfind(b"\n")
-            pieces = [data]
-            read = len(data)
-            while end < 0 and data:  # one line longer than the budget: read until its newline
-                data = os.pread(fd, budget, self.offset + read)
-                pieces.append(data)
-                end = data.rfind(b"\n")
-                if end >= 0:
-                    end += read
-                read += len(data)
-            if len(pieces) > 1:
-                data = b"".join(pieces)
-        except OSError as error:
-            self.error = f"{self.path}: {error.strerror or error}"
-            return b""
-        finally:
-            os.close(fd)
         self.error = None
         return data[: end + 1] if end >= 0 else b""
 
@@ -338,10 +331,15 @@ class LogFile:
             size = max(size, 65536)
 
     def _reader(self) -> int:
-        """A descriptor kept open for random reads (`pread` needs no seek, so threads share it)."""
-        if self._read_fd is None:
-            self._read_fd = os.open(self.path, os.O_RDONLY)
-        return self._read_fd
+        """The descriptor kept open for reading (`pread` needs no seek, so threads share it);
+        the file it was opened on is the `_identity` that `changed()` compares the path with."""
+        fd = self._read_fd
+        if fd is None:
+            fd = os.open(self.path, os.O_RDONLY)
+            stat = os.fstat(fd)
+            self._identity = (stat.st_dev, stat.st_ino)
+            self._read_fd = fd
+        return fd
 
     def close(self) -> None:
         """Close the descriptor kept for reading (it is opened again when needed)."""

@@ -28,6 +28,7 @@ same lock, and splitting them would put that lock's rules in two places.
 
 from __future__ import annotations
 
+import os
 import threading
 from array import array
 from bisect import bisect_left, bisect_right
@@ -96,6 +97,7 @@ class Timeline:
         self.watch_dir = watch_dir
         self.files: list[LogFile] = []
         self._by_path: dict[Path, LogFile] = {}
+        self._names: set[str] = set()  # of the files in `watch_dir` that are in the timeline
         self.file_of = array("I")
         self.kinds = bytearray()
         self._positions: list[array[int]] = []
@@ -123,6 +125,8 @@ class Timeline:
         file = LogFile(path, len(self.files))
         self.files.append(file)
         self._by_path[path] = file
+        if path.parent == self.watch_dir:
+            self._names.add(path.name)
         self._positions.append(array("I"))
         self._corrupt.append(set())
         self._last_entry.append(None)
@@ -461,15 +465,19 @@ class Timeline:
         return result
 
     def _new_logs(self) -> list[Path]:
-        """`*.jsonl` files of the watched directory that are not in the timeline yet."""
+        """`*.jsonl` files of the watched directory that are not in the timeline yet (by name: a
+        follower looks at every poll, so no `Path` is made for a log it has already)."""
         directory = self.watch_dir
+        if directory is None:
+            return []
         try:
-            if directory is None or not directory.is_dir():
-                return []
-            paths = sorted(directory.glob("*.jsonl"), key=lambda p: p.stem)
+            names = os.listdir(directory)
         except OSError:
             return []
-        return [path for path in paths if path not in self._by_path]
+        known = self._names
+        new = [name for name in names if name.endswith(".jsonl") and name not in known]
+        paths = sorted((directory / name for name in new), key=lambda p: p.stem)
+        return [path for path in paths if path not in self._by_path and path.is_file()]
 
 
 def _late(ts: str, newest: str) -> bool:

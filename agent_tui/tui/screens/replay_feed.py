@@ -13,8 +13,11 @@ before the app's start-up, or here; a thread takes its list, or reads the tails 
 child could not, and the screen's stop ends the child); once it is
 drawn, another thread asks the search index what each log spent (`logs_spend`), so the
 list's costs become the whole logs'. Following runs a `Follower` in a thread of its own; each change arrives as the state at the new
-end, already folded, so the screen's thread never parses a line it did not ask for. A followed
-end is redrawn at most every `FOLLOW_PAINT_SECONDS`.
+end, already folded, so the screen's thread never parses a line it did not ask for. The follower
+is paced by the screen: it makes the next end only when the screen asks for it, once the last one
+is painted and its period is over: at least `FOLLOW_PAINT_SECONDS`, longer when a paint costs
+more than `FOLLOW_PAINT_SHARE` of that (the reading thread keeps the rest of the interpreter, so
+it keeps up with busy logs), at most `FOLLOW_PAINT_MAX_SECONDS`.
 
 Invariants:
 - the threads only post messages; what they report is taken on the screen's thread (the
@@ -32,11 +35,11 @@ import gc
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Protocol
 
 from textual.content import Content
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from agent_tui.reducer import DashboardState, collector_paused
@@ -65,12 +68,21 @@ from agent_tui.tui.messages import (
     ReplayOpened,
     ReplaySpendScanned,
 )
+from agent_tui.tui.run_collector import RunCollector
 from agent_tui.tui.screens.replay_view import ReplayPanels, ReplaySource, ReplayView
 from agent_tui.tui.widgets.index_progress import IndexProgress
 
 PROGRESS_SECONDS = 0.1
 FIRST_PAINT_WAIT = 1.0
 FOLLOW_PAINT_SECONDS = 0.1
+"""Following: a new end is shown at most this often."""
+FOLLOW_PAINT_SHARE = 1 / 3
+"""Following: showing ends (the screen's work from taking one to having painted it, in CPU time)
+takes at most about this share of the time; a dearer paint makes the next end wait longer. At
+30,000 events a second over 200 logs, reading and folding them takes about half the interpreter
+and an end costs about 45 ms to show: the next end waits about 135 ms."""
+FOLLOW_PAINT_MAX_SECONDS = 0.5
+"""Following: the longest wait between two shown ends, however dear a paint."""
 LIST_FOLLOW_SECONDS = 1.0
 """Many logs, following: how often the list looks at every log's size (a stat each)."""
 HEADS_BEFORE_PAINT = 5_000
@@ -144,9 +156,9 @@ class ReplayFeed:
         self._stopping = threading.Event()
         self._run_stop = threading.Event()  # stops the indexing of the current family
         self._follower: Follower | None = None
-        self._pending_end: Snapshot | None = None
-        self._end_timer: Timer | None = None
-        self._last_end_shown = 0.0
+        self._collector = RunCollector()  # while following (see `_follow`)
+        self._ends_shown = 0  # followed ends taken; the follower is asked for the next once each
+        self._asked = 0  # the last of them after which the follower was asked for the next
 
     @property
     def screen(self) -> Screen[object]:
@@ -187,6 +199,7 @@ class ReplayFeed:
         self._resume.set()
         self._first_paint.set()
         gc.unfreeze()  # what indexing (or the list of many logs) kept out may be collected again
+        self._collector.restore()
         if self._listing is not None:
             self._listing.close()
         if self._follower is not None:
@@ -297,13 +310,18 @@ class ReplayFeed:
         self._run(index, "replay-index")
 
     def _follow(self, timeline: Timeline) -> None:
+        # Following folds and paints for as long as the logs grow: what exists now is kept out of
+        # the collector's passes and the young are collected less often (`RunCollector`; about
+        # a tenth of the reading thread's time at 30,000 events a second).
+        self._collector.keep_out()
+
         def follow() -> None:
             def changed(result: PollResult) -> None:
                 for notice in result.notices:
                     self.screen.post_message(NoticePosted(notice, "Logs changed", timeout=8))
                 self.screen.post_message(ReplayAppended(end_snapshot(timeline)))
 
-            follower = self._follower = Follower(timeline, changed)
+            follower = self._follower = Follower(timeline, changed, paced=True)
             if not self._stopping.is_set():
                 follower.run()
 
@@ -493,26 +511,45 @@ class ReplayFeed:
             self._follow(timeline)
 
     def take_appended(self, message: ReplayAppended) -> None:
-        # Following many busy logs, new ends arrive faster than a screen is worth redrawing:
-        # show at most one every FOLLOW_PAINT_SECONDS (the newest), and leave the interpreter to
-        # the thread that reads the logs in between.
+        # The follower made this end because the screen asked (see the module docstring): show
+        # it now, and ask for the next once it is painted and its period is over.
         if message.end.timeline is not self.cursor.timeline:
             return  # the follower of a family chosen before this one
-        self._pending_end = message.end
-        wait = self._last_end_shown + FOLLOW_PAINT_SECONDS - time.monotonic()
-        if wait <= 0:
-            self._take_end()
-        elif self._end_timer is None:
-            self._end_timer = self.screen.set_timer(wait, self._take_end)
+        began, cpu = time.monotonic(), time.thread_time()
+        self._ends_shown += 1
+        ticket = self._ends_shown
+        self._take_end(message.end)
+        self.screen.call_after_refresh(self._end_painted, ticket, began, cpu)
+        # In case no paint comes (another screen on top): ask anyway, later.
+        self.screen.set_timer(FOLLOW_PAINT_MAX_SECONDS, partial(self._ask_next_end, ticket))
 
-    def _take_end(self) -> None:
-        host, source, cursor = self.host, self.source, self.cursor
-        self._end_timer = None
-        end, self._pending_end = self._pending_end, None
-        view = cursor.view
-        if end is None or view is None or cursor.indexing:
+    def _end_painted(self, ticket: int, began: float, cpu: float) -> None:
+        """The end taken at `began` (monotonic) and `cpu` (this thread's CPU time) is painted:
+        ask for the next once its period is over (see `FOLLOW_PAINT_SHARE`)."""
+        if ticket != self._ends_shown:
             return
-        self._last_end_shown = time.monotonic()
+        cost = time.thread_time() - cpu
+        period = min(FOLLOW_PAINT_MAX_SECONDS, max(FOLLOW_PAINT_SECONDS, cost / FOLLOW_PAINT_SHARE))
+        wait = began + period - time.monotonic()
+        if wait <= 0:
+            self._ask_next_end(ticket)
+        else:
+            self.screen.set_timer(wait, partial(self._ask_next_end, ticket))
+
+    def _ask_next_end(self, ticket: int) -> None:
+        """Ask the follower for the end after the one taken as `ticket` (once, and only if no
+        end was taken since)."""
+        if ticket != self._ends_shown or self._asked >= ticket:
+            return
+        self._asked = ticket
+        if self._follower is not None:
+            self._follower.ready()
+
+    def _take_end(self, end: Snapshot) -> None:
+        host, source, cursor = self.host, self.source, self.cursor
+        view = cursor.view
+        if view is None or cursor.indexing:
+            return
         timeline = cursor.timeline
         if timeline is not None and len(timeline.files) != len(source.files):
             source.files = [file.path for file in timeline.files]
