@@ -140,7 +140,8 @@ def open_plain(path: Path) -> BinaryIO:
     socket or device is refused without waiting for a writer.
 
     Raises:
-        OSError: it cannot be opened, or it is not a plain file (`EINVAL`, "not a plain file").
+        OSError: it cannot be opened, it is a directory (`EISDIR`, as `open` says), or it is
+            not a plain file (`EINVAL`, "not a plain file").
     """
     return os.fdopen(plain_descriptor(path), "rb")
 
@@ -153,7 +154,10 @@ def plain_descriptor(path: Path) -> int:
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
             raise OSError(errno.EINVAL, "not a plain file", str(path))
         os.set_blocking(fd, True)
     except BaseException:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import random
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -421,3 +422,42 @@ def test_lines_written_while_a_poll_reads_wait_for_the_next_poll_and_none_is_lat
         ("sess_a", 3),
         ("sess_b", 3),
     ]
+
+
+def _returns(call: Any, fifo: Path) -> list[Any]:
+    """`call()` in a thread: what it returned, failing if it waits on the pipe `fifo` (freed by a
+    writer end before the test fails)."""
+    returned: list[Any] = []
+    thread = threading.Thread(target=lambda: returned.append(call()), daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    if thread.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join()
+        raise AssertionError("it waited for a writer on the pipe")
+    return returned
+
+
+def test_a_log_replaced_by_a_fifo_stops_nothing(tmp_path: Path) -> None:
+    """A named pipe swapped in for a followed log (after the directory listed it as a plain
+    file): opening it for reading would wait for a writer forever. Neither the poll nor a read
+    of that log waits; the other log goes on being followed."""
+    path = plain_log("sess_a", 2).write(tmp_path)
+    other = plain_log("sess_b", 3, start_ms=1)
+    first = len(plain_log("sess_b", 2, start_ms=1).lines)
+    other_path = tmp_path / "sess_b.jsonl"
+    other_path.write_bytes(b"".join(line + b"\n" for line in other.lines[:first]))
+    timeline = Timeline([path, other_path], watch_dir=tmp_path, every=4)
+    index_all(timeline)
+    pipe = tmp_path / "pipe.tmp"
+    os.mkfifo(pipe)
+    os.replace(pipe, path)
+    [result] = _returns(timeline.poll, path)
+    assert result.notices == [f"{path}: replaced; indexed again from its start"]
+    file = timeline.files[0]
+    file.horizon = None  # as a read outside a poll (the scrubber's) finds it
+    assert _returns(file.read_entries, path) == [[]]
+    assert file.error == f"{path}: not a plain file"
+    with other_path.open("ab") as writer:
+        writer.write(b"".join(line + b"\n" for line in other.lines[first:]))
+    assert _returns(timeline.poll, path)[0].added == len(other.lines) - first

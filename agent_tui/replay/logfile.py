@@ -28,6 +28,7 @@ import orjson
 
 from agent_tui.events import Event, EventValidationError, event_from_dict, json_problem
 from agent_tui.events.validation import BUILDERS_WITH_V
+from agent_tui.private_files import plain_descriptor
 from agent_tui.store import LineIndex, foreign_session
 
 READ_BYTES = 256 * 1024
@@ -335,7 +336,7 @@ class LogFile:
         the file it was opened on is the `_identity` that `changed()` compares the path with."""
         fd = self._read_fd
         if fd is None:
-            fd = os.open(self.path, os.O_RDONLY)
+            fd = plain_descriptor(self.path)  # a pipe swapped in for the log: refused, never waited on
             stat = os.fstat(fd)
             self._identity = (stat.st_dev, stat.st_ino)
             self._read_fd = fd
