@@ -17,7 +17,9 @@ its own, exactly as a `Static` wraps each line of the joined text), and:
 - when an update keeps the height, repaints only the rows that changed, without a layout.
 It looks like a `Static` of the lines joined by newlines, but for one thing: a wrapped line's
 continuation rows hang under its text (`hanging.py`), so `◆ a long answer` or `    risk · …`
-does not run on at column 0. `content` is that text (joined when asked). While the user selects text in it, it paints as a plain `Static` does
+does not run on at column 0. No link in it is an action (`@click`; Markdown links are dropped),
+so Textual's link styling is off: it cost each painted row a pass over its segments' metadata.
+`content` is that text (joined when asked). While the user selects text in it, it paints as a plain `Static` does
 (selection offsets run over the whole text).
 """
 
@@ -76,6 +78,7 @@ class TranscriptLines(Static):
 
     def __init__(self, content: Content | None = None, *, id: str | None = None) -> None:
         super().__init__("", id=id)
+        self.set_reactive(TranscriptLines.auto_links, False)
         self._lines: list[Content] = []
         self._keys: list[_LineKey] = []
         self._joined: Content | None = None
