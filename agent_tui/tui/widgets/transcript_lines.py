@@ -61,9 +61,14 @@ def _moved_down(strips: list[Strip], lines: int, chars: int = 0) -> list[Strip]:
     for strip in strips:
         segments = []
         for text, style, control in strip:
-            offset = style.meta.get("offset") if style is not None else None
-            if style is not None and offset is not None:
-                style = style + Style.from_meta({"offset": (offset[0] + chars, offset[1] + lines)})
+            meta = style.meta if style is not None else None
+            offset = meta.get("offset") if meta else None
+            if style is not None and meta and offset is not None:
+                meta["offset"] = (offset[0] + chars, offset[1] + lines)
+                # The same style with the new metadata: `+` would read and write both styles'
+                # metadata again; without a link the plain copy takes the new metadata as is.
+                base = style if style.link else style.clear_meta_and_links()
+                style = base + Style.from_meta(meta)
             segments.append(Segment(text, style, control))
         moved.append(Strip(segments, strip.cell_length))
     return moved
