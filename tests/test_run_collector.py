@@ -27,3 +27,18 @@ def test_overlapping_runs_leave_the_collector_as_it_was_when_the_last_one_ends()
     finally:
         first.restore()
         second.restore()
+
+
+def test_a_view_that_freezes_by_its_own_means_only_collects_the_young_less_often() -> None:
+    before = gc.get_threshold()
+    frozen = gc.get_freeze_count()
+    replay = RunCollector()
+    try:
+        replay.young_less_often()
+        assert gc.get_threshold()[0] == max(before[0], YOUNG_COLLECTION_ALLOCATIONS)
+        assert gc.get_threshold()[1:] == before[1:]
+        assert gc.get_freeze_count() == frozen  # nothing frozen on its behalf
+        replay.restore()
+        assert gc.get_threshold() == before
+    finally:
+        replay.restore()

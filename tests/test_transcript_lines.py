@@ -6,6 +6,7 @@ long text scrolled to its end wraps the rows on screen, not the lines above them
 from __future__ import annotations
 
 import asyncio
+from bisect import bisect_right
 
 import pytest
 from textual.app import App, ComposeResult
@@ -88,3 +89,30 @@ async def test_a_long_text_at_its_end_wraps_what_shows() -> None:
         assert widget.wrapped - before <= 2 * PANEL_HEIGHT  # the rows on screen, not 500 lines
         assert widget.wrapped <= 4 * PANEL_HEIGHT
         assert widget.render_line(499).text.rstrip() == "line 499 of a long answer"
+
+
+@pytest.mark.anyio
+async def test_each_painted_cell_names_its_character_for_text_selection() -> None:
+    # Selection reads the `offset` (x, y) a cell's style carries: x is the character's index in
+    # its line, y the line's index, as in a `Static` of the lines joined, on every row a line
+    # wraps into (hanging rows too) and whatever else the cell's style holds.
+    lines = [line for line in LINES if "\t" not in line.plain] + [
+        Content.assemble(("- ", "bold"), ("a styled item that runs on " * 3, "italic"))
+    ]
+    app = _Panel(lines)
+    async with app.run_test(size=(60, 30)):
+        await _painted(app)
+        widget = app.query_one(TranscriptLines)
+        checked = 0
+        for y in range(widget.size.height):
+            index = widget._row_keys[bisect_right(widget._starts, y) - 1][1]
+            plain = lines[index].plain
+            for segment in widget.render_line(y):
+                offset = segment.style.meta.get("offset") if segment.style is not None else None
+                if offset is None or not segment.text.strip():
+                    continue
+                x, line = offset
+                assert line == index
+                assert plain[x : x + len(segment.text)] == segment.text
+                checked += 1
+        assert checked > len(lines)

@@ -10,7 +10,9 @@ Invariants:
   of the feed's threads to the feed, and gives the view and the feed what they use of it
   (`ReplayPanels`, `FeedHost`);
 - the cursor keys belong to the go-to/filter prompt while it is open, and `home`/`end` to the
-  detail while it has focus.
+  detail while it has focus;
+- while the screen is up, the collector takes the young less often (`RunCollector`): what
+  indexing built is frozen by the feed, and a seek's garbage is freed by reference counting.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from agent_tui.tui.messages import (
     ScrubRequested,
     SessionSelected,
 )
+from agent_tui.tui.run_collector import RunCollector
 from agent_tui.tui.screens.replay_feed import ReplayFeed
 from agent_tui.tui.screens.replay_view import DEFAULT_SPEED, ReplaySource, ReplayView, replay_mode
 from agent_tui.tui.screens.sessions import SessionsScreen
@@ -130,6 +133,7 @@ class ReplayScreen(SessionsScreen):
         self._carry = 0.0
         self._match_generation = -1
         self._matched_upto = 0  # the filter's matches cover the events before this index
+        self._collector = RunCollector()
 
     # -- what tests, the app and the search read of the parts ----------------------------------
     @property
@@ -171,6 +175,7 @@ class ReplayScreen(SessionsScreen):
         return self.query_one(IndexProgress)
 
     def on_mount(self) -> None:
+        self._collector.young_less_often()
         super().on_mount()
         self.set_interval(FOLLOW_TICK_SECONDS, self._follow_tick)
         scrubber = self.scrubber
@@ -183,6 +188,7 @@ class ReplayScreen(SessionsScreen):
 
     def on_unmount(self) -> None:
         self.feed.stop()
+        self._collector.restore()
 
     def selected_session(self) -> str | None:
         return self.session_tree.selected_id

@@ -64,6 +64,7 @@ class Scrubber(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.set_reactive(Scrubber.auto_links, False)  # no action links: none to style at each paint
         self.cells_for: Callable[[int], list[Cell]] | None = None
 
     def render(self) -> Content:

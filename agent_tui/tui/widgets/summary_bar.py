@@ -102,7 +102,8 @@ class SummaryBar(Horizontal):
         parts += events_count
         if location:
             parts += [sep, marked(location, MUTED)]
-        self.query_one("#summary-counts", Static).update(Content.assemble(*parts, *tail))
+        # One row whatever it says (`1fr` wide): a new text repaints it without a layout.
+        self.query_one("#summary-counts", Static).update(Content.assemble(*parts, *tail), layout=False)
 
     def _fitted_location(
         self, parts: list[_Part], events_count: list[_Part], tail: list[_Part], width: int

@@ -17,7 +17,9 @@ its own, exactly as a `Static` wraps each line of the joined text), and:
 - when an update keeps the height, repaints only the rows that changed, without a layout.
 It looks like a `Static` of the lines joined by newlines, but for one thing: a wrapped line's
 continuation rows hang under its text (`hanging.py`), so `◆ a long answer` or `    risk · …`
-does not run on at column 0. `content` is that text (joined when asked). While the user selects text in it, it paints as a plain `Static` does
+does not run on at column 0. No link in it is an action (`@click`; Markdown links are dropped),
+so Textual's link styling is off: it cost each painted row a pass over its segments' metadata.
+`content` is that text (joined when asked). While the user selects text in it, it paints as a plain `Static` does
 (selection offsets run over the whole text).
 """
 
@@ -59,9 +61,14 @@ def _moved_down(strips: list[Strip], lines: int, chars: int = 0) -> list[Strip]:
     for strip in strips:
         segments = []
         for text, style, control in strip:
-            offset = style.meta.get("offset") if style is not None else None
-            if style is not None and offset is not None:
-                style = style + Style.from_meta({"offset": (offset[0] + chars, offset[1] + lines)})
+            meta = style.meta if style is not None else None
+            offset = meta.get("offset") if meta else None
+            if style is not None and meta and offset is not None:
+                meta["offset"] = (offset[0] + chars, offset[1] + lines)
+                # The same style with the new metadata: `+` would read and write both styles'
+                # metadata again; without a link the plain copy takes the new metadata as is.
+                base = style if style.link else style.clear_meta_and_links()
+                style = base + Style.from_meta(meta)
             segments.append(Segment(text, style, control))
         moved.append(Strip(segments, strip.cell_length))
     return moved
@@ -76,6 +83,7 @@ class TranscriptLines(Static):
 
     def __init__(self, content: Content | None = None, *, id: str | None = None) -> None:
         super().__init__("", id=id)
+        self.set_reactive(TranscriptLines.auto_links, False)
         self._lines: list[Content] = []
         self._keys: list[_LineKey] = []
         self._joined: Content | None = None
