@@ -268,7 +268,9 @@ def test_replay_dump_of_one_of_our_logs_imports_no_importer(tmp_path: Path, reco
     assert among(modules, HEAVY + IMPORTERS) == []
 
 
-def test_replay_of_a_log_the_importers_must_look_at_still_goes_through_them(tmp_path: Path, recorded: Path) -> None:
+def test_replay_of_a_log_the_importers_must_look_at_still_goes_through_them(
+    tmp_path: Path, recorded: Path
+) -> None:
     # Ours beside a Claude Code sub-agent log (one that could go with it), a file that is no log,
     # and a missing file: the importers decide, in their own words.
     ours = tmp_path / "logs" / sorted(recorded.glob("*.jsonl"))[0].name

@@ -4,10 +4,12 @@ Invariants this module guarantees:
 - `project_state(events)` is pure from the caller's view: no clocks, no randomness, no I/O, it
   reads nothing but the events, so the same events give equal states (`==`). The live dashboard
   (`apply_event` on each event as it is stored) and the replay scrubber (`project_state` over the
-  log, or `apply_event` from a `copy()` checkpoint) therefore show the same thing by construction;
-- `apply_event(state, event)` mutates `state` in place and returns it (replay folds millions of
-  events, so it allocates as little as it can); reducing a prefix, copying, then reducing the rest
-  equals reducing everything at once;
+  log, or `apply_event` from a `copy()` checkpoint) therefore show the same thing by construction:
+  there is one loop, `fold_into(state, events)`; `project_state` is it on a new state, and
+  `apply_event(state, event)` is it on one event;
+- `fold_into` and `apply_event` mutate `state` in place (replay folds millions of events, so the
+  fold allocates as little as it can); reducing a prefix, copying, then reducing the rest equals
+  reducing everything at once;
 - it never raises on a valid event, whatever the order: a session whose `session.created` was
   not seen, a turn event without `turn.started`, a tool event without its request are all
   tolerated (their views are created lazily with what is known); unknown event types are counted
