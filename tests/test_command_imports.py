@@ -257,3 +257,50 @@ def test_a_lazily_loaded_name_stays_itself_once_every_module_is_loaded() -> None
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "[]", package
+
+
+def test_replay_dump_of_one_of_our_logs_imports_no_importer(tmp_path: Path, recorded: Path) -> None:
+    log = sorted(recorded.glob("*.jsonl"))[0]
+    done, modules = run_listed("replay", str(log), "--dump", "state", home=tmp_path)
+    assert done.returncode == 0, said(done)
+    assert done.stdout.startswith("{")
+    assert "agent_tui.replay.dump" in modules
+    assert among(modules, HEAVY + IMPORTERS) == []
+
+
+def test_replay_of_a_log_the_importers_must_look_at_still_goes_through_them(
+    tmp_path: Path, recorded: Path
+) -> None:
+    # Ours beside a Claude Code sub-agent log (one that could go with it), a file that is no log,
+    # and a missing file: the importers decide, in their own words.
+    ours = tmp_path / "logs" / sorted(recorded.glob("*.jsonl"))[0].name
+    ours.parent.mkdir()
+    ours.write_bytes(sorted(recorded.glob("*.jsonl"))[0].read_bytes())
+    (ours.parent / "agent-1.jsonl").write_text('{"type": "user", "sessionId": "x", "uuid": "u"}\n')
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"note": "not a log"}\n')
+    for path, status, words in (
+        (ours, 0, ""),
+        (notes, 2, f"{notes}: not a Claude Code, Codex or agent-tui log"),
+        (tmp_path / "gone.jsonl", 2, f"{tmp_path / 'gone.jsonl'}: no such file or directory"),
+    ):
+        done, modules = run_listed("replay", str(path), "--dump", "events", home=tmp_path)
+        assert done.returncode == status, said(done)
+        assert words in said(done)
+        assert "agent_tui.importers" in modules
+
+
+def test_one_of_our_logs_is_given_as_the_importers_would_give_it(tmp_path: Path, recorded: Path) -> None:
+    from agent_tui.importers import replay_inputs
+
+    samples = Path(__file__).parent / "sample-logs"
+    logs = [*sorted(recorded.glob("*.jsonl")), *sorted(samples.glob("*/*.jsonl"))]
+    ours = [log for log in logs if not log.name.startswith("agent-")]
+    assert len(ours) > 5
+    for log in ours:
+        with open_replay(log) as given, replay_inputs([log]) as expected:
+            assert (given.files, given.watch_dir, given.warnings) == (
+                expected.files,
+                expected.watch_dir,
+                expected.warnings,
+            ), log

@@ -196,3 +196,22 @@ def test_apply_event_one_by_one_equals_project_state(events: list[Event]) -> Non
     orjson.dumps(folded.to_state_dump())  # JSON-ready
     asked = [p.order for p in folded.pending_permissions()]
     assert asked == sorted(asked)
+
+
+@PROPERTY
+@given(events=event_logs())
+def test_project_state_takes_equal_session_ids_in_other_strings_as_one_session(events: list[Event]) -> None:
+    # `project_state` keeps a run of one session's events by the identity of its id string (a
+    # replayed log's events share one) and counts the run once it ends: an equal id in another
+    # string object is still the same session, counted the same.
+    copies = []
+    for event in events:
+        copy = event_from_dict(event.to_dict())
+        copy.session_id = "".join(list(event.session_id))  # equal, and a new object
+        assert copy.session_id is not event.session_id
+        copies.append(copy)
+    folded = fold(events)
+    assert_same_views(project_state(copies), folded)
+    assert [(s.event_count, s.last_sequence) for s in project_state(copies).sessions.values()] == [
+        (s.event_count, s.last_sequence) for s in folded.sessions.values()
+    ]

@@ -2,7 +2,7 @@
 
 It stands on `agent_tui.events` only (never Textual, never the runtime), so the TUI and the
 headless `replay --dump state` fold logs the same way. Import from here: `views` holds what the
-dashboard shows, `fold` the fold itself (`project_state`, `apply_event`), `turn_events`,
+dashboard shows, `fold` the fold itself (`project_state`, `apply_event`, `fold_into`), `turn_events`,
 `tool_events` and `spend_events` what each event type does, `spend` the tokens-and-dollars value
 every cost total is, `earlier_spend` what a session listed from its last turn spent before it,
 `timestamps` the durations read from event times, `agent_reports` an ACP agent's plan and mode.
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agent_tui.reducer.attention import AttentionPolicy, Notification
     from agent_tui.reducer.collector import collector_paused
     from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, usage_events
-    from agent_tui.reducer.fold import apply_event, project_state
+    from agent_tui.reducer.fold import apply_event, fold_into, project_state
     from agent_tui.reducer.spend import NO_SPEND, Spend
     from agent_tui.reducer.timestamps import epoch_ms, ms_between
     from agent_tui.reducer.turn_events import apply_frame
@@ -62,6 +62,7 @@ __all__ = [
     "apply_frame",
     "collector_paused",
     "epoch_ms",
+    "fold_into",
     "ms_between",
     "project_state",
     "usage_events",

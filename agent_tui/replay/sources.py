@@ -8,6 +8,7 @@ everything after this module reads only our format.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -20,6 +21,47 @@ if TYPE_CHECKING:
 
 class ReplaySourceError(Exception):
     """PATH is not something we can replay; the message says why in one sentence."""
+
+
+@dataclass
+class OwnLog:
+    """What `open_replay` gives for one log of ours on its own: what the importers' `ReplayInputs`
+    would hold for it (the file; no folder to watch, no warning, nothing to convert or clean up)."""
+
+    files: list[Path]
+    watch_dir: None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def __enter__(self) -> OwnLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+_SNIFF_BYTES = 256 * 1024
+"""The most of a first line `_lone_log_of_ours` reads (the importers' detection reads no more)."""
+
+
+def _lone_log_of_ours(path: Path) -> bool:
+    """Whether `path` is one of our logs that the importers would take alone and as it is: a file
+    whose first line is a valid event of ours (what their detection tells ours by, and stricter),
+    with no Claude Code sub-agent logs that could go with it (`agent-*.jsonl` beside it, or a
+    `<stem>/subagents` folder). When not, the importers decide (and word any error)."""
+    from agent_tui.events import EventValidationError, event_from_json
+
+    if not path.is_file():
+        return False
+    if path.suffix == ".jsonl" and not path.name.startswith("agent-"):
+        if (path.parent / path.stem / "subagents").exists() or any(path.parent.glob("agent-*.jsonl")):
+            return False
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(_SNIFF_BYTES)
+        event_from_json(first)
+    except (OSError, EventValidationError):
+        return False
+    return first.endswith(b"\n")
 
 
 def log_files(path: Path) -> list[Path]:
@@ -88,7 +130,7 @@ def open_replay(
     follow: bool = False,
     tools: tuple[Literal["claude", "codex"], ...] = (),
     since: str | None = None,
-) -> ReplayInputs:
+) -> ReplayInputs | OwnLog:
     """What `agent-tui replay` reads: our logs for PATH and/or the users' own Claude Code / Codex
     sessions (`tools`, newest first, changed within `since`). Foreign logs are converted by the
     importers (see `agent_tui.importers.materialize`); use the result as a context manager, so a
@@ -97,6 +139,10 @@ def open_replay(
     Raises:
         ReplaySourceError: nothing to replay, with the reason.
     """
+    if path is not None and not tools and since is None and _lone_log_of_ours(path):
+        return OwnLog([path])
+    # Anything else goes through the importers (their modules, pydantic models and price table
+    # cost a replay 0.06 s of start-up): they find foreign logs, and say what is wrong.
     from agent_tui.importers import ImportInputError, replay_inputs
     from agent_tui.importers.locations import TOOL_NAMES, default_dir, parse_since, recent_sessions
 
