@@ -12,13 +12,14 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 import agent_tui
 from agent_tui.cli.search import own_logs
-from agent_tui.replay.sources import open_replay
+from agent_tui.replay.sources import _lone_log_of_ours, open_replay
 
 SCENARIO = Path(__file__).parent / "sample-logs" / "scenario.json"
 CONSOLE_SCRIPT = Path(sys.executable).parent / "agent-tui"
@@ -304,3 +305,24 @@ def test_one_of_our_logs_is_given_as_the_importers_would_give_it(tmp_path: Path,
                 expected.watch_dir,
                 expected.warnings,
             ), log
+
+
+def test_a_pipe_swapped_in_for_a_lone_log_is_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the look (`is_file`) and the read of its first line, a named pipe put in the log's
+    place: the read refuses it rather than wait for a writer, and the importers decide (and say
+    what is wrong)."""
+    pipe = tmp_path / "sess_pipe.jsonl"
+    os.mkfifo(pipe)
+    monkeypatch.setattr(Path, "is_file", lambda self: True)  # it was a file when looked at
+    answered: list[bool] = []
+    thread = threading.Thread(target=lambda: answered.append(_lone_log_of_ours(pipe)), daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    waited = thread.is_alive()
+    if waited:  # a writer end frees the read before the test fails
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join()
+    assert not waited, "the first line was read from the pipe"
+    assert answered == [False]

@@ -49,6 +49,7 @@ def _lone_log_of_ours(path: Path) -> bool:
     with no Claude Code sub-agent logs that could go with it (`agent-*.jsonl` beside it, or a
     `<stem>/subagents` folder). When not, the importers decide (and word any error)."""
     from agent_tui.events import EventValidationError, event_from_json
+    from agent_tui.private_files import open_plain
 
     if not path.is_file():
         return False
@@ -56,7 +57,7 @@ def _lone_log_of_ours(path: Path) -> bool:
         if (path.parent / path.stem / "subagents").exists() or any(path.parent.glob("agent-*.jsonl")):
             return False
     try:
-        with path.open("rb") as handle:
+        with open_plain(path) as handle:  # a pipe swapped in since `is_file`: not waited on
             first = handle.readline(_SNIFF_BYTES)
         event_from_json(first)
     except (OSError, EventValidationError):
