@@ -25,6 +25,7 @@ from agent_tui.replay.catalog import FAMILY_LOGS, TAIL_BYTES, read_entry
 from agent_tui.replay.sources import replay_files
 from agent_tui.tui.formatting import STATUS_GLYPH
 from agent_tui.tui.replay_app import ReplayApp
+from agent_tui.tui.run_collector import RunCollector
 from agent_tui.tui.screens.replay import ReplayScreen
 from agent_tui.tui.screens.replay_view import LIST_FROM
 
@@ -235,6 +236,21 @@ async def test_what_existed_stays_out_of_the_collector_while_the_list_is_open(hi
     # The screen closed: everything may be collected again.
     assert gc.get_freeze_count() == 0
     assert gc.isenabled()
+
+
+@pytest.mark.anyio
+async def test_a_list_closed_inside_a_live_run_leaves_what_the_run_keeps_out(history: list[Path]) -> None:
+    gc.unfreeze()  # (whatever an earlier test in this process left frozen)
+    live = RunCollector()  # the live dashboard's run, which a replay opened from search sits in
+    live.keep_out()
+    try:
+        app = ReplayApp(history)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _listed(pilot, app.replay)
+        assert gc.get_freeze_count() > 0  # the replay closed; the live run is still up
+    finally:
+        live.restore()
+    assert gc.get_freeze_count() == 0
 
 
 @pytest.mark.anyio

@@ -42,3 +42,25 @@ def test_a_view_that_freezes_by_its_own_means_only_collects_the_young_less_often
         assert gc.get_threshold() == before
     finally:
         replay.restore()
+
+
+def test_a_view_that_freezes_at_its_own_moments_does_not_unfreeze_a_run_still_up() -> None:
+    before = gc.get_threshold()
+    live, replay = RunCollector(), RunCollector()
+    try:
+        live.keep_out()
+        replay.freeze()  # a replay opened inside the live dashboard keeps what it indexed out
+        assert gc.get_threshold()[0] == max(before[0], YOUNG_COLLECTION_ALLOCATIONS)  # as the live run set
+        replay.restore()  # the replay closes
+        assert gc.get_freeze_count() > 0  # the live run's things stay out
+        live.restore()
+        assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == before
+        replay.freeze()  # alone: it freezes, and leaves the thresholds as they were
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == before
+        replay.restore()
+        assert gc.get_freeze_count() == 0
+    finally:
+        live.restore()
+        replay.restore()

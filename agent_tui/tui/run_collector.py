@@ -12,8 +12,11 @@ Invariants:
 - the collector is the process's: runs that overlap (two dashboards in one test process) share
   it, and when the last run that kept things out calls `restore()`, everything is unfrozen and
   the thresholds are the ones from before the first run's `keep_out`;
-- a view that keeps its lasting part out by its own means (the replay's feed freezes what its
-  indexing built) asks only for the young to be collected less often (`young_less_often`): a
+- a view that keeps its lasting part out at moments of its own (the replay's feed, once its
+  indexing or its list is built) freezes through `freeze()`, which counts it as one of the
+  runs: a replay opened inside the live dashboard and closed again does not unfreeze what the
+  live run keeps out;
+- a view may ask only for the young to be collected less often (`young_less_often`): a
   seek's fold, detail and paint allocate tens of thousands of short-lived objects, and at
   Python's default each seek paid eight young collections and every tenth seek an older one.
 """
@@ -44,13 +47,22 @@ class RunCollector:
     def young_less_often(self) -> None:
         """Collect the youngest objects less often (`YOUNG_COLLECTION_ALLOCATIONS`), freezing
         nothing; `restore()` undoes it as it undoes `keep_out`."""
+        self._join()
+        first, *older = _thresholds_before
+        gc.set_threshold(max(first, YOUNG_COLLECTION_ALLOCATIONS), *older)
+
+    def freeze(self) -> None:
+        """Freeze what exists now, leaving the thresholds as they are; `restore()` unfreezes it
+        once no other run keeps things out."""
+        self._join()
+        gc.freeze()
+
+    def _join(self) -> None:
         global _thresholds_before
         if not _runs:
             _thresholds_before = gc.get_threshold()
         if self not in _runs:
             _runs.append(self)
-        first, *older = _thresholds_before
-        gc.set_threshold(max(first, YOUNG_COLLECTION_ALLOCATIONS), *older)
 
     def restore(self) -> None:
         """The collector as it was before the runs, once no other run keeps things out."""

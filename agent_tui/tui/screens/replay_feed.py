@@ -6,7 +6,7 @@ be painted, counts the logs' lines and indexes them in batches of about a thousa
 posting progress; every key works meanwhile (what is not indexed yet is simply not reachable).
 Over many logs, what exists when they are opened (the app, its modules) and their lists as
 read (they hold no cycles) are kept out of the collector's passes until the screen closes
-(`gc.freeze`), their list from the heads is read
+(`RunCollector.freeze`), their list from the heads is read
 before the screen first paints (by a thread beyond `HEADS_BEFORE_PAINT` logs), while a child
 process reads it from heads and tails on the other core (`CatalogChild`, started by the CLI
 before the app's start-up, or here; a thread takes its list, or reads the tails itself if the
@@ -156,7 +156,7 @@ class ReplayFeed:
         self._stopping = threading.Event()
         self._run_stop = threading.Event()  # stops the indexing of the current family
         self._follower: Follower | None = None
-        self._collector = RunCollector()  # while following (see `_follow`)
+        self._collector = RunCollector()  # what indexing keeps out, and following (see `_follow`)
         self._ends_shown = 0  # followed ends taken; the follower is asked for the next once each
         self._asked = 0  # the last of them after which the follower was asked for the next
 
@@ -172,7 +172,7 @@ class ReplayFeed:
             # What exists now (the app, its modules) lives as long as the screen: kept out of
             # the collector's full passes, which over thousands of logs' heads, tails and tree
             # lines would otherwise each scan it again (`stop` lets it go).
-            gc.freeze()
+            self._collector.freeze()
             files = self.source.files
             listing = self._listing
             if listing is None or listing.paths != tuple(files):
@@ -183,7 +183,7 @@ class ReplayFeed:
             if len(files) <= HEADS_BEFORE_PAINT:
                 with collector_paused():  # frozen as the list from the tails is (`_list`)
                     heads = read_catalog(self.source.files, tails=False)
-                    gc.freeze()
+                    self._collector.freeze()
                 self.take_listed(ReplayListed(heads, complete=False))
             else:
                 self.host.scrubber.label = marked(f"listing {len(self.source.files):,} logs…", "$text-accent")
@@ -198,8 +198,7 @@ class ReplayFeed:
         self._run_stop.set()
         self._resume.set()
         self._first_paint.set()
-        gc.unfreeze()  # what indexing (or the list of many logs) kept out may be collected again
-        self._collector.restore()
+        self._collector.restore()  # what indexing or following kept out may be collected again
         if self._listing is not None:
             self._listing.close()
         if self._follower is not None:
@@ -230,7 +229,7 @@ class ReplayFeed:
                 complete = heads.with_tails()
             if complete is None or self._stopping.is_set():
                 return  # the screen is gone (and has let go of what was frozen)
-            gc.freeze()
+            self._collector.freeze()
         self.screen.post_message(ReplayListed(complete, complete=True))
 
     def _follow_list(self, catalog: Catalog) -> None:
@@ -493,7 +492,7 @@ class ReplayFeed:
         else:
             # What indexing built lives as long as the screen: keep the collector from scanning it.
             gc.collect()
-            gc.freeze()
+            self._collector.freeze()
             cursor.report_errors()
         if not source.following:  # followed, the bytes after the last newline may be a line being written
             for notice in torn_tail_notices(timeline.files, message.end.state):
