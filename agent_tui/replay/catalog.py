@@ -41,7 +41,7 @@ import orjson
 from agent_tui.events import Event
 from agent_tui.events.validation import BUILDERS_WITH_V
 from agent_tui.private_files import plain_descriptor
-from agent_tui.reducer import DashboardState, SessionView, apply_event
+from agent_tui.reducer import DashboardState, SessionView, fold_into
 from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, earlier_spend
 from agent_tui.reducer.views import tree_order
@@ -205,8 +205,7 @@ def _fold_listed(catalog: Catalog, picked: list[Event]) -> None:
     # lines' order (a tuple key saying so costs ten times more for 100k events).
     picked.sort(key=attrgetter("ts"))
     state = catalog.state
-    for event in picked:
-        apply_event(state, event)
+    fold_into(state, picked)
     for entry in catalog.entries.values():
         if entry.session_id not in state.sessions:  # no readable head: listed by its file name
             state.sessions[entry.session_id] = SessionView(entry.session_id, title=entry.path.name)

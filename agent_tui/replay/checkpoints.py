@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from agent_tui.events import Event
-from agent_tui.reducer import DashboardState, TurnView, apply_event
+from agent_tui.reducer import DashboardState, TurnView, fold_into
 from agent_tui.replay.logfile import FileCursor, LogFile, decode_trusted
 
 _HEADER_FIELDS = tuple(
@@ -160,12 +160,15 @@ def fold_lines(
 ) -> DashboardState:
     """Fold lines `[start, end)` of `file` (from byte `offset`), skipping `corrupt` lines."""
     state = DashboardState() if state is None else state
-    for number, line in enumerate(file.iter_lines_at(offset, end - start), start):
-        if number in corrupt:
-            continue
-        event = decode_trusted(line)
-        if event is not None:
-            apply_event(state, event)
+    lines = enumerate(file.iter_lines_at(offset, end - start), start)
+    fold_into(
+        state,
+        (
+            event
+            for number, line in lines
+            if number not in corrupt and (event := decode_trusted(line)) is not None
+        ),
+    )
     return state
 
 
@@ -186,10 +189,15 @@ def fold_session(
                 yield positions[number], line
 
     scratch = DashboardState()
-    for _index, line in heapq.merge(*(lines(*source) for source in sources)):
-        event = decode_trusted(line)
-        if event is not None and event.session_id == session_id:
-            apply_event(scratch, event)
+    merged = heapq.merge(*(lines(*source) for source in sources))
+    fold_into(
+        scratch,
+        (
+            event
+            for _, line in merged
+            if (event := decode_trusted(line)) is not None and event.session_id == session_id
+        ),
+    )
     session = scratch.sessions.get(session_id)
     return session.turns if session is not None else []
 

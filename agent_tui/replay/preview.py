@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_tui.events import Event
-from agent_tui.reducer import DashboardState, apply_event
+from agent_tui.reducer import DashboardState, project_state
 from agent_tui.replay.logfile import LogFile, decode_line
 
 PREVIEW_EVENTS = 4_000
@@ -28,10 +28,7 @@ def preview_end(files: Sequence[LogFile], budget: int = PREVIEW_EVENTS) -> Dashb
     for file in files:
         picked += _tail(file, per_file)
     picked.sort(key=lambda item: item[:3])
-    state = DashboardState()
-    for *_key, event in picked:
-        apply_event(state, event)
-    return state
+    return project_state(event for *_key, event in picked)
 
 
 def _tail(file: LogFile, count: int) -> list[tuple[str, int, int, Event]]:

@@ -14,10 +14,11 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from agent_tui.events import Event
-from agent_tui.reducer import DashboardState, apply_event
+from agent_tui.reducer import DashboardState, fold_into
 from agent_tui.replay.checkpoints import SessionMark, restore
 from agent_tui.replay.kinds import CORRUPT
 from agent_tui.replay.logfile import decode_trusted
@@ -180,17 +181,22 @@ class TimelineView:
             readers[file_id] = timeline.files[file_id].iter_lines_at(offset, count)
         state = self.state
         event: Event | None = None
-        for index in range(start, end):
-            file_id = file_of[index]
-            raw = next(readers[file_id])
-            line, offset = lines.get(file_id, (0, 0))
-            lines[file_id] = (line + 1, offset + len(raw) + 1)
-            if kinds[index] == CORRUPT:
-                event = None
-                continue
-            event = decode_trusted(raw)
-            if event is not None:  # (None: the file changed under us; the follower will notice)
-                apply_event(state, event)
+
+        def events() -> Iterator[Event]:
+            nonlocal event
+            for index in range(start, end):
+                file_id = file_of[index]
+                raw = next(readers[file_id])
+                line, offset = lines.get(file_id, (0, 0))
+                lines[file_id] = (line + 1, offset + len(raw) + 1)
+                if kinds[index] == CORRUPT:
+                    event = None
+                    continue
+                event = decode_trusted(raw)
+                if event is not None:  # (None: the file changed under us; the follower will notice)
+                    yield event
+
+        fold_into(state, events())  # one fold over the run, not one per event
         self.event = event
         self.position = end
         for session_id, index in timeline.irregular_at.items():
