@@ -38,7 +38,7 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_tui.events import Event
-from agent_tui.reducer import DashboardState, TurnView, apply_event
+from agent_tui.reducer import DashboardState, TurnView, apply_event, fold_into
 from agent_tui.replay.checkpoints import (
     Checkpoint,
     Hydrator,
@@ -231,6 +231,8 @@ class Timeline:
         next_checkpoint = self._checkpoint_positions[-1] + every
         track: SessionTrack | None = None
         track_id: str | None = None
+        pending: list[Event] = []  # folded into `working` together, before anything reads it
+        hold = pending.append
         for file, run in runs:
             file_id = file.file_id
             positions = self._positions[file_id]
@@ -260,25 +262,32 @@ class Timeline:
                             track = tracks[session_id] = SessionTrack(file_id)
                     assert track is not None
                     if not track.regular:
-                        apply_event(working, event)
+                        hold(event)
                     elif (
                         event.turn_id == track.turn_id
                         and track.turn_id is not None
                         and not track.finished
                         and track.file_id == file_id
                     ):
-                        apply_event(working, event)  # the running turn goes on: no new turn
+                        hold(event)  # the running turn goes on: no new turn
                         if kind == "turn.completed":
                             track.finished = True
                     else:
+                        if pending:
+                            fold_into(working, pending)
+                            pending.clear()
                         self._fold_off_turn(track, event, file_id, index, entry)
                 index += 1
                 if index >= next_checkpoint:
+                    if pending:
+                        fold_into(working, pending)
+                        pending.clear()
                     self._checkpoint_at(index, file, entry, last_event)
                     next_checkpoint = index + every
             self._last_entry[file_id] = run[-1]
             if last_event is not None:
                 self._last_event[file_id] = last_event
+        fold_into(working, pending)
         self.total = index
         if runs:
             file, run = runs[-1]
