@@ -483,10 +483,9 @@ class Timeline:
             names = os.listdir(directory)
         except OSError:
             return []
-        known = self._names
+        known = self._names  # every log of the timeline in `directory` (`_add_file`)
         new = [name for name in names if name.endswith(".jsonl") and name not in known]
-        paths = sorted((directory / name for name in new), key=lambda p: p.stem)
-        return [path for path in paths if path not in self._by_path and path.is_file()]
+        return sorted((path for name in new if (path := directory / name).is_file()), key=lambda p: p.stem)
 
 
 def _late(ts: str, newest: str) -> bool:
