@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import random
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from replay_logs import SessionLog, turn_events
+from support_pipes import returns_without_waiting
 
 from agent_tui.events import Event
 from agent_tui.reducer import project_state
@@ -424,20 +424,6 @@ def test_lines_written_while_a_poll_reads_wait_for_the_next_poll_and_none_is_lat
     ]
 
 
-def _returns(call: Any, fifo: Path) -> list[Any]:
-    """`call()` in a thread: what it returned, failing if it waits on the pipe `fifo` (freed by a
-    writer end before the test fails)."""
-    returned: list[Any] = []
-    thread = threading.Thread(target=lambda: returned.append(call()), daemon=True)
-    thread.start()
-    thread.join(timeout=30)
-    if thread.is_alive():
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        thread.join()
-        raise AssertionError("it waited for a writer on the pipe")
-    return returned
-
-
 def test_a_log_replaced_by_a_fifo_stops_nothing(tmp_path: Path) -> None:
     """A named pipe swapped in for a followed log (after the directory listed it as a plain
     file): opening it for reading would wait for a writer forever. Neither the poll nor a read
@@ -452,12 +438,12 @@ def test_a_log_replaced_by_a_fifo_stops_nothing(tmp_path: Path) -> None:
     pipe = tmp_path / "pipe.tmp"
     os.mkfifo(pipe)
     os.replace(pipe, path)
-    [result] = _returns(timeline.poll, path)
+    [result] = returns_without_waiting(timeline.poll, path)
     assert result.notices == [f"{path}: replaced; indexed again from its start"]
     file = timeline.files[0]
     file.horizon = None  # as a read outside a poll (the scrubber's) finds it
-    assert _returns(file.read_entries, path) == [[]]
+    assert returns_without_waiting(file.read_entries, path) == [[]]
     assert file.error == f"{path}: not a plain file"
     with other_path.open("ab") as writer:
         writer.write(b"".join(line + b"\n" for line in other.lines[first:]))
-    assert _returns(timeline.poll, path)[0].added == len(other.lines) - first
+    assert returns_without_waiting(timeline.poll, path)[0].added == len(other.lines) - first
