@@ -67,9 +67,6 @@ BATCH_BYTES = 16 << 20
 """Logs are indexed in transactions of about this many bytes read: FTS5 writes its pending terms
 as a segment at each commit (and when they outgrow its hash), so many small transactions would
 repeat both the commits and the merging of small segments."""
-HASH_BYTES = 8 << 20
-"""How many bytes of pending terms FTS5 keeps in memory before it writes them as a segment (set
-when the index is made; an index made before keeps FTS5's 1 MB)."""
 COUNT_CAP = 10_000
 """Matches are counted up to this many (a count beyond it is said as `10000+`)."""
 
@@ -319,9 +316,6 @@ class SearchIndex:
                 # Merge eight segments at a time, not four: about a tenth less work while building,
                 # and no slower to query.
                 connection.execute("INSERT INTO hits (hits, rank) VALUES ('automerge', 8)")
-                # Pending terms written as a segment per 8 MB, not per 1 MB: fewer segments to merge
-                # (7% fewer instructions building 300 logs, counted with callgrind).
-                connection.execute(f"INSERT INTO hits (hits, rank) VALUES ('hashsize', {HASH_BYTES})")
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             connection.execute("COMMIT")
         except BaseException:
