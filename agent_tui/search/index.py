@@ -21,9 +21,13 @@ Invariants:
 - a line that is not JSON or not an event is skipped and counted (`FileStatus.corrupt`, the
   first one's line number); a torn last line (no newline yet) waits for its newline. Nothing
   in a log makes `sync` raise; an unreadable file is reported in `SyncReport.unreadable`;
-- files are brought up to date in `BEGIN IMMEDIATE` transactions (a batch of files each, one
-  savepoint per file) in which each file's record is read again first, so two processes syncing
-  one index never index a line twice;
+- files are brought up to date in `BEGIN IMMEDIATE` transactions (a batch of files each) in
+  which each file's record is read again first, so two processes syncing one index never index
+  a line twice;
+- a log that cannot be read (an OSError at any read) leaves the index as it was, and the next
+  sync reads it from the same place: what is new in it is read whole before its rows are
+  written (more than one read chunk: written as read, in a savepoint of its own), and its
+  record (a new log's row in `files`) is written last;
 - the index file is made 0600 before SQLite opens it (SQLite gives its `-wal`/`-shm` the same
   mode), its folders 0700 when made here (`private_files`): it holds what the logs say;
 - an index of another schema version, or a file SQLite cannot read as a database, is deleted
@@ -60,9 +64,9 @@ TAIL_BYTES = 256
 """How much before the place indexing resumes from is hashed, to tell a log rewritten in place
 (same first line, as long or longer) from one that grew."""
 BATCH_BYTES = 16 << 20
-"""Logs are indexed in transactions of about this many bytes read (each log in a savepoint of
-its own, where FTS5 writes a segment): committing, not the segments, is what many small
-transactions would repeat."""
+"""Logs are indexed in transactions of about this many bytes read: FTS5 writes its pending terms
+as a segment at each commit (and when they outgrow its hash), so many small transactions would
+repeat both the commits and the merging of small segments."""
 COUNT_CAP = 10_000
 """Matches are counted up to this many (a count beyond it is said as `10000+`)."""
 
@@ -196,6 +200,7 @@ _KNOWN_COLUMNS = [column.name for column in fields(_Known)]
 _KNOWN = ", ".join(_KNOWN_COLUMNS)
 """The columns of `files` a `_Known` holds, in its order: `id`, then what `_record` writes."""
 _RECORD = f"UPDATE files SET {' = ?, '.join(_KNOWN_COLUMNS[1:])} = ? WHERE id = ?"
+_INSERT = f"INSERT INTO files (path, {_KNOWN}) VALUES (?{', ?' * len(_KNOWN_COLUMNS)})"
 
 
 _Planned = tuple[Path, os.stat_result, int, _Known | None]
@@ -444,18 +449,13 @@ class SearchIndex:
         return plan
 
     def _sync_one(self, path: Path, report: SyncReport) -> int:
-        """Index one log in a savepoint of the caller's transaction (an unreadable one is
-        reported and left as it was); the bytes read."""
-        db = self._db
-        db.execute("SAVEPOINT one_log")
+        """Index one log in the caller's transaction (an unreadable one is reported and leaves the
+        index as it was: see `_index_from`); the bytes read."""
         try:
-            read = self._sync_file(path, report)
+            return self._sync_file(path, report)
         except OSError as error:
-            db.execute("ROLLBACK TO one_log")
             report.unreadable.append((path, error.strerror or str(error)))
-            read = 0
-        db.execute("RELEASE one_log")
-        return read
+            return 0
 
     def _drop(self, file_id: int) -> None:
         db = self._db
@@ -496,7 +496,7 @@ class SearchIndex:
                 report.reindexed.append(path)
             elif known is not None:
                 start = (known.resume_offset, known.resume_line, known.resume_corrupt)
-            return self._index_from(handle, path, self._reading(key, known, start), fresh, head, report)
+            return self._index_from(handle, path, self._reading(known, start), fresh, head, report)
 
     def _index_from(
         self,
@@ -508,34 +508,58 @@ class SearchIndex:
         report: SyncReport,
     ) -> int:
         """Index one log from where `reading` starts (its resume point, or its start) to its last
-        complete line, and record where it is now; the bytes read."""
-        from agent_tui.search.extract import RowBuilder
+        complete line, and record where it is now; the bytes read.
 
-        base = reading.file_id << LINE_BITS
-        self._db.execute(
-            "DELETE FROM hits WHERE rowid >= ? AND rowid < ?", (base + reading.line, base + (1 << LINE_BITS))
-        )
-        rows, read = reading.read(handle, fresh.st_size, RowBuilder(base), self._insert)
-        report.rows += rows
+        What is new in a log of one read chunk is read whole before anything is written, so an
+        OSError leaves the index as it was without a savepoint: FTS5 writes its pending terms as
+        a new segment at every savepoint (and at every statement that needs a statement journal,
+        such as a range DELETE), and one segment per log is what it would then merge again and
+        again. A larger log is written as it is read, in a savepoint of its own.
+        """
+        from agent_tui.search.extract import RowBuilder
+        from agent_tui.search.reading import READ_CHUNK
+
+        builder, start = RowBuilder(reading.file_id << LINE_BITS), reading.line
+        if fresh.st_size - reading.offset <= READ_CHUNK:
+            rows: list[Row] = []
+            count, read = reading.read(handle, fresh.st_size, builder, rows.extend)
+            tail = _tail_hash(handle, reading.pending[0])
+            self._clear_from(reading.file_id, start)
+            self._insert(rows)
+        else:
+            self._db.execute("SAVEPOINT one_log")
+            try:
+                self._clear_from(reading.file_id, start)
+                count, read = reading.read(handle, fresh.st_size, builder, self._insert)
+                tail = _tail_hash(handle, reading.pending[0])
+            except OSError:
+                self._db.execute("ROLLBACK TO one_log")
+                raise
+            finally:
+                self._db.execute("RELEASE one_log")
+        report.rows += count
         report.bytes += read
         report.indexed += 1
-        self._record(reading, handle, path, fresh, head)
+        self._record(reading, path, fresh, head, tail)
         return read
 
-    def _reading(self, key: str, known: _Known | None, start: tuple[int, int, int]) -> LogReading:
-        """Where the reading of a log starts: its row (made now for a new log), what its lines
-        before `start` said, and from where its spend goes on."""
+    def _clear_from(self, file_id: int, line: int) -> None:
+        """Drop a log's rows from `line` on (an answer that was open, or the whole log read
+        again); asked first, as a DELETE ends FTS5's pending segment."""
+        bounds = ((file_id << LINE_BITS) + line, (file_id + 1) << LINE_BITS)
+        if self._db.execute("SELECT 1 FROM hits WHERE rowid >= ? AND rowid < ? LIMIT 1", bounds).fetchone():
+            self._db.execute("DELETE FROM hits WHERE rowid >= ? AND rowid < ?", bounds)
+
+    def _reading(self, known: _Known | None, start: tuple[int, int, int]) -> LogReading:
+        """Where the reading of a log starts: its id (the next free one for a new log, whose row
+        `_record` makes), what its lines before `start` said, and from where its spend goes on."""
         from agent_tui.search.reading import LogReading
         from agent_tui.search.spend import LogSpend
 
         offset, line, corrupt = start
-        if known is None:
-            cursor = self._db.execute(
-                "INSERT INTO files (path, size, mtime_ns, inode, head, offset, lines, resume_offset,"
-                " resume_line, resume_corrupt, resume_tail, corrupt) VALUES (?, 0, 0, 0, '', 0, 0, 0, 0, 0, '', 0)",
-                (key,),
-            )
-            return LogReading(int(cursor.lastrowid or 0), offset, line, corrupt)
+        if known is None:  # (the transaction holds the write lock: no one else takes this id)
+            (free,) = self._db.execute("SELECT coalesce(max(id), 0) + 1 FROM files").fetchone()
+            return LogReading(free, offset, line, corrupt)
         return LogReading(
             known.id,
             offset,
@@ -547,10 +571,9 @@ class SearchIndex:
             known.offset if offset else 0,
         )
 
-    def _record(
-        self, reading: LogReading, handle: BinaryIO, path: Path, fresh: os.stat_result, head: str
-    ) -> None:
-        """Remember where a log was read through, where to resume, and what it said."""
+    def _record(self, reading: LogReading, path: Path, fresh: os.stat_result, head: str, tail: str) -> None:
+        """Remember where a log was read through, where to resume (`tail`: the hash of what
+        precedes it), and what it said; a new log's row is made here."""
         session_id, agent_name, title = reading.names
         pending_offset, pending_line, pending_corrupt = reading.pending
         record = _Known(
@@ -564,7 +587,7 @@ class SearchIndex:
             pending_offset,
             pending_line,
             pending_corrupt,
-            _tail_hash(handle, pending_offset),
+            tail,
             reading.corrupt,
             reading.first_corrupt,
             session_id if isinstance(session_id, str) else path.stem,
@@ -572,7 +595,9 @@ class SearchIndex:
             title if isinstance(title, str) else None,
             reading.spend.dumps(),
         )
-        self._db.execute(_RECORD, (*astuple(record)[1:], record.id))
+        values = astuple(record)
+        if self._db.execute(_RECORD, (*values[1:], record.id)).rowcount == 0:
+            self._db.execute(_INSERT, (str(path.absolute()), *values))
 
     def _insert(self, rows: list[Row]) -> None:
         if rows:
