@@ -222,7 +222,9 @@ class TranscriptLines(Static):
 
     def _wrap(self, row_key: _RowsKey, line: Content, width: int) -> list[Strip]:
         hung = hang_rows(line, width)
-        if hung is None:
+        if hung is None and self._plain_row(row_key, line, width):
+            strips = [self._one_row(line, row_key[1])]
+        elif hung is None:
             strips = _moved_down(Visual.to_strips(self, line, width, None, self.visual_style), row_key[1])
         else:
             indent, rows = hung
@@ -236,6 +238,31 @@ class TranscriptLines(Static):
         self._rows[row_key] = strips
         self.wrapped += 1
         return strips
+
+    def _plain_row(self, row_key: _RowsKey, line: Content, width: int) -> bool:
+        """Whether `line` is one row that `_one_row` paints as `Visual.to_strips` would: it fits
+        (no tab, no more characters than cells), and the styles neither align, pad nor cut it."""
+        styles = self.styles
+        return (
+            len(row_key[0][0]) <= width
+            and line.cell_length <= width
+            and "\t" not in row_key[0][0]
+            and styles.text_wrap == "wrap"
+            and styles.text_align in ("left", "start")
+            and not styles.line_pad
+            and tuple(styles.content_align) == ("left", "top")
+        )
+
+    def _one_row(self, line: Content, y: int) -> Strip:
+        """`line`, which fits, painted as row `y` of the text without wrapping it: what
+        `Visual.to_strips` gives for it (each cell's selection offset `(x, y)`), for less."""
+        style = self.visual_style
+        segments: list[Segment] = []
+        x = 0
+        for text, text_style in line.render(style, end="", parse_style=self._get_style):
+            segments.append(Segment(text, (style + text_style).rich_style_with_offset(x, y)))
+            x += len(text)
+        return Strip(segments, line.cell_length)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if not width:
