@@ -8,9 +8,10 @@ its own, exactly as a `Static` wraps each line of the joined text), and:
   reuse the rendered rows), or when what wrapping depends on changes: the width, the widget's
   colours and text styles, the theme;
 - measures its height as the sum of its lines' heights; a line that fits in the width (no tab,
-  which the wrap expands) is one row without being wrapped, and is wrapped when it is painted
-  (a seek's new history is measured whole, but mostly painted in part);
-- paints a row from the rows of the line that holds it: Textual asks only for the rows the
+  which the wrap expands) is one row without being wrapped (a seek's new history is measured
+  whole, but mostly painted in part);
+- paints a line that fits as its one row without wrapping it (`one_row`), and a row of a
+  longer line from the rows its wrap gives: Textual asks only for the rows the
   screen shows, so a paint costs what is visible, not the transcript's length; it keeps the
   rows of the `KEPT_LINES` lines shown that were wrapped or painted last (and of no line no
   longer shown), wrapping a line again if it comes back into view;
@@ -37,6 +38,7 @@ from textual.strip import Strip
 from textual.visual import Visual, VisualType
 from textual.widgets import Static
 
+from agent_tui.tui import one_row
 from agent_tui.tui.hanging import hang_rows
 
 KEPT_LINES = 96
@@ -222,8 +224,8 @@ class TranscriptLines(Static):
 
     def _wrap(self, row_key: _RowsKey, line: Content, width: int) -> list[Strip]:
         hung = hang_rows(line, width)
-        if hung is None and self._plain_row(row_key, line, width):
-            strips = [self._one_row(line, row_key[1])]
+        if hung is None and one_row.fits(self, line, width):
+            strips = [one_row.paint(self, line, row_key[1])]  # as the wrap paints it, for less
         elif hung is None:
             strips = _moved_down(Visual.to_strips(self, line, width, None, self.visual_style), row_key[1])
         else:
@@ -238,31 +240,6 @@ class TranscriptLines(Static):
         self._rows[row_key] = strips
         self.wrapped += 1
         return strips
-
-    def _plain_row(self, row_key: _RowsKey, line: Content, width: int) -> bool:
-        """Whether `line` is one row that `_one_row` paints as `Visual.to_strips` would: it fits
-        (no tab, no more characters than cells), and the styles neither align, pad nor cut it."""
-        styles = self.styles
-        return (
-            len(row_key[0][0]) <= width
-            and line.cell_length <= width
-            and "\t" not in row_key[0][0]
-            and styles.text_wrap == "wrap"
-            and styles.text_align in ("left", "start")
-            and not styles.line_pad
-            and tuple(styles.content_align) == ("left", "top")
-        )
-
-    def _one_row(self, line: Content, y: int) -> Strip:
-        """`line`, which fits, painted as row `y` of the text without wrapping it: what
-        `Visual.to_strips` gives for it (each cell's selection offset `(x, y)`), for less."""
-        style = self.visual_style
-        segments: list[Segment] = []
-        x = 0
-        for text, text_style in line.render(style, end="", parse_style=self._get_style):
-            segments.append(Segment(text, (style + text_style).rich_style_with_offset(x, y)))
-            x += len(text)
-        return Strip(segments, line.cell_length)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if not width:
