@@ -1,7 +1,8 @@
 """`TranscriptLines` measures a line that fits in one row without wrapping it, and wraps it when
 it is painted: its height and every row it paints are what wrapping each line gives (a line as
 wide as the panel, an empty one, one with a tab, one that wraps with a hanging indent), and a
-long text scrolled to its end wraps the rows on screen, not the lines above them."""
+long text scrolled to its end wraps the rows on screen, not the lines above them. A line that fits
+is painted without the wrap, cell for cell (styles and selection offsets) as the wrap paints it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from textual.content import Content
 from textual.visual import Visual
 
 from agent_tui.tui.hanging import hang
-from agent_tui.tui.widgets.transcript_lines import TranscriptLines
+from agent_tui.tui.widgets.transcript_lines import TranscriptLines, _moved_down
 
 WIDTH = 40
 PANEL_HEIGHT = 12
@@ -116,3 +117,31 @@ async def test_each_painted_cell_names_its_character_for_text_selection() -> Non
                 assert plain[x : x + len(segment.text)] == segment.text
                 checked += 1
         assert checked > len(lines)
+
+
+FITTING = [
+    Content(""),
+    Content("plain text with trailing spaces   "),
+    Content.styled("muted by a theme variable", "$text-muted"),
+    Content.assemble(("◆ ", "bold $accent"), ("an answer ", ""), ("with code", "italic reverse")),
+    Content.assemble(("a link", "link https://example.com"), (" and after it", "underline")),
+    Content("wide 漢字 and 🙂 cells"),
+    Content("z" * WIDTH),  # exactly the width
+]
+
+
+@pytest.mark.anyio
+async def test_a_line_that_fits_paints_as_the_wrap_paints_it() -> None:
+    # The rows go under a few others so each line's `y` offset is not its row's index alone.
+    lines = [Content("first"), Content("second"), *FITTING]
+    app = _Panel(lines)
+    async with app.run_test(size=(60, 30)):
+        await _painted(app)
+        widget = app.query_one(TranscriptLines)
+        assert widget.size.height == len(lines)
+        for index, line in enumerate(lines):
+            wrapped = Visual.to_strips(widget, line, WIDTH, None, widget.visual_style)
+            (expected,) = _moved_down(wrapped, index)
+            painted = widget.render_line(index)
+            assert list(painted) == list(expected), line.plain
+            assert painted.cell_length == expected.cell_length

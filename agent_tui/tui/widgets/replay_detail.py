@@ -7,7 +7,8 @@ renders the current turn and, going back, only the finished turns that fill what
 left above it; scrolling to its top brings in earlier turns a panel's height at a time (the view
 stays where it was).
 The turns it will show whole are asked for through `hydrate` first (the replay keeps older turns
-as header copies until then).
+as header copies until then). Its scrollbar, which a seek moves, draws straight to rows
+(`row_scrollbar`).
 
 A seek rebuilds the state's turns as new objects, but a finished turn never changes: its lines
 (and their estimated height) are kept by what identifies its content (`_TurnKey`: session, turn,
@@ -27,6 +28,7 @@ from textual.widgets import Static
 from agent_tui.reducer import SessionView, TurnView
 from agent_tui.replay import FULL_TURNS
 from agent_tui.tui.formatting import turn_lines
+from agent_tui.tui.widgets.row_scrollbar import draw_in_rows
 from agent_tui.tui.widgets.session_detail import SessionDetail
 
 HYDRATE_STEP = 4
@@ -65,6 +67,9 @@ class ReplayDetail(SessionDetail):
         self._turns: LRUCache[_TurnKey, tuple[Content, int]] = LRUCache(KEPT_TURNS)
         self._current: tuple[TurnView, tuple[object, ...], list[Content]] | None = None
         """The last current turn shown, what its lines depend on, and its lines."""
+
+    def on_mount(self) -> None:
+        draw_in_rows(self.vertical_scrollbar)  # repainted at each seek: rows without Rich
 
     def _current_lines(self, session: SessionView) -> list[Content]:
         turns = session.turns

@@ -10,7 +10,10 @@ Line 2: play state, `position / total`, the event at the cursor (type, agent, ti
 the cursor was elsewhere, follow and speed.
 
 The widget draws what it is told: the screen sets the reactive fields and `cells_for`, which
-gives the bar's cells for a width (see `agent_tui.replay.bar`).
+gives the bar's cells for a width (see `agent_tui.replay.bar`). Each line is painted on its own
+as one row (`one_row`: no wrap, which a line as wide as the widget does not need), the bar kept
+while what it shows is the same (a step rarely moves the cursor to another cell): a seek
+repaints two rows, not the wrap of a two-line text.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from collections.abc import Callable
 from textual import events
 from textual.content import Content
 from textual.reactive import reactive
+from textual.strip import Strip
 from textual.widget import Widget
 
 from agent_tui.replay import Cell
+from agent_tui.tui import one_row
 from agent_tui.tui.marked import marked
 from agent_tui.tui.messages import ScrubRequested
 
@@ -66,19 +71,45 @@ class Scrubber(Widget):
         super().__init__(id=id)
         self.set_reactive(Scrubber.auto_links, False)  # no action links: none to style at each paint
         self.cells_for: Callable[[int], list[Cell]] | None = None
+        self._bar_row: tuple[object, Strip] | None = None  # what the bar showed, and its row
 
     def render(self) -> Content:
         width = self.content_region.width or self.size.width
         return Content("\n").join([self._bar(width), self._status(width)])
 
-    def _bar(self, width: int) -> Content:
-        if width <= 0:
-            return Content("")
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if self.text_selection is not None or y > 1 or width <= 0:
+            return super().render_line(y)
+        if y == 1:
+            line = self._status(width)
+            return one_row.paint(self, line, 1) if one_row.fits(self, line, width) else super().render_line(y)
+        cells, cursor, indexed, filtering = self._bar_key(width)
+        key = (tuple(cells), cursor, indexed, filtering, bool(self.total), self.visual_style, self.app.theme)
+        if self._bar_row is not None and self._bar_row[0] == key:
+            return self._bar_row[1]
+        line = self._bar(width)
+        if not one_row.fits(self, line, width):
+            return super().render_line(y)
+        row = one_row.paint(self, line, 0)
+        self._bar_row = (key, row)
+        return row
+
+    def _bar_key(self, width: int) -> tuple[list[Cell], int, int, bool]:
+        """What the bar shows at `width`: its cells, the cursor's cell, the first cell not indexed
+        and whether a filter is on."""
         blank: list[Cell] = [""] * width
         cells = self.cells_for(width) if self.cells_for is not None and self.total else blank
         total = self.total
         cursor = min(width - 1, self.position * width // total) if total and self.position else -1
         indexed = self.indexed * width // total if total else 0
+        return cells, cursor, indexed, bool(self.filter_text)
+
+    def _bar(self, width: int) -> Content:
+        if width <= 0:
+            return Content("")
+        cells, cursor, indexed, _filtering = self._bar_key(width)
+        total = self.total
         parts: list[tuple[str, str]] = []  # runs of one style: far fewer segments to draw
         filtering = bool(self.filter_text)
         for cell, mark in enumerate(cells):

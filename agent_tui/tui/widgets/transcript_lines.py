@@ -8,9 +8,10 @@ its own, exactly as a `Static` wraps each line of the joined text), and:
   reuse the rendered rows), or when what wrapping depends on changes: the width, the widget's
   colours and text styles, the theme;
 - measures its height as the sum of its lines' heights; a line that fits in the width (no tab,
-  which the wrap expands) is one row without being wrapped, and is wrapped when it is painted
-  (a seek's new history is measured whole, but mostly painted in part);
-- paints a row from the rows of the line that holds it: Textual asks only for the rows the
+  which the wrap expands) is one row without being wrapped (a seek's new history is measured
+  whole, but mostly painted in part);
+- paints a line that fits as its one row without wrapping it (`one_row`), and a row of a
+  longer line from the rows its wrap gives: Textual asks only for the rows the
   screen shows, so a paint costs what is visible, not the transcript's length; it keeps the
   rows of the `KEPT_LINES` lines shown that were wrapped or painted last (and of no line no
   longer shown), wrapping a line again if it comes back into view;
@@ -37,6 +38,7 @@ from textual.strip import Strip
 from textual.visual import Visual, VisualType
 from textual.widgets import Static
 
+from agent_tui.tui import one_row
 from agent_tui.tui.hanging import hang_rows
 
 KEPT_LINES = 96
@@ -222,7 +224,9 @@ class TranscriptLines(Static):
 
     def _wrap(self, row_key: _RowsKey, line: Content, width: int) -> list[Strip]:
         hung = hang_rows(line, width)
-        if hung is None:
+        if hung is None and one_row.fits(self, line, width):
+            strips = [one_row.paint(self, line, row_key[1])]  # as the wrap paints it, for less
+        elif hung is None:
             strips = _moved_down(Visual.to_strips(self, line, width, None, self.visual_style), row_key[1])
         else:
             indent, rows = hung
