@@ -102,6 +102,30 @@ def test_a_writer_that_read_the_log_before_another_wrote_is_refused_after_it(tmp
     assert sequences(path) == [1, 2, 3, 4, 5, 6]
 
 
+def test_a_writer_that_appended_and_let_go_reads_the_tail_again_before_its_next_append(
+    tmp_path: Path, writers
+) -> None:
+    root = tmp_path / "sessions"
+    path = start_log(root)
+    early, other = writers(root), writers(root)
+    # `early` appended under the lock: it knows the last sequence without reading the file...
+    assert early.ask("read") == "last 1"
+    assert early.ask("append 2") == "wrote 2 3"
+    assert early.ask("release") == "released"  # (the same log object appends next time)
+    assert other.ask("read") == "last 3"
+    assert other.ask("append 3") == "wrote 4 6"
+    assert other.ask("release") == "released"
+    # ...until it let go: what it knew then is not trusted at its next append (#4 is refused).
+    answer = early.ask("append 1")
+    assert (
+        answer.startswith("error EventLogSequenceError")
+        and "expected sequence 7, refused an append of 4" in answer
+    )
+    assert early.ask("read") == "last 6"
+    assert early.ask("append 1") == "wrote 7 7"
+    assert sequences(path) == [1, 2, 3, 4, 5, 6, 7]
+
+
 def test_the_lock_dies_with_its_holder_and_the_next_writer_continues_the_chain(
     tmp_path: Path, writers
 ) -> None:

@@ -290,8 +290,11 @@ class JsonlEventLog:
         if event.session_id != self.session_id:
             raise ValueError(f"{self.path}: an event of session {event.session_id!r} does not go in this log")
         data = event.to_json() + b"\n"  # first: an event JSON cannot hold leaves no file, no lock
-        self.claim()
-        expected = self.last_sequence + 1
+        last = self._last_sequence
+        if last is None or not self._lock.held:  # else what `claim` and `last_sequence` would
+            self.claim()  # answer (held, the tail read under it), without their calls per event
+            last = self.last_sequence
+        expected = last + 1
         if event.sequence != expected:
             raise EventLogSequenceError(self.path, expected, event.sequence)
         if self._fd is None:
