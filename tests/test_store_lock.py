@@ -83,6 +83,12 @@ def test_two_processes_racing_on_one_session_never_both_append(tmp_path: Path, w
     assert sequences(path) == list(range(1, 2 + 5 * 30))  # no duplicate, no gap
 
 
+def assert_refused(answer: str, *, expected: int, got: int) -> None:
+    """`answer` is a writer's report of an append refused for its sequence."""
+    assert answer.startswith("error EventLogSequenceError"), answer
+    assert f"expected sequence {expected}, refused an append of {got}" in answer, answer
+
+
 def test_a_writer_that_read_the_log_before_another_wrote_is_refused_after_it(tmp_path: Path, writers) -> None:
     root = tmp_path / "sessions"
     path = start_log(root)
@@ -92,11 +98,7 @@ def test_a_writer_that_read_the_log_before_another_wrote_is_refused_after_it(tmp
     assert other.ask("release") == "released"
     # The lock is free now, but the log grew since `early` read it: the tail is read again when
     # the lock is taken, so its append of #2 is refused instead of duplicating #2.
-    answer = early.ask("append 1")
-    assert (
-        answer.startswith("error EventLogSequenceError")
-        and "expected sequence 5, refused an append of 2" in answer
-    )
+    assert_refused(early.ask("append 1"), expected=5, got=2)
     assert early.ask("read") == "last 4"
     assert early.ask("append 2") == "wrote 5 6"
     assert sequences(path) == [1, 2, 3, 4, 5, 6]
@@ -116,11 +118,7 @@ def test_a_writer_that_appended_and_let_go_reads_the_tail_again_before_its_next_
     assert other.ask("append 3") == "wrote 4 6"
     assert other.ask("release") == "released"
     # ...until it let go: what it knew then is not trusted at its next append (#4 is refused).
-    answer = early.ask("append 1")
-    assert (
-        answer.startswith("error EventLogSequenceError")
-        and "expected sequence 7, refused an append of 4" in answer
-    )
+    assert_refused(early.ask("append 1"), expected=7, got=4)
     assert early.ask("read") == "last 6"
     assert early.ask("append 1") == "wrote 7 7"
     assert sequences(path) == [1, 2, 3, 4, 5, 6, 7]
