@@ -5,6 +5,9 @@ no Rich markup read from the text, no link made a terminal hyperlink); `W` shows
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,6 +105,24 @@ def test_of_a_long_answer_only_the_last_lines_are_markdown() -> None:
     plain = [row.plain for row in answer_lines(text, 80)]
     assert plain[0] == "◆ **part 0**"  # the start: plain, as it was written
     assert plain[-1] == "  part 999"  # the end, where it grows: Markdown
+
+
+_LOADED = """
+import json, sys
+import agent_tui.tui.formatting
+import agent_tui.tui.replay_app
+before = [name for name in ("agent_tui.tui.answer_markdown", "markdown_it", "rich.markdown") if name in sys.modules]
+from agent_tui.tui.answer_markdown import answer_lines
+print(json.dumps({"before": before, "rows": [row.plain for row in answer_lines("**done**", 40)]}))
+"""
+
+
+def test_the_renderer_loads_with_the_first_answer_not_at_start_up() -> None:
+    """Rich's Markdown, its parser and the highlighter are not imported by the detail's
+    formatting or the replay's app until an answer is shown (a tenth of a second of start-up)."""
+    out = subprocess.run([sys.executable, "-c", _LOADED], capture_output=True, text=True, check=True).stdout
+    loaded = json.loads(out)
+    assert loaded == {"before": [], "rows": ["◆ done"]}
 
 
 def painted(app: AgentTuiApp | ReplayApp) -> list[str]:

@@ -22,7 +22,9 @@ text (a giant code block or paste costs what plain text costs), and of an answer
 `MARKDOWN_ANSWER_LINES` lines only its last that-many lines are Markdown (where a streaming
 answer grows and is read), the lines before them plain: a 2,000-line answer shows in about a
 tenth of a second (`bench/bench_markdown.py`). One parser serves every block (Rich's Markdown
-builds a parser per instance, which cost several times the parse of a short block).
+builds a parser per instance, which cost several times the parse of a short block). The module itself
+(Rich's Markdown, markdown-it, the highlighter) is imported with the first answer shown, not at
+start-up.
 """
 
 from __future__ import annotations

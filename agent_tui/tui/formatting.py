@@ -27,7 +27,6 @@ from agent_tui.reducer import (
     TurnView,
 )
 from agent_tui.tui.agent_plan import mode_line, plan_lines, plan_text_lines
-from agent_tui.tui.answer_markdown import answer_lines
 from agent_tui.tui.hanging import hang
 from agent_tui.tui.marked import marked
 from agent_tui.tui.session_filter import root_of
@@ -368,6 +367,10 @@ def _entry_lines(
     if role == "assistant":
         if not message.text:
             return []
+        # Imported at the first answer shown: Rich's Markdown, its parser and the highlighter are
+        # a tenth of a second of start-up that a screen with no answer on it need not wait for.
+        from agent_tui.tui.answer_markdown import answer_lines
+
         return answer_lines(message.text, answer_width)
     if role == "note":  # dimmed: an imported log's own record (cut to one line), or a model retry
         note = marked(f"  · {message.text}", "$text-muted italic")
