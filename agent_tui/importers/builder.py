@@ -43,7 +43,7 @@ import orjson
 
 from agent_tui.costs.prices import PriceTable, shipped_prices
 from agent_tui.events import Event
-from agent_tui.events.model import Usage, usage_fields, usage_total
+from agent_tui.events.model import Usage, usage_fields
 from agent_tui.events.terminal_text import one_line
 from agent_tui.events.turn_vocabulary import TurnEnd
 from agent_tui.events.turn_writer import DONE, CallEnding, Done, TurnWriter, run_now
@@ -63,7 +63,7 @@ WriteTo = Callable[[str], Callable[[bytes], object]]
 
 
 _dumps = orjson.dumps
-_KIND_JSON: dict[str, bytes] = {}  # event type → its JSON string (a handful of types)
+_KIND_JSON: dict[str, bytes] = {}  # event type → its JSON string and `,"payload":` (a handful)
 
 UNREADABLE = object()
 """What an importer decodes a line that is not JSON to (see `LineImporter.unreadable`)."""
@@ -220,11 +220,19 @@ class _Turn:
     calls: dict[str, _Call] = field(default_factory=dict)
     interrupted: bool = False
     provider_error: bool = False
-    calls_usage: list[dict[str, Any]] = field(default_factory=list)  # model.usage payloads written
+    # The sum of the `model.usage` written (`usage_total` of them, kept as they are written): how
+    # many, tokens, cache counts (None until a call has one), cost (None once a call has none).
+    steps: int = 0
+    prompt: int = 0
+    completion: int = 0
+    cached: int | None = None
+    cache_written: int | None = None
+    cost: float | None = 0.0
     # the latest call's usage, not written yet (a source may repeat it on several lines, the
-    # last wins): its call's key and its `model.usage` payload
+    # last wins): its call's key, its `model.usage` payload, and the figures it was made of
     pending_key: str | None = None
     pending: dict[str, Any] | None = None
+    pending_parts: tuple[int, int, int | None, int | None, float | None] = (0, 0, None, None, None)
     written_keys: set[str] = field(default_factory=set)  # calls whose usage is in the log
     reported_cost: float | None = None  # the turn's cost in USD as the source reported it
 
@@ -284,8 +292,9 @@ class SessionBuilder:
         self._sink = self._write_line  # the writers' commit, bound once
         self._write_to = write_to
         self._put: Callable[[bytes], object] | None = None  # its file's write, once it has a line
-        # What `_write_line` serialized last (to its file only): ts, turn id, and their bytes.
-        self._prefix_bytes = self._prefix.encode()
+        # What `_write_line` serialized last: the time it was given (`last_ts` is it clamped),
+        # the turn id (to its file only), and their bytes.
+        self._id_start = b'{"v":1,"id":"' + self._prefix.encode()
         self._ts_of: str | None = None
         self._ts_json = b""
         self._turn_of: str | bool | None = False  # (False: a first line's turn id, None too, differs)
@@ -296,9 +305,14 @@ class SessionBuilder:
         """The writer's commit: one line, at the time of the source record being read (`_emit`,
         inline: it runs for nearly every line)."""
         ts = self._ts
-        if ts < self.last_ts:
+        if ts is self._ts_of:  # the same record's time again: clamped and serialized already
             ts = self.last_ts
-        self.last_ts = ts
+        else:
+            self._ts_of = ts
+            if ts < self.last_ts:
+                ts = self.last_ts
+            self.last_ts = ts
+            self._ts_json = b',"ts":%s,"type":' % _dumps(ts)
         self.sequence = sequence = self.sequence + 1
         put = self._put
         if put is None:
@@ -319,10 +333,8 @@ class SessionBuilder:
             put = self._put = self._write_to(self.session_id)  # its file opens with its first line
         # The bytes `orjson.dumps` gives of the dict above, made from its parts: what stays the
         # same from line to line (the session and turn, the time of one source record, the
-        # event type) is serialized once (test_import_written_lines holds them equal).
-        if ts is not self._ts_of:
-            self._ts_of = ts
-            self._ts_json = _dumps(ts)
+        # event type) is serialized once (test_import_written_lines holds them equal). Joined,
+        # not `%`-formatted: a bytes format is parsed again for every line, at twice the cost.
         if turn_id is not self._turn_of:
             self._turn_of = turn_id
             self._head = b'","sessionId":%s,"turnId":%s,"sequence":' % (
@@ -331,10 +343,12 @@ class SessionBuilder:
             )
         kind_json = _KIND_JSON.get(kind)
         if kind_json is None:
-            kind_json = _KIND_JSON[kind] = _dumps(kind)
+            kind_json = _KIND_JSON[kind] = _dumps(kind) + b',"payload":'
+        number = b"%d" % sequence
         put(
-            b'{"v":1,"id":"%s%d%s%d,"ts":%s,"type":%s,"payload":%s}\n'
-            % (self._prefix_bytes, sequence, self._head, sequence, self._ts_json, kind_json, _dumps(fields))
+            b"".join(
+                (self._id_start, number, self._head, number, self._ts_json, kind_json, _dumps(fields), b"}\n")
+            )
         )
         return DONE
 
@@ -440,7 +454,11 @@ class SessionBuilder:
             else:
                 stop = "final"
         self.flush_usage(ts)
-        total = usage_total(turn.calls_usage)  # `Usage.of_written`'s payload
+        total = (  # `Usage.of_written`'s payload (`usage_total` of the calls' usage)
+            usage_fields(turn.prompt, turn.completion, turn.cached, turn.cache_written, turn.cost)
+            if turn.steps
+            else None
+        )
         if turn.reported_cost is not None:  # the source's own figure, over our prices
             total = {**(total or {"promptTokens": 0, "completionTokens": 0}), "costUsd": turn.reported_cost}
         cost = total.get("costUsd") if total is not None else None
@@ -482,7 +500,8 @@ class SessionBuilder:
         turn.pending_key = key
         # `ModelUsage.priced_fields`, inline: one per source message
         cost = self.prices.cost_usd(model, prompt, completion, cached, written)
-        turn.pending = usage_fields(prompt, completion, cached, written, cost, len(turn.calls_usage) + 1)
+        turn.pending = usage_fields(prompt, completion, cached, written, cost, turn.steps + 1)
+        turn.pending_parts = (prompt, completion, cached, written, cost)
 
     def report_cost(self, usd: float) -> None:
         """The open turn's cost in USD as the source reported it: `turn.completed`'s
@@ -499,7 +518,15 @@ class SessionBuilder:
         if turn.pending_key is not None:
             turn.written_keys.add(turn.pending_key)
         turn.pending_key = None
-        turn.calls_usage.append(used)
+        turn.steps += 1  # added up as `usage_total` does (same order, so the same float)
+        prompt, completion, cached, written, cost = turn.pending_parts
+        turn.prompt += prompt
+        turn.completion += completion
+        if cached is not None:
+            turn.cached = (turn.cached or 0) + cached
+        if written is not None:
+            turn.cache_written = (turn.cache_written or 0) + written
+        turn.cost = None if turn.cost is None or cost is None else turn.cost + cost
         self._ts = ts
         turn.writer.model_usage(used)
 
@@ -559,11 +586,15 @@ class SessionBuilder:
         if call.decision == "deny":  # denied through a hook: it cannot have run
             self.fail_call(ts, call_id, "permission_denied", result)
             return
-        if not call.started:
-            self.start_call(ts, call_id)
-        call.answered = True  # `_answer`, inline: nearly every tool result comes here
-        self.counts.tool_results += 1
         self._ts = ts
+        if not call.started and not call.answered:
+            if call.stage == "asking":
+                self.start_call(ts, call_id)
+            else:  # `start_call`, inline: nearly every result comes with no start before it
+                call.started = True
+                turn.writer.start_call(call_id, call.tool, args_preview(call.args))
+        call.answered = True  # `_answer`, inline
+        self.counts.tool_results += 1
         turn.writer.complete_call(call_id, call.tool, result, exit_code)
 
     def fail_call(self, ts: str, call_id: str, code: str, message: str) -> None:

@@ -392,7 +392,11 @@ class ClaudeCodeImporter(LineImporter):
         if data.get("isMeta"):
             builder.record(ts, "user.meta", data)
             return
-        if isinstance(content, list) and _has_tool_result(content):
+        if type(content) is list and (
+            # the usual tool result is the content's one block: no loop over it to find that
+            (content and type(first := content[0]) is dict and first.get("type") == "tool_result")
+            or _has_tool_result(content)
+        ):
             for block in content:
                 if not isinstance(block, dict):
                     continue
