@@ -26,8 +26,9 @@ Invariants:
   its view (`ListSpend`);
 - handed over by a child (`lightened`), the views leave out their turns' texts (transcripts,
   assistant text) and tool calls (but those an approval waits on, without their output), which
-  neither the tree, the filter, the summary, the chart nor the approvals read: `whole(session_id)` puts them back (one log read again, at the size it was listed at)
-  before the detail shows that session, the same turns the full fold gave;
+  neither the tree, the filter, the summary, the chart nor the approvals read; `whole` puts a
+  session's back (its log read again, at the size it was listed at) before the detail shows it
+  from the list: the same turns the full fold gave;
 - nothing here imports Textual; `overlay` shows a timeline's sessions over the list.
 """
 

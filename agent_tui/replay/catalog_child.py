@@ -170,8 +170,8 @@ def child_main() -> None:
     paths = [Path(os.fsdecode(name)) for name in names.split(b"\0")] if names else []
     catalog = read_catalog(paths)
     try:
-        # Without the turns' texts, which only the detail shows (`Catalog.whole`): a third of the
-        # bytes, and the most of the objects, to pickle here and unpickle in the parent.
+        # Without the turns' texts, which only the detail shows (`Catalog.whole`): a fifth of the
+        # bytes, and most of the objects, to pickle here and unpickle in the parent.
         light = catalog.lightened()
         sys.stdout.buffer.write(pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL))
         sys.stdout.buffer.flush()
