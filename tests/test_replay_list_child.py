@@ -67,8 +67,17 @@ def history(tmp_path: Path) -> Iterator[list[Path]]:
 
 
 def _same_list(got: Catalog, expected: Catalog) -> None:
+    """The same list; from the child, without its turns' texts until each session is made
+    whole (`Catalog.whole`), then the same state."""
     assert got.complete and expected.complete
     assert got.entries == expected.entries
+    if got.light:
+        assert got.light == {sid for sid, view in expected.state.sessions.items() if view.turns}
+        assert got.state == pickle.loads(pickle.dumps(expected)).lightened().state
+        assert got.state != expected.state  # (the texts are left out indeed)
+        for sid in sorted(got.light):
+            got.whole(sid)
+        assert not got.light
     assert got.state == expected.state
     assert got.problems() == expected.problems()
     assert got.marks() == expected.marks()
@@ -165,9 +174,33 @@ async def test_the_screen_lists_the_logs_from_the_child_or_by_itself(
         )
         catalog = screen.feed.catalog
         assert catalog is not None
+        assert bool(catalog.light) is not killed_first  # the child's leaves the texts out
         _same_list(catalog, read_catalog(history))
         assert screen.session_tree.end_marks.keys() >= {"sess_0010", "sess_0011"}
     assert not listing.running
+
+
+@pytest.mark.anyio
+async def test_a_session_shown_from_the_child_s_list_is_shown_whole(history: list[Path]) -> None:
+    # The family's timeline held at its start: the detail shows the selected session from the
+    # list, its turns' texts (which the child left out) read again from its log.
+    expected = read_catalog(history)
+    app = ReplayApp(history, listing=CatalogChild(history), pause_indexing_after=1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.replay
+        await wait_for(
+            pilot, lambda: screen.feed.catalog is not None and screen.feed.catalog.complete, "the list", 30
+        )
+        catalog = screen.feed.catalog
+        assert catalog is not None and catalog.light
+        for _ in range(3):
+            await pilot.press("down")
+            await pilot.pause()
+            selected = screen.session_tree.selected_id
+            assert selected is not None and selected not in catalog.light
+            assert screen.state.sessions[selected] is catalog.state.sessions[selected]
+            assert catalog.state.sessions[selected] == expected.state.sessions[selected]
+        assert len(catalog.light) > len(history) // 2  # the others are left as they came
 
 
 @pytest.mark.anyio

@@ -24,6 +24,11 @@ Invariants:
 - what a listed session's earlier turns spent is its log's whole spend (asked of the search index
   by the caller: this floor cannot) less its tail's (`CatalogEntry.tail_spend`), added once to
   its view (`ListSpend`);
+- handed over by a child (`lightened`), the views leave out their turns' texts (transcripts,
+  assistant text) and tool calls (but those an approval waits on, without their output), which
+  neither the tree, the filter, the summary, the chart nor the approvals read; `whole` puts a
+  session's back (its log read again, at the size it was listed at) before the detail shows it
+  from the list: the same turns the full fold gave;
 - nothing here imports Textual; `overlay` shows a timeline's sessions over the list.
 """
 
@@ -44,7 +49,7 @@ from agent_tui.private_files import plain_descriptor
 from agent_tui.reducer import DashboardState, SessionView, fold_into
 from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, earlier_spend
-from agent_tui.reducer.views import tree_order
+from agent_tui.reducer.views import ToolCallView, TurnView, tree_order
 from agent_tui.replay.logfile import decode_line
 
 TAIL_BYTES = 8 * 1024
@@ -87,6 +92,33 @@ class Catalog:
     _heads: tuple[tuple[CatalogEntry, Event | None], ...] = field(default=(), repr=False, compare=False)
     """Each log's entry from its head and its `session.created`, in the order listed (what
     `with_tails` starts from)."""
+    light: set[str] = field(default_factory=set, repr=False, compare=False)
+    """The sessions whose views are without their turns' texts (`lightened`), until `whole`."""
+
+    def lightened(self) -> Catalog:
+        """This catalog, its views' turns left without their texts and tool calls (in place:
+        what a child hands over, a fifth of the bytes to pickle and unpickle); `whole` puts them
+        back."""
+        for session_id, view in self.state.sessions.items():
+            if view.turns:
+                asked = {(p.turn_id, p.tool_call_id) for p in view.pending.values()}
+                for turn in view.turns:
+                    _lighten(turn, asked)
+                self.light.add(session_id)
+        return self
+
+    def whole(self, session_id: str) -> None:
+        """Give `session_id`'s view its turns' texts again (if `lightened` left them out): its
+        turns as its log's head and tail fold them, read at the size listed."""
+        if session_id not in self.light:
+            return
+        self.light.discard(session_id)
+        entry = self.entries.get(session_id)
+        view = self.state.sessions.get(session_id)
+        if entry is not None and view is not None:
+            turns = _whole_turns(entry)
+            if turns is not None:
+                view.turns = turns
 
     def with_tails(self) -> Catalog:
         """This list (from the heads) completed from the logs' tails: a new catalog whose every
@@ -161,7 +193,50 @@ class Catalog:
             entries={**self.entries, **update.entries},
             state=overlay(self.state, update.state),
             complete=self.complete,
+            light=self.light.difference(update.state.sessions),
         )
+
+
+def _lighten(turn: TurnView, asked: set[tuple[str, str]]) -> None:
+    """Leave out `turn`'s texts (its transcript, its assistant text) and its tool calls but those
+    an approval waits on (`asked`: (turn id, call id); the approvals show their arguments), their
+    output left out."""
+    turn._text_head = ""
+    turn._closed = ()
+    if turn._open is not None:
+        turn._open = []
+    turn_id = turn.turn_id
+    calls: dict[str, ToolCallView] = {}
+    for call_id, call in turn.tool_calls.items():
+        if (turn_id, call_id) in asked:
+            call.result = None
+            call._out_parts = []
+            call._out_len = 0
+            calls[call_id] = call
+    turn.tool_calls = calls
+
+
+def _whole_turns(entry: CatalogEntry) -> list[TurnView] | None:
+    """The turns of `entry`'s session as its log's head and tail fold them, read at the size it
+    was listed at (a log grown since reads the same bytes); None if it cannot be read now."""
+
+    def read(fd: int) -> tuple[CatalogEntry, list[Event]]:
+        head_entry, created = _head_of(fd, entry.path)
+        if created is None:
+            return head_entry, []
+        size = min(os.fstat(fd).st_size, entry.seen[0])
+        tail = _last_turn(fd, size, entry.path, head_entry.head_end)
+        return head_entry, [created, *(e for e in tail.events if e.session_id == entry.session_id)]
+
+    no_events: list[Event] = []
+    _entry, events = _opened(entry.path, read, no_events)
+    if not events:
+        return None
+    events.sort(key=attrgetter("ts"))  # as `_fold_listed` orders them (the others' are apart)
+    state = DashboardState()
+    fold_into(state, events)
+    view = state.sessions.get(entry.session_id)
+    return view.turns if view is not None else None
 
 
 def _seen(path: Path) -> tuple[int, int]:

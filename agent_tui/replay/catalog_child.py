@@ -13,8 +13,9 @@ Invariants:
   modules) importing this package from the directory the parent imported it from (put first on
   its path only when that directory is not on it already: a checkout, not an install); it reads the
   paths it is given (NUL-separated on its stdin) with `read_catalog` and writes the pickled
-  catalog (`read_catalog(paths)`: the same entries, problems and state as
-  `read_catalog(paths, tails=False).with_tails()`) on its stdout, a pipe of ours;
+  catalog (`read_catalog(paths).lightened()`: the same entries, problems and state as
+  `read_catalog(paths, tails=False).with_tails()`, once `Catalog.whole` has given a session's
+  view its turns' texts) on its stdout, a pipe of ours;
 - nothing but that stdout is unpickled: the child is our own process reading the logs as the
   parent would (the same `plain_descriptor` opens, the same `FILE: reason` problems); it
   inherits no descriptor but its three (stderr goes nowhere: a traceback would draw over the
@@ -169,7 +170,10 @@ def child_main() -> None:
     paths = [Path(os.fsdecode(name)) for name in names.split(b"\0")] if names else []
     catalog = read_catalog(paths)
     try:
-        sys.stdout.buffer.write(pickle.dumps(catalog, protocol=pickle.HIGHEST_PROTOCOL))
+        # Without the turns' texts, which only the detail shows (`Catalog.whole`): a fifth of the
+        # bytes, and most of the objects, to pickle here and unpickle in the parent.
+        light = catalog.lightened()
+        sys.stdout.buffer.write(pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL))
         sys.stdout.buffer.flush()
     except BrokenPipeError:  # the parent is gone or closed us: nobody to tell
         os._exit(1)

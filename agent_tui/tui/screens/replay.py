@@ -219,7 +219,15 @@ class ReplayScreen(SessionsScreen):
         self.session_tree.end_marks = marks
 
     def _show_detail(self) -> None:
-        self.cursor.hydrate(self.session_tree.selected_id)
+        selected = self.session_tree.selected_id
+        self.cursor.hydrate(selected)
+        catalog = self.feed.catalog
+        if catalog is not None and selected is not None and selected in catalog.light:
+            # Shown from the list (no timeline covers it yet): its turns' texts, which the child
+            # left out, read again from its log.
+            listed = catalog.state.sessions.get(selected)
+            if listed is not None and self.state.sessions.get(selected) is listed:
+                catalog.whole(selected)
         super()._show_detail()
 
     def log_of(self, session_id: str) -> Path | None:
