@@ -20,6 +20,7 @@ Invariants this module guarantees:
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field
 from functools import reduce
 from operator import attrgetter
@@ -217,6 +218,22 @@ class TurnView:
             if len(out) > MAX_TRANSCRIPT_ENTRIES:
                 del out[0]
         return out
+
+    def drop_texts(self, keep_calls: Container[str]) -> None:
+        """Leave out this turn's texts (its transcript and assistant text) and its tool calls but
+        `keep_calls` (ids), whose output goes too: what a list that never shows them keeps."""
+        self._text_head = ""
+        self._closed = ()
+        if self._open is not None:
+            self._open = []
+        calls: dict[str, ToolCallView] = {}
+        for call_id, call in self.tool_calls.items():
+            if call_id in keep_calls:
+                call.result = None
+                call._out_parts = []
+                call._out_len = 0
+                calls[call_id] = call
+        self.tool_calls = calls
 
     @property
     def finished(self) -> bool:

@@ -49,7 +49,7 @@ from agent_tui.private_files import plain_descriptor
 from agent_tui.reducer import DashboardState, SessionView, fold_into
 from agent_tui.reducer.collector import collector_paused
 from agent_tui.reducer.earlier_spend import EarlierSpend, add_earlier_spend, earlier_spend
-from agent_tui.reducer.views import ToolCallView, TurnView, tree_order
+from agent_tui.reducer.views import TurnView, tree_order
 from agent_tui.replay.logfile import decode_line
 
 TAIL_BYTES = 8 * 1024
@@ -103,7 +103,8 @@ class Catalog:
             if view.turns:
                 asked = {(p.turn_id, p.tool_call_id) for p in view.pending.values()}
                 for turn in view.turns:
-                    _lighten(turn, asked)
+                    # the calls an approval waits on stay (the approvals show their arguments)
+                    turn.drop_texts({call for turn_id, call in asked if turn_id == turn.turn_id})
                 self.light.add(session_id)
         return self
 
@@ -195,25 +196,6 @@ class Catalog:
             complete=self.complete,
             light=self.light.difference(update.state.sessions),
         )
-
-
-def _lighten(turn: TurnView, asked: set[tuple[str, str]]) -> None:
-    """Leave out `turn`'s texts (its transcript, its assistant text) and its tool calls but those
-    an approval waits on (`asked`: (turn id, call id); the approvals show their arguments), their
-    output left out."""
-    turn._text_head = ""
-    turn._closed = ()
-    if turn._open is not None:
-        turn._open = []
-    turn_id = turn.turn_id
-    calls: dict[str, ToolCallView] = {}
-    for call_id, call in turn.tool_calls.items():
-        if (turn_id, call_id) in asked:
-            call.result = None
-            call._out_parts = []
-            call._out_len = 0
-            calls[call_id] = call
-    turn.tool_calls = calls
 
 
 def _whole_turns(entry: CatalogEntry) -> list[TurnView] | None:
