@@ -20,7 +20,8 @@ each state for the lines in view), never for the whole tree; a line
 scrolled away forgets its label and builds it again when it comes back. A line's width for
 the tree's layout is the room it has (every line is cut to it), so nothing is built to measure it.
 The nodes are appended and the tree invalidated once for all of them (Textual's `add` redoes its
-layout work for each node).
+layout work for each node). A paint looks the tree's style and room up once for all the lines it
+draws (Textual's tree looks its style up at each line, walking the widget's ancestors).
 
 A line too long for the tree is cut with `…` when it is drawn, its parts giving way in the order
 `tree_line` sets out: the status, approvals, phase word and budget mark stay in view.
