@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 from support_workbench import recorded_app, settle
+from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.strip import Strip
+from textual.widgets import Tree
 
 from agent_tui.events import Event, payload_from
 from agent_tui.reducer import DashboardState, apply_event
@@ -104,3 +107,30 @@ async def test_a_change_the_line_has_no_room_for_repaints_nothing_and_shows_when
         await pilot.resize_terminal(240, 24)
         await settle(pilot)
         assert tree.render_line(host_line.line).text.rstrip().endswith(f"{HOST} · $0.98")
+
+
+def _painted(tree: SessionTree, render_lines: Any) -> list[Strip]:
+    """The tree's lines in view, drawn afresh by `render_lines`."""
+    tree._line_cache.clear()
+    tree._styles_cache.clear()
+    return list(render_lines(tree, Region(0, 0, tree.size.width, tree.size.height)))
+
+
+async def test_the_tree_paints_its_lines_as_textual_tree_does_line_by_line(tmp_path: Path) -> None:
+    # The tree looks its style and room up once per paint: what it paints must be what Textual's
+    # own per-line lookups paint, cut lines (the host's) and a scrolled tree included.
+    app = recorded_app(tmp_path)
+    async with app.run_test(size=(80, 10)) as pilot:
+        tree = await _grouped(pilot)
+        assert tree.max_scroll_y > 0  # the fixture's sessions overflow the short tree
+        cut = False
+        for scrolled in (0, 1):
+            tree.scroll_to(y=scrolled, animate=False, immediate=True)
+            await settle(pilot)
+            assert tree.scroll_offset.y == scrolled
+            ours = _painted(tree, SessionTree.render_lines)
+            theirs = _painted(tree, Tree.render_lines)
+            assert [s.text for s in ours] == [s.text for s in theirs]
+            assert [list(s) for s in ours] == [list(s) for s in theirs]  # styles too
+            cut = cut or any(s.text.rstrip().endswith("…") for s in ours)
+        assert cut  # a line cut to its room was among them

@@ -20,7 +20,8 @@ each state for the lines in view), never for the whole tree; a line
 scrolled away forgets its label and builds it again when it comes back. A line's width for
 the tree's layout is the room it has (every line is cut to it), so nothing is built to measure it.
 The nodes are appended and the tree invalidated once for all of them (Textual's `add` redoes its
-layout work for each node).
+layout work for each node). A paint looks the tree's style and room up once for all the lines it
+draws (Textual's tree looks its style up at each line, walking the widget's ancestors).
 
 A line too long for the tree is cut with `…` when it is drawn, its parts giving way in the order
 `tree_line` sets out: the status, approvals, phase word and budget mark stay in view.
@@ -34,6 +35,8 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events, on
+from textual.geometry import Region
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -119,6 +122,7 @@ class SessionTree(Tree[str]):
         self._shown: _Shown = None
         self._dimmed: set[str] = set()  # a filter's dimmed ancestors
         self._restoring = False
+        self._painting: tuple[Style, int] | None = None  # (style, width) while `render_lines` draws
         self._styles: dict[str, Style] = {}  # component styles, looked up once per theme
         self.partial_spend: set[str] = set()
         """Sessions whose spend counts part of their log so far (a replay's list before its
@@ -508,12 +512,29 @@ class SessionTree(Tree[str]):
             parent = parent.parent
         return depth
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines in `crop`, the tree's style and room looked up once for all of them (Textual's
+        tree walks the widget's ancestors for its style at each line, cached or not)."""
+        self._painting = (self.rich_style, self.scrollable_content_region.width)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._painting = None
+
+    def render_line(self, y: int) -> Strip:
+        painting = self._painting
+        if painting is None:
+            return super().render_line(y)
+        scroll_x, scroll_y = self.scroll_offset
+        return self._render_line(y + scroll_y, scroll_x, scroll_x + self.size.width, painting[0])
+
     def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
         """The label, cut with `…` to the room its line has (see the module docstring)."""
         if node.data is not None and self._session_nodes.get(node.data) is node:
             self._relabel(node.data, node)
         text = super().render_label(node, base_style, style)
-        room = self.scrollable_content_region.width - self._depth(node) * self.guide_depth
+        width = self._painting[1] if self._painting is not None else self.scrollable_content_region.width
+        room = width - self._depth(node) * self.guide_depth
         if room <= 0 or text.cell_len <= room:
             return text
         pieces = self._pieces.get(node.data or "")
