@@ -48,7 +48,7 @@ from typing import Any
 import orjson
 
 from agent_tui.costs.prices import PriceTable
-from agent_tui.importers.builder import UNREADABLE, LineImporter, LogLine, RawLine, SessionBuilder
+from agent_tui.importers.builder import LogLine, SessionBuilder
 from agent_tui.importers.claude_code_compaction import Compactions
 from agent_tui.importers.claude_code_words import (
     AGENT_ROUTED,
@@ -67,6 +67,7 @@ from agent_tui.importers.claude_code_words import (
     risk_for,
 )
 from agent_tui.importers.ids import normalize_ts, safe_part, session_id_for
+from agent_tui.importers.line_importer import UNREADABLE, LineImporter, RawLine
 
 
 def _has_tool_result(content: list[Any]) -> bool:
@@ -397,15 +398,7 @@ class ClaudeCodeImporter(LineImporter):
             (content and type(first := content[0]) is dict and first.get("type") == "tool_result")
             or _has_tool_result(content)
         ):
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "tool_result":
-                    self._tool_result(n, builder, ts, block, data)
-                elif block_text([block]).startswith(INTERRUPTED):
-                    builder.mark_interrupted()
-                else:
-                    builder.record(ts, "user.content", block)
+            self._result_blocks(n, builder, ts, content, data)
             return
         text = block_text(content)
         stripped = text.lstrip()
@@ -428,6 +421,20 @@ class ClaudeCodeImporter(LineImporter):
             if not builder.created and builder.header and "parentSessionId" in builder.header:
                 self._bind_child(builder, ts, text)
             builder.start_turn(_turn_key(data, n), ts, text)
+
+    def _result_blocks(
+        self, n: int, builder: SessionBuilder, ts: str, content: list[Any], data: dict[str, Any]
+    ) -> None:
+        """A user line holding tool results: each result, an interruption, or another block kept."""
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_result":
+                self._tool_result(n, builder, ts, block, data)
+            elif block_text([block]).startswith(INTERRUPTED):
+                builder.mark_interrupted()
+            else:
+                builder.record(ts, "user.content", block)
 
     @staticmethod
     def _from_claude_code(data: dict[str, Any]) -> bool:

@@ -44,7 +44,7 @@ from typing import Any
 import orjson
 
 from agent_tui.costs.prices import PriceTable
-from agent_tui.importers.builder import UNREADABLE, LineImporter, LogLine, RawLine, SessionBuilder
+from agent_tui.importers.builder import LogLine, SessionBuilder
 from agent_tui.importers.codex_subagents import CodexChildren
 from agent_tui.importers.codex_words import (
     CLIENT,
@@ -61,6 +61,7 @@ from agent_tui.importers.codex_words import (
     user_request,
 )
 from agent_tui.importers.ids import EPOCH_TS, normalize_ts, safe_part, session_id_for
+from agent_tui.importers.line_importer import UNREADABLE, LineImporter, RawLine
 
 
 class CodexImporter(LineImporter):

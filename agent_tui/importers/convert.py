@@ -27,10 +27,11 @@ from typing import Any
 import orjson
 
 from agent_tui.events.wording import counted
-from agent_tui.importers.builder import ImportCounts, LineImporter, LogLine
+from agent_tui.importers.builder import ImportCounts, LogLine
 from agent_tui.importers.claude_code import ClaudeCodeImporter
 from agent_tui.importers.codex import CodexImporter
 from agent_tui.importers.detect import Format, detect_format
+from agent_tui.importers.line_importer import LineImporter
 from agent_tui.importers.source_lines import MAX_LINE_BYTES, OVERLONG, SourceLines
 from agent_tui.private_files import make_private_dirs, open_private
 

@@ -25,8 +25,9 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from agent_tui.importers.builder import LineImporter, LogLine
+from agent_tui.importers.builder import LogLine
 from agent_tui.importers.convert import ImportLineError, SessionLogWriter, SourceFile, discover
+from agent_tui.importers.line_importer import LineImporter
 from agent_tui.importers.source_lines import OVERLONG, SourceLines
 
 

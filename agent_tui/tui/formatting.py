@@ -352,6 +352,15 @@ def _turn_end_line(turn: TurnView, line: str, tone: EndTone | None) -> Content:
     return marked(f"{glyph} {line}{code}", style)
 
 
+def _answer_lines(text: str, width: int | None) -> list[Content]:
+    """An answer's rows (`answer_markdown`), imported at the first answer shown: Rich's Markdown,
+    its parser and the highlighter are a tenth of a second of start-up that a screen with no
+    answer on it need not wait for."""
+    from agent_tui.tui.answer_markdown import answer_lines
+
+    return answer_lines(text, width)
+
+
 def _entry_lines(
     message: TranscriptEntry,
     turn: TurnView,
@@ -367,11 +376,7 @@ def _entry_lines(
     if role == "assistant":
         if not message.text:
             return []
-        # Imported at the first answer shown: Rich's Markdown, its parser and the highlighter are
-        # a tenth of a second of start-up that a screen with no answer on it need not wait for.
-        from agent_tui.tui.answer_markdown import answer_lines
-
-        return answer_lines(message.text, answer_width)
+        return _answer_lines(message.text, answer_width)
     if role == "note":  # dimmed: an imported log's own record (cut to one line), or a model retry
         note = marked(f"  · {message.text}", "$text-muted italic")
         whole = message.ref in ("model.retry", "turn.rewound")  # why a turn is slow; what a rewind did
